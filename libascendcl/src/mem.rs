@@ -1,0 +1,1 @@
+//! Device and host memory state of this process. PLACEHOLDER (memory helper).

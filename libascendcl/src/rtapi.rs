@@ -1,0 +1,1 @@
+//! The table exported to libhccl. PLACEHOLDER.

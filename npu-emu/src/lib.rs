@@ -1,0 +1,32 @@
+//! The emulated Ascend NPU machine.
+//!
+//! This crate holds types and logic only: no process-global state. The one runtime
+//! instance of a process lives in `libascendcl` (see `../shared/DESIGN.md` §1).
+//!
+//! Where things live:
+//! - [`config`]: every `NPU_EMU_*`, `ASCEND_*` and `HCCL_*` environment variable, read once.
+//! - [`log`]: CANN-style log lines `[LEVEL] MODULE(pid,tid): message`.
+//! - [`error`]: [`error::Error`], an ACL error code plus a readable message.
+//! - [`codes`]: ACL error code values (abi.md §1.5) used by the machine.
+//! - [`node`]: the shared-memory node (`/dev/shm/npu-emu-<uid>`): header, process table, slabs.
+//! - [`memory`]: device address layout, device memory allocation and address translation.
+//! - [`fault`]: the SIGSEGV handler that names host accesses to device memory.
+//! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
+//! - [`wait`]: the spin / yield / futex wait policy shared by streams and HCCL.
+//! - [`fp16`]: the ACL fp16 helpers with CANN's quirks.
+//! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl`.
+
+pub mod codes;
+pub mod config;
+pub mod error;
+pub mod event;
+pub mod fault;
+pub mod fp16;
+pub mod log;
+pub mod memory;
+pub mod node;
+pub mod rtapi;
+pub mod stream;
+pub mod wait;
+
+pub use error::{Error, Result};
