@@ -48,6 +48,10 @@ pub struct AllocInfo {
 impl AllocInfo {
     /// Physical location of the allocation's first byte.
     pub fn phys(&self) -> RtPhys {
-        RtPhys { device: self.device, _pad: 0, offset: self.addr - device_addr(self.device, 0) }
+        RtPhys {
+            device: self.device,
+            _pad: 0,
+            offset: self.addr - device_addr(self.device, 0),
+        }
     }
 }
