@@ -71,7 +71,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("npu-emu {cmd}: {}", e.msg);
+            let known = ["install", "env", "smi", "run"].contains(&cmd.as_str());
+            let who = if known { format!("npu-emu {cmd}") } else { "npu-emu".to_string() };
+            eprintln!("{who}: {}", e.msg);
             if e.usage {
                 eprintln!("Run `npu-emu --help` for usage.");
             }
