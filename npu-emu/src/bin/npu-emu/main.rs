@@ -72,7 +72,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let known = ["install", "env", "smi", "run"].contains(&cmd.as_str());
-            let who = if known { format!("npu-emu {cmd}") } else { "npu-emu".to_string() };
+            let who = if known {
+                format!("npu-emu {cmd}")
+            } else {
+                "npu-emu".to_string()
+            };
             eprintln!("{who}: {}", e.msg);
             if e.usage {
                 eprintln!("Run `npu-emu --help` for usage.");
