@@ -64,6 +64,12 @@ impl Kind {
             Kind::Context => "context",
         }
     }
+    fn article(self) -> &'static str {
+        match self {
+            Kind::Event => "an",
+            _ => "a",
+        }
+    }
     fn of(h: u64) -> Option<Kind> {
         [Kind::Stream, Kind::Event, Kind::Context]
             .into_iter()
@@ -85,12 +91,20 @@ pub fn new_handle(kind: Kind) -> (u64, u32) {
 pub fn bad_handle(kind: Kind, arg: &str, h: u64) -> Error {
     let what = match Kind::of(h) {
         Some(k) if k == kind => format!(
-            "{arg} = {h:#x} is a {} handle that was destroyed (or belongs to a runtime that was finalized since)",
+            "{arg} = {h:#x} is {} {} handle that was destroyed (or belongs to a runtime that was finalized since)",
+            kind.article(),
             kind.name()
         ),
-        Some(k) => format!("{arg} = {h:#x} is a {} handle, not a {} handle", k.name(), kind.name()),
+        Some(k) => format!(
+            "{arg} = {h:#x} is {} {} handle, not {} {} handle",
+            k.article(),
+            k.name(),
+            kind.article(),
+            kind.name()
+        ),
         None => format!(
-            "{arg} = {h:#x} is not a {} handle created by this process (garbage or foreign pointer)",
+            "{arg} = {h:#x} is not {} {} handle created by this process (garbage or foreign pointer)",
+            kind.article(),
             kind.name()
         ),
     };
@@ -224,8 +238,9 @@ pub fn create() -> Result<()> {
         reg: Mutex::new(Registry::default()),
         soc_name,
     });
+    let check = rt.cfg.host_access_check;
     *RUNTIME.write() = Some(rt);
-    install_fault_handler();
+    install_fault_handler(check);
     Ok(())
 }
 
@@ -248,11 +263,20 @@ pub fn destroy() {
     set_current_handle(0);
 }
 
-/// Install the SIGSEGV handler that names host accesses to device memory.
-fn install_fault_handler() {
-    // CALL SITE FOR THE MACHINE HELPER'S `npu_emu::fault::install` (not in main yet): it
-    // should be called here with a describe function that uses `try_get()` (never blocks
-    // inside a signal handler) to name the allocation containing the faulting address.
+/// Install the SIGSEGV handler that names host accesses to device memory (unless
+/// `NPU_EMU_HOST_ACCESS_CHECK=0`).
+fn install_fault_handler(enabled: bool) {
+    if enabled {
+        // SAFETY: installs process signal handlers once; `describe_fault` never blocks.
+        unsafe { npu_emu::fault::install(describe_fault) };
+    }
+}
+
+/// What a faulting host access at `addr` hit, for the fault handler: reaches the runtime
+/// without blocking (`try_get`) and asks the node (which itself only try-locks).
+fn describe_fault(addr: u64) -> Option<String> {
+    let rt = try_get()?;
+    npu_emu::fault::describe(&rt.node, addr)
 }
 
 impl Runtime {
