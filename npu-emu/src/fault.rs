@@ -6,8 +6,8 @@
 //! canonical range ([`crate::memory::is_canonical`]) it prints
 //!
 //! ```text
-//! [ERROR] ASCENDCL(pid,tid): host code read device memory at 0x100000000040: inside
-//! allocation 0x100000000000 (1024 bytes) on device 0 at offset 64 (allocated by this
+//! [ERROR] ASCENDCL(pid,tid): host code read device memory at 0x110000000040: inside
+//! allocation 0x110000000000 (1024 bytes) on device 0 at offset 64 (allocated by this
 //! process) — device memory is not host-accessible; copy it with aclrtMemcpy
 //! ```
 //!
@@ -220,7 +220,7 @@ mod tests {
         let m = message(crate::memory::device_addr(2, 64), Access::Write, None);
         assert_eq!(
             m,
-            "host code wrote device memory at 0x120000000040: device 2 (the allocation could \
+            "host code wrote device memory at 0x130000000040: device 2 (the allocation could \
              not be looked up) — device memory is not host-accessible; copy it with aclrtMemcpy"
         );
     }
