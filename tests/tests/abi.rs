@@ -669,7 +669,9 @@ fn an_hccl_stub_returns_not_supported() {
     let work = t::scratch("abi-stub-hccl");
     let exe = stub_program(&work);
     let mut cmd = t::command(&exe, &work);
-    cmd.args(["hccl", &name]);
+    cmd.args(["hccl", &name])
+        .env("ASCEND_GLOBAL_LOG_LEVEL", "1")
+        .env_remove("ASCEND_SLOG_PRINT_TO_STDOUT");
     let r = t::run(cmd);
     let _ = std::fs::remove_dir_all(t::node_dir(&work));
     r.assert_ok();
