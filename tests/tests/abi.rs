@@ -739,3 +739,27 @@ fn headers_link_into_several_translation_units() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+#[test]
+fn deprecated_functions_warn_as_in_cann() {
+    let work = t::scratch("abi-deprecated");
+    let file = work.join("dep.c");
+    std::fs::write(
+        &file,
+        "#include \"acl/acl.h\"\nint f(aclrtEvent e)\n{\n    aclrtEventStatus s;\n    \
+         return aclrtQueryEvent(e, &s);\n}\n",
+    )
+    .unwrap();
+    let (ok, err) = cc("c11", &["-fsyntax-only", file.to_str().unwrap()]);
+    assert!(!ok && err.contains("aclrtQueryEventStatus"), "{err}");
+    let (ok, err) = cc(
+        "c11",
+        &[
+            "-fsyntax-only",
+            "-Wno-deprecated-declarations",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
+    let _ = std::fs::remove_dir_all(&work);
+}
