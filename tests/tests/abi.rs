@@ -119,6 +119,32 @@ fn all_headers() -> Vec<String> {
 const INCLUDES: &str = "#include \"acl/acl.h\"\n#include \"acl/acl_prof.h\"\n\
 #include \"acl/acl_op_compiler.h\"\n#include \"hccl/hccl.h\"\n";
 
+/// Run-time checks of `HcclCommConfigInit` (C and C++), inside `main` of the layout program.
+const CONFIG_INIT_CHECKS: &str = r#"    {
+        HcclCommConfig cfg;
+        size_t size;
+        uint32_t magic, version;
+        uint64_t reserved;
+        memset(&cfg, 0x5a, sizeof(cfg));
+        HcclCommConfigInit(&cfg);
+        memcpy(&size, cfg.reserved, 8);
+        memcpy(&magic, cfg.reserved + 8, 4);
+        memcpy(&version, cfg.reserved + 12, 4);
+        memcpy(&reserved, cfg.reserved + 16, 8);
+        if (size != 2104 || magic != 0xf0f0f0f0u || version != 8 || reserved != 0 ||
+            cfg.hcclBufferSize != 0xffffffffu || cfg.hcclDeterministic != 0xffffffffu ||
+            cfg.hcclCommName[0] != 0 || cfg.hcclUdi[0] != 0 || cfg.hcclOpExpansionMode != 0 ||
+            cfg.hcclRdmaTrafficClass != 0xffffffffu || cfg.hcclRdmaServiceLevel != 0xffffffffu ||
+            cfg.hcclWorldRankID != 0 || cfg.hcclJobID != 0 || cfg.aclGraphZeroCopyEnable != 0 ||
+            cfg.hcclExecTimeOut != -1 || cfg.hcclAlgo[0] != 0 || cfg.hcclRetryEnable[0] != 0 ||
+            cfg.hcclRetryParams[0] != 0) {
+            printf("FAILED: HcclCommConfigInit header/defaults (size %zu magic %x version %u)\n",
+                   size, magic, version);
+            bad++;
+        }
+    }
+"#;
+
 /// The layout/value check program generated from the TSVs. `broken` adds one false assertion
 /// (to prove the check can fail).
 fn layout_program(broken: bool) -> (String, usize) {
@@ -126,7 +152,7 @@ fn layout_program(broken: bool) -> (String, usize) {
     let mut n = 0;
     s.push_str(INCLUDES);
     s.push_str(
-        "#include <stddef.h>\n#include <stdio.h>\n\
+        "#include <stddef.h>\n#include <stdio.h>\n#include <string.h>\n\
          #ifdef __cplusplus\n#define SA(c, m) static_assert(c, m)\n#define RT(c, m) SA(c, m)\n\
          #else\n/* glibc maps _Static_assert to a bit-field trick before C11; gcc has the keyword. */\n\
          #ifdef _Static_assert\n#undef _Static_assert\n#endif\n#define SA(c, m) _Static_assert(c, m)\n\
@@ -179,6 +205,9 @@ fn layout_program(broken: bool) -> (String, usize) {
     if broken {
         s.push_str("SA(ACL_FLOAT16 == 2, \"deliberately false\");\n");
     }
+    // The inline HcclCommConfigInit writes the 24-byte header and the v8 defaults (abi.md 2.6).
+    rt.push_str(CONFIG_INIT_CHECKS);
+    n += 1;
     write!(
         s,
         "int main(void)\n{{\n    int bad = 0;\n{rt}    if (bad == 0) printf(\"abi ok: {n} checks\\n\");\n    return bad;\n}}\n"
@@ -289,7 +318,10 @@ fn each_header_compiles_alone() {
                 format!("#include \"{h}\"\nint npu_emu_header_test;\n"),
             )
             .unwrap();
-            let (ok, err) = cc(lang, &["-fsyntax-only", file.to_str().unwrap()]);
+            let (ok, err) = cc(
+                lang,
+                &["-pedantic", "-fsyntax-only", file.to_str().unwrap()],
+            );
             if !ok {
                 failures.push(format!("{h} as {lang}:\n{err}"));
             }
@@ -637,7 +669,9 @@ fn an_hccl_stub_returns_not_supported() {
     let work = t::scratch("abi-stub-hccl");
     let exe = stub_program(&work);
     let mut cmd = t::command(&exe, &work);
-    cmd.args(["hccl", &name]);
+    cmd.args(["hccl", &name])
+        .env("ASCEND_GLOBAL_LOG_LEVEL", "1")
+        .env_remove("ASCEND_SLOG_PRINT_TO_STDOUT");
     let r = t::run(cmd);
     let _ = std::fs::remove_dir_all(t::node_dir(&work));
     r.assert_ok();
@@ -651,5 +685,81 @@ fn an_hccl_stub_returns_not_supported() {
         "no message names {name}:\n{}",
         r.all()
     );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn headers_link_into_several_translation_units() {
+    // Constants, inline helpers and static data in the headers must not collide when two
+    // files include them (C: static inline/#define; C++: inline/internal-linkage const).
+    let work = t::scratch("abi-two-tu");
+    for (lang, ext) in [
+        ("c99", "c"),
+        ("c11", "c"),
+        ("c++11", "cpp"),
+        ("c++17", "cpp"),
+    ] {
+        let a = work.join(format!("a.{ext}"));
+        let b = work.join(format!("b.{ext}"));
+        let common = format!("{INCLUDES}#include <acl/acl_base.h>\n");
+        std::fs::write(
+            &a,
+            format!(
+                "{common}int size_b(void);\nint main(void)\n{{\n    HcclCommConfig c;\n    \
+                 HcclCommConfigInit(&c);\n    return (size_b() == (int)sizeof(HcclRootInfo) && \
+                 c.hcclBufferSize == HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET) ? 0 : 1;\n}}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            &b,
+            format!(
+                "{common}int size_b(void)\n{{\n    HcclCommConfig c;\n    HcclCommConfigInit(&c);\n    \
+                 return (int)HCCL_ROOT_INFO_BYTES + (c.hcclExecTimeOut == -1 ? 0 : 1) + \
+                 (ACL_ERROR_NONE != 0);\n}}\n"
+            ),
+        )
+        .unwrap();
+        let exe = work.join(format!("two-{ext}-{lang}").replace('+', "x"));
+        let (ok, err) = cc(
+            lang,
+            &[
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+                "-o",
+                exe.to_str().unwrap(),
+            ],
+        );
+        assert!(ok, "two translation units as {lang}:\n{err}");
+        let st = Command::new(&exe).status().unwrap();
+        assert!(
+            st.success(),
+            "two translation units as {lang}: wrong values"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn deprecated_functions_warn_as_in_cann() {
+    let work = t::scratch("abi-deprecated");
+    let file = work.join("dep.c");
+    std::fs::write(
+        &file,
+        "#include \"acl/acl.h\"\nint f(aclrtEvent e)\n{\n    aclrtEventStatus s;\n    \
+         return aclrtQueryEvent(e, &s);\n}\n",
+    )
+    .unwrap();
+    let (ok, err) = cc("c11", &["-fsyntax-only", file.to_str().unwrap()]);
+    assert!(!ok && err.contains("aclrtQueryEventStatus"), "{err}");
+    let (ok, err) = cc(
+        "c11",
+        &[
+            "-fsyntax-only",
+            "-Wno-deprecated-declarations",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
     let _ = std::fs::remove_dir_all(&work);
 }
