@@ -413,7 +413,7 @@ fn fill_and_verify(node: &Node, tag: u8, rounds: usize, seed: u64) {
             )
         };
         live.push((a, v));
-        if (x >> 20) % 3 == 0 {
+        if (x >> 20).is_multiple_of(3) {
             let (a, v) = live.swap_remove(((x >> 40) as usize) % live.len());
             let p = node.check(a.addr, a.size, "src").unwrap();
             let s = unsafe { std::slice::from_raw_parts(p, a.size as usize) };
