@@ -8,7 +8,6 @@
 //! undefined behaviour there).
 
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
-use npu_emu::memory::{ADDR_BASE, VMM_BASE};
 use npu_emu::{Error, Result};
 use parking_lot::Mutex;
 use std::alloc::Layout;
@@ -17,13 +16,10 @@ use std::collections::{BTreeMap, HashMap};
 /// Alignment of `aclrtMallocHost` memory (a page, like pinned host memory).
 pub const HOST_ALIGN: usize = 4096;
 
-/// End of the canonical VMM range (16 TiB after [`VMM_BASE`]). Device memory lives in
-/// `[ADDR_BASE, VMM_END)`; everything else is host memory.
-pub const VMM_END: u64 = VMM_BASE + (16 << 40);
-
-/// Whether `addr` is a device address (a device's HBM range or the VMM range).
+/// Whether `addr` is a device address (a device's HBM range or the VMM range); everything
+/// else is host memory.
 pub fn is_device_addr(addr: u64) -> bool {
-    (ADDR_BASE..VMM_END).contains(&addr)
+    npu_emu::memory::is_canonical(addr)
 }
 
 /// One `aclrtMallocHost` allocation.
@@ -48,19 +44,6 @@ pub struct VmmHandle {
     pub mem_attr: i32,
 }
 
-/// A reserved VA range (`aclrtReserveMemAddress`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct VaRange {
-    pub size: u64,
-}
-
-/// A mapping made by `aclrtMapMem`: virtual start → (size, handle key).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct VaMapping {
-    pub size: u64,
-    pub handle: u64,
-}
-
 /// Memory bookkeeping of this process.
 #[derive(Default)]
 pub struct MemState {
@@ -68,23 +51,15 @@ pub struct MemState {
     host: Mutex<BTreeMap<usize, HostAlloc>>,
     /// `aclrtHostRegister` ranges: start address → size.
     registered: Mutex<BTreeMap<usize, usize>>,
-    /// VMM handles by the value handed to C (`aclrtDrvMemHandle`).
+    /// VMM handles by the value handed to C (`aclrtDrvMemHandle`, the machine's handle id).
+    /// Reservations and mappings are tracked by the node itself.
     pub handles: Mutex<HashMap<u64, VmmHandle>>,
-    /// Reserved VA ranges by start address.
-    pub reserved: Mutex<BTreeMap<u64, VaRange>>,
-    /// Mapped ranges by virtual start address.
-    pub mapped: Mutex<BTreeMap<u64, VaMapping>>,
-    /// Next handle value handed to C.
-    pub next_handle: Mutex<u64>,
 }
 
 impl MemState {
     /// Fresh state for a new runtime.
     pub fn new() -> MemState {
-        MemState {
-            next_handle: Mutex::new(1),
-            ..MemState::default()
-        }
+        MemState::default()
     }
 
     /// Allocate `size` (> 0) bytes of host memory and track it.
@@ -226,10 +201,11 @@ mod tests {
 
     #[test]
     fn device_ranges() {
+        use npu_emu::memory::{ADDR_BASE, VMM_BASE, VMM_SIZE};
         assert!(is_device_addr(ADDR_BASE));
         assert!(!is_device_addr(ADDR_BASE - 1));
-        assert!(is_device_addr(VMM_END - 1));
-        assert!(!is_device_addr(VMM_END));
+        assert!(is_device_addr(VMM_BASE + VMM_SIZE - 1));
+        assert!(!is_device_addr(VMM_BASE + VMM_SIZE));
         assert!(!is_device_addr(0x7fff_0000_0000));
     }
 }

@@ -4,3 +4,4 @@
 pub mod helpers;
 pub mod memory;
 pub mod prof;
+pub mod vmm;
