@@ -48,7 +48,7 @@ int main(void)
     CHECK_ERR(aclrtMemcpy(a, 4096, host, 4096, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "aclrtMemcpy", "dst", hex(a));
     CHECK_ERR(aclrtMemcpy((char *)a + 90, 100, host, 7, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "dst");
     CHECK_ERR(aclrtMemcpy(host, 4096, a, 97, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM, "src", hex(a));
-    CHECK_ERR(aclrtMemcpy(b, 4096, a, 200, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "src");
+    CHECK_ERR(aclrtMemcpy(b, 4096, a, 200, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "dst", "runs past the end");
     CHECK_ERR(aclrtMemset(a, 4096, 0, 4096), ACL_ERROR_INVALID_PARAM, "aclrtMemset", "devPtr");
     char back[96];
     CHECK_OK(aclrtMemcpy(back, 96, a, 96, ACL_MEMCPY_DEVICE_TO_HOST));
