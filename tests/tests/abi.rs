@@ -669,7 +669,9 @@ fn an_hccl_stub_returns_not_supported() {
     let work = t::scratch("abi-stub-hccl");
     let exe = stub_program(&work);
     let mut cmd = t::command(&exe, &work);
-    cmd.args(["hccl", &name]);
+    cmd.args(["hccl", &name])
+        .env("ASCEND_GLOBAL_LOG_LEVEL", "1")
+        .env_remove("ASCEND_SLOG_PRINT_TO_STDOUT");
     let r = t::run(cmd);
     let _ = std::fs::remove_dir_all(t::node_dir(&work));
     r.assert_ok();
@@ -735,5 +737,29 @@ fn headers_link_into_several_translation_units() {
             "two translation units as {lang}: wrong values"
         );
     }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn deprecated_functions_warn_as_in_cann() {
+    let work = t::scratch("abi-deprecated");
+    let file = work.join("dep.c");
+    std::fs::write(
+        &file,
+        "#include \"acl/acl.h\"\nint f(aclrtEvent e)\n{\n    aclrtEventStatus s;\n    \
+         return aclrtQueryEvent(e, &s);\n}\n",
+    )
+    .unwrap();
+    let (ok, err) = cc("c11", &["-fsyntax-only", file.to_str().unwrap()]);
+    assert!(!ok && err.contains("aclrtQueryEventStatus"), "{err}");
+    let (ok, err) = cc(
+        "c11",
+        &[
+            "-fsyntax-only",
+            "-Wno-deprecated-declarations",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
     let _ = std::fs::remove_dir_all(&work);
 }
