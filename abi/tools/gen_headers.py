@@ -52,12 +52,31 @@ def enum_home(e):
     return "acl/acl_rt.h"
 
 
+def wrap(head, params, width=100):
+    """`head(params);`, continuing the parameter list on indented lines past `width`."""
+    line = f"{head}({params});"
+    if len(line) <= width:
+        return line
+    out, cur = [], head + "("
+    parts = params.split(", ")
+    for i, p in enumerate(parts):
+        piece = p + (", " if i + 1 < len(parts) else ");")
+        if len(cur) + len(piece.rstrip()) > width and cur.strip() not in ("", head + "("):
+            out.append(cur.rstrip())
+            cur = "    "
+        cur += piece
+    out.append(cur.rstrip())
+    return "\n".join(out)
+
+
 def decl(ret, name, params, acl):
     sep = "" if ret.endswith("*") else " "
     if acl:
-        dep = f'ACL_DEPRECATED_MESSAGE("{DEPRECATED[name]}") ' if name in DEPRECATED else ""
-        return f"ACL_FUNC_VISIBILITY {dep}{ret}{sep}{name}({params});"
-    return f"extern {ret}{sep}{name}({params});"
+        if name in DEPRECATED:
+            dep = f'ACL_FUNC_VISIBILITY ACL_DEPRECATED_MESSAGE("{DEPRECATED[name]}")\n'
+            return dep + wrap(f"{ret}{sep}{name}", params)
+        return wrap(f"ACL_FUNC_VISIBILITY {ret}{sep}{name}", params)
+    return wrap(f"extern {ret}{sep}{name}", params)
 
 
 def main():

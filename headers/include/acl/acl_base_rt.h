@@ -224,17 +224,21 @@ typedef enum aclDeviceInfo {
 
 /* BEGIN GENERATED: functions (abi/tools/gen_headers.py) */
 ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
-ACL_FUNC_VISIBILITY aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t *value);
+ACL_FUNC_VISIBILITY aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo,
+    int64_t *value);
 ACL_FUNC_VISIBILITY float aclFloat16ToFloat(aclFloat16 value);
 ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value);
 ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType);
 ACL_FUNC_VISIBILITY aclDataBuffer *aclCreateDataBuffer(void *data, size_t size);
 ACL_FUNC_VISIBILITY aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer);
-ACL_FUNC_VISIBILITY aclError aclUpdateDataBuffer(aclDataBuffer *dataBuffer, void *data, size_t size);
+ACL_FUNC_VISIBILITY aclError aclUpdateDataBuffer(aclDataBuffer *dataBuffer, void *data,
+    size_t size);
 ACL_FUNC_VISIBILITY void *aclGetDataBufferAddr(const aclDataBuffer *dataBuffer);
-ACL_FUNC_VISIBILITY ACL_DEPRECATED_MESSAGE("aclGetDataBufferSize is deprecated, use aclGetDataBufferSizeV2 instead") uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffer);
+ACL_FUNC_VISIBILITY ACL_DEPRECATED_MESSAGE("aclGetDataBufferSize is deprecated, use aclGetDataBufferSizeV2 instead")
+uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffer);
 ACL_FUNC_VISIBILITY size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer);
-ACL_FUNC_VISIBILITY void aclAppLog(aclLogLevel logLevel, const char *func, const char *file, uint32_t line, const char *fmt, ...);
+ACL_FUNC_VISIBILITY void aclAppLog(aclLogLevel logLevel, const char *func, const char *file,
+    uint32_t line, const char *fmt, ...);
 ACL_FUNC_VISIBILITY aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num);
 ACL_FUNC_VISIBILITY aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value);
 /* END GENERATED: functions */

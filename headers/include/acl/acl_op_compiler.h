@@ -20,8 +20,16 @@ typedef enum aclopCompileType {
 /* END GENERATED: enums */
 
 /* BEGIN GENERATED: functions (abi/tools/gen_headers.py) */
-ACL_FUNC_VISIBILITY aclError aclopCompileAndExecute(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs, const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[], const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream);
-ACL_FUNC_VISIBILITY aclError aclopCompileAndExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[], aclDataBuffer *inputs[], int numOutputs, aclTensorDesc *outputDesc[], aclDataBuffer *outputs[], aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclopCompileAndExecute(const char *opType, int numInputs,
+    const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs,
+    const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[], const aclopAttr *attr,
+    aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath,
+    aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclopCompileAndExecuteV2(const char *opType, int numInputs,
+    aclTensorDesc *inputDesc[], aclDataBuffer *inputs[], int numOutputs,
+    aclTensorDesc *outputDesc[], aclDataBuffer *outputs[], aclopAttr *attr,
+    aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath,
+    aclrtStream stream);
 /* END GENERATED: functions */
 
 #ifdef __cplusplus

@@ -56,11 +56,15 @@ void HcclCommConfigInit(HcclCommConfig *config)
 
 /* BEGIN GENERATED: functions (abi/tools/gen_headers.py) */
 extern HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo);
-extern HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank, HcclComm *comm);
-extern HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank, const HcclCommConfig *config, HcclComm *comm);
+extern HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t rank,
+    HcclComm *comm);
+extern HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootInfo,
+    uint32_t rank, const HcclCommConfig *config, HcclComm *comm);
 extern HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm);
-extern HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank, HcclCommConfig *config, HcclComm *comm);
-extern HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *rankIds, uint64_t subCommId, uint32_t subCommRankId, HcclCommConfig *config, HcclComm *subComm);
+extern HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank,
+    HcclCommConfig *config, HcclComm *comm);
+extern HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *rankIds,
+    uint64_t subCommId, uint32_t subCommRankId, HcclCommConfig *config, HcclComm *subComm);
 extern HcclResult HcclCommInitAll(uint32_t ndev, int32_t* devices, HcclComm* comms);
 extern HcclResult HcclCommDestroy(HcclComm comm);
 extern HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize);
@@ -74,11 +78,14 @@ extern HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue *configValue)
 extern HcclResult HcclBarrier(HcclComm comm, aclrtStream stream);
 extern HcclResult HcclCommSuspend(HcclComm comm);
 extern HcclResult HcclCommResume(HcclComm comm);
-extern HcclResult HcclCommSetMemoryRange(HcclComm comm, void *baseVirPtr, size_t size, size_t alignment, uint64_t flags);
+extern HcclResult HcclCommSetMemoryRange(HcclComm comm, void *baseVirPtr, size_t size,
+    size_t alignment, uint64_t flags);
 extern HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void *baseVirPtr);
-extern HcclResult HcclCommActivateCommMemory(HcclComm comm, void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle, uint64_t flags);
+extern HcclResult HcclCommActivateCommMemory(HcclComm comm, void *virPtr, size_t size,
+    size_t offset, aclrtDrvMemHandle handle, uint64_t flags);
 extern HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void *virPtr);
-extern HcclResult HcclCommWorkingDevNicSet(HcclComm comm, uint32_t *ranks, bool *useBackup, uint32_t nRanks);
+extern HcclResult HcclCommWorkingDevNicSet(HcclComm comm, uint32_t *ranks, bool *useBackup,
+    uint32_t nRanks);
 /* END GENERATED: functions */
 
 #ifdef __cplusplus

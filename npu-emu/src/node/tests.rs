@@ -98,6 +98,12 @@ fn alloc_free_and_messages() {
     assert!(e.msg.contains("not a device address"), "{}", e.msg);
     let e = node.check(device_addr(1, 200 << 20), 4, "src").unwrap_err();
     assert!(e.msg.contains("not allocated"), "{}", e.msg);
+    let e = node.check(a.addr + 96 + 64 + 40, 4, "src").unwrap_err();
+    assert!(
+        e.msg.contains("40 bytes past the end of allocation"),
+        "{}",
+        e.msg
+    );
     let e = node.check(device_addr(5, 0), 4, "src").unwrap_err();
     assert!(e.msg.contains("device 5 does not exist"), "{}", e.msg);
 
@@ -392,4 +398,104 @@ fn describe_for_the_fault_handler() {
     drop(held);
     node.free(a.addr).unwrap();
     assert!(node.describe_addr(a.addr).unwrap().contains("freed"));
+}
+
+/// Fill `[addr, addr+size)` with `tag` and check it later: allocations never overlap.
+fn fill_and_verify(node: &Node, tag: u8, rounds: usize, seed: u64) {
+    let mut live: Vec<(AllocInfo, u8)> = Vec::new();
+    let mut x = seed;
+    for i in 0..rounds {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let size = 32 * (1 + (x >> 33) % 4096);
+        let a = node.alloc(0, size, size).unwrap();
+        let v = tag.wrapping_add(i as u8);
+        unsafe {
+            std::ptr::write_bytes(
+                node.check(a.addr, a.size, "dst").unwrap(),
+                v,
+                a.size as usize,
+            )
+        };
+        live.push((a, v));
+        if (x >> 20).is_multiple_of(3) {
+            let (a, v) = live.swap_remove(((x >> 40) as usize) % live.len());
+            let p = node.check(a.addr, a.size, "src").unwrap();
+            let s = unsafe { std::slice::from_raw_parts(p, a.size as usize) };
+            assert!(
+                s.iter().all(|&b| b == v),
+                "allocation 0x{:x} was overwritten",
+                a.addr
+            );
+            node.free(a.addr).unwrap();
+        }
+    }
+    for (a, v) in live {
+        let p = node.check(a.addr, a.size, "src").unwrap();
+        let s = unsafe { std::slice::from_raw_parts(p, a.size as usize) };
+        assert!(
+            s.iter().all(|&b| b == v),
+            "allocation 0x{:x} was overwritten",
+            a.addr
+        );
+        node.free(a.addr).unwrap();
+    }
+}
+
+#[test]
+fn threads_share_one_node() {
+    let t = TempDir::new("threads");
+    let node = Node::open(&config(&t.0, 1, "512M")).unwrap();
+    std::thread::scope(|s| {
+        for k in 0..6u8 {
+            let node = &node;
+            s.spawn(move || fill_and_verify(node, k * 40, 400, k as u64));
+        }
+    });
+    assert_eq!(node.mem_info(0).0, 512 << 20);
+    assert!(node.inner.lock().regions.is_empty());
+}
+
+/// Child side of [`processes_share_a_device`].
+#[test]
+fn child_fills_memory() {
+    let Ok(dir) = std::env::var("NPU_EMU_TEST_FILL_NODE") else {
+        return;
+    };
+    let tag: u8 = std::env::var("NPU_EMU_TEST_FILL_TAG")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let node = Node::open(&config(Path::new(&dir), 1, "512M")).unwrap();
+    fill_and_verify(&node, tag, 600, tag as u64);
+}
+
+#[test]
+fn processes_share_a_device() {
+    let t = TempDir::new("procs");
+    let node = Node::open(&config(&t.0, 1, "512M")).unwrap();
+    let kids: Vec<_> = (0..3)
+        .map(|k| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "node::tests::child_fills_memory", "--nocapture"])
+                .env("NPU_EMU_TEST_FILL_NODE", &t.0)
+                .env("NPU_EMU_TEST_FILL_TAG", (k * 70).to_string())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    fill_and_verify(&node, 250, 600, 99);
+    for k in kids {
+        let out = k.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(node.mem_info(0).0, 512 << 20);
+    assert_eq!(blocks(&t.0.join("hbm.0")), 0);
 }
