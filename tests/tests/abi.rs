@@ -520,6 +520,19 @@ fn exports(lib: &Path) -> BTreeMap<String, String> {
 
 fn check_exports(lib: &str, which: &str, prefixes: &[&str]) {
     let path = t::lib_dir().join(lib);
+    let krate = if which == "acl" {
+        "libascendcl"
+    } else {
+        "libhccl"
+    };
+    let done = implemented(krate);
+    let listed = functions(which);
+    let real = listed.iter().filter(|f| done.contains(&f.name)).count();
+    eprintln!(
+        "{lib}: {real} of {} listed functions implemented, {} generated stubs",
+        listed.len(),
+        listed.len() - real
+    );
     let syms = exports(&path);
     let mut problems = Vec::new();
     for f in functions(which) {
