@@ -307,3 +307,12 @@ fn ld_preload_and_ld_library_path_replace_a_dummy_library() {
     assert!(r.stdout.contains("preload ok"), "{}", r.all());
     let _ = std::fs::remove_dir_all(node_dir(&work));
 }
+
+#[test]
+fn virtual_memory_reserve_map_copy_unmap() {
+    let work = scratch("mem_vmm");
+    let exe = build(&work, "mem_vmm.c");
+    let r = run_on_node(&exe, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("vmm ok"), "{}", r.all());
+}
