@@ -10,6 +10,8 @@
 //!   parameter lists;
 //! - the built `libascendcl.so` / `libhccl.so` export every listed function and nothing
 //!   outside the vendor prefixes;
+//! - the Rust definitions of the exports take and return what the C declarations say
+//!   (parameter count and ABI class of every parameter and of the return value);
 //! - a function that is still a stub really returns the "not supported" code, says so in
 //!   `aclGetRecentErrMsg`, and logs once.
 
@@ -318,10 +320,24 @@ fn each_header_compiles_alone() {
                 format!("#include \"{h}\"\nint npu_emu_header_test;\n"),
             )
             .unwrap();
-            let (ok, err) = cc(
-                lang,
-                &["-pedantic", "-fsyntax-only", file.to_str().unwrap()],
-            );
+            // Users build with strict warnings too: the headers stay quiet under them.
+            let strict: &[&str] = if lang.starts_with("c++") {
+                &["-Wold-style-cast", "-Wzero-as-null-pointer-constant"]
+            } else {
+                &["-Wstrict-prototypes", "-Wmissing-prototypes"]
+            };
+            let mut args = vec![
+                "-pedantic",
+                "-Wconversion",
+                "-Wsign-conversion",
+                "-Wshadow",
+                "-Wundef",
+                "-Wcast-qual",
+                "-fsyntax-only",
+            ];
+            args.extend_from_slice(strict);
+            args.push(file.to_str().unwrap());
+            let (ok, err) = cc(lang, &args);
             if !ok {
                 failures.push(format!("{h} as {lang}:\n{err}"));
             }
@@ -504,6 +520,19 @@ fn exports(lib: &Path) -> BTreeMap<String, String> {
 
 fn check_exports(lib: &str, which: &str, prefixes: &[&str]) {
     let path = t::lib_dir().join(lib);
+    let krate = if which == "acl" {
+        "libascendcl"
+    } else {
+        "libhccl"
+    };
+    let done = implemented(krate);
+    let listed = functions(which);
+    let real = listed.iter().filter(|f| done.contains(&f.name)).count();
+    eprintln!(
+        "{lib}: {real} of {} listed functions implemented, {} generated stubs",
+        listed.len(),
+        listed.len() - real
+    );
     let syms = exports(&path);
     let mut problems = Vec::new();
     for f in functions(which) {
@@ -762,4 +791,256 @@ fn deprecated_functions_warn_as_in_cann() {
     );
     assert!(ok, "{err}");
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// ABI class of a parameter or return type: what must agree between the C declaration and
+/// the Rust definition of an export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Void,
+    Ptr,
+    I8,
+    U8,
+    U16,
+    I32,
+    U32,
+    /// A C enum: `i32` or `u32` in Rust.
+    Enum,
+    I64,
+    U64,
+    F32,
+    Bool,
+    /// By-value struct, or a Rust type this test does not know: not compared.
+    Other,
+}
+
+fn c_class(ty: &str, ptr_typedefs: &BTreeSet<String>, enums: &BTreeSet<String>) -> Class {
+    let t = norm(ty);
+    if t.contains('*') || t.contains('[') {
+        return Class::Ptr;
+    }
+    let base = t
+        .split(' ')
+        .filter(|w| *w != "const" && *w != "enum" && *w != "union" && *w != "struct")
+        .collect::<Vec<_>>()
+        .join(" ");
+    match base.as_str() {
+        "void" => Class::Void,
+        "int8_t" | "char" => Class::I8,
+        "uint8_t" => Class::U8,
+        "uint16_t" | "aclFloat16" => Class::U16,
+        "int" | "int32_t" | "aclError" => Class::I32,
+        "uint32_t" => Class::U32,
+        "int64_t" => Class::I64,
+        "uint64_t" | "size_t" => Class::U64,
+        "float" => Class::F32,
+        "bool" => Class::Bool,
+        b if enums.contains(b) => Class::Enum,
+        b if ptr_typedefs.contains(b) || b.ends_with("Func") || b.ends_with("Callback") => {
+            Class::Ptr
+        }
+        _ => Class::Other,
+    }
+}
+
+fn rust_class(ty: &str) -> Class {
+    let t = ty.trim();
+    if t.is_empty() || t == "()" {
+        return Class::Void;
+    }
+    if t.starts_with("*const")
+        || t.starts_with("*mut")
+        || t.starts_with('&')
+        || t.starts_with("extern")
+        || t.starts_with("unsafe extern")
+        || (t.starts_with("Option<") && t.contains("fn("))
+        || t.starts_with("NonNull")
+    {
+        return Class::Ptr;
+    }
+    match t.rsplit("::").next().unwrap() {
+        "i8" | "c_char" | "c_schar" => Class::I8,
+        "u8" | "c_uchar" => Class::U8,
+        "u16" | "c_ushort" => Class::U16,
+        "i32" | "c_int" | "aclError" => Class::I32,
+        "u32" | "c_uint" => Class::U32,
+        "i64" | "isize" | "c_long" | "c_longlong" => Class::I64,
+        "u64" | "usize" | "size_t" | "c_ulong" | "c_ulonglong" => Class::U64,
+        "f32" | "c_float" => Class::F32,
+        "bool" => Class::Bool,
+        _ => Class::Other,
+    }
+}
+
+fn classes_agree(c: Class, r: Class) -> bool {
+    c == r
+        || c == Class::Other
+        || r == Class::Other
+        || (c == Class::Enum && (r == Class::I32 || r == Class::U32))
+}
+
+/// Split at top-level commas (outside (), <>, []).
+fn split_top(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    let mut prev = ' ';
+    for c in s.chars() {
+        match c {
+            '(' | '<' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            '>' if prev != '-' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                prev = c;
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+        prev = c;
+    }
+    out.push(cur);
+    out.into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// Rust definitions `pub [unsafe] extern "C" fn NAME(params) [-> ret]` under `crate_dir/src`:
+/// name -> (param types, return type, file).
+fn rust_exports(crate_dir: &str) -> BTreeMap<String, (Vec<String>, String, String)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![t::root().join(crate_dir).join("src")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            let file = p.strip_prefix(t::root()).unwrap().display().to_string();
+            let mut rest = text.as_str();
+            while let Some(i) = rest.find("extern \"C\" fn ") {
+                let line_start = rest[..i].rfind('\n').map_or(0, |j| j + 1);
+                let is_pub = rest[line_start..i].trim_start().starts_with("pub");
+                let after = &rest[i + "extern \"C\" fn ".len()..];
+                rest = after;
+                let Some(open) = after.find('(') else { break };
+                let name = after[..open].trim().to_string();
+                if !is_pub || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    continue;
+                }
+                let mut depth = 0;
+                let mut close = None;
+                for (k, c) in after[open..].char_indices() {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                close = Some(open + k);
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let Some(close) = close else { break };
+                let params = split_top(&after[open + 1..close])
+                    .into_iter()
+                    .map(|p| {
+                        p.split_once(':')
+                            .map_or(p.clone(), |(_, t)| t.trim().to_string())
+                    })
+                    .collect();
+                let tail = &after[close + 1..];
+                let end = tail.find(['{', ';']).unwrap_or(tail.len());
+                let ret = tail[..end]
+                    .trim()
+                    .strip_prefix("->")
+                    .map_or(String::new(), |r| {
+                        r.split(" where").next().unwrap().trim().to_string()
+                    });
+                out.insert(name, (params, ret, file.clone()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn rust_exports_match_the_c_declarations() {
+    let ptr_typedefs: BTreeSet<String> = tsv("structs.tsv")
+        .into_iter()
+        .filter(|r| r[1] == "8" && r[3] == "-")
+        .map(|r| r[0].clone())
+        .collect();
+    let enums: BTreeSet<String> = tsv("enums.tsv").into_iter().map(|r| r[0].clone()).collect();
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for (krate, which) in [("libascendcl", "acl"), ("libhccl", "hccl")] {
+        let defs = rust_exports(krate);
+        for f in functions(which) {
+            let Some((rparams, rret, file)) = defs.get(&f.name) else {
+                continue;
+            };
+            checked += 1;
+            let cparams: Vec<String> = if f.params.trim() == "void" {
+                Vec::new()
+            } else {
+                split_top(&f.params)
+                    .into_iter()
+                    .filter(|p| p != "...")
+                    .map(|p| {
+                        // Drop the parameter name (keep array brackets as a pointer marker).
+                        let arr = p.contains('[');
+                        let base = p.split('[').next().unwrap().trim_end().to_string();
+                        let cut = base
+                            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                            .map_or(0, |k| k + 1);
+                        let ty = base[..cut].trim().to_string();
+                        if arr {
+                            format!("{ty} *")
+                        } else {
+                            ty
+                        }
+                    })
+                    .collect()
+            };
+            if cparams.len() != rparams.len() {
+                problems.push(format!(
+                    "{} ({file}): {} parameters in Rust, {} in C ({})",
+                    f.name,
+                    rparams.len(),
+                    cparams.len(),
+                    f.params
+                ));
+                continue;
+            }
+            for (k, (c, r)) in cparams.iter().zip(rparams).enumerate() {
+                let (cc_, rc) = (c_class(c, &ptr_typedefs, &enums), rust_class(r));
+                if !classes_agree(cc_, rc) {
+                    problems.push(format!(
+                        "{} ({file}): parameter {} is `{r}` in Rust but `{c}` in C",
+                        f.name,
+                        k + 1
+                    ));
+                }
+            }
+            let (cc_, rc) = (c_class(&f.ret, &ptr_typedefs, &enums), rust_class(rret));
+            if !classes_agree(cc_, rc) {
+                problems.push(format!(
+                    "{} ({file}): returns `{rret}` in Rust but `{}` in C",
+                    f.name, f.ret
+                ));
+            }
+        }
+    }
+    eprintln!("compared {checked} Rust exports with their C declarations");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -98,6 +98,12 @@ fn alloc_free_and_messages() {
     assert!(e.msg.contains("not a device address"), "{}", e.msg);
     let e = node.check(device_addr(1, 200 << 20), 4, "src").unwrap_err();
     assert!(e.msg.contains("not allocated"), "{}", e.msg);
+    let e = node.check(a.addr + 96 + 64 + 40, 4, "src").unwrap_err();
+    assert!(
+        e.msg.contains("40 bytes past the end of allocation"),
+        "{}",
+        e.msg
+    );
     let e = node.check(device_addr(5, 0), 4, "src").unwrap_err();
     assert!(e.msg.contains("device 5 does not exist"), "{}", e.msg);
 
@@ -413,7 +419,7 @@ fn fill_and_verify(node: &Node, tag: u8, rounds: usize, seed: u64) {
             )
         };
         live.push((a, v));
-        if (x >> 20) % 3 == 0 {
+        if (x >> 20).is_multiple_of(3) {
             let (a, v) = live.swap_remove(((x >> 40) as usize) % live.len());
             let p = node.check(a.addr, a.size, "src").unwrap();
             let s = unsafe { std::slice::from_raw_parts(p, a.size as usize) };
