@@ -235,6 +235,19 @@ fn two_processes_on_one_node_add_up() {
             "{text}{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // Device rows: "used / total" MB, the sum over the processes.
+        for (dev, bytes) in [("0", free0 - f0), ("1", free1 - f1)] {
+            let row = text
+                .lines()
+                .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>())
+                .find(|c| c.len() > 4 && c[1] == dev && c[3] == "OK")
+                .unwrap_or_else(|| panic!("no smi device row {dev}:\n{text}"));
+            let used: u64 = row[4].split('/').next().unwrap().trim().parse().unwrap();
+            assert!(
+                (used << 20).abs_diff(bytes) < 1 << 20,
+                "device {dev}:\n{text}"
+            );
+        }
         for (child, dev, size) in &children {
             let pid = child.id().to_string();
             let row = text
@@ -242,10 +255,12 @@ fn two_processes_on_one_node_add_up() {
                 .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>())
                 .find(|c| c.len() > 4 && c[1] == *dev && c[2] == pid)
                 .unwrap_or_else(|| panic!("no smi row for pid {pid} on device {dev}:\n{text}"));
-            assert_eq!(
-                row[3],
-                rounded(*size).div_ceil(1 << 20).to_string(),
-                "{text}"
+            // smi shows whole MB (rounded): within 1 MB of the exact bytes.
+            let shown: u64 = row[3].parse().unwrap();
+            assert!(
+                (shown << 20).abs_diff(rounded(*size)) < 1 << 20,
+                "pid {pid}: {shown} MB for {} bytes:\n{text}",
+                rounded(*size)
             );
         }
     }
@@ -306,4 +321,13 @@ fn ld_preload_and_ld_library_path_replace_a_dummy_library() {
     r.assert_ok();
     assert!(r.stdout.contains("preload ok"), "{}", r.all());
     let _ = std::fs::remove_dir_all(node_dir(&work));
+}
+
+#[test]
+fn virtual_memory_reserve_map_copy_unmap() {
+    let work = scratch("mem_vmm");
+    let exe = build(&work, "mem_vmm.c");
+    let r = run_on_node(&exe, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("vmm ok"), "{}", r.all());
 }

@@ -804,18 +804,9 @@ pub unsafe extern "C" fn aclrtPointerGetAttributes(
         let rt = get()?;
         let addr = ptr as u64;
         let (id, ty, page) = if is_device_addr(addr) {
-            let phys = match rt.node.lookup(addr) {
-                Some(a) => a.device,
-                None => match device_of(addr) {
-                    Some(d) if rt.node.phys(addr, 0, "ptr").is_ok() => d,
-                    _ => {
-                        return Err(Error::invalid(format!(
-                            "ptr {addr:#x} is in device address space but not in a live \
-                             allocation of this process"
-                        )))
-                    }
-                },
-            };
+            // A live allocation or a mapped VMM range; the node's message says what else
+            // the address is (freed, unmapped, …).
+            let phys = rt.node.phys(addr, 1, "ptr")?.device;
             let logical = rt
                 .cfg
                 .visible_devices
