@@ -174,6 +174,8 @@ pub struct Registry {
     pub reports: HashMap<u64, Arc<ReportQueue>>,
     /// Live `aclrtStreamConfigHandle` pointers.
     pub cfg_handles: HashSet<usize>,
+    /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
+    pub op_wait_timeout: Option<Duration>,
 }
 
 /// Init bookkeeping (`aclInit` / `aclFinalize`).

@@ -130,13 +130,16 @@ unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
 
 /// Holds the node lock (and the process-local mutex); unlocks on drop.
-pub struct LockGuard<'a>(&'a File, Option<parking_lot::MutexGuard<'a, ()>>);
+pub struct LockGuard<'a> {
+    file: &'a File,
+    /// Released after the flock (fields drop after `drop` runs).
+    _local: Option<parking_lot::MutexGuard<'a, ()>>,
+}
 
 impl Drop for LockGuard<'_> {
     fn drop(&mut self) {
         // SAFETY: plain flock on our own descriptor.
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
-        // The local mutex (field 1) is released after the flock.
+        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
     }
 }
 
@@ -144,7 +147,10 @@ fn flock<'a>(f: &'a File, local: Option<parking_lot::MutexGuard<'a, ()>>) -> Res
     loop {
         // SAFETY: plain flock on our own descriptor.
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return Ok(LockGuard(f, local));
+            return Ok(LockGuard {
+                file: f,
+                _local: local,
+            });
         }
         if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
             return Err(os_err("cannot lock the node (flock)"));
