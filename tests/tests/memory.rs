@@ -331,3 +331,12 @@ fn virtual_memory_reserve_map_copy_unmap() {
     r.assert_ok();
     assert!(r.stdout.contains("vmm ok"), "{}", r.all());
 }
+
+#[test]
+fn async_copy_into_memory_freed_before_it_runs_fails_at_synchronize() {
+    let work = scratch("mem_async_errors");
+    let exe = build(&work, "mem_async_errors.c");
+    let r = run_on_node(&exe, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("async errors ok"), "{}", r.all());
+}
