@@ -340,3 +340,13 @@ fn async_copy_into_memory_freed_before_it_runs_fails_at_synchronize() {
     r.assert_ok();
     assert!(r.stdout.contains("async errors ok"), "{}", r.all());
 }
+
+#[test]
+fn benchmark_program_builds_and_runs() {
+    // The figures are printed, not checked (tests must not depend on timing).
+    let work = scratch("mem_bench");
+    let exe = build(&work, "mem_bench.c");
+    let r = run_on_node(&exe, &work, &["1"]);
+    r.assert_ok();
+    assert!(r.stdout.contains("aclrtMemcpyAsync 64 B"), "{}", r.all());
+}
