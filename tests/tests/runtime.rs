@@ -30,7 +30,17 @@ fn lifecycle_versions_and_errors() {
     r.assert_ok();
     assert!(r.stdout.contains("rt_lifecycle passed"));
     // aclAppLog prints through the runtime logger (ERROR level is on by default).
-    assert!(r.stderr.contains("app log line"), "{}", r.all());
+    assert!(
+        r.stderr.contains("app log line 42 str 1.5 -5 0x10"),
+        "{}",
+        r.all()
+    );
+    assert!(
+        r.stderr
+            .contains("many 1 2 3 4 5 6 7 8 9 10 0.500000 0.25 end"),
+        "{}",
+        r.all()
+    );
 }
 
 #[test]

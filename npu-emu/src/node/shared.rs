@@ -53,7 +53,10 @@ struct Header {
 #[repr(C)]
 pub struct ProcEntry {
     pub pid: AtomicU32,
-    _pad: u32,
+    /// Inode of the process's pid namespace (`/proc/self/ns/pid`; 0 = unknown). A process
+    /// in another pid namespace (a container sharing /dev/shm) cannot be checked through
+    /// our /proc, so it is never taken for dead.
+    pub pidns: AtomicU32,
     pub start_time: AtomicU64,
     pub comm: [AtomicU64; 2],
     pub bytes: [AtomicU64; MAX_DEVICES as usize],
@@ -113,6 +116,8 @@ pub struct Shared {
     /// flock excludes other processes only (threads share the open file description, and
     /// one thread's unlock would release it for all), so threads also take this mutex.
     local: parking_lot::Mutex<()>,
+    /// Our pid namespace (see [`ProcEntry::pidns`]).
+    pidns: u32,
     header: Mapping,
     procs: Mapping,
     slabs: Vec<Mapping>,
@@ -331,6 +336,7 @@ impl Shared {
             dir,
             lock,
             local: parking_lot::Mutex::new(()),
+            pidns: pid_namespace(),
             header,
             procs,
             slabs,
@@ -378,7 +384,14 @@ impl Shared {
     fn slot_alive(&self, i: usize) -> bool {
         let e = self.proc(i);
         let pid = e.pid.load(Ordering::SeqCst);
-        pid != 0 && process_alive(pid, e.start_time.load(Ordering::SeqCst))
+        if pid == 0 {
+            return false;
+        }
+        let ns = e.pidns.load(Ordering::SeqCst);
+        if ns != 0 && self.pidns != 0 && ns != self.pidns {
+            return true;
+        }
+        process_alive(pid, e.start_time.load(Ordering::SeqCst))
     }
 
     /// Free the slabs and the slot of every dead process. Call with the lock held.
@@ -426,6 +439,7 @@ impl Shared {
         e.comm[0].store(0, Ordering::SeqCst);
         e.comm[1].store(0, Ordering::SeqCst);
         e.start_time.store(0, Ordering::SeqCst);
+        e.pidns.store(0, Ordering::SeqCst);
         e.pid.store(0, Ordering::SeqCst);
     }
 
@@ -445,6 +459,7 @@ impl Shared {
             if e.pid.load(Ordering::SeqCst) == 0 {
                 self.clear_slot(i);
                 e.start_time.store(start, Ordering::SeqCst);
+                e.pidns.store(self.pidns, Ordering::SeqCst);
                 e.comm[0].store(
                     u64::from_le_bytes(cb[..8].try_into().unwrap()),
                     Ordering::SeqCst,
@@ -576,6 +591,14 @@ impl Shared {
             )
         };
     }
+}
+
+/// Inode of this process's pid namespace (`/proc/self/ns/pid`), 0 if unknown.
+pub fn pid_namespace() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid")
+        .map(|m| m.ino() as u32)
+        .unwrap_or(0)
 }
 
 /// `starttime` (field 22 of `/proc/<pid>/stat`), or None if the process is gone or a zombie.

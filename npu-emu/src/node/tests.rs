@@ -499,3 +499,33 @@ fn processes_share_a_device() {
     assert_eq!(node.mem_info(0).0, 512 << 20);
     assert_eq!(blocks(&t.0.join("hbm.0")), 0);
 }
+
+#[test]
+fn foreign_pid_namespace_is_never_reclaimed() {
+    let t = TempDir::new("pidns");
+    let node = Node::open(&config(&t.0, 1, "256M")).unwrap();
+    // A slot of a process we cannot see: a pid that does not exist here, another namespace.
+    let slot = {
+        let _g = node.sh.lock().unwrap();
+        let slot = (0..shared::MAX_PROCS)
+            .find(|&i| node.sh.proc(i).pid.load(Ordering::SeqCst) == 0)
+            .unwrap();
+        let e = node.sh.proc(slot);
+        e.pidns.store(
+            node.sh.proc(node.slot).pidns.load(Ordering::SeqCst) ^ 1,
+            Ordering::SeqCst,
+        );
+        e.start_time.store(1, Ordering::SeqCst);
+        e.bytes[0].store(4096, Ordering::SeqCst);
+        e.pid.store(0x3fff_fff0, Ordering::SeqCst);
+        slot
+    };
+    assert_eq!(node.sh.take_slabs(0, 1, slot).unwrap(), Some(0));
+    assert_eq!(node.mem_info(0).0, (256 << 20) - 4096, "still counted");
+    assert_eq!(node.sh.slab(0, 0).load(Ordering::SeqCst), slot as u32 + 1);
+    // The same slot in our namespace is dead and reclaimed.
+    node.sh.proc(slot).pidns.store(0, Ordering::SeqCst);
+    assert_eq!(node.mem_info(0).0, 256 << 20);
+    assert_eq!(node.sh.slab(0, 0).load(Ordering::SeqCst), 0);
+    assert_eq!(node.sh.proc(slot).pid.load(Ordering::SeqCst), 0);
+}
