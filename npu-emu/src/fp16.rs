@@ -108,6 +108,8 @@ mod tests {
     }
 
     #[test]
+    // The literals are the exact decimal values of the floats meant (e.g. 1 + 2^-10).
+    #[allow(clippy::excessive_precision)]
     fn selected_floats() {
         let cases: &[(f32, u16)] = &[
             (0.0, 0x0000),
