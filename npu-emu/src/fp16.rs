@@ -133,7 +133,7 @@ mod tests {
             (1.00048828125, 0x3C00),     // 1 + 2^-11: tie → even (down)
             (1.00146484375, 0x3C02),     // 1 + 3*2^-11: tie → even (up)
             (0.333333333, 0x3555),
-            (3.14159265, 0x4248),
+            (std::f32::consts::PI, 0x4248),
             (6.097555e-5, 0x03FF), // largest denormal
             (6.1032e-5, 0x0400),   // rounds up into the smallest normal
         ];
