@@ -1,1 +1,132 @@
-//! The table exported to libhccl. PLACEHOLDER.
+//! The table exported to libhccl (`npuemu_runtime_api`, see [`npu_emu::rtapi`]).
+//!
+//! Every entry reaches the one runtime instance of this process; errors record their
+//! message for the calling thread (`aclGetRecentErrMsg`) and return the ACL code.
+
+use crate::ffi;
+use crate::runtime;
+use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
+use npu_emu::rtapi::{RtApi, RtPhys, RtTask, RT_API_VERSION};
+use npu_emu::Error;
+use std::ffi::c_void;
+
+unsafe extern "C" fn current_device(logical: *mut i32, physical: *mut u32) -> i32 {
+    ffi::boundary("npuemu_runtime_api.current_device", || {
+        let (l, p) = runtime::get()?.current_device()?;
+        ffi::out(logical, "logical", l)?;
+        ffi::out(physical, "physical", p)
+    })
+}
+
+unsafe extern "C" fn logical_to_physical(logical: i32, physical: *mut u32) -> i32 {
+    ffi::boundary("npuemu_runtime_api.logical_to_physical", || {
+        let p = runtime::get()?.physical_device(logical)?;
+        ffi::out(physical, "physical", p)
+    })
+}
+
+/// Owns an `RtTask` so it is dropped exactly once, whether it runs or not.
+struct OwnedTask(RtTask);
+
+impl Drop for OwnedTask {
+    fn drop(&mut self) {
+        // SAFETY: the producer's drop function, called exactly once.
+        unsafe { (self.0.drop)(self.0.ctx) };
+    }
+}
+
+unsafe extern "C" fn enqueue(stream: *mut c_void, task: RtTask) -> i32 {
+    let owned = OwnedTask(task);
+    ffi::boundary("npuemu_runtime_api.enqueue", move || {
+        let s = runtime::get()?.stream(stream)?;
+        s.enqueue(Box::new(move || {
+            let t = owned;
+            // SAFETY: the producer's run function, called once on the worker.
+            let code = unsafe { (t.0.run)(t.0.ctx) };
+            if code == 0 {
+                Ok(())
+            } else {
+                // The task recorded its message on this (worker) thread.
+                let p = ffi::recent_error_ptr();
+                let msg = if p.is_null() {
+                    format!("a runtime-interface task failed with code {code}")
+                } else {
+                    // SAFETY: NUL-terminated, valid until the next message on this thread.
+                    unsafe { std::ffi::CStr::from_ptr(p) }
+                        .to_string_lossy()
+                        .into_owned()
+                };
+                Err(Error::new(code, msg))
+            }
+        }))
+    })
+}
+
+unsafe extern "C" fn synchronize(stream: *mut c_void) -> i32 {
+    ffi::boundary("npuemu_runtime_api.synchronize", || {
+        let e = runtime::get()?.stream_entry(stream, "stream")?;
+        crate::api::stream::sync_entry(&e, None)
+    })
+}
+
+unsafe extern "C" fn translate(addr: u64, len: u64, out: *mut RtPhys) -> i32 {
+    ffi::boundary("npuemu_runtime_api.translate", || {
+        ffi::non_null(out, "out")?;
+        let p = runtime::get()?.node.phys(addr, len, "address")?;
+        ffi::out(out, "out", p)
+    })
+}
+
+unsafe extern "C" fn phys_to_host(phys: RtPhys, len: u64) -> *mut u8 {
+    ffi::boundary_value(
+        "npuemu_runtime_api.phys_to_host",
+        std::ptr::null_mut(),
+        || {
+            let rt = runtime::get()?;
+            rt.node.phys_to_host(phys, len).ok_or_else(|| {
+                Error::new(
+                    ACL_ERROR_INVALID_PARAM,
+                    format!(
+                    "physical range device {} offset {:#x} length {len} leaves the device's HBM",
+                    phys.device, phys.offset
+                ),
+                )
+            })
+        },
+    )
+}
+
+unsafe extern "C" fn set_error(msg: *const u8, len: usize) {
+    let text = if msg.is_null() {
+        String::new()
+    } else {
+        // SAFETY: caller passes `len` readable bytes.
+        String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(msg, len) }).into_owned()
+    };
+    ffi::record_error(&text);
+}
+
+unsafe extern "C" fn stream_id(stream: *mut c_void, id: *mut i32) -> i32 {
+    ffi::boundary("npuemu_runtime_api.stream_id", || {
+        let e = runtime::get()?.stream_entry(stream, "stream")?;
+        ffi::out(id, "id", e.id)
+    })
+}
+
+static API: RtApi = RtApi {
+    version: RT_API_VERSION,
+    current_device,
+    logical_to_physical,
+    enqueue,
+    synchronize,
+    translate,
+    phys_to_host,
+    set_error,
+    stream_id,
+};
+
+/// The runtime interface for `libhccl` (DESIGN §1).
+#[no_mangle]
+pub extern "C" fn npuemu_runtime_api() -> *const RtApi {
+    &API
+}

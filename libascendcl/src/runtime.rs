@@ -2,14 +2,30 @@
 //!
 //! API SURFACE FIXED BY THE LEAD; bodies are filled in by the runtime-core helper. Other
 //! modules (memory API, rtapi table) rely on exactly these functions.
+//!
+//! Process-global state lives here and nowhere else: the runtime instance
+//! (`RUNTIME`, created by the first `aclInit`, dropped by the last finalize), the init
+//! bookkeeping (`LIFECYCLE`), a counter for handle ids, and each thread's current context.
+//!
+//! Handles (`aclrtStream`, `aclrtEvent`, `aclrtContext`) are opaque tagged integers
+//! (`tag << 48 | id`), never dereferenced: they are looked up in the registry, so a
+//! destroyed, foreign or garbage handle is an error naming the handle instead of undefined
+//! behaviour. Ids are never reused, not even across `aclFinalize`/`aclInit`.
 
+use npu_emu::codes::*;
 use npu_emu::config::{Config, LogLevel};
+use npu_emu::event::Event;
 use npu_emu::log::Logger;
 use npu_emu::node::Node;
 use npu_emu::stream::Stream;
-use npu_emu::Result;
-use std::ffi::c_void;
+use npu_emu::{Error, Result};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The runtime: created by the first `aclInit`, dropped by the last `aclFinalize`.
 pub struct Runtime {
@@ -19,40 +35,651 @@ pub struct Runtime {
     pub node: Node,
     /// Device and host memory bookkeeping of this process (see [`crate::mem`]).
     pub mem: crate::mem::MemState,
+    /// Contexts, streams, events, subscriptions.
+    pub reg: Mutex<Registry>,
+    /// `cfg.soc_name` as a C string (`aclrtGetSocName`).
+    pub soc_name: CString,
+}
+
+/// Kinds of handle, stored in the top 16 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Stream,
+    Event,
+    Context,
+}
+
+impl Kind {
+    fn tag(self) -> u64 {
+        match self {
+            Kind::Stream => 0x5354,  // "ST"
+            Kind::Event => 0x4556,   // "EV"
+            Kind::Context => 0x4358, // "CX"
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Stream => "stream",
+            Kind::Event => "event",
+            Kind::Context => "context",
+        }
+    }
+    fn article(self) -> &'static str {
+        match self {
+            Kind::Event => "an",
+            _ => "a",
+        }
+    }
+    fn of(h: u64) -> Option<Kind> {
+        [Kind::Stream, Kind::Event, Kind::Context]
+            .into_iter()
+            .find(|k| h >> 48 == k.tag())
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh handle of `kind` and its small id.
+pub fn new_handle(kind: Kind) -> (u64, u32) {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed) & 0xFFFF_FFFF;
+    ((kind.tag() << 48) | id, id as u32)
+}
+
+/// The error for a handle that is not a live object of `kind`. Real CANN dereferences such a
+/// pointer (undefined behaviour); we return the closest documented code,
+/// `ACL_ERROR_INVALID_PARAM`, with a message naming the handle.
+pub fn bad_handle(kind: Kind, arg: &str, h: u64) -> Error {
+    let what = match Kind::of(h) {
+        Some(k) if k == kind => format!(
+            "{arg} = {h:#x} is {} {} handle that was destroyed (or belongs to a runtime that was finalized since)",
+            kind.article(),
+            kind.name()
+        ),
+        Some(k) => format!(
+            "{arg} = {h:#x} is {} {} handle, not {} {} handle",
+            k.article(),
+            k.name(),
+            kind.article(),
+            kind.name()
+        ),
+        None => format!(
+            "{arg} = {h:#x} is not {} {} handle created by this process (garbage or foreign pointer)",
+            kind.article(),
+            kind.name()
+        ),
+    };
+    Error::invalid(what)
+}
+
+/// A context: a device plus its default stream.
+pub struct Context {
+    pub handle: u64,
+    pub logical: i32,
+    pub physical: u32,
+    /// Handle of the context's default stream.
+    pub default_stream: u64,
+    /// The device's default context (made by `aclrtSetDevice`, freed by `aclrtResetDevice`).
+    pub is_default: bool,
+}
+
+/// A live stream and what the API reports about it.
+pub struct StreamEntry {
+    pub handle: u64,
+    pub id: i32,
+    pub ctx: u64,
+    pub logical: i32,
+    pub physical: u32,
+    pub priority: u32,
+    pub flags: u32,
+    pub is_default: bool,
+    pub stream: Arc<Stream>,
+}
+
+/// A live event.
+pub struct EventEntry {
+    pub handle: u64,
+    pub id: u32,
+    pub logical: i32,
+    pub event: Arc<Event>,
+}
+
+/// One host callback waiting for `aclrtProcessReport`.
+pub struct Report {
+    pub func: unsafe extern "C" fn(*mut c_void),
+    pub user_data: usize,
+    /// Set (and notified) once the callback ran, for `ACL_CALLBACK_BLOCK`.
+    pub done: Option<Arc<(Mutex<bool>, Condvar)>>,
+}
+
+/// Reports for one subscribed thread.
+#[derive(Default)]
+pub struct ReportQueue {
+    pub q: Mutex<VecDeque<Report>>,
+    pub cv: Condvar,
+}
+
+/// Every object of the runtime, by handle.
+#[derive(Default)]
+pub struct Registry {
+    pub contexts: HashMap<u64, Arc<Context>>,
+    /// Logical device → (default context handle, `aclrtSetDevice` reference count).
+    pub default_ctx: HashMap<i32, (u64, u32)>,
+    pub streams: HashMap<u64, Arc<StreamEntry>>,
+    pub events: HashMap<u64, Arc<EventEntry>>,
+    /// Enabled peer access (current device, peer device), logical ids.
+    pub peers: HashSet<(i32, i32)>,
+    /// Stream handle → subscribed thread id (`aclrtSubscribeReport`).
+    pub subs: HashMap<u64, u64>,
+    /// Thread id → its report queue.
+    pub reports: HashMap<u64, Arc<ReportQueue>>,
+    /// Live `aclrtStreamConfigHandle` pointers.
+    pub cfg_handles: HashSet<usize>,
+}
+
+/// Init bookkeeping (`aclInit` / `aclFinalize`).
+pub struct Lifecycle {
+    pub refcount: u64,
+    /// Config content of the first successful `aclInit` ("" = no config).
+    pub first_config: Option<String>,
+}
+
+/// The `aclInit` lock and reference count.
+pub static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle {
+    refcount: 0,
+    first_config: None,
+});
+
+static RUNTIME: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
+
+thread_local! {
+    /// Handle of this thread's current context (0 = none).
+    static CURRENT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The calling thread's current context handle (0 = none), unchecked.
+pub fn current_handle() -> u64 {
+    CURRENT.with(|c| c.get())
+}
+
+/// Make `h` the calling thread's current context (0 = none).
+pub fn set_current_handle(h: u64) {
+    CURRENT.with(|c| c.set(h));
 }
 
 /// The initialised runtime, or `ACL_ERROR_UNINITIALIZE` (with a message) before `aclInit`
 /// or after the last `aclFinalize`.
 pub fn get() -> Result<Arc<Runtime>> {
-    todo!("runtime-core helper")
+    match RUNTIME.read().as_ref() {
+        Some(rt) => Ok(rt.clone()),
+        None => Err(Error::new(
+            ACL_ERROR_UNINITIALIZE,
+            "the ACL runtime is not initialized: call aclInit first (or it was finalized by aclFinalize)",
+        )),
+    }
+}
+
+/// The runtime without blocking (for the fault handler): `None` if not initialised or
+/// if the lock is held by a writer.
+pub fn try_get() -> Option<Arc<Runtime>> {
+    RUNTIME.try_read().and_then(|g| g.as_ref().cloned())
+}
+
+/// Create the runtime (called by `aclInit` with the lifecycle lock held).
+pub fn create() -> Result<()> {
+    let cfg = Config::from_env()?;
+    let logger = Logger::new(&cfg);
+    let node = Node::open(&cfg)?;
+    let soc_name = CString::new(cfg.soc_name.replace('\0', " ")).unwrap_or_default();
+    let rt = Arc::new(Runtime {
+        cfg,
+        logger,
+        node,
+        mem: crate::mem::MemState::new(),
+        reg: Mutex::new(Registry::default()),
+        soc_name,
+    });
+    let check = rt.cfg.host_access_check;
+    *RUNTIME.write() = Some(rt);
+    install_fault_handler(check);
+    Ok(())
+}
+
+/// Tear the runtime down (called by the finalizing `aclFinalize`, lifecycle lock held):
+/// destroy every stream (pending tasks are discarded, a running task finishes), forget
+/// every handle, and drop the instance (the node is closed once the last user lets go).
+pub fn destroy() {
+    let rt = RUNTIME.write().take();
+    if let Some(rt) = rt {
+        let streams: Vec<Arc<StreamEntry>> = {
+            let mut reg = rt.reg.lock();
+            let s = reg.streams.drain().map(|(_, e)| e).collect();
+            *reg = Registry::default();
+            s
+        };
+        for s in streams {
+            s.stream.destroy(true);
+        }
+    }
+    set_current_handle(0);
+}
+
+/// Install the SIGSEGV handler that names host accesses to device memory (unless
+/// `NPU_EMU_HOST_ACCESS_CHECK=0`).
+fn install_fault_handler(enabled: bool) {
+    if enabled {
+        // SAFETY: installs process signal handlers once; `describe_fault` never blocks.
+        unsafe { npu_emu::fault::install(describe_fault) };
+    }
+}
+
+/// What a faulting host access at `addr` hit, for the fault handler: reaches the runtime
+/// without blocking (`try_get`) and asks the node (which itself only try-locks).
+fn describe_fault(addr: u64) -> Option<String> {
+    let rt = try_get()?;
+    npu_emu::fault::describe(&rt.node, addr)
 }
 
 impl Runtime {
     /// The calling thread's current device: (logical id, physical id). An error
     /// (`ACL_ERROR_RT_CONTEXT_NULL`) if the thread has no current context/device.
     pub fn current_device(&self) -> Result<(i32, u32)> {
-        todo!()
+        let c = self.current_context()?;
+        Ok((c.logical, c.physical))
     }
+
     /// Logical device id → physical id, or `ACL_ERROR_INVALID_DEVICE`-style error naming
     /// the id and the valid range.
     pub fn physical_device(&self, logical: i32) -> Result<u32> {
-        let _ = logical;
-        todo!()
+        // rtSetDevice reports a bad id as ACL_ERROR_RT_INVALID_DEVICEID (107001).
+        self.cfg.physical(logical).ok_or_else(|| {
+            let n = self.cfg.visible_count();
+            let vis = if n < self.cfg.devices {
+                format!(
+                    " (ASCEND_RT_VISIBLE_DEVICES leaves {n} of the node's {} devices)",
+                    self.cfg.devices
+                )
+            } else {
+                String::new()
+            };
+            if n == 0 {
+                Error::new(
+                    ACL_ERROR_RT_INVALID_DEVICEID,
+                    format!("deviceId {logical} is invalid: no device is visible{vis}"),
+                )
+            } else {
+                Error::new(
+                    ACL_ERROR_RT_INVALID_DEVICEID,
+                    format!(
+                        "deviceId {logical} is out of range: expected 0..={}{vis}",
+                        n - 1
+                    ),
+                )
+            }
+        })
     }
+
     /// The stream behind an `aclrtStream` handle; NULL = the current context's default
     /// stream. Destroyed or foreign handles are an error naming the handle.
     pub fn stream(&self, handle: *mut c_void) -> Result<Arc<Stream>> {
-        let _ = handle;
-        todo!()
+        Ok(self.stream_entry(handle, "stream")?.stream.clone())
+    }
+
+    /// The registry entry behind an `aclrtStream` handle (NULL = current default stream);
+    /// `arg` names the argument in the message.
+    pub fn stream_entry(&self, handle: *mut c_void, arg: &str) -> Result<Arc<StreamEntry>> {
+        let h = handle as u64;
+        if h == 0 {
+            let ctx = self.current_context()?;
+            let reg = self.reg.lock();
+            return reg
+                .streams
+                .get(&ctx.default_stream)
+                .cloned()
+                .ok_or_else(|| {
+                    Error::new(
+                        ACL_ERROR_RT_CONTEXT_NULL,
+                        "the current context has no default stream",
+                    )
+                });
+        }
+        let reg = self.reg.lock();
+        reg.streams
+            .get(&h)
+            .cloned()
+            .ok_or_else(|| bad_handle(Kind::Stream, arg, h))
+    }
+
+    /// The registry entry behind an `aclrtEvent` handle (NULL is an error).
+    pub fn event_entry(&self, handle: *mut c_void, arg: &str) -> Result<Arc<EventEntry>> {
+        let h = handle as u64;
+        if h == 0 {
+            return Err(Error::invalid(format!("argument {arg} is NULL")));
+        }
+        let reg = self.reg.lock();
+        reg.events
+            .get(&h)
+            .cloned()
+            .ok_or_else(|| bad_handle(Kind::Event, arg, h))
+    }
+
+    /// The calling thread's current context.
+    pub fn current_context(&self) -> Result<Arc<Context>> {
+        let h = current_handle();
+        if h == 0 {
+            return Err(Error::new(
+                ACL_ERROR_RT_CONTEXT_NULL,
+                "this thread has no current device or context: call aclrtSetDevice (or aclrtSetCurrentContext) on this thread first",
+            ));
+        }
+        let reg = self.reg.lock();
+        reg.contexts.get(&h).cloned().ok_or_else(|| {
+            Error::new(
+                ACL_ERROR_RT_CONTEXT_NULL,
+                format!(
+                    "this thread's current context {h:#x} was destroyed (aclrtDestroyContext or aclrtResetDevice): set a device or context again"
+                ),
+            )
+        })
+    }
+
+    /// The context behind an `aclrtContext` handle.
+    pub fn context(&self, handle: *mut c_void, arg: &str) -> Result<Arc<Context>> {
+        let h = handle as u64;
+        if h == 0 {
+            return Err(Error::invalid(format!("argument {arg} is NULL")));
+        }
+        self.reg
+            .lock()
+            .contexts
+            .get(&h)
+            .cloned()
+            .ok_or_else(|| bad_handle(Kind::Context, arg, h))
+    }
+
+    /// A new context on logical device `logical` with its default stream; registered.
+    fn new_context(
+        &self,
+        reg: &mut Registry,
+        logical: i32,
+        physical: u32,
+        is_default: bool,
+    ) -> Result<Arc<Context>> {
+        let (ch, _) = new_handle(Kind::Context);
+        let (sh, sid) = new_handle(Kind::Stream);
+        let stream = Arc::new(Stream::new(&format!(
+            "default stream {sid} of device {logical}"
+        ))?);
+        let ctx = Arc::new(Context {
+            handle: ch,
+            logical,
+            physical,
+            default_stream: sh,
+            is_default,
+        });
+        reg.streams.insert(
+            sh,
+            Arc::new(StreamEntry {
+                handle: sh,
+                id: sid as i32,
+                ctx: ch,
+                logical,
+                physical,
+                priority: 0,
+                flags: 0,
+                is_default: true,
+                stream,
+            }),
+        );
+        reg.contexts.insert(ch, ctx.clone());
+        Ok(ctx)
+    }
+
+    /// `aclrtSetDevice`: take a reference on the device's default context (creating it) and
+    /// make it the calling thread's current context.
+    pub fn set_device(&self, logical: i32) -> Result<()> {
+        let physical = self.physical_device(logical)?;
+        let mut reg = self.reg.lock();
+        let h = match reg.default_ctx.get_mut(&logical) {
+            Some((h, n)) => {
+                *n += 1;
+                *h
+            }
+            None => {
+                let c = self.new_context(&mut reg, logical, physical, true)?;
+                reg.default_ctx.insert(logical, (c.handle, 1));
+                c.handle
+            }
+        };
+        drop(reg);
+        set_current_handle(h);
+        Ok(())
+    }
+
+    /// `aclrtResetDevice(Force)`: drop one reference (all with `force`); the last one frees
+    /// the default context, its streams (after their pending work) and the device's peer
+    /// access settings.
+    pub fn reset_device(&self, logical: i32, force: bool) -> Result<()> {
+        self.physical_device(logical)?;
+        let mut reg = self.reg.lock();
+        let Some((h, n)) = reg.default_ctx.get_mut(&logical) else {
+            return Err(Error::invalid(format!(
+                "device {logical} is not set in this process (call aclrtSetDevice first; it was never set or already reset)"
+            )));
+        };
+        let h = *h;
+        if !force && *n > 1 {
+            *n -= 1;
+            return Ok(());
+        }
+        reg.default_ctx.remove(&logical);
+        reg.peers.retain(|&(a, b)| a != logical && b != logical);
+        let victims = Self::remove_context_locked(&mut reg, h);
+        drop(reg);
+        for s in victims {
+            s.stream.destroy(false);
+        }
+        if current_handle() == h {
+            set_current_handle(0);
+        }
+        Ok(())
+    }
+
+    /// Remove context `h` and its streams from the registry; returns the streams to destroy
+    /// (outside the lock).
+    fn remove_context_locked(reg: &mut Registry, h: u64) -> Vec<Arc<StreamEntry>> {
+        reg.contexts.remove(&h);
+        let hs: Vec<u64> = reg
+            .streams
+            .values()
+            .filter(|s| s.ctx == h)
+            .map(|s| s.handle)
+            .collect();
+        let mut out = Vec::new();
+        for sh in hs {
+            if let Some(s) = reg.streams.remove(&sh) {
+                reg.subs.remove(&sh);
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// `aclrtCreateContext`: a new context on `logical`, made current for the caller.
+    pub fn create_context(&self, logical: i32) -> Result<u64> {
+        let physical = self.physical_device(logical)?;
+        let mut reg = self.reg.lock();
+        let c = self.new_context(&mut reg, logical, physical, false)?;
+        drop(reg);
+        set_current_handle(c.handle);
+        Ok(c.handle)
+    }
+
+    /// `aclrtDestroyContext`.
+    pub fn destroy_context(&self, handle: *mut c_void) -> Result<()> {
+        let c = self.context(handle, "context")?;
+        if c.is_default {
+            return Err(Error::invalid(format!(
+                "context = {:#x} is the default context of device {}, which aclrtResetDevice releases; aclrtDestroyContext only destroys contexts made by aclrtCreateContext",
+                c.handle, c.logical
+            )));
+        }
+        let victims = {
+            let mut reg = self.reg.lock();
+            Self::remove_context_locked(&mut reg, c.handle)
+        };
+        for s in victims {
+            s.stream.destroy(false);
+        }
+        if current_handle() == c.handle {
+            set_current_handle(0);
+        }
+        Ok(())
+    }
+
+    /// `aclrtCreateStream*`: a new stream in the current context.
+    pub fn create_stream(&self, priority: u32, flags: u32) -> Result<u64> {
+        let ctx = self.current_context()?;
+        let (h, id) = new_handle(Kind::Stream);
+        let stream = Arc::new(Stream::new(&format!(
+            "stream {id} of device {}",
+            ctx.logical
+        ))?);
+        let e = Arc::new(StreamEntry {
+            handle: h,
+            id: id as i32,
+            ctx: ctx.handle,
+            logical: ctx.logical,
+            physical: ctx.physical,
+            priority,
+            flags,
+            is_default: false,
+            stream,
+        });
+        self.reg.lock().streams.insert(h, e);
+        Ok(h)
+    }
+
+    /// `aclrtDestroyStream(Force)`.
+    pub fn destroy_stream(&self, handle: *mut c_void, force: bool) -> Result<()> {
+        let h = handle as u64;
+        if h == 0 {
+            return Err(Error::invalid("argument stream is NULL"));
+        }
+        let e = {
+            let mut reg = self.reg.lock();
+            match reg.streams.get(&h) {
+                None => return Err(bad_handle(Kind::Stream, "stream", h)),
+                Some(e) if e.is_default => {
+                    return Err(Error::invalid(format!(
+                        "stream = {h:#x} is the default stream of a context; it is released with its context"
+                    )))
+                }
+                Some(_) => {}
+            }
+            reg.subs.remove(&h);
+            reg.streams.remove(&h).expect("checked above")
+        };
+        e.stream.destroy(force);
+        Ok(())
+    }
+
+    /// Every live stream of logical device `logical`.
+    pub fn device_streams(&self, logical: i32) -> Vec<Arc<StreamEntry>> {
+        let reg = self.reg.lock();
+        let mut v: Vec<_> = reg
+            .streams
+            .values()
+            .filter(|s| s.logical == logical)
+            .cloned()
+            .collect();
+        v.sort_by_key(|s| s.id);
+        v
+    }
+
+    /// `aclrtSynchronizeDevice(WithTimeout)`: wait for every stream of the current device.
+    pub fn synchronize_device(&self, timeout: Option<Duration>) -> Result<()> {
+        let (logical, _) = self.current_device()?;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut first: Option<Error> = None;
+        for s in self.device_streams(logical) {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if let Err(e) = s.stream.synchronize(left) {
+                if e.code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT {
+                    return Err(Error::new(
+                        ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                        format!(
+                            "device {logical} did not finish within {} ms: {}",
+                            timeout.map_or(0, |d| d.as_millis()),
+                            e.msg
+                        ),
+                    ));
+                }
+                first.get_or_insert(e);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// `aclrtCreateEvent*`: a new event on the current device.
+    pub fn create_event(&self, flags: u32) -> Result<u64> {
+        let (logical, _) = self.current_device()?;
+        let (h, id) = new_handle(Kind::Event);
+        let e = Arc::new(EventEntry {
+            handle: h,
+            id,
+            logical,
+            event: Event::new(flags),
+        });
+        self.reg.lock().events.insert(h, e);
+        Ok(h)
+    }
+
+    /// `aclrtDestroyEvent`.
+    pub fn destroy_event(&self, handle: *mut c_void) -> Result<()> {
+        let h = handle as u64;
+        if h == 0 {
+            return Err(Error::invalid("argument event is NULL"));
+        }
+        self.reg
+            .lock()
+            .events
+            .remove(&h)
+            .map(|_| ())
+            .ok_or_else(|| bad_handle(Kind::Event, "event", h))
+    }
+
+    /// Log one line through this runtime's logger.
+    pub fn log(&self, level: LogLevel, msg: &str) {
+        self.logger.log(level, "ASCENDCL", msg);
     }
 }
 
 /// Log one line through the runtime's logger (works before `aclInit`: the environment is
 /// read on first use).
 pub fn log(level: LogLevel, msg: &str) {
+    if let Some(rt) = try_get() {
+        rt.log(level, msg);
+        return;
+    }
     let logger = match Config::from_env() {
         Ok(c) => Logger::new(&c),
-        Err(_) => Logger { level: LogLevel::Error, to_stdout: false },
+        Err(_) => Logger {
+            level: LogLevel::Error,
+            to_stdout: false,
+        },
     };
     logger.log(level, "ASCENDCL", msg);
+}
+
+/// A C timeout in milliseconds (-1 = forever, 0 = poll once, > 0) as a `Duration`; values
+/// below -1 are `ACL_ERROR_RT_PARAM_INVALID` (as `aclrtSynchronize*WithTimeout` in CANN).
+pub fn timeout_ms(timeout: i32) -> Result<Option<Duration>> {
+    match timeout {
+        -1 => Ok(None),
+        t if t >= 0 => Ok(Some(Duration::from_millis(t as u64))),
+        t => Err(Error::new(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("timeout = {t} is invalid: expected -1 (wait forever), 0 (poll once) or a number of milliseconds"),
+        )),
+    }
 }

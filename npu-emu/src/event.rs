@@ -1,1 +1,388 @@
-//! TODO: event
+//! Events: markers recorded on a stream (DESIGN §2).
+//!
+//! `record` numbers the record (1, 2, …) on the host and enqueues a task that, when the
+//! stream reaches it, stamps a `CLOCK_MONOTONIC` timestamp and marks that record number
+//! complete. A stream waiting on an event captures the record number current at wait time
+//! and blocks its worker until that record completes, so later records do not delay it.
+//! `reset` is a task too: it makes the event "not recorded" again.
+//!
+//! If a record task is discarded (stream destroyed with force, or stop-on-failure), the record
+//! still counts as finished so nobody waits forever, but it carries no timestamp.
+
+use crate::codes::{
+    ACL_ERROR_RT_EVENT_NOT_COMPLETE, ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+    ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+};
+use crate::error::{Error, Result};
+use crate::stream::Stream;
+use parking_lot::{Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// `ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL` (abi.md §1.5 B): end recorded before start.
+pub const ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL: i32 = 107007;
+
+/// Nanoseconds of `CLOCK_MONOTONIC`.
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[derive(Default)]
+struct State {
+    /// Records issued by the host so far.
+    recorded: u64,
+    /// Highest record number finished (run or discarded).
+    completed: u64,
+    /// Timestamp of the latest finished record, if it ran and no reset ran after it.
+    timestamp_ns: Option<u64>,
+    /// A record ran and no reset ran since.
+    valid: bool,
+    waiters: u32,
+}
+
+/// One event.
+pub struct Event {
+    flags: u32,
+    st: Mutex<State>,
+    cv: Condvar,
+    waits_enqueued: AtomicU64,
+    waits_done: AtomicU64,
+}
+
+/// What an event looks like right now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status {
+    /// The event was recorded at least once since creation.
+    pub ever_recorded: bool,
+    /// Every record issued so far has finished.
+    pub complete: bool,
+    /// The latest finished record ran (has a timestamp) and was not reset since.
+    pub valid: bool,
+    /// Every stream wait on this event has finished.
+    pub waits_complete: bool,
+}
+
+struct RecordGuard {
+    ev: Arc<Event>,
+    n: u64,
+    ran: bool,
+}
+
+impl RecordGuard {
+    fn fire(&mut self) {
+        self.ev.finish(self.n, Some(now_ns()));
+        self.ran = true;
+    }
+}
+
+impl Drop for RecordGuard {
+    fn drop(&mut self) {
+        if !self.ran {
+            self.ev.finish(self.n, None);
+        }
+    }
+}
+
+impl Event {
+    /// A new event created with `flags` (the `ACL_EVENT_*` bits, kept for queries).
+    pub fn new(flags: u32) -> Arc<Event> {
+        Arc::new(Event {
+            flags,
+            st: Mutex::new(State::default()),
+            cv: Condvar::new(),
+            waits_enqueued: AtomicU64::new(0),
+            waits_done: AtomicU64::new(0),
+        })
+    }
+
+    /// The creation flags.
+    pub fn flags(&self) -> u32 {
+        self.flags
+    }
+
+    /// Record the event on `stream` (`aclrtRecordEvent`).
+    pub fn record(self: &Arc<Self>, stream: &Stream) -> Result<()> {
+        let n = {
+            let mut st = self.st.lock();
+            st.recorded += 1;
+            st.recorded
+        };
+        let mut guard = RecordGuard {
+            ev: self.clone(),
+            n,
+            ran: false,
+        };
+        stream.enqueue(Box::new(move || {
+            guard.fire();
+            Ok(())
+        }))
+    }
+
+    /// Make the event "not recorded" when `stream` reaches this point (`aclrtResetEvent`).
+    pub fn reset(self: &Arc<Self>, stream: &Stream) -> Result<()> {
+        let ev = self.clone();
+        stream.enqueue(Box::new(move || {
+            let mut st = ev.st.lock();
+            st.valid = false;
+            st.timestamp_ns = None;
+            Ok(())
+        }))
+    }
+
+    /// Make `stream` wait (on its worker) until the record current now has finished
+    /// (`aclrtStreamWaitEvent`). An event never recorded imposes no wait. `timeout`
+    /// bounds the wait; a timeout becomes the stream's asynchronous error.
+    pub fn wait_on(self: &Arc<Self>, stream: &Stream, timeout: Option<Duration>) -> Result<()> {
+        let target = self.st.lock().recorded;
+        let ev = self.clone();
+        self.waits_enqueued.fetch_add(1, Ordering::SeqCst);
+        struct Done(Arc<Event>);
+        impl Drop for Done {
+            fn drop(&mut self) {
+                self.0.waits_done.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let done = Done(ev.clone());
+        stream.enqueue(Box::new(move || {
+            let _done = done;
+            if target == 0 || ev.wait_finished(target, timeout) {
+                Ok(())
+            } else {
+                Err(Error::new(
+                    ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+                    format!(
+                        "a stream wait on an event timed out after {} ms (record {target} never finished)",
+                        timeout.map_or(0, |d| d.as_millis())
+                    ),
+                ))
+            }
+        }))
+    }
+
+    /// Block the host until the record current now has finished; `None` = forever,
+    /// `Some(0)` = poll once. `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT` on timeout.
+    pub fn synchronize(&self, timeout: Option<Duration>) -> Result<()> {
+        let target = self.st.lock().recorded;
+        if target == 0 || self.wait_finished(target, timeout) {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+                format!(
+                    "the event did not complete within {} ms",
+                    timeout.map_or(0, |d| d.as_millis())
+                ),
+            ))
+        }
+    }
+
+    /// The event's state.
+    pub fn status(&self) -> Status {
+        let st = self.st.lock();
+        Status {
+            ever_recorded: st.recorded > 0,
+            complete: st.completed >= st.recorded,
+            valid: st.valid,
+            waits_complete: self.waits_done.load(Ordering::SeqCst)
+                >= self.waits_enqueued.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Timestamp (ns, `CLOCK_MONOTONIC`) of the latest finished record. Errors if the event
+    /// was never recorded, was reset, or its latest record has not finished.
+    pub fn timestamp_ns(&self) -> Result<u64> {
+        let st = self.st.lock();
+        if st.recorded == 0 {
+            return Err(Error::new(
+                ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                "the event was never recorded (call aclrtRecordEvent first)",
+            ));
+        }
+        if st.completed < st.recorded {
+            return Err(Error::new(
+                ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+                "the event's latest record has not completed yet (synchronize the stream or the event first)",
+            ));
+        }
+        match (st.valid, st.timestamp_ns) {
+            (true, Some(t)) => Ok(t),
+            _ => Err(Error::new(
+                ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                "the event has no timestamp: it was reset, or its record task was discarded",
+            )),
+        }
+    }
+
+    /// Milliseconds between two finished records (`aclrtEventElapsedTime`).
+    pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32> {
+        let a = start
+            .timestamp_ns()
+            .map_err(|e| Error::new(e.code, format!("startEvent: {}", e.msg)))?;
+        let b = end
+            .timestamp_ns()
+            .map_err(|e| Error::new(e.code, format!("endEvent: {}", e.msg)))?;
+        if b < a {
+            return Err(Error::new(
+                ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL,
+                format!("endEvent completed {} ns before startEvent", a - b),
+            ));
+        }
+        Ok((b - a) as f64 as f32 / 1.0e6)
+    }
+
+    fn finish(&self, n: u64, ts: Option<u64>) {
+        let mut st = self.st.lock();
+        if n >= st.completed {
+            st.completed = n;
+            st.timestamp_ns = ts;
+            st.valid = ts.is_some();
+        }
+        if st.waiters > 0 {
+            self.cv.notify_all();
+        }
+    }
+
+    /// Wait until record `target` finished; false on timeout.
+    fn wait_finished(&self, target: u64, timeout: Option<Duration>) -> bool {
+        let start = Instant::now();
+        let deadline = timeout.map(|t| start + t);
+        {
+            let st = self.st.lock();
+            if st.completed >= target {
+                return true;
+            }
+        }
+        if timeout == Some(Duration::ZERO) {
+            return false;
+        }
+        // Short yield phase before sleeping (a record is usually imminent).
+        let yield_until = start + Duration::from_micros(50);
+        loop {
+            if self.st.lock().completed >= target {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= yield_until || deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        let mut st = self.st.lock();
+        st.waiters += 1;
+        let ok = loop {
+            if st.completed >= target {
+                break true;
+            }
+            match deadline {
+                None => self.cv.wait(&mut st),
+                Some(d) => {
+                    if Instant::now() >= d {
+                        break st.completed >= target;
+                    }
+                    let _ = self.cv.wait_until(&mut st, d);
+                }
+            }
+        };
+        st.waiters -= 1;
+        ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn record_sync_elapsed() {
+        let s = Stream::new("ev").unwrap();
+        let a = Event::new(0);
+        let b = Event::new(0);
+        assert!(a.timestamp_ns().is_err());
+        a.record(&s).unwrap();
+        s.enqueue(Box::new(|| {
+            std::thread::sleep(Duration::from_millis(2));
+            Ok(())
+        }))
+        .unwrap();
+        b.record(&s).unwrap();
+        b.synchronize(None).unwrap();
+        let ms = Event::elapsed_ms(&a, &b).unwrap();
+        assert!(ms >= 2.0, "{ms}");
+        let e = Event::elapsed_ms(&b, &a).unwrap_err();
+        assert_eq!(e.code, ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL);
+        assert!(a.status().complete && a.status().valid);
+        a.reset(&s).unwrap();
+        s.synchronize(None).unwrap();
+        assert!(!a.status().valid);
+    }
+
+    #[test]
+    fn cross_stream_wait_orders_work() {
+        let s1 = Stream::new("s1").unwrap();
+        let s2 = Stream::new("s2").unwrap();
+        let ev = Event::new(0);
+        let gate = Arc::new(AtomicBool::new(false));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (g, l) = (gate.clone(), log.clone());
+        s1.enqueue(Box::new(move || {
+            while !g.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            l.lock().push("s1");
+            Ok(())
+        }))
+        .unwrap();
+        ev.record(&s1).unwrap();
+        ev.wait_on(&s2, None).unwrap();
+        let l = log.clone();
+        s2.enqueue(Box::new(move || {
+            l.lock().push("s2");
+            Ok(())
+        }))
+        .unwrap();
+        assert!(!ev.status().waits_complete);
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(log.lock().is_empty());
+        assert_eq!(
+            ev.synchronize(Some(Duration::ZERO)).unwrap_err().code,
+            ACL_ERROR_RT_EVENT_SYNC_TIMEOUT
+        );
+        gate.store(true, Ordering::SeqCst);
+        s2.synchronize(None).unwrap();
+        assert_eq!(*log.lock(), vec!["s1", "s2"]);
+        assert!(ev.status().waits_complete);
+    }
+
+    #[test]
+    fn discarded_record_releases_waiters() {
+        let s = Stream::new("x").unwrap();
+        let ev = Event::new(0);
+        let gate = Arc::new(AtomicBool::new(false));
+        let g = gate.clone();
+        s.enqueue(Box::new(move || {
+            while !g.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Ok(())
+        }))
+        .unwrap();
+        ev.record(&s).unwrap();
+        let g = gate.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(5));
+            g.store(true, Ordering::SeqCst);
+        });
+        s.destroy(true);
+        t.join().unwrap();
+        ev.synchronize(None).unwrap();
+        assert!(ev.timestamp_ns().is_err());
+    }
+}

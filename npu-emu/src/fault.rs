@@ -1,1 +1,311 @@
-//! TODO: fault
+//! Host access to device memory is caught (DESIGN §2).
+//!
+//! Device memory is reserved without access rights at its canonical address, so host code
+//! that dereferences a device pointer gets SIGSEGV. [`install`] puts a SIGSEGV/SIGBUS
+//! handler in front of whatever was installed before: when the faulting address lies in a
+//! canonical range ([`crate::memory::is_canonical`]) it prints
+//!
+//! ```text
+//! [ERROR] ASCENDCL(pid,tid): host code read device memory at 0x110000000040: inside
+//! allocation 0x110000000000 (1024 bytes) on device 0 at offset 64 (allocated by this
+//! process) — device memory is not host-accessible; copy it with aclrtMemcpy
+//! ```
+//!
+//! to stderr (one line, with `write(2)`) and lets the process die of the same signal, so its
+//! exit status still says SIGSEGV. Any other fault goes to the previously installed handler
+//! (Rust's stack-overflow handler, a sanitizer, a crash reporter) or the default action.
+//!
+//! The runtime (`libascendcl`) calls [`install`] at `aclInit` with a function that reaches
+//! its node without blocking and calls [`describe`]; the handler calls it only for faults in
+//! the canonical ranges, i.e. on the way to dying, so allocating there is acceptable. The
+//! statics below are the one piece of process-global state a signal handler needs.
+
+use crate::memory::{device_of, is_canonical};
+use crate::node::Node;
+use std::cell::UnsafeCell;
+use std::fmt::{self, Write as _};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// What the faulting instruction did, when the CPU tells us.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    Unknown,
+}
+
+/// Describe what a host access at `addr` hit in `node` ("inside allocation 0x… (N bytes)
+/// on device D at offset K (allocated by this process)", "in freed memory …", "device
+/// memory of device D held by another process …"). Never blocks: `None` when another
+/// thread holds the node's state or `addr` is not a device address.
+pub fn describe(node: &Node, addr: u64) -> Option<String> {
+    node.describe_addr(addr)
+}
+
+fn write_message(
+    w: &mut impl fmt::Write,
+    addr: u64,
+    access: Access,
+    detail: Option<&str>,
+) -> fmt::Result {
+    let verb = match access {
+        Access::Read => "read",
+        Access::Write => "wrote",
+        Access::Unknown => "accessed",
+    };
+    write!(w, "host code {verb} device memory at 0x{addr:x}: ")?;
+    match (detail, device_of(addr)) {
+        (Some(d), _) => w.write_str(d)?,
+        (None, Some(dev)) => write!(w, "device {dev} (the allocation could not be looked up)")?,
+        (None, None) => w.write_str("a reserved device virtual address range")?,
+    }
+    w.write_str(" — device memory is not host-accessible; copy it with aclrtMemcpy")
+}
+
+/// The message the handler prints (without the log prefix), for `addr`, `access` and a
+/// [`describe`] result.
+pub fn message(addr: u64, access: Access, detail: Option<&str>) -> String {
+    let mut s = String::new();
+    let _ = write_message(&mut s, addr, access, detail);
+    s
+}
+
+/// A fixed buffer that formats without allocating; overlong text is cut.
+struct StackBuf {
+    buf: [u8; 2048],
+    len: usize,
+}
+
+impl fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let n = s.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
+}
+
+struct Prev(UnsafeCell<[MaybeUninit<libc::sigaction>; 2]>);
+// SAFETY: written once by `install` before the handler can run, read-only afterwards.
+unsafe impl Sync for Prev {}
+
+static PREV: Prev = Prev(UnsafeCell::new([
+    MaybeUninit::uninit(),
+    MaybeUninit::uninit(),
+]));
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// The `describe` callback as a `fn(u64) -> Option<String>` pointer (0 = none).
+static DESCRIBE: AtomicUsize = AtomicUsize::new(0);
+
+/// Install the SIGSEGV/SIGBUS handler (once per process; later calls only replace
+/// `describe`). `describe(addr)` returns what the address hit, or `None`; it must not block
+/// (use `try_lock`).
+///
+/// # Safety
+/// Changes process-wide signal dispositions; call it from normal (non-signal) context.
+pub unsafe fn install(describe: fn(u64) -> Option<String>) {
+    DESCRIBE.store(describe as usize, Ordering::SeqCst);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let prev = &mut *PREV.0.get();
+    for (i, sig) in [libc::SIGSEGV, libc::SIGBUS].into_iter().enumerate() {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, prev[i].as_mut_ptr());
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+unsafe fn access_of(ctx: *mut libc::c_void) -> Access {
+    if ctx.is_null() {
+        return Access::Unknown;
+    }
+    let uc = &*(ctx as *const libc::ucontext_t);
+    // Page-fault error code: bit 1 set for a write.
+    if uc.uc_mcontext.gregs[libc::REG_ERR as usize] & 2 != 0 {
+        Access::Write
+    } else {
+        Access::Read
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn access_of(_ctx: *mut libc::c_void) -> Access {
+    Access::Unknown
+}
+
+unsafe fn set_default(sig: libc::c_int) {
+    let mut sa: libc::sigaction = std::mem::zeroed();
+    sa.sa_sigaction = libc::SIG_DFL;
+    libc::sigemptyset(&mut sa.sa_mask);
+    libc::sigaction(sig, &sa, std::ptr::null_mut());
+}
+
+extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo and context.
+    unsafe {
+        let code = (*info).si_code;
+        let addr = (*info).si_addr() as u64;
+        // si_code > 0: raised by the kernel for a fault (not kill/raise).
+        if code > 0 && is_canonical(addr) {
+            let access = access_of(ctx);
+            let f = DESCRIBE.load(Ordering::SeqCst);
+            let detail = if f != 0 {
+                let f: fn(u64) -> Option<String> = std::mem::transmute(f);
+                f(addr)
+            } else {
+                None
+            };
+            let mut b = StackBuf {
+                buf: [0; 2048],
+                len: 0,
+            };
+            let tid = libc::syscall(libc::SYS_gettid);
+            let _ = write!(b, "[ERROR] ASCENDCL({},{}): ", libc::getpid(), tid);
+            let _ = write_message(&mut b, addr, access, detail.as_deref());
+            if b.len == b.buf.len() {
+                b.len -= 1;
+            }
+            b.buf[b.len] = b'\n';
+            b.len += 1;
+            libc::write(2, b.buf.as_ptr() as *const libc::c_void, b.len);
+            // Die of the same signal: default action, then re-raise it unblocked.
+            set_default(sig);
+            libc::raise(sig);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            return; // re-executing the access faults again with the default action
+        }
+        let idx = if sig == libc::SIGSEGV { 0 } else { 1 };
+        let prev = (*PREV.0.get())[idx].assume_init_ref();
+        let h = prev.sa_sigaction;
+        if h == libc::SIG_DFL || h == libc::SIG_IGN {
+            set_default(sig);
+            if code <= 0 {
+                libc::raise(sig);
+            }
+            // A fault re-executes and dies with the default action.
+        } else if prev.sa_flags & libc::SA_SIGINFO != 0 {
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                std::mem::transmute(h);
+            f(sig, info, ctx);
+        } else {
+            let f: extern "C" fn(libc::c_int) = std::mem::transmute(h);
+            f(sig);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::Node;
+    use std::os::unix::process::ExitStatusExt;
+    use std::sync::OnceLock;
+
+    static NODE: OnceLock<Node> = OnceLock::new();
+
+    fn describe_test(addr: u64) -> Option<String> {
+        NODE.get().and_then(|n| describe(n, addr))
+    }
+
+    #[test]
+    fn message_text() {
+        let m = message(crate::memory::device_addr(2, 64), Access::Write, None);
+        assert_eq!(
+            m,
+            "host code wrote device memory at 0x130000000040: device 2 (the allocation could \
+             not be looked up) — device memory is not host-accessible; copy it with aclrtMemcpy"
+        );
+    }
+
+    /// Child side of [`host_access_is_reported`].
+    #[test]
+    fn fault_child() {
+        let Ok(mode) = std::env::var("NPU_EMU_TEST_FAULT") else {
+            return;
+        };
+        let dir = std::env::var("NPU_EMU_TEST_FAULT_DIR").unwrap();
+        let cfg = crate::node::tests::config(std::path::Path::new(&dir), 1, "256M");
+        let node = NODE.get_or_init(|| Node::open(&cfg).unwrap());
+        unsafe { install(describe_test) };
+        let a = node.alloc(0, 4096, 4000).unwrap();
+        let p = a.addr as *mut u8;
+        unsafe {
+            match mode.as_str() {
+                "read" => {
+                    std::ptr::read_volatile(p.add(100));
+                }
+                "write" => std::ptr::write_volatile(p.add(8), 1),
+                "freed" => {
+                    node.free(a.addr).unwrap();
+                    std::ptr::read_volatile(p);
+                }
+                _ => std::ptr::write_volatile(std::ptr::null_mut::<u8>().add(8), 1),
+            }
+        }
+        unsafe { libc::_exit(0) };
+    }
+
+    fn run_child(mode: &str) -> (std::process::ExitStatus, String) {
+        let t = crate::node::tests::TempDir::new("fault");
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "fault::tests::fault_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("NPU_EMU_TEST_FAULT", mode)
+            .env("NPU_EMU_TEST_FAULT_DIR", &t.0)
+            .output()
+            .unwrap();
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    #[test]
+    fn host_access_is_reported() {
+        let (st, err) = run_child("read");
+        assert_eq!(st.signal(), Some(libc::SIGSEGV), "{err}");
+        let line = err
+            .lines()
+            .find(|l| l.contains("ASCENDCL"))
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!(line.starts_with("[ERROR] ASCENDCL("), "{line}");
+        #[cfg(target_arch = "x86_64")]
+        assert!(
+            line.contains("host code read device memory at 0x"),
+            "{line}"
+        );
+        assert!(line.contains("inside allocation 0x"), "{line}");
+        assert!(
+            line.contains("(4096 bytes) on device 0 at offset 100 (allocated by this process)"),
+            "{line}"
+        );
+        assert!(line.ends_with("copy it with aclrtMemcpy"), "{line}");
+
+        let (st, err) = run_child("write");
+        assert_eq!(st.signal(), Some(libc::SIGSEGV), "{err}");
+        #[cfg(target_arch = "x86_64")]
+        assert!(err.contains("host code wrote device memory"), "{err}");
+        assert!(err.contains("at offset 8"), "{err}");
+
+        let (st, err) = run_child("freed");
+        assert_eq!(st.signal(), Some(libc::SIGSEGV), "{err}");
+        assert!(err.contains("freed memory"), "{err}");
+
+        // Other faults are not ours: the previous handler / default action.
+        let (st, err) = run_child("null");
+        assert_eq!(st.signal(), Some(libc::SIGSEGV), "{err}");
+        assert!(!err.contains("ASCENDCL"), "{err}");
+    }
+}

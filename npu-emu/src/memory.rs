@@ -9,14 +9,42 @@
 
 use crate::rtapi::RtPhys;
 
+// Where the canonical ranges sit (x86-64 and aarch64, 47/48-bit user address space):
+//
+//   0x1000_7fff_7fff  end of AddressSanitizer's high shadow (x86-64)
+//   0x1100_0000_0000  ADDR_BASE: device 0 .. device 63, 1 TiB apart (up to 0x5100_0000_0000)
+//   0x5555_....       PIE executables and their brk heap (ASLR range)
+//   0x6000_0000_0000  AddressSanitizer / LeakSanitizer allocator (4 TiB)
+//   0x6800_0000_0000  VMM_BASE: aclrtReserveMemAddress range, 16 TiB
+//   0x7e.._....       mmap area (shared libraries, thread stacks), top-down
+//
+// So programs built with -fsanitize=address still get their device memory at the canonical
+// addresses, and a wild host pointer into the executable or heap is never mistaken for a
+// device address by the fault handler.
+
 /// Canonical address of device 0's HBM.
-pub const ADDR_BASE: u64 = 0x1000_0000_0000;
+pub const ADDR_BASE: u64 = 0x1100_0000_0000;
 /// Distance between two devices' canonical ranges (and the largest HBM size).
 pub const DEVICE_STRIDE: u64 = 1 << 40;
 /// Most devices a node can have.
 pub const MAX_DEVICES: u32 = 64;
-/// Canonical range for `aclrtReserveMemAddress` (after the devices' ranges).
-pub const VMM_BASE: u64 = ADDR_BASE + MAX_DEVICES as u64 * DEVICE_STRIDE;
+/// End of the devices' canonical ranges.
+pub const DEVICES_END: u64 = ADDR_BASE + MAX_DEVICES as u64 * DEVICE_STRIDE;
+/// Canonical range for `aclrtReserveMemAddress` (above the devices' ranges, clear of
+/// executables and sanitizer regions).
+pub const VMM_BASE: u64 = 0x6800_0000_0000;
+/// Size of the canonical range handed out by `aclrtReserveMemAddress` (16 TiB, shared by
+/// every process of a node through a counter in the node header; never reused).
+pub const VMM_SIZE: u64 = 16 << 40;
+/// Allocation granularity of the virtual-memory (VMM) family
+/// (`aclrtMemGetAllocationGranularity`): 2 MiB, as on Ascend hardware.
+pub const VMM_GRANULARITY: u64 = 2 << 20;
+
+/// Whether `addr` lies in a canonical range the emulator owns: a device's HBM range or the
+/// VMM range. Host dereferences there are device-memory accesses.
+pub fn is_canonical(addr: u64) -> bool {
+    (ADDR_BASE..DEVICES_END).contains(&addr) || (VMM_BASE..VMM_BASE + VMM_SIZE).contains(&addr)
+}
 
 /// Canonical address of byte `offset` of physical device `device`'s HBM.
 pub fn device_addr(device: u32, offset: u64) -> u64 {
@@ -25,7 +53,7 @@ pub fn device_addr(device: u32, offset: u64) -> u64 {
 
 /// The physical device whose canonical range contains `addr` (by range only).
 pub fn device_of(addr: u64) -> Option<u32> {
-    if (ADDR_BASE..VMM_BASE).contains(&addr) {
+    if (ADDR_BASE..DEVICES_END).contains(&addr) {
         Some(((addr - ADDR_BASE) / DEVICE_STRIDE) as u32)
     } else {
         None
@@ -48,6 +76,67 @@ pub struct AllocInfo {
 impl AllocInfo {
     /// Physical location of the allocation's first byte.
     pub fn phys(&self) -> RtPhys {
-        RtPhys { device: self.device, _pad: 0, offset: self.addr - device_addr(self.device, 0) }
+        RtPhys {
+            device: self.device,
+            _pad: 0,
+            offset: self.addr - device_addr(self.device, 0),
+        }
+    }
+}
+
+/// A physical allocation of the VMM family (`aclrtMallocPhysical`): HBM reserved like an
+/// `aclrtMalloc` allocation but not mapped at any device address until
+/// [`crate::node::Node::map`] maps (part of) it into a range from
+/// [`crate::node::Node::reserve_va`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PhysHandleInfo {
+    /// Identity of the handle in this process (never 0, never reused by this `Node`).
+    pub id: u64,
+    /// Physical device id.
+    pub device: u32,
+    /// Bytes (a multiple of [`VMM_GRANULARITY`]).
+    pub size: u64,
+    /// Physical location of the first byte.
+    pub phys: RtPhys,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_fits_the_user_address_space() {
+        assert_eq!(device_of(device_addr(3, 17)), Some(3));
+        assert_eq!(device_of(VMM_BASE), None);
+        assert_eq!(device_of(DEVICES_END), None);
+        assert!(!is_canonical(DEVICES_END));
+        assert!(
+            !is_canonical(0x5555_5555_4000),
+            "PIE executables are host memory"
+        );
+        assert!(
+            !is_canonical(0x1000_7fff_7000),
+            "ASan shadow is host memory"
+        );
+        const { assert!(DEVICES_END <= 0x5555_0000_0000 && VMM_BASE >= 0x6400_0000_0000) };
+        assert!(is_canonical(device_addr(63, DEVICE_STRIDE - 1)));
+        assert!(is_canonical(VMM_BASE + VMM_SIZE - 1));
+        assert!(!is_canonical(VMM_BASE + VMM_SIZE));
+        // x86-64 and aarch64 (48-bit VA) user space ends at 1 << 47.
+        const { assert!(VMM_BASE + VMM_SIZE <= 1 << 47) };
+        let a = AllocInfo {
+            addr: device_addr(2, 4096),
+            size: 64,
+            requested: 10,
+            device: 2,
+        };
+        assert_eq!(
+            a.phys(),
+            RtPhys {
+                device: 2,
+                _pad: 0,
+                offset: 4096
+            }
+        );
     }
 }

@@ -6,12 +6,55 @@
 //! (device count, SoC, HBM size), a process table (pid, start time, bytes in use per
 //! device — read by `npu-emu smi` and `aclrtGetMemInfo`), per-device slab tables, and one
 //! sparse HBM backing file per device. Any process of the user that opens the node joins
-//! it; slabs of dead processes are reclaimed.
+//! it; slabs of dead processes are reclaimed. The file layout is described in
+//! `node/shared.rs`.
+//!
+//! How memory is handed out:
+//! - A process takes slabs (64 MiB on big devices, see [`Node::slab_size`]) of a device's
+//!   HBM from the shared slab table under the node lock; an allocation larger than a slab
+//!   takes a contiguous run of slabs. Inside its slabs it suballocates privately (first fit,
+//!   32-byte aligned). A slab run with no live allocation left goes back to the node.
+//! - Backing pages are reserved with `fallocate` when memory is allocated, so a full
+//!   `/dev/shm` is an allocation error, never a SIGBUS later; freed pages are punched out
+//!   of the file so the RAM goes back to the system.
+//! - Device `d`'s HBM is reserved without access at its canonical address
+//!   ([`crate::memory::device_addr`]) in every process, so a device pointer means the same
+//!   everywhere and a host dereference faults ([`crate::fault`]); the emulator reads and
+//!   writes through a read-write alias mapping of the same file ([`Node::check`]).
+//! - Each process counts the bytes it holds per device in its process-table slot (the sizes
+//!   after CANN's rounding, as the caller passes them), so [`Node::mem_info`] and
+//!   [`Node::usage`] add up across processes.
+//!
+//! The virtual-memory family (`aclrtReserveMemAddress`, `aclrtMallocPhysical`,
+//! `aclrtMapMem` …) is [`Node::reserve_va`], [`Node::alloc_physical`], [`Node::map`] and
+//! their inverses.
+//!
+//! A `Node` is used from many threads (API calls, stream workers); all methods take `&self`.
+//! A process that forks keeps the parent's `Node` in the child: the child may read memory
+//! through it but must not allocate or free (it has no slot of its own), which is an error.
 
-use crate::config::Config;
-use crate::error::Result;
-use crate::memory::AllocInfo;
+mod shared;
+mod suballoc;
+
+use crate::codes::ACL_ERROR_RT_MEMORY_ALLOCATION;
+use crate::config::{Config, LogLevel};
+use crate::error::{Error, Result};
+use crate::log::Logger;
+use crate::memory::{
+    device_addr, device_of, AllocInfo, PhysHandleInfo, MAX_DEVICES, VMM_BASE, VMM_GRANULARITY,
+    VMM_SIZE,
+};
 use crate::rtapi::RtPhys;
+use parking_lot::Mutex;
+use shared::{Mapping, Shared};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use suballoc::{Region, ALIGN};
+
+/// How many freed allocations a process remembers, to tell "freed memory" from "never
+/// allocated" in messages.
+const FREED_HISTORY: usize = 4096;
 
 /// What one live process uses (for `smi`).
 #[derive(Clone, Debug)]
@@ -23,71 +66,829 @@ pub struct ProcessUsage {
     pub bytes: Vec<u64>,
 }
 
+/// A mapped VMM range: `[va, va+size)` shows `[offset, offset+size)` of a physical handle.
+#[derive(Clone, Copy, Debug)]
+struct VaMap {
+    size: u64,
+    handle: u64,
+    offset: u64,
+    /// Physical location of `va`.
+    phys: RtPhys,
+}
+
+/// A physical handle and how many mappings use it.
+#[derive(Clone, Copy, Debug)]
+struct Handle {
+    info: PhysHandleInfo,
+    maps: usize,
+}
+
+/// This process's private bookkeeping.
+#[derive(Default)]
+struct Inner {
+    /// Slab runs this process holds, by (device, physical start).
+    regions: BTreeMap<(u32, u64), Region>,
+    /// Live allocations by canonical start address.
+    allocs: BTreeMap<u64, AllocInfo>,
+    /// Recently freed allocations, newest last.
+    freed: VecDeque<AllocInfo>,
+    /// Physical handles by id.
+    handles: BTreeMap<u64, Handle>,
+    next_handle: u64,
+    /// VA ranges reserved by this process: start → size.
+    vas: BTreeMap<u64, u64>,
+    /// Mapped VA ranges: start → mapping.
+    maps: BTreeMap<u64, VaMap>,
+}
+
 /// This process's view of the node: mappings, its own allocations, its process-table slot.
 pub struct Node {
-    _private: (),
+    sh: Shared,
+    /// Our slot in the process table.
+    slot: usize,
+    /// The process that opened the node (a fork child must not allocate through it).
+    pid: u32,
+    /// Read-write alias of each device's HBM file.
+    alias: Vec<Mapping>,
+    inner: Mutex<Inner>,
+}
+
+// SAFETY: the raw pointers are shared mappings that live as long as the Node; private
+// state is behind a mutex and the shared state is accessed with atomics under the lock.
+unsafe impl Send for Node {}
+unsafe impl Sync for Node {}
+
+/// Canonical reservations of this process: bytes reserved from `device_addr(d, 0)` per
+/// device. Process-wide because an address range can be reserved only once per process,
+/// and several `Node`s (tests, re-init after `aclFinalize`) reuse it. Never shrinks.
+static CANONICAL: Mutex<[u64; MAX_DEVICES as usize]> =
+    parking_lot::const_mutex([0; MAX_DEVICES as usize]);
+
+fn page_up(n: u64) -> u64 {
+    n.next_multiple_of(4096)
+}
+
+/// Reserve `[addr, addr+len)` without access, failing if anything is mapped there.
+fn reserve_fixed(addr: u64, len: u64) -> std::io::Result<()> {
+    // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
+    let p = unsafe {
+        libc::mmap(
+            addr as *mut libc::c_void,
+            len as usize,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE
+                | libc::MAP_ANONYMOUS
+                | libc::MAP_NORESERVE
+                | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    if p as u64 != addr {
+        // A kernel older than 4.17 treats the flag as a hint.
+        // SAFETY: we just created this mapping.
+        unsafe { libc::munmap(p, len as usize) };
+        return Err(std::io::Error::from_raw_os_error(libc::EEXIST));
+    }
+    Ok(())
+}
+
+/// Make sure device `d`'s canonical range covers `len` bytes in this process.
+fn reserve_canonical(d: u32, len: u64) -> Result<()> {
+    let mut have = CANONICAL.lock();
+    let cur = have[d as usize];
+    let len = page_up(len);
+    if cur >= len {
+        return Ok(());
+    }
+    let start = device_addr(d, cur);
+    if let Err(e) = reserve_fixed(start, len - cur) {
+        return Err(Error::new(
+            ACL_ERROR_RT_MEMORY_ALLOCATION,
+            format!(
+                "cannot reserve the device address range 0x{start:x}..0x{:x} of device {d} in \
+                 this process: {e}; something else (a library or a fixed mapping) already \
+                 uses it, so device memory cannot be mapped at its canonical address",
+                device_addr(d, len)
+            ),
+        ));
+    }
+    have[d as usize] = len;
+    Ok(())
 }
 
 impl Node {
     /// Create or join the node described by `cfg`; map every device's HBM (canonical
     /// range without access, plus the read-write alias); register this process.
     pub fn open(cfg: &Config) -> Result<Node> {
-        let _ = cfg;
-        todo!("memory helper")
+        let (sh, warnings) = Shared::open(cfg)?;
+        let logger = Logger::new(cfg);
+        for w in &warnings {
+            logger.log(LogLevel::Warning, "NPU_EMU", w);
+        }
+        for d in 0..sh.devices {
+            reserve_canonical(d, sh.hbm_size)?;
+        }
+        let mut alias = Vec::new();
+        for d in 0..sh.devices {
+            let path = sh.dir.join(format!("hbm.{d}"));
+            alias.push(Mapping::map(
+                &sh.hbm[d as usize],
+                sh.hbm_size as usize,
+                &path,
+            )?);
+        }
+        let slot = sh.register()?;
+        Ok(Node {
+            sh,
+            slot,
+            pid: std::process::id(),
+            alias,
+            inner: Mutex::new(Inner {
+                next_handle: 1,
+                ..Default::default()
+            }),
+        })
     }
+
     /// Devices on the node (from the node header, which the first process wrote).
     pub fn devices(&self) -> u32 {
-        todo!()
+        self.sh.devices
     }
+
     /// HBM bytes per device.
     pub fn hbm_size(&self) -> u64 {
-        todo!()
+        self.sh.hbm_size
     }
+
+    /// SoC name of the node (from the node header).
+    pub fn soc_name(&self) -> &str {
+        &self.sh.soc
+    }
+
+    /// The node directory.
+    pub fn dir(&self) -> &Path {
+        &self.sh.dir
+    }
+
+    /// Size of the slabs processes take from a device.
+    pub fn slab_size(&self) -> u64 {
+        self.sh.slab_size
+    }
+
+    fn check_device(&self, device: u32, func: &str) -> Result<()> {
+        if device >= self.sh.devices {
+            return Err(Error::invalid(format!(
+                "{func}: device {device} does not exist; the node has devices 0..{}",
+                self.sh.devices - 1
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_owner(&self) -> Result<()> {
+        let me = std::process::id();
+        if me != self.pid {
+            return Err(Error::invalid(format!(
+                "process {me} uses device memory state inherited from process {} across \
+                 fork(); a forked child must not allocate or free through its parent's \
+                 runtime",
+                self.pid
+            )));
+        }
+        Ok(())
+    }
+
+    fn alias_ptr(&self, device: u32, offset: u64) -> *mut u8 {
+        // SAFETY: callers check offset <= hbm_size; the alias maps hbm_size bytes.
+        unsafe { self.alias[device as usize].ptr.add(offset as usize) }
+    }
+
+    fn bytes_add(&self, device: u32, n: u64) {
+        self.sh.proc(self.slot).bytes[device as usize].fetch_add(n, Ordering::SeqCst);
+    }
+
+    fn bytes_sub(&self, device: u32, n: u64) {
+        self.sh.proc(self.slot).bytes[device as usize].fetch_sub(n, Ordering::SeqCst);
+    }
+
+    /// Take `size` bytes (multiple of 32) aligned to `align` on `device`, with backing
+    /// pages reserved. Returns the physical offset.
+    fn take(&self, inner: &mut Inner, device: u32, size: u64, align: u64) -> Result<u64> {
+        let slab = self.sh.slab_size;
+        let mut found = None;
+        if size <= slab {
+            for r in inner
+                .regions
+                .range_mut((device, 0)..(device + 1, 0))
+                .map(|(_, r)| r)
+            {
+                if let Some(off) = r.alloc(size, align) {
+                    found = Some(off);
+                    break;
+                }
+            }
+        }
+        let off = match found {
+            Some(off) => off,
+            None => {
+                let n = size.div_ceil(slab).max(1);
+                let first = match self.sh.take_slabs(device, n, self.slot)? {
+                    Some(f) => f,
+                    None => {
+                        let (free, total) = self.mem_info(device);
+                        return Err(Error::new(
+                            ACL_ERROR_RT_MEMORY_ALLOCATION,
+                            format!(
+                                "out of memory on device {device}: cannot allocate {size} \
+                                 bytes; {} of {total} bytes are in use by the processes of \
+                                 node {} and no run of {n} free {slab}-byte slabs is left",
+                                total - free,
+                                self.sh.dir.display()
+                            ),
+                        ));
+                    }
+                };
+                let mut r = Region::new(device, first, n, slab);
+                let off = r
+                    .alloc(size, align)
+                    .expect("a fresh region fits its allocation");
+                inner.regions.insert((device, r.start), r);
+                off
+            }
+        };
+        if let Err(e) = self.sh.reserve(device, off, size) {
+            self.give(inner, device, off, size);
+            return Err(Error::new(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!(
+                    "out of memory on device {device}: cannot reserve {size} bytes of backing \
+                     store in node directory {}: {e}; the file system holding it (usually \
+                     /dev/shm) is full: free memory, enlarge it, or set NPU_EMU_NODE_DIR",
+                    self.sh.dir.display()
+                ),
+            ));
+        }
+        Ok(off)
+    }
+
+    /// Return `[off, off+size)` of `device` to its region; punch the pages now wholly free;
+    /// give the slab run back to the node when nothing in it is live.
+    fn give(&self, inner: &mut Inner, device: u32, off: u64, size: u64) {
+        let key = match inner.regions.range(..=(device, off)).next_back() {
+            Some((&k, r)) if r.device == device && r.contains(off) => k,
+            _ => return,
+        };
+        let r = inner.regions.get_mut(&key).expect("region present");
+        let (fstart, flen) = r.free(off, size);
+        if r.live == 0 {
+            let r = inner.regions.remove(&key).expect("region present");
+            self.sh.release_slabs(device, r.first_slab, r.nslabs);
+        } else {
+            self.sh.punch(device, fstart, flen);
+        }
+    }
+
     /// Allocate `size` bytes (already rounded by the caller) on physical device `device`.
     /// Backing space is reserved now: a full `/dev/shm` or exhausted HBM gives
     /// `ACL_ERROR_RT_MEMORY_ALLOCATION` with a message, never a later SIGBUS.
     pub fn alloc(&self, device: u32, size: u64, requested: u64) -> Result<AllocInfo> {
-        let _ = (device, size, requested);
-        todo!()
+        self.check_device(device, "alloc")?;
+        self.check_owner()?;
+        if size == 0 {
+            return Err(Error::invalid("size is 0; expected at least 1 byte"));
+        }
+        if size > self.sh.hbm_size {
+            return Err(Error::new(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!(
+                    "out of memory on device {device}: cannot allocate {size} bytes, more than \
+                     the device's {} bytes of HBM",
+                    self.sh.hbm_size
+                ),
+            ));
+        }
+        let asize = size.next_multiple_of(ALIGN);
+        let mut inner = self.inner.lock();
+        let off = self.take(&mut inner, device, asize, ALIGN)?;
+        let info = AllocInfo {
+            addr: device_addr(device, off),
+            size,
+            requested,
+            device,
+        };
+        inner.allocs.insert(info.addr, info);
+        self.bytes_add(device, size);
+        Ok(info)
     }
+
+    fn remember_freed(inner: &mut Inner, a: AllocInfo) {
+        if inner.freed.len() == FREED_HISTORY {
+            inner.freed.pop_front();
+        }
+        inner.freed.push_back(a);
+    }
+
     /// Free the allocation starting at `addr`. Freeing an address that is not the start of
     /// a live allocation of this process (double free, interior pointer, foreign pointer)
     /// is an error naming the address.
     pub fn free(&self, addr: u64) -> Result<AllocInfo> {
-        let _ = addr;
-        todo!()
+        self.check_owner()?;
+        let mut inner = self.inner.lock();
+        let Some(a) = inner.allocs.remove(&addr) else {
+            return Err(Error::invalid(format!(
+                "devPtr 0x{addr:x} is not the start of a live device allocation: {}",
+                self.what_is(&inner, addr, true)
+            )));
+        };
+        let off = addr - device_addr(a.device, 0);
+        self.give(&mut inner, a.device, off, a.size.next_multiple_of(ALIGN));
+        self.bytes_sub(a.device, a.size);
+        Self::remember_freed(&mut inner, a);
+        Ok(a)
     }
+
+    /// What `addr` is, for messages: "already freed", "inside allocation …", "not a device
+    /// address" …; `free` asks about the start of an allocation.
+    fn what_is(&self, inner: &Inner, addr: u64, free: bool) -> String {
+        if let Some((_, a)) = inner.allocs.range(..=addr).next_back() {
+            if addr < a.addr + a.size {
+                return format!(
+                    "it is inside allocation 0x{:x} of {} bytes on device {} (offset {})",
+                    a.addr,
+                    a.size,
+                    a.device,
+                    addr - a.addr
+                );
+            }
+        }
+        if let Some(f) = inner
+            .freed
+            .iter()
+            .rev()
+            .find(|f| (f.addr..f.addr + f.size).contains(&addr))
+        {
+            return if free && f.addr == addr {
+                format!(
+                    "it was already freed (allocation of {} bytes on device {})",
+                    f.size, f.device
+                )
+            } else {
+                format!(
+                    "it is in freed memory (inside allocation 0x{:x} of {} bytes on device {}, \
+                     already freed)",
+                    f.addr, f.size, f.device
+                )
+            };
+        }
+        if let Some((&va, m)) = inner.maps.range(..=addr).next_back() {
+            if addr < va + m.size {
+                return format!(
+                    "it is inside the mapped virtual range 0x{va:x} of {} bytes (physical \
+                     handle {} on device {}); release it with aclrtUnmapMem",
+                    m.size, m.handle, m.phys.device
+                );
+            }
+        }
+        if let Some((&va, &size)) = inner.vas.range(..=addr).next_back() {
+            if addr < va + size {
+                return format!(
+                    "it is inside the reserved virtual range 0x{va:x} of {size} bytes, where \
+                     nothing is mapped"
+                );
+            }
+        }
+        match device_of(addr) {
+            Some(d) if d < self.sh.devices => {
+                let off = addr - device_addr(d, 0);
+                if off >= self.sh.hbm_size {
+                    return format!(
+                        "it is beyond the {} bytes of device {d}'s HBM",
+                        self.sh.hbm_size
+                    );
+                }
+                match self.sh.slab_owner(d, off) {
+                    Some(s) if s != self.slot => {
+                        let pid = self.sh.proc(s).pid.load(Ordering::SeqCst);
+                        format!(
+                            "it is device memory of device {d} held by another process \
+                             (pid {pid}, {}), not allocated by this process",
+                            self.sh.comm(s)
+                        )
+                    }
+                    _ => format!("it is not allocated (device {d}, no live allocation)"),
+                }
+            }
+            Some(d) => format!(
+                "it is not a device address (device {d} does not exist; the node has {})",
+                self.sh.devices
+            ),
+            None if (VMM_BASE..VMM_BASE + VMM_SIZE).contains(&addr) => {
+                "it is a virtual address no range of this process was reserved at".to_string()
+            }
+            None => "it is not a device address".to_string(),
+        }
+    }
+
     /// The live allocation of this process containing `addr`, if any.
     pub fn lookup(&self, addr: u64) -> Option<AllocInfo> {
-        let _ = addr;
-        todo!()
+        let inner = self.inner.lock();
+        let (_, a) = inner.allocs.range(..=addr).next_back()?;
+        (addr < a.addr + a.size).then_some(*a)
     }
+
+    /// Resolve `[addr, addr+len)` to a physical location, or explain why not.
+    fn resolve(&self, addr: u64, len: u64, what: &str) -> Result<RtPhys> {
+        let inner = self.inner.lock();
+        let end = addr.checked_add(len);
+        if let Some((_, a)) = inner.allocs.range(..=addr).next_back() {
+            let aend = a.addr + a.size;
+            if addr <= aend {
+                if end.is_some_and(|e| e <= aend) {
+                    return Ok(RtPhys {
+                        device: a.device,
+                        _pad: 0,
+                        offset: addr - device_addr(a.device, 0),
+                    });
+                }
+                return Err(Error::invalid(format!(
+                    "{what} range 0x{addr:x}..+{len} runs past the end of allocation 0x{:x} \
+                     ({} bytes) on device {}: it starts at offset {} and needs {len} bytes, \
+                     but only {} are left",
+                    a.addr,
+                    a.size,
+                    a.device,
+                    addr - a.addr,
+                    aend - addr
+                )));
+            }
+        }
+        if let Some((&va, m)) = inner.maps.range(..=addr).next_back() {
+            let mend = va + m.size;
+            if addr <= mend {
+                if end.is_some_and(|e| e <= mend) {
+                    return Ok(RtPhys {
+                        device: m.phys.device,
+                        _pad: 0,
+                        offset: m.phys.offset + (addr - va),
+                    });
+                }
+                return Err(Error::invalid(format!(
+                    "{what} range 0x{addr:x}..+{len} runs past the end of the mapped virtual \
+                     range 0x{va:x} ({} bytes, physical handle {} on device {}): only {} \
+                     bytes are left",
+                    m.size,
+                    m.handle,
+                    m.phys.device,
+                    mend - addr
+                )));
+            }
+        }
+        Err(Error::invalid(format!(
+            "{what} address 0x{addr:x} (length {len}) is not usable device memory: {}",
+            self.what_is(&inner, addr, false)
+        )))
+    }
+
     /// Check that `[addr, addr+len)` lies inside one live allocation of this process (or a
     /// mapped VMM range) and return the alias pointer to its first byte. `what` names the
     /// argument in the message ("dst", "src", "devPtr"). Out of bounds, freed or unknown
     /// memory is `ACL_ERROR_INVALID_PARAM` with the address, the allocation and its size.
     pub fn check(&self, addr: u64, len: u64, what: &str) -> Result<*mut u8> {
-        let _ = (addr, len, what);
-        todo!()
+        let p = self.resolve(addr, len, what)?;
+        Ok(self.alias_ptr(p.device, p.offset))
     }
+
     /// Like [`Node::check`], giving the physical location instead.
     pub fn phys(&self, addr: u64, len: u64, what: &str) -> Result<RtPhys> {
-        let _ = (addr, len, what);
-        todo!()
+        self.resolve(addr, len, what)
     }
+
     /// Alias pointer for a physical range (any process's memory; HCCL peers). `None` if
     /// the range leaves the device's HBM.
     pub fn phys_to_host(&self, phys: RtPhys, len: u64) -> Option<*mut u8> {
-        let _ = (phys, len);
-        todo!()
+        if phys.device >= self.sh.devices {
+            return None;
+        }
+        let end = phys.offset.checked_add(len)?;
+        (end <= self.sh.hbm_size).then(|| self.alias_ptr(phys.device, phys.offset))
     }
+
     /// `(free, total)` bytes of physical device `device`, counting every live process.
     pub fn mem_info(&self, device: u32) -> (u64, u64) {
-        let _ = device;
-        todo!()
+        if device >= self.sh.devices {
+            return (0, 0);
+        }
+        let total = self.sh.hbm_size;
+        let slots = self.sh.live_slots().unwrap_or_default();
+        let used: u64 = slots
+            .iter()
+            .map(|&s| self.sh.proc(s).bytes[device as usize].load(Ordering::SeqCst))
+            .sum();
+        (total.saturating_sub(used), total)
     }
+
     /// Usage of every live process on the node (dead ones are reclaimed first).
     pub fn usage(&self) -> Vec<ProcessUsage> {
-        todo!()
+        let mut out: Vec<ProcessUsage> = Vec::new();
+        for s in self.sh.live_slots().unwrap_or_default() {
+            let e = self.sh.proc(s);
+            let pid = e.pid.load(Ordering::SeqCst);
+            let bytes: Vec<u64> = (0..self.sh.devices as usize)
+                .map(|d| e.bytes[d].load(Ordering::SeqCst))
+                .collect();
+            match out.iter_mut().find(|u| u.pid == pid) {
+                Some(u) => u.bytes.iter_mut().zip(&bytes).for_each(|(a, b)| *a += b),
+                None => out.push(ProcessUsage {
+                    pid,
+                    name: self.sh.comm(s),
+                    bytes,
+                }),
+            }
+        }
+        out.sort_by_key(|u| u.pid);
+        out
+    }
+
+    /// Describe what a host access at `addr` hit, for the fault handler: "inside
+    /// allocation 0x… (N bytes) on device D at offset K (allocated by this process)" and
+    /// similar. Never blocks: `None` if another thread holds this node's state (or `addr`
+    /// is outside the canonical ranges). Allocates, so call it only on the way to dying.
+    pub fn describe_addr(&self, addr: u64) -> Option<String> {
+        if !crate::memory::is_canonical(addr) {
+            return None;
+        }
+        let inner = self.inner.try_lock()?;
+        if let Some((_, a)) = inner.allocs.range(..=addr).next_back() {
+            if addr < a.addr + a.size {
+                return Some(format!(
+                    "inside allocation 0x{:x} ({} bytes) on device {} at offset {} (allocated \
+                     by this process)",
+                    a.addr,
+                    a.size,
+                    a.device,
+                    addr - a.addr
+                ));
+            }
+        }
+        let s = self.what_is(&inner, addr, false);
+        Some(s.strip_prefix("it is ").unwrap_or(&s).to_string())
+    }
+
+    // ----- virtual memory management (aclrtReserveMemAddress & co.) -----
+
+    /// Allocation granularity of the VMM family: sizes passed to [`Node::reserve_va`] and
+    /// [`Node::alloc_physical`] must be multiples of it (2 MiB).
+    pub fn granularity(&self) -> u64 {
+        VMM_GRANULARITY
+    }
+
+    /// Reserve `size` bytes of device virtual address space (`aclrtReserveMemAddress`).
+    /// `size` must be a non-zero multiple of [`Node::granularity`]; `align` is 0 (meaning
+    /// the granularity) or a power of two. The address comes from the node's VMM range
+    /// (starting at [`VMM_BASE`]) through a counter shared by every process of the node, so
+    /// it is unique within the node, and is reserved without access in this process (host
+    /// dereferences fault like any device address). Nothing is mapped until [`Node::map`].
+    pub fn reserve_va(&self, size: u64, align: u64) -> Result<u64> {
+        let g = VMM_GRANULARITY;
+        if size == 0 || !size.is_multiple_of(g) {
+            return Err(Error::invalid(format!(
+                "size {size} is not a positive multiple of the granularity {g}"
+            )));
+        }
+        if align != 0 && !align.is_power_of_two() {
+            return Err(Error::invalid(format!(
+                "alignment {align} is not 0 or a power of two"
+            )));
+        }
+        let align = align.max(g);
+        let mut inner = self.inner.lock();
+        loop {
+            // Take the next range from the shared counter (leaving one granule as a guard).
+            let va = {
+                let _l = self.sh.lock()?;
+                let next = self.sh.vmm_next().load(Ordering::SeqCst);
+                let va = (VMM_BASE + next).next_multiple_of(align);
+                if va.checked_add(size).is_none_or(|e| e > VMM_BASE + VMM_SIZE) {
+                    return Err(Error::new(
+                        ACL_ERROR_RT_MEMORY_ALLOCATION,
+                        format!(
+                            "cannot reserve {size} bytes of virtual address space: the node's \
+                             {VMM_SIZE}-byte range at 0x{VMM_BASE:x} is used up"
+                        ),
+                    ));
+                }
+                self.sh
+                    .vmm_next()
+                    .store(va + size + g - VMM_BASE, Ordering::SeqCst);
+                va
+            };
+            match reserve_fixed(va, size) {
+                Ok(()) => {
+                    inner.vas.insert(va, size);
+                    return Ok(va);
+                }
+                // Taken in this process (another node opened here); try the next range.
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => continue,
+                Err(e) => {
+                    return Err(Error::new(
+                        ACL_ERROR_RT_MEMORY_ALLOCATION,
+                        format!("cannot reserve {size} bytes of address space at 0x{va:x}: {e}"),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Release a range from [`Node::reserve_va`] (`aclrtReleaseMemAddress`). `va` must be
+    /// the start of a reservation of this process with nothing mapped in it.
+    pub fn release_va(&self, va: u64) -> Result<()> {
+        let mut inner = self.inner.lock();
+        let Some(&size) = inner.vas.get(&va) else {
+            return Err(Error::invalid(format!(
+                "virPtr 0x{va:x} is not the start of an address range reserved by this process: \
+                 {}",
+                self.what_is(&inner, va, false)
+            )));
+        };
+        if let Some((&m, mm)) = inner.maps.range(va..va + size).next() {
+            return Err(Error::invalid(format!(
+                "virPtr 0x{va:x}: the range still has memory mapped at 0x{m:x} ({} bytes); \
+                 unmap it with aclrtUnmapMem first",
+                mm.size
+            )));
+        }
+        inner.vas.remove(&va);
+        // SAFETY: we reserved exactly this range.
+        unsafe { libc::munmap(va as *mut libc::c_void, size as usize) };
+        Ok(())
+    }
+
+    /// Allocate `size` bytes of physical HBM on `device` (`aclrtMallocPhysical`), backed and
+    /// counted like [`Node::alloc`] but not reachable through any device address until
+    /// [`Node::map`]. `size` must be a non-zero multiple of [`Node::granularity`].
+    pub fn alloc_physical(&self, device: u32, size: u64) -> Result<PhysHandleInfo> {
+        self.check_device(device, "alloc_physical")?;
+        self.check_owner()?;
+        let g = VMM_GRANULARITY;
+        if size == 0 || !size.is_multiple_of(g) {
+            return Err(Error::invalid(format!(
+                "size {size} is not a positive multiple of the granularity {g}"
+            )));
+        }
+        if size > self.sh.hbm_size {
+            return Err(Error::new(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!(
+                    "out of memory on device {device}: cannot allocate {size} bytes of physical \
+                     memory, more than the device's {} bytes of HBM",
+                    self.sh.hbm_size
+                ),
+            ));
+        }
+        let mut inner = self.inner.lock();
+        let off = self.take(&mut inner, device, size, ALIGN)?;
+        let id = inner.next_handle;
+        inner.next_handle += 1;
+        let info = PhysHandleInfo {
+            id,
+            device,
+            size,
+            phys: RtPhys {
+                device,
+                _pad: 0,
+                offset: off,
+            },
+        };
+        inner.handles.insert(id, Handle { info, maps: 0 });
+        self.bytes_add(device, size);
+        Ok(info)
+    }
+
+    /// Free a physical allocation (`aclrtFreePhysical`). It must not be mapped anywhere.
+    pub fn free_physical(&self, handle: u64) -> Result<()> {
+        self.check_owner()?;
+        let mut inner = self.inner.lock();
+        let h = match inner.handles.get(&handle) {
+            None => {
+                return Err(Error::invalid(format!(
+                    "handle {handle} is not a live physical allocation of this process \
+                     (already freed, or never returned by aclrtMallocPhysical)"
+                )))
+            }
+            Some(h) if h.maps > 0 => {
+                return Err(Error::invalid(format!(
+                    "handle {handle} ({} bytes on device {}) is still mapped {} time(s); unmap \
+                     it with aclrtUnmapMem first",
+                    h.info.size, h.info.device, h.maps
+                )))
+            }
+            Some(h) => *h,
+        };
+        inner.handles.remove(&handle);
+        self.give(&mut inner, h.info.device, h.info.phys.offset, h.info.size);
+        self.bytes_sub(h.info.device, h.info.size);
+        Ok(())
+    }
+
+    /// Map `[offset, offset+size)` of physical allocation `handle` at `[va, va+size)`
+    /// (`aclrtMapMem`). The range must lie inside one reservation of this process and not
+    /// overlap another mapping; `size` must be non-zero and the physical range inside the
+    /// handle. Afterwards [`Node::check`] and [`Node::phys`] resolve the range to the
+    /// handle's pages (host dereferences of `va` still fault, as for any device address).
+    pub fn map(&self, va: u64, size: u64, offset: u64, handle: u64) -> Result<()> {
+        let mut inner = self.inner.lock();
+        let Some(h) = inner.handles.get(&handle).copied() else {
+            return Err(Error::invalid(format!(
+                "handle {handle} is not a live physical allocation of this process"
+            )));
+        };
+        if size == 0 || offset.checked_add(size).is_none_or(|e| e > h.info.size) {
+            return Err(Error::invalid(format!(
+                "size {size} at offset {offset} does not fit in physical handle {handle} of {} \
+                 bytes (expected 0 < size and offset + size <= {})",
+                h.info.size, h.info.size
+            )));
+        }
+        let inside = inner
+            .vas
+            .range(..=va)
+            .next_back()
+            .is_some_and(|(&r, &rs)| va.checked_add(size).is_some_and(|e| e <= r + rs));
+        if !inside {
+            return Err(Error::invalid(format!(
+                "virPtr 0x{va:x} with size {size} is not inside one address range reserved by \
+                 this process with aclrtReserveMemAddress"
+            )));
+        }
+        let prev = inner
+            .maps
+            .range(..va + size)
+            .next_back()
+            .map(|(&m, mm)| (m, mm.size));
+        if let Some((m, ms)) = prev {
+            if m + ms > va {
+                return Err(Error::invalid(format!(
+                    "virPtr 0x{va:x} with size {size} overlaps the mapping at 0x{m:x} ({ms} \
+                     bytes); unmap it first"
+                )));
+            }
+        }
+        let phys = RtPhys {
+            device: h.info.device,
+            _pad: 0,
+            offset: h.info.phys.offset + offset,
+        };
+        inner.maps.insert(
+            va,
+            VaMap {
+                size,
+                handle,
+                offset,
+                phys,
+            },
+        );
+        inner.handles.get_mut(&handle).expect("handle present").maps += 1;
+        Ok(())
+    }
+
+    /// Unmap the mapping starting at `va` (`aclrtUnmapMem`).
+    pub fn unmap(&self, va: u64) -> Result<()> {
+        let mut inner = self.inner.lock();
+        let Some(m) = inner.maps.remove(&va) else {
+            return Err(Error::invalid(format!(
+                "virPtr 0x{va:x} is not the start of a mapping of this process: {}",
+                self.what_is(&inner, va, false)
+            )));
+        };
+        if let Some(h) = inner.handles.get_mut(&m.handle) {
+            h.maps -= 1;
+        }
+        let _ = m.offset;
+        Ok(())
     }
 }
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if std::process::id() != self.pid {
+            return; // a fork child: the slot and slabs are the parent's
+        }
+        if let Ok(g) = self.sh.lock() {
+            self.sh.release_slot_slabs(self.slot);
+            self.sh.clear_slot(self.slot);
+            drop(g);
+        }
+        let inner = self.inner.get_mut();
+        for (&va, &size) in &inner.vas {
+            // SAFETY: ranges this node reserved.
+            unsafe { libc::munmap(va as *mut libc::c_void, size as usize) };
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,3 +1,13 @@
 //! Exported ACL functions, one file per area. `build.rs` scans these files for
 //! `pub unsafe extern "C" fn acl…` / `pub extern "C" fn acl…` definitions; every function of
 //! `abi/acl_functions.tsv` not found here gets a generated "not supported" stub.
+
+pub mod callback;
+pub mod context;
+pub mod device;
+pub mod errors;
+pub mod event;
+pub mod init;
+pub mod log;
+pub mod stream;
+pub mod version;

@@ -1,0 +1,44 @@
+# npu-emu: build, install into target/npu-emu, run the samples, run the tests.
+#
+#   make          build the workspace and lay out a CANN-like tree in target/npu-emu
+#   make run      ... then build the samples against that tree and run them on emulated NPUs
+#   make test     ... then run the whole test suite
+#   make perf     build the HCCL performance tool (tests/perf/hccl-perf, hccl-perf-mpi)
+#   make clean    remove build output
+
+CARGO   ?= cargo
+PREFIX  ?= target/npu-emu
+NPU_EMU := target/release/npu-emu
+RANKS   ?= 4
+
+.PHONY: all build install run samples test perf clean
+
+all: install
+
+build:
+	$(CARGO) build --release --workspace
+
+install: build
+	$(NPU_EMU) install --quiet --prefix $(PREFIX)
+	@echo "npu-emu is ready in $(PREFIX); set up a shell with: source $(PREFIX)/set_env.sh"
+
+# The samples build with their own Makefiles against the install tree, exactly as a user
+# would after `source set_env.sh`.
+samples: install
+	. $(PREFIX)/set_env.sh && $(MAKE) -C samples/acl_memcpy && $(MAKE) -C samples/hccl_allreduce
+
+run: samples
+	. $(PREFIX)/set_env.sh && samples/acl_memcpy/acl_memcpy
+	. $(PREFIX)/set_env.sh && $(NPU_EMU) run -n $(RANKS) samples/hccl_allreduce/hccl_allreduce
+
+test: install
+	$(CARGO) test --release --workspace
+
+perf: install
+	. $(PREFIX)/set_env.sh && $(MAKE) -C tests/perf
+
+clean:
+	-$(MAKE) -C samples/acl_memcpy clean
+	-$(MAKE) -C samples/hccl_allreduce clean
+	-$(MAKE) -C tests/perf clean
+	$(CARGO) clean

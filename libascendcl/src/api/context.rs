@@ -1,0 +1,47 @@
+//! Contexts: create, destroy, set and get the calling thread's current context.
+//!
+//! `aclrtSetDevice` makes the device's default context current; `aclrtCreateContext` makes
+//! the new context current (as CANN). The current context is per thread.
+
+use crate::api::errors;
+use crate::ffi::{self, out};
+use crate::runtime::{self, set_current_handle};
+use std::ffi::c_void;
+
+/// `aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCreateContext(context: *mut *mut c_void, deviceId: i32) -> i32 {
+    errors::boundary("aclrtCreateContext", || {
+        ffi::non_null(context, "context")?;
+        let h = runtime::get()?.create_context(deviceId)?;
+        out(context, "context", h as *mut c_void)
+    })
+}
+
+/// `aclError aclrtDestroyContext(aclrtContext context)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtDestroyContext(context: *mut c_void) -> i32 {
+    errors::boundary("aclrtDestroyContext", || {
+        runtime::get()?.destroy_context(context)
+    })
+}
+
+/// `aclError aclrtSetCurrentContext(aclrtContext context)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSetCurrentContext(context: *mut c_void) -> i32 {
+    errors::boundary("aclrtSetCurrentContext", || {
+        let c = runtime::get()?.context(context, "context")?;
+        set_current_handle(c.handle);
+        Ok(())
+    })
+}
+
+/// `aclError aclrtGetCurrentContext(aclrtContext *context)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetCurrentContext(context: *mut *mut c_void) -> i32 {
+    errors::boundary("aclrtGetCurrentContext", || {
+        ffi::non_null(context, "context")?;
+        let c = runtime::get()?.current_context()?;
+        out(context, "context", c.handle as *mut c_void)
+    })
+}

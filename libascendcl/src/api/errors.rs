@@ -1,0 +1,65 @@
+//! Error reporting: `aclGetRecentErrMsg`, `aclrtPeekAtLastError`, `aclrtGetLastError`.
+//!
+//! The recent message is per thread (kept by [`crate::ffi`]). The last error *code* is per
+//! thread too; it is recorded by [`boundary`], which every export of the runtime core goes
+//! through (a thin wrapper around [`ffi::boundary`]). Exports that call `ffi::boundary`
+//! directly do not record their code here.
+
+use crate::ffi;
+use npu_emu::Error;
+use std::cell::Cell;
+use std::os::raw::c_char;
+
+thread_local! {
+    static LAST: Cell<i32> = const { Cell::new(0) };
+}
+
+/// Record `code` as the calling thread's last error (0 is ignored).
+pub fn note_code(code: i32) {
+    if code != 0 {
+        LAST.with(|l| l.set(code));
+    }
+}
+
+/// [`ffi::boundary`], also recording a failure's code for `aclrtGetLastError`.
+pub fn boundary(name: &str, f: impl FnOnce() -> Result<(), Error>) -> i32 {
+    let c = ffi::boundary(name, f);
+    note_code(c);
+    c
+}
+
+/// `const char *aclGetRecentErrMsg()`: the calling thread's most recent error message, or
+/// NULL if none since the last call.
+#[no_mangle]
+pub unsafe extern "C" fn aclGetRecentErrMsg() -> *const c_char {
+    ffi::recent_error_ptr()
+}
+
+fn check_level(level: i32) -> Result<(), Error> {
+    if level != 0 {
+        return Err(Error::invalid(format!(
+            "level = {level} is invalid: expected ACL_RT_THREAD_LEVEL (0)"
+        )));
+    }
+    Ok(())
+}
+
+/// `aclError aclrtPeekAtLastError(aclrtLastErrLevel level)`: the thread's last error code,
+/// kept.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtPeekAtLastError(level: i32) -> i32 {
+    if let Err(e) = check_level(level) {
+        return ffi::boundary("aclrtPeekAtLastError", || Err(e));
+    }
+    LAST.with(|l| l.get())
+}
+
+/// `aclError aclrtGetLastError(aclrtLastErrLevel level)`: the thread's last error code,
+/// then reset to `ACL_SUCCESS`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetLastError(level: i32) -> i32 {
+    if let Err(e) = check_level(level) {
+        return ffi::boundary("aclrtGetLastError", || Err(e));
+    }
+    LAST.with(|l| l.replace(0))
+}

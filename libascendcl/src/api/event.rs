@@ -1,0 +1,176 @@
+//! Events: create (plain and with flags), destroy, record, reset, query (every variant),
+//! synchronize (and with timeout), elapsed time, timestamp.
+//!
+//! Query variants and their numbering (abi.md §1.4):
+//! - `aclrtQueryEvent` (deprecated) → `aclrtEventStatus`: COMPLETE = 0 when every record
+//!   issued so far has run (also for an event never recorded), NOT_READY = 1 otherwise.
+//! - `aclrtQueryEventStatus` → `aclrtEventRecordedStatus`: COMPLETE = 1 only when the event
+//!   was recorded, its latest record ran and no reset ran since; NOT_READY = 0 otherwise.
+//! - `aclrtQueryEventWaitStatus` → `aclrtEventWaitStatus`: COMPLETE = 0 when a stream
+//!   waiting on the event now can proceed (the latest record ran), NOT_READY = 1 otherwise.
+//!
+//! `aclrtEventElapsedTime` gives milliseconds between the two events' completion
+//! (`CLOCK_MONOTONIC`); `aclrtEventGetTimestamp` gives microseconds, as CANN documents.
+
+use crate::api::errors;
+use crate::ffi::{self, out};
+use crate::runtime::{self, timeout_ms};
+use npu_emu::codes::*;
+use npu_emu::event::Event;
+use npu_emu::{Error, Result};
+use std::ffi::c_void;
+
+/// All `ACL_EVENT_*` creation flag bits (abi.md §1.1).
+pub const EVENT_FLAGS_MASK: u32 = 0x1 | 0x2 | 0x8 | 0x10 | 0x20 | 0x40;
+
+fn create(event: *mut *mut c_void, flag: u32, check: bool) -> Result<()> {
+    ffi::non_null(event, "event")?;
+    if check && flag & !EVENT_FLAGS_MASK != 0 {
+        return Err(Error::new(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("flag = {flag:#x} has unknown bits: expected a combination of ACL_EVENT_* flags (mask {EVENT_FLAGS_MASK:#x})"),
+        ));
+    }
+    let h = runtime::get()?.create_event(flag)?;
+    out(event, "event", h as *mut c_void)
+}
+
+/// `aclError aclrtCreateEvent(aclrtEvent *event)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCreateEvent(event: *mut *mut c_void) -> i32 {
+    errors::boundary("aclrtCreateEvent", || create(event, 0x1, false))
+}
+
+/// `aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCreateEventWithFlag(event: *mut *mut c_void, flag: u32) -> i32 {
+    errors::boundary("aclrtCreateEventWithFlag", || create(event, flag, true))
+}
+
+/// `aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCreateEventExWithFlag(event: *mut *mut c_void, flag: u32) -> i32 {
+    errors::boundary("aclrtCreateEventExWithFlag", || create(event, flag, true))
+}
+
+/// `aclError aclrtDestroyEvent(aclrtEvent event)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtDestroyEvent(event: *mut c_void) -> i32 {
+    errors::boundary("aclrtDestroyEvent", || runtime::get()?.destroy_event(event))
+}
+
+/// `aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtRecordEvent(event: *mut c_void, stream: *mut c_void) -> i32 {
+    errors::boundary("aclrtRecordEvent", || {
+        let rt = runtime::get()?;
+        let ev = rt.event_entry(event, "event")?;
+        let s = rt.stream_entry(stream, "stream")?;
+        ev.event.record(&s.stream)
+    })
+}
+
+/// `aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtResetEvent(event: *mut c_void, stream: *mut c_void) -> i32 {
+    errors::boundary("aclrtResetEvent", || {
+        let rt = runtime::get()?;
+        let ev = rt.event_entry(event, "event")?;
+        let s = rt.stream_entry(stream, "stream")?;
+        ev.event.reset(&s.stream)
+    })
+}
+
+fn status(event: *mut c_void) -> Result<npu_emu::event::Status> {
+    Ok(runtime::get()?.event_entry(event, "event")?.event.status())
+}
+
+/// `aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)` (deprecated)
+#[no_mangle]
+pub unsafe extern "C" fn aclrtQueryEvent(event: *mut c_void, st: *mut i32) -> i32 {
+    errors::boundary("aclrtQueryEvent", || {
+        ffi::non_null(event, "event")?;
+        ffi::non_null(st, "status")?;
+        let s = status(event)?;
+        out(st, "status", if s.complete { 0 } else { 1 })
+    })
+}
+
+/// `aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtQueryEventStatus(event: *mut c_void, st: *mut i32) -> i32 {
+    errors::boundary("aclrtQueryEventStatus", || {
+        ffi::non_null(event, "event")?;
+        ffi::non_null(st, "status")?;
+        let s = status(event)?;
+        out(st, "status", if s.complete && s.valid { 1 } else { 0 })
+    })
+}
+
+/// `aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtQueryEventWaitStatus(event: *mut c_void, st: *mut i32) -> i32 {
+    errors::boundary("aclrtQueryEventWaitStatus", || {
+        ffi::non_null(event, "event")?;
+        ffi::non_null(st, "status")?;
+        let s = status(event)?;
+        out(
+            st,
+            "status",
+            if s.ever_recorded && s.complete { 0 } else { 1 },
+        )
+    })
+}
+
+/// `aclError aclrtSynchronizeEvent(aclrtEvent event)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSynchronizeEvent(event: *mut c_void) -> i32 {
+    errors::boundary("aclrtSynchronizeEvent", || {
+        runtime::get()?
+            .event_entry(event, "event")?
+            .event
+            .synchronize(None)
+    })
+}
+
+/// `aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)`:
+/// milliseconds, -1 = forever, 0 = poll once; `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT` on timeout.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSynchronizeEventWithTimeout(event: *mut c_void, timeout: i32) -> i32 {
+    errors::boundary("aclrtSynchronizeEventWithTimeout", || {
+        let t = timeout_ms(timeout)?;
+        runtime::get()?
+            .event_entry(event, "event")?
+            .event
+            .synchronize(t)
+    })
+}
+
+/// `aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtEventElapsedTime(
+    ms: *mut f32,
+    startEvent: *mut c_void,
+    endEvent: *mut c_void,
+) -> i32 {
+    errors::boundary("aclrtEventElapsedTime", || {
+        ffi::non_null(ms, "ms")?;
+        let rt = runtime::get()?;
+        let a = rt.event_entry(startEvent, "startEvent")?;
+        let b = rt.event_entry(endEvent, "endEvent")?;
+        let v = Event::elapsed_ms(&a.event, &b.event)?;
+        out(ms, "ms", v)
+    })
+}
+
+/// `aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp)`: microseconds of
+/// `CLOCK_MONOTONIC` at which the event's latest record completed.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtEventGetTimestamp(event: *mut c_void, timestamp: *mut u64) -> i32 {
+    errors::boundary("aclrtEventGetTimestamp", || {
+        ffi::non_null(timestamp, "timestamp")?;
+        let e = runtime::get()?.event_entry(event, "event")?;
+        let ns = e.event.timestamp_ns()?;
+        out(timestamp, "timestamp", ns / 1000)
+    })
+}

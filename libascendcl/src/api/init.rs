@@ -1,0 +1,134 @@
+//! `aclInit`, `aclFinalize`, `aclFinalizeReference` (CANN 8.5 semantics, abi.md §1.3).
+//!
+//! - `aclInit` is reference counted: a call while initialised increments the count and
+//!   returns `ACL_ERROR_REPEAT_INITIALIZE` (100002).
+//! - The config path may be NULL or "" (no config). An unreadable file is
+//!   `ACL_ERROR_INVALID_FILE`; malformed JSON is `ACL_ERROR_PARSE_FILE` with the parser's
+//!   message. The content of the first successful init is remembered: a later init (after a
+//!   finalize) with different content is `ACL_ERROR_INVALID_PARAM`, as in CANN.
+//! - `aclFinalize` finalises whatever the count (as CANN); a second call returns
+//!   `ACL_ERROR_REPEAT_FINALIZE` (100037). `aclFinalizeReference` decrements the count and
+//!   only finalises at 1.
+//! - Deviation: CANN's `aclFinalize` before any `aclInit` returns success; we return 100037
+//!   with a message, because it is always a bug in the caller.
+
+use crate::api::errors;
+use crate::runtime::{self, LIFECYCLE};
+use npu_emu::codes::*;
+use npu_emu::{Error, Result};
+use std::ffi::CStr;
+use std::os::raw::c_char;
+
+/// Read and check the config file: its content ("" when none).
+fn read_config(path: *const c_char) -> Result<String> {
+    if path.is_null() {
+        return Ok(String::new());
+    }
+    // SAFETY: non-null, NUL-terminated per the ACL contract.
+    let p = unsafe { CStr::from_ptr(path) }
+        .to_string_lossy()
+        .into_owned();
+    if p.is_empty() {
+        return Ok(String::new());
+    }
+    let text = std::fs::read(&p).map_err(|e| {
+        Error::new(
+            ACL_ERROR_INVALID_FILE,
+            format!("cannot read the config file configPath = {p:?}: {e}"),
+        )
+    })?;
+    let text = String::from_utf8(text).map_err(|e| {
+        Error::new(
+            ACL_ERROR_PARSE_FILE,
+            format!("config file {p:?} is not UTF-8 text: {e}"),
+        )
+    })?;
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
+        return Err(Error::new(
+            ACL_ERROR_PARSE_FILE,
+            format!("config file {p:?} is not valid JSON: {e}"),
+        ));
+    }
+    Ok(text)
+}
+
+fn init(path: *const c_char) -> Result<()> {
+    let mut lc = LIFECYCLE.lock();
+    if lc.refcount > 0 {
+        lc.refcount += 1;
+        return Err(Error::new(
+            ACL_ERROR_REPEAT_INITIALIZE,
+            format!(
+                "the ACL runtime is already initialized (init count now {})",
+                lc.refcount
+            ),
+        ));
+    }
+    let content = read_config(path)?;
+    if let Some(first) = &lc.first_config {
+        if *first != content {
+            return Err(Error::invalid(
+                "the config content differs from the one given to the first aclInit of this process",
+            ));
+        }
+    }
+    runtime::create()?;
+    lc.refcount = 1;
+    if lc.first_config.is_none() {
+        lc.first_config = Some(content);
+    }
+    Ok(())
+}
+
+/// `aclError aclInit(const char *configPath)`
+#[no_mangle]
+pub unsafe extern "C" fn aclInit(configPath: *const c_char) -> i32 {
+    errors::boundary("aclInit", || init(configPath))
+}
+
+/// `aclError aclFinalize()`
+#[no_mangle]
+pub unsafe extern "C" fn aclFinalize() -> i32 {
+    errors::boundary("aclFinalize", || {
+        let mut lc = LIFECYCLE.lock();
+        if lc.refcount == 0 {
+            return Err(Error::new(
+                ACL_ERROR_REPEAT_FINALIZE,
+                "the ACL runtime is not initialized: aclFinalize was already called, or aclInit never was",
+            ));
+        }
+        runtime::destroy();
+        lc.refcount = 0;
+        Ok(())
+    })
+}
+
+/// `aclError aclFinalizeReference(uint64_t *refCount)`
+#[no_mangle]
+pub unsafe extern "C" fn aclFinalizeReference(refCount: *mut u64) -> i32 {
+    errors::boundary("aclFinalizeReference", || {
+        let mut lc = LIFECYCLE.lock();
+        let put = |v: u64| {
+            if !refCount.is_null() {
+                // SAFETY: non-null out-pointer per the ACL contract.
+                unsafe { refCount.write_unaligned(v) };
+            }
+        };
+        put(lc.refcount);
+        if lc.refcount > 1 {
+            lc.refcount -= 1;
+            put(lc.refcount);
+            return Ok(());
+        }
+        if lc.refcount == 0 {
+            return Err(Error::new(
+                ACL_ERROR_REPEAT_FINALIZE,
+                "the ACL runtime is not initialized: finalized already, or aclInit never called",
+            ));
+        }
+        runtime::destroy();
+        lc.refcount = 0;
+        put(0);
+        Ok(())
+    })
+}

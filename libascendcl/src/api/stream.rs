@@ -1,0 +1,349 @@
+//! Streams: create (plain, with config, V2 and the config-handle functions), destroy (and
+//! force), synchronize (and with timeout), query, wait on an event (and with timeout),
+//! failure mode, id, priority, flags, the current context's default stream.
+//!
+//! A NULL `aclrtStream` means the current context's default stream, as in CANN.
+//! Priorities are 0..=7 (0 highest); out-of-range priorities and unknown flag bits are
+//! `ACL_ERROR_RT_PARAM_INVALID` (107000), the lower runtime's code in CANN.
+
+use crate::api::errors;
+use crate::ffi::{self, out};
+use crate::runtime::{self, timeout_ms, Runtime, StreamEntry};
+use npu_emu::codes::*;
+use npu_emu::stream::FailureMode;
+use npu_emu::{Error, Result};
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// All `ACL_STREAM_*` flag bits (abi.md §1.1).
+pub const STREAM_FLAGS_MASK: u32 = 0x3F;
+
+/// `aclrtStreamConfigHandle` (abi.md §1.6: 32 bytes, align 8).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct aclrtStreamConfigHandle {
+    pub workptr: *mut c_void,
+    pub workSize: usize,
+    pub flag: usize,
+    pub priority: u32,
+}
+
+fn check_config(priority: u32, flag: u64) -> Result<()> {
+    if priority > 7 {
+        return Err(Error::new(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("priority = {priority} is out of range: expected 0 (highest) to 7 (lowest)"),
+        ));
+    }
+    if flag & !(STREAM_FLAGS_MASK as u64) != 0 {
+        return Err(Error::new(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("flag = {flag:#x} has unknown bits: expected a combination of ACL_STREAM_* flags (mask {STREAM_FLAGS_MASK:#x})"),
+        ));
+    }
+    Ok(())
+}
+
+fn create(stream: *mut *mut c_void, priority: u32, flag: u64) -> Result<()> {
+    ffi::non_null(stream, "stream")?;
+    check_config(priority, flag)?;
+    let h = runtime::get()?.create_stream(priority, flag as u32)?;
+    out(stream, "stream", h as *mut c_void)
+}
+
+/// `aclError aclrtCreateStream(aclrtStream *stream)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCreateStream(stream: *mut *mut c_void) -> i32 {
+    errors::boundary("aclrtCreateStream", || create(stream, 0, 0))
+}
+
+/// `aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCreateStreamWithConfig(
+    stream: *mut *mut c_void,
+    priority: u32,
+    flag: u32,
+) -> i32 {
+    errors::boundary("aclrtCreateStreamWithConfig", || {
+        create(stream, priority, flag as u64)
+    })
+}
+
+/// `aclError aclrtCreateStreamV2(aclrtStream *stream, const aclrtStreamConfigHandle *handle)`;
+/// a NULL handle means the defaults. The handle may be the caller's own struct.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCreateStreamV2(
+    stream: *mut *mut c_void,
+    handle: *const aclrtStreamConfigHandle,
+) -> i32 {
+    errors::boundary("aclrtCreateStreamV2", || {
+        if handle.is_null() {
+            return create(stream, 0, 0);
+        }
+        // SAFETY: non-null, points to the public struct per the ACL contract.
+        let c = unsafe { handle.read_unaligned() };
+        create(stream, c.priority, c.flag as u64)
+    })
+}
+
+/// `aclrtStreamConfigHandle *aclrtCreateStreamConfigHandle(void)`: NULL (message recorded)
+/// before `aclInit`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCreateStreamConfigHandle() -> *mut aclrtStreamConfigHandle {
+    ffi::boundary_value(
+        "aclrtCreateStreamConfigHandle",
+        std::ptr::null_mut(),
+        || {
+            let rt = runtime::get()?;
+            let p = Box::into_raw(Box::new(aclrtStreamConfigHandle {
+                workptr: std::ptr::null_mut(),
+                workSize: 0,
+                flag: 0,
+                priority: 0,
+            }));
+            rt.reg.lock().cfg_handles.insert(p as usize);
+            Ok(p)
+        },
+    )
+}
+
+fn live_cfg(rt: &Runtime, handle: *mut aclrtStreamConfigHandle) -> Result<()> {
+    ffi::non_null(handle, "handle")?;
+    if !rt.reg.lock().cfg_handles.contains(&(handle as usize)) {
+        return Err(Error::invalid(format!(
+            "handle = {handle:p} was not returned by aclrtCreateStreamConfigHandle (or was destroyed)"
+        )));
+    }
+    Ok(())
+}
+
+unsafe fn read_uint(attrValue: *const c_void, valueSize: usize, attr: &str) -> Result<u64> {
+    match valueSize {
+        // SAFETY: caller promised valueSize readable bytes.
+        4 => Ok(unsafe { (attrValue as *const u32).read_unaligned() } as u64),
+        8 => Ok(unsafe { (attrValue as *const u64).read_unaligned() }),
+        n => Err(Error::invalid(format!(
+            "valueSize = {n} is invalid for {attr}: expected 4 or 8"
+        ))),
+    }
+}
+
+/// `aclError aclrtSetStreamConfigOpt(aclrtStreamConfigHandle *handle, aclrtStreamConfigAttr attr, const void *attrValue, size_t valueSize)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSetStreamConfigOpt(
+    handle: *mut aclrtStreamConfigHandle,
+    attr: i32,
+    attrValue: *const c_void,
+    valueSize: usize,
+) -> i32 {
+    errors::boundary("aclrtSetStreamConfigOpt", || {
+        let rt = runtime::get()?;
+        live_cfg(&rt, handle)?;
+        ffi::non_null(attrValue, "attrValue")?;
+        // SAFETY: live handle allocated by us.
+        let h = unsafe { &mut *handle };
+        match attr {
+            0 => {
+                if valueSize != std::mem::size_of::<*mut c_void>() {
+                    return Err(Error::invalid(format!(
+                        "valueSize = {valueSize} is invalid for ACL_RT_STREAM_WORK_ADDR_PTR: expected {}",
+                        std::mem::size_of::<*mut c_void>()
+                    )));
+                }
+                // SAFETY: checked size.
+                h.workptr = unsafe { (attrValue as *const *mut c_void).read_unaligned() };
+            }
+            1 => h.workSize = unsafe { read_uint(attrValue, valueSize, "ACL_RT_STREAM_WORK_SIZE") }? as usize,
+            2 => {
+                let f = unsafe { read_uint(attrValue, valueSize, "ACL_RT_STREAM_FLAG") }?;
+                check_config(0, f)?;
+                h.flag = f as usize;
+            }
+            3 => {
+                let p = unsafe { read_uint(attrValue, valueSize, "ACL_RT_STREAM_PRIORITY") }?;
+                check_config(u32::try_from(p).unwrap_or(u32::MAX), 0)?;
+                h.priority = p as u32;
+            }
+            _ => {
+                return Err(Error::invalid(format!(
+                    "attr = {attr} is invalid: expected ACL_RT_STREAM_WORK_ADDR_PTR (0), ACL_RT_STREAM_WORK_SIZE (1), ACL_RT_STREAM_FLAG (2) or ACL_RT_STREAM_PRIORITY (3)"
+                )))
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `aclError aclrtDestroyStreamConfigHandle(aclrtStreamConfigHandle *handle)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtDestroyStreamConfigHandle(
+    handle: *mut aclrtStreamConfigHandle,
+) -> i32 {
+    errors::boundary("aclrtDestroyStreamConfigHandle", || {
+        let rt = runtime::get()?;
+        live_cfg(&rt, handle)?;
+        rt.reg.lock().cfg_handles.remove(&(handle as usize));
+        // SAFETY: allocated by Box::into_raw in aclrtCreateStreamConfigHandle, removed once.
+        drop(unsafe { Box::from_raw(handle) });
+        Ok(())
+    })
+}
+
+/// `aclError aclrtDestroyStream(aclrtStream stream)`: waits for the stream's pending tasks.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtDestroyStream(stream: *mut c_void) -> i32 {
+    errors::boundary("aclrtDestroyStream", || {
+        runtime::get()?.destroy_stream(stream, false)
+    })
+}
+
+/// `aclError aclrtDestroyStreamForce(aclrtStream stream)`: discards pending tasks.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtDestroyStreamForce(stream: *mut c_void) -> i32 {
+    errors::boundary("aclrtDestroyStreamForce", || {
+        runtime::get()?.destroy_stream(stream, true)
+    })
+}
+
+/// Synchronize a stream entry, naming it in errors of its asynchronous tasks.
+pub fn sync_entry(e: &StreamEntry, timeout: Option<Duration>) -> Result<()> {
+    e.stream.synchronize(timeout).map_err(|err| {
+        if err.code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT {
+            err
+        } else {
+            Error::new(
+                err.code,
+                format!(
+                    "an asynchronous task on {} failed: {}",
+                    e.stream.label(),
+                    err.msg
+                ),
+            )
+        }
+    })
+}
+
+/// `aclError aclrtSynchronizeStream(aclrtStream stream)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSynchronizeStream(stream: *mut c_void) -> i32 {
+    errors::boundary("aclrtSynchronizeStream", || {
+        let e = runtime::get()?.stream_entry(stream, "stream")?;
+        sync_entry(&e, None)
+    })
+}
+
+/// `aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)`:
+/// milliseconds, -1 = forever, 0 = poll once; `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` on timeout.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSynchronizeStreamWithTimeout(
+    stream: *mut c_void,
+    timeout: i32,
+) -> i32 {
+    errors::boundary("aclrtSynchronizeStreamWithTimeout", || {
+        let t = timeout_ms(timeout)?;
+        let e = runtime::get()?.stream_entry(stream, "stream")?;
+        sync_entry(&e, t)
+    })
+}
+
+/// `aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtStreamQuery(stream: *mut c_void, status: *mut i32) -> i32 {
+    errors::boundary("aclrtStreamQuery", || {
+        ffi::non_null(status, "status")?;
+        let e = runtime::get()?.stream_entry(stream, "stream")?;
+        // ACL_STREAM_STATUS_COMPLETE = 0, ACL_STREAM_STATUS_NOT_READY = 1
+        out(status, "status", if e.stream.is_idle() { 0 } else { 1 })
+    })
+}
+
+fn wait_event(stream: *mut c_void, event: *mut c_void, timeout: Option<Duration>) -> Result<()> {
+    let rt = runtime::get()?;
+    let ev = rt.event_entry(event, "event")?;
+    let s = rt.stream_entry(stream, "stream")?;
+    ev.event.wait_on(&s.stream, timeout)
+}
+
+/// `aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)`: later tasks on
+/// `stream` wait until the event's latest record (at call time) has completed.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: *mut c_void, event: *mut c_void) -> i32 {
+    errors::boundary("aclrtStreamWaitEvent", || wait_event(stream, event, None))
+}
+
+/// `aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout)`:
+/// a wait that times out becomes the stream's error (`ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`,
+/// reported by the next synchronize).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtStreamWaitEventWithTimeout(
+    stream: *mut c_void,
+    event: *mut c_void,
+    timeout: i32,
+) -> i32 {
+    errors::boundary("aclrtStreamWaitEventWithTimeout", || {
+        let t = timeout_ms(timeout)?;
+        wait_event(stream, event, t)
+    })
+}
+
+fn entry(stream: *mut c_void) -> Result<Arc<StreamEntry>> {
+    runtime::get()?.stream_entry(stream, "stream")
+}
+
+/// `aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtStreamGetPriority(stream: *mut c_void, priority: *mut u32) -> i32 {
+    errors::boundary("aclrtStreamGetPriority", || {
+        ffi::non_null(priority, "priority")?;
+        out(priority, "priority", entry(stream)?.priority)
+    })
+}
+
+/// `aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtStreamGetFlags(stream: *mut c_void, flags: *mut u32) -> i32 {
+    errors::boundary("aclrtStreamGetFlags", || {
+        ffi::non_null(flags, "flags")?;
+        out(flags, "flags", entry(stream)?.flags)
+    })
+}
+
+/// `aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtStreamGetId(stream: *mut c_void, streamId: *mut i32) -> i32 {
+    errors::boundary("aclrtStreamGetId", || {
+        ffi::non_null(streamId, "streamId")?;
+        out(streamId, "streamId", entry(stream)?.id)
+    })
+}
+
+/// `aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)`:
+/// `ACL_CONTINUE_ON_FAILURE` (0) or `ACL_STOP_ON_FAILURE` (1).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSetStreamFailureMode(stream: *mut c_void, mode: u64) -> i32 {
+    errors::boundary("aclrtSetStreamFailureMode", || {
+        let m = match mode {
+            0 => FailureMode::Continue,
+            1 => FailureMode::Stop,
+            _ => {
+                return Err(Error::new(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!("mode = {mode} is invalid: expected ACL_CONTINUE_ON_FAILURE (0) or ACL_STOP_ON_FAILURE (1)"),
+                ))
+            }
+        };
+        entry(stream)?.stream.set_failure_mode(m);
+        Ok(())
+    })
+}
+
+/// `aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCtxGetCurrentDefaultStream(stream: *mut *mut c_void) -> i32 {
+    errors::boundary("aclrtCtxGetCurrentDefaultStream", || {
+        ffi::non_null(stream, "stream")?;
+        let ctx = runtime::get()?.current_context()?;
+        out(stream, "stream", ctx.default_stream as *mut c_void)
+    })
+}

@@ -1,0 +1,174 @@
+//! `npu-emu install --prefix DIR`: a CANN-like tree (abi.md §4.2, DESIGN §4).
+//!
+//! ```text
+//! DIR/include/{acl,hccl}/…            headers (copied)
+//! DIR/lib64/libascendcl.so            libraries (copied)
+//! DIR/lib64/libhccl.so
+//! DIR/lib64/libacl_rt.so -> libascendcl.so   CANN 8.5 second names (symlinks: one object)
+//! DIR/lib64/libhcomm.so  -> libhccl.so
+//! DIR/lib64/stub/*.so -> ../*.so      link-time libraries, as CANN's runtime/lib64/stub
+//! DIR/bin/npu-emu                     this tool (copied)
+//! DIR/set_env.sh                      see `npu-emu env`
+//! DIR/runtime/include -> ../include   compatibility paths used by vendor build files
+//! DIR/runtime/lib64   -> ../lib64
+//! DIR/<arch>-linux/include -> ../include
+//! DIR/<arch>-linux/lib64   -> ../lib64
+//! ```
+//!
+//! Installing again over the same prefix updates it in place (files are written to a
+//! temporary name and renamed, so a running `npu-emu` or a loaded library is not corrupted).
+
+use crate::args::{failure, unknown_option, usage_error, Args, CliResult};
+use crate::paths::{self, LIBS, LIB_ALIASES};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub fn main(argv: &[String]) -> CliResult<()> {
+    let mut a = Args::new(argv);
+    let mut prefix: Option<PathBuf> = None;
+    let mut quiet = false;
+    while let Some((name, inline)) = a.next_option() {
+        match name {
+            "--prefix" => prefix = Some(PathBuf::from(a.value(name, inline, "a directory")?)),
+            "-q" | "--quiet" => quiet = true,
+            _ => return Err(unknown_option(name, "--prefix DIR or --quiet")),
+        }
+    }
+    a.finish()?;
+    let prefix = prefix.ok_or_else(|| usage_error("missing --prefix DIR"))?;
+    let prefix = paths::absolute(&prefix)?;
+    install(&prefix)?;
+    if !quiet {
+        println!("npu-emu installed in {}", prefix.display());
+        println!(
+            "Set up a shell with:  source {}/set_env.sh",
+            prefix.display()
+        );
+    }
+    Ok(())
+}
+
+fn io_err(what: &str, path: &Path, e: std::io::Error) -> crate::args::CliError {
+    failure(format!("cannot {what} {}: {e}", path.display()))
+}
+
+fn mkdir(p: &Path) -> CliResult<()> {
+    fs::create_dir_all(p).map_err(|e| io_err("create directory", p, e))
+}
+
+/// Copy `src` to `dst` through a temporary file and a rename. Copying a file onto itself
+/// (installing into the tree the tool runs from) is a no-op.
+fn copy_file(src: &Path, dst: &Path) -> CliResult<()> {
+    if let (Ok(a), Ok(b)) = (src.canonicalize(), dst.canonicalize()) {
+        if a == b {
+            return Ok(());
+        }
+    }
+    let name = dst
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = dst.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    fs::copy(src, &tmp).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        failure(format!(
+            "cannot copy {} to {}: {e}",
+            src.display(),
+            dst.display()
+        ))
+    })?;
+    fs::rename(&tmp, dst).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        io_err("replace", dst, e)
+    })
+}
+
+/// Copy a directory tree (files and directories; symlinks are followed).
+fn copy_tree(src: &Path, dst: &Path) -> CliResult<()> {
+    mkdir(dst)?;
+    let entries = fs::read_dir(src).map_err(|e| io_err("read directory", src, e))?;
+    for ent in entries {
+        let ent = ent.map_err(|e| io_err("read directory", src, e))?;
+        let from = ent.path();
+        let to = dst.join(ent.file_name());
+        if from.is_dir() {
+            copy_tree(&from, &to)?;
+        } else {
+            copy_file(&from, &to)?;
+        }
+    }
+    Ok(())
+}
+
+/// Create (or replace) the symlink `link -> target`. Something other than a symlink in the
+/// way is an error: the install never deletes real files or directories.
+fn symlink(target: &str, link: &Path) -> CliResult<()> {
+    match fs::symlink_metadata(link) {
+        Ok(m) if m.file_type().is_symlink() => {
+            if fs::read_link(link).is_ok_and(|t| t == Path::new(target)) {
+                return Ok(());
+            }
+            fs::remove_file(link).map_err(|e| io_err("replace symlink", link, e))?;
+        }
+        Ok(_) => {
+            return Err(failure(format!(
+                "cannot create symlink {} -> {target}: a file or directory is in the way; \
+                 remove it or install into another prefix",
+                link.display()
+            )))
+        }
+        Err(_) => {}
+    }
+    std::os::unix::fs::symlink(target, link).map_err(|e| io_err("create symlink", link, e))
+}
+
+/// Lay out the tree in `prefix` (absolute).
+pub fn install(prefix: &Path) -> CliResult<()> {
+    let src = paths::sources()?;
+    mkdir(prefix)?;
+
+    // Headers.
+    copy_tree(&src.include, &prefix.join("include"))?;
+
+    // Libraries and their second names.
+    let lib64 = prefix.join("lib64");
+    mkdir(&lib64)?;
+    for l in LIBS {
+        copy_file(&src.lib_dir.join(l), &lib64.join(l))?;
+    }
+    for (alias, target) in LIB_ALIASES {
+        symlink(target, &lib64.join(alias))?;
+    }
+    // Link-time libraries (CANN's runtime/lib64/stub): the real ones, linked.
+    let stub = lib64.join("stub");
+    mkdir(&stub)?;
+    for l in LIBS {
+        symlink(&format!("../{l}"), &stub.join(l))?;
+    }
+    for (alias, _) in LIB_ALIASES {
+        symlink(&format!("../{alias}"), &stub.join(alias))?;
+    }
+
+    // The tool itself.
+    let bin = prefix.join("bin");
+    mkdir(&bin)?;
+    copy_file(&src.exe, &bin.join("npu-emu"))?;
+
+    // Compatibility paths.
+    let runtime = prefix.join("runtime");
+    mkdir(&runtime)?;
+    symlink("../include", &runtime.join("include"))?;
+    symlink("../lib64", &runtime.join("lib64"))?;
+    let arch = prefix.join(format!("{}-linux", std::env::consts::ARCH));
+    mkdir(&arch)?;
+    symlink("../include", &arch.join("include"))?;
+    symlink("../lib64", &arch.join("lib64"))?;
+
+    // Environment script.
+    let script = crate::env::set_env_script(prefix);
+    let path = prefix.join("set_env.sh");
+    let tmp = prefix.join(format!(".set_env.sh.tmp-{}", std::process::id()));
+    fs::write(&tmp, script).map_err(|e| io_err("write", &tmp, e))?;
+    fs::rename(&tmp, &path).map_err(|e| io_err("replace", &path, e))?;
+    Ok(())
+}

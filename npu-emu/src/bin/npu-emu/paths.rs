@@ -1,0 +1,120 @@
+//! Where the pieces of an installation come from, found relative to this executable.
+//!
+//! Two layouts are recognised:
+//! - the build tree: `<repo>/target/release/npu-emu`, with the libraries next to it and the
+//!   headers in `<repo>/headers/include` (two levels up);
+//! - an installed tree: `<prefix>/bin/npu-emu`, with `<prefix>/lib64` and `<prefix>/include`.
+
+use crate::args::{failure, CliResult};
+use std::path::{Path, PathBuf};
+
+/// The two libraries every install ships (and links its second names to).
+pub const LIBS: [&str; 2] = ["libascendcl.so", "libhccl.so"];
+/// Second names of the libraries (CANN 8.5 split): `(link, target)`.
+pub const LIB_ALIASES: [(&str, &str); 2] = [
+    ("libacl_rt.so", "libascendcl.so"),
+    ("libhcomm.so", "libhccl.so"),
+];
+
+/// What an install copies.
+pub struct Sources {
+    /// This executable.
+    pub exe: PathBuf,
+    /// Directory holding `acl/` and `hccl/`.
+    pub include: PathBuf,
+    /// Directory holding `libascendcl.so` and `libhccl.so`.
+    pub lib_dir: PathBuf,
+}
+
+fn exe_dir() -> CliResult<(PathBuf, PathBuf)> {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_err(|e| failure(format!("cannot locate the npu-emu executable: {e}")))?;
+    let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    Ok((exe, dir))
+}
+
+/// Find the headers and libraries this executable belongs to.
+pub fn sources() -> CliResult<Sources> {
+    let (exe, dir) = exe_dir()?;
+    let build_inc = dir.join("../../headers/include");
+    let inst_inc = dir.join("../include");
+    let include = [&build_inc, &inst_inc]
+        .into_iter()
+        .find(|d| d.join("acl/acl.h").is_file() && d.join("hccl/hccl.h").is_file())
+        .ok_or_else(|| {
+            failure(format!(
+                "cannot find the headers (acl/acl.h and hccl/hccl.h): looked in {} (build tree) \
+                 and {} (installed tree)",
+                clean(&build_inc).display(),
+                clean(&inst_inc).display()
+            ))
+        })?;
+    let inst_lib = dir.join("../lib64");
+    let lib_dir = [&dir, &inst_lib]
+        .into_iter()
+        .find(|d| LIBS.iter().all(|l| d.join(l).is_file()))
+        .ok_or_else(|| {
+            failure(format!(
+                "cannot find {} and {}: looked in {} (build tree) and {} (installed tree); \
+                 build them with `cargo build --release --workspace`",
+                LIBS[0],
+                LIBS[1],
+                dir.display(),
+                clean(&inst_lib).display()
+            ))
+        })?;
+    Ok(Sources {
+        exe,
+        include: clean(include),
+        lib_dir: clean(lib_dir),
+    })
+}
+
+/// The install tree this executable belongs to, for `npu-emu env` without `--prefix`:
+/// `<prefix>` when it runs from `<prefix>/bin`, or `target/npu-emu` (the tree `make`
+/// leaves) when it runs from `target/release`.
+pub fn default_prefix() -> CliResult<PathBuf> {
+    let (_, dir) = exe_dir()?;
+    let installed = dir.join("..");
+    let built = dir.join("../npu-emu");
+    for p in [&installed, &built] {
+        if p.join("set_env.sh").is_file() && p.join("lib64").is_dir() {
+            return Ok(clean(p));
+        }
+    }
+    Err(failure(format!(
+        "no install tree found ({} and {} have no set_env.sh); run `npu-emu install --prefix DIR` \
+         first or pass --prefix DIR",
+        clean(&installed).display(),
+        clean(&built).display()
+    )))
+}
+
+/// `path` with `.` and `..` resolved (canonical if it exists).
+pub fn clean(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Make `p` absolute (relative to the current directory) and clean.
+pub fn absolute(p: &Path) -> CliResult<PathBuf> {
+    if p.is_absolute() {
+        return Ok(clean(p));
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| failure(format!("cannot read the current directory: {e}")))?;
+    Ok(clean(&cwd.join(p)))
+}

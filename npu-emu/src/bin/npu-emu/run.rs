@@ -1,0 +1,601 @@
+//! `npu-emu run -n N [--devices LIST] [--timeout SECS] PROGRAM ARGS…`: the launcher.
+//!
+//! Starts N ranks of PROGRAM with the environment real Ascend launchers set (abi.md §3.3–3.4):
+//!
+//! | Variable | Value |
+//! |---|---|
+//! | `RANK_ID` | the rank, 0..N-1 |
+//! | `RANK_SIZE` | N |
+//! | `ASCEND_DEVICE_ID` | the rank's device (logical id): the i-th of `--devices`, default i |
+//! | `RANK_TABLE_FILE` | a version "1.0" rank table written for the job |
+//! | `NPU_EMU_JOB_ID` | a random id of the job |
+//!
+//! The rank table lives in `<node dir>/jobs/<job id>/rank_table.json` and is removed when the
+//! job ends. Each rank runs in its own process group (so a stop reaches a wrapper script's
+//! children too); each line it prints is prefixed `[rank R] `. When a rank fails (non-zero
+//! exit or a signal) the others get SIGTERM, then SIGKILL after a grace period, and the
+//! launcher exits non-zero naming the rank and the reason. SIGINT/SIGTERM/SIGHUP sent to the
+//! launcher (Ctrl-C) are forwarded to every rank. Exit codes: 0 when every rank exits 0; the
+//! failing rank's exit code (or 128 + signal) when a rank fails; 124 on `--timeout`; 128 +
+//! signal when the launcher was interrupted; 127 when PROGRAM cannot be started; 2 for a bad
+//! command line.
+
+use crate::args::{unknown_option, usage_error, Args, CliError, CliResult};
+use npu_emu::config::Config;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long stopped ranks get between SIGTERM and SIGKILL.
+const GRACE: Duration = Duration::from_secs(3);
+/// How often the launcher looks at its ranks.
+const POLL: Duration = Duration::from_millis(10);
+
+/// A parsed `run` command line.
+#[derive(Debug, PartialEq)]
+pub struct Job {
+    pub ranks: usize,
+    /// Logical device of each rank.
+    pub devices: Vec<u32>,
+    pub timeout: Option<Duration>,
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+const OPTIONS: &str = "-n N, --devices LIST, --timeout SECS";
+
+/// Parse the arguments after `run`; `visible` is the number of devices this process sees.
+pub fn parse(argv: &[String], visible: u32) -> CliResult<Job> {
+    let mut a = Args::new(argv);
+    let mut ranks: Option<usize> = None;
+    let mut devices: Option<Vec<u32>> = None;
+    let mut timeout = None;
+    while let Some((name, inline)) = a.next_option() {
+        match name {
+            "-n" | "-np" | "--np" | "--ranks" => {
+                let v = a.value(name, inline, "the number of ranks")?;
+                match v.parse::<usize>() {
+                    Ok(n) if (1..=4096).contains(&n) => ranks = Some(n),
+                    _ => {
+                        return Err(usage_error(format!(
+                            "{name} {v:?}: expected a number of ranks from 1 to 4096"
+                        )))
+                    }
+                }
+            }
+            "--devices" => {
+                let v = a.value(name, inline, "a comma-separated list of device ids")?;
+                let mut list = Vec::new();
+                for tok in v.split(',') {
+                    match tok.trim().parse::<u32>() {
+                        Ok(d) if d < visible => list.push(d),
+                        Ok(d) => {
+                            return Err(usage_error(format!(
+                                "--devices {v}: device {d} does not exist; this node has \
+                                 {visible} visible devices (0..{}) — see NPU_EMU_DEVICES and \
+                                 ASCEND_RT_VISIBLE_DEVICES",
+                                visible.saturating_sub(1)
+                            )))
+                        }
+                        Err(_) => {
+                            return Err(usage_error(format!(
+                                "--devices {v:?}: expected comma-separated device ids such as \
+                                 0,1,2,3; {tok:?} is not a device id"
+                            )))
+                        }
+                    }
+                }
+                devices = Some(list);
+            }
+            "--timeout" => {
+                let v = a.value(name, inline, "seconds")?;
+                match v.parse::<f64>() {
+                    Ok(s) if s > 0.0 && s.is_finite() => timeout = Some(Duration::from_secs_f64(s)),
+                    _ => {
+                        return Err(usage_error(format!(
+                            "--timeout {v:?}: expected a positive number of seconds"
+                        )))
+                    }
+                }
+            }
+            _ => return Err(unknown_option(name, OPTIONS)),
+        }
+    }
+    let rest = a.rest();
+    let Some(program) = rest.first() else {
+        return Err(usage_error(
+            "missing PROGRAM: npu-emu run -n N PROGRAM [ARGS...]",
+        ));
+    };
+    let (ranks, devices) = match (ranks, devices) {
+        (None, None) => return Err(usage_error("missing -n N (the number of ranks)")),
+        (Some(n), Some(d)) if d.len() != n => {
+            return Err(usage_error(format!(
+                "--devices lists {} devices but -n asks for {n} ranks; give one device per rank",
+                d.len()
+            )))
+        }
+        (_, Some(d)) => (d.len(), d),
+        (Some(n), None) => {
+            if n > visible as usize {
+                return Err(usage_error(format!(
+                    "-n {n}: this node has only {visible} visible devices; raise NPU_EMU_DEVICES \
+                     or give --devices with one device per rank (ranks may share a device)"
+                )));
+            }
+            (n, (0..n as u32).collect())
+        }
+    };
+    Ok(Job {
+        ranks,
+        devices,
+        timeout,
+        program: program.clone(),
+        args: rest[1..].to_vec(),
+    })
+}
+
+/// The version "1.0" rank table of a job on this server (abi.md §3.2): every value a string,
+/// `device_id` the physical device.
+pub fn rank_table(physical: &[u32]) -> String {
+    let devs: Vec<serde_json::Value> = physical
+        .iter()
+        .enumerate()
+        .map(|(r, d)| serde_json::json!({ "device_id": d.to_string(), "rank_id": r.to_string() }))
+        .collect();
+    let t = serde_json::json!({
+        "status": "completed",
+        "version": "1.0",
+        "server_count": "1",
+        "server_list": [ { "server_id": "127.0.0.1", "device": devs } ],
+    });
+    let mut s = serde_json::to_string_pretty(&t).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// A signal's name ("SIGSEGV"), or its number.
+pub fn signal_name(sig: i32) -> String {
+    let n = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGSYS => "SIGSYS",
+        _ => return format!("signal {sig}"),
+    };
+    n.to_string()
+}
+
+/// How a process ended, in words: "exited with code 1", "was killed by SIGSEGV".
+pub fn describe(st: ExitStatus) -> String {
+    match (st.code(), st.signal()) {
+        (Some(c), _) => format!("exited with code {c}"),
+        (None, Some(s)) => {
+            let core = if st.core_dumped() {
+                " (core dumped)"
+            } else {
+                ""
+            };
+            format!("was killed by {}{core}", signal_name(s))
+        }
+        _ => "ended".to_string(),
+    }
+}
+
+/// The signal received by the launcher (0 = none).
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNALLED.store(sig, Ordering::SeqCst);
+}
+
+fn install_signal_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+fn job_id() -> String {
+    let mut b = [0u8; 8];
+    let ok = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok();
+    if !ok {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        b = (t ^ ((std::process::id() as u64) << 32)).to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Copy each line of `r` to stdout or stderr with `prefix`, one write per line.
+fn pump(r: impl Read, prefix: String, to_stderr: bool, live: Arc<AtomicUsize>) {
+    let mut r = BufReader::new(r);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match r.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.last() != Some(&b'\n') {
+            line.push(b'\n');
+        }
+        let mut out = Vec::with_capacity(prefix.len() + line.len());
+        out.extend_from_slice(prefix.as_bytes());
+        out.extend_from_slice(&line);
+        if to_stderr {
+            let mut e = std::io::stderr().lock();
+            let _ = e.write_all(&out);
+        } else {
+            let mut o = std::io::stdout().lock();
+            let _ = o.write_all(&out);
+            let _ = o.flush();
+        }
+    }
+    live.fetch_sub(1, Ordering::SeqCst);
+}
+
+fn say(msg: &str) {
+    let _ = std::io::stdout().lock().flush();
+    eprintln!("npu-emu run: {msg}");
+}
+
+struct Rank {
+    child: Child,
+    pid: i32,
+    status: Option<ExitStatus>,
+    /// We sent it a stop signal.
+    stopped: bool,
+}
+
+/// Send `sig` to the process group of every rank still running.
+fn signal_all(ranks: &mut [Rank], sig: i32) {
+    for r in ranks.iter_mut().filter(|r| r.status.is_none()) {
+        // SAFETY: plain syscall; each rank leads its own process group.
+        unsafe {
+            libc::kill(-r.pid, sig);
+        }
+        r.stopped = true;
+    }
+}
+
+fn list(ids: &[usize]) -> String {
+    ids.iter()
+        .map(|r| r.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn main(argv: &[String]) -> ExitCode {
+    match launch(argv) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("npu-emu run: {}", e.msg);
+            if e.usage {
+                eprintln!("Run `npu-emu --help` for usage.");
+            }
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+struct JobDir(PathBuf);
+
+impl Drop for JobDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        if let Some(parent) = self.0.parent() {
+            let _ = std::fs::remove_dir(parent); // only when no other job is running
+        }
+    }
+}
+
+fn launch(argv: &[String]) -> CliResult<u8> {
+    let cfg = Config::from_env().map_err(|e| CliError {
+        msg: e.msg,
+        code: 2,
+        usage: false,
+    })?;
+    let job = parse(argv, cfg.visible_count())?;
+    let physical: Vec<u32> = job
+        .devices
+        .iter()
+        .map(|&d| cfg.physical(d as i32).unwrap_or(d))
+        .collect();
+
+    let id = job_id();
+    let dir = JobDir(cfg.node_dir.join("jobs").join(&id));
+    std::fs::create_dir_all(&dir.0).map_err(|e| {
+        crate::args::failure(format!(
+            "cannot create the job directory {}: {e}",
+            dir.0.display()
+        ))
+    })?;
+    let table = dir.0.join("rank_table.json");
+    std::fs::write(&table, rank_table(&physical)).map_err(|e| {
+        crate::args::failure(format!(
+            "cannot write the rank table {}: {e}",
+            table.display()
+        ))
+    })?;
+
+    install_signal_handlers();
+    // SAFETY: isatty on a valid descriptor number.
+    let stdin_is_tty = unsafe { libc::isatty(0) } == 1;
+    let live = Arc::new(AtomicUsize::new(0));
+    let mut ranks: Vec<Rank> = Vec::with_capacity(job.ranks);
+    let mut pumps = Vec::new();
+    for r in 0..job.ranks {
+        let mut cmd = Command::new(&job.program);
+        cmd.args(&job.args)
+            .env("RANK_ID", r.to_string())
+            .env("RANK_SIZE", job.ranks.to_string())
+            .env("ASCEND_DEVICE_ID", job.devices[r].to_string())
+            .env("RANK_TABLE_FILE", &table)
+            .env("NPU_EMU_JOB_ID", &id)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .stdin(if r == 0 && !stdin_is_tty {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
+            .process_group(0);
+        // SAFETY: prctl is async-signal-safe; a rank dies with the launcher.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                signal_all(&mut ranks, libc::SIGKILL);
+                for r in ranks.iter_mut() {
+                    let _ = r.child.wait();
+                }
+                let why = if e.kind() == std::io::ErrorKind::NotFound {
+                    "no such program (give a path, or put it on PATH)".to_string()
+                } else {
+                    e.to_string()
+                };
+                return Err(CliError {
+                    msg: format!("cannot start rank {r}: {}: {why}", job.program),
+                    code: 127,
+                    usage: false,
+                });
+            }
+        };
+        let prefix = format!("[rank {r}] ");
+        if let Some(o) = child.stdout.take() {
+            live.fetch_add(1, Ordering::SeqCst);
+            let (p, l) = (prefix.clone(), live.clone());
+            pumps.push(std::thread::spawn(move || pump(o, p, false, l)));
+        }
+        if let Some(e) = child.stderr.take() {
+            live.fetch_add(1, Ordering::SeqCst);
+            let (p, l) = (prefix, live.clone());
+            pumps.push(std::thread::spawn(move || pump(e, p, true, l)));
+        }
+        let pid = child.id() as i32;
+        ranks.push(Rank {
+            child,
+            pid,
+            status: None,
+            stopped: false,
+        });
+    }
+
+    let start = Instant::now();
+    let mut first_failure: Option<(usize, ExitStatus)> = None;
+    let mut timed_out = false;
+    let mut interrupted: Option<i32> = None;
+    let mut kill_at: Option<Instant> = None;
+    loop {
+        let sig = SIGNALLED.swap(0, Ordering::SeqCst);
+        if sig != 0 {
+            if interrupted.is_some() {
+                // A second Ctrl-C: no more grace.
+                signal_all(&mut ranks, libc::SIGKILL);
+            } else {
+                say(&format!(
+                    "received {}; forwarding it to every rank",
+                    signal_name(sig)
+                ));
+                interrupted = Some(sig);
+                signal_all(&mut ranks, sig);
+                kill_at.get_or_insert(Instant::now() + GRACE);
+            }
+        }
+        for (i, r) in ranks.iter_mut().enumerate() {
+            if r.status.is_some() {
+                continue;
+            }
+            if let Ok(Some(st)) = r.child.try_wait() {
+                r.status = Some(st);
+                let failed = !st.success();
+                if failed && first_failure.is_none() && !r.stopped && interrupted.is_none() {
+                    first_failure = Some((i, st));
+                    say(&format!(
+                        "rank {i} {}; stopping the other ranks",
+                        describe(st)
+                    ));
+                }
+            }
+        }
+        if first_failure.is_some() && kill_at.is_none() {
+            signal_all(&mut ranks, libc::SIGTERM);
+            kill_at = Some(Instant::now() + GRACE);
+        }
+        if let Some(t) = job.timeout {
+            if !timed_out && kill_at.is_none() && start.elapsed() >= t {
+                timed_out = true;
+                let running: Vec<usize> = (0..ranks.len())
+                    .filter(|&i| ranks[i].status.is_none())
+                    .collect();
+                say(&format!(
+                    "timed out after {} s; ranks still running: {}; stopping them",
+                    t.as_secs_f64(),
+                    list(&running)
+                ));
+                signal_all(&mut ranks, libc::SIGTERM);
+                kill_at = Some(Instant::now() + GRACE);
+            }
+        }
+        if ranks.iter().all(|r| r.status.is_some()) {
+            break;
+        }
+        if let Some(k) = kill_at {
+            if Instant::now() >= k {
+                let left: Vec<usize> = (0..ranks.len())
+                    .filter(|&i| ranks[i].status.is_none())
+                    .collect();
+                say(&format!(
+                    "ranks {} did not stop within {} s; sending SIGKILL",
+                    list(&left),
+                    GRACE.as_secs()
+                ));
+                signal_all(&mut ranks, libc::SIGKILL);
+                kill_at = Some(Instant::now() + Duration::from_secs(3600));
+            }
+        }
+        std::thread::sleep(POLL);
+    }
+
+    // Let the output pumps drain; a rank's background child may hold a pipe open, so do not
+    // wait for it forever.
+    let drain_until = Instant::now() + Duration::from_secs(2);
+    while live.load(Ordering::SeqCst) > 0 && Instant::now() < drain_until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if live.load(Ordering::SeqCst) == 0 {
+        for p in pumps {
+            let _ = p.join();
+        }
+    }
+    drop(dir);
+
+    let stopped: Vec<usize> = (0..ranks.len())
+        .filter(|&i| ranks[i].stopped && Some(i) != first_failure.map(|f| f.0))
+        .collect();
+    let stopped_note = if stopped.is_empty() {
+        String::new()
+    } else {
+        format!(" (stopped: rank {})", list(&stopped))
+    };
+    if let Some(sig) = interrupted {
+        say(&format!(
+            "interrupted by {}{stopped_note}",
+            signal_name(sig)
+        ));
+        return Ok((128 + sig) as u8);
+    }
+    if let Some((i, st)) = first_failure {
+        say(&format!(
+            "job failed: rank {i} {}{stopped_note}",
+            describe(st)
+        ));
+        let code = match (st.code(), st.signal()) {
+            (Some(c), _) => c,
+            (None, Some(s)) => 128 + s,
+            _ => 1,
+        };
+        return Ok(u8::try_from(code).ok().filter(|&c| c != 0).unwrap_or(1));
+    }
+    if timed_out {
+        let t = job.timeout.unwrap_or_default().as_secs_f64();
+        say(&format!("job failed: timed out after {t} s{stopped_note}"));
+        return Ok(124);
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parse_command_lines() {
+        let j = parse(&v(&["-n", "4", "prog", "-n", "x"]), 8).unwrap();
+        assert_eq!(j.ranks, 4);
+        assert_eq!(j.devices, vec![0, 1, 2, 3]);
+        assert_eq!(j.program, "prog");
+        assert_eq!(j.args, v(&["-n", "x"]));
+        let j = parse(&v(&["--devices=4,5", "--timeout", "2.5", "p"]), 8).unwrap();
+        assert_eq!((j.ranks, j.devices.clone()), (2, vec![4, 5]));
+        assert_eq!(j.timeout, Some(Duration::from_millis(2500)));
+        let e = parse(&v(&["-n", "9", "p"]), 8).unwrap_err();
+        assert!(e.msg.contains("only 8 visible devices"), "{}", e.msg);
+        let e = parse(&v(&["-n", "2", "--devices", "0", "p"]), 8).unwrap_err();
+        assert!(
+            e.msg.contains("lists 1 devices but -n asks for 2"),
+            "{}",
+            e.msg
+        );
+        let e = parse(&v(&["--devices", "0,8", "p"]), 8).unwrap_err();
+        assert!(e.msg.contains("device 8 does not exist"), "{}", e.msg);
+        assert!(parse(&v(&["-n", "2"]), 8)
+            .unwrap_err()
+            .msg
+            .contains("missing PROGRAM"));
+        assert!(parse(&v(&["p"]), 8).unwrap_err().msg.contains("missing -n"));
+        assert!(parse(&v(&["-x", "p"]), 8)
+            .unwrap_err()
+            .msg
+            .contains("unknown option"));
+    }
+
+    #[test]
+    fn rank_table_is_version_1_0_with_strings() {
+        let t: serde_json::Value = serde_json::from_str(&rank_table(&[3, 5])).unwrap();
+        assert_eq!(t["version"], "1.0");
+        assert_eq!(t["server_count"], "1");
+        let devs = &t["server_list"][0]["device"];
+        assert_eq!(devs[1]["device_id"], "5");
+        assert_eq!(devs[1]["rank_id"], "1");
+        assert_eq!(t["server_list"][0]["server_id"], "127.0.0.1");
+    }
+
+    #[test]
+    fn signal_names() {
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(describe(ExitStatus::from_raw(1 << 8)), "exited with code 1");
+        assert_eq!(
+            describe(ExitStatus::from_raw(libc::SIGKILL)),
+            "was killed by SIGKILL"
+        );
+    }
+}

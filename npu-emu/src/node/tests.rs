@@ -1,0 +1,495 @@
+//! Unit tests of the node: each test uses its own node directory under /dev/shm.
+
+use super::*;
+use crate::codes::{ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION};
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU32;
+
+/// A node directory removed at the end of the test.
+pub(crate) struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub(crate) fn new(name: &str) -> TempDir {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let d = PathBuf::from(format!(
+            "/dev/shm/npu-emu-test-{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        TempDir(d)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub(crate) fn config(dir: &Path, devices: u32, hbm: &str) -> Config {
+    let mut m = HashMap::new();
+    m.insert("NPU_EMU_NODE_DIR", dir.to_str().unwrap().to_string());
+    m.insert("NPU_EMU_DEVICES", devices.to_string());
+    m.insert("NPU_EMU_HBM_SIZE", hbm.to_string());
+    m.insert("ASCEND_GLOBAL_LOG_LEVEL", "4".to_string());
+    Config::from_lookup(|k| m.get(k).cloned()).unwrap()
+}
+
+fn blocks(path: &Path) -> u64 {
+    std::fs::metadata(path).unwrap().blocks()
+}
+
+#[test]
+fn alloc_free_and_messages() {
+    let t = TempDir::new("basic");
+    let node = Node::open(&config(&t.0, 2, "256M")).unwrap();
+    assert_eq!(node.devices(), 2);
+    assert_eq!(node.hbm_size(), 256 << 20);
+    assert_eq!(node.mem_info(1), (256 << 20, 256 << 20));
+
+    let a = node.alloc(1, 96, 50).unwrap();
+    assert_eq!(device_of(a.addr), Some(1));
+    assert_eq!(a.addr % 32, 0);
+    assert_eq!((a.size, a.requested, a.device), (96, 50, 1));
+    let b = node.alloc(1, 64, 1).unwrap();
+    assert_ne!(a.addr, b.addr);
+    assert_eq!(node.mem_info(1), ((256 << 20) - 160, 256 << 20));
+    assert_eq!(node.mem_info(0).0, 256 << 20);
+    assert_eq!(node.lookup(a.addr + 95), Some(a));
+    assert_eq!(
+        node.lookup(a.addr + 96).map(|x| x.addr),
+        (b.addr == a.addr + 96).then_some(b.addr)
+    );
+
+    // Data written through one allocation's alias is seen through the physical alias.
+    let p = node.check(a.addr, 96, "dst").unwrap();
+    unsafe { std::ptr::write_bytes(p, 0xab, 96) };
+    let q = node.phys_to_host(a.phys(), 96).unwrap();
+    assert_eq!(unsafe { *q.add(95) }, 0xab);
+    assert_eq!(
+        node.phys(a.addr + 10, 4, "src").unwrap().offset,
+        a.phys().offset + 10
+    );
+
+    // Bounds.
+    assert!(
+        node.check(a.addr + 96, 0, "dst").is_ok(),
+        "len 0 at the end is fine"
+    );
+    let e = node.check(a.addr + 90, 7, "dst").unwrap_err();
+    assert_eq!(e.code, ACL_ERROR_INVALID_PARAM);
+    assert!(
+        e.msg.contains("dst") && e.msg.contains("runs past the end"),
+        "{}",
+        e.msg
+    );
+    assert!(
+        e.msg
+            .contains(&format!("0x{:x} (96 bytes) on device 1", a.addr)),
+        "{}",
+        e.msg
+    );
+    let e = node.check(a.addr, u64::MAX, "src").unwrap_err();
+    assert!(e.msg.contains("runs past the end"), "{}", e.msg);
+    let e = node.check(0x1234, 4, "src").unwrap_err();
+    assert!(e.msg.contains("not a device address"), "{}", e.msg);
+    let e = node.check(device_addr(1, 200 << 20), 4, "src").unwrap_err();
+    assert!(e.msg.contains("not allocated"), "{}", e.msg);
+    let e = node.check(device_addr(5, 0), 4, "src").unwrap_err();
+    assert!(e.msg.contains("device 5 does not exist"), "{}", e.msg);
+
+    // Free: interior pointer, double free, foreign pointer.
+    let e = node.free(a.addr + 32).unwrap_err();
+    assert_eq!(e.code, ACL_ERROR_INVALID_PARAM);
+    assert!(
+        e.msg.contains(&format!(
+            "inside allocation 0x{:x} of 96 bytes on device 1",
+            a.addr
+        )),
+        "{}",
+        e.msg
+    );
+    assert_eq!(node.free(a.addr).unwrap(), a);
+    let e = node.free(a.addr).unwrap_err();
+    assert!(e.msg.contains("already freed"), "{}", e.msg);
+    assert!(e.msg.contains(&format!("0x{:x}", a.addr)), "{}", e.msg);
+    let e = node.check(a.addr + 8, 8, "src").unwrap_err();
+    assert!(e.msg.contains("freed memory"), "{}", e.msg);
+    let e = node.free(0x1000).unwrap_err();
+    assert!(e.msg.contains("not a device address"), "{}", e.msg);
+    assert_eq!(node.mem_info(1), ((256 << 20) - 64, 256 << 20));
+
+    let us = node.usage();
+    let me = us.iter().find(|u| u.pid == std::process::id()).unwrap();
+    assert_eq!(me.bytes, vec![0, 64]);
+    assert!(!me.name.is_empty());
+    node.free(b.addr).unwrap();
+    assert_eq!(node.mem_info(1).0, 256 << 20);
+    // Every slab went back to the node and its pages were punched.
+    assert_eq!(blocks(&t.0.join("hbm.1")), 0);
+    for s in 0..node.sh.nslabs {
+        assert_eq!(node.sh.slab(1, s).load(Ordering::SeqCst), 0);
+    }
+}
+
+#[test]
+fn large_allocations_and_reuse() {
+    let t = TempDir::new("large");
+    let node = Node::open(&config(&t.0, 1, "256M")).unwrap();
+    let slab = node.slab_size();
+    assert_eq!(slab, 8 << 20);
+    // Larger than a slab: a contiguous run.
+    let big = node.alloc(0, 3 * slab + 32, 3 * slab + 1).unwrap();
+    let p = node.check(big.addr, big.size, "dst").unwrap();
+    unsafe { *p.add(big.size as usize - 1) = 7 };
+    // Small allocations fill the tail of the run, then other slabs.
+    let mut small = Vec::new();
+    for _ in 0..100 {
+        small.push(node.alloc(0, 4096, 4000).unwrap());
+    }
+    for s in &small {
+        node.free(s.addr).unwrap();
+    }
+    node.free(big.addr).unwrap();
+    assert_eq!(node.mem_info(0).0, 256 << 20);
+    // Exhausted HBM.
+    let e = node.alloc(0, 300 << 20, 1).unwrap_err();
+    assert_eq!(e.code, ACL_ERROR_RT_MEMORY_ALLOCATION);
+    let x = node.alloc(0, 200 << 20, 1).unwrap();
+    let e = node.alloc(0, 100 << 20, 1).unwrap_err();
+    assert_eq!(e.code, ACL_ERROR_RT_MEMORY_ALLOCATION);
+    assert!(
+        e.msg.contains("device 0") && e.msg.contains("104857600"),
+        "{}",
+        e.msg
+    );
+    assert!(e.msg.contains(t.0.to_str().unwrap()), "{}", e.msg);
+    node.free(x.addr).unwrap();
+    // A long-running loop does not leak.
+    for i in 0..2000u64 {
+        let a = node.alloc(0, 32 * (1 + i % 50), 1).unwrap();
+        node.free(a.addr).unwrap();
+    }
+    assert!(node.inner.lock().regions.is_empty());
+}
+
+#[test]
+fn two_nodes_in_one_process() {
+    let t = TempDir::new("two");
+    let u = TempDir::new("two-other");
+    let a = Node::open(&config(&t.0, 2, "128M")).unwrap();
+    let b = Node::open(&config(&t.0, 4, "512M")).unwrap();
+    // The second join uses the header's values.
+    assert_eq!((b.devices(), b.hbm_size()), (2, 128 << 20));
+    let c = Node::open(&config(&u.0, 3, "1G")).unwrap();
+    assert_eq!(c.devices(), 3);
+    let x = a.alloc(0, 64, 64).unwrap();
+    let y = b.alloc(0, 64, 64).unwrap();
+    assert_ne!(x.addr, y.addr, "two processes' slots never share a slab");
+    unsafe { *a.check(x.addr, 1, "dst").unwrap() = 42 };
+    // Another view of the same node reads the same byte through the physical address.
+    assert_eq!(unsafe { *b.phys_to_host(x.phys(), 1).unwrap() }, 42);
+    assert!(b
+        .check(x.addr, 1, "src")
+        .unwrap_err()
+        .msg
+        .contains("another process"));
+    assert_eq!(a.mem_info(0).0, (128 << 20) - 128);
+    assert_eq!(a.usage().len(), 1, "one pid, merged");
+    assert_eq!(a.usage()[0].bytes, vec![128, 0]);
+    drop(b);
+    assert_eq!(
+        a.mem_info(0).0,
+        (128 << 20) - 64,
+        "a dropped node gives its memory back"
+    );
+    let z = c.alloc(2, 1 << 20, 1).unwrap();
+    c.free(z.addr).unwrap();
+}
+
+/// Helper for [`dead_process_is_reclaimed`]: run in a child process, allocate and leave
+/// without freeing.
+#[test]
+fn child_allocates_and_exits() {
+    let Ok(dir) = std::env::var("NPU_EMU_TEST_CHILD_NODE") else {
+        return;
+    };
+    let node = Node::open(&config(Path::new(&dir), 1, "256M")).unwrap();
+    let a = node.alloc(0, 20 << 20, 20 << 20).unwrap();
+    unsafe { std::ptr::write_bytes(node.check(a.addr, a.size, "dst").unwrap(), 1, 1 << 20) };
+    unsafe { libc::_exit(0) };
+}
+
+#[test]
+fn dead_process_is_reclaimed() {
+    let t = TempDir::new("dead");
+    let node = Node::open(&config(&t.0, 1, "256M")).unwrap();
+    let st = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "node::tests::child_allocates_and_exits",
+            "--nocapture",
+        ])
+        .env("NPU_EMU_TEST_CHILD_NODE", &t.0)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let hbm = t.0.join("hbm.0");
+    assert!(
+        blocks(&hbm) >= (20 << 20) / 512,
+        "the child reserved its memory"
+    );
+    // Scanning the table (mem_info) reclaims the dead child's slabs and RAM.
+    assert_eq!(node.mem_info(0), (256 << 20, 256 << 20));
+    assert_eq!(blocks(&hbm), 0);
+    assert_eq!(node.usage().len(), 1);
+    // And its slabs can be taken again: the whole device fits.
+    let all = node.alloc(0, 256 << 20, 1).unwrap();
+    node.free(all.addr).unwrap();
+}
+
+#[test]
+fn full_shm_is_an_allocation_error() {
+    if unsafe { libc::geteuid() } != 0 {
+        println!("note: full_shm_is_an_allocation_error skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let t = TempDir::new("full");
+    std::fs::create_dir_all(&t.0).unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(&t.0)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        println!("note: full_shm_is_an_allocation_error skipped: mount -t tmpfs failed");
+        return;
+    }
+    struct Umount(PathBuf);
+    impl Drop for Umount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _u = Umount(t.0.clone());
+    let dir = t.0.join("node");
+    let node = Node::open(&config(&dir, 1, "64M")).unwrap();
+    let e = node.alloc(0, 16 << 20, 16 << 20).unwrap_err();
+    assert_eq!(e.code, ACL_ERROR_RT_MEMORY_ALLOCATION);
+    assert!(
+        e.msg.contains("device 0") && e.msg.contains("16777216"),
+        "{}",
+        e.msg
+    );
+    assert!(e.msg.contains(dir.to_str().unwrap()), "{}", e.msg);
+    assert_eq!(node.mem_info(0).0, 64 << 20, "nothing stays counted");
+    // What fits is usable to the last byte (no SIGBUS).
+    let a = node.alloc(0, 6 << 20, 6 << 20).unwrap();
+    let p = node.check(a.addr, a.size, "dst").unwrap();
+    unsafe { std::ptr::write_bytes(p, 3, a.size as usize) };
+    let e = node.alloc(0, 4 << 20, 1).unwrap_err();
+    assert_eq!(e.code, ACL_ERROR_RT_MEMORY_ALLOCATION);
+    node.free(a.addr).unwrap();
+    let b = node.alloc(0, 7 << 20, 1).unwrap();
+    unsafe {
+        std::ptr::write_bytes(
+            node.check(b.addr, b.size, "dst").unwrap(),
+            4,
+            b.size as usize,
+        )
+    };
+    node.free(b.addr).unwrap();
+    drop(node);
+}
+
+#[test]
+fn virtual_memory() {
+    let t = TempDir::new("vmm");
+    let node = Node::open(&config(&t.0, 2, "256M")).unwrap();
+    let g = node.granularity();
+    assert_eq!(g, 2 << 20);
+    assert!(node.reserve_va(g + 1, 0).is_err());
+    assert!(node.reserve_va(g, 3).is_err());
+    let va = node.reserve_va(4 * g, 0).unwrap();
+    assert!(va >= VMM_BASE && va.is_multiple_of(g));
+    let va2 = node.reserve_va(g, 0).unwrap();
+    assert!(va2 >= va + 4 * g);
+    let h = node.alloc_physical(1, 2 * g).unwrap();
+    assert_eq!(node.mem_info(1).0, (256 << 20) - 2 * g);
+    assert!(node
+        .check(va, 1, "dst")
+        .unwrap_err()
+        .msg
+        .contains("nothing is mapped"));
+    node.map(va + g, g, g, h.id).unwrap();
+    let e = node.map(va, 2 * g, 0, h.id).unwrap_err();
+    assert!(e.msg.contains("overlaps"), "{}", e.msg);
+    assert!(node.map(va, g, 2 * g, h.id).is_err(), "past the handle");
+    assert!(
+        node.map(va + 3 * g, 2 * g, 0, h.id).is_err(),
+        "past the reservation"
+    );
+    let p = node.check(va + g, g, "dst").unwrap();
+    unsafe { *p.add(5) = 9 };
+    let phys = node.phys(va + g + 5, 1, "src").unwrap();
+    assert_eq!(
+        phys,
+        RtPhys {
+            device: 1,
+            _pad: 0,
+            offset: h.phys.offset + g + 5
+        }
+    );
+    assert_eq!(unsafe { *node.phys_to_host(phys, 1).unwrap() }, 9);
+    assert!(node
+        .check(va + g, g + 1, "dst")
+        .unwrap_err()
+        .msg
+        .contains("runs past"));
+    assert!(node
+        .free_physical(h.id)
+        .unwrap_err()
+        .msg
+        .contains("still mapped"));
+    assert!(node
+        .release_va(va)
+        .unwrap_err()
+        .msg
+        .contains("still has memory mapped"));
+    node.unmap(va + g).unwrap();
+    assert!(node.unmap(va + g).is_err());
+    node.free_physical(h.id).unwrap();
+    assert!(node.free_physical(h.id).is_err());
+    node.release_va(va).unwrap();
+    assert!(node.release_va(va).is_err());
+    node.release_va(va2).unwrap();
+    assert_eq!(node.mem_info(1).0, 256 << 20);
+}
+
+#[test]
+fn describe_for_the_fault_handler() {
+    let t = TempDir::new("describe");
+    let node = Node::open(&config(&t.0, 1, "256M")).unwrap();
+    let a = node.alloc(0, 1024, 1000).unwrap();
+    let d = node.describe_addr(a.addr + 16).unwrap();
+    assert_eq!(
+        d,
+        format!(
+            "inside allocation 0x{:x} (1024 bytes) on device 0 at offset 16 (allocated by this process)",
+            a.addr
+        )
+    );
+    assert_eq!(node.describe_addr(0x1000), None);
+    let held = node.inner.lock();
+    assert_eq!(node.describe_addr(a.addr), None, "never blocks");
+    drop(held);
+    node.free(a.addr).unwrap();
+    assert!(node.describe_addr(a.addr).unwrap().contains("freed"));
+}
+
+/// Fill `[addr, addr+size)` with `tag` and check it later: allocations never overlap.
+fn fill_and_verify(node: &Node, tag: u8, rounds: usize, seed: u64) {
+    let mut live: Vec<(AllocInfo, u8)> = Vec::new();
+    let mut x = seed;
+    for i in 0..rounds {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let size = 32 * (1 + (x >> 33) % 4096);
+        let a = node.alloc(0, size, size).unwrap();
+        let v = tag.wrapping_add(i as u8);
+        unsafe {
+            std::ptr::write_bytes(
+                node.check(a.addr, a.size, "dst").unwrap(),
+                v,
+                a.size as usize,
+            )
+        };
+        live.push((a, v));
+        if (x >> 20).is_multiple_of(3) {
+            let (a, v) = live.swap_remove(((x >> 40) as usize) % live.len());
+            let p = node.check(a.addr, a.size, "src").unwrap();
+            let s = unsafe { std::slice::from_raw_parts(p, a.size as usize) };
+            assert!(
+                s.iter().all(|&b| b == v),
+                "allocation 0x{:x} was overwritten",
+                a.addr
+            );
+            node.free(a.addr).unwrap();
+        }
+    }
+    for (a, v) in live {
+        let p = node.check(a.addr, a.size, "src").unwrap();
+        let s = unsafe { std::slice::from_raw_parts(p, a.size as usize) };
+        assert!(
+            s.iter().all(|&b| b == v),
+            "allocation 0x{:x} was overwritten",
+            a.addr
+        );
+        node.free(a.addr).unwrap();
+    }
+}
+
+#[test]
+fn threads_share_one_node() {
+    let t = TempDir::new("threads");
+    let node = Node::open(&config(&t.0, 1, "512M")).unwrap();
+    std::thread::scope(|s| {
+        for k in 0..6u8 {
+            let node = &node;
+            s.spawn(move || fill_and_verify(node, k * 40, 400, k as u64));
+        }
+    });
+    assert_eq!(node.mem_info(0).0, 512 << 20);
+    assert!(node.inner.lock().regions.is_empty());
+}
+
+/// Child side of [`processes_share_a_device`].
+#[test]
+fn child_fills_memory() {
+    let Ok(dir) = std::env::var("NPU_EMU_TEST_FILL_NODE") else {
+        return;
+    };
+    let tag: u8 = std::env::var("NPU_EMU_TEST_FILL_TAG")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let node = Node::open(&config(Path::new(&dir), 1, "512M")).unwrap();
+    fill_and_verify(&node, tag, 600, tag as u64);
+}
+
+#[test]
+fn processes_share_a_device() {
+    let t = TempDir::new("procs");
+    let node = Node::open(&config(&t.0, 1, "512M")).unwrap();
+    let kids: Vec<_> = (0..3)
+        .map(|k| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "node::tests::child_fills_memory", "--nocapture"])
+                .env("NPU_EMU_TEST_FILL_NODE", &t.0)
+                .env("NPU_EMU_TEST_FILL_TAG", (k * 70).to_string())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    fill_and_verify(&node, 250, 600, 99);
+    for k in kids {
+        let out = k.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(node.mem_info(0).0, 512 << 20);
+    assert_eq!(blocks(&t.0.join("hbm.0")), 0);
+}

@@ -1,0 +1,87 @@
+//! Runtime core: init/finalize, devices, contexts, streams, events, callbacks — C and C++
+//! programs from `tests/c/rt_*` compiled against `headers/` and linked with `-lascendcl`.
+
+use npu_emu_tests::{command, compile, node_dir, run, scratch, Run};
+use std::path::PathBuf;
+
+/// Compile `src` and run it in a fresh scratch directory on a private node, with `env`.
+fn run_prog(src: &str, env: &[(&str, &str)], args: &[&str]) -> Run {
+    let work = scratch(src.split('.').next().unwrap());
+    let exe: PathBuf = work.join("prog");
+    compile(
+        &[src],
+        &exe,
+        &["ascendcl"],
+        &["-Wno-deprecated-declarations"],
+    );
+    let mut cmd = command(&exe, &work);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(args);
+    let r = run(cmd);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+    r
+}
+
+#[test]
+fn lifecycle_versions_and_errors() {
+    let r = run_prog("rt_lifecycle.c", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rt_lifecycle passed"));
+    // aclAppLog prints through the runtime logger (ERROR level is on by default).
+    assert!(r.stderr.contains("app log line"), "{}", r.all());
+}
+
+#[test]
+fn devices_and_contexts() {
+    let r = run_prog("rt_device.c", &[], &["8", "7"]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rt_device passed"));
+}
+
+#[test]
+fn visible_devices_are_renumbered() {
+    // Two visible devices: logical 1 is physical 5.
+    let r = run_prog(
+        "rt_device.c",
+        &[("ASCEND_RT_VISIBLE_DEVICES", "2,5")],
+        &["2", "5"],
+    );
+    r.assert_ok();
+    // CANN's parsing stops at the first bad token: "1, 2,3" leaves only device 1.
+    let r = run_prog(
+        "rt_device.c",
+        &[("ASCEND_RT_VISIBLE_DEVICES", "1, 2,3")],
+        &["1", "1"],
+    );
+    r.assert_ok();
+    // An id out of range stops parsing too: "1,3,8" on 8 devices leaves {1, 3}.
+    let r = run_prog(
+        "rt_device.c",
+        &[("ASCEND_RT_VISIBLE_DEVICES", "1,3,8")],
+        &["2", "3"],
+    );
+    r.assert_ok();
+}
+
+#[test]
+fn streams_events_ordering_and_timeouts() {
+    let r = run_prog("rt_stream.c", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rt_stream passed"));
+}
+
+#[test]
+fn host_callbacks_and_report_thread() {
+    let r = run_prog("rt_callback.c", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rt_callback passed"));
+}
+
+#[test]
+fn cpp_threads_devices_and_cross_thread_events() {
+    let r = run_prog("rt_threads.cpp", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rt_threads passed"));
+}
