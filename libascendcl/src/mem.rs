@@ -1,14 +1,211 @@
 //! Device and host memory state of this process, beyond what [`npu_emu::node::Node`]
-//! keeps (host allocations from `aclrtMallocHost`, VMM handles, …). Owned by the
-//! acl-memory helper; `MemState::new` is called by `aclInit`.
+//! keeps (host allocations from `aclrtMallocHost`, registered host memory, VMM handles).
+//! Owned by the acl-memory helper; `MemState::new` is called by `aclInit`.
+//!
+//! Host allocations are tracked so that `aclrtFreeHost` of a foreign pointer or a second
+//! free is an error with a message instead of heap corruption, and so that `aclrtMemset`
+//! on host memory can check its range (CANN: host memory not from an ACL allocator is
+//! undefined behaviour there).
+
+use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
+use npu_emu::{Error, Result};
+use parking_lot::Mutex;
+use std::alloc::Layout;
+use std::collections::{BTreeMap, HashMap};
+
+/// Alignment of `aclrtMallocHost` memory (a page, like pinned host memory).
+pub const HOST_ALIGN: usize = 4096;
+
+/// Whether `addr` is a device address (a device's HBM range or the VMM range); everything
+/// else is host memory.
+pub fn is_device_addr(addr: u64) -> bool {
+    npu_emu::memory::is_canonical(addr)
+}
+
+/// One `aclrtMallocHost` allocation.
+#[derive(Clone, Copy, Debug)]
+struct HostAlloc {
+    size: usize,
+    layout: Layout,
+}
+
+/// One `aclrtMallocPhysical` handle as the C program sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VmmHandle {
+    /// The machine's identity of the physical allocation.
+    pub id: u64,
+    /// Physical device.
+    pub device: u32,
+    /// Logical device id the program named in `aclrtPhysicalMemProp.location.id`.
+    pub logical: i32,
+    /// Bytes.
+    pub size: u64,
+    /// `aclrtPhysicalMemProp.memAttr`, reported back by queries.
+    pub mem_attr: i32,
+}
 
 /// Memory bookkeeping of this process.
 #[derive(Default)]
-pub struct MemState {}
+pub struct MemState {
+    /// Live `aclrtMallocHost` allocations: start address → allocation.
+    host: Mutex<BTreeMap<usize, HostAlloc>>,
+    /// `aclrtHostRegister` ranges: start address → size.
+    registered: Mutex<BTreeMap<usize, usize>>,
+    /// VMM handles by the value handed to C (`aclrtDrvMemHandle`, the machine's handle id).
+    /// Reservations and mappings are tracked by the node itself.
+    pub handles: Mutex<HashMap<u64, VmmHandle>>,
+}
 
 impl MemState {
     /// Fresh state for a new runtime.
     pub fn new() -> MemState {
         MemState::default()
+    }
+
+    /// Allocate `size` (> 0) bytes of host memory and track it.
+    pub fn host_alloc(&self, size: usize) -> Result<*mut u8> {
+        let layout = Layout::from_size_align(size, HOST_ALIGN)
+            .map_err(|_| Error::invalid(format!("size {size} is too large for host memory")))?;
+        // SAFETY: size > 0 (checked by the caller).
+        let p = unsafe { std::alloc::alloc(layout) };
+        if p.is_null() {
+            return Err(Error::new(
+                npu_emu::codes::ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!("out of host memory allocating {size} bytes"),
+            ));
+        }
+        self.host
+            .lock()
+            .insert(p as usize, HostAlloc { size, layout });
+        Ok(p)
+    }
+
+    /// Free a tracked host allocation; `ptr` must be the start of a live one.
+    pub fn host_free(&self, ptr: usize) -> Result<usize> {
+        let mut host = self.host.lock();
+        let Some(a) = host.remove(&ptr) else {
+            let inside = host
+                .range(..=ptr)
+                .next_back()
+                .filter(|(s, a)| ptr < *s + a.size)
+                .map(|(s, a)| (*s, a.size));
+            return Err(Error::new(
+                ACL_ERROR_INVALID_PARAM,
+                match inside {
+                    Some((s, n)) => format!(
+                        "hostPtr {ptr:#x} is inside the host allocation {s:#x} ({n} bytes) \
+                         but not its start"
+                    ),
+                    None => format!(
+                        "hostPtr {ptr:#x} is not a live allocation of aclrtMallocHost \
+                         (freed twice, or allocated by something else)"
+                    ),
+                },
+            ));
+        };
+        drop(host);
+        // SAFETY: allocated by host_alloc with this layout and removed from the registry.
+        unsafe { std::alloc::dealloc(ptr as *mut u8, a.layout) };
+        Ok(a.size)
+    }
+
+    /// The tracked host allocation (or registered range) containing `addr`:
+    /// `(start, size)`.
+    pub fn host_lookup(&self, addr: usize) -> Option<(usize, usize)> {
+        let found = self
+            .host
+            .lock()
+            .range(..=addr)
+            .next_back()
+            .filter(|(s, a)| addr < *s + a.size)
+            .map(|(s, a)| (*s, a.size));
+        found.or_else(|| {
+            self.registered
+                .lock()
+                .range(..=addr)
+                .next_back()
+                .filter(|(s, n)| addr < *s + **n)
+                .map(|(s, n)| (*s, *n))
+        })
+    }
+
+    /// Record an `aclrtHostRegister` range; overlapping an existing one is an error.
+    pub fn register_host(&self, ptr: usize, size: usize) -> Result<()> {
+        let mut r = self.registered.lock();
+        let end = ptr
+            .checked_add(size)
+            .ok_or_else(|| Error::invalid("ptr + size overflows"))?;
+        if let Some((s, n)) = r.range(..end).next_back() {
+            if *s + *n > ptr {
+                return Err(Error::new(
+                    ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+                    format!("host range {ptr:#x}+{size} overlaps the registered range {s:#x}+{n}"),
+                ));
+            }
+        }
+        r.insert(ptr, size);
+        Ok(())
+    }
+
+    /// Forget an `aclrtHostRegister` range starting at `ptr`.
+    pub fn unregister_host(&self, ptr: usize) -> Result<()> {
+        match self.registered.lock().remove(&ptr) {
+            Some(_) => Ok(()),
+            None => Err(Error::new(
+                ACL_ERROR_HOST_MEMORY_NOT_REGISTERED,
+                format!("ptr {ptr:#x} is not the start of a range registered by aclrtHostRegister"),
+            )),
+        }
+    }
+
+    /// Bytes of live host allocations (for tests and logs).
+    pub fn host_bytes(&self) -> usize {
+        self.host.lock().values().map(|a| a.size).sum()
+    }
+}
+
+/// `ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED` (rt_error_codes.h, 8.5).
+pub const ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED: i32 = 507910;
+/// `ACL_ERROR_HOST_MEMORY_NOT_REGISTERED` (rt_error_codes.h, 8.5).
+pub const ACL_ERROR_HOST_MEMORY_NOT_REGISTERED: i32 = 507911;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_alloc_free_and_errors() {
+        let m = MemState::new();
+        let p = m.host_alloc(100).unwrap() as usize;
+        assert_eq!(p % HOST_ALIGN, 0);
+        assert_eq!(m.host_lookup(p + 99), Some((p, 100)));
+        assert_eq!(m.host_lookup(p + 100), None);
+        let e = m.host_free(p + 1).unwrap_err();
+        assert!(e.msg.contains("not its start"), "{}", e.msg);
+        assert_eq!(m.host_free(p).unwrap(), 100);
+        let e = m.host_free(p).unwrap_err();
+        assert!(e.msg.contains("freed twice"), "{}", e.msg);
+        assert_eq!(m.host_bytes(), 0);
+    }
+
+    #[test]
+    fn registration() {
+        let m = MemState::new();
+        m.register_host(0x1000, 0x100).unwrap();
+        assert!(m.register_host(0x10f0, 0x10).is_err());
+        m.register_host(0x1100, 0x10).unwrap();
+        assert_eq!(m.host_lookup(0x1105), Some((0x1100, 0x10)));
+        m.unregister_host(0x1000).unwrap();
+        assert!(m.unregister_host(0x1000).is_err());
+    }
+
+    #[test]
+    fn device_ranges() {
+        use npu_emu::memory::{ADDR_BASE, VMM_BASE, VMM_SIZE};
+        assert!(is_device_addr(ADDR_BASE));
+        assert!(!is_device_addr(ADDR_BASE - 1));
+        assert!(is_device_addr(VMM_BASE + VMM_SIZE - 1));
+        assert!(!is_device_addr(VMM_BASE + VMM_SIZE));
+        assert!(!is_device_addr(0x7fff_0000_0000));
     }
 }

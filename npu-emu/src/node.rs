@@ -479,7 +479,24 @@ impl Node {
                             self.sh.comm(s)
                         )
                     }
-                    _ => format!("it is not allocated (device {d}, no live allocation)"),
+                    _ => match inner.allocs.range(..addr).next_back() {
+                        // The nearest allocation below, if the address is in the same slab.
+                        Some((_, a))
+                            if a.device == d
+                                && (a.addr + a.size - 1 - device_addr(d, 0))
+                                    / self.sh.slab_size
+                                    == off / self.sh.slab_size =>
+                        {
+                            format!(
+                                "it is not allocated: {} bytes past the end of allocation \
+                                 0x{:x} ({} bytes) on device {d}",
+                                addr - (a.addr + a.size),
+                                a.addr,
+                                a.size
+                            )
+                        }
+                        _ => format!("it is not allocated (device {d}, no live allocation)"),
+                    },
                 }
             }
             Some(d) => format!(

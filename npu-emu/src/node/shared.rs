@@ -110,6 +110,9 @@ pub fn os_err(what: &str) -> Error {
 pub struct Shared {
     pub dir: PathBuf,
     lock: File,
+    /// flock excludes other processes only (threads share the open file description, and
+    /// one thread's unlock would release it for all), so threads also take this mutex.
+    local: parking_lot::Mutex<()>,
     header: Mapping,
     procs: Mapping,
     slabs: Vec<Mapping>,
@@ -126,21 +129,22 @@ pub struct Shared {
 unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
 
-/// Holds the node lock; unlocks on drop.
-pub struct LockGuard<'a>(&'a File);
+/// Holds the node lock (and the process-local mutex); unlocks on drop.
+pub struct LockGuard<'a>(&'a File, Option<parking_lot::MutexGuard<'a, ()>>);
 
 impl Drop for LockGuard<'_> {
     fn drop(&mut self) {
         // SAFETY: plain flock on our own descriptor.
         unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+        // The local mutex (field 1) is released after the flock.
     }
 }
 
-fn flock(f: &File) -> Result<LockGuard<'_>> {
+fn flock<'a>(f: &'a File, local: Option<parking_lot::MutexGuard<'a, ()>>) -> Result<LockGuard<'a>> {
     loop {
         // SAFETY: plain flock on our own descriptor.
         if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return Ok(LockGuard(f));
+            return Ok(LockGuard(f, local));
         }
         if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
             return Err(os_err("cannot lock the node (flock)"));
@@ -198,7 +202,7 @@ impl Shared {
             ));
         }
         let lock = open_file(&dir.join("lock"), true)?;
-        let guard = flock(&lock)?;
+        let guard = flock(&lock, None)?;
         let hpath = dir.join("header");
         let hfile = open_file(&hpath, true)?;
         let hlen = hfile.metadata().map(|m| m.len()).unwrap_or(0);
@@ -320,6 +324,7 @@ impl Shared {
         let shared = Shared {
             dir,
             lock,
+            local: parking_lot::Mutex::new(()),
             header,
             procs,
             slabs,
@@ -335,7 +340,7 @@ impl Shared {
 
     /// Take the node lock (cross-process; the kernel releases it if we die).
     pub fn lock(&self) -> Result<LockGuard<'_>> {
-        flock(&self.lock)
+        flock(&self.lock, Some(self.local.lock()))
     }
 
     fn header(&self) -> &Header {

@@ -98,6 +98,12 @@ fn alloc_free_and_messages() {
     assert!(e.msg.contains("not a device address"), "{}", e.msg);
     let e = node.check(device_addr(1, 200 << 20), 4, "src").unwrap_err();
     assert!(e.msg.contains("not allocated"), "{}", e.msg);
+    let e = node.check(a.addr + 96 + 64 + 40, 4, "src").unwrap_err();
+    assert!(
+        e.msg.contains("40 bytes past the end of allocation"),
+        "{}",
+        e.msg
+    );
     let e = node.check(device_addr(5, 0), 4, "src").unwrap_err();
     assert!(e.msg.contains("device 5 does not exist"), "{}", e.msg);
 

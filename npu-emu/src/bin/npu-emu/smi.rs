@@ -55,12 +55,15 @@ pub struct Device {
     pub total: u64,
 }
 
+/// Bytes in MB (MiB), rounded to the nearest; anything in use shows as at least 1.
 fn mb(bytes: u64) -> u64 {
-    bytes.div_ceil(MB)
+    match (bytes + MB / 2) / MB {
+        0 if bytes > 0 => 1,
+        n => n,
+    }
 }
 
-/// The table. Memory is shown in MB (MiB), rounded up, so a small allocation never shows
-/// as 0.
+/// The table, memory in MB (MiB).
 pub fn render(soc: &str, node_dir: &str, devices: &[Device], procs: &[ProcessUsage]) -> String {
     const W: [usize; 4] = [7, 22, 9, 36];
     let line = |ch: char| {

@@ -1,0 +1,964 @@
+//! Memory management of `acl_rt.h`: device and host allocation, copies, memsets, memory
+//! information (abi.md §1.2, behaviour facts §1.3).
+//!
+//! Decisions beyond abi.md (written down here, see also the tests in `tests/tests/memory.rs`):
+//! - Every device range a copy or memset touches is checked against this process's live
+//!   allocations ([`npu_emu::node::Node::check`]); a copy past the end, into freed memory or
+//!   to an unknown address fails with `ACL_ERROR_INVALID_PARAM` and a message, and touches
+//!   nothing.
+//! - The copy kind must match the pointers: a host pointer where the kind says device (or
+//!   the reverse) is `ACL_ERROR_INVALID_PARAM` naming the argument. `ACL_MEMCPY_DEFAULT`
+//!   infers the direction from the addresses. The three device-to-device kinds accept any
+//!   two devices.
+//! - `count == 0` copies and memsets succeed after the argument checks and touch nothing.
+//! - Async copies are checked at call time and checked again when the stream runs them
+//!   (memory freed in between fails at the next synchronize). Host buffers must stay valid
+//!   until the stream has run the copy, as in CANN.
+//! - `aclrtMemcpy2d[Async]` accepts `ACL_MEMCPY_HOST_TO_DEVICE` and `ACL_MEMCPY_DEVICE_TO_HOST`
+//!   (and `ACL_MEMCPY_DEFAULT` resolving to one of them) as CANN documents; `width == 0` or
+//!   `height == 0` is a no-op.
+//! - `aclrtMemset[Async]` on host memory requires memory from `aclrtMallocHost` (or
+//!   registered with `aclrtHostRegister`): anything else is undefined in CANN and an error
+//!   here.
+
+use crate::api::prof::count;
+use crate::ffi::{boundary, non_null, out};
+use crate::mem::is_device_addr;
+use crate::runtime::{get, Runtime};
+use npu_emu::codes::ACL_ERROR_RT_MEMORY_ALLOCATION;
+use npu_emu::memory::device_of;
+use npu_emu::{Error, Result};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+// aclrtMemcpyKind
+pub const ACL_MEMCPY_HOST_TO_HOST: i32 = 0;
+pub const ACL_MEMCPY_HOST_TO_DEVICE: i32 = 1;
+pub const ACL_MEMCPY_DEVICE_TO_HOST: i32 = 2;
+pub const ACL_MEMCPY_DEVICE_TO_DEVICE: i32 = 3;
+pub const ACL_MEMCPY_DEFAULT: i32 = 4;
+pub const ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: i32 = 5;
+pub const ACL_MEMCPY_INNER_DEVICE_TO_DEVICE: i32 = 6;
+pub const ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: i32 = 7;
+
+// aclrtMemMallocPolicy (low byte) and the padding rule.
+pub const ACL_MEM_MALLOC_HUGE1G_ONLY: i32 = 6;
+pub const ACL_MEM_MALLOC_HUGE1G_ONLY_P2P: i32 = 7;
+
+/// Largest 2-D copy height CANN accepts.
+pub const MEMCPY2D_MAX_HEIGHT: usize = 5 * 1024 * 1024;
+
+/// How `aclrtMalloc` sizes an allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// Multiple of 32 plus 32 bytes of padding (`aclrtMalloc`, `aclrtMallocCached`).
+    Padded,
+    /// Multiple of 32 (`aclrtMallocAlign32`).
+    Align32,
+}
+
+/// The size CANN really allocates for `size` bytes under `policy` (abi.md §1.3): a multiple
+/// of 32 plus 32 bytes of padding; no padding for `Align32` and the HUGE1G policies. Unknown
+/// policy values behave as the default. `None` on overflow.
+pub fn rounded_size(size: u64, policy: i32, rounding: Rounding) -> Option<u64> {
+    let aligned = size.checked_add(31)? & !31;
+    let base = policy & 0xFF;
+    let huge1g = base == ACL_MEM_MALLOC_HUGE1G_ONLY || base == ACL_MEM_MALLOC_HUGE1G_ONLY_P2P;
+    if rounding == Rounding::Align32 || huge1g {
+        Some(aligned)
+    } else {
+        aligned.checked_add(32)
+    }
+}
+
+fn kind_name(kind: i32) -> &'static str {
+    match kind {
+        ACL_MEMCPY_HOST_TO_HOST => "ACL_MEMCPY_HOST_TO_HOST",
+        ACL_MEMCPY_HOST_TO_DEVICE => "ACL_MEMCPY_HOST_TO_DEVICE",
+        ACL_MEMCPY_DEVICE_TO_HOST => "ACL_MEMCPY_DEVICE_TO_HOST",
+        ACL_MEMCPY_DEVICE_TO_DEVICE => "ACL_MEMCPY_DEVICE_TO_DEVICE",
+        ACL_MEMCPY_DEFAULT => "ACL_MEMCPY_DEFAULT",
+        ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE",
+        ACL_MEMCPY_INNER_DEVICE_TO_DEVICE => "ACL_MEMCPY_INNER_DEVICE_TO_DEVICE",
+        ACL_MEMCPY_INTER_DEVICE_TO_DEVICE => "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE",
+        _ => "an invalid kind",
+    }
+}
+
+/// Where the two ends of a copy live: `true` = device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Dir {
+    dst_dev: bool,
+    src_dev: bool,
+}
+
+/// Resolve `kind` against the pointers: the direction, or an error naming the mismatch.
+fn resolve_kind(kind: i32, dst: u64, src: u64) -> Result<Dir> {
+    let actual = Dir {
+        dst_dev: is_device_addr(dst),
+        src_dev: is_device_addr(src),
+    };
+    let want = match kind {
+        ACL_MEMCPY_HOST_TO_HOST => Dir {
+            dst_dev: false,
+            src_dev: false,
+        },
+        ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => Dir {
+            dst_dev: true,
+            src_dev: false,
+        },
+        ACL_MEMCPY_DEVICE_TO_HOST => Dir {
+            dst_dev: false,
+            src_dev: true,
+        },
+        ACL_MEMCPY_DEVICE_TO_DEVICE
+        | ACL_MEMCPY_INNER_DEVICE_TO_DEVICE
+        | ACL_MEMCPY_INTER_DEVICE_TO_DEVICE => Dir {
+            dst_dev: true,
+            src_dev: true,
+        },
+        ACL_MEMCPY_DEFAULT => return Ok(actual),
+        _ => {
+            return Err(Error::invalid(format!(
+                "kind {kind} is not an aclrtMemcpyKind (expected 0..=7)"
+            )))
+        }
+    };
+    for (arg, addr, w, a) in [
+        ("dst", dst, want.dst_dev, actual.dst_dev),
+        ("src", src, want.src_dev, actual.src_dev),
+    ] {
+        if w != a {
+            let is = if a {
+                format!(
+                    "device memory (device {})",
+                    device_of(addr).map_or("VMM".to_string(), |d| d.to_string())
+                )
+            } else {
+                "host memory".to_string()
+            };
+            return Err(Error::invalid(format!(
+                "kind {} expects {arg} to be {} memory, but {arg} {addr:#x} is {is}",
+                kind_name(kind),
+                if w { "device" } else { "host" },
+            )));
+        }
+    }
+    Ok(want)
+}
+
+/// A pointer that may move to a stream worker (the program keeps the memory alive until
+/// the stream ran the task, as CANN requires).
+#[derive(Clone, Copy)]
+struct SendPtr(u64);
+// SAFETY: only an address; validity is the program's contract (see module docs).
+unsafe impl Send for SendPtr {}
+
+/// Translate one end of a copy: device addresses through the node's range check, host
+/// addresses as they are.
+fn translate(rt: &Runtime, addr: u64, len: u64, dev: bool, what: &str) -> Result<*mut u8> {
+    if dev {
+        rt.node.check(addr, len, what)
+    } else {
+        Ok(addr as *mut u8)
+    }
+}
+
+/// Check both ends of a 1-D copy and give the pointers to copy between.
+fn check_copy(
+    rt: &Runtime,
+    dst: u64,
+    src: u64,
+    count: u64,
+    dir: Dir,
+) -> Result<(*mut u8, *const u8)> {
+    let d = translate(rt, dst, count, dir.dst_dev, "dst")?;
+    let s = translate(rt, src, count, dir.src_dev, "src")?;
+    Ok((d, s))
+}
+
+fn do_copy(rt: &Runtime, dst: u64, src: u64, count: u64, dir: Dir) -> Result<()> {
+    if count == 0 {
+        return Ok(());
+    }
+    let (d, s) = check_copy(rt, dst, src, count, dir)?;
+    // SAFETY: device ranges checked by the node; host ranges are the caller's contract.
+    // `copy` allows overlap (a D2D copy within one allocation).
+    unsafe { std::ptr::copy(s, d, count as usize) };
+    Ok(())
+}
+
+fn common_copy_args(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+) -> Result<()> {
+    non_null(dst, "dst")?;
+    non_null(src, "src")?;
+    if count > dest_max {
+        return Err(Error::invalid(format!(
+            "count {count} is larger than destMax {dest_max}"
+        )));
+    }
+    Ok(())
+}
+
+fn malloc_impl(
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+    policy: i32,
+    rounding: Rounding,
+    device: Option<i32>,
+) -> Result<()> {
+    non_null(dev_ptr, "devPtr")?;
+    if size == 0 {
+        return Err(Error::invalid("size is 0 (expected > 0)"));
+    }
+    let rt = get()?;
+    let phys = match device {
+        Some(l) => rt.physical_device(l)?,
+        None => rt.current_device()?.1,
+    };
+    let real = rounded_size(size as u64, policy, rounding).ok_or_else(|| {
+        Error::new(
+            ACL_ERROR_RT_MEMORY_ALLOCATION,
+            format!("size {size} is too large"),
+        )
+    })?;
+    let info = rt.node.alloc(phys, real, size as u64)?;
+    out(dev_ptr, "devPtr", info.addr as *mut c_void)
+}
+
+/// `aclrtMalloc`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMalloc(devPtr: *mut *mut c_void, size: usize, policy: i32) -> i32 {
+    count("aclrtMalloc");
+    boundary("aclrtMalloc", || {
+        malloc_impl(devPtr, size, policy, Rounding::Padded, None)
+    })
+}
+
+/// `aclrtMallocAlign32`: rounded to 32 bytes, no padding.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMallocAlign32(
+    devPtr: *mut *mut c_void,
+    size: usize,
+    policy: i32,
+) -> i32 {
+    count("aclrtMallocAlign32");
+    boundary("aclrtMallocAlign32", || {
+        malloc_impl(devPtr, size, policy, Rounding::Align32, None)
+    })
+}
+
+/// `aclrtMallocCached`: as `aclrtMalloc` (the emulator has no cache to manage).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMallocCached(
+    devPtr: *mut *mut c_void,
+    size: usize,
+    policy: i32,
+) -> i32 {
+    count("aclrtMallocCached");
+    boundary("aclrtMallocCached", || {
+        malloc_impl(devPtr, size, policy, Rounding::Padded, None)
+    })
+}
+
+/// `aclrtMallocAttribute` (12 bytes: attr, 8-byte value union at offset 4).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MallocAttribute {
+    pub attr: i32,
+    pub value: [u32; 2],
+}
+
+/// `aclrtMallocConfig`.
+#[repr(C)]
+pub struct MallocConfig {
+    pub attrs: *mut MallocAttribute,
+    pub num_attrs: usize,
+}
+
+const ACL_RT_MEM_ATTR_RSV: i32 = 0;
+const ACL_RT_MEM_ATTR_MODULE_ID: i32 = 1;
+const ACL_RT_MEM_ATTR_DEVICE_ID: i32 = 2;
+const ACL_RT_MEM_ATTR_VA_FLAG: i32 = 3;
+
+/// Read a `aclrtMallocConfig`: the device id attribute, if any. Other known attributes are
+/// accepted and ignored; unknown ones are an error.
+fn config_device(cfg: *const MallocConfig) -> Result<Option<i32>> {
+    if cfg.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-null; the program passes a valid aclrtMallocConfig.
+    let cfg = unsafe { &*cfg };
+    if cfg.num_attrs == 0 {
+        return Ok(None);
+    }
+    if cfg.attrs.is_null() {
+        return Err(Error::invalid(format!(
+            "cfg->attrs is NULL but cfg->numAttrs is {}",
+            cfg.num_attrs
+        )));
+    }
+    let mut device = None;
+    for i in 0..cfg.num_attrs {
+        // SAFETY: numAttrs entries by the ACL contract.
+        let a = unsafe { cfg.attrs.add(i).read_unaligned() };
+        match a.attr {
+            ACL_RT_MEM_ATTR_DEVICE_ID => device = Some(a.value[0] as i32),
+            ACL_RT_MEM_ATTR_RSV | ACL_RT_MEM_ATTR_MODULE_ID | ACL_RT_MEM_ATTR_VA_FLAG => {}
+            other => {
+                return Err(Error::invalid(format!(
+                    "cfg->attrs[{i}].attr is {other}, not an aclrtMallocAttrType (0..=3)"
+                )))
+            }
+        }
+    }
+    Ok(device)
+}
+
+/// `aclrtMallocWithCfg`: `ACL_RT_MEM_ATTR_DEVICE_ID` picks the device (logical id).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMallocWithCfg(
+    devPtr: *mut *mut c_void,
+    size: usize,
+    policy: i32,
+    cfg: *mut MallocConfig,
+) -> i32 {
+    count("aclrtMallocWithCfg");
+    boundary("aclrtMallocWithCfg", || {
+        let device = config_device(cfg)?;
+        malloc_impl(devPtr, size, policy, Rounding::Padded, device)
+    })
+}
+
+/// `aclrtFree`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtFree(devPtr: *mut c_void) -> i32 {
+    count("aclrtFree");
+    boundary("aclrtFree", || {
+        non_null(devPtr, "devPtr")?;
+        let rt = get()?;
+        if !is_device_addr(devPtr as u64) {
+            let what = if rt.mem.host_lookup(devPtr as usize).is_some() {
+                " (it is host memory from aclrtMallocHost: free it with aclrtFreeHost)"
+            } else {
+                ""
+            };
+            return Err(Error::invalid(format!(
+                "devPtr {devPtr:p} is not device memory{what}"
+            )));
+        }
+        rt.node.free(devPtr as u64)?;
+        Ok(())
+    })
+}
+
+fn malloc_host_impl(host_ptr: *mut *mut c_void, size: u64) -> Result<()> {
+    non_null(host_ptr, "hostPtr")?;
+    if size == 0 {
+        return Err(Error::invalid("size is 0 (expected > 0)"));
+    }
+    let rt = get()?;
+    let size =
+        usize::try_from(size).map_err(|_| Error::invalid(format!("size {size} is too large")))?;
+    let p = rt.mem.host_alloc(size)?;
+    out(host_ptr, "hostPtr", p as *mut c_void)
+}
+
+/// `aclrtMallocHost`: page-aligned host memory, tracked so a bad free is caught.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMallocHost(hostPtr: *mut *mut c_void, size: usize) -> i32 {
+    count("aclrtMallocHost");
+    boundary("aclrtMallocHost", || malloc_host_impl(hostPtr, size as u64))
+}
+
+/// `aclrtMallocHostWithCfg`: attributes are validated and otherwise ignored.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMallocHostWithCfg(
+    ptr: *mut *mut c_void,
+    size: u64,
+    cfg: *mut MallocConfig,
+) -> i32 {
+    count("aclrtMallocHostWithCfg");
+    boundary("aclrtMallocHostWithCfg", || {
+        config_device(cfg)?;
+        malloc_host_impl(ptr, size)
+    })
+}
+
+/// `aclrtFreeHost`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtFreeHost(hostPtr: *mut c_void) -> i32 {
+    count("aclrtFreeHost");
+    boundary("aclrtFreeHost", || {
+        non_null(hostPtr, "hostPtr")?;
+        let rt = get()?;
+        if is_device_addr(hostPtr as u64) {
+            return Err(Error::invalid(format!(
+                "hostPtr {hostPtr:p} is device memory (free it with aclrtFree)"
+            )));
+        }
+        rt.mem.host_free(hostPtr as usize)?;
+        Ok(())
+    })
+}
+
+/// `aclrtMemcpy`: synchronous with respect to the host.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemcpy(
+    dst: *mut c_void,
+    destMax: usize,
+    src: *const c_void,
+    count_: usize,
+    kind: i32,
+) -> i32 {
+    count("aclrtMemcpy");
+    boundary("aclrtMemcpy", || {
+        common_copy_args(dst, destMax, src, count_)?;
+        let dir = resolve_kind(kind, dst as u64, src as u64)?;
+        let rt = if dir.dst_dev || dir.src_dev {
+            Some(get()?)
+        } else {
+            None
+        };
+        match rt {
+            Some(rt) => do_copy(&rt, dst as u64, src as u64, count_ as u64, dir),
+            None => {
+                // Host to host needs no runtime state.
+                // SAFETY: both host ranges are the caller's contract.
+                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count_) };
+                Ok(())
+            }
+        }
+    })
+}
+
+/// Enqueue a copy on `stream` after checking it now.
+fn copy_async(
+    rt: Arc<Runtime>,
+    stream: *mut c_void,
+    dst: u64,
+    src: u64,
+    n: u64,
+    dir: Dir,
+) -> Result<()> {
+    let s = rt.stream(stream)?;
+    if n == 0 {
+        return Ok(());
+    }
+    check_copy(&rt, dst, src, n, dir)?;
+    let (d, sr) = (SendPtr(dst), SendPtr(src));
+    let rt2 = rt.clone();
+    s.enqueue(Box::new(move || {
+        let (d, sr) = (d, sr);
+        do_copy(&rt2, d.0, sr.0, n, dir).map_err(|e| {
+            Error::new(
+                e.code,
+                format!("aclrtMemcpyAsync (run on the stream): {}", e.msg),
+            )
+        })
+    }))
+}
+
+/// `aclrtMemcpyAsync`: checked now, run in order on `stream`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemcpyAsync(
+    dst: *mut c_void,
+    destMax: usize,
+    src: *const c_void,
+    count_: usize,
+    kind: i32,
+    stream: *mut c_void,
+) -> i32 {
+    count("aclrtMemcpyAsync");
+    boundary("aclrtMemcpyAsync", || {
+        common_copy_args(dst, destMax, src, count_)?;
+        let dir = resolve_kind(kind, dst as u64, src as u64)?;
+        copy_async(get()?, stream, dst as u64, src as u64, count_ as u64, dir)
+    })
+}
+
+/// Arguments of a 2-D copy after validation.
+#[derive(Clone, Copy)]
+struct Copy2d {
+    dst: u64,
+    dpitch: u64,
+    src: u64,
+    spitch: u64,
+    width: u64,
+    height: u64,
+    dir: Dir,
+}
+
+fn check_2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: i32,
+) -> Result<Copy2d> {
+    non_null(dst, "dst")?;
+    non_null(src, "src")?;
+    if dpitch < width {
+        return Err(Error::invalid(format!(
+            "dpitch {dpitch} is smaller than width {width}"
+        )));
+    }
+    if spitch < width {
+        return Err(Error::invalid(format!(
+            "spitch {spitch} is smaller than width {width}"
+        )));
+    }
+    if height > MEMCPY2D_MAX_HEIGHT {
+        return Err(Error::invalid(format!(
+            "height {height} is larger than the maximum {MEMCPY2D_MAX_HEIGHT}"
+        )));
+    }
+    let dir = resolve_kind(kind, dst as u64, src as u64)?;
+    if dir.dst_dev == dir.src_dev {
+        return Err(Error::invalid(format!(
+            "{} copy ({}): CANN supports only ACL_MEMCPY_HOST_TO_DEVICE and \
+             ACL_MEMCPY_DEVICE_TO_HOST for 2-D copies",
+            if dir.dst_dev {
+                "device-to-device"
+            } else {
+                "host-to-host"
+            },
+            kind_name(kind)
+        )));
+    }
+    // The last row's end must not overflow the address space.
+    for (arg, base, pitch) in [
+        ("dst", dst as u64, dpitch as u64),
+        ("src", src as u64, spitch as u64),
+    ] {
+        if height > 0 {
+            (height as u64 - 1)
+                .checked_mul(pitch)
+                .and_then(|o| o.checked_add(width as u64))
+                .and_then(|o| o.checked_add(base))
+                .ok_or_else(|| {
+                    Error::invalid(format!("{arg} + (height-1)*pitch + width overflows"))
+                })?;
+        }
+    }
+    Ok(Copy2d {
+        dst: dst as u64,
+        dpitch: dpitch as u64,
+        src: src as u64,
+        spitch: spitch as u64,
+        width: width as u64,
+        height: height as u64,
+        dir,
+    })
+}
+
+/// Check every row of a 2-D copy (without copying).
+fn check_rows(rt: &Runtime, c: &Copy2d) -> Result<()> {
+    if c.width == 0 {
+        return Ok(());
+    }
+    for r in 0..c.height {
+        let what_d = format!("dst (row {r})");
+        let what_s = format!("src (row {r})");
+        translate(rt, c.dst + r * c.dpitch, c.width, c.dir.dst_dev, &what_d)?;
+        translate(rt, c.src + r * c.spitch, c.width, c.dir.src_dev, &what_s)?;
+    }
+    Ok(())
+}
+
+fn do_copy_2d(rt: &Runtime, c: &Copy2d) -> Result<()> {
+    // Check all rows first, so a bad row copies nothing.
+    check_rows(rt, c)?;
+    if c.width == 0 {
+        return Ok(());
+    }
+    for r in 0..c.height {
+        let d = translate(rt, c.dst + r * c.dpitch, c.width, c.dir.dst_dev, "dst")?;
+        let s = translate(rt, c.src + r * c.spitch, c.width, c.dir.src_dev, "src")?;
+        // SAFETY: checked above (device) or the caller's contract (host).
+        unsafe { std::ptr::copy(s, d, c.width as usize) };
+    }
+    Ok(())
+}
+
+/// `aclrtMemcpy2d`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemcpy2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: i32,
+) -> i32 {
+    count("aclrtMemcpy2d");
+    boundary("aclrtMemcpy2d", || {
+        let c = check_2d(dst, dpitch, src, spitch, width, height, kind)?;
+        do_copy_2d(&*get()?, &c)
+    })
+}
+
+/// `aclrtMemcpy2dAsync`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemcpy2dAsync(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: i32,
+    stream: *mut c_void,
+) -> i32 {
+    count("aclrtMemcpy2dAsync");
+    boundary("aclrtMemcpy2dAsync", || {
+        let c = check_2d(dst, dpitch, src, spitch, width, height, kind)?;
+        let rt = get()?;
+        let s = rt.stream(stream)?;
+        check_rows(&rt, &c)?;
+        if c.width == 0 || c.height == 0 {
+            return Ok(());
+        }
+        let rt2 = rt.clone();
+        let c = SendCopy2d(c);
+        s.enqueue(Box::new(move || {
+            let c = c;
+            do_copy_2d(&rt2, &c.0).map_err(|e| {
+                Error::new(
+                    e.code,
+                    format!("aclrtMemcpy2dAsync (run on the stream): {}", e.msg),
+                )
+            })
+        }))
+    })
+}
+
+struct SendCopy2d(Copy2d);
+// SAFETY: addresses only; see SendPtr.
+unsafe impl Send for SendCopy2d {}
+
+/// Check a memset target: device memory through the node, host memory must come from
+/// `aclrtMallocHost` / `aclrtHostRegister`. Returns the pointer to write.
+fn memset_target(rt: &Runtime, addr: u64, n: u64) -> Result<*mut u8> {
+    if is_device_addr(addr) {
+        return rt.node.check(addr, n, "devPtr");
+    }
+    match rt.mem.host_lookup(addr as usize) {
+        Some((s, size)) if addr + n <= (s + size) as u64 => Ok(addr as *mut u8),
+        Some((s, size)) => Err(Error::invalid(format!(
+            "devPtr {addr:#x} + count {n} runs past the end of the host allocation {s:#x} \
+             ({size} bytes) by {} bytes",
+            addr + n - (s + size) as u64
+        ))),
+        None => Err(Error::invalid(format!(
+            "devPtr {addr:#x} is neither device memory nor host memory from aclrtMallocHost \
+             (CANN: undefined behaviour)"
+        ))),
+    }
+}
+
+fn memset_args(dev_ptr: *mut c_void, max_count: usize, n: usize) -> Result<()> {
+    non_null(dev_ptr, "devPtr")?;
+    if n > max_count {
+        return Err(Error::invalid(format!(
+            "count {n} is larger than maxCount {max_count}"
+        )));
+    }
+    Ok(())
+}
+
+/// `aclrtMemset`: device or (ACL-allocated) host memory, immediately.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemset(
+    devPtr: *mut c_void,
+    maxCount: usize,
+    value: i32,
+    count_: usize,
+) -> i32 {
+    count("aclrtMemset");
+    boundary("aclrtMemset", || {
+        memset_args(devPtr, maxCount, count_)?;
+        if count_ == 0 {
+            return Ok(());
+        }
+        let rt = get()?;
+        let p = memset_target(&rt, devPtr as u64, count_ as u64)?;
+        // SAFETY: range checked above.
+        unsafe { std::ptr::write_bytes(p, value as u8, count_) };
+        Ok(())
+    })
+}
+
+/// `aclrtMemsetAsync`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemsetAsync(
+    devPtr: *mut c_void,
+    maxCount: usize,
+    value: i32,
+    count_: usize,
+    stream: *mut c_void,
+) -> i32 {
+    count("aclrtMemsetAsync");
+    boundary("aclrtMemsetAsync", || {
+        memset_args(devPtr, maxCount, count_)?;
+        let rt = get()?;
+        let s = rt.stream(stream)?;
+        if count_ == 0 {
+            return Ok(());
+        }
+        let addr = devPtr as u64;
+        let n = count_ as u64;
+        memset_target(&rt, addr, n)?;
+        let rt2 = rt.clone();
+        let a = SendPtr(addr);
+        s.enqueue(Box::new(move || {
+            let a = a;
+            let p = memset_target(&rt2, a.0, n).map_err(|e| {
+                Error::new(
+                    e.code,
+                    format!("aclrtMemsetAsync (run on the stream): {}", e.msg),
+                )
+            })?;
+            // SAFETY: checked just now.
+            unsafe { std::ptr::write_bytes(p, value as u8, n as usize) };
+            Ok(())
+        }))
+    })
+}
+
+/// Host memory figures for the DDR attributes: (free, total) from `sysinfo`.
+fn host_mem_info() -> (u64, u64) {
+    // SAFETY: sysinfo fills the struct.
+    let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sysinfo(&mut si) } != 0 {
+        return (0, 0);
+    }
+    let unit = si.mem_unit.max(1) as u64;
+    let total = si.totalram as u64 * unit;
+    let free = (si.freeram as u64 + si.bufferram as u64) * unit;
+    (free.min(total), total)
+}
+
+/// `aclrtGetMemInfo`: HBM attributes report the current device's memory as the node
+/// accounts it (every process), DDR attributes the host's RAM.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetMemInfo(attr: i32, free: *mut usize, total: *mut usize) -> i32 {
+    count("aclrtGetMemInfo");
+    boundary("aclrtGetMemInfo", || {
+        non_null(free, "free")?;
+        non_null(total, "total")?;
+        let (f, t) = match attr {
+            // ACL_DDR_MEM, _HUGE, _NORMAL, _P2P_HUGE, _P2P_NORMAL
+            0 | 2 | 3 | 6 | 7 => {
+                get()?;
+                host_mem_info()
+            }
+            // ACL_HBM_MEM* and the 8.5 generic ACL_MEM_* attributes (device memory)
+            1 | 4 | 5 | 8..=17 => {
+                let rt = get()?;
+                let (_, phys) = rt.current_device()?;
+                rt.node.mem_info(phys)
+            }
+            _ => {
+                return Err(Error::invalid(format!(
+                    "attr {attr} is not an aclrtMemAttr (expected 0..=17)"
+                )))
+            }
+        };
+        out(free, "free", f as usize)?;
+        out(total, "total", t as usize)
+    })
+}
+
+/// `aclrtMemLocation` + `aclrtPtrAttributes` (28 bytes).
+#[repr(C)]
+pub struct PtrAttributes {
+    pub location_id: u32,
+    pub location_type: i32,
+    pub page_size: u32,
+    pub rsv: [u32; 4],
+}
+
+const ACL_MEM_LOCATION_TYPE_HOST: i32 = 0;
+const ACL_MEM_LOCATION_TYPE_DEVICE: i32 = 1;
+const ACL_MEM_LOCATION_TYPE_UNREGISTERED: i32 = 2;
+
+/// `aclrtPointerGetAttributes`: device pointers report their (logical) device and a 2 MiB
+/// huge page, ACL host memory is HOST with 4 KiB pages, other host memory UNREGISTERED.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtPointerGetAttributes(
+    ptr: *const c_void,
+    attributes: *mut PtrAttributes,
+) -> i32 {
+    count("aclrtPointerGetAttributes");
+    boundary("aclrtPointerGetAttributes", || {
+        non_null(ptr, "ptr")?;
+        non_null(attributes, "attributes")?;
+        let rt = get()?;
+        let addr = ptr as u64;
+        let (id, ty, page) = if is_device_addr(addr) {
+            let phys = match rt.node.lookup(addr) {
+                Some(a) => a.device,
+                None => match device_of(addr) {
+                    Some(d) if rt.node.phys(addr, 0, "ptr").is_ok() => d,
+                    _ => {
+                        return Err(Error::invalid(format!(
+                            "ptr {addr:#x} is in device address space but not in a live \
+                             allocation of this process"
+                        )))
+                    }
+                },
+            };
+            let logical = rt
+                .cfg
+                .visible_devices
+                .iter()
+                .position(|&p| p == phys)
+                .unwrap_or(phys as usize);
+            (logical as u32, ACL_MEM_LOCATION_TYPE_DEVICE, 2u32 << 20)
+        } else if rt.mem.host_lookup(addr as usize).is_some() {
+            (0, ACL_MEM_LOCATION_TYPE_HOST, 4096)
+        } else {
+            (0, ACL_MEM_LOCATION_TYPE_UNREGISTERED, 4096)
+        };
+        out(
+            attributes,
+            "attributes",
+            PtrAttributes {
+                location_id: id,
+                location_type: ty,
+                page_size: page,
+                rsv: [0; 4],
+            },
+        )
+    })
+}
+
+fn flush_like(dev_ptr: *mut c_void, size: usize) -> Result<()> {
+    non_null(dev_ptr, "devPtr")?;
+    if size == 0 {
+        return Err(Error::invalid("size is 0 (expected > 0)"));
+    }
+    let rt = get()?;
+    rt.node.check(dev_ptr as u64, size as u64, "devPtr")?;
+    Ok(())
+}
+
+/// `aclrtMemFlush`: validates the range; the emulator has no cache to flush.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemFlush(devPtr: *mut c_void, size: usize) -> i32 {
+    count("aclrtMemFlush");
+    boundary("aclrtMemFlush", || flush_like(devPtr, size))
+}
+
+/// `aclrtMemInvalidate`: validates the range; nothing to invalidate.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemInvalidate(devPtr: *mut c_void, size: usize) -> i32 {
+    count("aclrtMemInvalidate");
+    boundary("aclrtMemInvalidate", || flush_like(devPtr, size))
+}
+
+const ACL_HOST_REGISTER_MAPPED: i32 = 0;
+
+/// `aclrtHostRegister`: the emulator's device can address host memory directly, so the
+/// "device pointer" handed back is the host pointer itself (copies treat it as host memory).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtHostRegister(
+    ptr: *mut c_void,
+    size: u64,
+    type_: i32,
+    devPtr: *mut *mut c_void,
+) -> i32 {
+    count("aclrtHostRegister");
+    boundary("aclrtHostRegister", || {
+        non_null(ptr, "ptr")?;
+        non_null(devPtr, "devPtr")?;
+        if size == 0 {
+            return Err(Error::invalid("size is 0 (expected > 0)"));
+        }
+        if type_ != ACL_HOST_REGISTER_MAPPED {
+            return Err(Error::invalid(format!(
+                "type {type_} is not an aclrtHostRegisterType (expected ACL_HOST_REGISTER_MAPPED = 0)"
+            )));
+        }
+        if is_device_addr(ptr as u64) {
+            return Err(Error::invalid(format!(
+                "ptr {ptr:p} is device memory, not host memory"
+            )));
+        }
+        let rt = get()?;
+        let size = usize::try_from(size).map_err(|_| Error::invalid("size too large"))?;
+        rt.mem.register_host(ptr as usize, size)?;
+        out(devPtr, "devPtr", ptr)
+    })
+}
+
+/// `aclrtHostUnregister`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtHostUnregister(ptr: *mut c_void) -> i32 {
+    count("aclrtHostUnregister");
+    boundary("aclrtHostUnregister", || {
+        non_null(ptr, "ptr")?;
+        get()?.mem.unregister_host(ptr as usize)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
+
+    #[test]
+    fn cann_rounding() {
+        assert_eq!(rounded_size(1, 0, Rounding::Padded), Some(64));
+        assert_eq!(rounded_size(32, 0, Rounding::Padded), Some(64));
+        assert_eq!(rounded_size(33, 0, Rounding::Padded), Some(96));
+        assert_eq!(rounded_size(33, 2, Rounding::Align32), Some(64));
+        assert_eq!(rounded_size(33, 6, Rounding::Padded), Some(64));
+        assert_eq!(rounded_size(33, 7 | 0x1000, Rounding::Padded), Some(64));
+        assert_eq!(rounded_size(33, 0x55, Rounding::Padded), Some(96));
+        assert_eq!(rounded_size(u64::MAX - 3, 0, Rounding::Padded), None);
+    }
+
+    #[test]
+    fn kinds() {
+        let dev = npu_emu::memory::device_addr(1, 4096);
+        let host = 0x7fff_1234_0000u64;
+        assert_eq!(
+            resolve_kind(4, dev, host).unwrap(),
+            Dir {
+                dst_dev: true,
+                src_dev: false
+            }
+        );
+        assert_eq!(
+            resolve_kind(4, host, host).unwrap(),
+            Dir {
+                dst_dev: false,
+                src_dev: false
+            }
+        );
+        assert!(resolve_kind(1, dev, host).is_ok());
+        let e = resolve_kind(1, host, host).unwrap_err();
+        assert!(
+            e.msg.contains("expects dst to be device memory"),
+            "{}",
+            e.msg
+        );
+        let e = resolve_kind(2, dev, dev).unwrap_err();
+        assert!(e.msg.contains("expects dst to be host memory"), "{}", e.msg);
+        assert!(e.msg.contains("device 1"), "{}", e.msg);
+        assert_eq!(
+            resolve_kind(8, host, host).unwrap_err().code,
+            ACL_ERROR_INVALID_PARAM
+        );
+        assert!(resolve_kind(7, dev, dev).is_ok());
+    }
+}
