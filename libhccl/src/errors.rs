@@ -127,11 +127,12 @@ pub fn non_null<T>(ptr: *const T, arg: &str) -> HResult<()> {
     }
 }
 
-/// Record `msg` for `aclGetRecentErrMsg` (when the runtime is loaded) and print it as
-/// `[ERROR] HCCL(pid,tid): msg`.
+/// Record `msg` for `aclGetRecentErrMsg` through the runtime, which also prints it as an
+/// ERROR line; before the runtime is loaded, print it as `[ERROR] HCCL(pid,tid): msg`.
 pub fn report(msg: &str) {
-    crate::rt::set_recent(msg);
-    crate::log(LogLevel::Error, msg);
+    if !crate::rt::set_recent(msg) {
+        crate::log(LogLevel::Error, msg);
+    }
 }
 
 /// Run an export's body. Errors become their code with `"{name}: {msg}"` reported; a panic

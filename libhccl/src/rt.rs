@@ -86,10 +86,14 @@ pub fn rt() -> HResult<&'static Rt> {
     }
 }
 
-/// Record `msg` as the thread's recent error (if the runtime is loaded).
-pub fn set_recent(msg: &str) {
-    if let Some(Ok(r)) = RT.get() {
+/// Record `msg` as the thread's recent error (the runtime also logs it). False if the
+/// runtime is not loaded.
+pub fn set_recent(msg: &str) -> bool {
+    if let Ok(r) = rt() {
         unsafe { (r.api.set_error)(msg.as_ptr(), msg.len()) };
+        true
+    } else {
+        false
     }
 }
 

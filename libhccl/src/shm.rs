@@ -5,7 +5,7 @@
 //! | part | size | content |
 //! |---|---|---|
 //! | [`Header`] | 256 B | magic, rank count, join counter (futex word), references |
-//! | [`Slot`] × n | 13 lines each | per rank: identity (pid, start time, device), state, failure, host-call word + fingerprint ring, stream post/done words, published buffers, reason text |
+//! | [`Slot`] × n | 16 lines each | per rank: identity (pid, start time, device), state, failure, host-call word + fingerprint ring, stream post/done words, published buffers, reason text |
 //! | arrays | n × n × 32 B | per rank, per peer: (send count, send displ, recv count, recv displ) for the V operations |
 //! | mailboxes | n × n × [`MBOX_DEPTH`] lines | point-to-point: entry `k % depth` of pair (src → dst) |
 
@@ -18,7 +18,7 @@ pub const MAGIC: u64 = 0x4e50_5545_4d48_4343; // "NPUEMHCC"
 pub const MAX_RANKS: u32 = 1024;
 pub const FP_RING: usize = 4;
 pub const MBOX_DEPTH: u64 = 8;
-pub const REASON_BYTES: usize = 192;
+pub const REASON_BYTES: usize = 384;
 
 pub const STATE_EMPTY: u32 = 0;
 pub const STATE_JOINED: u32 = 1;
@@ -99,7 +99,7 @@ pub struct Slot {
     pub exec_op: Line<AtomicU32>,
     pub bufs: Line<Bufs>,
     pub fp: [FpEntry; FP_RING],
-    pub reason: [Line<[AtomicU64; 8]>; 3],
+    pub reason: [Line<[AtomicU64; 8]>; 6],
 }
 
 /// A point-to-point mailbox entry, written by the receiver (buffer) and the sender (done).
@@ -318,7 +318,7 @@ mod tests {
     use super::*;
     #[test]
     fn layout() {
-        assert_eq!(std::mem::size_of::<Slot>(), 13 * 64);
+        assert_eq!(std::mem::size_of::<Slot>(), 16 * 64);
         assert_eq!(std::mem::size_of::<Mbox>(), 64);
         assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
         let me = std::process::id();

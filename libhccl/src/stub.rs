@@ -14,9 +14,10 @@ fn note(name: &'static str) {
     let msg = format!(
         "{name} is not supported by npu-emu yet (returns HCCL_E_NOT_SUPPORT {HCCL_E_NOT_SUPPORT})"
     );
-    crate::rt::set_recent(&msg);
+    // With the runtime loaded, the message is recorded (and printed) through it.
+    let recorded = crate::rt::set_recent(&msg);
     let first = LOGGED.lock().get_or_insert_with(HashSet::new).insert(name);
-    if first {
+    if first && !recorded {
         crate::log(LogLevel::Warning, &msg);
     }
 }

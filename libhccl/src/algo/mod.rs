@@ -19,7 +19,6 @@ use crate::errors::{code_name, panic_text, HResult, HcclError, HCCL_E_INTERNAL, 
 use crate::fingerprint::{op_name, opcode, Dtype, RedOp};
 use crate::history::Status;
 use crate::reduce::Scratch;
-use npu_emu::config::LogLevel;
 use npu_emu::rtapi::{RtPhys, RtTask};
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -180,7 +179,6 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
                 code_name(e.code)
             );
             c.rt.set_error(&msg);
-            crate::log(LogLevel::Error, &msg);
             c.dump_history();
             acl_code(e.code)
         }
