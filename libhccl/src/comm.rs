@@ -243,7 +243,6 @@ pub fn join(
     name: &str,
     cfg: &CommCfg,
     rt: &'static Rt,
-    what: &str,
 ) -> HResult<Vec<Arc<CommInner>>> {
     let conf = crate::config()?;
     if n == 0 || n > shm::MAX_RANKS {
@@ -286,7 +285,7 @@ pub fn join(
                         return Err(InitWait::Fail(HcclError::new(
                             HCCL_E_REMOTE,
                             format!(
-                                "{what}: rank {r} (pid {}) joined communicator {name} and then died",
+                                "rank {r} (pid {}) joined communicator {name} and then died",
                                 s.pid.load(Ordering::Relaxed)
                             ),
                         )));
@@ -316,7 +315,7 @@ pub fn join(
                 let joined = joined_ranks(&shm);
                 let missing: Vec<u32> = (0..n).filter(|&r| !joined[r as usize]).collect();
                 let mut msg = format!(
-                    "{what}: timed out after {} s (HCCL_CONNECT_TIMEOUT) waiting for ranks {missing:?} of {n} to join communicator {name}; joined:",
+                    "timed out after {} s (HCCL_CONNECT_TIMEOUT) waiting for ranks {missing:?} of {n} to join communicator {name}; joined:",
                     conf.connect_timeout.as_secs()
                 );
                 for r in (0..n).filter(|&r| joined[r as usize]) {
@@ -478,36 +477,33 @@ impl CommInner {
         self.me().done.0.bump_wake_if_sleeping();
     }
 
+    /// Peers that have not reached `target` and are dead (reported first) or failed.
     fn check_peers(&self, word: &dyn Fn(&Slot) -> &Word, target: u32) -> Result<(), PeerWait> {
+        let mut failed = None;
         for p in 0..self.n {
-            if p == self.rank {
+            if p == self.rank || seq_ge(word(self.slot(p)).value.load(Ordering::Acquire), target) {
                 continue;
             }
-            let s = self.slot(p);
-            if seq_ge(word(s).value.load(Ordering::Acquire), target) {
-                continue;
-            }
-            let id = &s.ident.0;
-            if id.failed_seq.load(Ordering::Acquire) != 0 {
-                return Err(PeerWait::Failed(p));
-            }
+            let id = &self.slot(p).ident.0;
             if !shm::alive(
                 id.pid.load(Ordering::Relaxed),
                 id.start_time.load(Ordering::Relaxed),
             ) {
                 return Err(PeerWait::Dead(p));
             }
+            if failed.is_none() && id.failed_seq.load(Ordering::Acquire) != 0 {
+                failed = Some(p);
+            }
         }
-        Ok(())
+        failed.map_or(Ok(()), |p| Err(PeerWait::Failed(p)))
     }
 
-    /// Wait until every peer's `word` reached `target`. `what` names the operation for
-    /// messages, `phase` says what we wait for ("call", "reach it on its stream", …).
+    /// Wait until every peer's `word` reached `target`; `phase` says what for, in messages
+    /// ("call collective #5", "finish this operation", …).
     pub fn wait_peers(
         &self,
         word: &dyn Fn(&Slot) -> &Word,
         target: u64,
-        what: &str,
         phase: &str,
         started: Instant,
     ) -> HResult<()> {
@@ -535,7 +531,7 @@ impl CommInner {
                         })
                         .collect();
                     let mut msg = format!(
-                        "{what} on {}: timed out after {} s (HCCL_EXEC_TIMEOUT) waiting for ranks {missing:?} to {phase}:",
+                        "{}: timed out after {} s (HCCL_EXEC_TIMEOUT) waiting for ranks {missing:?} to {phase}:",
                         self.who(),
                         self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0)
                     );
@@ -546,7 +542,7 @@ impl CommInner {
                 }
                 Err(WaitError::Check(PeerWait::Dead(q))) => {
                     let mut msg = format!(
-                        "{what} on {}: rank {q} (pid {}) died; it never got to {phase}:",
+                        "{}: rank {q} (pid {}) died before it could {phase}:",
                         self.who(),
                         self.slot(q).ident.0.pid.load(Ordering::Relaxed)
                     );
@@ -557,7 +553,7 @@ impl CommInner {
                 }
                 Err(WaitError::Check(PeerWait::Failed(q))) => {
                     let msg = format!(
-                        "{what} on {}: rank {q} failed before it could {phase}: {}",
+                        "{}: rank {q} failed before it could {phase}: {}",
                         self.who(),
                         self.slot(q).reason()
                     );
@@ -578,14 +574,8 @@ impl CommInner {
         me.call.0.op.store(fp.op, Ordering::Relaxed);
         me.call.0.word.store_wake(seq as u32);
         let what = format!("{} #{seq}", op_name(fp.op));
-        let phase = format!("call their collective #{seq}");
-        if let Err(e) = self.wait_peers(
-            &|s: &Slot| &s.call.0.word,
-            seq,
-            &what,
-            &phase,
-            Instant::now(),
-        ) {
+        let phase = format!("call collective #{seq}");
+        if let Err(e) = self.wait_peers(&|s: &Slot| &s.call.0.word, seq, &phase, Instant::now()) {
             self.mark_failed(seq, e.code, &format!("{what}: {}", first_line(&e.msg)));
             return Err(e);
         }
@@ -606,7 +596,7 @@ impl CommInner {
         if let Some(msg) = check_all(&fps) {
             return Err(HcclError::new(
                 HCCL_E_PARA,
-                format!("{} ({}): {msg}", what, self.who()),
+                format!("{}: {msg}", self.who()),
             ));
         }
         Ok(seq)

@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 fn exe(src: &str) -> PathBuf {
-    static BUILT: OnceLock<std::sync::Mutex<std::collections::HashMap<String, PathBuf>>> = OnceLock::new();
+    static BUILT: OnceLock<std::sync::Mutex<std::collections::HashMap<String, PathBuf>>> =
+        OnceLock::new();
     let m = BUILT.get_or_init(Default::default);
     let mut m = m.lock().unwrap();
     if let Some(p) = m.get(src) {
@@ -32,17 +33,27 @@ struct RankRun {
 
 /// Start `n` ranks of `prog` in `work` with RANK_ID/RANK_SIZE, wait at most `limit` (then
 /// kill them all and fail), and return each rank's exit code and output.
-fn run_ranks(prog: &Path, work: &Path, n: u32, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Vec<RankRun> {
+fn run_ranks(
+    prog: &Path,
+    work: &Path,
+    n: u32,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: Duration,
+) -> Vec<RankRun> {
     let mut kids: Vec<(Child, PathBuf)> = Vec::new();
     for r in 0..n {
         let log = work.join(format!("rank{r}.log"));
         let f = std::fs::File::create(&log).unwrap();
         let mut c = command(prog, work);
-        c.env("RANK_ID", r.to_string()).env("RANK_SIZE", n.to_string());
+        c.env("RANK_ID", r.to_string())
+            .env("RANK_SIZE", n.to_string());
         for (k, v) in env {
             c.env(k, v);
         }
-        c.args(args).stdout(Stdio::from(f.try_clone().unwrap())).stderr(Stdio::from(f));
+        c.args(args)
+            .stdout(Stdio::from(f.try_clone().unwrap()))
+            .stderr(Stdio::from(f));
         kids.push((c.spawn().expect("spawn rank"), log));
     }
     let start = Instant::now();
@@ -60,14 +71,23 @@ fn run_ranks(prog: &Path, work: &Path, n: u32, args: &[&str], env: &[(&str, &str
                 let _ = k.kill();
                 let _ = k.wait();
             }
-            let outs: Vec<String> = kids.iter().map(|(_, l)| std::fs::read_to_string(l).unwrap_or_default()).collect();
-            panic!("ranks still running after {limit:?} (killed):\n{}", outs.join("\n----\n"));
+            let outs: Vec<String> = kids
+                .iter()
+                .map(|(_, l)| std::fs::read_to_string(l).unwrap_or_default())
+                .collect();
+            panic!(
+                "ranks still running after {limit:?} (killed):\n{}",
+                outs.join("\n----\n")
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     kids.iter()
         .zip(codes)
-        .map(|((_, l), c)| RankRun { code: c.unwrap(), out: std::fs::read_to_string(l).unwrap_or_default() })
+        .map(|((_, l), c)| RankRun {
+            code: c.unwrap(),
+            out: std::fs::read_to_string(l).unwrap_or_default(),
+        })
         .collect()
 }
 
@@ -81,7 +101,11 @@ fn all_ok(runs: &[RankRun]) {
 fn no_leftover_blocks(work: &Path) {
     let node = node_dir(work);
     let left: Vec<String> = std::fs::read_dir(&node)
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     let hccl: Vec<&String> = left.iter().filter(|f| f.starts_with("hccl-")).collect();
     assert!(hccl.is_empty(), "control blocks left behind: {hccl:?}");
@@ -132,7 +156,11 @@ fn ops_threads(n: u32, extra: &[&str]) {
     let r = run(c);
     r.assert_ok();
     for i in 0..n {
-        assert!(r.stdout.contains(&format!("hccl_ops rank {i}/{n} passed")), "{}", r.all());
+        assert!(
+            r.stdout.contains(&format!("hccl_ops rank {i}/{n} passed")),
+            "{}",
+            r.all()
+        );
     }
     no_leftover_blocks(&work);
     let _ = std::fs::remove_dir_all(node_dir(&work));
@@ -210,26 +238,57 @@ fn faults(scenario: &str, n: u32, env: &[(&str, &str)]) -> Vec<RankRun> {
     let prog = exe("hccl_faults.cpp");
     let work = scratch(&format!("hccl-fault-{scenario}"));
     let root = work.join("root.info");
-    let runs = run_ranks(&prog, &work, n, &[scenario, root.to_str().unwrap()], env, Duration::from_secs(60));
+    let runs = run_ranks(
+        &prog,
+        &work,
+        n,
+        &[scenario, root.to_str().unwrap()],
+        env,
+        Duration::from_secs(60),
+    );
     let _ = std::fs::remove_dir_all(node_dir(&work));
     runs
 }
 
 #[test]
 fn mismatched_calls_fail_every_rank_with_both_calls_shown() {
-    for (sc, field) in [("mismatch-count", "count"), ("mismatch-dtype", "dataType"), ("mismatch-op", "operation")] {
+    for (sc, field) in [
+        ("mismatch-count", "count"),
+        ("mismatch-dtype", "dataType"),
+        ("mismatch-op", "operation"),
+    ] {
         let runs = faults(sc, 3, &[("HCCL_EXEC_TIMEOUT", "30")]);
         for (r, x) in runs.iter().enumerate() {
             assert_eq!(x.code, Some(3), "{sc} rank {r}:\n{}", x.out);
-            assert!(x.out.contains(" -> 1: "), "{sc} rank {r} should get HCCL_E_PARA:\n{}", x.out);
-            assert!(x.out.contains(&format!("differ in {field}")), "{sc} rank {r}:\n{}", x.out);
-            assert!(x.out.contains("rank 0: HcclAllReduce(count=1024, dataType=HCCL_DATA_TYPE_FP32"), "{}", x.out);
-            assert!(x.out.contains("history of communicator"), "history missing:\n{}", x.out);
+            assert!(
+                x.out.contains(" -> 1: "),
+                "{sc} rank {r} should get HCCL_E_PARA:\n{}",
+                x.out
+            );
+            assert!(
+                x.out.contains(&format!("differ in {field}")),
+                "{sc} rank {r}:\n{}",
+                x.out
+            );
+            assert!(
+                x.out
+                    .contains("rank 0: HcclAllReduce(count=1024, dataType=HCCL_DATA_TYPE_FP32"),
+                "{}",
+                x.out
+            );
+            assert!(
+                x.out.contains("history of communicator"),
+                "history missing:\n{}",
+                x.out
+            );
         }
         let r1 = &runs[1].out;
         match sc {
             "mismatch-count" => assert!(r1.contains("rank 1: HcclAllReduce(count=512"), "{r1}"),
-            "mismatch-dtype" => assert!(r1.contains("rank 1: HcclAllReduce(count=1024, dataType=HCCL_DATA_TYPE_INT32"), "{r1}"),
+            "mismatch-dtype" => assert!(
+                r1.contains("rank 1: HcclAllReduce(count=1024, dataType=HCCL_DATA_TYPE_INT32"),
+                "{r1}"
+            ),
             _ => assert!(r1.contains("rank 1: HcclBroadcast(count=1024"), "{r1}"),
         }
     }
@@ -242,7 +301,11 @@ fn a_rank_that_never_joins_is_named() {
     for r in [0, 2] {
         let x = &runs[r];
         assert_eq!(x.code, Some(3), "rank {r}:\n{}", x.out);
-        assert!(x.out.contains(" -> 9: "), "HCCL_E_TIMEOUT expected:\n{}", x.out);
+        assert!(
+            x.out.contains(" -> 9: "),
+            "HCCL_E_TIMEOUT expected:\n{}",
+            x.out
+        );
         assert!(x.out.contains("waiting for ranks [1] of 3"), "{}", x.out);
         assert!(x.out.contains("HCCL_CONNECT_TIMEOUT"), "{}", x.out);
     }
@@ -251,8 +314,16 @@ fn a_rank_that_never_joins_is_named() {
 
 #[test]
 fn a_killed_rank_fails_the_others_quickly() {
-    let runs = faults("killed", 3, &[("HCCL_EXEC_TIMEOUT", "120"), ("HCCL_CONNECT_TIMEOUT", "30")]);
-    assert_eq!(runs[2].code, None, "rank 2 should have been killed:\n{}", runs[2].out);
+    let runs = faults(
+        "killed",
+        3,
+        &[("HCCL_EXEC_TIMEOUT", "120"), ("HCCL_CONNECT_TIMEOUT", "30")],
+    );
+    assert_eq!(
+        runs[2].code, None,
+        "rank 2 should have been killed:\n{}",
+        runs[2].out
+    );
     for r in [0, 1] {
         let x = &runs[r];
         assert_eq!(x.code, Some(3), "rank {r}:\n{}", x.out);
@@ -267,7 +338,12 @@ fn a_send_without_receive_times_out_naming_the_peer() {
     let x = &runs[0];
     assert_eq!(x.code, Some(3), "{}", x.out);
     assert!(x.out.contains("timed out after 2 s"), "{}", x.out);
-    assert!(x.out.contains("rank 1 to post the HcclRecv matching this HcclSend"), "{}", x.out);
+    assert!(
+        x.out
+            .contains("rank 1 to post the HcclRecv matching this HcclSend"),
+        "{}",
+        x.out
+    );
     assert!(x.out.contains("rank 1 (pid"), "{}", x.out);
     assert_eq!(runs[1].code, Some(0), "{}", runs[1].out);
 }
@@ -278,7 +354,11 @@ fn entry_log_shows_calls_and_durations() {
     for x in &runs {
         assert_eq!(x.code, Some(0), "{}", x.out);
         assert!(x.out.contains("HcclAllReduce(sendBuf="), "{}", x.out);
-        assert!(x.out.contains("dataType=4, op=0") && x.out.contains("-> HCCL_SUCCESS in"), "{}", x.out);
+        assert!(
+            x.out.contains("dataType=4, op=0") && x.out.contains("-> HCCL_SUCCESS in"),
+            "{}",
+            x.out
+        );
         assert!(x.out.contains("HcclCommInitRootInfo(nRanks=2"), "{}", x.out);
     }
 }

@@ -228,8 +228,7 @@ impl Coll<'_> {
         self.c.wait_peers(
             &|s| &s.post.0,
             self.seq,
-            self.what,
-            "reach it on their streams",
+            "start this operation on their stream",
             self.started,
         )
     }
@@ -239,8 +238,7 @@ impl Coll<'_> {
         self.c.wait_peers(
             &|s| &s.done.0,
             self.seq,
-            self.what,
-            "finish it",
+            "finish this operation",
             self.started,
         )
     }

@@ -44,7 +44,6 @@ unsafe fn init_root_info(
     rank: u32,
     cfg: *const u8,
     out: *mut HcclComm,
-    what: &str,
 ) -> HResult<()> {
     non_null(root, "rootInfo")?;
     non_null(out, "comm")?;
@@ -79,7 +78,6 @@ unsafe fn init_root_info(
         &name,
         &cfg,
         rt,
-        what,
     )?;
     *out = cm::register(comms[0].clone());
     Ok(())
@@ -102,16 +100,7 @@ pub unsafe extern "C" fn HcclCommInitRootInfo(
                 ptr(comm)
             )
         },
-        || {
-            init_root_info(
-                nRanks,
-                rootInfo,
-                rank,
-                std::ptr::null(),
-                comm,
-                "HcclCommInitRootInfo",
-            )
-        },
+        || init_root_info(nRanks, rootInfo, rank, std::ptr::null(), comm),
     )
 }
 
@@ -136,14 +125,7 @@ pub unsafe extern "C" fn HcclCommInitRootInfoConfig(
         },
         || {
             non_null(config, "config")?;
-            init_root_info(
-                nRanks,
-                rootInfo,
-                rank,
-                config,
-                comm,
-                "HcclCommInitRootInfoConfig",
-            )
+            init_root_info(nRanks, rootInfo, rank, config, comm)
         },
     )
 }
@@ -153,7 +135,6 @@ unsafe fn init_cluster(
     rank: u32,
     cfg: *const u8,
     out: *mut HcclComm,
-    what: &str,
 ) -> HResult<()> {
     non_null(path, "clusterInfo")?;
     non_null(out, "comm")?;
@@ -214,7 +195,6 @@ unsafe fn init_cluster(
         &name,
         &cfg,
         rt,
-        what,
     )?;
     *out = cm::register(comms[0].clone());
     Ok(())
@@ -236,15 +216,7 @@ pub unsafe extern "C" fn HcclCommInitClusterInfo(
                 ptr(comm)
             )
         },
-        || {
-            init_cluster(
-                clusterInfo,
-                rank,
-                std::ptr::null(),
-                comm,
-                "HcclCommInitClusterInfo",
-            )
-        },
+        || init_cluster(clusterInfo, rank, std::ptr::null(), comm),
     )
 }
 
@@ -268,13 +240,7 @@ pub unsafe extern "C" fn HcclCommInitClusterInfoConfig(
         },
         || {
             non_null(config, "config")?;
-            init_cluster(
-                clusterInfo,
-                rank,
-                config,
-                comm,
-                "HcclCommInitClusterInfoConfig",
-            )
+            init_cluster(clusterInfo, rank, config, comm)
         },
     )
 }
@@ -342,7 +308,6 @@ pub unsafe extern "C" fn HcclCommInitAll(
                 &name,
                 &CommCfg::default(),
                 rt,
-                "HcclCommInitAll",
             )?;
             for (i, c) in cs.into_iter().enumerate() {
                 *comms.add(i) = cm::register(c);
@@ -448,7 +413,6 @@ pub unsafe extern "C" fn HcclCreateSubCommConfig(
                 &name,
                 &cfg,
                 parent.rt,
-                "HcclCreateSubCommConfig",
             )?;
             *subComm = cm::register(cs[0].clone());
             Ok(())
