@@ -32,7 +32,7 @@ run: samples
 	. $(PREFIX)/set_env.sh && $(NPU_EMU) run -n $(RANKS) samples/hccl_allreduce/hccl_allreduce
 
 test: install
-	$(CARGO) test --release --workspace
+	$(CARGO) test --release --workspace --no-fail-fast
 
 perf: install
 	. $(PREFIX)/set_env.sh && $(MAKE) -C tests/perf

@@ -174,6 +174,8 @@ pub struct Registry {
     pub reports: HashMap<u64, Arc<ReportQueue>>,
     /// Live `aclrtStreamConfigHandle` pointers.
     pub cfg_handles: HashSet<usize>,
+    /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
+    pub op_wait_timeout: Option<Duration>,
 }
 
 /// Init bookkeeping (`aclInit` / `aclFinalize`).
@@ -226,9 +228,10 @@ pub fn try_get() -> Option<Arc<Runtime>> {
 
 /// Create the runtime (called by `aclInit` with the lifecycle lock held).
 pub fn create() -> Result<()> {
-    let cfg = Config::from_env()?;
+    let mut cfg = Config::from_env()?;
     let logger = Logger::new(&cfg);
     let node = Node::open(&cfg)?;
+    adopt_node(&mut cfg, &node);
     let soc_name = CString::new(cfg.soc_name.replace('\0', " ")).unwrap_or_default();
     let rt = Arc::new(Runtime {
         cfg,
@@ -242,6 +245,34 @@ pub fn create() -> Result<()> {
     *RUNTIME.write() = Some(rt);
     install_fault_handler(check);
     Ok(())
+}
+
+/// A node created earlier by another process keeps its own device count, HBM size and SoC
+/// (`Node::open` warns about a mismatch): make the configuration say what the node has.
+/// The visible-device list is renumbered over the node's devices with CANN's rule (an id
+/// beyond the last device ends the list).
+fn adopt_node(cfg: &mut Config, node: &Node) {
+    let n = node.devices();
+    if n != cfg.devices {
+        let all_visible = cfg.visible_devices.len() as u32 == cfg.devices
+            && cfg
+                .visible_devices
+                .iter()
+                .enumerate()
+                .all(|(i, &d)| d == i as u32);
+        cfg.visible_devices = if all_visible {
+            (0..n).collect()
+        } else {
+            cfg.visible_devices
+                .iter()
+                .copied()
+                .take_while(|&d| d < n)
+                .collect()
+        };
+        cfg.devices = n;
+    }
+    cfg.hbm_size = node.hbm_size();
+    cfg.soc_name = node.soc_name().to_string();
 }
 
 /// Tear the runtime down (called by the finalizing `aclFinalize`, lifecycle lock held):

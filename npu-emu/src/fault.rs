@@ -133,8 +133,50 @@ unsafe fn access_of(ctx: *mut libc::c_void) -> Access {
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+/// aarch64: the kernel's `struct sigcontext` (`uc_mcontext`) has `__reserved[4096]` at byte
+/// 288 (after fault_address, regs[31], sp, pc, pstate; 16-byte aligned), holding records
+/// `{u32 magic, u32 size, ...}`; the ESR record carries the exception syndrome.
+#[cfg(target_arch = "aarch64")]
+unsafe fn access_of(ctx: *mut libc::c_void) -> Access {
+    if ctx.is_null() {
+        return Access::Unknown;
+    }
+    let uc = ctx as *const libc::ucontext_t;
+    let mc = std::ptr::addr_of!((*uc).uc_mcontext) as *const u8;
+    esr_access(mc.add(288), 4096)
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 unsafe fn access_of(_ctx: *mut libc::c_void) -> Access {
+    Access::Unknown
+}
+
+/// Read or write, from the aarch64 signal-frame records at `p` (`len` bytes): the ESR
+/// record (magic 0x45535201) of a data abort (EC 0x24/0x25) has WnR (bit 6) set for a write.
+#[cfg(any(target_arch = "aarch64", test))]
+unsafe fn esr_access(mut p: *const u8, len: usize) -> Access {
+    const ESR_MAGIC: u32 = 0x4553_5201;
+    let end = p.add(len);
+    while p.add(8) <= end {
+        let magic = (p as *const u32).read_unaligned();
+        let size = (p.add(4) as *const u32).read_unaligned() as usize;
+        if magic == 0 || size < 8 || p.add(size) > end {
+            break;
+        }
+        if magic == ESR_MAGIC && size >= 16 {
+            let esr = (p.add(8) as *const u64).read_unaligned();
+            let ec = (esr >> 26) & 0x3f;
+            if ec != 0x24 && ec != 0x25 {
+                return Access::Unknown;
+            }
+            return if esr & (1 << 6) != 0 {
+                Access::Write
+            } else {
+                Access::Read
+            };
+        }
+        p = p.add(size);
+    }
     Access::Unknown
 }
 
@@ -222,6 +264,27 @@ mod tests {
             m,
             "host code wrote device memory at 0x130000000040: device 2 (the allocation could \
              not be looked up) — device memory is not host-accessible; copy it with aclrtMemcpy"
+        );
+    }
+
+    #[test]
+    fn aarch64_syndrome_records() {
+        let mut b = [0u8; 64];
+        // A foreign record (FPSIMD, 16 bytes), then ESR, then the terminator.
+        b[0..4].copy_from_slice(&0x4650_8001u32.to_le_bytes());
+        b[4..8].copy_from_slice(&16u32.to_le_bytes());
+        b[16..20].copy_from_slice(&0x4553_5201u32.to_le_bytes());
+        b[20..24].copy_from_slice(&16u32.to_le_bytes());
+        let esr = |v: u64, b: &mut [u8; 64]| b[24..32].copy_from_slice(&v.to_le_bytes());
+        esr((0x24 << 26) | (1 << 6), &mut b);
+        assert_eq!(unsafe { esr_access(b.as_ptr(), 64) }, Access::Write);
+        esr(0x25 << 26, &mut b);
+        assert_eq!(unsafe { esr_access(b.as_ptr(), 64) }, Access::Read);
+        esr(0x20 << 26, &mut b);
+        assert_eq!(unsafe { esr_access(b.as_ptr(), 64) }, Access::Unknown);
+        assert_eq!(
+            unsafe { esr_access([0u8; 16].as_ptr(), 16) },
+            Access::Unknown
         );
     }
 

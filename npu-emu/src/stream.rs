@@ -37,9 +37,12 @@ pub enum FailureMode {
     Stop,
 }
 
-/// Iterations of pure spinning before a waiter starts yielding.
-const SPIN_ITERS: u32 = 4000;
-/// How long a waiter keeps yielding before it sleeps on the condition variable.
+/// How long a waiter spins (pure `pause` loop) before it starts yielding.
+const SPIN_FOR: Duration = Duration::from_micros(2);
+/// How long (from the start of the wait) a waiter keeps polling with `sched_yield` before
+/// it sleeps on the condition variable. Yielding rather than spinning keeps a loaded
+/// machine (more runnable threads than cores) usable, while on an idle core a yield
+/// returns at once, so a round trip still needs no futex wake-up.
 const YIELD_FOR: Duration = Duration::from_micros(50);
 
 struct Queue {
@@ -268,11 +271,8 @@ fn wait_counter(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
     }
     let start = Instant::now();
     let deadline = timeout.map(|t| start + t);
-    for _ in 0..SPIN_ITERS {
-        if done() {
-            return true;
-        }
-        std::hint::spin_loop();
+    if spin_until(start + SPIN_FOR, &done) {
+        return true;
     }
     let yield_until = start + YIELD_FOR;
     loop {
@@ -308,6 +308,21 @@ fn wait_counter(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
     ok
 }
 
+/// Spin until `cond` holds (true) or `until` passes (false); reads the clock every 32 spins.
+fn spin_until(until: Instant, cond: &impl Fn() -> bool) -> bool {
+    loop {
+        for _ in 0..32 {
+            if cond() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if Instant::now() >= until {
+            return cond();
+        }
+    }
+}
+
 fn notify_done(s: &Shared) {
     if s.waiters.load(Ordering::SeqCst) > 0 {
         let _q = s.q.lock();
@@ -332,16 +347,9 @@ fn worker(s: Arc<Shared>) {
                 // Idle: spin, then yield, for a short while before sleeping.
                 let seen = s.completed.load(Ordering::SeqCst);
                 let has_work = || s.submitted.load(Ordering::SeqCst) > seen;
-                let mut found = false;
-                for _ in 0..SPIN_ITERS {
-                    if has_work() {
-                        found = true;
-                        break;
-                    }
-                    std::hint::spin_loop();
-                }
-                if !found {
-                    let until = Instant::now() + YIELD_FOR;
+                let idle_start = Instant::now();
+                if !spin_until(idle_start + SPIN_FOR, &has_work) {
+                    let until = idle_start + YIELD_FOR;
                     while Instant::now() < until {
                         if has_work() {
                             break;
@@ -519,6 +527,55 @@ mod tests {
         st.destroy(true);
         t.join().unwrap();
         assert_eq!(ran.load(Ordering::SeqCst), 10);
+    }
+
+    #[test]
+    fn many_producers_and_synchronizers() {
+        let st = Arc::new(Stream::new("mp").unwrap());
+        let n = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let (st, n) = (st.clone(), n.clone());
+                std::thread::spawn(move || {
+                    for i in 0..5000 {
+                        let n = n.clone();
+                        st.enqueue(Box::new(move || {
+                            n.fetch_add(1, Ordering::SeqCst);
+                            Ok(())
+                        }))
+                        .unwrap();
+                        if (i + t) % 97 == 0 {
+                            st.synchronize(None).unwrap();
+                        }
+                    }
+                    st.synchronize(None).unwrap();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        st.synchronize(None).unwrap();
+        assert_eq!(n.load(Ordering::SeqCst), 20000);
+        assert!(st.is_idle());
+    }
+
+    #[test]
+    fn sleeping_worker_wakes_up() {
+        let st = Stream::new("sleepy").unwrap();
+        for _ in 0..3 {
+            // Long enough for the worker to go through spin and yield into its sleep.
+            std::thread::sleep(Duration::from_millis(5));
+            let done = Arc::new(AtomicBool::new(false));
+            let d = done.clone();
+            st.enqueue(Box::new(move || {
+                d.store(true, Ordering::SeqCst);
+                Ok(())
+            }))
+            .unwrap();
+            st.synchronize(Some(Duration::from_secs(10))).unwrap();
+            assert!(done.load(Ordering::SeqCst));
+        }
     }
 
     #[test]

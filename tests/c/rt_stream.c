@@ -211,8 +211,19 @@ static void failure_modes(void) {
     PUSH(stop, 100);
     CHECK(aclrtSynchronizeStream(stop));
     EXPECT(pos(100) >= 0);
+    /* aclrtSetOpWaitTimeout (seconds) bounds plain aclrtStreamWaitEvent waits. */
+    CHECK(aclrtSetOpWaitTimeout(1));
+    CHECK(aclrtStreamWaitEvent(cont, ev));
+    PUSH(cont, 97);
+    EXPECT_CODE(aclrtSynchronizeStream(cont), ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "1000 ms");
+    EXPECT(pos(97) >= 0);
+    CHECK(aclrtSetOpWaitTimeout(0));
+    CHECK(aclrtStreamWaitEvent(cont, ev)); /* unbounded again: released by the gate */
+    PUSH(cont, 96);
     gate_set(1);
     CHECK(aclrtSynchronizeStream(held));
+    CHECK(aclrtSynchronizeStream(cont));
+    EXPECT(pos(96) > pos(97));
     CHECK(aclrtDestroyEvent(ev));
     CHECK(aclrtDestroyStream(held));
     CHECK(aclrtDestroyStream(stop));

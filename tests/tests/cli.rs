@@ -2,10 +2,10 @@
 //! program against it with the plain vendor commands), `env`, and `smi` while other processes
 //! hold device memory.
 
-use npu_emu_tests::{node_dir, npu_emu_bin, root, run, scratch, Run};
-use std::io::Write;
+use npu_emu_tests::{command, compile, node_dir, npu_emu_bin, root, run, scratch, Run};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 /// Install into `work/inst` and return the prefix.
 fn install(work: &Path) -> PathBuf {
@@ -180,6 +180,189 @@ fn set_env_sh_exports_the_cann_variables() {
         .env("LD_LIBRARY_PATH", "/x/lib");
     let r = run(c);
     assert_eq!(r.stdout.trim(), format!("{ps}/lib64:/x/lib"));
+}
+
+#[test]
+fn a_program_builds_against_the_install_with_the_vendor_commands_and_runs() {
+    let work = scratch("cli-build");
+    let p = install(&work);
+    let src = root().join("tests/c/cli_install.c");
+    let src = src.display();
+    // 8.5 style, the classic stub style, and the 8.5 library name.
+    let r = bash(
+        &p,
+        &work,
+        &format!(
+            "gcc -std=c11 -Wall -Werror {src} -I$ASCEND_HOME_PATH/include -L$ASCEND_HOME_PATH/lib64 -lascendcl -o a\n\
+             gcc -std=c11 -Wall -Werror {src} -I$ASCEND_HOME_PATH/runtime/include -L$ASCEND_HOME_PATH/runtime/lib64/stub -lascendcl -o b\n\
+             gcc -std=c11 -Wall -Werror {src} -I$ASCEND_HOME_PATH/include -L$ASCEND_HOME_PATH/lib64 -lacl_rt -o c\n\
+             ./a\n./b\n./c\n\
+             ldd ./a | grep libascendcl"
+        ),
+    );
+    r.assert_ok();
+    assert_eq!(
+        r.stdout
+            .matches("install ok: 8 devices, round trip of 65536 bytes")
+            .count(),
+        3,
+        "{}",
+        r.all()
+    );
+    // The program found the installed library through set_env.sh's LD_LIBRARY_PATH.
+    let ldd = r.stdout.lines().last().unwrap();
+    assert!(
+        ldd.contains(&format!("{}/lib64/libascendcl.so", p.display())),
+        "{ldd}"
+    );
+
+    // (C++ with hccl/hccl.h and -lhccl against the install: tests/tests/samples.rs.)
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}
+
+/// A `cli_hold` process holding memory; its stdin keeps it alive.
+struct Holder {
+    child: Child,
+    meminfo: Vec<(u32, u64, u64)>,
+}
+
+fn hold(exe: &Path, work: &Path, specs: &[&str]) -> Holder {
+    let mut c = command(exe, work);
+    c.args(specs)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = c.spawn().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut meminfo = Vec::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "cli_hold ended before ready"
+        );
+        if line.trim() == "ready" {
+            break;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f.first(), Some(&"meminfo"), "cli_hold: {line}");
+        meminfo.push((
+            f[1].parse().unwrap(),
+            f[2].parse().unwrap(),
+            f[3].parse().unwrap(),
+        ));
+    }
+    child.stdout = Some(out.into_inner());
+    Holder { child, meminfo }
+}
+
+impl Holder {
+    fn finish(mut self) {
+        drop(self.child.stdin.take());
+        let mut rest = String::new();
+        std::io::Read::read_to_string(self.child.stdout.as_mut().unwrap(), &mut rest).unwrap();
+        let st = self.child.wait().unwrap();
+        assert!(st.success(), "cli_hold failed: {rest}");
+        assert!(rest.contains("done"), "{rest}");
+    }
+}
+
+/// The tables of `npu-emu smi`: device rows (id, used MB, total MB) and process rows
+/// (device, pid, MB, name).
+type SmiTables = (Vec<(u32, u64, u64)>, Vec<(u32, u32, u64, String)>);
+
+fn smi(work: &Path) -> SmiTables {
+    let mut c = command(&npu_emu_bin(), work);
+    c.arg("smi");
+    let r = run(c);
+    r.assert_ok();
+    let mut devices = Vec::new();
+    let mut procs = Vec::new();
+    let mut in_procs = false;
+    for l in r.stdout.lines() {
+        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+        if cells.len() < 5 {
+            continue;
+        }
+        if cells[2] == "Process id" {
+            in_procs = true;
+            continue;
+        }
+        let Ok(id) = cells[1].parse::<u32>() else {
+            continue;
+        };
+        if in_procs {
+            procs.push((
+                id,
+                cells[2].parse().unwrap(),
+                cells[3].parse().unwrap(),
+                cells[4].to_string(),
+            ));
+        } else {
+            assert_eq!(cells[2], "Ascend910B1", "{l}");
+            assert_eq!(cells[3], "OK", "{l}");
+            let (used, total) = cells[4].split_once(" / ").unwrap();
+            devices.push((id, used.parse().unwrap(), total.parse().unwrap()));
+        }
+    }
+    assert_eq!(devices.len(), 8, "{}", r.stdout);
+    (devices, procs)
+}
+
+#[test]
+fn smi_shows_the_memory_each_process_holds() {
+    let work = scratch("cli-smi");
+    let exe = compile(&["cli_hold.c"], &work.join("cli_hold"), &["ascendcl"], &[]);
+    let (devs, procs) = smi(&work);
+    assert!(procs.is_empty(), "fresh node has processes: {procs:?}");
+    assert!(
+        devs.iter()
+            .all(|&(_, used, total)| used == 0 && total == 65536),
+        "{devs:?}"
+    );
+
+    let a = hold(&exe, &work, &["0:64", "1:32"]);
+    // B starts after A is ready, so its aclrtGetMemInfo sees both.
+    let b = hold(&exe, &work, &["0:16"]);
+    let (pa, pb) = (a.child.id(), b.child.id());
+    let (devs, procs) = smi(&work);
+    let mut mine: Vec<(u32, u32, u64)> = procs
+        .iter()
+        .filter(|p| p.1 == pa || p.1 == pb)
+        .map(|p| (p.0, p.1, p.2))
+        .collect();
+    mine.sort();
+    let mut want = vec![(0, pa, 64), (1, pa, 32), (0, pb, 16)];
+    want.sort();
+    assert_eq!(mine, want, "process table {procs:?}");
+    assert!(procs.iter().all(|p| p.3 == "cli_hold"), "{procs:?}");
+    assert_eq!(devs[0].1, 80, "device 0 {devs:?}");
+    assert_eq!(devs[1].1, 32, "device 1 {devs:?}");
+    assert!(devs[2..].iter().all(|d| d.1 == 0), "{devs:?}");
+    // The process rows add up to the device totals.
+    for d in 0..8u32 {
+        let sum: u64 = procs.iter().filter(|p| p.0 == d).map(|p| p.2).sum();
+        assert_eq!(sum, devs[d as usize].1, "device {d}: {procs:?} vs {devs:?}");
+    }
+    // smi reads the same accounting programs see through aclrtGetMemInfo.
+    let (dev, used, total) = b.meminfo[0];
+    assert_eq!(dev, 0);
+    assert_eq!(total, 64 << 30);
+    assert_eq!(
+        (used + (1 << 19)) >> 20,
+        80,
+        "B's aclrtGetMemInfo used {used}"
+    );
+
+    b.finish();
+    let (devs, procs) = smi(&work);
+    assert!(procs.iter().all(|p| p.1 != pb), "{procs:?}");
+    assert_eq!(devs[0].1, 64, "{devs:?}");
+    a.finish();
+    let (devs, procs) = smi(&work);
+    assert!(procs.is_empty(), "{procs:?}");
+    assert!(devs.iter().all(|d| d.1 == 0), "{devs:?}");
+    let _ = std::fs::remove_dir_all(node_dir(&work));
 }
 
 #[test]

@@ -30,7 +30,17 @@ fn lifecycle_versions_and_errors() {
     r.assert_ok();
     assert!(r.stdout.contains("rt_lifecycle passed"));
     // aclAppLog prints through the runtime logger (ERROR level is on by default).
-    assert!(r.stderr.contains("app log line"), "{}", r.all());
+    assert!(
+        r.stderr.contains("app log line 42 str 1.5 -5 0x10"),
+        "{}",
+        r.all()
+    );
+    assert!(
+        r.stderr
+            .contains("many 1 2 3 4 5 6 7 8 9 10 0.500000 0.25 end"),
+        "{}",
+        r.all()
+    );
 }
 
 #[test]
@@ -84,4 +94,32 @@ fn cpp_threads_devices_and_cross_thread_events() {
     let r = run_prog("rt_threads.cpp", &[], &[]);
     r.assert_ok();
     assert!(r.stdout.contains("rt_threads passed"));
+}
+
+#[test]
+fn a_joined_node_keeps_its_device_count() {
+    // The first process creates the node with 4 devices; a later process asking for the
+    // default 8 joins it and sees 4 (with a warning), as every process of a node must agree.
+    let work = scratch("rt_join");
+    let exe = work.join("prog");
+    compile(
+        &["rt_device.c"],
+        &exe,
+        &["ascendcl"],
+        &["-Wno-deprecated-declarations"],
+    );
+    let mut c = command(&exe, &work);
+    c.env("NPU_EMU_DEVICES", "4").args(["4", "3"]);
+    let first = run(c);
+    let mut c = command(&exe, &work);
+    c.env("ASCEND_GLOBAL_LOG_LEVEL", "2").args(["4", "3"]);
+    let second = run(c);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+    first.assert_ok();
+    second.assert_ok();
+    assert!(
+        second.stderr.contains("NPU_EMU_DEVICES"),
+        "{}",
+        second.all()
+    );
 }

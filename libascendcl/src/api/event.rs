@@ -174,3 +174,17 @@ pub unsafe extern "C" fn aclrtEventGetTimestamp(event: *mut c_void, timestamp: *
         out(timestamp, "timestamp", ns / 1000)
     })
 }
+
+/// `aclError aclrtSetOpWaitTimeout(uint32_t timeout)`: seconds a later
+/// `aclrtStreamWaitEvent` may wait for its event (0 = never time out, the default). A wait
+/// that times out fails its stream with `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`, reported by the
+/// next synchronize. Waits enqueued before the call keep their bound.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSetOpWaitTimeout(timeout: u32) -> i32 {
+    errors::boundary("aclrtSetOpWaitTimeout", || {
+        let rt = runtime::get()?;
+        rt.reg.lock().op_wait_timeout =
+            (timeout != 0).then(|| std::time::Duration::from_secs(timeout as u64));
+        Ok(())
+    })
+}

@@ -12,8 +12,10 @@
 //!   two devices.
 //! - `count == 0` copies and memsets succeed after the argument checks and touch nothing.
 //! - Async copies are checked at call time and checked again when the stream runs them
-//!   (memory freed in between fails at the next synchronize). Host buffers must stay valid
-//!   until the stream has run the copy, as in CANN.
+//!   (memory freed in between fails at the next synchronize; memory freed and allocated
+//!   again at the same address in between cannot be told apart). Host buffers must stay
+//!   valid until the stream has run the copy, as in CANN, except for
+//!   `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE`, whose host data is staged at call time.
 //! - `aclrtMemcpy2d[Async]` accepts `ACL_MEMCPY_HOST_TO_DEVICE` and `ACL_MEMCPY_DEVICE_TO_HOST`
 //!   (and `ACL_MEMCPY_DEFAULT` resolving to one of them) as CANN documents; `width == 0` or
 //!   `height == 0` is a no-op.
@@ -444,6 +446,7 @@ fn copy_async(
     src: u64,
     n: u64,
     dir: Dir,
+    staged: bool,
 ) -> Result<()> {
     let s = rt.stream(stream)?;
     if n == 0 {
@@ -452,6 +455,26 @@ fn copy_async(
     check_copy(&rt, dst, src, n, dir)?;
     let (d, sr) = (SendPtr(dst), SendPtr(src));
     let rt2 = rt.clone();
+    if staged {
+        // ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: the host data goes through a staging buffer
+        // taken now, so the program may reuse its buffer as soon as the call returns.
+        let n = usize::try_from(n).map_err(|_| Error::invalid("count too large"))?;
+        let mut buf = vec![0u8; n];
+        // SAFETY: host source range is the caller's contract (checked non-null).
+        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, buf.as_mut_ptr(), n) };
+        return s.enqueue(Box::new(move || {
+            let d = d;
+            let p = rt2.node.check(d.0, n as u64, "dst").map_err(|e| {
+                Error::new(
+                    e.code,
+                    format!("aclrtMemcpyAsync (run on the stream): {}", e.msg),
+                )
+            })?;
+            // SAFETY: checked just now.
+            unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), p, n) };
+            Ok(())
+        }));
+    }
     s.enqueue(Box::new(move || {
         let (d, sr) = (d, sr);
         do_copy(&rt2, d.0, sr.0, n, dir).map_err(|e| {
@@ -477,7 +500,16 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     boundary("aclrtMemcpyAsync", || {
         common_copy_args(dst, destMax, src, count_)?;
         let dir = resolve_kind(kind, dst as u64, src as u64)?;
-        copy_async(get()?, stream, dst as u64, src as u64, count_ as u64, dir)
+        let staged = kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE;
+        copy_async(
+            get()?,
+            stream,
+            dst as u64,
+            src as u64,
+            count_ as u64,
+            dir,
+            staged,
+        )
     })
 }
 
@@ -804,18 +836,9 @@ pub unsafe extern "C" fn aclrtPointerGetAttributes(
         let rt = get()?;
         let addr = ptr as u64;
         let (id, ty, page) = if is_device_addr(addr) {
-            let phys = match rt.node.lookup(addr) {
-                Some(a) => a.device,
-                None => match device_of(addr) {
-                    Some(d) if rt.node.phys(addr, 0, "ptr").is_ok() => d,
-                    _ => {
-                        return Err(Error::invalid(format!(
-                            "ptr {addr:#x} is in device address space but not in a live \
-                             allocation of this process"
-                        )))
-                    }
-                },
-            };
+            // A live allocation or a mapped VMM range; the node's message says what else
+            // the address is (freed, unmapped, …).
+            let phys = rt.node.phys(addr, 1, "ptr")?.device;
             let logical = rt
                 .cfg
                 .visible_devices

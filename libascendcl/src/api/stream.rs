@@ -266,10 +266,14 @@ fn wait_event(stream: *mut c_void, event: *mut c_void, timeout: Option<Duration>
 }
 
 /// `aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)`: later tasks on
-/// `stream` wait until the event's latest record (at call time) has completed.
+/// `stream` wait until the event's latest record (at call time) has completed, at most the
+/// time set by `aclrtSetOpWaitTimeout` (default: forever).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: *mut c_void, event: *mut c_void) -> i32 {
-    errors::boundary("aclrtStreamWaitEvent", || wait_event(stream, event, None))
+    errors::boundary("aclrtStreamWaitEvent", || {
+        let t = runtime::get()?.reg.lock().op_wait_timeout;
+        wait_event(stream, event, t)
+    })
 }
 
 /// `aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout)`:

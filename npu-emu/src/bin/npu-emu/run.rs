@@ -507,11 +507,22 @@ fn launch(argv: &[String]) -> CliResult<u8> {
     let stopped: Vec<usize> = (0..ranks.len())
         .filter(|&i| ranks[i].stopped && Some(i) != first_failure.map(|f| f.0))
         .collect();
-    let stopped_note = if stopped.is_empty() {
+    let mut stopped_note = if stopped.is_empty() {
         String::new()
     } else {
         format!(" (stopped: rank {})", list(&stopped))
     };
+    // Ranks that failed on their own besides the first (e.g. all ranks of a collective).
+    let also: Vec<String> = (0..ranks.len())
+        .filter(|&i| Some(i) != first_failure.map(|f| f.0) && !ranks[i].stopped)
+        .filter_map(|i| match ranks[i].status {
+            Some(st) if !st.success() => Some(format!("rank {i} {}", describe(st))),
+            _ => None,
+        })
+        .collect();
+    if !also.is_empty() {
+        stopped_note.push_str(&format!("; also failed: {}", also.join(", ")));
+    }
     if let Some(sig) = interrupted {
         say(&format!(
             "interrupted by {}{stopped_note}",
