@@ -293,6 +293,14 @@ impl Shared {
                 ));
             }
         }
+        if !warnings.is_empty() {
+            warnings.push(format!(
+                "every process of a node shares its settings; to start a node with new ones, \
+                 remove {} when no process uses it, or set NPU_EMU_NODE_DIR to another \
+                 directory",
+                dir.display()
+            ));
+        }
         let devices = h.devices;
         let hbm_size = h.hbm_size;
         let slab_size = h.slab_size;
