@@ -108,6 +108,8 @@ mod tests {
     }
 
     #[test]
+    // The literals are the exact decimal values of the floats meant (e.g. 1 + 2^-10).
+    #[allow(clippy::excessive_precision)]
     fn selected_floats() {
         let cases: &[(f32, u16)] = &[
             (0.0, 0x0000),
@@ -131,7 +133,7 @@ mod tests {
             (1.00048828125, 0x3C00),     // 1 + 2^-11: tie → even (down)
             (1.00146484375, 0x3C02),     // 1 + 3*2^-11: tie → even (up)
             (0.333333333, 0x3555),
-            (3.14159265, 0x4248),
+            (std::f32::consts::PI, 0x4248),
             (6.097555e-5, 0x03FF), // largest denormal
             (6.1032e-5, 0x0400),   // rounds up into the smallest normal
         ];

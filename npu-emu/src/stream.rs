@@ -530,6 +530,55 @@ mod tests {
     }
 
     #[test]
+    fn many_producers_and_synchronizers() {
+        let st = Arc::new(Stream::new("mp").unwrap());
+        let n = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let (st, n) = (st.clone(), n.clone());
+                std::thread::spawn(move || {
+                    for i in 0..5000 {
+                        let n = n.clone();
+                        st.enqueue(Box::new(move || {
+                            n.fetch_add(1, Ordering::SeqCst);
+                            Ok(())
+                        }))
+                        .unwrap();
+                        if (i + t) % 97 == 0 {
+                            st.synchronize(None).unwrap();
+                        }
+                    }
+                    st.synchronize(None).unwrap();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        st.synchronize(None).unwrap();
+        assert_eq!(n.load(Ordering::SeqCst), 20000);
+        assert!(st.is_idle());
+    }
+
+    #[test]
+    fn sleeping_worker_wakes_up() {
+        let st = Stream::new("sleepy").unwrap();
+        for _ in 0..3 {
+            // Long enough for the worker to go through spin and yield into its sleep.
+            std::thread::sleep(Duration::from_millis(5));
+            let done = Arc::new(AtomicBool::new(false));
+            let d = done.clone();
+            st.enqueue(Box::new(move || {
+                d.store(true, Ordering::SeqCst);
+                Ok(())
+            }))
+            .unwrap();
+            st.synchronize(Some(Duration::from_secs(10))).unwrap();
+            assert!(done.load(Ordering::SeqCst));
+        }
+    }
+
+    #[test]
     fn panics_become_errors() {
         let st = Stream::new("p").unwrap();
         st.enqueue(Box::new(|| panic!("oops"))).unwrap();

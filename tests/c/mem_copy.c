@@ -235,6 +235,19 @@ static void attributes(void)
     CHECK(tot > 0 && fr <= tot);
     CHECK_OK(aclrtGetMemInfo(ACL_DDR_MEM, &fr, &tot));
     CHECK(tot > 0 && fr <= tot);
+    /* aclrtHostRegister: ordinary host memory registered for the device. */
+    unsigned char *reg = malloc(8192);
+    void *regdev = NULL;
+    CHECK_OK(aclrtHostRegister(reg, 8192, ACL_HOST_REGISTER_MAPPED, &regdev));
+    CHECK(regdev != NULL);
+    CHECK_OK(aclrtMemset(reg, 8192, 0x3C, 8192)); /* registered: memset may target it */
+    CHECK(reg[0] == 0x3C && reg[8191] == 0x3C);
+    CHECK_OK(aclrtMemcpy(d, 10, regdev, 10, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK_ERR(aclrtHostRegister(reg + 100, 10, ACL_HOST_REGISTER_MAPPED, &regdev), ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "aclrtHostRegister", "overlaps");
+    CHECK_OK(aclrtHostUnregister(reg));
+    CHECK_ERR(aclrtHostUnregister(reg), ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, "aclrtHostUnregister");
+    free(reg);
+
     CHECK_OK(aclrtFree(d));
     CHECK_OK(aclrtFreeHost(h));
     printf("attributes ok\n");

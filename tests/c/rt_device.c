@@ -87,6 +87,13 @@ int main(int argc, char **argv) {
     EXPECT(memcmp(&u0, &u1, sizeof u0) != 0);
     CHECK(aclrtSetTsDevice(ACL_TS_ID_AIVECTOR));
     EXPECT_CODE(aclrtSetTsDevice((aclrtTsId)5), ACL_ERROR_INVALID_PARAM, "tsId");
+    aclrtUtilizationInfo ui;
+    memset(&ui, 0x7f, sizeof ui);
+    ui.utilizationExtend = NULL;
+    CHECK(aclrtGetDeviceUtilizationRate(0, &ui));
+    EXPECT(ui.cubeUtilization == 0 && ui.vectorUtilization == 0 && ui.memoryUtilization == -1);
+    ui.utilizationExtend = (aclrtUtilizationExtendInfo *)&ui;
+    EXPECT_CODE(aclrtGetDeviceUtilizationRate(0, &ui), ACL_ERROR_INVALID_PARAM, "utilizationExtend");
     int32_t least = -1, greatest = -1;
     CHECK(aclrtDeviceGetStreamPriorityRange(&least, &greatest));
     EXPECT(least == 7 && greatest == 0);

@@ -5,6 +5,22 @@ use npu_emu_tests::{command, compile, node_dir, run, scratch, Run};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// Removes a test's private node directory from /dev/shm when dropped (also when the test
+/// fails).
+struct NodeGuard(PathBuf);
+
+impl NodeGuard {
+    fn new(work: &Path) -> NodeGuard {
+        NodeGuard(node_dir(work))
+    }
+}
+
+impl Drop for NodeGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Compile `src` (in tests/c) into `work` and link it with libascendcl.
 fn build(work: &Path, src: &str) -> PathBuf {
     let exe = work.join(Path::new(src).file_stem().unwrap());
@@ -28,6 +44,7 @@ fn run_on_node(exe: &Path, work: &Path, args: &[&str]) -> Run {
 #[test]
 fn fp16_dtype_sizes_and_data_buffers() {
     let work = scratch("helpers_fp16");
+    let _node = NodeGuard::new(&work);
     let exe = build(&work, "helpers_fp16.c");
     let r = run_on_node(&exe, &work, &[]);
     r.assert_ok();
@@ -37,6 +54,7 @@ fn fp16_dtype_sizes_and_data_buffers() {
 #[test]
 fn every_copy_kind_2d_memset_and_async_streams() {
     let work = scratch("mem_copy");
+    let _node = NodeGuard::new(&work);
     let exe = build(&work, "mem_copy.c");
     let r = run_on_node(&exe, &work, &[]);
     r.assert_ok();
@@ -55,6 +73,7 @@ fn every_copy_kind_2d_memset_and_async_streams() {
 #[test]
 fn bad_input_codes_and_messages() {
     let work = scratch("mem_errors");
+    let _node = NodeGuard::new(&work);
     let exe = build(&work, "mem_errors.c");
     let r = run_on_node(&exe, &work, &[]);
     r.assert_ok();
@@ -64,6 +83,7 @@ fn bad_input_codes_and_messages() {
 #[test]
 fn malloc_rounding_visible_in_mem_info() {
     let work = scratch("mem_rounding");
+    let _node = NodeGuard::new(&work);
     let exe = build(&work, "mem_rounding.c");
     let r = run_on_node(&exe, &work, &[]);
     r.assert_ok();
@@ -73,6 +93,7 @@ fn malloc_rounding_visible_in_mem_info() {
 #[test]
 fn threads_in_cpp() {
     let work = scratch("mem_threads");
+    let _node = NodeGuard::new(&work);
     let exe = work.join("mem_threads");
     compile(&["mem_threads.cpp"], &exe, &["ascendcl"], &[]);
     let r = run_on_node(&exe, &work, &[]);
@@ -83,6 +104,7 @@ fn threads_in_cpp() {
 #[test]
 fn profiling_writes_an_honest_json_summary() {
     let work = scratch("helpers_prof");
+    let _node = NodeGuard::new(&work);
     let exe = build(&work, "helpers_prof.c");
     let dir = work.join("prof-out");
     let r = run_on_node(&exe, &work, &[dir.to_str().unwrap()]);
@@ -123,6 +145,7 @@ fn profiling_writes_an_honest_json_summary() {
 fn host_dereference_of_device_memory_stops_the_process() {
     use std::os::unix::process::ExitStatusExt;
     let work = scratch("mem_fault");
+    let _node = NodeGuard::new(&work);
     let exe = build(&work, "mem_fault.c");
     for mode in ["read", "write"] {
         let out = command(&exe, &work).arg(mode).output().unwrap();
@@ -162,7 +185,6 @@ fn host_dereference_of_device_memory_stops_the_process() {
         assert!(lower.contains("host"), "{all}");
         assert!(lower.contains("device memory"), "{all}");
     }
-    let _ = std::fs::remove_dir_all(node_dir(&work));
 }
 
 /// Parse `free=<n> total=<n>`.
@@ -185,6 +207,7 @@ fn rounded(n: u64) -> u64 {
 #[test]
 fn two_processes_on_one_node_add_up() {
     let work = scratch("mem_proc");
+    let _node = NodeGuard::new(&work);
     let exe = build(&work, "mem_proc.c");
     let query = |dev: &str| {
         let mut c = command(&exe, &work);
@@ -272,12 +295,12 @@ fn two_processes_on_one_node_add_up() {
     }
     assert_eq!(query("0").0, free0);
     assert_eq!(query("1").0, free1);
-    let _ = std::fs::remove_dir_all(node_dir(&work));
 }
 
 #[test]
 fn ld_preload_and_ld_library_path_replace_a_dummy_library() {
     let work = scratch("mem_preload");
+    let _node = NodeGuard::new(&work);
     let dummy_dir = work.join("dummy");
     std::fs::create_dir_all(&dummy_dir).unwrap();
     let c = npu_emu_tests::root().join("tests/c/dummy_acl");
@@ -320,12 +343,12 @@ fn ld_preload_and_ld_library_path_replace_a_dummy_library() {
     let r = run(command(&prog, &work)); // command() puts our lib dir on LD_LIBRARY_PATH
     r.assert_ok();
     assert!(r.stdout.contains("preload ok"), "{}", r.all());
-    let _ = std::fs::remove_dir_all(node_dir(&work));
 }
 
 #[test]
 fn virtual_memory_reserve_map_copy_unmap() {
     let work = scratch("mem_vmm");
+    let _node = NodeGuard::new(&work);
     let exe = build(&work, "mem_vmm.c");
     let r = run_on_node(&exe, &work, &[]);
     r.assert_ok();
@@ -335,8 +358,20 @@ fn virtual_memory_reserve_map_copy_unmap() {
 #[test]
 fn async_copy_into_memory_freed_before_it_runs_fails_at_synchronize() {
     let work = scratch("mem_async_errors");
+    let _node = NodeGuard::new(&work);
     let exe = build(&work, "mem_async_errors.c");
     let r = run_on_node(&exe, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("async errors ok"), "{}", r.all());
+}
+
+#[test]
+fn benchmark_program_builds_and_runs() {
+    // The figures are printed, not checked (tests must not depend on timing).
+    let work = scratch("mem_bench");
+    let _node = NodeGuard::new(&work);
+    let exe = build(&work, "mem_bench.c");
+    let r = run_on_node(&exe, &work, &["1"]);
+    r.assert_ok();
+    assert!(r.stdout.contains("aclrtMemcpyAsync 64 B"), "{}", r.all());
 }

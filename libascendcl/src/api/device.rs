@@ -14,7 +14,7 @@ use crate::runtime::{self, timeout_ms};
 use npu_emu::codes::*;
 use npu_emu::config::Config;
 use npu_emu::{Error, Result};
-use std::ffi::CString;
+use std::ffi::{c_void, CString};
 use std::os::raw::c_char;
 use std::sync::OnceLock;
 
@@ -323,5 +323,42 @@ pub unsafe extern "C" fn aclrtDeviceGetStreamPriorityRange(
         ffi::non_null(greatestPriority, "greatestPriority")?;
         out(leastPriority, "leastPriority", LEAST_PRIORITY)?;
         out(greatestPriority, "greatestPriority", GREATEST_PRIORITY)
+    })
+}
+
+/// `aclrtUtilizationInfo` (abi.md §1.6: 24 bytes).
+#[repr(C)]
+pub struct aclrtUtilizationInfo {
+    pub cubeUtilization: i32,
+    pub vectorUtilization: i32,
+    pub aicpuUtilization: i32,
+    pub memoryUtilization: i32,
+    pub utilizationExtend: *mut c_void,
+}
+
+/// `aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo)`:
+/// cube, vector and AI CPU utilization are 0 (npu-emu runs no kernels on them); memory
+/// utilization is -1 ("not supported"), as CANN 8.5 reports it. `utilizationExtend` is
+/// reserved and must be NULL (as CANN checks).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetDeviceUtilizationRate(
+    deviceId: i32,
+    utilizationInfo: *mut aclrtUtilizationInfo,
+) -> i32 {
+    errors::boundary("aclrtGetDeviceUtilizationRate", || {
+        ffi::non_null(utilizationInfo, "utilizationInfo")?;
+        // SAFETY: non-null, the caller's struct.
+        let info = unsafe { &mut *utilizationInfo };
+        if !info.utilizationExtend.is_null() {
+            return Err(Error::invalid(
+                "utilizationInfo->utilizationExtend is a reserved parameter and must be NULL",
+            ));
+        }
+        runtime::get()?.physical_device(deviceId)?;
+        info.cubeUtilization = 0;
+        info.vectorUtilization = 0;
+        info.aicpuUtilization = 0;
+        info.memoryUtilization = -1;
+        Ok(())
     })
 }

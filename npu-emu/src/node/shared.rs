@@ -11,7 +11,10 @@
 //! ```
 //!
 //! The header is written by the first process (under the lock, magic last, so a process
-//! that dies half way leaves a directory the next one initialises again). A process slot is
+//! that dies half way leaves a directory the next one initialises again). A process whose
+//! `NPU_EMU_*` settings differ from the header joins with the header's values (and a
+//! warning) while any live process is registered; a node nobody uses is initialised again
+//! with the new settings (its old contents are dropped). A process slot is
 //! dead when its pid is gone, is a zombie, or belongs to a process with another start time
 //! (pid reuse); whoever scans the table under the lock frees a dead slot's slabs (punching
 //! holes in the HBM files to give the RAM back) and clears the slot.
@@ -53,7 +56,10 @@ struct Header {
 #[repr(C)]
 pub struct ProcEntry {
     pub pid: AtomicU32,
-    _pad: u32,
+    /// Inode of the process's pid namespace (`/proc/self/ns/pid`; 0 = unknown). A process
+    /// in another pid namespace (a container sharing /dev/shm) cannot be checked through
+    /// our /proc, so it is never taken for dead.
+    pub pidns: AtomicU32,
     pub start_time: AtomicU64,
     pub comm: [AtomicU64; 2],
     pub bytes: [AtomicU64; MAX_DEVICES as usize],
@@ -113,6 +119,8 @@ pub struct Shared {
     /// flock excludes other processes only (threads share the open file description, and
     /// one thread's unlock would release it for all), so threads also take this mutex.
     local: parking_lot::Mutex<()>,
+    /// Our pid namespace (see [`ProcEntry::pidns`]).
+    pidns: u32,
     header: Mapping,
     procs: Mapping,
     slabs: Vec<Mapping>,
@@ -221,7 +229,24 @@ impl Shared {
         // SAFETY: the mapping is HEADER_BYTES long, larger than Header.
         let h = unsafe { &mut *(header.ptr as *mut Header) };
         let mut warnings = Vec::new();
-        let fresh = h.magic != MAGIC;
+        let mut fresh = h.magic != MAGIC;
+        let differs = |h: &Header| {
+            let soc = cfg.soc_name.as_bytes();
+            h.devices != cfg.devices
+                || h.hbm_size != cfg.hbm_size
+                || soc.len() >= SOC_BYTES
+                || h.soc[..soc.len()] != *soc
+                || h.soc[soc.len()] != 0
+        };
+        if !fresh && h.layout == LAYOUT_VERSION && differs(h) && !any_live_process(&dir)? {
+            // Nobody uses the node: start over with this process's settings rather than
+            // keep a stale node's device count or HBM size forever.
+            fresh = true;
+            for d in cfg.devices..MAX_DEVICES {
+                let _ = std::fs::remove_file(dir.join(format!("hbm.{d}")));
+                let _ = std::fs::remove_file(dir.join(format!("slabs.{d}")));
+            }
+        }
         if fresh {
             h.magic = [0; 8];
             h.layout = LAYOUT_VERSION;
@@ -331,6 +356,7 @@ impl Shared {
             dir,
             lock,
             local: parking_lot::Mutex::new(()),
+            pidns: pid_namespace(),
             header,
             procs,
             slabs,
@@ -377,8 +403,7 @@ impl Shared {
     /// Whether slot `i` holds a live process. Call with the lock held.
     fn slot_alive(&self, i: usize) -> bool {
         let e = self.proc(i);
-        let pid = e.pid.load(Ordering::SeqCst);
-        pid != 0 && process_alive(pid, e.start_time.load(Ordering::SeqCst))
+        entry_alive(e, self.pidns)
     }
 
     /// Free the slabs and the slot of every dead process. Call with the lock held.
@@ -426,6 +451,7 @@ impl Shared {
         e.comm[0].store(0, Ordering::SeqCst);
         e.comm[1].store(0, Ordering::SeqCst);
         e.start_time.store(0, Ordering::SeqCst);
+        e.pidns.store(0, Ordering::SeqCst);
         e.pid.store(0, Ordering::SeqCst);
     }
 
@@ -445,6 +471,7 @@ impl Shared {
             if e.pid.load(Ordering::SeqCst) == 0 {
                 self.clear_slot(i);
                 e.start_time.store(start, Ordering::SeqCst);
+                e.pidns.store(self.pidns, Ordering::SeqCst);
                 e.comm[0].store(
                     u64::from_le_bytes(cb[..8].try_into().unwrap()),
                     Ordering::SeqCst,
@@ -576,6 +603,44 @@ impl Shared {
             )
         };
     }
+}
+
+/// Whether process slot `e` holds a live process, judged from pid namespace `my_ns`.
+fn entry_alive(e: &ProcEntry, my_ns: u32) -> bool {
+    let pid = e.pid.load(Ordering::SeqCst);
+    if pid == 0 {
+        return false;
+    }
+    let ns = e.pidns.load(Ordering::SeqCst);
+    if ns != 0 && my_ns != 0 && ns != my_ns {
+        return true;
+    }
+    process_alive(pid, e.start_time.load(Ordering::SeqCst))
+}
+
+/// Whether the process table of the node in `dir` holds a live process. Call with the lock.
+fn any_live_process(dir: &Path) -> Result<bool> {
+    let ppath = dir.join("procs");
+    let plen = MAX_PROCS * std::mem::size_of::<ProcEntry>();
+    let Ok(pfile) = open_file(&ppath, false) else {
+        return Ok(false);
+    };
+    if pfile.metadata().map(|m| m.len()).unwrap_or(0) < plen as u64 {
+        return Ok(false);
+    }
+    let m = Mapping::map(&pfile, plen, &ppath)?;
+    let ns = pid_namespace();
+    // SAFETY: the mapping holds MAX_PROCS entries.
+    let entries = unsafe { std::slice::from_raw_parts(m.ptr as *const ProcEntry, MAX_PROCS) };
+    Ok(entries.iter().any(|e| entry_alive(e, ns)))
+}
+
+/// Inode of this process's pid namespace (`/proc/self/ns/pid`), 0 if unknown.
+pub fn pid_namespace() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid")
+        .map(|m| m.ino() as u32)
+        .unwrap_or(0)
 }
 
 /// `starttime` (field 22 of `/proc/<pid>/stat`), or None if the process is gone or a zombie.
