@@ -459,7 +459,14 @@ fn copy_async(
         // ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: the host data goes through a staging buffer
         // taken now, so the program may reuse its buffer as soon as the call returns.
         let n = usize::try_from(n).map_err(|_| Error::invalid("count too large"))?;
-        let mut buf = vec![0u8; n];
+        let mut buf: Vec<u8> = Vec::new();
+        buf.try_reserve_exact(n).map_err(|_| {
+            Error::new(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!("out of host memory for a {n}-byte staging buffer"),
+            )
+        })?;
+        buf.resize(n, 0);
         // SAFETY: host source range is the caller's contract (checked non-null).
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, buf.as_mut_ptr(), n) };
         return s.enqueue(Box::new(move || {
@@ -683,11 +690,13 @@ fn memset_target(rt: &Runtime, addr: u64, n: u64) -> Result<*mut u8> {
         return rt.node.check(addr, n, "devPtr");
     }
     match rt.mem.host_lookup(addr as usize) {
-        Some((s, size)) if addr + n <= (s + size) as u64 => Ok(addr as *mut u8),
+        Some((s, size)) if addr.checked_add(n).is_some_and(|e| e <= (s + size) as u64) => {
+            Ok(addr as *mut u8)
+        }
         Some((s, size)) => Err(Error::invalid(format!(
             "devPtr {addr:#x} + count {n} runs past the end of the host allocation {s:#x} \
              ({size} bytes) by {} bytes",
-            addr + n - (s + size) as u64
+            addr.saturating_add(n) - (s + size) as u64
         ))),
         None => Err(Error::invalid(format!(
             "devPtr {addr:#x} is neither device memory nor host memory from aclrtMallocHost \
