@@ -92,6 +92,23 @@ int main(void) {
     ACL_APP_LOG(ACL_ERROR, "many %d %d %d %d %d %d %d %d %d %d %f %g %s", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0.5,
                 0.25, "end");
     CHECK(aclFinalize());
+
+    /* Init/finalize cycles with work left behind: aclFinalize cleans up, and handles of a
+     * finalized runtime are never valid again (ids are not reused). */
+    aclrtStream old = NULL;
+    aclrtEvent oldev = NULL;
+    for (int cycle = 0; cycle < 3; cycle++) {
+        CHECK(aclInit(NULL));
+        CHECK(aclrtSetDevice(cycle));
+        if (old != NULL) {
+            EXPECT_CODE(aclrtSynchronizeStream(old), ACL_ERROR_INVALID_PARAM, "destroyed");
+            EXPECT_CODE(aclrtSynchronizeEvent(oldev), ACL_ERROR_INVALID_PARAM, "destroyed");
+        }
+        CHECK(aclrtCreateStream(&old));
+        CHECK(aclrtCreateEvent(&oldev));
+        CHECK(aclrtRecordEvent(oldev, old));
+        CHECK(aclFinalize()); /* stream, event and device left for aclFinalize */
+    }
     printf("rt_lifecycle passed\n");
     return 0;
 }

@@ -98,9 +98,13 @@ fn cpp_threads_devices_and_cross_thread_events() {
 
 #[test]
 fn a_joined_node_keeps_its_device_count() {
-    // The first process creates the node with 4 devices; a later process asking for the
-    // default 8 joins it and sees 4 (with a warning), as every process of a node must agree.
+    // A live process created the node with 4 devices; a later process asking for the
+    // default 8 joins it and sees 4 (with a warning): every process of a node must agree.
+    use std::io::BufRead;
+    use std::process::Stdio;
     let work = scratch("rt_join");
+    let holder = work.join("hold");
+    compile(&["rt_hold.c"], &holder, &["ascendcl"], &[]);
     let exe = work.join("prog");
     compile(
         &["rt_device.c"],
@@ -108,14 +112,23 @@ fn a_joined_node_keeps_its_device_count() {
         &["ascendcl"],
         &["-Wno-deprecated-declarations"],
     );
-    let mut c = command(&exe, &work);
-    c.env("NPU_EMU_DEVICES", "4").args(["4", "3"]);
-    let first = run(c);
+    let mut c = command(&holder, &work);
+    c.env("NPU_EMU_DEVICES", "4")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let mut c = command(&exe, &work);
     c.env("ASCEND_GLOBAL_LOG_LEVEL", "2").args(["4", "3"]);
     let second = run(c);
+    drop(child.stdin.take());
+    let status = child.wait().unwrap();
     let _ = std::fs::remove_dir_all(node_dir(&work));
-    first.assert_ok();
+    assert_eq!(line.trim(), "held");
+    assert!(status.success());
     second.assert_ok();
     assert!(
         second.stderr.contains("NPU_EMU_DEVICES"),
