@@ -98,6 +98,10 @@ pub fn non_null<T>(ptr: *const T, arg: &str) -> Result<(), Error> {
 }
 
 /// Write `v` through an out-pointer that must not be NULL.
+///
+/// Safe to call by design: the pointer comes straight from a C caller, and the ACL contract
+/// (which this crate cannot check beyond NULL) is that out-parameters are valid for writes.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn out<T>(ptr: *mut T, arg: &str, v: T) -> Result<(), Error> {
     non_null(ptr, arg)?;
     // SAFETY: non-null checked; the caller promised a valid pointer per the ACL contract.

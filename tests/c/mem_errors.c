@@ -105,6 +105,32 @@ int main(void)
     CHECK_ERR(aclrtFreeHost(m), ACL_ERROR_INVALID_PARAM, "not a live allocation of aclrtMallocHost");
     free(m);
 
+    /* aclrtMallocWithCfg attributes. */
+    aclrtMallocAttribute at[2];
+    memset(at, 0, sizeof(at));
+    aclrtMallocConfig cfg = {NULL, 1};
+    CHECK_ERR(aclrtMallocWithCfg(&p, 10, ACL_MEM_MALLOC_HUGE_FIRST, &cfg), ACL_ERROR_INVALID_PARAM, "aclrtMallocWithCfg", "attrs is NULL");
+    at[0].attr = (aclrtMallocAttrType)42;
+    cfg.attrs = at;
+    CHECK_ERR(aclrtMallocWithCfg(&p, 10, ACL_MEM_MALLOC_HUGE_FIRST, &cfg), ACL_ERROR_INVALID_PARAM, "attr is 42");
+    at[0].attr = ACL_RT_MEM_ATTR_MODULE_ID; /* accepted and ignored */
+    at[0].value.moduleId = 7;
+    at[1].attr = ACL_RT_MEM_ATTR_DEVICE_ID;
+    at[1].value.deviceId = 4242;
+    cfg.numAttrs = 2;
+    CHECK_ERR(aclrtMallocWithCfg(&p, 10, ACL_MEM_MALLOC_HUGE_FIRST, &cfg), ACL_ERROR_RT_INVALID_DEVICEID, "4242");
+    cfg.numAttrs = 1;
+    CHECK_OK(aclrtMallocWithCfg(&p, 10, ACL_MEM_MALLOC_HUGE_FIRST, &cfg));
+    CHECK_OK(aclrtFree(p));
+
+    /* Queries on freed memory, flush/invalidate ranges. */
+    aclrtPtrAttributes pa;
+    CHECK_ERR(aclrtPointerGetAttributes(c, &pa), ACL_ERROR_INVALID_PARAM, "aclrtPointerGetAttributes", hex(c));
+    CHECK_ERR(aclrtPointerGetAttributes(a, NULL), ACL_ERROR_INVALID_PARAM, "attributes is NULL");
+    CHECK_ERR(aclrtMemFlush(a, 0), ACL_ERROR_INVALID_PARAM, "aclrtMemFlush", "size is 0");
+    CHECK_ERR(aclrtMemFlush(a, 4096), ACL_ERROR_INVALID_PARAM, "aclrtMemFlush", "runs past the end");
+    CHECK_ERR(aclrtMemInvalidate(c, 16), ACL_ERROR_INVALID_PARAM, "aclrtMemInvalidate");
+
     CHECK_OK(aclrtFree(a));
     CHECK_OK(aclrtFree(b));
     CHECK_OK(aclrtResetDevice(0));

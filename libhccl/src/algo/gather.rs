@@ -1,0 +1,74 @@
+//! AllGather[V], Broadcast and Scatter: pure copies straight between ranks' buffers.
+
+use super::{part, Coll, Op, COPY_CHUNK};
+use crate::errors::HResult;
+use crate::reduce::copy;
+
+/// Copy `len` bytes from `src` to every destination, chunk by chunk so the source is read
+/// from memory once.
+unsafe fn fan_out(src: *const u8, dsts: &[*mut u8], len: u64) {
+    let mut off = 0;
+    while off < len {
+        let k = COPY_CHUNK.min(len - off);
+        for d in dsts {
+            copy(src.add(off as usize), d.add(off as usize), k as usize);
+        }
+        off += k;
+    }
+}
+
+/// AllGather: rank r writes its block into block r of every rank's output.
+pub fn all_gather(c: &Coll, op: &Op) -> HResult<()> {
+    let cc = c.c;
+    let bytes = op.count * op.dt.size() as u64;
+    let src = c.send_of(cc.rank, 0, bytes)?;
+    let mut dsts = Vec::new();
+    for p in 0..cc.n {
+        dsts.push(c.recv_of(p, cc.rank as u64 * bytes, bytes)?);
+    }
+    unsafe { fan_out(src, &dsts, bytes) };
+    Ok(())
+}
+
+/// AllGatherV: rank r writes its block at each rank p's `recvDispls[r]`.
+pub fn all_gather_v(c: &Coll, op: &Op) -> HResult<()> {
+    let cc = c.c;
+    let e = op.dt.size() as u64;
+    let bytes = op.count * e;
+    let src = c.send_of(cc.rank, 0, bytes)?;
+    let mut dsts = Vec::new();
+    for p in 0..cc.n {
+        let row = c.row(p, cc.rank);
+        dsts.push(c.recv_of(p, row[3] * e, bytes)?);
+    }
+    unsafe { fan_out(src, &dsts, bytes) };
+    Ok(())
+}
+
+/// Broadcast: rank r copies slice r of the root's buffer to every other rank.
+pub fn broadcast(c: &Coll, op: &Op) -> HResult<()> {
+    let cc = c.c;
+    let e = op.dt.size() as u64;
+    let (a, b) = part(op.count, cc.n, cc.rank);
+    if b <= a {
+        return Ok(());
+    }
+    let (off, len) = (a * e, (b - a) * e);
+    let src = c.send_of(op.root, off, len)?;
+    let mut dsts = Vec::new();
+    for p in (0..cc.n).filter(|&p| p != op.root) {
+        dsts.push(c.send_of(p, off, len)?);
+    }
+    unsafe { fan_out(src, &dsts, len) };
+    Ok(())
+}
+
+/// Scatter: rank r copies block r of the root's send buffer into its own output.
+pub fn scatter(c: &Coll, op: &Op) -> HResult<()> {
+    let cc = c.c;
+    let bytes = op.count * op.dt.size() as u64;
+    let src = c.send_of(op.root, cc.rank as u64 * bytes, bytes)?;
+    let dst = c.recv_of(cc.rank, 0, bytes)?;
+    unsafe { copy(src, dst, bytes as usize) };
+    Ok(())
+}

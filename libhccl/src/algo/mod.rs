@@ -1,0 +1,344 @@
+//! What runs on the stream. An HCCL call checks its arguments and enqueues an [`OpTask`];
+//! when the stream reaches it, the task publishes this rank's buffers in the control block,
+//! waits until every rank published (barrier 1), moves its share of the data by reading and
+//! writing peers' device memory directly, then marks itself done and waits until every rank
+//! is done (barrier 2), so no rank returns while a peer still reads its buffers.
+//!
+//! One file per family: [`allreduce`] (AllReduce, Reduce), [`gather`] (AllGather[V],
+//! Broadcast, Scatter), [`reduce_scatter`] (ReduceScatter[V]), [`alltoall`]
+//! (AlltoAll, AlltoAllV, AlltoAllVC), [`p2p`] (Send, Recv, BatchSendRecv).
+
+pub mod allreduce;
+pub mod alltoall;
+pub mod gather;
+pub mod p2p;
+pub mod reduce_scatter;
+
+use crate::comm::CommInner;
+use crate::errors::{code_name, panic_text, HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_TIMEOUT};
+use crate::fingerprint::{op_name, opcode, Dtype, RedOp};
+use crate::history::Status;
+use crate::reduce::Scratch;
+use npu_emu::rtapi::{RtPhys, RtTask};
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A device buffer argument, checked on the calling thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BufRef {
+    pub phys: RtPhys,
+    pub len: u64,
+}
+
+/// One point-to-point transfer.
+#[derive(Clone, Copy, Debug)]
+pub struct P2p {
+    pub send: bool,
+    pub peer: u32,
+    /// Message number on the pair (1, 2, …).
+    pub k: u64,
+    pub buf: Option<BufRef>,
+    pub count: u64,
+    pub dt: Dtype,
+}
+
+/// An operation as enqueued.
+#[derive(Clone, Debug)]
+pub struct Op {
+    pub code: u32,
+    /// Collective sequence number (0 for point-to-point).
+    pub seq: u64,
+    pub what: String,
+    pub dt: Dtype,
+    pub dt2: Dtype,
+    pub redop: RedOp,
+    pub root: u32,
+    pub count: u64,
+    pub send: Option<BufRef>,
+    pub recv: Option<BufRef>,
+    /// Per peer: send count, send displacement, recv count, recv displacement (elements).
+    pub arrays: Option<Vec<[u64; 4]>>,
+    /// AlltoAllVC's matrix, row-major.
+    pub matrix: Option<Vec<u64>>,
+    pub p2p: Vec<P2p>,
+}
+
+impl Op {
+    pub fn new(code: u32, what: String) -> Op {
+        Op {
+            code,
+            seq: 0,
+            what,
+            dt: Dtype::U8,
+            dt2: Dtype::U8,
+            redop: RedOp::Sum,
+            root: 0,
+            count: 0,
+            send: None,
+            recv: None,
+            arrays: None,
+            matrix: None,
+            p2p: Vec::new(),
+        }
+    }
+}
+
+struct OpTask {
+    comm: Arc<CommInner>,
+    op: Op,
+    hist: u64,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Run `f` with this thread's reduction scratch buffers.
+pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|s| f(&mut s.borrow_mut()))
+}
+
+/// Enqueue `op` on `stream`.
+///
+/// # Safety
+/// `stream` is an `aclrtStream` of this process.
+pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HResult<()> {
+    let hist = comm.history.push(op.seq, op.what.clone(), Status::Queued);
+    let seq = op.seq;
+    let task = Box::new(OpTask {
+        comm: comm.clone(),
+        op,
+        hist,
+    });
+    let rt_task = RtTask {
+        ctx: Box::into_raw(task) as *mut c_void,
+        run: run_task,
+        drop: drop_task,
+    };
+    if let Err(e) = comm.rt.enqueue(stream, rt_task) {
+        comm.history.set(hist, Status::Failed { code: e.code });
+        comm.mark_failed(
+            seq,
+            e.code,
+            &format!("could not enqueue: {}", crate::comm::first_line(&e.msg)),
+        );
+        return Err(e);
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn drop_task(ctx: *mut c_void) {
+    drop(Box::from_raw(ctx as *mut OpTask));
+}
+
+/// ACL code a failed HCCL task reports to the stream: a timeout is
+/// `ACL_ERROR_RT_AICPU_TIMEOUT` (507017), anything else `ACL_ERROR_RT_AICPU_EXCEPTION`
+/// (507018); the HCCL code is in the message and in `HcclGetCommAsyncError`.
+fn acl_code(hccl: i32) -> i32 {
+    if hccl == HCCL_E_TIMEOUT {
+        507017
+    } else {
+        507018
+    }
+}
+
+unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
+    let t = &*(ctx as *const OpTask);
+    let c = &t.comm;
+    c.history.set(t.hist, Status::Running);
+    let start = Instant::now();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(c, &t.op, start)));
+    let r = match r {
+        Ok(r) => r,
+        Err(p) => Err(HcclError::new(
+            HCCL_E_INTERNAL,
+            format!("internal error: {}", panic_text(&p)),
+        )),
+    };
+    match r {
+        Ok(()) => {
+            c.history.set(
+                t.hist,
+                Status::Ok {
+                    micros: start.elapsed().as_micros() as u64,
+                },
+            );
+            0
+        }
+        Err(e) => {
+            c.mark_failed(t.op.seq, e.code, crate::comm::first_line(&e.msg));
+            c.async_error.store(e.code, Ordering::Relaxed);
+            c.history.set(t.hist, Status::Failed { code: e.code });
+            let msg = format!(
+                "{} failed on the stream: {} [{}]",
+                t.op.what,
+                e.msg,
+                code_name(e.code)
+            );
+            c.rt.set_error(&msg);
+            c.dump_history();
+            acl_code(e.code)
+        }
+    }
+}
+
+/// The collective protocol around the data movement.
+pub struct Coll<'a> {
+    pub c: &'a CommInner,
+    pub seq: u64,
+    pub what: &'a str,
+    pub started: Instant,
+}
+
+fn store_buf(b: &crate::shm::Buf, v: Option<BufRef>) {
+    match v {
+        Some(v) => {
+            b.device.store(v.phys.device, Ordering::Relaxed);
+            b.offset.store(v.phys.offset, Ordering::Relaxed);
+            b.len.store(v.len, Ordering::Relaxed);
+            b.valid.store(1, Ordering::Relaxed);
+        }
+        None => b.valid.store(0, Ordering::Relaxed),
+    }
+}
+
+impl Coll<'_> {
+    fn publish(&self, op: &Op) {
+        let me = self.c.me();
+        let b = &me.bufs.0;
+        store_buf(&b.send, op.send);
+        store_buf(&b.recv, op.recv);
+        b.count.store(op.count, Ordering::Relaxed);
+        if let Some(arr) = &op.arrays {
+            let a = self.c.shm.arrays(self.c.rank);
+            for (i, row) in arr.iter().enumerate() {
+                for j in 0..4 {
+                    a[i * 4 + j].store(row[j], Ordering::Relaxed);
+                }
+            }
+        }
+        me.exec_op.0.store(op.code, Ordering::Relaxed);
+        me.post.0.store_wake(self.seq as u32);
+    }
+
+    fn wait_posted(&self) -> HResult<()> {
+        self.c.wait_peers(
+            &|s| &s.post.0,
+            self.seq,
+            "start this operation on their stream",
+            self.started,
+        )
+    }
+
+    fn finish(&self) -> HResult<()> {
+        self.c.me().done.0.store_wake(self.seq as u32);
+        self.c.wait_peers(
+            &|s| &s.done.0,
+            self.seq,
+            "finish this operation",
+            self.started,
+        )
+    }
+
+    fn buf(&self, p: u32, send: bool, off: u64, len: u64) -> HResult<*mut u8> {
+        if len == 0 {
+            return Ok(std::ptr::NonNull::<u8>::dangling().as_ptr());
+        }
+        let b = &self.c.slot(p).bufs.0;
+        let b = if send { &b.send } else { &b.recv };
+        let name = if send { "send" } else { "receive" };
+        if b.valid.load(Ordering::Relaxed) == 0 {
+            return Err(HcclError::new(
+                HCCL_E_INTERNAL,
+                format!("rank {p} published no {name} buffer"),
+            ));
+        }
+        let total = b.len.load(Ordering::Relaxed);
+        if off.checked_add(len).is_none_or(|e| e > total) {
+            return Err(HcclError::para(format!(
+                "rank {p}'s {name} buffer has {total} bytes but bytes {off}..{} are needed",
+                off.saturating_add(len)
+            )));
+        }
+        let phys = RtPhys {
+            device: b.device.load(Ordering::Relaxed),
+            _pad: 0,
+            offset: b.offset.load(Ordering::Relaxed) + off,
+        };
+        self.c.rt.host(phys, len)
+    }
+
+    /// Host pointer to bytes `off..off+len` of rank `p`'s send buffer.
+    pub fn send_of(&self, p: u32, off: u64, len: u64) -> HResult<*mut u8> {
+        self.buf(p, true, off, len)
+    }
+
+    /// Host pointer to bytes `off..off+len` of rank `p`'s receive buffer.
+    pub fn recv_of(&self, p: u32, off: u64, len: u64) -> HResult<*mut u8> {
+        self.buf(p, false, off, len)
+    }
+
+    /// Rank `p`'s published per-peer arrays, row `i`.
+    pub fn row(&self, p: u32, i: u32) -> [u64; 4] {
+        let a = self.c.shm.arrays(p);
+        let i = i as usize * 4;
+        [
+            a[i].load(Ordering::Relaxed),
+            a[i + 1].load(Ordering::Relaxed),
+            a[i + 2].load(Ordering::Relaxed),
+            a[i + 3].load(Ordering::Relaxed),
+        ]
+    }
+}
+
+/// Elements `[start, end)` of `total` that rank `r` of `n` handles.
+pub fn part(total: u64, n: u32, r: u32) -> (u64, u64) {
+    let s = (total as u128 * r as u128 / n as u128) as u64;
+    let e = (total as u128 * (r as u128 + 1) / n as u128) as u64;
+    (s, e)
+}
+
+/// Bytes per copy chunk when one source goes to several destinations.
+pub const COPY_CHUNK: u64 = 256 * 1024;
+
+fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
+    if matches!(
+        op.code,
+        opcode::SEND | opcode::RECEIVE | opcode::BATCH_SEND_RECV
+    ) {
+        return p2p::run(c, op, started);
+    }
+    let coll = Coll {
+        c,
+        seq: op.seq,
+        what: &op.what,
+        started,
+    };
+    coll.publish(op);
+    coll.wait_posted()?;
+    if op.code == opcode::BARRIER {
+        return Ok(());
+    }
+    let r = match op.code {
+        opcode::ALLREDUCE => allreduce::all_reduce(&coll, op),
+        opcode::REDUCE => allreduce::reduce(&coll, op),
+        opcode::BROADCAST => gather::broadcast(&coll, op),
+        opcode::ALLGATHER => gather::all_gather(&coll, op),
+        opcode::ALLGATHER_V => gather::all_gather_v(&coll, op),
+        opcode::SCATTER => gather::scatter(&coll, op),
+        opcode::REDUCE_SCATTER => reduce_scatter::reduce_scatter(&coll, op),
+        opcode::REDUCE_SCATTER_V => reduce_scatter::reduce_scatter_v(&coll, op),
+        opcode::ALLTOALL => alltoall::all_to_all(&coll, op),
+        opcode::ALLTOALLV => alltoall::all_to_all_v(&coll, op),
+        opcode::ALLTOALLVC => alltoall::all_to_all_vc(&coll, op),
+        other => Err(HcclError::new(
+            HCCL_E_INTERNAL,
+            format!("no algorithm for {}", op_name(other)),
+        )),
+    };
+    r?;
+    coll.finish()
+}

@@ -1,0 +1,589 @@
+//! Communicator management exports (`hccl_comm.h`).
+
+use super::{entry, ptr};
+use crate::comm::{self as cm, hash128, incarnation, join, HcclComm, Member};
+use crate::config::{self, CommCfg};
+use crate::errors::{
+    boundary_value, error_string, non_null, HResult, HcclError, HCCL_E_NOT_SUPPORT, HCCL_E_UNAVAIL,
+};
+use crate::fingerprint::{opcode, Fp};
+use crate::rootinfo::{hex, hostname, random_id, RootInfo, ROOT_INFO_BYTES};
+use crate::rt::rt;
+use crate::{algo, ranktable};
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+fn node_dir_str() -> HResult<String> {
+    Ok(crate::config()?.node_dir.to_string_lossy().into_owned())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclGetRootInfo(rootInfo: *mut u8) -> i32 {
+    entry(
+        "HcclGetRootInfo",
+        std::ptr::null_mut(),
+        || format!("rootInfo={}", ptr(rootInfo)),
+        || {
+            non_null(rootInfo, "rootInfo")?;
+            let ri = RootInfo {
+                id: random_id()?,
+                creator_pid: std::process::id(),
+                host: hostname(),
+                node_dir: node_dir_str()?,
+            };
+            let b = ri.encode()?;
+            std::ptr::copy_nonoverlapping(b.as_ptr(), rootInfo, ROOT_INFO_BYTES);
+            Ok(())
+        },
+    )
+}
+
+unsafe fn init_root_info(
+    n: u32,
+    root: *const u8,
+    rank: u32,
+    cfg: *const u8,
+    out: *mut HcclComm,
+) -> HResult<()> {
+    non_null(root, "rootInfo")?;
+    non_null(out, "comm")?;
+    if n == 0 {
+        return Err(HcclError::para("nRanks=0; expected at least 1"));
+    }
+    if rank >= n {
+        return Err(HcclError::para(format!(
+            "rank={rank} is out of range for nRanks={n} (expected 0..{})",
+            n - 1
+        )));
+    }
+    let cfg = config::parse(cfg)?;
+    let ri = RootInfo::decode(std::slice::from_raw_parts(root, ROOT_INFO_BYTES))?;
+    let node = node_dir_str()?;
+    ri.check_local(&node)?;
+    let rt = rt()?;
+    let (l, p) = rt.current_device()?;
+    let name = cfg
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("hccl_root_{}", &hex(&ri.id)[..16]));
+    let comms = join(
+        ri.id,
+        &crate::config()?.node_dir,
+        n,
+        &[Member {
+            rank,
+            device_logical: l,
+            device_phys: p,
+        }],
+        &name,
+        &cfg,
+        rt,
+    )?;
+    *out = cm::register(comms[0].clone());
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclCommInitRootInfo(
+    nRanks: u32,
+    rootInfo: *const u8,
+    rank: u32,
+    comm: *mut HcclComm,
+) -> i32 {
+    entry(
+        "HcclCommInitRootInfo",
+        std::ptr::null_mut(),
+        || {
+            format!(
+                "nRanks={nRanks}, rootInfo={}, rank={rank}, comm={}",
+                ptr(rootInfo),
+                ptr(comm)
+            )
+        },
+        || init_root_info(nRanks, rootInfo, rank, std::ptr::null(), comm),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclCommInitRootInfoConfig(
+    nRanks: u32,
+    rootInfo: *const u8,
+    rank: u32,
+    config: *const u8,
+    comm: *mut HcclComm,
+) -> i32 {
+    entry(
+        "HcclCommInitRootInfoConfig",
+        std::ptr::null_mut(),
+        || {
+            format!(
+                "nRanks={nRanks}, rootInfo={}, rank={rank}, config={}, comm={}",
+                ptr(rootInfo),
+                ptr(config),
+                ptr(comm)
+            )
+        },
+        || {
+            non_null(config, "config")?;
+            init_root_info(nRanks, rootInfo, rank, config, comm)
+        },
+    )
+}
+
+unsafe fn init_cluster(
+    path: *const c_char,
+    rank: u32,
+    cfg: *const u8,
+    out: *mut HcclComm,
+) -> HResult<()> {
+    non_null(path, "clusterInfo")?;
+    non_null(out, "comm")?;
+    let bytes = CStr::from_ptr(path).to_bytes();
+    if bytes.is_empty() || bytes.len() >= 4096 {
+        return Err(HcclError::para(format!(
+            "clusterInfo path has {} bytes; expected 1 to 4095",
+            bytes.len()
+        )));
+    }
+    let path = String::from_utf8_lossy(bytes).into_owned();
+    let cfg = config::parse(cfg)?;
+    let table = ranktable::load(&path)?;
+    let n = table.ranks.len() as u32;
+    if rank >= n {
+        return Err(HcclError::para(format!(
+            "rank={rank} is not a rank_id of rank table {path:?}, which lists ranks 0..{}",
+            n - 1
+        )));
+    }
+    let rt = rt()?;
+    let (l, p) = rt.current_device()?;
+    let e = &table.ranks[rank as usize];
+    if e.device_id != p {
+        return Err(HcclError::new(
+            HCCL_E_UNAVAIL,
+            format!(
+                "rank table {path:?} gives rank {rank} device_id \"{}\" (server {:?}) but the current device is logical {l} = physical {p}; call aclrtSetDevice with the device of this rank",
+                e.device_id, e.server_id
+            ),
+        ));
+    }
+    let canon = std::fs::canonicalize(&path)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or(path.clone());
+    let job = std::env::var("JOB_ID").unwrap_or_default();
+    let key = hash128(&[
+        b"ranktable",
+        table.canonical.as_bytes(),
+        canon.as_bytes(),
+        job.as_bytes(),
+    ]);
+    let inc = incarnation(&key, rank);
+    let id = hash128(&[&key, &inc.to_le_bytes()]);
+    let name = cfg
+        .name
+        .clone()
+        .unwrap_or_else(|| "hccl_world_group".to_string());
+    let comms = join(
+        id,
+        &crate::config()?.node_dir,
+        n,
+        &[Member {
+            rank,
+            device_logical: l,
+            device_phys: p,
+        }],
+        &name,
+        &cfg,
+        rt,
+    )?;
+    *out = cm::register(comms[0].clone());
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclCommInitClusterInfo(
+    clusterInfo: *const c_char,
+    rank: u32,
+    comm: *mut HcclComm,
+) -> i32 {
+    entry(
+        "HcclCommInitClusterInfo",
+        std::ptr::null_mut(),
+        || {
+            format!(
+                "clusterInfo={}, rank={rank}, comm={}",
+                cstr(clusterInfo),
+                ptr(comm)
+            )
+        },
+        || init_cluster(clusterInfo, rank, std::ptr::null(), comm),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclCommInitClusterInfoConfig(
+    clusterInfo: *const c_char,
+    rank: u32,
+    config: *mut u8,
+    comm: *mut HcclComm,
+) -> i32 {
+    entry(
+        "HcclCommInitClusterInfoConfig",
+        std::ptr::null_mut(),
+        || {
+            format!(
+                "clusterInfo={}, rank={rank}, config={}, comm={}",
+                cstr(clusterInfo),
+                ptr(config),
+                ptr(comm)
+            )
+        },
+        || {
+            non_null(config, "config")?;
+            init_cluster(clusterInfo, rank, config, comm)
+        },
+    )
+}
+
+unsafe fn cstr(p: *const c_char) -> String {
+    if p.is_null() {
+        "NULL".into()
+    } else {
+        format!("{:?}", CStr::from_ptr(p).to_string_lossy())
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclCommInitAll(
+    ndev: u32,
+    devices: *mut i32,
+    comms: *mut HcclComm,
+) -> i32 {
+    entry(
+        "HcclCommInitAll",
+        std::ptr::null_mut(),
+        || {
+            format!(
+                "ndev={ndev}, devices={}, comms={}",
+                ptr(devices),
+                ptr(comms)
+            )
+        },
+        || {
+            non_null(devices, "devices")?;
+            non_null(comms, "comms")?;
+            if ndev == 0 {
+                return Err(HcclError::para("ndev=0; expected at least 1"));
+            }
+            let devs = std::slice::from_raw_parts(devices, ndev as usize).to_vec();
+            for (i, d) in devs.iter().enumerate() {
+                if let Some(j) = devs[..i].iter().position(|x| x == d) {
+                    return Err(HcclError::para(format!(
+                        "devices[{i}]={d} repeats devices[{j}]; each device may appear once"
+                    )));
+                }
+            }
+            let rt = rt()?;
+            let mut members = Vec::new();
+            for (i, &d) in devs.iter().enumerate() {
+                let p = rt.logical_to_physical(d).map_err(|e| {
+                    HcclError::para(format!(
+                        "devices[{i}]={d} is not a usable device: {}",
+                        e.msg
+                    ))
+                })?;
+                members.push(Member {
+                    rank: i as u32,
+                    device_logical: d,
+                    device_phys: p,
+                });
+            }
+            let id = random_id()?;
+            let name = format!("hccl_all_{}", &hex(&id)[..16]);
+            let cs = join(
+                id,
+                &crate::config()?.node_dir,
+                ndev,
+                &members,
+                &name,
+                &CommCfg::default(),
+                rt,
+            )?;
+            for (i, c) in cs.into_iter().enumerate() {
+                *comms.add(i) = cm::register(c);
+            }
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclCreateSubCommConfig(
+    comm: *mut HcclComm,
+    rankNum: u32,
+    rankIds: *mut u32,
+    subCommId: u64,
+    subCommRankId: u32,
+    config: *mut u8,
+    subComm: *mut HcclComm,
+) -> i32 {
+    let parent_h = if comm.is_null() {
+        std::ptr::null_mut()
+    } else {
+        *comm
+    };
+    entry(
+        "HcclCreateSubCommConfig",
+        parent_h,
+        || {
+            format!(
+                "comm={}, rankNum={rankNum}, rankIds={}, subCommId={subCommId}, subCommRankId={subCommRankId}, config={}, subComm={}",
+                ptr(comm),
+                ptr(rankIds),
+                ptr(config),
+                ptr(subComm)
+            )
+        },
+        || {
+            non_null(comm, "comm")?;
+            let parent = cm::get(*comm)?;
+            non_null(subComm, "subComm")?;
+            if rankIds.is_null() {
+                // This rank does not join the sub-communicator.
+                *subComm = std::ptr::null_mut();
+                return Ok(());
+            }
+            if rankNum == 0 || rankNum > parent.n {
+                return Err(HcclError::para(format!(
+                    "rankNum={rankNum}; expected 1 to {} (the size of the parent communicator)",
+                    parent.n
+                )));
+            }
+            let ids = std::slice::from_raw_parts(rankIds, rankNum as usize).to_vec();
+            for (i, &r) in ids.iter().enumerate() {
+                if r >= parent.n {
+                    return Err(HcclError::para(format!(
+                        "rankIds[{i}]={r} is not a rank of the parent communicator (size {})",
+                        parent.n
+                    )));
+                }
+                if i > 0 && ids[i - 1] >= r {
+                    return Err(HcclError::para(format!(
+                        "rankIds must be sorted ascending without repeats, but rankIds[{}]={} and rankIds[{i}]={r}",
+                        i - 1,
+                        ids[i - 1]
+                    )));
+                }
+            }
+            if subCommRankId >= rankNum {
+                return Err(HcclError::para(format!(
+                    "subCommRankId={subCommRankId} is out of range for rankNum={rankNum}"
+                )));
+            }
+            if ids[subCommRankId as usize] != parent.rank {
+                return Err(HcclError::para(format!(
+                    "rankIds[subCommRankId={subCommRankId}]={} but this is rank {} of the parent communicator",
+                    ids[subCommRankId as usize], parent.rank
+                )));
+            }
+            let cfg = config::parse(config)?;
+            let name = cfg
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("{}_sub_{subCommId}", parent.name));
+            let idb: Vec<u8> = ids.iter().flat_map(|r| r.to_le_bytes()).collect();
+            let key = hash128(&[b"sub", &parent.id, &subCommId.to_le_bytes(), &idb]);
+            let inc = incarnation(&key, subCommRankId);
+            let id = hash128(&[&key, &inc.to_le_bytes()]);
+            let node = parent
+                .shm
+                .path
+                .parent()
+                .map(|p| p.to_path_buf())
+                .unwrap_or_default();
+            let cs = join(
+                id,
+                &node,
+                rankNum,
+                &[Member {
+                    rank: subCommRankId,
+                    device_logical: parent.device_logical,
+                    device_phys: parent.device_phys,
+                }],
+                &name,
+                &cfg,
+                parent.rt,
+            )?;
+            *subComm = cm::register(cs[0].clone());
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclCommDestroy(comm: HcclComm) -> i32 {
+    entry(
+        "HcclCommDestroy",
+        std::ptr::null_mut(),
+        || format!("comm={}", ptr(comm)),
+        || {
+            let c = cm::unregister(comm)?;
+            c.destroy();
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclGetRankSize(comm: HcclComm, rankSize: *mut u32) -> i32 {
+    entry(
+        "HcclGetRankSize",
+        comm,
+        || format!("comm={}, rankSize={}", ptr(comm), ptr(rankSize)),
+        || {
+            let c = cm::get(comm)?;
+            non_null(rankSize, "rankSize")?;
+            *rankSize = c.n;
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclGetRankId(comm: HcclComm, rank: *mut u32) -> i32 {
+    entry(
+        "HcclGetRankId",
+        comm,
+        || format!("comm={}, rank={}", ptr(comm), ptr(rank)),
+        || {
+            let c = cm::get(comm)?;
+            non_null(rank, "rank")?;
+            *rank = c.rank;
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclGetCommName(comm: HcclComm, commName: *mut c_char) -> i32 {
+    entry(
+        "HcclGetCommName",
+        comm,
+        || format!("comm={}, commName={}", ptr(comm), ptr(commName)),
+        || {
+            let c = cm::get(comm)?;
+            non_null(commName, "commName")?;
+            let b = c.name.as_bytes();
+            let l = b.len().min(127);
+            std::ptr::copy_nonoverlapping(b.as_ptr(), commName as *mut u8, l);
+            *commName.add(l) = 0;
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclGetCommAsyncError(comm: HcclComm, asyncError: *mut i32) -> i32 {
+    entry(
+        "HcclGetCommAsyncError",
+        comm,
+        || format!("comm={}, asyncError={}", ptr(comm), ptr(asyncError)),
+        || {
+            let c = cm::get(comm)?;
+            non_null(asyncError, "asyncError")?;
+            *asyncError = c.async_error.load(Ordering::Relaxed);
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub extern "C" fn HcclGetErrorString(code: i32) -> *const c_char {
+    boundary_value("HcclGetErrorString", c"unknow error".as_ptr(), || {
+        error_string(code).as_ptr()
+    })
+}
+
+/// `HCCL_COMM_CONFIG_RESERVED` of our `hccl_types.h`: every config item below it is
+/// supported.
+#[no_mangle]
+pub extern "C" fn HcclGetCommConfigCapability() -> u32 {
+    11
+}
+
+static DETERMINISTIC: AtomicI32 = AtomicI32::new(-1);
+
+fn deterministic_default() -> i32 {
+    match std::env::var("HCCL_DETERMINISTIC")
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
+        Some("true") | Some("TRUE") | Some("1") => 1,
+        Some("strict") | Some("STRICT") => 2,
+        _ => 0,
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn HcclSetConfig(config: i32, configValue: i32) -> i32 {
+    entry(
+        "HcclSetConfig",
+        std::ptr::null_mut(),
+        || format!("config={config}, configValue={configValue}"),
+        || {
+            if config != 0 {
+                return Err(HcclError::new(
+                    HCCL_E_NOT_SUPPORT,
+                    format!("config={config} is not supported; only HCCL_DETERMINISTIC (0) is"),
+                ));
+            }
+            if !(0..=2).contains(&configValue) {
+                return Err(HcclError::para(format!(
+                "HCCL_DETERMINISTIC value {configValue}; expected 0 (off), 1 (on) or 2 (strict)"
+            )));
+            }
+            DETERMINISTIC.store(configValue, Ordering::Relaxed);
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclGetConfig(config: i32, configValue: *mut i32) -> i32 {
+    entry(
+        "HcclGetConfig",
+        std::ptr::null_mut(),
+        || format!("config={config}, configValue={}", ptr(configValue)),
+        || {
+            non_null(configValue, "configValue")?;
+            if config != 0 {
+                return Err(HcclError::new(
+                    HCCL_E_NOT_SUPPORT,
+                    format!("config={config} is not supported; only HCCL_DETERMINISTIC (0) is"),
+                ));
+            }
+            let v = DETERMINISTIC.load(Ordering::Relaxed);
+            *configValue = if v < 0 { deterministic_default() } else { v };
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn HcclBarrier(comm: HcclComm, stream: *mut c_void) -> i32 {
+    entry(
+        "HcclBarrier",
+        comm,
+        || format!("comm={}, stream={}", ptr(comm), ptr(stream)),
+        || {
+            let c = cm::get(comm)?;
+            non_null(stream, "stream")?;
+            let mut fp = Fp::new(opcode::BARRIER);
+            let seq = c.rendezvous(&mut fp)?;
+            let mut op = algo::Op::new(opcode::BARRIER, format!("HcclBarrier() #{seq}"));
+            op.seq = seq;
+            algo::enqueue(&c, op, stream)
+        },
+    )
+}

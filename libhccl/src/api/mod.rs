@@ -1,0 +1,71 @@
+//! The exported C functions: [`comm`] (communicator management, `hccl_comm.h`) and [`ops`]
+//! (operations, `hccl.h`). Every export has the same shape: run the body inside the panic
+//! boundary, report a failure with the function's name (and the communicator's history),
+//! and log the call with its arguments and duration when `HCCL_ENTRY_LOG_ENABLE=1`.
+
+pub mod comm;
+pub mod ops;
+
+use crate::algo::BufRef;
+use crate::comm::{peek, CommInner, HcclComm};
+use crate::errors::{boundary, code_name, HResult, HcclError};
+use crate::fingerprint::Dtype;
+use npu_emu::config::LogLevel;
+use std::ffi::c_void;
+use std::time::Instant;
+
+/// Run an export: see the module documentation.
+pub fn entry(
+    name: &str,
+    comm: HcclComm,
+    args: impl FnOnce() -> String,
+    body: impl FnOnce() -> HResult<()>,
+) -> i32 {
+    let t0 = Instant::now();
+    let log = crate::entry_log_enabled();
+    let a = if log { Some(args()) } else { None };
+    let code = boundary(name, body);
+    if code != 0 {
+        if let Some(c) = peek(comm) {
+            c.dump_history();
+        }
+    }
+    if let Some(a) = a {
+        crate::log_always(
+            LogLevel::Info,
+            &format!(
+                "{name}({a}) -> {} in {} us",
+                code_name(code),
+                t0.elapsed().as_micros()
+            ),
+        );
+    }
+    code
+}
+
+/// `count` elements of `dt` in bytes, or an error naming the argument.
+pub fn bytes(count: u64, dt: Dtype, what: &str) -> HResult<u64> {
+    count
+        .checked_mul(dt.size() as u64)
+        .filter(|&b| b < (1u64 << 56))
+        .ok_or_else(|| {
+            HcclError::para(format!(
+                "{what}={count} elements of {} is too large",
+                dt.name()
+            ))
+        })
+}
+
+/// Check a device buffer argument of `len` bytes (NULL → `HCCL_E_PTR`).
+pub fn dev_buf(c: &CommInner, p: *const c_void, len: u64, what: &str) -> HResult<BufRef> {
+    if p.is_null() {
+        return Err(HcclError::ptr(what));
+    }
+    let phys = c.rt.translate(p as u64, len, what)?;
+    Ok(BufRef { phys, len })
+}
+
+/// `p` as text for entry logs.
+pub fn ptr<T>(p: *const T) -> String {
+    format!("{p:p}")
+}

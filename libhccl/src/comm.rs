@@ -1,0 +1,643 @@
+//! Communicators: handles, joining the control block, waiting for peers with useful
+//! timeouts, the call-time rendezvous that catches mismatched calls, and destroy.
+
+use crate::config::CommCfg;
+use crate::errors::{HResult, HcclError, HCCL_E_PARA, HCCL_E_REMOTE, HCCL_E_TIMEOUT};
+use crate::fingerprint::{check_all, op_name, Fp};
+use crate::history::History;
+use crate::rootinfo::hex;
+use crate::rt::Rt;
+use crate::shm::{self, Shm, Slot, FP_RING, STATE_DESTROYED, STATE_EMPTY, STATE_JOINED};
+use npu_emu::wait::{wait_until, Policy, WaitError, Word};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub type HcclComm = *mut c_void;
+
+/// One rank's communicator, shared with the stream tasks it enqueued.
+pub struct CommInner {
+    pub id: [u8; 16],
+    pub name: String,
+    pub rank: u32,
+    pub n: u32,
+    pub device_logical: i32,
+    pub device_phys: u32,
+    pub shm: Arc<Shm>,
+    pub rt: &'static Rt,
+    pub exec_timeout: Option<Duration>,
+    pub policy: Policy,
+    pub deterministic: u32,
+    /// Host-side sequence number of the last collective called.
+    pub seq: AtomicU64,
+    /// Point-to-point message counters per peer (host side).
+    pub send_k: Mutex<Vec<u64>>,
+    pub recv_k: Mutex<Vec<u64>>,
+    pub history: History,
+    pub async_error: AtomicI32,
+    destroyed: std::sync::atomic::AtomicBool,
+}
+
+/// `a >= b` for 32-bit sequence words that may wrap.
+pub fn seq_ge(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) >= 0
+}
+
+static LIVE: Mutex<Option<HashMap<usize, Arc<CommInner>>>> = Mutex::new(None);
+static NEXT_HANDLE: AtomicU64 = AtomicU64::new(0x4343_0000_0000_1000);
+
+/// Register a communicator and give its handle.
+pub fn register(inner: Arc<CommInner>) -> HcclComm {
+    let h = NEXT_HANDLE.fetch_add(0x40, Ordering::Relaxed) as usize;
+    LIVE.lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(h, inner);
+    h as HcclComm
+}
+
+/// The communicator behind a handle, or a message saying why there is none.
+pub fn get(h: HcclComm) -> HResult<Arc<CommInner>> {
+    if h.is_null() {
+        return Err(HcclError::ptr("comm"));
+    }
+    LIVE.lock()
+        .as_ref()
+        .and_then(|m| m.get(&(h as usize)).cloned())
+        .ok_or_else(|| {
+            HcclError::para(format!(
+                "comm={h:p} is not a live communicator (already destroyed, or not made by HcclCommInit*)"
+            ))
+        })
+}
+
+/// Remove a handle; the communicator lives on while queued operations use it.
+pub fn unregister(h: HcclComm) -> HResult<Arc<CommInner>> {
+    let inner = get(h)?;
+    LIVE.lock().as_mut().and_then(|m| m.remove(&(h as usize)));
+    Ok(inner)
+}
+
+/// Handle of a live communicator (for printing history on failures), if `h` is one.
+pub fn peek(h: HcclComm) -> Option<Arc<CommInner>> {
+    if h.is_null() {
+        return None;
+    }
+    LIVE.lock()
+        .as_ref()
+        .and_then(|m| m.get(&(h as usize)).cloned())
+}
+
+/// How many times this process made a communicator with a given derived id and rank, so
+/// re-creating the same communicator (same table, same sub-communicator) gets a new id
+/// that every rank derives identically.
+pub fn incarnation(key: &[u8; 16], rank: u32) -> u64 {
+    type Counts = HashMap<([u8; 16], u32), u64>;
+    static COUNTS: Mutex<Option<Counts>> = Mutex::new(None);
+    let mut g = COUNTS.lock();
+    let c = g
+        .get_or_insert_with(HashMap::new)
+        .entry((*key, rank))
+        .or_insert(0);
+    *c += 1;
+    *c
+}
+
+/// 128-bit hash of some byte strings (two differently seeded FNV-1a).
+pub fn hash128(parts: &[&[u8]]) -> [u8; 16] {
+    let mut a: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut b: u64 = 0x6c62_272e_07bb_0142;
+    for p in parts {
+        for &x in p.iter().chain(&(p.len() as u64).to_le_bytes()) {
+            a = (a ^ x as u64).wrapping_mul(0x100_0000_01b3);
+            b = (b ^ x as u64)
+                .wrapping_mul(0x0000_0100_0000_01b3)
+                .rotate_left(5);
+        }
+    }
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&a.to_le_bytes());
+    out[8..].copy_from_slice(&b.to_le_bytes());
+    out
+}
+
+/// Where a rank is, for [`join`].
+#[derive(Clone, Copy, Debug)]
+pub struct Member {
+    pub rank: u32,
+    pub device_logical: i32,
+    pub device_phys: u32,
+}
+
+pub fn block_path(node_dir: &Path, id: &[u8; 16]) -> PathBuf {
+    node_dir.join(format!("hccl-{}", hex(id)))
+}
+
+/// A control block that still holds ranks of a process that is gone (an earlier job that
+/// crashed or never destroyed its communicator).
+fn stale(shm: &Shm) -> bool {
+    (0..shm.n()).any(|r| {
+        let s = &shm.slot(r).ident.0;
+        match s.state.load(Ordering::Acquire) {
+            STATE_EMPTY => false,
+            STATE_DESTROYED => true,
+            _ => !shm::alive(
+                s.pid.load(Ordering::Relaxed),
+                s.start_time.load(Ordering::Relaxed),
+            ),
+        }
+    })
+}
+
+fn attach(shm: &Shm, n: u32, m: &Member) -> HResult<()> {
+    let h = shm.header();
+    match h
+        .magic
+        .compare_exchange(0, shm::MAGIC, Ordering::AcqRel, Ordering::Acquire)
+    {
+        Ok(_) => {}
+        Err(v) if v == shm::MAGIC => {}
+        Err(v) => {
+            return Err(HcclError::new(
+                crate::errors::HCCL_E_INTERNAL,
+                format!(
+                    "control block {} is corrupt (magic {v:#x})",
+                    shm.path.display()
+                ),
+            ))
+        }
+    }
+    match h
+        .nranks
+        .compare_exchange(0, n, Ordering::AcqRel, Ordering::Acquire)
+    {
+        Ok(_) => {}
+        Err(v) if v == n => {}
+        Err(v) => {
+            return Err(HcclError::para(format!(
+                "nRanks={n} on rank {} but the ranks that joined before passed nRanks={v}",
+                m.rank
+            )))
+        }
+    }
+    let s = &shm.slot(m.rank).ident.0;
+    let pid = std::process::id();
+    if s.state.load(Ordering::Acquire) != STATE_EMPTY {
+        return Err(HcclError::para(format!(
+            "rank {} is already taken in this communicator by pid {} (device {}); every rank must pass a different rank",
+            m.rank,
+            s.pid.load(Ordering::Relaxed),
+            s.device.load(Ordering::Relaxed)
+        )));
+    }
+    s.pid.store(pid, Ordering::Relaxed);
+    s.tid.store(
+        unsafe { libc::syscall(libc::SYS_gettid) } as u32,
+        Ordering::Relaxed,
+    );
+    s.start_time
+        .store(shm::start_time(pid).unwrap_or(0), Ordering::Relaxed);
+    s.device.store(m.device_phys, Ordering::Relaxed);
+    if s.state
+        .compare_exchange(
+            STATE_EMPTY,
+            STATE_JOINED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .is_err()
+    {
+        return Err(HcclError::para(format!(
+            "rank {} joined twice at the same time (pid {}); every rank must pass a different rank",
+            m.rank,
+            s.pid.load(Ordering::Relaxed)
+        )));
+    }
+    h.refs.fetch_add(1, Ordering::AcqRel);
+    h.joined.bump_wake();
+    Ok(())
+}
+
+fn joined_ranks(shm: &Shm) -> Vec<bool> {
+    (0..shm.n())
+        .map(|r| shm.slot(r).ident.0.state.load(Ordering::Acquire) != STATE_EMPTY)
+        .collect()
+}
+
+enum InitWait {
+    Restart,
+    Fail(HcclError),
+}
+
+/// Join the communicator `id` as each of `members` (one for processes, several for
+/// `HcclCommInitAll`) and wait until all `n` ranks joined, at most `connect_timeout`.
+#[allow(clippy::too_many_arguments)]
+pub fn join(
+    id: [u8; 16],
+    node_dir: &Path,
+    n: u32,
+    members: &[Member],
+    name: &str,
+    cfg: &CommCfg,
+    rt: &'static Rt,
+) -> HResult<Vec<Arc<CommInner>>> {
+    let conf = crate::config()?;
+    if n == 0 || n > shm::MAX_RANKS {
+        return Err(HcclError::para(format!(
+            "nRanks={n}; expected 1 to {}",
+            shm::MAX_RANKS
+        )));
+    }
+    let path = block_path(node_dir, &id);
+    let deadline = Instant::now() + conf.connect_timeout;
+    let policy = Policy::for_participants(n);
+    'again: loop {
+        let shm = Shm::open(&path, n)?;
+        if stale(&shm) {
+            shm.unlink();
+            continue;
+        }
+        for m in members {
+            attach(&shm, n, m)?;
+        }
+        // Wait for everyone.
+        let h = shm.header();
+        let r = wait_until(
+            &policy,
+            &h.joined,
+            || joined_ranks(&shm).iter().all(|&j| j),
+            Some(deadline),
+            || {
+                if shm.current_ino() != Some(shm.ino) {
+                    return Err(InitWait::Restart);
+                }
+                for r in 0..n {
+                    let s = &shm.slot(r).ident.0;
+                    if s.state.load(Ordering::Acquire) == STATE_JOINED
+                        && !shm::alive(
+                            s.pid.load(Ordering::Relaxed),
+                            s.start_time.load(Ordering::Relaxed),
+                        )
+                    {
+                        return Err(InitWait::Fail(HcclError::new(
+                            HCCL_E_REMOTE,
+                            format!(
+                                "rank {r} (pid {}) joined communicator {name} and then died",
+                                s.pid.load(Ordering::Relaxed)
+                            ),
+                        )));
+                    }
+                }
+                Ok(())
+            },
+        );
+        match r {
+            Ok(()) => {}
+            Err(WaitError::Check(InitWait::Restart)) => {
+                // Our block was replaced (it was stale for someone); join the new one.
+                for m in members {
+                    shm.slot(m.rank)
+                        .ident
+                        .0
+                        .state
+                        .store(STATE_DESTROYED, Ordering::Release);
+                }
+                continue 'again;
+            }
+            Err(WaitError::Check(InitWait::Fail(e))) => {
+                leave(&shm, members);
+                return Err(e);
+            }
+            Err(WaitError::TimedOut) => {
+                let joined = joined_ranks(&shm);
+                let missing: Vec<u32> = (0..n).filter(|&r| !joined[r as usize]).collect();
+                let mut msg = format!(
+                    "timed out after {} s (HCCL_CONNECT_TIMEOUT) waiting for ranks {missing:?} of {n} to join communicator {name}; joined:",
+                    conf.connect_timeout.as_secs()
+                );
+                for r in (0..n).filter(|&r| joined[r as usize]) {
+                    let s = &shm.slot(r).ident.0;
+                    let pid = s.pid.load(Ordering::Relaxed);
+                    let alive = shm::alive(pid, s.start_time.load(Ordering::Relaxed));
+                    msg.push_str(&format!(
+                        "\n    rank {r}: pid {pid} ({}), device {}",
+                        if alive { "alive" } else { "dead" },
+                        s.device.load(Ordering::Relaxed)
+                    ));
+                }
+                leave(&shm, members);
+                return Err(HcclError::new(HCCL_E_TIMEOUT, msg));
+            }
+        }
+        let shm = Arc::new(shm);
+        let mut out = Vec::new();
+        for m in members {
+            out.push(Arc::new(CommInner {
+                id,
+                name: name.to_string(),
+                rank: m.rank,
+                n,
+                device_logical: m.device_logical,
+                device_phys: m.device_phys,
+                shm: shm.clone(),
+                rt,
+                exec_timeout: match cfg.exec_timeout {
+                    Some(0) => None,
+                    Some(s) => Some(Duration::from_secs(s as u64)),
+                    None => conf.exec_timeout,
+                },
+                policy,
+                deterministic: cfg.deterministic.unwrap_or(0),
+                seq: AtomicU64::new(0),
+                send_k: Mutex::new(vec![0; n as usize]),
+                recv_k: Mutex::new(vec![0; n as usize]),
+                history: History::default(),
+                async_error: AtomicI32::new(0),
+                destroyed: Default::default(),
+            }));
+        }
+        return Ok(out);
+    }
+}
+
+fn leave(shm: &Shm, members: &[Member]) {
+    for m in members {
+        shm.slot(m.rank)
+            .ident
+            .0
+            .state
+            .store(STATE_DESTROYED, Ordering::Release);
+    }
+    if shm
+        .header()
+        .refs
+        .fetch_sub(members.len() as u32, Ordering::AcqRel) as usize
+        == members.len()
+    {
+        shm.unlink();
+    }
+}
+
+/// Why a wait for peers ended early.
+enum PeerWait {
+    Dead(u32),
+    Failed(u32),
+}
+
+impl CommInner {
+    pub fn slot(&self, r: u32) -> &Slot {
+        self.shm.slot(r)
+    }
+
+    pub fn me(&self) -> &Slot {
+        self.shm.slot(self.rank)
+    }
+
+    /// `"comm NAME rank R/N"` for messages.
+    pub fn who(&self) -> String {
+        format!("communicator {} rank {}/{}", self.name, self.rank, self.n)
+    }
+
+    /// What rank `p` is doing, for timeout and failure messages.
+    pub fn describe_rank(&self, p: u32) -> String {
+        let s = self.slot(p);
+        let id = &s.ident.0;
+        let pid = id.pid.load(Ordering::Relaxed);
+        let state = match id.state.load(Ordering::Acquire) {
+            STATE_DESTROYED => "destroyed its communicator".to_string(),
+            _ => {
+                if shm::alive(pid, id.start_time.load(Ordering::Relaxed)) {
+                    "alive".to_string()
+                } else {
+                    "DEAD".to_string()
+                }
+            }
+        };
+        let call = s.call.0.word.value.load(Ordering::Acquire);
+        let call_op = s.call.0.op.load(Ordering::Relaxed);
+        let post = s.post.0.value.load(Ordering::Acquire);
+        let done = s.done.0.value.load(Ordering::Acquire);
+        let exec_op = s.exec_op.0.load(Ordering::Relaxed);
+        let mut m = format!(
+            "rank {p} (pid {pid}, device {}, {state}): ",
+            id.device.load(Ordering::Relaxed)
+        );
+        if call == 0 {
+            m.push_str("has called no collective yet");
+        } else {
+            m.push_str(&format!("last called {} #{call}", op_name(call_op)));
+        }
+        if post != 0 {
+            m.push_str(&format!(
+                "; its stream reached {} #{post} ({})",
+                op_name(exec_op),
+                if seq_ge(done, post) {
+                    "finished"
+                } else {
+                    "in progress"
+                }
+            ));
+        }
+        let pk = id.p2p_k.load(Ordering::Relaxed);
+        if pk != 0 {
+            let op = id.p2p_op.load(Ordering::Relaxed);
+            let peer = id.p2p_peer.load(Ordering::Relaxed);
+            m.push_str(&format!(
+                "; last point-to-point: {} {} rank {peer} (message #{pk} of that pair)",
+                op_name(op),
+                if op == crate::fingerprint::opcode::SEND {
+                    "to"
+                } else {
+                    "from"
+                }
+            ));
+        }
+        let fs = id.failed_seq.load(Ordering::Acquire);
+        if fs != 0 {
+            m.push_str(&format!("; FAILED: {}", s.reason()));
+        }
+        m
+    }
+
+    /// Note a failure in the shared slot, so peers waiting on this rank fail fast.
+    pub fn mark_failed(&self, seq: u64, code: i32, reason: &str) {
+        let id = &self.me().ident.0;
+        if id.failed_seq.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        self.me().set_reason(reason);
+        id.failed_code.store(code as u32, Ordering::Relaxed);
+        id.failed_seq.store(seq + 1, Ordering::Release);
+        // Wake anyone sleeping on our words so they notice.
+        self.me().call.0.word.bump_wake_if_sleeping();
+        self.me().post.0.bump_wake_if_sleeping();
+        self.me().done.0.bump_wake_if_sleeping();
+    }
+
+    /// Peers that have not reached `target` and are dead (reported first) or failed.
+    fn check_peers(&self, word: &dyn Fn(&Slot) -> &Word, target: u32) -> Result<(), PeerWait> {
+        let mut failed = None;
+        for p in 0..self.n {
+            if p == self.rank || seq_ge(word(self.slot(p)).value.load(Ordering::Acquire), target) {
+                continue;
+            }
+            let id = &self.slot(p).ident.0;
+            if !shm::alive(
+                id.pid.load(Ordering::Relaxed),
+                id.start_time.load(Ordering::Relaxed),
+            ) {
+                return Err(PeerWait::Dead(p));
+            }
+            if failed.is_none() && id.failed_seq.load(Ordering::Acquire) != 0 {
+                failed = Some(p);
+            }
+        }
+        failed.map_or(Ok(()), |p| Err(PeerWait::Failed(p)))
+    }
+
+    /// Wait until every peer's `word` reached `target`; `phase` says what for, in messages
+    /// ("call collective #5", "finish this operation", …).
+    pub fn wait_peers(
+        &self,
+        word: &dyn Fn(&Slot) -> &Word,
+        target: u64,
+        phase: &str,
+        started: Instant,
+    ) -> HResult<()> {
+        let t = target as u32;
+        let deadline = self.exec_timeout.map(|d| started + d);
+        for p in 0..self.n {
+            if p == self.rank {
+                continue;
+            }
+            let w = word(self.slot(p));
+            let r = wait_until(
+                &self.policy,
+                w,
+                || seq_ge(w.value.load(Ordering::Acquire), t),
+                deadline,
+                || self.check_peers(word, t),
+            );
+            match r {
+                Ok(()) => {}
+                Err(WaitError::TimedOut) => {
+                    let missing: Vec<u32> = (0..self.n)
+                        .filter(|&q| {
+                            q != self.rank
+                                && !seq_ge(word(self.slot(q)).value.load(Ordering::Acquire), t)
+                        })
+                        .collect();
+                    let mut msg = format!(
+                        "{}: timed out after {} s (HCCL_EXEC_TIMEOUT) waiting for ranks {missing:?} to {phase}:",
+                        self.who(),
+                        self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0)
+                    );
+                    for q in 0..self.n {
+                        msg.push_str(&format!("\n    {}", self.describe_rank(q)));
+                    }
+                    return Err(HcclError::new(HCCL_E_TIMEOUT, msg));
+                }
+                Err(WaitError::Check(PeerWait::Dead(q))) => {
+                    let mut msg = format!(
+                        "{}: rank {q} (pid {}) died before it could {phase}:",
+                        self.who(),
+                        self.slot(q).ident.0.pid.load(Ordering::Relaxed)
+                    );
+                    for q in 0..self.n {
+                        msg.push_str(&format!("\n    {}", self.describe_rank(q)));
+                    }
+                    return Err(HcclError::new(HCCL_E_REMOTE, msg));
+                }
+                Err(WaitError::Check(PeerWait::Failed(q))) => {
+                    let msg = format!(
+                        "{}: rank {q} failed before it could {phase}: {}",
+                        self.who(),
+                        self.slot(q).reason()
+                    );
+                    return Err(HcclError::new(HCCL_E_REMOTE, msg));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The call-time rendezvous of a collective: publish `fp`, wait until every rank called
+    /// its collective of the same sequence number, and compare. Returns the sequence number.
+    pub fn rendezvous(&self, fp: &mut Fp) -> HResult<u64> {
+        let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
+        fp.seq = seq;
+        let me = self.me();
+        fp.store(&me.fp[(seq % FP_RING as u64) as usize]);
+        me.call.0.op.store(fp.op, Ordering::Relaxed);
+        me.call.0.word.store_wake(seq as u32);
+        let what = format!("{} #{seq}", op_name(fp.op));
+        let phase = format!("call collective #{seq}");
+        if let Err(e) = self.wait_peers(&|s: &Slot| &s.call.0.word, seq, &phase, Instant::now()) {
+            self.mark_failed(seq, e.code, &format!("{what}: {}", first_line(&e.msg)));
+            return Err(e);
+        }
+        let mut fps = Vec::with_capacity(self.n as usize);
+        for p in 0..self.n {
+            let f = Fp::load(&self.slot(p).fp[(seq % FP_RING as u64) as usize]);
+            if f.seq != seq {
+                return Err(HcclError::new(
+                    crate::errors::HCCL_E_INTERNAL,
+                    format!(
+                        "{what}: rank {p}'s fingerprint has sequence number {} (expected {seq})",
+                        f.seq
+                    ),
+                ));
+            }
+            fps.push(f);
+        }
+        if let Some(msg) = check_all(&fps) {
+            return Err(HcclError::new(
+                HCCL_E_PARA,
+                format!("{}: {msg}", self.who()),
+            ));
+        }
+        Ok(seq)
+    }
+
+    /// Leave the communicator: the last rank removes the control block.
+    pub fn destroy(&self) {
+        if self.destroyed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.me()
+            .ident
+            .0
+            .state
+            .store(STATE_DESTROYED, Ordering::Release);
+        if self.shm.header().refs.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shm.unlink();
+        }
+    }
+
+    /// Print this rank's history (with a title naming the communicator).
+    pub fn dump_history(&self) {
+        crate::log(
+            npu_emu::config::LogLevel::Error,
+            &self.history.render(&format!("history of {}", self.who())),
+        );
+    }
+}
+
+pub fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// Wake helper for failure marking.
+trait WakeIfSleeping {
+    fn bump_wake_if_sleeping(&self);
+}
+impl WakeIfSleeping for Word {
+    fn bump_wake_if_sleeping(&self) {
+        if self.sleepers.load(Ordering::SeqCst) != 0 {
+            npu_emu::wait::futex_wake(&self.value);
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! HCCL result codes (abi.md §2.3), `HcclGetErrorString`'s strings (§2.2), the error type
+//! and the C boundary: every export runs inside [`boundary`], so no panic crosses into C and
+//! every failure leaves a message for `aclGetRecentErrMsg` and on stderr.
+
+use npu_emu::config::LogLevel;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+pub const HCCL_SUCCESS: i32 = 0;
+pub const HCCL_E_PARA: i32 = 1;
+pub const HCCL_E_PTR: i32 = 2;
+pub const HCCL_E_MEMORY: i32 = 3;
+pub const HCCL_E_INTERNAL: i32 = 4;
+pub const HCCL_E_NOT_SUPPORT: i32 = 5;
+pub const HCCL_E_NOT_FOUND: i32 = 6;
+pub const HCCL_E_UNAVAIL: i32 = 7;
+pub const HCCL_E_SYSCALL: i32 = 8;
+pub const HCCL_E_TIMEOUT: i32 = 9;
+pub const HCCL_E_OPEN_FILE_FAILURE: i32 = 10;
+pub const HCCL_E_RUNTIME: i32 = 15;
+pub const HCCL_E_REMOTE: i32 = 21;
+
+/// Names of the `HcclResult` values, for messages.
+pub fn code_name(code: i32) -> &'static str {
+    match code {
+        0 => "HCCL_SUCCESS",
+        1 => "HCCL_E_PARA",
+        2 => "HCCL_E_PTR",
+        3 => "HCCL_E_MEMORY",
+        4 => "HCCL_E_INTERNAL",
+        5 => "HCCL_E_NOT_SUPPORT",
+        6 => "HCCL_E_NOT_FOUND",
+        7 => "HCCL_E_UNAVAIL",
+        8 => "HCCL_E_SYSCALL",
+        9 => "HCCL_E_TIMEOUT",
+        10 => "HCCL_E_OPEN_FILE_FAILURE",
+        11 => "HCCL_E_TCP_CONNECT",
+        12 => "HCCL_E_ROCE_CONNECT",
+        13 => "HCCL_E_TCP_TRANSFER",
+        14 => "HCCL_E_ROCE_TRANSFER",
+        15 => "HCCL_E_RUNTIME",
+        16 => "HCCL_E_DRV",
+        17 => "HCCL_E_PROFILING",
+        18 => "HCCL_E_CCE",
+        19 => "HCCL_E_NETWORK",
+        20 => "HCCL_E_AGAIN",
+        21 => "HCCL_E_REMOTE",
+        22 => "HCCL_E_SUSPENDING",
+        23 => "HCCL_E_OPRETRY_FAIL",
+        24 => "HCCL_E_OOM",
+        1041 => "HCCL_E_IN_STATUS",
+        _ => "unknown HcclResult",
+    }
+}
+
+/// `HcclGetErrorString`'s text (abi.md §2.2). CANN has no entry for 22–24 and 1041 (it
+/// would throw); we give them readable strings instead of crashing.
+pub fn error_string(code: i32) -> &'static std::ffi::CStr {
+    match code {
+        0 => c"no error",
+        1 => c"parameter error",
+        2 => c"empty pointer",
+        3 => c"memory error",
+        4 => c"internal error",
+        5 => c"not support feature",
+        6 => c"not found specific resource",
+        7 => c"resource unavailable",
+        8 => c"call system interface error",
+        9 => c"timeout",
+        10 => c"open file fail",
+        11 => c"tcp connect fail",
+        12 => c"roce connect fail",
+        13 => c"tcp transfer fail",
+        14 => c"roce transfer fail",
+        15 => c"call runtime api fail",
+        16 => c"call driver api fail",
+        17 => c"call profiling api fail",
+        18 => c"call cce api fail",
+        19 => c"call network api fail",
+        20 => c"try again",
+        21 => c"error cqe",
+        22 => c"communicator is suspending",
+        23 => c"op retry failed",
+        24 => c"out of memory",
+        1041 => c"detail is in status",
+        _ => c"unknow error",
+    }
+}
+
+/// An `HcclResult` with a readable message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HcclError {
+    pub code: i32,
+    pub msg: String,
+}
+
+pub type HResult<T> = std::result::Result<T, HcclError>;
+
+impl HcclError {
+    pub fn new(code: i32, msg: impl Into<String>) -> Self {
+        HcclError {
+            code,
+            msg: msg.into(),
+        }
+    }
+    pub fn para(msg: impl Into<String>) -> Self {
+        Self::new(HCCL_E_PARA, msg)
+    }
+    pub fn ptr(arg: &str) -> Self {
+        Self::new(HCCL_E_PTR, format!("argument {arg} is NULL"))
+    }
+}
+
+/// Return early with an [`HcclError`].
+#[macro_export]
+macro_rules! hbail {
+    ($code:expr, $($arg:tt)*) => {
+        return Err($crate::errors::HcclError::new($code, format!($($arg)*)))
+    };
+}
+
+/// `ptr` must not be NULL: `HCCL_E_PTR` naming the argument otherwise.
+pub fn non_null<T>(ptr: *const T, arg: &str) -> HResult<()> {
+    if ptr.is_null() {
+        Err(HcclError::ptr(arg))
+    } else {
+        Ok(())
+    }
+}
+
+/// Record `msg` for `aclGetRecentErrMsg` through the runtime, which also prints it as an
+/// ERROR line; before the runtime is loaded, print it as `[ERROR] HCCL(pid,tid): msg`.
+pub fn report(msg: &str) {
+    if !crate::rt::set_recent(msg) {
+        crate::log(LogLevel::Error, msg);
+    }
+}
+
+/// Run an export's body. Errors become their code with `"{name}: {msg}"` reported; a panic
+/// becomes `HCCL_E_INTERNAL`. `after` runs with the result (entry logging, history).
+pub fn boundary(name: &str, f: impl FnOnce() -> HResult<()>) -> i32 {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => HCCL_SUCCESS,
+        Ok(Err(e)) => {
+            report(&format!("{name}: {} [{}]", e.msg, code_name(e.code)));
+            e.code
+        }
+        Err(p) => {
+            report(&format!("{name}: internal error: {}", panic_text(&p)));
+            HCCL_E_INTERNAL
+        }
+    }
+}
+
+/// Run a value-returning export's body; `fallback` on panic.
+pub fn boundary_value<T>(name: &str, fallback: T, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(p) => {
+            report(&format!("{name}: internal error: {}", panic_text(&p)));
+            fallback
+        }
+    }
+}
+
+pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn strings_match_cann() {
+        assert_eq!(error_string(0).to_str().unwrap(), "no error");
+        assert_eq!(error_string(9).to_str().unwrap(), "timeout");
+        assert_eq!(error_string(21).to_str().unwrap(), "error cqe");
+        assert_eq!(error_string(-1).to_str().unwrap(), "unknow error");
+        assert_eq!(error_string(5000).to_str().unwrap(), "unknow error");
+    }
+}

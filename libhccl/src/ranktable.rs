@@ -1,0 +1,184 @@
+//! Rank table files (abi.md §3.2–3.3): versions "1.0" and "1.2" (concise) and the legacy
+//! template without `version`. CANN's checks: every scalar is a JSON string, rank ids are
+//! exactly 0..N-1, the status is "completed"; each error names the field.
+
+use crate::errors::{HResult, HcclError, HCCL_E_NOT_SUPPORT, HCCL_E_OPEN_FILE_FAILURE};
+use serde_json::Value;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankEntry {
+    pub rank: u32,
+    /// Physical device id on its server.
+    pub device_id: u32,
+    pub server_id: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct RankTable {
+    pub version: String,
+    /// Indexed by rank.
+    pub ranks: Vec<RankEntry>,
+    /// Canonical text of the table (sorted keys), for the communicator id.
+    pub canonical: String,
+}
+
+fn bad(msg: String) -> HcclError {
+    HcclError::para(format!("rank table: {msg}"))
+}
+
+fn get_str<'a>(obj: &'a Value, key: &str, path: &str, required: bool) -> HResult<Option<&'a str>> {
+    match obj.get(key) {
+        None if required => Err(bad(format!("{path}.{key} is missing"))),
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(bad(format!(
+            "{path}.{key} must be a JSON string (e.g. \"{}\"), got {v}",
+            v.to_string().trim_matches('"')
+        ))),
+    }
+}
+
+fn get_uint(obj: &Value, key: &str, path: &str) -> HResult<u32> {
+    let s = get_str(obj, key, path, true)?.unwrap();
+    s.parse::<u32>()
+        .map_err(|_| bad(format!("{path}.{key} = {s:?} is not a decimal number")))
+}
+
+fn get_array<'a>(obj: &'a Value, key: &str, path: &str) -> HResult<&'a Vec<Value>> {
+    match obj.get(key) {
+        None => Err(bad(format!("{path}.{key} is missing"))),
+        Some(Value::Array(a)) => Ok(a),
+        Some(v) => Err(bad(format!("{path}.{key} must be an array, got {v}"))),
+    }
+}
+
+/// Read and check the table at `path`.
+pub fn load(path: &str) -> HResult<RankTable> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        HcclError::new(
+            HCCL_E_OPEN_FILE_FAILURE,
+            format!("cannot read rank table file {path:?}: {e}"),
+        )
+    })?;
+    parse(&text).map_err(|e| HcclError::new(e.code, format!("{} (file {path:?})", e.msg)))
+}
+
+pub fn parse(text: &str) -> HResult<RankTable> {
+    let v: Value = serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(bad("the top level must be a JSON object".into()));
+    }
+    let status = get_str(&v, "status", "", true)?.unwrap();
+    if status != "completed" {
+        return Err(bad(format!("status is {status:?}; expected \"completed\"")));
+    }
+    let version = get_str(&v, "version", "", false)?;
+    let mut entries: Vec<RankEntry> = Vec::new();
+    match version {
+        Some(ver @ ("1.0" | "1.2")) => {
+            if ver == "1.0" {
+                let sc = get_uint(&v, "server_count", "")?;
+                let n = get_array(&v, "server_list", "")?.len();
+                if sc as usize != n {
+                    return Err(bad(format!("server_count is \"{sc}\" but server_list has {n} entries")));
+                }
+            } else if v.get("server_count").is_some() {
+                get_uint(&v, "server_count", "")?;
+            }
+            for (i, srv) in get_array(&v, "server_list", "")?.iter().enumerate() {
+                let sp = format!("server_list[{i}]");
+                let sid = get_str(srv, "server_id", &sp, true)?.unwrap().to_string();
+                for (j, d) in get_array(srv, "device", &sp)?.iter().enumerate() {
+                    let dp = format!("{sp}.device[{j}]");
+                    let device_id = get_uint(d, "device_id", &dp)?;
+                    let rank = get_uint(d, "rank_id", &dp)?;
+                    for k in ["device_ip", "device_port", "host_port", "super_device_id", "backup_device_ip"] {
+                        get_str(d, k, &dp, false)?;
+                    }
+                    entries.push(RankEntry { rank, device_id, server_id: sid.clone() });
+                }
+            }
+        }
+        None => {
+            // Legacy "Standard" template: ranks in order of appearance.
+            let groups = get_array(&v, "group_list", "")?;
+            if groups.is_empty() {
+                return Err(bad("group_list is empty".into()));
+            }
+            let g = &groups[0];
+            for (i, inst) in get_array(g, "instance_list", "group_list[0]")?.iter().enumerate() {
+                let ip = format!("group_list[0].instance_list[{i}]");
+                let sid = get_str(inst, "server_id", &ip, true)?.unwrap().to_string();
+                for (j, d) in get_array(inst, "devices", &ip)?.iter().enumerate() {
+                    let dp = format!("{ip}.devices[{j}]");
+                    let device_id = get_uint(d, "device_id", &dp)?;
+                    get_str(d, "device_ip", &dp, false)?;
+                    let rank = entries.len() as u32;
+                    entries.push(RankEntry { rank, device_id, server_id: sid.clone() });
+                }
+            }
+        }
+        Some(other) => {
+            return Err(HcclError::new(
+                HCCL_E_NOT_SUPPORT,
+                format!("rank table: version {other:?} is not supported (supported: \"1.0\", \"1.2\", and no version for the legacy template)"),
+            ))
+        }
+    }
+    if entries.is_empty() {
+        return Err(bad("the table lists no device".into()));
+    }
+    let n = entries.len();
+    let mut ranks: Vec<Option<RankEntry>> = vec![None; n];
+    for e in entries {
+        let r = e.rank as usize;
+        if r >= n {
+            return Err(bad(format!(
+                "rank_id \"{r}\" is out of range: the table lists {n} devices, so rank ids must be 0..{}",
+                n - 1
+            )));
+        }
+        if ranks[r].is_some() {
+            return Err(bad(format!(
+                "rank_id \"{r}\" is used more than once; rank ids must be 0..{} each once",
+                n - 1
+            )));
+        }
+        ranks[r] = Some(e);
+    }
+    let ranks: Vec<RankEntry> = ranks.into_iter().map(|e| e.unwrap()).collect();
+    Ok(RankTable {
+        version: version.unwrap_or("legacy").to_string(),
+        ranks,
+        canonical: v.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    const T: &str = r#"{"status":"completed","version":"1.0","server_count":"1","server_list":[
+        {"server_id":"127.0.0.1","device":[{"device_id":"3","rank_id":"1"},{"device_id":"2","rank_id":"0"}]}]}"#;
+    #[test]
+    fn parses_and_checks() {
+        let t = parse(T).unwrap();
+        assert_eq!(t.ranks[0].device_id, 2);
+        assert_eq!(t.ranks[1].device_id, 3);
+        let e = parse(&T.replace(r#""rank_id":"1""#, r#""rank_id":1"#)).unwrap_err();
+        assert!(
+            e.msg
+                .contains("server_list[0].device[0].rank_id must be a JSON string"),
+            "{}",
+            e.msg
+        );
+        let e = parse(&T.replace(r#""rank_id":"1""#, r#""rank_id":"2""#)).unwrap_err();
+        assert!(e.msg.contains("rank_id \"2\" is out of range"), "{}", e.msg);
+        let e = parse(&T.replace("1.0", "1.1")).unwrap_err();
+        assert_eq!(e.code, HCCL_E_NOT_SUPPORT);
+        let legacy = r#"{"status":"completed","group_count":"1","group_list":[{"group_name":"hccl_world_group",
+          "instance_list":[{"pod_name":"a","server_id":"s","devices":[{"device_id":"0","device_ip":"1.1.1.1"},{"device_id":"1"}]}]}]}"#;
+        let t = parse(legacy).unwrap();
+        assert_eq!(t.ranks.len(), 2);
+        assert_eq!(t.ranks[1].device_id, 1);
+    }
+}

@@ -1,0 +1,301 @@
+//! Typed reduction kernels. Integers reduce exactly (wrapping on overflow), floats in rank
+//! order; fp16 and bf16 accumulate in f32 in rank order and round once (round to nearest
+//! even) when the result is stored. Work is split in chunks that stay in L1.
+
+use crate::fingerprint::{Dtype, RedOp};
+use half::slice::HalfFloatSliceExt;
+use half::{bf16, f16};
+
+/// Bytes of accumulator per chunk.
+pub const CHUNK_BYTES: usize = 16 * 1024;
+
+/// Scratch buffers (8-byte aligned) reused across chunks.
+pub struct Scratch {
+    acc: Vec<u64>,
+    tmp: Vec<u64>,
+    tmp2: Vec<u64>,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            acc: vec![0; CHUNK_BYTES / 8],
+            tmp: vec![0; CHUNK_BYTES / 8],
+            tmp2: vec![0; CHUNK_BYTES / 8],
+        }
+    }
+}
+
+trait Elem: Copy + 'static {
+    fn sum(a: Self, b: Self) -> Self;
+    fn prod(a: Self, b: Self) -> Self;
+    fn max(a: Self, b: Self) -> Self;
+    fn min(a: Self, b: Self) -> Self;
+}
+
+macro_rules! int_elem {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
+            #[inline(always)] fn sum(a: Self, b: Self) -> Self { a.wrapping_add(b) }
+            #[inline(always)] fn prod(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+            #[inline(always)] fn max(a: Self, b: Self) -> Self { if b > a { b } else { a } }
+            #[inline(always)] fn min(a: Self, b: Self) -> Self { if b < a { b } else { a } }
+        }
+    )*};
+}
+int_elem!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_elem {
+    ($($t:ty),*) => {$(
+        impl Elem for $t {
+            #[inline(always)] fn sum(a: Self, b: Self) -> Self { a + b }
+            #[inline(always)] fn prod(a: Self, b: Self) -> Self { a * b }
+            #[inline(always)] fn max(a: Self, b: Self) -> Self { if b > a || a.is_nan() { b } else { a } }
+            #[inline(always)] fn min(a: Self, b: Self) -> Self { if b < a || a.is_nan() { b } else { a } }
+        }
+    )*};
+}
+float_elem!(f32, f64);
+
+fn accumulate<T: Elem>(acc: &mut [T], x: &[T], op: RedOp) {
+    let x = &x[..acc.len()];
+    match op {
+        RedOp::Sum => acc.iter_mut().zip(x).for_each(|(a, &b)| *a = T::sum(*a, b)),
+        RedOp::Prod => acc
+            .iter_mut()
+            .zip(x)
+            .for_each(|(a, &b)| *a = T::prod(*a, b)),
+        RedOp::Max => acc.iter_mut().zip(x).for_each(|(a, &b)| *a = T::max(*a, b)),
+        RedOp::Min => acc.iter_mut().zip(x).for_each(|(a, &b)| *a = T::min(*a, b)),
+    }
+}
+
+fn as_mut<T>(v: &mut [u64], k: usize) -> &mut [T] {
+    debug_assert!(k * std::mem::size_of::<T>() <= v.len() * 8);
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut T, k) }
+}
+
+/// `k` elements of `T` at `p` as a slice, copied into `tmp` if `p` is misaligned.
+unsafe fn view<T>(p: *const u8, k: usize, tmp: &mut [u64]) -> &[T] {
+    if (p as usize).is_multiple_of(std::mem::align_of::<T>()) {
+        std::slice::from_raw_parts(p as *const T, k)
+    } else {
+        std::ptr::copy_nonoverlapping(p, tmp.as_mut_ptr() as *mut u8, k * std::mem::size_of::<T>());
+        std::slice::from_raw_parts(tmp.as_ptr() as *const T, k)
+    }
+}
+
+unsafe fn reduce_native<T: Elem>(
+    op: RedOp,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    elems: usize,
+    s: &mut Scratch,
+) {
+    let sz = std::mem::size_of::<T>();
+    let per = CHUNK_BYTES / sz;
+    let mut start = 0;
+    while start < elems {
+        let k = per.min(elems - start);
+        let off = start * sz;
+        std::ptr::copy_nonoverlapping(srcs[0].add(off), s.acc.as_mut_ptr() as *mut u8, k * sz);
+        let acc: &mut [T] = as_mut(&mut s.acc, k);
+        for src in &srcs[1..] {
+            let x: &[T] = view(src.add(off), k, &mut s.tmp);
+            accumulate(acc, x, op);
+        }
+        for d in dsts {
+            std::ptr::copy_nonoverlapping(s.acc.as_ptr() as *const u8, d.add(off), k * sz);
+        }
+        start += k;
+    }
+}
+
+trait Half: Copy + 'static {
+    fn to_f32s(src: &[Self], dst: &mut [f32]);
+    fn from_f32s(dst: &mut [Self], src: &[f32]);
+}
+impl Half for f16 {
+    fn to_f32s(src: &[Self], dst: &mut [f32]) {
+        src.convert_to_f32_slice(dst)
+    }
+    fn from_f32s(dst: &mut [Self], src: &[f32]) {
+        dst.convert_from_f32_slice(src)
+    }
+}
+impl Half for bf16 {
+    fn to_f32s(src: &[Self], dst: &mut [f32]) {
+        src.convert_to_f32_slice(dst)
+    }
+    fn from_f32s(dst: &mut [Self], src: &[f32]) {
+        dst.convert_from_f32_slice(src)
+    }
+}
+
+unsafe fn reduce_half<H: Half>(
+    op: RedOp,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    elems: usize,
+    s: &mut Scratch,
+) {
+    let per = CHUNK_BYTES / 4;
+    let mut start = 0;
+    while start < elems {
+        let k = per.min(elems - start);
+        let off = start * 2;
+        {
+            let x: &[H] = view(srcs[0].add(off), k, &mut s.tmp2);
+            H::to_f32s(x, as_mut(&mut s.acc, k));
+        }
+        for src in &srcs[1..] {
+            let x: &[H] = view(src.add(off), k, &mut s.tmp2);
+            let xf: &mut [f32] = as_mut(&mut s.tmp, k);
+            H::to_f32s(x, xf);
+            let acc: &mut [f32] = as_mut(&mut s.acc, k);
+            accumulate(acc, as_mut::<f32>(&mut s.tmp, k), op);
+        }
+        let acc: &[f32] = as_mut(&mut s.acc, k);
+        let out: &mut [H] = as_mut(&mut s.tmp2, k);
+        H::from_f32s(out, acc);
+        for d in dsts {
+            std::ptr::copy_nonoverlapping(s.tmp2.as_ptr() as *const u8, d.add(off), k * 2);
+        }
+        start += k;
+    }
+}
+
+/// For `i < elems`: every `dsts[j][i]` = `srcs[0][i] op srcs[1][i] op …` (in this order).
+/// A destination may alias a source (in-place): each chunk is read fully before written.
+///
+/// # Safety
+/// Every pointer must be valid for `elems` elements of `dt`.
+pub unsafe fn reduce(
+    dt: Dtype,
+    op: RedOp,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    elems: usize,
+    s: &mut Scratch,
+) {
+    if elems == 0 || srcs.is_empty() {
+        return;
+    }
+    match dt {
+        Dtype::I8 => reduce_native::<i8>(op, srcs, dsts, elems, s),
+        Dtype::I16 => reduce_native::<i16>(op, srcs, dsts, elems, s),
+        Dtype::I32 => reduce_native::<i32>(op, srcs, dsts, elems, s),
+        Dtype::I64 => reduce_native::<i64>(op, srcs, dsts, elems, s),
+        Dtype::U8 => reduce_native::<u8>(op, srcs, dsts, elems, s),
+        Dtype::U16 => reduce_native::<u16>(op, srcs, dsts, elems, s),
+        Dtype::U32 => reduce_native::<u32>(op, srcs, dsts, elems, s),
+        Dtype::U64 => reduce_native::<u64>(op, srcs, dsts, elems, s),
+        Dtype::F32 => reduce_native::<f32>(op, srcs, dsts, elems, s),
+        Dtype::F64 => reduce_native::<f64>(op, srcs, dsts, elems, s),
+        Dtype::F16 => reduce_half::<f16>(op, srcs, dsts, elems, s),
+        Dtype::BF16 => reduce_half::<bf16>(op, srcs, dsts, elems, s),
+        _ => unreachable!("checked at call time: {dt:?} is not reducible"),
+    }
+}
+
+/// Copy `len` bytes unless source and destination are the same.
+///
+/// # Safety
+/// Both pointers valid for `len` bytes.
+pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
+    if len == 0 || std::ptr::eq(src, dst) {
+        return;
+    }
+    std::ptr::copy(src, dst, len);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn ints_wrap_and_order() {
+        let a: Vec<i8> = vec![100, -128, 5, 7];
+        let b: Vec<i8> = vec![100, -1, -9, 7];
+        let mut out = vec![0i8; 4];
+        let mut s = Scratch::default();
+        unsafe {
+            reduce(
+                Dtype::I8,
+                RedOp::Sum,
+                &[a.as_ptr() as _, b.as_ptr() as _],
+                &[out.as_mut_ptr() as _],
+                4,
+                &mut s,
+            )
+        };
+        assert_eq!(out, vec![-56, 127, -4, 14]);
+        unsafe {
+            reduce(
+                Dtype::I8,
+                RedOp::Max,
+                &[a.as_ptr() as _, b.as_ptr() as _],
+                &[out.as_mut_ptr() as _],
+                4,
+                &mut s,
+            )
+        };
+        assert_eq!(out, vec![100, -1, 5, 7]);
+    }
+
+    #[test]
+    fn fp16_rounds_once() {
+        // 2048 + 1 is not representable in fp16 (spacing 2); 2048+1+1 = 2050 is, if
+        // accumulated in f32 and rounded once.
+        let v = [
+            f16::from_f32(2048.0),
+            f16::from_f32(1.0),
+            f16::from_f32(1.0),
+        ];
+        let bufs: Vec<Vec<f16>> = v.iter().map(|&x| vec![x; 5000]).collect();
+        let mut out = vec![f16::ZERO; 5000];
+        let srcs: Vec<*const u8> = bufs.iter().map(|b| b.as_ptr() as *const u8).collect();
+        let mut s = Scratch::default();
+        unsafe {
+            reduce(
+                Dtype::F16,
+                RedOp::Sum,
+                &srcs,
+                &[out.as_mut_ptr() as _],
+                5000,
+                &mut s,
+            )
+        };
+        assert!(out.iter().all(|&x| x.to_f32() == 2050.0));
+        let b: Vec<bf16> = vec![bf16::from_f32(1.5); 9000];
+        let mut o = vec![bf16::ZERO; 9000];
+        unsafe {
+            reduce(
+                Dtype::BF16,
+                RedOp::Prod,
+                &[b.as_ptr() as _, b.as_ptr() as _],
+                &[o.as_mut_ptr() as _],
+                9000,
+                &mut s,
+            )
+        };
+        assert!(o.iter().all(|&x| x.to_f32() == 2.25));
+    }
+
+    #[test]
+    fn misaligned_in_place() {
+        let mut raw = vec![0u8; 4 * 3000 + 1];
+        let mut other = vec![0u8; 4 * 3000 + 1];
+        for i in 0..3000 {
+            raw[1 + 4 * i..5 + 4 * i].copy_from_slice(&(i as i32).to_ne_bytes());
+            other[1 + 4 * i..5 + 4 * i].copy_from_slice(&(2 * i as i32).to_ne_bytes());
+        }
+        let p = unsafe { raw.as_mut_ptr().add(1) };
+        let q = unsafe { other.as_ptr().add(1) };
+        let mut s = Scratch::default();
+        unsafe { reduce(Dtype::I32, RedOp::Sum, &[p, q], &[p], 3000, &mut s) };
+        for i in 0..3000 {
+            let v = i32::from_ne_bytes(raw[1 + 4 * i..5 + 4 * i].try_into().unwrap());
+            assert_eq!(v, 3 * i as i32);
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! The communicator control block: a file `<node>/hccl-<id>` mapped by every rank
+//! (processes or threads alike). All-zero is the valid initial state, so ranks may create
+//! it in any order. Layout (every part cache-line aligned):
+//!
+//! | part | size | content |
+//! |---|---|---|
+//! | [`Header`] | 256 B | magic, rank count, join counter (futex word), references |
+//! | [`Slot`] × n | 16 lines each | per rank: identity (pid, start time, device), state, failure, host-call word + fingerprint ring, stream post/done words, published buffers, reason text |
+//! | arrays | n × n × 32 B | per rank, per peer: (send count, send displ, recv count, recv displ) for the V operations |
+//! | mailboxes | n × n × [`MBOX_DEPTH`] lines | point-to-point: entry `k % depth` of pair (src → dst) |
+
+use crate::errors::{HResult, HcclError, HCCL_E_SYSCALL};
+use npu_emu::wait::Word;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+pub const MAGIC: u64 = 0x4e50_5545_4d48_4343; // "NPUEMHCC"
+pub const MAX_RANKS: u32 = 1024;
+pub const FP_RING: usize = 4;
+pub const MBOX_DEPTH: u64 = 8;
+pub const REASON_BYTES: usize = 384;
+
+pub const STATE_EMPTY: u32 = 0;
+pub const STATE_JOINED: u32 = 1;
+pub const STATE_DESTROYED: u32 = 2;
+
+#[repr(C, align(64))]
+pub struct Header {
+    pub magic: AtomicU64,
+    pub nranks: AtomicU32,
+    pub refs: AtomicU32,
+    pub joined: Word,
+}
+
+/// One fingerprint: what a rank called (see [`crate::fingerprint`]). `seq` is written last.
+#[repr(C, align(64))]
+#[derive(Default)]
+pub struct FpEntry {
+    pub seq: AtomicU64,
+    pub op: AtomicU32,
+    pub dtype: AtomicU32,
+    pub redop: AtomicU32,
+    pub root: AtomicU32,
+    pub count: AtomicU64,
+    pub count2: AtomicU64,
+    pub extra: AtomicU64,
+    pub dtype2: AtomicU32,
+}
+
+#[repr(C, align(64))]
+pub struct Line<T>(pub T);
+
+#[repr(C)]
+pub struct Ident {
+    pub pid: AtomicU32,
+    pub tid: AtomicU32,
+    pub start_time: AtomicU64,
+    pub device: AtomicU32,
+    pub state: AtomicU32,
+    /// Sequence number + 1 of the operation that failed on this rank (0 = none).
+    pub failed_seq: AtomicU64,
+    pub failed_code: AtomicU32,
+    /// Last point-to-point call: op, peer, pair sequence number.
+    pub p2p_op: AtomicU32,
+    pub p2p_peer: AtomicU32,
+    pub p2p_k: AtomicU64,
+}
+
+#[repr(C)]
+pub struct Call {
+    /// Host call sequence number (low 32 bits) of the last collective this rank called.
+    pub word: Word,
+    pub op: AtomicU32,
+}
+
+/// A published buffer: physical device, offset, length in bytes.
+#[repr(C)]
+#[derive(Default)]
+pub struct Buf {
+    pub device: AtomicU32,
+    pub valid: AtomicU32,
+    pub offset: AtomicU64,
+    pub len: AtomicU64,
+}
+
+#[repr(C)]
+pub struct Bufs {
+    pub send: Buf,
+    pub recv: Buf,
+    pub count: AtomicU64,
+}
+
+#[repr(C, align(64))]
+pub struct Slot {
+    pub ident: Line<Ident>,
+    pub call: Line<Call>,
+    pub post: Line<Word>,
+    pub done: Line<Word>,
+    pub exec_op: Line<AtomicU32>,
+    pub bufs: Line<Bufs>,
+    pub fp: [FpEntry; FP_RING],
+    pub reason: [Line<[AtomicU64; 8]>; 6],
+}
+
+/// A point-to-point mailbox entry, written by the receiver (buffer) and the sender (done).
+#[repr(C, align(64))]
+pub struct Mbox {
+    pub posted: Word,
+    pub done: Word,
+    pub device: AtomicU32,
+    pub dtype: AtomicU32,
+    pub offset: AtomicU64,
+    pub count: AtomicU64,
+    /// Set by the sender on mismatch: HCCL code, and its own count/dtype for the message.
+    pub status: AtomicU32,
+    pub sdtype: AtomicU32,
+    pub scount: AtomicU64,
+}
+
+const HEADER_SIZE: usize = 256;
+
+/// Byte size of the control block for `n` ranks.
+pub fn block_size(n: u32) -> usize {
+    let n = n as usize;
+    HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * n * 32 + n * n * MBOX_DEPTH as usize * 64
+}
+
+/// A mapped control block.
+pub struct Shm {
+    base: *mut u8,
+    len: usize,
+    n: u32,
+    pub path: PathBuf,
+    pub ino: u64,
+}
+
+unsafe impl Send for Shm {}
+unsafe impl Sync for Shm {}
+
+fn sys(what: &str, path: &Path) -> HcclError {
+    HcclError::new(
+        HCCL_E_SYSCALL,
+        format!(
+            "{what} {}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        ),
+    )
+}
+
+impl Shm {
+    /// Create or open the control block at `path` for `n` ranks and map it.
+    pub fn open(path: &Path, n: u32) -> HResult<Shm> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| HcclError::para("control block path contains NUL"))?;
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC,
+                0o600,
+            )
+        };
+        if fd < 0 {
+            return Err(sys("cannot create the communicator control block", path));
+        }
+        let len = block_size(n);
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            unsafe { libc::close(fd) };
+            return Err(sys("cannot stat", path));
+        }
+        if (st.st_size as usize) < len && unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
+            unsafe { libc::close(fd) };
+            return Err(sys("cannot size", path));
+        }
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        unsafe { libc::close(fd) };
+        if p == libc::MAP_FAILED {
+            return Err(sys("cannot map", path));
+        }
+        Ok(Shm {
+            base: p as *mut u8,
+            len,
+            n,
+            path: path.to_path_buf(),
+            ino: st.st_ino,
+        })
+    }
+
+    /// The inode `path` names now (None if it is gone): a change means the block was
+    /// replaced (a stale block of an earlier job was removed).
+    pub fn current_ino(&self) -> Option<u64> {
+        std::fs::metadata(&self.path)
+            .ok()
+            .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
+    }
+
+    pub fn n(&self) -> u32 {
+        self.n
+    }
+
+    pub fn header(&self) -> &Header {
+        unsafe { &*(self.base as *const Header) }
+    }
+
+    pub fn slot(&self, r: u32) -> &Slot {
+        assert!(r < self.n);
+        unsafe {
+            &*(self
+                .base
+                .add(HEADER_SIZE + r as usize * std::mem::size_of::<Slot>())
+                as *const Slot)
+        }
+    }
+
+    /// Rank `r`'s published arrays: 4 words per peer (send count, send displ, recv count, recv displ).
+    pub fn arrays(&self, r: u32) -> &[AtomicU64] {
+        let n = self.n as usize;
+        let off = HEADER_SIZE + n * std::mem::size_of::<Slot>() + r as usize * n * 32;
+        unsafe { std::slice::from_raw_parts(self.base.add(off) as *const AtomicU64, n * 4) }
+    }
+
+    /// Mailbox entry for the `k`-th message from `src` to `dst`.
+    pub fn mbox(&self, src: u32, dst: u32, k: u64) -> &Mbox {
+        let n = self.n as usize;
+        let base = HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * n * 32;
+        let pair = dst as usize * n + src as usize;
+        let off = base + (pair * MBOX_DEPTH as usize + (k % MBOX_DEPTH) as usize) * 64;
+        unsafe { &*(self.base.add(off) as *const Mbox) }
+    }
+
+    /// Unlink the file if it is still the one we mapped.
+    pub fn unlink(&self) {
+        if self.current_ino() == Some(self.ino) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+impl Drop for Shm {
+    fn drop(&mut self) {
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+impl Slot {
+    /// Store a failure reason (truncated to [`REASON_BYTES`]).
+    pub fn set_reason(&self, s: &str) {
+        let b = s.as_bytes();
+        let mut buf = [0u8; REASON_BYTES];
+        let l = b.len().min(REASON_BYTES - 1);
+        buf[..l].copy_from_slice(&b[..l]);
+        for (i, w) in buf.chunks(8).enumerate() {
+            let v = u64::from_le_bytes(w.try_into().unwrap());
+            self.reason[i / 8].0[i % 8].store(v, Ordering::Relaxed);
+        }
+    }
+    pub fn reason(&self) -> String {
+        let mut buf = Vec::with_capacity(REASON_BYTES);
+        for i in 0..REASON_BYTES / 8 {
+            buf.extend_from_slice(
+                &self.reason[i / 8].0[i % 8]
+                    .load(Ordering::Relaxed)
+                    .to_le_bytes(),
+            );
+        }
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    }
+}
+
+/// Start time of process `pid` (field 22 of `/proc/<pid>/stat`), if readable.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &s[s.rfind(')')? + 2..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether process `pid` started at `st` is still alive (not a zombie, not a reused pid).
+pub fn alive(pid: u32, st: u64) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    if pid == std::process::id() {
+        return true;
+    }
+    let r = unsafe { libc::kill(pid as i32, 0) };
+    if r != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => {
+            let Some(i) = s.rfind(')') else { return true };
+            let mut it = s[i + 2..].split_whitespace();
+            let state = it.next().unwrap_or("");
+            if state == "Z" || state == "X" {
+                return false;
+            }
+            let t: Option<u64> = it.nth(18).and_then(|v| v.parse().ok());
+            st == 0 || t.is_none_or(|t| t == st)
+        }
+        Err(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn layout() {
+        assert_eq!(std::mem::size_of::<Slot>(), 16 * 64);
+        assert_eq!(std::mem::size_of::<Mbox>(), 64);
+        assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
+        let me = std::process::id();
+        let st = start_time(me).unwrap();
+        assert!(alive(me, st));
+        assert!(!alive(me.wrapping_add(4_000_000), 1));
+    }
+}

@@ -1,0 +1,106 @@
+// Fault scenarios for multi-process HCCL jobs. Usage: hccl_faults SCENARIO ROOTINFO_FILE with
+// RANK_ID/RANK_SIZE set. Each rank prints "rank R: CALL -> CODE: MESSAGE" for the failure it
+// sees and exits 3; a rank with nothing to report exits 0.
+//   mismatch-count | mismatch-dtype | mismatch-op   rank 1 calls something else
+//   no-join        rank 1 never calls init (sleeps), the others time out in init
+//   killed         the last rank kills itself right after enqueuing an AllReduce
+//   send-no-recv   rank 0 sends to rank 1, which never receives (and stays alive)
+//   entry-log      one AllReduce (run with HCCL_ENTRY_LOG_ENABLE=1)
+#include <acl/acl.h>
+#include <hccl/hccl.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+static int rank_, n_;
+
+static void report(const char *call, int code) {
+    const char *m = aclGetRecentErrMsg();
+    printf("rank %d: %s -> %d: %s\n", rank_, call, code, m ? m : "(no message)");
+    fflush(stdout);
+}
+#define ACHECK(call)                                               \
+    do {                                                           \
+        int e_ = (call);                                           \
+        if (e_ != 0) { report(#call, e_); exit(1); }               \
+    } while (0)
+// A call that may fail because of the fault: report and exit 3.
+#define FAULT(call)                                                \
+    do {                                                           \
+        int e_ = (call);                                           \
+        if (e_ != 0) { report(#call, e_); exit(3); }               \
+    } while (0)
+
+static HcclRootInfo root_info(const char *file) {
+    HcclRootInfo ri;
+    if (rank_ == 0) {
+        ACHECK(HcclGetRootInfo(&ri));
+        std::string tmp = std::string(file) + ".tmp";
+        FILE *f = fopen(tmp.c_str(), "wb");
+        fwrite(&ri, sizeof ri, 1, f);
+        fclose(f);
+        rename(tmp.c_str(), file);
+    } else {
+        FILE *f = nullptr;
+        for (int i = 0; i < 3000 && !(f = fopen(file, "rb")); i++) usleep(10000);
+        if (!f || fread(&ri, sizeof ri, 1, f) != 1) { fprintf(stderr, "cannot read %s\n", file); exit(1); }
+        fclose(f);
+    }
+    return ri;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) { fprintf(stderr, "usage: hccl_faults SCENARIO ROOTINFO_FILE\n"); return 2; }
+    std::string sc = argv[1];
+    rank_ = atoi(getenv("RANK_ID"));
+    n_ = atoi(getenv("RANK_SIZE"));
+    ACHECK(aclInit(nullptr));
+    ACHECK(aclrtSetDevice(rank_ % 8));
+    HcclRootInfo ri = root_info(argv[2]);
+    if (sc == "no-join" && rank_ == 1) {
+        sleep(6);
+        return 0;
+    }
+    HcclComm comm;
+    FAULT(HcclCommInitRootInfo(n_, &ri, rank_, &comm));
+    aclrtStream s;
+    ACHECK(aclrtCreateStream(&s));
+    size_t count = 1024;
+    void *a, *b;
+    ACHECK(aclrtMalloc(&a, count * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACHECK(aclrtMalloc(&b, count * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+    // A few good operations first, so the history has something in it.
+    for (int i = 0; i < 3; i++) FAULT(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+    FAULT(aclrtSynchronizeStream(s));
+    if (sc == "mismatch-count") {
+        FAULT(HcclAllReduce(a, b, rank_ == 1 ? count / 2 : count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+    } else if (sc == "mismatch-dtype") {
+        FAULT(HcclAllReduce(a, b, count, rank_ == 1 ? HCCL_DATA_TYPE_INT32 : HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+    } else if (sc == "mismatch-op") {
+        if (rank_ == 1) FAULT(HcclBroadcast(a, count, HCCL_DATA_TYPE_FP32, 0, comm, s));
+        else FAULT(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+    } else if (sc == "killed") {
+        for (int i = 0; i < 1000000; i++) {
+            FAULT(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+            if (rank_ == n_ - 1 && i == 20) raise(SIGKILL);
+            FAULT(aclrtSynchronizeStream(s));
+        }
+    } else if (sc == "send-no-recv") {
+        if (rank_ == 0) {
+            FAULT(HcclSend(a, count, HCCL_DATA_TYPE_FP32, 1, comm, s));
+            FAULT(aclrtSynchronizeStream(s));
+        } else {
+            sleep(5);
+            return 0;
+        }
+    }
+    FAULT(aclrtSynchronizeStream(s));
+    printf("rank %d: no failure\n", rank_);
+    HcclCommDestroy(comm);
+    aclFinalize();
+    return 0;
+}

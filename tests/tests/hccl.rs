@@ -1,0 +1,364 @@
+//! HCCL: real C++ programs (`tests/c/hccl_*.cpp`) as multi-process jobs started by hand
+//! (RANK_ID/RANK_SIZE, root info shared through a file), from a rank table, and as threads
+//! of one process; every op × dtype × reduce op × in/out-of-place checked against host
+//! results; communicator management; faults checked by their messages with no process left
+//! hanging.
+
+use npu_emu_tests::{command, compile, node_dir, run, scratch};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn exe(src: &str) -> PathBuf {
+    static BUILT: OnceLock<std::sync::Mutex<std::collections::HashMap<String, PathBuf>>> =
+        OnceLock::new();
+    let m = BUILT.get_or_init(Default::default);
+    let mut m = m.lock().unwrap();
+    if let Some(p) = m.get(src) {
+        return p.clone();
+    }
+    let dir = scratch(&format!("build-{}", src.split('.').next().unwrap()));
+    let out = dir.join("prog");
+    compile(&[src], &out, &["hccl", "ascendcl"], &[]);
+    m.insert(src.to_string(), out.clone());
+    out
+}
+
+/// What one rank did.
+struct RankRun {
+    code: Option<i32>,
+    out: String,
+}
+
+/// Start `n` ranks of `prog` in `work` with RANK_ID/RANK_SIZE, wait at most `limit` (then
+/// kill them all and fail), and return each rank's exit code and output.
+fn run_ranks(
+    prog: &Path,
+    work: &Path,
+    n: u32,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: Duration,
+) -> Vec<RankRun> {
+    let mut kids: Vec<(Child, PathBuf)> = Vec::new();
+    for r in 0..n {
+        let log = work.join(format!("rank{r}.log"));
+        let f = std::fs::File::create(&log).unwrap();
+        let mut c = command(prog, work);
+        c.env("RANK_ID", r.to_string())
+            .env("RANK_SIZE", n.to_string());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.args(args)
+            .stdout(Stdio::from(f.try_clone().unwrap()))
+            .stderr(Stdio::from(f));
+        kids.push((c.spawn().expect("spawn rank"), log));
+    }
+    let start = Instant::now();
+    let mut codes: Vec<Option<Option<i32>>> = vec![None; n as usize];
+    while codes.iter().any(|c| c.is_none()) {
+        for (i, (k, _)) in kids.iter_mut().enumerate() {
+            if codes[i].is_none() {
+                if let Some(st) = k.try_wait().unwrap() {
+                    codes[i] = Some(st.code());
+                }
+            }
+        }
+        if start.elapsed() > limit {
+            for (k, _) in kids.iter_mut() {
+                let _ = k.kill();
+                let _ = k.wait();
+            }
+            let outs: Vec<String> = kids
+                .iter()
+                .map(|(_, l)| std::fs::read_to_string(l).unwrap_or_default())
+                .collect();
+            panic!(
+                "ranks still running after {limit:?} (killed):\n{}",
+                outs.join("\n----\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kids.iter()
+        .zip(codes)
+        .map(|((_, l), c)| RankRun {
+            code: c.unwrap(),
+            out: std::fs::read_to_string(l).unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn all_ok(runs: &[RankRun]) {
+    for (r, x) in runs.iter().enumerate() {
+        assert_eq!(x.code, Some(0), "rank {r} failed:\n{}", x.out);
+        assert!(x.out.contains("passed"), "rank {r}:\n{}", x.out);
+    }
+}
+
+fn no_leftover_blocks(work: &Path) {
+    let node = node_dir(work);
+    let left: Vec<String> = std::fs::read_dir(&node)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let hccl: Vec<&String> = left.iter().filter(|f| f.starts_with("hccl-")).collect();
+    assert!(hccl.is_empty(), "control blocks left behind: {hccl:?}");
+}
+
+fn ops_processes(n: u32, extra: &[&str]) {
+    let prog = exe("hccl_ops.cpp");
+    let work = scratch(&format!("hccl-ops-p{n}"));
+    let root = work.join("root.info");
+    let mut args = vec![root.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let runs = run_ranks(&prog, &work, n, &args, &[], Duration::from_secs(240));
+    all_ok(&runs);
+    no_leftover_blocks(&work);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}
+
+#[test]
+fn ops_1_process() {
+    ops_processes(1, &[]);
+}
+
+#[test]
+fn ops_2_processes_with_big_sizes() {
+    ops_processes(2, &["--big"]);
+}
+
+#[test]
+fn ops_3_processes() {
+    ops_processes(3, &[]);
+}
+
+#[test]
+fn ops_4_processes() {
+    ops_processes(4, &["--quick"]);
+}
+
+#[test]
+fn ops_8_processes() {
+    ops_processes(8, &["--quick"]);
+}
+
+fn ops_threads(n: u32, extra: &[&str]) {
+    let prog = exe("hccl_ops.cpp");
+    let work = scratch(&format!("hccl-ops-t{n}"));
+    let mut c = command(&prog, &work);
+    c.args(["--threads", &n.to_string()]).args(extra);
+    let r = run(c);
+    r.assert_ok();
+    for i in 0..n {
+        assert!(
+            r.stdout.contains(&format!("hccl_ops rank {i}/{n} passed")),
+            "{}",
+            r.all()
+        );
+    }
+    no_leftover_blocks(&work);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}
+
+#[test]
+fn ops_threads_2_3_8() {
+    ops_threads(2, &[]);
+    ops_threads(3, &[]);
+    ops_threads(8, &["--quick"]);
+}
+
+#[test]
+fn ops_from_rank_table() {
+    let prog = exe("hccl_ops.cpp");
+    let work = scratch("hccl-ops-table");
+    // Ranks 0..3 on physical devices 3, 1, 0, 2 (ASCEND_DEVICE_ID given per rank below).
+    let devs = [3, 1, 0, 2];
+    let table = serde_json::json!({
+        "status": "completed", "version": "1.0", "server_count": "1",
+        "server_list": [{"server_id": "127.0.0.1", "device": devs.iter().enumerate().map(|(r, d)|
+            serde_json::json!({"device_id": d.to_string(), "device_ip": format!("192.168.1.{r}"), "rank_id": r.to_string()})
+        ).collect::<Vec<_>>()}]
+    });
+    let tpath = work.join("rank_table.json");
+    std::fs::write(&tpath, table.to_string()).unwrap();
+    // Each rank sets its own ASCEND_DEVICE_ID: start them one by one.
+    let mut kids = Vec::new();
+    for (r, d) in devs.iter().enumerate() {
+        let log = work.join(format!("rank{r}.log"));
+        let f = std::fs::File::create(&log).unwrap();
+        let mut c = command(&prog, &work);
+        c.env("RANK_ID", r.to_string())
+            .env("RANK_SIZE", "4")
+            .env("ASCEND_DEVICE_ID", d.to_string())
+            .env("RANK_TABLE_FILE", &tpath)
+            .arg("--quick")
+            .stdout(Stdio::from(f.try_clone().unwrap()))
+            .stderr(Stdio::from(f));
+        kids.push((c.spawn().unwrap(), log));
+    }
+    let start = Instant::now();
+    for (k, log) in kids.iter_mut() {
+        loop {
+            if let Some(st) = k.try_wait().unwrap() {
+                let out = std::fs::read_to_string(&*log).unwrap();
+                assert_eq!(st.code(), Some(0), "{out}");
+                assert!(out.contains("passed"), "{out}");
+                break;
+            }
+            if start.elapsed() > Duration::from_secs(120) {
+                let _ = k.kill();
+                panic!("rank hangs: {}", std::fs::read_to_string(&*log).unwrap());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}
+
+#[test]
+fn communicator_management_and_rank_tables() {
+    let prog = exe("hccl_init.cpp");
+    let work = scratch("hccl-init");
+    let mut c = command(&prog, &work);
+    c.arg(&work);
+    let r = run(c);
+    r.assert_ok();
+    assert!(r.stdout.contains("hccl_init passed"), "{}", r.all());
+    no_leftover_blocks(&work);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}
+
+fn faults(scenario: &str, n: u32, env: &[(&str, &str)]) -> Vec<RankRun> {
+    let prog = exe("hccl_faults.cpp");
+    let work = scratch(&format!("hccl-fault-{scenario}"));
+    let root = work.join("root.info");
+    let runs = run_ranks(
+        &prog,
+        &work,
+        n,
+        &[scenario, root.to_str().unwrap()],
+        env,
+        Duration::from_secs(60),
+    );
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+    runs
+}
+
+#[test]
+fn mismatched_calls_fail_every_rank_with_both_calls_shown() {
+    for (sc, field) in [
+        ("mismatch-count", "count"),
+        ("mismatch-dtype", "dataType"),
+        ("mismatch-op", "operation"),
+    ] {
+        let runs = faults(sc, 3, &[("HCCL_EXEC_TIMEOUT", "30")]);
+        for (r, x) in runs.iter().enumerate() {
+            assert_eq!(x.code, Some(3), "{sc} rank {r}:\n{}", x.out);
+            assert!(
+                x.out.contains(" -> 1: "),
+                "{sc} rank {r} should get HCCL_E_PARA:\n{}",
+                x.out
+            );
+            assert!(
+                x.out.contains(&format!("differ in {field}")),
+                "{sc} rank {r}:\n{}",
+                x.out
+            );
+            assert!(
+                x.out
+                    .contains("rank 0: HcclAllReduce(count=1024, dataType=HCCL_DATA_TYPE_FP32"),
+                "{}",
+                x.out
+            );
+            assert!(
+                x.out.contains("history of communicator"),
+                "history missing:\n{}",
+                x.out
+            );
+        }
+        let r1 = &runs[1].out;
+        match sc {
+            "mismatch-count" => assert!(r1.contains("rank 1: HcclAllReduce(count=512"), "{r1}"),
+            "mismatch-dtype" => assert!(
+                r1.contains("rank 1: HcclAllReduce(count=1024, dataType=HCCL_DATA_TYPE_INT32"),
+                "{r1}"
+            ),
+            _ => assert!(r1.contains("rank 1: HcclBroadcast(count=1024"), "{r1}"),
+        }
+    }
+}
+
+#[test]
+fn a_rank_that_never_joins_is_named() {
+    let t0 = Instant::now();
+    let runs = faults("no-join", 3, &[("HCCL_CONNECT_TIMEOUT", "2")]);
+    for r in [0, 2] {
+        let x = &runs[r];
+        assert_eq!(x.code, Some(3), "rank {r}:\n{}", x.out);
+        assert!(
+            x.out.contains(" -> 9: "),
+            "HCCL_E_TIMEOUT expected:\n{}",
+            x.out
+        );
+        assert!(x.out.contains("waiting for ranks [1] of 3"), "{}", x.out);
+        assert!(x.out.contains("HCCL_CONNECT_TIMEOUT"), "{}", x.out);
+    }
+    assert!(t0.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn a_killed_rank_fails_the_others_quickly() {
+    let runs = faults(
+        "killed",
+        3,
+        &[("HCCL_EXEC_TIMEOUT", "120"), ("HCCL_CONNECT_TIMEOUT", "30")],
+    );
+    assert_eq!(
+        runs[2].code, None,
+        "rank 2 should have been killed:\n{}",
+        runs[2].out
+    );
+    for r in [0, 1] {
+        let x = &runs[r];
+        assert_eq!(x.code, Some(3), "rank {r}:\n{}", x.out);
+        assert!(x.out.contains("rank 2 (pid"), "{}", x.out);
+        assert!(x.out.contains("died"), "{}", x.out);
+    }
+}
+
+#[test]
+fn a_send_without_receive_times_out_naming_the_peer() {
+    let runs = faults("send-no-recv", 2, &[("HCCL_EXEC_TIMEOUT", "2")]);
+    let x = &runs[0];
+    assert_eq!(x.code, Some(3), "{}", x.out);
+    assert!(x.out.contains("timed out after 2 s"), "{}", x.out);
+    assert!(
+        x.out
+            .contains("rank 1 to post the HcclRecv matching this HcclSend"),
+        "{}",
+        x.out
+    );
+    assert!(x.out.contains("rank 1 (pid"), "{}", x.out);
+    assert_eq!(runs[1].code, Some(0), "{}", runs[1].out);
+}
+
+#[test]
+fn entry_log_shows_calls_and_durations() {
+    let runs = faults("entry-log", 2, &[("HCCL_ENTRY_LOG_ENABLE", "1")]);
+    for x in &runs {
+        assert_eq!(x.code, Some(0), "{}", x.out);
+        assert!(x.out.contains("HcclAllReduce(sendBuf="), "{}", x.out);
+        assert!(
+            x.out.contains("dataType=4, op=0") && x.out.contains("-> HCCL_SUCCESS in"),
+            "{}",
+            x.out
+        );
+        assert!(x.out.contains("HcclCommInitRootInfo(nRanks=2"), "{}", x.out);
+    }
+}
