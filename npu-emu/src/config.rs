@@ -178,7 +178,10 @@ impl Config {
 
     /// Logical id of physical device `phys` in this process, if visible.
     pub fn logical(&self, phys: u32) -> Option<i32> {
-        self.visible_devices.iter().position(|&p| p == phys).map(|i| i as i32)
+        self.visible_devices
+            .iter()
+            .position(|&p| p == phys)
+            .map(|i| i as i32)
     }
 }
 
@@ -219,8 +222,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn cfg(pairs: &[(&str, &str)]) -> Result<Config> {
-        let m: HashMap<String, String> =
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         Config::from_lookup(|k| m.get(k).cloned())
     }
 
@@ -244,8 +249,14 @@ mod tests {
         assert!(e.msg.contains("NPU_EMU_DEVICES"), "{}", e.msg);
         let e = cfg(&[("HCCL_EXEC_TIMEOUT", "soon")]).unwrap_err();
         assert!(e.msg.contains("HCCL_EXEC_TIMEOUT"), "{}", e.msg);
-        assert_eq!(cfg(&[("HCCL_EXEC_TIMEOUT", "0")]).unwrap().exec_timeout, None);
-        assert_eq!(cfg(&[("NPU_EMU_HBM_SIZE", "1G")]).unwrap().hbm_size, 1 << 30);
+        assert_eq!(
+            cfg(&[("HCCL_EXEC_TIMEOUT", "0")]).unwrap().exec_timeout,
+            None
+        );
+        assert_eq!(
+            cfg(&[("NPU_EMU_HBM_SIZE", "1G")]).unwrap().hbm_size,
+            1 << 30
+        );
         assert!(cfg(&[("NPU_EMU_HBM_SIZE", "1K")]).is_err());
         let c = cfg(&[("ASCEND_RT_VISIBLE_DEVICES", "2,5")]).unwrap();
         assert_eq!(c.physical(1), Some(5));

@@ -21,7 +21,10 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl Error {
     /// An error with the given ACL code and message.
     pub fn new(code: i32, msg: impl Into<String>) -> Self {
-        Error { code, msg: msg.into() }
+        Error {
+            code,
+            msg: msg.into(),
+        }
     }
     /// `ACL_ERROR_INVALID_PARAM` with a message.
     pub fn invalid(msg: impl Into<String>) -> Self {

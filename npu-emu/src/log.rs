@@ -16,7 +16,10 @@ pub struct Logger {
 impl Logger {
     /// A logger configured from `cfg`.
     pub fn new(cfg: &Config) -> Logger {
-        Logger { level: cfg.log_level, to_stdout: cfg.log_to_stdout }
+        Logger {
+            level: cfg.log_level,
+            to_stdout: cfg.log_to_stdout,
+        }
     }
 
     /// Whether lines at `level` are printed.

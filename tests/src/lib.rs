@@ -10,7 +10,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The workspace root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// Directory holding the built `libascendcl.so` and `libhccl.so`.

@@ -11,10 +11,7 @@
 //! ```
 //!
 //! The header is written by the first process (under the lock, magic last, so a process
-//! that dies half way leaves a directory the next one initialises again). A process whose
-//! `NPU_EMU_*` settings differ from the header joins with the header's values (and a
-//! warning) while any live process is registered; a node nobody uses is initialised again
-//! with the new settings (its old contents are dropped). A process slot is
+//! that dies half way leaves a directory the next one initialises again). A process slot is
 //! dead when its pid is gone, is a zombie, or belongs to a process with another start time
 //! (pid reuse); whoever scans the table under the lock frees a dead slot's slabs (punching
 //! holes in the HBM files to give the RAM back) and clears the slot.
@@ -229,24 +226,7 @@ impl Shared {
         // SAFETY: the mapping is HEADER_BYTES long, larger than Header.
         let h = unsafe { &mut *(header.ptr as *mut Header) };
         let mut warnings = Vec::new();
-        let mut fresh = h.magic != MAGIC;
-        let differs = |h: &Header| {
-            let soc = cfg.soc_name.as_bytes();
-            h.devices != cfg.devices
-                || h.hbm_size != cfg.hbm_size
-                || soc.len() >= SOC_BYTES
-                || h.soc[..soc.len()] != *soc
-                || h.soc[soc.len()] != 0
-        };
-        if !fresh && h.layout == LAYOUT_VERSION && differs(h) && !any_live_process(&dir)? {
-            // Nobody uses the node: start over with this process's settings rather than
-            // keep a stale node's device count or HBM size forever.
-            fresh = true;
-            for d in cfg.devices..MAX_DEVICES {
-                let _ = std::fs::remove_file(dir.join(format!("hbm.{d}")));
-                let _ = std::fs::remove_file(dir.join(format!("slabs.{d}")));
-            }
-        }
+        let fresh = h.magic != MAGIC;
         if fresh {
             h.magic = [0; 8];
             h.layout = LAYOUT_VERSION;
@@ -312,6 +292,14 @@ impl Shared {
                     cfg.soc_name
                 ));
             }
+        }
+        if !warnings.is_empty() {
+            warnings.push(format!(
+                "every process of a node shares its settings; to start a node with new ones, \
+                 remove {} when no process uses it, or set NPU_EMU_NODE_DIR to another \
+                 directory",
+                dir.display()
+            ));
         }
         let devices = h.devices;
         let hbm_size = h.hbm_size;
@@ -403,7 +391,15 @@ impl Shared {
     /// Whether slot `i` holds a live process. Call with the lock held.
     fn slot_alive(&self, i: usize) -> bool {
         let e = self.proc(i);
-        entry_alive(e, self.pidns)
+        let pid = e.pid.load(Ordering::SeqCst);
+        if pid == 0 {
+            return false;
+        }
+        let ns = e.pidns.load(Ordering::SeqCst);
+        if ns != 0 && self.pidns != 0 && ns != self.pidns {
+            return true;
+        }
+        process_alive(pid, e.start_time.load(Ordering::SeqCst))
     }
 
     /// Free the slabs and the slot of every dead process. Call with the lock held.
@@ -603,36 +599,6 @@ impl Shared {
             )
         };
     }
-}
-
-/// Whether process slot `e` holds a live process, judged from pid namespace `my_ns`.
-fn entry_alive(e: &ProcEntry, my_ns: u32) -> bool {
-    let pid = e.pid.load(Ordering::SeqCst);
-    if pid == 0 {
-        return false;
-    }
-    let ns = e.pidns.load(Ordering::SeqCst);
-    if ns != 0 && my_ns != 0 && ns != my_ns {
-        return true;
-    }
-    process_alive(pid, e.start_time.load(Ordering::SeqCst))
-}
-
-/// Whether the process table of the node in `dir` holds a live process. Call with the lock.
-fn any_live_process(dir: &Path) -> Result<bool> {
-    let ppath = dir.join("procs");
-    let plen = MAX_PROCS * std::mem::size_of::<ProcEntry>();
-    let Ok(pfile) = open_file(&ppath, false) else {
-        return Ok(false);
-    };
-    if pfile.metadata().map(|m| m.len()).unwrap_or(0) < plen as u64 {
-        return Ok(false);
-    }
-    let m = Mapping::map(&pfile, plen, &ppath)?;
-    let ns = pid_namespace();
-    // SAFETY: the mapping holds MAX_PROCS entries.
-    let entries = unsafe { std::slice::from_raw_parts(m.ptr as *const ProcEntry, MAX_PROCS) };
-    Ok(entries.iter().any(|e| entry_alive(e, ns)))
 }
 
 /// Inode of this process's pid namespace (`/proc/self/ns/pid`), 0 if unknown.

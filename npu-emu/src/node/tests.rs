@@ -529,33 +529,3 @@ fn foreign_pid_namespace_is_never_reclaimed() {
     assert_eq!(node.sh.slab(0, 0).load(Ordering::SeqCst), 0);
     assert_eq!(node.sh.proc(slot).pid.load(Ordering::SeqCst), 0);
 }
-
-#[test]
-fn an_idle_node_takes_new_settings() {
-    let t = TempDir::new("idle");
-    let a = Node::open(&config(&t.0, 2, "128M")).unwrap();
-    let x = a.alloc(1, 1 << 20, 1).unwrap();
-    unsafe { std::ptr::write_bytes(a.check(x.addr, x.size, "dst").unwrap(), 1, 1 << 20) };
-    std::mem::forget(a); // as if the process had died without cleaning up
-                         // The slot is ours (alive), so a second open keeps the node's settings...
-    let b = Node::open(&config(&t.0, 3, "256M")).unwrap();
-    assert_eq!((b.devices(), b.hbm_size()), (2, 128 << 20));
-    assert_eq!(b.mem_info(1).0, (128 << 20) - (1 << 20));
-    drop(b);
-    // ...until no live process is registered.
-    {
-        let sh = Shared::open(&config(&t.0, 2, "128M")).unwrap().0;
-        let _g = sh.lock().unwrap();
-        for i in 0..shared::MAX_PROCS {
-            sh.clear_slot(i);
-        }
-    }
-    let c = Node::open(&config(&t.0, 3, "256M")).unwrap();
-    assert_eq!((c.devices(), c.hbm_size()), (3, 256 << 20));
-    assert_eq!(c.mem_info(1), (256 << 20, 256 << 20));
-    assert_eq!(blocks(&t.0.join("hbm.1")), 0, "old contents are gone");
-    drop(c);
-    let d = Node::open(&config(&t.0, 1, "256M")).unwrap();
-    assert_eq!(d.devices(), 1);
-    assert!(!t.0.join("hbm.2").exists() && !t.0.join("slabs.1").exists());
-}
