@@ -160,12 +160,23 @@ unsafe impl Send for SendPtr {}
 
 /// Translate one end of a copy: device addresses through the node's range check, host
 /// addresses as they are.
+/// Host ranges inside an `aclrtMallocHost` allocation (or a registered range) are checked
+/// against its end too; other host memory is the caller's contract.
 fn translate(rt: &Runtime, addr: u64, len: u64, dev: bool, what: &str) -> Result<*mut u8> {
     if dev {
-        rt.node.check(addr, len, what)
-    } else {
-        Ok(addr as *mut u8)
+        return rt.node.check(addr, len, what);
     }
+    if let Some((start, size)) = rt.mem.host_lookup(addr as usize) {
+        let end = (start + size) as u64;
+        if addr.checked_add(len).is_none_or(|e| e > end) {
+            return Err(Error::invalid(format!(
+                "{what} range {addr:#x}..+{len} runs past the end of the host allocation \
+                 {start:#x} ({size} bytes, from aclrtMallocHost or aclrtHostRegister) by {} bytes",
+                addr.saturating_add(len) - end
+            )));
+        }
+    }
+    Ok(addr as *mut u8)
 }
 
 /// Check both ends of a 1-D copy and give the pointers to copy between.
