@@ -39,6 +39,33 @@ pub struct Runtime {
     pub reg: Mutex<Registry>,
     /// `cfg.soc_name` as a C string (`aclrtGetSocName`).
     pub soc_name: CString,
+    /// `aclrtSetExceptionInfoCallback`: called on a stream's worker when one of its tasks
+    /// fails, with an [`ExceptionInfo`].
+    pub exception_cb: Arc<Mutex<Option<ExceptionCallback>>>,
+}
+
+/// `aclrtExceptionInfoCallback`.
+pub type ExceptionCallback = unsafe extern "C" fn(*mut c_void);
+
+/// What `aclrtExceptionInfo *` points to (opaque to C; read by the
+/// `aclrtGet*FromExceptionInfo` functions).
+#[repr(C)]
+pub struct ExceptionInfo {
+    /// [`ExceptionInfo::MAGIC`], to reject pointers that are not ours.
+    pub magic: u32,
+    /// Number of the failed task on its stream (1-based, in enqueue order).
+    pub task_id: u32,
+    pub stream_id: u32,
+    /// `gettid` of the stream's worker thread, which ran the task.
+    pub thread_id: u32,
+    /// Logical device id.
+    pub device_id: u32,
+    /// The task's ACL error code.
+    pub retcode: u32,
+}
+
+impl ExceptionInfo {
+    pub const MAGIC: u32 = 0x4558_4350; // "EXCP"
 }
 
 /// Kinds of handle, stored in the top 16 bits.
@@ -240,6 +267,7 @@ pub fn create() -> Result<()> {
         mem: crate::mem::MemState::new(),
         reg: Mutex::new(Registry::default()),
         soc_name,
+        exception_cb: Arc::new(Mutex::new(None)),
     });
     let check = rt.cfg.host_access_check;
     *RUNTIME.write() = Some(rt);
@@ -427,6 +455,30 @@ impl Runtime {
             .ok_or_else(|| bad_handle(Kind::Context, arg, h))
     }
 
+    /// A new stream whose failed tasks are reported to the exception callback.
+    fn new_stream(&self, label: String, id: u32, logical: i32) -> Result<Arc<Stream>> {
+        let stream = Arc::new(Stream::new(&label)?);
+        let cell = self.exception_cb.clone();
+        stream.set_error_hook(Some(Arc::new(move |seq: u64, e: &Error| {
+            let cb = *cell.lock();
+            if let Some(cb) = cb {
+                // SAFETY: gettid has no preconditions.
+                let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
+                let mut info = ExceptionInfo {
+                    magic: ExceptionInfo::MAGIC,
+                    task_id: seq as u32,
+                    stream_id: id,
+                    thread_id: tid,
+                    device_id: logical as u32,
+                    retcode: e.code as u32,
+                };
+                // SAFETY: the user's callback with a pointer valid for the call.
+                unsafe { cb(&mut info as *mut ExceptionInfo as *mut c_void) };
+            }
+        })));
+        Ok(stream)
+    }
+
     /// A new context on logical device `logical` with its default stream; registered.
     fn new_context(
         &self,
@@ -437,9 +489,11 @@ impl Runtime {
     ) -> Result<Arc<Context>> {
         let (ch, _) = new_handle(Kind::Context);
         let (sh, sid) = new_handle(Kind::Stream);
-        let stream = Arc::new(Stream::new(&format!(
-            "default stream {sid} of device {logical}"
-        ))?);
+        let stream = self.new_stream(
+            format!("default stream {sid} of device {logical}"),
+            sid,
+            logical,
+        )?;
         let ctx = Arc::new(Context {
             handle: ch,
             logical,
@@ -571,10 +625,11 @@ impl Runtime {
     pub fn create_stream(&self, priority: u32, flags: u32) -> Result<u64> {
         let ctx = self.current_context()?;
         let (h, id) = new_handle(Kind::Stream);
-        let stream = Arc::new(Stream::new(&format!(
-            "stream {id} of device {}",
-            ctx.logical
-        ))?);
+        let stream = self.new_stream(
+            format!("stream {id} of device {}", ctx.logical),
+            id,
+            ctx.logical,
+        )?;
         let e = Arc::new(StreamEntry {
             handle: h,
             id: id as i32,

@@ -28,6 +28,10 @@ use std::time::{Duration, Instant};
 /// A unit of work on a stream.
 pub type Task = Box<dyn FnOnce() -> Result<()> + Send + 'static>;
 
+/// Called on the worker thread when a task fails, with the task's number on the stream
+/// (1-based, in enqueue order) and its error (e.g. to run `aclrtSetExceptionInfoCallback`).
+pub type ErrorHook = Arc<dyn Fn(u64, &Error) + Send + Sync + 'static>;
+
 /// What a stream does after one of its tasks failed (`aclrtSetStreamFailureMode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailureMode {
@@ -67,6 +71,7 @@ struct Shared {
     stop_on_failure: AtomicBool,
     /// Id of the worker thread (`gettid`), to detect calls from inside a task.
     worker_tid: AtomicU64,
+    hook: Mutex<Option<ErrorHook>>,
 }
 
 /// One stream with its worker thread.
@@ -101,6 +106,7 @@ impl Stream {
             waiters: AtomicU32::new(0),
             stop_on_failure: AtomicBool::new(false),
             worker_tid: AtomicU64::new(0),
+            hook: Mutex::new(None),
         });
         let s2 = shared.clone();
         let name: String = format!("npu-{label}").chars().take(15).collect();
@@ -205,6 +211,16 @@ impl Stream {
         } else {
             FailureMode::Continue
         }
+    }
+
+    /// Install (or remove) the function called when a task of this stream fails.
+    pub fn set_error_hook(&self, hook: Option<ErrorHook>) {
+        *self.shared.hook.lock() = hook;
+    }
+
+    /// Id (`gettid`) of the worker thread, 0 before it started or after it ended.
+    pub fn worker_tid(&self) -> u64 {
+        self.shared.worker_tid.load(Ordering::SeqCst)
     }
 
     /// The label given at creation.
@@ -377,6 +393,11 @@ fn worker(s: Arc<Shared>) {
                 )),
             };
             if let Err(e) = r {
+                let hook = s.hook.lock().clone();
+                if let Some(h) = hook {
+                    let seq = s.completed.load(Ordering::SeqCst) + 1;
+                    let _ = catch_unwind(AssertUnwindSafe(|| h(seq, &e)));
+                }
                 let mut q = s.q.lock();
                 if q.error.is_none() {
                     q.error = Some(e);
@@ -576,6 +597,20 @@ mod tests {
             st.synchronize(Some(Duration::from_secs(10))).unwrap();
             assert!(done.load(Ordering::SeqCst));
         }
+    }
+
+    #[test]
+    fn error_hook_sees_failed_task_number() {
+        let st = Stream::new("hook").unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        st.set_error_hook(Some(Arc::new(move |n, e: &Error| {
+            s2.lock().push((n, e.code))
+        })));
+        st.enqueue(Box::new(|| Ok(()))).unwrap();
+        st.enqueue(Box::new(|| Err(Error::new(7, "x")))).unwrap();
+        assert!(st.synchronize(None).is_err());
+        assert_eq!(*seen.lock(), vec![(2, 7)]);
     }
 
     #[test]

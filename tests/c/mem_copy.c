@@ -44,9 +44,12 @@ static void every_kind(void)
     mc_fill(pinned, N, 2);
     CHECK_OK(aclrtMemcpy(d1, N, pinned, N, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE));
     d2h_verify(d1, N, 2, "H2BUF2D");
-    /* 6: inside one device; 7: across devices */
+    /* 6: inside one device; 7: across devices, which needs peer access (as on hardware) */
     CHECK_OK(aclrtMemcpy(d2, N, d1, N, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE));
     d2h_verify(d2, N, 2, "INNER D2D");
+    CHECK_ERR(aclrtMemcpy(d3, N, d2, N, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE), ACL_ERROR_RT_NO_PERMISSION, "aclrtMemcpy", "device 0", "device 1", "aclrtDeviceEnablePeerAccess");
+    CHECK_ERR(aclrtMemcpyAsync(d2, N, d3, N, ACL_MEMCPY_DEFAULT, NULL), ACL_ERROR_RT_NO_PERMISSION, "aclrtMemcpyAsync", "aclrtDeviceEnablePeerAccess");
+    CHECK_OK(aclrtDeviceEnablePeerAccess(1, 0));
     CHECK_OK(aclrtMemcpy(d3, N, d2, N, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE));
     d2h_verify(d3, N, 2, "INTER D2D");
     /* 4: default, every direction inferred from the pointers */

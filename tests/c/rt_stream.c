@@ -184,6 +184,19 @@ static void timing(void) {
     printf("timing ok\n");
 }
 
+/* aclrtSetExceptionInfoCallback records here. */
+static struct { uint32_t task, stream, device, code, tid; } g_exc[16];
+static int g_nexc;
+static void on_exception(aclrtExceptionInfo *info) {
+    int i = __atomic_fetch_add(&g_nexc, 1, __ATOMIC_SEQ_CST);
+    if (i >= 16) return;
+    g_exc[i].task = aclrtGetTaskIdFromExceptionInfo(info);
+    g_exc[i].stream = aclrtGetStreamIdFromExceptionInfo(info);
+    g_exc[i].device = aclrtGetDeviceIdFromExceptionInfo(info);
+    g_exc[i].code = aclrtGetErrorCodeFromExceptionInfo(info);
+    g_exc[i].tid = aclrtGetThreadIdFromExceptionInfo(info);
+}
+
 static void failure_modes(void) {
     aclrtStream held, stop, cont;
     aclrtEvent ev;
@@ -192,6 +205,7 @@ static void failure_modes(void) {
     CHECK(aclrtCreateStream(&cont));
     CHECK(aclrtCreateEvent(&ev));
     CHECK(aclrtSetStreamFailureMode(stop, ACL_STOP_ON_FAILURE));
+    CHECK(aclrtSetExceptionInfoCallback(on_exception));
     EXPECT_CODE(aclrtSetStreamFailureMode(stop, 2), ACL_ERROR_RT_PARAM_INVALID, "mode");
     reset_log();
     gate_set(0);
@@ -206,6 +220,19 @@ static void failure_modes(void) {
     EXPECT_CODE(aclrtSynchronizeStream(cont), ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "timed out");
     EXPECT(pos(99) == -1); /* discarded after the failure (ACL_STOP_ON_FAILURE) */
     EXPECT(pos(98) >= 0);  /* still ran (ACL_CONTINUE_ON_FAILURE) */
+    /* The exception callback saw both failures: task 1 of each stream, on device 0. */
+    int32_t stop_id = -1;
+    CHECK(aclrtStreamGetId(stop, &stop_id));
+    EXPECT(__atomic_load_n(&g_nexc, __ATOMIC_SEQ_CST) == 2);
+    int found = 0;
+    for (int i = 0; i < 2; i++) {
+        EXPECT(g_exc[i].task == 1 && g_exc[i].device == 0 && g_exc[i].code == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT);
+        EXPECT(g_exc[i].tid != 0);
+        if (g_exc[i].stream == (uint32_t)stop_id) found = 1;
+    }
+    EXPECT(found);
+    EXPECT(aclrtGetTaskIdFromExceptionInfo(NULL) == UINT32_MAX);
+    CHECK(aclrtSetExceptionInfoCallback(NULL));
     /* The error was reported once; the stream works again. */
     CHECK(aclrtSynchronizeStream(stop));
     PUSH(stop, 100);
@@ -224,6 +251,7 @@ static void failure_modes(void) {
     CHECK(aclrtSynchronizeStream(held));
     CHECK(aclrtSynchronizeStream(cont));
     EXPECT(pos(96) > pos(97));
+    EXPECT(__atomic_load_n(&g_nexc, __ATOMIC_SEQ_CST) == 2); /* callback removed */
     CHECK(aclrtDestroyEvent(ev));
     CHECK(aclrtDestroyStream(held));
     CHECK(aclrtDestroyStream(stop));

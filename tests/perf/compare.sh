@@ -13,6 +13,8 @@
 # would starve them) and, when ranks outnumber cores, --mca mpi_yield_when_idle 1 (busy polling
 # collapses to milliseconds when oversubscribed; yielding is OpenMPI's best setting there).
 #
+# `compare.sh --table RAW` prints the table again from a raw output file of an earlier run.
+#
 # Environment: ITERS (default 20), WARMUP (5), ITER_BYTES (cap on iterations x size, 512M:
 # 4 iterations at 128 MiB), LAT_ITERS (1000), RANKS ("2 4 8"), OUT (raw output file).
 set -euo pipefail
@@ -24,7 +26,7 @@ if [ -z "${ASCEND_HOME_PATH:-}" ]; then
     . "$root/target/npu-emu/set_env.sh"
 fi
 perf_mpi="$here/hccl-perf-mpi"
-if ! command -v mpirun >/dev/null 2>&1 || [ ! -x "$perf_mpi" ]; then
+if [ "${1:-}" != "--table" ] && { ! command -v mpirun >/dev/null 2>&1 || [ ! -x "$perf_mpi" ]; }; then
     echo "compare.sh: needs mpirun and $perf_mpi (install OpenMPI: apt-get install openmpi-bin libopenmpi-dev; then make perf)" >&2
     exit 1
 fi
@@ -46,6 +48,13 @@ mpi_run() {
     mpirun "${flags[@]}" "$perf_mpi" --mpi "$@"
 }
 
+table_only=
+if [ "${1:-}" = "--table" ]; then
+    table_only=1
+    OUT=$2
+fi
+
+if [ -z "$table_only" ]; then
 : >"$OUT"
 for n in $RANKS; do
     echo "== $n ranks: allreduce, allgather, reducescatter, broadcast (fp32)" | tee -a "$OUT" >&2
@@ -55,8 +64,9 @@ done
 for n in 2 8; do
     echo "== $n ranks: 8-byte allreduce latency" | tee -a "$OUT" >&2
     mpi_run "$n" -o allreduce -d fp32 -r sum --sizes 8 -w 50 -n "$LAT_ITERS" -c 1 \
-        | sed "s/^/$n /" | sed 's/^\([0-9]*\) /\1 lat /' >>"$OUT"
+        | sed "s/^/$n /" | sed -E 's/^([0-9]+) ( *[0-9])/\1 lat \2/' >>"$OUT"
 done
+fi
 
 # Rows look like: "<n> [lat] <size> <count> <type> <redop> <us> <algbw> <busbw> <wrong> | <us> <algbw> <busbw> <wrong>"
 awk '

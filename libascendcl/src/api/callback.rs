@@ -16,7 +16,7 @@
 //! `ACL_ERROR_INVALID_PARAM` (abi.md §1.3).
 
 use crate::api::errors;
-use crate::runtime::{self, Report, ReportQueue};
+use crate::runtime::{self, ExceptionInfo, Report, ReportQueue};
 use npu_emu::codes::*;
 use npu_emu::config::LogLevel;
 use npu_emu::{Error, Result};
@@ -183,7 +183,7 @@ pub unsafe extern "C" fn aclrtLaunchCallback(
 /// thread, waiting up to `timeout` ms (-1 = forever) for the first one.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtProcessReport(timeout: i32) -> i32 {
-    errors::boundary("aclrtProcessReport", || {
+    errors::boundary_quiet("aclrtProcessReport", &[ACL_ERROR_RT_REPORT_TIMEOUT], || {
         if timeout == 0 || timeout < -1 {
             return Err(Error::invalid(format!(
                 "timeout = {timeout} is invalid: -1 waits forever, a value above 0 waits that many milliseconds"
@@ -247,4 +247,63 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(
             Ok(())
         }))
     })
+}
+
+/// `aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback)`: `callback`
+/// runs on a stream's worker thread whenever one of its tasks fails, before the error is
+/// reported by the next synchronize. NULL removes it.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSetExceptionInfoCallback(
+    callback: Option<unsafe extern "C" fn(*mut c_void)>,
+) -> i32 {
+    errors::boundary("aclrtSetExceptionInfoCallback", || {
+        *runtime::get()?.exception_cb.lock() = callback;
+        Ok(())
+    })
+}
+
+fn info_field(name: &str, info: *const ExceptionInfo, f: impl Fn(&ExceptionInfo) -> u32) -> u32 {
+    crate::ffi::boundary_value(name, u32::MAX, || {
+        crate::ffi::non_null(info, "info")?;
+        // SAFETY: non-null; the magic check below rejects what we did not hand out.
+        let i = unsafe { &*info };
+        if i.magic != ExceptionInfo::MAGIC {
+            return Err(Error::invalid(format!(
+                "info = {info:p} is not an aclrtExceptionInfo passed to an aclrtSetExceptionInfoCallback callback"
+            )));
+        }
+        Ok(f(i))
+    })
+}
+
+/// `uint32_t aclrtGetTaskIdFromExceptionInfo(const aclrtExceptionInfo *info)`: the failed
+/// task's number on its stream (UINT32_MAX and a message for a bad `info`).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetTaskIdFromExceptionInfo(info: *const ExceptionInfo) -> u32 {
+    info_field("aclrtGetTaskIdFromExceptionInfo", info, |i| i.task_id)
+}
+
+/// `uint32_t aclrtGetStreamIdFromExceptionInfo(const aclrtExceptionInfo *info)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetStreamIdFromExceptionInfo(info: *const ExceptionInfo) -> u32 {
+    info_field("aclrtGetStreamIdFromExceptionInfo", info, |i| i.stream_id)
+}
+
+/// `uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info)`: the worker
+/// thread (`gettid`) that ran the task.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetThreadIdFromExceptionInfo(info: *const ExceptionInfo) -> u32 {
+    info_field("aclrtGetThreadIdFromExceptionInfo", info, |i| i.thread_id)
+}
+
+/// `uint32_t aclrtGetDeviceIdFromExceptionInfo(const aclrtExceptionInfo *info)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetDeviceIdFromExceptionInfo(info: *const ExceptionInfo) -> u32 {
+    info_field("aclrtGetDeviceIdFromExceptionInfo", info, |i| i.device_id)
+}
+
+/// `uint32_t aclrtGetErrorCodeFromExceptionInfo(const aclrtExceptionInfo *info)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetErrorCodeFromExceptionInfo(info: *const ExceptionInfo) -> u32 {
+    info_field("aclrtGetErrorCodeFromExceptionInfo", info, |i| i.retcode)
 }

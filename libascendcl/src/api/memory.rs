@@ -9,7 +9,9 @@
 //! - The copy kind must match the pointers: a host pointer where the kind says device (or
 //!   the reverse) is `ACL_ERROR_INVALID_PARAM` naming the argument. `ACL_MEMCPY_DEFAULT`
 //!   infers the direction from the addresses. The three device-to-device kinds accept any
-//!   two devices.
+//!   two devices, but a copy between two different devices needs peer access between them
+//!   (`aclrtDeviceEnablePeerAccess` in either direction), else `ACL_ERROR_RT_NO_PERMISSION`
+//!   (207006) with a message.
 //! - `count == 0` copies and memsets succeed after the argument checks and touch nothing.
 //! - Async copies are checked at call time and checked again when the stream runs them
 //!   (memory freed in between fails at the next synchronize; memory freed and allocated
@@ -27,7 +29,7 @@ use crate::api::prof::count;
 use crate::ffi::{boundary, non_null, out};
 use crate::mem::is_device_addr;
 use crate::runtime::{get, Runtime};
-use npu_emu::codes::ACL_ERROR_RT_MEMORY_ALLOCATION;
+use npu_emu::codes::{ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_NO_PERMISSION};
 use npu_emu::memory::device_of;
 use npu_emu::{Error, Result};
 use std::ffi::c_void;
@@ -158,12 +160,23 @@ unsafe impl Send for SendPtr {}
 
 /// Translate one end of a copy: device addresses through the node's range check, host
 /// addresses as they are.
+/// Host ranges inside an `aclrtMallocHost` allocation (or a registered range) are checked
+/// against its end too; other host memory is the caller's contract.
 fn translate(rt: &Runtime, addr: u64, len: u64, dev: bool, what: &str) -> Result<*mut u8> {
     if dev {
-        rt.node.check(addr, len, what)
-    } else {
-        Ok(addr as *mut u8)
+        return rt.node.check(addr, len, what);
     }
+    if let Some((start, size)) = rt.mem.host_lookup(addr as usize) {
+        let end = (start + size) as u64;
+        if addr.checked_add(len).is_none_or(|e| e > end) {
+            return Err(Error::invalid(format!(
+                "{what} range {addr:#x}..+{len} runs past the end of the host allocation \
+                 {start:#x} ({size} bytes, from aclrtMallocHost or aclrtHostRegister) by {} bytes",
+                addr.saturating_add(len) - end
+            )));
+        }
+    }
+    Ok(addr as *mut u8)
 }
 
 /// Check both ends of a 1-D copy and give the pointers to copy between.
@@ -177,6 +190,38 @@ fn check_copy(
     let d = translate(rt, dst, count, dir.dst_dev, "dst")?;
     let s = translate(rt, src, count, dir.src_dev, "src")?;
     Ok((d, s))
+}
+
+/// Logical id (as the program sees it) of physical device `phys`.
+fn logical_of(rt: &Runtime, phys: u32) -> i32 {
+    rt.cfg
+        .visible_devices
+        .iter()
+        .position(|&p| p == phys)
+        .map_or(phys as i32, |l| l as i32)
+}
+
+/// A device-to-device copy between two different devices needs peer access between them
+/// (`aclrtDeviceEnablePeerAccess`, either direction), as on hardware.
+fn check_peer(rt: &Runtime, dst: u64, src: u64, dir: Dir) -> Result<()> {
+    if !(dir.dst_dev && dir.src_dev) {
+        return Ok(());
+    }
+    let d = logical_of(rt, rt.node.phys(dst, 1, "dst")?.device);
+    let s = logical_of(rt, rt.node.phys(src, 1, "src")?.device);
+    if d == s {
+        return Ok(());
+    }
+    let reg = rt.reg.lock();
+    if reg.peers.contains(&(d, s)) || reg.peers.contains(&(s, d)) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ACL_ERROR_RT_NO_PERMISSION,
+        format!(
+            "copy from device {s} (src {src:#x}) to device {d} (dst {dst:#x}) needs peer              access between the two devices: call aclrtDeviceEnablePeerAccess first"
+        ),
+    ))
 }
 
 fn do_copy(rt: &Runtime, dst: u64, src: u64, count: u64, dir: Dir) -> Result<()> {
@@ -427,7 +472,13 @@ pub unsafe extern "C" fn aclrtMemcpy(
             None
         };
         match rt {
-            Some(rt) => do_copy(&rt, dst as u64, src as u64, count_ as u64, dir),
+            Some(rt) => {
+                if count_ > 0 {
+                    check_copy(&rt, dst as u64, src as u64, count_ as u64, dir)?;
+                    check_peer(&rt, dst as u64, src as u64, dir)?;
+                }
+                do_copy(&rt, dst as u64, src as u64, count_ as u64, dir)
+            }
             None => {
                 // Host to host needs no runtime state.
                 // SAFETY: both host ranges are the caller's contract.
@@ -453,13 +504,21 @@ fn copy_async(
         return Ok(());
     }
     check_copy(&rt, dst, src, n, dir)?;
+    check_peer(&rt, dst, src, dir)?;
     let (d, sr) = (SendPtr(dst), SendPtr(src));
     let rt2 = rt.clone();
     if staged {
         // ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: the host data goes through a staging buffer
         // taken now, so the program may reuse its buffer as soon as the call returns.
         let n = usize::try_from(n).map_err(|_| Error::invalid("count too large"))?;
-        let mut buf = vec![0u8; n];
+        let mut buf: Vec<u8> = Vec::new();
+        buf.try_reserve_exact(n).map_err(|_| {
+            Error::new(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!("out of host memory for a {n}-byte staging buffer"),
+            )
+        })?;
+        buf.resize(n, 0);
         // SAFETY: host source range is the caller's contract (checked non-null).
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, buf.as_mut_ptr(), n) };
         return s.enqueue(Box::new(move || {
@@ -683,11 +742,13 @@ fn memset_target(rt: &Runtime, addr: u64, n: u64) -> Result<*mut u8> {
         return rt.node.check(addr, n, "devPtr");
     }
     match rt.mem.host_lookup(addr as usize) {
-        Some((s, size)) if addr + n <= (s + size) as u64 => Ok(addr as *mut u8),
+        Some((s, size)) if addr.checked_add(n).is_some_and(|e| e <= (s + size) as u64) => {
+            Ok(addr as *mut u8)
+        }
         Some((s, size)) => Err(Error::invalid(format!(
             "devPtr {addr:#x} + count {n} runs past the end of the host allocation {s:#x} \
              ({size} bytes) by {} bytes",
-            addr + n - (s + size) as u64
+            addr.saturating_add(n) - (s + size) as u64
         ))),
         None => Err(Error::invalid(format!(
             "devPtr {addr:#x} is neither device memory nor host memory from aclrtMallocHost \
@@ -839,12 +900,7 @@ pub unsafe extern "C" fn aclrtPointerGetAttributes(
             // A live allocation or a mapped VMM range; the node's message says what else
             // the address is (freed, unmapped, …).
             let phys = rt.node.phys(addr, 1, "ptr")?.device;
-            let logical = rt
-                .cfg
-                .visible_devices
-                .iter()
-                .position(|&p| p == phys)
-                .unwrap_or(phys as usize);
+            let logical = logical_of(&rt, phys);
             (logical as u32, ACL_MEM_LOCATION_TYPE_DEVICE, 2u32 << 20)
         } else if rt.mem.host_lookup(addr as usize).is_some() {
             (0, ACL_MEM_LOCATION_TYPE_HOST, 4096)
