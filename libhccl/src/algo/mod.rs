@@ -13,6 +13,7 @@ pub mod alltoall;
 pub mod gather;
 pub mod p2p;
 pub mod reduce_scatter;
+pub mod small;
 
 use crate::comm::CommInner;
 use crate::errors::{code_name, panic_text, HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_TIMEOUT};
@@ -224,6 +225,12 @@ impl Coll<'_> {
         me.post.0.store_wake(self.seq as u32);
     }
 
+    fn post_only(&self, code: u32) {
+        let me = self.c.me();
+        me.exec_op.0.store(code, Ordering::Relaxed);
+        me.post.0.store_wake(self.seq as u32);
+    }
+
     fn wait_posted(&self) -> HResult<()> {
         self.c.wait_peers(
             &|s| &s.post.0,
@@ -317,6 +324,9 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
         what: &op.what,
         started,
     };
+    if small::fits(c, op) {
+        return small::run(&coll, op);
+    }
     coll.publish(op);
     coll.wait_posted()?;
     if op.code == opcode::BARRIER {
