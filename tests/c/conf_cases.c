@@ -415,6 +415,41 @@ static void case_meminfo_bad_attr(void) {
     teardown();
 }
 
+/* Synchronize with timeout 0: the runtime accepts -1 or > 0 only, RT_ERROR_INVALID_VALUE ->
+ * ACL_ERROR_RT_PARAM_INVALID (D: "-1:表示永久等待; >0:配置具体的超时时间"; S1
+ * ApiErrorDecorator::StreamSynchronize / EventSynchronize / DeviceSynchronize reject
+ * `(timeout < -1) || (timeout == 0)`). */
+static void case_sync_timeout_zero(void) {
+    setup();
+    aclrtStream s = NULL;
+    aclrtEvent e = NULL;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtCreateEvent(&e));
+    CHECK(aclrtRecordEvent(e, s));
+    CHECK(aclrtSynchronizeStream(s));
+    EXPECT_CODE(aclrtSynchronizeStreamWithTimeout(s, 0), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtSynchronizeEventWithTimeout(e, 0), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtSynchronizeDeviceWithTimeout(0), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    CHECK(aclrtSynchronizeStreamWithTimeout(s, 1000));
+    CHECK(aclrtSynchronizeEventWithTimeout(e, 1000));
+    CHECK(aclrtSynchronizeDeviceWithTimeout(1000));
+    CHECK(aclrtDestroyEvent(e));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
+/* aclrtResetDevice of a device this process never set: RT_ERROR_CONTEXT_DEL ("The device
+ * has not been set or has already been reset") -> ACL_ERROR_RT_CONTEXT_RELEASE_ERROR (S1
+ * ApiErrorDecorator::DeviceReset and the runtime's error map). */
+static void case_reset_unset_device(void) {
+    setup();
+    EXPECT_CODE(aclrtResetDevice(3), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, NULL);
+    CHECK(aclrtSetDevice(3));
+    CHECK(aclrtResetDevice(3));
+    EXPECT_CODE(aclrtResetDevice(3), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, NULL);
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -439,6 +474,8 @@ int main(int argc, char **argv) {
         {"memcpy_async_h2h", case_memcpy_async_h2h},
         {"memcpy_kind_from_pointers", case_memcpy_kind_from_pointers},
         {"meminfo_bad_attr", case_meminfo_bad_attr},
+        {"sync_timeout_zero", case_sync_timeout_zero},
+        {"reset_unset_device", case_reset_unset_device},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");
