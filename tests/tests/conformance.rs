@@ -210,3 +210,20 @@ fn reset_of_unset_device_is_context_release_error() {
 fn prof_sessions_on_different_devices_run_together() {
     case("prof_sessions");
 }
+
+/// The vendor HCCL example flow (thread per device, root info from the main thread, NULL
+/// send buffers on non-root scatter ranks, main never resets its device).
+#[test]
+fn sample_hccl_thread_per_device_flow() {
+    let work = scratch("conf_hccl_flow");
+    let exe = work.join("prog");
+    compile(&["conf_hccl_flow.cpp"], &exe, &["hccl", "ascendcl"], &[]);
+    let r = run(command(&exe, &work));
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("hccl flow passed on 8 devices"),
+        "{}",
+        r.all()
+    );
+}
