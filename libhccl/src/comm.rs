@@ -39,6 +39,9 @@ pub struct CommInner {
     pub recv_k: Mutex<Vec<u64>>,
     pub history: History,
     pub async_error: AtomicI32,
+    /// Which collective may run next on a stream (they run in call order even when a
+    /// program spreads one communicator over several streams).
+    turn: Mutex<Turn>,
     destroyed: std::sync::atomic::AtomicBool,
 }
 
@@ -356,6 +359,10 @@ pub fn join(
                 recv_k: Mutex::new(vec![0; n as usize]),
                 history: History::default(),
                 async_error: AtomicI32::new(0),
+                turn: Mutex::new(Turn {
+                    next: 1,
+                    skipped: Default::default(),
+                }),
                 destroyed: Default::default(),
             }));
         }
@@ -379,6 +386,11 @@ fn leave(shm: &Shm, members: &[Member]) {
     {
         shm.unlink();
     }
+}
+
+struct Turn {
+    next: u64,
+    skipped: std::collections::BTreeSet<u64>,
 }
 
 /// Why a wait for peers ended early.
@@ -568,6 +580,14 @@ impl CommInner {
     /// its collective of the same sequence number, and compare. Returns the sequence number.
     pub fn rendezvous(&self, fp: &mut Fp) -> HResult<u64> {
         let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
+        let r = self.rendezvous_at(seq, fp);
+        if r.is_err() {
+            self.finish_turn(seq);
+        }
+        r
+    }
+
+    fn rendezvous_at(&self, seq: u64, fp: &mut Fp) -> HResult<u64> {
         fp.seq = seq;
         let me = self.me();
         fp.store(&me.fp[(seq % FP_RING as u64) as usize]);
@@ -600,6 +620,56 @@ impl CommInner {
             ));
         }
         Ok(seq)
+    }
+
+    /// Collective `seq` is finished on its stream, or will never run (failed at the call,
+    /// count 0): the next one may run.
+    pub fn finish_turn(&self, seq: u64) {
+        let mut t = self.turn.lock();
+        if seq < t.next {
+            return;
+        }
+        if seq == t.next {
+            t.next += 1;
+            loop {
+                let n = t.next;
+                if !t.skipped.remove(&n) {
+                    break;
+                }
+                t.next += 1;
+            }
+        } else {
+            t.skipped.insert(seq);
+        }
+    }
+
+    /// Wait (on a stream worker) until collective `seq` may run: every earlier collective of
+    /// this communicator finished. Immediate when the communicator uses one stream.
+    pub fn wait_turn(&self, seq: u64, started: Instant) -> HResult<()> {
+        let deadline = self.exec_timeout.map(|d| started + d);
+        let mut spins = 0u32;
+        loop {
+            let next = self.turn.lock().next;
+            if next >= seq {
+                return Ok(());
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(HcclError::new(
+                    HCCL_E_TIMEOUT,
+                    format!(
+                        "{}: collective #{seq} waited {} s (HCCL_EXEC_TIMEOUT) for collective #{next} of the same communicator, which was called earlier but has not run (is it on another stream that waits for this one?)",
+                        self.who(),
+                        self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0)
+                    ),
+                ));
+            }
+            spins += 1;
+            if spins < 1000 {
+                unsafe { libc::sched_yield() };
+            } else {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
     }
 
     /// Leave the communicator: the last rank removes the control block.

@@ -349,6 +349,24 @@ fn a_send_without_receive_times_out_naming_the_peer() {
 }
 
 #[test]
+fn a_send_and_receive_that_disagree_fail_both() {
+    let runs = faults("p2p-mismatch", 2, &[("HCCL_EXEC_TIMEOUT", "30")]);
+    for (r, x) in runs.iter().enumerate() {
+        assert_eq!(x.code, Some(3), "rank {r}:\n{}", x.out);
+        assert!(
+            x.out.contains("count=1024") && x.out.contains("count=512"),
+            "{}",
+            x.out
+        );
+        assert!(
+            x.out.contains(&format!("rank {r}: async error 1")),
+            "{}",
+            x.out
+        );
+    }
+}
+
+#[test]
 fn entry_log_shows_calls_and_durations() {
     let runs = faults("entry-log", 2, &[("HCCL_ENTRY_LOG_ENABLE", "1")]);
     for x in &runs {

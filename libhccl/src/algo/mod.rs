@@ -132,7 +132,11 @@ pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HRe
 }
 
 unsafe extern "C" fn drop_task(ctx: *mut c_void) {
-    drop(Box::from_raw(ctx as *mut OpTask));
+    let t = Box::from_raw(ctx as *mut OpTask);
+    // Run or discarded: either way the next collective may go.
+    if t.op.seq != 0 {
+        t.comm.finish_turn(t.op.seq);
+    }
 }
 
 /// ACL code a failed HCCL task reports to the stream: a timeout is
@@ -151,7 +155,16 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
     let c = &t.comm;
     c.history.set(t.hist, Status::Running);
     let start = Instant::now();
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(c, &t.op, start)));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if t.op.seq != 0 {
+            c.wait_turn(t.op.seq, start)?;
+        }
+        let r = execute(c, &t.op, start);
+        if t.op.seq != 0 {
+            c.finish_turn(t.op.seq);
+        }
+        r
+    }));
     let r = match r {
         Ok(r) => r,
         Err(p) => Err(HcclError::new(
