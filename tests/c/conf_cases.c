@@ -4,6 +4,7 @@
  * /work/notes/conformance.md (outside the repo) lists the sources per case. */
 #define _GNU_SOURCE
 #include "common.h"
+#include "acl/acl_prof.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
@@ -415,6 +416,70 @@ static void case_meminfo_bad_attr(void) {
     teardown();
 }
 
+/* Synchronize with timeout 0: the runtime accepts -1 or > 0 only, RT_ERROR_INVALID_VALUE ->
+ * ACL_ERROR_RT_PARAM_INVALID (D: "-1:表示永久等待; >0:配置具体的超时时间"; S1
+ * ApiErrorDecorator::StreamSynchronize / EventSynchronize / DeviceSynchronize reject
+ * `(timeout < -1) || (timeout == 0)`). */
+static void case_sync_timeout_zero(void) {
+    setup();
+    aclrtStream s = NULL;
+    aclrtEvent e = NULL;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtCreateEvent(&e));
+    CHECK(aclrtRecordEvent(e, s));
+    CHECK(aclrtSynchronizeStream(s));
+    EXPECT_CODE(aclrtSynchronizeStreamWithTimeout(s, 0), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtSynchronizeEventWithTimeout(e, 0), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtSynchronizeDeviceWithTimeout(0), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    CHECK(aclrtSynchronizeStreamWithTimeout(s, 1000));
+    CHECK(aclrtSynchronizeEventWithTimeout(e, 1000));
+    CHECK(aclrtSynchronizeDeviceWithTimeout(1000));
+    CHECK(aclrtDestroyEvent(e));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
+/* aclrtResetDevice of a device this process never set: RT_ERROR_CONTEXT_DEL ("The device
+ * has not been set or has already been reset") -> ACL_ERROR_RT_CONTEXT_RELEASE_ERROR (S1
+ * ApiErrorDecorator::DeviceReset and the runtime's error map). */
+static void case_reset_unset_device(void) {
+    setup();
+    EXPECT_CODE(aclrtResetDevice(3), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, NULL);
+    CHECK(aclrtSetDevice(3));
+    CHECK(aclrtResetDevice(3));
+    EXPECT_CODE(aclrtResetDevice(3), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, NULL);
+    teardown();
+}
+
+/* Profiling sessions (D "Profiling数据采集接口 总体约束"): start/stop/finalize before
+ * aclprofInit fail; a second aclprofStart whose devices repeat a running session's fails;
+ * sessions on different devices may run together (the documented wrong order is only the
+ * one that repeats Device 1); aclprofInit/aclprofFinalize may be paired more than once. */
+static void case_prof_sessions(void) {
+    setup();
+    uint32_t d0[1] = {0}, d1[1] = {1};
+    aclprofConfig *c0 = aclprofCreateConfig(d0, 1, ACL_AICORE_NONE, NULL, ACL_PROF_ACL_API);
+    aclprofConfig *c0b = aclprofCreateConfig(d0, 1, ACL_AICORE_NONE, NULL, ACL_PROF_TASK_TIME);
+    aclprofConfig *c1 = aclprofCreateConfig(d1, 1, ACL_AICORE_NONE, NULL, ACL_PROF_ACL_API);
+    EXPECT(c0 != NULL && c0b != NULL && c1 != NULL);
+    EXPECT(aclprofStart(c0) != ACL_SUCCESS); /* before aclprofInit */
+    char dir[4096];
+    EXPECT(getcwd(dir, sizeof dir) != NULL);
+    CHECK(aclprofInit(dir, strlen(dir)));
+    CHECK(aclprofStart(c0));
+    EXPECT(aclprofStart(c0b) != ACL_SUCCESS); /* device 0 again */
+    CHECK(aclprofStart(c1));                  /* device 1: allowed */
+    CHECK(aclprofStop(c1));
+    CHECK(aclprofStop(c0));
+    CHECK(aclprofFinalize());
+    CHECK(aclprofInit(dir, strlen(dir)));
+    CHECK(aclprofFinalize());
+    CHECK(aclprofDestroyConfig(c0));
+    CHECK(aclprofDestroyConfig(c0b));
+    CHECK(aclprofDestroyConfig(c1));
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -439,6 +504,9 @@ int main(int argc, char **argv) {
         {"memcpy_async_h2h", case_memcpy_async_h2h},
         {"memcpy_kind_from_pointers", case_memcpy_kind_from_pointers},
         {"meminfo_bad_attr", case_meminfo_bad_attr},
+        {"sync_timeout_zero", case_sync_timeout_zero},
+        {"reset_unset_device", case_reset_unset_device},
+        {"prof_sessions", case_prof_sessions},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");
