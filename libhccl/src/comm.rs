@@ -559,6 +559,15 @@ impl CommInner {
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));
                     }
+                    let me = std::process::id();
+                    if missing
+                        .iter()
+                        .any(|&q| self.slot(q).ident.0.pid.load(Ordering::Relaxed) == me)
+                    {
+                        msg.push_str(
+                            "\n    (some of these ranks are in this process, as with HcclCommInitAll: every call waits until all ranks made it, so each rank's calls must come from its own thread)",
+                        );
+                    }
                     return Err(HcclError::new(HCCL_E_TIMEOUT, msg));
                 }
                 Err(WaitError::Check(PeerWait::Dead(q))) => {
