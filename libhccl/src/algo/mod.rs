@@ -97,9 +97,21 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Run `f` with this thread's reduction scratch buffers.
-pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    SCRATCH.with(|s| f(&mut s.borrow_mut()))
+/// Run `f` with this thread's reduction scratch buffers; results are written with
+/// non-temporal stores when `nt`.
+pub fn with_scratch<R>(nt: bool, f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        s.nt = nt;
+        f(&mut s)
+    })
+}
+
+/// Whether `op` touches so much memory (all ranks' buffers together) that its results
+/// should bypass the caches.
+pub fn nt_for(c: &CommInner, op: &Op) -> bool {
+    let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
+    mine.saturating_mul(c.n as u64) >= crate::reduce::NT_FOOTPRINT
 }
 
 /// Enqueue `op` on `stream`.
