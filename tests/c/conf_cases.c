@@ -480,6 +480,38 @@ static void case_prof_sessions(void) {
     teardown();
 }
 
+/* D aclrtSetDevice: threads that set the same device share its default context; D
+ * aclrtResetDevice: reference counted, the last reset frees the default context;
+ * aclrtResetDeviceForce frees it whatever the count. */
+static aclrtContext thread_ctx = NULL;
+static void *set_device_thread(void *arg) {
+    (void)arg;
+    if (aclrtSetDevice(0) != ACL_SUCCESS || aclrtGetCurrentContext(&thread_ctx) != ACL_SUCCESS) {
+        thread_ctx = NULL;
+    }
+    return NULL;
+}
+static void case_device_refcount(void) {
+    CHECK(aclInit(NULL));
+    CHECK(aclrtSetDevice(0));
+    aclrtContext mine = NULL, now = NULL;
+    CHECK(aclrtGetCurrentContext(&mine));
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, set_device_thread, NULL) == 0);
+    EXPECT(pthread_join(t, NULL) == 0);
+    EXPECT(thread_ctx == mine); /* one default context per device per process */
+    CHECK(aclrtResetDevice(0)); /* two sets, one reset: still alive */
+    CHECK(aclrtGetCurrentContext(&now));
+    EXPECT(now == mine);
+    void *d = NULL;
+    CHECK(aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtFree(d));
+    CHECK(aclrtSetDevice(0));
+    CHECK(aclrtResetDeviceForce(0)); /* three sets, one forced reset frees it */
+    EXPECT_CODE(aclrtGetCurrentContext(&now), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    CHECK(aclFinalize());
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -507,6 +539,7 @@ int main(int argc, char **argv) {
         {"sync_timeout_zero", case_sync_timeout_zero},
         {"reset_unset_device", case_reset_unset_device},
         {"prof_sessions", case_prof_sessions},
+        {"device_refcount", case_device_refcount},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");

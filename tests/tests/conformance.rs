@@ -68,6 +68,11 @@ fn memcpy2d_argument_checks() {
 }
 
 #[test]
+fn default_context_shared_and_reference_counted() {
+    case("device_refcount");
+}
+
+#[test]
 fn memcpy_every_kind() {
     case("memcpy_kinds");
 }
