@@ -512,6 +512,56 @@ static void case_device_refcount(void) {
     CHECK(aclFinalize());
 }
 
+/* aclInit config "defaultDevice": runtime calls work without aclrtSetDevice, on the
+ * configured device, in every thread (D dev guide 初始化: {"defaultDevice":{"default_device":"0"}}
+ * "启用DefaultDevice后,可以不显式调用aclrtSetDevice直接调用运行时接口"; D aclrtGetDevice: a device
+ * can be specified "by enabling default device using aclInit"). */
+static int32_t thread_dev = -1;
+static void *default_device_thread(void *arg) {
+    (void)arg;
+    void *p = NULL;
+    if (aclrtGetDevice(&thread_dev) != ACL_SUCCESS) thread_dev = -2;
+    if (aclrtMalloc(&p, 16, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS || aclrtFree(p) != ACL_SUCCESS) {
+        thread_dev = -3;
+    }
+    return NULL;
+}
+static void case_default_device_config(void) {
+    write_file("defdev.json", "{\"defaultDevice\": {\"default_device\": \"1\"}}");
+    CHECK(aclInit("defdev.json"));
+    int32_t dev = -1;
+    CHECK(aclrtGetDevice(&dev));
+    EXPECT(dev == 1);
+    void *p = NULL;
+    CHECK(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    aclrtStream s = NULL;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtMemsetAsync(p, 64, 7, 64, s));
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtDestroyStream(s));
+    CHECK(aclrtFree(p));
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, default_device_thread, NULL) == 0);
+    EXPECT(pthread_join(t, NULL) == 0);
+    EXPECT(thread_dev == 1);
+    /* An explicit aclrtSetDevice takes precedence. */
+    CHECK(aclrtSetDevice(2));
+    CHECK(aclrtGetDevice(&dev));
+    EXPECT(dev == 2);
+    CHECK(aclrtResetDevice(2));
+    CHECK(aclFinalize());
+}
+
+/* aclInit config "err_msg_mode": only "0" (thread) and "1" (process) are valid; anything
+ * else is ACL_ERROR_INVALID_PARAM (S1 acl.cpp HandleErrorManagerConfig). */
+static void case_err_msg_mode_config(void) {
+    write_file("badmode.json", "{\"err_msg_mode\": \"2\"}");
+    EXPECT_CODE(aclInit("badmode.json"), ACL_ERROR_INVALID_PARAM, NULL);
+    write_file("thread.json", "{\"err_msg_mode\": \"0\"}");
+    CHECK(aclInit("thread.json"));
+    CHECK(aclFinalize());
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -540,6 +590,8 @@ int main(int argc, char **argv) {
         {"reset_unset_device", case_reset_unset_device},
         {"prof_sessions", case_prof_sessions},
         {"device_refcount", case_device_refcount},
+        {"default_device_config", case_default_device_config},
+        {"err_msg_mode_config", case_err_msg_mode_config},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");
