@@ -562,6 +562,20 @@ static void case_err_msg_mode_config(void) {
     CHECK(aclFinalize());
 }
 
+/* aclrtGetMemInfo reports device memory; attributes the hardware lacks give free = total = 0
+ * (D aclrtGetMemInfo 约束说明: "请根据实际硬件支持的情况,选择对应属性的内存,否则调用本接口获取到的空闲
+ * 大小和总大小都为0", which applies to Atlas training and A2 training products; Ascend910B1 has
+ * HBM and no device DDR). */
+static void case_meminfo_ddr_on_hbm_device(void) {
+    setup();
+    size_t fr = 1, tot = 1;
+    CHECK(aclrtGetMemInfo(ACL_DDR_MEM, &fr, &tot));
+    EXPECT(fr == 0 && tot == 0);
+    CHECK(aclrtGetMemInfo(ACL_HBM_MEM, &fr, &tot));
+    EXPECT(tot > 0 && fr > 0 && fr <= tot);
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -592,6 +606,7 @@ int main(int argc, char **argv) {
         {"device_refcount", case_device_refcount},
         {"default_device_config", case_default_device_config},
         {"err_msg_mode_config", case_err_msg_mode_config},
+        {"meminfo_ddr", case_meminfo_ddr_on_hbm_device},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");
