@@ -576,6 +576,53 @@ static void case_meminfo_ddr_on_hbm_device(void) {
     teardown();
 }
 
+/* aclrtMemcpyAsync with pageable (malloc) host memory returns only once the copy is done;
+ * with aclrtMallocHost memory it is asynchronous (D aclrtMemcpyAsync 功能说明, 8.3 to 9.0:
+ * "当Host内存是非锁页内存时,本接口在内存复制任务完成后才返回"; S1 MemcpyAsync: pageable memory
+ * → StreamSynchronize + MemCopySync). The stream is held by a host function that another
+ * thread releases, so a copy that returned early would see the old data. */
+static void *release_later(void *arg) {
+    (void)arg;
+    usleep(200 * 1000);
+    release_flag = 1;
+    return NULL;
+}
+static void case_pageable_async_is_sync(void) {
+    setup();
+    aclrtStream s = NULL;
+    void *d = NULL;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+    char *buf = malloc(4096);
+    EXPECT(buf != NULL);
+    /* H2D: the program may reuse its buffer as soon as the call returns. */
+    memset(buf, 0x11, 4096);
+    release_flag = 0;
+    CHECK(aclrtLaunchHostFunc(s, hold_stream, NULL));
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, release_later, NULL) == 0);
+    CHECK(aclrtMemcpyAsync(d, 4096, buf, 4096, ACL_MEMCPY_HOST_TO_DEVICE, s));
+    memset(buf, 0x22, 4096);
+    EXPECT(pthread_join(t, NULL) == 0);
+    CHECK(aclrtSynchronizeStream(s));
+    char back[4096];
+    CHECK(aclrtMemcpy(back, 4096, d, 4096, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int i = 0; i < 4096; i++) EXPECT(back[i] == 0x11);
+    /* D2H: the data is in the buffer when the call returns. */
+    memset(buf, 0, 4096);
+    release_flag = 0;
+    CHECK(aclrtLaunchHostFunc(s, hold_stream, NULL));
+    EXPECT(pthread_create(&t, NULL, release_later, NULL) == 0);
+    CHECK(aclrtMemcpyAsync(buf, 4096, d, 4096, ACL_MEMCPY_DEVICE_TO_HOST, s));
+    for (int i = 0; i < 4096; i++) EXPECT(buf[i] == 0x11);
+    EXPECT(pthread_join(t, NULL) == 0);
+    CHECK(aclrtSynchronizeStream(s));
+    free(buf);
+    CHECK(aclrtFree(d));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -607,6 +654,7 @@ int main(int argc, char **argv) {
         {"default_device_config", case_default_device_config},
         {"err_msg_mode_config", case_err_msg_mode_config},
         {"meminfo_ddr", case_meminfo_ddr_on_hbm_device},
+        {"pageable_async_is_sync", case_pageable_async_is_sync},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");
