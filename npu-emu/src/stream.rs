@@ -12,6 +12,10 @@
 //!   condition variable, and a waiter in `synchronize` does the same before sleeping: a
 //!   round trip on an otherwise idle 2-core machine needs no futex wake-up, while an idle
 //!   stream costs no CPU after a few tens of microseconds.
+//! - The worker takes the whole queue under one lock and runs the batch without it, so a
+//!   producer enqueueing while the worker is busy rarely contends. `abort` and a forced
+//!   `destroy` bump a generation counter: the worker discards the rest of a batch it took
+//!   before the bump.
 //! - Failure mode [`FailureMode::Stop`] (`ACL_STOP_ON_FAILURE`): after a failed task the rest
 //!   of the queue is discarded until the error has been reported by a synchronize.
 
