@@ -158,6 +158,15 @@ impl MemState {
         }
     }
 
+    /// Whether `addr` lies inside a range registered with `aclrtHostRegister[V2]`.
+    pub fn is_registered(&self, addr: usize) -> bool {
+        self.registered
+            .lock()
+            .range(..=addr)
+            .next_back()
+            .is_some_and(|(s, n)| addr < *s + *n)
+    }
+
     /// Bytes of live host allocations (for tests and logs).
     pub fn host_bytes(&self) -> usize {
         self.host.lock().values().map(|a| a.size).sum()

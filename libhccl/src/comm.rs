@@ -39,7 +39,13 @@ pub struct CommInner {
     pub recv_k: Mutex<Vec<u64>>,
     pub history: History,
     pub async_error: AtomicI32,
+    /// Which collective may run next on a stream (they run in call order even when a
+    /// program spreads one communicator over several streams).
+    turn: Mutex<Turn>,
     destroyed: std::sync::atomic::AtomicBool,
+    destroy_requested: std::sync::atomic::AtomicBool,
+    /// Operations enqueued and not yet run (or discarded).
+    pub pending: AtomicU64,
 }
 
 /// `a >= b` for 32-bit sequence words that may wrap.
@@ -356,7 +362,13 @@ pub fn join(
                 recv_k: Mutex::new(vec![0; n as usize]),
                 history: History::default(),
                 async_error: AtomicI32::new(0),
+                turn: Mutex::new(Turn {
+                    next: 1,
+                    skipped: Default::default(),
+                }),
                 destroyed: Default::default(),
+                destroy_requested: Default::default(),
+                pending: AtomicU64::new(0),
             }));
         }
         return Ok(out);
@@ -381,10 +393,16 @@ fn leave(shm: &Shm, members: &[Member]) {
     }
 }
 
+struct Turn {
+    next: u64,
+    skipped: std::collections::BTreeSet<u64>,
+}
+
 /// Why a wait for peers ended early.
 enum PeerWait {
     Dead(u32),
     Failed(u32),
+    Destroyed(u32),
 }
 
 impl CommInner {
@@ -491,6 +509,9 @@ impl CommInner {
             ) {
                 return Err(PeerWait::Dead(p));
             }
+            if id.state.load(Ordering::Acquire) == STATE_DESTROYED {
+                return Err(PeerWait::Destroyed(p));
+            }
             if failed.is_none() && id.failed_seq.load(Ordering::Acquire) != 0 {
                 failed = Some(p);
             }
@@ -551,6 +572,16 @@ impl CommInner {
                     }
                     return Err(HcclError::new(HCCL_E_REMOTE, msg));
                 }
+                Err(WaitError::Check(PeerWait::Destroyed(q))) => {
+                    let mut msg = format!(
+                        "{}: rank {q} destroyed its communicator before it could {phase}:",
+                        self.who()
+                    );
+                    for q in 0..self.n {
+                        msg.push_str(&format!("\n    {}", self.describe_rank(q)));
+                    }
+                    return Err(HcclError::new(HCCL_E_REMOTE, msg));
+                }
                 Err(WaitError::Check(PeerWait::Failed(q))) => {
                     let msg = format!(
                         "{}: rank {q} failed before it could {phase}: {}",
@@ -568,6 +599,14 @@ impl CommInner {
     /// its collective of the same sequence number, and compare. Returns the sequence number.
     pub fn rendezvous(&self, fp: &mut Fp) -> HResult<u64> {
         let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
+        let r = self.rendezvous_at(seq, fp);
+        if r.is_err() {
+            self.finish_turn(seq);
+        }
+        r
+    }
+
+    fn rendezvous_at(&self, seq: u64, fp: &mut Fp) -> HResult<u64> {
         fp.seq = seq;
         let me = self.me();
         fp.store(&me.fp[(seq % FP_RING as u64) as usize]);
@@ -602,8 +641,76 @@ impl CommInner {
         Ok(seq)
     }
 
+    /// Collective `seq` is finished on its stream, or will never run (failed at the call,
+    /// count 0): the next one may run.
+    pub fn finish_turn(&self, seq: u64) {
+        let mut t = self.turn.lock();
+        if seq < t.next {
+            return;
+        }
+        if seq == t.next {
+            t.next += 1;
+            loop {
+                let n = t.next;
+                if !t.skipped.remove(&n) {
+                    break;
+                }
+                t.next += 1;
+            }
+        } else {
+            t.skipped.insert(seq);
+        }
+    }
+
+    /// Wait (on a stream worker) until collective `seq` may run: every earlier collective of
+    /// this communicator finished. Immediate when the communicator uses one stream.
+    pub fn wait_turn(&self, seq: u64, started: Instant) -> HResult<()> {
+        let deadline = self.exec_timeout.map(|d| started + d);
+        let mut spins = 0u32;
+        loop {
+            let next = self.turn.lock().next;
+            if next >= seq {
+                return Ok(());
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(HcclError::new(
+                    HCCL_E_TIMEOUT,
+                    format!(
+                        "{}: collective #{seq} waited {} s (HCCL_EXEC_TIMEOUT) for collective #{next} of the same communicator, which was called earlier but has not run (is it on another stream that waits for this one?)",
+                        self.who(),
+                        self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0)
+                    ),
+                ));
+            }
+            spins += 1;
+            if spins < 1000 {
+                unsafe { libc::sched_yield() };
+            } else {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
     /// Leave the communicator: the last rank removes the control block.
+    /// (Leaving waits until this rank's operations still queued on streams have run, so
+    /// `HcclCommDestroy` before `aclrtSynchronizeStream` does not fail the peers.)
     pub fn destroy(&self) {
+        self.destroy_requested.store(true, Ordering::SeqCst);
+        if self.pending.load(Ordering::SeqCst) == 0 {
+            self.leave_now();
+        }
+    }
+
+    /// An enqueued operation ran or was discarded.
+    pub fn task_gone(&self) {
+        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.destroy_requested.load(Ordering::SeqCst)
+        {
+            self.leave_now();
+        }
+    }
+
+    fn leave_now(&self) {
         if self.destroyed.swap(true, Ordering::AcqRel) {
             return;
         }

@@ -8,6 +8,7 @@
 //! | [`Slot`] × n | 16 lines each | per rank: identity (pid, start time, device), state, failure, host-call word + fingerprint ring, stream post/done words, published buffers, reason text |
 //! | arrays | n × n × 32 B | per rank, per peer: (send count, send displ, recv count, recv displ) for the V operations |
 //! | mailboxes | n × n × [`MBOX_DEPTH`] lines | point-to-point: entry `k % depth` of pair (src → dst) |
+//! | inline | n × 2 × [`INLINE_BYTES`] | per rank, by sequence parity: inputs of small operations |
 
 use crate::errors::{HResult, HcclError, HCCL_E_SYSCALL};
 use npu_emu::wait::Word;
@@ -122,8 +123,16 @@ const HEADER_SIZE: usize = 256;
 /// Byte size of the control block for `n` ranks.
 pub fn block_size(n: u32) -> usize {
     let n = n as usize;
+    inline_base(n) + n * 2 * INLINE_BYTES
+}
+
+fn inline_base(n: usize) -> usize {
     HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * n * 32 + n * n * MBOX_DEPTH as usize * 64
 }
+
+/// Bytes of each of a rank's two inline buffers (small operations stage their input there,
+/// which saves the second barrier).
+pub const INLINE_BYTES: usize = 32 * 1024;
 
 /// A mapped control block.
 pub struct Shm {
@@ -237,6 +246,14 @@ impl Shm {
         let pair = dst as usize * n + src as usize;
         let off = base + (pair * MBOX_DEPTH as usize + (k % MBOX_DEPTH) as usize) * 64;
         unsafe { &*(self.base.add(off) as *const Mbox) }
+    }
+
+    /// Rank `r`'s inline buffer for operations with sequence number parity `parity`.
+    pub fn inline(&self, r: u32, parity: u64) -> *mut u8 {
+        assert!(r < self.n);
+        let off =
+            inline_base(self.n as usize) + (r as usize * 2 + (parity % 2) as usize) * INLINE_BYTES;
+        unsafe { self.base.add(off) }
     }
 
     /// Unlink the file if it is still the one we mapped.

@@ -12,6 +12,10 @@
 //!   condition variable, and a waiter in `synchronize` does the same before sleeping: a
 //!   round trip on an otherwise idle 2-core machine needs no futex wake-up, while an idle
 //!   stream costs no CPU after a few tens of microseconds.
+//! - The worker takes the whole queue under one lock and runs the batch without it, so a
+//!   producer enqueueing while the worker is busy rarely contends. `abort` and a forced
+//!   `destroy` bump a generation counter: the worker discards the rest of a batch it took
+//!   before the bump.
 //! - Failure mode [`FailureMode::Stop`] (`ACL_STOP_ON_FAILURE`): after a failed task the rest
 //!   of the queue is discarded until the error has been reported by a synchronize.
 
@@ -53,8 +57,6 @@ struct Queue {
     tasks: VecDeque<Task>,
     /// First error of an asynchronous task since the last synchronize.
     error: Option<Error>,
-    /// Stop-on-failure tripped: discard tasks until the error is reported.
-    discarding: bool,
     shutdown: bool,
     worker_asleep: bool,
 }
@@ -72,6 +74,11 @@ struct Shared {
     /// Id of the worker thread (`gettid`), to detect calls from inside a task.
     worker_tid: AtomicU64,
     hook: Mutex<Option<ErrorHook>>,
+    /// Stop-on-failure tripped: discard tasks until the error is reported.
+    discarding: AtomicBool,
+    /// Bumped (under the queue lock) by abort and forced destroy: the worker discards the
+    /// batch it took before the bump.
+    abort_gen: AtomicU64,
 }
 
 /// One stream with its worker thread.
@@ -94,7 +101,6 @@ impl Stream {
             q: Mutex::new(Queue {
                 tasks: VecDeque::new(),
                 error: None,
-                discarding: false,
                 shutdown: false,
                 worker_asleep: false,
             }),
@@ -107,6 +113,8 @@ impl Stream {
             stop_on_failure: AtomicBool::new(false),
             worker_tid: AtomicU64::new(0),
             hook: Mutex::new(None),
+            discarding: AtomicBool::new(false),
+            abort_gen: AtomicU64::new(0),
         });
         let s2 = shared.clone();
         let name: String = format!("npu-{label}").chars().take(15).collect();
@@ -171,7 +179,7 @@ impl Stream {
         }
         if s.has_error.load(Ordering::SeqCst) {
             let mut q = s.q.lock();
-            q.discarding = false;
+            s.discarding.store(false, Ordering::SeqCst);
             s.has_error.store(false, Ordering::SeqCst);
             if let Some(e) = q.error.take() {
                 return Err(e);
@@ -233,6 +241,24 @@ impl Stream {
         self.shared.worker_tid.load(Ordering::Relaxed) == gettid()
     }
 
+    /// Discard every task not started yet (`aclrtStreamAbort`); a running task finishes.
+    /// The stream stays usable. Returns how many tasks were discarded.
+    pub fn abort(&self) -> u64 {
+        let s = &self.shared;
+        let discarded: Vec<Task> = {
+            let mut q = s.q.lock();
+            s.abort_gen.fetch_add(1, Ordering::SeqCst);
+            q.tasks.drain(..).collect()
+        };
+        let n = discarded.len() as u64;
+        drop(discarded);
+        if n > 0 {
+            s.completed.fetch_add(n, Ordering::SeqCst);
+            notify_done(s);
+        }
+        n
+    }
+
     /// Stop the stream: with `force == false` every pending task runs first; with
     /// `force == true` pending tasks are discarded (a running task finishes). Waits for the
     /// worker to exit unless called from the worker itself. Idempotent.
@@ -242,6 +268,7 @@ impl Stream {
             let mut q = s.q.lock();
             q.shutdown = true;
             if force {
+                s.abort_gen.fetch_add(1, Ordering::SeqCst);
                 q.tasks.drain(..).collect()
             } else {
                 Vec::new()
@@ -348,16 +375,23 @@ fn notify_done(s: &Shared) {
 
 fn worker(s: Arc<Shared>) {
     s.worker_tid.store(gettid(), Ordering::SeqCst);
+    // The worker takes the whole queue at once (one lock per batch, not per task), so
+    // producers rarely contend with it.
+    let mut batch: VecDeque<Task> = VecDeque::new();
+    let mut batch_gen = 0;
     loop {
-        // Take the next task, or learn that we are shut down.
-        let next = {
+        if batch.is_empty() {
             let mut q = s.q.lock();
             loop {
-                if let Some(t) = q.tasks.pop_front() {
-                    break Some((t, q.discarding));
+                if !q.tasks.is_empty() {
+                    std::mem::swap(&mut q.tasks, &mut batch);
+                    batch_gen = s.abort_gen.load(Ordering::SeqCst);
+                    break;
                 }
                 if q.shutdown {
-                    break None;
+                    drop(q);
+                    s.worker_tid.store(0, Ordering::SeqCst);
+                    return;
                 }
                 drop(q);
                 // Idle: spin, then yield, for a short while before sleeping.
@@ -380,9 +414,19 @@ fn worker(s: Arc<Shared>) {
                     q.worker_asleep = false;
                 }
             }
+        }
+        if s.abort_gen.load(Ordering::SeqCst) != batch_gen {
+            // Aborted (or destroyed with force) after we took this batch: none of it runs.
+            let n = batch.len() as u64;
+            batch.clear();
+            s.completed.fetch_add(n, Ordering::SeqCst);
+            notify_done(&s);
+            continue;
+        }
+        let Some(task) = batch.pop_front() else {
+            continue;
         };
-        let Some((task, discard)) = next else { break };
-        if discard {
+        if s.discarding.load(Ordering::SeqCst) {
             drop(task);
         } else {
             let r = match catch_unwind(AssertUnwindSafe(task)) {
@@ -403,7 +447,7 @@ fn worker(s: Arc<Shared>) {
                     q.error = Some(e);
                 }
                 if s.stop_on_failure.load(Ordering::SeqCst) {
-                    q.discarding = true;
+                    s.discarding.store(true, Ordering::SeqCst);
                 }
                 s.has_error.store(true, Ordering::SeqCst);
             }
@@ -411,7 +455,6 @@ fn worker(s: Arc<Shared>) {
         s.completed.fetch_add(1, Ordering::SeqCst);
         notify_done(&s);
     }
-    s.worker_tid.store(0, Ordering::SeqCst);
 }
 
 fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {

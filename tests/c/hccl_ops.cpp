@@ -1,7 +1,8 @@
 // Every HCCL operation x dtype x reduce op x in-place/out-of-place against a host-computed
 // result. Works the three ways ranks are started:
-//   hccl_ops ROOTINFO_FILE      rank/size from RANK_ID/RANK_SIZE; rank 0 writes the root
-//                               info to ROOTINFO_FILE, the others read it
+//   hccl_ops ROOTINFO_FILE      rank/size from RANK_ID/RANK_SIZE (or mpirun's
+//                               OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE); rank 0 writes
+//                               the root info to ROOTINFO_FILE, the others read it
 //   (RANK_TABLE_FILE set)       HcclCommInitClusterInfo(RANK_TABLE_FILE, RANK_ID)
 //   hccl_ops --threads N        one process, HcclCommInitAll, one thread per device
 // Options (after the mode): --big (adds multi-MiB sizes), --quick (fewer combinations).
@@ -388,6 +389,32 @@ static void test_stream_order(Ctx &c) {
     aclrtFreeHost(h); aclrtFree(s); aclrtFree(d); aclrtFree(d2);
 }
 
+// One communicator on two streams: collectives still run in call order.
+static void test_two_streams(Ctx &c) {
+    aclrtStream s2;
+    ACHECK(aclrtCreateStream(&s2));
+    size_t count = 50000, bytes = count * 4;
+    std::vector<char> in1(bytes), in2(bytes), w1(bytes), w2(bytes);
+    for (size_t i = 0; i < count; i++) {
+        put(HCCL_DATA_TYPE_INT32, in1.data(), i, c.rank + (int64_t)i);
+        put(HCCL_DATA_TYPE_INT32, in2.data(), i, 2 * c.rank - (int64_t)i);
+        put(HCCL_DATA_TYPE_INT32, w1.data(), i, (int64_t)c.n * (int64_t)i + (int64_t)c.n * (c.n - 1) / 2);
+        put(HCCL_DATA_TYPE_INT32, w2.data(), i, -(int64_t)c.n * (int64_t)i + (int64_t)c.n * (c.n - 1));
+    }
+    void *a = dmalloc(bytes), *b = dmalloc(bytes), *d1 = dmalloc(bytes), *d2 = dmalloc(bytes);
+    h2d(a, in1); h2d(b, in2);
+    for (int k = 0; k < 5; k++) {
+        HCHECK(HcclAllReduce(a, d1, count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, c.comm, c.s));
+        HCHECK(HcclAllReduce(b, d2, count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, c.comm, s2));
+    }
+    ACHECK(aclrtSynchronizeStream(s2));
+    sync(c);
+    expect(c, "two streams (first)", HCCL_DATA_TYPE_INT32, 0, false, count, d2h(d1, bytes), w1);
+    expect(c, "two streams (second)", HCCL_DATA_TYPE_INT32, 0, false, count, d2h(d2, bytes), w2);
+    aclrtFree(a); aclrtFree(b); aclrtFree(d1); aclrtFree(d2);
+    ACHECK(aclrtDestroyStream(s2));
+}
+
 static void run_all(Ctx &c) {
     uint32_t rs = 0, rk = 0;
     HCHECK(HcclGetRankSize(c.comm, &rs));
@@ -411,6 +438,7 @@ static void run_all(Ctx &c) {
     for (HcclDataType t : {HCCL_DATA_TYPE_UINT8, HCCL_DATA_TYPE_FP32})
         for (size_t count : {0, 1, 5000}) test_p2p(c, t, count);
     test_stream_order(c);
+    test_two_streams(c);
     if (g_big) {
         size_t mib = 3 << 20;
         for (HcclDataType t : {HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_INT8}) {
@@ -432,7 +460,9 @@ static int env_int(const char *k, int dflt) {
 }
 
 static int process_mode(const char *root_file) {
-    int rank = env_int("RANK_ID", -1), n = env_int("RANK_SIZE", -1);
+    // RANK_ID/RANK_SIZE (our launcher, by hand), else what mpirun sets (OpenMPI, MPICH).
+    int rank = env_int("RANK_ID", env_int("OMPI_COMM_WORLD_RANK", env_int("PMI_RANK", -1)));
+    int n = env_int("RANK_SIZE", env_int("OMPI_COMM_WORLD_SIZE", env_int("PMI_SIZE", -1)));
     if (rank < 0 || n < 1) { fprintf(stderr, "FAIL set RANK_ID and RANK_SIZE\n"); return 1; }
     ACHECK(aclInit(nullptr));
     uint32_t ndev = 0;

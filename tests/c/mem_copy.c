@@ -249,7 +249,21 @@ static void attributes(void)
     CHECK_ERR(aclrtHostRegister(reg + 100, 10, ACL_HOST_REGISTER_MAPPED, &regdev), ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "aclrtHostRegister", "overlaps");
     CHECK_OK(aclrtHostUnregister(reg));
     CHECK_ERR(aclrtHostUnregister(reg), ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, "aclrtHostUnregister");
+    /* aclrtHostRegisterV2 + aclrtHostGetDevicePointer. */
+    CHECK_OK(aclrtHostRegisterV2(reg, 8192, ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED));
+    CHECK_OK(aclrtHostGetDevicePointer(reg + 10, &regdev, 0));
+    CHECK(regdev == reg + 10);
+    CHECK_ERR(aclrtHostRegisterV2(reg, 8192, 0x4), ACL_ERROR_INVALID_PARAM, "aclrtHostRegisterV2", "flag 0x4");
+    CHECK_OK(aclrtHostUnregister(reg));
+    CHECK_ERR(aclrtHostGetDevicePointer(reg, &regdev, 0), ACL_ERROR_INVALID_PARAM, "aclrtHostGetDevicePointer", "not inside host memory registered");
     free(reg);
+
+    /* aclrtFreeHostWithDevSync waits for the device's streams, then frees. */
+    void *pend = NULL;
+    CHECK_OK(aclrtMallocHost(&pend, 4096));
+    CHECK_OK(aclrtMemcpyAsync(pend, 4096, d, 10, ACL_MEMCPY_DEVICE_TO_HOST, NULL));
+    CHECK_OK(aclrtFreeHostWithDevSync(pend));
+    CHECK_ERR(aclrtFreeHostWithDevSync(pend), ACL_ERROR_INVALID_PARAM, "aclrtFreeHostWithDevSync", "not a live allocation");
 
     CHECK_OK(aclrtFree(d));
     CHECK_OK(aclrtFreeHost(h));

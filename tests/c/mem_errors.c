@@ -58,6 +58,13 @@ int main(void)
     /* The padding CANN adds is usable: 96 bytes of a 64-byte request. */
     CHECK_OK(aclrtMemcpy(a, 96, host, 96, ACL_MEMCPY_HOST_TO_DEVICE));
 
+    /* Host memory from aclrtMallocHost is range-checked too. */
+    void *pin = NULL;
+    CHECK_OK(aclrtMallocHost(&pin, 100));
+    CHECK_OK(aclrtMemcpy(a, 96, pin, 96, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK_ERR(aclrtMemcpy((char *)pin + 50, 96, a, 96, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM, "dst", "host allocation", "by 46 bytes");
+    CHECK_OK(aclrtFreeHost(pin));
+
     /* count > destMax; kinds that do not match the pointers; unknown kinds. */
     CHECK_ERR(aclrtMemcpy(a, 10, host, 20, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "count 20 is larger than destMax 10");
     CHECK_ERR(aclrtMemcpy(host, 10, host + 100, 10, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "ACL_MEMCPY_HOST_TO_DEVICE", "expects dst to be device memory");

@@ -28,6 +28,30 @@ pub fn boundary(name: &str, f: impl FnOnce() -> Result<(), Error>) -> i32 {
     c
 }
 
+/// Like [`boundary`], but an error whose code is in `quiet` is an expected outcome (a
+/// report wait that timed out, a repeated `aclInit`, a poll that found work pending): its
+/// message is recorded for `aclGetRecentErrMsg` and logged at INFO instead of ERROR, so
+/// loops that expect it do not flood the log.
+pub fn boundary_quiet(name: &str, quiet: &[i32], f: impl FnOnce() -> Result<(), Error>) -> i32 {
+    let mut expected: Option<Error> = None;
+    let c = ffi::boundary(name, || match f() {
+        Err(e) if quiet.contains(&e.code) => {
+            expected = Some(e);
+            Ok(())
+        }
+        r => r,
+    });
+    if let Some(e) = expected {
+        let m = format!("{name}: {}", e.msg);
+        ffi::set_recent(&m);
+        crate::runtime::log(npu_emu::config::LogLevel::Info, &m);
+        note_code(e.code);
+        return e.code;
+    }
+    note_code(c);
+    c
+}
+
 /// `const char *aclGetRecentErrMsg()`: the calling thread's most recent error message, or
 /// NULL if none since the last call.
 #[no_mangle]

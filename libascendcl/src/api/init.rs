@@ -83,7 +83,9 @@ fn init(path: *const c_char) -> Result<()> {
 /// `aclError aclInit(const char *configPath)`
 #[no_mangle]
 pub unsafe extern "C" fn aclInit(configPath: *const c_char) -> i32 {
-    errors::boundary("aclInit", || init(configPath))
+    errors::boundary_quiet("aclInit", &[ACL_ERROR_REPEAT_INITIALIZE], || {
+        init(configPath)
+    })
 }
 
 /// `aclError aclFinalize()`

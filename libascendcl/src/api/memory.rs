@@ -160,12 +160,23 @@ unsafe impl Send for SendPtr {}
 
 /// Translate one end of a copy: device addresses through the node's range check, host
 /// addresses as they are.
+/// Host ranges inside an `aclrtMallocHost` allocation (or a registered range) are checked
+/// against its end too; other host memory is the caller's contract.
 fn translate(rt: &Runtime, addr: u64, len: u64, dev: bool, what: &str) -> Result<*mut u8> {
     if dev {
-        rt.node.check(addr, len, what)
-    } else {
-        Ok(addr as *mut u8)
+        return rt.node.check(addr, len, what);
     }
+    if let Some((start, size)) = rt.mem.host_lookup(addr as usize) {
+        let end = (start + size) as u64;
+        if addr.checked_add(len).is_none_or(|e| e > end) {
+            return Err(Error::invalid(format!(
+                "{what} range {addr:#x}..+{len} runs past the end of the host allocation \
+                 {start:#x} ({size} bytes, from aclrtMallocHost or aclrtHostRegister) by {} bytes",
+                addr.saturating_add(len) - end
+            )));
+        }
+    }
+    Ok(addr as *mut u8)
 }
 
 /// Check both ends of a 1-D copy and give the pointers to copy between.
@@ -975,6 +986,88 @@ pub unsafe extern "C" fn aclrtHostUnregister(ptr: *mut c_void) -> i32 {
     boundary("aclrtHostUnregister", || {
         non_null(ptr, "ptr")?;
         get()?.mem.unregister_host(ptr as usize)
+    })
+}
+
+/// `aclrtFreeHostWithDevSync`: wait for the current device's streams (which may still read
+/// or write the buffer), then free like `aclrtFreeHost`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtFreeHostWithDevSync(hostPtr: *mut c_void) -> i32 {
+    count("aclrtFreeHostWithDevSync");
+    boundary("aclrtFreeHostWithDevSync", || {
+        non_null(hostPtr, "hostPtr")?;
+        let rt = get()?;
+        if is_device_addr(hostPtr as u64) {
+            return Err(Error::invalid(format!(
+                "hostPtr {hostPtr:p} is device memory (free it with aclrtFree)"
+            )));
+        }
+        if rt.mem.host_lookup(hostPtr as usize).is_none() {
+            return Err(Error::invalid(format!(
+                "hostPtr {hostPtr:p} is not a live allocation of aclrtMallocHost (freed \
+                 twice, or allocated by something else)"
+            )));
+        }
+        rt.synchronize_device(None)?;
+        rt.mem.host_free(hostPtr as usize)?;
+        Ok(())
+    })
+}
+
+const ACL_HOST_REG_MAPPED: u32 = 0x2;
+const ACL_HOST_REG_PINNED: u32 = 0x1000_0000;
+
+/// `aclrtHostRegisterV2`: register host memory (flags `ACL_HOST_REG_MAPPED` and/or
+/// `ACL_HOST_REG_PINNED`); the device pointer comes from `aclrtHostGetDevicePointer`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtHostRegisterV2(ptr: *mut c_void, size: u64, flag: u32) -> i32 {
+    count("aclrtHostRegisterV2");
+    boundary("aclrtHostRegisterV2", || {
+        non_null(ptr, "ptr")?;
+        if size == 0 {
+            return Err(Error::invalid("size is 0 (expected > 0)"));
+        }
+        let known = ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED;
+        if flag & !known != 0 || flag == 0 {
+            return Err(Error::invalid(format!(
+                "flag {flag:#x} is not a combination of ACL_HOST_REG_MAPPED (0x2) and \
+                 ACL_HOST_REG_PINNED (0x10000000)"
+            )));
+        }
+        if is_device_addr(ptr as u64) {
+            return Err(Error::invalid(format!(
+                "ptr {ptr:p} is device memory, not host memory"
+            )));
+        }
+        let rt = get()?;
+        let size = usize::try_from(size).map_err(|_| Error::invalid("size too large"))?;
+        rt.mem.register_host(ptr as usize, size)
+    })
+}
+
+/// `aclrtHostGetDevicePointer`: the device-side address of registered host memory (the
+/// emulated device addresses host memory directly, so it is the host address).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtHostGetDevicePointer(
+    pHost: *mut c_void,
+    pDevice: *mut *mut c_void,
+    flag: u32,
+) -> i32 {
+    count("aclrtHostGetDevicePointer");
+    boundary("aclrtHostGetDevicePointer", || {
+        non_null(pHost, "pHost")?;
+        non_null(pDevice, "pDevice")?;
+        if flag != 0 {
+            return Err(Error::invalid(format!("flag {flag} must be 0")));
+        }
+        let rt = get()?;
+        if !rt.mem.is_registered(pHost as usize) {
+            return Err(Error::invalid(format!(
+                "pHost {pHost:p} is not inside host memory registered with aclrtHostRegister or \
+                 aclrtHostRegisterV2"
+            )));
+        }
+        out(pDevice, "pDevice", pHost)
     })
 }
 

@@ -91,9 +91,10 @@ pub unsafe extern "C" fn aclprofInit(
                 "length {length} is out of range (expected 1..={MAX_PATH})"
             )));
         }
-        // SAFETY: the caller passes `length` readable bytes; stop at a NUL inside them.
-        let bytes = unsafe { std::slice::from_raw_parts(profilerResultPath as *const u8, length) };
-        let bytes = bytes.split(|&b| b == 0).next().unwrap_or(&[]);
+        // SAFETY: a C string of at most `length` bytes; strnlen stops at its NUL, so a
+        // `length` larger than the string never reads past it.
+        let n = unsafe { libc::strnlen(profilerResultPath, length) };
+        let bytes = unsafe { std::slice::from_raw_parts(profilerResultPath as *const u8, n) };
         if bytes.is_empty() {
             return Err(Error::invalid("profilerResultPath is an empty string"));
         }

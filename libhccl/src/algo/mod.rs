@@ -13,6 +13,7 @@ pub mod alltoall;
 pub mod gather;
 pub mod p2p;
 pub mod reduce_scatter;
+pub mod small;
 
 use crate::comm::CommInner;
 use crate::errors::{code_name, panic_text, HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_TIMEOUT};
@@ -108,6 +109,7 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
 pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HResult<()> {
     let hist = comm.history.push(op.seq, op.what.clone(), Status::Queued);
     let seq = op.seq;
+    comm.pending.fetch_add(1, Ordering::SeqCst);
     let task = Box::new(OpTask {
         comm: comm.clone(),
         op,
@@ -131,7 +133,12 @@ pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HRe
 }
 
 unsafe extern "C" fn drop_task(ctx: *mut c_void) {
-    drop(Box::from_raw(ctx as *mut OpTask));
+    let t = Box::from_raw(ctx as *mut OpTask);
+    // Run or discarded: either way the next collective may go.
+    if t.op.seq != 0 {
+        t.comm.finish_turn(t.op.seq);
+    }
+    t.comm.task_gone();
 }
 
 /// ACL code a failed HCCL task reports to the stream: a timeout is
@@ -150,7 +157,16 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
     let c = &t.comm;
     c.history.set(t.hist, Status::Running);
     let start = Instant::now();
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(c, &t.op, start)));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if t.op.seq != 0 {
+            c.wait_turn(t.op.seq, start)?;
+        }
+        let r = execute(c, &t.op, start);
+        if t.op.seq != 0 {
+            c.finish_turn(t.op.seq);
+        }
+        r
+    }));
     let r = match r {
         Ok(r) => r,
         Err(p) => Err(HcclError::new(
@@ -221,6 +237,12 @@ impl Coll<'_> {
             }
         }
         me.exec_op.0.store(op.code, Ordering::Relaxed);
+        me.post.0.store_wake(self.seq as u32);
+    }
+
+    fn post_only(&self, code: u32) {
+        let me = self.c.me();
+        me.exec_op.0.store(code, Ordering::Relaxed);
         me.post.0.store_wake(self.seq as u32);
     }
 
@@ -317,6 +339,9 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
         what: &op.what,
         started,
     };
+    if small::fits(c, op) {
+        return small::run(&coll, op);
+    }
     coll.publish(op);
     coll.wait_posted()?;
     if op.code == opcode::BARRIER {
