@@ -623,6 +623,22 @@ static void case_pageable_async_is_sync(void) {
     teardown();
 }
 
+/* Context codes (S1 ApiImpl::ContextDestroy as quoted in hicann/runtime docs: a primary
+ * (default) context or a context no longer valid → RT_ERROR_CONTEXT_NULL → 107002;
+ * ApiErrorDecorator::ContextSetCurrent: an invalid context → RT_ERROR_INVALID_VALUE → 107000). */
+static void case_context_codes(void) {
+    setup();
+    aclrtContext def = NULL, mine = NULL;
+    CHECK(aclrtGetCurrentContext(&def));
+    EXPECT_CODE(aclrtDestroyContext(def), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    CHECK(aclrtCreateContext(&mine, 1));
+    CHECK(aclrtDestroyContext(mine));
+    EXPECT_CODE(aclrtDestroyContext(mine), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    EXPECT_CODE(aclrtSetCurrentContext(mine), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    CHECK(aclrtSetCurrentContext(def));
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -655,6 +671,7 @@ int main(int argc, char **argv) {
         {"err_msg_mode_config", case_err_msg_mode_config},
         {"meminfo_ddr", case_meminfo_ddr_on_hbm_device},
         {"pageable_async_is_sync", case_pageable_async_is_sync},
+        {"context_codes", case_context_codes},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");

@@ -256,3 +256,9 @@ fn mem_info_ddr_is_zero_on_hbm_device() {
 fn memcpy_async_with_pageable_host_memory_is_synchronous() {
     case("pageable_async_is_sync");
 }
+
+#[test]
+#[ignore = "context misuse returns 100000; CANN returns 107002 (destroy) / 107000 (set current)"]
+fn context_destroy_and_set_codes() {
+    case("context_codes");
+}
