@@ -639,6 +639,35 @@ static void case_context_codes(void) {
     teardown();
 }
 
+/* Timestamps of events that have none (S1 Event::ElapsedTime / Event::GetTimeStamp: never
+ * recorded or reset → RT_ERROR_EVENT_RECORDER_NULL → ACL_ERROR_RT_INTERNAL_ERROR 507000;
+ * recorded but not yet reached → timestamp UINT64_MAX → RT_ERROR_EVENT_TIMESTAMP_INVALID
+ * 107006). */
+static void case_event_timestamp_codes(void) {
+    setup();
+    aclrtStream s = NULL;
+    aclrtEvent a = NULL, b = NULL;
+    uint64_t ts = 0;
+    float ms = 0;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtCreateEvent(&a));
+    CHECK(aclrtCreateEvent(&b));
+    EXPECT_CODE(aclrtEventGetTimestamp(a, &ts), ACL_ERROR_RT_INTERNAL_ERROR, NULL);
+    EXPECT_CODE(aclrtEventElapsedTime(&ms, a, b), ACL_ERROR_RT_INTERNAL_ERROR, NULL);
+    release_flag = 0;
+    CHECK(aclrtLaunchHostFunc(s, hold_stream, NULL));
+    CHECK(aclrtRecordEvent(a, s));
+    EXPECT_CODE(aclrtEventGetTimestamp(a, &ts), ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, NULL);
+    release_flag = 1;
+    CHECK(aclrtRecordEvent(b, s));
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtEventElapsedTime(&ms, a, b));
+    CHECK(aclrtDestroyEvent(a));
+    CHECK(aclrtDestroyEvent(b));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -672,6 +701,7 @@ int main(int argc, char **argv) {
         {"meminfo_ddr", case_meminfo_ddr_on_hbm_device},
         {"pageable_async_is_sync", case_pageable_async_is_sync},
         {"context_codes", case_context_codes},
+        {"event_timestamp_codes", case_event_timestamp_codes},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");

@@ -262,3 +262,9 @@ fn memcpy_async_with_pageable_host_memory_is_synchronous() {
 fn context_destroy_and_set_codes() {
     case("context_codes");
 }
+
+#[test]
+#[ignore = "timestamps of unrecorded events give 107006 (CANN 507000), of pending ones 507006 (CANN 107006)"]
+fn event_timestamp_codes_without_a_timestamp() {
+    case("event_timestamp_codes");
+}
