@@ -623,6 +623,51 @@ static void case_pageable_async_is_sync(void) {
     teardown();
 }
 
+/* Context codes (S1 ApiImpl::ContextDestroy as quoted in hicann/runtime docs: a primary
+ * (default) context or a context no longer valid → RT_ERROR_CONTEXT_NULL → 107002;
+ * ApiErrorDecorator::ContextSetCurrent: an invalid context → RT_ERROR_INVALID_VALUE → 107000). */
+static void case_context_codes(void) {
+    setup();
+    aclrtContext def = NULL, mine = NULL;
+    CHECK(aclrtGetCurrentContext(&def));
+    EXPECT_CODE(aclrtDestroyContext(def), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    CHECK(aclrtCreateContext(&mine, 1));
+    CHECK(aclrtDestroyContext(mine));
+    EXPECT_CODE(aclrtDestroyContext(mine), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    EXPECT_CODE(aclrtSetCurrentContext(mine), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    CHECK(aclrtSetCurrentContext(def));
+    teardown();
+}
+
+/* Timestamps of events that have none (S1 Event::ElapsedTime / Event::GetTimeStamp: never
+ * recorded or reset → RT_ERROR_EVENT_RECORDER_NULL → ACL_ERROR_RT_INTERNAL_ERROR 507000;
+ * recorded but not yet reached → timestamp UINT64_MAX → RT_ERROR_EVENT_TIMESTAMP_INVALID
+ * 107006). */
+static void case_event_timestamp_codes(void) {
+    setup();
+    aclrtStream s = NULL;
+    aclrtEvent a = NULL, b = NULL;
+    uint64_t ts = 0;
+    float ms = 0;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtCreateEvent(&a));
+    CHECK(aclrtCreateEvent(&b));
+    EXPECT_CODE(aclrtEventGetTimestamp(a, &ts), ACL_ERROR_RT_INTERNAL_ERROR, NULL);
+    EXPECT_CODE(aclrtEventElapsedTime(&ms, a, b), ACL_ERROR_RT_INTERNAL_ERROR, NULL);
+    release_flag = 0;
+    CHECK(aclrtLaunchHostFunc(s, hold_stream, NULL));
+    CHECK(aclrtRecordEvent(a, s));
+    EXPECT_CODE(aclrtEventGetTimestamp(a, &ts), ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, NULL);
+    release_flag = 1;
+    CHECK(aclrtRecordEvent(b, s));
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtEventElapsedTime(&ms, a, b));
+    CHECK(aclrtDestroyEvent(a));
+    CHECK(aclrtDestroyEvent(b));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -655,6 +700,8 @@ int main(int argc, char **argv) {
         {"err_msg_mode_config", case_err_msg_mode_config},
         {"meminfo_ddr", case_meminfo_ddr_on_hbm_device},
         {"pageable_async_is_sync", case_pageable_async_is_sync},
+        {"context_codes", case_context_codes},
+        {"event_timestamp_codes", case_event_timestamp_codes},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");

@@ -256,3 +256,15 @@ fn mem_info_ddr_is_zero_on_hbm_device() {
 fn memcpy_async_with_pageable_host_memory_is_synchronous() {
     case("pageable_async_is_sync");
 }
+
+#[test]
+#[ignore = "context misuse returns 100000; CANN returns 107002 (destroy) / 107000 (set current)"]
+fn context_destroy_and_set_codes() {
+    case("context_codes");
+}
+
+#[test]
+#[ignore = "timestamps of unrecorded events give 107006 (CANN 507000), of pending ones 507006 (CANN 107006)"]
+fn event_timestamp_codes_without_a_timestamp() {
+    case("event_timestamp_codes");
+}
