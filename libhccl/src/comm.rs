@@ -43,6 +43,9 @@ pub struct CommInner {
     /// program spreads one communicator over several streams).
     turn: Mutex<Turn>,
     destroyed: std::sync::atomic::AtomicBool,
+    destroy_requested: std::sync::atomic::AtomicBool,
+    /// Operations enqueued and not yet run (or discarded).
+    pub pending: AtomicU64,
 }
 
 /// `a >= b` for 32-bit sequence words that may wrap.
@@ -364,6 +367,8 @@ pub fn join(
                     skipped: Default::default(),
                 }),
                 destroyed: Default::default(),
+                destroy_requested: Default::default(),
+                pending: AtomicU64::new(0),
             }));
         }
         return Ok(out);
@@ -397,6 +402,7 @@ struct Turn {
 enum PeerWait {
     Dead(u32),
     Failed(u32),
+    Destroyed(u32),
 }
 
 impl CommInner {
@@ -503,6 +509,9 @@ impl CommInner {
             ) {
                 return Err(PeerWait::Dead(p));
             }
+            if id.state.load(Ordering::Acquire) == STATE_DESTROYED {
+                return Err(PeerWait::Destroyed(p));
+            }
             if failed.is_none() && id.failed_seq.load(Ordering::Acquire) != 0 {
                 failed = Some(p);
             }
@@ -557,6 +566,16 @@ impl CommInner {
                         "{}: rank {q} (pid {}) died before it could {phase}:",
                         self.who(),
                         self.slot(q).ident.0.pid.load(Ordering::Relaxed)
+                    );
+                    for q in 0..self.n {
+                        msg.push_str(&format!("\n    {}", self.describe_rank(q)));
+                    }
+                    return Err(HcclError::new(HCCL_E_REMOTE, msg));
+                }
+                Err(WaitError::Check(PeerWait::Destroyed(q))) => {
+                    let mut msg = format!(
+                        "{}: rank {q} destroyed its communicator before it could {phase}:",
+                        self.who()
                     );
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));
@@ -673,7 +692,25 @@ impl CommInner {
     }
 
     /// Leave the communicator: the last rank removes the control block.
+    /// (Leaving waits until this rank's operations still queued on streams have run, so
+    /// `HcclCommDestroy` before `aclrtSynchronizeStream` does not fail the peers.)
     pub fn destroy(&self) {
+        self.destroy_requested.store(true, Ordering::SeqCst);
+        if self.pending.load(Ordering::SeqCst) == 0 {
+            self.leave_now();
+        }
+    }
+
+    /// An enqueued operation ran or was discarded.
+    pub fn task_gone(&self) {
+        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.destroy_requested.load(Ordering::SeqCst)
+        {
+            self.leave_now();
+        }
+    }
+
+    fn leave_now(&self) {
         if self.destroyed.swap(true, Ordering::AcqRel) {
             return;
         }

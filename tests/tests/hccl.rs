@@ -367,6 +367,30 @@ fn a_send_and_receive_that_disagree_fail_both() {
 }
 
 #[test]
+fn a_rank_that_destroyed_its_communicator_is_named() {
+    let t0 = Instant::now();
+    let runs = faults("destroy-early", 2, &[("HCCL_EXEC_TIMEOUT", "100")]);
+    let x = &runs[0];
+    assert_eq!(x.code, Some(3), "{}", x.out);
+    assert!(
+        x.out.contains("rank 1 destroyed its communicator"),
+        "{}",
+        x.out
+    );
+    assert_eq!(runs[1].code, Some(0), "{}", runs[1].out);
+    assert!(t0.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn destroy_before_synchronize_lets_queued_operations_finish() {
+    let runs = faults("destroy-before-sync", 3, &[("HCCL_EXEC_TIMEOUT", "30")]);
+    for x in &runs {
+        assert_eq!(x.code, Some(0), "{}", x.out);
+        assert!(x.out.contains("no failure"), "{}", x.out);
+    }
+}
+
+#[test]
 fn entry_log_shows_calls_and_durations() {
     let runs = faults("entry-log", 2, &[("HCCL_ENTRY_LOG_ENABLE", "1")]);
     for x in &runs {

@@ -109,6 +109,7 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
 pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HResult<()> {
     let hist = comm.history.push(op.seq, op.what.clone(), Status::Queued);
     let seq = op.seq;
+    comm.pending.fetch_add(1, Ordering::SeqCst);
     let task = Box::new(OpTask {
         comm: comm.clone(),
         op,
@@ -137,6 +138,7 @@ unsafe extern "C" fn drop_task(ctx: *mut c_void) {
     if t.op.seq != 0 {
         t.comm.finish_turn(t.op.seq);
     }
+    t.comm.task_gone();
 }
 
 /// ACL code a failed HCCL task reports to the stream: a timeout is
