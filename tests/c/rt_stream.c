@@ -176,6 +176,14 @@ static void timing(void) {
     EXPECT_CODE(aclrtEventGetTimestamp(e1, &t1), ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "reset");
 
     EXPECT_CODE(aclrtCreateEventWithFlag(&e3, 0x100), ACL_ERROR_RT_PARAM_INVALID, "0x100");
+    /* Without ACL_EVENT_TIME_LINE an event records no timestamp. */
+    aclrtEvent es;
+    CHECK(aclrtCreateEventWithFlag(&es, ACL_EVENT_SYNC));
+    CHECK(aclrtRecordEvent(es, s));
+    CHECK(aclrtSynchronizeEvent(es));
+    EXPECT_CODE(aclrtEventElapsedTime(&ms, e0, es), ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "ACL_EVENT_TIME_LINE");
+    EXPECT_CODE(aclrtEventGetTimestamp(es, &t0), ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "ACL_EVENT_TIME_LINE");
+    CHECK(aclrtDestroyEvent(es));
     CHECK(aclrtDestroyEvent(e0));
     CHECK(aclrtDestroyEvent(e1));
     CHECK(aclrtDestroyEvent(e2));
