@@ -158,6 +158,53 @@ fn stale(shm: &Shm) -> bool {
     })
 }
 
+/// A control block no live process uses any more (every rank that joined is gone or
+/// destroyed its communicator).
+fn abandoned(shm: &Shm) -> bool {
+    let mut joined = false;
+    for r in 0..shm.n() {
+        let s = &shm.slot(r).ident.0;
+        match s.state.load(Ordering::Acquire) {
+            STATE_EMPTY => {}
+            STATE_DESTROYED => joined = true,
+            _ => {
+                if shm::alive(
+                    s.pid.load(Ordering::Relaxed),
+                    s.start_time.load(Ordering::Relaxed),
+                ) {
+                    return false;
+                }
+                joined = true;
+            }
+        }
+    }
+    joined
+}
+
+/// Remove control blocks of communicators whose ranks are all gone (jobs that crashed or
+/// never destroyed their communicators), so the node directory does not fill up.
+fn collect_garbage(node_dir: &Path) {
+    let Ok(dir) = std::fs::read_dir(node_dir) else {
+        return;
+    };
+    for e in dir.filter_map(|e| e.ok()).take(4096) {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if !name.starts_with("hccl-") || name.len() != 5 + 32 {
+            continue;
+        }
+        let path = e.path();
+        let Some(n) = shm::peek_nranks(&path) else {
+            continue;
+        };
+        if let Ok(s) = Shm::open_existing(&path, n) {
+            if abandoned(&s) {
+                s.unlink();
+            }
+        }
+    }
+}
+
 fn attach(shm: &Shm, n: u32, m: &Member) -> HResult<()> {
     let h = shm.header();
     match h
@@ -257,6 +304,7 @@ pub fn join(
             shm::MAX_RANKS
         )));
     }
+    collect_garbage(node_dir);
     let path = block_path(node_dir, &id);
     let deadline = Instant::now() + conf.connect_timeout;
     let policy = Policy::for_participants(n);
