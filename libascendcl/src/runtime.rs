@@ -160,6 +160,8 @@ pub struct StreamEntry {
     pub flags: u32,
     pub is_default: bool,
     pub stream: Arc<Stream>,
+    /// `ACL_STREAM_ATTR_USER_CUSTOM_TAG` (`aclrtSetStreamAttribute`).
+    pub tag: std::sync::atomic::AtomicU32,
 }
 
 /// A live event.
@@ -513,6 +515,7 @@ impl Runtime {
                 flags: 0,
                 is_default: true,
                 stream,
+                tag: Default::default(),
             }),
         );
         reg.contexts.insert(ch, ctx.clone());
@@ -640,6 +643,7 @@ impl Runtime {
             flags,
             is_default: false,
             stream,
+            tag: Default::default(),
         });
         self.reg.lock().streams.insert(h, e);
         Ok(h)

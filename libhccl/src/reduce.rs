@@ -299,3 +299,45 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod bench {
+    use super::*;
+    /// `cargo test --release -p libhccl reduce_speed -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn reduce_speed() {
+        for &(n, elems) in &[(2usize, 1usize << 20), (8, 1 << 18), (2, 1 << 24)] {
+            let ins: Vec<Vec<f32>> = (0..n).map(|r| vec![r as f32; elems]).collect();
+            let mut outs: Vec<Vec<f32>> = (0..n).map(|_| vec![0f32; elems]).collect();
+            let srcs: Vec<*const u8> = ins.iter().map(|v| v.as_ptr() as *const u8).collect();
+            let dsts: Vec<*mut u8> = outs.iter_mut().map(|v| v.as_mut_ptr() as *mut u8).collect();
+            let mut s = Scratch::default();
+            unsafe { reduce(Dtype::F32, RedOp::Sum, &srcs, &dsts, elems, &mut s) };
+            let t = std::time::Instant::now();
+            let reps = 10;
+            for _ in 0..reps {
+                unsafe { reduce(Dtype::F32, RedOp::Sum, &srcs, &dsts, elems, &mut s) };
+            }
+            let dt = t.elapsed().as_secs_f64() / reps as f64;
+            let bytes = (elems * 4 * n * 2) as f64;
+            println!(
+                "n={n} elems={elems}: {:.3} ms, {:.2} GB/s r+w",
+                dt * 1e3,
+                bytes / dt / 1e9
+            );
+            let t = std::time::Instant::now();
+            for _ in 0..reps {
+                for (i, d) in dsts.iter().enumerate() {
+                    unsafe { std::ptr::copy_nonoverlapping(srcs[i], *d, elems * 4) };
+                }
+            }
+            let dt = t.elapsed().as_secs_f64() / reps as f64;
+            println!(
+                "   memcpy same bytes: {:.3} ms, {:.2} GB/s r+w",
+                dt * 1e3,
+                bytes / dt / 1e9
+            );
+        }
+    }
+}

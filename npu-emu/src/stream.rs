@@ -233,6 +233,20 @@ impl Stream {
         self.shared.worker_tid.load(Ordering::Relaxed) == gettid()
     }
 
+    /// Discard every task not started yet (`aclrtStreamAbort`); a running task finishes.
+    /// The stream stays usable. Returns how many tasks were discarded.
+    pub fn abort(&self) -> u64 {
+        let s = &self.shared;
+        let discarded: Vec<Task> = s.q.lock().tasks.drain(..).collect();
+        let n = discarded.len() as u64;
+        drop(discarded);
+        if n > 0 {
+            s.completed.fetch_add(n, Ordering::SeqCst);
+            notify_done(s);
+        }
+        n
+    }
+
     /// Stop the stream: with `force == false` every pending task runs first; with
     /// `force == true` pending tasks are discarded (a running task finishes). Waits for the
     /// worker to exit unless called from the worker itself. Idempotent.

@@ -37,7 +37,14 @@ int main(int argc, char **argv) {
     EXPECT_CODE(aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID, "-1");
 
     int32_t last = (int32_t)count - 1;
+    int32_t active = -1;
+    uint32_t pflags = 0;
+    CHECK(aclrtGetPrimaryCtxState(last, NULL, &active));
+    EXPECT(active == 0);
+    EXPECT_CODE(aclrtGetPrimaryCtxState(last, &pflags, &active), ACL_ERROR_INVALID_PARAM, "flags");
     CHECK(aclrtSetDevice(last));
+    CHECK(aclrtGetPrimaryCtxState(last, NULL, &active));
+    EXPECT(active == 1);
     CHECK(aclrtGetDevice(&dev));
     EXPECT(dev == last);
     if (argc >= 3) {

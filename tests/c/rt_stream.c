@@ -283,6 +283,20 @@ static void destroy(void) {
     CHECK(aclrtDestroyStreamForce(s));
     pthread_join(t, NULL);
     EXPECT(pos(8) == -1);
+    /* Abort discards what has not started; the stream stays usable. */
+    reset_log();
+    gate_set(0);
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtLaunchHostFunc(s, gate_wait, NULL));
+    PUSH(s, 9);
+    CHECK(aclrtStreamAbort(s));
+    gate_set(1);
+    CHECK(aclrtSynchronizeStream(s));
+    EXPECT(pos(9) == -1);
+    PUSH(s, 10);
+    CHECK(aclrtSynchronizeStream(s));
+    EXPECT(pos(10) == 0);
+    CHECK(aclrtDestroyStream(s));
     printf("destroy ok\n");
 }
 
@@ -314,6 +328,22 @@ static void config_and_bad_input(void) {
     EXPECT(prio == 3 && flags == ACL_STREAM_HUGE);
     CHECK(aclrtDestroyStreamConfigHandle(h));
     EXPECT_CODE(aclrtDestroyStreamConfigHandle(h), ACL_ERROR_INVALID_PARAM, "aclrtCreateStreamConfigHandle");
+    /* Stream attributes. */
+    aclrtStreamAttrValue av;
+    memset(&av, 0, sizeof av);
+    av.failureMode = ACL_STOP_ON_FAILURE;
+    CHECK(aclrtSetStreamAttribute(s2, ACL_STREAM_ATTR_FAILURE_MODE, &av));
+    av.failureMode = 0;
+    CHECK(aclrtGetStreamAttribute(s2, ACL_STREAM_ATTR_FAILURE_MODE, &av));
+    EXPECT(av.failureMode == ACL_STOP_ON_FAILURE);
+    av.userCustomTag = 1234;
+    CHECK(aclrtSetStreamAttribute(s2, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &av));
+    memset(&av, 0, sizeof av);
+    CHECK(aclrtGetStreamAttribute(s2, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &av));
+    EXPECT(av.userCustomTag == 1234);
+    EXPECT_CODE(aclrtGetStreamAttribute(s2, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &av), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                "not supported");
+    EXPECT_CODE(aclrtSetStreamAttribute(s2, (aclrtStreamAttr)9, &av), ACL_ERROR_INVALID_PARAM, "stmAttrType");
     CHECK(aclrtDestroyStream(s2));
 
     /* Destroyed, garbage and wrong-kind handles. */
@@ -321,6 +351,13 @@ static void config_and_bad_input(void) {
     EXPECT_CODE(aclrtDestroyStream(s2), ACL_ERROR_INVALID_PARAM, "destroyed");
     EXPECT_CODE(aclrtSynchronizeStream((aclrtStream)0x1234), ACL_ERROR_INVALID_PARAM, "not a stream handle");
     CHECK(aclrtCreateEvent(&ev));
+    uint32_t evid = 0, evid2 = 0;
+    aclrtEvent ev2;
+    CHECK(aclrtCreateEvent(&ev2));
+    CHECK(aclrtGetEventId(ev, &evid));
+    CHECK(aclrtGetEventId(ev2, &evid2));
+    EXPECT(evid != evid2);
+    CHECK(aclrtDestroyEvent(ev2));
     EXPECT_CODE(aclrtSynchronizeStream((aclrtStream)ev), ACL_ERROR_INVALID_PARAM, "an event handle, not a stream");
     EXPECT_CODE(aclrtRecordEvent(NULL, s), ACL_ERROR_INVALID_PARAM, "event");
     EXPECT_CODE(aclrtRecordEvent((aclrtEvent)s, s), ACL_ERROR_INVALID_PARAM, "a stream handle, not an event");

@@ -45,3 +45,26 @@ pub unsafe extern "C" fn aclrtGetCurrentContext(context: *mut *mut c_void) -> i3
         out(context, "context", c.handle as *mut c_void)
     })
 }
+
+/// `aclError aclrtGetPrimaryCtxState(int32_t deviceId, uint32_t *flags, int32_t *active)`:
+/// `active` is 1 while the device's default context exists (between `aclrtSetDevice` and
+/// the last `aclrtResetDevice`). `flags` is reserved and must be NULL, as CANN checks.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetPrimaryCtxState(
+    deviceId: i32,
+    flags: *mut u32,
+    active: *mut i32,
+) -> i32 {
+    errors::boundary("aclrtGetPrimaryCtxState", || {
+        ffi::non_null(active, "active")?;
+        if !flags.is_null() {
+            return Err(npu_emu::Error::invalid(
+                "flags is a reserved parameter and must be NULL",
+            ));
+        }
+        let rt = runtime::get()?;
+        rt.physical_device(deviceId)?;
+        let on = rt.reg.lock().default_ctx.contains_key(&deviceId);
+        out(active, "active", on as i32)
+    })
+}

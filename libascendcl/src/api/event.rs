@@ -194,3 +194,14 @@ pub unsafe extern "C" fn aclrtSetOpWaitTimeout(timeout: u32) -> i32 {
         Ok(())
     })
 }
+
+/// `aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetEventId(event: *mut c_void, eventId: *mut u32) -> i32 {
+    errors::boundary("aclrtGetEventId", || {
+        ffi::non_null(event, "event")?;
+        ffi::non_null(eventId, "eventId")?;
+        let e = runtime::get()?.event_entry(event, "event")?;
+        out(eventId, "eventId", e.id)
+    })
+}

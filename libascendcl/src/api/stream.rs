@@ -357,3 +357,100 @@ pub unsafe extern "C" fn aclrtCtxGetCurrentDefaultStream(stream: *mut *mut c_voi
         out(stream, "stream", ctx.default_stream as *mut c_void)
     })
 }
+
+/// `aclError aclrtStreamAbort(aclrtStream stream)`: discard the stream's tasks that have not
+/// started; a running task finishes. The stream stays usable.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtStreamAbort(stream: *mut c_void) -> i32 {
+    errors::boundary("aclrtStreamAbort", || {
+        entry(stream)?.stream.abort();
+        Ok(())
+    })
+}
+
+/// `aclrtStreamAttrValue` (abi.md §1.6: a 16-byte union, align 8).
+#[repr(C)]
+pub union aclrtStreamAttrValue {
+    pub failureMode: u64,
+    pub overflowSwitch: u32,
+    pub userCustomTag: u32,
+    pub cacheOpInfoSwitch: u32,
+    pub reserve: [u32; 4],
+}
+
+fn attr_unsupported(attr: i32) -> Error {
+    match attr {
+        2 | 4 => Error::new(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "stmAttrType = {attr} ({}) is not supported: npu-emu runs no AI Core kernels",
+                if attr == 2 { "ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK" } else { "ACL_STREAM_ATTR_CACHE_OP_INFO" }
+            ),
+        ),
+        _ => Error::invalid(format!(
+            "stmAttrType = {attr} is invalid: expected ACL_STREAM_ATTR_FAILURE_MODE (1), ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK (2), ACL_STREAM_ATTR_USER_CUSTOM_TAG (3) or ACL_STREAM_ATTR_CACHE_OP_INFO (4)"
+        )),
+    }
+}
+
+/// `aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value)`:
+/// `ACL_STREAM_ATTR_FAILURE_MODE` and `ACL_STREAM_ATTR_USER_CUSTOM_TAG`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSetStreamAttribute(
+    stream: *mut c_void,
+    stmAttrType: i32,
+    value: *mut aclrtStreamAttrValue,
+) -> i32 {
+    errors::boundary("aclrtSetStreamAttribute", || {
+        ffi::non_null(value, "value")?;
+        let e = entry(stream)?;
+        // SAFETY: non-null, the caller's union.
+        let v = unsafe { &*value };
+        match stmAttrType {
+            1 => {
+                let m = match unsafe { v.failureMode } {
+                    0 => FailureMode::Continue,
+                    1 => FailureMode::Stop,
+                    m => {
+                        return Err(Error::new(
+                            ACL_ERROR_RT_PARAM_INVALID,
+                            format!("value->failureMode = {m} is invalid: expected ACL_CONTINUE_ON_FAILURE (0) or ACL_STOP_ON_FAILURE (1)"),
+                        ))
+                    }
+                };
+                e.stream.set_failure_mode(m);
+            }
+            3 => e.tag.store(
+                unsafe { v.userCustomTag },
+                std::sync::atomic::Ordering::SeqCst,
+            ),
+            a => return Err(attr_unsupported(a)),
+        }
+        Ok(())
+    })
+}
+
+/// `aclError aclrtGetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetStreamAttribute(
+    stream: *mut c_void,
+    stmAttrType: i32,
+    value: *mut aclrtStreamAttrValue,
+) -> i32 {
+    errors::boundary("aclrtGetStreamAttribute", || {
+        ffi::non_null(value, "value")?;
+        let e = entry(stream)?;
+        let v = match stmAttrType {
+            1 => aclrtStreamAttrValue {
+                failureMode: (e.stream.failure_mode() == FailureMode::Stop) as u64,
+            },
+            3 => {
+                let mut v = aclrtStreamAttrValue { reserve: [0; 4] };
+                v.userCustomTag = e.tag.load(std::sync::atomic::Ordering::SeqCst);
+                v
+            }
+            a => return Err(attr_unsupported(a)),
+        };
+        out(value, "value", v)
+    })
+}

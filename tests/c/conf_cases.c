@@ -1,0 +1,456 @@
+/* Conformance probes: each case checks one behaviour CANN documents (hiascend.com API
+ * reference) or implements (hicann/runtime 8.5 sources), with the exact code. Run as
+ * `conf_cases CASE`; prints "case CASE passed" and exits 0, or names the first mismatch.
+ * /work/notes/conformance.md (outside the repo) lists the sources per case. */
+#define _GNU_SOURCE
+#include "common.h"
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    EXPECT(f != NULL);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void setup(void) {
+    CHECK(aclInit(NULL));
+    CHECK(aclrtSetDevice(0));
+}
+
+static void teardown(void) {
+    CHECK(aclrtResetDevice(0));
+    CHECK(aclFinalize());
+}
+
+/* A host function that holds its stream until `release` is set. */
+static volatile int release_flag = 0;
+static volatile int started_flag = 0;
+static void hold_stream(void *arg) {
+    (void)arg;
+    started_flag = 1;
+    while (!release_flag) {
+        usleep(1000);
+    }
+}
+
+/* ---- behaviours that already conform (regression guards) ---- */
+
+/* Devices and contexts: codes without a current device, out-of-range ids, the default
+ * context made current by aclrtSetDevice and dropped by aclrtResetDevice. */
+static void case_devices(void) {
+    uint32_t n = 0;
+    CHECK(aclrtGetDeviceCount(&n)); /* works before aclInit */
+    CHECK(aclInit(NULL));
+    int32_t dev = -5;
+    aclrtContext ctx = NULL, ctx2 = NULL;
+    EXPECT_CODE(aclrtGetDevice(&dev), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    EXPECT_CODE(aclrtGetCurrentContext(&ctx), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    EXPECT_CODE(aclrtGetDevice(NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtGetDeviceCount(NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID, NULL);
+    EXPECT_CODE(aclrtSetDevice((int32_t)n), ACL_ERROR_RT_INVALID_DEVICEID, NULL);
+    CHECK(aclrtSetDevice(1));
+    CHECK(aclrtGetDevice(&dev));
+    EXPECT(dev == 1);
+    CHECK(aclrtGetCurrentContext(&ctx));
+    EXPECT(ctx != NULL);
+    /* A second aclrtSetDevice of the same device gives the same default context. */
+    CHECK(aclrtSetDevice(1));
+    CHECK(aclrtGetCurrentContext(&ctx2));
+    EXPECT(ctx2 == ctx);
+    /* A created context becomes current; destroying it leaves none current. */
+    aclrtContext mine = NULL;
+    CHECK(aclrtCreateContext(&mine, 2));
+    CHECK(aclrtGetCurrentContext(&ctx2));
+    EXPECT(ctx2 == mine);
+    CHECK(aclrtGetDevice(&dev));
+    EXPECT(dev == 2);
+    CHECK(aclrtSetCurrentContext(ctx));
+    CHECK(aclrtDestroyContext(mine));
+    EXPECT_CODE(aclrtDestroyContext(NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtSetCurrentContext(NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    CHECK(aclrtResetDevice(1));
+    CHECK(aclrtResetDevice(1));
+    EXPECT_CODE(aclrtGetCurrentContext(&ctx2), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    EXPECT_CODE(aclrtGetDevice(&dev), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    CHECK(aclFinalize());
+}
+
+/* Streams: synchronize with a timeout on a busy stream, query, bad timeouts. */
+static void case_stream_timeout(void) {
+    setup();
+    aclrtStream s = NULL;
+    CHECK(aclrtCreateStream(&s));
+    EXPECT_CODE(aclrtCreateStream(NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    release_flag = 0;
+    started_flag = 0;
+    CHECK(aclrtLaunchHostFunc(s, hold_stream, NULL));
+    aclrtStreamStatus st = ACL_STREAM_STATUS_RESERVED;
+    CHECK(aclrtStreamQuery(s, &st));
+    EXPECT(st == ACL_STREAM_STATUS_NOT_READY);
+    EXPECT_CODE(aclrtSynchronizeStreamWithTimeout(s, 20), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, NULL);
+    EXPECT_CODE(aclrtSynchronizeStreamWithTimeout(s, -2), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtStreamQuery(s, NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    release_flag = 1;
+    CHECK(aclrtSynchronizeStreamWithTimeout(s, -1));
+    CHECK(aclrtStreamQuery(s, &st));
+    EXPECT(st == ACL_STREAM_STATUS_COMPLETE);
+    CHECK(aclrtDestroyStream(s));
+    EXPECT_CODE(aclrtDestroyStream(NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    teardown();
+}
+
+/* Events: an event never recorded, bad timeouts, elapsed time between recorded events. */
+static void case_events(void) {
+    setup();
+    aclrtStream s = NULL;
+    aclrtEvent a = NULL, b = NULL;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtCreateEvent(&a));
+    CHECK(aclrtCreateEvent(&b));
+    aclrtEventRecordedStatus rs = ACL_EVENT_RECORDED_STATUS_COMPLETE;
+    CHECK(aclrtQueryEventStatus(a, &rs));
+    EXPECT(rs == ACL_EVENT_RECORDED_STATUS_NOT_READY);
+    EXPECT_CODE(aclrtSynchronizeEventWithTimeout(a, -2), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtRecordEvent(NULL, s), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtQueryEventStatus(NULL, &rs), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtQueryEventStatus(a, NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtSynchronizeEvent(NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    float ms = -1.0f;
+    EXPECT_CODE(aclrtEventElapsedTime(NULL, a, b), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtEventElapsedTime(&ms, NULL, b), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT(aclrtEventElapsedTime(&ms, a, b) != ACL_SUCCESS); /* never recorded */
+    CHECK(aclrtRecordEvent(a, s));
+    CHECK(aclrtRecordEvent(b, s));
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtQueryEventStatus(b, &rs));
+    EXPECT(rs == ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    CHECK(aclrtEventElapsedTime(&ms, a, b));
+    EXPECT(ms >= 0.0f);
+    CHECK(aclrtDestroyEvent(a));
+    CHECK(aclrtDestroyEvent(b));
+    EXPECT_CODE(aclrtDestroyEvent(NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
+/* Callbacks: the codes for unsubscribed streams and threads, timeouts, bad block types. */
+static int cb_count = 0;
+static void count_cb(void *arg) {
+    (void)arg;
+    cb_count++;
+}
+static void case_callbacks(void) {
+    setup();
+    aclrtStream s = NULL;
+    CHECK(aclrtCreateStream(&s));
+    EXPECT_CODE(aclrtLaunchCallback(count_cb, NULL, ACL_CALLBACK_BLOCK, s), ACL_ERROR_RT_STREAM_NO_CB_REG, NULL);
+    EXPECT_CODE(aclrtProcessReport(0), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtProcessReport(-2), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtProcessReport(10), ACL_ERROR_RT_THREAD_SUBSCRIBE, NULL);
+    uint64_t me = (uint64_t)pthread_self();
+    CHECK(aclrtSubscribeReport(me, s));
+    EXPECT_CODE(aclrtLaunchCallback(count_cb, NULL, (aclrtCallbackBlockType)2, s), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtProcessReport(10), ACL_ERROR_RT_REPORT_TIMEOUT, NULL);
+    CHECK(aclrtLaunchCallback(count_cb, NULL, ACL_CALLBACK_NO_BLOCK, s));
+    CHECK(aclrtProcessReport(2000));
+    EXPECT(cb_count == 1);
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtUnSubscribeReport(me, s));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
+/* Helpers: aclDataTypeSize, fp16 quirks, data buffers (abi.md §1.3). */
+static void case_helpers(void) {
+    EXPECT(aclDataTypeSize(ACL_FLOAT) == 4);
+    EXPECT(aclDataTypeSize(ACL_FLOAT16) == 2);
+    EXPECT(aclDataTypeSize(ACL_INT8) == 1);
+    EXPECT(aclDataTypeSize(ACL_INT64) == 8);
+    EXPECT(aclDataTypeSize(ACL_DOUBLE) == 8);
+    EXPECT(aclDataTypeSize(ACL_BOOL) == 1);
+    EXPECT(aclDataTypeSize(ACL_BF16) == 2);
+    EXPECT(aclDataTypeSize(ACL_STRING) == 0);
+    EXPECT(aclDataTypeSize(ACL_DT_UNDEFINED) == 0);
+    EXPECT(aclDataTypeSize(ACL_COMPLEX128) == 16);
+    EXPECT(aclDataTypeSize((aclDataType)12345) == 8);
+    EXPECT(aclFloatToFloat16(1.0f) == 0x3C00);
+    EXPECT(aclFloatToFloat16(1e9f) == 0x7BFF);
+    EXPECT(aclFloatToFloat16(-1e9f) == 0xFBFF);
+    EXPECT(aclFloat16ToFloat(0x7C00) == 65536.0f);
+    EXPECT(aclFloat16ToFloat(0x3C00) == 1.0f);
+    aclDataBuffer *db = aclCreateDataBuffer(NULL, 0);
+    EXPECT(db != NULL);
+    EXPECT(aclGetDataBufferAddr(db) == NULL);
+    EXPECT(aclGetDataBufferSizeV2(db) == 0);
+    CHECK(aclDestroyDataBuffer(db));
+    EXPECT_CODE(aclDestroyDataBuffer(NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT(aclGetDataBufferAddr(NULL) == NULL);
+    EXPECT(aclGetDataBufferSizeV2(NULL) == 0);
+}
+
+/* aclrtMemcpy2d: dpitch/spitch below width, kinds the 2-D copy supports. */
+static void case_memcpy2d_checks(void) {
+    setup();
+    void *d = NULL;
+    char host[4096];
+    CHECK(aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_CODE(aclrtMemcpy2d(d, 8, host, 64, 16, 2, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpy2d(d, 64, host, 8, 16, 2, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpy2d(NULL, 64, host, 64, 16, 2, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpy2d(d, 64, NULL, 64, 16, 2, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    /* The synchronous 2-D copy supports H2D, D2H and DEFAULT only. */
+    EXPECT_CODE(aclrtMemcpy2d(d, 64, (char *)d + 2048, 64, 16, 2, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpy2d(host, 64, host + 2048, 64, 16, 2, ACL_MEMCPY_HOST_TO_HOST), ACL_ERROR_INVALID_PARAM, NULL);
+    /* Zero width or height copies nothing and succeeds. */
+    CHECK(aclrtMemcpy2d(d, 64, host, 64, 0, 2, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtMemcpy2d(d, 64, host, 64, 16, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtFree(d));
+    teardown();
+}
+
+/* aclrtMemcpy: every kind round trip, count 0, NULL. */
+static void case_memcpy_kinds(void) {
+    setup();
+    void *d1 = NULL, *d2 = NULL, *ph = NULL;
+    char src[256], dst[256];
+    for (int i = 0; i < 256; i++) src[i] = (char)(i * 7 + 1);
+    CHECK(aclrtMalloc(&d1, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMalloc(&d2, 256, ACL_MEM_MALLOC_NORMAL_ONLY));
+    CHECK(aclrtMallocHost(&ph, 256));
+    CHECK(aclrtMemcpy(d1, 256, src, 256, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtMemcpy(d2, 256, d1, 256, ACL_MEMCPY_DEVICE_TO_DEVICE));
+    CHECK(aclrtMemcpy(ph, 256, d2, 256, ACL_MEMCPY_DEVICE_TO_HOST));
+    CHECK(aclrtMemcpy(dst, 256, ph, 256, ACL_MEMCPY_HOST_TO_HOST));
+    EXPECT(memcmp(src, dst, 256) == 0);
+    memset(dst, 0, sizeof dst);
+    CHECK(aclrtMemcpy(d2, 256, src, 256, ACL_MEMCPY_DEFAULT));
+    CHECK(aclrtMemcpy(dst, 256, d2, 256, ACL_MEMCPY_DEFAULT));
+    EXPECT(memcmp(src, dst, 256) == 0);
+    EXPECT_CODE(aclrtMemcpy(NULL, 256, src, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpy(d1, 256, NULL, 16, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpy(d1, 256, src, 16, (aclrtMemcpyKind)42), ACL_ERROR_INVALID_PARAM, NULL);
+    CHECK(aclrtMemcpy(d1, 256, src, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtFreeHost(ph));
+    CHECK(aclrtFree(d1));
+    CHECK(aclrtFree(d2));
+    EXPECT_CODE(aclrtMalloc(&d1, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMalloc(NULL, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtFree(NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    size_t fr = 0, tot = 0;
+    CHECK(aclrtGetMemInfo(ACL_HBM_MEM, &fr, &tot));
+    EXPECT(tot > 0 && fr <= tot);
+    teardown();
+}
+
+/* ---- discrepancies found (see conformance.md) ---- */
+
+/* aclGetRecentErrMsg: messages of several failures accumulate, newest first, and reading
+ * clears them (D: "获取并清空 ... 最上面的错误描述信息为最新的"). */
+static void case_errmsg_accumulates(void) {
+    CHECK(aclInit(NULL));
+    EXPECT(aclrtSetDevice(99) == ACL_ERROR_RT_INVALID_DEVICEID);
+    EXPECT(aclrtSetDevice(77) == ACL_ERROR_RT_INVALID_DEVICEID);
+    const char *m = aclGetRecentErrMsg();
+    EXPECT(m != NULL);
+    printf("message: %s\n", m);
+    const char *p99 = strstr(m, "99");
+    const char *p77 = strstr(m, "77");
+    EXPECT(p99 != NULL && p77 != NULL);
+    EXPECT(p77 < p99); /* newest on top */
+    EXPECT(aclGetRecentErrMsg() == NULL); /* cleared by the read */
+    CHECK(aclFinalize());
+}
+
+/* aclInit with an empty (0-byte) config file: no configuration, success (S1
+ * JsonParser::ParseJsonFromFile returns ACL_SUCCESS for an empty file). */
+static void case_init_empty_config(void) {
+    write_file("empty.json", "");
+    CHECK(aclInit("empty.json"));
+    CHECK(aclFinalize());
+    write_file("ws.json", "{}");
+    CHECK(aclInit("ws.json"));
+    CHECK(aclFinalize());
+}
+
+/* aclGetDeviceCapability with deviceId >= device count: ACL_ERROR_INVALID_PARAM (S1
+ * aclGetDeviceCapabilityImpl). */
+static void case_capability_bad_device(void) {
+    int64_t v = 0;
+    uint32_t n = 0;
+    CHECK(aclrtGetDeviceCount(&n));
+    EXPECT_CODE(aclGetDeviceCapability(n, ACL_DEVICE_INFO_AI_CORE_NUM, &v), ACL_ERROR_INVALID_PARAM, NULL);
+    CHECK(aclGetDeviceCapability(0, ACL_DEVICE_INFO_AI_CORE_NUM, &v));
+    EXPECT(v > 0);
+}
+
+/* count == 0 returns success before any argument check (S1 aclrtMemcpyImpl,
+ * aclrtMemsetImpl, aclrtMemcpyAsyncImpl, aclrtMemsetAsyncImpl). */
+static void case_zero_count_null(void) {
+    setup();
+    aclrtStream s = NULL;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtMemcpy(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtMemcpy(NULL, 16, NULL, 0, (aclrtMemcpyKind)42));
+    CHECK(aclrtMemset(NULL, 0, 0, 0));
+    CHECK(aclrtMemcpyAsync(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE, s));
+    CHECK(aclrtMemsetAsync(NULL, 0, 0, 0, s));
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
+/* count > destMax: the lower runtime's RT_ERROR_INVALID_VALUE, ACL_ERROR_RT_PARAM_INVALID
+ * (S1 ApiErrorDecorator::MemCopySync / MemcpyAsync / MemsetAsync). */
+static void case_count_gt_destmax(void) {
+    setup();
+    aclrtStream s = NULL;
+    void *d = NULL;
+    char host[64] = {0};
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_CODE(aclrtMemcpy(d, 10, host, 20, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtMemcpyAsync(d, 10, host, 20, ACL_MEMCPY_HOST_TO_DEVICE, s), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtMemsetAsync(d, 10, 0, 20, s), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtFree(d));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
+/* aclrtMemcpy2d limits: width <= 5000000, height <= 5242880, else the lower runtime's
+ * ACL_ERROR_RT_PARAM_INVALID (D aclrtMemcpy2dAsync "width最大设置为5000000";
+ * S1 MemCopy2DCheckParam). Zero width/height succeeds before the NULL checks (S1
+ * CheckMemcpy2dParam). */
+static void case_memcpy2d_limits(void) {
+    setup();
+    void *d = NULL;
+    char host[64];
+    CHECK(aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_CODE(aclrtMemcpy2d(d, 5000001, host, 5000001, 5000001, 1, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtMemcpy2d(d, 16, host, 16, 16, 5242881, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtMemcpy2dAsync(d, 16, host, 16, 16, 5242881, ACL_MEMCPY_HOST_TO_DEVICE, NULL), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    CHECK(aclrtMemcpy2d(NULL, 16, NULL, 16, 0, 4, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtMemcpy2d(NULL, 16, NULL, 16, 16, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtFree(d));
+    teardown();
+}
+
+/* aclrtMemcpy2dAsync supports ACL_MEMCPY_DEVICE_TO_DEVICE on A2/A3 (D aclrtMemcpy2dAsync
+ * 约束说明; S1 CheckMemcpy2dAsyncKind). */
+static void case_memcpy2d_async_d2d(void) {
+    setup();
+    aclrtStream s = NULL;
+    void *a = NULL, *b = NULL;
+    char host[256], back[256];
+    for (int i = 0; i < 256; i++) host[i] = (char)(i + 3);
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtMalloc(&a, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMalloc(&b, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(a, 256, host, 256, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtMemset(b, 256, 0, 256));
+    /* 4 rows of 10 bytes, source pitch 32, destination pitch 16. */
+    CHECK(aclrtMemcpy2dAsync(b, 16, a, 32, 10, 4, ACL_MEMCPY_DEVICE_TO_DEVICE, s));
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtMemcpy(back, 256, b, 256, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int r = 0; r < 4; r++) {
+        for (int c = 0; c < 16; c++) {
+            char want = c < 10 ? host[r * 32 + c] : 0;
+            EXPECT(back[r * 16 + c] == want);
+        }
+    }
+    CHECK(aclrtFree(a));
+    CHECK(aclrtFree(b));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
+/* aclrtMemcpyAsync with ACL_MEMCPY_HOST_TO_HOST: ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+ * (D aclrtMemcpyAsync 约束说明 "若传入的kind为ACL_MEMCPY_HOST_TO_HOST时,接口返回报错
+ * ACL_ERROR_RT_FEATURE_NOT_SUPPORT"). */
+static void case_memcpy_async_h2h(void) {
+    setup();
+    aclrtStream s = NULL;
+    char a[64] = {1}, b[64] = {0};
+    CHECK(aclrtCreateStream(&s));
+    EXPECT_CODE(aclrtMemcpyAsync(b, 64, a, 64, ACL_MEMCPY_HOST_TO_HOST, s), ACL_ERROR_RT_FEATURE_NOT_SUPPORT, NULL);
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
+/* aclrtMemcpy's kind is a reserved parameter: the direction comes from the pointers (D
+ * aclrtMemcpy "kind: 预留参数,配置枚举值中的值无效,系统内部会根据源内存地址指针、目的内存地址
+ * 指针判断"; S1 MemcpyKindAutoCorrect forces the kind for known host/device locations). */
+static void case_memcpy_kind_from_pointers(void) {
+    setup();
+    void *d = NULL, *d2 = NULL, *ph = NULL;
+    char back[64];
+    CHECK(aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMalloc(&d2, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMallocHost(&ph, 64));
+    memset(ph, 0x5a, 64);
+    /* pinned host -> device, called with the D2H kind. */
+    CHECK(aclrtMemcpy(d, 64, ph, 64, ACL_MEMCPY_DEVICE_TO_HOST));
+    /* device -> device, called with the H2H kind. */
+    CHECK(aclrtMemcpy(d2, 64, d, 64, ACL_MEMCPY_HOST_TO_HOST));
+    CHECK(aclrtMemcpy(back, 64, d2, 64, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int i = 0; i < 64; i++) EXPECT(back[i] == 0x5a);
+    CHECK(aclrtFreeHost(ph));
+    CHECK(aclrtFree(d));
+    CHECK(aclrtFree(d2));
+    teardown();
+}
+
+/* aclrtGetMemInfo with an attribute outside aclrtMemAttr: the lower runtime's
+ * RT_ERROR_INVALID_MEMORY_TYPE, ACL_ERROR_RT_INVALID_MEMORY_TYPE (S1 MemGetInfoEx). */
+static void case_meminfo_bad_attr(void) {
+    setup();
+    size_t fr = 0, tot = 0;
+    EXPECT_CODE(aclrtGetMemInfo((aclrtMemAttr)99, &fr, &tot), ACL_ERROR_RT_INVALID_MEMORY_TYPE, NULL);
+    teardown();
+}
+
+struct named {
+    const char *name;
+    void (*fn)(void);
+};
+
+int main(int argc, char **argv) {
+    static const struct named cases[] = {
+        {"devices", case_devices},
+        {"stream_timeout", case_stream_timeout},
+        {"events", case_events},
+        {"callbacks", case_callbacks},
+        {"helpers", case_helpers},
+        {"memcpy2d_checks", case_memcpy2d_checks},
+        {"memcpy_kinds", case_memcpy_kinds},
+        {"errmsg_accumulates", case_errmsg_accumulates},
+        {"init_empty_config", case_init_empty_config},
+        {"capability_bad_device", case_capability_bad_device},
+        {"zero_count_null", case_zero_count_null},
+        {"count_gt_destmax", case_count_gt_destmax},
+        {"memcpy2d_limits", case_memcpy2d_limits},
+        {"memcpy2d_async_d2d", case_memcpy2d_async_d2d},
+        {"memcpy_async_h2h", case_memcpy_async_h2h},
+        {"memcpy_kind_from_pointers", case_memcpy_kind_from_pointers},
+        {"meminfo_bad_attr", case_meminfo_bad_attr},
+    };
+    if (argc != 2) {
+        fprintf(stderr, "usage: conf_cases CASE\n");
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (strcmp(cases[i].name, argv[1]) == 0) {
+            cases[i].fn();
+            printf("case %s passed\n", argv[1]);
+            return 0;
+        }
+    }
+    fprintf(stderr, "unknown case %s\n", argv[1]);
+    return 2;
+}
