@@ -11,7 +11,9 @@
 //! - The worker spins briefly (then yields) when its queue runs empty before sleeping on a
 //!   condition variable, and a waiter in `synchronize` does the same before sleeping: a
 //!   round trip on an otherwise idle 2-core machine needs no futex wake-up, while an idle
-//!   stream costs no CPU after a few tens of microseconds.
+//!   stream costs no CPU after a few tens of microseconds. When the waiting host thread and
+//!   the worker run on the same CPU (`sched_getcpu`, common when threads outnumber cores),
+//!   both skip the spin and yield at once, since spinning would only delay the other.
 //! - The worker takes the whole queue under one lock and runs the batch without it, so a
 //!   producer enqueueing while the worker is busy rarely contends. `abort` and a forced
 //!   `destroy` bump a generation counter: the worker discards the rest of a batch it took

@@ -375,3 +375,13 @@ fn benchmark_program_builds_and_runs() {
     r.assert_ok();
     assert!(r.stdout.contains("aclrtMemcpyAsync 64 B"), "{}", r.all());
 }
+
+#[test]
+fn batch_copies_with_attributes_and_fail_index() {
+    let work = scratch("mem_batch");
+    let _node = NodeGuard::new(&work);
+    let exe = build(&work, "mem_batch.c");
+    let r = run_on_node(&exe, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("batch ok"), "{}", r.all());
+}

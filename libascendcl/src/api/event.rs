@@ -161,16 +161,11 @@ pub unsafe extern "C" fn aclrtSynchronizeEvent(event: *mut c_void) -> i32 {
 }
 
 /// `aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)`:
-/// milliseconds, -1 = forever, 0 = poll once; `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT` on timeout.
+/// milliseconds, -1 = forever (0 is invalid, as in CANN); `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`
+/// on timeout.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSynchronizeEventWithTimeout(event: *mut c_void, timeout: i32) -> i32 {
-    // A poll (timeout 0) that finds the event pending is an expected outcome: logged at INFO.
-    let quiet: &[i32] = if timeout == 0 {
-        &[ACL_ERROR_RT_EVENT_SYNC_TIMEOUT]
-    } else {
-        &[]
-    };
-    errors::boundary_quiet("aclrtSynchronizeEventWithTimeout", quiet, || {
+    errors::boundary("aclrtSynchronizeEventWithTimeout", || {
         let t = timeout_ms(timeout)?;
         runtime::get()?
             .event_entry(event, "event")?

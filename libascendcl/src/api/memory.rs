@@ -1071,6 +1071,247 @@ pub unsafe extern "C" fn aclrtHostGetDevicePointer(
     })
 }
 
+/// `aclrtMemcpyBatchAttr` (32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MemcpyBatchAttr {
+    pub dst_id: u32,
+    pub dst_type: i32,
+    pub src_id: u32,
+    pub src_type: i32,
+    pub rsv: [u8; 16],
+}
+
+/// One validated copy of a batch.
+#[derive(Clone, Copy)]
+struct BatchItem {
+    dst: u64,
+    src: u64,
+    n: u64,
+    dir: Dir,
+}
+
+/// An error about copy `i` of a batch: `failIndex` is set to `i`.
+fn batch_err(fail: *mut usize, i: usize, e: Error) -> Error {
+    // SAFETY: checked non-null by the caller before any item is looked at.
+    unsafe { fail.write_unaligned(i) };
+    Error::new(e.code, format!("copy {i}: {}", e.msg))
+}
+
+/// Validate every argument of `aclrtMemcpyBatch[Async]` (CANN: only host-to-device and
+/// device-to-host copies; every copy's attribute must describe its two ends).
+#[allow(clippy::too_many_arguments)]
+unsafe fn check_batch(
+    rt: &Runtime,
+    dsts: *mut *mut c_void,
+    dest_maxs: *mut usize,
+    srcs: *mut *mut c_void,
+    sizes: *mut usize,
+    num: usize,
+    attrs: *mut MemcpyBatchAttr,
+    attrs_indexes: *mut usize,
+    num_attrs: usize,
+    fail: *mut usize,
+) -> Result<Vec<BatchItem>> {
+    non_null(fail, "failIndex")?;
+    // SAFETY: non-null output.
+    unsafe { fail.write_unaligned(usize::MAX) };
+    non_null(dsts, "dsts")?;
+    non_null(dest_maxs, "destMaxs")?;
+    non_null(srcs, "srcs")?;
+    non_null(sizes, "sizes")?;
+    non_null(attrs, "attrs")?;
+    non_null(attrs_indexes, "attrsIndexes")?;
+    if num == 0 {
+        return Err(Error::invalid("numBatches is 0 (expected > 0)"));
+    }
+    if num_attrs == 0 || num_attrs > num {
+        return Err(Error::invalid(format!(
+            "numAttrs {num_attrs} is out of range (expected 1..=numBatches {num})"
+        )));
+    }
+    // SAFETY: the arrays have numAttrs / numBatches entries by the API contract.
+    let idx: Vec<usize> = (0..num_attrs)
+        .map(|k| unsafe { attrs_indexes.add(k).read_unaligned() })
+        .collect();
+    if idx[0] != 0 {
+        return Err(Error::invalid(format!(
+            "attrsIndexes[0] is {}, expected 0",
+            idx[0]
+        )));
+    }
+    for k in 1..num_attrs {
+        if idx[k] <= idx[k - 1] || idx[k] >= num {
+            return Err(Error::invalid(format!(
+                "attrsIndexes[{k}] is {}: entries must increase and stay below numBatches {num}",
+                idx[k]
+            )));
+        }
+    }
+    let mut items = Vec::with_capacity(num);
+    let mut k = 0;
+    for i in 0..num {
+        while k + 1 < num_attrs && idx[k + 1] <= i {
+            k += 1;
+        }
+        // SAFETY: as above.
+        let (dst, src, n, max, a) = unsafe {
+            (
+                dsts.add(i).read_unaligned() as u64,
+                srcs.add(i).read_unaligned() as u64,
+                sizes.add(i).read_unaligned(),
+                dest_maxs.add(i).read_unaligned(),
+                attrs.add(k).read_unaligned(),
+            )
+        };
+        let item = (|| {
+            if dst == 0 || src == 0 {
+                return Err(Error::invalid(format!("dsts[{i}] or srcs[{i}] is NULL")));
+            }
+            if n > max {
+                return Err(Error::invalid(format!(
+                    "sizes[{i}] {n} is larger than destMaxs[{i}] {max}"
+                )));
+            }
+            let dir = resolve_kind(ACL_MEMCPY_DEFAULT, dst, src)?;
+            if dir.dst_dev == dir.src_dev {
+                return Err(Error::invalid(format!(
+                    "a {} copy: batch copies support only host-to-device and device-to-host",
+                    if dir.dst_dev {
+                        "device-to-device"
+                    } else {
+                        "host-to-host"
+                    }
+                )));
+            }
+            for (arg, addr, dev, id, ty) in [
+                ("dstLoc", dst, dir.dst_dev, a.dst_id, a.dst_type),
+                ("srcLoc", src, dir.src_dev, a.src_id, a.src_type),
+            ] {
+                if dev {
+                    let want = logical_of(rt, rt.node.phys(addr, 1, arg)?.device);
+                    if ty != ACL_MEM_LOCATION_TYPE_DEVICE || id as i32 != want {
+                        return Err(Error::invalid(format!(
+                            "attrs[{k}].{arg} is (type {ty}, id {id}) but {addr:#x} is memory of \
+                             device {want} (expected type ACL_MEM_LOCATION_TYPE_DEVICE, id {want})"
+                        )));
+                    }
+                } else if ty != ACL_MEM_LOCATION_TYPE_HOST && ty != 4 {
+                    return Err(Error::invalid(format!(
+                        "attrs[{k}].{arg} has type {ty} but {addr:#x} is host memory (expected \
+                         ACL_MEM_LOCATION_TYPE_HOST)"
+                    )));
+                }
+            }
+            if n > 0 {
+                check_copy(rt, dst, src, n as u64, dir)?;
+            }
+            Ok(BatchItem {
+                dst,
+                src,
+                n: n as u64,
+                dir,
+            })
+        })()
+        .map_err(|e| batch_err(fail, i, e))?;
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// `aclrtMemcpyBatch`: every copy is validated before any runs.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemcpyBatch(
+    dsts: *mut *mut c_void,
+    destMaxs: *mut usize,
+    srcs: *mut *mut c_void,
+    sizes: *mut usize,
+    numBatches: usize,
+    attrs: *mut MemcpyBatchAttr,
+    attrsIndexes: *mut usize,
+    numAttrs: usize,
+    failIndex: *mut usize,
+) -> i32 {
+    count("aclrtMemcpyBatch");
+    boundary("aclrtMemcpyBatch", || {
+        let rt = get()?;
+        let items = unsafe {
+            check_batch(
+                &rt,
+                dsts,
+                destMaxs,
+                srcs,
+                sizes,
+                numBatches,
+                attrs,
+                attrsIndexes,
+                numAttrs,
+                failIndex,
+            )?
+        };
+        for (i, it) in items.iter().enumerate() {
+            do_copy(&rt, it.dst, it.src, it.n, it.dir).map_err(|e| batch_err(failIndex, i, e))?;
+        }
+        Ok(())
+    })
+}
+
+struct SendBatch(Vec<BatchItem>);
+// SAFETY: addresses only; see SendPtr.
+unsafe impl Send for SendBatch {}
+
+/// `aclrtMemcpyBatchAsync`: validated now, run as one task on `stream`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemcpyBatchAsync(
+    dsts: *mut *mut c_void,
+    destMaxs: *mut usize,
+    srcs: *mut *mut c_void,
+    sizes: *mut usize,
+    numBatches: usize,
+    attrs: *mut MemcpyBatchAttr,
+    attrsIndexes: *mut usize,
+    numAttrs: usize,
+    failIndex: *mut usize,
+    stream: *mut c_void,
+) -> i32 {
+    count("aclrtMemcpyBatchAsync");
+    boundary("aclrtMemcpyBatchAsync", || {
+        let rt = get()?;
+        let s = rt.stream(stream)?;
+        let items = unsafe {
+            check_batch(
+                &rt,
+                dsts,
+                destMaxs,
+                srcs,
+                sizes,
+                numBatches,
+                attrs,
+                attrsIndexes,
+                numAttrs,
+                failIndex,
+            )?
+        };
+        let rt2 = rt.clone();
+        let batch = SendBatch(items);
+        s.enqueue(Box::new(move || {
+            let batch = batch;
+            for (i, it) in batch.0.iter().enumerate() {
+                do_copy(&rt2, it.dst, it.src, it.n, it.dir).map_err(|e| {
+                    Error::new(
+                        e.code,
+                        format!(
+                            "aclrtMemcpyBatchAsync (run on the stream): copy {i}: {}",
+                            e.msg
+                        ),
+                    )
+                })?;
+            }
+            Ok(())
+        }))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
