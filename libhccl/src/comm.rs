@@ -39,7 +39,13 @@ pub struct CommInner {
     pub recv_k: Mutex<Vec<u64>>,
     pub history: History,
     pub async_error: AtomicI32,
+    /// Which collective may run next on a stream (they run in call order even when a
+    /// program spreads one communicator over several streams).
+    turn: Mutex<Turn>,
     destroyed: std::sync::atomic::AtomicBool,
+    destroy_requested: std::sync::atomic::AtomicBool,
+    /// Operations enqueued and not yet run (or discarded).
+    pub pending: AtomicU64,
 }
 
 /// `a >= b` for 32-bit sequence words that may wrap.
@@ -152,6 +158,53 @@ fn stale(shm: &Shm) -> bool {
     })
 }
 
+/// A control block no live process uses any more (every rank that joined is gone or
+/// destroyed its communicator).
+fn abandoned(shm: &Shm) -> bool {
+    let mut joined = false;
+    for r in 0..shm.n() {
+        let s = &shm.slot(r).ident.0;
+        match s.state.load(Ordering::Acquire) {
+            STATE_EMPTY => {}
+            STATE_DESTROYED => joined = true,
+            _ => {
+                if shm::alive(
+                    s.pid.load(Ordering::Relaxed),
+                    s.start_time.load(Ordering::Relaxed),
+                ) {
+                    return false;
+                }
+                joined = true;
+            }
+        }
+    }
+    joined
+}
+
+/// Remove control blocks of communicators whose ranks are all gone (jobs that crashed or
+/// never destroyed their communicators), so the node directory does not fill up.
+fn collect_garbage(node_dir: &Path) {
+    let Ok(dir) = std::fs::read_dir(node_dir) else {
+        return;
+    };
+    for e in dir.filter_map(|e| e.ok()).take(4096) {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if !name.starts_with("hccl-") || name.len() != 5 + 32 {
+            continue;
+        }
+        let path = e.path();
+        let Some(n) = shm::peek_nranks(&path) else {
+            continue;
+        };
+        if let Ok(s) = Shm::open_existing(&path, n) {
+            if abandoned(&s) {
+                s.unlink();
+            }
+        }
+    }
+}
+
 fn attach(shm: &Shm, n: u32, m: &Member) -> HResult<()> {
     let h = shm.header();
     match h
@@ -251,6 +304,7 @@ pub fn join(
             shm::MAX_RANKS
         )));
     }
+    collect_garbage(node_dir);
     let path = block_path(node_dir, &id);
     let deadline = Instant::now() + conf.connect_timeout;
     let policy = Policy::for_participants(n);
@@ -356,7 +410,13 @@ pub fn join(
                 recv_k: Mutex::new(vec![0; n as usize]),
                 history: History::default(),
                 async_error: AtomicI32::new(0),
+                turn: Mutex::new(Turn {
+                    next: 1,
+                    skipped: Default::default(),
+                }),
                 destroyed: Default::default(),
+                destroy_requested: Default::default(),
+                pending: AtomicU64::new(0),
             }));
         }
         return Ok(out);
@@ -381,10 +441,16 @@ fn leave(shm: &Shm, members: &[Member]) {
     }
 }
 
+struct Turn {
+    next: u64,
+    skipped: std::collections::BTreeSet<u64>,
+}
+
 /// Why a wait for peers ended early.
 enum PeerWait {
     Dead(u32),
     Failed(u32),
+    Destroyed(u32),
 }
 
 impl CommInner {
@@ -491,6 +557,9 @@ impl CommInner {
             ) {
                 return Err(PeerWait::Dead(p));
             }
+            if id.state.load(Ordering::Acquire) == STATE_DESTROYED {
+                return Err(PeerWait::Destroyed(p));
+            }
             if failed.is_none() && id.failed_seq.load(Ordering::Acquire) != 0 {
                 failed = Some(p);
             }
@@ -538,6 +607,15 @@ impl CommInner {
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));
                     }
+                    let me = std::process::id();
+                    if missing
+                        .iter()
+                        .any(|&q| self.slot(q).ident.0.pid.load(Ordering::Relaxed) == me)
+                    {
+                        msg.push_str(
+                            "\n    (some of these ranks are in this process, as with HcclCommInitAll: every call waits until all ranks made it, so each rank's calls must come from its own thread)",
+                        );
+                    }
                     return Err(HcclError::new(HCCL_E_TIMEOUT, msg));
                 }
                 Err(WaitError::Check(PeerWait::Dead(q))) => {
@@ -545,6 +623,16 @@ impl CommInner {
                         "{}: rank {q} (pid {}) died before it could {phase}:",
                         self.who(),
                         self.slot(q).ident.0.pid.load(Ordering::Relaxed)
+                    );
+                    for q in 0..self.n {
+                        msg.push_str(&format!("\n    {}", self.describe_rank(q)));
+                    }
+                    return Err(HcclError::new(HCCL_E_REMOTE, msg));
+                }
+                Err(WaitError::Check(PeerWait::Destroyed(q))) => {
+                    let mut msg = format!(
+                        "{}: rank {q} destroyed its communicator before it could {phase}:",
+                        self.who()
                     );
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));
@@ -568,6 +656,14 @@ impl CommInner {
     /// its collective of the same sequence number, and compare. Returns the sequence number.
     pub fn rendezvous(&self, fp: &mut Fp) -> HResult<u64> {
         let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
+        let r = self.rendezvous_at(seq, fp);
+        if r.is_err() {
+            self.finish_turn(seq);
+        }
+        r
+    }
+
+    fn rendezvous_at(&self, seq: u64, fp: &mut Fp) -> HResult<u64> {
         fp.seq = seq;
         let me = self.me();
         fp.store(&me.fp[(seq % FP_RING as u64) as usize]);
@@ -602,8 +698,76 @@ impl CommInner {
         Ok(seq)
     }
 
+    /// Collective `seq` is finished on its stream, or will never run (failed at the call,
+    /// count 0): the next one may run.
+    pub fn finish_turn(&self, seq: u64) {
+        let mut t = self.turn.lock();
+        if seq < t.next {
+            return;
+        }
+        if seq == t.next {
+            t.next += 1;
+            loop {
+                let n = t.next;
+                if !t.skipped.remove(&n) {
+                    break;
+                }
+                t.next += 1;
+            }
+        } else {
+            t.skipped.insert(seq);
+        }
+    }
+
+    /// Wait (on a stream worker) until collective `seq` may run: every earlier collective of
+    /// this communicator finished. Immediate when the communicator uses one stream.
+    pub fn wait_turn(&self, seq: u64, started: Instant) -> HResult<()> {
+        let deadline = self.exec_timeout.map(|d| started + d);
+        let mut spins = 0u32;
+        loop {
+            let next = self.turn.lock().next;
+            if next >= seq {
+                return Ok(());
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(HcclError::new(
+                    HCCL_E_TIMEOUT,
+                    format!(
+                        "{}: collective #{seq} waited {} s (HCCL_EXEC_TIMEOUT) for collective #{next} of the same communicator, which was called earlier but has not run (is it on another stream that waits for this one?)",
+                        self.who(),
+                        self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0)
+                    ),
+                ));
+            }
+            spins += 1;
+            if spins < 1000 {
+                unsafe { libc::sched_yield() };
+            } else {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
     /// Leave the communicator: the last rank removes the control block.
+    /// (Leaving waits until this rank's operations still queued on streams have run, so
+    /// `HcclCommDestroy` before `aclrtSynchronizeStream` does not fail the peers.)
     pub fn destroy(&self) {
+        self.destroy_requested.store(true, Ordering::SeqCst);
+        if self.pending.load(Ordering::SeqCst) == 0 {
+            self.leave_now();
+        }
+    }
+
+    /// An enqueued operation ran or was discarded.
+    pub fn task_gone(&self) {
+        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.destroy_requested.load(Ordering::SeqCst)
+        {
+            self.leave_now();
+        }
+    }
+
+    fn leave_now(&self) {
         if self.destroyed.swap(true, Ordering::AcqRel) {
             return;
         }

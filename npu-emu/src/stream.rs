@@ -11,7 +11,13 @@
 //! - The worker spins briefly (then yields) when its queue runs empty before sleeping on a
 //!   condition variable, and a waiter in `synchronize` does the same before sleeping: a
 //!   round trip on an otherwise idle 2-core machine needs no futex wake-up, while an idle
-//!   stream costs no CPU after a few tens of microseconds.
+//!   stream costs no CPU after a few tens of microseconds. When the waiting host thread and
+//!   the worker run on the same CPU (`sched_getcpu`, common when threads outnumber cores),
+//!   both skip the spin and yield at once, since spinning would only delay the other.
+//! - The worker takes the whole queue under one lock and runs the batch without it, so a
+//!   producer enqueueing while the worker is busy rarely contends. `abort` and a forced
+//!   `destroy` bump a generation counter: the worker discards the rest of a batch it took
+//!   before the bump.
 //! - Failure mode [`FailureMode::Stop`] (`ACL_STOP_ON_FAILURE`): after a failed task the rest
 //!   of the queue is discarded until the error has been reported by a synchronize.
 
@@ -20,7 +26,7 @@ use crate::error::{Error, Result};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -53,8 +59,6 @@ struct Queue {
     tasks: VecDeque<Task>,
     /// First error of an asynchronous task since the last synchronize.
     error: Option<Error>,
-    /// Stop-on-failure tripped: discard tasks until the error is reported.
-    discarding: bool,
     shutdown: bool,
     worker_asleep: bool,
 }
@@ -72,6 +76,16 @@ struct Shared {
     /// Id of the worker thread (`gettid`), to detect calls from inside a task.
     worker_tid: AtomicU64,
     hook: Mutex<Option<ErrorHook>>,
+    /// Stop-on-failure tripped: discard tasks until the error is reported.
+    discarding: AtomicBool,
+    /// CPU the worker last ran on, and CPU of the latest host thread waiting in
+    /// `synchronize` (-1 = none): when both share a CPU, spinning only delays the other, so
+    /// both go straight to yielding.
+    worker_cpu: AtomicI32,
+    waiter_cpu: AtomicI32,
+    /// Bumped (under the queue lock) by abort and forced destroy: the worker discards the
+    /// batch it took before the bump.
+    abort_gen: AtomicU64,
 }
 
 /// One stream with its worker thread.
@@ -94,7 +108,6 @@ impl Stream {
             q: Mutex::new(Queue {
                 tasks: VecDeque::new(),
                 error: None,
-                discarding: false,
                 shutdown: false,
                 worker_asleep: false,
             }),
@@ -107,6 +120,10 @@ impl Stream {
             stop_on_failure: AtomicBool::new(false),
             worker_tid: AtomicU64::new(0),
             hook: Mutex::new(None),
+            discarding: AtomicBool::new(false),
+            worker_cpu: AtomicI32::new(-1),
+            waiter_cpu: AtomicI32::new(-1),
+            abort_gen: AtomicU64::new(0),
         });
         let s2 = shared.clone();
         let name: String = format!("npu-{label}").chars().take(15).collect();
@@ -171,7 +188,7 @@ impl Stream {
         }
         if s.has_error.load(Ordering::SeqCst) {
             let mut q = s.q.lock();
-            q.discarding = false;
+            s.discarding.store(false, Ordering::SeqCst);
             s.has_error.store(false, Ordering::SeqCst);
             if let Some(e) = q.error.take() {
                 return Err(e);
@@ -237,7 +254,11 @@ impl Stream {
     /// The stream stays usable. Returns how many tasks were discarded.
     pub fn abort(&self) -> u64 {
         let s = &self.shared;
-        let discarded: Vec<Task> = s.q.lock().tasks.drain(..).collect();
+        let discarded: Vec<Task> = {
+            let mut q = s.q.lock();
+            s.abort_gen.fetch_add(1, Ordering::SeqCst);
+            q.tasks.drain(..).collect()
+        };
         let n = discarded.len() as u64;
         drop(discarded);
         if n > 0 {
@@ -256,6 +277,7 @@ impl Stream {
             let mut q = s.q.lock();
             q.shutdown = true;
             if force {
+                s.abort_gen.fetch_add(1, Ordering::SeqCst);
                 q.tasks.drain(..).collect()
             } else {
                 Vec::new()
@@ -301,22 +323,30 @@ fn wait_counter(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
     }
     let start = Instant::now();
     let deadline = timeout.map(|t| start + t);
-    if spin_until(start + SPIN_FOR, &done) {
+    let cpu = current_cpu();
+    s.waiter_cpu.store(cpu, Ordering::SeqCst);
+    let shared_cpu = cpu >= 0 && cpu == s.worker_cpu.load(Ordering::SeqCst);
+    if !shared_cpu && spin_until(start + SPIN_FOR, &done) {
+        s.waiter_cpu.store(-1, Ordering::SeqCst);
         return true;
     }
     let yield_until = start + YIELD_FOR;
-    loop {
+    let polled = loop {
         if done() {
-            return true;
+            break Some(true);
         }
         let now = Instant::now();
         if deadline.is_some_and(|d| now >= d) {
-            return false;
+            break Some(false);
         }
         if now >= yield_until {
-            break;
+            break None;
         }
         std::thread::yield_now();
+    };
+    s.waiter_cpu.store(-1, Ordering::SeqCst);
+    if let Some(r) = polled {
+        return r;
     }
     let mut q = s.q.lock();
     s.waiters.fetch_add(1, Ordering::SeqCst);
@@ -336,6 +366,12 @@ fn wait_counter(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
     };
     s.waiters.fetch_sub(1, Ordering::SeqCst);
     ok
+}
+
+/// The CPU the calling thread runs on (-1 if unknown); a vDSO call, no syscall.
+fn current_cpu() -> i32 {
+    // SAFETY: sched_getcpu has no preconditions.
+    unsafe { libc::sched_getcpu() }
 }
 
 /// Spin until `cond` holds (true) or `until` passes (false); reads the clock every 32 spins.
@@ -362,23 +398,34 @@ fn notify_done(s: &Shared) {
 
 fn worker(s: Arc<Shared>) {
     s.worker_tid.store(gettid(), Ordering::SeqCst);
+    // The worker takes the whole queue at once (one lock per batch, not per task), so
+    // producers rarely contend with it.
+    let mut batch: VecDeque<Task> = VecDeque::new();
+    let mut batch_gen = 0;
     loop {
-        // Take the next task, or learn that we are shut down.
-        let next = {
+        if batch.is_empty() {
             let mut q = s.q.lock();
             loop {
-                if let Some(t) = q.tasks.pop_front() {
-                    break Some((t, q.discarding));
+                if !q.tasks.is_empty() {
+                    std::mem::swap(&mut q.tasks, &mut batch);
+                    batch_gen = s.abort_gen.load(Ordering::SeqCst);
+                    break;
                 }
                 if q.shutdown {
-                    break None;
+                    drop(q);
+                    s.worker_tid.store(0, Ordering::SeqCst);
+                    return;
                 }
                 drop(q);
-                // Idle: spin, then yield, for a short while before sleeping.
+                // Idle: spin, then yield, for a short while before sleeping. If a host thread
+                // waits for us on this very CPU, skip the spin: it would only delay it.
                 let seen = s.completed.load(Ordering::SeqCst);
                 let has_work = || s.submitted.load(Ordering::SeqCst) > seen;
                 let idle_start = Instant::now();
-                if !spin_until(idle_start + SPIN_FOR, &has_work) {
+                let cpu = current_cpu();
+                s.worker_cpu.store(cpu, Ordering::SeqCst);
+                let shared_cpu = cpu >= 0 && cpu == s.waiter_cpu.load(Ordering::SeqCst);
+                if shared_cpu || !spin_until(idle_start + SPIN_FOR, &has_work) {
                     let until = idle_start + YIELD_FOR;
                     while Instant::now() < until {
                         if has_work() {
@@ -394,9 +441,19 @@ fn worker(s: Arc<Shared>) {
                     q.worker_asleep = false;
                 }
             }
+        }
+        if s.abort_gen.load(Ordering::SeqCst) != batch_gen {
+            // Aborted (or destroyed with force) after we took this batch: none of it runs.
+            let n = batch.len() as u64;
+            batch.clear();
+            s.completed.fetch_add(n, Ordering::SeqCst);
+            notify_done(&s);
+            continue;
+        }
+        let Some(task) = batch.pop_front() else {
+            continue;
         };
-        let Some((task, discard)) = next else { break };
-        if discard {
+        if s.discarding.load(Ordering::SeqCst) {
             drop(task);
         } else {
             let r = match catch_unwind(AssertUnwindSafe(task)) {
@@ -417,7 +474,7 @@ fn worker(s: Arc<Shared>) {
                     q.error = Some(e);
                 }
                 if s.stop_on_failure.load(Ordering::SeqCst) {
-                    q.discarding = true;
+                    s.discarding.store(true, Ordering::SeqCst);
                 }
                 s.has_error.store(true, Ordering::SeqCst);
             }
@@ -425,7 +482,6 @@ fn worker(s: Arc<Shared>) {
         s.completed.fetch_add(1, Ordering::SeqCst);
         notify_done(&s);
     }
-    s.worker_tid.store(0, Ordering::SeqCst);
 }
 
 fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {

@@ -4,6 +4,7 @@
  * /work/notes/conformance.md (outside the repo) lists the sources per case. */
 #define _GNU_SOURCE
 #include "common.h"
+#include "acl/acl_prof.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
@@ -157,7 +158,7 @@ static void case_callbacks(void) {
     EXPECT_CODE(aclrtLaunchCallback(count_cb, NULL, (aclrtCallbackBlockType)2, s), ACL_ERROR_INVALID_PARAM, NULL);
     EXPECT_CODE(aclrtProcessReport(10), ACL_ERROR_RT_REPORT_TIMEOUT, NULL);
     CHECK(aclrtLaunchCallback(count_cb, NULL, ACL_CALLBACK_NO_BLOCK, s));
-    CHECK(aclrtProcessReport(2000));
+    CHECK(aclrtProcessReport(20000)); /* returns as soon as the callback arrives */
     EXPECT(cb_count == 1);
     CHECK(aclrtSynchronizeStream(s));
     CHECK(aclrtUnSubscribeReport(me, s));
@@ -415,6 +416,258 @@ static void case_meminfo_bad_attr(void) {
     teardown();
 }
 
+/* Synchronize with timeout 0: the runtime accepts -1 or > 0 only, RT_ERROR_INVALID_VALUE ->
+ * ACL_ERROR_RT_PARAM_INVALID (D: "-1:表示永久等待; >0:配置具体的超时时间"; S1
+ * ApiErrorDecorator::StreamSynchronize / EventSynchronize / DeviceSynchronize reject
+ * `(timeout < -1) || (timeout == 0)`). */
+static void case_sync_timeout_zero(void) {
+    setup();
+    aclrtStream s = NULL;
+    aclrtEvent e = NULL;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtCreateEvent(&e));
+    CHECK(aclrtRecordEvent(e, s));
+    CHECK(aclrtSynchronizeStream(s));
+    EXPECT_CODE(aclrtSynchronizeStreamWithTimeout(s, 0), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtSynchronizeEventWithTimeout(e, 0), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtSynchronizeDeviceWithTimeout(0), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    CHECK(aclrtSynchronizeStreamWithTimeout(s, 1000));
+    CHECK(aclrtSynchronizeEventWithTimeout(e, 1000));
+    CHECK(aclrtSynchronizeDeviceWithTimeout(1000));
+    CHECK(aclrtDestroyEvent(e));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
+/* aclrtResetDevice of a device this process never set: RT_ERROR_CONTEXT_DEL ("The device
+ * has not been set or has already been reset") -> ACL_ERROR_RT_CONTEXT_RELEASE_ERROR (S1
+ * ApiErrorDecorator::DeviceReset and the runtime's error map). */
+static void case_reset_unset_device(void) {
+    setup();
+    EXPECT_CODE(aclrtResetDevice(3), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, NULL);
+    CHECK(aclrtSetDevice(3));
+    CHECK(aclrtResetDevice(3));
+    EXPECT_CODE(aclrtResetDevice(3), ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, NULL);
+    teardown();
+}
+
+/* Profiling sessions (D "Profiling数据采集接口 总体约束"): start/stop/finalize before
+ * aclprofInit fail; a second aclprofStart whose devices repeat a running session's fails;
+ * sessions on different devices may run together (the documented wrong order is only the
+ * one that repeats Device 1); aclprofInit/aclprofFinalize may be paired more than once. */
+static void case_prof_sessions(void) {
+    setup();
+    uint32_t d0[1] = {0}, d1[1] = {1};
+    aclprofConfig *c0 = aclprofCreateConfig(d0, 1, ACL_AICORE_NONE, NULL, ACL_PROF_ACL_API);
+    aclprofConfig *c0b = aclprofCreateConfig(d0, 1, ACL_AICORE_NONE, NULL, ACL_PROF_TASK_TIME);
+    aclprofConfig *c1 = aclprofCreateConfig(d1, 1, ACL_AICORE_NONE, NULL, ACL_PROF_ACL_API);
+    EXPECT(c0 != NULL && c0b != NULL && c1 != NULL);
+    EXPECT(aclprofStart(c0) != ACL_SUCCESS); /* before aclprofInit */
+    char dir[4096];
+    EXPECT(getcwd(dir, sizeof dir) != NULL);
+    CHECK(aclprofInit(dir, strlen(dir)));
+    CHECK(aclprofStart(c0));
+    EXPECT(aclprofStart(c0b) != ACL_SUCCESS); /* device 0 again */
+    CHECK(aclprofStart(c1));                  /* device 1: allowed */
+    CHECK(aclprofStop(c1));
+    CHECK(aclprofStop(c0));
+    CHECK(aclprofFinalize());
+    CHECK(aclprofInit(dir, strlen(dir)));
+    CHECK(aclprofFinalize());
+    CHECK(aclprofDestroyConfig(c0));
+    CHECK(aclprofDestroyConfig(c0b));
+    CHECK(aclprofDestroyConfig(c1));
+    teardown();
+}
+
+/* D aclrtSetDevice: threads that set the same device share its default context; D
+ * aclrtResetDevice: reference counted, the last reset frees the default context;
+ * aclrtResetDeviceForce frees it whatever the count. */
+static aclrtContext thread_ctx = NULL;
+static void *set_device_thread(void *arg) {
+    (void)arg;
+    if (aclrtSetDevice(0) != ACL_SUCCESS || aclrtGetCurrentContext(&thread_ctx) != ACL_SUCCESS) {
+        thread_ctx = NULL;
+    }
+    return NULL;
+}
+static void case_device_refcount(void) {
+    CHECK(aclInit(NULL));
+    CHECK(aclrtSetDevice(0));
+    aclrtContext mine = NULL, now = NULL;
+    CHECK(aclrtGetCurrentContext(&mine));
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, set_device_thread, NULL) == 0);
+    EXPECT(pthread_join(t, NULL) == 0);
+    EXPECT(thread_ctx == mine); /* one default context per device per process */
+    CHECK(aclrtResetDevice(0)); /* two sets, one reset: still alive */
+    CHECK(aclrtGetCurrentContext(&now));
+    EXPECT(now == mine);
+    void *d = NULL;
+    CHECK(aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtFree(d));
+    CHECK(aclrtSetDevice(0));
+    CHECK(aclrtResetDeviceForce(0)); /* three sets, one forced reset frees it */
+    EXPECT_CODE(aclrtGetCurrentContext(&now), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    CHECK(aclFinalize());
+}
+
+/* aclInit config "defaultDevice": runtime calls work without aclrtSetDevice, on the
+ * configured device, in every thread (D dev guide 初始化: {"defaultDevice":{"default_device":"0"}}
+ * "启用DefaultDevice后,可以不显式调用aclrtSetDevice直接调用运行时接口"; D aclrtGetDevice: a device
+ * can be specified "by enabling default device using aclInit"). */
+static int32_t thread_dev = -1;
+static void *default_device_thread(void *arg) {
+    (void)arg;
+    void *p = NULL;
+    if (aclrtGetDevice(&thread_dev) != ACL_SUCCESS) thread_dev = -2;
+    if (aclrtMalloc(&p, 16, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS || aclrtFree(p) != ACL_SUCCESS) {
+        thread_dev = -3;
+    }
+    return NULL;
+}
+static void case_default_device_config(void) {
+    write_file("defdev.json", "{\"defaultDevice\": {\"default_device\": \"1\"}}");
+    CHECK(aclInit("defdev.json"));
+    int32_t dev = -1;
+    CHECK(aclrtGetDevice(&dev));
+    EXPECT(dev == 1);
+    void *p = NULL;
+    CHECK(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    aclrtStream s = NULL;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtMemsetAsync(p, 64, 7, 64, s));
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtDestroyStream(s));
+    CHECK(aclrtFree(p));
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, default_device_thread, NULL) == 0);
+    EXPECT(pthread_join(t, NULL) == 0);
+    EXPECT(thread_dev == 1);
+    /* An explicit aclrtSetDevice takes precedence. */
+    CHECK(aclrtSetDevice(2));
+    CHECK(aclrtGetDevice(&dev));
+    EXPECT(dev == 2);
+    CHECK(aclrtResetDevice(2));
+    CHECK(aclFinalize());
+}
+
+/* aclInit config "err_msg_mode": only "0" (thread) and "1" (process) are valid; anything
+ * else is ACL_ERROR_INVALID_PARAM (S1 acl.cpp HandleErrorManagerConfig). */
+static void case_err_msg_mode_config(void) {
+    write_file("badmode.json", "{\"err_msg_mode\": \"2\"}");
+    EXPECT_CODE(aclInit("badmode.json"), ACL_ERROR_INVALID_PARAM, NULL);
+    write_file("thread.json", "{\"err_msg_mode\": \"0\"}");
+    CHECK(aclInit("thread.json"));
+    CHECK(aclFinalize());
+}
+
+/* aclrtGetMemInfo reports device memory; attributes the hardware lacks give free = total = 0
+ * (D aclrtGetMemInfo 约束说明: "请根据实际硬件支持的情况,选择对应属性的内存,否则调用本接口获取到的空闲
+ * 大小和总大小都为0", which applies to Atlas training and A2 training products; Ascend910B1 has
+ * HBM and no device DDR). */
+static void case_meminfo_ddr_on_hbm_device(void) {
+    setup();
+    size_t fr = 1, tot = 1;
+    CHECK(aclrtGetMemInfo(ACL_DDR_MEM, &fr, &tot));
+    EXPECT(fr == 0 && tot == 0);
+    CHECK(aclrtGetMemInfo(ACL_HBM_MEM, &fr, &tot));
+    EXPECT(tot > 0 && fr > 0 && fr <= tot);
+    teardown();
+}
+
+/* aclrtMemcpyAsync with pageable (malloc) host memory returns only once the copy is done;
+ * with aclrtMallocHost memory it is asynchronous (D aclrtMemcpyAsync 功能说明, 8.3 to 9.0:
+ * "当Host内存是非锁页内存时,本接口在内存复制任务完成后才返回"; S1 MemcpyAsync: pageable memory
+ * → StreamSynchronize + MemCopySync). The stream is held by a host function that another
+ * thread releases, so a copy that returned early would see the old data. */
+static void *release_later(void *arg) {
+    (void)arg;
+    usleep(200 * 1000);
+    release_flag = 1;
+    return NULL;
+}
+static void case_pageable_async_is_sync(void) {
+    setup();
+    aclrtStream s = NULL;
+    void *d = NULL;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+    char *buf = malloc(4096);
+    EXPECT(buf != NULL);
+    /* H2D: the program may reuse its buffer as soon as the call returns. */
+    memset(buf, 0x11, 4096);
+    release_flag = 0;
+    CHECK(aclrtLaunchHostFunc(s, hold_stream, NULL));
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, release_later, NULL) == 0);
+    CHECK(aclrtMemcpyAsync(d, 4096, buf, 4096, ACL_MEMCPY_HOST_TO_DEVICE, s));
+    memset(buf, 0x22, 4096);
+    EXPECT(pthread_join(t, NULL) == 0);
+    CHECK(aclrtSynchronizeStream(s));
+    char back[4096];
+    CHECK(aclrtMemcpy(back, 4096, d, 4096, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int i = 0; i < 4096; i++) EXPECT(back[i] == 0x11);
+    /* D2H: the data is in the buffer when the call returns. */
+    memset(buf, 0, 4096);
+    release_flag = 0;
+    CHECK(aclrtLaunchHostFunc(s, hold_stream, NULL));
+    EXPECT(pthread_create(&t, NULL, release_later, NULL) == 0);
+    CHECK(aclrtMemcpyAsync(buf, 4096, d, 4096, ACL_MEMCPY_DEVICE_TO_HOST, s));
+    for (int i = 0; i < 4096; i++) EXPECT(buf[i] == 0x11);
+    EXPECT(pthread_join(t, NULL) == 0);
+    CHECK(aclrtSynchronizeStream(s));
+    free(buf);
+    CHECK(aclrtFree(d));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
+/* Context codes (S1 ApiImpl::ContextDestroy as quoted in hicann/runtime docs: a primary
+ * (default) context or a context no longer valid → RT_ERROR_CONTEXT_NULL → 107002;
+ * ApiErrorDecorator::ContextSetCurrent: an invalid context → RT_ERROR_INVALID_VALUE → 107000). */
+static void case_context_codes(void) {
+    setup();
+    aclrtContext def = NULL, mine = NULL;
+    CHECK(aclrtGetCurrentContext(&def));
+    EXPECT_CODE(aclrtDestroyContext(def), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    CHECK(aclrtCreateContext(&mine, 1));
+    CHECK(aclrtDestroyContext(mine));
+    EXPECT_CODE(aclrtDestroyContext(mine), ACL_ERROR_RT_CONTEXT_NULL, NULL);
+    EXPECT_CODE(aclrtSetCurrentContext(mine), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    CHECK(aclrtSetCurrentContext(def));
+    teardown();
+}
+
+/* Timestamps of events that have none (S1 Event::ElapsedTime / Event::GetTimeStamp: never
+ * recorded or reset → RT_ERROR_EVENT_RECORDER_NULL → ACL_ERROR_RT_INTERNAL_ERROR 507000;
+ * recorded but not yet reached → timestamp UINT64_MAX → RT_ERROR_EVENT_TIMESTAMP_INVALID
+ * 107006). */
+static void case_event_timestamp_codes(void) {
+    setup();
+    aclrtStream s = NULL;
+    aclrtEvent a = NULL, b = NULL;
+    uint64_t ts = 0;
+    float ms = 0;
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtCreateEvent(&a));
+    CHECK(aclrtCreateEvent(&b));
+    EXPECT_CODE(aclrtEventGetTimestamp(a, &ts), ACL_ERROR_RT_INTERNAL_ERROR, NULL);
+    EXPECT_CODE(aclrtEventElapsedTime(&ms, a, b), ACL_ERROR_RT_INTERNAL_ERROR, NULL);
+    release_flag = 0;
+    CHECK(aclrtLaunchHostFunc(s, hold_stream, NULL));
+    CHECK(aclrtRecordEvent(a, s));
+    EXPECT_CODE(aclrtEventGetTimestamp(a, &ts), ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, NULL);
+    release_flag = 1;
+    CHECK(aclrtRecordEvent(b, s));
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtEventElapsedTime(&ms, a, b));
+    CHECK(aclrtDestroyEvent(a));
+    CHECK(aclrtDestroyEvent(b));
+    CHECK(aclrtDestroyStream(s));
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -439,6 +692,16 @@ int main(int argc, char **argv) {
         {"memcpy_async_h2h", case_memcpy_async_h2h},
         {"memcpy_kind_from_pointers", case_memcpy_kind_from_pointers},
         {"meminfo_bad_attr", case_meminfo_bad_attr},
+        {"sync_timeout_zero", case_sync_timeout_zero},
+        {"reset_unset_device", case_reset_unset_device},
+        {"prof_sessions", case_prof_sessions},
+        {"device_refcount", case_device_refcount},
+        {"default_device_config", case_default_device_config},
+        {"err_msg_mode_config", case_err_msg_mode_config},
+        {"meminfo_ddr", case_meminfo_ddr_on_hbm_device},
+        {"pageable_async_is_sync", case_pageable_async_is_sync},
+        {"context_codes", case_context_codes},
+        {"event_timestamp_codes", case_event_timestamp_codes},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");

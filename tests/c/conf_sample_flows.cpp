@@ -108,10 +108,16 @@ void EventTimestampFlow()
     float shortMs = 0, longMs = 0;
     for (int round = 0; round < 2; round++) {
         g_release = 0;
+        g_started = 0;
         REQUIRE(aclrtRecordEvent(startEvent, stream));
         REQUIRE(aclrtLaunchHostFunc(stream, HoldStream, nullptr));
         REQUIRE(aclrtRecordEvent(endEvent, stream));
         if (round == 1) {
+            // Once the held task runs, the start event has completed: the end event then
+            // completes at least the sleep later, however the threads are scheduled.
+            while (g_started.load() == 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
             std::this_thread::sleep_for(std::chrono::milliseconds(30));
         }
         g_release = 1;

@@ -5,6 +5,10 @@
 //   no-join        rank 1 never calls init (sleeps), the others time out in init
 //   killed         the last rank kills itself right after enqueuing an AllReduce
 //   send-no-recv   rank 0 sends to rank 1, which never receives (and stays alive)
+//   p2p-mismatch   rank 0 sends 1024 floats, rank 1 receives 512
+//   destroy-early  rank 1 destroys its communicator (and stays alive); rank 0 calls AllReduce
+//   destroy-before-sync  every rank enqueues big AllReduces and destroys before synchronizing
+//                  (no failure expected)
 //   entry-log      one AllReduce (run with HCCL_ENTRY_LOG_ENABLE=1)
 #include <acl/acl.h>
 #include <hccl/hccl.h>
@@ -89,6 +93,36 @@ int main(int argc, char **argv) {
             if (rank_ == n_ - 1 && i == 20) raise(SIGKILL);
             FAULT(aclrtSynchronizeStream(s));
         }
+    } else if (sc == "p2p-mismatch") {
+        if (rank_ == 0) FAULT(HcclSend(a, count, HCCL_DATA_TYPE_FP32, 1, comm, s));
+        else FAULT(HcclRecv(b, count / 2, HCCL_DATA_TYPE_FP32, 0, comm, s));
+        int e = aclrtSynchronizeStream(s);
+        if (e != 0) {
+            report("aclrtSynchronizeStream(s)", e);
+            HcclResult ae = HCCL_SUCCESS;
+            HcclGetCommAsyncError(comm, &ae);
+            printf("rank %d: async error %d\n", rank_, (int)ae);
+            exit(3);
+        }
+    } else if (sc == "destroy-early") {
+        if (rank_ == 1) {
+            ACHECK(HcclCommDestroy(comm));
+            sleep(4);
+            return 0;
+        }
+        FAULT(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+    } else if (sc == "destroy-before-sync") {
+        void *x, *y;
+        size_t big = 4 << 20;
+        ACHECK(aclrtMalloc(&x, big, ACL_MEM_MALLOC_HUGE_FIRST));
+        ACHECK(aclrtMalloc(&y, big, ACL_MEM_MALLOC_HUGE_FIRST));
+        for (int i = 0; i < 5; i++) FAULT(HcclAllReduce(x, y, big / 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+        FAULT(HcclCommDestroy(comm));
+        if (rank_ == 0) usleep(200000);
+        FAULT(aclrtSynchronizeStream(s));
+        printf("rank %d: no failure\n", rank_);
+        aclFinalize();
+        return 0;
     } else if (sc == "send-no-recv") {
         if (rank_ == 0) {
             FAULT(HcclSend(a, count, HCCL_DATA_TYPE_FP32, 1, comm, s));

@@ -389,6 +389,32 @@ static void test_stream_order(Ctx &c) {
     aclrtFreeHost(h); aclrtFree(s); aclrtFree(d); aclrtFree(d2);
 }
 
+// One communicator on two streams: collectives still run in call order.
+static void test_two_streams(Ctx &c) {
+    aclrtStream s2;
+    ACHECK(aclrtCreateStream(&s2));
+    size_t count = 50000, bytes = count * 4;
+    std::vector<char> in1(bytes), in2(bytes), w1(bytes), w2(bytes);
+    for (size_t i = 0; i < count; i++) {
+        put(HCCL_DATA_TYPE_INT32, in1.data(), i, c.rank + (int64_t)i);
+        put(HCCL_DATA_TYPE_INT32, in2.data(), i, 2 * c.rank - (int64_t)i);
+        put(HCCL_DATA_TYPE_INT32, w1.data(), i, (int64_t)c.n * (int64_t)i + (int64_t)c.n * (c.n - 1) / 2);
+        put(HCCL_DATA_TYPE_INT32, w2.data(), i, -(int64_t)c.n * (int64_t)i + (int64_t)c.n * (c.n - 1));
+    }
+    void *a = dmalloc(bytes), *b = dmalloc(bytes), *d1 = dmalloc(bytes), *d2 = dmalloc(bytes);
+    h2d(a, in1); h2d(b, in2);
+    for (int k = 0; k < 5; k++) {
+        HCHECK(HcclAllReduce(a, d1, count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, c.comm, c.s));
+        HCHECK(HcclAllReduce(b, d2, count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, c.comm, s2));
+    }
+    ACHECK(aclrtSynchronizeStream(s2));
+    sync(c);
+    expect(c, "two streams (first)", HCCL_DATA_TYPE_INT32, 0, false, count, d2h(d1, bytes), w1);
+    expect(c, "two streams (second)", HCCL_DATA_TYPE_INT32, 0, false, count, d2h(d2, bytes), w2);
+    aclrtFree(a); aclrtFree(b); aclrtFree(d1); aclrtFree(d2);
+    ACHECK(aclrtDestroyStream(s2));
+}
+
 static void run_all(Ctx &c) {
     uint32_t rs = 0, rk = 0;
     HCHECK(HcclGetRankSize(c.comm, &rs));
@@ -412,6 +438,7 @@ static void run_all(Ctx &c) {
     for (HcclDataType t : {HCCL_DATA_TYPE_UINT8, HCCL_DATA_TYPE_FP32})
         for (size_t count : {0, 1, 5000}) test_p2p(c, t, count);
     test_stream_order(c);
+    test_two_streams(c);
     if (g_big) {
         size_t mib = 3 << 20;
         for (HcclDataType t : {HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_INT8}) {
@@ -419,6 +446,9 @@ static void run_all(Ctx &c) {
             test_reductions(c, t, HCCL_REDUCE_MAX, true, mib / dsize(t) + 1);
         }
         test_moves(c, HCCL_DATA_TYPE_FP32, false, (2 << 20) / 4 + 3);
+        // Footprints beyond 64 MiB: results written with non-temporal stores.
+        test_reductions(c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, false, (20 << 20) / 4 + 5);
+        test_moves(c, HCCL_DATA_TYPE_INT8, true, (12 << 20) + 7);
         test_p2p(c, HCCL_DATA_TYPE_FP32, (2 << 20) / 4);
     }
     HCHECK(HcclBarrier(c.comm, c.s));

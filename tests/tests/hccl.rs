@@ -349,6 +349,48 @@ fn a_send_without_receive_times_out_naming_the_peer() {
 }
 
 #[test]
+fn a_send_and_receive_that_disagree_fail_both() {
+    let runs = faults("p2p-mismatch", 2, &[("HCCL_EXEC_TIMEOUT", "30")]);
+    for (r, x) in runs.iter().enumerate() {
+        assert_eq!(x.code, Some(3), "rank {r}:\n{}", x.out);
+        assert!(
+            x.out.contains("count=1024") && x.out.contains("count=512"),
+            "{}",
+            x.out
+        );
+        assert!(
+            x.out.contains(&format!("rank {r}: async error 1")),
+            "{}",
+            x.out
+        );
+    }
+}
+
+#[test]
+fn a_rank_that_destroyed_its_communicator_is_named() {
+    let t0 = Instant::now();
+    let runs = faults("destroy-early", 2, &[("HCCL_EXEC_TIMEOUT", "100")]);
+    let x = &runs[0];
+    assert_eq!(x.code, Some(3), "{}", x.out);
+    assert!(
+        x.out.contains("rank 1 destroyed its communicator"),
+        "{}",
+        x.out
+    );
+    assert_eq!(runs[1].code, Some(0), "{}", runs[1].out);
+    assert!(t0.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn destroy_before_synchronize_lets_queued_operations_finish() {
+    let runs = faults("destroy-before-sync", 3, &[("HCCL_EXEC_TIMEOUT", "30")]);
+    for x in &runs {
+        assert_eq!(x.code, Some(0), "{}", x.out);
+        assert!(x.out.contains("no failure"), "{}", x.out);
+    }
+}
+
+#[test]
 fn entry_log_shows_calls_and_durations() {
     let runs = faults("entry-log", 2, &[("HCCL_ENTRY_LOG_ENABLE", "1")]);
     for x in &runs {
@@ -361,4 +403,44 @@ fn entry_log_shows_calls_and_durations() {
         );
         assert!(x.out.contains("HcclCommInitRootInfo(nRanks=2"), "{}", x.out);
     }
+}
+
+#[test]
+fn control_blocks_of_dead_jobs_are_collected() {
+    let prog = exe("hccl_faults.cpp");
+    let work = scratch("hccl-gc");
+    let root = work.join("root.info");
+    let runs = run_ranks(
+        &prog,
+        &work,
+        3,
+        &["killed", root.to_str().unwrap()],
+        &[("HCCL_EXEC_TIMEOUT", "120")],
+        Duration::from_secs(60),
+    );
+    assert_eq!(runs[0].code, Some(3), "{}", runs[0].out);
+    let left = std::fs::read_dir(node_dir(&work))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("hccl-")
+        })
+        .count();
+    assert_eq!(left, 1, "the failed job leaves its control block");
+    // The next job on the node removes it.
+    let ops = exe("hccl_ops.cpp");
+    let root2 = work.join("root2.info");
+    all_ok(&run_ranks(
+        &ops,
+        &work,
+        1,
+        &[root2.to_str().unwrap(), "--quick"],
+        &[],
+        Duration::from_secs(60),
+    ));
+    no_leftover_blocks(&work);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
 }

@@ -9,6 +9,10 @@
 //! - `aclrtQueryEventWaitStatus` → `aclrtEventWaitStatus`: COMPLETE = 0 when a stream
 //!   waiting on the event now can proceed (the latest record ran), NOT_READY = 1 otherwise.
 //!
+//! Timing needs timestamps: `aclrtCreateEvent` events have them; an event from
+//! `aclrtCreateEventWithFlag`/`ExWithFlag` has them only with `ACL_EVENT_TIME_LINE` (as CANN
+//! documents), otherwise elapsed time and timestamp give `ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID`.
+//!
 //! `aclrtEventElapsedTime` gives milliseconds between the two events' completion
 //! (`CLOCK_MONOTONIC`); `aclrtEventGetTimestamp` gives microseconds, as CANN documents.
 
@@ -19,6 +23,27 @@ use npu_emu::codes::*;
 use npu_emu::event::Event;
 use npu_emu::{Error, Result};
 use std::ffi::c_void;
+
+/// `ACL_EVENT_TIME_LINE`: the event records timestamps.
+pub const ACL_EVENT_TIME_LINE: u32 = 0x8;
+/// What `aclrtCreateEvent` gives: usable for synchronisation and timing
+/// (`ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE`).
+pub const EVENT_DEFAULT_FLAGS: u32 = 0x1 | ACL_EVENT_TIME_LINE;
+
+/// Timestamps of `e`, which must record them (CANN: an event made by
+/// `aclrtCreateEventWithFlag` records timestamps only with `ACL_EVENT_TIME_LINE`).
+fn timed(e: &crate::runtime::EventEntry, arg: &str) -> Result<()> {
+    if e.event.flags() & ACL_EVENT_TIME_LINE == 0 {
+        return Err(Error::new(
+            ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+            format!(
+                "{arg} was created with flags {:#x}, without ACL_EVENT_TIME_LINE (0x8): it records no timestamp",
+                e.event.flags()
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// All `ACL_EVENT_*` creation flag bits (abi.md §1.1).
 pub const EVENT_FLAGS_MASK: u32 = 0x1 | 0x2 | 0x8 | 0x10 | 0x20 | 0x40;
@@ -38,7 +63,9 @@ fn create(event: *mut *mut c_void, flag: u32, check: bool) -> Result<()> {
 /// `aclError aclrtCreateEvent(aclrtEvent *event)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtCreateEvent(event: *mut *mut c_void) -> i32 {
-    errors::boundary("aclrtCreateEvent", || create(event, 0x1, false))
+    errors::boundary("aclrtCreateEvent", || {
+        create(event, EVENT_DEFAULT_FLAGS, false)
+    })
 }
 
 /// `aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag)`
@@ -134,16 +161,11 @@ pub unsafe extern "C" fn aclrtSynchronizeEvent(event: *mut c_void) -> i32 {
 }
 
 /// `aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)`:
-/// milliseconds, -1 = forever, 0 = poll once; `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT` on timeout.
+/// milliseconds, -1 = forever (0 is invalid, as in CANN); `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`
+/// on timeout.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSynchronizeEventWithTimeout(event: *mut c_void, timeout: i32) -> i32 {
-    // A poll (timeout 0) that finds the event pending is an expected outcome: logged at INFO.
-    let quiet: &[i32] = if timeout == 0 {
-        &[ACL_ERROR_RT_EVENT_SYNC_TIMEOUT]
-    } else {
-        &[]
-    };
-    errors::boundary_quiet("aclrtSynchronizeEventWithTimeout", quiet, || {
+    errors::boundary("aclrtSynchronizeEventWithTimeout", || {
         let t = timeout_ms(timeout)?;
         runtime::get()?
             .event_entry(event, "event")?
@@ -164,6 +186,8 @@ pub unsafe extern "C" fn aclrtEventElapsedTime(
         let rt = runtime::get()?;
         let a = rt.event_entry(startEvent, "startEvent")?;
         let b = rt.event_entry(endEvent, "endEvent")?;
+        timed(&a, "startEvent")?;
+        timed(&b, "endEvent")?;
         let v = Event::elapsed_ms(&a.event, &b.event)?;
         out(ms, "ms", v)
     })
@@ -176,6 +200,7 @@ pub unsafe extern "C" fn aclrtEventGetTimestamp(event: *mut c_void, timestamp: *
     errors::boundary("aclrtEventGetTimestamp", || {
         ffi::non_null(timestamp, "timestamp")?;
         let e = runtime::get()?.event_entry(event, "event")?;
+        timed(&e, "event")?;
         let ns = e.event.timestamp_ns()?;
         out(timestamp, "timestamp", ns / 1000)
     })

@@ -234,19 +234,14 @@ pub unsafe extern "C" fn aclrtSynchronizeStream(stream: *mut c_void) -> i32 {
 }
 
 /// `aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)`:
-/// milliseconds, -1 = forever, 0 = poll once; `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` on timeout.
+/// milliseconds, -1 = forever (0 is invalid, as in CANN); `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT`
+/// on timeout.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSynchronizeStreamWithTimeout(
     stream: *mut c_void,
     timeout: i32,
 ) -> i32 {
-    // A poll (timeout 0) that finds work pending is an expected outcome: logged at INFO.
-    let quiet: &[i32] = if timeout == 0 {
-        &[ACL_ERROR_RT_STREAM_SYNC_TIMEOUT]
-    } else {
-        &[]
-    };
-    errors::boundary_quiet("aclrtSynchronizeStreamWithTimeout", quiet, || {
+    errors::boundary("aclrtSynchronizeStreamWithTimeout", || {
         let t = timeout_ms(timeout)?;
         let e = runtime::get()?.stream_entry(stream, "stream")?;
         sync_entry(&e, t)

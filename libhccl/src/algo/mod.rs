@@ -97,9 +97,21 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Run `f` with this thread's reduction scratch buffers.
-pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    SCRATCH.with(|s| f(&mut s.borrow_mut()))
+/// Run `f` with this thread's reduction scratch buffers; results are written with
+/// non-temporal stores when `nt`.
+pub fn with_scratch<R>(nt: bool, f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        s.nt = nt;
+        f(&mut s)
+    })
+}
+
+/// Whether `op` touches so much memory (all ranks' buffers together) that its results
+/// should bypass the caches.
+pub fn nt_for(c: &CommInner, op: &Op) -> bool {
+    let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
+    mine.saturating_mul(c.n as u64) >= crate::reduce::NT_FOOTPRINT
 }
 
 /// Enqueue `op` on `stream`.
@@ -109,6 +121,7 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
 pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HResult<()> {
     let hist = comm.history.push(op.seq, op.what.clone(), Status::Queued);
     let seq = op.seq;
+    comm.pending.fetch_add(1, Ordering::SeqCst);
     let task = Box::new(OpTask {
         comm: comm.clone(),
         op,
@@ -132,7 +145,12 @@ pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HRe
 }
 
 unsafe extern "C" fn drop_task(ctx: *mut c_void) {
-    drop(Box::from_raw(ctx as *mut OpTask));
+    let t = Box::from_raw(ctx as *mut OpTask);
+    // Run or discarded: either way the next collective may go.
+    if t.op.seq != 0 {
+        t.comm.finish_turn(t.op.seq);
+    }
+    t.comm.task_gone();
 }
 
 /// ACL code a failed HCCL task reports to the stream: a timeout is
@@ -151,7 +169,16 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
     let c = &t.comm;
     c.history.set(t.hist, Status::Running);
     let start = Instant::now();
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(c, &t.op, start)));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if t.op.seq != 0 {
+            c.wait_turn(t.op.seq, start)?;
+        }
+        let r = execute(c, &t.op, start);
+        if t.op.seq != 0 {
+            c.finish_turn(t.op.seq);
+        }
+        r
+    }));
     let r = match r {
         Ok(r) => r,
         Err(p) => Err(HcclError::new(

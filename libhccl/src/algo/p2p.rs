@@ -17,6 +17,7 @@ use std::time::Instant;
 enum Why {
     Dead,
     Failed,
+    Destroyed,
 }
 
 /// Wait until `w` reaches `k`, watching `peer`.
@@ -46,6 +47,9 @@ fn wait_word(
             ) {
                 return Err(Why::Dead);
             }
+            if id.state.load(Ordering::Acquire) == shm::STATE_DESTROYED {
+                return Err(Why::Destroyed);
+            }
             Ok(())
         },
     );
@@ -66,6 +70,13 @@ fn wait_word(
                 "rank {peer} died while we waited for {}; {}",
                 waiting_for(),
                 c.describe_rank(peer)
+            ),
+        )),
+        Err(WaitError::Check(Why::Destroyed)) => Err(HcclError::new(
+            HCCL_E_REMOTE,
+            format!(
+                "rank {peer} destroyed its communicator while we waited for {}",
+                waiting_for()
             ),
         )),
         Err(WaitError::Check(Why::Failed)) => Err(HcclError::new(

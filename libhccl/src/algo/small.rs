@@ -60,7 +60,7 @@ pub fn run(c: &Coll, op: &Op) -> HResult<()> {
             if op.code == opcode::ALLREDUCE || r == op.root {
                 let srcs: Vec<*const u8> = (0..n).map(inl).collect();
                 let dst = out(bytes)?;
-                with_scratch(|s| unsafe {
+                with_scratch(false, |s| unsafe {
                     kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
                 });
             }
@@ -81,7 +81,7 @@ pub fn run(c: &Coll, op: &Op) -> HResult<()> {
                 .map(|p| unsafe { inl(p).add((r as u64 * bytes) as usize) })
                 .collect();
             let dst = out(bytes)?;
-            with_scratch(|s| unsafe {
+            with_scratch(false, |s| unsafe {
                 kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
             });
         }

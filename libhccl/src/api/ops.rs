@@ -44,6 +44,7 @@ unsafe fn run_coll(
     op.seq = seq;
     op.what = format!("{} #{seq}", fp.describe());
     if empty {
+        c.finish_turn(seq);
         c.history.push(seq, op.what, Status::Ok { micros: 0 });
         return Ok(());
     }
