@@ -136,7 +136,8 @@ fn profiling_writes_an_honest_json_summary() {
     // Calls before aclprofStart and after aclprofStop are not counted.
     assert!(calls.get("aclrtMalloc").is_none(), "{doc}");
     assert!(calls.get("aclrtFree").is_none(), "{doc}");
-    assert_eq!(doc["sessions"], 1);
+    assert_eq!(doc["sessions"], 2);
+    assert_eq!(doc["configs"][1]["devices"][0], 1);
     assert_eq!(doc["configs"][0]["devices"][0], 0);
     assert_eq!(doc["counted_calls_total"], 6);
 }
