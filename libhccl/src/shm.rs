@@ -132,7 +132,7 @@ fn inline_base(n: usize) -> usize {
 
 /// Bytes of each of a rank's two inline buffers (small operations stage their input there,
 /// which saves the second barrier).
-pub const INLINE_BYTES: usize = 32 * 1024;
+pub const INLINE_BYTES: usize = 64 * 1024;
 
 /// A mapped control block.
 pub struct Shm {

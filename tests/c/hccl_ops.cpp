@@ -162,7 +162,8 @@ static const HcclDataType MOVE_TYPES[] = {HCCL_DATA_TYPE_INT8, HCCL_DATA_TYPE_FP
                                           HCCL_DATA_TYPE_INT128};
 
 static std::vector<size_t> counts() {
-    std::vector<size_t> v = {0, 1, 3, 1000};
+    // 9000 elements of 8 bytes and more take the large (two-barrier) path at any rank count.
+    std::vector<size_t> v = {0, 1, 3, 1000, 9000};
     if (!g_quick) v.push_back(4099);
     return v;
 }

@@ -14,14 +14,20 @@ use crate::shm::INLINE_BYTES;
 
 /// Whether `op` takes the small path. Depends only on values every rank agreed on at the
 /// call-time rendezvous, so all ranks decide alike.
+/// Most bytes a rank reads from its peers' inline copies in one small operation.
+const SMALL_READS: u64 = 128 * 1024;
+
 pub fn fits(c: &CommInner, op: &Op) -> bool {
     let bytes = op.count.saturating_mul(op.dt.size() as u64);
+    let n = c.n as u64;
     let limit = INLINE_BYTES as u64;
+    // Every rank reads n inputs here (instead of a 1/n share of them on the large path):
+    // worth it while that stays small next to the cost of a second barrier.
+    let reads = bytes.saturating_mul(n) <= SMALL_READS;
     match op.code {
-        opcode::ALLREDUCE | opcode::REDUCE | opcode::BROADCAST | opcode::ALLGATHER => {
-            bytes <= limit
-        }
-        opcode::REDUCE_SCATTER => bytes.saturating_mul(c.n as u64) <= limit,
+        opcode::ALLREDUCE | opcode::REDUCE | opcode::ALLGATHER => bytes <= limit && reads,
+        opcode::BROADCAST => bytes <= limit,
+        opcode::REDUCE_SCATTER => bytes.saturating_mul(n) <= limit,
         _ => false,
     }
 }
