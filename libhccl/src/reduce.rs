@@ -60,7 +60,65 @@ macro_rules! float_elem {
 }
 float_elem!(f32, f64);
 
+/// `acc[i] = acc[i] op x[i]`, with AVX2 when the CPU has it (checked once).
+#[inline]
 fn accumulate<T: Elem>(acc: &mut [T], x: &[T], op: RedOp) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: the CPU supports AVX2.
+            return unsafe { accumulate_avx2(acc, x, op) };
+        }
+    }
+    accumulate_plain(acc, x, op)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn accumulate_avx2<T: Elem>(acc: &mut [T], x: &[T], op: RedOp) {
+    accumulate_plain(acc, x, op)
+}
+
+/// `acc[i] = a[i] op b[i]`, with AVX2 when the CPU has it.
+#[inline]
+fn combine<T: Elem>(acc: &mut [T], a: &[T], b: &[T], op: RedOp) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: the CPU supports AVX2.
+            return unsafe { combine_avx2(acc, a, b, op) };
+        }
+    }
+    combine_plain(acc, a, b, op)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn combine_avx2<T: Elem>(acc: &mut [T], a: &[T], b: &[T], op: RedOp) {
+    combine_plain(acc, a, b, op)
+}
+
+#[inline(always)]
+fn combine_plain<T: Elem>(acc: &mut [T], a: &[T], b: &[T], op: RedOp) {
+    let n = acc.len();
+    let (a, b) = (&a[..n], &b[..n]);
+    let it = acc.iter_mut().zip(a.iter().zip(b));
+    match op {
+        RedOp::Sum => it.for_each(|(o, (&x, &y))| *o = T::sum(x, y)),
+        RedOp::Prod => it.for_each(|(o, (&x, &y))| *o = T::prod(x, y)),
+        RedOp::Max => it.for_each(|(o, (&x, &y))| *o = T::max(x, y)),
+        RedOp::Min => it.for_each(|(o, (&x, &y))| *o = T::min(x, y)),
+    }
+}
+
+#[inline(always)]
+fn accumulate_plain<T: Elem>(acc: &mut [T], x: &[T], op: RedOp) {
     let x = &x[..acc.len()];
     match op {
         RedOp::Sum => acc.iter_mut().zip(x).for_each(|(a, &b)| *a = T::sum(*a, b)),
@@ -101,9 +159,18 @@ unsafe fn reduce_native<T: Elem>(
     while start < elems {
         let k = per.min(elems - start);
         let off = start * sz;
-        std::ptr::copy_nonoverlapping(srcs[0].add(off), s.acc.as_mut_ptr() as *mut u8, k * sz);
+        let rest = if srcs.len() >= 2 {
+            // acc = in0 op in1 in one pass.
+            let a: &[T] = view(srcs[0].add(off), k, &mut s.tmp);
+            let b: &[T] = view(srcs[1].add(off), k, &mut s.tmp2);
+            combine(as_mut(&mut s.acc, k), a, b, op);
+            &srcs[2..]
+        } else {
+            std::ptr::copy_nonoverlapping(srcs[0].add(off), s.acc.as_mut_ptr() as *mut u8, k * sz);
+            &srcs[1..]
+        };
         let acc: &mut [T] = as_mut(&mut s.acc, k);
-        for src in &srcs[1..] {
+        for src in rest {
             let x: &[T] = view(src.add(off), k, &mut s.tmp);
             accumulate(acc, x, op);
         }
