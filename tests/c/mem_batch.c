@@ -43,17 +43,27 @@ int main(void)
     CHECK(mc_verify(o0, N, 1) < 0);
     CHECK(mc_verify(o1, N - 1, 2) < 0 && o1[N - 1] == 0);
 
-    /* Async on a stream. */
+    /* Async on a stream: queued with ACL host memory, completed at once with pageable. */
     aclrtStream s;
     CHECK_OK(aclrtCreateStream(&s));
-    mc_fill(h0, N, 3);
     size_t one = 0;
-    aclrtMemcpyBatchAttr up0 = attr(D, 0, H, 0);
-    CHECK_OK(aclrtMemcpyBatchAsync(dsts, maxs, srcs, sizes, 1, &up0, &one, 1, &fail, s));
-    aclrtMemcpyBatchAttr down0 = attr(H, 0, D, 0);
-    CHECK_OK(aclrtMemcpyBatchAsync(dsts2, maxs, srcs2, sizes, 1, &down0, &one, 1, &fail, s));
+    aclrtMemcpyBatchAttr up0 = attr(D, 0, H, 0), down0 = attr(H, 0, D, 0);
+    unsigned char *ph = NULL, *po = NULL;
+    CHECK_OK(aclrtMallocHost((void **)&ph, N));
+    CHECK_OK(aclrtMallocHost((void **)&po, N));
+    mc_fill(ph, N, 3);
+    memset(po, 0, N);
+    void *pdst[1] = {d0}, *psrc[1] = {ph}, *pdst2[1] = {po}, *psrc2[1] = {d0};
+    CHECK_OK(aclrtMemcpyBatchAsync(pdst, maxs, psrc, sizes, 1, &up0, &one, 1, &fail, s));
+    CHECK_OK(aclrtMemcpyBatchAsync(pdst2, maxs, psrc2, sizes, 1, &down0, &one, 1, &fail, s));
     CHECK_OK(aclrtSynchronizeStream(s));
-    CHECK(mc_verify(o0, N, 3) < 0);
+    CHECK(mc_verify(po, N, 3) < 0);
+    mc_fill(h0, N, 4);
+    CHECK_OK(aclrtMemcpyBatchAsync(dsts, maxs, srcs, sizes, 1, &up0, &one, 1, &fail, s));
+    CHECK_OK(aclrtMemcpyBatchAsync(dsts2, maxs, srcs2, sizes, 1, &down0, &one, 1, &fail, s));
+    CHECK(mc_verify(o0, N, 4) < 0); /* pageable: done before returning */
+    CHECK_OK(aclrtFreeHost(ph));
+    CHECK_OK(aclrtFreeHost(po));
 
     /* Bad input: failIndex names the copy, or SIZE_MAX when no single copy is at fault. */
     aclrtMemcpyBatchAttr wrongDev[2] = {attr(D, 0, H, 0), attr(D, 0, H, 0)};

@@ -1346,7 +1346,8 @@ struct SendBatch(Vec<BatchItem>);
 // SAFETY: addresses only; see SendPtr.
 unsafe impl Send for SendBatch {}
 
-/// `aclrtMemcpyBatchAsync`: validated now, run as one task on `stream`.
+/// `aclrtMemcpyBatchAsync`: validated now, run as one task on `stream` (or completed before
+/// returning when a copy involves pageable host memory, as `aclrtMemcpyAsync` does).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtMemcpyBatchAsync(
     dsts: *mut *mut c_void,
@@ -1378,6 +1379,18 @@ pub unsafe extern "C" fn aclrtMemcpyBatchAsync(
                 failIndex,
             )?
         };
+        if items
+            .iter()
+            .any(|it| pageable_host_end(&rt, it.dst, it.src, it.dir))
+        {
+            // As aclrtMemcpyAsync: pageable host memory makes the call complete the copies.
+            s.synchronize(None)?;
+            for (i, it) in items.iter().enumerate() {
+                do_copy(&rt, it.dst, it.src, it.n, it.dir)
+                    .map_err(|e| batch_err(failIndex, i, e))?;
+            }
+            return Ok(());
+        }
         let rt2 = rt.clone();
         let batch = SendBatch(items);
         s.enqueue(Box::new(move || {
