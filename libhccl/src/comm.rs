@@ -46,6 +46,8 @@ pub struct CommInner {
     destroy_requested: std::sync::atomic::AtomicBool,
     /// Operations enqueued and not yet run (or discarded).
     pub pending: AtomicU64,
+    /// The rank table this communicator was made from (its derived key), if any.
+    pub origin: Mutex<Option<[u8; 16]>>,
 }
 
 /// `a >= b` for 32-bit sequence words that may wrap.
@@ -85,6 +87,14 @@ pub fn unregister(h: HcclComm) -> HResult<Arc<CommInner>> {
     let inner = get(h)?;
     LIVE.lock().as_mut().and_then(|m| m.remove(&(h as usize)));
     Ok(inner)
+}
+
+/// Whether this process has a live communicator made from rank table `key` as `rank`.
+pub fn live_from_table(key: &[u8; 16], rank: u32) -> bool {
+    LIVE.lock().as_ref().is_some_and(|m| {
+        m.values()
+            .any(|c| c.rank == rank && c.origin.lock().as_ref() == Some(key))
+    })
 }
 
 /// Handle of a live communicator (for printing history on failures), if `h` is one.
@@ -417,6 +427,7 @@ pub fn join(
                 destroyed: Default::default(),
                 destroy_requested: Default::default(),
                 pending: AtomicU64::new(0),
+                origin: Mutex::new(None),
             }));
         }
         return Ok(out);

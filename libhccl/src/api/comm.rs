@@ -177,6 +177,11 @@ unsafe fn init_cluster(
         canon.as_bytes(),
         job.as_bytes(),
     ]);
+    if cm::live_from_table(&key, rank) {
+        return Err(HcclError::para(format!(
+            "rank {rank} of rank table {path:?} already has a live communicator in this process; destroy it before initialising again"
+        )));
+    }
     let inc = incarnation(&key, rank);
     let id = hash128(&[&key, &inc.to_le_bytes()]);
     let name = cfg
@@ -196,6 +201,7 @@ unsafe fn init_cluster(
         &cfg,
         rt,
     )?;
+    *comms[0].origin.lock() = Some(key);
     *out = cm::register(comms[0].clone());
     Ok(())
 }
