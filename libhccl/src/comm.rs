@@ -584,7 +584,7 @@ impl CommInner {
         &self,
         word: &dyn Fn(&Slot) -> &Word,
         target: u64,
-        phase: &str,
+        phase: &dyn Fn() -> String,
         started: Instant,
     ) -> HResult<()> {
         let t = target as u32;
@@ -611,9 +611,10 @@ impl CommInner {
                         })
                         .collect();
                     let mut msg = format!(
-                        "{}: timed out after {} s (HCCL_EXEC_TIMEOUT) waiting for ranks {missing:?} to {phase}:",
+                        "{}: timed out after {} s (HCCL_EXEC_TIMEOUT) waiting for ranks {missing:?} to {}:",
                         self.who(),
-                        self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0)
+                        self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0),
+                        phase()
                     );
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));
@@ -631,9 +632,10 @@ impl CommInner {
                 }
                 Err(WaitError::Check(PeerWait::Dead(q))) => {
                     let mut msg = format!(
-                        "{}: rank {q} (pid {}) died before it could {phase}:",
+                        "{}: rank {q} (pid {}) died before it could {}:",
                         self.who(),
-                        self.slot(q).ident.0.pid.load(Ordering::Relaxed)
+                        self.slot(q).ident.0.pid.load(Ordering::Relaxed),
+                        phase(),
                     );
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));
@@ -642,8 +644,9 @@ impl CommInner {
                 }
                 Err(WaitError::Check(PeerWait::Destroyed(q))) => {
                     let mut msg = format!(
-                        "{}: rank {q} destroyed its communicator before it could {phase}:",
-                        self.who()
+                        "{}: rank {q} destroyed its communicator before it could {}:",
+                        self.who(),
+                        phase()
                     );
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));
@@ -652,8 +655,9 @@ impl CommInner {
                 }
                 Err(WaitError::Check(PeerWait::Failed(q))) => {
                     let msg = format!(
-                        "{}: rank {q} failed before it could {phase}: {}",
+                        "{}: rank {q} failed before it could {}: {}",
                         self.who(),
+                        phase(),
                         self.slot(q).reason()
                     );
                     return Err(HcclError::new(HCCL_E_REMOTE, msg));
@@ -680,10 +684,10 @@ impl CommInner {
         fp.store(&me.fp[(seq % FP_RING as u64) as usize]);
         me.call.0.op.store(fp.op, Ordering::Relaxed);
         me.call.0.word.store_wake(seq as u32);
-        let what = format!("{} #{seq}", op_name(fp.op));
-        let phase = format!("call collective #{seq}");
+        let what = || format!("{} #{seq}", op_name(fp.op));
+        let phase = || format!("call collective #{seq}");
         if let Err(e) = self.wait_peers(&|s: &Slot| &s.call.0.word, seq, &phase, Instant::now()) {
-            self.mark_failed(seq, e.code, &format!("{what}: {}", first_line(&e.msg)));
+            self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
             return Err(e);
         }
         let mut fps = Vec::with_capacity(self.n as usize);
@@ -693,7 +697,8 @@ impl CommInner {
                 return Err(HcclError::new(
                     crate::errors::HCCL_E_INTERNAL,
                     format!(
-                        "{what}: rank {p}'s fingerprint has sequence number {} (expected {seq})",
+                        "{}: rank {p}'s fingerprint has sequence number {} (expected {seq})",
+                        what(),
                         f.seq
                     ),
                 ));

@@ -52,7 +52,10 @@ pub struct Op {
     pub code: u32,
     /// Collective sequence number (0 for point-to-point).
     pub seq: u64,
+    /// Description of point-to-point operations (collectives describe their fingerprint).
     pub what: String,
+    /// The collective's fingerprint (with its sequence number).
+    pub fp: Option<crate::fingerprint::Fp>,
     pub dt: Dtype,
     pub dt2: Dtype,
     pub redop: RedOp,
@@ -68,11 +71,27 @@ pub struct Op {
 }
 
 impl Op {
+    /// The call as the user wrote it, with its sequence number.
+    pub fn describe(&self) -> String {
+        match &self.fp {
+            Some(fp) => format!("{} #{}", fp.describe(), fp.seq),
+            None => self.what.clone(),
+        }
+    }
+
+    fn history_what(&self) -> crate::history::What {
+        match &self.fp {
+            Some(fp) => crate::history::What::Call(*fp),
+            None => crate::history::What::Text(self.what.clone()),
+        }
+    }
+
     pub fn new(code: u32, what: String) -> Op {
         Op {
             code,
             seq: 0,
             what,
+            fp: None,
             dt: Dtype::U8,
             dt2: Dtype::U8,
             redop: RedOp::Sum,
@@ -119,7 +138,7 @@ pub fn nt_for(c: &CommInner, op: &Op) -> bool {
 /// # Safety
 /// `stream` is an `aclrtStream` of this process.
 pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HResult<()> {
-    let hist = comm.history.push(op.seq, op.what.clone(), Status::Queued);
+    let hist = comm.history.push(op.seq, op.history_what(), Status::Queued);
     let seq = op.seq;
     comm.pending.fetch_add(1, Ordering::SeqCst);
     let task = Box::new(OpTask {
@@ -202,7 +221,7 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
             c.history.set(t.hist, Status::Failed { code: e.code });
             let msg = format!(
                 "{} failed on the stream: {} [{}]",
-                t.op.what,
+                t.op.describe(),
                 e.msg,
                 code_name(e.code)
             );
@@ -217,7 +236,6 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
 pub struct Coll<'a> {
     pub c: &'a CommInner,
     pub seq: u64,
-    pub what: &'a str,
     pub started: Instant,
 }
 
@@ -262,7 +280,7 @@ impl Coll<'_> {
         self.c.wait_peers(
             &|s| &s.post.0,
             self.seq,
-            "start this operation on their stream",
+            &|| "start this operation on their stream".to_string(),
             self.started,
         )
     }
@@ -272,7 +290,7 @@ impl Coll<'_> {
         self.c.wait_peers(
             &|s| &s.done.0,
             self.seq,
-            "finish this operation",
+            &|| "finish this operation".to_string(),
             self.started,
         )
     }
@@ -348,7 +366,6 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
     let coll = Coll {
         c,
         seq: op.seq,
-        what: &op.what,
         started,
     };
     if small::fits(c, op) {

@@ -587,8 +587,9 @@ pub unsafe extern "C" fn HcclBarrier(comm: HcclComm, stream: *mut c_void) -> i32
             non_null(stream, "stream")?;
             let mut fp = Fp::new(opcode::BARRIER);
             let seq = c.rendezvous(&mut fp)?;
-            let mut op = algo::Op::new(opcode::BARRIER, format!("HcclBarrier() #{seq}"));
+            let mut op = algo::Op::new(opcode::BARRIER, String::new());
             op.seq = seq;
+            op.fp = Some(fp);
             algo::enqueue(&c, op, stream)
         },
     )
