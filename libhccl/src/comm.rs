@@ -554,6 +554,41 @@ impl CommInner {
         self.me().done.0.bump_wake_if_sleeping();
     }
 
+    /// After 10 s of waiting for ranks that live in this very process (`HcclCommInitAll`),
+    /// say once on stderr what is probably wrong, long before the timeout.
+    fn hint_same_process(
+        &self,
+        word: &dyn Fn(&Slot) -> &Word,
+        target: u32,
+        started: Instant,
+        warned: &std::cell::Cell<bool>,
+        phase: &dyn Fn() -> String,
+    ) {
+        if warned.get() || started.elapsed() < Duration::from_secs(10) {
+            return;
+        }
+        let me = std::process::id();
+        let local: Vec<u32> = (0..self.n)
+            .filter(|&q| {
+                q != self.rank
+                    && self.slot(q).ident.0.pid.load(Ordering::Relaxed) == me
+                    && !seq_ge(word(self.slot(q)).value.load(Ordering::Acquire), target)
+            })
+            .collect();
+        if local.is_empty() {
+            return;
+        }
+        warned.set(true);
+        crate::log_always(
+            npu_emu::config::LogLevel::Warning,
+            &format!(
+                "{}: still waiting after 10 s for ranks {local:?}, which are in this process, to {}; each rank's calls must come from its own thread (a call waits until every rank made it)",
+                self.who(),
+                phase()
+            ),
+        );
+    }
+
     /// Peers that have not reached `target` and are dead (reported first) or failed.
     fn check_peers(&self, word: &dyn Fn(&Slot) -> &Word, target: u32) -> Result<(), PeerWait> {
         let mut failed = None;
@@ -594,12 +629,17 @@ impl CommInner {
                 continue;
             }
             let w = word(self.slot(p));
+            let warned = std::cell::Cell::new(false);
             let r = wait_until(
                 &self.policy,
                 w,
                 || seq_ge(w.value.load(Ordering::Acquire), t),
                 deadline,
-                || self.check_peers(word, t),
+                || {
+                    self.check_peers(word, t)?;
+                    self.hint_same_process(word, t, started, &warned, phase);
+                    Ok(())
+                },
             );
             match r {
                 Ok(()) => {}

@@ -444,3 +444,27 @@ fn control_blocks_of_dead_jobs_are_collected() {
     no_leftover_blocks(&work);
     let _ = std::fs::remove_dir_all(node_dir(&work));
 }
+
+#[test]
+fn driving_all_ranks_from_one_thread_is_explained() {
+    let prog = exe("hccl_init.cpp");
+    let work = scratch("hccl-one-thread");
+    let mut c = command(&prog, &work);
+    c.arg(&work)
+        .arg("single-thread")
+        .env("HCCL_EXEC_TIMEOUT", "12");
+    let r = run(c);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("single-thread mistake reported"),
+        "{}",
+        r.all()
+    );
+    assert!(
+        r.stderr
+            .contains("still waiting after 10 s for ranks [1], which are in this process"),
+        "{}",
+        r.all()
+    );
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}
