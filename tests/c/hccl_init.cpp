@@ -150,8 +150,10 @@ static void test_rank_tables() {
     HCHECK(HcclGetCommName(c, name));
     REQUIRE(!strcmp(name, "hccl_world_group"));
     HCHECK(HcclCommDestroy(c));
-    // The same table again (re-init after destroy) works.
+    // The same table again (re-init after destroy) works; not while the first is alive.
     HCHECK(HcclCommInitClusterInfo(p.c_str(), 0, &c));
+    HcclComm c2 = nullptr;
+    EXPECT(HcclCommInitClusterInfo(p.c_str(), 0, &c2), HCCL_E_PARA, "already has a live communicator");
     HCHECK(HcclCommDestroy(c));
     p = write_table("t12.json",
                     "{\"status\":\"completed\",\"version\":\"1.2\",\"server_list\":[{\"server_id\":\"s0\","
