@@ -178,6 +178,7 @@ static void timing(void) {
     EXPECT_CODE(aclrtEventGetTimestamp(e1, &t1), ACL_ERROR_RT_INTERNAL_ERROR, "reset");
 
     EXPECT_CODE(aclrtCreateEventWithFlag(&e3, 0x100), ACL_ERROR_RT_PARAM_INVALID, "0x100");
+    EXPECT_CODE(aclrtCreateEventWithFlag(&e3, 0), ACL_ERROR_RT_PARAM_INVALID, "flag = 0x0");
     /* Without ACL_EVENT_TIME_LINE an event records no timestamp. */
     aclrtEvent es;
     CHECK(aclrtCreateEventWithFlag(&es, ACL_EVENT_SYNC));
@@ -222,6 +223,7 @@ static void failure_modes(void) {
     CHECK(aclrtLaunchHostFunc(held, gate_wait, NULL));
     CHECK(aclrtRecordEvent(ev, held));
     /* Both streams wait 10 ms for an event the gate holds back: the wait fails. */
+    EXPECT_CODE(aclrtStreamWaitEventWithTimeout(stop, ev, -1), ACL_ERROR_RT_PARAM_INVALID, "timeout = -1");
     CHECK(aclrtStreamWaitEventWithTimeout(stop, ev, 10));
     PUSH(stop, 99);
     CHECK(aclrtStreamWaitEventWithTimeout(cont, ev, 10));

@@ -50,10 +50,11 @@ pub const EVENT_FLAGS_MASK: u32 = 0x1 | 0x2 | 0x8 | 0x10 | 0x20 | 0x40;
 
 fn create(event: *mut *mut c_void, flag: u32, check: bool) -> Result<()> {
     ffi::non_null(event, "event")?;
-    if check && flag & !EVENT_FLAGS_MASK != 0 {
+    // CANN's EventCreate: `(flag & max) == 0 || flag > max` is RT_ERROR_INVALID_VALUE.
+    if check && (flag == 0 || flag & !EVENT_FLAGS_MASK != 0) {
         return Err(Error::new(
             ACL_ERROR_RT_PARAM_INVALID,
-            format!("flag = {flag:#x} has unknown bits: expected a combination of ACL_EVENT_* flags (mask {EVENT_FLAGS_MASK:#x})"),
+            format!("flag = {flag:#x} is invalid: expected a non-empty combination of ACL_EVENT_* flags (mask {EVENT_FLAGS_MASK:#x})"),
         ));
     }
     let h = runtime::get()?.create_event(flag)?;

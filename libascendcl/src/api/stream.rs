@@ -278,8 +278,9 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: *mut c_void, event: *mut c
 }
 
 /// `aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout)`:
-/// a wait that times out becomes the stream's error (`ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`,
-/// reported by the next synchronize).
+/// milliseconds in [0, INT_MAX] (as CANN checks; negative is `ACL_ERROR_RT_PARAM_INVALID`),
+/// 0 = no time limit. A wait that times out becomes the stream's error
+/// (`ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`, reported by the next synchronize).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtStreamWaitEventWithTimeout(
     stream: *mut c_void,
@@ -287,7 +288,13 @@ pub unsafe extern "C" fn aclrtStreamWaitEventWithTimeout(
     timeout: i32,
 ) -> i32 {
     errors::boundary("aclrtStreamWaitEventWithTimeout", || {
-        let t = timeout_ms(timeout)?;
+        if timeout < 0 {
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("timeout = {timeout} is invalid: expected 0 (no limit) to INT_MAX milliseconds"),
+            ));
+        }
+        let t = (timeout > 0).then(|| Duration::from_millis(timeout as u64));
         wait_event(stream, event, t)
     })
 }
