@@ -234,6 +234,21 @@ pub static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle {
 
 static RUNTIME: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
 
+/// Set in a child forked after `aclInit`: its runtime has no worker threads.
+static FORKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Pid of the process that initialised the runtime (for the fork message).
+static PARENT_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+extern "C" fn after_fork_in_child() {
+    if PARENT_PID.load(Ordering::Relaxed) != 0 && try_get_unforked().is_some() {
+        FORKED.store(true, Ordering::Relaxed);
+    }
+}
+
+fn try_get_unforked() -> Option<()> {
+    RUNTIME.try_read().and_then(|g| g.as_ref().map(|_| ()))
+}
+
 thread_local! {
     /// Handle of this thread's current context (0 = none).
     static CURRENT: Cell<u64> = const { Cell::new(0) };
@@ -252,6 +267,15 @@ pub fn set_current_handle(h: u64) {
 /// The initialised runtime, or `ACL_ERROR_UNINITIALIZE` (with a message) before `aclInit`
 /// or after the last `aclFinalize`.
 pub fn get() -> Result<Arc<Runtime>> {
+    if FORKED.load(Ordering::Relaxed) {
+        return Err(Error::new(
+            ACL_ERROR_UNINITIALIZE,
+            format!(
+                "this process was forked (from pid {}) after aclInit: the ACL runtime's stream threads do not exist in a forked child, so it cannot be used here (as with CANN); initialise in the child only, or exec a new program",
+                PARENT_PID.load(Ordering::Relaxed)
+            ),
+        ));
+    }
     match RUNTIME.read().as_ref() {
         Some(rt) => Ok(rt.clone()),
         None => Err(Error::new(
@@ -296,6 +320,12 @@ pub fn create(opts: InitOptions) -> Result<()> {
     }
     let check = rt.cfg.host_access_check;
     *RUNTIME.write() = Some(rt);
+    PARENT_PID.store(std::process::id(), Ordering::Relaxed);
+    static ATFORK: std::sync::Once = std::sync::Once::new();
+    // SAFETY: registers a child-side fork handler that only touches atomics and a try-lock.
+    ATFORK.call_once(|| unsafe {
+        libc::pthread_atfork(None, None, Some(after_fork_in_child));
+    });
     install_fault_handler(check);
     Ok(())
 }

@@ -191,3 +191,14 @@ fn a_joined_node_keeps_its_device_count() {
         second.all()
     );
 }
+
+#[test]
+fn a_forked_child_gets_an_error_not_a_hang() {
+    let r = run_prog("rt_fork.c", &[], &[]);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("child ok") && r.stdout.contains("rt_fork passed"),
+        "{}",
+        r.all()
+    );
+}
