@@ -10,10 +10,9 @@
 //!   synchronize or query reads two words and takes no lock and makes no syscall.
 //! - The worker spins briefly (then yields) when its queue runs empty before sleeping on a
 //!   condition variable, and a waiter in `synchronize` does the same before sleeping: a
-//!   round trip on an otherwise idle 2-core machine needs no futex wake-up, while an idle
-//!   stream costs no CPU after a few tens of microseconds. When the waiting host thread and
-//!   the worker run on the same CPU (`sched_getcpu`, common when threads outnumber cores),
-//!   both skip the spin and yield at once, since spinning would only delay the other.
+//!   round trip needs no futex wake-up, while an idle stream stops polling after 1 ms.
+//!   When the waiting host thread and the worker run on the same CPU (`sched_getcpu`,
+//!   common when threads outnumber cores), both skip the spin and yield at once, since spinning would only delay the other.
 //! - The worker takes the whole queue under one lock and runs the batch without it, so a
 //!   producer enqueueing while the worker is busy rarely contends. `abort` and a forced
 //!   `destroy` bump a generation counter: the worker discards the rest of a batch it took
@@ -52,8 +51,11 @@ const SPIN_FOR: Duration = Duration::from_micros(2);
 /// How long (from the start of the wait) a waiter keeps polling with `sched_yield` before
 /// it sleeps on the condition variable. Yielding rather than spinning keeps a loaded
 /// machine (more runnable threads than cores) usable, while on an idle core a yield
-/// returns at once, so a round trip still needs no futex wake-up.
-const YIELD_FOR: Duration = Duration::from_micros(50);
+/// returns at once, so a round trip still needs no futex wake-up. 1 ms covers a collective
+/// of 8 ranks on 2 cores (30–100 µs under load) with a margin: with 50 µs, a program that
+/// synchronizes after every HCCL call paid two futex wake-ups per call (the worker's and
+/// the waiter's, ~25 µs each across vCPUs on a VM).
+const YIELD_FOR: Duration = Duration::from_millis(1);
 
 struct Queue {
     tasks: VecDeque<Task>,
