@@ -42,6 +42,15 @@ pub struct Runtime {
     /// `aclrtSetExceptionInfoCallback`: called on a stream's worker when one of its tasks
     /// fails, with an [`ExceptionInfo`].
     pub exception_cb: Arc<Mutex<Option<ExceptionCallback>>>,
+    /// The config's default device: used by threads with no current context.
+    pub default_device: Option<i32>,
+}
+
+/// What the `aclInit` config file asks of the runtime.
+#[derive(Clone, Debug, Default)]
+pub struct InitOptions {
+    /// `{"defaultDevice": {"default_device": "N"}}`.
+    pub default_device: Option<i32>,
 }
 
 /// `aclrtExceptionInfoCallback`.
@@ -105,6 +114,9 @@ impl Kind {
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR` (abi.md §1.5 B).
+pub const ACL_ERROR_RT_CONTEXT_RELEASE_ERROR: i32 = 507007;
 
 /// A fresh handle of `kind` and its small id.
 pub fn new_handle(kind: Kind) -> (u64, u32) {
@@ -222,6 +234,21 @@ pub static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle {
 
 static RUNTIME: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
 
+/// Set in a child forked after `aclInit`: its runtime has no worker threads.
+static FORKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Pid of the process that initialised the runtime (for the fork message).
+static PARENT_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+extern "C" fn after_fork_in_child() {
+    if PARENT_PID.load(Ordering::Relaxed) != 0 && try_get_unforked().is_some() {
+        FORKED.store(true, Ordering::Relaxed);
+    }
+}
+
+fn try_get_unforked() -> Option<()> {
+    RUNTIME.try_read().and_then(|g| g.as_ref().map(|_| ()))
+}
+
 thread_local! {
     /// Handle of this thread's current context (0 = none).
     static CURRENT: Cell<u64> = const { Cell::new(0) };
@@ -240,6 +267,15 @@ pub fn set_current_handle(h: u64) {
 /// The initialised runtime, or `ACL_ERROR_UNINITIALIZE` (with a message) before `aclInit`
 /// or after the last `aclFinalize`.
 pub fn get() -> Result<Arc<Runtime>> {
+    if FORKED.load(Ordering::Relaxed) {
+        return Err(Error::new(
+            ACL_ERROR_UNINITIALIZE,
+            format!(
+                "this process was forked (from pid {}) after aclInit: the ACL runtime's stream threads do not exist in a forked child, so it cannot be used here (as with CANN); initialise in the child only, or exec a new program",
+                PARENT_PID.load(Ordering::Relaxed)
+            ),
+        ));
+    }
     match RUNTIME.read().as_ref() {
         Some(rt) => Ok(rt.clone()),
         None => Err(Error::new(
@@ -256,7 +292,7 @@ pub fn try_get() -> Option<Arc<Runtime>> {
 }
 
 /// Create the runtime (called by `aclInit` with the lifecycle lock held).
-pub fn create() -> Result<()> {
+pub fn create(opts: InitOptions) -> Result<()> {
     let mut cfg = Config::from_env()?;
     let logger = Logger::new(&cfg);
     let node = Node::open(&cfg)?;
@@ -270,9 +306,26 @@ pub fn create() -> Result<()> {
         reg: Mutex::new(Registry::default()),
         soc_name,
         exception_cb: Arc::new(Mutex::new(None)),
+        default_device: opts.default_device,
     });
+    if let Some(d) = opts.default_device {
+        // `defaultDevice` in the aclInit config: threads with no current context use this
+        // device's default context, which the runtime holds (one reference) until finalize.
+        rt.set_device_ref(d).map_err(|e| {
+            Error::new(
+                e.code,
+                format!("config defaultDevice.default_device: {}", e.msg),
+            )
+        })?;
+    }
     let check = rt.cfg.host_access_check;
     *RUNTIME.write() = Some(rt);
+    PARENT_PID.store(std::process::id(), Ordering::Relaxed);
+    static ATFORK: std::sync::Once = std::sync::Once::new();
+    // SAFETY: registers a child-side fork handler that only touches atomics and a try-lock.
+    ATFORK.call_once(|| unsafe {
+        libc::pthread_atfork(None, None, Some(after_fork_in_child));
+    });
     install_fault_handler(check);
     Ok(())
 }
@@ -426,21 +479,31 @@ impl Runtime {
     /// The calling thread's current context.
     pub fn current_context(&self) -> Result<Arc<Context>> {
         let h = current_handle();
+        let reg = self.reg.lock();
+        if h != 0 {
+            if let Some(c) = reg.contexts.get(&h) {
+                return Ok(c.clone());
+            }
+        }
+        if let Some(d) = self.default_device {
+            if let Some((dh, _)) = reg.default_ctx.get(&d) {
+                if let Some(c) = reg.contexts.get(dh) {
+                    return Ok(c.clone());
+                }
+            }
+        }
         if h == 0 {
             return Err(Error::new(
                 ACL_ERROR_RT_CONTEXT_NULL,
                 "this thread has no current device or context: call aclrtSetDevice (or aclrtSetCurrentContext) on this thread first",
             ));
         }
-        let reg = self.reg.lock();
-        reg.contexts.get(&h).cloned().ok_or_else(|| {
-            Error::new(
-                ACL_ERROR_RT_CONTEXT_NULL,
-                format!(
-                    "this thread's current context {h:#x} was destroyed (aclrtDestroyContext or aclrtResetDevice): set a device or context again"
-                ),
-            )
-        })
+        Err(Error::new(
+            ACL_ERROR_RT_CONTEXT_NULL,
+            format!(
+                "this thread's current context {h:#x} was destroyed (aclrtDestroyContext or aclrtResetDevice): set a device or context again"
+            ),
+        ))
     }
 
     /// The context behind an `aclrtContext` handle.
@@ -525,9 +588,17 @@ impl Runtime {
     /// `aclrtSetDevice`: take a reference on the device's default context (creating it) and
     /// make it the calling thread's current context.
     pub fn set_device(&self, logical: i32) -> Result<()> {
+        let h = self.set_device_ref(logical)?;
+        set_current_handle(h);
+        Ok(())
+    }
+
+    /// Take a reference on logical device `logical`'s default context (creating it); its
+    /// handle.
+    fn set_device_ref(&self, logical: i32) -> Result<u64> {
         let physical = self.physical_device(logical)?;
         let mut reg = self.reg.lock();
-        let h = match reg.default_ctx.get_mut(&logical) {
+        Ok(match reg.default_ctx.get_mut(&logical) {
             Some((h, n)) => {
                 *n += 1;
                 *h
@@ -537,10 +608,7 @@ impl Runtime {
                 reg.default_ctx.insert(logical, (c.handle, 1));
                 c.handle
             }
-        };
-        drop(reg);
-        set_current_handle(h);
-        Ok(())
+        })
     }
 
     /// `aclrtResetDevice(Force)`: drop one reference (all with `force`); the last one frees
@@ -550,9 +618,13 @@ impl Runtime {
         self.physical_device(logical)?;
         let mut reg = self.reg.lock();
         let Some((h, n)) = reg.default_ctx.get_mut(&logical) else {
-            return Err(Error::invalid(format!(
-                "device {logical} is not set in this process (call aclrtSetDevice first; it was never set or already reset)"
-            )));
+            // CANN: RT_ERROR_CONTEXT_DEL -> ACL_ERROR_RT_CONTEXT_RELEASE_ERROR (507007).
+            return Err(Error::new(
+                ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
+                format!(
+                    "device {logical} is not set in this process (call aclrtSetDevice first; it was never set or already reset)"
+                ),
+            ));
         };
         let h = *h;
         if !force && *n > 1 {
@@ -602,11 +674,17 @@ impl Runtime {
         Ok(c.handle)
     }
 
-    /// `aclrtDestroyContext`.
+    /// `aclrtDestroyContext`. A default context, or a handle that is not a live context, is
+    /// `ACL_ERROR_RT_CONTEXT_NULL` (CANN's `ApiImpl::ContextDestroy`).
     pub fn destroy_context(&self, handle: *mut c_void) -> Result<()> {
-        let c = self.context(handle, "context")?;
+        if handle.is_null() {
+            return Err(Error::invalid("argument context is NULL"));
+        }
+        let c = self
+            .context(handle, "context")
+            .map_err(|e| Error::new(ACL_ERROR_RT_CONTEXT_NULL, e.msg))?;
         if c.is_default {
-            return Err(Error::invalid(format!(
+            return Err(Error::new(ACL_ERROR_RT_CONTEXT_NULL, format!(
                 "context = {:#x} is the default context of device {}, which aclrtResetDevice releases; aclrtDestroyContext only destroys contexts made by aclrtCreateContext",
                 c.handle, c.logical
             )));
@@ -761,15 +839,16 @@ pub fn log(level: LogLevel, msg: &str) {
     logger.log(level, "ASCENDCL", msg);
 }
 
-/// A C timeout in milliseconds (-1 = forever, 0 = poll once, > 0) as a `Duration`; values
-/// below -1 are `ACL_ERROR_RT_PARAM_INVALID` (as `aclrtSynchronize*WithTimeout` in CANN).
+/// A C timeout in milliseconds (-1 = forever, > 0 = that long) as a `Duration`. 0 and values
+/// below -1 are `ACL_ERROR_RT_PARAM_INVALID`, as CANN's `ApiErrorDecorator::StreamSynchronize`
+/// / `EventSynchronize` / `DeviceSynchronize` reject `timeout < -1 || timeout == 0`.
 pub fn timeout_ms(timeout: i32) -> Result<Option<Duration>> {
     match timeout {
         -1 => Ok(None),
-        t if t >= 0 => Ok(Some(Duration::from_millis(t as u64))),
+        t if t > 0 => Ok(Some(Duration::from_millis(t as u64))),
         t => Err(Error::new(
             ACL_ERROR_RT_PARAM_INVALID,
-            format!("timeout = {t} is invalid: expected -1 (wait forever), 0 (poll once) or a number of milliseconds"),
+            format!("timeout = {t} is invalid: expected -1 (wait forever) or a number of milliseconds above 0"),
         )),
     }
 }

@@ -46,6 +46,8 @@ pub struct CommInner {
     destroy_requested: std::sync::atomic::AtomicBool,
     /// Operations enqueued and not yet run (or discarded).
     pub pending: AtomicU64,
+    /// The rank table this communicator was made from (its derived key), if any.
+    pub origin: Mutex<Option<[u8; 16]>>,
 }
 
 /// `a >= b` for 32-bit sequence words that may wrap.
@@ -85,6 +87,14 @@ pub fn unregister(h: HcclComm) -> HResult<Arc<CommInner>> {
     let inner = get(h)?;
     LIVE.lock().as_mut().and_then(|m| m.remove(&(h as usize)));
     Ok(inner)
+}
+
+/// Whether this process has a live communicator made from rank table `key` as `rank`.
+pub fn live_from_table(key: &[u8; 16], rank: u32) -> bool {
+    LIVE.lock().as_ref().is_some_and(|m| {
+        m.values()
+            .any(|c| c.rank == rank && c.origin.lock().as_ref() == Some(key))
+    })
 }
 
 /// Handle of a live communicator (for printing history on failures), if `h` is one.
@@ -156,6 +166,53 @@ fn stale(shm: &Shm) -> bool {
             ),
         }
     })
+}
+
+/// A control block no live process uses any more (every rank that joined is gone or
+/// destroyed its communicator).
+fn abandoned(shm: &Shm) -> bool {
+    let mut joined = false;
+    for r in 0..shm.n() {
+        let s = &shm.slot(r).ident.0;
+        match s.state.load(Ordering::Acquire) {
+            STATE_EMPTY => {}
+            STATE_DESTROYED => joined = true,
+            _ => {
+                if shm::alive(
+                    s.pid.load(Ordering::Relaxed),
+                    s.start_time.load(Ordering::Relaxed),
+                ) {
+                    return false;
+                }
+                joined = true;
+            }
+        }
+    }
+    joined
+}
+
+/// Remove control blocks of communicators whose ranks are all gone (jobs that crashed or
+/// never destroyed their communicators), so the node directory does not fill up.
+fn collect_garbage(node_dir: &Path) {
+    let Ok(dir) = std::fs::read_dir(node_dir) else {
+        return;
+    };
+    for e in dir.filter_map(|e| e.ok()).take(4096) {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if !name.starts_with("hccl-") || name.len() != 5 + 32 {
+            continue;
+        }
+        let path = e.path();
+        let Some(n) = shm::peek_nranks(&path) else {
+            continue;
+        };
+        if let Ok(s) = Shm::open_existing(&path, n) {
+            if abandoned(&s) {
+                s.unlink();
+            }
+        }
+    }
 }
 
 fn attach(shm: &Shm, n: u32, m: &Member) -> HResult<()> {
@@ -257,6 +314,7 @@ pub fn join(
             shm::MAX_RANKS
         )));
     }
+    collect_garbage(node_dir);
     let path = block_path(node_dir, &id);
     let deadline = Instant::now() + conf.connect_timeout;
     let policy = Policy::for_participants(n);
@@ -369,6 +427,7 @@ pub fn join(
                 destroyed: Default::default(),
                 destroy_requested: Default::default(),
                 pending: AtomicU64::new(0),
+                origin: Mutex::new(None),
             }));
         }
         return Ok(out);
@@ -495,6 +554,41 @@ impl CommInner {
         self.me().done.0.bump_wake_if_sleeping();
     }
 
+    /// After 10 s of waiting for ranks that live in this very process (`HcclCommInitAll`),
+    /// say once on stderr what is probably wrong, long before the timeout.
+    fn hint_same_process(
+        &self,
+        word: &dyn Fn(&Slot) -> &Word,
+        target: u32,
+        started: Instant,
+        warned: &std::cell::Cell<bool>,
+        phase: &dyn Fn() -> String,
+    ) {
+        if warned.get() || started.elapsed() < Duration::from_secs(10) {
+            return;
+        }
+        let me = std::process::id();
+        let local: Vec<u32> = (0..self.n)
+            .filter(|&q| {
+                q != self.rank
+                    && self.slot(q).ident.0.pid.load(Ordering::Relaxed) == me
+                    && !seq_ge(word(self.slot(q)).value.load(Ordering::Acquire), target)
+            })
+            .collect();
+        if local.is_empty() {
+            return;
+        }
+        warned.set(true);
+        crate::log_always(
+            npu_emu::config::LogLevel::Warning,
+            &format!(
+                "{}: still waiting after 10 s for ranks {local:?}, which are in this process, to {}; each rank's calls must come from its own thread (a call waits until every rank made it)",
+                self.who(),
+                phase()
+            ),
+        );
+    }
+
     /// Peers that have not reached `target` and are dead (reported first) or failed.
     fn check_peers(&self, word: &dyn Fn(&Slot) -> &Word, target: u32) -> Result<(), PeerWait> {
         let mut failed = None;
@@ -525,7 +619,7 @@ impl CommInner {
         &self,
         word: &dyn Fn(&Slot) -> &Word,
         target: u64,
-        phase: &str,
+        phase: &dyn Fn() -> String,
         started: Instant,
     ) -> HResult<()> {
         let t = target as u32;
@@ -535,12 +629,17 @@ impl CommInner {
                 continue;
             }
             let w = word(self.slot(p));
+            let warned = std::cell::Cell::new(false);
             let r = wait_until(
                 &self.policy,
                 w,
                 || seq_ge(w.value.load(Ordering::Acquire), t),
                 deadline,
-                || self.check_peers(word, t),
+                || {
+                    self.check_peers(word, t)?;
+                    self.hint_same_process(word, t, started, &warned, phase);
+                    Ok(())
+                },
             );
             match r {
                 Ok(()) => {}
@@ -552,20 +651,31 @@ impl CommInner {
                         })
                         .collect();
                     let mut msg = format!(
-                        "{}: timed out after {} s (HCCL_EXEC_TIMEOUT) waiting for ranks {missing:?} to {phase}:",
+                        "{}: timed out after {} s (HCCL_EXEC_TIMEOUT) waiting for ranks {missing:?} to {}:",
                         self.who(),
-                        self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0)
+                        self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0),
+                        phase()
                     );
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));
+                    }
+                    let me = std::process::id();
+                    if missing
+                        .iter()
+                        .any(|&q| self.slot(q).ident.0.pid.load(Ordering::Relaxed) == me)
+                    {
+                        msg.push_str(
+                            "\n    (some of these ranks are in this process, as with HcclCommInitAll: every call waits until all ranks made it, so each rank's calls must come from its own thread)",
+                        );
                     }
                     return Err(HcclError::new(HCCL_E_TIMEOUT, msg));
                 }
                 Err(WaitError::Check(PeerWait::Dead(q))) => {
                     let mut msg = format!(
-                        "{}: rank {q} (pid {}) died before it could {phase}:",
+                        "{}: rank {q} (pid {}) died before it could {}:",
                         self.who(),
-                        self.slot(q).ident.0.pid.load(Ordering::Relaxed)
+                        self.slot(q).ident.0.pid.load(Ordering::Relaxed),
+                        phase(),
                     );
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));
@@ -574,8 +684,9 @@ impl CommInner {
                 }
                 Err(WaitError::Check(PeerWait::Destroyed(q))) => {
                     let mut msg = format!(
-                        "{}: rank {q} destroyed its communicator before it could {phase}:",
-                        self.who()
+                        "{}: rank {q} destroyed its communicator before it could {}:",
+                        self.who(),
+                        phase()
                     );
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));
@@ -584,8 +695,9 @@ impl CommInner {
                 }
                 Err(WaitError::Check(PeerWait::Failed(q))) => {
                     let msg = format!(
-                        "{}: rank {q} failed before it could {phase}: {}",
+                        "{}: rank {q} failed before it could {}: {}",
                         self.who(),
+                        phase(),
                         self.slot(q).reason()
                     );
                     return Err(HcclError::new(HCCL_E_REMOTE, msg));
@@ -612,10 +724,10 @@ impl CommInner {
         fp.store(&me.fp[(seq % FP_RING as u64) as usize]);
         me.call.0.op.store(fp.op, Ordering::Relaxed);
         me.call.0.word.store_wake(seq as u32);
-        let what = format!("{} #{seq}", op_name(fp.op));
-        let phase = format!("call collective #{seq}");
+        let what = || format!("{} #{seq}", op_name(fp.op));
+        let phase = || format!("call collective #{seq}");
         if let Err(e) = self.wait_peers(&|s: &Slot| &s.call.0.word, seq, &phase, Instant::now()) {
-            self.mark_failed(seq, e.code, &format!("{what}: {}", first_line(&e.msg)));
+            self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
             return Err(e);
         }
         let mut fps = Vec::with_capacity(self.n as usize);
@@ -625,7 +737,8 @@ impl CommInner {
                 return Err(HcclError::new(
                     crate::errors::HCCL_E_INTERNAL,
                     format!(
-                        "{what}: rank {p}'s fingerprint has sequence number {} (expected {seq})",
+                        "{}: rank {p}'s fingerprint has sequence number {} (expected {seq})",
+                        what(),
                         f.seq
                     ),
                 ));

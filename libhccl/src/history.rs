@@ -20,10 +20,27 @@ pub enum Status {
     },
 }
 
+/// What an entry is about: a collective (its fingerprint, rendered only when printed, so
+/// recording costs no formatting) or a text.
+#[derive(Clone, Debug)]
+pub enum What {
+    Call(crate::fingerprint::Fp),
+    Text(String),
+}
+
+impl What {
+    pub fn render(&self) -> String {
+        match self {
+            What::Call(fp) => format!("{} #{}", fp.describe(), fp.seq),
+            What::Text(s) => s.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Entry {
     pub seq: u64,
-    pub what: String,
+    pub what: What,
     pub at: Instant,
     pub status: Status,
 }
@@ -37,7 +54,7 @@ pub struct History {
 
 impl History {
     /// Record a new operation; returns its id for [`History::set`].
-    pub fn push(&self, seq: u64, what: String, status: Status) -> u64 {
+    pub fn push(&self, seq: u64, what: What, status: Status) -> u64 {
         let mut ring = self.ring.lock();
         if ring.len() == DEPTH {
             ring.pop_front();
@@ -77,7 +94,7 @@ impl History {
                 Status::Ok { micros } => format!("ok in {micros} us"),
                 Status::Failed { code } => format!("FAILED ({})", crate::errors::code_name(*code)),
             };
-            s.push_str(&format!("\n    {} — {st} ({ago} us ago)", e.what));
+            s.push_str(&format!("\n    {} — {st} ({ago} us ago)", e.what.render()));
         }
         s
     }

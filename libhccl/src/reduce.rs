@@ -11,6 +11,8 @@ pub const CHUNK_BYTES: usize = 16 * 1024;
 
 /// Scratch buffers (8-byte aligned) reused across chunks.
 pub struct Scratch {
+    /// Write results with non-temporal stores (large operations, see [`NT_FOOTPRINT`]).
+    pub nt: bool,
     acc: Vec<u64>,
     tmp: Vec<u64>,
     tmp2: Vec<u64>,
@@ -19,6 +21,7 @@ pub struct Scratch {
 impl Default for Scratch {
     fn default() -> Self {
         Scratch {
+            nt: false,
             acc: vec![0; CHUNK_BYTES / 8],
             tmp: vec![0; CHUNK_BYTES / 8],
             tmp2: vec![0; CHUNK_BYTES / 8],
@@ -57,7 +60,65 @@ macro_rules! float_elem {
 }
 float_elem!(f32, f64);
 
+/// `acc[i] = acc[i] op x[i]`, with AVX2 when the CPU has it (checked once).
+#[inline]
 fn accumulate<T: Elem>(acc: &mut [T], x: &[T], op: RedOp) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: the CPU supports AVX2.
+            return unsafe { accumulate_avx2(acc, x, op) };
+        }
+    }
+    accumulate_plain(acc, x, op)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn accumulate_avx2<T: Elem>(acc: &mut [T], x: &[T], op: RedOp) {
+    accumulate_plain(acc, x, op)
+}
+
+/// `acc[i] = a[i] op b[i]`, with AVX2 when the CPU has it.
+#[inline]
+fn combine<T: Elem>(acc: &mut [T], a: &[T], b: &[T], op: RedOp) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: the CPU supports AVX2.
+            return unsafe { combine_avx2(acc, a, b, op) };
+        }
+    }
+    combine_plain(acc, a, b, op)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn combine_avx2<T: Elem>(acc: &mut [T], a: &[T], b: &[T], op: RedOp) {
+    combine_plain(acc, a, b, op)
+}
+
+#[inline(always)]
+fn combine_plain<T: Elem>(acc: &mut [T], a: &[T], b: &[T], op: RedOp) {
+    let n = acc.len();
+    let (a, b) = (&a[..n], &b[..n]);
+    let it = acc.iter_mut().zip(a.iter().zip(b));
+    match op {
+        RedOp::Sum => it.for_each(|(o, (&x, &y))| *o = T::sum(x, y)),
+        RedOp::Prod => it.for_each(|(o, (&x, &y))| *o = T::prod(x, y)),
+        RedOp::Max => it.for_each(|(o, (&x, &y))| *o = T::max(x, y)),
+        RedOp::Min => it.for_each(|(o, (&x, &y))| *o = T::min(x, y)),
+    }
+}
+
+#[inline(always)]
+fn accumulate_plain<T: Elem>(acc: &mut [T], x: &[T], op: RedOp) {
     let x = &x[..acc.len()];
     match op {
         RedOp::Sum => acc.iter_mut().zip(x).for_each(|(a, &b)| *a = T::sum(*a, b)),
@@ -98,14 +159,23 @@ unsafe fn reduce_native<T: Elem>(
     while start < elems {
         let k = per.min(elems - start);
         let off = start * sz;
-        std::ptr::copy_nonoverlapping(srcs[0].add(off), s.acc.as_mut_ptr() as *mut u8, k * sz);
+        let rest = if srcs.len() >= 2 {
+            // acc = in0 op in1 in one pass.
+            let a: &[T] = view(srcs[0].add(off), k, &mut s.tmp);
+            let b: &[T] = view(srcs[1].add(off), k, &mut s.tmp2);
+            combine(as_mut(&mut s.acc, k), a, b, op);
+            &srcs[2..]
+        } else {
+            std::ptr::copy_nonoverlapping(srcs[0].add(off), s.acc.as_mut_ptr() as *mut u8, k * sz);
+            &srcs[1..]
+        };
         let acc: &mut [T] = as_mut(&mut s.acc, k);
-        for src in &srcs[1..] {
+        for src in rest {
             let x: &[T] = view(src.add(off), k, &mut s.tmp);
             accumulate(acc, x, op);
         }
         for d in dsts {
-            std::ptr::copy_nonoverlapping(s.acc.as_ptr() as *const u8, d.add(off), k * sz);
+            store(s.acc.as_ptr() as *const u8, d.add(off), k * sz, s.nt);
         }
         start += k;
     }
@@ -159,7 +229,7 @@ unsafe fn reduce_half<H: Half>(
         let out: &mut [H] = as_mut(&mut s.tmp2, k);
         H::from_f32s(out, acc);
         for d in dsts {
-            std::ptr::copy_nonoverlapping(s.tmp2.as_ptr() as *const u8, d.add(off), k * 2);
+            store(s.tmp2.as_ptr() as *const u8, d.add(off), k * 2, s.nt);
         }
         start += k;
     }
@@ -198,6 +268,55 @@ pub unsafe fn reduce(
     }
 }
 
+/// Footprint (bytes touched by all ranks) from which results are written with
+/// non-temporal stores: well beyond the last-level cache, where ordinary stores would first
+/// read every destination line (read-for-ownership) only to overwrite it.
+pub const NT_FOOTPRINT: u64 = 64 << 20;
+
+/// Copy `len` bytes between non-overlapping ranges, with non-temporal stores if `nt`.
+///
+/// # Safety
+/// Both pointers valid for `len` bytes; the ranges do not overlap.
+#[inline]
+pub unsafe fn store(src: *const u8, dst: *mut u8, len: usize, nt: bool) {
+    if nt {
+        nt_copy(src, dst, len)
+    } else {
+        std::ptr::copy_nonoverlapping(src, dst, len)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+unsafe fn nt_copy(src: *const u8, dst: *mut u8, len: usize) {
+    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+    if len < 256 {
+        std::ptr::copy_nonoverlapping(src, dst, len);
+        return;
+    }
+    let head = (16 - (dst as usize & 15)) & 15;
+    std::ptr::copy_nonoverlapping(src, dst, head);
+    let mut i = head;
+    while i + 64 <= len {
+        let a = _mm_loadu_si128(src.add(i) as *const __m128i);
+        let b = _mm_loadu_si128(src.add(i + 16) as *const __m128i);
+        let c = _mm_loadu_si128(src.add(i + 32) as *const __m128i);
+        let d = _mm_loadu_si128(src.add(i + 48) as *const __m128i);
+        _mm_stream_si128(dst.add(i) as *mut __m128i, a);
+        _mm_stream_si128(dst.add(i + 16) as *mut __m128i, b);
+        _mm_stream_si128(dst.add(i + 32) as *mut __m128i, c);
+        _mm_stream_si128(dst.add(i + 48) as *mut __m128i, d);
+        i += 64;
+    }
+    std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i);
+    // Non-temporal stores are weakly ordered: make them visible before the caller publishes.
+    _mm_sfence();
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn nt_copy(src: *const u8, dst: *mut u8, len: usize) {
+    std::ptr::copy_nonoverlapping(src, dst, len)
+}
+
 /// Copy `len` bytes unless source and destination are the same.
 ///
 /// # Safety
@@ -207,6 +326,21 @@ pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
         return;
     }
     std::ptr::copy(src, dst, len);
+}
+
+/// [`copy`] with non-temporal stores when `nt` (the ranges must then not overlap).
+///
+/// # Safety
+/// Both pointers valid for `len` bytes.
+pub unsafe fn copy_nt(src: *const u8, dst: *mut u8, len: usize, nt: bool) {
+    if len == 0 || std::ptr::eq(src, dst) {
+        return;
+    }
+    if nt {
+        nt_copy(src, dst, len)
+    } else {
+        std::ptr::copy(src, dst, len)
+    }
 }
 
 #[cfg(test)]
@@ -279,6 +413,45 @@ mod tests {
             )
         };
         assert!(o.iter().all(|&x| x.to_f32() == 2.25));
+    }
+
+    #[test]
+    fn non_temporal_stores_write_the_same() {
+        for (off, len) in [
+            (0usize, 5usize),
+            (1, 300),
+            (3, 70001),
+            (16, 4096),
+            (7, 1 << 20),
+        ] {
+            let src: Vec<u8> = (0..len + 64).map(|i| (i * 7 + 3) as u8).collect();
+            let mut dst = vec![0u8; len + 64];
+            unsafe { copy_nt(src.as_ptr().add(5), dst.as_mut_ptr().add(off), len, true) };
+            assert_eq!(&dst[off..off + len], &src[5..5 + len]);
+            assert!(dst[..off].iter().all(|&b| b == 0) && dst[off + len..].iter().all(|&b| b == 0));
+        }
+        let a: Vec<f32> = (0..100_003).map(|i| i as f32).collect();
+        let b: Vec<f32> = (0..100_003).map(|i| 2.0 * i as f32).collect();
+        let mut raw = vec![0u8; 4 * 100_003 + 3];
+        let mut s = Scratch {
+            nt: true,
+            ..Scratch::default()
+        };
+        let dst = unsafe { raw.as_mut_ptr().add(3) };
+        unsafe {
+            reduce(
+                Dtype::F32,
+                RedOp::Sum,
+                &[a.as_ptr() as _, b.as_ptr() as _],
+                &[dst],
+                100_003,
+                &mut s,
+            )
+        };
+        for i in 0..100_003 {
+            let v = f32::from_ne_bytes(raw[3 + 4 * i..7 + 4 * i].try_into().unwrap());
+            assert_eq!(v, 3.0 * i as f32);
+        }
     }
 
     #[test]

@@ -132,7 +132,7 @@ fn inline_base(n: usize) -> usize {
 
 /// Bytes of each of a rank's two inline buffers (small operations stage their input there,
 /// which saves the second barrier).
-pub const INLINE_BYTES: usize = 32 * 1024;
+pub const INLINE_BYTES: usize = 64 * 1024;
 
 /// A mapped control block.
 pub struct Shm {
@@ -160,16 +160,14 @@ fn sys(what: &str, path: &Path) -> HcclError {
 impl Shm {
     /// Create or open the control block at `path` for `n` ranks and map it.
     pub fn open(path: &Path, n: u32) -> HResult<Shm> {
+        Self::open_flags(path, n, libc::O_CREAT)
+    }
+
+    fn open_flags(path: &Path, n: u32, create: i32) -> HResult<Shm> {
         use std::os::unix::ffi::OsStrExt;
         let c = std::ffi::CString::new(path.as_os_str().as_bytes())
             .map_err(|_| HcclError::para("control block path contains NUL"))?;
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC,
-                0o600,
-            )
-        };
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | create | libc::O_CLOEXEC, 0o600) };
         if fd < 0 {
             return Err(sys("cannot create the communicator control block", path));
         }
@@ -204,6 +202,17 @@ impl Shm {
             path: path.to_path_buf(),
             ino: st.st_ino,
         })
+    }
+
+    /// Map an existing control block for `n` ranks (no creation, no resizing).
+    pub fn open_existing(path: &Path, n: u32) -> HResult<Shm> {
+        let len = block_size(n);
+        let meta =
+            std::fs::metadata(path).map_err(|e| HcclError::new(HCCL_E_SYSCALL, e.to_string()))?;
+        if (meta.len() as usize) < len {
+            return Err(HcclError::new(HCCL_E_SYSCALL, "control block too small"));
+        }
+        Shm::open_flags(path, n, 0)
     }
 
     /// The inode `path` names now (None if it is gone): a change means the block was
@@ -294,6 +303,17 @@ impl Slot {
         let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
         String::from_utf8_lossy(&buf[..end]).into_owned()
     }
+}
+
+/// The rank count in the header of the control block at `path`, if it has one.
+pub fn peek_nranks(path: &Path) -> Option<u32> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut b = [0u8; 12];
+    f.read_exact(&mut b).ok()?;
+    let magic = u64::from_ne_bytes(b[0..8].try_into().unwrap());
+    let n = u32::from_ne_bytes(b[8..12].try_into().unwrap());
+    (magic == MAGIC && (1..=MAX_RANKS).contains(&n)).then_some(n)
 }
 
 /// Start time of process `pid` (field 22 of `/proc/<pid>/stat`), if readable.

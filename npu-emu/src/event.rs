@@ -10,8 +10,8 @@
 //! still counts as finished so nobody waits forever, but it carries no timestamp.
 
 use crate::codes::{
-    ACL_ERROR_RT_EVENT_NOT_COMPLETE, ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
-    ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+    ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+    ACL_ERROR_RT_INTERNAL_ERROR,
 };
 use crate::error::{Error, Result};
 use crate::stream::Stream;
@@ -198,23 +198,26 @@ impl Event {
     /// Timestamp (ns, `CLOCK_MONOTONIC`) of the latest finished record. Errors if the event
     /// was never recorded, was reset, or its latest record has not finished.
     pub fn timestamp_ns(&self) -> Result<u64> {
+        // Codes as CANN's Event::GetTimeStamp / ElapsedTime: no record (never recorded,
+        // reset) is RT_ERROR_EVENT_RECORDER_NULL -> ACL_ERROR_RT_INTERNAL_ERROR; a record not
+        // reached yet has no valid timestamp -> ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID.
         let st = self.st.lock();
         if st.recorded == 0 {
             return Err(Error::new(
-                ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                ACL_ERROR_RT_INTERNAL_ERROR,
                 "the event was never recorded (call aclrtRecordEvent first)",
             ));
         }
         if st.completed < st.recorded {
             return Err(Error::new(
-                ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+                ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
                 "the event's latest record has not completed yet (synchronize the stream or the event first)",
             ));
         }
         match (st.valid, st.timestamp_ns) {
             (true, Some(t)) => Ok(t),
             _ => Err(Error::new(
-                ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                ACL_ERROR_RT_INTERNAL_ERROR,
                 "the event has no timestamp: it was reset, or its record task was discarded",
             )),
         }

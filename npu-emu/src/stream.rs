@@ -11,7 +11,9 @@
 //! - The worker spins briefly (then yields) when its queue runs empty before sleeping on a
 //!   condition variable, and a waiter in `synchronize` does the same before sleeping: a
 //!   round trip on an otherwise idle 2-core machine needs no futex wake-up, while an idle
-//!   stream costs no CPU after a few tens of microseconds.
+//!   stream costs no CPU after a few tens of microseconds. When the waiting host thread and
+//!   the worker run on the same CPU (`sched_getcpu`, common when threads outnumber cores),
+//!   both skip the spin and yield at once, since spinning would only delay the other.
 //! - The worker takes the whole queue under one lock and runs the batch without it, so a
 //!   producer enqueueing while the worker is busy rarely contends. `abort` and a forced
 //!   `destroy` bump a generation counter: the worker discards the rest of a batch it took
@@ -24,7 +26,7 @@ use crate::error::{Error, Result};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -76,6 +78,11 @@ struct Shared {
     hook: Mutex<Option<ErrorHook>>,
     /// Stop-on-failure tripped: discard tasks until the error is reported.
     discarding: AtomicBool,
+    /// CPU the worker last ran on, and CPU of the latest host thread waiting in
+    /// `synchronize` (-1 = none): when both share a CPU, spinning only delays the other, so
+    /// both go straight to yielding.
+    worker_cpu: AtomicI32,
+    waiter_cpu: AtomicI32,
     /// Bumped (under the queue lock) by abort and forced destroy: the worker discards the
     /// batch it took before the bump.
     abort_gen: AtomicU64,
@@ -114,6 +121,8 @@ impl Stream {
             worker_tid: AtomicU64::new(0),
             hook: Mutex::new(None),
             discarding: AtomicBool::new(false),
+            worker_cpu: AtomicI32::new(-1),
+            waiter_cpu: AtomicI32::new(-1),
             abort_gen: AtomicU64::new(0),
         });
         let s2 = shared.clone();
@@ -314,22 +323,30 @@ fn wait_counter(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
     }
     let start = Instant::now();
     let deadline = timeout.map(|t| start + t);
-    if spin_until(start + SPIN_FOR, &done) {
+    let cpu = current_cpu();
+    s.waiter_cpu.store(cpu, Ordering::SeqCst);
+    let shared_cpu = cpu >= 0 && cpu == s.worker_cpu.load(Ordering::SeqCst);
+    if !shared_cpu && spin_until(start + SPIN_FOR, &done) {
+        s.waiter_cpu.store(-1, Ordering::SeqCst);
         return true;
     }
     let yield_until = start + YIELD_FOR;
-    loop {
+    let polled = loop {
         if done() {
-            return true;
+            break Some(true);
         }
         let now = Instant::now();
         if deadline.is_some_and(|d| now >= d) {
-            return false;
+            break Some(false);
         }
         if now >= yield_until {
-            break;
+            break None;
         }
         std::thread::yield_now();
+    };
+    s.waiter_cpu.store(-1, Ordering::SeqCst);
+    if let Some(r) = polled {
+        return r;
     }
     let mut q = s.q.lock();
     s.waiters.fetch_add(1, Ordering::SeqCst);
@@ -349,6 +366,12 @@ fn wait_counter(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
     };
     s.waiters.fetch_sub(1, Ordering::SeqCst);
     ok
+}
+
+/// The CPU the calling thread runs on (-1 if unknown); a vDSO call, no syscall.
+fn current_cpu() -> i32 {
+    // SAFETY: sched_getcpu has no preconditions.
+    unsafe { libc::sched_getcpu() }
 }
 
 /// Spin until `cond` holds (true) or `until` passes (false); reads the clock every 32 spins.
@@ -394,11 +417,15 @@ fn worker(s: Arc<Shared>) {
                     return;
                 }
                 drop(q);
-                // Idle: spin, then yield, for a short while before sleeping.
+                // Idle: spin, then yield, for a short while before sleeping. If a host thread
+                // waits for us on this very CPU, skip the spin: it would only delay it.
                 let seen = s.completed.load(Ordering::SeqCst);
                 let has_work = || s.submitted.load(Ordering::SeqCst) > seen;
                 let idle_start = Instant::now();
-                if !spin_until(idle_start + SPIN_FOR, &has_work) {
+                let cpu = current_cpu();
+                s.worker_cpu.store(cpu, Ordering::SeqCst);
+                let shared_cpu = cpu >= 0 && cpu == s.waiter_cpu.load(Ordering::SeqCst);
+                if shared_cpu || !spin_until(idle_start + SPIN_FOR, &has_work) {
                     let until = idle_start + YIELD_FOR;
                     while Instant::now() < until {
                         if has_work() {

@@ -2,9 +2,10 @@
 // RANK_ID/RANK_SIZE set. Each rank prints "rank R: CALL -> CODE: MESSAGE" for the failure it
 // sees and exits 3; a rank with nothing to report exits 0.
 //   mismatch-count | mismatch-dtype | mismatch-op   rank 1 calls something else
-//   no-join        rank 1 never calls init (sleeps), the others time out in init
+//   no-join        rank 1 never calls init (waits for rank 0), the others time out in init
 //   killed         the last rank kills itself right after enqueuing an AllReduce
-//   send-no-recv   rank 0 sends to rank 1, which never receives (and stays alive)
+//   send-no-recv   rank 0 sends to rank 1, which never receives (and stays alive until rank 0
+//                  is done)
 //   p2p-mismatch   rank 0 sends 1024 floats, rank 1 receives 512
 //   destroy-early  rank 1 destroys its communicator (and stays alive); rank 0 calls AllReduce
 //   destroy-before-sync  every rank enqueues big AllReduces and destroys before synchronizing
@@ -21,11 +22,25 @@
 #include <unistd.h>
 
 static int rank_, n_;
+static std::string done_file;
+
+// Rank 0 says it is done (failed or not) by creating ROOTINFO_FILE.done; a rank that must
+// stay alive while rank 0 runs into the fault waits for it (at most 60 s).
+static void say_done() {
+    if (rank_ == 0 && !done_file.empty()) {
+        FILE *f = fopen(done_file.c_str(), "w");
+        if (f) fclose(f);
+    }
+}
+static void wait_done() {
+    for (int i = 0; i < 6000 && access(done_file.c_str(), F_OK) != 0; i++) usleep(10000);
+}
 
 static void report(const char *call, int code) {
     const char *m = aclGetRecentErrMsg();
     printf("rank %d: %s -> %d: %s\n", rank_, call, code, m ? m : "(no message)");
     fflush(stdout);
+    say_done();
 }
 #define ACHECK(call)                                               \
     do {                                                           \
@@ -60,13 +75,14 @@ static HcclRootInfo root_info(const char *file) {
 int main(int argc, char **argv) {
     if (argc < 3) { fprintf(stderr, "usage: hccl_faults SCENARIO ROOTINFO_FILE\n"); return 2; }
     std::string sc = argv[1];
+    done_file = std::string(argv[2]) + ".done";
     rank_ = atoi(getenv("RANK_ID"));
     n_ = atoi(getenv("RANK_SIZE"));
     ACHECK(aclInit(nullptr));
     ACHECK(aclrtSetDevice(rank_ % 8));
     HcclRootInfo ri = root_info(argv[2]);
     if (sc == "no-join" && rank_ == 1) {
-        sleep(6);
+        wait_done();
         return 0;
     }
     HcclComm comm;
@@ -107,7 +123,7 @@ int main(int argc, char **argv) {
     } else if (sc == "destroy-early") {
         if (rank_ == 1) {
             ACHECK(HcclCommDestroy(comm));
-            sleep(4);
+            wait_done();
             return 0;
         }
         FAULT(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
@@ -128,12 +144,13 @@ int main(int argc, char **argv) {
             FAULT(HcclSend(a, count, HCCL_DATA_TYPE_FP32, 1, comm, s));
             FAULT(aclrtSynchronizeStream(s));
         } else {
-            sleep(5);
+            wait_done();
             return 0;
         }
     }
     FAULT(aclrtSynchronizeStream(s));
     printf("rank %d: no failure\n", rank_);
+    say_done();
     HcclCommDestroy(comm);
     aclFinalize();
     return 0;

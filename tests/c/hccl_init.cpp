@@ -150,8 +150,10 @@ static void test_rank_tables() {
     HCHECK(HcclGetCommName(c, name));
     REQUIRE(!strcmp(name, "hccl_world_group"));
     HCHECK(HcclCommDestroy(c));
-    // The same table again (re-init after destroy) works.
+    // The same table again (re-init after destroy) works; not while the first is alive.
     HCHECK(HcclCommInitClusterInfo(p.c_str(), 0, &c));
+    HcclComm c2 = nullptr;
+    EXPECT(HcclCommInitClusterInfo(p.c_str(), 0, &c2), HCCL_E_PARA, "already has a live communicator");
     HCHECK(HcclCommDestroy(c));
     p = write_table("t12.json",
                     "{\"status\":\"completed\",\"version\":\"1.2\",\"server_list\":[{\"server_id\":\"s0\","
@@ -247,11 +249,30 @@ static void test_init_all_and_sub() {
     for (int i = 0; i < n; i++) HCHECK(HcclCommDestroy(comms[i]));
 }
 
+// The mistake of driving every rank of HcclCommInitAll from one thread: the first call waits
+// for ranks nobody will run. Expect a hint after 10 s and a timeout (HCCL_EXEC_TIMEOUT).
+static int single_thread_mistake() {
+    ACHECK(aclInit(nullptr));
+    int32_t devs[2] = {0, 1};
+    HcclComm comms[2];
+    HCHECK(HcclCommInitAll(2, devs, comms));
+    ACHECK(aclrtSetDevice(0));
+    aclrtStream s;
+    ACHECK(aclrtCreateStream(&s));
+    void *b;
+    ACHECK(aclrtMalloc(&b, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT(HcclAllReduce(b, b, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[0], s), HCCL_E_TIMEOUT,
+           "each rank's calls must come from its own thread");
+    printf("single-thread mistake reported\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: hccl_init WORKDIR\n");
+        fprintf(stderr, "usage: hccl_init WORKDIR [single-thread]\n");
         return 2;
     }
+    if (argc > 2 && !strcmp(argv[2], "single-thread")) return single_thread_mistake();
     g_dir = argv[1];
     test_strings_and_args();
     ACHECK(aclInit(nullptr));

@@ -162,7 +162,8 @@ static const HcclDataType MOVE_TYPES[] = {HCCL_DATA_TYPE_INT8, HCCL_DATA_TYPE_FP
                                           HCCL_DATA_TYPE_INT128};
 
 static std::vector<size_t> counts() {
-    std::vector<size_t> v = {0, 1, 3, 1000};
+    // 9000 elements of 8 bytes and more take the large (two-barrier) path at any rank count.
+    std::vector<size_t> v = {0, 1, 3, 1000, 9000};
     if (!g_quick) v.push_back(4099);
     return v;
 }
@@ -446,6 +447,9 @@ static void run_all(Ctx &c) {
             test_reductions(c, t, HCCL_REDUCE_MAX, true, mib / dsize(t) + 1);
         }
         test_moves(c, HCCL_DATA_TYPE_FP32, false, (2 << 20) / 4 + 3);
+        // Footprints beyond 64 MiB: results written with non-temporal stores.
+        test_reductions(c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, false, (20 << 20) / 4 + 5);
+        test_moves(c, HCCL_DATA_TYPE_INT8, true, (12 << 20) + 7);
         test_p2p(c, HCCL_DATA_TYPE_FP32, (2 << 20) / 4);
     }
     HCHECK(HcclBarrier(c.comm, c.s));

@@ -40,6 +40,17 @@ int main(int argc, char **argv)
     CHECK_OK(aclrtMemset(d, 100, 0, 100));
     (void)aclFloatToFloat16(1.0f);
     CHECK_ERR(aclprofDestroyConfig(cfg), ACL_ERROR_INVALID_PARAM, "running session");
+    /* Another session may run on another device, not on device 0 again. */
+    uint32_t dev1[1] = {1};
+    aclprofConfig *cfg1 = aclprofCreateConfig(dev1, 1, ACL_AICORE_NONE, NULL, ACL_PROF_ACL_API);
+    aclprofConfig *cfg0b = aclprofCreateConfig(devs, 1, ACL_AICORE_NONE, NULL, ACL_PROF_TASK_TIME);
+    CHECK(cfg1 != NULL && cfg0b != NULL);
+    CHECK_ERR(aclprofStart(cfg0b), ACL_ERROR_PROF_ALREADY_RUN, "device 0");
+    CHECK_OK(aclprofStart(cfg1));
+    CHECK_OK(aclprofStop(cfg1));
+    CHECK_ERR(aclprofStop(cfg1), ACL_ERROR_INVALID_PARAM, "not the config of a running session");
+    CHECK_OK(aclprofDestroyConfig(cfg1));
+    CHECK_OK(aclprofDestroyConfig(cfg0b));
     CHECK_OK(aclprofStop(cfg));
 
     /* Not counted: after stop. */

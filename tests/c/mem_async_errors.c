@@ -22,7 +22,12 @@ int main(void)
     aclrtStream s;
     CHECK_OK(aclrtCreateStream(&s));
     enum { N = 1 << 16 };
-    static char host[N];
+    /* ACL host memory: the copies really are queued (pageable memory would make
+     * aclrtMemcpyAsync wait for the held stream, as in CANN). */
+    char *host = NULL, *host2 = NULL, *back = NULL;
+    CHECK_OK(aclrtMallocHost((void **)&host, N));
+    CHECK_OK(aclrtMallocHost((void **)&host2, N));
+    CHECK_OK(aclrtMallocHost((void **)&back, N));
     mc_fill(host, N, 3);
     void *d = NULL, *keep = NULL;
     CHECK_OK(aclrtMalloc(&keep, N, ACL_MEM_MALLOC_HUGE_FIRST));
@@ -41,7 +46,6 @@ int main(void)
     /* The error was reported once; the stream is usable again, and the copy queued after
      * the failing ones ran. */
     CHECK_OK(aclrtSynchronizeStream(s));
-    static char back[N];
     CHECK_OK(aclrtMemcpy(back, N, keep, N, ACL_MEMCPY_DEVICE_TO_HOST));
     CHECK(mc_verify(back, N, 3) < 0);
 
@@ -52,7 +56,6 @@ int main(void)
     CHECK_OK(aclrtLaunchHostFunc(s, hold_stream, NULL));
     mc_fill(host, N, 4);
     CHECK_OK(aclrtMemcpyAsync(keep, N, host, N, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE, s));
-    static char host2[N];
     mc_fill(host2, N, 5);
     CHECK_OK(aclrtMemcpyAsync(d2, N, host2, N, ACL_MEMCPY_HOST_TO_DEVICE, s));
     mc_fill(host, N, 6);
@@ -65,6 +68,9 @@ int main(void)
     CHECK(mc_verify(back, N, 7) < 0);
 
     CHECK_OK(aclrtFree(d2));
+    CHECK_OK(aclrtFreeHost(host));
+    CHECK_OK(aclrtFreeHost(host2));
+    CHECK_OK(aclrtFreeHost(back));
     CHECK_OK(aclrtFree(keep));
     CHECK_OK(aclrtDestroyStream(s));
     CHECK_OK(aclrtResetDevice(0));

@@ -197,6 +197,20 @@ static void async_streams(void)
         CHECK_OK(aclrtSynchronizeStream(s[0]));
         CHECK_OK(aclrtSynchronizeStream(s[1]));
     }
+    /* Pageable host memory: aclrtMemcpyAsync completes before it returns (CANN). */
+    unsigned char *pageable = malloc(4096);
+    memset(pageable, 0, 4096);
+    CHECK_OK(aclrtMemcpyAsync(pageable, 4096, db, 4096, ACL_MEMCPY_DEVICE_TO_HOST, s[0]));
+    CHECK(mc_verify(pageable, 4096, 100 + ROUNDS - 1) < 0); /* no synchronize needed */
+    free(pageable);
+    /* 2-D async device to device (supported asynchronously only). */
+    CHECK_OK(aclrtMemset(da, BIG, 0, 4096));
+    CHECK_OK(aclrtMemcpy2dAsync(da, 16, db, 32, 10, 4, ACL_MEMCPY_DEVICE_TO_DEVICE, s[1]));
+    CHECK_OK(aclrtSynchronizeStream(s[1]));
+    CHECK_OK(aclrtMemcpy(outb, 64, da, 64, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 16; c++)
+            CHECK(outb[r * 16 + c] == (c < 10 ? mc_pat(r * 32 + c, 100 + ROUNDS - 1) : 0));
     /* 2-D async on the default stream. */
     unsigned char src2[64 * 9];
     mc_fill(src2, sizeof(src2), 55);
@@ -236,7 +250,11 @@ static void attributes(void)
     size_t fr = 0, tot = 0;
     CHECK_OK(aclrtGetMemInfo(ACL_HBM_MEM, &fr, &tot));
     CHECK(tot > 0 && fr <= tot);
+    /* An HBM SoC (Ascend910B1) reports nothing for the DDR attributes, as in CANN. */
+    fr = tot = 1;
     CHECK_OK(aclrtGetMemInfo(ACL_DDR_MEM, &fr, &tot));
+    CHECK(tot == 0 && fr == 0);
+    CHECK_OK(aclrtGetMemInfo(ACL_MEM_NORMAL, &fr, &tot));
     CHECK(tot > 0 && fr <= tot);
     /* aclrtHostRegister: ordinary host memory registered for the device. */
     unsigned char *reg = malloc(8192);

@@ -30,7 +30,7 @@ int main(void)
     size_t fr, tot;
     CHECK_ERR(aclrtGetMemInfo(ACL_HBM_MEM, NULL, &tot), ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo", "free is NULL");
     CHECK_ERR(aclrtGetMemInfo(ACL_HBM_MEM, &fr, NULL), ACL_ERROR_INVALID_PARAM, "total is NULL");
-    CHECK_ERR(aclrtGetMemInfo((aclrtMemAttr)99, &fr, &tot), ACL_ERROR_INVALID_PARAM, "attr 99");
+    CHECK_ERR(aclrtGetMemInfo((aclrtMemAttr)99, &fr, &tot), ACL_ERROR_RT_INVALID_MEMORY_TYPE, "attr 99");
     /* Far more than the device has. */
     CHECK_ERR(aclrtMalloc(&p, (size_t)1 << 50, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc");
 
@@ -66,15 +66,24 @@ int main(void)
     CHECK_OK(aclrtFreeHost(pin));
 
     /* count > destMax; kinds that do not match the pointers; unknown kinds. */
-    CHECK_ERR(aclrtMemcpy(a, 10, host, 20, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "count 20 is larger than destMax 10");
-    CHECK_ERR(aclrtMemcpy(host, 10, host + 100, 10, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "ACL_MEMCPY_HOST_TO_DEVICE", "expects dst to be device memory");
-    CHECK_ERR(aclrtMemcpy(host, 10, host + 100, 10, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_INVALID_PARAM, "expects src to be device memory");
-    CHECK_ERR(aclrtMemcpy(a, 10, b, 10, ACL_MEMCPY_HOST_TO_HOST), ACL_ERROR_INVALID_PARAM, "expects dst to be host memory", "device 0");
+    CHECK_ERR(aclrtMemcpy(a, 10, host, 20, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, "count 20 is larger than destMax 10");
+    CHECK_ERR(aclrtMemcpyAsync(a, 10, host, 20, ACL_MEMCPY_HOST_TO_DEVICE, NULL), ACL_ERROR_RT_PARAM_INVALID, "aclrtMemcpyAsync", "destMax 10");
+    CHECK_ERR(aclrtMemsetAsync(a, 10, 0, 20, NULL), ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync", "maxCount 10");
+    /* count 0 succeeds before any other check (NULL pointers, bad kind). */
+    CHECK_OK(aclrtMemcpy(NULL, 0, NULL, 0, (aclrtMemcpyKind)42));
+    CHECK_OK(aclrtMemcpyAsync(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE, NULL));
+    CHECK_OK(aclrtMemset(NULL, 0, 0, 0));
+    CHECK_OK(aclrtMemsetAsync(NULL, 0, 0, 0, NULL));
+    /* The direction comes from the pointers; with pageable host memory the kind must fit. */
+    CHECK_ERR(aclrtMemcpy(host, 10, a, 10, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, "ACL_MEMCPY_HOST_TO_DEVICE", "pageable host memory", "device 0");
+    CHECK_ERR(aclrtMemcpy(a, 10, host, 10, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_RT_PARAM_INVALID, "ACL_MEMCPY_DEVICE_TO_HOST", "pageable host memory");
+    CHECK_OK(aclrtMemcpy(host, 10, host + 100, 10, ACL_MEMCPY_HOST_TO_DEVICE)); /* host to host */
+    CHECK_OK(aclrtMemcpy(b, 10, a, 10, ACL_MEMCPY_HOST_TO_HOST));               /* forced D2D */
     CHECK_ERR(aclrtMemcpy(a, 10, host, 10, (aclrtMemcpyKind)99), ACL_ERROR_INVALID_PARAM, "kind 99");
     CHECK_ERR(aclrtMemcpy(NULL, 10, host, 10, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "dst is NULL");
     CHECK_ERR(aclrtMemcpy(a, 10, NULL, 10, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "src is NULL");
     CHECK_ERR(aclrtMemcpyAsync(a, 4096, host, 4096, ACL_MEMCPY_HOST_TO_DEVICE, NULL), ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync", "dst");
-    CHECK_ERR(aclrtMemcpyAsync(host, 10, host, 10, ACL_MEMCPY_DEVICE_TO_HOST, NULL), ACL_ERROR_INVALID_PARAM, "expects src to be device memory");
+    CHECK_ERR(aclrtMemcpyAsync(host, 10, host + 100, 10, ACL_MEMCPY_HOST_TO_HOST, NULL), ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "aclrtMemcpyAsync", "host-to-host");
 
     /* memset arguments. */
     CHECK_ERR(aclrtMemset(a, 10, 0, 20), ACL_ERROR_INVALID_PARAM, "count 20 is larger than maxCount 10");
@@ -86,6 +95,11 @@ int main(void)
     CHECK_ERR(aclrtMemcpy2d(a, 10, host, 64, 20, 2, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "dpitch 10 is smaller than width 20");
     CHECK_ERR(aclrtMemcpy2d(a, 64, host, 10, 20, 2, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "spitch 10 is smaller than width 20");
     CHECK_ERR(aclrtMemcpy2d(host, 64, host + 1000, 64, 20, 2, ACL_MEMCPY_HOST_TO_HOST), ACL_ERROR_INVALID_PARAM, "aclrtMemcpy2d", "HOST_TO_DEVICE");
+    CHECK_ERR(aclrtMemcpy2d(a, 64, b, 64, 20, 2, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "aclrtMemcpy2d", "device-to-device");
+    CHECK_ERR(aclrtMemcpy2d(a, 5000001, host, 5000001, 5000001, 1, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, "width 5000001");
+    CHECK_ERR(aclrtMemcpy2dAsync(a, 16, host, 16, 16, 5242881, ACL_MEMCPY_HOST_TO_DEVICE, NULL), ACL_ERROR_RT_PARAM_INVALID, "height 5242881");
+    CHECK_OK(aclrtMemcpy2d(NULL, 16, NULL, 16, 0, 4, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK_OK(aclrtMemcpy2dAsync(NULL, 16, NULL, 16, 16, 0, ACL_MEMCPY_HOST_TO_DEVICE, NULL));
     /* Row 2 of 3 leaves a (rows at 0, 40, 80; width 20). */
     mc_fill(host, 96, 1);
     CHECK_OK(aclrtMemcpy(a, 96, host, 96, ACL_MEMCPY_HOST_TO_DEVICE));

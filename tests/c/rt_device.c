@@ -84,6 +84,7 @@ int main(int argc, char **argv) {
     CHECK(aclGetDeviceCapability(0, ACL_DEVICE_INFO_L2_SIZE, &v));
     EXPECT(v == 201326592);
     EXPECT_CODE(aclGetDeviceCapability(0, (aclDeviceInfo)7, &v), ACL_ERROR_INVALID_PARAM, "deviceInfo");
+    EXPECT_CODE(aclGetDeviceCapability(count, ACL_DEVICE_INFO_AI_CORE_NUM, &v), ACL_ERROR_INVALID_PARAM, "deviceId");
 
     aclrtDeviceStatus st = ACL_RT_DEVICE_STATUS_ABNORMAL;
     CHECK(aclrtQueryDeviceStatus(0, &st));
@@ -143,11 +144,12 @@ int main(int argc, char **argv) {
     CHECK(aclrtSetCurrentContext(def));
     CHECK(aclrtGetDevice(&dev));
     EXPECT(dev == 0);
-    EXPECT_CODE(aclrtDestroyContext(def), ACL_ERROR_INVALID_PARAM, "aclrtResetDevice");
+    EXPECT_CODE(aclrtDestroyContext(def), ACL_ERROR_RT_CONTEXT_NULL, "aclrtResetDevice");
     CHECK(aclrtDestroyContext(ctx));
-    EXPECT_CODE(aclrtSetCurrentContext(ctx), ACL_ERROR_INVALID_PARAM, "destroyed");
-    EXPECT_CODE(aclrtDestroyContext(ctx), ACL_ERROR_INVALID_PARAM, "destroyed");
-    EXPECT_CODE(aclrtSetCurrentContext((aclrtContext)0x1234), ACL_ERROR_INVALID_PARAM, "not a context handle");
+    EXPECT_CODE(aclrtSetCurrentContext(ctx), ACL_ERROR_RT_PARAM_INVALID, "destroyed");
+    EXPECT_CODE(aclrtDestroyContext(ctx), ACL_ERROR_RT_CONTEXT_NULL, "destroyed");
+    EXPECT_CODE(aclrtSetCurrentContext((aclrtContext)0x1234), ACL_ERROR_RT_PARAM_INVALID, "not a context handle");
+    EXPECT_CODE(aclrtDestroyContext(NULL), ACL_ERROR_INVALID_PARAM, "NULL");
     EXPECT_CODE(aclrtSetCurrentContext(NULL), ACL_ERROR_INVALID_PARAM, "NULL");
     EXPECT_CODE(aclrtCreateContext(NULL, 0), ACL_ERROR_INVALID_PARAM, "context");
     EXPECT_CODE(aclrtCreateContext(&ctx, 99), ACL_ERROR_RT_INVALID_DEVICEID, "99");
@@ -159,16 +161,17 @@ int main(int argc, char **argv) {
     EXPECT(dev == 0);
     CHECK(aclrtSynchronizeDevice());
     CHECK(aclrtSynchronizeDeviceWithTimeout(100));
+    EXPECT_CODE(aclrtSynchronizeDeviceWithTimeout(0), ACL_ERROR_RT_PARAM_INVALID, "timeout = 0");
     EXPECT_CODE(aclrtSynchronizeDeviceWithTimeout(-2), ACL_ERROR_RT_PARAM_INVALID, "timeout");
     CHECK(aclrtResetDevice(0));
     EXPECT_CODE(aclrtGetDevice(&dev), ACL_ERROR_RT_CONTEXT_NULL, "aclrtSetDevice");
-    EXPECT_CODE(aclrtResetDevice(0), ACL_ERROR_INVALID_PARAM, "not set");
+    EXPECT_CODE(aclrtResetDevice(0), 507007 /* ACL_ERROR_RT_CONTEXT_RELEASE_ERROR */, "not set");
     /* Device `last` holds one reference from the start; two more, then force. */
     CHECK(aclrtSetDevice(last));
     CHECK(aclrtSetDevice(last));
     CHECK(aclrtResetDeviceForce(last));
     EXPECT_CODE(aclrtGetDevice(&dev), ACL_ERROR_RT_CONTEXT_NULL, NULL);
-    EXPECT_CODE(aclrtResetDevice(last), ACL_ERROR_INVALID_PARAM, "not set");
+    EXPECT_CODE(aclrtResetDevice(last), 507007, "not set");
 
     CHECK(aclFinalize());
     printf("rt_device passed\n");

@@ -4,9 +4,12 @@
 //! The libraries must be built first (`cargo build --release`, done by `make test`).
 //! `NPU_EMU_LIB_DIR` overrides where they are looked for (default `target/release`).
 
+use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 /// The workspace root.
 pub fn root() -> PathBuf {
@@ -124,12 +127,67 @@ impl Run {
     }
 }
 
-/// Run and capture.
+/// Longest a test program may run before [`run`] kills it (and its process group):
+/// `NPU_EMU_TEST_TIMEOUT` seconds, default 300. A hang then fails one test with a message
+/// instead of stalling the whole suite until CI's limit.
+pub fn run_timeout() -> Duration {
+    let secs = std::env::var("NPU_EMU_TEST_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(300);
+    Duration::from_secs(secs)
+}
+
+/// Run and capture, killing the program's whole process group if it runs longer than
+/// [`run_timeout`] (the result then has `code: None` and says so in `stderr`).
 pub fn run(mut cmd: Command) -> Run {
-    let o: Output = cmd.output().expect("spawn test program");
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd.spawn().expect("spawn test program");
+    let pgid = child.id() as i32;
+    let mut out_pipe = child.stdout.take().unwrap();
+    let mut err_pipe = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out_pipe.read_to_end(&mut v);
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err_pipe.read_to_end(&mut v);
+        v
+    });
+    let deadline = Instant::now() + run_timeout();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait().expect("wait for test program") {
+            Some(st) => break st,
+            None if Instant::now() >= deadline => {
+                timed_out = true;
+                // SAFETY: plain syscall; pgid is the child's own process group.
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                break child.wait().expect("wait for killed test program");
+            }
+            None => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    if timed_out {
+        // The group is gone; grandchildren that left it may still hold the pipes open.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+    let stdout = String::from_utf8_lossy(&out_t.join().unwrap_or_default()).into_owned();
+    let mut stderr = String::from_utf8_lossy(&err_t.join().unwrap_or_default()).into_owned();
+    if timed_out {
+        stderr.push_str(&format!(
+            "\n[harness] killed after {} s (NPU_EMU_TEST_TIMEOUT)\n",
+            run_timeout().as_secs()
+        ));
+    }
     Run {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        code: if timed_out { None } else { status.code() },
+        stdout,
+        stderr,
     }
 }

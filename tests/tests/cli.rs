@@ -33,6 +33,15 @@ fn bash(prefix: &Path, work: &Path, script: &str) -> Run {
     run(c)
 }
 
+/// Removes a test's private node when the test ends, also when it fails.
+struct NodeGuard(PathBuf);
+
+impl Drop for NodeGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(node_dir(&self.0));
+    }
+}
+
 fn link_target(p: &Path) -> String {
     std::fs::read_link(p)
         .unwrap_or_else(|e| panic!("{} is not a symlink: {e}", p.display()))
@@ -185,6 +194,7 @@ fn set_env_sh_exports_the_cann_variables() {
 #[test]
 fn a_program_builds_against_the_install_with_the_vendor_commands_and_runs() {
     let work = scratch("cli-build");
+    let _node = NodeGuard(work.clone());
     let p = install(&work);
     let src = root().join("tests/c/cli_install.c");
     let src = src.display();
@@ -217,7 +227,6 @@ fn a_program_builds_against_the_install_with_the_vendor_commands_and_runs() {
     );
 
     // (C++ with hccl/hccl.h and -lhccl against the install: tests/tests/samples.rs.)
-    let _ = std::fs::remove_dir_all(node_dir(&work));
 }
 
 /// A `cli_hold` process holding memory; its stdin keeps it alive.
@@ -312,6 +321,7 @@ fn smi(work: &Path) -> SmiTables {
 #[test]
 fn smi_shows_the_memory_each_process_holds() {
     let work = scratch("cli-smi");
+    let _node = NodeGuard(work.clone());
     let exe = compile(&["cli_hold.c"], &work.join("cli_hold"), &["ascendcl"], &[]);
     let (devs, procs) = smi(&work);
     assert!(procs.is_empty(), "fresh node has processes: {procs:?}");
@@ -362,7 +372,6 @@ fn smi_shows_the_memory_each_process_holds() {
     let (devs, procs) = smi(&work);
     assert!(procs.is_empty(), "{procs:?}");
     assert!(devs.iter().all(|d| d.1 == 0), "{devs:?}");
-    let _ = std::fs::remove_dir_all(node_dir(&work));
 }
 
 #[test]

@@ -404,3 +404,67 @@ fn entry_log_shows_calls_and_durations() {
         assert!(x.out.contains("HcclCommInitRootInfo(nRanks=2"), "{}", x.out);
     }
 }
+
+#[test]
+fn control_blocks_of_dead_jobs_are_collected() {
+    let prog = exe("hccl_faults.cpp");
+    let work = scratch("hccl-gc");
+    let root = work.join("root.info");
+    let runs = run_ranks(
+        &prog,
+        &work,
+        3,
+        &["killed", root.to_str().unwrap()],
+        &[("HCCL_EXEC_TIMEOUT", "120")],
+        Duration::from_secs(60),
+    );
+    assert_eq!(runs[0].code, Some(3), "{}", runs[0].out);
+    let left = std::fs::read_dir(node_dir(&work))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("hccl-")
+        })
+        .count();
+    assert_eq!(left, 1, "the failed job leaves its control block");
+    // The next job on the node removes it.
+    let ops = exe("hccl_ops.cpp");
+    let root2 = work.join("root2.info");
+    all_ok(&run_ranks(
+        &ops,
+        &work,
+        1,
+        &[root2.to_str().unwrap(), "--quick"],
+        &[],
+        Duration::from_secs(60),
+    ));
+    no_leftover_blocks(&work);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}
+
+#[test]
+fn driving_all_ranks_from_one_thread_is_explained() {
+    let prog = exe("hccl_init.cpp");
+    let work = scratch("hccl-one-thread");
+    let mut c = command(&prog, &work);
+    c.arg(&work)
+        .arg("single-thread")
+        .env("HCCL_EXEC_TIMEOUT", "12");
+    let r = run(c);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("single-thread mistake reported"),
+        "{}",
+        r.all()
+    );
+    assert!(
+        r.stderr
+            .contains("still waiting after 10 s for ranks [1], which are in this process"),
+        "{}",
+        r.all()
+    );
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}

@@ -127,6 +127,39 @@ fn ranks_get_rank_env_device_and_rank_table() {
 }
 
 #[test]
+fn with_visible_devices_ranks_get_logical_ids_and_the_table_physical_ones() {
+    let job = Job::new("launcher-visible");
+    let mut c = job.cmd(&["-n", "2"], &["env"]);
+    c.env("ASCEND_RT_VISIBLE_DEVICES", "2,5,7");
+    let out = run(c);
+    out.assert_ok();
+    for (r, logical, physical) in [(0usize, 0, 2), (1, 1, 5)] {
+        let lines = rank_lines(&out.stdout, r);
+        assert!(
+            lines[0].starts_with(&format!(
+                "RANK_ID={r} RANK_SIZE=2 ASCEND_DEVICE_ID={logical} "
+            )),
+            "{}",
+            out.all()
+        );
+        let table: serde_json::Value =
+            serde_json::from_str(lines[1].strip_prefix("TABLE ").unwrap()).unwrap();
+        let dev = &table["server_list"][0]["device"][r];
+        assert_eq!(dev["device_id"], physical.to_string(), "{table}");
+    }
+    // Only 3 devices are visible.
+    let mut c = job.cmd(&["-n", "4"], &["env"]);
+    c.env("ASCEND_RT_VISIBLE_DEVICES", "2,5,7");
+    let out = run(c);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.contains("only 3 visible devices"),
+        "{}",
+        out.all()
+    );
+}
+
+#[test]
 fn every_output_line_is_prefixed_with_its_rank() {
     let job = Job::new("launcher-lines");
     let out = job.run(&["-n", "2"], &["lines"]);

@@ -136,7 +136,8 @@ fn profiling_writes_an_honest_json_summary() {
     // Calls before aclprofStart and after aclprofStop are not counted.
     assert!(calls.get("aclrtMalloc").is_none(), "{doc}");
     assert!(calls.get("aclrtFree").is_none(), "{doc}");
-    assert_eq!(doc["sessions"], 1);
+    assert_eq!(doc["sessions"], 2);
+    assert_eq!(doc["configs"][1]["devices"][0], 1);
     assert_eq!(doc["configs"][0]["devices"][0], 0);
     assert_eq!(doc["counted_calls_total"], 6);
 }
@@ -374,4 +375,14 @@ fn benchmark_program_builds_and_runs() {
     let r = run_on_node(&exe, &work, &["1"]);
     r.assert_ok();
     assert!(r.stdout.contains("aclrtMemcpyAsync 64 B"), "{}", r.all());
+}
+
+#[test]
+fn batch_copies_with_attributes_and_fail_index() {
+    let work = scratch("mem_batch");
+    let _node = NodeGuard::new(&work);
+    let exe = build(&work, "mem_batch.c");
+    let r = run_on_node(&exe, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("batch ok"), "{}", r.all());
 }

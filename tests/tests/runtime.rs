@@ -1,7 +1,7 @@
 //! Runtime core: init/finalize, devices, contexts, streams, events, callbacks — C and C++
 //! programs from `tests/c/rt_*` compiled against `headers/` and linked with `-lascendcl`.
 
-use npu_emu_tests::{command, compile, node_dir, run, scratch, Run};
+use npu_emu_tests::{command, compile, node_dir, scratch, Run};
 use std::path::PathBuf;
 
 /// Compile `src` and run it in a fresh scratch directory on a private node, with `env`.
@@ -19,8 +19,55 @@ fn run_prog(src: &str, env: &[(&str, &str)], args: &[&str]) -> Run {
         cmd.env(k, v);
     }
     cmd.args(args);
-    let r = run(cmd);
+    let r = run_bounded(cmd, src);
     let _ = std::fs::remove_dir_all(node_dir(&work));
+    r
+}
+
+/// Like `run`, but a program that hangs (a deadlock is a bug) is killed after two minutes
+/// and the test fails, instead of hanging the whole test run.
+fn run_bounded(mut cmd: std::process::Command, what: &str) -> Run {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn test program");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break Some(st);
+        }
+        if start.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let r = Run {
+        code: status.and_then(|s| s.code()),
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+    };
+    assert!(
+        status.is_some(),
+        "{what} hung for 120 s and was killed:\n{}",
+        r.all()
+    );
     r
 }
 
@@ -131,7 +178,7 @@ fn a_joined_node_keeps_its_device_count() {
         .unwrap();
     let mut c = command(&exe, &work);
     c.env("ASCEND_GLOBAL_LOG_LEVEL", "2").args(["4", "3"]);
-    let second = run(c);
+    let second = run_bounded(c, "rt_device.c (joining)");
     drop(child.stdin.take());
     let status = child.wait().unwrap();
     let _ = std::fs::remove_dir_all(node_dir(&work));
@@ -142,5 +189,16 @@ fn a_joined_node_keeps_its_device_count() {
         second.stderr.contains("NPU_EMU_DEVICES"),
         "{}",
         second.all()
+    );
+}
+
+#[test]
+fn a_forked_child_gets_an_error_not_a_hang() {
+    let r = run_prog("rt_fork.c", &[], &[]);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("child ok") && r.stdout.contains("rt_fork passed"),
+        "{}",
+        r.all()
     );
 }

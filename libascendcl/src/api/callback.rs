@@ -183,7 +183,10 @@ pub unsafe extern "C" fn aclrtLaunchCallback(
 /// thread, waiting up to `timeout` ms (-1 = forever) for the first one.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtProcessReport(timeout: i32) -> i32 {
-    errors::boundary_quiet("aclrtProcessReport", &[ACL_ERROR_RT_REPORT_TIMEOUT], || {
+    // CANN logs "no subscription yet" and "no callback within the timeout" at INFO: a
+    // polling report thread expects both.
+    let quiet = [ACL_ERROR_RT_REPORT_TIMEOUT, ACL_ERROR_RT_THREAD_SUBSCRIBE];
+    errors::boundary_quiet("aclrtProcessReport", &quiet, || {
         if timeout == 0 || timeout < -1 {
             return Err(Error::invalid(format!(
                 "timeout = {timeout} is invalid: -1 waits forever, a value above 0 waits that many milliseconds"

@@ -30,7 +30,11 @@ pub unsafe extern "C" fn aclrtDestroyContext(context: *mut c_void) -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSetCurrentContext(context: *mut c_void) -> i32 {
     errors::boundary("aclrtSetCurrentContext", || {
-        let c = runtime::get()?.context(context, "context")?;
+        ffi::non_null(context, "context")?;
+        // CANN: an invalid context is RT_ERROR_INVALID_VALUE -> ACL_ERROR_RT_PARAM_INVALID.
+        let c = runtime::get()?
+            .context(context, "context")
+            .map_err(|e| npu_emu::Error::new(npu_emu::codes::ACL_ERROR_RT_PARAM_INVALID, e.msg))?;
         set_current_handle(c.handle);
         Ok(())
     })

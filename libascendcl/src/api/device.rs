@@ -169,8 +169,9 @@ pub unsafe extern "C" fn aclGetDeviceCapability(
         ffi::non_null(value, "value")?;
         let cfg = cfg_any()?;
         if deviceId >= cfg.visible_count() {
+            // CANN's aclGetDeviceCapabilityImpl checks the id itself: ACL_ERROR_INVALID_PARAM.
             return Err(Error::new(
-                ACL_ERROR_RT_INVALID_DEVICEID,
+                ACL_ERROR_INVALID_PARAM,
                 format!(
                     "deviceId {deviceId} is out of range: this process sees {} devices",
                     cfg.visible_count()

@@ -50,10 +50,11 @@ pub const EVENT_FLAGS_MASK: u32 = 0x1 | 0x2 | 0x8 | 0x10 | 0x20 | 0x40;
 
 fn create(event: *mut *mut c_void, flag: u32, check: bool) -> Result<()> {
     ffi::non_null(event, "event")?;
-    if check && flag & !EVENT_FLAGS_MASK != 0 {
+    // CANN's EventCreate: `(flag & max) == 0 || flag > max` is RT_ERROR_INVALID_VALUE.
+    if check && (flag == 0 || flag & !EVENT_FLAGS_MASK != 0) {
         return Err(Error::new(
             ACL_ERROR_RT_PARAM_INVALID,
-            format!("flag = {flag:#x} has unknown bits: expected a combination of ACL_EVENT_* flags (mask {EVENT_FLAGS_MASK:#x})"),
+            format!("flag = {flag:#x} is invalid: expected a non-empty combination of ACL_EVENT_* flags (mask {EVENT_FLAGS_MASK:#x})"),
         ));
     }
     let h = runtime::get()?.create_event(flag)?;
@@ -161,16 +162,11 @@ pub unsafe extern "C" fn aclrtSynchronizeEvent(event: *mut c_void) -> i32 {
 }
 
 /// `aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)`:
-/// milliseconds, -1 = forever, 0 = poll once; `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT` on timeout.
+/// milliseconds, -1 = forever (0 is invalid, as in CANN); `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`
+/// on timeout.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSynchronizeEventWithTimeout(event: *mut c_void, timeout: i32) -> i32 {
-    // A poll (timeout 0) that finds the event pending is an expected outcome: logged at INFO.
-    let quiet: &[i32] = if timeout == 0 {
-        &[ACL_ERROR_RT_EVENT_SYNC_TIMEOUT]
-    } else {
-        &[]
-    };
-    errors::boundary_quiet("aclrtSynchronizeEventWithTimeout", quiet, || {
+    errors::boundary("aclrtSynchronizeEventWithTimeout", || {
         let t = timeout_ms(timeout)?;
         runtime::get()?
             .event_entry(event, "event")?

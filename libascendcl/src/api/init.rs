@@ -2,10 +2,14 @@
 //!
 //! - `aclInit` is reference counted: a call while initialised increments the count and
 //!   returns `ACL_ERROR_REPEAT_INITIALIZE` (100002).
-//! - The config path may be NULL or "" (no config). An unreadable file is
-//!   `ACL_ERROR_INVALID_FILE`; malformed JSON is `ACL_ERROR_PARSE_FILE` with the parser's
-//!   message. The content of the first successful init is remembered: a later init (after a
-//!   finalize) with different content is `ACL_ERROR_INVALID_PARAM`, as in CANN.
+//! - The config path may be NULL or "", or name an empty file (no config). An unreadable
+//!   file is `ACL_ERROR_INVALID_FILE`; malformed JSON is `ACL_ERROR_PARSE_FILE` with the
+//!   parser's message. The content of the first successful init with a config is
+//!   remembered: a later init (after a finalize) with different content is
+//!   `ACL_ERROR_INVALID_PARAM`, as in CANN.
+//! - Config keys acted on: `err_msg_mode` ("0" or "1", anything else is
+//!   `ACL_ERROR_INVALID_PARAM`) and `defaultDevice.default_device` (threads with no current
+//!   context use that device). Other keys (dump, profiling, …) are accepted and ignored.
 //! - `aclFinalize` finalises whatever the count (as CANN); a second call returns
 //!   `ACL_ERROR_REPEAT_FINALIZE` (100037). `aclFinalizeReference` decrements the count and
 //!   only finalises at 1.
@@ -13,23 +17,25 @@
 //!   with a message, because it is always a bug in the caller.
 
 use crate::api::errors;
-use crate::runtime::{self, LIFECYCLE};
+use crate::runtime::{self, InitOptions, LIFECYCLE};
 use npu_emu::codes::*;
 use npu_emu::{Error, Result};
 use std::ffi::CStr;
 use std::os::raw::c_char;
 
-/// Read and check the config file: its content ("" when none).
-fn read_config(path: *const c_char) -> Result<String> {
+/// Read and check the config file: its content ("" when there is none, or the file is
+/// empty, as CANN treats it) and the options it sets.
+fn read_config(path: *const c_char) -> Result<(String, InitOptions)> {
+    let mut opts = InitOptions::default();
     if path.is_null() {
-        return Ok(String::new());
+        return Ok((String::new(), opts));
     }
     // SAFETY: non-null, NUL-terminated per the ACL contract.
     let p = unsafe { CStr::from_ptr(path) }
         .to_string_lossy()
         .into_owned();
     if p.is_empty() {
-        return Ok(String::new());
+        return Ok((String::new(), opts));
     }
     let text = std::fs::read(&p).map_err(|e| {
         Error::new(
@@ -43,13 +49,44 @@ fn read_config(path: *const c_char) -> Result<String> {
             format!("config file {p:?} is not UTF-8 text: {e}"),
         )
     })?;
-    if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
-        return Err(Error::new(
+    if text.trim().is_empty() {
+        return Ok((String::new(), opts));
+    }
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::new(
             ACL_ERROR_PARSE_FILE,
             format!("config file {p:?} is not valid JSON: {e}"),
-        ));
+        )
+    })?;
+    // "err_msg_mode": "0" (per thread) or "1" (per process), CANN's HandleErrorManagerConfig.
+    // npu-emu keeps messages per thread in both modes.
+    if let Some(m) = json.get("err_msg_mode") {
+        if m.as_str() != Some("0") && m.as_str() != Some("1") {
+            return Err(Error::invalid(format!(
+                "config file {p:?}: err_msg_mode = {m} is invalid: expected \"0\" (INTERNAL_MODE) or \"1\" (PROCESS_MODE)"
+            )));
+        }
     }
-    Ok(text)
+    // "defaultDevice": {"default_device": "N"} (a string, or a number).
+    if let Some(dd) = json
+        .get("defaultDevice")
+        .and_then(|d| d.get("default_device"))
+    {
+        let n = match dd {
+            serde_json::Value::String(s) => s.trim().parse::<i32>().ok(),
+            serde_json::Value::Number(n) => n.as_i64().and_then(|v| i32::try_from(v).ok()),
+            _ => None,
+        };
+        match n {
+            Some(n) => opts.default_device = Some(n),
+            None => {
+                return Err(Error::invalid(format!(
+                    "config file {p:?}: defaultDevice.default_device = {dd} is not a device id"
+                )))
+            }
+        }
+    }
+    Ok((text, opts))
 }
 
 fn init(path: *const c_char) -> Result<()> {
@@ -64,7 +101,9 @@ fn init(path: *const c_char) -> Result<()> {
             ),
         ));
     }
-    let content = read_config(path)?;
+    let (content, opts) = read_config(path)?;
+    // As CANN: the first init that had a config fixes its content; a later init (after a
+    // finalize) must give the same content. An init without config fixes nothing.
     if let Some(first) = &lc.first_config {
         if *first != content {
             return Err(Error::invalid(
@@ -72,9 +111,9 @@ fn init(path: *const c_char) -> Result<()> {
             ));
         }
     }
-    runtime::create()?;
+    runtime::create(opts)?;
     lc.refcount = 1;
-    if lc.first_config.is_none() {
+    if lc.first_config.is_none() && !content.is_empty() {
         lc.first_config = Some(content);
     }
     Ok(())

@@ -1,26 +1,30 @@
 //! Memory management of `acl_rt.h`: device and host allocation, copies, memsets, memory
-//! information (abi.md §1.2, behaviour facts §1.3).
+//! information (abi.md §1.2, behaviour facts §1.3). Codes and orders of checks follow the
+//! CANN 8.5 sources and docs as recorded in the conformance notes (tests/tests/conformance.rs).
 //!
-//! Decisions beyond abi.md (written down here, see also the tests in `tests/tests/memory.rs`):
+//! Behaviour (see also the tests in `tests/tests/memory.rs`):
 //! - Every device range a copy or memset touches is checked against this process's live
 //!   allocations ([`npu_emu::node::Node::check`]); a copy past the end, into freed memory or
 //!   to an unknown address fails with `ACL_ERROR_INVALID_PARAM` and a message, and touches
-//!   nothing.
-//! - The copy kind must match the pointers: a host pointer where the kind says device (or
-//!   the reverse) is `ACL_ERROR_INVALID_PARAM` naming the argument. `ACL_MEMCPY_DEFAULT`
-//!   infers the direction from the addresses. The three device-to-device kinds accept any
-//!   two devices, but a copy between two different devices needs peer access between them
+//!   nothing. Host ranges inside `aclrtMallocHost` / registered memory are checked too.
+//! - The direction of a copy comes from the pointers (CANN's kind auto-correction): device
+//!   memory and ACL host memory force it; with pageable host memory (malloc, stack) the kind
+//!   must allow the direction, else `ACL_ERROR_RT_PARAM_INVALID` with a message. A copy
+//!   between two different devices needs peer access between them
 //!   (`aclrtDeviceEnablePeerAccess` in either direction), else `ACL_ERROR_RT_NO_PERMISSION`
-//!   (207006) with a message.
-//! - `count == 0` copies and memsets succeed after the argument checks and touch nothing.
-//! - Async copies are checked at call time and checked again when the stream runs them
-//!   (memory freed in between fails at the next synchronize; memory freed and allocated
-//!   again at the same address in between cannot be told apart). Host buffers must stay
-//!   valid until the stream has run the copy, as in CANN, except for
-//!   `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE`, whose host data is staged at call time.
-//! - `aclrtMemcpy2d[Async]` accepts `ACL_MEMCPY_HOST_TO_DEVICE` and `ACL_MEMCPY_DEVICE_TO_HOST`
-//!   (and `ACL_MEMCPY_DEFAULT` resolving to one of them) as CANN documents; `width == 0` or
-//!   `height == 0` is a no-op.
+//!   (207006, an emulator decision: CANN's code is not documented).
+//! - `count == 0` copies and memsets succeed before any other check; `count > destMax` is
+//!   `ACL_ERROR_RT_PARAM_INVALID` (also `count > maxCount` of `aclrtMemsetAsync`; the
+//!   synchronous `aclrtMemset` gives `ACL_ERROR_INVALID_PARAM`).
+//! - `aclrtMemcpyAsync`: host-to-host is `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`. With ACL host
+//!   memory the copy is checked at call time and again when the stream runs it (memory freed
+//!   in between fails at the next synchronize; freed and reallocated at the same address
+//!   cannot be told apart); the host buffer must stay valid until then, except for
+//!   `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE`, whose data is staged at call time. With pageable host
+//!   memory the call synchronizes the stream and copies before returning, as CANN does.
+//! - `aclrtMemcpy2d` supports host-to-device and device-to-host, `aclrtMemcpy2dAsync` also
+//!   device-to-device; `width == 0` or `height == 0` succeeds before any check; width above
+//!   5000000 or height above 5242880 is `ACL_ERROR_RT_PARAM_INVALID`.
 //! - `aclrtMemset[Async]` on host memory requires memory from `aclrtMallocHost` (or
 //!   registered with `aclrtHostRegister`): anything else is undefined in CANN and an error
 //!   here.
@@ -29,7 +33,10 @@ use crate::api::prof::count;
 use crate::ffi::{boundary, non_null, out};
 use crate::mem::is_device_addr;
 use crate::runtime::{get, Runtime};
-use npu_emu::codes::{ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_NO_PERMISSION};
+use npu_emu::codes::{
+    ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+    ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_NO_PERMISSION, ACL_ERROR_RT_PARAM_INVALID,
+};
 use npu_emu::memory::device_of;
 use npu_emu::{Error, Result};
 use std::ffi::c_void;
@@ -51,6 +58,8 @@ pub const ACL_MEM_MALLOC_HUGE1G_ONLY_P2P: i32 = 7;
 
 /// Largest 2-D copy height CANN accepts.
 pub const MEMCPY2D_MAX_HEIGHT: usize = 5 * 1024 * 1024;
+/// Largest 2-D copy width CANN accepts.
+pub const MEMCPY2D_MAX_WIDTH: usize = 5_000_000;
 
 /// How `aclrtMalloc` sizes an allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,59 +105,93 @@ struct Dir {
     src_dev: bool,
 }
 
-/// Resolve `kind` against the pointers: the direction, or an error naming the mismatch.
-fn resolve_kind(kind: i32, dst: u64, src: u64) -> Result<Dir> {
-    let actual = Dir {
-        dst_dev: is_device_addr(dst),
-        src_dev: is_device_addr(src),
-    };
-    let want = match kind {
-        ACL_MEMCPY_HOST_TO_HOST => Dir {
-            dst_dev: false,
-            src_dev: false,
-        },
-        ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => Dir {
-            dst_dev: true,
-            src_dev: false,
-        },
-        ACL_MEMCPY_DEVICE_TO_HOST => Dir {
-            dst_dev: false,
-            src_dev: true,
-        },
-        ACL_MEMCPY_DEVICE_TO_DEVICE
-        | ACL_MEMCPY_INNER_DEVICE_TO_DEVICE
-        | ACL_MEMCPY_INTER_DEVICE_TO_DEVICE => Dir {
-            dst_dev: true,
-            src_dev: true,
-        },
-        ACL_MEMCPY_DEFAULT => return Ok(actual),
-        _ => {
-            return Err(Error::invalid(format!(
-                "kind {kind} is not an aclrtMemcpyKind (expected 0..=7)"
-            )))
-        }
-    };
-    for (arg, addr, w, a) in [
-        ("dst", dst, want.dst_dev, actual.dst_dev),
-        ("src", src, want.src_dev, actual.src_dev),
-    ] {
-        if w != a {
-            let is = if a {
-                format!(
-                    "device memory (device {})",
-                    device_of(addr).map_or("VMM".to_string(), |d| d.to_string())
-                )
-            } else {
-                "host memory".to_string()
-            };
-            return Err(Error::invalid(format!(
-                "kind {} expects {arg} to be {} memory, but {arg} {addr:#x} is {is}",
-                kind_name(kind),
-                if w { "device" } else { "host" },
-            )));
-        }
+/// Where one end of a copy lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loc {
+    /// Device memory (an allocation or a mapped VMM range).
+    Device,
+    /// Host memory the runtime knows: `aclrtMallocHost` or `aclrtHostRegister[V2]`.
+    Pinned,
+    /// Other host memory (malloc, stack, …): "pageable" in CANN's terms.
+    Pageable,
+}
+
+fn locate(rt: Option<&Runtime>, addr: u64) -> Loc {
+    if is_device_addr(addr) {
+        Loc::Device
+    } else if rt.is_some_and(|rt| rt.mem.host_lookup(addr as usize).is_some()) {
+        Loc::Pinned
+    } else {
+        Loc::Pageable
     }
-    Ok(want)
+}
+
+fn loc_text(loc: Loc, addr: u64) -> String {
+    match loc {
+        Loc::Device => format!(
+            "device memory ({addr:#x}, device {})",
+            device_of(addr).map_or("VMM".to_string(), |d| d.to_string())
+        ),
+        Loc::Pinned => format!("host memory from aclrtMallocHost ({addr:#x})"),
+        Loc::Pageable => format!("pageable host memory ({addr:#x}, not from aclrtMallocHost)"),
+    }
+}
+
+/// CANN's kind handling (S1 `MemcpyKindAutoCorrect`; the docs call `kind` a reserved
+/// parameter): the direction comes from the pointers. Device memory and ACL host memory
+/// force the kind whatever was passed; with pageable host memory the kind must allow the
+/// direction (pageable → device: a host-to-device or device-to-device kind; device →
+/// pageable: a device-to-host or device-to-device kind), else `ACL_ERROR_RT_PARAM_INVALID`.
+/// Kinds outside `aclrtMemcpyKind` are `ACL_ERROR_INVALID_PARAM`.
+fn resolve_locs(kind: i32, dst: u64, dl: Loc, src: u64, sl: Loc) -> Result<Dir> {
+    if !(0..=7).contains(&kind) {
+        return Err(Error::invalid(format!(
+            "kind {kind} is not an aclrtMemcpyKind (expected 0..=7)"
+        )));
+    }
+    let dir = Dir {
+        dst_dev: dl == Loc::Device,
+        src_dev: sl == Loc::Device,
+    };
+    let (allowed, names): (&[i32], &str) = match (sl, dl) {
+        (Loc::Pageable, Loc::Device) => (
+            &[1, 3, 4, 5, 6, 7],
+            "ACL_MEMCPY_HOST_TO_DEVICE or ACL_MEMCPY_DEFAULT",
+        ),
+        (Loc::Device, Loc::Pageable) => (
+            &[2, 3, 4, 6, 7],
+            "ACL_MEMCPY_DEVICE_TO_HOST or ACL_MEMCPY_DEFAULT",
+        ),
+        _ => return Ok(dir),
+    };
+    if allowed.contains(&kind) {
+        return Ok(dir);
+    }
+    Err(Error::new(
+        ACL_ERROR_RT_PARAM_INVALID,
+        format!(
+            "kind {} does not fit a copy from {} (src) to {} (dst): with host memory not from \
+             aclrtMallocHost the kind must name the direction ({names})",
+            kind_name(kind),
+            loc_text(sl, src),
+            loc_text(dl, dst),
+        ),
+    ))
+}
+
+/// [`resolve_locs`] with the locations looked up (`rt` knows the ACL host memory).
+fn resolve(rt: Option<&Runtime>, kind: i32, dst: u64, src: u64) -> Result<Dir> {
+    resolve_locs(kind, dst, locate(rt, dst), src, locate(rt, src))
+}
+
+/// Whether the host end of a host↔device copy is pageable memory (CANN then runs an async
+/// copy synchronously: the stream is synchronized and the copy done before returning).
+fn pageable_host_end(rt: &Runtime, dst: u64, src: u64, dir: Dir) -> bool {
+    if dir.dst_dev == dir.src_dev {
+        return false;
+    }
+    let host = if dir.dst_dev { src } else { dst };
+    locate(Some(rt), host) == Loc::Pageable
 }
 
 /// A pointer that may move to a stream worker (the program keeps the memory alive until
@@ -244,9 +287,10 @@ fn common_copy_args(
     non_null(dst, "dst")?;
     non_null(src, "src")?;
     if count > dest_max {
-        return Err(Error::invalid(format!(
-            "count {count} is larger than destMax {dest_max}"
-        )));
+        return Err(Error::new(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("count {count} is larger than destMax {dest_max}"),
+        ));
     }
     Ok(())
 }
@@ -464,28 +508,29 @@ pub unsafe extern "C" fn aclrtMemcpy(
 ) -> i32 {
     count("aclrtMemcpy");
     boundary("aclrtMemcpy", || {
-        common_copy_args(dst, destMax, src, count_)?;
-        let dir = resolve_kind(kind, dst as u64, src as u64)?;
-        let rt = if dir.dst_dev || dir.src_dev {
-            Some(get()?)
-        } else {
-            None
-        };
-        match rt {
-            Some(rt) => {
-                if count_ > 0 {
-                    check_copy(&rt, dst as u64, src as u64, count_ as u64, dir)?;
-                    check_peer(&rt, dst as u64, src as u64, dir)?;
-                }
-                do_copy(&rt, dst as u64, src as u64, count_ as u64, dir)
-            }
-            None => {
-                // Host to host needs no runtime state.
-                // SAFETY: both host ranges are the caller's contract.
-                unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count_) };
-                Ok(())
-            }
+        // CANN: a zero-byte copy succeeds before any other check.
+        if count_ == 0 {
+            return Ok(());
         }
+        common_copy_args(dst, destMax, src, count_)?;
+        let (d, s) = (dst as u64, src as u64);
+        if !is_device_addr(d) && !is_device_addr(s) {
+            // Host to host works without aclInit; ACL host memory is range-checked if the
+            // runtime is up.
+            let rt = crate::runtime::try_get();
+            let dir = resolve(rt.as_deref(), kind, d, s)?;
+            if let Some(rt) = rt {
+                return do_copy(&rt, d, s, count_ as u64, dir);
+            }
+            // SAFETY: both host ranges are the caller's contract.
+            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count_) };
+            return Ok(());
+        }
+        let rt = get()?;
+        let dir = resolve(Some(&rt), kind, d, s)?;
+        check_copy(&rt, d, s, count_ as u64, dir)?;
+        check_peer(&rt, d, s, dir)?;
+        do_copy(&rt, d, s, count_ as u64, dir)
     })
 }
 
@@ -497,7 +542,7 @@ fn copy_async(
     src: u64,
     n: u64,
     dir: Dir,
-    staged: bool,
+    kind: i32,
 ) -> Result<()> {
     let s = rt.stream(stream)?;
     if n == 0 {
@@ -505,9 +550,15 @@ fn copy_async(
     }
     check_copy(&rt, dst, src, n, dir)?;
     check_peer(&rt, dst, src, dir)?;
+    if pageable_host_end(&rt, dst, src, dir) {
+        // CANN: with pageable host memory the call waits for the stream, copies, and
+        // returns when the copy is done.
+        s.synchronize(None)?;
+        return do_copy(&rt, dst, src, n, dir);
+    }
     let (d, sr) = (SendPtr(dst), SendPtr(src));
     let rt2 = rt.clone();
-    if staged {
+    if kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
         // ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: the host data goes through a staging buffer
         // taken now, so the program may reuse its buffer as soon as the call returns.
         let n = usize::try_from(n).map_err(|_| Error::invalid("count too large"))?;
@@ -557,18 +608,25 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
 ) -> i32 {
     count("aclrtMemcpyAsync");
     boundary("aclrtMemcpyAsync", || {
+        // CANN: a zero-byte copy succeeds before any other check.
+        if count_ == 0 {
+            return Ok(());
+        }
         common_copy_args(dst, destMax, src, count_)?;
-        let dir = resolve_kind(kind, dst as u64, src as u64)?;
-        let staged = kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE;
-        copy_async(
-            get()?,
-            stream,
-            dst as u64,
-            src as u64,
-            count_ as u64,
-            dir,
-            staged,
-        )
+        let rt = get()?;
+        let (d, s) = (dst as u64, src as u64);
+        let dir = resolve(Some(&rt), kind, d, s)?;
+        if !dir.dst_dev && !dir.src_dev {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                format!(
+                    "a host-to-host copy ({}, dst {d:#x}, src {s:#x}) is not supported by \
+                     aclrtMemcpyAsync (use aclrtMemcpy)",
+                    kind_name(kind)
+                ),
+            ));
+        }
+        copy_async(rt, stream, d, s, count_ as u64, dir, kind)
     })
 }
 
@@ -584,7 +642,14 @@ struct Copy2d {
     dir: Dir,
 }
 
+/// Validate a 2-D copy (S1 `CheckMemcpy2dParam`, `MemCopy2DCheckParam`): NULL pointers and
+/// pitches smaller than the width are `ACL_ERROR_INVALID_PARAM`; width above 5000000 or
+/// height above 5242880 is `ACL_ERROR_RT_PARAM_INVALID`. The synchronous copy supports
+/// host-to-device and device-to-host; the asynchronous one also device-to-device (A2/A3).
+/// The caller handles `width == 0 || height == 0` (success before any check).
+#[allow(clippy::too_many_arguments)]
 fn check_2d(
+    rt: &Runtime,
     dst: *mut c_void,
     dpitch: usize,
     src: *const c_void,
@@ -592,6 +657,7 @@ fn check_2d(
     width: usize,
     height: usize,
     kind: i32,
+    allow_d2d: bool,
 ) -> Result<Copy2d> {
     non_null(dst, "dst")?;
     non_null(src, "src")?;
@@ -605,22 +671,39 @@ fn check_2d(
             "spitch {spitch} is smaller than width {width}"
         )));
     }
-    if height > MEMCPY2D_MAX_HEIGHT {
-        return Err(Error::invalid(format!(
-            "height {height} is larger than the maximum {MEMCPY2D_MAX_HEIGHT}"
-        )));
+    if width > MEMCPY2D_MAX_WIDTH {
+        return Err(Error::new(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("width {width} is larger than the maximum {MEMCPY2D_MAX_WIDTH}"),
+        ));
     }
-    let dir = resolve_kind(kind, dst as u64, src as u64)?;
-    if dir.dst_dev == dir.src_dev {
+    if height > MEMCPY2D_MAX_HEIGHT {
+        return Err(Error::new(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("height {height} is larger than the maximum {MEMCPY2D_MAX_HEIGHT}"),
+        ));
+    }
+    let dir = resolve(Some(rt), kind, dst as u64, src as u64)?;
+    if dir.dst_dev == dir.src_dev && !(allow_d2d && dir.dst_dev) {
         return Err(Error::invalid(format!(
             "{} copy ({}): CANN supports only ACL_MEMCPY_HOST_TO_DEVICE and \
-             ACL_MEMCPY_DEVICE_TO_HOST for 2-D copies",
+             ACL_MEMCPY_DEVICE_TO_HOST{} for {} 2-D copies",
             if dir.dst_dev {
                 "device-to-device"
             } else {
                 "host-to-host"
             },
-            kind_name(kind)
+            kind_name(kind),
+            if allow_d2d {
+                " (and ACL_MEMCPY_DEVICE_TO_DEVICE)"
+            } else {
+                ""
+            },
+            if allow_d2d {
+                "asynchronous"
+            } else {
+                "synchronous"
+            },
         )));
     }
     // The last row's end must not overflow the address space.
@@ -628,15 +711,11 @@ fn check_2d(
         ("dst", dst as u64, dpitch as u64),
         ("src", src as u64, spitch as u64),
     ] {
-        if height > 0 {
-            (height as u64 - 1)
-                .checked_mul(pitch)
-                .and_then(|o| o.checked_add(width as u64))
-                .and_then(|o| o.checked_add(base))
-                .ok_or_else(|| {
-                    Error::invalid(format!("{arg} + (height-1)*pitch + width overflows"))
-                })?;
-        }
+        (height as u64 - 1)
+            .checked_mul(pitch)
+            .and_then(|o| o.checked_add(width as u64))
+            .and_then(|o| o.checked_add(base))
+            .ok_or_else(|| Error::invalid(format!("{arg} + (height-1)*pitch + width overflows")))?;
     }
     Ok(Copy2d {
         dst: dst as u64,
@@ -691,12 +770,18 @@ pub unsafe extern "C" fn aclrtMemcpy2d(
 ) -> i32 {
     count("aclrtMemcpy2d");
     boundary("aclrtMemcpy2d", || {
-        let c = check_2d(dst, dpitch, src, spitch, width, height, kind)?;
-        do_copy_2d(&*get()?, &c)
+        // CANN: an empty matrix succeeds before any other check.
+        if width == 0 || height == 0 {
+            return Ok(());
+        }
+        let rt = get()?;
+        let c = check_2d(&rt, dst, dpitch, src, spitch, width, height, kind, false)?;
+        do_copy_2d(&rt, &c)
     })
 }
 
-/// `aclrtMemcpy2dAsync`.
+/// `aclrtMemcpy2dAsync`: also device-to-device; with pageable host memory it completes
+/// before returning, as in CANN.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtMemcpy2dAsync(
     dst: *mut c_void,
@@ -710,12 +795,17 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
 ) -> i32 {
     count("aclrtMemcpy2dAsync");
     boundary("aclrtMemcpy2dAsync", || {
-        let c = check_2d(dst, dpitch, src, spitch, width, height, kind)?;
+        if width == 0 || height == 0 {
+            return Ok(());
+        }
         let rt = get()?;
+        let c = check_2d(&rt, dst, dpitch, src, spitch, width, height, kind, true)?;
         let s = rt.stream(stream)?;
         check_rows(&rt, &c)?;
-        if c.width == 0 || c.height == 0 {
-            return Ok(());
+        check_peer(&rt, c.dst, c.src, c.dir)?;
+        if pageable_host_end(&rt, c.dst, c.src, c.dir) {
+            s.synchronize(None)?;
+            return do_copy_2d(&rt, &c);
         }
         let rt2 = rt.clone();
         let c = SendCopy2d(c);
@@ -757,12 +847,15 @@ fn memset_target(rt: &Runtime, addr: u64, n: u64) -> Result<*mut u8> {
     }
 }
 
-fn memset_args(dev_ptr: *mut c_void, max_count: usize, n: usize) -> Result<()> {
+/// `count > maxCount` is `ACL_ERROR_RT_PARAM_INVALID` for the async memset (the lower
+/// runtime's check in CANN) and `ACL_ERROR_INVALID_PARAM` for the synchronous one.
+fn memset_args(dev_ptr: *mut c_void, max_count: usize, n: usize, code: i32) -> Result<()> {
     non_null(dev_ptr, "devPtr")?;
     if n > max_count {
-        return Err(Error::invalid(format!(
-            "count {n} is larger than maxCount {max_count}"
-        )));
+        return Err(Error::new(
+            code,
+            format!("count {n} is larger than maxCount {max_count}"),
+        ));
     }
     Ok(())
 }
@@ -777,10 +870,11 @@ pub unsafe extern "C" fn aclrtMemset(
 ) -> i32 {
     count("aclrtMemset");
     boundary("aclrtMemset", || {
-        memset_args(devPtr, maxCount, count_)?;
+        // CANN: a zero-byte memset succeeds before any other check.
         if count_ == 0 {
             return Ok(());
         }
+        memset_args(devPtr, maxCount, count_, ACL_ERROR_INVALID_PARAM)?;
         let rt = get()?;
         let p = memset_target(&rt, devPtr as u64, count_ as u64)?;
         // SAFETY: range checked above.
@@ -800,12 +894,12 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
 ) -> i32 {
     count("aclrtMemsetAsync");
     boundary("aclrtMemsetAsync", || {
-        memset_args(devPtr, maxCount, count_)?;
-        let rt = get()?;
-        let s = rt.stream(stream)?;
         if count_ == 0 {
             return Ok(());
         }
+        memset_args(devPtr, maxCount, count_, ACL_ERROR_RT_PARAM_INVALID)?;
+        let rt = get()?;
+        let s = rt.stream(stream)?;
         let addr = devPtr as u64;
         let n = count_ as u64;
         memset_target(&rt, addr, n)?;
@@ -826,44 +920,36 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
     })
 }
 
-/// Host memory figures for the DDR attributes: (free, total) from `sysinfo`.
-fn host_mem_info() -> (u64, u64) {
-    // SAFETY: sysinfo fills the struct.
-    let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
-    if unsafe { libc::sysinfo(&mut si) } != 0 {
-        return (0, 0);
-    }
-    let unit = si.mem_unit.max(1) as u64;
-    let total = si.totalram as u64 * unit;
-    let free = (si.freeram as u64 + si.bufferram as u64) * unit;
-    (free.min(total), total)
-}
-
-/// `aclrtGetMemInfo`: HBM attributes report the current device's memory as the node
-/// accounts it (every process), DDR attributes the host's RAM.
+/// `aclrtGetMemInfo`: the current device's memory as the node accounts it (every process
+/// of the node). As in CANN, only the attributes of the memory the SoC has report figures:
+/// HBM SoCs (Ascend910*, the default) report through the `ACL_HBM_MEM*` attributes and give
+/// 0 / 0 for the `ACL_DDR_MEM*` ones; DDR SoCs (Ascend310*) the reverse. The generic 8.5
+/// `ACL_MEM_*` attributes always report device memory. Values outside `aclrtMemAttr` are
+/// `ACL_ERROR_RT_INVALID_MEMORY_TYPE`.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtGetMemInfo(attr: i32, free: *mut usize, total: *mut usize) -> i32 {
     count("aclrtGetMemInfo");
     boundary("aclrtGetMemInfo", || {
         non_null(free, "free")?;
         non_null(total, "total")?;
-        let (f, t) = match attr {
-            // ACL_DDR_MEM, _HUGE, _NORMAL, _P2P_HUGE, _P2P_NORMAL
-            0 | 2 | 3 | 6 | 7 => {
-                get()?;
-                host_mem_info()
-            }
-            // ACL_HBM_MEM* and the 8.5 generic ACL_MEM_* attributes (device memory)
-            1 | 4 | 5 | 8..=17 => {
-                let rt = get()?;
-                let (_, phys) = rt.current_device()?;
-                rt.node.mem_info(phys)
-            }
-            _ => {
-                return Err(Error::invalid(format!(
-                    "attr {attr} is not an aclrtMemAttr (expected 0..=17)"
-                )))
-            }
+        // ACL_DDR_MEM, _HUGE, _NORMAL, _P2P_HUGE, _P2P_NORMAL
+        let ddr = matches!(attr, 0 | 2 | 3 | 6 | 7);
+        // ACL_HBM_MEM, _HUGE, _NORMAL, _P2P_HUGE, _P2P_NORMAL, _HUGE1G, _P2P_HUGE1G
+        let hbm = matches!(attr, 1 | 4 | 5 | 8..=11);
+        let generic = matches!(attr, 12..=17);
+        if !(ddr || hbm || generic) {
+            return Err(Error::new(
+                ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                format!("attr {attr} is not an aclrtMemAttr (expected 0..=17)"),
+            ));
+        }
+        let rt = get()?;
+        let (_, phys) = rt.current_device()?;
+        let ddr_soc = rt.node.soc_name().starts_with("Ascend310");
+        let (f, t) = if generic || (hbm && !ddr_soc) || (ddr && ddr_soc) {
+            rt.node.mem_info(phys)
+        } else {
+            (0, 0)
         };
         out(free, "free", f as usize)?;
         out(total, "total", t as usize)
@@ -1071,10 +1157,263 @@ pub unsafe extern "C" fn aclrtHostGetDevicePointer(
     })
 }
 
+/// `aclrtMemcpyBatchAttr` (32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MemcpyBatchAttr {
+    pub dst_id: u32,
+    pub dst_type: i32,
+    pub src_id: u32,
+    pub src_type: i32,
+    pub rsv: [u8; 16],
+}
+
+/// One validated copy of a batch.
+#[derive(Clone, Copy)]
+struct BatchItem {
+    dst: u64,
+    src: u64,
+    n: u64,
+    dir: Dir,
+}
+
+/// An error about copy `i` of a batch: `failIndex` is set to `i`.
+fn batch_err(fail: *mut usize, i: usize, e: Error) -> Error {
+    // SAFETY: checked non-null by the caller before any item is looked at.
+    unsafe { fail.write_unaligned(i) };
+    Error::new(e.code, format!("copy {i}: {}", e.msg))
+}
+
+/// Validate every argument of `aclrtMemcpyBatch[Async]` (CANN: only host-to-device and
+/// device-to-host copies; every copy's attribute must describe its two ends).
+#[allow(clippy::too_many_arguments)]
+unsafe fn check_batch(
+    rt: &Runtime,
+    dsts: *mut *mut c_void,
+    dest_maxs: *mut usize,
+    srcs: *mut *mut c_void,
+    sizes: *mut usize,
+    num: usize,
+    attrs: *mut MemcpyBatchAttr,
+    attrs_indexes: *mut usize,
+    num_attrs: usize,
+    fail: *mut usize,
+) -> Result<Vec<BatchItem>> {
+    non_null(fail, "failIndex")?;
+    // SAFETY: non-null output.
+    unsafe { fail.write_unaligned(usize::MAX) };
+    non_null(dsts, "dsts")?;
+    non_null(dest_maxs, "destMaxs")?;
+    non_null(srcs, "srcs")?;
+    non_null(sizes, "sizes")?;
+    non_null(attrs, "attrs")?;
+    non_null(attrs_indexes, "attrsIndexes")?;
+    if num == 0 {
+        return Err(Error::invalid("numBatches is 0 (expected > 0)"));
+    }
+    if num_attrs == 0 || num_attrs > num {
+        return Err(Error::invalid(format!(
+            "numAttrs {num_attrs} is out of range (expected 1..=numBatches {num})"
+        )));
+    }
+    // SAFETY: the arrays have numAttrs / numBatches entries by the API contract.
+    let idx: Vec<usize> = (0..num_attrs)
+        .map(|k| unsafe { attrs_indexes.add(k).read_unaligned() })
+        .collect();
+    if idx[0] != 0 {
+        return Err(Error::invalid(format!(
+            "attrsIndexes[0] is {}, expected 0",
+            idx[0]
+        )));
+    }
+    for k in 1..num_attrs {
+        if idx[k] <= idx[k - 1] || idx[k] >= num {
+            return Err(Error::invalid(format!(
+                "attrsIndexes[{k}] is {}: entries must increase and stay below numBatches {num}",
+                idx[k]
+            )));
+        }
+    }
+    let mut items = Vec::with_capacity(num);
+    let mut k = 0;
+    for i in 0..num {
+        while k + 1 < num_attrs && idx[k + 1] <= i {
+            k += 1;
+        }
+        // SAFETY: as above.
+        let (dst, src, n, max, a) = unsafe {
+            (
+                dsts.add(i).read_unaligned() as u64,
+                srcs.add(i).read_unaligned() as u64,
+                sizes.add(i).read_unaligned(),
+                dest_maxs.add(i).read_unaligned(),
+                attrs.add(k).read_unaligned(),
+            )
+        };
+        let item = (|| {
+            if dst == 0 || src == 0 {
+                return Err(Error::invalid(format!("dsts[{i}] or srcs[{i}] is NULL")));
+            }
+            if n > max {
+                return Err(Error::invalid(format!(
+                    "sizes[{i}] {n} is larger than destMaxs[{i}] {max}"
+                )));
+            }
+            let dir = resolve(Some(rt), ACL_MEMCPY_DEFAULT, dst, src)?;
+            if dir.dst_dev == dir.src_dev {
+                return Err(Error::invalid(format!(
+                    "a {} copy: batch copies support only host-to-device and device-to-host",
+                    if dir.dst_dev {
+                        "device-to-device"
+                    } else {
+                        "host-to-host"
+                    }
+                )));
+            }
+            for (arg, addr, dev, id, ty) in [
+                ("dstLoc", dst, dir.dst_dev, a.dst_id, a.dst_type),
+                ("srcLoc", src, dir.src_dev, a.src_id, a.src_type),
+            ] {
+                if dev {
+                    let want = logical_of(rt, rt.node.phys(addr, 1, arg)?.device);
+                    if ty != ACL_MEM_LOCATION_TYPE_DEVICE || id as i32 != want {
+                        return Err(Error::invalid(format!(
+                            "attrs[{k}].{arg} is (type {ty}, id {id}) but {addr:#x} is memory of \
+                             device {want} (expected type ACL_MEM_LOCATION_TYPE_DEVICE, id {want})"
+                        )));
+                    }
+                } else if ty != ACL_MEM_LOCATION_TYPE_HOST && ty != 4 {
+                    return Err(Error::invalid(format!(
+                        "attrs[{k}].{arg} has type {ty} but {addr:#x} is host memory (expected \
+                         ACL_MEM_LOCATION_TYPE_HOST)"
+                    )));
+                }
+            }
+            if n > 0 {
+                check_copy(rt, dst, src, n as u64, dir)?;
+            }
+            Ok(BatchItem {
+                dst,
+                src,
+                n: n as u64,
+                dir,
+            })
+        })()
+        .map_err(|e| batch_err(fail, i, e))?;
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// `aclrtMemcpyBatch`: every copy is validated before any runs.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemcpyBatch(
+    dsts: *mut *mut c_void,
+    destMaxs: *mut usize,
+    srcs: *mut *mut c_void,
+    sizes: *mut usize,
+    numBatches: usize,
+    attrs: *mut MemcpyBatchAttr,
+    attrsIndexes: *mut usize,
+    numAttrs: usize,
+    failIndex: *mut usize,
+) -> i32 {
+    count("aclrtMemcpyBatch");
+    boundary("aclrtMemcpyBatch", || {
+        let rt = get()?;
+        let items = unsafe {
+            check_batch(
+                &rt,
+                dsts,
+                destMaxs,
+                srcs,
+                sizes,
+                numBatches,
+                attrs,
+                attrsIndexes,
+                numAttrs,
+                failIndex,
+            )?
+        };
+        for (i, it) in items.iter().enumerate() {
+            do_copy(&rt, it.dst, it.src, it.n, it.dir).map_err(|e| batch_err(failIndex, i, e))?;
+        }
+        Ok(())
+    })
+}
+
+struct SendBatch(Vec<BatchItem>);
+// SAFETY: addresses only; see SendPtr.
+unsafe impl Send for SendBatch {}
+
+/// `aclrtMemcpyBatchAsync`: validated now, run as one task on `stream` (or completed before
+/// returning when a copy involves pageable host memory, as `aclrtMemcpyAsync` does).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtMemcpyBatchAsync(
+    dsts: *mut *mut c_void,
+    destMaxs: *mut usize,
+    srcs: *mut *mut c_void,
+    sizes: *mut usize,
+    numBatches: usize,
+    attrs: *mut MemcpyBatchAttr,
+    attrsIndexes: *mut usize,
+    numAttrs: usize,
+    failIndex: *mut usize,
+    stream: *mut c_void,
+) -> i32 {
+    count("aclrtMemcpyBatchAsync");
+    boundary("aclrtMemcpyBatchAsync", || {
+        let rt = get()?;
+        let s = rt.stream(stream)?;
+        let items = unsafe {
+            check_batch(
+                &rt,
+                dsts,
+                destMaxs,
+                srcs,
+                sizes,
+                numBatches,
+                attrs,
+                attrsIndexes,
+                numAttrs,
+                failIndex,
+            )?
+        };
+        if items
+            .iter()
+            .any(|it| pageable_host_end(&rt, it.dst, it.src, it.dir))
+        {
+            // As aclrtMemcpyAsync: pageable host memory makes the call complete the copies.
+            s.synchronize(None)?;
+            for (i, it) in items.iter().enumerate() {
+                do_copy(&rt, it.dst, it.src, it.n, it.dir)
+                    .map_err(|e| batch_err(failIndex, i, e))?;
+            }
+            return Ok(());
+        }
+        let rt2 = rt.clone();
+        let batch = SendBatch(items);
+        s.enqueue(Box::new(move || {
+            let batch = batch;
+            for (i, it) in batch.0.iter().enumerate() {
+                do_copy(&rt2, it.dst, it.src, it.n, it.dir).map_err(|e| {
+                    Error::new(
+                        e.code,
+                        format!(
+                            "aclrtMemcpyBatchAsync (run on the stream): copy {i}: {}",
+                            e.msg
+                        ),
+                    )
+                })?;
+            }
+            Ok(())
+        }))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
 
     #[test]
     fn cann_rounding() {
@@ -1089,37 +1428,37 @@ mod tests {
     }
 
     #[test]
-    fn kinds() {
+    fn kinds_follow_the_pointers() {
+        use Loc::*;
         let dev = npu_emu::memory::device_addr(1, 4096);
         let host = 0x7fff_1234_0000u64;
-        assert_eq!(
-            resolve_kind(4, dev, host).unwrap(),
-            Dir {
-                dst_dev: true,
-                src_dev: false
-            }
-        );
-        assert_eq!(
-            resolve_kind(4, host, host).unwrap(),
-            Dir {
-                dst_dev: false,
-                src_dev: false
-            }
-        );
-        assert!(resolve_kind(1, dev, host).is_ok());
-        let e = resolve_kind(1, host, host).unwrap_err();
-        assert!(
-            e.msg.contains("expects dst to be device memory"),
-            "{}",
-            e.msg
-        );
-        let e = resolve_kind(2, dev, dev).unwrap_err();
-        assert!(e.msg.contains("expects dst to be host memory"), "{}", e.msg);
+        let h2d = Dir {
+            dst_dev: true,
+            src_dev: false,
+        };
+        let d2d = Dir {
+            dst_dev: true,
+            src_dev: true,
+        };
+        // Known locations force the direction whatever the kind.
+        assert_eq!(resolve_locs(2, dev, Device, host, Pinned).unwrap(), h2d);
+        assert_eq!(resolve_locs(0, dev, Device, dev, Device).unwrap(), d2d);
+        // Pageable host memory: the kind must allow the direction.
+        assert_eq!(resolve_locs(1, dev, Device, host, Pageable).unwrap(), h2d);
+        assert_eq!(resolve_locs(4, dev, Device, host, Pageable).unwrap(), h2d);
+        let e = resolve_locs(2, dev, Device, host, Pageable).unwrap_err();
+        assert_eq!(e.code, ACL_ERROR_RT_PARAM_INVALID);
+        assert!(e.msg.contains("pageable host memory"), "{}", e.msg);
         assert!(e.msg.contains("device 1"), "{}", e.msg);
+        assert!(resolve_locs(0, host, Pageable, dev, Device).is_err());
+        assert!(resolve_locs(2, host, Pageable, dev, Device).is_ok());
+        // Host to host: any kind.
+        assert!(resolve_locs(1, host, Pageable, host, Pageable).is_ok());
         assert_eq!(
-            resolve_kind(8, host, host).unwrap_err().code,
+            resolve_locs(8, host, Pageable, host, Pageable)
+                .unwrap_err()
+                .code,
             ACL_ERROR_INVALID_PARAM
         );
-        assert!(resolve_kind(7, dev, dev).is_ok());
     }
 }

@@ -9,9 +9,12 @@
 //!
 //! Codes (decisions where CANN's are not documented): bad arguments → 100000;
 //! `aclprofInit` twice → `ACL_ERROR_REPEAT_INITIALIZE` (100002); start/stop/finalize
-//! before `aclprofInit` → `ACL_ERROR_PROF_NOT_RUN` (100043); `aclprofStart` while a
-//! session runs → `ACL_ERROR_PROF_ALREADY_RUN` (100042); `aclprofStop` with no session or
-//! another config → 100043 / 100000. `aclprofFinalize` during a session stops it first.
+//! before `aclprofInit` → `ACL_ERROR_PROF_NOT_RUN` (100043); `aclprofStart` with a config
+//! that is already running, or naming a device a running session profiles →
+//! `ACL_ERROR_PROF_ALREADY_RUN` (100042) (sessions on different devices run together, as
+//! CANN documents); `aclprofStop` with no session or a config not running → 100043 /
+//! 100000. `aclprofFinalize` during sessions stops them first. Calls are counted while any
+//! session runs.
 
 use crate::ffi::{boundary, boundary_value};
 use npu_emu::codes::{
@@ -43,9 +46,9 @@ pub struct ProfConfig {
 struct Prof {
     /// Result directory from `aclprofInit`.
     dir: Option<PathBuf>,
-    /// The config of the running session.
-    running: Option<usize>,
-    started_at: Option<Instant>,
+    /// Running sessions: config handle → start time. Sessions on different devices may
+    /// run together.
+    running: Vec<(usize, Instant)>,
     /// Seconds counted over finished sessions.
     elapsed: f64,
     sessions: u32,
@@ -63,7 +66,7 @@ pub fn count(name: &'static str) {
         return;
     }
     if let Some(p) = PROF.lock().as_mut() {
-        if p.running.is_some() {
+        if !p.running.is_empty() {
             *p.counts.entry(name).or_insert(0) += 1;
         }
     }
@@ -200,7 +203,7 @@ pub unsafe extern "C" fn aclprofDestroyConfig(profilerConfig: *const ProfConfig)
         let mut g = PROF.lock();
         let p = g.get_or_insert_with(Prof::default);
         live_config(p, profilerConfig)?;
-        if p.running == Some(profilerConfig as usize) {
+        if p.running.iter().any(|(c, _)| *c == profilerConfig as usize) {
             return Err(Error::invalid(
                 "profilerConfig is in use by a running session: call aclprofStop first",
             ));
@@ -222,14 +225,26 @@ pub unsafe extern "C" fn aclprofStart(profilerConfig: *const ProfConfig) -> i32 
         if p.dir.is_none() {
             return Err(not_init("aclprofStart"));
         }
-        if p.running.is_some() {
+        if p.running.iter().any(|(c, _)| *c == profilerConfig as usize) {
             return Err(Error::new(
                 ACL_ERROR_PROF_ALREADY_RUN,
-                "a profiling session is already running: call aclprofStop first",
+                "a profiling session with this config is already running: call aclprofStop first",
             ));
         }
-        p.running = Some(profilerConfig as usize);
-        p.started_at = Some(Instant::now());
+        for (c, _) in &p.running {
+            // SAFETY: running configs are live (destroy refuses them).
+            let other = unsafe { &*(*c as *const ProfConfig) };
+            if let Some(d) = cfg.devices.iter().find(|d| other.devices.contains(d)) {
+                return Err(Error::new(
+                    ACL_ERROR_PROF_ALREADY_RUN,
+                    format!(
+                        "device {d} is already being profiled by a running session: call \
+                         aclprofStop first"
+                    ),
+                ));
+            }
+        }
+        p.running.push((profilerConfig as usize, Instant::now()));
         p.sessions += 1;
         p.used.push(cfg);
         COUNTING.store(true, Ordering::SeqCst);
@@ -237,12 +252,16 @@ pub unsafe extern "C" fn aclprofStart(profilerConfig: *const ProfConfig) -> i32 
     })
 }
 
-fn stop(p: &mut Prof) {
-    if let Some(t) = p.started_at.take() {
-        p.elapsed += t.elapsed().as_secs_f64();
-    }
-    p.running = None;
-    COUNTING.store(false, Ordering::SeqCst);
+/// End the session of config `cfg` (all sessions for `None`).
+fn stop(p: &mut Prof, cfg: Option<usize>) {
+    p.running.retain(|(c, t)| {
+        let keep = cfg.is_some_and(|x| x != *c);
+        if !keep {
+            p.elapsed += t.elapsed().as_secs_f64();
+        }
+        keep
+    });
+    COUNTING.store(!p.running.is_empty(), Ordering::SeqCst);
 }
 
 /// `aclprofStop`: `profilerConfig` must be the one given to `aclprofStart`.
@@ -255,19 +274,20 @@ pub unsafe extern "C" fn aclprofStop(profilerConfig: *const ProfConfig) -> i32 {
         if p.dir.is_none() {
             return Err(not_init("aclprofStop"));
         }
-        match p.running {
-            None => Err(Error::new(
+        if p.running.is_empty() {
+            return Err(Error::new(
                 ACL_ERROR_PROF_NOT_RUN,
                 "no profiling session is running (aclprofStart was not called)",
-            )),
-            Some(r) if r != profilerConfig as usize => Err(Error::invalid(
-                "profilerConfig differs from the one given to aclprofStart",
-            )),
-            Some(_) => {
-                stop(p);
-                Ok(())
-            }
+            ));
         }
+        if !p.running.iter().any(|(c, _)| *c == profilerConfig as usize) {
+            return Err(Error::invalid(
+                "profilerConfig is not the config of a running session (aclprofStop takes the \
+                 config given to aclprofStart)",
+            ));
+        }
+        stop(p, Some(profilerConfig as usize));
+        Ok(())
     })
 }
 
@@ -280,9 +300,9 @@ pub extern "C" fn aclprofFinalize() -> i32 {
         let Some(dir) = p.dir.clone() else {
             return Err(not_init("aclprofFinalize"));
         };
-        let stopped_by_finalize = p.running.is_some();
+        let stopped_by_finalize = !p.running.is_empty();
         if stopped_by_finalize {
-            stop(p);
+            stop(p, None);
         }
         let pid = std::process::id();
         let calls: serde_json::Map<String, serde_json::Value> = p

@@ -234,19 +234,14 @@ pub unsafe extern "C" fn aclrtSynchronizeStream(stream: *mut c_void) -> i32 {
 }
 
 /// `aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)`:
-/// milliseconds, -1 = forever, 0 = poll once; `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` on timeout.
+/// milliseconds, -1 = forever (0 is invalid, as in CANN); `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT`
+/// on timeout.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSynchronizeStreamWithTimeout(
     stream: *mut c_void,
     timeout: i32,
 ) -> i32 {
-    // A poll (timeout 0) that finds work pending is an expected outcome: logged at INFO.
-    let quiet: &[i32] = if timeout == 0 {
-        &[ACL_ERROR_RT_STREAM_SYNC_TIMEOUT]
-    } else {
-        &[]
-    };
-    errors::boundary_quiet("aclrtSynchronizeStreamWithTimeout", quiet, || {
+    errors::boundary("aclrtSynchronizeStreamWithTimeout", || {
         let t = timeout_ms(timeout)?;
         let e = runtime::get()?.stream_entry(stream, "stream")?;
         sync_entry(&e, t)
@@ -283,8 +278,9 @@ pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: *mut c_void, event: *mut c
 }
 
 /// `aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout)`:
-/// a wait that times out becomes the stream's error (`ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`,
-/// reported by the next synchronize).
+/// milliseconds in [0, INT_MAX] (as CANN checks; negative is `ACL_ERROR_RT_PARAM_INVALID`),
+/// 0 = no time limit. A wait that times out becomes the stream's error
+/// (`ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`, reported by the next synchronize).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtStreamWaitEventWithTimeout(
     stream: *mut c_void,
@@ -292,7 +288,13 @@ pub unsafe extern "C" fn aclrtStreamWaitEventWithTimeout(
     timeout: i32,
 ) -> i32 {
     errors::boundary("aclrtStreamWaitEventWithTimeout", || {
-        let t = timeout_ms(timeout)?;
+        if timeout < 0 {
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("timeout = {timeout} is invalid: expected 0 (no limit) to INT_MAX milliseconds"),
+            ));
+        }
+        let t = (timeout > 0).then(|| Duration::from_millis(timeout as u64));
         wait_event(stream, event, t)
     })
 }

@@ -260,5 +260,9 @@ mod tests {
             12
         );
         assert_eq!(std::mem::size_of::<crate::api::memory::MallocConfig>(), 16);
+        assert_eq!(
+            std::mem::size_of::<crate::api::memory::MemcpyBatchAttr>(),
+            32
+        );
     }
 }

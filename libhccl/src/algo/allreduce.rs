@@ -21,7 +21,9 @@ fn reduce_slice(c: &Coll, op: &Op, dsts_ranks: &[u32]) -> HResult<()> {
     for &p in dsts_ranks {
         dsts.push(c.recv_of(p, off, len)?);
     }
-    with_scratch(|s| unsafe { kernel(op.dt, op.redop, &srcs, &dsts, (b - a) as usize, s) });
+    with_scratch(super::nt_for(c.c, op), |s| unsafe {
+        kernel(op.dt, op.redop, &srcs, &dsts, (b - a) as usize, s)
+    });
     Ok(())
 }
 

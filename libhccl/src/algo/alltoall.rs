@@ -3,21 +3,23 @@
 
 use super::{Coll, Op};
 use crate::errors::{HResult, HcclError};
-use crate::reduce::copy;
+use crate::reduce::copy_nt;
 
 pub fn all_to_all(c: &Coll, op: &Op) -> HResult<()> {
     let cc = c.c;
+    let nt = super::nt_for(cc, op);
     let bytes = op.count * op.dt.size() as u64;
     for p in 0..cc.n {
         let src = c.send_of(p, cc.rank as u64 * bytes, bytes)?;
         let dst = c.recv_of(cc.rank, p as u64 * bytes, bytes)?;
-        unsafe { copy(src, dst, bytes as usize) };
+        unsafe { copy_nt(src, dst, bytes as usize, nt) };
     }
     Ok(())
 }
 
 pub fn all_to_all_v(c: &Coll, op: &Op) -> HResult<()> {
     let cc = c.c;
+    let nt = super::nt_for(cc, op);
     // Every rank checks the whole matrix, so all fail alike on a mismatch.
     for i in 0..cc.n {
         for j in 0..cc.n {
@@ -38,13 +40,14 @@ pub fn all_to_all_v(c: &Coll, op: &Op) -> HResult<()> {
         let bytes = prow[0] * es;
         let src = c.send_of(p, prow[1] * es, bytes)?;
         let dst = c.recv_of(cc.rank, mine[3] * er, bytes)?;
-        unsafe { copy(src, dst, bytes as usize) };
+        unsafe { copy_nt(src, dst, bytes as usize, nt) };
     }
     Ok(())
 }
 
 pub fn all_to_all_vc(c: &Coll, op: &Op) -> HResult<()> {
     let cc = c.c;
+    let nt = super::nt_for(cc, op);
     let n = cc.n as usize;
     let m = op.matrix.as_ref().expect("matrix");
     let e = op.dt.size() as u64;
@@ -56,7 +59,7 @@ pub fn all_to_all_vc(c: &Coll, op: &Op) -> HResult<()> {
         let bytes = cnt * e;
         let src = c.send_of(p as u32, sdispl * e, bytes)?;
         let dst = c.recv_of(cc.rank, rdispl * e, bytes)?;
-        unsafe { copy(src, dst, bytes as usize) };
+        unsafe { copy_nt(src, dst, bytes as usize, nt) };
         rdispl += cnt;
     }
     Ok(())

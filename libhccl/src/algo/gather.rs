@@ -2,16 +2,16 @@
 
 use super::{part, Coll, Op, COPY_CHUNK};
 use crate::errors::HResult;
-use crate::reduce::copy;
+use crate::reduce::{copy, copy_nt};
 
 /// Copy `len` bytes from `src` to every destination, chunk by chunk so the source is read
 /// from memory once.
-unsafe fn fan_out(src: *const u8, dsts: &[*mut u8], len: u64) {
+unsafe fn fan_out(src: *const u8, dsts: &[*mut u8], len: u64, nt: bool) {
     let mut off = 0;
     while off < len {
         let k = COPY_CHUNK.min(len - off);
         for d in dsts {
-            copy(src.add(off as usize), d.add(off as usize), k as usize);
+            copy_nt(src.add(off as usize), d.add(off as usize), k as usize, nt);
         }
         off += k;
     }
@@ -26,7 +26,7 @@ pub fn all_gather(c: &Coll, op: &Op) -> HResult<()> {
     for p in 0..cc.n {
         dsts.push(c.recv_of(p, cc.rank as u64 * bytes, bytes)?);
     }
-    unsafe { fan_out(src, &dsts, bytes) };
+    unsafe { fan_out(src, &dsts, bytes, super::nt_for(c.c, op)) };
     Ok(())
 }
 
@@ -41,7 +41,7 @@ pub fn all_gather_v(c: &Coll, op: &Op) -> HResult<()> {
         let row = c.row(p, cc.rank);
         dsts.push(c.recv_of(p, row[3] * e, bytes)?);
     }
-    unsafe { fan_out(src, &dsts, bytes) };
+    unsafe { fan_out(src, &dsts, bytes, super::nt_for(c.c, op)) };
     Ok(())
 }
 
@@ -59,7 +59,7 @@ pub fn broadcast(c: &Coll, op: &Op) -> HResult<()> {
     for p in (0..cc.n).filter(|&p| p != op.root) {
         dsts.push(c.send_of(p, off, len)?);
     }
-    unsafe { fan_out(src, &dsts, len) };
+    unsafe { fan_out(src, &dsts, len, super::nt_for(c.c, op)) };
     Ok(())
 }
 

@@ -52,7 +52,10 @@ pub struct Op {
     pub code: u32,
     /// Collective sequence number (0 for point-to-point).
     pub seq: u64,
+    /// Description of point-to-point operations (collectives describe their fingerprint).
     pub what: String,
+    /// The collective's fingerprint (with its sequence number).
+    pub fp: Option<crate::fingerprint::Fp>,
     pub dt: Dtype,
     pub dt2: Dtype,
     pub redop: RedOp,
@@ -68,11 +71,27 @@ pub struct Op {
 }
 
 impl Op {
+    /// The call as the user wrote it, with its sequence number.
+    pub fn describe(&self) -> String {
+        match &self.fp {
+            Some(fp) => format!("{} #{}", fp.describe(), fp.seq),
+            None => self.what.clone(),
+        }
+    }
+
+    fn history_what(&self) -> crate::history::What {
+        match &self.fp {
+            Some(fp) => crate::history::What::Call(*fp),
+            None => crate::history::What::Text(self.what.clone()),
+        }
+    }
+
     pub fn new(code: u32, what: String) -> Op {
         Op {
             code,
             seq: 0,
             what,
+            fp: None,
             dt: Dtype::U8,
             dt2: Dtype::U8,
             redop: RedOp::Sum,
@@ -97,9 +116,21 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Run `f` with this thread's reduction scratch buffers.
-pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    SCRATCH.with(|s| f(&mut s.borrow_mut()))
+/// Run `f` with this thread's reduction scratch buffers; results are written with
+/// non-temporal stores when `nt`.
+pub fn with_scratch<R>(nt: bool, f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        s.nt = nt;
+        f(&mut s)
+    })
+}
+
+/// Whether `op` touches so much memory (all ranks' buffers together) that its results
+/// should bypass the caches.
+pub fn nt_for(c: &CommInner, op: &Op) -> bool {
+    let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
+    mine.saturating_mul(c.n as u64) >= crate::reduce::NT_FOOTPRINT
 }
 
 /// Enqueue `op` on `stream`.
@@ -107,7 +138,7 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
 /// # Safety
 /// `stream` is an `aclrtStream` of this process.
 pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HResult<()> {
-    let hist = comm.history.push(op.seq, op.what.clone(), Status::Queued);
+    let hist = comm.history.push(op.seq, op.history_what(), Status::Queued);
     let seq = op.seq;
     comm.pending.fetch_add(1, Ordering::SeqCst);
     let task = Box::new(OpTask {
@@ -190,7 +221,7 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
             c.history.set(t.hist, Status::Failed { code: e.code });
             let msg = format!(
                 "{} failed on the stream: {} [{}]",
-                t.op.what,
+                t.op.describe(),
                 e.msg,
                 code_name(e.code)
             );
@@ -205,7 +236,6 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
 pub struct Coll<'a> {
     pub c: &'a CommInner,
     pub seq: u64,
-    pub what: &'a str,
     pub started: Instant,
 }
 
@@ -250,7 +280,7 @@ impl Coll<'_> {
         self.c.wait_peers(
             &|s| &s.post.0,
             self.seq,
-            "start this operation on their stream",
+            &|| "start this operation on their stream".to_string(),
             self.started,
         )
     }
@@ -260,7 +290,7 @@ impl Coll<'_> {
         self.c.wait_peers(
             &|s| &s.done.0,
             self.seq,
-            "finish this operation",
+            &|| "finish this operation".to_string(),
             self.started,
         )
     }
@@ -336,7 +366,6 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
     let coll = Coll {
         c,
         seq: op.seq,
-        what: &op.what,
         started,
     };
     if small::fits(c, op) {

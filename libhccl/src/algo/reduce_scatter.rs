@@ -13,7 +13,9 @@ pub fn reduce_scatter(c: &Coll, op: &Op) -> HResult<()> {
         srcs.push(c.send_of(p, cc.rank as u64 * bytes, bytes)? as *const u8);
     }
     let dst = c.recv_of(cc.rank, 0, bytes)?;
-    with_scratch(|s| unsafe { kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s) });
+    with_scratch(super::nt_for(c.c, op), |s| unsafe {
+        kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
+    });
     Ok(())
 }
 
@@ -27,6 +29,8 @@ pub fn reduce_scatter_v(c: &Coll, op: &Op) -> HResult<()> {
         srcs.push(c.send_of(p, row[1] * e, bytes)? as *const u8);
     }
     let dst = c.recv_of(cc.rank, 0, bytes)?;
-    with_scratch(|s| unsafe { kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s) });
+    with_scratch(super::nt_for(c.c, op), |s| unsafe {
+        kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
+    });
     Ok(())
 }

@@ -14,14 +14,20 @@ use crate::shm::INLINE_BYTES;
 
 /// Whether `op` takes the small path. Depends only on values every rank agreed on at the
 /// call-time rendezvous, so all ranks decide alike.
+/// Most bytes a rank reads from its peers' inline copies in one small operation.
+const SMALL_READS: u64 = 128 * 1024;
+
 pub fn fits(c: &CommInner, op: &Op) -> bool {
     let bytes = op.count.saturating_mul(op.dt.size() as u64);
+    let n = c.n as u64;
     let limit = INLINE_BYTES as u64;
+    // Every rank reads n inputs here (instead of a 1/n share of them on the large path):
+    // worth it while that stays small next to the cost of a second barrier.
+    let reads = bytes.saturating_mul(n) <= SMALL_READS;
     match op.code {
-        opcode::ALLREDUCE | opcode::REDUCE | opcode::BROADCAST | opcode::ALLGATHER => {
-            bytes <= limit
-        }
-        opcode::REDUCE_SCATTER => bytes.saturating_mul(c.n as u64) <= limit,
+        opcode::ALLREDUCE | opcode::REDUCE | opcode::ALLGATHER => bytes <= limit && reads,
+        opcode::BROADCAST => bytes <= limit,
+        opcode::REDUCE_SCATTER => bytes.saturating_mul(n) <= limit,
         _ => false,
     }
 }
@@ -60,7 +66,7 @@ pub fn run(c: &Coll, op: &Op) -> HResult<()> {
             if op.code == opcode::ALLREDUCE || r == op.root {
                 let srcs: Vec<*const u8> = (0..n).map(inl).collect();
                 let dst = out(bytes)?;
-                with_scratch(|s| unsafe {
+                with_scratch(false, |s| unsafe {
                     kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
                 });
             }
@@ -81,7 +87,7 @@ pub fn run(c: &Coll, op: &Op) -> HResult<()> {
                 .map(|p| unsafe { inl(p).add((r as u64 * bytes) as usize) })
                 .collect();
             let dst = out(bytes)?;
-            with_scratch(|s| unsafe {
+            with_scratch(false, |s| unsafe {
                 kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
             });
         }

@@ -177,6 +177,11 @@ unsafe fn init_cluster(
         canon.as_bytes(),
         job.as_bytes(),
     ]);
+    if cm::live_from_table(&key, rank) {
+        return Err(HcclError::para(format!(
+            "rank {rank} of rank table {path:?} already has a live communicator in this process; destroy it before initialising again"
+        )));
+    }
     let inc = incarnation(&key, rank);
     let id = hash128(&[&key, &inc.to_le_bytes()]);
     let name = cfg
@@ -196,6 +201,7 @@ unsafe fn init_cluster(
         &cfg,
         rt,
     )?;
+    *comms[0].origin.lock() = Some(key);
     *out = cm::register(comms[0].clone());
     Ok(())
 }
@@ -581,8 +587,9 @@ pub unsafe extern "C" fn HcclBarrier(comm: HcclComm, stream: *mut c_void) -> i32
             non_null(stream, "stream")?;
             let mut fp = Fp::new(opcode::BARRIER);
             let seq = c.rendezvous(&mut fp)?;
-            let mut op = algo::Op::new(opcode::BARRIER, format!("HcclBarrier() #{seq}"));
+            let mut op = algo::Op::new(opcode::BARRIER, String::new());
             op.seq = seq;
+            op.fp = Some(fp);
             algo::enqueue(&c, op, stream)
         },
     )

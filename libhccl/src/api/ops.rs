@@ -42,10 +42,14 @@ unsafe fn run_coll(
 ) -> HResult<()> {
     let seq = c.rendezvous(&mut fp)?;
     op.seq = seq;
-    op.what = format!("{} #{seq}", fp.describe());
+    op.fp = Some(fp);
     if empty {
         c.finish_turn(seq);
-        c.history.push(seq, op.what, Status::Ok { micros: 0 });
+        c.history.push(
+            seq,
+            crate::history::What::Call(fp),
+            Status::Ok { micros: 0 },
+        );
         return Ok(());
     }
     algo::enqueue(c, op, stream)
