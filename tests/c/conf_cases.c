@@ -273,8 +273,8 @@ static void case_init_empty_config(void) {
     write_file("empty.json", "");
     CHECK(aclInit("empty.json"));
     CHECK(aclFinalize());
-    write_file("ws.json", "{}");
-    CHECK(aclInit("ws.json"));
+    /* Same content as "no config": a later aclInit(NULL) is not a different config. */
+    CHECK(aclInit(NULL));
     CHECK(aclFinalize());
 }
 
