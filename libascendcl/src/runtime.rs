@@ -159,6 +159,8 @@ pub struct Context {
     pub default_stream: u64,
     /// The device's default context (made by `aclrtSetDevice`, freed by `aclrtResetDevice`).
     pub is_default: bool,
+    /// `aclrtCtxSetSysParamOpt` values of this context.
+    pub params: Mutex<HashMap<i32, i64>>,
 }
 
 /// A live stream and what the API reports about it.
@@ -217,6 +219,8 @@ pub struct Registry {
     pub cfg_handles: HashSet<usize>,
     /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
     pub op_wait_timeout: Option<Duration>,
+    /// `aclrtSetSysParamOpt` values of the process.
+    pub sys_params: HashMap<i32, i64>,
 }
 
 /// Init bookkeeping (`aclInit` / `aclFinalize`).
@@ -565,6 +569,7 @@ impl Runtime {
             physical,
             default_stream: sh,
             is_default,
+            params: Mutex::new(HashMap::new()),
         });
         reg.streams.insert(
             sh,

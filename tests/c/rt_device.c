@@ -120,6 +120,18 @@ int main(int argc, char **argv) {
     CHECK(aclrtDeviceDisablePeerAccess(1));
     EXPECT_CODE(aclrtDeviceDisablePeerAccess(1), ACL_ERROR_INVALID_PARAM, "not enabled");
 
+    /* System parameters, per context and per process. */
+    int64_t pv = -1;
+    EXPECT_CODE(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &pv), 107021 /* NOT_SET */, "not set");
+    CHECK(aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1));
+    CHECK(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &pv));
+    EXPECT(pv == 1);
+    EXPECT_CODE(aclrtCtxSetSysParamOpt((aclSysParamOpt)9, 1), ACL_ERROR_INVALID_PARAM, "opt = 9");
+    EXPECT_CODE(aclrtGetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, &pv), 107021, "not set");
+    CHECK(aclrtSetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, 0));
+    CHECK(aclrtGetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, &pv));
+    EXPECT(pv == 0);
+
     /* Contexts. */
     aclrtContext def = NULL, cur = NULL, ctx = NULL;
     CHECK(aclrtGetCurrentContext(&def));

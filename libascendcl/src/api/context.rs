@@ -72,3 +72,82 @@ pub unsafe extern "C" fn aclrtGetPrimaryCtxState(
         out(active, "active", on as i32)
     })
 }
+
+/// `ACL_ERROR_RT_SYSPARAMOPT_NOT_SET` (abi.md §1.5 B).
+pub const ACL_ERROR_RT_SYSPARAMOPT_NOT_SET: i32 = 107021;
+
+fn opt_name(opt: i32) -> npu_emu::Result<&'static str> {
+    match opt {
+        0 => Ok("ACL_OPT_DETERMINISTIC"),
+        1 => Ok("ACL_OPT_ENABLE_DEBUG_KERNEL"),
+        2 => Ok("ACL_OPT_STRONG_CONSISTENCY"),
+        _ => Err(npu_emu::Error::invalid(format!(
+            "opt = {opt} is invalid: expected ACL_OPT_DETERMINISTIC (0), ACL_OPT_ENABLE_DEBUG_KERNEL (1) or ACL_OPT_STRONG_CONSISTENCY (2)"
+        ))),
+    }
+}
+
+fn not_set(opt: i32, scope: &str) -> npu_emu::Error {
+    npu_emu::Error::new(
+        ACL_ERROR_RT_SYSPARAMOPT_NOT_SET,
+        format!(
+            "{} is not set in {scope}",
+            opt_name(opt).unwrap_or("the option")
+        ),
+    )
+}
+
+/// `aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)`: kept per context
+/// and reported by `aclrtCtxGetSysParamOpt`. (npu-emu runs no AI Core kernels; its
+/// collective reductions are deterministic whatever `ACL_OPT_DETERMINISTIC` says.)
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCtxSetSysParamOpt(opt: i32, value: i64) -> i32 {
+    errors::boundary("aclrtCtxSetSysParamOpt", || {
+        opt_name(opt)?;
+        let c = runtime::get()?.current_context()?;
+        c.params.lock().insert(opt, value);
+        Ok(())
+    })
+}
+
+/// `aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)`:
+/// `ACL_ERROR_RT_SYSPARAMOPT_NOT_SET` if never set in the current context.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCtxGetSysParamOpt(opt: i32, value: *mut i64) -> i32 {
+    errors::boundary("aclrtCtxGetSysParamOpt", || {
+        ffi::non_null(value, "value")?;
+        opt_name(opt)?;
+        let c = runtime::get()?.current_context()?;
+        let v = c.params.lock().get(&opt).copied();
+        out(
+            value,
+            "value",
+            v.ok_or_else(|| not_set(opt, "the current context"))?,
+        )
+    })
+}
+
+/// `aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)`: process-wide.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSetSysParamOpt(opt: i32, value: i64) -> i32 {
+    errors::boundary("aclrtSetSysParamOpt", || {
+        opt_name(opt)?;
+        runtime::get()?.reg.lock().sys_params.insert(opt, value);
+        Ok(())
+    })
+}
+
+/// `aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetSysParamOpt(opt: i32, value: *mut i64) -> i32 {
+    errors::boundary("aclrtGetSysParamOpt", || {
+        ffi::non_null(value, "value")?;
+        opt_name(opt)?;
+        let v = runtime::get()?.reg.lock().sys_params.get(&opt).copied();
+        out(
+            value,
+            "value",
+            v.ok_or_else(|| not_set(opt, "this process"))?,
+        )
+    })
+}
