@@ -688,6 +688,33 @@ static void case_err_msg_process_mode(void) {
     CHECK(aclFinalize());
 }
 
+/* D aclrtSubscribeReport 约束说明: one report thread may serve several streams of one device,
+ * but "同一个进程内，在不同的Device上注册回调函数的线程时，不能指定同一个线程ID". The code is not
+ * documented; the call must fail. */
+static void case_subscribe_across_devices(void) {
+    setup();
+    aclrtStream s0 = NULL, s0b = NULL, s1 = NULL;
+    CHECK(aclrtCreateStream(&s0));
+    CHECK(aclrtCreateStream(&s0b));
+    uint64_t me = (uint64_t)pthread_self();
+    CHECK(aclrtSubscribeReport(me, s0));
+    CHECK(aclrtSubscribeReport(me, s0b)); /* same device: allowed */
+    CHECK(aclrtSetDevice(1));
+    CHECK(aclrtCreateStream(&s1));
+    aclError e = aclrtSubscribeReport(me, s1);
+    printf("subscribe on a second device -> %d\n", (int)e);
+    EXPECT(e != ACL_SUCCESS);
+    CHECK(aclrtDestroyStream(s1));
+    CHECK(aclrtResetDevice(1));
+    CHECK(aclrtSetDevice(0));
+    CHECK(aclrtUnSubscribeReport(me, s0));
+    CHECK(aclrtUnSubscribeReport(me, s0b));
+    CHECK(aclrtDestroyStream(s0));
+    CHECK(aclrtDestroyStream(s0b));
+    CHECK(aclrtResetDevice(0));
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -723,6 +750,7 @@ int main(int argc, char **argv) {
         {"context_codes", case_context_codes},
         {"event_timestamp_codes", case_event_timestamp_codes},
         {"err_msg_process_mode", case_err_msg_process_mode},
+        {"subscribe_across_devices", case_subscribe_across_devices},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");
