@@ -273,8 +273,8 @@ static void case_init_empty_config(void) {
     write_file("empty.json", "");
     CHECK(aclInit("empty.json"));
     CHECK(aclFinalize());
-    write_file("ws.json", "{}");
-    CHECK(aclInit("ws.json"));
+    /* Same content as "no config": a later aclInit(NULL) is not a different config. */
+    CHECK(aclInit(NULL));
     CHECK(aclFinalize());
 }
 
@@ -668,6 +668,26 @@ static void case_event_timestamp_codes(void) {
     teardown();
 }
 
+/* err_msg_mode "1": aclGetRecentErrMsg reports the process's messages, so a message of a
+ * call that failed on another thread is visible (D aclGetRecentErrMsg: "获取进程级别、还是线程
+ * 级别的错误描述信息由aclInit接口中的err_msg_mode配置控制,默认线程级别"). */
+static void *fail_on_thread(void *arg) {
+    (void)arg;
+    (void)aclrtSetDevice(4242);
+    return NULL;
+}
+static void case_err_msg_process_mode(void) {
+    write_file("proc.json", "{\"err_msg_mode\": \"1\"}");
+    CHECK(aclInit("proc.json"));
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, fail_on_thread, NULL) == 0);
+    EXPECT(pthread_join(t, NULL) == 0);
+    const char *m = aclGetRecentErrMsg();
+    EXPECT(m != NULL && strstr(m, "4242") != NULL);
+    EXPECT(aclGetRecentErrMsg() == NULL);
+    CHECK(aclFinalize());
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -702,6 +722,7 @@ int main(int argc, char **argv) {
         {"pageable_async_is_sync", case_pageable_async_is_sync},
         {"context_codes", case_context_codes},
         {"event_timestamp_codes", case_event_timestamp_codes},
+        {"err_msg_process_mode", case_err_msg_process_mode},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");
