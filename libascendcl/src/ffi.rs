@@ -7,15 +7,24 @@ use std::cell::RefCell;
 use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+/// Most messages kept for one `aclGetRecentErrMsg` read; older ones are dropped.
+const MAX_RECENT: usize = 16;
+
 thread_local! {
-    /// The calling thread's most recent error message (`aclGetRecentErrMsg`).
-    static RECENT: RefCell<Option<CString>> = const { RefCell::new(None) };
+    /// The calling thread's error messages since its last `aclGetRecentErrMsg`, oldest
+    /// first (CANN returns them newest on top and clears them when read).
+    static RECENT: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Set `msg` as this thread's recent error message, without logging it.
+/// Add `msg` to this thread's recent error messages, without logging it.
 pub fn set_recent(msg: &str) {
-    let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-    RECENT.with(|r| *r.borrow_mut() = Some(c));
+    RECENT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.len() == MAX_RECENT {
+            r.remove(0);
+        }
+        r.push(msg.replace('\0', " "));
+    });
 }
 
 /// Record `msg` as this thread's recent error message and log it at ERROR level.
@@ -24,32 +33,32 @@ pub fn record_error(msg: &str) {
     crate::runtime::log(LogLevel::Error, msg);
 }
 
-/// Take this thread's recent message, leaving none: the pointer stays valid until the
-/// thread records the next message (kept in a second slot).
+/// Take this thread's recent messages (newest first, one per line), leaving none: the
+/// pointer stays valid until the thread's next read (kept in a second slot). NULL if there
+/// were none.
 pub fn recent_error_ptr() -> *const libc::c_char {
     thread_local! {
         static SHOWN: RefCell<Option<CString>> = const { RefCell::new(None) };
     }
-    let taken = RECENT.with(|r| r.borrow_mut().take());
+    let taken: Vec<String> = RECENT.with(|r| std::mem::take(&mut *r.borrow_mut()));
     SHOWN.with(|s| {
         let mut s = s.borrow_mut();
-        match taken {
-            Some(c) => {
-                *s = Some(c);
-                s.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())
-            }
-            None => {
-                *s = None;
-                std::ptr::null()
-            }
-        }
+        *s = if taken.is_empty() {
+            None
+        } else {
+            let text: Vec<&str> = taken.iter().rev().map(String::as_str).collect();
+            CString::new(text.join("\n")).ok()
+        };
+        s.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())
     })
 }
 
 /// Run an exported function's body: map `Err` to its code and record `"{name}: {msg}"`,
-/// map a panic to `ACL_ERROR_INTERNAL_ERROR` with the panic text.
-pub fn boundary(name: &str, f: impl FnOnce() -> Result<(), Error>) -> i32 {
-    match catch_unwind(AssertUnwindSafe(f)) {
+/// map a panic to `ACL_ERROR_INTERNAL_ERROR` with the panic text. Also counts the call for
+/// `aclprof*` and notes a failure's code for `aclrtGetLastError`.
+pub fn boundary(name: &'static str, f: impl FnOnce() -> Result<(), Error>) -> i32 {
+    crate::api::prof::count(name);
+    let code = match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
             record_error(&format!("{name}: {}", e.msg));
@@ -59,20 +68,29 @@ pub fn boundary(name: &str, f: impl FnOnce() -> Result<(), Error>) -> i32 {
             record_error(&format!("{name}: internal error: {}", panic_text(&p)));
             ACL_ERROR_INTERNAL_ERROR
         }
-    }
+    };
+    crate::api::errors::note_code(code);
+    code
 }
 
 /// Like [`boundary`] for functions that return a value instead of a code: `fallback` on
-/// error or panic (the message is recorded either way).
-pub fn boundary_value<T>(name: &str, fallback: T, f: impl FnOnce() -> Result<T, Error>) -> T {
+/// error or panic (the message is recorded either way). Counts the call for `aclprof*`.
+pub fn boundary_value<T>(
+    name: &'static str,
+    fallback: T,
+    f: impl FnOnce() -> Result<T, Error>,
+) -> T {
+    crate::api::prof::count(name);
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
             record_error(&format!("{name}: {}", e.msg));
+            crate::api::errors::note_code(e.code);
             fallback
         }
         Err(p) => {
             record_error(&format!("{name}: internal error: {}", panic_text(&p)));
+            crate::api::errors::note_code(ACL_ERROR_INTERNAL_ERROR);
             fallback
         }
     }

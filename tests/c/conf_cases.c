@@ -273,8 +273,8 @@ static void case_init_empty_config(void) {
     write_file("empty.json", "");
     CHECK(aclInit("empty.json"));
     CHECK(aclFinalize());
-    write_file("ws.json", "{}");
-    CHECK(aclInit("ws.json"));
+    /* Same content as "no config": a later aclInit(NULL) is not a different config. */
+    CHECK(aclInit(NULL));
     CHECK(aclFinalize());
 }
 
@@ -668,6 +668,53 @@ static void case_event_timestamp_codes(void) {
     teardown();
 }
 
+/* err_msg_mode "1": aclGetRecentErrMsg reports the process's messages, so a message of a
+ * call that failed on another thread is visible (D aclGetRecentErrMsg: "获取进程级别、还是线程
+ * 级别的错误描述信息由aclInit接口中的err_msg_mode配置控制,默认线程级别"). */
+static void *fail_on_thread(void *arg) {
+    (void)arg;
+    (void)aclrtSetDevice(4242);
+    return NULL;
+}
+static void case_err_msg_process_mode(void) {
+    write_file("proc.json", "{\"err_msg_mode\": \"1\"}");
+    CHECK(aclInit("proc.json"));
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, fail_on_thread, NULL) == 0);
+    EXPECT(pthread_join(t, NULL) == 0);
+    const char *m = aclGetRecentErrMsg();
+    EXPECT(m != NULL && strstr(m, "4242") != NULL);
+    EXPECT(aclGetRecentErrMsg() == NULL);
+    CHECK(aclFinalize());
+}
+
+/* D aclrtSubscribeReport 约束说明: one report thread may serve several streams of one device,
+ * but "同一个进程内，在不同的Device上注册回调函数的线程时，不能指定同一个线程ID". The code is not
+ * documented; the call must fail. */
+static void case_subscribe_across_devices(void) {
+    setup();
+    aclrtStream s0 = NULL, s0b = NULL, s1 = NULL;
+    CHECK(aclrtCreateStream(&s0));
+    CHECK(aclrtCreateStream(&s0b));
+    uint64_t me = (uint64_t)pthread_self();
+    CHECK(aclrtSubscribeReport(me, s0));
+    CHECK(aclrtSubscribeReport(me, s0b)); /* same device: allowed */
+    CHECK(aclrtSetDevice(1));
+    CHECK(aclrtCreateStream(&s1));
+    aclError e = aclrtSubscribeReport(me, s1);
+    printf("subscribe on a second device -> %d\n", (int)e);
+    EXPECT(e != ACL_SUCCESS);
+    CHECK(aclrtDestroyStream(s1));
+    CHECK(aclrtResetDevice(1));
+    CHECK(aclrtSetDevice(0));
+    CHECK(aclrtUnSubscribeReport(me, s0));
+    CHECK(aclrtUnSubscribeReport(me, s0b));
+    CHECK(aclrtDestroyStream(s0));
+    CHECK(aclrtDestroyStream(s0b));
+    CHECK(aclrtResetDevice(0));
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -702,6 +749,8 @@ int main(int argc, char **argv) {
         {"pageable_async_is_sync", case_pageable_async_is_sync},
         {"context_codes", case_context_codes},
         {"event_timestamp_codes", case_event_timestamp_codes},
+        {"err_msg_process_mode", case_err_msg_process_mode},
+        {"subscribe_across_devices", case_subscribe_across_devices},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");

@@ -86,55 +86,46 @@ fn recent_error_messages_accumulate_newest_first() {
 }
 
 #[test]
-#[ignore = "aclInit rejects an empty config file; CANN treats it as no config"]
 fn init_accepts_empty_config_file() {
     case("init_empty_config");
 }
 
 #[test]
-#[ignore = "aclGetDeviceCapability returns 107001 for a bad device; CANN returns 100000"]
 fn device_capability_bad_device_is_invalid_param() {
     case("capability_bad_device");
 }
 
 #[test]
-#[ignore = "count 0 with NULL pointers fails; CANN returns success before any check"]
 fn zero_count_copies_and_memsets_succeed_with_null() {
     case("zero_count_null");
 }
 
 #[test]
-#[ignore = "count > destMax returns 100000; CANN's runtime returns 107000"]
 fn count_above_dest_max_is_rt_param_invalid() {
     case("count_gt_destmax");
 }
 
 #[test]
-#[ignore = "2-D copy width limit 5000000 not checked, height limit gives 100000 not 107000"]
 fn memcpy2d_width_and_height_limits() {
     case("memcpy2d_limits");
 }
 
 #[test]
-#[ignore = "aclrtMemcpy2dAsync rejects ACL_MEMCPY_DEVICE_TO_DEVICE; CANN supports it on A2/A3"]
 fn memcpy2d_async_device_to_device() {
     case("memcpy2d_async_d2d");
 }
 
 #[test]
-#[ignore = "aclrtMemcpyAsync accepts HOST_TO_HOST; CANN returns ACL_ERROR_RT_FEATURE_NOT_SUPPORT"]
 fn memcpy_async_host_to_host_not_supported() {
     case("memcpy_async_h2h");
 }
 
 #[test]
-#[ignore = "aclrtMemcpy rejects a kind that does not match the pointers; CANN infers it"]
 fn memcpy_kind_comes_from_the_pointers() {
     case("memcpy_kind_from_pointers");
 }
 
 #[test]
-#[ignore = "aclrtGetMemInfo bad attr returns 100000; CANN returns 107016"]
 fn mem_info_bad_attr_is_invalid_memory_type() {
     case("meminfo_bad_attr");
 }
@@ -187,7 +178,6 @@ fn sample_error_handling_flow() {
 /// callback within the timeout) at INFO level, not as errors (callback.cpp
 /// `aclrtProcessReportImpl`): the callback example must not flood stderr.
 #[test]
-#[ignore = "aclrtProcessReport logs every poll of an unsubscribed thread as an ERROR line"]
 fn sample_callback_polling_is_not_logged_as_error() {
     let r = flow("callback");
     let noisy = r
@@ -199,19 +189,16 @@ fn sample_callback_polling_is_not_logged_as_error() {
 }
 
 #[test]
-#[ignore = "timeout 0 polls once; CANN accepts -1 or > 0 only and returns 107000"]
 fn synchronize_with_timeout_zero_is_rt_param_invalid() {
     case("sync_timeout_zero");
 }
 
 #[test]
-#[ignore = "aclrtResetDevice of an unset device returns 100000; CANN returns 507007"]
 fn reset_of_unset_device_is_context_release_error() {
     case("reset_unset_device");
 }
 
 #[test]
-#[ignore = "aclprofStart allows one session; CANN refuses only repeated configs or devices"]
 fn prof_sessions_on_different_devices_run_together() {
     case("prof_sessions");
 }
@@ -234,37 +221,43 @@ fn sample_hccl_thread_per_device_flow() {
 }
 
 #[test]
-#[ignore = "aclInit ignores the documented defaultDevice config; calls need aclrtSetDevice"]
 fn init_default_device_config() {
     case("default_device_config");
 }
 
 #[test]
-#[ignore = "aclInit accepts any err_msg_mode; CANN accepts \"0\" or \"1\" only"]
 fn init_err_msg_mode_config_values() {
     case("err_msg_mode_config");
 }
 
 #[test]
-#[ignore = "aclrtGetMemInfo(ACL_DDR_MEM) reports host RAM; CANN reports 0/0 on an HBM device"]
 fn mem_info_ddr_is_zero_on_hbm_device() {
     case("meminfo_ddr");
 }
 
 #[test]
-#[ignore = "aclrtMemcpyAsync with malloc'd host memory returns before the copy; CANN 8.3+ completes it first"]
 fn memcpy_async_with_pageable_host_memory_is_synchronous() {
     case("pageable_async_is_sync");
 }
 
 #[test]
-#[ignore = "context misuse returns 100000; CANN returns 107002 (destroy) / 107000 (set current)"]
 fn context_destroy_and_set_codes() {
     case("context_codes");
 }
 
 #[test]
-#[ignore = "timestamps of unrecorded events give 107006 (CANN 507000), of pending ones 507006 (CANN 107006)"]
 fn event_timestamp_codes_without_a_timestamp() {
     case("event_timestamp_codes");
+}
+
+#[test]
+#[ignore = "err_msg_mode \"1\" (process-level messages) is accepted but messages stay per thread"]
+fn recent_error_messages_process_mode() {
+    case("err_msg_process_mode");
+}
+
+#[test]
+#[ignore = "one report thread may be subscribed to streams of two devices; CANN refuses"]
+fn report_thread_serves_one_device() {
+    case("subscribe_across_devices");
 }

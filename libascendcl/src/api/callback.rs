@@ -265,7 +265,11 @@ pub unsafe extern "C" fn aclrtSetExceptionInfoCallback(
     })
 }
 
-fn info_field(name: &str, info: *const ExceptionInfo, f: impl Fn(&ExceptionInfo) -> u32) -> u32 {
+fn info_field(
+    name: &'static str,
+    info: *const ExceptionInfo,
+    f: impl Fn(&ExceptionInfo) -> u32,
+) -> u32 {
     crate::ffi::boundary_value(name, u32::MAX, || {
         crate::ffi::non_null(info, "info")?;
         // SAFETY: non-null; the magic check below rejects what we did not hand out.

@@ -1,9 +1,7 @@
 //! Error reporting: `aclGetRecentErrMsg`, `aclrtPeekAtLastError`, `aclrtGetLastError`.
 //!
 //! The recent message is per thread (kept by [`crate::ffi`]). The last error *code* is per
-//! thread too; it is recorded by [`boundary`], which every export of the runtime core goes
-//! through (a thin wrapper around [`ffi::boundary`]). Exports that call `ffi::boundary`
-//! directly do not record their code here.
+//! thread too; [`ffi::boundary`] records it for every export through [`note_code`].
 
 use crate::ffi;
 use npu_emu::Error;
@@ -21,18 +19,20 @@ pub fn note_code(code: i32) {
     }
 }
 
-/// [`ffi::boundary`], also recording a failure's code for `aclrtGetLastError`.
-pub fn boundary(name: &str, f: impl FnOnce() -> Result<(), Error>) -> i32 {
-    let c = ffi::boundary(name, f);
-    note_code(c);
-    c
+/// [`ffi::boundary`] (kept so the runtime core's exports read alike).
+pub fn boundary(name: &'static str, f: impl FnOnce() -> Result<(), Error>) -> i32 {
+    ffi::boundary(name, f)
 }
 
 /// Like [`boundary`], but an error whose code is in `quiet` is an expected outcome (a
 /// report wait that timed out, a repeated `aclInit`, a poll that found work pending): its
 /// message is recorded for `aclGetRecentErrMsg` and logged at INFO instead of ERROR, so
 /// loops that expect it do not flood the log.
-pub fn boundary_quiet(name: &str, quiet: &[i32], f: impl FnOnce() -> Result<(), Error>) -> i32 {
+pub fn boundary_quiet(
+    name: &'static str,
+    quiet: &[i32],
+    f: impl FnOnce() -> Result<(), Error>,
+) -> i32 {
     let mut expected: Option<Error> = None;
     let c = ffi::boundary(name, || match f() {
         Err(e) if quiet.contains(&e.code) => {
@@ -48,7 +48,6 @@ pub fn boundary_quiet(name: &str, quiet: &[i32], f: impl FnOnce() -> Result<(), 
         note_code(e.code);
         return e.code;
     }
-    note_code(c);
     c
 }
 

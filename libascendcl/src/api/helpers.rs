@@ -86,7 +86,6 @@ fn with_live<T>(buf: *const DataBuffer, f: impl FnOnce(&mut DataBuffer) -> T) ->
 /// `size` 0.
 #[no_mangle]
 pub extern "C" fn aclCreateDataBuffer(data: *mut c_void, size: usize) -> *mut DataBuffer {
-    crate::api::prof::count("aclCreateDataBuffer");
     boundary_value("aclCreateDataBuffer", std::ptr::null_mut(), || {
         let p = Box::into_raw(Box::new(DataBuffer { data, size }));
         BUFFERS
@@ -101,7 +100,6 @@ pub extern "C" fn aclCreateDataBuffer(data: *mut c_void, size: usize) -> *mut Da
 /// The memory the buffer points to is not freed (as in CANN).
 #[no_mangle]
 pub extern "C" fn aclDestroyDataBuffer(dataBuffer: *const DataBuffer) -> i32 {
-    crate::api::prof::count("aclDestroyDataBuffer");
     boundary("aclDestroyDataBuffer", || {
         if dataBuffer.is_null() {
             return Err(Error::invalid("argument dataBuffer is NULL"));
@@ -129,7 +127,6 @@ pub extern "C" fn aclUpdateDataBuffer(
     data: *mut c_void,
     size: usize,
 ) -> i32 {
-    crate::api::prof::count("aclUpdateDataBuffer");
     boundary("aclUpdateDataBuffer", || {
         with_live(dataBuffer, |b| {
             b.data = data;
@@ -141,7 +138,6 @@ pub extern "C" fn aclUpdateDataBuffer(
 /// `aclGetDataBufferAddr`: NULL for a NULL (or dead) buffer.
 #[no_mangle]
 pub extern "C" fn aclGetDataBufferAddr(dataBuffer: *const DataBuffer) -> *mut c_void {
-    crate::api::prof::count("aclGetDataBufferAddr");
     boundary_value("aclGetDataBufferAddr", std::ptr::null_mut(), || {
         with_live(dataBuffer, |b| b.data)
     })
@@ -150,7 +146,6 @@ pub extern "C" fn aclGetDataBufferAddr(dataBuffer: *const DataBuffer) -> *mut c_
 /// `aclGetDataBufferSize` (deprecated): the size truncated to 32 bits, 0 for NULL.
 #[no_mangle]
 pub extern "C" fn aclGetDataBufferSize(dataBuffer: *const DataBuffer) -> u32 {
-    crate::api::prof::count("aclGetDataBufferSize");
     boundary_value("aclGetDataBufferSize", 0, || {
         with_live(dataBuffer, |b| b.size as u32)
     })
@@ -159,7 +154,6 @@ pub extern "C" fn aclGetDataBufferSize(dataBuffer: *const DataBuffer) -> u32 {
 /// `aclGetDataBufferSizeV2`: the size, 0 for NULL.
 #[no_mangle]
 pub extern "C" fn aclGetDataBufferSizeV2(dataBuffer: *const DataBuffer) -> usize {
-    crate::api::prof::count("aclGetDataBufferSizeV2");
     boundary_value("aclGetDataBufferSizeV2", 0, || {
         with_live(dataBuffer, |b| b.size)
     })

@@ -29,7 +29,6 @@
 //!   registered with `aclrtHostRegister`): anything else is undefined in CANN and an error
 //!   here.
 
-use crate::api::prof::count;
 use crate::ffi::{boundary, non_null, out};
 use crate::mem::is_device_addr;
 use crate::runtime::{get, Runtime};
@@ -324,7 +323,6 @@ fn malloc_impl(
 /// `aclrtMalloc`.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtMalloc(devPtr: *mut *mut c_void, size: usize, policy: i32) -> i32 {
-    count("aclrtMalloc");
     boundary("aclrtMalloc", || {
         malloc_impl(devPtr, size, policy, Rounding::Padded, None)
     })
@@ -337,7 +335,6 @@ pub unsafe extern "C" fn aclrtMallocAlign32(
     size: usize,
     policy: i32,
 ) -> i32 {
-    count("aclrtMallocAlign32");
     boundary("aclrtMallocAlign32", || {
         malloc_impl(devPtr, size, policy, Rounding::Align32, None)
     })
@@ -350,7 +347,6 @@ pub unsafe extern "C" fn aclrtMallocCached(
     size: usize,
     policy: i32,
 ) -> i32 {
-    count("aclrtMallocCached");
     boundary("aclrtMallocCached", || {
         malloc_impl(devPtr, size, policy, Rounding::Padded, None)
     })
@@ -418,7 +414,6 @@ pub unsafe extern "C" fn aclrtMallocWithCfg(
     policy: i32,
     cfg: *mut MallocConfig,
 ) -> i32 {
-    count("aclrtMallocWithCfg");
     boundary("aclrtMallocWithCfg", || {
         let device = config_device(cfg)?;
         malloc_impl(devPtr, size, policy, Rounding::Padded, device)
@@ -428,7 +423,6 @@ pub unsafe extern "C" fn aclrtMallocWithCfg(
 /// `aclrtFree`.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtFree(devPtr: *mut c_void) -> i32 {
-    count("aclrtFree");
     boundary("aclrtFree", || {
         non_null(devPtr, "devPtr")?;
         let rt = get()?;
@@ -462,7 +456,6 @@ fn malloc_host_impl(host_ptr: *mut *mut c_void, size: u64) -> Result<()> {
 /// `aclrtMallocHost`: page-aligned host memory, tracked so a bad free is caught.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtMallocHost(hostPtr: *mut *mut c_void, size: usize) -> i32 {
-    count("aclrtMallocHost");
     boundary("aclrtMallocHost", || malloc_host_impl(hostPtr, size as u64))
 }
 
@@ -473,7 +466,6 @@ pub unsafe extern "C" fn aclrtMallocHostWithCfg(
     size: u64,
     cfg: *mut MallocConfig,
 ) -> i32 {
-    count("aclrtMallocHostWithCfg");
     boundary("aclrtMallocHostWithCfg", || {
         config_device(cfg)?;
         malloc_host_impl(ptr, size)
@@ -483,7 +475,6 @@ pub unsafe extern "C" fn aclrtMallocHostWithCfg(
 /// `aclrtFreeHost`.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtFreeHost(hostPtr: *mut c_void) -> i32 {
-    count("aclrtFreeHost");
     boundary("aclrtFreeHost", || {
         non_null(hostPtr, "hostPtr")?;
         let rt = get()?;
@@ -506,7 +497,6 @@ pub unsafe extern "C" fn aclrtMemcpy(
     count_: usize,
     kind: i32,
 ) -> i32 {
-    count("aclrtMemcpy");
     boundary("aclrtMemcpy", || {
         // CANN: a zero-byte copy succeeds before any other check.
         if count_ == 0 {
@@ -606,7 +596,6 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     kind: i32,
     stream: *mut c_void,
 ) -> i32 {
-    count("aclrtMemcpyAsync");
     boundary("aclrtMemcpyAsync", || {
         // CANN: a zero-byte copy succeeds before any other check.
         if count_ == 0 {
@@ -768,7 +757,6 @@ pub unsafe extern "C" fn aclrtMemcpy2d(
     height: usize,
     kind: i32,
 ) -> i32 {
-    count("aclrtMemcpy2d");
     boundary("aclrtMemcpy2d", || {
         // CANN: an empty matrix succeeds before any other check.
         if width == 0 || height == 0 {
@@ -793,7 +781,6 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
     kind: i32,
     stream: *mut c_void,
 ) -> i32 {
-    count("aclrtMemcpy2dAsync");
     boundary("aclrtMemcpy2dAsync", || {
         if width == 0 || height == 0 {
             return Ok(());
@@ -868,7 +855,6 @@ pub unsafe extern "C" fn aclrtMemset(
     value: i32,
     count_: usize,
 ) -> i32 {
-    count("aclrtMemset");
     boundary("aclrtMemset", || {
         // CANN: a zero-byte memset succeeds before any other check.
         if count_ == 0 {
@@ -892,7 +878,6 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
     count_: usize,
     stream: *mut c_void,
 ) -> i32 {
-    count("aclrtMemsetAsync");
     boundary("aclrtMemsetAsync", || {
         if count_ == 0 {
             return Ok(());
@@ -928,7 +913,6 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
 /// `ACL_ERROR_RT_INVALID_MEMORY_TYPE`.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtGetMemInfo(attr: i32, free: *mut usize, total: *mut usize) -> i32 {
-    count("aclrtGetMemInfo");
     boundary("aclrtGetMemInfo", || {
         non_null(free, "free")?;
         non_null(total, "total")?;
@@ -976,7 +960,6 @@ pub unsafe extern "C" fn aclrtPointerGetAttributes(
     ptr: *const c_void,
     attributes: *mut PtrAttributes,
 ) -> i32 {
-    count("aclrtPointerGetAttributes");
     boundary("aclrtPointerGetAttributes", || {
         non_null(ptr, "ptr")?;
         non_null(attributes, "attributes")?;
@@ -1019,14 +1002,12 @@ fn flush_like(dev_ptr: *mut c_void, size: usize) -> Result<()> {
 /// `aclrtMemFlush`: validates the range; the emulator has no cache to flush.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtMemFlush(devPtr: *mut c_void, size: usize) -> i32 {
-    count("aclrtMemFlush");
     boundary("aclrtMemFlush", || flush_like(devPtr, size))
 }
 
 /// `aclrtMemInvalidate`: validates the range; nothing to invalidate.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtMemInvalidate(devPtr: *mut c_void, size: usize) -> i32 {
-    count("aclrtMemInvalidate");
     boundary("aclrtMemInvalidate", || flush_like(devPtr, size))
 }
 
@@ -1041,7 +1022,6 @@ pub unsafe extern "C" fn aclrtHostRegister(
     type_: i32,
     devPtr: *mut *mut c_void,
 ) -> i32 {
-    count("aclrtHostRegister");
     boundary("aclrtHostRegister", || {
         non_null(ptr, "ptr")?;
         non_null(devPtr, "devPtr")?;
@@ -1068,7 +1048,6 @@ pub unsafe extern "C" fn aclrtHostRegister(
 /// `aclrtHostUnregister`.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtHostUnregister(ptr: *mut c_void) -> i32 {
-    count("aclrtHostUnregister");
     boundary("aclrtHostUnregister", || {
         non_null(ptr, "ptr")?;
         get()?.mem.unregister_host(ptr as usize)
@@ -1079,7 +1058,6 @@ pub unsafe extern "C" fn aclrtHostUnregister(ptr: *mut c_void) -> i32 {
 /// or write the buffer), then free like `aclrtFreeHost`.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtFreeHostWithDevSync(hostPtr: *mut c_void) -> i32 {
-    count("aclrtFreeHostWithDevSync");
     boundary("aclrtFreeHostWithDevSync", || {
         non_null(hostPtr, "hostPtr")?;
         let rt = get()?;
@@ -1107,7 +1085,6 @@ const ACL_HOST_REG_PINNED: u32 = 0x1000_0000;
 /// `ACL_HOST_REG_PINNED`); the device pointer comes from `aclrtHostGetDevicePointer`.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtHostRegisterV2(ptr: *mut c_void, size: u64, flag: u32) -> i32 {
-    count("aclrtHostRegisterV2");
     boundary("aclrtHostRegisterV2", || {
         non_null(ptr, "ptr")?;
         if size == 0 {
@@ -1139,7 +1116,6 @@ pub unsafe extern "C" fn aclrtHostGetDevicePointer(
     pDevice: *mut *mut c_void,
     flag: u32,
 ) -> i32 {
-    count("aclrtHostGetDevicePointer");
     boundary("aclrtHostGetDevicePointer", || {
         non_null(pHost, "pHost")?;
         non_null(pDevice, "pDevice")?;
@@ -1318,7 +1294,6 @@ pub unsafe extern "C" fn aclrtMemcpyBatch(
     numAttrs: usize,
     failIndex: *mut usize,
 ) -> i32 {
-    count("aclrtMemcpyBatch");
     boundary("aclrtMemcpyBatch", || {
         let rt = get()?;
         let items = unsafe {
@@ -1361,7 +1336,6 @@ pub unsafe extern "C" fn aclrtMemcpyBatchAsync(
     failIndex: *mut usize,
     stream: *mut c_void,
 ) -> i32 {
-    count("aclrtMemcpyBatchAsync");
     boundary("aclrtMemcpyBatchAsync", || {
         let rt = get()?;
         let s = rt.stream(stream)?;

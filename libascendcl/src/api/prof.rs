@@ -60,9 +60,10 @@ struct Prof {
 
 static PROF: Mutex<Option<Prof>> = Mutex::new(None);
 
-/// Count one call of `name` if a profiling session is running. Cheap when none is.
+/// Count one call of `name` if a profiling session is running. Cheap when none is. The
+/// profiler's own `aclprof*` control calls are not counted.
 pub fn count(name: &'static str) {
-    if !COUNTING.load(Ordering::Relaxed) {
+    if !COUNTING.load(Ordering::Relaxed) || name.starts_with("aclprof") {
         return;
     }
     if let Some(p) = PROF.lock().as_mut() {

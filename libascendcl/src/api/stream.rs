@@ -291,7 +291,9 @@ pub unsafe extern "C" fn aclrtStreamWaitEventWithTimeout(
         if timeout < 0 {
             return Err(Error::new(
                 ACL_ERROR_RT_PARAM_INVALID,
-                format!("timeout = {timeout} is invalid: expected 0 (no limit) to INT_MAX milliseconds"),
+                format!(
+                    "timeout = {timeout} is invalid: expected 0 (no limit) to INT_MAX milliseconds"
+                ),
             ));
         }
         let t = (timeout > 0).then(|| Duration::from_millis(timeout as u64));

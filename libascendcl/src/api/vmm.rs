@@ -12,7 +12,6 @@
 //! `aclrtMallocPhysical` accepts device memory only (`location.type` DEVICE, an HBM
 //! `memAttr`), `handleType` NONE and `allocationType` PINNED.
 
-use crate::api::prof::count;
 use crate::ffi::{boundary, non_null, out};
 use crate::mem::VmmHandle;
 use crate::runtime::{get, Runtime};
@@ -86,7 +85,6 @@ pub unsafe extern "C" fn aclrtMemGetAllocationGranularity(
     option: i32,
     granularity: *mut usize,
 ) -> i32 {
-    count("aclrtMemGetAllocationGranularity");
     boundary("aclrtMemGetAllocationGranularity", || {
         non_null(granularity, "granularity")?;
         if option != 0 && option != 1 {
@@ -110,7 +108,6 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
     expectPtr: *mut c_void,
     flags: u64,
 ) -> i32 {
-    count("aclrtReserveMemAddress");
     let _ = (expectPtr, flags);
     boundary("aclrtReserveMemAddress", || {
         non_null(virPtr, "virPtr")?;
@@ -123,7 +120,6 @@ pub unsafe extern "C" fn aclrtReserveMemAddress(
 /// `aclrtReleaseMemAddress`.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtReleaseMemAddress(virPtr: *mut c_void) -> i32 {
-    count("aclrtReleaseMemAddress");
     boundary("aclrtReleaseMemAddress", || {
         non_null(virPtr, "virPtr")?;
         get()?.node.release_va(virPtr as u64)
@@ -138,7 +134,6 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
     prop: *const PhysicalMemProp,
     flags: u64,
 ) -> i32 {
-    count("aclrtMallocPhysical");
     let _ = flags;
     boundary("aclrtMallocPhysical", || {
         non_null(handle, "handle")?;
@@ -178,7 +173,6 @@ fn live_handle(rt: &Runtime, handle: *mut c_void) -> Result<VmmHandle> {
 /// `aclrtFreePhysical`: the handle must not be mapped anywhere.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtFreePhysical(handle: *mut c_void) -> i32 {
-    count("aclrtFreePhysical");
     boundary("aclrtFreePhysical", || {
         let rt = get()?;
         let h = live_handle(&rt, handle)?;
@@ -197,7 +191,6 @@ pub unsafe extern "C" fn aclrtMapMem(
     handle: *mut c_void,
     flags: u64,
 ) -> i32 {
-    count("aclrtMapMem");
     let _ = flags;
     boundary("aclrtMapMem", || {
         non_null(virPtr, "virPtr")?;
@@ -210,7 +203,6 @@ pub unsafe extern "C" fn aclrtMapMem(
 /// `aclrtUnmapMem`.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtUnmapMem(virPtr: *mut c_void) -> i32 {
-    count("aclrtUnmapMem");
     boundary("aclrtUnmapMem", || {
         non_null(virPtr, "virPtr")?;
         get()?.node.unmap(virPtr as u64)
@@ -223,7 +215,6 @@ pub unsafe extern "C" fn aclrtMemGetAllocationPropertiesFromHandle(
     handle: *mut c_void,
     prop: *mut PhysicalMemProp,
 ) -> i32 {
-    count("aclrtMemGetAllocationPropertiesFromHandle");
     boundary("aclrtMemGetAllocationPropertiesFromHandle", || {
         non_null(prop, "prop")?;
         let rt = get()?;
