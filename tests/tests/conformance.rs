@@ -80,7 +80,6 @@ fn memcpy_every_kind() {
 // ---- discrepancies found against CANN (see the notes in conf_cases.c) ----
 
 #[test]
-#[ignore = "aclGetRecentErrMsg keeps only the newest message; CANN accumulates, newest first"]
 fn recent_error_messages_accumulate_newest_first() {
     case("errmsg_accumulates");
 }
