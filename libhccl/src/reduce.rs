@@ -11,7 +11,7 @@ pub const CHUNK_BYTES: usize = 16 * 1024;
 
 /// Scratch buffers (8-byte aligned) reused across chunks.
 pub struct Scratch {
-    /// Write results with non-temporal stores (large operations, see [`NT_WRITTEN`]).
+    /// Write results with non-temporal stores (large operations, see [`NT_FOOTPRINT`]).
     pub nt: bool,
     acc: Vec<u64>,
     tmp: Vec<u64>,
@@ -268,15 +268,15 @@ pub unsafe fn reduce(
     }
 }
 
-/// Bytes written by all ranks together from which results are written with non-temporal
-/// stores: beyond half the 32 MiB last-level cache (shared with inputs and other programs),
-/// ordinary stores would first read every destination line (read-for-ownership) only to
-/// overwrite it, and evict the inputs. Measured on the 2-core VM, same-run figures against
-/// the earlier rule (footprint of all buffers ≥ 64 MiB): Broadcast 8 MiB on 4 ranks (24 MiB
-/// written) 2.6–4.3 → 6.0–7.8 GB/s, AllReduce 8 MiB on 2 ranks (16 MiB) 4.1–4.3 → 6.2–8.1
-/// GB/s; Broadcast 8 MiB on 2 ranks (8 MiB written, cache-resident) is 2x faster with
-/// ordinary stores.
-pub const NT_WRITTEN: u64 = 16 << 20;
+/// Footprint (bytes of all ranks' buffers together) from which results are written with
+/// non-temporal stores: at the size of the 32 MiB last-level cache (shared with other
+/// programs) ordinary stores would first read every destination line (read-for-ownership)
+/// only to overwrite it, and evict the inputs. Same-run figures on the 2-core VM against
+/// the earlier 64 MiB: Broadcast 8 MiB on 4 ranks (32 MiB) 3.2 → 7.4 GB/s busbw (medians of
+/// 4), AllReduce 8 MiB on 2 ranks (32 MiB) 4.1–4.3 → 6.2–8.1 GB/s; below it, AllGather 8 MiB
+/// on 2 ranks (24 MiB) is faster with ordinary stores (6.8 vs 6.1 GB/s) and Broadcast 8 MiB
+/// on 2 ranks (16 MiB) 2x faster.
+pub const NT_FOOTPRINT: u64 = 32 << 20;
 
 /// Copy `len` bytes between non-overlapping ranges, with non-temporal stores if `nt`.
 ///

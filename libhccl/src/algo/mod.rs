@@ -126,21 +126,11 @@ pub fn with_scratch<R>(nt: bool, f: impl FnOnce(&mut Scratch) -> R) -> R {
     })
 }
 
-/// Whether `op` writes so much (all ranks' results together) that its results should
-/// bypass the caches (see [`crate::reduce::NT_WRITTEN`]).
+/// Whether `op` touches so much memory (all ranks' buffers together) that its results
+/// should bypass the caches (see [`crate::reduce::NT_FOOTPRINT`]).
 pub fn nt_for(c: &CommInner, op: &Op) -> bool {
-    let n = c.n as u64;
-    let written = match op.code {
-        // In place: every rank but the root receives the buffer.
-        opcode::BROADCAST => op
-            .count
-            .saturating_mul(op.dt.size() as u64)
-            .saturating_mul(n - 1),
-        // Only the root's output.
-        opcode::REDUCE => op.count.saturating_mul(op.dt.size() as u64),
-        _ => op.recv.map_or(0, |b| b.len).saturating_mul(n),
-    };
-    written >= crate::reduce::NT_WRITTEN
+    let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
+    mine.saturating_mul(c.n as u64) >= crate::reduce::NT_FOOTPRINT
 }
 
 /// Enqueue `op` on `stream`.
