@@ -4,7 +4,7 @@
 //! On this kind of machine ranks often outnumber cores. Pure spinning then collapses to
 //! timeslice-bound milliseconds; `sched_yield` polling stays at a few µs per hop; a futex
 //! hand-off costs 15–30 µs because an idle vCPU has to be woken. So a waiter:
-//! 1. spins for a few µs, only when every participant can have its own core;
+//! 1. spins for up to ~50 µs, only when every participant can have its own core;
 //! 2. polls with `sched_yield` for a few milliseconds;
 //! 3. then sleeps on a futex word in shared memory (not process-private, so a waker in
 //!    another process reaches it), re-checking its condition and its deadline periodically.
@@ -73,9 +73,13 @@ impl Policy {
     /// The policy for `participants` threads or processes that wait for each other.
     pub fn for_participants(participants: u32) -> Policy {
         Policy {
-            // About 2 µs of `pause`: long enough for a peer running on another core.
+            // About 50 µs of `pause` (~24 ns each on the Zen 4 VM). 200 (5 µs) was too
+            // short on a loaded machine: a waiter whose peer was briefly descheduled then
+            // yielded its CPU to another program for a whole timeslice. 8-byte AllReduce on
+            // 2 ranks, while other jobs loaded the VM (alternating runs, medians of 9):
+            // 440 µs with 200 spins, 58 µs with 2000, 224 µs with 6000.
             spin: if participants <= online_cpus() {
-                200
+                2000
             } else {
                 0
             },
