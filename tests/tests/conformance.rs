@@ -256,7 +256,6 @@ fn recent_error_messages_process_mode() {
 }
 
 #[test]
-#[ignore = "one report thread may be subscribed to streams of two devices; CANN refuses"]
 fn report_thread_serves_one_device() {
     case("subscribe_across_devices");
 }
