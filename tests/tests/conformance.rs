@@ -250,7 +250,6 @@ fn event_timestamp_codes_without_a_timestamp() {
 }
 
 #[test]
-#[ignore = "err_msg_mode \"1\" (process-level messages) is accepted but messages stay per thread"]
 fn recent_error_messages_process_mode() {
     case("err_msg_process_mode");
 }
