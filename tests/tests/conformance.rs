@@ -258,3 +258,8 @@ fn recent_error_messages_process_mode() {
 fn report_thread_serves_one_device() {
     case("subscribe_across_devices");
 }
+
+#[test]
+fn memcpy2d_direction_from_pointers_is_runtime_error() {
+    case("memcpy2d_resolved_direction");
+}
