@@ -3,9 +3,11 @@
 use npu_emu::codes::ACL_ERROR_INTERNAL_ERROR;
 use npu_emu::config::LogLevel;
 use npu_emu::Error;
+use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::ffi::CString;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Most messages kept for one `aclGetRecentErrMsg` read; older ones are dropped.
 const MAX_RECENT: usize = 16;
@@ -16,15 +18,31 @@ thread_local! {
     static RECENT: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Add `msg` to this thread's recent error messages, without logging it.
+/// `err_msg_mode` "1" of the `aclInit` config: the messages are the process's, not the
+/// thread's ("获取进程级别、还是线程级别的错误描述信息由aclInit接口中的err_msg_mode配置控制").
+static PROCESS_MODE: AtomicBool = AtomicBool::new(false);
+static PROCESS_RECENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Keep recent messages per process (`true`, `err_msg_mode` "1") or per thread (default).
+pub fn set_process_mode(on: bool) {
+    PROCESS_MODE.store(on, Ordering::SeqCst);
+}
+
+fn push_recent(r: &mut Vec<String>, msg: &str) {
+    if r.len() == MAX_RECENT {
+        r.remove(0);
+    }
+    r.push(msg.replace('\0', " "));
+}
+
+/// Add `msg` to this thread's (in process mode: the process's) recent error messages,
+/// without logging it.
 pub fn set_recent(msg: &str) {
-    RECENT.with(|r| {
-        let mut r = r.borrow_mut();
-        if r.len() == MAX_RECENT {
-            r.remove(0);
-        }
-        r.push(msg.replace('\0', " "));
-    });
+    if PROCESS_MODE.load(Ordering::SeqCst) {
+        push_recent(&mut PROCESS_RECENT.lock(), msg);
+    } else {
+        RECENT.with(|r| push_recent(&mut r.borrow_mut(), msg));
+    }
 }
 
 /// Record `msg` as this thread's recent error message and log it at ERROR level.
@@ -40,7 +58,11 @@ pub fn recent_error_ptr() -> *const libc::c_char {
     thread_local! {
         static SHOWN: RefCell<Option<CString>> = const { RefCell::new(None) };
     }
-    let taken: Vec<String> = RECENT.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    let taken: Vec<String> = if PROCESS_MODE.load(Ordering::SeqCst) {
+        std::mem::take(&mut *PROCESS_RECENT.lock())
+    } else {
+        RECENT.with(|r| std::mem::take(&mut *r.borrow_mut()))
+    };
     SHOWN.with(|s| {
         let mut s = s.borrow_mut();
         *s = if taken.is_empty() {

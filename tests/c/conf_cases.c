@@ -715,6 +715,26 @@ static void case_subscribe_across_devices(void) {
     teardown();
 }
 
+/* 2-D copies whose kind CANN's ACL layer accepts (H2D, D2H, DEFAULT; D2D when async) but
+ * whose pointers make an unsupported direction are refused by the runtime:
+ * ACL_ERROR_RT_PARAM_INVALID (S1 ApiErrorDecorator::MemCopy2DSync "Memcpy2dSync supports only
+ * H2D or D2H", MemCopy2DAsync "supports only H2D, D2H, or D2D"). Kinds the ACL layer refuses
+ * stay ACL_ERROR_INVALID_PARAM. */
+static void case_memcpy2d_resolved_direction(void) {
+    setup();
+    void *a = NULL, *b = NULL;
+    char h[256], h2[256];
+    CHECK(aclrtMalloc(&a, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMalloc(&b, 256, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_CODE(aclrtMemcpy2d(a, 64, b, 64, 16, 2, ACL_MEMCPY_DEFAULT), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtMemcpy2dAsync(h, 64, h2, 64, 16, 2, ACL_MEMCPY_DEFAULT, NULL), ACL_ERROR_RT_PARAM_INVALID, NULL);
+    EXPECT_CODE(aclrtMemcpy2d(a, 64, b, 64, 16, 2, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpy2dAsync(h, 64, h2, 64, 16, 2, ACL_MEMCPY_HOST_TO_HOST, NULL), ACL_ERROR_INVALID_PARAM, NULL);
+    CHECK(aclrtFree(a));
+    CHECK(aclrtFree(b));
+    teardown();
+}
+
 struct named {
     const char *name;
     void (*fn)(void);
@@ -751,6 +771,7 @@ int main(int argc, char **argv) {
         {"event_timestamp_codes", case_event_timestamp_codes},
         {"err_msg_process_mode", case_err_msg_process_mode},
         {"subscribe_across_devices", case_subscribe_across_devices},
+        {"memcpy2d_resolved_direction", case_memcpy2d_resolved_direction},
     };
     if (argc != 2) {
         fprintf(stderr, "usage: conf_cases CASE\n");

@@ -250,13 +250,16 @@ fn event_timestamp_codes_without_a_timestamp() {
 }
 
 #[test]
-#[ignore = "err_msg_mode \"1\" (process-level messages) is accepted but messages stay per thread"]
 fn recent_error_messages_process_mode() {
     case("err_msg_process_mode");
 }
 
 #[test]
-#[ignore = "one report thread may be subscribed to streams of two devices; CANN refuses"]
 fn report_thread_serves_one_device() {
     case("subscribe_across_devices");
+}
+
+#[test]
+fn memcpy2d_direction_from_pointers_is_runtime_error() {
+    case("memcpy2d_resolved_direction");
 }

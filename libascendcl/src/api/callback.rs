@@ -44,6 +44,23 @@ pub unsafe extern "C" fn aclrtSubscribeReport(threadId: u64, stream: *mut c_void
                 ),
             ));
         }
+        // CANN: "同一个进程内，在不同的Device上注册回调函数的线程时，不能指定同一个线程ID".
+        let other = reg
+            .subs
+            .iter()
+            .filter(|(_, &t)| t == threadId)
+            .filter_map(|(h, _)| reg.streams.get(h))
+            .find(|s| s.logical != e.logical)
+            .map(|s| (s.logical, s.stream.label().to_string()));
+        if let Some((dev, label)) = other {
+            return Err(Error::new(
+                ACL_ERROR_RT_THREAD_SUBSCRIBE,
+                format!(
+                    "thread {threadId:#x} already handles the callbacks of {label} on device {dev}; \
+                     a report thread serves the streams of one device only"
+                ),
+            ));
+        }
         reg.subs.insert(e.handle, threadId);
         reg.reports
             .entry(threadId)

@@ -7,7 +7,8 @@
 //!   parser's message. The content of the first successful init with a config is
 //!   remembered: a later init (after a finalize) with different content is
 //!   `ACL_ERROR_INVALID_PARAM`, as in CANN.
-//! - Config keys acted on: `err_msg_mode` ("0" or "1", anything else is
+//! - Config keys acted on: `err_msg_mode` ("0": `aclGetRecentErrMsg` per thread, the
+//!   default; "1": per process; anything else is
 //!   `ACL_ERROR_INVALID_PARAM`) and `defaultDevice.default_device` (threads with no current
 //!   context use that device). Other keys (dump, profiling, …) are accepted and ignored.
 //! - `aclFinalize` finalises whatever the count (as CANN); a second call returns
@@ -58,8 +59,8 @@ fn read_config(path: *const c_char) -> Result<(String, InitOptions)> {
             format!("config file {p:?} is not valid JSON: {e}"),
         )
     })?;
-    // "err_msg_mode": "0" (per thread) or "1" (per process), CANN's HandleErrorManagerConfig.
-    // npu-emu keeps messages per thread in both modes.
+    // "err_msg_mode": "0" (per thread) or "1" (per process), CANN's HandleErrorManagerConfig;
+    // applied by `init` once the runtime is up.
     if let Some(m) = json.get("err_msg_mode") {
         if m.as_str() != Some("0") && m.as_str() != Some("1") {
             return Err(Error::invalid(format!(
@@ -112,6 +113,12 @@ fn init(path: *const c_char) -> Result<()> {
         }
     }
     runtime::create(opts)?;
+    // err_msg_mode "1": aclGetRecentErrMsg reports the messages of every thread.
+    let process_messages = serde_json::from_str::<serde_json::Value>(&content)
+        .ok()
+        .and_then(|v| v.get("err_msg_mode")?.as_str().map(|m| m == "1"))
+        .unwrap_or(false);
+    crate::ffi::set_process_mode(process_messages);
     lc.refcount = 1;
     if lc.first_config.is_none() && !content.is_empty() {
         lc.first_config = Some(content);

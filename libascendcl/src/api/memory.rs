@@ -674,26 +674,42 @@ fn check_2d(
     }
     let dir = resolve(Some(rt), kind, dst as u64, src as u64)?;
     if dir.dst_dev == dir.src_dev && !(allow_d2d && dir.dst_dev) {
-        return Err(Error::invalid(format!(
-            "{} copy ({}): CANN supports only ACL_MEMCPY_HOST_TO_DEVICE and \
+        // CANN's ACL layer refuses a kind outside H2D, D2H, DEFAULT (and D2D when
+        // asynchronous) with ACL_ERROR_INVALID_PARAM; an accepted kind whose pointers make
+        // the copy host-to-host or device-to-device is refused by the runtime
+        // (RT_ERROR_INVALID_VALUE → ACL_ERROR_RT_PARAM_INVALID).
+        let accepted = kind == ACL_MEMCPY_HOST_TO_DEVICE
+            || kind == ACL_MEMCPY_DEVICE_TO_HOST
+            || kind == ACL_MEMCPY_DEFAULT
+            || (allow_d2d && kind == ACL_MEMCPY_DEVICE_TO_DEVICE);
+        let code = if accepted {
+            ACL_ERROR_RT_PARAM_INVALID
+        } else {
+            npu_emu::codes::ACL_ERROR_INVALID_PARAM
+        };
+        return Err(Error::new(
+            code,
+            format!(
+                "{} copy ({}): CANN supports only ACL_MEMCPY_HOST_TO_DEVICE and \
              ACL_MEMCPY_DEVICE_TO_HOST{} for {} 2-D copies",
-            if dir.dst_dev {
-                "device-to-device"
-            } else {
-                "host-to-host"
-            },
-            kind_name(kind),
-            if allow_d2d {
-                " (and ACL_MEMCPY_DEVICE_TO_DEVICE)"
-            } else {
-                ""
-            },
-            if allow_d2d {
-                "asynchronous"
-            } else {
-                "synchronous"
-            },
-        )));
+                if dir.dst_dev {
+                    "device-to-device"
+                } else {
+                    "host-to-host"
+                },
+                kind_name(kind),
+                if allow_d2d {
+                    " (and ACL_MEMCPY_DEVICE_TO_DEVICE)"
+                } else {
+                    ""
+                },
+                if allow_d2d {
+                    "asynchronous"
+                } else {
+                    "synchronous"
+                },
+            ),
+        ));
     }
     // The last row's end must not overflow the address space.
     for (arg, base, pitch) in [
