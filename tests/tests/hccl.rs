@@ -1,10 +1,11 @@
-//! HCCL: real C++ programs (`tests/c/hccl_*.cpp`) as multi-process jobs started by hand
+//! HCCL: real C++ programs (`tests/c/hccl_*.cpp`) as multi-process jobs started by hand, by
+//! the launcher (`npu-emu run`)
 //! (RANK_ID/RANK_SIZE, root info shared through a file), from a rank table, and as threads
 //! of one process; every op × dtype × reduce op × in/out-of-place checked against host
 //! results; communicator management; faults checked by their messages with no process left
 //! hanging.
 
-use npu_emu_tests::{command, compile, node_dir, run, scratch};
+use npu_emu_tests::{command, compile, node_dir, npu_emu_bin, run, scratch};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::OnceLock;
@@ -171,6 +172,35 @@ fn ops_threads_2_3_8() {
     ops_threads(2, &[]);
     ops_threads(3, &[]);
     ops_threads(8, &["--quick"]);
+}
+
+/// The op matrix as a job of the launcher: `npu-emu run -n N` sets RANK_ID, RANK_SIZE,
+/// ASCEND_DEVICE_ID and RANK_TABLE_FILE, and the program inits from that rank table.
+fn ops_launcher(n: u32, extra: &[&str]) {
+    let prog = exe("hccl_ops.cpp");
+    let work = scratch(&format!("hccl-ops-launcher{n}"));
+    let mut c = command(&npu_emu_bin(), &work);
+    c.args(["run", "-n", &n.to_string(), "--timeout", "240"])
+        .arg(&prog)
+        .args(extra);
+    let r = run(c);
+    r.assert_ok();
+    for i in 0..n {
+        assert!(
+            r.stdout
+                .contains(&format!("[rank {i}] hccl_ops rank {i}/{n} passed")),
+            "{}",
+            r.all()
+        );
+    }
+    no_leftover_blocks(&work);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}
+
+#[test]
+fn ops_through_the_launcher_3_and_8_ranks() {
+    ops_launcher(3, &[]);
+    ops_launcher(8, &["--quick"]);
 }
 
 #[test]
