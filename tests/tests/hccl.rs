@@ -1,6 +1,6 @@
-//! HCCL: real C++ programs (`tests/c/hccl_*.cpp`) as multi-process jobs started by hand, by
-//! the launcher (`npu-emu run`)
-//! (RANK_ID/RANK_SIZE, root info shared through a file), from a rank table, and as threads
+//! HCCL: real C++ programs (`tests/c/hccl_*.cpp`) as multi-process jobs started by hand
+//! (RANK_ID/RANK_SIZE, root info shared through a file), by the launcher (`npu-emu run`,
+//! rank table), from a hand-written rank table, and as threads
 //! of one process; every op × dtype × reduce op × in/out-of-place checked against host
 //! results; communicator management; faults checked by their messages with no process left
 //! hanging.
