@@ -60,6 +60,16 @@ unsafe fn u64s(p: *const c_void, n: u32, what: &str) -> HResult<Vec<u64>> {
     Ok(std::slice::from_raw_parts(p as *const u64, n as usize).to_vec())
 }
 
+/// Elements a buffer needs to hold every block `i` at `displs[i]` of `counts[i]` elements:
+/// the largest `displs[i] + counts[i]`; an overflow is `HCCL_E_PARA` naming `what`.
+fn extent(counts: &[u64], displs: &[u64], what: &str) -> HResult<u64> {
+    counts.iter().zip(displs).try_fold(0u64, |end, (&c, &d)| {
+        d.checked_add(c)
+            .map(|e| end.max(e))
+            .ok_or_else(|| HcclError::para(format!("{what} overflow")))
+    })
+}
+
 fn check_root(root: u32, c: &CommInner) -> HResult<()> {
     if root >= c.n {
         return Err(HcclError::para(format!(
@@ -220,13 +230,7 @@ pub unsafe extern "C" fn HcclAllGatherV(
                     c.rank, counts[c.rank as usize]
                 )));
             }
-            let mut end = 0u64;
-            for i in 0..c.n as usize {
-                let e = displs[i]
-                    .checked_add(counts[i])
-                    .ok_or_else(|| HcclError::para("recvDispls + recvCounts overflow"))?;
-                end = end.max(e);
-            }
+            let end = extent(&counts, &displs, "recvDispls + recvCounts")?;
             let total: u64 = counts.iter().sum();
             let mut o = Op::new(opcode::ALLGATHER_V, String::new());
             o.send = opt_buf(
@@ -337,13 +341,7 @@ pub unsafe extern "C" fn HcclReduceScatterV(
                     c.rank, counts[c.rank as usize]
                 )));
             }
-            let mut end = 0u64;
-            for i in 0..c.n as usize {
-                let e = displs[i]
-                    .checked_add(counts[i])
-                    .ok_or_else(|| HcclError::para("sendDispls + sendCounts overflow"))?;
-                end = end.max(e);
-            }
+            let end = extent(&counts, &displs, "sendDispls + sendCounts")?;
             let total: u64 = counts.iter().sum();
             let mut o = Op::new(opcode::REDUCE_SCATTER_V, String::new());
             o.send = opt_buf(
@@ -578,20 +576,8 @@ pub unsafe extern "C" fn HcclAlltoAllV(
             let sd = u64s(sdispls, c.n, "sdispls")?;
             let rc = u64s(recvCounts, c.n, "recvCounts")?;
             let rd = u64s(rdispls, c.n, "rdispls")?;
-            let mut send_end = 0u64;
-            let mut recv_end = 0u64;
-            for i in 0..c.n as usize {
-                send_end = send_end.max(
-                    sd[i]
-                        .checked_add(sc[i])
-                        .ok_or_else(|| HcclError::para("sdispls + sendCounts overflow"))?,
-                );
-                recv_end = recv_end.max(
-                    rd[i]
-                        .checked_add(rc[i])
-                        .ok_or_else(|| HcclError::para("rdispls + recvCounts overflow"))?,
-                );
-            }
+            let send_end = extent(&sc, &sd, "sdispls + sendCounts")?;
+            let recv_end = extent(&rc, &rd, "rdispls + recvCounts")?;
             let mut o = Op::new(opcode::ALLTOALLV, String::new());
             o.send = opt_buf(
                 &c,
