@@ -771,6 +771,37 @@ fn assign_k(c: &CommInner, items: &mut [P2p]) {
     }
 }
 
+/// The body of `HcclSend` (`send`) and `HcclRecv`: one point-to-point item with `peer`,
+/// described in the history as `HcclSend(…, destRank=…)` / `HcclRecv(…, srcRank=…)`.
+unsafe fn single_p2p(
+    send: bool,
+    buf: *mut c_void,
+    count: u64,
+    dataType: i32,
+    peer: u32,
+    comm: HcclComm,
+    stream: *mut c_void,
+) -> HResult<()> {
+    let c = prep(comm, stream)?;
+    let mut items = vec![p2p_item(&c, send, buf, count, dataType, peer, "")?];
+    assign_k(&c, &mut items);
+    let (code, name, peer_arg) = if send {
+        (opcode::SEND, "HcclSend", "destRank")
+    } else {
+        (opcode::RECEIVE, "HcclRecv", "srcRank")
+    };
+    let mut o = Op::new(
+        code,
+        format!(
+            "{name}(count={count}, dataType={}, {peer_arg}={peer}) message #{}",
+            items[0].dt.name(),
+            items[0].k
+        ),
+    );
+    o.p2p = items;
+    algo::enqueue(&c, o, stream)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn HcclSend(
     sendBuf: *mut c_void,
@@ -786,21 +817,7 @@ pub unsafe extern "C" fn HcclSend(
         || {
             format!("sendBuf={}, count={count}, dataType={dataType}, destRank={destRank}, comm={}, stream={}", ptr(sendBuf), ptr(comm), ptr(stream))
         },
-        || {
-            let c = prep(comm, stream)?;
-            let mut items = vec![p2p_item(&c, true, sendBuf, count, dataType, destRank, "")?];
-            assign_k(&c, &mut items);
-            let mut o = Op::new(
-                opcode::SEND,
-                format!(
-                    "HcclSend(count={count}, dataType={}, destRank={destRank}) message #{}",
-                    items[0].dt.name(),
-                    items[0].k
-                ),
-            );
-            o.p2p = items;
-            algo::enqueue(&c, o, stream)
-        },
+        || single_p2p(true, sendBuf, count, dataType, destRank, comm, stream),
     )
 }
 
@@ -819,21 +836,7 @@ pub unsafe extern "C" fn HcclRecv(
         || {
             format!("recvBuf={}, count={count}, dataType={dataType}, srcRank={srcRank}, comm={}, stream={}", ptr(recvBuf), ptr(comm), ptr(stream))
         },
-        || {
-            let c = prep(comm, stream)?;
-            let mut items = vec![p2p_item(&c, false, recvBuf, count, dataType, srcRank, "")?];
-            assign_k(&c, &mut items);
-            let mut o = Op::new(
-                opcode::RECEIVE,
-                format!(
-                    "HcclRecv(count={count}, dataType={}, srcRank={srcRank}) message #{}",
-                    items[0].dt.name(),
-                    items[0].k
-                ),
-            );
-            o.p2p = items;
-            algo::enqueue(&c, o, stream)
-        },
+        || single_p2p(false, recvBuf, count, dataType, srcRank, comm, stream),
     )
 }
 
