@@ -57,6 +57,8 @@ pub fn set_env_script(prefix: &Path) -> String {
         ("LD_LIBRARY_PATH", "/lib64"),
         ("PATH", "/bin"),
         ("CMAKE_PREFIX_PATH", "/lib64/cmake"),
+        // find_package(tikicpulib) of the Ascend C CPU-debug build (CANN 8.5 adds it too).
+        ("CMAKE_PREFIX_PATH", "/tools/tikicpulib/lib/cmake"),
     ] {
         let dir = q(sub);
         s.push_str(&format!(
