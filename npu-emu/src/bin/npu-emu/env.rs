@@ -56,9 +56,10 @@ pub fn set_env_script(prefix: &Path) -> String {
     for (var, sub) in [
         ("LD_LIBRARY_PATH", "/lib64"),
         ("PATH", "/bin"),
-        ("CMAKE_PREFIX_PATH", "/lib64/cmake"),
-        // find_package(tikicpulib) of the Ascend C CPU-debug build (CANN 8.5 adds it too).
+        // find_package(tikicpulib) of the Ascend C CPU-debug build (CANN 8.5 has it after
+        // lib64/cmake; each line prepends, so it comes first here).
         ("CMAKE_PREFIX_PATH", "/tools/tikicpulib/lib/cmake"),
+        ("CMAKE_PREFIX_PATH", "/lib64/cmake"),
     ] {
         let dir = q(sub);
         s.push_str(&format!(
