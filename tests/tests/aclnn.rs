@@ -8,7 +8,8 @@
 //!   hand-computed fp32 example; repeatable executors; the acl_meta.h getters; `delete[]` of
 //!   the returned arrays;
 //! - `aclnn_errors.cpp`: bad input gives the documented code and a message;
-//! - the same checks of an unsupported SoC (`NPU_EMU_SOC=Ascend310P3`).
+//! - the same checks of an unsupported SoC (`NPU_EMU_SOC=Ascend310P3`), and Ascend 950's
+//!   `additionalDtype` rule (`NPU_EMU_SOC=Ascend950PR`).
 
 use npu_emu_tests::{command, node_dir, npu_emu_bin, run, scratch, Run};
 use std::path::{Path, PathBuf};
@@ -104,6 +105,30 @@ fn format_cast_round_trips_against_a_host_reference() {
         !syms.contains(" _Zna"),
         "libnnopbase.so must not define operator new[]"
     );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn ascend950_takes_c0_from_additional_dtype() {
+    let work = scratch("aclnn-950");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "aclnn_cast.cpp");
+    let r = run_on(
+        &exe,
+        &lib64,
+        &work,
+        &["950"],
+        &[("NPU_EMU_SOC", "Ascend950PR")],
+    );
+    r.assert_ok();
+    for line in [
+        "ok 950 fp32 additionalDtype 1 -> format 50, C0 16",
+        "ok 950 int32 additionalDtype 2 -> format 51, C0 32",
+        "ok 950 int8 additionalDtype 2 -> format 29, C0 32",
+        "PASS",
+    ] {
+        assert!(r.stdout.contains(line), "missing {line:?} in:\n{}", r.all());
+    }
     let _ = std::fs::remove_dir_all(&work);
 }
 

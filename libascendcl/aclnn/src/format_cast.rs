@@ -227,6 +227,9 @@ fn calculate(
     };
     if dst_format == FRACTAL_NZ && to_nz_sources.contains(&sf) {
         dims_range(&src.view_shape, 2, 6, "srcTensor", "view shape")?;
+        if soc == Soc::A5 {
+            check_a5_nz(src, additional)?;
+        }
         let actual = match soc {
             Soc::A2A3 => FRACTAL_NZ,
             Soc::A5 if same => FRACTAL_NZ,
@@ -272,6 +275,48 @@ fn calculate(
         format_name(dst_format),
         supported_pairs(soc)
     )))
+}
+
+/// The Ascend 950 cases of ND -> NZ (CANN `Check95NdToNzCalculateSizeAndFormatInputs`):
+/// a weight-quant source (INT32 or FLOAT with another `additionalDtype`) is 2-D or 3-D; a
+/// FLOAT16/BFLOAT16 matmul weight must not have K (the second-last dimension) = 1.
+fn check_a5_nz(src: &Tensor, additional: i32) -> NnResult<()> {
+    let n = src.view_shape.len();
+    if additional != src.dtype {
+        let allowed: &[i32] = match src.dtype {
+            ACL_INT32 => &[ACL_FLOAT16, ACL_BF16, ACL_INT8],
+            ACL_FLOAT => &[ACL_FLOAT16, ACL_BF16, ACL_FLOAT8_E4M3FN],
+            _ => &[],
+        };
+        if !allowed.contains(&additional) {
+            let names: Vec<String> = allowed.iter().map(|&d| dtype_name(d)).collect();
+            return Err(NnError::invalid(format!(
+                "additionalDtype {} with srcTensor data type {} is not supported{}",
+                dtype_name(additional),
+                dtype_name(src.dtype),
+                if names.is_empty() {
+                    ": pass the srcTensor data type".to_string()
+                } else {
+                    format!("; for {} use {}", dtype_name(src.dtype), names.join(", "))
+                }
+            )));
+        }
+        return dims_range(
+            &src.view_shape,
+            2,
+            3,
+            "srcTensor",
+            "view shape (weight quantization: additionalDtype differs from the data type)",
+        );
+    }
+    if matches!(src.dtype, ACL_FLOAT16 | ACL_BF16) && src.view_shape[n - 2] == 1 {
+        return Err(NnError::invalid(format!(
+            "srcTensor {:?} of {} has K (the second-last dimension) = 1, which is not supported",
+            src.view_shape,
+            dtype_name(src.dtype)
+        )));
+    }
+    Ok(())
 }
 
 fn supported_pairs(soc: Soc) -> &'static str {

@@ -267,9 +267,64 @@ static void getters() {
     printf("ok acl_meta.h getters; arrays freed with delete[]\n");
 }
 
-int main() {
+/* Ascend 950: C0 from additionalDtype (fp32 weights for an fp16 matmul: FRACTAL_NZ_C0_16). */
+static void a5_case(aclrtStream stream, aclDataType dt, int additional, const Shape &shape, int want_fmt,
+                    int64_t c0) {
+    size_t es = esize(dt);
+    std::vector<uint8_t> host = pattern(numel(shape), es, 7);
+    void *src_dev = dev_alloc(host.size(), &host, 0);
+    aclTensor *src = tensor(shape, dt, ACL_FORMAT_ND, shape, src_dev);
+    int64_t *dims = nullptr;
+    uint64_t n = 0;
+    int actual = -1;
+    CHECK_NN(aclnnNpuFormatCastCalculateSizeAndFormat(src, ACL_FORMAT_FRACTAL_NZ, additional, &dims, &n, &actual));
+    Shape storage(dims, dims + n);
+    delete[] dims;
+    EXPECT(actual == want_fmt);
+    EXPECT(storage == nz_shape_c0(shape, c0));
+    size_t bytes = static_cast<size_t>(numel(storage)) * es;
+    void *dst_dev = dev_alloc(bytes, nullptr, 0xAB);
+    aclTensor *dst = tensor(shape, dt, static_cast<aclFormat>(actual), storage, dst_dev);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    CHECK_NN(aclnnNpuFormatCastGetWorkspaceSize(src, dst, &ws, &ex));
+    CHECK_NN(aclnnNpuFormatCast(nullptr, ws, ex, stream));
+    CHECK(aclrtSynchronizeStream(stream));
+    EXPECT(dev_read(dst_dev, bytes) == ref_nz_c0(shape, host, es, c0));
+    printf("ok 950 %s additionalDtype %d -> format %d, C0 %lld\n", dt_name(dt), additional, actual,
+           static_cast<long long>(c0));
+    aclDestroyTensor(src);
+    aclDestroyTensor(dst);
+    CHECK(aclrtFree(src_dev));
+    CHECK(aclrtFree(dst_dev));
+}
+
+static void a5(aclrtStream stream) {
+    a5_case(stream, ACL_FLOAT, ACL_FLOAT16, Shape{40, 24}, ACL_FORMAT_FRACTAL_NZ_C0_16, 16);
+    a5_case(stream, ACL_INT32, ACL_INT8, Shape{2, 17, 33}, ACL_FORMAT_FRACTAL_NZ_C0_32, 32);
+    a5_case(stream, ACL_INT8, ACL_INT8, Shape{3, 40, 70}, ACL_FORMAT_FRACTAL_NZ, 32);
+    a5_case(stream, ACL_FLOAT16, ACL_FLOAT16, Shape{18, 20}, ACL_FORMAT_FRACTAL_NZ, 16);
+    int64_t fake = 0;
+    Shape k1{1, 64};
+    aclTensor *t = tensor(k1, ACL_FLOAT16, ACL_FORMAT_ND, k1, &fake);
+    int64_t *dims = nullptr;
+    uint64_t n = 0;
+    int actual = 0;
+    EXPECT_NN(aclnnNpuFormatCastCalculateSizeAndFormat(t, ACL_FORMAT_FRACTAL_NZ, -1, &dims, &n, &actual),
+              ACLNN_ERR_PARAM_INVALID, "additionalDtype -1 is not supported on Ascend950");
+    EXPECT_NN(aclnnNpuFormatCastCalculateSizeAndFormat(t, ACL_FORMAT_FRACTAL_NZ, ACL_FLOAT16, &dims, &n, &actual),
+              ACLNN_ERR_PARAM_INVALID, "K (the second-last dimension) = 1");
+    aclDestroyTensor(t);
+}
+
+int main(int argc, char **argv) {
     aclrtStream stream = nullptr;
     init_device(&stream);
+    if (argc > 1 && strcmp(argv[1], "950") == 0) {
+        a5(stream);
+        printf("PASS\n");
+        return 0;
+    }
     CHECK_NN(aclnnInit(nullptr));
     getters();
     fixed_nz_fp32(stream);

@@ -54,8 +54,7 @@ static inline void put(std::vector<uint8_t> &dst, int64_t di, const std::vector<
 static inline int64_t c0_of(size_t es) { return 32 / static_cast<int64_t>(es); }
 
 /* ND [..., H, W] -> FRACTAL_NZ [..., ceil(W/C0), ceil(H/16), 16, C0]. */
-static inline Shape nz_shape(const Shape &s, size_t es) {
-    int64_t c0 = c0_of(es);
+static inline Shape nz_shape_c0(const Shape &s, int64_t c0) {
     Shape r(s.begin(), s.end() - 2);
     r.push_back(cdiv(s[s.size() - 1], c0));
     r.push_back(cdiv(s[s.size() - 2], 16));
@@ -64,8 +63,11 @@ static inline Shape nz_shape(const Shape &s, size_t es) {
     return r;
 }
 
-static inline std::vector<uint8_t> ref_nz(const Shape &s, const std::vector<uint8_t> &src, size_t es) {
-    int64_t c0 = c0_of(es), H = s[s.size() - 2], W = s[s.size() - 1];
+static inline Shape nz_shape(const Shape &s, size_t es) { return nz_shape_c0(s, c0_of(es)); }
+
+static inline std::vector<uint8_t> ref_nz_c0(const Shape &s, const std::vector<uint8_t> &src, size_t es,
+                                             int64_t c0) {
+    int64_t H = s[s.size() - 2], W = s[s.size() - 1];
     int64_t B = numel(s) / (H * W), W1 = cdiv(W, c0), H1 = cdiv(H, 16);
     std::vector<uint8_t> dst(static_cast<size_t>(B * W1 * H1 * 16 * c0) * es, 0);
     for (int64_t b = 0; b < B; b++)
@@ -76,6 +78,10 @@ static inline std::vector<uint8_t> ref_nz(const Shape &s, const std::vector<uint
                 put(dst, d, src, (b * H + h) * W + w, es);
             }
     return dst;
+}
+
+static inline std::vector<uint8_t> ref_nz(const Shape &s, const std::vector<uint8_t> &src, size_t es) {
+    return ref_nz_c0(s, src, es, c0_of(es));
 }
 
 /* NCDHW -> NDC1HWC0 [N, D, C1, H, W, C0]. */
