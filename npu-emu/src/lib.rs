@@ -14,6 +14,7 @@
 //! - [`aicore`]: the emulated AI cores that run the blocks of an Ascend C kernel launch.
 //! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
 //! - [`wait`]: the spin / yield / futex wait policy shared by streams and HCCL.
+//! - [`formats`]: private data formats (NC1HWC0, FRACTAL_Z, FRACTAL_NZ …): shapes and conversions.
 //! - [`fp16`]: the ACL fp16 helpers with CANN's quirks.
 //! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl`.
 
@@ -23,6 +24,7 @@ pub mod config;
 pub mod error;
 pub mod event;
 pub mod fault;
+pub mod formats;
 pub mod fp16;
 pub mod log;
 pub mod memory;
