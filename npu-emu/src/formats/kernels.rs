@@ -47,8 +47,9 @@ pub(crate) enum Move {
 pub(crate) trait Walk {
     /// Number of units; units are independent (disjoint destinations in both directions).
     fn units(&self) -> usize;
-    /// Emit the moves of `units`.
-    fn walk(&self, units: Range<usize>, f: &mut impl FnMut(Move));
+    /// Emit the moves of `units`, in an order suited to the direction (`forward`: plain →
+    /// private). Both directions must emit the same element pairs.
+    fn walk(&self, units: Range<usize>, forward: bool, f: &mut impl FnMut(Move));
 }
 
 /// Threads available to one conversion.
@@ -115,8 +116,8 @@ struct Bufs {
     dst_len: usize,
     elem: usize,
     forward: bool,
-    /// Write the destination with non-temporal stores (large forward conversions, moves whose
-    /// private side is one contiguous range: full cache lines, nothing read back soon).
+    /// Write the destination with non-temporal stores (large conversions, moves whose
+    /// destination is one contiguous range: full cache lines, nothing read back soon).
     nt: bool,
 }
 
@@ -135,15 +136,14 @@ fn run_walk<W: Walk + Sync>(plan: &Plan, w: &W, src: &[u8], dst: &mut [u8]) -> b
         elem: plan.elem,
         forward: plan.forward,
         nt: cfg!(target_arch = "x86_64")
-            && plan.forward
             && plan.dst_bytes >= NT_MIN_BYTES
-            && (dst.as_ptr() as usize) % 16 == 0,
+            && (dst.as_ptr() as usize).is_multiple_of(16),
     };
     let units = w.units();
     let n = thread_count(plan.dst_bytes, units);
     let run = |range: Range<usize>| -> bool {
         let mut ok = true;
-        w.walk(range, &mut |m| {
+        w.walk(range, bufs.forward, &mut |m| {
             // SAFETY: `bufs` describes `src`/`dst`, alive for this call; `apply` checks every
             // move against the buffer lengths; units write disjoint parts of `dst`.
             ok &= unsafe { apply(&bufs, m) };
@@ -225,7 +225,7 @@ unsafe fn apply(b: &Bufs, m: Move) -> bool {
                 (b.src as *const u8).add(s * e),
                 (b.dst as *mut u8).add(d * e),
             );
-            if b.nt && private_rs == len && nt_ok(dp, drs * e, len * e) {
+            if b.nt && drs == len && nt_ok(dp, drs * e, len * e) {
                 copy_rows_nt(sp, srs * e, dp, drs * e, rows, len * e);
             } else {
                 copy_rows(sp, srs * e, dp, drs * e, rows, len * e);
@@ -256,7 +256,7 @@ unsafe fn apply(b: &Bufs, m: Move) -> bool {
             let sp = (b.src as *const u8).add(s * e);
             let dp = (b.dst as *mut u8).add(d * e);
             // Non-temporal blocks need every block row 16-byte aligned.
-            let nt = b.nt && private_rs == rows && nt_ok(dp, drs * e, 16);
+            let nt = b.nt && drs == r && nt_ok(dp, drs * e, 16);
             match (e, nt) {
                 (1, _) => transpose::<u8, false>(sp.cast(), srs, dp.cast(), drs, r, c),
                 (2, false) => transpose::<u16, false>(sp.cast(), srs, dp.cast(), drs, r, c),
@@ -313,7 +313,7 @@ unsafe fn copy_rows(s: *const u8, srs: usize, d: *mut u8, drs: usize, rows: usiz
 
 /// Whether rows of `len` bytes at `d + r·drs` can be written with 16-byte non-temporal stores.
 fn nt_ok(d: *mut u8, drs: usize, len: usize) -> bool {
-    (d as usize) % 16 == 0 && drs % 16 == 0 && len % 16 == 0
+    (d as usize).is_multiple_of(16) && drs.is_multiple_of(16) && len.is_multiple_of(16)
 }
 
 /// Order the non-temporal stores of this thread before anything that follows.
@@ -571,6 +571,73 @@ unsafe fn transpose_bytes(
                 dst.add((j * drs + i) * e),
                 e,
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every block kernel (plain and non-temporal) against the element-by-element transpose, at
+    /// sizes and strides that leave edges on both sides of the super-tiles.
+    fn check<T: Block + From<u16> + PartialEq + std::fmt::Debug>() {
+        for &(rows, cols) in &[
+            (1usize, 1usize),
+            (3, 70),
+            (8, 8),
+            (16, 4096),
+            (19, 65),
+            (64, 64),
+            (130, 17),
+        ] {
+            for &(pad_s, pad_d) in &[(0usize, 0usize), (5, 3)] {
+                let (srs, drs) = (cols + pad_s, rows + pad_d);
+                // 16-aligned destination rows for the non-temporal variant.
+                let drs = drs.next_multiple_of(16);
+                let src: Vec<T> = (0..rows * srs)
+                    .map(|i| T::from((i % 65000) as u16))
+                    .collect();
+                let mut want = vec![T::from(0); cols * drs];
+                let mut got = vec![T::from(0); cols * drs + 16];
+                // Align the destination start to 16 bytes.
+                let off = (0..16)
+                    .find(|k| (got.as_ptr() as usize + k * std::mem::size_of::<T>()) % 16 == 0)
+                    .unwrap_or(0);
+                unsafe {
+                    transpose_scalar(src.as_ptr(), srs, want.as_mut_ptr(), drs, rows, cols);
+                    transpose::<T, false>(src.as_ptr(), srs, got.as_mut_ptr(), drs, rows, cols);
+                }
+                assert_eq!(&got[..cols * drs], &want[..], "{rows}x{cols}");
+                got.iter_mut().for_each(|x| *x = T::from(0));
+                unsafe {
+                    let d = got.as_mut_ptr().add(off);
+                    transpose::<T, true>(src.as_ptr(), srs, d, drs, rows, cols);
+                }
+                store_fence();
+                assert_eq!(&got[off..off + cols * drs], &want[..], "nt {rows}x{cols}");
+            }
+        }
+    }
+
+    #[test]
+    fn formats_block_transposes() {
+        check::<u16>();
+        check::<u32>();
+        check::<u64>();
+    }
+
+    #[test]
+    fn formats_block_transposes_u8() {
+        for &(rows, cols) in &[(1usize, 1usize), (3, 70), (32, 4096), (33, 65), (130, 17)] {
+            let src: Vec<u8> = (0..rows * cols).map(|i| (i % 251) as u8).collect();
+            let mut want = vec![0u8; rows * cols];
+            let mut got = vec![0u8; rows * cols];
+            unsafe {
+                transpose_scalar(src.as_ptr(), cols, want.as_mut_ptr(), rows, rows, cols);
+                transpose::<u8, false>(src.as_ptr(), cols, got.as_mut_ptr(), rows, rows, cols);
+            }
+            assert_eq!(got, want, "{rows}x{cols}");
         }
     }
 }
