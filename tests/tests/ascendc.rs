@@ -230,10 +230,10 @@ fn unsupported_apis_fail_to_compile_naming_the_api() {
             "AscendC::SyncAll is not supported",
         ),
         (
-            "cast",
+            "cast_pair",
             "",
-            "AscendC::Cast(f, a, 0, 64)",
-            "AscendC::Cast is not supported",
+            "AscendC::Cast(a, a, AscendC::RoundMode::CAST_NONE, 64)",
+            "AscendC::Cast does not convert between these element types",
         ),
         (
             "matmul",
@@ -359,4 +359,78 @@ fn violations_are_kernel_faults_naming_block_api_and_values() {
     let r = exec(&exe, &["20", "1"]);
     r.assert_ok();
     assert!(r.stdout.contains("y[0..4] = 1 2 0 0"), "{}", r.all());
+}
+
+#[test]
+fn half_and_bfloat16_match_ieee_rounding() {
+    let work = scratch("asc-half");
+    let exe = build(&work, "half_types", &["half_types.cpp"], &[]);
+    let r = exec(&exe, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("half/bfloat16_t: PASS"), "{}", r.all());
+}
+
+/// Every vector operation and Cast against a host reference computed independently of the
+/// headers (icpu_vec.cpp): one PASS line per (operation, type).
+#[test]
+fn vector_operations_and_cast_match_host_reference() {
+    let work = scratch("asc-vec");
+    let exe = build(&work, "icpu_vec", &["icpu_vec.cpp", "vec_ops.cpp"], &[]);
+    let r = exec(&exe, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("0 failures"), "{}", r.all());
+    for op in [
+        "Add",
+        "Sub",
+        "Mul",
+        "Max",
+        "Min",
+        "Adds",
+        "Muls",
+        "Maxs",
+        "Mins",
+        "Duplicate",
+    ] {
+        for ty in ["half", "float", "int32_t", "int16_t"] {
+            let line = format!("PASS {op} {ty}\n");
+            assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
+        }
+    }
+    for op in [
+        "Div",
+        "Exp",
+        "Ln",
+        "Abs",
+        "Sqrt",
+        "Relu",
+        "Rsqrt",
+        "Reciprocal",
+        "LeakyRelu",
+    ] {
+        for ty in ["half", "float"] {
+            let line = format!("PASS {op} {ty}\n");
+            assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
+        }
+    }
+    for line in [
+        "PASS Relu int32_t\n",
+        "PASS And int16_t\n",
+        "PASS Or int16_t\n",
+        "PASS Not int16_t\n",
+        "PASS Cast half->float mode 0\n",
+        "PASS Cast int32_t->float mode 3\n",
+    ] {
+        assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
+    }
+    for mode in 0..=6 {
+        for pair in [
+            "float->half",
+            "float->bfloat16_t",
+            "float->int32_t",
+            "float->float",
+        ] {
+            let line = format!("PASS Cast {pair} mode {mode}\n");
+            assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
+        }
+    }
 }
