@@ -13,6 +13,7 @@
 //! - [`fault`]: the SIGSEGV handler that names host accesses to device memory.
 //! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
 //! - [`wait`]: the spin / yield / futex wait policy shared by streams and HCCL.
+//! - [`formats`]: private data formats (NC1HWC0, FRACTAL_Z, FRACTAL_NZ …): shapes and conversions.
 //! - [`fp16`]: the ACL fp16 helpers with CANN's quirks.
 //! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl`.
 
@@ -21,6 +22,7 @@ pub mod config;
 pub mod error;
 pub mod event;
 pub mod fault;
+pub mod formats;
 pub mod fp16;
 pub mod log;
 pub mod memory;

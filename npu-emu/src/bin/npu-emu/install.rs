@@ -1,11 +1,12 @@
 //! `npu-emu install --prefix DIR`: a CANN-like tree (abi.md §4.2, DESIGN §4).
 //!
 //! ```text
-//! DIR/include/{acl,hccl}/…            headers (copied)
+//! DIR/include/{acl,hccl,aclnn,aclnnop}/… headers (copied)
 //! DIR/lib64/libascendcl.so            libraries (copied)
 //! DIR/lib64/libhccl.so
 //! DIR/lib64/libacl_rt.so -> libascendcl.so   CANN 8.5 second names (symlinks: one object)
 //! DIR/lib64/libhcomm.so  -> libhccl.so
+//! DIR/lib64/libnnopbase.so, libopapi.so -> libnnopbase.so   aclnn (nnopbase + FormatCast)
 //! DIR/lib64/stub/*.so -> ../*.so      link-time libraries, as CANN's runtime/lib64/stub
 //! DIR/bin/npu-emu                     this tool (copied)
 //! DIR/set_env.sh                      see `npu-emu env`

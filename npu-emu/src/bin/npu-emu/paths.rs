@@ -8,12 +8,13 @@
 use crate::args::{failure, CliResult};
 use std::path::{Path, PathBuf};
 
-/// The two libraries every install ships (and links its second names to).
-pub const LIBS: [&str; 2] = ["libascendcl.so", "libhccl.so"];
-/// Second names of the libraries (CANN 8.5 split): `(link, target)`.
-pub const LIB_ALIASES: [(&str, &str); 2] = [
+/// The libraries every install ships (and links its second names to).
+pub const LIBS: [&str; 3] = ["libascendcl.so", "libhccl.so", "libnnopbase.so"];
+/// Second names of the libraries (CANN 8.5 split; aclnn's libopapi.so): `(link, target)`.
+pub const LIB_ALIASES: [(&str, &str); 3] = [
     ("libacl_rt.so", "libascendcl.so"),
     ("libhcomm.so", "libhccl.so"),
+    ("libopapi.so", "libnnopbase.so"),
 ];
 
 /// What an install copies.
