@@ -311,6 +311,8 @@ fn violations_are_kernel_faults_naming_block_api_and_values() {
         (18, &["a second TPipe was created while another is alive"]),
         (21, &["TQue<VECIN, 1>::EnQue of a tensor at UB offset 0x100 that is not a buffer of this queue"]),
         (22, &["TBuf<VECCALC>::Get<float>(65): 260 bytes, the buffer has 256"]),
+        (23, &["AscendC::Add: mask 200 is outside [1, 128] (elements of half per repeat)"]),
+        (24, &["AscendC::Exp: 5 repeats (block stride 1, repeat stride 8) reach byte 1280 of the dst operand, which holds 256 float elements (1024 bytes)"]),
     ];
     for (case, parts) in cases {
         let r = exec(&exe, &[&case.to_string(), "1"]);
@@ -418,6 +420,11 @@ fn vector_operations_and_cast_match_host_reference() {
         "PASS Or int16_t\n",
         "PASS Not int16_t\n",
         "PASS Cast half->float mode 0\n",
+        "PASS level0 case 0\n",
+        "PASS level0 case 1\n",
+        "PASS level0 case 2\n",
+        "PASS level0 case 3\n",
+        "PASS level0 case 4\n",
         "PASS Cast int32_t->float mode 3\n",
     ] {
         assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
