@@ -108,6 +108,73 @@ fn format_cast_round_trips_against_a_host_reference() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// A binary built against the real CANN records `DT_NEEDED libopapi.so` (its own SONAME)
+/// besides `libnnopbase.so`. Built here against a stand-in `libopapi.so` with that SONAME, it
+/// runs on the install tree: `libopapi.so` there is the symlink to `libnnopbase.so`, one
+/// object is loaded for both names (same file, and its SONAME answers the second name), and
+/// every aclnn call reaches our library (the stand-in's functions would return -1).
+#[test]
+fn a_binary_that_needs_libopapi_runs_on_the_symlink() {
+    let work = scratch("aclnn-opapi");
+    let _node = NodeGuard(node_dir(&work));
+    let (_, lib64) = build(&work, "aclnn_cast.cpp");
+    let stub = work.join("cann");
+    std::fs::create_dir_all(&stub).unwrap();
+    let src = stub.join("opapi.cpp");
+    std::fs::write(
+        &src,
+        "#include <cstdint>\n\
+         extern \"C\" int aclnnNpuFormatCastCalculateSizeAndFormat(const void *, const int, int, \
+         int64_t **, uint64_t *, int *) { return -1; }\n\
+         extern \"C\" int aclnnNpuFormatCastGetWorkspaceSize(const void *, void *, uint64_t *, \
+         void **) { return -1; }\n\
+         extern \"C\" int aclnnNpuFormatCast(void *, uint64_t, void *, void *) { return -1; }\n",
+    )
+    .unwrap();
+    let o = Command::new("g++")
+        .args(["-shared", "-fPIC", "-Wl,-soname,libopapi.so", "-o"])
+        .arg(stub.join("libopapi.so"))
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let root = npu_emu_tests::root();
+    let exe = work.join("cast_cann");
+    let o = Command::new("g++")
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-Wall",
+            "-Werror",
+            "-Wl,--no-as-needed",
+        ])
+        .arg(format!("-I{}", work.join("inst/include").display()))
+        .arg(format!("-I{}", root.join("tests/c").display()))
+        .arg(root.join("tests/c/aclnn/aclnn_cast.cpp"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", stub.display()))
+        .arg(format!("-L{}", lib64.display()))
+        .args(["-lopapi", "-lnnopbase", "-lascendcl"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d = Command::new("readelf")
+        .arg("-d")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    let d = String::from_utf8_lossy(&d.stdout);
+    assert!(
+        d.contains("[libopapi.so]") && d.contains("[libnnopbase.so]"),
+        "{d}"
+    );
+    let r = run_on(&exe, &lib64, &work, &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 #[test]
 fn ascend950_takes_c0_from_additional_dtype() {
     let work = scratch("aclnn-950");

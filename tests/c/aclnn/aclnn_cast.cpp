@@ -9,6 +9,7 @@
  * libnnopbase.so must use libascendcl's runtime, not one of its own. */
 #include <cstdlib>
 #include <new>
+#include <link.h>
 #include "aclnn_common.h"
 
 /* ---- operator new[] / delete[] replacements that tag their blocks ---- */
@@ -317,6 +318,21 @@ static void a5(aclrtStream stream) {
     aclDestroyTensor(t);
 }
 
+/* How many loaded objects are libnnopbase.so / libopapi.so: one (libopapi.so is a symlink
+ * to libnnopbase.so, so a binary that needs both loads one object). */
+static int nnopbase_copies() {
+    int n = 0;
+    dl_iterate_phdr(
+        [](struct dl_phdr_info *info, size_t, void *data) -> int {
+            const char *name = info->dlpi_name;
+            if (name != nullptr && (strstr(name, "libnnopbase.so") || strstr(name, "libopapi.so")))
+                ++*static_cast<int *>(data);
+            return 0;
+        },
+        &n);
+    return n;
+}
+
 int main(int argc, char **argv) {
     aclrtStream stream = nullptr;
     init_device(&stream);
@@ -326,6 +342,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     CHECK_NN(aclnnInit(nullptr));
+    if (nnopbase_copies() != 1) {
+        fprintf(stderr, "FAIL libnnopbase.so/libopapi.so loaded %d times\n", nnopbase_copies());
+        return 1;
+    }
     getters();
     fixed_nz_fp32(stream);
     nz(stream, ACL_FLOAT16, Shape{3, 37, 45});
