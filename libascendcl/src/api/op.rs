@@ -261,6 +261,8 @@ struct TransAttrs {
     src_format: String,
     dst_format: String,
     groups: i64,
+    /// Whether `groups` came from an attr (else it is the default 1).
+    explicit_groups: bool,
 }
 
 fn trans_attrs(attr: *const OpAttr) -> Result<TransAttrs, Error> {
@@ -347,6 +349,7 @@ fn trans_attrs(attr: *const OpAttr) -> Result<TransAttrs, Error> {
         src_format,
         dst_format,
         groups,
+        explicit_groups: groups_attr.is_some() || !sub_groups.is_empty(),
     })
 }
 
@@ -457,11 +460,27 @@ fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
             format!("op type \"TransData\": data type {dtype} has no private-format layout"),
         ));
     }
-    let groups = attrs.groups;
+    for (d, side) in [(&src, "input"), (&dst, "output")] {
+        static_shape(&d.dims, side)?;
+        static_shape(&d.storage_dims, side)?;
+    }
+    // A packed format value may carry the group count as its sub-format (GE: bits 8..23).
+    let packed = [
+        src.storage_format,
+        src.format,
+        dst.storage_format,
+        dst.format,
+    ]
+    .iter()
+    .filter(|&&f| f >= 0)
+    .map(|&f| i64::from((f >> 8) & 0xffff))
+    .find(|&g| g > 1);
+    let groups = match (attrs.explicit_groups, packed) {
+        (false, Some(g)) => g,
+        _ => attrs.groups,
+    };
     let (sf, sshape) = src.storage(groups)?;
     let (df, dshape) = dst.storage(groups)?;
-    static_shape(&sshape, "input")?;
-    static_shape(&dshape, "output")?;
     check_format_attr("src_format", &attrs.src_format, sf, "input")?;
     check_format_attr("dst_format", &attrs.dst_format, df, "output")?;
     let req = formats::Request {

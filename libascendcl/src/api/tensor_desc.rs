@@ -124,6 +124,12 @@ impl TensorDesc {
 
 /// `"NC1HWC0 (3)"`, or the number alone for a value without a name.
 pub fn format_text(f: i32) -> String {
+    if f == FORMAT_UNDEFINED {
+        return "ACL_FORMAT_UNDEFINED (-1)".to_string();
+    }
+    if f < 0 {
+        return format!("{f}");
+    }
     match formats::format_name(f) {
         Some(n) if f & !0xff == 0 => format!("{n} ({f})"),
         Some(n) => format!("{n} ({f:#x})"),

@@ -177,12 +177,18 @@ static void *dev_alloc(size_t n, int fill_byte) {
     return p;
 }
 
+// Give the group count as the FRACTAL_Z sub-format (src_subformat / dst_subformat) instead
+// of the groups attr.
+static bool g_subformat = false;
+
 static aclopAttr *attrs(aclFormat src, aclFormat dst, int64_t groups) {
     aclopAttr *a = aclopCreateAttr();
     EXPECT(a != NULL);
     CHECK(aclopSetAttrString(a, "src_format", fname(src)));
     CHECK(aclopSetAttrString(a, "dst_format", fname(dst)));
-    if (groups > 1) CHECK(aclopSetAttrInt(a, "groups", groups));
+    if (groups > 1 && !g_subformat) CHECK(aclopSetAttrInt(a, "groups", groups));
+    if (groups > 1 && g_subformat)
+        CHECK(aclopSetAttrInt(a, src == ACL_FORMAT_FRACTAL_Z ? "src_subformat" : "dst_subformat", groups));
     return a;
 }
 
@@ -329,6 +335,10 @@ int main(int argc, char **argv) {
                    COMPILE, false);
         round_trip(s, ACL_FORMAT_NCHW, {12, 3, 1, 2}, ACL_FORMAT_FRACTAL_Z, ACL_FLOAT16, 4, true, V2,
                    COMPILE, false);
+        g_subformat = true;
+        round_trip(s, ACL_FORMAT_NCHW, {8, 5, 2, 2}, ACL_FORMAT_FRACTAL_Z, ACL_FLOAT16, 2, true, V2,
+                   COMPILE, false);
+        g_subformat = false;
     } else if (g == "fz3d") {
         all_dtypes(s, ACL_FORMAT_NCDHW, {17, 19, 2, 2, 3}, ACL_FRACTAL_Z_3D, true);
     } else if (g == "nz") {
