@@ -223,10 +223,10 @@ static const char *dtname(aclDataType dt) {
 }
 
 // One forward + inverse round trip. `storage_desc`: describe the private tensor as
-// (plain format, logical shape) + aclSetTensorFormat/aclSetTensorShape instead of creating
-// it in the private format.
+// (plain format, logical shape) + aclSetTensorFormat (1: + aclSetTensorShape; 2: without,
+// the storage shape is derived) instead of creating it in the private format.
 static void round_trip(aclrtStream s, aclFormat plain, Shape shape, aclFormat priv, aclDataType dt,
-                       int64_t groups, bool inverse, Api fwd_api, Api inv_api, bool storage_desc) {
+                       int64_t groups, bool inverse, Api fwd_api, Api inv_api, int storage_desc) {
     size_t es = aclDataTypeSize(dt);
     Shape pshape;
     std::vector<int64_t> map;
@@ -241,7 +241,7 @@ static void round_trip(aclrtStream s, aclFormat plain, Shape shape, aclFormat pr
     if (storage_desc) {
         qd = aclCreateTensorDesc(dt, (int)shape.size(), shape.data(), plain);
         CHECK(aclSetTensorFormat(qd, priv));
-        CHECK(aclSetTensorShape(qd, (int)pshape.size(), pshape.data()));
+        if (storage_desc == 1) CHECK(aclSetTensorShape(qd, (int)pshape.size(), pshape.data()));
     } else {
         qd = aclCreateTensorDesc(dt, (int)pshape.size(), pshape.data(), priv);
     }
@@ -309,7 +309,7 @@ static void round_trip(aclrtStream s, aclFormat plain, Shape shape, aclFormat pr
 static const aclDataType DTYPES[] = {ACL_FLOAT16, ACL_FLOAT, ACL_INT8, ACL_BF16};
 
 static void all_dtypes(aclrtStream s, aclFormat plain, Shape shape, aclFormat priv, bool inverse) {
-    for (aclDataType dt : DTYPES) round_trip(s, plain, shape, priv, dt, 1, inverse, V2, COMPILE, false);
+    for (aclDataType dt : DTYPES) round_trip(s, plain, shape, priv, dt, 1, inverse, V2, COMPILE, 0);
 }
 
 int main(int argc, char **argv) {
@@ -323,7 +323,7 @@ int main(int argc, char **argv) {
         all_dtypes(s, ACL_FORMAT_NHWC, {2, 3, 5, 19}, ACL_FORMAT_NC1HWC0, true);
         all_dtypes(s, ACL_FORMAT_NCHW, {1, 40, 2, 2}, ACL_FORMAT_NC1HWC0, true);
     } else if (g == "c04") {
-        all_dtypes(s, ACL_FORMAT_NCHW, {2, 3, 3, 5}, ACL_FORMAT_NC1HWC0_C04, false);
+        all_dtypes(s, ACL_FORMAT_NCHW, {2, 3, 3, 5}, ACL_FORMAT_NC1HWC0_C04, 0);
     } else if (g == "ndc1hwc0") {
         all_dtypes(s, ACL_FORMAT_NCDHW, {2, 19, 2, 3, 5}, ACL_FORMAT_NDC1HWC0, true);
     } else if (g == "fz") {
@@ -332,12 +332,12 @@ int main(int argc, char **argv) {
         all_dtypes(s, ACL_FORMAT_NHWC, {17, 2, 3, 19}, ACL_FORMAT_FRACTAL_Z, true);
     } else if (g == "fzgroups") {
         round_trip(s, ACL_FORMAT_NCHW, {6, 5, 2, 3}, ACL_FORMAT_FRACTAL_Z, ACL_FLOAT16, 2, true, V2,
-                   COMPILE, false);
+                   COMPILE, 0);
         round_trip(s, ACL_FORMAT_NCHW, {12, 3, 1, 2}, ACL_FORMAT_FRACTAL_Z, ACL_FLOAT16, 4, true, V2,
-                   COMPILE, false);
+                   COMPILE, 0);
         g_subformat = true;
         round_trip(s, ACL_FORMAT_NCHW, {8, 5, 2, 2}, ACL_FORMAT_FRACTAL_Z, ACL_FLOAT16, 2, true, V2,
-                   COMPILE, false);
+                   COMPILE, 0);
         g_subformat = false;
     } else if (g == "fz3d") {
         all_dtypes(s, ACL_FORMAT_NCDHW, {17, 19, 2, 2, 3}, ACL_FRACTAL_Z_3D, true);
@@ -345,19 +345,21 @@ int main(int argc, char **argv) {
         all_dtypes(s, ACL_FORMAT_ND, {3, 17, 35}, ACL_FORMAT_FRACTAL_NZ, true);
         all_dtypes(s, ACL_FORMAT_ND, {40, 33}, ACL_FORMAT_FRACTAL_NZ, true);
     } else if (g == "nzc0") {
-        round_trip(s, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_16, ACL_FLOAT, 1, true, V2, COMPILE, false);
-        round_trip(s, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_32, ACL_INT8, 1, true, V2, COMPILE, false);
-        round_trip(s, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_8, ACL_FLOAT, 1, true, V2, COMPILE, false);
-        round_trip(s, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_4, ACL_FLOAT16, 1, true, V2, COMPILE, false);
-        round_trip(s, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_2, ACL_FLOAT16, 1, true, V2, COMPILE, false);
+        round_trip(s, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_16, ACL_FLOAT, 1, true, V2, COMPILE, 0);
+        round_trip(s, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_32, ACL_INT8, 1, true, V2, COMPILE, 0);
+        round_trip(s, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_8, ACL_FLOAT, 1, true, V2, COMPILE, 0);
+        round_trip(s, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_4, ACL_FLOAT16, 1, true, V2, COMPILE, 0);
+        round_trip(s, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_2, ACL_FLOAT16, 1, true, V2, COMPILE, 0);
     } else if (g == "apis") {
         // The other two entry points, and a private tensor described by origin + storage.
         round_trip(s, ACL_FORMAT_NCHW, {2, 19, 3, 5}, ACL_FORMAT_NC1HWC0, ACL_FLOAT16, 1, true, V1,
-                   COMPILE_V2, false);
+                   COMPILE_V2, 0);
         round_trip(s, ACL_FORMAT_ND, {3, 17, 35}, ACL_FORMAT_FRACTAL_NZ, ACL_FLOAT, 1, true, V2,
-                   COMPILE, true);
+                   COMPILE, 1);
         round_trip(s, ACL_FORMAT_NCHW, {2, 19, 3, 5}, ACL_FORMAT_NC1HWC0, ACL_INT8, 1, true, COMPILE_V2,
-                   V1, true);
+                   V1, 1);
+        round_trip(s, ACL_FORMAT_NCDHW, {2, 19, 2, 3, 5}, ACL_FORMAT_NDC1HWC0, ACL_FLOAT, 1, true, V2,
+                   COMPILE, 2);
     } else {
         fprintf(stderr, "unknown group %s\n", g.c_str());
         return 2;
