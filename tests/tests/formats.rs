@@ -139,3 +139,11 @@ fn format_benchmark_builds_and_runs() {
     assert!(r.stdout.contains("NCHW->NC1HWC0"), "{}", r.all());
     assert!(r.stdout.contains("ND->FRACTAL_NZ"), "{}", r.all());
 }
+
+#[test]
+fn cast_through_aclopcast_and_the_cast_op() {
+    let r = run_prog("cast.cpp", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("ok cast aclopCast"), "{}", r.all());
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+}

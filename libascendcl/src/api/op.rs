@@ -1,6 +1,9 @@
 //! Single-operator API (`acl_op.h`, `acl_op_compiler.h`, abi.md §1.7): operator attributes
 //! and the execute calls, with the one operator the emulator has, `TransData` (abi.md §5.4).
 //!
+//! Operators: `TransData` and `Cast` (also reached through `aclopCast`; the Cast section
+//! below gives its element rules).
+//!
 //! `TransData`: 1 input, 1 output of the same data type; required string attrs `src_format`
 //! and `dst_format` (CANN's names: "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "ND", …),
 //! optional int attrs `src_subformat`, `dst_subformat` (the sub-format, i.e. the group count
@@ -246,11 +249,12 @@ fn execute(api: &'static str, c: Call) -> Result<(), Error> {
     check_arrays(&c)?;
     match op_type.as_str() {
         "TransData" => trans_data(api, &c),
+        "Cast" => cast_op(api, &c),
         other => Err(Error::new(
             ACL_ERROR_OP_NOT_FOUND,
             format!(
                 "op type \"{other}\" is not supported: npu-emu has no operator model for it \
-                 (the emulated operators are: TransData)"
+                 (the emulated operators are: TransData, Cast)"
             ),
         )),
     }
@@ -391,18 +395,19 @@ fn buffer(
     arg: &str,
     need: usize,
     what: &str,
+    op: &str,
 ) -> Result<DevRange, Error> {
     let b = element(arr, 0, arg)?;
     let (data, size) = with_live(b, |b| (b.data as u64, b.size))?;
     if size < need {
         return Err(Error::invalid(format!(
-            "op type \"TransData\": {arg}[0] holds {size} bytes, but the {what} needs {need} \
+            "op type \"{op}\": {arg}[0] holds {size} bytes, but the {what} needs {need} \
              bytes"
         )));
     }
     if need > 0 && data == 0 {
         return Err(Error::invalid(format!(
-            "op type \"TransData\": {arg}[0] has a NULL data address"
+            "op type \"{op}\": {arg}[0] has a NULL data address"
         )));
     }
     Ok(DevRange {
@@ -411,10 +416,10 @@ fn buffer(
     })
 }
 
-fn static_shape(shape: &[i64], side: &str) -> Result<(), Error> {
+fn static_shape(shape: &[i64], side: &str, op: &str) -> Result<(), Error> {
     if shape.iter().any(|&d| d < 0) {
         return Err(Error::invalid(format!(
-            "op type \"TransData\": the {side} shape {shape:?} has a dynamic dim (-1/-2); \
+            "op type \"{op}\": the {side} shape {shape:?} has a dynamic dim (-1/-2); \
              tensor descriptors must be static when executing"
         )));
     }
@@ -461,8 +466,8 @@ fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
         ));
     }
     for (d, side) in [(&src, "input"), (&dst, "output")] {
-        static_shape(&d.dims, side)?;
-        static_shape(&d.storage_dims, side)?;
+        static_shape(&d.dims, side, "TransData")?;
+        static_shape(&d.storage_dims, side, "TransData")?;
     }
     // A packed format value may carry the group count as its sub-format (GE: bits 8..23).
     let packed = [
@@ -496,31 +501,45 @@ fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
         Ok(p) => p,
         Err(e) => return Err(plan_error(&req, e)),
     };
-    let inb = buffer(c.inputs, "inputs", plan.src_bytes(), "input")?;
-    let outb = buffer(c.outputs, "outputs", plan.dst_bytes(), "output")?;
+    let (src_bytes, dst_bytes) = (plan.src_bytes(), plan.dst_bytes());
+    run_unary(api, "TransData", c, src_bytes, dst_bytes, move |s, d| {
+        plan.run(s, d).map_err(|e| e.to_string())
+    })
+}
+
+/// Check the one input and output buffer of a unary operator for `src_bytes` /
+/// `dst_bytes`, then enqueue `f(input, output)` on the call's stream; it runs on the
+/// stream's worker, in order with the stream's other tasks, after translating both
+/// (re-checked) device ranges.
+fn run_unary(
+    api: &'static str,
+    op: &'static str,
+    c: &Call,
+    src_bytes: usize,
+    dst_bytes: usize,
+    f: impl FnOnce(&[u8], &mut [u8]) -> Result<(), String> + Send + 'static,
+) -> Result<(), Error> {
+    let inb = buffer(c.inputs, "inputs", src_bytes, "input", op)?;
+    let outb = buffer(c.outputs, "outputs", dst_bytes, "output", op)?;
     let rt = runtime::get()?;
     let stream = rt.stream(c.stream)?;
-    if plan.dst_bytes() == 0 {
+    if dst_bytes == 0 {
         return Ok(());
     }
     rt.node.check(inb.addr, inb.len, "inputs[0]")?;
     rt.node.check(outb.addr, outb.len, "outputs[0]")?;
     if inb.addr < outb.addr + outb.len && outb.addr < inb.addr + inb.len {
         return Err(Error::invalid(format!(
-            "op type \"TransData\": the output range {:#x}..+{} overlaps the input range \
-             {:#x}..+{}: TransData does not run in place",
+            "op type \"{op}\": the output range {:#x}..+{} overlaps the input range \
+             {:#x}..+{}: {op} does not run in place",
             outb.addr, outb.len, inb.addr, inb.len
         )));
     }
     let rt2 = rt.clone();
     stream.enqueue(Box::new(move || {
         let (inb, outb) = (inb, outb);
-        let ctx = |e: Error| {
-            Error::new(
-                e.code,
-                format!("{api} TransData (run on the stream): {}", e.msg),
-            )
-        };
+        let ctx =
+            |e: Error| Error::new(e.code, format!("{api} {op} (run on the stream): {}", e.msg));
         let s = rt2
             .node
             .check(inb.addr, inb.len, "inputs[0]")
@@ -537,10 +556,10 @@ fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
                 std::slice::from_raw_parts_mut(d, outb.len as usize),
             )
         };
-        plan.run(s, d).map_err(|e| {
+        f(s, d).map_err(|e| {
             Error::new(
                 npu_emu::codes::ACL_ERROR_INTERNAL_ERROR,
-                format!("{api} TransData (run on the stream): {e}"),
+                format!("{api} {op} (run on the stream): {e}"),
             )
         })
     }))
@@ -757,4 +776,306 @@ pub unsafe extern "C" fn aclopCompileAndExecuteV2(
             },
         )
     })
+}
+
+// ---------------------------------------------------------------------------------------
+// Cast (`aclopCast`, and op type "Cast": 1 input, 1 output of the same format and shape;
+// optional attrs `dst_type` (int, must be the output's data type) and `truncate` (bool,
+// reserved as in CANN's aclopCast documentation, ignored)).
+//
+// Element rules (IEEE, as the hardware converts): float → narrower float rounds to nearest
+// even (overflow gives ±Inf, NaN stays NaN); float → integer rounds toward zero and
+// saturates, NaN gives 0; integer → integer keeps the low bits (two's complement
+// wrap-around); anything → bool is 1 when non-zero; bool → anything is 0 or 1.
+// ---------------------------------------------------------------------------------------
+
+/// One element in a lossless intermediate form.
+#[derive(Clone, Copy)]
+enum Num {
+    F(f64),
+    I(i128),
+}
+
+/// Data types Cast handles, with their element size.
+fn cast_size(dt: i32) -> Option<usize> {
+    Some(match dt {
+        0 | 3 | 8 => 4,      // FLOAT, INT32, UINT32
+        1 | 6 | 7 | 27 => 2, // FLOAT16, INT16, UINT16, BF16
+        2 | 4 | 12 => 1,     // INT8, UINT8, BOOL
+        9..=11 => 8,         // INT64, UINT64, DOUBLE
+        _ => return None,
+    })
+}
+
+fn load(dt: i32, b: &[u8]) -> Num {
+    let a2 = || [b[0], b[1]];
+    let a4 = || [b[0], b[1], b[2], b[3]];
+    let a8 = || [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
+    match dt {
+        0 => Num::F(f32::from_le_bytes(a4()) as f64),
+        1 => Num::F(half::f16::from_le_bytes(a2()).to_f64()),
+        27 => Num::F(half::bf16::from_le_bytes(a2()).to_f64()),
+        11 => Num::F(f64::from_le_bytes(a8())),
+        2 => Num::I(b[0] as i8 as i128),
+        4 => Num::I(b[0] as i128),
+        12 => Num::I((b[0] != 0) as i128),
+        6 => Num::I(i16::from_le_bytes(a2()) as i128),
+        7 => Num::I(u16::from_le_bytes(a2()) as i128),
+        3 => Num::I(i32::from_le_bytes(a4()) as i128),
+        8 => Num::I(u32::from_le_bytes(a4()) as i128),
+        9 => Num::I(i64::from_le_bytes(a8()) as i128),
+        _ => Num::I(u64::from_le_bytes(a8()) as i128),
+    }
+}
+
+fn store(dt: i32, v: Num, out: &mut [u8]) {
+    // Integer targets: floats truncate toward zero and saturate (Rust `as`), integers wrap.
+    let int = |bits: u32, signed: bool| -> i128 {
+        match v {
+            Num::F(f) => {
+                if signed {
+                    match bits {
+                        8 => f as i8 as i128,
+                        16 => f as i16 as i128,
+                        32 => f as i32 as i128,
+                        _ => f as i64 as i128,
+                    }
+                } else {
+                    match bits {
+                        8 => f as u8 as i128,
+                        16 => f as u16 as i128,
+                        32 => f as u32 as i128,
+                        _ => f as u64 as i128,
+                    }
+                }
+            }
+            Num::I(i) => i,
+        }
+    };
+    let f64v = || match v {
+        Num::F(f) => f,
+        Num::I(i) => i as f64,
+    };
+    match dt {
+        0 => {
+            let x = match v {
+                Num::F(f) => f as f32,
+                Num::I(i) => i as f32,
+            };
+            out.copy_from_slice(&x.to_le_bytes())
+        }
+        1 => out.copy_from_slice(&half::f16::from_f64(f64v()).to_le_bytes()),
+        27 => out.copy_from_slice(&half::bf16::from_f64(f64v()).to_le_bytes()),
+        11 => out.copy_from_slice(&f64v().to_le_bytes()),
+        12 => {
+            out[0] = match v {
+                Num::F(f) => (f != 0.0) as u8,
+                Num::I(i) => (i != 0) as u8,
+            }
+        }
+        2 => out[0] = int(8, true) as i8 as u8,
+        4 => out[0] = int(8, false) as u8,
+        6 => out.copy_from_slice(&(int(16, true) as i16).to_le_bytes()),
+        7 => out.copy_from_slice(&(int(16, false) as u16).to_le_bytes()),
+        3 => out.copy_from_slice(&(int(32, true) as i32).to_le_bytes()),
+        8 => out.copy_from_slice(&(int(32, false) as u32).to_le_bytes()),
+        9 => out.copy_from_slice(&(int(64, true) as i64).to_le_bytes()),
+        _ => out.copy_from_slice(&(int(64, false) as u64).to_le_bytes()),
+    }
+}
+
+/// Convert `n` elements of `sdt` in `src` to `ddt` in `dst`.
+fn cast_elements(sdt: i32, ddt: i32, n: usize, src: &[u8], dst: &mut [u8]) {
+    let (ss, ds) = (cast_size(sdt).unwrap_or(1), cast_size(ddt).unwrap_or(1));
+    if sdt == ddt {
+        dst[..n * ds].copy_from_slice(&src[..n * ss]);
+        return;
+    }
+    for (i, o) in src[..n * ss]
+        .chunks_exact(ss)
+        .zip(dst[..n * ds].chunks_exact_mut(ds))
+    {
+        store(ddt, load(sdt, i), o);
+    }
+}
+
+/// Validate and enqueue a Cast of the call's one input into its one output.
+fn cast_op(api: &'static str, c: &Call) -> Result<(), Error> {
+    if c.num_inputs != 1 {
+        return Err(Error::new(
+            ACL_ERROR_OP_INPUT_NOT_MATCH,
+            format!(
+                "op type \"Cast\" has 1 input, but numInputs = {}",
+                c.num_inputs
+            ),
+        ));
+    }
+    if c.num_outputs != 1 {
+        return Err(Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"Cast\" has 1 output, but numOutputs = {}",
+                c.num_outputs
+            ),
+        ));
+    }
+    let src = snapshot(element(c.input_desc, 0, "inputDesc")?, "inputDesc[0]")?;
+    let dst = snapshot(element(c.output_desc, 0, "outputDesc")?, "outputDesc[0]")?;
+    if !c.attr.is_null() {
+        let values = with_attr(c.attr, |a| Ok(a.values.clone()))?;
+        match values.get("dst_type") {
+            None | Some(AttrValue::Int(_)) => {}
+            Some(v) => {
+                return Err(Error::new(
+                    ACL_ERROR_OP_ATTR_NOT_MATCH,
+                    format!(
+                        "op type \"Cast\": attr dst_type must be an int (aclopSetAttrInt), but \
+                         it was set as a {}",
+                        v.kind()
+                    ),
+                ))
+            }
+        }
+        if let Some(AttrValue::Int(t)) = values.get("dst_type") {
+            if *t != i64::from(dst.dtype) {
+                return Err(Error::new(
+                    ACL_ERROR_OP_ATTR_NOT_MATCH,
+                    format!(
+                        "op type \"Cast\": attr dst_type = {t} is not the output descriptor's \
+                         data type {}",
+                        dst.dtype
+                    ),
+                ));
+            }
+        }
+    }
+    cast_descs(api, c, &src, &dst)
+}
+
+fn cast_descs(
+    api: &'static str,
+    c: &Call,
+    src: &TensorDesc,
+    dst: &TensorDesc,
+) -> Result<(), Error> {
+    for (d, side) in [(src, "input"), (dst, "output")] {
+        if cast_size(d.dtype).is_none() {
+            return Err(Error::new(
+                ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                format!(
+                    "op type \"Cast\": the {side} data type {} is not supported (supported: \
+                     float, float16, bfloat16, double, bool, int8/16/32/64, uint8/16/32/64)",
+                    d.dtype
+                ),
+            ));
+        }
+        static_shape(&d.dims, side, "Cast")?;
+        static_shape(&d.storage_dims, side, "Cast")?;
+    }
+    let (sf, sshape) = src.storage(1)?;
+    let (df, dshape) = dst.storage(1)?;
+    if sf & 0xff != df & 0xff {
+        return Err(Error::new(
+            ACL_ERROR_FORMAT_NOT_MATCH,
+            format!(
+                "op type \"Cast\": the output format {} differs from the input format {} (Cast \
+                 converts data types only; use TransData for formats)",
+                format_text(df),
+                format_text(sf)
+            ),
+        ));
+    }
+    let n = crate::api::tensor_desc::element_count(&sshape)?;
+    if sshape != dshape {
+        return Err(Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"Cast\": the output shape {dshape:?} differs from the input shape \
+                 {sshape:?}"
+            ),
+        ));
+    }
+    let (sdt, ddt) = (src.dtype, dst.dtype);
+    let (ss, ds) = (cast_size(sdt).unwrap_or(1), cast_size(ddt).unwrap_or(1));
+    let bytes = |k: usize| {
+        n.checked_mul(k).ok_or_else(|| {
+            Error::invalid(format!("op type \"Cast\": shape {sshape:?} is too large"))
+        })
+    };
+    let (sb, db) = (bytes(ss)?, bytes(ds)?);
+    run_unary(api, "Cast", c, sb, db, move |s, d| {
+        cast_elements(sdt, ddt, n, s, d);
+        Ok(())
+    })
+}
+
+/// `aclError aclopCast(const aclTensorDesc *srcDesc, const aclDataBuffer *srcBuffer,
+/// const aclTensorDesc *dstDesc, aclDataBuffer *dstBuffer, uint8_t truncate,
+/// aclrtStream stream)`: the data type conversion of the "Cast" operator on `stream`;
+/// `truncate` is reserved (CANN's documentation) and not read.
+#[no_mangle]
+pub unsafe extern "C" fn aclopCast(
+    srcDesc: *const TensorDesc,
+    srcBuffer: *const DataBuffer,
+    dstDesc: *const TensorDesc,
+    dstBuffer: *const DataBuffer,
+    _truncate: u8,
+    stream: *mut c_void,
+) -> i32 {
+    boundary("aclopCast", || {
+        non_null(srcDesc, "srcDesc")?;
+        non_null(srcBuffer, "srcBuffer")?;
+        non_null(dstDesc, "dstDesc")?;
+        non_null(dstBuffer, "dstBuffer")?;
+        let ind = [srcDesc];
+        let outd = [dstDesc];
+        let inb = [srcBuffer];
+        let outb = [dstBuffer];
+        let c = Call {
+            op_type: std::ptr::null(),
+            num_inputs: 1,
+            input_desc: ind.as_ptr(),
+            inputs: inb.as_ptr(),
+            num_outputs: 1,
+            output_desc: outd.as_ptr(),
+            outputs: outb.as_ptr(),
+            attr: std::ptr::null(),
+            stream,
+        };
+        let src = snapshot(srcDesc, "srcDesc")?;
+        let dst = snapshot(dstDesc, "dstDesc")?;
+        cast_descs("aclopCast", &c, &src, &dst)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cast1(sdt: i32, ddt: i32, src: &[u8]) -> Vec<u8> {
+        let mut out = vec![0u8; cast_size(ddt).unwrap()];
+        cast_elements(sdt, ddt, 1, src, &mut out);
+        out
+    }
+
+    #[test]
+    fn cast_rules() {
+        // fp32 -> fp16: round to nearest even, overflow to +Inf.
+        assert_eq!(cast1(0, 1, &1.0f32.to_le_bytes()), 0x3C00u16.to_le_bytes());
+        assert_eq!(cast1(0, 1, &1e6f32.to_le_bytes()), 0x7C00u16.to_le_bytes());
+        // fp32 -> int32: toward zero, saturating, NaN -> 0.
+        assert_eq!(cast1(0, 3, &(-2.7f32).to_le_bytes()), (-2i32).to_le_bytes());
+        assert_eq!(cast1(0, 3, &3e10f32.to_le_bytes()), i32::MAX.to_le_bytes());
+        assert_eq!(cast1(0, 3, &f32::NAN.to_le_bytes()), 0i32.to_le_bytes());
+        // int32 -> int8 wraps; -> uint8 wraps; -> bool.
+        assert_eq!(cast1(3, 2, &300i32.to_le_bytes()), [44u8]);
+        assert_eq!(cast1(3, 4, &(-1i32).to_le_bytes()), [255u8]);
+        assert_eq!(cast1(3, 12, &(-5i32).to_le_bytes()), [1u8]);
+        // bf16 -> fp32 exact; int64 -> double.
+        assert_eq!(cast1(27, 0, &0x3F80u16.to_le_bytes()), 1.0f32.to_le_bytes());
+        assert_eq!(
+            cast1(9, 11, &(-7i64).to_le_bytes()),
+            (-7.0f64).to_le_bytes()
+        );
+    }
 }
