@@ -25,9 +25,11 @@ install: build
 # The samples build with their own Makefiles against the install tree, exactly as a user
 # would after `source set_env.sh`.
 samples: install
+	. $(PREFIX)/set_env.sh && $(MAKE) -C samples/distributed_training
 	. $(PREFIX)/set_env.sh && $(MAKE) -C samples/acl_memcpy && $(MAKE) -C samples/hccl_allreduce
 
 run: samples
+	. $(PREFIX)/set_env.sh && $(NPU_EMU) run -n 2 samples/distributed_training/distributed_training
 	. $(PREFIX)/set_env.sh && samples/acl_memcpy/acl_memcpy
 	. $(PREFIX)/set_env.sh && $(NPU_EMU) run -n $(RANKS) samples/hccl_allreduce/hccl_allreduce
 
@@ -38,6 +40,7 @@ perf: install
 	. $(PREFIX)/set_env.sh && $(MAKE) -C tests/perf
 
 clean:
+	-$(MAKE) -C samples/distributed_training clean
 	-$(MAKE) -C samples/acl_memcpy clean
 	-$(MAKE) -C samples/hccl_allreduce clean
 	-$(MAKE) -C tests/perf clean

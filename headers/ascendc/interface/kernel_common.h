@@ -1,0 +1,150 @@
+/* npu-emu Ascend C CPU headers: positions, pipes, events and synchronisation, block index,
+ * constants.
+ *
+ * The CPU runs each block's instructions in program order, so every pipe barrier and every
+ * set/wait flag between pipes is already satisfied: they are no-ops with the real signatures. */
+#ifndef NPUEMU_KERNEL_COMMON_H
+#define NPUEMU_KERNEL_COMMON_H
+
+#include <cstdint>
+
+#include "interface/kernel_macros.h"
+#include "npuemu/context.h"
+
+/* Hardware pipes (a global enum of the kernel compiler). */
+enum pipe_t {
+    PIPE_S = 0,
+    PIPE_V,
+    PIPE_M,
+    PIPE_MTE1,
+    PIPE_MTE2,
+    PIPE_MTE3,
+    PIPE_ALL,
+    PIPE_MTE4 = 7,
+    PIPE_MTE5 = 8,
+    PIPE_V2 = 9,
+    PIPE_FIX = 10,
+};
+
+typedef int32_t event_t;
+
+/* Program-order execution makes the barrier a no-op. */
+inline void pipe_barrier(pipe_t) {}
+
+namespace AscendC {
+
+enum class TPosition : uint8_t {
+    GM,
+    A1,
+    A2,
+    B1,
+    B2,
+    C1,
+    C2,
+    CO1,
+    CO2,
+    VECIN,
+    VECOUT,
+    VECCALC,
+    LCM = VECCALC,
+    SPM,
+    SHM = SPM,
+    TSCM,
+    C2PIPE2GM,
+    C2PIPE2LOCAL,
+    MAX,
+};
+using QuePosition = TPosition;
+
+enum class HardEvent : uint8_t {
+    MTE2_MTE1,
+    MTE1_MTE2,
+    MTE1_M,
+    M_MTE1,
+    MTE2_V,
+    V_MTE2,
+    MTE3_V,
+    V_MTE3,
+    M_V,
+    V_M,
+    V_V,
+    MTE3_MTE1,
+    MTE1_MTE3,
+    MTE1_V,
+    MTE2_M,
+    M_MTE2,
+    V_MTE1,
+    M_FIX,
+    FIX_M,
+    MTE3_MTE2,
+    MTE2_MTE3,
+    S_V,
+    V_S,
+    S_MTE2,
+    MTE2_S,
+    S_MTE3,
+    MTE3_S,
+    MTE2_FIX,
+    FIX_MTE2,
+    FIX_S,
+    M_S,
+    FIX_MTE3,
+    MTE1_FIX,
+    FIX_MTE1,
+    FIX_FIX,
+    MAX,
+};
+
+constexpr int32_t ONE_BLK_SIZE = 32;
+constexpr int32_t ONE_REPEAT_BYTE_SIZE = 256;
+constexpr int32_t DEFAULT_BLK_NUM = 8;
+constexpr int32_t DEFAULT_BLK_STRIDE = 1;
+constexpr uint8_t DEFAULT_REPEAT_STRIDE = 8;
+constexpr int32_t MAX_REPEAT_TIMES = 255;
+constexpr uint32_t TOTAL_UB_SIZE = npuemu::UB_SIZE;
+constexpr int32_t BLOCK_CUBE = 16;
+
+/* Index of this block in [0, GetBlockNum()). */
+__aicore__ inline int64_t GetBlockIdx()
+{
+    const npuemu::BlockContext &c = npuemu::ctx();
+    if (!c.active) {
+        npuemu::fault("AscendC::GetBlockIdx() was called");
+    }
+    return c.block_idx;
+}
+
+/* Number of blocks of the launch (blockDim). */
+__aicore__ inline int64_t GetBlockNum()
+{
+    const npuemu::BlockContext &c = npuemu::ctx();
+    if (!c.active) {
+        npuemu::fault("AscendC::GetBlockNum() was called");
+    }
+    return c.block_num;
+}
+
+/* Vector-only kernels: one sub-block per block. */
+__aicore__ inline int64_t GetSubBlockIdx() { return 0; }
+__aicore__ inline int64_t GetTaskRation() { return 1; }
+
+template <pipe_t pipe = PIPE_ALL>
+__aicore__ inline void PipeBarrier()
+{
+}
+
+template <HardEvent event>
+__aicore__ inline void SetFlag(int32_t eventID)
+{
+    (void)eventID;
+}
+
+template <HardEvent event>
+__aicore__ inline void WaitFlag(int32_t eventID)
+{
+    (void)eventID;
+}
+
+} // namespace AscendC
+
+#endif /* NPUEMU_KERNEL_COMMON_H */

@@ -1,0 +1,346 @@
+/* npu-emu Ascend C CPU headers: DataCopy and DataCopyPad.
+ *
+ * DataCopy moves whole 32-byte data blocks: a length that is not a multiple of 32 bytes is a
+ * fault (use DataCopyPad), as are Unified Buffer addresses that are not 32-byte aligned, copies
+ * beyond a LocalTensor and global-memory accesses outside the kernel's buffers. DataCopyPad moves
+ * byte-exact blocks between GM and UB, each UB block padded to 32 bytes. */
+#ifndef NPUEMU_KERNEL_DATA_COPY_H
+#define NPUEMU_KERNEL_DATA_COPY_H
+
+#include <cstdint>
+#include <cstring>
+
+#include "interface/kernel_tensor.h"
+#include "npuemu/context.h"
+
+namespace AscendC {
+
+/* DataCopy: blockLen, srcStride and dstStride in 32-byte blocks.
+ * DataCopyPad: blockLen in bytes; a stride is in bytes on the GM side and in 32-byte blocks on
+ * the UB side. */
+struct DataCopyParams {
+    __aicore__ DataCopyParams() {}
+    __aicore__ DataCopyParams(const uint16_t count, const uint16_t len, const uint16_t srcStrideIn,
+                              const uint16_t dstStrideIn)
+        : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn)
+    {
+    }
+    uint16_t blockCount = 1;
+    uint16_t blockLen = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstStride = 0;
+};
+
+/* DataCopyPad parameters with wider fields: blockLen in bytes, GM strides in bytes, UB strides in
+ * 32-byte blocks. */
+struct DataCopyExtParams {
+    __aicore__ DataCopyExtParams() {}
+    __aicore__ DataCopyExtParams(const uint16_t count, const uint32_t len, const uint32_t srcStrideIn,
+                                 const uint32_t dstStrideIn, const uint32_t rsvIn)
+        : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn)
+    {
+    }
+    uint16_t blockCount = 1;
+    uint32_t blockLen = 0;
+    uint32_t srcStride = 0;
+    uint32_t dstStride = 0;
+    uint32_t rsv = 0;
+};
+
+/* Padding of DataCopyPad GM->UB: leftPadding / rightPadding elements around each block, filled
+ * with paddingValue when isPad is true (otherwise left as they were). */
+template <typename T>
+struct DataCopyPadExtParams {
+    __aicore__ DataCopyPadExtParams() {}
+    __aicore__ DataCopyPadExtParams(const bool isPadValue, const uint8_t leftPadValue, const uint8_t rightPadValue,
+                                    T padValue)
+        : isPad(isPadValue), leftPadding(leftPadValue), rightPadding(rightPadValue), paddingValue(padValue)
+    {
+    }
+    bool isPad = false;
+    uint8_t leftPadding = 0;
+    uint8_t rightPadding = 0;
+    T paddingValue = T(0);
+};
+
+struct DataCopyPadParams {
+    __aicore__ DataCopyPadParams() {}
+    __aicore__ DataCopyPadParams(const bool isPadValue, const uint8_t leftPadValue, const uint8_t rightPadValue,
+                                 const uint64_t padValue)
+        : isPad(isPadValue), leftPadding(leftPadValue), rightPadding(rightPadValue), paddingValue(padValue)
+    {
+    }
+    bool isPad = false;
+    uint8_t leftPadding = 0;
+    uint8_t rightPadding = 0;
+    uint64_t paddingValue = 0;
+};
+
+enum class PaddingMode : uint8_t { Normal = 0, Compact };
+
+} // namespace AscendC
+
+namespace npuemu {
+
+inline void check_ub_aligned(const char *api, const char *which, const void *p)
+{
+    if (ub_offset(p) % UB_ALIGN != 0) {
+        fault("%s: the %s LocalTensor starts at UB offset 0x%llx, which is not 32-byte aligned", api, which,
+              static_cast<unsigned long long>(ub_offset(p)));
+    }
+}
+
+template <typename T>
+inline void check_local_extent(const char *api, const char *which, const AscendC::LocalTensor<T> &t, uint64_t bytes)
+{
+    t.check_ub(api);
+    /* copies move whole 32-byte blocks of the UB: the tensor's last block counts as its own, as
+     * long as it lies in the tensor's buffer (InitBuffer rounds buffers up to 32 bytes) */
+    const uint64_t size = static_cast<uint64_t>(t.GetSize()) * sizeof(T);
+    const uint64_t rounded = (size + UB_ALIGN - 1) / UB_ALIGN * UB_ALIGN;
+    const uint64_t buffer = (static_cast<uint64_t>(t.capacity_) + UB_ALIGN - 1) / UB_ALIGN * UB_ALIGN;
+    const uint64_t limit = rounded < buffer ? rounded : buffer;
+    if (bytes > limit) {
+        fault("%s: touches %llu bytes of the %s LocalTensor, which holds %u %s elements (%llu bytes)", api,
+              static_cast<unsigned long long>(bytes), which, t.GetSize(), type_name<T>::get(),
+              static_cast<unsigned long long>(size));
+    }
+}
+
+template <typename T>
+inline void check_count_aligned(const char *api, uint32_t count)
+{
+    const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+    if (bytes % UB_ALIGN != 0) {
+        fault("%s of %u %s elements (%llu bytes): DataCopy moves whole 32-byte blocks, the length must be a "
+              "multiple of 32 bytes (use DataCopyPad for lengths that are not)",
+              api, count, type_name<T>::get(), static_cast<unsigned long long>(bytes));
+    }
+}
+
+/* Strided block copy: `count` blocks of `len` bytes, source blocks `sstep` bytes apart, destination
+ * blocks `dstep` bytes apart. */
+inline void block_copy(uint8_t *dst, const uint8_t *src, uint32_t count, uint64_t len, uint64_t sstep, uint64_t dstep)
+{
+    for (uint32_t i = 0; i < count; ++i) {
+        std::memmove(dst + i * dstep, src + i * sstep, len);
+    }
+}
+
+inline uint64_t extent(uint32_t count, uint64_t len, uint64_t step)
+{
+    return count == 0 ? 0 : (count - 1) * step + len;
+}
+
+} // namespace npuemu
+
+namespace AscendC {
+
+/* GM -> UB, `calCount` elements (calCount * sizeof(T) a multiple of 32 bytes). */
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const uint32_t calCount)
+{
+    const char *api = "DataCopy GM->UB";
+    npuemu::check_count_aligned<T>(api, calCount);
+    const uint64_t bytes = static_cast<uint64_t>(calCount) * sizeof(T);
+    npuemu::check_local_extent(api, "destination", dst, bytes);
+    npuemu::check_ub_aligned(api, "destination", dst.addr_);
+    if (bytes == 0) {
+        return;
+    }
+    std::memcpy(dst.addr_, npuemu::gm_translate(src.addr_, bytes, "DataCopy GM->UB reads"), bytes);
+}
+
+/* UB -> GM, `calCount` elements (calCount * sizeof(T) a multiple of 32 bytes). */
+template <typename T>
+__aicore__ inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t calCount)
+{
+    const char *api = "DataCopy UB->GM";
+    npuemu::check_count_aligned<T>(api, calCount);
+    const uint64_t bytes = static_cast<uint64_t>(calCount) * sizeof(T);
+    npuemu::check_local_extent(api, "source", src, bytes);
+    npuemu::check_ub_aligned(api, "source", src.addr_);
+    if (bytes == 0) {
+        return;
+    }
+    std::memcpy(npuemu::gm_translate(dst.addr_, bytes, "DataCopy UB->GM writes"), src.addr_, bytes);
+}
+
+/* UB -> UB, `calCount` elements (calCount * sizeof(T) a multiple of 32 bytes). */
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t calCount)
+{
+    const char *api = "DataCopy UB->UB";
+    npuemu::check_count_aligned<T>(api, calCount);
+    const uint64_t bytes = static_cast<uint64_t>(calCount) * sizeof(T);
+    npuemu::check_local_extent(api, "destination", dst, bytes);
+    npuemu::check_local_extent(api, "source", src, bytes);
+    npuemu::check_ub_aligned(api, "destination", dst.addr_);
+    npuemu::check_ub_aligned(api, "source", src.addr_);
+    std::memmove(dst.addr_, src.addr_, bytes);
+}
+
+/* GM -> UB with DataCopyParams (all lengths and strides in 32-byte blocks). */
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const DataCopyParams &p)
+{
+    const char *api = "DataCopy GM->UB";
+    const uint64_t len = p.blockLen * 32ull;
+    const uint64_t sstep = len + p.srcStride * 32ull, dstep = len + p.dstStride * 32ull;
+    npuemu::check_local_extent(api, "destination", dst, npuemu::extent(p.blockCount, len, dstep));
+    npuemu::check_ub_aligned(api, "destination", dst.addr_);
+    const uint64_t sext = npuemu::extent(p.blockCount, len, sstep);
+    if (sext == 0) {
+        return;
+    }
+    const uint8_t *s = npuemu::gm_translate(src.addr_, sext, "DataCopy GM->UB reads");
+    npuemu::block_copy(reinterpret_cast<uint8_t *>(dst.addr_), s, p.blockCount, len, sstep, dstep);
+}
+
+/* UB -> GM with DataCopyParams (all lengths and strides in 32-byte blocks). */
+template <typename T>
+__aicore__ inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const DataCopyParams &p)
+{
+    const char *api = "DataCopy UB->GM";
+    const uint64_t len = p.blockLen * 32ull;
+    const uint64_t sstep = len + p.srcStride * 32ull, dstep = len + p.dstStride * 32ull;
+    npuemu::check_local_extent(api, "source", src, npuemu::extent(p.blockCount, len, sstep));
+    npuemu::check_ub_aligned(api, "source", src.addr_);
+    const uint64_t dext = npuemu::extent(p.blockCount, len, dstep);
+    if (dext == 0) {
+        return;
+    }
+    uint8_t *d = npuemu::gm_translate(dst.addr_, dext, "DataCopy UB->GM writes");
+    npuemu::block_copy(d, reinterpret_cast<const uint8_t *>(src.addr_), p.blockCount, len, sstep, dstep);
+}
+
+/* UB -> UB with DataCopyParams (all lengths and strides in 32-byte blocks). */
+template <typename T>
+__aicore__ inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const DataCopyParams &p)
+{
+    const char *api = "DataCopy UB->UB";
+    const uint64_t len = p.blockLen * 32ull;
+    const uint64_t sstep = len + p.srcStride * 32ull, dstep = len + p.dstStride * 32ull;
+    npuemu::check_local_extent(api, "destination", dst, npuemu::extent(p.blockCount, len, dstep));
+    npuemu::check_local_extent(api, "source", src, npuemu::extent(p.blockCount, len, sstep));
+    npuemu::check_ub_aligned(api, "destination", dst.addr_);
+    npuemu::check_ub_aligned(api, "source", src.addr_);
+    npuemu::block_copy(reinterpret_cast<uint8_t *>(dst.addr_), reinterpret_cast<const uint8_t *>(src.addr_),
+                       p.blockCount, len, sstep, dstep);
+}
+
+namespace detail_pad {
+
+template <typename T>
+inline void gm_to_ub(const LocalTensor<T> &dst, const GlobalTensor<T> &src, uint32_t count, uint64_t len,
+                     uint64_t srcGap, uint64_t dstGapBlocks, bool isPad, uint32_t left, uint32_t right, T value)
+{
+    const char *api = "DataCopyPad GM->UB";
+    if (len % sizeof(T) != 0) {
+        npuemu::fault("%s: blockLen %llu bytes is not a whole number of %s elements", api,
+                      static_cast<unsigned long long>(len), npuemu::type_name<T>::get());
+    }
+    if (left * sizeof(T) > 32 || right * sizeof(T) > 32) {
+        npuemu::fault("%s: leftPadding %u / rightPadding %u elements: each may be at most 32 bytes", api, left,
+                      right);
+    }
+    const uint64_t row = left * sizeof(T) + len + right * sizeof(T);
+    const uint64_t row_aligned = (row + 31) / 32 * 32;
+    const uint64_t dstep = row_aligned + dstGapBlocks * 32;
+    const uint64_t sstep = len + srcGap;
+    npuemu::check_local_extent(api, "destination", dst,
+                               npuemu::extent(count, isPad ? row : left * sizeof(T) + len, dstep));
+    npuemu::check_ub_aligned(api, "destination", dst.addr_);
+    const uint64_t sext = npuemu::extent(count, len, sstep);
+    const uint8_t *s = sext ? npuemu::gm_translate(src.addr_, sext, "DataCopyPad GM->UB reads") : nullptr;
+    uint8_t *d = reinterpret_cast<uint8_t *>(dst.addr_);
+    for (uint32_t i = 0; i < count; ++i) {
+        uint8_t *r = d + i * dstep;
+        std::memcpy(r + left * sizeof(T), s + i * sstep, len);
+        if (isPad) {
+            T *lp = reinterpret_cast<T *>(r);
+            T *rp = reinterpret_cast<T *>(r + left * sizeof(T) + len);
+            for (uint32_t k = 0; k < left; ++k) {
+                lp[k] = value;
+            }
+            for (uint32_t k = 0; k < right; ++k) {
+                rp[k] = value;
+            }
+        }
+    }
+}
+
+template <typename T>
+inline void ub_to_gm(const GlobalTensor<T> &dst, const LocalTensor<T> &src, uint32_t count, uint64_t len,
+                     uint64_t srcGapBlocks, uint64_t dstGap)
+{
+    const char *api = "DataCopyPad UB->GM";
+    if (len % sizeof(T) != 0) {
+        npuemu::fault("%s: blockLen %llu bytes is not a whole number of %s elements", api,
+                      static_cast<unsigned long long>(len), npuemu::type_name<T>::get());
+    }
+    const uint64_t row_aligned = (len + 31) / 32 * 32;
+    const uint64_t sstep = row_aligned + srcGapBlocks * 32;
+    const uint64_t dstep = len + dstGap;
+    npuemu::check_local_extent(api, "source", src, npuemu::extent(count, len, sstep));
+    npuemu::check_ub_aligned(api, "source", src.addr_);
+    const uint64_t dext = npuemu::extent(count, len, dstep);
+    if (dext == 0) {
+        return;
+    }
+    uint8_t *d = npuemu::gm_translate(dst.addr_, dext, "DataCopyPad UB->GM writes");
+    npuemu::block_copy(d, reinterpret_cast<const uint8_t *>(src.addr_), count, len, sstep, dstep);
+}
+
+} // namespace detail_pad
+
+/* GM -> UB, byte-exact blocks (blockLen bytes), each UB block padded to 32 bytes. */
+template <typename T, PaddingMode mode = PaddingMode::Normal>
+__aicore__ inline void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
+                                   const DataCopyExtParams &dataCopyParams, const DataCopyPadExtParams<T> &padParams)
+{
+    static_assert(mode == PaddingMode::Normal,
+                  "npu-emu: AscendC::DataCopyPad with PaddingMode::Compact is not supported by the CPU kernel "
+                  "headers (see README.md)");
+    detail_pad::gm_to_ub(dst, src, dataCopyParams.blockCount, dataCopyParams.blockLen, dataCopyParams.srcStride,
+                         dataCopyParams.dstStride, padParams.isPad, padParams.leftPadding, padParams.rightPadding,
+                         padParams.paddingValue);
+}
+
+/* UB -> GM, byte-exact blocks (blockLen bytes); each UB block starts on a 32-byte boundary. */
+template <typename T, PaddingMode mode = PaddingMode::Normal>
+__aicore__ inline void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src,
+                                   const DataCopyExtParams &dataCopyParams)
+{
+    static_assert(mode == PaddingMode::Normal,
+                  "npu-emu: AscendC::DataCopyPad with PaddingMode::Compact is not supported by the CPU kernel "
+                  "headers (see README.md)");
+    detail_pad::ub_to_gm(dst, src, dataCopyParams.blockCount, dataCopyParams.blockLen, dataCopyParams.srcStride,
+                         dataCopyParams.dstStride);
+}
+
+/* GM -> UB with the 16-bit DataCopyParams (blockLen in bytes) and DataCopyPadParams. */
+template <typename T>
+__aicore__ inline void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src,
+                                   const DataCopyParams &dataCopyParams, const DataCopyPadParams &padParams)
+{
+    T value;
+    const uint64_t raw = padParams.paddingValue;
+    std::memcpy(&value, &raw, sizeof(T) < sizeof raw ? sizeof(T) : sizeof raw);
+    detail_pad::gm_to_ub(dst, src, dataCopyParams.blockCount, dataCopyParams.blockLen, dataCopyParams.srcStride,
+                         dataCopyParams.dstStride, padParams.isPad, padParams.leftPadding, padParams.rightPadding,
+                         value);
+}
+
+/* UB -> GM with the 16-bit DataCopyParams (blockLen in bytes). */
+template <typename T>
+__aicore__ inline void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src,
+                                   const DataCopyParams &dataCopyParams)
+{
+    detail_pad::ub_to_gm(dst, src, dataCopyParams.blockCount, dataCopyParams.blockLen, dataCopyParams.srcStride,
+                         dataCopyParams.dstStride);
+}
+
+} // namespace AscendC
+
+#endif /* NPUEMU_KERNEL_DATA_COPY_H */

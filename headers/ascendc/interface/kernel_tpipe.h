@@ -1,0 +1,481 @@
+/* npu-emu Ascend C CPU headers: TPipe, TQueBind / TQue and TBuf.
+ *
+ * TPipe hands out the block's Unified Buffer: InitBuffer rounds every buffer up to 32 bytes and
+ * faults when the total exceeds the UB (NPUEMU_UB_SIZE, 192 KiB as on Ascend910B). A queue owns
+ * `num` buffers and enforces what the hardware only hangs or corrupts on: AllocTensor with no
+ * free buffer, EnQue beyond the queue depth, DeQue on an empty queue, FreeTensor of a tensor that
+ * is not an allocated buffer of this queue (foreign, already freed, or still enqueued), and
+ * first-in first-out order. */
+#ifndef NPUEMU_KERNEL_TPIPE_H
+#define NPUEMU_KERNEL_TPIPE_H
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "interface/kernel_tensor.h"
+#include "npuemu/context.h"
+
+namespace npuemu {
+
+constexpr const char *position_name(AscendC::TPosition p)
+{
+    using P = AscendC::TPosition;
+    return p == P::GM        ? "GM"
+           : p == P::A1      ? "A1"
+           : p == P::A2      ? "A2"
+           : p == P::B1      ? "B1"
+           : p == P::B2      ? "B2"
+           : p == P::C1      ? "C1"
+           : p == P::C2      ? "C2"
+           : p == P::CO1     ? "CO1"
+           : p == P::CO2     ? "CO2"
+           : p == P::VECIN   ? "VECIN"
+           : p == P::VECOUT  ? "VECOUT"
+           : p == P::VECCALC ? "VECCALC"
+           : p == P::SPM     ? "SPM"
+           : p == P::TSCM    ? "TSCM"
+                             : "?";
+}
+
+/* Positions that live in the Unified Buffer: the only ones the CPU headers emulate. */
+constexpr bool is_ub_position(AscendC::TPosition p)
+{
+    return p == AscendC::TPosition::VECIN || p == AscendC::TPosition::VECOUT ||
+           p == AscendC::TPosition::VECCALC;
+}
+
+enum BufState : uint8_t { BUF_FREE, BUF_ALLOCATED, BUF_QUEUED, BUF_DEQUEUED };
+
+inline const char *buf_state_name(uint8_t s)
+{
+    return s == BUF_FREE ? "free" : s == BUF_ALLOCATED ? "allocated" : s == BUF_QUEUED ? "enqueued" : "dequeued";
+}
+
+struct QueueBuf {
+    uint8_t *addr;
+    uint32_t len;
+    uint8_t state;
+    uint32_t gen;
+};
+
+/* The state machine of one queue (non-template, shared by every TQue/TQueBind). */
+class QueueState {
+public:
+    std::string name;     /* "TQue<VECIN, 2>" */
+    int32_t depth = 1;    /* consecutive EnQue allowed; 0 (in-place queues) = number of buffers */
+    std::vector<QueueBuf> bufs;
+    std::deque<int32_t> fifo;
+    uint32_t next_gen = 1;
+
+    void init(uint8_t num, uint8_t *addr, uint32_t len_aligned, uint32_t len)
+    {
+        bufs.clear();
+        fifo.clear();
+        for (uint32_t i = 0; i < num; ++i) {
+            bufs.push_back(QueueBuf{addr + i * len_aligned, len, BUF_FREE, 0});
+        }
+    }
+    void require_init(const char *api) const
+    {
+        if (bufs.empty()) {
+            fault("%s::%s before TPipe::InitBuffer gave the queue its buffers", name.c_str(), api);
+        }
+    }
+    int32_t alloc()
+    {
+        require_init("AllocTensor");
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            if (bufs[i].state == BUF_FREE) {
+                bufs[i].state = BUF_ALLOCATED;
+                bufs[i].gen = next_gen++;
+                return static_cast<int32_t>(i);
+            }
+        }
+        fault("%s::AllocTensor: all %zu buffers of the queue are in use (%s); FreeTensor one first "
+              "(on hardware AllocTensor waits for a free buffer forever)",
+              name.c_str(), bufs.size(), describe().c_str());
+    }
+    /* Which buffer of this queue `t` is, or fault with `api` in the message. */
+    int32_t identify(const char *api, const void *owner, const void *self, int32_t slot, uint32_t gen,
+                     const void *addr) const
+    {
+        require_init(api);
+        if (addr == nullptr) {
+            fault("%s::%s of a tensor that holds no buffer", name.c_str(), api);
+        }
+        if (owner != self || slot < 0 || static_cast<size_t>(slot) >= bufs.size() ||
+            bufs[static_cast<size_t>(slot)].addr != addr) {
+            fault("%s::%s of a tensor at UB offset 0x%llx that is not a buffer of this queue (its "
+                  "buffers are at %s)",
+                  name.c_str(), api, static_cast<unsigned long long>(ub_offset(addr)), addresses().c_str());
+        }
+        const QueueBuf &b = bufs[static_cast<size_t>(slot)];
+        if (b.gen != gen || b.state == BUF_FREE) {
+            fault("%s::%s of a tensor whose buffer (UB offset 0x%llx) was already freed with FreeTensor",
+                  name.c_str(), api, static_cast<unsigned long long>(ub_offset(addr)));
+        }
+        return slot;
+    }
+    void enque(int32_t slot)
+    {
+        QueueBuf &b = bufs[static_cast<size_t>(slot)];
+        if (b.state == BUF_QUEUED) {
+            fault("%s::EnQue of a tensor (UB offset 0x%llx) that is already in the queue", name.c_str(),
+                  static_cast<unsigned long long>(ub_offset(b.addr)));
+        }
+        const size_t limit = depth > 0 ? static_cast<size_t>(depth) : bufs.size();
+        if (fifo.size() >= limit) {
+            fault("%s::EnQue: the queue already holds %zu tensors, its depth is %d (DeQue first, or "
+                  "declare the queue with a larger depth); on hardware this corrupts the queue",
+                  name.c_str(), fifo.size(), depth);
+        }
+        b.state = BUF_QUEUED;
+        fifo.push_back(slot);
+    }
+    int32_t deque()
+    {
+        require_init("DeQue");
+        if (fifo.empty()) {
+            fault("%s::DeQue on an empty queue (%s); on hardware DeQue waits forever", name.c_str(),
+                  describe().c_str());
+        }
+        int32_t slot = fifo.front();
+        fifo.pop_front();
+        bufs[static_cast<size_t>(slot)].state = BUF_DEQUEUED;
+        return slot;
+    }
+    void free(int32_t slot)
+    {
+        QueueBuf &b = bufs[static_cast<size_t>(slot)];
+        if (b.state == BUF_QUEUED) {
+            fault("%s::FreeTensor of a tensor (UB offset 0x%llx) that is still in the queue (DeQue it first)",
+                  name.c_str(), static_cast<unsigned long long>(ub_offset(b.addr)));
+        }
+        b.state = BUF_FREE;
+    }
+    std::string describe() const
+    {
+        size_t n[4] = {0, 0, 0, 0};
+        for (const QueueBuf &b : bufs) {
+            n[b.state]++;
+        }
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%zu allocated, %zu enqueued, %zu dequeued and not freed, %zu free",
+                      n[BUF_ALLOCATED], n[BUF_QUEUED], n[BUF_DEQUEUED], n[BUF_FREE]);
+        return buf;
+    }
+    std::string addresses() const
+    {
+        std::string s;
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            char buf[48];
+            std::snprintf(buf, sizeof buf, "%s0x%llx", i ? ", " : "",
+                          static_cast<unsigned long long>(ub_offset(bufs[i].addr)));
+            s += buf;
+        }
+        return s.empty() ? "none" : s;
+    }
+};
+
+} // namespace npuemu
+
+namespace AscendC {
+
+using TEventID = int8_t;
+
+class TPipe;
+
+template <TPosition src, TPosition dst, int32_t depth,
+#if __cplusplus >= 201703L
+          auto mask = 0
+#else
+          int mask = 0
+#endif
+          >
+class TQueBind {
+    static_assert(npuemu::is_ub_position(src) && npuemu::is_ub_position(dst),
+                  "npu-emu: queues at TPosition::GM/A1/A2/B1/B2/C1/C2/CO1/CO2/TSCM (cube unit and L1 "
+                  "buffers) are not supported by the CPU kernel headers (see README.md); use VECIN, "
+                  "VECOUT or VECCALC");
+    static_assert(depth >= 0, "TQue depth must be >= 0");
+
+public:
+    __aicore__ inline TQueBind()
+    {
+        q_.depth = depth;
+        if (src == dst) {
+            q_.name = std::string("TQue<") + npuemu::position_name(src) + ", " + std::to_string(depth) + ">";
+        } else {
+            q_.name = std::string("TQueBind<") + npuemu::position_name(src) + ", " +
+                      npuemu::position_name(dst) + ", " + std::to_string(depth) + ">";
+        }
+    }
+    TQueBind(const TQueBind &) = delete;
+    TQueBind &operator=(const TQueBind &) = delete;
+
+    template <typename T>
+    __aicore__ inline LocalTensor<T> AllocTensor()
+    {
+        return make<T>(q_.alloc());
+    }
+    template <typename T>
+    __aicore__ inline void AllocTensor(LocalTensor<T> &tensor)
+    {
+        tensor = AllocTensor<T>();
+    }
+    template <typename T>
+    __aicore__ inline bool EnQue(const LocalTensor<T> &tensor)
+    {
+        q_.enque(q_.identify("EnQue", tensor.owner_, this, tensor.slot_, tensor.gen_, tensor.addr_));
+        return true;
+    }
+    template <typename T>
+    __aicore__ inline LocalTensor<T> DeQue()
+    {
+        return make<T>(q_.deque());
+    }
+    template <typename T>
+    __aicore__ inline void DeQue(LocalTensor<T> &tensor)
+    {
+        tensor = DeQue<T>();
+    }
+    template <typename T>
+    __aicore__ inline void FreeTensor(LocalTensor<T> &tensor)
+    {
+        q_.free(q_.identify("FreeTensor", tensor.owner_, this, tensor.slot_, tensor.gen_, tensor.addr_));
+    }
+    /* True if another EnQue fits within the depth. */
+    __aicore__ inline bool VacantInQue() const
+    {
+        const size_t limit = depth > 0 ? static_cast<size_t>(depth) : q_.bufs.size();
+        return q_.fifo.size() < limit;
+    }
+    __aicore__ inline bool HasTensorInQue() const { return !q_.fifo.empty(); }
+    __aicore__ inline int32_t GetTensorCountInQue() const { return static_cast<int32_t>(q_.fifo.size()); }
+    __aicore__ inline bool HasIdleBuffer() const
+    {
+        for (const npuemu::QueueBuf &b : q_.bufs) {
+            if (b.state == npuemu::BUF_FREE) {
+                return true;
+            }
+        }
+        return false;
+    }
+    __aicore__ inline void FreeAllEvent() {}
+
+    /* npu-emu internals */
+    npuemu::QueueState q_;
+
+private:
+    template <typename T>
+    LocalTensor<T> make(int32_t slot) const
+    {
+        const npuemu::QueueBuf &b = q_.bufs[static_cast<size_t>(slot)];
+        LocalTensor<T> t;
+        t.addr_ = reinterpret_cast<T *>(b.addr);
+        t.size_ = static_cast<uint32_t>(b.len / sizeof(T));
+        t.capacity_ = b.len;
+        t.pos_ = src == dst ? src : dst;
+        t.owner_ = this;
+        t.slot_ = slot;
+        t.gen_ = b.gen;
+        return t;
+    }
+};
+
+template <TPosition pos, int32_t depth,
+#if __cplusplus >= 201703L
+          auto mask = 0
+#else
+          int mask = 0
+#endif
+          >
+class TQue : public TQueBind<pos, pos, depth, mask> {
+public:
+    __aicore__ inline TQue() {}
+};
+
+template <TPosition pos = TPosition::VECCALC>
+class TBuf {
+    static_assert(npuemu::is_ub_position(pos),
+                  "npu-emu: TBuf at TPosition::A1/A2/B1/B2/C1/C2/CO1/CO2/TSCM (cube unit and L1 "
+                  "buffers) is not supported by the CPU kernel headers (see README.md); use VECCALC, "
+                  "VECIN or VECOUT");
+
+public:
+    __aicore__ inline TBuf() {}
+    TBuf(const TBuf &) = delete;
+    TBuf &operator=(const TBuf &) = delete;
+
+    /* The whole buffer as elements of T. */
+    template <typename T>
+    __aicore__ inline LocalTensor<T> Get()
+    {
+        require_init("Get");
+        return make<T>(0, static_cast<uint32_t>(len_ / sizeof(T)));
+    }
+    /* The first `len` elements of the buffer. */
+    template <typename T>
+    __aicore__ inline LocalTensor<T> Get(uint32_t len)
+    {
+        require_init("Get");
+        if (static_cast<uint64_t>(len) * sizeof(T) > len_) {
+            npuemu::fault("TBuf<%s>::Get<%s>(%u): %llu bytes, the buffer has %u", npuemu::position_name(pos),
+                          npuemu::type_name<T>::get(), len,
+                          static_cast<unsigned long long>(static_cast<uint64_t>(len) * sizeof(T)), len_);
+        }
+        return make<T>(0, len);
+    }
+    /* `size` elements starting `bufOffset` bytes into the buffer. */
+    template <typename T>
+    __aicore__ inline LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset)
+    {
+        require_init("GetWithOffset");
+        if (static_cast<uint64_t>(bufOffset) + static_cast<uint64_t>(size) * sizeof(T) > len_) {
+            npuemu::fault("TBuf<%s>::GetWithOffset<%s>(%u, %u): bytes %u..%llu, the buffer has %u",
+                          npuemu::position_name(pos), npuemu::type_name<T>::get(), size, bufOffset, bufOffset,
+                          static_cast<unsigned long long>(bufOffset + static_cast<uint64_t>(size) * sizeof(T)),
+                          len_);
+        }
+        return make<T>(bufOffset, size);
+    }
+
+    /* npu-emu internals */
+    uint8_t *addr_ = nullptr;
+    uint32_t len_ = 0;
+
+private:
+    void require_init(const char *api) const
+    {
+        if (addr_ == nullptr) {
+            npuemu::fault("TBuf<%s>::%s before TPipe::InitBuffer gave it its buffer", npuemu::position_name(pos),
+                          api);
+        }
+    }
+    template <typename T>
+    LocalTensor<T> make(uint32_t offset, uint32_t size) const
+    {
+        LocalTensor<T> t;
+        t.addr_ = reinterpret_cast<T *>(addr_ + offset);
+        t.size_ = size;
+        t.capacity_ = len_ - offset;
+        t.pos_ = pos;
+        t.owner_ = this;
+        return t;
+    }
+};
+
+class TPipe {
+public:
+    __aicore__ inline TPipe() { Init(); }
+    __aicore__ inline ~TPipe()
+    {
+        npuemu::BlockContext &c = npuemu::ctx();
+        if (c.pipe == this) {
+            c.pipe = nullptr;
+        }
+    }
+    TPipe(const TPipe &) = delete;
+    TPipe &operator=(const TPipe &) = delete;
+
+    /* (Re)initialise: this pipe becomes the block's pipe and owns the whole Unified Buffer. */
+    __aicore__ inline void Init()
+    {
+        npuemu::BlockContext &c = npuemu::ctx();
+        if (c.pipe != nullptr && c.pipe != this) {
+            npuemu::fault("a second TPipe was created while another is alive; both would hand out the "
+                          "same Unified Buffer (call Destroy() on the first one)");
+        }
+        c.pipe = this;
+        used_ = 0;
+    }
+
+    /* Give a queue `num` buffers of `len` bytes each (each rounded up to 32 bytes). */
+    template <class Q>
+    __aicore__ inline bool InitBuffer(Q &que, uint8_t num, uint32_t len)
+    {
+        if (num == 0 || len == 0) {
+            npuemu::fault("TPipe::InitBuffer(%s, num %u, len %u): num and len must be positive",
+                          que.q_.name.c_str(), num, len);
+        }
+        const uint32_t aligned = align(len);
+        uint8_t *addr = take(que.q_.name.c_str(), num, len, static_cast<uint64_t>(aligned) * num);
+        que.q_.init(num, addr, aligned, len);
+        return true;
+    }
+    /* Give a TBuf `len` bytes (rounded up to 32 bytes). */
+    template <TPosition pos>
+    __aicore__ inline bool InitBuffer(TBuf<pos> &buf, uint32_t len)
+    {
+        if (len == 0) {
+            npuemu::fault("TPipe::InitBuffer(TBuf<%s>, len 0): len must be positive", npuemu::position_name(pos));
+        }
+        std::string name = std::string("TBuf<") + npuemu::position_name(pos) + ">";
+        buf.addr_ = take(name.c_str(), 1, len, align(len));
+        buf.len_ = len;
+        return true;
+    }
+
+    /* Release every buffer handed out (queues and TBufs initialised before must not be used again). */
+    __aicore__ inline void Reset() { used_ = 0; }
+    __aicore__ inline void Destroy()
+    {
+        used_ = 0;
+        npuemu::BlockContext &c = npuemu::ctx();
+        if (c.pipe == this) {
+            c.pipe = nullptr;
+        }
+    }
+
+    template <HardEvent evt>
+    __aicore__ inline TEventID AllocEventID()
+    {
+        return static_cast<TEventID>(next_event_++ & 7);
+    }
+    template <HardEvent evt>
+    __aicore__ inline void ReleaseEventID(TEventID id)
+    {
+        (void)id;
+    }
+    template <HardEvent evt>
+    __aicore__ inline TEventID FetchEventID()
+    {
+        return 0;
+    }
+    __aicore__ inline TEventID FetchEventID(HardEvent evt)
+    {
+        (void)evt;
+        return 0;
+    }
+
+    /* Bytes of UB handed out so far. */
+    uint32_t ub_used() const { return used_; }
+
+private:
+    static uint32_t align(uint32_t len) { return (len + npuemu::UB_ALIGN - 1) / npuemu::UB_ALIGN * npuemu::UB_ALIGN; }
+    uint8_t *take(const char *what, uint32_t num, uint32_t len, uint64_t bytes)
+    {
+        if (used_ + bytes > npuemu::UB_SIZE) {
+            npuemu::fault("TPipe::InitBuffer(%s, num %u, len %u): %llu bytes (rounded up to 32-byte blocks) "
+                          "on top of the %u already in use exceed the Unified Buffer of %u bytes",
+                          what, num, len, static_cast<unsigned long long>(bytes), used_, npuemu::UB_SIZE);
+        }
+        uint8_t *p = npuemu::ub_base() + used_;
+        used_ += static_cast<uint32_t>(bytes);
+        return p;
+    }
+    uint32_t used_ = 0;
+    uint32_t next_event_ = 0;
+};
+
+/* The block's current TPipe (the one most recently constructed and not destroyed). */
+__aicore__ inline TPipe *GetTPipePtr()
+{
+    return static_cast<TPipe *>(npuemu::ctx().pipe);
+}
+
+} // namespace AscendC
+
+#endif /* NPUEMU_KERNEL_TPIPE_H */

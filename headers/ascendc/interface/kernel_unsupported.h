@@ -1,0 +1,112 @@
+/* npu-emu Ascend C CPU headers: real Ascend C APIs the CPU headers do not implement.
+ *
+ * Each is declared so that a kernel using it fails to COMPILE with a message naming the API
+ * (a static_assert in a template, fired only when the kernel calls it), never compiles to
+ * something wrong. Names not listed here and not implemented fail with the compiler's own
+ * "was not declared" error, which names them too. See README.md for the supported surface. */
+#ifndef NPUEMU_KERNEL_UNSUPPORTED_H
+#define NPUEMU_KERNEL_UNSUPPORTED_H
+
+#include "interface/kernel_common.h"
+#include "npuemu/context.h"
+
+#define NPUEMU_UNSUPPORTED_FN(NAME)                                                                 \
+    template <typename... NpuemuArgs>                                                               \
+    __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
+    {                                                                                               \
+        static_assert(npuemu::dependent_false<NpuemuArgs...>::value,                                \
+                      "npu-emu: AscendC::" #NAME " is not supported by the CPU kernel headers (see README.md)"); \
+    }
+
+/* Functions whose real form has leading template arguments (e.g. SyncAll<true>()). */
+#define NPUEMU_UNSUPPORTED_FN_T(NAME)                                                               \
+    template <typename... NpuemuArgs>                                                               \
+    __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
+    {                                                                                               \
+        static_assert(npuemu::dependent_false<NpuemuArgs...>::value,                                \
+                      "npu-emu: AscendC::" #NAME " is not supported by the CPU kernel headers (see README.md)"); \
+    }                                                                                               \
+    NPUEMU_UNSUPPORTED_FN_T17(NAME)
+
+#if __cplusplus >= 201703L
+#define NPUEMU_UNSUPPORTED_FN_T17(NAME)                                                             \
+    template <auto NpuemuA, typename... NpuemuArgs>                                                 \
+    __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
+    {                                                                                               \
+        static_assert(npuemu::dependent_false<NpuemuArgs...>::value && NpuemuA != NpuemuA,          \
+                      "npu-emu: AscendC::" #NAME " is not supported by the CPU kernel headers (see README.md)"); \
+    }
+#else
+#define NPUEMU_UNSUPPORTED_FN_T17(NAME)                                                             \
+    template <bool NpuemuA, typename... NpuemuArgs>                                                 \
+    __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
+    {                                                                                               \
+        static_assert(npuemu::dependent_false<NpuemuArgs...>::value && NpuemuA != NpuemuA,          \
+                      "npu-emu: AscendC::" #NAME " is not supported by the CPU kernel headers (see README.md)"); \
+    }
+#endif
+
+namespace AscendC {
+
+/* cube unit */
+NPUEMU_UNSUPPORTED_FN(Mmad)
+NPUEMU_UNSUPPORTED_FN(LoadData)
+NPUEMU_UNSUPPORTED_FN(LoadDataWithTranspose)
+NPUEMU_UNSUPPORTED_FN(Fixpipe)
+NPUEMU_UNSUPPORTED_FN(InitConstValue)
+NPUEMU_UNSUPPORTED_FN(SetFmatrix)
+NPUEMU_UNSUPPORTED_FN(SetLoadDataPaddingValue)
+/* reductions, gathers, sorting */
+NPUEMU_UNSUPPORTED_FN(ReduceSum)
+NPUEMU_UNSUPPORTED_FN(ReduceMax)
+NPUEMU_UNSUPPORTED_FN(ReduceMin)
+NPUEMU_UNSUPPORTED_FN(WholeReduceSum)
+NPUEMU_UNSUPPORTED_FN(WholeReduceMax)
+NPUEMU_UNSUPPORTED_FN(WholeReduceMin)
+NPUEMU_UNSUPPORTED_FN(BlockReduceSum)
+NPUEMU_UNSUPPORTED_FN(BlockReduceMax)
+NPUEMU_UNSUPPORTED_FN(BlockReduceMin)
+NPUEMU_UNSUPPORTED_FN(PairReduceSum)
+NPUEMU_UNSUPPORTED_FN(Gather)
+NPUEMU_UNSUPPORTED_FN(Gatherb)
+NPUEMU_UNSUPPORTED_FN(GatherMask)
+NPUEMU_UNSUPPORTED_FN(Scatter)
+NPUEMU_UNSUPPORTED_FN(Sort)
+NPUEMU_UNSUPPORTED_FN(Sort32)
+NPUEMU_UNSUPPORTED_FN(MrgSort)
+NPUEMU_UNSUPPORTED_FN(Transpose)
+NPUEMU_UNSUPPORTED_FN(TransDataTo5HD)
+NPUEMU_UNSUPPORTED_FN(Compare)
+NPUEMU_UNSUPPORTED_FN(CompareScalar)
+NPUEMU_UNSUPPORTED_FN(Select)
+NPUEMU_UNSUPPORTED_FN(CastDeq)
+NPUEMU_UNSUPPORTED_FN(Brcb)
+NPUEMU_UNSUPPORTED_FN(CreateVecIndex)
+NPUEMU_UNSUPPORTED_FN(Axpy)
+NPUEMU_UNSUPPORTED_FN(ProposalConcat)
+NPUEMU_UNSUPPORTED_FN(ProposalExtract)
+NPUEMU_UNSUPPORTED_FN(SetMaskCount)
+NPUEMU_UNSUPPORTED_FN(SetMaskNorm)
+NPUEMU_UNSUPPORTED_FN(SetVectorMask)
+NPUEMU_UNSUPPORTED_FN(ResetMask)
+NPUEMU_UNSUPPORTED_FN(SetAtomicAdd)
+NPUEMU_UNSUPPORTED_FN(SetAtomicNone)
+NPUEMU_UNSUPPORTED_FN(SetAtomicMax)
+NPUEMU_UNSUPPORTED_FN(SetAtomicMin)
+NPUEMU_UNSUPPORTED_FN(SetAtomicType)
+NPUEMU_UNSUPPORTED_FN(DataCacheCleanAndInvalid)
+NPUEMU_UNSUPPORTED_FN(DumpTensor)
+NPUEMU_UNSUPPORTED_FN(IBSet)
+NPUEMU_UNSUPPORTED_FN(IBWait)
+/* cross-core synchronisation: blocks may not all run at the same time on the emulator */
+NPUEMU_UNSUPPORTED_FN_T(SyncAll)
+NPUEMU_UNSUPPORTED_FN_T(CrossCoreSetFlag)
+NPUEMU_UNSUPPORTED_FN_T(CrossCoreWaitFlag)
+
+} // namespace AscendC
+
+#undef NPUEMU_UNSUPPORTED_FN
+#undef NPUEMU_UNSUPPORTED_FN_T
+#undef NPUEMU_UNSUPPORTED_FN_T17
+
+#endif /* NPUEMU_KERNEL_UNSUPPORTED_H */

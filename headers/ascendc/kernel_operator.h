@@ -1,0 +1,23 @@
+/* npu-emu Ascend C CPU headers: the kernel-side API (`#include "kernel_operator.h"`).
+ *
+ * Ordinary Ascend C vector kernels compile with g++ (-std=c++17; also -std=c++14) against these
+ * headers and run on the CPU with the semantics of the real API, checking what the hardware only
+ * hangs or corrupts on. README.md in this directory lists the supported API surface. */
+#ifndef NPUEMU_KERNEL_OPERATOR_H
+#define NPUEMU_KERNEL_OPERATOR_H
+
+#include <cstdint>
+
+#include "npuemu/half.h"
+#include "npuemu/context.h"
+#include "interface/kernel_macros.h"
+#include "interface/kernel_common.h"
+#include "interface/kernel_tensor.h"
+#include "interface/kernel_tpipe.h"
+#include "interface/kernel_data_copy.h"
+#include "interface/kernel_operator_vec.h"
+#include "interface/kernel_operator_cast.h"
+#include "interface/kernel_print.h"
+#include "interface/kernel_unsupported.h"
+
+#endif /* NPUEMU_KERNEL_OPERATOR_H */

@@ -1,0 +1,206 @@
+/* npu-emu Ascend C CPU headers: the emulated AI core a kernel block runs on.
+ *
+ * Each block runs on its own thread. This file holds that thread's block context (kernel name,
+ * block index and count, the global-memory regions handed to the kernel), its Unified Buffer
+ * (thread-local, NPUEMU_UB_SIZE bytes), the translation of global-memory addresses through the
+ * regions, and the kernel fault: every check in these headers that finds something the hardware
+ * would hang on, corrupt or trap on throws npuemu::KernelFault with a message naming the kernel,
+ * the block, the API and the values; run_block (npuemu/launch.h) turns it into the launch's error. */
+#ifndef NPUEMU_CONTEXT_H
+#define NPUEMU_CONTEXT_H
+
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <stdlib.h>
+#include <string>
+
+#include "npuemu/half.h"
+#include "npuemu/regions.h"
+
+/* Unified Buffer bytes per AI core. 192 KiB is the vector core's UB on Ascend910B (Atlas A2),
+ * the SoC npu-emu emulates by default; a kernel may define NPUEMU_UB_SIZE before including
+ * kernel_operator.h to model another SoC (e.g. 256 KiB for Ascend910 / Ascend310P). */
+#ifndef NPUEMU_UB_SIZE
+#define NPUEMU_UB_SIZE (192u * 1024u)
+#endif
+
+namespace npuemu {
+
+constexpr uint32_t UB_SIZE = NPUEMU_UB_SIZE;
+constexpr uint32_t UB_ALIGN = 32; /* one data block */
+
+/* The exception behind every kernel fault. what() is the complete message. */
+class KernelFault : public std::exception {
+public:
+    explicit KernelFault(std::string m) : msg_(std::move(m)) {}
+    const char *what() const noexcept override { return msg_.c_str(); }
+
+private:
+    std::string msg_;
+};
+
+struct BlockContext {
+    const char *kernel = nullptr;
+    const npuemu_gm_region *regions = nullptr;
+    size_t nregions = 0;
+    uint32_t block_idx = 0;
+    uint32_t block_num = 0;
+    bool active = false;
+    void *pipe = nullptr; /* the current AscendC::TPipe of this block */
+    uint32_t ub_used = 0; /* bytes of UB handed out by the current TPipe */
+};
+
+inline BlockContext &ctx()
+{
+    static thread_local BlockContext c;
+    return c;
+}
+
+/* This thread's Unified Buffer, allocated on first use (64-byte aligned). */
+inline uint8_t *ub_base()
+{
+    struct Holder {
+        uint8_t *p = nullptr;
+        ~Holder() { std::free(p); }
+    };
+    static thread_local Holder h;
+    if (h.p == nullptr) {
+        void *p = nullptr;
+        if (posix_memalign(&p, 64, UB_SIZE) != 0) {
+            p = nullptr;
+        }
+        h.p = static_cast<uint8_t *>(p);
+        if (h.p == nullptr) {
+            std::fprintf(stderr, "npu-emu: cannot allocate the %u-byte Unified Buffer\n", UB_SIZE);
+            std::abort();
+        }
+        std::memset(h.p, 0, UB_SIZE);
+    }
+    return h.p;
+}
+
+inline std::string vformat(const char *fmt, va_list ap)
+{
+    char buf[512];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+    std::string s;
+    if (n < 0) {
+        s = fmt;
+    } else if (static_cast<size_t>(n) < sizeof buf) {
+        s.assign(buf, static_cast<size_t>(n));
+    } else {
+        s.resize(static_cast<size_t>(n) + 1);
+        std::vsnprintf(&s[0], s.size(), fmt, ap2);
+        s.resize(static_cast<size_t>(n));
+    }
+    va_end(ap2);
+    return s;
+}
+
+/* "kernel add_custom block 3/8: " (or a note that no kernel is running). */
+inline std::string fault_prefix()
+{
+    const BlockContext &c = ctx();
+    if (!c.active) {
+        return "npu-emu: outside a kernel launch: ";
+    }
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "kernel %s block %u/%u: ", c.kernel ? c.kernel : "?", c.block_idx,
+                  c.block_num);
+    return buf;
+}
+
+/* Throw the kernel fault: the prefix naming kernel and block, then the formatted message. */
+[[noreturn]] inline void fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+[[noreturn]] inline void fault(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    std::string m = fault_prefix() + vformat(fmt, ap);
+    va_end(ap);
+    throw KernelFault(m);
+}
+
+/* The regions as "x: 0x7f..+4096, y: ...", for messages. */
+inline std::string describe_regions()
+{
+    const BlockContext &c = ctx();
+    if (c.nregions == 0) {
+        return "no buffers were passed to the kernel";
+    }
+    std::string s;
+    for (size_t i = 0; i < c.nregions; ++i) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s%s: 0x%llx+%llu", i ? ", " : "",
+                      c.regions[i].name ? c.regions[i].name : "?",
+                      static_cast<unsigned long long>(c.regions[i].dev_addr),
+                      static_cast<unsigned long long>(c.regions[i].size));
+        s += buf;
+        if (s.size() > 1500) {
+            s += ", ...";
+            break;
+        }
+    }
+    return s;
+}
+
+/* Translate [addr, addr+bytes) of global memory to this process's alias, or fault.
+ * `what` reads like "DataCopy GM->UB reads". */
+inline uint8_t *gm_translate(const void *addr, uint64_t bytes, const char *what)
+{
+    const BlockContext &c = ctx();
+    const uint64_t a = reinterpret_cast<uint64_t>(addr);
+    if (!c.active) {
+        fault("%s %llu bytes at 0x%llx", what, static_cast<unsigned long long>(bytes),
+              static_cast<unsigned long long>(a));
+    }
+    for (size_t i = 0; i < c.nregions; ++i) {
+        const npuemu_gm_region &r = c.regions[i];
+        if (a >= r.dev_addr && a - r.dev_addr <= r.size && bytes <= r.size - (a - r.dev_addr)) {
+            return static_cast<uint8_t *>(r.host) + (a - r.dev_addr);
+        }
+    }
+    std::string regions = describe_regions();
+    fault("%s %llu bytes at 0x%llx, outside every buffer passed to the kernel (%s)", what,
+          static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(a), regions.c_str());
+}
+
+/* Offset of a UB pointer from the start of this block's UB (for messages and GetPhyAddr). */
+inline uint64_t ub_offset(const void *p)
+{
+    return static_cast<uint64_t>(static_cast<const uint8_t *>(p) - ub_base());
+}
+
+/* Type names for messages. */
+template <class T> struct type_name { static const char *get() { return "T"; } };
+#define NPUEMU_TYPE_NAME(T, S)                                                                      \
+    template <> struct type_name<T> { static const char *get() { return S; } };
+NPUEMU_TYPE_NAME(int8_t, "int8_t")
+NPUEMU_TYPE_NAME(uint8_t, "uint8_t")
+NPUEMU_TYPE_NAME(int16_t, "int16_t")
+NPUEMU_TYPE_NAME(uint16_t, "uint16_t")
+NPUEMU_TYPE_NAME(int32_t, "int32_t")
+NPUEMU_TYPE_NAME(uint32_t, "uint32_t")
+NPUEMU_TYPE_NAME(int64_t, "int64_t")
+NPUEMU_TYPE_NAME(uint64_t, "uint64_t")
+NPUEMU_TYPE_NAME(float, "float")
+NPUEMU_TYPE_NAME(double, "double")
+NPUEMU_TYPE_NAME(bool, "bool")
+NPUEMU_TYPE_NAME(half, "half")
+NPUEMU_TYPE_NAME(bfloat16_t, "bfloat16_t")
+#undef NPUEMU_TYPE_NAME
+
+/* false, but only once a template is instantiated: for static_asserts naming unsupported APIs. */
+template <class... T> struct dependent_false { static constexpr bool value = false; };
+template <int V> struct dependent_false_v { static constexpr bool value = false; };
+
+} // namespace npuemu
+
+#endif /* NPUEMU_CONTEXT_H */
