@@ -47,7 +47,8 @@ fn descriptor_api_values_sizes_and_errors() {
     assert!(r.stdout.contains("PASS"), "{}", r.all());
     // The messages users see name the function and the argument.
     assert!(
-        r.stdout.contains("aclGetTensorDescDimV2: index = 4 is out of range"),
+        r.stdout
+            .contains("aclGetTensorDescDimV2: index = 4 is out of range"),
         "{}",
         r.all()
     );
