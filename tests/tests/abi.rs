@@ -53,7 +53,12 @@ fn functions(which: &str) -> Vec<Func> {
             ret: r[0].clone(),
             name: r[1].clone(),
             params: r[2].clone(),
-            header: format!("{which}/{}", r[3]),
+            // aclnn rows name the full path (their headers live in aclnn/ and aclnnop/).
+            header: if r[3].contains('/') {
+                r[3].clone()
+            } else {
+                format!("{which}/{}", r[3])
+            },
         })
         .collect()
 }
@@ -93,6 +98,13 @@ fn cc(lang: &str, args: &[&str]) -> (bool, String) {
 }
 
 const C_STDS: &[&str] = &["c99", "c11"];
+/// Headers that are C++ only, as CANN's are (`<cstdint>`, `constexpr`, `bool`): the aclnn
+/// headers of libnnopbase/libopapi.
+const CXX_ONLY: &[&str] = &[
+    "aclnn/acl_meta.h",
+    "aclnn/aclnn_base.h",
+    "aclnnop/aclnn_npu_format_cast.h",
+];
 const CXX_STDS: &[&str] = &["c++11", "c++14", "c++17"];
 
 /// Every header under headers/include, relative (`acl/acl_rt.h`).
@@ -313,6 +325,9 @@ fn each_header_compiles_alone() {
     let mut failures = Vec::new();
     for h in &headers {
         for lang in C_STDS.iter().chain(CXX_STDS) {
+            if CXX_ONLY.contains(&h.as_str()) && !lang.starts_with("c++") {
+                continue;
+            }
             let ext = if lang.starts_with("c++") { "cpp" } else { "c" };
             let file = work.join(format!("only.{ext}"));
             std::fs::write(
@@ -371,6 +386,8 @@ fn parse_declarations() -> BTreeMap<String, (String, String, String)> {
             let s = stmt.split_whitespace().collect::<Vec<_>>().join(" ");
             let s = s.trim_start_matches(['{', '}', ' ']);
             let body = if let Some(b) = s.strip_prefix("ACL_FUNC_VISIBILITY ") {
+                b
+            } else if let Some(b) = s.strip_prefix("ACLNN_API ") {
                 b
             } else if let Some(b) = s.strip_prefix("extern ") {
                 if b.starts_with("\"C\"") {
@@ -443,6 +460,7 @@ fn headers_declare_exactly_the_listed_functions() {
     let listed: Vec<Func> = functions("acl")
         .into_iter()
         .chain(functions("hccl"))
+        .chain(functions("aclnn"))
         .collect();
     let mut problems = Vec::new();
     for f in &listed {
@@ -482,7 +500,13 @@ fn headers_declare_exactly_the_listed_functions() {
         seen.remove("HcclCommConfigInit"),
         "HcclCommConfigInit missing"
     );
-    let diff: Vec<_> = seen.symmetric_difference(&names).collect();
+    // (The C compile sees the acl/ and hccl/ headers; the aclnn ones are C++ only.)
+    let c_names: BTreeSet<String> = listed
+        .iter()
+        .filter(|f| f.header.starts_with("acl/") || f.header.starts_with("hccl/"))
+        .map(|f| f.name.clone())
+        .collect();
+    let diff: Vec<_> = seen.symmetric_difference(&c_names).collect();
     if !diff.is_empty() {
         problems.push(format!(
             "compiler-declared vs listed functions differ: {diff:?}"
@@ -520,10 +544,10 @@ fn exports(lib: &Path) -> BTreeMap<String, String> {
 
 fn check_exports(lib: &str, which: &str, prefixes: &[&str]) {
     let path = t::lib_dir().join(lib);
-    let krate = if which == "acl" {
-        "libascendcl"
-    } else {
-        "libhccl"
+    let krate = match which {
+        "acl" => "libascendcl",
+        "aclnn" => "libascendcl/aclnn",
+        _ => "libhccl",
     };
     let done = implemented(krate);
     let listed = functions(which);
@@ -573,6 +597,11 @@ fn libascendcl_exports_the_listed_functions_only() {
 #[test]
 fn libhccl_exports_the_listed_functions_only() {
     check_exports("libhccl.so", "hccl", &["Hccl", "Hcom"]);
+}
+
+#[test]
+fn libnnopbase_exports_the_listed_functions_only() {
+    check_exports("libnnopbase.so", "aclnn", &["acl", "Acl"]);
 }
 
 /// Names of `pub [unsafe] extern "C" fn` definitions under `crate_dir/src` (as build.rs sees
@@ -829,7 +858,7 @@ fn c_class(ty: &str, ptr_typedefs: &BTreeSet<String>, enums: &BTreeSet<String>) 
         "int8_t" | "char" => Class::I8,
         "uint8_t" => Class::U8,
         "uint16_t" | "aclFloat16" => Class::U16,
-        "int" | "int32_t" | "aclError" => Class::I32,
+        "int" | "int32_t" | "aclError" | "aclnnStatus" => Class::I32,
         "uint32_t" => Class::U32,
         "int64_t" => Class::I64,
         "uint64_t" | "size_t" => Class::U64,
@@ -983,7 +1012,11 @@ fn rust_exports_match_the_c_declarations() {
     let enums: BTreeSet<String> = tsv("enums.tsv").into_iter().map(|r| r[0].clone()).collect();
     let mut problems = Vec::new();
     let mut checked = 0;
-    for (krate, which) in [("libascendcl", "acl"), ("libhccl", "hccl")] {
+    for (krate, which) in [
+        ("libascendcl", "acl"),
+        ("libhccl", "hccl"),
+        ("libascendcl/aclnn", "aclnn"),
+    ] {
         let defs = rust_exports(krate);
         for f in functions(which) {
             let Some((rparams, rret, file)) = defs.get(&f.name) else {

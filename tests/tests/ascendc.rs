@@ -230,10 +230,10 @@ fn unsupported_apis_fail_to_compile_naming_the_api() {
             "AscendC::SyncAll is not supported",
         ),
         (
-            "cast",
+            "cast_pair",
             "",
-            "AscendC::Cast(f, a, 0, 64)",
-            "AscendC::Cast is not supported",
+            "AscendC::Cast(a, a, AscendC::RoundMode::CAST_NONE, 64)",
+            "AscendC::Cast does not convert between these element types",
         ),
         (
             "matmul",
@@ -263,5 +263,181 @@ fn unsupported_apis_fail_to_compile_naming_the_api() {
     ];
     for (name, prelude, stmt, expect) in cases {
         assert_compile_error(&work, name, prelude, stmt, expect);
+    }
+}
+
+/// The `x=0x.. y=0x..` line icpu_faults prints first.
+fn gm_addrs(r: &Run) -> (u64, u64) {
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("x=0x"))
+        .unwrap_or_else(|| panic!("no address line:\n{}", r.all()));
+    let mut it = line
+        .split_whitespace()
+        .map(|w| u64::from_str_radix(&w[4..], 16).unwrap());
+    (it.next().unwrap(), it.next().unwrap())
+}
+
+#[test]
+fn violations_are_kernel_faults_naming_block_api_and_values() {
+    let work = scratch("asc-faults");
+    let exe = build(
+        &work,
+        "icpu_faults",
+        &["icpu_faults.cpp", "faults.cpp"],
+        &[],
+    );
+    // (case number in faults.cpp, expected message parts; "{x+N}" / "{y+N}" become addresses)
+    let cases: &[(u32, &[&str])] = &[
+        (0, &["TQue<VECIN, 1>::DeQue on an empty queue", "waits forever"]),
+        (1, &["TQue<VECIN, 1>::EnQue: the queue already holds 1 tensors, its depth is 1"]),
+        (2, &["TQue<VECIN, 1>::AllocTensor: all 2 buffers of the queue are in use (2 allocated"]),
+        (3, &["TQue<VECIN, 1>::FreeTensor of a tensor at UB offset 0x200 that is not a buffer of this queue (its buffers are at 0x0, 0x100)"]),
+        (4, &["TQue<VECIN, 1>::FreeTensor of a tensor whose buffer (UB offset 0x0) was already freed"]),
+        (5, &["TQue<VECIN, 1>::FreeTensor of a tensor (UB offset 0x0) that is still in the queue"]),
+        (6, &["TPipe::InitBuffer(TQue<VECOUT, 2>, num 2, len 32769): 65600 bytes", "131072 already in use exceed the Unified Buffer of 196608 bytes"]),
+        (7, &["DataCopy GM->UB of 100 half elements (200 bytes)", "multiple of 32 bytes (use DataCopyPad"]),
+        (8, &["DataCopy GM->UB: the destination LocalTensor starts at UB offset 0x6, which is not 32-byte aligned"]),
+        (9, &["DataCopy GM->UB: touches 512 bytes of the destination LocalTensor, which holds 128 half elements"]),
+        (10, &["AscendC::Add: calCount 200 exceeds the dst operand's 128 half elements"]),
+        (11, &["AscendC::Muls: the dst operand starts at UB offset 0x10, which is not 32-byte aligned"]),
+        (12, &["DataCopy GM->UB reads 512 bytes at {x+1792}, outside every buffer passed to the kernel ("]),
+        (13, &["DataCopy UB->GM writes 32 bytes at {y+2048}, outside every buffer"]),
+        (14, &["GlobalTensor::SetValue writes 2 bytes at {y+2048}, outside every buffer"]),
+        (15, &["GlobalTensor::GetValue reads 4 bytes at 0x1000, outside every buffer"]),
+        (16, &["DataCopyPad GM->UB reads 20 bytes at {x+2038}, outside every buffer"]),
+        (17, &["LocalTensor::GetValue(128) on a tensor of 128 half elements"]),
+        (18, &["a second TPipe was created while another is alive"]),
+        (21, &["TQue<VECIN, 1>::EnQue of a tensor at UB offset 0x100 that is not a buffer of this queue"]),
+        (22, &["TBuf<VECCALC>::Get<float>(65): 260 bytes, the buffer has 256"]),
+        (23, &["AscendC::Add: mask 200 is outside [1, 128] (elements of half per repeat)"]),
+        (24, &["AscendC::Exp: 5 repeats (block stride 1, repeat stride 8) reach byte 1280 of the dst operand, which holds 256 float elements (1024 bytes)"]),
+    ];
+    for (case, parts) in cases {
+        let r = exec(&exe, &[&case.to_string(), "1"]);
+        assert_eq!(r.code, Some(1), "case {case} should fault:\n{}", r.all());
+        assert!(!r.stdout.contains("completed"), "case {case}:\n{}", r.all());
+        let (x, y) = gm_addrs(&r);
+        let regions = format!("(GmAlloc#1: 0x{x:x}+2048, GmAlloc#2: 0x{y:x}+2048)");
+        for p in *parts {
+            let mut want = p.to_string();
+            for (name, base) in [("x", x), ("y", y)] {
+                for off in [1792u64, 2038, 2048] {
+                    want =
+                        want.replace(&format!("{{{name}+{off}}}"), &format!("0x{:x}", base + off));
+                }
+            }
+            let full = if Some(p) == parts.first() {
+                format!("kernel faults block 0/1: {want}")
+            } else {
+                want.clone()
+            };
+            assert!(
+                r.stderr.contains(&full),
+                "case {case}: expected {full:?} in:\n{}",
+                r.all()
+            );
+            if want.contains("outside every buffer") {
+                assert!(
+                    r.stderr.contains(&regions),
+                    "case {case}: {regions} in:\n{}",
+                    r.all()
+                );
+            }
+        }
+    }
+    // Only block 5 of 8 reads past x: the fault names that block and the address.
+    let r = exec(&exe, &["19", "8"]);
+    assert_eq!(r.code, Some(1), "{}", r.all());
+    let (x, _) = gm_addrs(&r);
+    let want = format!(
+        "kernel faults block 5/8: GlobalTensor::GetValue reads 2 bytes at 0x{:x}, outside every buffer",
+        x + 2052
+    );
+    assert!(r.stderr.contains(&want), "{want:?} in:\n{}", r.all());
+    // Not a fault: two tensors come out of a depth-2 queue in the order they went in, and the
+    // queue's state queries agree.
+    let r = exec(&exe, &["20", "1"]);
+    r.assert_ok();
+    assert!(r.stdout.contains("y[0..4] = 1 2 0 0"), "{}", r.all());
+}
+
+#[test]
+fn half_and_bfloat16_match_ieee_rounding() {
+    let work = scratch("asc-half");
+    let exe = build(&work, "half_types", &["half_types.cpp"], &[]);
+    let r = exec(&exe, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("half/bfloat16_t: PASS"), "{}", r.all());
+}
+
+/// Every vector operation and Cast against a host reference computed independently of the
+/// headers (icpu_vec.cpp): one PASS line per (operation, type).
+#[test]
+fn vector_operations_and_cast_match_host_reference() {
+    let work = scratch("asc-vec");
+    let exe = build(&work, "icpu_vec", &["icpu_vec.cpp", "vec_ops.cpp"], &[]);
+    let r = exec(&exe, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("0 failures"), "{}", r.all());
+    for op in [
+        "Add",
+        "Sub",
+        "Mul",
+        "Max",
+        "Min",
+        "Adds",
+        "Muls",
+        "Maxs",
+        "Mins",
+        "Duplicate",
+    ] {
+        for ty in ["half", "float", "int32_t", "int16_t"] {
+            let line = format!("PASS {op} {ty}\n");
+            assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
+        }
+    }
+    for op in [
+        "Div",
+        "Exp",
+        "Ln",
+        "Abs",
+        "Sqrt",
+        "Relu",
+        "Rsqrt",
+        "Reciprocal",
+        "LeakyRelu",
+    ] {
+        for ty in ["half", "float"] {
+            let line = format!("PASS {op} {ty}\n");
+            assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
+        }
+    }
+    for line in [
+        "PASS Relu int32_t\n",
+        "PASS And int16_t\n",
+        "PASS Or int16_t\n",
+        "PASS Not int16_t\n",
+        "PASS Cast half->float mode 0\n",
+        "PASS level0 case 0\n",
+        "PASS level0 case 1\n",
+        "PASS level0 case 2\n",
+        "PASS level0 case 3\n",
+        "PASS level0 case 4\n",
+        "PASS Cast int32_t->float mode 3\n",
+    ] {
+        assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
+    }
+    for mode in 0..=6 {
+        for pair in [
+            "float->half",
+            "float->bfloat16_t",
+            "float->int32_t",
+            "float->float",
+        ] {
+            let line = format!("PASS Cast {pair} mode {mode}\n");
+            assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
+        }
     }
 }

@@ -94,10 +94,16 @@ template <typename T>
 inline void check_local_extent(const char *api, const char *which, const AscendC::LocalTensor<T> &t, uint64_t bytes)
 {
     t.check_ub(api);
-    if (bytes > static_cast<uint64_t>(t.GetSize()) * sizeof(T)) {
+    /* copies move whole 32-byte blocks of the UB: the tensor's last block counts as its own, as
+     * long as it lies in the tensor's buffer (InitBuffer rounds buffers up to 32 bytes) */
+    const uint64_t size = static_cast<uint64_t>(t.GetSize()) * sizeof(T);
+    const uint64_t rounded = (size + UB_ALIGN - 1) / UB_ALIGN * UB_ALIGN;
+    const uint64_t buffer = (static_cast<uint64_t>(t.capacity_) + UB_ALIGN - 1) / UB_ALIGN * UB_ALIGN;
+    const uint64_t limit = rounded < buffer ? rounded : buffer;
+    if (bytes > limit) {
         fault("%s: touches %llu bytes of the %s LocalTensor, which holds %u %s elements (%llu bytes)", api,
               static_cast<unsigned long long>(bytes), which, t.GetSize(), type_name<T>::get(),
-              static_cast<unsigned long long>(static_cast<uint64_t>(t.GetSize()) * sizeof(T)));
+              static_cast<unsigned long long>(size));
     }
 }
 
@@ -242,7 +248,8 @@ inline void gm_to_ub(const LocalTensor<T> &dst, const GlobalTensor<T> &src, uint
     const uint64_t row_aligned = (row + 31) / 32 * 32;
     const uint64_t dstep = row_aligned + dstGapBlocks * 32;
     const uint64_t sstep = len + srcGap;
-    npuemu::check_local_extent(api, "destination", dst, npuemu::extent(count, row_aligned, dstep));
+    npuemu::check_local_extent(api, "destination", dst,
+                               npuemu::extent(count, isPad ? row : left * sizeof(T) + len, dstep));
     npuemu::check_ub_aligned(api, "destination", dst.addr_);
     const uint64_t sext = npuemu::extent(count, len, sstep);
     const uint8_t *s = sext ? npuemu::gm_translate(src.addr_, sext, "DataCopyPad GM->UB reads") : nullptr;

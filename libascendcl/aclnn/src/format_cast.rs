@@ -1,0 +1,616 @@
+//! `aclnnop/aclnn_npu_format_cast.h`: `aclnnNpuFormatCastCalculateSizeAndFormat`,
+//! `aclnnNpuFormatCastGetWorkspaceSize` and `aclnnNpuFormatCast` (abi.md §5.5).
+//!
+//! Behaviour follows CANN's documentation and `ops-math` implementation (abi.md S9):
+//! - Atlas A2/A3 (`Ascend910B*`, `Ascend910_93*`): ND/NCL (and NCHW/NCDHW) → FRACTAL_NZ,
+//!   FRACTAL_NZ → ND, NCDHW ↔ NDC1HWC0, NCDHW ↔ FRACTAL_Z_3D, with C0 = 32 bytes / element
+//!   size (fp32/int32 → 8, fp16/bf16 → 16, int8/uint8 → 32; abi.md §5.1 exception (a)),
+//!   `additionalDtype` -1 (or the source dtype itself);
+//! - Ascend 950 (`Ascend950*`, `Ascend910_95*`): ND/NCL → FRACTAL_NZ(_C0_16/_C0_32), C0 from
+//!   `additionalDtype`;
+//! - any other SoC: `ACLNN_ERR_RUNTIME_ERROR` (161… codes are argument errors).
+//!
+//! Codes: NULL tensor → `ACLNN_ERR_PARAM_NULLPTR`; unsupported dtype, format, shape rank,
+//! empty or non-contiguous tensor, dst shape that is not the computed one →
+//! `ACLNN_ERR_PARAM_INVALID`; a format pair `…CalculateSizeAndFormat` cannot convert and an
+//! unsupported SoC → `ACLNN_ERR_RUNTIME_ERROR` (as the CANN doc tables say).
+//!
+//! The conversion needs no workspace (`*workspaceSize` = 0). The execute call checks the
+//! tensors' device ranges against this process's allocations, then enqueues one task on the
+//! stream through libascendcl's runtime interface; the task runs the `npu_emu::formats`
+//! plan on the device memory (zero padding included).
+
+use crate::executor::{self, Executor, Io};
+use crate::meta::{contiguous_strides, dtype_size};
+use crate::objects::{self, Object, Tensor};
+use crate::rt::{self, Rt};
+use crate::status::{boundary, non_null, out, NnError, NnResult};
+use npu_emu::formats::{self, C0Rule, Plan, Request};
+use npu_emu::rtapi::RtTask;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+const ND: i32 = 2;
+const NCHW: i32 = 0;
+const FRACTAL_NZ: i32 = 29;
+const NCDHW: i32 = 30;
+const NDC1HWC0: i32 = 32;
+const FRACTAL_Z_3D: i32 = 33;
+const NCL: i32 = 47;
+const FRACTAL_NZ_C0_16: i32 = 50;
+const FRACTAL_NZ_C0_32: i32 = 51;
+
+const ACL_FLOAT: i32 = 0;
+const ACL_FLOAT16: i32 = 1;
+const ACL_INT8: i32 = 2;
+const ACL_INT32: i32 = 3;
+const ACL_UINT8: i32 = 4;
+const ACL_UINT32: i32 = 8;
+const ACL_BF16: i32 = 27;
+const ACL_FLOAT8_E4M3FN: i32 = 36;
+
+/// The SoC families aclnnNpuFormatCast knows.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Soc {
+    /// Atlas A2 / A3 (`Ascend910B*`, `Ascend910_93*`).
+    A2A3,
+    /// Ascend 950 (register-based; `Ascend950*`, `Ascend910_95*`).
+    A5,
+}
+
+fn soc(rt: &Rt) -> NnResult<Soc> {
+    let n = rt.soc_name();
+    if n.starts_with("Ascend910B") || n.starts_with("Ascend910_93") {
+        Ok(Soc::A2A3)
+    } else if n.starts_with("Ascend950") || n.starts_with("Ascend910_95") {
+        Ok(Soc::A5)
+    } else {
+        Err(NnError::runtime(format!(
+            "aclnnNpuFormatCast is supported on Ascend910B (Atlas A2), Ascend910_93 (Atlas A3) \
+             and Ascend950 only; the emulated SoC is {n:?} (NPU_EMU_SOC)"
+        )))
+    }
+}
+
+fn dtype_name(d: i32) -> String {
+    match d {
+        ACL_FLOAT => "FLOAT".into(),
+        ACL_FLOAT16 => "FLOAT16".into(),
+        ACL_INT8 => "INT8".into(),
+        ACL_INT32 => "INT32".into(),
+        ACL_UINT8 => "UINT8".into(),
+        6 => "INT16".into(),
+        7 => "UINT16".into(),
+        ACL_UINT32 => "UINT32".into(),
+        9 => "INT64".into(),
+        10 => "UINT64".into(),
+        11 => "DOUBLE".into(),
+        12 => "BOOL".into(),
+        ACL_BF16 => "BFLOAT16".into(),
+        ACL_FLOAT8_E4M3FN => "FLOAT8_E4M3FN".into(),
+        _ => format!("dtype {d}"),
+    }
+}
+
+fn format_name(f: i32) -> String {
+    match formats::format_name(f) {
+        Some(n) => format!("{n}({f})"),
+        None => format!("format {f}"),
+    }
+}
+
+fn dtypes(soc: Soc) -> &'static [i32] {
+    match soc {
+        Soc::A2A3 => &[
+            ACL_INT8,
+            ACL_UINT8,
+            ACL_FLOAT,
+            ACL_FLOAT16,
+            ACL_BF16,
+            ACL_INT32,
+            ACL_UINT32,
+            ACL_FLOAT8_E4M3FN,
+        ],
+        Soc::A5 => &[
+            ACL_INT8,
+            ACL_FLOAT,
+            ACL_FLOAT16,
+            ACL_BF16,
+            ACL_INT32,
+            ACL_FLOAT8_E4M3FN,
+        ],
+    }
+}
+
+fn check_dtype(soc: Soc, t: &Tensor, arg: &str) -> NnResult<()> {
+    let list = dtypes(soc);
+    if list.contains(&t.dtype) {
+        return Ok(());
+    }
+    let names: Vec<String> = list.iter().map(|&d| dtype_name(d)).collect();
+    Err(NnError::invalid(format!(
+        "{arg} has data type {}, which is not supported; supported: {}",
+        dtype_name(t.dtype),
+        names.join(", ")
+    )))
+}
+
+fn check_shape(t: &Tensor, arg: &str) -> NnResult<()> {
+    if let Some(d) = t.view_shape.iter().find(|&&d| d <= 0) {
+        let what = if *d == 0 {
+            "an empty tensor"
+        } else {
+            "a negative dimension"
+        };
+        return Err(NnError::invalid(format!(
+            "{arg} view shape {:?} has {what}; not supported",
+            t.view_shape
+        )));
+    }
+    Ok(())
+}
+
+/// CANN's `IsContiguous`: the strides are the row-major strides of the view shape
+/// (dimensions of size 1 may have any stride).
+fn check_contiguous(t: &Tensor, arg: &str) -> NnResult<()> {
+    let want = contiguous_strides(&t.view_shape);
+    let ok = t.strides.len() == t.view_shape.len()
+        && t.view_shape
+            .iter()
+            .zip(t.strides.iter().zip(&want))
+            .all(|(&d, (&s, &w))| d == 1 || s == w);
+    if ok {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "only contiguous tensors are supported: {arg} has view shape {:?} with strides {:?} \
+             (contiguous: {want:?})",
+            t.view_shape, t.strides
+        )))
+    }
+}
+
+fn dims_range(shape: &[i64], lo: usize, hi: usize, arg: &str, what: &str) -> NnResult<()> {
+    if (lo..=hi).contains(&shape.len()) {
+        Ok(())
+    } else if lo == hi {
+        Err(NnError::invalid(format!(
+            "{arg} {what} must have {lo} dimensions, but it is {shape:?}"
+        )))
+    } else {
+        Err(NnError::invalid(format!(
+            "{arg} {what} must have {lo} to {hi} dimensions, but it is {shape:?}"
+        )))
+    }
+}
+
+fn fe(e: formats::FormatError) -> NnError {
+    NnError::invalid(e.message)
+}
+
+/// The result of `…CalculateSizeAndFormat` for `src` converted to `dst_format`.
+fn calculate(
+    soc: Soc,
+    src: &Tensor,
+    dst_format: i32,
+    additional: i32,
+) -> NnResult<(Vec<i64>, i32)> {
+    check_dtype(soc, src, "srcTensor")?;
+    let additional = match soc {
+        Soc::A2A3 => {
+            if additional != -1 && additional != src.dtype {
+                return Err(NnError::invalid(format!(
+                    "additionalDtype {additional} is not supported on Atlas A2/A3: pass -1 \
+                     (C0 then follows the srcTensor data type {})",
+                    dtype_name(src.dtype)
+                )));
+            }
+            src.dtype
+        }
+        Soc::A5 => {
+            if ![ACL_FLOAT16, ACL_BF16, ACL_INT8, ACL_FLOAT8_E4M3FN].contains(&additional) {
+                return Err(NnError::invalid(format!(
+                    "additionalDtype {additional} is not supported on Ascend950; supported: \
+                     ACL_FLOAT16(1), ACL_BF16(27), ACL_INT8(2), ACL_FLOAT8_E4M3FN(36)"
+                )));
+            }
+            additional
+        }
+    };
+    check_shape(src, "srcTensor")?;
+    let sf = src.storage_format;
+    let same = additional == src.dtype;
+    let to_nz_sources: &[i32] = if same {
+        &[ND, NCL, NCHW, NCDHW]
+    } else {
+        &[ND, NCL]
+    };
+    if dst_format == FRACTAL_NZ && to_nz_sources.contains(&sf) {
+        dims_range(&src.view_shape, 2, 6, "srcTensor", "view shape")?;
+        if soc == Soc::A5 {
+            check_a5_nz(src, additional)?;
+        }
+        let actual = match soc {
+            Soc::A2A3 => FRACTAL_NZ,
+            Soc::A5 if same => FRACTAL_NZ,
+            Soc::A5 => match dtype_size(additional) {
+                Some(2) => FRACTAL_NZ_C0_16,
+                _ => FRACTAL_NZ_C0_32,
+            },
+        };
+        let shape =
+            formats::storage_shape(ND, &src.view_shape, actual, src.dtype, 1, C0Rule::Aclnn)
+                .map_err(fe)?;
+        return Ok((shape, actual));
+    }
+    if soc == Soc::A2A3 {
+        match (sf, dst_format) {
+            (FRACTAL_NZ, ND) => {
+                dims_range(&src.view_shape, 2, 6, "srcTensor", "view shape")?;
+                return Ok((src.view_shape.clone(), ND));
+            }
+            (NCDHW, NDC1HWC0) | (NCDHW, FRACTAL_Z_3D) => {
+                dims_range(&src.view_shape, 5, 5, "srcTensor", "view shape (NCDHW)")?;
+                let shape = formats::storage_shape(
+                    NCDHW,
+                    &src.view_shape,
+                    dst_format,
+                    src.dtype,
+                    1,
+                    C0Rule::Aclnn,
+                )
+                .map_err(fe)?;
+                return Ok((shape, dst_format));
+            }
+            (NDC1HWC0, NCDHW) | (FRACTAL_Z_3D, NCDHW) => {
+                dims_range(&src.view_shape, 5, 5, "srcTensor", "view shape (NCDHW)")?;
+                return Ok((src.view_shape.clone(), NCDHW));
+            }
+            _ => {}
+        }
+    }
+    Err(NnError::runtime(format!(
+        "unsupported format transformation: srcTensor {} to dstFormat {}; supported: {}",
+        format_name(sf),
+        format_name(dst_format),
+        supported_pairs(soc)
+    )))
+}
+
+/// The Ascend 950 cases of ND -> NZ (CANN `Check95NdToNzCalculateSizeAndFormatInputs`):
+/// a weight-quant source (INT32 or FLOAT with another `additionalDtype`) is 2-D or 3-D; a
+/// FLOAT16/BFLOAT16 matmul weight must not have K (the second-last dimension) = 1.
+fn check_a5_nz(src: &Tensor, additional: i32) -> NnResult<()> {
+    let n = src.view_shape.len();
+    if additional != src.dtype {
+        let allowed: &[i32] = match src.dtype {
+            ACL_INT32 => &[ACL_FLOAT16, ACL_BF16, ACL_INT8],
+            ACL_FLOAT => &[ACL_FLOAT16, ACL_BF16, ACL_FLOAT8_E4M3FN],
+            _ => &[],
+        };
+        if !allowed.contains(&additional) {
+            let names: Vec<String> = allowed.iter().map(|&d| dtype_name(d)).collect();
+            return Err(NnError::invalid(format!(
+                "additionalDtype {} with srcTensor data type {} is not supported{}",
+                dtype_name(additional),
+                dtype_name(src.dtype),
+                if names.is_empty() {
+                    ": pass the srcTensor data type".to_string()
+                } else {
+                    format!("; for {} use {}", dtype_name(src.dtype), names.join(", "))
+                }
+            )));
+        }
+        return dims_range(
+            &src.view_shape,
+            2,
+            3,
+            "srcTensor",
+            "view shape (weight quantization: additionalDtype differs from the data type)",
+        );
+    }
+    if matches!(src.dtype, ACL_FLOAT16 | ACL_BF16) && src.view_shape[n - 2] == 1 {
+        return Err(NnError::invalid(format!(
+            "srcTensor {:?} of {} has K (the second-last dimension) = 1, which is not supported",
+            src.view_shape,
+            dtype_name(src.dtype)
+        )));
+    }
+    Ok(())
+}
+
+fn supported_pairs(soc: Soc) -> &'static str {
+    match soc {
+        Soc::A2A3 => {
+            "ND/NCL/NCHW/NCDHW -> FRACTAL_NZ(29), FRACTAL_NZ(29) -> ND(2), NCDHW(30) <-> \
+             NDC1HWC0(32), NCDHW(30) <-> FRACTAL_Z_3D(33)"
+        }
+        Soc::A5 => "ND/NCL -> FRACTAL_NZ(29), FRACTAL_NZ_C0_16(50), FRACTAL_NZ_C0_32(51)",
+    }
+}
+
+fn tensor_of(p: *const c_void, arg: &str) -> NnResult<Tensor> {
+    non_null(p, arg)?;
+    objects::tensor(p as usize, arg)
+}
+
+/// `aclnnStatus aclnnNpuFormatCastCalculateSizeAndFormat(const aclTensor *srcTensor, const
+/// int dstFormat, int additionalDtype, int64_t **dstShape, uint64_t *dstShapeSize, int
+/// *actualFormat)`: `*dstShape` is allocated as with `new int64_t[]`; the caller frees it
+/// with `delete[]`. Nothing is written on failure.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNpuFormatCastCalculateSizeAndFormat(
+    srcTensor: *const c_void,
+    dstFormat: i32,
+    additionalDtype: i32,
+    dstShape: *mut *mut i64,
+    dstShapeSize: *mut u64,
+    actualFormat: *mut i32,
+) -> i32 {
+    boundary("aclnnNpuFormatCastCalculateSizeAndFormat", || {
+        let soc = soc(rt::rt()?)?;
+        let src = tensor_of(srcTensor, "srcTensor")?;
+        non_null(dstShape, "dstShape")?;
+        non_null(dstShapeSize, "dstShapeSize")?;
+        non_null(actualFormat, "actualFormat")?;
+        let (shape, actual) = calculate(soc, &src, dstFormat, additionalDtype)?;
+        let p = crate::cxx::new_i64_array(&shape);
+        if p.is_null() {
+            return Err(NnError::runtime("failed to allocate memory for dstShape"));
+        }
+        out(dstShape, "dstShape", p)?;
+        out(dstShapeSize, "dstShapeSize", shape.len() as u64)?;
+        out(actualFormat, "actualFormat", actual)
+    })
+}
+
+/// Which way a format pair converts, and the plain (logical) shape.
+struct Conversion {
+    plain_format: i32,
+    private_format: i32,
+    forward: bool,
+}
+
+fn conversion(soc: Soc, src: &Tensor, dst: &Tensor) -> NnResult<Conversion> {
+    let (sf, df) = (src.storage_format, dst.storage_format);
+    let nz_dst: &[i32] = match soc {
+        Soc::A2A3 => &[FRACTAL_NZ],
+        Soc::A5 => &[FRACTAL_NZ, FRACTAL_NZ_C0_16, FRACTAL_NZ_C0_32],
+    };
+    let nz_src: &[i32] = match soc {
+        Soc::A2A3 => &[ND, NCL, NCHW, NCDHW],
+        Soc::A5 => &[ND, NCL],
+    };
+    let c = |plain_format, private_format, forward| Conversion {
+        plain_format,
+        private_format,
+        forward,
+    };
+    if nz_src.contains(&sf) && nz_dst.contains(&df) {
+        return Ok(c(ND, df, true));
+    }
+    if soc == Soc::A2A3 {
+        match (sf, df) {
+            (FRACTAL_NZ, ND) => return Ok(c(ND, FRACTAL_NZ, false)),
+            (NCDHW, NDC1HWC0) | (NCDHW, FRACTAL_Z_3D) => return Ok(c(NCDHW, df, true)),
+            (NDC1HWC0, NCDHW) | (FRACTAL_Z_3D, NCDHW) => return Ok(c(NCDHW, sf, false)),
+            _ => {}
+        }
+    }
+    Err(NnError::invalid(format!(
+        "converting srcTensor format {} to dstTensor format {} is not supported; supported: {}",
+        format_name(sf),
+        format_name(df),
+        supported_pairs(soc)
+    )))
+}
+
+fn build_executor(soc: Soc, src: &Tensor, dst: &Tensor) -> NnResult<Executor> {
+    check_dtype(soc, src, "srcTensor")?;
+    check_dtype(soc, dst, "dstTensor")?;
+    check_contiguous(src, "srcTensor")?;
+    check_contiguous(dst, "dstTensor")?;
+    if src.dtype != dst.dtype {
+        return Err(NnError::invalid(format!(
+            "srcTensor data type {} and dstTensor data type {} differ; aclnnNpuFormatCast does \
+             not convert data types",
+            dtype_name(src.dtype),
+            dtype_name(dst.dtype)
+        )));
+    }
+    let conv = conversion(soc, src, dst)?;
+    // The logical shape is the plain tensor's view shape; the private tensor's storage
+    // shape must be the one aclnnNpuFormatCastCalculateSizeAndFormat gives for it.
+    let (plain, plain_arg, private, private_arg) = if conv.forward {
+        (src, "srcTensor", dst, "dstTensor")
+    } else {
+        (dst, "dstTensor", src, "srcTensor")
+    };
+    check_shape(plain, plain_arg)?;
+    if conv.plain_format == NCDHW {
+        dims_range(&plain.view_shape, 5, 5, plain_arg, "view shape (NCDHW)")?;
+    } else {
+        dims_range(&plain.view_shape, 2, 6, plain_arg, "view shape")?;
+    }
+    let want = formats::storage_shape(
+        conv.plain_format,
+        &plain.view_shape,
+        conv.private_format,
+        src.dtype,
+        1,
+        C0Rule::Aclnn,
+    )
+    .map_err(fe)?;
+    if private.storage_shape != want {
+        return Err(NnError::invalid(format!(
+            "{private_arg} storage shape {:?} does not match {plain_arg} shape {:?}: {} {} in \
+             {} is stored as {want:?} (use aclnnNpuFormatCastCalculateSizeAndFormat)",
+            private.storage_shape,
+            plain.view_shape,
+            dtype_name(src.dtype),
+            format_name(conv.plain_format),
+            format_name(conv.private_format),
+        )));
+    }
+    let req = if conv.forward {
+        Request {
+            src_format: conv.plain_format,
+            src_shape: &plain.view_shape,
+            dst_format: conv.private_format,
+            dst_shape: Some(&want),
+            dtype: src.dtype,
+            groups: 1,
+            rule: C0Rule::Aclnn,
+        }
+    } else {
+        Request {
+            src_format: conv.private_format,
+            src_shape: &want,
+            dst_format: conv.plain_format,
+            dst_shape: Some(&plain.view_shape),
+            dtype: src.dtype,
+            groups: 1,
+            rule: C0Rule::Aclnn,
+        }
+    };
+    let plan = formats::plan(&req).map_err(fe)?;
+    let esize = dtype_size(src.dtype).unwrap_or(1) as i64;
+    let io = |t: &Tensor| Io {
+        addr: t.addr,
+        view_bytes: (t.offset * esize) as usize,
+    };
+    Ok(Executor {
+        api: "aclnnNpuFormatCast",
+        plan: Arc::new(plan),
+        inputs: vec![io(src)],
+        outputs: vec![io(dst)],
+        workspace_size: 0,
+        repeatable: false,
+    })
+}
+
+/// `aclnnStatus aclnnNpuFormatCastGetWorkspaceSize(const aclTensor *srcTensor, aclTensor
+/// *dstTensor, uint64_t *workspaceSize, aclOpExecutor **executor)`
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNpuFormatCastGetWorkspaceSize(
+    srcTensor: *const c_void,
+    dstTensor: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    boundary("aclnnNpuFormatCastGetWorkspaceSize", || {
+        let soc = soc(rt::rt()?)?;
+        let src = tensor_of(srcTensor, "srcTensor")?;
+        let dst = tensor_of(dstTensor, "dstTensor")?;
+        non_null(workspaceSize, "workspaceSize")?;
+        non_null(executor, "executor")?;
+        let e = build_executor(soc, &src, &dst)?;
+        let ws = e.workspace_size;
+        let h = objects::insert(Object::Executor(e));
+        out(workspaceSize, "workspaceSize", ws)?;
+        out(executor, "executor", h as *mut c_void)
+    })
+}
+
+/// The conversion as a stream task: host aliases of the two device ranges.
+struct Job {
+    plan: Arc<Plan>,
+    src: *const u8,
+    src_len: usize,
+    dst: *mut u8,
+    dst_len: usize,
+}
+
+unsafe extern "C" fn job_run(ctx: *mut c_void) -> i32 {
+    // SAFETY: ctx is the Box<Job> made in launch, alive until job_drop.
+    let job = unsafe { &*(ctx as *const Job) };
+    let r = std::panic::catch_unwind(|| {
+        // SAFETY: both ranges were checked to lie in live device allocations and not to
+        // overlap when the task was enqueued; the aliases stay mapped.
+        let src = unsafe { std::slice::from_raw_parts(job.src, job.src_len) };
+        let dst = unsafe { std::slice::from_raw_parts_mut(job.dst, job.dst_len) };
+        job.plan.run(src, dst).map_err(|e| e.message)
+    });
+    let msg = match r {
+        Ok(Ok(())) => return 0,
+        Ok(Err(m)) => m,
+        Err(_) => "internal error (panic) in the conversion".to_string(),
+    };
+    if let Ok(rt) = rt::rt() {
+        rt.set_error(&format!("aclnnNpuFormatCast: {msg}"));
+    }
+    npu_emu::codes::ACL_ERROR_INTERNAL_ERROR
+}
+
+unsafe extern "C" fn job_drop(ctx: *mut c_void) {
+    // SAFETY: made by Box::into_raw in launch; dropped exactly once.
+    drop(unsafe { Box::from_raw(ctx as *mut Job) });
+}
+
+fn launch(
+    workspace: *mut c_void,
+    workspace_size: u64,
+    taken: executor::Taken,
+    stream: *mut c_void,
+) -> NnResult<()> {
+    let rt = rt::rt()?;
+    if workspace_size < taken.workspace_size {
+        return Err(NnError::invalid(format!(
+            "workspaceSize {workspace_size} is smaller than the {} bytes {}GetWorkspaceSize \
+             returned",
+            taken.workspace_size, taken.api
+        )));
+    }
+    if workspace_size > 0 {
+        rt.device_range(workspace as u64, workspace_size, "workspace")?;
+    }
+    let plan = taken.plan;
+    let (src_len, dst_len) = (plan.src_bytes(), plan.dst_bytes());
+    let (s, d) = (taken.inputs[0].data(), taken.outputs[0].data());
+    if s < d + dst_len && d < s + src_len {
+        return Err(NnError::invalid(format!(
+            "srcTensor data [{s:#x}, +{src_len}) and dstTensor data [{d:#x}, +{dst_len}) \
+             overlap; the conversion is not in place"
+        )));
+    }
+    let src = rt.device_range(s as u64, src_len as u64, "srcTensor data")?;
+    let dst = rt.device_range(d as u64, dst_len as u64, "dstTensor data")?;
+    let job = Box::new(Job {
+        plan,
+        src,
+        src_len,
+        dst,
+        dst_len,
+    });
+    let task = RtTask {
+        ctx: Box::into_raw(job) as *mut c_void,
+        run: job_run,
+        drop: job_drop,
+    };
+    // SAFETY: stream is the caller's aclrtStream (or NULL = default stream); the runtime
+    // checks it and owns the task from here.
+    unsafe { rt.enqueue(stream, task) }
+}
+
+/// `aclnnStatus aclnnNpuFormatCast(void *workspace, uint64_t workspaceSize, aclOpExecutor
+/// *executor, aclrtStream stream)`: enqueue the conversion on `stream`. The executor is
+/// freed (success or not) unless it was made repeatable.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNpuFormatCast(
+    workspace: *mut c_void,
+    workspaceSize: u64,
+    executor: *mut c_void,
+    stream: *mut c_void,
+) -> i32 {
+    boundary("aclnnNpuFormatCast", || {
+        non_null(executor, "executor")?;
+        if workspaceSize > 0 && workspace.is_null() {
+            executor::discard_unless_repeatable(executor as usize);
+            return Err(NnError::nullptr(format!(
+                "workspace is nullptr but workspaceSize is {workspaceSize}"
+            )));
+        }
+        let taken = executor::take(executor as usize)?;
+        launch(workspace, workspaceSize, taken, stream)
+    })
+}

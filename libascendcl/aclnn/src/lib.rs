@@ -1,0 +1,27 @@
+//! Drop-in `libnnopbase.so` and `libopapi.so` (a symlink to it): the aclnn argument objects
+//! of `aclnn/acl_meta.h` and `aclnn/aclnn_base.h`, and the format conversion
+//! `aclnnNpuFormatCast` of `aclnnop/aclnn_npu_format_cast.h` (abi.md §5.5).
+//!
+//! Like libhccl, this library holds no runtime of its own: it reaches the one runtime of
+//! the process (in `libascendcl.so`) through the `npuemu_runtime_api` table ([`rt`]), so a
+//! device buffer from `aclrtMalloc` and a stream from `aclrtCreateStream` are the ones the
+//! aclnn calls use. Conversions are `npu_emu::formats` plans run as stream tasks.
+//!
+//! - [`status`]: aclnn status codes, the panic/error boundary, messages for
+//!   `aclGetRecentErrMsg`;
+//! - [`objects`]: the registry of live handles;
+//! - [`meta`]: `aclCreateTensor` and the other `acl_meta.h` / `aclnn_base.h` functions;
+//! - [`executor`]: `aclOpExecutor` (single use unless repeatable) and its address setters;
+//! - [`format_cast`]: the three `aclnnNpuFormatCast*` functions;
+//! - [`cxx`]: arrays the caller frees with `delete[]`.
+
+// Exports are C functions taking raw pointers from C callers; their contract is the C header.
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+pub mod cxx;
+pub mod executor;
+pub mod format_cast;
+pub mod meta;
+pub mod objects;
+pub mod rt;
+pub mod status;

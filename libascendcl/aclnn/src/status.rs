@@ -1,0 +1,111 @@
+//! aclnn status codes and the C boundary.
+//!
+//! The codes are those of CANN's `aclnn/opdev/op_errno.h` (8.1.RC1 toolkit and hicann/opbase
+//! agree): `ACLNN_SUCCESS` 0, `ACLNN_ERR_PARAM_NULLPTR` 161001, `ACLNN_ERR_PARAM_INVALID`
+//! 161002, `ACLNN_ERR_RUNTIME_ERROR` 361001, `ACLNN_ERR_INNER` 561000,
+//! `ACLNN_ERR_INNER_NULLPTR` 561103. Messages go to the runtime's `aclGetRecentErrMsg` (the
+//! thread's recent messages, kept by libascendcl) as `"<function>: <message>"`.
+
+use crate::rt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+pub const ACLNN_SUCCESS: i32 = 0;
+pub const ACLNN_ERR_PARAM_NULLPTR: i32 = 161001;
+pub const ACLNN_ERR_PARAM_INVALID: i32 = 161002;
+pub const ACLNN_ERR_RUNTIME_ERROR: i32 = 361001;
+pub const ACLNN_ERR_INNER: i32 = 561000;
+
+/// A failed call: an aclnn status and a readable message.
+#[derive(Debug, Clone)]
+pub struct NnError {
+    pub code: i32,
+    pub msg: String,
+}
+
+pub type NnResult<T> = Result<T, NnError>;
+
+impl NnError {
+    pub fn new(code: i32, msg: impl Into<String>) -> Self {
+        NnError {
+            code,
+            msg: msg.into(),
+        }
+    }
+    pub fn nullptr(msg: impl Into<String>) -> Self {
+        Self::new(ACLNN_ERR_PARAM_NULLPTR, msg)
+    }
+    pub fn invalid(msg: impl Into<String>) -> Self {
+        Self::new(ACLNN_ERR_PARAM_INVALID, msg)
+    }
+    pub fn runtime(msg: impl Into<String>) -> Self {
+        Self::new(ACLNN_ERR_RUNTIME_ERROR, msg)
+    }
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
+    }
+}
+
+/// Record `"{name}: {msg}"` as the thread's recent error (and log it); without a runtime
+/// the message goes to stderr so it is not lost.
+pub fn report(name: &str, msg: &str) {
+    let text = format!("{name}: {msg}");
+    if !rt::set_recent(&text) {
+        eprintln!("[ERROR] NNOPBASE({}): {text}", std::process::id());
+    }
+}
+
+/// Run an exported function returning `aclnnStatus`: `Err` becomes its code with the
+/// message recorded; a panic becomes `ACLNN_ERR_INNER` with the panic text.
+pub fn boundary(name: &'static str, f: impl FnOnce() -> NnResult<()>) -> i32 {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => ACLNN_SUCCESS,
+        Ok(Err(e)) => {
+            report(name, &e.msg);
+            e.code
+        }
+        Err(p) => {
+            report(name, &format!("internal error: {}", panic_text(&p)));
+            ACLNN_ERR_INNER
+        }
+    }
+}
+
+/// Like [`boundary`] for functions returning a value (a handle): `fallback` on error.
+pub fn boundary_value<T>(name: &'static str, fallback: T, f: impl FnOnce() -> NnResult<T>) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            report(name, &e.msg);
+            fallback
+        }
+        Err(p) => {
+            report(name, &format!("internal error: {}", panic_text(&p)));
+            fallback
+        }
+    }
+}
+
+/// `ptr` must not be NULL: `ACLNN_ERR_PARAM_NULLPTR` naming the argument otherwise.
+pub fn non_null<T>(ptr: *const T, arg: &str) -> NnResult<()> {
+    if ptr.is_null() {
+        Err(NnError::nullptr(format!("{arg} is nullptr")))
+    } else {
+        Ok(())
+    }
+}
+
+/// Write `v` through a C out-pointer that must not be NULL.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub fn out<T>(ptr: *mut T, arg: &str, v: T) -> NnResult<()> {
+    non_null(ptr, arg)?;
+    // SAFETY: non-null checked; out-parameters are valid for writes per the aclnn contract.
+    unsafe { ptr.write_unaligned(v) };
+    Ok(())
+}
