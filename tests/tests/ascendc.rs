@@ -441,3 +441,49 @@ fn vector_operations_and_cast_match_host_reference() {
         }
     }
 }
+
+/// run_block as generated launch code calls it, with canonical addresses != host alias.
+#[test]
+fn run_block_translates_canonical_addresses_and_reports_faults() {
+    let work = scratch("asc-runblock");
+    let exe = build(
+        &work,
+        "run_block",
+        &["run_block.cpp", "add_custom_tiling.cpp"],
+        &[],
+    );
+    let r = exec(&exe, &[]);
+    r.assert_ok();
+    for line in [
+        "computed through the alias: ok\n",
+        "fault rc=1: kernel oob block 2/4: GlobalTensor::GetValue reads 2 bytes at 0x12340101772, outside every buffer passed to the kernel (x: 0x12340000000+6000, y: 0x12340100000+6000, z: 0x12340200000+6000)\n",
+        "truncated rc=1: [kernel oob block 0/1: G] len 23\n",
+        "exception rc=1: kernel thrower block 1/2: C++ exception escaped the kernel: boom\n",
+        "after the block: npu-emu: outside a kernel launch: AscendC::GetBlockIdx() was called\n",
+    ] {
+        assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
+    }
+}
+
+#[test]
+fn printf_formats_by_argument_type() {
+    let work = scratch("asc-print");
+    let exe = build(&work, "icpu_print", &["icpu_print.cpp"], &[]);
+    let r = exec(&exe, &[]);
+    r.assert_ok();
+    for b in 0..2 {
+        let line = format!("block {b} of 2: 1099511627776 200 1.500000 ff str 1%\n");
+        assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
+    }
+    assert_eq!(r.stdout.matches(" 3.14|7   |\n").count(), 2, "{}", r.all());
+    // -DASCENDC_DUMP=0 silences both in a launched kernel
+    let quiet = build(
+        &work,
+        "icpu_print_quiet",
+        &["icpu_print.cpp"],
+        &["-DASCENDC_DUMP=0"],
+    );
+    let r = exec(&quiet, &[]);
+    r.assert_ok();
+    assert_eq!(r.stdout, "", "{}", r.all());
+}
