@@ -338,6 +338,38 @@ fn hcclinit_rejects_bad_arguments_with_hccl_e_para() {
         "{}",
         r.all()
     );
+    for msg in [
+        "hcclBroadcast: sendBuf is NULL on the root (rank 0)",
+        "hcclAllReduce: dataType 13 (aclDataType) has no HCCL equivalent",
+        "hcclBroadcast: dataType 12 (aclDataType) has no HCCL equivalent",
+        "get_data_type_size: dataType 13 has no size in bytes",
+    ] {
+        assert!(r.stderr.contains(msg), "{msg}:\n{}", r.all());
+    }
+    assert!(r.stdout.contains("dialect_init: ok"), "{}", r.all());
+}
+
+#[test]
+fn hcclinit_times_out_when_rank_0_never_comes() {
+    let work = scratch("seed-init-noroot");
+    let _node = Node(work.clone());
+    let prog = dialect_program(&work);
+    let mut c = direct(&npu_emu_bin(), &work, &["run", "-n", "2"]);
+    c.arg(&prog).arg("no-root").env("HCCL_CONNECT_TIMEOUT", "1");
+    let r = run(c);
+    r.assert_ok();
+    // HCCL_E_TIMEOUT = 9.
+    assert!(
+        r.stdout
+            .contains("[rank 1] hcclInit without rank 0: 9 (expected 9)"),
+        "{}",
+        r.all()
+    );
+    assert!(
+        r.stderr.contains("hcclInit: rank 1 of group \"g\" (size 2) timed out after 1 s (HCCL_CONNECT_TIMEOUT) waiting for rank 0"),
+        "{}",
+        r.all()
+    );
 }
 
 #[test]
