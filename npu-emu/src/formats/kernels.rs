@@ -45,8 +45,9 @@ pub(crate) enum Move {
 
 /// A layout that can be walked unit by unit.
 pub(crate) trait Walk {
-    /// Number of units; units are independent (disjoint destinations in both directions).
-    fn units(&self) -> usize;
+    /// Number of units of a direction (`forward`: plain → private); units are independent
+    /// (disjoint destinations).
+    fn units(&self, forward: bool) -> usize;
     /// Emit the moves of `units`, in an order suited to the direction (`forward`: plain →
     /// private). Both directions must emit the same element pairs.
     fn walk(&self, units: Range<usize>, forward: bool, f: &mut impl FnMut(Move));
@@ -139,7 +140,7 @@ fn run_walk<W: Walk + Sync>(plan: &Plan, w: &W, src: &[u8], dst: &mut [u8]) -> b
             && plan.dst_bytes >= NT_MIN_BYTES
             && (dst.as_ptr() as usize).is_multiple_of(16),
     };
-    let units = w.units();
+    let units = w.units(plan.forward);
     let n = thread_count(plan.dst_bytes, units);
     let run = |range: Range<usize>| -> bool {
         let mut ok = true;

@@ -87,7 +87,7 @@ impl C1C0 {
 }
 
 impl Walk for C1C0 {
-    fn units(&self) -> usize {
+    fn units(&self, _forward: bool) -> usize {
         self.n * self.d * self.c1 * self.chunks()
     }
 
