@@ -425,6 +425,7 @@ fn vector_operations_and_cast_match_host_reference() {
         "PASS level0 case 2\n",
         "PASS level0 case 3\n",
         "PASS level0 case 4\n",
+        "PASS level0 case 5\n",
         "PASS Cast int32_t->float mode 3\n",
     ] {
         assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());

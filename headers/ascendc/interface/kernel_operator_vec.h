@@ -414,6 +414,29 @@ __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue
                          [v](typename npuemu::calc_type<T>::type) { return v; });
 }
 
+/* Symbol overloads: `dst = src0 + src1` computes over dst.GetSize() elements. */
+#define NPUEMU_SYMBOL_OVERRIDE(OP, FN)                                                              \
+    template <typename T>                                                                           \
+    struct SymbolOverride##FN {                                                                     \
+        LocalTensor<T> src0, src1;                                                                  \
+        void npuemu_apply(const LocalTensor<T> &dst) const                                          \
+        {                                                                                           \
+            FN(dst, src0, src1, static_cast<int32_t>(dst.GetSize()));                               \
+        }                                                                                           \
+    };                                                                                              \
+    template <typename T>                                                                           \
+    __aicore__ inline SymbolOverride##FN<T> operator OP(const LocalTensor<T> &src0, const LocalTensor<T> &src1) \
+    {                                                                                               \
+        return SymbolOverride##FN<T>{src0, src1};                                                   \
+    }
+NPUEMU_SYMBOL_OVERRIDE(+, Add)
+NPUEMU_SYMBOL_OVERRIDE(-, Sub)
+NPUEMU_SYMBOL_OVERRIDE(*, Mul)
+NPUEMU_SYMBOL_OVERRIDE(/, Div)
+NPUEMU_SYMBOL_OVERRIDE(&, And)
+NPUEMU_SYMBOL_OVERRIDE(|, Or)
+#undef NPUEMU_SYMBOL_OVERRIDE
+
 } // namespace AscendC
 
 #undef NPUEMU_VEC_BINARY

@@ -161,6 +161,15 @@ public:
         return t;
     }
 
+    /* `dst = src0 + src1` (also -, *, /, &, |): the operation over dst.GetSize() elements. */
+    template <class E>
+    __aicore__ inline auto operator=(const E &expr) -> decltype(expr.npuemu_apply(*this), void())
+    {
+        expr.npuemu_apply(*this);
+    }
+    LocalTensor(const LocalTensor &) = default;
+    LocalTensor &operator=(const LocalTensor &) = default;
+
     /* npu-emu internals */
     void check_ub(const char *api) const
     {

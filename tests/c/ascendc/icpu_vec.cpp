@@ -381,7 +381,7 @@ static void test_cast()
 /* Level-0 forms: the expected z computed from the mask / repeat / stride rules by hand. */
 static void test_level0()
 {
-    for (uint32_t which = 0; which < 5; ++which) {
+    for (uint32_t which = 0; which < 6; ++which) {
         const bool h = which == 0 || which == 2 || which == 4;
         uint8_t *x = (uint8_t *)AscendC::GmAlloc(1024), *y = (uint8_t *)AscendC::GmAlloc(1024),
                 *z = (uint8_t *)AscendC::GmAlloc(1024);
@@ -411,6 +411,8 @@ static void test_level0()
             for (int r = 0; r < 4; ++r)
                 for (int e = 0; e < 16; ++e) want[r * 64 + e] = 7.0f;
         if (which == 4) want[64] = std::exp(xv(64));
+        if (which == 5)
+            for (int i = 0; i < 40; ++i) want[i] = xv(i) - yv(i);
         int bad = 0;
         for (size_t i = 0; i < want.size() && !bad; ++i) {
             const float got = h ? f16_val(z, i) : ((float *)z)[i];

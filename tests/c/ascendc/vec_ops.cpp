@@ -169,6 +169,11 @@ __aicore__ inline void run_level0(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t whic
             Mul(c, a, b, mask, 3, {1, 1, 1, 8, 8, 8});
         }
         if (which == 3) Duplicate(c, 7.0f, 16, 4, 1, 8);
+        if (which == 5) {
+            LocalTensor<T> part = c;
+            part.SetSize(40);
+            part = a - b; /* symbol overload: over part.GetSize() elements */
+        }
     }
     DataCopy(zGm, c, n);
 }
