@@ -198,6 +198,27 @@ public:
     int32_t tag_ = 0;
 };
 
+enum class CacheLine { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+
+/* The emulated memory is coherent: scalar GM writes are visible to data copies at once, so
+ * cleaning / invalidating the data cache has nothing left to do. */
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+__aicore__ inline void DataCacheCleanAndInvalid(const GlobalTensor<T> &dst)
+{
+    (void)dst;
+}
+template <typename T, CacheLine entireType>
+__aicore__ inline void DataCacheCleanAndInvalid(const GlobalTensor<T> &dst)
+{
+    (void)dst;
+}
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+__aicore__ inline void DataCacheCleanAndInvalid(const LocalTensor<T> &dst)
+{
+    (void)dst;
+}
+
 } // namespace AscendC
 
 #endif /* NPUEMU_KERNEL_TENSOR_H */
