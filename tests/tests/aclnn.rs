@@ -7,7 +7,9 @@
 //!   are not multiples of 16 or C0, against a host reference; zero padding; round trips; a
 //!   hand-computed fp32 example; repeatable executors; the acl_meta.h getters; `delete[]` of
 //!   the returned arrays;
-//! - `aclnn_errors.cpp`: bad input gives the documented code and a message;
+//!   aclnnTransMatmulWeight in place (also of a strided view) with the weight sizes;
+//! - `aclnn_errors.cpp`: bad input gives the documented code and a message (a too-small
+//!   workspace included);
 //! - `aclnn_bench.cpp`: throughput against aclrtMemcpy (run by hand; here only at 1 MiB);
 //! - the same checks of an unsupported SoC (`NPU_EMU_SOC=Ascend310P3`), and Ascend 950's
 //!   `additionalDtype` rule (`NPU_EMU_SOC=Ascend950PR`).
@@ -92,6 +94,9 @@ fn format_cast_round_trips_against_a_host_reference() {
         "ok fixed fp32 ND [2,9] -> FRACTAL_NZ [2,1,16,8]",
         "ok repeatable executor",
         "ok acl_meta.h getters",
+        "ok TransMatmulWeight fp16 [37,45] -> FRACTAL_NZ [3,3,16,16]",
+        "ok TransMatmulWeight int8 [3,20,70] -> FRACTAL_NZ [3,3,2,16,32]",
+        "ok TransMatmulWeight fp16 (strided view) [37,45]",
     ] {
         assert!(r.stdout.contains(line), "missing {line:?} in:\n{}", r.all());
     }
