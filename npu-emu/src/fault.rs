@@ -15,6 +15,11 @@
 //! exit status still says SIGSEGV. Any other fault goes to the previously installed handler
 //! (Rust's stack-overflow handler, a sanitizer, a crash reporter) or the default action.
 //!
+//! On an emulated AI-core thread running a kernel block ([`set_kernel_context`], set by
+//! [`crate::aicore`]) the message names the kernel and the block instead ("kernel add_custom
+//! block 3/8 read device memory at 0x… through a raw pointer: … — kernels must access global
+//! memory through GlobalTensor …").
+//!
 //! The runtime (`libascendcl`) calls [`install`] at `aclInit` with a function that reaches
 //! its node without blocking and calls [`describe`]; the handler calls it only for faults in
 //! the canonical ranges, i.e. on the way to dying, so allocating there is acceptable. The
@@ -43,31 +48,112 @@ pub fn describe(node: &Node, addr: u64) -> Option<String> {
     node.describe_addr(addr)
 }
 
+/// Longest kernel name kept for the fault message (longer names are cut).
+const KERNEL_NAME_MAX: usize = 128;
+
+/// The kernel block an emulated AI-core thread is running (see [`crate::aicore`]): a plain
+/// `Copy` value in a const-initialised thread-local, so the signal handler reads it without
+/// allocating or locking.
+#[derive(Clone, Copy)]
+struct KernelCtx {
+    active: bool,
+    name: [u8; KERNEL_NAME_MAX],
+    len: usize,
+    block_idx: u32,
+    block_num: u32,
+}
+
+thread_local! {
+    static KERNEL_CTX: std::cell::Cell<KernelCtx> = const {
+        std::cell::Cell::new(KernelCtx {
+            active: false,
+            name: [0; KERNEL_NAME_MAX],
+            len: 0,
+            block_idx: 0,
+            block_num: 0,
+        })
+    };
+}
+
+/// Mark the calling thread as running block `block_idx` of `block_num` of kernel `name`
+/// (`None`: no kernel). A device-memory fault on this thread is then reported as the
+/// kernel's raw access to global memory instead of a host access.
+pub fn set_kernel_context(ctx: Option<(&str, u32, u32)>) {
+    let mut k = KernelCtx {
+        active: false,
+        name: [0; KERNEL_NAME_MAX],
+        len: 0,
+        block_idx: 0,
+        block_num: 0,
+    };
+    if let Some((name, idx, num)) = ctx {
+        let mut n = name.len().min(KERNEL_NAME_MAX);
+        while !name.is_char_boundary(n) {
+            n -= 1;
+        }
+        k.name[..n].copy_from_slice(&name.as_bytes()[..n]);
+        k.len = n;
+        k.active = true;
+        k.block_idx = idx;
+        k.block_num = num;
+    }
+    let _ = KERNEL_CTX.try_with(|c| c.set(k));
+}
+
+fn kernel_context() -> Option<KernelCtx> {
+    KERNEL_CTX.try_with(|c| c.get()).ok().filter(|k| k.active)
+}
+
 fn write_message(
     w: &mut impl fmt::Write,
     addr: u64,
     access: Access,
     detail: Option<&str>,
+    kernel: Option<&KernelCtx>,
 ) -> fmt::Result {
     let verb = match access {
         Access::Read => "read",
         Access::Write => "wrote",
         Access::Unknown => "accessed",
     };
-    write!(w, "host code {verb} device memory at 0x{addr:x}: ")?;
+    match kernel {
+        Some(k) => write!(
+            w,
+            "kernel {} block {}/{} {verb} device memory at 0x{addr:x} through a raw pointer: ",
+            std::str::from_utf8(&k.name[..k.len]).unwrap_or("?"),
+            k.block_idx,
+            k.block_num
+        )?,
+        None => write!(w, "host code {verb} device memory at 0x{addr:x}: ")?,
+    }
     match (detail, device_of(addr)) {
         (Some(d), _) => w.write_str(d)?,
         (None, Some(dev)) => write!(w, "device {dev} (the allocation could not be looked up)")?,
         (None, None) => w.write_str("a reserved device virtual address range")?,
     }
-    w.write_str(" — device memory is not host-accessible; copy it with aclrtMemcpy")
+    match kernel {
+        Some(_) => w.write_str(
+            " — kernels must access global memory through GlobalTensor (DataCopy, GetValue, \
+             SetValue), never by dereferencing a GM_ADDR / __gm__ pointer",
+        ),
+        None => w.write_str(" — device memory is not host-accessible; copy it with aclrtMemcpy"),
+    }
 }
 
 /// The message the handler prints (without the log prefix), for `addr`, `access` and a
-/// [`describe`] result.
+/// [`describe`] result, on a thread that runs no kernel block.
 pub fn message(addr: u64, access: Access, detail: Option<&str>) -> String {
     let mut s = String::new();
-    let _ = write_message(&mut s, addr, access, detail);
+    let _ = write_message(&mut s, addr, access, detail, None);
+    s
+}
+
+/// Like [`message`], for a fault on a thread marked by [`set_kernel_context`] (the
+/// calling thread's context; the host-code wording if it has none).
+pub fn kernel_message(addr: u64, access: Access, detail: Option<&str>) -> String {
+    let mut s = String::new();
+    let k = kernel_context();
+    let _ = write_message(&mut s, addr, access, detail, k.as_ref());
     s
 }
 
@@ -208,7 +294,8 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
             };
             let tid = libc::syscall(libc::SYS_gettid);
             let _ = write!(b, "[ERROR] ASCENDCL({},{}): ", libc::getpid(), tid);
-            let _ = write_message(&mut b, addr, access, detail.as_deref());
+            let kernel = kernel_context();
+            let _ = write_message(&mut b, addr, access, detail.as_deref(), kernel.as_ref());
             if b.len == b.buf.len() {
                 b.len -= 1;
             }
@@ -265,6 +352,22 @@ mod tests {
             "host code wrote device memory at 0x130000000040: device 2 (the allocation could \
              not be looked up) — device memory is not host-accessible; copy it with aclrtMemcpy"
         );
+    }
+
+    #[test]
+    fn kernel_message_text() {
+        let a = crate::memory::device_addr(0, 16);
+        set_kernel_context(Some(("add_custom", 3, 8)));
+        let m = kernel_message(a, Access::Read, Some("inside allocation X"));
+        set_kernel_context(None);
+        assert_eq!(
+            m,
+            "kernel add_custom block 3/8 read device memory at 0x110000000010 through a raw \
+             pointer: inside allocation X — kernels must access global memory through \
+             GlobalTensor (DataCopy, GetValue, SetValue), never by dereferencing a GM_ADDR / \
+             __gm__ pointer"
+        );
+        assert!(kernel_message(a, Access::Read, None).starts_with("host code read"));
     }
 
     #[test]

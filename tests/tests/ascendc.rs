@@ -311,6 +311,8 @@ fn violations_are_kernel_faults_naming_block_api_and_values() {
         (18, &["a second TPipe was created while another is alive"]),
         (21, &["TQue<VECIN, 1>::EnQue of a tensor at UB offset 0x100 that is not a buffer of this queue"]),
         (22, &["TBuf<VECCALC>::Get<float>(65): 260 bytes, the buffer has 256"]),
+        (23, &["AscendC::Add: mask 200 is outside [1, 128] (elements of half per repeat)"]),
+        (24, &["AscendC::Exp: 5 repeats (block stride 1, repeat stride 8) reach byte 1280 of the dst operand, which holds 256 float elements (1024 bytes)"]),
     ];
     for (case, parts) in cases {
         let r = exec(&exe, &[&case.to_string(), "1"]);
@@ -418,6 +420,11 @@ fn vector_operations_and_cast_match_host_reference() {
         "PASS Or int16_t\n",
         "PASS Not int16_t\n",
         "PASS Cast half->float mode 0\n",
+        "PASS level0 case 0\n",
+        "PASS level0 case 1\n",
+        "PASS level0 case 2\n",
+        "PASS level0 case 3\n",
+        "PASS level0 case 4\n",
         "PASS Cast int32_t->float mode 3\n",
     ] {
         assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
@@ -433,4 +440,50 @@ fn vector_operations_and_cast_match_host_reference() {
             assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
         }
     }
+}
+
+/// run_block as generated launch code calls it, with canonical addresses != host alias.
+#[test]
+fn run_block_translates_canonical_addresses_and_reports_faults() {
+    let work = scratch("asc-runblock");
+    let exe = build(
+        &work,
+        "run_block",
+        &["run_block.cpp", "add_custom_tiling.cpp"],
+        &[],
+    );
+    let r = exec(&exe, &[]);
+    r.assert_ok();
+    for line in [
+        "computed through the alias: ok\n",
+        "fault rc=1: kernel oob block 2/4: GlobalTensor::GetValue reads 2 bytes at 0x12340101772, outside every buffer passed to the kernel (x: 0x12340000000+6000, y: 0x12340100000+6000, z: 0x12340200000+6000)\n",
+        "truncated rc=1: [kernel oob block 0/1: G] len 23\n",
+        "exception rc=1: kernel thrower block 1/2: C++ exception escaped the kernel: boom\n",
+        "after the block: npu-emu: outside a kernel launch: AscendC::GetBlockIdx() was called\n",
+    ] {
+        assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
+    }
+}
+
+#[test]
+fn printf_formats_by_argument_type() {
+    let work = scratch("asc-print");
+    let exe = build(&work, "icpu_print", &["icpu_print.cpp"], &[]);
+    let r = exec(&exe, &[]);
+    r.assert_ok();
+    for b in 0..2 {
+        let line = format!("block {b} of 2: 1099511627776 200 1.500000 ff str 1%\n");
+        assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
+    }
+    assert_eq!(r.stdout.matches(" 3.14|7   |\n").count(), 2, "{}", r.all());
+    // -DASCENDC_DUMP=0 silences both in a launched kernel
+    let quiet = build(
+        &work,
+        "icpu_print_quiet",
+        &["icpu_print.cpp"],
+        &["-DASCENDC_DUMP=0"],
+    );
+    let r = exec(&quiet, &[]);
+    r.assert_ok();
+    assert_eq!(r.stdout, "", "{}", r.all());
 }

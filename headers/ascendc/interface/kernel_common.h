@@ -109,7 +109,7 @@ __aicore__ inline int64_t GetBlockIdx()
 {
     const npuemu::BlockContext &c = npuemu::ctx();
     if (!c.active) {
-        npuemu::fault("AscendC::GetBlockIdx() called outside a kernel block");
+        npuemu::fault("AscendC::GetBlockIdx() was called");
     }
     return c.block_idx;
 }
@@ -119,7 +119,7 @@ __aicore__ inline int64_t GetBlockNum()
 {
     const npuemu::BlockContext &c = npuemu::ctx();
     if (!c.active) {
-        npuemu::fault("AscendC::GetBlockNum() called outside a kernel block");
+        npuemu::fault("AscendC::GetBlockNum() was called");
     }
     return c.block_num;
 }

@@ -15,6 +15,49 @@
 #include "interface/kernel_tensor.h"
 #include "npuemu/context.h"
 
+namespace AscendC {
+
+/* Strides of the level-0 forms, in 32-byte blocks: between the data blocks of one repeat
+ * (BlkStride) and between repeats (RepStride). */
+struct BinaryRepeatParams {
+    __aicore__ BinaryRepeatParams() {}
+    __aicore__ BinaryRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t src0BlkStrideIn,
+                                  const uint8_t src1BlkStrideIn, const uint8_t dstRepStrideIn,
+                                  const uint8_t src0RepStrideIn, const uint8_t src1RepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), src0BlkStride(src0BlkStrideIn), src1BlkStride(src1BlkStrideIn),
+          dstRepStride(dstRepStrideIn), src0RepStride(src0RepStrideIn), src1RepStride(src1RepStrideIn)
+    {
+    }
+    uint32_t blockNumber = 8;
+    uint8_t dstBlkStride = 1;
+    uint8_t src0BlkStride = 1;
+    uint8_t src1BlkStride = 1;
+    uint8_t dstRepStride = 8;
+    uint8_t src0RepStride = 8;
+    uint8_t src1RepStride = 8;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+
+struct UnaryRepeatParams {
+    __aicore__ UnaryRepeatParams() {}
+    __aicore__ UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn,
+                                 const uint8_t dstRepStrideIn, const uint8_t srcRepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), srcBlkStride(srcBlkStrideIn), dstRepStride(dstRepStrideIn),
+          srcRepStride(srcRepStrideIn)
+    {
+    }
+    uint32_t blockNumber = 8;
+    uint16_t dstBlkStride = 1;
+    uint16_t srcBlkStride = 1;
+    uint8_t dstRepStride = 8;
+    uint8_t srcRepStride = 8;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+
+} // namespace AscendC
+
 namespace npuemu {
 
 /* The type arithmetic is done in. */
@@ -78,6 +121,121 @@ inline void vec_unary(const char *api, const AscendC::LocalTensor<T> &dst, const
     }
 }
 
+
+/* The level-0 ("mask / repeat") forms: repeatTimes repeats of 256 bytes (8 data blocks of 32
+ * bytes); in repeat r, data block j of an operand starts (r * repStride + j * blkStride) * 32
+ * bytes after the operand's start; the mask selects the elements of each repeat that take part
+ * (the first `mask` elements, or the set bits of mask[0] / mask[1]). */
+struct Level0 {
+    const char *api;
+    uint32_t epb;        /* elements per 32-byte block */
+    uint32_t per_repeat; /* elements per repeat */
+    bool bits;
+    uint64_t m0, m1, count;
+    uint32_t repeat;
+    uint32_t last; /* last active element of a repeat */
+    bool active(uint32_t e) const
+    {
+        return bits ? (((e < 64 ? m0 >> e : m1 >> (e - 64)) & 1) != 0) : e < count;
+    }
+    uint64_t offset(uint32_t r, uint32_t e, uint32_t blk, uint32_t rep) const
+    {
+        return (static_cast<uint64_t>(r) * rep + static_cast<uint64_t>(e / epb) * blk) * epb + e % epb;
+    }
+};
+
+template <class T>
+inline Level0 level0(const char *api, const uint64_t *mask, uint64_t count, uint8_t repeat)
+{
+    Level0 l;
+    l.api = api;
+    l.epb = 32 / sizeof(T);
+    l.per_repeat = 256 / sizeof(T);
+    l.bits = mask != nullptr;
+    l.m0 = mask ? mask[0] : 0;
+    l.m1 = mask ? mask[1] : 0;
+    l.count = count;
+    l.repeat = repeat;
+    l.last = 0;
+    if (l.bits) {
+        if (sizeof(T) == 4 && l.m1 != 0) {
+            fault("%s: mask[1] = 0x%llx must be 0 for 32-bit elements (a repeat holds 64 of them)", api,
+                  static_cast<unsigned long long>(l.m1));
+        }
+        if (l.m0 == 0 && l.m1 == 0) {
+            fault("%s: mask[0] and mask[1] are both 0", api);
+        }
+    } else if (count == 0 || count > l.per_repeat) {
+        fault("%s: mask %llu is outside [1, %u] (elements of %s per repeat)", api,
+              static_cast<unsigned long long>(count), l.per_repeat, type_name<T>::get());
+    }
+    for (uint32_t e = 0; e < l.per_repeat; ++e) {
+        if (l.active(e)) {
+            l.last = e;
+        }
+    }
+    return l;
+}
+
+template <class T>
+inline void check_level0_operand(const Level0 &l, const char *which, const AscendC::LocalTensor<T> &t, uint32_t blk,
+                                 uint32_t rep)
+{
+    t.check_ub(l.api);
+    if (ub_offset(t.addr_) % UB_ALIGN != 0) {
+        fault("%s: the %s operand starts at UB offset 0x%llx, which is not 32-byte aligned", l.api, which,
+              static_cast<unsigned long long>(ub_offset(t.addr_)));
+    }
+    if (l.repeat == 0) {
+        return;
+    }
+    const uint64_t end = (l.offset(l.repeat - 1, l.last, blk, rep) + 1) * sizeof(T);
+    const uint64_t size = static_cast<uint64_t>(t.GetSize()) * sizeof(T);
+    const uint64_t limit = (size + UB_ALIGN - 1) / UB_ALIGN * UB_ALIGN;
+    if (end > limit) {
+        fault("%s: %u repeats (block stride %u, repeat stride %u) reach byte %llu of the %s operand, which holds "
+              "%u %s elements (%llu bytes)",
+              l.api, l.repeat, blk, rep, static_cast<unsigned long long>(end), which, t.GetSize(),
+              type_name<T>::get(), static_cast<unsigned long long>(size));
+    }
+}
+
+template <class T, class F>
+inline void level0_binary(const Level0 &l, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &a,
+                          const AscendC::LocalTensor<T> &b, const AscendC::BinaryRepeatParams &p, F f)
+{
+    check_level0_operand(l, "dst", dst, p.dstBlkStride, p.dstRepStride);
+    check_level0_operand(l, "src0", a, p.src0BlkStride, p.src0RepStride);
+    check_level0_operand(l, "src1", b, p.src1BlkStride, p.src1RepStride);
+    using C = typename calc_type<T>::type;
+    for (uint32_t r = 0; r < l.repeat; ++r) {
+        for (uint32_t e = 0; e <= l.last; ++e) {
+            if (l.active(e)) {
+                dst.addr_[l.offset(r, e, p.dstBlkStride, p.dstRepStride)] = static_cast<T>(
+                    f(static_cast<C>(a.addr_[l.offset(r, e, p.src0BlkStride, p.src0RepStride)]),
+                      static_cast<C>(b.addr_[l.offset(r, e, p.src1BlkStride, p.src1RepStride)])));
+            }
+        }
+    }
+}
+
+template <class T, class F>
+inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, const AscendC::LocalTensor<T> &a,
+                         const AscendC::UnaryRepeatParams &p, F f)
+{
+    check_level0_operand(l, "dst", dst, p.dstBlkStride, p.dstRepStride);
+    check_level0_operand(l, "src", a, p.srcBlkStride, p.srcRepStride);
+    using C = typename calc_type<T>::type;
+    for (uint32_t r = 0; r < l.repeat; ++r) {
+        for (uint32_t e = 0; e <= l.last; ++e) {
+            if (l.active(e)) {
+                dst.addr_[l.offset(r, e, p.dstBlkStride, p.dstRepStride)] =
+                    static_cast<T>(f(static_cast<C>(a.addr_[l.offset(r, e, p.srcBlkStride, p.srcRepStride)])));
+            }
+        }
+    }
+}
+
 } // namespace npuemu
 
 #define NPUEMU_PAREN(...) __VA_ARGS__
@@ -94,6 +252,28 @@ inline void vec_unary(const char *api, const AscendC::LocalTensor<T> &dst, const
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
         using C = typename npuemu::calc_type<T>::type;                                              \
         npuemu::vec_binary("AscendC::" #NAME, dst, src0, src1, calCount, [](C a, C b) { return EXPR; }); \
+    }                                                                                               \
+    template <typename T, bool isSetMask = true>                                                    \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0,               \
+                                const LocalTensor<T> &src1, const uint64_t mask[], const uint8_t repeatTimes, \
+                                const BinaryRepeatParams &repeatParams)                             \
+    {                                                                                               \
+        static_assert(npuemu::one_of<T, TYPES>::value,                                              \
+                      "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        using C = typename npuemu::calc_type<T>::type;                                              \
+        npuemu::level0_binary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src0, src1, \
+                              repeatParams, [](C a, C b) { return EXPR; });                         \
+    }                                                                                               \
+    template <typename T, bool isSetMask = true>                                                    \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0,               \
+                                const LocalTensor<T> &src1, uint64_t mask, const uint8_t repeatTimes, \
+                                const BinaryRepeatParams &repeatParams)                             \
+    {                                                                                               \
+        static_assert(npuemu::one_of<T, TYPES>::value,                                              \
+                      "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        using C = typename npuemu::calc_type<T>::type;                                              \
+        npuemu::level0_binary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src0, \
+                              src1, repeatParams, [](C a, C b) { return EXPR; });                   \
     }
 
 /* Unary: dst[i] = f(src[i]). */
@@ -105,6 +285,26 @@ inline void vec_unary(const char *api, const AscendC::LocalTensor<T> &dst, const
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
         using C = typename npuemu::calc_type<T>::type;                                              \
         npuemu::vec_unary("AscendC::" #NAME, dst, src, calCount, [](C a) { return EXPR; });         \
+    }                                                                                               \
+    template <typename T, bool isSetMask = true>                                                    \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[], \
+                                const uint8_t repeatTimes, const UnaryRepeatParams &repeatParams)   \
+    {                                                                                               \
+        static_assert(npuemu::one_of<T, TYPES>::value,                                              \
+                      "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        using C = typename npuemu::calc_type<T>::type;                                              \
+        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src, repeatParams, \
+                             [](C a) { return EXPR; });                                             \
+    }                                                                                               \
+    template <typename T, bool isSetMask = true>                                                    \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, uint64_t mask, \
+                                const uint8_t repeatTimes, const UnaryRepeatParams &repeatParams)   \
+    {                                                                                               \
+        static_assert(npuemu::one_of<T, TYPES>::value,                                              \
+                      "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        using C = typename npuemu::calc_type<T>::type;                                              \
+        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src,       \
+                             repeatParams, [](C a) { return EXPR; });                               \
     }
 
 /* Tensor-scalar: dst[i] = src[i] OP scalar (the scalar is converted to T first). */
@@ -120,6 +320,29 @@ inline void vec_unary(const char *api, const AscendC::LocalTensor<T> &dst, const
         using C = typename npuemu::calc_type<T>::type;                                              \
         const C s = static_cast<C>(static_cast<T>(scalarValue));                                    \
         npuemu::vec_unary("AscendC::" #NAME, dst, src, calCount, [s](C a) { return EXPR; });        \
+    }                                                                                               \
+    template <typename T, bool isSetMask = true, typename U>                                        \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const U &scalarValue, \
+                                const uint64_t mask[], const uint8_t repeatTimes,                   \
+                                const UnaryRepeatParams &repeatParams)                              \
+    {                                                                                               \
+        static_assert(npuemu::one_of<T, TYPES>::value,                                              \
+                      "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        using C = typename npuemu::calc_type<T>::type;                                              \
+        const C s = static_cast<C>(static_cast<T>(scalarValue));                                    \
+        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src, repeatParams, \
+                             [s](C a) { return EXPR; });                                            \
+    }                                                                                               \
+    template <typename T, bool isSetMask = true, typename U>                                        \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const U &scalarValue, \
+                                uint64_t mask, const uint8_t repeatTimes, const UnaryRepeatParams &repeatParams) \
+    {                                                                                               \
+        static_assert(npuemu::one_of<T, TYPES>::value,                                              \
+                      "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        using C = typename npuemu::calc_type<T>::type;                                              \
+        const C s = static_cast<C>(static_cast<T>(scalarValue));                                    \
+        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src,       \
+                             repeatParams, [s](C a) { return EXPR; });                              \
     }
 
 namespace AscendC {
@@ -163,6 +386,32 @@ __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue
     for (int32_t i = 0; i < calCount; ++i) {
         dst.addr_[i] = v;
     }
+}
+
+/* Level-0 Duplicate: dst elements selected by mask in repeatTimes repeats = scalarValue. */
+template <typename T, bool isSetMask = true, typename U>
+__aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue, const uint64_t mask[],
+                                 const uint8_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride)
+{
+    static_assert(npuemu::one_of<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>::value,
+                  "npu-emu: AscendC::Duplicate supports half, bfloat16_t, float, int16_t, uint16_t, int32_t and "
+                  "uint32_t elements only");
+    const T v = static_cast<T>(scalarValue);
+    UnaryRepeatParams p(dstBlockStride, dstBlockStride, dstRepeatStride, dstRepeatStride);
+    npuemu::level0_unary(npuemu::level0<T>("AscendC::Duplicate", mask, 0, repeatTimes), dst, dst, p,
+                         [v](typename npuemu::calc_type<T>::type) { return v; });
+}
+template <typename T, bool isSetMask = true, typename U>
+__aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue, uint64_t mask,
+                                 const uint8_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride)
+{
+    static_assert(npuemu::one_of<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>::value,
+                  "npu-emu: AscendC::Duplicate supports half, bfloat16_t, float, int16_t, uint16_t, int32_t and "
+                  "uint32_t elements only");
+    const T v = static_cast<T>(scalarValue);
+    UnaryRepeatParams p(dstBlockStride, dstBlockStride, dstRepeatStride, dstRepeatStride);
+    npuemu::level0_unary(npuemu::level0<T>("AscendC::Duplicate", nullptr, mask, repeatTimes), dst, dst, p,
+                         [v](typename npuemu::calc_type<T>::type) { return v; });
 }
 
 } // namespace AscendC

@@ -9,6 +9,7 @@ pub mod errors;
 pub mod event;
 pub mod helpers;
 pub mod init;
+pub mod kernel;
 pub mod log;
 pub mod memory;
 pub mod prof;

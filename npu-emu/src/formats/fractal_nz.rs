@@ -47,12 +47,41 @@ impl Walk for Nz {
         self.b * self.h1
     }
 
-    fn walk(&self, units: Range<usize>, f: &mut impl FnMut(Move)) {
+    fn walk(&self, units: Range<usize>, forward: bool, f: &mut impl FnMut(Move)) {
         let (h, w, w0, w1, h1) = (self.h, self.w, self.w0, self.w1, self.h1);
+        let strip = h1 * H0 * w0;
         for u in units {
             let (bi, h1i) = (u / h1, u % h1);
             let r0 = h1i * H0;
             let hv = H0.min(h - r0);
+            if !forward {
+                // Plain rows one after the other (the destination is written in order); each
+                // row gathers its W0-wide pieces from the column strips.
+                let full = w / w0;
+                for hh in r0..r0 + hv {
+                    let plain = (bi * h + hh) * w;
+                    let private = bi * w1 * strip + hh * w0;
+                    f(Move::Rows {
+                        plain,
+                        plain_rs: w0,
+                        private,
+                        private_rs: strip,
+                        rows: full,
+                        len: w0,
+                    });
+                    if full < w1 {
+                        f(Move::Rows {
+                            plain: plain + full * w0,
+                            plain_rs: 0,
+                            private: private + full * strip,
+                            private_rs: 0,
+                            rows: 1,
+                            len: w - full * w0,
+                        });
+                    }
+                }
+                continue;
+            }
             for w1i in 0..w1 {
                 let cs = w1i * w0;
                 let wv = w0.min(w - cs);

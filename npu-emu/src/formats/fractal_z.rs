@@ -138,7 +138,7 @@ impl Walk for Fz {
         }
     }
 
-    fn walk(&self, units: Range<usize>, f: &mut impl FnMut(Move)) {
+    fn walk(&self, units: Range<usize>, _forward: bool, f: &mut impl FnMut(Move)) {
         let (cin, d, hw, c0) = (self.cin, self.d, self.h * self.w, self.c0);
         let cout_g = self.cout_g();
         let row_stride = self.n1 * 16 * c0;

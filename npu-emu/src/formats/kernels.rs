@@ -47,8 +47,9 @@ pub(crate) enum Move {
 pub(crate) trait Walk {
     /// Number of units; units are independent (disjoint destinations in both directions).
     fn units(&self) -> usize;
-    /// Emit the moves of `units`.
-    fn walk(&self, units: Range<usize>, f: &mut impl FnMut(Move));
+    /// Emit the moves of `units`, in an order suited to the direction (`forward`: plain →
+    /// private). Both directions must emit the same element pairs.
+    fn walk(&self, units: Range<usize>, forward: bool, f: &mut impl FnMut(Move));
 }
 
 /// Threads available to one conversion.
@@ -115,7 +116,13 @@ struct Bufs {
     dst_len: usize,
     elem: usize,
     forward: bool,
+    /// Write the destination with non-temporal stores (large conversions, moves whose
+    /// destination is one contiguous range: full cache lines, nothing read back soon).
+    nt: bool,
 }
+
+/// Destination size from which conversions write with non-temporal stores.
+const NT_MIN_BYTES: usize = 16 << 20;
 
 fn run_walk<W: Walk + Sync>(plan: &Plan, w: &W, src: &[u8], dst: &mut [u8]) -> bool {
     if plan.forward && plan.prefill {
@@ -128,16 +135,22 @@ fn run_walk<W: Walk + Sync>(plan: &Plan, w: &W, src: &[u8], dst: &mut [u8]) -> b
         dst_len: dst.len() / plan.elem,
         elem: plan.elem,
         forward: plan.forward,
+        nt: cfg!(target_arch = "x86_64")
+            && plan.dst_bytes >= NT_MIN_BYTES
+            && (dst.as_ptr() as usize).is_multiple_of(16),
     };
     let units = w.units();
     let n = thread_count(plan.dst_bytes, units);
     let run = |range: Range<usize>| -> bool {
         let mut ok = true;
-        w.walk(range, &mut |m| {
+        w.walk(range, bufs.forward, &mut |m| {
             // SAFETY: `bufs` describes `src`/`dst`, alive for this call; `apply` checks every
             // move against the buffer lengths; units write disjoint parts of `dst`.
             ok &= unsafe { apply(&bufs, m) };
         });
+        if bufs.nt {
+            store_fence();
+        }
         ok
     };
     if n <= 1 {
@@ -208,14 +221,15 @@ unsafe fn apply(b: &Bufs, m: Move) -> bool {
             } else {
                 (private, private_rs, plain, plain_rs)
             };
-            copy_rows(
+            let (sp, dp) = (
                 (b.src as *const u8).add(s * e),
-                srs * e,
                 (b.dst as *mut u8).add(d * e),
-                drs * e,
-                rows,
-                len * e,
             );
+            if b.nt && drs == len && nt_ok(dp, drs * e, len * e) {
+                copy_rows_nt(sp, srs * e, dp, drs * e, rows, len * e);
+            } else {
+                copy_rows(sp, srs * e, dp, drs * e, rows, len * e);
+            }
             true
         }
         Move::Transpose {
@@ -241,11 +255,15 @@ unsafe fn apply(b: &Bufs, m: Move) -> bool {
             };
             let sp = (b.src as *const u8).add(s * e);
             let dp = (b.dst as *mut u8).add(d * e);
-            match e {
-                1 => transpose::<u8>(sp.cast(), srs, dp.cast(), drs, r, c),
-                2 => transpose::<u16>(sp.cast(), srs, dp.cast(), drs, r, c),
-                4 => transpose::<u32>(sp.cast(), srs, dp.cast(), drs, r, c),
-                8 => transpose::<u64>(sp.cast(), srs, dp.cast(), drs, r, c),
+            // Non-temporal blocks need every block row 16-byte aligned.
+            let nt = b.nt && drs == r && nt_ok(dp, drs * e, 16);
+            match (e, nt) {
+                (1, _) => transpose::<u8, false>(sp.cast(), srs, dp.cast(), drs, r, c),
+                (2, false) => transpose::<u16, false>(sp.cast(), srs, dp.cast(), drs, r, c),
+                (2, true) => transpose::<u16, true>(sp.cast(), srs, dp.cast(), drs, r, c),
+                (4, false) => transpose::<u32, false>(sp.cast(), srs, dp.cast(), drs, r, c),
+                (4, true) => transpose::<u32, true>(sp.cast(), srs, dp.cast(), drs, r, c),
+                (8, _) => transpose::<u64, false>(sp.cast(), srs, dp.cast(), drs, r, c),
                 _ => transpose_bytes(sp, srs, dp, drs, r, c, e),
             }
             true
@@ -293,11 +311,59 @@ unsafe fn copy_rows(s: *const u8, srs: usize, d: *mut u8, drs: usize, rows: usiz
     }
 }
 
-/// Tile edge of the transposes (elements).
-const TB: usize = 16;
+/// Whether rows of `len` bytes at `d + r·drs` can be written with 16-byte non-temporal stores.
+fn nt_ok(d: *mut u8, drs: usize, len: usize) -> bool {
+    (d as usize).is_multiple_of(16) && drs.is_multiple_of(16) && len.is_multiple_of(16)
+}
 
-/// `dst[j·drs + i] = src[i·srs + j]` for `i < rows`, `j < cols`, in TB×TB tiles.
-unsafe fn transpose<T: Copy>(
+/// Order the non-temporal stores of this thread before anything that follows.
+fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of the x86-64 baseline.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+/// [`copy_rows`] with 16-byte non-temporal stores (`nt_ok` holds for `d`, `drs`, `len`).
+unsafe fn copy_rows_nt(s: *const u8, srs: usize, d: *mut u8, drs: usize, rows: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        for r in 0..rows {
+            let (sr, dr) = (s.add(r * srs), d.add(r * drs));
+            let mut k = 0;
+            while k < len {
+                let v = _mm_loadu_si128(sr.add(k) as *const __m128i);
+                _mm_stream_si128(dr.add(k) as *mut __m128i, v);
+                k += 16;
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    copy_rows(s, srs, d, drs, rows, len);
+}
+
+/// Edge of the square super-tiles the transposes walk (elements): a 64×64 tile of fp32 is
+/// 16 KiB on each side, so both stay in L1 while its small blocks are moved.
+const SUPER: usize = 64;
+
+/// An element type with a `B`×`B` block transpose.
+trait Block: Copy {
+    /// Block edge.
+    const B: usize;
+    /// `dst[j·drs + i] = src[i·srs + j]` for `i, j < B`.
+    unsafe fn block(src: *const Self, srs: usize, dst: *mut Self, drs: usize);
+    /// [`Block::block`] with non-temporal stores where implemented (every `dst` row 16-byte
+    /// aligned).
+    #[inline(always)]
+    unsafe fn block_nt(src: *const Self, srs: usize, dst: *mut Self, drs: usize) {
+        Self::block(src, srs, dst, drs)
+    }
+}
+
+/// `dst[j·drs + i] = src[i·srs + j]` for `i < rows`, `j < cols`, element by element.
+unsafe fn transpose_scalar<T: Copy>(
     src: *const T,
     srs: usize,
     dst: *mut T,
@@ -305,21 +371,186 @@ unsafe fn transpose<T: Copy>(
     rows: usize,
     cols: usize,
 ) {
-    let mut i0 = 0;
-    while i0 < rows {
-        let i1 = (i0 + TB).min(rows);
-        let mut j0 = 0;
-        while j0 < cols {
-            let j1 = (j0 + TB).min(cols);
-            for j in j0..j1 {
-                let d = dst.add(j * drs);
-                for i in i0..i1 {
-                    *d.add(i) = *src.add(i * srs + j);
+    for j in 0..cols {
+        let d = dst.add(j * drs);
+        for i in 0..rows {
+            *d.add(i) = *src.add(i * srs + j);
+        }
+    }
+}
+
+/// `dst[j·drs + i] = src[i·srs + j]` for `i < rows`, `j < cols`: super-tiles of `SUPER`², each
+/// moved as `B`×`B` register blocks (SIMD where the target has it), scalar at the edges.
+unsafe fn transpose<T: Block, const NT: bool>(
+    src: *const T,
+    srs: usize,
+    dst: *mut T,
+    drs: usize,
+    rows: usize,
+    cols: usize,
+) {
+    let b = T::B;
+    let mut i00 = 0;
+    while i00 < rows {
+        let i11 = (i00 + SUPER).min(rows);
+        let mut j00 = 0;
+        while j00 < cols {
+            let j11 = (j00 + SUPER).min(cols);
+            // Whole blocks of this super-tile.
+            let ib = i00 + (i11 - i00) / b * b;
+            let jb = j00 + (j11 - j00) / b * b;
+            let mut j0 = j00;
+            while j0 < jb {
+                let mut i0 = i00;
+                while i0 < ib {
+                    let (s, d) = (src.add(i0 * srs + j0), dst.add(j0 * drs + i0));
+                    if NT {
+                        T::block_nt(s, srs, d, drs);
+                    } else {
+                        T::block(s, srs, d, drs);
+                    }
+                    i0 += b;
+                }
+                j0 += b;
+            }
+            // Edges: rows ib..i11 for all columns, then columns jb..j11 for the block rows.
+            if ib < i11 {
+                transpose_scalar(
+                    src.add(ib * srs + j00),
+                    srs,
+                    dst.add(j00 * drs + ib),
+                    drs,
+                    i11 - ib,
+                    j11 - j00,
+                );
+            }
+            if jb < j11 {
+                transpose_scalar(
+                    src.add(i00 * srs + jb),
+                    srs,
+                    dst.add(jb * drs + i00),
+                    drs,
+                    ib - i00,
+                    j11 - jb,
+                );
+            }
+            j00 = j11;
+        }
+        i00 = i11;
+    }
+}
+
+macro_rules! scalar_block {
+    ($t:ty, $b:expr) => {
+        impl Block for $t {
+            const B: usize = $b;
+            #[inline(always)]
+            unsafe fn block(src: *const Self, srs: usize, dst: *mut Self, drs: usize) {
+                for j in 0..$b {
+                    for i in 0..$b {
+                        *dst.add(j * drs + i) = *src.add(i * srs + j);
+                    }
                 }
             }
-            j0 = j1;
         }
-        i0 = i1;
+    };
+}
+
+scalar_block!(u8, 8);
+scalar_block!(u64, 4);
+#[cfg(not(target_arch = "x86_64"))]
+scalar_block!(u16, 8);
+#[cfg(not(target_arch = "x86_64"))]
+scalar_block!(u32, 4);
+
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    //! Register-block transposes with SSE2 (part of the x86-64 baseline, no detection needed).
+    use super::Block;
+    use std::arch::x86_64::*;
+
+    impl Block for u16 {
+        const B: usize = 8;
+        #[inline(always)]
+        unsafe fn block(src: *const u16, srs: usize, dst: *mut u16, drs: usize) {
+            block16::<false>(src, srs, dst, drs)
+        }
+        #[inline(always)]
+        unsafe fn block_nt(src: *const u16, srs: usize, dst: *mut u16, drs: usize) {
+            block16::<true>(src, srs, dst, drs)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn store<const NT: bool>(p: *mut __m128i, v: __m128i) {
+        if NT {
+            _mm_stream_si128(p, v)
+        } else {
+            _mm_storeu_si128(p, v)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn block16<const NT: bool>(src: *const u16, srs: usize, dst: *mut u16, drs: usize) {
+        {
+            let ld = |i: usize| _mm_loadu_si128(src.add(i * srs) as *const __m128i);
+            let (a0, a1, a2, a3) = (ld(0), ld(1), ld(2), ld(3));
+            let (a4, a5, a6, a7) = (ld(4), ld(5), ld(6), ld(7));
+            let t0 = _mm_unpacklo_epi16(a0, a1);
+            let t1 = _mm_unpackhi_epi16(a0, a1);
+            let t2 = _mm_unpacklo_epi16(a2, a3);
+            let t3 = _mm_unpackhi_epi16(a2, a3);
+            let t4 = _mm_unpacklo_epi16(a4, a5);
+            let t5 = _mm_unpackhi_epi16(a4, a5);
+            let t6 = _mm_unpacklo_epi16(a6, a7);
+            let t7 = _mm_unpackhi_epi16(a6, a7);
+            let u0 = _mm_unpacklo_epi32(t0, t2);
+            let u1 = _mm_unpackhi_epi32(t0, t2);
+            let u2 = _mm_unpacklo_epi32(t1, t3);
+            let u3 = _mm_unpackhi_epi32(t1, t3);
+            let u4 = _mm_unpacklo_epi32(t4, t6);
+            let u5 = _mm_unpackhi_epi32(t4, t6);
+            let u6 = _mm_unpacklo_epi32(t5, t7);
+            let u7 = _mm_unpackhi_epi32(t5, t7);
+            let st = |j: usize, v: __m128i| store::<NT>(dst.add(j * drs) as *mut __m128i, v);
+            st(0, _mm_unpacklo_epi64(u0, u4));
+            st(1, _mm_unpackhi_epi64(u0, u4));
+            st(2, _mm_unpacklo_epi64(u1, u5));
+            st(3, _mm_unpackhi_epi64(u1, u5));
+            st(4, _mm_unpacklo_epi64(u2, u6));
+            st(5, _mm_unpackhi_epi64(u2, u6));
+            st(6, _mm_unpacklo_epi64(u3, u7));
+            st(7, _mm_unpackhi_epi64(u3, u7));
+        }
+    }
+
+    impl Block for u32 {
+        const B: usize = 4;
+        #[inline(always)]
+        unsafe fn block(src: *const u32, srs: usize, dst: *mut u32, drs: usize) {
+            block32::<false>(src, srs, dst, drs)
+        }
+        #[inline(always)]
+        unsafe fn block_nt(src: *const u32, srs: usize, dst: *mut u32, drs: usize) {
+            block32::<true>(src, srs, dst, drs)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn block32<const NT: bool>(src: *const u32, srs: usize, dst: *mut u32, drs: usize) {
+        {
+            let ld = |i: usize| _mm_loadu_si128(src.add(i * srs) as *const __m128i);
+            let (a0, a1, a2, a3) = (ld(0), ld(1), ld(2), ld(3));
+            let t0 = _mm_unpacklo_epi32(a0, a1);
+            let t1 = _mm_unpacklo_epi32(a2, a3);
+            let t2 = _mm_unpackhi_epi32(a0, a1);
+            let t3 = _mm_unpackhi_epi32(a2, a3);
+            let st = |j: usize, v: __m128i| store::<NT>(dst.add(j * drs) as *mut __m128i, v);
+            st(0, _mm_unpacklo_epi64(t0, t1));
+            st(1, _mm_unpackhi_epi64(t0, t1));
+            st(2, _mm_unpacklo_epi64(t2, t3));
+            st(3, _mm_unpackhi_epi64(t2, t3));
+        }
     }
 }
 
@@ -340,6 +571,73 @@ unsafe fn transpose_bytes(
                 dst.add((j * drs + i) * e),
                 e,
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every block kernel (plain and non-temporal) against the element-by-element transpose, at
+    /// sizes and strides that leave edges on both sides of the super-tiles.
+    fn check<T: Block + From<u16> + PartialEq + std::fmt::Debug>() {
+        for &(rows, cols) in &[
+            (1usize, 1usize),
+            (3, 70),
+            (8, 8),
+            (16, 4096),
+            (19, 65),
+            (64, 64),
+            (130, 17),
+        ] {
+            for &(pad_s, pad_d) in &[(0usize, 0usize), (5, 3)] {
+                let (srs, drs) = (cols + pad_s, rows + pad_d);
+                // 16-aligned destination rows for the non-temporal variant.
+                let drs = drs.next_multiple_of(16);
+                let src: Vec<T> = (0..rows * srs)
+                    .map(|i| T::from((i % 65000) as u16))
+                    .collect();
+                let mut want = vec![T::from(0); cols * drs];
+                let mut got = vec![T::from(0); cols * drs + 16];
+                // Align the destination start to 16 bytes.
+                let off = (0..16)
+                    .find(|k| (got.as_ptr() as usize + k * std::mem::size_of::<T>()) % 16 == 0)
+                    .unwrap_or(0);
+                unsafe {
+                    transpose_scalar(src.as_ptr(), srs, want.as_mut_ptr(), drs, rows, cols);
+                    transpose::<T, false>(src.as_ptr(), srs, got.as_mut_ptr(), drs, rows, cols);
+                }
+                assert_eq!(&got[..cols * drs], &want[..], "{rows}x{cols}");
+                got.iter_mut().for_each(|x| *x = T::from(0));
+                unsafe {
+                    let d = got.as_mut_ptr().add(off);
+                    transpose::<T, true>(src.as_ptr(), srs, d, drs, rows, cols);
+                }
+                store_fence();
+                assert_eq!(&got[off..off + cols * drs], &want[..], "nt {rows}x{cols}");
+            }
+        }
+    }
+
+    #[test]
+    fn formats_block_transposes() {
+        check::<u16>();
+        check::<u32>();
+        check::<u64>();
+    }
+
+    #[test]
+    fn formats_block_transposes_u8() {
+        for &(rows, cols) in &[(1usize, 1usize), (3, 70), (32, 4096), (33, 65), (130, 17)] {
+            let src: Vec<u8> = (0..rows * cols).map(|i| (i % 251) as u8).collect();
+            let mut want = vec![0u8; rows * cols];
+            let mut got = vec![0u8; rows * cols];
+            unsafe {
+                transpose_scalar(src.as_ptr(), cols, want.as_mut_ptr(), rows, rows, cols);
+                transpose::<u8, false>(src.as_ptr(), cols, got.as_mut_ptr(), rows, rows, cols);
+            }
+            assert_eq!(got, want, "{rows}x{cols}");
         }
     }
 }

@@ -78,7 +78,7 @@ impl Walk for C1C0 {
         self.n * self.d * self.c1 * self.chunks()
     }
 
-    fn walk(&self, units: Range<usize>, f: &mut impl FnMut(Move)) {
+    fn walk(&self, units: Range<usize>, _forward: bool, f: &mut impl FnMut(Move)) {
         let (c, d, c0, c1, hw) = (self.c, self.d, self.c0, self.c1, self.hw());
         let chunks = self.chunks();
         for u in units {

@@ -782,6 +782,57 @@ fn formats_round_trip_large() {
     );
 }
 
+/// Destinations of 16 MiB and more are written with non-temporal stores.
+#[test]
+fn formats_round_trip_streaming() {
+    let ge = C0Rule::Ge;
+    round_trip(
+        FORMAT_NCHW,
+        &[1, 19, 600, 800],
+        FORMAT_NC1HWC0,
+        DT_FLOAT16,
+        1,
+        ge,
+        16,
+    );
+    round_trip(
+        FORMAT_NCHW,
+        &[1, 17, 512, 520],
+        FORMAT_NC1HWC0,
+        DT_FLOAT,
+        1,
+        ge,
+        16,
+    );
+    round_trip(
+        FORMAT_NHWC,
+        &[1, 600, 800, 19],
+        FORMAT_NC1HWC0,
+        DT_FLOAT16,
+        1,
+        ge,
+        16,
+    );
+    round_trip(
+        FORMAT_ND,
+        &[4100, 2100],
+        FORMAT_FRACTAL_NZ,
+        DT_FLOAT16,
+        1,
+        ge,
+        16,
+    );
+    round_trip(
+        FORMAT_ND,
+        &[2, 2049, 2051],
+        FORMAT_FRACTAL_NZ,
+        DT_FLOAT,
+        1,
+        C0Rule::Aclnn,
+        8,
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fixed expected values, written out by hand
 

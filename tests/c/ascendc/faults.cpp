@@ -30,6 +30,8 @@ enum FaultCase : uint32_t {
     FIFO_ORDER, /* not a fault: checks first-in first-out */
     ENQUE_FOREIGN,
     TBUF_GET_BEYOND,
+    LEVEL0_MASK_RANGE,
+    LEVEL0_REPEAT_BEYOND,
 };
 
 extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, uint32_t which)
@@ -197,6 +199,18 @@ extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, uint32_t whic
         pipe.InitBuffer(tb, 256);
         LocalTensor<float> t = tb.Get<float>(65);
         (void)t;
+        break;
+    }
+    case LEVEL0_MASK_RANGE: {
+        pipe.InitBuffer(tb, 1024);
+        LocalTensor<half> t = tb.Get<half>();
+        Add(t, t, t, 200, 1, {1, 1, 1, 8, 8, 8});
+        break;
+    }
+    case LEVEL0_REPEAT_BEYOND: {
+        pipe.InitBuffer(tb, 1024);
+        LocalTensor<float> t = tb.Get<float>();
+        Exp(t, t, 64, 5, {1, 1, 8, 8});
         break;
     }
     default:

@@ -19,6 +19,7 @@ extern "C" __global__ __aicore__ void vec_ops_half(GM_ADDR x, GM_ADDR y, GM_ADDR
 extern "C" __global__ __aicore__ void vec_ops_float(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t op, uint32_t n);
 extern "C" __global__ __aicore__ void vec_ops_int16(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t op, uint32_t n);
 extern "C" __global__ __aicore__ void vec_ops_int32(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t op, uint32_t n);
+extern "C" __global__ __aicore__ void level0_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t which);
 extern "C" __global__ __aicore__ void cast_ops(GM_ADDR x, GM_ADDR z, uint32_t kind, uint32_t mode, uint32_t n);
 
 static const char *op_names[OP_COUNT] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls",
@@ -377,6 +378,56 @@ static void test_cast()
     }
 }
 
+/* Level-0 forms: the expected z computed from the mask / repeat / stride rules by hand. */
+static void test_level0()
+{
+    for (uint32_t which = 0; which < 5; ++which) {
+        const bool h = which == 0 || which == 2 || which == 4;
+        uint8_t *x = (uint8_t *)AscendC::GmAlloc(1024), *y = (uint8_t *)AscendC::GmAlloc(1024),
+                *z = (uint8_t *)AscendC::GmAlloc(1024);
+        if (h) {
+            fill_f16(x, 512, 40 + which, 4.0f);
+            fill_f16(y, 512, 50 + which, 4.0f);
+        } else {
+            for (int i = 0; i < 256; ++i) {
+                ((float *)x)[i] = (float)(i % 37) - 18.5f;
+                ((float *)y)[i] = (float)(i % 11) * 0.75f;
+            }
+        }
+        ICPU_RUN_KF(level0_ops, 1, x, y, z, which);
+        std::vector<float> want(h ? 512 : 256, 0.0f);
+        auto xv = [&](int i) { return h ? f16_val(x, i) : ((float *)x)[i]; };
+        auto yv = [&](int i) { return h ? f16_val(y, i) : ((float *)y)[i]; };
+        if (which == 0)
+            for (int i = 0; i < 256; ++i) want[i] = xv(i) + yv(i);
+        if (which == 1)
+            for (int r = 0; r < 3; ++r)
+                for (int e = 0; e < 64; ++e)
+                    if ((0xF0F0F0F0F0F0F0F0ull >> e) & 1) want[r * 64 + e] = xv(r * 64 + e) * yv(r * 64 + e);
+        if (which == 2)
+            for (int r = 0; r < 2; ++r)
+                for (int e = 0; e < 64; ++e) want[r * 128 + e] = xv(r * 256 + (e / 16) * 32 + e % 16) + 2.0f;
+        if (which == 3)
+            for (int r = 0; r < 4; ++r)
+                for (int e = 0; e < 16; ++e) want[r * 64 + e] = 7.0f;
+        if (which == 4) want[64] = std::exp(xv(64));
+        int bad = 0;
+        for (size_t i = 0; i < want.size() && !bad; ++i) {
+            const float got = h ? f16_val(z, i) : ((float *)z)[i];
+            const float w = h ? (float)(_Float16)want[i] : want[i];
+            if (got != w) {
+                std::fprintf(stderr, "level-0 case %u: element %zu is %g, expected %g\n", which, i, got, w);
+                bad = 1;
+            }
+        }
+        std::printf("%s level0 case %u\n", bad ? "FAIL" : "PASS", which);
+        failures += bad;
+        AscendC::GmFree(x);
+        AscendC::GmFree(y);
+        AscendC::GmFree(z);
+    }
+}
+
 int main()
 {
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
@@ -394,6 +445,7 @@ int main()
         if (logic) test_int<int16_t>("int16_t", op, vec_ops_int16);
     }
     test_cast();
+    test_level0();
     std::printf("%d failures\n", failures);
     return failures;
 }

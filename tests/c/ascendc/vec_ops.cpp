@@ -137,3 +137,47 @@ extern "C" __global__ __aicore__ void cast_ops(GM_ADDR x, GM_ADDR z, uint32_t ki
     default: break;
     }
 }
+
+/* The level-0 (mask / repeat) forms on 512 halves or 256 floats; z starts as zeros. */
+template <typename T>
+__aicore__ inline void run_level0(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t which)
+{
+    constexpr uint32_t n = 1024 / sizeof(T);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bc;
+    GlobalTensor<T> xGm, yGm, zGm;
+    xGm.SetGlobalBuffer((__gm__ T *)x, n);
+    yGm.SetGlobalBuffer((__gm__ T *)y, n);
+    zGm.SetGlobalBuffer((__gm__ T *)z, n);
+    pipe.InitBuffer(ba, 1024);
+    pipe.InitBuffer(bb, 1024);
+    pipe.InitBuffer(bc, 1024);
+    LocalTensor<T> a = ba.Get<T>(), b = bb.Get<T>(), c = bc.Get<T>();
+    DataCopy(a, xGm, n);
+    DataCopy(b, yGm, n);
+    Duplicate(c, T(0), n);
+    if constexpr (std::is_same<T, half>::value) {
+        if (which == 0) Add(c, a, b, 128, 2, {1, 1, 1, 8, 8, 8});
+        if (which == 2) Adds(c, a, half(2.0f), 64, 2, {1, 2, 8, 16});
+        if (which == 4) {
+            uint64_t mask[2] = {0, 1};
+            Exp(c, a, mask, 1, {1, 1, 8, 8});
+        }
+    } else {
+        if (which == 1) {
+            uint64_t mask[2] = {0xF0F0F0F0F0F0F0F0ull, 0};
+            Mul(c, a, b, mask, 3, {1, 1, 1, 8, 8, 8});
+        }
+        if (which == 3) Duplicate(c, 7.0f, 16, 4, 1, 8);
+    }
+    DataCopy(zGm, c, n);
+}
+
+extern "C" __global__ __aicore__ void level0_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t which)
+{
+    if (which == 0 || which == 2 || which == 4) {
+        run_level0<half>(x, y, z, which);
+    } else {
+        run_level0<float>(x, y, z, which);
+    }
+}

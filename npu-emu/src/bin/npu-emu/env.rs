@@ -56,6 +56,9 @@ pub fn set_env_script(prefix: &Path) -> String {
     for (var, sub) in [
         ("LD_LIBRARY_PATH", "/lib64"),
         ("PATH", "/bin"),
+        // find_package(tikicpulib) of the Ascend C CPU-debug build (CANN 8.5 has it after
+        // lib64/cmake; each line prepends, so it comes first here).
+        ("CMAKE_PREFIX_PATH", "/tools/tikicpulib/lib/cmake"),
         ("CMAKE_PREFIX_PATH", "/lib64/cmake"),
     ] {
         let dir = q(sub);

@@ -9,7 +9,11 @@
 //! DIR/lib64/libnnopbase.so, libopapi.so -> libnnopbase.so   aclnn (nnopbase + FormatCast)
 //! DIR/lib64/stub/*.so -> ../*.so      link-time libraries, as CANN's runtime/lib64/stub
 //! DIR/bin/npu-emu                     this tool (copied)
-//! DIR/set_env.sh                      see `npu-emu env`
+//! DIR/set_env.sh                      see `npu-emu env` (also DIR/bin/setenv.bash)
+//! DIR/compiler/tikcpp/tikcfw/         Ascend C kernel headers (kernel_operator.h, tikicpulib.h)
+//! DIR/compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake     ascendc_library() for CMake
+//! DIR/tools/tikcpp/{tikcfw,ascendc_kernel_cmake} -> ../../compiler/tikcpp/…
+//! DIR/tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake   find_package(tikicpulib)
 //! DIR/runtime/include -> ../include   compatibility paths used by vendor build files
 //! DIR/runtime/lib64   -> ../lib64
 //! DIR/<arch>-linux/include -> ../include
@@ -165,11 +169,53 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     symlink("../include", &arch.join("include"))?;
     symlink("../lib64", &arch.join("lib64"))?;
 
-    // Environment script.
+    install_ascendc(&src, prefix)?;
+
+    // Environment script (also as bin/setenv.bash, which the vendor samples' run.sh sources).
     let script = crate::env::set_env_script(prefix);
-    let path = prefix.join("set_env.sh");
-    let tmp = prefix.join(format!(".set_env.sh.tmp-{}", std::process::id()));
-    fs::write(&tmp, script).map_err(|e| io_err("write", &tmp, e))?;
-    fs::rename(&tmp, &path).map_err(|e| io_err("replace", &path, e))?;
+    write_atomic(&prefix.join("set_env.sh"), &script)?;
+    write_atomic(&bin.join("setenv.bash"), &script)?;
+    Ok(())
+}
+
+fn write_atomic(path: &Path, text: &str) -> CliResult<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    fs::write(&tmp, text).map_err(|e| io_err("write", &tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| io_err("replace", path, e))
+}
+
+/// The Ascend C pieces, where CANN keeps them:
+/// ```text
+/// DIR/compiler/tikcpp/tikcfw/                      kernel headers (kernel_operator.h, tikicpulib.h, npuemu/)
+/// DIR/compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake
+/// DIR/tools/tikcpp/{tikcfw,ascendc_kernel_cmake} -> ../../compiler/tikcpp/...
+/// DIR/tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake
+/// ```
+fn install_ascendc(src: &paths::Sources, prefix: &Path) -> CliResult<()> {
+    if let Some(hdr) = &src.ascendc {
+        let dst = prefix.join(paths::TIKCFW_DIR);
+        if hdr.canonicalize().ok() != dst.canonicalize().ok() {
+            copy_tree(hdr, &dst)?;
+        }
+    }
+    if let Some((ascendc, tikicpulib)) = &src.cmake {
+        let d = prefix.join(paths::ASCENDC_CMAKE_DIR);
+        mkdir(&d)?;
+        copy_file(ascendc, &d.join("ascendc.cmake"))?;
+        let t = prefix.join(paths::TIKICPULIB_CMAKE_DIR);
+        mkdir(&t)?;
+        copy_file(tikicpulib, &t.join("tikicpulibConfig.cmake"))?;
+    }
+    let tools = prefix.join("tools/tikcpp");
+    mkdir(&tools)?;
+    for sub in ["tikcfw", "ascendc_kernel_cmake"] {
+        if prefix.join("compiler/tikcpp").join(sub).is_dir() {
+            symlink(&format!("../../compiler/tikcpp/{sub}"), &tools.join(sub))?;
+        }
+    }
     Ok(())
 }

@@ -3,6 +3,8 @@
 //! ```text
 //! npu-emu install --prefix DIR        lay out a CANN-like tree (include/, lib64/, set_env.sh …)
 //! npu-emu env [--prefix DIR]          print the set_env.sh lines
+//! npu-emu ascendc-stub --out-dir OUT SRC...   aclrtlaunch_<kernel>.h + launch code of
+//!                                     Ascend C kernels (see `ascendc.rs`)
 //! npu-emu smi                         show devices, memory and processes like `npu-smi info`
 //! npu-emu run -n N [--devices LIST] [--timeout SECS] PROGRAM ARGS…
 //!                                     launch N ranks with RANK_ID, RANK_SIZE, ASCEND_DEVICE_ID
@@ -13,6 +15,7 @@
 //! expected, and exits with code 2.
 
 mod args;
+mod ascendc;
 mod env;
 mod install;
 mod paths;
@@ -38,6 +41,11 @@ Usage:
       NPU_EMU_JOB_ID set; prefix their output with [rank R]; stop all ranks when one fails.
       --devices 4,5,6,7   device of each rank (default: rank i uses device i)
       --timeout SECS      stop the job and fail after SECS seconds
+  npu-emu ascendc-stub --out-dir OUT [--include-dir DIR] [-I DIR]... SRC.cpp...
+      Generate the launch stubs of the Ascend C kernels defined in each SRC, as CANN's
+      build does: DIR/aclrtlaunch_<kernel>.h (default OUT/include) for the host, and
+      OUT/<src>.npuemu.cpp, which compiled with g++ -std=c++17 against the tikcfw headers
+      gives the kernel library. -I: where to look for quoted includes (tiling structs).
   npu-emu help | --help | -h
       Show this text.
   npu-emu --version
@@ -53,6 +61,7 @@ fn main() -> ExitCode {
     let rest = &argv[1..];
     let result = match cmd.as_str() {
         "install" => install::main(rest),
+        "ascendc-stub" => ascendc::main(rest),
         "env" => env::main(rest),
         "smi" => smi::main(rest),
         "run" => return run::main(rest),
@@ -65,13 +74,13 @@ fn main() -> ExitCode {
             Ok(())
         }
         other => Err(args::usage_error(format!(
-            "unknown command {other:?}; expected one of install, env, smi, run, help"
+            "unknown command {other:?}; expected one of install, env, smi, run, ascendc-stub, help"
         ))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let known = ["install", "env", "smi", "run"].contains(&cmd.as_str());
+            let known = ["install", "env", "smi", "run", "ascendc-stub"].contains(&cmd.as_str());
             let who = if known {
                 format!("npu-emu {cmd}")
             } else {

@@ -25,6 +25,42 @@ pub struct Sources {
     pub include: PathBuf,
     /// Directory holding `libascendcl.so` and `libhccl.so`.
     pub lib_dir: PathBuf,
+    /// The Ascend C kernel headers (`kernel_operator.h`, `tikicpulib.h`, `npuemu/`), if this
+    /// tree has them: `headers/ascendc` (build tree) or `compiler/tikcpp/tikcfw` (installed).
+    pub ascendc: Option<PathBuf>,
+    /// `ascendc.cmake` and `tikicpulibConfig.cmake`, if this tree has them: `npu-emu/cmake`
+    /// (build tree) or where an install put them.
+    pub cmake: Option<(PathBuf, PathBuf)>,
+}
+
+/// Where an install puts the Ascend C pieces, relative to the prefix (CANN's places).
+pub const TIKCFW_DIR: &str = "compiler/tikcpp/tikcfw";
+pub const ASCENDC_CMAKE_DIR: &str = "compiler/tikcpp/ascendc_kernel_cmake";
+pub const TIKICPULIB_CMAKE_DIR: &str = "tools/tikicpulib/lib/cmake/tikicpulib";
+
+/// The Ascend C headers and CMake modules next to `dir` (the executable's directory).
+fn ascendc_sources(dir: &Path) -> (Option<PathBuf>, Option<(PathBuf, PathBuf)>) {
+    let build_hdr = dir.join("../../headers/ascendc");
+    let inst_hdr = dir.join("..").join(TIKCFW_DIR);
+    let hdr = [&build_hdr, &inst_hdr]
+        .into_iter()
+        .find(|d| d.join("kernel_operator.h").is_file())
+        .map(|d| clean(d));
+    let build_cm = dir.join("../../npu-emu/cmake");
+    let cmake = if build_cm.join("ascendc.cmake").is_file() {
+        Some((
+            clean(&build_cm.join("ascendc.cmake")),
+            clean(&build_cm.join("tikicpulibConfig.cmake")),
+        ))
+    } else {
+        let a = dir.join("..").join(ASCENDC_CMAKE_DIR).join("ascendc.cmake");
+        let t = dir
+            .join("..")
+            .join(TIKICPULIB_CMAKE_DIR)
+            .join("tikicpulibConfig.cmake");
+        (a.is_file() && t.is_file()).then(|| (clean(&a), clean(&t)))
+    };
+    (hdr, cmake)
 }
 
 fn exe_dir() -> CliResult<(PathBuf, PathBuf)> {
@@ -65,10 +101,13 @@ pub fn sources() -> CliResult<Sources> {
                 clean(&inst_lib).display()
             ))
         })?;
+    let (ascendc, cmake) = ascendc_sources(&dir);
     Ok(Sources {
         exe,
         include: clean(include),
         lib_dir: clean(lib_dir),
+        ascendc,
+        cmake,
     })
 }
 

@@ -1,0 +1,391 @@
+//! Ascend C kernel launches: `npuemu_kernel_launch`, the entry point that the generated
+//! `aclrtlaunch_<kernel>` functions call (contract in `headers/ascendc/npuemu/launch.h`;
+//! the generator is `npu-emu ascendc-stub`).
+//!
+//! At the call (enqueue): the stream handle, `block_dim` (1..=65535, as Ascend C documents
+//! "取值范围为[1,65535]") and every non-null pointer argument are checked; each pointer must
+//! lie in a live device allocation of the stream's device, which becomes one region the
+//! kernel may access (the whole allocation). The argument block is copied. Errors return
+//! the ACL code and record a message naming `aclrtlaunch_<kernel>` and the argument.
+//!
+//! At execution (in stream order, on the stream's worker): the regions are checked again
+//! (an allocation freed after the launch was enqueued is an error, not a use-after-free),
+//! then the device's emulated AI cores ([`npu_emu::aicore::AiCorePool`], one per physical
+//! device, sized like the SoC's vector-core count) run the `block_dim` blocks in parallel.
+//! A failed block fails the task: the next synchronize returns
+//! `ACL_ERROR_RT_AICORE_EXCEPTION` (507015) with the block's message, which is also logged
+//! when it happens.
+//!
+//! The pools live in a process-wide table here (not in [`crate::runtime::Runtime`]): idle
+//! AI-core threads sleep and survive `aclFinalize`, and a forked child makes new ones.
+
+use crate::api::device::VECTOR_CORE_NUM;
+use crate::ffi;
+use crate::runtime;
+use npu_emu::aicore::{AiCorePool, ACL_ERROR_RT_AICORE_EXCEPTION, MAX_BLOCK_DIM};
+use npu_emu::codes::{ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID};
+use npu_emu::config::LogLevel;
+use npu_emu::memory::is_canonical;
+use npu_emu::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// `npuemu_gm_region`: one buffer handed to the kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct npuemu_gm_region {
+    /// Canonical device address of the start of the allocation.
+    pub dev_addr: u64,
+    /// Bytes of the allocation.
+    pub size: u64,
+    /// Read-write alias of `dev_addr` in this process.
+    pub host: *mut c_void,
+    /// The kernel parameter's name.
+    pub name: *const c_char,
+}
+
+/// `npuemu_block_fn`: runs one block; 0 = ok, else a message in `err`.
+pub type npuemu_block_fn = unsafe extern "C" fn(
+    args: *const c_void,
+    regions: *const npuemu_gm_region,
+    nregions: usize,
+    block_idx: u32,
+    block_num: u32,
+    err: *mut c_char,
+    errlen: usize,
+) -> c_int;
+
+/// `npuemu_kernel_ptr_arg`: a pointer argument of a launch, by parameter name.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct npuemu_kernel_ptr_arg {
+    pub name: *const c_char,
+    pub value: *const c_void,
+}
+
+/// Bytes of the buffer a block writes its failure message into.
+const ERR_LEN: usize = 2048;
+
+/// The AI-core pools, by physical device.
+static POOLS: Mutex<Option<HashMap<u32, Arc<AiCorePool>>>> = Mutex::new(None);
+
+fn pool(physical: u32) -> Arc<AiCorePool> {
+    let mut g = POOLS.lock();
+    let map = g.get_or_insert_with(HashMap::new);
+    match map.get(&physical) {
+        Some(p) if p.is_usable() => p.clone(),
+        _ => {
+            let p = Arc::new(AiCorePool::new(
+                &format!("device {physical}"),
+                VECTOR_CORE_NUM as u32,
+            ));
+            map.insert(physical, p.clone());
+            p
+        }
+    }
+}
+
+/// One region plus what is needed to re-check it at execution.
+struct Region {
+    name: CString,
+    dev_addr: u64,
+    size: u64,
+    host: *mut c_void,
+}
+
+/// A launch as queued on the stream.
+struct Launch {
+    kernel: String,
+    block_dim: u32,
+    func: npuemu_block_fn,
+    /// The argument block, 16-byte aligned.
+    args: Vec<u128>,
+    regions: Vec<Region>,
+    /// Physical device of the stream: whose AI cores run the blocks.
+    physical: u32,
+}
+
+// SAFETY: the raw pointers are aliases of device memory (valid while the allocation lives,
+// re-checked before use) and the generated block function, which is thread-safe by
+// contract (blocks run in parallel).
+unsafe impl Send for Launch {}
+unsafe impl Sync for Launch {}
+
+struct Table(Vec<npuemu_gm_region>);
+// SAFETY: read-only table of pointers into `Launch`, shared by the blocks of one run.
+unsafe impl Sync for Table {}
+
+impl Launch {
+    /// Check that every region is still live, then run the blocks on the device's cores.
+    fn execute(&self) -> Result<()> {
+        let rt = runtime::get()?;
+        for r in &self.regions {
+            match rt.node.lookup(r.dev_addr) {
+                Some(a) if a.addr == r.dev_addr && a.size == r.size => {}
+                _ => {
+                    return Err(Error::new(
+                        ACL_ERROR_RT_AICORE_EXCEPTION,
+                        format!(
+                            "kernel {}: argument {} (allocation 0x{:x}, {} bytes) was freed before the kernel ran",
+                            self.kernel,
+                            r.name.to_string_lossy(),
+                            r.dev_addr,
+                            r.size
+                        ),
+                    ))
+                }
+            }
+        }
+        drop(rt);
+        let table = Table(
+            self.regions
+                .iter()
+                .map(|r| npuemu_gm_region {
+                    dev_addr: r.dev_addr,
+                    size: r.size,
+                    host: r.host,
+                    name: r.name.as_ptr(),
+                })
+                .collect(),
+        );
+        pool(self.physical).run(&self.kernel, self.block_dim, &|idx| self.block(&table, idx))
+    }
+
+    /// Run block `idx` through the generated block function.
+    fn block(&self, table: &Table, idx: u32) -> std::result::Result<(), String> {
+        let mut err = [0u8; ERR_LEN];
+        // SAFETY: the generated block function with the argument block copied at enqueue,
+        // the region table (valid for this call) and a writable buffer of ERR_LEN bytes.
+        let rc = unsafe {
+            (self.func)(
+                self.args.as_ptr() as *const c_void,
+                if table.0.is_empty() {
+                    std::ptr::null()
+                } else {
+                    table.0.as_ptr()
+                },
+                table.0.len(),
+                idx,
+                self.block_dim,
+                err.as_mut_ptr() as *mut c_char,
+                ERR_LEN,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        err[ERR_LEN - 1] = 0;
+        let msg = CStr::from_bytes_until_nul(&err)
+            .map(|c| c.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Err(if msg.is_empty() {
+            format!(
+                "kernel {} block {idx}/{}: the block failed (code {rc}) without a message",
+                self.kernel, self.block_dim
+            )
+        } else {
+            msg
+        })
+    }
+}
+
+/// Read a C string argument that must not be NULL.
+unsafe fn c_str(p: *const c_char, arg: &str) -> Result<String> {
+    ffi::non_null(p, arg)?;
+    // SAFETY: non-null, NUL-terminated by contract.
+    Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn enqueue(
+    kernel: &str,
+    block_dim: u32,
+    stream: *mut c_void,
+    func: Option<npuemu_block_fn>,
+    args: *const c_void,
+    args_size: usize,
+    ptr_args: *const npuemu_kernel_ptr_arg,
+    n_ptr_args: usize,
+) -> Result<()> {
+    let func = func.ok_or_else(|| Error::invalid("the block function (fn) is NULL"))?;
+    if block_dim == 0 || block_dim > MAX_BLOCK_DIM {
+        return Err(Error::new(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "blockDim = {block_dim} is invalid: expected 1..={MAX_BLOCK_DIM} (the number of AI-core blocks that run the kernel)"
+            ),
+        ));
+    }
+    if args_size > 0 {
+        ffi::non_null(args, "args")?;
+    }
+    if n_ptr_args > 0 {
+        ffi::non_null(ptr_args, "ptr_args")?;
+    }
+    let rt = runtime::get()?;
+    let entry = rt.stream_entry(stream, "stream")?;
+    let mut regions = Vec::new();
+    for i in 0..n_ptr_args {
+        // SAFETY: n_ptr_args entries, checked non-null above.
+        let pa = unsafe { *ptr_args.add(i) };
+        let name = if pa.name.is_null() {
+            format!("#{i}")
+        } else {
+            // SAFETY: NUL-terminated parameter name from the generated code.
+            unsafe { CStr::from_ptr(pa.name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let addr = pa.value as u64;
+        if addr == 0 {
+            continue;
+        }
+        let dev = entry.logical;
+        if !is_canonical(addr) {
+            let what = if rt.mem.host_lookup(addr as usize).is_some() {
+                "host memory from aclrtMallocHost"
+            } else {
+                "a host address"
+            };
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!(
+                    "argument {name} = 0x{addr:x} is {what}, not device memory: a kernel reads and writes device memory only; pass a buffer from aclrtMalloc on device {dev} (copy host data there with aclrtMemcpy)"
+                ),
+            ));
+        }
+        let Some(a) = rt.node.lookup(addr) else {
+            let why = rt
+                .node
+                .phys(addr, 1, &format!("argument {name}"))
+                .err()
+                .map_or_else(
+                    || "it is not inside an aclrtMalloc allocation".to_string(),
+                    |e| e.msg,
+                );
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!(
+                    "argument {name} = 0x{addr:x} is not a live device allocation of this process: {why}"
+                ),
+            ));
+        };
+        if a.device != entry.physical {
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!(
+                    "argument {name} = 0x{addr:x} is memory of device {} (physical), but the kernel runs on {} of device {dev}: pass a buffer allocated on the stream's device",
+                    a.device,
+                    entry.stream.label()
+                ),
+            ));
+        }
+        let host = rt.node.check(a.addr, a.size, &format!("argument {name}"))? as *mut c_void;
+        regions.push(Region {
+            name: CString::new(name.replace('\0', " ")).unwrap_or_default(),
+            dev_addr: a.addr,
+            size: a.size,
+            host,
+        });
+    }
+    let mut buf = vec![0u128; args_size.div_ceil(16)];
+    if args_size > 0 {
+        // SAFETY: args_size readable bytes at args (non-null), buf holds at least as many.
+        unsafe {
+            std::ptr::copy_nonoverlapping(args as *const u8, buf.as_mut_ptr() as *mut u8, args_size)
+        };
+    }
+    let launch = Launch {
+        kernel: kernel.to_string(),
+        block_dim,
+        func,
+        args: buf,
+        regions,
+        physical: entry.physical,
+    };
+    let label = entry.stream.label().to_string();
+    entry.stream.enqueue(Box::new(move || {
+        let r = launch.execute();
+        if let Err(e) = &r {
+            runtime::log(
+                LogLevel::Error,
+                &format!("AI-core exception on {label}: {}", e.msg),
+            );
+        }
+        r
+    }))
+}
+
+/// `uint32_t npuemu_kernel_launch(const char *kernel_name, uint32_t block_dim, void *stream,
+/// npuemu_block_fn fn, const void *args, size_t args_size, const npuemu_kernel_ptr_arg
+/// *ptr_args, size_t n_ptr_args)`: enqueue a kernel launch (see the module doc). Returns an
+/// `aclError`; a failure's message names `aclrtlaunch_<kernel>`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn npuemu_kernel_launch(
+    kernel_name: *const c_char,
+    block_dim: u32,
+    stream: *mut c_void,
+    func: Option<npuemu_block_fn>,
+    args: *const c_void,
+    args_size: usize,
+    ptr_args: *const npuemu_kernel_ptr_arg,
+    n_ptr_args: usize,
+) -> u32 {
+    crate::api::prof::count("npuemu_kernel_launch");
+    let mut who = "npuemu_kernel_launch".to_string();
+    let r = catch_unwind(AssertUnwindSafe(|| -> Result<()> {
+        // SAFETY: C strings and arrays from the generated launch function.
+        let kernel = unsafe { c_str(kernel_name, "kernel_name") }?;
+        who = format!("aclrtlaunch_{kernel}");
+        unsafe {
+            enqueue(
+                &kernel, block_dim, stream, func, args, args_size, ptr_args, n_ptr_args,
+            )
+        }
+    }));
+    let code = match r {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            ffi::record_error(&format!("{who}: {}", e.msg));
+            e.code
+        }
+        Err(_) => {
+            ffi::record_error(&format!(
+                "{who}: internal error while enqueueing the launch"
+            ));
+            ACL_ERROR_INTERNAL_ERROR
+        }
+    };
+    crate::api::errors::note_code(code);
+    code as u32
+}
+
+/// `uint32_t npuemu_kernel_launch_null_arg(const char *kernel_name, const char *arg)`: called
+/// by a generated `aclrtlaunch_<kernel>` when the host passed NULL for a struct (tiling)
+/// argument, which the launch copies: records "aclrtlaunch_<kernel>: argument <arg> is NULL
+/// ..." and returns `ACL_ERROR_INVALID_PARAM`.
+#[no_mangle]
+pub unsafe extern "C" fn npuemu_kernel_launch_null_arg(
+    kernel_name: *const c_char,
+    arg: *const c_char,
+) -> u32 {
+    let text = |p: *const c_char| {
+        if p.is_null() {
+            "?".to_string()
+        } else {
+            // SAFETY: NUL-terminated strings from the generated code.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    let (k, a) = (text(kernel_name), text(arg));
+    ffi::record_error(&format!(
+        "aclrtlaunch_{k}: argument {a} is NULL: pass the address of the {a} struct in host memory (it is copied when the kernel is launched)"
+    ));
+    let code = npu_emu::codes::ACL_ERROR_INVALID_PARAM;
+    crate::api::errors::note_code(code);
+    code as u32
+}

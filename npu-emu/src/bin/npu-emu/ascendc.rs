@@ -1,0 +1,939 @@
+//! `npu-emu ascendc-stub --out-dir OUT [--include-dir DIR] [-I DIR]... SRC...`: the launch
+//! stubs of Ascend C kernels, as CANN's build generates them (contract: issue 4,
+//! `notes/kernel_contract.md` §1 and §3).
+//!
+//! For every kernel *definition* (`extern "C" __global__ __aicore__ void K(...) { ... }`,
+//! also without `extern "C"`, `__aicore__`/`__vector__` before or after `__global__`) in
+//! each SRC it writes
+//! - `INCLUDE_DIR/aclrtlaunch_K.h` (default `OUT/include`), the header CANN generates:
+//!   `extern "C" uint32_t aclrtlaunch_K(uint32_t blockDim, aclrtStream stream, <params>);`
+//!   where a global-memory pointer (`GM_ADDR p`, `__gm__ T *p`, any `T *p`) becomes
+//!   `void* p`, a parameter whose type is a `struct` defined in SRC or a header it includes
+//!   with `#include "…"` (a tiling struct) becomes a pointer to it (the host passes the
+//!   struct's address; it is copied at the launch, as CANN does), and any other parameter
+//!   keeps its type;
+//! - `OUT/<stem>.npuemu.cpp`, which includes SRC and defines each `aclrtlaunch_K` over
+//!   `npuemu_kernel_launch` (libascendcl) and `npuemu::run_block` (`npuemu/launch.h`).
+//!
+//! The source is read as text (no preprocessor): comments, string literals and preprocessor
+//! lines are blanked first, so a kernel hidden behind a macro is not seen. Template kernels
+//! are skipped with a note (CANN launches them through `<<<>>>` only).
+
+use crate::args::{failure, usage_error, CliError, CliResult};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub fn main(argv: &[String]) -> CliResult<()> {
+    let mut out: Option<PathBuf> = None;
+    let mut inc_out: Option<PathBuf> = None;
+    let mut inc_dirs: Vec<PathBuf> = Vec::new();
+    let mut srcs: Vec<PathBuf> = Vec::new();
+    let mut i = 0;
+    let mut only_files = false;
+    let value = |i: &mut usize, name: &str, inline: Option<&str>| -> CliResult<String> {
+        if let Some(v) = inline {
+            return Ok(v.to_string());
+        }
+        *i += 1;
+        argv.get(*i)
+            .cloned()
+            .ok_or_else(|| usage_error(format!("option {name} needs a value (a directory)")))
+    };
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if only_files || !a.starts_with('-') || a == "-" {
+            srcs.push(PathBuf::from(a));
+        } else if a == "--" {
+            only_files = true;
+        } else if let Some(d) = a.strip_prefix("-I").filter(|d| !d.is_empty()) {
+            inc_dirs.push(PathBuf::from(d));
+        } else {
+            let (name, inline) = match a.split_once('=') {
+                Some((n, v)) if a.starts_with("--") => (n, Some(v)),
+                _ => (a, None),
+            };
+            match name {
+                "--out-dir" | "-o" => out = Some(PathBuf::from(value(&mut i, name, inline)?)),
+                "--include-dir" => inc_out = Some(PathBuf::from(value(&mut i, name, inline)?)),
+                "-I" => inc_dirs.push(PathBuf::from(value(&mut i, name, inline)?)),
+                _ => {
+                    return Err(crate::args::unknown_option(
+                        name,
+                        "--out-dir DIR, --include-dir DIR or -I DIR",
+                    ))
+                }
+            }
+        }
+        i += 1;
+    }
+    let out = out.ok_or_else(|| usage_error("missing --out-dir DIR"))?;
+    if srcs.is_empty() {
+        return Err(usage_error(
+            "no kernel source given: expected one or more Ascend C files (SRC.cpp ...)",
+        ));
+    }
+    let out = crate::paths::absolute(&out)?;
+    let inc_out = match inc_out {
+        Some(d) => crate::paths::absolute(&d)?,
+        None => out.join("include"),
+    };
+    generate(&out, &inc_out, &inc_dirs, &srcs)
+}
+
+fn io_err(what: &str, p: &Path, e: std::io::Error) -> CliError {
+    failure(format!("cannot {what} {}: {e}", p.display()))
+}
+
+/// Generate the stubs of `srcs`; returns the kernels found, per source.
+pub fn generate(
+    out: &Path,
+    inc_out: &Path,
+    inc_dirs: &[PathBuf],
+    srcs: &[PathBuf],
+) -> CliResult<()> {
+    fs::create_dir_all(out).map_err(|e| io_err("create directory", out, e))?;
+    fs::create_dir_all(inc_out).map_err(|e| io_err("create directory", inc_out, e))?;
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut stems: BTreeSet<String> = BTreeSet::new();
+    for src in srcs {
+        let src = crate::paths::absolute(src)?;
+        let text = fs::read_to_string(&src).map_err(|e| io_err("read", &src, e))?;
+        let structs = struct_names(&src, &text, inc_dirs);
+        let parsed = parse_kernels(&text, &structs)
+            .map_err(|e| failure(format!("{}: {e}", src.display())))?;
+        for note in &parsed.notes {
+            eprintln!("npu-emu ascendc-stub: {}: note: {note}", src.display());
+        }
+        if parsed.kernels.is_empty() {
+            return Err(failure(format!(
+                "{}: no kernel found: expected a definition like `extern \"C\" __global__ \
+                 __aicore__ void my_kernel(GM_ADDR x, GM_ADDR y) {{ ... }}` (declarations \
+                 without a body do not count)",
+                src.display()
+            )));
+        }
+        let stem = src
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "kernel".into());
+        let mut unique = stem.clone();
+        let mut n = 2;
+        while !stems.insert(unique.clone()) {
+            unique = format!("{stem}_{n}");
+            n += 1;
+        }
+        let mut cpp = String::new();
+        cpp.push_str(&format!(
+            "// Generated by npu-emu ascendc-stub from {}: do not edit.\n\
+             // Compile this file (not the kernel source) with the Ascend C headers of npu-emu.\n\
+             #include \"{}\"\n\
+             #include \"npuemu/launch.h\"\n\
+             #include \"acl/acl_base.h\"\n\
+             #include <cstdio>\n\n\
+             extern \"C\" uint32_t npuemu_kernel_launch_null_arg(const char *kernel_name, const char *arg);\n",
+            src.display(),
+            c_escape(&src.display().to_string())
+        ));
+        for k in &parsed.kernels {
+            if let Some(prev) = seen.insert(k.name.clone(), src.clone()) {
+                return Err(failure(format!(
+                    "kernel {} is defined twice: in {} and in {}; aclrtlaunch_{} can only \
+                     launch one of them",
+                    k.name,
+                    prev.display(),
+                    src.display(),
+                    k.name
+                )));
+            }
+            let header = inc_out.join(format!("aclrtlaunch_{}.h", k.name));
+            write_file(&header, &header_text(k))?;
+            cpp.push_str(&launch_text(k, &header));
+        }
+        write_file(&out.join(format!("{unique}.npuemu.cpp")), &cpp)?;
+    }
+    Ok(())
+}
+
+/// Write `text` to `path` unless it already holds exactly that (keeps build tools from
+/// rebuilding what did not change).
+fn write_file(path: &Path, text: &str) -> CliResult<()> {
+    if fs::read_to_string(path).is_ok_and(|t| t == text) {
+        return Ok(());
+    }
+    fs::write(path, text).map_err(|e| io_err("write", path, e))
+}
+
+fn c_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// One kernel parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// Name in the kernel (generated as `argN` when the source has none).
+    pub name: String,
+    /// Type as written (for the cast back to the kernel's type).
+    pub ty: String,
+    pub kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Global-memory pointer: `void*` in the launch function.
+    Pointer,
+    /// A struct defined in the sources (tiling data): `T*` in the launch function, copied.
+    Struct,
+    /// Anything else: passed by value with its own type.
+    Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kernel {
+    pub name: String,
+    /// `Some("ns::")` when declared in a namespace.
+    pub scope: String,
+    pub params: Vec<Param>,
+}
+
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub kernels: Vec<Kernel>,
+    pub notes: Vec<String>,
+}
+
+/// Blank comments, string and character literals (kept as `""` / `' '`) and, when
+/// `directives` is false, preprocessor lines. Line structure is kept.
+fn strip(src: &str, directives: bool) -> String {
+    let b = src.as_bytes();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    let mut line_start = true;
+    while i < b.len() {
+        let c = b[i];
+        if line_start && !directives {
+            // A preprocessor line (with continuations) is dropped.
+            let mut j = i;
+            while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'#' {
+                while j < b.len() && b[j] != b'\n' {
+                    if b[j] == b'\\' && j + 1 < b.len() && b[j + 1] == b'\n' {
+                        out.push('\n');
+                        j += 1;
+                    } else if b[j] == b'/' && j + 1 < b.len() && b[j + 1] == b'*' {
+                        // a block comment inside a directive: skip it whole
+                        j += 2;
+                        while j + 1 < b.len() && !(b[j] == b'*' && b[j + 1] == b'/') {
+                            if b[j] == b'\n' {
+                                out.push('\n');
+                            }
+                            j += 1;
+                        }
+                        j += 1;
+                    }
+                    j += 1;
+                }
+                i = j;
+                continue;
+            }
+        }
+        line_start = false;
+        match c {
+            b'\n' => {
+                out.push('\n');
+                line_start = true;
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    if b[i] == b'\n' {
+                        out.push('\n');
+                    }
+                    i += 1;
+                }
+                i += 2;
+                out.push(' ');
+            }
+            b'R' if b.get(i + 1) == Some(&b'"')
+                && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) =>
+            {
+                // Raw string R"delim( ... )delim"
+                let open = i + 2;
+                let paren = b[open..].iter().position(|&x| x == b'(').map(|p| open + p);
+                if let Some(p) = paren {
+                    let delim = &src[open..p];
+                    let end = format!("){delim}\"");
+                    if let Some(e) = src[p..].find(&end) {
+                        for ch in src[i..p + e + end.len()].chars() {
+                            if ch == '\n' {
+                                out.push('\n');
+                            }
+                        }
+                        out.push_str("\"\"");
+                        i = p + e + end.len();
+                        continue;
+                    }
+                }
+                out.push('R');
+                i += 1;
+            }
+            b'"' | b'\'' => {
+                let q = c;
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                if directives && q == b'"' {
+                    // keep string contents on directive lines (#include "x.h")
+                    out.push('"');
+                } else {
+                    out.push_str(if q == b'"' { "\"\"" } else { "' '" });
+                }
+            }
+            _ => {
+                // Copy one UTF-8 character.
+                let ch = src[i..].chars().next().unwrap_or(' ');
+                out.push(ch);
+                i += ch.len_utf8();
+            }
+        }
+    }
+    out
+}
+
+/// `#include "file"` targets of `src` (comments removed).
+fn quoted_includes(src: &str) -> Vec<String> {
+    // Strings are needed here: a light pass that removes comments only.
+    let mut v = Vec::new();
+    for line in strip_comments_only(src).lines() {
+        let l = line.trim_start();
+        let Some(rest) = l.strip_prefix('#') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let Some(rest) = rest.strip_prefix("include") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix('"') {
+            if let Some(end) = r.find('"') {
+                v.push(r[..end].to_string());
+            }
+        }
+    }
+    v
+}
+
+fn strip_comments_only(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                if b[i] == b'\n' {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+            i += 2;
+        } else if b[i] == b'"' {
+            let s = i;
+            i += 1;
+            while i < b.len() && b[i] != b'"' && b[i] != b'\n' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push_str(&src[s..i.min(src.len())]);
+        } else {
+            let ch = src[i..].chars().next().unwrap_or(' ');
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+/// Names of the structs defined (`struct NAME {`) in `path` and the headers it includes
+/// with quotes, found next to the including file or in `inc_dirs` (CANN's generator sees
+/// the preprocessed source; these are the structs it would see).
+fn struct_names(path: &Path, text: &str, inc_dirs: &[PathBuf]) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut visited = BTreeSet::new();
+    let mut stack = vec![(path.to_path_buf(), text.to_string())];
+    while let Some((p, t)) = stack.pop() {
+        if !visited.insert(p.clone()) || visited.len() > 256 {
+            continue;
+        }
+        let toks = tokens(&strip(&t, false));
+        // CANN matches `struct NAME {` (not classes, not `typedef struct {...} NAME`).
+        for w in toks.windows(3) {
+            if w[0] == "struct" && is_ident(&w[1]) && w[2] == "{" {
+                names.insert(w[1].clone());
+            }
+        }
+        let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
+        for inc in quoted_includes(&t) {
+            let cands =
+                std::iter::once(dir.join(&inc)).chain(inc_dirs.iter().map(|d| d.join(&inc)));
+            for c in cands {
+                if let Ok(s) = fs::read_to_string(&c) {
+                    stack.push((crate::paths::clean(&c), s));
+                    break;
+                }
+            }
+        }
+    }
+    names
+}
+
+fn is_ident(t: &str) -> bool {
+    t.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Split stripped source into identifiers/numbers and punctuation (`::` is one token).
+fn tokens(s: &str) -> Vec<String> {
+    let b = s.as_bytes();
+    let mut v = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
+            let s0 = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80) {
+                i += 1;
+            }
+            v.push(s[s0..i].to_string());
+        } else if c == b':' && b.get(i + 1) == Some(&b':') {
+            v.push("::".into());
+            i += 2;
+        } else if c == b'"' && b.get(i + 1) == Some(&b'"') {
+            v.push("\"\"".into());
+            i += 2;
+        } else {
+            v.push((c as char).to_string());
+            i += 1;
+        }
+    }
+    v
+}
+
+enum Scope {
+    Namespace(String),
+    ExternC,
+    Other,
+}
+
+/// Find the kernel definitions of a source text. `structs`: struct names visible to it.
+pub fn parse_kernels(src: &str, structs: &BTreeSet<String>) -> Result<Parsed, String> {
+    let t = tokens(&strip(src, false));
+    let mut parsed = Parsed::default();
+    let mut stack: Vec<Scope> = Vec::new();
+    let mut stmt_start = 0usize;
+    let mut i = 0usize;
+    let at_ns = |stack: &Vec<Scope>| stack.iter().all(|s| !matches!(s, Scope::Other));
+    while i < t.len() {
+        let tok = t[i].as_str();
+        match tok {
+            "{" => {
+                let stmt = &t[stmt_start..i];
+                let scope = if !at_ns(&stack) {
+                    Scope::Other
+                } else if stmt.iter().any(|x| x == "namespace") {
+                    let pos = stmt.iter().rposition(|x| x == "namespace").unwrap_or(0);
+                    Scope::Namespace(stmt[pos + 1..].concat())
+                } else if stmt.len() == 2 && stmt[0] == "extern" && stmt[1] == "\"\"" {
+                    Scope::ExternC
+                } else {
+                    Scope::Other
+                };
+                stack.push(scope);
+                i += 1;
+                stmt_start = i;
+            }
+            "}" => {
+                stack.pop();
+                i += 1;
+                stmt_start = i;
+            }
+            ";" => {
+                i += 1;
+                stmt_start = i;
+            }
+            "__global__" if at_ns(&stack) => {
+                let Some(open) = (i..t.len()).find(|&j| t[j] == "(") else {
+                    break;
+                };
+                let head = &t[stmt_start..open];
+                if head.iter().any(|x| x == ";" || x == "{" || x == "}") {
+                    i += 1;
+                    continue;
+                }
+                let Some(name) = head.last().filter(|n| is_ident(n)).cloned() else {
+                    i += 1;
+                    continue;
+                };
+                // Matching ')'.
+                let mut depth = 0i32;
+                let mut close = None;
+                for (j, tk) in t.iter().enumerate().skip(open) {
+                    if tk == "(" {
+                        depth += 1;
+                    } else if tk == ")" {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some(j);
+                            break;
+                        }
+                    }
+                }
+                let Some(close) = close else {
+                    return Err(format!(
+                        "kernel {name}: unbalanced parentheses in its parameter list"
+                    ));
+                };
+                // Body or declaration?
+                let mut k = close + 1;
+                while k < t.len() && t[k] != "{" && t[k] != ";" {
+                    k += 1;
+                }
+                let is_def = k < t.len() && t[k] == "{";
+                if is_def {
+                    if head.iter().any(|x| x == "template") {
+                        parsed.notes.push(format!(
+                            "template kernel {name} skipped: aclrtlaunch_ stubs exist for non-template kernels only"
+                        ));
+                    } else if !head.iter().any(|x| x == "void") {
+                        return Err(format!(
+                            "kernel {name} does not return void: a __global__ kernel must be declared `void {name}(...)`"
+                        ));
+                    } else {
+                        let params = parse_params(&name, &t[open + 1..close], structs)?;
+                        let scope: String = stack
+                            .iter()
+                            .filter_map(|s| match s {
+                                Scope::Namespace(n) if !n.is_empty() => Some(format!("{n}::")),
+                                _ => None,
+                            })
+                            .collect();
+                        parsed.kernels.push(Kernel {
+                            name: name.clone(),
+                            scope,
+                            params,
+                        });
+                    }
+                }
+                // Continue after the parameter list; the body's '{' opens an Other scope.
+                i = close + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    Ok(parsed)
+}
+
+const SCALAR_WORDS: &[&str] = &[
+    "int",
+    "char",
+    "short",
+    "long",
+    "unsigned",
+    "signed",
+    "float",
+    "double",
+    "bool",
+    "void",
+    "half",
+    "bfloat16_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "size_t",
+];
+
+/// Join type tokens back into C++ text.
+fn join(toks: &[String]) -> String {
+    let mut s = String::new();
+    for (n, tk) in toks.iter().enumerate() {
+        if n > 0 {
+            let prev = &toks[n - 1];
+            let glue =
+                prev == "::" || tk == "::" || tk == "<" || prev == "<" || tk == ">" || tk == ",";
+            if !glue {
+                s.push(' ');
+            }
+        }
+        s.push_str(tk);
+    }
+    s
+}
+
+fn parse_params(
+    kernel: &str,
+    toks: &[String],
+    structs: &BTreeSet<String>,
+) -> Result<Vec<Param>, String> {
+    // Split on top-level commas.
+    let mut parts: Vec<Vec<String>> = vec![Vec::new()];
+    let mut depth = 0i32;
+    for tk in toks {
+        match tk.as_str() {
+            "(" | "<" | "[" | "{" => depth += 1,
+            ")" | ">" | "]" | "}" => depth -= 1,
+            "," if depth == 0 => {
+                parts.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        parts.last_mut().expect("non-empty").push(tk.clone());
+    }
+    if parts.len() == 1 && (parts[0].is_empty() || parts[0] == ["void"]) {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for (n, raw) in parts.into_iter().enumerate() {
+        // Drop a default value and attributes.
+        let mut p: Vec<String> = Vec::new();
+        let mut k = 0;
+        while k < raw.len() {
+            let tk = &raw[k];
+            if tk == "=" {
+                break;
+            }
+            if tk == "__attribute__" {
+                // skip the parenthesised group
+                let mut d = 0;
+                k += 1;
+                while k < raw.len() {
+                    if raw[k] == "(" {
+                        d += 1;
+                    } else if raw[k] == ")" {
+                        d -= 1;
+                        if d == 0 {
+                            break;
+                        }
+                    }
+                    k += 1;
+                }
+                k += 1;
+                continue;
+            }
+            if ["__restrict__", "__restrict", "restrict"].contains(&tk.as_str()) {
+                k += 1;
+                continue;
+            }
+            p.push(tk.clone());
+            k += 1;
+        }
+        if p.is_empty() {
+            return Err(format!("kernel {kernel}: parameter {} is empty", n + 1));
+        }
+        if p.iter().any(|x| x == "&") {
+            return Err(format!(
+                "kernel {kernel}: parameter {} (`{}`) is a reference; kernel parameters are passed by value",
+                n + 1,
+                join(&p)
+            ));
+        }
+        let mut is_array = false;
+        if p.last().is_some_and(|x| x == "]") {
+            // `T name[]` / `T name[N]`: a pointer
+            if let Some(b) = p.iter().rposition(|x| x == "[") {
+                p.truncate(b);
+                is_array = true;
+            }
+        }
+        let last = p.last().cloned().unwrap_or_default();
+        let named = p.len() >= 2
+            && is_ident(&last)
+            && !SCALAR_WORDS.contains(&last.as_str())
+            && !["const", "volatile", "__gm__", "GM_ADDR"].contains(&last.as_str())
+            && p[p.len() - 2] != "::";
+        let (name, ty_toks) = if named {
+            (last.clone(), p[..p.len() - 1].to_vec())
+        } else {
+            (format!("arg{n}"), p.clone())
+        };
+        let ty = join(&ty_toks);
+        let pointer = is_array
+            || ty_toks
+                .iter()
+                .any(|x| x == "*" || x == "GM_ADDR" || x == "__gm__");
+        let base = ty_toks
+            .iter()
+            .rev()
+            .find(|x| {
+                is_ident(x) && *x != "const" && *x != "volatile" && *x != "struct" && *x != "class"
+            })
+            .cloned()
+            .unwrap_or_default();
+        let kind = if pointer {
+            Kind::Pointer
+        } else if structs.contains(&base) {
+            Kind::Struct
+        } else {
+            Kind::Value
+        };
+        let ty = if is_array { format!("{ty} *") } else { ty };
+        out.push(Param { name, ty, kind });
+    }
+    let mut names = BTreeSet::new();
+    for p in &out {
+        if !names.insert(p.name.clone()) {
+            return Err(format!(
+                "kernel {kernel}: two parameters are named {}",
+                p.name
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The parameter list of `aclrtlaunch_K` after `blockDim, stream`, as CANN writes it.
+fn launch_params(k: &Kernel) -> Vec<String> {
+    k.params
+        .iter()
+        .map(|p| match p.kind {
+            Kind::Pointer => format!("void* {}", p.name),
+            Kind::Struct => format!("{}* {}", strip_struct_kw(&p.ty), p.name),
+            Kind::Value => format!("{} {}", p.ty, p.name),
+        })
+        .collect()
+}
+
+fn strip_struct_kw(ty: &str) -> String {
+    ty.split(' ')
+        .filter(|w| *w != "struct" && *w != "class")
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Names of the `blockDim` and `stream` parameters (renamed if the kernel uses them).
+fn fixed_names(k: &Kernel) -> (&'static str, &'static str) {
+    let has = |n: &str| k.params.iter().any(|p| p.name == n);
+    (
+        if has("blockDim") {
+            "_blockDim"
+        } else {
+            "blockDim"
+        },
+        if has("stream") { "_stream" } else { "stream" },
+    )
+}
+
+fn signature(k: &Kernel) -> String {
+    let (bd, st) = fixed_names(k);
+    let mut ps = vec![format!("uint32_t {bd}"), format!("aclrtStream {st}")];
+    ps.extend(launch_params(k));
+    format!("uint32_t aclrtlaunch_{}({})", k.name, ps.join(", "))
+}
+
+/// `aclrtlaunch_K.h`, exactly in the form CANN's build generates.
+pub fn header_text(k: &Kernel) -> String {
+    let guard = format!("HEADER_ACLRTLAUNCH_{}_H", k.name.to_uppercase());
+    format!(
+        "#ifndef {guard}\n#define {guard}\n#include \"acl/acl_base.h\"\n\n\
+         #ifndef ACLRT_LAUNCH_KERNEL\n#define ACLRT_LAUNCH_KERNEL(kernel_func) aclrtlaunch_##kernel_func\n#endif\n\n\
+         extern \"C\" {};\n#endif\n",
+        signature(k)
+    )
+}
+
+/// The block function and `aclrtlaunch_K` of one kernel, for the `.npuemu.cpp` file.
+fn launch_text(k: &Kernel, header: &Path) -> String {
+    let n = &k.name;
+    let (bd, st) = fixed_names(k);
+    let mut s = format!(
+        "\n// ---- kernel {n} ----\n#include \"{}\"\n\nnamespace {{\nstruct npuemu_args_{n} {{\n",
+        c_escape(&header.display().to_string())
+    );
+    for p in &k.params {
+        match p.kind {
+            Kind::Pointer => s.push_str(&format!("    void *{};\n", p.name)),
+            Kind::Struct => s.push_str(&format!("    {} {};\n", strip_struct_kw(&p.ty), p.name)),
+            Kind::Value => s.push_str(&format!("    {} {};\n", p.ty, p.name)),
+        }
+    }
+    if k.params.is_empty() {
+        s.push_str("    char unused;\n");
+    }
+    s.push_str("};\n}  // namespace\n\n");
+    let call_args: Vec<String> = k
+        .params
+        .iter()
+        .map(|p| match p.kind {
+            Kind::Pointer => format!("({})p->{}", p.ty, p.name),
+            _ => format!("p->{}", p.name),
+        })
+        .collect();
+    s.push_str(&format!(
+        "static int npuemu_block_{n}(const void *a, const npuemu_gm_region *r, size_t nr, uint32_t i,\n\
+         \x20                           uint32_t num, char *err, size_t errlen)\n{{\n\
+         \x20   const npuemu_args_{n} *p = static_cast<const npuemu_args_{n} *>(a);\n\
+         \x20   (void)p;\n\
+         \x20   try {{\n\
+         \x20       return npuemu::run_block(\"{n}\", r, nr, i, num, err, errlen,\n\
+         \x20                                [&] {{ {}{n}({}); }});\n\
+         \x20   }} catch (...) {{\n\
+         \x20       std::snprintf(err, errlen, \"kernel {n} block %u/%u: a C++ exception escaped the kernel\", i, num);\n\
+         \x20       return 1;\n\
+         \x20   }}\n}}\n\n",
+        k.scope,
+        call_args.join(", ")
+    ));
+    s.push_str(&format!("extern \"C\" {}\n{{\n", signature(k)));
+    for p in k.params.iter().filter(|p| p.kind == Kind::Struct) {
+        s.push_str(&format!(
+            "    if ({0} == nullptr) {{\n        return npuemu_kernel_launch_null_arg(\"{n}\", \"{0}\");\n    }}\n",
+            p.name
+        ));
+    }
+    let init: Vec<String> = k
+        .params
+        .iter()
+        .map(|p| match p.kind {
+            Kind::Struct => format!("*{}", p.name),
+            _ => p.name.clone(),
+        })
+        .collect();
+    if k.params.is_empty() {
+        s.push_str(&format!("    npuemu_args_{n} a{{0}};\n"));
+    } else {
+        s.push_str(&format!("    npuemu_args_{n} a{{{}}};\n", init.join(", ")));
+    }
+    let ptrs: Vec<String> = k
+        .params
+        .iter()
+        .filter(|p| p.kind == Kind::Pointer)
+        .map(|p| format!("{{\"{0}\", {0}}}", p.name))
+        .collect();
+    if ptrs.is_empty() {
+        s.push_str(&format!(
+            "    return npuemu_kernel_launch(\"{n}\", {bd}, {st}, npuemu_block_{n}, &a, sizeof a, nullptr, 0);\n}}\n"
+        ));
+    } else {
+        s.push_str(&format!(
+            "    const npuemu_kernel_ptr_arg ptrs[] = {{{}}};\n    return npuemu_kernel_launch(\"{n}\", {bd}, {st}, npuemu_block_{n}, &a, sizeof a, ptrs, {});\n}}\n",
+            ptrs.join(", "),
+            ptrs.len()
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernels(src: &str, structs: &[&str]) -> Vec<Kernel> {
+        let s: BTreeSet<String> = structs.iter().map(|x| x.to_string()).collect();
+        parse_kernels(src, &s).unwrap().kernels
+    }
+
+    #[test]
+    fn add_custom_forms() {
+        let src = r#"
+#include "kernel_operator.h"
+// extern "C" __global__ __aicore__ void commented(GM_ADDR x) {}
+/* __global__ void alsocommented() {} */
+const char *s = "__global__ __aicore__ void in_string(GM_ADDR x) {}";
+class KernelAdd { public: __aicore__ inline void Init(GM_ADDR x) { int a = 1; } };
+extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z)
+{
+    KernelAdd op;
+}
+__aicore__ __global__ void other(__gm__ uint8_t* a, uint8_t *b, uint32_t n, AddCustomTilingData tiling) { }
+extern "C" __global__ __aicore__ void decl_only(GM_ADDR x);
+extern "C" { __global__ __vector__ void in_block(GM_ADDR x) {} }
+namespace ns { __global__ __aicore__ void nsk(void) {} }
+template <typename T> __global__ __aicore__ void tk(GM_ADDR x) {}
+"#;
+        let ks = kernels(src, &["AddCustomTilingData"]);
+        let names: Vec<&str> = ks.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["add_custom", "other", "in_block", "nsk"]);
+        assert_eq!(
+            header_text(&ks[0]),
+            "#ifndef HEADER_ACLRTLAUNCH_ADD_CUSTOM_H\n#define HEADER_ACLRTLAUNCH_ADD_CUSTOM_H\n\
+             #include \"acl/acl_base.h\"\n\n#ifndef ACLRT_LAUNCH_KERNEL\n\
+             #define ACLRT_LAUNCH_KERNEL(kernel_func) aclrtlaunch_##kernel_func\n#endif\n\n\
+             extern \"C\" uint32_t aclrtlaunch_add_custom(uint32_t blockDim, aclrtStream stream, \
+             void* x, void* y, void* z);\n#endif\n"
+        );
+        assert_eq!(
+            signature(&ks[1]),
+            "uint32_t aclrtlaunch_other(uint32_t blockDim, aclrtStream stream, void* a, void* b, \
+             uint32_t n, AddCustomTilingData* tiling)"
+        );
+        assert_eq!(ks[1].params[0].ty, "__gm__ uint8_t *");
+        assert_eq!(ks[3].scope, "ns::");
+        assert!(ks[3].params.is_empty());
+    }
+
+    #[test]
+    fn struct_without_definition_is_a_value_and_renames() {
+        let ks = kernels(
+            "__global__ __aicore__ void k(GM_ADDR stream, Opaque o, float alpha = 1.0f, int blockDim) {}",
+            &[],
+        );
+        assert_eq!(
+            signature(&ks[0]),
+            "uint32_t aclrtlaunch_k(uint32_t _blockDim, aclrtStream _stream, void* stream, \
+             Opaque o, float alpha, int blockDim)"
+        );
+    }
+
+    #[test]
+    fn errors() {
+        let s = BTreeSet::new();
+        let e = parse_kernels("__global__ __aicore__ void k(Foo &f) {}", &s).unwrap_err();
+        assert!(e.contains("reference"), "{e}");
+        let e = parse_kernels("__global__ __aicore__ int k(GM_ADDR x) {}", &s).unwrap_err();
+        assert!(e.contains("does not return void"), "{e}");
+        assert!(parse_kernels("int main() { return 0; }", &s)
+            .unwrap()
+            .kernels
+            .is_empty());
+    }
+
+    #[test]
+    fn strip_keeps_lines() {
+        let s = strip(
+            "a /* x\ny */ b // c\n#define X \\\n 1\nd \"s\\\"t\" 'c'",
+            false,
+        );
+        assert_eq!(s.lines().count(), 5, "{s:?}");
+        assert!(!s.contains('x') && !s.contains("define"), "{s:?}");
+        assert!(s.contains("\"\"") && s.contains("' '"), "{s:?}");
+    }
+}
