@@ -259,6 +259,24 @@ fn unsupported_apis_fail_to_compile_naming_the_api() {
             "AscendC::LocalTensor<int32_t> i = buf.Get<int32_t>(); AscendC::Div(i, i, i, 8)",
             "AscendC::Div supports half and float",
         ),
+        (
+            "mask_register",
+            "",
+            "AscendC::Add<half, false>(a, a, b, 128, 1, {1, 1, 1, 8, 8, 8})",
+            "AscendC::Add with isSetMask = false uses the mask of SetVectorMask",
+        ),
+        (
+            "set_vector_mask",
+            "",
+            "AscendC::SetVectorMask<half>(128)",
+            "AscendC::SetVectorMask is not supported",
+        ),
+        (
+            "atomic_type",
+            "",
+            "AscendC::SetAtomicAdd<uint64_t>()",
+            "atomic operations support float, half, bfloat16_t, int32_t, int16_t and int8_t",
+        ),
         ("unknown", "", "AscendC::NoSuchApi(a)", "NoSuchApi"),
     ];
     for (name, prelude, stmt, expect) in cases {
@@ -425,6 +443,10 @@ fn vector_operations_and_cast_match_host_reference() {
         "PASS level0 case 2\n",
         "PASS level0 case 3\n",
         "PASS level0 case 4\n",
+        "PASS level0 case 5\n",
+        "PASS atomic case 0\n",
+        "PASS atomic case 1\n",
+        "PASS atomic case 2\n",
         "PASS Cast int32_t->float mode 3\n",
     ] {
         assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
