@@ -104,6 +104,7 @@ const CXX_ONLY: &[&str] = &[
     "aclnn/acl_meta.h",
     "aclnn/aclnn_base.h",
     "aclnnop/aclnn_npu_format_cast.h",
+    "aclnnop/aclnn_trans_matmul_weight.h",
 ];
 const CXX_STDS: &[&str] = &["c++11", "c++14", "c++17"];
 

@@ -7,7 +7,10 @@
 //!   are not multiples of 16 or C0, against a host reference; zero padding; round trips; a
 //!   hand-computed fp32 example; repeatable executors; the acl_meta.h getters; `delete[]` of
 //!   the returned arrays;
-//! - `aclnn_errors.cpp`: bad input gives the documented code and a message;
+//!   aclnnTransMatmulWeight in place (also of a strided view) with the weight sizes;
+//! - `aclnn_errors.cpp`: bad input gives the documented code and a message (a too-small
+//!   workspace included);
+//! - `aclnn_bench.cpp`: throughput against aclrtMemcpy (run by hand; here only at 1 MiB);
 //! - the same checks of an unsupported SoC (`NPU_EMU_SOC=Ascend310P3`), and Ascend 950's
 //!   `additionalDtype` rule (`NPU_EMU_SOC=Ascend950PR`).
 
@@ -91,6 +94,9 @@ fn format_cast_round_trips_against_a_host_reference() {
         "ok fixed fp32 ND [2,9] -> FRACTAL_NZ [2,1,16,8]",
         "ok repeatable executor",
         "ok acl_meta.h getters",
+        "ok TransMatmulWeight fp16 [37,45] -> FRACTAL_NZ [3,3,16,16]",
+        "ok TransMatmulWeight int8 [3,20,70] -> FRACTAL_NZ [3,3,2,16,32]",
+        "ok TransMatmulWeight fp16 (strided view) [37,45]",
     ] {
         assert!(r.stdout.contains(line), "missing {line:?} in:\n{}", r.all());
     }
@@ -195,6 +201,26 @@ fn ascend950_takes_c0_from_additional_dtype() {
         "PASS",
     ] {
         assert!(r.stdout.contains(line), "missing {line:?} in:\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The throughput program (`aclnn_bench [MiB] [reps]`, a program, not a timed test) builds and
+/// runs; at 1 MiB it only has to finish and print its lines.
+#[test]
+fn the_bench_program_runs() {
+    let work = scratch("aclnn-bench");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "aclnn_bench.cpp");
+    let r = run_on(&exe, &lib64, &work, &["1", "2"], &[]);
+    r.assert_ok();
+    for w in [
+        "ND->FRACTAL_NZ fp16",
+        "NCDHW->NDC1HWC0 fp16",
+        "ratio",
+        "PASS",
+    ] {
+        assert!(r.stdout.contains(w), "{}", r.all());
     }
     let _ = std::fs::remove_dir_all(&work);
 }

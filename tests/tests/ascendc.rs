@@ -259,6 +259,24 @@ fn unsupported_apis_fail_to_compile_naming_the_api() {
             "AscendC::LocalTensor<int32_t> i = buf.Get<int32_t>(); AscendC::Div(i, i, i, 8)",
             "AscendC::Div supports half and float",
         ),
+        (
+            "mask_register",
+            "",
+            "AscendC::Add<half, false>(a, a, b, 128, 1, {1, 1, 1, 8, 8, 8})",
+            "AscendC::Add with isSetMask = false uses the mask of SetVectorMask",
+        ),
+        (
+            "set_vector_mask",
+            "",
+            "AscendC::SetVectorMask<half>(128)",
+            "AscendC::SetVectorMask is not supported",
+        ),
+        (
+            "atomic_type",
+            "",
+            "AscendC::SetAtomicAdd<uint64_t>()",
+            "atomic operations support float, half, bfloat16_t, int32_t, int16_t and int8_t",
+        ),
         ("unknown", "", "AscendC::NoSuchApi(a)", "NoSuchApi"),
     ];
     for (name, prelude, stmt, expect) in cases {
@@ -425,6 +443,10 @@ fn vector_operations_and_cast_match_host_reference() {
         "PASS level0 case 2\n",
         "PASS level0 case 3\n",
         "PASS level0 case 4\n",
+        "PASS level0 case 5\n",
+        "PASS atomic case 0\n",
+        "PASS atomic case 1\n",
+        "PASS atomic case 2\n",
         "PASS Cast int32_t->float mode 3\n",
     ] {
         assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
@@ -440,4 +462,50 @@ fn vector_operations_and_cast_match_host_reference() {
             assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
         }
     }
+}
+
+/// run_block as generated launch code calls it, with canonical addresses != host alias.
+#[test]
+fn run_block_translates_canonical_addresses_and_reports_faults() {
+    let work = scratch("asc-runblock");
+    let exe = build(
+        &work,
+        "run_block",
+        &["run_block.cpp", "add_custom_tiling.cpp"],
+        &[],
+    );
+    let r = exec(&exe, &[]);
+    r.assert_ok();
+    for line in [
+        "computed through the alias: ok\n",
+        "fault rc=1: kernel oob block 2/4: GlobalTensor::GetValue reads 2 bytes at 0x12340101772, outside every buffer passed to the kernel (x: 0x12340000000+6000, y: 0x12340100000+6000, z: 0x12340200000+6000)\n",
+        "truncated rc=1: [kernel oob block 0/1: G] len 23\n",
+        "exception rc=1: kernel thrower block 1/2: C++ exception escaped the kernel: boom\n",
+        "after the block: npu-emu: outside a kernel launch: AscendC::GetBlockIdx() was called\n",
+    ] {
+        assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
+    }
+}
+
+#[test]
+fn printf_formats_by_argument_type() {
+    let work = scratch("asc-print");
+    let exe = build(&work, "icpu_print", &["icpu_print.cpp"], &[]);
+    let r = exec(&exe, &[]);
+    r.assert_ok();
+    for b in 0..2 {
+        let line = format!("block {b} of 2: 1099511627776 200 1.500000 ff str 1%\n");
+        assert!(r.stdout.contains(&line), "{line:?} missing:\n{}", r.all());
+    }
+    assert_eq!(r.stdout.matches(" 3.14|7   |\n").count(), 2, "{}", r.all());
+    // -DASCENDC_DUMP=0 silences both in a launched kernel
+    let quiet = build(
+        &work,
+        "icpu_print_quiet",
+        &["icpu_print.cpp"],
+        &["-DASCENDC_DUMP=0"],
+    );
+    let r = exec(&quiet, &[]);
+    r.assert_ok();
+    assert_eq!(r.stdout, "", "{}", r.all());
 }

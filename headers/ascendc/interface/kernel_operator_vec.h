@@ -260,6 +260,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         npuemu::level0_binary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src0, src1, \
                               repeatParams, [](C a, C b) { return EXPR; });                         \
@@ -271,6 +273,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         npuemu::level0_binary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src0, \
                               src1, repeatParams, [](C a, C b) { return EXPR; });                   \
@@ -292,6 +296,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src, repeatParams, \
                              [](C a) { return EXPR; });                                             \
@@ -302,6 +308,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src,       \
                              repeatParams, [](C a) { return EXPR; });                               \
@@ -328,6 +336,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         const C s = static_cast<C>(static_cast<T>(scalarValue));                                    \
         npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src, repeatParams, \
@@ -339,6 +349,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         const C s = static_cast<C>(static_cast<T>(scalarValue));                                    \
         npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src,       \
@@ -393,6 +405,8 @@ template <typename T, bool isSetMask = true, typename U>
 __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue, const uint64_t mask[],
                                  const uint8_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride)
 {
+    static_assert(isSetMask, "npu-emu: AscendC::Duplicate with isSetMask = false uses the mask of SetVectorMask, "
+                             "which is not supported (see README.md)");
     static_assert(npuemu::one_of<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>::value,
                   "npu-emu: AscendC::Duplicate supports half, bfloat16_t, float, int16_t, uint16_t, int32_t and "
                   "uint32_t elements only");
@@ -405,6 +419,8 @@ template <typename T, bool isSetMask = true, typename U>
 __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue, uint64_t mask,
                                  const uint8_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride)
 {
+    static_assert(isSetMask, "npu-emu: AscendC::Duplicate with isSetMask = false uses the mask of SetVectorMask, "
+                             "which is not supported (see README.md)");
     static_assert(npuemu::one_of<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>::value,
                   "npu-emu: AscendC::Duplicate supports half, bfloat16_t, float, int16_t, uint16_t, int32_t and "
                   "uint32_t elements only");
@@ -413,6 +429,29 @@ __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue
     npuemu::level0_unary(npuemu::level0<T>("AscendC::Duplicate", nullptr, mask, repeatTimes), dst, dst, p,
                          [v](typename npuemu::calc_type<T>::type) { return v; });
 }
+
+/* Symbol overloads: `dst = src0 + src1` computes over dst.GetSize() elements. */
+#define NPUEMU_SYMBOL_OVERRIDE(OP, FN)                                                              \
+    template <typename T>                                                                           \
+    struct SymbolOverride##FN {                                                                     \
+        LocalTensor<T> src0, src1;                                                                  \
+        void npuemu_apply(const LocalTensor<T> &dst) const                                          \
+        {                                                                                           \
+            FN(dst, src0, src1, static_cast<int32_t>(dst.GetSize()));                               \
+        }                                                                                           \
+    };                                                                                              \
+    template <typename T>                                                                           \
+    __aicore__ inline SymbolOverride##FN<T> operator OP(const LocalTensor<T> &src0, const LocalTensor<T> &src1) \
+    {                                                                                               \
+        return SymbolOverride##FN<T>{src0, src1};                                                   \
+    }
+NPUEMU_SYMBOL_OVERRIDE(+, Add)
+NPUEMU_SYMBOL_OVERRIDE(-, Sub)
+NPUEMU_SYMBOL_OVERRIDE(*, Mul)
+NPUEMU_SYMBOL_OVERRIDE(/, Div)
+NPUEMU_SYMBOL_OVERRIDE(&, And)
+NPUEMU_SYMBOL_OVERRIDE(|, Or)
+#undef NPUEMU_SYMBOL_OVERRIDE
 
 } // namespace AscendC
 

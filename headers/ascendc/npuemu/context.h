@@ -53,6 +53,8 @@ struct BlockContext {
     bool active = false;
     void *pipe = nullptr; /* the current AscendC::TPipe of this block */
     uint32_t ub_used = 0; /* bytes of UB handed out by the current TPipe */
+    int atomic_op = 0;    /* SetAtomicAdd/Max/Min: 0 none, 1 add, 2 max, 3 min */
+    int atomic_type = 0;  /* AtomicType of the element type set with it */
 };
 
 inline BlockContext &ctx()

@@ -31,9 +31,34 @@ impl Io {
     }
 }
 
+/// A strided view to gather into contiguous order first (a non-contiguous input).
+#[derive(Clone, Debug)]
+pub struct Gather {
+    pub shape: Vec<i64>,
+    pub strides: Vec<i64>,
+    pub esize: usize,
+}
+
+/// What the executor does when it runs.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// `outputs[0]` = `plan(inputs[0])` (aclnnNpuFormatCast).
+    Cast,
+    /// In place (aclnnTransMatmulWeight): the ND view of `inputs[0]` (gathered first into the
+    /// workspace when strided) is converted into the workspace, then copied over the tensor.
+    TransWeight {
+        gather: Option<Gather>,
+        /// Bytes of the tensor read (from its data address): the extent of the view.
+        read_bytes: usize,
+        /// Workspace offset of the gathered contiguous copy (when `gather` is set).
+        gather_offset: usize,
+    },
+}
+
 pub struct Executor {
     /// The aclnn API that made it (`aclnnNpuFormatCast`).
     pub api: &'static str,
+    pub op: Op,
     pub plan: Arc<Plan>,
     pub inputs: Vec<Io>,
     pub outputs: Vec<Io>,
@@ -45,6 +70,7 @@ pub struct Executor {
 /// removed from the registry unless it is repeatable (CANN frees it after the run).
 pub struct Taken {
     pub api: &'static str,
+    pub op: Op,
     pub plan: Arc<Plan>,
     pub inputs: Vec<Io>,
     pub outputs: Vec<Io>,
@@ -57,6 +83,7 @@ pub fn take(h: usize) -> NnResult<Taken> {
         Object::Executor(e) => Ok((
             Taken {
                 api: e.api,
+                op: e.op.clone(),
                 plan: e.plan.clone(),
                 inputs: e.inputs.clone(),
                 outputs: e.outputs.clone(),

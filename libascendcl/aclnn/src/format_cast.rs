@@ -25,8 +25,7 @@ use crate::meta::{contiguous_strides, dtype_size};
 use crate::objects::{self, Object, Tensor};
 use crate::rt::{self, Rt};
 use crate::status::{boundary, non_null, out, NnError, NnResult};
-use npu_emu::formats::{self, C0Rule, Plan, Request};
-use npu_emu::rtapi::RtTask;
+use npu_emu::formats::{self, C0Rule, Request};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -72,7 +71,7 @@ fn soc(rt: &Rt) -> NnResult<Soc> {
     }
 }
 
-fn dtype_name(d: i32) -> String {
+pub(crate) fn dtype_name(d: i32) -> String {
     match d {
         ACL_FLOAT => "FLOAT".into(),
         ACL_FLOAT16 => "FLOAT16".into(),
@@ -92,7 +91,7 @@ fn dtype_name(d: i32) -> String {
     }
 }
 
-fn format_name(f: i32) -> String {
+pub(crate) fn format_name(f: i32) -> String {
     match formats::format_name(f) {
         Some(n) => format!("{n}({f})"),
         None => format!("format {f}"),
@@ -152,7 +151,7 @@ fn check_shape(t: &Tensor, arg: &str) -> NnResult<()> {
 
 /// CANN's `IsContiguous`: the strides are the row-major strides of the view shape
 /// (dimensions of size 1 may have any stride).
-fn check_contiguous(t: &Tensor, arg: &str) -> NnResult<()> {
+pub(crate) fn check_contiguous(t: &Tensor, arg: &str) -> NnResult<()> {
     let want = contiguous_strides(&t.view_shape);
     let ok = t.strides.len() == t.view_shape.len()
         && t.view_shape
@@ -170,7 +169,13 @@ fn check_contiguous(t: &Tensor, arg: &str) -> NnResult<()> {
     }
 }
 
-fn dims_range(shape: &[i64], lo: usize, hi: usize, arg: &str, what: &str) -> NnResult<()> {
+pub(crate) fn dims_range(
+    shape: &[i64],
+    lo: usize,
+    hi: usize,
+    arg: &str,
+    what: &str,
+) -> NnResult<()> {
     if (lo..=hi).contains(&shape.len()) {
         Ok(())
     } else if lo == hi {
@@ -184,7 +189,7 @@ fn dims_range(shape: &[i64], lo: usize, hi: usize, arg: &str, what: &str) -> NnR
     }
 }
 
-fn fe(e: formats::FormatError) -> NnError {
+pub(crate) fn fe(e: formats::FormatError) -> NnError {
     NnError::invalid(e.message)
 }
 
@@ -329,7 +334,7 @@ fn supported_pairs(soc: Soc) -> &'static str {
     }
 }
 
-fn tensor_of(p: *const c_void, arg: &str) -> NnResult<Tensor> {
+pub(crate) fn tensor_of(p: *const c_void, arg: &str) -> NnResult<Tensor> {
     non_null(p, arg)?;
     objects::tensor(p as usize, arg)
 }
@@ -481,6 +486,7 @@ fn build_executor(soc: Soc, src: &Tensor, dst: &Tensor) -> NnResult<Executor> {
     };
     Ok(Executor {
         api: "aclnnNpuFormatCast",
+        op: executor::Op::Cast,
         plan: Arc::new(plan),
         inputs: vec![io(src)],
         outputs: vec![io(dst)],
@@ -512,86 +518,6 @@ pub unsafe extern "C" fn aclnnNpuFormatCastGetWorkspaceSize(
     })
 }
 
-/// The conversion as a stream task: host aliases of the two device ranges.
-struct Job {
-    plan: Arc<Plan>,
-    src: *const u8,
-    src_len: usize,
-    dst: *mut u8,
-    dst_len: usize,
-}
-
-unsafe extern "C" fn job_run(ctx: *mut c_void) -> i32 {
-    // SAFETY: ctx is the Box<Job> made in launch, alive until job_drop.
-    let job = unsafe { &*(ctx as *const Job) };
-    let r = std::panic::catch_unwind(|| {
-        // SAFETY: both ranges were checked to lie in live device allocations and not to
-        // overlap when the task was enqueued; the aliases stay mapped.
-        let src = unsafe { std::slice::from_raw_parts(job.src, job.src_len) };
-        let dst = unsafe { std::slice::from_raw_parts_mut(job.dst, job.dst_len) };
-        job.plan.run(src, dst).map_err(|e| e.message)
-    });
-    let msg = match r {
-        Ok(Ok(())) => return 0,
-        Ok(Err(m)) => m,
-        Err(_) => "internal error (panic) in the conversion".to_string(),
-    };
-    if let Ok(rt) = rt::rt() {
-        rt.set_error(&format!("aclnnNpuFormatCast: {msg}"));
-    }
-    npu_emu::codes::ACL_ERROR_INTERNAL_ERROR
-}
-
-unsafe extern "C" fn job_drop(ctx: *mut c_void) {
-    // SAFETY: made by Box::into_raw in launch; dropped exactly once.
-    drop(unsafe { Box::from_raw(ctx as *mut Job) });
-}
-
-fn launch(
-    workspace: *mut c_void,
-    workspace_size: u64,
-    taken: executor::Taken,
-    stream: *mut c_void,
-) -> NnResult<()> {
-    let rt = rt::rt()?;
-    if workspace_size < taken.workspace_size {
-        return Err(NnError::invalid(format!(
-            "workspaceSize {workspace_size} is smaller than the {} bytes {}GetWorkspaceSize \
-             returned",
-            taken.workspace_size, taken.api
-        )));
-    }
-    if workspace_size > 0 {
-        rt.device_range(workspace as u64, workspace_size, "workspace")?;
-    }
-    let plan = taken.plan;
-    let (src_len, dst_len) = (plan.src_bytes(), plan.dst_bytes());
-    let (s, d) = (taken.inputs[0].data(), taken.outputs[0].data());
-    if s < d + dst_len && d < s + src_len {
-        return Err(NnError::invalid(format!(
-            "srcTensor data [{s:#x}, +{src_len}) and dstTensor data [{d:#x}, +{dst_len}) \
-             overlap; the conversion is not in place"
-        )));
-    }
-    let src = rt.device_range(s as u64, src_len as u64, "srcTensor data")?;
-    let dst = rt.device_range(d as u64, dst_len as u64, "dstTensor data")?;
-    let job = Box::new(Job {
-        plan,
-        src,
-        src_len,
-        dst,
-        dst_len,
-    });
-    let task = RtTask {
-        ctx: Box::into_raw(job) as *mut c_void,
-        run: job_run,
-        drop: job_drop,
-    };
-    // SAFETY: stream is the caller's aclrtStream (or NULL = default stream); the runtime
-    // checks it and owns the task from here.
-    unsafe { rt.enqueue(stream, task) }
-}
-
 /// `aclnnStatus aclnnNpuFormatCast(void *workspace, uint64_t workspaceSize, aclOpExecutor
 /// *executor, aclrtStream stream)`: enqueue the conversion on `stream`. The executor is
 /// freed (success or not) unless it was made repeatable.
@@ -603,14 +529,6 @@ pub unsafe extern "C" fn aclnnNpuFormatCast(
     stream: *mut c_void,
 ) -> i32 {
     boundary("aclnnNpuFormatCast", || {
-        non_null(executor, "executor")?;
-        if workspaceSize > 0 && workspace.is_null() {
-            executor::discard_unless_repeatable(executor as usize);
-            return Err(NnError::nullptr(format!(
-                "workspace is nullptr but workspaceSize is {workspaceSize}"
-            )));
-        }
-        let taken = executor::take(executor as usize)?;
-        launch(workspace, workspaceSize, taken, stream)
+        crate::run::execute(workspace, workspaceSize, executor, stream)
     })
 }

@@ -13,6 +13,8 @@
 //! - [`meta`]: `aclCreateTensor` and the other `acl_meta.h` / `aclnn_base.h` functions;
 //! - [`executor`]: `aclOpExecutor` (single use unless repeatable) and its address setters;
 //! - [`format_cast`]: the three `aclnnNpuFormatCast*` functions;
+//! - [`trans_weight`]: `aclnnTransMatmulWeight*` and `aclnnCalculateMatmulWeightSize[V2]`;
+//! - [`run`]: the second phase of every call (checks, then one task on the stream);
 //! - [`cxx`]: arrays the caller frees with `delete[]`.
 
 // Exports are C functions taking raw pointers from C callers; their contract is the C header.
@@ -24,4 +26,6 @@ pub mod format_cast;
 pub mod meta;
 pub mod objects;
 pub mod rt;
+pub mod run;
 pub mod status;
+pub mod trans_weight;

@@ -131,7 +131,7 @@ impl Fz {
 }
 
 impl Walk for Fz {
-    fn units(&self) -> usize {
+    fn units(&self, _forward: bool) -> usize {
         match self.plain {
             FzPlain::ChannelsFirst | FzPlain::ChannelsLast => self.cout,
             FzPlain::Hwcn => self.d * self.h * self.w,

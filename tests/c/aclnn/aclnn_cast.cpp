@@ -225,6 +225,59 @@ static void repeatable(aclrtStream stream) {
     CHECK(aclrtFree(dst_dev));
 }
 
+/* aclnnTransMatmulWeight: an ND weight converted in place to FRACTAL_NZ (C0 16 for 2-byte
+ * types, 32 for INT8), in a buffer of aclnnCalculateMatmulWeightSizeV2 elements. With
+ * `transposed` the 2-D weight is a strided view (strides {1, K}) of its transpose. */
+static void trans_weight(aclrtStream stream, aclDataType dt, const Shape &shape, bool transposed) {
+    size_t es = esize(dt);
+    int64_t c0 = dt == ACL_INT8 ? 32 : 16;
+    aclIntArray *sa = aclCreateIntArray(shape.data(), shape.size());
+    uint64_t elems = 0;
+    CHECK_NN(aclnnCalculateMatmulWeightSizeV2(sa, dt, &elems));
+    CHECK_NN(aclDestroyIntArray(sa));
+    Shape nz = nz_shape_c0(shape, c0);
+    EXPECT(static_cast<int64_t>(elems) == numel(nz));
+    std::vector<uint8_t> host = pattern(numel(shape), es, 9);
+    size_t bytes = static_cast<size_t>(elems) * es;
+    void *w_dev = dev_alloc(bytes, nullptr, 0xAB);
+    Shape strides = strides_of(shape);
+    if (transposed) {
+        /* Stored as the row-major [N, K] transpose; the view [K, N] has strides {1, K}. */
+        int64_t K = shape[0], N = shape[1];
+        std::vector<uint8_t> t(host.size());
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t n = 0; n < N; n++) put(t, n * K + k, host, k * N + n, es);
+        CHECK(aclrtMemcpy(w_dev, bytes, t.data(), t.size(), ACL_MEMCPY_HOST_TO_DEVICE));
+        strides = Shape{1, K};
+    } else {
+        CHECK(aclrtMemcpy(w_dev, bytes, host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE));
+    }
+    Shape flat{numel(shape)};
+    aclTensor *w = aclCreateTensor(shape.data(), shape.size(), dt, strides.data(), 0, ACL_FORMAT_ND, flat.data(), 1,
+                                   w_dev);
+    EXPECT(w != nullptr);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    CHECK_NN(aclnnTransMatmulWeightGetWorkspaceSize(w, &ws, &ex));
+    EXPECT(ws >= bytes);
+    int64_t *dims = nullptr;
+    uint64_t n = 0;
+    CHECK_NN(aclGetStorageShape(w, &dims, &n));
+    EXPECT(Shape(dims, dims + n) == nz);
+    delete[] dims;
+    void *ws_dev = dev_alloc(ws, nullptr, 0);
+    CHECK_NN(aclnnTransMatmulWeight(ws_dev, ws, ex, stream));
+    CHECK(aclrtSynchronizeStream(stream));
+    EXPECT(dev_read(w_dev, bytes) == ref_nz_c0(shape, host, es, c0));
+    printf("ok TransMatmulWeight %s%s", dt_name(dt), transposed ? " (strided view)" : "");
+    print_shape("", shape.data(), shape.size());
+    print_shape(" -> FRACTAL_NZ", nz.data(), nz.size());
+    printf(" workspace %llu\n", static_cast<unsigned long long>(ws));
+    aclDestroyTensor(w);
+    CHECK(aclrtFree(w_dev));
+    CHECK(aclrtFree(ws_dev));
+}
+
 /* The acl_meta.h getters. */
 static void getters() {
     Shape view{3, 4, 5}, storage{60};
@@ -363,6 +416,10 @@ int main(int argc, char **argv) {
     fz3d(stream, ACL_INT8, Shape{3, 33, 2, 2, 2});
     fz3d(stream, ACL_BF16, Shape{20, 3, 1, 1, 2});
     repeatable(stream);
+    trans_weight(stream, ACL_FLOAT16, Shape{37, 45}, false);
+    trans_weight(stream, ACL_BF16, Shape{2, 20, 33}, false);
+    trans_weight(stream, ACL_INT8, Shape{3, 20, 70}, false);
+    trans_weight(stream, ACL_FLOAT16, Shape{37, 45}, true);
     EXPECT(g_foreign_deletes == 0);
     CHECK_NN(aclnnFinalize());
     CHECK(aclrtDestroyStream(stream));

@@ -11,6 +11,7 @@
 #include "acl/acl.h"
 #include "aclnn/opdev/op_errno.h"
 #include "aclnnop/aclnn_npu_format_cast.h"
+#include "aclnnop/aclnn_trans_matmul_weight.h"
 #include "common.h"
 
 typedef std::vector<int64_t> Shape;

@@ -5,6 +5,8 @@
 #include "aclnn_common.h"
 
 static void soc_checks() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
     Shape shape{4, 4};
     int64_t fake = 0;
     aclTensor *src = tensor(shape, ACL_FLOAT16, ACL_FORMAT_ND, shape, &fake);
@@ -13,11 +15,84 @@ static void soc_checks() {
     int actual = 0;
     EXPECT_NN(aclnnNpuFormatCastCalculateSizeAndFormat(src, ACL_FORMAT_FRACTAL_NZ, -1, &dims, &n, &actual),
               ACLNN_ERR_RUNTIME_ERROR, "Ascend310P3");
-    uint64_t ws = 0;
-    aclOpExecutor *ex = nullptr;
     EXPECT_NN(aclnnNpuFormatCastGetWorkspaceSize(src, src, &ws, &ex), ACLNN_ERR_RUNTIME_ERROR,
               "aclnnNpuFormatCastGetWorkspaceSize: aclnnNpuFormatCast is supported on Ascend910B");
     aclDestroyTensor(src);
+    /* Atlas inference (310P) has the matmul weight API, 2-D and without BFLOAT16. */
+    Shape w{32, 16};
+    aclIntArray *wa = aclCreateIntArray(w.data(), 2);
+    uint64_t elems = 0;
+    CHECK_NN(aclnnCalculateMatmulWeightSizeV2(wa, ACL_FLOAT16, &elems));
+    EXPECT(elems == 512);
+    Shape w3{2, 32, 16};
+    aclIntArray *wa3 = aclCreateIntArray(w3.data(), 3);
+    EXPECT_NN(aclnnCalculateMatmulWeightSize(wa3, &elems), ACLNN_ERR_PARAM_INVALID, "must have 2 dimensions");
+    aclTensor *bf = tensor(w, ACL_BF16, ACL_FORMAT_ND, w, &fake);
+    EXPECT_NN(aclnnTransMatmulWeightGetWorkspaceSize(bf, &ws, &ex), ACLNN_ERR_PARAM_INVALID,
+              "mmWeightRef has data type BFLOAT16, which is not supported; supported: FLOAT16, INT8");
+    aclDestroyTensor(bf);
+    aclDestroyIntArray(wa);
+    aclDestroyIntArray(wa3);
+}
+
+/* aclnnTransMatmulWeight and the weight sizes. */
+static void weight_errors(aclrtStream stream) {
+    int64_t fake = 0;
+    uint64_t ws = 0, elems = 0;
+    aclOpExecutor *ex = nullptr;
+    EXPECT_NN(aclnnTransMatmulWeightGetWorkspaceSize(nullptr, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR,
+              "aclnnTransMatmulWeightGetWorkspaceSize: mmWeightRef is nullptr");
+    Shape s2{40, 24}, s4{2, 2, 40, 24}, s0{0, 24};
+    aclTensor *f32 = tensor(s2, ACL_FLOAT, ACL_FORMAT_ND, s2, &fake);
+    EXPECT_NN(aclnnTransMatmulWeightGetWorkspaceSize(f32, &ws, &ex), ACLNN_ERR_PARAM_INVALID,
+              "mmWeightRef has data type FLOAT, which is not supported");
+    aclTensor *h4 = tensor(s4, ACL_FLOAT16, ACL_FORMAT_ND, s4, &fake);
+    EXPECT_NN(aclnnTransMatmulWeightGetWorkspaceSize(h4, &ws, &ex), ACLNN_ERR_PARAM_INVALID,
+              "mmWeightRef shape must have 2 to 3 dimensions");
+    aclTensor *nz = tensor(s2, ACL_FLOAT16, ACL_FORMAT_FRACTAL_NZ, nz_shape(s2, 2), &fake);
+    EXPECT_NN(aclnnTransMatmulWeightGetWorkspaceSize(nz, &ws, &ex), ACLNN_ERR_PARAM_INVALID,
+              "the format of mmWeightRef should be ND, but it is FRACTAL_NZ(29)");
+    aclTensor *e0 = tensor(s0, ACL_FLOAT16, ACL_FORMAT_ND, s0, &fake);
+    EXPECT_NN(aclnnTransMatmulWeightGetWorkspaceSize(e0, &ws, &ex), ACLNN_ERR_PARAM_INVALID, "empty tensor");
+    aclIntArray *a4 = aclCreateIntArray(s4.data(), 4);
+    EXPECT_NN(aclnnCalculateMatmulWeightSize(a4, &elems), ACLNN_ERR_PARAM_INVALID,
+              "aclnnCalculateMatmulWeightSize: tensorShape shape must have 2 to 3 dimensions");
+    aclIntArray *a0 = aclCreateIntArray(s0.data(), 2);
+    EXPECT_NN(aclnnCalculateMatmulWeightSizeV2(a0, ACL_INT8, &elems), ACLNN_ERR_PARAM_INVALID,
+              "zero or negative dimension");
+    EXPECT_NN(aclnnCalculateMatmulWeightSizeV2(nullptr, ACL_INT8, &elems), ACLNN_ERR_PARAM_NULLPTR,
+              "tensorShape is nullptr");
+    CHECK_NN(aclnnCalculateMatmulWeightSizeV2(a4, ACL_INT8, &elems));
+    EXPECT(elems == 2 * 2 * 48 * 32);
+
+    /* A too-small workspace, and a NULL one. */
+    size_t bytes = 48 * 32 * 2;
+    void *w_dev = dev_alloc(bytes, nullptr, 0);
+    aclTensor *w = tensor(s2, ACL_FLOAT16, ACL_FORMAT_ND, s2, w_dev);
+    CHECK_NN(aclnnTransMatmulWeightGetWorkspaceSize(w, &ws, &ex));
+    EXPECT(ws >= bytes);
+    void *ws_dev = dev_alloc(ws, nullptr, 0);
+    char want[160];
+    snprintf(want, sizeof(want), "workspaceSize %llu is smaller than the %llu bytes aclnnTransMatmulWeightGetWorkspaceSize returned",
+             static_cast<unsigned long long>(ws - 1), static_cast<unsigned long long>(ws));
+    EXPECT_NN(aclnnTransMatmulWeight(ws_dev, ws - 1, ex, stream), ACLNN_ERR_PARAM_INVALID, want);
+    /* A weight buffer smaller than the private layout (K 40 -> 48 rows). */
+    aclTensor *w2 = tensor(s2, ACL_FLOAT16, ACL_FORMAT_ND, s2, w_dev);
+    void *small = dev_alloc(40 * 24 * 2, nullptr, 0);
+    CHECK_NN(aclSetRawTensorAddr(w2, small));
+    CHECK_NN(aclnnTransMatmulWeightGetWorkspaceSize(w2, &ws, &ex));
+    EXPECT_NN(aclnnTransMatmulWeight(ws_dev, ws, ex, stream), ACLNN_ERR_PARAM_INVALID,
+              "mmWeightRef data (its private-format size)");
+    aclTensor *w3 = tensor(s2, ACL_FLOAT16, ACL_FORMAT_ND, s2, w_dev);
+    CHECK_NN(aclnnTransMatmulWeightGetWorkspaceSize(w3, &ws, &ex));
+    EXPECT_NN(aclnnTransMatmulWeight(nullptr, ws, ex, stream), ACLNN_ERR_PARAM_NULLPTR, "workspace is nullptr");
+    CHECK(aclrtSynchronizeStream(stream));
+    for (aclTensor *t : {f32, h4, nz, e0, w, w2, w3}) aclDestroyTensor(t);
+    aclDestroyIntArray(a4);
+    aclDestroyIntArray(a0);
+    CHECK(aclrtFree(w_dev));
+    CHECK(aclrtFree(ws_dev));
+    CHECK(aclrtFree(small));
 }
 
 int main(int argc, char **argv) {
@@ -163,6 +238,8 @@ int main(int argc, char **argv) {
         EXPECT_NN(aclnnNpuFormatCast(nullptr, 0, ex, stream), ACLNN_ERR_PARAM_INVALID, "overlap");
         aclDestroyTensor(odst);
     }
+
+    weight_errors(stream);
 
     /* ---- nnopbase ---- */
     EXPECT(aclCreateTensor(nullptr, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, nullptr, 0, nullptr) == nullptr);

@@ -169,6 +169,11 @@ __aicore__ inline void run_level0(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t whic
             Mul(c, a, b, mask, 3, {1, 1, 1, 8, 8, 8});
         }
         if (which == 3) Duplicate(c, 7.0f, 16, 4, 1, 8);
+        if (which == 5) {
+            LocalTensor<T> part = c;
+            part.SetSize(40);
+            part = a - b; /* symbol overload: over part.GetSize() elements */
+        }
     }
     DataCopy(zGm, c, n);
 }
@@ -179,5 +184,40 @@ extern "C" __global__ __aicore__ void level0_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z
         run_level0<half>(x, y, z, which);
     } else {
         run_level0<float>(x, y, z, which);
+    }
+}
+
+/* Atomic writes: every block adds (op 0, float), maxes (op 1, int32_t) or adds in half with
+ * DataCopyPad (op 2) its 64-element slice of x into the same 64 elements of z. */
+extern "C" __global__ __aicore__ void atomic_ops(GM_ADDR x, GM_ADDR z, uint32_t op)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    const uint64_t off = static_cast<uint64_t>(GetBlockIdx()) * 64;
+    if (op == 0 || op == 1) {
+        GlobalTensor<int32_t> xGm, zGm; /* float bits moved as int32_t for op 0 */
+        xGm.SetGlobalBuffer((__gm__ int32_t *)x + off, 64);
+        zGm.SetGlobalBuffer((__gm__ int32_t *)z, 64);
+        LocalTensor<int32_t> t = buf.Get<int32_t>();
+        DataCopy(t, xGm, 64);
+        if (op == 0) {
+            SetAtomicAdd<float>();
+        } else {
+            SetAtomicMax<int32_t>();
+        }
+        DataCopy(zGm, t, 64);
+        SetAtomicNone();
+        DataCopy(zGm[64], t, 0); /* nothing: atomics off again */
+    } else {
+        GlobalTensor<half> xGm, zGm;
+        xGm.SetGlobalBuffer((__gm__ half *)x + off, 64);
+        zGm.SetGlobalBuffer((__gm__ half *)z, 64);
+        LocalTensor<half> t = buf.Get<half>();
+        DataCopy(t, xGm, 64);
+        SetAtomicAdd<half>();
+        DataCopyExtParams p{1, 20 * sizeof(half), 0, 0, 0};
+        DataCopyPad(zGm, t, p);
+        DisableDmaAtomic();
     }
 }
