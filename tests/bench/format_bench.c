@@ -7,7 +7,8 @@
  * and prints GB/s (source bytes / time) and each conversion's ratio to the copy (the issue's
  * bar: >= 0.5). To tell the conversion from what surrounds it, it also prints the cost of a
  * TransData on a tiny tensor (the per-call floor: checks, enqueue, stream hand-off) and the
- * enqueue time alone of the large calls.
+ * enqueue time alone of the large calls. The runs are interleaved (copy, NCHW, ND per
+ * round) and each ratio is the median of the per-round ratios.
  *
  * Build and run (from the repository root, after cargo build --release):
  *   gcc -O2 -std=c11 -Iheaders/include tests/bench/format_bench.c -o /tmp/format_bench \
@@ -91,40 +92,23 @@ static void free_op(struct Op *o) {
     aclDestroyTensorDesc(o->out);
 }
 
-/* Median seconds of op + synchronize; *enqueue gets the median enqueue time alone. */
-static double time_op(struct Op *o, aclrtStream s, int iters, double *enqueue) {
-    double *t = malloc(sizeof(double) * (size_t)iters), *e = malloc(sizeof(double) * (size_t)iters);
+/* Seconds of one op + synchronize; *enqueue gets the enqueue time alone. */
+static double once_op(struct Op *o, aclrtStream s, double *enqueue) {
     aclTensorDesc *in[1] = {o->in}, *out[1] = {o->out};
     aclDataBuffer *ib[1] = {o->ib}, *ob[1] = {o->ob};
-    CHECK(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, o->attr, s)); /* warm-up */
+    double t0 = now_ns();
+    CHECK(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, o->attr, s));
+    double t1 = now_ns();
     CHECK(aclrtSynchronizeStream(s));
-    for (int i = 0; i < iters; ++i) {
-        double t0 = now_ns();
-        CHECK(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, o->attr, s));
-        double t1 = now_ns();
-        CHECK(aclrtSynchronizeStream(s));
-        double t2 = now_ns();
-        t[i] = (t2 - t0) * 1e-9;
-        e[i] = (t1 - t0) * 1e-9;
-    }
-    double m = median(t, iters);
-    if (enqueue) *enqueue = median(e, iters);
-    free(t);
-    free(e);
-    return m;
+    double t2 = now_ns();
+    if (enqueue) *enqueue = (t1 - t0) * 1e-9;
+    return (t2 - t0) * 1e-9;
 }
 
-static double time_copy(void *dst, void *src, size_t n, int iters) {
-    double *t = malloc(sizeof(double) * (size_t)iters);
-    CHECK(aclrtMemcpy(dst, n, src, n, ACL_MEMCPY_DEVICE_TO_DEVICE)); /* warm-up */
-    for (int i = 0; i < iters; ++i) {
-        double t0 = now_ns();
-        CHECK(aclrtMemcpy(dst, n, src, n, ACL_MEMCPY_DEVICE_TO_DEVICE));
-        t[i] = (now_ns() - t0) * 1e-9;
-    }
-    double m = median(t, iters);
-    free(t);
-    return m;
+static double once_copy(void *dst, void *src, size_t n) {
+    double t0 = now_ns();
+    CHECK(aclrtMemcpy(dst, n, src, n, ACL_MEMCPY_DEVICE_TO_DEVICE));
+    return (now_ns() - t0) * 1e-9;
 }
 
 int main(int argc, char **argv) {
@@ -152,22 +136,37 @@ int main(int argc, char **argv) {
     CHECK(aclrtMemset(c1, n, 1, n));
     CHECK(aclrtMemset(c2, n, 2, n));
 
-    double tc = time_copy(c2, c1, n, iters);
-    double ea, eb;
-    double ta = time_op(&a, s, iters, &ea);
-    double tb = time_op(&b, s, iters, &eb);
-    double tt = time_op(&t, s, iters * 20, NULL);
-    double tc2 = time_copy(c2, c1, n, iters); /* again, after the conversions */
-    double copy = tc < tc2 ? tc : tc2;
+    /* Interleaved: each round times the copy and both conversions back to back, so a
+     * machine whose load drifts slows all three alike; ratios are per round, then the
+     * median is taken. */
+    double *tc = calloc((size_t)iters, sizeof(double)), *ta = calloc((size_t)iters, sizeof(double));
+    double *tb = calloc((size_t)iters, sizeof(double)), *ra = calloc((size_t)iters, sizeof(double));
+    double *rb = calloc((size_t)iters, sizeof(double)), *ea = calloc((size_t)iters, sizeof(double));
+    double *eb = calloc((size_t)iters, sizeof(double)), *tt = calloc((size_t)iters * 20, sizeof(double));
+    once_copy(c2, c1, n); /* warm-up: pages touched, code paths hot */
+    once_op(&a, s, NULL);
+    once_op(&b, s, NULL);
+    for (int i = 0; i < iters; ++i) {
+        tc[i] = once_copy(c2, c1, n);
+        ta[i] = once_op(&a, s, &ea[i]);
+        tb[i] = once_op(&b, s, &eb[i]);
+        ra[i] = tc[i] / ta[i];
+        rb[i] = tc[i] / tb[i];
+    }
+    for (int i = 0; i < iters * 20; ++i) tt[i] = once_op(&t, s, NULL);
+    double copy = median(tc, iters), mta = median(ta, iters), mtb = median(tb, iters);
+    double mra = median(ra, iters), mrb = median(rb, iters);
+    double mea = median(ea, iters), meb = median(eb, iters), mtt = median(tt, iters * 20);
 
     printf("fp16, %d MiB (%zu bytes), median of %d runs\n", mib, n, iters);
     printf("%-32s %8.3f ms %8.2f GB/s\n", "aclrtMemcpy D2D", copy * 1e3, n / copy * 1e-9);
     printf("%-32s %8.3f ms %8.2f GB/s  ratio %.2f  (enqueue %.3f ms)\n", "NCHW->NC1HWC0 ExecuteV2+sync",
-           ta * 1e3, a.src_bytes / ta * 1e-9, copy / ta, ea * 1e3);
+           mta * 1e3, a.src_bytes / mta * 1e-9, mra, mea * 1e3);
     printf("%-32s %8.3f ms %8.2f GB/s  ratio %.2f  (enqueue %.3f ms)\n", "ND->FRACTAL_NZ ExecuteV2+sync",
-           tb * 1e3, b.src_bytes / tb * 1e-9, copy / tb, eb * 1e3);
+           mtb * 1e3, b.src_bytes / mtb * 1e-9, mrb, meb * 1e3);
     printf("%-32s %8.3f ms  (per-call floor: checks, enqueue, stream hand-off)\n",
-           "TransData tiny [1,3,2,2]", tt * 1e3);
+           "TransData tiny [1,3,2,2]", mtt * 1e3);
+    free(tc); free(ta); free(tb); free(ra); free(rb); free(ea); free(eb); free(tt);
 
     free_op(&a);
     free_op(&b);
