@@ -308,6 +308,8 @@ fn hcclinit_rejects_bad_arguments_with_hccl_e_para() {
         "hcclInit: group is NULL",
         "hcclInit: group name \"a/b\" is invalid",
         "hcclInit: group name \"\" is invalid",
+        "hcclInit: NPU_EMU_JOB_ID \"bad/id\" is invalid",
+        "hcclInit: HCCL_CONNECT_TIMEOUT \"soon\" is invalid: expected seconds from 1 to 7200",
     ] {
         assert!(r.stderr.contains(msg), "{msg}:\n{}", r.all());
     }
@@ -346,6 +348,24 @@ fn hcclinit_rejects_bad_arguments_with_hccl_e_para() {
     ] {
         assert!(r.stderr.contains(msg), "{msg}:\n{}", r.all());
     }
+    assert!(r.stdout.contains("dialect_init: ok"), "{}", r.all());
+}
+
+#[test]
+fn hcclinit_forms_a_group_of_threads_in_one_process() {
+    let work = scratch("seed-init-threads");
+    let _node = Node(work.clone());
+    let prog = dialect_program(&work);
+    let mut c = direct(&prog, &work, &["threads"]);
+    c.env("NPU_EMU_JOB_ID", "threads-job");
+    let r = run(c);
+    r.assert_ok();
+    assert_eq!(
+        count(&r.stdout, "allreduce ok (element 0 = 3, expected 3)"),
+        2,
+        "{}",
+        r.all()
+    );
     assert!(r.stdout.contains("dialect_init: ok"), "{}", r.all());
 }
 
