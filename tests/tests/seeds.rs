@@ -165,13 +165,22 @@ fn distributed_training_sample_fails_on_a_wrong_gradient() {
          npu-emu run -n 2 samples/distributed_training/distributed_training --count 100 --wrong-rank 1",
     );
     assert_ne!(r.code, Some(0), "{}", r.all());
-    // Rank 1's extra 1 in element 50 shows on every rank: 3 * (1 + 50 % 16) + 1 = 10.
-    for rank in 0..2 {
-        let fail = format!(
-            "[rank {rank}] rank {rank}: gradient AllReduce (sum over ranks, fp16, in place): FAIL: 1 of 100 elements wrong; element 50 is 10, expected 9"
-        );
-        assert!(r.stdout.contains(&fail), "{fail}\n{}", r.all());
-    }
+    // Rank 1's extra 1 in element 50 shows on every rank: 3 * (1 + 50 % 16) + 1 = 10. The
+    // launcher stops the other rank as soon as one fails, so only the first surely reports.
+    let fails: Vec<usize> = (0..2)
+        .filter(|rank| {
+            r.stdout.contains(&format!(
+                "[rank {rank}] rank {rank}: gradient AllReduce (sum over ranks, fp16, in place): FAIL: 1 of 100 elements wrong; element 50 is 10, expected 9"
+            ))
+        })
+        .collect();
+    assert!(!fails.is_empty(), "{}", r.all());
+    assert_eq!(
+        count(&r.stdout, "in place): FAIL"),
+        fails.len(),
+        "{}",
+        r.all()
+    );
     assert!(r.stderr.contains("npu-emu run: job failed"), "{}", r.all());
     assert!(!r.stdout.contains(": PASS"), "{}", r.all());
 }
@@ -329,6 +338,38 @@ fn hcclinit_rejects_bad_arguments_with_hccl_e_para() {
         "{}",
         r.all()
     );
+    for msg in [
+        "hcclBroadcast: sendBuf is NULL on the root (rank 0)",
+        "hcclAllReduce: dataType 13 (aclDataType) has no HCCL equivalent",
+        "hcclBroadcast: dataType 12 (aclDataType) has no HCCL equivalent",
+        "get_data_type_size: dataType 13 has no size in bytes",
+    ] {
+        assert!(r.stderr.contains(msg), "{msg}:\n{}", r.all());
+    }
+    assert!(r.stdout.contains("dialect_init: ok"), "{}", r.all());
+}
+
+#[test]
+fn hcclinit_times_out_when_rank_0_never_comes() {
+    let work = scratch("seed-init-noroot");
+    let _node = Node(work.clone());
+    let prog = dialect_program(&work);
+    let mut c = direct(&npu_emu_bin(), &work, &["run", "-n", "2"]);
+    c.arg(&prog).arg("no-root").env("HCCL_CONNECT_TIMEOUT", "1");
+    let r = run(c);
+    r.assert_ok();
+    // HCCL_E_TIMEOUT = 9.
+    assert!(
+        r.stdout
+            .contains("[rank 1] hcclInit without rank 0: 9 (expected 9)"),
+        "{}",
+        r.all()
+    );
+    assert!(
+        r.stderr.contains("hcclInit: rank 1 of group \"g\" (size 2) timed out after 1 s (HCCL_CONNECT_TIMEOUT) waiting for rank 0"),
+        "{}",
+        r.all()
+    );
 }
 
 #[test]
@@ -411,4 +452,63 @@ fn hcclinit_ignores_a_stale_file_of_an_exited_process() {
         );
     }
     assert!(!dir.join("hcclInit.g.0").exists());
+}
+
+#[test]
+fn distributed_add_sample_passes_at_2_and_8_ranks() {
+    let t = Tree::new("seed-add", &["distributed_add"]);
+    let r = t.bash("make -C samples/distributed_add");
+    r.assert_ok();
+    // The launch header the generator wrote, as CANN's build writes it.
+    let h = std::fs::read_to_string(
+        t.work
+            .join("samples/distributed_add/build/include/aclrtlaunch_add_custom.h"),
+    )
+    .unwrap();
+    assert!(h.contains("aclrtlaunch_add_custom("), "{h}");
+    for n in [2, 8] {
+        let r = t.bash(&format!(
+            "npu-emu run -n {n} samples/distributed_add/distributed_add"
+        ));
+        r.assert_ok();
+        // sum over r of 2(r + 1) = n(n + 1): 6 at 2 ranks, 72 at 8.
+        let v = n * (n + 1);
+        for rank in 0..n {
+            let lines = rank_lines(&r, rank);
+            let z = format!("rankId: {rank}, z: [ {v} {v} {v} {v} {v} {v} {v} {v} ... ]");
+            assert!(lines.contains(&z.as_str()), "{z}\n{}", r.all());
+            let pass = format!(
+                "rank {rank}: PASS (add_custom on 8 AI cores, then HcclAllReduce sum of 16384 fp16 over {n} ranks: every element is {v})"
+            );
+            assert!(lines.contains(&pass.as_str()), "{pass}\n{}", r.all());
+        }
+        assert!(!r.all().contains("FAIL"), "{}", r.all());
+    }
+    // Its own `make run` (2 ranks by default).
+    let r = t.bash("make -C samples/distributed_add run");
+    r.assert_ok();
+    assert_eq!(count(&r.stdout, "every element is 6)"), 2, "{}", r.all());
+}
+
+#[test]
+fn distributed_add_sample_fails_when_one_rank_adds_wrong_data() {
+    let t = Tree::new("seed-add-wrong", &["distributed_add"]);
+    let r = t.bash(
+        "make -C samples/distributed_add\n\
+         npu-emu run -n 2 samples/distributed_add/distributed_add --wrong-rank 1",
+    );
+    assert_ne!(r.code, Some(0), "{}", r.all());
+    // Rank 1 adds 3 + 2 instead of 2 + 2: every element is 7 on both ranks. The launcher stops
+    // the other rank as soon as one fails, so only the first to finish surely reports.
+    let fails: Vec<usize> = (0..2)
+        .filter(|rank| {
+            r.stdout.contains(&format!(
+                "[rank {rank}] rank {rank}: FAIL: 16384 of 16384 elements wrong; element 0 is 7, expected 6"
+            ))
+        })
+        .collect();
+    assert!(!fails.is_empty(), "{}", r.all());
+    assert_eq!(count(&r.stdout, ": FAIL"), fails.len(), "{}", r.all());
+    assert!(r.stderr.contains("npu-emu run: job failed"), "{}", r.all());
+    assert!(!r.stdout.contains(": PASS"), "{}", r.all());
 }
