@@ -449,6 +449,8 @@ fn vector_operations_and_cast_match_host_reference() {
         "PASS atomic case 0\n",
         "PASS atomic case 1\n",
         "PASS atomic case 2\n",
+        "PASS cmpsel case 0\n",
+        "PASS cmpsel case 1\n",
         "PASS Cast int32_t->float mode 3\n",
     ] {
         assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
