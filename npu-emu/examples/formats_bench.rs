@@ -54,6 +54,18 @@ fn main() {
             vec![16, (elems / 16 / 2048) as i64, 2048],
             FORMAT_FRACTAL_NZ,
         ),
+        (
+            format!("NCHW->FRACTAL_Z [{},1024,4,4] {dname}", elems / 16384),
+            FORMAT_NCHW,
+            vec![(elems / 16384) as i64, 1024, 4, 4],
+            FORMAT_FRACTAL_Z,
+        ),
+        (
+            format!("HWCN->FRACTAL_Z [4,4,1024,{}] {dname}", elems / 16384),
+            FORMAT_HWCN,
+            vec![4, 4, 1024, (elems / 16384) as i64],
+            FORMAT_FRACTAL_Z,
+        ),
     ];
     let mut plans = Vec::new();
     for (name, f, shape, pf) in &cases {

@@ -257,7 +257,7 @@ unsafe fn apply(b: &Bufs, m: Move) -> bool {
             let sp = (b.src as *const u8).add(s * e);
             let dp = (b.dst as *mut u8).add(d * e);
             // Non-temporal blocks need every block row 16-byte aligned.
-            let nt = b.nt && drs == r && nt_ok(dp, drs * e, 16);
+            let nt = b.nt && b.forward && drs == r && nt_ok(dp, drs * e, 16);
             match (e, nt) {
                 (1, false) => transpose::<u8, false>(sp.cast(), srs, dp.cast(), drs, r, c),
                 (1, true) => transpose::<u8, true>(sp.cast(), srs, dp.cast(), drs, r, c),
