@@ -331,6 +331,8 @@ fn violations_are_kernel_faults_naming_block_api_and_values() {
         (22, &["TBuf<VECCALC>::Get<float>(65): 260 bytes, the buffer has 256"]),
         (23, &["AscendC::Add: mask 200 is outside [1, 128] (elements of half per repeat)"]),
         (24, &["AscendC::Exp: 5 repeats (block stride 1, repeat stride 8) reach byte 1280 of the dst operand, which holds 256 float elements (1024 bytes)"]),
+        (25, &["AscendC::Add: dst (UB 0x20..0xa0) and src0 (UB 0x0..0x80) overlap at different offsets"]),
+        (26, &["AscendC::Cast: in place between float and half, whose sizes differ"]),
     ];
     for (case, parts) in cases {
         let r = exec(&exe, &[&case.to_string(), "1"]);

@@ -127,7 +127,13 @@ inline std::string fault_prefix()
     va_start(ap, fmt);
     std::string m = fault_prefix() + vformat(fmt, ap);
     va_end(ap);
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
     throw KernelFault(m);
+#else
+    /* built with -fno-exceptions: the block cannot be unwound, so the process stops here */
+    std::fprintf(stderr, "%s\n", m.c_str());
+    std::abort();
+#endif
 }
 
 /* The regions as "x: 0x7f..+4096, y: ...", for messages. */
