@@ -1,7 +1,9 @@
 # npu-emu: build, install into target/npu-emu, run the samples, run the tests.
 #
 #   make          build the workspace and lay out a CANN-like tree in target/npu-emu
-#   make run      ... then build the samples against that tree and run them on emulated NPUs
+#   make run      ... then build the samples against that tree and run them on emulated NPUs,
+#                 starting with the main demo, samples/distributed_add (an Ascend C kernel on every
+#                 rank, then HcclAllReduce on the same stream)
 #   make test     ... then run the whole test suite
 #   make perf     build the HCCL performance tool (tests/perf/hccl-perf, hccl-perf-mpi)
 #   make clean    remove build output
@@ -25,10 +27,11 @@ install: build
 # The samples build with their own Makefiles against the install tree, exactly as a user
 # would after `source set_env.sh`.
 samples: install
-	. $(PREFIX)/set_env.sh && $(MAKE) -C samples/distributed_training
+	. $(PREFIX)/set_env.sh && $(MAKE) -C samples/distributed_add && $(MAKE) -C samples/distributed_training
 	. $(PREFIX)/set_env.sh && $(MAKE) -C samples/acl_memcpy && $(MAKE) -C samples/hccl_allreduce
 
 run: samples
+	. $(PREFIX)/set_env.sh && $(NPU_EMU) run -n 2 samples/distributed_add/distributed_add
 	. $(PREFIX)/set_env.sh && $(NPU_EMU) run -n 2 samples/distributed_training/distributed_training
 	. $(PREFIX)/set_env.sh && samples/acl_memcpy/acl_memcpy
 	. $(PREFIX)/set_env.sh && $(NPU_EMU) run -n $(RANKS) samples/hccl_allreduce/hccl_allreduce
@@ -40,6 +43,7 @@ perf: install
 	. $(PREFIX)/set_env.sh && $(MAKE) -C tests/perf
 
 clean:
+	-$(MAKE) -C samples/distributed_add clean
 	-$(MAKE) -C samples/distributed_training clean
 	-$(MAKE) -C samples/acl_memcpy clean
 	-$(MAKE) -C samples/hccl_allreduce clean

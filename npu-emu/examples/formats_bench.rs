@@ -1,6 +1,6 @@
 //! Throughput of the format conversions against a plain copy of the same bytes.
 //!
-//! `cargo run --release -p npu-emu --example formats_bench [MiB] [reps]`
+//! `cargo run --release -p npu-emu --example formats_bench [MiB] [reps] [fp16|fp32|int8]`
 //!
 //! Each repetition times a plain `copy_from_slice` of the source size (glibc memcpy, as
 //! `aclrtMemcpy` uses) and then every conversion, interleaved so that load from other processes
@@ -13,41 +13,58 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mib: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(64);
     let reps: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(7);
+    let (dtype, es, dname) = match args.get(3).map(String::as_str) {
+        Some("fp32") => (DT_FLOAT, 4, "fp32"),
+        Some("int8") => (DT_INT8, 1, "int8"),
+        _ => (DT_FLOAT16, 2, "fp16"),
+    };
     let bytes = mib << 20;
-    let elems = bytes / 2;
+    let elems = bytes / es;
     let src: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8 + 1).collect();
     // Shapes of `elems` fp16 elements.
     let hw = elems / 16 / 64;
     let cases: Vec<(String, i32, Vec<i64>, i32)> = vec![
         (
-            format!("NCHW->NC1HWC0 [16,64,{hw}] fp16"),
+            format!("NCHW->NC1HWC0 [16,64,{hw}] {dname}"),
             FORMAT_NCHW,
             vec![16, 64, 1, hw as i64],
             FORMAT_NC1HWC0,
         ),
         (
-            format!("NCHW->NC1HWC0 [1,16,1,{}] fp16", elems / 16),
+            format!("NCHW->NC1HWC0 [1,16,1,{}] {dname}", elems / 16),
             FORMAT_NCHW,
             vec![1, 16, 1, (elems / 16) as i64],
             FORMAT_NC1HWC0,
         ),
         (
-            format!("NHWC->NC1HWC0 [16,1,{hw},64] fp16"),
+            format!("NHWC->NC1HWC0 [16,1,{hw},64] {dname}"),
             FORMAT_NHWC,
             vec![16, 1, hw as i64, 64],
             FORMAT_NC1HWC0,
         ),
         (
-            format!("ND->FRACTAL_NZ [{},4096] fp16", elems / 4096),
+            format!("ND->FRACTAL_NZ [{},4096] {dname}", elems / 4096),
             FORMAT_ND,
             vec![(elems / 4096) as i64, 4096],
             FORMAT_FRACTAL_NZ,
         ),
         (
-            format!("ND->FRACTAL_NZ [16,{},2048] fp16", elems / 16 / 2048),
+            format!("ND->FRACTAL_NZ [16,{},2048] {dname}", elems / 16 / 2048),
             FORMAT_ND,
             vec![16, (elems / 16 / 2048) as i64, 2048],
             FORMAT_FRACTAL_NZ,
+        ),
+        (
+            format!("NCHW->FRACTAL_Z [{},1024,4,4] {dname}", elems / 16384),
+            FORMAT_NCHW,
+            vec![(elems / 16384) as i64, 1024, 4, 4],
+            FORMAT_FRACTAL_Z,
+        ),
+        (
+            format!("HWCN->FRACTAL_Z [4,4,1024,{}] {dname}", elems / 16384),
+            FORMAT_HWCN,
+            vec![4, 4, 1024, (elems / 16384) as i64],
+            FORMAT_FRACTAL_Z,
         ),
     ];
     let mut plans = Vec::new();
@@ -57,7 +74,7 @@ fn main() {
             src_shape: ss,
             dst_format: df,
             dst_shape: ds,
-            dtype: DT_FLOAT16,
+            dtype,
             groups: 1,
             rule: C0Rule::Ge,
         };

@@ -171,7 +171,16 @@ impl AiCorePool {
                     Err(_) => break, // run with the cores we have
                 }
             }
-            inner.work.notify_all();
+            // Wake as many idle cores as there are blocks (not all of them: a 1-block launch
+            // on a 48-core pool would otherwise wake 48 threads for nothing).
+            let wake = block_dim.min(st.idle);
+            if wake >= st.idle {
+                inner.work.notify_all();
+            } else {
+                for _ in 0..wake {
+                    inner.work.notify_one();
+                }
+            }
             while job.lock().finished < block_dim {
                 inner.done.wait(&mut st);
             }

@@ -259,6 +259,24 @@ fn unsupported_apis_fail_to_compile_naming_the_api() {
             "AscendC::LocalTensor<int32_t> i = buf.Get<int32_t>(); AscendC::Div(i, i, i, 8)",
             "AscendC::Div supports half and float",
         ),
+        (
+            "mask_register",
+            "",
+            "AscendC::Add<half, false>(a, a, b, 128, 1, {1, 1, 1, 8, 8, 8})",
+            "AscendC::Add with isSetMask = false uses the mask of SetVectorMask",
+        ),
+        (
+            "set_vector_mask",
+            "",
+            "AscendC::SetVectorMask<half>(128)",
+            "AscendC::SetVectorMask is not supported",
+        ),
+        (
+            "atomic_type",
+            "",
+            "AscendC::SetAtomicAdd<uint64_t>()",
+            "atomic operations support float, half, bfloat16_t, int32_t, int16_t and int8_t",
+        ),
         ("unknown", "", "AscendC::NoSuchApi(a)", "NoSuchApi"),
     ];
     for (name, prelude, stmt, expect) in cases {
@@ -313,6 +331,8 @@ fn violations_are_kernel_faults_naming_block_api_and_values() {
         (22, &["TBuf<VECCALC>::Get<float>(65): 260 bytes, the buffer has 256"]),
         (23, &["AscendC::Add: mask 200 is outside [1, 128] (elements of half per repeat)"]),
         (24, &["AscendC::Exp: 5 repeats (block stride 1, repeat stride 8) reach byte 1280 of the dst operand, which holds 256 float elements (1024 bytes)"]),
+        (25, &["AscendC::Add: dst (UB 0x20..0xa0) and src0 (UB 0x0..0x80) overlap at different offsets"]),
+        (26, &["AscendC::Cast: in place between float and half, whose sizes differ"]),
     ];
     for (case, parts) in cases {
         let r = exec(&exe, &[&case.to_string(), "1"]);
@@ -425,6 +445,12 @@ fn vector_operations_and_cast_match_host_reference() {
         "PASS level0 case 2\n",
         "PASS level0 case 3\n",
         "PASS level0 case 4\n",
+        "PASS level0 case 5\n",
+        "PASS atomic case 0\n",
+        "PASS atomic case 1\n",
+        "PASS atomic case 2\n",
+        "PASS cmpsel case 0\n",
+        "PASS cmpsel case 1\n",
         "PASS Cast int32_t->float mode 3\n",
     ] {
         assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());

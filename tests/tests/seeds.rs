@@ -165,13 +165,22 @@ fn distributed_training_sample_fails_on_a_wrong_gradient() {
          npu-emu run -n 2 samples/distributed_training/distributed_training --count 100 --wrong-rank 1",
     );
     assert_ne!(r.code, Some(0), "{}", r.all());
-    // Rank 1's extra 1 in element 50 shows on every rank: 3 * (1 + 50 % 16) + 1 = 10.
-    for rank in 0..2 {
-        let fail = format!(
-            "[rank {rank}] rank {rank}: gradient AllReduce (sum over ranks, fp16, in place): FAIL: 1 of 100 elements wrong; element 50 is 10, expected 9"
-        );
-        assert!(r.stdout.contains(&fail), "{fail}\n{}", r.all());
-    }
+    // Rank 1's extra 1 in element 50 shows on every rank: 3 * (1 + 50 % 16) + 1 = 10. The
+    // launcher stops the other rank as soon as one fails, so only the first surely reports.
+    let fails: Vec<usize> = (0..2)
+        .filter(|rank| {
+            r.stdout.contains(&format!(
+                "[rank {rank}] rank {rank}: gradient AllReduce (sum over ranks, fp16, in place): FAIL: 1 of 100 elements wrong; element 50 is 10, expected 9"
+            ))
+        })
+        .collect();
+    assert!(!fails.is_empty(), "{}", r.all());
+    assert_eq!(
+        count(&r.stdout, "in place): FAIL"),
+        fails.len(),
+        "{}",
+        r.all()
+    );
     assert!(r.stderr.contains("npu-emu run: job failed"), "{}", r.all());
     assert!(!r.stdout.contains(": PASS"), "{}", r.all());
 }
@@ -299,6 +308,8 @@ fn hcclinit_rejects_bad_arguments_with_hccl_e_para() {
         "hcclInit: group is NULL",
         "hcclInit: group name \"a/b\" is invalid",
         "hcclInit: group name \"\" is invalid",
+        "hcclInit: NPU_EMU_JOB_ID \"bad/id\" is invalid",
+        "hcclInit: HCCL_CONNECT_TIMEOUT \"soon\" is invalid: expected seconds from 1 to 7200",
     ] {
         assert!(r.stderr.contains(msg), "{msg}:\n{}", r.all());
     }
@@ -326,6 +337,56 @@ fn hcclinit_rejects_bad_arguments_with_hccl_e_para() {
     );
     assert!(
         r.stdout.contains("solo: rank 0/1 allreduce ok"),
+        "{}",
+        r.all()
+    );
+    for msg in [
+        "hcclBroadcast: sendBuf is NULL on the root (rank 0)",
+        "hcclAllReduce: dataType 13 (aclDataType) has no HCCL equivalent",
+        "hcclBroadcast: dataType 12 (aclDataType) has no HCCL equivalent",
+        "get_data_type_size: dataType 13 has no size in bytes",
+    ] {
+        assert!(r.stderr.contains(msg), "{msg}:\n{}", r.all());
+    }
+    assert!(r.stdout.contains("dialect_init: ok"), "{}", r.all());
+}
+
+#[test]
+fn hcclinit_forms_a_group_of_threads_in_one_process() {
+    let work = scratch("seed-init-threads");
+    let _node = Node(work.clone());
+    let prog = dialect_program(&work);
+    let mut c = direct(&prog, &work, &["threads"]);
+    c.env("NPU_EMU_JOB_ID", "threads-job");
+    let r = run(c);
+    r.assert_ok();
+    assert_eq!(
+        count(&r.stdout, "allreduce ok (element 0 = 3, expected 3)"),
+        2,
+        "{}",
+        r.all()
+    );
+    assert!(r.stdout.contains("dialect_init: ok"), "{}", r.all());
+}
+
+#[test]
+fn hcclinit_times_out_when_rank_0_never_comes() {
+    let work = scratch("seed-init-noroot");
+    let _node = Node(work.clone());
+    let prog = dialect_program(&work);
+    let mut c = direct(&npu_emu_bin(), &work, &["run", "-n", "2"]);
+    c.arg(&prog).arg("no-root").env("HCCL_CONNECT_TIMEOUT", "1");
+    let r = run(c);
+    r.assert_ok();
+    // HCCL_E_TIMEOUT = 9.
+    assert!(
+        r.stdout
+            .contains("[rank 1] hcclInit without rank 0: 9 (expected 9)"),
+        "{}",
+        r.all()
+    );
+    assert!(
+        r.stderr.contains("hcclInit: rank 1 of group \"g\" (size 2) timed out after 1 s (HCCL_CONNECT_TIMEOUT) waiting for rank 0"),
         "{}",
         r.all()
     );
@@ -411,4 +472,116 @@ fn hcclinit_ignores_a_stale_file_of_an_exited_process() {
         );
     }
     assert!(!dir.join("hcclInit.g.0").exists());
+}
+
+#[test]
+fn distributed_add_sample_passes_at_2_and_8_ranks() {
+    let t = Tree::new("seed-add", &["distributed_add"]);
+    let r = t.bash("make -C samples/distributed_add");
+    r.assert_ok();
+    // The launch header the generator wrote, as CANN's build writes it.
+    let h = std::fs::read_to_string(
+        t.work
+            .join("samples/distributed_add/build/include/aclrtlaunch_add_custom.h"),
+    )
+    .unwrap();
+    assert!(h.contains("aclrtlaunch_add_custom("), "{h}");
+    for n in [2, 8] {
+        let r = t.bash(&format!(
+            "npu-emu run -n {n} samples/distributed_add/distributed_add"
+        ));
+        r.assert_ok();
+        // sum over r of 2(r + 1) = n(n + 1): 6 at 2 ranks, 72 at 8.
+        let v = n * (n + 1);
+        for rank in 0..n {
+            let lines = rank_lines(&r, rank);
+            let z = format!("rankId: {rank}, z: [ {v} {v} {v} {v} {v} {v} {v} {v} ... ]");
+            assert!(lines.contains(&z.as_str()), "{z}\n{}", r.all());
+            let pass = format!(
+                "rank {rank}: PASS (add_custom on 8 AI cores, then HcclAllReduce sum of 16384 fp16 over {n} ranks: every element is {v})"
+            );
+            assert!(lines.contains(&pass.as_str()), "{pass}\n{}", r.all());
+        }
+        assert!(!r.all().contains("FAIL"), "{}", r.all());
+    }
+    // Its own `make run` (2 ranks by default).
+    let r = t.bash("make -C samples/distributed_add run");
+    r.assert_ok();
+    assert_eq!(count(&r.stdout, "every element is 6)"), 2, "{}", r.all());
+}
+
+#[test]
+fn distributed_add_sample_fails_when_one_rank_adds_wrong_data() {
+    let t = Tree::new("seed-add-wrong", &["distributed_add"]);
+    let r = t.bash(
+        "make -C samples/distributed_add\n\
+         npu-emu run -n 2 samples/distributed_add/distributed_add --wrong-rank 1",
+    );
+    assert_ne!(r.code, Some(0), "{}", r.all());
+    // Rank 1 adds 3 + 2 instead of 2 + 2: every element is 7 on both ranks. The launcher stops
+    // the other rank as soon as one fails, so only the first to finish surely reports.
+    let fails: Vec<usize> = (0..2)
+        .filter(|rank| {
+            r.stdout.contains(&format!(
+                "[rank {rank}] rank {rank}: FAIL: 16384 of 16384 elements wrong; element 0 is 7, expected 6"
+            ))
+        })
+        .collect();
+    assert!(!fails.is_empty(), "{}", r.all());
+    assert_eq!(count(&r.stdout, ": FAIL"), fails.len(), "{}", r.all());
+    assert!(r.stderr.contains("npu-emu run: job failed"), "{}", r.all());
+    assert!(!r.stdout.contains(": PASS"), "{}", r.all());
+}
+
+/// True when `extracted` is `restored` with some whitespace deleted, i.e. `restored` only adds
+/// whitespace (line breaks, indentation, spaces) to the text as extracted.
+fn only_whitespace_added(extracted: &str, restored: &str) -> Result<(), String> {
+    let want: Vec<char> = extracted.trim_end().chars().collect();
+    let mut i = 0;
+    for (at, c) in restored.trim_end().char_indices() {
+        if i < want.len() && c == want[i] {
+            i += 1;
+        } else if !c.is_whitespace() {
+            return Err(format!(
+                "restored text differs at byte {at}: {:?}",
+                &restored[at..(at + 60).min(restored.len())]
+            ));
+        }
+    }
+    if i == want.len() {
+        Ok(())
+    } else {
+        Err(format!(
+            "extracted text not all present: missing from {:?}",
+            want[i..].iter().take(60).collect::<String>()
+        ))
+    }
+}
+
+#[test]
+fn seed_code_in_the_samples_is_the_documents_text_with_only_whitespace_restored() {
+    // tests/c/seeds/*_as_extracted.txt are the documents' code lines exactly as extracted
+    // (line breaks and spaces lost); the samples' .inc files must differ only in whitespace.
+    // (That the restored line breaks end each `//` comment where it should is checked by the
+    // samples compiling and passing.)
+    for (extracted, restored) in [
+        (
+            "tests/c/seeds/seed_000_as_extracted.txt",
+            "samples/distributed_add/seed_000_run_distributed_flow.inc",
+        ),
+        (
+            "tests/c/seeds/seed_003_as_extracted.txt",
+            "samples/distributed_training/seed_003_distributed_training.inc",
+        ),
+    ] {
+        let e = std::fs::read_to_string(root().join(extracted)).unwrap();
+        let r = std::fs::read_to_string(root().join(restored)).unwrap();
+        if let Err(why) = only_whitespace_added(&e, &r) {
+            panic!("{restored}: {why}");
+        }
+    }
+    // The check itself: a changed character or a dropped space is caught.
+    assert!(only_whitespace_added("int a=1;", "int a = 1;").is_ok());
+    assert!(only_whitespace_added("int a=1;", "int a = 2;").is_err());
+    assert!(only_whitespace_added("// x y", "// xy").is_err());
 }

@@ -28,8 +28,13 @@ enum pipe_t {
 
 typedef int32_t event_t;
 
-/* Program-order execution makes the barrier a no-op. */
+constexpr event_t EVENT_ID0 = 0, EVENT_ID1 = 1, EVENT_ID2 = 2, EVENT_ID3 = 3, EVENT_ID4 = 4, EVENT_ID5 = 5,
+                  EVENT_ID6 = 6, EVENT_ID7 = 7;
+
+/* Program-order execution makes barriers and flags between pipes no-ops. */
 inline void pipe_barrier(pipe_t) {}
+inline void set_flag(pipe_t, pipe_t, event_t) {}
+inline void wait_flag(pipe_t, pipe_t, event_t) {}
 
 namespace AscendC {
 

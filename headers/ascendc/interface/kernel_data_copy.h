@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <type_traits>
 
 #include "interface/kernel_tensor.h"
 #include "npuemu/context.h"
@@ -127,6 +129,79 @@ inline void block_copy(uint8_t *dst, const uint8_t *src, uint32_t count, uint64_
     }
 }
 
+enum AtomicType { ATOMIC_NONE = 0, ATOMIC_F32, ATOMIC_F16, ATOMIC_BF16, ATOMIC_S32, ATOMIC_S16, ATOMIC_S8 };
+
+template <class T> struct atomic_type_of { static constexpr int value = ATOMIC_NONE; };
+template <> struct atomic_type_of<float> { static constexpr int value = ATOMIC_F32; };
+template <> struct atomic_type_of<half> { static constexpr int value = ATOMIC_F16; };
+template <> struct atomic_type_of<bfloat16_t> { static constexpr int value = ATOMIC_BF16; };
+template <> struct atomic_type_of<int32_t> { static constexpr int value = ATOMIC_S32; };
+template <> struct atomic_type_of<int16_t> { static constexpr int value = ATOMIC_S16; };
+template <> struct atomic_type_of<int8_t> { static constexpr int value = ATOMIC_S8; };
+
+/* One lock for every atomic write of this kernel library: blocks run on parallel threads. */
+inline std::mutex &atomic_lock()
+{
+    static std::mutex m;
+    return m;
+}
+
+template <class T>
+inline void atomic_apply(uint8_t *dst, const uint8_t *src, uint64_t len, int op)
+{
+    using C = typename std::conditional<std::is_floating_point<T>::value || std::is_same<T, half>::value ||
+                                            std::is_same<T, bfloat16_t>::value,
+                                        float, int64_t>::type;
+    for (uint64_t o = 0; o < len; o += sizeof(T)) {
+        T a, b;
+        std::memcpy(&a, dst + o, sizeof(T));
+        std::memcpy(&b, src + o, sizeof(T));
+        const C x = static_cast<C>(a), y = static_cast<C>(b);
+        const C r = op == 1 ? x + y : op == 2 ? (x > y ? x : y) : (x < y ? x : y);
+        T out = static_cast<T>(r);
+        if (!std::is_same<C, float>::value) {
+            /* integers wrap */
+            out = static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(r)));
+        }
+        std::memcpy(dst + o, &out, sizeof(T));
+    }
+}
+
+/* A UB -> GM write of `len` bytes: plain, or (after SetAtomicAdd/Max/Min) combined element by
+ * element with what GM holds, in the atomic element type. */
+inline void gm_write(const char *api, uint8_t *dst, const uint8_t *src, uint64_t len)
+{
+    const BlockContext &c = ctx();
+    if (c.atomic_op == 0) {
+        std::memmove(dst, src, len);
+        return;
+    }
+    static const unsigned sizes[] = {1, 4, 2, 2, 4, 2, 1};
+    static const char *names[] = {"", "float", "half", "bfloat16_t", "int32_t", "int16_t", "int8_t"};
+    if (len % sizes[c.atomic_type] != 0) {
+        fault("%s with atomic %s on %s: %llu bytes are not a whole number of elements", api,
+              c.atomic_op == 1 ? "add" : c.atomic_op == 2 ? "max" : "min", names[c.atomic_type],
+              static_cast<unsigned long long>(len));
+    }
+    std::lock_guard<std::mutex> g(atomic_lock());
+    switch (c.atomic_type) {
+    case ATOMIC_F32: atomic_apply<float>(dst, src, len, c.atomic_op); break;
+    case ATOMIC_F16: atomic_apply<half>(dst, src, len, c.atomic_op); break;
+    case ATOMIC_BF16: atomic_apply<bfloat16_t>(dst, src, len, c.atomic_op); break;
+    case ATOMIC_S32: atomic_apply<int32_t>(dst, src, len, c.atomic_op); break;
+    case ATOMIC_S16: atomic_apply<int16_t>(dst, src, len, c.atomic_op); break;
+    default: atomic_apply<int8_t>(dst, src, len, c.atomic_op); break;
+    }
+}
+
+inline void block_write(const char *api, uint8_t *dst, const uint8_t *src, uint32_t count, uint64_t len,
+                        uint64_t sstep, uint64_t dstep)
+{
+    for (uint32_t i = 0; i < count; ++i) {
+        gm_write(api, dst + i * dstep, src + i * sstep, len);
+    }
+}
+
 inline uint64_t extent(uint32_t count, uint64_t len, uint64_t step)
 {
     return count == 0 ? 0 : (count - 1) * step + len;
@@ -163,7 +238,8 @@ __aicore__ inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T>
     if (bytes == 0) {
         return;
     }
-    std::memcpy(npuemu::gm_translate(dst.addr_, bytes, "DataCopy UB->GM writes"), src.addr_, bytes);
+    npuemu::gm_write(api, npuemu::gm_translate(dst.addr_, bytes, "DataCopy UB->GM writes"),
+                     reinterpret_cast<const uint8_t *>(src.addr_), bytes);
 }
 
 /* UB -> UB, `calCount` elements (calCount * sizeof(T) a multiple of 32 bytes). */
@@ -211,7 +287,7 @@ __aicore__ inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T>
         return;
     }
     uint8_t *d = npuemu::gm_translate(dst.addr_, dext, "DataCopy UB->GM writes");
-    npuemu::block_copy(d, reinterpret_cast<const uint8_t *>(src.addr_), p.blockCount, len, sstep, dstep);
+    npuemu::block_write(api, d, reinterpret_cast<const uint8_t *>(src.addr_), p.blockCount, len, sstep, dstep);
 }
 
 /* UB -> UB with DataCopyParams (all lengths and strides in 32-byte blocks). */
@@ -289,7 +365,7 @@ inline void ub_to_gm(const GlobalTensor<T> &dst, const LocalTensor<T> &src, uint
         return;
     }
     uint8_t *d = npuemu::gm_translate(dst.addr_, dext, "DataCopyPad UB->GM writes");
-    npuemu::block_copy(d, reinterpret_cast<const uint8_t *>(src.addr_), count, len, sstep, dstep);
+    npuemu::block_write(api, d, reinterpret_cast<const uint8_t *>(src.addr_), count, len, sstep, dstep);
 }
 
 } // namespace detail_pad
@@ -340,6 +416,49 @@ __aicore__ inline void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor
     detail_pad::ub_to_gm(dst, src, dataCopyParams.blockCount, dataCopyParams.blockLen, dataCopyParams.srcStride,
                          dataCopyParams.dstStride);
 }
+
+/* Atomic writes to GM: every later UB -> GM DataCopy / DataCopyPad of this block combines its
+ * data with what GM holds (sum, max or min, in T), until SetAtomicNone. */
+#define NPUEMU_ATOMIC_TYPES_OK(T)                                                                   \
+    static_assert(npuemu::atomic_type_of<T>::value != npuemu::ATOMIC_NONE,                         \
+                  "npu-emu: atomic operations support float, half, bfloat16_t, int32_t, int16_t and int8_t")
+template <typename T>
+__aicore__ inline void SetAtomicAdd()
+{
+    NPUEMU_ATOMIC_TYPES_OK(T);
+    npuemu::ctx().atomic_op = 1;
+    npuemu::ctx().atomic_type = npuemu::atomic_type_of<T>::value;
+}
+template <typename T>
+__aicore__ inline void SetAtomicMax()
+{
+    NPUEMU_ATOMIC_TYPES_OK(T);
+    npuemu::ctx().atomic_op = 2;
+    npuemu::ctx().atomic_type = npuemu::atomic_type_of<T>::value;
+}
+template <typename T>
+__aicore__ inline void SetAtomicMin()
+{
+    NPUEMU_ATOMIC_TYPES_OK(T);
+    npuemu::ctx().atomic_op = 3;
+    npuemu::ctx().atomic_type = npuemu::atomic_type_of<T>::value;
+}
+/* Change the element type of the atomic operation already set. */
+template <typename T>
+__aicore__ inline void SetAtomicType()
+{
+    NPUEMU_ATOMIC_TYPES_OK(T);
+    npuemu::ctx().atomic_type = npuemu::atomic_type_of<T>::value;
+}
+__aicore__ inline void SetAtomicNone()
+{
+    npuemu::ctx().atomic_op = 0;
+}
+__aicore__ inline void DisableDmaAtomic()
+{
+    npuemu::ctx().atomic_op = 0;
+}
+#undef NPUEMU_ATOMIC_TYPES_OK
 
 } // namespace AscendC
 

@@ -197,6 +197,12 @@ __aicore__ inline void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src
     npuemu::check_count(api, n);
     npuemu::check_vec_operand(api, "dst", dst, n);
     npuemu::check_vec_operand(api, "src", src, n);
+    npuemu::check_overlap(api, "src", dst.addr_, static_cast<uint64_t>(n) * sizeof(T), src.addr_,
+                          static_cast<uint64_t>(n) * sizeof(U));
+    if (static_cast<const void *>(dst.addr_) == static_cast<const void *>(src.addr_) && sizeof(T) != sizeof(U)) {
+        npuemu::fault("%s: in place between %s and %s, whose sizes differ", api, npuemu::type_name<T>::get(),
+                      npuemu::type_name<U>::get());
+    }
     /* dst and src may overlap only when they start at the same place (in-place of equal widths) */
     if (std::is_same<T, float>::value && std::is_same<U, float>::value) {
         /* float -> float rounds to an integral value (CAST_NONE: unchanged) */

@@ -87,6 +87,21 @@ inline void check_vec_operand(const char *api, const char *which, const AscendC:
     }
 }
 
+/* The vector unit reads a whole repeat before writing it: an operand may be the destination
+ * itself (in place) or lie apart from it, but not overlap it at another offset. */
+inline void check_overlap(const char *api, const char *which, const void *dst, uint64_t dbytes, const void *src,
+                          uint64_t sbytes)
+{
+    const uint8_t *d = static_cast<const uint8_t *>(dst), *s = static_cast<const uint8_t *>(src);
+    if (d == s || dbytes == 0 || sbytes == 0 || d + dbytes <= s || s + sbytes <= d) {
+        return;
+    }
+    fault("%s: dst (UB 0x%llx..0x%llx) and %s (UB 0x%llx..0x%llx) overlap at different offsets; operands must be "
+          "the same tensor (in place) or not overlap",
+          api, static_cast<unsigned long long>(ub_offset(d)), static_cast<unsigned long long>(ub_offset(d) + dbytes),
+          which, static_cast<unsigned long long>(ub_offset(s)), static_cast<unsigned long long>(ub_offset(s) + sbytes));
+}
+
 inline void check_count(const char *api, int32_t count)
 {
     if (count < 0) {
@@ -102,6 +117,8 @@ inline void vec_binary(const char *api, const AscendC::LocalTensor<T> &dst, cons
     check_vec_operand(api, "dst", dst, count);
     check_vec_operand(api, "src0", a, count);
     check_vec_operand(api, "src1", b, count);
+    check_overlap(api, "src0", dst.addr_, count * sizeof(T), a.addr_, count * sizeof(T));
+    check_overlap(api, "src1", dst.addr_, count * sizeof(T), b.addr_, count * sizeof(T));
     using C = typename calc_type<T>::type;
     for (int32_t i = 0; i < count; ++i) {
         dst.addr_[i] = static_cast<T>(f(static_cast<C>(a.addr_[i]), static_cast<C>(b.addr_[i])));
@@ -115,6 +132,7 @@ inline void vec_unary(const char *api, const AscendC::LocalTensor<T> &dst, const
     check_count(api, count);
     check_vec_operand(api, "dst", dst, count);
     check_vec_operand(api, "src", a, count);
+    check_overlap(api, "src", dst.addr_, count * sizeof(T), a.addr_, count * sizeof(T));
     using C = typename calc_type<T>::type;
     for (int32_t i = 0; i < count; ++i) {
         dst.addr_[i] = static_cast<T>(f(static_cast<C>(a.addr_[i])));
@@ -260,6 +278,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         npuemu::level0_binary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src0, src1, \
                               repeatParams, [](C a, C b) { return EXPR; });                         \
@@ -271,6 +291,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         npuemu::level0_binary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src0, \
                               src1, repeatParams, [](C a, C b) { return EXPR; });                   \
@@ -292,6 +314,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src, repeatParams, \
                              [](C a) { return EXPR; });                                             \
@@ -302,6 +326,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src,       \
                              repeatParams, [](C a) { return EXPR; });                               \
@@ -328,6 +354,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         const C s = static_cast<C>(static_cast<T>(scalarValue));                                    \
         npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src, repeatParams, \
@@ -339,6 +367,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
+        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
+                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         const C s = static_cast<C>(static_cast<T>(scalarValue));                                    \
         npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src,       \
@@ -393,6 +423,8 @@ template <typename T, bool isSetMask = true, typename U>
 __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue, const uint64_t mask[],
                                  const uint8_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride)
 {
+    static_assert(isSetMask, "npu-emu: AscendC::Duplicate with isSetMask = false uses the mask of SetVectorMask, "
+                             "which is not supported (see README.md)");
     static_assert(npuemu::one_of<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>::value,
                   "npu-emu: AscendC::Duplicate supports half, bfloat16_t, float, int16_t, uint16_t, int32_t and "
                   "uint32_t elements only");
@@ -405,6 +437,8 @@ template <typename T, bool isSetMask = true, typename U>
 __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue, uint64_t mask,
                                  const uint8_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride)
 {
+    static_assert(isSetMask, "npu-emu: AscendC::Duplicate with isSetMask = false uses the mask of SetVectorMask, "
+                             "which is not supported (see README.md)");
     static_assert(npuemu::one_of<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>::value,
                   "npu-emu: AscendC::Duplicate supports half, bfloat16_t, float, int16_t, uint16_t, int32_t and "
                   "uint32_t elements only");
@@ -413,6 +447,29 @@ __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue
     npuemu::level0_unary(npuemu::level0<T>("AscendC::Duplicate", nullptr, mask, repeatTimes), dst, dst, p,
                          [v](typename npuemu::calc_type<T>::type) { return v; });
 }
+
+/* Symbol overloads: `dst = src0 + src1` computes over dst.GetSize() elements. */
+#define NPUEMU_SYMBOL_OVERRIDE(OP, FN)                                                              \
+    template <typename T>                                                                           \
+    struct SymbolOverride##FN {                                                                     \
+        LocalTensor<T> src0, src1;                                                                  \
+        void npuemu_apply(const LocalTensor<T> &dst) const                                          \
+        {                                                                                           \
+            FN(dst, src0, src1, static_cast<int32_t>(dst.GetSize()));                               \
+        }                                                                                           \
+    };                                                                                              \
+    template <typename T>                                                                           \
+    __aicore__ inline SymbolOverride##FN<T> operator OP(const LocalTensor<T> &src0, const LocalTensor<T> &src1) \
+    {                                                                                               \
+        return SymbolOverride##FN<T>{src0, src1};                                                   \
+    }
+NPUEMU_SYMBOL_OVERRIDE(+, Add)
+NPUEMU_SYMBOL_OVERRIDE(-, Sub)
+NPUEMU_SYMBOL_OVERRIDE(*, Mul)
+NPUEMU_SYMBOL_OVERRIDE(/, Div)
+NPUEMU_SYMBOL_OVERRIDE(&, And)
+NPUEMU_SYMBOL_OVERRIDE(|, Or)
+#undef NPUEMU_SYMBOL_OVERRIDE
 
 } // namespace AscendC
 

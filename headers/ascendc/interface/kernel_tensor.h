@@ -161,6 +161,15 @@ public:
         return t;
     }
 
+    /* `dst = src0 + src1` (also -, *, /, &, |): the operation over dst.GetSize() elements. */
+    template <class E>
+    __aicore__ inline auto operator=(const E &expr) -> decltype(expr.npuemu_apply(*this), void())
+    {
+        expr.npuemu_apply(*this);
+    }
+    LocalTensor(const LocalTensor &) = default;
+    LocalTensor &operator=(const LocalTensor &) = default;
+
     /* npu-emu internals */
     void check_ub(const char *api) const
     {
@@ -188,6 +197,27 @@ public:
     uint32_t gen_ = 0;            /* allocation generation of that buffer */
     int32_t tag_ = 0;
 };
+
+enum class CacheLine { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+
+/* The emulated memory is coherent: scalar GM writes are visible to data copies at once, so
+ * cleaning / invalidating the data cache has nothing left to do. */
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+__aicore__ inline void DataCacheCleanAndInvalid(const GlobalTensor<T> &dst)
+{
+    (void)dst;
+}
+template <typename T, CacheLine entireType>
+__aicore__ inline void DataCacheCleanAndInvalid(const GlobalTensor<T> &dst)
+{
+    (void)dst;
+}
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+__aicore__ inline void DataCacheCleanAndInvalid(const LocalTensor<T> &dst)
+{
+    (void)dst;
+}
 
 } // namespace AscendC
 

@@ -53,6 +53,8 @@ struct BlockContext {
     bool active = false;
     void *pipe = nullptr; /* the current AscendC::TPipe of this block */
     uint32_t ub_used = 0; /* bytes of UB handed out by the current TPipe */
+    int atomic_op = 0;    /* SetAtomicAdd/Max/Min: 0 none, 1 add, 2 max, 3 min */
+    int atomic_type = 0;  /* AtomicType of the element type set with it */
 };
 
 inline BlockContext &ctx()
@@ -125,7 +127,13 @@ inline std::string fault_prefix()
     va_start(ap, fmt);
     std::string m = fault_prefix() + vformat(fmt, ap);
     va_end(ap);
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
     throw KernelFault(m);
+#else
+    /* built with -fno-exceptions: the block cannot be unwound, so the process stops here */
+    std::fprintf(stderr, "%s\n", m.c_str());
+    std::abort();
+#endif
 }
 
 /* The regions as "x: 0x7f..+4096, y: ...", for messages. */

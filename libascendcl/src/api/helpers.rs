@@ -63,7 +63,10 @@ pub struct DataBuffer {
 /// Live data buffers (addresses of boxed [`DataBuffer`]s).
 static BUFFERS: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
 
-fn with_live<T>(buf: *const DataBuffer, f: impl FnOnce(&mut DataBuffer) -> T) -> Result<T, Error> {
+pub fn with_live<T>(
+    buf: *const DataBuffer,
+    f: impl FnOnce(&mut DataBuffer) -> T,
+) -> Result<T, Error> {
     if buf.is_null() {
         return Err(Error::invalid("argument dataBuffer is NULL"));
     }

@@ -42,46 +42,77 @@ impl Nz {
     }
 }
 
+/// Column strips read together by the inverse: each plain row gets `STRIPS` pieces in a row
+/// (one contiguous write) from as many sequential read streams.
+const STRIPS: usize = 16;
+/// Plain rows per inverse unit.
+const ROWS: usize = 512;
+
+impl Nz {
+    fn strip_groups(&self) -> usize {
+        self.w1.div_ceil(STRIPS)
+    }
+    fn row_chunks(&self) -> usize {
+        self.h.div_ceil(ROWS)
+    }
+}
+
 impl Walk for Nz {
-    fn units(&self) -> usize {
-        self.b * self.h1
+    fn units(&self, forward: bool) -> usize {
+        if forward {
+            // 16-row blocks: each strip's piece of the block is one contiguous private range.
+            self.b * self.h1
+        } else {
+            // (batch, row chunk, strip group).
+            self.b * self.row_chunks() * self.strip_groups()
+        }
     }
 
     fn walk(&self, units: Range<usize>, forward: bool, f: &mut impl FnMut(Move)) {
         let (h, w, w0, w1, h1) = (self.h, self.w, self.w0, self.w1, self.h1);
         let strip = h1 * H0 * w0;
+        if !forward {
+            let (groups, chunks) = (self.strip_groups(), self.row_chunks());
+            for u in units {
+                let (rest, g) = (u / groups, u % groups);
+                let (bi, ch) = (rest / chunks, rest % chunks);
+                let s0 = g * STRIPS;
+                let s1 = (s0 + STRIPS).min(w1);
+                // Strips of the group that are full W0 wide; the last strip of the row may not.
+                let full_end = s1.min(w / w0);
+                let r1 = (ch * ROWS + ROWS).min(h);
+                for hh in ch * ROWS..r1 {
+                    let plain = (bi * h + hh) * w + s0 * w0;
+                    let private = (bi * w1 + s0) * strip + hh * w0;
+                    if full_end > s0 {
+                        f(Move::Rows {
+                            plain,
+                            plain_rs: w0,
+                            private,
+                            private_rs: strip,
+                            rows: full_end - s0,
+                            len: w0,
+                        });
+                    }
+                    if full_end < s1 {
+                        let k = full_end - s0;
+                        f(Move::Rows {
+                            plain: plain + k * w0,
+                            plain_rs: 0,
+                            private: private + k * strip,
+                            private_rs: 0,
+                            rows: 1,
+                            len: w - full_end * w0,
+                        });
+                    }
+                }
+            }
+            return;
+        }
         for u in units {
             let (bi, h1i) = (u / h1, u % h1);
             let r0 = h1i * H0;
             let hv = H0.min(h - r0);
-            if !forward {
-                // Plain rows one after the other (the destination is written in order); each
-                // row gathers its W0-wide pieces from the column strips.
-                let full = w / w0;
-                for hh in r0..r0 + hv {
-                    let plain = (bi * h + hh) * w;
-                    let private = bi * w1 * strip + hh * w0;
-                    f(Move::Rows {
-                        plain,
-                        plain_rs: w0,
-                        private,
-                        private_rs: strip,
-                        rows: full,
-                        len: w0,
-                    });
-                    if full < w1 {
-                        f(Move::Rows {
-                            plain: plain + full * w0,
-                            plain_rs: 0,
-                            private: private + full * strip,
-                            private_rs: 0,
-                            rows: 1,
-                            len: w - full * w0,
-                        });
-                    }
-                }
-                continue;
-            }
             for w1i in 0..w1 {
                 let cs = w1i * w0;
                 let wv = w0.min(w - cs);

@@ -11,6 +11,9 @@
 use super::kernels::{Move, Walk};
 use std::ops::Range;
 
+/// Output channels per unit (one fractal's N0).
+const CO_BLOCK: usize = 16;
+
 /// Memory order of the plain weight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FzPlain {
@@ -131,9 +134,9 @@ impl Fz {
 }
 
 impl Walk for Fz {
-    fn units(&self) -> usize {
+    fn units(&self, _forward: bool) -> usize {
         match self.plain {
-            FzPlain::ChannelsFirst | FzPlain::ChannelsLast => self.cout,
+            FzPlain::ChannelsFirst | FzPlain::ChannelsLast => self.cout.div_ceil(CO_BLOCK),
             FzPlain::Hwcn => self.d * self.h * self.w,
         }
     }
@@ -143,36 +146,49 @@ impl Walk for Fz {
         let cout_g = self.cout_g();
         let row_stride = self.n1 * 16 * c0;
         match self.plain {
-            FzPlain::ChannelsFirst => {
-                for co in units {
-                    let (g, nl) = (co / cout_g, co % cout_g);
-                    for di in 0..d {
-                        for (ci, len) in self.segments(g) {
-                            f(Move::Transpose {
-                                plain: ((co * cin + ci) * d + di) * hw,
-                                plain_rs: d * hw,
-                                private: self.private_index(g, nl, ci, di, 0),
-                                private_rs: row_stride,
-                                rows: len,
-                                cols: hw,
-                            });
+            FzPlain::ChannelsFirst | FzPlain::ChannelsLast => {
+                let last = self.plain == FzPlain::ChannelsLast;
+                for u in units {
+                    // A block of output channels, segment by segment: the block's pieces of one
+                    // private row are adjacent (N0-major fractals), so they are written together.
+                    let (co0, co1) = (u * CO_BLOCK, (u * CO_BLOCK + CO_BLOCK).min(self.cout));
+                    let mut segs: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
+                    for co in co0..co1 {
+                        let g = co / cout_g;
+                        if !segs.iter().any(|(sg, _)| *sg == g) {
+                            segs.push((g, self.segments(g).collect()));
                         }
                     }
-                }
-            }
-            FzPlain::ChannelsLast => {
-                for co in units {
-                    let (g, nl) = (co / cout_g, co % cout_g);
+                    let seg_of = |g: usize| &segs.iter().find(|(sg, _)| *sg == g).unwrap().1;
+                    let max_k = segs.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
                     for di in 0..d {
-                        for (ci, len) in self.segments(g) {
-                            f(Move::Rows {
-                                plain: (co * d + di) * hw * cin + ci,
-                                plain_rs: cin,
-                                private: self.private_index(g, nl, ci, di, 0),
-                                private_rs: row_stride,
-                                rows: hw,
-                                len,
-                            });
+                        for k in 0..max_k {
+                            for co in co0..co1 {
+                                let (g, nl) = (co / cout_g, co % cout_g);
+                                let Some(&(ci, len)) = seg_of(g).get(k) else {
+                                    continue;
+                                };
+                                let private = self.private_index(g, nl, ci, di, 0);
+                                f(if last {
+                                    Move::Rows {
+                                        plain: (co * d + di) * hw * cin + ci,
+                                        plain_rs: cin,
+                                        private,
+                                        private_rs: row_stride,
+                                        rows: hw,
+                                        len,
+                                    }
+                                } else {
+                                    Move::Transpose {
+                                        plain: ((co * cin + ci) * d + di) * hw,
+                                        plain_rs: d * hw,
+                                        private,
+                                        private_rs: row_stride,
+                                        rows: len,
+                                        cols: hw,
+                                    }
+                                });
+                            }
                         }
                     }
                 }

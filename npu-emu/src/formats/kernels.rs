@@ -45,8 +45,9 @@ pub(crate) enum Move {
 
 /// A layout that can be walked unit by unit.
 pub(crate) trait Walk {
-    /// Number of units; units are independent (disjoint destinations in both directions).
-    fn units(&self) -> usize;
+    /// Number of units of a direction (`forward`: plain → private); units are independent
+    /// (disjoint destinations).
+    fn units(&self, forward: bool) -> usize;
     /// Emit the moves of `units`, in an order suited to the direction (`forward`: plain →
     /// private). Both directions must emit the same element pairs.
     fn walk(&self, units: Range<usize>, forward: bool, f: &mut impl FnMut(Move));
@@ -139,7 +140,7 @@ fn run_walk<W: Walk + Sync>(plan: &Plan, w: &W, src: &[u8], dst: &mut [u8]) -> b
             && plan.dst_bytes >= NT_MIN_BYTES
             && (dst.as_ptr() as usize).is_multiple_of(16),
     };
-    let units = w.units();
+    let units = w.units(plan.forward);
     let n = thread_count(plan.dst_bytes, units);
     let run = |range: Range<usize>| -> bool {
         let mut ok = true;
@@ -256,9 +257,10 @@ unsafe fn apply(b: &Bufs, m: Move) -> bool {
             let sp = (b.src as *const u8).add(s * e);
             let dp = (b.dst as *mut u8).add(d * e);
             // Non-temporal blocks need every block row 16-byte aligned.
-            let nt = b.nt && drs == r && nt_ok(dp, drs * e, 16);
+            let nt = b.nt && b.forward && drs == r && nt_ok(dp, drs * e, 16);
             match (e, nt) {
-                (1, _) => transpose::<u8, false>(sp.cast(), srs, dp.cast(), drs, r, c),
+                (1, false) => transpose::<u8, false>(sp.cast(), srs, dp.cast(), drs, r, c),
+                (1, true) => transpose::<u8, true>(sp.cast(), srs, dp.cast(), drs, r, c),
                 (2, false) => transpose::<u16, false>(sp.cast(), srs, dp.cast(), drs, r, c),
                 (2, true) => transpose::<u16, true>(sp.cast(), srs, dp.cast(), drs, r, c),
                 (4, false) => transpose::<u32, false>(sp.cast(), srs, dp.cast(), drs, r, c),
@@ -456,8 +458,9 @@ macro_rules! scalar_block {
     };
 }
 
-scalar_block!(u8, 8);
 scalar_block!(u64, 4);
+#[cfg(not(target_arch = "x86_64"))]
+scalar_block!(u8, 8);
 #[cfg(not(target_arch = "x86_64"))]
 scalar_block!(u16, 8);
 #[cfg(not(target_arch = "x86_64"))]
@@ -521,6 +524,57 @@ mod sse2 {
             st(5, _mm_unpackhi_epi64(u2, u6));
             st(6, _mm_unpacklo_epi64(u3, u7));
             st(7, _mm_unpackhi_epi64(u3, u7));
+        }
+    }
+
+    impl Block for u8 {
+        const B: usize = 16;
+        #[inline(always)]
+        unsafe fn block(src: *const u8, srs: usize, dst: *mut u8, drs: usize) {
+            block8::<false>(src, srs, dst, drs)
+        }
+        #[inline(always)]
+        unsafe fn block_nt(src: *const u8, srs: usize, dst: *mut u8, drs: usize) {
+            block8::<true>(src, srs, dst, drs)
+        }
+    }
+
+    /// 16×16 bytes: interleave bytes, then 2-, 4- and 8-byte groups of row pairs.
+    #[inline(always)]
+    unsafe fn block8<const NT: bool>(src: *const u8, srs: usize, dst: *mut u8, drs: usize) {
+        let a: [__m128i; 16] =
+            std::array::from_fn(|i| _mm_loadu_si128(src.add(i * srs) as *const __m128i));
+        // b[2k], b[2k+1]: rows 2k, 2k+1 interleaved, columns 0..8 and 8..16.
+        let mut b = [_mm_setzero_si128(); 16];
+        for k in 0..8 {
+            b[2 * k] = _mm_unpacklo_epi8(a[2 * k], a[2 * k + 1]);
+            b[2 * k + 1] = _mm_unpackhi_epi8(a[2 * k], a[2 * k + 1]);
+        }
+        // c[4m+q]: rows 4m..4m+4, columns 4q..4q+4 (one 4-byte group per column).
+        let mut c = [_mm_setzero_si128(); 16];
+        for m in 0..4 {
+            c[4 * m] = _mm_unpacklo_epi16(b[4 * m], b[4 * m + 2]);
+            c[4 * m + 1] = _mm_unpackhi_epi16(b[4 * m], b[4 * m + 2]);
+            c[4 * m + 2] = _mm_unpacklo_epi16(b[4 * m + 1], b[4 * m + 3]);
+            c[4 * m + 3] = _mm_unpackhi_epi16(b[4 * m + 1], b[4 * m + 3]);
+        }
+        // d[8p+r]: rows 8p..8p+8, columns 2r, 2r+1.
+        let mut d = [_mm_setzero_si128(); 16];
+        for p in 0..2 {
+            for q in 0..4 {
+                d[8 * p + 2 * q] = _mm_unpacklo_epi32(c[8 * p + q], c[8 * p + 4 + q]);
+                d[8 * p + 2 * q + 1] = _mm_unpackhi_epi32(c[8 * p + q], c[8 * p + 4 + q]);
+            }
+        }
+        for r in 0..8 {
+            store::<NT>(
+                dst.add(2 * r * drs) as *mut __m128i,
+                _mm_unpacklo_epi64(d[r], d[8 + r]),
+            );
+            store::<NT>(
+                dst.add((2 * r + 1) * drs) as *mut __m128i,
+                _mm_unpackhi_epi64(d[r], d[8 + r]),
+            );
         }
     }
 
@@ -602,7 +656,9 @@ mod tests {
                 let mut got = vec![T::from(0); cols * drs + 16];
                 // Align the destination start to 16 bytes.
                 let off = (0..16)
-                    .find(|k| (got.as_ptr() as usize + k * std::mem::size_of::<T>()) % 16 == 0)
+                    .find(|k| {
+                        (got.as_ptr() as usize + k * std::mem::size_of::<T>()).is_multiple_of(16)
+                    })
                     .unwrap_or(0);
                 unsafe {
                     transpose_scalar(src.as_ptr(), srs, want.as_mut_ptr(), drs, rows, cols);
@@ -630,14 +686,23 @@ mod tests {
     #[test]
     fn formats_block_transposes_u8() {
         for &(rows, cols) in &[(1usize, 1usize), (3, 70), (32, 4096), (33, 65), (130, 17)] {
-            let src: Vec<u8> = (0..rows * cols).map(|i| (i % 251) as u8).collect();
-            let mut want = vec![0u8; rows * cols];
-            let mut got = vec![0u8; rows * cols];
+            let (srs, drs) = (cols + 3, (rows + 1).next_multiple_of(16));
+            let src: Vec<u8> = (0..rows * srs).map(|i| (i % 251) as u8).collect();
+            let mut want = vec![0u8; cols * drs];
+            let mut got = vec![0u8; cols * drs + 16];
+            let off = got.as_ptr().align_offset(16);
             unsafe {
-                transpose_scalar(src.as_ptr(), cols, want.as_mut_ptr(), rows, rows, cols);
-                transpose::<u8, false>(src.as_ptr(), cols, got.as_mut_ptr(), rows, rows, cols);
+                transpose_scalar(src.as_ptr(), srs, want.as_mut_ptr(), drs, rows, cols);
+                transpose::<u8, false>(src.as_ptr(), srs, got.as_mut_ptr(), drs, rows, cols);
             }
-            assert_eq!(got, want, "{rows}x{cols}");
+            assert_eq!(&got[..cols * drs], &want[..], "{rows}x{cols}");
+            got.fill(0);
+            unsafe {
+                let d = got.as_mut_ptr().add(off);
+                transpose::<u8, true>(src.as_ptr(), srs, d, drs, rows, cols);
+            }
+            store_fence();
+            assert_eq!(&got[off..off + cols * drs], &want[..], "nt {rows}x{cols}");
         }
     }
 }

@@ -6,8 +6,12 @@
 use super::kernels::{Move, Walk};
 use std::ops::Range;
 
-/// Positions (h·w) per unit, so that a large H·W still splits across threads.
+/// Positions (h·w) per unit when channels-first, so that a large H·W still splits across
+/// threads.
 const CHUNK: usize = 4096;
+/// Plain elements per unit when channels-last: all C1 blocks of a unit's positions are moved
+/// one after the other, so their source (positions × C) should stay in the cache.
+const CHUNK_ELEMS_LAST: usize = 16384;
 
 #[derive(Clone, Debug)]
 pub(crate) struct C1C0 {
@@ -68,24 +72,34 @@ impl C1C0 {
         self.h * self.w
     }
 
+    /// Positions per unit.
+    fn chunk(&self) -> usize {
+        if self.channels_last {
+            (CHUNK_ELEMS_LAST / self.c.max(1)).clamp(16, CHUNK)
+        } else {
+            CHUNK
+        }
+    }
+
     fn chunks(&self) -> usize {
-        self.hw().div_ceil(CHUNK)
+        self.hw().div_ceil(self.chunk())
     }
 }
 
 impl Walk for C1C0 {
-    fn units(&self) -> usize {
+    fn units(&self, _forward: bool) -> usize {
         self.n * self.d * self.c1 * self.chunks()
     }
 
     fn walk(&self, units: Range<usize>, _forward: bool, f: &mut impl FnMut(Move)) {
         let (c, d, c0, c1, hw) = (self.c, self.d, self.c0, self.c1, self.hw());
-        let chunks = self.chunks();
+        let (chunk, chunks) = (self.chunk(), self.chunks());
         for u in units {
-            let (blk, ch) = (u / chunks, u % chunks);
-            let p0 = ch * CHUNK;
-            let np = CHUNK.min(hw - p0);
-            let (nd, c1i) = (blk / c1, blk % c1);
+            // Unit order: (n, d), position chunk, C1 block.
+            let (rest, c1i) = (u / c1, u % c1);
+            let (nd, ch) = (rest / chunks, rest % chunks);
+            let p0 = ch * chunk;
+            let np = chunk.min(hw - p0);
             let (ni, di) = (nd / d, nd % d);
             let cs = c1i * c0;
             let cv = c0.min(c - cs);

@@ -1,6 +1,7 @@
 //! Tests of the format conversions: round trips against a per-element reference written from
 //! abi.md §5.2 (and GE's group loop), literal hand-computed examples, and bad input.
-//! Run with `cargo test --release -p npu-emu formats`.
+//! Run with `cargo test --release -p npu-emu formats`; throughput: `cargo run --release -p npu-emu
+//! --example formats_bench`.
 
 use super::*;
 
@@ -1683,77 +1684,4 @@ fn formats_bad_input() {
         m.contains("destination") && m.contains("127") && m.contains("128"),
         "{m}"
     );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Throughput (release mode, ignored by default):
-// cargo test --release -p npu-emu formats_throughput -- --ignored --nocapture
-
-fn time_best(mut f: impl FnMut()) -> f64 {
-    let mut best = f64::MAX;
-    for _ in 0..5 {
-        let t = std::time::Instant::now();
-        f();
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    best
-}
-
-#[test]
-#[ignore]
-fn formats_throughput() {
-    const BYTES: usize = 64 << 20;
-    let src = pattern(BYTES / 2, 2);
-    let mut out = vec![0u8; BYTES + (BYTES >> 2)];
-    let t_copy = time_best(|| out[..BYTES].copy_from_slice(&src));
-    let gbs = |t: f64| BYTES as f64 / t / 1e9;
-    println!("plain copy 64 MiB: {:.2} GB/s", gbs(t_copy));
-    let cases: [(&str, i32, Vec<i64>, i32); 5] = [
-        (
-            "NCHW->NC1HWC0 [16,64,128,256] fp16",
-            FORMAT_NCHW,
-            vec![16, 64, 128, 256],
-            FORMAT_NC1HWC0,
-        ),
-        (
-            "NCHW->NC1HWC0 [1,16,1024,2048] fp16",
-            FORMAT_NCHW,
-            vec![1, 16, 1024, 2048],
-            FORMAT_NC1HWC0,
-        ),
-        (
-            "NHWC->NC1HWC0 [16,128,256,64] fp16",
-            FORMAT_NHWC,
-            vec![16, 128, 256, 64],
-            FORMAT_NC1HWC0,
-        ),
-        (
-            "ND->FRACTAL_NZ [8192,4096] fp16",
-            FORMAT_ND,
-            vec![8192, 4096],
-            FORMAT_FRACTAL_NZ,
-        ),
-        (
-            "ND->FRACTAL_NZ [16,1024,2048] fp16",
-            FORMAT_ND,
-            vec![16, 1024, 2048],
-            FORMAT_FRACTAL_NZ,
-        ),
-    ];
-    for (name, f, shape, pf) in cases {
-        let p = plan(&req(f, &shape, pf, None, DT_FLOAT16)).unwrap();
-        assert_eq!(p.src_bytes(), BYTES);
-        let t = time_best(|| p.run(&src, &mut out).unwrap());
-        let inv = plan(&req(pf, p.dst_shape(), f, Some(&shape), DT_FLOAT16)).unwrap();
-        let mut back = vec![0u8; BYTES];
-        let ti = time_best(|| inv.run(&out, &mut back).unwrap());
-        assert!(back == src);
-        println!(
-            "{name}: forward {:.2} GB/s ({:.2}x copy), inverse {:.2} GB/s ({:.2}x copy)",
-            gbs(t),
-            t_copy / t,
-            gbs(ti),
-            t_copy / ti
-        );
-    }
 }

@@ -32,6 +32,8 @@ enum FaultCase : uint32_t {
     TBUF_GET_BEYOND,
     LEVEL0_MASK_RANGE,
     LEVEL0_REPEAT_BEYOND,
+    VEC_PARTIAL_OVERLAP,
+    CAST_IN_PLACE_WIDENING,
 };
 
 extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, uint32_t which)
@@ -211,6 +213,18 @@ extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, uint32_t whic
         pipe.InitBuffer(tb, 1024);
         LocalTensor<float> t = tb.Get<float>();
         Exp(t, t, 64, 5, {1, 1, 8, 8});
+        break;
+    }
+    case VEC_PARTIAL_OVERLAP: {
+        pipe.InitBuffer(tb, 1024);
+        LocalTensor<half> t = tb.Get<half>();
+        Add(t[16], t, t, 64);
+        break;
+    }
+    case CAST_IN_PLACE_WIDENING: {
+        pipe.InitBuffer(tb, 1024);
+        LocalTensor<half> t = tb.Get<half>();
+        Cast(t.ReinterpretCast<float>(), t, RoundMode::CAST_NONE, 64);
         break;
     }
     default:

@@ -20,6 +20,8 @@ extern "C" __global__ __aicore__ void vec_ops_float(GM_ADDR x, GM_ADDR y, GM_ADD
 extern "C" __global__ __aicore__ void vec_ops_int16(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t op, uint32_t n);
 extern "C" __global__ __aicore__ void vec_ops_int32(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t op, uint32_t n);
 extern "C" __global__ __aicore__ void level0_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t which);
+extern "C" __global__ __aicore__ void atomic_ops(GM_ADDR x, GM_ADDR z, uint32_t op);
+extern "C" __global__ __aicore__ void cmpsel_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t which);
 extern "C" __global__ __aicore__ void cast_ops(GM_ADDR x, GM_ADDR z, uint32_t kind, uint32_t mode, uint32_t n);
 
 static const char *op_names[OP_COUNT] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls",
@@ -381,7 +383,7 @@ static void test_cast()
 /* Level-0 forms: the expected z computed from the mask / repeat / stride rules by hand. */
 static void test_level0()
 {
-    for (uint32_t which = 0; which < 5; ++which) {
+    for (uint32_t which = 0; which < 6; ++which) {
         const bool h = which == 0 || which == 2 || which == 4;
         uint8_t *x = (uint8_t *)AscendC::GmAlloc(1024), *y = (uint8_t *)AscendC::GmAlloc(1024),
                 *z = (uint8_t *)AscendC::GmAlloc(1024);
@@ -411,6 +413,8 @@ static void test_level0()
             for (int r = 0; r < 4; ++r)
                 for (int e = 0; e < 16; ++e) want[r * 64 + e] = 7.0f;
         if (which == 4) want[64] = std::exp(xv(64));
+        if (which == 5)
+            for (int i = 0; i < 40; ++i) want[i] = xv(i) - yv(i);
         int bad = 0;
         for (size_t i = 0; i < want.size() && !bad; ++i) {
             const float got = h ? f16_val(z, i) : ((float *)z)[i];
@@ -421,6 +425,84 @@ static void test_level0()
             }
         }
         std::printf("%s level0 case %u\n", bad ? "FAIL" : "PASS", which);
+        failures += bad;
+        AscendC::GmFree(x);
+        AscendC::GmFree(y);
+        AscendC::GmFree(z);
+    }
+}
+
+/* Atomic add / max from 8 parallel blocks into one 64-element slice (integer-valued data, so the
+ * order the blocks arrive in cannot change the result). */
+static void test_atomic()
+{
+    for (uint32_t op = 0; op < 3; ++op) {
+        uint8_t *x = (uint8_t *)AscendC::GmAlloc(8 * 64 * 4), *z = (uint8_t *)AscendC::GmAlloc(64 * 4);
+        for (int i = 0; i < 8 * 64; ++i) {
+            const int v = (i * 37) % 101 - 50;
+            if (op == 0) ((float *)x)[i] = (float)v;
+            if (op == 1) ((int32_t *)x)[i] = v * 1000;
+            if (op == 2) ((uint16_t *)x)[i] = f16_bits((_Float16)v);
+        }
+        for (int i = 0; i < 64; ++i) {
+            if (op == 0) ((float *)z)[i] = 0.5f;
+            if (op == 1) ((int32_t *)z)[i] = 7;
+            if (op == 2) ((uint16_t *)z)[i] = f16_bits((_Float16)1.0f);
+        }
+        ICPU_RUN_KF(atomic_ops, 8, x, z, op);
+        int bad = 0;
+        for (int i = 0; i < 64 && !bad; ++i) {
+            double want = op == 0 ? 0.5 : op == 1 ? 7 : 1.0;
+            if (op == 2 && i >= 20) {
+                want = 1.0; /* DataCopyPad moved 20 elements */
+            } else {
+                for (int b = 0; b < 8; ++b) {
+                    const double v = op == 0 ? ((float *)x)[b * 64 + i] : op == 1 ? ((int32_t *)x)[b * 64 + i]
+                                                                                  : f16_val(x, b * 64 + i);
+                    want = op == 1 ? (v > want ? v : want) : want + v;
+                }
+            }
+            const double got = op == 0 ? ((float *)z)[i] : op == 1 ? ((int32_t *)z)[i] : f16_val(z, i);
+            if (got != want) {
+                std::fprintf(stderr, "atomic op %u: element %d is %g, expected %g\n", op, i, got, want);
+                bad = 1;
+            }
+        }
+        std::printf("%s atomic case %u\n", bad ? "FAIL" : "PASS", op);
+        failures += bad;
+        AscendC::GmFree(x);
+        AscendC::GmFree(z);
+    }
+}
+
+static void test_cmpsel()
+{
+    for (uint32_t which = 0; which < 2; ++which) {
+        uint8_t *x = (uint8_t *)AscendC::GmAlloc(256), *y = (uint8_t *)AscendC::GmAlloc(256),
+                *z = (uint8_t *)AscendC::GmAlloc(256);
+        if (which == 0) {
+            fill_f16(x, 128, 61, 5.0f);
+            fill_f16(y, 128, 62, 5.0f);
+        } else {
+            for (int i = 0; i < 64; ++i) ((float *)x)[i] = (float)((i * 13) % 29) - 14.0f;
+        }
+        ICPU_RUN_KF(cmpsel_ops, 1, x, y, z, which);
+        int bad = 0;
+        for (int i = 0; i < (which == 0 ? 128 : 64) && !bad; ++i) {
+            float want, got;
+            if (which == 0) {
+                want = f16_val(x, i) < f16_val(y, i) ? f16_val(x, i) : f16_val(y, i);
+                got = f16_val(z, i);
+            } else {
+                want = ((float *)x)[i] >= 0 ? ((float *)x)[i] : -1.0f;
+                got = ((float *)z)[i];
+            }
+            if (want != got) {
+                std::fprintf(stderr, "cmpsel case %u: element %d is %g, expected %g\n", which, i, got, want);
+                bad = 1;
+            }
+        }
+        std::printf("%s cmpsel case %u\n", bad ? "FAIL" : "PASS", which);
         failures += bad;
         AscendC::GmFree(x);
         AscendC::GmFree(y);
@@ -446,6 +528,8 @@ int main()
     }
     test_cast();
     test_level0();
+    test_atomic();
+    test_cmpsel();
     std::printf("%d failures\n", failures);
     return failures;
 }

@@ -169,6 +169,11 @@ __aicore__ inline void run_level0(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t whic
             Mul(c, a, b, mask, 3, {1, 1, 1, 8, 8, 8});
         }
         if (which == 3) Duplicate(c, 7.0f, 16, 4, 1, 8);
+        if (which == 5) {
+            LocalTensor<T> part = c;
+            part.SetSize(40);
+            part = a - b; /* symbol overload: over part.GetSize() elements */
+        }
     }
     DataCopy(zGm, c, n);
 }
@@ -179,5 +184,73 @@ extern "C" __global__ __aicore__ void level0_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z
         run_level0<half>(x, y, z, which);
     } else {
         run_level0<float>(x, y, z, which);
+    }
+}
+
+/* Atomic writes: every block adds (op 0, float), maxes (op 1, int32_t) or adds in half with
+ * DataCopyPad (op 2) its 64-element slice of x into the same 64 elements of z. */
+extern "C" __global__ __aicore__ void atomic_ops(GM_ADDR x, GM_ADDR z, uint32_t op)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    const uint64_t off = static_cast<uint64_t>(GetBlockIdx()) * 64;
+    if (op == 0 || op == 1) {
+        GlobalTensor<int32_t> xGm, zGm; /* float bits moved as int32_t for op 0 */
+        xGm.SetGlobalBuffer((__gm__ int32_t *)x + off, 64);
+        zGm.SetGlobalBuffer((__gm__ int32_t *)z, 64);
+        LocalTensor<int32_t> t = buf.Get<int32_t>();
+        DataCopy(t, xGm, 64);
+        if (op == 0) {
+            SetAtomicAdd<float>();
+        } else {
+            SetAtomicMax<int32_t>();
+        }
+        DataCopy(zGm, t, 64);
+        SetAtomicNone();
+        DataCopy(zGm[64], t, 0); /* nothing: atomics off again */
+    } else {
+        GlobalTensor<half> xGm, zGm;
+        xGm.SetGlobalBuffer((__gm__ half *)x + off, 64);
+        zGm.SetGlobalBuffer((__gm__ half *)z, 64);
+        LocalTensor<half> t = buf.Get<half>();
+        DataCopy(t, xGm, 64);
+        SetAtomicAdd<half>();
+        DataCopyExtParams p{1, 20 * sizeof(half), 0, 0, 0};
+        DataCopyPad(zGm, t, p);
+        DisableDmaAtomic();
+    }
+}
+
+/* Compare + Select: case 0 (half, 128): z = x < y ? x : y; case 1 (float, 64): z = x >= 0 ? x : -1. */
+extern "C" __global__ __aicore__ void cmpsel_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t which)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bc, bm;
+    pipe.InitBuffer(ba, 256);
+    pipe.InitBuffer(bb, 256);
+    pipe.InitBuffer(bc, 256);
+    pipe.InitBuffer(bm, 32);
+    LocalTensor<uint8_t> m = bm.Get<uint8_t>();
+    if (which == 0) {
+        GlobalTensor<half> xGm, yGm, zGm;
+        xGm.SetGlobalBuffer((__gm__ half *)x, 128);
+        yGm.SetGlobalBuffer((__gm__ half *)y, 128);
+        zGm.SetGlobalBuffer((__gm__ half *)z, 128);
+        LocalTensor<half> a = ba.Get<half>(), b = bb.Get<half>(), c = bc.Get<half>();
+        DataCopy(a, xGm, 128);
+        DataCopy(b, yGm, 128);
+        Compare(m, a, b, CMPMODE::LT, 128);
+        Select(c, m, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 128);
+        DataCopy(zGm, c, 128);
+    } else {
+        GlobalTensor<float> xGm, zGm;
+        xGm.SetGlobalBuffer((__gm__ float *)x, 64);
+        zGm.SetGlobalBuffer((__gm__ float *)z, 64);
+        LocalTensor<float> a = ba.Get<float>(), c = bc.Get<float>();
+        DataCopy(a, xGm, 64);
+        CompareScalar(m, a, 0.0f, CMPMODE::GE, 64);
+        Select(c, m, a, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
+        DataCopy(zGm, c, 64);
     }
 }

@@ -3,7 +3,11 @@
 //
 //   bad-args   (one process)  rank >= size, rank < 0, size < 1, NULL comm/group, a group name that
 //                             is not a file name: each must return the documented code
-//   no-job     (one process, NPU_EMU_JOB_ID unset)  size 2 is HCCL_E_PARA; size 1 works
+//   no-job     (one process, NPU_EMU_JOB_ID unset)  size 2 is HCCL_E_PARA; size 1 works, and
+//              the rest of the dialect is checked on it
+//   threads    (one process, NPU_EMU_JOB_ID set)  ranks 0 and 1 of a group as two threads
+//   no-root    (launcher, 2 ranks, HCCL_CONNECT_TIMEOUT=1)  rank 0 never calls hcclInit: rank 1
+//              gets HCCL_E_TIMEOUT
 //   mismatch   (launcher, 2 ranks)  rank 1 passes size 3: HCCL_E_PARA on rank 1, exit 1
 //   groups     (launcher or RANK_ID/RANK_SIZE)  two groups at once, then one of them formed
 //              again after HcclCommDestroy; an AllReduce checks each communicator, and rank 0
@@ -15,13 +19,16 @@
 
 #include <sys/wait.h>
 
+#include <atomic>
+#include <thread>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
-static int failures = 0;
+static std::atomic<int> failures{0};
 
 static void Expect(const char *what, HcclResult got, HcclResult want)
 {
@@ -79,6 +86,42 @@ static void CheckComm(const char *name, HcclComm comm, int salt)
     }
 }
 
+// The rest of the dialect on a one-rank communicator (nothing waits for a peer, so calls that
+// fail on this rank only cannot hang): separate-buffer broadcast, the aclDataType translation and
+// its errors, get_data_type_size.
+static void SoloDialectChecks(HcclComm comm)
+{
+    const size_t n = 64;
+    std::vector<int32_t> src(n);
+    for (size_t i = 0; i < n; ++i) {
+        src[i] = static_cast<int32_t>(i * 3);
+    }
+    std::vector<int32_t> dst(n, -1);
+    void *send = nullptr;
+    void *recv = nullptr;
+    aclrtStream stream = nullptr;
+    aclrtCreateStream(&stream);
+    aclrtMalloc(&send, n * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMalloc(&recv, n * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(send, n * 4, src.data(), n * 4, ACL_MEMCPY_HOST_TO_DEVICE);
+    aclrtMemcpy(recv, n * 4, dst.data(), n * 4, ACL_MEMCPY_HOST_TO_DEVICE);
+    Expect("hcclBroadcast send -> recv", hcclBroadcast(send, recv, n, ACL_INT32, 0, comm, stream), HCCL_SUCCESS);
+    aclrtSynchronizeStream(stream);
+    aclrtMemcpy(dst.data(), n * 4, recv, n * 4, ACL_MEMCPY_DEVICE_TO_HOST);
+    Expect("broadcast result", dst == src ? HCCL_SUCCESS : HCCL_E_INTERNAL, HCCL_SUCCESS);
+    Expect("hcclBroadcast NULL send on the root", hcclBroadcast(nullptr, recv, n, ACL_INT32, 0, comm, stream),
+           HCCL_E_PTR);
+    Expect("hcclAllReduce ACL_STRING", hcclAllReduce(send, recv, n, ACL_STRING, HCCL_SUM, comm, stream), HCCL_E_PARA);
+    Expect("hcclBroadcast ACL_BOOL", hcclBroadcast(send, recv, n, ACL_BOOL, 0, comm, stream), HCCL_E_PARA);
+    Expect("get_data_type_size(ACL_FLOAT16) == 2", get_data_type_size(ACL_FLOAT16) == 2 ? HCCL_SUCCESS : HCCL_E_PARA,
+           HCCL_SUCCESS);
+    Expect("get_data_type_size(ACL_STRING) == SIZE_MAX",
+           get_data_type_size(ACL_STRING) == SIZE_MAX ? HCCL_SUCCESS : HCCL_E_PARA, HCCL_SUCCESS);
+    aclrtFree(send);
+    aclrtFree(recv);
+    aclrtDestroyStream(stream);
+}
+
 int main(int argc, char **argv)
 {
     const std::string mode = argc > 1 ? argv[1] : "";
@@ -96,14 +139,51 @@ int main(int argc, char **argv)
         Expect("group a/b", hcclInit(0, 1, "a/b", &comm), HCCL_E_PARA);
         Expect("group empty", hcclInit(0, 1, "", &comm), HCCL_E_PARA);
         Expect("comm untouched", comm == nullptr ? HCCL_SUCCESS : HCCL_E_INTERNAL, HCCL_SUCCESS);
+        setenv("NPU_EMU_JOB_ID", "bad/id", 1);
+        Expect("NPU_EMU_JOB_ID bad/id", hcclInit(1, 2, "g", &comm), HCCL_E_PARA);
+        setenv("NPU_EMU_JOB_ID", "job1", 1);
+        setenv("HCCL_CONNECT_TIMEOUT", "soon", 1);
+        Expect("HCCL_CONNECT_TIMEOUT soon", hcclInit(1, 2, "g", &comm), HCCL_E_PARA);
+        unsetenv("HCCL_CONNECT_TIMEOUT");
+        unsetenv("NPU_EMU_JOB_ID");
     } else if (mode == "no-job") {
         SetDevice(0);
         Expect("size 2 without NPU_EMU_JOB_ID", hcclInit(0, 2, "g", &comm), HCCL_E_PARA);
         Expect("size 1 without NPU_EMU_JOB_ID", hcclInit(0, 1, "solo", &comm), HCCL_SUCCESS);
         if (comm != nullptr) {
             CheckComm("solo", comm, 0);
+            SoloDialectChecks(comm);
             HcclCommDestroy(comm);
         }
+    } else if (mode == "threads") {
+        // Both ranks of a group in one process, one thread each (NPU_EMU_JOB_ID set by hand).
+        if (aclInit(nullptr) != ACL_SUCCESS) {
+            return 1;
+        }
+        std::vector<std::thread> threads;
+        for (int r = 0; r < 2; ++r) {
+            threads.emplace_back([r] {
+                aclrtSetDevice(r);
+                HcclComm c = nullptr;
+                Expect(r == 0 ? "thread rank 0 hcclInit" : "thread rank 1 hcclInit", hcclInit(r, 2, "t", &c),
+                       HCCL_SUCCESS);
+                if (c != nullptr) {
+                    CheckComm("t", c, 0);
+                    HcclCommDestroy(c);
+                }
+                aclrtResetDevice(r);
+            });
+        }
+        for (auto &t : threads) {
+            t.join();
+        }
+    } else if (mode == "no-root") {
+        // Rank 0 never calls hcclInit: rank 1 must time out (HCCL_CONNECT_TIMEOUT) and say why.
+        if (rank == 0) {
+            return 0;
+        }
+        SetDevice(rank);
+        Expect("hcclInit without rank 0", hcclInit(rank, 2, "g", &comm), HCCL_E_TIMEOUT);
     } else if (mode == "mismatch") {
         SetDevice(rank);
         const HcclResult r = hcclInit(rank, rank == 1 ? 3 : 2, "g", &comm);
@@ -171,12 +251,12 @@ int main(int argc, char **argv)
             HcclCommDestroy(comm);
         }
     } else {
-        std::printf("usage: dialect_init bad-args|no-job|mismatch|groups|plant DIR|stale\n");
+        std::printf("usage: dialect_init bad-args|no-job|threads|no-root|mismatch|groups|plant DIR|stale\n");
         return 2;
     }
     aclFinalize();
     if (failures != 0) {
-        std::printf("dialect_init: %d check(s) failed\n", failures);
+        std::printf("dialect_init: %d check(s) failed\n", failures.load());
         return 1;
     }
     std::printf("dialect_init: ok\n");

@@ -50,6 +50,9 @@
 #ifndef NPU_EMU_COMPAT_HCCL_HCCL_H
 #define NPU_EMU_COMPAT_HCCL_HCCL_H
 
+/* #include_next is a GCC/Clang extension: keep -Wpedantic builds of user code quiet. */
+#pragma GCC system_header
+
 #include_next <hccl/hccl.h>
 
 #ifndef __cplusplus

@@ -8,7 +8,7 @@
 //! | `RANK_SIZE` | N |
 //! | `ASCEND_DEVICE_ID` | the rank's device (logical id): the i-th of `--devices`, default i |
 //! | `RANK_TABLE_FILE` | a version "1.0" rank table written for the job |
-//! | `NPU_EMU_JOB_ID` | a random id of the job |
+//! | `NPU_EMU_JOB_ID` | a random id of the job (the HCCL dialect layer, `headers/compat`, keys its `hcclInit` rendezvous files in the job directory by it) |
 //!
 //! The rank table lives in `<node dir>/jobs/<job id>/rank_table.json` and is removed when the
 //! job ends. Each rank runs in its own process group (so a stop reaches a wrapper script's

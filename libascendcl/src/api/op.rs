@@ -1,0 +1,1081 @@
+//! Single-operator API (`acl_op.h`, `acl_op_compiler.h`, abi.md §1.7): operator attributes
+//! and the execute calls, with the one operator the emulator has, `TransData` (abi.md §5.4).
+//!
+//! Operators: `TransData` and `Cast` (also reached through `aclopCast`; the Cast section
+//! below gives its element rules).
+//!
+//! `TransData`: 1 input, 1 output of the same data type; required string attrs `src_format`
+//! and `dst_format` (CANN's names: "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "ND", …),
+//! optional int attrs `src_subformat`, `dst_subformat` (the sub-format, i.e. the group count
+//! of FRACTAL_Z) and `groups` (default 1). Each tensor is taken in its storage format and
+//! shape ([`TensorDesc::storage`]: `aclSetTensorFormat`/`aclSetTensorShape` if set, else the
+//! format and shape of `aclCreateTensorDesc`); the attrs must name those formats (the legacy
+//! `aclopTransData` wrapper's spelling "NCHW" for an ND tensor is accepted). The conversion is
+//! planned by `npu_emu::formats` with GE's C0 rule and runs on the given stream, in order with
+//! the stream's other tasks, reading and writing device memory through the node's checked
+//! translation. The data buffers must be live device allocations at least as large as the
+//! tensors.
+//!
+//! Error codes (CANN's single-op executor, `op_model_manager` / `AclOpMap::Get`):
+//! - an op type with no operator model is `ACL_ERROR_OP_NOT_FOUND` (100024): CANN returns it
+//!   when neither the static nor the dynamic op-model map has an entry for the op (and
+//!   compile-and-execute of an op GE cannot build has no model either). Not
+//!   `ACL_ERROR_OP_TYPE_NOT_MATCH` (a handle's type differs) nor `ACL_ERROR_API_NOT_SUPPORT`
+//!   (the API itself is absent): the API works, the operator does not exist here.
+//! - input / output tensors that match no model (count, shape, data type) are
+//!   `ACL_ERROR_OP_INPUT_NOT_MATCH` (100021) / `ACL_ERROR_OP_OUTPUT_NOT_MATCH` (100022), as
+//!   the op map's input/output lookups return; attrs that do not match are
+//!   `ACL_ERROR_OP_ATTR_NOT_MATCH` (100023); a format pair TransData has no kernel for is
+//!   `ACL_ERROR_FORMAT_NOT_MATCH` (100027); a data type without a layout is
+//!   `ACL_ERROR_UNSUPPORTED_DATA_TYPE` (100026).
+//! - NULL arguments, dynamic dims, and buffers that are too small or not device memory are
+//!   `ACL_ERROR_INVALID_PARAM` (100000).
+//!
+//! Every failure records a message naming the op type and what is wrong.
+
+use crate::api::helpers::{with_live, DataBuffer};
+use crate::api::tensor_desc::{format_text, pair_supported, snapshot, TensorDesc};
+use crate::ffi::{boundary, boundary_value, non_null};
+use crate::runtime;
+use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
+use npu_emu::formats::{self, C0Rule};
+use npu_emu::Error;
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::{c_char, c_void, CStr};
+
+const ACL_ERROR_OP_INPUT_NOT_MATCH: i32 = 100021;
+const ACL_ERROR_OP_OUTPUT_NOT_MATCH: i32 = 100022;
+const ACL_ERROR_OP_ATTR_NOT_MATCH: i32 = 100023;
+const ACL_ERROR_OP_NOT_FOUND: i32 = 100024;
+const ACL_ERROR_UNSUPPORTED_DATA_TYPE: i32 = 100026;
+const ACL_ERROR_FORMAT_NOT_MATCH: i32 = 100027;
+
+/// One attribute value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttrValue {
+    Bool(bool),
+    Int(i64),
+    Float(f32),
+    String(String),
+}
+
+impl AttrValue {
+    fn kind(&self) -> &'static str {
+        match self {
+            AttrValue::Bool(_) => "bool (aclopSetAttrBool)",
+            AttrValue::Int(_) => "int (aclopSetAttrInt)",
+            AttrValue::Float(_) => "float (aclopSetAttrFloat)",
+            AttrValue::String(_) => "string (aclopSetAttrString)",
+        }
+    }
+}
+
+/// The object behind an `aclopAttr *`.
+#[derive(Clone, Debug, Default)]
+pub struct OpAttr {
+    pub values: BTreeMap<String, AttrValue>,
+}
+
+/// Live attribute sets.
+static ATTRS: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+
+fn with_attr<T>(
+    attr: *const OpAttr,
+    f: impl FnOnce(&mut OpAttr) -> Result<T, Error>,
+) -> Result<T, Error> {
+    non_null(attr, "attr")?;
+    let live = ATTRS.lock();
+    if !live.as_ref().is_some_and(|s| s.contains(&(attr as usize))) {
+        return Err(Error::invalid(format!(
+            "attr {attr:p} is not a live aclopAttr (already destroyed, or not created by \
+             aclopCreateAttr)"
+        )));
+    }
+    // SAFETY: a live Box<OpAttr>; the registry stays locked during `f`.
+    f(unsafe { &mut *(attr as *mut OpAttr) })
+}
+
+/// `aclopAttr *aclopCreateAttr(void)`
+#[no_mangle]
+pub extern "C" fn aclopCreateAttr() -> *mut OpAttr {
+    boundary_value("aclopCreateAttr", std::ptr::null_mut(), || {
+        let p = Box::into_raw(Box::<OpAttr>::default());
+        ATTRS
+            .lock()
+            .get_or_insert_with(HashSet::new)
+            .insert(p as usize);
+        Ok(p)
+    })
+}
+
+/// `void aclopDestroyAttr(const aclopAttr *attr)`: NULL is a no-op; a destroyed or foreign
+/// pointer leaves a message and is not touched.
+#[no_mangle]
+pub extern "C" fn aclopDestroyAttr(attr: *const OpAttr) {
+    boundary_value("aclopDestroyAttr", (), || {
+        if attr.is_null() {
+            return Ok(());
+        }
+        let removed = ATTRS
+            .lock()
+            .as_mut()
+            .is_some_and(|s| s.remove(&(attr as usize)));
+        if !removed {
+            return Err(Error::invalid(format!(
+                "attr {attr:p} is not a live aclopAttr (destroyed twice, or not created by \
+                 aclopCreateAttr)"
+            )));
+        }
+        // SAFETY: it was a live Box<OpAttr> and is out of the registry now.
+        drop(unsafe { Box::from_raw(attr as *mut OpAttr) });
+        Ok(())
+    })
+}
+
+fn c_str(p: *const c_char, arg: &str) -> Result<String, Error> {
+    non_null(p, arg)?;
+    // SAFETY: non-NULL, NUL-terminated per the ACL contract.
+    Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+fn set_attr(
+    name: &'static str,
+    attr: *mut OpAttr,
+    attr_name: *const c_char,
+    value: impl FnOnce() -> Result<AttrValue, Error>,
+) -> i32 {
+    boundary(name, || {
+        with_attr(attr, |a| {
+            let n = c_str(attr_name, "attrName")?;
+            let v = value()?;
+            a.values.insert(n, v);
+            Ok(())
+        })
+    })
+}
+
+/// `aclError aclopSetAttrBool(aclopAttr *attr, const char *attrName, uint8_t attrValue)`
+#[no_mangle]
+pub extern "C" fn aclopSetAttrBool(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    attrValue: u8,
+) -> i32 {
+    set_attr("aclopSetAttrBool", attr, attrName, || {
+        Ok(AttrValue::Bool(attrValue != 0))
+    })
+}
+
+/// `aclError aclopSetAttrInt(aclopAttr *attr, const char *attrName, int64_t attrValue)`
+#[no_mangle]
+pub extern "C" fn aclopSetAttrInt(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    attrValue: i64,
+) -> i32 {
+    set_attr("aclopSetAttrInt", attr, attrName, || {
+        Ok(AttrValue::Int(attrValue))
+    })
+}
+
+/// `aclError aclopSetAttrFloat(aclopAttr *attr, const char *attrName, float attrValue)`
+#[no_mangle]
+pub extern "C" fn aclopSetAttrFloat(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    attrValue: f32,
+) -> i32 {
+    set_attr("aclopSetAttrFloat", attr, attrName, || {
+        Ok(AttrValue::Float(attrValue))
+    })
+}
+
+/// `aclError aclopSetAttrString(aclopAttr *attr, const char *attrName, const char *attrValue)`
+#[no_mangle]
+pub extern "C" fn aclopSetAttrString(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    attrValue: *const c_char,
+) -> i32 {
+    set_attr("aclopSetAttrString", attr, attrName, || {
+        Ok(AttrValue::String(c_str(attrValue, "attrValue")?))
+    })
+}
+
+/// The arguments every execute call shares.
+struct Call {
+    op_type: *const c_char,
+    num_inputs: i32,
+    input_desc: *const *const TensorDesc,
+    inputs: *const *const DataBuffer,
+    num_outputs: i32,
+    output_desc: *const *const TensorDesc,
+    outputs: *const *const DataBuffer,
+    attr: *const OpAttr,
+    stream: *mut c_void,
+}
+
+fn element<T>(arr: *const *const T, i: usize, arg: &str) -> Result<*const T, Error> {
+    // SAFETY: non-NULL array (checked by the caller) of at least `num` pointers per the
+    // ACL contract; `i < num`.
+    let p = unsafe { arr.add(i).read_unaligned() };
+    non_null(p, &format!("{arg}[{i}]"))?;
+    Ok(p)
+}
+
+fn check_arrays(c: &Call) -> Result<(), Error> {
+    for (n, what) in [(c.num_inputs, "numInputs"), (c.num_outputs, "numOutputs")] {
+        if n < 0 {
+            return Err(Error::invalid(format!(
+                "{what} = {n} is invalid: expected 0 or more"
+            )));
+        }
+    }
+    if c.num_inputs > 0 {
+        non_null(c.input_desc, "inputDesc")?;
+        non_null(c.inputs, "inputs")?;
+    }
+    if c.num_outputs > 0 {
+        non_null(c.output_desc, "outputDesc")?;
+        non_null(c.outputs, "outputs")?;
+    }
+    Ok(())
+}
+
+/// Run one operator call: validate, then enqueue on the stream.
+fn execute(api: &'static str, c: Call) -> Result<(), Error> {
+    let op_type = c_str(c.op_type, "opType")?;
+    check_arrays(&c)?;
+    match op_type.as_str() {
+        "TransData" => trans_data(api, &c),
+        "Cast" => cast_op(api, &c),
+        other => Err(Error::new(
+            ACL_ERROR_OP_NOT_FOUND,
+            format!(
+                "op type \"{other}\" is not supported: npu-emu has no operator model for it \
+                 (the emulated operators are: TransData, Cast)"
+            ),
+        )),
+    }
+}
+
+/// The TransData attributes.
+struct TransAttrs {
+    src_format: String,
+    dst_format: String,
+    groups: i64,
+    /// Whether `groups` came from an attr (else it is the default 1).
+    explicit_groups: bool,
+}
+
+fn trans_attrs(attr: *const OpAttr) -> Result<TransAttrs, Error> {
+    if attr.is_null() {
+        return Err(Error::new(
+            ACL_ERROR_OP_ATTR_NOT_MATCH,
+            "op type \"TransData\" needs the string attrs src_format and dst_format, but attr \
+             is NULL (create one with aclopCreateAttr and set them with aclopSetAttrString)",
+        ));
+    }
+    let values = with_attr(attr, |a| Ok(a.values.clone()))?;
+    let string = |k: &str| -> Result<String, Error> {
+        match values.get(k) {
+            Some(AttrValue::String(s)) => Ok(s.clone()),
+            Some(v) => Err(Error::new(
+                ACL_ERROR_OP_ATTR_NOT_MATCH,
+                format!(
+                    "op type \"TransData\": attr {k} must be a string (aclopSetAttrString), \
+                     but it was set as a {}",
+                    v.kind()
+                ),
+            )),
+            None => Err(Error::new(
+                ACL_ERROR_OP_ATTR_NOT_MATCH,
+                format!(
+                    "op type \"TransData\" needs the string attr {k} (e.g. \"NCHW\", \
+                     \"NC1HWC0\", \"FRACTAL_NZ\"), which is not set"
+                ),
+            )),
+        }
+    };
+    let int = |k: &str| -> Result<Option<i64>, Error> {
+        match values.get(k) {
+            Some(AttrValue::Int(v)) => Ok(Some(*v)),
+            Some(v) => Err(Error::new(
+                ACL_ERROR_OP_ATTR_NOT_MATCH,
+                format!(
+                    "op type \"TransData\": attr {k} must be an int (aclopSetAttrInt), but it \
+                     was set as a {}",
+                    v.kind()
+                ),
+            )),
+            None => Ok(None),
+        }
+    };
+    let src_format = string("src_format")?;
+    let dst_format = string("dst_format")?;
+    let groups_attr = int("groups")?;
+    let sub = [int("src_subformat")?, int("dst_subformat")?];
+    for (k, v) in [
+        ("groups", groups_attr),
+        ("src_subformat", sub[0]),
+        ("dst_subformat", sub[1]),
+    ] {
+        if let Some(v) = v {
+            if v < 0 || (k == "groups" && v == 0) {
+                return Err(Error::new(
+                    ACL_ERROR_OP_ATTR_NOT_MATCH,
+                    format!(
+                        "op type \"TransData\": attr {k} = {v} is invalid: expected {}",
+                        if k == "groups" {
+                            "1 or more"
+                        } else {
+                            "0 or more"
+                        }
+                    ),
+                ));
+            }
+        }
+    }
+    // The sub-format of FRACTAL_Z is its group count; it must agree with `groups`.
+    let sub_groups: Vec<i64> = sub.iter().flatten().copied().filter(|&v| v > 1).collect();
+    let groups = groups_attr.or(sub_groups.first().copied()).unwrap_or(1);
+    if let Some(&g) = sub_groups.iter().find(|&&g| g != groups) {
+        return Err(Error::new(
+            ACL_ERROR_OP_ATTR_NOT_MATCH,
+            format!(
+                "op type \"TransData\": the sub-format (group count) {g} disagrees with groups \
+                 = {groups}"
+            ),
+        ));
+    }
+    Ok(TransAttrs {
+        src_format,
+        dst_format,
+        groups,
+        explicit_groups: groups_attr.is_some() || !sub_groups.is_empty(),
+    })
+}
+
+/// The attr naming a tensor's format must name `actual` (the descriptor's storage format).
+fn check_format_attr(key: &str, name: &str, actual: i32, side: &str) -> Result<(), Error> {
+    let named = formats::format_from_name(name);
+    let primary = actual & 0xff;
+    let legacy_nd = name == "NCHW" && formats::format_name(primary) == Some("ND");
+    if named.is_some_and(|f| f & 0xff == primary) || legacy_nd {
+        return Ok(());
+    }
+    let why = if named.is_none() {
+        "which is not a format name"
+    } else {
+        "which is not the descriptor's format"
+    };
+    Err(Error::new(
+        ACL_ERROR_OP_ATTR_NOT_MATCH,
+        format!(
+            "op type \"TransData\": attr {key} = \"{name}\", {why}: the {side} descriptor \
+             stores its data as {}",
+            format_text(actual)
+        ),
+    ))
+}
+
+/// Where a tensor's data lives, checked for `len` bytes now.
+#[derive(Clone, Copy)]
+struct DevRange {
+    addr: u64,
+    len: u64,
+}
+// SAFETY: only an address; the program keeps the memory alive until the stream ran the
+// task, as CANN requires.
+unsafe impl Send for DevRange {}
+
+fn buffer(
+    arr: *const *const DataBuffer,
+    arg: &str,
+    need: usize,
+    what: &str,
+    op: &str,
+) -> Result<DevRange, Error> {
+    let b = element(arr, 0, arg)?;
+    let (data, size) = with_live(b, |b| (b.data as u64, b.size))?;
+    if size < need {
+        return Err(Error::invalid(format!(
+            "op type \"{op}\": {arg}[0] holds {size} bytes, but the {what} needs {need} \
+             bytes"
+        )));
+    }
+    if need > 0 && data == 0 {
+        return Err(Error::invalid(format!(
+            "op type \"{op}\": {arg}[0] has a NULL data address"
+        )));
+    }
+    Ok(DevRange {
+        addr: data,
+        len: need as u64,
+    })
+}
+
+fn static_shape(shape: &[i64], side: &str, op: &str) -> Result<(), Error> {
+    if shape.iter().any(|&d| d < 0) {
+        return Err(Error::invalid(format!(
+            "op type \"{op}\": the {side} shape {shape:?} has a dynamic dim (-1/-2); \
+             tensor descriptors must be static when executing"
+        )));
+    }
+    Ok(())
+}
+
+fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
+    if c.num_inputs != 1 {
+        return Err(Error::new(
+            ACL_ERROR_OP_INPUT_NOT_MATCH,
+            format!(
+                "op type \"TransData\" has 1 input, but numInputs = {}",
+                c.num_inputs
+            ),
+        ));
+    }
+    if c.num_outputs != 1 {
+        return Err(Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"TransData\" has 1 output, but numOutputs = {}",
+                c.num_outputs
+            ),
+        ));
+    }
+    let src = snapshot(element(c.input_desc, 0, "inputDesc")?, "inputDesc[0]")?;
+    let dst = snapshot(element(c.output_desc, 0, "outputDesc")?, "outputDesc[0]")?;
+    let attrs = trans_attrs(c.attr)?;
+    if src.dtype != dst.dtype {
+        return Err(Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"TransData\": the output data type {} differs from the input data \
+                 type {} (TransData only moves elements)",
+                dst.dtype, src.dtype
+            ),
+        ));
+    }
+    let dtype = src.dtype;
+    if formats::dtype_size(dtype).is_none() {
+        return Err(Error::new(
+            ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+            format!("op type \"TransData\": data type {dtype} has no private-format layout"),
+        ));
+    }
+    for (d, side) in [(&src, "input"), (&dst, "output")] {
+        static_shape(&d.dims, side, "TransData")?;
+        static_shape(&d.storage_dims, side, "TransData")?;
+    }
+    // A packed format value may carry the group count as its sub-format (GE: bits 8..23).
+    let packed = [
+        src.storage_format,
+        src.format,
+        dst.storage_format,
+        dst.format,
+    ]
+    .iter()
+    .filter(|&&f| f >= 0)
+    .map(|&f| i64::from((f >> 8) & 0xffff))
+    .find(|&g| g > 1);
+    let groups = match (attrs.explicit_groups, packed) {
+        (false, Some(g)) => g,
+        _ => attrs.groups,
+    };
+    let (sf, sshape) = src.storage(groups)?;
+    let (df, dshape) = dst.storage(groups)?;
+    check_format_attr("src_format", &attrs.src_format, sf, "input")?;
+    check_format_attr("dst_format", &attrs.dst_format, df, "output")?;
+    let req = formats::Request {
+        src_format: sf,
+        src_shape: &sshape,
+        dst_format: df,
+        dst_shape: Some(&dshape),
+        dtype,
+        groups,
+        rule: C0Rule::Ge,
+    };
+    let plan = match formats::plan(&req) {
+        Ok(p) => p,
+        Err(e) => return Err(plan_error(&req, e)),
+    };
+    let (src_bytes, dst_bytes) = (plan.src_bytes(), plan.dst_bytes());
+    run_unary(api, "TransData", c, src_bytes, dst_bytes, move |s, d| {
+        plan.run(s, d).map_err(|e| e.to_string())
+    })
+}
+
+/// Check the one input and output buffer of a unary operator for `src_bytes` /
+/// `dst_bytes`, then enqueue `f(input, output)` on the call's stream; it runs on the
+/// stream's worker, in order with the stream's other tasks, after translating both
+/// (re-checked) device ranges.
+fn run_unary(
+    api: &'static str,
+    op: &'static str,
+    c: &Call,
+    src_bytes: usize,
+    dst_bytes: usize,
+    f: impl FnOnce(&[u8], &mut [u8]) -> Result<(), String> + Send + 'static,
+) -> Result<(), Error> {
+    let inb = buffer(c.inputs, "inputs", src_bytes, "input", op)?;
+    let outb = buffer(c.outputs, "outputs", dst_bytes, "output", op)?;
+    let rt = runtime::get()?;
+    let stream = rt.stream(c.stream)?;
+    if dst_bytes == 0 {
+        return Ok(());
+    }
+    rt.node.check(inb.addr, inb.len, "inputs[0]")?;
+    rt.node.check(outb.addr, outb.len, "outputs[0]")?;
+    if inb.addr < outb.addr + outb.len && outb.addr < inb.addr + inb.len {
+        return Err(Error::invalid(format!(
+            "op type \"{op}\": the output range {:#x}..+{} overlaps the input range \
+             {:#x}..+{}: {op} does not run in place",
+            outb.addr, outb.len, inb.addr, inb.len
+        )));
+    }
+    let rt2 = rt.clone();
+    stream.enqueue(Box::new(move || {
+        let (inb, outb) = (inb, outb);
+        let ctx =
+            |e: Error| Error::new(e.code, format!("{api} {op} (run on the stream): {}", e.msg));
+        let s = rt2
+            .node
+            .check(inb.addr, inb.len, "inputs[0]")
+            .map_err(ctx)?;
+        let d = rt2
+            .node
+            .check(outb.addr, outb.len, "outputs[0]")
+            .map_err(ctx)?;
+        // SAFETY: both ranges were just checked to lie in live allocations and do not
+        // overlap (checked at enqueue; allocations do not move).
+        let (s, d) = unsafe {
+            (
+                std::slice::from_raw_parts(s as *const u8, inb.len as usize),
+                std::slice::from_raw_parts_mut(d, outb.len as usize),
+            )
+        };
+        f(s, d).map_err(|e| {
+            Error::new(
+                npu_emu::codes::ACL_ERROR_INTERNAL_ERROR,
+                format!("{api} {op} (run on the stream): {e}"),
+            )
+        })
+    }))
+}
+
+/// Tell apart why `formats::plan` refused: no conversion between the formats, or shapes
+/// that do not fit (which side).
+fn plan_error(req: &formats::Request, e: formats::FormatError) -> Error {
+    let (sf, df, dtype, groups) = (req.src_format, req.dst_format, req.dtype, req.groups);
+    let pair = format!("{} to {}", format_text(sf), format_text(df));
+    if !pair_supported(sf, df, dtype, groups) {
+        return Error::new(
+            ACL_ERROR_FORMAT_NOT_MATCH,
+            format!(
+                "op type \"TransData\": converting {pair} (data type {dtype}, groups {groups}) \
+                 is not supported: {e}"
+            ),
+        );
+    }
+    let dshape = req.dst_shape.unwrap_or(&[]);
+    // Forward (plain → private): the input shape decides the output shape.
+    let fwd = formats::plan(&formats::Request {
+        dst_shape: None,
+        ..*req
+    });
+    if let Ok(p) = fwd {
+        return Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"TransData\": the output shape {dshape:?} does not match the input: \
+                 input shape {:?} converted {pair} is {:?}",
+                req.src_shape,
+                p.dst_shape()
+            ),
+        );
+    }
+    // Inverse (private → plain): the output (logical) shape decides the input shape.
+    if let Ok(expect) = formats::storage_shape(df, dshape, sf, dtype, groups, C0Rule::Ge) {
+        return Error::new(
+            ACL_ERROR_OP_INPUT_NOT_MATCH,
+            format!(
+                "op type \"TransData\": the input shape {:?} does not match the output: \
+                 output shape {dshape:?} stored as {} is {expect:?} ({pair})",
+                req.src_shape,
+                format_text(sf)
+            ),
+        );
+    }
+    Error::new(
+        ACL_ERROR_OP_INPUT_NOT_MATCH,
+        format!(
+            "op type \"TransData\": input shape {:?} and output shape {dshape:?} do not fit \
+             a conversion {pair}: {e}",
+            req.src_shape
+        ),
+    )
+}
+
+/// `aclError aclopExecuteV2(const char *opType, int numInputs, aclTensorDesc *inputDesc[],
+/// aclDataBuffer *inputs[], int numOutputs, aclTensorDesc *outputDesc[],
+/// aclDataBuffer *outputs[], aclopAttr *attr, aclrtStream stream)`
+#[no_mangle]
+pub unsafe extern "C" fn aclopExecuteV2(
+    opType: *const c_char,
+    numInputs: i32,
+    inputDesc: *const *const TensorDesc,
+    inputs: *const *const DataBuffer,
+    numOutputs: i32,
+    outputDesc: *const *const TensorDesc,
+    outputs: *const *const DataBuffer,
+    attr: *const OpAttr,
+    stream: *mut c_void,
+) -> i32 {
+    boundary("aclopExecuteV2", || {
+        execute(
+            "aclopExecuteV2",
+            Call {
+                op_type: opType,
+                num_inputs: numInputs,
+                input_desc: inputDesc,
+                inputs,
+                num_outputs: numOutputs,
+                output_desc: outputDesc,
+                outputs,
+                attr,
+                stream,
+            },
+        )
+    })
+}
+
+/// `aclError aclopExecute(…)` (deprecated): as `aclopExecuteV2` with const arrays.
+#[no_mangle]
+pub unsafe extern "C" fn aclopExecute(
+    opType: *const c_char,
+    numInputs: i32,
+    inputDesc: *const *const TensorDesc,
+    inputs: *const *const DataBuffer,
+    numOutputs: i32,
+    outputDesc: *const *const TensorDesc,
+    outputs: *const *const DataBuffer,
+    attr: *const OpAttr,
+    stream: *mut c_void,
+) -> i32 {
+    boundary("aclopExecute", || {
+        execute(
+            "aclopExecute",
+            Call {
+                op_type: opType,
+                num_inputs: numInputs,
+                input_desc: inputDesc,
+                inputs,
+                num_outputs: numOutputs,
+                output_desc: outputDesc,
+                outputs,
+                attr,
+                stream,
+            },
+        )
+    })
+}
+
+/// `engineType` must be an `aclopEngineType` (0..=2) and `compileFlag` an
+/// `aclopCompileType` (0..=1); `opPath` (a custom operator directory) may be NULL and is not
+/// read: the emulated operators need no compilation.
+fn check_compile(engine: i32, flag: i32) -> Result<(), Error> {
+    if !(0..=2).contains(&engine) {
+        return Err(Error::new(
+            ACL_ERROR_INVALID_PARAM,
+            format!(
+                "engineType = {engine} is not an aclopEngineType: expected ACL_ENGINE_SYS (0), \
+                 ACL_ENGINE_AICORE (1) or ACL_ENGINE_VECTOR (2)"
+            ),
+        ));
+    }
+    if !(0..=1).contains(&flag) {
+        return Err(Error::new(
+            ACL_ERROR_INVALID_PARAM,
+            format!(
+                "compileFlag = {flag} is not an aclopCompileType: expected ACL_COMPILE_SYS (0) \
+                 or ACL_COMPILE_UNREGISTERED (1)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `aclError aclopCompileAndExecute(…, aclopEngineType engineType, aclopCompileType
+/// compileFlag, const char *opPath, aclrtStream stream)`
+#[no_mangle]
+pub unsafe extern "C" fn aclopCompileAndExecute(
+    opType: *const c_char,
+    numInputs: i32,
+    inputDesc: *const *const TensorDesc,
+    inputs: *const *const DataBuffer,
+    numOutputs: i32,
+    outputDesc: *const *const TensorDesc,
+    outputs: *const *const DataBuffer,
+    attr: *const OpAttr,
+    engineType: i32,
+    compileFlag: i32,
+    _opPath: *const c_char,
+    stream: *mut c_void,
+) -> i32 {
+    boundary("aclopCompileAndExecute", || {
+        check_compile(engineType, compileFlag)?;
+        execute(
+            "aclopCompileAndExecute",
+            Call {
+                op_type: opType,
+                num_inputs: numInputs,
+                input_desc: inputDesc,
+                inputs,
+                num_outputs: numOutputs,
+                output_desc: outputDesc,
+                outputs,
+                attr,
+                stream,
+            },
+        )
+    })
+}
+
+/// `aclError aclopCompileAndExecuteV2(…)`: as `aclopCompileAndExecute` with non-const arrays.
+#[no_mangle]
+pub unsafe extern "C" fn aclopCompileAndExecuteV2(
+    opType: *const c_char,
+    numInputs: i32,
+    inputDesc: *const *const TensorDesc,
+    inputs: *const *const DataBuffer,
+    numOutputs: i32,
+    outputDesc: *const *const TensorDesc,
+    outputs: *const *const DataBuffer,
+    attr: *const OpAttr,
+    engineType: i32,
+    compileFlag: i32,
+    _opPath: *const c_char,
+    stream: *mut c_void,
+) -> i32 {
+    boundary("aclopCompileAndExecuteV2", || {
+        check_compile(engineType, compileFlag)?;
+        execute(
+            "aclopCompileAndExecuteV2",
+            Call {
+                op_type: opType,
+                num_inputs: numInputs,
+                input_desc: inputDesc,
+                inputs,
+                num_outputs: numOutputs,
+                output_desc: outputDesc,
+                outputs,
+                attr,
+                stream,
+            },
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Cast (`aclopCast`, and op type "Cast": 1 input, 1 output of the same format and shape;
+// optional attrs `dst_type` (int, must be the output's data type) and `truncate` (bool,
+// reserved as in CANN's aclopCast documentation, ignored)).
+//
+// Element rules (IEEE, as the hardware converts): float → narrower float rounds to nearest
+// even (overflow gives ±Inf, NaN stays NaN); float → integer rounds toward zero and
+// saturates, NaN gives 0; integer → integer keeps the low bits (two's complement
+// wrap-around); anything → bool is 1 when non-zero; bool → anything is 0 or 1.
+// ---------------------------------------------------------------------------------------
+
+/// One element in a lossless intermediate form.
+#[derive(Clone, Copy)]
+enum Num {
+    F(f64),
+    I(i128),
+}
+
+/// Data types Cast handles, with their element size.
+fn cast_size(dt: i32) -> Option<usize> {
+    Some(match dt {
+        0 | 3 | 8 => 4,      // FLOAT, INT32, UINT32
+        1 | 6 | 7 | 27 => 2, // FLOAT16, INT16, UINT16, BF16
+        2 | 4 | 12 => 1,     // INT8, UINT8, BOOL
+        9..=11 => 8,         // INT64, UINT64, DOUBLE
+        _ => return None,
+    })
+}
+
+fn load(dt: i32, b: &[u8]) -> Num {
+    let a2 = || [b[0], b[1]];
+    let a4 = || [b[0], b[1], b[2], b[3]];
+    let a8 = || [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
+    match dt {
+        0 => Num::F(f32::from_le_bytes(a4()) as f64),
+        1 => Num::F(half::f16::from_le_bytes(a2()).to_f64()),
+        27 => Num::F(half::bf16::from_le_bytes(a2()).to_f64()),
+        11 => Num::F(f64::from_le_bytes(a8())),
+        2 => Num::I(b[0] as i8 as i128),
+        4 => Num::I(b[0] as i128),
+        12 => Num::I((b[0] != 0) as i128),
+        6 => Num::I(i16::from_le_bytes(a2()) as i128),
+        7 => Num::I(u16::from_le_bytes(a2()) as i128),
+        3 => Num::I(i32::from_le_bytes(a4()) as i128),
+        8 => Num::I(u32::from_le_bytes(a4()) as i128),
+        9 => Num::I(i64::from_le_bytes(a8()) as i128),
+        _ => Num::I(u64::from_le_bytes(a8()) as i128),
+    }
+}
+
+fn store(dt: i32, v: Num, out: &mut [u8]) {
+    // Integer targets: floats truncate toward zero and saturate (Rust `as`), integers wrap.
+    let int = |bits: u32, signed: bool| -> i128 {
+        match v {
+            Num::F(f) => {
+                if signed {
+                    match bits {
+                        8 => f as i8 as i128,
+                        16 => f as i16 as i128,
+                        32 => f as i32 as i128,
+                        _ => f as i64 as i128,
+                    }
+                } else {
+                    match bits {
+                        8 => f as u8 as i128,
+                        16 => f as u16 as i128,
+                        32 => f as u32 as i128,
+                        _ => f as u64 as i128,
+                    }
+                }
+            }
+            Num::I(i) => i,
+        }
+    };
+    let f64v = || match v {
+        Num::F(f) => f,
+        Num::I(i) => i as f64,
+    };
+    match dt {
+        0 => {
+            let x = match v {
+                Num::F(f) => f as f32,
+                Num::I(i) => i as f32,
+            };
+            out.copy_from_slice(&x.to_le_bytes())
+        }
+        1 => out.copy_from_slice(&half::f16::from_f64(f64v()).to_le_bytes()),
+        27 => out.copy_from_slice(&half::bf16::from_f64(f64v()).to_le_bytes()),
+        11 => out.copy_from_slice(&f64v().to_le_bytes()),
+        12 => {
+            out[0] = match v {
+                Num::F(f) => (f != 0.0) as u8,
+                Num::I(i) => (i != 0) as u8,
+            }
+        }
+        2 => out[0] = int(8, true) as i8 as u8,
+        4 => out[0] = int(8, false) as u8,
+        6 => out.copy_from_slice(&(int(16, true) as i16).to_le_bytes()),
+        7 => out.copy_from_slice(&(int(16, false) as u16).to_le_bytes()),
+        3 => out.copy_from_slice(&(int(32, true) as i32).to_le_bytes()),
+        8 => out.copy_from_slice(&(int(32, false) as u32).to_le_bytes()),
+        9 => out.copy_from_slice(&(int(64, true) as i64).to_le_bytes()),
+        _ => out.copy_from_slice(&(int(64, false) as u64).to_le_bytes()),
+    }
+}
+
+/// Convert `n` elements of `sdt` in `src` to `ddt` in `dst`.
+fn cast_elements(sdt: i32, ddt: i32, n: usize, src: &[u8], dst: &mut [u8]) {
+    let (ss, ds) = (cast_size(sdt).unwrap_or(1), cast_size(ddt).unwrap_or(1));
+    if sdt == ddt {
+        dst[..n * ds].copy_from_slice(&src[..n * ss]);
+        return;
+    }
+    for (i, o) in src[..n * ss]
+        .chunks_exact(ss)
+        .zip(dst[..n * ds].chunks_exact_mut(ds))
+    {
+        store(ddt, load(sdt, i), o);
+    }
+}
+
+/// Validate and enqueue a Cast of the call's one input into its one output.
+fn cast_op(api: &'static str, c: &Call) -> Result<(), Error> {
+    if c.num_inputs != 1 {
+        return Err(Error::new(
+            ACL_ERROR_OP_INPUT_NOT_MATCH,
+            format!(
+                "op type \"Cast\" has 1 input, but numInputs = {}",
+                c.num_inputs
+            ),
+        ));
+    }
+    if c.num_outputs != 1 {
+        return Err(Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"Cast\" has 1 output, but numOutputs = {}",
+                c.num_outputs
+            ),
+        ));
+    }
+    let src = snapshot(element(c.input_desc, 0, "inputDesc")?, "inputDesc[0]")?;
+    let dst = snapshot(element(c.output_desc, 0, "outputDesc")?, "outputDesc[0]")?;
+    if !c.attr.is_null() {
+        let values = with_attr(c.attr, |a| Ok(a.values.clone()))?;
+        match values.get("dst_type") {
+            None | Some(AttrValue::Int(_)) => {}
+            Some(v) => {
+                return Err(Error::new(
+                    ACL_ERROR_OP_ATTR_NOT_MATCH,
+                    format!(
+                        "op type \"Cast\": attr dst_type must be an int (aclopSetAttrInt), but \
+                         it was set as a {}",
+                        v.kind()
+                    ),
+                ))
+            }
+        }
+        if let Some(AttrValue::Int(t)) = values.get("dst_type") {
+            if *t != i64::from(dst.dtype) {
+                return Err(Error::new(
+                    ACL_ERROR_OP_ATTR_NOT_MATCH,
+                    format!(
+                        "op type \"Cast\": attr dst_type = {t} is not the output descriptor's \
+                         data type {}",
+                        dst.dtype
+                    ),
+                ));
+            }
+        }
+    }
+    cast_descs(api, c, &src, &dst)
+}
+
+fn cast_descs(
+    api: &'static str,
+    c: &Call,
+    src: &TensorDesc,
+    dst: &TensorDesc,
+) -> Result<(), Error> {
+    for (d, side) in [(src, "input"), (dst, "output")] {
+        if cast_size(d.dtype).is_none() {
+            return Err(Error::new(
+                ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                format!(
+                    "op type \"Cast\": the {side} data type {} is not supported (supported: \
+                     float, float16, bfloat16, double, bool, int8/16/32/64, uint8/16/32/64)",
+                    d.dtype
+                ),
+            ));
+        }
+        static_shape(&d.dims, side, "Cast")?;
+        static_shape(&d.storage_dims, side, "Cast")?;
+    }
+    let (sf, sshape) = src.storage(1)?;
+    let (df, dshape) = dst.storage(1)?;
+    if sf & 0xff != df & 0xff {
+        return Err(Error::new(
+            ACL_ERROR_FORMAT_NOT_MATCH,
+            format!(
+                "op type \"Cast\": the output format {} differs from the input format {} (Cast \
+                 converts data types only; use TransData for formats)",
+                format_text(df),
+                format_text(sf)
+            ),
+        ));
+    }
+    let n = crate::api::tensor_desc::element_count(&sshape)?;
+    if sshape != dshape {
+        return Err(Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"Cast\": the output shape {dshape:?} differs from the input shape \
+                 {sshape:?}"
+            ),
+        ));
+    }
+    let (sdt, ddt) = (src.dtype, dst.dtype);
+    let (ss, ds) = (cast_size(sdt).unwrap_or(1), cast_size(ddt).unwrap_or(1));
+    let bytes = |k: usize| {
+        n.checked_mul(k).ok_or_else(|| {
+            Error::invalid(format!("op type \"Cast\": shape {sshape:?} is too large"))
+        })
+    };
+    let (sb, db) = (bytes(ss)?, bytes(ds)?);
+    run_unary(api, "Cast", c, sb, db, move |s, d| {
+        cast_elements(sdt, ddt, n, s, d);
+        Ok(())
+    })
+}
+
+/// `aclError aclopCast(const aclTensorDesc *srcDesc, const aclDataBuffer *srcBuffer,
+/// const aclTensorDesc *dstDesc, aclDataBuffer *dstBuffer, uint8_t truncate,
+/// aclrtStream stream)`: the data type conversion of the "Cast" operator on `stream`;
+/// `truncate` is reserved (CANN's documentation) and not read.
+#[no_mangle]
+pub unsafe extern "C" fn aclopCast(
+    srcDesc: *const TensorDesc,
+    srcBuffer: *const DataBuffer,
+    dstDesc: *const TensorDesc,
+    dstBuffer: *const DataBuffer,
+    _truncate: u8,
+    stream: *mut c_void,
+) -> i32 {
+    boundary("aclopCast", || {
+        non_null(srcDesc, "srcDesc")?;
+        non_null(srcBuffer, "srcBuffer")?;
+        non_null(dstDesc, "dstDesc")?;
+        non_null(dstBuffer, "dstBuffer")?;
+        let ind = [srcDesc];
+        let outd = [dstDesc];
+        let inb = [srcBuffer];
+        let outb = [dstBuffer];
+        let c = Call {
+            op_type: std::ptr::null(),
+            num_inputs: 1,
+            input_desc: ind.as_ptr(),
+            inputs: inb.as_ptr(),
+            num_outputs: 1,
+            output_desc: outd.as_ptr(),
+            outputs: outb.as_ptr(),
+            attr: std::ptr::null(),
+            stream,
+        };
+        let src = snapshot(srcDesc, "srcDesc")?;
+        let dst = snapshot(dstDesc, "dstDesc")?;
+        cast_descs("aclopCast", &c, &src, &dst)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cast1(sdt: i32, ddt: i32, src: &[u8]) -> Vec<u8> {
+        let mut out = vec![0u8; cast_size(ddt).unwrap()];
+        cast_elements(sdt, ddt, 1, src, &mut out);
+        out
+    }
+
+    #[test]
+    fn cast_rules() {
+        // fp32 -> fp16: round to nearest even, overflow to +Inf.
+        assert_eq!(cast1(0, 1, &1.0f32.to_le_bytes()), 0x3C00u16.to_le_bytes());
+        assert_eq!(cast1(0, 1, &1e6f32.to_le_bytes()), 0x7C00u16.to_le_bytes());
+        // fp32 -> int32: toward zero, saturating, NaN -> 0.
+        assert_eq!(cast1(0, 3, &(-2.7f32).to_le_bytes()), (-2i32).to_le_bytes());
+        assert_eq!(cast1(0, 3, &3e10f32.to_le_bytes()), i32::MAX.to_le_bytes());
+        assert_eq!(cast1(0, 3, &f32::NAN.to_le_bytes()), 0i32.to_le_bytes());
+        // int32 -> int8 wraps; -> uint8 wraps; -> bool.
+        assert_eq!(cast1(3, 2, &300i32.to_le_bytes()), [44u8]);
+        assert_eq!(cast1(3, 4, &(-1i32).to_le_bytes()), [255u8]);
+        assert_eq!(cast1(3, 12, &(-5i32).to_le_bytes()), [1u8]);
+        // bf16 -> fp32 exact; int64 -> double.
+        assert_eq!(cast1(27, 0, &0x3F80u16.to_le_bytes()), 1.0f32.to_le_bytes());
+        assert_eq!(
+            cast1(9, 11, &(-7i64).to_le_bytes()),
+            (-7.0f64).to_le_bytes()
+        );
+    }
+}

@@ -1,0 +1,20 @@
+/* Kernels that break the rules, for tests/tests/kernel_launch.rs.
+ * raw_deref reads global memory through the raw GM_ADDR pointer instead of a GlobalTensor:
+ * the canonical device address is not host-accessible, so the AI-core thread faults and the
+ * process dies of SIGSEGV with a message naming the kernel and the block.
+ * scale_first writes value into z[0] of every block's part through GlobalTensor::SetValue,
+ * taking only scalars besides the pointer (a launch with a scalar parameter). */
+#include "kernel_operator.h"
+
+extern "C" __global__ __aicore__ void raw_deref(GM_ADDR x)
+{
+    volatile uint8_t v = *((__gm__ uint8_t *)x + 3);
+    (void)v;
+}
+
+extern "C" __global__ __aicore__ void set_first(GM_ADDR z, uint32_t part, float value)
+{
+    AscendC::GlobalTensor<float> zGm;
+    zGm.SetGlobalBuffer((__gm__ float *)z + part * AscendC::GetBlockIdx(), part);
+    zGm.SetValue(0, value + static_cast<float>(AscendC::GetBlockIdx()));
+}

@@ -1,0 +1,158 @@
+//! Private data formats through the real entry points (issue 5): the tensor-descriptor API
+//! and the `TransData` operator of `libascendcl.so`, from C++ programs in `tests/c/formats/`
+//! compiled against `headers/`. TransData results are copied back from the device and
+//! compared with a host reference the C++ program computes from abi.md §5.2.
+
+use npu_emu_tests::{command, compile, node_dir, run, scratch, Run};
+use std::path::{Path, PathBuf};
+
+/// Removes a test's private node directory from /dev/shm when dropped.
+struct NodeGuard(PathBuf);
+
+impl Drop for NodeGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Compile `tests/c/formats/<src>` and run it with `args` on a private node.
+fn run_prog(src: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let work = scratch(&format!("formats-{}", src.split('.').next().unwrap()));
+    let _node = NodeGuard(node_dir(&work));
+    let exe = work.join("prog");
+    compile(
+        &[&format!("formats/{src}")],
+        &exe,
+        &["ascendcl"],
+        &["-Wno-deprecated-declarations"],
+    );
+    let mut c = command(Path::new(&exe), &work);
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run(c)
+}
+
+fn trans_group(group: &str) {
+    let r = run_prog("transdata.cpp", &[group], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains(&format!("PASS {group}")), "{}", r.all());
+}
+
+#[test]
+fn descriptor_api_values_sizes_and_errors() {
+    let r = run_prog("desc.cpp", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    // The messages users see name the function and the argument.
+    assert!(
+        r.stdout
+            .contains("aclGetTensorDescDimV2: index = 4 is out of range"),
+        "{}",
+        r.all()
+    );
+}
+
+#[test]
+fn descriptor_shapes_of_every_private_format() {
+    let r = run_prog("desc.cpp", &[], &[("DESC_ALL_FORMATS", "1")]);
+    r.assert_ok();
+    assert!(r.stdout.contains("ok trans 1 -> 3"), "{}", r.all());
+}
+
+#[test]
+fn transdata_nchw_nhwc_nc1hwc0() {
+    trans_group("nc1hwc0");
+}
+
+#[test]
+fn transdata_nc1hwc0_c04() {
+    trans_group("c04");
+}
+
+#[test]
+fn transdata_ndc1hwc0() {
+    trans_group("ndc1hwc0");
+}
+
+#[test]
+fn transdata_fractal_z() {
+    trans_group("fz");
+}
+
+#[test]
+fn transdata_fractal_z_groups() {
+    trans_group("fzgroups");
+}
+
+#[test]
+fn transdata_fractal_z_3d() {
+    trans_group("fz3d");
+}
+
+#[test]
+fn transdata_fractal_nz() {
+    trans_group("nz");
+}
+
+#[test]
+fn transdata_fractal_nz_explicit_c0() {
+    trans_group("nzc0");
+}
+
+#[test]
+fn transdata_every_entry_point_and_storage_descriptors() {
+    trans_group("apis");
+}
+
+#[test]
+fn transdata_bad_input_codes_and_messages() {
+    let r = run_prog("transdata_errors.cpp", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("all bad-input cases ok"), "{}", r.all());
+    assert!(
+        r.stdout.contains("op type \"Conv2DFoo\" is not supported"),
+        "{}",
+        r.all()
+    );
+}
+
+#[test]
+fn format_benchmark_builds_and_runs() {
+    // Figures are printed, not checked (tests must not depend on timing): a small size.
+    let work = scratch("formats-bench");
+    let _node = NodeGuard(node_dir(&work));
+    let exe = work.join("format_bench");
+    compile(
+        &[npu_emu_tests::root()
+            .join("tests/bench/format_bench.c")
+            .to_str()
+            .unwrap()],
+        &exe,
+        &["ascendcl"],
+        &[],
+    );
+    let mut c = command(&exe, &work);
+    c.args(["1", "2"]);
+    let r = run(c);
+    r.assert_ok();
+    assert!(r.stdout.contains("NCHW->NC1HWC0"), "{}", r.all());
+    assert!(r.stdout.contains("ND->FRACTAL_NZ"), "{}", r.all());
+}
+
+#[test]
+fn cast_through_aclopcast_and_the_cast_op() {
+    let r = run_prog("cast.cpp", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("ok cast aclopCast"), "{}", r.all());
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+}
+
+#[test]
+fn transdata_runs_in_stream_order_and_rechecks_memory_when_it_runs() {
+    let r = run_prog("stream_order.cpp", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("ok stream order"), "{}", r.all());
+    assert!(r.stdout.contains("ok freed input"), "{}", r.all());
+}

@@ -1,0 +1,366 @@
+//! Ascend C kernel launches on emulated streams: `npu-emu ascendc-stub` generates
+//! `aclrtlaunch_<kernel>.h` and the launch code for the AddCustom kernels of `tests/c/ascendc`
+//! (and the rule-breaking kernels of `tests/c/kernel_launch/raw_deref.cpp`); the generated code
+//! is compiled with g++ into a kernel library, and host programs (`tests/c/kernel_launch/`)
+//! launch with `ACLRT_LAUNCH_KERNEL(k)(blockDim, stream, ...)`: results against an fp16
+//! reference at several blockDim values and lengths, two streams, stream order with async
+//! copies, argument errors (codes and messages), an out-of-bounds kernel (507015 at
+//! synchronize, naming block and address), a raw GM dereference (SIGSEGV naming kernel and
+//! block). Finally a CMake project laid out like the vendor KernelLaunch AddCustom sample
+//! builds against `npu-emu install` in RUN_MODE npu and cpu and passes its own check.
+
+use npu_emu_tests::{command, compile, lib_dir, node_dir, npu_emu_bin, root, run, scratch, Run};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn ascendc_dir() -> PathBuf {
+    root().join("headers/ascendc")
+}
+
+/// Generate the stubs of `srcs` into `work/gen` and compile them into `work/lib<name>.so`.
+fn kernel_lib(work: &Path, name: &str, srcs: &[PathBuf]) -> PathBuf {
+    let gen = work.join(format!("gen-{name}"));
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["ascendc-stub", "--out-dir"]).arg(&gen).args(srcs);
+    run(c).assert_ok();
+    let mut cpps: Vec<PathBuf> = std::fs::read_dir(&gen)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".npuemu.cpp"))
+        .collect();
+    cpps.sort();
+    assert_eq!(cpps.len(), srcs.len(), "one .npuemu.cpp per source");
+    let lib = work.join(format!("lib{name}.so"));
+    let o = Command::new("g++")
+        .args([
+            "-std=c++17",
+            "-O2",
+            "-fPIC",
+            "-shared",
+            "-pthread",
+            "-Wall",
+            "-Werror",
+        ])
+        .arg(format!("-I{}", ascendc_dir().display()))
+        .arg(format!("-I{}", root().join("headers/include").display()))
+        .args(&cpps)
+        .arg("-o")
+        .arg(&lib)
+        .arg(format!("-L{}", lib_dir().display()))
+        .arg("-lascendcl")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "compiling the kernel library failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    gen
+}
+
+/// The AddCustom host program, built once per test against a fresh kernel library.
+fn add_program(work: &Path) -> PathBuf {
+    let c = root().join("tests/c/ascendc");
+    let gen = kernel_lib(
+        work,
+        "addk",
+        &[c.join("add_custom.cpp"), c.join("add_custom_tiling.cpp")],
+    );
+    compile(
+        &["kernel_launch/launch_add.cpp"],
+        &work.join("launch_add"),
+        &["addk", "ascendcl"],
+        &[
+            &format!("-I{}", gen.join("include").display()),
+            &format!("-I{}", c.display()),
+            &format!("-L{}", work.display()),
+            &format!("-Wl,-rpath,{}", work.display()),
+        ],
+    )
+}
+
+fn run_mode(exe: &Path, work: &Path, mode: &str) -> Run {
+    let mut c = command(exe, work);
+    c.arg(mode);
+    run(c)
+}
+
+#[test]
+fn add_custom_blockdims_and_lengths() {
+    let work = scratch("kl-sweep");
+    let exe = add_program(&work);
+    let r = run_mode(&exe, &work, "sweep");
+    r.assert_ok();
+    for bd in [1, 3, 8, 48] {
+        for n in [1000, 4097, 16389] {
+            let line = format!("add_custom_tiling blockDim {bd} length {n}: ok");
+            assert!(r.stdout.contains(&line), "missing {line:?}:\n{}", r.all());
+        }
+    }
+    assert!(r.stdout.contains("add_custom blockDim 8 length 16384: ok"));
+    assert!(r.stdout.ends_with("PASS\n"), "{}", r.all());
+}
+
+#[test]
+fn two_streams_and_stream_order() {
+    let work = scratch("kl-streams");
+    let exe = add_program(&work);
+    let r = run_mode(&exe, &work, "streams");
+    r.assert_ok();
+    assert!(r.stdout.contains("two streams: ok"), "{}", r.all());
+    let r = run_mode(&exe, &work, "order");
+    r.assert_ok();
+    assert!(r.stdout.contains("stream order: ok"), "{}", r.all());
+}
+
+#[test]
+fn bad_arguments_are_rejected_at_the_launch() {
+    let work = scratch("kl-errors");
+    let exe = add_program(&work);
+    let r = run_mode(&exe, &work, "errors");
+    r.assert_ok();
+    assert!(r.stdout.contains("errors: ok"), "{}", r.all());
+    // The rejections are logged too (ASCEND_GLOBAL_LOG_LEVEL 3 by default).
+    assert!(
+        r.stderr.contains("[ERROR] ASCENDCL(")
+            && r.stderr
+                .contains("aclrtlaunch_add_custom_tiling: blockDim = 0 is invalid"),
+        "{}",
+        r.all()
+    );
+}
+
+#[test]
+fn out_of_bounds_kernel_fails_the_stream_with_507015() {
+    let work = scratch("kl-oob");
+    let exe = add_program(&work);
+    let r = run_mode(&exe, &work, "oob");
+    r.assert_ok();
+    assert!(r.stdout.contains("synchronize: 507015"), "{}", r.all());
+    let msg = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("message: "))
+        .unwrap_or_default();
+    assert!(
+        msg.contains("aclrtSynchronizeStream: an asynchronous task on stream"),
+        "{msg}"
+    );
+    // The blocks of the upper half (2 and 3 of 4) read past the 4096-element buffers; the
+    // lowest failing block is reported, with the address.
+    assert!(
+        msg.contains("kernel add_custom_tiling block 2/4"),
+        "{msg}\n{}",
+        r.all()
+    );
+    assert!(msg.contains("0x"), "{msg}");
+    assert!(r.stdout.contains("recovered: ok"), "{}", r.all());
+    // Logged when it happened, too.
+    assert!(
+        r.stderr.contains("AI-core exception on stream"),
+        "{}",
+        r.all()
+    );
+}
+
+fn rules_program(work: &Path) -> PathBuf {
+    let gen = kernel_lib(
+        work,
+        "rules",
+        &[root().join("tests/c/kernel_launch/raw_deref.cpp")],
+    );
+    compile(
+        &["kernel_launch/launch_rules.cpp"],
+        &work.join("launch_rules"),
+        &["rules", "ascendcl"],
+        &[
+            &format!("-I{}", gen.join("include").display()),
+            &format!("-L{}", work.display()),
+            &format!("-Wl,-rpath,{}", work.display()),
+        ],
+    )
+}
+
+#[test]
+fn scalar_parameters_and_raw_gm_dereference() {
+    let work = scratch("kl-rules");
+    let exe = rules_program(&work);
+    let r = run_mode(&exe, &work, "scalar");
+    r.assert_ok();
+    // A raw dereference of a GM pointer in kernel code: SIGSEGV, message names kernel+block.
+    let mut c = command(&exe, &work);
+    c.arg("raw");
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.signal(), Some(libc::SIGSEGV), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("kernel raw_deref"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains("kernel raw_deref block 0/1") && line.contains("device memory at 0x"),
+        "{line}"
+    );
+    assert!(line.contains("at offset 3"), "{line}");
+    assert!(line.contains("through GlobalTensor"), "{line}");
+}
+
+#[test]
+fn stub_generator_output_and_errors() {
+    let work = scratch("kl-gen");
+    let gen = work.join("out");
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["ascendc-stub", "--out-dir"])
+        .arg(&gen)
+        .arg(root().join("tests/c/ascendc/add_custom.cpp"))
+        .arg(root().join("tests/c/ascendc/add_custom_tiling.cpp"));
+    run(c).assert_ok();
+    let h = std::fs::read_to_string(gen.join("include/aclrtlaunch_add_custom.h")).unwrap();
+    assert_eq!(
+        h,
+        "#ifndef HEADER_ACLRTLAUNCH_ADD_CUSTOM_H\n#define HEADER_ACLRTLAUNCH_ADD_CUSTOM_H\n\
+         #include \"acl/acl_base.h\"\n\n#ifndef ACLRT_LAUNCH_KERNEL\n\
+         #define ACLRT_LAUNCH_KERNEL(kernel_func) aclrtlaunch_##kernel_func\n#endif\n\n\
+         extern \"C\" uint32_t aclrtlaunch_add_custom(uint32_t blockDim, aclrtStream stream, \
+         void* x, void* y, void* z);\n#endif\n"
+    );
+    // The tiling struct (defined in the included add_custom_tiling.h) becomes a pointer,
+    // as CANN's generator makes it.
+    let h = std::fs::read_to_string(gen.join("include/aclrtlaunch_add_custom_tiling.h")).unwrap();
+    assert!(
+        h.contains(
+            "extern \"C\" uint32_t aclrtlaunch_add_custom_tiling(uint32_t blockDim, aclrtStream \
+             stream, void* x, void* y, void* z, AddCustomTilingData* tiling);"
+        ),
+        "{h}"
+    );
+    assert!(gen.join("add_custom.npuemu.cpp").is_file());
+    // A source without a kernel definition.
+    let src = work.join("host_only.cpp");
+    std::fs::write(
+        &src,
+        "// extern \"C\" __global__ __aicore__ void k(GM_ADDR x) {}\n\
+         extern \"C\" __global__ __aicore__ void add_custom(GM_ADDR x);\nint main() { return 0; }\n",
+    )
+    .unwrap();
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["ascendc-stub", "--out-dir"]).arg(&gen).arg(&src);
+    let r = run(c);
+    assert_eq!(r.code, Some(1), "{}", r.all());
+    assert!(
+        r.stderr.contains("host_only.cpp: no kernel found"),
+        "{}",
+        r.all()
+    );
+    // Missing --out-dir is a usage error.
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["ascendc-stub"]).arg(&src);
+    let r = run(c);
+    assert_eq!(r.code, Some(2), "{}", r.all());
+    assert!(r.stderr.contains("missing --out-dir"), "{}", r.all());
+}
+
+/// 8 * 2048 fp16 inputs and their sum, as the vendor sample's gen_data.py writes them
+/// (input/input_x.bin, input/input_y.bin, output/golden.bin), computed here in Rust:
+/// values are multiples of 1/8 in [-64, 64), so every sum is exact in fp16.
+fn write_inputs(dir: &Path) {
+    let n = 8 * 2048;
+    let f16 = |v: f64| -> u16 {
+        // Exact for these values: sign, exponent and 10-bit fraction of a multiple of 1/8.
+        if v == 0.0 {
+            return 0;
+        }
+        let s = if v < 0.0 { 0x8000u16 } else { 0 };
+        let a = v.abs();
+        let e = a.log2().floor() as i32;
+        let frac = ((a / 2f64.powi(e) - 1.0) * 1024.0).round() as u16;
+        s | (((e + 15) as u16) << 10) | frac
+    };
+    let mut seed = 12345u32;
+    let mut next = || {
+        seed = seed.wrapping_mul(1664525).wrapping_add(1013904223);
+        ((seed >> 8) % 1024) as f64 / 8.0 - 64.0
+    };
+    let (mut x, mut y, mut g) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..n {
+        let (a, b) = (next(), next());
+        x.extend_from_slice(&f16(a).to_le_bytes());
+        y.extend_from_slice(&f16(b).to_le_bytes());
+        g.extend_from_slice(&f16(a + b).to_le_bytes());
+    }
+    std::fs::create_dir_all(dir.join("input")).unwrap();
+    std::fs::create_dir_all(dir.join("output")).unwrap();
+    std::fs::write(dir.join("input/input_x.bin"), x).unwrap();
+    std::fs::write(dir.join("input/input_y.bin"), y).unwrap();
+    std::fs::write(dir.join("output/golden.bin"), g).unwrap();
+}
+
+#[test]
+fn vendor_layout_cmake_project_npu_and_cpu() {
+    if Command::new("cmake").arg("--version").output().is_err() {
+        panic!("cmake is required for this test (.ci/run installs it from Debian's packages)");
+    }
+    let work = scratch("kl-cmake");
+    let prefix = work.join("inst");
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["install", "--quiet", "--prefix"]).arg(&prefix);
+    run(c).assert_ok();
+    // The project: its own files plus the kernel, copied as a user would have them.
+    let proj = work.join("AddKernelInvocationNeo");
+    let src = root().join("tests/c/kernel_launch/vendor_add");
+    std::fs::create_dir_all(proj.join("cmake")).unwrap();
+    for f in [
+        "CMakeLists.txt",
+        "main.cpp",
+        "data_utils.h",
+        "cmake/npu_lib.cmake",
+        "cmake/cpu_lib.cmake",
+    ] {
+        std::fs::copy(src.join(f), proj.join(f)).unwrap();
+    }
+    std::fs::copy(
+        root().join("tests/c/ascendc/add_custom.cpp"),
+        proj.join("add_custom.cpp"),
+    )
+    .unwrap();
+    write_inputs(&proj);
+    for mode in ["npu", "cpu"] {
+        // As the vendor run.sh does: source the environment, configure, build, install, run
+        // the installed program with out/lib on the library path.
+        let script = format!(
+            "set -euo pipefail\n\
+             source '{p}/bin/setenv.bash'\n\
+             rm -rf build out\n\
+             cmake -B build -DRUN_MODE={mode} -DSOC_VERSION=Ascend910B1 \
+             -DCMAKE_BUILD_TYPE=Debug -DASCEND_CANN_PACKAGE_PATH='{p}' >/dev/null\n\
+             cmake --build build -j2\n\
+             cmake --install build >/dev/null\n\
+             export LD_LIBRARY_PATH=$(pwd)/out/lib:$(pwd)/out/lib64:$LD_LIBRARY_PATH\n\
+             rm -f output/output_z.bin\n\
+             ./out/bin/ascendc_kernels_bbit\n\
+             test -s output/output_z.bin\n\
+             ls build/include/ascendc_kernels_{mode}/ 2>/dev/null || true\n",
+            p = prefix.display()
+        );
+        let mut c = Command::new("bash");
+        c.arg("-c")
+            .arg(script)
+            .current_dir(&proj)
+            .env("NPU_EMU_NODE_DIR", node_dir(&work))
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("CMAKE_PREFIX_PATH")
+            .env_remove("ASCEND_HOME_PATH");
+        let r = run(c);
+        assert_eq!(r.code, Some(0), "RUN_MODE={mode}:\n{}", r.all());
+        assert!(r.stdout.contains("PASS"), "RUN_MODE={mode}:\n{}", r.all());
+        if mode == "npu" {
+            // The generated header where CANN puts it: build/include/<target>/.
+            assert!(
+                r.stdout.contains("aclrtlaunch_add_custom.h"),
+                "RUN_MODE={mode}:\n{}",
+                r.all()
+            );
+        }
+    }
+}
