@@ -88,6 +88,7 @@ pub(crate) fn execute(plan: &Plan, src: &[u8], dst: &mut [u8]) -> bool {
         }
         Geometry::C1C0(g) => run_walk(plan, g, src, dst),
         Geometry::Fz(g) => run_walk(plan, g, src, dst),
+        Geometry::FzC04(g) => run_walk(plan, g, src, dst),
         Geometry::Nz(g) => run_walk(plan, g, src, dst),
     }
 }

@@ -21,6 +21,9 @@
 //!   and NHWC likewise) and the layout is GE's `TransFormatHwcnToFzWithGroups`; the group count
 //!   comes from `groups` or from the sub-format bits of the format value. FRACTAL_Z_3D with
 //!   groups uses the same layout with D inside the group block (`[g_dim, D, C1, H, W]` rows).
+//! - FRACTAL_Z_C04 (13, GE-only, TransData `NCHW -> FRACTAL_Z_C04`): C ≤ 4 padded to 4, then
+//!   `K = H·W·4` (k = (h·W + w)·4 + c) stored as `[ceil(K/C0), ceil(N/16), 16, C0]` with C0 by the
+//!   dtype rule (abi.md §5.2).
 //! - A 2-D ND origin of FRACTAL_Z is the matrix `[K, N]` (`[ceil(K/C0), N1, 16, C0]`); a 4-D ND
 //!   origin is read as NCHW.
 //! - Sub-byte dtypes (INT4, UINT1, FLOAT4/6 …) and STRING are refused.
@@ -346,7 +349,7 @@ pub fn c0(dtype: i32, format: i32, rule: C0Rule) -> Result<usize, FormatError> {
     let size = element_size(dtype, &format!("C0 of {}", fmt_format(format)))?;
     let p = primary_format(format);
     match p {
-        FORMAT_NC1HWC0_C04 | FORMAT_FRACTAL_Z_C04 | FORMAT_FRACTAL_NZ_C0_4 => return Ok(4),
+        FORMAT_NC1HWC0_C04 | FORMAT_FRACTAL_NZ_C0_4 => return Ok(4),
         FORMAT_FRACTAL_NZ_C0_2 => return Ok(2),
         FORMAT_FRACTAL_NZ_C0_8 => return Ok(8),
         FORMAT_FRACTAL_NZ_C0_16 => return Ok(16),
@@ -403,6 +406,7 @@ pub(crate) enum Geometry {
     Copy,
     C1C0(nc1hwc0::C1C0),
     Fz(fractal_z::Fz),
+    FzC04(fractal_z::FzC04),
     Nz(fractal_nz::Nz),
 }
 

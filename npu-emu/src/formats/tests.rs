@@ -116,6 +116,21 @@ fn reference(
         }
         return (pshape, map);
     }
+    if p == FORMAT_FRACTAL_Z_C04 {
+        // NCHW, C <= 4 padded to 4, k = (h·W + w)·4 + c.
+        let (n, c, hw) = (s[0], s[1], s[2] * s[3]);
+        let (k1, n1) = (ceil(4 * hw, c0), ceil(n, 16));
+        let pshape = vec![k1 as i64, n1 as i64, 16, c0 as i64];
+        let mut map = vec![None; prod(&pshape)];
+        for i in 0..total {
+            let (nn, cc, pp) = (i / (c * hw), (i / hw) % c, i % hw);
+            let k = pp * 4 + cc;
+            let dst = ((k / c0) * n1 * 16 + nn) * c0 + k % c0;
+            assert!(map[dst].is_none());
+            map[dst] = Some(i);
+        }
+        return (pshape, map);
+    }
     // Named axes n, c, d, h, w of the plain shape.
     let letters: &str = match (plain_format, s.len()) {
         (FORMAT_NCHW, 4) | (FORMAT_ND, 4) => "NCHW",
@@ -443,6 +458,32 @@ fn formats_round_trip_fractal_z() {
             FORMAT_ND,
             &[17, 19, 3, 5],
             FORMAT_FRACTAL_Z,
+            dt,
+            1,
+            C0Rule::Ge,
+            c0,
+        );
+    }
+}
+
+#[test]
+fn formats_round_trip_fractal_z_c04() {
+    for (dt, c0, _) in DTYPES {
+        for c in 1..=4 {
+            round_trip(
+                FORMAT_NCHW,
+                &[17, c, 3, 5],
+                FORMAT_FRACTAL_Z_C04,
+                dt,
+                1,
+                C0Rule::Ge,
+                c0,
+            );
+        }
+        round_trip(
+            FORMAT_NCHW,
+            &[33, 3, 7, 7],
+            FORMAT_FRACTAL_Z_C04,
             dt,
             1,
             C0Rule::Ge,
@@ -1092,6 +1133,35 @@ fn formats_fixed_fractal_z() {
 }
 
 #[test]
+fn formats_fixed_fractal_z_c04() {
+    // NCHW [2,3,1,2] fp16, w[n][c][p] = 1 + 6n + 2c + p. K = H·W·4 = 8 with k = p·4 + c, C padded
+    // to 4: row n0 of the single fractal is [c0 c1 c2 0 | same at p = 1].
+    let src = u16s(&(1..=12).collect::<Vec<u16>>());
+    let (dst, shape) = fwd(
+        FORMAT_NCHW,
+        &[2, 3, 1, 2],
+        FORMAT_FRACTAL_Z_C04,
+        DT_FLOAT16,
+        1,
+        &src,
+    );
+    assert_eq!(shape, [1, 1, 16, 16]);
+    let mut want = vec![0u16; 256];
+    want[0..8].copy_from_slice(&[1, 3, 5, 0, 2, 4, 6, 0]);
+    want[16..24].copy_from_slice(&[7, 9, 11, 0, 8, 10, 12, 0]);
+    assert_eq!(dst, u16s(&want));
+    // C > 4 is refused.
+    let m = err(req(
+        FORMAT_NCHW,
+        &[2, 5, 1, 1],
+        FORMAT_FRACTAL_Z_C04,
+        None,
+        DT_FLOAT16,
+    ));
+    assert!(m.contains("FRACTAL_Z_C04") && m.contains("C = 5"), "{m}");
+}
+
+#[test]
 fn formats_fixed_fractal_z_groups() {
     // NCHW [4,2,1,1] fp16, groups 2: Cout_g = 2, Cin = 2, w[co][ci] = 1 + 2co + ci.
     // e = min(lcm(8, 8), 2) = 2: both groups share one block, block-diagonal:
@@ -1250,6 +1320,8 @@ fn formats_names_and_c0() {
     assert_eq!(c0(DT_INT64, FORMAT_FRACTAL_NZ, an).unwrap(), 4);
     assert_eq!(c0(DT_FLOAT, FORMAT_FRACTAL_NZ_C0_16, an).unwrap(), 16);
     assert_eq!(c0(DT_FLOAT16, FORMAT_NC1HWC0_C04, ge).unwrap(), 4);
+    assert_eq!(c0(DT_FLOAT16, FORMAT_FRACTAL_Z_C04, ge).unwrap(), 16);
+    assert_eq!(c0(DT_INT8, FORMAT_FRACTAL_Z_C04, ge).unwrap(), 32);
     assert_eq!(c0(DT_FLOAT16, FORMAT_NC1HWC0 | (3 << 24), ge).unwrap(), 4);
     assert_eq!(c0(DT_FLOAT, FORMAT_FRACTAL_NZ | (5 << 24), an).unwrap(), 16);
     let e = c0(DT_INT4, FORMAT_NC1HWC0, ge).unwrap_err();
@@ -1428,6 +1500,29 @@ fn formats_storage_shapes() {
             ge
         ),
         [1, 1, 5, 5, 4]
+    );
+    // FRACTAL_Z_C04: [ceil(4·H·W/C0), ceil(N/16), 16, C0].
+    assert_eq!(
+        s(
+            FORMAT_NCHW,
+            &[20, 3, 5, 5],
+            FORMAT_FRACTAL_Z_C04,
+            DT_FLOAT16,
+            1,
+            ge
+        ),
+        [7, 2, 16, 16]
+    );
+    assert_eq!(
+        s(
+            FORMAT_NCHW,
+            &[20, 3, 5, 5],
+            FORMAT_FRACTAL_Z_C04,
+            DT_INT8,
+            1,
+            ge
+        ),
+        [4, 2, 16, 32]
     );
     // Same format, plain reorderings.
     assert_eq!(

@@ -251,6 +251,7 @@ extern "C" __global__ __aicore__ void cmpsel_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z
         DataCopy(a, xGm, 64);
         CompareScalar(m, a, 0.0f, CMPMODE::GE, 64);
         Select(c, m, a, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
+        reinterpret_cast<__ubuf__ float *>(c.GetPhyAddr())[63] = 42.0f; /* a raw UB pointer */
         DataCopy(zGm, c, 64);
     }
 }
