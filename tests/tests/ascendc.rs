@@ -31,11 +31,10 @@ fn gxx(std: &str) -> Command {
 fn build(work: &Path, out: &str, sources: &[&str], extra: &[&str]) -> PathBuf {
     let exe = work.join(out);
     let mut c = gxx("c++17");
-    c.args(extra);
     for s in sources {
         c.arg(c_dir().join(s));
     }
-    c.arg("-o").arg(&exe);
+    c.args(extra).arg("-o").arg(&exe);
     let o = c.output().expect("run g++");
     assert!(
         o.status.success(),
@@ -449,6 +448,8 @@ fn vector_operations_and_cast_match_host_reference() {
         "PASS atomic case 0\n",
         "PASS atomic case 1\n",
         "PASS atomic case 2\n",
+        "PASS cmpsel case 0\n",
+        "PASS cmpsel case 1\n",
         "PASS Cast int32_t->float mode 3\n",
     ] {
         assert!(r.stdout.contains(line), "{line:?} missing:\n{}", r.all());
@@ -510,4 +511,45 @@ fn printf_formats_by_argument_type() {
     let r = exec(&quiet, &[]);
     r.assert_ok();
     assert_eq!(r.stdout, "", "{}", r.all());
+}
+
+/// The vendor CPU-mode layout: kernels in a shared library (here built with
+/// -fvisibility=hidden), ICPU_RUN_KF in the executable; block context and faults cross over.
+#[test]
+fn kernel_library_split_from_the_executable() {
+    let work = scratch("asc-split");
+    let lib = work.join("libkernels.so");
+    let o = gxx("c++17")
+        .args([
+            "-fPIC",
+            "-shared",
+            "-fvisibility=hidden",
+            "-fvisibility-inlines-hidden",
+        ])
+        .arg(c_dir().join("add_custom_tiling.cpp"))
+        .arg("-o")
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let exe = build(
+        &work,
+        "split",
+        &["icpu_add_tiling.cpp"],
+        &[
+            &format!("-L{}", work.display()),
+            "-lkernels",
+            &format!("-Wl,-rpath,{}", work.display()),
+        ],
+    );
+    exec(&exe, &["1000", "7", "64"]).assert_ok();
+    let r = exec(&exe, &["1000", "4", "100"]);
+    assert_eq!(r.code, Some(1), "{}", r.all());
+    assert!(
+        r.stderr.contains(
+            "kernel add_custom_tiling block 0/4: DataCopy GM->UB of 100 half elements (200 bytes)"
+        ),
+        "{}",
+        r.all()
+    );
 }

@@ -148,3 +148,11 @@ fn cast_through_aclopcast_and_the_cast_op() {
     assert!(r.stdout.contains("ok cast aclopCast"), "{}", r.all());
     assert!(r.stdout.contains("PASS"), "{}", r.all());
 }
+
+#[test]
+fn transdata_runs_in_stream_order_and_rechecks_memory_when_it_runs() {
+    let r = run_prog("stream_order.cpp", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("ok stream order"), "{}", r.all());
+    assert!(r.stdout.contains("ok freed input"), "{}", r.all());
+}

@@ -219,6 +219,20 @@ __aicore__ inline void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src
     }
 }
 
+/* Scalar conversion of a float: to half (CAST_ODD on the A2 vector unit; any mode here) or to
+ * int32_t (CAST_ROUND, CAST_CEIL, CAST_FLOOR, CAST_RINT, ...). */
+template <typename T, typename U, RoundMode roundMode>
+__aicore__ inline U Cast(T valueIn)
+{
+    static_assert(std::is_same<T, float>::value && npuemu::one_of<U, half, int32_t>::value,
+                  "npu-emu: scalar AscendC::Cast converts float to half or int32_t");
+    return npuemu::convert_to<U>::apply(static_cast<double>(valueIn), roundMode);
+}
+
+/* bfloat16_t <-> float scalars. */
+__aicore__ inline float ToFloat(const bfloat16_t &bVal) { return static_cast<float>(bVal); }
+__aicore__ inline bfloat16_t ToBfloat16(const float &fVal) { return bfloat16_t(fVal); }
+
 } // namespace AscendC
 
 #endif /* NPUEMU_KERNEL_OPERATOR_CAST_H */
