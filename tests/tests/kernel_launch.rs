@@ -397,3 +397,63 @@ fn vendor_layout_cmake_projects_npu_and_cpu() {
         }
     }
 }
+
+#[test]
+fn install_tree_has_the_ascendc_pieces_where_cann_keeps_them() {
+    let work = scratch("kl-inst");
+    let p = work.join("inst");
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["install", "--quiet", "--prefix"]).arg(&p);
+    run(c).assert_ok();
+    for f in [
+        "compiler/tikcpp/tikcfw/kernel_operator.h",
+        "compiler/tikcpp/tikcfw/tikicpulib.h",
+        "compiler/tikcpp/tikcfw/npuemu/launch.h",
+        "compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake",
+        "tools/tikcpp/tikcfw/kernel_operator.h",
+        "tools/tikcpp/ascendc_kernel_cmake/ascendc.cmake",
+        "tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake",
+        "bin/setenv.bash",
+    ] {
+        assert!(p.join(f).is_file(), "{f} is missing from the install");
+    }
+    for l in ["tools/tikcpp/tikcfw", "tools/tikcpp/ascendc_kernel_cmake"] {
+        let m = std::fs::symlink_metadata(p.join(l)).unwrap();
+        assert!(m.file_type().is_symlink(), "{l} should be a symlink");
+    }
+    // set_env.sh puts find_package(tikicpulib)'s directory on CMAKE_PREFIX_PATH, after
+    // lib64/cmake (CANN 8.5's order).
+    let mut c = Command::new("bash");
+    c.arg("-c").arg(format!(
+        "unset CMAKE_PREFIX_PATH; source '{}/set_env.sh'; echo \"$CMAKE_PREFIX_PATH\"",
+        p.display()
+    ));
+    let r = run(c);
+    r.assert_ok();
+    assert_eq!(
+        r.stdout.trim(),
+        format!(
+            "{0}/lib64/cmake:{0}/tools/tikicpulib/lib/cmake",
+            p.display()
+        )
+    );
+    // Installing again over the same tree works (symlinks and files replaced in place), and
+    // the installed tool lays out a complete tree from its own.
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["install", "--quiet", "--prefix"]).arg(&p);
+    run(c).assert_ok();
+    let p2 = work.join("inst2");
+    let mut c = Command::new(p.join("bin/npu-emu"));
+    c.args(["install", "--quiet", "--prefix"]).arg(&p2);
+    run(c).assert_ok();
+    for f in [
+        "compiler/tikcpp/tikcfw/kernel_operator.h",
+        "compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake",
+        "tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake",
+    ] {
+        assert!(
+            p2.join(f).is_file(),
+            "{f} is missing from an install made by an install"
+        );
+    }
+}
