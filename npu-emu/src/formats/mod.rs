@@ -357,6 +357,12 @@ pub fn c0(dtype: i32, format: i32, rule: C0Rule) -> Result<usize, FormatError> {
         _ => {}
     }
     if let Some(c) = packed_c0(format) {
+        if c > 256 {
+            fail!(
+                "C0 of {}: the packed C0 {c} exceeds 256, the largest C0 of any dtype",
+                fmt_format(format)
+            );
+        }
         return Ok(c);
     }
     if rule == C0Rule::Aclnn && aclnn_32_byte_format(p) {

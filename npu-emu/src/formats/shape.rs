@@ -87,8 +87,24 @@ fn dims(shape: &[i64], format: i32, what: &str) -> Result<Vec<usize>, FormatErro
         }
         out.push(d as usize);
     }
+    // Bound the index space so that padded private shapes cannot overflow (zero dims count as
+    // one: the other dims still shape the padded layout).
+    let mut span: u128 = 1;
+    for &d in &out {
+        span = span.saturating_mul(d.max(1) as u128);
+    }
+    if span > MAX_SPAN {
+        fail!(
+            "{what}: {} shape {} is too large (more than 2^44 elements)",
+            fmt_format(format),
+            shape_str(shape)
+        );
+    }
     Ok(out)
 }
+
+/// Largest product of (non-zero) dims a conversion accepts.
+const MAX_SPAN: u128 = 1 << 44;
 
 fn need_rank(shape: &[i64], format: i32, rank: usize, what: &str) -> Result<(), FormatError> {
     if shape.len() != rank {
