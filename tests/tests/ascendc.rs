@@ -380,6 +380,10 @@ fn violations_are_kernel_faults_naming_block_api_and_values() {
     let r = exec(&exe, &["20", "1"]);
     r.assert_ok();
     assert!(r.stdout.contains("y[0..4] = 1 2 0 0"), "{}", r.all());
+    // Not a fault: a view (operator[]) enqueued or freed stands for its whole buffer.
+    let r = exec(&exe, &["27", "1"]);
+    r.assert_ok();
+    assert!(r.stdout.contains("y[0..4] = 5 32 1 0"), "{}", r.all());
 }
 
 #[test]

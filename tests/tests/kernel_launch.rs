@@ -210,6 +210,16 @@ fn scalar_parameters_and_raw_gm_dereference() {
     );
     assert!(line.contains("at offset 3"), "{line}");
     assert!(line.contains("through GlobalTensor"), "{line}");
+    // Any other crash of kernel code names the block too.
+    let mut c = command(&exe, &work);
+    c.arg("null");
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.signal(), Some(libc::SIGSEGV), "{err}");
+    assert!(
+        err.contains("kernel null_deref block 1/2 crashed: SIGSEGV at address 0x0"),
+        "{err}"
+    );
 }
 
 #[test]

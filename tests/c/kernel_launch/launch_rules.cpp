@@ -1,11 +1,13 @@
 /* Host side of raw_deref.cpp (tests/tests/kernel_launch.rs):
  *   raw      launch raw_deref on one block: the process must die of SIGSEGV
+ *   null     launch null_deref on two blocks: SIGSEGV too, the message naming block 1/2
  *   scalar   launch set_first (pointer + scalar parameters) on 6 blocks and check z */
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "acl/acl.h"
+#include "aclrtlaunch_null_deref.h"
 #include "aclrtlaunch_raw_deref.h"
 #include "aclrtlaunch_set_first.h"
 #include "common.h"
@@ -25,6 +27,12 @@ int main(int argc, char **argv)
         CHECK(ACLRT_LAUNCH_KERNEL(raw_deref)(1, s, d));
         aclError e = aclrtSynchronizeStream(s);
         std::printf("raw_deref survived: %d\n", (int)e);
+        return 3;
+    }
+    if (!std::strcmp(mode, "null")) {
+        CHECK(ACLRT_LAUNCH_KERNEL(null_deref)(2, s, d, 0));
+        aclError e = aclrtSynchronizeStream(s);
+        std::printf("null_deref survived: %d\n", (int)e);
         return 3;
     }
     CHECK(ACLRT_LAUNCH_KERNEL(set_first)(blocks, s, d, part, 2.5f));

@@ -150,13 +150,15 @@ pub fn generate(
             write_file(&header, &header_text(k))?;
             cpp.push_str(&launch_text(k, &header));
         }
-        write_file(&out.join(format!("{unique}.npuemu.cpp")), &cpp)?;
+        // Always written: it is the output build tools compare with the source's time.
+        let cpp_path = out.join(format!("{unique}.npuemu.cpp"));
+        fs::write(&cpp_path, &cpp).map_err(|e| io_err("write", &cpp_path, e))?;
     }
     Ok(())
 }
 
-/// Write `text` to `path` unless it already holds exactly that (keeps build tools from
-/// rebuilding what did not change).
+/// Write `text` to `path` unless it already holds exactly that (a regenerated header that
+/// did not change does not make build tools recompile the host code that includes it).
 fn write_file(path: &Path, text: &str) -> CliResult<()> {
     if fs::read_to_string(path).is_ok_and(|t| t == text) {
         return Ok(());
