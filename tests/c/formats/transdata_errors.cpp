@@ -157,6 +157,14 @@ int main() {
     CHECK(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, ok, s));
     CHECK(aclrtSynchronizeStream(s));
 
+    // A NULL stream is the default stream.
+    CHECK(aclrtMemset(a, pbytes, 0x11, pbytes));
+    CHECK(aclrtMemset(b, qbytes, 0x77, qbytes));
+    CHECK(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, ok, NULL));
+    CHECK(aclrtSynchronizeDevice());
+    CHECK(aclrtMemcpy(&first, 1, b, 1, ACL_MEMCPY_DEVICE_TO_HOST));
+    EXPECT(first == 0x11);
+
     printf("all bad-input cases ok\n");
     CHECK(aclrtFree(tiny));
     CHECK(aclrtFree(a));
