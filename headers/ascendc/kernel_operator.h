@@ -17,6 +17,7 @@
 #include "interface/kernel_data_copy.h"
 #include "interface/kernel_operator_vec.h"
 #include "interface/kernel_operator_cast.h"
+#include "interface/kernel_operator_cmpsel.h"
 #include "interface/kernel_print.h"
 #include "interface/kernel_unsupported.h"
 

@@ -115,7 +115,8 @@ function(ascendc_library target_name target_type)
         set(_out "${_gen}/${_n}")
         # Now, so the headers exist before anything that includes them is compiled ...
         execute_process(
-            COMMAND "${NPUEMU_TOOL}" ascendc-stub --out-dir "${_out}" --include-dir "${_inc}" "${_abs}"
+            COMMAND "${NPUEMU_TOOL}" ascendc-stub --out-dir "${_out}" --include-dir "${_inc}"
+                    "-I${CMAKE_CURRENT_SOURCE_DIR}" "-I${CMAKE_SOURCE_DIR}" "${_abs}"
             RESULT_VARIABLE _rc
             ERROR_VARIABLE _err)
         if(NOT _rc EQUAL 0)

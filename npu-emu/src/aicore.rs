@@ -10,7 +10,9 @@
 //! [`AiCorePool::run`] is called by a stream task (so launches complete in stream order) and
 //! returns when every block has returned. Launches from several streams of one device share
 //! the pool. A failed block fails the launch: blocks not started yet are skipped, blocks
-//! already running finish, and the failure of the lowest failed block index is reported.
+//! already running finish, and the failure of the lowest failed block index is reported
+//! (always the same block for a given kernel: blocks start in index order, so every block
+//! below the lowest failing one runs).
 //!
 //! While a block runs, its thread carries the kernel name and block index in a thread-local
 //! read by the SIGSEGV handler ([`crate::fault::set_kernel_context`]), so a raw dereference
@@ -171,7 +173,16 @@ impl AiCorePool {
                     Err(_) => break, // run with the cores we have
                 }
             }
-            inner.work.notify_all();
+            // Wake as many idle cores as there are blocks (not all of them: a 1-block launch
+            // on a 48-core pool would otherwise wake 48 threads for nothing).
+            let wake = block_dim.min(st.idle);
+            if wake >= st.idle {
+                inner.work.notify_all();
+            } else {
+                for _ in 0..wake {
+                    inner.work.notify_one();
+                }
+            }
             while job.lock().finished < block_dim {
                 inner.done.wait(&mut st);
             }
@@ -205,27 +216,31 @@ fn core_thread(inner: Arc<Inner>) {
             if j.next < j.block_dim {
                 let idx = j.next;
                 j.next += 1;
+                // Decided when the block is claimed (blocks are claimed in index order): a
+                // block below the lowest failing one is never skipped, so the reported
+                // failure does not depend on timing.
+                let skip = j.failed;
                 if j.next == j.block_dim {
                     drop(j);
                     st.jobs.pop_front();
                 } else {
                     drop(j);
                 }
-                claimed = Some((front, idx));
+                claimed = Some((front, idx, skip));
                 break;
             }
             drop(j);
             st.jobs.pop_front();
         }
-        let Some((job, idx)) = claimed else {
+        let Some((job, idx, skip)) = claimed else {
             inner.work.wait(&mut st);
             continue;
         };
         st.idle -= 1;
         drop(st);
-        let (skip, kernel, block_dim, body) = {
+        let (kernel, block_dim, body) = {
             let j = job.lock();
-            (j.failed, j.kernel.clone(), j.block_dim, j.body)
+            (j.kernel.clone(), j.block_dim, j.body)
         };
         let result = if skip {
             Ok(())

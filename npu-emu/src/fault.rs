@@ -311,6 +311,30 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
             libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
             return; // re-executing the access faults again with the default action
         }
+        if code > 0 {
+            if let Some(k) = kernel_context() {
+                // Any other fault of kernel code (a wild or null pointer, a stack overflow):
+                // say which kernel block it was, then let the previous handler (Rust's
+                // stack-overflow report, a sanitizer) or the default action take over.
+                let mut b = StackBuf {
+                    buf: [0; 2048],
+                    len: 0,
+                };
+                let tid = libc::syscall(libc::SYS_gettid);
+                let _ = writeln!(
+                    b,
+                    "[ERROR] ASCENDCL({},{}): kernel {} block {}/{} crashed: {} at address 0x{addr:x} \
+                     (not device memory: a wild or null pointer, or a stack overflow, in kernel code)",
+                    libc::getpid(),
+                    tid,
+                    std::str::from_utf8(&k.name[..k.len]).unwrap_or("?"),
+                    k.block_idx,
+                    k.block_num,
+                    if sig == libc::SIGSEGV { "SIGSEGV" } else { "SIGBUS" }
+                );
+                libc::write(2, b.buf.as_ptr() as *const libc::c_void, b.len);
+            }
+        }
         let idx = if sig == libc::SIGSEGV { 0 } else { 1 };
         let prev = (*PREV.0.get())[idx].assume_init_ref();
         let h = prev.sa_sigaction;

@@ -138,6 +138,12 @@ fn out_of_bounds_kernel_fails_the_stream_with_507015() {
     let r = run_mode(&exe, &work, "oob");
     r.assert_ok();
     assert!(r.stdout.contains("synchronize: 507015"), "{}", r.all());
+    // aclrtSetExceptionInfoCallback saw the failed task with the same code.
+    assert!(
+        r.stdout.contains("exception callback: 507015"),
+        "{}",
+        r.all()
+    );
     let msg = r
         .stdout
         .lines()
@@ -204,6 +210,16 @@ fn scalar_parameters_and_raw_gm_dereference() {
     );
     assert!(line.contains("at offset 3"), "{line}");
     assert!(line.contains("through GlobalTensor"), "{line}");
+    // Any other crash of kernel code names the block too.
+    let mut c = command(&exe, &work);
+    c.arg("null");
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.signal(), Some(libc::SIGSEGV), "{err}");
+    assert!(
+        err.contains("kernel null_deref block 1/2 crashed: SIGSEGV at address 0x0"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -261,11 +277,10 @@ fn stub_generator_output_and_errors() {
     assert!(r.stderr.contains("missing --out-dir"), "{}", r.all());
 }
 
-/// 8 * 2048 fp16 inputs and their sum, as the vendor sample's gen_data.py writes them
+/// `n` fp16 inputs and their sum, as the vendor sample's gen_data.py writes them
 /// (input/input_x.bin, input/input_y.bin, output/golden.bin), computed here in Rust:
 /// values are multiples of 1/8 in [-64, 64), so every sum is exact in fp16.
-fn write_inputs(dir: &Path) {
-    let n = 8 * 2048;
+fn write_inputs(dir: &Path, n: usize) {
     let f16 = |v: f64| -> u16 {
         // Exact for these values: sign, exponent and 10-bit fraction of a multiple of 1/8.
         if v == 0.0 {
@@ -296,8 +311,63 @@ fn write_inputs(dir: &Path) {
     std::fs::write(dir.join("output/golden.bin"), g).unwrap();
 }
 
+/// Lay out a KernelLaunch project in `work/<name>` from `tests/c/kernel_launch/vendor_add`
+/// (with `main` as its main.cpp and `kernel` from `tests/c/ascendc` as the kernel), build it
+/// against the install in `prefix` in RUN_MODE `mode` as the vendor run.sh does, run it, and
+/// return what it printed.
+fn vendor_project(
+    work: &Path,
+    prefix: &Path,
+    name: &str,
+    main: &str,
+    kernel: &str,
+    mode: &str,
+) -> Run {
+    let proj = work.join(name);
+    let src = root().join("tests/c/kernel_launch/vendor_add");
+    std::fs::create_dir_all(proj.join("cmake")).unwrap();
+    for f in ["data_utils.h", "cmake/npu_lib.cmake", "cmake/cpu_lib.cmake"] {
+        std::fs::copy(src.join(f), proj.join(f)).unwrap();
+    }
+    std::fs::copy(src.join(main), proj.join("main.cpp")).unwrap();
+    let cml = std::fs::read_to_string(src.join("CMakeLists.txt"))
+        .unwrap()
+        .replace("add_custom.cpp", kernel);
+    std::fs::write(proj.join("CMakeLists.txt"), cml).unwrap();
+    let asc = root().join("tests/c/ascendc");
+    std::fs::copy(asc.join(kernel), proj.join(kernel)).unwrap();
+    std::fs::copy(
+        asc.join("add_custom_tiling.h"),
+        proj.join("add_custom_tiling.h"),
+    )
+    .unwrap();
+    let script = format!(
+        "set -euo pipefail\n\
+         source '{p}/bin/setenv.bash'\n\
+         rm -rf build out output/output_z.bin\n\
+         cmake -B build -DRUN_MODE={mode} -DSOC_VERSION=Ascend910B1 \
+         -DCMAKE_BUILD_TYPE=Debug -DASCEND_CANN_PACKAGE_PATH='{p}' >/dev/null\n\
+         cmake --build build -j2\n\
+         cmake --install build >/dev/null\n\
+         export LD_LIBRARY_PATH=$(pwd)/out/lib:$(pwd)/out/lib64:$LD_LIBRARY_PATH\n\
+         ./out/bin/ascendc_kernels_bbit\n\
+         test -s output/output_z.bin\n\
+         ls build/include/ascendc_kernels_{mode}/ 2>/dev/null || true\n",
+        p = prefix.display()
+    );
+    let mut c = Command::new("bash");
+    c.arg("-c")
+        .arg(script)
+        .current_dir(&proj)
+        .env("NPU_EMU_NODE_DIR", node_dir(work))
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("CMAKE_PREFIX_PATH")
+        .env_remove("ASCEND_HOME_PATH");
+    run(c)
+}
+
 #[test]
-fn vendor_layout_cmake_project_npu_and_cpu() {
+fn vendor_layout_cmake_projects_npu_and_cpu() {
     if Command::new("cmake").arg("--version").output().is_err() {
         panic!("cmake is required for this test (.ci/run installs it from Debian's packages)");
     }
@@ -306,61 +376,94 @@ fn vendor_layout_cmake_project_npu_and_cpu() {
     let mut c = Command::new(npu_emu_bin());
     c.args(["install", "--quiet", "--prefix"]).arg(&prefix);
     run(c).assert_ok();
-    // The project: its own files plus the kernel, copied as a user would have them.
-    let proj = work.join("AddKernelInvocationNeo");
-    let src = root().join("tests/c/kernel_launch/vendor_add");
-    std::fs::create_dir_all(proj.join("cmake")).unwrap();
-    for f in [
-        "CMakeLists.txt",
-        "main.cpp",
-        "data_utils.h",
-        "cmake/npu_lib.cmake",
-        "cmake/cpu_lib.cmake",
+    for (name, main, kernel, n) in [
+        (
+            "AddKernelInvocationNeo",
+            "main.cpp",
+            "add_custom.cpp",
+            8 * 2048,
+        ),
+        (
+            "AddKernelInvocationTilingNeo",
+            "main_tiling.cpp",
+            "add_custom_tiling.cpp",
+            10007,
+        ),
     ] {
-        std::fs::copy(src.join(f), proj.join(f)).unwrap();
-    }
-    std::fs::copy(
-        root().join("tests/c/ascendc/add_custom.cpp"),
-        proj.join("add_custom.cpp"),
-    )
-    .unwrap();
-    write_inputs(&proj);
-    for mode in ["npu", "cpu"] {
-        // As the vendor run.sh does: source the environment, configure, build, install, run
-        // the installed program with out/lib on the library path.
-        let script = format!(
-            "set -euo pipefail\n\
-             source '{p}/bin/setenv.bash'\n\
-             rm -rf build out\n\
-             cmake -B build -DRUN_MODE={mode} -DSOC_VERSION=Ascend910B1 \
-             -DCMAKE_BUILD_TYPE=Debug -DASCEND_CANN_PACKAGE_PATH='{p}' >/dev/null\n\
-             cmake --build build -j2\n\
-             cmake --install build >/dev/null\n\
-             export LD_LIBRARY_PATH=$(pwd)/out/lib:$(pwd)/out/lib64:$LD_LIBRARY_PATH\n\
-             rm -f output/output_z.bin\n\
-             ./out/bin/ascendc_kernels_bbit\n\
-             test -s output/output_z.bin\n\
-             ls build/include/ascendc_kernels_{mode}/ 2>/dev/null || true\n",
-            p = prefix.display()
-        );
-        let mut c = Command::new("bash");
-        c.arg("-c")
-            .arg(script)
-            .current_dir(&proj)
-            .env("NPU_EMU_NODE_DIR", node_dir(&work))
-            .env_remove("LD_LIBRARY_PATH")
-            .env_remove("CMAKE_PREFIX_PATH")
-            .env_remove("ASCEND_HOME_PATH");
-        let r = run(c);
-        assert_eq!(r.code, Some(0), "RUN_MODE={mode}:\n{}", r.all());
-        assert!(r.stdout.contains("PASS"), "RUN_MODE={mode}:\n{}", r.all());
-        if mode == "npu" {
-            // The generated header where CANN puts it: build/include/<target>/.
+        write_inputs(&work.join(name), n);
+        for mode in ["npu", "cpu"] {
+            let r = vendor_project(&work, &prefix, name, main, kernel, mode);
+            assert_eq!(r.code, Some(0), "{name} RUN_MODE={mode}:\n{}", r.all());
             assert!(
-                r.stdout.contains("aclrtlaunch_add_custom.h"),
-                "RUN_MODE={mode}:\n{}",
+                r.stdout.contains("PASS"),
+                "{name} RUN_MODE={mode}:\n{}",
                 r.all()
             );
+            if mode == "npu" {
+                // The generated header where CANN puts it: build/include/<target>/.
+                let h = format!("aclrtlaunch_{}.h", kernel.trim_end_matches(".cpp"));
+                assert!(r.stdout.contains(&h), "{name}:\n{}", r.all());
+            }
         }
+    }
+}
+
+#[test]
+fn install_tree_has_the_ascendc_pieces_where_cann_keeps_them() {
+    let work = scratch("kl-inst");
+    let p = work.join("inst");
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["install", "--quiet", "--prefix"]).arg(&p);
+    run(c).assert_ok();
+    for f in [
+        "compiler/tikcpp/tikcfw/kernel_operator.h",
+        "compiler/tikcpp/tikcfw/tikicpulib.h",
+        "compiler/tikcpp/tikcfw/npuemu/launch.h",
+        "compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake",
+        "tools/tikcpp/tikcfw/kernel_operator.h",
+        "tools/tikcpp/ascendc_kernel_cmake/ascendc.cmake",
+        "tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake",
+        "bin/setenv.bash",
+    ] {
+        assert!(p.join(f).is_file(), "{f} is missing from the install");
+    }
+    for l in ["tools/tikcpp/tikcfw", "tools/tikcpp/ascendc_kernel_cmake"] {
+        let m = std::fs::symlink_metadata(p.join(l)).unwrap();
+        assert!(m.file_type().is_symlink(), "{l} should be a symlink");
+    }
+    // set_env.sh puts find_package(tikicpulib)'s directory on CMAKE_PREFIX_PATH, after
+    // lib64/cmake (CANN 8.5's order).
+    let mut c = Command::new("bash");
+    c.arg("-c").arg(format!(
+        "unset CMAKE_PREFIX_PATH; source '{}/set_env.sh'; echo \"$CMAKE_PREFIX_PATH\"",
+        p.display()
+    ));
+    let r = run(c);
+    r.assert_ok();
+    assert_eq!(
+        r.stdout.trim(),
+        format!(
+            "{0}/lib64/cmake:{0}/tools/tikicpulib/lib/cmake",
+            p.display()
+        )
+    );
+    // Installing again over the same tree works (symlinks and files replaced in place), and
+    // the installed tool lays out a complete tree from its own.
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["install", "--quiet", "--prefix"]).arg(&p);
+    run(c).assert_ok();
+    let p2 = work.join("inst2");
+    let mut c = Command::new(p.join("bin/npu-emu"));
+    c.args(["install", "--quiet", "--prefix"]).arg(&p2);
+    run(c).assert_ok();
+    for f in [
+        "compiler/tikcpp/tikcfw/kernel_operator.h",
+        "compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake",
+        "tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake",
+    ] {
+        assert!(
+            p2.join(f).is_file(),
+            "{f} is missing from an install made by an install"
+        );
     }
 }

@@ -308,6 +308,8 @@ fn hcclinit_rejects_bad_arguments_with_hccl_e_para() {
         "hcclInit: group is NULL",
         "hcclInit: group name \"a/b\" is invalid",
         "hcclInit: group name \"\" is invalid",
+        "hcclInit: NPU_EMU_JOB_ID \"bad/id\" is invalid",
+        "hcclInit: HCCL_CONNECT_TIMEOUT \"soon\" is invalid: expected seconds from 1 to 7200",
     ] {
         assert!(r.stderr.contains(msg), "{msg}:\n{}", r.all());
     }
@@ -346,6 +348,24 @@ fn hcclinit_rejects_bad_arguments_with_hccl_e_para() {
     ] {
         assert!(r.stderr.contains(msg), "{msg}:\n{}", r.all());
     }
+    assert!(r.stdout.contains("dialect_init: ok"), "{}", r.all());
+}
+
+#[test]
+fn hcclinit_forms_a_group_of_threads_in_one_process() {
+    let work = scratch("seed-init-threads");
+    let _node = Node(work.clone());
+    let prog = dialect_program(&work);
+    let mut c = direct(&prog, &work, &["threads"]);
+    c.env("NPU_EMU_JOB_ID", "threads-job");
+    let r = run(c);
+    r.assert_ok();
+    assert_eq!(
+        count(&r.stdout, "allreduce ok (element 0 = 3, expected 3)"),
+        2,
+        "{}",
+        r.all()
+    );
     assert!(r.stdout.contains("dialect_init: ok"), "{}", r.all());
 }
 
@@ -511,4 +531,57 @@ fn distributed_add_sample_fails_when_one_rank_adds_wrong_data() {
     assert_eq!(count(&r.stdout, ": FAIL"), fails.len(), "{}", r.all());
     assert!(r.stderr.contains("npu-emu run: job failed"), "{}", r.all());
     assert!(!r.stdout.contains(": PASS"), "{}", r.all());
+}
+
+/// True when `extracted` is `restored` with some whitespace deleted, i.e. `restored` only adds
+/// whitespace (line breaks, indentation, spaces) to the text as extracted.
+fn only_whitespace_added(extracted: &str, restored: &str) -> Result<(), String> {
+    let want: Vec<char> = extracted.trim_end().chars().collect();
+    let mut i = 0;
+    for (at, c) in restored.trim_end().char_indices() {
+        if i < want.len() && c == want[i] {
+            i += 1;
+        } else if !c.is_whitespace() {
+            return Err(format!(
+                "restored text differs at byte {at}: {:?}",
+                &restored[at..(at + 60).min(restored.len())]
+            ));
+        }
+    }
+    if i == want.len() {
+        Ok(())
+    } else {
+        Err(format!(
+            "extracted text not all present: missing from {:?}",
+            want[i..].iter().take(60).collect::<String>()
+        ))
+    }
+}
+
+#[test]
+fn seed_code_in_the_samples_is_the_documents_text_with_only_whitespace_restored() {
+    // tests/c/seeds/*_as_extracted.txt are the documents' code lines exactly as extracted
+    // (line breaks and spaces lost); the samples' .inc files must differ only in whitespace.
+    // (That the restored line breaks end each `//` comment where it should is checked by the
+    // samples compiling and passing.)
+    for (extracted, restored) in [
+        (
+            "tests/c/seeds/seed_000_as_extracted.txt",
+            "samples/distributed_add/seed_000_run_distributed_flow.inc",
+        ),
+        (
+            "tests/c/seeds/seed_003_as_extracted.txt",
+            "samples/distributed_training/seed_003_distributed_training.inc",
+        ),
+    ] {
+        let e = std::fs::read_to_string(root().join(extracted)).unwrap();
+        let r = std::fs::read_to_string(root().join(restored)).unwrap();
+        if let Err(why) = only_whitespace_added(&e, &r) {
+            panic!("{restored}: {why}");
+        }
+    }
+    // The check itself: a changed character or a dropped space is caught.
+    assert!(only_whitespace_added("int a=1;", "int a = 1;").is_ok());
+    assert!(only_whitespace_added("int a=1;", "int a = 2;").is_err());
+    assert!(only_whitespace_added("// x y", "// xy").is_err());
 }

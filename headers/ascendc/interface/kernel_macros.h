@@ -1,6 +1,7 @@
 /* npu-emu Ascend C CPU headers: the kernel compiler's qualifiers and the kernel-type macros.
  *
- * On the CPU the address-space and function-kind qualifiers mean nothing and expand to nothing;
+ * On the CPU the address-space and function-kind qualifiers mean nothing and expand to nothing
+ * (`__global__`: default visibility);
  * GM_ADDR is a byte pointer holding a canonical device address. */
 #ifndef NPUEMU_KERNEL_MACROS_H
 #define NPUEMU_KERNEL_MACROS_H
@@ -11,7 +12,8 @@
 #define __aicore__
 #endif
 #ifndef __global__
-#define __global__
+/* kernels stay callable from the launch code / ICPU_RUN_KF even under -fvisibility=hidden */
+#define __global__ __attribute__((visibility("default")))
 #endif
 #ifndef __vector__
 #define __vector__

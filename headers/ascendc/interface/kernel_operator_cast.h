@@ -197,6 +197,12 @@ __aicore__ inline void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src
     npuemu::check_count(api, n);
     npuemu::check_vec_operand(api, "dst", dst, n);
     npuemu::check_vec_operand(api, "src", src, n);
+    npuemu::check_overlap(api, "src", dst.addr_, static_cast<uint64_t>(n) * sizeof(T), src.addr_,
+                          static_cast<uint64_t>(n) * sizeof(U));
+    if (static_cast<const void *>(dst.addr_) == static_cast<const void *>(src.addr_) && sizeof(T) != sizeof(U)) {
+        npuemu::fault("%s: in place between %s and %s, whose sizes differ", api, npuemu::type_name<T>::get(),
+                      npuemu::type_name<U>::get());
+    }
     /* dst and src may overlap only when they start at the same place (in-place of equal widths) */
     if (std::is_same<T, float>::value && std::is_same<U, float>::value) {
         /* float -> float rounds to an integral value (CAST_NONE: unchanged) */
@@ -212,6 +218,20 @@ __aicore__ inline void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src
         dst.addr_[i] = npuemu::convert_to<T>::apply(npuemu::to_double(src.addr_[i]), roundMode);
     }
 }
+
+/* Scalar conversion of a float: to half (CAST_ODD on the A2 vector unit; any mode here) or to
+ * int32_t (CAST_ROUND, CAST_CEIL, CAST_FLOOR, CAST_RINT, ...). */
+template <typename T, typename U, RoundMode roundMode>
+__aicore__ inline U Cast(T valueIn)
+{
+    static_assert(std::is_same<T, float>::value && npuemu::one_of<U, half, int32_t>::value,
+                  "npu-emu: scalar AscendC::Cast converts float to half or int32_t");
+    return npuemu::convert_to<U>::apply(static_cast<double>(valueIn), roundMode);
+}
+
+/* bfloat16_t <-> float scalars. */
+__aicore__ inline float ToFloat(const bfloat16_t &bVal) { return static_cast<float>(bVal); }
+__aicore__ inline bfloat16_t ToBfloat16(const float &fVal) { return bfloat16_t(fVal); }
 
 } // namespace AscendC
 

@@ -87,6 +87,21 @@ inline void check_vec_operand(const char *api, const char *which, const AscendC:
     }
 }
 
+/* The vector unit reads a whole repeat before writing it: an operand may be the destination
+ * itself (in place) or lie apart from it, but not overlap it at another offset. */
+inline void check_overlap(const char *api, const char *which, const void *dst, uint64_t dbytes, const void *src,
+                          uint64_t sbytes)
+{
+    const uint8_t *d = static_cast<const uint8_t *>(dst), *s = static_cast<const uint8_t *>(src);
+    if (d == s || dbytes == 0 || sbytes == 0 || d + dbytes <= s || s + sbytes <= d) {
+        return;
+    }
+    fault("%s: dst (UB 0x%llx..0x%llx) and %s (UB 0x%llx..0x%llx) overlap at different offsets; operands must be "
+          "the same tensor (in place) or not overlap",
+          api, static_cast<unsigned long long>(ub_offset(d)), static_cast<unsigned long long>(ub_offset(d) + dbytes),
+          which, static_cast<unsigned long long>(ub_offset(s)), static_cast<unsigned long long>(ub_offset(s) + sbytes));
+}
+
 inline void check_count(const char *api, int32_t count)
 {
     if (count < 0) {
@@ -102,6 +117,8 @@ inline void vec_binary(const char *api, const AscendC::LocalTensor<T> &dst, cons
     check_vec_operand(api, "dst", dst, count);
     check_vec_operand(api, "src0", a, count);
     check_vec_operand(api, "src1", b, count);
+    check_overlap(api, "src0", dst.addr_, count * sizeof(T), a.addr_, count * sizeof(T));
+    check_overlap(api, "src1", dst.addr_, count * sizeof(T), b.addr_, count * sizeof(T));
     using C = typename calc_type<T>::type;
     for (int32_t i = 0; i < count; ++i) {
         dst.addr_[i] = static_cast<T>(f(static_cast<C>(a.addr_[i]), static_cast<C>(b.addr_[i])));
@@ -115,6 +132,7 @@ inline void vec_unary(const char *api, const AscendC::LocalTensor<T> &dst, const
     check_count(api, count);
     check_vec_operand(api, "dst", dst, count);
     check_vec_operand(api, "src", a, count);
+    check_overlap(api, "src", dst.addr_, count * sizeof(T), a.addr_, count * sizeof(T));
     using C = typename calc_type<T>::type;
     for (int32_t i = 0; i < count; ++i) {
         dst.addr_[i] = static_cast<T>(f(static_cast<C>(a.addr_[i])));

@@ -107,8 +107,13 @@ public:
         }
         size_ = size;
     }
-    /* Byte offset of the tensor in the Unified Buffer. */
-    __aicore__ inline uint64_t GetPhyAddr() const { return check_ub("GetPhyAddr"), npuemu::ub_offset(addr_); }
+    /* Address of the tensor's first element (as the CPU-debug library returns it: a pointer into
+     * this block's Unified Buffer, usable as a `__ubuf__ T *`; 32-byte aligned like UB addresses). */
+    __aicore__ inline uint64_t GetPhyAddr() const
+    {
+        check_ub("GetPhyAddr");
+        return reinterpret_cast<uint64_t>(addr_);
+    }
     __aicore__ inline uint64_t GetPhyAddr(const uint32_t offset) const { return GetPhyAddr() + offset * sizeof(T); }
     __aicore__ inline TPosition GetPosition() const { return pos_; }
     __aicore__ inline int32_t GetUserTag() const { return tag_; }

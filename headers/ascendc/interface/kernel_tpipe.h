@@ -105,8 +105,12 @@ public:
         if (addr == nullptr) {
             fault("%s::%s of a tensor that holds no buffer", name.c_str(), api);
         }
+        /* a view of the buffer (operator[], ReinterpretCast) stands for the whole buffer, as the
+         * buffer handle it carries does on the NPU */
+        const uint8_t *a = static_cast<const uint8_t *>(addr);
         if (owner != self || slot < 0 || static_cast<size_t>(slot) >= bufs.size() ||
-            bufs[static_cast<size_t>(slot)].addr != addr) {
+            a < bufs[static_cast<size_t>(slot)].addr ||
+            a >= bufs[static_cast<size_t>(slot)].addr + bufs[static_cast<size_t>(slot)].len) {
             fault("%s::%s of a tensor at UB offset 0x%llx that is not a buffer of this queue (its "
                   "buffers are at %s)",
                   name.c_str(), api, static_cast<unsigned long long>(ub_offset(addr)), addresses().c_str());

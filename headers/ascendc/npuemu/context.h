@@ -35,7 +35,7 @@ constexpr uint32_t UB_SIZE = NPUEMU_UB_SIZE;
 constexpr uint32_t UB_ALIGN = 32; /* one data block */
 
 /* The exception behind every kernel fault. what() is the complete message. */
-class KernelFault : public std::exception {
+class __attribute__((visibility("default"))) KernelFault : public std::exception {
 public:
     explicit KernelFault(std::string m) : msg_(std::move(m)) {}
     const char *what() const noexcept override { return msg_.c_str(); }
@@ -57,7 +57,9 @@ struct BlockContext {
     int atomic_type = 0;  /* AtomicType of the element type set with it */
 };
 
-inline BlockContext &ctx()
+/* Default visibility even under -fvisibility=hidden: a kernel library and the code that runs its
+ * blocks (ICPU_RUN_KF in the executable) must share one context per thread. */
+__attribute__((visibility("default"))) inline BlockContext &ctx()
 {
     static thread_local BlockContext c;
     return c;
@@ -127,7 +129,13 @@ inline std::string fault_prefix()
     va_start(ap, fmt);
     std::string m = fault_prefix() + vformat(fmt, ap);
     va_end(ap);
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
     throw KernelFault(m);
+#else
+    /* built with -fno-exceptions: the block cannot be unwound, so the process stops here */
+    std::fprintf(stderr, "%s\n", m.c_str());
+    std::abort();
+#endif
 }
 
 /* The regions as "x: 0x7f..+4096, y: ...", for messages. */

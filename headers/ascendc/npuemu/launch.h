@@ -67,6 +67,11 @@ int run_block(const char *kernel, const npuemu_gm_region *regions, size_t nregio
     c.block_num = block_num;
     c.active = true;
     int rc = 0;
+#if !defined(__cpp_exceptions) && !defined(__EXCEPTIONS)
+    std::forward<F>(body)(); /* -fno-exceptions: a fault stops the process (npuemu::fault) */
+    (void)err;
+    (void)errlen;
+#else
     try {
         std::forward<F>(body)();
     } catch (const KernelFault &f) {
@@ -81,6 +86,7 @@ int run_block(const char *kernel, const npuemu_gm_region *regions, size_t nregio
         copy_message(m.c_str(), err, errlen);
         rc = 1;
     }
+#endif
     c = saved;
     return rc;
 }

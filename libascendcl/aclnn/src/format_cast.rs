@@ -532,3 +532,102 @@ pub unsafe extern "C" fn aclnnNpuFormatCast(
         crate::run::execute(workspace, workspaceSize, executor, stream)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(shape: &[i64], dtype: i32, format: i32) -> Tensor {
+        Tensor {
+            view_shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+            format,
+            dtype,
+            storage_shape: shape.to_vec(),
+            storage_format: format,
+            addr: 0,
+        }
+    }
+
+    #[test]
+    fn a2_shapes_follow_the_32_byte_c0_rule() {
+        let c =
+            |shape: &[i64], dtype, src, dst| calculate(Soc::A2A3, &t(shape, dtype, src), dst, -1);
+        // fp32: C0 8; fp16: 16; int8: 32 (CANN doc table for A2/A3).
+        assert_eq!(
+            c(&[33, 20], ACL_FLOAT, ND, FRACTAL_NZ).unwrap(),
+            (vec![3, 3, 16, 8], 29)
+        );
+        assert_eq!(
+            c(&[2, 17, 33], ACL_FLOAT16, ND, FRACTAL_NZ).unwrap(),
+            (vec![2, 3, 2, 16, 16], 29)
+        );
+        assert_eq!(
+            c(&[17, 70], ACL_INT8, NCL, FRACTAL_NZ).unwrap(),
+            (vec![3, 2, 16, 32], 29)
+        );
+        // The CANN sample: int32 NCDHW [1, 17, 1, 2, 2] -> NDC1HWC0 [1, 1, 3, 2, 2, 8].
+        assert_eq!(
+            c(&[1, 17, 1, 2, 2], ACL_INT32, NCDHW, NDC1HWC0).unwrap(),
+            (vec![1, 1, 3, 2, 2, 8], 32)
+        );
+        assert_eq!(
+            c(&[18, 19, 2, 3, 2], ACL_FLOAT16, NCDHW, FRACTAL_Z_3D).unwrap(),
+            (vec![24, 2, 16, 16], 33)
+        );
+        // Inverse: the view shape, actual format ND / NCDHW.
+        assert_eq!(
+            c(&[5, 7], ACL_BF16, FRACTAL_NZ, ND).unwrap(),
+            (vec![5, 7], 2)
+        );
+        assert_eq!(
+            c(&[2, 3, 4, 5, 6], ACL_UINT8, FRACTAL_Z_3D, NCDHW).unwrap(),
+            (vec![2, 3, 4, 5, 6], 30)
+        );
+        // Errors and their codes.
+        let e = c(&[4, 4], ACL_FLOAT16, ND, NDC1HWC0).unwrap_err();
+        assert_eq!(e.code, crate::status::ACLNN_ERR_RUNTIME_ERROR);
+        let e = c(&[4], ACL_FLOAT16, ND, FRACTAL_NZ).unwrap_err();
+        assert_eq!(e.code, crate::status::ACLNN_ERR_PARAM_INVALID);
+        let e = calculate(
+            Soc::A2A3,
+            &t(&[4, 4], ACL_FLOAT, ND),
+            FRACTAL_NZ,
+            ACL_FLOAT16,
+        )
+        .unwrap_err();
+        assert!(e.msg.contains("additionalDtype 1"), "{}", e.msg);
+    }
+
+    #[test]
+    fn a5_takes_c0_from_additional_dtype() {
+        let c =
+            |shape: &[i64], dtype, add| calculate(Soc::A5, &t(shape, dtype, ND), FRACTAL_NZ, add);
+        assert_eq!(
+            c(&[64, 128], ACL_INT32, ACL_FLOAT16).unwrap(),
+            (vec![8, 4, 16, 16], 50)
+        );
+        assert_eq!(
+            c(&[64, 128], ACL_FLOAT, ACL_FLOAT8_E4M3FN).unwrap(),
+            (vec![4, 4, 16, 32], 51)
+        );
+        assert_eq!(
+            c(&[64, 128], ACL_INT8, ACL_INT8).unwrap(),
+            (vec![4, 4, 16, 32], 29)
+        );
+        assert!(c(&[64, 128], ACL_INT8, -1).is_err());
+        assert!(c(&[2, 2, 64, 128], ACL_FLOAT, ACL_FLOAT16).is_err()); // weight quant: 2-3 dims
+        assert!(c(&[1, 128], ACL_FLOAT16, ACL_FLOAT16).is_err()); // K = 1
+    }
+
+    #[test]
+    fn contiguity_ignores_unit_dimensions() {
+        let mut x = t(&[1, 4, 5], ACL_FLOAT16, ND);
+        assert!(check_contiguous(&x, "x").is_ok());
+        x.strides = vec![999, 5, 1];
+        assert!(check_contiguous(&x, "x").is_ok());
+        x.strides = vec![20, 1, 4];
+        assert!(check_contiguous(&x, "x").is_err());
+    }
+}

@@ -294,3 +294,27 @@ pub unsafe extern "C" fn aclnnTransMatmulWeight(
         crate::run::execute(workspace, workspaceSize, executor, stream)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weight_sizes_align_the_last_two_dimensions() {
+        // CANN sample: fp16 [32, 16] -> 512 elements (already aligned).
+        assert_eq!(weight_elements(&[32, 16], ACL_FLOAT16), 512);
+        assert_eq!(weight_elements(&[37, 45], ACL_FLOAT16), 48 * 48);
+        assert_eq!(weight_elements(&[37, 45], ACL_BF16), 48 * 48);
+        // INT8 (and every other type): the last dimension to 32.
+        assert_eq!(weight_elements(&[2, 2, 40, 24], ACL_INT8), 2 * 2 * 48 * 32);
+        assert_eq!(weight_elements(&[40, 24], 0), 48 * 32);
+    }
+
+    #[test]
+    fn soc_families() {
+        assert_eq!(family("Ascend910B1"), Family::A2A3A5);
+        assert_eq!(family("Ascend910_9391"), Family::A2A3A5);
+        assert_eq!(family("Ascend310P3"), Family::P310);
+        assert_eq!(family("Ascend910A"), Family::Other);
+    }
+}

@@ -213,3 +213,61 @@ impl Walk for Fz {
         }
     }
 }
+
+/// FRACTAL_Z_C04 from NCHW with C ≤ 4: C padded to 4, `K = H·W·4` with `k = (h·W + w)·4 + c`,
+/// stored as `[ceil(K/C0), N1, 16, C0]`: `dst[k / C0][n1][n0][k % C0] = src[n1·16 + n0][c][h][w]`.
+#[derive(Clone, Debug)]
+pub(crate) struct FzC04 {
+    pub n: usize,
+    pub c: usize,
+    pub hw: usize,
+    pub c0: usize,
+    pub k1: usize,
+    pub n1: usize,
+}
+
+impl FzC04 {
+    pub fn new(n: usize, c: usize, h: usize, w: usize, c0: usize) -> Self {
+        let hw = h * w;
+        FzC04 {
+            n,
+            c,
+            hw,
+            c0,
+            k1: (4 * hw).div_ceil(c0),
+            n1: n.div_ceil(16),
+        }
+    }
+
+    pub fn private_shape(&self) -> Vec<i64> {
+        vec![self.k1 as i64, self.n1 as i64, 16, self.c0 as i64]
+    }
+}
+
+impl Walk for FzC04 {
+    fn units(&self, _forward: bool) -> usize {
+        self.n
+    }
+
+    fn walk(&self, units: Range<usize>, _forward: bool, f: &mut impl FnMut(Move)) {
+        let (c, hw, c0) = (self.c, self.hw, self.c0);
+        // Positions per K block (C0 is a multiple of 4 here; else one position per move).
+        let per = (c0 / 4).max(1);
+        for n in units {
+            let mut p0 = 0;
+            while p0 < hw {
+                let np = per.min(hw - p0);
+                let k = p0 * 4;
+                f(Move::Transpose {
+                    plain: n * c * hw + p0,
+                    plain_rs: hw,
+                    private: ((k / c0) * self.n1 * 16 + n) * c0 + k % c0,
+                    private_rs: 4,
+                    rows: c,
+                    cols: np,
+                });
+                p0 += np;
+            }
+        }
+    }
+}

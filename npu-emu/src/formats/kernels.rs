@@ -88,6 +88,7 @@ pub(crate) fn execute(plan: &Plan, src: &[u8], dst: &mut [u8]) -> bool {
         }
         Geometry::C1C0(g) => run_walk(plan, g, src, dst),
         Geometry::Fz(g) => run_walk(plan, g, src, dst),
+        Geometry::FzC04(g) => run_walk(plan, g, src, dst),
         Geometry::Nz(g) => run_walk(plan, g, src, dst),
     }
 }
@@ -257,7 +258,15 @@ unsafe fn apply(b: &Bufs, m: Move) -> bool {
             let sp = (b.src as *const u8).add(s * e);
             let dp = (b.dst as *mut u8).add(d * e);
             // Non-temporal blocks need every block row 16-byte aligned.
-            let nt = b.nt && b.forward && drs == r && nt_ok(dp, drs * e, 16);
+            // Non-temporal stores: forward when the destination is one contiguous range;
+            // inverse when every destination row starts on a cache line (the transpose then
+            // fills whole lines, one line per row at a time).
+            let nt = b.nt
+                && if b.forward {
+                    drs == r && nt_ok(dp, drs * e, 16)
+                } else {
+                    (dp as usize).is_multiple_of(64) && (drs * e).is_multiple_of(64)
+                };
             match (e, nt) {
                 (1, false) => transpose::<u8, false>(sp.cast(), srs, dp.cast(), drs, r, c),
                 (1, true) => transpose::<u8, true>(sp.cast(), srs, dp.cast(), drs, r, c),
@@ -392,9 +401,16 @@ unsafe fn transpose<T: Block, const NT: bool>(
     cols: usize,
 ) {
     let b = T::B;
+    // Width of a super-tile along the destination rows: with non-temporal stores one cache
+    // line, so that each line is complete before the next is started.
+    let wide = if NT {
+        (64 / std::mem::size_of::<T>()).max(b)
+    } else {
+        SUPER
+    };
     let mut i00 = 0;
     while i00 < rows {
-        let i11 = (i00 + SUPER).min(rows);
+        let i11 = (i00 + wide).min(rows);
         let mut j00 = 0;
         while j00 < cols {
             let j11 = (j00 + SUPER).min(cols);

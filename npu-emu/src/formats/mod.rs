@@ -21,9 +21,23 @@
 //!   and NHWC likewise) and the layout is GE's `TransFormatHwcnToFzWithGroups`; the group count
 //!   comes from `groups` or from the sub-format bits of the format value. FRACTAL_Z_3D with
 //!   groups uses the same layout with D inside the group block (`[g_dim, D, C1, H, W]` rows).
+//! - FRACTAL_Z_C04 (13, GE-only, TransData `NCHW -> FRACTAL_Z_C04`): C ≤ 4 padded to 4, then
+//!   `K = H·W·4` (k = (h·W + w)·4 + c) stored as `[ceil(K/C0), ceil(N/16), 16, C0]` with C0 by the
+//!   dtype rule (abi.md §5.2).
 //! - A 2-D ND origin of FRACTAL_Z is the matrix `[K, N]` (`[ceil(K/C0), N1, 16, C0]`); a 4-D ND
 //!   origin is read as NCHW.
 //! - Sub-byte dtypes (INT4, UINT1, FLOAT4/6 …) and STRING are refused.
+//!
+//! Supported pairs (each both ways): NCHW/NHWC ↔ NC1HWC0 and NC1HWC0_C04; NCDHW/NDHWC ↔
+//! NDC1HWC0; NCHW/NHWC/HWCN/ND ↔ FRACTAL_Z; NCHW ↔ FRACTAL_Z_C04; NCDHW/NDHWC/DHWCN ↔
+//! FRACTAL_Z_3D; any plain format of rank ≥ 1 ↔ FRACTAL_NZ(_C0_x); equal formats copy.
+//!
+//! Speed (`kernels`): every conversion is a walk of independent units emitting three kinds of
+//! moves — runs of rows (`copy_nonoverlapping`, fixed sizes for C0-wide runs), transposed blocks
+//! (SSE2 register transposes of 16×16 bytes, 8×8 u16 and 4×4 u32 inside 64×64 super-tiles) and
+//! zero fills. Destinations of 1 MiB and more are split across `available_parallelism` threads;
+//! from 16 MiB, moves whose destination is contiguous use non-temporal stores. Measure with
+//! `cargo run --release -p npu-emu --example formats_bench [MiB] [reps] [fp16|fp32|int8]`.
 
 mod fractal_nz;
 mod fractal_z;
@@ -346,7 +360,7 @@ pub fn c0(dtype: i32, format: i32, rule: C0Rule) -> Result<usize, FormatError> {
     let size = element_size(dtype, &format!("C0 of {}", fmt_format(format)))?;
     let p = primary_format(format);
     match p {
-        FORMAT_NC1HWC0_C04 | FORMAT_FRACTAL_Z_C04 | FORMAT_FRACTAL_NZ_C0_4 => return Ok(4),
+        FORMAT_NC1HWC0_C04 | FORMAT_FRACTAL_NZ_C0_4 => return Ok(4),
         FORMAT_FRACTAL_NZ_C0_2 => return Ok(2),
         FORMAT_FRACTAL_NZ_C0_8 => return Ok(8),
         FORMAT_FRACTAL_NZ_C0_16 => return Ok(16),
@@ -354,6 +368,12 @@ pub fn c0(dtype: i32, format: i32, rule: C0Rule) -> Result<usize, FormatError> {
         _ => {}
     }
     if let Some(c) = packed_c0(format) {
+        if c > 256 {
+            fail!(
+                "C0 of {}: the packed C0 {c} exceeds 256, the largest C0 of any dtype",
+                fmt_format(format)
+            );
+        }
         return Ok(c);
     }
     if rule == C0Rule::Aclnn && aclnn_32_byte_format(p) {
@@ -403,6 +423,7 @@ pub(crate) enum Geometry {
     Copy,
     C1C0(nc1hwc0::C1C0),
     Fz(fractal_z::Fz),
+    FzC04(fractal_z::FzC04),
     Nz(fractal_nz::Nz),
 }
 

@@ -2,7 +2,7 @@
 //! a conversion request.
 
 use super::fractal_nz::Nz;
-use super::fractal_z::{Fz, FzPlain};
+use super::fractal_z::{Fz, FzC04, FzPlain};
 use super::nc1hwc0::C1C0;
 use super::*;
 
@@ -44,6 +44,7 @@ fn is_private(p: i32) -> bool {
             p,
             FORMAT_NC1HWC0
                 | FORMAT_NC1HWC0_C04
+                | FORMAT_FRACTAL_Z_C04
                 | FORMAT_NDC1HWC0
                 | FORMAT_FRACTAL_Z
                 | FORMAT_FRACTAL_Z_3D
@@ -57,12 +58,14 @@ fn plain_partners(private: i32) -> &'static str {
         FORMAT_NDC1HWC0 => "NCDHW, NDHWC",
         FORMAT_FRACTAL_Z => "NCHW, NHWC, HWCN, ND (2-D [K, N] or 4-D as NCHW)",
         FORMAT_FRACTAL_Z_3D => "NCDHW, NDHWC, DHWCN",
+        FORMAT_FRACTAL_Z_C04 => "NCHW (C <= 4)",
         _ => "any plain format of rank >= 1 (ND, NCHW, NHWC, NC, NCL, ...)",
     }
 }
 
 const SUPPORTED: &str = "NCHW/NHWC <-> NC1HWC0 and NC1HWC0_C04, NCDHW/NDHWC <-> NDC1HWC0, \
-     NCHW/NHWC/HWCN/ND <-> FRACTAL_Z (groups >= 1), NCDHW/NDHWC/DHWCN <-> FRACTAL_Z_3D, \
+     NCHW/NHWC/HWCN/ND <-> FRACTAL_Z (groups >= 1), NCHW (C <= 4) <-> FRACTAL_Z_C04, \
+     NCDHW/NDHWC/DHWCN <-> FRACTAL_Z_3D, \
      ND (any plain format, rank >= 1) <-> FRACTAL_NZ and FRACTAL_NZ_C0_2/4/8/16/32, \
      and a copy between equal formats";
 
@@ -84,8 +87,24 @@ fn dims(shape: &[i64], format: i32, what: &str) -> Result<Vec<usize>, FormatErro
         }
         out.push(d as usize);
     }
+    // Bound the index space so that padded private shapes cannot overflow (zero dims count as
+    // one: the other dims still shape the padded layout).
+    let mut span: u128 = 1;
+    for &d in &out {
+        span = span.saturating_mul(d.max(1) as u128);
+    }
+    if span > MAX_SPAN {
+        fail!(
+            "{what}: {} shape {} is too large (more than 2^44 elements)",
+            fmt_format(format),
+            shape_str(shape)
+        );
+    }
     Ok(out)
 }
+
+/// Largest product of (non-zero) dims a conversion accepts.
+const MAX_SPAN: u128 = 1 << 44;
 
 fn need_rank(shape: &[i64], format: i32, rank: usize, what: &str) -> Result<(), FormatError> {
     if shape.len() != rank {
@@ -233,6 +252,25 @@ pub(crate) fn geometry(
             }
             Geometry::Fz(Fz::new(cout, cin, dd, h, w, c0, g, plain))
         }
+        FORMAT_FRACTAL_Z_C04 => {
+            groups_ok(effective_groups(private, groups, what)?)?;
+            if pp != FORMAT_NCHW {
+                return unsupported();
+            }
+            need_rank(plain_shape, plain_format, 4, what)?;
+            if d[1] > 4 {
+                fail!(
+                    "{what}: FRACTAL_Z_C04 holds at most 4 input channels, but NCHW shape {} has \
+                     C = {}",
+                    shape_str(plain_shape),
+                    d[1]
+                );
+            }
+            if c0 % 4 != 0 {
+                fail!("{what}: FRACTAL_Z_C04 needs C0 to be a multiple of 4, got C0 {c0}");
+            }
+            Geometry::FzC04(FzC04::new(d[0], d[1], d[2], d[3], c0))
+        }
         p if is_nz(p) => {
             groups_ok(effective_groups(private, groups, what)?)?;
             let (batch, h, w) = match d.len() {
@@ -260,6 +298,7 @@ fn private_shape(g: &Geometry) -> Vec<i64> {
         Geometry::Copy => Vec::new(),
         Geometry::C1C0(x) => x.private_shape(),
         Geometry::Fz(x) => x.private_shape(),
+        Geometry::FzC04(x) => x.private_shape(),
         Geometry::Nz(x) => x.private_shape(),
     }
 }
@@ -309,7 +348,7 @@ fn permute_plain(from: i32, shape: &[i64], to: i32) -> Option<Vec<i64>> {
 }
 
 /// The storage shape of a tensor whose logical shape is `origin_shape` in `origin_format` when
-/// it is stored as `format` (e.g. NCHW [2,3,5,7] fp16 as NC1HWC0 → [2,1,5,7,16]). Same format →
+/// it is stored as `format` (e.g. NCHW `[2,3,5,7]` fp16 as NC1HWC0 → `[2,1,5,7,16]`). Same format →
 /// same shape; between plain formats the axes are reordered (ND keeps the shape).
 pub fn storage_shape(
     origin_format: i32,
@@ -470,7 +509,7 @@ pub(crate) fn plan(req: &Request) -> Result<Plan, FormatError> {
     } else {
         (private_n, plain_n)
     };
-    let prefill = matches!(geo, Geometry::Fz(_)) && private_n != plain_n;
+    let prefill = matches!(geo, Geometry::Fz(_) | Geometry::FzC04(_)) && private_n != plain_n;
     Ok(Plan {
         src_bytes: src_n * elem,
         dst_bytes: dst_n * elem,

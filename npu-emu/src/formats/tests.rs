@@ -116,6 +116,21 @@ fn reference(
         }
         return (pshape, map);
     }
+    if p == FORMAT_FRACTAL_Z_C04 {
+        // NCHW, C <= 4 padded to 4, k = (h·W + w)·4 + c.
+        let (n, c, hw) = (s[0], s[1], s[2] * s[3]);
+        let (k1, n1) = (ceil(4 * hw, c0), ceil(n, 16));
+        let pshape = vec![k1 as i64, n1 as i64, 16, c0 as i64];
+        let mut map = vec![None; prod(&pshape)];
+        for i in 0..total {
+            let (nn, cc, pp) = (i / (c * hw), (i / hw) % c, i % hw);
+            let k = pp * 4 + cc;
+            let dst = ((k / c0) * n1 * 16 + nn) * c0 + k % c0;
+            assert!(map[dst].is_none());
+            map[dst] = Some(i);
+        }
+        return (pshape, map);
+    }
     // Named axes n, c, d, h, w of the plain shape.
     let letters: &str = match (plain_format, s.len()) {
         (FORMAT_NCHW, 4) | (FORMAT_ND, 4) => "NCHW",
@@ -307,345 +322,143 @@ const DTYPES: [(i32, usize, usize); 4] = [
 // ---------------------------------------------------------------------------------------------
 // Round trips (N = 17, C = 19, H = 3, W = 5: no dim a multiple of C0 or 16)
 
+/// How a case picks C0: the dtype rule (`Ge` / `Aclnn` column of [`DTYPES`]) or a fixed value.
+#[derive(Clone, Copy)]
+enum C0Of {
+    Ge,
+    Aclnn,
+    /// The Aclnn rule on a format it does not change (the Ge value).
+    AclnnAsGe,
+    Fixed(usize, C0Rule),
+}
+
+/// (plain format, plain shape, private format, groups, C0) for every dtype of [`DTYPES`].
+type Case = (i32, &'static [i64], i32, i64, C0Of);
+
+fn run_cases(cases: &[Case]) {
+    for (dt, c0_ge, c0_aclnn) in DTYPES {
+        for &(pf, shape, private, groups, c0) in cases {
+            let (rule, c0) = match c0 {
+                C0Of::Ge => (C0Rule::Ge, c0_ge),
+                C0Of::Aclnn => (C0Rule::Aclnn, c0_aclnn),
+                C0Of::AclnnAsGe => (C0Rule::Aclnn, c0_ge),
+                C0Of::Fixed(c, rule) => (rule, c),
+            };
+            round_trip(pf, shape, private, dt, groups, rule, c0);
+        }
+    }
+}
+
+const NCHW: i32 = FORMAT_NCHW;
+const NHWC: i32 = FORMAT_NHWC;
+const HWCN: i32 = FORMAT_HWCN;
+const NCDHW: i32 = FORMAT_NCDHW;
+const NDHWC: i32 = FORMAT_NDHWC;
+const DHWCN: i32 = FORMAT_DHWCN;
+const ND: i32 = FORMAT_ND;
+const FZ: i32 = FORMAT_FRACTAL_Z;
+const FZ3D: i32 = FORMAT_FRACTAL_Z_3D;
+const NZ: i32 = FORMAT_FRACTAL_NZ;
+const C04: C0Of = C0Of::Fixed(4, C0Rule::Ge);
+
 #[test]
 fn formats_round_trip_nc1hwc0() {
-    for (dt, c0, _) in DTYPES {
-        round_trip(
-            FORMAT_NCHW,
-            &[17, 19, 3, 5],
-            FORMAT_NC1HWC0,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NHWC,
-            &[17, 3, 5, 19],
-            FORMAT_NC1HWC0,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NCHW,
-            &[17, 19, 3, 5],
-            FORMAT_NC1HWC0,
-            dt,
-            1,
-            C0Rule::Aclnn,
-            c0,
-        );
-        round_trip(
-            FORMAT_NCHW,
-            &[2, 3, 3, 5],
-            FORMAT_NC1HWC0_C04,
-            dt,
-            1,
-            C0Rule::Ge,
-            4,
-        );
-        round_trip(
-            FORMAT_NCHW,
-            &[17, 19, 3, 5],
-            FORMAT_NC1HWC0_C04,
-            dt,
-            1,
-            C0Rule::Ge,
-            4,
-        );
-        round_trip(
-            FORMAT_NHWC,
-            &[17, 3, 5, 19],
-            FORMAT_NC1HWC0_C04,
-            dt,
-            1,
-            C0Rule::Ge,
-            4,
-        );
-    }
+    run_cases(&[
+        (NCHW, &[17, 19, 3, 5], FORMAT_NC1HWC0, 1, C0Of::Ge),
+        (NHWC, &[17, 3, 5, 19], FORMAT_NC1HWC0, 1, C0Of::Ge),
+        // The Aclnn rule changes nothing for NC1HWC0.
+        (NCHW, &[17, 19, 3, 5], FORMAT_NC1HWC0, 1, C0Of::AclnnAsGe),
+        (NCHW, &[2, 3, 3, 5], FORMAT_NC1HWC0_C04, 1, C04),
+        (NCHW, &[17, 19, 3, 5], FORMAT_NC1HWC0_C04, 1, C04),
+        (NHWC, &[17, 3, 5, 19], FORMAT_NC1HWC0_C04, 1, C04),
+    ]);
 }
 
 #[test]
 fn formats_round_trip_ndc1hwc0() {
-    for (dt, c0, c0_aclnn) in DTYPES {
-        round_trip(
-            FORMAT_NCDHW,
-            &[3, 19, 2, 3, 5],
-            FORMAT_NDC1HWC0,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NDHWC,
-            &[3, 2, 3, 5, 19],
-            FORMAT_NDC1HWC0,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NCDHW,
-            &[3, 19, 2, 3, 5],
-            FORMAT_NDC1HWC0,
-            dt,
-            1,
-            C0Rule::Aclnn,
-            c0_aclnn,
-        );
-    }
+    run_cases(&[
+        (NCDHW, &[3, 19, 2, 3, 5], FORMAT_NDC1HWC0, 1, C0Of::Ge),
+        (NDHWC, &[3, 2, 3, 5, 19], FORMAT_NDC1HWC0, 1, C0Of::Ge),
+        (NCDHW, &[3, 19, 2, 3, 5], FORMAT_NDC1HWC0, 1, C0Of::Aclnn),
+        (NDHWC, &[3, 2, 3, 5, 19], FORMAT_NDC1HWC0, 1, C0Of::Aclnn),
+    ]);
 }
 
 #[test]
 fn formats_round_trip_fractal_z() {
-    for (dt, c0, _) in DTYPES {
-        round_trip(
-            FORMAT_NCHW,
-            &[17, 19, 3, 5],
-            FORMAT_FRACTAL_Z,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_HWCN,
-            &[3, 5, 19, 17],
-            FORMAT_FRACTAL_Z,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NHWC,
-            &[17, 3, 5, 19],
-            FORMAT_FRACTAL_Z,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_ND,
-            &[19, 17],
-            FORMAT_FRACTAL_Z,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_ND,
-            &[17, 19, 3, 5],
-            FORMAT_FRACTAL_Z,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-    }
+    run_cases(&[
+        (NCHW, &[17, 19, 3, 5], FZ, 1, C0Of::Ge),
+        (HWCN, &[3, 5, 19, 17], FZ, 1, C0Of::Ge),
+        (NHWC, &[17, 3, 5, 19], FZ, 1, C0Of::Ge),
+        (ND, &[19, 17], FZ, 1, C0Of::Ge),
+        (ND, &[17, 19, 3, 5], FZ, 1, C0Of::Ge),
+    ]);
+}
+
+#[test]
+fn formats_round_trip_fractal_z_c04() {
+    run_cases(&[
+        (NCHW, &[17, 1, 3, 5], FORMAT_FRACTAL_Z_C04, 1, C0Of::Ge),
+        (NCHW, &[17, 2, 3, 5], FORMAT_FRACTAL_Z_C04, 1, C0Of::Ge),
+        (NCHW, &[17, 3, 3, 5], FORMAT_FRACTAL_Z_C04, 1, C0Of::Ge),
+        (NCHW, &[17, 4, 3, 5], FORMAT_FRACTAL_Z_C04, 1, C0Of::Ge),
+        (NCHW, &[33, 3, 7, 7], FORMAT_FRACTAL_Z_C04, 1, C0Of::Ge),
+    ]);
 }
 
 #[test]
 fn formats_round_trip_fractal_z_groups() {
-    for (dt, c0, _) in DTYPES {
+    run_cases(&[
         // Cout = 34 in 2 groups (17 each), Cin = 19 per group.
-        round_trip(
-            FORMAT_NCHW,
-            &[34, 19, 3, 5],
-            FORMAT_FRACTAL_Z,
-            dt,
-            2,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_HWCN,
-            &[3, 5, 19, 34],
-            FORMAT_FRACTAL_Z,
-            dt,
-            2,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NHWC,
-            &[34, 3, 5, 19],
-            FORMAT_FRACTAL_Z,
-            dt,
-            2,
-            C0Rule::Ge,
-            c0,
-        );
+        (NCHW, &[34, 19, 3, 5], FZ, 2, C0Of::Ge),
+        (HWCN, &[3, 5, 19, 34], FZ, 2, C0Of::Ge),
+        (NHWC, &[34, 3, 5, 19], FZ, 2, C0Of::Ge),
         // Several groups packed in one block (e > 1) and g_dim > 1: Cin 3, Cout_g 5, 7 groups.
-        round_trip(
-            FORMAT_NCHW,
-            &[35, 3, 3, 5],
-            FORMAT_FRACTAL_Z,
-            dt,
-            7,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_HWCN,
-            &[3, 5, 3, 35],
-            FORMAT_FRACTAL_Z,
-            dt,
-            7,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NHWC,
-            &[35, 3, 5, 3],
-            FORMAT_FRACTAL_Z,
-            dt,
-            7,
-            C0Rule::Ge,
-            c0,
-        );
-        // Cin = C0 and Cout_g = 16: e = 1, one group per block.
-        round_trip(
-            FORMAT_NCHW,
-            &[48, c0 as i64, 1, 3],
-            FORMAT_FRACTAL_Z,
-            dt,
-            3,
-            C0Rule::Ge,
-            c0,
-        );
+        (NCHW, &[35, 3, 3, 5], FZ, 7, C0Of::Ge),
+        (HWCN, &[3, 5, 3, 35], FZ, 7, C0Of::Ge),
+        (NHWC, &[35, 3, 5, 3], FZ, 7, C0Of::Ge),
+        // Cin = 32 and Cout_g = 16: e = 1, one group per block.
+        (NCHW, &[48, 32, 1, 3], FZ, 3, C0Of::Ge),
         // Groups from the sub-format bits of the format value.
-        round_trip(
-            FORMAT_NCHW,
-            &[35, 3, 3, 5],
-            FORMAT_FRACTAL_Z | (7 << 8),
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-    }
+        (NCHW, &[35, 3, 3, 5], FZ | (7 << 8), 1, C0Of::Ge),
+    ]);
 }
 
 #[test]
 fn formats_round_trip_fractal_z_3d() {
-    for (dt, c0, c0_aclnn) in DTYPES {
-        round_trip(
-            FORMAT_NCDHW,
-            &[17, 19, 2, 3, 5],
-            FORMAT_FRACTAL_Z_3D,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_DHWCN,
-            &[2, 3, 5, 19, 17],
-            FORMAT_FRACTAL_Z_3D,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NDHWC,
-            &[17, 2, 3, 5, 19],
-            FORMAT_FRACTAL_Z_3D,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NCDHW,
-            &[17, 19, 2, 3, 5],
-            FORMAT_FRACTAL_Z_3D,
-            dt,
-            1,
-            C0Rule::Aclnn,
-            c0_aclnn,
-        );
-        round_trip(
-            FORMAT_NCDHW,
-            &[34, 5, 2, 3, 3],
-            FORMAT_FRACTAL_Z_3D,
-            dt,
-            2,
-            C0Rule::Ge,
-            c0,
-        );
-    }
+    run_cases(&[
+        (NCDHW, &[17, 19, 2, 3, 5], FZ3D, 1, C0Of::Ge),
+        (DHWCN, &[2, 3, 5, 19, 17], FZ3D, 1, C0Of::Ge),
+        (NDHWC, &[17, 2, 3, 5, 19], FZ3D, 1, C0Of::Ge),
+        (NCDHW, &[17, 19, 2, 3, 5], FZ3D, 1, C0Of::Aclnn),
+        (NCDHW, &[34, 5, 2, 3, 3], FZ3D, 2, C0Of::Ge),
+    ]);
 }
 
 #[test]
 fn formats_round_trip_fractal_nz() {
-    for (dt, c0, c0_aclnn) in DTYPES {
-        round_trip(
-            FORMAT_ND,
-            &[19, 37],
-            FORMAT_FRACTAL_NZ,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_ND,
-            &[19, 37],
-            FORMAT_FRACTAL_NZ,
-            dt,
-            1,
-            C0Rule::Aclnn,
-            c0_aclnn,
-        );
-        round_trip(
-            FORMAT_ND,
-            &[2, 3, 17, 19],
-            FORMAT_FRACTAL_NZ,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NCHW,
-            &[2, 3, 17, 19],
-            FORMAT_FRACTAL_NZ,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(FORMAT_ND, &[37], FORMAT_FRACTAL_NZ, dt, 1, C0Rule::Ge, c0);
-        round_trip(FORMAT_ND, &[1, 1], FORMAT_FRACTAL_NZ, dt, 1, C0Rule::Ge, c0);
-        for (f, w0) in [
-            (FORMAT_FRACTAL_NZ_C0_2, 2),
-            (FORMAT_FRACTAL_NZ_C0_4, 4),
-            (FORMAT_FRACTAL_NZ_C0_8, 8),
-            (FORMAT_FRACTAL_NZ_C0_16, 16),
-            (FORMAT_FRACTAL_NZ_C0_32, 32),
-        ] {
-            round_trip(FORMAT_ND, &[19, 37], f, dt, 1, C0Rule::Ge, w0);
-            round_trip(FORMAT_ND, &[3, 17, 5], f, dt, 1, C0Rule::Aclnn, w0);
-        }
+    let mut cases: Vec<Case> = vec![
+        (ND, &[19, 37], NZ, 1, C0Of::Ge),
+        (ND, &[19, 37], NZ, 1, C0Of::Aclnn),
+        (ND, &[2, 3, 17, 19], NZ, 1, C0Of::Ge),
+        (NCHW, &[2, 3, 17, 19], NZ, 1, C0Of::Ge),
+        (FORMAT_NCL, &[2, 17, 19], NZ, 1, C0Of::Aclnn),
+        (ND, &[37], NZ, 1, C0Of::Ge),
+        (ND, &[1, 1], NZ, 1, C0Of::Ge),
         // Packed C0 bits (c = 4 → C0 = 8) win over the dtype rule.
-        round_trip(
-            FORMAT_ND,
-            &[19, 37],
-            FORMAT_FRACTAL_NZ | (4 << 24),
-            dt,
-            1,
-            C0Rule::Ge,
-            8,
-        );
+        (ND, &[19, 37], NZ | (4 << 24), 1, C0Of::Fixed(8, C0Rule::Ge)),
+    ];
+    for (f, w0) in [
+        (FORMAT_FRACTAL_NZ_C0_2, 2),
+        (FORMAT_FRACTAL_NZ_C0_4, 4),
+        (FORMAT_FRACTAL_NZ_C0_8, 8),
+        (FORMAT_FRACTAL_NZ_C0_16, 16),
+        (FORMAT_FRACTAL_NZ_C0_32, 32),
+    ] {
+        cases.push((ND, &[19, 37], f, 1, C0Of::Fixed(w0, C0Rule::Ge)));
+        cases.push((ND, &[3, 17, 5], f, 1, C0Of::Fixed(w0, C0Rule::Aclnn)));
     }
+    run_cases(&cases);
 }
 
 #[test]
@@ -664,140 +477,50 @@ fn formats_round_trip_other_dtypes() {
         (DT_FLOAT8_E5M2, 16),
         (DT_FLOAT8_E4M3FN, 16),
         (DT_FLOAT8_E8M0, 16),
+        (DT_COMPLEX32, 16),
         (DT_COMPLEX64, 16),
         (DT_COMPLEX128, 16),
     ] {
-        round_trip(
-            FORMAT_NCHW,
-            &[3, 19, 3, 5],
-            FORMAT_NC1HWC0,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NHWC,
-            &[3, 3, 5, 19],
-            FORMAT_NC1HWC0,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_NCHW,
-            &[17, 19, 1, 3],
-            FORMAT_FRACTAL_Z,
-            dt,
-            2 - (17 % 2),
-            C0Rule::Ge,
-            c0,
-        );
-        round_trip(
-            FORMAT_ND,
-            &[19, 37],
-            FORMAT_FRACTAL_NZ,
-            dt,
-            1,
-            C0Rule::Ge,
-            c0,
-        );
+        let ge = C0Rule::Ge;
+        round_trip(NCHW, &[3, 19, 3, 5], FORMAT_NC1HWC0, dt, 1, ge, c0);
+        round_trip(NHWC, &[3, 3, 5, 19], FORMAT_NC1HWC0, dt, 1, ge, c0);
+        round_trip(NCDHW, &[3, 19, 2, 1, 5], FORMAT_NDC1HWC0, dt, 1, ge, c0);
+        round_trip(NCHW, &[18, 19, 1, 3], FZ, dt, 2, ge, c0);
+        round_trip(HWCN, &[1, 3, 19, 17], FZ, dt, 1, ge, c0);
+        round_trip(NCDHW, &[17, 19, 2, 1, 3], FZ3D, dt, 1, ge, c0);
+        round_trip(ND, &[19, 37], NZ, dt, 1, ge, c0);
     }
 }
 
 /// Shapes big enough to run on several threads and through whole transpose tiles.
 #[test]
 fn formats_round_trip_large() {
+    let (ge, f16) = (C0Rule::Ge, DT_FLOAT16);
+    round_trip(NCHW, &[2, 40, 64, 67], FORMAT_NC1HWC0, f16, 1, ge, 16);
+    round_trip(NCHW, &[1, 35, 129, 129], FORMAT_NC1HWC0, DT_INT8, 1, ge, 32);
     round_trip(
-        FORMAT_NCHW,
-        &[2, 40, 64, 67],
-        FORMAT_NC1HWC0,
-        DT_FLOAT16,
-        1,
-        C0Rule::Ge,
-        16,
-    );
-    round_trip(
-        FORMAT_NCHW,
-        &[1, 35, 129, 129],
-        FORMAT_NC1HWC0,
-        DT_INT8,
-        1,
-        C0Rule::Ge,
-        32,
-    );
-    round_trip(
-        FORMAT_NCHW,
+        NCHW,
         &[1, 33, 100, 130],
         FORMAT_NC1HWC0,
         DT_FLOAT,
         1,
-        C0Rule::Ge,
+        ge,
         16,
     );
-    round_trip(
-        FORMAT_NHWC,
-        &[2, 64, 67, 40],
-        FORMAT_NC1HWC0,
-        DT_FLOAT16,
-        1,
-        C0Rule::Ge,
-        16,
-    );
-    round_trip(
-        FORMAT_ND,
-        &[3, 301, 700],
-        FORMAT_FRACTAL_NZ,
-        DT_FLOAT16,
-        1,
-        C0Rule::Ge,
-        16,
-    );
-    round_trip(
-        FORMAT_ND,
-        &[1001, 517],
-        FORMAT_FRACTAL_NZ,
-        DT_INT8,
-        1,
-        C0Rule::Ge,
-        32,
-    );
-    round_trip(
-        FORMAT_NCHW,
-        &[130, 70, 3, 3],
-        FORMAT_FRACTAL_Z,
-        DT_FLOAT16,
-        1,
-        C0Rule::Ge,
-        16,
-    );
-    round_trip(
-        FORMAT_HWCN,
-        &[3, 3, 70, 130],
-        FORMAT_FRACTAL_Z,
-        DT_FLOAT,
-        1,
-        C0Rule::Ge,
-        16,
-    );
+    round_trip(NHWC, &[2, 64, 67, 40], FORMAT_NC1HWC0, f16, 1, ge, 16);
+    round_trip(ND, &[3, 301, 700], NZ, f16, 1, ge, 16);
+    round_trip(ND, &[1001, 517], NZ, DT_INT8, 1, ge, 32);
+    round_trip(NCHW, &[130, 70, 3, 3], FZ, f16, 1, ge, 16);
+    round_trip(HWCN, &[3, 3, 70, 130], FZ, DT_FLOAT, 1, ge, 16);
 }
 
 /// Destinations of 16 MiB and more are written with non-temporal stores.
 #[test]
 fn formats_round_trip_streaming() {
-    let ge = C0Rule::Ge;
+    let (ge, f16) = (C0Rule::Ge, DT_FLOAT16);
+    round_trip(NCHW, &[1, 19, 600, 800], FORMAT_NC1HWC0, f16, 1, ge, 16);
     round_trip(
-        FORMAT_NCHW,
-        &[1, 19, 600, 800],
-        FORMAT_NC1HWC0,
-        DT_FLOAT16,
-        1,
-        ge,
-        16,
-    );
-    round_trip(
-        FORMAT_NCHW,
+        NCHW,
         &[1, 17, 512, 520],
         FORMAT_NC1HWC0,
         DT_FLOAT,
@@ -805,33 +528,10 @@ fn formats_round_trip_streaming() {
         ge,
         16,
     );
-    round_trip(
-        FORMAT_NHWC,
-        &[1, 600, 800, 19],
-        FORMAT_NC1HWC0,
-        DT_FLOAT16,
-        1,
-        ge,
-        16,
-    );
-    round_trip(
-        FORMAT_ND,
-        &[4100, 2100],
-        FORMAT_FRACTAL_NZ,
-        DT_FLOAT16,
-        1,
-        ge,
-        16,
-    );
-    round_trip(
-        FORMAT_ND,
-        &[2, 2049, 2051],
-        FORMAT_FRACTAL_NZ,
-        DT_FLOAT,
-        1,
-        C0Rule::Aclnn,
-        8,
-    );
+    round_trip(NCHW, &[1, 64, 600, 500], FORMAT_NC1HWC0, DT_INT8, 1, ge, 32);
+    round_trip(NHWC, &[1, 600, 800, 19], FORMAT_NC1HWC0, f16, 1, ge, 16);
+    round_trip(ND, &[4100, 2100], NZ, f16, 1, ge, 16);
+    round_trip(ND, &[2, 2049, 2051], NZ, DT_FLOAT, 1, C0Rule::Aclnn, 8);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1092,6 +792,35 @@ fn formats_fixed_fractal_z() {
 }
 
 #[test]
+fn formats_fixed_fractal_z_c04() {
+    // NCHW [2,3,1,2] fp16, w[n][c][p] = 1 + 6n + 2c + p. K = H·W·4 = 8 with k = p·4 + c, C padded
+    // to 4: row n0 of the single fractal is [c0 c1 c2 0 | same at p = 1].
+    let src = u16s(&(1..=12).collect::<Vec<u16>>());
+    let (dst, shape) = fwd(
+        FORMAT_NCHW,
+        &[2, 3, 1, 2],
+        FORMAT_FRACTAL_Z_C04,
+        DT_FLOAT16,
+        1,
+        &src,
+    );
+    assert_eq!(shape, [1, 1, 16, 16]);
+    let mut want = vec![0u16; 256];
+    want[0..8].copy_from_slice(&[1, 3, 5, 0, 2, 4, 6, 0]);
+    want[16..24].copy_from_slice(&[7, 9, 11, 0, 8, 10, 12, 0]);
+    assert_eq!(dst, u16s(&want));
+    // C > 4 is refused.
+    let m = err(req(
+        FORMAT_NCHW,
+        &[2, 5, 1, 1],
+        FORMAT_FRACTAL_Z_C04,
+        None,
+        DT_FLOAT16,
+    ));
+    assert!(m.contains("FRACTAL_Z_C04") && m.contains("C = 5"), "{m}");
+}
+
+#[test]
 fn formats_fixed_fractal_z_groups() {
     // NCHW [4,2,1,1] fp16, groups 2: Cout_g = 2, Cin = 2, w[co][ci] = 1 + 2co + ci.
     // e = min(lcm(8, 8), 2) = 2: both groups share one block, block-diagonal:
@@ -1250,6 +979,8 @@ fn formats_names_and_c0() {
     assert_eq!(c0(DT_INT64, FORMAT_FRACTAL_NZ, an).unwrap(), 4);
     assert_eq!(c0(DT_FLOAT, FORMAT_FRACTAL_NZ_C0_16, an).unwrap(), 16);
     assert_eq!(c0(DT_FLOAT16, FORMAT_NC1HWC0_C04, ge).unwrap(), 4);
+    assert_eq!(c0(DT_FLOAT16, FORMAT_FRACTAL_Z_C04, ge).unwrap(), 16);
+    assert_eq!(c0(DT_INT8, FORMAT_FRACTAL_Z_C04, ge).unwrap(), 32);
     assert_eq!(c0(DT_FLOAT16, FORMAT_NC1HWC0 | (3 << 24), ge).unwrap(), 4);
     assert_eq!(c0(DT_FLOAT, FORMAT_FRACTAL_NZ | (5 << 24), an).unwrap(), 16);
     let e = c0(DT_INT4, FORMAT_NC1HWC0, ge).unwrap_err();
@@ -1429,6 +1160,29 @@ fn formats_storage_shapes() {
         ),
         [1, 1, 5, 5, 4]
     );
+    // FRACTAL_Z_C04: [ceil(4·H·W/C0), ceil(N/16), 16, C0].
+    assert_eq!(
+        s(
+            FORMAT_NCHW,
+            &[20, 3, 5, 5],
+            FORMAT_FRACTAL_Z_C04,
+            DT_FLOAT16,
+            1,
+            ge
+        ),
+        [7, 2, 16, 16]
+    );
+    assert_eq!(
+        s(
+            FORMAT_NCHW,
+            &[20, 3, 5, 5],
+            FORMAT_FRACTAL_Z_C04,
+            DT_INT8,
+            1,
+            ge
+        ),
+        [4, 2, 16, 32]
+    );
     // Same format, plain reorderings.
     assert_eq!(
         s(
@@ -1581,6 +1335,23 @@ fn formats_bad_input() {
         DT_FLOAT16,
     ));
     assert!(m.contains("negative"), "{m}");
+    let huge = 1i64 << 40;
+    let m = err(req(
+        FORMAT_NCHW,
+        &[0, huge, huge, huge],
+        FORMAT_FRACTAL_Z,
+        None,
+        DT_FLOAT16,
+    ));
+    assert!(m.contains("too large"), "{m}");
+    let m = err(req(
+        FORMAT_ND,
+        &[3, 5],
+        FORMAT_FRACTAL_NZ | (12 << 24),
+        None,
+        DT_FLOAT16,
+    ));
+    assert!(m.contains("packed C0 2048"), "{m}");
     // Inverse without the logical shape.
     let m = err(req(
         FORMAT_NC1HWC0,

@@ -32,6 +32,9 @@ enum FaultCase : uint32_t {
     TBUF_GET_BEYOND,
     LEVEL0_MASK_RANGE,
     LEVEL0_REPEAT_BEYOND,
+    VEC_PARTIAL_OVERLAP,
+    CAST_IN_PLACE_WIDENING,
+    VIEW_STANDS_FOR_BUFFER, /* not a fault: EnQue / FreeTensor of a view act on its buffer */
 };
 
 extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, uint32_t which)
@@ -211,6 +214,34 @@ extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, uint32_t whic
         pipe.InitBuffer(tb, 1024);
         LocalTensor<float> t = tb.Get<float>();
         Exp(t, t, 64, 5, {1, 1, 8, 8});
+        break;
+    }
+    case VEC_PARTIAL_OVERLAP: {
+        pipe.InitBuffer(tb, 1024);
+        LocalTensor<half> t = tb.Get<half>();
+        Add(t[16], t, t, 64);
+        break;
+    }
+    case CAST_IN_PLACE_WIDENING: {
+        pipe.InitBuffer(tb, 1024);
+        LocalTensor<half> t = tb.Get<half>();
+        Cast(t.ReinterpretCast<float>(), t, RoundMode::CAST_NONE, 64);
+        break;
+    }
+    case VIEW_STANDS_FOR_BUFFER: {
+        pipe.InitBuffer(q2, 2, 64);
+        LocalTensor<half> a = q2.AllocTensor<half>();
+        a.SetValue(0, (half)5.0);
+        q2.EnQue(a[16]);
+        LocalTensor<half> b = q2.DeQue<half>();
+        yGm.SetValue(0, b.GetValue(0));
+        yGm.SetValue(1, (half)(float)b.GetSize());
+        LocalTensor<half> view = b[8];
+        q2.FreeTensor(view);
+        LocalTensor<half> c = q2.AllocTensor<half>();
+        LocalTensor<half> d = q2.AllocTensor<half>();
+        (void)c, (void)d;
+        yGm.SetValue(2, (half)1.0);
         break;
     }
     default:

@@ -92,6 +92,12 @@ int main()
     EXPECT(-c == -3.0f);
     EXPECT(static_cast<int>(half(2.75f)) == 2);
     EXPECT((bfloat16_t(1.0f) + bfloat16_t(1.0f / 256)).to_bits() == 0x3f80);
+    /* scalar conversions */
+    EXPECT((AscendC::Cast<float, int32_t, AscendC::RoundMode::CAST_ROUND>(2.5f)) == 3);
+    EXPECT((AscendC::Cast<float, int32_t, AscendC::RoundMode::CAST_RINT>(2.5f)) == 2);
+    EXPECT((AscendC::Cast<float, int32_t, AscendC::RoundMode::CAST_FLOOR>(-2.5f)) == -3);
+    EXPECT((AscendC::Cast<float, half, AscendC::RoundMode::CAST_ODD>(1.0f + 1.0f / 4096)).to_bits() == 0x3c01);
+    EXPECT(AscendC::ToFloat(AscendC::ToBfloat16(3.0f)) == 3.0f);
     if (fails == 0) {
         std::printf("half/bfloat16_t: PASS\n");
     }

@@ -21,6 +21,7 @@ extern "C" __global__ __aicore__ void vec_ops_int16(GM_ADDR x, GM_ADDR y, GM_ADD
 extern "C" __global__ __aicore__ void vec_ops_int32(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t op, uint32_t n);
 extern "C" __global__ __aicore__ void level0_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t which);
 extern "C" __global__ __aicore__ void atomic_ops(GM_ADDR x, GM_ADDR z, uint32_t op);
+extern "C" __global__ __aicore__ void cmpsel_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t which);
 extern "C" __global__ __aicore__ void cast_ops(GM_ADDR x, GM_ADDR z, uint32_t kind, uint32_t mode, uint32_t n);
 
 static const char *op_names[OP_COUNT] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Adds", "Muls",
@@ -474,6 +475,41 @@ static void test_atomic()
     }
 }
 
+static void test_cmpsel()
+{
+    for (uint32_t which = 0; which < 2; ++which) {
+        uint8_t *x = (uint8_t *)AscendC::GmAlloc(256), *y = (uint8_t *)AscendC::GmAlloc(256),
+                *z = (uint8_t *)AscendC::GmAlloc(256);
+        if (which == 0) {
+            fill_f16(x, 128, 61, 5.0f);
+            fill_f16(y, 128, 62, 5.0f);
+        } else {
+            for (int i = 0; i < 64; ++i) ((float *)x)[i] = (float)((i * 13) % 29) - 14.0f;
+        }
+        ICPU_RUN_KF(cmpsel_ops, 1, x, y, z, which);
+        int bad = 0;
+        for (int i = 0; i < (which == 0 ? 128 : 64) && !bad; ++i) {
+            float want, got;
+            if (which == 0) {
+                want = f16_val(x, i) < f16_val(y, i) ? f16_val(x, i) : f16_val(y, i);
+                got = f16_val(z, i);
+            } else {
+                want = i == 63 ? 42.0f : ((float *)x)[i] >= 0 ? ((float *)x)[i] : -1.0f;
+                got = ((float *)z)[i];
+            }
+            if (want != got) {
+                std::fprintf(stderr, "cmpsel case %u: element %d is %g, expected %g\n", which, i, got, want);
+                bad = 1;
+            }
+        }
+        std::printf("%s cmpsel case %u\n", bad ? "FAIL" : "PASS", which);
+        failures += bad;
+        AscendC::GmFree(x);
+        AscendC::GmFree(y);
+        AscendC::GmFree(z);
+    }
+}
+
 int main()
 {
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
@@ -493,6 +529,7 @@ int main()
     test_cast();
     test_level0();
     test_atomic();
+    test_cmpsel();
     std::printf("%d failures\n", failures);
     return failures;
 }

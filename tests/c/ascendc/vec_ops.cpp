@@ -221,3 +221,37 @@ extern "C" __global__ __aicore__ void atomic_ops(GM_ADDR x, GM_ADDR z, uint32_t 
         DisableDmaAtomic();
     }
 }
+
+/* Compare + Select: case 0 (half, 128): z = x < y ? x : y; case 1 (float, 64): z = x >= 0 ? x : -1. */
+extern "C" __global__ __aicore__ void cmpsel_ops(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t which)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bc, bm;
+    pipe.InitBuffer(ba, 256);
+    pipe.InitBuffer(bb, 256);
+    pipe.InitBuffer(bc, 256);
+    pipe.InitBuffer(bm, 32);
+    LocalTensor<uint8_t> m = bm.Get<uint8_t>();
+    if (which == 0) {
+        GlobalTensor<half> xGm, yGm, zGm;
+        xGm.SetGlobalBuffer((__gm__ half *)x, 128);
+        yGm.SetGlobalBuffer((__gm__ half *)y, 128);
+        zGm.SetGlobalBuffer((__gm__ half *)z, 128);
+        LocalTensor<half> a = ba.Get<half>(), b = bb.Get<half>(), c = bc.Get<half>();
+        DataCopy(a, xGm, 128);
+        DataCopy(b, yGm, 128);
+        Compare(m, a, b, CMPMODE::LT, 128);
+        Select(c, m, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, 128);
+        DataCopy(zGm, c, 128);
+    } else {
+        GlobalTensor<float> xGm, zGm;
+        xGm.SetGlobalBuffer((__gm__ float *)x, 64);
+        zGm.SetGlobalBuffer((__gm__ float *)z, 64);
+        LocalTensor<float> a = ba.Get<float>(), c = bc.Get<float>();
+        DataCopy(a, xGm, 64);
+        CompareScalar(m, a, 0.0f, CMPMODE::GE, 64);
+        Select(c, m, a, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
+        reinterpret_cast<__ubuf__ float *>(c.GetPhyAddr())[63] = 42.0f; /* a raw UB pointer */
+        DataCopy(zGm, c, 64);
+    }
+}

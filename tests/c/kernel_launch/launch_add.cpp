@@ -215,8 +215,15 @@ static int errors(aclrtStream s)
     return r;
 }
 
+static uint32_t g_exception_code = 0;
+static void on_exception(aclrtExceptionInfo *info)
+{
+    g_exception_code = aclrtGetErrorCodeFromExceptionInfo(info);
+}
+
 static int oob(aclrtStream s)
 {
+    CHECK(aclrtSetExceptionInfoCallback(on_exception));
     const size_t n = 4096;
     Bufs b = make(n, 9);
     /* The tiling claims twice the length: the blocks of the upper half read past x. */
@@ -225,6 +232,7 @@ static int oob(aclrtStream s)
     aclError e = aclrtSynchronizeStream(s);
     const char *m = aclGetRecentErrMsg();
     std::printf("synchronize: %d\nmessage: %s\n", (int)e, m ? m : "(none)");
+    std::printf("exception callback: %u\n", g_exception_code);
     if (e != 507015) {
         return 1;
     }

@@ -1,11 +1,15 @@
 /* Host side of raw_deref.cpp (tests/tests/kernel_launch.rs):
  *   raw      launch raw_deref on one block: the process must die of SIGSEGV
- *   scalar   launch set_first (pointer + scalar parameters) on 6 blocks and check z */
+ *   null     launch null_deref on two blocks: SIGSEGV too, the message naming block 1/2
+ *   scalar   launch no_params on 100 blocks, set_first (pointer + scalar parameters) on 6
+ *            blocks, and check z */
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "acl/acl.h"
+#include "aclrtlaunch_no_params.h"
+#include "aclrtlaunch_null_deref.h"
 #include "aclrtlaunch_raw_deref.h"
 #include "aclrtlaunch_set_first.h"
 #include "common.h"
@@ -27,6 +31,13 @@ int main(int argc, char **argv)
         std::printf("raw_deref survived: %d\n", (int)e);
         return 3;
     }
+    if (!std::strcmp(mode, "null")) {
+        CHECK(ACLRT_LAUNCH_KERNEL(null_deref)(2, s, d, 0));
+        aclError e = aclrtSynchronizeStream(s);
+        std::printf("null_deref survived: %d\n", (int)e);
+        return 3;
+    }
+    CHECK(ACLRT_LAUNCH_KERNEL(no_params)(100, s));
     CHECK(ACLRT_LAUNCH_KERNEL(set_first)(blocks, s, d, part, 2.5f));
     CHECK(aclrtSynchronizeStream(s));
     std::vector<float> h(part * blocks);

@@ -5,6 +5,7 @@
 //                             is not a file name: each must return the documented code
 //   no-job     (one process, NPU_EMU_JOB_ID unset)  size 2 is HCCL_E_PARA; size 1 works, and
 //              the rest of the dialect is checked on it
+//   threads    (one process, NPU_EMU_JOB_ID set)  ranks 0 and 1 of a group as two threads
 //   no-root    (launcher, 2 ranks, HCCL_CONNECT_TIMEOUT=1)  rank 0 never calls hcclInit: rank 1
 //              gets HCCL_E_TIMEOUT
 //   mismatch   (launcher, 2 ranks)  rank 1 passes size 3: HCCL_E_PARA on rank 1, exit 1
@@ -18,13 +19,16 @@
 
 #include <sys/wait.h>
 
+#include <atomic>
+#include <thread>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
-static int failures = 0;
+static std::atomic<int> failures{0};
 
 static void Expect(const char *what, HcclResult got, HcclResult want)
 {
@@ -135,6 +139,13 @@ int main(int argc, char **argv)
         Expect("group a/b", hcclInit(0, 1, "a/b", &comm), HCCL_E_PARA);
         Expect("group empty", hcclInit(0, 1, "", &comm), HCCL_E_PARA);
         Expect("comm untouched", comm == nullptr ? HCCL_SUCCESS : HCCL_E_INTERNAL, HCCL_SUCCESS);
+        setenv("NPU_EMU_JOB_ID", "bad/id", 1);
+        Expect("NPU_EMU_JOB_ID bad/id", hcclInit(1, 2, "g", &comm), HCCL_E_PARA);
+        setenv("NPU_EMU_JOB_ID", "job1", 1);
+        setenv("HCCL_CONNECT_TIMEOUT", "soon", 1);
+        Expect("HCCL_CONNECT_TIMEOUT soon", hcclInit(1, 2, "g", &comm), HCCL_E_PARA);
+        unsetenv("HCCL_CONNECT_TIMEOUT");
+        unsetenv("NPU_EMU_JOB_ID");
     } else if (mode == "no-job") {
         SetDevice(0);
         Expect("size 2 without NPU_EMU_JOB_ID", hcclInit(0, 2, "g", &comm), HCCL_E_PARA);
@@ -143,6 +154,28 @@ int main(int argc, char **argv)
             CheckComm("solo", comm, 0);
             SoloDialectChecks(comm);
             HcclCommDestroy(comm);
+        }
+    } else if (mode == "threads") {
+        // Both ranks of a group in one process, one thread each (NPU_EMU_JOB_ID set by hand).
+        if (aclInit(nullptr) != ACL_SUCCESS) {
+            return 1;
+        }
+        std::vector<std::thread> threads;
+        for (int r = 0; r < 2; ++r) {
+            threads.emplace_back([r] {
+                aclrtSetDevice(r);
+                HcclComm c = nullptr;
+                Expect(r == 0 ? "thread rank 0 hcclInit" : "thread rank 1 hcclInit", hcclInit(r, 2, "t", &c),
+                       HCCL_SUCCESS);
+                if (c != nullptr) {
+                    CheckComm("t", c, 0);
+                    HcclCommDestroy(c);
+                }
+                aclrtResetDevice(r);
+            });
+        }
+        for (auto &t : threads) {
+            t.join();
         }
     } else if (mode == "no-root") {
         // Rank 0 never calls hcclInit: rank 1 must time out (HCCL_CONNECT_TIMEOUT) and say why.
@@ -218,12 +251,12 @@ int main(int argc, char **argv)
             HcclCommDestroy(comm);
         }
     } else {
-        std::printf("usage: dialect_init bad-args|no-job|no-root|mismatch|groups|plant DIR|stale\n");
+        std::printf("usage: dialect_init bad-args|no-job|threads|no-root|mismatch|groups|plant DIR|stale\n");
         return 2;
     }
     aclFinalize();
     if (failures != 0) {
-        std::printf("dialect_init: %d check(s) failed\n", failures);
+        std::printf("dialect_init: %d check(s) failed\n", failures.load());
         return 1;
     }
     std::printf("dialect_init: ok\n");

@@ -24,6 +24,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+const HELP: &str = "\
+Usage: npu-emu ascendc-stub --out-dir OUT [--include-dir DIR] [-I DIR]... SRC.cpp...
+Writes, for every Ascend C kernel defined in each SRC (extern \"C\" __global__ __aicore__ void
+K(...) { ... }): DIR/aclrtlaunch_K.h (default OUT/include), the header CANN's build generates,
+and OUT/<src>.npuemu.cpp, the launch code: compile it with g++ -std=c++17
+-I<install>/compiler/tikcpp/tikcfw -I<install>/include and link -lascendcl.
+  -I DIR   also look here for headers included with quotes (to find tiling structs)
+";
+
 pub fn main(argv: &[String]) -> CliResult<()> {
     let mut out: Option<PathBuf> = None;
     let mut inc_out: Option<PathBuf> = None;
@@ -46,6 +55,9 @@ pub fn main(argv: &[String]) -> CliResult<()> {
             srcs.push(PathBuf::from(a));
         } else if a == "--" {
             only_files = true;
+        } else if a == "-h" || a == "--help" {
+            print!("{HELP}");
+            return Ok(());
         } else if let Some(d) = a.strip_prefix("-I").filter(|d| !d.is_empty()) {
             inc_dirs.push(PathBuf::from(d));
         } else {
@@ -150,13 +162,15 @@ pub fn generate(
             write_file(&header, &header_text(k))?;
             cpp.push_str(&launch_text(k, &header));
         }
-        write_file(&out.join(format!("{unique}.npuemu.cpp")), &cpp)?;
+        // Always written: it is the output build tools compare with the source's time.
+        let cpp_path = out.join(format!("{unique}.npuemu.cpp"));
+        fs::write(&cpp_path, &cpp).map_err(|e| io_err("write", &cpp_path, e))?;
     }
     Ok(())
 }
 
-/// Write `text` to `path` unless it already holds exactly that (keeps build tools from
-/// rebuilding what did not change).
+/// Write `text` to `path` unless it already holds exactly that (a regenerated header that
+/// did not change does not make build tools recompile the host code that includes it).
 fn write_file(path: &Path, text: &str) -> CliResult<()> {
     if fs::read_to_string(path).is_ok_and(|t| t == text) {
         return Ok(());
