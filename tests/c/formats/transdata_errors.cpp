@@ -91,6 +91,12 @@ int main() {
     EXPECT_CODE(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, typed, s),
                 ACL_ERROR_OP_ATTR_NOT_MATCH, "must be a string");
 
+    // groups only applies to FRACTAL_Z.
+    aclopAttr *grp = attrs("NCHW", "NC1HWC0");
+    CHECK(aclopSetAttrInt(grp, "groups", 2));
+    EXPECT_CODE(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, grp, s),
+                ACL_ERROR_OP_ATTR_NOT_MATCH, "groups = 2");
+
     // Unsupported pair: FRACTAL_NZ -> NC1HWC0.
     aclTensorDesc *nz = aclCreateTensorDesc(ACL_FLOAT16, 4, ps, ACL_FORMAT_FRACTAL_NZ);
     aclTensorDesc *nzin[1] = {nz};
