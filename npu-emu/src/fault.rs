@@ -321,10 +321,10 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
                     len: 0,
                 };
                 let tid = libc::syscall(libc::SYS_gettid);
-                let _ = write!(
+                let _ = writeln!(
                     b,
                     "[ERROR] ASCENDCL({},{}): kernel {} block {}/{} crashed: {} at address 0x{addr:x} \
-                     (not device memory: a wild or null pointer, or a stack overflow, in kernel code)\n",
+                     (not device memory: a wild or null pointer, or a stack overflow, in kernel code)",
                     libc::getpid(),
                     tid,
                     std::str::from_utf8(&k.name[..k.len]).unwrap_or("?"),

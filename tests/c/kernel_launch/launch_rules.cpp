@@ -1,12 +1,14 @@
 /* Host side of raw_deref.cpp (tests/tests/kernel_launch.rs):
  *   raw      launch raw_deref on one block: the process must die of SIGSEGV
  *   null     launch null_deref on two blocks: SIGSEGV too, the message naming block 1/2
- *   scalar   launch set_first (pointer + scalar parameters) on 6 blocks and check z */
+ *   scalar   launch no_params on 100 blocks, set_first (pointer + scalar parameters) on 6
+ *            blocks, and check z */
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "acl/acl.h"
+#include "aclrtlaunch_no_params.h"
 #include "aclrtlaunch_null_deref.h"
 #include "aclrtlaunch_raw_deref.h"
 #include "aclrtlaunch_set_first.h"
@@ -35,6 +37,7 @@ int main(int argc, char **argv)
         std::printf("null_deref survived: %d\n", (int)e);
         return 3;
     }
+    CHECK(ACLRT_LAUNCH_KERNEL(no_params)(100, s));
     CHECK(ACLRT_LAUNCH_KERNEL(set_first)(blocks, s, d, part, 2.5f));
     CHECK(aclrtSynchronizeStream(s));
     std::vector<float> h(part * blocks);

@@ -29,3 +29,9 @@ extern "C" __global__ __aicore__ void set_first(GM_ADDR z, uint32_t part, float 
     zGm.SetGlobalBuffer((__gm__ float *)z + part * AscendC::GetBlockIdx(), part);
     zGm.SetValue(0, value + static_cast<float>(AscendC::GetBlockIdx()));
 }
+
+/* A kernel without parameters (its launch has no regions and an empty argument block). */
+extern "C" __global__ __aicore__ void no_params(void)
+{
+    (void)AscendC::GetBlockNum();
+}

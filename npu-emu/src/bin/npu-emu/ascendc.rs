@@ -24,6 +24,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+const HELP: &str = "\
+Usage: npu-emu ascendc-stub --out-dir OUT [--include-dir DIR] [-I DIR]... SRC.cpp...
+Writes, for every Ascend C kernel defined in each SRC (extern \"C\" __global__ __aicore__ void
+K(...) { ... }): DIR/aclrtlaunch_K.h (default OUT/include), the header CANN's build generates,
+and OUT/<src>.npuemu.cpp, the launch code: compile it with g++ -std=c++17
+-I<install>/compiler/tikcpp/tikcfw -I<install>/include and link -lascendcl.
+  -I DIR   also look here for headers included with quotes (to find tiling structs)
+";
+
 pub fn main(argv: &[String]) -> CliResult<()> {
     let mut out: Option<PathBuf> = None;
     let mut inc_out: Option<PathBuf> = None;
@@ -46,6 +55,9 @@ pub fn main(argv: &[String]) -> CliResult<()> {
             srcs.push(PathBuf::from(a));
         } else if a == "--" {
             only_files = true;
+        } else if a == "-h" || a == "--help" {
+            print!("{HELP}");
+            return Ok(());
         } else if let Some(d) = a.strip_prefix("-I").filter(|d| !d.is_empty()) {
             inc_dirs.push(PathBuf::from(d));
         } else {
