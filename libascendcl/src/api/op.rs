@@ -570,6 +570,12 @@ fn run_unary(
 fn plan_error(req: &formats::Request, e: formats::FormatError) -> Error {
     let (sf, df, dtype, groups) = (req.src_format, req.dst_format, req.dtype, req.groups);
     let pair = format!("{} to {}", format_text(sf), format_text(df));
+    if groups > 1 && !pair_supported(sf, df, dtype, groups) && pair_supported(sf, df, dtype, 1) {
+        return Error::new(
+            ACL_ERROR_OP_ATTR_NOT_MATCH,
+            format!("op type \"TransData\": groups = {groups} does not fit converting {pair}: {e}"),
+        );
+    }
     if !pair_supported(sf, df, dtype, groups) {
         return Error::new(
             ACL_ERROR_FORMAT_NOT_MATCH,

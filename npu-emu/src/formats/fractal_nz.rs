@@ -92,6 +92,7 @@ impl Walk for Nz {
                             private_rs: strip,
                             rows: full_end - s0,
                             len: w0,
+                            fill: 0,
                         });
                     }
                     if full_end < s1 {
@@ -103,6 +104,7 @@ impl Walk for Nz {
                             private_rs: 0,
                             rows: 1,
                             len: w - full_end * w0,
+                            fill: 0,
                         });
                     }
                 }
@@ -124,6 +126,7 @@ impl Walk for Nz {
                     private_rs: w0,
                     rows: hv,
                     len: wv,
+                    fill: 0,
                 });
                 if wv < w0 {
                     f(Move::Pad {

@@ -177,6 +177,7 @@ impl Walk for Fz {
                                         private_rs: row_stride,
                                         rows: hw,
                                         len,
+                                        fill: 0,
                                     }
                                 } else {
                                     Move::Transpose {
@@ -186,6 +187,7 @@ impl Walk for Fz {
                                         private_rs: row_stride,
                                         rows: len,
                                         cols: hw,
+                                        fill: 0,
                                     }
                                 });
                             }
@@ -205,6 +207,7 @@ impl Walk for Fz {
                                 private_rs: c0,
                                 rows: len,
                                 cols: cout_g,
+                                fill: 0,
                             });
                         }
                     }
@@ -265,6 +268,7 @@ impl Walk for FzC04 {
                     private_rs: 4,
                     rows: c,
                     cols: np,
+                    fill: 0,
                 });
                 p0 += np;
             }

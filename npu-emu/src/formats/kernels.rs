@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Move {
     /// `rows` runs of `len` contiguous elements: plain `plain + r·plain_rs` ↔ private
-    /// `private + r·private_rs`.
+    /// `private + r·private_rs`; forward also writes `fill` zeros after each private run.
     Rows {
         plain: usize,
         plain_rs: usize,
@@ -22,9 +22,10 @@ pub(crate) enum Move {
         private_rs: usize,
         rows: usize,
         len: usize,
+        fill: usize,
     },
     /// A transposed block: `private[j·private_rs + i] ↔ plain[i·plain_rs + j]` for `i < rows`,
-    /// `j < cols`.
+    /// `j < cols`; forward also writes zeros at `rows ≤ i < rows + fill` (padding channels).
     Transpose {
         plain: usize,
         plain_rs: usize,
@@ -32,6 +33,7 @@ pub(crate) enum Move {
         private_rs: usize,
         rows: usize,
         cols: usize,
+        fill: usize,
     },
     /// Zero padding of the private layout (forward only): `rows` runs of `len` elements at
     /// `private + r·rs`.
@@ -209,13 +211,15 @@ unsafe fn apply(b: &Bufs, m: Move) -> bool {
             private_rs,
             rows,
             len,
+            fill,
         } => {
+            let fill = if b.forward { fill } else { 0 };
             if !within(plain, plain_rs, rows, len, plain_len)
-                || !within(private, private_rs, rows, len, private_len)
+                || !within(private, private_rs, rows, len + fill, private_len)
             {
                 return false;
             }
-            if rows == 0 || len == 0 {
+            if rows == 0 || len + fill == 0 {
                 return true;
             }
             let (s, srs, d, drs) = if b.forward {
@@ -227,7 +231,10 @@ unsafe fn apply(b: &Bufs, m: Move) -> bool {
                 (b.src as *const u8).add(s * e),
                 (b.dst as *mut u8).add(d * e),
             );
-            if b.nt && drs == len && nt_ok(dp, drs * e, len * e) {
+            let nt = b.nt && drs == len + fill && nt_ok(dp, drs * e, (len + fill) * e);
+            if fill > 0 {
+                copy_rows_fill(sp, srs * e, dp, drs * e, rows, len * e, fill * e, nt);
+            } else if nt {
                 copy_rows_nt(sp, srs * e, dp, drs * e, rows, len * e);
             } else {
                 copy_rows(sp, srs * e, dp, drs * e, rows, len * e);
@@ -241,33 +248,49 @@ unsafe fn apply(b: &Bufs, m: Move) -> bool {
             private_rs,
             rows,
             cols,
+            fill,
         } => {
+            let fill = if b.forward { fill } else { 0 };
             if !within(plain, plain_rs, rows, cols, plain_len)
-                || !within(private, private_rs, cols, rows, private_len)
+                || !within(private, private_rs, cols, rows + fill, private_len)
             {
                 return false;
             }
-            if rows == 0 || cols == 0 {
+            if rows + fill == 0 || cols == 0 {
                 return true;
             }
-            let (s, srs, d, drs, r, c) = if b.forward {
-                (plain, plain_rs, private, private_rs, rows, cols)
+            // `r` source rows, then `z` rows of zeros; `c` columns.
+            let (s, srs, d, drs, r, c, z) = if b.forward {
+                (plain, plain_rs, private, private_rs, rows, cols, fill)
             } else {
-                (private, private_rs, plain, plain_rs, cols, rows)
+                (private, private_rs, plain, plain_rs, cols, rows, 0)
             };
             let sp = (b.src as *const u8).add(s * e);
             let dp = (b.dst as *mut u8).add(d * e);
-            // Non-temporal blocks need every block row 16-byte aligned.
-            let nt = b.nt && b.forward && drs == r && nt_ok(dp, drs * e, 16);
+            // Non-temporal stores: forward when the destination is one contiguous range;
+            // inverse when every destination row starts on a cache line (the transpose then
+            // fills whole lines, one line per row at a time).
+            let nt = b.nt
+                && if b.forward {
+                    drs == r + z && nt_ok(dp, drs * e, 16)
+                } else {
+                    (dp as usize).is_multiple_of(64) && (drs * e).is_multiple_of(64)
+                };
+            let t = r + z;
             match (e, nt) {
-                (1, false) => transpose::<u8, false>(sp.cast(), srs, dp.cast(), drs, r, c),
-                (1, true) => transpose::<u8, true>(sp.cast(), srs, dp.cast(), drs, r, c),
-                (2, false) => transpose::<u16, false>(sp.cast(), srs, dp.cast(), drs, r, c),
-                (2, true) => transpose::<u16, true>(sp.cast(), srs, dp.cast(), drs, r, c),
-                (4, false) => transpose::<u32, false>(sp.cast(), srs, dp.cast(), drs, r, c),
-                (4, true) => transpose::<u32, true>(sp.cast(), srs, dp.cast(), drs, r, c),
-                (8, _) => transpose::<u64, false>(sp.cast(), srs, dp.cast(), drs, r, c),
-                _ => transpose_bytes(sp, srs, dp, drs, r, c, e),
+                (1, false) => transpose::<u8, false>(sp.cast(), srs, dp.cast(), drs, r, t, c),
+                (1, true) => transpose::<u8, true>(sp.cast(), srs, dp.cast(), drs, r, t, c),
+                (2, false) => transpose::<u16, false>(sp.cast(), srs, dp.cast(), drs, r, t, c),
+                (2, true) => transpose::<u16, true>(sp.cast(), srs, dp.cast(), drs, r, t, c),
+                (4, false) => transpose::<u32, false>(sp.cast(), srs, dp.cast(), drs, r, t, c),
+                (4, true) => transpose::<u32, true>(sp.cast(), srs, dp.cast(), drs, r, t, c),
+                (8, _) => transpose::<u64, false>(sp.cast(), srs, dp.cast(), drs, r, t, c),
+                _ => {
+                    transpose_bytes(sp, srs, dp, drs, r, c, e);
+                    for j in 0..c {
+                        std::ptr::write_bytes(dp.add((j * drs + r) * e), 0, z * e);
+                    }
+                }
             }
             true
         }
@@ -314,6 +337,63 @@ unsafe fn copy_rows(s: *const u8, srs: usize, d: *mut u8, drs: usize, rows: usiz
     }
 }
 
+/// Copy `len ≤ 64` bytes with at most two (overlapping) fixed-size moves per size class.
+#[inline(always)]
+unsafe fn copy_small(s: *const u8, d: *mut u8, len: usize) {
+    #[inline(always)]
+    unsafe fn two<const L: usize>(s: *const u8, d: *mut u8, len: usize) {
+        std::ptr::copy_nonoverlapping(s, d, L);
+        std::ptr::copy_nonoverlapping(s.add(len - L), d.add(len - L), L);
+    }
+    match len {
+        0 => {}
+        1..=3 => {
+            for k in 0..len {
+                *d.add(k) = *s.add(k);
+            }
+        }
+        4..=7 => two::<4>(s, d, len),
+        8..=15 => two::<8>(s, d, len),
+        16..=31 => two::<16>(s, d, len),
+        _ => two::<32>(s, d, len),
+    }
+}
+
+/// `rows` runs of `len` bytes each followed by `fill` zero bytes (padding channels), written
+/// as whole rows of `len + fill` bytes; non-temporal when `nt` (`nt_ok` holds for the rows).
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy_rows_fill(
+    s: *const u8,
+    srs: usize,
+    d: *mut u8,
+    drs: usize,
+    rows: usize,
+    len: usize,
+    fill: usize,
+    nt: bool,
+) {
+    let row = len + fill;
+    if row > 64 {
+        for r in 0..rows {
+            std::ptr::copy_nonoverlapping(s.add(r * srs), d.add(r * drs), len);
+            std::ptr::write_bytes(d.add(r * drs + len), 0, fill);
+        }
+        return;
+    }
+    // Build each row in a zeroed staging line, then store it whole.
+    let mut tmp = [0u8; 64];
+    let t = tmp.as_mut_ptr();
+    for r in 0..rows {
+        copy_small(s.add(r * srs), t, len);
+        let dr = d.add(r * drs);
+        if nt {
+            copy_rows_nt(t, 0, dr, 0, 1, row);
+        } else {
+            copy_rows(t, 0, dr, 0, 1, row);
+        }
+    }
+}
+
 /// Whether rows of `len` bytes at `d + r·drs` can be written with 16-byte non-temporal stores.
 fn nt_ok(d: *mut u8, drs: usize, len: usize) -> bool {
     (d as usize).is_multiple_of(16) && drs.is_multiple_of(16) && len.is_multiple_of(16)
@@ -355,13 +435,14 @@ const SUPER: usize = 64;
 trait Block: Copy {
     /// Block edge.
     const B: usize;
-    /// `dst[j·drs + i] = src[i·srs + j]` for `i, j < B`.
-    unsafe fn block(src: *const Self, srs: usize, dst: *mut Self, drs: usize);
+    /// `dst[j·drs + i] = src[i·srs + j]` for `i < valid`, zero for `valid ≤ i < B` (those
+    /// source rows are not read), `j < B`.
+    unsafe fn block(src: *const Self, srs: usize, valid: usize, dst: *mut Self, drs: usize);
     /// [`Block::block`] with non-temporal stores where implemented (every `dst` row 16-byte
     /// aligned).
     #[inline(always)]
-    unsafe fn block_nt(src: *const Self, srs: usize, dst: *mut Self, drs: usize) {
-        Self::block(src, srs, dst, drs)
+    unsafe fn block_nt(src: *const Self, srs: usize, valid: usize, dst: *mut Self, drs: usize) {
+        Self::block(src, srs, valid, dst, drs)
     }
 }
 
@@ -382,20 +463,51 @@ unsafe fn transpose_scalar<T: Copy>(
     }
 }
 
-/// `dst[j·drs + i] = src[i·srs + j]` for `i < rows`, `j < cols`: super-tiles of `SUPER`², each
-/// moved as `B`×`B` register blocks (SIMD where the target has it), scalar at the edges.
+/// [`transpose_scalar`] of the first `valid` of `rows` rows; the others give zeros.
+unsafe fn transpose_scalar_fill<T: Block>(
+    src: *const T,
+    srs: usize,
+    dst: *mut T,
+    drs: usize,
+    valid: usize,
+    rows: usize,
+    cols: usize,
+) {
+    let valid = valid.min(rows);
+    if valid > 0 {
+        transpose_scalar(src, srs, dst, drs, valid, cols);
+    }
+    if valid < rows {
+        for j in 0..cols {
+            std::ptr::write_bytes(dst.add(j * drs + valid), 0, rows - valid);
+        }
+    }
+}
+
+/// `dst[j·drs + i] = src[i·srs + j]` for `i < valid`, zero for `valid ≤ i < rows`, `j < cols`:
+/// super-tiles of `SUPER`², each moved as `B`×`B` register blocks (SIMD where the target has
+/// it), scalar at the edges. Source rows at or past `valid` are never read.
+#[allow(clippy::too_many_arguments)]
 unsafe fn transpose<T: Block, const NT: bool>(
     src: *const T,
     srs: usize,
     dst: *mut T,
     drs: usize,
+    valid: usize,
     rows: usize,
     cols: usize,
 ) {
     let b = T::B;
+    // Width of a super-tile along the destination rows: with non-temporal stores one cache
+    // line, so that each line is complete before the next is started.
+    let wide = if NT {
+        (64 / std::mem::size_of::<T>()).max(b)
+    } else {
+        SUPER
+    };
     let mut i00 = 0;
     while i00 < rows {
-        let i11 = (i00 + SUPER).min(rows);
+        let i11 = (i00 + wide).min(rows);
         let mut j00 = 0;
         while j00 < cols {
             let j11 = (j00 + SUPER).min(cols);
@@ -406,11 +518,12 @@ unsafe fn transpose<T: Block, const NT: bool>(
             while j0 < jb {
                 let mut i0 = i00;
                 while i0 < ib {
-                    let (s, d) = (src.add(i0 * srs + j0), dst.add(j0 * drs + i0));
+                    let v = valid.saturating_sub(i0).min(b);
+                    let (s, d) = (src.wrapping_add(i0 * srs + j0), dst.add(j0 * drs + i0));
                     if NT {
-                        T::block_nt(s, srs, d, drs);
+                        T::block_nt(s, srs, v, d, drs);
                     } else {
-                        T::block(s, srs, d, drs);
+                        T::block(s, srs, v, d, drs);
                     }
                     i0 += b;
                 }
@@ -418,21 +531,23 @@ unsafe fn transpose<T: Block, const NT: bool>(
             }
             // Edges: rows ib..i11 for all columns, then columns jb..j11 for the block rows.
             if ib < i11 {
-                transpose_scalar(
-                    src.add(ib * srs + j00),
+                transpose_scalar_fill(
+                    src.wrapping_add(ib * srs + j00),
                     srs,
                     dst.add(j00 * drs + ib),
                     drs,
+                    valid.saturating_sub(ib),
                     i11 - ib,
                     j11 - j00,
                 );
             }
             if jb < j11 {
-                transpose_scalar(
-                    src.add(i00 * srs + jb),
+                transpose_scalar_fill(
+                    src.wrapping_add(i00 * srs + jb),
                     srs,
                     dst.add(jb * drs + i00),
                     drs,
+                    valid.saturating_sub(i00),
                     ib - i00,
                     j11 - jb,
                 );
@@ -448,10 +563,16 @@ macro_rules! scalar_block {
         impl Block for $t {
             const B: usize = $b;
             #[inline(always)]
-            unsafe fn block(src: *const Self, srs: usize, dst: *mut Self, drs: usize) {
+            unsafe fn block(
+                src: *const Self,
+                srs: usize,
+                valid: usize,
+                dst: *mut Self,
+                drs: usize,
+            ) {
                 for j in 0..$b {
                     for i in 0..$b {
-                        *dst.add(j * drs + i) = *src.add(i * srs + j);
+                        *dst.add(j * drs + i) = if i < valid { *src.add(i * srs + j) } else { 0 };
                     }
                 }
             }
@@ -476,12 +597,22 @@ mod sse2 {
     impl Block for u16 {
         const B: usize = 8;
         #[inline(always)]
-        unsafe fn block(src: *const u16, srs: usize, dst: *mut u16, drs: usize) {
-            block16::<false>(src, srs, dst, drs)
+        unsafe fn block(src: *const u16, srs: usize, valid: usize, dst: *mut u16, drs: usize) {
+            block16::<false>(src, srs, valid, dst, drs)
         }
         #[inline(always)]
-        unsafe fn block_nt(src: *const u16, srs: usize, dst: *mut u16, drs: usize) {
-            block16::<true>(src, srs, dst, drs)
+        unsafe fn block_nt(src: *const u16, srs: usize, valid: usize, dst: *mut u16, drs: usize) {
+            block16::<true>(src, srs, valid, dst, drs)
+        }
+    }
+
+    /// One 16-byte source row, or zeros for a padding row (not read).
+    #[inline(always)]
+    unsafe fn load_row(p: *const __m128i, valid: bool) -> __m128i {
+        if valid {
+            _mm_loadu_si128(p)
+        } else {
+            _mm_setzero_si128()
         }
     }
 
@@ -495,9 +626,15 @@ mod sse2 {
     }
 
     #[inline(always)]
-    unsafe fn block16<const NT: bool>(src: *const u16, srs: usize, dst: *mut u16, drs: usize) {
+    unsafe fn block16<const NT: bool>(
+        src: *const u16,
+        srs: usize,
+        valid: usize,
+        dst: *mut u16,
+        drs: usize,
+    ) {
         {
-            let ld = |i: usize| _mm_loadu_si128(src.add(i * srs) as *const __m128i);
+            let ld = |i: usize| load_row(src.wrapping_add(i * srs).cast(), i < valid);
             let (a0, a1, a2, a3) = (ld(0), ld(1), ld(2), ld(3));
             let (a4, a5, a6, a7) = (ld(4), ld(5), ld(6), ld(7));
             let t0 = _mm_unpacklo_epi16(a0, a1);
@@ -531,20 +668,26 @@ mod sse2 {
     impl Block for u8 {
         const B: usize = 16;
         #[inline(always)]
-        unsafe fn block(src: *const u8, srs: usize, dst: *mut u8, drs: usize) {
-            block8::<false>(src, srs, dst, drs)
+        unsafe fn block(src: *const u8, srs: usize, valid: usize, dst: *mut u8, drs: usize) {
+            block8::<false>(src, srs, valid, dst, drs)
         }
         #[inline(always)]
-        unsafe fn block_nt(src: *const u8, srs: usize, dst: *mut u8, drs: usize) {
-            block8::<true>(src, srs, dst, drs)
+        unsafe fn block_nt(src: *const u8, srs: usize, valid: usize, dst: *mut u8, drs: usize) {
+            block8::<true>(src, srs, valid, dst, drs)
         }
     }
 
     /// 16×16 bytes: interleave bytes, then 2-, 4- and 8-byte groups of row pairs.
     #[inline(always)]
-    unsafe fn block8<const NT: bool>(src: *const u8, srs: usize, dst: *mut u8, drs: usize) {
+    unsafe fn block8<const NT: bool>(
+        src: *const u8,
+        srs: usize,
+        valid: usize,
+        dst: *mut u8,
+        drs: usize,
+    ) {
         let a: [__m128i; 16] =
-            std::array::from_fn(|i| _mm_loadu_si128(src.add(i * srs) as *const __m128i));
+            std::array::from_fn(|i| load_row(src.wrapping_add(i * srs).cast(), i < valid));
         // b[2k], b[2k+1]: rows 2k, 2k+1 interleaved, columns 0..8 and 8..16.
         let mut b = [_mm_setzero_si128(); 16];
         for k in 0..8 {
@@ -582,19 +725,25 @@ mod sse2 {
     impl Block for u32 {
         const B: usize = 4;
         #[inline(always)]
-        unsafe fn block(src: *const u32, srs: usize, dst: *mut u32, drs: usize) {
-            block32::<false>(src, srs, dst, drs)
+        unsafe fn block(src: *const u32, srs: usize, valid: usize, dst: *mut u32, drs: usize) {
+            block32::<false>(src, srs, valid, dst, drs)
         }
         #[inline(always)]
-        unsafe fn block_nt(src: *const u32, srs: usize, dst: *mut u32, drs: usize) {
-            block32::<true>(src, srs, dst, drs)
+        unsafe fn block_nt(src: *const u32, srs: usize, valid: usize, dst: *mut u32, drs: usize) {
+            block32::<true>(src, srs, valid, dst, drs)
         }
     }
 
     #[inline(always)]
-    unsafe fn block32<const NT: bool>(src: *const u32, srs: usize, dst: *mut u32, drs: usize) {
+    unsafe fn block32<const NT: bool>(
+        src: *const u32,
+        srs: usize,
+        valid: usize,
+        dst: *mut u32,
+        drs: usize,
+    ) {
         {
-            let ld = |i: usize| _mm_loadu_si128(src.add(i * srs) as *const __m128i);
+            let ld = |i: usize| load_row(src.wrapping_add(i * srs).cast(), i < valid);
             let (a0, a1, a2, a3) = (ld(0), ld(1), ld(2), ld(3));
             let t0 = _mm_unpacklo_epi32(a0, a1);
             let t1 = _mm_unpacklo_epi32(a2, a3);
@@ -637,42 +786,45 @@ mod tests {
     /// Every block kernel (plain and non-temporal) against the element-by-element transpose, at
     /// sizes and strides that leave edges on both sides of the super-tiles.
     fn check<T: Block + From<u16> + PartialEq + std::fmt::Debug>() {
-        for &(rows, cols) in &[
-            (1usize, 1usize),
+        let sizes = [
+            (1, 1),
             (3, 70),
             (8, 8),
             (16, 4096),
             (19, 65),
             (64, 64),
             (130, 17),
-        ] {
-            for &(pad_s, pad_d) in &[(0usize, 0usize), (5, 3)] {
-                let (srs, drs) = (cols + pad_s, rows + pad_d);
-                // 16-aligned destination rows for the non-temporal variant.
-                let drs = drs.next_multiple_of(16);
-                let src: Vec<T> = (0..rows * srs)
-                    .map(|i| T::from((i % 65000) as u16))
-                    .collect();
-                let mut want = vec![T::from(0); cols * drs];
-                let mut got = vec![T::from(0); cols * drs + 16];
-                // Align the destination start to 16 bytes.
-                let off = (0..16)
-                    .find(|k| {
-                        (got.as_ptr() as usize + k * std::mem::size_of::<T>()).is_multiple_of(16)
-                    })
-                    .unwrap_or(0);
-                unsafe {
-                    transpose_scalar(src.as_ptr(), srs, want.as_mut_ptr(), drs, rows, cols);
-                    transpose::<T, false>(src.as_ptr(), srs, got.as_mut_ptr(), drs, rows, cols);
+        ];
+        for (rows, cols) in sizes {
+            // All rows valid, some zero-filled, all zero-filled.
+            for valid in [rows, rows / 2 + 1, rows / 3, 0] {
+                for (pad_s, pad_d) in [(0usize, 0usize), (5, 3)] {
+                    let label = format!("{rows}x{cols}, {valid} valid, pads {pad_s} {pad_d}");
+                    let (srs, drs) = (cols + pad_s, rows + pad_d);
+                    // 16-aligned destination rows for the non-temporal variant.
+                    let drs = drs.next_multiple_of(16);
+                    let src: Vec<T> = (0..valid * srs)
+                        .map(|i| T::from((i % 65000) as u16 + 1))
+                        .collect();
+                    let n = cols * drs;
+                    let mut want = vec![T::from(0xEEEE); n];
+                    let mut got = vec![T::from(0xEEEE); n + 16];
+                    let off = got.as_ptr().align_offset(16);
+                    let (sp, total) = (src.as_ptr(), rows);
+                    unsafe {
+                        transpose_scalar_fill(sp, srs, want.as_mut_ptr(), drs, valid, total, cols);
+                        let d = got.as_mut_ptr();
+                        transpose::<T, false>(sp, srs, d, drs, valid, total, cols);
+                    }
+                    assert_eq!(&got[..n], &want[..], "{label}");
+                    got.iter_mut().for_each(|x| *x = T::from(0xEEEE));
+                    unsafe {
+                        let d = got.as_mut_ptr().add(off);
+                        transpose::<T, true>(sp, srs, d, drs, valid, total, cols);
+                    }
+                    store_fence();
+                    assert_eq!(&got[off..off + n], &want[..], "nt {label}");
                 }
-                assert_eq!(&got[..cols * drs], &want[..], "{rows}x{cols}");
-                got.iter_mut().for_each(|x| *x = T::from(0));
-                unsafe {
-                    let d = got.as_mut_ptr().add(off);
-                    transpose::<T, true>(src.as_ptr(), srs, d, drs, rows, cols);
-                }
-                store_fence();
-                assert_eq!(&got[off..off + cols * drs], &want[..], "nt {rows}x{cols}");
             }
         }
     }
@@ -686,24 +838,32 @@ mod tests {
 
     #[test]
     fn formats_block_transposes_u8() {
-        for &(rows, cols) in &[(1usize, 1usize), (3, 70), (32, 4096), (33, 65), (130, 17)] {
-            let (srs, drs) = (cols + 3, (rows + 1).next_multiple_of(16));
-            let src: Vec<u8> = (0..rows * srs).map(|i| (i % 251) as u8).collect();
-            let mut want = vec![0u8; cols * drs];
-            let mut got = vec![0u8; cols * drs + 16];
-            let off = got.as_ptr().align_offset(16);
-            unsafe {
-                transpose_scalar(src.as_ptr(), srs, want.as_mut_ptr(), drs, rows, cols);
-                transpose::<u8, false>(src.as_ptr(), srs, got.as_mut_ptr(), drs, rows, cols);
+        for (rows, cols) in [(1usize, 1usize), (3, 70), (32, 4096), (33, 65), (130, 17)] {
+            for valid in [rows, rows / 2 + 1, 0] {
+                let (srs, drs) = (cols + 3, (rows + 1).next_multiple_of(16));
+                let src: Vec<u8> = (0..valid * srs).map(|i| (i % 251) as u8 + 1).collect();
+                let n = cols * drs;
+                let mut want = vec![0xEEu8; n];
+                let mut got = vec![0xEEu8; n + 16];
+                let off = got.as_ptr().align_offset(16);
+                let sp = src.as_ptr();
+                unsafe {
+                    transpose_scalar_fill(sp, srs, want.as_mut_ptr(), drs, valid, rows, cols);
+                    transpose::<u8, false>(sp, srs, got.as_mut_ptr(), drs, valid, rows, cols);
+                }
+                assert_eq!(&got[..n], &want[..], "{rows}x{cols} {valid} valid");
+                got.fill(0xEE);
+                unsafe {
+                    let d = got.as_mut_ptr().add(off);
+                    transpose::<u8, true>(sp, srs, d, drs, valid, rows, cols);
+                }
+                store_fence();
+                assert_eq!(
+                    &got[off..off + n],
+                    &want[..],
+                    "nt {rows}x{cols} {valid} valid"
+                );
             }
-            assert_eq!(&got[..cols * drs], &want[..], "{rows}x{cols}");
-            got.fill(0);
-            unsafe {
-                let d = got.as_mut_ptr().add(off);
-                transpose::<u8, true>(src.as_ptr(), srs, d, drs, rows, cols);
-            }
-            store_fence();
-            assert_eq!(&got[off..off + cols * drs], &want[..], "nt {rows}x{cols}");
         }
     }
 }

@@ -27,6 +27,17 @@
 //! - A 2-D ND origin of FRACTAL_Z is the matrix `[K, N]` (`[ceil(K/C0), N1, 16, C0]`); a 4-D ND
 //!   origin is read as NCHW.
 //! - Sub-byte dtypes (INT4, UINT1, FLOAT4/6 …) and STRING are refused.
+//!
+//! Supported pairs (each both ways): NCHW/NHWC ↔ NC1HWC0 and NC1HWC0_C04; NCDHW/NDHWC ↔
+//! NDC1HWC0; NCHW/NHWC/HWCN/ND ↔ FRACTAL_Z; NCHW ↔ FRACTAL_Z_C04; NCDHW/NDHWC/DHWCN ↔
+//! FRACTAL_Z_3D; any plain format of rank ≥ 1 ↔ FRACTAL_NZ(_C0_x); equal formats copy.
+//!
+//! Speed (`kernels`): every conversion is a walk of independent units emitting three kinds of
+//! moves — runs of rows (`copy_nonoverlapping`, fixed sizes for C0-wide runs), transposed blocks
+//! (SSE2 register transposes of 16×16 bytes, 8×8 u16 and 4×4 u32 inside 64×64 super-tiles) and
+//! zero fills. Destinations of 1 MiB and more are split across `available_parallelism` threads;
+//! from 16 MiB, moves whose destination is contiguous use non-temporal stores. Measure with
+//! `cargo run --release -p npu-emu --example formats_bench [MiB] [reps] [fp16|fp32|int8]`.
 
 mod fractal_nz;
 mod fractal_z;

@@ -112,6 +112,8 @@ impl Walk for C1C0 {
                     private_rs: c0,
                     rows: np,
                     len: cv,
+                    // The padding channels are written with each row (whole C0 rows).
+                    fill: c0 - cv,
                 });
             } else {
                 f(Move::Transpose {
@@ -121,14 +123,8 @@ impl Walk for C1C0 {
                     private_rs: c0,
                     rows: cv,
                     cols: np,
-                });
-            }
-            if cv < c0 {
-                f(Move::Pad {
-                    private: private + cv,
-                    rs: c0,
-                    rows: np,
-                    len: c0 - cv,
+                    // The padding channels are written with the block (whole C0 rows).
+                    fill: c0 - cv,
                 });
             }
         }

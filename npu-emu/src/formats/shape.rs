@@ -348,7 +348,7 @@ fn permute_plain(from: i32, shape: &[i64], to: i32) -> Option<Vec<i64>> {
 }
 
 /// The storage shape of a tensor whose logical shape is `origin_shape` in `origin_format` when
-/// it is stored as `format` (e.g. NCHW [2,3,5,7] fp16 as NC1HWC0 → [2,1,5,7,16]). Same format →
+/// it is stored as `format` (e.g. NCHW `[2,3,5,7]` fp16 as NC1HWC0 → `[2,1,5,7,16]`). Same format →
 /// same shape; between plain formats the axes are reordered (ND keeps the shape).
 pub fn storage_shape(
     origin_format: i32,

@@ -366,6 +366,9 @@ fn formats_round_trip_nc1hwc0() {
     run_cases(&[
         (NCHW, &[17, 19, 3, 5], FORMAT_NC1HWC0, 1, C0Of::Ge),
         (NHWC, &[17, 3, 5, 19], FORMAT_NC1HWC0, 1, C0Of::Ge),
+        // Partial C0 blocks of 11 (27 for int8) channels: 22, 27 and 44-byte runs.
+        (NHWC, &[3, 2, 5, 27], FORMAT_NC1HWC0, 1, C0Of::Ge),
+        (NCHW, &[3, 27, 2, 5], FORMAT_NC1HWC0, 1, C0Of::Ge),
         // The Aclnn rule changes nothing for NC1HWC0.
         (NCHW, &[17, 19, 3, 5], FORMAT_NC1HWC0, 1, C0Of::AclnnAsGe),
         (NCHW, &[2, 3, 3, 5], FORMAT_NC1HWC0_C04, 1, C04),

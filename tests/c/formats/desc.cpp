@@ -221,6 +221,10 @@ int main() {
         trans_case(ACL_FLOAT16, ACL_FORMAT_NCHW, {2, 3, 5, 7}, ACL_FORMAT_NC1HWC0_C04, {2, 1, 5, 7, 4});
         trans_case(ACL_FLOAT16, ACL_FORMAT_NCDHW, {2, 19, 3, 5, 7}, ACL_FORMAT_NDC1HWC0, {2, 3, 2, 5, 7, 16});
         trans_case(ACL_FLOAT, ACL_FORMAT_ND, {17, 35}, ACL_FORMAT_FRACTAL_NZ_C0_8, {5, 2, 16, 8});
+        // FRACTAL_Z with the group count 2 packed as its sub-format: Cin 5, Cout 2 per group,
+        // e = min(lcm(16, 8), 2) = 2, C1 = 1, N1 = 1 -> [1*1*2*3, 1, 16, 16].
+        trans_case(ACL_FLOAT16, ACL_FORMAT_NCHW, {4, 5, 2, 3},
+                   (aclFormat)(ACL_FORMAT_FRACTAL_Z | (2 << 8)), {6, 1, 16, 16});
     }
 
     aclTensorDesc *s = aclCreateTensorDesc(ACL_FLOAT16, 4, dims, ACL_FORMAT_NCHW);

@@ -91,6 +91,12 @@ int main() {
     EXPECT_CODE(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, typed, s),
                 ACL_ERROR_OP_ATTR_NOT_MATCH, "must be a string");
 
+    // groups only applies to FRACTAL_Z.
+    aclopAttr *grp = attrs("NCHW", "NC1HWC0");
+    CHECK(aclopSetAttrInt(grp, "groups", 2));
+    EXPECT_CODE(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, grp, s),
+                ACL_ERROR_OP_ATTR_NOT_MATCH, "groups = 2");
+
     // Unsupported pair: FRACTAL_NZ -> NC1HWC0.
     aclTensorDesc *nz = aclCreateTensorDesc(ACL_FLOAT16, 4, ps, ACL_FORMAT_FRACTAL_NZ);
     aclTensorDesc *nzin[1] = {nz};
@@ -156,6 +162,14 @@ int main() {
     // And the stream still works.
     CHECK(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, ok, s));
     CHECK(aclrtSynchronizeStream(s));
+
+    // A NULL stream is the default stream.
+    CHECK(aclrtMemset(a, pbytes, 0x11, pbytes));
+    CHECK(aclrtMemset(b, qbytes, 0x77, qbytes));
+    CHECK(aclopExecuteV2("TransData", 1, in, ib, 1, out, ob, ok, NULL));
+    CHECK(aclrtSynchronizeDevice());
+    CHECK(aclrtMemcpy(&first, 1, b, 1, ACL_MEMCPY_DEVICE_TO_HOST));
+    EXPECT(first == 0x11);
 
     printf("all bad-input cases ok\n");
     CHECK(aclrtFree(tiny));
