@@ -23,7 +23,9 @@ use crate::api::device::VECTOR_CORE_NUM;
 use crate::ffi;
 use crate::runtime;
 use npu_emu::aicore::{AiCorePool, ACL_ERROR_RT_AICORE_EXCEPTION, MAX_BLOCK_DIM};
-use npu_emu::codes::{ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID};
+use npu_emu::codes::{
+    ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID,
+};
 use npu_emu::config::LogLevel;
 use npu_emu::memory::is_canonical;
 use npu_emu::{Error, Result};
@@ -258,20 +260,22 @@ unsafe fn enqueue(
             ));
         }
         let Some(a) = rt.node.lookup(addr) else {
-            let why = rt
-                .node
-                .phys(addr, 1, &format!("argument {name}"))
-                .err()
-                .map_or_else(
-                    || "it is not inside an aclrtMalloc allocation".to_string(),
-                    |e| e.msg,
-                );
-            return Err(Error::new(
-                ACL_ERROR_RT_PARAM_INVALID,
-                format!(
-                    "argument {name} = 0x{addr:x} is not a live device allocation of this process: {why}"
+            return Err(match rt.node.phys(addr, 1, &format!("argument {name}")) {
+                // Usable device memory that is no aclrtMalloc allocation: a mapped VMM range.
+                Ok(_) => Error::new(
+                    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    format!(
+                        "argument {name} = 0x{addr:x} lies in a virtual range mapped with aclrtMapMem: npu-emu passes only aclrtMalloc allocations to kernels (not supported yet)"
+                    ),
                 ),
-            ));
+                Err(e) => Error::new(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!(
+                        "argument {name} = 0x{addr:x} is not a live device allocation of this process: {}",
+                        e.msg
+                    ),
+                ),
+            });
         };
         if a.device != entry.physical {
             return Err(Error::new(

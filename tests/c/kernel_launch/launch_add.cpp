@@ -196,6 +196,26 @@ static int errors(aclrtStream s)
     CHECK(aclrtSetDevice(0));
     EXPECT_CODE(ACLRT_LAUNCH_KERNEL(add_custom_tiling)(4, s, b.x, other, b.z, &t), 107000,
                 "is memory of device 1");
+    /* A virtual range mapped with aclrtMapMem: not supported as a kernel argument (yet). */
+    aclrtPhysicalMemProp prop;
+    std::memset(&prop, 0, sizeof prop);
+    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    prop.memAttr = ACL_HBM_MEM_HUGE;
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    void *va = nullptr;
+    aclrtDrvMemHandle h;
+    CHECK(aclrtReserveMemAddress(&va, 2u << 20, 0, nullptr, 0));
+    CHECK(aclrtMallocPhysical(&h, 2u << 20, &prop, 0));
+    CHECK(aclrtMapMem(va, 2u << 20, 0, h, 0));
+    EXPECT_CODE(ACLRT_LAUNCH_KERNEL(add_custom_tiling)(4, s, b.x, b.y, va, &t), 207000,
+                "argument z = 0x");
+    EXPECT_CODE(ACLRT_LAUNCH_KERNEL(add_custom_tiling)(4, s, b.x, b.y, va, &t), 207000,
+                "mapped with aclrtMapMem");
+    CHECK(aclrtUnmapMem(va));
+    CHECK(aclrtFreePhysical(h));
+    CHECK(aclrtReleaseMemAddress(va));
     /* Nothing of the rejected launches ran. */
     CHECK(aclrtSynchronizeStream(s));
     std::vector<uint16_t> hz(1024);
