@@ -105,8 +105,23 @@ fn parallel_bytes(dst: &mut [u8], f: impl Fn(usize, &mut [u8]) + Sync) {
     let chunk = dst.len().div_ceil(n).next_multiple_of(64);
     std::thread::scope(|s| {
         let f = &f;
-        for (i, piece) in dst.chunks_mut(chunk).enumerate() {
-            s.spawn(move || f(i * chunk, piece));
+        let mut pieces = dst.chunks_mut(chunk).enumerate();
+        let first = pieces.next();
+        for (i, piece) in pieces {
+            // A thread that cannot be started leaves its piece to this one.
+            let piece_ptr = (piece.as_mut_ptr() as usize, piece.len());
+            if std::thread::Builder::new()
+                .spawn_scoped(s, move || f(i * chunk, piece))
+                .is_err()
+            {
+                // SAFETY: the closure (and its borrow of the piece) was dropped unrun.
+                let piece =
+                    unsafe { std::slice::from_raw_parts_mut(piece_ptr.0 as *mut u8, piece_ptr.1) };
+                f(i * chunk, piece);
+            }
+        }
+        if let Some((_, piece)) = first {
+            f(0, piece);
         }
     });
 }
@@ -161,18 +176,23 @@ fn run_walk<W: Walk + Sync>(plan: &Plan, w: &W, src: &[u8], dst: &mut [u8]) -> b
         return run(0..units);
     }
     let per = units.div_ceil(n);
+    let range = |t: usize| (t * per).min(units)..((t + 1) * per).min(units);
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|t| {
-                let r = (t * per).min(units)..((t + 1) * per).min(units);
-                let run = &run;
-                s.spawn(move || run(r))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or(false))
-            .fold(true, |a, b| a & b)
+        let run = &run;
+        let mut ok = true;
+        let mut handles = Vec::new();
+        for t in 1..n {
+            // A thread that cannot be started leaves its units to this one.
+            match std::thread::Builder::new().spawn_scoped(s, move || run(range(t))) {
+                Ok(h) => handles.push(h),
+                Err(_) => ok &= run(range(t)),
+            }
+        }
+        ok &= run(range(0));
+        for h in handles {
+            ok &= h.join().unwrap_or(false);
+        }
+        ok
     })
 }
 
