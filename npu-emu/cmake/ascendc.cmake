@@ -17,9 +17,9 @@
 #
 # Functions: ascendc_library, ascendc_fatbin_library (not supported: fails with a message),
 # ascendc_compile_definitions, ascendc_compile_options, ascendc_include_directories.
-# Targets: host_intf_pub (host compile/link settings, as CANN's), and empty interface targets
-# for the CANN libraries the vendor link lines name but npu-emu does not ship (tiling_api,
-# register, platform, ascendalog, ...; see below).
+# Targets: host_intf_pub (host compile/link settings, as CANN's). The CANN libraries the
+# vendor link lines name but npu-emu does not ship (tiling_api, register, platform,
+# ascendalog, ...) are empty archives in the build tree (see below).
 
 if(DEFINED _NPUEMU_ASCENDC_CMAKE_INCLUDED)
     return()
@@ -52,6 +52,19 @@ if(NOT SOC_VERSION)
 endif()
 find_package(Threads REQUIRED)
 
+# CANN libraries that kernel-launch link lines name (ascendc_library's own interface and the
+# vendor samples' executables: -ltiling_api -lregister -lplatform ...) but that npu-emu does
+# not ship. Nothing of them is emulated, so they are empty archives in the build tree (not
+# targets, so a project's own target of the same name still wins, as with CANN): a program
+# that calls one of their functions fails to link with an undefined symbol naming it.
+set(NPUEMU_EMPTY_LIB_DIR "${CMAKE_BINARY_DIR}/npuemu_empty_libs")
+foreach(_l IN ITEMS tiling_api register platform ascendalog error_manager profapi
+                    ge_common_base mmpa runtime ascend_dump c_sec)
+    if(NOT EXISTS "${NPUEMU_EMPTY_LIB_DIR}/lib${_l}.a")
+        file(WRITE "${NPUEMU_EMPTY_LIB_DIR}/lib${_l}.a" "!<arch>\n")
+    endif()
+endforeach()
+
 # Host compile and link settings of CANN's host_intf_pub (the include and library
 # directories of the install, position-independent code, the old libstdc++ string ABI).
 if(NOT TARGET host_intf_pub)
@@ -59,22 +72,11 @@ if(NOT TARGET host_intf_pub)
     target_compile_options(host_intf_pub INTERFACE -fPIC)
     target_compile_definitions(host_intf_pub INTERFACE _GLIBCXX_USE_CXX11_ABI=0)
     target_include_directories(host_intf_pub INTERFACE "${ASCEND_CANN_PACKAGE_PATH}/include")
-    target_link_directories(host_intf_pub INTERFACE "${ASCEND_CANN_PACKAGE_PATH}/lib64")
+    target_link_directories(host_intf_pub INTERFACE "${ASCEND_CANN_PACKAGE_PATH}/lib64" "${NPUEMU_EMPTY_LIB_DIR}")
     target_link_options(host_intf_pub INTERFACE
         $<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:-pie>
         -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack)
 endif()
-
-# CANN libraries that kernel-launch link lines name (ascendc_library's own interface and the
-# vendor samples' executables) but that npu-emu does not ship: nothing of them is emulated,
-# so they are empty. A program that calls one of their functions fails to link with an
-# undefined symbol naming that function, instead of linking against a stub.
-foreach(_l IN ITEMS tiling_api register platform ascendalog error_manager profapi
-                    ge_common_base mmpa runtime ascend_dump c_sec)
-    if(NOT TARGET ${_l})
-        add_library(${_l} INTERFACE IMPORTED GLOBAL)
-    endif()
-endforeach()
 
 # Keep the options g++ understands; CANN's kernel options for the bisheng compiler
 # (--cce-*, -mllvm ..., --npu-arch ...) have no meaning for the CPU build.
@@ -156,7 +158,7 @@ function(ascendc_library target_name target_type)
         PUBLIC "${_inc}" "${NPUEMU_INCLUDE_DIR}" "${NPUEMU_TIKCFW_DIR}")
     target_compile_definitions(${target_name} PRIVATE _GLIBCXX_USE_CXX11_ABI=0)
     if(NOT _type STREQUAL "OBJECT")
-        target_link_directories(${target_name} PUBLIC "${NPUEMU_LIB_DIR}")
+        target_link_directories(${target_name} PUBLIC "${NPUEMU_LIB_DIR}" "${NPUEMU_EMPTY_LIB_DIR}")
     endif()
     target_link_libraries(${target_name}
         PRIVATE Threads::Threads

@@ -40,6 +40,17 @@ set(_npuemu_def_c220 __CCE_AICORE__=220 __DAV_C220__)
 set(_npuemu_def_m300 __CCE_AICORE__=300 __DAV_M300__)
 set(_npuemu_def_m310 __CCE_AICORE__=310 __DAV_M310__)
 
+# CANN libraries the vendor samples link in RUN_MODE cpu (-ltiling_api -lregister -lplatform
+# -lascendalog -lc_sec) that npu-emu does not ship: empty archives in the build tree, on the
+# targets' library path (see ascendc.cmake). ascendcl itself is real: -lascendcl from lib64.
+set(_npuemu_empty "${CMAKE_BINARY_DIR}/npuemu_empty_libs")
+foreach(_l IN ITEMS tiling_api register platform ascendalog error_manager profapi
+                    ge_common_base mmpa runtime ascend_dump c_sec)
+    if(NOT EXISTS "${_npuemu_empty}/lib${_l}.a")
+        file(WRITE "${_npuemu_empty}/lib${_l}.a" "!<arch>\n")
+    endif()
+endforeach()
+
 foreach(_series IN ITEMS c100 m200 c220 m300 m310)
     set(_t tikicpulib_npuemu_${_series})
     add_library(${_t} INTERFACE IMPORTED GLOBAL)
@@ -47,7 +58,7 @@ foreach(_series IN ITEMS c100 m200 c220 m300 m310)
         INTERFACE_COMPILE_DEFINITIONS "${_npuemu_def_${_series}};_GLIBCXX_USE_CXX11_ABI=0;__CCE_KT_TEST__=1;ASCENDC_CPU_DEBUG=1;ASCENDC_DEBUG=1"
         INTERFACE_COMPILE_OPTIONS "-std=c++17;-pthread"
         INTERFACE_INCLUDE_DIRECTORIES "${_npuemu_prefix}/compiler/tikcpp/tikcfw;${_npuemu_prefix}/include"
-        INTERFACE_LINK_DIRECTORIES "${_npuemu_prefix}/lib64"
+        INTERFACE_LINK_DIRECTORIES "${_npuemu_prefix}/lib64;${_npuemu_empty}"
         INTERFACE_LINK_OPTIONS "-pthread")
     foreach(_soc IN LISTS _npuemu_soc_${_series})
         if(NOT TARGET tikicpulib::${_soc})
@@ -62,10 +73,3 @@ if(SOC_VERSION AND NOT TARGET tikicpulib::${SOC_VERSION})
     add_library(tikicpulib::${SOC_VERSION} ALIAS tikicpulib_npuemu_c220)
 endif()
 
-# CANN libraries the vendor samples link in RUN_MODE cpu that npu-emu does not ship: empty
-# (see ascendc.cmake). ascendcl itself is real: -lascendcl from lib64.
-foreach(_l IN ITEMS tiling_api register platform ascendalog c_sec)
-    if(NOT TARGET ${_l})
-        add_library(${_l} INTERFACE IMPORTED GLOBAL)
-    endif()
-endforeach()

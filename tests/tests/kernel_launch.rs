@@ -98,6 +98,10 @@ fn add_custom_blockdims_and_lengths() {
             assert!(r.stdout.contains(&line), "missing {line:?}:\n{}", r.all());
         }
     }
+    for n in [4097, 16389] {
+        let line = format!("add_custom_tiling blockDim 200 length {n}: ok");
+        assert!(r.stdout.contains(&line), "missing {line:?}:\n{}", r.all());
+    }
     assert!(r.stdout.contains("add_custom blockDim 8 length 16384: ok"));
     assert!(r.stdout.ends_with("PASS\n"), "{}", r.all());
 }

@@ -2,7 +2,7 @@
  * launched through the generated aclrtlaunch_*.h headers (npu-emu ascendc-stub) with
  * ACLRT_LAUNCH_KERNEL on emulated streams, results checked against an fp16 reference
  * (GCC's _Float16, host_f16.h). One mode per run:
- *   sweep    add_custom_tiling at blockDim 1, 3, 8, 48 and lengths including uneven ones,
+ *   sweep    add_custom_tiling at blockDim 1, 3, 8, 48, 200 and lengths including uneven ones,
  *            and the fixed-size add_custom (8 x 2048) at blockDim 8
  *   streams  two launches on two streams at once
  *   order    memcpy-async / launch / launch / memcpy-async on one stream, one synchronize
@@ -64,7 +64,7 @@ static int verify(const char *what, Bufs &b)
 
 static int sweep(aclrtStream s)
 {
-    const uint32_t dims[] = {1, 3, 8, 48};
+    const uint32_t dims[] = {1, 3, 8, 48, 200}; /* 200: more blocks than the 48 cores */
     const size_t lens[] = {16, 1000, 4097, 8 * 2048 + 5};
     int bad = 0;
     for (uint32_t bd : dims) {
