@@ -563,7 +563,28 @@ fn fwd(
     groups: i64,
     src: &[u8],
 ) -> (Vec<u8>, Vec<i64>) {
-    conv(src_format, shape, dst, None, dtype, groups, C0Rule::Ge, src).unwrap()
+    let (out, pshape) = conv(src_format, shape, dst, None, dtype, groups, C0Rule::Ge, src).unwrap();
+    // The inverse of the (literally checked) private data gives back the literal source.
+    let ge = C0Rule::Ge;
+    let (back, _) = conv(
+        dst,
+        &pshape,
+        src_format,
+        Some(shape),
+        dtype,
+        groups,
+        ge,
+        &out,
+    )
+    .unwrap();
+    assert_eq!(
+        back,
+        src,
+        "inverse of {} -> {}",
+        fmt_format(src_format),
+        fmt_format(dst)
+    );
+    (out, pshape)
 }
 
 #[test]
