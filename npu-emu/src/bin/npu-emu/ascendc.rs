@@ -233,7 +233,11 @@ fn strip(src: &str, directives: bool) -> String {
             }
             if j < b.len() && b[j] == b'#' {
                 while j < b.len() && b[j] != b'\n' {
-                    if b[j] == b'\\' && j + 1 < b.len() && b[j + 1] == b'\n' {
+                    if b[j] == b'\\' && j + 2 < b.len() && b[j + 1] == b'\r' && b[j + 2] == b'\n' {
+                        // CRLF continuation
+                        out.push('\n');
+                        j += 2;
+                    } else if b[j] == b'\\' && j + 1 < b.len() && b[j + 1] == b'\n' {
                         out.push('\n');
                         j += 1;
                     } else if b[j] == b'/' && j + 1 < b.len() && b[j + 1] == b'*' {
@@ -946,6 +950,14 @@ template <typename T> __global__ __aicore__ void tk(GM_ADDR x) {}
             .unwrap()
             .kernels
             .is_empty());
+    }
+
+    #[test]
+    fn crlf_sources() {
+        let src = "#define GM_ADDR \\\r\n  __gm__ uint8_t *\r\nextern \"C\" __global__ __aicore__ void k(GM_ADDR x)\r\n{\r\n}\r\n";
+        let ks = kernels(src, &[]);
+        assert_eq!(ks.len(), 1);
+        assert_eq!(ks[0].params[0].kind, Kind::Pointer);
     }
 
     #[test]
