@@ -23,11 +23,12 @@ extern "C" __global__ __aicore__ void null_deref(GM_ADDR x, uint64_t zero)
     }
 }
 
-extern "C" __global__ __aicore__ void set_first(GM_ADDR z, uint32_t part, float value)
+/* Parameter names a and p: the generated launch code must not shadow them. */
+extern "C" __global__ __aicore__ void set_first(GM_ADDR a, uint32_t part, float p)
 {
     AscendC::GlobalTensor<float> zGm;
-    zGm.SetGlobalBuffer((__gm__ float *)z + part * AscendC::GetBlockIdx(), part);
-    zGm.SetValue(0, value + static_cast<float>(AscendC::GetBlockIdx()));
+    zGm.SetGlobalBuffer((__gm__ float *)a + part * AscendC::GetBlockIdx(), part);
+    zGm.SetValue(0, p + static_cast<float>(AscendC::GetBlockIdx()));
 }
 
 /* A kernel without parameters (its launch has no regions and an empty argument block). */

@@ -803,24 +803,29 @@ fn launch_text(k: &Kernel, header: &Path) -> String {
         s.push_str("    char unused;\n");
     }
     s.push_str("};\n}  // namespace\n\n");
+    // Local names carry an npuemu_ prefix: the kernel source's own names (a type `r`, a
+    // parameter `a`) must not be shadowed in the generated code.
     let call_args: Vec<String> = k
         .params
         .iter()
         .map(|p| match p.kind {
-            Kind::Pointer => format!("({})p->{}", p.ty, p.name),
-            _ => format!("p->{}", p.name),
+            Kind::Pointer => format!("({})npuemu_p->{}", p.ty, p.name),
+            _ => format!("npuemu_p->{}", p.name),
         })
         .collect();
     s.push_str(&format!(
-        "static int npuemu_block_{n}(const void *a, const npuemu_gm_region *r, size_t nr, uint32_t i,\n\
-         \x20                           uint32_t num, char *err, size_t errlen)\n{{\n\
-         \x20   const npuemu_args_{n} *p = static_cast<const npuemu_args_{n} *>(a);\n\
-         \x20   (void)p;\n\
+        "static int npuemu_block_{n}(const void *npuemu_a, const npuemu_gm_region *npuemu_r,\n\
+         \x20                           size_t npuemu_nr, uint32_t npuemu_i, uint32_t npuemu_num,\n\
+         \x20                           char *npuemu_err, size_t npuemu_errlen)\n{{\n\
+         \x20   const npuemu_args_{n} *npuemu_p = static_cast<const npuemu_args_{n} *>(npuemu_a);\n\
+         \x20   (void)npuemu_p;\n\
          \x20   try {{\n\
-         \x20       return npuemu::run_block(\"{n}\", r, nr, i, num, err, errlen,\n\
-         \x20                                [&] {{ {}{n}({}); }});\n\
+         \x20       return npuemu::run_block(\"{n}\", npuemu_r, npuemu_nr, npuemu_i, npuemu_num, npuemu_err,\n\
+         \x20                                npuemu_errlen, [&] {{ {}{n}({}); }});\n\
          \x20   }} catch (...) {{\n\
-         \x20       std::snprintf(err, errlen, \"kernel {n} block %u/%u: a C++ exception escaped the kernel\", i, num);\n\
+         \x20       std::snprintf(npuemu_err, npuemu_errlen,\n\
+         \x20                     \"kernel {n} block %u/%u: a C++ exception escaped the kernel\", npuemu_i,\n\
+         \x20                     npuemu_num);\n\
          \x20       return 1;\n\
          \x20   }}\n}}\n\n",
         k.scope,
@@ -842,9 +847,12 @@ fn launch_text(k: &Kernel, header: &Path) -> String {
         })
         .collect();
     if k.params.is_empty() {
-        s.push_str(&format!("    npuemu_args_{n} a{{0}};\n"));
+        s.push_str(&format!("    npuemu_args_{n} npuemu_args{{0}};\n"));
     } else {
-        s.push_str(&format!("    npuemu_args_{n} a{{{}}};\n", init.join(", ")));
+        s.push_str(&format!(
+            "    npuemu_args_{n} npuemu_args{{{}}};\n",
+            init.join(", ")
+        ));
     }
     let ptrs: Vec<String> = k
         .params
@@ -854,11 +862,11 @@ fn launch_text(k: &Kernel, header: &Path) -> String {
         .collect();
     if ptrs.is_empty() {
         s.push_str(&format!(
-            "    return npuemu_kernel_launch(\"{n}\", {bd}, {st}, npuemu_block_{n}, &a, sizeof a, nullptr, 0);\n}}\n"
+            "    return npuemu_kernel_launch(\"{n}\", {bd}, {st}, npuemu_block_{n}, &npuemu_args, sizeof npuemu_args, nullptr, 0);\n}}\n"
         ));
     } else {
         s.push_str(&format!(
-            "    const npuemu_kernel_ptr_arg ptrs[] = {{{}}};\n    return npuemu_kernel_launch(\"{n}\", {bd}, {st}, npuemu_block_{n}, &a, sizeof a, ptrs, {});\n}}\n",
+            "    const npuemu_kernel_ptr_arg npuemu_ptrs[] = {{{}}};\n    return npuemu_kernel_launch(\"{n}\", {bd}, {st}, npuemu_block_{n}, &npuemu_args, sizeof npuemu_args, npuemu_ptrs, {});\n}}\n",
             ptrs.join(", "),
             ptrs.len()
         ));
