@@ -590,14 +590,30 @@ macro_rules! scalar_block {
                 dst: *mut Self,
                 drs: usize,
             ) {
-                for j in 0..$b {
-                    for i in 0..$b {
-                        *dst.add(j * drs + i) = if i < valid { *src.add(i * srs + j) } else { 0 };
-                    }
-                }
+                scalar_block::<$t, $b>(src, srs, valid, dst, drs)
             }
         }
     };
+}
+
+/// The portable `B`×`B` block (targets without SIMD blocks, and 8-byte elements).
+#[inline(always)]
+unsafe fn scalar_block<T: Copy + Default, const B: usize>(
+    src: *const T,
+    srs: usize,
+    valid: usize,
+    dst: *mut T,
+    drs: usize,
+) {
+    for j in 0..B {
+        for i in 0..B {
+            *dst.add(j * drs + i) = if i < valid {
+                *src.add(i * srs + j)
+            } else {
+                T::default()
+            };
+        }
+    }
 }
 
 scalar_block!(u64, 4);
@@ -849,8 +865,24 @@ mod tests {
         }
     }
 
+    /// The portable block on x86-64 too: a u16 that only has the scalar block.
+    #[derive(Clone, Copy, Default, PartialEq, Debug)]
+    struct Portable(u16);
+    impl From<u16> for Portable {
+        fn from(v: u16) -> Self {
+            Portable(v)
+        }
+    }
+    impl Block for Portable {
+        const B: usize = 8;
+        unsafe fn block(src: *const Self, srs: usize, valid: usize, dst: *mut Self, drs: usize) {
+            scalar_block::<Self, 8>(src, srs, valid, dst, drs)
+        }
+    }
+
     #[test]
     fn formats_block_transposes() {
+        check::<Portable>();
         check::<u16>();
         check::<u32>();
         check::<u64>();
