@@ -14,6 +14,15 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Removes a test's private node (its shared-memory directory) when the test ends.
+struct NodeGuard(PathBuf);
+
+impl Drop for NodeGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn ascendc_dir() -> PathBuf {
     root().join("headers/ascendc")
 }
@@ -89,6 +98,7 @@ fn run_mode(exe: &Path, work: &Path, mode: &str) -> Run {
 #[test]
 fn add_custom_blockdims_and_lengths() {
     let work = scratch("kl-sweep");
+    let _node = NodeGuard(node_dir(&work));
     let exe = add_program(&work);
     let r = run_mode(&exe, &work, "sweep");
     r.assert_ok();
@@ -109,6 +119,7 @@ fn add_custom_blockdims_and_lengths() {
 #[test]
 fn two_streams_and_stream_order() {
     let work = scratch("kl-streams");
+    let _node = NodeGuard(node_dir(&work));
     let exe = add_program(&work);
     let r = run_mode(&exe, &work, "streams");
     r.assert_ok();
@@ -121,6 +132,7 @@ fn two_streams_and_stream_order() {
 #[test]
 fn bad_arguments_are_rejected_at_the_launch() {
     let work = scratch("kl-errors");
+    let _node = NodeGuard(node_dir(&work));
     let exe = add_program(&work);
     let r = run_mode(&exe, &work, "errors");
     r.assert_ok();
@@ -138,6 +150,7 @@ fn bad_arguments_are_rejected_at_the_launch() {
 #[test]
 fn out_of_bounds_kernel_fails_the_stream_with_507015() {
     let work = scratch("kl-oob");
+    let _node = NodeGuard(node_dir(&work));
     let exe = add_program(&work);
     let r = run_mode(&exe, &work, "oob");
     r.assert_ok();
@@ -195,6 +208,7 @@ fn rules_program(work: &Path) -> PathBuf {
 #[test]
 fn scalar_parameters_and_raw_gm_dereference() {
     let work = scratch("kl-rules");
+    let _node = NodeGuard(node_dir(&work));
     let exe = rules_program(&work);
     let r = run_mode(&exe, &work, "scalar");
     r.assert_ok();
@@ -376,6 +390,7 @@ fn vendor_layout_cmake_projects_npu_and_cpu() {
         panic!("cmake is required for this test (.ci/run installs it from Debian's packages)");
     }
     let work = scratch("kl-cmake");
+    let _node = NodeGuard(node_dir(&work));
     let prefix = work.join("inst");
     let mut c = Command::new(npu_emu_bin());
     c.args(["install", "--quiet", "--prefix"]).arg(&prefix);
