@@ -14,6 +14,7 @@
 //! DIR/compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake     ascendc_library() for CMake
 //! DIR/tools/tikcpp/{tikcfw,ascendc_kernel_cmake} -> ../../compiler/tikcpp/…
 //! DIR/tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake   find_package(tikicpulib)
+//! DIR/compat/include/hccl/hccl.h     opt-in HCCL dialect layer of the seed samples
 //! DIR/runtime/include -> ../include   compatibility paths used by vendor build files
 //! DIR/runtime/lib64   -> ../lib64
 //! DIR/<arch>-linux/include -> ../include
@@ -170,6 +171,14 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     symlink("../lib64", &arch.join("lib64"))?;
 
     install_ascendc(&src, prefix)?;
+
+    // The seed samples' opt-in dialect layer (headers/compat), never on the default include path.
+    if let Some(compat) = &src.compat {
+        let dst = prefix.join(paths::COMPAT_DIR);
+        if compat.canonicalize().ok() != dst.canonicalize().ok() {
+            copy_tree(compat, &dst)?;
+        }
+    }
 
     // Environment script (also as bin/setenv.bash, which the vendor samples' run.sh sources).
     let script = crate::env::set_env_script(prefix);

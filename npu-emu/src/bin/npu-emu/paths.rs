@@ -31,12 +31,27 @@ pub struct Sources {
     /// `ascendc.cmake` and `tikicpulibConfig.cmake`, if this tree has them: `npu-emu/cmake`
     /// (build tree) or where an install put them.
     pub cmake: Option<(PathBuf, PathBuf)>,
+    /// The opt-in HCCL dialect layer of the seed samples (`hccl/hccl.h`), if this tree has it:
+    /// `headers/compat/include` (build tree) or `compat/include` (installed).
+    pub compat: Option<PathBuf>,
 }
 
 /// Where an install puts the Ascend C pieces, relative to the prefix (CANN's places).
 pub const TIKCFW_DIR: &str = "compiler/tikcpp/tikcfw";
 pub const ASCENDC_CMAKE_DIR: &str = "compiler/tikcpp/ascendc_kernel_cmake";
 pub const TIKICPULIB_CMAKE_DIR: &str = "tools/tikicpulib/lib/cmake/tikicpulib";
+/// Where an install puts the opt-in compatibility headers, relative to the prefix.
+pub const COMPAT_DIR: &str = "compat/include";
+
+/// The compatibility headers next to `dir` (the executable's directory).
+fn compat_sources(dir: &Path) -> Option<PathBuf> {
+    let build = dir.join("../../headers/compat/include");
+    let inst = dir.join("..").join(COMPAT_DIR);
+    [build, inst]
+        .into_iter()
+        .find(|d| d.join("hccl/hccl.h").is_file())
+        .map(|d| clean(&d))
+}
 
 /// The Ascend C headers and CMake modules next to `dir` (the executable's directory).
 fn ascendc_sources(dir: &Path) -> (Option<PathBuf>, Option<(PathBuf, PathBuf)>) {
@@ -108,6 +123,7 @@ pub fn sources() -> CliResult<Sources> {
         lib_dir: clean(lib_dir),
         ascendc,
         cmake,
+        compat: compat_sources(&dir),
     })
 }
 
