@@ -3,7 +3,7 @@
 //! this library, else by the plain name through the loader's search path, and cached.
 
 use crate::errors::{HResult, HcclError, HCCL_E_PARA, HCCL_E_RUNTIME};
-use npu_emu::rtapi::{RtApi, RtPhys, RtTask, RT_API_SYMBOL, RT_API_VERSION};
+use npu_emu::rtapi::{RtApi, RtPhys, RtTask};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::OnceLock;
 
@@ -11,71 +11,20 @@ use std::sync::OnceLock;
 pub struct Rt {
     pub api: &'static RtApi,
     recent: Option<unsafe extern "C" fn() -> *const c_char>,
+    /// Keeps libascendcl.so loaded (the static holding this is never dropped).
+    _lib: npu_emu::rtapi::LoadedRuntime,
 }
 
 static RT: OnceLock<Result<Rt, String>> = OnceLock::new();
 
-fn own_dir() -> Option<std::path::PathBuf> {
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    let addr = own_dir as *const c_void;
-    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
-        return None;
-    }
-    let path = unsafe { CStr::from_ptr(info.dli_fname) }
-        .to_string_lossy()
-        .into_owned();
-    std::path::Path::new(&path)
-        .parent()
-        .map(|p| p.to_path_buf())
-}
-
 fn load() -> Result<Rt, String> {
-    use libloading::os::unix::Library;
-    let mut tried = Vec::new();
-    let mut lib =
-        unsafe { Library::open(Some("libascendcl.so"), libc::RTLD_NOW | libc::RTLD_NOLOAD) }.ok();
-    if lib.is_none() {
-        tried.push("already-loaded libascendcl.so".to_string());
-        if let Some(d) = own_dir() {
-            let p = d.join("libascendcl.so");
-            match unsafe { Library::open(Some(&p), libc::RTLD_NOW | libc::RTLD_GLOBAL) } {
-                Ok(l) => lib = Some(l),
-                Err(e) => tried.push(format!("{} ({e})", p.display())),
-            }
-        }
-    }
-    if lib.is_none() {
-        match unsafe { Library::open(Some("libascendcl.so"), libc::RTLD_NOW | libc::RTLD_GLOBAL) } {
-            Ok(l) => lib = Some(l),
-            Err(e) => tried.push(format!("libascendcl.so on the search path ({e})")),
-        }
-    }
-    let lib =
-        lib.ok_or_else(|| format!("cannot load the ACL runtime: tried {}", tried.join(", ")))?;
-    let get: unsafe extern "C" fn() -> *const RtApi = unsafe {
-        *lib.get::<unsafe extern "C" fn() -> *const RtApi>(RT_API_SYMBOL)
-            .map_err(|e| {
-                format!("libascendcl.so has no npuemu_runtime_api ({e}); is it npu-emu's?")
-            })?
-    };
-    let recent =
-        unsafe { lib.get::<unsafe extern "C" fn() -> *const c_char>(b"aclGetRecentErrMsg\0") }
-            .ok()
-            .map(|s| *s);
-    let api = unsafe { get() };
-    if api.is_null() {
-        return Err("npuemu_runtime_api returned NULL".into());
-    }
-    let api: &'static RtApi = unsafe { &*api };
-    if api.version != RT_API_VERSION {
-        return Err(format!(
-            "libascendcl.so runtime interface version {} but libhccl.so needs {}; use libraries from the same build",
-            api.version, RT_API_VERSION
-        ));
-    }
-    // The library stays loaded for the life of the process.
-    std::mem::forget(lib);
-    Ok(Rt { api, recent })
+    let loaded = npu_emu::rtapi::load_runtime("libhccl.so")?;
+    let recent = loaded.str_fn(b"aclGetRecentErrMsg\0");
+    Ok(Rt {
+        api: loaded.api,
+        recent,
+        _lib: loaded,
+    })
 }
 
 /// The runtime, loading it on first use.

@@ -1,12 +1,12 @@
 //! The narrow runtime interface `libascendcl` exports for `libhccl` (DESIGN §1).
 //!
 //! `libascendcl.so` exports one C function, `npuemu_runtime_api`, returning a pointer to a
-//! static [`RtApi`]. `libhccl.so` finds it with `libloading` (the already-loaded library,
-//! else the sibling file next to `libhccl.so`) and reaches the one runtime instance of the
-//! process only through this table. Everything crossing it is C ABI, so the two libraries
+//! static [`RtApi`]. `libhccl.so` and `libnnopbase.so` find it with [`load_runtime`] (the
+//! already-loaded library, else the sibling file next to the calling library) and reach the
+//! one runtime instance of the process only through this table. Everything crossing it is C ABI, so the two libraries
 //! need not share Rust type layouts beyond this `#[repr(C)]` struct.
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void, CStr};
 
 /// Bump when [`RtApi`] changes; `libhccl` refuses a table of another version.
 pub const RT_API_VERSION: u32 = 1;
@@ -66,4 +66,94 @@ pub struct RtApi {
     /// Identity of the stream handle `stream` (NULL = default stream), for fingerprints
     /// and logs. Returns 0 on success.
     pub stream_id: unsafe extern "C" fn(stream: *mut c_void, id: *mut i32) -> i32,
+}
+
+/// The runtime of this process as a library without one of its own sees it (libhccl,
+/// libnnopbase): the [`RtApi`] table, and the `libascendcl.so` it came from for ordinary ACL
+/// exports. Kept in a static by its user, so the library stays loaded for the life of the
+/// process.
+pub struct LoadedRuntime {
+    pub api: &'static RtApi,
+    lib: libloading::os::unix::Library,
+}
+
+impl LoadedRuntime {
+    /// A `const char *f(void)` export of the same `libascendcl.so` (`aclGetRecentErrMsg`,
+    /// `aclrtGetSocName`), if it has one.
+    pub fn str_fn(&self, name: &[u8]) -> Option<unsafe extern "C" fn() -> *const c_char> {
+        // SAFETY: the caller names a function of exactly this C signature.
+        unsafe {
+            self.lib
+                .get::<unsafe extern "C" fn() -> *const c_char>(name)
+        }
+        .ok()
+        .map(|s| *s)
+    }
+}
+
+/// Directory of the shared object this code is linked into (the calling library, since
+/// this crate is linked statically into each of them).
+fn own_dir() -> Option<std::path::PathBuf> {
+    // SAFETY: an all-zero Dl_info is a valid out-parameter; dladdr only reads the loader's tables.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let addr = own_dir as *const c_void;
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    let path = unsafe { CStr::from_ptr(info.dli_fname) }
+        .to_string_lossy()
+        .into_owned();
+    std::path::Path::new(&path)
+        .parent()
+        .map(|p| p.to_path_buf())
+}
+
+/// Find the runtime: the already-loaded `libascendcl.so`, else the file next to the calling
+/// library, else the plain name through the loader's search path. `user` names the calling
+/// library in the messages (e.g. "libhccl.so").
+pub fn load_runtime(user: &str) -> Result<LoadedRuntime, String> {
+    use libloading::os::unix::Library;
+    let mut tried = Vec::new();
+    // SAFETY: loading libascendcl.so runs no foreign initialisers beyond its own.
+    let mut lib =
+        unsafe { Library::open(Some("libascendcl.so"), libc::RTLD_NOW | libc::RTLD_NOLOAD) }.ok();
+    if lib.is_none() {
+        tried.push("already-loaded libascendcl.so".to_string());
+        if let Some(d) = own_dir() {
+            let p = d.join("libascendcl.so");
+            match unsafe { Library::open(Some(&p), libc::RTLD_NOW | libc::RTLD_GLOBAL) } {
+                Ok(l) => lib = Some(l),
+                Err(e) => tried.push(format!("{} ({e})", p.display())),
+            }
+        }
+    }
+    if lib.is_none() {
+        match unsafe { Library::open(Some("libascendcl.so"), libc::RTLD_NOW | libc::RTLD_GLOBAL) } {
+            Ok(l) => lib = Some(l),
+            Err(e) => tried.push(format!("libascendcl.so on the search path ({e})")),
+        }
+    }
+    let lib =
+        lib.ok_or_else(|| format!("cannot load the ACL runtime: tried {}", tried.join(", ")))?;
+    // SAFETY: npuemu_runtime_api has this signature (see RT_API_SYMBOL).
+    let get: unsafe extern "C" fn() -> *const RtApi = unsafe {
+        *lib.get::<unsafe extern "C" fn() -> *const RtApi>(RT_API_SYMBOL)
+            .map_err(|e| {
+                format!("libascendcl.so has no npuemu_runtime_api ({e}); is it npu-emu's?")
+            })?
+    };
+    let api = unsafe { get() };
+    if api.is_null() {
+        return Err("npuemu_runtime_api returned NULL".into());
+    }
+    // SAFETY: a static table of the loaded library, which is never unloaded.
+    let api: &'static RtApi = unsafe { &*api };
+    if api.version != RT_API_VERSION {
+        return Err(format!(
+            "libascendcl.so runtime interface version {} but {user} needs {}; use libraries \
+             from the same build",
+            api.version, RT_API_VERSION
+        ));
+    }
+    Ok(LoadedRuntime { api, lib })
 }

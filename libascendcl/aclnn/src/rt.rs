@@ -6,7 +6,7 @@
 //! `aclGetRecentErrMsg` (to quote the runtime's message when one of its calls fails).
 
 use crate::status::{NnError, NnResult};
-use npu_emu::rtapi::{RtApi, RtPhys, RtTask, RT_API_SYMBOL, RT_API_VERSION};
+use npu_emu::rtapi::{RtApi, RtPhys, RtTask};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::OnceLock;
 
@@ -14,79 +14,19 @@ pub struct Rt {
     pub api: &'static RtApi,
     soc_name: Option<unsafe extern "C" fn() -> *const c_char>,
     recent: Option<unsafe extern "C" fn() -> *const c_char>,
+    /// Keeps libascendcl.so loaded (the static holding this is never dropped).
+    _lib: npu_emu::rtapi::LoadedRuntime,
 }
 
 static RT: OnceLock<Result<Rt, String>> = OnceLock::new();
 
-fn own_dir() -> Option<std::path::PathBuf> {
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    let addr = own_dir as *const c_void;
-    // SAFETY: dladdr only reads the loader's tables.
-    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
-        return None;
-    }
-    let path = unsafe { CStr::from_ptr(info.dli_fname) }
-        .to_string_lossy()
-        .into_owned();
-    std::path::Path::new(&path)
-        .parent()
-        .map(|p| p.to_path_buf())
-}
-
 fn load() -> Result<Rt, String> {
-    use libloading::os::unix::Library;
-    let mut tried = Vec::new();
-    let mut lib =
-        unsafe { Library::open(Some("libascendcl.so"), libc::RTLD_NOW | libc::RTLD_NOLOAD) }.ok();
-    if lib.is_none() {
-        tried.push("already-loaded libascendcl.so".to_string());
-        if let Some(d) = own_dir() {
-            let p = d.join("libascendcl.so");
-            match unsafe { Library::open(Some(&p), libc::RTLD_NOW | libc::RTLD_GLOBAL) } {
-                Ok(l) => lib = Some(l),
-                Err(e) => tried.push(format!("{} ({e})", p.display())),
-            }
-        }
-    }
-    if lib.is_none() {
-        match unsafe { Library::open(Some("libascendcl.so"), libc::RTLD_NOW | libc::RTLD_GLOBAL) } {
-            Ok(l) => lib = Some(l),
-            Err(e) => tried.push(format!("libascendcl.so on the search path ({e})")),
-        }
-    }
-    let lib =
-        lib.ok_or_else(|| format!("cannot load the ACL runtime: tried {}", tried.join(", ")))?;
-    let get: unsafe extern "C" fn() -> *const RtApi = unsafe {
-        *lib.get::<unsafe extern "C" fn() -> *const RtApi>(RT_API_SYMBOL)
-            .map_err(|e| {
-                format!("libascendcl.so has no npuemu_runtime_api ({e}); is it npu-emu's?")
-            })?
-    };
-    let sym = |name: &[u8]| {
-        unsafe { lib.get::<unsafe extern "C" fn() -> *const c_char>(name) }
-            .ok()
-            .map(|s| *s)
-    };
-    let soc_name = sym(b"aclrtGetSocName\0");
-    let recent = sym(b"aclGetRecentErrMsg\0");
-    let api = unsafe { get() };
-    if api.is_null() {
-        return Err("npuemu_runtime_api returned NULL".into());
-    }
-    // SAFETY: a static table of the loaded library.
-    let api: &'static RtApi = unsafe { &*api };
-    if api.version != RT_API_VERSION {
-        return Err(format!(
-            "libascendcl.so runtime interface version {} but libnnopbase.so needs {}; use libraries from the same build",
-            api.version, RT_API_VERSION
-        ));
-    }
-    // The library stays loaded for the life of the process.
-    std::mem::forget(lib);
+    let loaded = npu_emu::rtapi::load_runtime("libnnopbase.so")?;
     Ok(Rt {
-        api,
-        soc_name,
-        recent,
+        api: loaded.api,
+        soc_name: loaded.str_fn(b"aclrtGetSocName\0"),
+        recent: loaded.str_fn(b"aclGetRecentErrMsg\0"),
+        _lib: loaded,
     })
 }
 
