@@ -1,7 +1,8 @@
 //! Emulated AI cores: the threads that run the blocks of an Ascend C kernel launch.
 //!
 //! A device has one [`AiCorePool`] (kept by the runtime, created on the first launch). The
-//! pool owns up to `cores` threads (the SoC's vector-core count, 48 on Ascend910B1), created
+//! pool owns up to `cores` threads ([`SocCores::launch_cores`] of the emulated SoC: its
+//! vector cores, 48 on Ascend910B1, 40 on Ascend910B4; its AI cores on Ascend310P3), created
 //! lazily: a launch of `block_dim` blocks makes sure `min(block_dim, cores)` threads exist,
 //! so up to that many blocks run at the same time, each on its own thread, and blocks beyond
 //! the core count wait for a free core (as on hardware, where `blockDim` is a count of
@@ -34,6 +35,59 @@ pub const MAX_BLOCK_DIM: u32 = 65535;
 /// Stack of an AI-core thread: kernels keep their local tensors' bookkeeping and sometimes
 /// sizeable arrays on the stack, so give them what a main thread gets.
 const CORE_STACK: usize = 8 << 20;
+
+/// Core counts of a SoC, from the `[SoCInfo]` section of CANN's platform file
+/// `data/platform_config/<SoC>.ini` (`ai_core_cnt`, `cube_core_cnt`, `vector_core_cnt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SocCores {
+    /// `ai_core_cnt` (`ACL_DEV_ATTR_AICORE_CORE_NUM`, `ACL_DEVICE_INFO_AI_CORE_NUM`).
+    pub ai_core: u32,
+    /// `cube_core_cnt` (`ACL_DEV_ATTR_CUBE_CORE_NUM`).
+    pub cube_core: u32,
+    /// `vector_core_cnt` (`ACL_DEV_ATTR_VECTOR_CORE_NUM`, `ACL_DEVICE_INFO_VECTOR_CORE_NUM`).
+    pub vector_core: u32,
+    /// Separated (分离) architecture: vector (AIV) and cube (AIC) cores are distinct, and a
+    /// vector kernel's blocks run on the vector cores. Coupled (耦合, Ascend310P): each AI
+    /// core has both units, and blocks run on the AI cores.
+    pub separated: bool,
+}
+
+impl SocCores {
+    /// How many blocks of a vector kernel run at once: the vector cores on a separated SoC,
+    /// the AI cores on a coupled one (Ascend C: "耦合模式 ... BlockDim用于设置启动多个AI Core
+    /// 核实例执行"; "分离模式 ... 启动多少个Vector(AIV)实例执行").
+    pub fn launch_cores(&self) -> u32 {
+        if self.separated {
+            self.vector_core
+        } else {
+            self.ai_core
+        }
+    }
+}
+
+/// The core counts of `soc` (an `NPU_EMU_SOC` / `aclrtGetSocName` name). Known: Ascend910B1,
+/// B2, B2C (24 AI / 48 vector cores), Ascend910B3, B4, B4-1 (20 / 40), Ascend910_93xx
+/// (24 / 48 per die), Ascend310P3 (8 AI cores, coupled, 7 extra vector cores). Any other name
+/// gets the Ascend910B1 counts, the emulator's default SoC.
+pub fn soc_cores(soc: &str) -> SocCores {
+    let sep = |ai, vec| SocCores {
+        ai_core: ai,
+        cube_core: ai,
+        vector_core: vec,
+        separated: true,
+    };
+    match soc {
+        "Ascend910B3" | "Ascend910B4" | "Ascend910B4-1" => sep(20, 40),
+        "Ascend310P3" => SocCores {
+            ai_core: 8,
+            cube_core: 8,
+            vector_core: 7,
+            separated: false,
+        },
+        // Ascend910B1, B2, B2C, the Ascend910_93 family, and the default for other names.
+        _ => sep(24, 48),
+    }
+}
 
 /// Runs one block: `(block_idx) -> Ok(()) | Err(message)`.
 pub type BlockFn<'a> = dyn Fn(u32) -> std::result::Result<(), String> + Sync + 'a;
@@ -311,6 +365,43 @@ mod tests {
         })
         .unwrap();
         assert_eq!(pool.threads(), 6);
+    }
+
+    #[test]
+    fn never_more_blocks_at_once_than_cores() {
+        // Whatever the timing, the number of blocks inside `body` at any moment never
+        // exceeds the pool's cores, and every block runs.
+        for (soc, cores) in [
+            ("Ascend910B1", 48),
+            ("Ascend910B4", 40),
+            ("Ascend910_9392", 48),
+            ("Ascend310P3", 8),
+        ] {
+            assert_eq!(soc_cores(soc).launch_cores(), cores, "{soc}");
+            let pool = AiCorePool::new("device 0", soc_cores(soc).launch_cores());
+            let (now, max, ran) = (AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0));
+            pool.run("limit", 200, &|_| {
+                let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                max.fetch_max(n, Ordering::SeqCst);
+                for _ in 0..50 {
+                    std::thread::yield_now();
+                }
+                ran.fetch_add(1, Ordering::SeqCst);
+                now.fetch_sub(1, Ordering::SeqCst);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(ran.load(Ordering::SeqCst), 200, "{soc}");
+            let m = max.load(Ordering::SeqCst);
+            assert!(
+                m >= 1 && m <= cores,
+                "{soc}: {m} blocks at once, {cores} cores"
+            );
+            assert_eq!(pool.threads(), cores, "{soc}: one thread per core");
+        }
+        let c = soc_cores("Ascend910B3");
+        assert_eq!((c.ai_core, c.cube_core, c.vector_core), (20, 20, 40));
+        assert_eq!(soc_cores("SomethingElse"), soc_cores("Ascend910B1"));
     }
 
     #[test]

@@ -693,3 +693,40 @@ fn kernel_call_operator_vendor_cmake_project_npu_and_cpu() {
         }
     }
 }
+
+#[test]
+fn core_counts_follow_the_emulated_soc() {
+    let work = scratch("kl-soc");
+    let _node = NodeGuard(node_dir(&work));
+    let exe = add_program(&work);
+    // (SoC, AI cores, vector cores): CANN's platform files (`[SoCInfo]` of <SoC>.ini).
+    for (soc, aic, vec) in [
+        ("Ascend910B1", 24, 48),
+        ("Ascend910B2", 24, 48),
+        ("Ascend910B3", 20, 40),
+        ("Ascend910B4", 20, 40),
+        ("Ascend910_9392", 24, 48),
+        ("Ascend310P3", 8, 7),
+    ] {
+        // A node keeps the SoC it was created with: one node per SoC.
+        let w = work.join(format!(
+            "{}-{soc}",
+            work.file_name().unwrap().to_string_lossy()
+        ));
+        std::fs::create_dir_all(&w).unwrap();
+        let _n = NodeGuard(node_dir(&w));
+        let mut c = command(&exe, &w);
+        c.arg("soc").env("NPU_EMU_SOC", soc);
+        let r = run(c);
+        r.assert_ok();
+        let want = format!(
+            "soc {soc}: aicore {aic} cube {aic} vector {vec}; capability aicore {aic} vector {vec}\n"
+        );
+        assert!(
+            r.stdout.contains(&want),
+            "{soc}: want {want:?}:\n{}",
+            r.all()
+        );
+        assert!(r.stdout.contains("blockDim 200: ok"), "{soc}:\n{}", r.all());
+    }
+}

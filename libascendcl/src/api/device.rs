@@ -1,8 +1,9 @@
 //! Devices: set/reset/get, count, run mode, synchronize, status, info and capability,
 //! SoC name, UUID, TS device, peer access, stream priority range.
 //!
-//! Device info follows the `Ascend910B1` platform file (abi.md §4.1): 24 AI cores, 24 cube
-//! cores, 48 vector cores, 192 MiB L2, HBM as configured (`NPU_EMU_HBM_SIZE`, 64 GiB).
+//! Device info follows the platform file of the emulated SoC (abi.md §4.1; core counts from
+//! `npu_emu::aicore::soc_cores`: Ascend910B1 has 24 AI cores, 24 cube cores, 48 vector
+//! cores), 192 MiB L2, HBM as configured (`NPU_EMU_HBM_SIZE`, 64 GiB).
 //! Bad device ids are `ACL_ERROR_RT_INVALID_DEVICEID` (107001), what `rtSetDevice` reports.
 //! Unlike CANN (whose lower runtime opens devices lazily), every device function except
 //! `aclrtGetDeviceCount`, `aclrtGetRunMode`, `aclrtGetSocName` and `aclGetDeviceCapability`
@@ -18,12 +19,12 @@ use std::ffi::{c_void, CString};
 use std::os::raw::c_char;
 use std::sync::OnceLock;
 
-/// `ai_core_cnt` of Ascend910B1.
-pub const AI_CORE_NUM: i64 = 24;
-/// `cube_core_cnt` of Ascend910B1.
-pub const CUBE_CORE_NUM: i64 = 24;
-/// `vector_core_cnt` of Ascend910B1.
-pub const VECTOR_CORE_NUM: i64 = 48;
+/// Core counts of the emulated SoC (`NPU_EMU_SOC`): the platform file's `ai_core_cnt`,
+/// `cube_core_cnt`, `vector_core_cnt` ([`npu_emu::aicore::soc_cores`], which also sizes the
+/// AI-core pool that runs kernel blocks).
+fn cores(cfg: &Config) -> npu_emu::aicore::SocCores {
+    npu_emu::aicore::soc_cores(&cfg.soc_name)
+}
 /// `l2_size` of Ascend910B1 (192 MiB).
 pub const L2_SIZE: i64 = 201326592;
 
@@ -125,9 +126,9 @@ fn device_info(deviceId: u32, attr: i32) -> Result<i64> {
     };
     match attr {
         1 => unsupported("ACL_DEV_ATTR_AICPU_CORE_NUM"),
-        101 => Ok(AI_CORE_NUM),
-        102 => Ok(CUBE_CORE_NUM),
-        201 => Ok(VECTOR_CORE_NUM),
+        101 => Ok(cores(&rt.cfg).ai_core as i64),
+        102 => Ok(cores(&rt.cfg).cube_core as i64),
+        201 => Ok(cores(&rt.cfg).vector_core as i64),
         202 => unsupported("ACL_DEV_ATTR_WARP_SIZE"),
         203 => unsupported("ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE"),
         204 => unsupported("ACL_DEV_ATTR_LOCAL_MEM_PER_VECTOR_CORE"),
@@ -179,8 +180,8 @@ pub unsafe extern "C" fn aclGetDeviceCapability(
             ));
         }
         let v = match deviceInfo {
-            0 => AI_CORE_NUM,
-            1 => VECTOR_CORE_NUM,
+            0 => cores(&cfg).ai_core as i64,
+            1 => cores(&cfg).vector_core as i64,
             2 => L2_SIZE,
             _ => {
                 return Err(Error::invalid(format!(

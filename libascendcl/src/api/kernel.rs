@@ -11,7 +11,8 @@
 //! At execution (in stream order, on the stream's worker): the regions are checked again
 //! (an allocation freed after the launch was enqueued is an error, not a use-after-free),
 //! then the device's emulated AI cores ([`npu_emu::aicore::AiCorePool`], one per physical
-//! device, sized like the SoC's vector-core count) run the `block_dim` blocks in parallel.
+//! device, sized by the emulated SoC (`NPU_EMU_SOC`): its vector cores, or its AI cores on a
+//! coupled SoC, as `aclrtGetDeviceInfo` reports them) run the `block_dim` blocks in parallel.
 //! A failed block fails the task: the next synchronize returns
 //! `ACL_ERROR_RT_AICORE_EXCEPTION` (507015) with the block's message, which is also logged
 //! when it happens.
@@ -19,10 +20,9 @@
 //! The pools live in a process-wide table here (not in [`crate::runtime::Runtime`]): idle
 //! AI-core threads sleep and survive `aclFinalize`, and a forked child makes new ones.
 
-use crate::api::device::VECTOR_CORE_NUM;
 use crate::ffi;
 use crate::runtime;
-use npu_emu::aicore::{AiCorePool, ACL_ERROR_RT_AICORE_EXCEPTION, MAX_BLOCK_DIM};
+use npu_emu::aicore::{soc_cores, AiCorePool, ACL_ERROR_RT_AICORE_EXCEPTION, MAX_BLOCK_DIM};
 use npu_emu::codes::{
     ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID,
 };
@@ -81,16 +81,15 @@ const ERR_LEN: usize = 2048;
 /// The AI-core pools, by physical device.
 static POOLS: Mutex<Option<HashMap<u32, Arc<AiCorePool>>>> = Mutex::new(None);
 
-fn pool(physical: u32) -> Arc<AiCorePool> {
+/// The pool of `physical`, with `cores` (the emulated SoC's, [`npu_emu::aicore::SocCores::launch_cores`]:
+/// the most blocks that run at once) when it is made.
+fn pool(physical: u32, cores: u32) -> Arc<AiCorePool> {
     let mut g = POOLS.lock();
     let map = g.get_or_insert_with(HashMap::new);
     match map.get(&physical) {
-        Some(p) if p.is_usable() => p.clone(),
+        Some(p) if p.is_usable() && p.cores() == cores => p.clone(),
         _ => {
-            let p = Arc::new(AiCorePool::new(
-                &format!("device {physical}"),
-                VECTOR_CORE_NUM as u32,
-            ));
+            let p = Arc::new(AiCorePool::new(&format!("device {physical}"), cores));
             map.insert(physical, p.clone());
             p
         }
@@ -148,6 +147,7 @@ impl Launch {
                 }
             }
         }
+        let cores = soc_cores(&rt.cfg.soc_name).launch_cores();
         drop(rt);
         let table = Table(
             self.regions
@@ -160,7 +160,7 @@ impl Launch {
                 })
                 .collect(),
         );
-        pool(self.physical).run(&self.kernel, self.block_dim, &|idx| self.block(&table, idx))
+        pool(self.physical, cores).run(&self.kernel, self.block_dim, &|idx| self.block(&table, idx))
     }
 
     /// Run block `idx` through the generated block function.

@@ -7,7 +7,8 @@
  *   streams  two launches on two streams at once
  *   order    memcpy-async / launch / launch / memcpy-async on one stream, one synchronize
  *   errors   bad blockDim, host and foreign pointers, bad stream, NULL tiling: codes + messages
- *   oob      a launch whose tiling overruns the buffers: 507015 at synchronize, then recovery */
+ *   oob      a launch whose tiling overruns the buffers: 507015 at synchronize, then recovery
+ *   soc      the SoC name and core counts the runtime reports, then a 200-block launch */
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -267,6 +268,29 @@ static int oob(aclrtStream s)
     return r;
 }
 
+/* What the runtime says about the emulated SoC, then more blocks than it has cores. */
+static int soc(aclrtStream s)
+{
+    int64_t aic = -1, vec = -1, cube = -1, capAic = -1, capVec = -1;
+    CHECK(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, &aic));
+    CHECK(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_CUBE_CORE_NUM, &cube));
+    CHECK(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_VECTOR_CORE_NUM, &vec));
+    CHECK(aclGetDeviceCapability(0, ACL_DEVICE_INFO_AI_CORE_NUM, &capAic));
+    CHECK(aclGetDeviceCapability(0, ACL_DEVICE_INFO_VECTOR_CORE_NUM, &capVec));
+    std::printf("soc %s: aicore %lld cube %lld vector %lld; capability aicore %lld vector %lld\n",
+                aclrtGetSocName(), (long long)aic, (long long)cube, (long long)vec, (long long)capAic,
+                (long long)capVec);
+    const size_t n = 8 * 2048 + 5;
+    Bufs b = make(n, 4242);
+    AddCustomTilingData t = AddCustomTiling((uint32_t)n, 200, TILE);
+    CHECK(ACLRT_LAUNCH_KERNEL(add_custom_tiling)(200, s, b.x, b.y, b.z, &t));
+    CHECK(aclrtSynchronizeStream(s));
+    int r = verify("add_custom_tiling blockDim 200", b);
+    std::printf("blockDim 200: %s\n", r ? "FAIL" : "ok");
+    release(b);
+    return r;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "sweep";
@@ -285,6 +309,8 @@ int main(int argc, char **argv)
         r = errors(s);
     } else if (!std::strcmp(mode, "oob")) {
         r = oob(s);
+    } else if (!std::strcmp(mode, "soc")) {
+        r = soc(s);
     } else {
         std::fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
