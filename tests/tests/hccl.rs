@@ -406,6 +406,47 @@ fn hccl_errors_follow_the_hccl_module_log_level() {
 }
 
 #[test]
+fn under_the_launcher_an_hccl_error_is_an_hccl_line_of_its_rank() {
+    // As README's "How errors look": each rank's HCCL failure is an `[ERROR] HCCL(` line
+    // prefixed with the rank, and the launcher names the failed rank.
+    let prog = exe("hccl_faults.cpp");
+    let work = scratch("hccl-fault-launcher");
+    let root = work.join("root.info");
+    let mut c = command(&npu_emu_bin(), &work);
+    c.args(["run", "-n", "2", "--timeout", "120"])
+        .arg(&prog)
+        .arg("mismatch-count")
+        .arg(&root)
+        .env("HCCL_EXEC_TIMEOUT", "30");
+    let r = run(c);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+    assert_eq!(r.code, Some(3), "{}", r.all());
+    assert!(r.stderr.contains("npu-emu run: job failed"), "{}", r.all());
+    for rank in 0..2 {
+        let p = format!("[rank {rank}] ");
+        let own: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix(&p))
+            .collect();
+        assert!(
+            own.iter().any(
+                |l| l.starts_with("[ERROR] HCCL(") && l.contains("HcclAllReduce: communicator")
+            ),
+            "rank {rank}:\n{}",
+            r.all()
+        );
+        assert!(!own.iter().any(|l| l.contains("ASCENDCL(")), "{}", r.all());
+        assert!(
+            r.stdout
+                .contains(&format!("[rank {rank}] rank {rank}: HcclAllReduce(")),
+            "{}",
+            r.all()
+        );
+    }
+}
+
+#[test]
 fn a_rank_that_never_joins_is_named() {
     let t0 = Instant::now();
     let runs = faults("no-join", 3, &[("HCCL_CONNECT_TIMEOUT", "2")]);
