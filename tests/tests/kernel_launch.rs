@@ -341,24 +341,43 @@ fn vendor_project(
     kernel: &str,
     mode: &str,
 ) -> Run {
+    vendor_project_from(
+        work,
+        prefix,
+        name,
+        &root().join("tests/c/kernel_launch/vendor_add").join(main),
+        &root().join("tests/c/ascendc"),
+        &[kernel, "add_custom_tiling.h"],
+        mode,
+    )
+}
+
+/// As [`vendor_project`], with the host program `main` and the kernel source (the first of
+/// `files`, all copied from `kernel_dir`) given explicitly.
+fn vendor_project_from(
+    work: &Path,
+    prefix: &Path,
+    name: &str,
+    main: &Path,
+    kernel_dir: &Path,
+    files: &[&str],
+    mode: &str,
+) -> Run {
     let proj = work.join(name);
     let src = root().join("tests/c/kernel_launch/vendor_add");
     std::fs::create_dir_all(proj.join("cmake")).unwrap();
     for f in ["data_utils.h", "cmake/npu_lib.cmake", "cmake/cpu_lib.cmake"] {
         std::fs::copy(src.join(f), proj.join(f)).unwrap();
     }
-    std::fs::copy(src.join(main), proj.join("main.cpp")).unwrap();
+    std::fs::copy(main, proj.join("main.cpp")).unwrap();
+    let kernel = files[0];
     let cml = std::fs::read_to_string(src.join("CMakeLists.txt"))
         .unwrap()
         .replace("add_custom.cpp", kernel);
     std::fs::write(proj.join("CMakeLists.txt"), cml).unwrap();
-    let asc = root().join("tests/c/ascendc");
-    std::fs::copy(asc.join(kernel), proj.join(kernel)).unwrap();
-    std::fs::copy(
-        asc.join("add_custom_tiling.h"),
-        proj.join("add_custom_tiling.h"),
-    )
-    .unwrap();
+    for f in files {
+        std::fs::copy(kernel_dir.join(f), proj.join(f)).unwrap();
+    }
     let script = format!(
         "set -euo pipefail\n\
          source '{p}/bin/setenv.bash'\n\
@@ -484,5 +503,193 @@ fn install_tree_has_the_ascendc_pieces_where_cann_keeps_them() {
             p2.join(f).is_file(),
             "{f} is missing from an install made by an install"
         );
+    }
+}
+
+/// The AddKernelInvocation-style source: kernels plus host functions that launch them with
+/// the kernel-call operator `<<<blockDim, l2ctrl, stream>>>`.
+fn invocation_dir() -> PathBuf {
+    root().join("tests/c/kernel_launch/invocation")
+}
+
+/// What the invocation host program prints in RUN_MODE npu besides PASS.
+fn check_invocation_output(r: &Run, what: &str) {
+    assert_eq!(r.code, Some(0), "{what}:\n{}", r.all());
+    for line in [
+        "usage string: add_custom<<<blockDim, l2ctrl, stream>>>(x, y, z)\n",
+        // The generated file keeps the source's lines (#line): __LINE__ as in the source.
+        "line of add_custom_line: 103\n",
+        "multi-line call: ok\n",
+        "struct argument: ok\n",
+        // A failed launch through <<<>>> returns nothing: recorded at once, and the next
+        // synchronize of the stream fails with the launch's code (107000), then recovers.
+        "synchronize after blockDim 0: 107000\n",
+        "next synchronize: 0\n",
+        "PASS\n",
+    ] {
+        assert!(
+            r.stdout.contains(line),
+            "{what}: missing {line:?}:\n{}",
+            r.all()
+        );
+    }
+    let recent = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("recent after blockDim 0: "))
+        .unwrap_or_default();
+    assert!(
+        recent.contains("aclrtlaunch_add_custom: blockDim = 0 is invalid"),
+        "{what}: {}",
+        r.all()
+    );
+    let recent = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("recent after synchronize: "))
+        .unwrap_or_default();
+    assert!(
+        recent.contains("add_custom<<<...>>>: the kernel was not launched")
+            && recent.contains("blockDim = 0"),
+        "{what}: {}",
+        r.all()
+    );
+}
+
+#[test]
+fn kernel_call_operator_through_the_generator() {
+    let work = scratch("kl-chevron");
+    let _node = NodeGuard(node_dir(&work));
+    let gen = kernel_lib(&work, "inv", &[invocation_dir().join("add_custom.cpp")]);
+    // The generated file carries the source, its calls rewritten; the header is CANN's.
+    let cpp = std::fs::read_to_string(gen.join("add_custom.npuemu.cpp")).unwrap();
+    assert!(cpp.contains(&format!(
+        "#line 1 \"{}\"",
+        invocation_dir().join("add_custom.cpp").display()
+    )));
+    assert!(!cpp.contains("add_custom<<<blockDim, l2ctrl, stream>>>(x, y, z);\n"));
+    assert!(cpp.contains("::npuemu_chevron_add_custom_t{blockDim, l2ctrl, stream}(x, y, z);"));
+    // Comments and strings are left as written.
+    assert!(cpp.contains("// call of kernel function; a call in a comment is left alone: add_custom<<<1, nullptr, s>>>(a, b, c);"));
+    assert!(cpp.contains("not_a_kernel<<<1, nullptr, s>>>(a)"));
+    assert!(cpp.contains("return \"add_custom<<<blockDim, l2ctrl, stream>>>(x, y, z)\";"));
+    let h = std::fs::read_to_string(gen.join("include/aclrtlaunch_muls_custom.h")).unwrap();
+    assert!(
+        h.contains("aclrtlaunch_muls_custom(uint32_t blockDim, aclrtStream stream, void* x, void* z, MulsShape* shape);"),
+        "{h}"
+    );
+    let exe = compile(
+        &["kernel_launch/invocation/main.cpp"],
+        &work.join("invocation"),
+        &["inv", "ascendcl"],
+        &[
+            &format!(
+                "-I{}",
+                root().join("tests/c/kernel_launch/vendor_add").display()
+            ),
+            &format!("-L{}", work.display()),
+            &format!("-Wl,-rpath,{}", work.display()),
+        ],
+    );
+    write_inputs(&work, 8 * 2048);
+    let r = run(command(&exe, &work));
+    check_invocation_output(&r, "generator + g++");
+}
+
+#[test]
+fn kernel_call_operator_errors_name_file_and_line() {
+    let work = scratch("kl-chevron-err");
+    let gen = work.join("out");
+    let kernel = "#include \"kernel_operator.h\"\n\
+                  extern \"C\" __global__ __aicore__ void k(GM_ADDR x) {}\n";
+    let cases = [
+        (
+            "void f(void *s, uint8_t *x)\n{\n    other<<<8, nullptr, s>>>(x);\n}\n",
+            ":6: `other<<<...>>>` launches other, which is not a kernel defined in this file (expected one of: k)",
+        ),
+        (
+            "void f(void *s, uint8_t *x)\n{\n\n    k<<<8, s>>>(x);\n}\n",
+            ":7: kernel call k<<<8, s>>> has 2 execution-configuration arguments; expected 3",
+        ),
+        (
+            "void f(void *s, uint8_t *x)\n{\n    k<<<8, nullptr, s>>>;\n}\n",
+            ":6: kernel call k<<<...>>> is not followed by its argument list",
+        ),
+        (
+            "template <class T> __global__ __aicore__ void t(GM_ADDR x) {}\n\
+             void f(void *s, uint8_t *x)\n{\n    t<half><<<8, nullptr, s>>>(x);\n}\n",
+            ":7: kernel call a template kernel",
+        ),
+    ];
+    for (n, (host, want)) in cases.iter().enumerate() {
+        let src = work.join(format!("bad{n}.cpp"));
+        std::fs::write(&src, format!("{kernel}// host\n{host}")).unwrap();
+        let mut c = Command::new(npu_emu_bin());
+        c.args(["ascendc-stub", "--out-dir"]).arg(&gen).arg(&src);
+        let r = run(c);
+        assert_eq!(r.code, Some(1), "case {n}:\n{}", r.all());
+        let want = format!("{}{want}", src.display());
+        assert!(
+            r.stderr.contains(&want),
+            "case {n}: want {want:?}:\n{}",
+            r.all()
+        );
+    }
+    // A compile error in the carried source names the user's file and line.
+    let src = work.join("typo.cpp");
+    std::fs::write(
+        &src,
+        format!("{kernel}void f(void *s, uint8_t *x)\n{{\n    k<<<8, nullptr, s>>>(x);\n    undeclared_thing(x);\n}}\n"),
+    )
+    .unwrap();
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["ascendc-stub", "--out-dir"]).arg(&gen).arg(&src);
+    run(c).assert_ok();
+    let o = Command::new("g++")
+        .args(["-std=c++17", "-fsyntax-only"])
+        .arg(format!("-I{}", ascendc_dir().display()))
+        .arg(format!("-I{}", root().join("headers/include").display()))
+        .arg(gen.join("typo.npuemu.cpp"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains(&format!("{}:6:", src.display())) && err.contains("undeclared_thing"),
+        "{err}"
+    );
+}
+
+#[test]
+fn kernel_call_operator_vendor_cmake_project_npu_and_cpu() {
+    if Command::new("cmake").arg("--version").output().is_err() {
+        panic!("cmake is required for this test (.ci/run installs it from Debian's packages)");
+    }
+    let work = scratch("kl-chevron-cmake");
+    let _node = NodeGuard(node_dir(&work));
+    let prefix = work.join("inst");
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["install", "--quiet", "--prefix"]).arg(&prefix);
+    run(c).assert_ok();
+    let name = "AddKernelInvocation";
+    write_inputs(&work.join(name), 8 * 2048);
+    for mode in ["npu", "cpu"] {
+        let r = vendor_project_from(
+            &work,
+            &prefix,
+            name,
+            &invocation_dir().join("main.cpp"),
+            &invocation_dir(),
+            &["add_custom.cpp", "invocation_shape.h"],
+            mode,
+        );
+        if mode == "npu" {
+            check_invocation_output(&r, "RUN_MODE npu");
+        } else {
+            // ASCENDC_CPU_DEBUG: the kernel calls are compiled out; ICPU_RUN_KF runs it.
+            assert_eq!(r.code, Some(0), "RUN_MODE cpu:\n{}", r.all());
+            assert!(r.stdout.contains("PASS"), "RUN_MODE cpu:\n{}", r.all());
+            assert!(!r.stdout.contains("multi-line call"), "{}", r.all());
+        }
     }
 }

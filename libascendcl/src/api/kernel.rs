@@ -68,6 +68,13 @@ pub struct npuemu_kernel_ptr_arg {
     pub value: *const c_void,
 }
 
+thread_local! {
+    /// The message of this thread's last failed `npuemu_kernel_launch`, for
+    /// [`npuemu_kernel_launch_async_error`].
+    static LAST_LAUNCH_ERROR: std::cell::RefCell<Option<String>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// Bytes of the buffer a block writes its failure message into.
 const ERR_LEN: usize = 2048;
 
@@ -354,7 +361,9 @@ pub unsafe extern "C" fn npuemu_kernel_launch(
     let code = match r {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
-            ffi::record_error(&format!("{who}: {}", e.msg));
+            let msg = format!("{who}: {}", e.msg);
+            ffi::record_error(&msg);
+            LAST_LAUNCH_ERROR.with(|l| *l.borrow_mut() = Some(msg));
             e.code
         }
         Err(_) => {
@@ -392,4 +401,46 @@ pub unsafe extern "C" fn npuemu_kernel_launch_null_arg(
     let code = npu_emu::codes::ACL_ERROR_INVALID_PARAM;
     crate::api::errors::note_code(code);
     code as u32
+}
+
+/// `void npuemu_kernel_launch_async_error(const char *kernel_name, uint32_t code, void
+/// *stream)`: called by the code generated for `kernel<<<blockDim, l2ctrl, stream>>>(args)`
+/// when its `aclrtlaunch_<kernel>` failed with `code`. A kernel call returns nothing (as in
+/// CANN, where it is an asynchronous launch statement), so the error cannot reach the
+/// caller directly: the message is already recorded for `aclGetRecentErrMsg` and logged, and
+/// here the failure is also put on the stream (when the stream handle itself is valid), so
+/// the stream's next synchronize returns `code` with that message instead of succeeding as
+/// if the kernel had run.
+#[no_mangle]
+pub unsafe extern "C" fn npuemu_kernel_launch_async_error(
+    kernel_name: *const c_char,
+    code: u32,
+    stream: *mut c_void,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let kernel = if kernel_name.is_null() {
+            "?".to_string()
+        } else {
+            // SAFETY: NUL-terminated kernel name from the generated code.
+            unsafe { CStr::from_ptr(kernel_name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let cause = LAST_LAUNCH_ERROR
+            .with(|l| l.borrow_mut().take())
+            .unwrap_or_else(|| format!("aclrtlaunch_{kernel} failed with error {code}"));
+        let msg = format!(
+            "{kernel}<<<...>>>: the kernel was not launched: {cause} (a kernel call returns no error code; reported at the stream's synchronize)"
+        );
+        let Ok(rt) = runtime::get() else { return };
+        let Ok(entry) = rt.stream_entry(stream, "stream") else {
+            // The stream itself was the problem: there is no stream to fail.
+            return;
+        };
+        drop(rt);
+        let code = code as i32;
+        let _ = entry
+            .stream
+            .enqueue(Box::new(move || Err(Error::new(code, msg))));
+    }));
 }
