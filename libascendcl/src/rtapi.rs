@@ -1,4 +1,4 @@
-//! The table exported to libhccl (`npuemu_runtime_api`, see [`npu_emu::rtapi`]).
+//! The table exported to libhccl and libnnopbase (`npuemu_runtime_api`, see [`npu_emu::rtapi`]).
 //!
 //! Every entry reaches the one runtime instance of this process; errors record their
 //! message for the calling thread (`aclGetRecentErrMsg`) and return the ACL code.
@@ -6,6 +6,7 @@
 use crate::ffi;
 use crate::runtime;
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
+use npu_emu::config::LogLevel;
 use npu_emu::rtapi::{RtApi, RtPhys, RtTask, RT_API_VERSION};
 use npu_emu::Error;
 use std::ffi::c_void;
@@ -106,6 +107,39 @@ unsafe extern "C" fn set_error(msg: *const u8, len: usize) {
     ffi::record_error(&text);
 }
 
+/// Bytes from C as text; empty for NULL.
+///
+/// # Safety
+/// `p` is NULL or points to `len` readable bytes.
+unsafe fn text(p: *const u8, len: usize) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        // SAFETY: per the function's contract.
+        String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p, len) }).into_owned()
+    }
+}
+
+unsafe extern "C" fn set_error_module(
+    module: *const u8,
+    module_len: usize,
+    msg: *const u8,
+    len: usize,
+) {
+    // Called from another library's boundary: never unwind into it.
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: the caller passes `module_len` and `len` readable bytes.
+        let (module, msg) = unsafe { (text(module, module_len), text(msg, len)) };
+        let module = if module.is_empty() {
+            "ASCENDCL"
+        } else {
+            module.as_str()
+        };
+        ffi::set_recent(&msg);
+        runtime::log_module(LogLevel::Error, module, &msg);
+    });
+}
+
 unsafe extern "C" fn stream_id(stream: *mut c_void, id: *mut i32) -> i32 {
     ffi::boundary("npuemu_runtime_api.stream_id", || {
         let e = runtime::get()?.stream_entry(stream, "stream")?;
@@ -123,6 +157,7 @@ static API: RtApi = RtApi {
     phys_to_host,
     set_error,
     stream_id,
+    set_error_module,
 };
 
 /// The runtime interface for `libhccl` (DESIGN §1).

@@ -830,18 +830,21 @@ impl Runtime {
 /// Log one line through the runtime's logger (works before `aclInit`: the environment is
 /// read on first use).
 pub fn log(level: LogLevel, msg: &str) {
+    log_module(level, "ASCENDCL", msg);
+}
+
+/// Log one line under `module` (another library's CANN module, e.g. `HCCL`) through the
+/// runtime's logger, filtered by that module's level.
+pub fn log_module(level: LogLevel, module: &str, msg: &str) {
     if let Some(rt) = try_get() {
-        rt.log(level, msg);
+        rt.logger.log(level, module, msg);
         return;
     }
     let logger = match Config::from_env() {
         Ok(c) => Logger::new(&c),
-        Err(_) => Logger {
-            level: LogLevel::Error,
-            to_stdout: false,
-        },
+        Err(_) => Logger::default(),
     };
-    logger.log(level, "ASCENDCL", msg);
+    logger.log(level, module, msg);
 }
 
 /// A C timeout in milliseconds (-1 = forever, > 0 = that long) as a `Duration`. 0 and values

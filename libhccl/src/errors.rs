@@ -127,8 +127,9 @@ pub fn non_null<T>(ptr: *const T, arg: &str) -> HResult<()> {
     }
 }
 
-/// Record `msg` for `aclGetRecentErrMsg` through the runtime, which also prints it as an
-/// ERROR line; before the runtime is loaded, print it as `[ERROR] HCCL(pid,tid): msg`.
+/// Record `msg` for `aclGetRecentErrMsg` through the runtime, which also prints it as
+/// `[ERROR] HCCL(pid,tid): msg` (the HCCL module's level applies); without a runtime, print
+/// that line directly.
 pub fn report(msg: &str) {
     if !crate::rt::set_recent(msg) {
         crate::log(LogLevel::Error, msg);

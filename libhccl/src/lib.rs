@@ -52,10 +52,7 @@ pub fn config() -> errors::HResult<&'static Config> {
 fn logger() -> Logger {
     match CONFIG.get_or_init(Config::from_env) {
         Ok(c) => Logger::new(c),
-        Err(_) => Logger {
-            level: LogLevel::Error,
-            to_stdout: false,
-        },
+        Err(_) => Logger::default(),
     }
 }
 
@@ -66,14 +63,7 @@ pub fn log(level: LogLevel, msg: &str) {
 
 /// Print a line whatever the log level (entry logging asked for by `HCCL_ENTRY_LOG_ENABLE`).
 pub fn log_always(level: LogLevel, msg: &str) {
-    use std::io::Write;
-    let l = logger();
-    let line = npu_emu::log::format_line(level, "HCCL", msg);
-    if l.to_stdout {
-        let _ = std::io::stdout().lock().write_all(line.as_bytes());
-    } else {
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
-    }
+    logger().write(level, "HCCL", msg);
 }
 
 /// Whether `HCCL_ENTRY_LOG_ENABLE=1`.

@@ -35,11 +35,15 @@ pub fn rt() -> HResult<&'static Rt> {
     }
 }
 
-/// Record `msg` as the thread's recent error (the runtime also logs it). False if the
+/// The CANN log module of libhccl's lines (`HCCL`, module id 3 of CANN's `log_types.h`).
+pub const MODULE: &str = "HCCL";
+
+/// Record `msg` as the thread's recent error (`aclGetRecentErrMsg`); the runtime also logs
+/// it as `[ERROR] HCCL(pid,tid): msg`, subject to the HCCL module's log level. False if the
 /// runtime is not loaded.
 pub fn set_recent(msg: &str) -> bool {
     if let Ok(r) = rt() {
-        unsafe { (r.api.set_error)(msg.as_ptr(), msg.len()) };
+        r.set_error(msg);
         true
     } else {
         false
@@ -149,8 +153,12 @@ impl Rt {
         Ok(())
     }
 
-    /// Set the error message on a stream worker thread (the message of a failed task).
+    /// Record `msg` as the calling thread's recent error and log it under `HCCL` (also on a
+    /// stream worker thread: the message of a failed task).
     pub fn set_error(&self, msg: &str) {
-        unsafe { (self.api.set_error)(msg.as_ptr(), msg.len()) };
+        // SAFETY: both (pointer, length) pairs are valid for the call.
+        unsafe {
+            (self.api.set_error_module)(MODULE.as_ptr(), MODULE.len(), msg.as_ptr(), msg.len())
+        };
     }
 }

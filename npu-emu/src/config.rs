@@ -9,6 +9,7 @@
 //! | `NPU_EMU_HOST_ACCESS_CHECK` | `1`: host dereference of a device pointer stops the process with a message; `0`: off | 1 |
 //! | `ASCEND_RT_VISIBLE_DEVICES` | visible devices, CANN's parsing rules (stops at the first bad token) | all |
 //! | `ASCEND_GLOBAL_LOG_LEVEL` | 0 debug, 1 info, 2 warning, 3 error, 4 off | 3 |
+//! | `ASCEND_MODULE_LOG_LEVEL` | per-module levels overriding the global one, `HCCL=4:ASCENDCL=1`; any error ignores the whole setting ([`crate::log::parse_module_levels`]) | unset |
 //! | `ASCEND_SLOG_PRINT_TO_STDOUT`, `ASCEND_LOG_PRINT_TO_STDOUT` | `1`: log lines go to stdout instead of stderr | 0 |
 //! | `HCCL_CONNECT_TIMEOUT` | seconds a communicator init waits for its peers (values below CANN's 120 are accepted, so CI can fail fast) | 120 |
 //! | `HCCL_EXEC_TIMEOUT` | seconds an operation waits for its peers; 0 = never | 1836 |
@@ -44,6 +45,8 @@ pub struct Config {
     /// Physical device ids visible to this process, in logical order.
     pub visible_devices: Vec<u32>,
     pub log_level: LogLevel,
+    /// `ASCEND_MODULE_LOG_LEVEL` (empty if unset or invalid).
+    pub module_log_levels: crate::log::ModuleLevels,
     pub log_to_stdout: bool,
     pub connect_timeout: Duration,
     /// `None` = never time out.
@@ -115,6 +118,9 @@ impl Config {
             Some("4") => LogLevel::Off,
             _ => LogLevel::Error,
         };
+        let module_log_levels = get("ASCEND_MODULE_LOG_LEVEL")
+            .and_then(|v| crate::log::parse_module_levels(&v))
+            .unwrap_or_default();
         let log_to_stdout = match get("ASCEND_LOG_PRINT_TO_STDOUT") {
             Some(v) => v.trim() == "1",
             None => get("ASCEND_SLOG_PRINT_TO_STDOUT").is_some_and(|v| v.trim() == "1"),
@@ -156,6 +162,7 @@ impl Config {
             host_access_check,
             visible_devices,
             log_level,
+            module_log_levels,
             log_to_stdout,
             connect_timeout,
             exec_timeout,

@@ -8,8 +8,12 @@
 
 use std::ffi::{c_char, c_void, CStr};
 
-/// Bump when [`RtApi`] changes; `libhccl` refuses a table of another version.
-pub const RT_API_VERSION: u32 = 1;
+/// Bump when [`RtApi`] changes; `libhccl` and `libnnopbase` refuse a table of another
+/// version ([`load_runtime`]). New entries go at the end of the table only.
+///
+/// - 1: the first table.
+/// - 2: `set_error_module` (a library's errors logged under its own CANN module).
+pub const RT_API_VERSION: u32 = 2;
 
 /// Name of the exported accessor in `libascendcl.so`.
 pub const RT_API_SYMBOL: &[u8] = b"npuemu_runtime_api\0";
@@ -61,11 +65,19 @@ pub struct RtApi {
     /// (the emulator's alias mapping). NULL if the range is outside the device's HBM.
     pub phys_to_host: unsafe extern "C" fn(phys: RtPhys, len: u64) -> *mut u8,
     /// Record `msg` (UTF-8, not NUL-terminated) as the calling thread's recent error
-    /// message (`aclGetRecentErrMsg`), and log it at ERROR level.
+    /// message (`aclGetRecentErrMsg`), and log it at ERROR level under `ASCENDCL`.
+    /// Libraries with a module of their own use `set_error_module` instead.
     pub set_error: unsafe extern "C" fn(msg: *const u8, len: usize),
     /// Identity of the stream handle `stream` (NULL = default stream), for fingerprints
     /// and logs. Returns 0 on success.
     pub stream_id: unsafe extern "C" fn(stream: *mut c_void, id: *mut i32) -> i32,
+    /// Like `set_error`, but the ERROR line is logged under `module` (`module_len` bytes of
+    /// UTF-8, not NUL-terminated; a CANN module name such as `HCCL` or `OP`), filtered by
+    /// that module's level (`ASCEND_MODULE_LOG_LEVEL`, else `ASCEND_GLOBAL_LOG_LEVEL`), as
+    /// CANN's own libraries log under their module. The message is recorded for
+    /// `aclGetRecentErrMsg` whatever the level. Since version 2.
+    pub set_error_module:
+        unsafe extern "C" fn(module: *const u8, module_len: usize, msg: *const u8, len: usize),
 }
 
 /// The runtime of this process as a library without one of its own sees it (libhccl,

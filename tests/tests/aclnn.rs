@@ -234,6 +234,35 @@ fn bad_input_gives_the_documented_codes_and_messages() {
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
     assert!(r.stdout.matches("\nok ").count() >= 25, "{}", r.stdout);
+    // nnopbase's errors are logged under CANN's OP module (aclnn/opdev/op_log.h's OP_ID),
+    // not under the runtime's ASCENDCL.
+    let what = "aclnnTransMatmulWeightGetWorkspaceSize: mmWeightRef is nullptr";
+    assert!(
+        r.stderr
+            .lines()
+            .any(|l| l.starts_with("[ERROR] OP(") && l.contains(what)),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr
+            .lines()
+            .any(|l| l.contains("ASCENDCL(") && l.contains("aclnn")),
+        "{}",
+        r.stderr
+    );
+    // ASCEND_MODULE_LOG_LEVEL=OP=4 silences them; aclGetRecentErrMsg still has every message
+    // (the program checks each one).
+    let r = run_on(
+        &exe,
+        &lib64,
+        &work,
+        &[],
+        &[("ASCEND_MODULE_LOG_LEVEL", "OP=4")],
+    );
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    assert!(!r.stderr.contains("[ERROR] OP("), "{}", r.stderr);
     let _ = std::fs::remove_dir_all(&work);
 }
 

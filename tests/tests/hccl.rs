@@ -311,6 +311,8 @@ fn mismatched_calls_fail_every_rank_with_both_calls_shown() {
                 "history missing:\n{}",
                 x.out
             );
+            // Logged under HCCL's own module, as CANN's libhccl logs, not the runtime's.
+            assert_logged_under_hccl(&x.out, &format!("differ in {field}"));
         }
         let r1 = &runs[1].out;
         match sc {
@@ -321,6 +323,126 @@ fn mismatched_calls_fail_every_rank_with_both_calls_shown() {
             ),
             _ => assert!(r1.contains("rank 1: HcclBroadcast(count=1024"), "{r1}"),
         }
+    }
+}
+
+/// `out` has an `[ERROR] HCCL(pid,tid): ` line containing `what` (and the history dump under
+/// HCCL), and no line of the ASCENDCL module mentions it.
+fn assert_logged_under_hccl(out: &str, what: &str) {
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("[ERROR] HCCL(") && l.contains(what)),
+        "no [ERROR] HCCL( line with {what:?}:\n{out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("[ERROR] HCCL(") && l.contains("history of communicator")),
+        "{out}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("ASCENDCL(") && l.contains(what)),
+        "an HCCL error was logged under ASCENDCL:\n{out}"
+    );
+}
+
+#[test]
+fn hccl_errors_follow_the_hccl_module_log_level() {
+    // ASCEND_MODULE_LOG_LEVEL=HCCL=4 silences HCCL's lines (the ACL runtime keeps the global
+    // level); aclGetRecentErrMsg still returns the message.
+    let runs = faults(
+        "mismatch-count",
+        3,
+        &[
+            ("HCCL_EXEC_TIMEOUT", "30"),
+            ("ASCEND_MODULE_LOG_LEVEL", "HCCL=4"),
+        ],
+    );
+    for (r, x) in runs.iter().enumerate() {
+        assert_eq!(x.code, Some(3), "rank {r}:\n{}", x.out);
+        let recent = x
+            .out
+            .lines()
+            .find(|l| l.contains(" -> 1: "))
+            .unwrap_or_else(|| panic!("rank {r}: no failure line:\n{}", x.out));
+        assert!(recent.contains("differ in count"), "{}", x.out);
+        assert!(
+            !x.out.contains("[ERROR] HCCL("),
+            "HCCL=4 should silence:\n{}",
+            x.out
+        );
+        assert!(!x.out.contains("ASCENDCL("), "{}", x.out);
+    }
+    // The global level off, HCCL's own level at ERROR: only HCCL's lines are printed.
+    let runs = faults(
+        "mismatch-count",
+        3,
+        &[
+            ("HCCL_EXEC_TIMEOUT", "30"),
+            ("ASCEND_GLOBAL_LOG_LEVEL", "4"),
+            ("ASCEND_MODULE_LOG_LEVEL", "HCCL=3"),
+        ],
+    );
+    for (r, x) in runs.iter().enumerate() {
+        assert_eq!(x.code, Some(3), "rank {r}:\n{}", x.out);
+        assert_logged_under_hccl(&x.out, "differ in count");
+    }
+    // An invalid setting (an unknown module) is ignored as a whole: the global level applies.
+    let runs = faults(
+        "mismatch-count",
+        3,
+        &[
+            ("HCCL_EXEC_TIMEOUT", "30"),
+            ("ASCEND_MODULE_LOG_LEVEL", "HCCL=4:NOSUCHMODULE=4"),
+        ],
+    );
+    for x in &runs {
+        assert_logged_under_hccl(&x.out, "differ in count");
+    }
+}
+
+#[test]
+fn under_the_launcher_an_hccl_error_is_an_hccl_line_of_its_rank() {
+    // As README's "How errors look": each rank's HCCL failure is an `[ERROR] HCCL(` line
+    // prefixed with the rank, and the launcher names the failed rank.
+    let prog = exe("hccl_faults.cpp");
+    let work = scratch("hccl-fault-launcher");
+    let root = work.join("root.info");
+    let mut c = command(&npu_emu_bin(), &work);
+    c.args(["run", "-n", "2", "--timeout", "120"])
+        .arg(&prog)
+        .arg("mismatch-count")
+        .arg(&root)
+        .env("HCCL_EXEC_TIMEOUT", "30");
+    let r = run(c);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+    assert_eq!(r.code, Some(3), "{}", r.all());
+    assert!(r.stderr.contains("npu-emu run: job failed"), "{}", r.all());
+    for rank in 0..2 {
+        let p = format!("[rank {rank}] ");
+        let own: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix(&p))
+            .collect();
+        assert!(
+            own.iter().any(
+                |l| l.starts_with("[ERROR] HCCL(") && l.contains("HcclAllReduce: communicator")
+            ),
+            "rank {rank}:\n{}",
+            r.all()
+        );
+        assert!(!own.iter().any(|l| l.contains("ASCENDCL(")), "{}", r.all());
+        assert!(
+            r.stdout
+                .contains(&format!("[rank {rank}] rank {rank}: HcclAllReduce(")),
+            "{}",
+            r.all()
+        );
     }
 }
 

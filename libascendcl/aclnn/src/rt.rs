@@ -38,8 +38,13 @@ pub fn rt() -> NnResult<&'static Rt> {
     }
 }
 
-/// Record `msg` as the thread's recent error (the runtime also logs it). False if the
-/// runtime cannot be loaded.
+/// The CANN log module of libnnopbase's / libopapi's lines: `OP` (module id 63 of CANN's
+/// `log_types.h`, the `OP_ID` that `aclnn/opdev/op_log.h` logs under with sub-module `NNOP`).
+pub const MODULE: &str = "OP";
+
+/// Record `msg` as the thread's recent error; the runtime also logs it as
+/// `[ERROR] OP(pid,tid): msg`, subject to the OP module's log level. False if the runtime
+/// cannot be loaded.
 pub fn set_recent(msg: &str) -> bool {
     match rt() {
         Ok(r) => {
@@ -125,8 +130,12 @@ impl Rt {
         Ok(())
     }
 
-    /// Record a message as the calling thread's recent error (also on a stream worker).
+    /// Record a message as the calling thread's recent error (also on a stream worker) and
+    /// log it under the `OP` module.
     pub fn set_error(&self, msg: &str) {
-        unsafe { (self.api.set_error)(msg.as_ptr(), msg.len()) };
+        // SAFETY: both (pointer, length) pairs are valid for the call.
+        unsafe {
+            (self.api.set_error_module)(MODULE.as_ptr(), MODULE.len(), msg.as_ptr(), msg.len())
+        };
     }
 }

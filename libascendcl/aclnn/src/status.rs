@@ -52,12 +52,16 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// Record `"{name}: {msg}"` as the thread's recent error (and log it); without a runtime
-/// the message goes to stderr so it is not lost.
+/// Record `"{name}: {msg}"` as the thread's recent error (and log it under `OP`); without a
+/// runtime the line is logged directly, so it is not lost.
 pub fn report(name: &str, msg: &str) {
     let text = format!("{name}: {msg}");
     if !rt::set_recent(&text) {
-        eprintln!("[ERROR] NNOPBASE({}): {text}", std::process::id());
+        let logger = match npu_emu::config::Config::from_env() {
+            Ok(c) => npu_emu::log::Logger::new(&c),
+            Err(_) => npu_emu::log::Logger::default(),
+        };
+        logger.log(npu_emu::config::LogLevel::Error, rt::MODULE, &text);
     }
 }
 
