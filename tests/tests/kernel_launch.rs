@@ -560,7 +560,14 @@ fn check_invocation_output(r: &Run, what: &str) {
 fn kernel_call_operator_through_the_generator() {
     let work = scratch("kl-chevron");
     let _node = NodeGuard(node_dir(&work));
-    let gen = kernel_lib(&work, "inv", &[invocation_dir().join("add_custom.cpp")]);
+    let gen = kernel_lib(
+        &work,
+        "inv",
+        &[
+            invocation_dir().join("add_custom.cpp"),
+            invocation_dir().join("launch_elsewhere.cpp"),
+        ],
+    );
     // The generated file carries the source, its calls rewritten; the header is CANN's.
     let cpp = std::fs::read_to_string(gen.join("add_custom.npuemu.cpp")).unwrap();
     assert!(cpp.contains(&format!(
@@ -589,11 +596,20 @@ fn kernel_call_operator_through_the_generator() {
             ),
             &format!("-L{}", work.display()),
             &format!("-Wl,-rpath,{}", work.display()),
+            "-DINVOCATION_ELSEWHERE",
         ],
     );
     write_inputs(&work, 8 * 2048);
     let r = run(command(&exe, &work));
     check_invocation_output(&r, "generator + g++");
+    assert!(
+        r.stdout.contains("call from another source: ok\n"),
+        "{}",
+        r.all()
+    );
+    // The declaring source defines no aclrtlaunch_add_custom of its own.
+    let other = std::fs::read_to_string(gen.join("launch_elsewhere.npuemu.cpp")).unwrap();
+    assert!(other.contains("(defined in another source)"), "{other}");
 }
 
 #[test]
@@ -605,7 +621,7 @@ fn kernel_call_operator_errors_name_file_and_line() {
     let cases = [
         (
             "void f(void *s, uint8_t *x)\n{\n    other<<<8, nullptr, s>>>(x);\n}\n",
-            ":6: `other<<<...>>>` launches other, which is not a kernel defined in this file (expected one of: k)",
+            ":6: `other<<<...>>>` launches other, which is not a kernel defined or declared in this file (expected one of: k)",
         ),
         (
             "void f(void *s, uint8_t *x)\n{\n\n    k<<<8, s>>>(x);\n}\n",

@@ -17,6 +17,9 @@ extern void add_custom_do(uint32_t blockDim, void *l2ctrl, void *stream, uint8_t
 extern void add_custom_do_lines(uint32_t blockDim, void *stream, uint8_t *x, uint8_t *y, uint8_t *z);
 extern void muls_custom_do(uint32_t blockDim, void *stream, uint8_t *x, uint8_t *z, uint32_t blockLength,
                            float scale);
+#ifdef INVOCATION_ELSEWHERE
+extern void add_custom_do_elsewhere(uint32_t blockDim, void *stream, uint8_t *x, uint8_t *y, uint8_t *z);
+#endif
 extern const char *add_custom_usage();
 extern int add_custom_line();
 
@@ -45,6 +48,18 @@ static int extra_checks(aclrtStream stream, uint8_t *xDevice, uint8_t *yDevice, 
         return 1;
     }
     std::printf("multi-line call: ok\n");
+#ifdef INVOCATION_ELSEWHERE
+    // A call in another source of the library, of a kernel it only declares.
+    CHECK_ACL(aclrtMemset(zDevice, bytes, 0, bytes));
+    add_custom_do_elsewhere(8, stream, xDevice, yDevice, zDevice);
+    CHECK_ACL(aclrtSynchronizeStream(stream));
+    CHECK_ACL(aclrtMemcpy(z.data(), bytes, zDevice, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
+    if (std::memcmp(z.data(), golden, bytes) != 0) {
+        std::printf("FAIL: add_custom_do_elsewhere result differs\n");
+        return 1;
+    }
+    std::printf("call from another source: ok\n");
+#endif
     // Struct argument by value: z = x * 0.5 over 16 blocks of 1024 (exact in fp16).
     add_custom_do(0 + 8, nullptr, stream, xDevice, xDevice, zDevice); /* z = 2x */
     muls_custom_do(16, stream, zDevice, yDevice, (uint32_t)(n / 16), 0.25f); /* y = x / 2 */
