@@ -405,12 +405,13 @@ pub unsafe extern "C" fn npuemu_kernel_launch_null_arg(
 
 /// `void npuemu_kernel_launch_async_error(const char *kernel_name, uint32_t code, void
 /// *stream)`: called by the code generated for `kernel<<<blockDim, l2ctrl, stream>>>(args)`
-/// when its `aclrtlaunch_<kernel>` failed with `code`. A kernel call returns nothing (as in
-/// CANN, where it is an asynchronous launch statement), so the error cannot reach the
-/// caller directly: the message is already recorded for `aclGetRecentErrMsg` and logged, and
-/// here the failure is also put on the stream (when the stream handle itself is valid), so
-/// the stream's next synchronize returns `code` with that message instead of succeeding as
-/// if the kernel had run.
+/// when its `aclrtlaunch_<kernel>` failed with `code`. A kernel call returns nothing: CANN's
+/// compiler lowers it to `rtConfigureCall(blockDim, l2ctrl, stream)`, `rtSetupArgument`
+/// and `rtLaunch` and drops their return codes, so a failure is only logged and recorded
+/// for `aclGetRecentErrMsg` (done already by `npuemu_kernel_launch`). npu-emu also puts the
+/// failure on the stream (when the stream handle itself is valid), so the stream's next
+/// synchronize returns `code` with that message instead of succeeding as if the kernel had
+/// run; CANN's synchronize would succeed with the kernel never run.
 #[no_mangle]
 pub unsafe extern "C" fn npuemu_kernel_launch_async_error(
     kernel_name: *const c_char,
