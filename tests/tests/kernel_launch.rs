@@ -518,8 +518,9 @@ fn check_invocation_output(r: &Run, what: &str) {
     for line in [
         "usage string: add_custom<<<blockDim, l2ctrl, stream>>>(x, y, z)\n",
         // The generated file keeps the source's lines (#line): __LINE__ as in the source.
-        "line of add_custom_line: 103\n",
+        "line of add_custom_line: 128\n",
         "multi-line call: ok\n",
+        "template kernel: ok\n",
         "struct argument: ok\n",
         // A failed launch through <<<>>> returns nothing: recorded at once, and the next
         // synchronize of the stream fails with the launch's code (107000), then recovers.
@@ -632,9 +633,9 @@ fn kernel_call_operator_errors_name_file_and_line() {
             ":6: kernel call k<<<...>>> is not followed by its argument list",
         ),
         (
-            "template <class T> __global__ __aicore__ void t(GM_ADDR x) {}\n\
+            "template <class T> __global__ __aicore__ void u(GM_ADDR x) {}\n\
              void f(void *s, uint8_t *x)\n{\n    t<half><<<8, nullptr, s>>>(x);\n}\n",
-            ":7: kernel call a template kernel",
+            ":7: `t<half><<<...>>>` launches t<half>, but t is not a template kernel defined or declared in this file (template kernels here: u)",
         ),
     ];
     for (n, (host, want)) in cases.iter().enumerate() {

@@ -25,13 +25,14 @@
 //! instead of including it: after `#line 1 "SRC"` (diagnostics and `__LINE__` name the
 //! user's file and lines), each such call outside comments, strings and preprocessor lines
 //! rewritten in place to a launch through `aclrtlaunch_K` (blockDim and stream used, l2ctrl
-//! evaluated and ignored: CANN reserves it, "暂时设置为固定值nullptr"), and `#include "x"`
+//! evaluated and ignored: CANN reserves it, "暂时设置为固定值nullptr"; a template kernel
+//! `K<T><<<...>>>` gets a launch generic over the instantiation), and `#include "x"`
 //! lines whose x exists next to SRC made absolute. The call is a statement with no value,
 //! as in CANN; a launch error is recorded for `aclGetRecentErrMsg` and fails the stream's
-//! next synchronize (`npuemu_kernel_launch_async_error`). K must be a non-template kernel
-//! defined in SRC, or declared in SRC and defined in another source generated for the same
-//! library (its `aclrtlaunch_K` is then the other file's); anything else is an error naming
-//! SRC:line.
+//! next synchronize (`npuemu_kernel_launch_async_error`). K must be a kernel defined in
+//! SRC, or (non-template) declared in SRC and defined in another source generated for the
+//! same library (its `aclrtlaunch_K` is then the other file's), or a template kernel
+//! defined or declared in SRC; anything else is an error naming SRC:line.
 
 use crate::args::{failure, usage_error, CliError, CliResult};
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,7 +142,7 @@ pub fn generate(
                 callable.push(d.clone());
             }
         }
-        let chevrons = find_chevrons(&text, &callable).map_err(|e| {
+        let chevrons = find_chevrons(&text, &callable, &parsed.templates).map_err(|e| {
             failure(format!(
                 "{}:{}",
                 src.display(),
@@ -172,7 +173,12 @@ pub fn generate(
              // Compile this file (not the kernel source) with the Ascend C headers of npu-emu.\n",
             src.display()
         );
-        let launched: BTreeSet<String> = chevrons.iter().map(|c| c.name.clone()).collect();
+        let launched: BTreeSet<String> = chevrons
+            .iter()
+            .filter(|c| c.template.is_none())
+            .map(|c| c.name.clone())
+            .collect();
+        let templated = chevrons.iter().any(|c| c.template.is_some());
         if chevrons.is_empty() {
             cpp.push_str(&format!(
                 "#include \"{}\"\n",
@@ -186,6 +192,9 @@ pub fn generate(
                 if chevrons.len() == 1 { "" } else { "s" }
             ));
             cpp.push_str(&chevron_decls(&launched));
+            if templated {
+                cpp.push_str(TEMPLATE_CHEVRON_DECL);
+            }
             cpp.push_str(&format!(
                 "#line 1 \"{}\"\n",
                 c_escape(&src.display().to_string())
@@ -234,6 +243,9 @@ pub fn generate(
                 signature(k)
             ));
             cpp.push_str(&chevron_impl(k));
+        }
+        if templated {
+            cpp.push_str(TEMPLATE_CHEVRON_IMPL);
         }
         // Always written: it is the output build tools compare with the source's time.
         fs::write(&cpp_path, &cpp).map_err(|e| io_err("write", &cpp_path, e))?;
@@ -288,6 +300,8 @@ pub struct Parsed {
     /// Kernels only declared here (`__global__ __aicore__ void k(...);`, non-template), for
     /// kernel calls `k<<<...>>>` of a kernel defined in another source of the library.
     pub declared: Vec<Kernel>,
+    /// Template kernels defined or declared here (launched through `K<T><<<...>>>` only).
+    pub templates: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -616,10 +630,13 @@ pub fn parse_kernels(src: &str, structs: &BTreeSet<String>) -> Result<Parsed, St
                     k += 1;
                 }
                 let is_def = k < t.len() && t[k] == "{";
+                if head.iter().any(|x| x == "template") && !parsed.templates.contains(&name) {
+                    parsed.templates.push(name.clone());
+                }
                 if is_def {
                     if head.iter().any(|x| x == "template") {
                         parsed.notes.push(format!(
-                            "template kernel {name} skipped: aclrtlaunch_ stubs exist for non-template kernels only"
+                            "template kernel {name}: no aclrtlaunch_{name} (CANN generates them for non-template kernels only); launch it with {name}<T><<<blockDim, l2ctrl, stream>>>(...)"
                         ));
                     } else if !head.iter().any(|x| x == "void") {
                         return Err(format!(
@@ -994,6 +1011,8 @@ pub struct Chevron {
     pub config: Vec<String>,
     /// 1-based line of the kernel name.
     pub line: usize,
+    /// `Some("K<half>")`: a template kernel with its template arguments, as written.
+    pub template: Option<String>,
 }
 
 /// For each byte of `src`: whether it is code (not inside a comment, a string or character
@@ -1114,7 +1133,11 @@ fn line_of(src: &str, pos: usize) -> usize {
 
 /// Find the chevron calls of `src`. `kernels`: the kernels defined in it. Errors name the
 /// line (`line N: ...`).
-pub fn find_chevrons(src: &str, kernels: &[Kernel]) -> Result<Vec<Chevron>, String> {
+pub fn find_chevrons(
+    src: &str,
+    kernels: &[Kernel],
+    templates: &[String],
+) -> Result<Vec<Chevron>, String> {
     let b = src.as_bytes();
     let m = code_mask(src);
     let code = |i: usize| i < b.len() && m[i];
@@ -1132,7 +1155,43 @@ pub fn find_chevrons(src: &str, kernels: &[Kernel]) -> Result<Vec<Chevron>, Stri
         while s > 0 && (b[s - 1] == b' ' || b[s - 1] == b'\t') {
             s -= 1;
         }
-        let name_end = s;
+        let mut name_end = s;
+        // K<T, 2><<<...>>>: the template arguments, back to their matching '<'.
+        let mut targs = None;
+        if s > 0 && b[s - 1] == b'>' && m[s - 1] {
+            let mut d = 0i32;
+            let mut paren = 0i32;
+            let mut k = s;
+            while k > 0 {
+                k -= 1;
+                if !m[k] {
+                    continue;
+                }
+                match b[k] {
+                    // `>` / `<` inside parentheses are comparisons.
+                    b')' => paren += 1,
+                    b'(' => paren -= 1,
+                    _ if paren > 0 => {}
+                    b'>' => d += 1,
+                    b'<' => {
+                        d -= 1;
+                        if d == 0 {
+                            break;
+                        }
+                    }
+                    b';' | b'{' | b'}' => break,
+                    _ => {}
+                }
+            }
+            if d == 0 && b[k] == b'<' {
+                targs = Some(src[k..s].to_string());
+                s = k;
+                while s > 0 && (b[s - 1] == b' ' || b[s - 1] == b'\t') {
+                    s -= 1;
+                }
+                name_end = s;
+            }
+        }
         loop {
             while s > 0 && is_id(b[s - 1]) && m[s - 1] {
                 s -= 1;
@@ -1151,14 +1210,8 @@ pub fn find_chevrons(src: &str, kernels: &[Kernel]) -> Result<Vec<Chevron>, Stri
         }
         let name = qualified.rsplit("::").next().unwrap_or("").to_string();
         if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
-            let what = if name_end > 0 && b[name_end - 1] == b'>' {
-                "a template kernel (K<T><<<...>>>): npu-emu launches non-template kernels only"
-                    .to_string()
-            } else {
-                "`<<<` is not preceded by a kernel name".to_string()
-            };
             return Err(format!(
-                "line {line}: kernel call {what}; expected `kernel_name<<<blockDim, l2ctrl, stream>>>(args)`"
+                "line {line}: kernel call: `<<<` is not preceded by a kernel name; expected `kernel_name<<<blockDim, l2ctrl, stream>>>(args)`"
             ));
         }
         // The execution configuration up to `>>>` at bracket depth 0.
@@ -1216,7 +1269,14 @@ pub fn find_chevrons(src: &str, kernels: &[Kernel]) -> Result<Vec<Chevron>, Stri
                 "line {line}: kernel call {name}<<<...>>> is not followed by its argument list `(...)`"
             ));
         }
-        if !kernels.iter().any(|kn| kn.name == name) {
+        if let Some(t) = &targs {
+            if !templates.contains(&name) {
+                return Err(format!(
+                    "line {line}: `{qualified}{t}<<<...>>>` launches {name}{t}, but {name} is not a template kernel defined or declared in this file (template kernels here: {})",
+                    if templates.is_empty() { "none".to_string() } else { templates.join(", ") }
+                ));
+            }
+        } else if !kernels.iter().any(|kn| kn.name == name) {
             let known: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
             return Err(format!(
                 "line {line}: `{qualified}<<<...>>>` launches {name}, which is not a kernel defined or declared in this file (expected one of: {}); a kernel call needs a non-template `__global__ __aicore__ void {name}(...)` defined in this source, or declared here and defined in another source of the library",
@@ -1226,6 +1286,7 @@ pub fn find_chevrons(src: &str, kernels: &[Kernel]) -> Result<Vec<Chevron>, Stri
         out.push(Chevron {
             start: s,
             end,
+            template: targs.map(|t| format!("{qualified}{t}")),
             name,
             config: parts,
             line,
@@ -1242,10 +1303,19 @@ fn rewrite_source(src: &str, chevrons: &[Chevron], src_dir: &Path) -> String {
     let mut at = 0;
     for c in chevrons {
         s.push_str(&src[at..c.start]);
-        s.push_str(&format!(
-            "::npuemu_chevron_{}_t{{{},{},{}}}",
-            c.name, c.config[0], c.config[1], c.config[2]
-        ));
+        match &c.template {
+            Some(t) => s.push_str(&format!(
+                "::npuemu_chevron_tpl(&{t}, \"{}\",{},{},{})",
+                c_escape(&t.split_whitespace().collect::<Vec<_>>().join(" ")),
+                c.config[0],
+                c.config[1],
+                c.config[2]
+            )),
+            None => s.push_str(&format!(
+                "::npuemu_chevron_{}_t{{{},{},{}}}",
+                c.name, c.config[0], c.config[1], c.config[2]
+            )),
+        }
         at = c.end;
     }
     s.push_str(&src[at..]);
@@ -1281,6 +1351,77 @@ fn absolute_quote_include(line: &str, dir: &Path) -> Option<String> {
         &r[end + 1..]
     ))
 }
+
+/// Before the source text when it launches a template kernel `K<T><<<a, l2, s>>>(args)`,
+/// rewritten to `::npuemu_chevron_tpl(&K<T>, "K<T>", a, l2, s)(args)`: the launch is generic
+/// over the instantiation's parameter types (pointers are its global-memory buffers, named
+/// arg0, arg1, ... in fault messages).
+const TEMPLATE_CHEVRON_DECL: &str = "\
+#include <tuple>
+#include <type_traits>
+template <class... P> struct npuemu_chevron_tpl_t {
+    void (*npuemu_fn)(P...);
+    const char *npuemu_name;
+    uint32_t npuemu_bd;
+    void *npuemu_st;
+    template <class... A> void operator()(A &&...npuemu_a) const;
+};
+template <class... P, class B, class L, class S>
+npuemu_chevron_tpl_t<P...> npuemu_chevron_tpl(void (*fn)(P...), const char *name, B b, L, S s)
+{
+    return npuemu_chevron_tpl_t<P...>{fn, name, static_cast<uint32_t>(b), (void *)(s)};
+}
+";
+
+/// After the source text (and `npuemu/launch.h`): the generic launch of template kernels.
+const TEMPLATE_CHEVRON_IMPL: &str = "
+// ---- template kernels launched with K<T><<<...>>>(args) ----
+template <class... P> struct npuemu_tpl_args {
+    void (*fn)(P...);
+    const char *name;
+    // Copied byte-wise into the launch (kernel parameters are pointers and plain values).
+    std::tuple<std::decay_t<P>...> a;
+};
+template <class... P>
+static int npuemu_tpl_block(const void *npuemu_a, const npuemu_gm_region *npuemu_r, size_t npuemu_nr,
+                            uint32_t npuemu_i, uint32_t npuemu_num, char *npuemu_err, size_t npuemu_errlen)
+{
+    const npuemu_tpl_args<P...> *p = static_cast<const npuemu_tpl_args<P...> *>(npuemu_a);
+    try {
+        return npuemu::run_block(p->name, npuemu_r, npuemu_nr, npuemu_i, npuemu_num, npuemu_err, npuemu_errlen,
+                                 [&] { std::apply(p->fn, p->a); });
+    } catch (...) {
+        std::snprintf(npuemu_err, npuemu_errlen, \"kernel %s block %u/%u: a C++ exception escaped the kernel\",
+                      p->name, npuemu_i, npuemu_num);
+        return 1;
+    }
+}
+template <class T>
+static void npuemu_tpl_ptr(npuemu_kernel_ptr_arg *ptrs, char (*names)[16], size_t &n, size_t &i, const T &v)
+{
+    if constexpr (std::is_pointer<T>::value) {
+        std::snprintf(names[n], sizeof names[n], \"arg%zu\", i);
+        ptrs[n] = npuemu_kernel_ptr_arg{names[n], (const void *)v};
+        n++;
+    }
+    i++;
+}
+template <class... P> template <class... A>
+void npuemu_chevron_tpl_t<P...>::operator()(A &&...npuemu_a) const
+{
+    static_assert(sizeof...(A) == sizeof...(P), \"wrong number of kernel arguments in K<T><<<...>>>(args)\");
+    npuemu_tpl_args<P...> args{npuemu_fn, npuemu_name, std::tuple<std::decay_t<P>...>(std::forward<A>(npuemu_a)...)};
+    npuemu_kernel_ptr_arg ptrs[sizeof...(P) + 1];
+    char names[sizeof...(P) + 1][16];
+    size_t n = 0, i = 0;
+    std::apply([&](const auto &...v) { (npuemu_tpl_ptr(ptrs, names, n, i, v), ...); }, args.a);
+    uint32_t rc = npuemu_kernel_launch(npuemu_name, npuemu_bd, npuemu_st, npuemu_tpl_block<P...>, &args, sizeof args,
+                                       n ? ptrs : nullptr, n);
+    if (rc != 0) {
+        npuemu_kernel_launch_async_error(npuemu_name, rc, npuemu_st);
+    }
+}
+";
 
 /// Declarations put before the source text: one launcher type per chevron-launched kernel.
 fn chevron_decls(names: &BTreeSet<String>) -> String {
@@ -1418,7 +1559,7 @@ template <typename T> __global__ __aicore__ void tk(GM_ADDR x) {}
                    std::ostream &f(std::ostream &o) { return operator<<<char>(o, 'x'); }\n\
                    void h(void *s) { ns::k <<< f(1, 2), nullptr,\n s >>> (nullptr, 1'000); }\n";
         let ks = kernels(src, &[]);
-        let cs = find_chevrons(src, &ks).unwrap();
+        let cs = find_chevrons(src, &ks, &[]).unwrap();
         assert_eq!(cs.len(), 1, "{cs:?}");
         assert_eq!(cs[0].name, "k");
         assert_eq!(cs[0].line, 6);
@@ -1428,7 +1569,18 @@ template <typename T> __global__ __aicore__ void tk(GM_ADDR x) {}
         assert_eq!(out.lines().count(), src.lines().count());
         assert!(out.contains("void h(void *s) { ::npuemu_chevron_k_t{ f(1, 2), nullptr,\n s } (nullptr, 1'000); }"), "{out}");
         assert!(out.contains("// k<<<1, nullptr, s>>>(x, 1);"));
-        let e = find_chevrons("void f() { k<<<1, nullptr, s>>>(); }", &ks[..0]).unwrap_err();
+        let t = "template <class T, int N> __global__ __aicore__ void tk(GM_ADDR x) {}\n\
+                 void g(void *s) { tk<half, (3 > 2)><<<8, nullptr, s>>>(nullptr); }\n";
+        let p = parse_kernels(t, &BTreeSet::new()).unwrap();
+        assert_eq!(p.templates, ["tk"]);
+        let cs = find_chevrons(t, &p.kernels, &p.templates).unwrap();
+        assert_eq!(cs[0].template.as_deref(), Some("tk<half, (3 > 2)>"));
+        let out = rewrite_source(t, &cs, Path::new("/nonexistent"));
+        assert!(
+            out.contains("::npuemu_chevron_tpl(&tk<half, (3 > 2)>, \"tk<half, (3 > 2)>\",8, nullptr, s)(nullptr)"),
+            "{out}"
+        );
+        let e = find_chevrons("void f() { k<<<1, nullptr, s>>>(); }", &ks[..0], &[]).unwrap_err();
         assert!(
             e.starts_with("line 1: `k<<<...>>>` launches k, which is not a kernel"),
             "{e}"

@@ -69,6 +69,26 @@ __global__ __aicore__ void muls_custom(GM_ADDR x, GM_ADDR z, MulsShape shape)
     AscendC::DataCopy(zGm, t, shape.blockLength);
 }
 
+// z = x + y with the element type a template parameter: launched with add_t<half><<<...>>>.
+template <typename T>
+__global__ __aicore__ void add_t(GM_ADDR x, GM_ADDR y, GM_ADDR z, uint32_t blockLength)
+{
+    const int64_t offset = (int64_t)blockLength * AscendC::GetBlockIdx();
+    AscendC::GlobalTensor<T> xGm, yGm, zGm;
+    xGm.SetGlobalBuffer((__gm__ T *)x + offset, blockLength);
+    yGm.SetGlobalBuffer((__gm__ T *)y + offset, blockLength);
+    zGm.SetGlobalBuffer((__gm__ T *)z + offset, blockLength);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> bx, by;
+    pipe.InitBuffer(bx, blockLength * sizeof(T));
+    pipe.InitBuffer(by, blockLength * sizeof(T));
+    AscendC::LocalTensor<T> tx = bx.Get<T>(), ty = by.Get<T>();
+    AscendC::DataCopy(tx, xGm, blockLength);
+    AscendC::DataCopy(ty, yGm, blockLength);
+    AscendC::Add(tx, tx, ty, blockLength);
+    AscendC::DataCopy(zGm, tx, blockLength);
+}
+
 #ifndef ASCENDC_CPU_DEBUG
 // call of kernel function; a call in a comment is left alone: add_custom<<<1, nullptr, s>>>(a, b, c);
 /* and in a block comment: not_a_kernel<<<1, nullptr, s>>>(a) */
@@ -89,6 +109,11 @@ void muls_custom_do(uint32_t blockDim, void *stream, uint8_t *x, uint8_t *z, uin
 {
     MulsShape shape{blockLength, scale};
     muls_custom<<<blockDim, nullptr, stream>>>(x, z, shape);
+}
+
+void add_t_do(uint32_t blockDim, void *stream, uint8_t *x, uint8_t *y, uint8_t *z, uint32_t blockLength)
+{
+    add_t<half><<<blockDim, nullptr, stream>>>(x, y, z, blockLength);
 }
 
 // Text in a string is left alone.

@@ -20,6 +20,7 @@ extern void muls_custom_do(uint32_t blockDim, void *stream, uint8_t *x, uint8_t 
 #ifdef INVOCATION_ELSEWHERE
 extern void add_custom_do_elsewhere(uint32_t blockDim, void *stream, uint8_t *x, uint8_t *y, uint8_t *z);
 #endif
+extern void add_t_do(uint32_t blockDim, void *stream, uint8_t *x, uint8_t *y, uint8_t *z, uint32_t blockLength);
 extern const char *add_custom_usage();
 extern int add_custom_line();
 
@@ -48,6 +49,16 @@ static int extra_checks(aclrtStream stream, uint8_t *xDevice, uint8_t *yDevice, 
         return 1;
     }
     std::printf("multi-line call: ok\n");
+    // A template kernel: add_t<half><<<...>>>, 4 blocks of n / 4.
+    CHECK_ACL(aclrtMemset(zDevice, bytes, 0, bytes));
+    add_t_do(4, stream, xDevice, yDevice, zDevice, (uint32_t)(n / 4));
+    CHECK_ACL(aclrtSynchronizeStream(stream));
+    CHECK_ACL(aclrtMemcpy(z.data(), bytes, zDevice, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
+    if (std::memcmp(z.data(), golden, bytes) != 0) {
+        std::printf("FAIL: add_t<half> result differs\n");
+        return 1;
+    }
+    std::printf("template kernel: ok\n");
 #ifdef INVOCATION_ELSEWHERE
     // A call in another source of the library, of a kernel it only declares.
     CHECK_ACL(aclrtMemset(zDevice, bytes, 0, bytes));
