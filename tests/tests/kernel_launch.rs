@@ -8,6 +8,15 @@
 //! synchronize, naming block and address), a raw GM dereference (SIGSEGV naming kernel and
 //! block). Finally a CMake project laid out like the vendor KernelLaunch AddCustom sample
 //! builds against `npu-emu install` in RUN_MODE npu and cpu and passes its own check.
+//!
+//! The kernel-call operator (`tests/c/kernel_launch/invocation/`, AddKernelInvocation style:
+//! `add_custom_do` calls `add_custom<<<blockDim, l2ctrl, stream>>>(x, y, z)`): through the
+//! generator and g++, and through the vendor CMake layout (npu; cpu, where ASCENDC_CPU_DEBUG
+//! compiles the calls out), against the host-computed sum; multi-line, struct-by-value,
+//! template-kernel and cross-source calls; calls in comments and strings left alone;
+//! `__LINE__` and compiler messages naming the user's file and line; a failed call recorded
+//! and reported at the next synchronize; generator errors naming file:line. The AI-core
+//! count per SoC: what the runtime reports for each `NPU_EMU_SOC`, and a 200-block launch.
 
 use npu_emu_tests::{command, compile, lib_dir, node_dir, npu_emu_bin, root, run, scratch, Run};
 use std::os::unix::process::ExitStatusExt;
