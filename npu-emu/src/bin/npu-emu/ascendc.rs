@@ -200,7 +200,8 @@ pub fn generate(
                 c_escape(&src.display().to_string())
             ));
             let dir = src.parent().map(Path::to_path_buf).unwrap_or_default();
-            cpp.push_str(&rewrite_source(&text, &chevrons, &dir));
+            // A UTF-8 byte-order mark is only allowed at the start of a file: drop it.
+            cpp.push_str(rewrite_source(&text, &chevrons, &dir).trim_start_matches('\u{feff}'));
             let next = cpp.matches('\n').count() + 2;
             cpp.push_str(&format!(
                 "#line {next} \"{}\"\n",
