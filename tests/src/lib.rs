@@ -102,6 +102,33 @@ pub fn command(prog: &Path, work: &Path) -> Command {
     c
 }
 
+/// A bash script run as a user of an install tree would run it: after `source
+/// <prefix>/set_env.sh`, in `work`, on `work`'s private node, and with none of the caller's NPU
+/// or launcher environment (library path, rank variables, job id, visible devices).
+pub fn installed_bash(prefix: &Path, work: &Path, script: &str) -> Command {
+    let mut c = Command::new("bash");
+    c.arg("-c")
+        .arg(format!(
+            "set -euo pipefail\nsource '{}/set_env.sh'\n{script}",
+            prefix.display()
+        ))
+        .env("NPU_EMU_NODE_DIR", node_dir(work))
+        .current_dir(work);
+    for v in [
+        "LD_LIBRARY_PATH",
+        "ASCEND_HOME_PATH",
+        "RANK_TABLE_FILE",
+        "RANK_ID",
+        "RANK_SIZE",
+        "ASCEND_DEVICE_ID",
+        "NPU_EMU_JOB_ID",
+        "ASCEND_RT_VISIBLE_DEVICES",
+    ] {
+        c.env_remove(v);
+    }
+    c
+}
+
 /// The private node directory of a test's scratch directory (in `/dev/shm`).
 pub fn node_dir(work: &Path) -> PathBuf {
     let name = work.file_name().unwrap().to_string_lossy().to_string();

@@ -3,7 +3,7 @@
 //! run (the HCCL sample through `npu-emu run`, through its own `make test`, and as threads).
 //! Each verifies its own results; the tests check the verdicts and exit codes.
 
-use npu_emu_tests::{node_dir, npu_emu_bin, root, run, scratch, Run};
+use npu_emu_tests::{installed_bash, node_dir, npu_emu_bin, root, run, scratch, Run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -43,22 +43,7 @@ impl Tree {
     /// Run a bash script after `source set_env.sh`, in the scratch directory, on a private
     /// node, with nothing of the caller's NPU environment.
     fn bash(&self, script: &str) -> Run {
-        let mut c = Command::new("bash");
-        c.arg("-c")
-            .arg(format!(
-                "set -euo pipefail\nsource '{}/set_env.sh'\n{script}",
-                self.prefix.display()
-            ))
-            .env("NPU_EMU_NODE_DIR", node_dir(&self.work))
-            .env_remove("LD_LIBRARY_PATH")
-            .env_remove("ASCEND_HOME_PATH")
-            .env_remove("RANK_TABLE_FILE")
-            .env_remove("RANK_ID")
-            .env_remove("RANK_SIZE")
-            .env_remove("ASCEND_DEVICE_ID")
-            .env_remove("ASCEND_RT_VISIBLE_DEVICES")
-            .current_dir(&self.work);
-        run(c)
+        run(installed_bash(&self.prefix, &self.work, script))
     }
 }
 

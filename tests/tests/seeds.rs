@@ -13,7 +13,9 @@
 //! - `hcclInit`: bad arguments (rank >= size, ...), no job id, ranks disagreeing on the size,
 //!   two groups at once and a group formed again, a stale rendezvous file of an exited process.
 
-use npu_emu_tests::{include_dir, lib_dir, node_dir, npu_emu_bin, root, run, scratch, Run};
+use npu_emu_tests::{
+    include_dir, installed_bash, lib_dir, node_dir, npu_emu_bin, root, run, scratch, Run,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -58,23 +60,7 @@ impl Tree {
     /// Run a bash script after `source set_env.sh`, in the scratch tree, on a private node,
     /// with nothing of the caller's NPU environment.
     fn bash(&self, script: &str) -> Run {
-        let mut c = Command::new("bash");
-        c.arg("-c")
-            .arg(format!(
-                "set -euo pipefail\nsource '{}/set_env.sh'\n{script}",
-                self.prefix.display()
-            ))
-            .env("NPU_EMU_NODE_DIR", node_dir(&self.work))
-            .env_remove("LD_LIBRARY_PATH")
-            .env_remove("ASCEND_HOME_PATH")
-            .env_remove("RANK_TABLE_FILE")
-            .env_remove("RANK_ID")
-            .env_remove("RANK_SIZE")
-            .env_remove("ASCEND_DEVICE_ID")
-            .env_remove("NPU_EMU_JOB_ID")
-            .env_remove("ASCEND_RT_VISIBLE_DEVICES")
-            .current_dir(&self.work);
-        run(c)
+        run(installed_bash(&self.prefix, &self.work, script))
     }
 }
 
