@@ -5,7 +5,8 @@
 //!
 //! - `nz_sample.cpp`: the documented two-phase aclnnNpuFormatCast flow (ND fp16 -> NZ and
 //!   back, int32 NCDHW -> NDC1HWC0 with `additionalDtype` -1, fp16 NCDHW -> FRACTAL_Z_3D),
-//!   with the storage shapes and every element checked;
+//!   with the storage shapes and every element checked; and two pairs of the newer
+//!   reference's A2/A3 table (fp32 NCHW <-> NC1HWC0 with C0 8, int8 HWCN <-> FRACTAL_Z);
 //! - `transdata_probe.cpp`: TransData through `aclopCompileAndExecute(ACL_ENGINE_SYS,
 //!   ACL_COMPILE_SYS, NULL)` and `aclopExecuteV2`, the private descriptor built three
 //!   documented ways, and the documented argument errors.
@@ -67,7 +68,7 @@ fn documented_format_cast_flow() {
     let work = scratch("probe-nz-sample");
     let _node = NodeGuard(node_dir(&work));
     let (exes, lib64) = build(&work, &["nz_sample.cpp"]);
-    for mode in ["nd2nz", "ndc1hwc0", "fz3d"] {
+    for mode in ["nd2nz", "ndc1hwc0", "fz3d", "nchw5hd", "hwcnfz"] {
         let r = run_on(&exes[0], &lib64, &work, &[mode]);
         r.assert_ok();
         assert!(r.stdout.contains(&format!("{mode} ok")), "{}", r.all());

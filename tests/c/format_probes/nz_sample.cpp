@@ -3,7 +3,9 @@
 // tensor built from the returned storage shape, GetWorkspaceSize, a workspace only when
 // it is > 0, the execute call, synchronize, copy back, destroy everything.
 // argv[1]: "nd2nz" (fp16 [k,n] -> FRACTAL_NZ and back), "ndc1hwc0" (int32 NCDHW -> NDC1HWC0
-// with additionalDtype -1), "fz3d" (fp16 NCDHW -> FRACTAL_Z_3D).
+// with additionalDtype -1), "fz3d" (fp16 NCDHW -> FRACTAL_Z_3D), and from the newer
+// reference's A2/A3 pair table "nchw5hd" (fp32 NCHW <-> NC1HWC0, C0 8) and "hwcnfz" (int8
+// HWCN <-> FRACTAL_Z).
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -96,6 +98,48 @@ static int Cast(aclrtStream stream, const std::vector<T> &host, const std::vecto
                       ACL_MEMCPY_DEVICE_TO_HOST);
     CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy back failed %d\n", ret); return ret);
     delete[] dstShape;
+    aclDestroyTensor(src);
+    aclDestroyTensor(dst);
+    aclrtFree(srcDev);
+    aclrtFree(dstDev);
+    if (ws) aclrtFree(ws);
+    return 0;
+}
+
+// The inverse: a private tensor (view = logical shape, storage = its private shape) back to
+// the plain format `dstFormat`, returned in `out`.
+template <typename T>
+static int CastBack(aclrtStream stream, const std::vector<T> &priv, const std::vector<int64_t> &view,
+                    const std::vector<int64_t> &privShape, aclFormat privFmt, int dstFormat, aclDataType dt,
+                    std::vector<T> &out)
+{
+    void *srcDev = nullptr, *dstDev = nullptr, *ws = nullptr;
+    aclTensor *src = nullptr, *dst = nullptr;
+    if (MakeTensor(priv, view, privFmt, privShape.data(), privShape.size(), priv.size() * sizeof(T), dt, &srcDev,
+                   &src))
+        return 1;
+    int64_t *shape = nullptr;
+    uint64_t num = 0;
+    int fmt = -1;
+    int ret = aclnnNpuFormatCastCalculateSizeAndFormat(src, dstFormat, -1, &shape, &num, &fmt);
+    CHECK_RET(ret == 0, LOG_PRINT("calc back %d %s\n", ret, aclGetRecentErrMsg()); return 1);
+    if (fmt != dstFormat || std::vector<int64_t>(shape, shape + num) != view) {
+        fprintf(stderr, "calc back: format %d (want %d), %lu dims\n", fmt, dstFormat, (unsigned long)num);
+        return 1;
+    }
+    std::vector<T> zeros(ShapeSize(view), 0);
+    if (MakeTensor(zeros, view, (aclFormat)fmt, shape, num, zeros.size() * sizeof(T), dt, &dstDev, &dst)) return 1;
+    uint64_t wsSize = 0;
+    aclOpExecutor *ex = nullptr;
+    ret = aclnnNpuFormatCastGetWorkspaceSize(src, dst, &wsSize, &ex);
+    CHECK_RET(ret == 0, LOG_PRINT("ws back %d %s\n", ret, aclGetRecentErrMsg()); return 1);
+    if (wsSize > 0) aclrtMalloc(&ws, wsSize, ACL_MEM_MALLOC_HUGE_FIRST);
+    ret = aclnnNpuFormatCast(ws, wsSize, ex, stream);
+    CHECK_RET(ret == 0, LOG_PRINT("exec back %d %s\n", ret, aclGetRecentErrMsg()); return 1);
+    CHECK_RET(aclrtSynchronizeStream(stream) == 0, return 1);
+    out.assign(zeros.size(), 0);
+    aclrtMemcpy(out.data(), out.size() * sizeof(T), dstDev, out.size() * sizeof(T), ACL_MEMCPY_DEVICE_TO_HOST);
+    delete[] shape;
     aclDestroyTensor(src);
     aclDestroyTensor(dst);
     aclrtFree(srcDev);
@@ -221,6 +265,54 @@ int main(int argc, char **argv)
                         uint16_t want = (n0 < N && c0 < C) ? host[(((n0 * C + c0) * D + d) * H) * W + w] : 0;
                         EXPECT(out[((d * W + w) * 16 + n0) * 16 + c0] == want);
                     }
+    } else if (strcmp(mode, "nchw5hd") == 0) {
+        // fp32 NCHW [2,19,3,5] -> NC1HWC0 with the 32-byte C0 = 8: [2,3,3,5,8], and back
+        const int64_t N = 2, C = 19, H = 3, W = 5, C0 = 8, C1 = 3;
+        std::vector<float> host(N * C * H * W);
+        for (size_t i = 0; i < host.size(); i++) host[i] = 0.25f * (float)i - 7.0f;
+        std::vector<int64_t> shape;
+        int fmt = -1;
+        std::vector<float> out;
+        if (Cast(stream, host, {N, C, H, W}, ACL_FORMAT_NCHW, ACL_FORMAT_NC1HWC0, ACL_FLOAT, shape, fmt, out))
+            return 1;
+        EXPECT(fmt == ACL_FORMAT_NC1HWC0);
+        EXPECT((shape == std::vector<int64_t>{N, C1, H, W, C0}));
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t c1 = 0; c1 < C1; c1++)
+                for (int64_t hw = 0; hw < H * W; hw++)
+                    for (int64_t c0 = 0; c0 < C0; c0++) {
+                        int64_t c = c1 * C0 + c0;
+                        float want = c < C ? host[(n * C + c) * H * W + hw] : 0.0f;
+                        EXPECT(out[((n * C1 + c1) * H * W + hw) * C0 + c0] == want);
+                    }
+        std::vector<float> back;
+        if (CastBack(stream, out, {N, C, H, W}, shape, ACL_FORMAT_NC1HWC0, ACL_FORMAT_NCHW, ACL_FLOAT, back))
+            return 1;
+        EXPECT(back == host);
+    } else if (strcmp(mode, "hwcnfz") == 0) {
+        // int8 HWCN weight [H=2, W=1, C=33, N=17] -> FRACTAL_Z, C0 32: [C1*H*W, N1, 16, C0] = [4,2,16,32]
+        const int64_t H = 2, W = 1, C = 33, N = 17;
+        std::vector<int8_t> host(H * W * C * N);
+        for (size_t i = 0; i < host.size(); i++) host[i] = (int8_t)(i % 251 - 120);
+        std::vector<int64_t> shape;
+        int fmt = -1;
+        std::vector<int8_t> out;
+        if (Cast(stream, host, {H, W, C, N}, ACL_FORMAT_HWCN, ACL_FORMAT_FRACTAL_Z, ACL_INT8, shape, fmt, out))
+            return 1;
+        EXPECT(fmt == ACL_FORMAT_FRACTAL_Z);
+        EXPECT((shape == std::vector<int64_t>{4, 2, 16, 32}));
+        for (int64_t c1 = 0; c1 < 2; c1++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t n = 0; n < 32; n++)
+                    for (int64_t c0 = 0; c0 < 32; c0++) {
+                        int64_t c = c1 * 32 + c0;
+                        int8_t want = (c < C && n < N) ? host[((h * W) * C + c) * N + n] : 0;
+                        EXPECT(out[(((c1 * H + h) * W) * 32 + n) * 32 + c0] == want);
+                    }
+        std::vector<int8_t> back;
+        if (CastBack(stream, out, {H, W, C, N}, shape, ACL_FORMAT_FRACTAL_Z, ACL_FORMAT_HWCN, ACL_INT8, back))
+            return 1;
+        EXPECT(back == host);
     }
     aclrtDestroyStream(stream);
     aclrtResetDevice(deviceId);
