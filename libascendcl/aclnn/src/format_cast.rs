@@ -3,9 +3,11 @@
 //!
 //! Behaviour follows CANN's documentation and `ops-math` implementation (abi.md S9):
 //! - Atlas A2/A3 (`Ascend910B*`, `Ascend910_93*`): ND/NCL (and NCHW/NCDHW) → FRACTAL_NZ,
-//!   FRACTAL_NZ → ND, NCDHW ↔ NDC1HWC0, NCDHW ↔ FRACTAL_Z_3D, with C0 = 32 bytes / element
-//!   size (fp32/int32 → 8, fp16/bf16 → 16, int8/uint8 → 32; abi.md §5.1 exception (a)),
-//!   `additionalDtype` -1 (or the source dtype itself);
+//!   FRACTAL_NZ → ND/NCL/NCHW/NCDHW, NCDHW ↔ NDC1HWC0, NCDHW ↔ FRACTAL_Z_3D, and from the
+//!   newer reference's pair table NCHW/NHWC ↔ NC1HWC0, NCHW/HWCN ↔ FRACTAL_Z, NDHWC ↔
+//!   NDC1HWC0, DHWCN ↔ FRACTAL_Z_3D, with C0 = 32 bytes / element size (fp32/int32 → 8,
+//!   fp16/bf16 → 16, int8/uint8 → 32; abi.md §5.1 exception (a)), `additionalDtype` -1 (or
+//!   the source dtype itself);
 //! - Ascend 950 (`Ascend950*`, `Ascend910_95*`): ND/NCL → FRACTAL_NZ(_C0_16/_C0_32), C0 from
 //!   `additionalDtype`;
 //! - any other SoC: `ACLNN_ERR_RUNTIME_ERROR` (161… codes are argument errors).
@@ -31,6 +33,12 @@ use std::sync::Arc;
 
 const ND: i32 = 2;
 const NCHW: i32 = 0;
+const NHWC: i32 = 1;
+const NC1HWC0: i32 = 3;
+const FRACTAL_Z: i32 = 4;
+const HWCN: i32 = 16;
+const NDHWC: i32 = 27;
+const DHWCN: i32 = 31;
 const FRACTAL_NZ: i32 = 29;
 const NCDHW: i32 = 30;
 const NDC1HWC0: i32 = 32;
@@ -249,29 +257,26 @@ fn calculate(
         return Ok((shape, actual));
     }
     if soc == Soc::A2A3 {
-        match (sf, dst_format) {
-            (FRACTAL_NZ, ND) => {
-                dims_range(&src.view_shape, 2, 6, "srcTensor", "view shape")?;
-                return Ok((src.view_shape.clone(), ND));
+        if sf == FRACTAL_NZ && A2_FROM_NZ.contains(&dst_format) {
+            dims_range(&src.view_shape, 2, 6, "srcTensor", "view shape")?;
+            return Ok((src.view_shape.clone(), dst_format));
+        }
+        if let Some((plain, private, forward, rank)) = a2_conv_pair(sf, dst_format) {
+            let what = format!("view shape ({})", format_name(plain));
+            dims_range(&src.view_shape, rank, rank, "srcTensor", &what)?;
+            if !forward {
+                return Ok((src.view_shape.clone(), plain));
             }
-            (NCDHW, NDC1HWC0) | (NCDHW, FRACTAL_Z_3D) => {
-                dims_range(&src.view_shape, 5, 5, "srcTensor", "view shape (NCDHW)")?;
-                let shape = formats::storage_shape(
-                    NCDHW,
-                    &src.view_shape,
-                    dst_format,
-                    src.dtype,
-                    1,
-                    C0Rule::Aclnn,
-                )
-                .map_err(fe)?;
-                return Ok((shape, dst_format));
-            }
-            (NDC1HWC0, NCDHW) | (FRACTAL_Z_3D, NCDHW) => {
-                dims_range(&src.view_shape, 5, 5, "srcTensor", "view shape (NCDHW)")?;
-                return Ok((src.view_shape.clone(), NCDHW));
-            }
-            _ => {}
+            let shape = formats::storage_shape(
+                plain,
+                &src.view_shape,
+                private,
+                src.dtype,
+                1,
+                C0Rule::Aclnn,
+            )
+            .map_err(fe)?;
+            return Ok((shape, private));
         }
     }
     Err(NnError::runtime(format!(
@@ -324,11 +329,41 @@ fn check_a5_nz(src: &Tensor, additional: i32) -> NnResult<()> {
     Ok(())
 }
 
+/// The A2/A3 conversions between a plain 4-D/5-D format and NC1HWC0, FRACTAL_Z, NDC1HWC0 or
+/// FRACTAL_Z_3D (the reference's pair table for Atlas A2/A3): `(plain, private, rank)`.
+const A2_CONV_PAIRS: &[(i32, i32, usize)] = &[
+    (NCHW, NC1HWC0, 4),
+    (NHWC, NC1HWC0, 4),
+    (NCHW, FRACTAL_Z, 4),
+    (HWCN, FRACTAL_Z, 4),
+    (NCDHW, NDC1HWC0, 5),
+    (NDHWC, NDC1HWC0, 5),
+    (NCDHW, FRACTAL_Z_3D, 5),
+    (DHWCN, FRACTAL_Z_3D, 5),
+];
+
+/// `(plain, private, forward, rank)` when `sf -> df` is one of [`A2_CONV_PAIRS`], either way.
+fn a2_conv_pair(sf: i32, df: i32) -> Option<(i32, i32, bool, usize)> {
+    A2_CONV_PAIRS.iter().find_map(|&(plain, private, rank)| {
+        if (sf, df) == (plain, private) {
+            Some((plain, private, true, rank))
+        } else if (sf, df) == (private, plain) {
+            Some((plain, private, false, rank))
+        } else {
+            None
+        }
+    })
+}
+
+/// The plain formats FRACTAL_NZ converts back to on A2/A3 (the logical shape is kept).
+const A2_FROM_NZ: &[i32] = &[ND, NCL, NCHW, NCDHW];
+
 fn supported_pairs(soc: Soc) -> &'static str {
     match soc {
         Soc::A2A3 => {
-            "ND/NCL/NCHW/NCDHW -> FRACTAL_NZ(29), FRACTAL_NZ(29) -> ND(2), NCDHW(30) <-> \
-             NDC1HWC0(32), NCDHW(30) <-> FRACTAL_Z_3D(33)"
+            "ND/NCL/NCHW/NCDHW -> FRACTAL_NZ(29), FRACTAL_NZ(29) -> ND/NCL/NCHW/NCDHW, \
+             NCHW(0)/NHWC(1) <-> NC1HWC0(3), NCHW(0)/HWCN(16) <-> FRACTAL_Z(4), \
+             NCDHW(30)/NDHWC(27) <-> NDC1HWC0(32), NCDHW(30)/DHWCN(31) <-> FRACTAL_Z_3D(33)"
         }
         Soc::A5 => "ND/NCL -> FRACTAL_NZ(29), FRACTAL_NZ_C0_16(50), FRACTAL_NZ_C0_32(51)",
     }
@@ -395,11 +430,11 @@ fn conversion(soc: Soc, src: &Tensor, dst: &Tensor) -> NnResult<Conversion> {
         return Ok(c(ND, df, true));
     }
     if soc == Soc::A2A3 {
-        match (sf, df) {
-            (FRACTAL_NZ, ND) => return Ok(c(ND, FRACTAL_NZ, false)),
-            (NCDHW, NDC1HWC0) | (NCDHW, FRACTAL_Z_3D) => return Ok(c(NCDHW, df, true)),
-            (NDC1HWC0, NCDHW) | (FRACTAL_Z_3D, NCDHW) => return Ok(c(NCDHW, sf, false)),
-            _ => {}
+        if sf == FRACTAL_NZ && A2_FROM_NZ.contains(&df) {
+            return Ok(c(ND, FRACTAL_NZ, false));
+        }
+        if let Some((plain, private, forward, _)) = a2_conv_pair(sf, df) {
+            return Ok(c(plain, private, forward));
         }
     }
     Err(NnError::invalid(format!(
@@ -432,8 +467,9 @@ fn build_executor(soc: Soc, src: &Tensor, dst: &Tensor) -> NnResult<Executor> {
         (dst, "dstTensor", src, "srcTensor")
     };
     check_shape(plain, plain_arg)?;
-    if conv.plain_format == NCDHW {
-        dims_range(&plain.view_shape, 5, 5, plain_arg, "view shape (NCDHW)")?;
+    if let Some((_, _, _, rank)) = a2_conv_pair(conv.plain_format, conv.private_format) {
+        let what = format!("view shape ({})", format_name(conv.plain_format));
+        dims_range(&plain.view_shape, rank, rank, plain_arg, &what)?;
     } else {
         dims_range(&plain.view_shape, 2, 6, plain_arg, "view shape")?;
     }

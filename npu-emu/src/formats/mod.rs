@@ -350,9 +350,19 @@ pub(crate) fn element_size(dtype: i32, what: &str) -> Result<usize, FormatError>
     }
 }
 
-/// True for the formats whose C0 follows the Aclnn 32-byte rule.
+/// True for the formats whose C0 follows the Aclnn 32-byte rule. The aclnnNpuFormatCast
+/// reference gives one rule, C0 = 32 B / element size, for every private format it produces
+/// on A2/A3: FRACTAL_NZ, NDC1HWC0 and FRACTAL_Z_3D, and (in its newer pair table)
+/// NC1HWC0 and FRACTAL_Z.
 fn aclnn_32_byte_format(p: i32) -> bool {
-    matches!(p, FORMAT_FRACTAL_NZ | FORMAT_NDC1HWC0 | FORMAT_FRACTAL_Z_3D)
+    matches!(
+        p,
+        FORMAT_FRACTAL_NZ
+            | FORMAT_NDC1HWC0
+            | FORMAT_FRACTAL_Z_3D
+            | FORMAT_NC1HWC0
+            | FORMAT_FRACTAL_Z
+    )
 }
 
 /// C0 for (dtype, format) under `rule` (abi.md §5.1).

@@ -369,8 +369,9 @@ fn formats_round_trip_nc1hwc0() {
         // Partial C0 blocks of 11 (27 for int8) channels: 22, 27 and 44-byte runs.
         (NHWC, &[3, 2, 5, 27], FORMAT_NC1HWC0, 1, C0Of::Ge),
         (NCHW, &[3, 27, 2, 5], FORMAT_NC1HWC0, 1, C0Of::Ge),
-        // The Aclnn rule changes nothing for NC1HWC0.
-        (NCHW, &[17, 19, 3, 5], FORMAT_NC1HWC0, 1, C0Of::AclnnAsGe),
+        // The Aclnn rule: C0 = 32 bytes / element (fp32 -> 8).
+        (NCHW, &[17, 19, 3, 5], FORMAT_NC1HWC0, 1, C0Of::Aclnn),
+        (NHWC, &[3, 2, 5, 27], FORMAT_NC1HWC0, 1, C0Of::Aclnn),
         (NCHW, &[2, 3, 3, 5], FORMAT_NC1HWC0_C04, 1, C04),
         (NCHW, &[17, 19, 3, 5], FORMAT_NC1HWC0_C04, 1, C04),
         (NHWC, &[17, 3, 5, 19], FORMAT_NC1HWC0_C04, 1, C04),
@@ -393,6 +394,8 @@ fn formats_round_trip_fractal_z() {
         (NCHW, &[17, 19, 3, 5], FZ, 1, C0Of::Ge),
         (HWCN, &[3, 5, 19, 17], FZ, 1, C0Of::Ge),
         (NHWC, &[17, 3, 5, 19], FZ, 1, C0Of::Ge),
+        (NCHW, &[17, 19, 3, 5], FZ, 1, C0Of::Aclnn),
+        (HWCN, &[3, 5, 19, 17], FZ, 1, C0Of::Aclnn),
         (ND, &[19, 17], FZ, 1, C0Of::Ge),
         (ND, &[17, 19, 3, 5], FZ, 1, C0Of::Ge),
     ]);
@@ -406,6 +409,14 @@ fn formats_round_trip_fractal_z_c04() {
         (NCHW, &[17, 3, 3, 5], FORMAT_FRACTAL_Z_C04, 1, C0Of::Ge),
         (NCHW, &[17, 4, 3, 5], FORMAT_FRACTAL_Z_C04, 1, C0Of::Ge),
         (NCHW, &[33, 3, 7, 7], FORMAT_FRACTAL_Z_C04, 1, C0Of::Ge),
+        // The Aclnn 32-byte rule does not reach FRACTAL_Z_C04.
+        (
+            NCHW,
+            &[17, 3, 3, 5],
+            FORMAT_FRACTAL_Z_C04,
+            1,
+            C0Of::AclnnAsGe,
+        ),
     ]);
 }
 
@@ -999,7 +1010,9 @@ fn formats_names_and_c0() {
     assert_eq!(c0(DT_FLOAT, FORMAT_NC1HWC0, ge).unwrap(), 16);
     assert_eq!(c0(DT_INT8, FORMAT_FRACTAL_Z, ge).unwrap(), 32);
     assert_eq!(c0(DT_FLOAT, FORMAT_FRACTAL_NZ, an).unwrap(), 8);
-    assert_eq!(c0(DT_FLOAT, FORMAT_NC1HWC0, an).unwrap(), 16);
+    assert_eq!(c0(DT_FLOAT, FORMAT_NC1HWC0, an).unwrap(), 8);
+    assert_eq!(c0(DT_FLOAT, FORMAT_FRACTAL_Z, an).unwrap(), 8);
+    assert_eq!(c0(DT_FLOAT, FORMAT_NC1HWC0_C04, an).unwrap(), 4);
     assert_eq!(c0(DT_INT64, FORMAT_FRACTAL_NZ, an).unwrap(), 4);
     assert_eq!(c0(DT_FLOAT, FORMAT_FRACTAL_NZ_C0_16, an).unwrap(), 16);
     assert_eq!(c0(DT_FLOAT16, FORMAT_NC1HWC0_C04, ge).unwrap(), 4);
