@@ -275,11 +275,13 @@ unsafe fn enqueue(
                         "argument {name} = 0x{addr:x} lies in a virtual range mapped with aclrtMapMem: npu-emu passes only aclrtMalloc allocations to kernels (not supported yet)"
                     ),
                 ),
+                // Say what the address is (freed memory, just past an allocation, …) rather
+                // than how a one-byte range at it fails to resolve.
                 Err(e) => Error::new(
                     ACL_ERROR_RT_PARAM_INVALID,
                     format!(
                         "argument {name} = 0x{addr:x} is not a live device allocation of this process: {}",
-                        e.msg
+                        rt.node.describe_addr(addr).unwrap_or(e.msg)
                     ),
                 ),
             });
