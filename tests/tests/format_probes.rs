@@ -7,6 +7,10 @@
 //!   back, int32 NCDHW -> NDC1HWC0 with `additionalDtype` -1, fp16 NCDHW -> FRACTAL_Z_3D),
 //!   with the storage shapes and every element checked; and two pairs of the newer
 //!   reference's A2/A3 table (fp32 NCHW <-> NC1HWC0 with C0 8, int8 HWCN <-> FRACTAL_Z);
+//! - `cast_errors.cpp`: the reference's return-code table for the first-phase calls (161001
+//!   NULL tensors; 161002 a dtype or format outside its lists, a view shape outside [2, 6],
+//!   an empty or non-contiguous tensor; 361001 a conversion it does not offer), each with a
+//!   message naming the function;
 //! - `transdata_probe.cpp`: TransData through `aclopCompileAndExecute(ACL_ENGINE_SYS,
 //!   ACL_COMPILE_SYS, NULL)` and `aclopExecuteV2`, the private descriptor built three
 //!   documented ways, and the documented argument errors.
@@ -73,6 +77,19 @@ fn documented_format_cast_flow() {
         r.assert_ok();
         assert!(r.stdout.contains(&format!("{mode} ok")), "{}", r.all());
     }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn documented_format_cast_return_codes() {
+    let work = scratch("probe-cast-errors");
+    let _node = NodeGuard(node_dir(&work));
+    let (exes, lib64) = build(&work, &["cast_errors.cpp"]);
+    let r = run_on(&exes[0], &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("cast errors ok"), "{}", r.all());
+    // The errors are logged under CANN's OP module.
+    assert!(r.stderr.contains("[ERROR] OP("), "{}", r.all());
     let _ = std::fs::remove_dir_all(&work);
 }
 

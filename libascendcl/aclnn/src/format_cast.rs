@@ -231,6 +231,8 @@ fn calculate(
         }
     };
     check_shape(src, "srcTensor")?;
+    check_format_known(soc, src.storage_format, "srcTensor format")?;
+    check_format_known(soc, dst_format, "dstFormat")?;
     let sf = src.storage_format;
     let same = additional == src.dtype;
     let to_nz_sources: &[i32] = if same {
@@ -327,6 +329,56 @@ fn check_a5_nz(src: &Tensor, additional: i32) -> NnResult<()> {
         )));
     }
     Ok(())
+}
+
+/// The formats the reference lists for `srcTensor` and `dstFormat`: one outside them is
+/// `ACLNN_ERR_PARAM_INVALID`; a listed pair that cannot be converted is
+/// `ACLNN_ERR_RUNTIME_ERROR`.
+fn known_formats(soc: Soc) -> &'static [i32] {
+    match soc {
+        Soc::A2A3 => &[
+            ND,
+            FRACTAL_NZ,
+            NCL,
+            NCHW,
+            NHWC,
+            HWCN,
+            NCDHW,
+            NDHWC,
+            DHWCN,
+            NDC1HWC0,
+            FRACTAL_Z_3D,
+            NC1HWC0,
+            FRACTAL_Z,
+        ],
+        Soc::A5 => &[
+            ND,
+            FRACTAL_NZ,
+            NCL,
+            FRACTAL_NZ_C0_16,
+            FRACTAL_NZ_C0_32,
+            52,
+            53,
+            54,
+        ],
+    }
+}
+
+fn check_format_known(soc: Soc, format: i32, what: &str) -> NnResult<()> {
+    let known = known_formats(soc);
+    if known.contains(&format) {
+        return Ok(());
+    }
+    let list: Vec<String> = known.iter().map(|&f| format_name(f)).collect();
+    Err(NnError::invalid(format!(
+        "{what} {} is not supported{}; supported: {}",
+        format_name(format),
+        match soc {
+            Soc::A2A3 => " on Atlas A2/A3",
+            Soc::A5 => " on Ascend950",
+        },
+        list.join(", ")
+    )))
 }
 
 /// The A2/A3 conversions between a plain 4-D/5-D format and NC1HWC0, FRACTAL_Z, NDC1HWC0 or
