@@ -59,7 +59,7 @@ find_package(Threads REQUIRED)
 # that calls one of their functions fails to link with an undefined symbol naming it.
 set(NPUEMU_EMPTY_LIB_DIR "${CMAKE_BINARY_DIR}/npuemu_empty_libs")
 foreach(_l IN ITEMS tiling_api register platform ascendalog error_manager profapi
-                    ge_common_base mmpa runtime ascend_dump c_sec)
+                    ge_common_base mmpa runtime ascend_dump c_sec runtime_camodel npu_drv)
     if(NOT EXISTS "${NPUEMU_EMPTY_LIB_DIR}/lib${_l}.a")
         file(WRITE "${NPUEMU_EMPTY_LIB_DIR}/lib${_l}.a" "!<arch>\n")
     endif()

@@ -45,7 +45,7 @@ set(_npuemu_def_m310 __CCE_AICORE__=310 __DAV_M310__)
 # targets' library path (see ascendc.cmake). ascendcl itself is real: -lascendcl from lib64.
 set(_npuemu_empty "${CMAKE_BINARY_DIR}/npuemu_empty_libs")
 foreach(_l IN ITEMS tiling_api register platform ascendalog error_manager profapi
-                    ge_common_base mmpa runtime ascend_dump c_sec)
+                    ge_common_base mmpa runtime ascend_dump c_sec runtime_camodel npu_drv)
     if(NOT EXISTS "${_npuemu_empty}/lib${_l}.a")
         file(WRITE "${_npuemu_empty}/lib${_l}.a" "!<arch>\n")
     endif()

@@ -9,7 +9,8 @@
 //!   GlobalTensor (CopyTiling), |x - y| * s with a TBuf and a tiling struct by value, Abs over
 //!   rows that are not 32-byte multiples with DataCopyPad, and Cast/Exp/Adds through a float
 //!   TBuf. Built after `source set_env.sh` with `-DASCEND_CANN_PACKAGE_PATH`, in RUN_MODE npu
-//!   (SOC_VERSION Ascend310P3) and cpu (Ascend910B1); main.cpp checks every element.
+//!   (SOC_VERSION Ascend310P3), cpu (Ascend910B1) and sim (Ascend910B4, linking the
+//!   simulator runtime_camodel as sim link lines do); main.cpp checks every element.
 //! - `tests/c/kernel_probes/kernels.cpp` + `probe_host.cpp`, through `npu-emu ascendc-stub` and
 //!   g++: a kernel without `extern "C"` taking `__gm__ float *`, TPipe passed by pointer, UB
 //!   and GM scalar access and printf; a nullptr workspace on the default stream; a 2-D
@@ -66,7 +67,11 @@ fn vector_kernel_project_npu_and_cpu() {
     let work = scratch("kp-vec");
     let _node = NodeGuard(node_dir(&work));
     let prefix = install(&work);
-    for (mode, soc) in [("npu", "Ascend310P3"), ("cpu", "Ascend910B1")] {
+    for (mode, soc) in [
+        ("npu", "Ascend310P3"),
+        ("cpu", "Ascend910B1"),
+        ("sim", "Ascend910B4"),
+    ] {
         let proj = work.join(format!("vec-{mode}"));
         copy_dir(&probes_dir().join("vec_project"), &proj);
         // As the KernelLaunch samples' run.sh builds and runs.
