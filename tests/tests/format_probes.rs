@@ -74,7 +74,14 @@ fn documented_format_cast_flow() {
     let work = scratch("probe-nz-sample");
     let _node = NodeGuard(node_dir(&work));
     let (exes, lib64) = build(&work, &["nz_sample.cpp"]);
-    for mode in ["nd2nz", "ndc1hwc0", "fz3d", "nchw5hd", "hwcnfz", "undersized"] {
+    for mode in [
+        "nd2nz",
+        "ndc1hwc0",
+        "fz3d",
+        "nchw5hd",
+        "hwcnfz",
+        "undersized",
+    ] {
         let r = run_on(&exes[0], &lib64, &work, &[mode]);
         r.assert_ok();
         assert!(r.stdout.contains(&format!("{mode} ok")), "{}", r.all());
