@@ -7,6 +7,8 @@
 //!   back, int32 NCDHW -> NDC1HWC0 with `additionalDtype` -1, fp16 NCDHW -> FRACTAL_Z_3D),
 //!   with the storage shapes and every element checked; and two pairs of the newer
 //!   reference's A2/A3 table (fp32 NCHW <-> NC1HWC0 with C0 8, int8 HWCN <-> FRACTAL_Z);
+//!   and the reference A2 example's destination sized by the logical shape instead of the
+//!   padded storage shape: refused at the execute call, the message naming the storage shape;
 //! - `cast_errors.cpp`: the reference's return-code table for the first-phase calls (161001
 //!   NULL tensors; 161002 a dtype or format outside its lists, a view shape outside [2, 6],
 //!   an empty or non-contiguous tensor; 361001 a conversion it does not offer), each with a
@@ -72,7 +74,14 @@ fn documented_format_cast_flow() {
     let work = scratch("probe-nz-sample");
     let _node = NodeGuard(node_dir(&work));
     let (exes, lib64) = build(&work, &["nz_sample.cpp"]);
-    for mode in ["nd2nz", "ndc1hwc0", "fz3d", "nchw5hd", "hwcnfz"] {
+    for mode in [
+        "nd2nz",
+        "ndc1hwc0",
+        "fz3d",
+        "nchw5hd",
+        "hwcnfz",
+        "undersized",
+    ] {
         let r = run_on(&exes[0], &lib64, &work, &[mode]);
         r.assert_ok();
         assert!(r.stdout.contains(&format!("{mode} ok")), "{}", r.all());

@@ -160,6 +160,12 @@ fn check_shape(t: &Tensor, arg: &str) -> NnResult<()> {
 /// CANN's `IsContiguous`: the strides are the row-major strides of the view shape
 /// (dimensions of size 1 may have any stride).
 pub(crate) fn check_contiguous(t: &Tensor, arg: &str) -> NnResult<()> {
+    if t.offset < 0 {
+        return Err(NnError::invalid(format!(
+            "{arg} has offset {}: aclCreateTensor's offset must not be negative",
+            t.offset
+        )));
+    }
     let want = contiguous_strides(&t.view_shape);
     let ok = t.strides.len() == t.view_shape.len()
         && t.view_shape

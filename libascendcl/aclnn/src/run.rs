@@ -94,9 +94,18 @@ fn launch(
                      +{dst_len}) overlap; the conversion is not in place"
                 )));
             }
+            // A buffer sized for the logical shape instead of the padded storage shape is the
+            // usual mistake: say which size the range is.
+            let hint = |e: NnError, which: &str| {
+                e.with_suffix(format!(
+                    " (the device buffer of the {which} must hold its whole storage shape, \
+                     padding included: for a private format, the product of the shape \
+                     aclnnNpuFormatCastCalculateSizeAndFormat returns, times the element size)"
+                ))
+            };
             Job::Cast {
-                src: range(rt, s, src_len, "srcTensor data")?,
-                dst: range(rt, d, dst_len, "dstTensor data")?,
+                src: range(rt, s, src_len, "srcTensor data").map_err(|e| hint(e, "srcTensor"))?,
+                dst: range(rt, d, dst_len, "dstTensor data").map_err(|e| hint(e, "dstTensor"))?,
                 plan,
             }
         }

@@ -40,6 +40,11 @@ impl NnError {
     pub fn runtime(msg: impl Into<String>) -> Self {
         Self::new(ACLNN_ERR_RUNTIME_ERROR, msg)
     }
+    /// The same error with `suffix` appended to its message.
+    pub fn with_suffix(mut self, suffix: impl AsRef<str>) -> Self {
+        self.msg.push_str(suffix.as_ref());
+        self
+    }
 }
 
 fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {

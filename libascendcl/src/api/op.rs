@@ -357,11 +357,41 @@ fn trans_attrs(attr: *const OpAttr) -> Result<TransAttrs, Error> {
     })
 }
 
-/// The attr naming a tensor's format must name `actual` (the descriptor's storage format).
+/// The rank of a plain format an ND descriptor may stand for in TransData's attrs.
+fn plain_rank(format: i32) -> Option<usize> {
+    use formats::{
+        FORMAT_CN, FORMAT_DHWCN, FORMAT_HWCN, FORMAT_NC, FORMAT_NCDHW, FORMAT_NCHW, FORMAT_NCL,
+        FORMAT_NDHWC, FORMAT_NHWC,
+    };
+    match format {
+        FORMAT_NCHW | FORMAT_NHWC | FORMAT_HWCN => Some(4),
+        FORMAT_NCDHW | FORMAT_NDHWC | FORMAT_DHWCN => Some(5),
+        FORMAT_NC | FORMAT_CN => Some(2),
+        FORMAT_NCL => Some(3),
+        _ => None,
+    }
+}
+
+/// An ND descriptor says nothing about what its dimensions mean; TransData's format attr
+/// does: an ND tensor whose attr names a plain format of the same rank (NCHW, NHWC, HWCN,
+/// NCDHW, NDHWC, DHWCN, NC, CN, NCL) is converted as that format, as CANN's kernel reads
+/// the attr.
+fn nd_as_attr(actual: i32, attr: &str, rank: usize) -> i32 {
+    if actual & 0xff != formats::FORMAT_ND {
+        return actual;
+    }
+    match formats::format_from_name(attr) {
+        Some(named) if plain_rank(named) == Some(rank) => named,
+        _ => actual,
+    }
+}
+
+/// The attr naming a tensor's format must name `actual` (the descriptor's storage format),
+/// or any plain format when the descriptor is ND ([`nd_as_attr`]).
 fn check_format_attr(key: &str, name: &str, actual: i32, side: &str) -> Result<(), Error> {
     let named = formats::format_from_name(name);
     let primary = actual & 0xff;
-    let legacy_nd = name == "NCHW" && formats::format_name(primary) == Some("ND");
+    let legacy_nd = primary == formats::FORMAT_ND && named.is_some_and(|f| plain_rank(f).is_some());
     if named.is_some_and(|f| f & 0xff == primary) || legacy_nd {
         return Ok(());
     }
@@ -488,6 +518,8 @@ fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
     let (df, dshape) = dst.storage(groups)?;
     check_format_attr("src_format", &attrs.src_format, sf, "input")?;
     check_format_attr("dst_format", &attrs.dst_format, df, "output")?;
+    let sf = nd_as_attr(sf, &attrs.src_format, sshape.len());
+    let df = nd_as_attr(df, &attrs.dst_format, dshape.len());
     let req = formats::Request {
         src_format: sf,
         src_shape: &sshape,

@@ -1,7 +1,7 @@
 // The return codes the aclnnNpuFormatCast reference lists for its first-phase calls:
 // ACLNN_ERR_PARAM_NULLPTR (161001) for NULL tensors, ACLNN_ERR_PARAM_INVALID (161002) for a
-// dtype or format outside the lists, a view shape outside [2, 6] dims, an empty tensor or a
-// non-contiguous one, ACLNN_ERR_RUNTIME_ERROR (361001) for a conversion it does not offer.
+// dtype or format outside the lists, a view shape outside [2, 6] dims, an empty tensor, a
+// non-contiguous one or one with a negative offset, ACLNN_ERR_RUNTIME_ERROR (361001) for a conversion it does not offer.
 // Each error must also leave a message naming the function in aclGetRecentErrMsg.
 #include <cstdio>
 #include <cstring>
@@ -81,6 +81,10 @@ int main()
     aclTensor *trans = Make({32, 48}, ACL_FLOAT16, ACL_FORMAT_ND, dev, tstr);
     want = 161002;
     WS(trans, nz, &ws, &ex);
+    // a negative offset ("取值不支持负数")
+    aclTensor *negOff = aclCreateTensor(view.data(), 2, ACL_FLOAT16, strides.data(), -5, ACL_FORMAT_ND, view.data(),
+                                        2, dev);
+    WS(negOff, nz, &ws, &ex);
     want = 0;
     WS(nd, nz, &ws, &ex);
     if (ex == nullptr || aclnnNpuFormatCast(nullptr, ws, ex, nullptr) != 0 || aclrtSynchronizeDevice() != 0) {
@@ -88,7 +92,7 @@ int main()
         fails++;
     }
     delete[] shape;
-    for (aclTensor *t : {nd, nzLike, dbl, oneD, empty, nd5, nz, trans}) aclDestroyTensor(t);
+    for (aclTensor *t : {nd, nzLike, dbl, oneD, empty, nd5, nz, trans, negOff}) aclDestroyTensor(t);
     aclrtFree(dev);
     aclrtFree(out);
     aclrtResetDevice(0);

@@ -265,6 +265,38 @@ int main(int argc, char **argv)
                         uint16_t want = (n0 < N && c0 < C) ? host[(((n0 * C + c0) * D + d) * H) * W + w] : 0;
                         EXPECT(out[((d * W + w) * 16 + n0) * 16 + c0] == want);
                     }
+    } else if (strcmp(mode, "undersized") == 0) {
+        // The reference's A2 example sizes the NDC1HWC0 destination by the logical N*C*D*H*W
+        // elements (68 int32) although its storage shape [1,1,3,2,2,8] holds 96: real hardware
+        // writes past the allocation unnoticed; here the execute call refuses with a message.
+        std::vector<int64_t> shape5 = {1, 17, 1, 2, 2};
+        std::vector<int32_t> host(68, 7);
+        void *srcDev = nullptr, *dstDev = nullptr;
+        aclTensor *src = nullptr, *dst = nullptr;
+        if (MakeTensor(host, shape5, ACL_FORMAT_NCDHW, shape5.data(), 5, 68 * 4, ACL_INT32, &srcDev, &src)) return 1;
+        int64_t *dstShape = nullptr;
+        uint64_t dstShapeSize = 0;
+        int actualFormat = -1;
+        ret = aclnnNpuFormatCastCalculateSizeAndFormat(src, ACL_FORMAT_NDC1HWC0, -1, &dstShape, &dstShapeSize,
+                                                        &actualFormat);
+        CHECK_RET(ret == 0, return 1);
+        if (MakeTensor(host, shape5, (aclFormat)actualFormat, dstShape, dstShapeSize, 68 * 4, ACL_INT32, &dstDev,
+                       &dst))
+            return 1;
+        uint64_t ws = 0;
+        aclOpExecutor *ex = nullptr;
+        ret = aclnnNpuFormatCastGetWorkspaceSize(src, dst, &ws, &ex);
+        CHECK_RET(ret == 0, return 1);
+        ret = aclnnNpuFormatCast(nullptr, ws, ex, stream);
+        const char *msg = aclGetRecentErrMsg();
+        EXPECT(ret == 161002);
+        EXPECT(msg != nullptr && strstr(msg, "storage shape") != nullptr && strstr(msg, "384 bytes") != nullptr);
+        if (msg) printf("%s\n", msg);
+        delete[] dstShape;
+        aclDestroyTensor(src);
+        aclDestroyTensor(dst);
+        aclrtFree(srcDev);
+        aclrtFree(dstDev);
     } else if (strcmp(mode, "nchw5hd") == 0) {
         // fp32 NCHW [2,19,3,5] -> NC1HWC0 with the 32-byte C0 = 8: [2,3,3,5,8], and back
         const int64_t N = 2, C = 19, H = 3, W = 5, C0 = 8, C1 = 3;

@@ -1,6 +1,7 @@
 // TransData as the single-operator API reference describes it: descriptors from
 // aclCreateTensorDesc (the private side built three ways: its own shape and format, via
-// aclTransTensorDescFormat, and as origin shape + aclSetTensorFormat/aclSetTensorShape),
+// aclTransTensorDescFormat, and as origin shape + aclSetTensorFormat/aclSetTensorShape; and
+// the plain side as an ND descriptor whose src_format/dst_format attr says NCHW),
 // buffers from aclCreateDataBuffer, string attrs src_format/dst_format, run through
 // aclopCompileAndExecute(ACL_ENGINE_SYS, ACL_COMPILE_SYS, NULL) and aclopExecuteV2, then the
 // documented argument errors. Every conversion is checked against a host reference.
@@ -86,7 +87,9 @@ int main()
     EXPECT(aclGetTensorDescSize(in) == src.size() * 2);
     void *inDev = ToDevice(src.data(), src.size() * 2);
     size_t outBytes = want.size() * 2;
-    for (int way = 0; way < 3; way++) {
+    // way 3: the plain side is an ND descriptor; the attrs say it is NCHW.
+    aclTensorDesc *inNd = aclCreateTensorDesc(ACL_FLOAT16, 4, nchw, ACL_FORMAT_ND);
+    for (int way = 0; way < 4; way++) {
         aclTensorDesc *out = nullptr;
         if (way == 0) {
             out = aclCreateTensorDesc(ACL_FLOAT16, 5, nc1hwc0, ACL_FORMAT_NC1HWC0);
@@ -95,13 +98,16 @@ int main()
             EXPECT(aclGetTensorDescFormat(out) == ACL_FORMAT_NC1HWC0);
             EXPECT(aclGetTensorDescNumDims(out) == 5);
             EXPECT(aclGetTensorDescSize(out) == outBytes);
-        } else {
+        } else if (way == 2) {
             out = aclCreateTensorDesc(ACL_FLOAT16, 4, nchw, ACL_FORMAT_NCHW);
             OK(aclSetTensorFormat(out, ACL_FORMAT_NC1HWC0));
             OK(aclSetTensorShape(out, 5, nc1hwc0));
+        } else {
+            out = aclCreateTensorDesc(ACL_FLOAT16, 5, nc1hwc0, ACL_FORMAT_NC1HWC0);
         }
+        aclTensorDesc *plain = way == 3 ? inNd : in;
         void *outDev = ToDevice(nullptr, outBytes);
-        aclError e = RunTransData(way != 1, in, inDev, src.size() * 2, out, outDev, outBytes, "NCHW", "NC1HWC0");
+        aclError e = RunTransData(way != 1, plain, inDev, src.size() * 2, out, outDev, outBytes, "NCHW", "NC1HWC0");
         if (e != ACL_SUCCESS) {
             fprintf(stderr, "way %d: TransData NCHW->NC1HWC0 = %d (%s)\n", way, e, aclGetRecentErrMsg());
             return 1;
@@ -111,7 +117,7 @@ int main()
         EXPECT(got == want);
         // and back to NCHW
         void *backDev = ToDevice(nullptr, src.size() * 2);
-        aclTensorDesc *back = aclCreateTensorDesc(ACL_FLOAT16, 4, nchw, ACL_FORMAT_NCHW);
+        aclTensorDesc *back = aclCreateTensorDesc(ACL_FLOAT16, 4, nchw, way == 3 ? ACL_FORMAT_ND : ACL_FORMAT_NCHW);
         e = RunTransData(way == 1, out, outDev, outBytes, back, backDev, src.size() * 2, "NC1HWC0", "NCHW");
         if (e != ACL_SUCCESS) {
             fprintf(stderr, "way %d: TransData NC1HWC0->NCHW = %d (%s)\n", way, e, aclGetRecentErrMsg());
@@ -218,6 +224,7 @@ int main()
     }
 
     aclDestroyTensorDesc(in);
+    aclDestroyTensorDesc(inNd);
     aclrtFree(inDev);
     OK(aclrtDestroyStream(stream));
     OK(aclrtResetDevice(0));
