@@ -276,7 +276,9 @@ fn kernel_mistakes_fail_the_stream_with_a_clear_message() {
         );
         if mode == "3" {
             assert!(
-                sync.contains(", outside every buffer passed to the kernel (x: 0x"),
+                sync.contains(", outside every buffer passed to the kernel (x: 0x")
+                    && sync
+                        .ends_with("; it starts 2080 bytes into x and runs 32 bytes past its end]"),
                 "{}",
                 r.all()
             );
