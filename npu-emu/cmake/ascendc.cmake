@@ -50,6 +50,19 @@ endif()
 if(NOT SOC_VERSION)
     set(SOC_VERSION "Ascend910B1")
 endif()
+# The device-code macros of SOC_VERSION's series, as CANN's kernel compiler predefines them
+# (kernels choose code paths with `#if __NPU_ARCH__ == 2002` / `__CCE_AICORE__ == 220`); any
+# other SoC name gets the Ascend910B (C220) ones, the series npu-emu emulates by default.
+set(NPUEMU_KERNEL_DEFS __CCE_AICORE__=220 __DAV_C220__ __NPU_ARCH__=2201)
+if(SOC_VERSION MATCHES "^[aA]scend910(A|B|PremiumA|ProA|ProB)?$")
+    set(NPUEMU_KERNEL_DEFS __CCE_AICORE__=100 __DAV_C100__ __NPU_ARCH__=1001)
+elseif(SOC_VERSION MATCHES "^[aA]scend(310[pP][0-9]*|610)$")
+    set(NPUEMU_KERNEL_DEFS __CCE_AICORE__=200 __DAV_M200__ __NPU_ARCH__=2002)
+elseif(SOC_VERSION MATCHES "^[aA]scend310B[0-9]$")
+    set(NPUEMU_KERNEL_DEFS __CCE_AICORE__=300 __DAV_M300__ __NPU_ARCH__=3002)
+elseif(SOC_VERSION MATCHES "^[aA]scend610Lite$")
+    set(NPUEMU_KERNEL_DEFS __CCE_AICORE__=310 __DAV_M310__)
+endif()
 find_package(Threads REQUIRED)
 
 # CANN libraries that kernel-launch link lines name (ascendc_library's own interface and the
@@ -156,7 +169,7 @@ function(ascendc_library target_name target_type)
     target_include_directories(${target_name}
         PRIVATE ${_srcdirs}
         PUBLIC "${_inc}" "${NPUEMU_INCLUDE_DIR}" "${NPUEMU_TIKCFW_DIR}")
-    target_compile_definitions(${target_name} PRIVATE _GLIBCXX_USE_CXX11_ABI=0)
+    target_compile_definitions(${target_name} PRIVATE _GLIBCXX_USE_CXX11_ABI=0 ${NPUEMU_KERNEL_DEFS})
     if(NOT _type STREQUAL "OBJECT")
         target_link_directories(${target_name} PUBLIC "${NPUEMU_LIB_DIR}" "${NPUEMU_EMPTY_LIB_DIR}")
     endif()

@@ -10,7 +10,7 @@
 # tikicpulib::<SOC> exists for every SoC name CANN knows (and, with a warning, for any other
 # value of SOC_VERSION). It carries what CANN's carries that matters on the CPU: the compile
 # definitions (__CCE_KT_TEST__=1, ASCENDC_CPU_DEBUG=1, ASCENDC_DEBUG=1,
-# _GLIBCXX_USE_CXX11_ABI=0 and the SoC series' __CCE_AICORE__ / __DAV_*__), -std=c++17, the
+# _GLIBCXX_USE_CXX11_ABI=0 and the SoC series' __CCE_AICORE__ / __DAV_*__ / __NPU_ARCH__), -std=c++17, the
 # include directories (compiler/tikcpp/tikcfw with tikicpulib.h and kernel_operator.h, and
 # include/) and the library directory lib64. ICPU_RUN_KF runs blocks on threads (-pthread).
 
@@ -34,10 +34,10 @@ set(_npuemu_soc_c220 ascend910B1 Ascend910B1 Ascend910B2 Ascend910B2C Ascend910B
     Ascend910_9391 Ascend910_9381 Ascend910_9392 Ascend910_9382 Ascend910_9372 Ascend910_9362)
 set(_npuemu_soc_m300 ascend310B1 Ascend310B1 Ascend310B2 Ascend310B3 Ascend310B4)
 set(_npuemu_soc_m310 ascend610Lite Ascend610Lite)
-set(_npuemu_def_c100 __CCE_AICORE__=100 __DAV_C100__)
-set(_npuemu_def_m200 __CCE_AICORE__=200 __DAV_M200__)
-set(_npuemu_def_c220 __CCE_AICORE__=220 __DAV_C220__)
-set(_npuemu_def_m300 __CCE_AICORE__=300 __DAV_M300__)
+set(_npuemu_def_c100 __CCE_AICORE__=100 __DAV_C100__ __NPU_ARCH__=1001)
+set(_npuemu_def_m200 __CCE_AICORE__=200 __DAV_M200__ __NPU_ARCH__=2002)
+set(_npuemu_def_c220 __CCE_AICORE__=220 __DAV_C220__ __NPU_ARCH__=2201)
+set(_npuemu_def_m300 __CCE_AICORE__=300 __DAV_M300__ __NPU_ARCH__=3002)
 set(_npuemu_def_m310 __CCE_AICORE__=310 __DAV_M310__)
 
 # CANN libraries the vendor samples link in RUN_MODE cpu (-ltiling_api -lregister -lplatform

@@ -10,7 +10,8 @@
 //!   rows that are not 32-byte multiples with DataCopyPad, and Cast/Exp/Adds through a float
 //!   TBuf. Built after `source set_env.sh` with `-DASCEND_CANN_PACKAGE_PATH`, in RUN_MODE npu
 //!   (SOC_VERSION Ascend310P3), cpu (Ascend910B1) and sim (Ascend910B4, linking the
-//!   simulator runtime_camodel as sim link lines do); main.cpp checks every element.
+//!   simulator runtime_camodel as sim link lines do); main.cpp checks every element and
+//!   prints the `__NPU_ARCH__` the kernel was compiled with (2002 for the 310P3, 2201 else).
 //! - `tests/c/kernel_probes/kernels.cpp` + `probe_host.cpp`, through `npu-emu ascendc-stub` and
 //!   g++: a kernel without `extern "C"` taking `__gm__ float *`, TPipe passed by pointer, UB
 //!   and GM scalar access and printf; a nullptr workspace on the default stream; a 2-D
@@ -67,10 +68,10 @@ fn vector_kernel_project_npu_and_cpu() {
     let work = scratch("kp-vec");
     let _node = NodeGuard(node_dir(&work));
     let prefix = install(&work);
-    for (mode, soc) in [
-        ("npu", "Ascend310P3"),
-        ("cpu", "Ascend910B1"),
-        ("sim", "Ascend910B4"),
+    for (mode, soc, arch) in [
+        ("npu", "Ascend310P3", 2002),
+        ("cpu", "Ascend910B1", 2201),
+        ("sim", "Ascend910B4", 2201),
     ] {
         let proj = work.join(format!("vec-{mode}"));
         copy_dir(&probes_dir().join("vec_project"), &proj);
@@ -100,6 +101,13 @@ fn vector_kernel_project_npu_and_cpu() {
                 r.all()
             );
         }
+        // The SoC's device-code macro, as CANN's kernel compiler predefines it.
+        let a = format!("kernel __NPU_ARCH__ {arch}");
+        assert!(
+            r.stdout.contains(&a),
+            "RUN_MODE={mode}: no {a:?}:\n{}",
+            r.all()
+        );
     }
 }
 

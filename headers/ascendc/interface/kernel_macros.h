@@ -90,4 +90,33 @@ constexpr bool kernel_type_supported(KernelMetaType t)
                   "npu-emu: KERNEL_TASK_TYPE(" #key ", " #type                                      \
                   "): only vector kernels are supported by the CPU kernel headers (see README.md)")
 
+/* The AI-core architecture of the device code (`#if __NPU_ARCH__ == 2201`, as the Ascend C
+ * predefined macros): the kernel-library builds (ascendc.cmake, tikicpulib) define it for
+ * their SOC_VERSION (1001 Ascend910, 2002 Ascend310P/610, 2201 Ascend910B/910_93, 3002
+ * Ascend310B); a kernel compiled without it gets the emulated default, Ascend910B1. */
+#ifndef __NPU_ARCH__
+#define __NPU_ARCH__ 2201
+#endif
+
+/* Core-type tests (`if ASCEND_IS_AIV { ... }`): kernels run on the emulated vector cores, so
+ * every block is an AIV block; cube-side branches (ASCEND_IS_AIC) never run. */
+namespace AscendC {
+constexpr int32_t MIX = 0;
+constexpr int32_t AIC = 1;
+constexpr int32_t AIV = 2;
+} // namespace AscendC
+constexpr int32_t g_coreType = AscendC::AIV;
+#ifndef ASCEND_IS_AIV
+#define ASCEND_IS_AIV (g_coreType == AscendC::AIV)
+#endif
+#ifndef ASCEND_IS_AIC
+#define ASCEND_IS_AIC (g_coreType == AscendC::AIC)
+#endif
+#ifndef ASCEND_IS_NOT_AIV
+#define ASCEND_IS_NOT_AIV (g_coreType != AscendC::AIV)
+#endif
+#ifndef ASCEND_IS_NOT_AIC
+#define ASCEND_IS_NOT_AIC (g_coreType != AscendC::AIC)
+#endif
+
 #endif /* NPUEMU_KERNEL_MACROS_H */

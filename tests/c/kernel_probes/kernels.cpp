@@ -6,7 +6,7 @@
  *   ws_kernel    GM_ADDR workspace (nullptr from the host) and GM_ADDR tiling read with
  *                GlobalTensor<uint32_t>::GetValue, TQueBind VECIN->VECOUT, int32_t Adds;
  *   pad2d        DataCopyPad of a 16 x 31 float matrix (rows of 124 bytes) padded in UB with
- *                a padding value, and back;
+ *                a padding value, and back, with FetchEventID / SetFlag / WaitFlag;
  *   err_kernel   the mistakes a CI user expects to be caught, one per `mode`. */
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -107,6 +107,10 @@ extern "C" __global__ __aicore__ void pad2d(GM_ADDR x, GM_ADDR y, uint32_t rows,
     qo.EnQue(b);
     qi.FreeTensor(a);
     b = qo.DeQue<float>();
+    /* The documented event idiom (a no-op when each block runs in program order). */
+    event_t eventVToMTE3 = static_cast<event_t>(GetTPipePtr()->FetchEventID(HardEvent::V_MTE3));
+    SetFlag<HardEvent::V_MTE3>(eventVToMTE3);
+    WaitFlag<HardEvent::V_MTE3>(eventVToMTE3);
     DataCopyPad(yGm, b, cp);
     for (uint32_t r = 0; r < rows; r++) {
         if (b.GetValue(r * padCols + cols) != -1.0f) {

@@ -1,6 +1,8 @@
 /* LeakyRelu over float data, double-buffered (BUFFER_NUM = 2), with its tiling read from global
  * memory through a GlobalTensor<uint32_t> (the CopyTiling pattern of kernels taking
- * GM_ADDR tiling). Written in the style of the Ascend C introduction samples. */
+ * GM_ADDR tiling). Written in the style of the Ascend C introduction samples. Block 0 also
+ * stores __NPU_ARCH__ in the workspace (the host prints it), and an ASCEND_IS_AIC branch
+ * returns early (vector blocks never take it). */
 #include "kernel_operator.h"
 #include "probe_tiling.h"
 
@@ -78,7 +80,16 @@ extern "C" __global__ __aicore__ void leakyrelu_custom(GM_ADDR x, GM_ADDR y, GM_
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     LeakyReluTiling tilingData;
     CopyTiling(&tilingData, tiling);
+    if ASCEND_IS_AIC {
+        return;
+    }
     KernelLeakyRelu op;
     op.Init(x, y, tilingData);
     op.Process();
+    if (AscendC::GetBlockIdx() == 0) {
+        /* The device-code architecture the kernel was compiled for, for the host to print. */
+        AscendC::GlobalTensor<uint32_t> ws;
+        ws.SetGlobalBuffer((__gm__ uint32_t *)workspace, 8);
+        ws.SetValue(0, __NPU_ARCH__);
+    }
 }

@@ -100,6 +100,9 @@ int32_t main(int32_t argc, char *argv[])
         CHECK_ACL(aclrtSynchronizeStream(stream));
 #endif
         FromDev(y.data(), yd, total * 4);
+        uint32_t arch = 0;
+        FromDev(&arch, wd, sizeof arch);
+        std::printf("kernel __NPU_ARCH__ %u\n", arch);
         for (uint32_t i = 0; i < total; i++) {
             float want = x[i] >= 0 ? x[i] : x[i] * 0.25f;
             Expect(y[i] == want, "leakyrelu", i, y[i], want);
