@@ -13,6 +13,8 @@
 //!   NULL tensors; 161002 a dtype or format outside its lists, a view shape outside [2, 6],
 //!   an empty or non-contiguous tensor; 361001 a conversion it does not offer), each with a
 //!   message naming the function;
+//! - `nz950.cpp` (Ascend 950): FLOAT ND -> FRACTAL_NZ_C0_16 with additionalDtype FLOAT16,
+//!   and FRACTAL_NZ_C0_16 / FRACTAL_NZ_C0_4 back to ND (the reference's 950 table);
 //! - `transdata_probe.cpp`: TransData through `aclopCompileAndExecute(ACL_ENGINE_SYS,
 //!   ACL_COMPILE_SYS, NULL)` and `aclopExecuteV2`, the private descriptor built three
 //!   documented ways, and the documented argument errors.
@@ -64,8 +66,15 @@ fn build(work: &Path, srcs: &[&str]) -> (Vec<PathBuf>, PathBuf) {
 }
 
 fn run_on(exe: &Path, lib64: &Path, work: &Path, args: &[&str]) -> Run {
+    run_env(exe, lib64, work, args, &[])
+}
+
+fn run_env(exe: &Path, lib64: &Path, work: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut c = command(exe, work);
     c.env("LD_LIBRARY_PATH", lib64).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
     run(c)
 }
 
@@ -99,6 +108,23 @@ fn documented_format_cast_return_codes() {
     assert!(r.stdout.contains("cast errors ok"), "{}", r.all());
     // The errors are logged under CANN's OP module.
     assert!(r.stderr.contains("[ERROR] OP("), "{}", r.all());
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn ascend950_nz_formats_back_to_nd() {
+    let work = scratch("probe-nz950");
+    let _node = NodeGuard(node_dir(&work));
+    let (exes, lib64) = build(&work, &["nz950.cpp"]);
+    let r = run_env(
+        &exes[0],
+        &lib64,
+        &work,
+        &[],
+        &[("NPU_EMU_SOC", "Ascend950PR")],
+    );
+    r.assert_ok();
+    assert!(r.stdout.contains("nz950 ok"), "{}", r.all());
     let _ = std::fs::remove_dir_all(&work);
 }
 

@@ -227,7 +227,13 @@ fn calculate(
             src.dtype
         }
         Soc::A5 => {
-            if ![ACL_FLOAT16, ACL_BF16, ACL_INT8, ACL_FLOAT8_E4M3FN].contains(&additional) {
+            // CANN's source rejects -1 on Ascend 950 (`additionalDtype != -1 && IsRegBase()`),
+            // although the reference's parameter table says -1 means the source data type.
+            // Converting back to ND takes any data type (its C0 is in the source format).
+            let back_to_nd = A5_NZ_FORMATS.contains(&src.storage_format) && dst_format == ND;
+            let known = [ACL_FLOAT16, ACL_BF16, ACL_INT8, ACL_FLOAT8_E4M3FN].contains(&additional)
+                || (back_to_nd && additional >= 0);
+            if !known {
                 return Err(NnError::invalid(format!(
                     "additionalDtype {additional} is not supported on Ascend950; supported: \
                      ACL_FLOAT16(1), ACL_BF16(27), ACL_INT8(2), ACL_FLOAT8_E4M3FN(36)"
@@ -263,6 +269,10 @@ fn calculate(
             formats::storage_shape(ND, &src.view_shape, actual, src.dtype, 1, C0Rule::Aclnn)
                 .map_err(fe)?;
         return Ok((shape, actual));
+    }
+    if soc == Soc::A5 && A5_NZ_FORMATS.contains(&sf) && dst_format == ND {
+        dims_range(&src.view_shape, 2, 6, "srcTensor", "view shape")?;
+        return Ok((src.view_shape.clone(), ND));
     }
     if soc == Soc::A2A3 {
         if sf == FRACTAL_NZ && A2_FROM_NZ.contains(&dst_format) {
@@ -413,6 +423,10 @@ fn a2_conv_pair(sf: i32, df: i32) -> Option<(i32, i32, bool, usize)> {
     })
 }
 
+/// The FRACTAL_NZ formats Ascend 950 converts back to ND (the reference's 950 table:
+/// FRACTAL_NZ, FRACTAL_NZ_C0_16, _C0_32, _C0_2, _C0_4).
+const A5_NZ_FORMATS: &[i32] = &[FRACTAL_NZ, FRACTAL_NZ_C0_16, FRACTAL_NZ_C0_32, 52, 53];
+
 /// The plain formats FRACTAL_NZ converts back to on A2/A3 (the logical shape is kept).
 const A2_FROM_NZ: &[i32] = &[ND, NCL, NCHW, NCDHW];
 
@@ -423,7 +437,10 @@ fn supported_pairs(soc: Soc) -> &'static str {
              NCHW(0)/NHWC(1) <-> NC1HWC0(3), NCHW(0)/HWCN(16) <-> FRACTAL_Z(4), \
              NCDHW(30)/NDHWC(27) <-> NDC1HWC0(32), NCDHW(30)/DHWCN(31) <-> FRACTAL_Z_3D(33)"
         }
-        Soc::A5 => "ND/NCL -> FRACTAL_NZ(29), FRACTAL_NZ_C0_16(50), FRACTAL_NZ_C0_32(51)",
+        Soc::A5 => {
+            "ND/NCL -> FRACTAL_NZ(29), FRACTAL_NZ_C0_16(50), FRACTAL_NZ_C0_32(51); \
+             FRACTAL_NZ(29), FRACTAL_NZ_C0_16(50), _C0_32(51), _C0_2(52), _C0_4(53) -> ND(2)"
+        }
     }
 }
 
@@ -486,6 +503,9 @@ fn conversion(soc: Soc, src: &Tensor, dst: &Tensor) -> NnResult<Conversion> {
     };
     if nz_src.contains(&sf) && nz_dst.contains(&df) {
         return Ok(c(ND, df, true));
+    }
+    if soc == Soc::A5 && A5_NZ_FORMATS.contains(&sf) && df == ND {
+        return Ok(c(ND, sf, false));
     }
     if soc == Soc::A2A3 {
         if sf == FRACTAL_NZ && A2_FROM_NZ.contains(&df) {
