@@ -22,6 +22,9 @@
 //! - `tests/c/kernel_probes/hello_world/`: the HelloWorld layout (a parameterless kernel,
 //!   unqualified printf, `hello_world<<<blockDim, nullptr, stream>>>()` in a host wrapper, a
 //!   STATIC ascendc_library as the executable's only link), one line per block.
+//! - `tests/c/kernel_probes/split_layout/`: op_kernel/ + include/ + host/, the tiling header
+//!   reachable only through `ascendc_include_directories` (called after `ascendc_library`):
+//!   the generated header still declares the struct parameter as a pointer.
 
 use npu_emu_tests::{command, installed_bash, node_dir, npu_emu_bin, root, run, scratch, Run};
 use std::path::{Path, PathBuf};
@@ -330,6 +333,41 @@ fn hello_world_kernel_call_operator_project() {
     assert_eq!(
         r.stdout.matches("Hello World!!!\n").count(),
         8,
+        "{}",
+        r.all()
+    );
+}
+
+#[test]
+fn tiling_header_from_ascendc_include_directories() {
+    if Command::new("cmake").arg("--version").output().is_err() {
+        panic!("cmake is required for this test (.ci/run installs it from Debian's packages)");
+    }
+    let work = scratch("kp-split");
+    let _node = NodeGuard(node_dir(&work));
+    let prefix = install(&work);
+    let proj = work.join("split");
+    copy_dir(&probes_dir().join("split_layout"), &proj);
+    let script = format!(
+        "cd '{}'\n\
+         cmake -B build -DASCEND_CANN_PACKAGE_PATH=$ASCEND_HOME_PATH >/dev/null\n\
+         cmake --build build -j2 >/dev/null\n\
+         ./build/main\n\
+         grep aclrtlaunch_scale_custom build/include/kernels/aclrtlaunch_scale_custom.h\n",
+        proj.display()
+    );
+    let r = run(installed_bash(&prefix, &work, &script));
+    assert_eq!(r.code, Some(0), "{}", r.all());
+    assert!(
+        r.stdout.contains("launch 0, synchronize 0, 0 wrong\nPASS"),
+        "{}",
+        r.all()
+    );
+    // The struct parameter becomes a pointer, as CANN's generator declares it.
+    assert!(
+        r.stdout.contains(
+            "uint32_t aclrtlaunch_scale_custom(uint32_t blockDim, aclrtStream stream, void* x, void* y, ScaleTiling* tiling);"
+        ),
         "{}",
         r.all()
     );
