@@ -73,7 +73,7 @@ unsafe extern "C" fn synchronize(stream: *mut c_void) -> i32 {
 unsafe extern "C" fn translate(addr: u64, len: u64, out: *mut RtPhys) -> i32 {
     ffi::boundary("npuemu_runtime_api.translate", || {
         ffi::non_null(out, "out")?;
-        let p = runtime::get()?.node.phys(addr, len, "address")?;
+        let p = runtime::get()?.node.phys(addr, len, "device")?;
         ffi::out(out, "out", p)
     })
 }

@@ -147,10 +147,20 @@ function(ascendc_library target_name target_type)
             COMMAND_EXPAND_LISTS
             VERBATIM)
         list(APPEND _generated "${_out}/${_stem}.npuemu.cpp")
+        set_property(GLOBAL APPEND PROPERTY _NPUEMU_STUBS_${target_name} "${_abs}|${_out}")
         math(EXPR _n "${_n} + 1")
     endforeach()
 
     add_library(${target_name} ${_type} ${_generated})
+    # Include directories added after this call (ascendc_include_directories,
+    # target_include_directories) can hold the header of a tiling struct, which decides how
+    # aclrtlaunch_<kernel>.h declares that parameter: generate once more at the end of the
+    # directory's configuration, with the target's final include directories.
+    if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.19)
+        # (EVAL: a deferred call's arguments are expanded when it runs, not now.)
+        cmake_language(EVAL CODE
+            "cmake_language(DEFER CALL _npuemu_regenerate_stubs [[${target_name}]] [[${_inc}]])")
+    endif()
     set_target_properties(${target_name} PROPERTIES
         CXX_STANDARD 17
         CXX_STANDARD_REQUIRED ON
@@ -186,6 +196,30 @@ function(ascendc_library target_name target_type)
             RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
         install(DIRECTORY "${CMAKE_BINARY_DIR}/include/" DESTINATION include)
     endif()
+endfunction()
+
+function(_npuemu_regenerate_stubs target_name inc_dir)
+    get_target_property(_dirs ${target_name} INCLUDE_DIRECTORIES)
+    set(_flags "-I${CMAKE_CURRENT_SOURCE_DIR}" "-I${CMAKE_SOURCE_DIR}")
+    foreach(_d IN LISTS _dirs)
+        if(_d AND NOT _d MATCHES "\\$<")
+            list(APPEND _flags "-I${_d}")
+        endif()
+    endforeach()
+    get_property(_stubs GLOBAL PROPERTY _NPUEMU_STUBS_${target_name})
+    foreach(_s IN LISTS _stubs)
+        string(REPLACE "|" ";" _pair "${_s}")
+        list(GET _pair 0 _abs)
+        list(GET _pair 1 _out)
+        execute_process(
+            COMMAND "${NPUEMU_TOOL}" ascendc-stub --out-dir "${_out}" --include-dir "${inc_dir}"
+                    ${_flags} "${_abs}"
+            RESULT_VARIABLE _rc
+            ERROR_VARIABLE _err)
+        if(NOT _rc EQUAL 0)
+            message(FATAL_ERROR "ascendc_library(${target_name}): npu-emu ascendc-stub failed for ${_abs}:\n${_err}")
+        endif()
+    endforeach()
 endfunction()
 
 function(ascendc_fatbin_library target_name)

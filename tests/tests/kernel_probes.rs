@@ -19,6 +19,12 @@
 //!   stack, freed) and blockDim out of range (107000, messages naming the argument); and the
 //!   kernel mistakes a CI user expects to be caught (507015 at the synchronize with a message
 //!   naming kernel, block and API), after which the stream still works.
+//! - `tests/c/kernel_probes/hello_world/`: the HelloWorld layout (a parameterless kernel,
+//!   unqualified printf, `hello_world<<<blockDim, nullptr, stream>>>()` in a host wrapper, a
+//!   STATIC ascendc_library as the executable's only link), one line per block.
+//! - `tests/c/kernel_probes/split_layout/`: op_kernel/ + include/ + host/, the tiling header
+//!   reachable only through `ascendc_include_directories` (called after `ascendc_library`):
+//!   the generated header still declares the struct parameter as a pointer.
 
 use npu_emu_tests::{command, installed_bash, node_dir, npu_emu_bin, root, run, scratch, Run};
 use std::path::{Path, PathBuf};
@@ -273,7 +279,9 @@ fn kernel_mistakes_fail_the_stream_with_a_clear_message() {
         );
         if mode == "3" {
             assert!(
-                sync.contains(", outside every buffer passed to the kernel (x: 0x"),
+                sync.contains(", outside every buffer passed to the kernel (x: 0x")
+                    && sync
+                        .ends_with("; it starts 2080 bytes into x and runs 32 bytes past its end]"),
                 "{}",
                 r.all()
             );
@@ -296,4 +304,71 @@ fn kernel_mistakes_fail_the_stream_with_a_clear_message() {
             r.all()
         );
     }
+}
+
+#[test]
+fn hello_world_kernel_call_operator_project() {
+    if Command::new("cmake").arg("--version").output().is_err() {
+        panic!("cmake is required for this test (.ci/run installs it from Debian's packages)");
+    }
+    let work = scratch("kp-hello");
+    let _node = NodeGuard(node_dir(&work));
+    let prefix = install(&work);
+    let proj = work.join("hello");
+    copy_dir(&probes_dir().join("hello_world"), &proj);
+    let script = format!(
+        "cd '{}'\n\
+         cmake -B build -DASCEND_CANN_PACKAGE_PATH=$ASCEND_HOME_PATH >/dev/null\n\
+         cmake --build build -j2 >/dev/null\n\
+         ./build/main\n",
+        proj.display()
+    );
+    let r = run(installed_bash(&prefix, &work, &script));
+    assert_eq!(r.code, Some(0), "{}", r.all());
+    assert!(r.stdout.contains("synchronize: 0"), "{}", r.all());
+    for b in 0..8 {
+        let line = format!("Hello World!!! block {b} of 8\n");
+        assert_eq!(r.stdout.matches(&line).count(), 1, "{line:?}:\n{}", r.all());
+    }
+    assert_eq!(
+        r.stdout.matches("Hello World!!!\n").count(),
+        8,
+        "{}",
+        r.all()
+    );
+}
+
+#[test]
+fn tiling_header_from_ascendc_include_directories() {
+    if Command::new("cmake").arg("--version").output().is_err() {
+        panic!("cmake is required for this test (.ci/run installs it from Debian's packages)");
+    }
+    let work = scratch("kp-split");
+    let _node = NodeGuard(node_dir(&work));
+    let prefix = install(&work);
+    let proj = work.join("split");
+    copy_dir(&probes_dir().join("split_layout"), &proj);
+    let script = format!(
+        "cd '{}'\n\
+         cmake -B build -DASCEND_CANN_PACKAGE_PATH=$ASCEND_HOME_PATH >/dev/null\n\
+         cmake --build build -j2 >/dev/null\n\
+         ./build/main\n\
+         grep aclrtlaunch_scale_custom build/include/kernels/aclrtlaunch_scale_custom.h\n",
+        proj.display()
+    );
+    let r = run(installed_bash(&prefix, &work, &script));
+    assert_eq!(r.code, Some(0), "{}", r.all());
+    assert!(
+        r.stdout.contains("launch 0, synchronize 0, 0 wrong\nPASS"),
+        "{}",
+        r.all()
+    );
+    // The struct parameter becomes a pointer, as CANN's generator declares it.
+    assert!(
+        r.stdout.contains(
+            "uint32_t aclrtlaunch_scale_custom(uint32_t blockDim, aclrtStream stream, void* x, void* y, ScaleTiling* tiling);"
+        ),
+        "{}",
+        r.all()
+    );
 }

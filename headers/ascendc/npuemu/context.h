@@ -178,8 +178,22 @@ inline uint8_t *gm_translate(const void *addr, uint64_t bytes, const char *what)
         }
     }
     std::string regions = describe_regions();
-    fault("%s %llu bytes at 0x%llx, outside every buffer passed to the kernel (%s)", what,
-          static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(a), regions.c_str());
+    /* The common mistake, a tail that overruns: say which buffer and by how much. */
+    std::string overrun;
+    for (size_t i = 0; i < c.nregions; ++i) {
+        const npuemu_gm_region &r = c.regions[i];
+        if (a >= r.dev_addr && a - r.dev_addr < r.size) {
+            char buf[224];
+            std::snprintf(buf, sizeof buf, "; it starts %llu bytes into %s and runs %llu bytes past its end",
+                          static_cast<unsigned long long>(a - r.dev_addr), r.name ? r.name : "?",
+                          static_cast<unsigned long long>(bytes - (r.size - (a - r.dev_addr))));
+            overrun = buf;
+            break;
+        }
+    }
+    fault("%s %llu bytes at 0x%llx, outside every buffer passed to the kernel (%s)%s", what,
+          static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(a), regions.c_str(),
+          overrun.c_str());
 }
 
 /* Offset of a UB pointer from the start of this block's UB (for messages and GetPhyAddr). */
