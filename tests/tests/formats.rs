@@ -156,3 +156,26 @@ fn transdata_runs_in_stream_order_and_rechecks_memory_when_it_runs() {
     assert!(r.stdout.contains("ok stream order"), "{}", r.all());
     assert!(r.stdout.contains("ok freed input"), "{}", r.all());
 }
+
+#[test]
+fn list_and_data_type_attrs_store_check_input_and_leave_transdata_working() {
+    let r = run_prog("attr_lists.cpp", &[], &[]);
+    r.assert_ok();
+    for want in [
+        "ok setters",
+        "ok transdata with extra attrs",
+        "ok compile-and-execute with extra attrs",
+        "ok typed storage",
+        "PASS attr lists",
+    ] {
+        assert!(r.stdout.contains(want), "{want}: {}", r.all());
+    }
+    // What users see for a negative count.
+    assert!(
+        r.stdout.contains(
+            "aclopSetAttrListInt: argument numValues = -1 is invalid: expected 0 or more"
+        ),
+        "{}",
+        r.all()
+    );
+}

@@ -14,6 +14,13 @@ extern "C" {
 
 typedef struct aclopHandle aclopHandle;
 typedef struct aclopAttr aclopAttr;
+typedef struct aclopKernelDesc aclopKernelDesc;
+
+typedef void (*aclDataDeallocator)(void *data, size_t length);
+
+/* BEGIN GENERATED: constants (abi/tools/gen_headers.py) */
+static const int ACL_COMPILE_FLAG_BIN_SELECTOR = 1;
+/* END GENERATED: constants */
 
 /* BEGIN GENERATED: enums (abi/tools/gen_headers.py) */
 typedef enum aclopEngineType {
@@ -22,6 +29,11 @@ typedef enum aclopEngineType {
     ACL_ENGINE_VECTOR = 2,
 } aclopEngineType;
 /* END GENERATED: enums */
+
+/* Operator selector callback of aclopRegisterCompileFunc (dynamic-shape kernels). */
+typedef aclError (*aclopCompileFunc)(int numInputs, const aclTensorDesc *const inputDesc[],
+    int numOutputs, const aclTensorDesc *const outputDesc[], const aclopAttr *opAttr,
+    aclopKernelDesc *aclopKernelDesc);
 
 /* BEGIN GENERATED: functions (abi/tools/gen_headers.py) */
 ACL_FUNC_VISIBILITY aclError aclopExecuteV2(const char *opType, int numInputs,
@@ -43,6 +55,47 @@ ACL_FUNC_VISIBILITY aclError aclopSetAttrFloat(aclopAttr *attr, const char *attr
     float attrValue);
 ACL_FUNC_VISIBILITY aclError aclopSetAttrString(aclopAttr *attr, const char *attrName,
     const char *attrValue);
+ACL_FUNC_VISIBILITY aclError aclopSetModelDir(const char *modelDir);
+ACL_FUNC_VISIBILITY aclError aclopLoad(const void *model, size_t modelSize);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrDataType(aclopAttr *attr, const char *attrName,
+    aclDataType attrValue);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListDataType(aclopAttr *attr, const char *attrName,
+    int numValues, const aclDataType values[]);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListBool(aclopAttr *attr, const char *attrName,
+    int numValues, const uint8_t *values);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListInt(aclopAttr *attr, const char *attrName,
+    int numValues, const int64_t *values);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListFloat(aclopAttr *attr, const char *attrName,
+    int numValues, const float *values);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListString(aclopAttr *attr, const char *attrName,
+    int numValues, const char **values);
+ACL_FUNC_VISIBILITY aclError aclopSetAttrListListInt(aclopAttr *attr, const char *attrName,
+    int numLists, const int *numValues, const int64_t *const values[]);
+ACL_FUNC_VISIBILITY aclError aclopCreateHandle(const char *opType, int numInputs,
+    const aclTensorDesc *const inputDesc[], int numOutputs, const aclTensorDesc *const outputDesc[],
+    const aclopAttr *opAttr, aclopHandle **handle);
+ACL_FUNC_VISIBILITY void aclopDestroyHandle(aclopHandle *handle);
+ACL_FUNC_VISIBILITY aclError aclopExecWithHandle(aclopHandle *handle, int numInputs,
+    const aclDataBuffer *const inputs[], int numOutputs, aclDataBuffer *const outputs[],
+    aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclopCreateHandleForCast(aclTensorDesc *srcDesc,
+    aclTensorDesc *dstDesc, uint8_t truncate, aclopHandle **handle);
+ACL_FUNC_VISIBILITY aclError aclopCreateKernel(const char *opType, const char *kernelId,
+    const char *kernelName, void *binData, int binSize, aclopEngineType enginetype,
+    aclDataDeallocator deallocator);
+ACL_FUNC_VISIBILITY aclError aclopRegisterCompileFunc(const char *opType, aclopCompileFunc func);
+ACL_FUNC_VISIBILITY aclError aclopUnregisterCompileFunc(const char *opType);
+ACL_FUNC_VISIBILITY aclError aclopSetKernelArgs(aclopKernelDesc *kernelDesc, const char *kernelId,
+    uint32_t blockDim, const void *args, uint32_t argSize);
+ACL_FUNC_VISIBILITY aclError aclopSetKernelWorkspaceSizes(aclopKernelDesc *kernelDesc,
+    int numWorkspaces, size_t *workspaceSizes);
+ACL_FUNC_VISIBILITY aclError aclopUpdateParams(const char *opType, int numInputs,
+    const aclTensorDesc *const inputDesc[], int numOutputs, const aclTensorDesc *const outputDesc[],
+    const aclopAttr *attr);
+ACL_FUNC_VISIBILITY aclError aclopSetMaxOpQueueNum(uint64_t maxOpNum);
+ACL_FUNC_VISIBILITY aclError aclopInferShape(const char *opType, int numInputs,
+    aclTensorDesc *inputDesc[], aclDataBuffer *inputs[], int numOutputs,
+    aclTensorDesc *outputDesc[], aclopAttr *attr);
 /* END GENERATED: functions */
 
 #ifdef __cplusplus

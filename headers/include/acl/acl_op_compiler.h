@@ -17,7 +17,34 @@ typedef enum aclopCompileType {
     ACL_COMPILE_SYS = 0,
     ACL_COMPILE_UNREGISTERED = 1,
 } aclopCompileType;
+
+typedef enum aclCompileOpt {
+    ACL_PRECISION_MODE = 0,
+    ACL_AICORE_NUM = 1,
+    ACL_AUTO_TUNE_MODE = 2,
+    ACL_OP_SELECT_IMPL_MODE = 3,
+    ACL_OPTYPELIST_FOR_IMPLMODE = 4,
+    ACL_OP_DEBUG_LEVEL = 5,
+    ACL_DEBUG_DIR = 6,
+    ACL_OP_COMPILER_CACHE_MODE = 7,
+    ACL_OP_COMPILER_CACHE_DIR = 8,
+    ACL_OP_PERFORMANCE_MODE = 9,
+    ACL_OP_JIT_COMPILE = 10,
+    ACL_OP_DETERMINISTIC = 11,
+    ACL_CUSTOMIZE_DTYPES = 12,
+    ACL_OP_PRECISION_MODE = 13,
+    ACL_ALLOW_HF32 = 14,
+    ACL_PRECISION_MODE_V2 = 15,
+    ACL_OP_DEBUG_OPTION = 16,
+} aclCompileOpt;
+
+typedef enum aclOpCompileFlag {
+    ACL_OP_COMPILE_DEFAULT = 0,
+    ACL_OP_COMPILE_FUZZ = 1,
+} aclOpCompileFlag;
 /* END GENERATED: enums */
+
+typedef struct aclGraphDumpOption aclGraphDumpOption;
 
 /* BEGIN GENERATED: functions (abi/tools/gen_headers.py) */
 ACL_FUNC_VISIBILITY aclError aclopCompileAndExecute(const char *opType, int numInputs,
@@ -30,6 +57,20 @@ ACL_FUNC_VISIBILITY aclError aclopCompileAndExecuteV2(const char *opType, int nu
     aclTensorDesc *outputDesc[], aclDataBuffer *outputs[], aclopAttr *attr,
     aclopEngineType engineType, aclopCompileType compileFlag, const char *opPath,
     aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclopCompile(const char *opType, int numInputs,
+    const aclTensorDesc *const inputDesc[], int numOutputs, const aclTensorDesc *const outputDesc[],
+    const aclopAttr *attr, aclopEngineType engineType, aclopCompileType compileFlag,
+    const char *opPath);
+ACL_FUNC_VISIBILITY aclError aclSetCompileopt(aclCompileOpt opt, const char *value);
+ACL_FUNC_VISIBILITY size_t aclGetCompileoptSize(aclCompileOpt opt);
+ACL_FUNC_VISIBILITY aclError aclGetCompileopt(aclCompileOpt opt, char *value, size_t length);
+ACL_FUNC_VISIBILITY aclError aclopSetCompileFlag(aclOpCompileFlag flag);
+ACL_FUNC_VISIBILITY aclError aclGenGraphAndDumpForOp(const char *opType, int numInputs,
+    const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs,
+    const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[], const aclopAttr *attr,
+    aclopEngineType engineType, const char *graphDumpPath, const aclGraphDumpOption *graphDumpOpt);
+ACL_FUNC_VISIBILITY aclGraphDumpOption *aclCreateGraphDumpOpt(void);
+ACL_FUNC_VISIBILITY aclError aclDestroyGraphDumpOpt(const aclGraphDumpOption *graphDumpOpt);
 /* END GENERATED: functions */
 
 #ifdef __cplusplus

@@ -58,6 +58,14 @@ pub enum AttrValue {
     Int(i64),
     Float(f32),
     String(String),
+    /// `aclDataType` value (`aclopSetAttrDataType`).
+    DataType(i32),
+    ListBool(Vec<bool>),
+    ListInt(Vec<i64>),
+    ListFloat(Vec<f32>),
+    ListString(Vec<String>),
+    ListListInt(Vec<Vec<i64>>),
+    ListDataType(Vec<i32>),
 }
 
 impl AttrValue {
@@ -67,6 +75,13 @@ impl AttrValue {
             AttrValue::Int(_) => "int (aclopSetAttrInt)",
             AttrValue::Float(_) => "float (aclopSetAttrFloat)",
             AttrValue::String(_) => "string (aclopSetAttrString)",
+            AttrValue::DataType(_) => "data type (aclopSetAttrDataType)",
+            AttrValue::ListBool(_) => "list of bools (aclopSetAttrListBool)",
+            AttrValue::ListInt(_) => "list of ints (aclopSetAttrListInt)",
+            AttrValue::ListFloat(_) => "list of floats (aclopSetAttrListFloat)",
+            AttrValue::ListString(_) => "list of strings (aclopSetAttrListString)",
+            AttrValue::ListListInt(_) => "list of lists of ints (aclopSetAttrListListInt)",
+            AttrValue::ListDataType(_) => "list of data types (aclopSetAttrListDataType)",
         }
     }
 }
@@ -200,6 +215,144 @@ pub extern "C" fn aclopSetAttrString(
 ) -> i32 {
     set_attr("aclopSetAttrString", attr, attrName, || {
         Ok(AttrValue::String(c_str(attrValue, "attrValue")?))
+    })
+}
+
+/// The `numValues` elements at `values` as a slice: `numValues` must be 0 or more, and
+/// `values` non-NULL when it is above 0 (NULL with 0 is an empty list, as in CANN).
+fn list<'a, T>(values: *const T, num: i32, count_arg: &str, arg: &str) -> Result<&'a [T], Error> {
+    if num < 0 {
+        return Err(Error::invalid(format!(
+            "argument {count_arg} = {num} is invalid: expected 0 or more"
+        )));
+    }
+    if num == 0 {
+        return Ok(&[]);
+    }
+    if values.is_null() {
+        return Err(Error::invalid(format!(
+            "argument {arg} is NULL but {count_arg} = {num}: expected an array of {num} values"
+        )));
+    }
+    // SAFETY: the caller passes an array of `num` elements (ACL contract).
+    Ok(unsafe { std::slice::from_raw_parts(values, num as usize) })
+}
+
+/// `aclError aclopSetAttrDataType(aclopAttr *attr, const char *attrName, aclDataType attrValue)`
+#[no_mangle]
+pub extern "C" fn aclopSetAttrDataType(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    attrValue: i32,
+) -> i32 {
+    set_attr("aclopSetAttrDataType", attr, attrName, || {
+        Ok(AttrValue::DataType(attrValue))
+    })
+}
+
+/// `aclError aclopSetAttrListDataType(aclopAttr *attr, const char *attrName, int numValues,
+/// const aclDataType values[])`
+#[no_mangle]
+pub extern "C" fn aclopSetAttrListDataType(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    numValues: i32,
+    values: *const i32,
+) -> i32 {
+    set_attr("aclopSetAttrListDataType", attr, attrName, || {
+        let v = list(values, numValues, "numValues", "values")?;
+        Ok(AttrValue::ListDataType(v.to_vec()))
+    })
+}
+
+/// `aclError aclopSetAttrListBool(aclopAttr *attr, const char *attrName, int numValues,
+/// const uint8_t *values)`: 0 is false, anything else true.
+#[no_mangle]
+pub extern "C" fn aclopSetAttrListBool(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    numValues: i32,
+    values: *const u8,
+) -> i32 {
+    set_attr("aclopSetAttrListBool", attr, attrName, || {
+        let v = list(values, numValues, "numValues", "values")?;
+        Ok(AttrValue::ListBool(v.iter().map(|&b| b != 0).collect()))
+    })
+}
+
+/// `aclError aclopSetAttrListInt(aclopAttr *attr, const char *attrName, int numValues,
+/// const int64_t *values)`
+#[no_mangle]
+pub extern "C" fn aclopSetAttrListInt(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    numValues: i32,
+    values: *const i64,
+) -> i32 {
+    set_attr("aclopSetAttrListInt", attr, attrName, || {
+        let v = list(values, numValues, "numValues", "values")?;
+        Ok(AttrValue::ListInt(v.to_vec()))
+    })
+}
+
+/// `aclError aclopSetAttrListFloat(aclopAttr *attr, const char *attrName, int numValues,
+/// const float *values)`
+#[no_mangle]
+pub extern "C" fn aclopSetAttrListFloat(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    numValues: i32,
+    values: *const f32,
+) -> i32 {
+    set_attr("aclopSetAttrListFloat", attr, attrName, || {
+        let v = list(values, numValues, "numValues", "values")?;
+        Ok(AttrValue::ListFloat(v.to_vec()))
+    })
+}
+
+/// `aclError aclopSetAttrListString(aclopAttr *attr, const char *attrName, int numValues,
+/// const char **values)`: every element must be a non-NULL string.
+#[no_mangle]
+pub extern "C" fn aclopSetAttrListString(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    numValues: i32,
+    values: *const *const c_char,
+) -> i32 {
+    set_attr("aclopSetAttrListString", attr, attrName, || {
+        let v = list(values, numValues, "numValues", "values")?;
+        let strings = v
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| c_str(p, &format!("values[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AttrValue::ListString(strings))
+    })
+}
+
+/// `aclError aclopSetAttrListListInt(aclopAttr *attr, const char *attrName, int numLists,
+/// const int *numValues, const int64_t *const values[])`: list `i` has `numValues[i]`
+/// elements at `values[i]`.
+#[no_mangle]
+pub extern "C" fn aclopSetAttrListListInt(
+    attr: *mut OpAttr,
+    attrName: *const c_char,
+    numLists: i32,
+    numValues: *const i32,
+    values: *const *const i64,
+) -> i32 {
+    set_attr("aclopSetAttrListListInt", attr, attrName, || {
+        let counts = list(numValues, numLists, "numLists", "numValues")?;
+        let ptrs = list(values, numLists, "numLists", "values")?;
+        let lists = counts
+            .iter()
+            .zip(ptrs)
+            .enumerate()
+            .map(|(i, (&n, &p))| {
+                list(p, n, &format!("numValues[{i}]"), &format!("values[{i}]")).map(|s| s.to_vec())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AttrValue::ListListInt(lists))
     })
 }
 
