@@ -19,6 +19,7 @@
 #include "interface/kernel_operator_cast.h"
 #include "interface/kernel_operator_cmpsel.h"
 #include "interface/kernel_print.h"
+#include "interface/kernel_dump.h"
 #include "interface/kernel_unsupported.h"
 
 #endif /* NPUEMU_KERNEL_OPERATOR_H */

@@ -203,6 +203,16 @@ fn documented_kernel_forms_compute_right() {
         "printf from the kernel:\n{}",
         r.all()
     );
+    // DumpTensor in the documented form: c[n] is 512 bytes into the UB (after the 256-byte queue
+    // buffer and n = 64 floats of the TBuf).
+    assert!(
+        r.stdout.contains(
+            "DumpTensor: desc=3, addr=512, data_type=float32, position=UB, dump_size=4\n\
+             [996.000000, 996.000000, 996.000000, 996.000000]\n"
+        ),
+        "DumpTensor from the kernel:\n{}",
+        r.all()
+    );
 }
 
 #[test]

@@ -86,7 +86,6 @@ NPUEMU_UNSUPPORTED_FN(SetMaskCount)
 NPUEMU_UNSUPPORTED_FN(SetMaskNorm)
 NPUEMU_UNSUPPORTED_FN(SetVectorMask)
 NPUEMU_UNSUPPORTED_FN(ResetMask)
-NPUEMU_UNSUPPORTED_FN(DumpTensor)
 NPUEMU_UNSUPPORTED_FN(IBSet)
 NPUEMU_UNSUPPORTED_FN(IBWait)
 /* cross-core synchronisation: blocks may not all run at the same time on the emulator */

@@ -2,7 +2,7 @@
  * g++ into one library and run by probe_host.cpp (tests/tests/kernel_probes.rs):
  *   misc_kernel  no extern "C", `__gm__ float *` parameters, TPipe passed by pointer into the
  *                operator class, LocalTensor offsets, Duplicate/Mul/Maxs/Mins, UB scalar
- *                Get/SetValue, GM scalar GetValue/SetValue, AscendC::printf;
+ *                Get/SetValue, GM scalar GetValue/SetValue, AscendC::printf, DumpTensor;
  *   ws_kernel    GM_ADDR workspace (nullptr from the host) and GM_ADDR tiling read with
  *                GlobalTensor<uint32_t>::GetValue, TQueBind VECIN->VECOUT, int32_t Adds;
  *   pad2d        DataCopyPad of a 16 x 31 float matrix (rows of 124 bytes) padded in UB with
@@ -45,6 +45,7 @@ public:
             float v = xGm.GetValue(1);
             yGm.SetValue(n - 1, v * 3);
             AscendC::printf("block %ld of %ld n=%u v=%f\n", GetBlockIdx(), GetBlockNum(), n, v);
+            DumpTensor(c[n], 3, 4);
         }
     }
 
