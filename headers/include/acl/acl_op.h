@@ -7,6 +7,7 @@
 
 #include "acl_base.h"
 #include "acl_rt.h"
+#include "acl_dump.h"
 
 #ifdef __cplusplus
 extern "C" {
