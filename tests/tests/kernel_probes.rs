@@ -15,7 +15,8 @@
 //! - `tests/c/kernel_probes/kernels.cpp` + `probe_host.cpp`, through `npu-emu ascendc-stub` and
 //!   g++: a kernel without `extern "C"` taking `__gm__ float *`, TPipe passed by pointer, UB
 //!   and GM scalar access and printf; a nullptr workspace on the default stream; a 2-D
-//!   DataCopyPad with a padding value; launch arguments that are not device memory (host,
+//!   DataCopyPad with a padding value; former/tail blocks of different lengths with the 16-bit
+//!   DataCopyPad parameter forms; launch arguments that are not device memory (host,
 //!   stack, freed) and blockDim out of range (107000, messages naming the argument); and the
 //!   kernel mistakes a CI user expects to be caught (507015 at the synchronize with a message
 //!   naming kernel, block and API), after which the stream still works.
@@ -188,7 +189,7 @@ fn probe(work: &Path, args: &[&str]) -> Run {
 fn documented_kernel_forms_compute_right() {
     let work = scratch("kp-forms");
     let _node = NodeGuard(node_dir(&work));
-    for case in ["misc", "ws", "pad2d"] {
+    for case in ["misc", "ws", "pad2d", "uneven"] {
         let r = probe(&work, &[case]);
         assert_eq!(r.code, Some(0), "{case}:\n{}", r.all());
         assert!(r.stdout.contains("PASS"), "{case}:\n{}", r.all());

@@ -7,6 +7,9 @@
  *                GlobalTensor<uint32_t>::GetValue, TQueBind VECIN->VECOUT, int32_t Adds;
  *   pad2d        DataCopyPad of a 16 x 31 float matrix (rows of 124 bytes) padded in UB with
  *                a padding value, and back, with FetchEventID / SetFlag / WaitFlag;
+ *   uneven_add   z = x + y split over former and tail blocks of different lengths (tiling
+ *                struct by value), tiles moved with the 16-bit DataCopyParams /
+ *                DataCopyPadParams forms of DataCopyPad, the last tile of a block shorter;
  *   err_kernel   the mistakes a CI user expects to be caught, one per `mode`. */
 #include "kernel_operator.h"
 using namespace AscendC;
@@ -118,6 +121,53 @@ extern "C" __global__ __aicore__ void pad2d(GM_ADDR x, GM_ADDR y, uint32_t rows,
         }
     }
     qo.FreeTensor(b);
+}
+
+#include "probe_host_tiling.h"
+
+class KernelUneven {
+public:
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR z, const UnevenTiling &t)
+    {
+        uint32_t idx = GetBlockIdx();
+        uint64_t off;
+        if (idx < t.formerNum) { len = t.formerLength; off = (uint64_t)t.formerLength * idx; }
+        else { len = t.tailLength; off = (uint64_t)t.formerLength * t.formerNum + (uint64_t)t.tailLength * (idx - t.formerNum); }
+        tile = t.tileLength;
+        xg.SetGlobalBuffer((__gm__ half *)x + off, len);
+        yg.SetGlobalBuffer((__gm__ half *)y + off, len);
+        zg.SetGlobalBuffer((__gm__ half *)z + off, len);
+        pipe.InitBuffer(qx, 2, tile * sizeof(half));
+        pipe.InitBuffer(qy, 2, tile * sizeof(half));
+        pipe.InitBuffer(qz, 2, tile * sizeof(half));
+    }
+    __aicore__ inline void Process()
+    {
+        for (uint32_t done = 0; done < len; done += tile) {
+            uint32_t n = len - done < tile ? len - done : tile;
+            DataCopyParams cp{1, (uint16_t)(n * sizeof(half)), 0, 0};
+            DataCopyPadParams pp{false, 0, 0, 0};
+            LocalTensor<half> a = qx.AllocTensor<half>(), b = qy.AllocTensor<half>();
+            DataCopyPad(a, xg[done], cp, pp);
+            DataCopyPad(b, yg[done], cp, pp);
+            qx.EnQue(a); qy.EnQue(b);
+            a = qx.DeQue<half>(); b = qy.DeQue<half>();
+            LocalTensor<half> c = qz.AllocTensor<half>();
+            uint32_t aligned = (n * sizeof(half) + 31) / 32 * 32 / sizeof(half);
+            Add(c, a, b, aligned);
+            qz.EnQue(c); qx.FreeTensor(a); qy.FreeTensor(b);
+            c = qz.DeQue<half>();
+            DataCopyPad(zg[done], c, cp);
+            qz.FreeTensor(c);
+        }
+    }
+private:
+    TPipe pipe; TQue<QuePosition::VECIN, 2> qx, qy; TQue<QuePosition::VECOUT, 2> qz;
+    GlobalTensor<half> xg, yg, zg; uint32_t len, tile;
+};
+extern "C" __global__ __aicore__ void uneven_add(GM_ADDR x, GM_ADDR y, GM_ADDR z, UnevenTiling tiling)
+{
+    KernelUneven op; op.Init(x, y, z, tiling); op.Process();
 }
 
 extern "C" __global__ __aicore__ void err_kernel(GM_ADDR x, GM_ADDR y, uint32_t mode, uint32_t n)

@@ -1,9 +1,11 @@
 /* Host side of the kernel probes in kernels.cpp (tests/tests/kernel_probes.rs). One run per
- * case: `probe_host misc|ws|pad2d|args` or `probe_host err MODE [BLOCKDIM]`. Prints PASS or
+ * case: `probe_host misc|ws|pad2d|uneven|args` or `probe_host err MODE [BLOCKDIM]`. Prints PASS or
  * FAIL (exit 1) for the data cases; prints the launch and synchronize codes and messages for
  * the others, which the test checks. */
 #include "acl/acl.h"
+#include "probe_host_tiling.h"
 #include "aclrtlaunch_err_kernel.h"
+#include "aclrtlaunch_uneven_add.h"
 #include "aclrtlaunch_misc_kernel.h"
 #include "aclrtlaunch_pad2d.h"
 #include "aclrtlaunch_ws_kernel.h"
@@ -111,6 +113,50 @@ static int Pad2d(aclrtStream s)
     return bad;
 }
 
+static int Uneven(aclrtStream s)
+{
+    int fails = 0;
+    for (uint32_t total : {1u, 15u, 1000u, 4099u, 77777u}) {
+        for (uint32_t bd : {1u, 7u, 40u}) {
+            if (total < bd) {
+                continue;
+            }
+            UnevenTiling t{total % bd, total / bd + 1, total / bd, 512};
+            std::vector<uint16_t> x(total), y(total), z(total);
+            /* fp16 bit patterns of i % 100 (exact small integers) and of 0.5. */
+            std::vector<float> xf(total);
+            for (uint32_t i = 0; i < total; i++) {
+                _Float16 h = (_Float16)(float)(i % 100);
+                _Float16 half_ = (_Float16)0.5f;
+                std::memcpy(&x[i], &h, 2);
+                std::memcpy(&y[i], &half_, 2);
+                xf[i] = (float)(i % 100);
+            }
+            size_t sz = total * 2;
+            void *xd = DevAlloc(sz), *yd = DevAlloc(sz), *zd = DevAlloc(sz);
+            CHECK_ACL(aclrtMemcpy(xd, sz, x.data(), sz, ACL_MEMCPY_HOST_TO_DEVICE));
+            CHECK_ACL(aclrtMemcpy(yd, sz, y.data(), sz, ACL_MEMCPY_HOST_TO_DEVICE));
+            CHECK_ACL(ACLRT_LAUNCH_KERNEL(uneven_add)(bd, s, xd, yd, zd, &t));
+            CHECK_ACL(aclrtSynchronizeStream(s));
+            CHECK_ACL(aclrtMemcpy(z.data(), sz, zd, sz, ACL_MEMCPY_DEVICE_TO_HOST));
+            int bad = 0;
+            for (uint32_t i = 0; i < total; i++) {
+                _Float16 h;
+                std::memcpy(&h, &z[i], 2);
+                bad += (float)h != xf[i] + 0.5f;
+            }
+            if (bad != 0) {
+                fails++;
+                std::printf("uneven: total %u blockDim %u: %d wrong\n", total, bd, bad);
+            }
+            CHECK_ACL(aclrtFree(xd));
+            CHECK_ACL(aclrtFree(yd));
+            CHECK_ACL(aclrtFree(zd));
+        }
+    }
+    return fails;
+}
+
 static int Args(aclrtStream s)
 {
     void *xd = DevAlloc(1024), *yd = DevAlloc(1024), *td = DevAlloc(8);
@@ -131,7 +177,7 @@ static int Args(aclrtStream s)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: %s misc|ws|pad2d|args|err MODE [BLOCKDIM]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s misc|ws|pad2d|uneven|args|err MODE [BLOCKDIM]\n", argv[0]);
         return 2;
     }
     std::string what = argv[1];
@@ -146,6 +192,8 @@ int main(int argc, char **argv)
         bad = Ws(s);
     } else if (what == "pad2d") {
         bad = Pad2d(s);
+    } else if (what == "uneven") {
+        bad = Uneven(s);
     } else if (what == "args") {
         bad = Args(s);
     } else if (what == "err" && argc >= 3) {
