@@ -35,6 +35,8 @@ DEPRECATED = {
     "aclSetTensorStorageShape": "aclSetTensorStorageShape is deprecated",
     "aclsysGetCANNVersion": "aclsysGetCANNVersion is deprecated, use aclsysGetVersionStr instead",
     "aclmdlRIDebugPrint": "aclmdlRIDebugPrint is deprecated, use aclmdlRIDebugJsonPrint instead",
+    # CANN 8.x GE acl_op.h (mirror-cann/ge, hicann/ge).
+    "aclopExecute": "aclopExecute is deprecated, use aclopExecuteV2 instead",
 }
 
 
