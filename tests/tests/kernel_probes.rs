@@ -26,6 +26,8 @@
 //! - `tests/c/kernel_probes/split_layout/`: op_kernel/ + include/ + host/, the tiling header
 //!   reachable only through `ascendc_include_directories` (called after `ascendc_library`):
 //!   the generated header still declares the struct parameter as a pointer.
+//! - `tests/c/kernel_probes/icpu_host.cpp`: the CPU-debug path (ICPU_RUN_KF, GmAlloc, a nullptr
+//!   workspace), and a tiling buffer from ordinary host memory reported with a GmAlloc hint.
 
 use npu_emu_tests::{command, installed_bash, node_dir, npu_emu_bin, root, run, scratch, Run};
 use std::path::{Path, PathBuf};
@@ -372,4 +374,38 @@ fn tiling_header_from_ascendc_include_directories() {
         "{}",
         r.all()
     );
+}
+
+#[test]
+fn cpu_debug_path_with_a_buffer_not_from_gmalloc() {
+    let work = scratch("kp-icpu");
+    let exe = work.join("icpu_host");
+    let o = Command::new("g++")
+        .args(["-std=c++17", "-O1", "-pthread", "-Wall", "-Werror"])
+        .args(["-DASCENDC_CPU_DEBUG=1", "-D__CCE_KT_TEST__=1"])
+        .arg(format!("-I{}", root().join("headers/ascendc").display()))
+        .arg(format!("-I{}", root().join("headers/include").display()))
+        .arg(probes_dir().join("kernels.cpp"))
+        .arg(probes_dir().join("icpu_host.cpp"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", npu_emu_tests::lib_dir().display()))
+        .arg("-lascendcl")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = run(command(&exe, &work));
+    assert_eq!(r.code, Some(0), "{}", r.all());
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    let mut c = command(&exe, &work);
+    c.arg("host");
+    let r = run(c);
+    assert_eq!(r.code, Some(1), "{}", r.all());
+    for want in [
+        "kernel ws_kernel block 0/4: GlobalTensor::GetValue reads 4 bytes at 0x",
+        ", outside every buffer passed to the kernel (GmAlloc#1: 0x",
+        "; under ICPU_RUN_KF every buffer a kernel reads or writes must come from AscendC::GmAlloc",
+    ] {
+        assert!(r.stderr.contains(want), "no {want:?}:\n{}", r.all());
+    }
 }

@@ -191,6 +191,11 @@ inline uint8_t *gm_translate(const void *addr, uint64_t bytes, const char *what)
             break;
         }
     }
+    /* CPU-debug path (ICPU_RUN_KF): the buffers are the live GmAlloc ones. */
+    if (overrun.empty() && c.nregions > 0 && c.regions[0].name != nullptr &&
+        std::strncmp(c.regions[0].name, "GmAlloc#", 8) == 0) {
+        overrun = "; under ICPU_RUN_KF every buffer a kernel reads or writes must come from AscendC::GmAlloc";
+    }
     fault("%s %llu bytes at 0x%llx, outside every buffer passed to the kernel (%s)%s", what,
           static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(a), regions.c_str(),
           overrun.c_str());

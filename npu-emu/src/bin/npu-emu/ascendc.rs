@@ -551,6 +551,38 @@ fn tokens(s: &str) -> Vec<String> {
     v
 }
 
+/// Remove GNU attribute groups (`__attribute__((noinline))`) and C++ attributes (`[[...]]`),
+/// which may sit among a kernel's qualifiers and say nothing about its launch signature.
+fn drop_attributes(t: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(t.len());
+    let mut i = 0;
+    while i < t.len() {
+        let gnu = t[i] == "__attribute__" && t.get(i + 1).is_some_and(|x| x == "(");
+        let cxx = t[i] == "[" && t.get(i + 1).is_some_and(|x| x == "[");
+        if gnu || cxx {
+            let (open, close) = if gnu { ("(", ")") } else { ("[", "]") };
+            let mut depth = 0i32;
+            let mut j = if gnu { i + 1 } else { i };
+            while j < t.len() {
+                if t[j] == open {
+                    depth += 1;
+                } else if t[j] == close {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                j += 1;
+            }
+            i = j + 1;
+            continue;
+        }
+        out.push(t[i].clone());
+        i += 1;
+    }
+    out
+}
+
 enum Scope {
     Namespace(String),
     ExternC,
@@ -559,7 +591,7 @@ enum Scope {
 
 /// Find the kernel definitions of a source text. `structs`: struct names visible to it.
 pub fn parse_kernels(src: &str, structs: &BTreeSet<String>) -> Result<Parsed, String> {
-    let t = tokens(&strip(src, false));
+    let t = drop_attributes(tokens(&strip(src, false)));
     let mut parsed = Parsed::default();
     let mut stack: Vec<Scope> = Vec::new();
     let mut stmt_start = 0usize;
@@ -1523,6 +1555,18 @@ template <typename T> __global__ __aicore__ void tk(GM_ADDR x) {}
         assert_eq!(ks[1].params[0].ty, "__gm__ uint8_t *");
         assert_eq!(ks[3].scope, "ns::");
         assert!(ks[3].params.is_empty());
+    }
+
+    #[test]
+    fn attributes_among_the_qualifiers_are_ignored() {
+        let ks = kernels(
+            "extern \"C\" __global__ __aicore__ __attribute__((noinline)) [[maybe_unused]] void k(GM_ADDR x, int a[[maybe_unused]]) { int v[2]; v[0] = 1; }",
+            &[],
+        );
+        assert_eq!(
+            signature(&ks[0]),
+            "uint32_t aclrtlaunch_k(uint32_t blockDim, aclrtStream stream, void* x, int a)"
+        );
     }
 
     #[test]
