@@ -23,6 +23,7 @@ ENUM_HOME = {
     "aclDeviceInfo": "acl/acl_base_rt.h",
     "aclopEngineType": "acl/acl_op.h", "aclopCompileType": "acl/acl_op_compiler.h",
     "aclCompileOpt": "acl/acl_op_compiler.h", "aclOpCompileFlag": "acl/acl_op_compiler.h",
+    "acldumpType": "acl/acl_dump.h",
 }
 # Declared as `enum X { ... };` without a typedef in CANN 8.5 (abi.md §1.4).
 UNTYPEDEFED = {"aclrtMemPgType", "aclrtMemType"}
@@ -34,6 +35,8 @@ DEPRECATED = {
     "aclSetTensorStorageShape": "aclSetTensorStorageShape is deprecated",
     "aclsysGetCANNVersion": "aclsysGetCANNVersion is deprecated, use aclsysGetVersionStr instead",
     "aclmdlRIDebugPrint": "aclmdlRIDebugPrint is deprecated, use aclmdlRIDebugJsonPrint instead",
+    # CANN 8.x GE acl_op.h (mirror-cann/ge, hicann/ge).
+    "aclopExecute": "aclopExecute is deprecated, use aclopExecuteV2 instead",
 }
 
 

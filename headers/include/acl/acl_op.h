@@ -7,6 +7,7 @@
 
 #include "acl_base.h"
 #include "acl_rt.h"
+#include "acl_dump.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,10 +40,10 @@ typedef aclError (*aclopCompileFunc)(int numInputs, const aclTensorDesc *const i
 ACL_FUNC_VISIBILITY aclError aclopExecuteV2(const char *opType, int numInputs,
     aclTensorDesc *inputDesc[], aclDataBuffer *inputs[], int numOutputs,
     aclTensorDesc *outputDesc[], aclDataBuffer *outputs[], aclopAttr *attr, aclrtStream stream);
-ACL_FUNC_VISIBILITY aclError aclopExecute(const char *opType, int numInputs,
-    const aclTensorDesc *const inputDesc[], const aclDataBuffer *const inputs[], int numOutputs,
-    const aclTensorDesc *const outputDesc[], aclDataBuffer *const outputs[], const aclopAttr *attr,
-    aclrtStream stream);
+ACL_FUNC_VISIBILITY ACL_DEPRECATED_MESSAGE("aclopExecute is deprecated, use aclopExecuteV2 instead")
+aclError aclopExecute(const char *opType, int numInputs, const aclTensorDesc *const inputDesc[],
+    const aclDataBuffer *const inputs[], int numOutputs, const aclTensorDesc *const outputDesc[],
+    aclDataBuffer *const outputs[], const aclopAttr *attr, aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclopCast(const aclTensorDesc *srcDesc, const aclDataBuffer *srcBuffer,
     const aclTensorDesc *dstDesc, aclDataBuffer *dstBuffer, uint8_t truncate, aclrtStream stream);
 ACL_FUNC_VISIBILITY aclopAttr *aclopCreateAttr(void);

@@ -32,6 +32,16 @@
 //!   `ACL_ERROR_INVALID_PARAM` (100000).
 //!
 //! Every failure records a message naming the op type and what is wrong.
+//!
+//! Attributes: every setter of CANN 8.x `acl_op.h` stores a typed value under its name (the
+//! last call for a name wins): bool, int, float, string, data type, and the lists of those
+//! plus list-of-list-of-int. A NULL or dead `attr` or a NULL `attrName` is
+//! `ACL_ERROR_INVALID_PARAM`, and so are a negative count and a NULL array with a positive
+//! count (a NULL array with count 0 is an empty list). Operators read only the attrs they
+//! know and ignore the rest, so extra attrs do not stop a TransData or Cast; an attr they
+//! need but of another kind is `ACL_ERROR_OP_ATTR_NOT_MATCH` naming both kinds.
+//! Op models (`aclopSetModelDir`, `aclopLoad`), handles, `aclopCompile`, compile options,
+//! custom kernels and `aclopInferShape` are not-supported stubs (abi/stubgen.rs).
 
 use crate::api::helpers::{with_live, DataBuffer};
 use crate::api::tensor_desc::{format_text, pair_supported, snapshot, TensorDesc};

@@ -4,7 +4,8 @@
 // every kind still runs (TransData reads only its own attrs). The typed storage is checked
 // through TransData: an attr it needs, set through a list setter, is reported with its kind.
 // Also: the op-model / handle / compile-option functions of acl_op.h and acl_op_compiler.h
-// link and report ACL_ERROR_API_NOT_SUPPORT naming themselves.
+// (and aclopStartDumpArgs / aclopStopDumpArgs of acl_dump.h) link and report
+// ACL_ERROR_API_NOT_SUPPORT naming themselves.
 #include <cstdint>
 #include <cstring>
 #include "acl/acl.h"
@@ -199,6 +200,12 @@ int main() {
     EXPECT_CODE(aclopRegisterCompileFunc("X", NULL), ACL_ERROR_API_NOT_SUPPORT,
                 "aclopRegisterCompileFunc");
     EXPECT(ACL_COMPILE_FLAG_BIN_SELECTOR == 1 && ACL_OP_DEBUG_OPTION == 16);
+    // acl_dump.h, which acl_op.h includes in CANN 8.x.
+    EXPECT_CODE(aclopStartDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS, "."), ACL_ERROR_API_NOT_SUPPORT,
+                "aclopStartDumpArgs");
+    EXPECT_CODE(aclopStopDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS), ACL_ERROR_API_NOT_SUPPORT,
+                "aclopStopDumpArgs");
+    EXPECT(acldumpGetPath(DATA_DUMP) == NULL);
 
     aclopDestroyAttr(a);
     CHECK(aclDestroyDataBuffer(pb));
