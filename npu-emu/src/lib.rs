@@ -16,6 +16,7 @@
 //! - [`wait`]: the spin / yield / futex wait policy shared by streams and HCCL.
 //! - [`formats`]: private data formats (NC1HWC0, FRACTAL_Z, FRACTAL_NZ …): shapes and conversions.
 //! - [`fp16`]: the ACL fp16 helpers with CANN's quirks.
+//! - [`ops`]: the operator engine of the aclnn operators (views, broadcasting, kernels).
 //! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl`.
 
 pub mod aicore;
@@ -29,6 +30,7 @@ pub mod fp16;
 pub mod log;
 pub mod memory;
 pub mod node;
+pub mod ops;
 pub mod rtapi;
 pub mod stream;
 pub mod wait;
