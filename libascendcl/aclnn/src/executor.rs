@@ -53,13 +53,16 @@ pub enum Op {
         /// Workspace offset of the gathered contiguous copy (when `gather` is set).
         gather_offset: usize,
     },
+    /// An operator of the engine (`crate::ops`): the tensors' layouts and the kernel.
+    Engine(Arc<crate::ops::launch::Kernel>),
 }
 
 pub struct Executor {
     /// The aclnn API that made it (`aclnnNpuFormatCast`).
     pub api: &'static str,
     pub op: Op,
-    pub plan: Arc<Plan>,
+    /// The format conversion plan (Cast, TransWeight).
+    pub plan: Option<Arc<Plan>>,
     pub inputs: Vec<Io>,
     pub outputs: Vec<Io>,
     pub workspace_size: u64,
@@ -71,7 +74,7 @@ pub struct Executor {
 pub struct Taken {
     pub api: &'static str,
     pub op: Op,
-    pub plan: Arc<Plan>,
+    pub plan: Option<Arc<Plan>>,
     pub inputs: Vec<Io>,
     pub outputs: Vec<Io>,
     pub workspace_size: u64,

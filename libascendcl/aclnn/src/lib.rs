@@ -15,7 +15,9 @@
 //! - [`format_cast`]: the three `aclnnNpuFormatCast*` functions;
 //! - [`trans_weight`]: `aclnnTransMatmulWeight*` and `aclnnCalculateMatmulWeightSize[V2]`;
 //! - [`run`]: the second phase of every call (checks, then one task on the stream);
-//! - [`cxx`]: arrays the caller frees with `delete[]`.
+//! - [`cxx`]: arrays the caller frees with `delete[]`;
+//! - [`ops`]: the operators (`aclnnop/aclnn_*.h`), one file per family, over the machine's
+//!   operator engine (`npu_emu::ops`).
 
 // Exports are C functions taking raw pointers from C callers; their contract is the C header.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
@@ -25,6 +27,7 @@ pub mod executor;
 pub mod format_cast;
 pub mod meta;
 pub mod objects;
+pub mod ops;
 pub mod rt;
 pub mod run;
 pub mod status;

@@ -126,6 +126,56 @@ pub fn bernoulli(out: &View, p: impl Fn(usize) -> f64, seed: u64, offset: u64) {
     });
 }
 
+/// The packed keep-mask of dropout: bit `i % 8` of byte `i / 8` is 1 when element `i` is
+/// kept (probability `1 - p`). `mask` holds at least `ceil(n / 8)` bytes.
+pub fn dropout_mask(n: usize, p: f64, seed: u64, offset: u64, mask: &View) {
+    let bytes = mask.numel();
+    let es = mask.esize() as isize;
+    let st = if mask.ndim() == 0 { 0 } else { mask.strides[0] };
+    for b in 0..bytes {
+        let mut v = 0u8;
+        for k in 0..8 {
+            let i = b * 8 + k;
+            if i < n && uniform01(seed, offset, i, false) >= p {
+                v |= 1 << k;
+            }
+        }
+        // SAFETY: byte b of the checked 1-D mask.
+        unsafe {
+            elem::write(
+                mask.dtype,
+                mask.ptr.wrapping_offset(b as isize * st * es),
+                v as i64,
+            )
+        };
+    }
+}
+
+/// `out = x * bit(mask, i) * scale` in row-major element order.
+pub fn apply_mask(x: &View, mask: &View, scale: f64, out: &View) -> Result<(), String> {
+    let n = x.numel();
+    let mut bits = vec![0f32; n];
+    let es = mask.esize() as isize;
+    let st = if mask.ndim() == 0 { 0 } else { mask.strides[0] };
+    for (i, b) in bits.iter_mut().enumerate() {
+        // SAFETY: byte i/8 of the checked mask (its size was checked against n).
+        let byte = unsafe {
+            elem::read_i64(
+                mask.dtype,
+                mask.ptr.wrapping_offset((i / 8) as isize * st * es),
+            )
+        };
+        *b = ((byte >> (i % 8)) & 1) as f32;
+    }
+    let bv = View::of_slice(&mut bits, DType::F32, &x.shape);
+    if out.dtype == DType::F64 {
+        super::iter::map2::<f64, f64>(x, &bv, out, move |a, m| a * m * scale)
+    } else {
+        let s = scale as f32;
+        super::iter::map2::<f32, f32>(x, &bv, out, move |a, m| a * m * s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

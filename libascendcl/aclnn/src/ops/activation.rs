@@ -1,0 +1,150 @@
+//! Activations and their backward forms: `aclnn_relu.h`, `aclnn_threshold_backward.h`,
+//! `aclnn_gelu.h`, `aclnn_gelu_backward.h`, `aclnn_silu.h`, `aclnn_silu_backward.h`,
+//! `aclnn_sigmoid.h`, `aclnn_sigmoid_backward.h`, `aclnn_tanh_backward.h` (Tanh itself is in
+//! `unary`).
+//!
+//! A backward operator is `gradInput = f(gradOutput, x)` elementwise, with `x` the forward
+//! input (`self`: ThresholdBackward, GeluBackward, SiluBackward) or output (`output`:
+//! SigmoidBackward, TanhBackward); the two broadcast and promote.
+
+use super::args::{self as a, FLOATS, T};
+use super::launch::{phase1, Built, Launch};
+use crate::status::NnResult;
+use crate::unary_ops;
+use npu_emu::ops::dtype::DType;
+use npu_emu::ops::math::{self, Binary, Unary};
+use std::ffi::c_void;
+
+use DType::*;
+const RELU_TYPES: &[DType] = &[F32, F16, BF16, F64, I8, I32, U8, I64, I16];
+
+unary_ops!(
+    aclnnReluGetWorkspaceSize,
+    "aclnnRelu",
+    aclnnInplaceReluGetWorkspaceSize,
+    "aclnnInplaceRelu",
+    RELU_TYPES,
+    Unary::Relu
+);
+unary_ops!(aclnnGeluGetWorkspaceSize, "aclnnGelu", FLOATS, Unary::Gelu);
+unary_ops!(aclnnSiluGetWorkspaceSize, "aclnnSilu", FLOATS, Unary::Silu);
+unary_ops!(
+    aclnnSigmoidGetWorkspaceSize,
+    "aclnnSigmoid",
+    aclnnInplaceSigmoidGetWorkspaceSize,
+    "aclnnInplaceSigmoid",
+    FLOATS,
+    Unary::Sigmoid
+);
+
+/// `out = op(grad, x)` with broadcasting.
+pub(crate) fn backward(
+    api: &'static str,
+    g: T,
+    x: T,
+    out: T,
+    dtypes: &[DType],
+    op: Binary,
+) -> NnResult<Built> {
+    a::dtype_in(&g, dtypes)?;
+    a::dtype_in(&x, dtypes)?;
+    let p = a::promote(g.dtype(), g.arg, x.dtype(), x.arg)?;
+    let ct = if p.is_float() { p } else { F32 };
+    a::castable(ct, &out)?;
+    let shape = a::broadcast(&g, &x)?;
+    a::same_shape(&out, &shape)?;
+    let mut l = Launch::new(api);
+    l.input(&g);
+    l.input(&x);
+    l.output(&out);
+    l.finish(move |v, _| math::binary(op, &v[0], &v[1], &v[2], ct))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnThresholdBackwardGetWorkspaceSize(
+    gradOutput: *const c_void,
+    self_: *const c_void,
+    threshold: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnThresholdBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let g = a::tensor(gradOutput, "gradOutput")?;
+            let x = a::tensor(self_, "self")?;
+            let t = a::scalar(threshold, "threshold")?;
+            let o = a::tensor(out, "out")?;
+            backward(
+                "aclnnThresholdBackward",
+                g,
+                x,
+                o,
+                RELU_TYPES,
+                Binary::ThresholdBackward(t.to_f64()),
+            )
+        },
+    )
+}
+
+macro_rules! grad_op {
+    ($get:ident, $api:literal, $x:literal, $op:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            gradOutput: *const c_void,
+            x: *const c_void,
+            gradInput: *mut c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut c_void,
+        ) -> i32 {
+            phase1(stringify!($get), workspaceSize, executor, || {
+                let g = a::tensor(gradOutput, "gradOutput")?;
+                let x = a::tensor(x, $x)?;
+                let o = a::tensor(gradInput, "gradInput")?;
+                backward($api, g, x, o, FLOATS, $op)
+            })
+        }
+    };
+}
+
+grad_op!(
+    aclnnGeluBackwardGetWorkspaceSize,
+    "aclnnGeluBackward",
+    "self",
+    Binary::GeluBackward
+);
+grad_op!(
+    aclnnSiluBackwardGetWorkspaceSize,
+    "aclnnSiluBackward",
+    "self",
+    Binary::SiluBackward
+);
+grad_op!(
+    aclnnSigmoidBackwardGetWorkspaceSize,
+    "aclnnSigmoidBackward",
+    "output",
+    Binary::SigmoidBackward
+);
+grad_op!(
+    aclnnTanhBackwardGetWorkspaceSize,
+    "aclnnTanhBackward",
+    "output",
+    Binary::TanhBackward
+);
+
+crate::phase2!(
+    aclnnRelu,
+    aclnnInplaceRelu,
+    aclnnThresholdBackward,
+    aclnnGelu,
+    aclnnGeluBackward,
+    aclnnSilu,
+    aclnnSiluBackward,
+    aclnnSigmoid,
+    aclnnInplaceSigmoid,
+    aclnnSigmoidBackward,
+    aclnnTanhBackward
+);
