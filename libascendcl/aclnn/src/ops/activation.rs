@@ -17,6 +17,8 @@ use std::ffi::c_void;
 
 use DType::*;
 const RELU_TYPES: &[DType] = &[F32, F16, BF16, F64, I8, I32, U8, I64, I16];
+/// Backward inputs: floats, and integers that promote (the output must be floating).
+const GRAD_TYPES: &[DType] = &[F32, F16, BF16, F64, I8, I16, I32, I64, U8];
 
 unary_ops!(
     aclnnReluGetWorkspaceSize,
@@ -46,6 +48,7 @@ pub(crate) fn backward(
     dtypes: &[DType],
     op: Binary,
 ) -> NnResult<Built> {
+    // CANN's own GeluBackward example passes an INT32 gradOutput: integer gradients promote.
     a::dtype_in(&g, dtypes)?;
     a::dtype_in(&x, dtypes)?;
     let p = a::promote(g.dtype(), g.arg, x.dtype(), x.arg)?;
@@ -104,7 +107,7 @@ macro_rules! grad_op {
                 let g = a::tensor(gradOutput, "gradOutput")?;
                 let x = a::tensor(x, $x)?;
                 let o = a::tensor(gradInput, "gradInput")?;
-                backward($api, g, x, o, FLOATS, $op)
+                backward($api, g, x, o, GRAD_TYPES, $op)
             })
         }
     };
