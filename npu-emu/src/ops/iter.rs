@@ -101,6 +101,13 @@ fn coalesce(shape: &[usize], strides: &[Vec<isize>]) -> (Vec<usize>, Vec<Vec<isi
     (sh, st)
 }
 
+/// The per-chunk callback of [`for_chunks`]: state, operand pointers, inner byte strides,
+/// chunk length.
+pub type ChunkFn<'a, S> = dyn Fn(&mut S, &[*mut u8], &[isize], usize) + Sync + 'a;
+
+/// The chunk kernel of [`map_chunks`]: converted inputs, outputs.
+pub type MapFn<'a, C, O> = dyn Fn(&[&[C]], &mut [O]) + Sync + 'a;
+
 /// Walk `shape` in chunks: `f(state, ptrs, inner_strides, n)` gets each operand's pointer at
 /// the chunk start (byte strides `strides[k]` from `bases[k]`), the operands' inner byte
 /// strides and the chunk length. `init` makes one state per thread.
@@ -109,7 +116,7 @@ pub fn for_chunks<S>(
     bases: &[*mut u8],
     strides: &[Vec<isize>],
     init: &(dyn Fn() -> S + Sync),
-    f: &(dyn Fn(&mut S, &[*mut u8], &[isize], usize) + Sync),
+    f: &ChunkFn<S>,
 ) {
     let numel: usize = shape.iter().product();
     if numel == 0 {
@@ -162,7 +169,7 @@ struct Bufs<C, O> {
 }
 
 fn aligned(p: *const u8, align: usize) -> bool {
-    (p as usize) % align == 0
+    (p as usize).is_multiple_of(align)
 }
 
 /// The generic elementwise map: inputs are broadcast to `out.shape`, converted to `C`,
@@ -171,7 +178,7 @@ fn aligned(p: *const u8, align: usize) -> bool {
 pub fn map_chunks<C: Compute, O: Compute>(
     ins: &[&View],
     out: &View,
-    g: &(dyn Fn(&[&[C]], &mut [O]) + Sync),
+    g: &MapFn<C, O>,
 ) -> Result<(), String> {
     let shape = out.shape.clone();
     let mut strides = vec![out

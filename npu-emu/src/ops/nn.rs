@@ -200,7 +200,7 @@ pub fn nll_loss(
     };
     let mut losses = vec![0f64; n];
     let mut tw = 0f64;
-    for i in 0..n {
+    for (i, loss) in losses.iter_mut().enumerate() {
         let t = at1_i64(target, i);
         if t == ignore_index {
             continue;
@@ -213,7 +213,7 @@ pub fn nll_loss(
         let w = weight.map_or(1.0, |w| at1(w, t as usize));
         // SAFETY: inside the checked view.
         let v = unsafe { elem::read_f64(x.dtype, at2(x, i, t as usize)) };
-        losses[i] = -w * v;
+        *loss = -w * v;
         tw += w;
     }
     match reduction {
@@ -336,6 +336,7 @@ pub fn mse_loss_backward(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 /// Layer norm over the last `nd` dimensions: `y = (x - mean) * rstd * w + b`; writes the
 /// per-row mean and rstd when asked (shape: the leading dims with 1s for the normalized ones).
 pub fn layer_norm(

@@ -199,7 +199,7 @@ fn reduce_float(op: Reduce, x: &View, w: &Walk, base: *const u8, buf: &mut [f64]
             acc
         }
         Reduce::Norm(p) => {
-            if p == f64::INFINITY || p == f64::NEG_INFINITY {
+            if p.is_infinite() {
                 let mut acc = if p > 0.0 { 0f64 } else { f64::INFINITY };
                 w.each(x.dtype, base, buf, &mut |c| {
                     for &v in c {
@@ -506,11 +506,11 @@ mod tests {
         let vo = View::of_slice(&mut o, DType::F32, &[3]);
         reduce(Reduce::Sum, &x, &[0, 2], &vo, false).unwrap();
         // dim1 = j: sum over i,k of (12i + 4j + k)
-        for j in 0..3 {
+        for (j, &got) in o.iter().enumerate() {
             let want: f32 = (0..2)
                 .flat_map(|i| (0..4).map(move |k| (12 * i + 4 * j + k) as f32))
                 .sum();
-            assert_eq!(o[j], want);
+            assert_eq!(got, want);
         }
         let mut ok = vec![0f32; 2];
         let vk = View::of_slice(&mut ok, DType::F32, &[2, 1, 1]);

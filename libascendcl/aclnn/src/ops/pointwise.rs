@@ -12,6 +12,7 @@ use npu_emu::ops::math::{self, Ternary};
 use npu_emu::ops::Scalar;
 use std::ffi::c_void;
 
+#[allow(clippy::too_many_arguments)]
 fn three(
     api: &'static str,
     x: a::T,

@@ -47,7 +47,7 @@ pub unsafe extern "C" fn aclnnInplaceNormalGetWorkspaceSize(
         || {
             let x = a::tensor(selfRef, "selfRef")?;
             a::dtype_in(&x, FLOATS)?;
-            if !(std >= 0.0) {
+            if std.is_nan() || std < 0.0 {
                 return Err(NnError::invalid(format!("std {std} must be >= 0")));
             }
             let mut l = Launch::new("aclnnInplaceNormal");
@@ -82,7 +82,7 @@ pub unsafe extern "C" fn aclnnInplaceNormalTensorGetWorkspaceSize(
             a::dtype_in(&x, FLOATS)?;
             one_elem(&s)?;
             one_elem(&o)?;
-            if !(std >= 0.0) {
+            if std.is_nan() || std < 0.0 {
                 return Err(NnError::invalid(format!("std {std} must be >= 0")));
             }
             let mut l = Launch::new("aclnnInplaceNormalTensor");
