@@ -6,6 +6,9 @@
 //!   contiguous, a non-contiguous and a broadcast case against the independent host reference
 //!   of `ops_ref.h` (exact for elementwise float32 and once-rounded fp16/bf16; tolerances
 //!   stated in the program for reductions, products, softmax and losses);
+//! - `aclnn_ops2.cpp`: the other families (comparisons, logical, where/masked fill, pow, div
+//!   modes, unary math and activation backward forms, reductions with indices and norms,
+//!   batched products, softmax, layer norm, embedding, dropout, bernoulli, uniform, arange);
 //! - `aclnn_ops_errors.cpp`: the two-phase protocol's error cases, single-use and repeatable
 //!   executors, stream order with copies, events and a second stream, a task failure at
 //!   synchronize;
@@ -104,6 +107,31 @@ fn operators_match_the_host_reference() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     assert!(n >= 500, "only {n} checks:\n{}", r.stdout);
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn the_other_families_match_the_host_reference() {
+    let work = scratch("aclnn-ops2");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops2.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok compare",
+        "ok arith2",
+        "ok math",
+        "ok reduce2",
+        "ok nn",
+        "ok random2",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
     let _ = std::fs::remove_dir_all(&work);
 }
 
