@@ -9,6 +9,9 @@
 //! - `aclnn_ops2.cpp`: the other families (comparisons, logical, where/masked fill, pow, div
 //!   modes, unary math and activation backward forms, reductions with indices and norms,
 //!   batched products, softmax, layer norm, embedding, dropout, bernoulli, uniform, arange);
+//! - `aclnn_ops3.cpp`: every remaining export once (in-place and scalar forms, other
+//!   reductions, batched and in-place products, layer-norm variants, tensor-seeded random
+//!   operators, the whole Foreach family);
 //! - `aclnn_ops_errors.cpp`: the two-phase protocol's error cases, single-use and repeatable
 //!   executors, stream order with copies, events and a second stream, a task failure at
 //!   synchronize;
@@ -125,6 +128,29 @@ fn the_other_families_match_the_host_reference() {
         "ok reduce2",
         "ok nn",
         "ok random2",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn every_remaining_operator_matches_the_host_reference() {
+    let work = scratch("aclnn-ops3");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops3.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok inplace/scalar forms",
+        "ok reductions/products",
+        "ok random tensor forms",
+        "ok foreach",
     ] {
         assert!(
             r.stdout.contains(section),
