@@ -11,7 +11,9 @@
 //!   batched products, softmax, layer norm, embedding, dropout, bernoulli, uniform, arange);
 //! - `aclnn_ops3.cpp`: every remaining export once (in-place and scalar forms, other
 //!   reductions, batched and in-place products, layer-norm variants, tensor-seeded random
-//!   operators, the whole Foreach family);
+//!   operators, the whole Foreach family) and the families beyond the list (clamp,
+//!   rounding, more math, remainder, floor divide, atan2, any/all/prod/cumsum, equal, fill with
+//!   a tensor, index select, gather);
 //! - `aclnn_ops_errors.cpp`: the two-phase protocol's error cases, single-use and repeatable
 //!   executors, stream order with copies, events and a second stream, a task failure at
 //!   synchronize;
@@ -151,6 +153,7 @@ fn every_remaining_operator_matches_the_host_reference() {
         "ok reductions/products",
         "ok random tensor forms",
         "ok foreach",
+        "ok extras",
     ] {
         assert!(
             r.stdout.contains(section),

@@ -103,6 +103,10 @@ pub enum Unary {
     PowScalar(f64),
     /// p^x (scalar base)
     ScalarPow(f64),
+    /// 1 where the value is finite (bool result)
+    IsFinite,
+    /// round half to even at `d` decimal places (negative: tens, hundreds, …)
+    RoundDecimals(i32),
 }
 
 impl Unary {
@@ -123,7 +127,13 @@ impl Unary {
                 | Unary::Trunc
                 | Unary::Clamp(..)
                 | Unary::LeakyRelu(_)
+                | Unary::IsFinite
         )
+    }
+
+    /// Operators whose result is bool.
+    pub fn is_predicate(self) -> bool {
+        matches!(self, Unary::LogicalNot | Unary::IsFinite)
     }
 }
 
@@ -235,6 +245,15 @@ fn unary_float<F: Float>(op: Unary, x: &View, out: &View) -> Result<(), String> 
             let bf = F::c(b);
             m!(|v| bf.powf(v))
         }
+        Unary::IsFinite => map1::<F, bool>(x, out, |v| v.is_finite()),
+        Unary::RoundDecimals(d) => {
+            let p = F::c(10f64.powi(d.abs()));
+            if d >= 0 {
+                m!(move |v| round_half_even(v * p) / p)
+            } else {
+                m!(move |v| round_half_even(v / p) * p)
+            }
+        }
     }
 }
 
@@ -253,6 +272,8 @@ fn unary_int(op: Unary, x: &View, out: &View) -> Result<(), String> {
         Unary::Square => m!(|v: i64| v.wrapping_mul(v)),
         Unary::Floor | Unary::Ceil | Unary::Round | Unary::Trunc => m!(|v: i64| v),
         Unary::LogicalNot => map1::<i64, bool>(x, out, |v| v == 0),
+        Unary::IsFinite => map1::<i64, bool>(x, out, |_| true),
+        Unary::RoundDecimals(d) if d >= 0 => m!(|v: i64| v),
         Unary::BitwiseNot if is_bool => m!(|v: i64| (v == 0) as i64),
         Unary::BitwiseNot => m!(|v: i64| !v),
         Unary::LeakyRelu(s) => map1::<f64, f64>(x, out, move |v| if v > 0.0 { v } else { v * s }),

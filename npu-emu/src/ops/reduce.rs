@@ -450,8 +450,15 @@ pub fn reduce_arg(
     Ok(())
 }
 
-/// Cumulative sum along `dim` (`out` has the shape of `x`), accumulating in f64 or i64.
-pub fn cumsum(x: &View, dim: usize, out: &View) -> Result<(), String> {
+/// Cumulative sum along `dim` (`out` has the shape of `x`), accumulating in f64 or i64;
+/// `exclusive` leaves out the element itself, `reverse` sums from the end.
+pub fn cumsum(
+    x: &View,
+    dim: usize,
+    exclusive: bool,
+    reverse: bool,
+    out: &View,
+) -> Result<(), String> {
     let n = x.shape[dim];
     let rows = x.numel() / n.max(1);
     if rows == 0 || n == 0 {
@@ -474,7 +481,8 @@ pub fn cumsum(x: &View, dim: usize, out: &View) -> Result<(), String> {
             oo += i * os[d];
         }
         let (mut fa, mut ia) = (0f64, 0i64);
-        for k in 0..n as isize {
+        for step in 0..n as isize {
+            let k = if reverse { n as isize - 1 - step } else { step };
             let xp = x.ptr.wrapping_offset((xo + k * xd) * x.esize() as isize);
             let op = out
                 .ptr
@@ -482,11 +490,23 @@ pub fn cumsum(x: &View, dim: usize, out: &View) -> Result<(), String> {
             // SAFETY: both are elements of the checked views.
             unsafe {
                 if int {
-                    ia = ia.wrapping_add(elem::read_i64(x.dtype, xp));
+                    let v = elem::read_i64(x.dtype, xp);
+                    if !exclusive {
+                        ia = ia.wrapping_add(v);
+                    }
                     elem::write(out.dtype, op, ia);
+                    if exclusive {
+                        ia = ia.wrapping_add(v);
+                    }
                 } else {
-                    fa += elem::read_f64(x.dtype, xp);
+                    let v = elem::read_f64(x.dtype, xp);
+                    if !exclusive {
+                        fa += v;
+                    }
                     elem::write(out.dtype, op, fa);
+                    if exclusive {
+                        fa += v;
+                    }
                 }
             }
         }

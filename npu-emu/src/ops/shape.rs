@@ -77,3 +77,80 @@ pub fn arange(start: f64, step: f64, istart: i64, istep: i64, out: &View) -> Res
     }
     Ok(())
 }
+
+/// Element offset (in elements) of row-major index `i` of a view.
+fn offset_of(v: &View, mut i: usize) -> isize {
+    let mut off = 0isize;
+    for d in (0..v.ndim()).rev() {
+        off += (i % v.shape[d]) as isize * v.strides[d];
+        i /= v.shape[d];
+    }
+    off
+}
+
+fn read_index(v: &View, i: usize) -> i64 {
+    let p = v.ptr.wrapping_offset(offset_of(v, i) * v.esize() as isize);
+    // SAFETY: element i of the checked index view.
+    unsafe { super::elem::read_i64(v.dtype, p) }
+}
+
+/// `out = x.index_select(dim, index)` (`index` 1-D or 0-d; out has `x`'s shape with
+/// `out.shape[dim] = index.numel()`). An index outside `[-n, n)` is an error.
+pub fn index_select(x: &View, dim: usize, index: &View, out: &View) -> Result<(), String> {
+    let n = x.shape[dim] as i64;
+    for k in 0..index.numel() {
+        let mut t = read_index(index, k);
+        if t < -n || t >= n {
+            return Err(format!(
+                "index {t} at position {k} is out of range for dimension {dim} of size {n}"
+            ));
+        }
+        if t < 0 {
+            t += n;
+        }
+        let src = narrow(x, dim, t as usize, 1);
+        let dst = narrow(out, dim, k, 1);
+        iter::copy(&src, &dst)?;
+    }
+    Ok(())
+}
+
+/// `out[i][j]… = x[…index[i][j]… along dim…]` (`torch.gather`): `out` has `index`'s shape.
+pub fn gather(x: &View, dim: usize, index: &View, out: &View) -> Result<(), String> {
+    let n = x.shape[dim] as i64;
+    let es = x.esize() as isize;
+    let oes = out.esize() as isize;
+    for i in 0..index.numel() {
+        let mut t = read_index(index, i);
+        if t < -n || t >= n {
+            return Err(format!(
+                "index {t} at position {i} is out of range for dimension {dim} of size {n}"
+            ));
+        }
+        if t < 0 {
+            t += n;
+        }
+        // the same position in x, with the gathered coordinate along dim
+        let mut rem = i;
+        let mut off = 0isize;
+        for d in (0..index.ndim()).rev() {
+            let c = rem % index.shape[d];
+            rem /= index.shape[d];
+            off += if d == dim { t as isize } else { c as isize } * x.strides[d];
+        }
+        let src = View {
+            ptr: x.ptr.wrapping_offset(off * es),
+            dtype: x.dtype,
+            shape: vec![],
+            strides: vec![],
+        };
+        let dst = View {
+            ptr: out.ptr.wrapping_offset(offset_of(out, i) * oes),
+            dtype: out.dtype,
+            shape: vec![],
+            strides: vec![],
+        };
+        iter::copy(&src, &dst)?;
+    }
+    Ok(())
+}

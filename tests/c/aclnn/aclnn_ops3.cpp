@@ -53,6 +53,38 @@
 #include "aclnnop/aclnn_normal.h"
 #include "aclnnop/aclnn_uniform.h"
 #include "aclnnop/aclnn_bernoulli.h"
+#include "aclnnop/aclnn_clamp.h"
+#include "aclnnop/aclnn_hardtanh.h"
+#include "aclnnop/aclnn_leaky_relu.h"
+#include "aclnnop/aclnn_floor.h"
+#include "aclnnop/aclnn_ceil.h"
+#include "aclnnop/aclnn_round.h"
+#include "aclnnop/aclnn_trunc.h"
+#include "aclnnop/aclnn_sign.h"
+#include "aclnnop/aclnn_square.h"
+#include "aclnnop/aclnn_exp2.h"
+#include "aclnnop/aclnn_log2.h"
+#include "aclnnop/aclnn_log10.h"
+#include "aclnnop/aclnn_log1p.h"
+#include "aclnnop/aclnn_expm1.h"
+#include "aclnnop/aclnn_asin.h"
+#include "aclnnop/aclnn_acos.h"
+#include "aclnnop/aclnn_atan.h"
+#include "aclnnop/aclnn_sinh.h"
+#include "aclnnop/aclnn_cosh.h"
+#include "aclnnop/aclnn_tan.h"
+#include "aclnnop/aclnn_isfinite.h"
+#include "aclnnop/aclnn_remainder.h"
+#include "aclnnop/aclnn_floor_divide.h"
+#include "aclnnop/aclnn_atan2.h"
+#include "aclnnop/aclnn_any.h"
+#include "aclnnop/aclnn_all.h"
+#include "aclnnop/aclnn_prod.h"
+#include "aclnnop/aclnn_cumsum.h"
+#include "aclnnop/aclnn_equal.h"
+#include "aclnnop/aclnn_fill_tensor.h"
+#include "aclnnop/aclnn_index_select.h"
+#include "aclnnop/aclnn_gather.h"
 #include "aclnnop/aclnn_foreach_abs.h"
 #include "aclnnop/aclnn_foreach_acos.h"
 #include "aclnnop/aclnn_foreach_asin.h"
@@ -616,6 +648,187 @@ static void foreach_tests() {
     printf("ok foreach\n");
 }
 
+/* the families beyond the issue's list: clamp, rounding, more math, remainder, floor
+   divide, atan2, any/all/prod/cumsum, equal, fill with a tensor, index select, gather */
+static void extra_tests() {
+    const std::vector<double> A = {1.5, -2.5, 3.25, -0.5, 4.75, -1}, B = {0.5, 2, -1.5, 4, 0.25, 3};
+    const std::vector<double> Q = {0.25, 0.5, 0.75, 0.125, 0.9, 0.3};
+    Dev a = t23(A), b = t23(B), q = t23(Q), o = make({2, 3}, ACL_FLOAT, {}), ob = make({2, 3}, ACL_BOOL, {});
+    aclScalar *lo = fs(-1), *hi = fs(2), *sl = fs(0.1f), *three = fs(3);
+    RUN(S, aclnnClamp, a.t, lo, hi, o.t);
+    compare("Clamp", read(o), map1(A, [](float x) { return std::min(std::max(x, -1.0f), 2.0f); }), 0);
+    RUN(S, aclnnClamp, a.t, nullptr, hi, o.t);
+    compare("Clamp (max only)", read(o), map1(A, [](float x) { return std::min(x, 2.0f); }), 0);
+    RUN(S, aclnnClampMin, a.t, lo, o.t);
+    compare("ClampMin", read(o), map1(A, [](float x) { return std::max(x, -1.0f); }), 0);
+    RUN(S, aclnnClampMax, a.t, hi, o.t);
+    compare("ClampMax", read(o), map1(A, [](float x) { return std::min(x, 2.0f); }), 0);
+    RUN(S, aclnnClampTensor, a.t, b.t, nullptr, o.t);
+    compare("ClampTensor (min)", read(o), map2(A, B, [](float x, float y) { return std::max(x, y); }), 0);
+    RUN(S, aclnnClampMinTensor, a.t, b.t, o.t);
+    compare("ClampMinTensor", read(o), map2(A, B, [](float x, float y) { return std::max(x, y); }), 0);
+    RUN(S, aclnnClampMaxTensor, a.t, b.t, o.t);
+    compare("ClampMaxTensor", read(o), map2(A, B, [](float x, float y) { return std::min(x, y); }), 0);
+    RUN(S, aclnnHardtanh, a.t, lo, hi, o.t);
+    compare("Hardtanh", read(o), map1(A, [](float x) { return std::min(std::max(x, -1.0f), 2.0f); }), 0);
+    RUN(S, aclnnLeakyRelu, a.t, sl, o.t);
+    compare("LeakyRelu", read(o), map1(A, [](float x) { return x > 0 ? x : x * 0.1f; }), 0);
+    {
+        Dev c = t23(A, STRIDED);
+        RUN(S, aclnnInplaceClampMax, c.t, hi);
+        RUN(S, aclnnInplaceClampMinTensor, c.t, b.t);
+        RUN(S, aclnnInplaceClampMaxTensor, c.t, b.t);
+        compare("InplaceClampMax/MinTensor/MaxTensor", read(c), B, 0);
+        RUN(S, aclnnInplaceHardtanh, c.t, lo, hi);
+        RUN(S, aclnnInplaceLeakyRelu, c.t, sl);
+        compare("InplaceHardtanh + InplaceLeakyRelu", read(c), map1(B, [](float x) { float h = std::min(std::max(x, -1.0f), 2.0f); return h > 0 ? h : h * 0.1f; }), 0);
+        release(c);
+    }
+    struct U {
+        const char *n;
+        aclnnStatus (*g)(const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **);
+        aclnnStatus (*r)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+        aclnnStatus (*ig)(aclTensor *, uint64_t *, aclOpExecutor **);
+        aclnnStatus (*ir)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+        F1 f;
+        bool unit; /* inputs in (0, 1) */
+    };
+    typedef aclnnStatus (*IG)(aclTensor *, uint64_t *, aclOpExecutor **);
+    typedef aclnnStatus (*G)(const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **);
+#define UX(name, f, unit) {#name, reinterpret_cast<G>(aclnn##name##GetWorkspaceSize), aclnn##name, reinterpret_cast<IG>(aclnnInplace##name##GetWorkspaceSize), aclnnInplace##name, f, unit}
+    U us[] = {
+        UX(Floor, [](float x) { return std::floor(x); }, false),
+        UX(Ceil, [](float x) { return std::ceil(x); }, false),
+        UX(Round, [](float x) { return std::nearbyint(x); }, false),
+        UX(Trunc, [](float x) { return std::trunc(x); }, false),
+        UX(Exp2, [](float x) { return std::exp2(x); }, false),
+        UX(Log2, [](float x) { return std::log2(x); }, true),
+        UX(Log10, [](float x) { return std::log10(x); }, true),
+        UX(Log1p, [](float x) { return std::log1p(x); }, true),
+        UX(Expm1, [](float x) { return std::expm1(x); }, false),
+        UX(Asin, [](float x) { return std::asin(x); }, true),
+        UX(Acos, [](float x) { return std::acos(x); }, true),
+        UX(Atan, [](float x) { return std::atan(x); }, false),
+        UX(Sinh, [](float x) { return std::sinh(x); }, false),
+        UX(Cosh, [](float x) { return std::cosh(x); }, false),
+        UX(Tan, [](float x) { return std::tan(x); }, true),
+    };
+    for (auto &u : us) {
+        const std::vector<double> &in = u.unit ? Q : A;
+        Dev x = t23(in);
+        uint64_t ws;
+        aclOpExecutor *ex;
+        NN(u.g(x.t, o.t, &ws, &ex));
+        NN(u.r(nullptr, ws, ex, S));
+        CHECK(aclrtSynchronizeStream(S));
+        compare(u.n, read(o), map1(in, u.f), 0);
+        NN(u.ig(x.t, &ws, &ex));
+        NN(u.ir(nullptr, ws, ex, S));
+        CHECK(aclrtSynchronizeStream(S));
+        compare((std::string("Inplace") + u.n).c_str(), read(x), map1(in, u.f), 0);
+        release(x);
+    }
+    RUN(S, aclnnSign, a.t, o.t);
+    compare("Sign", read(o), map1(A, [](float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f; }), 0);
+    RUN(S, aclnnSquare, a.t, o.t);
+    compare("Square", read(o), map1(A, [](float x) { return x * x; }), 0);
+    RUN(S, aclnnRoundDecimals, a.t, 1, o.t);
+    compare("RoundDecimals 1", read(o), map1(A, [](float x) { return std::nearbyint(x * 10.0f) / 10.0f; }), 0);
+    {
+        Dev x = make({3}, ACL_FLOAT, {1, 0, 2});
+        Dev z = make({3}, ACL_FLOAT, {0, 0, 0}), d = make({3}, ACL_FLOAT, {}), bb = make({3}, ACL_BOOL, {});
+        RUN(S, aclnnDiv, x.t, z.t, d.t); /* 1/0 = inf, 0/0 = nan, 2/0 = inf */
+        RUN(S, aclnnIsFinite, d.t, bb.t);
+        compare("IsFinite", read(bb), {0, 0, 0}, 0);
+        RUN(S, aclnnIsFinite, x.t, bb.t);
+        compare("IsFinite (finite)", read(bb), {1, 1, 1}, 0);
+        for (Dev *dd : {&x, &z, &d, &bb}) release(*dd);
+    }
+    /* remainder (sign of the divisor), floor divide, atan2 */
+    auto rem = [](float x, float y) { float r = std::fmod(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; };
+    RUN(S, aclnnRemainderTensorTensor, a.t, b.t, o.t);
+    compare("RemainderTensorTensor", read(o), map2(A, B, rem), 0);
+    RUN(S, aclnnRemainderTensorScalar, a.t, three, o.t);
+    compare("RemainderTensorScalar", read(o), map1(A, [](float x) { float r = std::fmod(x, 3.0f); return (r != 0 && r < 0) ? r + 3.0f : r; }), 0);
+    RUN(S, aclnnRemainderScalarTensor, three, b.t, o.t);
+    compare("RemainderScalarTensor", read(o), map1(B, [](float y) { float r = std::fmod(3.0f, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; }), 0);
+    RUN(S, aclnnFloorDivide, a.t, b.t, o.t);
+    compare("FloorDivide", read(o), map2(A, B, [](float x, float y) { return std::floor(x / y); }), 0);
+    RUN(S, aclnnFloorDivides, a.t, three, o.t);
+    compare("FloorDivides", read(o), map1(A, [](float x) { return std::floor(x / 3.0f); }), 0);
+    RUN(S, aclnnAtan2, a.t, b.t, o.t);
+    compare("Atan2", read(o), map2(A, B, [](float x, float y) { return std::atan2(x, y); }), 0);
+    {
+        Dev c = t23(A, STRIDED);
+        RUN(S, aclnnInplaceRemainderTensorTensor, c.t, b.t);
+        compare("InplaceRemainderTensorTensor", read(c), map2(A, B, rem), 0);
+        auto before = read(c);
+        RUN(S, aclnnInplaceRemainderTensorScalar, c.t, three);
+        compare("InplaceRemainderTensorScalar", read(c), map1(before, [](float x) { float r = std::fmod(x, 3.0f); return (r != 0 && r < 0) ? r + 3.0f : r; }), 0);
+        release(c);
+        c = t23(A, STRIDED);
+        RUN(S, aclnnInplaceFloorDivide, c.t, b.t);
+        compare("InplaceFloorDivide", read(c), map2(A, B, [](float x, float y) { return std::floor(x / y); }), 0);
+        before = read(c);
+        RUN(S, aclnnInplaceFloorDivides, c.t, three);
+        compare("InplaceFloorDivides", read(c), map1(before, [](float x) { return std::floor(x / 3.0f); }), 0);
+        release(c);
+        c = t23(A, STRIDED);
+        RUN(S, aclnnInplaceAtan2, c.t, b.t);
+        compare("InplaceAtan2", read(c), map2(A, B, [](float x, float y) { return std::atan2(x, y); }), 0);
+        release(c);
+    }
+    /* any / all / prod / cumsum */
+    {
+        Dev bx = make({2, 3}, ACL_BOOL, {0, 1, 0, 1, 1, 1}, TRANSPOSED), b2 = make({2}, ACL_BOOL, {}), b0 = make({}, ACL_BOOL, {});
+        int64_t d1 = 1;
+        aclIntArray *dims = aclCreateIntArray(&d1, 1), *all = aclCreateIntArray(nullptr, 0);
+        RUN(S, aclnnAny, bx.t, dims, false, b2.t);
+        compare("Any dim 1", read(b2), {1, 1}, 0);
+        RUN(S, aclnnAll, bx.t, dims, false, b2.t);
+        compare("All dim 1", read(b2), {0, 1}, 0);
+        RUN(S, aclnnAll, bx.t, all, false, b0.t);
+        compare("All", read(b0), {0}, 0);
+        Dev p0 = make({}, ACL_FLOAT, {}), p2 = make({2, 1}, ACL_FLOAT, {}), cs = make({2, 3}, ACL_FLOAT, {});
+        RUN(S, aclnnProd, a.t, ACL_FLOAT, p0.t);
+        double pr = 1;
+        for (double v : A) pr *= v;
+        compare("Prod", read(p0), {pr}, 1e-6);
+        RUN(S, aclnnProdDim, a.t, -1, true, ACL_FLOAT, p2.t);
+        compare("ProdDim keepdim", read(p2), {A[0] * A[1] * A[2], A[3] * A[4] * A[5]}, 1e-6);
+        RUN(S, aclnnCumsum, a.t, 1, ACL_FLOAT, cs.t);
+        compare("Cumsum dim 1", read(cs), {A[0], A[0] + A[1], A[0] + A[1] + A[2], A[3], A[3] + A[4], A[3] + A[4] + A[5]}, 1e-6);
+        RUN(S, aclnnCumsumV2, a.t, 1, true, true, cs.t);
+        compare("CumsumV2 exclusive reverse", read(cs), {A[1] + A[2], A[2], 0, A[4] + A[5], A[5], 0}, 1e-6);
+        aclDestroyIntArray(dims);
+        aclDestroyIntArray(all);
+        for (Dev *d : {&bx, &b2, &b0, &p0, &p2, &cs}) release(*d);
+    }
+    /* equal, fill with a tensor, index select, gather */
+    {
+        Dev e = make({}, ACL_BOOL, {}), a2 = t23(A, STRIDED), a3 = make({3, 2}, ACL_FLOAT, A);
+        RUN(S, aclnnEqual, a.t, a2.t, e.t);
+        compare("Equal (same values, other layout)", read(e), {1}, 0);
+        RUN(S, aclnnEqual, a.t, b.t, e.t);
+        compare("Equal (different values)", read(e), {0}, 0);
+        RUN(S, aclnnEqual, a.t, a3.t, e.t);
+        compare("Equal (different shapes)", read(e), {0}, 0);
+        Dev v = make({}, ACL_FLOAT, {-7});
+        RUN(S, aclnnInplaceFillTensor, a2.t, v.t);
+        compare("InplaceFillTensor", read(a2), std::vector<double>(6, -7.0), 0);
+        Dev idx = make({3}, ACL_INT64, {2, -3, 2}), sel = make({2, 3}, ACL_FLOAT, {});
+        RUN(S, aclnnIndexSelect, a.t, 1, idx.t, sel.t);
+        compare("IndexSelect dim 1", read(sel), {A[2], A[0], A[2], A[5], A[3], A[5]}, 0);
+        Dev gi = make({2, 2}, ACL_INT32, {2, 0, 1, 1}), go = make({2, 2}, ACL_FLOAT, {});
+        RUN(S, aclnnGather, a.t, 1, gi.t, go.t);
+        compare("Gather dim 1", read(go), {A[2], A[0], A[4], A[4]}, 0);
+        for (Dev *d : {&e, &a2, &a3, &v, &idx, &sel, &gi, &go}) release(*d);
+    }
+    for (aclScalar *s : {lo, hi, sl, three}) aclDestroyScalar(s);
+    for (Dev *d : {&a, &b, &q, &o, &ob}) release(*d);
+    printf("ok extras\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -624,6 +837,7 @@ int main() {
     reductions_products();
     random_tensor_forms();
     foreach_tests();
+    extra_tests();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -1,6 +1,7 @@
 //! Activations and their backward forms: `aclnn_relu.h`, `aclnn_threshold_backward.h`,
 //! `aclnn_gelu.h`, `aclnn_gelu_backward.h`, `aclnn_silu.h`, `aclnn_silu_backward.h`,
-//! `aclnn_sigmoid.h`, `aclnn_sigmoid_backward.h`, `aclnn_tanh_backward.h` (Tanh itself is in
+//! `aclnn_sigmoid.h`, `aclnn_sigmoid_backward.h`, `aclnn_tanh_backward.h`, `aclnn_leaky_relu.h`
+//! (Tanh itself is in
 //! `unary`).
 //!
 //! A backward operator is `gradInput = f(gradOutput, x)` elementwise, with `x` the forward
@@ -137,6 +138,55 @@ grad_op!(
     "output",
     Binary::TanhBackward
 );
+
+/// `aclnnLeakyRelu(self, negativeSlope, out)` and its in-place form.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnLeakyReluGetWorkspaceSize(
+    self_: *const c_void,
+    negativeSlope: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnLeakyReluGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let s = a::scalar(negativeSlope, "negativeSlope")?;
+            let o = a::tensor(out, "out")?;
+            super::unary::unary("aclnnLeakyRelu", x, o, FLOATS, Unary::LeakyRelu(s.to_f64()))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceLeakyReluGetWorkspaceSize(
+    selfRef: *mut c_void,
+    negativeSlope: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceLeakyReluGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            let s = a::scalar(negativeSlope, "negativeSlope")?;
+            super::unary::unary(
+                "aclnnInplaceLeakyRelu",
+                x.clone(),
+                x,
+                FLOATS,
+                Unary::LeakyRelu(s.to_f64()),
+            )
+        },
+    )
+}
+
+crate::phase2!(aclnnLeakyRelu, aclnnInplaceLeakyRelu);
 
 crate::phase2!(
     aclnnRelu,

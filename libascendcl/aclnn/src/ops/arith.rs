@@ -1,6 +1,7 @@
 //! Arithmetic: `aclnn_add.h`, `aclnn_sub.h`, `aclnn_rsub.h`, `aclnn_mul.h`, `aclnn_div.h`
 //! (true division and the `mode` forms: 0 none, 1 trunc, 2 floor), `aclnn_maximum.h`,
-//! `aclnn_minimum.h`, `aclnn_pow.h`, `aclnn_pow_tensor_tensor.h`.
+//! `aclnn_minimum.h`, `aclnn_pow.h`, `aclnn_pow_tensor_tensor.h`, `aclnn_remainder.h`
+//! (Python's remainder: the sign of the divisor), `aclnn_floor_divide.h`, `aclnn_atan2.h`.
 //!
 //! Types (the reference's rules): a tensor pair computes in `PromoteType(self, other)`; a
 //! tensor and a scalar compute in the tensor's type when it is floating, else in
@@ -766,4 +767,112 @@ crate::phase2!(
     aclnnPowScalarTensor,
     aclnnPowTensorTensor,
     aclnnInplacePowTensorTensor
+);
+
+// ---- Remainder / FloorDivide / Atan2 ----
+
+tt_op!(
+    aclnnRemainderTensorTensorGetWorkspaceSize,
+    "aclnnRemainderTensorTensor",
+    Binary::Remainder,
+    Typing::Promoted
+);
+ts_op!(
+    aclnnRemainderTensorScalarGetWorkspaceSize,
+    "aclnnRemainderTensorScalar",
+    Binary::Remainder,
+    Typing::Promoted
+);
+inplace_tt_op!(
+    aclnnInplaceRemainderTensorTensorGetWorkspaceSize,
+    "aclnnInplaceRemainderTensorTensor",
+    Binary::Remainder,
+    Typing::Promoted
+);
+inplace_ts_op!(
+    aclnnInplaceRemainderTensorScalarGetWorkspaceSize,
+    "aclnnInplaceRemainderTensorScalar",
+    Binary::Remainder,
+    Typing::Promoted
+);
+tt_op!(
+    aclnnFloorDivideGetWorkspaceSize,
+    "aclnnFloorDivide",
+    Binary::DivFloor,
+    Typing::Promoted
+);
+ts_op!(
+    aclnnFloorDividesGetWorkspaceSize,
+    "aclnnFloorDivides",
+    Binary::DivFloor,
+    Typing::Promoted
+);
+inplace_tt_op!(
+    aclnnInplaceFloorDivideGetWorkspaceSize,
+    "aclnnInplaceFloorDivide",
+    Binary::DivFloor,
+    Typing::Promoted
+);
+inplace_ts_op!(
+    aclnnInplaceFloorDividesGetWorkspaceSize,
+    "aclnnInplaceFloorDivides",
+    Binary::DivFloor,
+    Typing::Promoted
+);
+tt_op!(
+    aclnnAtan2GetWorkspaceSize,
+    "aclnnAtan2",
+    Binary::Atan2,
+    Typing::FloatResult
+);
+inplace_tt_op!(
+    aclnnInplaceAtan2GetWorkspaceSize,
+    "aclnnInplaceAtan2",
+    Binary::Atan2,
+    Typing::FloatResult
+);
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRemainderScalarTensorGetWorkspaceSize(
+    self_: *const c_void,
+    other: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRemainderScalarTensorGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::scalar(self_, "self")?;
+            let y = a::tensor(other, "other")?;
+            let o = a::tensor(out, "out")?;
+            tensor_scalar(
+                "aclnnRemainderScalarTensor",
+                y,
+                s,
+                o,
+                ALL_NUM,
+                Binary::Remainder,
+                None,
+                Typing::Promoted,
+                true,
+            )
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnRemainderTensorTensor,
+    aclnnRemainderTensorScalar,
+    aclnnRemainderScalarTensor,
+    aclnnInplaceRemainderTensorTensor,
+    aclnnInplaceRemainderTensorScalar,
+    aclnnFloorDivide,
+    aclnnFloorDivides,
+    aclnnInplaceFloorDivide,
+    aclnnInplaceFloorDivides,
+    aclnnAtan2,
+    aclnnInplaceAtan2
 );

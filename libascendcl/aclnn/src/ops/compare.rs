@@ -1,7 +1,7 @@
 //! Comparisons, logical operators and selection: `aclnn_{eq,ne,gt,ge,lt,le}_{tensor,scalar}.h`
 //! (with the in-place forms, which store 1/0 in `selfRef`'s type), `aclnn_logical_and.h`,
 //! `aclnn_logical_or.h`, `aclnn_logical_xor.h`, `aclnn_s_where.h`,
-//! `aclnn_masked_fill_scalar.h`, `aclnn_masked_fill_tensor.h`.
+//! `aclnn_masked_fill_scalar.h`, `aclnn_masked_fill_tensor.h`, `aclnn_equal.h`.
 //!
 //! Comparisons compute in the promoted type of their operands (a scalar promotes as in the
 //! arithmetic family) and write bool, or anything bool casts to.
@@ -342,6 +342,65 @@ pub unsafe extern "C" fn aclnnInplaceMaskedFillTensorGetWorkspaceSize(
         },
     )
 }
+
+/// `aclnnEqual(self, other, out)`: one bool, true when the shapes and every element are
+/// equal (`torch.equal`).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnEqualGetWorkspaceSize(
+    self_: *const c_void,
+    other: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnEqualGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let y = a::tensor(other, "other")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, ALL_NUM)?;
+            a::dtype_in(&y, ALL_NUM)?;
+            a::dtype_in(&o, &[DType::Bool])?;
+            if o.numel() != 1 {
+                return Err(NnError::invalid(format!(
+                    "out must hold one element, but its shape is {:?}",
+                    o.shape()
+                )));
+            }
+            let same_shape = x.shape() == y.shape();
+            let p = a::promote(x.dtype(), "self", y.dtype(), "other")?;
+            let mut l = Launch::new("aclnnEqual");
+            l.input(&x);
+            l.input(&y);
+            l.output(&o);
+            l.finish(move |v, _| {
+                let o = npu_emu::ops::View {
+                    shape: vec![],
+                    strides: vec![],
+                    ..v[2].clone()
+                };
+                if !same_shape {
+                    return npu_emu::ops::iter::fill::<bool>(&o, false);
+                }
+                let eq = npu_emu::ops::view::Scratch::new(DType::Bool, &v[0].shape);
+                math::binary(Binary::Eq, &v[0], &v[1], &eq.view, p)?;
+                let dims: Vec<usize> = (0..v[0].ndim()).collect();
+                npu_emu::ops::reduce::reduce(
+                    npu_emu::ops::reduce::Reduce::All,
+                    &eq.view,
+                    &dims,
+                    &o,
+                    true,
+                )
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnEqual);
 
 crate::phase2!(
     aclnnEqTensor,

@@ -1,5 +1,6 @@
 //! Fill and copy: `aclnn_zero.h`, `aclnn_ones.h`, `aclnn_fill_scalar.h`, `aclnn_copy.h`,
-//! `aclnn_cast.h`, `aclnn_cat.h`, `aclnn_constant_pad_nd.h`, `aclnn_arange.h`.
+//! `aclnn_cast.h`, `aclnn_cat.h`, `aclnn_constant_pad_nd.h`, `aclnn_arange.h`,
+//! `aclnn_fill_tensor.h`.
 //!
 //! InplaceCopy copies any strides into any strides, broadcasting `src` to `selfRef`, with a
 //! dtype conversion (one rounding). Cast is the same with an explicit target type that
@@ -303,6 +304,46 @@ pub unsafe extern "C" fn aclnnArangeGetWorkspaceSize(
         },
     )
 }
+
+/// `aclnnInplaceFillTensor(selfRef, value)`: fill with a one-element device tensor.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceFillTensorGetWorkspaceSize(
+    selfRef: *mut c_void,
+    value: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceFillTensorGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            let v = a::tensor(value, "value")?;
+            a::dtype_in(&x, ALL_NUM_ALL)?;
+            a::dtype_in(&v, ALL_NUM_ALL)?;
+            if v.numel() != 1 || v.ndim() > 1 {
+                return Err(NnError::invalid(format!(
+                    "value must be a 0-d (or one-element 1-D) tensor, but its shape is {:?}",
+                    v.shape()
+                )));
+            }
+            let mut l = Launch::new("aclnnInplaceFillTensor");
+            l.input(&v);
+            l.output(&x);
+            l.finish(move |vs, _| {
+                let s = npu_emu::ops::View {
+                    shape: vec![],
+                    strides: vec![],
+                    ..vs[0].clone()
+                };
+                iter::copy(&s, &vs[1])
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnInplaceFillTensor);
 
 crate::phase2!(
     aclnnInplaceZero,

@@ -19,9 +19,11 @@ pub mod launch;
 
 pub mod activation;
 pub mod arith;
+pub mod clamp;
 pub mod compare;
 pub mod fill;
 pub mod foreach;
+pub mod index;
 pub mod loss;
 pub mod matmul;
 pub mod nn;

@@ -1,6 +1,7 @@
 //! Reductions: `aclnn_reduce_sum.h`, `aclnn_mean.h` (Mean, MeanV2), `aclnn_amax.h`,
 //! `aclnn_amin.h`, `aclnn_max.h`, `aclnn_min.h`, `aclnn_max_dim.h`, `aclnn_min_dim.h`,
-//! `aclnn_argmax.h`, `aclnn_argmin.h`, `aclnn_linalg_vector_norm.h`.
+//! `aclnn_argmax.h`, `aclnn_argmin.h`, `aclnn_linalg_vector_norm.h`, `aclnn_any.h`,
+//! `aclnn_all.h`, `aclnn_prod.h`, `aclnn_cumsum.h` (Cumsum, CumsumV2 with exclusive/reverse).
 //!
 //! `dim` lists may be negative; an empty list reduces every dimension. `out` has the kept
 //! shape, or the input rank with 1 for each reduced dimension when `keepDim`. The `dtype`
@@ -372,6 +373,181 @@ pub unsafe extern "C" fn aclnnLinalgVectorNormGetWorkspaceSize(
         },
     )
 }
+
+macro_rules! any_all {
+    ($get:ident, $api:literal, $op:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            self_: *const c_void,
+            dim: *const c_void,
+            keepdim: bool,
+            out: *mut c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut c_void,
+        ) -> i32 {
+            phase1(stringify!($get), workspaceSize, executor, || {
+                let x = a::tensor(self_, "self")?;
+                let d = a::int_array(dim, "dim")?;
+                let o = a::tensor(out, "out")?;
+                a::dtype_in(&o, &[DType::Bool, DType::U8])?;
+                reduce_op($api, x, d, keepdim, None, o, $op, ALL_NUM)
+            })
+        }
+    };
+}
+any_all!(aclnnAnyGetWorkspaceSize, "aclnnAny", Reduce::Any);
+any_all!(aclnnAllGetWorkspaceSize, "aclnnAll", Reduce::All);
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnProdGetWorkspaceSize(
+    self_: *const c_void,
+    dtype: i32,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnProdGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let o = a::tensor(out, "out")?;
+        reduce_op(
+            "aclnnProd",
+            x,
+            vec![],
+            false,
+            Some(dtype),
+            o,
+            Reduce::Prod,
+            ALL_NUM,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnProdDimGetWorkspaceSize(
+    self_: *const c_void,
+    dim: i64,
+    keepDim: bool,
+    dtype: i32,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnProdDimGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            if x.ndim() == 0 {
+                return reduce_op(
+                    "aclnnProdDim",
+                    x,
+                    vec![],
+                    keepDim,
+                    Some(dtype),
+                    o,
+                    Reduce::Prod,
+                    ALL_NUM,
+                );
+            }
+            reduce_op(
+                "aclnnProdDim",
+                x,
+                vec![dim],
+                keepDim,
+                Some(dtype),
+                o,
+                Reduce::Prod,
+                ALL_NUM,
+            )
+        },
+    )
+}
+
+fn cumsum_op(
+    api: &'static str,
+    x: T,
+    dim: i64,
+    dtype: Option<i32>,
+    exclusive: bool,
+    reverse: bool,
+    o: T,
+) -> NnResult<Built> {
+    a::dtype_in(&x, ALL_NUM)?;
+    if let Some(d) = dtype {
+        let d = a::dtype(d, "dtype")?;
+        if d != o.dtype() {
+            return Err(NnError::invalid(format!(
+                "dtype is {d} but out has data type {}; they must be the same",
+                o.dtype()
+            )));
+        }
+    }
+    let d = a::dim(dim, x.ndim(), "dim")?;
+    a::same_shape(&o, x.shape())?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&o);
+    l.finish(move |v, _| {
+        if v[0].ndim() == 0 {
+            return npu_emu::ops::iter::copy(&v[0], &v[1]);
+        }
+        reduce::cumsum(&v[0], d, exclusive, reverse, &v[1])
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnCumsumGetWorkspaceSize(
+    self_: *const c_void,
+    dim: i64,
+    dtype: i32,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnCumsumGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            cumsum_op("aclnnCumsum", x, dim, Some(dtype), false, false, o)
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnCumsumV2GetWorkspaceSize(
+    self_: *const c_void,
+    dim: i64,
+    exclusive: bool,
+    reverse: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnCumsumV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            cumsum_op("aclnnCumsumV2", x, dim, None, exclusive, reverse, o)
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnAny,
+    aclnnAll,
+    aclnnProd,
+    aclnnProdDim,
+    aclnnCumsum,
+    aclnnCumsumV2
+);
 
 crate::phase2!(
     aclnnReduceSum,

@@ -1,6 +1,10 @@
 //! Unary math: `aclnn_neg.h`, `aclnn_abs.h`, `aclnn_exp.h`, `aclnn_log.h`, `aclnn_sqrt.h`,
 //! `aclnn_rsqrt.h`, `aclnn_reciprocal.h`, `aclnn_sin.h`, `aclnn_cos.h`, `aclnn_tanh.h`,
-//! `aclnn_erf.h`, `aclnn_logical_not.h`, and the in-place forms.
+//! `aclnn_erf.h`, `aclnn_logical_not.h`, `aclnn_floor.h`, `aclnn_ceil.h`, `aclnn_round.h`
+//! (with RoundDecimals), `aclnn_trunc.h`, `aclnn_sign.h`, `aclnn_square.h`, `aclnn_exp2.h`,
+//! `aclnn_log2.h`, `aclnn_log10.h`, `aclnn_log1p.h`, `aclnn_expm1.h`, `aclnn_asin.h`,
+//! `aclnn_acos.h`, `aclnn_atan.h`, `aclnn_sinh.h`, `aclnn_cosh.h`, `aclnn_tan.h`,
+//! `aclnn_isfinite.h`, and the in-place forms.
 //!
 //! Floating functions of an integer or bool tensor compute in float32 (the output must then
 //! be floating); the others compute in the input's type. Shapes of `self` and `out` match.
@@ -26,11 +30,7 @@ pub(crate) fn unary(
     } else {
         x.dtype()
     };
-    let rt = if op == Unary::LogicalNot {
-        DType::Bool
-    } else {
-        ct
-    };
+    let rt = if op.is_predicate() { DType::Bool } else { ct };
     a::castable(rt, &out)?;
     a::same_shape(&out, x.shape())?;
     let mut l = Launch::new(api);
@@ -162,6 +162,251 @@ unary_ops!(
     "aclnnInplaceLogicalNot",
     ALL_NUM,
     Unary::LogicalNot
+);
+
+unary_ops!(
+    aclnnFloorGetWorkspaceSize,
+    "aclnnFloor",
+    aclnnInplaceFloorGetWorkspaceSize,
+    "aclnnInplaceFloor",
+    ALL_NUM,
+    Unary::Floor
+);
+unary_ops!(
+    aclnnCeilGetWorkspaceSize,
+    "aclnnCeil",
+    aclnnInplaceCeilGetWorkspaceSize,
+    "aclnnInplaceCeil",
+    ALL_NUM,
+    Unary::Ceil
+);
+unary_ops!(
+    aclnnRoundGetWorkspaceSize,
+    "aclnnRound",
+    aclnnInplaceRoundGetWorkspaceSize,
+    "aclnnInplaceRound",
+    ALL_NUM,
+    Unary::Round
+);
+unary_ops!(
+    aclnnTruncGetWorkspaceSize,
+    "aclnnTrunc",
+    aclnnInplaceTruncGetWorkspaceSize,
+    "aclnnInplaceTrunc",
+    ALL_NUM,
+    Unary::Trunc
+);
+unary_ops!(
+    aclnnSquareGetWorkspaceSize,
+    "aclnnSquare",
+    ALL_NUM,
+    Unary::Square
+);
+unary_ops!(
+    aclnnExp2GetWorkspaceSize,
+    "aclnnExp2",
+    aclnnInplaceExp2GetWorkspaceSize,
+    "aclnnInplaceExp2",
+    ALL_NUM,
+    Unary::Exp2
+);
+unary_ops!(
+    aclnnLog2GetWorkspaceSize,
+    "aclnnLog2",
+    aclnnInplaceLog2GetWorkspaceSize,
+    "aclnnInplaceLog2",
+    ALL_NUM,
+    Unary::Log2
+);
+unary_ops!(
+    aclnnLog10GetWorkspaceSize,
+    "aclnnLog10",
+    aclnnInplaceLog10GetWorkspaceSize,
+    "aclnnInplaceLog10",
+    ALL_NUM,
+    Unary::Log10
+);
+unary_ops!(
+    aclnnLog1pGetWorkspaceSize,
+    "aclnnLog1p",
+    aclnnInplaceLog1pGetWorkspaceSize,
+    "aclnnInplaceLog1p",
+    ALL_NUM,
+    Unary::Log1p
+);
+unary_ops!(
+    aclnnExpm1GetWorkspaceSize,
+    "aclnnExpm1",
+    aclnnInplaceExpm1GetWorkspaceSize,
+    "aclnnInplaceExpm1",
+    ALL_NUM,
+    Unary::Expm1
+);
+unary_ops!(
+    aclnnAsinGetWorkspaceSize,
+    "aclnnAsin",
+    aclnnInplaceAsinGetWorkspaceSize,
+    "aclnnInplaceAsin",
+    ALL_NUM,
+    Unary::Asin
+);
+unary_ops!(
+    aclnnAcosGetWorkspaceSize,
+    "aclnnAcos",
+    aclnnInplaceAcosGetWorkspaceSize,
+    "aclnnInplaceAcos",
+    ALL_NUM,
+    Unary::Acos
+);
+unary_ops!(
+    aclnnAtanGetWorkspaceSize,
+    "aclnnAtan",
+    aclnnInplaceAtanGetWorkspaceSize,
+    "aclnnInplaceAtan",
+    ALL_NUM,
+    Unary::Atan
+);
+unary_ops!(
+    aclnnSinhGetWorkspaceSize,
+    "aclnnSinh",
+    aclnnInplaceSinhGetWorkspaceSize,
+    "aclnnInplaceSinh",
+    ALL_NUM,
+    Unary::Sinh
+);
+unary_ops!(
+    aclnnCoshGetWorkspaceSize,
+    "aclnnCosh",
+    aclnnInplaceCoshGetWorkspaceSize,
+    "aclnnInplaceCosh",
+    ALL_NUM,
+    Unary::Cosh
+);
+unary_ops!(
+    aclnnTanGetWorkspaceSize,
+    "aclnnTan",
+    aclnnInplaceTanGetWorkspaceSize,
+    "aclnnInplaceTan",
+    ALL_NUM,
+    Unary::Tan
+);
+unary_ops!(
+    aclnnIsFiniteGetWorkspaceSize,
+    "aclnnIsFinite",
+    ALL_NUM,
+    Unary::IsFinite
+);
+
+/// `aclnnSign(self, result)` (CANN names the output `result`).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSignGetWorkspaceSize(
+    self_: *const std::ffi::c_void,
+    result: *mut std::ffi::c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut std::ffi::c_void,
+) -> i32 {
+    super::launch::phase1("aclnnSignGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let o = a::tensor(result, "result")?;
+        unary("aclnnSign", x, o, ALL_NUM, Unary::Sign)
+    })
+}
+
+fn round_decimals(d: i64) -> NnResult<Unary> {
+    if d.abs() > 300 {
+        return Err(crate::status::NnError::invalid(format!(
+            "decimals {d} is out of range [-300, 300]"
+        )));
+    }
+    Ok(Unary::RoundDecimals(d as i32))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRoundDecimalsGetWorkspaceSize(
+    self_: *const std::ffi::c_void,
+    decimals: i64,
+    out: *mut std::ffi::c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut std::ffi::c_void,
+) -> i32 {
+    super::launch::phase1(
+        "aclnnRoundDecimalsGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            unary(
+                "aclnnRoundDecimals",
+                x,
+                o,
+                ALL_NUM,
+                round_decimals(decimals)?,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceRoundDecimalsGetWorkspaceSize(
+    selfRef: *mut std::ffi::c_void,
+    decimals: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut std::ffi::c_void,
+) -> i32 {
+    super::launch::phase1(
+        "aclnnInplaceRoundDecimalsGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            unary(
+                "aclnnInplaceRoundDecimals",
+                x.clone(),
+                x,
+                ALL_NUM,
+                round_decimals(decimals)?,
+            )
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnFloor,
+    aclnnInplaceFloor,
+    aclnnCeil,
+    aclnnInplaceCeil,
+    aclnnRound,
+    aclnnInplaceRound,
+    aclnnRoundDecimals,
+    aclnnInplaceRoundDecimals,
+    aclnnTrunc,
+    aclnnInplaceTrunc,
+    aclnnSquare,
+    aclnnExp2,
+    aclnnInplaceExp2,
+    aclnnLog2,
+    aclnnInplaceLog2,
+    aclnnLog10,
+    aclnnInplaceLog10,
+    aclnnLog1p,
+    aclnnInplaceLog1p,
+    aclnnExpm1,
+    aclnnInplaceExpm1,
+    aclnnAsin,
+    aclnnInplaceAsin,
+    aclnnAcos,
+    aclnnInplaceAcos,
+    aclnnAtan,
+    aclnnInplaceAtan,
+    aclnnSinh,
+    aclnnInplaceSinh,
+    aclnnCosh,
+    aclnnInplaceCosh,
+    aclnnTan,
+    aclnnInplaceTan,
+    aclnnIsFinite,
+    aclnnSign
 );
 
 crate::phase2!(
