@@ -123,6 +123,40 @@ int main() {
         aclDestroyTensorList(x1);
         aclDestroyTensorList(x2);
     }
+    /* a repeatable Foreach executor retargeted tensor by tensor in its lists */
+    {
+        Dev p0 = make({3}, ACL_FLOAT, {1, 2, 3}), p1 = make({2}, ACL_FLOAT, {10, 20});
+        Dev g0 = make({3}, ACL_FLOAT, {1, 1, 1}), g1 = make({2}, ACL_FLOAT, {1, 1});
+        Dev q1 = make({2}, ACL_FLOAT, {100, 200});
+        const aclTensor *ps[] = {p0.t, p1.t}, *gs[] = {g0.t, g1.t};
+        aclTensorList *lp = aclCreateTensorList(ps, 2), *lg = aclCreateTensorList(gs, 2);
+        NN(aclnnForeachAddListV2GetWorkspaceSize(lp, lg, alpha, lp, &ws, &ex));
+        NN(aclSetAclOpExecutorRepeatable(ex));
+        NN(aclnnForeachAddListV2(nullptr, 0, ex, s));
+        CHECK(aclrtSynchronizeStream(s));
+        compare("ForeachAddListV2 repeatable (1)", read(p1), {11, 21}, 0);
+        /* input list 0 (x1), tensor 1 -> q1's memory; output list 0 tensor 1 likewise */
+        NN(aclSetDynamicInputTensorAddr(ex, 0, 1, lp, q1.mem));
+        NN(aclSetDynamicOutputTensorAddr(ex, 0, 1, lp, q1.mem));
+        NN(aclnnForeachAddListV2(nullptr, 0, ex, s));
+        CHECK(aclrtSynchronizeStream(s));
+        compare("ForeachAddListV2 retargeted list tensor", read(q1), {101, 201}, 0);
+        compare("ForeachAddListV2 retargeted: tensor 0 ran again", read(p0), {3, 4, 5}, 0);
+        EXPECT_NN(aclSetDynamicInputTensorAddr(ex, 0, 5, lp, q1.mem), ACLNN_ERR_PARAM_INVALID, "relativeIndex 5 is out of the tensor list's size 2");
+        EXPECT_NN(aclSetDynamicInputTensorAddr(ex, 7, 0, lp, q1.mem), ACLNN_ERR_PARAM_INVALID, "irIndex 7 is out of range: the aclnnForeachAddListV2 executor has 2 input argument(s)");
+        NN(aclDestroyAclOpExecutor(ex));
+        /* a single-tensor argument is not a list */
+        NN(aclnnAddGetWorkspaceSize(a.t, b.t, alpha, o.t, &ws, &ex));
+        EXPECT_NN(aclSetDynamicInputTensorAddr(ex, 0, 0, lp, q1.mem), ACLNN_ERR_PARAM_INVALID, "irIndex 0 of the aclnnAdd executor is a single tensor, not a tensor list");
+        NN(aclDestroyAclOpExecutor(ex));
+        aclDestroyTensorList(lp);
+        aclDestroyTensorList(lg);
+        for (Dev *d : {&p0, &p1, &g0, &g1}) {
+            aclrtFree(d->mem);
+            d->t = nullptr;
+        }
+        release(q1);
+    }
     /* a task failure (target out of range) surfaces at synchronize with the operator's name */
     {
         Dev logp = make({2, 3}, ACL_FLOAT, {-1, -2, -3, -1, -2, -3}), tg = make({2}, ACL_INT64, {0, 5});

@@ -30,6 +30,10 @@ pub type KernelFn = dyn Fn(&[View], &mut [u8]) -> Result<(), String> + Send + Sy
 pub struct Kernel {
     pub layouts: Vec<Layout>,
     pub ninputs: usize,
+    /// The operator's arguments as added: (first slot, count, is a tensor list), inputs and
+    /// outputs separately (the IR indices of `aclSetDynamic*TensorAddr`).
+    pub in_groups: Vec<(usize, usize, bool)>,
+    pub out_groups: Vec<(usize, usize, bool)>,
     pub run: Box<KernelFn>,
 }
 
@@ -47,6 +51,8 @@ pub struct Launch {
     pub api: &'static str,
     ins: Vec<T>,
     outs: Vec<T>,
+    in_groups: Vec<(usize, usize, bool)>,
+    out_groups: Vec<(usize, usize, bool)>,
     workspace: u64,
 }
 
@@ -56,12 +62,15 @@ impl Launch {
             api,
             ins: Vec::new(),
             outs: Vec::new(),
+            in_groups: Vec::new(),
+            out_groups: Vec::new(),
             workspace: 0,
         }
     }
 
     /// Add an input tensor; its view is `views[index]` in the kernel.
     pub fn input(&mut self, t: &T) -> usize {
+        self.in_groups.push((self.ins.len(), 1, false));
         self.ins.push(t.clone());
         self.ins.len() - 1
     }
@@ -69,12 +78,14 @@ impl Launch {
     /// Add inputs; returns the index of the first.
     pub fn inputs(&mut self, ts: &[T]) -> usize {
         let first = self.ins.len();
+        self.in_groups.push((first, ts.len(), true));
         self.ins.extend(ts.iter().cloned());
         first
     }
 
     /// Add an output tensor; its view is `views[ninputs + index]`. Call after all inputs.
     pub fn output(&mut self, t: &T) -> usize {
+        self.out_groups.push((self.outs.len(), 1, false));
         self.outs.push(t.clone());
         self.ins.len() + self.outs.len() - 1
     }
@@ -82,6 +93,7 @@ impl Launch {
     /// Add outputs; returns the view index of the first.
     pub fn outputs(&mut self, ts: &[T]) -> usize {
         let first = self.ins.len() + self.outs.len();
+        self.out_groups.push((self.outs.len(), ts.len(), true));
         self.outs.extend(ts.iter().cloned());
         first
     }
@@ -111,6 +123,8 @@ impl Launch {
                 })
                 .collect(),
             ninputs: self.ins.len(),
+            in_groups: self.in_groups,
+            out_groups: self.out_groups,
             run: Box::new(kernel),
         };
         Ok(Built(Executor {
