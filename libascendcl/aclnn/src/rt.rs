@@ -125,7 +125,7 @@ impl Rt {
     pub unsafe fn enqueue(&self, stream: *mut c_void, task: RtTask) -> NnResult<()> {
         let r = unsafe { (self.api.enqueue)(stream, task) };
         if r != 0 {
-            return Err(self.fail(r, "enqueueing the conversion on the stream"));
+            return Err(self.fail(r, "enqueueing the task on the stream"));
         }
         Ok(())
     }

@@ -83,7 +83,7 @@ int main() {
         int64_t sh[] = {2, 3}, st[] = {3, 1};
         aclTensor *h = aclCreateTensor(sh, 2, ACL_FLOAT, st, 0, ACL_FORMAT_ND, sh, 2, host);
         NN(aclnnMulGetWorkspaceSize(h, b.t, o.t, &ws, &ex));
-        EXPECT_NN(aclnnMul(nullptr, 0, ex, s), ACLNN_ERR_PARAM_INVALID, "aclnnMul: input tensor 0 data");
+        EXPECT_NN(aclnnMul(nullptr, 0, ex, s), ACLNN_ERR_PARAM_INVALID, "aclnnMul: input self (tensor 0) data");
         aclDestroyTensor(h);
     }
     /* stream order: an operator after an async copy on the same stream reads the copy */

@@ -29,6 +29,8 @@ pub type KernelFn = dyn Fn(&[View], &mut [u8]) -> Result<(), String> + Send + Sy
 /// kernel.
 pub struct Kernel {
     pub layouts: Vec<Layout>,
+    /// The argument name of each tensor (`self`, `x1`, …), for messages.
+    pub names: Vec<&'static str>,
     pub ninputs: usize,
     /// The operator's arguments as added: (first slot, count, is a tensor list), inputs and
     /// outputs separately (the IR indices of `aclSetDynamic*TensorAddr`).
@@ -122,6 +124,7 @@ impl Launch {
                     ..t.layout.clone()
                 })
                 .collect(),
+            names: self.ins.iter().chain(&self.outs).map(|t| t.arg).collect(),
             ninputs: self.ins.len(),
             in_groups: self.in_groups,
             out_groups: self.out_groups,
@@ -208,7 +211,7 @@ impl Prepared {
 /// Check every tensor's device range and build the views (phase 2, calling thread).
 pub fn prepare(
     rt: &Rt,
-    api: &'static str,
+    _api: &'static str,
     kernel: Arc<Kernel>,
     inputs: &[Io],
     outputs: &[Io],
@@ -228,9 +231,13 @@ pub fn prepare(
             std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8
         } else {
             let what = if i < kernel.ninputs {
-                format!("{api}: input tensor {i} data")
+                format!("input {} (tensor {i}) data", kernel.names[i])
             } else {
-                format!("{api}: output tensor {} data", i - kernel.ninputs)
+                format!(
+                    "output {} (tensor {}) data",
+                    kernel.names[i],
+                    i - kernel.ninputs
+                )
             };
             let start = (data as isize + lo * es) as u64;
             let len = ((hi - lo) * es) as u64;
@@ -240,7 +247,7 @@ pub fn prepare(
         views.push(l.view_at(ptr));
     }
     Ok(Prepared {
-        api,
+        api: _api,
         kernel,
         views,
         workspace: workspace.unwrap_or((std::ptr::null_mut(), 0)),
