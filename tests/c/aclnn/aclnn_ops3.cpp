@@ -53,6 +53,8 @@
 #include "aclnnop/aclnn_normal.h"
 #include "aclnnop/aclnn_uniform.h"
 #include "aclnnop/aclnn_bernoulli.h"
+#include "aclnnop/aclnn_trans_matmul_weight.h"
+#include "aclnnop/aclnn_mm.h"
 #include "aclnnop/aclnn_clamp.h"
 #include "aclnnop/aclnn_hardtanh.h"
 #include "aclnnop/aclnn_leaky_relu.h"
@@ -355,6 +357,46 @@ static void reductions_products() {
     compare("AddmmWeightNz (ND weight)", read(o2), std::vector<double>(w2.begin(), w2.begin() + 6), 1e-5);
     aclDestroyScalar(one);
     aclDestroyScalar(two);
+    /* a weight converted to FRACTAL_NZ by aclnnTransMatmulWeight (odd K and N: padded) feeds
+       MatmulWeightNz; a plain product refuses it */
+    {
+        int M = 3, K = 37, N = 21;
+        auto vx = values(M * K, ACL_FLOAT16, 91), vw = values(K * N, ACL_FLOAT16, 92);
+        Dev x16 = make({M, K}, ACL_FLOAT16, vx), w16 = make({K, N}, ACL_FLOAT16, vw), o16 = make({M, N}, ACL_FLOAT16, {});
+        /* the private copy needs the padded size: reallocate the weight big enough */
+        uint64_t nzsize = 0;
+        int64_t wshape[] = {K, N};
+        aclIntArray *wsa = aclCreateIntArray(wshape, 2);
+        NN(aclnnCalculateMatmulWeightSizeV2(wsa, ACL_FLOAT16, &nzsize));
+        void *big = nullptr;
+        CHECK(aclrtMalloc(&big, nzsize * 2, ACL_MEM_MALLOC_HUGE_FIRST));
+        CHECK(aclrtMemcpy(big, nzsize * 2, w16.mem, static_cast<size_t>(K * N) * 2, ACL_MEMCPY_DEVICE_TO_DEVICE));
+        NN(aclSetRawTensorAddr(w16.t, big));
+        RUN(S, aclnnTransMatmulWeight, w16.t);
+        RUN(S, aclnnMatmulWeightNz, x16.t, w16.t, o16.t, 1);
+        std::vector<double> want(static_cast<size_t>(M * N));
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double acc = 0;
+                for (int k = 0; k < K; k++) acc += vx[static_cast<size_t>(i * K + k)] * vw[static_cast<size_t>(k * N + j)];
+                want[static_cast<size_t>(i * N + j)] = as_type(acc, ACL_FLOAT16);
+            }
+        compare("MatmulWeightNz (weight from aclnnTransMatmulWeight)", read(o16), want, 1e-2);
+        uint64_t ws = 0;
+        aclOpExecutor *ex = nullptr;
+        aclnnStatus st = aclnnMmGetWorkspaceSize(x16.t, w16.t, o16.t, 1, &ws, &ex);
+        const char *m = aclGetRecentErrMsg();
+        g_checks++;
+        if (st != ACLNN_ERR_PARAM_INVALID || m == nullptr || strstr(m, "mat2 is stored in format FRACTAL_NZ") == nullptr) {
+            printf("FAIL Mm with an NZ weight: %d %s\n", static_cast<int>(st), m ? m : "");
+            g_fail++;
+        }
+        aclDestroyIntArray(wsa);
+        aclrtFree(big);
+        release(x16);
+        release(w16);
+        release(o16);
+    }
     /* FastLayerNorm and LayerNormWithImplMode give LayerNorm's result */
     Dev x2 = make({2, 3}, ACL_FLOAT, {1, 2, 3, 4, 6, 8}), y = make({2, 3}, ACL_FLOAT, {});
     int64_t ns = 3;

@@ -68,12 +68,14 @@ fn to_t(t: &objects::Tensor, arg: &'static str) -> NnResult<T> {
             npu_emu::formats::dtype_name(t.dtype)
         ))
     })?;
-    if !PLAIN_FORMATS.contains(&t.format) {
-        return Err(NnError::invalid(format!(
-            "{arg} has format {}; operators take ND (or another plain format): convert private \
-             formats with aclnnNpuFormatCast first",
-            crate::format_cast::format_name(t.format)
-        )));
+    for f in [t.format, t.storage_format] {
+        if !PLAIN_FORMATS.contains(&f) {
+            return Err(NnError::invalid(format!(
+                "{arg} is stored in format {}; this operator takes ND (or another plain \
+                 format): convert private formats with aclnnNpuFormatCast first",
+                crate::format_cast::format_name(f)
+            )));
+        }
     }
     if t.strides.len() != t.view_shape.len() {
         return Err(NnError::invalid(format!(
@@ -120,6 +122,72 @@ pub fn tensor(h: *const c_void, arg: &'static str) -> NnResult<T> {
     }
     let t = objects::tensor(h as usize, arg)?;
     to_t(&t, arg)
+}
+
+/// A weight that may be stored in FRACTAL_NZ (the `…WeightNz` products): the logical view
+/// (for the checks), and for an NZ weight the storage as a flat tensor plus the plan that
+/// converts it back to ND.
+pub struct Weight {
+    pub logical: T,
+    pub nz: Option<(T, std::sync::Arc<npu_emu::formats::Plan>)>,
+}
+
+/// A required weight argument, plain or in FRACTAL_NZ (as `aclnnTransMatmulWeight` or
+/// `aclnnNpuFormatCast` leave it: C0 by either rule, the one the storage shape matches).
+pub fn weight(h: *const c_void, arg: &'static str) -> NnResult<Weight> {
+    use npu_emu::formats::{self, C0Rule, Request, FORMAT_FRACTAL_NZ, FORMAT_ND};
+    if h.is_null() {
+        return Err(NnError::nullptr(format!("{arg} is nullptr")));
+    }
+    let t = objects::tensor(h as usize, arg)?;
+    if t.storage_format != FORMAT_FRACTAL_NZ && t.format != FORMAT_FRACTAL_NZ {
+        return Ok(Weight {
+            logical: to_t(&t, arg)?,
+            nz: None,
+        });
+    }
+    let mut plain = t.clone();
+    plain.format = FORMAT_ND;
+    plain.storage_format = FORMAT_ND;
+    plain.strides = crate::meta::contiguous_strides(&t.view_shape);
+    let logical = to_t(&plain, arg)?;
+    let mut last = String::new();
+    for rule in [C0Rule::Ge, C0Rule::Aclnn] {
+        match formats::plan(&Request {
+            src_format: FORMAT_FRACTAL_NZ,
+            src_shape: &t.storage_shape,
+            dst_format: FORMAT_ND,
+            dst_shape: Some(&t.view_shape),
+            dtype: t.dtype,
+            groups: 1,
+            rule,
+        }) {
+            Ok(plan) => {
+                let elems = plan.src_bytes() / logical.dtype().size();
+                let storage = T {
+                    arg,
+                    layout: Layout {
+                        dtype: logical.dtype(),
+                        shape: vec![elems],
+                        strides: vec![1],
+                        offset: t.offset as isize,
+                    },
+                    addr: t.addr,
+                    format: FORMAT_ND,
+                };
+                return Ok(Weight {
+                    logical,
+                    nz: Some((storage, std::sync::Arc::new(plan))),
+                });
+            }
+            Err(e) => last = e.message,
+        }
+    }
+    Err(NnError::invalid(format!(
+        "{arg} in FRACTAL_NZ with view shape {:?} and storage shape {:?} is not a layout this \
+         operator can read: {last}",
+        t.view_shape, t.storage_shape
+    )))
 }
 
 /// An optional `aclTensor*` argument (NULL is None).

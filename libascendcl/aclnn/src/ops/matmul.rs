@@ -4,15 +4,59 @@
 //! `cubeMathType` (0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32) is
 //! checked and otherwise ignored: products always accumulate in float32 (float64 for
 //! double), the most precise of the documented behaviours. The `…WeightNz` forms take the
-//! weight as a plain ND tensor only; one in FRACTAL_NZ is refused with a message.
+//! weight in FRACTAL_NZ (as `aclnnTransMatmulWeight` or `aclnnNpuFormatCast` leave it: the
+//! kernel converts the storage back to ND in a scratch tensor first) or in ND.
 
-use super::args::{self as a, FLOATS, T};
+use super::args::{self as a, Weight, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::matmul;
 use npu_emu::ops::view::broadcast_shapes;
+use npu_emu::ops::view::Scratch;
 use npu_emu::ops::View;
 use std::ffi::c_void;
+use std::sync::Arc;
+
+/// The weight's plan when it is stored in FRACTAL_NZ (its kernel input is then the storage).
+type Nz = Option<Arc<npu_emu::formats::Plan>>;
+
+fn plain(t: T) -> Weight {
+    Weight {
+        logical: t,
+        nz: None,
+    }
+}
+
+/// Add the weight to the launch (its storage when NZ) and give what the kernel needs.
+fn add_weight(l: &mut Launch, w: &Weight) -> Nz {
+    match &w.nz {
+        Some((storage, plan)) => {
+            l.input(storage);
+            Some(plan.clone())
+        }
+        None => {
+            l.input(&w.logical);
+            None
+        }
+    }
+}
+
+/// The weight as an ND view in the kernel: the input itself, or its NZ storage converted
+/// into a scratch tensor (kept alive by the returned Scratch).
+fn weight_view(v: &View, nz: &Nz, shape: &[usize]) -> Result<(View, Option<Scratch>), String> {
+    match nz {
+        None => Ok((v.clone(), None)),
+        Some(plan) => {
+            let s = Scratch::new(v.dtype, shape);
+            // SAFETY: the input view is the weight's whole storage (plan.src_bytes(), checked
+            // against the allocation); the scratch holds the ND tensor.
+            let src = unsafe { std::slice::from_raw_parts(v.ptr as *const u8, plan.src_bytes()) };
+            let dst = unsafe { std::slice::from_raw_parts_mut(s.view.ptr, plan.dst_bytes()) };
+            plan.run(src, dst).map_err(|e| e.message)?;
+            Ok((s.view.clone(), Some(s)))
+        }
+    }
+}
 
 fn cube(t: i8) -> NnResult<()> {
     if (0..=3).contains(&t) {
@@ -63,7 +107,8 @@ fn inner(x: &T, y: &T) -> NnResult<()> {
 }
 
 /// out = x @ y for 2-D (Mm) or 3-D (BatchMatMul) operands.
-fn mm(api: &'static str, x: T, y: T, o: T, rank: usize, ct: i8) -> NnResult<Built> {
+fn mm(api: &'static str, x: T, w: Weight, o: T, rank: usize, ct: i8) -> NnResult<Built> {
+    let y = w.logical.clone();
     cube(ct)?;
     dims_eq(&x, rank)?;
     dims_eq(&y, rank)?;
@@ -81,9 +126,13 @@ fn mm(api: &'static str, x: T, y: T, o: T, rank: usize, ct: i8) -> NnResult<Buil
     a::same_shape(&o, &want)?;
     let mut l = Launch::new(api);
     l.input(&x);
-    l.input(&y);
+    let nz = add_weight(&mut l, &w);
+    let ys = y.shape().to_vec();
     l.output(&o);
-    l.finish(|v, _| matmul::matmul(&v[0], &v[1], &v[2], 1.0, None))
+    l.finish(move |v, _| {
+        let (yv, _keep) = weight_view(&v[1], &nz, &ys)?;
+        matmul::matmul(&v[0], &yv, &v[2], 1.0, None)
+    })
 }
 
 /// out = beta * bias + alpha * (x @ y).
@@ -92,13 +141,14 @@ fn addmm(
     api: &'static str,
     bias: T,
     x: T,
-    y: T,
+    w: Weight,
     beta: f64,
     alpha: f64,
     o: T,
     rank: usize,
     ct: i8,
 ) -> NnResult<Built> {
+    let y = w.logical.clone();
     cube(ct)?;
     dims_eq(&x, rank)?;
     dims_eq(&y, rank)?;
@@ -117,9 +167,13 @@ fn addmm(
     let mut l = Launch::new(api);
     l.input(&bias);
     l.input(&x);
-    l.input(&y);
+    let nz = add_weight(&mut l, &w);
+    let ys = y.shape().to_vec();
     l.output(&o);
-    l.finish(move |v, _| matmul::matmul(&v[1], &v[2], &v[3], alpha, Some((&v[0], beta))))
+    l.finish(move |v, _| {
+        let (yv, _keep) = weight_view(&v[2], &nz, &ys)?;
+        matmul::matmul(&v[1], &yv, &v[3], alpha, Some((&v[0], beta)))
+    })
 }
 
 #[no_mangle]
@@ -135,7 +189,7 @@ pub unsafe extern "C" fn aclnnMmGetWorkspaceSize(
         let x = a::tensor(self_, "self")?;
         let y = a::tensor(mat2, "mat2")?;
         let o = a::tensor(out, "out")?;
-        mm("aclnnMm", x, y, o, 2, cubeMathType)
+        mm("aclnnMm", x, plain(y), o, 2, cubeMathType)
     })
 }
 
@@ -156,15 +210,9 @@ pub unsafe extern "C" fn aclnnBatchMatMulGetWorkspaceSize(
             let x = a::tensor(self_, "self")?;
             let y = a::tensor(mat2, "mat2")?;
             let o = a::tensor(out, "out")?;
-            mm("aclnnBatchMatMul", x, y, o, 3, cubeMathType)
+            mm("aclnnBatchMatMul", x, plain(y), o, 3, cubeMathType)
         },
     )
-}
-
-fn refuse_nz(t: &T) -> NnResult<()> {
-    // args::tensor already refuses private formats; this names the operator's rule.
-    let _ = t;
-    Ok(())
 }
 
 #[no_mangle]
@@ -182,8 +230,7 @@ pub unsafe extern "C" fn aclnnBatchMatMulWeightNzGetWorkspaceSize(
         executor,
         || {
             let x = a::tensor(self_, "self")?;
-            let y = a::tensor(mat2, "mat2")?;
-            refuse_nz(&y)?;
+            let y = a::weight(mat2, "mat2")?;
             let o = a::tensor(out, "out")?;
             mm("aclnnBatchMatMulWeightNz", x, y, o, 3, cubeMathType)
         },
@@ -191,7 +238,8 @@ pub unsafe extern "C" fn aclnnBatchMatMulWeightNzGetWorkspaceSize(
 }
 
 /// torch.matmul's rules: 1-D operands gain and lose a dimension, batch dimensions broadcast.
-fn matmul_op(api: &'static str, x: T, y: T, o: T, ct: i8) -> NnResult<Built> {
+fn matmul_op(api: &'static str, x: T, w: Weight, o: T, ct: i8) -> NnResult<Built> {
+    let y = w.logical.clone();
     cube(ct)?;
     types(&[&x, &y], &o)?;
     if x.ndim() == 0 || y.ndim() == 0 {
@@ -235,9 +283,10 @@ fn matmul_op(api: &'static str, x: T, y: T, o: T, ct: i8) -> NnResult<Built> {
     let (x1, y1) = (xs.len() == 1, ys.len() == 1);
     let mut l = Launch::new(api);
     l.input(&x);
-    l.input(&y);
+    let nz = add_weight(&mut l, &w);
     l.output(&o);
     l.finish(move |v, _| {
+        let (yw, _keep) = weight_view(&v[1], &nz, &ys)?;
         let lift = |v: &View, row: bool| -> View {
             let mut r = v.clone();
             if row {
@@ -250,7 +299,7 @@ fn matmul_op(api: &'static str, x: T, y: T, o: T, ct: i8) -> NnResult<Built> {
             r
         };
         let xa = if x1 { lift(&v[0], true) } else { v[0].clone() };
-        let ya = if y1 { lift(&v[1], false) } else { v[1].clone() };
+        let ya = if y1 { lift(&yw, false) } else { yw.clone() };
         let mut ov = v[2].clone();
         if x1 {
             let k = ov.ndim() - if y1 { 0 } else { 1 };
@@ -282,7 +331,7 @@ pub unsafe extern "C" fn aclnnMatmulGetWorkspaceSize(
             let x = a::tensor(self_, "self")?;
             let y = a::tensor(mat2, "mat2")?;
             let o = a::tensor(out, "out")?;
-            matmul_op("aclnnMatmul", x, y, o, cubeMathType)
+            matmul_op("aclnnMatmul", x, plain(y), o, cubeMathType)
         },
     )
 }
@@ -302,8 +351,7 @@ pub unsafe extern "C" fn aclnnMatmulWeightNzGetWorkspaceSize(
         executor,
         || {
             let x = a::tensor(self_, "self")?;
-            let y = a::tensor(mat2, "mat2")?;
-            refuse_nz(&y)?;
+            let y = a::weight(mat2, "mat2")?;
             let o = a::tensor(out, "out")?;
             matmul_op("aclnnMatmulWeightNz", x, y, o, cubeMathType)
         },
@@ -331,7 +379,7 @@ macro_rules! addmm_fns {
                 let be = a::scalar(beta, "beta")?.to_f64();
                 let al = a::scalar(alpha, "alpha")?.to_f64();
                 let o = a::tensor(out, "out")?;
-                addmm($api, b, x, y, be, al, o, $rank, cubeMathType)
+                addmm($api, b, x, plain(y), be, al, o, $rank, cubeMathType)
             })
         }
 
@@ -352,7 +400,17 @@ macro_rules! addmm_fns {
                 let y = a::tensor(mat2, $m2)?;
                 let be = a::scalar(beta, "beta")?.to_f64();
                 let al = a::scalar(alpha, "alpha")?.to_f64();
-                addmm($ip_api, b.clone(), x, y, be, al, b, $rank, cubeMathType)
+                addmm(
+                    $ip_api,
+                    b.clone(),
+                    x,
+                    plain(y),
+                    be,
+                    al,
+                    b,
+                    $rank,
+                    cubeMathType,
+                )
             })
         }
     };
@@ -396,8 +454,7 @@ pub unsafe extern "C" fn aclnnAddmmWeightNzGetWorkspaceSize(
         || {
             let b = a::tensor(self_, "self")?;
             let x = a::tensor(mat1, "mat1")?;
-            let y = a::tensor(mat2, "mat2")?;
-            refuse_nz(&y)?;
+            let y = a::weight(mat2, "mat2")?;
             let be = a::scalar(beta, "beta")?.to_f64();
             let al = a::scalar(alpha, "alpha")?.to_f64();
             let o = a::tensor(out, "out")?;
