@@ -14,6 +14,9 @@
 //!   operators, the whole Foreach family) and the families beyond the list (clamp,
 //!   rounding, more math, remainder, floor divide, atan2, any/all/prod/cumsum, equal, fill with
 //!   a tensor, index select, gather);
+//! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
+//!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
+//!   on one stream;
 //! - `aclnn_ops_errors.cpp`: the two-phase protocol's error cases, single-use and repeatable
 //!   executors, stream order with copies, events and a second stream, a task failure at
 //!   synchronize;
@@ -161,6 +164,20 @@ fn every_remaining_operator_matches_the_host_reference() {
             r.all()
         );
     }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The calls torch_npu makes for a small MLP trained with SGD, 60 steps on one stream: the
+/// first step matches a host reference and the loss falls.
+#[test]
+fn an_mlp_trains_through_the_operators() {
+    let work = scratch("aclnn-mlp");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_mlp.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    assert!(r.stdout.contains("step 59 loss"), "{}", r.all());
     let _ = std::fs::remove_dir_all(&work);
 }
 
