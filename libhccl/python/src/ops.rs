@@ -457,6 +457,10 @@ impl Work {
                     return Ok(false);
                 }
                 check_acl(a, "aclrtSynchronizeEventWithTimeout", rc)?;
+                if infl.comm.handle(&infl.call).is_err() {
+                    // Destroyed since (destroy waited for the call): nothing left to ask HCCL.
+                    return Ok(true);
+                }
                 let mut ae = 0;
                 // SAFETY: live HcclComm, valid out-pointer.
                 unsafe { (a.get_async_error)(infl.handle as Ptr, &mut ae) };

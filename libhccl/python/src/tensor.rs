@@ -507,7 +507,7 @@ fn buffer(call: &str, arg: &'static str, obj: &Bound<'_, PyAny>) -> Result<Optio
     };
     let Some(dtype) = buffer_dtype(format.as_deref(), itemsize) else {
         return Err(Error::value(format!(
-            "{call}: {arg} has element format {:?} ({itemsize} bytes), which HCCL does not \
+            "{call}: {arg} has element format '{}' ({itemsize} bytes), which HCCL does not \
              support; supported: {SUPPORTED}",
             format.unwrap_or_else(|| "B".into())
         )));
