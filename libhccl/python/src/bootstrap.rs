@@ -75,7 +75,7 @@ fn num(name: &str) -> Result<Option<u32>> {
         None => Ok(None),
         Some(v) => v.trim().parse::<u32>().map(Some).map_err(|_| {
             Error::value(format!(
-                "hccl: environment variable {name}={v:?} is not a non-negative integer"
+                "hccl: environment variable {name}='{v}' is not a non-negative integer"
             ))
         }),
     }
@@ -116,7 +116,7 @@ fn master(size: u32, launcher: &str, required: bool) -> Result<Option<(String, u
                 .filter(|&x| x != 0)
                 .ok_or_else(|| {
                     Error::value(format!(
-                        "hccl: MASTER_PORT={p:?} is not a TCP port (1-65535)"
+                        "hccl: MASTER_PORT='{p}' is not a TCP port (1-65535)"
                     ))
                 })?;
             Ok(Some((a.trim().to_string(), port)))
