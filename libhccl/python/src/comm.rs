@@ -74,6 +74,7 @@ impl Comm {
             return Ok(());
         }
         let pending = lock(&self.pending).take();
+        a.drain();
         with_device(a, self.device, || {
             if let Some((_, ev)) = pending {
                 // SAFETY: a live event of this process.
@@ -228,6 +229,7 @@ pub fn world(py: Python<'_>) -> Result<Arc<Comm>> {
     let launch = bootstrap::detect()?;
     let gen = lock(&STATE).generation;
     let device = setup_device(py, a, &launch)?;
+    a.drain();
     let context = |e: Error| {
         match e {
         Error::Hccl { code, msg } => Error::Hccl {
@@ -426,6 +428,7 @@ pub fn create_group(py: Python<'_>, ranks: &[u32]) -> Result<(u64, Option<Arc<Co
     let mut ids = ranks.to_vec();
     let device = w.device;
     let h = py.detach(|| {
+        a.drain();
         with_device(a, device, || {
             let mut cfg = comm_config();
             let mut p = parent as Ptr;

@@ -164,6 +164,13 @@ impl Api {
         }
     }
 
+    /// Discard this thread's pending `aclGetRecentErrMsg` text (left by calls whose failure
+    /// was expected, or by other users of ACL such as torch_npu), so that a message read after
+    /// a failing call is that call's.
+    pub fn drain(&self) {
+        let _ = self.recent();
+    }
+
     /// `HcclGetErrorString(code)`.
     pub fn error_string(&self, code: i32) -> String {
         // SAFETY: HcclGetErrorString accepts any value and returns a static string (or NULL).

@@ -303,13 +303,13 @@ fn destroy(py: Python<'_>, group: Option<&Bound<'_, Group>>) -> PyResult<()> {
 /// Wait for a handle from an *_async call (or a list of them).
 #[pyfunction]
 #[pyo3(signature = (handle, timeout=None))]
-fn wait(py: Python<'_>, handle: &Bound<'_, PyAny>, timeout: Option<f64>) -> PyResult<()> {
+fn wait(handle: &Bound<'_, PyAny>, timeout: Option<f64>) -> PyResult<()> {
     if let Ok(w) = handle.cast::<Work>() {
         return w.call_method1("wait", (timeout,)).map(|_| ());
     }
     if handle.is_instance_of::<PyList>() || handle.is_instance_of::<PyTuple>() {
         for h in handle.try_iter()? {
-            wait(py, &h?, timeout)?;
+            wait(&h?, timeout)?;
         }
         return Ok(());
     }

@@ -307,6 +307,7 @@ pub fn run(
     let c2 = comm.clone();
     let event = py.detach(|| -> Result<Option<Arc<Event>>> {
         let _serial = lock(&c2.serial);
+        a.drain();
         with_device(a, c2.device, || {
             // Calls of one communicator run in call order, even across streams.
             if let Some((s, ev)) = lock(&c2.pending).take() {
@@ -442,6 +443,7 @@ impl Work {
             Some(t) => ((t * 1000.0).ceil() as i64).clamp(1, i32::MAX as i64) as i32,
         };
         let r = py.detach(|| {
+            a.drain();
             with_device(a, dev, || {
                 if timeout == Some(0.0) {
                     let mut st = 0;

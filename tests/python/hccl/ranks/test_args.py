@@ -122,4 +122,4 @@ def test_npu_tensor_checks(hccl, rank):
     other = (hccl.get_device() + 1) % torch.npu.device_count()
     if other != hccl.get_device():
         with pytest.raises(ValueError, match=rf"all_reduce: tensor is on npu:{other}, but this process's communicator is on npu:{hccl.get_device()}"):
-            hccl.all_reduce(torch.zeros(4, device=f"npu:{other}"))
+            hccl.all_reduce(torch.zeros(4).to(f"npu:{other}"))

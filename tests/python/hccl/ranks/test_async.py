@@ -1,6 +1,8 @@
 """Async handles: wait() with and without a timeout, is_completed(), hccl.wait(), results of
 host arrays landing at wait(), and a dropped handle still finishing its call."""
 
+import os
+import tempfile
 import time
 
 import numpy as np
@@ -19,6 +21,8 @@ def test_not_complete_until_the_peer_receives(hccl, rank, size, place):
     if size == 1:
         pytest.skip("needs a peer to wait for")
     x = make(place, np.full(8, rank + 1.0), "float32")
+    # Rank 1 receives only after rank 0 has seen its send pending (a file says so: no timing).
+    go = os.path.join(tempfile.gettempdir(), f"hccl-test-go-{os.environ.get('NPU_EMU_JOB_ID', os.getppid())}-{place}")
     if rank == 0:
         w = hccl.send_async(x, dst=1)
         assert not w.is_completed(), "the send completed before rank 1 received"
@@ -27,12 +31,16 @@ def test_not_complete_until_the_peer_receives(hccl, rank, size, place):
         assert e.value.name == "HCCL_E_TIMEOUT" and e.value.code == 9
         assert "did not complete within 0.05 s; it is still running" in str(e.value)
         assert "running" in repr(w)
+        open(go, "w").close()
         w.wait()  # now it can
         assert w.is_completed()
         assert repr(w) == "<hccl.Work done>"
         w.wait()  # again: nothing to do
     elif rank == 1:
-        time.sleep(1.0)
+        deadline = time.time() + 60
+        while not os.path.exists(go) and time.time() < deadline:
+            time.sleep(0.01)
+        os.unlink(go)
         w = hccl.recv_async(x, src=0)
         hccl.wait(w, timeout=60)
         assert (read(x) == 1).all()
