@@ -150,3 +150,52 @@ fn jobs() {
     let last = r.stdout.lines().rev().find(|l| l.contains(" passed"));
     assert!(last.is_some_and(|l| !l.contains("failed")), "{}", r.all());
 }
+
+/// A sample of `samples/python_hccl` at `n` ranks: every rank prints PASS.
+fn sample(name: &str, n: usize) {
+    if !env().npu {
+        eprintln!(
+            "samples/python_hccl/{name}.py not run: {} has no torch_npu (run \
+             tests/python/setup_venv.sh)",
+            python().display()
+        );
+        return;
+    }
+    let r = bash(
+        &format!("python-hccl-sample-{name}"),
+        &format!("npu-emu run -n {n} --timeout 600 \"$PY\" \"$SAMPLES/{name}.py\""),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.all());
+    for k in 0..n {
+        assert!(
+            r.stdout.contains(&format!("[rank {k}] rank {k}: PASS")),
+            "rank {k}:\n{}",
+            r.all()
+        );
+    }
+}
+
+#[test]
+fn sample_allreduce() {
+    sample("allreduce", 4);
+}
+
+#[test]
+fn sample_allgather() {
+    sample("allgather", 4);
+}
+
+#[test]
+fn sample_reduce_scatter() {
+    sample("reduce_scatter", 4);
+}
+
+#[test]
+fn sample_groups() {
+    sample("groups", 8);
+}
+
+#[test]
+fn sample_overlap() {
+    sample("overlap", 2);
+}

@@ -142,11 +142,26 @@ fn open(name: &str) -> Result<(Library, String), String> {
     ))
 }
 
+/// The file a loaded library was mapped from (the loader found it by its search path).
+fn mapped_from(name: &str, fallback: String) -> String {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.rsplit('/').next() == Some(name))
+        .map(str::to_string)
+        .unwrap_or(fallback)
+}
+
 fn load() -> Result<Api, String> {
     // libascendcl first: libhccl reaches the ACL runtime through the copy already loaded.
     let (acl, a) = open("libascendcl.so")?;
     let (hccl, h) = open("libhccl.so")?;
-    Api::load(acl, hccl, format!("{a}, {h}"))
+    let found = format!(
+        "{}, {}",
+        mapped_from("libascendcl.so", a),
+        mapped_from("libhccl.so", h)
+    );
+    Api::load(acl, hccl, found)
 }
 
 impl Api {

@@ -488,5 +488,15 @@ fn hccl_python(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let shutdown = wrap_pyfunction!(_shutdown, m)?;
     py.import("atexit")?.call_method1("register", (shutdown,))?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // What `from hccl import *` takes (and what maturin's package __init__ re-exports).
+    let mut all: Vec<String> = Vec::new();
+    for k in m.dict().keys() {
+        let k: String = k.extract()?;
+        if !k.starts_with('_') || k == "__version__" || k == "__libraries__" {
+            all.push(k);
+        }
+    }
+    all.sort();
+    m.add("__all__", all)?;
     Ok(())
 }
