@@ -11,7 +11,6 @@ pub type Ptr = *mut c_void;
 
 /// `aclError` values this module looks at (abi.md §1.5).
 pub const ACL_ERROR_REPEAT_INITIALIZE: i32 = 100002;
-pub const ACL_ERROR_RT_EVENT_SYNC_TIMEOUT: i32 = 507047;
 /// `aclrtMemcpyKind`.
 pub const ACL_MEMCPY_HOST_TO_DEVICE: i32 = 1;
 pub const ACL_MEMCPY_DEVICE_TO_HOST: i32 = 2;

@@ -9,6 +9,7 @@ use crate::ffi::{self, Api, Ptr};
 use crate::tensor::{DType, Place, Tensor};
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The HCCL call to make.
 #[derive(Clone, Copy, Debug)]
@@ -438,26 +439,33 @@ impl Work {
         };
         let a = crate::comm::api_or_err()?;
         let (ev, dev) = (infl.event.0, infl.comm.device);
-        let ms: i32 = match timeout {
-            None => -1,
-            Some(t) => ((t * 1000.0).ceil() as i64).clamp(1, i32::MAX as i64) as i32,
-        };
         let r = py.detach(|| {
             a.drain();
             with_device(a, dev, || {
-                if timeout == Some(0.0) {
-                    let mut st = 0;
-                    // SAFETY: live event, valid out-pointer.
-                    check_acl(a, "aclrtQueryEventStatus", unsafe {
-                        (a.query_event)(ev as Ptr, &mut st)
-                    })?;
-                    return Ok(st == ffi::ACL_EVENT_RECORDED_STATUS_COMPLETE);
+                if let Some(t) = timeout {
+                    // Poll (a timed-out aclrtSynchronizeEventWithTimeout would log an error
+                    // for what is the caller's own limit).
+                    let deadline = Instant::now() + Duration::from_secs_f64(t);
+                    let mut nap = Duration::from_micros(20);
+                    loop {
+                        let mut st = 0;
+                        // SAFETY: live event, valid out-pointer.
+                        check_acl(a, "aclrtQueryEventStatus", unsafe {
+                            (a.query_event)(ev as Ptr, &mut st)
+                        })?;
+                        if st == ffi::ACL_EVENT_RECORDED_STATUS_COMPLETE {
+                            break;
+                        }
+                        let now = Instant::now();
+                        if now >= deadline {
+                            return Ok(false);
+                        }
+                        std::thread::sleep(nap.min(deadline - now));
+                        nap = (nap * 2).min(Duration::from_millis(1));
+                    }
                 }
-                // SAFETY: live event.
-                let rc = unsafe { (a.sync_event_timeout)(ev as Ptr, ms) };
-                if rc == ffi::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT {
-                    return Ok(false);
-                }
+                // SAFETY: live event (complete already when a timeout was given).
+                let rc = unsafe { (a.sync_event_timeout)(ev as Ptr, -1) };
                 check_acl(a, "aclrtSynchronizeEventWithTimeout", rc)?;
                 if infl.comm.handle(&infl.call).is_err() {
                     // Destroyed since (destroy waited for the call): nothing left to ask HCCL.
