@@ -38,6 +38,31 @@ pub enum ReduceOp {
     Min = 3,
 }
 
+#[pymethods]
+impl ReduceOp {
+    /// torch.distributed's spelling: `hccl.ReduceOp.SUM` is `hccl.Sum`.
+    #[classattr]
+    #[allow(non_snake_case)]
+    fn SUM() -> ReduceOp {
+        ReduceOp::Sum
+    }
+    #[classattr]
+    #[allow(non_snake_case)]
+    fn PROD() -> ReduceOp {
+        ReduceOp::Prod
+    }
+    #[classattr]
+    #[allow(non_snake_case)]
+    fn MAX() -> ReduceOp {
+        ReduceOp::Max
+    }
+    #[classattr]
+    #[allow(non_snake_case)]
+    fn MIN() -> ReduceOp {
+        ReduceOp::Min
+    }
+}
+
 fn reduce_op(call: &str, op: Option<&Bound<'_, PyAny>>) -> PyResult<i32> {
     let Some(op) = op else {
         return Ok(ReduceOp::Sum as i32);
@@ -325,11 +350,11 @@ fn wait(handle: &Bound<'_, PyAny>, timeout: Option<f64>) -> PyResult<()> {
 }
 
 macro_rules! in_place {
-    ($name:ident, $aname:ident, $doc:literal, ($($p:ident : $t:ty = $d:expr),*), $writes:expr, |$call:ident, $py:ident| $kind:expr) => {
+    ($name:ident, $aname:ident, $doc:literal, ($($p:ident : $t:ty $(= $d:expr)?),*), $writes:expr, |$call:ident, $py:ident| $kind:expr) => {
         #[doc = $doc]
         #[allow(unused_variables)]
         #[pyfunction]
-        #[pyo3(signature = (tensor, $($p = $d,)* group=None))]
+        #[pyo3(signature = (tensor, $($p $(= $d)?,)* group=None))]
         fn $name($py: Python<'_>, tensor: &Bound<'_, PyAny>, $($p: $t,)* group: Option<&Bound<'_, Group>>) -> PyResult<()> {
             let $call = stringify!($name);
             let kind = $kind;
@@ -338,7 +363,7 @@ macro_rules! in_place {
         #[doc = concat!("As ", stringify!($name), ", but returns an hccl.Work at once: wait() on it before reading the result.")]
         #[allow(unused_variables)]
         #[pyfunction]
-        #[pyo3(signature = (tensor, $($p = $d,)* group=None))]
+        #[pyo3(signature = (tensor, $($p $(= $d)?,)* group=None))]
         fn $aname($py: Python<'_>, tensor: &Bound<'_, PyAny>, $($p: $t,)* group: Option<&Bound<'_, Group>>) -> PyResult<Work> {
             let $call = stringify!($aname);
             let kind = $kind;
@@ -384,11 +409,11 @@ in_place!(reduce, reduce_async,
     |call, py| Kind::Reduce { op: reduce_op(call, op)?, root });
 in_place!(send, send_async,
     "Send `tensor` to rank `dst` of the group, which calls recv with the same element count and dtype. Like HcclSend, it completes when the receiver has received.",
-    (dst: u32 = 0), false,
+    (dst: u32), false,
     |call, py| Kind::Send { peer: dst });
 in_place!(recv, recv_async,
     "Receive into `tensor` what rank `src` of the group sends.",
-    (src: u32 = 0), true,
+    (src: u32), true,
     |call, py| Kind::Recv { peer: src });
 
 out_of_place!(

@@ -98,6 +98,16 @@ def test_reduce_op_values(hccl):
     assert [int(op) for op in (hccl.Sum, hccl.Prod, hccl.Max, hccl.Min)] == [0, 1, 2, 3]
     assert hccl.Sum == hccl.ReduceOp.Sum and hccl.Max != hccl.Min
     assert "Sum" in repr(hccl.Sum)
+    # torch.distributed's spelling
+    assert (hccl.ReduceOp.SUM, hccl.ReduceOp.PROD, hccl.ReduceOp.MAX, hccl.ReduceOp.MIN) == \
+        (hccl.Sum, hccl.Prod, hccl.Max, hccl.Min)
+
+
+def test_peer_is_required(hccl):
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'dst'"):
+        hccl.send(np.zeros(2, dtype=np.float32))
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'src'"):
+        hccl.recv_async(np.zeros(2, dtype=np.float32))
 
 
 def test_wait_arguments(hccl):
