@@ -15,7 +15,8 @@
 //! DIR/tools/tikcpp/{tikcfw,ascendc_kernel_cmake} -> ../../compiler/tikcpp/…
 //! DIR/tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake   find_package(tikicpulib)
 //! DIR/compat/include/hccl/hccl.h     opt-in HCCL dialect layer of the seed samples
-//! DIR/python/site-packages/hccl.abi3.so   `import hccl` (libhccl/python), on set_env.sh's PYTHONPATH
+//! DIR/python/site-packages/hccl.abi3.so   `import hccl` (libhccl/python, with hccl.pyi), on
+//!                                     set_env.sh's PYTHONPATH
 //! DIR/runtime/include -> ../include   compatibility paths used by vendor build files
 //! DIR/runtime/lib64   -> ../lib64
 //! DIR/<arch>-linux/include -> ../include
@@ -199,7 +200,14 @@ fn install_python(lib_dir: &Path, prefix: &Path) -> CliResult<()> {
     };
     let dir = prefix.join("python/site-packages");
     mkdir(&dir)?;
-    copy_file(&from, &dir.join("hccl.abi3.so"))
+    copy_file(&from, &dir.join("hccl.abi3.so"))?;
+    // Its type stubs, from the source tree or the installed tree.
+    for stub in ["../../libhccl/python/hccl.pyi", "../python/site-packages/hccl.pyi"] {
+        if lib_dir.join(stub).is_file() {
+            return copy_file(&lib_dir.join(stub), &dir.join("hccl.pyi"));
+        }
+    }
+    Ok(())
 }
 
 fn write_atomic(path: &Path, text: &str) -> CliResult<()> {
