@@ -228,14 +228,14 @@ pub fn world(py: Python<'_>) -> Result<Arc<Comm>> {
     let a = api_or_err()?;
     let launch = bootstrap::detect()?;
     let gen = lock(&STATE).generation;
-    let device = setup_device(py, a, &launch)?;
+    let (device, hint) = setup_device(py, a, &launch)?;
     a.drain();
     let context = |e: Error| {
         match e {
         Error::Hccl { code, msg } => Error::Hccl {
             code,
             msg: format!(
-                "{msg} [hccl: building the world communicator of rank {} from {} on device {device}]",
+                "{msg} [hccl: building the world communicator of rank {} from {} on device {device}{hint}]",
                 launch.rank, launch.source
             ),
         },
@@ -349,7 +349,9 @@ fn finish_comm(a: &Api, h: usize, label: String, device: i32) -> Result<Comm> {
 }
 
 /// Initialise ACL and choose this process's device (see `bootstrap` for the order).
-fn setup_device(py: Python<'_>, a: &Api, l: &Launch) -> Result<i32> {
+/// Also returns a hint for init errors when torch_npu had chosen another device than the
+/// launcher's.
+fn setup_device(py: Python<'_>, a: &Api, l: &Launch) -> Result<(i32, String)> {
     // SAFETY: NULL is a valid config path (no configuration).
     let rc = unsafe { (a.init)(std::ptr::null()) };
     if rc != 0 && rc != ffi::ACL_ERROR_REPEAT_INITIALIZE {
@@ -361,6 +363,11 @@ fn setup_device(py: Python<'_>, a: &Api, l: &Launch) -> Result<i32> {
         .map(|m| m.contains("torch_npu").unwrap_or(false))
         .unwrap_or(false);
     let npu = || py.import("torch").and_then(|t| t.getattr("npu"));
+    let (d, why) = match (l.device, l.local_rank) {
+        (Some(d), _) => (d, "ASCEND_DEVICE_ID"),
+        (None, Some(r)) => (r as i32, "the local rank"),
+        (None, None) => (l.rank as i32, "the rank"),
+    };
     if torch_npu {
         // torch_npu already chose a device: that is this process's device.
         let inited = npu()
@@ -368,17 +375,21 @@ fn setup_device(py: Python<'_>, a: &Api, l: &Launch) -> Result<i32> {
             .and_then(|b| b.extract::<bool>())
             .unwrap_or(false);
         if inited {
-            return npu()
+            let cur = npu()
                 .and_then(|n| n.call_method0("current_device"))
                 .and_then(|d| d.extract::<i32>())
-                .map_err(|e| Error::Runtime(format!("hccl: torch.npu.current_device(): {e}")));
+                .map_err(|e| Error::Runtime(format!("hccl: torch.npu.current_device(): {e}")))?;
+            let hint = if cur != d {
+                format!(
+                    "; torch_npu was already using npu:{cur} while {why} says {d}: call \
+                     torch.npu.set_device({d}) (or any hccl function) before making NPU tensors"
+                )
+            } else {
+                String::new()
+            };
+            return Ok((cur, hint));
         }
     }
-    let (d, why) = match (l.device, l.local_rank) {
-        (Some(d), _) => (d, "ASCEND_DEVICE_ID"),
-        (None, Some(r)) => (r as i32, "the local rank"),
-        (None, None) => (l.rank as i32, "the rank"),
-    };
     let mut count = 0u32;
     // SAFETY: valid out-pointer.
     check_acl(a, "aclrtGetDeviceCount", unsafe {
@@ -396,11 +407,11 @@ fn setup_device(py: Python<'_>, a: &Api, l: &Launch) -> Result<i32> {
         npu()
             .and_then(|n| n.call_method1("set_device", (d,)))
             .map_err(|e| Error::Runtime(format!("hccl: torch.npu.set_device({d}) failed: {e}")))?;
-        return Ok(d);
+        return Ok((d, String::new()));
     }
     // SAFETY: plain call; the device exists (checked above).
     check_acl(a, "aclrtSetDevice", unsafe { (a.set_device)(d) })?;
-    Ok(d)
+    Ok((d, String::new()))
 }
 
 /// Whether the world exists (without building it).

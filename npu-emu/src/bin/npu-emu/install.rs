@@ -202,7 +202,10 @@ fn install_python(lib_dir: &Path, prefix: &Path) -> CliResult<()> {
     mkdir(&dir)?;
     copy_file(&from, &dir.join("hccl.abi3.so"))?;
     // Its type stubs, from the source tree or the installed tree.
-    for stub in ["../../libhccl/python/hccl.pyi", "../python/site-packages/hccl.pyi"] {
+    for stub in [
+        "../../libhccl/python/hccl.pyi",
+        "../python/site-packages/hccl.pyi",
+    ] {
         if lib_dir.join(stub).is_file() {
             return copy_file(&lib_dir.join(stub), &dir.join("hccl.pyi"));
         }

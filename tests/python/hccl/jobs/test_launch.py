@@ -361,3 +361,35 @@ def test_found_through_ascend_home_path(job):
                        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
     assert p.returncode == 0, p.stdout
     assert os.environ["ASCEND_HOME_PATH"] + "/lib64/libhccl.so" in p.stdout, p.stdout
+
+
+def have_torch_npu():
+    p = subprocess.run([sys.executable, "-c", "import torch, torch_npu"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=300)
+    return p.returncode == 0
+
+
+def test_torch_npu_on_another_device_is_explained(job):
+    """NPU tensors made before any hccl call (torch_npu picks npu:0) in a rank meant for npu:1:
+    HCCL's device check fails, and the error says what to do."""
+    if not have_torch_npu():
+        if os.environ.get("HCCL_TEST_REQUIRE_NPU") == "1":
+            pytest.fail("HCCL_TEST_REQUIRE_NPU=1 but torch_npu does not import")
+        pytest.skip("torch_npu is not installed")
+    table = job.dir / "table.json"
+    table.write_text('{"status": "completed", "version": "1.0", "server_count": "1", "server_list": '
+                     '[{"server_id": "127.0.0.1", "device": [{"device_id": "1", "rank_id": "0"}]}]}')
+    prelude = ERR
+    body = """
+    import torch, torch_npu
+    x = torch.ones(4).npu()
+    try:
+        hccl.all_reduce(x)
+    except hccl.HcclError as e:
+        fail(e)
+    """
+    [(code, out)] = job.procs(job.script(body, prelude), [dict(RANK_TABLE_FILE=table, RANK_ID=0, ASCEND_DEVICE_ID=1)],
+                              timeout=300)
+    assert code == 3, out
+    assert "HcclError code=7 name=HCCL_E_UNAVAIL" in out, out
+    assert "torch_npu was already using npu:0 while ASCEND_DEVICE_ID says 1: call torch.npu.set_device(1)" in out, out
