@@ -44,7 +44,7 @@
 //! custom kernels and `aclopInferShape` are not-supported stubs (abi/stubgen.rs).
 
 use crate::api::helpers::{with_live, DataBuffer};
-use crate::api::tensor_desc::{format_text, pair_supported, snapshot, TensorDesc};
+use crate::api::tensor_desc::{format_text, snapshot, TensorDesc};
 use crate::ffi::{boundary, boundary_value, non_null};
 use crate::runtime;
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
@@ -717,13 +717,16 @@ fn run_unary(
 fn plan_error(req: &formats::Request, e: formats::FormatError) -> Error {
     let (sf, df, dtype, groups) = (req.src_format, req.dst_format, req.dtype, req.groups);
     let pair = format!("{} to {}", format_text(sf), format_text(df));
-    if groups > 1 && !pair_supported(sf, df, dtype, groups) && pair_supported(sf, df, dtype, 1) {
+    if groups > 1
+        && !formats::pair_supported(sf, df, dtype, groups)
+        && formats::pair_supported(sf, df, dtype, 1)
+    {
         return Error::new(
             ACL_ERROR_OP_ATTR_NOT_MATCH,
             format!("op type \"TransData\": groups = {groups} does not fit converting {pair}: {e}"),
         );
     }
-    if !pair_supported(sf, df, dtype, groups) {
+    if !formats::pair_supported(sf, df, dtype, groups) {
         return Error::new(
             ACL_ERROR_FORMAT_NOT_MATCH,
             format!(

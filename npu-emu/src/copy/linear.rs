@@ -295,6 +295,18 @@ mod tests {
             "not staged: the data when the stream ran"
         );
 
+        // The staged kind with a device source (the pointers decide the direction) is a
+        // plain device copy: nothing is read from device memory on the host.
+        let d2 = sp.alloc(0, 64);
+        let d2d = Dir {
+            dst_dev: true,
+            src_dev: true,
+        };
+        // SAFETY: device memory only.
+        unsafe { copy_async(&sp, &s, "test", d2, d, 64, d2d, true) }.unwrap();
+        s.synchronize(None).unwrap();
+        assert_eq!(sp.read(d2, 64), got);
+
         // A copy whose memory is freed before the stream runs it fails there, by name.
         let g = gate.clone();
         s.enqueue(Box::new(move || {

@@ -1,12 +1,16 @@
-//! Operator kernels: what an operator computes once the C side (`libascendcl/src/api/op.rs`)
-//! has matched its descriptors and attributes, and how it runs on a stream.
+//! Kernels: what an operator computes once the C side (`libascendcl/src/api/op.rs`) has
+//! matched its descriptors and attributes, how it runs on a stream, and how a compiled Ascend C
+//! kernel's launch runs.
 //!
 //! Where things live (a new element-wise operator is a new file here; data-format
 //! conversions are [`crate::formats`]):
 //! - this file: [`enqueue_unary`], one input and one output device range run on a stream.
 //! - [`cast`]: the data type conversion of the "Cast" operator (`aclopCast`).
+//! - [`launch`]: one launch of a compiled Ascend C kernel, run block by block on a device's
+//!   AI cores ([`crate::aicore`]).
 
 pub mod cast;
+pub mod launch;
 
 use crate::codes::ACL_ERROR_INTERNAL_ERROR;
 use crate::memory::Space;
