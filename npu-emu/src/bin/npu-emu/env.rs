@@ -25,7 +25,8 @@ pub fn main(args: EnvArgs) -> CliResult<()> {
     Ok(())
 }
 
-/// Quote `s` for a POSIX shell.
+/// Quote `s` for a POSIX shell. (Written here: single-quoting is the whole rule, shorter than
+/// a dependency such as `shell-escape`.)
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()

@@ -210,7 +210,8 @@ pub fn rank_table(physical: &[u32]) -> String {
     s
 }
 
-/// A signal's name ("SIGSEGV"), or its number.
+/// A signal's name ("SIGSEGV"), or its number. (Written here: libc has no names, and `nix`
+/// would be a dependency for this table alone.)
 pub fn signal_name(sig: i32) -> String {
     let n = match sig {
         libc::SIGHUP => "SIGHUP",
@@ -272,6 +273,8 @@ fn install_signal_handlers() {
     }
 }
 
+/// A random job id: 16 hex digits from /dev/urandom (no `rand` crate: eight random bytes
+/// are all it needs), or from the time and pid if that fails.
 fn job_id() -> String {
     let mut b = [0u8; 8];
     let ok = std::fs::File::open("/dev/urandom")
