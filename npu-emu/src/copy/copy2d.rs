@@ -247,34 +247,13 @@ mod tests {
         let e = check(16, 16, 16, MEMCPY2D_MAX_HEIGHT + 1, 1, false).unwrap_err();
         assert_eq!(e.code, ACL_ERROR_RT_PARAM_INVALID);
         // Device to device: asynchronous only; the code depends on the kind.
-        let e = Copy2d::check(
-            &*sp,
-            d,
-            16,
-            d + 2048,
-            16,
-            16,
-            2,
-            ACL_MEMCPY_DEVICE_TO_HOST,
-            false,
-        )
-        .unwrap_err();
+        let d2d = |kind, allow| Copy2d::check(&*sp, d, 16, d + 2048, 16, 16, 2, kind, allow);
+        let e = d2d(ACL_MEMCPY_DEVICE_TO_HOST, false).unwrap_err();
         assert_eq!(e.code, ACL_ERROR_RT_PARAM_INVALID);
         assert!(e.msg.contains("device-to-device"), "{}", e.msg);
-        let e = Copy2d::check(
-            &*sp,
-            d,
-            16,
-            d + 2048,
-            16,
-            16,
-            2,
-            ACL_MEMCPY_HOST_TO_HOST,
-            false,
-        )
-        .unwrap_err();
+        let e = d2d(ACL_MEMCPY_HOST_TO_HOST, false).unwrap_err();
         assert_eq!(e.code, ACL_ERROR_INVALID_PARAM);
-        assert!(Copy2d::check(&*sp, d, 16, d + 2048, 16, 16, 2, 3, true).is_ok());
+        assert!(d2d(ACL_MEMCPY_DEVICE_TO_DEVICE, true).is_ok());
     }
 
     #[test]
