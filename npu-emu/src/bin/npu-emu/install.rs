@@ -15,6 +15,8 @@
 //! DIR/tools/tikcpp/{tikcfw,ascendc_kernel_cmake} -> ../../compiler/tikcpp/…
 //! DIR/tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake   find_package(tikicpulib)
 //! DIR/compat/include/hccl/hccl.h     opt-in HCCL dialect layer of the seed samples
+//! DIR/python/site-packages/hccl.abi3.so   `import hccl` (libhccl/python, with hccl.pyi), on
+//!                                     set_env.sh's PYTHONPATH
 //! DIR/runtime/include -> ../include   compatibility paths used by vendor build files
 //! DIR/runtime/lib64   -> ../lib64
 //! DIR/<arch>-linux/include -> ../include
@@ -24,24 +26,30 @@
 //! Installing again over the same prefix updates it in place (files are written to a
 //! temporary name and renamed, so a running `npu-emu` or a loaded library is not corrupted).
 
-use crate::args::{failure, unknown_option, usage_error, Args, CliResult};
+use crate::args::{failure, usage_error, CliResult};
 use crate::paths::{self, LIBS, LIB_ALIASES};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub fn main(argv: &[String]) -> CliResult<()> {
-    let mut a = Args::new(argv);
-    let mut prefix: Option<PathBuf> = None;
-    let mut quiet = false;
-    while let Some((name, inline)) = a.next_option() {
-        match name {
-            "--prefix" => prefix = Some(PathBuf::from(a.value(name, inline, "a directory")?)),
-            "-q" | "--quiet" => quiet = true,
-            _ => return Err(unknown_option(name, "--prefix DIR or --quiet")),
-        }
-    }
-    a.finish()?;
-    let prefix = prefix.ok_or_else(|| usage_error("missing --prefix DIR"))?;
+/// Options of `npu-emu install`.
+#[derive(clap::Args, Debug)]
+pub struct InstallArgs {
+    /// The directory to install into (created if needed; an existing install is updated).
+    #[arg(long, value_name = "DIR")]
+    pub prefix: Option<PathBuf>,
+    /// Print nothing when done.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// What `install` accepts, for an unknown-option message.
+pub const OPTIONS: &str = "--prefix DIR or --quiet";
+
+pub fn main(args: InstallArgs) -> CliResult<()> {
+    let quiet = args.quiet;
+    let prefix = args
+        .prefix
+        .ok_or_else(|| usage_error("missing --prefix DIR"))?;
     let prefix = paths::absolute(&prefix)?;
     install(&prefix)?;
     if !quiet {
@@ -171,6 +179,7 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     symlink("../lib64", &arch.join("lib64"))?;
 
     install_ascendc(&src, prefix)?;
+    install_python(&src.lib_dir, prefix)?;
 
     // The seed samples' opt-in dialect layer (headers/compat), never on the default include path.
     if let Some(compat) = &src.compat {
@@ -184,6 +193,29 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     let script = crate::env::set_env_script(prefix);
     write_atomic(&prefix.join("set_env.sh"), &script)?;
     write_atomic(&bin.join("setenv.bash"), &script)?;
+    Ok(())
+}
+
+/// The Python module `hccl` (built as `libhccl_python.so` next to the libraries, or already
+/// installed in `python/site-packages`), where CANN keeps its Python packages.
+fn install_python(lib_dir: &Path, prefix: &Path) -> CliResult<()> {
+    let built = lib_dir.join("libhccl_python.so");
+    let installed = lib_dir.join("../python/site-packages/hccl.abi3.so");
+    let Some(from) = [built, installed].into_iter().find(|p| p.is_file()) else {
+        return Ok(()); // a build without the Python module
+    };
+    let dir = prefix.join("python/site-packages");
+    mkdir(&dir)?;
+    copy_file(&from, &dir.join("hccl.abi3.so"))?;
+    // Its type stubs, from the source tree or the installed tree.
+    for stub in [
+        "../../libhccl/python/hccl.pyi",
+        "../python/site-packages/hccl.pyi",
+    ] {
+        if lib_dir.join(stub).is_file() {
+            return copy_file(&lib_dir.join(stub), &dir.join("hccl.pyi"));
+        }
+    }
     Ok(())
 }
 
