@@ -29,8 +29,10 @@ pub mod fp16;
 pub mod log;
 pub mod memory;
 pub mod node;
-pub mod rtapi;
 pub mod stream;
 pub mod wait;
 
 pub use error::{Error, Result};
+/// The runtime table (`npuemu_runtime_api`), defined with the other C-interface plumbing in
+/// `npu-emu-ffi` and used here for its [`rtapi::RtPhys`].
+pub use npu_emu_ffi::rtapi;

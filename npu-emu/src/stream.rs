@@ -24,7 +24,6 @@ use crate::codes::{ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT};
 use crate::error::{Error, Result};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -458,18 +457,17 @@ fn worker(s: Arc<Shared>) {
         if s.discarding.load(Ordering::SeqCst) {
             drop(task);
         } else {
-            let r = match catch_unwind(AssertUnwindSafe(task)) {
-                Ok(r) => r,
-                Err(p) => Err(Error::new(
+            let r = npu_emu_ffi::boundary::catch(task).unwrap_or_else(|p| {
+                Err(Error::new(
                     ACL_ERROR_INTERNAL_ERROR,
-                    format!("a task on {} panicked: {}", s.label, panic_text(&p)),
-                )),
-            };
+                    format!("a task on {} panicked: {p}", s.label),
+                ))
+            });
             if let Err(e) = r {
                 let hook = s.hook.lock().clone();
                 if let Some(h) = hook {
                     let seq = s.completed.load(Ordering::SeqCst) + 1;
-                    let _ = catch_unwind(AssertUnwindSafe(|| h(seq, &e)));
+                    let _ = npu_emu_ffi::boundary::catch(|| h(seq, &e));
                 }
                 let mut q = s.q.lock();
                 if q.error.is_none() {
@@ -483,16 +481,6 @@ fn worker(s: Arc<Shared>) {
         }
         s.completed.fetch_add(1, Ordering::SeqCst);
         notify_done(&s);
-    }
-}
-
-fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_string()
     }
 }
 

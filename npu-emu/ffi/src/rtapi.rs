@@ -3,8 +3,9 @@
 //! `libascendcl.so` exports one C function, `npuemu_runtime_api`, returning a pointer to a
 //! static [`RtApi`]. `libhccl.so` and `libnnopbase.so` find it with [`load_runtime`] (the
 //! already-loaded library, else the sibling file next to the calling library) and reach the
-//! one runtime instance of the process only through this table. Everything crossing it is C ABI, so the two libraries
-//! need not share Rust type layouts beyond this `#[repr(C)]` struct.
+//! one runtime instance of the process only through this table ([`crate::rt`] is their
+//! client). Everything crossing it is C ABI, so the libraries need not share Rust type
+//! layouts beyond these `#[repr(C)]` structs.
 
 use std::ffi::{c_char, c_void, CStr};
 
