@@ -1,28 +1,19 @@
-//! The C boundary: panics never cross it, errors become codes plus a message.
+//! libascendcl's side of the C boundary: its [`Acl`] conventions for the shared
+//! `npu_emu_ffi::boundary` (panics never cross it, errors become codes plus a message),
+//! the recent-error messages of `aclGetRecentErrMsg` (per thread, or per process with
+//! `err_msg_mode` 1), and the argument helpers every export uses.
 
 use npu_emu::codes::ACL_ERROR_INTERNAL_ERROR;
 use npu_emu::config::LogLevel;
 use npu_emu::Error;
-use parking_lot::Mutex;
-use std::cell::RefCell;
+use crate::globals::{PROCESS_MODE, PROCESS_RECENT, RECENT, RECENT_SHOWN};
 use std::ffi::CString;
 use npu_emu_ffi::boundary::{self, Convention};
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Most messages kept for one `aclGetRecentErrMsg` read; older ones are dropped.
 const MAX_RECENT: usize = 16;
-
-thread_local! {
-    /// The calling thread's error messages since its last `aclGetRecentErrMsg`, oldest
-    /// first (CANN returns them newest on top and clears them when read).
-    static RECENT: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-}
-
-/// `err_msg_mode` "1" of the `aclInit` config: the messages are the process's, not the
-/// thread's ("获取进程级别、还是线程级别的错误描述信息由aclInit接口中的err_msg_mode配置控制").
-static PROCESS_MODE: AtomicBool = AtomicBool::new(false);
-static PROCESS_RECENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Keep recent messages per process (`true`, `err_msg_mode` "1") or per thread (default).
 pub fn set_process_mode(on: bool) {
@@ -56,15 +47,12 @@ pub fn record_error(msg: &str) {
 /// pointer stays valid until the thread's next read (kept in a second slot). NULL if there
 /// were none.
 pub fn recent_error_ptr() -> *const libc::c_char {
-    thread_local! {
-        static SHOWN: RefCell<Option<CString>> = const { RefCell::new(None) };
-    }
     let taken: Vec<String> = if PROCESS_MODE.load(Ordering::SeqCst) {
         std::mem::take(&mut *PROCESS_RECENT.lock())
     } else {
         RECENT.with(|r| std::mem::take(&mut *r.borrow_mut()))
     };
-    SHOWN.with(|s| {
+    RECENT_SHOWN.with(|s| {
         let mut s = s.borrow_mut();
         *s = if taken.is_empty() {
             None

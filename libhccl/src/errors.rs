@@ -4,6 +4,7 @@
 
 use npu_emu::config::LogLevel;
 use npu_emu_ffi::boundary::{self, Convention};
+use npu_emu_ffi::handles::{HandleError, Problem};
 use npu_emu_ffi::rt::{RtError, RtErrorKind};
 use std::borrow::Cow;
 
@@ -125,6 +126,17 @@ impl From<RtError> for HcclError {
         match e.kind {
             RtErrorKind::Argument => HcclError::new(HCCL_E_PARA, e.msg),
             RtErrorKind::Runtime => HcclError::new(HCCL_E_RUNTIME, e.msg),
+        }
+    }
+}
+
+/// A value that is not a live handle: `HCCL_E_PTR` for NULL, else `HCCL_E_PARA`, with the
+/// table's message.
+impl From<HandleError> for HcclError {
+    fn from(e: HandleError) -> HcclError {
+        match e.problem {
+            Problem::Null => HcclError::new(HCCL_E_PTR, e.to_string()),
+            _ => HcclError::new(HCCL_E_PARA, e.to_string()),
         }
     }
 }

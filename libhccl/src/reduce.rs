@@ -94,8 +94,7 @@ fn combine<T: Elem>(acc: &mut [T], a: &[T], b: &[T], op: RedOp) {
 
 #[cfg(target_arch = "x86_64")]
 fn has_avx2() -> bool {
-    static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
+    *crate::globals::HAS_AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
 }
 
 #[cfg(target_arch = "x86_64")]

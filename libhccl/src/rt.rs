@@ -3,17 +3,14 @@
 //! HCCL's error type.
 
 use crate::errors::{HResult, HcclError};
-use npu_emu_ffi::rt::{Cached, Client};
+use crate::globals::RT;
+use npu_emu_ffi::rt::Client;
 
 /// The loaded runtime.
 pub type Rt = Client<HcclError>;
 
 /// The CANN log module of libhccl's lines (`HCCL`, module id 3 of CANN's `log_types.h`).
 pub const MODULE: &str = "HCCL";
-
-/// The runtime of this process: loaded once, kept while the process lives (the one
-/// runtime instance is libascendcl's; this is only our way to it).
-static RT: Cached<HcclError> = Cached::new("libhccl.so", MODULE);
 
 /// The runtime, loading it on first use.
 pub fn rt() -> HResult<&'static Rt> {

@@ -27,10 +27,9 @@
 
 use crate::memory::{device_of, is_canonical};
 use crate::node::Node;
-use std::cell::UnsafeCell;
+use crate::globals::{DESCRIBE, INSTALLED, KERNEL_CTX, PREV};
 use std::fmt::{self, Write as _};
-use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 /// What the faulting instruction did, when the CPU tells us.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,31 +48,20 @@ pub fn describe(node: &Node, addr: u64) -> Option<String> {
 }
 
 /// Longest kernel name kept for the fault message (longer names are cut).
-const KERNEL_NAME_MAX: usize = 128;
+pub(crate) const KERNEL_NAME_MAX: usize = 128;
 
 /// The kernel block an emulated AI-core thread is running (see [`crate::aicore`]): a plain
 /// `Copy` value in a const-initialised thread-local, so the signal handler reads it without
 /// allocating or locking.
 #[derive(Clone, Copy)]
-struct KernelCtx {
-    active: bool,
-    name: [u8; KERNEL_NAME_MAX],
-    len: usize,
-    block_idx: u32,
-    block_num: u32,
+pub(crate) struct KernelCtx {
+    pub(crate) active: bool,
+    pub(crate) name: [u8; KERNEL_NAME_MAX],
+    pub(crate) len: usize,
+    pub(crate) block_idx: u32,
+    pub(crate) block_num: u32,
 }
 
-thread_local! {
-    static KERNEL_CTX: std::cell::Cell<KernelCtx> = const {
-        std::cell::Cell::new(KernelCtx {
-            active: false,
-            name: [0; KERNEL_NAME_MAX],
-            len: 0,
-            block_idx: 0,
-            block_num: 0,
-        })
-    };
-}
 
 /// Mark the calling thread as running block `block_idx` of `block_num` of kernel `name`
 /// (`None`: no kernel). A device-memory fault on this thread is then reported as the
@@ -171,18 +159,6 @@ impl fmt::Write for StackBuf {
         Ok(())
     }
 }
-
-struct Prev(UnsafeCell<[MaybeUninit<libc::sigaction>; 2]>);
-// SAFETY: written once by `install` before the handler can run, read-only afterwards.
-unsafe impl Sync for Prev {}
-
-static PREV: Prev = Prev(UnsafeCell::new([
-    MaybeUninit::uninit(),
-    MaybeUninit::uninit(),
-]));
-static INSTALLED: AtomicBool = AtomicBool::new(false);
-/// The `describe` callback as a `fn(u64) -> Option<String>` pointer (0 = none).
-static DESCRIBE: AtomicUsize = AtomicUsize::new(0);
 
 /// Install the SIGSEGV/SIGBUS handler (once per process; later calls only replace
 /// `describe`). `describe(addr)` returns what the address hit, or `None`; it must not block

@@ -14,13 +14,11 @@
 //! releases with `free` too.
 
 use std::ffi::c_void;
-use std::sync::OnceLock;
 
 type NewArray = unsafe extern "C" fn(usize, *const c_void) -> *mut c_void;
 
 fn new_array() -> Option<(NewArray, *const c_void)> {
-    static F: OnceLock<Option<(usize, usize)>> = OnceLock::new();
-    let f = F.get_or_init(|| {
+    let f = crate::globals::NEW_ARRAY.get_or_init(|| {
         // SAFETY: dlsym with RTLD_DEFAULT only reads the loader's tables.
         let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_ZnamRKSt9nothrow_t".as_ptr()) };
         if f.is_null() {

@@ -5,7 +5,8 @@
 //! runtime's message when one of its calls fails).
 
 use crate::status::{NnError, NnResult};
-use npu_emu_ffi::rt::{Cached, Client};
+use crate::globals::RT;
+use npu_emu_ffi::rt::Client;
 
 /// The loaded runtime.
 pub type Rt = Client<NnError>;
@@ -13,10 +14,6 @@ pub type Rt = Client<NnError>;
 /// The CANN log module of libnnopbase's / libopapi's lines: `OP` (module id 63 of CANN's
 /// `log_types.h`, the `OP_ID` that `aclnn/opdev/op_log.h` logs under with sub-module `NNOP`).
 pub const MODULE: &str = "OP";
-
-/// The runtime of this process: loaded once, kept while the process lives (the one
-/// runtime instance is libascendcl's; this is only our way to it).
-static RT: Cached<NnError> = Cached::new("libnnopbase.so", MODULE);
 
 /// The runtime, loading it on first use.
 pub fn rt() -> NnResult<&'static Rt> {

@@ -8,6 +8,7 @@
 
 use crate::rt;
 use npu_emu_ffi::boundary::{self, Convention};
+use npu_emu_ffi::handles::{HandleError, Problem};
 use npu_emu_ffi::rt::{RtError, RtErrorKind};
 use std::borrow::Cow;
 
@@ -54,6 +55,17 @@ impl From<RtError> for NnError {
         match e.kind {
             RtErrorKind::Argument => NnError::invalid(e.msg),
             RtErrorKind::Runtime => NnError::runtime(e.msg),
+        }
+    }
+}
+
+/// A value that is not a live handle: `ACLNN_ERR_PARAM_NULLPTR` for NULL, else
+/// `ACLNN_ERR_PARAM_INVALID`, with the table's message.
+impl From<HandleError> for NnError {
+    fn from(e: HandleError) -> NnError {
+        match e.problem {
+            Problem::Null => NnError::nullptr(e.to_string()),
+            _ => NnError::invalid(e.to_string()),
         }
     }
 }

@@ -5,17 +5,13 @@
 
 use crate::ffi;
 use npu_emu::Error;
-use std::cell::Cell;
+use crate::globals::LAST_ERROR_CODE;
 use std::os::raw::c_char;
-
-thread_local! {
-    static LAST: Cell<i32> = const { Cell::new(0) };
-}
 
 /// Record `code` as the calling thread's last error (0 is ignored).
 pub fn note_code(code: i32) {
     if code != 0 {
-        LAST.with(|l| l.set(code));
+        LAST_ERROR_CODE.with(|l| l.set(code));
     }
 }
 
@@ -74,7 +70,7 @@ pub unsafe extern "C" fn aclrtPeekAtLastError(level: i32) -> i32 {
     if let Err(e) = check_level(level) {
         return ffi::boundary("aclrtPeekAtLastError", || Err(e));
     }
-    LAST.with(|l| l.get())
+    LAST_ERROR_CODE.with(|l| l.get())
 }
 
 /// `aclError aclrtGetLastError(aclrtLastErrLevel level)`: the thread's last error code,
@@ -84,5 +80,5 @@ pub unsafe extern "C" fn aclrtGetLastError(level: i32) -> i32 {
     if let Err(e) = check_level(level) {
         return ffi::boundary("aclrtGetLastError", || Err(e));
     }
-    LAST.with(|l| l.replace(0))
+    LAST_ERROR_CODE.with(|l| l.replace(0))
 }

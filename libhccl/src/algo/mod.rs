@@ -21,7 +21,6 @@ use crate::fingerprint::{op_name, opcode, Dtype, RedOp};
 use crate::history::Status;
 use crate::reduce::Scratch;
 use npu_emu::rtapi::{RtPhys, RtTask};
-use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -112,14 +111,10 @@ struct OpTask {
     hist: u64,
 }
 
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
 /// Run `f` with this thread's reduction scratch buffers; results are written with
 /// non-temporal stores when `nt`.
 pub fn with_scratch<R>(nt: bool, f: impl FnOnce(&mut Scratch) -> R) -> R {
-    SCRATCH.with(|s| {
+    crate::globals::SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
         s.nt = nt;
         f(&mut s)

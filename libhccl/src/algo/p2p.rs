@@ -41,10 +41,7 @@ fn wait_word(
             if id.failed_seq.load(Ordering::Acquire) != 0 {
                 return Err(Why::Failed);
             }
-            if !shm::alive(
-                id.pid.load(Ordering::Relaxed),
-                id.start_time.load(Ordering::Relaxed),
-            ) {
+            if !id.alive() {
                 return Err(Why::Dead);
             }
             if id.state.load(Ordering::Acquire) == shm::STATE_DESTROYED {

@@ -192,6 +192,13 @@ impl<T> HandleTable<T> {
         h
     }
 
+    /// Keep `v` under `h`, an id made earlier by [`HandleKind::new_id`] and not used yet
+    /// (objects that refer to each other's handles, made before either is kept).
+    pub fn insert_at(&mut self, h: u64, v: T) {
+        debug_assert!(!self.map.contains_key(&h), "handle {h:#x} used twice");
+        self.map.insert(h, v);
+    }
+
     fn error(&self, kind: &'static HandleKind, h: u64, arg: &str) -> HandleError {
         HandleError::new(kind, h, arg)
     }

@@ -8,7 +8,6 @@
 
 use super::{Geometry, Plan};
 use std::ops::Range;
-use std::sync::OnceLock;
 
 /// One tiled move, in elements.
 #[derive(Clone, Copy, Debug)]
@@ -57,8 +56,7 @@ pub(crate) trait Walk {
 
 /// Threads available to one conversion.
 fn max_threads() -> usize {
-    static N: OnceLock<usize> = OnceLock::new();
-    *N.get_or_init(|| {
+    *crate::globals::CONVERSION_THREADS.get_or_init(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
