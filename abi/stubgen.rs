@@ -119,7 +119,10 @@ fn defined_exports(dir: &Path) -> BTreeSet<String> {
 fn stub_body(lib: &Library, ret: &str, name: &str) -> (String, String) {
     let n = format!("\"{name}\"");
     if ret == lib.status_type {
-        return (" -> i32".into(), format!("npu_emu_ffi::stub::not_supported::<crate::stub::Lib>({n})"));
+        return (
+            " -> i32".into(),
+            format!("npu_emu_ffi::stub::not_supported::<crate::stub::Lib>({n})"),
+        );
     }
     if ret == "void" {
         return (

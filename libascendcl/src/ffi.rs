@@ -3,13 +3,13 @@
 //! the recent-error messages of `aclGetRecentErrMsg` (per thread, or per process with
 //! `err_msg_mode` 1), and the argument helpers every export uses.
 
+use crate::globals::{PROCESS_MODE, PROCESS_RECENT, RECENT, RECENT_SHOWN};
 use npu_emu::codes::ACL_ERROR_INTERNAL_ERROR;
 use npu_emu::config::LogLevel;
 use npu_emu::Error;
-use crate::globals::{PROCESS_MODE, PROCESS_RECENT, RECENT, RECENT_SHOWN};
-use std::ffi::CString;
 use npu_emu_ffi::boundary::{self, Convention};
 use std::borrow::Cow;
+use std::ffi::CString;
 use std::sync::atomic::Ordering;
 
 /// Most messages kept for one `aclGetRecentErrMsg` read; older ones are dropped.

@@ -10,14 +10,14 @@ use crate::api::op::{OpAttr, ATTR};
 use crate::api::prof::Prof;
 use crate::api::tensor_desc::{TensorDesc, DESC};
 use crate::runtime::{Lifecycle, Runtime};
+use npu_emu::aicore::AiCorePool;
 use npu_emu_ffi::handles::HandleTable;
 use parking_lot::{Mutex, RwLock};
-use npu_emu::aicore::AiCorePool;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ffi::CString;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::OnceLock;
 use std::sync::{Arc, Once};
 
 /// The runtime instance (DESIGN §1: one per process): created by the first `aclInit`,

@@ -46,8 +46,9 @@ pub struct VmmHandle {
 }
 
 /// What an `aclrtDrvMemHandle` is: a handle of [`MemState::handles`].
-pub static PHYSICAL: HandleKind = HandleKind::new(*b"PM", "physical allocation", "aclrtMallocPhysical")
-    .stale_because("it was freed by aclrtFreePhysical, or its runtime was finalized");
+pub static PHYSICAL: HandleKind =
+    HandleKind::new(*b"PM", "physical allocation", "aclrtMallocPhysical")
+        .stale_because("it was freed by aclrtFreePhysical, or its runtime was finalized");
 
 /// Memory bookkeeping of this process.
 pub struct MemState {
@@ -58,6 +59,12 @@ pub struct MemState {
     /// `aclrtMallocPhysical` handles (each names the machine's physical allocation).
     /// Reservations and mappings are tracked by the node itself.
     pub handles: Mutex<HandleTable<VmmHandle>>,
+}
+
+impl Default for MemState {
+    fn default() -> MemState {
+        MemState::new()
+    }
 }
 
 impl MemState {

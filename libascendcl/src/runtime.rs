@@ -9,6 +9,8 @@
 //! destroyed, foreign or garbage handle is an error naming the handle instead of undefined
 //! behaviour. Ids are never reused, not even across `aclFinalize`/`aclInit`.
 
+pub use crate::globals::LIFECYCLE;
+use crate::globals::{ATFORK, CURRENT, FORKED, PARENT_PID, RUNTIME};
 use npu_emu::codes::*;
 use npu_emu::config::{Config, LogLevel};
 use npu_emu::event::Event;
@@ -17,8 +19,6 @@ use npu_emu::node::Node;
 use npu_emu::stream::Stream;
 use npu_emu::{Error, Result};
 use npu_emu_ffi::handles::{self, HandleKind, HandleTable};
-pub use crate::globals::LIFECYCLE;
-use crate::globals::{ATFORK, CURRENT, FORKED, PARENT_PID, RUNTIME};
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{c_void, CString};
@@ -86,9 +86,12 @@ pub static STREAM: HandleKind =
 pub static EVENT: HandleKind =
     HandleKind::new(*b"EV", "event", "aclrtCreateEvent").stale_because(STALE);
 /// What an `aclrtContext` is: a handle of [`Registry::contexts`].
-pub static CONTEXT: HandleKind =
-    HandleKind::new(*b"CX", "context", "aclrtCreateContext / aclrtGetCurrentContext")
-        .stale_because(STALE);
+pub static CONTEXT: HandleKind = HandleKind::new(
+    *b"CX",
+    "context",
+    "aclrtCreateContext / aclrtGetCurrentContext",
+)
+.stale_because(STALE);
 
 /// `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR` (abi.md §1.5 B).
 pub const ACL_ERROR_RT_CONTEXT_RELEASE_ERROR: i32 = 507007;

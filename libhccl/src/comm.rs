@@ -4,14 +4,14 @@
 use crate::config::CommCfg;
 use crate::errors::{HResult, HcclError, HCCL_E_PARA, HCCL_E_REMOTE, HCCL_E_TIMEOUT};
 use crate::fingerprint::{check_all, op_name, Fp};
+use crate::globals::{COMMS, INCARNATIONS};
 use crate::history::History;
 use crate::rootinfo::hex;
 use crate::rt::Rt;
 use crate::shm::{self, Shm, Slot, FP_RING, STATE_DESTROYED, STATE_EMPTY, STATE_JOINED};
 use npu_emu::wait::{wait_until, Policy, WaitError, Word};
-use npu_emu_ffi::os;
-use crate::globals::{COMMS, INCARNATIONS};
 use npu_emu_ffi::handles::HandleKind;
+use npu_emu_ffi::os;
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
@@ -306,9 +306,7 @@ pub fn join(
                 }
                 for r in 0..n {
                     let s = &shm.slot(r).ident.0;
-                    if s.state.load(Ordering::Acquire) == STATE_JOINED
-                        && !s.alive()
-                    {
+                    if s.state.load(Ordering::Acquire) == STATE_JOINED && !s.alive() {
                         return Err(InitWait::Fail(HcclError::new(
                             HCCL_E_REMOTE,
                             format!(

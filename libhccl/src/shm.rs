@@ -146,7 +146,6 @@ pub struct Shm {
     pub ino: u64,
 }
 
-
 impl Shm {
     /// Create or open the control block at `path` for `n` ranks and map it.
     pub fn open(path: &Path, n: u32) -> HResult<Shm> {
@@ -162,7 +161,8 @@ impl Shm {
         let len = block_size(n);
         let meta = file.metadata().map_err(|e| sys("cannot stat", e))?;
         if (meta.len() as usize) < len {
-            file.set_len(len as u64).map_err(|e| sys("cannot size", e))?;
+            file.set_len(len as u64)
+                .map_err(|e| sys("cannot size", e))?;
         }
         let map = Mapping::map(&file, len).map_err(|e| sys("cannot map", e))?;
         Ok(Shm {
@@ -197,11 +197,13 @@ impl Shm {
     }
 
     pub fn header(&self) -> &Header {
+        // SAFETY: the mapping is `block_size(n)` bytes, starting with the (cache-line aligned) Header, whose fields are atomics: shared references are fine while the Shm lives.
         unsafe { &*(self.map.ptr() as *const Header) }
     }
 
     pub fn slot(&self, r: u32) -> &Slot {
         assert!(r < self.n);
+        // SAFETY: slot `r < n` lies inside the mapping (see `block_size`), aligned, all atomics.
         unsafe {
             &*(self
                 .map
@@ -215,6 +217,7 @@ impl Shm {
     pub fn arrays(&self, r: u32) -> &[AtomicU64] {
         let n = self.n as usize;
         let off = HEADER_SIZE + n * std::mem::size_of::<Slot>() + r as usize * n * 32;
+        // SAFETY: rank `r`'s n * 4 words lie inside the mapping (see `block_size`), 8-byte aligned.
         unsafe { std::slice::from_raw_parts(self.map.ptr().add(off) as *const AtomicU64, n * 4) }
     }
 
@@ -224,6 +227,7 @@ impl Shm {
         let base = HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * n * 32;
         let pair = dst as usize * n + src as usize;
         let off = base + (pair * MBOX_DEPTH as usize + (k % MBOX_DEPTH) as usize) * 64;
+        // SAFETY: entry `k % MBOX_DEPTH` of pair (src, dst) lies inside the mapping (see `block_size`), 64-byte aligned, all atomics.
         unsafe { &*(self.map.ptr().add(off) as *const Mbox) }
     }
 
@@ -232,6 +236,7 @@ impl Shm {
         assert!(r < self.n);
         let off =
             inline_base(self.n as usize) + (r as usize * 2 + (parity % 2) as usize) * INLINE_BYTES;
+        // SAFETY: rank `r`'s two inline buffers lie inside the mapping (see `block_size`).
         unsafe { self.map.ptr().add(off) }
     }
 
@@ -309,11 +314,15 @@ mod tests {
         assert_eq!(std::mem::size_of::<Slot>(), 16 * 64);
         assert_eq!(std::mem::size_of::<Mbox>(), 64);
         assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
+        // SAFETY: Ident is all atomics: all-zero is a valid value.
         let id: Ident = unsafe { std::mem::zeroed() };
         assert!(!id.alive());
         id.set_process();
         assert!(id.alive());
-        id.pid.store(std::process::id().wrapping_add(4_000_000), Ordering::Relaxed);
+        id.pid.store(
+            std::process::id().wrapping_add(4_000_000),
+            Ordering::Relaxed,
+        );
         assert!(!id.alive());
     }
 }

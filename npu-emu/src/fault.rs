@@ -25,9 +25,9 @@
 //! the canonical ranges, i.e. on the way to dying, so allocating there is acceptable. The
 //! statics below are the one piece of process-global state a signal handler needs.
 
+use crate::globals::{DESCRIBE, INSTALLED, KERNEL_CTX, PREV};
 use crate::memory::{device_of, is_canonical};
 use crate::node::Node;
-use crate::globals::{DESCRIBE, INSTALLED, KERNEL_CTX, PREV};
 use std::fmt::{self, Write as _};
 use std::sync::atomic::Ordering;
 
@@ -61,7 +61,6 @@ pub(crate) struct KernelCtx {
     pub(crate) block_idx: u32,
     pub(crate) block_num: u32,
 }
-
 
 /// Mark the calling thread as running block `block_idx` of `block_num` of kernel `name`
 /// (`None`: no kernel). A device-memory fault on this thread is then reported as the
@@ -379,13 +378,18 @@ mod tests {
         b[16..20].copy_from_slice(&0x4553_5201u32.to_le_bytes());
         b[20..24].copy_from_slice(&16u32.to_le_bytes());
         let esr = |v: u64, b: &mut [u8; 64]| b[24..32].copy_from_slice(&v.to_le_bytes());
+        // The pointer and length of every esr_access call below describe a live local array.
         esr((0x24 << 26) | (1 << 6), &mut b);
+        // SAFETY: as above.
         assert_eq!(unsafe { esr_access(b.as_ptr(), 64) }, Access::Write);
         esr(0x25 << 26, &mut b);
+        // SAFETY: as above.
         assert_eq!(unsafe { esr_access(b.as_ptr(), 64) }, Access::Read);
         esr(0x20 << 26, &mut b);
+        // SAFETY: as above.
         assert_eq!(unsafe { esr_access(b.as_ptr(), 64) }, Access::Unknown);
         assert_eq!(
+            // SAFETY: as above.
             unsafe { esr_access([0u8; 16].as_ptr(), 16) },
             Access::Unknown
         );
@@ -400,9 +404,12 @@ mod tests {
         let dir = std::env::var("NPU_EMU_TEST_FAULT_DIR").unwrap();
         let cfg = crate::node::tests::config(std::path::Path::new(&dir), 1, "256M");
         let node = NODE.get_or_init(|| Node::open(&cfg).unwrap());
+        // SAFETY: a test child process installs the handler from normal context.
         unsafe { install(describe_test) };
         let a = node.alloc(0, 4096, 4000).unwrap();
         let p = a.addr as *mut u8;
+        // SAFETY: deliberately faulting accesses, in a child process the test watches: the
+        // handler must turn each into its message and end the process.
         unsafe {
             match mode.as_str() {
                 "read" => {
@@ -416,6 +423,7 @@ mod tests {
                 _ => std::ptr::write_volatile(std::ptr::null_mut::<u8>().add(8), 1),
             }
         }
+        // SAFETY: _exit ends the process without running anything else.
         unsafe { libc::_exit(0) };
     }
 

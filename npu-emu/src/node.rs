@@ -37,13 +37,12 @@ mod suballoc;
 use crate::codes::ACL_ERROR_RT_MEMORY_ALLOCATION;
 use crate::config::{Config, LogLevel};
 use crate::error::{Error, Result};
+use crate::globals::CANONICAL;
 use crate::log::Logger;
 use crate::memory::{
-    device_addr, device_of, AllocInfo, PhysHandleInfo, VMM_BASE, VMM_GRANULARITY,
-    VMM_SIZE,
+    device_addr, device_of, AllocInfo, PhysHandleInfo, VMM_BASE, VMM_GRANULARITY, VMM_SIZE,
 };
 use crate::rtapi::RtPhys;
-use crate::globals::CANONICAL;
 use parking_lot::Mutex;
 use shared::{Mapping, Shared};
 use std::collections::{BTreeMap, VecDeque};
@@ -111,12 +110,6 @@ pub struct Node {
     alias: Vec<Mapping>,
     inner: Mutex<Inner>,
 }
-
-// SAFETY: the raw pointers are shared mappings that live as long as the Node; private
-// state is behind a mutex and the shared state is accessed with atomics under the lock.
-unsafe impl Send for Node {}
-unsafe impl Sync for Node {}
-
 
 fn page_up(n: u64) -> u64 {
     n.next_multiple_of(4096)

@@ -323,7 +323,9 @@ fn wait_counter(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
     match polled {
         Polled::Ready => true,
         Polled::TimedOut => false,
-        Polled::Pending => wait::sleep(&policy, &s.done, done, deadline, || Ok::<(), ()>(())).is_ok(),
+        Polled::Pending => {
+            wait::sleep(&policy, &s.done, done, deadline, || Ok::<(), ()>(())).is_ok()
+        }
     }
 }
 

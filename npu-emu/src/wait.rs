@@ -377,10 +377,21 @@ mod more_tests {
         assert_eq!(poll(&Policy::EVENT, start, || false, None), Polled::Pending);
         assert!(start.elapsed() >= Duration::from_micros(50));
         let past = Some(Instant::now());
-        assert_eq!(poll(&Policy::STREAM, Instant::now(), || false, past), Polled::TimedOut);
+        assert_eq!(
+            poll(&Policy::STREAM, Instant::now(), || false, past),
+            Polled::TimedOut
+        );
         let mut n = 0;
         assert_eq!(
-            poll(&Policy::STREAM, Instant::now(), || { n += 1; n > 3 }, None),
+            poll(
+                &Policy::STREAM,
+                Instant::now(),
+                || {
+                    n += 1;
+                    n > 3
+                },
+                None
+            ),
             Polled::Ready
         );
         assert!(Policy::for_participants(1).spin > Duration::ZERO);

@@ -4,8 +4,8 @@
 //! (the emulated SoC decides what aclnn supports) and `aclGetRecentErrMsg` (to quote the
 //! runtime's message when one of its calls fails).
 
-use crate::status::{NnError, NnResult};
 use crate::globals::RT;
+use crate::status::{NnError, NnResult};
 use npu_emu_ffi::rt::Client;
 
 /// The loaded runtime.

@@ -195,13 +195,14 @@ pub unsafe extern "C" fn aclGetDeviceCapability(
 /// `const char *aclrtGetSocName()`: never NULL (the configured SoC, default `Ascend910B1`).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtGetSocName() -> *const c_char {
-    crate::globals::SOC_NAME.get_or_init(|| {
-        let n = cfg_any()
-            .map(|c| c.soc_name)
-            .unwrap_or_else(|_| "Ascend910B1".to_string());
-        CString::new(n.replace('\0', " ")).unwrap_or_default()
-    })
-    .as_ptr()
+    crate::globals::SOC_NAME
+        .get_or_init(|| {
+            let n = cfg_any()
+                .map(|c| c.soc_name)
+                .unwrap_or_else(|_| "Ascend910B1".to_string());
+            CString::new(n.replace('\0', " ")).unwrap_or_default()
+        })
+        .as_ptr()
 }
 
 /// `aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)`: 16 stable bytes per

@@ -4,8 +4,8 @@
 //! thread too; [`ffi::boundary`] records it for every export through [`note_code`].
 
 use crate::ffi;
-use npu_emu::Error;
 use crate::globals::LAST_ERROR_CODE;
+use npu_emu::Error;
 use std::os::raw::c_char;
 
 /// Record `code` as the calling thread's last error (0 is ignored).

@@ -108,6 +108,7 @@ struct Launch {
 // re-checked before use) and the generated block function, which is thread-safe by
 // contract (blocks run in parallel).
 unsafe impl Send for Launch {}
+// SAFETY: as for Send: the pointers are only read, and the block function may run on many cores at once.
 unsafe impl Sync for Launch {}
 
 struct Table(Vec<npuemu_gm_region>);
@@ -342,6 +343,7 @@ pub unsafe extern "C" fn npuemu_kernel_launch(
         // SAFETY: C strings and arrays from the generated launch function.
         let kernel = unsafe { c_str(kernel_name, "kernel_name") }?;
         who = format!("aclrtlaunch_{kernel}");
+        // SAFETY: as above: the generated launch function passes its arguments as `enqueue` documents.
         unsafe {
             enqueue(
                 &kernel, block_dim, stream, func, args, args_size, ptr_args, n_ptr_args,

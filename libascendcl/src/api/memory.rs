@@ -1312,6 +1312,7 @@ pub unsafe extern "C" fn aclrtMemcpyBatch(
 ) -> i32 {
     boundary("aclrtMemcpyBatch", || {
         let rt = get()?;
+        // SAFETY: the arrays and counts are the caller's, as the ACL contract describes them; check_batch checks NULLs before reading.
         let items = unsafe {
             check_batch(
                 &rt,
@@ -1355,6 +1356,7 @@ pub unsafe extern "C" fn aclrtMemcpyBatchAsync(
     boundary("aclrtMemcpyBatchAsync", || {
         let rt = get()?;
         let s = rt.stream(stream)?;
+        // SAFETY: as in aclrtMemcpyBatch.
         let items = unsafe {
             check_batch(
                 &rt,

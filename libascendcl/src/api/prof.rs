@@ -17,11 +17,11 @@
 //! session runs.
 
 use crate::ffi::{boundary, boundary_value};
+use crate::globals::{COUNTING, PROF};
 use npu_emu::codes::{
     ACL_ERROR_PROF_ALREADY_RUN, ACL_ERROR_PROF_NOT_RUN, ACL_ERROR_REPEAT_INITIALIZE,
     ACL_ERROR_WRITE_FILE,
 };
-use crate::globals::{COUNTING, PROF};
 use npu_emu::Error;
 use npu_emu_ffi::handles::{HandleKind, HandleTable};
 use std::collections::{BTreeMap, HashSet};
@@ -31,7 +31,6 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Longest `profilerResultPath` CANN accepts.
 pub const MAX_PATH: usize = 4096;
-
 
 /// The object behind an `aclprofConfig *`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,6 +111,7 @@ pub unsafe extern "C" fn aclprofInit(
         // SAFETY: a C string of at most `length` bytes; strnlen stops at its NUL, so a
         // `length` larger than the string never reads past it.
         let n = unsafe { libc::strnlen(profilerResultPath, length) };
+        // SAFETY: strnlen found `n` readable bytes before the NUL (or `length`).
         let bytes = unsafe { std::slice::from_raw_parts(profilerResultPath as *const u8, n) };
         if bytes.is_empty() {
             return Err(Error::invalid("profilerResultPath is an empty string"));
@@ -189,7 +189,11 @@ pub unsafe extern "C" fn aclprofCreateConfig(
             aicore_metrics: aicoreMetrics,
             data_type_config: dataTypeConfig,
         };
-        let h = PROF.lock().get_or_insert_with(Prof::default).configs.insert(cfg);
+        let h = PROF
+            .lock()
+            .get_or_insert_with(Prof::default)
+            .configs
+            .insert(cfg);
         Ok(h as *mut ProfConfig)
     })
 }

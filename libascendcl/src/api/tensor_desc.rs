@@ -26,11 +26,11 @@
 
 use crate::api::helpers::data_type_size;
 use crate::ffi::{boundary, boundary_value, non_null, out};
+use crate::globals::DESCS;
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
 use npu_emu::config::LogLevel;
 use npu_emu::formats::{self, C0Rule};
 use npu_emu::Error;
-use crate::globals::DESCS;
 use npu_emu_ffi::handles::HandleKind;
 use std::ffi::{c_char, c_void, CStr, CString};
 

@@ -327,15 +327,27 @@ mod tests {
         );
         let e = apples.get(p, "fruit").unwrap_err();
         assert_eq!(e.problem, Problem::OtherKind("pear"));
-        assert!(e.to_string().ends_with("is a pear handle, not an apple"), "{e}");
+        assert!(
+            e.to_string().ends_with("is a pear handle, not an apple"),
+            "{e}"
+        );
         let e = apples.get(0x1234, "fruit").unwrap_err();
         assert_eq!(e.problem, Problem::Foreign);
-        assert!(e.to_string().contains("not a value makeApple returned"), "{e}");
-        assert_eq!(apples.get(0, "fruit").unwrap_err().to_string(), "argument fruit is NULL");
+        assert!(
+            e.to_string().contains("not a value makeApple returned"),
+            "{e}"
+        );
+        assert_eq!(
+            apples.get(0, "fruit").unwrap_err().to_string(),
+            "argument fruit is NULL"
+        );
 
         assert_eq!(pears.remove(p, "p").unwrap(), "p");
         let e = pears.remove(p, "p").unwrap_err();
-        assert!(e.to_string().ends_with("is not a live pear (it was eaten)"), "{e}");
+        assert!(
+            e.to_string().ends_with("is not a live pear (it was eaten)"),
+            "{e}"
+        );
         assert!(pears.is_empty() && apples.len() == 1);
     }
 

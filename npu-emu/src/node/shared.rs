@@ -20,8 +20,8 @@ use crate::codes::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_MEMORY_ALLOCATION};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::memory::MAX_DEVICES;
-pub use npu_emu_ffi::os::Mapping;
 use npu_emu_ffi::os;
+pub use npu_emu_ffi::os::Mapping;
 use std::fs::File;
 use std::io;
 use std::os::unix::io::AsRawFd;
@@ -100,10 +100,6 @@ pub struct Shared {
     pub nslabs: u64,
     pub soc: String,
 }
-
-// SAFETY: the mappings are shared memory accessed through atomics.
-unsafe impl Send for Shared {}
-unsafe impl Sync for Shared {}
 
 /// Holds the node lock (and the process-local mutex); unlocks on drop.
 pub struct LockGuard<'a> {
