@@ -152,9 +152,9 @@ impl fmt::Display for HandleError {
             }
             Problem::Foreign => write!(
                 f,
-                "{arg} = {h:#x} is not a live {name} (not a value {} returned: a garbage or \
-                 foreign pointer)",
-                self.made_by
+                "{arg} = {h:#x} is not a live {name} (it is not {} {name} handle that {} \
+                 returned: a garbage or foreign pointer)",
+                self.article, self.made_by
             ),
         }
     }
@@ -333,9 +333,10 @@ mod tests {
         );
         let e = apples.get(0x1234, "fruit").unwrap_err();
         assert_eq!(e.problem, Problem::Foreign);
-        assert!(
-            e.to_string().contains("not a value makeApple returned"),
-            "{e}"
+        assert_eq!(
+            e.to_string(),
+            "fruit = 0x1234 is not a live apple (it is not an apple handle that makeApple \
+             returned: a garbage or foreign pointer)"
         );
         assert_eq!(
             apples.get(0, "fruit").unwrap_err().to_string(),
