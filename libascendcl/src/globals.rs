@@ -4,6 +4,9 @@
 //! state on, so what outlives one call lives here: the one runtime instance of the process
 //! (DESIGN §1), the registries behind the handles a caller holds, and per-thread state that
 //! the ACL API defines per thread (the current context, the recent error messages).
+//!
+//! Not state, so declared beside their types: the `HandleKind` descriptors (a handle tag and
+//! the names used in messages) and constant tables such as the exported runtime table.
 
 use crate::api::helpers::{DataBuffer, BUFFER};
 use crate::api::op::{OpAttr, ATTR};
