@@ -160,7 +160,10 @@ impl Launch {
                 })
                 .collect(),
         );
-        pool(self.physical, cores).run(&self.kernel, self.block_dim, &|idx| self.block(&table, idx))
+        let start = std::time::Instant::now();
+        pool(self.physical, cores)
+            .run(&self.kernel, self.block_dim, &|idx| self.block(&table, idx))?;
+        crate::api::sys_param::check_op_timeout(&self.kernel, start.elapsed())
     }
 
     /// Run block `idx` through the generated block function.

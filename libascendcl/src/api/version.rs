@@ -135,10 +135,12 @@ unsafe fn pkg(pkgName: *const c_char) -> Result<String> {
 }
 
 /// `aclError aclsysGetVersionStr(char *pkgName, char *versionStr)`: writes "8.5.0"
+/// (a package that is not installed is `ACL_ERROR_INVALID_FILE`, an expected answer:
+/// logged at INFO, not ERROR)
 /// (`versionStr` must hold `ACL_PKG_VERSION_MAX_SIZE` = 128 bytes).
 #[no_mangle]
 pub unsafe extern "C" fn aclsysGetVersionStr(pkgName: *mut c_char, versionStr: *mut c_char) -> i32 {
-    errors::boundary("aclsysGetVersionStr", || {
+    errors::boundary_quiet("aclsysGetVersionStr", &[ACL_ERROR_INVALID_FILE], || {
         ffi::non_null(versionStr, "versionStr")?;
         unsafe { pkg(pkgName) }?;
         let bytes = CANN_VERSION.as_bytes();
@@ -154,7 +156,7 @@ pub unsafe extern "C" fn aclsysGetVersionStr(pkgName: *mut c_char, versionStr: *
 /// `aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum)`: 80500000 for 8.5.0.
 #[no_mangle]
 pub unsafe extern "C" fn aclsysGetVersionNum(pkgName: *mut c_char, versionNum: *mut i32) -> i32 {
-    errors::boundary("aclsysGetVersionNum", || {
+    errors::boundary_quiet("aclsysGetVersionNum", &[ACL_ERROR_INVALID_FILE], || {
         ffi::non_null(versionNum, "versionNum")?;
         unsafe { pkg(pkgName) }?;
         out(versionNum, "versionNum", CANN_VERSION_NUM)
