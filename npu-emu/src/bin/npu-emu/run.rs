@@ -9,6 +9,8 @@
 //! | `ASCEND_DEVICE_ID` | the rank's device (logical id): the i-th of `--devices`, default i |
 //! | `RANK_TABLE_FILE` | a version "1.0" rank table written for the job |
 //! | `NPU_EMU_JOB_ID` | a random id of the job (the HCCL dialect layer, `headers/compat`, keys its `hcclInit` rendezvous files in the job directory by it) |
+//! | `RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE` | as torchrun sets them, so `torch.distributed.init_process_group("hccl")` works unmodified |
+//! | `MASTER_ADDR`, `MASTER_PORT` | 127.0.0.1 and a free port, unless already set |
 //!
 //! The rank table lives in `<node dir>/jobs/<job id>/rank_table.json` and is removed when the
 //! job ends. Each rank runs in its own process group (so a stop reaches a wrapper script's
@@ -347,6 +349,16 @@ fn launch(argv: &[String]) -> CliResult<u8> {
         ))
     })?;
 
+    // torch.distributed's rendezvous (env://), as torchrun sets it up.
+    let master_addr = std::env::var("MASTER_ADDR").unwrap_or_else(|_| "127.0.0.1".to_string());
+    let master_port = match std::env::var("MASTER_PORT") {
+        Ok(p) => p,
+        Err(_) => std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port().to_string())
+            .unwrap_or_else(|_| "29500".to_string()),
+    };
+
     install_signal_handlers();
     // SAFETY: isatty on a valid descriptor number.
     let stdin_is_tty = unsafe { libc::isatty(0) } == 1;
@@ -361,6 +373,12 @@ fn launch(argv: &[String]) -> CliResult<u8> {
             .env("ASCEND_DEVICE_ID", job.devices[r].to_string())
             .env("RANK_TABLE_FILE", &table)
             .env("NPU_EMU_JOB_ID", &id)
+            .env("RANK", r.to_string())
+            .env("WORLD_SIZE", job.ranks.to_string())
+            .env("LOCAL_RANK", r.to_string())
+            .env("LOCAL_WORLD_SIZE", job.ranks.to_string())
+            .env("MASTER_ADDR", &master_addr)
+            .env("MASTER_PORT", &master_port)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .stdin(if r == 0 && !stdin_is_tty {
