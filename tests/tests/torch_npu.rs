@@ -371,3 +371,41 @@ fn operator_families_match_cpu_with_autograd() {
 fn mlp_and_transformer_train_like_cpu() {
     pytest("test_training.py", "");
 }
+
+/// A rank killed mid-training (`tests/python/dist_rank_death.py`): started by hand with no
+/// launcher to stop the others, the survivors must fail on their own with HCCL's message
+/// naming the dead rank; under `npu-emu run` the launcher names it too.
+#[test]
+fn a_rank_that_dies_mid_training_fails_the_others() {
+    let Some(venv) = venv() else { return };
+    let r = py_job(
+        "torch-rank-death",
+        &venv,
+        r#"export MASTER_ADDR=127.0.0.1 WORLD_SIZE=3 HCCL_EXEC_TIMEOUT=120
+export MASTER_PORT=$(( 20000 + RANDOM % 20000 ))
+for r in 0 1 2; do
+    (set +e; RANK=$r LOCAL_RANK=$r "$PY" "$T/dist_rank_death.py" > out$r.log 2>&1; echo $? > code$r) &
+done
+wait
+for r in 0 1 2; do echo "== rank $r exit $(cat code$r)"; grep -v CAN_EXIT out$r.log || true; done
+"#,
+    );
+    r.assert_ok();
+    let out = r.stdout.clone();
+    assert!(out.contains("== rank 2 exit 137"), "{out}"); // SIGKILL
+    for rank in [0, 1] {
+        assert!(out.contains(&format!("== rank {rank} exit 3")), "{out}");
+        assert!(out.contains(&format!("rank {rank}: error:")), "{out}");
+    }
+    assert!(out.contains("rank 2 (pid") && out.contains("died"), "{out}");
+    assert!(!out.contains("finished without noticing"), "{out}");
+
+    let r = py_job(
+        "torch-rank-death-run",
+        &venv,
+        r#"npu-emu run -n 3 --timeout 300 "$PY" "$T/dist_rank_death.py""#,
+    );
+    assert_ne!(r.code, Some(0), "{}", r.all());
+    assert!(r.stderr.contains("rank 2"), "{}", r.all());
+    assert!(!r.all().contains("finished without noticing"), "{}", r.all());
+}
