@@ -8,6 +8,7 @@ pub mod context;
 pub mod device;
 pub mod errors;
 pub mod event;
+pub mod fallback;
 pub mod helpers;
 pub mod init;
 pub mod kernel;
