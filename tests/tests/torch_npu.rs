@@ -407,5 +407,39 @@ for r in 0 1 2; do echo "== rank $r exit $(cat code$r)"; grep -v CAN_EXIT out$r.
     );
     assert_ne!(r.code, Some(0), "{}", r.all());
     assert!(r.stderr.contains("rank 2"), "{}", r.all());
-    assert!(!r.all().contains("finished without noticing"), "{}", r.all());
+    assert!(
+        !r.all().contains("finished without noticing"),
+        "{}",
+        r.all()
+    );
+}
+
+/// An operator npu-emu does not have (`tests/python/missing_op.py`, `torch.histc`): a Python
+/// exception (exit 1, not a signal) whose message names the aclop type torch_npu fell back
+/// to; with `ASCEND_GLOBAL_LOG_LEVEL=2` also the aclnn function and the torch operator.
+#[test]
+fn an_operator_we_do_not_have_is_named() {
+    let Some(venv) = venv() else { return };
+    let r = py_job("torch-missing-op", &venv, r#""$PY" "$T/missing_op.py""#);
+    let all = r.all();
+    assert_eq!(r.code, Some(1), "{all}");
+    assert!(all.contains("RuntimeError"), "{all}");
+    assert!(
+        all.contains("op type \"Histogram\" is not supported"),
+        "{all}"
+    );
+    assert!(all.contains("ASCEND_GLOBAL_LOG_LEVEL=2"), "{all}");
+    assert!(!all.contains("missing_op: unexpectedly computed"), "{all}");
+
+    let r = py_job(
+        "torch-missing-op-named",
+        &venv,
+        r#"ASCEND_GLOBAL_LOG_LEVEL=2 "$PY" "$T/missing_op.py""#,
+    );
+    let all = r.all();
+    assert_eq!(r.code, Some(1), "{all}");
+    assert!(
+        all.contains("libopapi.so has no aclnnHistc") && all.contains("acl_op::histc"),
+        "{all}"
+    );
 }

@@ -24,12 +24,12 @@ pub fn note_log(msg: &str) {
     let Some(j) = msg.find("Will call ") else {
         return;
     };
-    // "... aclnnX or aclnnXGetWorkspaceSize not in ..." : the word before " or ".
+    // "... aclnnX or aclnnXGetWorkspaceSize not in ...": the text right before
+    // "GetWorkspaceSize" is the function's name.
     let head = &msg[..i];
     let Some(aclnn) = head
         .split_whitespace()
-        .rev()
-        .nth(1)
+        .next_back()
         .filter(|w| w.starts_with("aclnn"))
     else {
         return;
@@ -78,5 +78,26 @@ pub fn explain(op_type: &str) -> String {
                  (npu-emu computes operators with aclnn); run with ASCEND_GLOBAL_LOG_LEVEL=2 to have torch_npu name the \
                  aclnn function and the torch operator here"
             .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fallback_warning_names_the_function_and_the_call() {
+        note_log("[histc:54][HistcKernelNpuOpApi.cpp] [PTA]:aclnnHistc or aclnnHistcGetWorkspaceSize not in libopapi.so, or libopapi.so not found. Will call acl_op::histc(self, bins, min_arg, max_arg)");
+        let e = explain("Histogram");
+        assert!(e.contains("no aclnnHistc"), "{e}");
+        assert!(
+            e.contains("acl_op::histc(self, bins, min_arg, max_arg)"),
+            "{e}"
+        );
+        note_log("[triu:1][x.cpp] [PTA]:aclnnTriu or aclnnTriuGetWorkspaceSize not in libopapi.so, or libopapi.so not found. Will call acl_op::triu(self, diagonal)");
+        assert!(explain("Histogram").contains("aclnnTriu")); // the latest when none matches by name
+        assert!(explain("Triu").contains("acl_op::triu"));
+        note_log("an unrelated line");
+        assert!(explain("Triu").contains("aclnnTriu"));
     }
 }
