@@ -443,3 +443,56 @@ fn an_operator_we_do_not_have_is_named() {
         "{all}"
     );
 }
+
+/// samples/torch_ddp at 2 and 4 ranks through `npu-emu run`: identical parameters on every
+/// rank, and the single-process losses within 1e-5.
+#[test]
+fn sample_torch_ddp_2_and_4_ranks() {
+    let Some(venv) = venv() else { return };
+    for n in [2, 4] {
+        let r = py_job(
+            &format!("torch-sample-ddp{n}"),
+            &venv,
+            &format!(
+                "npu-emu run -n {n} --timeout 600 \"$PY\" '{}'",
+                root().join("samples/torch_ddp/train_ddp.py").display()
+            ),
+        );
+        r.assert_ok();
+        assert!(
+            r.stdout
+                .contains(&format!("[rank 0] parameters identical on all {n} ranks: True")),
+            "{}",
+            r.all()
+        );
+        assert!(r.stdout.contains("[rank 0] PASS"), "{}", r.all());
+    }
+}
+
+/// samples/torch_tp: build the plugin (Ascend C kernel + PyTorch C++ extension) with its
+/// Makefile against the install tree, then the seed's layer at 2 and 4 ranks.
+#[test]
+fn sample_torch_tp_custom_operator_and_all_reduce() {
+    let Some(venv) = venv() else { return };
+    let src = root().join("samples/torch_tp");
+    let r = py_job(
+        "torch-sample-tp",
+        &venv,
+        &format!(
+            "cp -r '{}' tp && make -C tp PYTHON=\"$PY\" >build.log 2>&1 || {{ cat build.log; exit 1; }}\n\
+             for n in 2 4; do npu-emu run -n $n --timeout 600 \"$PY\" tp/tp_demo.py; done",
+            src.display()
+        ),
+    );
+    r.assert_ok();
+    for n in [2, 4] {
+        for i in 0..n {
+            assert!(
+                r.stdout.contains(&format!("[rank {i}] rank {i}: y[0, :4]")),
+                "{}",
+                r.all()
+            );
+        }
+    }
+    assert_eq!(r.stdout.matches(": PASS").count(), 6, "{}", r.all());
+}
