@@ -460,8 +460,9 @@ fn sample_torch_ddp_2_and_4_ranks() {
         );
         r.assert_ok();
         assert!(
-            r.stdout
-                .contains(&format!("[rank 0] parameters identical on all {n} ranks: True")),
+            r.stdout.contains(&format!(
+                "[rank 0] parameters identical on all {n} ranks: True"
+            )),
             "{}",
             r.all()
         );
