@@ -189,6 +189,14 @@ int main(int argc, char **argv) {
     HCHECK(HcclCommDeregister(comm, h));
     EXPECT_FAIL(HcclCommDeregister(comm, h), HCCL_E_PARA, "already deregistered");
 
+    // The last ACL error is the latest failure's: an HCCL failure after a tolerated ACL
+    // failure does not leave the ACL code to be reported for it (aclrtPeekAtLastError).
+    void *none = nullptr;
+    EXPECT(aclrtMalloc(&none, 0, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_ERROR_INVALID_PARAM);
+    EXPECT(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL) == ACL_ERROR_INVALID_PARAM);
+    EXPECT_FAIL(HcclGetRankSize(comm, nullptr), HCCL_E_PTR, "rankSize");
+    EXPECT(aclrtPeekAtLastError(ACL_RT_THREAD_LEVEL) == ACL_SUCCESS);
+
     HCHECK(HcclCommDestroy(comm));
     printf("hccl_group rank %u/%u passed\n", rank, n);
     return 0;
