@@ -13,7 +13,8 @@
 # `import torch_npu` with that CUDA build (both register the allocator-config keys
 # `pinned_reserve_segment_size_mb` and `per_process_memory_fraction`).
 #
-# Download: about 3 GB (torch's CUDA dependencies), 6.8 GB on disk; 2.5 minutes here.
+# Download: about 3 GB (torch's CUDA dependencies), 6.8 GB on disk; 2.5 minutes on an idle
+# 2-core machine, 7 minutes under heavy load.
 set -euo pipefail
 
 TORCH_VERSION=2.9.0
@@ -44,5 +45,5 @@ pip=("$dir/bin/python" -m pip --disable-pip-version-check)
 "${pip[@]}" install -q "torch==$TORCH_VERSION" numpy pyyaml pytest maturin
 # --no-deps: torch_npu asks for torch==2.9.0+cpu, which the registry does not serve (see above).
 "${pip[@]}" install -q --no-deps "torch-npu==$TORCH_NPU_VERSION"
-"$dir/bin/python" -c "import torch, numpy; print('setup_venv: torch', torch.__version__, 'numpy', numpy.__version__)"
+TORCH_DEVICE_BACKEND_AUTOLOAD=0 "$dir/bin/python" -c "import torch, numpy; print('setup_venv: torch', torch.__version__, 'numpy', numpy.__version__)"
 echo "setup_venv: done in $(( $(date +%s) - start )) s"
