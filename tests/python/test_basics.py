@@ -8,6 +8,8 @@ import pytest
 import torch
 import torch_npu  # noqa: F401  (also loaded by torch's backend autoload)
 
+from npu_ops import require
+
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int8,
           torch.uint8, torch.bool, torch.float64]
 
@@ -41,6 +43,7 @@ def test_round_trip_on_every_device(dtype):
 
 
 def test_shapes_and_non_contiguous_sources():
+    require("aclnnInplaceCopy")  # a non-contiguous source is copied on the device
     x = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
     assert torch.equal(x.npu().cpu(), x)
     t = x.transpose(0, 2)  # non-contiguous on the host: made contiguous before the copy
@@ -59,6 +62,7 @@ def test_item_and_copy_into_host_tensor():
 
 
 def test_memory_is_accounted():
+    require("aclnnInplaceZero")  # torch.zeros on the device
     torch.npu.synchronize()
     before = torch.npu.memory_allocated(0)
     x = torch.zeros(1 << 18).npu()  # 1 MiB
