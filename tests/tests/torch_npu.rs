@@ -1,9 +1,9 @@
 //! The real torch_npu (from the package registry) on npu-emu's install tree.
 //!
 //! The Python environment is `target/venv` (or `$NPU_EMU_VENV`), created by
-//! `tests/python/setup_venv.sh` with the pinned torch + torch_npu pair. Without it these tests
-//! print a loud SKIPPED line and pass, except under CI (`CI` set), where a missing
-//! environment fails them: `.ci/run` creates it.
+//! `tests/python/setup_venv.sh` (which `make venv`, part of `make test`, runs) with the pinned
+//! torch + torch_npu pair. Without it these tests print a loud SKIPPED line and pass, except
+//! under CI (`CI` set), where a missing environment fails them.
 //!
 //! Each test binary installs the tree once (`npu-emu install` into a scratch prefix) and runs
 //! Python the way a user does: `source set_env.sh`, then the venv's python, on a private node.
@@ -42,7 +42,7 @@ fn venv() -> Option<PathBuf> {
         dir.display()
     );
     if std::env::var_os("CI").is_some() {
-        panic!("{msg}; .ci/run must create it before the tests run");
+        panic!("{msg}; `make test` (make venv) must create it before the tests run");
     }
     eprintln!("\n*** SKIPPED: {msg} ***\n");
     None
