@@ -12,7 +12,7 @@ use crate::api::helpers::{DataBuffer, BUFFER};
 use crate::api::op::{OpAttr, ATTR};
 use crate::api::prof::Prof;
 use crate::api::tensor_desc::{TensorDesc, DESC};
-use crate::runtime::{Lifecycle, Runtime};
+use crate::runtime::{Lifecycle, ProcessSettings, Runtime};
 use npu_emu::aicore::AiCorePool;
 use npu_emu_ffi::handles::HandleTable;
 use parking_lot::{Mutex, RwLock};
@@ -34,6 +34,11 @@ pub static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle {
     refcount: 0,
     first_config: None,
 });
+
+/// Settings CANN keeps per process outside any device or context (`aclSetCompileopt`,
+/// `aclrtSetSysParamOpt` …): they work before `aclInit` and survive `aclFinalize`, so they
+/// cannot live in the runtime instance. See [`crate::runtime::with_settings`].
+pub static SETTINGS: Mutex<Option<ProcessSettings>> = Mutex::new(None);
 
 /// Set in a child forked after `aclInit` (by the `pthread_atfork` handler, which has no
 /// other way to say so): the child's runtime has no worker threads.

@@ -10,7 +10,7 @@
 //! behaviour. Ids are never reused, not even across `aclFinalize`/`aclInit`.
 
 pub use crate::globals::LIFECYCLE;
-use crate::globals::{ATFORK, CURRENT, FORKED, PARENT_PID, RUNTIME};
+use crate::globals::{ATFORK, CURRENT, FORKED, PARENT_PID, RUNTIME, SETTINGS};
 use npu_emu::codes::*;
 use npu_emu::config::{Config, LogLevel};
 use npu_emu::event::Event;
@@ -172,8 +172,6 @@ pub struct Registry {
     pub cfg_handles: HashSet<usize>,
     /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
     pub op_wait_timeout: Option<Duration>,
-    /// `aclrtSetSysParamOpt` values of the process.
-    pub sys_params: HashMap<i32, i64>,
 }
 
 impl Default for Registry {
@@ -188,7 +186,6 @@ impl Default for Registry {
             reports: HashMap::new(),
             cfg_handles: HashSet::new(),
             op_wait_timeout: None,
-            sys_params: HashMap::new(),
         }
     }
 }
@@ -198,6 +195,33 @@ pub struct Lifecycle {
     pub refcount: u64,
     /// Config content of the first successful `aclInit` ("" = no config).
     pub first_config: Option<String>,
+}
+
+/// Settings CANN keeps per process, outside any device or context, that work before
+/// `aclInit` and survive `aclFinalize` (as CANN's op-compiler and runtime singletons do):
+/// see `api/compile_opt.rs` and `api/sys_param.rs`. The instance is
+/// [`crate::globals::SETTINGS`].
+pub struct ProcessSettings {
+    /// `aclSetCompileopt` values by `aclCompileOpt`.
+    pub compile_opts: std::collections::BTreeMap<i32, String>,
+    /// `aclrtSetSysParamOpt` values by `aclSysParamOpt` (unset = the documented default 0).
+    pub sys_params: HashMap<i32, i64>,
+    /// `aclrtSetOpExecuteTimeOut*`: operator execution timeout in µs (`None` = never).
+    pub op_execute_timeout_us: Option<u64>,
+    /// `aclrtSetDeviceSatMode` (`aclrtFloatOverflowMode`), `None` until set.
+    pub sat_mode: Option<i32>,
+}
+
+/// Run `f` on the process's [`ProcessSettings`] (created empty on first use).
+pub fn with_settings<R>(f: impl FnOnce(&mut ProcessSettings) -> R) -> R {
+    let mut g = SETTINGS.lock();
+    let s = g.get_or_insert_with(|| ProcessSettings {
+        compile_opts: Default::default(),
+        sys_params: HashMap::new(),
+        op_execute_timeout_us: None,
+        sat_mode: None,
+    });
+    f(s)
 }
 
 extern "C" fn after_fork_in_child() {
