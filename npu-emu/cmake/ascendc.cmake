@@ -65,6 +65,13 @@ elseif(SOC_VERSION MATCHES "^[aA]scend610Lite$")
 endif()
 find_package(Threads REQUIRED)
 
+# Scalar accesses through __gm__ pointers in kernel code are checked against the kernel's buffers
+# (headers: npuemu/raw_access.h): g++ instruments every load and store of a kernel translation
+# unit with a call npu-emu's headers define (no sanitizer runtime is linked). Other compilers
+# build unchecked kernels, whose raw dereferences of device memory stop the process (SIGSEGV).
+set(NPUEMU_GM_CHECK_OPTIONS
+    "$<$<CXX_COMPILER_ID:GNU>:-fsanitize=kernel-address;--param=asan-instrumentation-with-call-threshold=0;--param=asan-stack=0;--param=asan-globals=0;-D__NPUEMU_GM_CHECK__=1>")
+
 # CANN libraries that kernel-launch link lines name (ascendc_library's own interface and the
 # vendor samples' executables: -ltiling_api -lregister -lplatform ...) but that npu-emu does
 # not ship. Nothing of them is emulated, so they are empty archives in the build tree (not
@@ -180,6 +187,7 @@ function(ascendc_library target_name target_type)
         PRIVATE ${_srcdirs}
         PUBLIC "${_inc}" "${NPUEMU_INCLUDE_DIR}" "${NPUEMU_TIKCFW_DIR}")
     target_compile_definitions(${target_name} PRIVATE _GLIBCXX_USE_CXX11_ABI=0 ${NPUEMU_KERNEL_DEFS})
+    target_compile_options(${target_name} PRIVATE ${NPUEMU_GM_CHECK_OPTIONS})
     if(NOT _type STREQUAL "OBJECT")
         target_link_directories(${target_name} PUBLIC "${NPUEMU_LIB_DIR}" "${NPUEMU_EMPTY_LIB_DIR}")
     endif()

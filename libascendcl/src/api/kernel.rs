@@ -22,12 +22,15 @@
 
 use crate::ffi;
 use crate::runtime;
-use npu_emu::aicore::{soc_cores, AiCorePool, ACL_ERROR_RT_AICORE_EXCEPTION, MAX_BLOCK_DIM};
+use npu_emu::aicore::{
+    soc_cores, AiCorePool, LaunchSync, ACL_ERROR_RT_AICORE_EXCEPTION, MAX_BLOCK_DIM,
+};
 use npu_emu::codes::{
     ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID,
 };
 use npu_emu::config::LogLevel;
-use npu_emu::memory::is_canonical;
+use npu_emu::memory::{device_addr, is_canonical};
+use npu_emu::rtapi::RtPhys;
 use npu_emu::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -49,16 +52,36 @@ pub struct npuemu_gm_region {
     pub name: *const c_char,
 }
 
-/// `npuemu_block_fn`: runs one block; 0 = ok, else a message in `err`.
-pub type npuemu_block_fn = unsafe extern "C" fn(
-    args: *const c_void,
-    regions: *const npuemu_gm_region,
-    nregions: usize,
-    block_idx: u32,
-    block_num: u32,
-    err: *mut c_char,
-    errlen: usize,
-) -> c_int;
+/// `npuemu_mem_range`: one device's whole HBM (canonical range and this process's alias).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct npuemu_mem_range {
+    pub dev_addr: u64,
+    pub size: u64,
+    pub host: *mut c_void,
+}
+
+/// `npuemu_block_info`: what a block needs besides the kernel's arguments.
+#[repr(C)]
+pub struct npuemu_block_info {
+    pub block_idx: u32,
+    pub block_num: u32,
+    pub regions: *const npuemu_gm_region,
+    pub nregions: usize,
+    pub devmem: *const npuemu_mem_range,
+    pub ndevmem: usize,
+    pub tiling_key: u64,
+    pub cores: u32,
+    pub reserved: u32,
+    pub launch: *mut c_void,
+    pub sync_all: Option<unsafe extern "C" fn(*mut c_void, u32, *mut c_char, usize) -> c_int>,
+    pub err: *mut c_char,
+    pub errlen: usize,
+}
+
+/// `npuemu_block_fn`: runs one block; 0 = ok, else a message in `info->err`.
+pub type npuemu_block_fn =
+    unsafe extern "C" fn(args: *const c_void, info: *const npuemu_block_info) -> c_int;
 
 /// `npuemu_kernel_ptr_arg`: a pointer argument of a launch, by parameter name.
 #[repr(C)]
@@ -97,7 +120,7 @@ fn pool(physical: u32, cores: u32) -> Arc<AiCorePool> {
 }
 
 /// One region plus what is needed to re-check it at execution.
-struct Region {
+pub(crate) struct Region {
     name: CString,
     dev_addr: u64,
     size: u64,
@@ -105,15 +128,19 @@ struct Region {
 }
 
 /// A launch as queued on the stream.
-struct Launch {
-    kernel: String,
-    block_dim: u32,
-    func: npuemu_block_fn,
+pub(crate) struct Launch {
+    pub(crate) kernel: String,
+    pub(crate) block_dim: u32,
+    pub(crate) func: npuemu_block_fn,
     /// The argument block, 16-byte aligned.
-    args: Vec<u128>,
-    regions: Vec<Region>,
+    pub(crate) args: Vec<u128>,
+    pub(crate) regions: Vec<Region>,
     /// Physical device of the stream: whose AI cores run the blocks.
-    physical: u32,
+    pub(crate) physical: u32,
+    /// `TILING_KEY_IS`: the key of the launched entry.
+    pub(crate) tiling_key: u64,
+    /// Kept alive while the launch is queued (a loaded kernel binary).
+    pub(crate) keep: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 // SAFETY: the raw pointers are aliases of device memory (valid while the allocation lives,
@@ -122,13 +149,48 @@ struct Launch {
 unsafe impl Send for Launch {}
 unsafe impl Sync for Launch {}
 
-struct Table(Vec<npuemu_gm_region>);
-// SAFETY: read-only table of pointers into `Launch`, shared by the blocks of one run.
-unsafe impl Sync for Table {}
+/// What the blocks of one run share: the region and device tables and the SyncAll barrier.
+struct Shared {
+    regions: Vec<npuemu_gm_region>,
+    devmem: Vec<npuemu_mem_range>,
+    sync: LaunchSync,
+    cores: u32,
+}
+// SAFETY: read-only tables of pointers into `Launch` and the node's mappings, plus a barrier
+// that is `Sync`, shared by the blocks of one run.
+unsafe impl Sync for Shared {}
+
+/// `sync_all` of `npuemu_block_info`: `launch` is the run's [`Shared`].
+unsafe extern "C" fn sync_all_cb(
+    launch: *mut c_void,
+    block_idx: u32,
+    err: *mut c_char,
+    errlen: usize,
+) -> c_int {
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `launch` points to the `Shared` of the running launch (block_info).
+        let shared = unsafe { &*(launch as *const Shared) };
+        shared.sync.arrive(block_idx)
+    }));
+    let msg = match r {
+        Ok(Ok(())) => return 0,
+        Ok(Err(m)) => m,
+        Err(_) => "SyncAll: internal error in the AI-core emulation".to_string(),
+    };
+    if !err.is_null() && errlen > 0 {
+        let n = msg.len().min(errlen - 1);
+        // SAFETY: err has errlen writable bytes (the block's message buffer).
+        unsafe {
+            std::ptr::copy_nonoverlapping(msg.as_ptr(), err as *mut u8, n);
+            *err.add(n) = 0;
+        }
+    }
+    1
+}
 
 impl Launch {
     /// Check that every region is still live, then run the blocks on the device's cores.
-    fn execute(&self) -> Result<()> {
+    pub(crate) fn execute(&self) -> Result<()> {
         let rt = runtime::get()?;
         for r in &self.regions {
             match rt.node.lookup(r.dev_addr) {
@@ -148,9 +210,28 @@ impl Launch {
             }
         }
         let cores = soc_cores(&rt.cfg.soc_name).launch_cores();
+        let hbm = rt.node.hbm_size();
+        let devmem: Vec<npuemu_mem_range> = (0..rt.node.devices())
+            .filter_map(|d| {
+                let host = rt.node.phys_to_host(
+                    RtPhys {
+                        device: d,
+                        _pad: 0,
+                        offset: 0,
+                    },
+                    hbm,
+                )?;
+                Some(npuemu_mem_range {
+                    dev_addr: device_addr(d, 0),
+                    size: hbm,
+                    host: host as *mut c_void,
+                })
+            })
+            .collect();
         drop(rt);
-        let table = Table(
-            self.regions
+        let shared = Shared {
+            regions: self
+                .regions
                 .iter()
                 .map(|r| npuemu_gm_region {
                     dev_addr: r.dev_addr,
@@ -159,30 +240,42 @@ impl Launch {
                     name: r.name.as_ptr(),
                 })
                 .collect(),
-        );
-        pool(self.physical, cores).run(&self.kernel, self.block_dim, &|idx| self.block(&table, idx))
+            devmem,
+            sync: LaunchSync::new(self.block_dim, cores),
+            cores,
+        };
+        pool(self.physical, cores).run(&self.kernel, self.block_dim, &|idx| {
+            let r = self.block(&shared, idx);
+            shared.sync.done(idx, r.is_ok());
+            r
+        })
     }
 
     /// Run block `idx` through the generated block function.
-    fn block(&self, table: &Table, idx: u32) -> std::result::Result<(), String> {
+    fn block(&self, shared: &Shared, idx: u32) -> std::result::Result<(), String> {
         let mut err = [0u8; ERR_LEN];
-        // SAFETY: the generated block function with the argument block copied at enqueue,
-        // the region table (valid for this call) and a writable buffer of ERR_LEN bytes.
-        let rc = unsafe {
-            (self.func)(
-                self.args.as_ptr() as *const c_void,
-                if table.0.is_empty() {
-                    std::ptr::null()
-                } else {
-                    table.0.as_ptr()
-                },
-                table.0.len(),
-                idx,
-                self.block_dim,
-                err.as_mut_ptr() as *mut c_char,
-                ERR_LEN,
-            )
+        let info = npuemu_block_info {
+            block_idx: idx,
+            block_num: self.block_dim,
+            regions: if shared.regions.is_empty() {
+                std::ptr::null()
+            } else {
+                shared.regions.as_ptr()
+            },
+            nregions: shared.regions.len(),
+            devmem: shared.devmem.as_ptr(),
+            ndevmem: shared.devmem.len(),
+            tiling_key: self.tiling_key,
+            cores: shared.cores,
+            reserved: 0,
+            launch: shared as *const Shared as *mut c_void,
+            sync_all: Some(sync_all_cb),
+            err: err.as_mut_ptr() as *mut c_char,
+            errlen: ERR_LEN,
         };
+        // SAFETY: the generated block function with the argument block copied at enqueue
+        // and the block info (its tables and buffer valid for this call).
+        let rc = unsafe { (self.func)(self.args.as_ptr() as *const c_void, &info) };
         if rc == 0 {
             return Ok(());
         }
@@ -208,18 +301,8 @@ unsafe fn c_str(p: *const c_char, arg: &str) -> Result<String> {
     Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn enqueue(
-    kernel: &str,
-    block_dim: u32,
-    stream: *mut c_void,
-    func: Option<npuemu_block_fn>,
-    args: *const c_void,
-    args_size: usize,
-    ptr_args: *const npuemu_kernel_ptr_arg,
-    n_ptr_args: usize,
-) -> Result<()> {
-    let func = func.ok_or_else(|| Error::invalid("the block function (fn) is NULL"))?;
+/// `blockDim` in 1..=65535.
+pub(crate) fn check_block_dim(block_dim: u32) -> Result<()> {
     if block_dim == 0 || block_dim > MAX_BLOCK_DIM {
         return Err(Error::new(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -228,27 +311,20 @@ unsafe fn enqueue(
             ),
         ));
     }
-    if args_size > 0 {
-        ffi::non_null(args, "args")?;
-    }
-    if n_ptr_args > 0 {
-        ffi::non_null(ptr_args, "ptr_args")?;
-    }
-    let rt = runtime::get()?;
-    let entry = rt.stream_entry(stream, "stream")?;
-    let mut regions = Vec::new();
-    for i in 0..n_ptr_args {
-        // SAFETY: n_ptr_args entries, checked non-null above.
-        let pa = unsafe { *ptr_args.add(i) };
-        let name = if pa.name.is_null() {
-            format!("#{i}")
-        } else {
-            // SAFETY: NUL-terminated parameter name from the generated code.
-            unsafe { CStr::from_ptr(pa.name) }
-                .to_string_lossy()
-                .into_owned()
-        };
-        let addr = pa.value as u64;
+    Ok(())
+}
+
+/// The regions of a launch on `entry`'s device: every non-null pointer argument `(name,
+/// value)` must lie in a live device allocation of that device; each becomes the whole
+/// allocation (one region per allocation, as several arguments may point into one).
+pub(crate) fn regions_of(
+    rt: &runtime::Runtime,
+    entry: &runtime::StreamEntry,
+    ptrs: &[(String, u64)],
+) -> Result<Vec<Region>> {
+    let mut regions: Vec<Region> = Vec::new();
+    for (name, addr) in ptrs {
+        let (name, addr) = (name.as_str(), *addr);
         if addr == 0 {
             continue;
         }
@@ -296,6 +372,9 @@ unsafe fn enqueue(
                 ),
             ));
         }
+        if regions.iter().any(|r| r.dev_addr == a.addr) {
+            continue;
+        }
         let host = rt.node.check(a.addr, a.size, &format!("argument {name}"))? as *mut c_void;
         regions.push(Region {
             name: CString::new(name.replace('\0', " ")).unwrap_or_default(),
@@ -304,21 +383,11 @@ unsafe fn enqueue(
             host,
         });
     }
-    let mut buf = vec![0u128; args_size.div_ceil(16)];
-    if args_size > 0 {
-        // SAFETY: args_size readable bytes at args (non-null), buf holds at least as many.
-        unsafe {
-            std::ptr::copy_nonoverlapping(args as *const u8, buf.as_mut_ptr() as *mut u8, args_size)
-        };
-    }
-    let launch = Launch {
-        kernel: kernel.to_string(),
-        block_dim,
-        func,
-        args: buf,
-        regions,
-        physical: entry.physical,
-    };
+    Ok(regions)
+}
+
+/// Queue `launch` on `entry`'s stream; a failure at execution is logged when it happens.
+pub(crate) fn submit(entry: &runtime::StreamEntry, launch: Launch) -> Result<()> {
     let label = entry.stream.label().to_string();
     entry.stream.enqueue(Box::new(move || {
         let r = launch.execute();
@@ -330,6 +399,69 @@ unsafe fn enqueue(
         }
         r
     }))
+}
+
+/// Copy `args_size` bytes at `args` into a 16-byte aligned argument block.
+pub(crate) unsafe fn copy_args(args: *const c_void, args_size: usize) -> Vec<u128> {
+    let mut buf = vec![0u128; args_size.div_ceil(16)];
+    if args_size > 0 {
+        // SAFETY: args_size readable bytes at args (caller), buf holds at least as many.
+        unsafe {
+            std::ptr::copy_nonoverlapping(args as *const u8, buf.as_mut_ptr() as *mut u8, args_size)
+        };
+    }
+    buf
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn enqueue(
+    kernel: &str,
+    block_dim: u32,
+    stream: *mut c_void,
+    func: Option<npuemu_block_fn>,
+    args: *const c_void,
+    args_size: usize,
+    ptr_args: *const npuemu_kernel_ptr_arg,
+    n_ptr_args: usize,
+) -> Result<()> {
+    let func = func.ok_or_else(|| Error::invalid("the block function (fn) is NULL"))?;
+    check_block_dim(block_dim)?;
+    if args_size > 0 {
+        ffi::non_null(args, "args")?;
+    }
+    if n_ptr_args > 0 {
+        ffi::non_null(ptr_args, "ptr_args")?;
+    }
+    let rt = runtime::get()?;
+    let entry = rt.stream_entry(stream, "stream")?;
+    let mut ptrs = Vec::with_capacity(n_ptr_args);
+    for i in 0..n_ptr_args {
+        // SAFETY: n_ptr_args entries, checked non-null above.
+        let pa = unsafe { *ptr_args.add(i) };
+        let name = if pa.name.is_null() {
+            format!("#{i}")
+        } else {
+            // SAFETY: NUL-terminated parameter name from the generated code.
+            unsafe { CStr::from_ptr(pa.name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        ptrs.push((name, pa.value as u64));
+    }
+    let regions = regions_of(&rt, &entry, &ptrs)?;
+    // SAFETY: args_size readable bytes at args (checked non-null when non-zero).
+    let buf = unsafe { copy_args(args, args_size) };
+    let launch = Launch {
+        kernel: kernel.to_string(),
+        block_dim,
+        func,
+        args: buf,
+        regions,
+        physical: entry.physical,
+        tiling_key: 0,
+        keep: None,
+    };
+    submit(&entry, launch)
 }
 
 /// `uint32_t npuemu_kernel_launch(const char *kernel_name, uint32_t block_dim, void *stream,
