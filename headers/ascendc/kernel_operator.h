@@ -18,6 +18,7 @@
 #include "interface/kernel_operator_vec.h"
 #include "interface/kernel_operator_mask.h"
 #include "interface/kernel_operator_reduce.h"
+#include "interface/kernel_operator_mm.h"
 #include "interface/kernel_operator_cast.h"
 #include "interface/kernel_operator_cmpsel.h"
 #include "interface/kernel_print.h"

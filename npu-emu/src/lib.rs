@@ -12,6 +12,7 @@
 //! - [`memory`]: device address layout, device memory allocation and address translation.
 //! - [`fault`]: the SIGSEGV handler that names host accesses to device memory.
 //! - [`aicore`]: the emulated AI cores that run the blocks of an Ascend C kernel launch.
+//! - [`cube`]: the cube unit's arithmetic (`C += A × B` in float) for `Mmad` and `Matmul`.
 //! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
 //! - [`wait`]: the spin / yield / futex wait policy shared by streams and HCCL.
 //! - [`formats`]: private data formats (NC1HWC0, FRACTAL_Z, FRACTAL_NZ …): shapes and conversions.
@@ -20,6 +21,7 @@
 
 pub mod aicore;
 pub mod codes;
+pub mod cube;
 pub mod config;
 pub mod error;
 pub mod event;

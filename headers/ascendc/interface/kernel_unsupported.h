@@ -49,10 +49,7 @@
 namespace AscendC {
 
 /* cube unit */
-NPUEMU_UNSUPPORTED_FN(Mmad)
-NPUEMU_UNSUPPORTED_FN(LoadData)
 NPUEMU_UNSUPPORTED_FN(LoadDataWithTranspose)
-NPUEMU_UNSUPPORTED_FN(Fixpipe)
 NPUEMU_UNSUPPORTED_FN(InitConstValue)
 NPUEMU_UNSUPPORTED_FN(SetFmatrix)
 NPUEMU_UNSUPPORTED_FN(SetLoadDataPaddingValue)

@@ -116,27 +116,80 @@ inline void set_builtins(int64_t idx, int64_t num)
     ::block_num = num;
 }
 
-/* This thread's Unified Buffer, allocated on first use (64-byte aligned). */
-inline uint8_t *ub_base()
+/* The on-chip buffers of the AI core a block emulates, with their sizes on Ascend910B (the SoC
+ * npu-emu emulates by default; the platform file's L1_SIZE, L0A_SIZE, ... of Ascend910B1). Each
+ * block (thread) has its own, allocated on first use, zero at start. */
+enum HwBuf { HW_UB = 0, HW_L1, HW_L0A, HW_L0B, HW_L0C, HW_BT, HW_FB, HW_COUNT };
+#ifndef NPUEMU_L1_SIZE
+#define NPUEMU_L1_SIZE (512u * 1024u)
+#endif
+constexpr uint32_t L1_SIZE = NPUEMU_L1_SIZE;
+constexpr uint32_t L0A_SIZE = 64u * 1024u;
+constexpr uint32_t L0B_SIZE = 64u * 1024u;
+constexpr uint32_t L0C_SIZE = 128u * 1024u;
+constexpr uint32_t BT_SIZE = 1024u;
+constexpr uint32_t FB_SIZE = 2048u;
+
+inline uint32_t hw_size(int b)
 {
-    struct Holder {
-        uint8_t *p = nullptr;
-        ~Holder() { std::free(p); }
-    };
-    static thread_local Holder h;
-    if (h.p == nullptr) {
+    static const uint32_t sizes[HW_COUNT] = {UB_SIZE, L1_SIZE, L0A_SIZE, L0B_SIZE, L0C_SIZE, BT_SIZE, FB_SIZE};
+    return sizes[b];
+}
+inline const char *hw_name(int b)
+{
+    static const char *names[HW_COUNT] = {"UB", "L1", "L0A", "L0B", "L0C", "BT", "FB"};
+    return names[b];
+}
+
+struct HwBuffers {
+    uint8_t *p[HW_COUNT] = {};
+    ~HwBuffers()
+    {
+        for (uint8_t *q : p) {
+            std::free(q);
+        }
+    }
+};
+NPUEMU_NOSAN inline HwBuffers &hw_buffers()
+{
+    static thread_local HwBuffers h;
+    return h;
+}
+
+/* This thread's buffer `b`, allocated on first use (64-byte aligned). */
+NPUEMU_NOSAN inline uint8_t *hw_base(int b)
+{
+    HwBuffers &h = hw_buffers();
+    if (h.p[b] == nullptr) {
         void *p = nullptr;
-        if (posix_memalign(&p, 64, UB_SIZE) != 0) {
+        if (posix_memalign(&p, 64, hw_size(b)) != 0) {
             p = nullptr;
         }
-        h.p = static_cast<uint8_t *>(p);
-        if (h.p == nullptr) {
-            std::fprintf(stderr, "npu-emu: cannot allocate the %u-byte Unified Buffer\n", UB_SIZE);
+        h.p[b] = static_cast<uint8_t *>(p);
+        if (h.p[b] == nullptr) {
+            std::fprintf(stderr, "npu-emu: cannot allocate the %u-byte %s buffer\n", hw_size(b), hw_name(b));
             std::abort();
         }
-        std::memset(h.p, 0, UB_SIZE);
+        std::memset(h.p[b], 0, hw_size(b));
     }
-    return h.p;
+    return h.p[b];
+}
+
+/* This thread's Unified Buffer. */
+inline uint8_t *ub_base() { return hw_base(HW_UB); }
+
+/* The buffer holding `p` (HW_COUNT if none of this block's). */
+NPUEMU_NOSAN inline int hw_of(const void *p)
+{
+    const uint8_t *q = static_cast<const uint8_t *>(p);
+    const HwBuffers &h = hw_buffers();
+    for (int b = 0; b < HW_COUNT; ++b) {
+        const uint8_t *base = h.p[b];
+        if (base != nullptr && q >= base && q < base + hw_size(b)) {
+            return b;
+        }
+    }
+    return HW_COUNT;
 }
 
 inline std::string vformat(const char *fmt, va_list ap)
@@ -401,10 +454,12 @@ NPUEMU_NOSAN inline void raw_check(const void *p, uint64_t bytes, bool write)
     }
 }
 
-/* Offset of a UB pointer from the start of this block's UB (for messages and GetPhyAddr). */
+/* Offset of a pointer from the start of the on-chip buffer holding it (UB, L1, L0A, ...), for
+ * messages, alignment checks and GetPhyAddr. */
 inline uint64_t ub_offset(const void *p)
 {
-    return static_cast<uint64_t>(static_cast<const uint8_t *>(p) - ub_base());
+    const int b = hw_of(p);
+    return static_cast<uint64_t>(static_cast<const uint8_t *>(p) - hw_base(b == HW_COUNT ? HW_UB : b));
 }
 
 /* Type names for messages. */

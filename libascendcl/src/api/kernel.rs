@@ -579,3 +579,46 @@ pub unsafe extern "C" fn npuemu_kernel_launch_async_error(
             .enqueue(Box::new(move || Err(Error::new(code, msg))));
     }));
 }
+
+/// `void npuemu_gemm_f32(uint32_t m, uint32_t n, uint32_t k, const float *a, uint32_t lda, const
+/// float *b, uint32_t ldb, float *c, uint32_t ldc)`: the cube unit's `C += A × B` (row-major,
+/// leading dimensions in elements) for `Mmad` and the `Matmul` API of the kernel headers
+/// ([`npu_emu::cube::gemm_f32`]). Returns 0, or 1 when a pointer is NULL with a non-empty shape.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn npuemu_gemm_f32(
+    m: u32,
+    n: u32,
+    k: u32,
+    a: *const f32,
+    lda: u32,
+    b: *const f32,
+    ldb: u32,
+    c: *mut f32,
+    ldc: u32,
+) -> c_int {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    if m == 0 || n == 0 || k == 0 {
+        return 0;
+    }
+    if a.is_null() || b.is_null() || c.is_null() || (lda as usize) < k || (ldb as usize) < n || (ldc as usize) < n {
+        return 1;
+    }
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the caller (the kernel headers) passes matrices of these shapes and leading
+        // dimensions; checked non-null above.
+        let (a, b, c) = unsafe {
+            (
+                std::slice::from_raw_parts(a, (m - 1) * lda as usize + k),
+                std::slice::from_raw_parts(b, (k - 1) * ldb as usize + n),
+                std::slice::from_raw_parts_mut(c, (m - 1) * ldc as usize + n),
+            )
+        };
+        npu_emu::cube::gemm_f32(m, n, k, a, lda as usize, b, ldb as usize, c, ldc as usize);
+    }));
+    if r.is_ok() {
+        0
+    } else {
+        1
+    }
+}
