@@ -157,6 +157,9 @@ constexpr uint8_t DEFAULT_REPEAT_STRIDE = 8;
 constexpr int32_t MAX_REPEAT_TIMES = 255;
 constexpr uint32_t TOTAL_UB_SIZE = npuemu::UB_SIZE;
 constexpr int32_t BLOCK_CUBE = 16;
+constexpr int32_t DEFAULT_C0_SIZE = 32;
+constexpr int32_t CUBE_MAX_SIZE = 256;
+constexpr int32_t DEFAULT_BLOCK_SIZE = 256;
 
 /* Index of this block in [0, GetBlockNum()). */
 __aicore__ inline int64_t GetBlockIdx()

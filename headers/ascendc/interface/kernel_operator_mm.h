@@ -121,9 +121,9 @@ struct FixpipeConfig {
     CO2Layout format;
     bool isToUB;
 };
-constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ, false};
-constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR, false};
-constexpr FixpipeConfig CFG_COLUMN_MAJOR = {CO2Layout::COLUMN_MAJOR, false};
+NPUEMU_INLINE_VAR constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ, false};
+NPUEMU_INLINE_VAR constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR, false};
+NPUEMU_INLINE_VAR constexpr FixpipeConfig CFG_COLUMN_MAJOR = {CO2Layout::COLUMN_MAJOR, false};
 
 struct FixpipeParamsV220 {
     __aicore__ FixpipeParamsV220() {}

@@ -25,7 +25,7 @@ struct SyncAllConfig {
     pipe_t triggerPipe;
     pipe_t waitPipe;
 };
-constexpr SyncAllConfig DEFAULT_SYNC_ALL_CONFIG = {PIPE_ALL, PIPE_ALL};
+NPUEMU_INLINE_VAR constexpr SyncAllConfig DEFAULT_SYNC_ALL_CONFIG = {PIPE_ALL, PIPE_ALL};
 
 /* Hardware barrier of all the blocks of the launch. */
 template <bool isAIVOnly = true, const SyncAllConfig &config = DEFAULT_SYNC_ALL_CONFIG>

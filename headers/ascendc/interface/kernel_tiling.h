@@ -27,11 +27,21 @@
 
 #include "npuemu/context.h"
 
+/* The registered default tiling struct: REGISTER_TILING_DATA_CLASS / REGISTER_TILING_DEFAULT
+ * declare `Struct npuemu_tiling_default(npuemu_tiling_tag)` in their namespace (global or
+ * optiling); this fallback matches when nothing is registered. */
+#ifndef NPUEMU_TILING_TAG_DECLARED
+#define NPUEMU_TILING_TAG_DECLARED
+struct npuemu_tiling_tag {};
+#endif
+inline void npuemu_tiling_default(...);
+namespace optiling {
+}
+
 namespace npuemu {
 
-/* The registered default tiling struct (REGISTER_TILING_DATA_CLASS / REGISTER_TILING_DEFAULT). */
-template <int N = 0> struct default_tiling {
-    using type = void;
+template <class T> struct type_holder {
+    using type = T;
 };
 
 template <class T>
@@ -60,6 +70,15 @@ inline const uint8_t *tiling_bytes(const void *arg, const char *api)
 }
 
 template <class T>
+inline T load_tiling(const void *arg, const char *api);
+
+template <class T>
+inline T load_tiling_as(type_holder<T>, const void *arg, const char *api)
+{
+    return load_tiling<T>(arg, api);
+}
+
+template <class T>
 inline T load_tiling(const void *arg, const char *api)
 {
     T v;
@@ -81,8 +100,12 @@ inline uint64_t tiling_key()
 } // namespace npuemu
 
 #define GET_TILING_DATA(tiling_data, tiling_arg)                                                    \
-    typename npuemu::default_tiling<0>::type tiling_data =                                          \
-        npuemu::load_tiling<typename npuemu::default_tiling<0>::type>((const void *)(tiling_arg), "GET_TILING_DATA")
+    auto tiling_data = npuemu::load_tiling_as(                                                      \
+        [] {                                                                                        \
+            using namespace optiling;                                                               \
+            return npuemu::type_holder<decltype(npuemu_tiling_default(npuemu_tiling_tag{}))>{};     \
+        }(),                                                                                        \
+        (const void *)(tiling_arg), "GET_TILING_DATA")
 #define GET_TILING_DATA_WITH_STRUCT(struct_name, tiling_data, tiling_arg)                           \
     struct_name tiling_data = npuemu::load_tiling<struct_name>((const void *)(tiling_arg), "GET_TILING_DATA_WITH_STRUCT")
 #define GET_TILING_DATA_MEMBER(struct_name, mem_name, tiling_data, tiling_arg)                      \
@@ -98,10 +121,7 @@ inline uint64_t tiling_key()
     tiling_struct npuemu_copy_of_##dst_ptr = *(src_ptr);                                            \
     const tiling_struct *dst_ptr = &npuemu_copy_of_##dst_ptr
 #define TILING_KEY_IS(key) (npuemu::tiling_key() == static_cast<uint64_t>(key))
-#define REGISTER_TILING_DEFAULT(tiling_struct)                                                      \
-    template <> struct npuemu::default_tiling<0> {                                                  \
-        using type = tiling_struct;                                                                 \
-    }
+#define REGISTER_TILING_DEFAULT(tiling_struct) tiling_struct npuemu_tiling_default(npuemu_tiling_tag)
 /* The struct of one tiling key: GET_TILING_DATA_WITH_STRUCT reads it; the default stays. */
 #define REGISTER_TILING_FOR_TILINGKEY(key_expr, tiling_struct) static_assert(true, "")
 #define REGISTER_NONE_TILING static_assert(true, "")

@@ -30,6 +30,13 @@
 #define NPUEMU_UB_SIZE (192u * 1024u)
 #endif
 
+/* Constants that template arguments refer to need external linkage (C++17 inline variables). */
+#if __cplusplus >= 201703L
+#define NPUEMU_INLINE_VAR inline
+#else
+#define NPUEMU_INLINE_VAR
+#endif
+
 /* Header code that only touches the Unified Buffer, the cube buffers or memory already checked
  * (element loops of the vector and cube instructions, the access checks themselves) is not
  * instrumented (see raw_access.h). */
