@@ -15,7 +15,7 @@
 #   - the library <target> is built from the .npuemu.cpp files (which include the sources);
 #     its PUBLIC include directories carry the generated headers, and it links ascendcl.
 #
-# Functions: ascendc_library, ascendc_fatbin_library (not supported: fails with a message),
+# Functions: ascendc_library, ascendc_fatbin_library (a kernel binary for aclrtBinaryLoadFromFile),
 # ascendc_compile_definitions, ascendc_compile_options, ascendc_include_directories.
 # Targets: host_intf_pub (host compile/link settings, as CANN's). The CANN libraries the
 # vendor link lines name but npu-emu does not ship (tiling_api, register, platform,
@@ -230,8 +230,22 @@ function(_npuemu_regenerate_stubs target_name inc_dir)
     endforeach()
 endfunction()
 
+# ascendc_fatbin_library(target sources...): a kernel binary, loaded at run time by
+# aclrtBinaryLoadFromFile / aclrtBinaryLoadFromData and launched by kernel name (aclrtLaunchKernel*).
+# CANN writes a device object ${CMAKE_INSTALL_PREFIX}/fatbin/<target>/<target>.o; npu-emu builds a
+# shared object of the same name (the kernels compiled for the CPU, with their table of names and
+# argument layouts, npuemu/fatbin.h) into ${CMAKE_BINARY_DIR}/fatbin/<target>/ and installs it
+# there.
 function(ascendc_fatbin_library target_name)
-    message(FATAL_ERROR "ascendc_fatbin_library(${target_name}): device fat binaries are not supported by npu-emu (kernels run on the CPU); use ascendc_library(${target_name} SHARED|STATIC ...)")
+    if(NOT ARGN)
+        message(FATAL_ERROR "ascendc_fatbin_library(${target_name}): no kernel source files given")
+    endif()
+    ascendc_library(${target_name} SHARED ${ARGN})
+    set_target_properties(${target_name} PROPERTIES
+        PREFIX ""
+        SUFFIX ".o"
+        LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/fatbin/${target_name}")
+    install(FILES "$<TARGET_FILE:${target_name}>" DESTINATION "fatbin/${target_name}")
 endfunction()
 
 function(ascendc_compile_definitions target_name target_scope)

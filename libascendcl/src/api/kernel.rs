@@ -139,8 +139,21 @@ pub(crate) struct Launch {
     pub(crate) physical: u32,
     /// `TILING_KEY_IS`: the key of the launched entry.
     pub(crate) tiling_key: u64,
-    /// Kept alive while the launch is queued (a loaded kernel binary).
-    pub(crate) keep: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// Kept alive while the launch is queued (a loaded kernel binary, device buffers of
+    /// placeholder arguments freed when it is dropped): held for its `Drop` only.
+    #[allow(dead_code)]
+    pub(crate) keep: Option<Box<dyn std::any::Any + Send + Sync>>,
+    /// `aclrtLaunchKernel`: the argument block is in device memory and is read when the launch
+    /// runs (after the copies queued before it), then its pointers are resolved to regions.
+    pub(crate) deferred: Option<Deferred>,
+}
+
+/// An argument block in device memory, for [`Launch::deferred`].
+pub(crate) struct Deferred {
+    pub(crate) addr: u64,
+    pub(crate) size: usize,
+    pub(crate) kernel: npu_emu::kernel_bin::KernelInfo,
+    pub(crate) entry: Arc<runtime::StreamEntry>,
 }
 
 // SAFETY: the raw pointers are aliases of device memory (valid while the allocation lives,
@@ -192,7 +205,28 @@ impl Launch {
     /// Check that every region is still live, then run the blocks on the device's cores.
     pub(crate) fn execute(&self) -> Result<()> {
         let rt = runtime::get()?;
-        for r in &self.regions {
+        // aclrtLaunchKernel: read the argument block now, in stream order.
+        let resolved;
+        let (args, regions): (&[u128], &[Region]) = match &self.deferred {
+            None => (&self.args, &self.regions),
+            Some(d) => {
+                let src = rt
+                    .node
+                    .check(d.addr, d.size as u64, "argsData")
+                    .map_err(|e| Error::new(ACL_ERROR_RT_PARAM_INVALID, format!("kernel {}: {}", self.kernel, e.msg)))?;
+                let mut buf = vec![0u128; d.size.div_ceil(16).max(1)];
+                // SAFETY: d.size bytes of device memory (checked above) into a buffer as large.
+                unsafe { std::ptr::copy_nonoverlapping(src, buf.as_mut_ptr() as *mut u8, d.size) };
+                // SAFETY: buf holds d.size initialised bytes.
+                let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, d.size) };
+                let regs = regions_of(&rt, &d.entry, &d.kernel.pointers(bytes)).map_err(|e| {
+                    Error::new(e.code, format!("kernel {}: the argument block at 0x{:x}: {}", self.kernel, d.addr, e.msg))
+                })?;
+                resolved = (buf, regs);
+                (&resolved.0, &resolved.1)
+            }
+        };
+        for r in regions {
             match rt.node.lookup(r.dev_addr) {
                 Some(a) if a.addr == r.dev_addr && a.size == r.size => {}
                 _ => {
@@ -230,8 +264,7 @@ impl Launch {
             .collect();
         drop(rt);
         let shared = Shared {
-            regions: self
-                .regions
+            regions: regions
                 .iter()
                 .map(|r| npuemu_gm_region {
                     dev_addr: r.dev_addr,
@@ -245,14 +278,14 @@ impl Launch {
             cores,
         };
         pool(self.physical, cores).run(&self.kernel, self.block_dim, &|idx| {
-            let r = self.block(&shared, idx);
+            let r = self.block(&shared, args, idx);
             shared.sync.done(idx, r.is_ok());
             r
         })
     }
 
     /// Run block `idx` through the generated block function.
-    fn block(&self, shared: &Shared, idx: u32) -> std::result::Result<(), String> {
+    fn block(&self, shared: &Shared, args: &[u128], idx: u32) -> std::result::Result<(), String> {
         let mut err = [0u8; ERR_LEN];
         let info = npuemu_block_info {
             block_idx: idx,
@@ -275,7 +308,7 @@ impl Launch {
         };
         // SAFETY: the generated block function with the argument block copied at enqueue
         // and the block info (its tables and buffer valid for this call).
-        let rc = unsafe { (self.func)(self.args.as_ptr() as *const c_void, &info) };
+        let rc = unsafe { (self.func)(args.as_ptr() as *const c_void, &info) };
         if rc == 0 {
             return Ok(());
         }
@@ -460,6 +493,7 @@ unsafe fn enqueue(
         physical: entry.physical,
         tiling_key: 0,
         keep: None,
+        deferred: None,
     };
     submit(&entry, launch)
 }

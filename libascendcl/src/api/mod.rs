@@ -10,6 +10,7 @@ pub mod event;
 pub mod helpers;
 pub mod init;
 pub mod kernel;
+pub mod kernel_bin;
 pub mod log;
 pub mod memory;
 pub mod op;

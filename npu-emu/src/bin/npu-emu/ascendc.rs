@@ -256,6 +256,7 @@ pub fn generate(
         if templated {
             cpp.push_str(TEMPLATE_CHEVRON_IMPL);
         }
+        cpp.push_str(&fatbin_table(&parsed.kernels));
         // Always written: it is the output build tools compare with the source's time.
         fs::write(&cpp_path, &cpp).map_err(|e| io_err("write", &cpp_path, e))?;
     }
@@ -1046,6 +1047,54 @@ fn launch_text(k: &Kernel, header: &Path) -> String {
             ptrs.len()
         ));
     }
+    s
+}
+
+/// The kernel table of the file (`npuemu/fatbin.h`): every kernel's block function and the
+/// layout of its argument block, registered when the library is loaded, so a kernel binary
+/// built from these files can be loaded and launched by name (aclrtBinaryLoadFromFile, ...).
+fn fatbin_table(kernels: &[Kernel]) -> String {
+    if kernels.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\n// ---- the kernel table of this file (npuemu/fatbin.h) ----\n\
+         #include \"npuemu/fatbin.h\"\n#include <cstddef>\nnamespace {\n",
+    );
+    for k in kernels {
+        let n = &k.name;
+        if k.params.is_empty() {
+            continue;
+        }
+        s.push_str(&format!("const npuemu_fatbin_param npuemu_fb_params_{n}[] = {{\n"));
+        for p in &k.params {
+            let kind = if p.kind == Kind::Pointer { 0 } else { 1 };
+            s.push_str(&format!(
+                "    {{\"{0}\", {kind}, static_cast<uint32_t>(offsetof(npuemu_args_{n}, {0})), static_cast<uint32_t>(sizeof(static_cast<npuemu_args_{n} *>(nullptr)->{0})), 0}},\n",
+                p.name
+            ));
+        }
+        s.push_str("};\n");
+    }
+    s.push_str("const npuemu_fatbin_kernel npuemu_fb_kernels[] = {\n");
+    for k in kernels {
+        let n = &k.name;
+        let ty = if k.cube { 1 } else { 2 };
+        if k.params.is_empty() {
+            s.push_str(&format!(
+                "    {{\"{n}\", npuemu_block_{n}, 0, 0, nullptr, {ty}, 0}},\n"
+            ));
+        } else {
+            s.push_str(&format!(
+                "    {{\"{n}\", npuemu_block_{n}, {}, static_cast<uint32_t>(sizeof(npuemu_args_{n})), npuemu_fb_params_{n}, {ty}, 0}},\n",
+                k.params.len()
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "}};\nconst npuemu::FatbinRegistration npuemu_fb_registration(npuemu_fb_kernels, {});\n}}  // namespace\n",
+        kernels.len()
+    ));
     s
 }
 
