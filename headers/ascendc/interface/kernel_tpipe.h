@@ -494,6 +494,99 @@ private:
     uint32_t next_event_ = 0;
 };
 
+template <typename T>
+__aicore__ inline LocalTensor<T>::LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize)
+{
+    const int hw = npuemu::hw_of_position(pos);
+    if (hw == npuemu::HW_COUNT) {
+        npuemu::fault("LocalTensor(%s, addr %u, tileSize %u): %s is not an on-chip position",
+                      npuemu::position_name(pos), addr, tileSize, npuemu::position_name(pos));
+    }
+    const uint64_t bytes = static_cast<uint64_t>(tileSize) * sizeof(T);
+    if (addr % npuemu::UB_ALIGN != 0 || addr + bytes > npuemu::hw_size(hw)) {
+        npuemu::fault("LocalTensor(%s, addr %u, tileSize %u): the %llu bytes at %u must be 32-byte aligned and "
+                      "lie inside the %u-byte %s buffer",
+                      npuemu::position_name(pos), addr, tileSize, static_cast<unsigned long long>(bytes), addr,
+                      npuemu::hw_size(hw), npuemu::hw_name(hw));
+    }
+    addr_ = reinterpret_cast<T *>(npuemu::hw_base(hw) + addr);
+    size_ = tileSize;
+    capacity_ = npuemu::hw_size(hw) - addr;
+    pos_ = pos;
+}
+
+/* The physical on-chip buffers (static tensor programming, LocalMemAllocator). */
+enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
+
+/* Static tensor programming: hands out consecutive 32-byte aligned pieces of one on-chip buffer
+ * from address 0, without TPipe / TQue (not to be mixed with them on the same buffer). Asking for
+ * more than the buffer holds fails the block. */
+template <Hardware hard = Hardware::UB>
+class LocalMemAllocator {
+public:
+    static_assert(hard != Hardware::GM && hard != Hardware::MAX,
+                  "LocalMemAllocator: the hardware position must be UB, L1, L0A, L0B, L0C, BIAS or FIXBUF");
+    __aicore__ inline LocalMemAllocator() {}
+    __aicore__ inline uint32_t GetCurAddr() const { return cur_; }
+
+    template <class DataType, uint32_t tileSize>
+    __aicore__ inline LocalTensor<DataType> Alloc()
+    {
+        return Alloc<DataType>(tileSize);
+    }
+    template <TPosition pos, class DataType, uint32_t tileSize>
+    __aicore__ inline LocalTensor<DataType> Alloc()
+    {
+        return Alloc<pos, DataType>(tileSize);
+    }
+    template <class DataType>
+    __aicore__ inline LocalTensor<DataType> Alloc(uint32_t tileSize)
+    {
+        return Alloc<default_position(), DataType>(tileSize);
+    }
+    template <TPosition pos, class DataType>
+    __aicore__ inline LocalTensor<DataType> Alloc(uint32_t tileSize)
+    {
+        static_assert(npuemu::hw_of_position(pos) == hw_index(),
+                      "LocalMemAllocator::Alloc: the TPosition must lie in the allocator's Hardware buffer");
+        const uint64_t bytes = (static_cast<uint64_t>(tileSize) * sizeof(DataType) + npuemu::UB_ALIGN - 1) /
+                               npuemu::UB_ALIGN * npuemu::UB_ALIGN;
+        const uint32_t size = npuemu::hw_size(hw_index());
+        if (cur_ + bytes > size) {
+            npuemu::fault("LocalMemAllocator<%s>::Alloc(%u %s elements): %llu bytes from address %u exceed the "
+                          "%u-byte buffer",
+                          npuemu::hw_name(hw_index()), tileSize, npuemu::type_name<DataType>::get(),
+                          static_cast<unsigned long long>(bytes), cur_, size);
+        }
+        LocalTensor<DataType> t(pos, cur_, tileSize);
+        cur_ += static_cast<uint32_t>(bytes);
+        return t;
+    }
+
+private:
+    static constexpr int hw_index()
+    {
+        return hard == Hardware::UB    ? npuemu::HW_UB
+               : hard == Hardware::L1  ? npuemu::HW_L1
+               : hard == Hardware::L0A ? npuemu::HW_L0A
+               : hard == Hardware::L0B ? npuemu::HW_L0B
+               : hard == Hardware::L0C ? npuemu::HW_L0C
+               : hard == Hardware::BIAS ? npuemu::HW_BT
+                                        : npuemu::HW_FB;
+    }
+    static constexpr TPosition default_position()
+    {
+        return hard == Hardware::UB    ? TPosition::VECCALC
+               : hard == Hardware::L1  ? TPosition::A1
+               : hard == Hardware::L0A ? TPosition::A2
+               : hard == Hardware::L0B ? TPosition::B2
+               : hard == Hardware::L0C ? TPosition::CO1
+               : hard == Hardware::BIAS ? TPosition::C2
+                                        : TPosition::C2PIPE2GM;
+    }
+    uint32_t cur_ = 0;
+};
+
 /* The block's current TPipe (the one most recently constructed and not destroyed). */
 __aicore__ inline TPipe *GetTPipePtr()
 {

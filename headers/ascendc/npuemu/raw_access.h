@@ -39,6 +39,10 @@ NPUEMU_RAW_CB void __asan_store16_noabort(void *p) { npuemu::raw_check(p, 16, tr
 NPUEMU_RAW_CB void __asan_storeN_noabort(void *p, long n) { npuemu::raw_check(p, static_cast<uint64_t>(n), true); }
 /* Called before noreturn calls (throw): nothing to unpoison without shadow memory. */
 NPUEMU_RAW_CB void __asan_handle_no_return() {}
+/* Around a translation unit's dynamic initialisers (initialisation-order checking): nothing to
+ * do without the sanitizer runtime. */
+NPUEMU_RAW_CB void __asan_before_dynamic_init(const void *) {}
+NPUEMU_RAW_CB void __asan_after_dynamic_init() {}
 #undef NPUEMU_RAW_CB
 
 #endif /* __NPUEMU_GM_CHECK__ */

@@ -16,6 +16,7 @@
 
 mod args;
 mod ascendc;
+mod cc;
 mod env;
 mod install;
 mod paths;
@@ -53,6 +54,10 @@ Usage:
 ";
 
 fn main() -> ExitCode {
+    // Started as bin/ccec or bin/bisheng: the Ascend C compiler driver (cc.rs).
+    if let Some(code) = cc::dispatch() {
+        return code;
+    }
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let Some(cmd) = argv.first() else {
         eprint!("{USAGE}");
