@@ -151,13 +151,12 @@ inline void icpu_run(const char *kernel, int64_t block_dim, F &&body)
     }
     std::vector<npuemu_gm_region> regions;
     std::vector<std::string> names;
+    bool aic = false;
     {
         std::lock_guard<std::mutex> g(reg.m);
-        if (reg.mode == KernelMode::AIC_MODE || reg.mode == KernelMode::MIX_AIC_1_1) {
-            icpu_die(std::string("npu-emu: ICPU_RUN_KF(") + kernel +
-                     "): AscendC::SetKernelMode(KernelMode::AIC_MODE / MIX_AIC_1_1): cube kernels are not "
-                     "supported by the CPU kernel headers (use KernelMode::AIV_MODE)");
-        }
+        /* AIC_MODE: the blocks are cube cores (ASCEND_IS_AIC). The mixed modes run each block
+         * once, as a vector core that also does its cube work (Matmul), as kernel launches do. */
+        aic = reg.mode == KernelMode::AIC_MODE;
         regions = reg.live;
         names = reg.names;
     }
@@ -190,7 +189,12 @@ inline void icpu_run(const char *kernel, int64_t block_dim, F &&body)
             info.sync_all = &IcpuSync::arrive_cb;
             info.err = err;
             info.errlen = sizeof err;
-            const int rc = run_block(kernel, &info, body);
+            const int rc = run_block(kernel, &info, [&]() {
+                if (aic) {
+                    npuemu::ctx().core_type = AscendC::AIC;
+                }
+                body();
+            });
             sync.done(i, rc == 0);
             if (rc != 0) {
                 errors[i] = err;

@@ -187,7 +187,9 @@ function(ascendc_library target_name target_type)
         PRIVATE ${_srcdirs}
         PUBLIC "${_inc}" "${NPUEMU_INCLUDE_DIR}" "${NPUEMU_TIKCFW_DIR}")
     target_compile_definitions(${target_name} PRIVATE _GLIBCXX_USE_CXX11_ABI=0 ${NPUEMU_KERNEL_DEFS})
-    target_compile_options(${target_name} PRIVATE ${NPUEMU_GM_CHECK_OPTIONS})
+    # Optimised like CANN's device compile (-O3 there); options the project adds come after it
+    # (ascendc_compile_options(... -O0 -g) still wins).
+    target_compile_options(${target_name} PRIVATE -O2 ${NPUEMU_GM_CHECK_OPTIONS})
     if(NOT _type STREQUAL "OBJECT")
         target_link_directories(${target_name} PUBLIC "${NPUEMU_LIB_DIR}" "${NPUEMU_EMPTY_LIB_DIR}")
     endif()

@@ -154,9 +154,19 @@ mod tests {
 
     #[test]
     fn every_path_matches_the_sequential_fma_order_bit_for_bit() {
-        for (m, n, k) in [(1, 1, 1), (4, 16, 3), (7, 33, 65), (16, 48, 128), (5, 17, 1)] {
-            let a: Vec<f32> = (0..m * k).map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0).collect();
-            let b: Vec<f32> = (0..k * n).map(|i| ((i * 53 % 97) as f32 - 48.0) / 3.0).collect();
+        for (m, n, k) in [
+            (1, 1, 1),
+            (4, 16, 3),
+            (7, 33, 65),
+            (16, 48, 128),
+            (5, 17, 1),
+        ] {
+            let a: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0)
+                .collect();
+            let b: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 53 % 97) as f32 - 48.0) / 3.0)
+                .collect();
             let init: Vec<f32> = (0..m * n).map(|i| i as f32 * 0.25).collect();
             let mut want = init.clone();
             reference(m, n, k, &a, &b, &mut want);

@@ -168,10 +168,7 @@ impl KernelBinary {
         let path = format!("/proc/self/fd/{fd}");
         // SAFETY: as in load_file.
         let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| {
-            Error::new(
-                ACL_ERROR_INVALID_FILE,
-                format!("cannot load {origin}: {e}"),
-            )
+            Error::new(ACL_ERROR_INVALID_FILE, format!("cannot load {origin}: {e}"))
         })?;
         Self::from_library(lib, bytes.to_vec(), origin, Some(file))
     }

@@ -22,8 +22,8 @@
 
 pub mod aicore;
 pub mod codes;
-pub mod cube;
 pub mod config;
+pub mod cube;
 pub mod error;
 pub mod event;
 pub mod fault;

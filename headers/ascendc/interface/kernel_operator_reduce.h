@@ -14,8 +14,9 @@
  * - within a repeat (or a data block) the elements are added as a binary tree of neighbours:
  *   (e0+e1), (e2+e3), ..., then the neighbouring partial sums, and so on over all the slots of
  *   the repeat (256 bytes) or block (32 bytes); inactive (masked-out) elements count as 0;
- * - every addition is rounded to the element type; for half a partial sum beyond 65504
- *   saturates to +-65504 (the reference's BlockReduceSum example: 60000+60000 = 65504);
+ * - every addition is rounded to the element type (IEEE round-to-nearest-even, overflow to
+ *   +-inf): the vector unit's default non-saturating mode. The saturating mode the reference
+ *   describes for half (SetCtrlSpr; 60000+60000 = 65504) is not emulated;
  * - ReduceSum, first-n form: one tree per repeat, the repeat results added in order ("方式一");
  *   mask/repeat form: one tree per repeat, then trees over the repeat results, repeat after
  *   repeat, until one value is left ("方式二"); the first round's results are written to
@@ -50,16 +51,13 @@ enum class ReduceType : uint8_t { SUM = 0, MAX, MIN };
 
 namespace npuemu {
 
-/* One rounded addition of two elements of T, in T's precision (half saturates at +-65504). */
+/* One rounded addition of two elements of T, in T's precision (the float sum of two halves is
+ * exact, so rounding it to half is the correctly rounded half addition). */
 template <class T> struct red_add {
     static float add(float a, float b) { return a + b; }
 };
 template <> struct red_add<half> {
-    static float add(float a, float b)
-    {
-        const float s = static_cast<float>(half(a + b));
-        return std::isinf(s) ? (s > 0 ? 65504.0f : -65504.0f) : s;
-    }
+    static float add(float a, float b) { return static_cast<float>(half(a + b)); }
 };
 
 /* The binary tree of neighbours over n slots (n a power of two), in place. */

@@ -121,6 +121,8 @@ inline uint64_t tiling_key()
     tiling_struct npuemu_copy_of_##dst_ptr = *(src_ptr);                                            \
     const tiling_struct *dst_ptr = &npuemu_copy_of_##dst_ptr
 #define TILING_KEY_IS(key) (npuemu::tiling_key() == static_cast<uint64_t>(key))
+/* Either of two tiling keys (one branch of an if / else-if chain). */
+#define TILING_KEY_LIST(key1, key2) (TILING_KEY_IS(key1) || TILING_KEY_IS(key2))
 #define REGISTER_TILING_DEFAULT(tiling_struct) tiling_struct npuemu_tiling_default(npuemu_tiling_tag)
 /* The struct of one tiling key: GET_TILING_DATA_WITH_STRUCT reads it; the default stays. */
 #define REGISTER_TILING_FOR_TILINGKEY(key_expr, tiling_struct) static_assert(true, "")

@@ -35,10 +35,22 @@
     {                                                                                               \
         static_assert(npuemu::dependent_false<NpuemuArgs...>::value && NpuemuA != NpuemuA,          \
                       "npu-emu: AscendC::" #NAME " is not supported by the CPU kernel headers (see README.md)"); \
+    }                                                                                               \
+    template <auto NpuemuA, auto NpuemuB, typename... NpuemuArgs>                                   \
+    __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
+    {                                                                                               \
+        static_assert(npuemu::dependent_false<NpuemuArgs...>::value && NpuemuA != NpuemuA,          \
+                      "npu-emu: AscendC::" #NAME " is not supported by the CPU kernel headers (see README.md)"); \
     }
 #else
 #define NPUEMU_UNSUPPORTED_FN_T17(NAME)                                                             \
     template <bool NpuemuA, typename... NpuemuArgs>                                                 \
+    __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
+    {                                                                                               \
+        static_assert(npuemu::dependent_false<NpuemuArgs...>::value && NpuemuA != NpuemuA,          \
+                      "npu-emu: AscendC::" #NAME " is not supported by the CPU kernel headers (see README.md)"); \
+    }                                                                                               \
+    template <int NpuemuA, int NpuemuB, typename... NpuemuArgs>                                     \
     __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
     {                                                                                               \
         static_assert(npuemu::dependent_false<NpuemuArgs...>::value && NpuemuA != NpuemuA,          \

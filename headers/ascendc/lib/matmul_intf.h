@@ -24,10 +24,15 @@
 #ifndef NPUEMU_LIB_MATMUL_INTF_H
 #define NPUEMU_LIB_MATMUL_INTF_H
 
+#if __cplusplus < 201703L
+#error "npu-emu: lib/matmul_intf.h (the Matmul high-level API) needs C++17 (-std=c++17), as CANN's does"
+#endif
+
 #include <cstdint>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -142,13 +147,55 @@ struct Layout {
     bool nz = false;
     uint64_t rows = 0, cols = 0;
     uint32_t c0 = 16;
-    uint64_t at(uint64_t r, uint64_t c) const
+    NPUEMU_ALWAYS_INLINE uint64_t at(uint64_t r, uint64_t c) const
     {
         if (!nz) {
             return r * cols + c;
         }
         const uint64_t arows = (rows + 15) / 16 * 16;
         return ((c / c0) * arows + r) * c0 + c % c0;
+    }
+};
+
+/* A growable array whose filling is done outside the kernel-code access instrumentation (the
+ * staging copies of A, B and C are the bulk of a Matmul's memory traffic). */
+template <class T>
+struct Buf {
+    std::unique_ptr<T[]> p;
+    size_t n = 0, cap = 0;
+    NPUEMU_NOSAN void assign(size_t count, T v)
+    {
+        if (count > cap) {
+            p.reset(new T[count]);
+            cap = count;
+        }
+        n = count;
+        T *q = p.get();
+        for (size_t i = 0; i < count; ++i) {
+            q[i] = v;
+        }
+    }
+    T *data() { return p.get(); }
+    const T *data() const { return p.get(); }
+    size_t size() const { return n; }
+    bool empty() const { return n == 0; }
+};
+
+/* Where element (i, j) of a block of C goes: (i0 + i, j0 + j) of an ND matrix of row length ld,
+ * or of an NZ matrix whose rows are rounded up to am. */
+template <class T>
+struct DstAt {
+    T *d;
+    uint64_t ld;
+    uint64_t am;
+    bool nz;
+    uint64_t i0;
+    uint64_t j0;
+    NPUEMU_ALWAYS_INLINE T *operator()(uint64_t i, uint64_t j) const
+    {
+        i += i0;
+        j += j0;
+        return nz ? d + ((j / 16) * am + i) * 16 + j % 16 : d + i * ld + j;
     }
 };
 
@@ -415,12 +462,9 @@ public:
                           curN_, static_cast<unsigned long long>(need), npuemu::type_name<DstT>::get(),
                           static_cast<uint32_t>(c.capacity_ / sizeof(DstT)));
         }
-        DstT *d = c.addr_;
         const uint32_t am = (curM_ + 15) / 16 * 16;
-        WriteBlock(block_.data(), iblock_.data(), curN_, curM_, curN_, enAtomic, [&](uint32_t i, uint32_t j) -> DstT * {
-            return C_TYPE::format == CubeFormat::NZ ? d + ((j / 16) * static_cast<uint64_t>(am) + i) * 16 + j % 16
-                                                    : d + static_cast<uint64_t>(i) * row + j;
-        });
+        WriteBlock(block_.data(), iblock_.data(), curN_, curM_, curN_, enAtomic,
+                   npuemu::mm::DstAt<DstT>{c.addr_, row, am, C_TYPE::format == CubeFormat::NZ, 0, 0});
     }
 
     template <bool sync = true>
@@ -432,7 +476,7 @@ public:
             const uint64_t ext = static_cast<uint64_t>(curM_) * curN_;
             DstT *d = reinterpret_cast<DstT *>(npuemu::gm_translate(gm.addr_, ext * sizeof(DstT), "Matmul::GetTensorC writes"));
             WriteBlock(block_.data(), iblock_.data(), curN_, curM_, curN_, enAtomic,
-                       [&](uint32_t i, uint32_t j) { return d + static_cast<uint64_t>(i) * curN_ + j; });
+                       npuemu::mm::DstAt<DstT>{d, curN_, 0, false, 0, 0});
             return;
         }
         WriteToGm(api, gm, block_.data(), iblock_.data(), curN_, m0_, n0_, curM_, curN_, enAtomic);
@@ -456,8 +500,10 @@ public:
         (void)fakeMsg;
         const char *api = "Matmul::IterateAll";
         Prepare(api);
-        std::vector<float> all(static_cast<size_t>(M_) * N_, 0.0f);
-        std::vector<int32_t> iall(kInt ? all.size() : 0, 0);
+        npuemu::mm::Buf<float> all;
+        npuemu::mm::Buf<int32_t> iall;
+        all.assign(static_cast<size_t>(M_) * N_, 0.0f);
+        iall.assign(kInt ? all.size() : 0, 0);
         InitBlock(all.data(), N_, M_, N_, 0);
         Compute(0, 0, M_, N_, all.data(), iall.data(), N_);
         WriteToGm(api, gm, all.data(), iall.data(), N_, 0, 0, M_, N_, enAtomic);
@@ -469,17 +515,18 @@ public:
         const char *api = "Matmul::IterateAll (LocalTensor)";
         Prepare(api);
         ubCmatrix.check_ub(api);
-        std::vector<float> all(static_cast<size_t>(M_) * N_, 0.0f);
-        std::vector<int32_t> iall(kInt ? all.size() : 0, 0);
+        npuemu::mm::Buf<float> all;
+        npuemu::mm::Buf<int32_t> iall;
+        all.assign(static_cast<size_t>(M_) * N_, 0.0f);
+        iall.assign(kInt ? all.size() : 0, 0);
         InitBlock(all.data(), N_, M_, N_, 0);
         Compute(0, 0, M_, N_, all.data(), iall.data(), N_);
         const uint32_t row = RowLen(N_);
         if (static_cast<uint64_t>(M_ - 1) * row + N_ > ubCmatrix.capacity_ / sizeof(DstT)) {
             npuemu::fault("%s: C (%u x %u) does not fit the LocalTensor (%u bytes)", api, M_, N_, ubCmatrix.capacity_);
         }
-        DstT *d = ubCmatrix.addr_;
         WriteBlock(all.data(), iall.data(), N_, M_, N_, enAtomic,
-                   [&](uint32_t i, uint32_t j) { return d + static_cast<uint64_t>(i) * row + j; });
+                   npuemu::mm::DstAt<DstT>{ubCmatrix.addr_, row, 0, false, 0, 0});
         next_ = mIter_ * nIter_;
     }
     __aicore__ inline void WaitIterateAll() {}
@@ -557,18 +604,14 @@ private:
         ia_.assign(kInt ? fa_.size() : 0, 0);
         ib_.assign(kInt ? fb_.size() : 0, 0);
         if (a_.scalar) {
-            for (size_t i = 0; i < fa_.size(); ++i) {
-                fa_[i] = static_cast<float>(a_.value);
-            }
+            fa_.assign(fa_.size(), static_cast<float>(a_.value));
         } else {
             const uint64_t last = a_.trans ? la.at(K_ - 1, M_ - 1) : la.at(M_ - 1, K_ - 1);
             const SrcAT *p = a_.elems(last + 1, api, "A");
             Gather(p, la, a_.trans, M_, K_, fa_.data(), ia_.data());
         }
         if (b_.scalar) {
-            for (size_t i = 0; i < fb_.size(); ++i) {
-                fb_[i] = static_cast<float>(b_.value);
-            }
+            fb_.assign(fb_.size(), static_cast<float>(b_.value));
         } else {
             const uint64_t last = b_.trans ? lb.at(N_ - 1, K_ - 1) : lb.at(K_ - 1, N_ - 1);
             const SrcBT *p = b_.elems(last + 1, api, "B");
@@ -605,11 +648,12 @@ private:
     }
 
     /* Initial value of a block: the bias (row n0 + j), or 0. */
-    void InitBlock(float *c, uint32_t ldc, uint32_t rows, uint32_t cols, uint32_t n0)
+    NPUEMU_NOSAN void InitBlock(float *c, uint32_t ldc, uint32_t rows, uint32_t cols, uint32_t n0)
     {
+        const float *bias = bias_vals_.empty() ? nullptr : bias_vals_.data() + n0;
         for (uint32_t i = 0; i < rows; ++i) {
             for (uint32_t j = 0; j < cols; ++j) {
-                c[static_cast<size_t>(i) * ldc + j] = bias_vals_.empty() ? 0.0f : bias_vals_[n0 + j];
+                c[static_cast<size_t>(i) * ldc + j] = bias == nullptr ? 0.0f : bias[j];
             }
         }
     }
@@ -622,8 +666,8 @@ private:
                 for (uint32_t j = 0; j < cols; ++j) {
                     int64_t acc = static_cast<int64_t>(c[static_cast<size_t>(i) * ldc + j]);
                     for (uint32_t k = 0; k < K_; ++k) {
-                        acc += static_cast<int64_t>(ia_[static_cast<size_t>(m0 + i) * K_ + k]) *
-                               ib_[static_cast<size_t>(k) * N_ + n0 + j];
+                        acc += static_cast<int64_t>(ia_.data()[static_cast<size_t>(m0 + i) * K_ + k]) *
+                               ib_.data()[static_cast<size_t>(k) * N_ + n0 + j];
                     }
                     ic[static_cast<size_t>(i) * ldc + j] = static_cast<int32_t>(static_cast<uint32_t>(acc));
                 }
@@ -636,16 +680,15 @@ private:
         }
     }
 
-    static float Combine(float old, float v, uint8_t atomic)
+    NPUEMU_ALWAYS_INLINE static float Combine(float old, float v, uint8_t atomic)
     {
         return atomic == 1 ? old + v : atomic == 2 ? (old > v ? old : v) : atomic == 3 ? (old < v ? old : v) : v;
     }
 
     /* Every element (i, j) of a block to *at(i, j), converted to DstT (combined with the old value
      * for enAtomic 1 add, 2 max, 3 min). */
-    template <class At>
     NPUEMU_NOSAN void WriteBlock(const float *c, const int32_t *ic, uint32_t ldc, uint32_t rows, uint32_t cols,
-                                 uint8_t atomic, At at)
+                                 uint8_t atomic, const npuemu::mm::DstAt<DstT> &at)
     {
         std::unique_lock<std::mutex> lock(npuemu::atomic_lock(), std::defer_lock);
         if (atomic != 0) {
@@ -673,7 +716,7 @@ private:
         }
     }
 
-    float Dequant() const
+    NPUEMU_ALWAYS_INLINE float Dequant() const
     {
         if (quant_ == 0) {
             return 1.0f;
@@ -697,7 +740,8 @@ private:
         char what[96];
         std::snprintf(what, sizeof what, "%s writes C", api);
         DstT *d = reinterpret_cast<DstT *>(npuemu::gm_translate(gm.addr_, ext * sizeof(DstT), what));
-        WriteBlock(c, ic, ldc, rows, cols, atomic, [&](uint32_t i, uint32_t j) { return d + off(m0 + i, n0 + j); });
+        WriteBlock(c, ic, ldc, rows, cols, atomic,
+                   npuemu::mm::DstAt<DstT>{d, ldo, am, C_TYPE::format == CubeFormat::NZ, m0, n0});
     }
 
     TCubeTiling tiling_;
@@ -710,8 +754,9 @@ private:
     uint64_t quant_ = 0;
     bool ready_ = false;
     uint32_t M_ = 0, N_ = 0, K_ = 0, mIter_ = 0, nIter_ = 0;
-    std::vector<float> fa_, fb_, bias_vals_, block_;
-    std::vector<int32_t> ia_, ib_, iblock_;
+    npuemu::mm::Buf<float> fa_, fb_, block_;
+    npuemu::mm::Buf<int32_t> ia_, ib_, iblock_;
+    std::vector<float> bias_vals_;
     uint32_t next_ = 0, mi_ = 0, ni_ = 0, m0_ = 0, n0_ = 0, curM_ = 0, curN_ = 0;
     bool have_block_ = false;
 };

@@ -213,14 +213,26 @@ impl Launch {
                 let src = rt
                     .node
                     .check(d.addr, d.size as u64, "argsData")
-                    .map_err(|e| Error::new(ACL_ERROR_RT_PARAM_INVALID, format!("kernel {}: {}", self.kernel, e.msg)))?;
+                    .map_err(|e| {
+                        Error::new(
+                            ACL_ERROR_RT_PARAM_INVALID,
+                            format!("kernel {}: {}", self.kernel, e.msg),
+                        )
+                    })?;
                 let mut buf = vec![0u128; d.size.div_ceil(16).max(1)];
                 // SAFETY: d.size bytes of device memory (checked above) into a buffer as large.
                 unsafe { std::ptr::copy_nonoverlapping(src, buf.as_mut_ptr() as *mut u8, d.size) };
                 // SAFETY: buf holds d.size initialised bytes.
-                let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, d.size) };
+                let bytes =
+                    unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, d.size) };
                 let regs = regions_of(&rt, &d.entry, &d.kernel.pointers(bytes)).map_err(|e| {
-                    Error::new(e.code, format!("kernel {}: the argument block at 0x{:x}: {}", self.kernel, d.addr, e.msg))
+                    Error::new(
+                        e.code,
+                        format!(
+                            "kernel {}: the argument block at 0x{:x}: {}",
+                            self.kernel, d.addr, e.msg
+                        ),
+                    )
                 })?;
                 resolved = (buf, regs);
                 (&resolved.0, &resolved.1)
@@ -635,7 +647,13 @@ pub unsafe extern "C" fn npuemu_gemm_f32(
     if m == 0 || n == 0 || k == 0 {
         return 0;
     }
-    if a.is_null() || b.is_null() || c.is_null() || (lda as usize) < k || (ldb as usize) < n || (ldc as usize) < n {
+    if a.is_null()
+        || b.is_null()
+        || c.is_null()
+        || (lda as usize) < k
+        || (ldb as usize) < n
+        || (ldc as usize) < n
+    {
         return 1;
     }
     let r = catch_unwind(AssertUnwindSafe(|| {

@@ -160,11 +160,7 @@ fn check_load_options(options: *const c_void) -> Result<()> {
     Ok(())
 }
 
-fn load(
-    bin: Result<KernelBinary>,
-    options: *const c_void,
-    handle: *mut *mut c_void,
-) -> Result<()> {
+fn load(bin: Result<KernelBinary>, options: *const c_void, handle: *mut *mut c_void) -> Result<()> {
     non_null(handle, "binHandle")?;
     check_load_options(options)?;
     let _rt = runtime::get()?;
@@ -182,7 +178,9 @@ pub unsafe extern "C" fn aclrtBinaryLoadFromFile(
     boundary("aclrtBinaryLoadFromFile", || {
         non_null(binPath, "binPath")?;
         // SAFETY: a NUL-terminated path from the caller.
-        let path = unsafe { CStr::from_ptr(binPath) }.to_string_lossy().into_owned();
+        let path = unsafe { CStr::from_ptr(binPath) }
+            .to_string_lossy()
+            .into_owned();
         load(
             KernelBinary::load_file(std::path::Path::new(&path)),
             options,
@@ -248,9 +246,10 @@ pub unsafe extern "C" fn aclrtDestroyBinary(binary: *mut c_void) -> i32 {
 pub unsafe extern "C" fn aclrtBinaryLoad(binary: *mut c_void, binHandle: *mut *mut c_void) -> i32 {
     boundary("aclrtBinaryLoad", || {
         non_null(binary, "binary")?;
-        let bytes = with_tables(|t| t.binaries.get(&(binary as usize)).cloned()).ok_or_else(
-            || Error::invalid(format!("binary {binary:p} is not from aclrtCreateBinary")),
-        )?;
+        let bytes =
+            with_tables(|t| t.binaries.get(&(binary as usize)).cloned()).ok_or_else(|| {
+                Error::invalid(format!("binary {binary:p} is not from aclrtCreateBinary"))
+            })?;
         load(KernelBinary::load_data(&bytes), std::ptr::null(), binHandle)
     })
 }
@@ -281,7 +280,9 @@ pub unsafe extern "C" fn aclrtBinaryGetFunction(
         non_null(kernelName, "kernelName")?;
         non_null(funcHandle, "funcHandle")?;
         // SAFETY: a NUL-terminated name from the caller.
-        let name = unsafe { CStr::from_ptr(kernelName) }.to_string_lossy().into_owned();
+        let name = unsafe { CStr::from_ptr(kernelName) }
+            .to_string_lossy()
+            .into_owned();
         b.bin.kernel(&name)?;
         let index = b
             .bin
@@ -366,8 +367,16 @@ pub unsafe extern "C" fn aclrtGetFunctionAddr(
         let k = f.kernel();
         let addr = k.func as usize as *mut c_void;
         let cube = k.kernel_type == 1;
-        out(aicAddr, "aicAddr", if cube { addr } else { std::ptr::null_mut() })?;
-        out(aivAddr, "aivAddr", if cube { std::ptr::null_mut() } else { addr })
+        out(
+            aicAddr,
+            "aicAddr",
+            if cube { addr } else { std::ptr::null_mut() },
+        )?;
+        out(
+            aivAddr,
+            "aivAddr",
+            if cube { std::ptr::null_mut() } else { addr },
+        )
     })
 }
 
@@ -875,7 +884,14 @@ pub unsafe extern "C" fn aclrtLaunchKernel(
     stream: *mut c_void,
 ) -> i32 {
     boundary("aclrtLaunchKernel", || {
-        launch_device_args(funcHandle, blockDim, argsData, argsSize, std::ptr::null(), stream)
+        launch_device_args(
+            funcHandle,
+            blockDim,
+            argsData,
+            argsSize,
+            std::ptr::null(),
+            stream,
+        )
     })
 }
 
@@ -939,7 +955,12 @@ pub unsafe extern "C" fn aclrtLaunchKernelWithConfig(
                     p.name
                 )));
             }
-            let addr = to_device(&rt, entry.physical, bytes, &format!("placeholder {}", p.name))?;
+            let addr = to_device(
+                &rt,
+                entry.physical,
+                bytes,
+                &format!("placeholder {}", p.name),
+            )?;
             made.push(addr);
             data[p.offset..p.offset + 8].copy_from_slice(&addr.to_le_bytes());
         }

@@ -1072,7 +1072,9 @@ fn fatbin_table(kernels: &[Kernel]) -> String {
         if k.params.is_empty() {
             continue;
         }
-        s.push_str(&format!("const npuemu_fatbin_param npuemu_fb_params_{n}[] = {{\n"));
+        s.push_str(&format!(
+            "const npuemu_fatbin_param npuemu_fb_params_{n}[] = {{\n"
+        ));
         for p in &k.params {
             let kind = if p.kind == Kind::Pointer { 0 } else { 1 };
             s.push_str(&format!(

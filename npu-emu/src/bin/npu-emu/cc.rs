@@ -516,10 +516,7 @@ fn main(tool: &str, argv: &[String]) -> Result<u8, String> {
         };
         let kernel_lang = *lang == Lang::Kernel || is_kernel_ext(path);
         let text = if cxx_src && path != "-" {
-            Some(
-                std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read {path}: {e}"))?,
-            )
+            Some(std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?)
         } else {
             None
         };
@@ -536,22 +533,14 @@ fn main(tool: &str, argv: &[String]) -> Result<u8, String> {
                     .file_stem()
                     .map(|s| s.to_string_lossy().to_string())
                     .unwrap_or_else(|| "src".into());
-                Some(
-                    s.dir
-                        .join(format!("{idx}-{stem}.o"))
-                        .display()
-                        .to_string(),
-                )
+                Some(s.dir.join(format!("{idx}-{stem}.o")).display().to_string())
             }
             Mode::Compile | Mode::Assemble => Some(c.out.clone().unwrap_or_else(|| {
                 let stem = Path::new(path)
                     .file_stem()
                     .map(|s| s.to_string_lossy().to_string())
                     .unwrap_or_else(|| "src".into());
-                format!(
-                    "{stem}.{}",
-                    if c.mode == Mode::Compile { "o" } else { "s" }
-                )
+                format!("{stem}.{}", if c.mode == Mode::Compile { "o" } else { "s" })
             })),
             Mode::Preprocess => c.out.clone(),
         };
