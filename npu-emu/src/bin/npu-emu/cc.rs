@@ -322,11 +322,11 @@ fn parse(tool: &str, argv: &[String]) -> Result<Cli, String> {
         } else if a == "-shared" {
             c.shared = true;
             flag(&mut c, vec![a.clone()], true);
-        } else if a.starts_with("-l") {
-            let name = if a == "-l" {
+        } else if let Some(attached) = a.strip_prefix("-l") {
+            let name = if attached.is_empty() {
                 next(&mut i)?
             } else {
-                a[2..].to_string()
+                attached.to_string()
             };
             if ABSENT_LIBS.contains(&name.as_str()) {
                 c.dropped.push(format!("-l{name}"));
