@@ -68,6 +68,11 @@ fn gemm_portable(
     }
 }
 
+/// Depth of a block of k: one block's panel of B (KB × 16 floats) stays in the L1 cache. C is
+/// stored between blocks, so every element still sees its k in order.
+#[cfg(target_arch = "x86_64")]
+const KB: usize = 256;
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::too_many_arguments)]
@@ -82,56 +87,84 @@ unsafe fn gemm_avx2(
     c: &mut [f32],
     ldc: usize,
 ) {
-    use std::arch::x86_64::*;
     let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    // 4 rows × 16 columns of C in eight registers; k innermost, in order.
-    let mut i = 0;
-    while i + 4 <= m {
-        let mut j = 0;
-        while j + 16 <= n {
-            // SAFETY: i+3 < m, j+15 < n, kk < k: all indices lie within the checked bounds.
-            unsafe {
-                let mut acc = [[_mm256_setzero_ps(); 2]; 4];
-                for (r, row) in acc.iter_mut().enumerate() {
-                    row[0] = _mm256_loadu_ps(cp.add((i + r) * ldc + j));
-                    row[1] = _mm256_loadu_ps(cp.add((i + r) * ldc + j + 8));
-                }
-                for kk in 0..k {
-                    let b0 = _mm256_loadu_ps(bp.add(kk * ldb + j));
-                    let b1 = _mm256_loadu_ps(bp.add(kk * ldb + j + 8));
-                    for (r, row) in acc.iter_mut().enumerate() {
-                        let av = _mm256_broadcast_ss(&*ap.add((i + r) * lda + kk));
-                        row[0] = _mm256_fmadd_ps(av, b0, row[0]);
-                        row[1] = _mm256_fmadd_ps(av, b1, row[1]);
-                    }
-                }
-                for (r, row) in acc.iter().enumerate() {
-                    _mm256_storeu_ps(cp.add((i + r) * ldc + j), row[0]);
-                    _mm256_storeu_ps(cp.add((i + r) * ldc + j + 8), row[1]);
-                }
+    let n16 = n / 16 * 16;
+    let mut k0 = 0;
+    while k0 < k {
+        let k1 = (k0 + KB).min(k);
+        let mut i = 0;
+        while i + 6 <= m {
+            let mut j = 0;
+            while j < n16 {
+                // SAFETY: rows i..i+6 < m, columns j..j+16 <= n, k0..k1 <= k: within the checked
+                // bounds of a, b and c.
+                unsafe { block_avx2::<6>(ap, lda, bp, ldb, cp, ldc, i, j, k0, k1) };
+                j += 16;
             }
-            j += 16;
+            i += 6;
         }
-        // Remaining columns of these rows.
-        for r in i..i + 4 {
-            for jj in j..n {
-                let mut cv = c[r * ldc + jj];
-                for kk in 0..k {
-                    cv = a[r * lda + kk].mul_add(b[kk * ldb + jj], cv);
-                }
-                c[r * ldc + jj] = cv;
+        while i < m {
+            let mut j = 0;
+            while j < n16 {
+                // SAFETY: as above, one row.
+                unsafe { block_avx2::<1>(ap, lda, bp, ldb, cp, ldc, i, j, k0, k1) };
+                j += 16;
             }
+            i += 1;
         }
-        i += 4;
+        k0 = k1;
     }
-    // Remaining rows.
-    for r in i..m {
-        for jj in 0..n {
+    // The columns past the last whole 16: one element at a time, k in order.
+    for r in 0..m {
+        for jj in n16..n {
             let mut cv = c[r * ldc + jj];
             for kk in 0..k {
                 cv = a[r * lda + kk].mul_add(b[kk * ldb + jj], cv);
             }
             c[r * ldc + jj] = cv;
+        }
+    }
+}
+
+/// R rows × 16 columns of C at (i, j): C += A[i.., k0..k1] × B[k0..k1, j..], k in order, with
+/// the 2·R accumulators in registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+#[inline]
+unsafe fn block_avx2<const R: usize>(
+    ap: *const f32,
+    lda: usize,
+    bp: *const f32,
+    ldb: usize,
+    cp: *mut f32,
+    ldc: usize,
+    i: usize,
+    j: usize,
+    k0: usize,
+    k1: usize,
+) {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller guarantees rows i..i+R, columns j..j+16 and k0..k1 lie within A, B and
+    // C; AVX2 and FMA are available (target_feature of the caller, checked at run time).
+    unsafe {
+        let mut acc = [[_mm256_setzero_ps(); 2]; R];
+        for (r, row) in acc.iter_mut().enumerate() {
+            row[0] = _mm256_loadu_ps(cp.add((i + r) * ldc + j));
+            row[1] = _mm256_loadu_ps(cp.add((i + r) * ldc + j + 8));
+        }
+        for kk in k0..k1 {
+            let b0 = _mm256_loadu_ps(bp.add(kk * ldb + j));
+            let b1 = _mm256_loadu_ps(bp.add(kk * ldb + j + 8));
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = _mm256_broadcast_ss(&*ap.add((i + r) * lda + kk));
+                row[0] = _mm256_fmadd_ps(av, b0, row[0]);
+                row[1] = _mm256_fmadd_ps(av, b1, row[1]);
+            }
+        }
+        for (r, row) in acc.iter().enumerate() {
+            _mm256_storeu_ps(cp.add((i + r) * ldc + j), row[0]);
+            _mm256_storeu_ps(cp.add((i + r) * ldc + j + 8), row[1]);
         }
     }
 }
@@ -160,6 +193,8 @@ mod tests {
             (7, 33, 65),
             (16, 48, 128),
             (5, 17, 1),
+            (13, 40, 600),
+            (6, 32, 257),
         ] {
             let a: Vec<f32> = (0..m * k)
                 .map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0)

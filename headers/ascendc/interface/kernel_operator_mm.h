@@ -33,6 +33,7 @@
 
 extern "C" int npuemu_gemm_f32(uint32_t m, uint32_t n, uint32_t k, const float *a, uint32_t lda, const float *b,
                                uint32_t ldb, float *c, uint32_t ldc);
+extern "C" int npuemu_f16_to_f32(const uint16_t *src, float *dst, uint64_t n);
 
 /* Fixpipe's conversions (a global enum, as in the kernel compiler's headers). */
 enum QuantMode_t {

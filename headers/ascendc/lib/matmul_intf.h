@@ -636,6 +636,16 @@ private:
     NPUEMU_NOSAN static void Gather(const S *p, const npuemu::mm::Layout &l, bool trans, uint32_t rows, uint32_t cols,
                                     float *out, int32_t *iout)
     {
+        if (std::is_same<S, half>::value && !trans && !l.nz) {
+            /* fp16 rows, contiguous: the bulk conversion of libascendcl (F16C when present) */
+            for (uint32_t r = 0; r < rows; ++r) {
+                if (npuemu_f16_to_f32(reinterpret_cast<const uint16_t *>(p + l.at(r, 0)),
+                                      out + static_cast<size_t>(r) * cols, cols) != 0) {
+                    npuemu::fault("Matmul: the fp16 conversion (npuemu_f16_to_f32 of libascendcl) failed");
+                }
+            }
+            return;
+        }
         for (uint32_t r = 0; r < rows; ++r) {
             for (uint32_t c = 0; c < cols; ++c) {
                 const S v = trans ? p[l.at(c, r)] : p[l.at(r, c)];

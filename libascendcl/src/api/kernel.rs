@@ -674,3 +674,28 @@ pub unsafe extern "C" fn npuemu_gemm_f32(
         1
     }
 }
+
+/// `int npuemu_f16_to_f32(const uint16_t *src, float *dst, uint64_t n)`: `n` IEEE binary16 values
+/// to float (exact), with the CPU's conversion instructions when it has them (the `half` crate
+/// detects F16C at run time). For the kernel headers' staging copies of fp16 matrices (Matmul).
+/// Returns 0, or 1 when a pointer is NULL with n > 0.
+#[no_mangle]
+pub unsafe extern "C" fn npuemu_f16_to_f32(src: *const u16, dst: *mut f32, n: u64) -> c_int {
+    if n == 0 {
+        return 0;
+    }
+    if src.is_null() || dst.is_null() {
+        return 1;
+    }
+    use half::slice::HalfFloatSliceExt;
+    // SAFETY: the caller passes n readable halves at src and n writable floats at dst, not
+    // overlapping (the kernel headers' operand and staging buffers); checked non-null above.
+    let (s, d) = unsafe {
+        (
+            std::slice::from_raw_parts(src as *const half::f16, n as usize),
+            std::slice::from_raw_parts_mut(dst, n as usize),
+        )
+    };
+    s.convert_to_f32_slice(d);
+    0
+}
