@@ -44,6 +44,18 @@ pub fn gemm_f32(
     gemm_portable(m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+/// IEEE binary16 values (as bits) to float, exactly; with the CPU's F16C instructions when it
+/// has them (the `half` crate detects them at run time). For the kernel headers' staging copies
+/// of fp16 matrices (`npuemu_f16_to_f32`).
+///
+/// # Panics
+/// If the slices differ in length.
+pub fn f16_to_f32(src: &[u16], dst: &mut [f32]) {
+    use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+    src.reinterpret_cast::<half::f16>()
+        .convert_to_f32_slice(dst);
+}
+
 #[allow(clippy::too_many_arguments)]
 fn gemm_portable(
     m: usize,
@@ -211,6 +223,20 @@ mod tests {
             let mut port = init.clone();
             gemm_portable(m, n, k, &a, k, &b, n, &mut port, n);
             assert_eq!(port, want, "{m}x{n}x{k} portable");
+        }
+    }
+
+    #[test]
+    fn f16_conversion_is_exact() {
+        let bits: Vec<u16> = (0..=u16::MAX).step_by(7).collect();
+        let mut out = vec![0.0f32; bits.len()];
+        f16_to_f32(&bits, &mut out);
+        for (b, f) in bits.iter().zip(&out) {
+            let want = half::f16::from_bits(*b).to_f32();
+            assert!(
+                want.to_bits() == f.to_bits() || (want.is_nan() && f.is_nan()),
+                "{b:#x}"
+            );
         }
     }
 

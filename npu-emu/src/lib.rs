@@ -9,7 +9,10 @@
 //! - [`error`]: [`error::Error`], an ACL error code plus a readable message.
 //! - [`codes`]: ACL error code values (abi.md §1.5) used by the machine.
 //! - [`node`]: the shared-memory node (`/dev/shm/npu-emu-<uid>`): header, process table, slabs.
-//! - [`memory`]: device address layout, device memory allocation and address translation.
+//! - [`memory`]: device address layout, CANN's allocation sizes, and [`memory::Space`] (the
+//!   memory of one process as the copy engines and kernels see it).
+//! - [`copy`]: the copy engines (`aclrtMemcpy*`, `aclrtMemset*`), one file per variant.
+//! - [`kernels`]: operator kernels run on a stream (the "Cast" operator …), one file each.
 //! - [`fault`]: the SIGSEGV handler that names host accesses to device memory.
 //! - [`aicore`]: the emulated AI cores that run the blocks of an Ascend C kernel launch.
 //! - [`cube`]: the cube unit's arithmetic (`C += A × B` in float) for `Mmad` and `Matmul`.
@@ -23,6 +26,7 @@
 pub mod aicore;
 pub mod codes;
 pub mod config;
+pub mod copy;
 pub mod cube;
 pub mod error;
 pub mod event;
@@ -30,6 +34,7 @@ pub mod fault;
 pub mod formats;
 pub mod fp16;
 pub mod kernel_bin;
+pub mod kernels;
 pub mod log;
 pub mod memory;
 pub mod node;

@@ -8,7 +8,8 @@
 //! kernel may access (the whole allocation). The argument block is copied. Errors return
 //! the ACL code and record a message naming `aclrtlaunch_<kernel>` and the argument.
 //!
-//! At execution (in stream order, on the stream's worker): the regions are checked again
+//! At execution (in stream order, on the stream's worker; the machine's
+//! [`npu_emu::kernels::launch::Launch`]): the regions are checked again
 //! (an allocation freed after the launch was enqueued is an error, not a use-after-free),
 //! then the device's emulated AI cores ([`npu_emu::aicore::AiCorePool`], one per physical
 //! device, sized by the emulated SoC (`NPU_EMU_SOC`): its vector cores, or its AI cores on a
@@ -22,66 +23,22 @@
 
 use crate::ffi;
 use crate::runtime;
-use npu_emu::aicore::{
-    soc_cores, AiCorePool, LaunchSync, ACL_ERROR_RT_AICORE_EXCEPTION, MAX_BLOCK_DIM,
-};
+use npu_emu::aicore::{soc_cores, AiCorePool, MAX_BLOCK_DIM};
 use npu_emu::codes::{
     ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID,
 };
 use npu_emu::config::LogLevel;
-use npu_emu::memory::{device_addr, is_canonical};
-use npu_emu::rtapi::RtPhys;
+use npu_emu::kernels::launch::{device_memory, Launch, Region};
+pub use npu_emu::kernels::launch::{
+    npuemu_block_fn, npuemu_block_info, npuemu_gm_region, npuemu_mem_range,
+};
+use npu_emu::memory::is_canonical;
 use npu_emu::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-
-/// `npuemu_gm_region`: one buffer handed to the kernel.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct npuemu_gm_region {
-    /// Canonical device address of the start of the allocation.
-    pub dev_addr: u64,
-    /// Bytes of the allocation.
-    pub size: u64,
-    /// Read-write alias of `dev_addr` in this process.
-    pub host: *mut c_void,
-    /// The kernel parameter's name.
-    pub name: *const c_char,
-}
-
-/// `npuemu_mem_range`: one device's whole HBM (canonical range and this process's alias).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct npuemu_mem_range {
-    pub dev_addr: u64,
-    pub size: u64,
-    pub host: *mut c_void,
-}
-
-/// `npuemu_block_info`: what a block needs besides the kernel's arguments.
-#[repr(C)]
-pub struct npuemu_block_info {
-    pub block_idx: u32,
-    pub block_num: u32,
-    pub regions: *const npuemu_gm_region,
-    pub nregions: usize,
-    pub devmem: *const npuemu_mem_range,
-    pub ndevmem: usize,
-    pub tiling_key: u64,
-    pub cores: u32,
-    pub reserved: u32,
-    pub launch: *mut c_void,
-    pub sync_all: Option<unsafe extern "C" fn(*mut c_void, u32, *mut c_char, usize) -> c_int>,
-    pub err: *mut c_char,
-    pub errlen: usize,
-}
-
-/// `npuemu_block_fn`: runs one block; 0 = ok, else a message in `info->err`.
-pub type npuemu_block_fn =
-    unsafe extern "C" fn(args: *const c_void, info: *const npuemu_block_info) -> c_int;
 
 /// `npuemu_kernel_ptr_arg`: a pointer argument of a launch, by parameter name.
 #[repr(C)]
@@ -97,9 +54,6 @@ thread_local! {
     static LAST_LAUNCH_ERROR: std::cell::RefCell<Option<String>> =
         const { std::cell::RefCell::new(None) };
 }
-
-/// Bytes of the buffer a block writes its failure message into.
-const ERR_LEN: usize = 2048;
 
 /// The AI-core pools, by physical device.
 static POOLS: Mutex<Option<HashMap<u32, Arc<AiCorePool>>>> = Mutex::new(None);
@@ -119,224 +73,14 @@ fn pool(physical: u32, cores: u32) -> Arc<AiCorePool> {
     }
 }
 
-/// One region plus what is needed to re-check it at execution.
-pub(crate) struct Region {
-    name: CString,
-    dev_addr: u64,
-    size: u64,
-    host: *mut c_void,
-}
-
-/// A launch as queued on the stream.
-pub(crate) struct Launch {
-    pub(crate) kernel: String,
-    pub(crate) block_dim: u32,
-    pub(crate) func: npuemu_block_fn,
-    /// The argument block, 16-byte aligned.
-    pub(crate) args: Vec<u128>,
-    pub(crate) regions: Vec<Region>,
-    /// Physical device of the stream: whose AI cores run the blocks.
-    pub(crate) physical: u32,
-    /// `TILING_KEY_IS`: the key of the launched entry.
-    pub(crate) tiling_key: u64,
-    /// Kept alive while the launch is queued (a loaded kernel binary, device buffers of
-    /// placeholder arguments freed when it is dropped): held for its `Drop` only.
-    #[allow(dead_code)]
-    pub(crate) keep: Option<Box<dyn std::any::Any + Send + Sync>>,
-    /// `aclrtLaunchKernel`: the argument block is in device memory and is read when the launch
-    /// runs (after the copies queued before it), then its pointers are resolved to regions.
-    pub(crate) deferred: Option<Deferred>,
-}
-
-/// An argument block in device memory, for [`Launch::deferred`].
-pub(crate) struct Deferred {
-    pub(crate) addr: u64,
-    pub(crate) size: usize,
-    pub(crate) kernel: npu_emu::kernel_bin::KernelInfo,
-    pub(crate) entry: Arc<runtime::StreamEntry>,
-}
-
-// SAFETY: the raw pointers are aliases of device memory (valid while the allocation lives,
-// re-checked before use) and the generated block function, which is thread-safe by
-// contract (blocks run in parallel).
-unsafe impl Send for Launch {}
-unsafe impl Sync for Launch {}
-
-/// What the blocks of one run share: the region and device tables and the SyncAll barrier.
-struct Shared {
-    regions: Vec<npuemu_gm_region>,
-    devmem: Vec<npuemu_mem_range>,
-    sync: LaunchSync,
-    cores: u32,
-}
-// SAFETY: read-only tables of pointers into `Launch` and the node's mappings, plus a barrier
-// that is `Sync`, shared by the blocks of one run.
-unsafe impl Sync for Shared {}
-
-/// `sync_all` of `npuemu_block_info`: `launch` is the run's [`Shared`].
-unsafe extern "C" fn sync_all_cb(
-    launch: *mut c_void,
-    block_idx: u32,
-    err: *mut c_char,
-    errlen: usize,
-) -> c_int {
-    let r = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `launch` points to the `Shared` of the running launch (block_info).
-        let shared = unsafe { &*(launch as *const Shared) };
-        shared.sync.arrive(block_idx)
-    }));
-    let msg = match r {
-        Ok(Ok(())) => return 0,
-        Ok(Err(m)) => m,
-        Err(_) => "SyncAll: internal error in the AI-core emulation".to_string(),
-    };
-    if !err.is_null() && errlen > 0 {
-        let n = msg.len().min(errlen - 1);
-        // SAFETY: err has errlen writable bytes (the block's message buffer).
-        unsafe {
-            std::ptr::copy_nonoverlapping(msg.as_ptr(), err as *mut u8, n);
-            *err.add(n) = 0;
-        }
-    }
-    1
-}
-
-impl Launch {
-    /// Check that every region is still live, then run the blocks on the device's cores.
-    pub(crate) fn execute(&self) -> Result<()> {
-        let rt = runtime::get()?;
-        // aclrtLaunchKernel: read the argument block now, in stream order.
-        let resolved;
-        let (args, regions): (&[u128], &[Region]) = match &self.deferred {
-            None => (&self.args, &self.regions),
-            Some(d) => {
-                let src = rt
-                    .node
-                    .check(d.addr, d.size as u64, "argsData")
-                    .map_err(|e| {
-                        Error::new(
-                            ACL_ERROR_RT_PARAM_INVALID,
-                            format!("kernel {}: {}", self.kernel, e.msg),
-                        )
-                    })?;
-                let mut buf = vec![0u128; d.size.div_ceil(16).max(1)];
-                // SAFETY: d.size bytes of device memory (checked above) into a buffer as large.
-                unsafe { std::ptr::copy_nonoverlapping(src, buf.as_mut_ptr() as *mut u8, d.size) };
-                // SAFETY: buf holds d.size initialised bytes.
-                let bytes =
-                    unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, d.size) };
-                let regs = regions_of(&rt, &d.entry, &d.kernel.pointers(bytes)).map_err(|e| {
-                    Error::new(
-                        e.code,
-                        format!(
-                            "kernel {}: the argument block at 0x{:x}: {}",
-                            self.kernel, d.addr, e.msg
-                        ),
-                    )
-                })?;
-                resolved = (buf, regs);
-                (&resolved.0, &resolved.1)
-            }
-        };
-        for r in regions {
-            match rt.node.lookup(r.dev_addr) {
-                Some(a) if a.addr == r.dev_addr && a.size == r.size => {}
-                _ => {
-                    return Err(Error::new(
-                        ACL_ERROR_RT_AICORE_EXCEPTION,
-                        format!(
-                            "kernel {}: argument {} (allocation 0x{:x}, {} bytes) was freed before the kernel ran",
-                            self.kernel,
-                            r.name.to_string_lossy(),
-                            r.dev_addr,
-                            r.size
-                        ),
-                    ))
-                }
-            }
-        }
-        let cores = soc_cores(&rt.cfg.soc_name).launch_cores();
-        let hbm = rt.node.hbm_size();
-        let devmem: Vec<npuemu_mem_range> = (0..rt.node.devices())
-            .filter_map(|d| {
-                let host = rt.node.phys_to_host(
-                    RtPhys {
-                        device: d,
-                        _pad: 0,
-                        offset: 0,
-                    },
-                    hbm,
-                )?;
-                Some(npuemu_mem_range {
-                    dev_addr: device_addr(d, 0),
-                    size: hbm,
-                    host: host as *mut c_void,
-                })
-            })
-            .collect();
-        drop(rt);
-        let shared = Shared {
-            regions: regions
-                .iter()
-                .map(|r| npuemu_gm_region {
-                    dev_addr: r.dev_addr,
-                    size: r.size,
-                    host: r.host,
-                    name: r.name.as_ptr(),
-                })
-                .collect(),
-            devmem,
-            sync: LaunchSync::new(self.block_dim, cores),
-            cores,
-        };
-        pool(self.physical, cores).run(&self.kernel, self.block_dim, &|idx| {
-            let r = self.block(&shared, args, idx);
-            shared.sync.done(idx, r.is_ok());
-            r
-        })
-    }
-
-    /// Run block `idx` through the generated block function.
-    fn block(&self, shared: &Shared, args: &[u128], idx: u32) -> std::result::Result<(), String> {
-        let mut err = [0u8; ERR_LEN];
-        let info = npuemu_block_info {
-            block_idx: idx,
-            block_num: self.block_dim,
-            regions: if shared.regions.is_empty() {
-                std::ptr::null()
-            } else {
-                shared.regions.as_ptr()
-            },
-            nregions: shared.regions.len(),
-            devmem: shared.devmem.as_ptr(),
-            ndevmem: shared.devmem.len(),
-            tiling_key: self.tiling_key,
-            cores: shared.cores,
-            reserved: 0,
-            launch: shared as *const Shared as *mut c_void,
-            sync_all: Some(sync_all_cb),
-            err: err.as_mut_ptr() as *mut c_char,
-            errlen: ERR_LEN,
-        };
-        // SAFETY: the generated block function with the argument block copied at enqueue
-        // and the block info (its tables and buffer valid for this call).
-        let rc = unsafe { (self.func)(args.as_ptr() as *const c_void, &info) };
-        if rc == 0 {
-            return Ok(());
-        }
-        err[ERR_LEN - 1] = 0;
-        let msg = CStr::from_bytes_until_nul(&err)
-            .map(|c| c.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Err(if msg.is_empty() {
-            format!(
-                "kernel {} block {idx}/{}: the block failed (code {rc}) without a message",
-                self.kernel, self.block_dim
-            )
-        } else {
-            msg
-        })
-    }
+/// Run `launch` on the AI cores of physical device `physical` (on the stream's worker).
+pub(crate) fn execute(launch: &Launch, physical: u32) -> Result<()> {
+    let rt = runtime::get()?;
+    launch.check(&rt.node)?;
+    let cores = soc_cores(&rt.cfg.soc_name).launch_cores();
+    let devmem = device_memory(&rt.node);
+    drop(rt);
+    launch.run(&pool(physical, cores), devmem)
 }
 
 /// Read a C string argument that must not be NULL.
@@ -417,25 +161,30 @@ pub(crate) fn regions_of(
                 ),
             ));
         }
-        if regions.iter().any(|r| r.dev_addr == a.addr) {
+        if regions.iter().any(|r| r.dev_addr() == a.addr) {
             continue;
         }
-        let host = rt.node.check(a.addr, a.size, &format!("argument {name}"))? as *mut c_void;
-        regions.push(Region {
-            name: CString::new(name.replace('\0', " ")).unwrap_or_default(),
-            dev_addr: a.addr,
-            size: a.size,
-            host,
-        });
+        let host = rt.node.check(a.addr, a.size, &format!("argument {name}"))?;
+        regions.push(Region::new(name, a.addr, a.size, host));
     }
     Ok(regions)
 }
 
 /// Queue `launch` on `entry`'s stream; a failure at execution is logged when it happens.
 pub(crate) fn submit(entry: &runtime::StreamEntry, launch: Launch) -> Result<()> {
+    let physical = entry.physical;
+    submit_task(entry, move || execute(&launch, physical))
+}
+
+/// Queue `task` (a launch run when the stream gets to it) on `entry`'s stream; its failure is
+/// logged when it happens.
+pub(crate) fn submit_task(
+    entry: &runtime::StreamEntry,
+    task: impl FnOnce() -> Result<()> + Send + 'static,
+) -> Result<()> {
     let label = entry.stream.label().to_string();
     entry.stream.enqueue(Box::new(move || {
-        let r = launch.execute();
+        let r = task();
         if let Err(e) = &r {
             runtime::log(
                 LogLevel::Error,
@@ -444,18 +193,6 @@ pub(crate) fn submit(entry: &runtime::StreamEntry, launch: Launch) -> Result<()>
         }
         r
     }))
-}
-
-/// Copy `args_size` bytes at `args` into a 16-byte aligned argument block.
-pub(crate) unsafe fn copy_args(args: *const c_void, args_size: usize) -> Vec<u128> {
-    let mut buf = vec![0u128; args_size.div_ceil(16)];
-    if args_size > 0 {
-        // SAFETY: args_size readable bytes at args (caller), buf holds at least as many.
-        unsafe {
-            std::ptr::copy_nonoverlapping(args as *const u8, buf.as_mut_ptr() as *mut u8, args_size)
-        };
-    }
-    buf
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -494,20 +231,13 @@ unsafe fn enqueue(
         ptrs.push((name, pa.value as u64));
     }
     let regions = regions_of(&rt, &entry, &ptrs)?;
-    // SAFETY: args_size readable bytes at args (checked non-null when non-zero).
-    let buf = unsafe { copy_args(args, args_size) };
-    let launch = Launch {
-        kernel: kernel.to_string(),
-        block_dim,
-        func,
-        args: buf,
-        regions,
-        physical: entry.physical,
-        tiling_key: 0,
-        keep: None,
-        deferred: None,
+    let args: &[u8] = if args_size > 0 {
+        // SAFETY: args_size readable bytes at args (non-null) by the launch contract.
+        unsafe { std::slice::from_raw_parts(args as *const u8, args_size) }
+    } else {
+        &[]
     };
-    submit(&entry, launch)
+    submit(&entry, Launch::new(kernel, block_dim, func, args, regions))
 }
 
 /// `uint32_t npuemu_kernel_launch(const char *kernel_name, uint32_t block_dim, void *stream,
@@ -626,7 +356,7 @@ pub unsafe extern "C" fn npuemu_kernel_launch_async_error(
     }));
 }
 
-/// `void npuemu_gemm_f32(uint32_t m, uint32_t n, uint32_t k, const float *a, uint32_t lda, const
+/// `int npuemu_gemm_f32(uint32_t m, uint32_t n, uint32_t k, const float *a, uint32_t lda, const
 /// float *b, uint32_t ldb, float *c, uint32_t ldc)`: the cube unit's `C += A × B` (row-major,
 /// leading dimensions in elements) for `Mmad` and the `Matmul` API of the kernel headers
 /// ([`npu_emu::cube::gemm_f32`]). Returns 0, or 1 when a pointer is NULL with a non-empty shape.
@@ -677,7 +407,7 @@ pub unsafe extern "C" fn npuemu_gemm_f32(
 
 /// `int npuemu_f16_to_f32(const uint16_t *src, float *dst, uint64_t n)`: `n` IEEE binary16 values
 /// to float (exact), with the CPU's conversion instructions when it has them (the `half` crate
-/// detects F16C at run time). For the kernel headers' staging copies of fp16 matrices (Matmul).
+/// detects F16C at run time; [`npu_emu::cube::f16_to_f32`]). For the kernel headers' staging copies of fp16 matrices (Matmul).
 /// Returns 0, or 1 when a pointer is NULL with n > 0.
 #[no_mangle]
 pub unsafe extern "C" fn npuemu_f16_to_f32(src: *const u16, dst: *mut f32, n: u64) -> c_int {
@@ -687,15 +417,14 @@ pub unsafe extern "C" fn npuemu_f16_to_f32(src: *const u16, dst: *mut f32, n: u6
     if src.is_null() || dst.is_null() {
         return 1;
     }
-    use half::slice::HalfFloatSliceExt;
     // SAFETY: the caller passes n readable halves at src and n writable floats at dst, not
     // overlapping (the kernel headers' operand and staging buffers); checked non-null above.
     let (s, d) = unsafe {
         (
-            std::slice::from_raw_parts(src as *const half::f16, n as usize),
+            std::slice::from_raw_parts(src, n as usize),
             std::slice::from_raw_parts_mut(dst, n as usize),
         )
     };
-    s.convert_to_f32_slice(d);
+    npu_emu::cube::f16_to_f32(s, d);
     0
 }

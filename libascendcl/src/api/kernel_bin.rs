@@ -20,11 +20,12 @@
 //! Launch configuration (`aclrtLaunchKernelCfg`): every attribute is checked and accepted; a
 //! non-zero `BLOCKDIM_OFFSET` is not supported (207000); the others do not change the result.
 
-use super::kernel::{check_block_dim, copy_args, regions_of, submit, Deferred, Launch};
+use super::kernel::{check_block_dim, execute, regions_of, submit, submit_task};
 use crate::ffi::{self, boundary, non_null, out};
 use crate::runtime;
 use npu_emu::codes::ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
 use npu_emu::kernel_bin::{KernelBinary, KernelInfo};
+use npu_emu::kernels::launch::Launch;
 use npu_emu::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -800,24 +801,14 @@ pub(crate) fn launch_block(
         }
     };
     let k = f.kernel();
-    // SAFETY: args.len() readable bytes.
-    let buf = unsafe { copy_args(args.as_ptr() as *const c_void, args.len()) };
     // SAFETY: the kernel table's block function has the npuemu_block_fn type.
     let func: super::kernel::npuemu_block_fn = unsafe { std::mem::transmute(k.func) };
-    let launch = Launch {
-        kernel: k.name.clone(),
-        block_dim,
-        func,
-        args: buf,
-        regions,
-        physical: entry.physical,
-        tiling_key: f.tiling_key,
-        keep: Some(Box::new(DeviceData {
+    let launch = Launch::new(&k.name, block_dim, func, args, regions)
+        .with_tiling_key(f.tiling_key)
+        .keeping(Box::new(DeviceData {
             addrs: device_data,
             _bin: f.bin.clone(),
-        })),
-        deferred: None,
-    };
+        }));
     drop(rt);
     submit(&entry, launch)
 }
@@ -854,24 +845,37 @@ fn launch_device_args(
     }
     // SAFETY: the kernel table's block function has the npuemu_block_fn type.
     let func: super::kernel::npuemu_block_fn = unsafe { std::mem::transmute(k.func) };
-    let launch = Launch {
-        kernel: k.name.clone(),
-        block_dim,
-        func,
-        args: Vec::new(),
-        regions: Vec::new(),
-        physical: entry.physical,
-        tiling_key: f.tiling_key,
-        keep: Some(Box::new(f.bin.clone())),
-        deferred: Some(Deferred {
-            addr,
-            size: k.args_size,
-            kernel: k,
-            entry: entry.clone(),
-        }),
-    };
+    let physical = entry.physical;
+    let task_entry = entry.clone();
+    let bin = f.bin.clone();
+    let key = f.tiling_key;
     drop(rt);
-    submit(&entry, launch)
+    // The argument block is read when the launch runs, after the copies queued before it.
+    submit_task(&entry, move || {
+        let rt = runtime::get()?;
+        let size = k.args_size;
+        let src = rt
+            .node
+            .check(addr, size as u64, "argsData")
+            .map_err(|e| Error::new(RT_PARAM_INVALID, format!("kernel {}: {}", k.name, e.msg)))?;
+        let mut bytes = vec![0u8; size];
+        // SAFETY: size bytes of device memory (checked above) into a buffer as large.
+        unsafe { std::ptr::copy_nonoverlapping(src, bytes.as_mut_ptr(), size) };
+        let regions = regions_of(&rt, &task_entry, &k.pointers(&bytes)).map_err(|e| {
+            Error::new(
+                e.code,
+                format!(
+                    "kernel {}: the argument block at 0x{addr:x}: {}",
+                    k.name, e.msg
+                ),
+            )
+        })?;
+        drop(rt);
+        let launch = Launch::new(&k.name, block_dim, func, &bytes, regions)
+            .with_tiling_key(key)
+            .keeping(Box::new(bin));
+        execute(&launch, physical)
+    })
 }
 
 /// `aclrtLaunchKernel`: arguments in device memory.
