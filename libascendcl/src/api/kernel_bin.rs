@@ -1031,3 +1031,140 @@ pub unsafe extern "C" fn aclrtLaunchKernelWithHostArgs(
         launch_block(&f, blockDim, stream, &data, made)
     })
 }
+
+// ---------------------------------------------------------------------------------------
+// The older runtime path of CANN's libruntime (torch_npu imports it): rtDevBinaryRegister
+// registers a kernel binary given as bytes, rtFunctionRegister binds a host-side stub address
+// to one of its kernels, rtKernelLaunch launches the kernel of a stub with the argument block
+// in host memory (copied at the call), in stream order like aclrtLaunchKernelWithHostArgs.
+// The exported symbols live in `rt_compat.rs` (from the torch_npu work); they call these.
+
+/// `rtDevBinary_t`: magic, version, the binary's bytes.
+#[repr(C)]
+struct RtDevBinary {
+    magic: u32,
+    version: u32,
+    data: *const c_void,
+    length: u64,
+}
+
+/// Stubs registered with `rtFunctionRegister`: the host address → the kernel.
+static STUBS: Mutex<Option<HashMap<usize, Arc<Func>>>> = Mutex::new(None);
+
+/// `rtDevBinaryRegister(const rtDevBinary_t *bin, void **hdl)`.
+#[allow(dead_code)] // called by rt_compat.rs once it is merged
+pub(crate) unsafe fn rt_dev_binary_register(
+    bin: *const c_void,
+    hdl: *mut *mut c_void,
+) -> Result<()> {
+    non_null(bin, "bin")?;
+    non_null(hdl, "hdl")?;
+    // SAFETY: a non-null rtDevBinary_t from the caller.
+    let b = unsafe { &*(bin as *const RtDevBinary) };
+    let _ = (b.magic, b.version);
+    non_null(b.data, "bin->data")?;
+    if b.length == 0 {
+        return Err(Error::invalid(
+            "bin->length is 0: the binary holds no bytes",
+        ));
+    }
+    // SAFETY: bin->length readable bytes at bin->data (caller contract).
+    let bytes = unsafe { std::slice::from_raw_parts(b.data as *const u8, b.length as usize) };
+    let _rt = runtime::get()?;
+    let h = register_bin(KernelBinary::load_data(bytes)?);
+    out(hdl, "hdl", h)
+}
+
+/// `rtDevBinaryUnRegister(void *hdl)`: the binary and the stubs bound to its kernels go.
+#[allow(dead_code)] // called by rt_compat.rs once it is merged
+pub(crate) fn rt_dev_binary_unregister(hdl: *mut c_void) -> Result<()> {
+    let b = bin_of(hdl)?;
+    with_tables(|t| {
+        t.bins.remove(&(hdl as usize));
+        t.funcs.retain(|_, f| !Arc::ptr_eq(&f.bin, &b));
+        t.args.retain(|_, a| !Arc::ptr_eq(&a.func.bin, &b));
+    });
+    if let Some(m) = STUBS.lock().as_mut() {
+        m.retain(|_, f| !Arc::ptr_eq(&f.bin, &b));
+    }
+    Ok(())
+}
+
+/// `rtFunctionRegister(void *binHandle, const void *stubFunc, const char *stubName, const void
+/// *kernelInfoExt, uint32_t funcMode)`: `stubFunc` (any unique host address) now stands for the
+/// kernel named by `kernelInfoExt` (the device function's name), or by `stubName` when that
+/// names no kernel of the binary.
+#[allow(dead_code)] // called by rt_compat.rs once it is merged
+pub(crate) unsafe fn rt_function_register(
+    bin_handle: *mut c_void,
+    stub_func: *const c_void,
+    stub_name: *const c_char,
+    kernel_info_ext: *const c_void,
+    func_mode: u32,
+) -> Result<()> {
+    let _ = func_mode;
+    let b = bin_of(bin_handle)?;
+    non_null(stub_func, "stubFunc")?;
+    let text = |p: *const c_char| -> Option<String> {
+        // SAFETY: a NUL-terminated name from the caller when non-null.
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    };
+    let dev = text(kernel_info_ext as *const c_char);
+    let stub = text(stub_name);
+    let index = [dev.as_deref(), stub.as_deref()]
+        .into_iter()
+        .flatten()
+        .find_map(|n| b.bin.kernels.iter().position(|k| k.name == n));
+    let Some(index) = index else {
+        let asked = dev.or(stub).unwrap_or_else(|| "(none)".into());
+        return Err(b.bin.kernel(&asked).err().unwrap_or_else(|| {
+            Error::invalid("stubName and kernelInfoExt are both NULL: name the kernel to register")
+        }));
+    };
+    let f = Arc::new(Func {
+        bin: b,
+        index,
+        tiling_key: 0,
+    });
+    STUBS
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(stub_func as usize, f);
+    Ok(())
+}
+
+/// `rtKernelLaunch(const void *stubFunc, uint32_t blockDim, void *args, uint32_t argsSize,
+/// rtSmDesc_t *smDesc, rtStream_t stream)`: the argument block in host memory.
+#[allow(dead_code)] // called by rt_compat.rs once it is merged
+pub(crate) unsafe fn rt_kernel_launch(
+    stub_func: *const c_void,
+    block_dim: u32,
+    args: *mut c_void,
+    args_size: u32,
+    sm_desc: *mut c_void,
+    stream: *mut c_void,
+) -> Result<()> {
+    let _ = sm_desc;
+    non_null(stub_func, "stubFunc")?;
+    let f = STUBS
+        .lock()
+        .as_ref()
+        .and_then(|m| m.get(&(stub_func as usize)).cloned())
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "stubFunc {stub_func:p} is not registered (rtFunctionRegister of a binary from rtDevBinaryRegister)"
+            ))
+        })?;
+    let size = args_size as usize;
+    if size > 0 {
+        non_null(args, "args")?;
+    }
+    f.kernel().check_args_size(size, "args")?;
+    // SAFETY: argsSize readable bytes at args (caller contract).
+    let bytes = if size > 0 {
+        unsafe { std::slice::from_raw_parts(args as *const u8, size) }.to_vec()
+    } else {
+        Vec::new()
+    };
+    launch_block(&f, block_dim, stream, &bytes, Vec::new())
+}
