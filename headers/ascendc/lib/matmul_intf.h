@@ -806,7 +806,10 @@ inline void regist(AscendC::TPipe *pipe, const void *ws, MM &, MM2 &mm2, R &&...
  * (or initialised later with Init). */
 #define REGIST_MATMUL_OBJ(tpipe, workspace, ...) npuemu::mm::regist((tpipe), (const void *)(workspace), __VA_ARGS__)
 
+/* `using namespace matmul;` makes the kernel API visible too (the examples call GetBlockIdx()
+ * unqualified after it), as with CANN's headers. */
 namespace matmul {
+using namespace AscendC;
 using AscendC::CFG_IBSHARE_NORM;
 using AscendC::CFG_MDL;
 using AscendC::CFG_NORM;

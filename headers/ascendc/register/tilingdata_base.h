@@ -21,6 +21,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
 
 #ifndef NPUEMU_TILING_TAG_DECLARED
 #define NPUEMU_TILING_TAG_DECLARED

@@ -11,7 +11,8 @@
  *
  * npu-emu's tiling (header-only, deterministic):
  * - cores: the split of M and N over at most SetDim(n) cores (default: the cube cores of the
- *   platform) whose single-core block singleCoreM x singleCoreN (multiples of 16) is smallest;
+ *   platform) whose single-core block singleCoreM x singleCoreN (multiples of 16) is smallest,
+ *   then squarest, then with fewer splits of N (M is split first);
  *   singleCoreK = K (K is not split); usedCoreNum = ceil(M / singleCoreM) * ceil(N / singleCoreN);
  *   MatmulApiTiling (one core): the whole shape;
  * - base blocks: SetFixSplit's values, else baseM = min(128, singleCoreM), baseN = min(256,
@@ -271,16 +272,17 @@ protected:
         int32_t mDim = 1, nDim = 1;
         if (MultiCore() && singleM_ <= 0) {
             const int32_t dims = dim_ > 0 ? dim_ : 1;
-            int64_t best = -1;
+            int64_t best[4] = {-1, 0, 0, 0};
             for (int32_t md = 1; md <= dims; ++md) {
                 for (int32_t nd = 1; md * nd <= dims; ++nd) {
                     const int32_t sm = Up((M + md - 1) / md, 16), sn = Up((N + nd - 1) / nd, 16);
                     const int32_t um = (M + sm - 1) / sm, un = (N + sn - 1) / sn;
-                    const int64_t area = static_cast<int64_t>(sm) * sn;
-                    /* smallest block, then the squarer one, then fewer cores */
-                    const int64_t key = area * 1000000 + std::abs(sm - sn) * 100 + um * un;
-                    if (best < 0 || key < best) {
-                        best = key;
+                    /* smallest block, then the squarer one, then fewer splits of N (M is split
+                     * first, as kernels that offset only A by the block index expect), then
+                     * fewer cores */
+                    const int64_t key[4] = {static_cast<int64_t>(sm) * sn, std::abs(sm - sn), un, um * un};
+                    if (best[0] < 0 || std::lexicographical_compare(key, key + 4, best, best + 4)) {
+                        std::copy(key, key + 4, best);
                         singleM = sm;
                         singleN = sn;
                         mDim = um;
