@@ -80,7 +80,10 @@ pub(crate) fn execute(launch: &Launch, physical: u32) -> Result<()> {
     let cores = soc_cores(&rt.cfg.soc_name).launch_cores();
     let devmem = device_memory(&rt.node);
     drop(rt);
-    launch.run(&pool(physical, cores), devmem)
+    let start = std::time::Instant::now();
+    launch.run(&pool(physical, cores), devmem)?;
+    // aclrtSetOpExecuteTimeOut*: a kernel that ran too long fails its stream.
+    crate::api::sys_param::check_op_timeout(launch.kernel(), start.elapsed())
 }
 
 /// Read a C string argument that must not be NULL.
