@@ -3,7 +3,7 @@
 //! `ASC` and `CCE` languages, and `ascendc.cmake` projects with simple-style kernels (raw
 //! `__gm__` pointers, `block_idx`, `asm("trap")`, `SyncAll`), kernel binaries
 //! (`ascendc_fatbin_library`, loaded and launched by name through `aclrtBinary*` /
-//! `aclrtLaunchKernel*`) and a MatmulCustom-style project (the Matmul high-level API, fp16 in,
+//! `aclrtLaunchKernel*`, and through the older `rtDevBinaryRegister` / `rtKernelLaunch` path) and a MatmulCustom-style project (the Matmul high-level API, fp16 in,
 //! fp32 accumulation) at several shapes. The C/C++ sources are in `tests/c/kernel_launch/`.
 //!
 //! Each test installs its own tree and builds once; a build's programs are run for every case.
@@ -275,6 +275,24 @@ fn kernel_binaries_loaded_and_launched_by_name() {
     ] {
         assert!(r.stdout.contains(err), "{err:?} missing:\n{}", r.all());
     }
+    // The older runtime path of registered binaries, on the same binary.
+    let r = sh(&prefix, &work, &dir, "./out/bin/rt_main out/fatbin");
+    r.assert_ok();
+    assert!(r.stdout.ends_with("PASS\n"), "{}", r.all());
+    for ok in [
+        "ok rtKernelLaunch (0)",
+        "ok z = 3 * x + y from the registered kernel",
+        "ok the stub goes with the binary (107000)",
+        "ok a device object that is not npu-emu's is 100003",
+    ] {
+        assert!(r.stdout.contains(ok), "{ok:?} missing:\n{}", r.all());
+    }
+    assert!(
+        r.stdout
+            .contains("has no kernel named \"no_such\" (its kernels: scale_add, add_tiled)"),
+        "{}",
+        r.all()
+    );
 }
 
 #[test]

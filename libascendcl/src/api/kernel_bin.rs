@@ -1037,7 +1037,7 @@ pub unsafe extern "C" fn aclrtLaunchKernelWithHostArgs(
 // registers a kernel binary given as bytes, rtFunctionRegister binds a host-side stub address
 // to one of its kernels, rtKernelLaunch launches the kernel of a stub with the argument block
 // in host memory (copied at the call), in stream order like aclrtLaunchKernelWithHostArgs.
-// The exported symbols live in `rt_compat.rs` (from the torch_npu work); they call these.
+// The exported symbols live in `rt_compat.rs`; they call these.
 
 /// `rtDevBinary_t`: magic, version, the binary's bytes.
 #[repr(C)]
@@ -1048,15 +1048,30 @@ struct RtDevBinary {
     length: u64,
 }
 
+/// The runtime's own code for a bad argument (`ACL_ERROR_RT_PARAM_INVALID`, 107000) where the
+/// shared checks say `ACL_ERROR_INVALID_PARAM`: the rt functions return runtime codes.
+fn rt_codes(r: Result<()>) -> Result<()> {
+    r.map_err(|mut e| {
+        if e.code == npu_emu::codes::ACL_ERROR_INVALID_PARAM {
+            e.code = RT_PARAM_INVALID;
+        }
+        e
+    })
+}
+
 /// Stubs registered with `rtFunctionRegister`: the host address → the kernel.
 static STUBS: Mutex<Option<HashMap<usize, Arc<Func>>>> = Mutex::new(None);
 
 /// `rtDevBinaryRegister(const rtDevBinary_t *bin, void **hdl)`.
-#[allow(dead_code)] // called by rt_compat.rs once it is merged
 pub(crate) unsafe fn rt_dev_binary_register(
     bin: *const c_void,
     hdl: *mut *mut c_void,
 ) -> Result<()> {
+    // SAFETY: forwarded caller contract.
+    rt_codes(unsafe { dev_binary_register(bin, hdl) })
+}
+
+unsafe fn dev_binary_register(bin: *const c_void, hdl: *mut *mut c_void) -> Result<()> {
     non_null(bin, "bin")?;
     non_null(hdl, "hdl")?;
     // SAFETY: a non-null rtDevBinary_t from the caller.
@@ -1076,8 +1091,11 @@ pub(crate) unsafe fn rt_dev_binary_register(
 }
 
 /// `rtDevBinaryUnRegister(void *hdl)`: the binary and the stubs bound to its kernels go.
-#[allow(dead_code)] // called by rt_compat.rs once it is merged
 pub(crate) fn rt_dev_binary_unregister(hdl: *mut c_void) -> Result<()> {
+    rt_codes(dev_binary_unregister(hdl))
+}
+
+fn dev_binary_unregister(hdl: *mut c_void) -> Result<()> {
     let b = bin_of(hdl)?;
     with_tables(|t| {
         t.bins.remove(&(hdl as usize));
@@ -1094,8 +1112,20 @@ pub(crate) fn rt_dev_binary_unregister(hdl: *mut c_void) -> Result<()> {
 /// *kernelInfoExt, uint32_t funcMode)`: `stubFunc` (any unique host address) now stands for the
 /// kernel named by `kernelInfoExt` (the device function's name), or by `stubName` when that
 /// names no kernel of the binary.
-#[allow(dead_code)] // called by rt_compat.rs once it is merged
 pub(crate) unsafe fn rt_function_register(
+    bin_handle: *mut c_void,
+    stub_func: *const c_void,
+    stub_name: *const c_char,
+    kernel_info_ext: *const c_void,
+    func_mode: u32,
+) -> Result<()> {
+    // SAFETY: forwarded caller contract.
+    rt_codes(unsafe {
+        function_register(bin_handle, stub_func, stub_name, kernel_info_ext, func_mode)
+    })
+}
+
+unsafe fn function_register(
     bin_handle: *mut c_void,
     stub_func: *const c_void,
     stub_name: *const c_char,
@@ -1135,8 +1165,19 @@ pub(crate) unsafe fn rt_function_register(
 
 /// `rtKernelLaunch(const void *stubFunc, uint32_t blockDim, void *args, uint32_t argsSize,
 /// rtSmDesc_t *smDesc, rtStream_t stream)`: the argument block in host memory.
-#[allow(dead_code)] // called by rt_compat.rs once it is merged
 pub(crate) unsafe fn rt_kernel_launch(
+    stub_func: *const c_void,
+    block_dim: u32,
+    args: *mut c_void,
+    args_size: u32,
+    sm_desc: *mut c_void,
+    stream: *mut c_void,
+) -> Result<()> {
+    // SAFETY: forwarded caller contract.
+    rt_codes(unsafe { kernel_launch(stub_func, block_dim, args, args_size, sm_desc, stream) })
+}
+
+unsafe fn kernel_launch(
     stub_func: *const c_void,
     block_dim: u32,
     args: *mut c_void,
