@@ -161,6 +161,8 @@ pub unsafe fn load<C: Compute>(dt: DType, p: *const u8, stride: isize, n: usize,
                 for b in buf.iter_mut() {
                     // SAFETY: inside the range the caller vouches for.
                     *b = $conv(unsafe { q.read_unaligned() });
+                    // SAFETY: the next element, still inside the caller's range (or one past
+                    // its end after the last).
                     q = unsafe { q.add(1) };
                 }
             } else {
@@ -263,14 +265,17 @@ mod tests {
         let x: f64 = 1.0 + 2f64.powi(-11) + 2f64.powi(-30);
         assert_eq!(x.to_f16(), f16::from_f64(x).to_bits());
         let mut out = [0u16; 1];
+        // SAFETY: one f16 slot.
         unsafe { store(DType::F16, out.as_mut_ptr() as *mut u8, 2, &[x]) };
         assert_eq!(out[0], f16::from_f64(x).to_bits());
         // float -> int truncates, then wraps
         let mut o8 = [0i8; 2];
+        // SAFETY: two i8 slots.
         unsafe { store(DType::I8, o8.as_mut_ptr() as *mut u8, 1, &[-3.7f32, 300.0]) };
         assert_eq!(o8, [-3, 300i64 as i8]);
         let src = [1u8, 0, 7];
         let mut b = [0f32; 3];
+        // SAFETY: three readable bytes.
         unsafe { load(DType::Bool, src.as_ptr(), 1, 3, &mut b) };
         assert_eq!(b, [1.0, 0.0, 1.0]);
     }

@@ -455,6 +455,7 @@ mod tests {
         let mut a: Vec<f32> = (0..5).map(|i| i as f32).collect();
         let v = View::of_slice(&mut a, DType::F32, &[5]);
         let rev = View {
+            // SAFETY: element 4 of the 5-element buffer.
             ptr: unsafe { v.ptr.add(16) },
             dtype: DType::F32,
             shape: vec![5],

@@ -374,10 +374,20 @@ pub fn layer_norm(
         off * v.esize() as isize
     };
     let wv: Vec<f64> = (0..m)
-        .map(|i| w.map_or(1.0, |w| unsafe { elem::read_f64(w.dtype, flat(w, i)) }))
+        .map(|i| {
+            w.map_or(1.0, |w| {
+                // SAFETY: element i of the checked weight (shaped like the normalized dims).
+                unsafe { elem::read_f64(w.dtype, flat(w, i)) }
+            })
+        })
         .collect();
     let bv: Vec<f64> = (0..m)
-        .map(|i| b.map_or(0.0, |b| unsafe { elem::read_f64(b.dtype, flat(b, i)) }))
+        .map(|i| {
+            b.map_or(0.0, |b| {
+                // SAFETY: element i of the checked bias.
+                unsafe { elem::read_f64(b.dtype, flat(b, i)) }
+            })
+        })
         .collect();
     let work = |r: std::ops::Range<usize>| {
         let mut buf = vec![0f64; m];
@@ -449,7 +459,10 @@ pub fn layer_norm_backward(
         }
         v.ptr.wrapping_offset(off * v.esize() as isize)
     };
-    let rd = |v: &View, row: usize, i: usize| unsafe { elem::read_f64(v.dtype, at(v, row, i)) };
+    let rd = |v: &View, row: usize, i: usize| {
+        // SAFETY: (row, i) is an element of the checked view.
+        unsafe { elem::read_f64(v.dtype, at(v, row, i)) }
+    };
     let wv: Vec<f64> = (0..m).map(|i| w.map_or(1.0, |w| rd(w, 0, i))).collect();
     let mut dw = vec![0f64; m];
     let mut db = vec![0f64; m];

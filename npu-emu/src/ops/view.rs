@@ -17,6 +17,7 @@ pub struct View {
 // SAFETY: a View is a description of memory the executor checked; the kernels that use it
 // from worker threads write disjoint parts (or are serialised on one stream).
 unsafe impl Send for View {}
+// SAFETY: as for Send: shared use only reads the description; the memory is the kernels'.
 unsafe impl Sync for View {}
 
 /// The shape/stride/offset/dtype part of a tensor, without memory (what GetWorkspaceSize

@@ -43,11 +43,12 @@ fn read_dev(v: &View, i: usize) -> Scalar {
     } else {
         *v.strides.last().unwrap()
     };
-    // SAFETY: element i of a checked view (its size was checked in phase 1).
     let p = v.ptr.wrapping_offset(i as isize * st * es);
     if v.dtype.is_float() {
+        // SAFETY: element i of a checked view (its size was checked in phase 1).
         Scalar::f64(unsafe { elem::read_f64(v.dtype, p) })
     } else {
+        // SAFETY: as above.
         Scalar::i64(unsafe { elem::read_i64(v.dtype, p) })
     }
 }

@@ -51,6 +51,7 @@ fn weight_view(v: &View, nz: &Nz, shape: &[usize]) -> Result<(View, Option<Scrat
             // SAFETY: the input view is the weight's whole storage (plan.src_bytes(), checked
             // against the allocation); the scratch holds the ND tensor.
             let src = unsafe { std::slice::from_raw_parts(v.ptr as *const u8, plan.src_bytes()) };
+            // SAFETY: the scratch was made for exactly the ND shape (plan.dst_bytes()).
             let dst = unsafe { std::slice::from_raw_parts_mut(s.view.ptr, plan.dst_bytes()) };
             plan.run(src, dst).map_err(|e| e.message)?;
             Ok((s.view.clone(), Some(s)))
