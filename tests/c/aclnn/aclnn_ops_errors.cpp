@@ -49,7 +49,7 @@ int main() {
     /* a destroyed tensor */
     Dev gone = make({2, 3}, ACL_FLOAT, {});
     CHECK(static_cast<aclError>(aclDestroyTensor(gone.t)));
-    EXPECT_NN(aclnnAddGetWorkspaceSize(a.t, gone.t, alpha, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID, "other (0x");
+    EXPECT_NN(aclnnAddGetWorkspaceSize(a.t, gone.t, alpha, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID, "aclnnAddGetWorkspaceSize: other = 0x");
     EXPECT_NN(aclnnAddGetWorkspaceSize(a.t, gone.t, alpha, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID, "is not a live aclTensor");
     gone.t = nullptr;
     /* an executor is used once */
