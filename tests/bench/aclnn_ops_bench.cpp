@@ -6,7 +6,8 @@
  * per second) and their ratio, Mm's GFLOP/s (2 N^3 per product).
  *
  * Usage: aclnn_ops_bench [MiB] [N] [reps]
- * Compare Mm with numpy's matmul on the same machine with tests/bench/aclnn_vs_numpy.sh. */
+ * Issue 10's bars in one command, with numpy's matmul in the same run:
+ *   make install && tests/bench/aclnn_vs_numpy.sh */
 #include <cstdint>
 #include <vector>
 #include "bench.h"
