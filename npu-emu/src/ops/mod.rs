@@ -18,7 +18,7 @@
 //! - [`reduce`]: sum, mean, max/min (with indices), norms, any/all, cumsum;
 //! - [`matmul`]: matrix products through `matrixmultiply`, dot;
 //! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding;
-//! - [`shape`]: cat, constant pad, arange, narrow;
+//! - [`shape`]: cat, stack, constant pad, arange, narrow, triu/tril, masked select, scatter;
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:

@@ -1,4 +1,5 @@
-//! Data movement: concatenation, constant padding, ranges, slices of views.
+//! Data movement: concatenation, stacking, constant padding, ranges, slices of views,
+//! triangles, masked selection, scatter.
 
 use super::dtype::Class;
 use super::iter;
@@ -151,6 +152,208 @@ pub fn gather(x: &View, dim: usize, index: &View, out: &View) -> Result<(), Stri
             strides: vec![],
         };
         iter::copy(&src, &dst)?;
+    }
+    Ok(())
+}
+
+/// Fill `v` with zeros of its dtype.
+fn zero(v: &View) -> Result<(), String> {
+    if v.numel() == 0 {
+        return Ok(());
+    }
+    match v.dtype.class() {
+        Class::Int => iter::fill::<i64>(v, 0),
+        Class::F64 => iter::fill::<f64>(v, 0.0),
+        Class::F32 => iter::fill::<f32>(v, 0.0),
+    }
+}
+
+/// Whether two views are the same memory with the same layout (an in-place call).
+fn same_view(a: &View, b: &View) -> bool {
+    a.ptr == b.ptr && a.dtype == b.dtype && a.shape == b.shape && a.strides == b.strides
+}
+
+/// `torch.triu` (`upper`) / `torch.tril` over the last two dimensions: element (i, j) is kept
+/// when `j - i >= diagonal` (triu) or `j - i <= diagonal` (tril), else zero. `x` may be
+/// `out` itself.
+pub fn triangle(x: &View, diagonal: i64, upper: bool, out: &View) -> Result<(), String> {
+    let nd = out.ndim();
+    if nd < 2 {
+        return Err(format!(
+            "triu/tril need at least 2 dimensions, the tensor has {nd}"
+        ));
+    }
+    if !same_view(x, out) {
+        iter::copy(x, out)?;
+    }
+    let (rows, cols) = (out.shape[nd - 2] as i64, out.shape[nd - 1] as i64);
+    for i in 0..rows {
+        // the columns to clear in row i: [lo, hi)
+        let (lo, hi) = if upper {
+            (0, (i + diagonal).clamp(0, cols))
+        } else {
+            ((i + diagonal + 1).clamp(0, cols), cols)
+        };
+        if lo >= hi {
+            continue;
+        }
+        let row = narrow(out, nd - 2, i as usize, 1);
+        zero(&narrow(&row, nd - 1, lo as usize, (hi - lo) as usize))?;
+    }
+    Ok(())
+}
+
+/// `out = torch.stack(inputs, dim)`: input k is copied (with dtype conversion) into
+/// `out.select(dim, k)`.
+pub fn stack(inputs: &[View], dim: usize, out: &View) -> Result<(), String> {
+    for (k, v) in inputs.iter().enumerate() {
+        let slot = narrow(out, dim, k, 1);
+        let mut dst = slot.clone();
+        dst.shape.remove(dim);
+        dst.strides.remove(dim);
+        iter::copy(v, &dst)?;
+    }
+    Ok(())
+}
+
+/// `torch.masked_select`: the elements of `x` where `mask` (bool or uint8) is nonzero, both
+/// broadcast to `shape`, in row-major order, written to the front of the 1-D `out`. Returns
+/// how many were selected.
+pub fn masked_select(x: &View, mask: &View, shape: &[usize], out: &View) -> Result<usize, String> {
+    let n: usize = shape.iter().product();
+    let xe = x
+        .expand(shape)
+        .ok_or_else(|| format!("self {:?} does not broadcast to {shape:?}", x.shape))?;
+    let me = mask
+        .expand(shape)
+        .ok_or_else(|| format!("mask {:?} does not broadcast to {shape:?}", mask.shape))?;
+    let xs = super::view::Scratch::new(x.dtype, shape);
+    iter::copy(&xe, &xs.view)?;
+    let ms = super::view::Scratch::new(super::dtype::DType::U8, shape);
+    let mut mview = me.clone();
+    mview.dtype = super::dtype::DType::U8; // bool and uint8 are both one byte
+    iter::copy(&mview, &ms.view)?;
+    let es = x.esize();
+    // SAFETY: both scratch buffers hold n elements of their dtype.
+    let (xb, mb) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(xs.view.ptr, n * es),
+            std::slice::from_raw_parts(ms.view.ptr as *const u8, n),
+        )
+    };
+    let mut k = 0usize;
+    for i in 0..n {
+        if mb[i] != 0 {
+            if k != i {
+                xb.copy_within(i * es..(i + 1) * es, k * es);
+            }
+            k += 1;
+        }
+    }
+    if k > out.numel() {
+        return Err(format!(
+            "{k} elements are selected but out holds only {}",
+            out.numel()
+        ));
+    }
+    if k > 0 {
+        let src = View {
+            ptr: xs.view.ptr,
+            dtype: x.dtype,
+            shape: vec![k],
+            strides: vec![1],
+        };
+        iter::copy(&src, &narrow(out, 0, 0, k))?;
+    }
+    Ok(k)
+}
+
+/// How `scatter` combines: replace (0), add (1), multiply (2), as aclnnScatter's `reduce`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScatterReduce {
+    None,
+    Add,
+    Mul,
+}
+
+/// What `scatter` writes: element `p` of a tensor (`src`, at index `p` of `index`'s shape) or
+/// one value.
+pub enum ScatterSrc<'a> {
+    Tensor(&'a View),
+    Value(f64, i64),
+}
+
+/// `torch.scatter`: `out = self`, then for every position `p` of `index`,
+/// `out[p with p[dim] = index[p]] (op)= src[p]`. `self` may be `out` itself. An index
+/// outside `[0, out.shape[dim])` is an error.
+pub fn scatter(
+    x: &View,
+    dim: usize,
+    index: &View,
+    src: ScatterSrc,
+    reduce: ScatterReduce,
+    out: &View,
+) -> Result<(), String> {
+    if !same_view(x, out) {
+        iter::copy(x, out)?;
+    }
+    let n = out.shape[dim] as i64;
+    let oes = out.esize() as isize;
+    let float = out.dtype.is_float();
+    let nd = index.ndim();
+    let mut coord = vec![0usize; nd];
+    for i in 0..index.numel() {
+        // row-major coordinates of position i of index
+        let mut rem = i;
+        for d in (0..nd).rev() {
+            coord[d] = rem % index.shape[d];
+            rem /= index.shape[d];
+        }
+        let t = read_index(index, i);
+        if t < 0 || t >= n {
+            return Err(format!(
+                "index {t} at position {coord:?} is out of range for dimension {dim} of size {n}"
+            ));
+        }
+        let mut off = 0isize;
+        for d in 0..nd {
+            let c = if d == dim { t as isize } else { coord[d] as isize };
+            off += c * out.strides[d];
+        }
+        let dst = out.ptr.wrapping_offset(off * oes);
+        let (vf, vi) = match &src {
+            ScatterSrc::Value(f, i) => (*f, *i),
+            ScatterSrc::Tensor(s) => {
+                let p = s.at(&coord);
+                // SAFETY: position coord lies inside src (index.shape <= src.shape, checked).
+                unsafe {
+                    (
+                        super::elem::read_f64(s.dtype, p),
+                        super::elem::read_i64(s.dtype, p),
+                    )
+                }
+            }
+        };
+        // SAFETY: dst is an element of the checked output (coordinates within its shape).
+        unsafe {
+            if float {
+                let old = super::elem::read_f64(out.dtype, dst);
+                let v = match reduce {
+                    ScatterReduce::None => vf,
+                    ScatterReduce::Add => old + vf,
+                    ScatterReduce::Mul => old * vf,
+                };
+                super::elem::write(out.dtype, dst, v);
+            } else {
+                let old = super::elem::read_i64(out.dtype, dst);
+                let v = match reduce {
+                    ScatterReduce::None => vi,
+                    ScatterReduce::Add => old.wrapping_add(vi),
+                    ScatterReduce::Mul => old.wrapping_mul(vi),
+                };
+                super::elem::write(out.dtype, dst, v);
+            }
+        }
     }
     Ok(())
 }

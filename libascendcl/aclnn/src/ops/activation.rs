@@ -1,6 +1,8 @@
 //! Activations and their backward forms: `aclnn_relu.h`, `aclnn_threshold_backward.h`,
 //! `aclnn_gelu.h`, `aclnn_gelu_backward.h`, `aclnn_silu.h`, `aclnn_silu_backward.h`,
-//! `aclnn_sigmoid.h`, `aclnn_sigmoid_backward.h`, `aclnn_tanh_backward.h`, `aclnn_leaky_relu.h`
+//! `aclnn_sigmoid.h`, `aclnn_sigmoid_backward.h`, `aclnn_tanh_backward.h`, `aclnn_leaky_relu.h`,
+//! `aclnn_gelu_v2.h` and `aclnn_gelu_backward_v2.h` (GELU exact, `approximate` 0 / "none", or
+//! with the tanh approximation, 1 / "tanh")
 //! (Tanh itself is in
 //! `unary`).
 //!
@@ -10,7 +12,7 @@
 
 use super::args::{self as a, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
-use crate::status::NnResult;
+use crate::status::{NnError, NnResult};
 use crate::unary_ops;
 use npu_emu::ops::dtype::DType;
 use npu_emu::ops::math::{self, Binary, Unary};
@@ -185,6 +187,80 @@ pub unsafe extern "C" fn aclnnInplaceLeakyReluGetWorkspaceSize(
         },
     )
 }
+
+/// `aclnnGeluV2(x, approximate, y)`: 0 is the exact GELU, 1 the tanh approximation; `y` has
+/// `x`'s dtype and shape.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGeluV2GetWorkspaceSize(
+    x: *const c_void,
+    approximate: i64,
+    y: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnGeluV2GetWorkspaceSize", workspaceSize, executor, || {
+        let xt = a::tensor(x, "x")?;
+        let yt = a::tensor(y, "y")?;
+        let op = match approximate {
+            0 => Unary::Gelu,
+            1 => Unary::GeluTanh,
+            v => {
+                return Err(NnError::invalid(format!(
+                    "approximate must be 0 (none) or 1 (tanh), but it is {v}"
+                )))
+            }
+        };
+        a::dtype_in(&xt, FLOATS)?;
+        if yt.dtype() != xt.dtype() {
+            return Err(NnError::invalid(format!(
+                "y data type {} must be x's {}",
+                yt.dtype(),
+                xt.dtype()
+            )));
+        }
+        super::unary::unary("aclnnGeluV2", xt, yt, FLOATS, op)
+    })
+}
+
+/// `aclnnGeluBackwardV2(gradOutput, self, approximate, gradInput)` with `approximate` the
+/// C string "none" or "tanh".
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGeluBackwardV2GetWorkspaceSize(
+    gradOutput: *const c_void,
+    self_: *const c_void,
+    approximate: *const std::ffi::c_char,
+    gradInput: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnGeluBackwardV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            if approximate.is_null() {
+                return Err(NnError::nullptr("approximate is nullptr"));
+            }
+            // SAFETY: a non-NULL C string from the caller.
+            let s = unsafe { std::ffi::CStr::from_ptr(approximate) }.to_string_lossy();
+            let op = match s.as_ref() {
+                "none" => Binary::GeluBackward,
+                "tanh" => Binary::GeluTanhBackward,
+                v => {
+                    return Err(NnError::invalid(format!(
+                        "approximate must be \"none\" or \"tanh\", but it is \"{v}\""
+                    )))
+                }
+            };
+            let g = a::tensor(gradOutput, "gradOutput")?;
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(gradInput, "gradInput")?;
+            backward("aclnnGeluBackwardV2", g, x, o, GRAD_TYPES, op)
+        },
+    )
+}
+
+crate::phase2!(aclnnGeluV2, aclnnGeluBackwardV2);
 
 crate::phase2!(aclnnLeakyRelu, aclnnInplaceLeakyRelu);
 

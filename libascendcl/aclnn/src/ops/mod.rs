@@ -31,4 +31,5 @@ pub mod pointwise;
 pub mod random;
 pub mod reduce;
 pub mod softmax;
+pub mod tensor;
 pub mod unary;

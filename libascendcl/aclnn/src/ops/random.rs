@@ -1,5 +1,9 @@
 //! Random numbers: `aclnn_normal.h` (InplaceNormal, InplaceNormalTensor),
-//! `aclnn_uniform.h`, `aclnn_bernoulli.h`, `aclnn_dropout.h`, `aclnn_dropout_backward.h`.
+//! `aclnn_uniform.h`, `aclnn_bernoulli.h`, `aclnn_dropout.h`, `aclnn_dropout_backward.h`,
+//! `aclnn_dropout_gen_mask.h`, `aclnn_dropout_gen_mask_v2.h` and
+//! `aclnn_dropout_do_mask.h`: the pair torch_npu's dropout runs (the mask is one bit per
+//! element, bit `i % 8` of byte `i / 8`, 1 = kept, in `align(numel, 128) / 8` UINT8 bytes;
+//! DoMask multiplies kept elements by `1 / (1 - prob)` and zeroes the others).
 //!
 //! Values come from the engine's Philox generator: the same (seed, offset) and shape give
 //! the same numbers on every run, device and thread count. The `…Tensor` forms read the
@@ -431,6 +435,125 @@ pub unsafe extern "C" fn aclnnDropoutBackwardGetWorkspaceSize(
     )
 }
 
+fn gen_mask(
+    api: &'static str,
+    shape: *const c_void,
+    p: f64,
+    seed: i64,
+    offset: i64,
+    out: *mut c_void,
+) -> Result<super::launch::Built, NnError> {
+    let shape = a::int_array(shape, "shape")?;
+    let o = a::tensor(out, "out")?;
+    a::dtype_in(&o, &[DType::U8])?;
+    if let Some(d) = shape.iter().find(|&&d| d < 0) {
+        return Err(NnError::invalid(format!(
+            "shape {shape:?} has a negative size {d}"
+        )));
+    }
+    let p = prob(p)?;
+    let n: usize = shape.iter().map(|&d| d as usize).product();
+    let nb = mask_bytes(n);
+    if o.shape() != [nb] {
+        return Err(NnError::invalid(format!(
+            "out must have shape [{nb}] (align({n}, 128) / 8 bytes of bits), but it is {:?}",
+            o.shape()
+        )));
+    }
+    let mut l = Launch::new(api);
+    l.output(&o);
+    l.finish(move |v, _| {
+        random::dropout_mask(n, p, seed as u64, offset as u64, &v[0]);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnDropoutGenMaskGetWorkspaceSize(
+    shape: *const c_void,
+    prob: f64,
+    seed: i64,
+    offset: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnDropoutGenMaskGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || gen_mask("aclnnDropoutGenMask", shape, prob, seed, offset, out),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnDropoutGenMaskV2GetWorkspaceSize(
+    shape: *const c_void,
+    prob: f64,
+    seed: i64,
+    offset: i64,
+    probDataType: i32,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnDropoutGenMaskV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let pt = a::dtype(probDataType, "probDataType")?;
+            a::dtype_of(pt, "probDataType", &[DType::F32, DType::F16, DType::BF16])?;
+            gen_mask("aclnnDropoutGenMaskV2", shape, prob, seed, offset, out)
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnDropoutDoMaskGetWorkspaceSize(
+    self_: *const c_void,
+    mask: *const c_void,
+    prob: f64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnDropoutDoMaskGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let m = a::tensor(mask, "mask")?;
+            let o = a::tensor(out, "out")?;
+            let types = [DType::F32, DType::F16, DType::BF16];
+            a::dtype_in(&x, &types)?;
+            a::dtype_in(&o, &types)?;
+            a::dtype_in(&m, &[DType::U8])?;
+            a::same_shape(&o, x.shape())?;
+            let p = self::prob(prob)?;
+            let nb = mask_bytes(x.numel());
+            if m.shape() != [nb] {
+                return Err(NnError::invalid(format!(
+                    "mask must have shape [{nb}] (align({}, 128) / 8 bytes of bits), but it is {:?}",
+                    x.numel(),
+                    m.shape()
+                )));
+            }
+            let mut l = Launch::new("aclnnDropoutDoMask");
+            l.input(&x);
+            l.input(&m);
+            l.output(&o);
+            l.finish(move |v, _| {
+                if p == 1.0 {
+                    return iter::fill::<f64>(&v[2], 0.0);
+                }
+                random::apply_mask(&v[0], &v[1], 1.0 / (1.0 - p), &v[2])
+            })
+        },
+    )
+}
+
 crate::phase2!(
     aclnnInplaceNormal,
     aclnnInplaceNormalTensor,
@@ -441,5 +564,8 @@ crate::phase2!(
     aclnnInplaceBernoulli,
     aclnnInplaceBernoulliTensor,
     aclnnDropout,
-    aclnnDropoutBackward
+    aclnnDropoutBackward,
+    aclnnDropoutGenMask,
+    aclnnDropoutGenMaskV2,
+    aclnnDropoutDoMask
 );
