@@ -14,6 +14,9 @@
 //!   operators, the whole Foreach family) and the families beyond the list (clamp,
 //!   rounding, more math, remainder, floor divide, atan2, any/all/prod/cumsum, equal, fill with
 //!   a tensor, index select, gather);
+//! - `aclnn_ops4.cpp`: the operators torch_npu 2.9 asks for beyond those (Triu/Tril, Stack,
+//!   Expand, MaskedSelect with the out tensor's shape afterwards, Scatter/ScatterValue,
+//!   DropoutGenMask(V2) + DropoutDoMask, GeluV2 + GeluBackwardV2) and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -164,6 +167,48 @@ fn every_remaining_operator_matches_the_host_reference() {
             r.all()
         );
     }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+#[test]
+fn the_operators_torch_npu_adds_match_the_host_reference() {
+    let work = scratch("aclnn-ops4");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops4.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok triu/tril",
+        "ok stack",
+        "ok expand",
+        "ok masked select",
+        "ok scatter",
+        "ok dropout",
+        "ok gelu v2",
+        "ok errors",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 900, "only {n} checks:\n{}", r.stdout);
+    // errors name the operator and the argument
+    assert!(
+        r.stderr.contains(
+            "aclnnScatterGetWorkspaceSize: reduce must be 0 (none), 1 (add) or 2 (multiply)"
+        ),
+        "{}",
+        r.stderr
+    );
     let _ = std::fs::remove_dir_all(&work);
 }
 

@@ -317,7 +317,11 @@ pub fn scatter(
         }
         let mut off = 0isize;
         for d in 0..nd {
-            let c = if d == dim { t as isize } else { coord[d] as isize };
+            let c = if d == dim {
+                t as isize
+            } else {
+                coord[d] as isize
+            };
             off += c * out.strides[d];
         }
         let dst = out.ptr.wrapping_offset(off * oes);

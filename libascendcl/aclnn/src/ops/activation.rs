@@ -198,28 +198,33 @@ pub unsafe extern "C" fn aclnnGeluV2GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnGeluV2GetWorkspaceSize", workspaceSize, executor, || {
-        let xt = a::tensor(x, "x")?;
-        let yt = a::tensor(y, "y")?;
-        let op = match approximate {
-            0 => Unary::Gelu,
-            1 => Unary::GeluTanh,
-            v => {
+    phase1(
+        "aclnnGeluV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let xt = a::tensor(x, "x")?;
+            let yt = a::tensor(y, "y")?;
+            let op = match approximate {
+                0 => Unary::Gelu,
+                1 => Unary::GeluTanh,
+                v => {
+                    return Err(NnError::invalid(format!(
+                        "approximate must be 0 (none) or 1 (tanh), but it is {v}"
+                    )))
+                }
+            };
+            a::dtype_in(&xt, FLOATS)?;
+            if yt.dtype() != xt.dtype() {
                 return Err(NnError::invalid(format!(
-                    "approximate must be 0 (none) or 1 (tanh), but it is {v}"
-                )))
+                    "y data type {} must be x's {}",
+                    yt.dtype(),
+                    xt.dtype()
+                )));
             }
-        };
-        a::dtype_in(&xt, FLOATS)?;
-        if yt.dtype() != xt.dtype() {
-            return Err(NnError::invalid(format!(
-                "y data type {} must be x's {}",
-                yt.dtype(),
-                xt.dtype()
-            )));
-        }
-        super::unary::unary("aclnnGeluV2", xt, yt, FLOATS, op)
-    })
+            super::unary::unary("aclnnGeluV2", xt, yt, FLOATS, op)
+        },
+    )
 }
 
 /// `aclnnGeluBackwardV2(gradOutput, self, approximate, gradInput)` with `approximate` the

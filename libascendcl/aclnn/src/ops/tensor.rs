@@ -111,41 +111,46 @@ pub unsafe extern "C" fn aclnnStackGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnStackGetWorkspaceSize", workspaceSize, executor, || {
-        let ts = a::tensor_list(tensors, "tensors")?;
-        let o = a::tensor(out, "out")?;
-        let Some(first) = ts.first() else {
-            return Err(NnError::invalid("tensors is an empty list"));
-        };
-        let nd = first.ndim();
-        if nd >= 8 {
-            return Err(NnError::invalid(format!(
-                "tensors have {nd} dimensions; the result may have at most 8"
-            )));
-        }
-        let d = a::dim(dim, nd + 1, "dim")?;
-        let mut p = first.dtype();
-        for (i, t) in ts.iter().enumerate() {
-            a::dtype_in(t, ALL_NUM)?;
-            p = a::promote(p, "tensors", t.dtype(), "tensors")?;
-            if t.shape() != first.shape() {
+    phase1(
+        "aclnnStackGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let ts = a::tensor_list(tensors, "tensors")?;
+            let o = a::tensor(out, "out")?;
+            let Some(first) = ts.first() else {
+                return Err(NnError::invalid("tensors is an empty list"));
+            };
+            let nd = first.ndim();
+            if nd >= 8 {
                 return Err(NnError::invalid(format!(
+                    "tensors have {nd} dimensions; the result may have at most 8"
+                )));
+            }
+            let d = a::dim(dim, nd + 1, "dim")?;
+            let mut p = first.dtype();
+            for (i, t) in ts.iter().enumerate() {
+                a::dtype_in(t, ALL_NUM)?;
+                p = a::promote(p, "tensors", t.dtype(), "tensors")?;
+                if t.shape() != first.shape() {
+                    return Err(NnError::invalid(format!(
                     "tensors[{i}] has shape {:?}, tensors[0] has {:?}: stack needs equal shapes",
                     t.shape(),
                     first.shape()
                 )));
+                }
             }
-        }
-        a::castable(p, &o)?;
-        let mut want = first.shape().to_vec();
-        want.insert(d, ts.len());
-        a::same_shape(&o, &want)?;
-        let n = ts.len();
-        let mut l = Launch::new("aclnnStack");
-        l.inputs(&ts);
-        l.output(&o);
-        l.finish(move |v, _| shape::stack(&v[..n], d, &v[n]))
-    })
+            a::castable(p, &o)?;
+            let mut want = first.shape().to_vec();
+            want.insert(d, ts.len());
+            a::same_shape(&o, &want)?;
+            let n = ts.len();
+            let mut l = Launch::new("aclnnStack");
+            l.inputs(&ts);
+            l.output(&o);
+            l.finish(move |v, _| shape::stack(&v[..n], d, &v[n]))
+        },
+    )
 }
 
 #[no_mangle]
@@ -156,59 +161,64 @@ pub unsafe extern "C" fn aclnnExpandGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnExpandGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let size = a::int_array(size, "size")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, ALL_NUM)?;
-        if size.len() < x.ndim() || size.len() > 8 {
-            return Err(NnError::invalid(format!(
-                "size {size:?} must have between self's {} and 8 dimensions",
-                x.ndim()
-            )));
-        }
-        let lead = size.len() - x.ndim();
-        let mut want = Vec::with_capacity(size.len());
-        for (i, &s) in size.iter().enumerate() {
-            let have = if i >= lead {
-                Some(x.shape()[i - lead])
-            } else {
-                None
-            };
-            let w = match (s, have) {
-                (-1, Some(h)) => h,
-                (s, _) if s >= 0 => s as usize,
-                _ => {
-                    return Err(NnError::invalid(format!(
-                        "size {size:?}: {s} at position {i} is not a size (-1 keeps an \
-                         existing dimension only)"
-                    )))
-                }
-            };
-            if let Some(h) = have {
-                if h != w && h != 1 {
-                    return Err(NnError::invalid(format!(
-                        "self {:?} cannot expand to {size:?}: dimension {} of size {h} is \
-                         not 1",
-                        x.shape(),
-                        i - lead
-                    )));
-                }
+    phase1(
+        "aclnnExpandGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let size = a::int_array(size, "size")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, ALL_NUM)?;
+            if size.len() < x.ndim() || size.len() > 8 {
+                return Err(NnError::invalid(format!(
+                    "size {size:?} must have between self's {} and 8 dimensions",
+                    x.ndim()
+                )));
             }
-            want.push(w);
-        }
-        same_dtype(&o, &x)?;
-        a::same_shape(&o, &want)?;
-        let mut l = Launch::new("aclnnExpand");
-        l.input(&x);
-        l.output(&o);
-        l.finish(move |v, _| {
-            let src = v[0]
-                .expand(&v[1].shape)
-                .ok_or_else(|| "self does not broadcast to out".to_string())?;
-            npu_emu::ops::iter::copy(&src, &v[1])
-        })
-    })
+            let lead = size.len() - x.ndim();
+            let mut want = Vec::with_capacity(size.len());
+            for (i, &s) in size.iter().enumerate() {
+                let have = if i >= lead {
+                    Some(x.shape()[i - lead])
+                } else {
+                    None
+                };
+                let w = match (s, have) {
+                    (-1, Some(h)) => h,
+                    (s, _) if s >= 0 => s as usize,
+                    _ => {
+                        return Err(NnError::invalid(format!(
+                            "size {size:?}: {s} at position {i} is not a size (-1 keeps an \
+                         existing dimension only)"
+                        )))
+                    }
+                };
+                if let Some(h) = have {
+                    if h != w && h != 1 {
+                        return Err(NnError::invalid(format!(
+                            "self {:?} cannot expand to {size:?}: dimension {} of size {h} is \
+                         not 1",
+                            x.shape(),
+                            i - lead
+                        )));
+                    }
+                }
+                want.push(w);
+            }
+            same_dtype(&o, &x)?;
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnExpand");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| {
+                let src = v[0]
+                    .expand(&v[1].shape)
+                    .ok_or_else(|| "self does not broadcast to out".to_string())?;
+                npu_emu::ops::iter::copy(&src, &v[1])
+            })
+        },
+    )
 }
 
 #[no_mangle]
@@ -338,9 +348,7 @@ fn scatter_tensor(
     l.input(&i);
     l.input(&s);
     l.output(&o);
-    l.finish(move |v, _| {
-        shape::scatter(&v[0], d, &v[1], ScatterSrc::Tensor(&v[2]), r, &v[3])
-    })
+    l.finish(move |v, _| shape::scatter(&v[0], d, &v[1], ScatterSrc::Tensor(&v[2]), r, &v[3]))
 }
 
 fn scatter_value(
@@ -359,9 +367,7 @@ fn scatter_value(
     l.input(&x);
     l.input(&i);
     l.output(&o);
-    l.finish(move |v, _| {
-        shape::scatter(&v[0], d, &v[1], ScatterSrc::Value(vf, vi), r, &v[2])
-    })
+    l.finish(move |v, _| shape::scatter(&v[0], d, &v[1], ScatterSrc::Value(vf, vi), r, &v[2]))
 }
 
 #[no_mangle]
@@ -375,13 +381,18 @@ pub unsafe extern "C" fn aclnnScatterGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnScatterGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let i = a::tensor(index, "index")?;
-        let s = a::tensor(src, "src")?;
-        let o = a::tensor(out, "out")?;
-        scatter_tensor("aclnnScatter", x, dim, i, s, reduce, o)
-    })
+    phase1(
+        "aclnnScatterGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let i = a::tensor(index, "index")?;
+            let s = a::tensor(src, "src")?;
+            let o = a::tensor(out, "out")?;
+            scatter_tensor("aclnnScatter", x, dim, i, s, reduce, o)
+        },
+    )
 }
 
 #[no_mangle]
