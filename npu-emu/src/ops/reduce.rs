@@ -25,6 +25,11 @@ pub enum Reduce {
     All,
     /// log(sum(exp(x)))
     LogSumExp,
+    /// variance with `correction` (sum of squared deviations / max(0, n - correction)),
+    /// two passes in f64
+    Var(f64),
+    /// the square root of `Var`
+    Std(f64),
 }
 
 /// The output view reduced to the kept dimensions (keepdim outputs drop their size-1
@@ -164,6 +169,21 @@ fn out_ptr(out: &View, mut o: usize) -> *mut u8 {
 fn reduce_float(op: Reduce, x: &View, w: &Walk, base: *const u8, buf: &mut [f64]) -> f64 {
     let n = w.count as f64;
     match op {
+        Reduce::Var(c) | Reduce::Std(c) => {
+            let mut sum = 0f64;
+            w.each(x.dtype, base, buf, &mut |ch| sum += ch.iter().sum::<f64>());
+            let mean = sum / n;
+            let mut acc = 0f64;
+            w.each(x.dtype, base, buf, &mut |ch| {
+                acc += ch.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>()
+            });
+            let var = acc / (n - c).max(0.0);
+            if matches!(op, Reduce::Std(_)) {
+                var.sqrt()
+            } else {
+                var
+            }
+        }
         Reduce::Sum | Reduce::Mean => {
             let mut acc = 0f64;
             w.each(x.dtype, base, buf, &mut |c| acc += c.iter().sum::<f64>());
@@ -339,7 +359,10 @@ pub fn reduce(
     }
     let use_int = int_acc
         && !x.dtype.is_float()
-        && !matches!(op, Reduce::Mean | Reduce::Norm(_) | Reduce::LogSumExp);
+        && !matches!(
+            op,
+            Reduce::Mean | Reduce::Norm(_) | Reduce::LogSumExp | Reduce::Var(_) | Reduce::Std(_)
+        );
     let work = |r: std::ops::Range<usize>| {
         let mut fb = vec![0f64; CHUNK];
         let mut ib = vec![0i64; CHUNK];

@@ -200,7 +200,8 @@ static void math_tests() {
         {"Cos", aclnnCosGetWorkspaceSize, aclnnCos, [](float x) { return std::cos(x); }, [](double x) { return std::cos(x); }, false},
         {"Tanh", aclnnTanhGetWorkspaceSize, aclnnTanh, [](float x) { return std::tanh(x); }, [](double x) { return std::tanh(x); }, false},
         {"Erf", aclnnErfGetWorkspaceSize, aclnnErf, [](float x) { return std::erf(x); }, [](double x) { return std::erf(x); }, false},
-        {"Gelu", aclnnGeluGetWorkspaceSize, aclnnGelu, [](float x) { return 0.5f * x * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2))); }, [](double x) { return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2)); }, false},
+        /* aclnnGelu is CANN's tanh approximation (the exact form is GeluV2's approximate 0) */
+        {"Gelu", aclnnGeluGetWorkspaceSize, aclnnGelu, [](float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x))); }, [](double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }, false},
         {"Silu", aclnnSiluGetWorkspaceSize, aclnnSilu, [](float x) { return x / (1.0f + std::exp(-x)); }, [](double x) { return x / (1.0 + std::exp(-x)); }, false},
     };
     for (auto &u : ops) {
@@ -245,12 +246,12 @@ static void math_tests() {
                     float sg = 1.0f / (1.0f + std::exp(-xv));
                     return gv * sg * (1.0f + xv * (1.0f - sg));
                 }), 0);
-        RUN(S, aclnnGeluBackward, g.t, x.t, o.t);
+        RUN(S, aclnnGeluBackward, g.t, x.t, o.t); /* the derivative of the tanh form */
         compare(nm("GeluBackward", t, "broadcast").c_str(), read(o), ref([](float gv, float xv) {
-                    float cdf = 0.5f * (1.0f + std::erf(xv * static_cast<float>(M_SQRT1_2)));
-                    float pdf = static_cast<float>(1.0 / std::sqrt(2.0 * M_PI)) * std::exp(-0.5f * xv * xv);
-                    return gv * (cdf + xv * pdf);
-                }), 0);
+                    const float k = 0.7978845608f, c = 0.044715f;
+                    float th = std::tanh(k * (xv + c * xv * xv * xv));
+                    return gv * (0.5f * (1.0f + th) + 0.5f * xv * (1.0f - th * th) * k * (1.0f + 3.0f * c * xv * xv));
+                }), 2e-6);
         for (Dev *d : {&g, &x, &o}) release(*d);
     }
     printf("ok math\n");

@@ -31,7 +31,14 @@ unary_ops!(
     RELU_TYPES,
     Unary::Relu
 );
-unary_ops!(aclnnGeluGetWorkspaceSize, "aclnnGelu", FLOATS, Unary::Gelu);
+// CANN documents aclnnGelu as the tanh approximation, and aclnnGeluBackward's reference
+// (ops-nn's golden) is gelu_backward(approximate="tanh"): torch_npu's F.gelu runs them.
+unary_ops!(
+    aclnnGeluGetWorkspaceSize,
+    "aclnnGelu",
+    FLOATS,
+    Unary::GeluTanh
+);
 unary_ops!(aclnnSiluGetWorkspaceSize, "aclnnSilu", FLOATS, Unary::Silu);
 unary_ops!(
     aclnnSigmoidGetWorkspaceSize,
@@ -120,7 +127,7 @@ grad_op!(
     aclnnGeluBackwardGetWorkspaceSize,
     "aclnnGeluBackward",
     "self",
-    Binary::GeluBackward
+    Binary::GeluTanhBackward
 );
 grad_op!(
     aclnnSiluBackwardGetWorkspaceSize,

@@ -1,7 +1,9 @@
 //! Reductions: `aclnn_reduce_sum.h`, `aclnn_mean.h` (Mean, MeanV2), `aclnn_amax.h`,
 //! `aclnn_amin.h`, `aclnn_max.h`, `aclnn_min.h`, `aclnn_max_dim.h`, `aclnn_min_dim.h`,
 //! `aclnn_argmax.h`, `aclnn_argmin.h`, `aclnn_linalg_vector_norm.h`, `aclnn_any.h`,
-//! `aclnn_all.h`, `aclnn_prod.h`, `aclnn_cumsum.h` (Cumsum, CumsumV2 with exclusive/reverse).
+//! `aclnn_all.h`, `aclnn_prod.h`, `aclnn_cumsum.h` (Cumsum, CumsumV2 with exclusive/reverse),
+//! `aclnn_var.h` (Var, VarCorrection), `aclnn_var_mean.h`, `aclnn_std.h`,
+//! `aclnn_std_mean_correction.h` (two passes in f64: mean, then squared deviations).
 //!
 //! `dim` lists may be negative; an empty list reduces every dimension. `out` has the kept
 //! shape, or the input rank with 1 for each reduced dimension when `keepDim`. The `dtype`
@@ -562,4 +564,145 @@ crate::phase2!(
     aclnnArgMax,
     aclnnArgMin,
     aclnnLinalgVectorNorm
+);
+
+/// Var/Std (with their mean): `self` floating, `dim` (empty: every dimension),
+/// `correction` (Bessel's is 1), the outputs floating with the reduced shape.
+#[allow(clippy::too_many_arguments)]
+fn var_op(
+    api: &'static str,
+    x: T,
+    dim: *const c_void,
+    correction: i64,
+    keep: bool,
+    o: T,
+    mean: Option<T>,
+    std: bool,
+) -> NnResult<Built> {
+    // nullptr or [] reduces every dimension
+    let d = a::opt_int_array(dim, "dim")?.unwrap_or_default();
+    a::dtype_in(&x, FLOATS)?;
+    a::max_dims(&x, 8)?;
+    let ds = a::dims(&d, x.ndim(), "dim")?;
+    for t in std::iter::once(&o).chain(mean.as_ref()) {
+        a::dtype_in(t, FLOATS)?;
+        out_shape_ok(t, &x, &ds, keep)?;
+    }
+    let op = if std {
+        Reduce::Std(correction as f64)
+    } else {
+        Reduce::Var(correction as f64)
+    };
+    let full = ds.len() == x.ndim() && !keep;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&o);
+    if let Some(m) = &mean {
+        l.output(m);
+    }
+    l.finish(move |v, _| {
+        let fix = |o: &npu_emu::ops::View| {
+            let mut o = o.clone();
+            if full && o.ndim() == 1 && v[0].ndim() != 1 {
+                o.shape.clear();
+                o.strides.clear();
+            }
+            o
+        };
+        reduce::reduce(op, &v[0], &ds, &fix(&v[1]), false)?;
+        if v.len() > 2 {
+            reduce::reduce(Reduce::Mean, &v[0], &ds, &fix(&v[2]), false)?;
+        }
+        Ok(())
+    })
+}
+
+macro_rules! var_fn {
+    ($get:ident, $api:literal, $std:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            self_: *const c_void,
+            dim: *const c_void,
+            correction: i64,
+            keepdim: bool,
+            out: *mut c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut c_void,
+        ) -> i32 {
+            phase1(stringify!($get), workspaceSize, executor, || {
+                let x = a::tensor(self_, "self")?;
+                let o = a::tensor(out, "out")?;
+                var_op($api, x, dim, correction, keepdim, o, None, $std)
+            })
+        }
+    };
+}
+
+var_fn!(
+    aclnnVarCorrectionGetWorkspaceSize,
+    "aclnnVarCorrection",
+    false
+);
+var_fn!(aclnnStdGetWorkspaceSize, "aclnnStd", true);
+
+/// `aclnnVar(self, dim, unbiased, keepdim, out)`: correction 1 when `unbiased`, else 0.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnVarGetWorkspaceSize(
+    self_: *const c_void,
+    dim: *const c_void,
+    unbiased: bool,
+    keepdim: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnVarGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let o = a::tensor(out, "out")?;
+        var_op("aclnnVar", x, dim, unbiased as i64, keepdim, o, None, false)
+    })
+}
+
+macro_rules! var_mean_fn {
+    ($get:ident, $api:literal, $first:literal, $std:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            self_: *const c_void,
+            dim: *const c_void,
+            correction: i64,
+            keepdim: bool,
+            first: *mut c_void,
+            meanOut: *mut c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut c_void,
+        ) -> i32 {
+            phase1(stringify!($get), workspaceSize, executor, || {
+                let x = a::tensor(self_, "self")?;
+                let o = a::tensor(first, $first)?;
+                let m = a::tensor(meanOut, "meanOut")?;
+                var_op($api, x, dim, correction, keepdim, o, Some(m), $std)
+            })
+        }
+    };
+}
+
+var_mean_fn!(
+    aclnnVarMeanGetWorkspaceSize,
+    "aclnnVarMean",
+    "varOut",
+    false
+);
+var_mean_fn!(
+    aclnnStdMeanCorrectionGetWorkspaceSize,
+    "aclnnStdMeanCorrection",
+    "stdOut",
+    true
+);
+
+crate::phase2!(
+    aclnnVarCorrection,
+    aclnnStd,
+    aclnnVar,
+    aclnnVarMean,
+    aclnnStdMeanCorrection
 );
