@@ -361,3 +361,42 @@ pub fn scatter(
     }
     Ok(())
 }
+
+/// `torch.Tensor.masked_scatter_`: the elements of `out` where `mask` (bool or uint8,
+/// broadcast to `out`'s shape) is nonzero take the elements of `source` (same dtype), in
+/// row-major order of both. Fewer source elements than selected positions is an error.
+pub fn masked_scatter(out: &View, mask: &View, source: &View) -> Result<(), String> {
+    let shape = out.shape.clone();
+    let n = out.numel();
+    let me = mask
+        .expand(&shape)
+        .ok_or_else(|| format!("mask {:?} does not broadcast to {shape:?}", mask.shape))?;
+    let ms = super::view::Scratch::new(super::dtype::DType::U8, &shape);
+    let mut mview = me;
+    mview.dtype = super::dtype::DType::U8; // bool and uint8 are both one byte
+    iter::copy(&mview, &ms.view)?;
+    // SAFETY: the scratch holds n bytes.
+    let mb = unsafe { std::slice::from_raw_parts(ms.view.ptr as *const u8, n) };
+    let count = mb.iter().filter(|&&b| b != 0).count();
+    if count > source.numel() {
+        return Err(format!(
+            "mask selects {count} elements but source has only {}",
+            source.numel()
+        ));
+    }
+    let ss = super::view::Scratch::new(out.dtype, &source.shape);
+    iter::copy(source, &ss.view)?;
+    let es = out.esize();
+    let mut k = 0usize;
+    for (i, &b) in mb.iter().enumerate() {
+        if b == 0 {
+            continue;
+        }
+        let dst = out.ptr.wrapping_offset(offset_of(out, i) * es as isize);
+        // SAFETY: element i of the checked output and element k (< count <= numel) of the
+        // contiguous scratch copy of source; the two never overlap.
+        unsafe { std::ptr::copy_nonoverlapping(ss.view.ptr.add(k * es), dst, es) };
+        k += 1;
+    }
+    Ok(())
+}

@@ -1,6 +1,7 @@
 //! Tensor manipulation beyond copies: `aclnn_triu.h`, `aclnn_tril.h` (with the in-place
 //! forms), `aclnn_stack.h`, `aclnn_expand.h`, `aclnn_masked_select.h`, `aclnn_scatter.h`
-//! (Scatter, InplaceScatter), `aclnn_scatter_value.h` (ScatterValue, InplaceScatterValue).
+//! (Scatter, InplaceScatter), `aclnn_scatter_value.h` (ScatterValue, InplaceScatterValue),
+//! `aclnn_masked_scatter.h` (InplaceMaskedScatter, the backward of masked_select).
 //!
 //! - Triu/Tril keep the upper/lower triangle of the last two dimensions (`diagonal` shifts
 //!   it: positive to the upper right); `self` has 2 to 8 dimensions; `out` has its dtype and
@@ -479,3 +480,44 @@ crate::phase2!(
     aclnnScatterValue,
     aclnnInplaceScatterValue
 );
+
+/// `aclnnInplaceMaskedScatter(selfRef, mask, source)`: `selfRef`'s elements where the
+/// broadcast `mask` (BOOL or UINT8) is nonzero take `source`'s elements in order (same
+/// dtype; at least as many as are selected, else the task fails).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceMaskedScatterGetWorkspaceSize(
+    selfRef: *mut c_void,
+    mask: *const c_void,
+    source: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceMaskedScatterGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            let m = a::tensor(mask, "mask")?;
+            let s = a::tensor(source, "source")?;
+            a::dtype_in(&x, ALL_NUM)?;
+            a::dtype_in(&m, &[DType::Bool, DType::U8])?;
+            same_dtype(&s, &x)?;
+            a::max_dims(&x, 8)?;
+            if m.layout.shape.len() > x.ndim() || a::broadcast(&x, &m)?.as_slice() != x.shape() {
+                return Err(NnError::invalid(format!(
+                    "mask {:?} does not broadcast to selfRef {:?}",
+                    m.shape(),
+                    x.shape()
+                )));
+            }
+            let mut l = Launch::new("aclnnInplaceMaskedScatter");
+            l.input(&m);
+            l.input(&s);
+            l.output(&x);
+            l.finish(move |v, _| shape::masked_scatter(&v[2], &v[0], &v[1]))
+        },
+    )
+}
+
+crate::phase2!(aclnnInplaceMaskedScatter);
