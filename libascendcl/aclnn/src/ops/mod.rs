@@ -19,6 +19,7 @@ pub mod launch;
 
 pub mod activation;
 pub mod arith;
+pub mod bitwise;
 pub mod clamp;
 pub mod compare;
 pub mod fill;
