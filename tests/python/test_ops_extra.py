@@ -2,7 +2,8 @@
 on `npu` against the same call on CPU (values exact for data movement, 1e-5 relative for
 arithmetic): triu/tril, stack, sign, clamp (scalar and tensor bounds, in place), scatter_
 (tensor and value, with reduce), masked_select, expand + contiguous, gelu(approximate="tanh")
-with its backward, var/std, and dropout in train mode (a mask drawn on the device: checked by
+with its backward, var/std, the bitwise operators and printing an NPU tensor (torch's
+formatter runs isfinite & ne and masked_select on the device), and dropout in train mode (a mask drawn on the device: checked by
 its statistics and by the backward using the same mask).
 """
 import pytest
@@ -171,3 +172,20 @@ def test_dropout_train_mode():
     # F.dropout on a half tensor
     h = F.dropout(torch.ones(4096, dtype=torch.float16).npu(), p=0.5, training=True).cpu()
     assert set(h.unique().tolist()) <= {0.0, 2.0}
+
+
+def test_bitwise_and_printing():
+    require("aclnnBitwiseAndTensor", "aclnnBitwiseAndScalar", "aclnnBitwiseOrTensor", "aclnnBitwiseNot")
+    a, b = torch.tensor([12, 10, -1, 0]), torch.tensor([10, 6, 5, 3])
+    for fn in (lambda x, y: x & y, lambda x, y: x | y, lambda x, y: x ^ y, lambda x, y: ~x, lambda x, y: x & 6):
+        assert torch.equal(fn(a.npu(), b.npu()).cpu(), fn(a, b))
+    m, n = torch.tensor([True, False, True]), torch.tensor([True, True, False])
+    assert torch.equal((m.npu() & n.npu()).cpu(), m & n)
+    assert torch.equal((~m.npu()).cpu(), ~m)
+    # printing an NPU tensor runs isfinite & ne, masked_select, abs, max/min on the device
+    x = rnd(50, 40)
+    x[0, 0] = float("inf")
+    s = str(x.npu())
+    assert "device='npu:0'" in s and "inf" in s
+    assert s.replace(",\n       device='npu:0')", ")") == str(x), (s, str(x))
+    assert str(torch.arange(5).npu()) == "tensor([0, 1, 2, 3, 4], device='npu:0')"

@@ -16,7 +16,8 @@
 //!   a tensor, index select, gather);
 //! - `aclnn_ops4.cpp`: the operators torch_npu 2.9 asks for beyond those (Triu/Tril, Stack,
 //!   Expand, MaskedSelect with the out tensor's shape afterwards, Scatter/ScatterValue,
-//!   DropoutGenMask(V2) + DropoutDoMask, GeluV2 + GeluBackwardV2) and their argument errors;
+//!   DropoutGenMask(V2) + DropoutDoMask, GeluV2 + GeluBackwardV2, InplaceMaskedScatter,
+//!   Var/Std and their means, the bitwise family) and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -187,6 +188,9 @@ fn the_operators_torch_npu_adds_match_the_host_reference() {
         "ok dropout",
         "ok gelu v2",
         "ok errors",
+        "ok masked scatter",
+        "ok var/std",
+        "ok bitwise",
     ] {
         assert!(
             r.stdout.contains(section),

@@ -406,8 +406,8 @@ fn mlp_and_transformer_train_like_cpu() {
 }
 
 /// The operators torch_npu reaches through the aclnn functions added for it (triu/tril,
-/// stack, sign, clamp, scatter_, masked_select, expand, gelu tanh, var/std, dropout in train
-/// mode), against CPU torch; none may skip on a build that has them.
+/// stack, sign, clamp, scatter_, masked_select, expand, gelu tanh, var/std, bitwise, printing,
+/// dropout in train mode), against CPU torch; none may skip on a build that has them.
 #[test]
 fn added_operators_match_cpu() {
     let Some(venv) = venv() else { return };
@@ -421,7 +421,7 @@ fn added_operators_match_cpu() {
     );
     eprintln!("{}", r.all());
     r.assert_ok();
-    assert!(r.stdout.contains("10 passed"), "{}", r.all());
+    assert!(r.stdout.contains("11 passed"), "{}", r.all());
     assert!(!r.stdout.contains("skipped"), "{}", r.all());
 }
 

@@ -1,12 +1,15 @@
 /* The operators torch_npu 2.9 asks for beyond the first set, against the host reference of
  * ops_ref.h: Triu/Tril (and in place), Stack, Expand, MaskedSelect (the out tensor's view
  * shape after the task), Scatter/ScatterValue (every reduce, in place), DropoutGenMask(V2) +
- * DropoutDoMask, GeluV2 + GeluBackwardV2 (none and tanh); and their argument errors.
+ * DropoutDoMask, GeluV2 + GeluBackwardV2 (none and tanh), InplaceMaskedScatter, Var/Std
+ * (with their means), the bitwise family; and their argument errors.
  *
  * Data movement (triu, stack, expand, masked select, scatter with reduce 0) is exact. The
  * reduce forms are exact for these small values. GeluV2/GeluBackwardV2 are compared with a
  * double-precision reference to 2e-6 relative (float32 erf/tanh/exp of libm differ from the
- * double functions by a few ulp). DoMask is exact against float(x) * float(1 / (1 - p)). */
+ * double functions by a few ulp). DoMask is exact against float(x) * float(1 / (1 - p)).
+ * Var/Std are compared with a double two-pass reference to 1e-6 relative (float32 output of
+ * a double computation: one rounding). Bitwise results are exact. */
 #include <algorithm>
 #include <functional>
 #include "ops_ref.h"
@@ -22,6 +25,18 @@
 #include "aclnnop/aclnn_dropout_do_mask.h"
 #include "aclnnop/aclnn_gelu_v2.h"
 #include "aclnnop/aclnn_gelu_backward_v2.h"
+#include "aclnnop/aclnn_masked_scatter.h"
+#include "aclnnop/aclnn_var.h"
+#include "aclnnop/aclnn_var_mean.h"
+#include "aclnnop/aclnn_std.h"
+#include "aclnnop/aclnn_std_mean_correction.h"
+#include "aclnnop/aclnn_bitwise_and_tensor.h"
+#include "aclnnop/aclnn_bitwise_and_scalar.h"
+#include "aclnnop/aclnn_bitwise_or_tensor.h"
+#include "aclnnop/aclnn_bitwise_or_scalar.h"
+#include "aclnnop/aclnn_bitwise_xor_tensor.h"
+#include "aclnnop/aclnn_bitwise_xor_scalar.h"
+#include "aclnnop/aclnn_bitwise_not.h"
 
 static aclrtStream S;
 
@@ -472,6 +487,172 @@ static void triangle_errors() {
     printf("ok errors\n");
 }
 
+static void masked_scatters() {
+    for (aclDataType dt : {ACL_FLOAT, ACL_INT32}) {
+        auto X = values(12, dt, 51), SRC = values(10, dt, 52);
+        std::vector<double> M{1, 0, 1, 1};
+        Dev x = make({3, 4}, dt, X, TRANSPOSED), m = make({4}, ACL_BOOL, M), s = make({2, 5}, dt, SRC);
+        RUN(S, aclnnInplaceMaskedScatter, x.t, m.t, s.t);
+        std::vector<double> want(X);
+        size_t k = 0;
+        for (size_t i = 0; i < 12; i++)
+            if (M[i % 4] != 0) want[i] = SRC[k++];
+        char what[48];
+        snprintf(what, sizeof what, "InplaceMaskedScatter %s", dname(dt));
+        compare(what, read(x), want, 0);
+        /* a source too small fails the task */
+        Dev small = make({3}, dt, {1});
+        uint64_t ws = 0;
+        aclOpExecutor *ex = nullptr;
+        NN(aclnnInplaceMaskedScatterGetWorkspaceSize(x.t, m.t, small.t, &ws, &ex));
+        NN(aclnnInplaceMaskedScatter(nullptr, ws, ex, S));
+        g_checks++;
+        if (aclrtSynchronizeStream(S) == ACL_SUCCESS) {
+            printf("FAIL InplaceMaskedScatter with 3 source elements for 9 positions succeeded\n");
+            g_fail++;
+        }
+        for (Dev *d : {&x, &m, &s, &small}) release(*d);
+    }
+    printf("ok masked scatter\n");
+}
+
+static void variances() {
+    Shape sh{4, 6};
+    for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16}) {
+        auto X = values(24, dt, 61);
+        Dev x = make(sh, dt, X, TRANSPOSED);
+        for (int64_t dim : {0, 1, -1}) {
+            int64_t d = dim < 0 ? dim + 2 : dim;
+            for (int64_t corr : {0, 1}) {
+                int64_t n = sh[static_cast<size_t>(d)], m = sh[static_cast<size_t>(1 - d)];
+                std::vector<double> var(static_cast<size_t>(m)), mean(static_cast<size_t>(m)), sd(static_cast<size_t>(m));
+                for (int64_t j = 0; j < m; j++) {
+                    double sum = 0, sq = 0;
+                    for (int64_t i = 0; i < n; i++) sum += X[static_cast<size_t>(d == 0 ? i * 6 + j : j * 6 + i)];
+                    double mu = sum / static_cast<double>(n);
+                    for (int64_t i = 0; i < n; i++) {
+                        double e = X[static_cast<size_t>(d == 0 ? i * 6 + j : j * 6 + i)] - mu;
+                        sq += e * e;
+                    }
+                    var[static_cast<size_t>(j)] = as_type(sq / static_cast<double>(n - corr), dt);
+                    sd[static_cast<size_t>(j)] = as_type(std::sqrt(sq / static_cast<double>(n - corr)), dt);
+                    mean[static_cast<size_t>(j)] = as_type(mu, dt);
+                }
+                double tol = dt == ACL_FLOAT ? 1e-6 : 1e-3;
+                Dev o = make({m}, dt, {0}), o2 = make({m}, dt, {0}), ok = make({d == 0 ? 1 : m, d == 0 ? m : 1}, dt, {0});
+                aclIntArray *dims = aclCreateIntArray(&dim, 1);
+                char what[64];
+                RUN(S, aclnnVarCorrection, x.t, dims, corr, false, o.t);
+                snprintf(what, sizeof what, "VarCorrection %s dim %ld corr %ld", dname(dt), static_cast<long>(dim), static_cast<long>(corr));
+                compare(what, read(o), var, tol);
+                RUN(S, aclnnVar, x.t, dims, corr == 1, true, ok.t);
+                compare("Var keepdim", read(ok), var, tol);
+                RUN(S, aclnnStd, x.t, dims, corr, false, o.t);
+                compare("Std", read(o), sd, tol);
+                RUN(S, aclnnVarMean, x.t, dims, corr, false, o.t, o2.t);
+                compare("VarMean var", read(o), var, tol);
+                compare("VarMean mean", read(o2), mean, tol);
+                RUN(S, aclnnStdMeanCorrection, x.t, dims, corr, false, o.t, o2.t);
+                compare("StdMeanCorrection std", read(o), sd, tol);
+                compare("StdMeanCorrection mean", read(o2), mean, tol);
+                aclDestroyIntArray(dims);
+                for (Dev *e : {&o, &o2, &ok}) release(*e);
+            }
+        }
+        /* every dimension (dim nullptr) */
+        Dev all = make({}, dt, {0});
+        double sum = 0, sq = 0;
+        for (double v : X) sum += v;
+        for (double v : X) sq += (v - sum / 24) * (v - sum / 24);
+        RUN(S, aclnnVarCorrection, x.t, nullptr, 1, false, all.t);
+        compare("VarCorrection all dims", read(all), {as_type(sq / 23, dt)}, dt == ACL_FLOAT ? 1e-6 : 1e-3);
+        Dev i32 = make(sh, ACL_INT32, {1}), bad = make({3}, dt, {0});
+        aclIntArray *d1 = aclCreateIntArray(std::vector<int64_t>{1}.data(), 1);
+        uint64_t ws = 0;
+        aclOpExecutor *ex = nullptr;
+        expect_code("VarCorrection int32 self", aclnnVarCorrectionGetWorkspaceSize(i32.t, d1, 1, false, bad.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        expect_code("VarCorrection out [3] for [4]", aclnnVarCorrectionGetWorkspaceSize(x.t, d1, 1, false, bad.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        aclDestroyIntArray(d1);
+        for (Dev *e : {&x, &all, &i32, &bad}) release(*e);
+    }
+    printf("ok var/std\n");
+}
+
+static void bitwise() {
+    typedef aclnnStatus (*TT)(const aclTensor *, const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **);
+    typedef aclnnStatus (*TS)(const aclTensor *, const aclScalar *, aclTensor *, uint64_t *, aclOpExecutor **);
+    typedef aclnnStatus (*RUNF)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+    struct Op {
+        const char *name;
+        TT tt;
+        RUNF ttr;
+        TS ts;
+        RUNF tsr;
+        std::function<int64_t(int64_t, int64_t)> f;
+    } ops[] = {
+        {"And", aclnnBitwiseAndTensorGetWorkspaceSize, aclnnBitwiseAndTensor, aclnnBitwiseAndScalarGetWorkspaceSize, aclnnBitwiseAndScalar, [](int64_t x, int64_t y) { return x & y; }},
+        {"Or", aclnnBitwiseOrTensorGetWorkspaceSize, aclnnBitwiseOrTensor, aclnnBitwiseOrScalarGetWorkspaceSize, aclnnBitwiseOrScalar, [](int64_t x, int64_t y) { return x | y; }},
+        {"Xor", aclnnBitwiseXorTensorGetWorkspaceSize, aclnnBitwiseXorTensor, aclnnBitwiseXorScalarGetWorkspaceSize, aclnnBitwiseXorScalar, [](int64_t x, int64_t y) { return x ^ y; }},
+    };
+    for (auto &op : ops) {
+        for (aclDataType dt : {ACL_INT32, ACL_INT64, ACL_UINT8, ACL_BOOL, ACL_INT8}) {
+            auto A = values(12, dt, 71), B = values(4, dt, 72);
+            Dev a = make({3, 4}, dt, A, TRANSPOSED), b = make({4}, dt, B), o = make({3, 4}, dt, {0});
+            uint64_t ws = 0;
+            aclOpExecutor *ex = nullptr;
+            NN(op.tt(a.t, b.t, o.t, &ws, &ex));
+            NN(op.ttr(nullptr, ws, ex, S));
+            CHECK(aclrtSynchronizeStream(S));
+            std::vector<double> want(12);
+            for (size_t i = 0; i < 12; i++)
+                want[i] = as_type(static_cast<double>(op.f(static_cast<int64_t>(A[i]), static_cast<int64_t>(B[i % 4]))), dt);
+            char what[48];
+            snprintf(what, sizeof what, "Bitwise%sTensor %s", op.name, dname(dt));
+            compare(what, read(o), want, 0);
+            if (dt != ACL_BOOL) {
+                int64_t sv = 6;
+                aclScalar *sc = aclCreateScalar(&sv, ACL_INT64);
+                NN(op.ts(a.t, sc, o.t, &ws, &ex));
+                NN(op.tsr(nullptr, ws, ex, S));
+                CHECK(aclrtSynchronizeStream(S));
+                for (size_t i = 0; i < 12; i++) want[i] = as_type(static_cast<double>(op.f(static_cast<int64_t>(A[i]), 6)), dt);
+                snprintf(what, sizeof what, "Bitwise%sScalar %s", op.name, dname(dt));
+                compare(what, read(o), want, 0);
+                aclDestroyScalar(sc);
+            }
+            for (Dev *d : {&a, &b, &o}) release(*d);
+        }
+    }
+    /* in place, not, and a float tensor refused */
+    {
+        Dev a = make({6}, ACL_INT32, {1, 2, 3, 12, -1, 0}), b = make({6}, ACL_INT32, {3, 3, 3, 10, 5, 7}), o = make({6}, ACL_INT32, {0});
+        RUN(S, aclnnInplaceBitwiseAndTensor, a.t, b.t);
+        compare("InplaceBitwiseAndTensor", read(a), {1, 2, 3, 8, 5, 0}, 0);
+        int64_t sv = 1;
+        aclScalar *sc = aclCreateScalar(&sv, ACL_INT64);
+        RUN(S, aclnnInplaceBitwiseXorScalar, a.t, sc);
+        compare("InplaceBitwiseXorScalar", read(a), {0, 3, 2, 9, 4, 1}, 0);
+        RUN(S, aclnnInplaceBitwiseOrScalar, a.t, sc);
+        compare("InplaceBitwiseOrScalar", read(a), {1, 3, 3, 9, 5, 1}, 0);
+        RUN(S, aclnnBitwiseNot, a.t, o.t);
+        compare("BitwiseNot int32", read(o), {-2, -4, -4, -10, -6, -2}, 0);
+        Dev bo = make({4}, ACL_BOOL, {1, 0, 1, 0}), bo2 = make({4}, ACL_BOOL, {0});
+        RUN(S, aclnnBitwiseNot, bo.t, bo2.t);
+        compare("BitwiseNot bool", read(bo2), {0, 1, 0, 1}, 0);
+        Dev f = make({6}, ACL_FLOAT, {1});
+        uint64_t ws = 0;
+        aclOpExecutor *ex = nullptr;
+        expect_code("BitwiseAndTensor float", aclnnBitwiseAndTensorGetWorkspaceSize(f.t, b.t, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        double fv = 1.5;
+        aclScalar *fs = aclCreateScalar(&fv, ACL_DOUBLE);
+        expect_code("BitwiseAndScalar 1.5", aclnnBitwiseAndScalarGetWorkspaceSize(a.t, fs, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        aclDestroyScalar(sc);
+        aclDestroyScalar(fs);
+        for (Dev *d : {&a, &b, &o, &bo, &bo2, &f}) release(*d);
+    }
+    printf("ok bitwise\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -484,6 +665,9 @@ int main() {
     dropout();
     gelus();
     triangle_errors();
+    masked_scatters();
+    variances();
+    bitwise();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;
