@@ -242,8 +242,8 @@ pub fn masked_select(x: &View, mask: &View, shape: &[usize], out: &View) -> Resu
         )
     };
     let mut k = 0usize;
-    for i in 0..n {
-        if mb[i] != 0 {
+    for (i, &m) in mb.iter().enumerate() {
+        if m != 0 {
             if k != i {
                 xb.copy_within(i * es..(i + 1) * es, k * es);
             }
@@ -316,12 +316,8 @@ pub fn scatter(
             ));
         }
         let mut off = 0isize;
-        for d in 0..nd {
-            let c = if d == dim {
-                t as isize
-            } else {
-                coord[d] as isize
-            };
+        for (d, &cd) in coord.iter().enumerate() {
+            let c = if d == dim { t as isize } else { cd as isize };
             off += c * out.strides[d];
         }
         let dst = out.ptr.wrapping_offset(off * oes);
