@@ -10,7 +10,7 @@
 //! | mailboxes | n × n × [`MBOX_DEPTH`] lines | point-to-point: entry `k % depth` of pair (src → dst) |
 //! | inline | n × 2 × [`INLINE_BYTES`] | per rank, by sequence parity: inputs of small operations |
 
-use crate::errors::{HResult, HcclError, HCCL_E_SYSCALL};
+use crate::errors::{HResult, HcclError, HCCL_E_MEMORY, HCCL_E_SYSCALL};
 use npu_emu::wait::Word;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -165,22 +165,47 @@ impl Shm {
 
     fn open_flags(path: &Path, n: u32, create: i32) -> HResult<Shm> {
         use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::io::{AsRawFd, FromRawFd};
         let c = std::ffi::CString::new(path.as_os_str().as_bytes())
             .map_err(|_| HcclError::para("control block path contains NUL"))?;
-        let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | create | libc::O_CLOEXEC, 0o600) };
+        // Never through a symbolic link; the file must be ours and private (the node
+        // directory was checked the same way when the runtime opened it).
+        // SAFETY: valid C string; the descriptor is owned by the File below.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDWR | create | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NONBLOCK,
+                0o600,
+            )
+        };
         if fd < 0 {
             return Err(sys("cannot create the communicator control block", path));
         }
+        // SAFETY: fd is a fresh descriptor we own.
+        let file = unsafe { std::fs::File::from_raw_fd(fd) };
+        let dir = path.parent().unwrap_or(Path::new("/"));
+        npu_emu::node::check_file(fd, path, dir)
+            .map_err(|e| HcclError::new(HCCL_E_SYSCALL, e.msg))?;
         let len = block_size(n);
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fd is open; st is a valid out-parameter.
         if unsafe { libc::fstat(fd, &mut st) } != 0 {
-            unsafe { libc::close(fd) };
             return Err(sys("cannot stat", path));
         }
-        if (st.st_size as usize) < len && unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
-            unsafe { libc::close(fd) };
-            return Err(sys("cannot size", path));
+        // Every page backed now: a full /dev/shm is an error here, not a SIGBUS later.
+        if let Err(e) = npu_emu::node::reserve_file(&file, len as u64, path) {
+            if st.st_size == 0 {
+                // Ours and still empty: leave nothing behind (a peer that opened it too
+                // sees the name go and starts over on a new file).
+                let now = std::fs::symlink_metadata(path)
+                    .map(|m| std::os::unix::fs::MetadataExt::ino(&m));
+                if now.ok() == Some(st.st_ino) {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+            return Err(HcclError::new(HCCL_E_MEMORY, e.msg));
         }
+        let fd = file.as_raw_fd();
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -191,7 +216,7 @@ impl Shm {
                 0,
             )
         };
-        unsafe { libc::close(fd) };
+        drop(file);
         if p == libc::MAP_FAILED {
             return Err(sys("cannot map", path));
         }

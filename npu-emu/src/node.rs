@@ -46,6 +46,7 @@ use crate::memory::{
 };
 use crate::rtapi::RtPhys;
 use parking_lot::Mutex;
+pub use shared::{check_file, open_dir, reserve_file};
 use shared::{Mapping, Shared};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;

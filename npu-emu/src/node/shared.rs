@@ -16,7 +16,9 @@
 //! (pid reuse); whoever scans the table under the lock frees a dead slot's slabs (punching
 //! holes in the HBM files to give the RAM back) and clears the slot.
 
-use crate::codes::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_MEMORY_ALLOCATION};
+use crate::codes::{
+    ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_NO_PERMISSION,
+};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::memory::MAX_DEVICES;
@@ -24,7 +26,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::io::{AsRawFd, FromRawFd};
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -112,6 +114,8 @@ pub fn os_err(what: &str) -> Error {
 /// The node's shared files, mapped.
 pub struct Shared {
     pub dir: PathBuf,
+    /// The node directory, opened and checked ([`open_dir`]).
+    pub dirfd: OwnedFd,
     lock: File,
     /// flock excludes other processes only (threads share the open file description, and
     /// one thread's unlock would release it for all), so threads also take this mutex.
@@ -163,20 +167,185 @@ fn flock<'a>(f: &'a File, local: Option<parking_lot::MutexGuard<'a, ()>>) -> Res
     }
 }
 
-fn open_file(path: &Path, create: bool) -> Result<File> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| Error::invalid(format!("node path {} contains a NUL", path.display())))?;
-    let mut flags = libc::O_RDWR | libc::O_CLOEXEC;
-    if create {
-        flags |= libc::O_CREAT;
+fn cpath(path: &Path) -> Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::invalid(format!("node path {} contains a NUL", path.display())))
+}
+
+/// What to do about a node directory that is not safely ours.
+fn not_yours(dir: &Path) -> String {
+    format!(
+        "remove {} (as its owner, or as root) or set NPU_EMU_NODE_DIR to a directory of your \
+         own; a node directory must belong to you and be accessible to no one else, because \
+         whoever can open its files can read and change your device memory",
+        dir.display()
+    )
+}
+
+fn refuse(msg: String) -> Error {
+    Error::new(ACL_ERROR_RT_NO_PERMISSION, msg)
+}
+
+/// `fstat` of an open descriptor.
+fn fstat(fd: i32, path: &Path) -> Result<libc::stat> {
+    // SAFETY: an all-zero stat is a valid out-parameter; fd is open.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(os_err(&format!("cannot stat {}", path.display())));
     }
-    // SAFETY: valid C string; the descriptor is owned by the File.
-    let fd = unsafe { libc::open(c.as_ptr(), flags, 0o600) };
+    Ok(st)
+}
+
+/// Open the node directory, creating it (mode 0700) when missing, and check that it is a
+/// directory (not a symbolic link) owned by this user and writable by no one else. A
+/// directory of ours that others may only read or enter (made by `mkdir` with the usual
+/// umask, or by an older npu-emu) is tightened to 0700: nobody else could have put anything
+/// in it, and every file in it is checked when opened.
+pub fn open_dir(dir: &Path) -> Result<OwnedFd> {
+    let c = cpath(dir)?;
+    if std::fs::symlink_metadata(dir).is_err() {
+        if let Some(parent) = dir.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        // SAFETY: valid C string.
+        if unsafe { libc::mkdir(c.as_ptr(), 0o700) } != 0
+            && io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
+        {
+            return Err(os_err(&format!(
+                "cannot create the node directory {} (NPU_EMU_NODE_DIR)",
+                dir.display()
+            )));
+        }
+    }
+    // SAFETY: valid C string; the descriptor is owned by the OwnedFd below.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
     if fd < 0 {
-        return Err(os_err(&format!("cannot open {}", path.display())));
+        let e = io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENOTDIR) => refuse(format!(
+                "the node directory {} is a symbolic link or not a directory; {}",
+                dir.display(),
+                not_yours(dir)
+            )),
+            Some(libc::EACCES) => refuse(format!(
+                "cannot open the node directory {}: {e}; it belongs to another user: {}",
+                dir.display(),
+                not_yours(dir)
+            )),
+            _ => os_err(&format!("cannot open the node directory {}", dir.display())),
+        });
     }
     // SAFETY: fd is a fresh descriptor we own.
-    Ok(unsafe { File::from_raw_fd(fd) })
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let st = fstat(fd.as_raw_fd(), dir)?;
+    // SAFETY: plain syscall.
+    let me = unsafe { libc::geteuid() };
+    if st.st_uid != me {
+        return Err(refuse(format!(
+            "the node directory {} belongs to uid {}, not to this user (uid {me}): another \
+             user may have made it to read or change your device memory; {}",
+            dir.display(),
+            st.st_uid,
+            not_yours(dir)
+        )));
+    }
+    let mode = st.st_mode & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(refuse(format!(
+            "the node directory {} (mode {mode:04o}) is writable by other users, who may have \
+             put files of theirs in it; {}",
+            dir.display(),
+            not_yours(dir)
+        )));
+    }
+    // SAFETY: fchmod on our own descriptor.
+    if mode & 0o077 != 0 && unsafe { libc::fchmod(fd.as_raw_fd(), 0o700) } != 0 {
+        return Err(os_err(&format!(
+            "cannot make the node directory {} private (chmod 700)",
+            dir.display()
+        )));
+    }
+    Ok(fd)
+}
+
+/// Check that an open node file is a regular file of this user that no one else may use.
+pub fn check_file(fd: i32, path: &Path, dir: &Path) -> Result<()> {
+    let st = fstat(fd, path)?;
+    // SAFETY: plain syscall.
+    let me = unsafe { libc::geteuid() };
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(refuse(format!(
+            "node file {} is not a regular file; {}",
+            path.display(),
+            not_yours(dir)
+        )));
+    }
+    if st.st_uid != me {
+        return Err(refuse(format!(
+            "node file {} belongs to uid {}, not to this user (uid {me}); {}",
+            path.display(),
+            st.st_uid,
+            not_yours(dir)
+        )));
+    }
+    let mode = st.st_mode & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(refuse(format!(
+            "node file {} (mode {mode:04o}) is accessible to other users, who may hold it \
+             open; {}",
+            path.display(),
+            not_yours(dir)
+        )));
+    }
+    Ok(())
+}
+
+/// Open file `name` of the node directory `dirfd` (`dir` for messages), never following a
+/// symbolic link, creating it (mode 0600) when `create`; the file is checked with
+/// [`check_file`].
+pub fn open_in(dirfd: &OwnedFd, dir: &Path, name: &str, create: bool) -> Result<File> {
+    let path = dir.join(name);
+    let c = CString::new(name).map_err(|_| Error::invalid("node file name contains a NUL"))?;
+    let flags = libc::O_RDWR | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let mut fd = -1;
+    if create {
+        // SAFETY: valid C string and directory descriptor.
+        fd = unsafe {
+            libc::openat(
+                dirfd.as_raw_fd(),
+                c.as_ptr(),
+                flags | libc::O_CREAT | libc::O_EXCL,
+                0o600,
+            )
+        };
+        if fd < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
+            return Err(os_err(&format!("cannot create {}", path.display())));
+        }
+    }
+    if fd < 0 {
+        // SAFETY: as above.
+        fd = unsafe { libc::openat(dirfd.as_raw_fd(), c.as_ptr(), flags) };
+    }
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::ELOOP) => refuse(format!(
+                "node file {} is a symbolic link; {}",
+                path.display(),
+                not_yours(dir)
+            )),
+            _ => os_err(&format!("cannot open {}", path.display())),
+        });
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    let f = unsafe { File::from_raw_fd(fd) };
+    check_file(f.as_raw_fd(), &path, dir)?;
+    Ok(f)
 }
 
 fn set_len(f: &File, len: u64, path: &Path) -> Result<()> {
@@ -186,6 +355,39 @@ fn set_len(f: &File, len: u64, path: &Path) -> Result<()> {
             format!("cannot size {} to {len} bytes: {e}", path.display()),
         )
     })
+}
+
+/// Give `f` `len` bytes with every page backed now (`fallocate`), so touching its mapping
+/// can never raise SIGBUS when the file system fills up later.
+pub fn reserve_file(f: &File, len: u64, path: &Path) -> Result<()> {
+    loop {
+        // SAFETY: fallocate on our own descriptor.
+        if unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len as libc::off_t) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            // A file system without fallocate: size it; nothing can be reserved there.
+            Some(libc::EOPNOTSUPP) => {
+                if f.metadata().map(|m| m.len()).unwrap_or(0) < len {
+                    set_len(f, len, path)?;
+                }
+                return Ok(());
+            }
+            _ => {
+                return Err(Error::new(
+                    ACL_ERROR_RT_MEMORY_ALLOCATION,
+                    format!(
+                        "cannot reserve {len} bytes for {}: {e}; the file system holding the \
+                         node directory (usually /dev/shm) is full: free space there, enlarge \
+                         it, or set NPU_EMU_NODE_DIR to another directory",
+                        path.display()
+                    ),
+                ))
+            }
+        }
+    }
 }
 
 /// Slab size for an HBM of `hbm` bytes: 64 MiB for big devices, smaller for small ones so a
@@ -203,26 +405,13 @@ impl Shared {
     /// (settings of this process that differ from the node's header).
     pub fn open(cfg: &Config) -> Result<(Shared, Vec<String>)> {
         let dir = cfg.node_dir.clone();
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            return Err(Error::new(
-                ACL_ERROR_RT_INTERNAL_ERROR,
-                format!(
-                    "cannot create the node directory {} (NPU_EMU_NODE_DIR): {e}",
-                    dir.display()
-                ),
-            ));
-        }
-        let lock = open_file(&dir.join("lock"), true)?;
+        let dirfd = open_dir(&dir)?;
+        let lock = open_in(&dirfd, &dir, "lock", true)?;
         let guard = flock(&lock, None)?;
         let hpath = dir.join("header");
-        let hfile = open_file(&hpath, true)?;
-        let hlen = hfile.metadata().map(|m| m.len()).unwrap_or(0);
-        let header = if hlen as usize >= HEADER_BYTES {
-            Mapping::map(&hfile, HEADER_BYTES, &hpath)?
-        } else {
-            set_len(&hfile, HEADER_BYTES as u64, &hpath)?;
-            Mapping::map(&hfile, HEADER_BYTES, &hpath)?
-        };
+        let hfile = open_in(&dirfd, &dir, "header", true)?;
+        reserve_file(&hfile, HEADER_BYTES as u64, &hpath)?;
+        let header = Mapping::map(&hfile, HEADER_BYTES, &hpath)?;
         // SAFETY: the mapping is HEADER_BYTES long, larger than Header.
         let h = unsafe { &mut *(header.ptr as *mut Header) };
         let mut warnings = Vec::new();
@@ -307,29 +496,47 @@ impl Shared {
         let nslabs = hbm_size / slab_size;
 
         let ppath = dir.join("procs");
-        let pfile = open_file(&ppath, true)?;
+        let pfile = open_in(&dirfd, &dir, "procs", true)?;
         let plen = MAX_PROCS * std::mem::size_of::<ProcEntry>();
         if fresh {
+            // A fresh header means the node was never finished (its first process died
+            // half way) or the header was damaged. Starting over throws away every slot
+            // and slab owner and the device memory itself: never while a process uses it.
+            let live = live_pids(&pfile, plen);
+            if !live.is_empty() {
+                return Err(Error::new(
+                    ACL_ERROR_RT_INTERNAL_ERROR,
+                    format!(
+                        "node header {} is damaged (bad magic) while processes {live:?} use the \
+                         node; it cannot be set up again under them: stop them, then remove {}",
+                        hpath.display(),
+                        dir.display()
+                    ),
+                ));
+            }
             set_len(&pfile, 0, &ppath)?;
         }
-        set_len(&pfile, plen as u64, &ppath)?;
+        reserve_file(&pfile, plen as u64, &ppath)?;
         let procs = Mapping::map(&pfile, plen, &ppath)?;
         let mut slabs = Vec::new();
         let mut hbm = Vec::new();
         for d in 0..devices {
-            let spath = dir.join(format!("slabs.{d}"));
-            let sfile = open_file(&spath, true)?;
+            let sname = format!("slabs.{d}");
+            let spath = dir.join(&sname);
+            let sfile = open_in(&dirfd, &dir, &sname, true)?;
             let slen = (nslabs as usize * 4).max(4);
             if fresh {
                 set_len(&sfile, 0, &spath)?;
             }
-            set_len(&sfile, slen as u64, &spath)?;
+            reserve_file(&sfile, slen as u64, &spath)?;
             slabs.push(Mapping::map(&sfile, slen, &spath)?);
-            let bpath = dir.join(format!("hbm.{d}"));
-            let bfile = open_file(&bpath, true)?;
+            let bname = format!("hbm.{d}");
+            let bpath = dir.join(&bname);
+            let bfile = open_in(&dirfd, &dir, &bname, true)?;
             if fresh {
                 set_len(&bfile, 0, &bpath)?;
             }
+            // Sparse: backing pages are reserved per allocation (`reserve`).
             if bfile.metadata().map(|m| m.len()).unwrap_or(0) != hbm_size {
                 set_len(&bfile, hbm_size, &bpath)?;
             }
@@ -342,6 +549,7 @@ impl Shared {
         drop(guard);
         let shared = Shared {
             dir,
+            dirfd,
             lock,
             local: parking_lot::Mutex::new(()),
             pidns: pid_namespace(),
@@ -599,6 +807,26 @@ impl Shared {
             )
         };
     }
+}
+
+/// Pids of the live processes registered in a procs file of `len` bytes (read, not mapped:
+/// the file may be short or damaged).
+fn live_pids(f: &File, len: usize) -> Vec<u32> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; len];
+    let n = f.read_at(&mut buf, 0).unwrap_or(0);
+    let me = pid_namespace();
+    let sz = std::mem::size_of::<ProcEntry>();
+    let mut out = Vec::new();
+    for e in buf[..n - n % sz].chunks_exact(sz) {
+        let word = |o: usize| u32::from_ne_bytes([e[o], e[o + 1], e[o + 2], e[o + 3]]);
+        let (pid, ns) = (word(0), word(4));
+        let start = u64::from_ne_bytes(e[8..16].try_into().unwrap_or([0; 8]));
+        if pid != 0 && ((ns != 0 && me != 0 && ns != me) || process_alive(pid, start)) {
+            out.push(pid);
+        }
+    }
+    out
 }
 
 /// Inode of this process's pid namespace (`/proc/self/ns/pid`), 0 if unknown.
