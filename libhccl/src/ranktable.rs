@@ -1,6 +1,7 @@
 //! Rank table files (abi.md §3.2–3.3): versions "1.0" and "1.2" (concise) and the legacy
 //! template without `version`. CANN's checks: every scalar is a JSON string, rank ids are
-//! exactly 0..N-1, the status is "completed"; each error names the field.
+//! exactly 0..N-1, the status is "completed"; each error names the field. Only a regular file
+//! of at most 16 MiB is read ([`npu_emu::config::read_config_file`]).
 
 use crate::errors::{HResult, HcclError, HCCL_E_NOT_SUPPORT, HCCL_E_OPEN_FILE_FAILURE};
 use serde_json::Value;
@@ -54,12 +55,16 @@ fn get_array<'a>(obj: &'a Value, key: &str, path: &str) -> HResult<&'a Vec<Value
 
 /// Read and check the table at `path`.
 pub fn load(path: &str) -> HResult<RankTable> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        HcclError::new(
-            HCCL_E_OPEN_FILE_FAILURE,
-            format!("cannot read rank table file {path:?}: {e}"),
-        )
-    })?;
+    let limit = npu_emu::config::MAX_CONFIG_FILE_BYTES;
+    let bytes =
+        npu_emu::config::read_config_file(std::path::Path::new(path), limit).map_err(|e| {
+            HcclError::new(
+                HCCL_E_OPEN_FILE_FAILURE,
+                format!("cannot read rank table file {path:?}: {e}"),
+            )
+        })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| HcclError::para(format!("rank table file {path:?} is not UTF-8 text: {e}")))?;
     parse(&text).map_err(|e| HcclError::new(e.code, format!("{} (file {path:?})", e.msg)))
 }
 

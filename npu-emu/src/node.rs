@@ -890,6 +890,17 @@ impl Node {
     }
 }
 
+#[cfg(test)]
+impl Node {
+    /// Overwrite the owner word of the slab holding byte `off` of device `d` (tests of
+    /// damaged node files).
+    pub(crate) fn damage_slab_owner(&self, d: u32, off: u64, word: u32) {
+        self.sh
+            .slab(d, off / self.sh.slab_size)
+            .store(word, Ordering::SeqCst);
+    }
+}
+
 impl Drop for Node {
     fn drop(&mut self) {
         if std::process::id() != self.pid {

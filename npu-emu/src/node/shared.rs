@@ -610,8 +610,10 @@ impl Shared {
         process_alive(pid, e.start_time.load(Ordering::SeqCst))
     }
 
-    /// Free the slabs and the slot of every dead process. Call with the lock held.
-    /// Returns how many slots were reclaimed.
+    /// Free the slabs and the slot of every dead process, and every slab whose owner word
+    /// names no registered process (a damaged slab table would otherwise lose that capacity
+    /// for good). Call with the lock held. Returns how many slots and stray slab runs were
+    /// reclaimed.
     pub fn reclaim_dead(&self, _guard: &LockGuard<'_>) -> usize {
         let mut dead = Vec::new();
         for i in 0..MAX_PROCS {
@@ -623,7 +625,35 @@ impl Shared {
             self.release_slot_slabs(i);
             self.clear_slot(i);
         }
-        dead.len()
+        dead.len() + self.release_stray_slabs()
+    }
+
+    /// Free slabs owned by no registered slot (owner out of range, or a free slot: slabs
+    /// are only ever taken by a registered slot under the lock). Call with the lock held.
+    fn release_stray_slabs(&self) -> usize {
+        let stray = |o: u32| {
+            o != 0
+                && (o as usize > MAX_PROCS
+                    || self.proc(o as usize - 1).pid.load(Ordering::SeqCst) == 0)
+        };
+        let mut runs = 0;
+        for d in 0..self.devices {
+            let mut s = 0;
+            while s < self.nslabs {
+                if !stray(self.slab(d, s).load(Ordering::SeqCst)) {
+                    s += 1;
+                    continue;
+                }
+                let first = s;
+                while s < self.nslabs && stray(self.slab(d, s).load(Ordering::SeqCst)) {
+                    self.slab(d, s).store(0, Ordering::SeqCst);
+                    s += 1;
+                }
+                self.punch(d, first * self.slab_size, (s - first) * self.slab_size);
+                runs += 1;
+            }
+        }
+        runs
     }
 
     /// Return every slab owned by slot `i` and punch its pages. Call with the lock held.
@@ -758,13 +788,15 @@ impl Shared {
         }
     }
 
-    /// Owner slot of the slab holding byte `off` of device `d`, if owned.
+    /// Owner slot of the slab holding byte `off` of device `d`, if owned by a valid slot
+    /// number (the word may be damaged: never panics, as the fault handler calls it).
     pub fn slab_owner(&self, d: u32, off: u64) -> Option<usize> {
         if d >= self.devices || off / self.slab_size >= self.nslabs {
             return None;
         }
         match self.slab(d, off / self.slab_size).load(Ordering::SeqCst) {
             0 => None,
+            o if o as usize > MAX_PROCS => None,
             o => Some(o as usize - 1),
         }
     }

@@ -708,3 +708,31 @@ fn opening_a_node_on_a_full_file_system_is_an_error() {
     assert_eq!(e.code, ACL_ERROR_RT_MEMORY_ALLOCATION);
     drop((a, b));
 }
+
+#[test]
+fn damaged_slab_owners_are_reclaimed() {
+    let t = TempDir::new("damaged");
+    let node = Node::open(&config(&t.0, 1, "256M")).unwrap();
+    let slab = node.slab_size();
+    let free_slot = {
+        let _g = node.sh.lock().unwrap();
+        (0..shared::MAX_PROCS)
+            .find(|&i| node.sh.proc(i).pid.load(Ordering::SeqCst) == 0)
+            .unwrap()
+    };
+    node.damage_slab_owner(0, 3 * slab, 0xffff_ffff);
+    node.damage_slab_owner(0, 4 * slab, free_slot as u32 + 1);
+    node.damage_slab_owner(0, 5 * slab, shared::MAX_PROCS as u32 + 1);
+    // Describing an address there (what the fault handler does) never panics.
+    let d = node.describe_addr(device_addr(0, 3 * slab + 8)).unwrap();
+    assert!(d.contains("not allocated"), "{d}");
+    let d = node.describe_addr(device_addr(0, 4 * slab + 8)).unwrap();
+    assert!(d.contains("device 0"), "{d}");
+    // The next scan gives the capacity back: the whole device fits again.
+    assert_eq!(node.mem_info(0).0, 256 << 20);
+    for s in 3..6 {
+        assert_eq!(node.sh.slab(0, s).load(Ordering::SeqCst), 0, "slab {s}");
+    }
+    let all = node.alloc(0, 256 << 20, 1).unwrap();
+    node.free(all.addr).unwrap();
+}
