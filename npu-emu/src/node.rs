@@ -13,7 +13,9 @@
 //! - A process takes slabs (64 MiB on big devices, see [`Node::slab_size`]) of a device's
 //!   HBM from the shared slab table under the node lock; an allocation larger than a slab
 //!   takes a contiguous run of slabs. Inside its slabs it suballocates privately (first fit,
-//!   32-byte aligned). A slab run with no live allocation left goes back to the node.
+//!   32-byte aligned, over all its slabs of the device, so an allocation may span two
+//!   adjacent slabs: see `node/suballoc.rs`). A slab with no live byte left goes back to the
+//!   node.
 //! - Backing pages are reserved with `fallocate` when memory is allocated, so a full
 //!   `/dev/shm` is an allocation error, never a SIGBUS later; freed pages are punched out
 //!   of the file so the RAM goes back to the system.
@@ -36,7 +38,7 @@
 mod shared;
 mod suballoc;
 
-use crate::codes::ACL_ERROR_RT_MEMORY_ALLOCATION;
+use crate::codes::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_MEMORY_ALLOCATION};
 use crate::config::{Config, LogLevel};
 use crate::error::{Error, Result};
 use crate::log::Logger;
@@ -51,7 +53,7 @@ use shared::{Mapping, Shared};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use suballoc::{Region, ALIGN};
+use suballoc::{Pool, ALIGN};
 
 /// How many freed allocations a process remembers, to tell "freed memory" from "never
 /// allocated" in messages.
@@ -87,8 +89,8 @@ struct Handle {
 /// This process's private bookkeeping.
 #[derive(Default)]
 struct Inner {
-    /// Slab runs this process holds, by (device, physical start).
-    regions: BTreeMap<(u32, u64), Region>,
+    /// The slabs this process holds and the free space in them, per device.
+    pools: BTreeMap<u32, Pool>,
     /// Live allocations by canonical start address.
     allocs: BTreeMap<u64, AllocInfo>,
     /// Recently freed allocations, newest last.
@@ -280,45 +282,41 @@ impl Node {
     /// pages reserved. Returns the physical offset.
     fn take(&self, inner: &mut Inner, device: u32, size: u64, align: u64) -> Result<u64> {
         let slab = self.sh.slab_size;
-        let mut found = None;
-        if size <= slab {
-            for r in inner
-                .regions
-                .range_mut((device, 0)..(device + 1, 0))
-                .map(|(_, r)| r)
-            {
-                if let Some(off) = r.alloc(size, align) {
-                    found = Some(off);
-                    break;
-                }
-            }
-        }
-        let off = match found {
+        let pool = inner.pools.entry(device).or_insert_with(|| Pool::new(slab));
+        let off = match pool.alloc(size, align) {
             Some(off) => off,
             None => {
+                // Grow next to free space we hold if the slabs there are free, else take a
+                // fresh run big enough on its own.
+                let near = pool.growth(size, align, self.sh.nslabs);
                 let n = size.div_ceil(slab).max(1);
-                let first = match self.sh.take_slabs(device, n, self.slot)? {
-                    Some(f) => f,
-                    None => {
-                        let (free, total) = self.mem_info(device);
-                        return Err(Error::new(
-                            ACL_ERROR_RT_MEMORY_ALLOCATION,
-                            format!(
-                                "out of memory on device {device}: cannot allocate {size} \
-                                 bytes; {} of {total} bytes are in use by the processes of \
-                                 node {} and no run of {n} free {slab}-byte slabs is left",
-                                total - free,
-                                self.sh.dir.display()
-                            ),
-                        ));
-                    }
+                let Some((first, k)) = self.sh.take_slabs_near(device, &near, n, self.slot)? else {
+                    let (free, total) = self.mem_info(device);
+                    return Err(Error::new(
+                        ACL_ERROR_RT_MEMORY_ALLOCATION,
+                        format!(
+                            "out of memory on device {device}: cannot allocate {size} bytes; {} \
+                             of {total} bytes are in use by the processes of node {} and no run \
+                             of {n} free {slab}-byte slabs is left",
+                            total - free,
+                            self.sh.dir.display()
+                        ),
+                    ));
                 };
-                let mut r = Region::new(device, first, n, slab);
-                let off = r
-                    .alloc(size, align)
-                    .expect("a fresh region fits its allocation");
-                inner.regions.insert((device, r.start), r);
-                off
+                let pool = inner.pools.get_mut(&device).expect("pool present");
+                pool.add(first, k);
+                match pool.alloc(size, align) {
+                    Some(off) => off,
+                    None => {
+                        return Err(Error::new(
+                            ACL_ERROR_RT_INTERNAL_ERROR,
+                            format!(
+                                "device {device}: {k} slabs from slab {first} were taken for an \
+                                 allocation of {size} bytes, but it does not fit in them"
+                            ),
+                        ))
+                    }
+                }
             }
         };
         if let Err(e) = self.sh.reserve(device, off, size) {
@@ -336,20 +334,20 @@ impl Node {
         Ok(off)
     }
 
-    /// Return `[off, off+size)` of `device` to its region; punch the pages now wholly free;
-    /// give the slab run back to the node when nothing in it is live.
+    /// Return `[off, off+size)` of `device` to its pool; punch the pages now wholly free;
+    /// give every slab that holds nothing live any more back to the node.
     fn give(&self, inner: &mut Inner, device: u32, off: u64, size: u64) {
-        let key = match inner.regions.range(..=(device, off)).next_back() {
-            Some((&k, r)) if r.device == device && r.contains(off) => k,
-            _ => return,
+        let Some(pool) = inner.pools.get_mut(&device) else {
+            return;
         };
-        let r = inner.regions.get_mut(&key).expect("region present");
-        let (fstart, flen) = r.free(off, size);
-        if r.live == 0 {
-            let r = inner.regions.remove(&key).expect("region present");
-            self.sh.release_slabs(device, r.first_slab, r.nslabs);
-        } else {
-            self.sh.punch(device, fstart, flen);
+        let (fstart, flen) = pool.free(off, size);
+        // Punch while every page of the block is still ours, then let the slabs go.
+        self.sh.punch(device, fstart, flen);
+        for (first, n) in pool.release_free(fstart, flen) {
+            self.sh.release_slabs(device, first, n);
+        }
+        if pool.is_empty() {
+            inner.pools.remove(&device);
         }
     }
 

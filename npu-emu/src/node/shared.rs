@@ -746,16 +746,32 @@ impl Shared {
             .collect())
     }
 
-    /// Find `n` contiguous free slabs on device `d`, mark them owned by `slot`, and return the
-    /// first one. Dead processes are reclaimed when no run is free.
-    pub fn take_slabs(&self, d: u32, n: u64, slot: usize) -> Result<Option<u64>> {
+    /// Take the first of the runs `near` (first slab, count) whose slabs are all free, else
+    /// a fresh run of `n` slabs anywhere, for `slot`. Returns the run taken. Dead
+    /// processes are reclaimed when nothing is free.
+    pub fn take_slabs_near(
+        &self,
+        d: u32,
+        near: &[(u64, u64)],
+        n: u64,
+        slot: usize,
+    ) -> Result<Option<(u64, u64)>> {
         let g = self.lock()?;
         for attempt in 0..2 {
-            if let Some(first) = self.find_free_run(d, n) {
-                for s in first..first + n {
+            let free = |&(f, k): &(u64, u64)| {
+                f + k <= self.nslabs
+                    && (f..f + k).all(|s| self.slab(d, s).load(Ordering::SeqCst) == 0)
+            };
+            let run = near
+                .iter()
+                .copied()
+                .find(free)
+                .or_else(|| self.find_free_run(d, n).map(|f| (f, n)));
+            if let Some((first, k)) = run {
+                for s in first..first + k {
                     self.slab(d, s).store(slot as u32 + 1, Ordering::SeqCst);
                 }
-                return Ok(Some(first));
+                return Ok(Some((first, k)));
             }
             if attempt == 0 && self.reclaim_dead(&g) == 0 {
                 break;

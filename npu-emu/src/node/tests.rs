@@ -179,7 +179,7 @@ fn large_allocations_and_reuse() {
         let a = node.alloc(0, 32 * (1 + i % 50), 1).unwrap();
         node.free(a.addr).unwrap();
     }
-    assert!(node.inner.lock().regions.is_empty());
+    assert!(node.inner.lock().pools.values().all(|p| p.is_empty()));
 }
 
 #[test]
@@ -454,7 +454,7 @@ fn threads_share_one_node() {
         }
     });
     assert_eq!(node.mem_info(0).0, 512 << 20);
-    assert!(node.inner.lock().regions.is_empty());
+    assert!(node.inner.lock().pools.values().all(|p| p.is_empty()));
 }
 
 /// Child side of [`processes_share_a_device`].
@@ -520,7 +520,10 @@ fn foreign_pid_namespace_is_never_reclaimed() {
         e.pid.store(0x3fff_fff0, Ordering::SeqCst);
         slot
     };
-    assert_eq!(node.sh.take_slabs(0, 1, slot).unwrap(), Some(0));
+    assert_eq!(
+        node.sh.take_slabs_near(0, &[], 1, slot).unwrap(),
+        Some((0, 1))
+    );
     assert_eq!(node.mem_info(0).0, (256 << 20) - 4096, "still counted");
     assert_eq!(node.sh.slab(0, 0).load(Ordering::SeqCst), slot as u32 + 1);
     // The same slot in our namespace is dead and reclaimed.
@@ -733,6 +736,36 @@ fn damaged_slab_owners_are_reclaimed() {
     for s in 3..6 {
         assert_eq!(node.sh.slab(0, s).load(Ordering::SeqCst), 0, "slab {s}");
     }
+    let all = node.alloc(0, 256 << 20, 1).unwrap();
+    node.free(all.addr).unwrap();
+}
+
+#[test]
+fn padded_slab_sized_allocations_use_the_whole_device() {
+    // CANN pads every aclrtMalloc by 32 bytes: a slab-sized request needs a slab + 32.
+    let t = TempDir::new("usable");
+    let node = Node::open(&config(&t.0, 1, "256M")).unwrap();
+    let slab = node.slab_size();
+    let size = slab + 32;
+    let mut got = Vec::new();
+    while let Ok(a) = node.alloc(0, size, slab) {
+        got.push(a);
+    }
+    let ideal = (256u64 << 20) / size;
+    assert_eq!(
+        got.len() as u64,
+        ideal,
+        "slab {slab}: {} of {ideal} fit",
+        got.len()
+    );
+    let (free, total) = node.mem_info(0);
+    assert_eq!(free, total - ideal * size);
+    // Freed in any order, everything goes back: the whole device fits in one piece.
+    for a in got.iter().step_by(2).chain(got.iter().skip(1).step_by(2)) {
+        node.free(a.addr).unwrap();
+    }
+    assert!(node.inner.lock().pools.values().all(|p| p.is_empty()));
+    assert_eq!(blocks(&t.0.join("hbm.0")), 0);
     let all = node.alloc(0, 256 << 20, 1).unwrap();
     node.free(all.addr).unwrap();
 }
