@@ -23,6 +23,71 @@ pub struct RankTable {
     pub canonical: String,
 }
 
+/// What tells one job from another started with the same rank table (whose ranks must
+/// never meet): where it came from and its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobIdentity {
+    pub source: &'static str,
+    pub value: String,
+}
+
+impl JobIdentity {
+    /// "JOB_ID=7", "login session 1234", … for messages.
+    pub fn describe(&self) -> String {
+        if self.source == "session" {
+            format!("its login session ({})", self.value)
+        } else {
+            format!("{}={}", self.source, self.value)
+        }
+    }
+}
+
+/// Variables launchers set to the same value in every rank of a job and to different values
+/// in different jobs, in order of preference: CANN's `JOB_ID`, our launcher's, Open MPI's
+/// (PMIx namespace, then its own job id), Slurm's job and step, torchrun's run id.
+const JOB_VARS: &[&str] = &[
+    "JOB_ID",
+    "NPU_EMU_JOB_ID",
+    "PMIX_NAMESPACE",
+    "OMPI_MCA_ess_base_jobid",
+    "SLURM_JOB_ID",
+    "TORCHELASTIC_RUN_ID",
+];
+
+/// This process's job, for communicators made from a rank table ([`JOB_VARS`] through
+/// `get`). With none of them set, the login session (session id and its leader's start
+/// time): ranks started by hand from one shell or script meet, a second job started from
+/// another terminal does not.
+pub fn job_identity_from(get: impl Fn(&str) -> Option<String>) -> JobIdentity {
+    for &v in JOB_VARS {
+        let Some(val) = get(v).filter(|s| !s.is_empty() && s != "none") else {
+            continue;
+        };
+        let value = if v == "SLURM_JOB_ID" {
+            format!("{val}.{}", get("SLURM_STEP_ID").unwrap_or_default())
+        } else {
+            val
+        };
+        return JobIdentity { source: v, value };
+    }
+    // SAFETY: plain syscall.
+    let sid = unsafe { libc::getsid(0) };
+    let start = if sid > 0 {
+        crate::shm::start_time(sid as u32).unwrap_or(0)
+    } else {
+        0
+    };
+    JobIdentity {
+        source: "session",
+        value: format!("session {sid} started at tick {start}"),
+    }
+}
+
+/// [`job_identity_from`] the process environment.
+pub fn job_identity() -> JobIdentity {
+    job_identity_from(|k| std::env::var(k).ok())
+}
+
 fn bad(msg: String) -> HcclError {
     HcclError::para(format!("rank table: {msg}"))
 }
@@ -164,6 +229,27 @@ mod tests {
     use super::*;
     const T: &str = r#"{"status":"completed","version":"1.0","server_count":"1","server_list":[
         {"server_id":"127.0.0.1","device":[{"device_id":"3","rank_id":"1"},{"device_id":"2","rank_id":"0"}]}]}"#;
+    #[test]
+    fn job_identity_prefers_explicit_ids() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let j = job_identity_from(env(&[("PMIX_NAMESPACE", "77"), ("JOB_ID", "9")]));
+        assert_eq!((j.source, j.value.as_str()), ("JOB_ID", "9"));
+        let j = job_identity_from(env(&[("PMIX_NAMESPACE", "77")]));
+        assert_eq!(j.describe(), "PMIX_NAMESPACE=77");
+        let j = job_identity_from(env(&[("SLURM_JOB_ID", "5"), ("SLURM_STEP_ID", "2")]));
+        assert_eq!(j.value, "5.2");
+        let j = job_identity_from(env(&[("TORCHELASTIC_RUN_ID", "none")]));
+        assert_eq!(j.source, "session");
+        assert_eq!(j, job_identity_from(env(&[])), "same session, same job");
+    }
+
     #[test]
     fn parses_and_checks() {
         let t = parse(T).unwrap();

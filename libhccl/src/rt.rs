@@ -2,7 +2,7 @@
 //! (DESIGN §1). It is found in the already-loaded `libascendcl.so`, else in the file next to
 //! this library, else by the plain name through the loader's search path, and cached.
 
-use crate::errors::{HResult, HcclError, HCCL_E_PARA, HCCL_E_RUNTIME};
+use crate::errors::{HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_PARA, HCCL_E_RUNTIME};
 use npu_emu::rtapi::{RtApi, RtPhys, RtTask};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::OnceLock;
@@ -116,6 +116,35 @@ impl Rt {
             ));
         }
         Ok(out)
+    }
+
+    /// Like [`Rt::translate`], with the serial of the allocation holding the range.
+    pub fn translate_serial(&self, addr: u64, len: u64, what: &str) -> HResult<(RtPhys, u64)> {
+        let mut out = RtPhys::default();
+        let mut serial = 0u64;
+        let r = unsafe { (self.api.translate_serial)(addr, len, &mut out, &mut serial) };
+        if r != 0 {
+            let m = self.take_msg();
+            return Err(HcclError::new(
+                HCCL_E_PARA,
+                format!(
+                    "{what}={addr:#x} ({len} bytes) is not inside one live device allocation of this process{}{m}",
+                    if m.is_empty() { "" } else { ": " }
+                ),
+            ));
+        }
+        Ok((out, serial))
+    }
+
+    /// Host pointer to a range a peer (process `pid`) published: checked to lie in device
+    /// memory that process holds.
+    pub fn peer_host(&self, pid: u32, phys: RtPhys, len: u64) -> HResult<*mut u8> {
+        let p = unsafe { (self.api.peer_to_host)(pid, phys, len) };
+        if p.is_null() {
+            let m = self.take_msg();
+            return Err(HcclError::new(HCCL_E_INTERNAL, m));
+        }
+        Ok(p)
     }
 
     /// Host pointer to a physical range (any process's device memory).

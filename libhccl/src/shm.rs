@@ -89,6 +89,8 @@ pub struct Bufs {
     pub send: Buf,
     pub recv: Buf,
     pub count: AtomicU64,
+    /// [`tag`] of the buffers, count, per-peer arrays, sequence number and publisher.
+    pub tag: AtomicU64,
 }
 
 #[repr(C, align(64))]
@@ -116,6 +118,8 @@ pub struct Mbox {
     pub status: AtomicU32,
     pub sdtype: AtomicU32,
     pub scount: AtomicU64,
+    /// [`tag`] of the receive buffer the receiver posted.
+    pub tag: AtomicU64,
 }
 
 const HEADER_SIZE: usize = 256;
@@ -330,6 +334,46 @@ impl Slot {
     }
 }
 
+/// SHA-256 of `parts`, each prefixed with its length (so no two lists collide).
+pub fn digest(parts: &[&[u8]]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    h.finalize().into()
+}
+
+/// File name of the control block of communicator `id` in the node directory. A one-way
+/// function of the id: the id is the secret a root info carries, and a directory listing
+/// must not give it away (whoever knows it can make a root info and join).
+pub fn block_name(id: &[u8; 16]) -> String {
+    let d = digest(&[b"npu-emu hccl control block", id]);
+    let hex: String = d[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("hccl-{hex}")
+}
+
+/// The key a communicator's ranks tag what they publish with (see [`tag`]). Derived from
+/// the id, which only the ranks know; never stored in the control block.
+pub fn tag_key(id: &[u8; 16]) -> [u8; 32] {
+    digest(&[b"npu-emu hccl publication key", id])
+}
+
+/// Tag of a published record (`words`): peers recompute it before they trust an offset in
+/// the control block, so a damaged or forged record is an error, not a write into somebody
+/// else's memory. Never 0 (0 means "nothing published").
+pub fn tag(key: &[u8; 32], words: &[u64]) -> u64 {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(key);
+    for w in words {
+        h.update(w.to_le_bytes());
+    }
+    let d: [u8; 32] = h.finalize().into();
+    u64::from_le_bytes(d[..8].try_into().unwrap_or([0; 8])).max(1)
+}
+
 /// The rank count in the header of the control block at `path`, if it has one.
 pub fn peek_nranks(path: &Path) -> Option<u32> {
     use std::io::Read;
@@ -382,6 +426,7 @@ mod tests {
     fn layout() {
         assert_eq!(std::mem::size_of::<Slot>(), 16 * 64);
         assert_eq!(std::mem::size_of::<Mbox>(), 64);
+        assert_eq!(std::mem::size_of::<Bufs>(), 64);
         assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
         let me = std::process::id();
         let st = start_time(me).unwrap();

@@ -48,7 +48,7 @@ use crate::memory::{
 };
 use crate::rtapi::RtPhys;
 use parking_lot::Mutex;
-pub use shared::{check_file, open_dir, reserve_file};
+pub use shared::{check_file, open_dir, process_state, process_stopped, reserve_file};
 use shared::{Mapping, Shared};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
@@ -72,6 +72,8 @@ pub struct ProcessUsage {
 /// A mapped VMM range: `[va, va+size)` shows `[offset, offset+size)` of a physical handle.
 #[derive(Clone, Copy, Debug)]
 struct VaMap {
+    /// Which mapping this is (as [`AllocInfo::serial`]).
+    serial: u64,
     size: u64,
     handle: u64,
     offset: u64,
@@ -102,6 +104,8 @@ struct Inner {
     vas: BTreeMap<u64, u64>,
     /// Mapped VA ranges: start → mapping.
     maps: BTreeMap<u64, VaMap>,
+    /// Serial of the last allocation or mapping ([`AllocInfo::serial`]).
+    next_serial: u64,
 }
 
 /// This process's view of the node: mappings, its own allocations, its process-table slot.
@@ -373,11 +377,13 @@ impl Node {
         let asize = size.next_multiple_of(ALIGN);
         let mut inner = self.inner.lock();
         let off = self.take(&mut inner, device, asize, ALIGN)?;
+        inner.next_serial += 1;
         let info = AllocInfo {
             addr: device_addr(device, off),
             size,
             requested,
             device,
+            serial: inner.next_serial,
         };
         inner.allocs.insert(info.addr, info);
         self.bytes_add(device, size);
@@ -516,19 +522,21 @@ impl Node {
         (addr < a.addr + a.size).then_some(*a)
     }
 
-    /// Resolve `[addr, addr+len)` to a physical location, or explain why not.
-    fn resolve(&self, addr: u64, len: u64, what: &str) -> Result<RtPhys> {
+    /// Resolve `[addr, addr+len)` to a physical location and the serial of the allocation
+    /// or mapping holding it, or explain why not.
+    fn resolve(&self, addr: u64, len: u64, what: &str) -> Result<(RtPhys, u64)> {
         let inner = self.inner.lock();
         let end = addr.checked_add(len);
         if let Some((_, a)) = inner.allocs.range(..=addr).next_back() {
             let aend = a.addr + a.size;
             if addr <= aend {
                 if end.is_some_and(|e| e <= aend) {
-                    return Ok(RtPhys {
+                    let p = RtPhys {
                         device: a.device,
                         _pad: 0,
                         offset: addr - device_addr(a.device, 0),
-                    });
+                    };
+                    return Ok((p, a.serial));
                 }
                 return Err(Error::invalid(format!(
                     "{what} range 0x{addr:x}..+{len} runs past the end of allocation 0x{:x} \
@@ -546,11 +554,12 @@ impl Node {
             let mend = va + m.size;
             if addr <= mend {
                 if end.is_some_and(|e| e <= mend) {
-                    return Ok(RtPhys {
+                    let p = RtPhys {
                         device: m.phys.device,
                         _pad: 0,
                         offset: m.phys.offset + (addr - va),
-                    });
+                    };
+                    return Ok((p, m.serial));
                 }
                 return Err(Error::invalid(format!(
                     "{what} range 0x{addr:x}..+{len} runs past the end of the mapped virtual \
@@ -574,13 +583,48 @@ impl Node {
     /// argument in the message ("dst", "src", "devPtr"). Out of bounds, freed or unknown
     /// memory is `ACL_ERROR_INVALID_PARAM` with the address, the allocation and its size.
     pub fn check(&self, addr: u64, len: u64, what: &str) -> Result<*mut u8> {
-        let p = self.resolve(addr, len, what)?;
+        let (p, _) = self.resolve(addr, len, what)?;
         Ok(self.alias_ptr(p.device, p.offset))
     }
 
     /// Like [`Node::check`], giving the physical location instead.
     pub fn phys(&self, addr: u64, len: u64, what: &str) -> Result<RtPhys> {
+        Ok(self.resolve(addr, len, what)?.0)
+    }
+
+    /// Like [`Node::phys`], with the serial of the allocation (or VMM mapping) holding the
+    /// range: an operation queued with a buffer checks at run time that the same serial
+    /// still holds it (not freed, not freed and allocated again at the same address).
+    pub fn phys_serial(&self, addr: u64, len: u64, what: &str) -> Result<(RtPhys, u64)> {
         self.resolve(addr, len, what)
+    }
+
+    /// Whether `[phys.offset, +len)` of `phys.device` lies wholly in slabs held by process
+    /// `pid` on this node: what a peer's published buffer is checked against before this
+    /// process reads or writes it. A forged or damaged offset pointing into another
+    /// process's memory (or nobody's) fails this.
+    pub fn held_by(&self, pid: u32, phys: RtPhys, len: u64) -> bool {
+        if len == 0 {
+            return true;
+        }
+        let slab = self.sh.slab_size;
+        let Some(end) = phys.offset.checked_add(len) else {
+            return false;
+        };
+        if phys.device >= self.sh.devices || end > self.sh.nslabs * slab {
+            return false;
+        }
+        let mut last = None;
+        (phys.offset / slab..=(end - 1) / slab).all(|s| {
+            let Some(o) = self.sh.slab_owner(phys.device, s * slab) else {
+                return false;
+            };
+            if last == Some(o) {
+                return true;
+            }
+            last = Some(o);
+            self.sh.proc(o).pid.load(Ordering::SeqCst) == pid
+        })
     }
 
     /// Alias pointer for a physical range (any process's memory; HCCL peers). `None` if
@@ -858,9 +902,12 @@ impl Node {
             _pad: 0,
             offset: h.info.phys.offset + offset,
         };
+        inner.next_serial += 1;
+        let serial = inner.next_serial;
         inner.maps.insert(
             va,
             VaMap {
+                serial,
                 size,
                 handle,
                 offset,

@@ -13,7 +13,9 @@ use std::ffi::{c_char, c_void, CStr};
 ///
 /// - 1: the first table.
 /// - 2: `set_error_module` (a library's errors logged under its own CANN module).
-pub const RT_API_VERSION: u32 = 2;
+/// - 3: `translate_serial` and `peer_to_host` (queued HCCL operations recheck their buffers
+///   when they run; peers' published buffers are checked against the peer's memory).
+pub const RT_API_VERSION: u32 = 3;
 
 /// Name of the exported accessor in `libascendcl.so`.
 pub const RT_API_SYMBOL: &[u8] = b"npuemu_runtime_api\0";
@@ -78,6 +80,15 @@ pub struct RtApi {
     /// `aclGetRecentErrMsg` whatever the level. Since version 2.
     pub set_error_module:
         unsafe extern "C" fn(module: *const u8, module_len: usize, msg: *const u8, len: usize),
+    /// Like `translate`, also giving the serial of the allocation (or VMM mapping) holding
+    /// the range (`npu_emu::node::Node::phys_serial`): the same address later held by
+    /// another serial was freed (and maybe allocated again) in between. Since version 3.
+    pub translate_serial:
+        unsafe extern "C" fn(addr: u64, len: u64, out: *mut RtPhys, serial: *mut u64) -> i32,
+    /// Like `phys_to_host`, for a peer's buffer: NULL (with a message) unless the whole
+    /// range lies in device memory held by process `pid` of this node
+    /// (`npu_emu::node::Node::held_by`). Since version 3.
+    pub peer_to_host: unsafe extern "C" fn(pid: u32, phys: RtPhys, len: u64) -> *mut u8,
 }
 
 /// The runtime of this process as a library without one of its own sees it (libhccl,

@@ -898,6 +898,24 @@ pub fn process_start_time(pid: u32) -> Option<u64> {
     f.nth(22 - 4)?.parse().ok()
 }
 
+/// Scheduler state of `pid` (field 3 of `/proc/<pid>/stat`: `R` running, `S` sleeping,
+/// `D` in the kernel, `T` stopped by a signal, `t` stopped by a debugger, `Z` zombie …), if
+/// the process is visible.
+pub fn process_state(pid: u32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.get(s.rfind(')')? + 1..)?
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
+}
+
+/// Whether `pid` is stopped (SIGSTOP, Ctrl-Z, or a debugger): alive, but it makes no
+/// progress until continued.
+pub fn process_stopped(pid: u32) -> bool {
+    matches!(process_state(pid), Some('T') | Some('t'))
+}
+
 /// Whether `pid` runs and started at `start` (guards against pid reuse).
 pub fn process_alive(pid: u32, start: u64) -> bool {
     match process_start_time(pid) {
