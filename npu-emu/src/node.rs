@@ -35,6 +35,7 @@
 //! A process that forks keeps the parent's `Node` in the child: the child may read memory
 //! through it but must not allocate or free (it has no slot of its own), which is an error.
 
+pub mod reaper;
 mod shared;
 mod suballoc;
 
@@ -48,7 +49,9 @@ use crate::memory::{
 };
 use crate::rtapi::RtPhys;
 use parking_lot::Mutex;
-pub use shared::{check_file, open_dir, process_state, process_stopped, reserve_file};
+pub use shared::{
+    check_file, open_dir, process_start_time, process_state, process_stopped, reserve_file,
+};
 use shared::{Mapping, Shared};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
@@ -219,6 +222,14 @@ impl Node {
                 ..Default::default()
             }),
         })
+    }
+
+    /// Start the node's reaper unless one runs ([`reaper`]): dead processes' memory goes
+    /// back as soon as they die, not when the next process opens the node.
+    pub fn start_reaper(&self, cfg: &Config) {
+        let maps: Vec<(usize, usize)> =
+            self.alias.iter().map(|m| (m.ptr as usize, m.len)).collect();
+        reaper::ensure(cfg, &maps);
     }
 
     /// Devices on the node (from the node header, which the first process wrote).

@@ -114,8 +114,6 @@ pub fn os_err(what: &str) -> Error {
 /// The node's shared files, mapped.
 pub struct Shared {
     pub dir: PathBuf,
-    /// The node directory, opened and checked ([`open_dir`]).
-    pub dirfd: OwnedFd,
     lock: File,
     /// flock excludes other processes only (threads share the open file description, and
     /// one thread's unlock would release it for all), so threads also take this mutex.
@@ -549,7 +547,6 @@ impl Shared {
         drop(guard);
         let shared = Shared {
             dir,
-            dirfd,
             lock,
             local: parking_lot::Mutex::new(()),
             pidns: pid_namespace(),

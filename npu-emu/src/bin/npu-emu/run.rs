@@ -332,6 +332,8 @@ fn launch(argv: &[String]) -> CliResult<u8> {
         .collect();
 
     let id = job_id();
+    // The node directory must be ours and private before a rank table goes in it.
+    npu_emu::node::open_dir(&cfg.node_dir).map_err(|e| crate::args::failure(e.msg))?;
     let dir = JobDir(cfg.node_dir.join("jobs").join(&id));
     std::fs::create_dir_all(&dir.0).map_err(|e| {
         crate::args::failure(format!(
@@ -339,6 +341,21 @@ fn launch(argv: &[String]) -> CliResult<u8> {
             dir.0.display()
         ))
     })?;
+    // Who runs the job: the node's reaper removes the directory once this process is gone,
+    // even when it is killed (then its ranks get SIGTERM: PR_SET_PDEATHSIG below).
+    let me = std::process::id();
+    let start = npu_emu::node::process_start_time(me).unwrap_or(0);
+    std::fs::write(
+        dir.0.join(npu_emu::node::reaper::LAUNCHER_FILE),
+        format!("{me} {start}\n"),
+    )
+    .map_err(|e| {
+        crate::args::failure(format!(
+            "cannot write to the job directory {}: {e}",
+            dir.0.display()
+        ))
+    })?;
+    npu_emu::node::reaper::ensure(&cfg, &[]);
     let table = dir.0.join("rank_table.json");
     std::fs::write(&table, rank_table(&physical)).map_err(|e| {
         crate::args::failure(format!(
