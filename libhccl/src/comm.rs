@@ -654,6 +654,10 @@ impl CommInner {
                 id.pid.load(Ordering::Relaxed),
                 id.start_time.load(Ordering::Relaxed),
             ) {
+                // A rank that failed and then exited: its failure is the news.
+                if id.failed_seq.load(Ordering::Acquire) != 0 {
+                    return Err(PeerWait::Failed(p));
+                }
                 return Err(PeerWait::Dead(p));
             }
             if id.state.load(Ordering::Acquire) == STATE_DESTROYED {

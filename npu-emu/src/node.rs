@@ -540,7 +540,9 @@ impl Node {
         let end = addr.checked_add(len);
         if let Some((_, a)) = inner.allocs.range(..=addr).next_back() {
             let aend = a.addr + a.size;
-            if addr <= aend {
+            // (An empty range may sit at the very end; a range starting there does not
+            // belong to this allocation.)
+            if addr < aend || (addr == aend && len == 0) {
                 if end.is_some_and(|e| e <= aend) {
                     let p = RtPhys {
                         device: a.device,
@@ -563,7 +565,7 @@ impl Node {
         }
         if let Some((&va, m)) = inner.maps.range(..=addr).next_back() {
             let mend = va + m.size;
-            if addr <= mend {
+            if addr < mend || (addr == mend && len == 0) {
                 if end.is_some_and(|e| e <= mend) {
                     let p = RtPhys {
                         device: m.phys.device,

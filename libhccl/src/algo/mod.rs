@@ -73,7 +73,11 @@ fn recheck(c: &CommInner, op: &Op) -> HResult<()> {
                 ))
             }
             Err(e) => {
-                let why = e.msg.split(": ").skip(1).collect::<Vec<_>>().join(": ");
+                // The runtime's description of the address ("it is in freed memory …").
+                let why = e
+                    .msg
+                    .split_once("is not usable device memory: ")
+                    .map_or(e.msg.as_str(), |(_, w)| w);
                 return Err(gone(format!("was freed ({why})")));
             }
         }

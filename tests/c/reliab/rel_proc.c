@@ -3,6 +3,8 @@
  *   rel_proc hold MB        the same, then print "ready" and wait to be killed
  *   rel_proc usable MB      aclrtMalloc MB MiB until it fails; print how much fitted
  *   rel_proc config PATH    aclInit(PATH); print the code and the message
+ *   rel_proc victim DEV MB  allocate MB MiB on device DEV filled with 0x5a, print
+ *                           "victim at ADDR", wait for a line on stdin, then check the memory
  *   rel_proc steps          a job's life step by step (init, device, malloc, copies, memset,
  *                           free, finalize); before step $FILL_AT the file system holding the
  *                           node is filled up to the last byte through $FILL_FILE. Every step
@@ -65,6 +67,9 @@ static void fill(const char *path) {
     fflush(stdout);
 }
 
+/* A step whose prerequisite failed is skipped. */
+#define SKIP (-1)
+
 static aclError bigmalloc(void) {
     void *q = NULL;
     aclError e = aclrtMalloc(&q, 64 << 20, ACL_MEM_MALLOC_HUGE_FIRST);
@@ -84,7 +89,10 @@ static int steps(void) {
     do {                                                                         \
         if (at && file && strcmp(at, name) == 0) fill(file);                     \
         r = (call);                                                              \
-        printf("step %s -> %d %s\n", name, (int)r, r ? msg() : "");              \
+        if (r == SKIP)                                                           \
+            printf("step %s -> skipped\n", name);                                \
+        else                                                                     \
+            printf("step %s -> %d %s\n", name, (int)r, r ? msg() : "");          \
         fflush(stdout);                                                          \
     } while (0)
     STEP("init", aclInit(NULL));
@@ -93,14 +101,14 @@ static int steps(void) {
     STEP("malloc", aclrtMalloc(&dev, 1 << 20, ACL_MEM_MALLOC_HUGE_FIRST));
     STEP("mallochost", aclrtMallocHost(&host, 1 << 20));
     STEP("memcpy", dev ? aclrtMemcpy(dev, 1 << 20, buf, 1 << 20, ACL_MEMCPY_HOST_TO_DEVICE)
-                       : ACL_ERROR_INVALID_PARAM);
+                       : SKIP);
     STEP("memset", dev ? aclrtMemsetAsync(dev, 1 << 20, 1, 1 << 20, stream)
-                       : ACL_ERROR_INVALID_PARAM);
-    STEP("sync", stream ? aclrtSynchronizeStream(stream) : ACL_ERROR_INVALID_PARAM);
+                       : SKIP);
+    STEP("sync", stream ? aclrtSynchronizeStream(stream) : SKIP);
     STEP("bigmalloc", bigmalloc());
-    STEP("free", dev ? aclrtFree(dev) : ACL_ERROR_INVALID_PARAM);
-    STEP("freehost", host ? aclrtFreeHost(host) : ACL_ERROR_INVALID_PARAM);
-    STEP("destroystream", stream ? aclrtDestroyStream(stream) : ACL_ERROR_INVALID_PARAM);
+    STEP("free", dev ? aclrtFree(dev) : SKIP);
+    STEP("freehost", host ? aclrtFreeHost(host) : SKIP);
+    STEP("destroystream", stream ? aclrtDestroyStream(stream) : SKIP);
     STEP("reset", aclrtResetDevice(0));
     STEP("finalize", aclFinalize());
     printf("steps done\n");
@@ -140,5 +148,23 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(mode, "steps")) return steps();
+    if (!strcmp(mode, "victim")) {
+        int dev = atoi(argv[2]);
+        size_t bytes = strtoul(argv[3], NULL, 10) << 20;
+        if (aclInit(NULL) != ACL_SUCCESS || aclrtSetDevice(dev) != ACL_SUCCESS) return 2;
+        void *p = NULL;
+        if (aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return 2;
+        if (aclrtMemset(p, bytes, 0x5a, bytes) != ACL_SUCCESS) return 2;
+        printf("victim at %p\n", p);
+        fflush(stdout);
+        char line[16];
+        if (!fgets(line, sizeof line, stdin)) { /* EOF: check anyway */ }
+        unsigned char *h = malloc(bytes);
+        if (aclrtMemcpy(h, bytes, p, bytes, ACL_MEMCPY_DEVICE_TO_HOST) != ACL_SUCCESS) return 2;
+        size_t bad = 0;
+        for (size_t i = 0; i < bytes; i++) bad += h[i] != 0x5a;
+        printf(bad ? "victim CORRUPTED: %zu bytes changed\n" : "victim intact\n", bad);
+        return 0;
+    }
     return 2;
 }
