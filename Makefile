@@ -6,6 +6,8 @@
 #                 rank, then HcclAllReduce on the same stream)
 #   make test     ... then run the whole test suite
 #   make perf     build the HCCL performance tool (tests/perf/hccl-perf, hccl-perf-mpi)
+#   make fuzz     a long run of the C-ABI fuzz target (tests/tests/fuzz.rs): FUZZ_CASES cases
+#                 of FUZZ_CALLS calls, from 1 and 4 threads, starting at seed FUZZ_SEED
 #   make clean    remove build output
 
 CARGO   ?= cargo
@@ -13,7 +15,11 @@ PREFIX  ?= target/npu-emu
 NPU_EMU := target/release/npu-emu
 RANKS   ?= 4
 
-.PHONY: all build install run samples test perf clean
+.PHONY: all build install run samples test perf fuzz clean
+
+FUZZ_CASES ?= 200
+FUZZ_CALLS ?= 50000
+FUZZ_SEED  ?= 1000
 
 all: install
 
@@ -38,6 +44,10 @@ run: samples
 
 test: install
 	$(CARGO) test --release --workspace --no-fail-fast
+
+fuzz: build
+	NPU_EMU_FUZZ_CASES=$(FUZZ_CASES) NPU_EMU_FUZZ_CALLS=$(FUZZ_CALLS) NPU_EMU_FUZZ_SEED=$(FUZZ_SEED) \
+		$(CARGO) test --release -p npu-emu-tests --test fuzz -- --nocapture
 
 perf: install
 	. $(PREFIX)/set_env.sh && $(MAKE) -C tests/perf
