@@ -423,6 +423,22 @@ pub fn alive(pid: u32, st: u64) -> bool {
 mod tests {
     use super::*;
     #[test]
+    fn names_and_tags_give_nothing_away() {
+        let id = [7u8; 16];
+        let name = block_name(&id);
+        assert_eq!(name.len(), 5 + 32);
+        assert!(!name.contains(&crate::rootinfo::hex(&id)));
+        assert_ne!(block_name(&id), block_name(&[8u8; 16]));
+        let key = tag_key(&id);
+        assert_ne!(&key[..16], &id[..]);
+        let t = tag(&key, &[1, 2, 3]);
+        assert_ne!(t, 0);
+        assert_eq!(t, tag(&key, &[1, 2, 3]));
+        assert_ne!(t, tag(&key, &[1, 2, 4]));
+        assert_ne!(t, tag(&tag_key(&[8u8; 16]), &[1, 2, 3]));
+    }
+
+    #[test]
     fn layout() {
         assert_eq!(std::mem::size_of::<Slot>(), 16 * 64);
         assert_eq!(std::mem::size_of::<Mbox>(), 64);

@@ -8,7 +8,8 @@
 //! - [`log`]: CANN-style log lines `[LEVEL] MODULE(pid,tid): message`.
 //! - [`error`]: [`error::Error`], an ACL error code plus a readable message.
 //! - [`codes`]: ACL error code values (abi.md §1.5) used by the machine.
-//! - [`node`]: the shared-memory node (`/dev/shm/npu-emu-<uid>`): header, process table, slabs.
+//! - [`node`]: the shared-memory node (`/dev/shm/npu-emu-<uid>`): header, process table, slabs;
+//!   the checks that keep it private; its reaper process ([`node::reaper`]).
 //! - [`memory`]: device address layout, device memory allocation and address translation.
 //! - [`fault`]: the SIGSEGV handler that names host accesses to device memory.
 //! - [`aicore`]: the emulated AI cores that run the blocks of an Ascend C kernel launch.

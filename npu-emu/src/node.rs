@@ -27,6 +27,15 @@
 //!   after CANN's rounding, as the caller passes them), so [`Node::mem_info`] and
 //!   [`Node::usage`] add up across processes.
 //!
+//! Who may use it: the directory must belong to the user and be writable by no one else
+//! (created 0700; a directory of another user, or one others may write to, is refused with
+//! `ACL_ERROR_RT_NO_PERMISSION` and a message saying what to do; one of ours that others may
+//! only read is tightened to 0700). Every file is opened without following symbolic links
+//! and must be a regular file of the user that no one else may open
+//! ([`open_dir`], [`check_file`]). Every page of the small shared files is
+//! backed with `fallocate` when the node is opened, so a full `/dev/shm` is an error then,
+//! never a SIGBUS later. A node's [`reaper`] process reclaims dead processes at once.
+//!
 //! The virtual-memory family (`aclrtReserveMemAddress`, `aclrtMallocPhysical`,
 //! `aclrtMapMem` …) is [`Node::reserve_va`], [`Node::alloc_physical`], [`Node::map`] and
 //! their inverses.
