@@ -929,3 +929,14 @@ fn usable_device_memory_for_common_sizes() {
     }
     eprintln!("usable fraction of a 2 GiB device: {}", report.join(", "));
 }
+
+// ----- defects 3 and 4: asynchronous copies -----
+
+#[test]
+fn staged_copies_from_the_device_and_pinned_memory_freed_under_a_queued_copy() {
+    let work = scratch("rel-copies");
+    let r = npu_emu_tests::run(command(&exe("rel_copies.c"), &work));
+    assert_eq!(r.code, Some(0), "{}", r.all());
+    assert!(r.stdout.contains("copies passed"), "{}", r.all());
+    cleanup(&work);
+}
