@@ -140,8 +140,14 @@ fn finish_recv(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
     })?;
     let st = e.status.load(Ordering::Acquire);
     if st != 0 {
+        // The sender only ever writes HCCL_E_PARA here; anything else is a damaged record.
+        let code = if st as i32 == HCCL_E_PARA {
+            HCCL_E_PARA
+        } else {
+            HCCL_E_INTERNAL
+        };
         return Err(HcclError::new(
-            st as i32,
+            code,
             format!(
                 "HcclRecv from rank {} (count={}, dataType={}) does not match its HcclSend (count={}, dataType={})",
                 it.peer,
