@@ -14,7 +14,9 @@
 //!   time) is gone;
 //! - when no process of the node and no launcher is left: removes the HCCL control blocks
 //!   (`hccl-*`: no process can use them, and a new one must register under the node lock
-//!   first) and exits.
+//!   first), gives the pages of the process and slab tables back (all zero then; the next
+//!   process backs them again when it registers), and exits. What stays is the 4 KiB header
+//!   and the empty sparse files.
 //!
 //! It is forked (twice, in a new session, so it is nobody's child or terminal job) from the
 //! calling process without `exec`: the library cannot know where an executable of ours is.
@@ -145,6 +147,7 @@ fn run(cfg: &Config) {
                     // their control blocks (we cannot watch them anyway).
                     if sh.registered() == 0 {
                         remove_control_blocks(&cfg.node_dir);
+                        sh.release_tables(&g);
                     }
                     return;
                 }

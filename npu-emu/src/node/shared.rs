@@ -123,6 +123,9 @@ pub struct Shared {
     header: Mapping,
     procs: Mapping,
     slabs: Vec<Mapping>,
+    /// The files behind `procs` and `slabs` (with their paths), to back their pages again
+    /// ([`Shared::back_tables`]) after a reaper gave them back ([`Shared::release_tables`]).
+    table_files: Vec<(File, PathBuf)>,
     /// HBM backing file per device.
     pub hbm: Vec<File>,
     pub devices: u32,
@@ -516,18 +519,21 @@ impl Shared {
         }
         reserve_file(&pfile, plen as u64, &ppath)?;
         let procs = Mapping::map(&pfile, plen, &ppath)?;
+        let mut table_files = vec![(pfile, ppath.clone())];
         let mut slabs = Vec::new();
         let mut hbm = Vec::new();
         for d in 0..devices {
             let sname = format!("slabs.{d}");
             let spath = dir.join(&sname);
             let sfile = open_in(&dirfd, &dir, &sname, true)?;
-            let slen = (nslabs as usize * 4).max(4);
+            // Whole pages, so the reaper can give them back (`release_tables`).
+            let slen = (nslabs as usize * 4).max(4).next_multiple_of(4096);
             if fresh {
                 set_len(&sfile, 0, &spath)?;
             }
             reserve_file(&sfile, slen as u64, &spath)?;
             slabs.push(Mapping::map(&sfile, slen, &spath)?);
+            table_files.push((sfile, spath));
             let bname = format!("hbm.{d}");
             let bpath = dir.join(&bname);
             let bfile = open_in(&dirfd, &dir, &bname, true)?;
@@ -553,6 +559,7 @@ impl Shared {
             header,
             procs,
             slabs,
+            table_files,
             hbm,
             devices,
             hbm_size,
@@ -686,9 +693,39 @@ impl Shared {
         e.pid.store(0, Ordering::SeqCst);
     }
 
+    /// Back every page of the process table and the slab tables (`fallocate`, a no-op for
+    /// pages backed already). Call with the lock held, before writing them.
+    fn back_tables(&self) -> Result<()> {
+        for (f, path) in &self.table_files {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            reserve_file(f, len, path)?;
+        }
+        Ok(())
+    }
+
+    /// Give the pages of the process and slab tables back to the system (they are all
+    /// zero when no process is registered). Call with the lock held, only when no slot is
+    /// registered: the next process to register backs them again under the lock.
+    pub fn release_tables(&self, _guard: &LockGuard<'_>) {
+        for (f, _) in &self.table_files {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            // SAFETY: fallocate on our own descriptor.
+            unsafe {
+                libc::fallocate(
+                    f.as_raw_fd(),
+                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                    0,
+                    len as libc::off_t,
+                )
+            };
+        }
+    }
+
     /// Register this process in a free slot (reclaiming dead ones first).
     pub fn register(&self) -> Result<usize> {
         let g = self.lock()?;
+        // The tables may have been given back by the node's reaper since we opened it.
+        self.back_tables()?;
         self.reclaim_dead(&g);
         let pid = std::process::id();
         let start = process_start_time(pid).unwrap_or(0);
