@@ -18,14 +18,20 @@
 //!   process backs them again when it registers), and exits. What stays is the 4 KiB header
 //!   and the empty sparse files.
 //!
-//! It is forked (twice, in a new session, so it is nobody's child or terminal job) from the
-//! calling process without `exec`: the library cannot know where an executable of ours is.
-//! The child closes every inherited descriptor and unmaps the HBM alias mappings it was
-//! given, uses only its own new state (no lock of the parent's), and ends with `_exit`, so
-//! the parent's `atexit` handlers and stdio buffers are never run twice.
+//! It is the `npu-emu` tool (`npu-emu reap`, hidden) when the tool is found beside the
+//! library (`target/release/npu-emu` next to `libascendcl.so`, or `<prefix>/bin/npu-emu` for
+//! `<prefix>/lib64`): started with every other descriptor closed, it forks itself into a new
+//! session (so it is nobody's child or terminal job) and its starter exits at once, so it
+//! carries nothing of the application (memory, descriptors, locks). Without the tool, the
+//! calling process is forked twice the same way without `exec`: that child closes every
+//! inherited descriptor and unmaps the HBM alias mappings it was given, uses only its own
+//! new state (no lock of the parent's), and ends with `_exit`, so the parent's `atexit`
+//! handlers and stdio buffers are never run twice (it does keep a copy-on-write view of the
+//! parent's memory, which is why the tool is preferred).
 
 use super::shared::{self, Shared, MAX_PROCS};
 use crate::config::Config;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -65,6 +71,9 @@ pub fn ensure(cfg: &Config, unmap: &[(usize, usize)]) {
         return;
     }
     drop(dirfd);
+    if spawn_tool(&cfg.node_dir) {
+        return;
+    }
     let cfg = cfg.clone();
     let unmap = unmap.to_vec();
     // SAFETY: between the two forks the child only calls async-signal-safe functions
@@ -88,6 +97,73 @@ pub fn ensure(cfg: &Config, unmap: &[(usize, usize)]) {
             && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
         {}
     }
+}
+
+/// Directory of the shared object (or executable) this code is linked into.
+/// (`npu_emu::rtapi` has the same lookup, private to it.)
+fn own_dir() -> Option<std::path::PathBuf> {
+    // SAFETY: an all-zero Dl_info is a valid out-parameter; dladdr only reads the loader's
+    // tables.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let addr = own_dir as *const libc::c_void;
+    // SAFETY: as above; dli_fname is a NUL-terminated string of the loader's when set.
+    let path = unsafe {
+        if libc::dladdr(addr, &mut info) == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        std::ffi::CStr::from_ptr(info.dli_fname)
+    };
+    let path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(path.to_bytes()));
+    path.parent().map(|p| p.to_path_buf())
+}
+
+/// Start the reaper as `npu-emu reap` if the tool is beside this library; whether it was.
+fn spawn_tool(node_dir: &Path) -> bool {
+    use std::os::unix::process::CommandExt;
+    let Some(dir) = own_dir() else {
+        return false;
+    };
+    let tool = [dir.join("npu-emu"), dir.join("../bin/npu-emu")]
+        .into_iter()
+        .find(|p| p.is_file());
+    let Some(tool) = tool else {
+        return false;
+    };
+    let mut c = std::process::Command::new(tool);
+    c.arg("reap")
+        .env("NPU_EMU_NODE_DIR", node_dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: close_range is async-signal-safe; descriptors 0-2 are /dev/null by now.
+    unsafe {
+        c.pre_exec(|| {
+            libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+            Ok(())
+        });
+    }
+    match c.status() {
+        Ok(st) => st.success(),
+        Err(_) => false,
+    }
+}
+
+/// `npu-emu reap`: become the reaper of the node in `cfg.node_dir` (in a new session, the
+/// starter returning at once). Returns in the starter; the reaper itself ends the process.
+pub fn reap_main(cfg: &Config) {
+    // SAFETY: this process is the freshly started tool: one thread, nothing to inherit.
+    unsafe {
+        let child = libc::fork();
+        if child != 0 {
+            return; // the starter: report success (or the fork failure) at once
+        }
+        libc::setsid();
+        libc::prctl(libc::PR_SET_NAME, c"npu-emu-reaper".as_ptr());
+        libc::umask(0o077);
+    }
+    let _ = std::panic::catch_unwind(|| run(cfg));
+    // SAFETY: end the reaper.
+    unsafe { libc::_exit(0) };
 }
 
 /// Shed what the grandchild inherited: descriptors, mappings, signal state, name.
