@@ -841,6 +841,14 @@ fn campaign(threads: usize, default_cases: u64, default_calls: u64) -> Totals {
         let seed = seed0 + i;
         let node = node_dir(&work);
         let _ = std::fs::remove_dir_all(&node);
+        // The node goes away with the case, also when it crashed or hung.
+        struct Rm(std::path::PathBuf);
+        impl Drop for Rm {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+        let _rm = Rm(node.clone());
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "fuzz_child", "--nocapture", "--test-threads=1"])
             .env("NPU_EMU_FUZZ_CHILD", format!("{seed}:{threads}:{calls}"))

@@ -254,6 +254,21 @@ fn cleanup(work: &Path) {
     let _ = std::fs::remove_dir_all(node_dir(work));
 }
 
+/// Removes a test's node directory when the test ends, passed or failed.
+struct NodeGuard(PathBuf);
+
+impl NodeGuard {
+    fn new(work: &Path) -> NodeGuard {
+        NodeGuard(work.to_path_buf())
+    }
+}
+
+impl Drop for NodeGuard {
+    fn drop(&mut self) {
+        cleanup(&self.0);
+    }
+}
+
 fn rel_proc(work: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let mut c = command(&exe("rel_proc.c"), work);
     c.args(args);
@@ -269,6 +284,7 @@ fn rel_proc(work: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, S
 #[test]
 fn device_memory_of_an_exited_process_comes_back_at_once() {
     let work = scratch("rel-exit");
+    let _node = NodeGuard::new(&work);
     let (code, out) = rel_proc(&work, &["exit", "512"], &[("NPU_EMU_HBM_SIZE", "2G")]);
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("ready"), "{out}");
@@ -284,6 +300,7 @@ fn device_memory_of_an_exited_process_comes_back_at_once() {
 #[test]
 fn a_killed_launcher_leaves_no_job_directory_and_no_memory() {
     let work = scratch("rel-launcher");
+    let _node = NodeGuard::new(&work);
     let mut c = command(&npu_emu_bin(), &work);
     c.args(["run", "-n", "4"])
         .arg(exe("rel_job.cpp"))
@@ -312,6 +329,7 @@ fn a_killed_launcher_leaves_no_job_directory_and_no_memory() {
 /// survivors' outputs and the time from the signal to the last survivor's exit.
 fn fault(n: u32, sig: i32, env: &[(&str, &str)]) -> (Vec<String>, Duration) {
     let work = scratch(&format!("rel-fault-{n}-{sig}"));
+    let _node = NodeGuard::new(&work);
     let mut env = env.to_vec();
     env.push(("NPU_EMU_HBM_SIZE", "1G"));
     let mut ps = ranks(&work, n, &["loop", "0", "262144"], &env);
@@ -382,6 +400,7 @@ fn a_stopped_rank_is_named_as_stopped_with_a_hint_before_the_timeout() {
 #[test]
 fn a_whole_job_killed_leaves_nothing() {
     let work = scratch("rel-killall");
+    let _node = NodeGuard::new(&work);
     let mut ps = ranks(
         &work,
         4,
@@ -457,6 +476,7 @@ fn a_full_dev_shm_is_an_error_at_every_step_of_a_process() {
         return;
     }
     let work = scratch("rel-full");
+    let _node = NodeGuard::new(&work);
     let fs = Tmpfs::new(&work, "96m");
     let fill = fs.0.join("fill");
     let fill = fill.to_str().unwrap();
@@ -502,6 +522,7 @@ fn a_full_dev_shm_is_an_error_at_every_step_of_an_hccl_job() {
         return;
     }
     let work = scratch("rel-fulljob");
+    let _node = NodeGuard::new(&work);
     let fs = Tmpfs::new(&work, "48m");
     let fill = fs.0.join("fill");
     let fill = fill.to_str().unwrap().to_string();
@@ -549,6 +570,7 @@ fn two_users_cannot_reach_each_others_node() {
         return;
     }
     let work = scratch("rel-users");
+    let _node = NodeGuard::new(&work);
     // The test programs must be reachable by the other user.
     let prog = exe("rel_proc.c");
     let node = node_dir(&work);
@@ -644,6 +666,7 @@ fn rank_table(devices: u32) -> String {
 #[test]
 fn two_jobs_with_the_same_rank_table_never_meet() {
     let work = scratch("rel-twojobs");
+    let _node = NodeGuard::new(&work);
     let table = work.join("rank_table.json");
     std::fs::write(&table, rank_table(2)).unwrap();
     let t = table.to_str().unwrap();
@@ -718,6 +741,7 @@ fn two_jobs_with_the_same_rank_table_never_meet() {
 fn a_buffer_freed_before_a_queued_collective_runs_is_an_error() {
     for realloc in [false, true] {
         let work = scratch("rel-freed");
+        let _node = NodeGuard::new(&work);
         let env: &[(&str, &str)] = if realloc { &[("REALLOC", "1")] } else { &[] };
         let mut ps = ranks(&work, 2, &["freed"], env);
         wait_all(&mut ps, Duration::from_secs(60));
@@ -756,6 +780,7 @@ fn recv_offset_field(r: u64) -> u64 {
 #[test]
 fn a_forged_published_offset_never_reaches_another_process() {
     let work = scratch("rel-forge-offset");
+    let _node = NodeGuard::new(&work);
     // A bystander on device 1 with 16 MiB of 0x5a.
     let mut c = command(&exe("rel_proc.c"), &work);
     c.args(["victim", "1", "16"])
@@ -822,6 +847,7 @@ fn a_forged_published_offset_never_reaches_another_process() {
 #[test]
 fn a_directory_listing_gives_no_communicator_away() {
     let work = scratch("rel-forge-root");
+    let _node = NodeGuard::new(&work);
     // Rank 0 of a job waits in init for rank 1 (which starts late).
     let r0 = rank(&work, 0, 2, &["loop", "5", "1024"], &[]);
     let node = node_dir(&work);
@@ -868,6 +894,7 @@ fn a_directory_listing_gives_no_communicator_away() {
 #[test]
 fn config_and_rank_table_files_are_capped_and_must_be_regular() {
     let work = scratch("rel-files");
+    let _node = NodeGuard::new(&work);
     let big = work.join("big.json");
     std::fs::write(&big, vec![b' '; 17 << 20]).unwrap();
     for (path, code, text) in [
@@ -907,6 +934,7 @@ fn config_and_rank_table_files_are_capped_and_must_be_regular() {
 #[test]
 fn usable_device_memory_for_common_sizes() {
     let work = scratch("rel-usable");
+    let _node = NodeGuard::new(&work);
     let hbm: u64 = 2 << 30;
     let mut report = Vec::new();
     for mb in [1u64, 16, 64, 1024] {
@@ -943,6 +971,7 @@ fn usable_device_memory_for_common_sizes() {
 #[test]
 fn staged_copies_from_the_device_and_pinned_memory_freed_under_a_queued_copy() {
     let work = scratch("rel-copies");
+    let _node = NodeGuard::new(&work);
     let r = npu_emu_tests::run(command(&exe("rel_copies.c"), &work));
     assert_eq!(r.code, Some(0), "{}", r.all());
     assert!(r.stdout.contains("copies passed"), "{}", r.all());
