@@ -15,6 +15,8 @@
 //! DIR/tools/tikcpp/{tikcfw,ascendc_kernel_cmake} -> ../../compiler/tikcpp/…
 //! DIR/tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake   find_package(tikicpulib)
 //! DIR/compat/include/hccl/hccl.h     opt-in HCCL dialect layer of the seed samples
+//! DIR/python/site-packages/hccl.abi3.so   `import hccl` (libhccl/python, with hccl.pyi), on
+//!                                     set_env.sh's PYTHONPATH
 //! DIR/runtime/include -> ../include   compatibility paths used by vendor build files
 //! DIR/runtime/lib64   -> ../lib64
 //! DIR/<arch>-linux/include -> ../include
@@ -177,6 +179,7 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     symlink("../lib64", &arch.join("lib64"))?;
 
     install_ascendc(&src, prefix)?;
+    install_python(&src.lib_dir, prefix)?;
 
     // The seed samples' opt-in dialect layer (headers/compat), never on the default include path.
     if let Some(compat) = &src.compat {
@@ -190,6 +193,29 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     let script = crate::env::set_env_script(prefix);
     write_atomic(&prefix.join("set_env.sh"), &script)?;
     write_atomic(&bin.join("setenv.bash"), &script)?;
+    Ok(())
+}
+
+/// The Python module `hccl` (built as `libhccl_python.so` next to the libraries, or already
+/// installed in `python/site-packages`), where CANN keeps its Python packages.
+fn install_python(lib_dir: &Path, prefix: &Path) -> CliResult<()> {
+    let built = lib_dir.join("libhccl_python.so");
+    let installed = lib_dir.join("../python/site-packages/hccl.abi3.so");
+    let Some(from) = [built, installed].into_iter().find(|p| p.is_file()) else {
+        return Ok(()); // a build without the Python module
+    };
+    let dir = prefix.join("python/site-packages");
+    mkdir(&dir)?;
+    copy_file(&from, &dir.join("hccl.abi3.so"))?;
+    // Its type stubs, from the source tree or the installed tree.
+    for stub in [
+        "../../libhccl/python/hccl.pyi",
+        "../python/site-packages/hccl.pyi",
+    ] {
+        if lib_dir.join(stub).is_file() {
+            return copy_file(&lib_dir.join(stub), &dir.join("hccl.pyi"));
+        }
+    }
     Ok(())
 }
 
