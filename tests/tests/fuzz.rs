@@ -4,7 +4,7 @@
 //! call must come back with an error code.
 //!
 //! Each case runs in a child process (this test binary again, with `NPU_EMU_FUZZ_CHILD`
-//! set), so a crash is a failed case, not a dead test run; a case that does not finish in
+//! set), so a crash is a failed case, not a dead test run; a case that finishes no call for
 //! [`CASE_LIMIT`] is a hang. The calls are `arbitrary::Arbitrary` values decoded from a
 //! ChaCha8 stream seeded by the case number, so every case is reproducible from its seed.
 //!
@@ -29,8 +29,13 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-/// Longest a case may run before it counts as a hang.
-const CASE_LIMIT: Duration = Duration::from_secs(120);
+/// Longest a case may go without finishing a call before it counts as a hang (a call may
+/// legitimately wait for `HCCL_EXEC_TIMEOUT`, 20 s in these cases). Progress, not the
+/// case's total time, is what counts, so a loaded machine does not fake a hang.
+const CASE_LIMIT: Duration = Duration::from_secs(90);
+
+/// Calls finished by the case running in this (child) process, for the progress file.
+static PROGRESS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -791,6 +796,7 @@ fn run_case(seed: u64, threads: usize, calls: u64) -> (u64, u64) {
                         }
                         call(w, c);
                         n += 1;
+                        PROGRESS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
                 }
                 let (made, ok) = STATS.with(|s| s.get());
@@ -811,6 +817,20 @@ fn fuzz_child() {
         return;
     };
     let v: Vec<u64> = spec.split(':').map(|x| x.parse().unwrap()).collect();
+    // Progress for the parent's hang detection: the file changes while calls finish.
+    if let Ok(path) = std::env::var("NPU_EMU_FUZZ_PROGRESS") {
+        std::thread::spawn(move || {
+            let mut last = u64::MAX;
+            loop {
+                let now = PROGRESS.load(std::sync::atomic::Ordering::Relaxed);
+                if now != last {
+                    let _ = std::fs::write(&path, now.to_string());
+                    last = now;
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        });
+    }
     let (n, ok) = run_case(v[0], v[1] as usize, v[2]);
     println!("fuzz-calls={n} fuzz-ok={ok}");
     use std::io::Write;
@@ -840,6 +860,8 @@ fn campaign(threads: usize, default_cases: u64, default_calls: u64) -> Totals {
     for i in 0..cases {
         let seed = seed0 + i;
         let node = node_dir(&work);
+        let progress = work.join("progress");
+        let _ = std::fs::remove_file(&progress);
         let _ = std::fs::remove_dir_all(&node);
         // The node goes away with the case, also when it crashed or hung.
         struct Rm(std::path::PathBuf);
@@ -852,6 +874,7 @@ fn campaign(threads: usize, default_cases: u64, default_calls: u64) -> Totals {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "fuzz_child", "--nocapture", "--test-threads=1"])
             .env("NPU_EMU_FUZZ_CHILD", format!("{seed}:{threads}:{calls}"))
+            .env("NPU_EMU_FUZZ_PROGRESS", &progress)
             .env("NPU_EMU_NODE_DIR", &node)
             .env("NPU_EMU_HBM_SIZE", "1G")
             .env("NPU_EMU_DEVICES", "4")
@@ -871,15 +894,22 @@ fn campaign(threads: usize, default_cases: u64, default_calls: u64) -> Totals {
              (NPU_EMU_FUZZ_TRACE=1 prints every call)",
             if threads == 1 { "1" } else { "4" }
         );
-        let t0 = Instant::now();
+        let (mut last, mut since) = (String::new(), Instant::now());
         let status = loop {
             if let Some(st) = child.try_wait().unwrap() {
                 break st;
             }
-            if t0.elapsed() > CASE_LIMIT {
+            let now = std::fs::read_to_string(&progress).unwrap_or_default();
+            if now != last {
+                (last, since) = (now, Instant::now());
+            }
+            if since.elapsed() > CASE_LIMIT {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("fuzz case {seed} ({threads} threads) HUNG: still running after {CASE_LIMIT:?}; {repro}");
+                panic!(
+                    "fuzz case {seed} ({threads} threads) HUNG: no call finished for \
+                     {CASE_LIMIT:?} (after {last} calls); {repro}"
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         };
