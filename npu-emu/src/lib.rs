@@ -16,6 +16,8 @@
 //! - [`kernels`]: operator kernels run on a stream (the "Cast" operator …), one file each.
 //! - [`fault`]: the SIGSEGV handler that names host accesses to device memory.
 //! - [`aicore`]: the emulated AI cores that run the blocks of an Ascend C kernel launch.
+//! - [`cube`]: the cube unit's arithmetic (`C += A × B` in float) for `Mmad` and `Matmul`.
+//! - [`kernel_bin`]: kernel binaries (`ascendc_fatbin_library` output) loaded by name.
 //! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
 //! - [`wait`]: the spin / yield / futex wait policy shared by streams and HCCL.
 //! - [`formats`]: private data formats (NC1HWC0, FRACTAL_Z, FRACTAL_NZ …): shapes and conversions.
@@ -26,11 +28,13 @@ pub mod aicore;
 pub mod codes;
 pub mod config;
 pub mod copy;
+pub mod cube;
 pub mod error;
 pub mod event;
 pub mod fault;
 pub mod formats;
 pub mod fp16;
+pub mod kernel_bin;
 pub mod kernels;
 pub mod log;
 pub mod memory;

@@ -21,6 +21,8 @@
 //! DIR/runtime/lib64   -> ../lib64
 //! DIR/<arch>-linux/include -> ../include
 //! DIR/<arch>-linux/lib64   -> ../lib64
+//! DIR/lib64/libacl_op_compiler.so, libge_runner.so, libgraph.so, libacl_tdt_channel.so -> libascendcl.so
+//! DIR/opp/, DIR/share/info/*/version.info, DIR/ascend_toolkit_install.info   (install_cann_files)
 //! ```
 //!
 //! Installing again over the same prefix updates it in place (files are written to a
@@ -179,6 +181,7 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     symlink("../lib64", &arch.join("lib64"))?;
 
     install_ascendc(&src, prefix)?;
+    install_cann_files(prefix)?;
     install_python(&src.lib_dir, prefix)?;
 
     // The seed samples' opt-in dialect layer (headers/compat), never on the default include path.
@@ -235,6 +238,12 @@ fn write_atomic(path: &Path, text: &str) -> CliResult<()> {
 /// DIR/compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake
 /// DIR/tools/tikcpp/{tikcfw,ascendc_kernel_cmake} -> ../../compiler/tikcpp/...
 /// DIR/tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake
+/// DIR/compiler/tikcpp/ascendc_kernel_cmake/{asc_modules,cce_modules}/   CMake ASC / CCE languages
+/// DIR/lib64/cmake/{asc,cce}-config.cmake                    find_package(ASC) / find_package(CCE)
+/// DIR/include/{tiling,register,kernel_tiling}/               host tiling headers (copies)
+/// DIR/bin/{ccec,bisheng} -> npu-emu                          the compiler drivers (cc.rs)
+/// DIR/compiler/ccec_compiler/bin/{ccec,bisheng} -> ../../../bin/npu-emu
+/// DIR/{tools,<arch>-linux}/ccec_compiler -> ../compiler/ccec_compiler
 /// ```
 fn install_ascendc(src: &paths::Sources, prefix: &Path) -> CliResult<()> {
     if let Some(hdr) = &src.ascendc {
@@ -250,7 +259,56 @@ fn install_ascendc(src: &paths::Sources, prefix: &Path) -> CliResult<()> {
         let t = prefix.join(paths::TIKICPULIB_CMAKE_DIR);
         mkdir(&t)?;
         copy_file(tikicpulib, &t.join("tikicpulibConfig.cmake"))?;
+        // The ASC and CCE languages (next to ascendc.cmake in both layouts).
+        if let Some(cm) = ascendc.parent() {
+            if cm.canonicalize().ok() != d.canonicalize().ok() {
+                for sub in ["asc_modules", "cce_modules"] {
+                    if cm.join(sub).is_dir() {
+                        copy_tree(&cm.join(sub), &d.join(sub))?;
+                    }
+                }
+                for f in ["asc-config.cmake", "cce-config.cmake"] {
+                    if cm.join(f).is_file() {
+                        copy_file(&cm.join(f), &d.join(f))?;
+                    }
+                }
+            }
+            let lc = prefix.join("lib64/cmake");
+            mkdir(&lc)?;
+            for f in ["asc-config.cmake", "cce-config.cmake"] {
+                if d.join(f).is_file() {
+                    copy_file(&d.join(f), &lc.join(f))?;
+                }
+            }
+        }
     }
+    // Host tiling headers where CANN has them (include/tiling/tiling_api.h, ...).
+    let tikcfw = prefix.join(paths::TIKCFW_DIR);
+    for sub in ["tiling", "register", "kernel_tiling"] {
+        if tikcfw.join(sub).is_dir() {
+            copy_tree(&tikcfw.join(sub), &prefix.join("include").join(sub))?;
+        }
+    }
+    // The compiler drivers: this tool under the names ccec and bisheng, also where CANN keeps
+    // its compilers (vendor CMake modules look in <arch>-linux/ccec_compiler/bin).
+    let bin = prefix.join("bin");
+    let ccec_bin = prefix.join("compiler/ccec_compiler/bin");
+    mkdir(&ccec_bin)?;
+    for tool in ["ccec", "bisheng"] {
+        symlink("npu-emu", &bin.join(tool))?;
+        symlink("../../../bin/npu-emu", &ccec_bin.join(tool))?;
+    }
+    mkdir(&prefix.join("tools"))?;
+    symlink(
+        "../compiler/ccec_compiler",
+        &prefix.join("tools/ccec_compiler"),
+    )?;
+    symlink(
+        "../compiler/ccec_compiler",
+        &prefix
+            .join(format!("{}-linux", std::env::consts::ARCH))
+            .join("ccec_compiler"),
+    )?;
     let tools = prefix.join("tools/tikcpp");
     mkdir(&tools)?;
     for sub in ["tikcfw", "ascendc_kernel_cmake"] {
@@ -259,4 +317,36 @@ fn install_ascendc(src: &paths::Sources, prefix: &Path) -> CliResult<()> {
         }
     }
     Ok(())
+}
+
+/// The CANN version the libraries report (`aclsysGetVersionStr`, libascendcl's
+/// `api/version.rs`).
+const CANN_VERSION: &str = "8.5.0";
+
+/// Files CANN installs that frameworks read at start-up (torch_npu checks that
+/// `$ASCEND_OPP_PATH` exists and reads `vendors/config.ini` and `ascend_*_install.info`
+/// when present; CANN's runtime reads `share/info/runtime/version.info`):
+/// ```text
+/// DIR/opp/version.info, DIR/opp/vendors/         operator package (no operators: aclnn is in lib64)
+/// DIR/share/info/<pkg>/version.info              Version=8.5.0 for runtime, compiler, opp, hccl
+/// DIR/ascend_toolkit_install.info                version=8.5.0
+/// ```
+fn install_cann_files(prefix: &Path) -> CliResult<()> {
+    let version = format!("Version={CANN_VERSION}\n");
+    mkdir(&prefix.join("opp/vendors"))?;
+    write_atomic(&prefix.join("opp/version.info"), &version)?;
+    for pkg in ["runtime", "compiler", "opp", "hccl"] {
+        let d = prefix.join("share/info").join(pkg);
+        mkdir(&d)?;
+        write_atomic(&d.join("version.info"), &version)?;
+    }
+    write_atomic(
+        &prefix.join("ascend_toolkit_install.info"),
+        &format!(
+            "package_name=Ascend-cann-toolkit\nversion={CANN_VERSION}\ninnerversion=npu-emu {}\narch={}\nos=linux\npath={}\n",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::ARCH,
+            prefix.display()
+        ),
+    )
 }
