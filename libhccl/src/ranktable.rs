@@ -73,7 +73,7 @@ pub fn job_identity_from(get: impl Fn(&str) -> Option<String>) -> JobIdentity {
     // SAFETY: plain syscall.
     let sid = unsafe { libc::getsid(0) };
     let start = if sid > 0 {
-        crate::shm::start_time(sid as u32).unwrap_or(0)
+        npu_emu_ffi::os::process_start_time(sid as u32).unwrap_or(0)
     } else {
         0
     };

@@ -99,6 +99,7 @@ impl Config {
             .unwrap_or_else(|| "Ascend910B1".to_string());
         let node_dir = match get("NPU_EMU_NODE_DIR").filter(|s| !s.is_empty()) {
             Some(d) => PathBuf::from(d),
+            // SAFETY: getuid has no arguments and cannot fail.
             None => PathBuf::from(format!("/dev/shm/npu-emu-{}", unsafe { libc::getuid() })),
         };
         let host_access_check = match get("NPU_EMU_HOST_ACCESS_CHECK").as_deref() {
@@ -345,6 +346,7 @@ mod tests {
         std::fs::remove_file(&dir).unwrap();
         // A FIFO with no writer: refused at once, never waited on.
         let c = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path, valid for the call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = read_config_file(&dir, 1024).unwrap_err();
         assert!(e.to_string().contains("a FIFO"), "{e}");

@@ -408,7 +408,7 @@ fn dtype(t: u8) -> i32 {
 /// Run one call. Returns false when the call was not possible (nothing to call it with).
 fn call(w: &World, c: Call) {
     let a = &w.api;
-    // SAFETY (for every call below): arguments follow the C contract as the module doc
+    // SAFETY: (for every call below) arguments follow the C contract as the module doc
     // says: host pointers are live buffers of the fuzzer with counts cut to their room, out
     // pointers are valid or NULL; everything else is exactly what is being fuzzed.
     unsafe {
@@ -733,6 +733,7 @@ fn run_case(seed: u64, threads: usize, calls: u64) -> (u64, u64) {
     // SAFETY: our own libraries; their initialisers are safe to run.
     let acl =
         unsafe { libloading::Library::new(dir.join("libascendcl.so")) }.expect("libascendcl.so");
+    // SAFETY: as above.
     let hccl = unsafe { libloading::Library::new(dir.join("libhccl.so")) }.expect("libhccl.so");
     let w = World {
         api: Api::load(&acl, &hccl),
@@ -745,6 +746,7 @@ fn run_case(seed: u64, threads: usize, calls: u64) -> (u64, u64) {
         comms: Default::default(),
     };
     // A good start: initialised, a device, a stream, some memory (the rest is random).
+    // SAFETY: aclInit with NULL (no config file) is a valid call.
     unsafe {
         w.api.aclInit(std::ptr::null());
     }
@@ -805,6 +807,7 @@ fn run_case(seed: u64, threads: usize, calls: u64) -> (u64, u64) {
             });
         }
     });
+    // SAFETY: aclFinalize takes nothing; every thread of the case has ended.
     unsafe {
         w.api.aclFinalize();
     }

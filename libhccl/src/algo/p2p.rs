@@ -45,10 +45,7 @@ fn wait_word(
             if id.failed_seq.load(Ordering::Acquire) != 0 {
                 return Err(Why::Failed);
             }
-            if !shm::alive(
-                id.pid.load(Ordering::Relaxed),
-                id.start_time.load(Ordering::Relaxed),
-            ) {
+            if !id.alive() {
                 return Err(Why::Dead);
             }
             if id.state.load(Ordering::Acquire) == shm::STATE_DESTROYED {
@@ -216,6 +213,9 @@ fn do_send(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
                 ),
             )
         })?;
+        // SAFETY: the runtime gave host pointers to `bytes` bytes of the sender's checked send
+        // buffer and of the range the receiver posted (its tag checked above, and the range
+        // checked by peer_host to lie in device memory the receiver's process holds).
         unsafe { copy(src, dst, bytes as usize) };
     }
     e.status.store(0, Ordering::Relaxed);

@@ -31,7 +31,7 @@
 
 use super::shared::{self, Shared, MAX_PROCS};
 use crate::config::Config;
-use std::os::unix::ffi::OsStrExt;
+use npu_emu_ffi::os;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -99,28 +99,10 @@ pub fn ensure(cfg: &Config, unmap: &[(usize, usize)]) {
     }
 }
 
-/// Directory of the shared object (or executable) this code is linked into.
-/// (`npu_emu::rtapi` has the same lookup, private to it.)
-fn own_dir() -> Option<std::path::PathBuf> {
-    // SAFETY: an all-zero Dl_info is a valid out-parameter; dladdr only reads the loader's
-    // tables.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    let addr = own_dir as *const libc::c_void;
-    // SAFETY: as above; dli_fname is a NUL-terminated string of the loader's when set.
-    let path = unsafe {
-        if libc::dladdr(addr, &mut info) == 0 || info.dli_fname.is_null() {
-            return None;
-        }
-        std::ffi::CStr::from_ptr(info.dli_fname)
-    };
-    let path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(path.to_bytes()));
-    path.parent().map(|p| p.to_path_buf())
-}
-
 /// Start the reaper as `npu-emu reap` if the tool is beside this library; whether it was.
 fn spawn_tool(node_dir: &Path) -> bool {
     use std::os::unix::process::CommandExt;
-    let Some(dir) = own_dir() else {
+    let Some(dir) = os::own_dir() else {
         return false;
     };
     let tool = [dir.join("npu-emu"), dir.join("../bin/npu-emu")]
@@ -292,7 +274,7 @@ fn clear_dead_jobs(node_dir: &Path) -> usize {
             Ok(s) => {
                 let mut it = s.split_whitespace().map(|w| w.parse::<u64>().unwrap_or(0));
                 let (pid, start) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
-                pid != 0 && shared::process_alive(pid as u32, start)
+                os::process_alive(pid as u32, start, 0)
             }
             Err(_) => e
                 .metadata()
@@ -335,7 +317,7 @@ impl Shared {
     /// Pids of the registered processes of our pid namespace (those a reaper can watch).
     /// Call with the lock held, after [`Shared::reclaim_dead`].
     pub fn local_live_pids(&self) -> Vec<u32> {
-        let me = shared::pid_namespace();
+        let me = os::pid_namespace();
         (0..MAX_PROCS)
             .filter_map(|i| {
                 let e = self.proc(i);

@@ -22,6 +22,8 @@ use crate::codes::{
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::memory::MAX_DEVICES;
+use npu_emu_ffi::os;
+pub use npu_emu_ffi::os::Mapping;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
@@ -64,43 +66,14 @@ pub struct ProcEntry {
     pub bytes: [AtomicU64; MAX_DEVICES as usize],
 }
 
-/// A shared read-write mapping of a whole file.
-pub struct Mapping {
-    pub ptr: *mut u8,
-    pub len: usize,
-}
-
-impl Mapping {
-    pub fn map(file: &File, len: usize, path: &Path) -> Result<Mapping> {
-        // SAFETY: a fresh shared mapping of a file we own; the kernel picks the address.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(os_err(&format!(
-                "cannot map {} ({len} bytes)",
-                path.display()
-            )));
-        }
-        Ok(Mapping {
-            ptr: p as *mut u8,
-            len,
-        })
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: we created this mapping and nobody uses it any more.
-        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
-    }
+/// Map the first `len` bytes of `file` (at `path`, for the message) shared and read-write.
+pub fn map(file: &File, len: usize, path: &Path) -> Result<Mapping> {
+    Mapping::map(file, len).map_err(|e| {
+        Error::new(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("cannot map {} ({len} bytes): {e}", path.display()),
+        )
+    })
 }
 
 /// An error for a failed system call, with `errno` text.
@@ -134,10 +107,6 @@ pub struct Shared {
     pub nslabs: u64,
     pub soc: String,
 }
-
-// SAFETY: the mappings are shared memory accessed through atomics.
-unsafe impl Send for Shared {}
-unsafe impl Sync for Shared {}
 
 /// Holds the node lock (and the process-local mutex); unlocks on drop.
 pub struct LockGuard<'a> {
@@ -189,8 +158,9 @@ fn refuse(msg: String) -> Error {
 
 /// `fstat` of an open descriptor.
 fn fstat(fd: i32, path: &Path) -> Result<libc::stat> {
-    // SAFETY: an all-zero stat is a valid out-parameter; fd is open.
+    // SAFETY: an all-zero stat (plain integers) is a valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat writes only into `st`, valid for writes; a bad fd is an error return.
     if unsafe { libc::fstat(fd, &mut st) } != 0 {
         return Err(os_err(&format!("cannot stat {}", path.display())));
     }
@@ -412,9 +382,9 @@ impl Shared {
         let hpath = dir.join("header");
         let hfile = open_in(&dirfd, &dir, "header", true)?;
         reserve_file(&hfile, HEADER_BYTES as u64, &hpath)?;
-        let header = Mapping::map(&hfile, HEADER_BYTES, &hpath)?;
+        let header = map(&hfile, HEADER_BYTES, &hpath)?;
         // SAFETY: the mapping is HEADER_BYTES long, larger than Header.
-        let h = unsafe { &mut *(header.ptr as *mut Header) };
+        let h = unsafe { &mut *(header.ptr() as *mut Header) };
         let mut warnings = Vec::new();
         let fresh = h.magic != MAGIC;
         if fresh {
@@ -518,7 +488,7 @@ impl Shared {
             set_len(&pfile, 0, &ppath)?;
         }
         reserve_file(&pfile, plen as u64, &ppath)?;
-        let procs = Mapping::map(&pfile, plen, &ppath)?;
+        let procs = map(&pfile, plen, &ppath)?;
         let mut table_files = vec![(pfile, ppath.clone())];
         let mut slabs = Vec::new();
         let mut hbm = Vec::new();
@@ -532,7 +502,7 @@ impl Shared {
                 set_len(&sfile, 0, &spath)?;
             }
             reserve_file(&sfile, slen as u64, &spath)?;
-            slabs.push(Mapping::map(&sfile, slen, &spath)?);
+            slabs.push(map(&sfile, slen, &spath)?);
             table_files.push((sfile, spath));
             let bname = format!("hbm.{d}");
             let bpath = dir.join(&bname);
@@ -555,7 +525,7 @@ impl Shared {
             dir,
             lock,
             local: parking_lot::Mutex::new(()),
-            pidns: pid_namespace(),
+            pidns: os::pid_namespace(),
             header,
             procs,
             slabs,
@@ -577,7 +547,7 @@ impl Shared {
 
     fn header(&self) -> &Header {
         // SAFETY: the header mapping is larger than Header and lives as long as self.
-        unsafe { &*(self.header.ptr as *const Header) }
+        unsafe { &*(self.header.ptr() as *const Header) }
     }
 
     /// The shared VMM counter (bytes from `VMM_BASE` handed out so far).
@@ -590,14 +560,14 @@ impl Shared {
         assert!(i < MAX_PROCS);
         // SAFETY: the mapping holds MAX_PROCS entries; all fields are atomics or plain
         // integers only written under the lock.
-        unsafe { &*(self.procs.ptr as *const ProcEntry).add(i) }
+        unsafe { &*(self.procs.ptr() as *const ProcEntry).add(i) }
     }
 
     /// Slab owner word of slab `s` of device `d` (0 free, else slot + 1).
     pub fn slab(&self, d: u32, s: u64) -> &AtomicU32 {
         assert!(s < self.nslabs);
         // SAFETY: the mapping holds nslabs u32 words.
-        unsafe { &*(self.slabs[d as usize].ptr as *const AtomicU32).add(s as usize) }
+        unsafe { &*(self.slabs[d as usize].ptr() as *const AtomicU32).add(s as usize) }
     }
 
     /// Whether slot `i` holds a live process. Call with the lock held.
@@ -607,11 +577,11 @@ impl Shared {
         if pid == 0 {
             return false;
         }
-        let ns = e.pidns.load(Ordering::SeqCst);
-        if ns != 0 && self.pidns != 0 && ns != self.pidns {
-            return true;
-        }
-        process_alive(pid, e.start_time.load(Ordering::SeqCst))
+        os::process_alive(
+            pid,
+            e.start_time.load(Ordering::SeqCst),
+            e.pidns.load(Ordering::SeqCst),
+        )
     }
 
     /// Free the slabs and the slot of every dead process, and every slab whose owner word
@@ -728,7 +698,7 @@ impl Shared {
         self.back_tables()?;
         self.reclaim_dead(&g);
         let pid = std::process::id();
-        let start = process_start_time(pid).unwrap_or(0);
+        let start = os::process_start_time(pid).unwrap_or(0);
         let comm = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
         let mut cb = [0u8; 16];
         let c = comm.trim().as_bytes();
@@ -892,68 +862,21 @@ impl Shared {
 }
 
 /// Pids of the live processes registered in a procs file of `len` bytes (read, not mapped:
-/// the file may be short or damaged).
+/// the file may be short or damaged). A process of another pid namespace counts as live
+/// ([`os::process_alive`]).
 fn live_pids(f: &File, len: usize) -> Vec<u32> {
     use std::os::unix::fs::FileExt;
     let mut buf = vec![0u8; len];
     let n = f.read_at(&mut buf, 0).unwrap_or(0);
-    let me = pid_namespace();
     let sz = std::mem::size_of::<ProcEntry>();
     let mut out = Vec::new();
     for e in buf[..n - n % sz].chunks_exact(sz) {
         let word = |o: usize| u32::from_ne_bytes([e[o], e[o + 1], e[o + 2], e[o + 3]]);
         let (pid, ns) = (word(0), word(4));
         let start = u64::from_ne_bytes(e[8..16].try_into().unwrap_or([0; 8]));
-        if pid != 0 && ((ns != 0 && me != 0 && ns != me) || process_alive(pid, start)) {
+        if os::process_alive(pid, start, ns) {
             out.push(pid);
         }
     }
     out
-}
-
-/// Inode of this process's pid namespace (`/proc/self/ns/pid`), 0 if unknown.
-pub fn pid_namespace() -> u32 {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self/ns/pid")
-        .map(|m| m.ino() as u32)
-        .unwrap_or(0)
-}
-
-/// `starttime` (field 22 of `/proc/<pid>/stat`), or None if the process is gone or a zombie.
-pub fn process_start_time(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &s[s.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let state = f.next()?;
-    if state == "Z" || state == "X" {
-        return None;
-    }
-    // Fields after the command start at field 3 (state); starttime is field 22.
-    f.nth(22 - 4)?.parse().ok()
-}
-
-/// Scheduler state of `pid` (field 3 of `/proc/<pid>/stat`: `R` running, `S` sleeping,
-/// `D` in the kernel, `T` stopped by a signal, `t` stopped by a debugger, `Z` zombie …), if
-/// the process is visible.
-pub fn process_state(pid: u32) -> Option<char> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    s.get(s.rfind(')')? + 1..)?
-        .split_whitespace()
-        .next()?
-        .chars()
-        .next()
-}
-
-/// Whether `pid` is stopped (SIGSTOP, Ctrl-Z, or a debugger): alive, but it makes no
-/// progress until continued.
-pub fn process_stopped(pid: u32) -> bool {
-    matches!(process_state(pid), Some('T') | Some('t'))
-}
-
-/// Whether `pid` runs and started at `start` (guards against pid reuse).
-pub fn process_alive(pid: u32, start: u64) -> bool {
-    match process_start_time(pid) {
-        Some(t) => start == 0 || t == start,
-        None => false,
-    }
 }

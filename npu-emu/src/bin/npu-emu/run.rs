@@ -416,7 +416,7 @@ impl JobDir {
     /// it is gone, even when it is killed (its ranks then get SIGTERM: PR_SET_PDEATHSIG).
     fn name_launcher(&self) -> CliResult<()> {
         let me = std::process::id();
-        let start = npu_emu::node::process_start_time(me).unwrap_or(0);
+        let start = npu_emu_ffi::os::process_start_time(me).unwrap_or(0);
         let f = self.0.join(npu_emu::node::reaper::LAUNCHER_FILE);
         std::fs::write(&f, format!("{me} {start}\n"))
             .map_err(|e| crate::args::failure(format!("cannot write {}: {e}", f.display())))
