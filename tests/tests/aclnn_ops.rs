@@ -307,6 +307,21 @@ fn example_log_softmax_prints_the_documented_result() {
     );
 }
 
+#[test]
+fn example_triu_prints_the_documented_result() {
+    // the reference's matrix [[9, 6, 3], [1, 2, 3], [3, 4, 1]]: triu keeps [[9, 6, 3],
+    // [0, 2, 3], [0, 0, 1]]; the in-place form with diagonal 1 then leaves 6, 3 and 3
+    let mut want = Vec::new();
+    for (i, v) in [9, 6, 3, 0, 2, 3, 0, 0, 1].iter().enumerate() {
+        want.push(format!("result[{i}] is: {v}.000000"));
+    }
+    for (i, v) in [0, 6, 3, 0, 0, 3, 0, 0, 0].iter().enumerate() {
+        want.push(format!("result after inplace[{i}] is: {v}.000000"));
+    }
+    let want: Vec<&str> = want.iter().map(|s| s.as_str()).collect();
+    example("example_triu.cpp", &want);
+}
+
 /// The benchmark program builds and runs at small sizes (its figures are not asserted).
 #[test]
 fn the_operator_bench_program_runs() {
