@@ -83,14 +83,44 @@ pub enum Kind {
     Stream,
     Event,
     Context,
+    /// `aclmdlRI`.
+    Model,
+    /// `aclrtTaskGrp`.
+    TaskGroup,
+    /// `aclrtNotify`.
+    Notify,
+    /// `aclrtCntNotify`.
+    CntNotify,
+    /// `aclrtLabel`.
+    Label,
+    /// `aclrtLabelList`.
+    LabelList,
 }
+
+const KINDS: [Kind; 9] = [
+    Kind::Stream,
+    Kind::Event,
+    Kind::Context,
+    Kind::Model,
+    Kind::TaskGroup,
+    Kind::Notify,
+    Kind::CntNotify,
+    Kind::Label,
+    Kind::LabelList,
+];
 
 impl Kind {
     fn tag(self) -> u64 {
         match self {
-            Kind::Stream => 0x5354,  // "ST"
-            Kind::Event => 0x4556,   // "EV"
-            Kind::Context => 0x4358, // "CX"
+            Kind::Stream => 0x5354,    // "ST"
+            Kind::Event => 0x4556,     // "EV"
+            Kind::Context => 0x4358,   // "CX"
+            Kind::Model => 0x4D44,     // "MD"
+            Kind::TaskGroup => 0x5447, // "TG"
+            Kind::Notify => 0x4E54,    // "NT"
+            Kind::CntNotify => 0x434E, // "CN"
+            Kind::Label => 0x4C42,     // "LB"
+            Kind::LabelList => 0x4C4C, // "LL"
         }
     }
     fn name(self) -> &'static str {
@@ -98,18 +128,22 @@ impl Kind {
             Kind::Stream => "stream",
             Kind::Event => "event",
             Kind::Context => "context",
+            Kind::Model => "model (aclmdlRI)",
+            Kind::TaskGroup => "task group (aclrtTaskGrp)",
+            Kind::Notify => "notify",
+            Kind::CntNotify => "count notify",
+            Kind::Label => "label",
+            Kind::LabelList => "label list",
         }
     }
     fn article(self) -> &'static str {
         match self {
-            Kind::Event => "an",
+            Kind::Event | Kind::Model => "an",
             _ => "a",
         }
     }
     fn of(h: u64) -> Option<Kind> {
-        [Kind::Stream, Kind::Event, Kind::Context]
-            .into_iter()
-            .find(|k| h >> 48 == k.tag())
+        KINDS.into_iter().find(|k| h >> 48 == k.tag())
     }
 }
 
@@ -184,6 +218,9 @@ pub struct EventEntry {
     pub id: u32,
     pub logical: i32,
     pub event: Arc<Event>,
+    /// Made by `aclrtCreateEventExWithFlag` (CANN's "new mode" events, the ones a capture
+    /// turns into its own events).
+    pub ex: bool,
 }
 
 /// One host callback waiting for `aclrtProcessReport`.
@@ -221,6 +258,36 @@ pub struct Registry {
     pub op_wait_timeout: Option<Duration>,
     /// `aclrtSetSysParamOpt` values of the process.
     pub sys_params: HashMap<i32, i64>,
+    /// Models (`aclmdlRI`) by handle.
+    pub models: HashMap<u64, Arc<npu_emu::capture::Model>>,
+    /// Task groups (`aclrtTaskGrp`) by handle.
+    pub groups: HashMap<u64, Arc<npu_emu::capture::Group>>,
+    /// Streams capturing into a model or bound to one: stream handle → membership.
+    pub members: HashMap<u64, Member>,
+    /// Streams in a task-group update: stream handle → the update.
+    pub updates: HashMap<u64, Arc<npu_emu::capture::UpdateSink>>,
+    /// Events recorded in a capture in progress: event handle → (model handle, the
+    /// capture's own event).
+    pub captured_events: HashMap<u64, (u64, usize)>,
+    /// Captures in progress by capture mode (GLOBAL, THREAD_LOCAL, RELAXED).
+    pub capture_modes: [u32; 3],
+}
+
+/// How a stream takes part in a model.
+#[derive(Clone, Debug)]
+pub struct Member {
+    /// Model handle.
+    pub model: u64,
+    /// The stream's lane in the model.
+    pub lane: usize,
+    /// Captured model: the stream that began the capture.
+    pub origin: bool,
+    /// Bound to a built model (not a capture).
+    pub bound: bool,
+    /// Capture mode (origin stream of a capture).
+    pub mode: i32,
+    /// Thread that began the capture (`gettid`).
+    pub tid: u64,
 }
 
 /// Init bookkeeping (`aclInit` / `aclFinalize`).
@@ -324,6 +391,7 @@ pub fn create(opts: InitOptions) -> Result<()> {
     }
     let check = rt.cfg.host_access_check;
     *RUNTIME.write() = Some(rt);
+    *RELEASED.lock() = None;
     PARENT_PID.store(std::process::id(), Ordering::Relaxed);
     static ATFORK: std::sync::Once = std::sync::Once::new();
     // SAFETY: registers a child-side fork handler that only touches atomics and a try-lock.
@@ -370,6 +438,16 @@ pub fn destroy() {
     if let Some(rt) = rt {
         let streams: Vec<Arc<StreamEntry>> = {
             let mut reg = rt.reg.lock();
+            *RELEASED.lock() = Some(Released {
+                devices: reg.default_ctx.iter().map(|(&d, &(_, n))| (d, n)).collect(),
+                handles: reg
+                    .streams
+                    .keys()
+                    .chain(reg.events.keys())
+                    .chain(reg.contexts.keys())
+                    .copied()
+                    .collect(),
+            });
             let s = reg.streams.drain().map(|(_, e)| e).collect();
             *reg = Registry::default();
             s
@@ -379,6 +457,54 @@ pub fn destroy() {
         }
     }
     set_current_handle(0);
+}
+
+/// What the last `aclFinalize` released while the program still held it: the devices set
+/// (with their `aclrtSetDevice` counts) and the streams, events and contexts alive. In CANN
+/// these outlive `aclFinalize` (it does not reset devices), so programs release them after
+/// it; here `aclFinalize` released them already, and such a later release succeeds (once)
+/// instead of failing with `ACL_ERROR_UNINITIALIZE`. Cleared by the next `aclInit`.
+#[derive(Default)]
+pub struct Released {
+    pub devices: HashMap<i32, u32>,
+    pub handles: HashSet<u64>,
+}
+
+static RELEASED: Mutex<Option<Released>> = Mutex::new(None);
+
+/// For a release call made while the runtime is not initialised (`e` is that error):
+/// `Ok` if `take` finds what it releases among what the last `aclFinalize` released (and
+/// removes it), else `e`.
+pub fn released_by_finalize(e: Error, take: impl FnOnce(&mut Released) -> bool) -> Result<()> {
+    if e.code != ACL_ERROR_UNINITIALIZE {
+        return Err(e);
+    }
+    let mut g = RELEASED.lock();
+    if g.as_mut().is_some_and(take) {
+        Ok(())
+    } else {
+        Err(e)
+    }
+}
+
+/// `aclrtResetDevice(Force)` after `aclFinalize` of a device that was set then.
+pub fn reset_after_finalize(e: Error, logical: i32, force: bool) -> Result<()> {
+    released_by_finalize(e, |r| match r.devices.get_mut(&logical) {
+        Some(n) if *n > 1 && !force => {
+            *n -= 1;
+            true
+        }
+        Some(_) => {
+            r.devices.remove(&logical);
+            true
+        }
+        None => false,
+    })
+}
+
+/// A stream, event or context destroyed after the `aclFinalize` that released it.
+pub fn handle_after_finalize(e: Error, h: u64) -> Result<()> {
+    released_by_finalize(e, |r| h != 0 && r.handles.remove(&h))
 }
 
 /// Install the SIGSEGV handler that names host accesses to device memory (unless
@@ -637,7 +763,9 @@ impl Runtime {
             return Ok(());
         }
         reg.default_ctx.remove(&logical);
-        reg.peers.retain(|&(a, b)| a != logical && b != logical);
+        // The device's own access to its peers goes with it; other devices keep their access
+        // to this one (it is theirs to disable).
+        reg.peers.retain(|&(a, _)| a != logical);
         let victims = Self::remove_context_locked(&mut reg, h);
         drop(reg);
         for s in victims {
@@ -795,6 +923,11 @@ impl Runtime {
 
     /// `aclrtCreateEvent*`: a new event on the current device.
     pub fn create_event(&self, flags: u32) -> Result<u64> {
+        self.create_event_ex(flags, false)
+    }
+
+    /// `aclrtCreateEvent*`; `ex` for `aclrtCreateEventExWithFlag`.
+    pub fn create_event_ex(&self, flags: u32, ex: bool) -> Result<u64> {
         let (logical, _) = self.current_device()?;
         let (h, id) = new_handle(Kind::Event);
         let e = Arc::new(EventEntry {
@@ -802,6 +935,7 @@ impl Runtime {
             id,
             logical,
             event: Event::new(flags),
+            ex,
         });
         self.reg.lock().events.insert(h, e);
         Ok(h)

@@ -42,7 +42,7 @@ pub struct CommInner {
     /// Which collective may run next on a stream (they run in call order even when a
     /// program spreads one communicator over several streams).
     turn: Mutex<Turn>,
-    destroyed: std::sync::atomic::AtomicBool,
+    pub destroyed: std::sync::atomic::AtomicBool,
     destroy_requested: std::sync::atomic::AtomicBool,
     /// Operations enqueued and not yet run (or discarded).
     pub pending: AtomicU64,

@@ -143,6 +143,47 @@ impl Rt {
         Ok(())
     }
 
+    /// Whether `stream` hands its operations to a model (capture, bound stream, update).
+    ///
+    /// # Safety
+    /// `stream` is NULL or an `aclrtStream` of this process.
+    pub unsafe fn capturing(&self, stream: *mut c_void) -> HResult<bool> {
+        let mut v = 0i32;
+        let r = unsafe { (self.api.stream_capturing)(stream, &mut v) };
+        if r != 0 {
+            return Err(self.fail(r, "querying the stream"));
+        }
+        Ok(v != 0)
+    }
+
+    /// Enqueue an operation a model can hold (see `RtTemplate`).
+    ///
+    /// # Safety
+    /// `stream` is NULL or an `aclrtStream` of this process.
+    pub unsafe fn enqueue_template(
+        &self,
+        stream: *mut c_void,
+        tmpl: npu_emu::rtapi::RtTemplate,
+        what: &str,
+    ) -> HResult<()> {
+        let kind = "hccl";
+        // SAFETY: both (pointer, length) pairs are valid for the call.
+        let r = unsafe {
+            (self.api.enqueue_template)(
+                stream,
+                tmpl,
+                kind.as_ptr(),
+                kind.len(),
+                what.as_ptr(),
+                what.len(),
+            )
+        };
+        if r != 0 {
+            return Err(self.fail(r, "putting the operation into the stream's model"));
+        }
+        Ok(())
+    }
+
     /// # Safety
     /// `stream` is NULL or an `aclrtStream` of this process.
     pub unsafe fn synchronize(&self, stream: *mut c_void) -> HResult<()> {

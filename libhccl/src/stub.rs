@@ -18,7 +18,7 @@ fn note(name: &'static str) {
     let recorded = crate::rt::set_recent(&msg);
     let first = LOGGED.lock().get_or_insert_with(HashSet::new).insert(name);
     if first && !recorded {
-        crate::log(LogLevel::Warning, &msg);
+        crate::log(LogLevel::Error, &msg);
     }
 }
 

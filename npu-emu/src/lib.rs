@@ -13,12 +13,15 @@
 //! - [`fault`]: the SIGSEGV handler that names host accesses to device memory.
 //! - [`aicore`]: the emulated AI cores that run the blocks of an Ascend C kernel launch.
 //! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
+//! - [`capture`]: models (`aclmdlRI`): stream operations captured or bound, run any number of
+//!   times.
 //! - [`wait`]: the spin / yield / futex wait policy shared by streams and HCCL.
 //! - [`formats`]: private data formats (NC1HWC0, FRACTAL_Z, FRACTAL_NZ …): shapes and conversions.
 //! - [`fp16`]: the ACL fp16 helpers with CANN's quirks.
 //! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl`.
 
 pub mod aicore;
+pub mod capture;
 pub mod codes;
 pub mod config;
 pub mod error;

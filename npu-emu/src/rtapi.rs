@@ -13,7 +13,9 @@ use std::ffi::{c_char, c_void, CStr};
 ///
 /// - 1: the first table.
 /// - 2: `set_error_module` (a library's errors logged under its own CANN module).
-pub const RT_API_VERSION: u32 = 2;
+/// - 3: `stream_capturing`, `enqueue_template`, `enqueue_repeatable` (stream capture into
+///   models, `aclmdlRI*`).
+pub const RT_API_VERSION: u32 = 3;
 
 /// Name of the exported accessor in `libascendcl.so`.
 pub const RT_API_SYMBOL: &[u8] = b"npuemu_runtime_api\0";
@@ -31,6 +33,23 @@ pub struct RtTask {
 
 // SAFETY: the producer of an RtTask guarantees ctx may move to the worker thread.
 unsafe impl Send for RtTask {}
+
+/// A stream operation a model can hold ([`RtApi::enqueue_template`]): each time it is to run
+/// (at once outside a capture; at each execution of the model inside one), `instantiate` is
+/// called on the launching host thread and fills `*out` with a fresh one-shot [`RtTask`], or
+/// returns an ACL error code (after setting the message). `drop` is called once when the
+/// operation is no longer needed. `instantiate` may be called from any thread, concurrently
+/// with tasks it made earlier.
+#[repr(C)]
+pub struct RtTemplate {
+    pub ctx: *mut c_void,
+    pub instantiate: unsafe extern "C" fn(ctx: *mut c_void, out: *mut RtTask) -> i32,
+    pub drop: unsafe extern "C" fn(ctx: *mut c_void),
+}
+
+// SAFETY: the producer of an RtTemplate guarantees ctx may be used from any thread.
+unsafe impl Send for RtTemplate {}
+unsafe impl Sync for RtTemplate {}
 
 /// A physical location in device memory: device (physical id) and byte offset in its HBM.
 /// Physical addresses mean the same in every process of the node, so ranks publish them.
@@ -78,6 +97,32 @@ pub struct RtApi {
     /// `aclGetRecentErrMsg` whatever the level. Since version 2.
     pub set_error_module:
         unsafe extern "C" fn(module: *const u8, module_len: usize, msg: *const u8, len: usize),
+    /// Whether `stream` (NULL = default stream) hands its operations to a model (it is
+    /// being captured, bound to a model, or in a task update): `*capturing` = 1 or 0.
+    /// Since version 3.
+    pub stream_capturing: unsafe extern "C" fn(stream: *mut c_void, capturing: *mut i32) -> i32,
+    /// Enqueue an operation a model can hold (see [`RtTemplate`]); `kind` (`kind_len` bytes,
+    /// e.g. `hccl`) and `what` (one line with its arguments) describe it in debug prints.
+    /// Takes ownership of the template even on failure. Since version 3.
+    pub enqueue_template: unsafe extern "C" fn(
+        stream: *mut c_void,
+        tmpl: RtTemplate,
+        kind: *const u8,
+        kind_len: usize,
+        what: *const u8,
+        what_len: usize,
+    ) -> i32,
+    /// Like `enqueue`, for a task whose `run` may be called any number of times (each
+    /// execution of a model that captured it) and whose `drop` is called once at the end.
+    /// Since version 3.
+    pub enqueue_repeatable: unsafe extern "C" fn(
+        stream: *mut c_void,
+        task: RtTask,
+        kind: *const u8,
+        kind_len: usize,
+        what: *const u8,
+        what_len: usize,
+    ) -> i32,
 }
 
 /// The runtime of this process as a library without one of its own sees it (libhccl,

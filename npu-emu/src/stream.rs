@@ -19,6 +19,11 @@
 //!   before the bump.
 //! - Failure mode [`FailureMode::Stop`] (`ACL_STOP_ON_FAILURE`): after a failed task the rest
 //!   of the queue is discarded until the error has been reported by a synchronize.
+//! - Capture (`aclmdlRICaptureBegin`, a stream bound to a model): a stream with a [`Sink`]
+//!   hands every operation to it instead of running it. Producers that can be captured
+//!   enqueue an [`Op`] (which can run any number of times) with [`Stream::enqueue_op`]; a
+//!   plain one-shot [`Task`] given to a capturing stream is refused (the sink says why) and
+//!   invalidates the capture. See [`crate::capture`].
 
 use crate::codes::{ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT};
 use crate::error::{Error, Result};
@@ -32,6 +37,65 @@ use std::time::{Duration, Instant};
 
 /// A unit of work on a stream.
 pub type Task = Box<dyn FnOnce() -> Result<()> + Send + 'static>;
+
+/// Work that can run any number of times: an operation captured into a model runs once per
+/// execution of the model.
+pub type Repeatable = Arc<dyn Fn() -> Result<()> + Send + Sync + 'static>;
+
+/// How a captured operation runs at each execution of its model.
+#[derive(Clone)]
+pub enum Replay {
+    /// Run as is (it reads its arguments, e.g. addresses and sizes, every time).
+    Run(Repeatable),
+    /// Made fresh on the host thread that launches the model, in capture order, then run
+    /// once: for operations whose host call takes a ticket (an HCCL collective takes its
+    /// communicator's next sequence number at the call, an event record its record number).
+    Host(Arc<dyn Fn() -> Result<Task> + Send + Sync + 'static>),
+}
+
+/// One stream operation in a form a model can hold: what it is (for messages, task-group
+/// updates and debug prints) and how to run it.
+#[derive(Clone)]
+pub struct Op {
+    /// Kind of task: `"memcpy"`, `"memset"`, `"kernel"`, `"hccl"`, `"event_record"`, …
+    /// A task-group update must replace each task with one of the same kind.
+    pub kind: &'static str,
+    /// One line describing the task with its arguments.
+    pub what: String,
+    pub replay: Replay,
+}
+
+impl Op {
+    /// An operation that runs `f` each time.
+    pub fn run(
+        kind: &'static str,
+        what: impl Into<String>,
+        f: impl Fn() -> Result<()> + Send + Sync + 'static,
+    ) -> Op {
+        Op {
+            kind,
+            what: what.into(),
+            replay: Replay::Run(Arc::new(f)),
+        }
+    }
+
+    /// The one-shot task for running this operation now (outside a model).
+    pub fn into_task(self) -> Result<Task> {
+        match self.replay {
+            Replay::Run(f) => Ok(Box::new(move || f())),
+            Replay::Host(make) => make(),
+        }
+    }
+}
+
+/// Where the operations of a capturing stream go (a model being captured or built).
+pub trait Sink: Send + Sync {
+    /// Take `op` (it is not run now).
+    fn capture(&self, op: Op) -> Result<()>;
+    /// The error for a one-shot task (`what`) that cannot be captured; the sink notes that
+    /// its capture is invalid.
+    fn refuse(&self, what: &str) -> Error;
+}
 
 /// Called on the worker thread when a task fails, with the task's number on the stream
 /// (1-based, in enqueue order) and its error (e.g. to run `aclrtSetExceptionInfoCallback`).
@@ -88,6 +152,9 @@ struct Shared {
     /// Bumped (under the queue lock) by abort and forced destroy: the worker discards the
     /// batch it took before the bump.
     abort_gen: AtomicU64,
+    /// Where operations go while the stream captures (`capturing` says whether there is one).
+    sink: Mutex<Option<Arc<dyn Sink>>>,
+    capturing: AtomicBool,
 }
 
 /// One stream with its worker thread.
@@ -96,7 +163,8 @@ pub struct Stream {
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
-fn gettid() -> u64 {
+/// The calling thread's kernel id (`gettid`).
+pub fn gettid() -> u64 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::syscall(libc::SYS_gettid) as u64 }
 }
@@ -126,6 +194,8 @@ impl Stream {
             worker_cpu: AtomicI32::new(-1),
             waiter_cpu: AtomicI32::new(-1),
             abort_gen: AtomicU64::new(0),
+            sink: Mutex::new(None),
+            capturing: AtomicBool::new(false),
         });
         let s2 = shared.clone();
         let name: String = format!("npu-{label}").chars().take(15).collect();
@@ -144,8 +214,64 @@ impl Stream {
         })
     }
 
-    /// Append `task`; it runs after everything enqueued before it.
+    /// Append `task`; it runs after everything enqueued before it. A capturing stream
+    /// refuses it (a one-shot task cannot be replayed): use [`Stream::enqueue_op`].
     pub fn enqueue(&self, task: Task) -> Result<()> {
+        if self.shared.capturing.load(Ordering::SeqCst) {
+            if let Some(sink) = self.sink() {
+                drop(task);
+                return Err(sink.refuse("this kind of task"));
+            }
+        }
+        self.enqueue_now(task)
+    }
+
+    /// Append `op`: run it in order, or hand it to the sink while the stream captures.
+    pub fn enqueue_op(&self, op: Op) -> Result<()> {
+        if self.shared.capturing.load(Ordering::SeqCst) {
+            if let Some(sink) = self.sink() {
+                return sink.capture(op);
+            }
+        }
+        self.enqueue_now(op.into_task()?)
+    }
+
+    /// Start (`Some`) or stop (`None`) sending this stream's operations to `sink`.
+    pub fn set_sink(&self, sink: Option<Arc<dyn Sink>>) {
+        let mut g = self.shared.sink.lock();
+        self.shared
+            .capturing
+            .store(sink.is_some(), Ordering::SeqCst);
+        *g = sink;
+    }
+
+    /// The sink the stream's operations go to, if it captures.
+    pub fn sink(&self) -> Option<Arc<dyn Sink>> {
+        if !self.shared.capturing.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.shared.sink.lock().clone()
+    }
+
+    /// Whether the stream's operations go to a sink.
+    pub fn is_capturing(&self) -> bool {
+        self.shared.capturing.load(Ordering::SeqCst)
+    }
+
+    /// Take the first error of an asynchronous task since the last synchronize (clearing
+    /// it), without waiting: for a model that ran part of its work on this stream.
+    pub fn take_error(&self) -> Option<Error> {
+        let s = &self.shared;
+        if !s.has_error.load(Ordering::SeqCst) {
+            return None;
+        }
+        let mut q = s.q.lock();
+        s.discarding.store(false, Ordering::SeqCst);
+        s.has_error.store(false, Ordering::SeqCst);
+        q.error.take()
+    }
+
+    fn enqueue_now(&self, task: Task) -> Result<()> {
         let s = &self.shared;
         let mut q = s.q.lock();
         if q.shutdown {

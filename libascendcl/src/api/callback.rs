@@ -19,6 +19,7 @@ use crate::api::errors;
 use crate::runtime::{self, ExceptionInfo, Report, ReportQueue};
 use npu_emu::codes::*;
 use npu_emu::config::LogLevel;
+use npu_emu::stream::Op;
 use npu_emu::{Error, Result};
 use parking_lot::{Condvar, Mutex};
 use std::ffi::c_void;
@@ -165,7 +166,8 @@ fn launch_callback(
     };
     let ud = user_data as usize;
     let blocking = block_type == 1;
-    e.stream.enqueue(Box::new(move || {
+    let what = format!("callback {:#x}({ud:#x})", func as usize);
+    e.stream.enqueue_op(Op::run("callback", what, move || {
         let done = blocking.then(|| Arc::new((Mutex::new(false), Condvar::new())));
         queue.q.lock().push_back(Report {
             func,
@@ -261,7 +263,8 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(
         };
         let e = runtime::get()?.stream_entry(stream, "stream")?;
         let a = args as usize;
-        e.stream.enqueue(Box::new(move || {
+        let what = format!("host function {:#x}({a:#x})", func as usize);
+        e.stream.enqueue_op(Op::run("host_func", what, move || {
             // SAFETY: the user's host function with the user's pointer.
             unsafe { func(a as *mut c_void) };
             Ok(())

@@ -320,16 +320,20 @@ unsafe fn enqueue(
         physical: entry.physical,
     };
     let label = entry.stream.label().to_string();
-    entry.stream.enqueue(Box::new(move || {
-        let r = launch.execute();
-        if let Err(e) = &r {
-            runtime::log(
-                LogLevel::Error,
-                &format!("AI-core exception on {label}: {}", e.msg),
-            );
-        }
-        r
-    }))
+    let what = format!("{}<<<{block_dim}>>>", launch.kernel);
+    // An operation, so a capture (aclmdlRICaptureBegin) can hold it and run it again.
+    entry
+        .stream
+        .enqueue_op(npu_emu::stream::Op::run("kernel", what, move || {
+            let r = launch.execute();
+            if let Err(e) = &r {
+                runtime::log(
+                    LogLevel::Error,
+                    &format!("AI-core exception on {label}: {}", e.msg),
+                );
+            }
+            r
+        }))
 }
 
 /// `uint32_t npuemu_kernel_launch(const char *kernel_name, uint32_t block_dim, void *stream,

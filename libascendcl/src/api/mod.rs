@@ -11,6 +11,8 @@ pub mod helpers;
 pub mod init;
 pub mod kernel;
 pub mod log;
+pub mod mdl;
+pub mod mdlri;
 pub mod memory;
 pub mod op;
 pub mod prof;

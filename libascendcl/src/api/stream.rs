@@ -193,16 +193,18 @@ pub unsafe extern "C" fn aclrtDestroyStreamConfigHandle(
 /// `aclError aclrtDestroyStream(aclrtStream stream)`: waits for the stream's pending tasks.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtDestroyStream(stream: *mut c_void) -> i32 {
-    errors::boundary("aclrtDestroyStream", || {
-        runtime::get()?.destroy_stream(stream, false)
+    errors::boundary("aclrtDestroyStream", || match runtime::get() {
+        Ok(rt) => rt.destroy_stream(stream, false),
+        Err(e) => runtime::handle_after_finalize(e, stream as u64),
     })
 }
 
 /// `aclError aclrtDestroyStreamForce(aclrtStream stream)`: discards pending tasks.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtDestroyStreamForce(stream: *mut c_void) -> i32 {
-    errors::boundary("aclrtDestroyStreamForce", || {
-        runtime::get()?.destroy_stream(stream, true)
+    errors::boundary("aclrtDestroyStreamForce", || match runtime::get() {
+        Ok(rt) => rt.destroy_stream(stream, true),
+        Err(e) => runtime::handle_after_finalize(e, stream as u64),
     })
 }
 
@@ -260,10 +262,57 @@ pub unsafe extern "C" fn aclrtStreamQuery(stream: *mut c_void, status: *mut i32)
 }
 
 fn wait_event(stream: *mut c_void, event: *mut c_void, timeout: Option<Duration>) -> Result<()> {
+    wait_event_flag(stream, event, timeout, false)
+}
+
+fn wait_event_flag(
+    stream: *mut c_void,
+    event: *mut c_void,
+    timeout: Option<Duration>,
+    external: bool,
+) -> Result<()> {
     let rt = runtime::get()?;
     let ev = rt.event_entry(event, "event")?;
     let s = rt.stream_entry(stream, "stream")?;
+    if let Some(r) = crate::api::mdlri::wait_in_model(&rt, &ev, &s, external) {
+        return r;
+    }
     ev.event.wait_on(&s.stream, timeout)
+}
+
+/// `ACL_EVENT_WAIT_EXTERNAL` (`aclrtStreamWaitEventWithFlag`).
+pub const ACL_EVENT_WAIT_EXTERNAL: u32 = 0x1;
+
+/// `aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t
+/// timeout, uint32_t flag)`: `flag` `ACL_EVENT_WAIT_DEFAULT` (0) waits as
+/// `aclrtStreamWaitEventWithTimeout` (`timeout` in ms, 0 = no limit);
+/// `ACL_EVENT_WAIT_EXTERNAL` (1) on a capturing stream makes the model wait, at each
+/// execution, for the event's latest record made outside the model before it was launched
+/// (`timeout` must then be 0, as CANN documents).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtStreamWaitEventWithFlag(
+    stream: *mut c_void,
+    event: *mut c_void,
+    timeout: u32,
+    flag: u32,
+) -> i32 {
+    errors::boundary("aclrtStreamWaitEventWithFlag", || {
+        if flag & !ACL_EVENT_WAIT_EXTERNAL != 0 {
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("flag = {flag:#x} is invalid: expected ACL_EVENT_WAIT_DEFAULT (0) or ACL_EVENT_WAIT_EXTERNAL (1)"),
+            ));
+        }
+        let external = flag == ACL_EVENT_WAIT_EXTERNAL;
+        if external && timeout != 0 {
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("timeout = {timeout}: with ACL_EVENT_WAIT_EXTERNAL only 0 is supported"),
+            ));
+        }
+        let t = (timeout > 0).then(|| Duration::from_millis(timeout as u64));
+        wait_event_flag(stream, event, t, external)
+    })
 }
 
 /// `aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)`: later tasks on

@@ -166,7 +166,8 @@ pub fn snapshot(desc: *const TensorDesc, arg: &str) -> Result<TensorDesc, Error>
     with_desc(desc, arg, |d| Ok(d.clone()))
 }
 
-fn register(d: TensorDesc) -> *mut TensorDesc {
+/// Register a descriptor (a new one, or a copy another object owns) as live.
+pub fn register(d: TensorDesc) -> *mut TensorDesc {
     let p = Box::into_raw(Box::new(d));
     DESCS
         .lock()

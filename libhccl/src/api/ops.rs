@@ -745,7 +745,9 @@ unsafe fn p2p_item(
     })
 }
 
-fn assign_k(c: &CommInner, items: &mut [P2p]) {
+/// Give each point-to-point item its message number with its peer (at the call, or at
+/// each execution of a model that captured it).
+pub(crate) fn assign_k(c: &CommInner, items: &mut [P2p]) {
     let mut sk = c.send_k.lock();
     let mut rk = c.recv_k.lock();
     for it in items.iter_mut() {
@@ -784,7 +786,10 @@ unsafe fn single_p2p(
 ) -> HResult<()> {
     let c = prep(comm, stream)?;
     let mut items = vec![p2p_item(&c, send, buf, count, dataType, peer, "")?];
-    assign_k(&c, &mut items);
+    // A capturing stream numbers its messages when the model runs.
+    if !c.rt.capturing(stream)? {
+        assign_k(&c, &mut items);
+    }
     let (code, name, peer_arg) = if send {
         (opcode::SEND, "HcclSend", "destRank")
     } else {
@@ -896,7 +901,9 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
                     &format!("sendRecvInfo[{i}]."),
                 )?);
             }
-            assign_k(&c, &mut items);
+            if !c.rt.capturing(stream)? {
+                assign_k(&c, &mut items);
+            }
             let mut o = Op::new(
                 opcode::BATCH_SEND_RECV,
                 format!("HcclBatchSendRecv(itemNum={itemNum})"),
