@@ -44,6 +44,8 @@ pub struct Runtime {
     pub exception_cb: Arc<Mutex<Option<ExceptionCallback>>>,
     /// The config's default device: used by threads with no current context.
     pub default_device: Option<i32>,
+    /// The node's IPC state (opened on first use, see [`Runtime::ipc`]).
+    pub ipc: std::sync::OnceLock<Arc<npu_emu::ipc::Ipc>>,
 }
 
 /// What the `aclInit` config file asks of the runtime.
@@ -221,6 +223,9 @@ pub struct EventEntry {
     /// Made by `aclrtCreateEventExWithFlag` (CANN's "new mode" events, the ones a capture
     /// turns into its own events).
     pub ex: bool,
+    /// An IPC event (`ACL_EVENT_IPC`, or opened from an IPC handle): its records and waits
+    /// go through this slot of the node, which every process sees.
+    pub ipc: Option<npu_emu::ipc::SlotRef>,
 }
 
 /// One host callback waiting for `aclrtProcessReport`.
@@ -271,6 +276,30 @@ pub struct Registry {
     pub captured_events: HashMap<u64, (u64, usize)>,
     /// Captures in progress by capture mode (GLOBAL, THREAD_LOCAL, RELAXED).
     pub capture_modes: [u32; 3],
+    /// Notifies and count notifies by handle: (logical device, slot, imported).
+    pub notifies: HashMap<u64, NotifyEntry>,
+    /// IPC memory keys this process exported: key → (address, size).
+    pub mem_exports: HashMap<String, (u64, u64)>,
+    /// IPC memory keys this process imported: key → address.
+    pub mem_imports: HashMap<String, u64>,
+    /// Access flags set by `aclrtMemSetAccess` on mapped VMM ranges: start → flags by
+    /// (location type, id).
+    pub vmm_access: HashMap<u64, Vec<AccessFlags>>,
+}
+
+/// Access flags of one location (`aclrtMemLocation` type and id) on a mapped range.
+pub type AccessFlags = ((i32, u32), u64);
+
+/// A notify or count notify of this process.
+#[derive(Clone, Debug)]
+pub struct NotifyEntry {
+    pub kind: Kind,
+    pub logical: i32,
+    pub slot: npu_emu::ipc::SlotRef,
+    /// Opened from another process's key (`aclrtNotifyImportByKey`).
+    pub imported: bool,
+    /// Keys this notify was exported under.
+    pub keys: Vec<String>,
 }
 
 /// How a stream takes part in a model.
@@ -378,6 +407,7 @@ pub fn create(opts: InitOptions) -> Result<()> {
         soc_name,
         exception_cb: Arc::new(Mutex::new(None)),
         default_device: opts.default_device,
+        ipc: std::sync::OnceLock::new(),
     });
     if let Some(d) = opts.default_device {
         // `defaultDevice` in the aclInit config: threads with no current context use this
@@ -928,7 +958,24 @@ impl Runtime {
 
     /// `aclrtCreateEvent*`; `ex` for `aclrtCreateEventExWithFlag`.
     pub fn create_event_ex(&self, flags: u32, ex: bool) -> Result<u64> {
-        let (logical, _) = self.current_device()?;
+        let (logical, physical) = self.current_device()?;
+        // ACL_EVENT_IPC: the event lives in a slot of the node, so other processes can open it.
+        let ipc = if flags & 0x40 != 0 {
+            Some(self.ipc()?.claim(npu_emu::ipc::Kind::Event, physical)?)
+        } else {
+            None
+        };
+        self.insert_event(flags, ex, logical, ipc)
+    }
+
+    /// Register an event (made here, or opened from an IPC handle).
+    pub fn insert_event(
+        &self,
+        flags: u32,
+        ex: bool,
+        logical: i32,
+        ipc: Option<npu_emu::ipc::SlotRef>,
+    ) -> Result<u64> {
         let (h, id) = new_handle(Kind::Event);
         let e = Arc::new(EventEntry {
             handle: h,
@@ -936,6 +983,7 @@ impl Runtime {
             logical,
             event: Event::new(flags),
             ex,
+            ipc,
         });
         self.reg.lock().events.insert(h, e);
         Ok(h)
@@ -947,12 +995,26 @@ impl Runtime {
         if h == 0 {
             return Err(Error::invalid("argument event is NULL"));
         }
-        self.reg
+        let e = self
+            .reg
             .lock()
             .events
             .remove(&h)
-            .map(|_| ())
-            .ok_or_else(|| bad_handle(Kind::Event, "event", h))
+            .ok_or_else(|| bad_handle(Kind::Event, "event", h))?;
+        if let (Some(slot), Ok(ipc)) = (e.ipc, self.ipc()) {
+            ipc.release(slot);
+        }
+        Ok(())
+    }
+
+    /// The node's IPC state (opened on first use).
+    pub fn ipc(&self) -> Result<Arc<npu_emu::ipc::Ipc>> {
+        if let Some(i) = self.ipc.get() {
+            return Ok(i.clone());
+        }
+        let i = Arc::new(npu_emu::ipc::Ipc::open(self.node.dir())?);
+        i.collect_dead();
+        Ok(self.ipc.get_or_init(|| i).clone())
     }
 
     /// Log one line through this runtime's logger.

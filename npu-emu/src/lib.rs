@@ -17,6 +17,8 @@
 //!   times.
 //! - [`wait`]: the spin / yield / futex wait policy shared by streams and HCCL.
 //! - [`formats`]: private data formats (NC1HWC0, FRACTAL_Z, FRACTAL_NZ …): shapes and conversions.
+//! - [`ipc`]: sharing between processes: IPC memory keys, notifies, count notifies, IPC
+//!   events, shareable VMM handles (`<node_dir>/ipc.slots`, `<node_dir>/ipc/`).
 //! - [`fp16`]: the ACL fp16 helpers with CANN's quirks.
 //! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl`.
 
@@ -29,6 +31,7 @@ pub mod event;
 pub mod fault;
 pub mod formats;
 pub mod fp16;
+pub mod ipc;
 pub mod log;
 pub mod memory;
 pub mod node;

@@ -90,3 +90,11 @@ fn model_api_structures_work_and_loading_names_the_file() {
     r.assert_ok();
     assert!(r.stdout.contains("rest_mdl passed"), "{}", r.all());
 }
+
+#[test]
+fn two_processes_share_memory_notifies_events_and_vmm_handles() {
+    let r = run_prog("ipc.c", &["ascendcl"], &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rest_ipc parent passed"), "{}", r.all());
+    assert!(r.stdout.contains("rest_ipc child passed"), "{}", r.all());
+}

@@ -104,6 +104,18 @@ fn record(event: *mut c_void, stream: *mut c_void, external: bool) -> Result<()>
     let rt = runtime::get()?;
     let ev = rt.event_entry(event, "event")?;
     let s = rt.stream_entry(stream, "stream")?;
+    if let Some(slot) = ev.ipc {
+        if s.stream.is_capturing() {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                format!(
+                    "event {} is an IPC event, which a capture cannot record",
+                    ev.id
+                ),
+            ));
+        }
+        return crate::api::ipc::event_record(&rt, &ev, slot, &s);
+    }
     if let Some(r) = mdlri::record_in_model(&rt, &ev, &s, external) {
         return r;
     }
@@ -144,6 +156,15 @@ pub unsafe extern "C" fn aclrtResetEvent(event: *mut c_void, stream: *mut c_void
         let rt = runtime::get()?;
         let ev = rt.event_entry(event, "event")?;
         let s = rt.stream_entry(stream, "stream")?;
+        if ev.ipc.is_some() {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                format!(
+                    "event {} is an IPC event: it cannot be reset (record it again instead)",
+                    ev.id
+                ),
+            ));
+        }
         if let Some(r) = mdlri::reset_in_model(&rt, &ev, &s) {
             return r;
         }
@@ -152,7 +173,28 @@ pub unsafe extern "C" fn aclrtResetEvent(event: *mut c_void, stream: *mut c_void
 }
 
 fn status(event: *mut c_void) -> Result<npu_emu::event::Status> {
-    Ok(runtime::get()?.event_entry(event, "event")?.event.status())
+    let rt = runtime::get()?;
+    let e = rt.event_entry(event, "event")?;
+    if let Some(slot) = e.ipc {
+        let (ever, done) = crate::api::ipc::event_status(&rt, slot)?;
+        return Ok(npu_emu::event::Status {
+            ever_recorded: ever,
+            complete: done,
+            valid: ever && done,
+            waits_complete: true,
+        });
+    }
+    Ok(e.event.status())
+}
+
+/// Synchronize with an event (IPC or not).
+fn sync(event: *mut c_void, t: Option<std::time::Duration>) -> Result<()> {
+    let rt = runtime::get()?;
+    let e = rt.event_entry(event, "event")?;
+    if let Some(slot) = e.ipc {
+        return crate::api::ipc::event_sync(&rt, slot, t);
+    }
+    e.event.synchronize(t)
 }
 
 /// `aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)` (deprecated)
@@ -195,12 +237,7 @@ pub unsafe extern "C" fn aclrtQueryEventWaitStatus(event: *mut c_void, st: *mut 
 /// `aclError aclrtSynchronizeEvent(aclrtEvent event)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSynchronizeEvent(event: *mut c_void) -> i32 {
-    errors::boundary("aclrtSynchronizeEvent", || {
-        runtime::get()?
-            .event_entry(event, "event")?
-            .event
-            .synchronize(None)
-    })
+    errors::boundary("aclrtSynchronizeEvent", || sync(event, None))
 }
 
 /// `aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)`:
@@ -210,10 +247,7 @@ pub unsafe extern "C" fn aclrtSynchronizeEvent(event: *mut c_void) -> i32 {
 pub unsafe extern "C" fn aclrtSynchronizeEventWithTimeout(event: *mut c_void, timeout: i32) -> i32 {
     errors::boundary("aclrtSynchronizeEventWithTimeout", || {
         let t = timeout_ms(timeout)?;
-        runtime::get()?
-            .event_entry(event, "event")?
-            .event
-            .synchronize(t)
+        sync(event, t)
     })
 }
 

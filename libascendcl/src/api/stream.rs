@@ -274,6 +274,18 @@ fn wait_event_flag(
     let rt = runtime::get()?;
     let ev = rt.event_entry(event, "event")?;
     let s = rt.stream_entry(stream, "stream")?;
+    if let Some(slot) = ev.ipc {
+        if s.stream.is_capturing() {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                format!(
+                    "event {} is an IPC event, which a capture cannot wait on",
+                    ev.id
+                ),
+            ));
+        }
+        return crate::api::ipc::event_wait(&rt, slot, &s, timeout);
+    }
     if let Some(r) = crate::api::mdlri::wait_in_model(&rt, &ev, &s, external) {
         return r;
     }
