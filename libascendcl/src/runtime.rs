@@ -285,6 +285,10 @@ pub struct Registry {
     /// Access flags set by `aclrtMemSetAccess` on mapped VMM ranges: start → flags by
     /// (location type, id).
     pub vmm_access: HashMap<u64, Vec<AccessFlags>>,
+    /// Labels (`aclrtCreateLabel`): handle → the model they were set in, if any.
+    pub labels: HashMap<u64, Option<u64>>,
+    /// Label lists: handle → label handles.
+    pub label_lists: HashMap<u64, Vec<u64>>,
 }
 
 /// Access flags of one location (`aclrtMemLocation` type and id) on a mapped range.

@@ -98,3 +98,73 @@ fn two_processes_share_memory_notifies_events_and_vmm_handles() {
     assert!(r.stdout.contains("rest_ipc parent passed"), "{}", r.all());
     assert!(r.stdout.contains("rest_ipc child passed"), "{}", r.all());
 }
+
+/// Generate the launch stub of `tests/c/rest/capture_kernel.cpp` (npu-emu ascendc-stub) and
+/// compile it into `work/libcapk.so`; returns the directory with `aclrtlaunch_add_one.h`.
+fn capture_kernel(work: &Path) -> PathBuf {
+    use npu_emu_tests::{lib_dir, npu_emu_bin};
+    use std::process::Command;
+    let root = npu_emu_tests::root();
+    let gen = work.join("gen");
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["ascendc-stub", "--out-dir"])
+        .arg(&gen)
+        .arg(root.join("tests/c/rest/capture_kernel.cpp"));
+    run(c).assert_ok();
+    let cpp: Vec<PathBuf> = std::fs::read_dir(&gen)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".npuemu.cpp"))
+        .collect();
+    let o = Command::new("g++")
+        .args(["-std=c++17", "-O2", "-fPIC", "-shared", "-pthread"])
+        .arg(format!("-I{}", root.join("headers/ascendc").display()))
+        .arg(format!("-I{}", root.join("headers/include").display()))
+        .args(&cpp)
+        .arg("-o")
+        .arg(work.join("libcapk.so"))
+        .arg(format!("-L{}", lib_dir().display()))
+        .arg("-lascendcl")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "compiling the kernel library failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    gen.join("include")
+}
+
+/// Build `tests/c/rest/capture.cpp` with the kernel library; run it with `args`.
+fn run_capture(args: &[&str]) -> Run {
+    let work = scratch("rest-capture");
+    let inc = capture_kernel(&work);
+    let exe = work.join("capture");
+    let klib = work.join("libcapk.so");
+    compile(
+        &["rest/capture.cpp", &klib.to_string_lossy()],
+        &exe,
+        &["ascendcl", "hccl"],
+        &[
+            &format!("-I{}", inc.display()),
+            &format!("-Wl,-rpath,{}", work.display()),
+            "-Wno-deprecated-declarations",
+        ],
+    );
+    let mut cmd = command(&exe, &work);
+    cmd.args(args).env_remove("ASCEND_GLOBAL_LOG_LEVEL");
+    let r = run(cmd);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+    r
+}
+
+#[test]
+fn capture_replays_kernel_and_allreduce_three_times() {
+    let r = run_capture(&["nocopy"]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rest_capture passed"), "{}", r.all());
+    // The debug print names the model and its tasks.
+    assert!(r.stdout.contains("copy_kernel_allreduce"), "{}", r.all());
+    assert!(r.stdout.contains("kernel: add_one<<<8>>>"), "{}", r.all());
+    assert!(r.stdout.contains("hccl: HcclAllReduce"), "{}", r.all());
+}

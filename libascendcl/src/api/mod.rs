@@ -11,6 +11,7 @@ pub mod helpers;
 pub mod init;
 pub mod ipc;
 pub mod kernel;
+pub mod label;
 pub mod log;
 pub mod mdl;
 pub mod mdlri;
