@@ -65,6 +65,18 @@ pub fn run(lib: &Library) {
                 " -> i32".to_string(),
                 format!("crate::stub::not_supported_because({name:?}, {code}, {why:?})"),
             ),
+            // A pointer-returning stub kept on purpose: NULL, with the reason.
+            Some((_, why)) => {
+                let (rty, body) = stub_body(lib, ret, name);
+                let generic = format!("not_supported_ptr::<std::ffi::c_void>({name:?})");
+                assert!(
+                    body.contains(&generic),
+                    "{name}: a reasoned stub must return aclError or a pointer"
+                );
+                let with_reason =
+                    format!("not_supported_ptr_because::<std::ffi::c_void>({name:?}, {why:?})");
+                (rty, body.replace(&generic, &with_reason))
+            }
             _ => stub_body(lib, ret, name),
         };
         writeln!(

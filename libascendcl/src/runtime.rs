@@ -12,6 +12,7 @@
 //! destroyed, foreign or garbage handle is an error naming the handle instead of undefined
 //! behaviour. Ids are never reused, not even across `aclFinalize`/`aclInit`.
 
+use crate::api::state;
 use npu_emu::codes::*;
 use npu_emu::config::{Config, LogLevel};
 use npu_emu::event::Event;
@@ -257,6 +258,10 @@ pub struct Registry {
     pub subs: HashMap<u64, u64>,
     /// Thread id → its report queue.
     pub reports: HashMap<u64, Arc<ReportQueue>>,
+    /// Stream handle → thread running its host functions (`aclrtSubscribeHostFunc`).
+    pub host_subs: HashMap<u64, u64>,
+    /// Thread id → its host-function queue (`aclrtProcessHostFunc`).
+    pub host_reports: HashMap<u64, Arc<ReportQueue>>,
     /// Live `aclrtStreamConfigHandle` pointers.
     pub cfg_handles: HashSet<usize>,
     /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
@@ -689,6 +694,7 @@ impl Runtime {
         let stream = Arc::new(Stream::new(&label)?);
         let cell = self.exception_cb.clone();
         stream.set_error_hook(Some(Arc::new(move |seq: u64, e: &Error| {
+            state::note_task_error(logical, e);
             let cb = *cell.lock();
             if let Some(cb) = cb {
                 // SAFETY: gettid has no preconditions.
@@ -762,18 +768,27 @@ impl Runtime {
     /// handle.
     fn set_device_ref(&self, logical: i32) -> Result<u64> {
         let physical = self.physical_device(logical)?;
-        let mut reg = self.reg.lock();
-        Ok(match reg.default_ctx.get_mut(&logical) {
-            Some((h, n)) => {
+        {
+            let mut reg = self.reg.lock();
+            if let Some((h, n)) = reg.default_ctx.get_mut(&logical) {
                 *n += 1;
-                *h
+                return Ok(*h);
             }
-            None => {
-                let c = self.new_context(&mut reg, logical, physical, true)?;
-                reg.default_ctx.insert(logical, (c.handle, 1));
-                c.handle
-            }
-        })
+        }
+        // The device opens: its state callbacks run around it, outside our lock.
+        state::device_state(logical, state::DEVICE_SET_PRE);
+        let mut reg = self.reg.lock();
+        if let Some((h, n)) = reg.default_ctx.get_mut(&logical) {
+            // Another thread opened it meanwhile.
+            *n += 1;
+            return Ok(*h);
+        }
+        let c = self.new_context(&mut reg, logical, physical, true)?;
+        reg.default_ctx.insert(logical, (c.handle, 1));
+        drop(reg);
+        state::stream_state(c.default_stream, state::STREAM_CREATE_POST);
+        state::device_state(logical, state::DEVICE_SET_POST);
+        Ok(c.handle)
     }
 
     /// `aclrtResetDevice(Force)`: drop one reference (all with `force`); the last one frees
@@ -796,6 +811,20 @@ impl Runtime {
             *n -= 1;
             return Ok(());
         }
+        if state::has_callbacks() {
+            // The device closes: its streams' and its own state callbacks run first,
+            // outside our lock.
+            let streams = Self::context_streams(&reg, h);
+            drop(reg);
+            for s in streams {
+                state::stream_state(s, state::STREAM_DESTROY_PRE);
+            }
+            state::device_state(logical, state::DEVICE_RESET_PRE);
+            reg = self.reg.lock();
+            if reg.default_ctx.get(&logical).map(|e| e.0) != Some(h) {
+                return Ok(());
+            }
+        }
         reg.default_ctx.remove(&logical);
         // The device's own access to its peers goes with it; other devices keep their access
         // to this one (it is theirs to disable).
@@ -808,7 +837,20 @@ impl Runtime {
         if current_handle() == h {
             set_current_handle(0);
         }
+        state::device_state(logical, state::DEVICE_RESET_POST);
         Ok(())
+    }
+
+    /// Handles of context `h`'s streams (its default stream first).
+    fn context_streams(reg: &Registry, h: u64) -> Vec<u64> {
+        let mut v: Vec<(bool, i32, u64)> = reg
+            .streams
+            .values()
+            .filter(|s| s.ctx == h)
+            .map(|s| (!s.is_default, s.id, s.handle))
+            .collect();
+        v.sort();
+        v.into_iter().map(|x| x.2).collect()
     }
 
     /// Remove context `h` and its streams from the registry; returns the streams to destroy
@@ -838,6 +880,7 @@ impl Runtime {
         let c = self.new_context(&mut reg, logical, physical, false)?;
         drop(reg);
         set_current_handle(c.handle);
+        state::stream_state(c.default_stream, state::STREAM_CREATE_POST);
         Ok(c.handle)
     }
 
@@ -855,6 +898,12 @@ impl Runtime {
                 "context = {:#x} is the default context of device {}, which aclrtResetDevice releases; aclrtDestroyContext only destroys contexts made by aclrtCreateContext",
                 c.handle, c.logical
             )));
+        }
+        if state::has_callbacks() {
+            let streams = Self::context_streams(&self.reg.lock(), c.handle);
+            for s in streams {
+                state::stream_state(s, state::STREAM_DESTROY_PRE);
+            }
         }
         let victims = {
             let mut reg = self.reg.lock();
@@ -891,6 +940,7 @@ impl Runtime {
             tag: Default::default(),
         });
         self.reg.lock().streams.insert(h, e);
+        state::stream_state(h, state::STREAM_CREATE_POST);
         Ok(h)
     }
 
@@ -899,6 +949,16 @@ impl Runtime {
         let h = handle as u64;
         if h == 0 {
             return Err(Error::invalid("argument stream is NULL"));
+        }
+        if state::has_callbacks()
+            && self
+                .reg
+                .lock()
+                .streams
+                .get(&h)
+                .is_some_and(|e| !e.is_default)
+        {
+            state::stream_state(h, state::STREAM_DESTROY_PRE);
         }
         let e = {
             let mut reg = self.reg.lock();

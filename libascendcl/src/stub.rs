@@ -45,6 +45,16 @@ pub fn not_supported_because(name: &'static str, code: i32, why: &str) -> i32 {
     code
 }
 
+/// Stub kept on purpose (`abi/acl_stubs.tsv`) returning a pointer: NULL, with `why` in the
+/// message.
+pub fn not_supported_ptr_because<T>(name: &'static str, why: &str) -> *mut T {
+    note(
+        name,
+        format!("{name} is not supported by npu-emu (returns NULL): {why}"),
+    );
+    std::ptr::null_mut()
+}
+
 /// Stub for functions returning a pointer: NULL.
 pub fn not_supported_ptr<T>(name: &'static str) -> *mut T {
     generic(name);

@@ -353,7 +353,19 @@ impl Ipc {
             &s.word,
             || ready(s),
             deadline,
-            || self.check(r, kind),
+            || {
+                if crate::stream::task_aborted() {
+                    return Err(Error::new(
+                        crate::codes::ACL_ERROR_RT_STREAM_ABORT,
+                        format!(
+                            "the wait on {} (slot {}) was aborted with its stream",
+                            kind.name(),
+                            r.index
+                        ),
+                    ));
+                }
+                self.check(r, kind)
+            },
         ) {
             Ok(()) => Ok(true),
             Err(WaitError::TimedOut) => Ok(false),

@@ -20,6 +20,7 @@
 //! - [`ipc`]: sharing between processes: IPC memory keys, notifies, count notifies, IPC
 //!   events, shareable VMM handles (`<node_dir>/ipc.slots`, `<node_dir>/ipc/`).
 //! - [`fp16`]: the ACL fp16 helpers with CANN's quirks.
+//! - [`fpstatus`]: the thread's floating-point exception flags (overflow detection).
 //! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl`.
 
 pub mod aicore;
@@ -31,6 +32,7 @@ pub mod event;
 pub mod fault;
 pub mod formats;
 pub mod fp16;
+pub mod fpstatus;
 pub mod ipc;
 pub mod log;
 pub mod memory;

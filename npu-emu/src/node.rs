@@ -527,6 +527,19 @@ impl Node {
         }
     }
 
+    /// The VA range reserved by this process (`aclrtReserveMemAddress`) containing `va`:
+    /// (start, size).
+    pub fn reservation_at(&self, va: u64) -> Option<(u64, u64)> {
+        let inner = self.inner.lock();
+        let (&start, &size) = inner.vas.range(..=va).next_back()?;
+        (va < start + size).then_some((start, size))
+    }
+
+    /// Every live allocation of this process, by address (not imports or VMM mappings).
+    pub fn allocations(&self) -> Vec<AllocInfo> {
+        self.inner.lock().allocs.values().copied().collect()
+    }
+
     /// The live allocation of this process containing `addr` (or an imported range of
     /// another process's memory, described as an allocation), if any.
     pub fn lookup(&self, addr: u64) -> Option<AllocInfo> {

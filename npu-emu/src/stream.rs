@@ -101,6 +101,9 @@ pub trait Sink: Send + Sync {
 /// (1-based, in enqueue order) and its error (e.g. to run `aclrtSetExceptionInfoCallback`).
 pub type ErrorHook = Arc<dyn Fn(u64, &Error) + Send + Sync + 'static>;
 
+/// Called on the worker thread after a task whose computation produced ±inf or NaN.
+pub type OverflowHook = Arc<dyn Fn() + Send + Sync + 'static>;
+
 /// What a stream does after one of its tasks failed (`aclrtSetStreamFailureMode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailureMode {
@@ -152,6 +155,10 @@ struct Shared {
     /// Bumped (under the queue lock) by abort and forced destroy: the worker discards the
     /// batch it took before the bump.
     abort_gen: AtomicU64,
+    /// Called after a task that raised a floating-point overflow, invalid or
+    /// divide-by-zero flag (see [`crate::fpstatus`]); `None` = not watched.
+    overflow_hook: Mutex<Option<OverflowHook>>,
+    watch_fp: AtomicBool,
     /// Where operations go while the stream captures (`capturing` says whether there is one).
     sink: Mutex<Option<Arc<dyn Sink>>>,
     capturing: AtomicBool,
@@ -194,6 +201,8 @@ impl Stream {
             worker_cpu: AtomicI32::new(-1),
             waiter_cpu: AtomicI32::new(-1),
             abort_gen: AtomicU64::new(0),
+            overflow_hook: Mutex::new(None),
+            watch_fp: AtomicBool::new(false),
             sink: Mutex::new(None),
             capturing: AtomicBool::new(false),
         });
@@ -230,10 +239,17 @@ impl Stream {
     pub fn enqueue_op(&self, op: Op) -> Result<()> {
         if self.shared.capturing.load(Ordering::SeqCst) {
             if let Some(sink) = self.sink() {
-                return sink.capture(op);
+                sink.capture(op)?;
+                LAST_SUBMIT.with(|l| l.set((self.key(), 0)));
+                return Ok(());
             }
         }
         self.enqueue_now(op.into_task()?)
+    }
+
+    /// A number identifying this stream while it lives (for [`last_submission`]).
+    pub fn key(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
     }
 
     /// Start (`Some`) or stop (`None`) sending this stream's operations to `sink`.
@@ -280,7 +296,8 @@ impl Stream {
             return Err(Error::invalid(format!("{} is being destroyed", s.label)));
         }
         q.tasks.push_back(task);
-        s.submitted.fetch_add(1, Ordering::SeqCst);
+        let seq = s.submitted.fetch_add(1, Ordering::SeqCst) + 1;
+        LAST_SUBMIT.with(|l| l.set((self.key(), seq)));
         let wake = q.worker_asleep;
         drop(q);
         if wake {
@@ -361,6 +378,15 @@ impl Stream {
     /// Install (or remove) the function called when a task of this stream fails.
     pub fn set_error_hook(&self, hook: Option<ErrorHook>) {
         *self.shared.hook.lock() = hook;
+    }
+
+    /// Watch (`Some`) or stop watching (`None`) the floating-point status of this stream's
+    /// tasks: `hook` runs after a task (or a kernel it launched) that raised an overflow,
+    /// invalid or divide-by-zero flag, as an AI Core sets its overflow status.
+    pub fn set_overflow_hook(&self, hook: Option<OverflowHook>) {
+        let mut g = self.shared.overflow_hook.lock();
+        self.shared.watch_fp.store(hook.is_some(), Ordering::SeqCst);
+        *g = hook;
     }
 
     /// Id (`gettid`) of the worker thread, 0 before it started or after it ended.
@@ -524,8 +550,41 @@ fn notify_done(s: &Shared) {
     }
 }
 
+thread_local! {
+    /// The calling thread's last submission: (stream key, task number; 0 = captured).
+    static LAST_SUBMIT: std::cell::Cell<(usize, u64)> = const { std::cell::Cell::new((0, 0)) };
+    /// On a stream's worker: its stream (set once when the worker starts).
+    static WORKER_OF: std::cell::RefCell<Option<Arc<Shared>>> =
+        const { std::cell::RefCell::new(None) };
+    /// On a stream's worker running a task: the abort generation of its batch.
+    static TASK_GEN: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The calling thread's last task: the stream's [`Stream::key`] and the task's number on it
+/// (1-based; 0 for a task a capture took). `None` before its first.
+pub fn last_submission() -> Option<(usize, u64)> {
+    let (k, n) = LAST_SUBMIT.with(|l| l.get());
+    (k != 0).then_some((k, n))
+}
+
+/// Whether the task running on the calling (worker) thread was aborted since it started
+/// (`aclrtStreamAbort`, `aclrtDeviceTaskAbort`, a forced destroy): a task that blocks
+/// (waits on a notify or another process) checks this now and then and gives up. False
+/// outside a stream task.
+pub fn task_aborted() -> bool {
+    let Some(gen) = TASK_GEN.with(|g| g.get()) else {
+        return false;
+    };
+    WORKER_OF.with(|w| {
+        w.borrow()
+            .as_ref()
+            .is_some_and(|s| s.abort_gen.load(Ordering::SeqCst) != gen)
+    })
+}
+
 fn worker(s: Arc<Shared>) {
     s.worker_tid.store(gettid(), Ordering::SeqCst);
+    WORKER_OF.with(|w| *w.borrow_mut() = Some(s.clone()));
     // The worker takes the whole queue at once (one lock per batch, not per task), so
     // producers rarely contend with it.
     let mut batch: VecDeque<Task> = VecDeque::new();
@@ -584,7 +643,20 @@ fn worker(s: Arc<Shared>) {
         if s.discarding.load(Ordering::SeqCst) {
             drop(task);
         } else {
-            let r = match catch_unwind(AssertUnwindSafe(task)) {
+            TASK_GEN.with(|g| g.set(Some(batch_gen)));
+            let watch = s.watch_fp.load(Ordering::Relaxed);
+            if watch {
+                crate::fpstatus::clear();
+            }
+            let r = catch_unwind(AssertUnwindSafe(task));
+            if watch && crate::fpstatus::raised() {
+                let hook = s.overflow_hook.lock().clone();
+                if let Some(h) = hook {
+                    let _ = catch_unwind(AssertUnwindSafe(|| h()));
+                }
+            }
+            TASK_GEN.with(|g| g.set(None));
+            let r = match r {
                 Ok(r) => r,
                 Err(p) => Err(Error::new(
                     ACL_ERROR_INTERNAL_ERROR,

@@ -654,7 +654,9 @@ fn stub_program(work: &Path) -> PathBuf {
 
 #[test]
 fn an_acl_stub_returns_not_supported_and_names_itself() {
-    let done = implemented("libascendcl");
+    let mut done = implemented("libascendcl");
+    // Stubs kept on purpose return their own code (tested below).
+    done.extend(kept_stubs().into_keys());
     // Prefer a function nobody is expected to implement; else any remaining aclError stub.
     let pick = [
         "aclmdlRIBuildBegin",
@@ -710,6 +712,72 @@ fn an_acl_stub_returns_not_supported_and_names_itself() {
     } else {
         eprintln!("aclGetRecentErrMsg is still a stub: message not checked");
     }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `abi/acl_stubs.tsv`: name -> (code, reason).
+fn kept_stubs() -> std::collections::BTreeMap<String, (i32, String)> {
+    let text = std::fs::read_to_string(t::root().join("abi/acl_stubs.tsv")).unwrap();
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            assert_eq!(c.len(), 3, "abi/acl_stubs.tsv: bad row {l:?}");
+            (c[0].to_string(), (c[1].parse().unwrap(), c[2].to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_kept_acl_stub_returns_its_code_and_reason() {
+    let done = implemented("libascendcl");
+    let all: BTreeSet<String> = functions("acl")
+        .into_iter()
+        .filter(|f| f.ret == "aclError")
+        .map(|f| f.name)
+        .collect();
+    let kept = kept_stubs();
+    // Listed stubs are real functions of the list, and not implemented.
+    for name in kept.keys() {
+        assert!(
+            !done.contains(name),
+            "{name} is in abi/acl_stubs.tsv but implemented"
+        );
+    }
+    let Some((name, (code, why))) = kept
+        .iter()
+        .find(|(n, _)| all.contains(*n) && !n.starts_with("aclop"))
+    else {
+        eprintln!("no aclError stub kept on purpose");
+        return;
+    };
+    let work = t::scratch("abi-kept-stub-acl");
+    let exe = stub_program(&work);
+    let mut cmd = t::command(&exe, &work);
+    cmd.args(["acl", name])
+        .env_remove("ASCEND_GLOBAL_LOG_LEVEL")
+        .env_remove("ASCEND_SLOG_PRINT_TO_STDOUT");
+    let r = t::run(cmd);
+    let _ = std::fs::remove_dir_all(t::node_dir(&work));
+    r.assert_ok();
+    assert!(
+        r.stdout.contains(&format!("{name} returned {code} {code}")),
+        "{}",
+        r.all()
+    );
+    // At the default log level, once, with the reason.
+    let lines = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains(name.as_str()) && l.contains(why.as_str()))
+        .count();
+    assert_eq!(
+        lines,
+        1,
+        "expected one log line with the reason:\n{}",
+        r.all()
+    );
     let _ = std::fs::remove_dir_all(&work);
 }
 

@@ -168,3 +168,17 @@ fn capture_replays_kernel_and_allreduce_three_times() {
     assert!(r.stdout.contains("kernel: add_one<<<8>>>"), "{}", r.all());
     assert!(r.stdout.contains("hccl: HcclAllReduce"), "{}", r.all());
 }
+
+#[test]
+fn callbacks_abort_stop_and_host_function_threads() {
+    let r = run_prog("callbacks.c", &["ascendcl"], &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rest_callbacks passed"), "{}", r.all());
+}
+
+#[test]
+fn allocators_ids_limits_buffers_snapshots_dump_and_marks() {
+    let r = run_prog("resources.c", &["ascendcl"], &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rest_resources passed"), "{}", r.all());
+}

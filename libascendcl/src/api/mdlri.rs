@@ -362,6 +362,7 @@ fn drop_model(rt: &Runtime, mh: u64) {
         m.wait_idle();
         m.shut_down();
     }
+    crate::api::task_info::forget_model(mh);
 }
 
 /// `aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode)`: set this
@@ -501,6 +502,14 @@ pub unsafe extern "C" fn aclmdlRIDebugPrint(modelRI: *mut c_void) -> i32 {
         let mut o = std::io::stdout().lock();
         for l in m.describe() {
             let _ = writeln!(o, "[EVENT] ASCENDCL({}): {l}", std::process::id());
+        }
+        let infos = crate::api::task_info::op_info_count(modelRI as u64);
+        if infos > 0 {
+            let _ = writeln!(
+                o,
+                "[EVENT] ASCENDCL({}): {infos} op information record(s) cached (aclrtCacheLastTaskOpInfo)",
+                std::process::id()
+            );
         }
         let _ = o.flush();
         Ok(())

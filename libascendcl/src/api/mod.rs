@@ -2,24 +2,33 @@
 //! `pub unsafe extern "C" fn acl…` / `pub extern "C" fn acl…` definitions; every function of
 //! `abi/acl_functions.tsv` not found here gets a generated "not supported" stub.
 
+pub mod allocator;
 pub mod callback;
 pub mod context;
 pub mod device;
+pub mod devres;
+pub mod dump;
 pub mod errors;
 pub mod event;
 pub mod helpers;
+pub mod host_func;
 pub mod init;
+pub mod init_cb;
 pub mod ipc;
 pub mod kernel;
 pub mod label;
 pub mod log;
+pub mod mbuf;
 pub mod mdl;
 pub mod mdlri;
 pub mod memory;
 pub mod notify;
 pub mod op;
 pub mod prof;
+pub mod prof_tx;
+pub mod state;
 pub mod stream;
+pub mod task_info;
 pub mod tensor_desc;
 pub mod version;
 pub mod vmm;

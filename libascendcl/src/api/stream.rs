@@ -489,6 +489,7 @@ pub unsafe extern "C" fn aclrtSetStreamAttribute(
                 unsafe { v.userCustomTag },
                 std::sync::atomic::Ordering::SeqCst,
             ),
+            4 => crate::api::task_info::set_cache_switch(&e, unsafe { v.cacheOpInfoSwitch })?,
             a => return Err(attr_unsupported(a)),
         }
         Ok(())
@@ -512,6 +513,11 @@ pub unsafe extern "C" fn aclrtGetStreamAttribute(
             3 => {
                 let mut v = aclrtStreamAttrValue { reserve: [0; 4] };
                 v.userCustomTag = e.tag.load(std::sync::atomic::Ordering::SeqCst);
+                v
+            }
+            4 => {
+                let mut v = aclrtStreamAttrValue { reserve: [0; 4] };
+                v.cacheOpInfoSwitch = crate::api::task_info::cache_switch(&*runtime::get()?, &e);
                 v
             }
             a => return Err(attr_unsupported(a)),
