@@ -1,6 +1,7 @@
 //! Device and host memory state of this process, beyond what [`npu_emu::node::Node`]
 //! keeps (host allocations from `aclrtMallocHost`, registered host memory, VMM handles).
-//! Owned by the acl-memory helper; `MemState::new` is called by `aclInit`.
+//! `MemState::new` is called by `aclInit`. The runtime's [`npu_emu::memory::Space`] (what
+//! the machine's copy engines and kernels see of this process's memory) is implemented here.
 //!
 //! Host allocations are tracked so that `aclrtFreeHost` of a foreign pointer or a second
 //! free is an error with a message instead of heap corruption, and so that `aclrtMemset`
@@ -170,6 +171,25 @@ impl MemState {
     /// Bytes of live host allocations (for tests and logs).
     pub fn host_bytes(&self) -> usize {
         self.host.lock().values().map(|a| a.size).sum()
+    }
+}
+
+/// What the machine's copy engines and kernels see of this process's memory.
+impl npu_emu::memory::Space for crate::runtime::Runtime {
+    fn node(&self) -> &npu_emu::node::Node {
+        &self.node
+    }
+    fn host_range(&self, addr: u64) -> Option<(u64, u64)> {
+        self.mem
+            .host_lookup(addr as usize)
+            .map(|(s, n)| (s as u64, n as u64))
+    }
+    fn logical_of(&self, phys: u32) -> i32 {
+        self.cfg.logical(phys).unwrap_or(phys as i32)
+    }
+    fn peer_access(&self, a: i32, b: i32) -> bool {
+        let reg = self.reg.lock();
+        reg.peers.contains(&(a, b)) || reg.peers.contains(&(b, a))
     }
 }
 

@@ -7,90 +7,43 @@
 //! - half → float treats exponent 31 as an ordinary exponent: `0x7C00` (+Inf in IEEE) gives
 //!   65536.0, `0x7E00` (a NaN) gives 98304.0. Denormals convert exactly; signed zero is kept.
 //!
-//! These differ from IEEE 754 (and from the `half` crate) only in those saturating and
-//! exponent-31 cases; the unit tests check both the agreement and the differences.
+//! These differ from IEEE 754 only in those saturating and exponent-31 cases, so the IEEE
+//! part is the `half` crate's conversion and only the quirks are written here; the unit tests
+//! check both the agreement and the differences.
+
+use half::f16;
 
 /// Largest finite half (65504), positive.
 pub const FP16_MAX: u16 = 0x7BFF;
 
 /// CANN's `aclFloatToFloat16`.
 pub fn float_to_fp16(value: f32) -> u16 {
-    let bits = value.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    let exp = (bits >> 23) & 0xFF; // biased float exponent
-    let man = bits & 0x7F_FFFF;
-
-    // 0x8F = 127 + 16: |value| >= 65536, Inf or NaN.
-    if exp >= 0x8F {
-        return sign | FP16_MAX;
-    }
-    // 0x70 = 127 - 15: below the smallest normal half (2^-14) → denormal or zero.
-    if exp <= 0x70 {
-        let m = if exp >= 0x67 {
-            // value * 2^24 as a fixed-point number with 23 fraction bits.
-            let full = ((man | 0x80_0000) as u64) << (exp - 0x67);
-            round_shift(full, 23)
-        } else if exp == 0x66 && man > 0 {
-            // (2^-25, 2^-24): nearer to the smallest denormal than to zero.
-            1
-        } else {
-            // <= 2^-25 (2^-25 itself is a tie and goes to the even zero), or float denormal.
-            0
-        };
-        // A carry into bit 10 makes the smallest normal number (exponent field 1, mantissa 0):
-        // the plain bit pattern 0x400 already encodes exactly that.
-        return sign | m as u16;
-    }
-    // Normal range: exponent field 1..=30 before rounding.
-    let e = exp - 0x70;
-    let m = round_shift(man as u64, 13) as u32; // up to 0x400 after a carry
-    let combined = (e << 10) + m; // a carry into the exponent is a plain add
-    if combined >= 0x7C00 {
-        // Rounded up past 65504: saturate like CANN.
-        return sign | FP16_MAX;
-    }
-    sign | combined as u16
-}
-
-/// `value >> shift`, rounded to nearest with ties to even on the dropped bits.
-fn round_shift(value: u64, shift: u32) -> u64 {
-    let kept = value >> shift;
-    let dropped = value & ((1u64 << shift) - 1);
-    let half = 1u64 << (shift - 1);
-    if dropped > half || (dropped == half && (kept & 1) == 1) {
-        kept + 1
+    let h = f16::from_f32(value);
+    if h.is_finite() {
+        h.to_bits()
     } else {
-        kept
+        // Overflow, ±Inf and NaN saturate to ±65504, keeping the input's sign.
+        ((value.to_bits() >> 16) as u16 & 0x8000) | FP16_MAX
     }
 }
 
 /// CANN's `aclFloat16ToFloat`.
 pub fn fp16_to_float(value: u16) -> f32 {
-    let sign = ((value & 0x8000) as u32) << 16;
-    let exp = ((value >> 10) & 0x1F) as i32;
-    let man = (value & 0x3FF) as u32;
-    if exp == 0 && man == 0 {
-        return f32::from_bits(sign);
+    if value & 0x7C00 != 0x7C00 {
+        return f16::from_bits(value).to_f32();
     }
-    // Mantissa with its hidden bit; denormals use exponent 1 and no hidden bit.
-    let (mut e, mut m) = if exp == 0 {
-        (1, man)
+    // Exponent 31 is not special here (CANN quirk): 0x7C00 → 2^16, the mantissa as usual.
+    let magnitude = (1.0 + (value & 0x3FF) as f32 / 1024.0) * 65536.0;
+    if value & 0x8000 != 0 {
+        -magnitude
     } else {
-        (exp, man | 0x400)
-    };
-    while m & 0x400 == 0 {
-        m <<= 1;
-        e -= 1;
+        magnitude
     }
-    // Exponent 31 is not special here (CANN quirk): 0x7C00 → 2^16.
-    let fexp = (e - 15 + 127) as u32;
-    f32::from_bits(sign | (fexp << 23) | ((m & 0x3FF) << 13))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use half::f16;
 
     #[test]
     fn quirks_from_abi_md() {

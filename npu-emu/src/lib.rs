@@ -9,7 +9,10 @@
 //! - [`error`]: [`error::Error`], an ACL error code plus a readable message.
 //! - [`codes`]: ACL error code values (abi.md §1.5) used by the machine.
 //! - [`node`]: the shared-memory node (`/dev/shm/npu-emu-<uid>`): header, process table, slabs.
-//! - [`memory`]: device address layout, device memory allocation and address translation.
+//! - [`memory`]: device address layout, CANN's allocation sizes, and [`memory::Space`] (the
+//!   memory of one process as the copy engines and kernels see it).
+//! - [`copy`]: the copy engines (`aclrtMemcpy*`, `aclrtMemset*`), one file per variant.
+//! - [`kernels`]: operator kernels run on a stream (the "Cast" operator …), one file each.
 //! - [`fault`]: the SIGSEGV handler that names host accesses to device memory.
 //! - [`aicore`]: the emulated AI cores that run the blocks of an Ascend C kernel launch.
 //! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
@@ -27,6 +30,7 @@ pub mod aicore;
 pub mod capture;
 pub mod codes;
 pub mod config;
+pub mod copy;
 pub mod error;
 pub mod event;
 pub mod fault;
@@ -34,6 +38,7 @@ pub mod formats;
 pub mod fp16;
 pub mod fpstatus;
 pub mod ipc;
+pub mod kernels;
 pub mod log;
 pub mod memory;
 pub mod node;

@@ -1,12 +1,13 @@
-//! Device address layout and device memory (DESIGN §2 "Device memory and addresses").
-//!
-//! API SURFACE FIXED BY THE LEAD; bodies are filled in by the memory helper.
+//! Device address layout and device memory (DESIGN §2 "Device memory and addresses"), CANN's
+//! allocation size rule, and [`Space`]: what the copy engines ([`crate::copy`]) and operator
+//! kernels ([`crate::kernels`]) need to know about the memory of one process.
 //!
 //! Every process of a node maps device `d`'s HBM at the same canonical address
 //! `ADDR_BASE + d * DEVICE_STRIDE`, without access rights, so a device pointer means the
 //! same in every process and a host dereference faults (see [`crate::fault`]). The
 //! emulator itself reads and writes through a second read-write alias of the same pages.
 
+use crate::node::Node;
 use crate::rtapi::RtPhys;
 
 // Where the canonical ranges sit (x86-64 and aarch64, 47/48-bit user address space):
@@ -60,6 +61,50 @@ pub fn device_of(addr: u64) -> Option<u32> {
     }
 }
 
+/// The memory one process addresses, as the copy engines and kernels see it: the node's
+/// device memory, plus what the runtime knows about host memory and device numbering.
+/// `libascendcl`'s runtime implements it (`libascendcl/src/mem.rs`).
+pub trait Space {
+    /// The node: device memory and its range checks ([`Node::check`], [`Node::phys`]).
+    fn node(&self) -> &Node;
+    /// The host memory the runtime knows (`aclrtMallocHost`, `aclrtHostRegister[V2]`)
+    /// containing `addr`: `(start, size)`.
+    fn host_range(&self, addr: u64) -> Option<(u64, u64)>;
+    /// Logical device id (as the program numbers devices) of physical device `phys`.
+    fn logical_of(&self, phys: u32) -> i32;
+    /// Whether peer access is enabled between logical devices `a` and `b`, in either
+    /// direction (`aclrtDeviceEnablePeerAccess`).
+    fn peer_access(&self, a: i32, b: i32) -> bool;
+}
+
+/// `aclrtMemMallocPolicy` `ACL_MEM_MALLOC_HUGE1G_ONLY` (low byte of the policy).
+pub const ACL_MEM_MALLOC_HUGE1G_ONLY: i32 = 6;
+/// `aclrtMemMallocPolicy` `ACL_MEM_MALLOC_HUGE1G_ONLY_P2P`.
+pub const ACL_MEM_MALLOC_HUGE1G_ONLY_P2P: i32 = 7;
+
+/// How `aclrtMalloc` sizes an allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// Multiple of 32 plus 32 bytes of padding (`aclrtMalloc`, `aclrtMallocCached`).
+    Padded,
+    /// Multiple of 32 (`aclrtMallocAlign32`).
+    Align32,
+}
+
+/// The size CANN really allocates for `size` bytes under `policy` (abi.md §1.3): a multiple
+/// of 32 plus 32 bytes of padding; no padding for `Align32` and the HUGE1G policies. Unknown
+/// policy values behave as the default. `None` on overflow.
+pub fn rounded_size(size: u64, policy: i32, rounding: Rounding) -> Option<u64> {
+    let aligned = size.checked_add(31)? & !31;
+    let base = policy & 0xFF;
+    let huge1g = base == ACL_MEM_MALLOC_HUGE1G_ONLY || base == ACL_MEM_MALLOC_HUGE1G_ONLY_P2P;
+    if rounding == Rounding::Align32 || huge1g {
+        Some(aligned)
+    } else {
+        aligned.checked_add(32)
+    }
+}
+
 /// One live device allocation of this process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AllocInfo {
@@ -103,6 +148,18 @@ pub struct PhysHandleInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cann_rounding() {
+        assert_eq!(rounded_size(1, 0, Rounding::Padded), Some(64));
+        assert_eq!(rounded_size(32, 0, Rounding::Padded), Some(64));
+        assert_eq!(rounded_size(33, 0, Rounding::Padded), Some(96));
+        assert_eq!(rounded_size(33, 2, Rounding::Align32), Some(64));
+        assert_eq!(rounded_size(33, 6, Rounding::Padded), Some(64));
+        assert_eq!(rounded_size(33, 7 | 0x1000, Rounding::Padded), Some(64));
+        assert_eq!(rounded_size(33, 0x55, Rounding::Padded), Some(96));
+        assert_eq!(rounded_size(u64::MAX - 3, 0, Rounding::Padded), None);
+    }
 
     #[test]
     fn layout_fits_the_user_address_space() {

@@ -8,7 +8,8 @@
 //! kernel may access (the whole allocation). The argument block is copied. Errors return
 //! the ACL code and record a message naming `aclrtlaunch_<kernel>` and the argument.
 //!
-//! At execution (in stream order, on the stream's worker): the regions are checked again
+//! At execution (in stream order, on the stream's worker; the machine's
+//! [`npu_emu::kernels::launch::Launch`]): the regions are checked again
 //! (an allocation freed after the launch was enqueued is an error, not a use-after-free),
 //! then the device's emulated AI cores ([`npu_emu::aicore::AiCorePool`], one per physical
 //! device, sized by the emulated SoC (`NPU_EMU_SOC`): its vector cores, or its AI cores on a
@@ -22,43 +23,20 @@
 
 use crate::ffi;
 use crate::runtime;
-use npu_emu::aicore::{soc_cores, AiCorePool, ACL_ERROR_RT_AICORE_EXCEPTION, MAX_BLOCK_DIM};
+use npu_emu::aicore::{soc_cores, AiCorePool, MAX_BLOCK_DIM};
 use npu_emu::codes::{
     ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID,
 };
 use npu_emu::config::LogLevel;
+pub use npu_emu::kernels::launch::{npuemu_block_fn, npuemu_gm_region};
+use npu_emu::kernels::launch::{Launch, Region};
 use npu_emu::memory::is_canonical;
 use npu_emu::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-
-/// `npuemu_gm_region`: one buffer handed to the kernel.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct npuemu_gm_region {
-    /// Canonical device address of the start of the allocation.
-    pub dev_addr: u64,
-    /// Bytes of the allocation.
-    pub size: u64,
-    /// Read-write alias of `dev_addr` in this process.
-    pub host: *mut c_void,
-    /// The kernel parameter's name.
-    pub name: *const c_char,
-}
-
-/// `npuemu_block_fn`: runs one block; 0 = ok, else a message in `err`.
-pub type npuemu_block_fn = unsafe extern "C" fn(
-    args: *const c_void,
-    regions: *const npuemu_gm_region,
-    nregions: usize,
-    block_idx: u32,
-    block_num: u32,
-    err: *mut c_char,
-    errlen: usize,
-) -> c_int;
 
 /// `npuemu_kernel_ptr_arg`: a pointer argument of a launch, by parameter name.
 #[repr(C)]
@@ -74,9 +52,6 @@ thread_local! {
     static LAST_LAUNCH_ERROR: std::cell::RefCell<Option<String>> =
         const { std::cell::RefCell::new(None) };
 }
-
-/// Bytes of the buffer a block writes its failure message into.
-const ERR_LEN: usize = 2048;
 
 /// The AI-core pools, by physical device.
 static POOLS: Mutex<Option<HashMap<u32, Arc<AiCorePool>>>> = Mutex::new(None);
@@ -96,109 +71,13 @@ fn pool(physical: u32, cores: u32) -> Arc<AiCorePool> {
     }
 }
 
-/// One region plus what is needed to re-check it at execution.
-struct Region {
-    name: CString,
-    dev_addr: u64,
-    size: u64,
-    host: *mut c_void,
-}
-
-/// A launch as queued on the stream.
-struct Launch {
-    kernel: String,
-    block_dim: u32,
-    func: npuemu_block_fn,
-    /// The argument block, 16-byte aligned.
-    args: Vec<u128>,
-    regions: Vec<Region>,
-    /// Physical device of the stream: whose AI cores run the blocks.
-    physical: u32,
-}
-
-// SAFETY: the raw pointers are aliases of device memory (valid while the allocation lives,
-// re-checked before use) and the generated block function, which is thread-safe by
-// contract (blocks run in parallel).
-unsafe impl Send for Launch {}
-unsafe impl Sync for Launch {}
-
-struct Table(Vec<npuemu_gm_region>);
-// SAFETY: read-only table of pointers into `Launch`, shared by the blocks of one run.
-unsafe impl Sync for Table {}
-
-impl Launch {
-    /// Check that every region is still live, then run the blocks on the device's cores.
-    fn execute(&self) -> Result<()> {
-        let rt = runtime::get()?;
-        for r in &self.regions {
-            match rt.node.lookup(r.dev_addr) {
-                Some(a) if a.addr == r.dev_addr && a.size == r.size => {}
-                _ => {
-                    return Err(Error::new(
-                        ACL_ERROR_RT_AICORE_EXCEPTION,
-                        format!(
-                            "kernel {}: argument {} (allocation 0x{:x}, {} bytes) was freed before the kernel ran",
-                            self.kernel,
-                            r.name.to_string_lossy(),
-                            r.dev_addr,
-                            r.size
-                        ),
-                    ))
-                }
-            }
-        }
-        let cores = soc_cores(&rt.cfg.soc_name).launch_cores();
-        drop(rt);
-        let table = Table(
-            self.regions
-                .iter()
-                .map(|r| npuemu_gm_region {
-                    dev_addr: r.dev_addr,
-                    size: r.size,
-                    host: r.host,
-                    name: r.name.as_ptr(),
-                })
-                .collect(),
-        );
-        pool(self.physical, cores).run(&self.kernel, self.block_dim, &|idx| self.block(&table, idx))
-    }
-
-    /// Run block `idx` through the generated block function.
-    fn block(&self, table: &Table, idx: u32) -> std::result::Result<(), String> {
-        let mut err = [0u8; ERR_LEN];
-        // SAFETY: the generated block function with the argument block copied at enqueue,
-        // the region table (valid for this call) and a writable buffer of ERR_LEN bytes.
-        let rc = unsafe {
-            (self.func)(
-                self.args.as_ptr() as *const c_void,
-                if table.0.is_empty() {
-                    std::ptr::null()
-                } else {
-                    table.0.as_ptr()
-                },
-                table.0.len(),
-                idx,
-                self.block_dim,
-                err.as_mut_ptr() as *mut c_char,
-                ERR_LEN,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        err[ERR_LEN - 1] = 0;
-        let msg = CStr::from_bytes_until_nul(&err)
-            .map(|c| c.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Err(if msg.is_empty() {
-            format!(
-                "kernel {} block {idx}/{}: the block failed (code {rc}) without a message",
-                self.kernel, self.block_dim
-            )
-        } else {
-            msg
-        })
-    }
+/// Run `launch` on the AI cores of physical device `physical` (on the stream's worker).
+fn execute(launch: &Launch, physical: u32) -> Result<()> {
+    let rt = runtime::get()?;
+    launch.check(&rt.node)?;
+    let cores = soc_cores(&rt.cfg.soc_name).launch_cores();
+    drop(rt);
+    launch.run(&pool(physical, cores))
 }
 
 /// Read a C string argument that must not be NULL.
@@ -296,36 +175,24 @@ unsafe fn enqueue(
                 ),
             ));
         }
-        let host = rt.node.check(a.addr, a.size, &format!("argument {name}"))? as *mut c_void;
-        regions.push(Region {
-            name: CString::new(name.replace('\0', " ")).unwrap_or_default(),
-            dev_addr: a.addr,
-            size: a.size,
-            host,
-        });
+        let host = rt.node.check(a.addr, a.size, &format!("argument {name}"))?;
+        regions.push(Region::new(&name, a.addr, a.size, host));
     }
-    let mut buf = vec![0u128; args_size.div_ceil(16)];
-    if args_size > 0 {
-        // SAFETY: args_size readable bytes at args (non-null), buf holds at least as many.
-        unsafe {
-            std::ptr::copy_nonoverlapping(args as *const u8, buf.as_mut_ptr() as *mut u8, args_size)
-        };
-    }
-    let launch = Launch {
-        kernel: kernel.to_string(),
-        block_dim,
-        func,
-        args: buf,
-        regions,
-        physical: entry.physical,
+    let args: &[u8] = if args_size > 0 {
+        // SAFETY: args_size readable bytes at args (non-null) by the launch contract.
+        unsafe { std::slice::from_raw_parts(args as *const u8, args_size) }
+    } else {
+        &[]
     };
+    let launch = Launch::new(kernel, block_dim, func, args, regions);
+    let physical = entry.physical;
     let label = entry.stream.label().to_string();
-    let what = format!("{}<<<{block_dim}>>>", launch.kernel);
+    let what = format!("{kernel}<<<{block_dim}>>>");
     // An operation, so a capture (aclmdlRICaptureBegin) can hold it and run it again.
     entry
         .stream
         .enqueue_op(npu_emu::stream::Op::run("kernel", what, move || {
-            let r = launch.execute();
+            let r = execute(&launch, physical);
             if let Err(e) = &r {
                 runtime::log(
                     LogLevel::Error,

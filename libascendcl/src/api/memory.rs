@@ -28,254 +28,25 @@
 //! - `aclrtMemset[Async]` on host memory requires memory from `aclrtMallocHost` (or
 //!   registered with `aclrtHostRegister`): anything else is undefined in CANN and an error
 //!   here.
+//!
+//! This file checks and converts the C arguments; the copy engines (direction, 1-D, 2-D and
+//! batch copies, fills, their range checks) are the machine's, in `npu_emu::copy`, and the
+//! allocation size rule is `npu_emu::memory::rounded_size`.
 
 use crate::ffi::{boundary, non_null, out};
 use crate::mem::is_device_addr;
 use crate::runtime::{get, Runtime};
 use npu_emu::codes::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_MEMORY_TYPE,
-    ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_NO_PERMISSION, ACL_ERROR_RT_PARAM_INVALID,
+    ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID,
 };
-use npu_emu::memory::device_of;
+use npu_emu::copy::batch::{self, Batch};
+use npu_emu::copy::copy2d::Copy2d;
+use npu_emu::copy::direction::{kind_name, resolve, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE};
+use npu_emu::copy::{linear, memset};
+use npu_emu::memory::{rounded_size, Rounding, Space};
 use npu_emu::{Error, Result};
 use std::ffi::c_void;
-use std::sync::Arc;
-
-// aclrtMemcpyKind
-pub const ACL_MEMCPY_HOST_TO_HOST: i32 = 0;
-pub const ACL_MEMCPY_HOST_TO_DEVICE: i32 = 1;
-pub const ACL_MEMCPY_DEVICE_TO_HOST: i32 = 2;
-pub const ACL_MEMCPY_DEVICE_TO_DEVICE: i32 = 3;
-pub const ACL_MEMCPY_DEFAULT: i32 = 4;
-pub const ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: i32 = 5;
-pub const ACL_MEMCPY_INNER_DEVICE_TO_DEVICE: i32 = 6;
-pub const ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: i32 = 7;
-
-// aclrtMemMallocPolicy (low byte) and the padding rule.
-pub const ACL_MEM_MALLOC_HUGE1G_ONLY: i32 = 6;
-pub const ACL_MEM_MALLOC_HUGE1G_ONLY_P2P: i32 = 7;
-
-/// Largest 2-D copy height CANN accepts.
-pub const MEMCPY2D_MAX_HEIGHT: usize = 5 * 1024 * 1024;
-/// Largest 2-D copy width CANN accepts.
-pub const MEMCPY2D_MAX_WIDTH: usize = 5_000_000;
-
-/// How `aclrtMalloc` sizes an allocation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rounding {
-    /// Multiple of 32 plus 32 bytes of padding (`aclrtMalloc`, `aclrtMallocCached`).
-    Padded,
-    /// Multiple of 32 (`aclrtMallocAlign32`).
-    Align32,
-}
-
-/// The size CANN really allocates for `size` bytes under `policy` (abi.md §1.3): a multiple
-/// of 32 plus 32 bytes of padding; no padding for `Align32` and the HUGE1G policies. Unknown
-/// policy values behave as the default. `None` on overflow.
-pub fn rounded_size(size: u64, policy: i32, rounding: Rounding) -> Option<u64> {
-    let aligned = size.checked_add(31)? & !31;
-    let base = policy & 0xFF;
-    let huge1g = base == ACL_MEM_MALLOC_HUGE1G_ONLY || base == ACL_MEM_MALLOC_HUGE1G_ONLY_P2P;
-    if rounding == Rounding::Align32 || huge1g {
-        Some(aligned)
-    } else {
-        aligned.checked_add(32)
-    }
-}
-
-fn kind_name(kind: i32) -> &'static str {
-    match kind {
-        ACL_MEMCPY_HOST_TO_HOST => "ACL_MEMCPY_HOST_TO_HOST",
-        ACL_MEMCPY_HOST_TO_DEVICE => "ACL_MEMCPY_HOST_TO_DEVICE",
-        ACL_MEMCPY_DEVICE_TO_HOST => "ACL_MEMCPY_DEVICE_TO_HOST",
-        ACL_MEMCPY_DEVICE_TO_DEVICE => "ACL_MEMCPY_DEVICE_TO_DEVICE",
-        ACL_MEMCPY_DEFAULT => "ACL_MEMCPY_DEFAULT",
-        ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE",
-        ACL_MEMCPY_INNER_DEVICE_TO_DEVICE => "ACL_MEMCPY_INNER_DEVICE_TO_DEVICE",
-        ACL_MEMCPY_INTER_DEVICE_TO_DEVICE => "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE",
-        _ => "an invalid kind",
-    }
-}
-
-/// Where the two ends of a copy live: `true` = device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Dir {
-    dst_dev: bool,
-    src_dev: bool,
-}
-
-/// Where one end of a copy lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Loc {
-    /// Device memory (an allocation or a mapped VMM range).
-    Device,
-    /// Host memory the runtime knows: `aclrtMallocHost` or `aclrtHostRegister[V2]`.
-    Pinned,
-    /// Other host memory (malloc, stack, …): "pageable" in CANN's terms.
-    Pageable,
-}
-
-fn locate(rt: Option<&Runtime>, addr: u64) -> Loc {
-    if is_device_addr(addr) {
-        Loc::Device
-    } else if rt.is_some_and(|rt| rt.mem.host_lookup(addr as usize).is_some()) {
-        Loc::Pinned
-    } else {
-        Loc::Pageable
-    }
-}
-
-fn loc_text(loc: Loc, addr: u64) -> String {
-    match loc {
-        Loc::Device => format!(
-            "device memory ({addr:#x}, device {})",
-            device_of(addr).map_or("VMM".to_string(), |d| d.to_string())
-        ),
-        Loc::Pinned => format!("host memory from aclrtMallocHost ({addr:#x})"),
-        Loc::Pageable => format!("pageable host memory ({addr:#x}, not from aclrtMallocHost)"),
-    }
-}
-
-/// CANN's kind handling (S1 `MemcpyKindAutoCorrect`; the docs call `kind` a reserved
-/// parameter): the direction comes from the pointers. Device memory and ACL host memory
-/// force the kind whatever was passed; with pageable host memory the kind must allow the
-/// direction (pageable → device: a host-to-device or device-to-device kind; device →
-/// pageable: a device-to-host or device-to-device kind), else `ACL_ERROR_RT_PARAM_INVALID`.
-/// Kinds outside `aclrtMemcpyKind` are `ACL_ERROR_INVALID_PARAM`.
-fn resolve_locs(kind: i32, dst: u64, dl: Loc, src: u64, sl: Loc) -> Result<Dir> {
-    if !(0..=7).contains(&kind) {
-        return Err(Error::invalid(format!(
-            "kind {kind} is not an aclrtMemcpyKind (expected 0..=7)"
-        )));
-    }
-    let dir = Dir {
-        dst_dev: dl == Loc::Device,
-        src_dev: sl == Loc::Device,
-    };
-    let (allowed, names): (&[i32], &str) = match (sl, dl) {
-        (Loc::Pageable, Loc::Device) => (
-            &[1, 3, 4, 5, 6, 7],
-            "ACL_MEMCPY_HOST_TO_DEVICE or ACL_MEMCPY_DEFAULT",
-        ),
-        (Loc::Device, Loc::Pageable) => (
-            &[2, 3, 4, 6, 7],
-            "ACL_MEMCPY_DEVICE_TO_HOST or ACL_MEMCPY_DEFAULT",
-        ),
-        _ => return Ok(dir),
-    };
-    if allowed.contains(&kind) {
-        return Ok(dir);
-    }
-    Err(Error::new(
-        ACL_ERROR_RT_PARAM_INVALID,
-        format!(
-            "kind {} does not fit a copy from {} (src) to {} (dst): with host memory not from \
-             aclrtMallocHost the kind must name the direction ({names})",
-            kind_name(kind),
-            loc_text(sl, src),
-            loc_text(dl, dst),
-        ),
-    ))
-}
-
-/// [`resolve_locs`] with the locations looked up (`rt` knows the ACL host memory).
-fn resolve(rt: Option<&Runtime>, kind: i32, dst: u64, src: u64) -> Result<Dir> {
-    resolve_locs(kind, dst, locate(rt, dst), src, locate(rt, src))
-}
-
-/// Whether the host end of a host↔device copy is pageable memory (CANN then runs an async
-/// copy synchronously: the stream is synchronized and the copy done before returning).
-fn pageable_host_end(rt: &Runtime, dst: u64, src: u64, dir: Dir) -> bool {
-    if dir.dst_dev == dir.src_dev {
-        return false;
-    }
-    let host = if dir.dst_dev { src } else { dst };
-    locate(Some(rt), host) == Loc::Pageable
-}
-
-/// A pointer that may move to a stream worker (the program keeps the memory alive until
-/// the stream ran the task, as CANN requires).
-#[derive(Clone, Copy)]
-struct SendPtr(u64);
-// SAFETY: only an address; validity is the program's contract (see module docs).
-unsafe impl Send for SendPtr {}
-
-/// Translate one end of a copy: device addresses through the node's range check, host
-/// addresses as they are.
-/// Host ranges inside an `aclrtMallocHost` allocation (or a registered range) are checked
-/// against its end too; other host memory is the caller's contract.
-fn translate(rt: &Runtime, addr: u64, len: u64, dev: bool, what: &str) -> Result<*mut u8> {
-    if dev {
-        return rt.node.check(addr, len, what);
-    }
-    if let Some((start, size)) = rt.mem.host_lookup(addr as usize) {
-        let end = (start + size) as u64;
-        if addr.checked_add(len).is_none_or(|e| e > end) {
-            return Err(Error::invalid(format!(
-                "{what} range {addr:#x}..+{len} runs past the end of the host allocation \
-                 {start:#x} ({size} bytes, from aclrtMallocHost or aclrtHostRegister) by {} bytes",
-                addr.saturating_add(len) - end
-            )));
-        }
-    }
-    Ok(addr as *mut u8)
-}
-
-/// Check both ends of a 1-D copy and give the pointers to copy between.
-fn check_copy(
-    rt: &Runtime,
-    dst: u64,
-    src: u64,
-    count: u64,
-    dir: Dir,
-) -> Result<(*mut u8, *const u8)> {
-    let d = translate(rt, dst, count, dir.dst_dev, "dst")?;
-    let s = translate(rt, src, count, dir.src_dev, "src")?;
-    Ok((d, s))
-}
-
-/// Logical id (as the program sees it) of physical device `phys`.
-fn logical_of(rt: &Runtime, phys: u32) -> i32 {
-    rt.cfg
-        .visible_devices
-        .iter()
-        .position(|&p| p == phys)
-        .map_or(phys as i32, |l| l as i32)
-}
-
-/// A device-to-device copy between two different devices needs peer access between them
-/// (`aclrtDeviceEnablePeerAccess`, either direction), as on hardware.
-fn check_peer(rt: &Runtime, dst: u64, src: u64, dir: Dir) -> Result<()> {
-    if !(dir.dst_dev && dir.src_dev) {
-        return Ok(());
-    }
-    let d = logical_of(rt, rt.node.phys(dst, 1, "dst")?.device);
-    let s = logical_of(rt, rt.node.phys(src, 1, "src")?.device);
-    if d == s {
-        return Ok(());
-    }
-    let reg = rt.reg.lock();
-    if reg.peers.contains(&(d, s)) || reg.peers.contains(&(s, d)) {
-        return Ok(());
-    }
-    Err(Error::new(
-        ACL_ERROR_RT_NO_PERMISSION,
-        format!(
-            "copy from device {s} (src {src:#x}) to device {d} (dst {dst:#x}) needs peer              access between the two devices: call aclrtDeviceEnablePeerAccess first"
-        ),
-    ))
-}
-
-fn do_copy(rt: &Runtime, dst: u64, src: u64, count: u64, dir: Dir) -> Result<()> {
-    if count == 0 {
-        return Ok(());
-    }
-    let (d, s) = check_copy(rt, dst, src, count, dir)?;
-    // SAFETY: device ranges checked by the node; host ranges are the caller's contract.
-    // `copy` allows overlap (a D2D copy within one allocation).
-    unsafe { std::ptr::copy(s, d, count as usize) };
-    Ok(())
-}
 
 fn common_copy_args(
     dst: *mut c_void,
@@ -503,87 +274,18 @@ pub unsafe extern "C" fn aclrtMemcpy(
             return Ok(());
         }
         common_copy_args(dst, destMax, src, count_)?;
-        let (d, s) = (dst as u64, src as u64);
+        let (d, s, n) = (dst as u64, src as u64, count_ as u64);
         if !is_device_addr(d) && !is_device_addr(s) {
             // Host to host works without aclInit; ACL host memory is range-checked if the
             // runtime is up.
             let rt = crate::runtime::try_get();
-            let dir = resolve(rt.as_deref(), kind, d, s)?;
-            if let Some(rt) = rt {
-                return do_copy(&rt, d, s, count_ as u64, dir);
-            }
-            // SAFETY: both host ranges are the caller's contract.
-            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, count_) };
-            return Ok(());
+            // SAFETY: host ranges the runtime does not know are the program's contract.
+            return unsafe { linear::copy_host(rt.as_deref(), kind, d, s, n) };
         }
         let rt = get()?;
-        let dir = resolve(Some(&rt), kind, d, s)?;
-        check_copy(&rt, d, s, count_ as u64, dir)?;
-        check_peer(&rt, d, s, dir)?;
-        do_copy(&rt, d, s, count_ as u64, dir)
+        // SAFETY: as above.
+        unsafe { linear::copy_sync(&*rt, kind, d, s, n) }
     })
-}
-
-/// Enqueue a copy on `stream` after checking it now.
-fn copy_async(
-    rt: Arc<Runtime>,
-    stream: *mut c_void,
-    dst: u64,
-    src: u64,
-    n: u64,
-    dir: Dir,
-    kind: i32,
-) -> Result<()> {
-    let s = rt.stream(stream)?;
-    if n == 0 {
-        return Ok(());
-    }
-    check_copy(&rt, dst, src, n, dir)?;
-    check_peer(&rt, dst, src, dir)?;
-    if pageable_host_end(&rt, dst, src, dir) {
-        // CANN: with pageable host memory the call waits for the stream, copies, and
-        // returns when the copy is done.
-        s.synchronize(None)?;
-        return do_copy(&rt, dst, src, n, dir);
-    }
-    let (d, sr) = (SendPtr(dst), SendPtr(src));
-    let rt2 = rt.clone();
-    if kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
-        // ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: the host data goes through a staging buffer
-        // taken now, so the program may reuse its buffer as soon as the call returns.
-        let n = usize::try_from(n).map_err(|_| Error::invalid("count too large"))?;
-        let mut buf: Vec<u8> = Vec::new();
-        buf.try_reserve_exact(n).map_err(|_| {
-            Error::new(
-                ACL_ERROR_RT_MEMORY_ALLOCATION,
-                format!("out of host memory for a {n}-byte staging buffer"),
-            )
-        })?;
-        buf.resize(n, 0);
-        // SAFETY: host source range is the caller's contract (checked non-null).
-        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, buf.as_mut_ptr(), n) };
-        return s.enqueue(Box::new(move || {
-            let d = d;
-            let p = rt2.node.check(d.0, n as u64, "dst").map_err(|e| {
-                Error::new(
-                    e.code,
-                    format!("aclrtMemcpyAsync (run on the stream): {}", e.msg),
-                )
-            })?;
-            // SAFETY: checked just now.
-            unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), p, n) };
-            Ok(())
-        }));
-    }
-    s.enqueue(Box::new(move || {
-        let (d, sr) = (d, sr);
-        do_copy(&rt2, d.0, sr.0, n, dir).map_err(|e| {
-            Error::new(
-                e.code,
-                format!("aclrtMemcpyAsync (run on the stream): {}", e.msg),
-            )
-        })
-    }))
 }
 
 /// `aclrtMemcpyAsync`: checked now, run in order on `stream`.
@@ -604,7 +306,7 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
         common_copy_args(dst, destMax, src, count_)?;
         let rt = get()?;
         let (d, s) = (dst as u64, src as u64);
-        let dir = resolve(Some(&rt), kind, d, s)?;
+        let dir = resolve(Some(&*rt), kind, d, s)?;
         if !dir.dst_dev && !dir.src_dev {
             return Err(Error::new(
                 ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -615,151 +317,23 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
                 ),
             ));
         }
-        copy_async(rt, stream, d, s, count_ as u64, dir, kind)
+        let st = rt.stream(stream)?;
+        let staged = kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE;
+        // SAFETY: host memory stays valid until the stream ran the copy (the program's
+        // contract in CANN), except for the staged kind.
+        unsafe {
+            linear::copy_async(
+                &rt,
+                &st,
+                "aclrtMemcpyAsync",
+                d,
+                s,
+                count_ as u64,
+                dir,
+                staged,
+            )
+        }
     })
-}
-
-/// Arguments of a 2-D copy after validation.
-#[derive(Clone, Copy)]
-struct Copy2d {
-    dst: u64,
-    dpitch: u64,
-    src: u64,
-    spitch: u64,
-    width: u64,
-    height: u64,
-    dir: Dir,
-}
-
-/// Validate a 2-D copy (S1 `CheckMemcpy2dParam`, `MemCopy2DCheckParam`): NULL pointers and
-/// pitches smaller than the width are `ACL_ERROR_INVALID_PARAM`; width above 5000000 or
-/// height above 5242880 is `ACL_ERROR_RT_PARAM_INVALID`. The synchronous copy supports
-/// host-to-device and device-to-host; the asynchronous one also device-to-device (A2/A3).
-/// The caller handles `width == 0 || height == 0` (success before any check).
-#[allow(clippy::too_many_arguments)]
-fn check_2d(
-    rt: &Runtime,
-    dst: *mut c_void,
-    dpitch: usize,
-    src: *const c_void,
-    spitch: usize,
-    width: usize,
-    height: usize,
-    kind: i32,
-    allow_d2d: bool,
-) -> Result<Copy2d> {
-    non_null(dst, "dst")?;
-    non_null(src, "src")?;
-    if dpitch < width {
-        return Err(Error::invalid(format!(
-            "dpitch {dpitch} is smaller than width {width}"
-        )));
-    }
-    if spitch < width {
-        return Err(Error::invalid(format!(
-            "spitch {spitch} is smaller than width {width}"
-        )));
-    }
-    if width > MEMCPY2D_MAX_WIDTH {
-        return Err(Error::new(
-            ACL_ERROR_RT_PARAM_INVALID,
-            format!("width {width} is larger than the maximum {MEMCPY2D_MAX_WIDTH}"),
-        ));
-    }
-    if height > MEMCPY2D_MAX_HEIGHT {
-        return Err(Error::new(
-            ACL_ERROR_RT_PARAM_INVALID,
-            format!("height {height} is larger than the maximum {MEMCPY2D_MAX_HEIGHT}"),
-        ));
-    }
-    let dir = resolve(Some(rt), kind, dst as u64, src as u64)?;
-    if dir.dst_dev == dir.src_dev && !(allow_d2d && dir.dst_dev) {
-        // CANN's ACL layer refuses a kind outside H2D, D2H, DEFAULT (and D2D when
-        // asynchronous) with ACL_ERROR_INVALID_PARAM; an accepted kind whose pointers make
-        // the copy host-to-host or device-to-device is refused by the runtime
-        // (RT_ERROR_INVALID_VALUE → ACL_ERROR_RT_PARAM_INVALID).
-        let accepted = kind == ACL_MEMCPY_HOST_TO_DEVICE
-            || kind == ACL_MEMCPY_DEVICE_TO_HOST
-            || kind == ACL_MEMCPY_DEFAULT
-            || (allow_d2d && kind == ACL_MEMCPY_DEVICE_TO_DEVICE);
-        let code = if accepted {
-            ACL_ERROR_RT_PARAM_INVALID
-        } else {
-            npu_emu::codes::ACL_ERROR_INVALID_PARAM
-        };
-        return Err(Error::new(
-            code,
-            format!(
-                "{} copy ({}): CANN supports only ACL_MEMCPY_HOST_TO_DEVICE and \
-             ACL_MEMCPY_DEVICE_TO_HOST{} for {} 2-D copies",
-                if dir.dst_dev {
-                    "device-to-device"
-                } else {
-                    "host-to-host"
-                },
-                kind_name(kind),
-                if allow_d2d {
-                    " (and ACL_MEMCPY_DEVICE_TO_DEVICE)"
-                } else {
-                    ""
-                },
-                if allow_d2d {
-                    "asynchronous"
-                } else {
-                    "synchronous"
-                },
-            ),
-        ));
-    }
-    // The last row's end must not overflow the address space.
-    for (arg, base, pitch) in [
-        ("dst", dst as u64, dpitch as u64),
-        ("src", src as u64, spitch as u64),
-    ] {
-        (height as u64 - 1)
-            .checked_mul(pitch)
-            .and_then(|o| o.checked_add(width as u64))
-            .and_then(|o| o.checked_add(base))
-            .ok_or_else(|| Error::invalid(format!("{arg} + (height-1)*pitch + width overflows")))?;
-    }
-    Ok(Copy2d {
-        dst: dst as u64,
-        dpitch: dpitch as u64,
-        src: src as u64,
-        spitch: spitch as u64,
-        width: width as u64,
-        height: height as u64,
-        dir,
-    })
-}
-
-/// Check every row of a 2-D copy (without copying).
-fn check_rows(rt: &Runtime, c: &Copy2d) -> Result<()> {
-    if c.width == 0 {
-        return Ok(());
-    }
-    for r in 0..c.height {
-        let what_d = format!("dst (row {r})");
-        let what_s = format!("src (row {r})");
-        translate(rt, c.dst + r * c.dpitch, c.width, c.dir.dst_dev, &what_d)?;
-        translate(rt, c.src + r * c.spitch, c.width, c.dir.src_dev, &what_s)?;
-    }
-    Ok(())
-}
-
-fn do_copy_2d(rt: &Runtime, c: &Copy2d) -> Result<()> {
-    // Check all rows first, so a bad row copies nothing.
-    check_rows(rt, c)?;
-    if c.width == 0 {
-        return Ok(());
-    }
-    for r in 0..c.height {
-        let d = translate(rt, c.dst + r * c.dpitch, c.width, c.dir.dst_dev, "dst")?;
-        let s = translate(rt, c.src + r * c.spitch, c.width, c.dir.src_dev, "src")?;
-        // SAFETY: checked above (device) or the caller's contract (host).
-        unsafe { std::ptr::copy(s, d, c.width as usize) };
-    }
-    Ok(())
 }
 
 /// `aclrtMemcpy2d`.
@@ -779,8 +353,12 @@ pub unsafe extern "C" fn aclrtMemcpy2d(
             return Ok(());
         }
         let rt = get()?;
-        let c = check_2d(&rt, dst, dpitch, src, spitch, width, height, kind, false)?;
-        do_copy_2d(&rt, &c)
+        non_null(dst, "dst")?;
+        non_null(src, "src")?;
+        let (d, s) = (dst as u64, src as u64);
+        let c = Copy2d::check(&*rt, d, dpitch, s, spitch, width, height, kind, false)?;
+        // SAFETY: host rows the runtime does not know are the program's contract.
+        unsafe { c.run(&*rt) }
     })
 }
 
@@ -802,52 +380,15 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
             return Ok(());
         }
         let rt = get()?;
-        let c = check_2d(&rt, dst, dpitch, src, spitch, width, height, kind, true)?;
-        let s = rt.stream(stream)?;
-        check_rows(&rt, &c)?;
-        check_peer(&rt, c.dst, c.src, c.dir)?;
-        if pageable_host_end(&rt, c.dst, c.src, c.dir) {
-            s.synchronize(None)?;
-            return do_copy_2d(&rt, &c);
-        }
-        let rt2 = rt.clone();
-        let c = SendCopy2d(c);
-        s.enqueue(Box::new(move || {
-            let c = c;
-            do_copy_2d(&rt2, &c.0).map_err(|e| {
-                Error::new(
-                    e.code,
-                    format!("aclrtMemcpy2dAsync (run on the stream): {}", e.msg),
-                )
-            })
-        }))
+        non_null(dst, "dst")?;
+        non_null(src, "src")?;
+        let (d, s) = (dst as u64, src as u64);
+        let c = Copy2d::check(&*rt, d, dpitch, s, spitch, width, height, kind, true)?;
+        let st = rt.stream(stream)?;
+        // SAFETY: host rows stay valid until the stream ran the copy (the program's
+        // contract in CANN).
+        unsafe { c.submit(&rt, &st, "aclrtMemcpy2dAsync") }
     })
-}
-
-struct SendCopy2d(Copy2d);
-// SAFETY: addresses only; see SendPtr.
-unsafe impl Send for SendCopy2d {}
-
-/// Check a memset target: device memory through the node, host memory must come from
-/// `aclrtMallocHost` / `aclrtHostRegister`. Returns the pointer to write.
-fn memset_target(rt: &Runtime, addr: u64, n: u64) -> Result<*mut u8> {
-    if is_device_addr(addr) {
-        return rt.node.check(addr, n, "devPtr");
-    }
-    match rt.mem.host_lookup(addr as usize) {
-        Some((s, size)) if addr.checked_add(n).is_some_and(|e| e <= (s + size) as u64) => {
-            Ok(addr as *mut u8)
-        }
-        Some((s, size)) => Err(Error::invalid(format!(
-            "devPtr {addr:#x} + count {n} runs past the end of the host allocation {s:#x} \
-             ({size} bytes) by {} bytes",
-            addr.saturating_add(n) - (s + size) as u64
-        ))),
-        None => Err(Error::invalid(format!(
-            "devPtr {addr:#x} is neither device memory nor host memory from aclrtMallocHost \
-             (CANN: undefined behaviour)"
-        ))),
-    }
 }
 
 /// `count > maxCount` is `ACL_ERROR_RT_PARAM_INVALID` for the async memset (the lower
@@ -878,10 +419,7 @@ pub unsafe extern "C" fn aclrtMemset(
         }
         memset_args(devPtr, maxCount, count_, ACL_ERROR_INVALID_PARAM)?;
         let rt = get()?;
-        let p = memset_target(&rt, devPtr as u64, count_ as u64)?;
-        // SAFETY: range checked above.
-        unsafe { std::ptr::write_bytes(p, value as u8, count_) };
-        Ok(())
+        memset::fill(&*rt, devPtr as u64, value as u8, count_ as u64)
     })
 }
 
@@ -900,24 +438,9 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
         }
         memset_args(devPtr, maxCount, count_, ACL_ERROR_RT_PARAM_INVALID)?;
         let rt = get()?;
-        let s = rt.stream(stream)?;
-        let addr = devPtr as u64;
-        let n = count_ as u64;
-        memset_target(&rt, addr, n)?;
-        let rt2 = rt.clone();
-        let a = SendPtr(addr);
-        s.enqueue(Box::new(move || {
-            let a = a;
-            let p = memset_target(&rt2, a.0, n).map_err(|e| {
-                Error::new(
-                    e.code,
-                    format!("aclrtMemsetAsync (run on the stream): {}", e.msg),
-                )
-            })?;
-            // SAFETY: checked just now.
-            unsafe { std::ptr::write_bytes(p, value as u8, n as usize) };
-            Ok(())
-        }))
+        let st = rt.stream(stream)?;
+        let (addr, n) = (devPtr as u64, count_ as u64);
+        memset::fill_async(&rt, &st, "aclrtMemsetAsync", addr, value as u8, n)
     })
 }
 
@@ -965,8 +488,7 @@ pub struct PtrAttributes {
     pub rsv: [u32; 4],
 }
 
-const ACL_MEM_LOCATION_TYPE_HOST: i32 = 0;
-const ACL_MEM_LOCATION_TYPE_DEVICE: i32 = 1;
+use npu_emu::copy::batch::{ACL_MEM_LOCATION_TYPE_DEVICE, ACL_MEM_LOCATION_TYPE_HOST};
 const ACL_MEM_LOCATION_TYPE_UNREGISTERED: i32 = 2;
 
 /// `aclrtPointerGetAttributes`: device pointers report their (logical) device and a 2 MiB
@@ -985,7 +507,7 @@ pub unsafe extern "C" fn aclrtPointerGetAttributes(
             // A live allocation or a mapped VMM range; the node's message says what else
             // the address is (freed, unmapped, …).
             let phys = rt.node.phys(addr, 1, "ptr")?.device;
-            let logical = logical_of(&rt, phys);
+            let logical = rt.logical_of(phys);
             (logical as u32, ACL_MEM_LOCATION_TYPE_DEVICE, 2u32 << 20)
         } else if rt.mem.host_lookup(addr as usize).is_some() {
             (0, ACL_MEM_LOCATION_TYPE_HOST, 4096)
@@ -1160,24 +682,8 @@ pub struct MemcpyBatchAttr {
     pub rsv: [u8; 16],
 }
 
-/// One validated copy of a batch.
-#[derive(Clone, Copy)]
-struct BatchItem {
-    dst: u64,
-    src: u64,
-    n: u64,
-    dir: Dir,
-}
-
-/// An error about copy `i` of a batch: `failIndex` is set to `i`.
-fn batch_err(fail: *mut usize, i: usize, e: Error) -> Error {
-    // SAFETY: checked non-null by the caller before any item is looked at.
-    unsafe { fail.write_unaligned(i) };
-    Error::new(e.code, format!("copy {i}: {}", e.msg))
-}
-
-/// Validate every argument of `aclrtMemcpyBatch[Async]` (CANN: only host-to-device and
-/// device-to-host copies; every copy's attribute must describe its two ends).
+/// Read and check the C arrays of `aclrtMemcpyBatch[Async]` (`failIndex` is set to
+/// `SIZE_MAX` first), then validate the batch; a copy at fault is written to `failIndex`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn check_batch(
     rt: &Runtime,
@@ -1190,7 +696,7 @@ unsafe fn check_batch(
     attrs_indexes: *mut usize,
     num_attrs: usize,
     fail: *mut usize,
-) -> Result<Vec<BatchItem>> {
+) -> Result<Batch> {
     non_null(fail, "failIndex")?;
     // SAFETY: non-null output.
     unsafe { fail.write_unaligned(usize::MAX) };
@@ -1209,92 +715,45 @@ unsafe fn check_batch(
         )));
     }
     // SAFETY: the arrays have numAttrs / numBatches entries by the API contract.
-    let idx: Vec<usize> = (0..num_attrs)
-        .map(|k| unsafe { attrs_indexes.add(k).read_unaligned() })
-        .collect();
-    if idx[0] != 0 {
-        return Err(Error::invalid(format!(
-            "attrsIndexes[0] is {}, expected 0",
-            idx[0]
-        )));
-    }
-    for k in 1..num_attrs {
-        if idx[k] <= idx[k - 1] || idx[k] >= num {
-            return Err(Error::invalid(format!(
-                "attrsIndexes[{k}] is {}: entries must increase and stay below numBatches {num}",
-                idx[k]
-            )));
-        }
-    }
-    let mut items = Vec::with_capacity(num);
-    let mut k = 0;
-    for i in 0..num {
-        while k + 1 < num_attrs && idx[k + 1] <= i {
-            k += 1;
-        }
-        // SAFETY: as above.
-        let (dst, src, n, max, a) = unsafe {
-            (
-                dsts.add(i).read_unaligned() as u64,
-                srcs.add(i).read_unaligned() as u64,
-                sizes.add(i).read_unaligned(),
-                dest_maxs.add(i).read_unaligned(),
-                attrs.add(k).read_unaligned(),
-            )
-        };
-        let item = (|| {
-            if dst == 0 || src == 0 {
-                return Err(Error::invalid(format!("dsts[{i}] or srcs[{i}] is NULL")));
-            }
-            if n > max {
-                return Err(Error::invalid(format!(
-                    "sizes[{i}] {n} is larger than destMaxs[{i}] {max}"
-                )));
-            }
-            let dir = resolve(Some(rt), ACL_MEMCPY_DEFAULT, dst, src)?;
-            if dir.dst_dev == dir.src_dev {
-                return Err(Error::invalid(format!(
-                    "a {} copy: batch copies support only host-to-device and device-to-host",
-                    if dir.dst_dev {
-                        "device-to-device"
-                    } else {
-                        "host-to-host"
-                    }
-                )));
-            }
-            for (arg, addr, dev, id, ty) in [
-                ("dstLoc", dst, dir.dst_dev, a.dst_id, a.dst_type),
-                ("srcLoc", src, dir.src_dev, a.src_id, a.src_type),
-            ] {
-                if dev {
-                    let want = logical_of(rt, rt.node.phys(addr, 1, arg)?.device);
-                    if ty != ACL_MEM_LOCATION_TYPE_DEVICE || id as i32 != want {
-                        return Err(Error::invalid(format!(
-                            "attrs[{k}].{arg} is (type {ty}, id {id}) but {addr:#x} is memory of \
-                             device {want} (expected type ACL_MEM_LOCATION_TYPE_DEVICE, id {want})"
-                        )));
-                    }
-                } else if ty != ACL_MEM_LOCATION_TYPE_HOST && ty != 4 {
-                    return Err(Error::invalid(format!(
-                        "attrs[{k}].{arg} has type {ty} but {addr:#x} is host memory (expected \
-                         ACL_MEM_LOCATION_TYPE_HOST)"
-                    )));
+    let (idx, attrs, entries) = unsafe {
+        let idx: Vec<usize> = (0..num_attrs)
+            .map(|k| attrs_indexes.add(k).read_unaligned())
+            .collect();
+        let attrs: Vec<batch::Attr> = (0..num_attrs)
+            .map(|k| {
+                let a = attrs.add(k).read_unaligned();
+                batch::Attr {
+                    dst: batch::Location {
+                        id: a.dst_id,
+                        ty: a.dst_type,
+                    },
+                    src: batch::Location {
+                        id: a.src_id,
+                        ty: a.src_type,
+                    },
                 }
-            }
-            if n > 0 {
-                check_copy(rt, dst, src, n as u64, dir)?;
-            }
-            Ok(BatchItem {
-                dst,
-                src,
-                n: n as u64,
-                dir,
             })
-        })()
-        .map_err(|e| batch_err(fail, i, e))?;
-        items.push(item);
+            .collect();
+        let entries: Vec<batch::Entry> = (0..num)
+            .map(|i| batch::Entry {
+                dst: dsts.add(i).read_unaligned() as u64,
+                dest_max: dest_maxs.add(i).read_unaligned(),
+                src: srcs.add(i).read_unaligned() as u64,
+                size: sizes.add(i).read_unaligned(),
+            })
+            .collect();
+        (idx, attrs, entries)
+    };
+    batch::check(rt, &entries, &attrs, &idx).map_err(|f| fail_at(fail, f))
+}
+
+/// The error of a failed batch; the copy at fault, if any, is written to `failIndex`.
+fn fail_at(fail: *mut usize, f: batch::Failed) -> Error {
+    if let Some(i) = f.index {
+        // SAFETY: checked non-null by check_batch before any copy is looked at.
+        unsafe { fail.write_unaligned(i) };
     }
-    Ok(items)
+    f.error
 }
 
 /// `aclrtMemcpyBatch`: every copy is validated before any runs.
@@ -1312,7 +771,8 @@ pub unsafe extern "C" fn aclrtMemcpyBatch(
 ) -> i32 {
     boundary("aclrtMemcpyBatch", || {
         let rt = get()?;
-        let items = unsafe {
+        // SAFETY: the C arrays as the API documents them.
+        let batch = unsafe {
             check_batch(
                 &rt,
                 dsts,
@@ -1326,16 +786,10 @@ pub unsafe extern "C" fn aclrtMemcpyBatch(
                 failIndex,
             )?
         };
-        for (i, it) in items.iter().enumerate() {
-            do_copy(&rt, it.dst, it.src, it.n, it.dir).map_err(|e| batch_err(failIndex, i, e))?;
-        }
-        Ok(())
+        // SAFETY: host memory the runtime does not know is the program's contract.
+        unsafe { batch.run(&*rt) }.map_err(|f| fail_at(failIndex, f))
     })
 }
-
-struct SendBatch(Vec<BatchItem>);
-// SAFETY: addresses only; see SendPtr.
-unsafe impl Send for SendBatch {}
 
 /// `aclrtMemcpyBatchAsync`: validated now, run as one task on `stream` (or completed before
 /// returning when a copy involves pageable host memory, as `aclrtMemcpyAsync` does).
@@ -1354,8 +808,9 @@ pub unsafe extern "C" fn aclrtMemcpyBatchAsync(
 ) -> i32 {
     boundary("aclrtMemcpyBatchAsync", || {
         let rt = get()?;
-        let s = rt.stream(stream)?;
-        let items = unsafe {
+        let st = rt.stream(stream)?;
+        // SAFETY: the C arrays as the API documents them.
+        let batch = unsafe {
             check_batch(
                 &rt,
                 dsts,
@@ -1369,86 +824,9 @@ pub unsafe extern "C" fn aclrtMemcpyBatchAsync(
                 failIndex,
             )?
         };
-        if items
-            .iter()
-            .any(|it| pageable_host_end(&rt, it.dst, it.src, it.dir))
-        {
-            // As aclrtMemcpyAsync: pageable host memory makes the call complete the copies.
-            s.synchronize(None)?;
-            for (i, it) in items.iter().enumerate() {
-                do_copy(&rt, it.dst, it.src, it.n, it.dir)
-                    .map_err(|e| batch_err(failIndex, i, e))?;
-            }
-            return Ok(());
-        }
-        let rt2 = rt.clone();
-        let batch = SendBatch(items);
-        s.enqueue(Box::new(move || {
-            let batch = batch;
-            for (i, it) in batch.0.iter().enumerate() {
-                do_copy(&rt2, it.dst, it.src, it.n, it.dir).map_err(|e| {
-                    Error::new(
-                        e.code,
-                        format!(
-                            "aclrtMemcpyBatchAsync (run on the stream): copy {i}: {}",
-                            e.msg
-                        ),
-                    )
-                })?;
-            }
-            Ok(())
-        }))
+        // SAFETY: host memory stays valid until the stream ran the batch (the program's
+        // contract in CANN).
+        unsafe { batch.submit(&rt, &st, "aclrtMemcpyBatchAsync") }
+            .map_err(|f| fail_at(failIndex, f))
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cann_rounding() {
-        assert_eq!(rounded_size(1, 0, Rounding::Padded), Some(64));
-        assert_eq!(rounded_size(32, 0, Rounding::Padded), Some(64));
-        assert_eq!(rounded_size(33, 0, Rounding::Padded), Some(96));
-        assert_eq!(rounded_size(33, 2, Rounding::Align32), Some(64));
-        assert_eq!(rounded_size(33, 6, Rounding::Padded), Some(64));
-        assert_eq!(rounded_size(33, 7 | 0x1000, Rounding::Padded), Some(64));
-        assert_eq!(rounded_size(33, 0x55, Rounding::Padded), Some(96));
-        assert_eq!(rounded_size(u64::MAX - 3, 0, Rounding::Padded), None);
-    }
-
-    #[test]
-    fn kinds_follow_the_pointers() {
-        use Loc::*;
-        let dev = npu_emu::memory::device_addr(1, 4096);
-        let host = 0x7fff_1234_0000u64;
-        let h2d = Dir {
-            dst_dev: true,
-            src_dev: false,
-        };
-        let d2d = Dir {
-            dst_dev: true,
-            src_dev: true,
-        };
-        // Known locations force the direction whatever the kind.
-        assert_eq!(resolve_locs(2, dev, Device, host, Pinned).unwrap(), h2d);
-        assert_eq!(resolve_locs(0, dev, Device, dev, Device).unwrap(), d2d);
-        // Pageable host memory: the kind must allow the direction.
-        assert_eq!(resolve_locs(1, dev, Device, host, Pageable).unwrap(), h2d);
-        assert_eq!(resolve_locs(4, dev, Device, host, Pageable).unwrap(), h2d);
-        let e = resolve_locs(2, dev, Device, host, Pageable).unwrap_err();
-        assert_eq!(e.code, ACL_ERROR_RT_PARAM_INVALID);
-        assert!(e.msg.contains("pageable host memory"), "{}", e.msg);
-        assert!(e.msg.contains("device 1"), "{}", e.msg);
-        assert!(resolve_locs(0, host, Pageable, dev, Device).is_err());
-        assert!(resolve_locs(2, host, Pageable, dev, Device).is_ok());
-        // Host to host: any kind.
-        assert!(resolve_locs(1, host, Pageable, host, Pageable).is_ok());
-        assert_eq!(
-            resolve_locs(8, host, Pageable, host, Pageable)
-                .unwrap_err()
-                .code,
-            ACL_ERROR_INVALID_PARAM
-        );
-    }
 }

@@ -44,11 +44,12 @@
 //! custom kernels and `aclopInferShape` are not-supported stubs (abi/stubgen.rs).
 
 use crate::api::helpers::{with_live, DataBuffer};
-use crate::api::tensor_desc::{format_text, pair_supported, snapshot, TensorDesc};
+use crate::api::tensor_desc::{format_text, snapshot, TensorDesc};
 use crate::ffi::{boundary, boundary_value, non_null};
 use crate::runtime;
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
 use npu_emu::formats::{self, C0Rule};
+use npu_emu::kernels::{self, cast, Operand};
 use npu_emu::Error;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashSet};
@@ -573,23 +574,14 @@ fn check_format_attr(key: &str, name: &str, actual: i32, side: &str) -> Result<(
     ))
 }
 
-/// Where a tensor's data lives, checked for `len` bytes now.
-#[derive(Clone, Copy)]
-struct DevRange {
-    addr: u64,
-    len: u64,
-}
-// SAFETY: only an address; the program keeps the memory alive until the stream ran the
-// task, as CANN requires.
-unsafe impl Send for DevRange {}
-
+/// The first data buffer of `arr` as the device range of `need` bytes the operator uses.
 fn buffer(
     arr: *const *const DataBuffer,
     arg: &str,
     need: usize,
     what: &str,
     op: &str,
-) -> Result<DevRange, Error> {
+) -> Result<Operand, Error> {
     let b = element(arr, 0, arg)?;
     let (data, size) = with_live(b, |b| (b.data as u64, b.size))?;
     if size < need {
@@ -603,7 +595,7 @@ fn buffer(
             "op type \"{op}\": {arg}[0] has a NULL data address"
         )));
     }
-    Ok(DevRange {
+    Ok(Operand {
         addr: data,
         len: need as u64,
     })
@@ -703,9 +695,8 @@ fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
 }
 
 /// Check the one input and output buffer of a unary operator for `src_bytes` /
-/// `dst_bytes`, then enqueue `f(input, output)` on the call's stream; it runs on the
-/// stream's worker, in order with the stream's other tasks, after translating both
-/// (re-checked) device ranges.
+/// `dst_bytes`, then enqueue `f(input, output)` on the call's stream
+/// ([`kernels::enqueue_unary`]: both device ranges checked now and when the stream runs it).
 fn run_unary(
     api: &'static str,
     op: &'static str,
@@ -718,46 +709,7 @@ fn run_unary(
     let outb = buffer(c.outputs, "outputs", dst_bytes, "output", op)?;
     let rt = runtime::get()?;
     let stream = rt.stream(c.stream)?;
-    if dst_bytes == 0 {
-        return Ok(());
-    }
-    rt.node.check(inb.addr, inb.len, "inputs[0]")?;
-    rt.node.check(outb.addr, outb.len, "outputs[0]")?;
-    if inb.addr < outb.addr + outb.len && outb.addr < inb.addr + inb.len {
-        return Err(Error::invalid(format!(
-            "op type \"{op}\": the output range {:#x}..+{} overlaps the input range \
-             {:#x}..+{}: {op} does not run in place",
-            outb.addr, outb.len, inb.addr, inb.len
-        )));
-    }
-    let rt2 = rt.clone();
-    stream.enqueue(Box::new(move || {
-        let (inb, outb) = (inb, outb);
-        let ctx =
-            |e: Error| Error::new(e.code, format!("{api} {op} (run on the stream): {}", e.msg));
-        let s = rt2
-            .node
-            .check(inb.addr, inb.len, "inputs[0]")
-            .map_err(ctx)?;
-        let d = rt2
-            .node
-            .check(outb.addr, outb.len, "outputs[0]")
-            .map_err(ctx)?;
-        // SAFETY: both ranges were just checked to lie in live allocations and do not
-        // overlap (checked at enqueue; allocations do not move).
-        let (s, d) = unsafe {
-            (
-                std::slice::from_raw_parts(s as *const u8, inb.len as usize),
-                std::slice::from_raw_parts_mut(d, outb.len as usize),
-            )
-        };
-        f(s, d).map_err(|e| {
-            Error::new(
-                npu_emu::codes::ACL_ERROR_INTERNAL_ERROR,
-                format!("{api} {op} (run on the stream): {e}"),
-            )
-        })
-    }))
+    kernels::enqueue_unary(&rt, &stream, api, op, inb, outb, f)
 }
 
 /// Tell apart why `formats::plan` refused: no conversion between the formats, or shapes
@@ -765,13 +717,16 @@ fn run_unary(
 fn plan_error(req: &formats::Request, e: formats::FormatError) -> Error {
     let (sf, df, dtype, groups) = (req.src_format, req.dst_format, req.dtype, req.groups);
     let pair = format!("{} to {}", format_text(sf), format_text(df));
-    if groups > 1 && !pair_supported(sf, df, dtype, groups) && pair_supported(sf, df, dtype, 1) {
+    if groups > 1
+        && !formats::pair_supported(sf, df, dtype, groups)
+        && formats::pair_supported(sf, df, dtype, 1)
+    {
         return Error::new(
             ACL_ERROR_OP_ATTR_NOT_MATCH,
             format!("op type \"TransData\": groups = {groups} does not fit converting {pair}: {e}"),
         );
     }
-    if !pair_supported(sf, df, dtype, groups) {
+    if !formats::pair_supported(sf, df, dtype, groups) {
         return Error::new(
             ACL_ERROR_FORMAT_NOT_MATCH,
             format!(
@@ -982,123 +937,9 @@ pub unsafe extern "C" fn aclopCompileAndExecuteV2(
 // ---------------------------------------------------------------------------------------
 // Cast (`aclopCast`, and op type "Cast": 1 input, 1 output of the same format and shape;
 // optional attrs `dst_type` (int, must be the output's data type) and `truncate` (bool,
-// reserved as in CANN's aclopCast documentation, ignored)).
-//
-// Element rules (IEEE, as the hardware converts): float → narrower float rounds to nearest
-// even (overflow gives ±Inf, NaN stays NaN); float → integer rounds toward zero and
-// saturates, NaN gives 0; integer → integer keeps the low bits (two's complement
-// wrap-around); anything → bool is 1 when non-zero; bool → anything is 0 or 1.
+// reserved as in CANN's aclopCast documentation, ignored)). The element rules are the
+// kernel's: `npu_emu::kernels::cast`.
 // ---------------------------------------------------------------------------------------
-
-/// One element in a lossless intermediate form.
-#[derive(Clone, Copy)]
-enum Num {
-    F(f64),
-    I(i128),
-}
-
-/// Data types Cast handles, with their element size.
-fn cast_size(dt: i32) -> Option<usize> {
-    Some(match dt {
-        0 | 3 | 8 => 4,      // FLOAT, INT32, UINT32
-        1 | 6 | 7 | 27 => 2, // FLOAT16, INT16, UINT16, BF16
-        2 | 4 | 12 => 1,     // INT8, UINT8, BOOL
-        9..=11 => 8,         // INT64, UINT64, DOUBLE
-        _ => return None,
-    })
-}
-
-fn load(dt: i32, b: &[u8]) -> Num {
-    let a2 = || [b[0], b[1]];
-    let a4 = || [b[0], b[1], b[2], b[3]];
-    let a8 = || [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
-    match dt {
-        0 => Num::F(f32::from_le_bytes(a4()) as f64),
-        1 => Num::F(half::f16::from_le_bytes(a2()).to_f64()),
-        27 => Num::F(half::bf16::from_le_bytes(a2()).to_f64()),
-        11 => Num::F(f64::from_le_bytes(a8())),
-        2 => Num::I(b[0] as i8 as i128),
-        4 => Num::I(b[0] as i128),
-        12 => Num::I((b[0] != 0) as i128),
-        6 => Num::I(i16::from_le_bytes(a2()) as i128),
-        7 => Num::I(u16::from_le_bytes(a2()) as i128),
-        3 => Num::I(i32::from_le_bytes(a4()) as i128),
-        8 => Num::I(u32::from_le_bytes(a4()) as i128),
-        9 => Num::I(i64::from_le_bytes(a8()) as i128),
-        _ => Num::I(u64::from_le_bytes(a8()) as i128),
-    }
-}
-
-fn store(dt: i32, v: Num, out: &mut [u8]) {
-    // Integer targets: floats truncate toward zero and saturate (Rust `as`), integers wrap.
-    let int = |bits: u32, signed: bool| -> i128 {
-        match v {
-            Num::F(f) => {
-                if signed {
-                    match bits {
-                        8 => f as i8 as i128,
-                        16 => f as i16 as i128,
-                        32 => f as i32 as i128,
-                        _ => f as i64 as i128,
-                    }
-                } else {
-                    match bits {
-                        8 => f as u8 as i128,
-                        16 => f as u16 as i128,
-                        32 => f as u32 as i128,
-                        _ => f as u64 as i128,
-                    }
-                }
-            }
-            Num::I(i) => i,
-        }
-    };
-    let f64v = || match v {
-        Num::F(f) => f,
-        Num::I(i) => i as f64,
-    };
-    match dt {
-        0 => {
-            let x = match v {
-                Num::F(f) => f as f32,
-                Num::I(i) => i as f32,
-            };
-            out.copy_from_slice(&x.to_le_bytes())
-        }
-        1 => out.copy_from_slice(&half::f16::from_f64(f64v()).to_le_bytes()),
-        27 => out.copy_from_slice(&half::bf16::from_f64(f64v()).to_le_bytes()),
-        11 => out.copy_from_slice(&f64v().to_le_bytes()),
-        12 => {
-            out[0] = match v {
-                Num::F(f) => (f != 0.0) as u8,
-                Num::I(i) => (i != 0) as u8,
-            }
-        }
-        2 => out[0] = int(8, true) as i8 as u8,
-        4 => out[0] = int(8, false) as u8,
-        6 => out.copy_from_slice(&(int(16, true) as i16).to_le_bytes()),
-        7 => out.copy_from_slice(&(int(16, false) as u16).to_le_bytes()),
-        3 => out.copy_from_slice(&(int(32, true) as i32).to_le_bytes()),
-        8 => out.copy_from_slice(&(int(32, false) as u32).to_le_bytes()),
-        9 => out.copy_from_slice(&(int(64, true) as i64).to_le_bytes()),
-        _ => out.copy_from_slice(&(int(64, false) as u64).to_le_bytes()),
-    }
-}
-
-/// Convert `n` elements of `sdt` in `src` to `ddt` in `dst`.
-fn cast_elements(sdt: i32, ddt: i32, n: usize, src: &[u8], dst: &mut [u8]) {
-    let (ss, ds) = (cast_size(sdt).unwrap_or(1), cast_size(ddt).unwrap_or(1));
-    if sdt == ddt {
-        dst[..n * ds].copy_from_slice(&src[..n * ss]);
-        return;
-    }
-    for (i, o) in src[..n * ss]
-        .chunks_exact(ss)
-        .zip(dst[..n * ds].chunks_exact_mut(ds))
-    {
-        store(ddt, load(sdt, i), o);
-    }
-}
 
 /// Validate and enqueue a Cast of the call's one input into its one output.
 fn cast_op(api: &'static str, c: &Call) -> Result<(), Error> {
@@ -1160,7 +1001,7 @@ fn cast_descs(
     dst: &TensorDesc,
 ) -> Result<(), Error> {
     for (d, side) in [(src, "input"), (dst, "output")] {
-        if cast_size(d.dtype).is_none() {
+        if cast::element_size(d.dtype).is_none() {
             return Err(Error::new(
                 ACL_ERROR_UNSUPPORTED_DATA_TYPE,
                 format!(
@@ -1197,7 +1038,10 @@ fn cast_descs(
         ));
     }
     let (sdt, ddt) = (src.dtype, dst.dtype);
-    let (ss, ds) = (cast_size(sdt).unwrap_or(1), cast_size(ddt).unwrap_or(1));
+    let (ss, ds) = (
+        cast::element_size(sdt).unwrap_or(1),
+        cast::element_size(ddt).unwrap_or(1),
+    );
     let bytes = |k: usize| {
         n.checked_mul(k).ok_or_else(|| {
             Error::invalid(format!("op type \"Cast\": shape {sshape:?} is too large"))
@@ -1205,7 +1049,7 @@ fn cast_descs(
     };
     let (sb, db) = (bytes(ss)?, bytes(ds)?);
     run_unary(api, "Cast", c, sb, db, move |s, d| {
-        cast_elements(sdt, ddt, n, s, d);
+        cast::convert(sdt, ddt, n, s, d);
         Ok(())
     })
 }
@@ -1247,36 +1091,4 @@ pub unsafe extern "C" fn aclopCast(
         let dst = snapshot(dstDesc, "dstDesc")?;
         cast_descs("aclopCast", &c, &src, &dst)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cast1(sdt: i32, ddt: i32, src: &[u8]) -> Vec<u8> {
-        let mut out = vec![0u8; cast_size(ddt).unwrap()];
-        cast_elements(sdt, ddt, 1, src, &mut out);
-        out
-    }
-
-    #[test]
-    fn cast_rules() {
-        // fp32 -> fp16: round to nearest even, overflow to +Inf.
-        assert_eq!(cast1(0, 1, &1.0f32.to_le_bytes()), 0x3C00u16.to_le_bytes());
-        assert_eq!(cast1(0, 1, &1e6f32.to_le_bytes()), 0x7C00u16.to_le_bytes());
-        // fp32 -> int32: toward zero, saturating, NaN -> 0.
-        assert_eq!(cast1(0, 3, &(-2.7f32).to_le_bytes()), (-2i32).to_le_bytes());
-        assert_eq!(cast1(0, 3, &3e10f32.to_le_bytes()), i32::MAX.to_le_bytes());
-        assert_eq!(cast1(0, 3, &f32::NAN.to_le_bytes()), 0i32.to_le_bytes());
-        // int32 -> int8 wraps; -> uint8 wraps; -> bool.
-        assert_eq!(cast1(3, 2, &300i32.to_le_bytes()), [44u8]);
-        assert_eq!(cast1(3, 4, &(-1i32).to_le_bytes()), [255u8]);
-        assert_eq!(cast1(3, 12, &(-5i32).to_le_bytes()), [1u8]);
-        // bf16 -> fp32 exact; int64 -> double.
-        assert_eq!(cast1(27, 0, &0x3F80u16.to_le_bytes()), 1.0f32.to_le_bytes());
-        assert_eq!(
-            cast1(9, 11, &(-7i64).to_le_bytes()),
-            (-7.0f64).to_le_bytes()
-        );
-    }
 }

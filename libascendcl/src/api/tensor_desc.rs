@@ -513,7 +513,7 @@ fn trans_shape(src: &TensorDesc, dst_format: i32) -> Result<Vec<i64>, Error> {
     match formats::storage_shape(src.format, &src.dims, dst_format, src.dtype, 1, C0Rule::Ge) {
         Ok(s) => Ok(s),
         Err(e) => {
-            let code = if pair_supported(src.format, dst_format, src.dtype, 1) {
+            let code = if formats::pair_supported(src.format, dst_format, src.dtype, 1) {
                 GE_SHAPE_INVALID
             } else {
                 GE_FORMAT_INVALID
@@ -521,73 +521,6 @@ fn trans_shape(src: &TensorDesc, dst_format: i32) -> Result<Vec<i64>, Error> {
             Err(Error::new(code, format!("{}: {e}", what())))
         }
     }
-}
-
-/// A small valid logical shape for a plain format, to ask `formats` whether a conversion
-/// between two formats exists at all (so failures can be told apart: no such conversion
-/// versus a shape that does not fit).
-fn canonical_shape(format: i32, groups: i64) -> Option<Vec<i64>> {
-    let g = groups.max(1);
-    Some(match formats::format_name(format)? {
-        "NCHW" | "NHWC" | "HWCN" | "CHWN" => {
-            let mut s = vec![1, 1, 1, 1];
-            // N (output channels) must split into the groups.
-            let n = match formats::format_name(format)? {
-                "NCHW" | "NHWC" => 0,
-                "HWCN" => 3,
-                _ => 3,
-            };
-            s[n] = g;
-            s
-        }
-        "NCDHW" | "NDHWC" | "DHWCN" => {
-            let mut s = vec![1, 1, 1, 1, 1];
-            let n = if formats::format_name(format)? == "DHWCN" {
-                4
-            } else {
-                0
-            };
-            s[n] = g;
-            s
-        }
-        "ND" | "NC" | "NCL" => vec![1, 1],
-        _ => return None,
-    })
-}
-
-/// Whether `formats` converts `src` to `dst` (either direction of a plain ↔ private pair)
-/// for `dtype` at all.
-pub fn pair_supported(src: i32, dst: i32, dtype: i32, groups: i64) -> bool {
-    let try_fwd = || -> Option<()> {
-        let logical = canonical_shape(src, groups)?;
-        formats::plan(&formats::Request {
-            src_format: src,
-            src_shape: &logical,
-            dst_format: dst,
-            dst_shape: None,
-            dtype,
-            groups,
-            rule: C0Rule::Ge,
-        })
-        .ok()
-        .map(|_| ())
-    };
-    let try_inv = || -> Option<()> {
-        let logical = canonical_shape(dst, groups)?;
-        let stored = formats::storage_shape(dst, &logical, src, dtype, groups, C0Rule::Ge).ok()?;
-        formats::plan(&formats::Request {
-            src_format: src,
-            src_shape: &stored,
-            dst_format: dst,
-            dst_shape: Some(&logical),
-            dtype,
-            groups,
-            rule: C0Rule::Ge,
-        })
-        .ok()
-        .map(|_| ())
-    };
-    try_fwd().is_some() || try_inv().is_some()
 }
 
 /// The three format setters CANN lets succeed on a NULL descriptor.

@@ -6,7 +6,8 @@
 //! crates; this module holds the shape rules and the data movement:
 //! - [`format_name`] / [`format_from_name`], [`dtype_size`], [`c0`]: names and the C0 rule (§5.1);
 //! - [`storage_shape`]: the stored shape of a logical tensor in a private format (§5.2);
-//! - [`plan`] + [`Plan::run`]: one conversion, checked once, then run as tiled copies.
+//! - [`plan`] + [`Plan::run`]: one conversion, checked once, then run as tiled copies;
+//!   [`pair_supported`]: whether a conversion between two formats exists at all.
 //!
 //! Decisions (where CANN's own helpers disagree, abi.md §5):
 //! - C0 ([`C0Rule::Ge`]): an explicit `_C0_x` format or the packed C0 bits of the format value
@@ -440,6 +441,74 @@ pub(crate) enum Geometry {
 /// Check a request and compute everything a conversion needs.
 pub fn plan(req: &Request) -> Result<Plan, FormatError> {
     shape::plan(req)
+}
+
+/// A small valid logical shape for a plain format, to ask `formats` whether a conversion
+/// between two formats exists at all (so failures can be told apart: no such conversion
+/// versus a shape that does not fit).
+fn canonical_shape(format: i32, groups: i64) -> Option<Vec<i64>> {
+    let g = groups.max(1);
+    Some(match format_name(format)? {
+        "NCHW" | "NHWC" | "HWCN" | "CHWN" => {
+            let mut s = vec![1, 1, 1, 1];
+            // N (output channels) must split into the groups.
+            let n = match format_name(format)? {
+                "NCHW" | "NHWC" => 0,
+                "HWCN" => 3,
+                _ => 3,
+            };
+            s[n] = g;
+            s
+        }
+        "NCDHW" | "NDHWC" | "DHWCN" => {
+            let mut s = vec![1, 1, 1, 1, 1];
+            let n = if format_name(format)? == "DHWCN" {
+                4
+            } else {
+                0
+            };
+            s[n] = g;
+            s
+        }
+        "ND" | "NC" | "NCL" => vec![1, 1],
+        _ => return None,
+    })
+}
+
+/// Whether a conversion between formats `src` and `dst` exists at all for `dtype` and
+/// `groups` (either direction of a plain ↔ private pair), whatever the shape: so a refused
+/// [`plan`] can be told apart as "no such conversion" or "a shape that does not fit".
+pub fn pair_supported(src: i32, dst: i32, dtype: i32, groups: i64) -> bool {
+    let try_fwd = || -> Option<()> {
+        let logical = canonical_shape(src, groups)?;
+        plan(&Request {
+            src_format: src,
+            src_shape: &logical,
+            dst_format: dst,
+            dst_shape: None,
+            dtype,
+            groups,
+            rule: C0Rule::Ge,
+        })
+        .ok()
+        .map(|_| ())
+    };
+    let try_inv = || -> Option<()> {
+        let logical = canonical_shape(dst, groups)?;
+        let stored = storage_shape(dst, &logical, src, dtype, groups, C0Rule::Ge).ok()?;
+        plan(&Request {
+            src_format: src,
+            src_shape: &stored,
+            dst_format: dst,
+            dst_shape: Some(&logical),
+            dtype,
+            groups,
+            rule: C0Rule::Ge,
+        })
+        .ok()
+        .map(|_| ())
+    };
+    try_fwd().is_some() || try_inv().is_some()
 }
 
 impl Plan {

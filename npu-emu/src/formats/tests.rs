@@ -1493,3 +1493,23 @@ fn formats_bad_input() {
         "{m}"
     );
 }
+
+#[test]
+fn pairs_supported_whatever_the_shape() {
+    let f = |n| format_from_name(n).unwrap();
+    let (nchw, nc1hwc0, fz, nz, nd) = (
+        f("NCHW"),
+        f("NC1HWC0"),
+        f("FRACTAL_Z"),
+        f("FRACTAL_NZ"),
+        f("ND"),
+    );
+    // Both directions of a plain ↔ private pair, for fp16 (dtype 1).
+    assert!(pair_supported(nchw, nc1hwc0, 1, 1));
+    assert!(pair_supported(nc1hwc0, nchw, 1, 1));
+    assert!(pair_supported(nd, nz, 1, 1));
+    assert!(pair_supported(nchw, fz, 1, 4), "FRACTAL_Z with groups");
+    // No kernel between two private formats; no layout for STRING (13).
+    assert!(!pair_supported(nc1hwc0, nz, 1, 1));
+    assert!(!pair_supported(nchw, nc1hwc0, 13, 1));
+}

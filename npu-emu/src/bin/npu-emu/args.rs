@@ -1,4 +1,8 @@
-//! Hand-written argument parsing shared by the subcommands.
+//! Command-line errors shared by the subcommands, and the translation of `clap`'s parse
+//! errors into the tool's own wording (every message names the option and what was
+//! expected; a bad command line exits with code 2).
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 /// A failed command: the message printed after `npu-emu <cmd>: `, and the exit code.
 #[derive(Debug)]
@@ -29,103 +33,72 @@ pub fn failure(msg: impl Into<String>) -> CliError {
     }
 }
 
-/// Options of a subcommand, read left to right. `--opt value` and `--opt=value` are both
-/// accepted.
-pub struct Args<'a> {
-    args: &'a [String],
-    pos: usize,
-}
-
-impl<'a> Args<'a> {
-    pub fn new(args: &'a [String]) -> Self {
-        Args { args, pos: 0 }
-    }
-
-    /// The next argument, if any, without consuming it.
-    pub fn peek(&self) -> Option<&'a str> {
-        self.args.get(self.pos).map(String::as_str)
-    }
-
-    /// Everything not consumed yet.
-    pub fn rest(&self) -> &'a [String] {
-        &self.args[self.pos..]
-    }
-
-    /// Consume the next argument, if it is an option: returns `(name, inline value)`;
-    /// `--prefix=/x` gives `("--prefix", Some("/x"))`. `--` and non-options are not
-    /// consumed (a lone `--` is consumed and ends the options: returns `None`).
-    pub fn next_option(&mut self) -> Option<(&'a str, Option<&'a str>)> {
-        let a = self.peek()?;
-        if a == "--" {
-            self.pos += 1;
-            return None;
-        }
-        if !a.starts_with('-') || a == "-" {
-            return None;
-        }
-        self.pos += 1;
-        match a.split_once('=') {
-            Some((name, v)) if a.starts_with("--") => Some((name, Some(v))),
-            _ => Some((a, None)),
-        }
-    }
-
-    /// The value of option `name`: the inline value or the next argument.
-    pub fn value(&mut self, name: &str, inline: Option<&'a str>, what: &str) -> CliResult<&'a str> {
-        if let Some(v) = inline {
-            return Ok(v);
-        }
-        match self.args.get(self.pos) {
-            Some(v) => {
-                self.pos += 1;
-                Ok(v)
-            }
-            None => Err(usage_error(format!("option {name} needs a value ({what})"))),
-        }
-    }
-
-    /// Fail if anything is left.
-    pub fn finish(&self) -> CliResult<()> {
-        match self.peek() {
-            None => Ok(()),
-            Some(a) => Err(usage_error(format!("unexpected argument {a:?}"))),
-        }
-    }
-}
-
 /// An unknown option.
 pub fn unknown_option(name: &str, known: &str) -> CliError {
     usage_error(format!("unknown option {name:?}; expected {known}"))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The subcommands, as `unknown command` lists them.
+pub const COMMANDS: &str = "install, env, smi, run, ascendc-stub, help";
 
-    fn v(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
+/// What the value of an option is, by the option's value name (`--prefix DIR`).
+fn value_what(value_name: &str) -> &str {
+    match value_name {
+        "DIR" | "OUT" => "a directory",
+        "N" => "the number of ranks",
+        "LIST" => "a comma-separated list of device ids",
+        "SECS" => "seconds",
+        other => other,
     }
+}
 
-    #[test]
-    fn options_and_values() {
-        let a = v(&["--prefix=/x", "-n", "4", "prog", "-n"]);
-        let mut p = Args::new(&a);
-        assert_eq!(p.next_option(), Some(("--prefix", Some("/x"))));
-        assert_eq!(p.next_option(), Some(("-n", None)));
-        assert_eq!(p.value("-n", None, "ranks").unwrap(), "4");
-        assert_eq!(p.next_option(), None);
-        assert_eq!(p.rest(), &v(&["prog", "-n"])[..]);
-        let a = v(&["--", "-x"]);
-        let mut p = Args::new(&a);
-        assert_eq!(p.next_option(), None);
-        assert_eq!(p.rest(), &v(&["-x"])[..]);
-        let a = v(&["--prefix"]);
-        let mut p = Args::new(&a);
-        let (n, i) = p.next_option().unwrap();
-        assert!(p
-            .value(n, i, "a directory")
-            .unwrap_err()
-            .msg
-            .contains("--prefix"));
+fn context(e: &clap::Error, kind: ContextKind) -> Option<String> {
+    match e.get(kind)? {
+        ContextValue::String(s) => Some(s.clone()),
+        ContextValue::Strings(v) => v.first().cloned(),
+        _ => None,
+    }
+}
+
+/// A `clap` parse error in the tool's wording. `options` lists what the subcommand accepts
+/// ("--prefix DIR or --quiet"); `None` when no subcommand was recognised.
+pub fn from_clap(e: &clap::Error, options: Option<&str>) -> CliError {
+    let arg = context(e, ContextKind::InvalidArg);
+    match (e.kind(), options, arg) {
+        (ErrorKind::InvalidSubcommand, _, _) | (ErrorKind::UnknownArgument, None, _) => {
+            let what = context(e, ContextKind::InvalidSubcommand)
+                .or_else(|| context(e, ContextKind::InvalidArg))
+                .unwrap_or_default();
+            usage_error(format!(
+                "unknown command {what:?}; expected one of {COMMANDS}"
+            ))
+        }
+        (ErrorKind::UnknownArgument, Some(known), Some(a)) if a.starts_with('-') && a != "-" => {
+            let name = match a.split_once('=') {
+                Some((n, _)) if a.starts_with("--") => n,
+                _ => &a,
+            };
+            unknown_option(name, known)
+        }
+        (ErrorKind::UnknownArgument, Some(_), Some(a)) => {
+            usage_error(format!("unexpected argument {a:?}"))
+        }
+        // A missing value: clap names the option as "--prefix <DIR>".
+        (ErrorKind::InvalidValue, _, Some(a))
+            if context(e, ContextKind::InvalidValue).is_none_or(|v| v.is_empty()) =>
+        {
+            let (name, value) = a.split_once(' ').unwrap_or((&a, ""));
+            let value = value.trim_matches(|c| c == '<' || c == '>');
+            usage_error(format!(
+                "option {name} needs a value ({})",
+                value_what(value)
+            ))
+        }
+        _ => {
+            // Anything else: clap's own sentence, without its "error: " and hints.
+            let r = e.render().to_string();
+            let first = r.lines().next().unwrap_or_default();
+            usage_error(first.trim_start_matches("error: "))
+        }
     }
 }

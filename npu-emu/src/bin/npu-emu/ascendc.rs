@@ -39,63 +39,33 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const HELP: &str = "\
-Usage: npu-emu ascendc-stub --out-dir OUT [--include-dir DIR] [-I DIR]... SRC.cpp...
-Writes, for every Ascend C kernel defined in each SRC (extern \"C\" __global__ __aicore__ void
-K(...) { ... }): DIR/aclrtlaunch_K.h (default OUT/include), the header CANN's build generates,
-and OUT/<src>.npuemu.cpp, the launch code: compile it with g++ -std=c++17
--I<install>/compiler/tikcpp/tikcfw -I<install>/include and link -lascendcl.
-  -I DIR   also look here for headers included with quotes (to find tiling structs)
-A source that launches its kernels with K<<<blockDim, l2ctrl, stream>>>(args) is carried
-into OUT/<src>.npuemu.cpp with those calls rewritten (#line keeps its file and lines).
-";
+/// Options of `npu-emu ascendc-stub`.
+#[derive(clap::Args, Debug)]
+pub struct StubArgs {
+    /// Where the launch code goes.
+    #[arg(short = 'o', long = "out-dir", value_name = "OUT")]
+    pub out_dir: Option<PathBuf>,
+    /// Where the aclrtlaunch_<kernel>.h headers go (default OUT/include).
+    #[arg(long = "include-dir", value_name = "DIR")]
+    pub include_dir: Option<PathBuf>,
+    /// Also look here for headers included with quotes (to find tiling structs).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// The Ascend C sources.
+    #[arg(value_name = "SRC.cpp")]
+    pub srcs: Vec<PathBuf>,
+}
 
-pub fn main(argv: &[String]) -> CliResult<()> {
-    let mut out: Option<PathBuf> = None;
-    let mut inc_out: Option<PathBuf> = None;
-    let mut inc_dirs: Vec<PathBuf> = Vec::new();
-    let mut srcs: Vec<PathBuf> = Vec::new();
-    let mut i = 0;
-    let mut only_files = false;
-    let value = |i: &mut usize, name: &str, inline: Option<&str>| -> CliResult<String> {
-        if let Some(v) = inline {
-            return Ok(v.to_string());
-        }
-        *i += 1;
-        argv.get(*i)
-            .cloned()
-            .ok_or_else(|| usage_error(format!("option {name} needs a value (a directory)")))
-    };
-    while i < argv.len() {
-        let a = argv[i].as_str();
-        if only_files || !a.starts_with('-') || a == "-" {
-            srcs.push(PathBuf::from(a));
-        } else if a == "--" {
-            only_files = true;
-        } else if a == "-h" || a == "--help" {
-            print!("{HELP}");
-            return Ok(());
-        } else if let Some(d) = a.strip_prefix("-I").filter(|d| !d.is_empty()) {
-            inc_dirs.push(PathBuf::from(d));
-        } else {
-            let (name, inline) = match a.split_once('=') {
-                Some((n, v)) if a.starts_with("--") => (n, Some(v)),
-                _ => (a, None),
-            };
-            match name {
-                "--out-dir" | "-o" => out = Some(PathBuf::from(value(&mut i, name, inline)?)),
-                "--include-dir" => inc_out = Some(PathBuf::from(value(&mut i, name, inline)?)),
-                "-I" => inc_dirs.push(PathBuf::from(value(&mut i, name, inline)?)),
-                _ => {
-                    return Err(crate::args::unknown_option(
-                        name,
-                        "--out-dir DIR, --include-dir DIR or -I DIR",
-                    ))
-                }
-            }
-        }
-        i += 1;
-    }
+/// What `ascendc-stub` accepts, for an unknown-option message.
+pub const OPTIONS: &str = "--out-dir DIR, --include-dir DIR or -I DIR";
+
+pub fn main(args: StubArgs) -> CliResult<()> {
+    let StubArgs {
+        out_dir: out,
+        include_dir: inc_out,
+        include: inc_dirs,
+        srcs,
+    } = args;
     let out = out.ok_or_else(|| usage_error("missing --out-dir DIR"))?;
     if srcs.is_empty() {
         return Err(usage_error(

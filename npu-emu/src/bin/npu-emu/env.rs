@@ -1,19 +1,22 @@
 //! `npu-emu env [--prefix DIR]`: the lines of `set_env.sh` (abi.md §4.3, 8.5 flavour).
 
-use crate::args::{unknown_option, Args, CliResult};
+use crate::args::CliResult;
 use crate::paths;
 use std::path::{Path, PathBuf};
 
-pub fn main(argv: &[String]) -> CliResult<()> {
-    let mut a = Args::new(argv);
-    let mut prefix: Option<PathBuf> = None;
-    while let Some((name, inline)) = a.next_option() {
-        match name {
-            "--prefix" => prefix = Some(PathBuf::from(a.value(name, inline, "a directory")?)),
-            _ => return Err(unknown_option(name, "--prefix DIR")),
-        }
-    }
-    a.finish()?;
+/// Options of `npu-emu env`.
+#[derive(clap::Args, Debug)]
+pub struct EnvArgs {
+    /// The install tree (default: the tree this binary belongs to).
+    #[arg(long, value_name = "DIR")]
+    pub prefix: Option<PathBuf>,
+}
+
+/// What `env` accepts, for an unknown-option message.
+pub const OPTIONS: &str = "--prefix DIR";
+
+pub fn main(args: EnvArgs) -> CliResult<()> {
+    let prefix = args.prefix;
     let prefix = match prefix {
         Some(p) => paths::absolute(&p)?,
         None => paths::default_prefix()?,
@@ -22,7 +25,8 @@ pub fn main(argv: &[String]) -> CliResult<()> {
     Ok(())
 }
 
-/// Quote `s` for a POSIX shell.
+/// Quote `s` for a POSIX shell. (Written here: single-quoting is the whole rule, shorter than
+/// a dependency such as `shell-escape`.)
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()

@@ -24,24 +24,30 @@
 //! Installing again over the same prefix updates it in place (files are written to a
 //! temporary name and renamed, so a running `npu-emu` or a loaded library is not corrupted).
 
-use crate::args::{failure, unknown_option, usage_error, Args, CliResult};
+use crate::args::{failure, usage_error, CliResult};
 use crate::paths::{self, LIBS, LIB_ALIASES};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub fn main(argv: &[String]) -> CliResult<()> {
-    let mut a = Args::new(argv);
-    let mut prefix: Option<PathBuf> = None;
-    let mut quiet = false;
-    while let Some((name, inline)) = a.next_option() {
-        match name {
-            "--prefix" => prefix = Some(PathBuf::from(a.value(name, inline, "a directory")?)),
-            "-q" | "--quiet" => quiet = true,
-            _ => return Err(unknown_option(name, "--prefix DIR or --quiet")),
-        }
-    }
-    a.finish()?;
-    let prefix = prefix.ok_or_else(|| usage_error("missing --prefix DIR"))?;
+/// Options of `npu-emu install`.
+#[derive(clap::Args, Debug)]
+pub struct InstallArgs {
+    /// The directory to install into (created if needed; an existing install is updated).
+    #[arg(long, value_name = "DIR")]
+    pub prefix: Option<PathBuf>,
+    /// Print nothing when done.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// What `install` accepts, for an unknown-option message.
+pub const OPTIONS: &str = "--prefix DIR or --quiet";
+
+pub fn main(args: InstallArgs) -> CliResult<()> {
+    let quiet = args.quiet;
+    let prefix = args
+        .prefix
+        .ok_or_else(|| usage_error("missing --prefix DIR"))?;
     let prefix = paths::absolute(&prefix)?;
     install(&prefix)?;
     if !quiet {

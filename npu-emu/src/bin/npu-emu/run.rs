@@ -20,20 +20,43 @@
 //! signal when the launcher was interrupted; 127 when PROGRAM cannot be started; 2 for a bad
 //! command line.
 
-use crate::args::{unknown_option, usage_error, Args, CliError, CliResult};
+use crate::args::{usage_error, CliError, CliResult};
 use npu_emu::config::Config;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long stopped ranks get between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(3);
 /// How often the launcher looks at its ranks.
 const POLL: Duration = Duration::from_millis(10);
+
+/// Options of `npu-emu run`. Values are read as text and checked by [`job`], so each error
+/// names the option and what was expected.
+#[derive(clap::Args, Debug, Default)]
+#[command(args_override_self = true)]
+pub struct RunArgs {
+    /// Number of ranks, 1 to 4096 (also -np).
+    #[arg(short = 'n', long = "np", visible_alias = "ranks", value_name = "N")]
+    pub ranks: Option<String>,
+    /// Device of each rank, e.g. 4,5,6,7 (default: rank i uses device i; ranks may share one).
+    #[arg(long, value_name = "LIST")]
+    pub devices: Option<String>,
+    /// Stop the job and fail after SECS seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<String>,
+    /// The program to start, then its own arguments.
+    #[arg(value_name = "PROGRAM [ARGS]", trailing_var_arg = true)]
+    pub command: Vec<String>,
+}
+
+/// What `run` accepts, for an unknown-option message.
+pub const OPTIONS: &str = "-n N, --devices LIST, --timeout SECS";
 
 /// A parsed `run` command line.
 #[derive(Debug, PartialEq)]
@@ -46,67 +69,54 @@ pub struct Job {
     pub args: Vec<String>,
 }
 
-const OPTIONS: &str = "-n N, --devices LIST, --timeout SECS";
-
-/// Parse the arguments after `run`; `visible` is the number of devices this process sees.
-pub fn parse(argv: &[String], visible: u32) -> CliResult<Job> {
-    let mut a = Args::new(argv);
-    let mut ranks: Option<usize> = None;
-    let mut devices: Option<Vec<u32>> = None;
-    let mut timeout = None;
-    while let Some((name, inline)) = a.next_option() {
-        match name {
-            "-n" | "-np" | "--np" | "--ranks" => {
-                let v = a.value(name, inline, "the number of ranks")?;
-                match v.parse::<usize>() {
-                    Ok(n) if (1..=4096).contains(&n) => ranks = Some(n),
-                    _ => {
-                        return Err(usage_error(format!(
-                            "{name} {v:?}: expected a number of ranks from 1 to 4096"
-                        )))
-                    }
-                }
+/// MPI's spelling `-np N` is accepted: rewrite it to `--np` before `clap` reads the options
+/// (everything from PROGRAM on is left alone).
+pub fn normalize(argv: &mut [String]) {
+    let mut i = 0;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        match a {
+            "--" => return,
+            "-np" => {
+                argv[i] = "--np".to_string();
+                i += 2;
             }
-            "--devices" => {
-                let v = a.value(name, inline, "a comma-separated list of device ids")?;
-                let mut list = Vec::new();
-                for tok in v.split(',') {
-                    match tok.trim().parse::<u32>() {
-                        Ok(d) if d < visible => list.push(d),
-                        Ok(d) => {
-                            return Err(usage_error(format!(
-                                "--devices {v}: device {d} does not exist; this node has \
-                                 {visible} visible devices (0..{}) — see NPU_EMU_DEVICES and \
-                                 ASCEND_RT_VISIBLE_DEVICES",
-                                visible.saturating_sub(1)
-                            )))
-                        }
-                        Err(_) => {
-                            return Err(usage_error(format!(
-                                "--devices {v:?}: expected comma-separated device ids such as \
-                                 0,1,2,3; {tok:?} is not a device id"
-                            )))
-                        }
-                    }
-                }
-                devices = Some(list);
-            }
-            "--timeout" => {
-                let v = a.value(name, inline, "seconds")?;
-                match v.parse::<f64>() {
-                    Ok(s) if s > 0.0 && s.is_finite() => timeout = Some(Duration::from_secs_f64(s)),
-                    _ => {
-                        return Err(usage_error(format!(
-                            "--timeout {v:?}: expected a positive number of seconds"
-                        )))
-                    }
-                }
-            }
-            _ => return Err(unknown_option(name, OPTIONS)),
+            "-n" | "--np" | "--ranks" | "--devices" | "--timeout" => i += 2,
+            _ if a.starts_with('-') && a != "-" => i += 1,
+            _ => return,
         }
     }
-    let rest = a.rest();
-    let Some(program) = rest.first() else {
+}
+
+/// Parse the arguments after `run` as `main` does; `visible` is the number of devices this
+/// process sees.
+#[cfg(test)]
+pub fn parse(argv: &[String], visible: u32) -> CliResult<Job> {
+    use clap::Parser;
+    let mut argv = argv.to_vec();
+    normalize(&mut argv);
+    #[derive(Parser)]
+    #[command(name = "run")]
+    struct Run {
+        #[command(flatten)]
+        args: RunArgs,
+    }
+    let r = Run::try_parse_from(std::iter::once("run".to_string()).chain(argv))
+        .map_err(|e| crate::args::from_clap(&e, Some(OPTIONS)))?;
+    job(r.args, visible)
+}
+
+/// Check the options of a `run` command line; `visible` is the number of devices this
+/// process sees.
+pub fn job(args: RunArgs, visible: u32) -> CliResult<Job> {
+    let ranks = args.ranks.as_deref().map(parse_ranks).transpose()?;
+    let devices = args
+        .devices
+        .as_deref()
+        .map(|v| parse_devices(v, visible))
+        .transpose()?;
+    let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;
+    let Some(program) = args.command.first() else {
         return Err(usage_error(
             "missing PROGRAM: npu-emu run -n N PROGRAM [ARGS...]",
         ));
@@ -135,8 +145,50 @@ pub fn parse(argv: &[String], visible: u32) -> CliResult<Job> {
         devices,
         timeout,
         program: program.clone(),
-        args: rest[1..].to_vec(),
+        args: args.command[1..].to_vec(),
     })
+}
+
+fn parse_ranks(v: &str) -> CliResult<usize> {
+    match v.parse::<usize>() {
+        Ok(n) if (1..=4096).contains(&n) => Ok(n),
+        _ => Err(usage_error(format!(
+            "-n {v:?}: expected a number of ranks from 1 to 4096"
+        ))),
+    }
+}
+
+fn parse_devices(v: &str, visible: u32) -> CliResult<Vec<u32>> {
+    let mut list = Vec::new();
+    for tok in v.split(',') {
+        match tok.trim().parse::<u32>() {
+            Ok(d) if d < visible => list.push(d),
+            Ok(d) => {
+                return Err(usage_error(format!(
+                    "--devices {v}: device {d} does not exist; this node has \
+                     {visible} visible devices (0..{}) — see NPU_EMU_DEVICES and \
+                     ASCEND_RT_VISIBLE_DEVICES",
+                    visible.saturating_sub(1)
+                )))
+            }
+            Err(_) => {
+                return Err(usage_error(format!(
+                    "--devices {v:?}: expected comma-separated device ids such as \
+                     0,1,2,3; {tok:?} is not a device id"
+                )))
+            }
+        }
+    }
+    Ok(list)
+}
+
+fn parse_timeout(v: &str) -> CliResult<Duration> {
+    match v.parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() => Ok(Duration::from_secs_f64(s)),
+        _ => Err(usage_error(format!(
+            "--timeout {v:?}: expected a positive number of seconds"
+        ))),
+    }
 }
 
 /// The version "1.0" rank table of a job on this server (abi.md §3.2): every value a string,
@@ -158,7 +210,8 @@ pub fn rank_table(physical: &[u32]) -> String {
     s
 }
 
-/// A signal's name ("SIGSEGV"), or its number.
+/// A signal's name ("SIGSEGV"), or its number. (Written here: libc has no names, and `nix`
+/// would be a dependency for this table alone.)
 pub fn signal_name(sig: i32) -> String {
     let n = match sig {
         libc::SIGHUP => "SIGHUP",
@@ -220,6 +273,8 @@ fn install_signal_handlers() {
     }
 }
 
+/// A random job id: 16 hex digits from /dev/urandom (no `rand` crate: eight random bytes
+/// are all it needs), or from the time and pid if that fails.
 fn job_id() -> String {
     let mut b = [0u8; 8];
     let ok = std::fs::File::open("/dev/urandom")
@@ -294,8 +349,19 @@ fn list(ids: &[usize]) -> String {
         .join(", ")
 }
 
-pub fn main(argv: &[String]) -> ExitCode {
-    match launch(argv) {
+/// `npu-emu run`: the exit code of the job, or of a bad command line.
+pub fn main(args: RunArgs) -> ExitCode {
+    let code = Config::from_env()
+        .map_err(|e| CliError {
+            msg: e.msg,
+            code: 2,
+            usage: false,
+        })
+        .and_then(|cfg| {
+            let job = job(args, cfg.visible_count())?;
+            launch(&job, &cfg)
+        });
+    match code {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("npu-emu run: {}", e.msg);
@@ -307,7 +373,51 @@ pub fn main(argv: &[String]) -> ExitCode {
     }
 }
 
+/// Run `job` to its end: the job directory and rank table, the ranks, their supervision,
+/// then the summary. Returns the launcher's exit code.
+fn launch(job: &Job, cfg: &Config) -> CliResult<u8> {
+    let physical: Vec<u32> = job
+        .devices
+        .iter()
+        .map(|&d| cfg.physical(d as i32).unwrap_or(d))
+        .collect();
+    let id = job_id();
+    let dir = JobDir::create(cfg.node_dir.join("jobs").join(&id))?;
+    let table = dir.write_rank_table(&physical)?;
+    install_signal_handlers();
+    let mut started = start_ranks(job, &table, &id)?;
+    let outcome = supervise(job, &mut started.ranks);
+    started.drain_output();
+    drop(dir);
+    Ok(summarize(job, &started.ranks, &outcome))
+}
+
+/// The job's directory, `<node dir>/jobs/<job id>`, removed when the job ends.
 struct JobDir(PathBuf);
+
+impl JobDir {
+    fn create(path: PathBuf) -> CliResult<JobDir> {
+        std::fs::create_dir_all(&path).map_err(|e| {
+            crate::args::failure(format!(
+                "cannot create the job directory {}: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(JobDir(path))
+    }
+
+    /// Write the job's rank table; returns its path.
+    fn write_rank_table(&self, physical: &[u32]) -> CliResult<PathBuf> {
+        let table = self.0.join("rank_table.json");
+        std::fs::write(&table, rank_table(physical)).map_err(|e| {
+            crate::args::failure(format!(
+                "cannot write the rank table {}: {e}",
+                table.display()
+            ))
+        })?;
+        Ok(table)
+    }
+}
 
 impl Drop for JobDir {
     fn drop(&mut self) {
@@ -318,69 +428,58 @@ impl Drop for JobDir {
     }
 }
 
-fn launch(argv: &[String]) -> CliResult<u8> {
-    let cfg = Config::from_env().map_err(|e| CliError {
-        msg: e.msg,
-        code: 2,
-        usage: false,
-    })?;
-    let job = parse(argv, cfg.visible_count())?;
-    let physical: Vec<u32> = job
-        .devices
-        .iter()
-        .map(|&d| cfg.physical(d as i32).unwrap_or(d))
-        .collect();
+/// The running ranks and the threads copying their output.
+struct Started {
+    ranks: Vec<Rank>,
+    pumps: Vec<JoinHandle<()>>,
+    /// Output pipes still open.
+    live: Arc<AtomicUsize>,
+}
 
-    let id = job_id();
-    let dir = JobDir(cfg.node_dir.join("jobs").join(&id));
-    std::fs::create_dir_all(&dir.0).map_err(|e| {
-        crate::args::failure(format!(
-            "cannot create the job directory {}: {e}",
-            dir.0.display()
-        ))
-    })?;
-    let table = dir.0.join("rank_table.json");
-    std::fs::write(&table, rank_table(&physical)).map_err(|e| {
-        crate::args::failure(format!(
-            "cannot write the rank table {}: {e}",
-            table.display()
-        ))
-    })?;
+/// The command that starts rank `r`: its environment, piped output, and its own process
+/// group; it dies with the launcher.
+fn rank_command(job: &Job, r: usize, table: &Path, id: &str, stdin_is_tty: bool) -> Command {
+    let mut cmd = Command::new(&job.program);
+    cmd.args(&job.args)
+        .env("RANK_ID", r.to_string())
+        .env("RANK_SIZE", job.ranks.to_string())
+        .env("ASCEND_DEVICE_ID", job.devices[r].to_string())
+        .env("RANK_TABLE_FILE", table)
+        .env("NPU_EMU_JOB_ID", id)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(if r == 0 && !stdin_is_tty {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe; a rank dies with the launcher.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    cmd
+}
 
-    install_signal_handlers();
+/// Start every rank with its output pumps. If one cannot start, the ones started are
+/// killed and the error (exit code 127) names the rank and the program.
+fn start_ranks(job: &Job, table: &Path, id: &str) -> CliResult<Started> {
     // SAFETY: isatty on a valid descriptor number.
     let stdin_is_tty = unsafe { libc::isatty(0) } == 1;
-    let live = Arc::new(AtomicUsize::new(0));
-    let mut ranks: Vec<Rank> = Vec::with_capacity(job.ranks);
-    let mut pumps = Vec::new();
+    let mut s = Started {
+        ranks: Vec::with_capacity(job.ranks),
+        pumps: Vec::new(),
+        live: Arc::new(AtomicUsize::new(0)),
+    };
     for r in 0..job.ranks {
-        let mut cmd = Command::new(&job.program);
-        cmd.args(&job.args)
-            .env("RANK_ID", r.to_string())
-            .env("RANK_SIZE", job.ranks.to_string())
-            .env("ASCEND_DEVICE_ID", job.devices[r].to_string())
-            .env("RANK_TABLE_FILE", &table)
-            .env("NPU_EMU_JOB_ID", &id)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .stdin(if r == 0 && !stdin_is_tty {
-                Stdio::inherit()
-            } else {
-                Stdio::null()
-            })
-            .process_group(0);
-        // SAFETY: prctl is async-signal-safe; a rank dies with the launcher.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
-        let mut child = match cmd.spawn() {
+        let mut child = match rank_command(job, r, table, id, stdin_is_tty).spawn() {
             Ok(c) => c,
             Err(e) => {
-                signal_all(&mut ranks, libc::SIGKILL);
-                for r in ranks.iter_mut() {
+                signal_all(&mut s.ranks, libc::SIGKILL);
+                for r in s.ranks.iter_mut() {
                     let _ = r.child.wait();
                 }
                 let why = if e.kind() == std::io::ErrorKind::NotFound {
@@ -395,117 +494,154 @@ fn launch(argv: &[String]) -> CliResult<u8> {
                 });
             }
         };
-        let prefix = format!("[rank {r}] ");
-        if let Some(o) = child.stdout.take() {
-            live.fetch_add(1, Ordering::SeqCst);
-            let (p, l) = (prefix.clone(), live.clone());
-            pumps.push(std::thread::spawn(move || pump(o, p, false, l)));
-        }
-        if let Some(e) = child.stderr.take() {
-            live.fetch_add(1, Ordering::SeqCst);
-            let (p, l) = (prefix, live.clone());
-            pumps.push(std::thread::spawn(move || pump(e, p, true, l)));
-        }
+        s.pump_output(&mut child, r);
         let pid = child.id() as i32;
-        ranks.push(Rank {
+        s.ranks.push(Rank {
             child,
             pid,
             status: None,
             stopped: false,
         });
     }
+    Ok(s)
+}
 
+impl Started {
+    /// Copy rank `r`'s stdout and stderr, each line prefixed `[rank R] `.
+    fn pump_output(&mut self, child: &mut Child, r: usize) {
+        let prefix = format!("[rank {r}] ");
+        if let Some(o) = child.stdout.take() {
+            self.live.fetch_add(1, Ordering::SeqCst);
+            let (p, l) = (prefix.clone(), self.live.clone());
+            self.pumps
+                .push(std::thread::spawn(move || pump(o, p, false, l)));
+        }
+        if let Some(e) = child.stderr.take() {
+            self.live.fetch_add(1, Ordering::SeqCst);
+            let (p, l) = (prefix, self.live.clone());
+            self.pumps
+                .push(std::thread::spawn(move || pump(e, p, true, l)));
+        }
+    }
+
+    /// Let the output pumps drain; a rank's background child may hold a pipe open, so do
+    /// not wait for it forever.
+    fn drain_output(&mut self) {
+        let drain_until = Instant::now() + Duration::from_secs(2);
+        while self.live.load(Ordering::SeqCst) > 0 && Instant::now() < drain_until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if self.live.load(Ordering::SeqCst) == 0 {
+            for p in self.pumps.drain(..) {
+                let _ = p.join();
+            }
+        }
+    }
+}
+
+/// How a job ended, as [`supervise`] saw it.
+#[derive(Default)]
+struct Outcome {
+    /// The first rank that failed on its own, and how.
+    first_failure: Option<(usize, ExitStatus)>,
+    timed_out: bool,
+    /// The signal that interrupted the launcher.
+    interrupted: Option<i32>,
+}
+
+/// Watch the ranks until all have ended: forward the launcher's signals, stop the others
+/// when one fails or the timeout passes, and escalate to SIGKILL after the grace period.
+fn supervise(job: &Job, ranks: &mut [Rank]) -> Outcome {
     let start = Instant::now();
-    let mut first_failure: Option<(usize, ExitStatus)> = None;
-    let mut timed_out = false;
-    let mut interrupted: Option<i32> = None;
+    let mut out = Outcome::default();
     let mut kill_at: Option<Instant> = None;
     loop {
-        let sig = SIGNALLED.swap(0, Ordering::SeqCst);
-        if sig != 0 {
-            if interrupted.is_some() {
-                // A second Ctrl-C: no more grace.
-                signal_all(&mut ranks, libc::SIGKILL);
-            } else {
-                say(&format!(
-                    "received {}; forwarding it to every rank",
-                    signal_name(sig)
-                ));
-                interrupted = Some(sig);
-                signal_all(&mut ranks, sig);
-                kill_at.get_or_insert(Instant::now() + GRACE);
-            }
-        }
-        for (i, r) in ranks.iter_mut().enumerate() {
-            if r.status.is_some() {
-                continue;
-            }
-            if let Ok(Some(st)) = r.child.try_wait() {
-                r.status = Some(st);
-                let failed = !st.success();
-                if failed && first_failure.is_none() && !r.stopped && interrupted.is_none() {
-                    first_failure = Some((i, st));
-                    say(&format!(
-                        "rank {i} {}; stopping the other ranks",
-                        describe(st)
-                    ));
-                }
-            }
-        }
-        if first_failure.is_some() && kill_at.is_none() {
-            signal_all(&mut ranks, libc::SIGTERM);
+        forward_signals(ranks, &mut out, &mut kill_at);
+        reap(ranks, &mut out);
+        if out.first_failure.is_some() && kill_at.is_none() {
+            signal_all(ranks, libc::SIGTERM);
             kill_at = Some(Instant::now() + GRACE);
         }
         if let Some(t) = job.timeout {
-            if !timed_out && kill_at.is_none() && start.elapsed() >= t {
-                timed_out = true;
-                let running: Vec<usize> = (0..ranks.len())
-                    .filter(|&i| ranks[i].status.is_none())
-                    .collect();
+            if !out.timed_out && kill_at.is_none() && start.elapsed() >= t {
+                out.timed_out = true;
                 say(&format!(
                     "timed out after {} s; ranks still running: {}; stopping them",
                     t.as_secs_f64(),
-                    list(&running)
+                    list(&running(ranks))
                 ));
-                signal_all(&mut ranks, libc::SIGTERM);
+                signal_all(ranks, libc::SIGTERM);
                 kill_at = Some(Instant::now() + GRACE);
             }
         }
         if ranks.iter().all(|r| r.status.is_some()) {
-            break;
+            return out;
         }
-        if let Some(k) = kill_at {
-            if Instant::now() >= k {
-                let left: Vec<usize> = (0..ranks.len())
-                    .filter(|&i| ranks[i].status.is_none())
-                    .collect();
-                say(&format!(
-                    "ranks {} did not stop within {} s; sending SIGKILL",
-                    list(&left),
-                    GRACE.as_secs()
-                ));
-                signal_all(&mut ranks, libc::SIGKILL);
-                kill_at = Some(Instant::now() + Duration::from_secs(3600));
-            }
+        if kill_at.is_some_and(|k| Instant::now() >= k) {
+            say(&format!(
+                "ranks {} did not stop within {} s; sending SIGKILL",
+                list(&running(ranks)),
+                GRACE.as_secs()
+            ));
+            signal_all(ranks, libc::SIGKILL);
+            kill_at = Some(Instant::now() + Duration::from_secs(3600));
         }
         std::thread::sleep(POLL);
     }
+}
 
-    // Let the output pumps drain; a rank's background child may hold a pipe open, so do not
-    // wait for it forever.
-    let drain_until = Instant::now() + Duration::from_secs(2);
-    while live.load(Ordering::SeqCst) > 0 && Instant::now() < drain_until {
-        std::thread::sleep(Duration::from_millis(5));
+/// Forward a signal the launcher received to every rank (a second one kills them).
+fn forward_signals(ranks: &mut [Rank], out: &mut Outcome, kill_at: &mut Option<Instant>) {
+    let sig = SIGNALLED.swap(0, Ordering::SeqCst);
+    if sig == 0 {
+        return;
     }
-    if live.load(Ordering::SeqCst) == 0 {
-        for p in pumps {
-            let _ = p.join();
+    if out.interrupted.is_some() {
+        // A second Ctrl-C: no more grace.
+        signal_all(ranks, libc::SIGKILL);
+    } else {
+        say(&format!(
+            "received {}; forwarding it to every rank",
+            signal_name(sig)
+        ));
+        out.interrupted = Some(sig);
+        signal_all(ranks, sig);
+        kill_at.get_or_insert(Instant::now() + GRACE);
+    }
+}
+
+/// Collect the ranks that ended; the first to fail on its own is the job's failure.
+fn reap(ranks: &mut [Rank], out: &mut Outcome) {
+    for (i, r) in ranks.iter_mut().enumerate() {
+        if r.status.is_some() {
+            continue;
+        }
+        if let Ok(Some(st)) = r.child.try_wait() {
+            r.status = Some(st);
+            let failed = !st.success();
+            if failed && out.first_failure.is_none() && !r.stopped && out.interrupted.is_none() {
+                out.first_failure = Some((i, st));
+                say(&format!(
+                    "rank {i} {}; stopping the other ranks",
+                    describe(st)
+                ));
+            }
         }
     }
-    drop(dir);
+}
 
+/// The ranks still running.
+fn running(ranks: &[Rank]) -> Vec<usize> {
+    (0..ranks.len())
+        .filter(|&i| ranks[i].status.is_none())
+        .collect()
+}
+
+/// Say how the job ended and give the launcher's exit code.
+fn summarize(job: &Job, ranks: &[Rank], out: &Outcome) -> u8 {
+    let first = out.first_failure.map(|f| f.0);
     let stopped: Vec<usize> = (0..ranks.len())
-        .filter(|&i| ranks[i].stopped && Some(i) != first_failure.map(|f| f.0))
+        .filter(|&i| ranks[i].stopped && Some(i) != first)
         .collect();
     let mut stopped_note = if stopped.is_empty() {
         String::new()
@@ -514,7 +650,7 @@ fn launch(argv: &[String]) -> CliResult<u8> {
     };
     // Ranks that failed on their own besides the first (e.g. all ranks of a collective).
     let also: Vec<String> = (0..ranks.len())
-        .filter(|&i| Some(i) != first_failure.map(|f| f.0) && !ranks[i].stopped)
+        .filter(|&i| Some(i) != first && !ranks[i].stopped)
         .filter_map(|i| match ranks[i].status {
             Some(st) if !st.success() => Some(format!("rank {i} {}", describe(st))),
             _ => None,
@@ -523,14 +659,14 @@ fn launch(argv: &[String]) -> CliResult<u8> {
     if !also.is_empty() {
         stopped_note.push_str(&format!("; also failed: {}", also.join(", ")));
     }
-    if let Some(sig) = interrupted {
+    if let Some(sig) = out.interrupted {
         say(&format!(
             "interrupted by {}{stopped_note}",
             signal_name(sig)
         ));
-        return Ok((128 + sig) as u8);
+        return (128 + sig) as u8;
     }
-    if let Some((i, st)) = first_failure {
+    if let Some((i, st)) = out.first_failure {
         say(&format!(
             "job failed: rank {i} {}{stopped_note}",
             describe(st)
@@ -540,14 +676,14 @@ fn launch(argv: &[String]) -> CliResult<u8> {
             (None, Some(s)) => 128 + s,
             _ => 1,
         };
-        return Ok(u8::try_from(code).ok().filter(|&c| c != 0).unwrap_or(1));
+        return u8::try_from(code).ok().filter(|&c| c != 0).unwrap_or(1);
     }
-    if timed_out {
+    if out.timed_out {
         let t = job.timeout.unwrap_or_default().as_secs_f64();
         say(&format!("job failed: timed out after {t} s{stopped_note}"));
-        return Ok(124);
+        return 124;
     }
-    Ok(0)
+    0
 }
 
 #[cfg(test)]

@@ -4,18 +4,20 @@
 //! shows is what `aclrtGetMemInfo` reports to programs. This process joins the node to read
 //! it but is left out of the process table.
 
-use crate::args::{failure, unknown_option, Args, CliResult};
+use crate::args::{failure, CliResult};
 use npu_emu::config::Config;
 use npu_emu::node::{Node, ProcessUsage};
 
 const MB: u64 = 1 << 20;
 
-pub fn main(argv: &[String]) -> CliResult<()> {
-    let mut a = Args::new(argv);
-    if let Some((name, _)) = a.next_option() {
-        return Err(unknown_option(name, "no options"));
-    }
-    a.finish()?;
+/// Options of `npu-emu smi` (none).
+#[derive(clap::Args, Debug)]
+pub struct SmiArgs {}
+
+/// What `smi` accepts, for an unknown-option message.
+pub const OPTIONS: &str = "no options";
+
+pub fn main(_args: SmiArgs) -> CliResult<()> {
     let cfg = Config::from_env().map_err(|e| failure(e.msg))?;
     let node = Node::open(&cfg).map_err(|e| {
         failure(format!(
