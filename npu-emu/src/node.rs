@@ -128,6 +128,8 @@ pub struct Node {
     /// Read-write alias of each device's HBM file.
     alias: Vec<Mapping>,
     inner: Mutex<Inner>,
+    /// Most device bytes this process held at once, per device (`aclrtGetMemUsageInfo`).
+    peak: Vec<std::sync::atomic::AtomicU64>,
 }
 
 // SAFETY: the raw pointers are shared mappings that live as long as the Node; private
@@ -228,7 +230,20 @@ impl Node {
                 next_handle: 1,
                 ..Default::default()
             }),
+            peak: (0..crate::memory::MAX_DEVICES)
+                .map(|_| std::sync::atomic::AtomicU64::new(0))
+                .collect(),
         })
+    }
+
+    /// Device bytes this process holds on `device` now, and the most it held at once.
+    pub fn process_bytes(&self, device: u32) -> (u64, u64) {
+        if device >= self.sh.devices {
+            return (0, 0);
+        }
+        let cur = self.sh.proc(self.slot).bytes[device as usize].load(Ordering::SeqCst);
+        let peak = self.peak[device as usize].load(Ordering::SeqCst);
+        (cur, peak.max(cur))
     }
 
     /// Devices on the node (from the node header, which the first process wrote).
@@ -285,7 +300,8 @@ impl Node {
     }
 
     fn bytes_add(&self, device: u32, n: u64) {
-        self.sh.proc(self.slot).bytes[device as usize].fetch_add(n, Ordering::SeqCst);
+        let now = self.sh.proc(self.slot).bytes[device as usize].fetch_add(n, Ordering::SeqCst) + n;
+        self.peak[device as usize].fetch_max(now, Ordering::SeqCst);
     }
 
     fn bytes_sub(&self, device: u32, n: u64) {

@@ -160,7 +160,7 @@ fn run_capture(args: &[&str]) -> Run {
 
 #[test]
 fn capture_replays_kernel_and_allreduce_three_times() {
-    let r = run_capture(&["nocopy"]);
+    let r = run_capture(&[]);
     r.assert_ok();
     assert!(r.stdout.contains("rest_capture passed"), "{}", r.all());
     // The debug print names the model and its tasks.
@@ -181,4 +181,11 @@ fn allocators_ids_limits_buffers_snapshots_dump_and_marks() {
     let r = run_prog("resources.c", &["ascendcl"], &[], &[]);
     r.assert_ok();
     assert!(r.stdout.contains("rest_resources passed"), "{}", r.all());
+}
+
+#[test]
+fn value_waits_reduce_random_descriptors_and_prefetch() {
+    let r = run_prog("mem_async.c", &["ascendcl", "m"], &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rest_mem_async passed"), "{}", r.all());
 }

@@ -21,6 +21,7 @@ pub mod log;
 pub mod mbuf;
 pub mod mdl;
 pub mod mdlri;
+pub mod mem_async;
 pub mod memory;
 pub mod notify;
 pub mod op;
