@@ -189,3 +189,10 @@ fn value_waits_reduce_random_descriptors_and_prefetch() {
     r.assert_ok();
     assert!(r.stdout.contains("rest_mem_async passed"), "{}", r.all());
 }
+
+#[test]
+fn hccl_zero_copy_suspend_nic_and_type_checks() {
+    let r = run_prog("hccl_rest.cpp", &["ascendcl", "hccl"], &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rest_hccl passed"), "{}", r.all());
+}

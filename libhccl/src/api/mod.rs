@@ -5,6 +5,8 @@
 
 pub mod comm;
 pub mod ops;
+pub mod resilience;
+pub mod zero_copy;
 
 use crate::algo::BufRef;
 use crate::comm::{peek, CommInner, HcclComm};

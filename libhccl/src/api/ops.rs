@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 fn prep(comm: HcclComm, stream: *mut c_void) -> HResult<Arc<CommInner>> {
     let c = cm::get(comm)?;
+    super::resilience::check_not_suspended(comm)?;
     non_null(stream, "stream")?;
     Ok(c)
 }
@@ -105,7 +106,7 @@ pub unsafe extern "C" fn HcclAllReduce(
         || {
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
-            let rop = parse_redop(op)?;
+            let rop = parse_redop(op, dt)?;
             let len = bytes(count, dt, "count")?;
             let mut o = Op::new(opcode::ALLREDUCE, String::new());
             o.send = opt_buf(&c, sendBuf, len, "sendBuf", count > 0)?;
@@ -285,7 +286,7 @@ pub unsafe extern "C" fn HcclReduceScatter(
         || {
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
-            let rop = parse_redop(op)?;
+            let rop = parse_redop(op, dt)?;
             let len = bytes(recvCount, dt, "recvCount")?;
             let total = bytes(
                 recvCount.saturating_mul(c.n as u64),
@@ -332,7 +333,7 @@ pub unsafe extern "C" fn HcclReduceScatterV(
         || {
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
-            let rop = parse_redop(op)?;
+            let rop = parse_redop(op, dt)?;
             let counts = u64s(sendCounts, c.n, "sendCounts")?;
             let displs = u64s(sendDispls, c.n, "sendDispls")?;
             if counts[c.rank as usize] != recvCount {
@@ -398,7 +399,7 @@ pub unsafe extern "C" fn HcclReduce(
         || {
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
-            let rop = parse_redop(op)?;
+            let rop = parse_redop(op, dt)?;
             check_root(root, &c)?;
             let len = bytes(count, dt, "count")?;
             let mut o = Op::new(opcode::REDUCE, String::new());
