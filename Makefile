@@ -4,7 +4,9 @@
 #   make run      ... then build the samples against that tree and run them on emulated NPUs,
 #                 starting with the main demo, samples/distributed_add (an Ascend C kernel on every
 #                 rank, then HcclAllReduce on the same stream)
-#   make test     ... then run the whole test suite
+#   make test     ... then run the whole test suite (after `make venv`)
+#   make venv     the tests' Python in target/venv (numpy, pytest; torch and torch_npu when
+#                 tests/python/setup_venv.sh exists), made once
 #   make perf     build the HCCL performance tool (tests/perf/hccl-perf, hccl-perf-mpi)
 #   make clean    remove build output
 
@@ -13,7 +15,7 @@ PREFIX  ?= target/npu-emu
 NPU_EMU := target/release/npu-emu
 RANKS   ?= 4
 
-.PHONY: all build install run samples test perf clean
+.PHONY: all build install run samples test perf clean venv
 
 all: install
 
@@ -36,8 +38,16 @@ run: samples
 	. $(PREFIX)/set_env.sh && samples/acl_memcpy/acl_memcpy
 	. $(PREFIX)/set_env.sh && $(NPU_EMU) run -n $(RANKS) samples/hccl_allreduce/hccl_allreduce
 
-test: install
+test: install venv
 	$(CARGO) test --release --workspace --no-fail-fast
+
+# The Python the tests use (tests/tests/python_hccl.rs finds it in target/venv).
+VENV ?= target/venv
+venv:
+	@if [ -x tests/python/setup_venv.sh ]; then tests/python/setup_venv.sh $(VENV); \
+	elif ! $(VENV)/bin/python -c "import numpy, pytest" 2>/dev/null; then \
+	    echo "making $(VENV) (numpy, pytest)"; \
+	    python3 -m venv $(VENV) && $(VENV)/bin/python -m pip install -q numpy pytest; fi
 
 perf: install
 	. $(PREFIX)/set_env.sh && $(MAKE) -C tests/perf

@@ -121,17 +121,22 @@ pub fn model(rt: &Runtime, h: *mut c_void, arg: &str) -> Result<Arc<Model>> {
 pub fn capture_info(stream: *mut c_void) -> Result<(i32, *mut c_void)> {
     let rt = runtime::get()?;
     let s = rt.stream_entry(stream, "stream")?;
+    Ok(capture_info_of(&rt, s.handle))
+}
+
+/// [`capture_info`] of the stream with handle `handle`.
+pub fn capture_info_of(rt: &runtime::Runtime, handle: u64) -> (i32, *mut c_void) {
     let reg = rt.reg.lock();
-    match reg.members.get(&s.handle) {
+    match reg.members.get(&handle) {
         Some(m) if !m.bound => {
             let st = reg.models.get(&m.model).map(|x| x.status());
             let status = match st {
                 Some(Status::Invalid(_)) => 2,
                 _ => 1,
             };
-            Ok((status, m.model as *mut c_void))
+            (status, m.model as *mut c_void)
         }
-        _ => Ok((0, std::ptr::null_mut())),
+        _ => (0, std::ptr::null_mut()),
     }
 }
 

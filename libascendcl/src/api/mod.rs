@@ -4,12 +4,14 @@
 
 pub mod allocator;
 pub mod callback;
+pub mod compile_opt;
 pub mod context;
 pub mod device;
 pub mod devres;
 pub mod dump;
 pub mod errors;
 pub mod event;
+pub mod fallback;
 pub mod helpers;
 pub mod host_func;
 pub mod init;
@@ -27,8 +29,10 @@ pub mod notify;
 pub mod op;
 pub mod prof;
 pub mod prof_tx;
+pub mod rt_compat;
 pub mod state;
 pub mod stream;
+pub mod sys_param;
 pub mod task_info;
 pub mod tensor_desc;
 pub mod version;

@@ -60,6 +60,8 @@ pub fn set_env_script(prefix: &Path) -> String {
     for (var, sub) in [
         ("LD_LIBRARY_PATH", "/lib64"),
         ("PATH", "/bin"),
+        // `import hccl` (CANN's set_env.sh puts python/site-packages there too).
+        ("PYTHONPATH", "/python/site-packages"),
         // find_package(tikicpulib) of the Ascend C CPU-debug build (CANN 8.5 has it after
         // lib64/cmake; each line prepends, so it comes first here).
         ("CMAKE_PREFIX_PATH", "/tools/tikicpulib/lib/cmake"),

@@ -15,10 +15,14 @@
 //! DIR/tools/tikcpp/{tikcfw,ascendc_kernel_cmake} -> ../../compiler/tikcpp/…
 //! DIR/tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake   find_package(tikicpulib)
 //! DIR/compat/include/hccl/hccl.h     opt-in HCCL dialect layer of the seed samples
+//! DIR/python/site-packages/hccl.abi3.so   `import hccl` (libhccl/python, with hccl.pyi), on
+//!                                     set_env.sh's PYTHONPATH
 //! DIR/runtime/include -> ../include   compatibility paths used by vendor build files
 //! DIR/runtime/lib64   -> ../lib64
 //! DIR/<arch>-linux/include -> ../include
 //! DIR/<arch>-linux/lib64   -> ../lib64
+//! DIR/lib64/libacl_op_compiler.so, libge_runner.so, libgraph.so, libacl_tdt_channel.so -> libascendcl.so
+//! DIR/opp/, DIR/share/info/*/version.info, DIR/ascend_toolkit_install.info   (install_cann_files)
 //! ```
 //!
 //! Installing again over the same prefix updates it in place (files are written to a
@@ -177,6 +181,8 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     symlink("../lib64", &arch.join("lib64"))?;
 
     install_ascendc(&src, prefix)?;
+    install_cann_files(prefix)?;
+    install_python(&src.lib_dir, prefix)?;
 
     // The seed samples' opt-in dialect layer (headers/compat), never on the default include path.
     if let Some(compat) = &src.compat {
@@ -190,6 +196,29 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     let script = crate::env::set_env_script(prefix);
     write_atomic(&prefix.join("set_env.sh"), &script)?;
     write_atomic(&bin.join("setenv.bash"), &script)?;
+    Ok(())
+}
+
+/// The Python module `hccl` (built as `libhccl_python.so` next to the libraries, or already
+/// installed in `python/site-packages`), where CANN keeps its Python packages.
+fn install_python(lib_dir: &Path, prefix: &Path) -> CliResult<()> {
+    let built = lib_dir.join("libhccl_python.so");
+    let installed = lib_dir.join("../python/site-packages/hccl.abi3.so");
+    let Some(from) = [built, installed].into_iter().find(|p| p.is_file()) else {
+        return Ok(()); // a build without the Python module
+    };
+    let dir = prefix.join("python/site-packages");
+    mkdir(&dir)?;
+    copy_file(&from, &dir.join("hccl.abi3.so"))?;
+    // Its type stubs, from the source tree or the installed tree.
+    for stub in [
+        "../../libhccl/python/hccl.pyi",
+        "../python/site-packages/hccl.pyi",
+    ] {
+        if lib_dir.join(stub).is_file() {
+            return copy_file(&lib_dir.join(stub), &dir.join("hccl.pyi"));
+        }
+    }
     Ok(())
 }
 
@@ -233,4 +262,36 @@ fn install_ascendc(src: &paths::Sources, prefix: &Path) -> CliResult<()> {
         }
     }
     Ok(())
+}
+
+/// The CANN version the libraries report (`aclsysGetVersionStr`, libascendcl's
+/// `api/version.rs`).
+const CANN_VERSION: &str = "8.5.0";
+
+/// Files CANN installs that frameworks read at start-up (torch_npu checks that
+/// `$ASCEND_OPP_PATH` exists and reads `vendors/config.ini` and `ascend_*_install.info`
+/// when present; CANN's runtime reads `share/info/runtime/version.info`):
+/// ```text
+/// DIR/opp/version.info, DIR/opp/vendors/         operator package (no operators: aclnn is in lib64)
+/// DIR/share/info/<pkg>/version.info              Version=8.5.0 for runtime, compiler, opp, hccl
+/// DIR/ascend_toolkit_install.info                version=8.5.0
+/// ```
+fn install_cann_files(prefix: &Path) -> CliResult<()> {
+    let version = format!("Version={CANN_VERSION}\n");
+    mkdir(&prefix.join("opp/vendors"))?;
+    write_atomic(&prefix.join("opp/version.info"), &version)?;
+    for pkg in ["runtime", "compiler", "opp", "hccl"] {
+        let d = prefix.join("share/info").join(pkg);
+        mkdir(&d)?;
+        write_atomic(&d.join("version.info"), &version)?;
+    }
+    write_atomic(
+        &prefix.join("ascend_toolkit_install.info"),
+        &format!(
+            "package_name=Ascend-cann-toolkit\nversion={CANN_VERSION}\ninnerversion=npu-emu {}\narch={}\nos=linux\npath={}\n",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::ARCH,
+            prefix.display()
+        ),
+    )
 }
