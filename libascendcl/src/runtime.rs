@@ -719,6 +719,7 @@ impl Runtime {
     /// A new stream whose failed tasks are reported to the exception callback.
     fn new_stream(&self, label: String, id: u32, logical: i32) -> Result<Arc<Stream>> {
         let stream = Arc::new(Stream::new(&label)?);
+        stream.set_overflow_hook(Some(crate::api::overflow::hook()));
         let cell = self.exception_cb.clone();
         stream.set_error_hook(Some(Arc::new(move |seq: u64, e: &Error| {
             state::note_task_error(logical, e);

@@ -191,6 +191,13 @@ fn value_waits_reduce_random_descriptors_and_prefetch() {
 }
 
 #[test]
+fn overflow_status_is_process_level_and_follows_the_switch() {
+    let r = run_prog("overflow.c", &["ascendcl"], &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rest_overflow passed"), "{}", r.all());
+}
+
+#[test]
 fn hccl_zero_copy_suspend_nic_and_type_checks() {
     let r = run_prog("hccl_rest.cpp", &["ascendcl", "hccl"], &[], &[]);
     r.assert_ok();

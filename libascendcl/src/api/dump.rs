@@ -15,6 +15,12 @@
 //! `OVERFLOW_DUMP` with `dump_debug` on, the `AIC_ERR_*` kinds with the matching
 //! `dump_scene`), NULL otherwise.
 //!
+//! `aclopStartDumpArgs`/`aclopStopDumpArgs` (operator-information records,
+//! `ACL_OP_DUMP_OP_AICORE_ARGS`) as CANN's `DumpManager`: other dump types are accepted and
+//! do nothing; a start makes the directory (with parents) and fails with
+//! `ACL_ERROR_FAILURE` (500001) when it is already started, the path is NULL or empty, or
+//! the path is not a directory; a stop when not started succeeds.
+//!
 //! npu-emu records no operator inputs and outputs: with a dump configured, nothing is
 //! written to `dump_path` and a registered `acldumpRegCallback` function is never called;
 //! the first configuration says so once at WARNING level.
@@ -337,6 +343,68 @@ pub unsafe extern "C" fn aclDestroyGraphDumpOpt(graphDumpOpt: *const c_void) -> 
         }
         // SAFETY: a live box we handed out, now forgotten by the registry.
         drop(unsafe { Box::from_raw(graphDumpOpt as *mut GraphDumpOption) });
+        Ok(())
+    })
+}
+
+/// `ACL_OP_DUMP_OP_AICORE_ARGS`.
+const ACL_OP_DUMP_OP_AICORE_ARGS: u32 = 0x1;
+/// The directory of a started `aclopStartDumpArgs`.
+static ARGS_PATH: Mutex<Option<String>> = Mutex::new(None);
+
+fn args_failure(msg: String) -> Error {
+    Error::new(npu_emu::codes::ACL_ERROR_FAILURE, msg)
+}
+
+/// `aclError aclopStartDumpArgs(uint32_t dumpType, const char *path)`
+#[no_mangle]
+pub unsafe extern "C" fn aclopStartDumpArgs(dumpType: u32, path: *const c_char) -> i32 {
+    boundary("aclopStartDumpArgs", || {
+        if dumpType & ACL_OP_DUMP_OP_AICORE_ARGS == 0 {
+            return Ok(());
+        }
+        let mut g = ARGS_PATH.lock();
+        if let Some(p) = g.as_ref() {
+            return Err(args_failure(format!(
+                "operator information recording is already started (path {p:?}); stop it with aclopStopDumpArgs first"
+            )));
+        }
+        if path.is_null() {
+            return Err(args_failure("path is NULL".into()));
+        }
+        // SAFETY: non-null, the caller's C string.
+        let p = unsafe { CStr::from_ptr(path) }
+            .to_string_lossy()
+            .into_owned();
+        if p.is_empty() {
+            return Err(args_failure("path is empty".into()));
+        }
+        let dir = std::path::Path::new(&p);
+        if !dir.exists() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| args_failure(format!("cannot create the directory {p:?}: {e}")))?;
+        }
+        if !dir.is_dir() {
+            return Err(args_failure(format!("path {p:?} is not a directory")));
+        }
+        runtime::log(
+            LogLevel::Warning,
+            &format!(
+                "aclopStartDumpArgs: recording into {p:?}; npu-emu's operators do not report their AI Core arguments, so no records are written"
+            ),
+        );
+        *g = Some(p);
+        Ok(())
+    })
+}
+
+/// `aclError aclopStopDumpArgs(uint32_t dumpType)`
+#[no_mangle]
+pub extern "C" fn aclopStopDumpArgs(dumpType: u32) -> i32 {
+    boundary("aclopStopDumpArgs", || {
+        if dumpType & ACL_OP_DUMP_OP_AICORE_ARGS != 0 {
+            ARGS_PATH.lock().take();
+        }
         Ok(())
     })
 }

@@ -27,6 +27,7 @@ pub mod mem_async;
 pub mod memory;
 pub mod notify;
 pub mod op;
+pub mod overflow;
 pub mod prof;
 pub mod prof_tx;
 pub mod rt_compat;

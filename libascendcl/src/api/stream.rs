@@ -444,22 +444,13 @@ pub union aclrtStreamAttrValue {
 }
 
 fn attr_unsupported(attr: i32) -> Error {
-    match attr {
-        2 | 4 => Error::new(
-            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-            format!(
-                "stmAttrType = {attr} ({}) is not supported: npu-emu runs no AI Core kernels",
-                if attr == 2 { "ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK" } else { "ACL_STREAM_ATTR_CACHE_OP_INFO" }
-            ),
-        ),
-        _ => Error::invalid(format!(
-            "stmAttrType = {attr} is invalid: expected ACL_STREAM_ATTR_FAILURE_MODE (1), ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK (2), ACL_STREAM_ATTR_USER_CUSTOM_TAG (3) or ACL_STREAM_ATTR_CACHE_OP_INFO (4)"
-        )),
-    }
+    Error::invalid(format!(
+        "stmAttrType = {attr} is invalid: expected ACL_STREAM_ATTR_FAILURE_MODE (1), ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK (2), ACL_STREAM_ATTR_USER_CUSTOM_TAG (3) or ACL_STREAM_ATTR_CACHE_OP_INFO (4)"
+    ))
 }
 
 /// `aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value)`:
-/// `ACL_STREAM_ATTR_FAILURE_MODE` and `ACL_STREAM_ATTR_USER_CUSTOM_TAG`.
+/// all four attributes (`ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK` is `aclrtSetStreamOverflowSwitch`).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSetStreamAttribute(
     stream: *mut c_void,
@@ -485,6 +476,7 @@ pub unsafe extern "C" fn aclrtSetStreamAttribute(
                 };
                 e.stream.set_failure_mode(m);
             }
+            2 => crate::api::overflow::set_switch(&e, unsafe { v.overflowSwitch })?,
             3 => e.tag.store(
                 unsafe { v.userCustomTag },
                 std::sync::atomic::Ordering::SeqCst,
@@ -510,6 +502,11 @@ pub unsafe extern "C" fn aclrtGetStreamAttribute(
             1 => aclrtStreamAttrValue {
                 failureMode: (e.stream.failure_mode() == FailureMode::Stop) as u64,
             },
+            2 => {
+                let mut v = aclrtStreamAttrValue { reserve: [0; 4] };
+                v.overflowSwitch = crate::api::overflow::get_switch(&e);
+                v
+            }
             3 => {
                 let mut v = aclrtStreamAttrValue { reserve: [0; 4] };
                 v.userCustomTag = e.tag.load(std::sync::atomic::Ordering::SeqCst);

@@ -244,6 +244,11 @@ pub unsafe extern "C" fn aclrtGetOpTimeOutInterval(interval: *mut u64) -> i32 {
 const ACL_RT_OVERFLOW_MODE_SATURATION: i32 = 0;
 const ACL_RT_OVERFLOW_MODE_INFNAN: i32 = 1;
 
+/// The process's mode: the one set by `aclrtSetDeviceSatMode`, else the SoC's default.
+pub fn current_sat_mode() -> i32 {
+    runtime::with_settings(|s| s.sat_mode).unwrap_or_else(default_sat_mode)
+}
+
 fn default_sat_mode() -> i32 {
     if soc_has_inf_nan_and_bf16(&soc_name()) {
         ACL_RT_OVERFLOW_MODE_INFNAN

@@ -231,6 +231,20 @@ int main(void) {
     EXPECT_CODE(aclmdlFinalizeDump(), ACL_ERROR_DUMP_NOT_RUN, NULL);
     remove("dump_bad.json");
     remove("dump_ok.json");
+    /* Operator-information records (aclopStartDumpArgs): the directory is made; a second
+     * start fails; a stop when stopped succeeds; other dump types do nothing. */
+    char argdir[128];
+    snprintf(argdir, sizeof argdir, "/tmp/npu-emu-args-%d/sub", (int)getpid());
+    CHECK(aclopStartDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS, argdir));
+    EXPECT(access(argdir, F_OK) == 0);
+    EXPECT_CODE(aclopStartDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS, argdir), ACL_ERROR_FAILURE, "already started");
+    CHECK(aclopStopDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS));
+    CHECK(aclopStopDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS));
+    EXPECT_CODE(aclopStartDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS, ""), ACL_ERROR_FAILURE, "empty");
+    CHECK(aclopStartDumpArgs(0x2, NULL));
+    rmdir(argdir);
+    snprintf(argdir, sizeof argdir, "/tmp/npu-emu-args-%d", (int)getpid());
+    rmdir(argdir);
 
     /* msproftx marks inside a profiling session. */
     CHECK(aclprofInit("prof_out", strlen("prof_out")));
