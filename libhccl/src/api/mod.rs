@@ -9,6 +9,7 @@ pub mod group;
 pub mod mem;
 pub mod ops;
 pub mod resilience;
+pub mod sym_win;
 pub mod zero_copy;
 
 use crate::algo::BufRef;

@@ -2,7 +2,8 @@
 // ranges over the virtual-memory API (HcclCommSetMemoryRange, HcclCommActivateCommMemory and
 // their undo), HcclCommSuspend/HcclCommResume, HcclCommWorkingDevNicSet, and CANN's data
 // type x reduce op support (HCCL_E_NOT_SUPPORT). Two ranks, one thread each, over
-// HcclCommInitAll.
+// HcclCommInitAll. Symmetric memory windows (HcclCommSymWinRegister/Get/Deregister) as
+// hcomm's hccl.h describes them.
 #include <thread>
 #include <vector>
 #include <cstdio>
@@ -71,6 +72,25 @@ static void rank_main(int r, HcclComm comm) {
     EXPECT(HcclAllReduce(buf, buf, COUNT, HCCL_DATA_TYPE_BFP16, HCCL_REDUCE_PROD, comm, s), HCCL_E_NOT_SUPPORT);
     EXPECT(HcclReduceScatter(buf, buf, 8, HCCL_DATA_TYPE_INT16, HCCL_REDUCE_PROD, comm, s), HCCL_E_NOT_SUPPORT);
     EXPECT(HcclAllGather(buf, (char *)buf + 64, 2, HCCL_DATA_TYPE_INT128, comm, s), HCCL_E_NOT_SUPPORT);
+
+    // Symmetric windows (hcomm hccl.h): register, find by address, deregister.
+    HcclCommSymWindow win = nullptr, found = nullptr;
+    size_t off = 99;
+    HCHECK(HcclCommSymWinRegister(comm, buf, 4096, &win, 1));
+    REQUIRE(win != nullptr);
+    HCHECK(HcclCommSymWinGet(comm, (char *)buf + 256, 64, &found, &off));
+    REQUIRE(found == win && off == 256);
+    EXPECT(HcclCommSymWinGet(comm, (char *)buf + 4090, 64, &found, &off), HCCL_E_NOT_FOUND);
+    HcclCommSymWindow win2 = nullptr;
+    EXPECT(HcclCommSymWinRegister(comm, (char *)buf + 1024, 64, &win2, 1), HCCL_E_PARA); /* overlaps */
+    EXPECT(HcclCommSymWinRegister(comm, (char *)buf + 8192, 64, &win2, 0), HCCL_E_NOT_SUPPORT);
+    EXPECT(HcclCommSymWinRegister(comm, buf, 0, &win2, 1), HCCL_E_PARA);
+    EXPECT(HcclCommSymWinRegister(comm, nullptr, 64, &win2, 1), HCCL_E_PTR);
+    EXPECT(HcclCommSymWinRegister(comm, buf, 64, nullptr, 1), HCCL_E_PTR);
+    HCHECK(HcclCommSymWinDeregister(win));
+    EXPECT(HcclCommSymWinDeregister(win), HCCL_E_PARA);
+    EXPECT(HcclCommSymWinDeregister(nullptr), HCCL_E_PTR);
+    EXPECT(HcclCommSymWinGet(comm, buf, 64, &found, &off), HCCL_E_NOT_FOUND);
 
     // NIC selection after an operation: accepted, nothing to switch on this node.
     uint32_t ranks[1] = {(uint32_t)(1 - r)};
