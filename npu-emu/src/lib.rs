@@ -15,6 +15,8 @@
 //! - [`kernels`]: operator kernels run on a stream (the "Cast" operator …), one file each.
 //! - [`fault`]: the SIGSEGV handler that names host accesses to device memory.
 //! - [`aicore`]: the emulated AI cores that run the blocks of an Ascend C kernel launch.
+//! - [`cube`]: the cube unit's arithmetic (`C += A × B` in float) for `Mmad` and `Matmul`.
+//! - [`kernel_bin`]: kernel binaries (`ascendc_fatbin_library` output) loaded by name.
 //! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
 //! - [`capture`]: models (`aclmdlRI`): stream operations captured or bound, run any number of
 //!   times.
@@ -31,6 +33,7 @@ pub mod capture;
 pub mod codes;
 pub mod config;
 pub mod copy;
+pub mod cube;
 pub mod error;
 pub mod event;
 pub mod fault;
@@ -38,6 +41,7 @@ pub mod formats;
 pub mod fp16;
 pub mod fpstatus;
 pub mod ipc;
+pub mod kernel_bin;
 pub mod kernels;
 pub mod log;
 pub mod memory;

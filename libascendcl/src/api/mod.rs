@@ -18,6 +18,7 @@ pub mod init;
 pub mod init_cb;
 pub mod ipc;
 pub mod kernel;
+pub mod kernel_bin;
 pub mod label;
 pub mod log;
 pub mod mbuf;
