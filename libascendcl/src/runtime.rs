@@ -1,18 +1,17 @@
-//! The one runtime instance of the process.
+//! The one runtime instance of the process: what it holds (node, devices, contexts,
+//! streams, events), how it is created by the first `aclInit` and torn down by the last
+//! `aclFinalize`, and how a call reaches it ([`get`]). The instance itself, the init
+//! bookkeeping and each thread's current context are in [`crate::globals`] with the rest
+//! of the library's process-global state.
 //!
-//! API SURFACE FIXED BY THE LEAD; bodies are filled in by the runtime-core helper. Other
-//! modules (memory API, rtapi table) rely on exactly these functions.
-//!
-//! Process-global state lives here and nowhere else: the runtime instance
-//! (`RUNTIME`, created by the first `aclInit`, dropped by the last finalize), the init
-//! bookkeeping (`LIFECYCLE`), a counter for handle ids, and each thread's current context.
-//!
-//! Handles (`aclrtStream`, `aclrtEvent`, `aclrtContext`) are opaque tagged integers
-//! (`tag << 48 | id`), never dereferenced: they are looked up in the registry, so a
+//! Handles (`aclrtStream`, `aclrtEvent`, `aclrtContext`) are entries of
+//! [`npu_emu_ffi::handles::HandleTable`]s: opaque tagged ids, never dereferenced, so a
 //! destroyed, foreign or garbage handle is an error naming the handle instead of undefined
 //! behaviour. Ids are never reused, not even across `aclFinalize`/`aclInit`.
 
 use crate::api::state;
+pub use crate::globals::LIFECYCLE;
+use crate::globals::{ATFORK, CURRENT, FORKED, PARENT_PID, RUNTIME, SETTINGS};
 use npu_emu::codes::*;
 use npu_emu::config::{Config, LogLevel};
 use npu_emu::event::Event;
@@ -20,11 +19,11 @@ use npu_emu::log::Logger;
 use npu_emu::node::Node;
 use npu_emu::stream::Stream;
 use npu_emu::{Error, Result};
-use parking_lot::{Condvar, Mutex, RwLock};
-use std::cell::Cell;
+use npu_emu_ffi::handles::{self, HandleKind, HandleTable};
+use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{c_void, CString};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -80,111 +79,61 @@ impl ExceptionInfo {
     pub const MAGIC: u32 = 0x4558_4350; // "EXCP"
 }
 
-/// Kinds of handle, stored in the top 16 bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Stream,
-    Event,
-    Context,
-    /// `aclmdlRI`.
-    Model,
-    /// `aclrtTaskGrp`.
-    TaskGroup,
-    /// `aclrtNotify`.
-    Notify,
-    /// `aclrtCntNotify`.
-    CntNotify,
-    /// `aclrtLabel`.
-    Label,
-    /// `aclrtLabelList`.
-    LabelList,
+/// Why a stream, event or context handle made by this process is no longer live.
+const STALE: &str = "it was destroyed, or belongs to a runtime that was finalized since";
+
+/// What an `aclrtStream` is: a handle of [`Registry::streams`].
+pub static STREAM: HandleKind =
+    HandleKind::new(*b"ST", "stream", "aclrtCreateStream").stale_because(STALE);
+/// What an `aclrtEvent` is: a handle of [`Registry::events`].
+pub static EVENT: HandleKind =
+    HandleKind::new(*b"EV", "event", "aclrtCreateEvent").stale_because(STALE);
+/// What an `aclrtContext` is: a handle of [`Registry::contexts`].
+pub static CONTEXT: HandleKind = HandleKind::new(
+    *b"CX",
+    "context",
+    "aclrtCreateContext / aclrtGetCurrentContext",
+)
+.stale_because(STALE);
+/// What an `aclmdlRI` is: a handle of [`Registry::models`].
+pub static MODEL: HandleKind = HandleKind::new(
+    *b"MD",
+    "model (aclmdlRI)",
+    "aclmdlRICaptureEnd / aclmdlRIBuildBegin",
+)
+.stale_because(STALE);
+/// What an `aclrtTaskGrp` is: a handle of [`Registry::groups`].
+pub static TASK_GROUP: HandleKind = HandleKind::new(
+    *b"TG",
+    "task group (aclrtTaskGrp)",
+    "aclmdlRICaptureTaskGrpEnd",
+)
+.stale_because(STALE);
+/// What an `aclrtNotify` is: a handle of [`Registry::notifies`].
+pub static NOTIFY: HandleKind =
+    HandleKind::new(*b"NT", "notify", "aclrtCreateNotify").stale_because(STALE);
+/// What an `aclrtCntNotify` is: a handle of [`Registry::notifies`].
+pub static CNT_NOTIFY: HandleKind =
+    HandleKind::new(*b"CN", "count notify", "aclrtCntNotifyCreate").stale_because(STALE);
+/// What an `aclrtLabel` is: a handle of [`Registry::labels`].
+pub static LABEL: HandleKind =
+    HandleKind::new(*b"LB", "label", "aclrtCreateLabel").stale_because(STALE);
+/// What an `aclrtLabelList` is: a handle of [`Registry::label_lists`].
+pub static LABEL_LIST: HandleKind =
+    HandleKind::new(*b"LL", "label list", "aclrtCreateLabelList").stale_because(STALE);
+
+/// The error for `h`, which is not a live handle of `kind` (argument `arg`).
+pub fn bad_handle(kind: &'static HandleKind, arg: &str, h: u64) -> Error {
+    handles::HandleError::new(kind, h, arg).into()
 }
-
-const KINDS: [Kind; 9] = [
-    Kind::Stream,
-    Kind::Event,
-    Kind::Context,
-    Kind::Model,
-    Kind::TaskGroup,
-    Kind::Notify,
-    Kind::CntNotify,
-    Kind::Label,
-    Kind::LabelList,
-];
-
-impl Kind {
-    fn tag(self) -> u64 {
-        match self {
-            Kind::Stream => 0x5354,    // "ST"
-            Kind::Event => 0x4556,     // "EV"
-            Kind::Context => 0x4358,   // "CX"
-            Kind::Model => 0x4D44,     // "MD"
-            Kind::TaskGroup => 0x5447, // "TG"
-            Kind::Notify => 0x4E54,    // "NT"
-            Kind::CntNotify => 0x434E, // "CN"
-            Kind::Label => 0x4C42,     // "LB"
-            Kind::LabelList => 0x4C4C, // "LL"
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Stream => "stream",
-            Kind::Event => "event",
-            Kind::Context => "context",
-            Kind::Model => "model (aclmdlRI)",
-            Kind::TaskGroup => "task group (aclrtTaskGrp)",
-            Kind::Notify => "notify",
-            Kind::CntNotify => "count notify",
-            Kind::Label => "label",
-            Kind::LabelList => "label list",
-        }
-    }
-    fn article(self) -> &'static str {
-        match self {
-            Kind::Event | Kind::Model => "an",
-            _ => "a",
-        }
-    }
-    fn of(h: u64) -> Option<Kind> {
-        KINDS.into_iter().find(|k| h >> 48 == k.tag())
-    }
-}
-
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR` (abi.md §1.5 B).
 pub const ACL_ERROR_RT_CONTEXT_RELEASE_ERROR: i32 = 507007;
 
-/// A fresh handle of `kind` and its small id.
-pub fn new_handle(kind: Kind) -> (u64, u32) {
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed) & 0xFFFF_FFFF;
-    ((kind.tag() << 48) | id, id as u32)
-}
-
-/// The error for a handle that is not a live object of `kind`. Real CANN dereferences such a
-/// pointer (undefined behaviour); we return the closest documented code,
-/// `ACL_ERROR_INVALID_PARAM`, with a message naming the handle.
-pub fn bad_handle(kind: Kind, arg: &str, h: u64) -> Error {
-    let what = match Kind::of(h) {
-        Some(k) if k == kind => format!(
-            "{arg} = {h:#x} is {} {} handle that was destroyed (or belongs to a runtime that was finalized since)",
-            kind.article(),
-            kind.name()
-        ),
-        Some(k) => format!(
-            "{arg} = {h:#x} is {} {} handle, not {} {} handle",
-            k.article(),
-            k.name(),
-            kind.article(),
-            kind.name()
-        ),
-        None => format!(
-            "{arg} = {h:#x} is not {} {} handle created by this process (garbage or foreign pointer)",
-            kind.article(),
-            kind.name()
-        ),
-    };
-    Error::invalid(what)
+/// A fresh handle of `kind` and its small id (for labels and `aclrtStreamGetId`).
+pub fn new_handle(kind: &'static HandleKind) -> (u64, u32) {
+    let h = kind.new_id();
+    (h, handles::serial(h) as u32)
 }
 
 /// A context: a device plus its default stream.
@@ -244,14 +193,14 @@ pub struct ReportQueue {
     pub cv: Condvar,
 }
 
-/// Every object of the runtime, by handle.
-#[derive(Default)]
+/// Every object of the runtime, by handle (one lock over the tables: a context's streams
+/// come and go with it).
 pub struct Registry {
-    pub contexts: HashMap<u64, Arc<Context>>,
+    pub contexts: HandleTable<Arc<Context>>,
     /// Logical device → (default context handle, `aclrtSetDevice` reference count).
     pub default_ctx: HashMap<i32, (u64, u32)>,
-    pub streams: HashMap<u64, Arc<StreamEntry>>,
-    pub events: HashMap<u64, Arc<EventEntry>>,
+    pub streams: HandleTable<Arc<StreamEntry>>,
+    pub events: HandleTable<Arc<EventEntry>>,
     /// Enabled peer access (current device, peer device), logical ids.
     pub peers: HashSet<(i32, i32)>,
     /// Stream handle → subscribed thread id (`aclrtSubscribeReport`).
@@ -262,7 +211,8 @@ pub struct Registry {
     pub host_subs: HashMap<u64, u64>,
     /// Thread id → its host-function queue (`aclrtProcessHostFunc`).
     pub host_reports: HashMap<u64, Arc<ReportQueue>>,
-    /// Live `aclrtStreamConfigHandle` pointers.
+    /// Live `aclrtStreamConfigHandle` pointers. Not a handle table: the header makes the
+    /// struct public, so the handle must be a real pointer to it.
     pub cfg_handles: HashSet<usize>,
     /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
     pub op_wait_timeout: Option<Duration>,
@@ -300,7 +250,6 @@ pub type AccessFlags = ((i32, u32), u64);
 /// A notify or count notify of this process.
 #[derive(Clone, Debug)]
 pub struct NotifyEntry {
-    pub kind: Kind,
     pub logical: i32,
     pub slot: npu_emu::ipc::SlotRef,
     /// Opened from another process's key (`aclrtNotifyImportByKey`).
@@ -326,6 +275,36 @@ pub struct Member {
     pub tid: u64,
 }
 
+impl Default for Registry {
+    fn default() -> Registry {
+        Registry {
+            contexts: HandleTable::new(&CONTEXT),
+            default_ctx: HashMap::new(),
+            streams: HandleTable::new(&STREAM),
+            events: HandleTable::new(&EVENT),
+            peers: HashSet::new(),
+            subs: HashMap::new(),
+            reports: HashMap::new(),
+            host_subs: HashMap::new(),
+            host_reports: HashMap::new(),
+            cfg_handles: HashSet::new(),
+            op_wait_timeout: None,
+            models: HashMap::new(),
+            groups: HashMap::new(),
+            members: HashMap::new(),
+            updates: HashMap::new(),
+            captured_events: HashMap::new(),
+            capture_modes: [0; 3],
+            notifies: HashMap::new(),
+            mem_exports: HashMap::new(),
+            mem_imports: HashMap::new(),
+            vmm_access: HashMap::new(),
+            labels: HashMap::new(),
+            label_lists: HashMap::new(),
+        }
+    }
+}
+
 /// Init bookkeeping (`aclInit` / `aclFinalize`).
 pub struct Lifecycle {
     pub refcount: u64,
@@ -333,17 +312,10 @@ pub struct Lifecycle {
     pub first_config: Option<String>,
 }
 
-/// The `aclInit` lock and reference count.
-pub static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle {
-    refcount: 0,
-    first_config: None,
-});
-
-static RUNTIME: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
-
 /// Settings CANN keeps per process, outside any device or context, that work before
 /// `aclInit` and survive `aclFinalize` (as CANN's op-compiler and runtime singletons do):
-/// see `api/compile_opt.rs` and `api/sys_param.rs`.
+/// see `api/compile_opt.rs` and `api/sys_param.rs`. The instance is
+/// [`crate::globals::SETTINGS`].
 pub struct ProcessSettings {
     /// `aclSetCompileopt` values by `aclCompileOpt`.
     pub compile_opts: std::collections::BTreeMap<i32, String>,
@@ -354,9 +326,6 @@ pub struct ProcessSettings {
     /// `aclrtSetDeviceSatMode` (`aclrtFloatOverflowMode`), `None` until set.
     pub sat_mode: Option<i32>,
 }
-
-/// The process's [`ProcessSettings`].
-pub static SETTINGS: Mutex<Option<ProcessSettings>> = Mutex::new(None);
 
 /// Run `f` on the process's [`ProcessSettings`] (created empty on first use).
 pub fn with_settings<R>(f: impl FnOnce(&mut ProcessSettings) -> R) -> R {
@@ -370,11 +339,6 @@ pub fn with_settings<R>(f: impl FnOnce(&mut ProcessSettings) -> R) -> R {
     f(s)
 }
 
-/// Set in a child forked after `aclInit`: its runtime has no worker threads.
-static FORKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-/// Pid of the process that initialised the runtime (for the fork message).
-static PARENT_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
 extern "C" fn after_fork_in_child() {
     if PARENT_PID.load(Ordering::Relaxed) != 0 && try_get_unforked().is_some() {
         FORKED.store(true, Ordering::Relaxed);
@@ -383,11 +347,6 @@ extern "C" fn after_fork_in_child() {
 
 fn try_get_unforked() -> Option<()> {
     RUNTIME.try_read().and_then(|g| g.as_ref().map(|_| ()))
-}
-
-thread_local! {
-    /// Handle of this thread's current context (0 = none).
-    static CURRENT: Cell<u64> = const { Cell::new(0) };
 }
 
 /// The calling thread's current context handle (0 = none), unchecked.
@@ -459,7 +418,6 @@ pub fn create(opts: InitOptions) -> Result<()> {
     *RUNTIME.write() = Some(rt);
     *RELEASED.lock() = None;
     PARENT_PID.store(std::process::id(), Ordering::Relaxed);
-    static ATFORK: std::sync::Once = std::sync::Once::new();
     // SAFETY: registers a child-side fork handler that only touches atomics and a try-lock.
     ATFORK.call_once(|| unsafe {
         libc::pthread_atfork(None, None, Some(after_fork_in_child));
@@ -508,13 +466,13 @@ pub fn destroy() {
                 devices: reg.default_ctx.iter().map(|(&d, &(_, n))| (d, n)).collect(),
                 handles: reg
                     .streams
-                    .keys()
-                    .chain(reg.events.keys())
-                    .chain(reg.contexts.keys())
-                    .copied()
+                    .iter()
+                    .map(|(h, _)| h)
+                    .chain(reg.events.iter().map(|(h, _)| h))
+                    .chain(reg.contexts.iter().map(|(h, _)| h))
                     .collect(),
             });
-            let s = reg.streams.drain().map(|(_, e)| e).collect();
+            let s = reg.streams.drain().into_iter().map(|(_, e)| e).collect();
             *reg = Registry::default();
             s
         };
@@ -643,7 +601,7 @@ impl Runtime {
             let reg = self.reg.lock();
             return reg
                 .streams
-                .get(&ctx.default_stream)
+                .peek(ctx.default_stream)
                 .cloned()
                 .ok_or_else(|| {
                     Error::new(
@@ -652,11 +610,7 @@ impl Runtime {
                     )
                 });
         }
-        let reg = self.reg.lock();
-        reg.streams
-            .get(&h)
-            .cloned()
-            .ok_or_else(|| bad_handle(Kind::Stream, arg, h))
+        Ok(self.reg.lock().streams.get(h, arg)?.clone())
     }
 
     /// The registry entry behind an `aclrtEvent` handle (NULL is an error).
@@ -665,11 +619,7 @@ impl Runtime {
         if h == 0 {
             return Err(Error::invalid(format!("argument {arg} is NULL")));
         }
-        let reg = self.reg.lock();
-        reg.events
-            .get(&h)
-            .cloned()
-            .ok_or_else(|| bad_handle(Kind::Event, arg, h))
+        Ok(self.reg.lock().events.get(h, arg)?.clone())
     }
 
     /// The calling thread's current context.
@@ -677,13 +627,13 @@ impl Runtime {
         let h = current_handle();
         let reg = self.reg.lock();
         if h != 0 {
-            if let Some(c) = reg.contexts.get(&h) {
+            if let Some(c) = reg.contexts.peek(h) {
                 return Ok(c.clone());
             }
         }
         if let Some(d) = self.default_device {
             if let Some((dh, _)) = reg.default_ctx.get(&d) {
-                if let Some(c) = reg.contexts.get(dh) {
+                if let Some(c) = reg.contexts.peek(*dh) {
                     return Ok(c.clone());
                 }
             }
@@ -708,12 +658,7 @@ impl Runtime {
         if h == 0 {
             return Err(Error::invalid(format!("argument {arg} is NULL")));
         }
-        self.reg
-            .lock()
-            .contexts
-            .get(&h)
-            .cloned()
-            .ok_or_else(|| bad_handle(Kind::Context, arg, h))
+        Ok(self.reg.lock().contexts.get(h, arg)?.clone())
     }
 
     /// A new stream whose failed tasks are reported to the exception callback.
@@ -750,8 +695,8 @@ impl Runtime {
         physical: u32,
         is_default: bool,
     ) -> Result<Arc<Context>> {
-        let (ch, _) = new_handle(Kind::Context);
-        let (sh, sid) = new_handle(Kind::Stream);
+        let (ch, _) = new_handle(&CONTEXT);
+        let (sh, sid) = new_handle(&STREAM);
         let stream = self.new_stream(
             format!("default stream {sid} of device {logical}"),
             sid,
@@ -765,7 +710,7 @@ impl Runtime {
             is_default,
             params: Mutex::new(HashMap::new()),
         });
-        reg.streams.insert(
+        reg.streams.insert_at(
             sh,
             Arc::new(StreamEntry {
                 handle: sh,
@@ -780,7 +725,7 @@ impl Runtime {
                 tag: Default::default(),
             }),
         );
-        reg.contexts.insert(ch, ctx.clone());
+        reg.contexts.insert_at(ch, ctx.clone());
         Ok(ctx)
     }
 
@@ -884,19 +829,16 @@ impl Runtime {
     /// Remove context `h` and its streams from the registry; returns the streams to destroy
     /// (outside the lock).
     fn remove_context_locked(reg: &mut Registry, h: u64) -> Vec<Arc<StreamEntry>> {
-        reg.contexts.remove(&h);
-        let hs: Vec<u64> = reg
-            .streams
-            .values()
-            .filter(|s| s.ctx == h)
-            .map(|s| s.handle)
-            .collect();
+        let _ = reg.contexts.remove(h, "context");
         let mut out = Vec::new();
-        for sh in hs {
-            if let Some(s) = reg.streams.remove(&sh) {
-                reg.subs.remove(&sh);
-                out.push(s);
+        reg.streams.retain(|_, s| {
+            if s.ctx == h {
+                out.push(s.clone());
             }
+            s.ctx != h
+        });
+        for s in &out {
+            reg.subs.remove(&s.handle);
         }
         out
     }
@@ -949,7 +891,7 @@ impl Runtime {
     /// `aclrtCreateStream*`: a new stream in the current context.
     pub fn create_stream(&self, priority: u32, flags: u32) -> Result<u64> {
         let ctx = self.current_context()?;
-        let (h, id) = new_handle(Kind::Stream);
+        let (h, id) = new_handle(&STREAM);
         let stream = self.new_stream(
             format!("stream {id} of device {}", ctx.logical),
             id,
@@ -967,7 +909,7 @@ impl Runtime {
             stream,
             tag: Default::default(),
         });
-        self.reg.lock().streams.insert(h, e);
+        self.reg.lock().streams.insert_at(h, e);
         state::stream_state(h, state::STREAM_CREATE_POST);
         Ok(h)
     }
@@ -983,24 +925,23 @@ impl Runtime {
                 .reg
                 .lock()
                 .streams
-                .get(&h)
+                .peek(h)
                 .is_some_and(|e| !e.is_default)
         {
             state::stream_state(h, state::STREAM_DESTROY_PRE);
         }
         let e = {
             let mut reg = self.reg.lock();
-            match reg.streams.get(&h) {
-                None => return Err(bad_handle(Kind::Stream, "stream", h)),
-                Some(e) if e.is_default => {
+            match reg.streams.get(h, "stream")? {
+                e if e.is_default => {
                     return Err(Error::invalid(format!(
                         "stream = {h:#x} is the default stream of a context; it is released with its context"
                     )))
                 }
-                Some(_) => {}
+                _ => {}
             }
             reg.subs.remove(&h);
-            reg.streams.remove(&h).expect("checked above")
+            reg.streams.remove(h, "stream")?
         };
         e.stream.destroy(force);
         Ok(())
@@ -1068,7 +1009,7 @@ impl Runtime {
         logical: i32,
         ipc: Option<npu_emu::ipc::SlotRef>,
     ) -> Result<u64> {
-        let (h, id) = new_handle(Kind::Event);
+        let (h, id) = new_handle(&EVENT);
         let e = Arc::new(EventEntry {
             handle: h,
             id,
@@ -1077,7 +1018,7 @@ impl Runtime {
             ex,
             ipc,
         });
-        self.reg.lock().events.insert(h, e);
+        self.reg.lock().events.insert_at(h, e);
         Ok(h)
     }
 
@@ -1087,12 +1028,7 @@ impl Runtime {
         if h == 0 {
             return Err(Error::invalid("argument event is NULL"));
         }
-        let e = self
-            .reg
-            .lock()
-            .events
-            .remove(&h)
-            .ok_or_else(|| bad_handle(Kind::Event, "event", h))?;
+        let e = self.reg.lock().events.remove(h, "event")?;
         if let (Some(slot), Ok(ipc)) = (e.ipc, self.ipc()) {
             ipc.release(slot);
         }

@@ -115,6 +115,7 @@ struct Job {
 struct BodyPtr(*const BlockFn<'static>);
 // SAFETY: points to a `Sync` closure that `run` keeps alive while any block can call it.
 unsafe impl Send for BodyPtr {}
+// SAFETY: as for Send: the closure is `Sync`, so sharing the pointer between cores is sound.
 unsafe impl Sync for BodyPtr {}
 
 struct State {

@@ -20,7 +20,13 @@ use crate::codes::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_NO_PERMISSION,
 };
 use crate::error::{Error, Result};
-use crate::node::{process_alive, process_start_time};
+use npu_emu_ffi::os::process_start_time;
+
+/// Whether `pid` (started at `start`) still runs. IPC slots do not record a pid namespace:
+/// the processes sharing a node's IPC state are taken to share ours.
+fn process_alive(pid: u32, start: u64) -> bool {
+    npu_emu_ffi::os::process_alive(pid, start, 0)
+}
 use crate::wait::{wait_until, Policy, WaitError, Word};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -165,6 +171,7 @@ pub struct Ipc {
 
 // SAFETY: the slots are shared memory accessed only through atomics.
 unsafe impl Send for Ipc {}
+// SAFETY: as for Send: shared state is only touched through atomics.
 unsafe impl Sync for Ipc {}
 
 impl Drop for Ipc {
@@ -191,7 +198,7 @@ pub fn now_ns() -> u64 {
 /// Wake every sleeper on `w` (its value was changed).
 fn wake(w: &Word) {
     if w.sleepers.load(Ordering::SeqCst) != 0 {
-        crate::wait::futex_wake(&w.value);
+        npu_emu_ffi::os::futex_wake(&w.value);
     }
 }
 

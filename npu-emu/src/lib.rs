@@ -1,7 +1,9 @@
 //! The emulated Ascend NPU machine.
 //!
-//! This crate holds types and logic only: no process-global state. The one runtime
-//! instance of a process lives in `libascendcl` (see `../shared/DESIGN.md` §1).
+//! This crate holds types and logic; the one runtime instance of a process lives in
+//! `libascendcl` (see `../shared/DESIGN.md` §1). Its few process-global items (address
+//! reservations, the fault handler's state, cached machine facts) are all in [`globals`],
+//! each with the reason it must be global.
 //!
 //! Where things live:
 //! - [`config`]: every `NPU_EMU_*`, `ASCEND_*` and `HCCL_*` environment variable, read once.
@@ -20,13 +22,18 @@
 //! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
 //! - [`capture`]: models (`aclmdlRI`): stream operations captured or bound, run any number of
 //!   times.
-//! - [`wait`]: the spin / yield / futex wait policy shared by streams and HCCL.
+//! - [`wait`]: the one spin / yield / futex wait policy (streams, events, HCCL), with all
+//!   its constants.
+//! - [`globals`]: every process-global item of the crate and why it is global.
 //! - [`formats`]: private data formats (NC1HWC0, FRACTAL_Z, FRACTAL_NZ …): shapes and conversions.
 //! - [`ipc`]: sharing between processes: IPC memory keys, notifies, count notifies, IPC
 //!   events, shareable VMM handles (`<node_dir>/ipc.slots`, `<node_dir>/ipc/`).
 //! - [`fp16`]: the ACL fp16 helpers with CANN's quirks.
 //! - [`fpstatus`]: the thread's floating-point exception flags (overflow detection).
-//! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl`.
+//! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl` and
+//!   `libnnopbase` (defined in `npu-emu-ffi`, re-exported here).
+//! - OS helpers (file mappings, process liveness, futexes) are `npu_emu_ffi::os`, shared
+//!   with the C-interface libraries.
 
 pub mod aicore;
 pub mod capture;
@@ -40,14 +47,17 @@ pub mod fault;
 pub mod formats;
 pub mod fp16;
 pub mod fpstatus;
+pub mod globals;
 pub mod ipc;
 pub mod kernel_bin;
 pub mod kernels;
 pub mod log;
 pub mod memory;
 pub mod node;
-pub mod rtapi;
 pub mod stream;
 pub mod wait;
 
 pub use error::{Error, Result};
+/// The runtime table (`npuemu_runtime_api`), defined with the other C-interface plumbing in
+/// `npu-emu-ffi` and used here for its [`rtapi::RtPhys`].
+pub use npu_emu_ffi::rtapi;

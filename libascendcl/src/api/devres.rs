@@ -513,7 +513,7 @@ pub unsafe extern "C" fn aclrtGetResInCurrentThread(r#type: i32, value: *mut u32
         non_null(value, "value")?;
         let rt = runtime::get()?;
         let s = THREAD_STREAM.with(|s| s.get());
-        let live = s != 0 && rt.reg.lock().streams.contains_key(&s);
+        let live = s != 0 && rt.reg.lock().streams.contains(s);
         if let Some(v) = live
             .then(|| STREAM_LIMITS.lock().get(&s).and_then(|l| l[t]))
             .flatten()

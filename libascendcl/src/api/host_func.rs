@@ -48,7 +48,7 @@ pub unsafe extern "C" fn aclrtSubscribeHostFunc(
             .host_subs
             .iter()
             .filter(|(_, &t)| t == hostFuncThreadId)
-            .filter_map(|(h, _)| reg.streams.get(h))
+            .filter_map(|(h, _)| reg.streams.peek(*h))
             .find(|s| s.logical != e.logical)
             .map(|s| (s.logical, s.stream.label().to_string()));
         if let Some((dev, label)) = other {

@@ -456,16 +456,7 @@ fn vmm_key(shareable: u64) -> String {
 
 fn local_handle(rt: &Runtime, handle: *mut c_void) -> Result<VmmHandle> {
     non_null(handle, "handle")?;
-    rt.mem
-        .handles
-        .lock()
-        .get(&(handle as u64))
-        .copied()
-        .ok_or_else(|| {
-            Error::invalid(format!(
-                "handle = {handle:p} is not a live physical allocation of this process (aclrtMallocPhysical)"
-            ))
-        })
+    Ok(*rt.mem.handles.lock().get(handle as u64, "handle")?)
 }
 
 fn export_vmm(handle: *mut c_void, flags: u64) -> Result<u64> {
@@ -632,17 +623,14 @@ fn import_vmm(shareable: u64, logical: Option<i32>, handle: *mut *mut c_void) ->
             .find(|&l| rt.physical_device(l).ok() == Some(e.device))
             .unwrap_or(0)
     });
-    rt.mem.handles.lock().insert(
-        info.id,
-        VmmHandle {
-            id: info.id,
-            device: e.device,
-            logical,
-            size: info.size,
-            mem_attr,
-        },
-    );
-    out(handle, "handle", info.id as *mut c_void)
+    let h = rt.mem.handles.lock().insert(VmmHandle {
+        id: info.id,
+        device: e.device,
+        logical,
+        size: info.size,
+        mem_attr,
+    });
+    out(handle, "handle", h as *mut c_void)
 }
 
 /// `aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t deviceId,
@@ -690,7 +678,20 @@ pub unsafe extern "C" fn aclrtMemRetainAllocationHandle(
                 "virPtr = {virPtr:p} is not inside a mapped range of this process (aclrtMapMem)"
             ))
         })?;
-        out(handle, "handle", h as *mut c_void)
+        // The handle of the physical allocation behind the mapping (the machine's id `h`).
+        let found = rt
+            .mem
+            .handles
+            .lock()
+            .iter()
+            .find(|(_, x)| x.id == h)
+            .map(|(k, _)| k);
+        let k = found.ok_or_else(|| {
+            Error::invalid(format!(
+                "virPtr = {virPtr:p} is mapped to a physical allocation this process holds no handle of"
+            ))
+        })?;
+        out(handle, "handle", k as *mut c_void)
     })
 }
 
@@ -796,7 +797,13 @@ pub unsafe extern "C" fn aclrtMemGetAccess(
                 .find(|(l, _)| *l == (loc.type_, loc.id))
                 .map(|x| x.1)
         });
-        let own = rt.mem.handles.lock().get(&h).map(|x| x.logical);
+        let own = rt
+            .mem
+            .handles
+            .lock()
+            .values()
+            .find(|x| x.id == h)
+            .map(|x| x.logical);
         let f = match set {
             Some(f) => f,
             None if loc.type_ == 1 && own == Some(loc.id as i32) => 3,

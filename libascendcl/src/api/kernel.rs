@@ -22,6 +22,7 @@
 //! AI-core threads sleep and survive `aclFinalize`, and a forked child makes new ones.
 
 use crate::ffi;
+use crate::globals::{AICORE_POOLS, LAST_LAUNCH_ERROR};
 use crate::runtime;
 use npu_emu::aicore::{soc_cores, AiCorePool, MAX_BLOCK_DIM};
 use npu_emu::codes::{
@@ -34,8 +35,6 @@ pub use npu_emu::kernels::launch::{
 };
 use npu_emu::memory::is_canonical;
 use npu_emu::{Error, Result};
-use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -48,21 +47,10 @@ pub struct npuemu_kernel_ptr_arg {
     pub value: *const c_void,
 }
 
-thread_local! {
-    /// The message of this thread's last failed `npuemu_kernel_launch`, for
-    /// [`npuemu_kernel_launch_async_error`].
-    static LAST_LAUNCH_ERROR: std::cell::RefCell<Option<String>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// The AI-core pools, by physical device.
-static POOLS: Mutex<Option<HashMap<u32, Arc<AiCorePool>>>> = Mutex::new(None);
-
 /// The pool of `physical`, with `cores` (the emulated SoC's, [`npu_emu::aicore::SocCores::launch_cores`]:
 /// the most blocks that run at once) when it is made.
 fn pool(physical: u32, cores: u32) -> Arc<AiCorePool> {
-    let mut g = POOLS.lock();
-    let map = g.get_or_insert_with(HashMap::new);
+    let mut map = AICORE_POOLS.lock();
     match map.get(&physical) {
         Some(p) if p.is_usable() && p.cores() == cores => p.clone(),
         _ => {
@@ -270,6 +258,7 @@ pub unsafe extern "C" fn npuemu_kernel_launch(
         // SAFETY: C strings and arrays from the generated launch function.
         let kernel = unsafe { c_str(kernel_name, "kernel_name") }?;
         who = format!("aclrtlaunch_{kernel}");
+        // SAFETY: as above: the generated launch function passes its arguments as `enqueue` documents.
         unsafe {
             enqueue(
                 &kernel, block_dim, stream, func, args, args_size, ptr_args, n_ptr_args,

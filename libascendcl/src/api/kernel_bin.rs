@@ -997,8 +997,8 @@ pub unsafe extern "C" fn aclrtLaunchKernelWithHostArgs(
             non_null(placeHolderArray, "placeHolderArray")?;
         }
         f.kernel().check_args_size(argsSize, "hostArgs")?;
-        // SAFETY: argsSize readable bytes at hostArgs (caller contract).
         let mut data = if argsSize > 0 {
+            // SAFETY: argsSize readable bytes at hostArgs (caller contract).
             unsafe { std::slice::from_raw_parts(hostArgs as *const u8, argsSize) }.to_vec()
         } else {
             Vec::new()
@@ -1202,8 +1202,8 @@ unsafe fn kernel_launch(
         non_null(args, "args")?;
     }
     f.kernel().check_args_size(size, "args")?;
-    // SAFETY: argsSize readable bytes at args (caller contract).
     let bytes = if size > 0 {
+        // SAFETY: `size` readable bytes at args (caller contract).
         unsafe { std::slice::from_raw_parts(args as *const u8, size) }.to_vec()
     } else {
         Vec::new()

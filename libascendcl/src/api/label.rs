@@ -17,7 +17,7 @@
 
 use crate::api::mdlri::model_lane;
 use crate::ffi::{boundary, non_null, out};
-use crate::runtime::{self, bad_handle, new_handle, Kind, Runtime};
+use crate::runtime::{self, bad_handle, new_handle, Runtime, LABEL, LABEL_LIST};
 use npu_emu::capture::Node;
 use npu_emu::codes::*;
 use npu_emu::{Error, Result};
@@ -31,7 +31,7 @@ pub unsafe extern "C" fn aclrtCreateLabel(label: *mut *mut c_void) -> i32 {
         non_null(label, "label")?;
         let rt = runtime::get()?;
         rt.current_device()?;
-        let (h, _) = new_handle(Kind::Label);
+        let (h, _) = new_handle(&LABEL);
         rt.reg.lock().labels.insert(h, None);
         out(label, "label", h as *mut c_void)
     })
@@ -43,7 +43,7 @@ fn live_label(rt: &Runtime, label: *mut c_void, arg: &str) -> Result<u64> {
     if rt.reg.lock().labels.contains_key(&h) {
         Ok(h)
     } else {
-        Err(bad_handle(Kind::Label, arg, h))
+        Err(bad_handle(&LABEL, arg, h))
     }
 }
 
@@ -80,7 +80,7 @@ pub unsafe extern "C" fn aclrtCreateLabelList(
         for (i, &l) in ls.iter().enumerate() {
             v.push(live_label(&rt, l, &format!("labels[{i}]"))?);
         }
-        let (h, _) = new_handle(Kind::LabelList);
+        let (h, _) = new_handle(&LABEL_LIST);
         rt.reg.lock().label_lists.insert(h, v);
         out(labelList, "labelList", h as *mut c_void)
     })
@@ -95,7 +95,7 @@ pub unsafe extern "C" fn aclrtDestroyLabelList(labelList: *mut c_void) -> i32 {
         let removed = rt.reg.lock().label_lists.remove(&(labelList as u64));
         removed
             .map(|_| ())
-            .ok_or_else(|| bad_handle(Kind::LabelList, "labelList", labelList as u64))
+            .ok_or_else(|| bad_handle(&LABEL_LIST, "labelList", labelList as u64))
     })
 }
 
@@ -154,7 +154,7 @@ pub unsafe extern "C" fn aclrtSwitchLabelByIndex(
             .label_lists
             .get(&(labelList as u64))
             .cloned()
-            .ok_or_else(|| bad_handle(Kind::LabelList, "labelList", labelList as u64))?;
+            .ok_or_else(|| bad_handle(&LABEL_LIST, "labelList", labelList as u64))?;
         if maxValue == 0 || maxValue as usize > labels.len() {
             return Err(Error::invalid(format!(
                 "maxValue = {maxValue} is invalid: the label list holds {} label(s)",

@@ -1517,6 +1517,7 @@ pub extern "C" fn aclmdlSetConfigOpt(
         // SAFETY: attrValue points to valueSize readable bytes (checked against the size the
         // attribute needs before each read), non-NULL.
         let read_usize = || unsafe { (attrValue as *const usize).read_unaligned() };
+        // SAFETY: as above.
         let read_ptr = || unsafe { (attrValue as *const *const c_void).read_unaligned() };
         LOAD_CONFIGS.with(handle, "handle", |h| {
             match attr {

@@ -27,11 +27,14 @@
 
 use crate::api::errors;
 use crate::ffi::{self, out};
-use crate::runtime::{self, bad_handle, new_handle, timeout_ms, Kind, Member, Runtime};
+use crate::runtime::{
+    self, bad_handle, new_handle, timeout_ms, Member, Runtime, MODEL, TASK_GROUP,
+};
 use npu_emu::capture::{Group, LaneSink, Model, Node, Origin, Status, UpdateSink};
 use npu_emu::codes::*;
-use npu_emu::stream::{gettid, Op, Replay, Sink};
+use npu_emu::stream::{Op, Replay, Sink};
 use npu_emu::{Error, Result};
+use npu_emu_ffi::os::gettid;
 use parking_lot::Mutex;
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CStr};
@@ -112,7 +115,7 @@ pub fn model(rt: &Runtime, h: *mut c_void, arg: &str) -> Result<Arc<Model>> {
         .models
         .get(&(h as u64))
         .cloned()
-        .ok_or_else(|| bad_handle(Kind::Model, arg, h as u64))
+        .ok_or_else(|| bad_handle(&MODEL, arg, h as u64))
 }
 
 /// What `aclmdlRICaptureGetInfo` reports for `stream`: `(aclmdlRICaptureStatus, aclmdlRI)`.
@@ -141,7 +144,7 @@ pub fn capture_info_of(rt: &runtime::Runtime, handle: u64) -> (i32, *mut c_void)
 }
 
 fn stream_name(rt: &Runtime, h: u64) -> String {
-    rt.reg.lock().streams.get(&h).map_or_else(
+    rt.reg.lock().streams.peek(h).map_or_else(
         || format!("stream {h:#x}"),
         |s| s.stream.label().to_string(),
     )
@@ -149,13 +152,7 @@ fn stream_name(rt: &Runtime, h: u64) -> String {
 
 /// Put `stream` (entry handle `sh`) into lane `lane` of `model` (handle `mh`).
 fn join(rt: &Runtime, sh: u64, m: &Arc<Model>, mh: u64, lane: usize, member: Member) -> Result<()> {
-    let s = rt
-        .reg
-        .lock()
-        .streams
-        .get(&sh)
-        .cloned()
-        .ok_or_else(|| bad_handle(Kind::Stream, "stream", sh))?;
+    let s = rt.reg.lock().streams.get(sh, "stream")?.clone();
     let sink: Arc<dyn Sink> = Arc::new(LaneSink {
         model: m.clone(),
         lane,
@@ -187,7 +184,7 @@ fn leave_capture(rt: &Runtime, mh: u64) {
         }
         reg.captured_events.retain(|_, (m, _)| *m != mh);
         hs.iter()
-            .filter_map(|h| reg.streams.get(h).cloned())
+            .filter_map(|h| reg.streams.peek(*h).cloned())
             .collect()
     };
     for s in streams {
@@ -212,7 +209,7 @@ pub unsafe extern "C" fn aclmdlRICaptureBegin(stream: *mut c_void, mode: i32) ->
                 ),
             ));
         }
-        let (mh, id) = new_handle(Kind::Model);
+        let (mh, id) = new_handle(&MODEL);
         {
             let reg = rt.reg.lock();
             if let Some(m) = reg.members.get(&s.handle) {
@@ -476,7 +473,7 @@ pub unsafe extern "C" fn aclmdlRIDestroy(modelRI: *mut c_void) -> i32 {
             hs
         };
         for h in bound {
-            if let Some(s) = rt.reg.lock().streams.get(&h).cloned() {
+            if let Some(s) = rt.reg.lock().streams.peek(h).cloned() {
                 s.stream.set_sink(None);
             }
         }
@@ -613,7 +610,7 @@ pub unsafe extern "C" fn aclmdlRIBuildBegin(modelRI: *mut *mut c_void, flag: u32
         }
         let rt = runtime::get()?;
         let (logical, _) = rt.current_device()?;
-        let (mh, id) = new_handle(Kind::Model);
+        let (mh, id) = new_handle(&MODEL);
         let m = Model::new(id, Origin::Built, logical, None);
         rt.reg.lock().models.insert(mh, m);
         out(modelRI, "modelRI", mh as *mut c_void)
@@ -817,7 +814,7 @@ pub unsafe extern "C" fn aclmdlRICaptureTaskGrpEnd(
         let s = rt.stream_entry(stream, "stream")?;
         let (x, m) = capturing(&rt, &s)?;
         let g = m.end_group(x.lane)?;
-        let (gh, _) = new_handle(Kind::TaskGroup);
+        let (gh, _) = new_handle(&TASK_GROUP);
         rt.reg.lock().groups.insert(gh, g);
         out(handle, "handle", gh as *mut c_void)
     })
@@ -830,7 +827,7 @@ fn group(rt: &Runtime, h: *mut c_void) -> Result<Arc<Group>> {
         .groups
         .get(&(h as u64))
         .cloned()
-        .ok_or_else(|| bad_handle(Kind::TaskGroup, "handle", h as u64))
+        .ok_or_else(|| bad_handle(&TASK_GROUP, "handle", h as u64))
 }
 
 /// `aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle)`: the

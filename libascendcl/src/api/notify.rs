@@ -18,28 +18,36 @@
 //! Records and waits are stream operations a capture holds and replays.
 
 use crate::ffi::{boundary, non_null, out};
-use crate::runtime::{self, bad_handle, new_handle, Kind, NotifyEntry, Runtime, StreamEntry};
+use crate::runtime::{
+    self, bad_handle, new_handle, NotifyEntry, Runtime, StreamEntry, CNT_NOTIFY, NOTIFY,
+};
 use npu_emu::codes::*;
 use npu_emu::ipc::{Ipc, Kind as SlotKind, SlotRef};
 use npu_emu::stream::Op;
 use npu_emu::{Error, Result};
+use npu_emu_ffi::handles::HandleKind;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 use std::time::Duration;
 
-fn entry(rt: &Runtime, h: *mut c_void, kind: Kind, arg: &str) -> Result<NotifyEntry> {
+fn entry(
+    rt: &Runtime,
+    h: *mut c_void,
+    kind: &'static HandleKind,
+    arg: &str,
+) -> Result<NotifyEntry> {
     non_null(h, arg)?;
     let reg = rt.reg.lock();
     match reg.notifies.get(&(h as u64)) {
-        Some(n) if n.kind == kind => Ok(n.clone()),
+        Some(n) if kind.tags(h as u64) => Ok(n.clone()),
         _ => Err(bad_handle(kind, arg, h as u64)),
     }
 }
 
-fn create(out_h: *mut *mut c_void, flag: u64, kind: Kind) -> Result<()> {
+fn create(out_h: *mut *mut c_void, flag: u64, kind: &'static HandleKind) -> Result<()> {
     non_null(
         out_h,
-        if kind == Kind::Notify {
+        if std::ptr::eq(kind, &NOTIFY) {
             "notify"
         } else {
             "cntNotify"
@@ -52,7 +60,7 @@ fn create(out_h: *mut *mut c_void, flag: u64, kind: Kind) -> Result<()> {
     }
     let rt = runtime::get()?;
     let (logical, physical) = rt.current_device()?;
-    let sk = if kind == Kind::Notify {
+    let sk = if std::ptr::eq(kind, &NOTIFY) {
         SlotKind::Notify
     } else {
         SlotKind::CntNotify
@@ -62,7 +70,6 @@ fn create(out_h: *mut *mut c_void, flag: u64, kind: Kind) -> Result<()> {
     rt.reg.lock().notifies.insert(
         h,
         NotifyEntry {
-            kind,
             logical,
             slot,
             imported: false,
@@ -72,7 +79,7 @@ fn create(out_h: *mut *mut c_void, flag: u64, kind: Kind) -> Result<()> {
     out(out_h, "notify", h as *mut c_void)
 }
 
-fn destroy(h: *mut c_void, kind: Kind, arg: &str) -> Result<()> {
+fn destroy(h: *mut c_void, kind: &'static HandleKind, arg: &str) -> Result<()> {
     let rt = runtime::get()?;
     let n = entry(&rt, h, kind, arg)?;
     rt.reg.lock().notifies.remove(&(h as u64));
@@ -87,15 +94,13 @@ fn destroy(h: *mut c_void, kind: Kind, arg: &str) -> Result<()> {
 /// `aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtCreateNotify(notify: *mut *mut c_void, flag: u64) -> i32 {
-    boundary("aclrtCreateNotify", || create(notify, flag, Kind::Notify))
+    boundary("aclrtCreateNotify", || create(notify, flag, &NOTIFY))
 }
 
 /// `aclError aclrtDestroyNotify(aclrtNotify notify)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtDestroyNotify(notify: *mut c_void) -> i32 {
-    boundary("aclrtDestroyNotify", || {
-        destroy(notify, Kind::Notify, "notify")
-    })
+    boundary("aclrtDestroyNotify", || destroy(notify, &NOTIFY, "notify"))
 }
 
 /// `aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId)`: the node slot, the
@@ -105,7 +110,7 @@ pub unsafe extern "C" fn aclrtGetNotifyId(notify: *mut c_void, notifyId: *mut u3
     boundary("aclrtGetNotifyId", || {
         non_null(notifyId, "notifyId")?;
         let rt = runtime::get()?;
-        let n = entry(&rt, notify, Kind::Notify, "notify")?;
+        let n = entry(&rt, notify, &NOTIFY, "notify")?;
         out(notifyId, "notifyId", n.slot.index)
     })
 }
@@ -124,7 +129,7 @@ fn stream_op(rt: &Runtime, s: &StreamEntry, op: Op) -> Result<()> {
 pub unsafe extern "C" fn aclrtRecordNotify(notify: *mut c_void, stream: *mut c_void) -> i32 {
     boundary("aclrtRecordNotify", || {
         let rt = runtime::get()?;
-        let n = entry(&rt, notify, Kind::Notify, "notify")?;
+        let n = entry(&rt, notify, &NOTIFY, "notify")?;
         let s = rt.stream_entry(stream, "stream")?;
         let ipc = rt.ipc()?;
         live(&ipc, n.slot, SlotKind::Notify)?;
@@ -160,7 +165,7 @@ pub unsafe extern "C" fn aclrtWaitAndResetNotify(
 ) -> i32 {
     boundary("aclrtWaitAndResetNotify", || {
         let rt = runtime::get()?;
-        let n = entry(&rt, notify, Kind::Notify, "notify")?;
+        let n = entry(&rt, notify, &NOTIFY, "notify")?;
         let s = rt.stream_entry(stream, "stream")?;
         let ipc = rt.ipc()?;
         live(&ipc, n.slot, SlotKind::Notify)?;
@@ -204,7 +209,7 @@ pub unsafe extern "C" fn aclrtNotifyBatchReset(notifies: *mut *mut c_void, num: 
         let hs = unsafe { std::slice::from_raw_parts(notifies, num) };
         let mut slots = Vec::new();
         for (i, &h) in hs.iter().enumerate() {
-            slots.push(entry(&rt, h, Kind::Notify, &format!("notifies[{i}]"))?.slot);
+            slots.push(entry(&rt, h, &NOTIFY, &format!("notifies[{i}]"))?.slot);
         }
         let ipc = rt.ipc()?;
         for s in slots {
@@ -231,7 +236,7 @@ pub unsafe extern "C" fn aclrtNotifyGetExportKey(
             )));
         }
         let rt = runtime::get()?;
-        let n = entry(&rt, notify, Kind::Notify, "notify")?;
+        let n = entry(&rt, notify, &NOTIFY, "notify")?;
         if n.imported {
             return Err(Error::invalid(
                 "notify was imported from another process: only its owner can export it",
@@ -265,7 +270,7 @@ pub unsafe extern "C" fn aclrtNotifyGetExportKey(
 }
 
 fn notify_keys(rt: &Runtime, notify: *mut c_void) -> Result<Vec<String>> {
-    let n = entry(rt, notify, Kind::Notify, "notify")?;
+    let n = entry(rt, notify, &NOTIFY, "notify")?;
     if n.keys.is_empty() {
         return Err(Error::invalid(
             "notify was not exported (call aclrtNotifyGetExportKey first)",
@@ -318,6 +323,7 @@ pub unsafe extern "C" fn aclrtNotifySetImportPidInterServer(
         // SAFETY: the caller passes num aclrtServerPid entries, each with num pids.
         for s in unsafe { std::slice::from_raw_parts(serverPids, num) } {
             non_null(s.pid, "serverPids[].pid")?;
+            // SAFETY: s.pid is non-NULL and holds s.num pids (the caller's contract).
             let p = unsafe { std::slice::from_raw_parts(s.pid, s.num) };
             all.extend(p.iter().map(|&x| (s.sdid, x)));
         }
@@ -363,11 +369,10 @@ pub unsafe extern "C" fn aclrtNotifyImportByKey(
         };
         e.allows(crate::api::ipc::my_pid(), &k)?;
         ipc.attach(slot, SlotKind::Notify)?;
-        let (h, _) = new_handle(Kind::Notify);
+        let (h, _) = new_handle(&NOTIFY);
         rt.reg.lock().notifies.insert(
             h,
             NotifyEntry {
-                kind: Kind::Notify,
                 logical,
                 slot,
                 imported: true,
@@ -404,7 +409,7 @@ pub struct CntWaitInfo {
 #[no_mangle]
 pub unsafe extern "C" fn aclrtCntNotifyCreate(cntNotify: *mut *mut c_void, flag: u64) -> i32 {
     boundary("aclrtCntNotifyCreate", || {
-        create(cntNotify, flag, Kind::CntNotify)
+        create(cntNotify, flag, &CNT_NOTIFY)
     })
 }
 
@@ -412,7 +417,7 @@ pub unsafe extern "C" fn aclrtCntNotifyCreate(cntNotify: *mut *mut c_void, flag:
 #[no_mangle]
 pub unsafe extern "C" fn aclrtCntNotifyDestroy(cntNotify: *mut c_void) -> i32 {
     boundary("aclrtCntNotifyDestroy", || {
-        destroy(cntNotify, Kind::CntNotify, "cntNotify")
+        destroy(cntNotify, &CNT_NOTIFY, "cntNotify")
     })
 }
 
@@ -422,7 +427,7 @@ pub unsafe extern "C" fn aclrtCntNotifyGetId(cntNotify: *mut c_void, notifyId: *
     boundary("aclrtCntNotifyGetId", || {
         non_null(notifyId, "notifyId")?;
         let rt = runtime::get()?;
-        let n = entry(&rt, cntNotify, Kind::CntNotify, "cntNotify")?;
+        let n = entry(&rt, cntNotify, &CNT_NOTIFY, "cntNotify")?;
         out(notifyId, "notifyId", n.slot.index)
     })
 }
@@ -451,7 +456,7 @@ pub unsafe extern "C" fn aclrtCntNotifyRecord(
             }
         };
         let rt = runtime::get()?;
-        let n = entry(&rt, cntNotify, Kind::CntNotify, "cntNotify")?;
+        let n = entry(&rt, cntNotify, &CNT_NOTIFY, "cntNotify")?;
         let s = rt.stream_entry(stream, "stream")?;
         let ipc = rt.ipc()?;
         live(&ipc, n.slot, SlotKind::CntNotify)?;
@@ -482,7 +487,7 @@ pub unsafe extern "C" fn aclrtCntNotifyRecord(
 pub unsafe extern "C" fn aclrtCntNotifyReset(cntNotify: *mut c_void, stream: *mut c_void) -> i32 {
     boundary("aclrtCntNotifyReset", || {
         let rt = runtime::get()?;
-        let n = entry(&rt, cntNotify, Kind::CntNotify, "cntNotify")?;
+        let n = entry(&rt, cntNotify, &CNT_NOTIFY, "cntNotify")?;
         let s = rt.stream_entry(stream, "stream")?;
         let ipc = rt.ipc()?;
         let slot = n.slot;
@@ -534,7 +539,7 @@ pub unsafe extern "C" fn aclrtCntNotifyWaitWithTimeout(
             )));
         }
         let rt = runtime::get()?;
-        let n = entry(&rt, cntNotify, Kind::CntNotify, "cntNotify")?;
+        let n = entry(&rt, cntNotify, &CNT_NOTIFY, "cntNotify")?;
         let s = rt.stream_entry(stream, "stream")?;
         let ipc: Arc<Ipc> = rt.ipc()?;
         let slot = n.slot;
