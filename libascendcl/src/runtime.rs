@@ -42,8 +42,9 @@ pub struct Runtime {
     /// `aclrtSetExceptionInfoCallback`: called on a stream's worker when one of its tasks
     /// fails, with an [`ExceptionInfo`].
     pub exception_cb: Arc<Mutex<Option<ExceptionCallback>>>,
-    /// The config's default device: used by threads with no current context.
-    pub default_device: Option<i32>,
+    /// The config's default device: used by threads with no current context. Set at
+    /// creation, or by an `aclInit` that adopts a runtime `aclrtSetDevice` started.
+    pub default_device: Mutex<Option<i32>>,
     /// The node's IPC state (opened on first use, see [`Runtime::ipc`]).
     pub ipc: std::sync::OnceLock<Arc<npu_emu::ipc::Ipc>>,
 }
@@ -380,6 +381,33 @@ pub fn get() -> Result<Arc<Runtime>> {
     }
 }
 
+/// The runtime for `aclrtSetDevice`: as CANN's runtime, which needs no `aclInit`, a
+/// device may be set before `aclInit` (CANN's own samples do so). The first such call
+/// starts the runtime with no config; a later `aclInit` adopts it ([`adopt_started`]).
+/// Other calls still need the runtime started (by `aclInit` or this).
+pub fn get_or_start() -> Result<Arc<Runtime>> {
+    match get() {
+        Err(e) if e.code == ACL_ERROR_UNINITIALIZE && !FORKED.load(Ordering::Relaxed) => {
+            let _lc = LIFECYCLE.lock();
+            if RUNTIME.read().is_none() {
+                create(InitOptions::default())?;
+            }
+            get()
+        }
+        r => r,
+    }
+}
+
+/// For `aclInit` (lifecycle lock held, count 0): if `aclrtSetDevice` started the runtime
+/// before, keep it and apply the config's options; whether there was one.
+pub fn adopt_started(opts: &InitOptions) -> Result<bool> {
+    let Some(rt) = RUNTIME.read().clone() else {
+        return Ok(false);
+    };
+    rt.apply_default_device(opts.default_device)?;
+    Ok(true)
+}
+
 /// The runtime without blocking (for the fault handler): `None` if not initialised or
 /// if the lock is held by a writer.
 pub fn try_get() -> Option<Arc<Runtime>> {
@@ -401,19 +429,10 @@ pub fn create(opts: InitOptions) -> Result<()> {
         reg: Mutex::new(Registry::default()),
         soc_name,
         exception_cb: Arc::new(Mutex::new(None)),
-        default_device: opts.default_device,
+        default_device: Mutex::new(None),
         ipc: std::sync::OnceLock::new(),
     });
-    if let Some(d) = opts.default_device {
-        // `defaultDevice` in the aclInit config: threads with no current context use this
-        // device's default context, which the runtime holds (one reference) until finalize.
-        rt.set_device_ref(d).map_err(|e| {
-            Error::new(
-                e.code,
-                format!("config defaultDevice.default_device: {}", e.msg),
-            )
-        })?;
-    }
+    rt.apply_default_device(opts.default_device)?;
     let check = rt.cfg.host_access_check;
     *RUNTIME.write() = Some(rt);
     *RELEASED.lock() = None;
@@ -548,6 +567,22 @@ fn describe_fault(addr: u64) -> Option<String> {
 }
 
 impl Runtime {
+    /// `defaultDevice` of the aclInit config: threads with no current context use this
+    /// device's default context, which the runtime holds (one reference) until finalize.
+    fn apply_default_device(&self, d: Option<i32>) -> Result<()> {
+        let Some(d) = d else {
+            return Ok(());
+        };
+        self.set_device_ref(d).map_err(|e| {
+            Error::new(
+                e.code,
+                format!("config defaultDevice.default_device: {}", e.msg),
+            )
+        })?;
+        *self.default_device.lock() = Some(d);
+        Ok(())
+    }
+
     /// The calling thread's current device: (logical id, physical id). An error
     /// (`ACL_ERROR_RT_CONTEXT_NULL`) if the thread has no current context/device.
     pub fn current_device(&self) -> Result<(i32, u32)> {
@@ -631,7 +666,7 @@ impl Runtime {
                 return Ok(c.clone());
             }
         }
-        if let Some(d) = self.default_device {
+        if let Some(d) = *self.default_device.lock() {
             if let Some((dh, _)) = reg.default_ctx.get(&d) {
                 if let Some(c) = reg.contexts.peek(*dh) {
                     return Ok(c.clone());

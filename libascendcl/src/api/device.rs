@@ -41,7 +41,9 @@ fn cfg_any() -> Result<Config> {
 /// `aclError aclrtSetDevice(int32_t deviceId)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSetDevice(deviceId: i32) -> i32 {
-    errors::boundary("aclrtSetDevice", || runtime::get()?.set_device(deviceId))
+    errors::boundary("aclrtSetDevice", || {
+        runtime::get_or_start()?.set_device(deviceId)
+    })
 }
 
 /// `aclError aclrtResetDevice(int32_t deviceId)`

@@ -16,6 +16,10 @@
 //! - `aclFinalize` finalises whatever the count (as CANN); a second call returns
 //!   `ACL_ERROR_REPEAT_FINALIZE` (100037). `aclFinalizeReference` decrements the count and
 //!   only finalises at 1.
+//! - `aclrtSetDevice` before `aclInit` works, as in CANN (whose runtime needs no `aclInit`;
+//!   CANN's samples set the device, make contexts and streams, then call `aclInit`): it
+//!   starts the runtime without a config, and `aclInit` keeps that runtime. Other calls
+//!   before either still return `ACL_ERROR_UNINITIALIZE` naming `aclInit`.
 //! - Deviation: CANN's `aclFinalize` before any `aclInit` returns success; we return 100037
 //!   with a message, because it is always a bug in the caller.
 
@@ -117,11 +121,18 @@ fn init(path: *const c_char) -> Result<()> {
             ));
         }
     }
-    runtime::create(opts)?;
+    // A runtime aclrtSetDevice started before aclInit is kept (as CANN's, which needs no
+    // aclInit); otherwise start one.
+    let adopted = runtime::adopt_started(&opts)?;
+    if !adopted {
+        runtime::create(opts)?;
+    }
     // SAFETY: non-null, NUL-terminated per the ACL contract.
     let with_path = !path.is_null() && unsafe { *path } != 0;
     if let Err(e) = init_cb::notify_init(&content, with_path) {
-        runtime::destroy();
+        if !adopted {
+            runtime::destroy();
+        }
         return Err(e);
     }
     // err_msg_mode "1": aclGetRecentErrMsg reports the messages of every thread.

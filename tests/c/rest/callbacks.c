@@ -226,7 +226,8 @@ int main(void) {
     /* A failing init callback fails aclInit with its code, and leaves ACL uninitialized. */
     CHECK(aclInitCallbackRegister(ACL_REG_TYPE_ACL_MODEL, failing_init, NULL));
     EXPECT_CODE(aclInit(cfg_path), 123456, "init callback");
-    EXPECT_CODE(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE, NULL);
+    aclrtStream none = NULL;
+    EXPECT_CODE(aclrtCreateStream(&none), ACL_ERROR_UNINITIALIZE, NULL);
     CHECK(aclInitCallbackUnRegister(ACL_REG_TYPE_ACL_MODEL, failing_init));
     CHECK(aclInit(cfg_path));
     CHECK(aclFinalize());
