@@ -69,13 +69,20 @@ pub fn run(lib: &Library) {
                     "npu_emu_ffi::stub::not_supported_because::<crate::stub::Lib>({name:?}, {code}, {why:?})"
                 ),
             ),
+            // A void stub kept on purpose: nothing, with the reason.
+            Some((_, why)) if ret == "void" => (
+                String::new(),
+                format!(
+                    "npu_emu_ffi::stub::not_supported_void_because::<crate::stub::Lib>({name:?}, {why:?})"
+                ),
+            ),
             // A pointer-returning stub kept on purpose: NULL, with the reason.
             Some((_, why)) => {
                 let (rty, body) = stub_body(lib, ret, name);
                 let generic = format!("not_supported_ptr::<crate::stub::Lib, std::ffi::c_void>({name:?})");
                 assert!(
                     body.contains(&generic),
-                    "{name}: a reasoned stub must return a status or a pointer"
+                    "{name}: a reasoned stub must return a status, a pointer or nothing"
                 );
                 let with_reason = format!(
                     "not_supported_ptr_because::<crate::stub::Lib, std::ffi::c_void>({name:?}, {why:?})"

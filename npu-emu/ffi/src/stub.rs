@@ -45,6 +45,11 @@ pub fn not_supported_ptr_because<L: Unsupported, T>(name: &'static str, why: &st
     std::ptr::null_mut()
 }
 
+/// Stub kept on purpose returning `void`: the reason `why` in the message.
+pub fn not_supported_void_because<L: Unsupported>(name: &'static str, why: &str) {
+    note_because::<L>(name, "nothing", why);
+}
+
 /// Stub for functions returning a status.
 pub fn not_supported<L: Unsupported>(name: &'static str) -> i32 {
     note::<L>(name);
