@@ -131,7 +131,8 @@ fn all_headers() -> Vec<String> {
     out
 }
 
-const INCLUDES: &str = "#include \"acl/acl.h\"\n#include \"acl/acl_prof.h\"\n\
+const INCLUDES: &str =
+    "#include \"acl/acl.h\"\n#include \"acl/acl_prof.h\"\n#include \"acl/acl_tdt.h\"\n\
 #include \"acl/acl_op_compiler.h\"\n#include \"hccl/hccl.h\"\n";
 
 /// Run-time checks of `HcclCommConfigInit` (C and C++), inside `main` of the layout program.

@@ -203,3 +203,10 @@ fn hccl_zero_copy_suspend_nic_and_type_checks() {
     r.assert_ok();
     assert!(r.stdout.contains("rest_hccl passed"), "{}", r.all());
 }
+
+#[test]
+fn tdt_channels_carry_datasets_between_threads() {
+    let r = run_prog("tdt.c", &["ascendcl", "pthread"], &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rest_tdt passed"), "{}", r.all());
+}

@@ -36,6 +36,7 @@ pub mod state;
 pub mod stream;
 pub mod sys_param;
 pub mod task_info;
+pub mod tdt;
 pub mod tensor_desc;
 pub mod version;
 pub mod vmm;
