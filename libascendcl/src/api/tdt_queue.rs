@@ -286,19 +286,13 @@ fn wait(st: &mut MutexGuard<'_, Queues>, until: Option<Instant>) -> bool {
     }
 }
 
-/// Put `msg` on queue `qid` of `dev`, waiting up to `timeout` for room. On failure the
-/// message comes back to the caller.
-fn enqueue(dev: i32, qid: u32, msg: Msg, timeout: i32) -> std::result::Result<(), (Error, Msg)> {
-    let until = match deadline(timeout) {
-        Ok(u) => u,
-        Err(e) => return Err((e, msg)),
-    };
+/// Put `msg` on queue `qid` of `dev`, waiting up to `timeout` for room. On failure a buffer
+/// message stays the caller's (dropping a `Msg` frees nothing).
+fn enqueue(dev: i32, qid: u32, msg: Msg, timeout: i32) -> Result<()> {
+    let until = deadline(timeout)?;
     let mut st = TDTQ.lock();
     loop {
-        let q = match st.get(dev, qid) {
-            Ok(q) => q,
-            Err(e) => return Err((e, msg)),
-        };
+        let q = st.get(dev, qid)?;
         if q.q.len() < q.depth as usize {
             q.q.push_back(msg);
             st.forward();
@@ -307,13 +301,12 @@ fn enqueue(dev: i32, qid: u32, msg: Msg, timeout: i32) -> std::result::Result<()
         }
         let (depth, name) = (q.depth, q.name.clone());
         if !wait(&mut st, until) {
-            let e = Error::new(
+            return Err(Error::new(
                 ACL_ERROR_RT_QUEUE_FULL,
                 format!(
                     "queue {qid} ({name:?}) of device {dev} is full ({depth} messages) and stayed so for timeout = {timeout} ms"
                 ),
-            );
-            return Err((e, msg));
+            ));
         }
     }
 }
@@ -427,7 +420,7 @@ pub extern "C" fn acltdtEnqueue(qid: u32, buf: *mut c_void, timeout: i32) -> i32
     boundary("acltdtEnqueue", || {
         mbuf::check(buf as u64, "buf")?;
         let dev = device()?;
-        enqueue(dev, qid, Msg::Buf(buf as u64), timeout).map_err(|(e, _)| e)
+        enqueue(dev, qid, Msg::Buf(buf as u64), timeout)
     })
 }
 
@@ -506,7 +499,7 @@ pub extern "C" fn acltdtEnqueueData(
             user[..userDataSize]
                 .copy_from_slice(unsafe { std::slice::from_raw_parts(u, userDataSize) });
         }
-        enqueue(dev, qid, Msg::Data(bytes, user), timeout).map_err(|(e, _)| e)
+        enqueue(dev, qid, Msg::Data(bytes, user), timeout)
     })
 }
 
