@@ -291,6 +291,17 @@ fn wait(st: &mut MutexGuard<'_, Queues>, until: Option<Instant>) -> bool {
 fn enqueue(dev: i32, qid: u32, msg: Msg, timeout: i32) -> Result<()> {
     let until = deadline(timeout)?;
     let mut st = TDTQ.lock();
+    if let Msg::Buf(h) = msg {
+        let holder = st
+            .map
+            .iter()
+            .find(|(_, q)| q.q.iter().any(|m| matches!(m, Msg::Buf(x) if *x == h)));
+        if let Some(((d, id), _)) = holder {
+            return Err(Error::invalid(format!(
+                "buf = {h:#x} is already in queue {id} of device {d}: a buffer is in one queue at a time"
+            )));
+        }
+    }
     loop {
         let q = st.get(dev, qid)?;
         if q.q.len() < q.depth as usize {

@@ -181,6 +181,7 @@ int main(void) {
     uint64_t tag = 0x1122334455667788ull;
     CHECK(acltdtSetBufUserData(buf, &tag, sizeof(tag), 0));
     CHECK(acltdtEnqueue(qid8, buf, 0));
+    EXPECT_CODE(acltdtEnqueue(qid, buf, 0), ACL_ERROR_INVALID_PARAM, "already in queue");
     uint64_t tag_back = 0;
     CHECK(acltdtDequeueData(qid8, back, sizeof(back), &got, &tag_back, sizeof(tag_back), 0));
     EXPECT(got == 16 && memcmp(back, host, 16) == 0 && tag_back == tag);
