@@ -191,6 +191,17 @@ fn value_waits_reduce_random_descriptors_and_prefetch() {
 }
 
 #[test]
+fn aclnn_operators_that_overflow_set_the_status() {
+    let r = run_prog("overflow_aclnn.cpp", &["nnopbase", "ascendcl"], &[], &[]);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("rest_overflow_aclnn passed"),
+        "{}",
+        r.all()
+    );
+}
+
+#[test]
 fn overflow_status_is_process_level_and_follows_the_switch() {
     let r = run_prog("overflow.c", &["ascendcl"], &[], &[]);
     r.assert_ok();

@@ -35,6 +35,10 @@ pub fn threads_for(work: usize) -> usize {
 
 /// Run `f(i)` for `i` in `0..n` split into contiguous ranges across `threads` threads
 /// (`f(range)` per thread). A thread that cannot be started leaves its part to the caller.
+///
+/// A helper thread whose part raised a floating-point flag (±inf or NaN, see
+/// [`crate::fpstatus`]) raises it again on the calling thread, which is the stream worker
+/// that watches the flags for the device's overflow status.
 pub fn parallel_ranges(n: usize, threads: usize, f: &(dyn Fn(std::ops::Range<usize>) + Sync)) {
     let threads = threads.clamp(1, n.max(1));
     if threads <= 1 {
@@ -42,6 +46,7 @@ pub fn parallel_ranges(n: usize, threads: usize, f: &(dyn Fn(std::ops::Range<usi
         return;
     }
     let per = n.div_ceil(threads);
+    let raised = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         let mut mine = Vec::new();
         for t in 1..threads {
@@ -50,10 +55,15 @@ pub fn parallel_ranges(n: usize, threads: usize, f: &(dyn Fn(std::ops::Range<usi
                 continue;
             }
             let rr = r.clone();
-            if std::thread::Builder::new()
-                .spawn_scoped(s, move || f(rr))
-                .is_err()
-            {
+            let raised = &raised;
+            let part = move || {
+                crate::fpstatus::clear();
+                f(rr);
+                if crate::fpstatus::raised() {
+                    raised.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            };
+            if std::thread::Builder::new().spawn_scoped(s, part).is_err() {
                 mine.push(r);
             }
         }
@@ -62,6 +72,9 @@ pub fn parallel_ranges(n: usize, threads: usize, f: &(dyn Fn(std::ops::Range<usi
             f(r);
         }
     });
+    if raised.load(std::sync::atomic::Ordering::Relaxed) {
+        crate::fpstatus::raise();
+    }
 }
 
 /// Merge dimensions that are contiguous across all operands and drop size-1 dimensions.
