@@ -165,7 +165,7 @@ fn launch_callback(
     };
     let ud = user_data as usize;
     let blocking = block_type == 1;
-    e.stream.enqueue(Box::new(move || {
+    e.stream.enqueue_on_worker(Box::new(move || {
         let done = blocking.then(|| Arc::new((Mutex::new(false), Condvar::new())));
         queue.q.lock().push_back(Report {
             func,
@@ -261,7 +261,7 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(
         };
         let e = runtime::get()?.stream_entry(stream, "stream")?;
         let a = args as usize;
-        e.stream.enqueue(Box::new(move || {
+        e.stream.enqueue_on_worker(Box::new(move || {
             // SAFETY: the user's host function with the user's pointer.
             unsafe { func(a as *mut c_void) };
             Ok(())
@@ -270,8 +270,9 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(
 }
 
 /// `aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback)`: `callback`
-/// runs on a stream's worker thread whenever one of its tasks fails, before the error is
-/// reported by the next synchronize. NULL removes it.
+/// runs whenever a task of a stream fails, on the thread that ran the task (the stream's
+/// worker, or a host thread that ran the stream's tasks inside its synchronize), before the
+/// error is reported by the next synchronize. NULL removes it.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSetExceptionInfoCallback(
     callback: Option<unsafe extern "C" fn(*mut c_void)>,
@@ -313,8 +314,8 @@ pub unsafe extern "C" fn aclrtGetStreamIdFromExceptionInfo(info: *const Exceptio
     info_field("aclrtGetStreamIdFromExceptionInfo", info, |i| i.stream_id)
 }
 
-/// `uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info)`: the worker
-/// thread (`gettid`) that ran the task.
+/// `uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info)`: the thread
+/// (`gettid`) that ran the task.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtGetThreadIdFromExceptionInfo(info: *const ExceptionInfo) -> u32 {
     info_field("aclrtGetThreadIdFromExceptionInfo", info, |i| i.thread_id)
