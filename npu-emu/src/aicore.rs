@@ -27,6 +27,7 @@
 //!   all run at once, and kernels may rely on it (`SyncAll`, flags in GM), so they do here,
 //!   only a little later. A watcher thread per pool, ticking only while launches run,
 //!   applies the two delays when the launching thread is itself inside a long block.
+//!
 //! Helper threads (up to `cores`, with [`CORE_STACK`] each) are started when first needed.
 //!
 //! While a block runs, its thread carries the kernel name and block index in a thread-local
@@ -461,9 +462,7 @@ impl AiCorePool {
         // Wait for the blocks other threads run.
         let done = || job.is_finished();
         if !done() {
-            let _ = wait::wait_until(&Policy::STREAM, &job.done, done, None, || {
-                Ok::<(), ()>(())
-            });
+            let _ = wait::wait_until(&Policy::STREAM, &job.done, done, None, || Ok::<(), ()>(()));
         }
         if shared {
             let mut st = inner.state.lock();
@@ -755,7 +754,10 @@ mod tests {
                 m >= 1 && m <= cores,
                 "{soc}: {m} blocks at once, {cores} cores"
             );
-            assert!(pool.threads() <= cores, "{soc}: at most one thread per core");
+            assert!(
+                pool.threads() <= cores,
+                "{soc}: at most one thread per core"
+            );
         }
         let c = soc_cores("Ascend910B3");
         assert_eq!((c.ai_core, c.cube_core, c.vector_core), (20, 20, 40));

@@ -785,7 +785,10 @@ mod tests {
         let e = st.synchronize(None).unwrap_err();
         assert_eq!(e.msg, "task 3 fails");
         let ran = ran.lock().clone();
-        assert_eq!(ran.iter().map(|r| r.0).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
+        assert_eq!(
+            ran.iter().map(|r| r.0).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4]
+        );
         assert!(ran.iter().all(|r| r.1 == me), "{ran:?} vs {me}");
         assert_eq!(*hooked.lock(), vec![(3, me)]);
         assert!(st.is_idle());
@@ -818,7 +821,11 @@ mod tests {
         let ran = ran.lock().clone();
         assert_eq!(ran.iter().map(|r| r.0).collect::<Vec<_>>(), vec![0, 1, 2]);
         assert_eq!(ran[0].1, os::gettid(), "the first task ran on the caller");
-        assert_eq!(ran[1].1, st.worker_tid(), "the pinned task ran on the worker");
+        assert_eq!(
+            ran[1].1,
+            st.worker_tid(),
+            "the pinned task ran on the worker"
+        );
     }
 
     #[test]
@@ -854,7 +861,9 @@ mod tests {
         st.synchronize(None).unwrap();
         let got = seen.lock().clone().unwrap();
         assert!(
-            got.as_ref().unwrap_err().contains("from one of its own tasks"),
+            got.as_ref()
+                .unwrap_err()
+                .contains("from one of its own tasks"),
             "{got:?}"
         );
         assert!(!st.is_worker_thread());
@@ -898,6 +907,10 @@ mod tests {
         }))
         .unwrap();
         st.destroy(false);
-        assert_eq!(ran.load(Ordering::SeqCst), 1, "destroy ran the pending task");
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            1,
+            "destroy ran the pending task"
+        );
     }
 }
