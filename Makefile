@@ -8,6 +8,7 @@
 #   make venv     the tests' Python in target/venv (numpy, pytest; torch and torch_npu when
 #                 tests/python/setup_venv.sh exists), made once
 #   make perf     build the HCCL performance tool (tests/perf/hccl-perf, hccl-perf-mpi)
+#   make bench    run the runtime benchmarks beside their peers (tests/bench/run.sh all)
 #   make clean    remove build output
 
 CARGO   ?= cargo
@@ -15,7 +16,7 @@ PREFIX  ?= target/npu-emu
 NPU_EMU := target/release/npu-emu
 RANKS   ?= 4
 
-.PHONY: all build install run samples test perf clean venv
+.PHONY: all build install run samples test perf bench clean venv
 
 all: install
 
@@ -51,6 +52,9 @@ venv:
 
 perf: install
 	. $(PREFIX)/set_env.sh && $(MAKE) -C tests/perf
+
+bench: build
+	NO_BUILD=1 tests/bench/run.sh all
 
 clean:
 	-$(MAKE) -C samples/distributed_add clean
