@@ -41,7 +41,7 @@ use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -147,6 +147,8 @@ struct Job {
     finished: AtomicU32,
     /// Failures: (block index, message).
     errors: Mutex<Vec<(u32, String)>>,
+    /// A block raised a floating-point overflow, invalid or divide-by-zero flag.
+    fp_raised: AtomicBool,
     /// The block function, lifetime-erased: valid until the job is finished, because
     /// [`AiCorePool::run`] does not return before.
     body: BodyPtr,
@@ -305,8 +307,12 @@ fn run_block(inner: &Arc<Inner>, job: &Arc<Job>, idx: u32, skip: bool) {
     } else {
         let saved = CURRENT.with(|c| c.replace((inner as *const _, job as *const _)));
         crate::fault::set_kernel_context(Some((&job.kernel, idx, job.block_dim)));
+        crate::fpstatus::clear();
         // SAFETY: `run` keeps the closure alive until this block is counted finished.
         let r = catch_unwind(AssertUnwindSafe(|| unsafe { (*job.body.0)(idx) }));
+        if crate::fpstatus::raised() {
+            job.fp_raised.store(true, Ordering::SeqCst);
+        }
         crate::fault::set_kernel_context(None);
         CURRENT.with(|c| c.set(saved));
         match r {
@@ -429,11 +435,14 @@ impl AiCorePool {
             next: AtomicU64::new(0),
             finished: AtomicU32::new(0),
             errors: Mutex::new(Vec::new()),
+            fp_raised: AtomicBool::new(false),
             body: BodyPtr(body),
             start: Instant::now(),
             done: Word::new(),
             spread: AtomicU8::new(0),
         });
+        // Blocks run on this thread clear its floating-point status: keep what it had.
+        let fp_before = crate::fpstatus::raised();
         let mut caller_runs = caller_stack_ok();
         // One block on a thread that can run it needs nobody else.
         let shared = block_dim > 1 || !caller_runs;
@@ -467,6 +476,11 @@ impl AiCorePool {
         if shared {
             let mut st = inner.state.lock();
             st.jobs.retain(|j| !Arc::ptr_eq(j, &job));
+        }
+        if fp_before || job.fp_raised.load(Ordering::SeqCst) {
+            // Pass the blocks' floating-point status on to the launching thread (the stream
+            // task that launched them tests it), and keep what it had before.
+            crate::fpstatus::raise();
         }
         let mut errors = std::mem::take(&mut *job.errors.lock());
         if errors.is_empty() {

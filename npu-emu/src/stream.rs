@@ -14,7 +14,7 @@
 //!   second thread, which on a loaded machine (more runnable threads than cores) may not get
 //!   a CPU for milliseconds. Tasks still run one at a time and in order, and their errors,
 //!   the error hook and the failure mode behave the same whichever thread runs them. Tasks
-//!   given with [`Stream::enqueue_on_worker`] (host functions and callbacks: user code) only
+//!   given with [`Stream::enqueue_op_on_worker`] (host functions and callbacks: user code) only
 //!   ever run on the worker. A synchronize with a timeout never runs tasks (a task may
 //!   block longer than the timeout), it waits for the worker.
 //! - The worker waits for work, and a host thread in `synchronize` waits for the task being
@@ -28,6 +28,11 @@
 //!   just before is discarded instead of run.
 //! - Failure mode [`FailureMode::Stop`] (`ACL_STOP_ON_FAILURE`): after a failed task the rest
 //!   of the queue is discarded until the error has been reported by a synchronize.
+//! - Capture (`aclmdlRICaptureBegin`, a stream bound to a model): a stream with a [`Sink`]
+//!   hands every operation to it instead of running it. Producers that can be captured
+//!   enqueue an [`Op`] (which can run any number of times) with [`Stream::enqueue_op`]; a
+//!   plain one-shot [`Task`] given to a capturing stream is refused (the sink says why) and
+//!   invalidates the capture. See [`crate::capture`].
 
 use crate::codes::{ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT};
 use crate::error::{Error, Result};
@@ -43,10 +48,72 @@ use std::time::{Duration, Instant};
 /// A unit of work on a stream.
 pub type Task = Box<dyn FnOnce() -> Result<()> + Send + 'static>;
 
+/// Work that can run any number of times: an operation captured into a model runs once per
+/// execution of the model.
+pub type Repeatable = Arc<dyn Fn() -> Result<()> + Send + Sync + 'static>;
+
+/// How a captured operation runs at each execution of its model.
+#[derive(Clone)]
+pub enum Replay {
+    /// Run as is (it reads its arguments, e.g. addresses and sizes, every time).
+    Run(Repeatable),
+    /// Made fresh on the host thread that launches the model, in capture order, then run
+    /// once: for operations whose host call takes a ticket (an HCCL collective takes its
+    /// communicator's next sequence number at the call, an event record its record number).
+    Host(Arc<dyn Fn() -> Result<Task> + Send + Sync + 'static>),
+}
+
+/// One stream operation in a form a model can hold: what it is (for messages, task-group
+/// updates and debug prints) and how to run it.
+#[derive(Clone)]
+pub struct Op {
+    /// Kind of task: `"memcpy"`, `"memset"`, `"kernel"`, `"hccl"`, `"event_record"`, …
+    /// A task-group update must replace each task with one of the same kind.
+    pub kind: &'static str,
+    /// One line describing the task with its arguments.
+    pub what: String,
+    pub replay: Replay,
+}
+
+impl Op {
+    /// An operation that runs `f` each time.
+    pub fn run(
+        kind: &'static str,
+        what: impl Into<String>,
+        f: impl Fn() -> Result<()> + Send + Sync + 'static,
+    ) -> Op {
+        Op {
+            kind,
+            what: what.into(),
+            replay: Replay::Run(Arc::new(f)),
+        }
+    }
+
+    /// The one-shot task for running this operation now (outside a model).
+    pub fn into_task(self) -> Result<Task> {
+        match self.replay {
+            Replay::Run(f) => Ok(Box::new(move || f())),
+            Replay::Host(make) => make(),
+        }
+    }
+}
+
+/// Where the operations of a capturing stream go (a model being captured or built).
+pub trait Sink: Send + Sync {
+    /// Take `op` (it is not run now).
+    fn capture(&self, op: Op) -> Result<()>;
+    /// The error for a one-shot task (`what`) that cannot be captured; the sink notes that
+    /// its capture is invalid.
+    fn refuse(&self, what: &str) -> Error;
+}
+
 /// Called when a task fails (on the thread that ran it), with the task's number on the
 /// stream (1-based, in enqueue order) and its error (e.g. to run
 /// `aclrtSetExceptionInfoCallback`).
 pub type ErrorHook = Arc<dyn Fn(u64, &Error) + Send + Sync + 'static>;
+
+/// Called on the worker thread after a task whose computation produced ±inf or NaN.
+pub type OverflowHook = Arc<dyn Fn() + Send + Sync + 'static>;
 
 /// What a stream does after one of its tasks failed (`aclrtSetStreamFailureMode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +174,13 @@ struct Shared {
     /// Tests: the worker takes no task while set (so host threads run them).
     #[cfg(test)]
     hold_worker: AtomicBool,
+    /// Called after a task that raised a floating-point overflow, invalid or
+    /// divide-by-zero flag (see [`crate::fpstatus`]); `None` = not watched.
+    overflow_hook: Mutex<Option<OverflowHook>>,
+    watch_fp: AtomicBool,
+    /// Where operations go while the stream captures (`capturing` says whether there is one).
+    sink: Mutex<Option<Arc<dyn Sink>>>,
+    capturing: AtomicBool,
 }
 
 /// One stream with its worker thread.
@@ -163,6 +237,10 @@ impl Stream {
             abort_gen: AtomicU64::new(0),
             #[cfg(test)]
             hold_worker: AtomicBool::new(false),
+            overflow_hook: Mutex::new(None),
+            watch_fp: AtomicBool::new(false),
+            sink: Mutex::new(None),
+            capturing: AtomicBool::new(false),
         });
         let s2 = shared.clone();
         let name: String = format!("npu-{label}").chars().take(15).collect();
@@ -184,21 +262,85 @@ impl Stream {
     }
 
     /// Append `task`; it runs after everything enqueued before it, on the worker or on a
-    /// host thread that synchronizes the stream.
+    /// host thread that synchronizes the stream. A capturing stream refuses it (a one-shot
+    /// task cannot be replayed): use [`Stream::enqueue_op`].
     pub fn enqueue(&self, task: Task) -> Result<()> {
-        self.push(task, false).map(|_| ())
+        self.enqueue_numbered(task).map(|_| ())
     }
 
     /// [`Stream::enqueue`], returning the task's number on the stream (1-based; it has
     /// finished when [`Stream::completed`] reaches it).
     pub fn enqueue_numbered(&self, task: Task) -> Result<u64> {
+        if self.shared.capturing.load(Ordering::SeqCst) {
+            if let Some(sink) = self.sink() {
+                drop(task);
+                return Err(sink.refuse("this kind of task"));
+            }
+        }
         self.push(task, false)
     }
 
-    /// Append `task` to run on the stream's worker thread only (user code such as host
-    /// functions and callbacks, which must not run inside the caller's synchronize).
-    pub fn enqueue_on_worker(&self, task: Task) -> Result<()> {
-        self.push(task, true).map(|_| ())
+    /// Append `op`: run it in order, or hand it to the sink while the stream captures.
+    pub fn enqueue_op(&self, op: Op) -> Result<()> {
+        self.enqueue_op_where(op, false)
+    }
+
+    /// [`Stream::enqueue_op`] for an operation that runs on the stream's worker thread only
+    /// (user code such as host functions and callbacks, which must not run inside the
+    /// caller's synchronize).
+    pub fn enqueue_op_on_worker(&self, op: Op) -> Result<()> {
+        self.enqueue_op_where(op, true)
+    }
+
+    fn enqueue_op_where(&self, op: Op, worker_only: bool) -> Result<()> {
+        if self.shared.capturing.load(Ordering::SeqCst) {
+            if let Some(sink) = self.sink() {
+                sink.capture(op)?;
+                LAST_SUBMIT.with(|l| l.set((self.key(), 0)));
+                return Ok(());
+            }
+        }
+        self.push(op.into_task()?, worker_only).map(|_| ())
+    }
+
+    /// A number identifying this stream while it lives (for [`last_submission`]).
+    pub fn key(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
+    /// Start (`Some`) or stop (`None`) sending this stream's operations to `sink`.
+    pub fn set_sink(&self, sink: Option<Arc<dyn Sink>>) {
+        let mut g = self.shared.sink.lock();
+        self.shared
+            .capturing
+            .store(sink.is_some(), Ordering::SeqCst);
+        *g = sink;
+    }
+
+    /// The sink the stream's operations go to, if it captures.
+    pub fn sink(&self) -> Option<Arc<dyn Sink>> {
+        if !self.shared.capturing.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.shared.sink.lock().clone()
+    }
+
+    /// Whether the stream's operations go to a sink.
+    pub fn is_capturing(&self) -> bool {
+        self.shared.capturing.load(Ordering::SeqCst)
+    }
+
+    /// Take the first error of an asynchronous task since the last synchronize (clearing
+    /// it), without waiting: for a model that ran part of its work on this stream.
+    pub fn take_error(&self) -> Option<Error> {
+        let s = &self.shared;
+        if !s.has_error.load(Ordering::SeqCst) {
+            return None;
+        }
+        let mut q = s.q.lock();
+        s.discarding.store(false, Ordering::SeqCst);
+        s.has_error.store(false, Ordering::SeqCst);
+        q.error.take()
     }
 
     fn push(&self, task: Task, worker_only: bool) -> Result<u64> {
@@ -211,6 +353,7 @@ impl Stream {
         }
         q.tasks.push_back(Queued { task, worker_only });
         let n = s.submitted.fetch_add(1, Ordering::SeqCst) + 1;
+        LAST_SUBMIT.with(|l| l.set((self.key(), n)));
         drop(q);
         s.work.notify();
         Ok(n)
@@ -303,6 +446,15 @@ impl Stream {
     /// Install (or remove) the function called when a task of this stream fails.
     pub fn set_error_hook(&self, hook: Option<ErrorHook>) {
         *self.shared.hook.lock() = hook;
+    }
+
+    /// Watch (`Some`) or stop watching (`None`) the floating-point status of this stream's
+    /// tasks: `hook` runs after a task (or a kernel it launched) that raised an overflow,
+    /// invalid or divide-by-zero flag, as an AI Core sets its overflow status.
+    pub fn set_overflow_hook(&self, hook: Option<OverflowHook>) {
+        let mut g = self.shared.overflow_hook.lock();
+        self.shared.watch_fp.store(hook.is_some(), Ordering::SeqCst);
+        *g = hook;
     }
 
     /// Id (`gettid`) of the worker thread, 0 before it started or after it ended.
@@ -398,7 +550,7 @@ impl StreamRef {
 
 /// Wait until `completed >= target`; false on timeout. Without a timeout, run tasks on
 /// this thread whenever the run token is free.
-fn wait_for(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
+fn wait_for(s: &Arc<Shared>, target: u64, timeout: Option<Duration>) -> bool {
     let deadline = timeout.map(|t| Instant::now() + t);
     loop {
         let seen = s.completed.load(Ordering::SeqCst);
@@ -457,7 +609,7 @@ fn wait_progress(s: &Shared, progressed: impl Fn() -> bool, deadline: Option<Ins
 /// Take the next task if the run token is free (and, for a host thread, the task is not
 /// reserved for the worker), run it on the calling thread, and count it finished. Returns
 /// whether a task was taken.
-fn run_one(s: &Shared, who: Runner) -> bool {
+fn run_one(s: &Arc<Shared>, who: Runner) -> bool {
     let (queued, gen) = {
         let mut q = s.q.lock();
         if q.running {
@@ -479,7 +631,25 @@ fn run_one(s: &Shared, who: Runner) -> bool {
         // Stop-on-failure tripped, or aborted since it was taken: it does not run.
         drop(queued);
     } else {
-        let r = npu_emu_ffi::boundary::catch(queued.task).unwrap_or_else(|p| {
+        let outer = CURRENT_TASK.with(|c| c.replace(Some((s.clone(), gen))));
+        let watch = s.watch_fp.load(Ordering::Relaxed);
+        // A host thread keeps its own floating-point status across the task.
+        let fp_before = watch && who == Runner::Host && crate::fpstatus::raised();
+        if watch {
+            crate::fpstatus::clear();
+        }
+        let r = npu_emu_ffi::boundary::catch(queued.task);
+        if watch && crate::fpstatus::raised() {
+            let hook = s.overflow_hook.lock().clone();
+            if let Some(h) = hook {
+                let _ = npu_emu_ffi::boundary::catch(|| h());
+            }
+        }
+        if fp_before {
+            crate::fpstatus::raise();
+        }
+        CURRENT_TASK.with(|c| *c.borrow_mut() = outer);
+        let r = r.unwrap_or_else(|p| {
             Err(Error::new(
                 ACL_ERROR_INTERNAL_ERROR,
                 format!("a task on {} panicked: {p}", s.label),
@@ -517,6 +687,35 @@ fn run_one(s: &Shared, who: Runner) -> bool {
         s.work.notify();
     }
     true
+}
+
+thread_local! {
+    /// The calling thread's last submission: (stream key, task number; 0 = captured).
+    static LAST_SUBMIT: std::cell::Cell<(usize, u64)> = const { std::cell::Cell::new((0, 0)) };
+    /// While the calling thread runs a stream task (as the stream's worker or inside a
+    /// synchronize): its stream and the abort generation when the task was taken.
+    static CURRENT_TASK: std::cell::RefCell<Option<(Arc<Shared>, u64)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The calling thread's last task: the stream's [`Stream::key`] and the task's number on it
+/// (1-based; 0 for a task a capture took). `None` before its first.
+pub fn last_submission() -> Option<(usize, u64)> {
+    let (k, n) = LAST_SUBMIT.with(|l| l.get());
+    (k != 0).then_some((k, n))
+}
+
+/// Whether the task running on the calling thread (a stream's worker, or a host thread
+/// running the stream's tasks in a synchronize) was aborted since it started
+/// (`aclrtStreamAbort`, `aclrtDeviceTaskAbort`, a forced destroy): a task that blocks
+/// (waits on a notify or another process) checks this now and then and gives up. False
+/// outside a stream task.
+pub fn task_aborted() -> bool {
+    CURRENT_TASK.with(|c| {
+        c.borrow()
+            .as_ref()
+            .is_some_and(|(s, gen)| s.abort_gen.load(Ordering::SeqCst) != *gen)
+    })
 }
 
 fn worker(s: Arc<Shared>) {
@@ -801,14 +1000,14 @@ mod tests {
         let ran = Arc::new(Mutex::new(Vec::new()));
         for (i, pinned) in [(0, false), (1, true), (2, false)] {
             let r = ran.clone();
-            let task: Task = Box::new(move || {
+            let op = Op::run("test", format!("task {i}"), move || {
                 r.lock().push((i, os::gettid()));
                 Ok(())
             });
             if pinned {
-                st.enqueue_on_worker(task).unwrap();
+                st.enqueue_op_on_worker(op).unwrap();
             } else {
-                st.enqueue(task).unwrap();
+                st.enqueue_op(op).unwrap();
             }
         }
         let s2 = st.clone();
