@@ -551,14 +551,21 @@ impl Coll<'_> {
         self.c.rt.peer_host(pb.pid, phys, len).map_err(|e| {
             let id = &self.c.slot(p).ident.0;
             if !id.alive() {
-                // It died and its memory went back to the node: that is the news.
-                return HcclError::new(
-                    HCCL_E_REMOTE,
+                // It exited and its memory went back to the node: that is the news (or,
+                // if it failed first and then exited, its failure is).
+                let msg = if id.failed_seq.load(Ordering::Acquire) != 0 {
+                    format!(
+                        "rank {p} failed and exited while this operation used its {name} \
+                         buffer: {}",
+                        self.c.slot(p).reason()
+                    )
+                } else {
                     format!(
                         "rank {p} (pid {}) died while this operation used its {name} buffer",
                         id.pid.load(Ordering::Relaxed)
-                    ),
-                );
+                    )
+                };
+                return HcclError::new(HCCL_E_REMOTE, msg);
             }
             HcclError::new(
                 e.code,
