@@ -8,6 +8,7 @@
 #   make venv     the tests' Python in target/venv (numpy, pytest; torch and torch_npu when
 #                 tests/python/setup_venv.sh exists), made once
 #   make perf     build the HCCL performance tool (tests/perf/hccl-perf, hccl-perf-mpi)
+#   make bench    run the runtime benchmarks beside their peers (tests/bench/run.sh all)
 #   make fuzz     a long run of the C-ABI fuzz target (tests/tests/fuzz.rs): FUZZ_CASES cases
 #                 of FUZZ_CALLS calls, from 1 and 4 threads, starting at seed FUZZ_SEED
 #   make clean    remove build output
@@ -17,7 +18,7 @@ PREFIX  ?= target/npu-emu
 NPU_EMU := target/release/npu-emu
 RANKS   ?= 4
 
-.PHONY: all build install run samples test perf fuzz clean venv
+.PHONY: all build install run samples test perf bench fuzz clean venv
 
 FUZZ_CASES ?= 200
 FUZZ_CALLS ?= 50000
@@ -61,6 +62,9 @@ venv:
 
 perf: install
 	. $(PREFIX)/set_env.sh && $(MAKE) -C tests/perf
+
+bench: build
+	NO_BUILD=1 tests/bench/run.sh all
 
 clean:
 	-$(MAKE) -C samples/distributed_add clean

@@ -1,12 +1,10 @@
 //! Emulated AI cores: the threads that run the blocks of an Ascend C kernel launch.
 //!
-//! A device has one [`AiCorePool`] (kept by the runtime, created on the first launch). The
-//! pool owns up to `cores` threads ([`SocCores::launch_cores`] of the emulated SoC: its
-//! vector cores, 48 on Ascend910B1, 40 on Ascend910B4; its AI cores on Ascend310P3), created
-//! lazily: a launch of `block_dim` blocks makes sure `min(block_dim, cores)` threads exist,
-//! so up to that many blocks run at the same time, each on its own thread, and blocks beyond
-//! the core count wait for a free core (as on hardware, where `blockDim` is a count of
-//! logical cores scheduled onto the physical ones).
+//! A device has one [`AiCorePool`] (kept by the runtime, created on the first launch) with
+//! `cores` emulated cores ([`SocCores::launch_cores`] of the emulated SoC: its vector cores,
+//! 48 on Ascend910B1, 40 on Ascend910B4; its AI cores on Ascend310P3): at most that many
+//! blocks run at the same time, and blocks beyond the core count wait for a free core (as on
+//! hardware, where `blockDim` is a count of logical cores scheduled onto the physical ones).
 //!
 //! [`AiCorePool::run`] is called by a stream task (so launches complete in stream order) and
 //! returns when every block has returned. Launches from several streams of one device share
@@ -15,16 +13,37 @@
 //! (always the same block for a given kernel: blocks start in index order, so every block
 //! below the lowest failing one runs).
 //!
+//! Who runs the blocks. The host has a few CPUs, the emulated device dozens of cores, and a
+//! thread hand-off costs 3–30 µs (a futex wake-up, more when the other CPU is idle in a VM),
+//! so a launch does not wake a thread per block:
+//! - the launching thread (the stream's worker, or a host thread running the stream's tasks)
+//!   runs blocks itself, one after another, when it has a main thread's stack
+//!   ([`CORE_STACK`]; otherwise helper threads run them all);
+//! - blocks still waiting [`SPREAD_AFTER`] after the launch began get helper threads of the
+//!   pool, one per host CPU, which take blocks the same way;
+//! - a launch whose blocks are still waiting [`ALL_RESIDENT_AFTER`] after it began, or one
+//!   of whose blocks waits in `SyncAll` for the others, gets a thread for every block up to
+//!   the core count: on hardware the blocks of a launch with `blockDim` at most the cores
+//!   all run at once, and kernels may rely on it (`SyncAll`, flags in GM), so they do here,
+//!   only a little later. A watcher thread per pool, ticking only while launches run,
+//!   applies the two delays when the launching thread is itself inside a long block.
+//!
+//! Helper threads (up to `cores`, with [`CORE_STACK`] each) are started when first needed.
+//!
 //! While a block runs, its thread carries the kernel name and block index in a thread-local
 //! read by the SIGSEGV handler ([`crate::fault::set_kernel_context`]), so a raw dereference
 //! of a device pointer inside kernel code is reported as "kernel K block i/n ...".
 
 use crate::error::{Error, Result};
+use crate::wait::{self, Policy, Word};
+use npu_emu_ffi::os;
 use parking_lot::{Condvar, Mutex};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// `ACL_ERROR_RT_AICORE_EXCEPTION` (abi.md §1.5 B): a kernel failed on an AI core.
 pub const ACL_ERROR_RT_AICORE_EXCEPTION: i32 = 507015;
@@ -32,9 +51,31 @@ pub const ACL_ERROR_RT_AICORE_EXCEPTION: i32 = 507015;
 /// Largest `blockDim` of a launch (Ascend C: "blockDim是逻辑核的概念，取值范围为[1,65535]").
 pub const MAX_BLOCK_DIM: u32 = 65535;
 
-/// Stack of an AI-core thread: kernels keep their local tensors' bookkeeping and sometimes
-/// sizeable arrays on the stack, so give them what a main thread gets.
-const CORE_STACK: usize = 8 << 20;
+/// Stack of a thread that runs blocks: kernels keep their local tensors' bookkeeping and
+/// sometimes sizeable arrays on the stack, so give them what a main thread gets. Stream
+/// workers get it too, since they run blocks.
+pub const CORE_STACK: usize = 8 << 20;
+
+/// A launching thread runs blocks itself only with at least this much stack left (a main
+/// thread or a default pthread has 8 MiB; a thread made with a small stack leaves the
+/// blocks to the pool's threads).
+const CALLER_STACK_MIN: usize = 6 << 20;
+
+/// Blocks of a launch still unclaimed this long after it began get helper threads, one per
+/// host CPU. Below it a launch of small blocks runs on the launching thread alone, with no
+/// thread to wake (a wake-up of an idle CPU costs ~26 µs on the VM of
+/// `reference/performance.md`).
+pub const SPREAD_AFTER: Duration = Duration::from_micros(50);
+
+/// Blocks of a launch still unclaimed this long after it began get a thread each, up to
+/// the core count (blocks that wait for each other all run, as on hardware).
+pub const ALL_RESIDENT_AFTER: Duration = Duration::from_millis(1);
+
+/// The watcher's tick while launches run.
+const WATCH_TICK: Duration = Duration::from_micros(500);
+
+/// The watcher sleeps until the next launch after this long without one.
+const WATCH_IDLE: Duration = Duration::from_millis(100);
 
 /// Core counts of a SoC, from the `[SoCInfo]` section of CANN's platform file
 /// `data/platform_config/<SoC>.ini` (`ai_core_cnt`, `cube_core_cnt`, `vector_core_cnt`).
@@ -92,23 +133,43 @@ pub fn soc_cores(soc: &str) -> SocCores {
 /// Runs one block: `(block_idx) -> Ok(()) | Err(message)`.
 pub type BlockFn<'a> = dyn Fn(u32) -> std::result::Result<(), String> + Sync + 'a;
 
+/// Set in a launch's `next` word once one of its blocks failed: claimed together with the
+/// block index, so the decision to skip a block is atomic with its claim.
+const FAILED: u64 = 1 << 63;
+
 /// One launch being executed.
 struct Job {
     kernel: String,
     block_dim: u32,
-    /// Next block index to hand out (under the pool lock).
-    next: u32,
+    /// Next block index to hand out, with [`FAILED`].
+    next: AtomicU64,
     /// Blocks finished or skipped.
-    finished: u32,
-    /// Set once a block failed: blocks not started are skipped.
-    failed: bool,
+    finished: AtomicU32,
     /// Failures: (block index, message).
-    errors: Vec<(u32, String)>,
+    errors: Mutex<Vec<(u32, String)>>,
     /// A block raised a floating-point overflow, invalid or divide-by-zero flag.
-    fp_raised: bool,
+    fp_raised: AtomicBool,
     /// The block function, lifetime-erased: valid until the job is finished, because
     /// [`AiCorePool::run`] does not return before.
     body: BodyPtr,
+    start: Instant,
+    /// Notified when the last block finished.
+    done: Word,
+    /// How far the launch was spread: 0 the launching thread only, 1 a helper per CPU, 2 a
+    /// thread per block up to the core count.
+    spread: AtomicU8,
+}
+
+impl Job {
+    /// Blocks not handed out yet.
+    fn unclaimed(&self) -> u32 {
+        let next = self.next.load(Ordering::SeqCst) & !FAILED;
+        (self.block_dim as u64).saturating_sub(next) as u32
+    }
+
+    fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::SeqCst) >= self.block_dim
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -119,17 +180,25 @@ unsafe impl Send for BodyPtr {}
 unsafe impl Sync for BodyPtr {}
 
 struct State {
-    jobs: VecDeque<Arc<Mutex<Job>>>,
+    /// Launches with blocks that helpers may take, oldest first.
+    jobs: VecDeque<Arc<Job>>,
     threads: u32,
-    idle: u32,
+    watcher_started: bool,
+    /// The watcher sleeps until a launch wakes it.
+    watcher_asleep: bool,
+    last_launch: Instant,
 }
 
 struct Inner {
     label: String,
     cores: u32,
     state: Mutex<State>,
+    /// Idle helper threads wait on it.
     work: Condvar,
-    done: Condvar,
+    /// The watcher waits on it.
+    watch: Condvar,
+    /// Blocks running now (claimed, not finished), at most `cores`.
+    busy: AtomicU32,
     /// Process that created the pool: a forked child has none of its threads.
     pid: u32,
     next_thread: AtomicU32,
@@ -138,6 +207,176 @@ struct Inner {
 /// The AI cores of one device.
 pub struct AiCorePool {
     inner: Arc<Inner>,
+}
+
+thread_local! {
+    /// While a block runs on this thread: its pool and launch (for `SyncAll`, which needs
+    /// every block of the launch running). Valid while the block runs.
+    static CURRENT: Cell<(*const Arc<Inner>, *const Arc<Job>)> =
+        const { Cell::new((std::ptr::null(), std::ptr::null())) };
+    /// Lowest address of the calling thread's stack (0 = not known yet, 1 = unknown).
+    static STACK_LOW: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Whether the calling thread has [`CALLER_STACK_MIN`] bytes of stack left.
+fn caller_stack_ok() -> bool {
+    let mut low = STACK_LOW.with(|s| s.get());
+    if low == 0 {
+        low = stack_low().unwrap_or(1);
+        STACK_LOW.with(|s| s.set(low));
+    }
+    let here = &low as *const usize as usize;
+    low > 1 && here > low && here - low >= CALLER_STACK_MIN
+}
+
+/// Lowest address of the calling thread's stack (`pthread_getattr_np`).
+fn stack_low() -> Option<usize> {
+    // SAFETY: `attr` is initialised by pthread_getattr_np before use and destroyed after;
+    // the out-pointers are valid locals.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let r = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
+        libc::pthread_attr_destroy(&mut attr);
+        (r == 0 && !addr.is_null()).then_some(addr as usize)
+    }
+}
+
+/// Called by a block about to wait for the other blocks of its launch (`SyncAll`): make
+/// sure every block of the launch (up to the core count) gets a thread now. Does nothing
+/// outside a block.
+pub fn block_waits_for_others() {
+    let (inner, job) = CURRENT.with(|c| c.get());
+    if inner.is_null() || job.is_null() {
+        return;
+    }
+    // SAFETY: set by `run_block` to its pool and job, both alive while the block runs (and
+    // this function is called from inside the block).
+    let (inner, job) = unsafe { (&*inner, &*job) };
+    spread(inner, job, 2);
+}
+
+impl Inner {
+    /// Take a core and the next block of `job`: `(index, skip)`; `None` if every block was
+    /// handed out or every core is busy.
+    fn claim(&self, job: &Job) -> Option<(u32, bool)> {
+        if job.unclaimed() == 0 {
+            return None;
+        }
+        let mut b = self.busy.load(Ordering::SeqCst);
+        loop {
+            if b >= self.cores {
+                return None;
+            }
+            match self
+                .busy
+                .compare_exchange_weak(b, b + 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => break,
+                Err(x) => b = x,
+            }
+        }
+        let v = job.next.fetch_add(1, Ordering::SeqCst);
+        let idx = v & !FAILED;
+        if idx >= job.block_dim as u64 {
+            self.release_core();
+            return None;
+        }
+        Some((idx as u32, v & FAILED != 0))
+    }
+
+    fn release_core(&self) {
+        if self.busy.fetch_sub(1, Ordering::SeqCst) == self.cores {
+            // Every core was busy: a helper may wait for one. Notify under the state lock:
+            // a helper checks `busy` and starts waiting under it, so it cannot miss this.
+            let _st = self.state.lock();
+            self.work.notify_one();
+        }
+    }
+}
+
+/// Run block `idx` of `job` on the calling thread (skipped: count it only) and count it
+/// finished.
+fn run_block(inner: &Arc<Inner>, job: &Arc<Job>, idx: u32, skip: bool) {
+    let result = if skip {
+        Ok(())
+    } else {
+        let saved = CURRENT.with(|c| c.replace((inner as *const _, job as *const _)));
+        crate::fault::set_kernel_context(Some((&job.kernel, idx, job.block_dim)));
+        crate::fpstatus::clear();
+        // SAFETY: `run` keeps the closure alive until this block is counted finished.
+        let r = catch_unwind(AssertUnwindSafe(|| unsafe { (*job.body.0)(idx) }));
+        if crate::fpstatus::raised() {
+            job.fp_raised.store(true, Ordering::SeqCst);
+        }
+        crate::fault::set_kernel_context(None);
+        CURRENT.with(|c| c.set(saved));
+        match r {
+            Ok(r) => r,
+            Err(_) => Err(format!(
+                "kernel {} block {idx}/{}: internal error in the AI-core emulation",
+                job.kernel, job.block_dim
+            )),
+        }
+    };
+    if let Err(msg) = result {
+        job.next.fetch_or(FAILED, Ordering::SeqCst);
+        job.errors.lock().push((idx, msg));
+    }
+    inner.release_core();
+    // The last count releases `run`, which may then drop the closure: nothing of the block
+    // is touched after it but the job itself (kept alive by our `Arc`).
+    if job.finished.fetch_add(1, Ordering::SeqCst) + 1 == job.block_dim {
+        job.done.notify();
+    }
+}
+
+/// Give `job` more threads: level 1, a helper per host CPU; level 2, a thread per block up
+/// to the core count. Each level is applied once. Returns false if the pool has no helper
+/// thread at all (none could be started).
+fn spread(inner: &Arc<Inner>, job: &Job, level: u8) -> bool {
+    if job.spread.fetch_max(level, Ordering::SeqCst) >= level {
+        return true;
+    }
+    let unclaimed = job.unclaimed();
+    if unclaimed == 0 {
+        return true;
+    }
+    let want = if level >= 2 {
+        inner.cores
+    } else {
+        os::online_cpus().min(inner.cores)
+    }
+    .min(job.block_dim);
+    let mut st = inner.state.lock();
+    while st.threads < want {
+        let n = inner.next_thread.fetch_add(1, Ordering::Relaxed);
+        let i2 = inner.clone();
+        let name: String = format!("aicore{n}-{}", inner.label.replace("device ", "d"))
+            .chars()
+            .take(15)
+            .collect();
+        match std::thread::Builder::new()
+            .name(name)
+            .stack_size(CORE_STACK)
+            .spawn(move || core_thread(i2))
+        {
+            Ok(_) => st.threads += 1,
+            Err(_) => {
+                break; // run with the threads we have
+            }
+        }
+    }
+    let any = st.threads > 0;
+    drop(st);
+    for _ in 0..unclaimed.min(want) {
+        inner.work.notify_one();
+    }
+    any
 }
 
 impl AiCorePool {
@@ -151,10 +390,13 @@ impl AiCorePool {
                 state: Mutex::new(State {
                     jobs: VecDeque::new(),
                     threads: 0,
-                    idle: 0,
+                    watcher_started: false,
+                    watcher_asleep: false,
+                    last_launch: Instant::now(),
                 }),
                 work: Condvar::new(),
-                done: Condvar::new(),
+                watch: Condvar::new(),
+                busy: AtomicU32::new(0),
                 pid: std::process::id(),
                 next_thread: AtomicU32::new(0),
             }),
@@ -171,7 +413,7 @@ impl AiCorePool {
         self.inner.cores
     }
 
-    /// Threads started so far.
+    /// Helper threads started so far.
     pub fn threads(&self) -> u32 {
         self.inner.state.lock().threads
     }
@@ -187,76 +429,66 @@ impl AiCorePool {
         // could call `body` has returned (finished == block_dim), and a skipped block never
         // calls it.
         let body: *const BlockFn<'static> = unsafe { std::mem::transmute(body) };
-        let job = Arc::new(Mutex::new(Job {
+        let job = Arc::new(Job {
             kernel: kernel.to_string(),
             block_dim,
-            next: 0,
-            finished: 0,
-            failed: false,
-            errors: Vec::new(),
-            fp_raised: false,
+            next: AtomicU64::new(0),
+            finished: AtomicU32::new(0),
+            errors: Mutex::new(Vec::new()),
+            fp_raised: AtomicBool::new(false),
             body: BodyPtr(body),
-        }));
-        {
-            let mut st = inner.state.lock();
-            st.jobs.push_back(job.clone());
-            let want = block_dim.min(inner.cores);
-            // Start threads until `want` blocks can run at once.
-            while st.threads < want {
-                let n = inner.next_thread.fetch_add(1, Ordering::Relaxed);
-                let i2 = inner.clone();
-                let name: String = format!("aicore{n}-{}", inner.label.replace("device ", "d"))
-                    .chars()
-                    .take(15)
-                    .collect();
-                match std::thread::Builder::new()
-                    .name(name)
-                    .stack_size(CORE_STACK)
-                    .spawn(move || core_thread(i2))
+            start: Instant::now(),
+            done: Word::new(),
+            spread: AtomicU8::new(0),
+        });
+        // Blocks run on this thread clear its floating-point status: keep what it had.
+        let fp_before = crate::fpstatus::raised();
+        let mut caller_runs = caller_stack_ok();
+        // One block on a thread that can run it needs nobody else.
+        let shared = block_dim > 1 || !caller_runs;
+        if shared {
+            self.publish(&job);
+        }
+        if !caller_runs && !spread(inner, &job, 1) {
+            // No helper thread could be started: run the blocks here after all.
+            caller_runs = true;
+        }
+        if caller_runs {
+            while let Some((idx, skip)) = inner.claim(&job) {
+                run_block(inner, &job, idx, skip);
+                if job.spread.load(Ordering::Relaxed) == 0
+                    && job.unclaimed() > 0
+                    && job.start.elapsed() >= SPREAD_AFTER
                 {
-                    Ok(_) => {
-                        st.threads += 1;
-                        st.idle += 1;
-                    }
-                    Err(e) if st.threads == 0 => {
-                        st.jobs.retain(|j| !Arc::ptr_eq(j, &job));
-                        return Err(Error::new(
-                            crate::codes::ACL_ERROR_RT_INTERNAL_ERROR,
-                            format!(
-                                "cannot start an AI-core thread of {} for kernel {kernel}: {e}",
-                                inner.label
-                            ),
-                        ));
-                    }
-                    Err(_) => break, // run with the cores we have
+                    spread(inner, &job, 1);
                 }
             }
-            // Wake as many idle cores as there are blocks (not all of them: a 1-block launch
-            // on a 48-core pool would otherwise wake 48 threads for nothing).
-            let wake = block_dim.min(st.idle);
-            if wake >= st.idle {
-                inner.work.notify_all();
-            } else {
-                for _ in 0..wake {
-                    inner.work.notify_one();
-                }
-            }
-            while job.lock().finished < block_dim {
-                inner.done.wait(&mut st);
+            if job.unclaimed() > 0 {
+                // Every core is busy with other launches: helpers take the rest.
+                spread(inner, &job, 1);
             }
         }
-        let mut j = job.lock();
-        if j.fp_raised {
+        // Wait for the blocks other threads run.
+        let done = || job.is_finished();
+        if !done() {
+            let _ = wait::wait_until(&Policy::STREAM, &job.done, done, None, || Ok::<(), ()>(()));
+        }
+        if shared {
+            let mut st = inner.state.lock();
+            st.jobs.retain(|j| !Arc::ptr_eq(j, &job));
+        }
+        if fp_before || job.fp_raised.load(Ordering::SeqCst) {
             // Pass the blocks' floating-point status on to the launching thread (the stream
-            // task that launched them tests it).
+            // task that launched them tests it), and keep what it had before.
             crate::fpstatus::raise();
         }
-        if j.errors.is_empty() {
+        let mut errors = std::mem::take(&mut *job.errors.lock());
+        if errors.is_empty() {
             return Ok(());
         }
-        j.errors.sort_by_key(|(i, _)| *i);
-        let (_, msg) = j.errors.swap_remove(0);
-        let more = j.errors.len();
+        errors.sort_by_key(|(i, _)| *i);
+        let (_, msg) = errors.swap_remove(0);
+        let more = errors.len();
         let msg = if more > 0 {
             format!(
                 "{msg} (and {more} more failed block{} of this launch)",
@@ -266,6 +498,29 @@ impl AiCorePool {
             msg
         };
         Err(Error::new(ACL_ERROR_RT_AICORE_EXCEPTION, msg))
+    }
+
+    /// Make `job`'s blocks available to helper threads, and have the watcher look after it.
+    fn publish(&self, job: &Arc<Job>) {
+        let inner = &self.inner;
+        let mut st = inner.state.lock();
+        st.jobs.push_back(job.clone());
+        st.last_launch = job.start;
+        if !st.watcher_started {
+            let i2 = inner.clone();
+            let name: String = format!("aicore-w-{}", inner.label.replace("device ", "d"))
+                .chars()
+                .take(15)
+                .collect();
+            // Without a watcher, the launching thread and SyncAll still spread launches.
+            st.watcher_started = std::thread::Builder::new()
+                .name(name)
+                .spawn(move || watcher(i2))
+                .is_ok();
+        } else if st.watcher_asleep {
+            st.watcher_asleep = false;
+            inner.watch.notify_one();
+        }
     }
 }
 
@@ -292,6 +547,9 @@ struct SyncState {
     failed: Option<u32>,
     /// Barriers completed.
     generation: u64,
+    /// Why the barrier can never complete, once found: every waiting block reports the
+    /// same cause (not "block b failed" for a block that failed only because of it).
+    stuck: Option<String>,
 }
 
 impl LaunchSync {
@@ -305,20 +563,21 @@ impl LaunchSync {
         }
     }
 
-    fn stuck(&self, st: &SyncState) -> Option<String> {
-        if let Some(f) = st.failed {
-            return Some(format!(
-                "SyncAll: block {f} failed, so the blocks waiting in SyncAll can never continue"
-            ));
+    fn stuck(&self, st: &mut SyncState) -> Option<String> {
+        if st.stuck.is_none() {
+            if let Some(f) = st.failed {
+                st.stuck = Some(format!(
+                    "SyncAll: block {f} failed, so the blocks waiting in SyncAll can never continue"
+                ));
+            } else if st.finished > 0 && st.waiting + st.finished == self.block_num {
+                st.stuck = Some(format!(
+                    "SyncAll: {} of the {} blocks returned from the kernel without calling SyncAll; on hardware the \
+                     others wait for them forever",
+                    st.finished, self.block_num
+                ));
+            }
         }
-        if st.finished > 0 && st.waiting + st.finished == self.block_num {
-            return Some(format!(
-                "SyncAll: {} of the {} blocks returned from the kernel without calling SyncAll; on hardware the \
-                 others wait for them forever",
-                st.finished, self.block_num
-            ));
-        }
-        None
+        st.stuck.clone()
     }
 
     /// Block `idx` arrives; returns when every block has arrived (or why they never will).
@@ -333,12 +592,12 @@ impl LaunchSync {
             ));
         }
         let mut st = self.state.lock();
-        if let Some(m) = self.stuck(&st) {
+        if let Some(m) = self.stuck(&mut st) {
             return Err(m);
         }
         st.waiting += 1;
         if st.waiting + st.finished == self.block_num {
-            if let Some(m) = self.stuck(&st) {
+            if let Some(m) = self.stuck(&mut st) {
                 return Err(m);
             }
             st.waiting = 0;
@@ -347,14 +606,18 @@ impl LaunchSync {
             return Ok(());
         }
         let gen = st.generation;
+        // The others must be running to arrive: give every block a thread now.
+        drop(st);
+        block_waits_for_others();
+        let mut st = self.state.lock();
         loop {
-            self.cv.wait(&mut st);
             if st.generation != gen {
                 return Ok(());
             }
-            if let Some(m) = self.stuck(&st) {
+            if let Some(m) = self.stuck(&mut st) {
                 return Err(m);
             }
+            self.cv.wait(&mut st);
         }
     }
 
@@ -369,72 +632,67 @@ impl LaunchSync {
     }
 }
 
+/// A helper thread: take blocks of the oldest launch that has some left, else sleep.
 fn core_thread(inner: Arc<Inner>) {
     let mut st = inner.state.lock();
     loop {
-        // Take the next block of the oldest job that has one left.
-        let mut claimed = None;
-        while let Some(front) = st.jobs.front().cloned() {
-            let mut j = front.lock();
-            if j.next < j.block_dim {
-                let idx = j.next;
-                j.next += 1;
-                // Decided when the block is claimed (blocks are claimed in index order): a
-                // block below the lowest failing one is never skipped, so the reported
-                // failure does not depend on timing.
-                let skip = j.failed;
-                if j.next == j.block_dim {
-                    drop(j);
-                    st.jobs.pop_front();
-                } else {
-                    drop(j);
-                }
-                claimed = Some((front, idx, skip));
-                break;
-            }
-            drop(j);
-            st.jobs.pop_front();
-        }
-        let Some((job, idx, skip)) = claimed else {
+        let job = st.jobs.iter().find(|j| j.unclaimed() > 0).cloned();
+        let Some(job) = job else {
             inner.work.wait(&mut st);
             continue;
         };
-        st.idle -= 1;
         drop(st);
-        let (kernel, block_dim, body) = {
-            let j = job.lock();
-            (j.kernel.clone(), j.block_dim, j.body)
-        };
-        let mut fp = false;
-        let result = if skip {
-            Ok(())
-        } else {
-            crate::fault::set_kernel_context(Some((&kernel, idx, block_dim)));
-            crate::fpstatus::clear();
-            // SAFETY: `run` keeps the closure alive until this block is counted finished.
-            let r = catch_unwind(AssertUnwindSafe(|| unsafe { (*body.0)(idx) }));
-            fp = crate::fpstatus::raised();
-            crate::fault::set_kernel_context(None);
-            match r {
-                Ok(r) => r,
-                Err(_) => Err(format!(
-                    "kernel {kernel} block {idx}/{block_dim}: internal error in the AI-core emulation"
-                )),
-            }
-        };
-        st = inner.state.lock();
-        st.idle += 1;
-        let mut j = job.lock();
-        j.fp_raised |= fp;
-        if let Err(msg) = result {
-            j.failed = true;
-            j.errors.push((idx, msg));
+        let mut ran = false;
+        while let Some((idx, skip)) = inner.claim(&job) {
+            run_block(&inner, &job, idx, skip);
+            ran = true;
         }
-        j.finished += 1;
-        let all = j.finished == j.block_dim;
-        drop(j);
-        if all {
-            inner.done.notify_all();
+        st = inner.state.lock();
+        if !ran && job.unclaimed() > 0 && inner.busy.load(Ordering::SeqCst) >= inner.cores {
+            // Every core is busy: wait until one is released (`release_core` notifies
+            // under the state lock, after lowering `busy`).
+            inner.work.wait(&mut st);
+        }
+    }
+}
+
+/// The pool's watcher: while launches run, spread those whose blocks wait too long (the
+/// launching thread may itself be inside a long block); asleep when nothing was launched
+/// for [`WATCH_IDLE`].
+fn watcher(inner: Arc<Inner>) {
+    let mut st = inner.state.lock();
+    loop {
+        let now = Instant::now();
+        let late: Vec<(Arc<Job>, u8)> = st
+            .jobs
+            .iter()
+            .filter(|j| j.unclaimed() > 0)
+            .filter_map(|j| {
+                let age = now.saturating_duration_since(j.start);
+                let level = if age >= ALL_RESIDENT_AFTER {
+                    2
+                } else if age >= SPREAD_AFTER {
+                    1
+                } else {
+                    0
+                };
+                (level > j.spread.load(Ordering::SeqCst)).then(|| (j.clone(), level))
+            })
+            .collect();
+        if !late.is_empty() {
+            drop(st);
+            for (j, level) in &late {
+                spread(&inner, j, *level);
+            }
+            st = inner.state.lock();
+        }
+        if st.jobs.is_empty() && now.saturating_duration_since(st.last_launch) >= WATCH_IDLE {
+            st.watcher_asleep = true;
+            while st.watcher_asleep {
+                inner.watch.wait(&mut st);
+            }
+        } else {
+            let _ = inner.watch.wait_for(&mut st, WATCH_TICK);
         }
     }
 }
@@ -457,7 +715,7 @@ mod tests {
             .unwrap();
             assert!(seen.iter().all(|c| c.load(Ordering::SeqCst) == 1), "n={n}");
         }
-        assert_eq!(pool.threads(), 4);
+        assert!(pool.threads() <= 4);
     }
 
     #[test]
@@ -510,7 +768,10 @@ mod tests {
                 m >= 1 && m <= cores,
                 "{soc}: {m} blocks at once, {cores} cores"
             );
-            assert_eq!(pool.threads(), cores, "{soc}: one thread per core");
+            assert!(
+                pool.threads() <= cores,
+                "{soc}: at most one thread per core"
+            );
         }
         let c = soc_cores("Ascend910B3");
         assert_eq!((c.ai_core, c.cube_core, c.vector_core), (20, 20, 40));
@@ -601,5 +862,85 @@ mod tests {
             t.join().unwrap();
         }
         assert_eq!(total.load(Ordering::SeqCst), 4 * 20 * 7);
+    }
+
+    /// Run `f` on a thread with `stack` bytes of stack.
+    fn on_thread<R: Send + 'static>(stack: usize, f: impl FnOnce() -> R + Send + 'static) -> R {
+        std::thread::Builder::new()
+            .stack_size(stack)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_launching_thread_runs_blocks_itself() {
+        let pool = Arc::new(AiCorePool::new("device 0", 48));
+        let p = pool.clone();
+        let (me, ran_on, all) = on_thread(CORE_STACK, move || {
+            let me = os::gettid();
+            let ran_on = AtomicU64::new(0);
+            p.run("one", 1, &|_| {
+                ran_on.store(os::gettid(), Ordering::SeqCst);
+                Ok(())
+            })
+            .unwrap();
+            let seen: Vec<AtomicU32> = (0..48).map(|_| AtomicU32::new(0)).collect();
+            p.run("many", 48, &|i| {
+                seen[i as usize].fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            })
+            .unwrap();
+            let all = seen.iter().all(|c| c.load(Ordering::SeqCst) == 1);
+            (me, ran_on.load(Ordering::SeqCst), all)
+        });
+        assert_eq!(me, ran_on, "a 1-block launch runs on the launching thread");
+        assert!(all, "every block of the 48 ran once");
+        assert!(pool.threads() <= 48);
+    }
+
+    #[test]
+    fn a_thread_with_a_small_stack_leaves_the_blocks_to_the_pool() {
+        let pool = Arc::new(AiCorePool::new("device 0", 4));
+        let p = pool.clone();
+        let (me, ran_on) = on_thread(256 << 10, move || {
+            let ran_on = Mutex::new(Vec::new());
+            p.run("small", 3, &|_| {
+                ran_on.lock().push(os::gettid());
+                Ok(())
+            })
+            .unwrap();
+            (os::gettid(), ran_on.into_inner())
+        });
+        assert_eq!(ran_on.len(), 3);
+        assert!(ran_on.iter().all(|t| *t != me), "{ran_on:?} {me}");
+        assert!(pool.threads() >= 1);
+    }
+
+    #[test]
+    fn blocks_that_wait_for_each_other_all_get_a_thread() {
+        // Block 0 runs on the launching thread and waits (without SyncAll) for a flag that
+        // the last block sets: the watcher must start the others.
+        let pool = Arc::new(AiCorePool::new("device 0", 8));
+        let p = pool.clone();
+        let r = on_thread(CORE_STACK, move || {
+            let flag = AtomicU32::new(0);
+            p.run("flags", 8, &|i| {
+                if i == 7 {
+                    flag.store(1, Ordering::SeqCst);
+                    return Ok(());
+                }
+                let t0 = std::time::Instant::now();
+                while flag.load(Ordering::SeqCst) == 0 {
+                    if t0.elapsed() > Duration::from_secs(60) {
+                        return Err(format!("block {i} waited 60 s for block 7"));
+                    }
+                    std::thread::yield_now();
+                }
+                Ok(())
+            })
+        });
+        r.unwrap();
     }
 }

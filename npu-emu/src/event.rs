@@ -14,7 +14,7 @@ use crate::codes::{
     ACL_ERROR_RT_INTERNAL_ERROR,
 };
 use crate::error::{Error, Result};
-use crate::stream::Stream;
+use crate::stream::{Stream, StreamRef};
 use crate::wait::{wait_until, Policy, Word};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,6 +45,9 @@ struct State {
     timestamp_ns: Option<u64>,
     /// A record ran and no reset ran since.
     valid: bool,
+    /// The stream and task number of the latest record enqueued, with its record number
+    /// (a host thread synchronizing the event runs that stream's tasks up to it).
+    last: Option<(StreamRef, u64, u64)>,
 }
 
 /// One event.
@@ -195,10 +198,15 @@ impl Event {
             n,
             ran: false,
         };
-        stream.enqueue(Box::new(move || {
+        let task = stream.enqueue_numbered(Box::new(move || {
             guard.fire();
             Ok(())
-        }))
+        }))?;
+        let mut st = self.st.lock();
+        if st.recorded == n {
+            st.last = Some((stream.handle(), task, n));
+        }
+        Ok(())
     }
 
     /// Make the event "not recorded" when `stream` reaches this point (`aclrtResetEvent`).
@@ -245,7 +253,19 @@ impl Event {
     /// Block the host until the record current now has finished; `None` = forever,
     /// `Some(0)` = poll once. `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT` on timeout.
     pub fn synchronize(&self, timeout: Option<Duration>) -> Result<()> {
-        let target = self.st.lock().recorded;
+        let (target, last) = {
+            let st = self.st.lock();
+            (st.recorded, st.last.clone())
+        };
+        if timeout.is_none() {
+            // Run the recording stream's tasks up to the record on this thread when no
+            // other thread is running them (see `crate::stream`).
+            if let Some((stream, task, n)) = last {
+                if n == target {
+                    stream.run_until(task);
+                }
+            }
+        }
         if target == 0 || self.wait_finished(target, timeout) {
             Ok(())
         } else {
@@ -433,5 +453,23 @@ mod tests {
         t.join().unwrap();
         ev.synchronize(None).unwrap();
         assert!(ev.timestamp_ns().is_err());
+    }
+
+    #[test]
+    fn event_synchronize_runs_the_stream_up_to_the_record() {
+        let s = Stream::new("ev-inline").unwrap();
+        let ev = Event::new(0);
+        let ran_on = Arc::new(Mutex::new(Vec::new()));
+        let r = ran_on.clone();
+        s.enqueue(Box::new(move || {
+            r.lock().push(npu_emu_ffi::os::gettid());
+            Ok(())
+        }))
+        .unwrap();
+        ev.record(&s).unwrap();
+        ev.synchronize(None).unwrap();
+        assert!(ev.status().complete && ev.status().valid);
+        assert_eq!(ran_on.lock().len(), 1);
+        s.synchronize(None).unwrap();
     }
 }

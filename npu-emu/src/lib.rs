@@ -20,7 +20,8 @@
 //! - [`aicore`]: the emulated AI cores that run the blocks of an Ascend C kernel launch.
 //! - [`cube`]: the cube unit's arithmetic (`C += A × B` in float) for `Mmad` and `Matmul`.
 //! - [`kernel_bin`]: kernel binaries (`ascendc_fatbin_library` output) loaded by name.
-//! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
+//! - [`stream`], [`event`]: ordered task queues with one worker each (a host thread that
+//!   synchronizes runs queued tasks itself when the worker is not running one), and events.
 //! - [`capture`]: models (`aclmdlRI`): stream operations captured or bound, run any number of
 //!   times.
 //! - [`wait`]: the one spin / yield / futex wait policy (streams, events, HCCL), with all

@@ -14,9 +14,19 @@
 //!   32-byte aligned, over all its slabs of the device, so an allocation may span two
 //!   adjacent slabs: see `node/suballoc.rs`). A slab with no live byte left goes back to the
 //!   node.
-//! - Backing pages are reserved with `fallocate` when memory is allocated, so a full
-//!   `/dev/shm` is an allocation error, never a SIGBUS later; freed pages are punched out
-//!   of the file so the RAM goes back to the system.
+//! - Backing pages are reserved with `fallocate`, so a full `/dev/shm` is an error with a
+//!   message, never a SIGBUS later; freed pages are punched out of the file so the RAM goes
+//!   back to the system. An allocation below [`LAZY_RESERVE_FROM`] is reserved when it is
+//!   made. A larger one (reserving costs ~0.5 s per GiB on a VM: the pages are allocated)
+//!   is checked against the file system's free space when it is made (`fstatvfs`, counting
+//!   this process's allocations not reserved yet), and reserved at its first use: the first
+//!   [`Node::check`] / [`Node::phys`] of any part of it (every copy, memset, kernel argument,
+//!   HCCL buffer and IPC export goes through them), or [`Node::reserve_pending`] (before a
+//!   kernel runs, which may reach memory through pointers in its arguments). Every access
+//!   to device memory happens after one of these, so the emulator never touches an
+//!   unreserved page; if `/dev/shm` filled up in between (another process), the first use
+//!   fails with `ACL_ERROR_RT_MEMORY_ALLOCATION` and the message. In total nothing is lost:
+//!   first touching reserved pages costs what touching unreserved ones costs.
 //! - Device `d`'s HBM is reserved without access at its canonical address
 //!   ([`crate::memory::device_addr`]) in every process, so a device pointer means the same
 //!   everywhere and a host dereference faults ([`crate::fault`]); the emulator reads and
@@ -62,6 +72,10 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use suballoc::{Pool, ALIGN};
+
+/// Allocations of at least this many bytes are reserved at their first use instead of
+/// when they are made (see the module documentation).
+pub const LAZY_RESERVE_FROM: u64 = 1 << 20;
 
 /// How many freed allocations a process remembers, to tell "freed memory" from "never
 /// allocated" in messages.
@@ -132,6 +146,10 @@ struct Inner {
     imports: BTreeMap<u64, Import>,
     /// Serial of the last allocation or mapping ([`AllocInfo::serial`]).
     next_serial: u64,
+    /// Live allocations whose backing pages are not reserved yet: start → bytes (rounded).
+    unreserved: BTreeMap<u64, u64>,
+    /// The sum of `unreserved`.
+    pending: u64,
 }
 
 /// This process's view of the node: mappings, its own allocations, its process-table slot.
@@ -325,8 +343,16 @@ impl Node {
     }
 
     /// Take `size` bytes (multiple of 32) aligned to `align` on `device`, with backing
-    /// pages reserved. Returns the physical offset.
-    fn take(&self, inner: &mut Inner, device: u32, size: u64, align: u64) -> Result<u64> {
+    /// pages reserved (`lazy`: only checked against the free space, reserved at first use).
+    /// Returns the physical offset.
+    fn take(
+        &self,
+        inner: &mut Inner,
+        device: u32,
+        size: u64,
+        align: u64,
+        lazy: bool,
+    ) -> Result<u64> {
         let slab = self.sh.slab_size;
         let pool = inner.pools.entry(device).or_insert_with(|| Pool::new(slab));
         let off = match pool.alloc(size, align) {
@@ -365,7 +391,21 @@ impl Node {
                 }
             }
         };
-        if let Err(e) = self.sh.reserve(device, off, size) {
+        let reserved = if lazy {
+            match self.sh.space_left(device) {
+                Some(left) if left < inner.pending.saturating_add(size) => {
+                    Err(std::io::Error::other(format!(
+                        "{left} bytes are free there and this process already has {} bytes \
+                         allocated but not reserved yet",
+                        inner.pending
+                    )))
+                }
+                _ => Ok(()),
+            }
+        } else {
+            self.sh.reserve(device, off, size)
+        };
+        if let Err(e) = reserved {
             self.give(inner, device, off, size);
             return Err(Error::new(
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
@@ -398,8 +438,9 @@ impl Node {
     }
 
     /// Allocate `size` bytes (already rounded by the caller) on physical device `device`.
-    /// Backing space is reserved now: a full `/dev/shm` or exhausted HBM gives
-    /// `ACL_ERROR_RT_MEMORY_ALLOCATION` with a message, never a later SIGBUS.
+    /// Backing space is reserved now, or checked now and reserved at first use (from
+    /// [`LAZY_RESERVE_FROM`] bytes): a full `/dev/shm` or exhausted HBM gives
+    /// `ACL_ERROR_RT_MEMORY_ALLOCATION` with a message, never a SIGBUS.
     pub fn alloc(&self, device: u32, size: u64, requested: u64) -> Result<AllocInfo> {
         self.check_device(device, "alloc")?;
         self.check_owner()?;
@@ -418,7 +459,8 @@ impl Node {
         }
         let asize = size.next_multiple_of(ALIGN);
         let mut inner = self.inner.lock();
-        let off = self.take(&mut inner, device, asize, ALIGN)?;
+        let lazy = asize >= LAZY_RESERVE_FROM;
+        let off = self.take(&mut inner, device, asize, ALIGN, lazy)?;
         inner.next_serial += 1;
         let info = AllocInfo {
             addr: device_addr(device, off),
@@ -428,6 +470,10 @@ impl Node {
             serial: inner.next_serial,
         };
         inner.allocs.insert(info.addr, info);
+        if lazy {
+            inner.unreserved.insert(info.addr, asize);
+            inner.pending += asize;
+        }
         self.bytes_add(device, size);
         Ok(info)
     }
@@ -451,6 +497,9 @@ impl Node {
                 self.what_is(&inner, addr, true)
             )));
         };
+        if let Some(n) = inner.unreserved.remove(&addr) {
+            inner.pending -= n;
+        }
         let off = addr - device_addr(a.device, 0);
         self.give(&mut inner, a.device, off, a.size.next_multiple_of(ALIGN));
         self.bytes_sub(a.device, a.size);
@@ -676,17 +725,62 @@ impl Node {
         Ok(info)
     }
 
+    /// Reserve the backing pages of the live allocation starting at `addr` if they are not
+    /// yet (its first use).
+    fn reserve_alloc(&self, inner: &mut Inner, addr: u64) -> Result<()> {
+        let Some(&n) = inner.unreserved.get(&addr) else {
+            return Ok(());
+        };
+        let Some(a) = inner.allocs.get(&addr).copied() else {
+            return Ok(());
+        };
+        if let Err(e) = self
+            .sh
+            .reserve(a.device, addr - device_addr(a.device, 0), n)
+        {
+            return Err(Error::new(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!(
+                    "out of memory on device {}: allocation 0x{addr:x} ({} bytes) cannot be \
+                     used: reserving its backing store at its first use failed: {e}; the file \
+                     system holding node directory {} (usually /dev/shm) filled up since it \
+                     was allocated: free memory, enlarge it, or set NPU_EMU_NODE_DIR",
+                    a.device,
+                    a.size,
+                    self.sh.dir.display()
+                ),
+            ));
+        }
+        inner.unreserved.remove(&addr);
+        inner.pending -= n;
+        Ok(())
+    }
+
+    /// Reserve the backing pages of every allocation of this process not reserved yet
+    /// (before a kernel runs: it may reach any of them through pointers in its arguments).
+    pub fn reserve_pending(&self) -> Result<()> {
+        let mut inner = self.inner.lock();
+        while let Some((&addr, _)) = inner.unreserved.first_key_value() {
+            self.reserve_alloc(&mut inner, addr)?;
+        }
+        Ok(())
+    }
+
     /// Resolve `[addr, addr+len)` to a physical location and the serial of the allocation
-    /// or mapping holding it, or explain why not.
+    /// or mapping holding it, or explain why not. An allocation of this process is
+    /// reserved at its first resolution.
     fn resolve(&self, addr: u64, len: u64, what: &str) -> Result<(RtPhys, u64)> {
-        let inner = self.inner.lock();
+        let mut inner = self.inner.lock();
         let end = addr.checked_add(len);
-        if let Some((_, a)) = inner.allocs.range(..=addr).next_back() {
+        if let Some((_, &a)) = inner.allocs.range(..=addr).next_back() {
             let aend = a.addr + a.size;
             // (An empty range may sit at the very end; a range starting there does not
             // belong to this allocation.)
             if addr < aend || (addr == aend && len == 0) {
                 if end.is_some_and(|e| e <= aend) {
+                    if !inner.unreserved.is_empty() {
+                        self.reserve_alloc(&mut inner, a.addr)?;
+                    }
                     let p = RtPhys {
                         device: a.device,
                         _pad: 0,
@@ -986,7 +1080,7 @@ impl Node {
             ));
         }
         let mut inner = self.inner.lock();
-        let off = self.take(&mut inner, device, size, ALIGN)?;
+        let off = self.take(&mut inner, device, size, ALIGN, false)?;
         let id = inner.next_handle;
         inner.next_handle += 1;
         let info = PhysHandleInfo {

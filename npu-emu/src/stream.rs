@@ -7,16 +7,25 @@
 //! - Tasks are numbered in enqueue order; `submitted` counts enqueued tasks and `completed`
 //!   counts tasks that ran (or were discarded). Both are atomics, so an idle stream's
 //!   synchronize or query reads two words and takes no lock and makes no syscall.
-//! - The worker waits for work, and a host thread in `synchronize` waits for the worker,
-//!   with the stream policy of [`crate::wait`] (spin briefly, yield, then sleep on a futex
-//!   word): a round trip needs no futex wake-up, while an idle stream stops polling after
-//!   1 ms. When the waiting host thread and the worker run on the same CPU
+//! - One task runs at a time, by whoever holds the stream's run token (`Queue::running`):
+//!   normally the stream's worker, but a host thread in [`Stream::synchronize`] (without a
+//!   timeout) that finds the token free takes it and runs the queued tasks itself, up to the
+//!   ones it waits for. So "enqueue, then synchronize" costs the work and no hand-off to a
+//!   second thread, which on a loaded machine (more runnable threads than cores) may not get
+//!   a CPU for milliseconds. Tasks still run one at a time and in order, and their errors,
+//!   the error hook and the failure mode behave the same whichever thread runs them. Tasks
+//!   given with [`Stream::enqueue_op_on_worker`] (host functions and callbacks: user code) only
+//!   ever run on the worker. A synchronize with a timeout never runs tasks (a task may
+//!   block longer than the timeout), it waits for the worker.
+//! - The worker waits for work, and a host thread in `synchronize` waits for the task being
+//!   run, with the stream policy of [`crate::wait`] (spin briefly, yield, then sleep on a
+//!   futex word): a round trip needs no futex wake-up, while an idle stream stops polling
+//!   after 1 ms. When the waiting host thread and the worker run on the same CPU
 //!   (`sched_getcpu`, common when threads outnumber cores), both skip the spin and yield at
 //!   once, since spinning would only delay the other.
-//! - The worker takes the whole queue under one lock and runs the batch without it, so a
-//!   producer enqueueing while the worker is busy rarely contends. `abort` and a forced
-//!   `destroy` bump a generation counter: the worker discards the rest of a batch it took
-//!   before the bump.
+//! - Tasks are taken one at a time under the queue lock (uncontended: a few ns); `abort`
+//!   and a forced `destroy` drain the queue and bump a generation counter, so a task taken
+//!   just before is discarded instead of run.
 //! - Failure mode [`FailureMode::Stop`] (`ACL_STOP_ON_FAILURE`): after a failed task the rest
 //!   of the queue is discarded until the error has been reported by a synchronize.
 //! - Capture (`aclmdlRICaptureBegin`, a stream bound to a model): a stream with a [`Sink`]
@@ -31,7 +40,7 @@ use crate::wait::{self, Policy, Polled, Word};
 use npu_emu_ffi::os;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -98,8 +107,9 @@ pub trait Sink: Send + Sync {
     fn refuse(&self, what: &str) -> Error;
 }
 
-/// Called on the worker thread when a task fails, with the task's number on the stream
-/// (1-based, in enqueue order) and its error (e.g. to run `aclrtSetExceptionInfoCallback`).
+/// Called when a task fails (on the thread that ran it), with the task's number on the
+/// stream (1-based, in enqueue order) and its error (e.g. to run
+/// `aclrtSetExceptionInfoCallback`).
 pub type ErrorHook = Arc<dyn Fn(u64, &Error) + Send + Sync + 'static>;
 
 /// Called on the worker thread after a task whose computation produced ±inf or NaN.
@@ -114,28 +124,41 @@ pub enum FailureMode {
     Stop,
 }
 
+/// A queued task and whether only the worker may run it.
+struct Queued {
+    task: Task,
+    worker_only: bool,
+}
+
 struct Queue {
-    tasks: VecDeque<Task>,
+    tasks: VecDeque<Queued>,
     /// First error of an asynchronous task since the last synchronize.
     error: Option<Error>,
     shutdown: bool,
+    /// A thread holds the run token: it took a task and has not finished it.
+    running: bool,
 }
 
 struct Shared {
     label: String,
     q: Mutex<Queue>,
-    /// Notified when a task is enqueued or the stream shuts down (the idle worker sleeps
-    /// on it).
+    /// Notified when a task is enqueued, when the run token is given back with tasks left,
+    /// or when the stream shuts down (the idle worker sleeps on it).
     work: Word,
     /// Notified when tasks complete (host threads in `synchronize` sleep on it).
     done: Word,
     /// The queue's `shutdown`, readable without the lock by the idle worker.
     closing: AtomicBool,
+    /// The queue's `running`, readable without the lock.
+    running: AtomicBool,
+    /// [`thread_key`] of the thread holding the run token (0 = none): a task that
+    /// synchronizes its own stream is refused instead of waiting for itself.
+    runner: AtomicUsize,
     submitted: AtomicU64,
     completed: AtomicU64,
     has_error: AtomicBool,
     stop_on_failure: AtomicBool,
-    /// Id of the worker thread (`gettid`), to detect calls from inside a task.
+    /// Id of the worker thread (`gettid`).
     worker_tid: AtomicU64,
     hook: Mutex<Option<ErrorHook>>,
     /// Stop-on-failure tripped: discard tasks until the error is reported.
@@ -145,9 +168,12 @@ struct Shared {
     /// both go straight to yielding.
     worker_cpu: AtomicI32,
     waiter_cpu: AtomicI32,
-    /// Bumped (under the queue lock) by abort and forced destroy: the worker discards the
-    /// batch it took before the bump.
+    /// Bumped (under the queue lock) by abort and forced destroy: a task taken before the
+    /// bump is discarded.
     abort_gen: AtomicU64,
+    /// Tests: the worker takes no task while set (so host threads run them).
+    #[cfg(test)]
+    hold_worker: AtomicBool,
     /// Called after a task that raised a floating-point overflow, invalid or
     /// divide-by-zero flag (see [`crate::fpstatus`]); `None` = not watched.
     overflow_hook: Mutex<Option<OverflowHook>>,
@@ -163,6 +189,25 @@ pub struct Stream {
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
+thread_local! {
+    /// Its address identifies the calling thread (cheaper than `gettid`, a system call).
+    static THREAD_KEY: u8 = const { 0 };
+}
+
+/// A number identifying the calling thread among the live threads of the process.
+fn thread_key() -> usize {
+    THREAD_KEY.with(|k| k as *const u8 as usize)
+}
+
+/// Who is taking a task.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Runner {
+    /// The stream's worker: may run every task.
+    Worker,
+    /// A host thread in `synchronize`: runs tasks not reserved for the worker.
+    Host,
+}
+
 impl Stream {
     /// A new stream whose worker thread is named after `label` (shown in messages and by
     /// debuggers, e.g. `"stream 3 (device 0)"`).
@@ -173,10 +218,13 @@ impl Stream {
                 tasks: VecDeque::new(),
                 error: None,
                 shutdown: false,
+                running: false,
             }),
             work: Word::new(),
             done: Word::new(),
             closing: AtomicBool::new(false),
+            running: AtomicBool::new(false),
+            runner: AtomicUsize::new(0),
             submitted: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             has_error: AtomicBool::new(false),
@@ -187,6 +235,8 @@ impl Stream {
             worker_cpu: AtomicI32::new(-1),
             waiter_cpu: AtomicI32::new(-1),
             abort_gen: AtomicU64::new(0),
+            #[cfg(test)]
+            hold_worker: AtomicBool::new(false),
             overflow_hook: Mutex::new(None),
             watch_fp: AtomicBool::new(false),
             sink: Mutex::new(None),
@@ -194,8 +244,10 @@ impl Stream {
         });
         let s2 = shared.clone();
         let name: String = format!("npu-{label}").chars().take(15).collect();
+        // The worker runs the blocks of kernel launches itself: it gets an AI core's stack.
         let handle = std::thread::Builder::new()
             .name(name)
+            .stack_size(crate::aicore::CORE_STACK)
             .spawn(move || worker(s2))
             .map_err(|e| {
                 Error::new(
@@ -209,20 +261,38 @@ impl Stream {
         })
     }
 
-    /// Append `task`; it runs after everything enqueued before it. A capturing stream
-    /// refuses it (a one-shot task cannot be replayed): use [`Stream::enqueue_op`].
+    /// Append `task`; it runs after everything enqueued before it, on the worker or on a
+    /// host thread that synchronizes the stream. A capturing stream refuses it (a one-shot
+    /// task cannot be replayed): use [`Stream::enqueue_op`].
     pub fn enqueue(&self, task: Task) -> Result<()> {
+        self.enqueue_numbered(task).map(|_| ())
+    }
+
+    /// [`Stream::enqueue`], returning the task's number on the stream (1-based; it has
+    /// finished when [`Stream::completed`] reaches it).
+    pub fn enqueue_numbered(&self, task: Task) -> Result<u64> {
         if self.shared.capturing.load(Ordering::SeqCst) {
             if let Some(sink) = self.sink() {
                 drop(task);
                 return Err(sink.refuse("this kind of task"));
             }
         }
-        self.enqueue_now(task)
+        self.push(task, false)
     }
 
     /// Append `op`: run it in order, or hand it to the sink while the stream captures.
     pub fn enqueue_op(&self, op: Op) -> Result<()> {
+        self.enqueue_op_where(op, false)
+    }
+
+    /// [`Stream::enqueue_op`] for an operation that runs on the stream's worker thread only
+    /// (user code such as host functions and callbacks, which must not run inside the
+    /// caller's synchronize).
+    pub fn enqueue_op_on_worker(&self, op: Op) -> Result<()> {
+        self.enqueue_op_where(op, true)
+    }
+
+    fn enqueue_op_where(&self, op: Op, worker_only: bool) -> Result<()> {
         if self.shared.capturing.load(Ordering::SeqCst) {
             if let Some(sink) = self.sink() {
                 sink.capture(op)?;
@@ -230,7 +300,7 @@ impl Stream {
                 return Ok(());
             }
         }
-        self.enqueue_now(op.into_task()?)
+        self.push(op.into_task()?, worker_only).map(|_| ())
     }
 
     /// A number identifying this stream while it lives (for [`last_submission`]).
@@ -273,7 +343,7 @@ impl Stream {
         q.error.take()
     }
 
-    fn enqueue_now(&self, task: Task) -> Result<()> {
+    fn push(&self, task: Task, worker_only: bool) -> Result<u64> {
         let s = &self.shared;
         let mut q = s.q.lock();
         if q.shutdown {
@@ -281,21 +351,23 @@ impl Stream {
             drop(task);
             return Err(Error::invalid(format!("{} is being destroyed", s.label)));
         }
-        q.tasks.push_back(task);
-        let seq = s.submitted.fetch_add(1, Ordering::SeqCst) + 1;
-        LAST_SUBMIT.with(|l| l.set((self.key(), seq)));
+        q.tasks.push_back(Queued { task, worker_only });
+        let n = s.submitted.fetch_add(1, Ordering::SeqCst) + 1;
+        LAST_SUBMIT.with(|l| l.set((self.key(), n)));
         drop(q);
         s.work.notify();
-        Ok(())
+        Ok(n)
     }
 
     /// Wait for every task enqueued so far; `None` = forever. Returns the first error of an
     /// asynchronous task since the last synchronize (then clears it), or a timeout error.
+    /// Without a timeout the calling thread runs queued tasks itself when no other thread
+    /// is running one (see the module documentation).
     pub fn synchronize(&self, timeout: Option<Duration>) -> Result<()> {
         let s = &self.shared;
         let target = s.submitted.load(Ordering::SeqCst);
         if s.completed.load(Ordering::SeqCst) < target {
-            if s.worker_tid.load(Ordering::Relaxed) == os::gettid() {
+            if self.is_worker_thread() {
                 return Err(Error::invalid(format!(
                     "{} cannot be synchronized from one of its own tasks (it would wait for itself)",
                     s.label
@@ -323,6 +395,19 @@ impl Stream {
             }
         }
         Ok(())
+    }
+
+    /// Wait until task `n` (a number from [`Stream::submitted`]) has finished, running
+    /// queued tasks on the calling thread as `synchronize` does; errors stay for the next
+    /// synchronize. Used by `aclrtSynchronizeEvent` for the record it waits for. Returns
+    /// false, waiting for nothing, when called from one of the stream's own tasks.
+    pub fn run_until(&self, n: u64) -> bool {
+        self.handle().run_until(n)
+    }
+
+    /// A handle that does not keep the stream alive, for [`StreamRef::run_until`].
+    pub fn handle(&self) -> StreamRef {
+        StreamRef(Arc::downgrade(&self.shared))
     }
 
     /// Whether every task enqueued so far has finished (`aclrtStreamQuery`).
@@ -382,16 +467,17 @@ impl Stream {
         &self.shared.label
     }
 
-    /// Whether the caller is this stream's worker thread (i.e. runs inside one of its tasks).
+    /// Whether the caller runs inside one of this stream's tasks (on the worker, or on a
+    /// host thread that runs the stream's tasks in `synchronize`).
     pub fn is_worker_thread(&self) -> bool {
-        self.shared.worker_tid.load(Ordering::Relaxed) == os::gettid()
+        self.shared.runner.load(Ordering::SeqCst) == thread_key()
     }
 
     /// Discard every task not started yet (`aclrtStreamAbort`); a running task finishes.
     /// The stream stays usable. Returns how many tasks were discarded.
     pub fn abort(&self) -> u64 {
         let s = &self.shared;
-        let discarded: Vec<Task> = {
+        let discarded: Vec<Queued> = {
             let mut q = s.q.lock();
             s.abort_gen.fetch_add(1, Ordering::SeqCst);
             q.tasks.drain(..).collect()
@@ -400,17 +486,17 @@ impl Stream {
         drop(discarded);
         if n > 0 {
             s.completed.fetch_add(n, Ordering::SeqCst);
-            notify_done(s);
+            s.done.notify();
         }
         n
     }
 
     /// Stop the stream: with `force == false` every pending task runs first; with
     /// `force == true` pending tasks are discarded (a running task finishes). Waits for the
-    /// worker to exit unless called from the worker itself. Idempotent.
+    /// worker to exit unless called from one of the stream's tasks. Idempotent.
     pub fn destroy(&self, force: bool) {
         let s = &self.shared;
-        let discarded: Vec<Task> = {
+        let discarded: Vec<Queued> = {
             let mut q = s.q.lock();
             q.shutdown = true;
             s.closing.store(true, Ordering::SeqCst);
@@ -425,11 +511,11 @@ impl Stream {
         drop(discarded);
         if n > 0 {
             s.completed.fetch_add(n, Ordering::SeqCst);
-            notify_done(s);
+            s.done.notify();
         }
         s.work.bump_wake();
         if self.is_worker_thread() {
-            // Called from a task on this stream: the worker exits after the task returns.
+            // Called from a task on this stream: the worker exits once the queue is empty.
             let _ = self.worker.lock().take();
             return;
         }
@@ -439,9 +525,50 @@ impl Stream {
         }
     }
 
-    /// Wait until `completed >= target`; false on timeout.
     fn wait_for(&self, target: u64, timeout: Option<Duration>) -> bool {
-        wait_counter(&self.shared, target, timeout)
+        wait_for(&self.shared, target, timeout)
+    }
+}
+
+/// A weak handle on a stream (an event remembers the stream of its latest record).
+#[derive(Clone)]
+pub struct StreamRef(std::sync::Weak<Shared>);
+
+impl StreamRef {
+    /// [`Stream::run_until`]; false (nothing waited for) if the stream is gone or the
+    /// caller runs one of its tasks.
+    pub fn run_until(&self, n: u64) -> bool {
+        let Some(s) = self.0.upgrade() else {
+            return false;
+        };
+        if s.runner.load(Ordering::SeqCst) == thread_key() {
+            return false;
+        }
+        wait_for(&s, n, None)
+    }
+}
+
+/// Wait until `completed >= target`; false on timeout. Without a timeout, run tasks on
+/// this thread whenever the run token is free.
+fn wait_for(s: &Arc<Shared>, target: u64, timeout: Option<Duration>) -> bool {
+    let deadline = timeout.map(|t| Instant::now() + t);
+    loop {
+        let seen = s.completed.load(Ordering::SeqCst);
+        if seen >= target {
+            return true;
+        }
+        if timeout.is_none() && run_one(s, Runner::Host) {
+            continue;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return s.completed.load(Ordering::SeqCst) >= target;
+        }
+        // Someone else runs a task (or the next one is the worker's): wait until a task
+        // finishes, then look again.
+        let progressed = || s.completed.load(Ordering::SeqCst) != seen;
+        if !wait_progress(s, progressed, deadline) {
+            return s.completed.load(Ordering::SeqCst) >= target;
+        }
     }
 }
 
@@ -451,16 +578,15 @@ impl Drop for Stream {
     }
 }
 
-fn wait_counter(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
-    let done = || s.completed.load(Ordering::SeqCst) >= target;
-    if done() {
+/// Wait (a host thread) until `progressed()`; false if `deadline` passed first.
+fn wait_progress(s: &Shared, progressed: impl Fn() -> bool, deadline: Option<Instant>) -> bool {
+    if progressed() {
         return true;
     }
-    if timeout == Some(Duration::ZERO) {
+    if deadline.is_some_and(|d| d <= Instant::now()) {
         return false;
     }
     let start = Instant::now();
-    let deadline = timeout.map(|t| start + t);
     let cpu = os::current_cpu();
     s.waiter_cpu.store(cpu, Ordering::SeqCst);
     let shared_cpu = cpu >= 0 && cpu == s.worker_cpu.load(Ordering::SeqCst);
@@ -469,29 +595,107 @@ fn wait_counter(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
     } else {
         Policy::STREAM
     };
-    let polled = wait::poll(&policy, start, done, deadline);
+    let polled = wait::poll(&policy, start, &progressed, deadline);
     s.waiter_cpu.store(-1, Ordering::SeqCst);
     match polled {
         Polled::Ready => true,
         Polled::TimedOut => false,
         Polled::Pending => {
-            wait::sleep(&policy, &s.done, done, deadline, || Ok::<(), ()>(())).is_ok()
+            wait::sleep(&policy, &s.done, &progressed, deadline, || Ok::<(), ()>(())).is_ok()
         }
     }
 }
 
-fn notify_done(s: &Shared) {
+/// Take the next task if the run token is free (and, for a host thread, the task is not
+/// reserved for the worker), run it on the calling thread, and count it finished. Returns
+/// whether a task was taken.
+fn run_one(s: &Arc<Shared>, who: Runner) -> bool {
+    let (queued, gen) = {
+        let mut q = s.q.lock();
+        if q.running {
+            return false;
+        }
+        match q.tasks.front() {
+            Some(t) if who == Runner::Worker || !t.worker_only => {}
+            _ => return false,
+        }
+        let Some(queued) = q.tasks.pop_front() else {
+            return false;
+        };
+        q.running = true;
+        s.running.store(true, Ordering::SeqCst);
+        s.runner.store(thread_key(), Ordering::SeqCst);
+        (queued, s.abort_gen.load(Ordering::SeqCst))
+    };
+    if s.discarding.load(Ordering::SeqCst) || s.abort_gen.load(Ordering::SeqCst) != gen {
+        // Stop-on-failure tripped, or aborted since it was taken: it does not run.
+        drop(queued);
+    } else {
+        let outer = CURRENT_TASK.with(|c| c.replace(Some((s.clone(), gen))));
+        let watch = s.watch_fp.load(Ordering::Relaxed);
+        // A host thread keeps its own floating-point status across the task.
+        let fp_before = watch && who == Runner::Host && crate::fpstatus::raised();
+        if watch {
+            crate::fpstatus::clear();
+        }
+        let r = npu_emu_ffi::boundary::catch(queued.task);
+        if watch && crate::fpstatus::raised() {
+            let hook = s.overflow_hook.lock().clone();
+            if let Some(h) = hook {
+                let _ = npu_emu_ffi::boundary::catch(|| h());
+            }
+        }
+        if fp_before {
+            crate::fpstatus::raise();
+        }
+        CURRENT_TASK.with(|c| *c.borrow_mut() = outer);
+        let r = r.unwrap_or_else(|p| {
+            Err(Error::new(
+                ACL_ERROR_INTERNAL_ERROR,
+                format!("a task on {} panicked: {p}", s.label),
+            ))
+        });
+        if let Err(e) = r {
+            let hook = s.hook.lock().clone();
+            if let Some(h) = hook {
+                let seq = s.completed.load(Ordering::SeqCst) + 1;
+                let _ = npu_emu_ffi::boundary::catch(|| h(seq, &e));
+            }
+            let mut q = s.q.lock();
+            if q.error.is_none() {
+                q.error = Some(e);
+            }
+            if s.stop_on_failure.load(Ordering::SeqCst) {
+                s.discarding.store(true, Ordering::SeqCst);
+            }
+            s.has_error.store(true, Ordering::SeqCst);
+        }
+    }
+    {
+        let mut q = s.q.lock();
+        q.running = false;
+        s.running.store(false, Ordering::SeqCst);
+        s.runner.store(0, Ordering::SeqCst);
+        s.completed.fetch_add(1, Ordering::SeqCst);
+    }
     s.done.notify();
+    if who == Runner::Host
+        && (s.submitted.load(Ordering::SeqCst) > s.completed.load(Ordering::SeqCst)
+            || s.closing.load(Ordering::SeqCst))
+    {
+        // Tasks are left (or the stream closes): the worker takes over.
+        s.work.notify();
+    }
+    true
 }
 
 thread_local! {
     /// The calling thread's last submission: (stream key, task number; 0 = captured).
     static LAST_SUBMIT: std::cell::Cell<(usize, u64)> = const { std::cell::Cell::new((0, 0)) };
-    /// On a stream's worker: its stream (set once when the worker starts).
-    static WORKER_OF: std::cell::RefCell<Option<Arc<Shared>>> =
+    /// While the calling thread runs a stream task (as the stream's worker or inside a
+    /// synchronize): its stream and the abort generation when the task was taken.
+    static CURRENT_TASK: std::cell::RefCell<Option<(Arc<Shared>, u64)>> =
         const { std::cell::RefCell::new(None) };
-    /// On a stream's worker running a task: the abort generation of its batch.
-    static TASK_GEN: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
 
 /// The calling thread's last task: the stream's [`Stream::key`] and the task's number on it
@@ -501,112 +705,55 @@ pub fn last_submission() -> Option<(usize, u64)> {
     (k != 0).then_some((k, n))
 }
 
-/// Whether the task running on the calling (worker) thread was aborted since it started
+/// Whether the task running on the calling thread (a stream's worker, or a host thread
+/// running the stream's tasks in a synchronize) was aborted since it started
 /// (`aclrtStreamAbort`, `aclrtDeviceTaskAbort`, a forced destroy): a task that blocks
 /// (waits on a notify or another process) checks this now and then and gives up. False
 /// outside a stream task.
 pub fn task_aborted() -> bool {
-    let Some(gen) = TASK_GEN.with(|g| g.get()) else {
-        return false;
-    };
-    WORKER_OF.with(|w| {
-        w.borrow()
+    CURRENT_TASK.with(|c| {
+        c.borrow()
             .as_ref()
-            .is_some_and(|s| s.abort_gen.load(Ordering::SeqCst) != gen)
+            .is_some_and(|(s, gen)| s.abort_gen.load(Ordering::SeqCst) != *gen)
     })
 }
 
 fn worker(s: Arc<Shared>) {
     s.worker_tid.store(os::gettid(), Ordering::SeqCst);
-    WORKER_OF.with(|w| *w.borrow_mut() = Some(s.clone()));
-    // The worker takes the whole queue at once (one lock per batch, not per task), so
-    // producers rarely contend with it.
-    let mut batch: VecDeque<Task> = VecDeque::new();
-    let mut batch_gen = 0;
     loop {
-        if batch.is_empty() {
-            let mut q = s.q.lock();
-            loop {
-                if !q.tasks.is_empty() {
-                    std::mem::swap(&mut q.tasks, &mut batch);
-                    batch_gen = s.abort_gen.load(Ordering::SeqCst);
-                    break;
-                }
-                if q.shutdown {
-                    drop(q);
-                    s.worker_tid.store(0, Ordering::SeqCst);
-                    return;
-                }
+        #[cfg(test)]
+        if s.hold_worker.load(Ordering::SeqCst) && !s.closing.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        if run_one(&s, Runner::Worker) {
+            continue;
+        }
+        {
+            let q = s.q.lock();
+            if q.shutdown && q.tasks.is_empty() && !q.running {
                 drop(q);
-                // Idle: wait for work with the stream policy. If a host thread waits for
-                // us on this very CPU, skip the spin: it would only delay it.
-                let seen = s.completed.load(Ordering::SeqCst);
-                let has_work = || {
-                    s.submitted.load(Ordering::SeqCst) > seen || s.closing.load(Ordering::SeqCst)
-                };
-                let cpu = os::current_cpu();
-                s.worker_cpu.store(cpu, Ordering::SeqCst);
-                let shared_cpu = cpu >= 0 && cpu == s.waiter_cpu.load(Ordering::SeqCst);
-                let policy = if shared_cpu {
-                    Policy::STREAM.without_spin()
-                } else {
-                    Policy::STREAM
-                };
-                let _ = wait::wait_until(&policy, &s.work, has_work, None, || Ok::<(), ()>(()));
-                q = s.q.lock();
+                s.worker_tid.store(0, Ordering::SeqCst);
+                return;
             }
         }
-        if s.abort_gen.load(Ordering::SeqCst) != batch_gen {
-            // Aborted (or destroyed with force) after we took this batch: none of it runs.
-            let n = batch.len() as u64;
-            batch.clear();
-            s.completed.fetch_add(n, Ordering::SeqCst);
-            notify_done(&s);
-            continue;
-        }
-        let Some(task) = batch.pop_front() else {
-            continue;
+        // Idle, or a host thread runs the tasks: wait until there is a task to take (the
+        // run token free) or the stream closes. If a host thread waits for us on this very
+        // CPU, skip the spin: it would only delay it.
+        let has_work = || {
+            !s.running.load(Ordering::SeqCst)
+                && (s.submitted.load(Ordering::SeqCst) > s.completed.load(Ordering::SeqCst)
+                    || s.closing.load(Ordering::SeqCst))
         };
-        if s.discarding.load(Ordering::SeqCst) {
-            drop(task);
+        let cpu = os::current_cpu();
+        s.worker_cpu.store(cpu, Ordering::SeqCst);
+        let shared_cpu = cpu >= 0 && cpu == s.waiter_cpu.load(Ordering::SeqCst);
+        let policy = if shared_cpu {
+            Policy::STREAM.without_spin()
         } else {
-            TASK_GEN.with(|g| g.set(Some(batch_gen)));
-            let watch = s.watch_fp.load(Ordering::Relaxed);
-            if watch {
-                crate::fpstatus::clear();
-            }
-            let r = npu_emu_ffi::boundary::catch(task);
-            if watch && crate::fpstatus::raised() {
-                let hook = s.overflow_hook.lock().clone();
-                if let Some(h) = hook {
-                    let _ = npu_emu_ffi::boundary::catch(|| h());
-                }
-            }
-            TASK_GEN.with(|g| g.set(None));
-            let r = r.unwrap_or_else(|p| {
-                Err(Error::new(
-                    ACL_ERROR_INTERNAL_ERROR,
-                    format!("a task on {} panicked: {p}", s.label),
-                ))
-            });
-            if let Err(e) = r {
-                let hook = s.hook.lock().clone();
-                if let Some(h) = hook {
-                    let seq = s.completed.load(Ordering::SeqCst) + 1;
-                    let _ = npu_emu_ffi::boundary::catch(|| h(seq, &e));
-                }
-                let mut q = s.q.lock();
-                if q.error.is_none() {
-                    q.error = Some(e);
-                }
-                if s.stop_on_failure.load(Ordering::SeqCst) {
-                    s.discarding.store(true, Ordering::SeqCst);
-                }
-                s.has_error.store(true, Ordering::SeqCst);
-            }
-        }
-        s.completed.fetch_add(1, Ordering::SeqCst);
-        notify_done(&s);
+            Policy::STREAM
+        };
+        let _ = wait::wait_until(&policy, &s.work, has_work, None, || Ok::<(), ()>(()));
     }
 }
 
@@ -805,5 +952,164 @@ mod tests {
         st.enqueue(Box::new(|| panic!("oops"))).unwrap();
         let e = st.synchronize(None).unwrap_err();
         assert!(e.msg.contains("oops"), "{}", e.msg);
+    }
+
+    fn held(label: &str) -> Stream {
+        let st = Stream::new(label).unwrap();
+        st.shared.hold_worker.store(true, Ordering::SeqCst);
+        st
+    }
+
+    #[test]
+    fn synchronize_runs_tasks_on_the_calling_thread() {
+        let st = held("inline");
+        let me = os::gettid();
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let hooked = Arc::new(Mutex::new(Vec::new()));
+        let h2 = hooked.clone();
+        st.set_error_hook(Some(Arc::new(move |n, _e: &Error| {
+            h2.lock().push((n, os::gettid()))
+        })));
+        for i in 0..5u32 {
+            let r = ran.clone();
+            st.enqueue(Box::new(move || {
+                r.lock().push((i, os::gettid()));
+                if i == 2 {
+                    return Err(Error::invalid("task 3 fails"));
+                }
+                Ok(())
+            }))
+            .unwrap();
+        }
+        let e = st.synchronize(None).unwrap_err();
+        assert_eq!(e.msg, "task 3 fails");
+        let ran = ran.lock().clone();
+        assert_eq!(
+            ran.iter().map(|r| r.0).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4]
+        );
+        assert!(ran.iter().all(|r| r.1 == me), "{ran:?} vs {me}");
+        assert_eq!(*hooked.lock(), vec![(3, me)]);
+        assert!(st.is_idle());
+        st.synchronize(None).unwrap();
+    }
+
+    #[test]
+    fn worker_only_tasks_wait_for_the_worker() {
+        let st = Arc::new(held("pinned"));
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        for (i, pinned) in [(0, false), (1, true), (2, false)] {
+            let r = ran.clone();
+            let op = Op::run("test", format!("task {i}"), move || {
+                r.lock().push((i, os::gettid()));
+                Ok(())
+            });
+            if pinned {
+                st.enqueue_op_on_worker(op).unwrap();
+            } else {
+                st.enqueue_op(op).unwrap();
+            }
+        }
+        let s2 = st.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            s2.shared.hold_worker.store(false, Ordering::SeqCst);
+        });
+        st.synchronize(None).unwrap();
+        t.join().unwrap();
+        let ran = ran.lock().clone();
+        assert_eq!(ran.iter().map(|r| r.0).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(ran[0].1, os::gettid(), "the first task ran on the caller");
+        assert_eq!(
+            ran[1].1,
+            st.worker_tid(),
+            "the pinned task ran on the worker"
+        );
+    }
+
+    #[test]
+    fn a_synchronize_with_a_timeout_runs_nothing() {
+        let st = held("timed");
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r = ran.clone();
+        st.enqueue(Box::new(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }))
+        .unwrap();
+        let e = st.synchronize(Some(Duration::from_millis(20))).unwrap_err();
+        assert_eq!(e.code, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        st.shared.hold_worker.store(false, Ordering::SeqCst);
+        st.synchronize(Some(Duration::from_secs(30))).unwrap();
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_task_run_by_a_host_thread_cannot_synchronize_its_stream() {
+        let st = Arc::new(held("self"));
+        let seen = Arc::new(Mutex::new(None));
+        let (s2, seen2) = (Arc::downgrade(&st), seen.clone());
+        st.enqueue(Box::new(move || {
+            let st = s2.upgrade().unwrap();
+            assert!(st.is_worker_thread());
+            *seen2.lock() = Some(st.synchronize(None).map_err(|e| e.msg));
+            Ok(())
+        }))
+        .unwrap();
+        st.synchronize(None).unwrap();
+        let got = seen.lock().clone().unwrap();
+        assert!(
+            got.as_ref()
+                .unwrap_err()
+                .contains("from one of its own tasks"),
+            "{got:?}"
+        );
+        assert!(!st.is_worker_thread());
+    }
+
+    #[test]
+    fn abort_and_destroy_with_a_host_runner() {
+        // A host thread runs a long task; abort discards what follows; destroy waits.
+        let st = Arc::new(held("abort"));
+        let gate = Arc::new(AtomicBool::new(false));
+        let ran = Arc::new(AtomicUsize::new(0));
+        let g = gate.clone();
+        st.enqueue(Box::new(move || {
+            while !g.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Ok(())
+        }))
+        .unwrap();
+        for _ in 0..3 {
+            let r = ran.clone();
+            st.enqueue(Box::new(move || {
+                r.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }))
+            .unwrap();
+        }
+        let s2 = st.clone();
+        let t = std::thread::spawn(move || s2.synchronize(None));
+        while st.shared.runner.load(Ordering::SeqCst) == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(st.abort(), 3);
+        gate.store(true, Ordering::SeqCst);
+        t.join().unwrap().unwrap();
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        let r = ran.clone();
+        st.enqueue(Box::new(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }))
+        .unwrap();
+        st.destroy(false);
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            1,
+            "destroy ran the pending task"
+        );
     }
 }

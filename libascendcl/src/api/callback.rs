@@ -167,22 +167,23 @@ fn launch_callback(
     let ud = user_data as usize;
     let blocking = block_type == 1;
     let what = format!("callback {:#x}({ud:#x})", func as usize);
-    e.stream.enqueue_op(Op::run("callback", what, move || {
-        let done = blocking.then(|| Arc::new((Mutex::new(false), Condvar::new())));
-        queue.q.lock().push_back(Report {
-            func,
-            user_data: ud,
-            done: done.clone(),
-        });
-        queue.cv.notify_all();
-        if let Some(d) = done {
-            let mut g = d.0.lock();
-            while !*g {
-                d.1.wait(&mut g);
+    e.stream
+        .enqueue_op_on_worker(Op::run("callback", what, move || {
+            let done = blocking.then(|| Arc::new((Mutex::new(false), Condvar::new())));
+            queue.q.lock().push_back(Report {
+                func,
+                user_data: ud,
+                done: done.clone(),
+            });
+            queue.cv.notify_all();
+            if let Some(d) = done {
+                let mut g = d.0.lock();
+                while !*g {
+                    d.1.wait(&mut g);
+                }
             }
-        }
-        Ok(())
-    }))
+            Ok(())
+        }))
 }
 
 /// `aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType, aclrtStream stream)`
@@ -280,32 +281,36 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(
                 .cloned()
         };
         if let Some(queue) = queue {
-            return e.stream.enqueue_op(Op::run("host_func", what, move || {
-                let done = Arc::new((Mutex::new(false), Condvar::new()));
-                queue.q.lock().push_back(Report {
-                    func,
-                    user_data: a,
-                    done: Some(done.clone()),
-                });
-                queue.cv.notify_all();
-                let mut g = done.0.lock();
-                while !*g {
-                    done.1.wait(&mut g);
-                }
-                Ok(())
-            }));
+            return e
+                .stream
+                .enqueue_op_on_worker(Op::run("host_func", what, move || {
+                    let done = Arc::new((Mutex::new(false), Condvar::new()));
+                    queue.q.lock().push_back(Report {
+                        func,
+                        user_data: a,
+                        done: Some(done.clone()),
+                    });
+                    queue.cv.notify_all();
+                    let mut g = done.0.lock();
+                    while !*g {
+                        done.1.wait(&mut g);
+                    }
+                    Ok(())
+                }));
         }
-        e.stream.enqueue_op(Op::run("host_func", what, move || {
-            // SAFETY: the user's host function with the user's pointer.
-            unsafe { func(a as *mut c_void) };
-            Ok(())
-        }))
+        e.stream
+            .enqueue_op_on_worker(Op::run("host_func", what, move || {
+                // SAFETY: the user's host function with the user's pointer.
+                unsafe { func(a as *mut c_void) };
+                Ok(())
+            }))
     })
 }
 
 /// `aclError aclrtSetExceptionInfoCallback(aclrtExceptionInfoCallback callback)`: `callback`
-/// runs on a stream's worker thread whenever one of its tasks fails, before the error is
-/// reported by the next synchronize. NULL removes it.
+/// runs whenever a task of a stream fails, on the thread that ran the task (the stream's
+/// worker, or a host thread that ran the stream's tasks inside its synchronize), before the
+/// error is reported by the next synchronize. NULL removes it.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSetExceptionInfoCallback(
     callback: Option<unsafe extern "C" fn(*mut c_void)>,
@@ -347,8 +352,8 @@ pub unsafe extern "C" fn aclrtGetStreamIdFromExceptionInfo(info: *const Exceptio
     info_field("aclrtGetStreamIdFromExceptionInfo", info, |i| i.stream_id)
 }
 
-/// `uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info)`: the worker
-/// thread (`gettid`) that ran the task.
+/// `uint32_t aclrtGetThreadIdFromExceptionInfo(const aclrtExceptionInfo *info)`: the thread
+/// (`gettid`) that ran the task.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtGetThreadIdFromExceptionInfo(info: *const ExceptionInfo) -> u32 {
     info_field("aclrtGetThreadIdFromExceptionInfo", info, |i| i.thread_id)

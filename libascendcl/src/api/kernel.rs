@@ -65,6 +65,9 @@ fn pool(physical: u32, cores: u32) -> Arc<AiCorePool> {
 pub(crate) fn execute(launch: &Launch, physical: u32) -> Result<()> {
     let rt = runtime::get()?;
     launch.check(&rt.node)?;
+    // The kernel may reach any allocation through pointers in its arguments: reserve the
+    // backing pages of those still waiting for their first use (npu_emu::node).
+    rt.node.reserve_pending()?;
     let cores = soc_cores(&rt.cfg.soc_name).launch_cores();
     let devmem = device_memory(&rt.node);
     drop(rt);

@@ -16,7 +16,9 @@ pub mod reduce_scatter;
 pub mod small;
 
 use crate::comm::CommInner;
-use crate::errors::{code_name, HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_TIMEOUT};
+use crate::errors::{
+    code_name, HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_REMOTE, HCCL_E_TIMEOUT,
+};
 use crate::fingerprint::{op_name, opcode, Dtype, RedOp};
 use crate::history::Status;
 use crate::reduce::Scratch;
@@ -547,6 +549,24 @@ impl Coll<'_> {
         }
         // A peer's buffer: only inside device memory that peer's process holds.
         self.c.rt.peer_host(pb.pid, phys, len).map_err(|e| {
+            let id = &self.c.slot(p).ident.0;
+            if !id.alive() {
+                // It exited and its memory went back to the node: that is the news (or,
+                // if it failed first and then exited, its failure is).
+                let msg = if id.failed_seq.load(Ordering::Acquire) != 0 {
+                    format!(
+                        "rank {p} failed and exited while this operation used its {name} \
+                         buffer: {}",
+                        self.c.slot(p).reason()
+                    )
+                } else {
+                    format!(
+                        "rank {p} (pid {}) died while this operation used its {name} buffer",
+                        id.pid.load(Ordering::Relaxed)
+                    )
+                };
+                return HcclError::new(HCCL_E_REMOTE, msg);
+            }
             HcclError::new(
                 e.code,
                 format!(

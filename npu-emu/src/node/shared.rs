@@ -841,6 +841,22 @@ impl Shared {
         }
     }
 
+    /// Bytes the file system holding device `d`'s HBM file can still give to new pages
+    /// (`fstatvfs`, what an unprivileged writer may use); `None` if it cannot tell.
+    pub fn space_left(&self, d: u32) -> Option<u64> {
+        let fd = self.hbm[d as usize].as_raw_fd();
+        // SAFETY: `statvfs` is a plain C struct (all zeroes is a valid value) that fstatvfs
+        // fills, from our own descriptor.
+        let (r, st) = unsafe {
+            let mut st: libc::statvfs = std::mem::zeroed();
+            (libc::fstatvfs(fd, &mut st), st)
+        };
+        if r != 0 {
+            return None;
+        }
+        Some(st.f_bavail.saturating_mul(st.f_frsize))
+    }
+
     /// Give the pages wholly inside `[off, off+len)` of device `d` back to the system.
     pub fn punch(&self, d: u32, off: u64, len: u64) {
         let a = (off + 4095) & !4095;

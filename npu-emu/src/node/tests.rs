@@ -322,7 +322,66 @@ fn full_shm_is_an_allocation_error() {
         )
     };
     node.free(b.addr).unwrap();
+    // /dev/shm fills up (another process) between a large allocation and its first use:
+    // the first use is the error, with the message; once space is back it works.
+    let c = node.alloc(0, 6 << 20, 6 << 20).unwrap();
+    let filler = t.0.join("filler");
+    std::fs::write(&filler, vec![1u8; 4 << 20]).unwrap();
+    let e = node.check(c.addr + 4096, 64, "dst").unwrap_err();
+    assert_eq!(e.code, ACL_ERROR_RT_MEMORY_ALLOCATION);
+    assert!(
+        e.msg.contains("first use") && e.msg.contains(&format!("0x{:x}", c.addr)),
+        "{}",
+        e.msg
+    );
+    assert!(node.reserve_pending().is_err());
+    std::fs::remove_file(&filler).unwrap();
+    let p = node.check(c.addr, c.size, "dst").unwrap();
+    // SAFETY: `check` returned a host pointer to the whole allocation.
+    unsafe { std::ptr::write_bytes(p, 5, c.size as usize) };
+    node.free(c.addr).unwrap();
     drop(node);
+}
+
+#[test]
+fn large_allocations_are_reserved_at_first_use() {
+    let t = TempDir::new("lazy");
+    let node = Node::open(&config(&t.0, 1, "1G")).unwrap();
+    let hbm = t.0.join("hbm.0");
+    // Small: reserved when allocated.
+    let small = node.alloc(0, 64 << 10, 64 << 10).unwrap();
+    assert!(blocks(&hbm) >= (64 << 10) / 512);
+    let before = blocks(&hbm);
+    // Large: nothing reserved until the first check of any part of it, then all of it.
+    let a = node.alloc(0, 256 << 20, 256 << 20).unwrap();
+    let b = node.alloc(0, 128 << 20, 128 << 20).unwrap();
+    assert_eq!(blocks(&hbm), before);
+    node.check(a.addr + (1 << 20), 1, "src").unwrap();
+    assert!(blocks(&hbm) >= before + (256 << 20) / 512);
+    assert!(
+        blocks(&hbm) < before + (384 << 20) / 512,
+        "b is not reserved yet"
+    );
+    // Before a kernel: everything pending.
+    node.reserve_pending().unwrap();
+    assert!(blocks(&hbm) >= before + (384 << 20) / 512);
+    // Freed before any use: nothing to reserve, nothing left behind.
+    let c = node.alloc(0, 64 << 20, 64 << 20).unwrap();
+    node.free(c.addr).unwrap();
+    for x in [a, b, small] {
+        node.free(x.addr).unwrap();
+    }
+    assert_eq!(blocks(&hbm), 0);
+    // More than the file system can hold is refused when allocated, counting what this
+    // process allocated and has not reserved yet.
+    let big = Node::open(&config(&t.0.join("big"), 1, "1T")).unwrap();
+    let free = big.sh.space_left(0).unwrap();
+    let n = (free / 2 + (64 << 20)).next_multiple_of(64 << 20);
+    let x = big.alloc(0, n, n).unwrap();
+    let e = big.alloc(0, n, n).unwrap_err();
+    assert_eq!(e.code, ACL_ERROR_RT_MEMORY_ALLOCATION);
+    assert!(e.msg.contains("not reserved yet"), "{}", e.msg);
+    big.free(x.addr).unwrap();
 }
 
 #[test]
