@@ -15,6 +15,10 @@
 //! | `HCCL_EXEC_TIMEOUT` | seconds an operation waits for its peers; 0 = never | 1836 |
 //! | `HCCL_ENTRY_LOG_ENABLE` | `1`: log every HCCL call with its arguments and duration | 0 |
 //! | `HCCL_BUFFSIZE` | accepted and validated (MB, ≥ 1); the emulator needs no staging buffer | 200 |
+//! | `HCCL_IF_IP` | host address a rank advertises to ranks on other servers (and a root listens on) | unset |
+//! | `HCCL_SOCKET_IFNAME` | host NIC choice: `eth,enp` (name prefixes), `^eth` (exclude prefixes), `=eth0` (exact), `^=eth0` (exclude exact) | unset: NICs in name order, `docker*` then `lo` last |
+//! | `HCCL_IF_BASE_PORT` | first of the 32 ports a root-info root tries (1024..=65520) | 60000 |
+//! | `HCCL_SOCKET_FAMILY` | `AF_INET` or `AF_INET6`: which address family is preferred | `AF_INET` |
 //!
 //! Unlike CANN, the log goes to the terminal rather than to `$HOME/ascend/log`: errors are
 //! printed to stderr by default, because a CI user needs to see them.
@@ -53,6 +57,8 @@ pub struct Config {
     pub exec_timeout: Option<Duration>,
     pub entry_log: bool,
     pub buffsize_mb: u32,
+    /// How ranks reach ranks on other servers (`HCCL_IF_IP` and friends).
+    pub host_net: HostNet,
 }
 
 /// The smallest HBM size accepted.
@@ -154,6 +160,8 @@ impl Config {
                 _ => return Err(bad("HCCL_BUFFSIZE", &v, "megabytes, at least 1")),
             },
         };
+        let host_net =
+            HostNet::from_lookup(&get).map_err(|(var, val, want)| bad(var, &val, want))?;
         Ok(Config {
             devices,
             hbm_size,
@@ -168,6 +176,7 @@ impl Config {
             exec_timeout,
             entry_log,
             buffsize_mb,
+            host_net,
         })
     }
 
@@ -189,6 +198,94 @@ impl Config {
             .iter()
             .position(|&p| p == phys)
             .map(|i| i as i32)
+    }
+}
+
+/// The host-network settings of HCCL (abi.md §3.4), checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostNet {
+    /// `HCCL_IF_IP`.
+    pub if_ip: Option<std::net::IpAddr>,
+    /// `HCCL_SOCKET_IFNAME`.
+    pub ifname: Option<IfnameRule>,
+    /// `HCCL_IF_BASE_PORT` (`None`: not set, 60000).
+    pub base_port: Option<u16>,
+    /// `HCCL_SOCKET_FAMILY=AF_INET6`.
+    pub ipv6: bool,
+}
+
+/// A parsed `HCCL_SOCKET_IFNAME` (the syntax NCCL_SOCKET_IFNAME also uses).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IfnameRule {
+    /// The value as written, for messages.
+    pub text: String,
+    /// `^`: the names are excluded.
+    pub exclude: bool,
+    /// `=`: whole names instead of prefixes.
+    pub exact: bool,
+    pub names: Vec<String>,
+}
+
+/// Parse `HCCL_SOCKET_IFNAME`: `eth,enp`, `^eth`, `=eth0`, `^=eth0`.
+pub fn parse_ifname(v: &str) -> Option<IfnameRule> {
+    let t = v.trim();
+    let (exclude, t) = match t.strip_prefix('^') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let (exact, t) = match t.strip_prefix('=') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let names: Vec<String> = t.split(',').map(|s| s.trim().to_string()).collect();
+    if names
+        .iter()
+        .any(|n| n.is_empty() || n.len() > 15 || n.contains(char::is_whitespace))
+    {
+        return None;
+    }
+    Some(IfnameRule {
+        text: v.trim().to_string(),
+        exclude,
+        exact,
+        names,
+    })
+}
+
+impl HostNet {
+    /// Read the variables through `get`; an error is (variable, value, what was expected).
+    pub fn from_lookup(
+        get: &impl Fn(&str) -> Option<String>,
+    ) -> std::result::Result<HostNet, (&'static str, String, &'static str)> {
+        let mut h = HostNet::default();
+        if let Some(v) = get("HCCL_IF_IP").filter(|v| !v.trim().is_empty()) {
+            h.if_ip = Some(v.trim().parse().map_err(|_| {
+                (
+                    "HCCL_IF_IP",
+                    v.clone(),
+                    "one IPv4 or IPv6 address, such as 10.0.0.5",
+                )
+            })?);
+        }
+        if let Some(v) = get("HCCL_SOCKET_IFNAME").filter(|v| !v.trim().is_empty()) {
+            h.ifname = Some(parse_ifname(&v).ok_or((
+                "HCCL_SOCKET_IFNAME",
+                v.clone(),
+                "interface names or prefixes separated by commas, optionally after ^ (exclude) and = (exact), such as eth,enp or ^=docker0",
+            ))?);
+        }
+        if let Some(v) = get("HCCL_IF_BASE_PORT").filter(|v| !v.trim().is_empty()) {
+            h.base_port = Some(match v.trim().parse::<u16>() {
+                Ok(p) if (1024..=65520).contains(&p) => p,
+                _ => return Err(("HCCL_IF_BASE_PORT", v, "a port from 1024 to 65520")),
+            });
+        }
+        match get("HCCL_SOCKET_FAMILY").as_deref().map(str::trim) {
+            None | Some("") | Some("AF_INET") => {}
+            Some("AF_INET6") => h.ipv6 = true,
+            Some(v) => return Err(("HCCL_SOCKET_FAMILY", v.to_string(), "AF_INET or AF_INET6")),
+        }
+        Ok(h)
     }
 }
 
@@ -269,5 +366,34 @@ mod tests {
         assert_eq!(c.physical(1), Some(5));
         assert_eq!(c.logical(2), Some(0));
         assert_eq!(c.physical(2), None);
+    }
+
+    #[test]
+    fn host_network_variables() {
+        let c = cfg(&[
+            ("HCCL_IF_IP", "10.1.2.3"),
+            ("HCCL_SOCKET_IFNAME", "^=docker0,lo"),
+            ("HCCL_IF_BASE_PORT", "61000"),
+            ("HCCL_SOCKET_FAMILY", "AF_INET6"),
+        ])
+        .unwrap();
+        let h = &c.host_net;
+        assert_eq!(h.if_ip, Some("10.1.2.3".parse().unwrap()));
+        let r = h.ifname.as_ref().unwrap();
+        assert!(r.exclude && r.exact);
+        assert_eq!(r.names, vec!["docker0", "lo"]);
+        assert_eq!(h.base_port, Some(61000));
+        assert!(h.ipv6);
+        assert_eq!(cfg(&[]).unwrap().host_net, HostNet::default());
+        for (k, v) in [
+            ("HCCL_IF_IP", "10.1.2"),
+            ("HCCL_SOCKET_IFNAME", "eth,,enp"),
+            ("HCCL_IF_BASE_PORT", "80"),
+            ("HCCL_IF_BASE_PORT", "65521"),
+            ("HCCL_SOCKET_FAMILY", "inet"),
+        ] {
+            let e = cfg(&[(k, v)]).unwrap_err();
+            assert!(e.msg.contains(k), "{}", e.msg);
+        }
     }
 }

@@ -10,7 +10,9 @@
 
 pub mod allreduce;
 pub mod alltoall;
+pub mod fabric;
 pub mod gather;
+pub mod hier;
 pub mod p2p;
 pub mod reduce_scatter;
 pub mod small;
