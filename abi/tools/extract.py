@@ -105,6 +105,10 @@ def main():
     missing = want_acl - set(have_acl)
     assert not missing, f"acl.txt names missing from the tables: {sorted(missing)}"
     assert want_hccl == set(have_hccl), set(have_hccl) ^ want_hccl
+    # Beyond the CANN 8.5 list: functions frameworks look up (torch_npu's ProcessGroupHCCL).
+    hccl_funcs += read_extra("extra_hccl_functions.tsv")
+    have_hccl = [r[1] for r in hccl_funcs]
+    assert len(have_hccl) == len(set(have_hccl)), "duplicate HCCL function"
     names = [e[1] for e in enums] + [k[0] for k in consts]
     dup = {n for n in names if names.count(n) > 1}
     assert not dup, f"duplicate enum/constant names: {dup}"

@@ -105,6 +105,7 @@ unsafe extern "C" fn set_error(msg: *const u8, len: usize) {
         String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(msg, len) }).into_owned()
     };
     ffi::record_error(&text);
+    crate::api::errors::note_foreign_failure();
 }
 
 /// Bytes from C as text; empty for NULL.
@@ -137,6 +138,7 @@ unsafe extern "C" fn set_error_module(
         };
         ffi::set_recent(&msg);
         runtime::log_module(LogLevel::Error, module, &msg);
+        crate::api::errors::note_foreign_failure();
     });
 }
 

@@ -219,8 +219,6 @@ pub struct Registry {
     pub cfg_handles: HashSet<usize>,
     /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
     pub op_wait_timeout: Option<Duration>,
-    /// `aclrtSetSysParamOpt` values of the process.
-    pub sys_params: HashMap<i32, i64>,
 }
 
 /// Init bookkeeping (`aclInit` / `aclFinalize`).
@@ -237,6 +235,35 @@ pub static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle {
 });
 
 static RUNTIME: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
+
+/// Settings CANN keeps per process, outside any device or context, that work before
+/// `aclInit` and survive `aclFinalize` (as CANN's op-compiler and runtime singletons do):
+/// see `api/compile_opt.rs` and `api/sys_param.rs`.
+pub struct ProcessSettings {
+    /// `aclSetCompileopt` values by `aclCompileOpt`.
+    pub compile_opts: std::collections::BTreeMap<i32, String>,
+    /// `aclrtSetSysParamOpt` values by `aclSysParamOpt` (unset = the documented default 0).
+    pub sys_params: HashMap<i32, i64>,
+    /// `aclrtSetOpExecuteTimeOut*`: operator execution timeout in µs (`None` = never).
+    pub op_execute_timeout_us: Option<u64>,
+    /// `aclrtSetDeviceSatMode` (`aclrtFloatOverflowMode`), `None` until set.
+    pub sat_mode: Option<i32>,
+}
+
+/// The process's [`ProcessSettings`].
+pub static SETTINGS: Mutex<Option<ProcessSettings>> = Mutex::new(None);
+
+/// Run `f` on the process's [`ProcessSettings`] (created empty on first use).
+pub fn with_settings<R>(f: impl FnOnce(&mut ProcessSettings) -> R) -> R {
+    let mut g = SETTINGS.lock();
+    let s = g.get_or_insert_with(|| ProcessSettings {
+        compile_opts: Default::default(),
+        sys_params: HashMap::new(),
+        op_execute_timeout_us: None,
+        sat_mode: None,
+    });
+    f(s)
+}
 
 /// Set in a child forked after `aclInit`: its runtime has no worker threads.
 static FORKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

@@ -127,7 +127,13 @@ int main(int argc, char **argv) {
     CHECK(aclrtCtxGetSysParamOpt(ACL_OPT_DETERMINISTIC, &pv));
     EXPECT(pv == 1);
     EXPECT_CODE(aclrtCtxSetSysParamOpt((aclSysParamOpt)9, 1), ACL_ERROR_INVALID_PARAM, "opt = 9");
-    EXPECT_CODE(aclrtGetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, &pv), 107021, "not set");
+    /* Process-wide parameters read as their documented default 0 until set. */
+    pv = -1;
+    CHECK(aclrtGetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, &pv));
+    EXPECT(pv == 0);
+    CHECK(aclrtSetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, 1));
+    CHECK(aclrtGetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, &pv));
+    EXPECT(pv == 1);
     CHECK(aclrtSetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, 0));
     CHECK(aclrtGetSysParamOpt(ACL_OPT_STRONG_CONSISTENCY, &pv));
     EXPECT(pv == 0);

@@ -620,3 +620,39 @@ fn driving_all_ranks_from_one_thread_is_explained() {
     );
     let _ = std::fs::remove_dir_all(node_dir(&work));
 }
+
+/// Group calls (HcclGroupStart/HcclGroupEnd) and user-memory registration, at 2, 3 and 4
+/// ranks through the launcher, and one thread creating the communicators of 4 devices
+/// inside a group (`tests/c/hccl_group.cpp`).
+#[test]
+fn group_calls_and_memory_registration() {
+    let prog = exe("hccl_group.cpp");
+    for n in [2u32, 3, 4] {
+        let work = scratch(&format!("hccl-group{n}"));
+        let mut c = command(&npu_emu_bin(), &work);
+        c.args(["run", "-n", &n.to_string(), "--timeout", "120"])
+            .arg(&prog);
+        let r = run(c);
+        r.assert_ok();
+        for i in 0..n {
+            assert!(
+                r.stdout
+                    .contains(&format!("[rank {i}] hccl_group rank {i}/{n} passed")),
+                "{}",
+                r.all()
+            );
+        }
+        let _ = std::fs::remove_dir_all(node_dir(&work));
+    }
+    let work = scratch("hccl-group-one-thread");
+    let mut c = command(&prog, &work);
+    c.args(["--one-thread", "4"]);
+    let r = run(c);
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("hccl_group one-thread 4 passed"),
+        "{}",
+        r.all()
+    );
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}

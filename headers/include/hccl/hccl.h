@@ -48,6 +48,13 @@ extern HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType,
     HcclComm comm, aclrtStream stream);
 extern HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm,
     aclrtStream stream);
+extern HcclResult HcclGroupStart(void);
+extern HcclResult HcclGroupEnd(void);
+extern HcclResult HcclCommRegister(HcclComm comm, void *addr, uint64_t size, void **handle,
+    uint32_t flag);
+extern HcclResult HcclCommDeregister(HcclComm comm, void *handle);
+extern HcclResult HcclCommExchangeMem(HcclComm comm, void *windowHandle, uint32_t *peerRanks,
+    uint32_t peerRankNum);
 /* END GENERATED: functions */
 
 #ifdef __cplusplus

@@ -76,7 +76,8 @@ pub unsafe extern "C" fn aclrtGetPrimaryCtxState(
 /// `ACL_ERROR_RT_SYSPARAMOPT_NOT_SET` (abi.md §1.5 B).
 pub const ACL_ERROR_RT_SYSPARAMOPT_NOT_SET: i32 = 107021;
 
-fn opt_name(opt: i32) -> npu_emu::Result<&'static str> {
+/// The name of an `aclSysParamOpt`, or `ACL_ERROR_INVALID_PARAM` naming the bad value.
+pub fn opt_name(opt: i32) -> npu_emu::Result<&'static str> {
     match opt {
         0 => Ok("ACL_OPT_DETERMINISTIC"),
         1 => Ok("ACL_OPT_ENABLE_DEBUG_KERNEL"),
@@ -123,31 +124,6 @@ pub unsafe extern "C" fn aclrtCtxGetSysParamOpt(opt: i32, value: *mut i64) -> i3
             value,
             "value",
             v.ok_or_else(|| not_set(opt, "the current context"))?,
-        )
-    })
-}
-
-/// `aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)`: process-wide.
-#[no_mangle]
-pub unsafe extern "C" fn aclrtSetSysParamOpt(opt: i32, value: i64) -> i32 {
-    errors::boundary("aclrtSetSysParamOpt", || {
-        opt_name(opt)?;
-        runtime::get()?.reg.lock().sys_params.insert(opt, value);
-        Ok(())
-    })
-}
-
-/// `aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtGetSysParamOpt(opt: i32, value: *mut i64) -> i32 {
-    errors::boundary("aclrtGetSysParamOpt", || {
-        ffi::non_null(value, "value")?;
-        opt_name(opt)?;
-        let v = runtime::get()?.reg.lock().sys_params.get(&opt).copied();
-        out(
-            value,
-            "value",
-            v.ok_or_else(|| not_set(opt, "this process"))?,
         )
     })
 }

@@ -1,7 +1,8 @@
 //! Error reporting: `aclGetRecentErrMsg`, `aclrtPeekAtLastError`, `aclrtGetLastError`.
 //!
 //! The recent message is per thread (kept by [`crate::ffi`]). The last error *code* is per
-//! thread too; [`ffi::boundary`] records it for every export through [`note_code`].
+//! thread too; [`ffi::boundary`] records it for every export through [`note_code`], and a
+//! failure of another of our libraries on the thread clears it ([`note_foreign_failure`]).
 
 use crate::ffi;
 use npu_emu::Error;
@@ -17,6 +18,15 @@ pub fn note_code(code: i32) {
     if code != 0 {
         LAST.with(|l| l.set(code));
     }
+}
+
+/// A call of another library of the process (libhccl, libopapi) failed on this thread: its
+/// code is that library's, so the thread's last ACL error is cleared rather than left to be
+/// reported for it. Frameworks replace a failing call's code with `aclrtPeekAtLastError`
+/// when that is not `ACL_SUCCESS` (torch_npu's `NPU_CHECK_ERROR`): an ACL failure the caller
+/// tolerated earlier must not be reported as the cause of an unrelated later failure.
+pub fn note_foreign_failure() {
+    LAST.with(|l| l.set(0));
 }
 
 /// [`ffi::boundary`] (kept so the runtime core's exports read alike).

@@ -77,7 +77,10 @@ fn execute(launch: &Launch, physical: u32) -> Result<()> {
     launch.check(&rt.node)?;
     let cores = soc_cores(&rt.cfg.soc_name).launch_cores();
     drop(rt);
-    launch.run(&pool(physical, cores))
+    let start = std::time::Instant::now();
+    launch.run(&pool(physical, cores))?;
+    // aclrtSetOpExecuteTimeOut*: a kernel that ran too long fails its stream.
+    crate::api::sys_param::check_op_timeout(launch.kernel(), start.elapsed())
 }
 
 /// Read a C string argument that must not be NULL.

@@ -226,6 +226,7 @@ fn emit(
         }
     };
     let msg = format!("[{file}:{line}][{func}] {}", body.trim_end_matches('\n'));
+    crate::api::fallback::note_log(&msg);
     crate::runtime::log(level, &msg);
 }
 

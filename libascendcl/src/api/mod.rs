@@ -3,10 +3,12 @@
 //! `abi/acl_functions.tsv` not found here gets a generated "not supported" stub.
 
 pub mod callback;
+pub mod compile_opt;
 pub mod context;
 pub mod device;
 pub mod errors;
 pub mod event;
+pub mod fallback;
 pub mod helpers;
 pub mod init;
 pub mod kernel;
@@ -14,7 +16,9 @@ pub mod log;
 pub mod memory;
 pub mod op;
 pub mod prof;
+pub mod rt_compat;
 pub mod stream;
+pub mod sys_param;
 pub mod tensor_desc;
 pub mod version;
 pub mod vmm;

@@ -418,7 +418,8 @@ fn execute(api: &'static str, c: Call) -> Result<(), Error> {
             ACL_ERROR_OP_NOT_FOUND,
             format!(
                 "op type \"{other}\" is not supported: npu-emu has no operator model for it \
-                 (the emulated operators are: TransData, Cast)"
+                 (the emulated operators are: TransData, Cast). {}",
+                crate::api::fallback::explain(other)
             ),
         )),
     }

@@ -3,7 +3,9 @@
 //!
 //! npu-emu reports itself as CANN 8.5.0 for every CANN package (runtime, compiler, hccl,
 //! toolkit, opp, …). There is no driver or firmware package: asking for them gives
-//! `ACL_ERROR_INVALID_FILE` (what CANN returns when a package's version file is missing).
+//! `ACL_ERROR_INVALID_FILE` (what CANN returns when a package's version file is missing). That
+//! answer is expected (torch_npu asks for the driver's version at start-up and, without one,
+//! leaves off the features gated on a driver version), so it is logged at INFO, not ERROR.
 
 use crate::api::errors;
 use crate::ffi::{self, out};
@@ -57,7 +59,7 @@ pub unsafe extern "C" fn aclsysGetCANNVersion(
     name: i32,
     version: *mut aclCANNPackageVersion,
 ) -> i32 {
-    errors::boundary("aclsysGetCANNVersion", || {
+    errors::boundary_quiet("aclsysGetCANNVersion", &[ACL_ERROR_INVALID_FILE], || {
         ffi::non_null(version, "version")?;
         match name {
             0..=6 => {}
@@ -135,10 +137,12 @@ unsafe fn pkg(pkgName: *const c_char) -> Result<String> {
 }
 
 /// `aclError aclsysGetVersionStr(char *pkgName, char *versionStr)`: writes "8.5.0"
+/// (a package that is not installed is `ACL_ERROR_INVALID_FILE`, an expected answer:
+/// logged at INFO, not ERROR)
 /// (`versionStr` must hold `ACL_PKG_VERSION_MAX_SIZE` = 128 bytes).
 #[no_mangle]
 pub unsafe extern "C" fn aclsysGetVersionStr(pkgName: *mut c_char, versionStr: *mut c_char) -> i32 {
-    errors::boundary("aclsysGetVersionStr", || {
+    errors::boundary_quiet("aclsysGetVersionStr", &[ACL_ERROR_INVALID_FILE], || {
         ffi::non_null(versionStr, "versionStr")?;
         unsafe { pkg(pkgName) }?;
         let bytes = CANN_VERSION.as_bytes();
@@ -154,7 +158,7 @@ pub unsafe extern "C" fn aclsysGetVersionStr(pkgName: *mut c_char, versionStr: *
 /// `aclError aclsysGetVersionNum(char *pkgName, int32_t *versionNum)`: 80500000 for 8.5.0.
 #[no_mangle]
 pub unsafe extern "C" fn aclsysGetVersionNum(pkgName: *mut c_char, versionNum: *mut i32) -> i32 {
-    errors::boundary("aclsysGetVersionNum", || {
+    errors::boundary_quiet("aclsysGetVersionNum", &[ACL_ERROR_INVALID_FILE], || {
         ffi::non_null(versionNum, "versionNum")?;
         unsafe { pkg(pkgName) }?;
         out(versionNum, "versionNum", CANN_VERSION_NUM)

@@ -1,6 +1,6 @@
 //! Communicator management exports (`hccl_comm.h`).
 
-use super::{entry, ptr};
+use super::{entry, group, ptr};
 use crate::comm::{self as cm, hash128, incarnation, join, HcclComm, Member};
 use crate::config::{self, CommCfg};
 use crate::errors::{
@@ -66,6 +66,22 @@ unsafe fn init_root_info(
         .name
         .clone()
         .unwrap_or_else(|| format!("hccl_root_{}", &hex(&ri.id)[..16]));
+    if group::note(group::Kind::Init, "HcclCommInitRootInfo")? {
+        // Joined with the other inits of the group at HcclGroupEnd.
+        group::hold_init(group::HeldInit {
+            id: ri.id,
+            n,
+            member: Member {
+                rank,
+                device_logical: l,
+                device_phys: p,
+            },
+            name,
+            cfg,
+            out,
+        });
+        return Ok(());
+    }
     let comms = join(
         ri.id,
         &crate::config()?.node_dir,

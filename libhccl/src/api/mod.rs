@@ -1,9 +1,12 @@
-//! The exported C functions: [`comm`] (communicator management, `hccl_comm.h`) and [`ops`]
-//! (operations, `hccl.h`). Every export has the same shape: run the body inside the panic
+//! The exported C functions: [`comm`] (communicator management, `hccl_comm.h`), [`ops`]
+//! (operations, `hccl.h`), [`group`] (`HcclGroupStart`/`HcclGroupEnd`) and [`mem`] (user
+//! memory registration). Every export has the same shape: run the body inside the panic
 //! boundary, report a failure with the function's name (and the communicator's history),
 //! and log the call with its arguments and duration when `HCCL_ENTRY_LOG_ENABLE=1`.
 
 pub mod comm;
+pub mod group;
+pub mod mem;
 pub mod ops;
 
 use crate::algo::BufRef;

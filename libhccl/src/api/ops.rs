@@ -3,7 +3,7 @@
 //! meets its peers at the call-time rendezvous (which catches mismatched calls), then
 //! enqueues the data movement on `stream`.
 
-use super::{bytes, dev_buf, entry, ptr};
+use super::{bytes, dev_buf, entry, group, ptr};
 use crate::algo::{self, BufRef, Op, P2p};
 use crate::comm::{self as cm, CommInner, HcclComm};
 use crate::errors::{non_null, HResult, HcclError};
@@ -32,8 +32,24 @@ fn opt_buf(
     Ok(Some(dev_buf(c, p, len, what)?))
 }
 
-/// Rendezvous, then enqueue `op` unless there is nothing to move.
+/// Rendezvous, then enqueue `op` unless there is nothing to move. Inside a group, held
+/// until `HcclGroupEnd` (see [`group`]).
 unsafe fn run_coll(
+    c: &Arc<CommInner>,
+    fp: Fp,
+    op: Op,
+    stream: *mut c_void,
+    empty: bool,
+) -> HResult<()> {
+    if group::note(group::Kind::Collective, crate::fingerprint::op_name(fp.op))? {
+        group::hold_collective(c, fp, op, stream, empty);
+        return Ok(());
+    }
+    launch_coll(c, fp, op, stream, empty)
+}
+
+/// [`run_coll`] outside a group: meet the peers, then enqueue.
+pub(crate) unsafe fn launch_coll(
     c: &Arc<CommInner>,
     mut fp: Fp,
     mut op: Op,
@@ -783,13 +799,23 @@ unsafe fn single_p2p(
     stream: *mut c_void,
 ) -> HResult<()> {
     let c = prep(comm, stream)?;
-    let mut items = vec![p2p_item(&c, send, buf, count, dataType, peer, "")?];
-    assign_k(&c, &mut items);
     let (code, name, peer_arg) = if send {
         (opcode::SEND, "HcclSend", "destRank")
     } else {
         (opcode::RECEIVE, "HcclRecv", "srcRank")
     };
+    let in_group = group::note(group::Kind::P2p, name)?;
+    let mut items = vec![p2p_item(&c, send, buf, count, dataType, peer, "")?];
+    assign_k(&c, &mut items);
+    if in_group {
+        let what = format!(
+            "{name}(count={count}, dataType={}, {peer_arg}={peer}) message #{}",
+            items[0].dt.name(),
+            items[0].k
+        );
+        group::hold_p2p(&c, stream, items[0], what);
+        return Ok(());
+    }
     let mut o = Op::new(
         code,
         format!(
@@ -869,6 +895,7 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
             )
         },
         || {
+            group::refuse_batch()?;
             let c = prep(comm, stream)?;
             non_null(sendRecvInfo, "sendRecvInfo")?;
             if itemNum == 0 {

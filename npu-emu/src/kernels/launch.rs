@@ -105,6 +105,11 @@ impl Launch {
         }
     }
 
+    /// The kernel's name.
+    pub fn kernel(&self) -> &str {
+        &self.kernel
+    }
+
     /// Check that every region is still the live allocation it was at enqueue: one freed in
     /// between is `ACL_ERROR_RT_AICORE_EXCEPTION`, not a use-after-free.
     pub fn check(&self, node: &Node) -> Result<()> {

@@ -21,6 +21,8 @@
 //! DIR/runtime/lib64   -> ../lib64
 //! DIR/<arch>-linux/include -> ../include
 //! DIR/<arch>-linux/lib64   -> ../lib64
+//! DIR/lib64/libacl_op_compiler.so, libge_runner.so, libgraph.so, libacl_tdt_channel.so -> libascendcl.so
+//! DIR/opp/, DIR/share/info/*/version.info, DIR/ascend_toolkit_install.info   (install_cann_files)
 //! ```
 //!
 //! Installing again over the same prefix updates it in place (files are written to a
@@ -179,6 +181,7 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     symlink("../lib64", &arch.join("lib64"))?;
 
     install_ascendc(&src, prefix)?;
+    install_cann_files(prefix)?;
     install_python(&src.lib_dir, prefix)?;
 
     // The seed samples' opt-in dialect layer (headers/compat), never on the default include path.
@@ -259,4 +262,36 @@ fn install_ascendc(src: &paths::Sources, prefix: &Path) -> CliResult<()> {
         }
     }
     Ok(())
+}
+
+/// The CANN version the libraries report (`aclsysGetVersionStr`, libascendcl's
+/// `api/version.rs`).
+const CANN_VERSION: &str = "8.5.0";
+
+/// Files CANN installs that frameworks read at start-up (torch_npu checks that
+/// `$ASCEND_OPP_PATH` exists and reads `vendors/config.ini` and `ascend_*_install.info`
+/// when present; CANN's runtime reads `share/info/runtime/version.info`):
+/// ```text
+/// DIR/opp/version.info, DIR/opp/vendors/         operator package (no operators: aclnn is in lib64)
+/// DIR/share/info/<pkg>/version.info              Version=8.5.0 for runtime, compiler, opp, hccl
+/// DIR/ascend_toolkit_install.info                version=8.5.0
+/// ```
+fn install_cann_files(prefix: &Path) -> CliResult<()> {
+    let version = format!("Version={CANN_VERSION}\n");
+    mkdir(&prefix.join("opp/vendors"))?;
+    write_atomic(&prefix.join("opp/version.info"), &version)?;
+    for pkg in ["runtime", "compiler", "opp", "hccl"] {
+        let d = prefix.join("share/info").join(pkg);
+        mkdir(&d)?;
+        write_atomic(&d.join("version.info"), &version)?;
+    }
+    write_atomic(
+        &prefix.join("ascend_toolkit_install.info"),
+        &format!(
+            "package_name=Ascend-cann-toolkit\nversion={CANN_VERSION}\ninnerversion=npu-emu {}\narch={}\nos=linux\npath={}\n",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::ARCH,
+            prefix.display()
+        ),
+    )
 }

@@ -11,10 +11,18 @@ use std::path::{Path, PathBuf};
 /// The libraries every install ships (and links its second names to).
 pub const LIBS: [&str; 3] = ["libascendcl.so", "libhccl.so", "libnnopbase.so"];
 /// Second names of the libraries (CANN 8.5 split; aclnn's libopapi.so): `(link, target)`.
-pub const LIB_ALIASES: [(&str, &str); 3] = [
+/// `libacl_op_compiler.so` holds `acl_op_compiler.h`, which libascendcl implements. The GE
+/// graph libraries (`libge_runner.so`, `libgraph.so`) and the TDT channel library
+/// (`libacl_tdt_channel.so`) are not emulated: they name libascendcl so that programs linked
+/// against them (torch_npu binds no symbol from them in eager mode) load.
+pub const LIB_ALIASES: [(&str, &str); 7] = [
     ("libacl_rt.so", "libascendcl.so"),
     ("libhcomm.so", "libhccl.so"),
     ("libopapi.so", "libnnopbase.so"),
+    ("libacl_op_compiler.so", "libascendcl.so"),
+    ("libge_runner.so", "libascendcl.so"),
+    ("libgraph.so", "libascendcl.so"),
+    ("libacl_tdt_channel.so", "libascendcl.so"),
 ];
 
 /// What an install copies.

@@ -9,6 +9,8 @@
 //! | `ASCEND_DEVICE_ID` | the rank's device (logical id): the i-th of `--devices`, default i |
 //! | `RANK_TABLE_FILE` | a version "1.0" rank table written for the job |
 //! | `NPU_EMU_JOB_ID` | a random id of the job (the HCCL dialect layer, `headers/compat`, keys its `hcclInit` rendezvous files in the job directory by it) |
+//! | `RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE` | as torchrun sets them, so `torch.distributed.init_process_group("hccl")` works unmodified |
+//! | `MASTER_ADDR`, `MASTER_PORT` | 127.0.0.1 and a free port, unless already set |
 //!
 //! The rank table lives in `<node dir>/jobs/<job id>/rank_table.json` and is removed when the
 //! job ends. Each rank runs in its own process group (so a stop reaches a wrapper script's
@@ -436,9 +438,30 @@ struct Started {
     live: Arc<AtomicUsize>,
 }
 
+/// `MASTER_ADDR` and `MASTER_PORT` for the ranks' torch.distributed rendezvous: the
+/// caller's, else 127.0.0.1 and a port that is free now (as torchrun picks one).
+fn torch_rendezvous() -> (String, String) {
+    let addr = std::env::var("MASTER_ADDR").unwrap_or_else(|_| "127.0.0.1".to_string());
+    let port = match std::env::var("MASTER_PORT") {
+        Ok(p) => p,
+        Err(_) => std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port().to_string())
+            .unwrap_or_else(|_| "29500".to_string()),
+    };
+    (addr, port)
+}
+
 /// The command that starts rank `r`: its environment, piped output, and its own process
 /// group; it dies with the launcher.
-fn rank_command(job: &Job, r: usize, table: &Path, id: &str, stdin_is_tty: bool) -> Command {
+fn rank_command(
+    job: &Job,
+    r: usize,
+    table: &Path,
+    id: &str,
+    master: &(String, String),
+    stdin_is_tty: bool,
+) -> Command {
     let mut cmd = Command::new(&job.program);
     cmd.args(&job.args)
         .env("RANK_ID", r.to_string())
@@ -446,6 +469,12 @@ fn rank_command(job: &Job, r: usize, table: &Path, id: &str, stdin_is_tty: bool)
         .env("ASCEND_DEVICE_ID", job.devices[r].to_string())
         .env("RANK_TABLE_FILE", table)
         .env("NPU_EMU_JOB_ID", id)
+        .env("RANK", r.to_string())
+        .env("WORLD_SIZE", job.ranks.to_string())
+        .env("LOCAL_RANK", r.to_string())
+        .env("LOCAL_WORLD_SIZE", job.ranks.to_string())
+        .env("MASTER_ADDR", &master.0)
+        .env("MASTER_PORT", &master.1)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .stdin(if r == 0 && !stdin_is_tty {
@@ -467,6 +496,8 @@ fn rank_command(job: &Job, r: usize, table: &Path, id: &str, stdin_is_tty: bool)
 /// Start every rank with its output pumps. If one cannot start, the ones started are
 /// killed and the error (exit code 127) names the rank and the program.
 fn start_ranks(job: &Job, table: &Path, id: &str) -> CliResult<Started> {
+    // torch.distributed's rendezvous (env://), as torchrun sets it up: one for the job.
+    let master = torch_rendezvous();
     // SAFETY: isatty on a valid descriptor number.
     let stdin_is_tty = unsafe { libc::isatty(0) } == 1;
     let mut s = Started {
@@ -475,7 +506,7 @@ fn start_ranks(job: &Job, table: &Path, id: &str) -> CliResult<Started> {
         live: Arc::new(AtomicUsize::new(0)),
     };
     for r in 0..job.ranks {
-        let mut child = match rank_command(job, r, table, id, stdin_is_tty).spawn() {
+        let mut child = match rank_command(job, r, table, id, &master, stdin_is_tty).spawn() {
             Ok(c) => c,
             Err(e) => {
                 signal_all(&mut s.ranks, libc::SIGKILL);

@@ -1,0 +1,537 @@
+//! The real torch_npu (from the package registry) on npu-emu's install tree.
+//!
+//! The Python environment is `target/venv` (or `$NPU_EMU_VENV`), created by
+//! `tests/python/setup_venv.sh` (which `make venv`, part of `make test`, runs) with the pinned
+//! torch + torch_npu pair. Without it these tests print a loud SKIPPED line and pass, except
+//! under CI (`CI` set), where a missing environment fails them.
+//!
+//! Each test binary installs the tree once (`npu-emu install` into a scratch prefix) and runs
+//! Python the way a user does: `source set_env.sh`, then the venv's python, on a private node.
+//!
+//! - [`torch_npu_imports_resolve_in_the_install_tree`]: every symbol torch_npu's libraries
+//!   import from CANN is defined by the install tree (catches the next torch_npu release);
+//! - the pytest files under `tests/python/` (tensors, operators against CPU, autograd,
+//!   training, the missing-operator message);
+//! - the c10d collectives at 2, 3 and 4 ranks through `npu-emu run` and torchrun, and a rank
+//!   that dies mid-training.
+
+use npu_emu_tests::{installed_bash, node_dir, npu_emu_bin, root, run, scratch, Run};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The venv, or `None` (after a loud message) when it is missing outside CI.
+fn venv() -> Option<PathBuf> {
+    let dir = std::env::var_os("NPU_EMU_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/venv"));
+    let py = dir.join("bin/python");
+    let has_npu = py.exists()
+        && std::fs::read_dir(dir.join("lib"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.path().join("site-packages/torch_npu").is_dir());
+    if has_npu {
+        return Some(dir);
+    }
+    let msg = format!(
+        "the Python environment {} with torch + torch_npu is missing: create it with \
+         tests/python/setup_venv.sh (or point NPU_EMU_VENV at one)",
+        dir.display()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{msg}; `make test` (make venv) must create it before the tests run");
+    }
+    eprintln!("\n*** SKIPPED: {msg} ***\n");
+    None
+}
+
+/// Whether this build's libopapi.so has aclnn operators (the PyTorch operator tests need
+/// them); a loud SKIPPED line otherwise.
+fn aclnn_ops_built(what: &str) -> bool {
+    let lib = npu_emu_tests::lib_dir().join("libnnopbase.so");
+    let (def, _) = dyn_symbols(&lib);
+    let need = [
+        "aclnnAdd",
+        "aclnnInplaceCopy",
+        "aclnnInplaceFillScalar",
+        "aclnnMul",
+    ];
+    let gone: Vec<&str> = need.iter().copied().filter(|n| !def.contains(*n)).collect();
+    if gone.is_empty() {
+        return true;
+    }
+    eprintln!(
+        "\n*** SKIPPED {what}: {} has no {} (the aclnn operators are not in this build) ***\n",
+        lib.display(),
+        gone.join(", ")
+    );
+    false
+}
+
+fn site_packages(venv: &Path) -> PathBuf {
+    std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.join("torch_npu").is_dir())
+        .expect("site-packages with torch_npu")
+}
+
+/// The install tree, laid out once per test binary.
+fn prefix() -> &'static Path {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| {
+        let p = scratch("torch-install");
+        let o = Command::new(npu_emu_bin())
+            .args(["install", "--quiet", "--prefix"])
+            .arg(&p)
+            .output()
+            .expect("run npu-emu install");
+        assert!(
+            o.status.success(),
+            "npu-emu install failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        p
+    })
+}
+
+/// Run `script` (bash, after `source set_env.sh`) with `$PY` the venv's python and `$T` the
+/// tests/python directory, in a fresh scratch directory on a private node.
+fn py_job(name: &str, venv: &Path, script: &str) -> Run {
+    let work = scratch(name);
+    let mut c = installed_bash(
+        prefix(),
+        &work,
+        &format!(
+            "PY='{}'\nT='{}'\n{script}",
+            venv.join("bin/python").display(),
+            root().join("tests/python").display()
+        ),
+    );
+    // Quiet the Python warnings torch prints at import; keep ERROR logs.
+    c.env("PYTHONWARNINGS", "ignore")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("HCCL_CONNECT_TIMEOUT", "120");
+    let r = run(c);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+    r
+}
+
+/// `nm -D` of a library: (defined, undefined) dynamic symbols, versions stripped. Weak
+/// undefined symbols are optional and left out.
+fn dyn_symbols(lib: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
+    let o = Command::new("nm")
+        .arg("-D")
+        .arg(lib)
+        .output()
+        .expect("run nm");
+    assert!(o.status.success(), "nm -D {}", lib.display());
+    let (mut def, mut undef) = (BTreeSet::new(), BTreeSet::new());
+    for l in String::from_utf8_lossy(&o.stdout).lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let (kind, name) = match f.len() {
+            2 => (f[0], f[1]),
+            3 => (f[1], f[2]),
+            _ => continue,
+        };
+        let name = name.split('@').next().unwrap().to_string();
+        match kind {
+            "U" => {
+                undef.insert(name);
+            }
+            "w" | "v" => {}
+            _ => {
+                def.insert(name);
+            }
+        }
+    }
+    (def, undef)
+}
+
+/// The libraries `lib` loads (ldd), with `LD_LIBRARY_PATH` = `path`: name -> resolved path
+/// (`None` when not found).
+fn ldd(lib: &Path, path: &str) -> BTreeMap<String, Option<PathBuf>> {
+    let o = Command::new("ldd")
+        .arg(lib)
+        .env("LD_LIBRARY_PATH", path)
+        .output()
+        .expect("run ldd");
+    let mut m = BTreeMap::new();
+    for l in String::from_utf8_lossy(&o.stdout).lines() {
+        let l = l.trim();
+        if l.starts_with('/') {
+            // The dynamic loader itself: "/lib64/ld-linux-x86-64.so.2 (0x...)".
+            let p = l.split(" (").next().unwrap().trim();
+            m.insert(p.to_string(), Some(PathBuf::from(p)));
+        } else if let Some((name, rest)) = l.split_once(" => ") {
+            let p = rest.split(" (").next().unwrap().trim();
+            m.insert(
+                name.to_string(),
+                (p != "not found").then(|| PathBuf::from(p)),
+            );
+        }
+    }
+    m
+}
+
+#[test]
+fn torch_npu_imports_resolve_in_the_install_tree() {
+    let Some(venv) = venv() else { return };
+    let sp = site_packages(&venv);
+    let lib64 = prefix().join("lib64");
+    let path = format!(
+        "{}:{}:{}",
+        lib64.display(),
+        sp.join("torch_npu/lib").display(),
+        sp.join("torch/lib").display()
+    );
+    // The libraries torch_npu loads on every import (libop_plugin_atb.so is for the ATB
+    // add-on library, which only loads when CANN's ATB is installed).
+    let libs = ["libtorch_npu.so", "libtensorpipe.so", "libnpu_profiler.so"];
+    let cann_libs = [
+        "libascendcl.so",
+        "libhccl.so",
+        "libacl_op_compiler.so",
+        "libge_runner.so",
+        "libgraph.so",
+        "libacl_tdt_channel.so",
+    ];
+    let mut problems = Vec::new();
+    let mut providers: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut needed_cann = BTreeSet::new();
+    let mut undefined = BTreeSet::new();
+    for l in libs {
+        let p = sp.join("torch_npu/lib").join(l);
+        for (name, resolved) in ldd(&p, &path) {
+            match resolved {
+                None => problems.push(format!("{l} needs {name}, which is not found")),
+                Some(r) if cann_libs.contains(&name.as_str()) => {
+                    if !r.starts_with(&lib64) {
+                        problems.push(format!(
+                            "{l} needs {name}, found outside the install tree at {}",
+                            r.display()
+                        ));
+                    }
+                    needed_cann.insert(name);
+                }
+                Some(r) => {
+                    providers.insert(r);
+                }
+            }
+        }
+        undefined.extend(dyn_symbols(&p).1);
+    }
+    // What the non-CANN libraries (torch, torch_npu, the C/C++ runtime) and the Python
+    // interpreter define is not CANN's.
+    let mut not_cann: BTreeSet<String> = BTreeSet::new();
+    for p in &providers {
+        not_cann.extend(dyn_symbols(p).0);
+    }
+    for l in libs {
+        not_cann.extend(dyn_symbols(&sp.join("torch_npu/lib").join(l)).0);
+    }
+    let from_cann: BTreeSet<String> = undefined
+        .into_iter()
+        .filter(|s| !not_cann.contains(s) && !s.starts_with("Py") && !s.starts_with("_Py"))
+        .collect();
+    let mut ours = BTreeSet::new();
+    for l in cann_libs {
+        ours.extend(dyn_symbols(&lib64.join(l)).0);
+    }
+    let missing: Vec<&String> = from_cann.iter().filter(|s| !ours.contains(*s)).collect();
+    eprintln!(
+        "torch_npu imports {} symbols from CANN ({}): {}",
+        from_cann.len(),
+        needed_cann.into_iter().collect::<Vec<_>>().join(", "),
+        from_cann.iter().cloned().collect::<Vec<_>>().join(" ")
+    );
+    for s in missing {
+        problems.push(format!(
+            "{s} is imported from CANN but not defined by the install tree"
+        ));
+    }
+    // Functions torch_npu and op-plugin look up by name at run time (dlsym): tolerated when
+    // missing (torch_npu falls back or reports the feature as unavailable), so listed, not
+    // required.
+    let mut by_name = BTreeSet::new();
+    for l in libs {
+        let o = Command::new("strings")
+            .arg(sp.join("torch_npu/lib").join(l))
+            .output()
+            .expect("run strings");
+        for w in String::from_utf8_lossy(&o.stdout).lines() {
+            let ok = (w.starts_with("acl") || w.starts_with("Hccl") || w.starts_with("aclnn"))
+                && w.len() > 5
+                && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if ok && !from_cann.contains(w) {
+                by_name.insert(w.to_string());
+            }
+        }
+    }
+    // (aclnn operators are libopapi's; their coverage is the aclnn tests'.)
+    for l in ["libopapi.so", "libnnopbase.so"] {
+        ours.extend(dyn_symbols(&lib64.join(l)).0);
+    }
+    let absent: Vec<&String> = by_name
+        .iter()
+        .filter(|s| !s.starts_with("aclnn") && !ours.contains(*s))
+        .collect();
+    eprintln!(
+        "looked up by name: {} names, {} not in the install tree: {}",
+        by_name.len(),
+        absent.len(),
+        absent
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    // Sanity: the known ones are among them (the list is not empty by accident).
+    for s in ["aclrtMalloc", "rtKernelLaunch", "MsprofSysCycleTime"] {
+        if !from_cann.contains(s) {
+            problems.push(format!("{s} was expected among torch_npu's CANN imports"));
+        }
+    }
+    for s in [
+        "HcclAllReduce",
+        "HcclGroupStart",
+        "HcclCommRegister",
+        "aclrtGetSysParamOpt",
+    ] {
+        if !by_name.contains(s) || !ours.contains(s) {
+            problems.push(format!("{s} should be looked up by name and defined here"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Run one pytest file of tests/python on one process.
+fn pytest(file: &str, extra_env: &str) {
+    let Some(venv) = venv() else { return };
+    let r = py_job(
+        &format!("torch-{}", file.trim_end_matches(".py")),
+        &venv,
+        &format!(
+            "{extra_env}\ncd \"$T\" && \"$PY\" -m pytest -x -q -rs -p no:cacheprovider {file}"
+        ),
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains(" passed"), "{}", r.all());
+}
+
+#[test]
+fn tensors_devices_and_import() {
+    pytest("test_basics.py", "");
+}
+
+/// `tests/python/dist_collectives.py` on `n` ranks, launched by `npu-emu run` (rank table,
+/// `HcclCommInitClusterInfoConfig`) or by torchrun (root info, `HcclCommInitRootInfoConfig`).
+fn collectives(n: u32, torchrun: bool) {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("the c10d collectives") {
+        return;
+    }
+    let launch = if torchrun {
+        format!("\"$PY\" -m torch.distributed.run --standalone --nproc_per_node {n} \"$T/dist_collectives.py\"")
+    } else {
+        format!("npu-emu run -n {n} --timeout 600 \"$PY\" \"$T/dist_collectives.py\"")
+    };
+    let r = py_job(
+        &format!(
+            "torch-coll-{n}-{}",
+            if torchrun { "torchrun" } else { "run" }
+        ),
+        &venv,
+        &launch,
+    );
+    r.assert_ok();
+    for i in 0..n {
+        assert!(
+            r.stdout
+                .contains(&format!("dist_collectives rank {i}/{n} passed (13 checks)")),
+            "{}",
+            r.all()
+        );
+    }
+}
+
+#[test]
+fn collectives_2_ranks_npu_emu_run() {
+    collectives(2, false);
+}
+
+#[test]
+fn collectives_3_ranks_npu_emu_run() {
+    collectives(3, false);
+}
+
+#[test]
+fn collectives_4_ranks_npu_emu_run() {
+    collectives(4, false);
+}
+
+#[test]
+fn collectives_2_ranks_torchrun() {
+    collectives(2, true);
+}
+
+#[test]
+fn collectives_3_ranks_torchrun() {
+    collectives(3, true);
+}
+
+#[test]
+fn collectives_4_ranks_torchrun() {
+    collectives(4, true);
+}
+
+#[test]
+fn operator_families_match_cpu_with_autograd() {
+    if aclnn_ops_built("test_ops.py") {
+        pytest("test_ops.py", "");
+    }
+}
+
+#[test]
+fn mlp_and_transformer_train_like_cpu() {
+    if aclnn_ops_built("test_training.py") {
+        pytest("test_training.py", "");
+    }
+}
+
+/// A rank killed mid-training (`tests/python/dist_rank_death.py`): started by hand with no
+/// launcher to stop the others, the survivors must fail on their own with HCCL's message
+/// naming the dead rank; under `npu-emu run` the launcher names it too.
+#[test]
+fn a_rank_that_dies_mid_training_fails_the_others() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("the rank-death test") {
+        return;
+    }
+    let r = py_job(
+        "torch-rank-death",
+        &venv,
+        r#"export MASTER_ADDR=127.0.0.1 WORLD_SIZE=3 HCCL_EXEC_TIMEOUT=120
+export MASTER_PORT=$(( 20000 + RANDOM % 20000 ))
+for r in 0 1 2; do
+    (set +e; RANK=$r LOCAL_RANK=$r "$PY" "$T/dist_rank_death.py" > out$r.log 2>&1; echo $? > code$r) &
+done
+wait
+for r in 0 1 2; do echo "== rank $r exit $(cat code$r)"; grep -v CAN_EXIT out$r.log || true; done
+"#,
+    );
+    r.assert_ok();
+    let out = r.stdout.clone();
+    assert!(out.contains("== rank 2 exit 137"), "{out}"); // SIGKILL
+    for rank in [0, 1] {
+        assert!(out.contains(&format!("== rank {rank} exit 3")), "{out}");
+        assert!(out.contains(&format!("rank {rank}: error:")), "{out}");
+    }
+    assert!(out.contains("rank 2 (pid") && out.contains("died"), "{out}");
+    assert!(!out.contains("finished without noticing"), "{out}");
+
+    let r = py_job(
+        "torch-rank-death-run",
+        &venv,
+        r#"npu-emu run -n 3 --timeout 300 "$PY" "$T/dist_rank_death.py""#,
+    );
+    assert_ne!(r.code, Some(0), "{}", r.all());
+    assert!(r.stderr.contains("rank 2"), "{}", r.all());
+    assert!(
+        !r.all().contains("finished without noticing"),
+        "{}",
+        r.all()
+    );
+}
+
+/// An operator npu-emu does not have (`tests/python/missing_op.py`, `torch.histc`): a Python
+/// exception (exit 1, not a signal) whose message names the aclop type torch_npu fell back
+/// to; with `ASCEND_GLOBAL_LOG_LEVEL=2` also the aclnn function and the torch operator.
+#[test]
+fn an_operator_we_do_not_have_is_named() {
+    let Some(venv) = venv() else { return };
+    let r = py_job("torch-missing-op", &venv, r#""$PY" "$T/missing_op.py""#);
+    let all = r.all();
+    assert_eq!(r.code, Some(1), "{all}");
+    assert!(all.contains("RuntimeError"), "{all}");
+    assert!(
+        all.contains("op type \"Histogram\" is not supported"),
+        "{all}"
+    );
+    assert!(all.contains("ASCEND_GLOBAL_LOG_LEVEL=2"), "{all}");
+    assert!(!all.contains("missing_op: unexpectedly computed"), "{all}");
+
+    let r = py_job(
+        "torch-missing-op-named",
+        &venv,
+        r#"ASCEND_GLOBAL_LOG_LEVEL=2 "$PY" "$T/missing_op.py""#,
+    );
+    let all = r.all();
+    assert_eq!(r.code, Some(1), "{all}");
+    assert!(
+        all.contains("libopapi.so has no aclnnHistc") && all.contains("acl_op::histc"),
+        "{all}"
+    );
+}
+
+/// samples/torch_ddp at 2 and 4 ranks through `npu-emu run`: identical parameters on every
+/// rank, and the single-process losses within 1e-5.
+#[test]
+fn sample_torch_ddp_2_and_4_ranks() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("samples/torch_ddp") {
+        return;
+    }
+    for n in [2, 4] {
+        let r = py_job(
+            &format!("torch-sample-ddp{n}"),
+            &venv,
+            &format!(
+                "npu-emu run -n {n} --timeout 600 \"$PY\" '{}'",
+                root().join("samples/torch_ddp/train_ddp.py").display()
+            ),
+        );
+        r.assert_ok();
+        assert!(
+            r.stdout.contains(&format!(
+                "[rank 0] parameters identical on all {n} ranks: True"
+            )),
+            "{}",
+            r.all()
+        );
+        assert!(r.stdout.contains("[rank 0] PASS"), "{}", r.all());
+    }
+}
+
+/// samples/torch_tp: build the plugin (Ascend C kernel + PyTorch C++ extension) with its
+/// Makefile against the install tree, then the seed's layer at 2 and 4 ranks.
+#[test]
+fn sample_torch_tp_custom_operator_and_all_reduce() {
+    let Some(venv) = venv() else { return };
+    let src = root().join("samples/torch_tp");
+    let r = py_job(
+        "torch-sample-tp",
+        &venv,
+        &format!(
+            "cp -r '{}' tp && make -C tp PYTHON=\"$PY\" >build.log 2>&1 || {{ cat build.log; exit 1; }}\n\
+             for n in 2 4; do npu-emu run -n $n --timeout 600 \"$PY\" tp/tp_demo.py; done",
+            src.display()
+        ),
+    );
+    r.assert_ok();
+    for n in [2, 4] {
+        for i in 0..n {
+            assert!(
+                r.stdout.contains(&format!("[rank {i}] rank {i}: y[0, :4]")),
+                "{}",
+                r.all()
+            );
+        }
+    }
+    assert_eq!(r.stdout.matches(": PASS").count(), 6, "{}", r.all());
+}
