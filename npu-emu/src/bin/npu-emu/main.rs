@@ -20,6 +20,7 @@ mod args;
 mod ascendc;
 mod env;
 mod install;
+mod nodes;
 mod paths;
 mod run;
 mod smi;
