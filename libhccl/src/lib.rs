@@ -16,6 +16,8 @@
 //! - [`bootstrap`]: how the ranks of a communicator spanning servers find each other (a
 //!   root that collects everyone's record, then a mesh of TCP connections).
 //! - [`topo`]: which server each rank of a communicator is on, and lanes.
+//! - [`cross`]: the part of a communicator that spans servers (meeting, connections,
+//!   fingerprints and failure notices across servers).
 //! - [`net`]: messages between ranks on different servers: the transport interface, TCP
 //!   (the emulated RoCE path), an in-process transport for unit tests, the wire format.
 //! - [`errors`]: `HcclResult` codes, strings and the C boundary; [`stub`]: what functions
@@ -27,6 +29,7 @@ pub mod api;
 pub mod bootstrap;
 pub mod comm;
 pub mod config;
+pub mod cross;
 pub mod errors;
 pub mod fingerprint;
 pub mod history;

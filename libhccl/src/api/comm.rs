@@ -25,11 +25,14 @@ pub unsafe extern "C" fn HcclGetRootInfo(rootInfo: *mut u8) -> i32 {
         || format!("rootInfo={}", ptr(rootInfo)),
         || {
             non_null(rootInfo, "rootInfo")?;
+            let id = random_id()?;
+            let root = crate::cross::start_root_service(&id)?;
             let ri = RootInfo {
-                id: random_id()?,
+                id,
                 creator_pid: std::process::id(),
                 host: hostname(),
                 node_dir: node_dir_str()?,
+                root,
             };
             let b = ri.encode()?;
             std::ptr::copy_nonoverlapping(b.as_ptr(), rootInfo, ROOT_INFO_BYTES);
@@ -59,7 +62,17 @@ unsafe fn init_root_info(
     let cfg = config::parse(cfg)?;
     let ri = RootInfo::decode(std::slice::from_raw_parts(root, ROOT_INFO_BYTES))?;
     let node = node_dir_str()?;
-    ri.check_local(&node)?;
+    if ri.node_dir != node || ri.host != hostname() {
+        return Err(HcclError::new(
+            HCCL_E_NOT_SUPPORT,
+            format!(
+                "rootInfo comes from host {:?} node {:?} but this is host {:?} node {node:?}; ranks on other servers are not supported yet",
+                ri.host,
+                ri.node_dir,
+                hostname()
+            ),
+        ));
+    }
     let rt = rt()?;
     let (l, p) = rt.current_device()?;
     let name = cfg
