@@ -118,7 +118,15 @@ impl Hosts {
             ])?;
             ip_cmd(&["-n", &br, "link", "set", &v, "master", "br0"])?;
             ip_cmd(&["-n", &br, "link", "set", &v, "up"])?;
-            ip_cmd(&["-n", &ns, "addr", "add", &format!("{}/24", h.ip(i)), "dev", "eth0"])?;
+            ip_cmd(&[
+                "-n",
+                &ns,
+                "addr",
+                "add",
+                &format!("{}/24", h.ip(i)),
+                "dev",
+                "eth0",
+            ])?;
             ip_cmd(&["-n", &ns, "link", "set", "eth0", "up"])?;
             let _ = std::fs::remove_dir_all(&h.nodes[i]);
         }
@@ -161,14 +169,23 @@ impl Hosts {
     /// directory), in `work`, with the built libraries on `LD_LIBRARY_PATH`.
     pub fn command(&self, i: usize, prog: &Path, work: &Path) -> Command {
         let mut c = Command::new("ip");
-        c.args(["netns", "exec", &self.ns(i), "unshare", "--uts", "--", "sh", "-c"])
-            .arg("hostname \"$0\" && exec \"$@\"")
-            .arg(self.name(i))
-            .arg(prog)
-            .env("NPU_EMU_NODE_DIR", self.node_dir(i))
-            .env("LD_LIBRARY_PATH", crate::lib_dir())
-            .env_remove("ASCEND_RT_VISIBLE_DEVICES")
-            .current_dir(work);
+        c.args([
+            "netns",
+            "exec",
+            &self.ns(i),
+            "unshare",
+            "--uts",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("hostname \"$0\" && exec \"$@\"")
+        .arg(self.name(i))
+        .arg(prog)
+        .env("NPU_EMU_NODE_DIR", self.node_dir(i))
+        .env("LD_LIBRARY_PATH", crate::lib_dir())
+        .env_remove("ASCEND_RT_VISIBLE_DEVICES")
+        .current_dir(work);
         c
     }
 
