@@ -30,8 +30,11 @@ pub struct Record {
     pub device: u32,
     pub host: String,
     pub node_dir: String,
-    /// Which server the rank is on: ranks with the same value share memory.
+    /// Which server the rank is on: ranks with the same value use shared memory.
     pub server: [u8; 32],
+    /// Which emulated node the rank runs on ([`node_key`]): ranks of one server must share
+    /// it.
+    pub node: [u8; 32],
     /// The server's name for messages (a rank table's `server_id`, else the host name).
     pub server_name: String,
     /// Where the rank accepts connections from ranks on other servers.
@@ -47,6 +50,7 @@ impl Record {
             .str(&self.host)
             .str(&self.node_dir)
             .bytes(&self.server)
+            .bytes(&self.node)
             .str(&self.server_name)
             .str(&self.addr.to_string());
         w.0
@@ -64,6 +68,12 @@ impl Record {
         }
         let mut server = [0u8; 32];
         server.copy_from_slice(s);
+        let nd = r.bytes("node")?;
+        if nd.len() != 32 {
+            return Err(format!("node key of {} bytes", nd.len()));
+        }
+        let mut node = [0u8; 32];
+        node.copy_from_slice(nd);
         let server_name = r.str("server name")?;
         let addr = r
             .str("address")?
@@ -76,6 +86,7 @@ impl Record {
             host,
             node_dir,
             server,
+            node,
             server_name,
             addr,
         })
@@ -435,10 +446,11 @@ pub fn join(
     // missing ranks) normally arrives first.
     let (h, p) =
         read_frame(&mut sock, deadline + Duration::from_secs(5), "the roster").map_err(|m| {
+            let root = sock.peer_addr().map(|a| a.to_string()).unwrap_or_default();
             HcclError::new(
                 HCCL_E_TIMEOUT,
                 format!(
-                    "rank {} waiting for the other ranks at the root: {m}",
+                    "rank {} timed out (HCCL_CONNECT_TIMEOUT) waiting for the other ranks to join at the root {root}: {m}",
                     rec.rank
                 ),
             )
@@ -581,6 +593,7 @@ mod tests {
             host: format!("h{server}"),
             node_dir: format!("/dev/shm/n{server}"),
             server: [server; 32],
+            node: [server; 32],
             server_name: format!("s{server}"),
             addr: "0.0.0.0:0".parse().unwrap(),
         }
@@ -630,6 +643,7 @@ mod tests {
                         })
                         .collect();
                     for &q in &peers {
+                        // SAFETY: test buffers outlive the transfers and waits that use them.
                         unsafe {
                             net.send(q, 1, &r as *const u32 as *const u8, 4, None)
                                 .unwrap()

@@ -31,6 +31,8 @@ pub struct Me {
     pub node_dir: String,
     /// Which server (equal keys share memory).
     pub server: [u8; 32],
+    /// Which node this process runs on ([`bootstrap::node_key`]).
+    pub node: [u8; 32],
     pub server_name: String,
 }
 
@@ -60,6 +62,7 @@ pub fn setup(
         host: crate::rootinfo::hostname(),
         node_dir: me.node_dir,
         server: me.server,
+        node: me.node,
         server_name: me.server_name,
         addr: SocketAddr::from(([0, 0, 0, 0], 0)),
     };
@@ -239,13 +242,22 @@ fn decode_fp(b: &[u8]) -> Result<Fp, String> {
     Ok(f)
 }
 
+/// The server key of a rank table's `server_id`.
+pub fn server_key(server_id: &str) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"npu-emu rank table server v1");
+    h.update(server_id.as_bytes());
+    h.finalize().into()
+}
+
 /// A rank table's servers must be real: ranks the table puts on one server must share
 /// memory (one machine, one node directory), else the table does not describe where the
 /// ranks run.
-pub fn check_table_servers(roster: &[Record], node_keys: &[[u8; 32]]) -> HResult<()> {
+pub fn check_table_servers(roster: &[Record]) -> HResult<()> {
     for a in 0..roster.len() {
         for b in a + 1..roster.len() {
-            if roster[a].server == roster[b].server && node_keys[a] != node_keys[b] {
+            if roster[a].server == roster[b].server && roster[a].node != roster[b].node {
                 return Err(HcclError::new(
                     HCCL_E_PARA,
                     format!(
@@ -277,11 +289,64 @@ pub fn start_root_service(id: &[u8; 16]) -> HResult<SocketAddr> {
     )
 }
 
-/// How long the root of a root-info communicator waits: for the first rank, and then for
-/// all of them (`HCCL_CONNECT_TIMEOUT` + 20 s, as CANN's effective wait).
+/// Place `members` (ranks of this process, on this node) in communicator `id` of `n` ranks
+/// meeting at `roots`: each runs the bootstrap (at once, on threads of its own when there
+/// are several: the root answers only when every rank joined). `server` gives a member's
+/// server key and name (the node itself for root info; a rank table's `server_id`).
+#[allow(clippy::too_many_arguments)]
+pub fn place(
+    id: &[u8; 16],
+    roots: &[SocketAddr],
+    n: u32,
+    members: &[crate::comm::Member],
+    server: &(dyn Fn(u32) -> ([u8; 32], String) + Sync),
+    name: &str,
+    check: &(dyn Fn(&[Record]) -> HResult<()> + Sync),
+) -> HResult<Vec<(crate::comm::Member, crate::comm::Placement)>> {
+    let conf = crate::config()?;
+    let node_dir = conf.node_dir.to_string_lossy().into_owned();
+    let node = bootstrap::node_key(&conf.node_dir);
+    let deadline = Instant::now() + conf.connect_timeout;
+    let one = |m: &crate::comm::Member| -> HResult<(crate::comm::Member, crate::comm::Placement)> {
+        let (server, server_name) = server(m.rank);
+        let me = Me {
+            rank: m.rank,
+            device: m.device_phys,
+            node_dir: node_dir.clone(),
+            server,
+            node,
+            server_name,
+        };
+        let s = setup(id, roots, n, me, deadline, name, check)?;
+        Ok((
+            *m,
+            crate::comm::Placement {
+                topo: s.topo,
+                cross: s.cross,
+            },
+        ))
+    };
+    if members.len() == 1 {
+        return Ok(vec![one(&members[0])?]);
+    }
+    std::thread::scope(|sc| {
+        let hs: Vec<_> = members.iter().map(|m| sc.spawn(move || one(m))).collect();
+        hs.into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(HcclError::new(HCCL_E_INTERNAL, "a bootstrap thread failed"))
+                })
+            })
+            .collect()
+    })
+}
+
+/// How long a root waits: for every rank after the first joined (`HCCL_CONNECT_TIMEOUT`;
+/// the ranks wait a little longer, so the root's message naming the missing ranks reaches
+/// them), and for the first rank at all (a program may take its time between
+/// `HcclGetRootInfo` and its init calls).
 pub fn root_patience(connect: Duration) -> (Duration, Duration) {
-    let all = connect + Duration::from_secs(20);
-    (all, all.max(Duration::from_secs(600)))
+    (connect, (connect * 5).max(Duration::from_secs(600)))
 }
 
 #[cfg(test)]
@@ -319,6 +384,7 @@ mod tests {
                         device: r,
                         node_dir: "/n".into(),
                         server: [(r == 2) as u8; 32],
+                        node: [(r == 2) as u8; 32],
                         server_name: format!("s{}", (r == 2) as u8),
                     };
                     let s = setup(&id, &[root], 3, me, deadline, "x", &|_| Ok(())).unwrap();

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`Header`] | 256 B | magic, rank count, join counter (futex word), references |
 //! | [`Slot`] × n | 16 lines each | per rank: identity (pid, start time, device), state, failure, host-call word + fingerprint ring, stream post/done words, published buffers, reason text |
-//! | arrays | n × n × 32 B | per rank, per peer: (send count, send displ, recv count, recv displ) for the V operations |
+//! | arrays | n × N × 32 B | per rank, per peer of the communicator (N ranks, n of them on this server): (send count, send displ, recv count, recv displ) for the V operations |
 //! | mailboxes | n × n × [`MBOX_DEPTH`] lines | point-to-point: entry `k % depth` of pair (src → dst) |
 //! | inline | n × 2 × [`INLINE_BYTES`] | per rank, by sequence parity: inputs of small operations |
 
@@ -122,12 +122,17 @@ const HEADER_SIZE: usize = 256;
 
 /// Byte size of the control block for `n` ranks.
 pub fn block_size(n: u32) -> usize {
-    let n = n as usize;
-    inline_base(n) + n * 2 * INLINE_BYTES
+    block_size_rows(n, n)
 }
 
-fn inline_base(n: usize) -> usize {
-    HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * n * 32 + n * n * MBOX_DEPTH as usize * 64
+/// Byte size of the control block for `n` ranks of a communicator of `rows` ranks.
+pub fn block_size_rows(n: u32, rows: u32) -> usize {
+    let n = n as usize;
+    inline_base(n, rows as usize) + n * 2 * INLINE_BYTES
+}
+
+fn inline_base(n: usize, rows: usize) -> usize {
+    HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * rows * 32 + n * n * MBOX_DEPTH as usize * 64
 }
 
 /// Bytes of each of a rank's two inline buffers (small operations stage their input there,
@@ -139,6 +144,8 @@ pub struct Shm {
     base: *mut u8,
     len: usize,
     n: u32,
+    /// Ranks of the communicator (rows of the per-peer arrays).
+    rows: u32,
     pub path: PathBuf,
     pub ino: u64,
 }
@@ -160,10 +167,15 @@ fn sys(what: &str, path: &Path) -> HcclError {
 impl Shm {
     /// Create or open the control block at `path` for `n` ranks and map it.
     pub fn open(path: &Path, n: u32) -> HResult<Shm> {
-        Self::open_flags(path, n, libc::O_CREAT)
+        Self::open_flags(path, n, n, libc::O_CREAT)
     }
 
-    fn open_flags(path: &Path, n: u32, create: i32) -> HResult<Shm> {
+    /// [`Shm::open`] for the `n` ranks on this server of a communicator of `rows` ranks.
+    pub fn open_rows(path: &Path, n: u32, rows: u32) -> HResult<Shm> {
+        Self::open_flags(path, n, rows, libc::O_CREAT)
+    }
+
+    fn open_flags(path: &Path, n: u32, rows: u32, create: i32) -> HResult<Shm> {
         use std::os::unix::ffi::OsStrExt;
         let c = std::ffi::CString::new(path.as_os_str().as_bytes())
             .map_err(|_| HcclError::para("control block path contains NUL"))?;
@@ -171,7 +183,7 @@ impl Shm {
         if fd < 0 {
             return Err(sys("cannot create the communicator control block", path));
         }
-        let len = block_size(n);
+        let len = block_size_rows(n, rows);
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         if unsafe { libc::fstat(fd, &mut st) } != 0 {
             unsafe { libc::close(fd) };
@@ -199,6 +211,7 @@ impl Shm {
             base: p as *mut u8,
             len,
             n,
+            rows,
             path: path.to_path_buf(),
             ino: st.st_ino,
         })
@@ -212,7 +225,7 @@ impl Shm {
         if (meta.len() as usize) < len {
             return Err(HcclError::new(HCCL_E_SYSCALL, "control block too small"));
         }
-        Shm::open_flags(path, n, 0)
+        Shm::open_flags(path, n, n, 0)
     }
 
     /// The inode `path` names now (None if it is gone): a change means the block was
@@ -244,14 +257,15 @@ impl Shm {
     /// Rank `r`'s published arrays: 4 words per peer (send count, send displ, recv count, recv displ).
     pub fn arrays(&self, r: u32) -> &[AtomicU64] {
         let n = self.n as usize;
-        let off = HEADER_SIZE + n * std::mem::size_of::<Slot>() + r as usize * n * 32;
-        unsafe { std::slice::from_raw_parts(self.base.add(off) as *const AtomicU64, n * 4) }
+        let rows = self.rows as usize;
+        let off = HEADER_SIZE + n * std::mem::size_of::<Slot>() + r as usize * rows * 32;
+        unsafe { std::slice::from_raw_parts(self.base.add(off) as *const AtomicU64, rows * 4) }
     }
 
     /// Mailbox entry for the `k`-th message from `src` to `dst`.
     pub fn mbox(&self, src: u32, dst: u32, k: u64) -> &Mbox {
         let n = self.n as usize;
-        let base = HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * n * 32;
+        let base = HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * self.rows as usize * 32;
         let pair = dst as usize * n + src as usize;
         let off = base + (pair * MBOX_DEPTH as usize + (k % MBOX_DEPTH) as usize) * 64;
         unsafe { &*(self.base.add(off) as *const Mbox) }
@@ -260,8 +274,8 @@ impl Shm {
     /// Rank `r`'s inline buffer for operations with sequence number parity `parity`.
     pub fn inline(&self, r: u32, parity: u64) -> *mut u8 {
         assert!(r < self.n);
-        let off =
-            inline_base(self.n as usize) + (r as usize * 2 + (parity % 2) as usize) * INLINE_BYTES;
+        let off = inline_base(self.n as usize, self.rows as usize)
+            + (r as usize * 2 + (parity % 2) as usize) * INLINE_BYTES;
         unsafe { self.base.add(off) }
     }
 

@@ -203,16 +203,18 @@ impl Hosts {
     }
 
     /// A script usable as OpenMPI's `plm_rsh_agent` (its "ssh"): it runs the command it is
-    /// given on the host named by its first argument (an address or a host name).
+    /// given on the host named by its first argument (an address or a host name), with that
+    /// host's node directory in `NPU_EMU_NODE_DIR`.
     pub fn rsh_agent(&self, dir: &Path) -> PathBuf {
         let mut cases = String::new();
         for i in 0..self.n {
             cases.push_str(&format!(
-                "  {}|{}) ns={}; name={} ;;\n",
+                "  {}|{}) ns={}; name={}; export NPU_EMU_NODE_DIR={} ;;\n",
                 self.ip(i),
                 self.name(i),
                 self.ns(i),
-                self.name(i)
+                self.name(i),
+                self.node_dir(i).display()
             ));
         }
         let script = format!(

@@ -1,10 +1,39 @@
-//! HCCL across emulated hosts (network namespaces joined by veth links, see
-//! `npu_emu_tests::hosts`).
+//! HCCL across emulated hosts: network namespaces joined by veth links through a bridge,
+//! each with its own host name and node directory (`npu_emu_tests::hosts`). Ranks on one
+//! host share memory; ranks on different hosts talk over TCP.
+//!
+//! - every collective × dtype × reduce op (`tests/c/hccl_ops.cpp`) at 2 hosts × 2 ranks,
+//!   2 × 4 and 3 + 1, through a multi-server rank table, root info, `mpirun` across the
+//!   hosts and `npu-emu run --nnodes 2`;
+//! - faults: a host's ranks killed mid-operation, the link to a host taken down, a stranger
+//!   at the root with a wrong id, a peer sending garbage.
+//!
+//! Creating hosts needs root (CI runs as root); without it these tests fail and say so.
 
 use npu_emu_tests::hosts::Hosts;
-use npu_emu_tests::{run, scratch};
+use npu_emu_tests::{compile, npu_emu_bin, run, scratch};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
-/// The harness itself: two hosts with their own names and addresses reach each other.
+fn exe(src: &str) -> PathBuf {
+    static BUILT: OnceLock<std::sync::Mutex<std::collections::HashMap<String, PathBuf>>> =
+        OnceLock::new();
+    let m = BUILT.get_or_init(Default::default);
+    let mut m = m.lock().unwrap();
+    if let Some(p) = m.get(src) {
+        return p.clone();
+    }
+    let dir = scratch(&format!("build-{}", src.split('.').next().unwrap()));
+    let out = dir.join("prog");
+    compile(&[src], &out, &["hccl", "ascendcl"], &[]);
+    m.insert(src.to_string(), out.clone());
+    out
+}
+
+/// The smoke test of the harness: two hosts with their own names and addresses reach each
+/// other.
 #[test]
 fn hosts_reach_each_other() {
     let work = scratch("hosts-smoke");
@@ -22,4 +51,298 @@ else:\n    import time\n    for i in range(100):\n        try:\n            s.co
     let _ = srv.wait();
     r.assert_ok();
     assert!(r.stdout.contains("npuemu-h0 got npuemu-h1"), "{}", r.all());
+}
+
+/// One started process of a job (a rank, or a launcher).
+struct Proc {
+    child: Child,
+    log: PathBuf,
+    what: String,
+}
+
+/// What one process did.
+struct Done {
+    code: Option<i32>,
+    out: String,
+    what: String,
+}
+
+fn spawn(mut c: Command, work: &Path, what: &str) -> Proc {
+    let log = work.join(format!("{}.log", what.replace(' ', "-")));
+    let f = std::fs::File::create(&log).unwrap();
+    c.stdout(Stdio::from(f.try_clone().unwrap()))
+        .stderr(Stdio::from(f))
+        .stdin(Stdio::null());
+    Proc {
+        child: c.spawn().expect("spawn"),
+        log,
+        what: what.to_string(),
+    }
+}
+
+/// Wait for every process, at most `limit` (then kill them all and fail).
+fn wait_all(mut ps: Vec<Proc>, limit: Duration) -> Vec<Done> {
+    let start = Instant::now();
+    let mut codes: Vec<Option<Option<i32>>> = vec![None; ps.len()];
+    while codes.iter().any(|c| c.is_none()) {
+        for (i, p) in ps.iter_mut().enumerate() {
+            if codes[i].is_none() {
+                if let Some(st) = p.child.try_wait().unwrap() {
+                    codes[i] = Some(st.code());
+                }
+            }
+        }
+        if start.elapsed() > limit {
+            for p in ps.iter_mut() {
+                let _ = p.child.kill();
+                let _ = p.child.wait();
+            }
+            let outs: Vec<String> = ps
+                .iter()
+                .map(|p| {
+                    format!(
+                        "== {}\n{}",
+                        p.what,
+                        std::fs::read_to_string(&p.log).unwrap_or_default()
+                    )
+                })
+                .collect();
+            panic!(
+                "still running after {limit:?} (killed):\n{}",
+                outs.join("\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ps.iter()
+        .zip(codes)
+        .map(|(p, c)| Done {
+            code: c.unwrap(),
+            out: std::fs::read_to_string(&p.log).unwrap_or_default(),
+            what: p.what.clone(),
+        })
+        .collect()
+}
+
+fn all_ok(done: &[Done]) {
+    for d in done {
+        assert_eq!(d.code, Some(0), "{} failed:\n{}", d.what, d.out);
+    }
+}
+
+/// (host, index on the host) of each global rank of `layout` (ranks per host).
+fn places(layout: &[usize]) -> Vec<(usize, usize)> {
+    layout
+        .iter()
+        .enumerate()
+        .flat_map(|(h, &k)| (0..k).map(move |i| (h, i)))
+        .collect()
+}
+
+/// A version 1.0 rank table with one server per host (`server_id` and `host_ip` = its
+/// address, `device_ip` too), devices 0.. on each.
+fn rank_table(h: &Hosts, layout: &[usize], path: &Path) {
+    let mut rank = 0;
+    let servers: Vec<String> = layout
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            let devs: Vec<String> = (0..k)
+                .map(|d| {
+                    rank += 1;
+                    format!(
+                        r#"{{"device_id": "{d}", "device_ip": "{}", "rank_id": "{}"}}"#,
+                        h.ip(i),
+                        rank - 1
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"server_id": "{}", "host_ip": "{}", "device": [{}]}}"#,
+                h.ip(i),
+                h.ip(i),
+                devs.join(", ")
+            )
+        })
+        .collect();
+    let t = format!(
+        r#"{{"status": "completed", "version": "1.0", "server_count": "{}", "server_list": [{}]}}"#,
+        layout.len(),
+        servers.join(", ")
+    );
+    std::fs::write(path, t).unwrap();
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Launch {
+    RankTable,
+    RootInfo,
+    Mpirun,
+    NpuEmuRun,
+}
+
+/// Run `prog args` as a job over `h` with `layout` ranks per host, started the `how` way.
+fn job(
+    h: &Hosts,
+    work: &Path,
+    layout: &[usize],
+    how: Launch,
+    prog: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Vec<Proc> {
+    let n: usize = layout.iter().sum();
+    let mut ps = Vec::new();
+    match how {
+        Launch::RankTable | Launch::RootInfo => {
+            let table = work.join("rank_table.json");
+            if matches!(how, Launch::RankTable) {
+                rank_table(h, layout, &table);
+            }
+            for (r, (host, local)) in places(layout).into_iter().enumerate() {
+                let mut c = h.command(host, prog, work);
+                c.args(args)
+                    .env("RANK_ID", r.to_string())
+                    .env("RANK_SIZE", n.to_string())
+                    .env("ASCEND_DEVICE_ID", local.to_string())
+                    .env("HCCL_CONNECT_TIMEOUT", "60")
+                    .env_remove("RANK_TABLE_FILE");
+                if matches!(how, Launch::RankTable) {
+                    c.env("RANK_TABLE_FILE", &table)
+                        .env("JOB_ID", work.file_name().unwrap());
+                }
+                for (k, v) in env {
+                    c.env(k, v);
+                }
+                ps.push(spawn(c, work, &format!("rank {r}")));
+            }
+        }
+        Launch::Mpirun => {
+            let agent = h.rsh_agent(work);
+            let hostlist: Vec<String> = layout
+                .iter()
+                .enumerate()
+                .map(|(i, k)| format!("{}:{k}", h.ip(i)))
+                .collect();
+            let mut c = h.command(0, "mpirun".as_ref(), work);
+            c.args([
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "--bind-to",
+                "none",
+            ])
+            .args(["--mca", "plm_rsh_agent"])
+            .arg(&agent)
+            .args(["--mca", "plm_rsh_no_tree_spawn", "1"])
+            .args(["--mca", "oob_tcp_if_include", "10.201.0.0/24"])
+            .args(["--mca", "btl_tcp_if_include", "10.201.0.0/24"])
+            .args(["--mca", "mpi_yield_when_idle", "1"])
+            .args(["-x", "LD_LIBRARY_PATH", "-x", "HCCL_CONNECT_TIMEOUT"])
+            .args(["--host", &hostlist.join(","), "-np", &n.to_string()])
+            .arg(prog)
+            .args(args)
+            .env("HCCL_CONNECT_TIMEOUT", "60")
+            .env_remove("RANK_TABLE_FILE")
+            .env_remove("RANK_ID")
+            .env_remove("RANK_SIZE");
+            for (k, v) in env {
+                c.args(["-x", k]).env(k, v);
+            }
+            ps.push(spawn(c, work, "mpirun"));
+        }
+        Launch::NpuEmuRun => {
+            let port = free_port();
+            for (i, &k) in layout.iter().enumerate() {
+                let mut c = h.command(i, &npu_emu_bin(), work);
+                c.args([
+                    "run",
+                    "--nnodes",
+                    &layout.len().to_string(),
+                    "--node-rank",
+                    &i.to_string(),
+                ])
+                .args([
+                    "--master-addr",
+                    &h.ip(0),
+                    "--master-port",
+                    &port.to_string(),
+                ])
+                .args(["-n", &k.to_string()])
+                .arg(prog)
+                .args(args)
+                .env("HCCL_CONNECT_TIMEOUT", "60");
+                for (k, v) in env {
+                    c.env(k, v);
+                }
+                ps.push(spawn(c, work, &format!("node {i}")));
+            }
+        }
+    }
+    ps
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `hccl_ops` (every op × dtype × reduce op) over `layout`, started `how`.
+fn ops(layout: &[usize], how: Launch, extra: &[&str]) {
+    let work = scratch(&format!("hosts-ops-{how:?}"));
+    let h = Hosts::create(layout.len(), &work);
+    let prog = exe("hccl_ops.cpp");
+    let root_file = work.join("root.info");
+    let mut args = vec![root_file.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let done = wait_all(
+        job(&h, &work, layout, how, &prog, &args, &[]),
+        Duration::from_secs(600),
+    );
+    all_ok(&done);
+    for i in 0..layout.len() {
+        assert!(
+            h.node_dir(i).exists(),
+            "nothing ran on host {i} (its node directory {} was never made)",
+            h.node_dir(i).display()
+        );
+    }
+    let all: String = done.iter().map(|d| d.out.as_str()).collect();
+    let n: usize = layout.iter().sum();
+    for r in 0..n {
+        assert!(
+            all.contains(&format!("hccl_ops rank {r}/{n} passed")),
+            "rank {r} did not pass:\n{all}"
+        );
+    }
+}
+
+#[test]
+fn ops_rank_table_2x2_2x4_3p1() {
+    ops(&[2, 2], Launch::RankTable, &[]);
+    ops(&[4, 4], Launch::RankTable, &["--quick"]);
+    ops(&[3, 1], Launch::RankTable, &[]);
+}
+
+#[test]
+fn ops_root_info_2x2_2x4_3p1() {
+    ops(&[2, 2], Launch::RootInfo, &[]);
+    ops(&[4, 4], Launch::RootInfo, &["--quick"]);
+    ops(&[3, 1], Launch::RootInfo, &[]);
+}
+
+#[test]
+fn ops_mpirun_2x2_2x4_3p1() {
+    ops(&[2, 2], Launch::Mpirun, &[]);
+    ops(&[4, 4], Launch::Mpirun, &["--quick"]);
+    ops(&[3, 1], Launch::Mpirun, &[]);
+}
+
+#[test]
+fn ops_npu_emu_run_nnodes_2x2_2x4_3p1() {
+    ops(&[2, 2], Launch::NpuEmuRun, &[]);
+    ops(&[4, 4], Launch::NpuEmuRun, &["--quick"]);
+    ops(&[3, 1], Launch::NpuEmuRun, &[]);
 }

@@ -15,6 +15,7 @@ pub mod gather;
 pub mod hier;
 pub mod p2p;
 pub mod reduce_scatter;
+pub mod select;
 pub mod small;
 
 use crate::comm::CommInner;
@@ -261,7 +262,7 @@ impl Coll<'_> {
         store_buf(&b.recv, op.recv);
         b.count.store(op.count, Ordering::Relaxed);
         if let Some(arr) = &op.arrays {
-            let a = self.c.shm.arrays(self.c.rank);
+            let a = self.c.shm.arrays(self.c.slot_index(self.c.rank));
             for (i, row) in arr.iter().enumerate() {
                 for j in 0..4 {
                     a[i * 4 + j].store(row[j], Ordering::Relaxed);
@@ -337,7 +338,7 @@ impl Coll<'_> {
 
     /// Rank `p`'s published per-peer arrays, row `i`.
     pub fn row(&self, p: u32, i: u32) -> [u64; 4] {
-        let a = self.c.shm.arrays(p);
+        let a = self.c.shm.arrays(self.c.slot_index(p));
         let i = i as usize * 4;
         [
             a[i].load(Ordering::Relaxed),
@@ -345,6 +346,74 @@ impl Coll<'_> {
             a[i + 2].load(Ordering::Relaxed),
             a[i + 3].load(Ordering::Relaxed),
         ]
+    }
+}
+
+impl fabric::Fabric for Coll<'_> {
+    fn topo(&self) -> &crate::topo::Topo {
+        &self.c.topo
+    }
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn deadline(&self) -> Option<Instant> {
+        self.c.exec_timeout.map(|d| self.started + d)
+    }
+    fn send_of(&self, p: u32, off: u64, len: u64) -> HResult<*mut u8> {
+        Coll::send_of(self, p, off, len)
+    }
+    fn recv_of(&self, p: u32, off: u64, len: u64) -> HResult<*mut u8> {
+        Coll::recv_of(self, p, off, len)
+    }
+    fn row(&self, p: u32, i: u32) -> [u64; 4] {
+        Coll::row(self, p, i)
+    }
+    fn net(&self) -> &dyn crate::net::Net {
+        match &self.c.cross {
+            Some(x) => &x.net,
+            None => &NO_NET,
+        }
+    }
+}
+
+/// The network of a communicator on one server: nobody to talk to.
+struct NoNet;
+static NO_NET: NoNet = NoNet;
+
+impl crate::net::Net for NoNet {
+    fn rank(&self) -> u32 {
+        0
+    }
+    fn size(&self) -> u32 {
+        1
+    }
+    unsafe fn send(
+        &self,
+        peer: u32,
+        _: crate::net::Tag,
+        _: *const u8,
+        _: usize,
+        _: Option<Instant>,
+    ) -> HResult<()> {
+        Err(HcclError::new(
+            HCCL_E_INTERNAL,
+            format!("no network path to rank {peer}: the communicator is on one server"),
+        ))
+    }
+    unsafe fn irecv(
+        &self,
+        peer: u32,
+        _: crate::net::Tag,
+        _: *mut u8,
+        _: usize,
+    ) -> HResult<crate::net::Recv> {
+        Err(HcclError::new(
+            HCCL_E_INTERNAL,
+            format!("no network path to rank {peer}: the communicator is on one server"),
+        ))
+    }
+    fn wait(&self, _: &crate::net::Recv, _: Option<Instant>) -> HResult<()> {
+        Ok(())
     }
 }
 
@@ -370,11 +439,16 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
         seq: op.seq,
         started,
     };
-    if small::fits(c, op) {
+    let algo = select::select(c, op);
+    if algo == select::Algo::Small {
         return small::run(&coll, op);
     }
     coll.publish(op);
     coll.wait_posted()?;
+    if algo == select::Algo::Hier {
+        hier::run(&coll, op)?;
+        return coll.finish();
+    }
     if op.code == opcode::BARRIER {
         return Ok(());
     }

@@ -187,13 +187,17 @@ mod tests {
         let mut got = [0u8; 3];
         // SAFETY: buffers outlive the waits.
         let r = unsafe { nets[1].irecv(0, 1, got.as_mut_ptr(), 3).unwrap() };
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         unsafe { nets[0].send(1, 1, b"abc".as_ptr(), 3, None).unwrap() };
         nets[1].wait(&r, None).unwrap();
         assert_eq!(&got, b"abc");
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         unsafe { nets[2].send(1, 2, b"xyz".as_ptr(), 3, None).unwrap() };
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         let r = unsafe { nets[1].irecv(2, 2, got.as_mut_ptr(), 3).unwrap() };
         nets[1].wait(&r, None).unwrap();
         assert_eq!(&got, b"xyz");
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         let r = unsafe { nets[1].irecv(0, 3, got.as_mut_ptr(), 3).unwrap() };
         w.kill(0, "killed by the test");
         let e = nets[1]

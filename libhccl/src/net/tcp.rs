@@ -1028,21 +1028,26 @@ mod tests {
         // Posted before the data arrives.
         // SAFETY: buffers outlive the waits below.
         let r = unsafe { n1.irecv(0, 5, got.as_mut_ptr(), got.len()).unwrap() };
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         unsafe { n0.send(1, 5, big.as_ptr(), big.len(), None).unwrap() };
         n1.wait(&r, Some(Instant::now() + Duration::from_secs(10)))
             .unwrap();
         assert!(got == big);
         // Arrives before the receive is posted.
         let small = b"hello".to_vec();
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         unsafe { n1.send(0, 9, small.as_ptr(), small.len(), None).unwrap() };
         std::thread::sleep(Duration::from_millis(50));
         let mut g2 = [0u8; 5];
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         let r = unsafe { n0.irecv(1, 9, g2.as_mut_ptr(), 5).unwrap() };
         n0.wait(&r, None).unwrap();
         assert_eq!(&g2, b"hello");
         // Wrong size: an error naming the peer and the sizes.
         let mut g3 = [0u8; 4];
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         let r = unsafe { n0.irecv(1, 10, g3.as_mut_ptr(), 4).unwrap() };
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         unsafe { n1.send(0, 10, small.as_ptr(), 5, None).unwrap() };
         let e = n0
             .wait(&r, Some(Instant::now() + Duration::from_secs(10)))
@@ -1054,11 +1059,14 @@ mod tests {
             e.msg
         );
         // The connection still works after that.
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         let r = unsafe { n0.irecv(1, 11, g3.as_mut_ptr(), 4).unwrap() };
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         unsafe { n1.send(0, 11, small.as_ptr(), 4, None).unwrap() };
         n0.wait(&r, None).unwrap();
         // A failure notice fails the peer's waits for this communicator.
         n1.mesh.announce_failure(7, 4, "boom");
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         let r = unsafe { n0.irecv(1, 12, g3.as_mut_ptr(), 4).unwrap() };
         let e = n0
             .wait(&r, Some(Instant::now() + Duration::from_secs(10)))
@@ -1076,6 +1084,7 @@ mod tests {
         let (a, b) = pair(&k);
         let n0 = net(b, 0);
         let mut g = [0u8; 4];
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         let r = unsafe { n0.irecv(1, 1, g.as_mut_ptr(), 4).unwrap() };
         // The peer's process "exits": its socket closes without a goodbye.
         drop(a.sock.shutdown(Shutdown::Both));
@@ -1148,6 +1157,7 @@ mod tests {
         .unwrap();
         let n = net(c, 1);
         let mut g = [0u8; 4];
+        // SAFETY: test buffers outlive the transfers and waits that use them.
         let r = unsafe { n.irecv(0, 1, g.as_mut_ptr(), 4).unwrap() };
         let e = n
             .wait(&r, Some(Instant::now() + Duration::from_secs(10)))

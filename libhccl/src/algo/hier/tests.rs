@@ -270,10 +270,10 @@ fn make_case(
             let counts: Vec<u64> = (0..n as u64).map(|q| q % 3 + cnt).collect();
             let mut displs = Vec::new();
             let mut at = 0;
-            for q in 0..n as usize {
+            for (q, c) in counts.iter().enumerate() {
                 at += (q as u64 + me as u64) % 2; // gaps differ per rank
                 displs.push(at);
-                at += counts[q];
+                at += c;
             }
             c.op.count = counts[me as usize];
             c.op.arrays = Some(
