@@ -189,6 +189,11 @@ impl Hosts {
         c
     }
 
+    /// Kill every process running on host `i` (SIGKILL), as if the host went away.
+    pub fn kill_all(&self, i: usize) {
+        kill_in(&self.ns(i));
+    }
+
     /// Take host `i`'s link to the switch down (`up` false) or up again.
     pub fn link(&self, i: usize, up: bool) {
         ip_cmd(&[

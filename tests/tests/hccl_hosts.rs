@@ -346,3 +346,170 @@ fn ops_npu_emu_run_nnodes_2x2_2x4_3p1() {
     ops(&[4, 4], Launch::NpuEmuRun, &["--quick"]);
     ops(&[3, 1], Launch::NpuEmuRun, &[]);
 }
+
+/// Wait until `log` contains `text` (at most `limit`).
+fn wait_for(log: &Path, text: &str, limit: Duration) {
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .contains(text)
+    {
+        assert!(
+            t0.elapsed() < limit,
+            "{} never printed {text:?}:\n{}",
+            log.display(),
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The AllReduce loop of `hccl_hosts` on 2 hosts × 2 ranks by root info, running.
+fn looping(name: &str) -> (PathBuf, Hosts, Vec<Proc>) {
+    let work = scratch(name);
+    let h = Hosts::create(2, &work);
+    let prog = exe("hccl_hosts.cpp");
+    let root_file = work.join("root.info");
+    let ps = job(
+        &h,
+        &work,
+        &[2, 2],
+        Launch::RootInfo,
+        &prog,
+        &["loop", root_file.to_str().unwrap()],
+        &[],
+    );
+    for p in &ps {
+        wait_for(&p.log, "iteration 3 ok", Duration::from_secs(120));
+    }
+    (work, h, ps)
+}
+
+#[test]
+fn a_hosts_ranks_killed_mid_operation_fail_the_others_naming_them() {
+    let (_work, h, ps) = looping("hosts-kill");
+    let t0 = Instant::now();
+    h.kill_all(1);
+    let done = wait_all(ps, Duration::from_secs(60));
+    let took = t0.elapsed();
+    for d in &done[..2] {
+        assert_eq!(d.code, Some(3), "{}:\n{}", d.what, d.out);
+        assert!(
+            d.out.contains("rank 2 (host npuemu-h1, 10.201.0.2")
+                || d.out.contains("rank 3 (host npuemu-h1, 10.201.0.2"),
+            "{}:\n{}",
+            d.what,
+            d.out
+        );
+        assert!(
+            d.out.contains("its process exited or was killed"),
+            "{}:\n{}",
+            d.what,
+            d.out
+        );
+    }
+    assert!(
+        took < Duration::from_secs(15),
+        "the survivors took {took:?} to fail"
+    );
+}
+
+#[test]
+fn a_link_taken_down_fails_both_sides_within_seconds() {
+    let (_work, h, ps) = looping("hosts-link");
+    let t0 = Instant::now();
+    h.link(1, false);
+    let done = wait_all(ps, Duration::from_secs(90));
+    let took = t0.elapsed();
+    for (i, d) in done.iter().enumerate() {
+        assert_eq!(d.code, Some(3), "{}:\n{}", d.what, d.out);
+        let other = if i < 2 { "npuemu-h1" } else { "npuemu-h0" };
+        assert!(
+            d.out.contains(&format!("(host {other}")),
+            "{}:\n{}",
+            d.what,
+            d.out
+        );
+        assert!(d.out.contains("is unreachable"), "{}:\n{}", d.what, d.out);
+    }
+    assert!(
+        took < Duration::from_secs(30),
+        "the ranks took {took:?} to fail"
+    );
+}
+
+#[test]
+fn a_stranger_with_a_wrong_id_is_dropped_and_the_job_goes_on() {
+    let work = scratch("hosts-stranger");
+    let h = Hosts::create(2, &work);
+    let prog = exe("hccl_hosts.cpp");
+    let root_file = work.join("root.info");
+    let args = ["loop", root_file.to_str().unwrap()];
+    let env = [("LOOP_ITERS", "2"), ("ASCEND_GLOBAL_LOG_LEVEL", "2")];
+    let rank = |r: usize, host: usize, local: usize| {
+        let mut c = h.command(host, &prog, &work);
+        c.args(args)
+            .env("RANK_ID", r.to_string())
+            .env("RANK_SIZE", "4")
+            .env("ASCEND_DEVICE_ID", local.to_string())
+            .env("HCCL_CONNECT_TIMEOUT", "60")
+            .envs(env);
+        spawn(c, &work, &format!("rank {r}"))
+    };
+    // Rank 3 starts only after the stranger was turned away, so the root still listens.
+    let mut ps = vec![rank(0, 0, 0), rank(1, 0, 1), rank(2, 1, 0)];
+    let mut py = h.command(1, "python3".as_ref(), &work);
+    py.arg(npu_emu_tests::root().join("tests/python/hccl_net_peer.py"))
+        .args(["stranger", root_file.to_str().unwrap()]);
+    let r = run(py);
+    assert!(r.stdout.contains("dropped"), "{}", r.all());
+    ps.push(rank(3, 1, 1));
+    let done = wait_all(ps, Duration::from_secs(120));
+    all_ok(&done);
+    assert!(
+        done[0].out.contains("dropped a connection from 10.201.0.2")
+            && done[0]
+                .out
+                .contains("it did not present this communicator's id"),
+        "{}",
+        done[0].out
+    );
+}
+
+#[test]
+fn a_peer_sending_garbage_is_named_and_nothing_hangs() {
+    let work = scratch("hosts-garbage");
+    let h = Hosts::create(2, &work);
+    let prog = exe("hccl_hosts.cpp");
+    let root_file = work.join("root.info");
+    let mut ps = Vec::new();
+    for r in 0..2 {
+        let mut c = h.command(0, &prog, &work);
+        c.args(["loop", root_file.to_str().unwrap()])
+            .env("RANK_ID", r.to_string())
+            .env("RANK_SIZE", "3")
+            .env("ASCEND_DEVICE_ID", r.to_string())
+            .env("HCCL_CONNECT_TIMEOUT", "60");
+        ps.push(spawn(c, &work, &format!("rank {r}")));
+    }
+    let mut py = h.command(1, "python3".as_ref(), &work);
+    py.arg(npu_emu_tests::root().join("tests/python/hccl_net_peer.py"))
+        .args(["garbage", root_file.to_str().unwrap(), "2", "3"]);
+    let fake = spawn(py, &work, "fake rank 2");
+    let t0 = Instant::now();
+    let done = wait_all(ps, Duration::from_secs(120));
+    let took = t0.elapsed();
+    for d in &done {
+        assert_eq!(d.code, Some(3), "{}:\n{}", d.what, d.out);
+        assert!(
+            d.out.contains("rank 2 (host npuemu-h1, 10.201.0.2"),
+            "{}:\n{}",
+            d.what,
+            d.out
+        );
+        assert!(d.out.contains("malformed frame"), "{}:\n{}", d.what, d.out);
+    }
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    let f = wait_all(vec![fake], Duration::from_secs(60));
+    assert!(f[0].out.contains("sent garbage to rank 0"), "{}", f[0].out);
+}

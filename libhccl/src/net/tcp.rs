@@ -121,6 +121,19 @@ fn new_word() -> Word {
     }
 }
 
+/// What a failed socket call says about the peer.
+fn gone_why(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ECONNRESET) | Some(libc::EPIPE) => {
+            format!("closed the connection: its process exited or was killed ({e})")
+        }
+        Some(libc::EHOSTUNREACH) | Some(libc::ENETUNREACH) | Some(libc::ETIMEDOUT) => {
+            format!("is unreachable ({e})")
+        }
+        _ => format!("dropped the connection: {e}"),
+    }
+}
+
 fn would_block(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
@@ -340,7 +353,7 @@ impl Conn {
                 }
                 continue;
             }
-            let e = self.lost(format!("cannot be sent to: {e}"));
+            let e = self.lost(gone_why(&e));
             self.break_with(e.clone());
             return Err(e);
         }
@@ -452,7 +465,7 @@ fn read_full(
                 if c.closing.load(Ordering::Acquire) {
                     return Err(Stop::Closing);
                 }
-                return Err(Stop::Err(c.lost(format!("dropped the connection: {e}"))));
+                return Err(Stop::Err(c.lost(gone_why(&e))));
             }
         }
     }
