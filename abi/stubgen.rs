@@ -7,8 +7,10 @@
 //!
 //! A function counts as defined when a line of `src/**/*.rs` contains
 //! `pub extern "C" fn NAME` or `pub unsafe extern "C" fn NAME` (write exports that way,
-//! with `#[no_mangle]`, not through a macro). The stubs call the crate's
-//! `crate::stub::{not_supported, not_supported_ptr, not_supported_zero, not_supported_void}`.
+//! with `#[no_mangle]`, not through a macro). The stubs call the shared
+//! `npu_emu_ffi::stub::{not_supported, not_supported_ptr, not_supported_zero,
+//! not_supported_void}` with the crate's marker type `crate::stub::Lib` (which says what the
+//! library's "not supported" status is and where its messages go).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -117,21 +119,24 @@ fn defined_exports(dir: &Path) -> BTreeSet<String> {
 fn stub_body(lib: &Library, ret: &str, name: &str) -> (String, String) {
     let n = format!("\"{name}\"");
     if ret == lib.status_type {
-        return (" -> i32".into(), format!("crate::stub::not_supported({n})"));
+        return (
+            " -> i32".into(),
+            format!("npu_emu_ffi::stub::not_supported::<crate::stub::Lib>({n})"),
+        );
     }
     if ret == "void" {
         return (
             String::new(),
-            format!("crate::stub::not_supported_void({n})"),
+            format!("npu_emu_ffi::stub::not_supported_void::<crate::stub::Lib>({n})"),
         );
     }
     let ptr = |t: &str| {
         (
             format!(" -> {t}"),
             if t.starts_with("*mut") {
-                format!("crate::stub::not_supported_ptr::<std::ffi::c_void>({n})")
+                format!("npu_emu_ffi::stub::not_supported_ptr::<crate::stub::Lib, std::ffi::c_void>({n})")
             } else {
-                format!("crate::stub::not_supported_ptr::<std::ffi::c_void>({n}) as {t}")
+                format!("npu_emu_ffi::stub::not_supported_ptr::<crate::stub::Lib, std::ffi::c_void>({n}) as {t}")
             },
         )
     };
@@ -145,7 +150,7 @@ fn stub_body(lib: &Library, ret: &str, name: &str) -> (String, String) {
     let zero = |t: &str| {
         (
             format!(" -> {t}"),
-            format!("crate::stub::not_supported_zero::<{t}>({n})"),
+            format!("npu_emu_ffi::stub::not_supported_zero::<crate::stub::Lib, {t}>({n})"),
         )
     };
     match ret {

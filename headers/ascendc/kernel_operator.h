@@ -16,10 +16,16 @@
 #include "interface/kernel_tpipe.h"
 #include "interface/kernel_data_copy.h"
 #include "interface/kernel_operator_vec.h"
+#include "interface/kernel_operator_mask.h"
+#include "interface/kernel_operator_reduce.h"
+#include "interface/kernel_operator_mm.h"
 #include "interface/kernel_operator_cast.h"
 #include "interface/kernel_operator_cmpsel.h"
 #include "interface/kernel_print.h"
 #include "interface/kernel_dump.h"
+#include "interface/kernel_sync_all.h"
+#include "interface/kernel_tiling.h"
+#include "npuemu/raw_access.h"
 #include "interface/kernel_unsupported.h"
 
 #endif /* NPUEMU_KERNEL_OPERATOR_H */

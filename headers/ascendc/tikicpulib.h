@@ -13,6 +13,7 @@
 #define NPUEMU_TIKICPULIB_H
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +52,93 @@ inline GmAllocRegistry &gm_alloc_registry()
     std::exit(1);
 }
 
+/* ICPU_SET_TILING_KEY: the tiling key of the next ICPU_RUN_KF launches (TILING_KEY_IS). */
+inline uint64_t &icpu_tiling_key()
+{
+    static uint64_t key = 0;
+    return key;
+}
+
+/* The SyncAll barrier of one ICPU_RUN_KF launch (see npu_emu::aicore::LaunchSync). */
+class IcpuSync {
+public:
+    IcpuSync(uint32_t n, uint32_t cores) : n_(n), cores_(cores) {}
+    static int arrive_cb(void *self, uint32_t idx, char *err, size_t errlen)
+    {
+        std::string m = static_cast<IcpuSync *>(self)->arrive(idx);
+        if (m.empty()) {
+            return 0;
+        }
+        copy_message(m.c_str(), err, errlen);
+        return 1;
+    }
+    std::string arrive(uint32_t)
+    {
+        if (n_ > cores_) {
+            return "SyncAll with blockDim " + std::to_string(n_) + " on " + std::to_string(cores_) +
+                   " threads: the blocks that run first would wait for blocks that can only start when they finish "
+                   "(on hardware the kernel hangs)";
+        }
+        std::unique_lock<std::mutex> g(m_);
+        std::string why = stuck();
+        if (!why.empty()) {
+            return why;
+        }
+        waiting_++;
+        if (waiting_ + finished_ == n_) {
+            why = stuck();
+            if (!why.empty()) {
+                return why;
+            }
+            waiting_ = 0;
+            gen_++;
+            cv_.notify_all();
+            return "";
+        }
+        const uint64_t gen = gen_;
+        for (;;) {
+            cv_.wait(g);
+            if (gen_ != gen) {
+                return "";
+            }
+            why = stuck();
+            if (!why.empty()) {
+                return why;
+            }
+        }
+    }
+    void done(uint32_t idx, bool ok)
+    {
+        std::lock_guard<std::mutex> g(m_);
+        finished_++;
+        if (!ok && (failed_ < 0 || static_cast<int64_t>(idx) < failed_)) {
+            failed_ = idx;
+        }
+        cv_.notify_all();
+    }
+
+private:
+    std::string stuck() const
+    {
+        if (failed_ >= 0) {
+            return "SyncAll: block " + std::to_string(failed_) +
+                   " failed, so the blocks waiting in SyncAll can never continue";
+        }
+        if (finished_ > 0 && waiting_ + finished_ == n_) {
+            return "SyncAll: " + std::to_string(finished_) + " of the " + std::to_string(n_) +
+                   " blocks returned from the kernel without calling SyncAll; on hardware the others wait for them "
+                   "forever";
+        }
+        return "";
+    }
+    uint32_t n_, cores_;
+    uint32_t waiting_ = 0, finished_ = 0;
+    int64_t failed_ = -1;
+    uint64_t gen_ = 0;
+    std::mutex m_;
+    std::condition_variable cv_;
+};
+
 /* Run blocks 0..blockDim-1 of `kernel` on threads (at most 64 at a time, like the AI cores of
  * one device), each through run_block with the live GmAlloc buffers. Exits 1 on a fault. */
 template <class F>
@@ -63,13 +151,12 @@ inline void icpu_run(const char *kernel, int64_t block_dim, F &&body)
     }
     std::vector<npuemu_gm_region> regions;
     std::vector<std::string> names;
+    bool aic = false;
     {
         std::lock_guard<std::mutex> g(reg.m);
-        if (reg.mode == KernelMode::AIC_MODE || reg.mode == KernelMode::MIX_AIC_1_1) {
-            icpu_die(std::string("npu-emu: ICPU_RUN_KF(") + kernel +
-                     "): AscendC::SetKernelMode(KernelMode::AIC_MODE / MIX_AIC_1_1): cube kernels are not "
-                     "supported by the CPU kernel headers (use KernelMode::AIV_MODE)");
-        }
+        /* AIC_MODE: the blocks are cube cores (ASCEND_IS_AIC). The mixed modes run each block
+         * once, as a vector core that also does its cube work (Matmul), as kernel launches do. */
+        aic = reg.mode == KernelMode::AIC_MODE;
         regions = reg.live;
         names = reg.names;
     }
@@ -81,6 +168,7 @@ inline void icpu_run(const char *kernel, int64_t block_dim, F &&body)
     std::atomic<uint32_t> next(0);
     std::vector<std::string> errors(n);
     std::atomic<uint32_t> failed(0);
+    IcpuSync sync(n, nthreads);
     auto worker = [&]() {
         for (;;) {
             const uint32_t i = next.fetch_add(1);
@@ -89,7 +177,26 @@ inline void icpu_run(const char *kernel, int64_t block_dim, F &&body)
             }
             char err[4096];
             err[0] = '\0';
-            if (run_block(kernel, regions.data(), regions.size(), i, n, err, sizeof err, body) != 0) {
+            npuemu_block_info info;
+            std::memset(&info, 0, sizeof info);
+            info.block_idx = i;
+            info.block_num = n;
+            info.regions = regions.data();
+            info.nregions = regions.size();
+            info.tiling_key = icpu_tiling_key();
+            info.cores = nthreads;
+            info.launch = &sync;
+            info.sync_all = &IcpuSync::arrive_cb;
+            info.err = err;
+            info.errlen = sizeof err;
+            const int rc = run_block(kernel, &info, [&]() {
+                if (aic) {
+                    npuemu::ctx().core_type = AscendC::AIC;
+                }
+                body();
+            });
+            sync.done(i, rc == 0);
+            if (rc != 0) {
                 errors[i] = err;
                 failed.fetch_add(1);
             }
@@ -167,5 +274,9 @@ inline void SetKernelMode(KernelMode mode)
 
 /* Run `func(args...)` as blockDim blocks (see npuemu::icpu_run). */
 #define ICPU_RUN_KF(func, blockDim, ...) npuemu::icpu_run(#func, (blockDim), [&]() { func(__VA_ARGS__); })
+
+/* The tiling key of the following ICPU_RUN_KF launches: TILING_KEY_IS(key) in the kernel is true
+ * for it (0 until set). */
+#define ICPU_SET_TILING_KEY(key) (npuemu::icpu_tiling_key() = static_cast<uint64_t>(key))
 
 #endif /* NPUEMU_TIKICPULIB_H */

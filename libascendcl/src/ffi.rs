@@ -1,27 +1,19 @@
-//! The C boundary: panics never cross it, errors become codes plus a message.
+//! libascendcl's side of the C boundary: its [`Acl`] conventions for the shared
+//! `npu_emu_ffi::boundary` (panics never cross it, errors become codes plus a message),
+//! the recent-error messages of `aclGetRecentErrMsg` (per thread, or per process with
+//! `err_msg_mode` 1), and the argument helpers every export uses.
 
+use crate::globals::{PROCESS_MODE, PROCESS_RECENT, RECENT, RECENT_SHOWN};
 use npu_emu::codes::ACL_ERROR_INTERNAL_ERROR;
 use npu_emu::config::LogLevel;
 use npu_emu::Error;
-use parking_lot::Mutex;
-use std::cell::RefCell;
+use npu_emu_ffi::boundary::{self, Convention};
+use std::borrow::Cow;
 use std::ffi::CString;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Most messages kept for one `aclGetRecentErrMsg` read; older ones are dropped.
 const MAX_RECENT: usize = 16;
-
-thread_local! {
-    /// The calling thread's error messages since its last `aclGetRecentErrMsg`, oldest
-    /// first (CANN returns them newest on top and clears them when read).
-    static RECENT: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-}
-
-/// `err_msg_mode` "1" of the `aclInit` config: the messages are the process's, not the
-/// thread's ("获取进程级别、还是线程级别的错误描述信息由aclInit接口中的err_msg_mode配置控制").
-static PROCESS_MODE: AtomicBool = AtomicBool::new(false);
-static PROCESS_RECENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Keep recent messages per process (`true`, `err_msg_mode` "1") or per thread (default).
 pub fn set_process_mode(on: bool) {
@@ -55,15 +47,12 @@ pub fn record_error(msg: &str) {
 /// pointer stays valid until the thread's next read (kept in a second slot). NULL if there
 /// were none.
 pub fn recent_error_ptr() -> *const libc::c_char {
-    thread_local! {
-        static SHOWN: RefCell<Option<CString>> = const { RefCell::new(None) };
-    }
     let taken: Vec<String> = if PROCESS_MODE.load(Ordering::SeqCst) {
         std::mem::take(&mut *PROCESS_RECENT.lock())
     } else {
         RECENT.with(|r| std::mem::take(&mut *r.borrow_mut()))
     };
-    SHOWN.with(|s| {
+    RECENT_SHOWN.with(|s| {
         let mut s = s.borrow_mut();
         *s = if taken.is_empty() {
             None
@@ -75,24 +64,37 @@ pub fn recent_error_ptr() -> *const libc::c_char {
     })
 }
 
+/// libascendcl's conventions at the C boundary ([`npu_emu_ffi::boundary`]): `aclError`
+/// codes, `ACL_ERROR_INTERNAL_ERROR` for a panic, messages kept for `aclGetRecentErrMsg`
+/// and logged, and the failing code noted for `aclrtGetLastError`.
+pub struct Acl;
+
+impl Convention for Acl {
+    type Code = i32;
+    type Error = Error;
+    const SUCCESS: i32 = 0;
+    const PANIC: i32 = ACL_ERROR_INTERNAL_ERROR;
+    fn code(e: &Error) -> i32 {
+        e.code
+    }
+    fn describe(e: &Error) -> Cow<'_, str> {
+        Cow::Borrowed(&e.msg)
+    }
+    fn null_argument(arg: &str) -> Error {
+        Error::invalid(format!("argument {arg} is NULL"))
+    }
+    fn record(code: i32, msg: &str) {
+        record_error(msg);
+        crate::api::errors::note_code(code);
+    }
+}
+
 /// Run an exported function's body: map `Err` to its code and record `"{name}: {msg}"`,
 /// map a panic to `ACL_ERROR_INTERNAL_ERROR` with the panic text. Also counts the call for
 /// `aclprof*` and notes a failure's code for `aclrtGetLastError`.
 pub fn boundary(name: &'static str, f: impl FnOnce() -> Result<(), Error>) -> i32 {
     crate::api::prof::count(name);
-    let code = match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => 0,
-        Ok(Err(e)) => {
-            record_error(&format!("{name}: {}", e.msg));
-            e.code
-        }
-        Err(p) => {
-            record_error(&format!("{name}: internal error: {}", panic_text(&p)));
-            ACL_ERROR_INTERNAL_ERROR
-        }
-    };
-    crate::api::errors::note_code(code);
-    code
+    boundary::call::<Acl>(name, f)
 }
 
 /// Like [`boundary`] for functions that return a value instead of a code: `fallback` on
@@ -103,48 +105,16 @@ pub fn boundary_value<T>(
     f: impl FnOnce() -> Result<T, Error>,
 ) -> T {
     crate::api::prof::count(name);
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) => {
-            record_error(&format!("{name}: {}", e.msg));
-            crate::api::errors::note_code(e.code);
-            fallback
-        }
-        Err(p) => {
-            record_error(&format!("{name}: internal error: {}", panic_text(&p)));
-            crate::api::errors::note_code(ACL_ERROR_INTERNAL_ERROR);
-            fallback
-        }
-    }
-}
-
-fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_string()
-    }
+    boundary::call_value::<Acl, T>(name, fallback, f)
 }
 
 /// `ptr` must not be NULL: `ACL_ERROR_INVALID_PARAM` naming the argument otherwise.
 pub fn non_null<T>(ptr: *const T, arg: &str) -> Result<(), Error> {
-    if ptr.is_null() {
-        Err(Error::invalid(format!("argument {arg} is NULL")))
-    } else {
-        Ok(())
-    }
+    boundary::non_null::<Acl, T>(ptr, arg)
 }
 
-/// Write `v` through an out-pointer that must not be NULL.
-///
-/// Safe to call by design: the pointer comes straight from a C caller, and the ACL contract
-/// (which this crate cannot check beyond NULL) is that out-parameters are valid for writes.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
+/// Write `v` through an out-pointer that must not be NULL (the ACL contract makes
+/// out-parameters valid for writes; nothing can check more than NULL).
 pub fn out<T>(ptr: *mut T, arg: &str, v: T) -> Result<(), Error> {
-    non_null(ptr, arg)?;
-    // SAFETY: non-null checked; the caller promised a valid pointer per the ACL contract.
-    unsafe { ptr.write_unaligned(v) };
-    Ok(())
+    boundary::out::<Acl, T>(ptr, arg, v)
 }

@@ -10,9 +10,10 @@
 
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
 use npu_emu::{Error, Result};
+use npu_emu_ffi::handles::{HandleKind, HandleTable};
 use parking_lot::Mutex;
 use std::alloc::Layout;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Alignment of `aclrtMallocHost` memory (a page, like pinned host memory).
 pub const HOST_ALIGN: usize = 4096;
@@ -45,22 +46,36 @@ pub struct VmmHandle {
     pub mem_attr: i32,
 }
 
+/// What an `aclrtDrvMemHandle` is: a handle of [`MemState::handles`].
+pub static PHYSICAL: HandleKind =
+    HandleKind::new(*b"PM", "physical allocation", "aclrtMallocPhysical")
+        .stale_because("it was freed by aclrtFreePhysical, or its runtime was finalized");
+
 /// Memory bookkeeping of this process.
-#[derive(Default)]
 pub struct MemState {
     /// Live `aclrtMallocHost` allocations: start address → allocation.
     host: Mutex<BTreeMap<usize, HostAlloc>>,
     /// `aclrtHostRegister` ranges: start address → size.
     registered: Mutex<BTreeMap<usize, usize>>,
-    /// VMM handles by the value handed to C (`aclrtDrvMemHandle`, the machine's handle id).
+    /// `aclrtMallocPhysical` handles (each names the machine's physical allocation).
     /// Reservations and mappings are tracked by the node itself.
-    pub handles: Mutex<HashMap<u64, VmmHandle>>,
+    pub handles: Mutex<HandleTable<VmmHandle>>,
+}
+
+impl Default for MemState {
+    fn default() -> MemState {
+        MemState::new()
+    }
 }
 
 impl MemState {
     /// Fresh state for a new runtime.
     pub fn new() -> MemState {
-        MemState::default()
+        MemState {
+            host: Mutex::default(),
+            registered: Mutex::default(),
+            handles: Mutex::new(HandleTable::new(&PHYSICAL)),
+        }
     }
 
     /// Allocate `size` (> 0) bytes of host memory and track it.

@@ -1,17 +1,16 @@
-//! The one runtime instance of the process.
+//! The one runtime instance of the process: what it holds (node, devices, contexts,
+//! streams, events), how it is created by the first `aclInit` and torn down by the last
+//! `aclFinalize`, and how a call reaches it ([`get`]). The instance itself, the init
+//! bookkeeping and each thread's current context are in [`crate::globals`] with the rest
+//! of the library's process-global state.
 //!
-//! API SURFACE FIXED BY THE LEAD; bodies are filled in by the runtime-core helper. Other
-//! modules (memory API, rtapi table) rely on exactly these functions.
-//!
-//! Process-global state lives here and nowhere else: the runtime instance
-//! (`RUNTIME`, created by the first `aclInit`, dropped by the last finalize), the init
-//! bookkeeping (`LIFECYCLE`), a counter for handle ids, and each thread's current context.
-//!
-//! Handles (`aclrtStream`, `aclrtEvent`, `aclrtContext`) are opaque tagged integers
-//! (`tag << 48 | id`), never dereferenced: they are looked up in the registry, so a
+//! Handles (`aclrtStream`, `aclrtEvent`, `aclrtContext`) are entries of
+//! [`npu_emu_ffi::handles::HandleTable`]s: opaque tagged ids, never dereferenced, so a
 //! destroyed, foreign or garbage handle is an error naming the handle instead of undefined
 //! behaviour. Ids are never reused, not even across `aclFinalize`/`aclInit`.
 
+pub use crate::globals::LIFECYCLE;
+use crate::globals::{ATFORK, CURRENT, FORKED, PARENT_PID, RUNTIME, SETTINGS};
 use npu_emu::codes::*;
 use npu_emu::config::{Config, LogLevel};
 use npu_emu::event::Event;
@@ -19,11 +18,11 @@ use npu_emu::log::Logger;
 use npu_emu::node::Node;
 use npu_emu::stream::Stream;
 use npu_emu::{Error, Result};
-use parking_lot::{Condvar, Mutex, RwLock};
-use std::cell::Cell;
+use npu_emu_ffi::handles::{self, HandleKind, HandleTable};
+use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{c_void, CString};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -77,77 +76,30 @@ impl ExceptionInfo {
     pub const MAGIC: u32 = 0x4558_4350; // "EXCP"
 }
 
-/// Kinds of handle, stored in the top 16 bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Stream,
-    Event,
-    Context,
-}
+/// Why a stream, event or context handle made by this process is no longer live.
+const STALE: &str = "it was destroyed, or belongs to a runtime that was finalized since";
 
-impl Kind {
-    fn tag(self) -> u64 {
-        match self {
-            Kind::Stream => 0x5354,  // "ST"
-            Kind::Event => 0x4556,   // "EV"
-            Kind::Context => 0x4358, // "CX"
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Stream => "stream",
-            Kind::Event => "event",
-            Kind::Context => "context",
-        }
-    }
-    fn article(self) -> &'static str {
-        match self {
-            Kind::Event => "an",
-            _ => "a",
-        }
-    }
-    fn of(h: u64) -> Option<Kind> {
-        [Kind::Stream, Kind::Event, Kind::Context]
-            .into_iter()
-            .find(|k| h >> 48 == k.tag())
-    }
-}
-
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+/// What an `aclrtStream` is: a handle of [`Registry::streams`].
+pub static STREAM: HandleKind =
+    HandleKind::new(*b"ST", "stream", "aclrtCreateStream").stale_because(STALE);
+/// What an `aclrtEvent` is: a handle of [`Registry::events`].
+pub static EVENT: HandleKind =
+    HandleKind::new(*b"EV", "event", "aclrtCreateEvent").stale_because(STALE);
+/// What an `aclrtContext` is: a handle of [`Registry::contexts`].
+pub static CONTEXT: HandleKind = HandleKind::new(
+    *b"CX",
+    "context",
+    "aclrtCreateContext / aclrtGetCurrentContext",
+)
+.stale_because(STALE);
 
 /// `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR` (abi.md §1.5 B).
 pub const ACL_ERROR_RT_CONTEXT_RELEASE_ERROR: i32 = 507007;
 
-/// A fresh handle of `kind` and its small id.
-pub fn new_handle(kind: Kind) -> (u64, u32) {
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed) & 0xFFFF_FFFF;
-    ((kind.tag() << 48) | id, id as u32)
-}
-
-/// The error for a handle that is not a live object of `kind`. Real CANN dereferences such a
-/// pointer (undefined behaviour); we return the closest documented code,
-/// `ACL_ERROR_INVALID_PARAM`, with a message naming the handle.
-pub fn bad_handle(kind: Kind, arg: &str, h: u64) -> Error {
-    let what = match Kind::of(h) {
-        Some(k) if k == kind => format!(
-            "{arg} = {h:#x} is {} {} handle that was destroyed (or belongs to a runtime that was finalized since)",
-            kind.article(),
-            kind.name()
-        ),
-        Some(k) => format!(
-            "{arg} = {h:#x} is {} {} handle, not {} {} handle",
-            k.article(),
-            k.name(),
-            kind.article(),
-            kind.name()
-        ),
-        None => format!(
-            "{arg} = {h:#x} is not {} {} handle created by this process (garbage or foreign pointer)",
-            kind.article(),
-            kind.name()
-        ),
-    };
-    Error::invalid(what)
+/// A fresh handle of `kind` and its small id (for labels and `aclrtStreamGetId`).
+fn new_handle(kind: &'static HandleKind) -> (u64, u32) {
+    let h = kind.new_id();
+    (h, handles::serial(h) as u32)
 }
 
 /// A context: a device plus its default stream.
@@ -201,24 +153,41 @@ pub struct ReportQueue {
     pub cv: Condvar,
 }
 
-/// Every object of the runtime, by handle.
-#[derive(Default)]
+/// Every object of the runtime, by handle (one lock over the tables: a context's streams
+/// come and go with it).
 pub struct Registry {
-    pub contexts: HashMap<u64, Arc<Context>>,
+    pub contexts: HandleTable<Arc<Context>>,
     /// Logical device → (default context handle, `aclrtSetDevice` reference count).
     pub default_ctx: HashMap<i32, (u64, u32)>,
-    pub streams: HashMap<u64, Arc<StreamEntry>>,
-    pub events: HashMap<u64, Arc<EventEntry>>,
+    pub streams: HandleTable<Arc<StreamEntry>>,
+    pub events: HandleTable<Arc<EventEntry>>,
     /// Enabled peer access (current device, peer device), logical ids.
     pub peers: HashSet<(i32, i32)>,
     /// Stream handle → subscribed thread id (`aclrtSubscribeReport`).
     pub subs: HashMap<u64, u64>,
     /// Thread id → its report queue.
     pub reports: HashMap<u64, Arc<ReportQueue>>,
-    /// Live `aclrtStreamConfigHandle` pointers.
+    /// Live `aclrtStreamConfigHandle` pointers. Not a handle table: the header makes the
+    /// struct public, so the handle must be a real pointer to it.
     pub cfg_handles: HashSet<usize>,
     /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
     pub op_wait_timeout: Option<Duration>,
+}
+
+impl Default for Registry {
+    fn default() -> Registry {
+        Registry {
+            contexts: HandleTable::new(&CONTEXT),
+            default_ctx: HashMap::new(),
+            streams: HandleTable::new(&STREAM),
+            events: HandleTable::new(&EVENT),
+            peers: HashSet::new(),
+            subs: HashMap::new(),
+            reports: HashMap::new(),
+            cfg_handles: HashSet::new(),
+            op_wait_timeout: None,
+        }
+    }
 }
 
 /// Init bookkeeping (`aclInit` / `aclFinalize`).
@@ -228,17 +197,10 @@ pub struct Lifecycle {
     pub first_config: Option<String>,
 }
 
-/// The `aclInit` lock and reference count.
-pub static LIFECYCLE: Mutex<Lifecycle> = Mutex::new(Lifecycle {
-    refcount: 0,
-    first_config: None,
-});
-
-static RUNTIME: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
-
 /// Settings CANN keeps per process, outside any device or context, that work before
 /// `aclInit` and survive `aclFinalize` (as CANN's op-compiler and runtime singletons do):
-/// see `api/compile_opt.rs` and `api/sys_param.rs`.
+/// see `api/compile_opt.rs` and `api/sys_param.rs`. The instance is
+/// [`crate::globals::SETTINGS`].
 pub struct ProcessSettings {
     /// `aclSetCompileopt` values by `aclCompileOpt`.
     pub compile_opts: std::collections::BTreeMap<i32, String>,
@@ -249,9 +211,6 @@ pub struct ProcessSettings {
     /// `aclrtSetDeviceSatMode` (`aclrtFloatOverflowMode`), `None` until set.
     pub sat_mode: Option<i32>,
 }
-
-/// The process's [`ProcessSettings`].
-pub static SETTINGS: Mutex<Option<ProcessSettings>> = Mutex::new(None);
 
 /// Run `f` on the process's [`ProcessSettings`] (created empty on first use).
 pub fn with_settings<R>(f: impl FnOnce(&mut ProcessSettings) -> R) -> R {
@@ -265,11 +224,6 @@ pub fn with_settings<R>(f: impl FnOnce(&mut ProcessSettings) -> R) -> R {
     f(s)
 }
 
-/// Set in a child forked after `aclInit`: its runtime has no worker threads.
-static FORKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-/// Pid of the process that initialised the runtime (for the fork message).
-static PARENT_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
 extern "C" fn after_fork_in_child() {
     if PARENT_PID.load(Ordering::Relaxed) != 0 && try_get_unforked().is_some() {
         FORKED.store(true, Ordering::Relaxed);
@@ -278,11 +232,6 @@ extern "C" fn after_fork_in_child() {
 
 fn try_get_unforked() -> Option<()> {
     RUNTIME.try_read().and_then(|g| g.as_ref().map(|_| ()))
-}
-
-thread_local! {
-    /// Handle of this thread's current context (0 = none).
-    static CURRENT: Cell<u64> = const { Cell::new(0) };
 }
 
 /// The calling thread's current context handle (0 = none), unchecked.
@@ -352,7 +301,6 @@ pub fn create(opts: InitOptions) -> Result<()> {
     let check = rt.cfg.host_access_check;
     *RUNTIME.write() = Some(rt);
     PARENT_PID.store(std::process::id(), Ordering::Relaxed);
-    static ATFORK: std::sync::Once = std::sync::Once::new();
     // SAFETY: registers a child-side fork handler that only touches atomics and a try-lock.
     ATFORK.call_once(|| unsafe {
         libc::pthread_atfork(None, None, Some(after_fork_in_child));
@@ -397,7 +345,7 @@ pub fn destroy() {
     if let Some(rt) = rt {
         let streams: Vec<Arc<StreamEntry>> = {
             let mut reg = rt.reg.lock();
-            let s = reg.streams.drain().map(|(_, e)| e).collect();
+            let s = reg.streams.drain().into_iter().map(|(_, e)| e).collect();
             *reg = Registry::default();
             s
         };
@@ -478,7 +426,7 @@ impl Runtime {
             let reg = self.reg.lock();
             return reg
                 .streams
-                .get(&ctx.default_stream)
+                .peek(ctx.default_stream)
                 .cloned()
                 .ok_or_else(|| {
                     Error::new(
@@ -487,11 +435,7 @@ impl Runtime {
                     )
                 });
         }
-        let reg = self.reg.lock();
-        reg.streams
-            .get(&h)
-            .cloned()
-            .ok_or_else(|| bad_handle(Kind::Stream, arg, h))
+        Ok(self.reg.lock().streams.get(h, arg)?.clone())
     }
 
     /// The registry entry behind an `aclrtEvent` handle (NULL is an error).
@@ -500,11 +444,7 @@ impl Runtime {
         if h == 0 {
             return Err(Error::invalid(format!("argument {arg} is NULL")));
         }
-        let reg = self.reg.lock();
-        reg.events
-            .get(&h)
-            .cloned()
-            .ok_or_else(|| bad_handle(Kind::Event, arg, h))
+        Ok(self.reg.lock().events.get(h, arg)?.clone())
     }
 
     /// The calling thread's current context.
@@ -512,13 +452,13 @@ impl Runtime {
         let h = current_handle();
         let reg = self.reg.lock();
         if h != 0 {
-            if let Some(c) = reg.contexts.get(&h) {
+            if let Some(c) = reg.contexts.peek(h) {
                 return Ok(c.clone());
             }
         }
         if let Some(d) = self.default_device {
             if let Some((dh, _)) = reg.default_ctx.get(&d) {
-                if let Some(c) = reg.contexts.get(dh) {
+                if let Some(c) = reg.contexts.peek(*dh) {
                     return Ok(c.clone());
                 }
             }
@@ -543,12 +483,7 @@ impl Runtime {
         if h == 0 {
             return Err(Error::invalid(format!("argument {arg} is NULL")));
         }
-        self.reg
-            .lock()
-            .contexts
-            .get(&h)
-            .cloned()
-            .ok_or_else(|| bad_handle(Kind::Context, arg, h))
+        Ok(self.reg.lock().contexts.get(h, arg)?.clone())
     }
 
     /// A new stream whose failed tasks are reported to the exception callback.
@@ -583,8 +518,8 @@ impl Runtime {
         physical: u32,
         is_default: bool,
     ) -> Result<Arc<Context>> {
-        let (ch, _) = new_handle(Kind::Context);
-        let (sh, sid) = new_handle(Kind::Stream);
+        let (ch, _) = new_handle(&CONTEXT);
+        let (sh, sid) = new_handle(&STREAM);
         let stream = self.new_stream(
             format!("default stream {sid} of device {logical}"),
             sid,
@@ -598,7 +533,7 @@ impl Runtime {
             is_default,
             params: Mutex::new(HashMap::new()),
         });
-        reg.streams.insert(
+        reg.streams.insert_at(
             sh,
             Arc::new(StreamEntry {
                 handle: sh,
@@ -613,7 +548,7 @@ impl Runtime {
                 tag: Default::default(),
             }),
         );
-        reg.contexts.insert(ch, ctx.clone());
+        reg.contexts.insert_at(ch, ctx.clone());
         Ok(ctx)
     }
 
@@ -679,19 +614,16 @@ impl Runtime {
     /// Remove context `h` and its streams from the registry; returns the streams to destroy
     /// (outside the lock).
     fn remove_context_locked(reg: &mut Registry, h: u64) -> Vec<Arc<StreamEntry>> {
-        reg.contexts.remove(&h);
-        let hs: Vec<u64> = reg
-            .streams
-            .values()
-            .filter(|s| s.ctx == h)
-            .map(|s| s.handle)
-            .collect();
+        let _ = reg.contexts.remove(h, "context");
         let mut out = Vec::new();
-        for sh in hs {
-            if let Some(s) = reg.streams.remove(&sh) {
-                reg.subs.remove(&sh);
-                out.push(s);
+        reg.streams.retain(|_, s| {
+            if s.ctx == h {
+                out.push(s.clone());
             }
+            s.ctx != h
+        });
+        for s in &out {
+            reg.subs.remove(&s.handle);
         }
         out
     }
@@ -737,7 +669,7 @@ impl Runtime {
     /// `aclrtCreateStream*`: a new stream in the current context.
     pub fn create_stream(&self, priority: u32, flags: u32) -> Result<u64> {
         let ctx = self.current_context()?;
-        let (h, id) = new_handle(Kind::Stream);
+        let (h, id) = new_handle(&STREAM);
         let stream = self.new_stream(
             format!("stream {id} of device {}", ctx.logical),
             id,
@@ -755,7 +687,7 @@ impl Runtime {
             stream,
             tag: Default::default(),
         });
-        self.reg.lock().streams.insert(h, e);
+        self.reg.lock().streams.insert_at(h, e);
         Ok(h)
     }
 
@@ -767,17 +699,16 @@ impl Runtime {
         }
         let e = {
             let mut reg = self.reg.lock();
-            match reg.streams.get(&h) {
-                None => return Err(bad_handle(Kind::Stream, "stream", h)),
-                Some(e) if e.is_default => {
+            match reg.streams.get(h, "stream")? {
+                e if e.is_default => {
                     return Err(Error::invalid(format!(
                         "stream = {h:#x} is the default stream of a context; it is released with its context"
                     )))
                 }
-                Some(_) => {}
+                _ => {}
             }
             reg.subs.remove(&h);
-            reg.streams.remove(&h).expect("checked above")
+            reg.streams.remove(h, "stream")?
         };
         e.stream.destroy(force);
         Ok(())
@@ -823,14 +754,14 @@ impl Runtime {
     /// `aclrtCreateEvent*`: a new event on the current device.
     pub fn create_event(&self, flags: u32) -> Result<u64> {
         let (logical, _) = self.current_device()?;
-        let (h, id) = new_handle(Kind::Event);
+        let (h, id) = new_handle(&EVENT);
         let e = Arc::new(EventEntry {
             handle: h,
             id,
             logical,
             event: Event::new(flags),
         });
-        self.reg.lock().events.insert(h, e);
+        self.reg.lock().events.insert_at(h, e);
         Ok(h)
     }
 
@@ -840,12 +771,8 @@ impl Runtime {
         if h == 0 {
             return Err(Error::invalid("argument event is NULL"));
         }
-        self.reg
-            .lock()
-            .events
-            .remove(&h)
-            .map(|_| ())
-            .ok_or_else(|| bad_handle(Kind::Event, "event", h))
+        self.reg.lock().events.remove(h, "event")?;
+        Ok(())
     }
 
     /// Log one line through this runtime's logger.

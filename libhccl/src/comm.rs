@@ -9,13 +9,15 @@
 use crate::config::CommCfg;
 use crate::errors::{HResult, HcclError, HCCL_E_PARA, HCCL_E_REMOTE, HCCL_E_TIMEOUT};
 use crate::fingerprint::{check_all, op_name, Fp};
+use crate::globals::{COMMS, INCARNATIONS};
 use crate::history::History;
 use crate::rootinfo::hex;
 use crate::rt::Rt;
 use crate::shm::{self, Shm, Slot, FP_RING, STATE_DESTROYED, STATE_EMPTY, STATE_JOINED};
 use npu_emu::wait::{wait_until, Policy, WaitError, Word};
+use npu_emu_ffi::handles::HandleKind;
+use npu_emu_ffi::os;
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
@@ -51,6 +53,8 @@ pub struct CommInner {
     /// Which collective may run next on a stream (they run in call order even when a
     /// program spreads one communicator over several streams).
     turn: Mutex<Turn>,
+    /// Notified when `turn` moves on (stream workers of this process sleep on it).
+    turn_word: Word,
     destroyed: std::sync::atomic::AtomicBool,
     destroy_requested: std::sync::atomic::AtomicBool,
     /// Operations enqueued and not yet run (or discarded).
@@ -64,69 +68,43 @@ pub fn seq_ge(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) >= 0
 }
 
-static LIVE: Mutex<Option<HashMap<usize, Arc<CommInner>>>> = Mutex::new(None);
-static NEXT_HANDLE: AtomicU64 = AtomicU64::new(0x4343_0000_0000_1000);
+/// What an `HcclComm` is: a handle of [`COMMS`].
+pub static COMM: HandleKind = HandleKind::new(*b"CC", "communicator", "HcclCommInit*");
 
 /// Register a communicator and give its handle.
 pub fn register(inner: Arc<CommInner>) -> HcclComm {
-    let h = NEXT_HANDLE.fetch_add(0x40, Ordering::Relaxed) as usize;
-    LIVE.lock()
-        .get_or_insert_with(HashMap::new)
-        .insert(h, inner);
-    h as HcclComm
+    COMMS.lock().insert(inner) as HcclComm
 }
 
 /// The communicator behind a handle, or a message saying why there is none.
 pub fn get(h: HcclComm) -> HResult<Arc<CommInner>> {
-    if h.is_null() {
-        return Err(HcclError::ptr("comm"));
-    }
-    LIVE.lock()
-        .as_ref()
-        .and_then(|m| m.get(&(h as usize)).cloned())
-        .ok_or_else(|| {
-            HcclError::para(format!(
-                "comm={h:p} is not a live communicator (already destroyed, or not made by HcclCommInit*)"
-            ))
-        })
+    Ok(COMMS.lock().get(h as u64, "comm")?.clone())
 }
 
 /// Remove a handle; the communicator lives on while queued operations use it.
 pub fn unregister(h: HcclComm) -> HResult<Arc<CommInner>> {
-    let inner = get(h)?;
-    LIVE.lock().as_mut().and_then(|m| m.remove(&(h as usize)));
-    Ok(inner)
+    Ok(COMMS.lock().remove(h as u64, "comm")?)
 }
 
 /// Whether this process has a live communicator made from rank table `key` as `rank`.
 pub fn live_from_table(key: &[u8; 16], rank: u32) -> bool {
-    LIVE.lock().as_ref().is_some_and(|m| {
-        m.values()
-            .any(|c| c.rank == rank && c.origin.lock().as_ref() == Some(key))
-    })
+    COMMS
+        .lock()
+        .values()
+        .any(|c| c.rank == rank && c.origin.lock().as_ref() == Some(key))
 }
 
 /// Handle of a live communicator (for printing history on failures), if `h` is one.
 pub fn peek(h: HcclComm) -> Option<Arc<CommInner>> {
-    if h.is_null() {
-        return None;
-    }
-    LIVE.lock()
-        .as_ref()
-        .and_then(|m| m.get(&(h as usize)).cloned())
+    COMMS.lock().peek(h as u64).cloned()
 }
 
 /// How many times this process made a communicator with a given derived id and rank, so
 /// re-creating the same communicator (same table, same sub-communicator) gets a new id
 /// that every rank derives identically.
 pub fn incarnation(key: &[u8; 16], rank: u32) -> u64 {
-    type Counts = HashMap<([u8; 16], u32), u64>;
-    static COUNTS: Mutex<Option<Counts>> = Mutex::new(None);
-    let mut g = COUNTS.lock();
-    let c = g
-        .get_or_insert_with(HashMap::new)
-        .entry((*key, rank))
-        .or_insert(0);
+    let mut g = INCARNATIONS.lock();
+    let c = g.entry((*key, rank)).or_insert(0);
     *c += 1;
     *c
 }
@@ -169,10 +147,7 @@ fn stale(shm: &Shm) -> bool {
         match s.state.load(Ordering::Acquire) {
             STATE_EMPTY => false,
             STATE_DESTROYED => true,
-            _ => !shm::alive(
-                s.pid.load(Ordering::Relaxed),
-                s.start_time.load(Ordering::Relaxed),
-            ),
+            _ => !s.alive(),
         }
     })
 }
@@ -187,10 +162,7 @@ fn abandoned(shm: &Shm) -> bool {
             STATE_EMPTY => {}
             STATE_DESTROYED => joined = true,
             _ => {
-                if shm::alive(
-                    s.pid.load(Ordering::Relaxed),
-                    s.start_time.load(Ordering::Relaxed),
-                ) {
+                if s.alive() {
                     return false;
                 }
                 joined = true;
@@ -256,7 +228,6 @@ fn attach(shm: &Shm, n: u32, m: &Member) -> HResult<()> {
         }
     }
     let s = &shm.slot(m.rank).ident.0;
-    let pid = std::process::id();
     if s.state.load(Ordering::Acquire) != STATE_EMPTY {
         return Err(HcclError::para(format!(
             "rank {} is already taken in this communicator by pid {} (device {}); every rank must pass a different rank",
@@ -265,13 +236,8 @@ fn attach(shm: &Shm, n: u32, m: &Member) -> HResult<()> {
             s.device.load(Ordering::Relaxed)
         )));
     }
-    s.pid.store(pid, Ordering::Relaxed);
-    s.tid.store(
-        unsafe { libc::syscall(libc::SYS_gettid) } as u32,
-        Ordering::Relaxed,
-    );
-    s.start_time
-        .store(shm::start_time(pid).unwrap_or(0), Ordering::Relaxed);
+    s.set_process();
+    s.tid.store(os::gettid() as u32, Ordering::Relaxed);
     s.device.store(m.device_phys, Ordering::Relaxed);
     if s.state
         .compare_exchange(
@@ -408,12 +374,7 @@ pub fn join_placed(
                 }
                 for r in 0..n {
                     let s = &shm.slot(r).ident.0;
-                    if s.state.load(Ordering::Acquire) == STATE_JOINED
-                        && !shm::alive(
-                            s.pid.load(Ordering::Relaxed),
-                            s.start_time.load(Ordering::Relaxed),
-                        )
-                    {
+                    if s.state.load(Ordering::Acquire) == STATE_JOINED && !s.alive() {
                         return Err(InitWait::Fail(HcclError::new(
                             HCCL_E_REMOTE,
                             format!(
@@ -454,7 +415,7 @@ pub fn join_placed(
                 for r in (0..n).filter(|&r| joined[r as usize]) {
                     let s = &shm.slot(r).ident.0;
                     let pid = s.pid.load(Ordering::Relaxed);
-                    let alive = shm::alive(pid, s.start_time.load(Ordering::Relaxed));
+                    let alive = s.alive();
                     msg.push_str(&format!(
                         "\n    rank {}: pid {pid} ({}), device {}",
                         glob(r),
@@ -500,6 +461,7 @@ pub fn join_placed(
                     next: 1,
                     skipped: Default::default(),
                 }),
+                turn_word: Word::new(),
                 destroyed: Default::default(),
                 destroy_requested: Default::default(),
                 pending: AtomicU64::new(0),
@@ -589,7 +551,7 @@ impl CommInner {
         let state = match id.state.load(Ordering::Acquire) {
             STATE_DESTROYED => "destroyed its communicator".to_string(),
             _ => {
-                if shm::alive(pid, id.start_time.load(Ordering::Relaxed)) {
+                if id.alive() {
                     "alive".to_string()
                 } else {
                     "DEAD".to_string()
@@ -655,9 +617,9 @@ impl CommInner {
         id.failed_code.store(code as u32, Ordering::Relaxed);
         id.failed_seq.store(seq + 1, Ordering::Release);
         // Wake anyone sleeping on our words so they notice.
-        self.me().call.0.word.bump_wake_if_sleeping();
-        self.me().post.0.bump_wake_if_sleeping();
-        self.me().done.0.bump_wake_if_sleeping();
+        self.me().call.0.word.nudge();
+        self.me().post.0.nudge();
+        self.me().done.0.nudge();
     }
 
     /// After 10 s of waiting for ranks that live in this very process (`HcclCommInitAll`),
@@ -704,10 +666,7 @@ impl CommInner {
                 continue;
             }
             let id = &self.slot(p).ident.0;
-            if !shm::alive(
-                id.pid.load(Ordering::Relaxed),
-                id.start_time.load(Ordering::Relaxed),
-            ) {
+            if !id.alive() {
                 return Err(PeerWait::Dead(p));
             }
             if id.state.load(Ordering::Acquire) == STATE_DESTROYED {
@@ -915,33 +874,29 @@ impl CommInner {
         } else {
             t.skipped.insert(seq);
         }
+        drop(t);
+        self.turn_word.notify();
     }
 
     /// Wait (on a stream worker) until collective `seq` may run: every earlier collective of
     /// this communicator finished. Immediate when the communicator uses one stream.
     pub fn wait_turn(&self, seq: u64, started: Instant) -> HResult<()> {
         let deadline = self.exec_timeout.map(|d| started + d);
-        let mut spins = 0u32;
-        loop {
-            let next = self.turn.lock().next;
-            if next >= seq {
-                return Ok(());
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(HcclError::new(
+        let my_turn = || self.turn.lock().next >= seq;
+        match wait_until(&self.policy, &self.turn_word, my_turn, deadline, || {
+            Ok::<(), ()>(())
+        }) {
+            Ok(()) => Ok(()),
+            Err(_) => {
+                let next = self.turn.lock().next;
+                Err(HcclError::new(
                     HCCL_E_TIMEOUT,
                     format!(
                         "{}: collective #{seq} waited {} s (HCCL_EXEC_TIMEOUT) for collective #{next} of the same communicator, which was called earlier but has not run (is it on another stream that waits for this one?)",
                         self.who(),
                         self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0)
                     ),
-                ));
-            }
-            spins += 1;
-            if spins < 1000 {
-                unsafe { libc::sched_yield() };
-            } else {
-                std::thread::sleep(Duration::from_millis(1));
+                ))
             }
         }
     }
@@ -993,16 +948,4 @@ impl CommInner {
 
 pub fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
-}
-
-/// Wake helper for failure marking.
-trait WakeIfSleeping {
-    fn bump_wake_if_sleeping(&self);
-}
-impl WakeIfSleeping for Word {
-    fn bump_wake_if_sleeping(&self) {
-        if self.sleepers.load(Ordering::SeqCst) != 0 {
-            npu_emu::wait::futex_wake(&self.value);
-        }
-    }
 }

@@ -125,16 +125,20 @@ mod tests {
     #[test]
     fn versions() {
         let v = cfg(300, 5);
+        // SAFETY: `v` is a 2248-byte config as HcclCommConfigInit writes (every call below alike).
         let c = unsafe { parse(v.as_ptr()) }.unwrap();
         assert_eq!(c.deterministic, Some(1));
         assert_eq!(c.name.as_deref(), Some("abc"));
         assert_eq!(c.exec_timeout, None);
         let v = cfg(2104, 8);
+        // SAFETY: as above.
         assert_eq!(unsafe { parse(v.as_ptr()) }.unwrap().exec_timeout, Some(7));
         let v = cfg(2104, 1);
+        // SAFETY: as above.
         assert_eq!(unsafe { parse(v.as_ptr()) }.unwrap().name, None);
         let mut v = cfg(300, 5);
         v[8] = 0;
+        // SAFETY: as above.
         assert!(unsafe { parse(v.as_ptr()) }
             .unwrap_err()
             .msg

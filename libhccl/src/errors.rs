@@ -3,7 +3,10 @@
 //! every failure leaves a message for `aclGetRecentErrMsg` and on stderr.
 
 use npu_emu::config::LogLevel;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use npu_emu_ffi::boundary::{self, Convention};
+use npu_emu_ffi::handles::{HandleError, Problem};
+use npu_emu_ffi::rt::{RtError, RtErrorKind};
+use std::borrow::Cow;
 
 pub const HCCL_SUCCESS: i32 = 0;
 pub const HCCL_E_PARA: i32 = 1;
@@ -120,13 +123,53 @@ macro_rules! hbail {
     };
 }
 
+impl From<RtError> for HcclError {
+    fn from(e: RtError) -> HcclError {
+        match e.kind {
+            RtErrorKind::Argument => HcclError::new(HCCL_E_PARA, e.msg),
+            RtErrorKind::Runtime => HcclError::new(HCCL_E_RUNTIME, e.msg),
+        }
+    }
+}
+
+/// A value that is not a live handle: `HCCL_E_PTR` for NULL, else `HCCL_E_PARA`, with the
+/// table's message.
+impl From<HandleError> for HcclError {
+    fn from(e: HandleError) -> HcclError {
+        match e.problem {
+            Problem::Null => HcclError::new(HCCL_E_PTR, e.to_string()),
+            _ => HcclError::new(HCCL_E_PARA, e.to_string()),
+        }
+    }
+}
+
+/// libhccl's conventions at the C boundary ([`npu_emu_ffi::boundary`]): `HcclResult`
+/// codes (named after the message), `HCCL_E_INTERNAL` for a panic, messages kept by the
+/// runtime for `aclGetRecentErrMsg` and logged under `HCCL`.
+pub struct Hccl;
+
+impl Convention for Hccl {
+    type Code = i32;
+    type Error = HcclError;
+    const SUCCESS: i32 = HCCL_SUCCESS;
+    const PANIC: i32 = HCCL_E_INTERNAL;
+    fn code(e: &HcclError) -> i32 {
+        e.code
+    }
+    fn describe(e: &HcclError) -> Cow<'_, str> {
+        Cow::Owned(format!("{} [{}]", e.msg, code_name(e.code)))
+    }
+    fn null_argument(arg: &str) -> HcclError {
+        HcclError::ptr(arg)
+    }
+    fn record(_code: i32, msg: &str) {
+        report(msg);
+    }
+}
+
 /// `ptr` must not be NULL: `HCCL_E_PTR` naming the argument otherwise.
 pub fn non_null<T>(ptr: *const T, arg: &str) -> HResult<()> {
-    if ptr.is_null() {
-        Err(HcclError::ptr(arg))
-    } else {
-        Ok(())
-    }
+    boundary::non_null::<Hccl, T>(ptr, arg)
 }
 
 /// Record `msg` for `aclGetRecentErrMsg` through the runtime, which also prints it as
@@ -138,41 +181,15 @@ pub fn report(msg: &str) {
     }
 }
 
-/// Run an export's body. Errors become their code with `"{name}: {msg}"` reported; a panic
-/// becomes `HCCL_E_INTERNAL`. `after` runs with the result (entry logging, history).
+/// Run an export's body. Errors become their code with `"{name}: {msg} [CODE_NAME]"`
+/// reported; a panic becomes `HCCL_E_INTERNAL`.
 pub fn boundary(name: &str, f: impl FnOnce() -> HResult<()>) -> i32 {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => HCCL_SUCCESS,
-        Ok(Err(e)) => {
-            report(&format!("{name}: {} [{}]", e.msg, code_name(e.code)));
-            e.code
-        }
-        Err(p) => {
-            report(&format!("{name}: internal error: {}", panic_text(&p)));
-            HCCL_E_INTERNAL
-        }
-    }
+    boundary::call::<Hccl>(name, f)
 }
 
 /// Run a value-returning export's body; `fallback` on panic.
 pub fn boundary_value<T>(name: &str, fallback: T, f: impl FnOnce() -> T) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(v) => v,
-        Err(p) => {
-            report(&format!("{name}: internal error: {}", panic_text(&p)));
-            fallback
-        }
-    }
-}
-
-pub fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_string()
-    }
+    boundary::call_value::<Hccl, T>(name, fallback, || Ok(f()))
 }
 
 #[cfg(test)]

@@ -94,8 +94,7 @@ fn combine<T: Elem>(acc: &mut [T], a: &[T], b: &[T], op: RedOp) {
 
 #[cfg(target_arch = "x86_64")]
 fn has_avx2() -> bool {
-    static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
+    *crate::globals::HAS_AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -131,8 +130,12 @@ fn accumulate_plain<T: Elem>(acc: &mut [T], x: &[T], op: RedOp) {
     }
 }
 
+/// The first `k` elements of type `T` of a scratch buffer. `T` is one of the element types
+/// the kernels use: a plain number (every bit pattern a value) aligned to at most 8.
 fn as_mut<T>(v: &mut [u64], k: usize) -> &mut [T] {
-    debug_assert!(k * std::mem::size_of::<T>() <= v.len() * 8);
+    assert!(k * std::mem::size_of::<T>() <= v.len() * 8 && std::mem::align_of::<T>() <= 8);
+    // SAFETY: the buffer holds at least `k` elements of `T` (checked), is aligned for it, and
+    // is borrowed mutably for the slice's lifetime; any bit pattern is a `T`.
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut T, k) }
 }
 
@@ -395,6 +398,7 @@ mod tests {
         let b: Vec<i8> = vec![100, -1, -9, 7];
         let mut out = vec![0i8; 4];
         let mut s = Scratch::default();
+        // SAFETY: `a`, `b` and `out` hold 4 i8 each.
         unsafe {
             reduce(
                 Dtype::I8,
@@ -406,6 +410,7 @@ mod tests {
             )
         };
         assert_eq!(out, vec![-56, 127, -4, 14]);
+        // SAFETY: as above.
         unsafe {
             reduce(
                 Dtype::I8,
@@ -432,6 +437,7 @@ mod tests {
         let mut out = vec![f16::ZERO; 5000];
         let srcs: Vec<*const u8> = bufs.iter().map(|b| b.as_ptr() as *const u8).collect();
         let mut s = Scratch::default();
+        // SAFETY: every source and `out` hold 5000 f16.
         unsafe {
             reduce(
                 Dtype::F16,
@@ -445,6 +451,7 @@ mod tests {
         assert!(out.iter().all(|&x| x.to_f32() == 2050.0));
         let b: Vec<bf16> = vec![bf16::from_f32(1.5); 9000];
         let mut o = vec![bf16::ZERO; 9000];
+        // SAFETY: `b` and `o` hold 9000 bf16.
         unsafe {
             reduce(
                 Dtype::BF16,
@@ -472,6 +479,7 @@ mod tests {
         ] {
             let src: Vec<u8> = (0..len + 64).map(|i| (i * 7 + 3) as u8).collect();
             let mut dst = vec![0u8; len + 64];
+            // SAFETY: `src` and `dst` have len + 64 bytes: both ranges are inside.
             unsafe { copy_nt(src.as_ptr().add(5), dst.as_mut_ptr().add(off), len, true) };
             assert_eq!(&dst[off..off + len], &src[5..5 + len]);
             assert!(dst[..off].iter().all(|&b| b == 0) && dst[off + len..].iter().all(|&b| b == 0));
@@ -479,6 +487,7 @@ mod tests {
             {
                 // The SSE2 fallback too (the AVX2 path is taken above when the CPU has it).
                 let mut dst = vec![0u8; len + 64];
+                // SAFETY: as above.
                 unsafe { nt_copy_sse2(src.as_ptr().add(5), dst.as_mut_ptr().add(off), len) };
                 assert_eq!(&dst[off..off + len], &src[5..5 + len]);
                 assert!(
@@ -493,7 +502,9 @@ mod tests {
             nt: true,
             ..Scratch::default()
         };
+        // SAFETY: `raw` has 3 + 4 * 100_003 bytes.
         let dst = unsafe { raw.as_mut_ptr().add(3) };
+        // SAFETY: `a`, `b` and `dst` hold 100_003 f32 each.
         unsafe {
             reduce(
                 Dtype::F32,
@@ -518,9 +529,12 @@ mod tests {
             raw[1 + 4 * i..5 + 4 * i].copy_from_slice(&(i as i32).to_ne_bytes());
             other[1 + 4 * i..5 + 4 * i].copy_from_slice(&(2 * i as i32).to_ne_bytes());
         }
+        // SAFETY: `raw` and `other` have 1 + 4 * 3000 bytes.
         let p = unsafe { raw.as_mut_ptr().add(1) };
+        // SAFETY: as above.
         let q = unsafe { other.as_ptr().add(1) };
         let mut s = Scratch::default();
+        // SAFETY: `p` and `q` point to 3000 (unaligned) i32 each; in place is allowed.
         unsafe { reduce(Dtype::I32, RedOp::Sum, &[p, q], &[p], 3000, &mut s) };
         for i in 0..3000 {
             let v = i32::from_ne_bytes(raw[1 + 4 * i..5 + 4 * i].try_into().unwrap());
@@ -542,10 +556,12 @@ mod bench {
             let srcs: Vec<*const u8> = ins.iter().map(|v| v.as_ptr() as *const u8).collect();
             let dsts: Vec<*mut u8> = outs.iter_mut().map(|v| v.as_mut_ptr() as *mut u8).collect();
             let mut s = Scratch::default();
+            // SAFETY: every source and destination holds `elems` f32.
             unsafe { reduce(Dtype::F32, RedOp::Sum, &srcs, &dsts, elems, &mut s) };
             let t = std::time::Instant::now();
             let reps = 10;
             for _ in 0..reps {
+                // SAFETY: as above.
                 unsafe { reduce(Dtype::F32, RedOp::Sum, &srcs, &dsts, elems, &mut s) };
             }
             let dt = t.elapsed().as_secs_f64() / reps as f64;
@@ -558,6 +574,7 @@ mod bench {
             let t = std::time::Instant::now();
             for _ in 0..reps {
                 for (i, d) in dsts.iter().enumerate() {
+                    // SAFETY: as above: `elems * 4` bytes each.
                     unsafe { std::ptr::copy_nonoverlapping(srcs[i], *d, elems * 4) };
                 }
             }

@@ -40,6 +40,7 @@ pub fn random_id() -> HResult<[u8; 16]> {
     let mut got = 0;
     while got < 16 {
         let r =
+            // SAFETY: the pointer and length describe the unfilled tail of `id`.
             unsafe { libc::getrandom(id[got..].as_mut_ptr() as *mut libc::c_void, 16 - got, 0) };
         if r < 0 {
             if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
@@ -57,6 +58,7 @@ pub fn random_id() -> HResult<[u8; 16]> {
 
 pub fn hostname() -> String {
     let mut buf = [0u8; 256];
+    // SAFETY: the pointer and length describe `buf`.
     if unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) } != 0 {
         return String::new();
     }

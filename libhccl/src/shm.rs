@@ -12,6 +12,8 @@
 
 use crate::errors::{HResult, HcclError, HCCL_E_SYSCALL};
 use npu_emu::wait::Word;
+use npu_emu_ffi::os::{self, Mapping};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -56,6 +58,8 @@ pub struct Ident {
     pub pid: AtomicU32,
     pub tid: AtomicU32,
     pub start_time: AtomicU64,
+    /// The process's pid namespace (0 unknown): see [`Ident::alive`].
+    pub pidns: AtomicU32,
     pub device: AtomicU32,
     pub state: AtomicU32,
     /// Sequence number + 1 of the operation that failed on this rank (0 = none).
@@ -141,8 +145,7 @@ pub const INLINE_BYTES: usize = 64 * 1024;
 
 /// A mapped control block.
 pub struct Shm {
-    base: *mut u8,
-    len: usize,
+    map: Mapping,
     n: u32,
     /// Ranks of the communicator (rows of the per-peer arrays).
     rows: u32,
@@ -150,70 +153,36 @@ pub struct Shm {
     pub ino: u64,
 }
 
-unsafe impl Send for Shm {}
-unsafe impl Sync for Shm {}
-
-fn sys(what: &str, path: &Path) -> HcclError {
-    HcclError::new(
-        HCCL_E_SYSCALL,
-        format!(
-            "{what} {}: {}",
-            path.display(),
-            std::io::Error::last_os_error()
-        ),
-    )
-}
-
 impl Shm {
     /// Create or open the control block at `path` for `n` ranks and map it.
     pub fn open(path: &Path, n: u32) -> HResult<Shm> {
-        Self::open_flags(path, n, n, libc::O_CREAT)
+        Self::open_flags(path, n, n, true)
     }
 
     /// [`Shm::open`] for the `n` ranks on this server of a communicator of `rows` ranks.
     pub fn open_rows(path: &Path, n: u32, rows: u32) -> HResult<Shm> {
-        Self::open_flags(path, n, rows, libc::O_CREAT)
+        Self::open_flags(path, n, rows, true)
     }
 
-    fn open_flags(path: &Path, n: u32, rows: u32, create: i32) -> HResult<Shm> {
-        use std::os::unix::ffi::OsStrExt;
-        let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| HcclError::para("control block path contains NUL"))?;
-        let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | create | libc::O_CLOEXEC, 0o600) };
-        if fd < 0 {
-            return Err(sys("cannot create the communicator control block", path));
-        }
-        let len = block_size_rows(n, rows);
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstat(fd, &mut st) } != 0 {
-            unsafe { libc::close(fd) };
-            return Err(sys("cannot stat", path));
-        }
-        if (st.st_size as usize) < len && unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
-            unsafe { libc::close(fd) };
-            return Err(sys("cannot size", path));
-        }
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            )
+    fn open_flags(path: &Path, n: u32, rows: u32, create: bool) -> HResult<Shm> {
+        let sys = |what: &str, e: std::io::Error| {
+            HcclError::new(HCCL_E_SYSCALL, format!("{what} {}: {e}", path.display()))
         };
-        unsafe { libc::close(fd) };
-        if p == libc::MAP_FAILED {
-            return Err(sys("cannot map", path));
+        let file = os::open_rw(path, create)
+            .map_err(|e| sys("cannot create the communicator control block", e))?;
+        let len = block_size_rows(n, rows);
+        let meta = file.metadata().map_err(|e| sys("cannot stat", e))?;
+        if (meta.len() as usize) < len {
+            file.set_len(len as u64)
+                .map_err(|e| sys("cannot size", e))?;
         }
+        let map = Mapping::map(&file, len).map_err(|e| sys("cannot map", e))?;
         Ok(Shm {
-            base: p as *mut u8,
-            len,
+            map,
             n,
             rows,
             path: path.to_path_buf(),
-            ino: st.st_ino,
+            ino: meta.ino(),
         })
     }
 
@@ -225,7 +194,7 @@ impl Shm {
         if (meta.len() as usize) < len {
             return Err(HcclError::new(HCCL_E_SYSCALL, "control block too small"));
         }
-        Shm::open_flags(path, n, n, 0)
+        Shm::open_flags(path, n, n, false)
     }
 
     /// The inode `path` names now (None if it is gone): a change means the block was
@@ -241,14 +210,17 @@ impl Shm {
     }
 
     pub fn header(&self) -> &Header {
-        unsafe { &*(self.base as *const Header) }
+        // SAFETY: the mapping is `block_size(n)` bytes, starting with the (cache-line aligned) Header, whose fields are atomics: shared references are fine while the Shm lives.
+        unsafe { &*(self.map.ptr() as *const Header) }
     }
 
     pub fn slot(&self, r: u32) -> &Slot {
         assert!(r < self.n);
+        // SAFETY: slot `r < n` lies inside the mapping (see `block_size`), aligned, all atomics.
         unsafe {
             &*(self
-                .base
+                .map
+                .ptr()
                 .add(HEADER_SIZE + r as usize * std::mem::size_of::<Slot>())
                 as *const Slot)
         }
@@ -259,7 +231,8 @@ impl Shm {
         let n = self.n as usize;
         let rows = self.rows as usize;
         let off = HEADER_SIZE + n * std::mem::size_of::<Slot>() + r as usize * rows * 32;
-        unsafe { std::slice::from_raw_parts(self.base.add(off) as *const AtomicU64, rows * 4) }
+        // SAFETY: rank `r`'s rows * 4 words lie inside the mapping (see `block_size_rows`), 8-byte aligned.
+        unsafe { std::slice::from_raw_parts(self.map.ptr().add(off) as *const AtomicU64, rows * 4) }
     }
 
     /// Mailbox entry for the `k`-th message from `src` to `dst`.
@@ -268,7 +241,8 @@ impl Shm {
         let base = HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * self.rows as usize * 32;
         let pair = dst as usize * n + src as usize;
         let off = base + (pair * MBOX_DEPTH as usize + (k % MBOX_DEPTH) as usize) * 64;
-        unsafe { &*(self.base.add(off) as *const Mbox) }
+        // SAFETY: entry `k % MBOX_DEPTH` of pair (src, dst) lies inside the mapping (see `block_size`), 64-byte aligned, all atomics.
+        unsafe { &*(self.map.ptr().add(off) as *const Mbox) }
     }
 
     /// Rank `r`'s inline buffer for operations with sequence number parity `parity`.
@@ -276,7 +250,8 @@ impl Shm {
         assert!(r < self.n);
         let off = inline_base(self.n as usize, self.rows as usize)
             + (r as usize * 2 + (parity % 2) as usize) * INLINE_BYTES;
-        unsafe { self.base.add(off) }
+        // SAFETY: rank `r`'s two inline buffers lie inside the mapping (see `block_size_rows`).
+        unsafe { self.map.ptr().add(off) }
     }
 
     /// Unlink the file if it is still the one we mapped.
@@ -284,12 +259,6 @@ impl Shm {
         if self.current_ino() == Some(self.ino) {
             let _ = std::fs::remove_file(&self.path);
         }
-    }
-}
-
-impl Drop for Shm {
-    fn drop(&mut self) {
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
     }
 }
 
@@ -330,37 +299,24 @@ pub fn peek_nranks(path: &Path) -> Option<u32> {
     (magic == MAGIC && (1..=MAX_RANKS).contains(&n)).then_some(n)
 }
 
-/// Start time of process `pid` (field 22 of `/proc/<pid>/stat`), if readable.
-pub fn start_time(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &s[s.rfind(')')? + 2..];
-    after.split_whitespace().nth(19)?.parse().ok()
-}
+impl Ident {
+    /// Record the calling process as this rank's process.
+    pub fn set_process(&self) {
+        let pid = std::process::id();
+        self.pid.store(pid, Ordering::Relaxed);
+        self.start_time
+            .store(os::process_start_time(pid).unwrap_or(0), Ordering::Relaxed);
+        self.pidns.store(os::pid_namespace(), Ordering::Relaxed);
+    }
 
-/// Whether process `pid` started at `st` is still alive (not a zombie, not a reused pid).
-pub fn alive(pid: u32, st: u64) -> bool {
-    if pid == 0 {
-        return false;
-    }
-    if pid == std::process::id() {
-        return true;
-    }
-    let r = unsafe { libc::kill(pid as i32, 0) };
-    if r != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
-        return false;
-    }
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => {
-            let Some(i) = s.rfind(')') else { return true };
-            let mut it = s[i + 2..].split_whitespace();
-            let state = it.next().unwrap_or("");
-            if state == "Z" || state == "X" {
-                return false;
-            }
-            let t: Option<u64> = it.nth(18).and_then(|v| v.parse().ok());
-            st == 0 || t.is_none_or(|t| t == st)
-        }
-        Err(_) => true,
+    /// Whether this rank's process still runs (see [`os::process_alive`]: a process in
+    /// another pid namespace is taken for alive; a gone, zombie or reused pid is dead).
+    pub fn alive(&self) -> bool {
+        os::process_alive(
+            self.pid.load(Ordering::Relaxed),
+            self.start_time.load(Ordering::Relaxed),
+            self.pidns.load(Ordering::Relaxed),
+        )
     }
 }
 
@@ -372,9 +328,15 @@ mod tests {
         assert_eq!(std::mem::size_of::<Slot>(), 16 * 64);
         assert_eq!(std::mem::size_of::<Mbox>(), 64);
         assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
-        let me = std::process::id();
-        let st = start_time(me).unwrap();
-        assert!(alive(me, st));
-        assert!(!alive(me.wrapping_add(4_000_000), 1));
+        // SAFETY: Ident is all atomics: all-zero is a valid value.
+        let id: Ident = unsafe { std::mem::zeroed() };
+        assert!(!id.alive());
+        id.set_process();
+        assert!(id.alive());
+        id.pid.store(
+            std::process::id().wrapping_add(4_000_000),
+            Ordering::Relaxed,
+        );
+        assert!(!id.alive());
     }
 }

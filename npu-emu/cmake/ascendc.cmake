@@ -15,7 +15,7 @@
 #   - the library <target> is built from the .npuemu.cpp files (which include the sources);
 #     its PUBLIC include directories carry the generated headers, and it links ascendcl.
 #
-# Functions: ascendc_library, ascendc_fatbin_library (not supported: fails with a message),
+# Functions: ascendc_library, ascendc_fatbin_library (a kernel binary for aclrtBinaryLoadFromFile),
 # ascendc_compile_definitions, ascendc_compile_options, ascendc_include_directories.
 # Targets: host_intf_pub (host compile/link settings, as CANN's). The CANN libraries the
 # vendor link lines name but npu-emu does not ship (tiling_api, register, platform,
@@ -64,6 +64,13 @@ elseif(SOC_VERSION MATCHES "^[aA]scend610Lite$")
     set(NPUEMU_KERNEL_DEFS __CCE_AICORE__=310 __DAV_M310__)
 endif()
 find_package(Threads REQUIRED)
+
+# Scalar accesses through __gm__ pointers in kernel code are checked against the kernel's buffers
+# (headers: npuemu/raw_access.h): g++ instruments every load and store of a kernel translation
+# unit with a call npu-emu's headers define (no sanitizer runtime is linked). Other compilers
+# build unchecked kernels, whose raw dereferences of device memory stop the process (SIGSEGV).
+set(NPUEMU_GM_CHECK_OPTIONS
+    "$<$<CXX_COMPILER_ID:GNU>:-fsanitize=kernel-address;--param=asan-instrumentation-with-call-threshold=0;--param=asan-stack=0;--param=asan-globals=0;-D__NPUEMU_GM_CHECK__=1>")
 
 # CANN libraries that kernel-launch link lines name (ascendc_library's own interface and the
 # vendor samples' executables: -ltiling_api -lregister -lplatform ...) but that npu-emu does
@@ -180,6 +187,9 @@ function(ascendc_library target_name target_type)
         PRIVATE ${_srcdirs}
         PUBLIC "${_inc}" "${NPUEMU_INCLUDE_DIR}" "${NPUEMU_TIKCFW_DIR}")
     target_compile_definitions(${target_name} PRIVATE _GLIBCXX_USE_CXX11_ABI=0 ${NPUEMU_KERNEL_DEFS})
+    # Optimised like CANN's device compile (-O3 there); options the project adds come after it
+    # (ascendc_compile_options(... -O0 -g) still wins).
+    target_compile_options(${target_name} PRIVATE -O2 ${NPUEMU_GM_CHECK_OPTIONS})
     if(NOT _type STREQUAL "OBJECT")
         target_link_directories(${target_name} PUBLIC "${NPUEMU_LIB_DIR}" "${NPUEMU_EMPTY_LIB_DIR}")
     endif()
@@ -222,8 +232,22 @@ function(_npuemu_regenerate_stubs target_name inc_dir)
     endforeach()
 endfunction()
 
+# ascendc_fatbin_library(target sources...): a kernel binary, loaded at run time by
+# aclrtBinaryLoadFromFile / aclrtBinaryLoadFromData and launched by kernel name (aclrtLaunchKernel*).
+# CANN writes a device object ${CMAKE_INSTALL_PREFIX}/fatbin/<target>/<target>.o; npu-emu builds a
+# shared object of the same name (the kernels compiled for the CPU, with their table of names and
+# argument layouts, npuemu/fatbin.h) into ${CMAKE_BINARY_DIR}/fatbin/<target>/ and installs it
+# there.
 function(ascendc_fatbin_library target_name)
-    message(FATAL_ERROR "ascendc_fatbin_library(${target_name}): device fat binaries are not supported by npu-emu (kernels run on the CPU); use ascendc_library(${target_name} SHARED|STATIC ...)")
+    if(NOT ARGN)
+        message(FATAL_ERROR "ascendc_fatbin_library(${target_name}): no kernel source files given")
+    endif()
+    ascendc_library(${target_name} SHARED ${ARGN})
+    set_target_properties(${target_name} PROPERTIES
+        PREFIX ""
+        SUFFIX ".o"
+        LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/fatbin/${target_name}")
+    install(FILES "$<TARGET_FILE:${target_name}>" DESTINATION "fatbin/${target_name}")
 endfunction()
 
 function(ascendc_compile_definitions target_name target_scope)

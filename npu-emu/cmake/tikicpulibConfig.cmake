@@ -59,7 +59,9 @@ foreach(_series IN ITEMS c100 m200 c220 m300 m310)
         INTERFACE_COMPILE_OPTIONS "-std=c++17;-pthread"
         INTERFACE_INCLUDE_DIRECTORIES "${_npuemu_prefix}/compiler/tikcpp/tikcfw;${_npuemu_prefix}/include"
         INTERFACE_LINK_DIRECTORIES "${_npuemu_prefix}/lib64;${_npuemu_empty}"
-        INTERFACE_LINK_OPTIONS "-pthread")
+        INTERFACE_LINK_OPTIONS "-pthread"
+        # the cube's products (Mmad, Matmul) are computed in libascendcl (npuemu_gemm_f32)
+        INTERFACE_LINK_LIBRARIES "ascendcl")
     foreach(_soc IN LISTS _npuemu_soc_${_series})
         if(NOT TARGET tikicpulib::${_soc})
             add_library(tikicpulib::${_soc} ALIAS ${_t})

@@ -113,6 +113,7 @@ struct Job {
 struct BodyPtr(*const BlockFn<'static>);
 // SAFETY: points to a `Sync` closure that `run` keeps alive while any block can call it.
 unsafe impl Send for BodyPtr {}
+// SAFETY: as for Send: the closure is `Sync`, so sharing the pointer between cores is sound.
 unsafe impl Sync for BodyPtr {}
 
 struct State {
@@ -257,6 +258,106 @@ impl AiCorePool {
             msg
         };
         Err(Error::new(ACL_ERROR_RT_AICORE_EXCEPTION, msg))
+    }
+}
+
+/// The all-block barrier of one launch (`AscendC::SyncAll`).
+///
+/// Every block of the launch must arrive before any leaves. On hardware that needs every block
+/// resident at once (blockDim at most the cores), and a block that returns without arriving,
+/// or fails, leaves the others waiting forever: here those cases fail the waiting blocks with a
+/// message instead.
+pub struct LaunchSync {
+    block_num: u32,
+    cores: u32,
+    state: Mutex<SyncState>,
+    cv: Condvar,
+}
+
+#[derive(Default)]
+struct SyncState {
+    /// Blocks waiting at the current barrier.
+    waiting: u32,
+    /// Blocks that have returned (done).
+    finished: u32,
+    /// Lowest block that failed.
+    failed: Option<u32>,
+    /// Barriers completed.
+    generation: u64,
+}
+
+impl LaunchSync {
+    /// The barrier of a launch of `block_num` blocks on a pool of `cores` cores.
+    pub fn new(block_num: u32, cores: u32) -> LaunchSync {
+        LaunchSync {
+            block_num,
+            cores,
+            state: Mutex::new(SyncState::default()),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn stuck(&self, st: &SyncState) -> Option<String> {
+        if let Some(f) = st.failed {
+            return Some(format!(
+                "SyncAll: block {f} failed, so the blocks waiting in SyncAll can never continue"
+            ));
+        }
+        if st.finished > 0 && st.waiting + st.finished == self.block_num {
+            return Some(format!(
+                "SyncAll: {} of the {} blocks returned from the kernel without calling SyncAll; on hardware the \
+                 others wait for them forever",
+                st.finished, self.block_num
+            ));
+        }
+        None
+    }
+
+    /// Block `idx` arrives; returns when every block has arrived (or why they never will).
+    pub fn arrive(&self, idx: u32) -> std::result::Result<(), String> {
+        let _ = idx;
+        if self.block_num > self.cores {
+            return Err(format!(
+                "SyncAll with blockDim {} on {} cores: the blocks that run first would wait in SyncAll for \
+                 blocks that can only start when they finish (on hardware the kernel hangs); use a blockDim of at \
+                 most {}",
+                self.block_num, self.cores, self.cores
+            ));
+        }
+        let mut st = self.state.lock();
+        if let Some(m) = self.stuck(&st) {
+            return Err(m);
+        }
+        st.waiting += 1;
+        if st.waiting + st.finished == self.block_num {
+            if let Some(m) = self.stuck(&st) {
+                return Err(m);
+            }
+            st.waiting = 0;
+            st.generation += 1;
+            self.cv.notify_all();
+            return Ok(());
+        }
+        let gen = st.generation;
+        loop {
+            self.cv.wait(&mut st);
+            if st.generation != gen {
+                return Ok(());
+            }
+            if let Some(m) = self.stuck(&st) {
+                return Err(m);
+            }
+        }
+    }
+
+    /// Block `idx` has returned (`ok`) or failed.
+    pub fn done(&self, idx: u32, ok: bool) {
+        let mut st = self.state.lock();
+        st.finished += 1;
+        if !ok {
+            st.failed = Some(st.failed.map_or(idx, |f| f.min(idx)));
+        }
+        self.cv.notify_all();
     }
 }
 
@@ -426,6 +527,44 @@ mod tests {
         })
         .unwrap();
         assert_eq!(sum.load(Ordering::SeqCst), 45);
+    }
+
+    #[test]
+    fn sync_all_is_a_barrier_and_reports_stuck_blocks() {
+        let pool = AiCorePool::new("device 0", 4);
+        let sync = LaunchSync::new(4, 4);
+        let phase = AtomicU32::new(0);
+        pool.run("sync", 4, &|i| {
+            phase.fetch_add(1, Ordering::SeqCst);
+            sync.arrive(i)?;
+            // every block arrived before any leaves
+            if phase.load(Ordering::SeqCst) != 4 {
+                return Err("left the barrier early".into());
+            }
+            sync.arrive(i)?;
+            sync.done(i, true);
+            Ok(())
+        })
+        .unwrap();
+        // one block returns without arriving
+        let sync = LaunchSync::new(3, 4);
+        let e = pool
+            .run("early", 3, &|i| {
+                let r = if i == 2 { Ok(()) } else { sync.arrive(i) };
+                sync.done(i, r.is_ok());
+                r
+            })
+            .unwrap_err();
+        assert!(
+            e.msg
+                .contains("returned from the kernel without calling SyncAll"),
+            "{}",
+            e.msg
+        );
+        // more blocks than cores
+        let sync = LaunchSync::new(8, 4);
+        let e = sync.arrive(0).unwrap_err();
+        assert!(e.contains("blockDim 8 on 4 cores"), "{e}");
     }
 
     #[test]

@@ -105,6 +105,7 @@ impl Config {
             .unwrap_or_else(|| "Ascend910B1".to_string());
         let node_dir = match get("NPU_EMU_NODE_DIR").filter(|s| !s.is_empty()) {
             Some(d) => PathBuf::from(d),
+            // SAFETY: getuid has no arguments and cannot fail.
             None => PathBuf::from(format!("/dev/shm/npu-emu-{}", unsafe { libc::getuid() })),
         };
         let host_access_check = match get("NPU_EMU_HOST_ACCESS_CHECK").as_deref() {

@@ -40,6 +40,14 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A value that is not a live handle is `ACL_ERROR_INVALID_PARAM` (real CANN would
+/// dereference it; this is the closest documented code), with the table's message.
+impl From<npu_emu_ffi::handles::HandleError> for Error {
+    fn from(e: npu_emu_ffi::handles::HandleError) -> Error {
+        Error::invalid(e.to_string())
+    }
+}
+
 /// Return early with an [`Error`] of the given code and formatted message.
 #[macro_export]
 macro_rules! bail {

@@ -15,7 +15,8 @@ use crate::codes::{
 };
 use crate::error::{Error, Result};
 use crate::stream::Stream;
-use parking_lot::{Condvar, Mutex};
+use crate::wait::{wait_until, Policy, Word};
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,14 +45,14 @@ struct State {
     timestamp_ns: Option<u64>,
     /// A record ran and no reset ran since.
     valid: bool,
-    waiters: u32,
 }
 
 /// One event.
 pub struct Event {
     flags: u32,
     st: Mutex<State>,
-    cv: Condvar,
+    /// Notified when a record finishes (waiters sleep on it).
+    finished: Word,
     waits_enqueued: AtomicU64,
     waits_done: AtomicU64,
 }
@@ -96,7 +97,7 @@ impl Event {
         Arc::new(Event {
             flags,
             st: Mutex::new(State::default()),
-            cv: Condvar::new(),
+            finished: Word::new(),
             waits_enqueued: AtomicU64::new(0),
             waits_done: AtomicU64::new(0),
         })
@@ -247,54 +248,24 @@ impl Event {
             st.timestamp_ns = ts;
             st.valid = ts.is_some();
         }
-        if st.waiters > 0 {
-            self.cv.notify_all();
-        }
+        drop(st);
+        self.finished.notify();
     }
 
     /// Wait until record `target` finished; false on timeout.
     fn wait_finished(&self, target: u64, timeout: Option<Duration>) -> bool {
-        let start = Instant::now();
-        let deadline = timeout.map(|t| start + t);
-        {
-            let st = self.st.lock();
-            if st.completed >= target {
-                return true;
-            }
+        let done = || self.st.lock().completed >= target;
+        if done() {
+            return true;
         }
         if timeout == Some(Duration::ZERO) {
             return false;
         }
-        // Short yield phase before sleeping (a record is usually imminent).
-        let yield_until = start + Duration::from_micros(50);
-        loop {
-            if self.st.lock().completed >= target {
-                return true;
-            }
-            let now = Instant::now();
-            if now >= yield_until || deadline.is_some_and(|d| now >= d) {
-                break;
-            }
-            std::thread::yield_now();
-        }
-        let mut st = self.st.lock();
-        st.waiters += 1;
-        let ok = loop {
-            if st.completed >= target {
-                break true;
-            }
-            match deadline {
-                None => self.cv.wait(&mut st),
-                Some(d) => {
-                    if Instant::now() >= d {
-                        break st.completed >= target;
-                    }
-                    let _ = self.cv.wait_until(&mut st, d);
-                }
-            }
-        };
-        st.waiters -= 1;
-        ok
+        let deadline = timeout.map(|t| Instant::now() + t);
+        wait_until(&Policy::EVENT, &self.finished, done, deadline, || {
+            Ok::<(), ()>(())
+        })
+        .is_ok()
     }
 }
 

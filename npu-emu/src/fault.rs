@@ -25,12 +25,11 @@
 //! the canonical ranges, i.e. on the way to dying, so allocating there is acceptable. The
 //! statics below are the one piece of process-global state a signal handler needs.
 
+use crate::globals::{DESCRIBE, INSTALLED, KERNEL_CTX, PREV};
 use crate::memory::{device_of, is_canonical};
 use crate::node::Node;
-use std::cell::UnsafeCell;
 use std::fmt::{self, Write as _};
-use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 /// What the faulting instruction did, when the CPU tells us.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,30 +48,18 @@ pub fn describe(node: &Node, addr: u64) -> Option<String> {
 }
 
 /// Longest kernel name kept for the fault message (longer names are cut).
-const KERNEL_NAME_MAX: usize = 128;
+pub(crate) const KERNEL_NAME_MAX: usize = 128;
 
 /// The kernel block an emulated AI-core thread is running (see [`crate::aicore`]): a plain
 /// `Copy` value in a const-initialised thread-local, so the signal handler reads it without
 /// allocating or locking.
 #[derive(Clone, Copy)]
-struct KernelCtx {
-    active: bool,
-    name: [u8; KERNEL_NAME_MAX],
-    len: usize,
-    block_idx: u32,
-    block_num: u32,
-}
-
-thread_local! {
-    static KERNEL_CTX: std::cell::Cell<KernelCtx> = const {
-        std::cell::Cell::new(KernelCtx {
-            active: false,
-            name: [0; KERNEL_NAME_MAX],
-            len: 0,
-            block_idx: 0,
-            block_num: 0,
-        })
-    };
+pub(crate) struct KernelCtx {
+    pub(crate) active: bool,
+    pub(crate) name: [u8; KERNEL_NAME_MAX],
+    pub(crate) len: usize,
+    pub(crate) block_idx: u32,
+    pub(crate) block_num: u32,
 }
 
 /// Mark the calling thread as running block `block_idx` of `block_num` of kernel `name`
@@ -171,18 +158,6 @@ impl fmt::Write for StackBuf {
         Ok(())
     }
 }
-
-struct Prev(UnsafeCell<[MaybeUninit<libc::sigaction>; 2]>);
-// SAFETY: written once by `install` before the handler can run, read-only afterwards.
-unsafe impl Sync for Prev {}
-
-static PREV: Prev = Prev(UnsafeCell::new([
-    MaybeUninit::uninit(),
-    MaybeUninit::uninit(),
-]));
-static INSTALLED: AtomicBool = AtomicBool::new(false);
-/// The `describe` callback as a `fn(u64) -> Option<String>` pointer (0 = none).
-static DESCRIBE: AtomicUsize = AtomicUsize::new(0);
 
 /// Install the SIGSEGV/SIGBUS handler (once per process; later calls only replace
 /// `describe`). `describe(addr)` returns what the address hit, or `None`; it must not block
@@ -403,13 +378,18 @@ mod tests {
         b[16..20].copy_from_slice(&0x4553_5201u32.to_le_bytes());
         b[20..24].copy_from_slice(&16u32.to_le_bytes());
         let esr = |v: u64, b: &mut [u8; 64]| b[24..32].copy_from_slice(&v.to_le_bytes());
+        // The pointer and length of every esr_access call below describe a live local array.
         esr((0x24 << 26) | (1 << 6), &mut b);
+        // SAFETY: as above.
         assert_eq!(unsafe { esr_access(b.as_ptr(), 64) }, Access::Write);
         esr(0x25 << 26, &mut b);
+        // SAFETY: as above.
         assert_eq!(unsafe { esr_access(b.as_ptr(), 64) }, Access::Read);
         esr(0x20 << 26, &mut b);
+        // SAFETY: as above.
         assert_eq!(unsafe { esr_access(b.as_ptr(), 64) }, Access::Unknown);
         assert_eq!(
+            // SAFETY: as above.
             unsafe { esr_access([0u8; 16].as_ptr(), 16) },
             Access::Unknown
         );
@@ -424,9 +404,12 @@ mod tests {
         let dir = std::env::var("NPU_EMU_TEST_FAULT_DIR").unwrap();
         let cfg = crate::node::tests::config(std::path::Path::new(&dir), 1, "256M");
         let node = NODE.get_or_init(|| Node::open(&cfg).unwrap());
+        // SAFETY: a test child process installs the handler from normal context.
         unsafe { install(describe_test) };
         let a = node.alloc(0, 4096, 4000).unwrap();
         let p = a.addr as *mut u8;
+        // SAFETY: deliberately faulting accesses, in a child process the test watches: the
+        // handler must turn each into its message and end the process.
         unsafe {
             match mode.as_str() {
                 "read" => {
@@ -440,6 +423,7 @@ mod tests {
                 _ => std::ptr::write_volatile(std::ptr::null_mut::<u8>().add(8), 1),
             }
         }
+        // SAFETY: _exit ends the process without running anything else.
         unsafe { libc::_exit(0) };
     }
 

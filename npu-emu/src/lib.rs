@@ -1,7 +1,9 @@
 //! The emulated Ascend NPU machine.
 //!
-//! This crate holds types and logic only: no process-global state. The one runtime
-//! instance of a process lives in `libascendcl` (see `../shared/DESIGN.md` §1).
+//! This crate holds types and logic; the one runtime instance of a process lives in
+//! `libascendcl` (see `../shared/DESIGN.md` §1). Its few process-global items (address
+//! reservations, the fault handler's state, cached machine facts) are all in [`globals`],
+//! each with the reason it must be global.
 //!
 //! Where things live:
 //! - [`config`]: every `NPU_EMU_*`, `ASCEND_*` and `HCCL_*` environment variable, read once.
@@ -15,27 +17,39 @@
 //! - [`kernels`]: operator kernels run on a stream (the "Cast" operator …), one file each.
 //! - [`fault`]: the SIGSEGV handler that names host accesses to device memory.
 //! - [`aicore`]: the emulated AI cores that run the blocks of an Ascend C kernel launch.
+//! - [`cube`]: the cube unit's arithmetic (`C += A × B` in float) for `Mmad` and `Matmul`.
+//! - [`kernel_bin`]: kernel binaries (`ascendc_fatbin_library` output) loaded by name.
 //! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
-//! - [`wait`]: the spin / yield / futex wait policy shared by streams and HCCL.
+//! - [`wait`]: the one spin / yield / futex wait policy (streams, events, HCCL), with all
+//!   its constants.
+//! - [`globals`]: every process-global item of the crate and why it is global.
 //! - [`formats`]: private data formats (NC1HWC0, FRACTAL_Z, FRACTAL_NZ …): shapes and conversions.
 //! - [`fp16`]: the ACL fp16 helpers with CANN's quirks.
-//! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl`.
+//! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl` and
+//!   `libnnopbase` (defined in `npu-emu-ffi`, re-exported here).
+//! - OS helpers (file mappings, process liveness, futexes) are `npu_emu_ffi::os`, shared
+//!   with the C-interface libraries.
 
 pub mod aicore;
 pub mod codes;
 pub mod config;
 pub mod copy;
+pub mod cube;
 pub mod error;
 pub mod event;
 pub mod fault;
 pub mod formats;
 pub mod fp16;
+pub mod globals;
+pub mod kernel_bin;
 pub mod kernels;
 pub mod log;
 pub mod memory;
 pub mod node;
-pub mod rtapi;
 pub mod stream;
 pub mod wait;
 
 pub use error::{Error, Result};
+/// The runtime table (`npuemu_runtime_api`), defined with the other C-interface plumbing in
+/// `npu-emu-ffi` and used here for its [`rtapi::RtPhys`].
+pub use npu_emu_ffi::rtapi;

@@ -208,7 +208,7 @@ pub fn format_line(level: LogLevel, module: &str, msg: &str) -> String {
         LogLevel::Error | LogLevel::Off => "ERROR",
     };
     let pid = std::process::id();
-    let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+    let tid = npu_emu_ffi::os::gettid();
     format!("[{tag}] {module}({pid},{tid}): {msg}\n")
 }
 

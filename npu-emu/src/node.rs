@@ -1,7 +1,5 @@
 //! The shared-memory node: one emulated server (DESIGN §2 "Node").
 //!
-//! API SURFACE FIXED BY THE LEAD; bodies are filled in by the memory helper.
-//!
 //! A directory (`/dev/shm/npu-emu-<uid>` by default, [`crate::config`]) holding a header
 //! (device count, SoC, HBM size), a process table (pid, start time, bytes in use per
 //! device — read by `npu-emu smi` and `aclrtGetMemInfo`), per-device slab tables, and one
@@ -39,10 +37,10 @@ mod suballoc;
 use crate::codes::ACL_ERROR_RT_MEMORY_ALLOCATION;
 use crate::config::{Config, LogLevel};
 use crate::error::{Error, Result};
+use crate::globals::CANONICAL;
 use crate::log::Logger;
 use crate::memory::{
-    device_addr, device_of, AllocInfo, PhysHandleInfo, MAX_DEVICES, VMM_BASE, VMM_GRANULARITY,
-    VMM_SIZE,
+    device_addr, device_of, AllocInfo, PhysHandleInfo, VMM_BASE, VMM_GRANULARITY, VMM_SIZE,
 };
 use crate::rtapi::RtPhys;
 use parking_lot::Mutex;
@@ -112,17 +110,6 @@ pub struct Node {
     alias: Vec<Mapping>,
     inner: Mutex<Inner>,
 }
-
-// SAFETY: the raw pointers are shared mappings that live as long as the Node; private
-// state is behind a mutex and the shared state is accessed with atomics under the lock.
-unsafe impl Send for Node {}
-unsafe impl Sync for Node {}
-
-/// Canonical reservations of this process: bytes reserved from `device_addr(d, 0)` per
-/// device. Process-wide because an address range can be reserved only once per process,
-/// and several `Node`s (tests, re-init after `aclFinalize`) reuse it. Never shrinks.
-static CANONICAL: Mutex<[u64; MAX_DEVICES as usize]> =
-    parking_lot::const_mutex([0; MAX_DEVICES as usize]);
 
 fn page_up(n: u64) -> u64 {
     n.next_multiple_of(4096)
@@ -195,7 +182,7 @@ impl Node {
         let mut alias = Vec::new();
         for d in 0..sh.devices {
             let path = sh.dir.join(format!("hbm.{d}"));
-            alias.push(Mapping::map(
+            alias.push(shared::map(
                 &sh.hbm[d as usize],
                 sh.hbm_size as usize,
                 &path,
@@ -264,7 +251,7 @@ impl Node {
 
     fn alias_ptr(&self, device: u32, offset: u64) -> *mut u8 {
         // SAFETY: callers check offset <= hbm_size; the alias maps hbm_size bytes.
-        unsafe { self.alias[device as usize].ptr.add(offset as usize) }
+        unsafe { self.alias[device as usize].ptr().add(offset as usize) }
     }
 
     fn bytes_add(&self, device: u32, n: u64) {

@@ -1,6 +1,5 @@
 //! Streams: an ordered task queue run by one worker thread each (DESIGN §2).
 //!
-//! API SURFACE FIXED BY THE LEAD; bodies are filled in by the runtime-core helper.
 //! Host calls that are asynchronous return at once; a task's error is kept and returned by
 //! the next [`Stream::synchronize`] (as on hardware).
 //!
@@ -8,11 +7,12 @@
 //! - Tasks are numbered in enqueue order; `submitted` counts enqueued tasks and `completed`
 //!   counts tasks that ran (or were discarded). Both are atomics, so an idle stream's
 //!   synchronize or query reads two words and takes no lock and makes no syscall.
-//! - The worker spins briefly (then yields) when its queue runs empty before sleeping on a
-//!   condition variable, and a waiter in `synchronize` does the same before sleeping: a
-//!   round trip needs no futex wake-up, while an idle stream stops polling after 1 ms.
-//!   When the waiting host thread and the worker run on the same CPU (`sched_getcpu`,
-//!   common when threads outnumber cores), both skip the spin and yield at once, since spinning would only delay the other.
+//! - The worker waits for work, and a host thread in `synchronize` waits for the worker,
+//!   with the stream policy of [`crate::wait`] (spin briefly, yield, then sleep on a futex
+//!   word): a round trip needs no futex wake-up, while an idle stream stops polling after
+//!   1 ms. When the waiting host thread and the worker run on the same CPU
+//!   (`sched_getcpu`, common when threads outnumber cores), both skip the spin and yield at
+//!   once, since spinning would only delay the other.
 //! - The worker takes the whole queue under one lock and runs the batch without it, so a
 //!   producer enqueueing while the worker is busy rarely contends. `abort` and a forced
 //!   `destroy` bump a generation counter: the worker discards the rest of a batch it took
@@ -22,10 +22,11 @@
 
 use crate::codes::{ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT};
 use crate::error::{Error, Result};
-use parking_lot::{Condvar, Mutex};
+use crate::wait::{self, Policy, Polled, Word};
+use npu_emu_ffi::os;
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -46,34 +47,26 @@ pub enum FailureMode {
     Stop,
 }
 
-/// How long a waiter spins (pure `pause` loop) before it starts yielding.
-const SPIN_FOR: Duration = Duration::from_micros(2);
-/// How long (from the start of the wait) a waiter keeps polling with `sched_yield` before
-/// it sleeps on the condition variable. Yielding rather than spinning keeps a loaded
-/// machine (more runnable threads than cores) usable, while on an idle core a yield
-/// returns at once, so a round trip still needs no futex wake-up. 1 ms covers a collective
-/// of 8 ranks on 2 cores (30–100 µs under load) with a margin: with 50 µs, a program that
-/// synchronizes after every HCCL call paid two futex wake-ups per call (the worker's and
-/// the waiter's, ~25 µs each across vCPUs on a VM).
-const YIELD_FOR: Duration = Duration::from_millis(1);
-
 struct Queue {
     tasks: VecDeque<Task>,
     /// First error of an asynchronous task since the last synchronize.
     error: Option<Error>,
     shutdown: bool,
-    worker_asleep: bool,
 }
 
 struct Shared {
     label: String,
     q: Mutex<Queue>,
-    work_cv: Condvar,
-    done_cv: Condvar,
+    /// Notified when a task is enqueued or the stream shuts down (the idle worker sleeps
+    /// on it).
+    work: Word,
+    /// Notified when tasks complete (host threads in `synchronize` sleep on it).
+    done: Word,
+    /// The queue's `shutdown`, readable without the lock by the idle worker.
+    closing: AtomicBool,
     submitted: AtomicU64,
     completed: AtomicU64,
     has_error: AtomicBool,
-    waiters: AtomicU32,
     stop_on_failure: AtomicBool,
     /// Id of the worker thread (`gettid`), to detect calls from inside a task.
     worker_tid: AtomicU64,
@@ -96,11 +89,6 @@ pub struct Stream {
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
-fn gettid() -> u64 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) as u64 }
-}
-
 impl Stream {
     /// A new stream whose worker thread is named after `label` (shown in messages and by
     /// debuggers, e.g. `"stream 3 (device 0)"`).
@@ -111,14 +99,13 @@ impl Stream {
                 tasks: VecDeque::new(),
                 error: None,
                 shutdown: false,
-                worker_asleep: false,
             }),
-            work_cv: Condvar::new(),
-            done_cv: Condvar::new(),
+            work: Word::new(),
+            done: Word::new(),
+            closing: AtomicBool::new(false),
             submitted: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             has_error: AtomicBool::new(false),
-            waiters: AtomicU32::new(0),
             stop_on_failure: AtomicBool::new(false),
             worker_tid: AtomicU64::new(0),
             hook: Mutex::new(None),
@@ -155,11 +142,8 @@ impl Stream {
         }
         q.tasks.push_back(task);
         s.submitted.fetch_add(1, Ordering::SeqCst);
-        let wake = q.worker_asleep;
         drop(q);
-        if wake {
-            s.work_cv.notify_one();
-        }
+        s.work.notify();
         Ok(())
     }
 
@@ -169,7 +153,7 @@ impl Stream {
         let s = &self.shared;
         let target = s.submitted.load(Ordering::SeqCst);
         if s.completed.load(Ordering::SeqCst) < target {
-            if s.worker_tid.load(Ordering::Relaxed) == gettid() {
+            if s.worker_tid.load(Ordering::Relaxed) == os::gettid() {
                 return Err(Error::invalid(format!(
                     "{} cannot be synchronized from one of its own tasks (it would wait for itself)",
                     s.label
@@ -249,7 +233,7 @@ impl Stream {
 
     /// Whether the caller is this stream's worker thread (i.e. runs inside one of its tasks).
     pub fn is_worker_thread(&self) -> bool {
-        self.shared.worker_tid.load(Ordering::Relaxed) == gettid()
+        self.shared.worker_tid.load(Ordering::Relaxed) == os::gettid()
     }
 
     /// Discard every task not started yet (`aclrtStreamAbort`); a running task finishes.
@@ -278,6 +262,7 @@ impl Stream {
         let discarded: Vec<Task> = {
             let mut q = s.q.lock();
             q.shutdown = true;
+            s.closing.store(true, Ordering::SeqCst);
             if force {
                 s.abort_gen.fetch_add(1, Ordering::SeqCst);
                 q.tasks.drain(..).collect()
@@ -291,7 +276,7 @@ impl Stream {
             s.completed.fetch_add(n, Ordering::SeqCst);
             notify_done(s);
         }
-        s.work_cv.notify_all();
+        s.work.bump_wake();
         if self.is_worker_thread() {
             // Called from a task on this stream: the worker exits after the task returns.
             let _ = self.worker.lock().take();
@@ -325,81 +310,31 @@ fn wait_counter(s: &Shared, target: u64, timeout: Option<Duration>) -> bool {
     }
     let start = Instant::now();
     let deadline = timeout.map(|t| start + t);
-    let cpu = current_cpu();
+    let cpu = os::current_cpu();
     s.waiter_cpu.store(cpu, Ordering::SeqCst);
     let shared_cpu = cpu >= 0 && cpu == s.worker_cpu.load(Ordering::SeqCst);
-    if !shared_cpu && spin_until(start + SPIN_FOR, &done) {
-        s.waiter_cpu.store(-1, Ordering::SeqCst);
-        return true;
-    }
-    let yield_until = start + YIELD_FOR;
-    let polled = loop {
-        if done() {
-            break Some(true);
-        }
-        let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
-            break Some(false);
-        }
-        if now >= yield_until {
-            break None;
-        }
-        std::thread::yield_now();
+    let policy = if shared_cpu {
+        Policy::STREAM.without_spin()
+    } else {
+        Policy::STREAM
     };
+    let polled = wait::poll(&policy, start, done, deadline);
     s.waiter_cpu.store(-1, Ordering::SeqCst);
-    if let Some(r) = polled {
-        return r;
-    }
-    let mut q = s.q.lock();
-    s.waiters.fetch_add(1, Ordering::SeqCst);
-    let ok = loop {
-        if done() {
-            break true;
-        }
-        match deadline {
-            None => s.done_cv.wait(&mut q),
-            Some(d) => {
-                if Instant::now() >= d {
-                    break done();
-                }
-                let _ = s.done_cv.wait_until(&mut q, d);
-            }
-        }
-    };
-    s.waiters.fetch_sub(1, Ordering::SeqCst);
-    ok
-}
-
-/// The CPU the calling thread runs on (-1 if unknown); a vDSO call, no syscall.
-fn current_cpu() -> i32 {
-    // SAFETY: sched_getcpu has no preconditions.
-    unsafe { libc::sched_getcpu() }
-}
-
-/// Spin until `cond` holds (true) or `until` passes (false); reads the clock every 32 spins.
-fn spin_until(until: Instant, cond: &impl Fn() -> bool) -> bool {
-    loop {
-        for _ in 0..32 {
-            if cond() {
-                return true;
-            }
-            std::hint::spin_loop();
-        }
-        if Instant::now() >= until {
-            return cond();
+    match polled {
+        Polled::Ready => true,
+        Polled::TimedOut => false,
+        Polled::Pending => {
+            wait::sleep(&policy, &s.done, done, deadline, || Ok::<(), ()>(())).is_ok()
         }
     }
 }
 
 fn notify_done(s: &Shared) {
-    if s.waiters.load(Ordering::SeqCst) > 0 {
-        let _q = s.q.lock();
-        s.done_cv.notify_all();
-    }
+    s.done.notify();
 }
 
 fn worker(s: Arc<Shared>) {
-    s.worker_tid.store(gettid(), Ordering::SeqCst);
+    s.worker_tid.store(os::gettid(), Ordering::SeqCst);
     // The worker takes the whole queue at once (one lock per batch, not per task), so
     // producers rarely contend with it.
     let mut batch: VecDeque<Task> = VecDeque::new();
@@ -419,29 +354,22 @@ fn worker(s: Arc<Shared>) {
                     return;
                 }
                 drop(q);
-                // Idle: spin, then yield, for a short while before sleeping. If a host thread
-                // waits for us on this very CPU, skip the spin: it would only delay it.
+                // Idle: wait for work with the stream policy. If a host thread waits for
+                // us on this very CPU, skip the spin: it would only delay it.
                 let seen = s.completed.load(Ordering::SeqCst);
-                let has_work = || s.submitted.load(Ordering::SeqCst) > seen;
-                let idle_start = Instant::now();
-                let cpu = current_cpu();
+                let has_work = || {
+                    s.submitted.load(Ordering::SeqCst) > seen || s.closing.load(Ordering::SeqCst)
+                };
+                let cpu = os::current_cpu();
                 s.worker_cpu.store(cpu, Ordering::SeqCst);
                 let shared_cpu = cpu >= 0 && cpu == s.waiter_cpu.load(Ordering::SeqCst);
-                if shared_cpu || !spin_until(idle_start + SPIN_FOR, &has_work) {
-                    let until = idle_start + YIELD_FOR;
-                    while Instant::now() < until {
-                        if has_work() {
-                            break;
-                        }
-                        std::thread::yield_now();
-                    }
-                }
+                let policy = if shared_cpu {
+                    Policy::STREAM.without_spin()
+                } else {
+                    Policy::STREAM
+                };
+                let _ = wait::wait_until(&policy, &s.work, has_work, None, || Ok::<(), ()>(()));
                 q = s.q.lock();
-                if q.tasks.is_empty() && !q.shutdown {
-                    q.worker_asleep = true;
-                    s.work_cv.wait(&mut q);
-                    q.worker_asleep = false;
-                }
             }
         }
         if s.abort_gen.load(Ordering::SeqCst) != batch_gen {
@@ -458,18 +386,17 @@ fn worker(s: Arc<Shared>) {
         if s.discarding.load(Ordering::SeqCst) {
             drop(task);
         } else {
-            let r = match catch_unwind(AssertUnwindSafe(task)) {
-                Ok(r) => r,
-                Err(p) => Err(Error::new(
+            let r = npu_emu_ffi::boundary::catch(task).unwrap_or_else(|p| {
+                Err(Error::new(
                     ACL_ERROR_INTERNAL_ERROR,
-                    format!("a task on {} panicked: {}", s.label, panic_text(&p)),
-                )),
-            };
+                    format!("a task on {} panicked: {p}", s.label),
+                ))
+            });
             if let Err(e) = r {
                 let hook = s.hook.lock().clone();
                 if let Some(h) = hook {
                     let seq = s.completed.load(Ordering::SeqCst) + 1;
-                    let _ = catch_unwind(AssertUnwindSafe(|| h(seq, &e)));
+                    let _ = npu_emu_ffi::boundary::catch(|| h(seq, &e));
                 }
                 let mut q = s.q.lock();
                 if q.error.is_none() {
@@ -483,16 +410,6 @@ fn worker(s: Arc<Shared>) {
         }
         s.completed.fetch_add(1, Ordering::SeqCst);
         notify_done(&s);
-    }
-}
-
-fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_string()
     }
 }
 

@@ -1,23 +1,65 @@
-//! The wait policy shared by streams and HCCL: spin briefly, then poll with `sched_yield`,
-//! then sleep on a shared futex (see `reference/performance.md`).
+//! The one waiting policy of npu-emu: spin briefly, then poll with `sched_yield`, then sleep
+//! on a futex word (see `reference/performance.md`). Streams (a host thread waiting for a
+//! stream's worker, a worker waiting for work), events, HCCL's rendezvous, point-to-point
+//! mailboxes and turn-taking all wait through [`wait_until`] (or [`poll`] then [`sleep`]),
+//! with one of the [`Policy`] values below; every constant of the policy is in this file.
 //!
-//! On this kind of machine ranks often outnumber cores. Pure spinning then collapses to
+//! On this kind of machine waiters often outnumber cores. Pure spinning then collapses to
 //! timeslice-bound milliseconds; `sched_yield` polling stays at a few µs per hop; a futex
 //! hand-off costs 15–30 µs because an idle vCPU has to be woken. So a waiter:
-//! 1. spins for up to ~50 µs, only when every participant can have its own core;
-//! 2. polls with `sched_yield` for a few milliseconds;
-//! 3. then sleeps on a futex word in shared memory (not process-private, so a waker in
-//!    another process reaches it), re-checking its condition and its deadline periodically.
+//! 1. spins for a few µs (streams) or ~50 µs (HCCL ranks), and only when every participant
+//!    can have its own core;
+//! 2. polls with `sched_yield` for about a millisecond (streams) or a few (HCCL ranks);
+//! 3. then sleeps on a futex word, re-checking its condition when woken (and, with a sleep
+//!    slice, periodically, running the caller's `check` such as peer liveness). HCCL's words
+//!    live in shared memory and the futex is a shared one, so a waker in another process
+//!    reaches the sleeper.
 //!
-//! The waker side is [`Word::wake`]: it bumps the word and issues `FUTEX_WAKE` only when a
-//! sleeper announced itself in the word's sleeper count, so a hand-off between busy ranks
-//! costs no system call.
+//! The waker changes the condition, then calls [`Word::notify`] (or [`Word::store_wake`],
+//! [`Word::bump_wake`] for words whose value is itself the condition): a system call is made
+//! only when a sleeper announced itself in the word's sleeper count, so a hand-off between
+//! busy threads costs none.
 
+use npu_emu_ffi::os::{futex_wait, online_cpus, sched_yield};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-/// A futex word with a count of sleepers, both in shared memory.
+/// HCCL ranks: spin this long when every rank can have its own core. About 2000 `pause`
+/// iterations (~24 ns each on the Zen 4 VM); 5 µs was too short on a loaded machine: a
+/// waiter whose peer was briefly descheduled then yielded its CPU to another program for a
+/// whole timeslice. 8-byte AllReduce on 2 ranks while other jobs loaded the VM (alternating
+/// runs, medians of 9): 440 µs with 5 µs of spinning, 58 µs with 50 µs, 224 µs with 150 µs.
+const RANK_SPIN: Duration = Duration::from_micros(48);
+/// HCCL ranks: how long to poll with `sched_yield` before sleeping.
+const RANK_YIELD: Duration = Duration::from_millis(4);
+/// HCCL ranks: longest single futex sleep; the condition, the deadline and `check` are
+/// re-evaluated at least this often.
+const RANK_SLEEP_SLICE: Duration = Duration::from_millis(50);
+/// HCCL ranks: how often `check` (peer liveness) runs while sleeping.
+const RANK_CHECK_EVERY: Duration = Duration::from_millis(200);
+
+/// Streams: spin this long (a round trip to an idle worker on another core takes less).
+const STREAM_SPIN: Duration = Duration::from_micros(2);
+/// Streams: poll with `sched_yield` until this long after the wait began. Yielding rather
+/// than spinning keeps a loaded machine (more runnable threads than cores) usable, while
+/// on an idle core a yield returns at once, so a round trip still needs no futex wake-up.
+/// 1 ms covers a collective of 8 ranks on 2 cores (30–100 µs under load) with a margin:
+/// with 50 µs, a program that synchronizes after every HCCL call paid two futex wake-ups
+/// per call (the worker's and the waiter's, ~25 µs each across vCPUs on a VM).
+const STREAM_YIELD: Duration = Duration::from_millis(1);
+
+/// Events: a record is usually imminent when someone waits for it, so poll briefly, no spin.
+const EVENT_YIELD: Duration = Duration::from_micros(50);
+
+/// How often the clock is read while spinning, in spins.
+const SPINS_PER_CLOCK: u32 = 32;
+/// How often the clock is read while yielding, in polls.
+const POLLS_PER_CLOCK: u32 = 8;
+
+/// A futex word with a count of sleepers (in shared memory for HCCL, in the process for
+/// streams and events).
 #[repr(C)]
+#[derive(Default)]
 pub struct Word {
     /// The value waiters sleep on; wakers change it before waking.
     pub value: AtomicU32,
@@ -26,18 +68,41 @@ pub struct Word {
 }
 
 impl Word {
+    /// A word at 0 with no sleepers.
+    pub const fn new() -> Word {
+        Word {
+            value: AtomicU32::new(0),
+            sleepers: AtomicU32::new(0),
+        }
+    }
+
     /// Store `v` and wake every sleeper, if any announced itself.
     pub fn store_wake(&self, v: u32) {
         self.value.store(v, Ordering::SeqCst);
-        if self.sleepers.load(Ordering::SeqCst) != 0 {
-            futex_wake(&self.value);
-        }
+        self.nudge();
     }
+
     /// Add one and wake every sleeper, if any.
     pub fn bump_wake(&self) {
         self.value.fetch_add(1, Ordering::SeqCst);
+        self.nudge();
+    }
+
+    /// For a word that only signals (its value means nothing else): wake every sleeper,
+    /// changing the value so a sleeper about to sleep does not. Costs one load when nobody
+    /// sleeps. Call after making the waiters' condition true.
+    pub fn notify(&self) {
         if self.sleepers.load(Ordering::SeqCst) != 0 {
-            futex_wake(&self.value);
+            self.value.fetch_add(1, Ordering::SeqCst);
+            npu_emu_ffi::os::futex_wake(&self.value);
+        }
+    }
+
+    /// Wake every sleeper, if any, without changing the value (they re-check their
+    /// condition and run their `check`).
+    pub fn nudge(&self) {
+        if self.sleepers.load(Ordering::SeqCst) != 0 {
+            npu_emu_ffi::os::futex_wake(&self.value);
         }
     }
 }
@@ -45,47 +110,55 @@ impl Word {
 /// How a waiter behaves; see the module documentation.
 #[derive(Clone, Copy, Debug)]
 pub struct Policy {
-    /// Spin iterations before yielding (0 when participants outnumber cores).
-    pub spin: u32,
-    /// How long to poll with `sched_yield` before sleeping on the futex.
+    /// How long to spin before yielding (zero when participants outnumber cores).
+    pub spin: Duration,
+    /// How long after the start of the wait to poll with `sched_yield` before sleeping.
     pub yield_for: Duration,
-    /// Longest single futex sleep; the condition, the deadline and `check` are re-evaluated
-    /// at least this often.
-    pub sleep_slice: Duration,
-    /// How often the caller's `check` (peer liveness) runs while waiting.
+    /// Longest single futex sleep (`None`: until woken or the deadline); the condition, the
+    /// deadline and `check` are re-evaluated at least this often.
+    pub sleep_slice: Option<Duration>,
+    /// How often the caller's `check` runs while sleeping.
     pub check_every: Duration,
 }
 
-/// Number of online CPUs (at least 1).
-pub fn online_cpus() -> u32 {
-    static CPUS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *CPUS.get_or_init(|| {
-        let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-        if n < 1 {
-            1
-        } else {
-            n as u32
-        }
-    })
-}
-
 impl Policy {
-    /// The policy for `participants` threads or processes that wait for each other.
+    /// The policy for `participants` threads or processes that wait for each other (HCCL
+    /// ranks): spin only when each can have its own core.
     pub fn for_participants(participants: u32) -> Policy {
         Policy {
-            // About 50 µs of `pause` (~24 ns each on the Zen 4 VM). 200 (5 µs) was too
-            // short on a loaded machine: a waiter whose peer was briefly descheduled then
-            // yielded its CPU to another program for a whole timeslice. 8-byte AllReduce on
-            // 2 ranks, while other jobs loaded the VM (alternating runs, medians of 9):
-            // 440 µs with 200 spins, 58 µs with 2000, 224 µs with 6000.
             spin: if participants <= online_cpus() {
-                2000
+                RANK_SPIN
             } else {
-                0
+                Duration::ZERO
             },
-            yield_for: Duration::from_millis(4),
-            sleep_slice: Duration::from_millis(50),
-            check_every: Duration::from_millis(200),
+            yield_for: RANK_YIELD,
+            sleep_slice: Some(RANK_SLEEP_SLICE),
+            check_every: RANK_CHECK_EVERY,
+        }
+    }
+
+    /// A host thread waiting for a stream's worker, or an idle worker waiting for work.
+    pub const STREAM: Policy = Policy {
+        spin: STREAM_SPIN,
+        yield_for: STREAM_YIELD,
+        sleep_slice: None,
+        check_every: Duration::MAX,
+    };
+
+    /// A stream's worker or a host thread waiting for an event's record.
+    pub const EVENT: Policy = Policy {
+        spin: Duration::ZERO,
+        yield_for: EVENT_YIELD,
+        sleep_slice: None,
+        check_every: Duration::MAX,
+    };
+
+    /// The same policy without the spin phase (when the thread we wait for shares our CPU,
+    /// spinning would only delay it).
+    pub const fn without_spin(self) -> Policy {
+        Policy {
+            spin: Duration::ZERO,
+            ..self
         }
     }
 }
@@ -99,61 +172,99 @@ pub enum WaitError<E> {
     Check(E),
 }
 
-/// Wait until `ready()` is true. `word` is the futex word a waker changes when `ready` may
-/// have become true; `deadline` `None` waits forever; `check` runs every
-/// [`Policy::check_every`] and aborts the wait with its error.
-pub fn wait_until<E>(
+/// What [`poll`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Polled {
+    /// The condition is true.
+    Ready,
+    /// The deadline passed.
+    TimedOut,
+    /// The spin and yield phases ended; sleep next ([`sleep`]).
+    Pending,
+}
+
+/// Spin until `ready()` (true) or `until` passes (false).
+fn spin_until(until: Instant, ready: &mut impl FnMut() -> bool) -> bool {
+    loop {
+        for _ in 0..SPINS_PER_CLOCK {
+            if ready() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if Instant::now() >= until {
+            return ready();
+        }
+    }
+}
+
+/// The first two phases of a wait that began at `start`: spin, then yield, until `ready()`,
+/// the deadline, or the end of the yield phase.
+pub fn poll(
+    policy: &Policy,
+    start: Instant,
+    mut ready: impl FnMut() -> bool,
+    deadline: Option<Instant>,
+) -> Polled {
+    if ready() {
+        return Polled::Ready;
+    }
+    if !policy.spin.is_zero() && spin_until(start + policy.spin, &mut ready) {
+        return Polled::Ready;
+    }
+    let yield_until = start + policy.yield_for;
+    let mut polls: u32 = 0;
+    loop {
+        if polls.is_multiple_of(POLLS_PER_CLOCK) {
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return if ready() {
+                    Polled::Ready
+                } else {
+                    Polled::TimedOut
+                };
+            }
+            if now >= yield_until {
+                return Polled::Pending;
+            }
+        }
+        polls = polls.wrapping_add(1);
+        sched_yield();
+        if ready() {
+            return Polled::Ready;
+        }
+    }
+}
+
+/// The last phase of a wait: sleep on `word` until `ready()`, re-checking whenever woken and
+/// at least every [`Policy::sleep_slice`]; `check` runs every [`Policy::check_every`] and
+/// aborts the wait with its error.
+pub fn sleep<E>(
     policy: &Policy,
     word: &Word,
     mut ready: impl FnMut() -> bool,
     deadline: Option<Instant>,
     mut check: impl FnMut() -> Result<(), E>,
 ) -> Result<(), WaitError<E>> {
-    if ready() {
-        return Ok(());
-    }
-    for _ in 0..policy.spin {
-        std::hint::spin_loop();
-        if ready() {
-            return Ok(());
-        }
-    }
-    let start = Instant::now();
-    let mut last_check = start;
-    let mut polls: u32 = 0;
+    let mut last_check = Instant::now();
     loop {
-        // Yield phase.
-        unsafe { libc::sched_yield() };
-        if ready() {
-            return Ok(());
-        }
-        polls = polls.wrapping_add(1);
-        if polls.is_multiple_of(64) {
-            let now = Instant::now();
-            if now.duration_since(start) >= policy.yield_for {
-                break;
-            }
-            if deadline.is_some_and(|d| now >= d) {
-                return Err(WaitError::TimedOut);
-            }
-        }
-    }
-    // Sleep phase.
-    loop {
+        // The value is read before announcing ourselves and before the last look at the
+        // condition: a waker that makes the condition true after that look sees us in
+        // `sleepers` and changes the value, so the futex wait returns at once.
         let snapshot = word.value.load(Ordering::SeqCst);
         word.sleepers.fetch_add(1, Ordering::SeqCst);
         if ready() {
             word.sleepers.fetch_sub(1, Ordering::SeqCst);
             return Ok(());
         }
-        let now = Instant::now();
         let mut slice = policy.sleep_slice;
         if let Some(d) = deadline {
+            let now = Instant::now();
             if now >= d {
                 word.sleepers.fetch_sub(1, Ordering::SeqCst);
                 return Err(WaitError::TimedOut);
             }
-            slice = slice.min(d - now);
+            slice = Some(slice.map_or(d - now, |s| s.min(d - now)));
         }
         futex_wait(&word.value, snapshot, slice);
         word.sleepers.fetch_sub(1, Ordering::SeqCst);
@@ -171,38 +282,19 @@ pub fn wait_until<E>(
     }
 }
 
-/// Sleep while `*word == expected`, at most `timeout` (shared futex: works across
-/// processes mapping the same page).
-pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT,
-            expected,
-            &ts as *const libc::timespec,
-            std::ptr::null::<u32>(),
-            0u32,
-        );
-    }
-}
-
-/// Wake every sleeper on `word`.
-pub fn futex_wake(word: &AtomicU32) {
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE,
-            i32::MAX,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            0u32,
-        );
+/// Wait until `ready()` is true: [`poll`], then [`sleep`] on `word` (the futex word a waker
+/// changes when `ready` may have become true). `deadline` `None` waits forever.
+pub fn wait_until<E>(
+    policy: &Policy,
+    word: &Word,
+    mut ready: impl FnMut() -> bool,
+    deadline: Option<Instant>,
+    check: impl FnMut() -> Result<(), E>,
+) -> Result<(), WaitError<E>> {
+    match poll(policy, Instant::now(), &mut ready, deadline) {
+        Polled::Ready => Ok(()),
+        Polled::TimedOut => Err(WaitError::TimedOut),
+        Polled::Pending => sleep(policy, word, ready, deadline, check),
     }
 }
 
@@ -210,13 +302,11 @@ pub fn futex_wake(word: &AtomicU32) {
 mod tests {
     use super::*;
     use std::sync::Arc;
+    use std::time::Duration;
 
     #[test]
     fn wakes_a_sleeper_across_threads() {
-        let w = Arc::new(Word {
-            value: AtomicU32::new(0),
-            sleepers: AtomicU32::new(0),
-        });
+        let w = Arc::new(Word::new());
         let w2 = w.clone();
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(30));
@@ -236,10 +326,7 @@ mod tests {
 
     #[test]
     fn times_out_and_checks() {
-        let w = Word {
-            value: AtomicU32::new(0),
-            sleepers: AtomicU32::new(0),
-        };
+        let w = Word::new();
         let p = Policy {
             check_every: Duration::from_millis(1),
             ..Policy::for_participants(64)
@@ -254,5 +341,60 @@ mod tests {
         assert!(matches!(r, Err(WaitError::TimedOut)));
         let r: Result<(), WaitError<&str>> = wait_until(&p, &w, || false, None, || Err("dead"));
         assert!(matches!(r, Err(WaitError::Check("dead"))));
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    /// The stream and event policies sleep without a slice: only `notify` wakes them.
+    #[test]
+    fn notify_wakes_an_unsliced_sleeper() {
+        for policy in [Policy::STREAM, Policy::EVENT, Policy::STREAM.without_spin()] {
+            let w = Arc::new(Word::new());
+            let flag = Arc::new(AtomicBool::new(false));
+            let (w2, f2) = (w.clone(), flag.clone());
+            let t = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                f2.store(true, Ordering::SeqCst);
+                w2.notify();
+            });
+            let r: Result<(), WaitError<()>> =
+                wait_until(&policy, &w, || flag.load(Ordering::SeqCst), None, || Ok(()));
+            assert!(r.is_ok());
+            t.join().unwrap();
+            assert_eq!(w.sleepers.load(Ordering::SeqCst), 0);
+        }
+    }
+
+    #[test]
+    fn poll_phases() {
+        let start = Instant::now();
+        assert_eq!(poll(&Policy::EVENT, start, || true, None), Polled::Ready);
+        assert_eq!(poll(&Policy::EVENT, start, || false, None), Polled::Pending);
+        assert!(start.elapsed() >= Duration::from_micros(50));
+        let past = Some(Instant::now());
+        assert_eq!(
+            poll(&Policy::STREAM, Instant::now(), || false, past),
+            Polled::TimedOut
+        );
+        let mut n = 0;
+        assert_eq!(
+            poll(
+                &Policy::STREAM,
+                Instant::now(),
+                || {
+                    n += 1;
+                    n > 3
+                },
+                None
+            ),
+            Polled::Ready
+        );
+        assert!(Policy::for_participants(1).spin > Duration::ZERO);
+        assert_eq!(Policy::for_participants(100_000).spin, Duration::ZERO);
     }
 }

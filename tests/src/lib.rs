@@ -204,6 +204,7 @@ pub fn run(mut cmd: Command) -> Run {
     };
     if timed_out {
         // The group is gone; grandchildren that left it may still hold the pipes open.
+        // SAFETY: kill only sends a signal, to the process group the harness started.
         unsafe { libc::kill(-pgid, libc::SIGKILL) };
     }
     let stdout = String::from_utf8_lossy(&out_t.join().unwrap_or_default()).into_owned();

@@ -607,6 +607,7 @@ fn libascendcl_exports_the_listed_functions_only() {
             "rtGetC2cCtrlAddr",
             "rtKernelLaunch",
             "rtDevBinaryRegister",
+            "rtDevBinaryUnRegister",
             "rtFunctionRegister",
             "Msprof",
         ],

@@ -471,9 +471,39 @@ fn install_tree_has_the_ascendc_pieces_where_cann_keeps_them() {
         "tools/tikcpp/ascendc_kernel_cmake/ascendc.cmake",
         "tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake",
         "bin/setenv.bash",
+        // the compiler drivers, where CANN and vendor CMake modules look for them
+        "bin/ccec",
+        "bin/bisheng",
+        "compiler/ccec_compiler/bin/ccec",
+        "compiler/ccec_compiler/bin/bisheng",
+        "tools/ccec_compiler/bin/ccec",
+        &format!("{}-linux/ccec_compiler/bin/ccec", std::env::consts::ARCH),
+        // find_package(ASC) / find_package(CCE) and the language modules
+        "lib64/cmake/asc-config.cmake",
+        "lib64/cmake/cce-config.cmake",
+        "compiler/tikcpp/ascendc_kernel_cmake/asc_modules/CMakeDetermineASCCompiler.cmake",
+        "compiler/tikcpp/ascendc_kernel_cmake/asc_modules/CMakeASCInformation.cmake",
+        "compiler/tikcpp/ascendc_kernel_cmake/asc_modules/FindASC.cmake",
+        "compiler/tikcpp/ascendc_kernel_cmake/cce_modules/CMakeCCEInformation.cmake",
+        // host tiling headers where CANN has them
+        "include/tiling/tiling_api.h",
+        "include/tiling/platform/platform_ascendc.h",
+        "include/register/tilingdata_base.h",
+        "include/kernel_tiling/kernel_tiling.h",
     ] {
         assert!(p.join(f).is_file(), "{f} is missing from the install");
     }
+    // The drivers are npu-emu under another name.
+    let mut c = Command::new(p.join("bin/bisheng"));
+    c.arg("--version");
+    let r = run(c);
+    r.assert_ok();
+    assert!(
+        r.stdout.starts_with("bisheng (npu-emu ")
+            && r.stdout.contains("the Ascend C compiler driver of npu-emu"),
+        "{}",
+        r.all()
+    );
     for l in ["tools/tikcpp/tikcfw", "tools/tikcpp/ascendc_kernel_cmake"] {
         let m = std::fs::symlink_metadata(p.join(l)).unwrap();
         assert!(m.file_type().is_symlink(), "{l} should be a symlink");
@@ -507,6 +537,9 @@ fn install_tree_has_the_ascendc_pieces_where_cann_keeps_them() {
         "compiler/tikcpp/tikcfw/kernel_operator.h",
         "compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake",
         "tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake",
+        "lib64/cmake/asc-config.cmake",
+        "compiler/tikcpp/ascendc_kernel_cmake/asc_modules/CMakeASCInformation.cmake",
+        "bin/ccec",
     ] {
         assert!(
             p2.join(f).is_file(),

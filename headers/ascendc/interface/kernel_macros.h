@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "npuemu/context.h"
+
 #ifndef __aicore__
 #define __aicore__
 #endif
@@ -29,6 +31,18 @@
 #endif
 #ifndef __ubuf__
 #define __ubuf__
+#endif
+#ifndef __fbuf__
+#define __fbuf__
+#endif
+#ifndef __ssbuf__
+#define __ssbuf__
+#endif
+#ifndef __host__
+#define __host__
+#endif
+#ifndef __schedmode__
+#define __schedmode__(mode)
 #endif
 #ifndef __cbuf__
 #define __cbuf__
@@ -71,24 +85,36 @@ enum KernelMetaType {
     KERNEL_TYPE_MAX,
 };
 
+namespace AscendC {
+constexpr int32_t MIX = 0;
+constexpr int32_t AIC = 1;
+constexpr int32_t AIV = 2;
+} // namespace AscendC
+
 namespace npuemu {
-constexpr bool kernel_type_supported(KernelMetaType t)
+/* Which core a block emulates: every block has the vector unit (UB) and the cube unit (L1 / L0
+ * buffers) of one AI core, and runs the AIV branch of the code (ASCEND_IS_AIV) unless the kernel
+ * is a cube-only kernel (__cube__, KERNEL_TYPE_AIC_ONLY), whose blocks take the AIC branch. Mixed
+ * kernels that split their work between the two with cross-core flags are not supported (the
+ * flags fail to compile); the high-level Matmul API computes on the block that calls it. */
+inline void set_kernel_type(KernelMetaType t)
 {
-    return t == KERNEL_TYPE_AIV_ONLY || t == KERNEL_TYPE_MIX_AIV_1_0 || t == KERNEL_TYPE_AICORE ||
-           t == KERNEL_TYPE_VECTORCORE;
+    BlockContext &c = ctx();
+    if (c.active) {
+        c.core_type = t == KERNEL_TYPE_AIC_ONLY ? AscendC::AIC : AscendC::AIV;
+    }
 }
+inline int32_t core_type() { return ctx().core_type; }
 } // namespace npuemu
 
-/* Vector kernels only: the cube unit (AIC and mixed AIC/AIV kernels) is not emulated. */
-#define KERNEL_TASK_TYPE_DEFAULT(type)                                                              \
-    static_assert(npuemu::kernel_type_supported(type),                                              \
-                  "npu-emu: KERNEL_TASK_TYPE_DEFAULT(" #type                                        \
-                  "): only vector kernels (KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_MIX_AIV_1_0) are "     \
-                  "supported by the CPU kernel headers (see README.md)")
-#define KERNEL_TASK_TYPE(key, type)                                                                 \
-    static_assert(npuemu::kernel_type_supported(type),                                              \
-                  "npu-emu: KERNEL_TASK_TYPE(" #key ", " #type                                      \
-                  "): only vector kernels are supported by the CPU kernel headers (see README.md)")
+/* The kernel type of the kernel (in its body, before anything else). */
+#define KERNEL_TASK_TYPE_DEFAULT(type) npuemu::set_kernel_type(type)
+#define KERNEL_TASK_TYPE(key, type)                                                                \
+    do {                                                                                            \
+        if (npuemu::ctx().tiling_key == static_cast<uint64_t>(key)) {                               \
+            npuemu::set_kernel_type(type);                                                          \
+        }                                                                                           \
+    } while (0)
 
 /* The AI-core architecture of the device code (`#if __NPU_ARCH__ == 2201`, as the Ascend C
  * predefined macros): the kernel-library builds (ascendc.cmake, tikicpulib) define it for
@@ -98,25 +124,22 @@ constexpr bool kernel_type_supported(KernelMetaType t)
 #define __NPU_ARCH__ 2201
 #endif
 
-/* Core-type tests (`if ASCEND_IS_AIV { ... }`): kernels run on the emulated vector cores, so
- * every block is an AIV block; cube-side branches (ASCEND_IS_AIC) never run. */
-namespace AscendC {
-constexpr int32_t MIX = 0;
-constexpr int32_t AIC = 1;
-constexpr int32_t AIV = 2;
-} // namespace AscendC
-constexpr int32_t g_coreType = AscendC::AIV;
+/* Core-type tests (`if ASCEND_IS_AIV { ... }`): see npuemu::set_kernel_type. g_coreType is the
+ * built-in constant of the same meaning. */
+#ifndef g_coreType
+#define g_coreType (npuemu::core_type())
+#endif
 #ifndef ASCEND_IS_AIV
-#define ASCEND_IS_AIV (g_coreType == AscendC::AIV)
+#define ASCEND_IS_AIV (npuemu::core_type() == AscendC::AIV)
 #endif
 #ifndef ASCEND_IS_AIC
-#define ASCEND_IS_AIC (g_coreType == AscendC::AIC)
+#define ASCEND_IS_AIC (npuemu::core_type() == AscendC::AIC)
 #endif
 #ifndef ASCEND_IS_NOT_AIV
-#define ASCEND_IS_NOT_AIV (g_coreType != AscendC::AIV)
+#define ASCEND_IS_NOT_AIV (npuemu::core_type() != AscendC::AIV)
 #endif
 #ifndef ASCEND_IS_NOT_AIC
-#define ASCEND_IS_NOT_AIC (g_coreType != AscendC::AIC)
+#define ASCEND_IS_NOT_AIC (npuemu::core_type() != AscendC::AIC)
 #endif
 
 #endif /* NPUEMU_KERNEL_MACROS_H */

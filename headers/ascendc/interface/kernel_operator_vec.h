@@ -143,18 +143,39 @@ inline void vec_unary(const char *api, const AscendC::LocalTensor<T> &dst, const
 /* The level-0 ("mask / repeat") forms: repeatTimes repeats of 256 bytes (8 data blocks of 32
  * bytes); in repeat r, data block j of an operand starts (r * repStride + j * blkStride) * 32
  * bytes after the operand's start; the mask selects the elements of each repeat that take part
- * (the first `mask` elements, or the set bits of mask[0] / mask[1]). */
+ * (the first `mask` elements, or the set bits of mask[0] / mask[1]).
+ *
+ * The mask comes from the call (isSetMask = true) or from the mask register (isSetMask = false:
+ * SetVectorMask). In counter mode (SetMaskCount) the mask is the number of elements of the whole
+ * operation: repeatTimes is ignored, the repeats are as many as those elements fill, every
+ * element of a repeat is active except past the count in the last one. */
 struct Level0 {
     const char *api;
     uint32_t epb;        /* elements per 32-byte block */
     uint32_t per_repeat; /* elements per repeat */
     bool bits;
     uint64_t m0, m1, count;
+    uint64_t total;      /* counter mode: elements of the whole operation (0: normal mode) */
     uint32_t repeat;
-    uint32_t last; /* last active element of a repeat */
+    uint32_t last;       /* last active element of a (full) repeat */
     bool active(uint32_t e) const
     {
         return bits ? (((e < 64 ? m0 >> e : m1 >> (e - 64)) & 1) != 0) : e < count;
+    }
+    bool active(uint32_t r, uint32_t e) const
+    {
+        if (total != 0) {
+            return static_cast<uint64_t>(r) * per_repeat + e < total;
+        }
+        return active(e);
+    }
+    /* last active element of repeat r */
+    uint32_t last_of(uint32_t r) const
+    {
+        if (total != 0 && r + 1 == repeat) {
+            return static_cast<uint32_t>((total - 1) % per_repeat);
+        }
+        return last;
     }
     uint64_t offset(uint32_t r, uint32_t e, uint32_t blk, uint32_t rep) const
     {
@@ -162,17 +183,43 @@ struct Level0 {
     }
 };
 
+/* The mask of a level-0 call: `mask` (bit form) or `count` (continuous form) when isSetMask,
+ * else the mask register. */
 template <class T>
-inline Level0 level0(const char *api, const uint64_t *mask, uint64_t count, uint8_t repeat)
+inline Level0 level0(const char *api, const uint64_t *mask, uint64_t count, uint32_t repeat, bool isSetMask = true)
 {
     Level0 l;
     l.api = api;
     l.epb = 32 / sizeof(T);
     l.per_repeat = 256 / sizeof(T);
-    l.bits = mask != nullptr;
-    l.m0 = mask ? mask[0] : 0;
-    l.m1 = mask ? mask[1] : 0;
-    l.count = count;
+    l.total = 0;
+    const BlockContext &c = ctx();
+    if (c.mask_counter) {
+        /* counter mode: the low 64 bits are the element count of the whole operation */
+        const uint64_t n = isSetMask ? (mask != nullptr ? mask[0] : count) : c.mask_lo;
+        l.bits = false;
+        l.m0 = l.m1 = 0;
+        l.count = l.per_repeat;
+        l.total = n;
+        l.repeat = static_cast<uint32_t>((n + l.per_repeat - 1) / l.per_repeat);
+        l.last = l.per_repeat - 1;
+        if (n == 0) {
+            l.repeat = 0;
+        }
+        return l;
+    }
+    if (!isSetMask) {
+        /* the register holds a bit mask (SetVectorMask(len) set its first len bits) */
+        l.bits = true;
+        l.m0 = c.mask_lo;
+        l.m1 = sizeof(T) == 4 ? 0 : c.mask_hi;
+        l.count = 0;
+    } else {
+        l.bits = mask != nullptr;
+        l.m0 = mask ? mask[0] : 0;
+        l.m1 = mask ? mask[1] : 0;
+        l.count = count;
+    }
     l.repeat = repeat;
     l.last = 0;
     if (l.bits) {
@@ -181,7 +228,7 @@ inline Level0 level0(const char *api, const uint64_t *mask, uint64_t count, uint
                   static_cast<unsigned long long>(l.m1));
         }
         if (l.m0 == 0 && l.m1 == 0) {
-            fault("%s: mask[0] and mask[1] are both 0", api);
+            fault("%s: %s are both 0", api, isSetMask ? "mask[0] and mask[1]" : "the halves of the mask register");
         }
     } else if (count == 0 || count > l.per_repeat) {
         fault("%s: mask %llu is outside [1, %u] (elements of %s per repeat)", api,
@@ -193,6 +240,26 @@ inline Level0 level0(const char *api, const uint64_t *mask, uint64_t count, uint
         }
     }
     return l;
+}
+
+/* The element count of a "first n elements" (calCount) form: the argument, or (isSetMask =
+ * false) the counter-mode mask register, as the API then ignores its count. */
+template <bool isSetMask>
+inline int32_t count_of(const char *api, int32_t calCount)
+{
+    if (isSetMask) {
+        return calCount;
+    }
+    const BlockContext &c = ctx();
+    if (!c.mask_counter) {
+        fault("%s<isSetMask = false>: the count comes from the mask register in counter mode, but the mask is in "
+              "normal mode (call SetMaskCount() and SetVectorMask<T, MaskMode::COUNTER>(count) first)",
+              api);
+    }
+    if (c.mask_lo > 0x7fffffffull) {
+        fault("%s: the counter-mode mask register holds %llu elements", api, static_cast<unsigned long long>(c.mask_lo));
+    }
+    return static_cast<int32_t>(c.mask_lo);
 }
 
 template <class T>
@@ -207,7 +274,11 @@ inline void check_level0_operand(const Level0 &l, const char *which, const Ascen
     if (l.repeat == 0) {
         return;
     }
-    const uint64_t end = (l.offset(l.repeat - 1, l.last, blk, rep) + 1) * sizeof(T);
+    uint64_t end = (l.offset(l.repeat - 1, l.last_of(l.repeat - 1), blk, rep) + 1) * sizeof(T);
+    if (l.repeat > 1) {
+        const uint64_t e2 = (l.offset(l.repeat - 2, l.last, blk, rep) + 1) * sizeof(T);
+        end = e2 > end ? e2 : end;
+    }
     const uint64_t size = static_cast<uint64_t>(t.GetSize()) * sizeof(T);
     const uint64_t limit = (size + UB_ALIGN - 1) / UB_ALIGN * UB_ALIGN;
     if (end > limit) {
@@ -227,8 +298,8 @@ inline void level0_binary(const Level0 &l, const AscendC::LocalTensor<T> &dst, c
     check_level0_operand(l, "src1", b, p.src1BlkStride, p.src1RepStride);
     using C = typename calc_type<T>::type;
     for (uint32_t r = 0; r < l.repeat; ++r) {
-        for (uint32_t e = 0; e <= l.last; ++e) {
-            if (l.active(e)) {
+        for (uint32_t e = 0; e <= l.last_of(r); ++e) {
+            if (l.active(r, e)) {
                 dst.addr_[l.offset(r, e, p.dstBlkStride, p.dstRepStride)] = static_cast<T>(
                     f(static_cast<C>(a.addr_[l.offset(r, e, p.src0BlkStride, p.src0RepStride)]),
                       static_cast<C>(b.addr_[l.offset(r, e, p.src1BlkStride, p.src1RepStride)])));
@@ -245,8 +316,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     check_level0_operand(l, "src", a, p.srcBlkStride, p.srcRepStride);
     using C = typename calc_type<T>::type;
     for (uint32_t r = 0; r < l.repeat; ++r) {
-        for (uint32_t e = 0; e <= l.last; ++e) {
-            if (l.active(e)) {
+        for (uint32_t e = 0; e <= l.last_of(r); ++e) {
+            if (l.active(r, e)) {
                 dst.addr_[l.offset(r, e, p.dstBlkStride, p.dstRepStride)] =
                     static_cast<T>(f(static_cast<C>(a.addr_[l.offset(r, e, p.srcBlkStride, p.srcRepStride)])));
             }
@@ -269,7 +340,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
         using C = typename npuemu::calc_type<T>::type;                                              \
-        npuemu::vec_binary("AscendC::" #NAME, dst, src0, src1, calCount, [](C a, C b) { return EXPR; }); \
+        npuemu::vec_binary("AscendC::" #NAME, dst, src0, src1,                                     \
+                           npuemu::count_of<isSetMask>("AscendC::" #NAME, calCount), [](C a, C b) { return EXPR; }); \
     }                                                                                               \
     template <typename T, bool isSetMask = true>                                                    \
     __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0,               \
@@ -278,10 +350,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
-        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
-                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
-        npuemu::level0_binary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src0, src1, \
+        npuemu::level0_binary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes, isSetMask), dst, src0, src1, \
                               repeatParams, [](C a, C b) { return EXPR; });                         \
     }                                                                                               \
     template <typename T, bool isSetMask = true>                                                    \
@@ -291,10 +361,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
-        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
-                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
-        npuemu::level0_binary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src0, \
+        npuemu::level0_binary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes, isSetMask), dst, src0, \
                               src1, repeatParams, [](C a, C b) { return EXPR; });                   \
     }
 
@@ -306,7 +374,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
         using C = typename npuemu::calc_type<T>::type;                                              \
-        npuemu::vec_unary("AscendC::" #NAME, dst, src, calCount, [](C a) { return EXPR; });         \
+        npuemu::vec_unary("AscendC::" #NAME, dst, src, npuemu::count_of<isSetMask>("AscendC::" #NAME, calCount), \
+                          [](C a) { return EXPR; });         \
     }                                                                                               \
     template <typename T, bool isSetMask = true>                                                    \
     __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[], \
@@ -314,10 +383,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
-        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
-                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
-        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src, repeatParams, \
+        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes, isSetMask), dst, src, repeatParams, \
                              [](C a) { return EXPR; });                                             \
     }                                                                                               \
     template <typename T, bool isSetMask = true>                                                    \
@@ -326,10 +393,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
-        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
-                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
-        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src,       \
+        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes, isSetMask), dst, src,       \
                              repeatParams, [](C a) { return EXPR; });                               \
     }
 
@@ -345,7 +410,8 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
                       "npu-emu: AscendC::" #NAME ": the scalar must be a number");                  \
         using C = typename npuemu::calc_type<T>::type;                                              \
         const C s = static_cast<C>(static_cast<T>(scalarValue));                                    \
-        npuemu::vec_unary("AscendC::" #NAME, dst, src, calCount, [s](C a) { return EXPR; });        \
+        npuemu::vec_unary("AscendC::" #NAME, dst, src, npuemu::count_of<isSetMask>("AscendC::" #NAME, calCount), \
+                          [s](C a) { return EXPR; });        \
     }                                                                                               \
     template <typename T, bool isSetMask = true, typename U>                                        \
     __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const U &scalarValue, \
@@ -354,11 +420,9 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
-        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
-                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         const C s = static_cast<C>(static_cast<T>(scalarValue));                                    \
-        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes), dst, src, repeatParams, \
+        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, mask, 0, repeatTimes, isSetMask), dst, src, repeatParams, \
                              [s](C a) { return EXPR; });                                            \
     }                                                                                               \
     template <typename T, bool isSetMask = true, typename U>                                        \
@@ -367,11 +431,9 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     {                                                                                               \
         static_assert(npuemu::one_of<T, TYPES>::value,                                              \
                       "npu-emu: AscendC::" #NAME " supports " TYPES_TEXT " elements only");         \
-        static_assert(isSetMask, "npu-emu: AscendC::" #NAME " with isSetMask = false uses the mask of "     \
-                                 "SetVectorMask, which is not supported (see README.md)");          \
         using C = typename npuemu::calc_type<T>::type;                                              \
         const C s = static_cast<C>(static_cast<T>(scalarValue));                                    \
-        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes), dst, src,       \
+        npuemu::level0_unary(npuemu::level0<T>("AscendC::" #NAME, nullptr, mask, repeatTimes, isSetMask), dst, src,       \
                              repeatParams, [s](C a) { return EXPR; });                              \
     }
 
@@ -410,10 +472,11 @@ __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue
                   "uint32_t elements only");
     static_assert(std::is_arithmetic<U>::value || std::is_same<U, T>::value,
                   "npu-emu: AscendC::Duplicate: the scalar must be a number");
-    npuemu::check_count("AscendC::Duplicate", calCount);
-    npuemu::check_vec_operand("AscendC::Duplicate", "dst", dst, calCount);
+    const int32_t n = npuemu::count_of<isSetMask>("AscendC::Duplicate", calCount);
+    npuemu::check_count("AscendC::Duplicate", n);
+    npuemu::check_vec_operand("AscendC::Duplicate", "dst", dst, n);
     const T v = static_cast<T>(scalarValue);
-    for (int32_t i = 0; i < calCount; ++i) {
+    for (int32_t i = 0; i < n; ++i) {
         dst.addr_[i] = v;
     }
 }
@@ -423,28 +486,24 @@ template <typename T, bool isSetMask = true, typename U>
 __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue, const uint64_t mask[],
                                  const uint8_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride)
 {
-    static_assert(isSetMask, "npu-emu: AscendC::Duplicate with isSetMask = false uses the mask of SetVectorMask, "
-                             "which is not supported (see README.md)");
     static_assert(npuemu::one_of<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>::value,
                   "npu-emu: AscendC::Duplicate supports half, bfloat16_t, float, int16_t, uint16_t, int32_t and "
                   "uint32_t elements only");
     const T v = static_cast<T>(scalarValue);
     UnaryRepeatParams p(dstBlockStride, dstBlockStride, dstRepeatStride, dstRepeatStride);
-    npuemu::level0_unary(npuemu::level0<T>("AscendC::Duplicate", mask, 0, repeatTimes), dst, dst, p,
+    npuemu::level0_unary(npuemu::level0<T>("AscendC::Duplicate", mask, 0, repeatTimes, isSetMask), dst, dst, p,
                          [v](typename npuemu::calc_type<T>::type) { return v; });
 }
 template <typename T, bool isSetMask = true, typename U>
 __aicore__ inline void Duplicate(const LocalTensor<T> &dst, const U &scalarValue, uint64_t mask,
                                  const uint8_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride)
 {
-    static_assert(isSetMask, "npu-emu: AscendC::Duplicate with isSetMask = false uses the mask of SetVectorMask, "
-                             "which is not supported (see README.md)");
     static_assert(npuemu::one_of<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>::value,
                   "npu-emu: AscendC::Duplicate supports half, bfloat16_t, float, int16_t, uint16_t, int32_t and "
                   "uint32_t elements only");
     const T v = static_cast<T>(scalarValue);
     UnaryRepeatParams p(dstBlockStride, dstBlockStride, dstRepeatStride, dstRepeatStride);
-    npuemu::level0_unary(npuemu::level0<T>("AscendC::Duplicate", nullptr, mask, repeatTimes), dst, dst, p,
+    npuemu::level0_unary(npuemu::level0<T>("AscendC::Duplicate", nullptr, mask, repeatTimes, isSetMask), dst, dst, p,
                          [v](typename npuemu::calc_type<T>::type) { return v; });
 }
 

@@ -86,7 +86,8 @@ inline void append_one(std::string &out, std::string spec, char conv, const Prin
     out += buf;
 }
 
-inline void vprint(const char *fmt, const PrintArg *args, size_t n)
+/* The printf-formatted text of fmt and args (the argument's type decides each conversion). */
+inline std::string vformat_args(const char *fmt, const PrintArg *args, size_t n)
 {
     std::string out;
     size_t next = 0;
@@ -114,10 +115,24 @@ inline void vprint(const char *fmt, const PrintArg *args, size_t n)
         append_one(out, spec, *p, next < n ? &args[next] : nullptr);
         ++next;
     }
+    return out;
+}
+
+inline void vprint(const char *fmt, const PrintArg *args, size_t n)
+{
+    const std::string out = vformat_args(fmt, args, n);
     static std::mutex m;
     std::lock_guard<std::mutex> g(m);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
+}
+
+/* The printf-formatted text of fmt and args. */
+template <class... Args>
+inline std::string format_args(const char *fmt, Args &&...args)
+{
+    const PrintArg a[] = {PrintArg{PrintArg::INT, 0, 0, 0, nullptr}, print_arg(args)...};
+    return vformat_args(fmt, a + 1, sizeof...(Args));
 }
 
 template <class... Args>

@@ -93,6 +93,9 @@ public:
     using PrimType = T;
 
     __aicore__ inline LocalTensor() {}
+    /* Static tensor programming: `tileSize` elements at byte `addr` (32-byte aligned) of the
+     * on-chip buffer of position `pos` (defined in kernel_tpipe.h). */
+    __aicore__ inline LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize);
 
     __aicore__ inline uint32_t GetSize() const { return size_; }
     /* Bytes. */

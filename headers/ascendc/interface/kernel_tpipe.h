@@ -39,12 +39,23 @@ constexpr const char *position_name(AscendC::TPosition p)
                              : "?";
 }
 
-/* Positions that live in the Unified Buffer: the only ones the CPU headers emulate. */
-constexpr bool is_ub_position(AscendC::TPosition p)
+/* The on-chip buffer of a logical position (npuemu::HwBuf): VECIN / VECOUT / VECCALC / CO2 / SPM
+ * the Unified Buffer, A1 / B1 / C1 / TSCM the L1 buffer, A2 L0A, B2 L0B, CO1 L0C, C2 the bias
+ * table, C2PIPE2GM the fixpipe buffer. GM has none (HW_COUNT). */
+constexpr int hw_of_position(AscendC::TPosition p)
 {
-    return p == AscendC::TPosition::VECIN || p == AscendC::TPosition::VECOUT ||
-           p == AscendC::TPosition::VECCALC;
+    using P = AscendC::TPosition;
+    return p == P::VECIN || p == P::VECOUT || p == P::VECCALC || p == P::CO2 || p == P::SPM ? HW_UB
+           : p == P::A1 || p == P::B1 || p == P::C1 || p == P::TSCM                        ? HW_L1
+           : p == P::A2                                                                    ? HW_L0A
+           : p == P::B2                                                                    ? HW_L0B
+           : p == P::CO1                                                                   ? HW_L0C
+           : p == P::C2                                                                    ? HW_BT
+           : p == P::C2PIPE2GM                                                             ? HW_FB
+                                                                                           : HW_COUNT;
 }
+constexpr bool is_ub_position(AscendC::TPosition p) { return hw_of_position(p) == HW_UB; }
+constexpr bool is_local_position(AscendC::TPosition p) { return hw_of_position(p) != HW_COUNT; }
 
 enum BufState : uint8_t { BUF_FREE, BUF_ALLOCATED, BUF_QUEUED, BUF_DEQUEUED };
 
@@ -199,10 +210,10 @@ template <TPosition src, TPosition dst, int32_t depth,
 #endif
           >
 class TQueBind {
-    static_assert(npuemu::is_ub_position(src) && npuemu::is_ub_position(dst),
-                  "npu-emu: queues at TPosition::GM/A1/A2/B1/B2/C1/C2/CO1/CO2/TSCM (cube unit and L1 "
-                  "buffers) are not supported by the CPU kernel headers (see README.md); use VECIN, "
-                  "VECOUT or VECCALC");
+    static_assert(npuemu::is_local_position(src == AscendC::TPosition::GM ? dst : src) &&
+                      npuemu::is_local_position(dst == AscendC::TPosition::GM ? src : dst),
+                  "npu-emu: a queue's positions must name on-chip buffers (VECIN, VECOUT, VECCALC, A1, A2, B1, B2, "
+                  "C1, C2, CO1, CO2, TSCM, C2PIPE2GM), not GM");
     static_assert(depth >= 0, "TQue depth must be >= 0");
 
 public:
@@ -271,6 +282,7 @@ public:
 
     /* npu-emu internals */
     npuemu::QueueState q_;
+    static constexpr int npuemu_hw() { return npuemu::hw_of_position(src == AscendC::TPosition::GM ? dst : src); }
 
 private:
     template <typename T>
@@ -303,10 +315,9 @@ public:
 
 template <TPosition pos = TPosition::VECCALC>
 class TBuf {
-    static_assert(npuemu::is_ub_position(pos),
-                  "npu-emu: TBuf at TPosition::A1/A2/B1/B2/C1/C2/CO1/CO2/TSCM (cube unit and L1 "
-                  "buffers) is not supported by the CPU kernel headers (see README.md); use VECCALC, "
-                  "VECIN or VECOUT");
+    static_assert(npuemu::is_local_position(pos),
+                  "npu-emu: a TBuf's position must name an on-chip buffer (VECCALC, VECIN, VECOUT, A1, A2, B1, B2, "
+                  "C1, C2, CO1, CO2, TSCM), not GM");
 
 public:
     __aicore__ inline TBuf() {}
@@ -393,7 +404,7 @@ public:
                           "same Unified Buffer (call Destroy() on the first one)");
         }
         c.pipe = this;
-        used_ = 0;
+        Reset();
     }
 
     /* Give a queue `num` buffers of `len` bytes each (each rounded up to 32 bytes). */
@@ -405,7 +416,7 @@ public:
                           que.q_.name.c_str(), num, len);
         }
         const uint32_t aligned = align(len);
-        uint8_t *addr = take(que.q_.name.c_str(), num, len, static_cast<uint64_t>(aligned) * num);
+        uint8_t *addr = take(que.npuemu_hw(), que.q_.name.c_str(), num, len, static_cast<uint64_t>(aligned) * num);
         que.q_.init(num, addr, aligned, len);
         return true;
     }
@@ -417,16 +428,21 @@ public:
             npuemu::fault("TPipe::InitBuffer(TBuf<%s>, len 0): len must be positive", npuemu::position_name(pos));
         }
         std::string name = std::string("TBuf<") + npuemu::position_name(pos) + ">";
-        buf.addr_ = take(name.c_str(), 1, len, align(len));
+        buf.addr_ = take(npuemu::hw_of_position(pos), name.c_str(), 1, len, align(len));
         buf.len_ = len;
         return true;
     }
 
     /* Release every buffer handed out (queues and TBufs initialised before must not be used again). */
-    __aicore__ inline void Reset() { used_ = 0; }
+    __aicore__ inline void Reset()
+    {
+        for (uint32_t &u : used_) {
+            u = 0;
+        }
+    }
     __aicore__ inline void Destroy()
     {
-        used_ = 0;
+        Reset();
         npuemu::BlockContext &c = npuemu::ctx();
         if (c.pipe == this) {
             c.pipe = nullptr;
@@ -455,23 +471,120 @@ public:
     }
 
     /* Bytes of UB handed out so far. */
-    uint32_t ub_used() const { return used_; }
+    uint32_t ub_used() const { return used_[npuemu::HW_UB]; }
 
 private:
     static uint32_t align(uint32_t len) { return (len + npuemu::UB_ALIGN - 1) / npuemu::UB_ALIGN * npuemu::UB_ALIGN; }
-    uint8_t *take(const char *what, uint32_t num, uint32_t len, uint64_t bytes)
+    uint8_t *take(int hw, const char *what, uint32_t num, uint32_t len, uint64_t bytes)
     {
-        if (used_ + bytes > npuemu::UB_SIZE) {
+        static const char *full[npuemu::HW_COUNT] = {"the Unified Buffer", "the L1 buffer", "the L0A buffer",
+                                                     "the L0B buffer", "the L0C buffer", "the bias table",
+                                                     "the fixpipe buffer"};
+        const uint32_t size = npuemu::hw_size(hw);
+        if (used_[hw] + bytes > size) {
             npuemu::fault("TPipe::InitBuffer(%s, num %u, len %u): %llu bytes (rounded up to 32-byte blocks) "
-                          "on top of the %u already in use exceed the Unified Buffer of %u bytes",
-                          what, num, len, static_cast<unsigned long long>(bytes), used_, npuemu::UB_SIZE);
+                          "on top of the %u already in use exceed %s of %u bytes",
+                          what, num, len, static_cast<unsigned long long>(bytes), used_[hw], full[hw], size);
         }
-        uint8_t *p = npuemu::ub_base() + used_;
-        used_ += static_cast<uint32_t>(bytes);
+        uint8_t *p = npuemu::hw_base(hw) + used_[hw];
+        used_[hw] += static_cast<uint32_t>(bytes);
         return p;
     }
-    uint32_t used_ = 0;
+    uint32_t used_[npuemu::HW_COUNT] = {};
     uint32_t next_event_ = 0;
+};
+
+template <typename T>
+__aicore__ inline LocalTensor<T>::LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize)
+{
+    const int hw = npuemu::hw_of_position(pos);
+    if (hw == npuemu::HW_COUNT) {
+        npuemu::fault("LocalTensor(%s, addr %u, tileSize %u): %s is not an on-chip position",
+                      npuemu::position_name(pos), addr, tileSize, npuemu::position_name(pos));
+    }
+    const uint64_t bytes = static_cast<uint64_t>(tileSize) * sizeof(T);
+    if (addr % npuemu::UB_ALIGN != 0 || addr + bytes > npuemu::hw_size(hw)) {
+        npuemu::fault("LocalTensor(%s, addr %u, tileSize %u): the %llu bytes at %u must be 32-byte aligned and "
+                      "lie inside the %u-byte %s buffer",
+                      npuemu::position_name(pos), addr, tileSize, static_cast<unsigned long long>(bytes), addr,
+                      npuemu::hw_size(hw), npuemu::hw_name(hw));
+    }
+    addr_ = reinterpret_cast<T *>(npuemu::hw_base(hw) + addr);
+    size_ = tileSize;
+    capacity_ = npuemu::hw_size(hw) - addr;
+    pos_ = pos;
+}
+
+/* The physical on-chip buffers (static tensor programming, LocalMemAllocator). */
+enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
+
+/* Static tensor programming: hands out consecutive 32-byte aligned pieces of one on-chip buffer
+ * from address 0, without TPipe / TQue (not to be mixed with them on the same buffer). Asking for
+ * more than the buffer holds fails the block. */
+template <Hardware hard = Hardware::UB>
+class LocalMemAllocator {
+public:
+    static_assert(hard != Hardware::GM && hard != Hardware::MAX,
+                  "LocalMemAllocator: the hardware position must be UB, L1, L0A, L0B, L0C, BIAS or FIXBUF");
+    __aicore__ inline LocalMemAllocator() {}
+    __aicore__ inline uint32_t GetCurAddr() const { return cur_; }
+
+    template <class DataType, uint32_t tileSize>
+    __aicore__ inline LocalTensor<DataType> Alloc()
+    {
+        return Alloc<DataType>(tileSize);
+    }
+    template <TPosition pos, class DataType, uint32_t tileSize>
+    __aicore__ inline LocalTensor<DataType> Alloc()
+    {
+        return Alloc<pos, DataType>(tileSize);
+    }
+    template <class DataType>
+    __aicore__ inline LocalTensor<DataType> Alloc(uint32_t tileSize)
+    {
+        return Alloc<default_position(), DataType>(tileSize);
+    }
+    template <TPosition pos, class DataType>
+    __aicore__ inline LocalTensor<DataType> Alloc(uint32_t tileSize)
+    {
+        static_assert(npuemu::hw_of_position(pos) == hw_index(),
+                      "LocalMemAllocator::Alloc: the TPosition must lie in the allocator's Hardware buffer");
+        const uint64_t bytes = (static_cast<uint64_t>(tileSize) * sizeof(DataType) + npuemu::UB_ALIGN - 1) /
+                               npuemu::UB_ALIGN * npuemu::UB_ALIGN;
+        const uint32_t size = npuemu::hw_size(hw_index());
+        if (cur_ + bytes > size) {
+            npuemu::fault("LocalMemAllocator<%s>::Alloc(%u %s elements): %llu bytes from address %u exceed the "
+                          "%u-byte buffer",
+                          npuemu::hw_name(hw_index()), tileSize, npuemu::type_name<DataType>::get(),
+                          static_cast<unsigned long long>(bytes), cur_, size);
+        }
+        LocalTensor<DataType> t(pos, cur_, tileSize);
+        cur_ += static_cast<uint32_t>(bytes);
+        return t;
+    }
+
+private:
+    static constexpr int hw_index()
+    {
+        return hard == Hardware::UB    ? npuemu::HW_UB
+               : hard == Hardware::L1  ? npuemu::HW_L1
+               : hard == Hardware::L0A ? npuemu::HW_L0A
+               : hard == Hardware::L0B ? npuemu::HW_L0B
+               : hard == Hardware::L0C ? npuemu::HW_L0C
+               : hard == Hardware::BIAS ? npuemu::HW_BT
+                                        : npuemu::HW_FB;
+    }
+    static constexpr TPosition default_position()
+    {
+        return hard == Hardware::UB    ? TPosition::VECCALC
+               : hard == Hardware::L1  ? TPosition::A1
+               : hard == Hardware::L0A ? TPosition::A2
+               : hard == Hardware::L0B ? TPosition::B2
+               : hard == Hardware::L0C ? TPosition::CO1
+               : hard == Hardware::BIAS ? TPosition::C2
+                                        : TPosition::C2PIPE2GM;
+    }
+    uint32_t cur_ = 0;
 };
 
 /* The block's current TPipe (the one most recently constructed and not destroyed). */

@@ -35,10 +35,22 @@
     {                                                                                               \
         static_assert(npuemu::dependent_false<NpuemuArgs...>::value && NpuemuA != NpuemuA,          \
                       "npu-emu: AscendC::" #NAME " is not supported by the CPU kernel headers (see README.md)"); \
+    }                                                                                               \
+    template <auto NpuemuA, auto NpuemuB, typename... NpuemuArgs>                                   \
+    __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
+    {                                                                                               \
+        static_assert(npuemu::dependent_false<NpuemuArgs...>::value && NpuemuA != NpuemuA,          \
+                      "npu-emu: AscendC::" #NAME " is not supported by the CPU kernel headers (see README.md)"); \
     }
 #else
 #define NPUEMU_UNSUPPORTED_FN_T17(NAME)                                                             \
     template <bool NpuemuA, typename... NpuemuArgs>                                                 \
+    __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
+    {                                                                                               \
+        static_assert(npuemu::dependent_false<NpuemuArgs...>::value && NpuemuA != NpuemuA,          \
+                      "npu-emu: AscendC::" #NAME " is not supported by the CPU kernel headers (see README.md)"); \
+    }                                                                                               \
+    template <int NpuemuA, int NpuemuB, typename... NpuemuArgs>                                     \
     __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
     {                                                                                               \
         static_assert(npuemu::dependent_false<NpuemuArgs...>::value && NpuemuA != NpuemuA,          \
@@ -49,24 +61,11 @@
 namespace AscendC {
 
 /* cube unit */
-NPUEMU_UNSUPPORTED_FN(Mmad)
-NPUEMU_UNSUPPORTED_FN(LoadData)
 NPUEMU_UNSUPPORTED_FN(LoadDataWithTranspose)
-NPUEMU_UNSUPPORTED_FN(Fixpipe)
 NPUEMU_UNSUPPORTED_FN(InitConstValue)
 NPUEMU_UNSUPPORTED_FN(SetFmatrix)
 NPUEMU_UNSUPPORTED_FN(SetLoadDataPaddingValue)
-/* reductions, gathers, sorting */
-NPUEMU_UNSUPPORTED_FN(ReduceSum)
-NPUEMU_UNSUPPORTED_FN(ReduceMax)
-NPUEMU_UNSUPPORTED_FN(ReduceMin)
-NPUEMU_UNSUPPORTED_FN(WholeReduceSum)
-NPUEMU_UNSUPPORTED_FN(WholeReduceMax)
-NPUEMU_UNSUPPORTED_FN(WholeReduceMin)
-NPUEMU_UNSUPPORTED_FN(BlockReduceSum)
-NPUEMU_UNSUPPORTED_FN(BlockReduceMax)
-NPUEMU_UNSUPPORTED_FN(BlockReduceMin)
-NPUEMU_UNSUPPORTED_FN(PairReduceSum)
+/* gathers, sorting */
 NPUEMU_UNSUPPORTED_FN(Gather)
 NPUEMU_UNSUPPORTED_FN(Gatherb)
 NPUEMU_UNSUPPORTED_FN(GatherMask)
@@ -82,14 +81,10 @@ NPUEMU_UNSUPPORTED_FN(CreateVecIndex)
 NPUEMU_UNSUPPORTED_FN(Axpy)
 NPUEMU_UNSUPPORTED_FN(ProposalConcat)
 NPUEMU_UNSUPPORTED_FN(ProposalExtract)
-NPUEMU_UNSUPPORTED_FN(SetMaskCount)
-NPUEMU_UNSUPPORTED_FN(SetMaskNorm)
-NPUEMU_UNSUPPORTED_FN(SetVectorMask)
-NPUEMU_UNSUPPORTED_FN(ResetMask)
 NPUEMU_UNSUPPORTED_FN(IBSet)
 NPUEMU_UNSUPPORTED_FN(IBWait)
-/* cross-core synchronisation: blocks may not all run at the same time on the emulator */
-NPUEMU_UNSUPPORTED_FN_T(SyncAll)
+/* cross-core flags between the cube and vector cores of mixed kernels (a block emulates one
+ * whole AI core) */
 NPUEMU_UNSUPPORTED_FN_T(CrossCoreSetFlag)
 NPUEMU_UNSUPPORTED_FN_T(CrossCoreWaitFlag)
 

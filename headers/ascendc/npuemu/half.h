@@ -13,12 +13,19 @@
 #include <cstring>
 #include <type_traits>
 
+/* Small conversions used in the headers' bulk loops: always inlined, so that they are inlined
+ * into the loops compiled without the kernel-code access instrumentation too (GCC inlines a
+ * function into one with other sanitizer settings only when it is always_inline). */
+#ifndef NPUEMU_ALWAYS_INLINE
+#define NPUEMU_ALWAYS_INLINE inline __attribute__((always_inline))
+#endif
+
 namespace npuemu {
 
 /* Round a double to a binary floating format with E exponent bits and M mantissa bits
  * (round to nearest, ties to even; overflow to infinity; NaN stays NaN). Returns the bits. */
 template <int E, int M>
-inline uint32_t round_from_double(double d)
+NPUEMU_ALWAYS_INLINE uint32_t round_from_double(double d)
 {
     uint64_t b;
     std::memcpy(&b, &d, sizeof b);
@@ -70,7 +77,7 @@ inline uint32_t round_from_double(double d)
     return sign | static_cast<uint32_t>(v);
 }
 
-inline float half_bits_to_float(uint16_t h)
+NPUEMU_ALWAYS_INLINE float half_bits_to_float(uint16_t h)
 {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
     const uint32_t exp = (h >> 10) & 0x1f;
@@ -95,7 +102,7 @@ inline float half_bits_to_float(uint16_t h)
     return f;
 }
 
-inline float bf16_bits_to_float(uint16_t h)
+NPUEMU_ALWAYS_INLINE float bf16_bits_to_float(uint16_t h)
 {
     const uint32_t bits = static_cast<uint32_t>(h) << 16;
     float f;
@@ -113,11 +120,11 @@ struct is_arith : std::integral_constant<bool, std::is_arithmetic<T>::value> {};
         uint16_t bits_;                                                                             \
         NAME() = default;                                                                           \
         template <class T, typename std::enable_if<std::is_arithmetic<T>::value, int>::type = 0>    \
-        NAME(T v) : bits_(static_cast<uint16_t>(                                                    \
+        NPUEMU_ALWAYS_INLINE NAME(T v) : bits_(static_cast<uint16_t>(                               \
                         npuemu::round_from_double<EBITS, MBITS>(static_cast<double>(v))))           \
         {                                                                                           \
         }                                                                                           \
-        operator float() const { return TO_FLOAT(bits_); }                                          \
+        NPUEMU_ALWAYS_INLINE operator float() const { return TO_FLOAT(bits_); }                     \
         static NAME from_bits(uint16_t b)                                                           \
         {                                                                                           \
             NAME h;                                                                                 \

@@ -14,18 +14,17 @@
 //! releases with `free` too.
 
 use std::ffi::c_void;
-use std::sync::OnceLock;
 
 type NewArray = unsafe extern "C" fn(usize, *const c_void) -> *mut c_void;
 
 fn new_array() -> Option<(NewArray, *const c_void)> {
-    static F: OnceLock<Option<(usize, usize)>> = OnceLock::new();
-    let f = F.get_or_init(|| {
+    let f = crate::globals::NEW_ARRAY.get_or_init(|| {
         // SAFETY: dlsym with RTLD_DEFAULT only reads the loader's tables.
         let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_ZnamRKSt9nothrow_t".as_ptr()) };
         if f.is_null() {
             return None;
         }
+        // SAFETY: as above.
         let tag = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_ZSt7nothrow".as_ptr()) };
         static DUMMY: u8 = 0;
         let tag = if tag.is_null() {
@@ -38,6 +37,7 @@ fn new_array() -> Option<(NewArray, *const c_void)> {
     // SAFETY: the address is the C++ runtime's operator new[](size_t, const nothrow_t&).
     f.map(|(f, t)| {
         (
+            // SAFETY: the address is the C++ runtime's operator new[](size_t, const nothrow_t&), whose signature NewArray spells.
             unsafe { std::mem::transmute::<usize, NewArray>(f) },
             t as *const c_void,
         )
@@ -51,6 +51,7 @@ pub fn new_i64_array(v: &[i64]) -> *mut i64 {
     let p = match new_array() {
         // SAFETY: plain allocation call.
         Some((f, tag)) => unsafe { f(bytes, tag) },
+        // SAFETY: malloc takes any size.
         None => unsafe { libc::malloc(bytes) },
     } as *mut i64;
     if !p.is_null() {

@@ -9,13 +9,17 @@
 //!
 //! - [`status`]: aclnn status codes, the panic/error boundary, messages for
 //!   `aclGetRecentErrMsg`;
-//! - [`objects`]: the registry of live handles;
+//! - [`objects`]: the objects behind the handles (one handle table, a tag per kind);
 //! - [`meta`]: `aclCreateTensor` and the other `acl_meta.h` / `aclnn_base.h` functions;
 //! - [`executor`]: `aclOpExecutor` (single use unless repeatable) and its address setters;
 //! - [`format_cast`]: the three `aclnnNpuFormatCast*` functions;
 //! - [`trans_weight`]: `aclnnTransMatmulWeight*` and `aclnnCalculateMatmulWeightSize[V2]`;
 //! - [`run`]: the second phase of every call (checks, then one task on the stream);
 //! - [`cxx`]: arrays the caller frees with `delete[]`.
+//! - [`globals`]: every process-global item of the library and why it is global.
+//! - Shared with the other C-interface libraries (crate `npu-emu-ffi`): the panic boundary
+//!   ([`status`] holds aclnn's conventions for it), the handle table behind the objects, and
+//!   the runtime-table client ([`rt`]).
 
 // Exports are C functions taking raw pointers from C callers; their contract is the C header.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
@@ -23,6 +27,7 @@
 pub mod cxx;
 pub mod executor;
 pub mod format_cast;
+pub mod globals;
 pub mod meta;
 pub mod objects;
 pub mod rt;

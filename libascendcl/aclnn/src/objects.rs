@@ -1,14 +1,14 @@
 //! The objects behind the opaque aclnn handles (`aclTensor`, `aclScalar`, `aclIntArray`,
 //! `aclFloatArray`, `aclBoolArray`, `aclTensorList`, `aclScalarList`, `aclOpExecutor`).
 //!
-//! Every live object is in one registry keyed by its handle (the address of its heap
-//! allocation), so a destroyed, foreign or wrongly typed handle is reported as
-//! `ACLNN_ERR_PARAM_INVALID` with a message instead of being dereferenced.
+//! Every live object is in one handle table ([`crate::globals::OBJECTS`]; the handle is a
+//! tagged id, one tag per kind), so a destroyed, foreign or wrongly typed handle is reported
+//! as `ACLNN_ERR_PARAM_INVALID` with a message instead of being dereferenced.
 
 use crate::executor::Executor;
-use crate::status::{NnError, NnResult};
-use parking_lot::Mutex;
-use std::collections::HashMap;
+use crate::globals::OBJECTS;
+use crate::status::NnResult;
+use npu_emu_ffi::handles::HandleKind;
 
 /// An `aclTensor`: a view (shape, strides, offset in elements, format) over device memory
 /// whose stored layout is `storage_shape` in `storage_format` (CANN's `aclTensor`: the
@@ -43,46 +43,57 @@ pub enum Object {
     Executor(Executor),
 }
 
-impl Object {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Object::Tensor(_) => "aclTensor",
-            Object::Scalar(_) => "aclScalar",
-            Object::IntArray(_) => "aclIntArray",
-            Object::FloatArray(_) => "aclFloatArray",
-            Object::BoolArray(_) => "aclBoolArray",
-            Object::TensorList(_) => "aclTensorList",
-            Object::ScalarList(_) => "aclScalarList",
-            Object::Executor(_) => "aclOpExecutor",
-        }
-    }
+/// The kinds of handle, one per object type (tags `T?`).
+pub static KINDS: [HandleKind; 8] = [
+    HandleKind::new(*b"Tt", "aclTensor", "aclCreateTensor"),
+    HandleKind::new(*b"Ts", "aclScalar", "aclCreateScalar"),
+    HandleKind::new(*b"Ti", "aclIntArray", "aclCreateIntArray"),
+    HandleKind::new(*b"Tf", "aclFloatArray", "aclCreateFloatArray"),
+    HandleKind::new(*b"Tb", "aclBoolArray", "aclCreateBoolArray"),
+    HandleKind::new(*b"TT", "aclTensorList", "aclCreateTensorList"),
+    HandleKind::new(*b"TS", "aclScalarList", "aclCreateScalarList"),
+    HandleKind::new(*b"TE", "aclOpExecutor", "an aclnn*GetWorkspaceSize call"),
+];
+
+/// The handle kind named `name` (one of [`Object::kind`]'s names).
+fn kind_named(name: &str) -> &'static HandleKind {
+    KINDS
+        .iter()
+        .find(|k| k.name == name)
+        .unwrap_or_else(|| panic!("{name} is not an aclnn object kind"))
 }
 
-/// Live objects: handle -> object. The handle is the address of a 1-byte heap block we own
-/// (never handed out twice while live, never dereferenced by the caller).
-static LIVE: Mutex<Option<HashMap<usize, Object>>> = Mutex::new(None);
+impl Object {
+    pub fn kind(&self) -> &'static str {
+        self.handle_kind().name
+    }
+
+    fn handle_kind(&self) -> &'static HandleKind {
+        let i = match self {
+            Object::Tensor(_) => 0,
+            Object::Scalar(_) => 1,
+            Object::IntArray(_) => 2,
+            Object::FloatArray(_) => 3,
+            Object::BoolArray(_) => 4,
+            Object::TensorList(_) => 5,
+            Object::ScalarList(_) => 6,
+            Object::Executor(_) => 7,
+        };
+        &KINDS[i]
+    }
+}
 
 /// Register `obj` and give its new handle.
 pub fn insert(obj: Object) -> usize {
-    let h = Box::into_raw(Box::new(0u8)) as usize;
-    LIVE.lock().get_or_insert_with(HashMap::new).insert(h, obj);
-    h
+    let kind = obj.handle_kind();
+    OBJECTS.lock().insert_as(kind, obj) as usize
 }
 
-/// Remove and return the object of `h` (its handle block is freed).
+/// Remove and return the live object of `h`, whatever its kind.
 pub fn remove(h: usize) -> Option<Object> {
-    let o = LIVE.lock().get_or_insert_with(HashMap::new).remove(&h);
-    if o.is_some() {
-        // SAFETY: h came from Box::into_raw in insert and is freed once (it was live).
-        drop(unsafe { Box::from_raw(h as *mut u8) });
-    }
-    o
-}
-
-fn not_live(h: usize, kind: &str, arg: &str) -> NnError {
-    NnError::invalid(format!(
-        "{arg} ({h:#x}) is not a live {kind} (already destroyed, or not created by aclCreate*)"
-    ))
+    let mut live = OBJECTS.lock();
+    let kind = live.peek(h as u64)?.handle_kind();
+    live.remove_as(kind, h as u64, "handle").ok()
 }
 
 /// Run `f` on the live object of `h`, which must be of the kind `want`.
@@ -92,16 +103,8 @@ pub fn with<R>(
     arg: &str,
     f: impl FnOnce(&mut Object) -> NnResult<R>,
 ) -> NnResult<R> {
-    let mut g = LIVE.lock();
-    let map = g.get_or_insert_with(HashMap::new);
-    match map.get_mut(&h) {
-        Some(o) if o.kind() == want => f(o),
-        Some(o) => Err(NnError::invalid(format!(
-            "{arg} ({h:#x}) is an {}, not an {want}",
-            o.kind()
-        ))),
-        None => Err(not_live(h, want, arg)),
-    }
+    let mut live = OBJECTS.lock();
+    f(live.get_mut_as(kind_named(want), h as u64, arg)?)
 }
 
 /// A copy of the live tensor `h`.
@@ -122,8 +125,8 @@ pub fn tensor_mut<R>(h: usize, arg: &str, f: impl FnOnce(&mut Tensor) -> R) -> N
 
 /// Whether `h` is a live object of kind `want`.
 pub fn is_live(h: usize, want: &str) -> bool {
-    LIVE.lock()
-        .get_or_insert_with(HashMap::new)
-        .get(&h)
-        .is_some_and(|o| o.kind() == want)
+    OBJECTS
+        .lock()
+        .get_as(kind_named(want), h as u64, "handle")
+        .is_ok()
 }

@@ -156,6 +156,7 @@ unsafe fn gather(g: &Gather, src: *const u8, dst: &mut [u8]) {
     let es = g.esize;
     let n = g.shape.len();
     if n == 0 {
+        // SAFETY: a 0-d view is one element at `src` (the function's contract).
         dst[..es].copy_from_slice(unsafe { std::slice::from_raw_parts(src, es) });
         return;
     }
@@ -172,12 +173,16 @@ unsafe fn gather(g: &Gather, src: *const u8, dst: &mut [u8]) {
             .sum();
         if inner_stride == 1 {
             let bytes = inner * es;
+            // SAFETY: element `base` of the view is inside it (contract: the whole view is readable).
             let p = unsafe { src.add(base * es) };
+            // SAFETY: the run of `inner` unit-stride elements from `base` is part of the view.
             dst[out..out + bytes].copy_from_slice(unsafe { std::slice::from_raw_parts(p, bytes) });
             out += bytes;
         } else {
             for k in 0..inner {
+                // SAFETY: element `base + k * inner_stride` is part of the view.
                 let p = unsafe { src.add((base + k * inner_stride) * es) };
+                // SAFETY: as above: one element of the view.
                 dst[out..out + es].copy_from_slice(unsafe { std::slice::from_raw_parts(p, es) });
                 out += es;
             }
@@ -198,6 +203,7 @@ fn run_job(job: &Job) -> Result<(), String> {
             // SAFETY: both ranges were checked to lie in live device allocations and not to
             // overlap when the task was enqueued; the aliases stay mapped.
             let s = unsafe { std::slice::from_raw_parts(src.ptr, src.len) };
+            // SAFETY: as above, for the destination range.
             let d = unsafe { std::slice::from_raw_parts_mut(dst.ptr, dst.len) };
             plan.run(s, d).map_err(|e| e.message)
         }
@@ -221,10 +227,12 @@ fn run_job(job: &Job) -> Result<(), String> {
                     plan.run(contiguous, private).map_err(|e| e.message)?;
                 }
                 None => {
+                    // SAFETY: the tensor's stored range (`src_bytes` of it) was checked at enqueue time.
                     let s = unsafe { std::slice::from_raw_parts(tensor.ptr, src_bytes) };
                     plan.run(s, private).map_err(|e| e.message)?;
                 }
             }
+            // SAFETY: the tensor's range holds `dst_bytes` bytes too (checked at enqueue time), and `private` is in the workspace, which does not overlap it.
             let t = unsafe { std::slice::from_raw_parts_mut(tensor.ptr, dst_bytes) };
             t.copy_from_slice(private);
             Ok(())

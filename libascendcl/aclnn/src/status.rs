@@ -7,7 +7,10 @@
 //! thread's recent messages, kept by libascendcl) as `"<function>: <message>"`.
 
 use crate::rt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use npu_emu_ffi::boundary::{self, Convention};
+use npu_emu_ffi::handles::{HandleError, Problem};
+use npu_emu_ffi::rt::{RtError, RtErrorKind};
+use std::borrow::Cow;
 
 pub const ACLNN_SUCCESS: i32 = 0;
 pub const ACLNN_ERR_PARAM_NULLPTR: i32 = 161001;
@@ -47,74 +50,86 @@ impl NnError {
     }
 }
 
-fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_string()
+impl From<RtError> for NnError {
+    fn from(e: RtError) -> NnError {
+        match e.kind {
+            RtErrorKind::Argument => NnError::invalid(e.msg),
+            RtErrorKind::Runtime => NnError::runtime(e.msg),
+        }
+    }
+}
+
+/// A value that is not a live handle: `ACLNN_ERR_PARAM_NULLPTR` for NULL, else
+/// `ACLNN_ERR_PARAM_INVALID`, with the table's message.
+impl From<HandleError> for NnError {
+    fn from(e: HandleError) -> NnError {
+        match e.problem {
+            Problem::Null => NnError::nullptr(e.to_string()),
+            _ => NnError::invalid(e.to_string()),
+        }
     }
 }
 
 /// Record `"{name}: {msg}"` as the thread's recent error (and log it under `OP`); without a
 /// runtime the line is logged directly, so it is not lost.
 pub fn report(name: &str, msg: &str) {
-    let text = format!("{name}: {msg}");
-    if !rt::set_recent(&text) {
+    record_text(&format!("{name}: {msg}"));
+}
+
+/// Keep `text` as the thread's recent error through the runtime (which logs it under `OP`);
+/// without a runtime, log it directly.
+fn record_text(text: &str) {
+    if !rt::set_recent(text) {
         let logger = match npu_emu::config::Config::from_env() {
             Ok(c) => npu_emu::log::Logger::new(&c),
             Err(_) => npu_emu::log::Logger::default(),
         };
-        logger.log(npu_emu::config::LogLevel::Error, rt::MODULE, &text);
+        logger.log(npu_emu::config::LogLevel::Error, rt::MODULE, text);
+    }
+}
+
+/// libnnopbase's conventions at the C boundary ([`npu_emu_ffi::boundary`]): `aclnnStatus`
+/// codes, `ACLNN_ERR_INNER` for a panic, messages kept by the runtime for
+/// `aclGetRecentErrMsg` and logged under `OP`.
+pub struct Nn;
+
+impl Convention for Nn {
+    type Code = i32;
+    type Error = NnError;
+    const SUCCESS: i32 = ACLNN_SUCCESS;
+    const PANIC: i32 = ACLNN_ERR_INNER;
+    fn code(e: &NnError) -> i32 {
+        e.code
+    }
+    fn describe(e: &NnError) -> Cow<'_, str> {
+        Cow::Borrowed(&e.msg)
+    }
+    fn null_argument(arg: &str) -> NnError {
+        NnError::nullptr(format!("{arg} is nullptr"))
+    }
+    fn record(_code: i32, msg: &str) {
+        record_text(msg);
     }
 }
 
 /// Run an exported function returning `aclnnStatus`: `Err` becomes its code with the
 /// message recorded; a panic becomes `ACLNN_ERR_INNER` with the panic text.
 pub fn boundary(name: &'static str, f: impl FnOnce() -> NnResult<()>) -> i32 {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => ACLNN_SUCCESS,
-        Ok(Err(e)) => {
-            report(name, &e.msg);
-            e.code
-        }
-        Err(p) => {
-            report(name, &format!("internal error: {}", panic_text(&p)));
-            ACLNN_ERR_INNER
-        }
-    }
+    boundary::call::<Nn>(name, f)
 }
 
 /// Like [`boundary`] for functions returning a value (a handle): `fallback` on error.
 pub fn boundary_value<T>(name: &'static str, fallback: T, f: impl FnOnce() -> NnResult<T>) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) => {
-            report(name, &e.msg);
-            fallback
-        }
-        Err(p) => {
-            report(name, &format!("internal error: {}", panic_text(&p)));
-            fallback
-        }
-    }
+    boundary::call_value::<Nn, T>(name, fallback, f)
 }
 
 /// `ptr` must not be NULL: `ACLNN_ERR_PARAM_NULLPTR` naming the argument otherwise.
 pub fn non_null<T>(ptr: *const T, arg: &str) -> NnResult<()> {
-    if ptr.is_null() {
-        Err(NnError::nullptr(format!("{arg} is nullptr")))
-    } else {
-        Ok(())
-    }
+    boundary::non_null::<Nn, T>(ptr, arg)
 }
 
-/// Write `v` through a C out-pointer that must not be NULL.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
+/// Write `v` through a C out-pointer that must not be NULL (out-parameters are valid for
+/// writes per the aclnn contract).
 pub fn out<T>(ptr: *mut T, arg: &str, v: T) -> NnResult<()> {
-    non_null(ptr, arg)?;
-    // SAFETY: non-null checked; out-parameters are valid for writes per the aclnn contract.
-    unsafe { ptr.write_unaligned(v) };
-    Ok(())
+    boundary::out::<Nn, T>(ptr, arg, v)
 }

@@ -49,7 +49,7 @@ pub unsafe extern "C" fn aclrtSubscribeReport(threadId: u64, stream: *mut c_void
             .subs
             .iter()
             .filter(|(_, &t)| t == threadId)
-            .filter_map(|(h, _)| reg.streams.get(h))
+            .filter_map(|(h, _)| reg.streams.peek(*h))
             .find(|s| s.logical != e.logical)
             .map(|s| (s.logical, s.stream.label().to_string()));
         if let Some((dev, label)) = other {

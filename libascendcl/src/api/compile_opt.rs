@@ -11,7 +11,7 @@
 //!
 //! npu-emu compiles no aclop models, so the options change nothing it computes; they are
 //! kept, validated and reported exactly as set. The values are the process's
-//! (`runtime::SETTINGS`) and work before `aclInit`, as CANN's op-compiler options do.
+//! (`globals::SETTINGS`) and work before `aclInit`, as CANN's op-compiler options do.
 
 use crate::api::errors;
 use crate::ffi::{self, boundary_value};

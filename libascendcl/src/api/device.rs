@@ -17,7 +17,6 @@ use npu_emu::config::Config;
 use npu_emu::{Error, Result};
 use std::ffi::{c_void, CString};
 use std::os::raw::c_char;
-use std::sync::OnceLock;
 
 /// Core counts of the emulated SoC (`NPU_EMU_SOC`): the platform file's `ai_core_cnt`,
 /// `cube_core_cnt`, `vector_core_cnt` ([`npu_emu::aicore::soc_cores`], which also sizes the
@@ -196,14 +195,14 @@ pub unsafe extern "C" fn aclGetDeviceCapability(
 /// `const char *aclrtGetSocName()`: never NULL (the configured SoC, default `Ascend910B1`).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtGetSocName() -> *const c_char {
-    static NAME: OnceLock<CString> = OnceLock::new();
-    NAME.get_or_init(|| {
-        let n = cfg_any()
-            .map(|c| c.soc_name)
-            .unwrap_or_else(|_| "Ascend910B1".to_string());
-        CString::new(n.replace('\0', " ")).unwrap_or_default()
-    })
-    .as_ptr()
+    crate::globals::SOC_NAME
+        .get_or_init(|| {
+            let n = cfg_any()
+                .map(|c| c.soc_name)
+                .unwrap_or_else(|_| "Ascend910B1".to_string());
+            CString::new(n.replace('\0', " ")).unwrap_or_default()
+        })
+        .as_ptr()
 }
 
 /// `aclError aclrtDeviceGetUuid(int32_t deviceId, aclrtUuid *uuid)`: 16 stable bytes per

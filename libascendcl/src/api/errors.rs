@@ -5,18 +5,14 @@
 //! failure of another of our libraries on the thread clears it ([`note_foreign_failure`]).
 
 use crate::ffi;
+use crate::globals::LAST_ERROR_CODE;
 use npu_emu::Error;
-use std::cell::Cell;
 use std::os::raw::c_char;
-
-thread_local! {
-    static LAST: Cell<i32> = const { Cell::new(0) };
-}
 
 /// Record `code` as the calling thread's last error (0 is ignored).
 pub fn note_code(code: i32) {
     if code != 0 {
-        LAST.with(|l| l.set(code));
+        LAST_ERROR_CODE.with(|l| l.set(code));
     }
 }
 
@@ -26,7 +22,7 @@ pub fn note_code(code: i32) {
 /// when that is not `ACL_SUCCESS` (torch_npu's `NPU_CHECK_ERROR`): an ACL failure the caller
 /// tolerated earlier must not be reported as the cause of an unrelated later failure.
 pub fn note_foreign_failure() {
-    LAST.with(|l| l.set(0));
+    LAST_ERROR_CODE.with(|l| l.set(0));
 }
 
 /// [`ffi::boundary`] (kept so the runtime core's exports read alike).
@@ -84,7 +80,7 @@ pub unsafe extern "C" fn aclrtPeekAtLastError(level: i32) -> i32 {
     if let Err(e) = check_level(level) {
         return ffi::boundary("aclrtPeekAtLastError", || Err(e));
     }
-    LAST.with(|l| l.get())
+    LAST_ERROR_CODE.with(|l| l.get())
 }
 
 /// `aclError aclrtGetLastError(aclrtLastErrLevel level)`: the thread's last error code,
@@ -94,5 +90,5 @@ pub unsafe extern "C" fn aclrtGetLastError(level: i32) -> i32 {
     if let Err(e) = check_level(level) {
         return ffi::boundary("aclrtGetLastError", || Err(e));
     }
-    LAST.with(|l| l.replace(0))
+    LAST_ERROR_CODE.with(|l| l.replace(0))
 }

@@ -5,10 +5,9 @@
 //! reported (`ACL_ERROR_INVALID_PARAM` with a message) instead of being dereferenced.
 
 use crate::ffi::{boundary, boundary_value};
-use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
+use crate::globals::BUFFERS;
 use npu_emu::{fp16, Error};
-use parking_lot::Mutex;
-use std::collections::HashSet;
+use npu_emu_ffi::handles::HandleKind;
 use std::ffi::c_void;
 
 /// `aclFloatToFloat16`: round to nearest even; overflow, ±Inf and NaN saturate to ±65504.
@@ -53,16 +52,21 @@ pub extern "C" fn aclDataTypeSize(dataType: i32) -> usize {
     data_type_size(dataType)
 }
 
-/// The object behind an `aclDataBuffer *`.
-#[repr(C)]
+/// The object behind an `aclDataBuffer *` (a handle of [`BUFFERS`]).
 pub struct DataBuffer {
     pub data: *mut c_void,
     pub size: usize,
 }
 
-/// Live data buffers (addresses of boxed [`DataBuffer`]s).
-static BUFFERS: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+// SAFETY: `data` is the caller's address, stored and handed back, never dereferenced
+// through this type; moving it to another thread is moving a number.
+unsafe impl Send for DataBuffer {}
 
+/// What an `aclDataBuffer *` is: a handle of [`BUFFERS`].
+pub static BUFFER: HandleKind = HandleKind::new(*b"DB", "aclDataBuffer", "aclCreateDataBuffer");
+
+/// Run `f` on the live data buffer `buf`; NULL, destroyed or foreign handles are
+/// `ACL_ERROR_INVALID_PARAM`. The registry stays locked during `f`.
 pub fn with_live<T>(
     buf: *const DataBuffer,
     f: impl FnOnce(&mut DataBuffer) -> T,
@@ -70,19 +74,8 @@ pub fn with_live<T>(
     if buf.is_null() {
         return Err(Error::invalid("argument dataBuffer is NULL"));
     }
-    let live = BUFFERS.lock();
-    if !live.as_ref().is_some_and(|s| s.contains(&(buf as usize))) {
-        return Err(Error::new(
-            ACL_ERROR_INVALID_PARAM,
-            format!(
-                "dataBuffer {buf:p} is not a live aclDataBuffer (already destroyed, or not \
-                 created by aclCreateDataBuffer)"
-            ),
-        ));
-    }
-    // SAFETY: the pointer is a live Box<DataBuffer> created by aclCreateDataBuffer; the
-    // registry lock is held, so no concurrent destroy can free it meanwhile.
-    Ok(f(unsafe { &mut *(buf as *mut DataBuffer) }))
+    let mut live = BUFFERS.lock();
+    Ok(f(live.get_mut(buf as u64, "dataBuffer")?))
 }
 
 /// `aclCreateDataBuffer`: never fails except when out of memory; `data` may be NULL and
@@ -90,12 +83,7 @@ pub fn with_live<T>(
 #[no_mangle]
 pub extern "C" fn aclCreateDataBuffer(data: *mut c_void, size: usize) -> *mut DataBuffer {
     boundary_value("aclCreateDataBuffer", std::ptr::null_mut(), || {
-        let p = Box::into_raw(Box::new(DataBuffer { data, size }));
-        BUFFERS
-            .lock()
-            .get_or_insert_with(HashSet::new)
-            .insert(p as usize);
-        Ok(p)
+        Ok(BUFFERS.lock().insert(DataBuffer { data, size }) as *mut DataBuffer)
     })
 }
 
@@ -107,18 +95,7 @@ pub extern "C" fn aclDestroyDataBuffer(dataBuffer: *const DataBuffer) -> i32 {
         if dataBuffer.is_null() {
             return Err(Error::invalid("argument dataBuffer is NULL"));
         }
-        let removed = BUFFERS
-            .lock()
-            .as_mut()
-            .is_some_and(|s| s.remove(&(dataBuffer as usize)));
-        if !removed {
-            return Err(Error::invalid(format!(
-                "dataBuffer {dataBuffer:p} is not a live aclDataBuffer (destroyed twice, or \
-                 not created by aclCreateDataBuffer)"
-            )));
-        }
-        // SAFETY: it was a live Box<DataBuffer> and is now out of the registry.
-        drop(unsafe { Box::from_raw(dataBuffer as *mut DataBuffer) });
+        BUFFERS.lock().remove(dataBuffer as u64, "dataBuffer")?;
         Ok(())
     })
 }
@@ -165,6 +142,7 @@ pub extern "C" fn aclGetDataBufferSizeV2(dataBuffer: *const DataBuffer) -> usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
 
     #[test]
     fn data_type_sizes() {

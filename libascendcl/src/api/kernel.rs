@@ -22,19 +22,20 @@
 //! AI-core threads sleep and survive `aclFinalize`, and a forked child makes new ones.
 
 use crate::ffi;
+use crate::globals::{AICORE_POOLS, LAST_LAUNCH_ERROR};
 use crate::runtime;
 use npu_emu::aicore::{soc_cores, AiCorePool, MAX_BLOCK_DIM};
 use npu_emu::codes::{
     ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID,
 };
 use npu_emu::config::LogLevel;
-pub use npu_emu::kernels::launch::{npuemu_block_fn, npuemu_gm_region};
-use npu_emu::kernels::launch::{Launch, Region};
+use npu_emu::kernels::launch::{device_memory, Launch, Region};
+pub use npu_emu::kernels::launch::{
+    npuemu_block_fn, npuemu_block_info, npuemu_gm_region, npuemu_mem_range,
+};
 use npu_emu::memory::is_canonical;
 use npu_emu::{Error, Result};
-use parking_lot::Mutex;
-use std::collections::HashMap;
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -46,21 +47,10 @@ pub struct npuemu_kernel_ptr_arg {
     pub value: *const c_void,
 }
 
-thread_local! {
-    /// The message of this thread's last failed `npuemu_kernel_launch`, for
-    /// [`npuemu_kernel_launch_async_error`].
-    static LAST_LAUNCH_ERROR: std::cell::RefCell<Option<String>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// The AI-core pools, by physical device.
-static POOLS: Mutex<Option<HashMap<u32, Arc<AiCorePool>>>> = Mutex::new(None);
-
 /// The pool of `physical`, with `cores` (the emulated SoC's, [`npu_emu::aicore::SocCores::launch_cores`]:
 /// the most blocks that run at once) when it is made.
 fn pool(physical: u32, cores: u32) -> Arc<AiCorePool> {
-    let mut g = POOLS.lock();
-    let map = g.get_or_insert_with(HashMap::new);
+    let mut map = AICORE_POOLS.lock();
     match map.get(&physical) {
         Some(p) if p.is_usable() && p.cores() == cores => p.clone(),
         _ => {
@@ -72,13 +62,14 @@ fn pool(physical: u32, cores: u32) -> Arc<AiCorePool> {
 }
 
 /// Run `launch` on the AI cores of physical device `physical` (on the stream's worker).
-fn execute(launch: &Launch, physical: u32) -> Result<()> {
+pub(crate) fn execute(launch: &Launch, physical: u32) -> Result<()> {
     let rt = runtime::get()?;
     launch.check(&rt.node)?;
     let cores = soc_cores(&rt.cfg.soc_name).launch_cores();
+    let devmem = device_memory(&rt.node);
     drop(rt);
     let start = std::time::Instant::now();
-    launch.run(&pool(physical, cores))?;
+    launch.run(&pool(physical, cores), devmem)?;
     // aclrtSetOpExecuteTimeOut*: a kernel that ran too long fails its stream.
     crate::api::sys_param::check_op_timeout(launch.kernel(), start.elapsed())
 }
@@ -90,18 +81,8 @@ unsafe fn c_str(p: *const c_char, arg: &str) -> Result<String> {
     Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn enqueue(
-    kernel: &str,
-    block_dim: u32,
-    stream: *mut c_void,
-    func: Option<npuemu_block_fn>,
-    args: *const c_void,
-    args_size: usize,
-    ptr_args: *const npuemu_kernel_ptr_arg,
-    n_ptr_args: usize,
-) -> Result<()> {
-    let func = func.ok_or_else(|| Error::invalid("the block function (fn) is NULL"))?;
+/// `blockDim` in 1..=65535.
+pub(crate) fn check_block_dim(block_dim: u32) -> Result<()> {
     if block_dim == 0 || block_dim > MAX_BLOCK_DIM {
         return Err(Error::new(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -110,27 +91,20 @@ unsafe fn enqueue(
             ),
         ));
     }
-    if args_size > 0 {
-        ffi::non_null(args, "args")?;
-    }
-    if n_ptr_args > 0 {
-        ffi::non_null(ptr_args, "ptr_args")?;
-    }
-    let rt = runtime::get()?;
-    let entry = rt.stream_entry(stream, "stream")?;
-    let mut regions = Vec::new();
-    for i in 0..n_ptr_args {
-        // SAFETY: n_ptr_args entries, checked non-null above.
-        let pa = unsafe { *ptr_args.add(i) };
-        let name = if pa.name.is_null() {
-            format!("#{i}")
-        } else {
-            // SAFETY: NUL-terminated parameter name from the generated code.
-            unsafe { CStr::from_ptr(pa.name) }
-                .to_string_lossy()
-                .into_owned()
-        };
-        let addr = pa.value as u64;
+    Ok(())
+}
+
+/// The regions of a launch on `entry`'s device: every non-null pointer argument `(name,
+/// value)` must lie in a live device allocation of that device; each becomes the whole
+/// allocation (one region per allocation, as several arguments may point into one).
+pub(crate) fn regions_of(
+    rt: &runtime::Runtime,
+    entry: &runtime::StreamEntry,
+    ptrs: &[(String, u64)],
+) -> Result<Vec<Region>> {
+    let mut regions: Vec<Region> = Vec::new();
+    for (name, addr) in ptrs {
+        let (name, addr) = (name.as_str(), *addr);
         if addr == 0 {
             continue;
         }
@@ -178,20 +152,30 @@ unsafe fn enqueue(
                 ),
             ));
         }
+        if regions.iter().any(|r| r.dev_addr() == a.addr) {
+            continue;
+        }
         let host = rt.node.check(a.addr, a.size, &format!("argument {name}"))?;
-        regions.push(Region::new(&name, a.addr, a.size, host));
+        regions.push(Region::new(name, a.addr, a.size, host));
     }
-    let args: &[u8] = if args_size > 0 {
-        // SAFETY: args_size readable bytes at args (non-null) by the launch contract.
-        unsafe { std::slice::from_raw_parts(args as *const u8, args_size) }
-    } else {
-        &[]
-    };
-    let launch = Launch::new(kernel, block_dim, func, args, regions);
+    Ok(regions)
+}
+
+/// Queue `launch` on `entry`'s stream; a failure at execution is logged when it happens.
+pub(crate) fn submit(entry: &runtime::StreamEntry, launch: Launch) -> Result<()> {
     let physical = entry.physical;
+    submit_task(entry, move || execute(&launch, physical))
+}
+
+/// Queue `task` (a launch run when the stream gets to it) on `entry`'s stream; its failure is
+/// logged when it happens.
+pub(crate) fn submit_task(
+    entry: &runtime::StreamEntry,
+    task: impl FnOnce() -> Result<()> + Send + 'static,
+) -> Result<()> {
     let label = entry.stream.label().to_string();
     entry.stream.enqueue(Box::new(move || {
-        let r = execute(&launch, physical);
+        let r = task();
         if let Err(e) = &r {
             runtime::log(
                 LogLevel::Error,
@@ -200,6 +184,51 @@ unsafe fn enqueue(
         }
         r
     }))
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn enqueue(
+    kernel: &str,
+    block_dim: u32,
+    stream: *mut c_void,
+    func: Option<npuemu_block_fn>,
+    args: *const c_void,
+    args_size: usize,
+    ptr_args: *const npuemu_kernel_ptr_arg,
+    n_ptr_args: usize,
+) -> Result<()> {
+    let func = func.ok_or_else(|| Error::invalid("the block function (fn) is NULL"))?;
+    check_block_dim(block_dim)?;
+    if args_size > 0 {
+        ffi::non_null(args, "args")?;
+    }
+    if n_ptr_args > 0 {
+        ffi::non_null(ptr_args, "ptr_args")?;
+    }
+    let rt = runtime::get()?;
+    let entry = rt.stream_entry(stream, "stream")?;
+    let mut ptrs = Vec::with_capacity(n_ptr_args);
+    for i in 0..n_ptr_args {
+        // SAFETY: n_ptr_args entries, checked non-null above.
+        let pa = unsafe { *ptr_args.add(i) };
+        let name = if pa.name.is_null() {
+            format!("#{i}")
+        } else {
+            // SAFETY: NUL-terminated parameter name from the generated code.
+            unsafe { CStr::from_ptr(pa.name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        ptrs.push((name, pa.value as u64));
+    }
+    let regions = regions_of(&rt, &entry, &ptrs)?;
+    let args: &[u8] = if args_size > 0 {
+        // SAFETY: args_size readable bytes at args (non-null) by the launch contract.
+        unsafe { std::slice::from_raw_parts(args as *const u8, args_size) }
+    } else {
+        &[]
+    };
+    submit(&entry, Launch::new(kernel, block_dim, func, args, regions))
 }
 
 /// `uint32_t npuemu_kernel_launch(const char *kernel_name, uint32_t block_dim, void *stream,
@@ -224,6 +253,7 @@ pub unsafe extern "C" fn npuemu_kernel_launch(
         // SAFETY: C strings and arrays from the generated launch function.
         let kernel = unsafe { c_str(kernel_name, "kernel_name") }?;
         who = format!("aclrtlaunch_{kernel}");
+        // SAFETY: as above: the generated launch function passes its arguments as `enqueue` documents.
         unsafe {
             enqueue(
                 &kernel, block_dim, stream, func, args, args_size, ptr_args, n_ptr_args,
@@ -316,4 +346,77 @@ pub unsafe extern "C" fn npuemu_kernel_launch_async_error(
             .stream
             .enqueue(Box::new(move || Err(Error::new(code, msg))));
     }));
+}
+
+/// `int npuemu_gemm_f32(uint32_t m, uint32_t n, uint32_t k, const float *a, uint32_t lda, const
+/// float *b, uint32_t ldb, float *c, uint32_t ldc)`: the cube unit's `C += A × B` (row-major,
+/// leading dimensions in elements) for `Mmad` and the `Matmul` API of the kernel headers
+/// ([`npu_emu::cube::gemm_f32`]). Returns 0, or 1 when a pointer is NULL with a non-empty shape.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn npuemu_gemm_f32(
+    m: u32,
+    n: u32,
+    k: u32,
+    a: *const f32,
+    lda: u32,
+    b: *const f32,
+    ldb: u32,
+    c: *mut f32,
+    ldc: u32,
+) -> c_int {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    if m == 0 || n == 0 || k == 0 {
+        return 0;
+    }
+    if a.is_null()
+        || b.is_null()
+        || c.is_null()
+        || (lda as usize) < k
+        || (ldb as usize) < n
+        || (ldc as usize) < n
+    {
+        return 1;
+    }
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the caller (the kernel headers) passes matrices of these shapes and leading
+        // dimensions; checked non-null above.
+        let (a, b, c) = unsafe {
+            (
+                std::slice::from_raw_parts(a, (m - 1) * lda as usize + k),
+                std::slice::from_raw_parts(b, (k - 1) * ldb as usize + n),
+                std::slice::from_raw_parts_mut(c, (m - 1) * ldc as usize + n),
+            )
+        };
+        npu_emu::cube::gemm_f32(m, n, k, a, lda as usize, b, ldb as usize, c, ldc as usize);
+    }));
+    if r.is_ok() {
+        0
+    } else {
+        1
+    }
+}
+
+/// `int npuemu_f16_to_f32(const uint16_t *src, float *dst, uint64_t n)`: `n` IEEE binary16 values
+/// to float (exact), with the CPU's conversion instructions when it has them (the `half` crate
+/// detects F16C at run time; [`npu_emu::cube::f16_to_f32`]). For the kernel headers' staging copies of fp16 matrices (Matmul).
+/// Returns 0, or 1 when a pointer is NULL with n > 0.
+#[no_mangle]
+pub unsafe extern "C" fn npuemu_f16_to_f32(src: *const u16, dst: *mut f32, n: u64) -> c_int {
+    if n == 0 {
+        return 0;
+    }
+    if src.is_null() || dst.is_null() {
+        return 1;
+    }
+    // SAFETY: the caller passes n readable halves at src and n writable floats at dst, not
+    // overlapping (the kernel headers' operand and staging buffers); checked non-null above.
+    let (s, d) = unsafe {
+        (
+            std::slice::from_raw_parts(src, n as usize),
+            std::slice::from_raw_parts_mut(dst, n as usize),
+        )
+    };
+    npu_emu::cube::f16_to_f32(s, d);
+    0
 }

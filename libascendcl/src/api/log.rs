@@ -210,6 +210,7 @@ fn emit(
         let bytes = if fmt.is_null() {
             &[][..]
         } else {
+            // SAFETY: as above: non-NULL here.
             unsafe { CStr::from_ptr(fmt) }.to_bytes()
         };
         parse(bytes).and_then(|p| render(&p, &va))

@@ -12,6 +12,7 @@ pub mod fallback;
 pub mod helpers;
 pub mod init;
 pub mod kernel;
+pub mod kernel_bin;
 pub mod log;
 pub mod memory;
 pub mod op;

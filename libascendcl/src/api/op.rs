@@ -46,13 +46,14 @@
 use crate::api::helpers::{with_live, DataBuffer};
 use crate::api::tensor_desc::{format_text, snapshot, TensorDesc};
 use crate::ffi::{boundary, boundary_value, non_null};
+use crate::globals::ATTRS;
 use crate::runtime;
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
 use npu_emu::formats::{self, C0Rule};
 use npu_emu::kernels::{self, cast, Operand};
 use npu_emu::Error;
-use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashSet};
+use npu_emu_ffi::handles::HandleKind;
+use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void, CStr};
 
 const ACL_ERROR_OP_INPUT_NOT_MATCH: i32 = 100021;
@@ -103,35 +104,23 @@ pub struct OpAttr {
     pub values: BTreeMap<String, AttrValue>,
 }
 
-/// Live attribute sets.
-static ATTRS: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+/// What an `aclopAttr *` is: a handle of [`ATTRS`].
+pub static ATTR: HandleKind = HandleKind::new(*b"OA", "aclopAttr", "aclopCreateAttr");
 
 fn with_attr<T>(
     attr: *const OpAttr,
     f: impl FnOnce(&mut OpAttr) -> Result<T, Error>,
 ) -> Result<T, Error> {
     non_null(attr, "attr")?;
-    let live = ATTRS.lock();
-    if !live.as_ref().is_some_and(|s| s.contains(&(attr as usize))) {
-        return Err(Error::invalid(format!(
-            "attr {attr:p} is not a live aclopAttr (already destroyed, or not created by \
-             aclopCreateAttr)"
-        )));
-    }
-    // SAFETY: a live Box<OpAttr>; the registry stays locked during `f`.
-    f(unsafe { &mut *(attr as *mut OpAttr) })
+    let mut live = ATTRS.lock();
+    f(live.get_mut(attr as u64, "attr")?)
 }
 
 /// `aclopAttr *aclopCreateAttr(void)`
 #[no_mangle]
 pub extern "C" fn aclopCreateAttr() -> *mut OpAttr {
     boundary_value("aclopCreateAttr", std::ptr::null_mut(), || {
-        let p = Box::into_raw(Box::<OpAttr>::default());
-        ATTRS
-            .lock()
-            .get_or_insert_with(HashSet::new)
-            .insert(p as usize);
-        Ok(p)
+        Ok(ATTRS.lock().insert(OpAttr::default()) as *mut OpAttr)
     })
 }
 
@@ -143,18 +132,7 @@ pub extern "C" fn aclopDestroyAttr(attr: *const OpAttr) {
         if attr.is_null() {
             return Ok(());
         }
-        let removed = ATTRS
-            .lock()
-            .as_mut()
-            .is_some_and(|s| s.remove(&(attr as usize)));
-        if !removed {
-            return Err(Error::invalid(format!(
-                "attr {attr:p} is not a live aclopAttr (destroyed twice, or not created by \
-                 aclopCreateAttr)"
-            )));
-        }
-        // SAFETY: it was a live Box<OpAttr> and is out of the registry now.
-        drop(unsafe { Box::from_raw(attr as *mut OpAttr) });
+        ATTRS.lock().remove(attr as u64, "attr")?;
         Ok(())
     })
 }

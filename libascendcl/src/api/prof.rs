@@ -17,22 +17,20 @@
 //! session runs.
 
 use crate::ffi::{boundary, boundary_value};
+use crate::globals::{COUNTING, PROF};
 use npu_emu::codes::{
     ACL_ERROR_PROF_ALREADY_RUN, ACL_ERROR_PROF_NOT_RUN, ACL_ERROR_REPEAT_INITIALIZE,
     ACL_ERROR_WRITE_FILE,
 };
 use npu_emu::Error;
-use parking_lot::Mutex;
+use npu_emu_ffi::handles::{HandleKind, HandleTable};
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Longest `profilerResultPath` CANN accepts.
 pub const MAX_PATH: usize = 4096;
-
-/// Whether a session is running (fast path of [`count`]).
-static COUNTING: AtomicBool = AtomicBool::new(false);
 
 /// The object behind an `aclprofConfig *`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,8 +40,8 @@ pub struct ProfConfig {
     pub data_type_config: u64,
 }
 
-#[derive(Default)]
-struct Prof {
+/// The profiler's state: the result directory, sessions, live configs, call counts.
+pub struct Prof {
     /// Result directory from `aclprofInit`.
     dir: Option<PathBuf>,
     /// Running sessions: config handle → start time. Sessions on different devices may
@@ -52,13 +50,28 @@ struct Prof {
     /// Seconds counted over finished sessions.
     elapsed: f64,
     sessions: u32,
-    configs: HashSet<usize>,
+    configs: HandleTable<ProfConfig>,
     /// Configs used by sessions (for the summary).
     used: Vec<ProfConfig>,
     counts: BTreeMap<&'static str, u64>,
 }
 
-static PROF: Mutex<Option<Prof>> = Mutex::new(None);
+/// What an `aclprofConfig *` is: a handle of [`Prof`]'s table.
+pub static CONFIG: HandleKind = HandleKind::new(*b"PC", "aclprofConfig", "aclprofCreateConfig");
+
+impl Default for Prof {
+    fn default() -> Prof {
+        Prof {
+            dir: None,
+            running: Vec::new(),
+            elapsed: 0.0,
+            sessions: 0,
+            configs: HandleTable::new(&CONFIG),
+            used: Vec::new(),
+            counts: BTreeMap::new(),
+        }
+    }
+}
 
 /// Count one call of `name` if a profiling session is running. Cheap when none is. The
 /// profiler's own `aclprof*` control calls are not counted.
@@ -98,6 +111,7 @@ pub unsafe extern "C" fn aclprofInit(
         // SAFETY: a C string of at most `length` bytes; strnlen stops at its NUL, so a
         // `length` larger than the string never reads past it.
         let n = unsafe { libc::strnlen(profilerResultPath, length) };
+        // SAFETY: strnlen found `n` readable bytes before the NUL (or `length`).
         let bytes = unsafe { std::slice::from_raw_parts(profilerResultPath as *const u8, n) };
         if bytes.is_empty() {
             return Err(Error::invalid("profilerResultPath is an empty string"));
@@ -125,7 +139,7 @@ pub unsafe extern "C" fn aclprofInit(
         }
         let p = g.get_or_insert_with(Prof::default);
         *p = Prof {
-            configs: std::mem::take(&mut p.configs),
+            configs: std::mem::replace(&mut p.configs, HandleTable::new(&CONFIG)),
             ..Prof::default()
         };
         p.dir = Some(dir);
@@ -170,31 +184,22 @@ pub unsafe extern "C" fn aclprofCreateConfig(
                 "deviceIdList names device {d} twice"
             )));
         }
-        let p = Box::into_raw(Box::new(ProfConfig {
+        let cfg = ProfConfig {
             devices,
             aicore_metrics: aicoreMetrics,
             data_type_config: dataTypeConfig,
-        }));
-        PROF.lock()
+        };
+        let h = PROF
+            .lock()
             .get_or_insert_with(Prof::default)
             .configs
-            .insert(p as usize);
-        Ok(p)
+            .insert(cfg);
+        Ok(h as *mut ProfConfig)
     })
 }
 
 fn live_config(p: &Prof, cfg: *const ProfConfig) -> Result<ProfConfig, Error> {
-    if cfg.is_null() {
-        return Err(Error::invalid("argument profilerConfig is NULL"));
-    }
-    if !p.configs.contains(&(cfg as usize)) {
-        return Err(Error::invalid(format!(
-            "profilerConfig {cfg:p} is not a live aclprofConfig (destroyed, or not created by \
-             aclprofCreateConfig)"
-        )));
-    }
-    // SAFETY: live config created by aclprofCreateConfig; the registry lock is held.
-    Ok(unsafe { (*cfg).clone() })
+    Ok(p.configs.get(cfg as u64, "profilerConfig")?.clone())
 }
 
 /// `aclprofDestroyConfig`.
@@ -209,9 +214,7 @@ pub unsafe extern "C" fn aclprofDestroyConfig(profilerConfig: *const ProfConfig)
                 "profilerConfig is in use by a running session: call aclprofStop first",
             ));
         }
-        p.configs.remove(&(profilerConfig as usize));
-        // SAFETY: created by aclprofCreateConfig, now out of the registry.
-        drop(unsafe { Box::from_raw(profilerConfig as *mut ProfConfig) });
+        p.configs.remove(profilerConfig as u64, "profilerConfig")?;
         Ok(())
     })
 }
@@ -233,8 +236,10 @@ pub unsafe extern "C" fn aclprofStart(profilerConfig: *const ProfConfig) -> i32 
             ));
         }
         for (c, _) in &p.running {
-            // SAFETY: running configs are live (destroy refuses them).
-            let other = unsafe { &*(*c as *const ProfConfig) };
+            // Running configs are live (destroy refuses them).
+            let Some(other) = p.configs.peek(*c as u64) else {
+                continue;
+            };
             if let Some(d) = cfg.devices.iter().find(|d| other.devices.contains(d)) {
                 return Err(Error::new(
                     ACL_ERROR_PROF_ALREADY_RUN,
@@ -343,7 +348,7 @@ pub extern "C" fn aclprofFinalize() -> i32 {
                 format!("cannot write {}: {e}", file.display()),
             )
         })?;
-        let configs = std::mem::take(&mut p.configs);
+        let configs = std::mem::replace(&mut p.configs, HandleTable::new(&CONFIG));
         *p = Prof {
             configs,
             ..Prof::default()

@@ -6,11 +6,15 @@
 //! `libruntime.so` and `libprofapi.so`, which export them; npu-emu exports them from
 //! `libascendcl.so` itself (the same load, one library fewer).
 //!
-//! - `rtGetC2cCtrlAddr`, `rtKernelLaunch`, `rtDevBinaryRegister`, `rtFunctionRegister`
-//!   return `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` (207000, the code CANN's runtime returns for
-//!   a feature the device lacks): npu-emu runs Ascend C kernels through `aclrtLaunchKernel`
-//!   and the `<<<>>>`/`ACLRT_LAUNCH_KERNEL` launch, not registered device binaries, and has
-//!   no chip-to-chip control space.
+//! - `rtDevBinaryRegister`, `rtFunctionRegister`, `rtKernelLaunch` (and
+//!   `rtDevBinaryUnRegister`) are the older launch path of registered kernel binaries: the
+//!   binary is npu-emu's (`ascendc_fatbin_library`, given as bytes), a stub address stands for
+//!   one of its kernels, and a launch takes the argument block from host memory, in stream
+//!   order (`api/kernel_bin.rs`). A device object of CANN's compiler is refused with
+//!   `ACL_ERROR_INVALID_FILE` saying so.
+//! - `rtGetC2cCtrlAddr` returns `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` (207000, the code CANN's
+//!   runtime returns for a feature the device lacks): the emulated SoC has no chip-to-chip
+//!   control space.
 //! - `MsprofReportApi`, `MsprofReportCompactInfo`, `MsprofReportAdditionalInfo` and
 //!   `MsprofRegisterCallback` return `MSPROF_ERROR_UNINITIALIZE` (6): npu-emu has no msprof
 //!   collector to report to or to drive a callback (`aclprof*` is the profiling it has).
@@ -20,7 +24,7 @@
 //! Each failing function records a message for `aclGetRecentErrMsg` and logs a warning the
 //! first time it is called.
 
-use crate::api::errors;
+use crate::api::{errors, kernel_bin};
 use npu_emu::codes::ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
 use npu_emu::config::LogLevel;
 use npu_emu::Error;
@@ -68,48 +72,57 @@ pub unsafe extern "C" fn rtGetC2cCtrlAddr(_addr: *mut u64, _len: *mut u32) -> i3
 }
 
 /// `rtError_t rtKernelLaunch(const void *stubFunc, uint32_t blockDim, void *args, uint32_t
-/// argsSize, rtSmDesc_t *smDesc, rtStream_t stream)`
+/// argsSize, rtSmDesc_t *smDesc, rtStream_t stream)`: the kernel bound to `stubFunc`
+/// (`rtFunctionRegister`), its argument block in host memory (copied now), in stream order
+/// ([`kernel_bin::rt_kernel_launch`]).
 #[no_mangle]
 pub unsafe extern "C" fn rtKernelLaunch(
-    _stubFunc: *const c_void,
-    _blockDim: u32,
-    _args: *mut c_void,
-    _argsSize: u32,
-    _smDesc: *mut c_void,
-    _stream: *mut c_void,
+    stubFunc: *const c_void,
+    blockDim: u32,
+    args: *mut c_void,
+    argsSize: u32,
+    smDesc: *mut c_void,
+    stream: *mut c_void,
 ) -> i32 {
-    rt_not_supported(
-        "rtKernelLaunch",
-        "kernels of registered device binaries cannot run; launch Ascend C kernels with aclrtLaunchKernel or <<<>>>",
-    )
+    errors::boundary("rtKernelLaunch", || unsafe {
+        // SAFETY: the caller's pointers, as rtKernelLaunch documents them.
+        kernel_bin::rt_kernel_launch(stubFunc, blockDim, args, argsSize, smDesc, stream)
+    })
 }
 
-/// `rtError_t rtDevBinaryRegister(const rtDevBinary_t *bin, void **handle)`
+/// `rtError_t rtDevBinaryRegister(const rtDevBinary_t *bin, void **handle)`: a kernel binary
+/// of npu-emu (`ascendc_fatbin_library` output) given as bytes ([`kernel_bin::rt_dev_binary_register`]).
 #[no_mangle]
-pub unsafe extern "C" fn rtDevBinaryRegister(
-    _bin: *const c_void,
-    _handle: *mut *mut c_void,
-) -> i32 {
-    rt_not_supported(
-        "rtDevBinaryRegister",
-        "device binaries (AI Core ELF) cannot be loaded; build Ascend C kernels for the CPU with npu-emu's ascendc_library",
-    )
+pub unsafe extern "C" fn rtDevBinaryRegister(bin: *const c_void, handle: *mut *mut c_void) -> i32 {
+    errors::boundary("rtDevBinaryRegister", || unsafe {
+        // SAFETY: the caller's rtDevBinary_t and handle pointer.
+        kernel_bin::rt_dev_binary_register(bin, handle)
+    })
+}
+
+/// `rtError_t rtDevBinaryUnRegister(void *handle)`: the binary and the stubs bound to it go.
+#[no_mangle]
+pub unsafe extern "C" fn rtDevBinaryUnRegister(handle: *mut c_void) -> i32 {
+    errors::boundary("rtDevBinaryUnRegister", || {
+        kernel_bin::rt_dev_binary_unregister(handle)
+    })
 }
 
 /// `rtError_t rtFunctionRegister(void *binHandle, const void *stubFunc, const char *stubName,
-/// const void *devFunc, uint32_t funcMode)`
+/// const void *devFunc, uint32_t funcMode)`: `stubFunc` stands for the kernel named by
+/// `devFunc` (or `stubName`) ([`kernel_bin::rt_function_register`]).
 #[no_mangle]
 pub unsafe extern "C" fn rtFunctionRegister(
-    _binHandle: *mut c_void,
-    _stubFunc: *const c_void,
-    _stubName: *const c_char,
-    _devFunc: *const c_void,
-    _funcMode: u32,
+    binHandle: *mut c_void,
+    stubFunc: *const c_void,
+    stubName: *const c_char,
+    devFunc: *const c_void,
+    funcMode: u32,
 ) -> i32 {
-    rt_not_supported(
-        "rtFunctionRegister",
-        "device binaries cannot be registered (see rtDevBinaryRegister)",
-    )
+    errors::boundary("rtFunctionRegister", || unsafe {
+        // SAFETY: the caller's handle and NUL-terminated names.
+        kernel_bin::rt_function_register(binHandle, stubFunc, stubName, devFunc, funcMode)
+    })
 }
 
 /// `int32_t MsprofRegisterCallback(uint32_t moduleId, ProfCommandHandle handle)`

@@ -122,6 +122,7 @@ unsafe fn read_uint(attrValue: *const c_void, valueSize: usize, attr: &str) -> R
     match valueSize {
         // SAFETY: caller promised valueSize readable bytes.
         4 => Ok(unsafe { (attrValue as *const u32).read_unaligned() } as u64),
+        // SAFETY: as above.
         8 => Ok(unsafe { (attrValue as *const u64).read_unaligned() }),
         n => Err(Error::invalid(format!(
             "valueSize = {n} is invalid for {attr}: expected 4 or 8"
@@ -154,13 +155,17 @@ pub unsafe extern "C" fn aclrtSetStreamConfigOpt(
                 // SAFETY: checked size.
                 h.workptr = unsafe { (attrValue as *const *mut c_void).read_unaligned() };
             }
+            // SAFETY: `attrValue` is non-NULL with `valueSize` readable bytes (the ACL
+            // contract); read_uint reads no more than that (here and in the next two arms).
             1 => h.workSize = unsafe { read_uint(attrValue, valueSize, "ACL_RT_STREAM_WORK_SIZE") }? as usize,
             2 => {
+                // SAFETY: as above.
                 let f = unsafe { read_uint(attrValue, valueSize, "ACL_RT_STREAM_FLAG") }?;
                 check_config(0, f)?;
                 h.flag = f as usize;
             }
             3 => {
+                // SAFETY: as above.
                 let p = unsafe { read_uint(attrValue, valueSize, "ACL_RT_STREAM_PRIORITY") }?;
                 check_config(u32::try_from(p).unwrap_or(u32::MAX), 0)?;
                 h.priority = p as u32;
@@ -412,6 +417,7 @@ pub unsafe extern "C" fn aclrtSetStreamAttribute(
         let v = unsafe { &*value };
         match stmAttrType {
             1 => {
+                // SAFETY: the caller's union: the member named by `stmAttrType` is the one it set.
                 let m = match unsafe { v.failureMode } {
                     0 => FailureMode::Continue,
                     1 => FailureMode::Stop,
@@ -425,6 +431,7 @@ pub unsafe extern "C" fn aclrtSetStreamAttribute(
                 e.stream.set_failure_mode(m);
             }
             3 => e.tag.store(
+                // SAFETY: as above.
                 unsafe { v.userCustomTag },
                 std::sync::atomic::Ordering::SeqCst,
             ),

@@ -26,12 +26,12 @@
 
 use crate::api::helpers::data_type_size;
 use crate::ffi::{boundary, boundary_value, non_null, out};
+use crate::globals::DESCS;
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
 use npu_emu::config::LogLevel;
 use npu_emu::formats::{self, C0Rule};
 use npu_emu::Error;
-use parking_lot::Mutex;
-use std::collections::HashSet;
+use npu_emu_ffi::handles::HandleKind;
 use std::ffi::{c_char, c_void, CStr, CString};
 
 /// `ACL_FORMAT_UNDEFINED`.
@@ -137,8 +137,12 @@ pub fn format_text(f: i32) -> String {
     }
 }
 
-/// Live descriptors (addresses of boxed [`TensorDesc`]s).
-static DESCS: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+/// What an `aclTensorDesc *` is: a handle of [`DESCS`].
+pub static DESC: HandleKind = HandleKind::new(
+    *b"TD",
+    "aclTensorDesc",
+    "aclCreateTensorDesc / aclTransTensorDescFormat",
+);
 
 /// Run `f` on a live descriptor; NULL or dead pointers are `ACL_ERROR_INVALID_PARAM` naming
 /// `arg`. The registry lock is held meanwhile, so no destroy can free it under `f`.
@@ -147,18 +151,9 @@ pub fn with_desc<T>(
     arg: &str,
     f: impl FnOnce(&mut TensorDesc) -> Result<T, Error>,
 ) -> Result<T, Error> {
-    if desc.is_null() {
-        return Err(Error::invalid(format!("argument {arg} is NULL")));
-    }
-    let live = DESCS.lock();
-    if !live.as_ref().is_some_and(|s| s.contains(&(desc as usize))) {
-        return Err(Error::invalid(format!(
-            "{arg} {desc:p} is not a live aclTensorDesc (already destroyed, or not created by \
-             aclCreateTensorDesc / aclTransTensorDescFormat)"
-        )));
-    }
-    // SAFETY: a live Box<TensorDesc> of the registry, which stays locked during `f`.
-    f(unsafe { &mut *(desc as *mut TensorDesc) })
+    non_null(desc, arg)?;
+    let mut live = DESCS.lock();
+    f(live.get_mut(desc as u64, arg)?)
 }
 
 /// A copy of a live descriptor.
@@ -167,12 +162,7 @@ pub fn snapshot(desc: *const TensorDesc, arg: &str) -> Result<TensorDesc, Error>
 }
 
 fn register(d: TensorDesc) -> *mut TensorDesc {
-    let p = Box::into_raw(Box::new(d));
-    DESCS
-        .lock()
-        .get_or_insert_with(HashSet::new)
-        .insert(p as usize);
-    p
+    DESCS.lock().insert(d) as *mut TensorDesc
 }
 
 /// Read `num` dims from a C array (`numDims > 0` needs a non-NULL `dims`).
@@ -225,18 +215,7 @@ pub extern "C" fn aclDestroyTensorDesc(desc: *const TensorDesc) {
         if desc.is_null() {
             return Ok(());
         }
-        let removed = DESCS
-            .lock()
-            .as_mut()
-            .is_some_and(|s| s.remove(&(desc as usize)));
-        if !removed {
-            return Err(Error::invalid(format!(
-                "desc {desc:p} is not a live aclTensorDesc (destroyed twice, or not created by \
-                 aclCreateTensorDesc / aclTransTensorDescFormat)"
-            )));
-        }
-        // SAFETY: it was a live Box<TensorDesc> and is out of the registry now.
-        drop(unsafe { Box::from_raw(desc as *mut TensorDesc) });
+        DESCS.lock().remove(desc as u64, "desc")?;
         Ok(())
     })
 }

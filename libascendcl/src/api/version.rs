@@ -144,6 +144,7 @@ unsafe fn pkg(pkgName: *const c_char) -> Result<String> {
 pub unsafe extern "C" fn aclsysGetVersionStr(pkgName: *mut c_char, versionStr: *mut c_char) -> i32 {
     errors::boundary_quiet("aclsysGetVersionStr", &[ACL_ERROR_INVALID_FILE], || {
         ffi::non_null(versionStr, "versionStr")?;
+        // SAFETY: `pkgName` is NULL or the caller's NUL-terminated string (the ACL contract).
         unsafe { pkg(pkgName) }?;
         let bytes = CANN_VERSION.as_bytes();
         // SAFETY: caller provides ACL_PKG_VERSION_MAX_SIZE bytes.
@@ -160,6 +161,7 @@ pub unsafe extern "C" fn aclsysGetVersionStr(pkgName: *mut c_char, versionStr: *
 pub unsafe extern "C" fn aclsysGetVersionNum(pkgName: *mut c_char, versionNum: *mut i32) -> i32 {
     errors::boundary_quiet("aclsysGetVersionNum", &[ACL_ERROR_INVALID_FILE], || {
         ffi::non_null(versionNum, "versionNum")?;
+        // SAFETY: as above.
         unsafe { pkg(pkgName) }?;
         out(versionNum, "versionNum", CANN_VERSION_NUM)
     })

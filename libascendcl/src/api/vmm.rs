@@ -140,34 +140,20 @@ pub unsafe extern "C" fn aclrtMallocPhysical(
         let rt = get()?;
         let (phys, p) = check_prop(&rt, prop)?;
         let info = rt.node.alloc_physical(phys, size as u64)?;
-        rt.mem.handles.lock().insert(
-            info.id,
-            VmmHandle {
-                id: info.id,
-                device: phys,
-                logical: p.location_id as i32,
-                size: info.size,
-                mem_attr: p.mem_attr,
-            },
-        );
-        out(handle, "handle", info.id as *mut c_void)
+        let h = rt.mem.handles.lock().insert(VmmHandle {
+            id: info.id,
+            device: phys,
+            logical: p.location_id as i32,
+            size: info.size,
+            mem_attr: p.mem_attr,
+        });
+        out(handle, "handle", h as *mut c_void)
     })
 }
 
 /// The handle behind a C `aclrtDrvMemHandle`.
 fn live_handle(rt: &Runtime, handle: *mut c_void) -> Result<VmmHandle> {
-    non_null(handle, "handle")?;
-    rt.mem
-        .handles
-        .lock()
-        .get(&(handle as u64))
-        .copied()
-        .ok_or_else(|| {
-            Error::invalid(format!(
-                "handle {handle:p} is not a live physical allocation of this process (already \
-             freed, or not returned by aclrtMallocPhysical)"
-            ))
-        })
+    Ok(*rt.mem.handles.lock().get(handle as u64, "handle")?)
 }
 
 /// `aclrtFreePhysical`: the handle must not be mapped anywhere.
@@ -177,7 +163,7 @@ pub unsafe extern "C" fn aclrtFreePhysical(handle: *mut c_void) -> i32 {
         let rt = get()?;
         let h = live_handle(&rt, handle)?;
         rt.node.free_physical(h.id)?;
-        rt.mem.handles.lock().remove(&h.id);
+        rt.mem.handles.lock().remove(handle as u64, "handle")?;
         Ok(())
     })
 }

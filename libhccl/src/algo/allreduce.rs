@@ -21,6 +21,7 @@ fn reduce_slice(c: &Coll, op: &Op, dsts_ranks: &[u32]) -> HResult<()> {
     for &p in dsts_ranks {
         dsts.push(c.recv_of(p, off, len)?);
     }
+    // SAFETY: `send_of`/`recv_of` checked every range against the buffer its rank published and gave host pointers valid for `len` bytes each, of the operation's dtype.
     with_scratch(super::nt_for(c.c, op), |s| unsafe {
         kernel(op.dt, op.redop, &srcs, &dsts, (b - a) as usize, s)
     });

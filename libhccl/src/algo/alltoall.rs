@@ -12,6 +12,7 @@ pub fn all_to_all(c: &Coll, op: &Op) -> HResult<()> {
     for p in 0..cc.n {
         let src = c.send_of(p, cc.rank as u64 * bytes, bytes)?;
         let dst = c.recv_of(cc.rank, p as u64 * bytes, bytes)?;
+        // SAFETY: `send_of`/`recv_of` checked both ranges against the buffers their ranks published and gave host pointers valid for `bytes` bytes.
         unsafe { copy_nt(src, dst, bytes as usize, nt) };
     }
     Ok(())
@@ -40,6 +41,7 @@ pub fn all_to_all_v(c: &Coll, op: &Op) -> HResult<()> {
         let bytes = prow[0] * es;
         let src = c.send_of(p, prow[1] * es, bytes)?;
         let dst = c.recv_of(cc.rank, mine[3] * er, bytes)?;
+        // SAFETY: as above: both pointers are valid for `bytes` bytes.
         unsafe { copy_nt(src, dst, bytes as usize, nt) };
     }
     Ok(())
@@ -59,6 +61,7 @@ pub fn all_to_all_vc(c: &Coll, op: &Op) -> HResult<()> {
         let bytes = cnt * e;
         let src = c.send_of(p as u32, sdispl * e, bytes)?;
         let dst = c.recv_of(cc.rank, rdispl * e, bytes)?;
+        // SAFETY: as above: both pointers are valid for `bytes` bytes.
         unsafe { copy_nt(src, dst, bytes as usize, nt) };
         rdispl += cnt;
     }

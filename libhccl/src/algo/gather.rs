@@ -26,6 +26,7 @@ pub fn all_gather(c: &Coll, op: &Op) -> HResult<()> {
     for p in 0..cc.n {
         dsts.push(c.recv_of(p, cc.rank as u64 * bytes, bytes)?);
     }
+    // SAFETY: `send_of`/`recv_of` checked every range against the buffer its rank published and gave host pointers valid for `bytes` bytes each.
     unsafe { fan_out(src, &dsts, bytes, super::nt_for(c.c, op)) };
     Ok(())
 }
@@ -41,6 +42,7 @@ pub fn all_gather_v(c: &Coll, op: &Op) -> HResult<()> {
         let row = c.row(p, cc.rank);
         dsts.push(c.recv_of(p, row[3] * e, bytes)?);
     }
+    // SAFETY: as above: every pointer is valid for `bytes` bytes.
     unsafe { fan_out(src, &dsts, bytes, super::nt_for(c.c, op)) };
     Ok(())
 }
@@ -59,6 +61,7 @@ pub fn broadcast(c: &Coll, op: &Op) -> HResult<()> {
     for p in (0..cc.n).filter(|&p| p != op.root) {
         dsts.push(c.send_of(p, off, len)?);
     }
+    // SAFETY: as above: every pointer is valid for `len` bytes.
     unsafe { fan_out(src, &dsts, len, super::nt_for(c.c, op)) };
     Ok(())
 }
@@ -69,6 +72,7 @@ pub fn scatter(c: &Coll, op: &Op) -> HResult<()> {
     let bytes = op.count * op.dt.size() as u64;
     let src = c.send_of(op.root, cc.rank as u64 * bytes, bytes)?;
     let dst = c.recv_of(cc.rank, 0, bytes)?;
+    // SAFETY: as above: both pointers are valid for `bytes` bytes.
     unsafe { copy(src, dst, bytes as usize) };
     Ok(())
 }

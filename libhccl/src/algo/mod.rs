@@ -19,12 +19,11 @@ pub mod select;
 pub mod small;
 
 use crate::comm::CommInner;
-use crate::errors::{code_name, panic_text, HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_TIMEOUT};
+use crate::errors::{code_name, HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_TIMEOUT};
 use crate::fingerprint::{op_name, opcode, Dtype, RedOp};
 use crate::history::Status;
 use crate::reduce::Scratch;
 use npu_emu::rtapi::{RtPhys, RtTask};
-use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -115,14 +114,10 @@ struct OpTask {
     hist: u64,
 }
 
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
 /// Run `f` with this thread's reduction scratch buffers; results are written with
 /// non-temporal stores when `nt`.
 pub fn with_scratch<R>(nt: bool, f: impl FnOnce(&mut Scratch) -> R) -> R {
-    SCRATCH.with(|s| {
+    crate::globals::SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
         s.nt = nt;
         f(&mut s)
@@ -191,7 +186,7 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
     let c = &t.comm;
     c.history.set(t.hist, Status::Running);
     let start = Instant::now();
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let r = npu_emu_ffi::boundary::catch(|| {
         if t.op.seq != 0 {
             c.wait_turn(t.op.seq, start)?;
         }
@@ -200,14 +195,13 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
             c.finish_turn(t.op.seq);
         }
         r
-    }));
-    let r = match r {
-        Ok(r) => r,
-        Err(p) => Err(HcclError::new(
+    })
+    .unwrap_or_else(|p| {
+        Err(HcclError::new(
             HCCL_E_INTERNAL,
-            format!("internal error: {}", panic_text(&p)),
-        )),
-    };
+            format!("internal error: {p}"),
+        ))
+    });
     match r {
         Ok(()) => {
             c.history.set(

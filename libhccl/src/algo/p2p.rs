@@ -45,10 +45,7 @@ fn wait_word(
             if id.failed_seq.load(Ordering::Acquire) != 0 {
                 return Err(Why::Failed);
             }
-            if !shm::alive(
-                id.pid.load(Ordering::Relaxed),
-                id.start_time.load(Ordering::Relaxed),
-            ) {
+            if !id.alive() {
                 return Err(Why::Dead);
             }
             if id.state.load(Ordering::Acquire) == shm::STATE_DESTROYED {
@@ -176,6 +173,7 @@ fn do_send(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
             offset: e.offset.load(Ordering::Relaxed),
         };
         let dst = c.rt.host(dphys, bytes)?;
+        // SAFETY: the runtime gave host pointers to `bytes` bytes of the sender's checked send buffer and of the range the receiver posted (checked against its live allocations when it posted).
         unsafe { copy(src, dst, bytes as usize) };
     }
     e.status.store(0, Ordering::Relaxed);

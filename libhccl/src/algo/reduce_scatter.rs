@@ -13,6 +13,7 @@ pub fn reduce_scatter(c: &Coll, op: &Op) -> HResult<()> {
         srcs.push(c.send_of(p, cc.rank as u64 * bytes, bytes)? as *const u8);
     }
     let dst = c.recv_of(cc.rank, 0, bytes)?;
+    // SAFETY: `send_of`/`recv_of` checked every range against the buffer its rank published and gave host pointers valid for `bytes` bytes each, of the operation's dtype.
     with_scratch(super::nt_for(c.c, op), |s| unsafe {
         kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
     });
@@ -29,6 +30,7 @@ pub fn reduce_scatter_v(c: &Coll, op: &Op) -> HResult<()> {
         srcs.push(c.send_of(p, row[1] * e, bytes)? as *const u8);
     }
     let dst = c.recv_of(cc.rank, 0, bytes)?;
+    // SAFETY: as above: every pointer is valid for `bytes` bytes.
     with_scratch(super::nt_for(c.c, op), |s| unsafe {
         kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
     });

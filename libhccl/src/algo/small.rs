@@ -47,6 +47,7 @@ pub fn run(c: &Coll, op: &Op) -> HResult<()> {
     if has_input {
         let b = op.send.expect("input buffer");
         let src = cc.rt.host(b.phys, in_bytes)?;
+        // SAFETY: `src` is valid for `in_bytes` (the runtime checked the range); the inline buffer holds INLINE_BYTES >= in_bytes (`fits` chose this path).
         unsafe { copy(src, cc.shm.inline(r, parity), in_bytes as usize) };
     }
     c.post_only(op.code);
@@ -66,6 +67,7 @@ pub fn run(c: &Coll, op: &Op) -> HResult<()> {
             if op.code == opcode::ALLREDUCE || r == op.root {
                 let srcs: Vec<*const u8> = (0..n).map(inl).collect();
                 let dst = out(bytes)?;
+                // SAFETY: every rank's inline buffer holds its `bytes` of input (posted before `wait_posted` returned); `out` gave a host pointer valid for `bytes`.
                 with_scratch(false, |s| unsafe {
                     kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
                 });
@@ -73,20 +75,24 @@ pub fn run(c: &Coll, op: &Op) -> HResult<()> {
         }
         opcode::BROADCAST => {
             if r != op.root {
+                // SAFETY: the root's inline buffer holds `bytes` bytes of input; `out` is valid for `bytes`.
                 unsafe { copy(inl(op.root), out(bytes)?, bytes as usize) };
             }
         }
         opcode::ALLGATHER => {
             let dst = out(bytes * n as u64)?;
             for p in 0..n {
+                // SAFETY: each inline buffer holds `bytes` bytes; `dst` is valid for `bytes * n`, so block `p` fits.
                 unsafe { copy(inl(p), dst.add((p as u64 * bytes) as usize), bytes as usize) };
             }
         }
         opcode::REDUCE_SCATTER => {
             let srcs: Vec<*const u8> = (0..n)
+                // SAFETY: every inline buffer holds `bytes * n` bytes for a reduce-scatter, so block `r` is inside it.
                 .map(|p| unsafe { inl(p).add((r as u64 * bytes) as usize) })
                 .collect();
             let dst = out(bytes)?;
+            // SAFETY: as above: every source is valid for `bytes`, `out` gave `dst` valid for `bytes`.
             with_scratch(false, |s| unsafe {
                 kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
             });

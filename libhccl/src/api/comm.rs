@@ -11,7 +11,7 @@ use crate::rootinfo::{hex, hostname, random_id, RootInfo, ROOT_INFO_BYTES};
 use crate::rt::rt;
 use crate::{algo, ranktable};
 use std::ffi::{c_char, c_void, CStr};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
 
 fn node_dir_str() -> HResult<String> {
     Ok(crate::config()?.node_dir.to_string_lossy().into_owned())
@@ -652,8 +652,6 @@ pub extern "C" fn HcclGetCommConfigCapability() -> u32 {
     11
 }
 
-static DETERMINISTIC: AtomicI32 = AtomicI32::new(-1);
-
 fn deterministic_default() -> i32 {
     match std::env::var("HCCL_DETERMINISTIC")
         .ok()
@@ -684,7 +682,7 @@ pub extern "C" fn HcclSetConfig(config: i32, configValue: i32) -> i32 {
                 "HCCL_DETERMINISTIC value {configValue}; expected 0 (off), 1 (on) or 2 (strict)"
             )));
             }
-            DETERMINISTIC.store(configValue, Ordering::Relaxed);
+            crate::globals::DETERMINISTIC.store(configValue, Ordering::Relaxed);
             Ok(())
         },
     )
@@ -704,7 +702,7 @@ pub unsafe extern "C" fn HcclGetConfig(config: i32, configValue: *mut i32) -> i3
                     format!("config={config} is not supported; only HCCL_DETERMINISTIC (0) is"),
                 ));
             }
-            let v = DETERMINISTIC.load(Ordering::Relaxed);
+            let v = crate::globals::DETERMINISTIC.load(Ordering::Relaxed);
             *configValue = if v < 0 { deterministic_default() } else { v };
             Ok(())
         },

@@ -482,7 +482,7 @@ fn reader_main(c: Arc<Conn>, mut rd: TcpStream) {
             format!(
                 "the reader of the connection to {} failed: {}",
                 c.peer,
-                crate::errors::panic_text(&p)
+                npu_emu_ffi::boundary::panic_text(&*p)
             ),
         )),
     };

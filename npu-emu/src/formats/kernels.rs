@@ -8,7 +8,6 @@
 
 use super::{Geometry, Plan};
 use std::ops::Range;
-use std::sync::OnceLock;
 
 /// One tiled move, in elements.
 #[derive(Clone, Copy, Debug)]
@@ -57,8 +56,7 @@ pub(crate) trait Walk {
 
 /// Threads available to one conversion.
 fn max_threads() -> usize {
-    static N: OnceLock<usize> = OnceLock::new();
-    *N.get_or_init(|| {
+    *crate::globals::CONVERSION_THREADS.get_or_init(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
@@ -847,6 +845,8 @@ mod tests {
                     let mut got = vec![T::from(0xEEEE); n + 16];
                     let off = got.as_ptr().align_offset(16);
                     let (sp, total) = (src.as_ptr(), rows);
+                    // SAFETY: `src` holds `total` rows of `srs` elements, `want` and `got`
+                    // hold `cols` rows of `drs` elements (`got` with 16 spare for `off`).
                     unsafe {
                         transpose_scalar_fill(sp, srs, want.as_mut_ptr(), drs, valid, total, cols);
                         let d = got.as_mut_ptr();
@@ -854,6 +854,7 @@ mod tests {
                     }
                     assert_eq!(&got[..n], &want[..], "{label}");
                     got.iter_mut().for_each(|x| *x = T::from(0xEEEE));
+                    // SAFETY: as above; `off` < 16 keeps the aligned destination inside `got`.
                     unsafe {
                         let d = got.as_mut_ptr().add(off);
                         transpose::<T, true>(sp, srs, d, drs, valid, total, cols);
@@ -899,12 +900,15 @@ mod tests {
                 let mut got = vec![0xEEu8; n + 16];
                 let off = got.as_ptr().align_offset(16);
                 let sp = src.as_ptr();
+                // SAFETY: `src` holds `rows` rows of `srs` bytes, `want` and `got` hold `cols`
+                // rows of `drs` bytes (`got` with 16 spare for `off`).
                 unsafe {
                     transpose_scalar_fill(sp, srs, want.as_mut_ptr(), drs, valid, rows, cols);
                     transpose::<u8, false>(sp, srs, got.as_mut_ptr(), drs, valid, rows, cols);
                 }
                 assert_eq!(&got[..n], &want[..], "{rows}x{cols} {valid} valid");
                 got.fill(0xEE);
+                // SAFETY: as above; `off` < 16 keeps the aligned destination inside `got`.
                 unsafe {
                     let d = got.as_mut_ptr().add(off);
                     transpose::<u8, true>(sp, srs, d, drs, valid, rows, cols);

@@ -20,11 +20,11 @@ use crate::codes::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_MEMORY_ALLOCATION};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::memory::MAX_DEVICES;
-use std::ffi::CString;
+use npu_emu_ffi::os;
+pub use npu_emu_ffi::os::Mapping;
 use std::fs::File;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::io::{AsRawFd, FromRawFd};
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -62,43 +62,14 @@ pub struct ProcEntry {
     pub bytes: [AtomicU64; MAX_DEVICES as usize],
 }
 
-/// A shared read-write mapping of a whole file.
-pub struct Mapping {
-    pub ptr: *mut u8,
-    pub len: usize,
-}
-
-impl Mapping {
-    pub fn map(file: &File, len: usize, path: &Path) -> Result<Mapping> {
-        // SAFETY: a fresh shared mapping of a file we own; the kernel picks the address.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(os_err(&format!(
-                "cannot map {} ({len} bytes)",
-                path.display()
-            )));
-        }
-        Ok(Mapping {
-            ptr: p as *mut u8,
-            len,
-        })
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: we created this mapping and nobody uses it any more.
-        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
-    }
+/// Map the first `len` bytes of `file` (at `path`, for the message) shared and read-write.
+pub fn map(file: &File, len: usize, path: &Path) -> Result<Mapping> {
+    Mapping::map(file, len).map_err(|e| {
+        Error::new(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("cannot map {} ({len} bytes): {e}", path.display()),
+        )
+    })
 }
 
 /// An error for a failed system call, with `errno` text.
@@ -130,10 +101,6 @@ pub struct Shared {
     pub soc: String,
 }
 
-// SAFETY: the mappings are shared memory accessed through atomics.
-unsafe impl Send for Shared {}
-unsafe impl Sync for Shared {}
-
 /// Holds the node lock (and the process-local mutex); unlocks on drop.
 pub struct LockGuard<'a> {
     file: &'a File,
@@ -164,19 +131,12 @@ fn flock<'a>(f: &'a File, local: Option<parking_lot::MutexGuard<'a, ()>>) -> Res
 }
 
 fn open_file(path: &Path, create: bool) -> Result<File> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| Error::invalid(format!("node path {} contains a NUL", path.display())))?;
-    let mut flags = libc::O_RDWR | libc::O_CLOEXEC;
-    if create {
-        flags |= libc::O_CREAT;
-    }
-    // SAFETY: valid C string; the descriptor is owned by the File.
-    let fd = unsafe { libc::open(c.as_ptr(), flags, 0o600) };
-    if fd < 0 {
-        return Err(os_err(&format!("cannot open {}", path.display())));
-    }
-    // SAFETY: fd is a fresh descriptor we own.
-    Ok(unsafe { File::from_raw_fd(fd) })
+    os::open_rw(path, create).map_err(|e| {
+        Error::new(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("cannot open {}: {e}", path.display()),
+        )
+    })
 }
 
 fn set_len(f: &File, len: u64, path: &Path) -> Result<()> {
@@ -218,13 +178,13 @@ impl Shared {
         let hfile = open_file(&hpath, true)?;
         let hlen = hfile.metadata().map(|m| m.len()).unwrap_or(0);
         let header = if hlen as usize >= HEADER_BYTES {
-            Mapping::map(&hfile, HEADER_BYTES, &hpath)?
+            map(&hfile, HEADER_BYTES, &hpath)?
         } else {
             set_len(&hfile, HEADER_BYTES as u64, &hpath)?;
-            Mapping::map(&hfile, HEADER_BYTES, &hpath)?
+            map(&hfile, HEADER_BYTES, &hpath)?
         };
         // SAFETY: the mapping is HEADER_BYTES long, larger than Header.
-        let h = unsafe { &mut *(header.ptr as *mut Header) };
+        let h = unsafe { &mut *(header.ptr() as *mut Header) };
         let mut warnings = Vec::new();
         let fresh = h.magic != MAGIC;
         if fresh {
@@ -313,7 +273,7 @@ impl Shared {
             set_len(&pfile, 0, &ppath)?;
         }
         set_len(&pfile, plen as u64, &ppath)?;
-        let procs = Mapping::map(&pfile, plen, &ppath)?;
+        let procs = map(&pfile, plen, &ppath)?;
         let mut slabs = Vec::new();
         let mut hbm = Vec::new();
         for d in 0..devices {
@@ -324,7 +284,7 @@ impl Shared {
                 set_len(&sfile, 0, &spath)?;
             }
             set_len(&sfile, slen as u64, &spath)?;
-            slabs.push(Mapping::map(&sfile, slen, &spath)?);
+            slabs.push(map(&sfile, slen, &spath)?);
             let bpath = dir.join(format!("hbm.{d}"));
             let bfile = open_file(&bpath, true)?;
             if fresh {
@@ -344,7 +304,7 @@ impl Shared {
             dir,
             lock,
             local: parking_lot::Mutex::new(()),
-            pidns: pid_namespace(),
+            pidns: os::pid_namespace(),
             header,
             procs,
             slabs,
@@ -365,7 +325,7 @@ impl Shared {
 
     fn header(&self) -> &Header {
         // SAFETY: the header mapping is larger than Header and lives as long as self.
-        unsafe { &*(self.header.ptr as *const Header) }
+        unsafe { &*(self.header.ptr() as *const Header) }
     }
 
     /// The shared VMM counter (bytes from `VMM_BASE` handed out so far).
@@ -378,14 +338,14 @@ impl Shared {
         assert!(i < MAX_PROCS);
         // SAFETY: the mapping holds MAX_PROCS entries; all fields are atomics or plain
         // integers only written under the lock.
-        unsafe { &*(self.procs.ptr as *const ProcEntry).add(i) }
+        unsafe { &*(self.procs.ptr() as *const ProcEntry).add(i) }
     }
 
     /// Slab owner word of slab `s` of device `d` (0 free, else slot + 1).
     pub fn slab(&self, d: u32, s: u64) -> &AtomicU32 {
         assert!(s < self.nslabs);
         // SAFETY: the mapping holds nslabs u32 words.
-        unsafe { &*(self.slabs[d as usize].ptr as *const AtomicU32).add(s as usize) }
+        unsafe { &*(self.slabs[d as usize].ptr() as *const AtomicU32).add(s as usize) }
     }
 
     /// Whether slot `i` holds a live process. Call with the lock held.
@@ -395,11 +355,11 @@ impl Shared {
         if pid == 0 {
             return false;
         }
-        let ns = e.pidns.load(Ordering::SeqCst);
-        if ns != 0 && self.pidns != 0 && ns != self.pidns {
-            return true;
-        }
-        process_alive(pid, e.start_time.load(Ordering::SeqCst))
+        os::process_alive(
+            pid,
+            e.start_time.load(Ordering::SeqCst),
+            e.pidns.load(Ordering::SeqCst),
+        )
     }
 
     /// Free the slabs and the slot of every dead process. Call with the lock held.
@@ -456,7 +416,7 @@ impl Shared {
         let g = self.lock()?;
         self.reclaim_dead(&g);
         let pid = std::process::id();
-        let start = process_start_time(pid).unwrap_or(0);
+        let start = os::process_start_time(pid).unwrap_or(0);
         let comm = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
         let mut cb = [0u8; 16];
         let c = comm.trim().as_bytes();
@@ -598,34 +558,5 @@ impl Shared {
                 (b - a) as libc::off_t,
             )
         };
-    }
-}
-
-/// Inode of this process's pid namespace (`/proc/self/ns/pid`), 0 if unknown.
-pub fn pid_namespace() -> u32 {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self/ns/pid")
-        .map(|m| m.ino() as u32)
-        .unwrap_or(0)
-}
-
-/// `starttime` (field 22 of `/proc/<pid>/stat`), or None if the process is gone or a zombie.
-pub fn process_start_time(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &s[s.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let state = f.next()?;
-    if state == "Z" || state == "X" {
-        return None;
-    }
-    // Fields after the command start at field 3 (state); starttime is field 22.
-    f.nth(22 - 4)?.parse().ok()
-}
-
-/// Whether `pid` runs and started at `start` (guards against pid reuse).
-pub fn process_alive(pid: u32, start: u64) -> bool {
-    match process_start_time(pid) {
-        Some(t) => start == 0 || t == start,
-        None => false,
     }
 }

@@ -66,8 +66,10 @@ fn alloc_free_and_messages() {
 
     // Data written through one allocation's alias is seen through the physical alias.
     let p = node.check(a.addr, 96, "dst").unwrap();
+    // SAFETY: `check` returned a host pointer to the 96 checked bytes.
     unsafe { std::ptr::write_bytes(p, 0xab, 96) };
     let q = node.phys_to_host(a.phys(), 96).unwrap();
+    // SAFETY: `phys_to_host` returned a host pointer to 96 bytes.
     assert_eq!(unsafe { *q.add(95) }, 0xab);
     assert_eq!(
         node.phys(a.addr + 10, 4, "src").unwrap().offset,
@@ -150,6 +152,7 @@ fn large_allocations_and_reuse() {
     // Larger than a slab: a contiguous run.
     let big = node.alloc(0, 3 * slab + 32, 3 * slab + 1).unwrap();
     let p = node.check(big.addr, big.size, "dst").unwrap();
+    // SAFETY: `check` returned a host pointer to the whole allocation.
     unsafe { *p.add(big.size as usize - 1) = 7 };
     // Small allocations fill the tail of the run, then other slabs.
     let mut small = Vec::new();
@@ -195,8 +198,10 @@ fn two_nodes_in_one_process() {
     let x = a.alloc(0, 64, 64).unwrap();
     let y = b.alloc(0, 64, 64).unwrap();
     assert_ne!(x.addr, y.addr, "two processes' slots never share a slab");
+    // SAFETY: `check` returned a host pointer to the checked byte.
     unsafe { *a.check(x.addr, 1, "dst").unwrap() = 42 };
     // Another view of the same node reads the same byte through the physical address.
+    // SAFETY: `phys_to_host` returned a host pointer to 1 byte.
     assert_eq!(unsafe { *b.phys_to_host(x.phys(), 1).unwrap() }, 42);
     assert!(b
         .check(x.addr, 1, "src")
@@ -225,7 +230,9 @@ fn child_allocates_and_exits() {
     };
     let node = Node::open(&config(Path::new(&dir), 1, "256M")).unwrap();
     let a = node.alloc(0, 20 << 20, 20 << 20).unwrap();
+    // SAFETY: `check` returned a host pointer to the whole 20 MiB allocation.
     unsafe { std::ptr::write_bytes(node.check(a.addr, a.size, "dst").unwrap(), 1, 1 << 20) };
+    // SAFETY: _exit ends the (child) process without running anything else.
     unsafe { libc::_exit(0) };
 }
 
@@ -263,6 +270,7 @@ fn dead_process_is_reclaimed() {
 
 #[test]
 fn full_shm_is_an_allocation_error() {
+    // SAFETY: geteuid has no arguments and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         println!("note: full_shm_is_an_allocation_error skipped: mounting a tmpfs needs root");
         return;
@@ -299,11 +307,13 @@ fn full_shm_is_an_allocation_error() {
     // What fits is usable to the last byte (no SIGBUS).
     let a = node.alloc(0, 6 << 20, 6 << 20).unwrap();
     let p = node.check(a.addr, a.size, "dst").unwrap();
+    // SAFETY: `check` returned a host pointer to the whole allocation.
     unsafe { std::ptr::write_bytes(p, 3, a.size as usize) };
     let e = node.alloc(0, 4 << 20, 1).unwrap_err();
     assert_eq!(e.code, ACL_ERROR_RT_MEMORY_ALLOCATION);
     node.free(a.addr).unwrap();
     let b = node.alloc(0, 7 << 20, 1).unwrap();
+    // SAFETY: `check` returns a host pointer to the whole allocation.
     unsafe {
         std::ptr::write_bytes(
             node.check(b.addr, b.size, "dst").unwrap(),
@@ -343,6 +353,7 @@ fn virtual_memory() {
         "past the reservation"
     );
     let p = node.check(va + g, g, "dst").unwrap();
+    // SAFETY: `check` returned a host pointer to the g checked bytes.
     unsafe { *p.add(5) = 9 };
     let phys = node.phys(va + g + 5, 1, "src").unwrap();
     assert_eq!(
@@ -353,6 +364,7 @@ fn virtual_memory() {
             offset: h.phys.offset + g + 5
         }
     );
+    // SAFETY: `phys_to_host` returned a host pointer to 1 byte.
     assert_eq!(unsafe { *node.phys_to_host(phys, 1).unwrap() }, 9);
     assert!(node
         .check(va + g, g + 1, "dst")
@@ -411,6 +423,7 @@ fn fill_and_verify(node: &Node, tag: u8, rounds: usize, seed: u64) {
         let size = 32 * (1 + (x >> 33) % 4096);
         let a = node.alloc(0, size, size).unwrap();
         let v = tag.wrapping_add(i as u8);
+        // SAFETY: `check` returns a host pointer to the whole allocation.
         unsafe {
             std::ptr::write_bytes(
                 node.check(a.addr, a.size, "dst").unwrap(),
@@ -422,6 +435,7 @@ fn fill_and_verify(node: &Node, tag: u8, rounds: usize, seed: u64) {
         if (x >> 20).is_multiple_of(3) {
             let (a, v) = live.swap_remove(((x >> 40) as usize) % live.len());
             let p = node.check(a.addr, a.size, "src").unwrap();
+            // SAFETY: `check` returned a host pointer to the whole allocation, not written meanwhile.
             let s = unsafe { std::slice::from_raw_parts(p, a.size as usize) };
             assert!(
                 s.iter().all(|&b| b == v),
@@ -433,6 +447,7 @@ fn fill_and_verify(node: &Node, tag: u8, rounds: usize, seed: u64) {
     }
     for (a, v) in live {
         let p = node.check(a.addr, a.size, "src").unwrap();
+        // SAFETY: as above.
         let s = unsafe { std::slice::from_raw_parts(p, a.size as usize) };
         assert!(
             s.iter().all(|&b| b == v),

@@ -101,9 +101,6 @@ pub fn generate(
         let structs = struct_names(&src, &text, inc_dirs);
         let parsed = parse_kernels(&text, &structs)
             .map_err(|e| failure(format!("{}: {e}", src.display())))?;
-        for note in &parsed.notes {
-            eprintln!("npu-emu ascendc-stub: {}: note: {note}", src.display());
-        }
         // Kernel calls may launch the kernels defined here, or declared here and defined in
         // another source (whose generated file defines aclrtlaunch_K).
         let mut callable = parsed.kernels.clone();
@@ -119,6 +116,20 @@ pub fn generate(
                 e.trim_start_matches("line ")
             ))
         })?;
+        let mut chevrons = chevrons;
+        for c in &mut chevrons {
+            c.cube = parsed.cube_templates.contains(&c.name);
+        }
+        for note in &parsed.notes {
+            // (a template kernel launched here with <<<>>> needs no note)
+            let launched_here = chevrons
+                .iter()
+                .any(|c| note.starts_with(&format!("template kernel {}:", c.name)));
+            if !launched_here {
+                eprintln!("npu-emu ascendc-stub: {}: note: {note}", src.display());
+            }
+        }
+        let traps = find_asm_traps(&text);
         if parsed.kernels.is_empty() && chevrons.is_empty() {
             return Err(failure(format!(
                 "{}: no kernel found: expected a definition like `extern \"C\" __global__ \
@@ -149,7 +160,7 @@ pub fn generate(
             .map(|c| c.name.clone())
             .collect();
         let templated = chevrons.iter().any(|c| c.template.is_some());
-        if chevrons.is_empty() {
+        if chevrons.is_empty() && traps.is_empty() {
             cpp.push_str(&format!(
                 "#include \"{}\"\n",
                 c_escape(&src.display().to_string())
@@ -157,9 +168,10 @@ pub fn generate(
         } else {
             // The source itself, its kernel calls rewritten (see `find_chevrons`).
             cpp.push_str(&format!(
-                "// {} kernel call{} `<<<...>>>` rewritten to launches through aclrtlaunch_<kernel>.\n",
+                "// {} kernel call{} `<<<...>>>` rewritten to launches through aclrtlaunch_<kernel>, {} asm(\"trap\") to ::trap().\n",
                 chevrons.len(),
-                if chevrons.len() == 1 { "" } else { "s" }
+                if chevrons.len() == 1 { "" } else { "s" },
+                traps.len()
             ));
             cpp.push_str(&chevron_decls(&launched));
             if templated {
@@ -171,7 +183,9 @@ pub fn generate(
             ));
             let dir = src.parent().map(Path::to_path_buf).unwrap_or_default();
             // A UTF-8 byte-order mark is only allowed at the start of a file: drop it.
-            cpp.push_str(rewrite_source(&text, &chevrons, &dir).trim_start_matches('\u{feff}'));
+            cpp.push_str(
+                rewrite_source(&text, &chevrons, &traps, &dir).trim_start_matches('\u{feff}'),
+            );
             let next = cpp.matches('\n').count() + 2;
             cpp.push_str(&format!(
                 "#line {next} \"{}\"\n",
@@ -218,6 +232,7 @@ pub fn generate(
         if templated {
             cpp.push_str(TEMPLATE_CHEVRON_IMPL);
         }
+        cpp.push_str(&fatbin_table(&parsed.kernels));
         // Always written: it is the output build tools compare with the source's time.
         fs::write(&cpp_path, &cpp).map_err(|e| io_err("write", &cpp_path, e))?;
     }
@@ -263,6 +278,8 @@ pub struct Kernel {
     /// `Some("ns::")` when declared in a namespace.
     pub scope: String,
     pub params: Vec<Param>,
+    /// Declared `__cube__`: its blocks take the AIC branch (`ASCEND_IS_AIC`).
+    pub cube: bool,
 }
 
 #[derive(Debug, Default)]
@@ -273,6 +290,8 @@ pub struct Parsed {
     pub declared: Vec<Kernel>,
     /// Template kernels defined or declared here (launched through `K<T><<<...>>>` only).
     pub templates: Vec<String>,
+    /// The template kernels among them declared `__cube__`.
+    pub cube_templates: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -635,6 +654,9 @@ pub fn parse_kernels(src: &str, structs: &BTreeSet<String>) -> Result<Parsed, St
                 let is_def = k < t.len() && t[k] == "{";
                 if head.iter().any(|x| x == "template") && !parsed.templates.contains(&name) {
                     parsed.templates.push(name.clone());
+                    if head.iter().any(|x| x == "__cube__") {
+                        parsed.cube_templates.push(name.clone());
+                    }
                 }
                 if is_def {
                     if head.iter().any(|x| x == "template") {
@@ -658,6 +680,7 @@ pub fn parse_kernels(src: &str, structs: &BTreeSet<String>) -> Result<Parsed, St
                             name: name.clone(),
                             scope,
                             params,
+                            cube: head.iter().any(|x| x == "__cube__"),
                         });
                     }
                 } else if !head.iter().any(|x| x == "template") && head.iter().any(|x| x == "void")
@@ -675,6 +698,7 @@ pub fn parse_kernels(src: &str, structs: &BTreeSet<String>) -> Result<Parsed, St
                             name: name.clone(),
                             scope,
                             params,
+                            cube: head.iter().any(|x| x == "__cube__"),
                         });
                     }
                 }
@@ -920,28 +944,40 @@ fn launch_text(k: &Kernel, header: &Path) -> String {
     }
     s.push_str("};\n}  // namespace\n\n");
     // Local names carry an npuemu_ prefix: the kernel source's own names (a type `r`, a
-    // parameter `a`) must not be shadowed in the generated code.
+    // parameter `a`) must not be shadowed in the generated code. Pointer arguments become the
+    // kernel's view of device memory (npuemu::kernel_pointer, npuemu/launch.h).
     let call_args: Vec<String> = k
         .params
         .iter()
         .map(|p| match p.kind {
-            Kind::Pointer => format!("({})npuemu_p->{}", p.ty, p.name),
+            Kind::Pointer => format!("({})npuemu::kernel_pointer(npuemu_p->{})", p.ty, p.name),
             _ => format!("npuemu_p->{}", p.name),
         })
         .collect();
+    let mut setup = String::new();
+    if k.cube {
+        setup.push_str("npuemu::ctx().core_type = AscendC::AIC; ");
+    }
+    if let Some(w) = k
+        .params
+        .iter()
+        .find(|p| p.kind == Kind::Pointer && p.name == "workspace")
+    {
+        setup.push_str(&format!(
+            "npuemu::ctx().sys_workspace = (void *)npuemu::kernel_pointer(npuemu_p->{}); ",
+            w.name
+        ));
+    }
     s.push_str(&format!(
-        "static int npuemu_block_{n}(const void *npuemu_a, const npuemu_gm_region *npuemu_r,\n\
-         \x20                           size_t npuemu_nr, uint32_t npuemu_i, uint32_t npuemu_num,\n\
-         \x20                           char *npuemu_err, size_t npuemu_errlen)\n{{\n\
+        "static int npuemu_block_{n}(const void *npuemu_a, const npuemu_block_info *npuemu_info)\n{{\n\
          \x20   const npuemu_args_{n} *npuemu_p = static_cast<const npuemu_args_{n} *>(npuemu_a);\n\
          \x20   (void)npuemu_p;\n\
          \x20   try {{\n\
-         \x20       return npuemu::run_block(\"{n}\", npuemu_r, npuemu_nr, npuemu_i, npuemu_num, npuemu_err,\n\
-         \x20                                npuemu_errlen, [&] {{ {}{n}({}); }});\n\
+         \x20       return npuemu::run_block(\"{n}\", npuemu_info, [&] {{ {setup}{}{n}({}); }});\n\
          \x20   }} catch (...) {{\n\
-         \x20       std::snprintf(npuemu_err, npuemu_errlen,\n\
-         \x20                     \"kernel {n} block %u/%u: a C++ exception escaped the kernel\", npuemu_i,\n\
-         \x20                     npuemu_num);\n\
+         \x20       std::snprintf(npuemu_info->err, npuemu_info->errlen,\n\
+         \x20                     \"kernel {n} block %u/%u: a C++ exception escaped the kernel\", npuemu_info->block_idx,\n\
+         \x20                     npuemu_info->block_num);\n\
          \x20       return 1;\n\
          \x20   }}\n}}\n\n",
         k.scope,
@@ -990,6 +1026,56 @@ fn launch_text(k: &Kernel, header: &Path) -> String {
     s
 }
 
+/// The kernel table of the file (`npuemu/fatbin.h`): every kernel's block function and the
+/// layout of its argument block, registered when the library is loaded, so a kernel binary
+/// built from these files can be loaded and launched by name (aclrtBinaryLoadFromFile, ...).
+fn fatbin_table(kernels: &[Kernel]) -> String {
+    if kernels.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\n// ---- the kernel table of this file (npuemu/fatbin.h) ----\n\
+         #include \"npuemu/fatbin.h\"\n#include <cstddef>\nnamespace {\n",
+    );
+    for k in kernels {
+        let n = &k.name;
+        if k.params.is_empty() {
+            continue;
+        }
+        s.push_str(&format!(
+            "const npuemu_fatbin_param npuemu_fb_params_{n}[] = {{\n"
+        ));
+        for p in &k.params {
+            let kind = if p.kind == Kind::Pointer { 0 } else { 1 };
+            s.push_str(&format!(
+                "    {{\"{0}\", {kind}, static_cast<uint32_t>(offsetof(npuemu_args_{n}, {0})), static_cast<uint32_t>(sizeof(static_cast<npuemu_args_{n} *>(nullptr)->{0})), 0}},\n",
+                p.name
+            ));
+        }
+        s.push_str("};\n");
+    }
+    s.push_str("const npuemu_fatbin_kernel npuemu_fb_kernels[] = {\n");
+    for k in kernels {
+        let n = &k.name;
+        let ty = if k.cube { 1 } else { 2 };
+        if k.params.is_empty() {
+            s.push_str(&format!(
+                "    {{\"{n}\", npuemu_block_{n}, 0, 0, nullptr, {ty}, 0}},\n"
+            ));
+        } else {
+            s.push_str(&format!(
+                "    {{\"{n}\", npuemu_block_{n}, {}, static_cast<uint32_t>(sizeof(npuemu_args_{n})), npuemu_fb_params_{n}, {ty}, 0}},\n",
+                k.params.len()
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "}};\nconst npuemu::FatbinRegistration npuemu_fb_registration(npuemu_fb_kernels, {});\n}}  // namespace\n",
+        kernels.len()
+    ));
+    s
+}
+
 // ---------------------------------------------------------------------------------------
 // The kernel-call operator `K<<<blockDim, l2ctrl, stream>>>(args)`.
 //
@@ -1016,6 +1102,8 @@ pub struct Chevron {
     pub line: usize,
     /// `Some("K<half>")`: a template kernel with its template arguments, as written.
     pub template: Option<String>,
+    /// The template kernel is declared `__cube__`.
+    pub cube: bool,
 }
 
 /// For each byte of `src`: whether it is code (not inside a comment, a string or character
@@ -1293,33 +1381,107 @@ pub fn find_chevrons(
             name,
             config: parts,
             line,
+            cube: false,
         });
         i = end;
     }
     Ok(out)
 }
 
-/// `src` with every chevron rewritten (line structure kept) and quote-includes of files next
-/// to the source made absolute.
-fn rewrite_source(src: &str, chevrons: &[Chevron], src_dir: &Path) -> String {
-    let mut s = String::with_capacity(src.len() + 64 * chevrons.len());
-    let mut at = 0;
+/// `asm("trap")` (also `__asm__`, `__asm`, with `volatile`) in code: the kernel compiler's
+/// trap instruction, which stops the kernel with an AI-core exception. g++ cannot assemble it
+/// for the CPU, so the generated file calls `::trap()` (kernel_common.h) instead. Byte ranges.
+pub fn find_asm_traps(src: &str) -> Vec<(usize, usize)> {
+    let b = src.as_bytes();
+    let m = code_mask(src);
+    let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !m[i] || !(b[i] == b'a' || b[i] == b'_') || (i > 0 && is_id(b[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < b.len() && is_id(b[j]) && m[j] {
+            j += 1;
+        }
+        let word = &src[i..j];
+        if !matches!(word, "asm" | "__asm__" | "__asm") {
+            i = j.max(i + 1);
+            continue;
+        }
+        let skip_ws = |mut k: usize| {
+            while k < b.len() && (b[k].is_ascii_whitespace() || !m[k] && b[k] != b'"') {
+                k += 1;
+            }
+            k
+        };
+        let mut k = skip_ws(j);
+        // optional volatile qualifier
+        let mut w = k;
+        while w < b.len() && is_id(b[w]) {
+            w += 1;
+        }
+        if matches!(&src[k..w], "volatile" | "__volatile__" | "__volatile") {
+            k = skip_ws(w);
+        }
+        if k < b.len() && b[k] == b'(' {
+            let rest = &src[k + 1..];
+            let t = rest.trim_start();
+            let lead = rest.len() - t.len();
+            if let Some(after) = t.strip_prefix("\"trap\"") {
+                let a2 = after.trim_start();
+                if a2.starts_with(')') {
+                    let end = k + 1 + lead + 6 + (after.len() - a2.len()) + 1;
+                    out.push((i, end));
+                    i = end;
+                    continue;
+                }
+            }
+        }
+        i = j;
+    }
+    out
+}
+
+/// `src` with every chevron and `asm("trap")` rewritten (line structure kept) and
+/// quote-includes of files next to the source made absolute.
+fn rewrite_source(
+    src: &str,
+    chevrons: &[Chevron],
+    traps: &[(usize, usize)],
+    src_dir: &Path,
+) -> String {
+    let mut edits: Vec<(usize, usize, String)> = Vec::new();
     for c in chevrons {
-        s.push_str(&src[at..c.start]);
-        match &c.template {
-            Some(t) => s.push_str(&format!(
-                "::npuemu_chevron_tpl(&{t}, \"{}\",{},{},{})",
+        let text = match &c.template {
+            Some(t) => format!(
+                "::npuemu_chevron_tpl(&{t}, \"{}\", {},{},{},{})",
                 c_escape(&t.split_whitespace().collect::<Vec<_>>().join(" ")),
+                c.cube,
                 c.config[0],
                 c.config[1],
                 c.config[2]
-            )),
-            None => s.push_str(&format!(
+            ),
+            None => format!(
                 "::npuemu_chevron_{}_t{{{},{},{}}}",
                 c.name, c.config[0], c.config[1], c.config[2]
-            )),
-        }
-        at = c.end;
+            ),
+        };
+        edits.push((c.start, c.end, text));
+    }
+    for &(a, b) in traps {
+        let newlines = src[a..b].matches('\n').count();
+        edits.push((a, b, format!("::trap(){}", "\n".repeat(newlines))));
+    }
+    edits.sort_by_key(|e| e.0);
+    let mut s = String::with_capacity(src.len() + 64 * edits.len());
+    let mut at = 0;
+    for (a, b, text) in edits {
+        s.push_str(&src[at..a]);
+        s.push_str(&text);
+        at = b;
     }
     s.push_str(&src[at..]);
     let mut out = String::with_capacity(s.len());
@@ -1365,14 +1527,15 @@ const TEMPLATE_CHEVRON_DECL: &str = "\
 template <class... P> struct npuemu_chevron_tpl_t {
     void (*npuemu_fn)(P...);
     const char *npuemu_name;
+    bool npuemu_cube;
     uint32_t npuemu_bd;
     void *npuemu_st;
     template <class... A> void operator()(A &&...npuemu_a) const;
 };
 template <class... P, class B, class L, class S>
-npuemu_chevron_tpl_t<P...> npuemu_chevron_tpl(void (*fn)(P...), const char *name, B b, L, S s)
+npuemu_chevron_tpl_t<P...> npuemu_chevron_tpl(void (*fn)(P...), const char *name, bool cube, B b, L, S s)
 {
-    return npuemu_chevron_tpl_t<P...>{fn, name, static_cast<uint32_t>(b), (void *)(s)};
+    return npuemu_chevron_tpl_t<P...>{fn, name, cube, static_cast<uint32_t>(b), (void *)(s)};
 }
 ";
 
@@ -1382,20 +1545,33 @@ const TEMPLATE_CHEVRON_IMPL: &str = "
 template <class... P> struct npuemu_tpl_args {
     void (*fn)(P...);
     const char *name;
+    bool cube;
     // Copied byte-wise into the launch (kernel parameters are pointers and plain values).
     std::tuple<std::decay_t<P>...> a;
 };
+template <class T>
+static T npuemu_tpl_arg(const T &v)
+{
+    if constexpr (std::is_pointer<T>::value) {
+        return npuemu::kernel_pointer(v);
+    } else {
+        return v;
+    }
+}
 template <class... P>
-static int npuemu_tpl_block(const void *npuemu_a, const npuemu_gm_region *npuemu_r, size_t npuemu_nr,
-                            uint32_t npuemu_i, uint32_t npuemu_num, char *npuemu_err, size_t npuemu_errlen)
+static int npuemu_tpl_block(const void *npuemu_a, const npuemu_block_info *npuemu_info)
 {
     const npuemu_tpl_args<P...> *p = static_cast<const npuemu_tpl_args<P...> *>(npuemu_a);
     try {
-        return npuemu::run_block(p->name, npuemu_r, npuemu_nr, npuemu_i, npuemu_num, npuemu_err, npuemu_errlen,
-                                 [&] { std::apply(p->fn, p->a); });
+        return npuemu::run_block(p->name, npuemu_info, [&] {
+            if (p->cube) {
+                npuemu::ctx().core_type = AscendC::AIC;
+            }
+            std::apply([&](const auto &...v) { p->fn(npuemu_tpl_arg(v)...); }, p->a);
+        });
     } catch (...) {
-        std::snprintf(npuemu_err, npuemu_errlen, \"kernel %s block %u/%u: a C++ exception escaped the kernel\",
-                      p->name, npuemu_i, npuemu_num);
+        std::snprintf(npuemu_info->err, npuemu_info->errlen, \"kernel %s block %u/%u: a C++ exception escaped the kernel\",
+                      p->name, npuemu_info->block_idx, npuemu_info->block_num);
         return 1;
     }
 }
@@ -1413,7 +1589,7 @@ template <class... P> template <class... A>
 void npuemu_chevron_tpl_t<P...>::operator()(A &&...npuemu_a) const
 {
     static_assert(sizeof...(A) == sizeof...(P), \"wrong number of kernel arguments in K<T><<<...>>>(args)\");
-    npuemu_tpl_args<P...> args{npuemu_fn, npuemu_name, std::tuple<std::decay_t<P>...>(std::forward<A>(npuemu_a)...)};
+    npuemu_tpl_args<P...> args{npuemu_fn, npuemu_name, npuemu_cube, std::tuple<std::decay_t<P>...>(std::forward<A>(npuemu_a)...)};
     npuemu_kernel_ptr_arg ptrs[sizeof...(P) + 1];
     char names[sizeof...(P) + 1][16];
     size_t n = 0, i = 0;
@@ -1580,7 +1756,7 @@ template <typename T> __global__ __aicore__ void tk(GM_ADDR x) {}
         assert_eq!(cs[0].line, 6);
         assert_eq!(cs[0].config[0].trim(), "f(1, 2)");
         assert_eq!(cs[0].config[2].trim(), "s");
-        let out = rewrite_source(src, &cs, Path::new("/nonexistent"));
+        let out = rewrite_source(src, &cs, &[], Path::new("/nonexistent"));
         assert_eq!(out.lines().count(), src.lines().count());
         assert!(out.contains("void h(void *s) { ::npuemu_chevron_k_t{ f(1, 2), nullptr,\n s } (nullptr, 1'000); }"), "{out}");
         assert!(out.contains("// k<<<1, nullptr, s>>>(x, 1);"));
@@ -1590,9 +1766,9 @@ template <typename T> __global__ __aicore__ void tk(GM_ADDR x) {}
         assert_eq!(p.templates, ["tk"]);
         let cs = find_chevrons(t, &p.kernels, &p.templates).unwrap();
         assert_eq!(cs[0].template.as_deref(), Some("tk<half, (3 > 2)>"));
-        let out = rewrite_source(t, &cs, Path::new("/nonexistent"));
+        let out = rewrite_source(t, &cs, &[], Path::new("/nonexistent"));
         assert!(
-            out.contains("::npuemu_chevron_tpl(&tk<half, (3 > 2)>, \"tk<half, (3 > 2)>\",8, nullptr, s)(nullptr)"),
+            out.contains("::npuemu_chevron_tpl(&tk<half, (3 > 2)>, \"tk<half, (3 > 2)>\", false,8, nullptr, s)(nullptr)"),
             "{out}"
         );
         let e = find_chevrons("void f() { k<<<1, nullptr, s>>>(); }", &ks[..0], &[]).unwrap_err();

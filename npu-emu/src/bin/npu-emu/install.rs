@@ -238,6 +238,12 @@ fn write_atomic(path: &Path, text: &str) -> CliResult<()> {
 /// DIR/compiler/tikcpp/ascendc_kernel_cmake/ascendc.cmake
 /// DIR/tools/tikcpp/{tikcfw,ascendc_kernel_cmake} -> ../../compiler/tikcpp/...
 /// DIR/tools/tikicpulib/lib/cmake/tikicpulib/tikicpulibConfig.cmake
+/// DIR/compiler/tikcpp/ascendc_kernel_cmake/{asc_modules,cce_modules}/   CMake ASC / CCE languages
+/// DIR/lib64/cmake/{asc,cce}-config.cmake                    find_package(ASC) / find_package(CCE)
+/// DIR/include/{tiling,register,kernel_tiling}/               host tiling headers (copies)
+/// DIR/bin/{ccec,bisheng} -> npu-emu                          the compiler drivers (cc.rs)
+/// DIR/compiler/ccec_compiler/bin/{ccec,bisheng} -> ../../../bin/npu-emu
+/// DIR/{tools,<arch>-linux}/ccec_compiler -> ../compiler/ccec_compiler
 /// ```
 fn install_ascendc(src: &paths::Sources, prefix: &Path) -> CliResult<()> {
     if let Some(hdr) = &src.ascendc {
@@ -253,7 +259,56 @@ fn install_ascendc(src: &paths::Sources, prefix: &Path) -> CliResult<()> {
         let t = prefix.join(paths::TIKICPULIB_CMAKE_DIR);
         mkdir(&t)?;
         copy_file(tikicpulib, &t.join("tikicpulibConfig.cmake"))?;
+        // The ASC and CCE languages (next to ascendc.cmake in both layouts).
+        if let Some(cm) = ascendc.parent() {
+            if cm.canonicalize().ok() != d.canonicalize().ok() {
+                for sub in ["asc_modules", "cce_modules"] {
+                    if cm.join(sub).is_dir() {
+                        copy_tree(&cm.join(sub), &d.join(sub))?;
+                    }
+                }
+                for f in ["asc-config.cmake", "cce-config.cmake"] {
+                    if cm.join(f).is_file() {
+                        copy_file(&cm.join(f), &d.join(f))?;
+                    }
+                }
+            }
+            let lc = prefix.join("lib64/cmake");
+            mkdir(&lc)?;
+            for f in ["asc-config.cmake", "cce-config.cmake"] {
+                if d.join(f).is_file() {
+                    copy_file(&d.join(f), &lc.join(f))?;
+                }
+            }
+        }
     }
+    // Host tiling headers where CANN has them (include/tiling/tiling_api.h, ...).
+    let tikcfw = prefix.join(paths::TIKCFW_DIR);
+    for sub in ["tiling", "register", "kernel_tiling"] {
+        if tikcfw.join(sub).is_dir() {
+            copy_tree(&tikcfw.join(sub), &prefix.join("include").join(sub))?;
+        }
+    }
+    // The compiler drivers: this tool under the names ccec and bisheng, also where CANN keeps
+    // its compilers (vendor CMake modules look in <arch>-linux/ccec_compiler/bin).
+    let bin = prefix.join("bin");
+    let ccec_bin = prefix.join("compiler/ccec_compiler/bin");
+    mkdir(&ccec_bin)?;
+    for tool in ["ccec", "bisheng"] {
+        symlink("npu-emu", &bin.join(tool))?;
+        symlink("../../../bin/npu-emu", &ccec_bin.join(tool))?;
+    }
+    mkdir(&prefix.join("tools"))?;
+    symlink(
+        "../compiler/ccec_compiler",
+        &prefix.join("tools/ccec_compiler"),
+    )?;
+    symlink(
+        "../compiler/ccec_compiler",
+        &prefix
+            .join(format!("{}-linux", std::env::consts::ARCH))
+            .join("ccec_compiler"),
+    )?;
     let tools = prefix.join("tools/tikcpp");
     mkdir(&tools)?;
     for sub in ["tikcfw", "ascendc_kernel_cmake"] {

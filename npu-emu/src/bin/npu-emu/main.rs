@@ -18,6 +18,7 @@
 
 mod args;
 mod ascendc;
+mod cc;
 mod env;
 mod install;
 mod nodes;
@@ -103,6 +104,10 @@ fn options_of(name: &str) -> Option<&'static str> {
 }
 
 fn main() -> ExitCode {
+    // Started as bin/ccec or bin/bisheng: the Ascend C compiler driver (cc.rs).
+    if let Some(code) = cc::dispatch() {
+        return code;
+    }
     let mut argv: Vec<String> = std::env::args().collect();
     let sub = argv.get(1).cloned().unwrap_or_default();
     if sub == "run" {

@@ -3,8 +3,9 @@
 //! `libascendcl.so` exports one C function, `npuemu_runtime_api`, returning a pointer to a
 //! static [`RtApi`]. `libhccl.so` and `libnnopbase.so` find it with [`load_runtime`] (the
 //! already-loaded library, else the sibling file next to the calling library) and reach the
-//! one runtime instance of the process only through this table. Everything crossing it is C ABI, so the two libraries
-//! need not share Rust type layouts beyond this `#[repr(C)]` struct.
+//! one runtime instance of the process only through this table ([`crate::rt`] is their
+//! client). Everything crossing it is C ABI, so the libraries need not share Rust type
+//! layouts beyond these `#[repr(C)]` structs.
 
 use std::ffi::{c_char, c_void, CStr};
 
@@ -109,9 +110,12 @@ fn own_dir() -> Option<std::path::PathBuf> {
     // SAFETY: an all-zero Dl_info is a valid out-parameter; dladdr only reads the loader's tables.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     let addr = own_dir as *const c_void;
+    // SAFETY: `addr` is an address of this library's code; `info` is valid for writes.
     if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
         return None;
     }
+    // SAFETY: dladdr succeeded and set a non-NULL, NUL-terminated file name owned by the
+    // loader, valid while the library stays loaded (it is never unloaded).
     let path = unsafe { CStr::from_ptr(info.dli_fname) }
         .to_string_lossy()
         .into_owned();
@@ -133,6 +137,7 @@ pub fn load_runtime(user: &str) -> Result<LoadedRuntime, String> {
         tried.push("already-loaded libascendcl.so".to_string());
         if let Some(d) = own_dir() {
             let p = d.join("libascendcl.so");
+            // SAFETY: as above: loading libascendcl.so runs only its own initialisers.
             match unsafe { Library::open(Some(&p), libc::RTLD_NOW | libc::RTLD_GLOBAL) } {
                 Ok(l) => lib = Some(l),
                 Err(e) => tried.push(format!("{} ({e})", p.display())),
@@ -140,6 +145,7 @@ pub fn load_runtime(user: &str) -> Result<LoadedRuntime, String> {
         }
     }
     if lib.is_none() {
+        // SAFETY: as above.
         match unsafe { Library::open(Some("libascendcl.so"), libc::RTLD_NOW | libc::RTLD_GLOBAL) } {
             Ok(l) => lib = Some(l),
             Err(e) => tried.push(format!("libascendcl.so on the search path ({e})")),
@@ -154,6 +160,7 @@ pub fn load_runtime(user: &str) -> Result<LoadedRuntime, String> {
                 format!("libascendcl.so has no npuemu_runtime_api ({e}); is it npu-emu's?")
             })?
     };
+    // SAFETY: the accessor takes nothing and returns a pointer to a static table.
     let api = unsafe { get() };
     if api.is_null() {
         return Err("npuemu_runtime_api returned NULL".into());

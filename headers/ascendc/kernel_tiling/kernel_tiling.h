@@ -1,0 +1,39 @@
+/* npu-emu: the tiling structures of the Ascend C high-level APIs, as kernel code reads them
+ * (`#include "kernel_tiling/kernel_tiling.h"`): TCubeTiling for Matmul.
+ *
+ * TCubeTiling is a plain struct of int32_t fields, in the order npu-emu's host tiling
+ * (tiling/tiling_api.h, optiling::TCubeTiling::SaveToBuffer) writes them, so a kernel may copy it
+ * from global memory field by field or with GET_TILING_DATA. The field list is
+ * NPUEMU_TCUBE_TILING_FIELDS, shared with the host class. */
+#ifndef NPUEMU_KERNEL_TILING_KERNEL_TILING_H
+#define NPUEMU_KERNEL_TILING_KERNEL_TILING_H
+
+#include <cstdint>
+
+/* X(name) for every field of TCubeTiling, in memory order. */
+#define NPUEMU_TCUBE_TILING_FIELDS(X)                                                               \
+    X(usedCoreNum) X(M) X(N) X(Ka) X(Kb) X(singleCoreM) X(singleCoreN) X(singleCoreK) X(baseM)      \
+    X(baseN) X(baseK) X(depthA1) X(depthB1) X(stepM) X(stepN) X(isBias) X(transLength)              \
+    X(iterateOrder) X(shareMode) X(shareL1Size) X(shareL0CSize) X(shareUbSize) X(batchM) X(batchN)  \
+    X(singleBatchM) X(singleBatchN) X(stepKa) X(stepKb) X(depthAL1CacheUB) X(depthBL1CacheUB)       \
+    X(dbL0A) X(dbL0B) X(dbL0C) X(ALayoutInfoB) X(ALayoutInfoS) X(ALayoutInfoN) X(ALayoutInfoG)       \
+    X(ALayoutInfoD) X(BLayoutInfoB) X(BLayoutInfoS) X(BLayoutInfoN) X(BLayoutInfoG) X(BLayoutInfoD)  \
+    X(CLayoutInfoB) X(CLayoutInfoS1) X(CLayoutInfoN) X(CLayoutInfoG) X(CLayoutInfoS2) X(BatchNum)    \
+    X(mxTypePara)
+
+namespace AscendC {
+namespace tiling {
+
+#define NPUEMU_TCUBE_MEMBER(name) int32_t name = 0;
+struct TCubeTiling {
+    NPUEMU_TCUBE_TILING_FIELDS(NPUEMU_TCUBE_MEMBER)
+};
+#undef NPUEMU_TCUBE_MEMBER
+
+} // namespace tiling
+} // namespace AscendC
+
+/* Kernel code names it without a namespace (`TCubeTiling tiling;`). */
+using TCubeTiling = AscendC::tiling::TCubeTiling;
+
+#endif /* NPUEMU_KERNEL_TILING_KERNEL_TILING_H */

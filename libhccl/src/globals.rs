@@ -1,0 +1,48 @@
+//! Every piece of process-global state of libhccl, and why it must be global.
+//!
+//! A C caller holds plain handles and calls plain functions, with no context object to hang
+//! state on, so what outlives one call lives here.
+
+use crate::comm::{CommInner, COMM};
+use crate::errors::HcclError;
+use crate::reduce::Scratch;
+use npu_emu::config::Config;
+use npu_emu_ffi::handles::HandleTable;
+use npu_emu_ffi::rt::Cached;
+use parking_lot::Mutex;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicI32;
+use std::sync::{Arc, OnceLock};
+
+/// The ACL runtime of this process, reached through libascendcl's table ([`crate::rt`]):
+/// loaded once and kept while the process lives (the one runtime instance is
+/// libascendcl's; this is only our way to it).
+pub static RT: Cached<HcclError> = Cached::new("libhccl.so", crate::rt::MODULE);
+
+/// The process configuration (environment), read once: HCCL's variables are per process.
+pub static CONFIG: OnceLock<Result<Config, npu_emu::Error>> = OnceLock::new();
+
+/// `HcclSetConfig(HCCL_DETERMINISTIC)`: a process-wide setting in CANN (-1: not set, then
+/// the `HCCL_DETERMINISTIC` variable decides).
+pub static DETERMINISTIC: AtomicI32 = AtomicI32::new(-1);
+
+/// Live communicators by `HcclComm` handle: made and destroyed by free functions from any
+/// thread; stream tasks keep their own `Arc` so a destroyed handle's queued work still runs.
+pub static COMMS: Mutex<HandleTable<Arc<CommInner>>> = Mutex::new(HandleTable::new(&COMM));
+
+/// How many times this process made a communicator with a given derived id and rank
+/// ([`crate::comm::incarnation`]): re-creating the same communicator from the same rank
+/// table must give a new id that every rank derives identically, so the count must outlive
+/// every communicator.
+pub static INCARNATIONS: Mutex<BTreeMap<([u8; 16], u32), u64>> = Mutex::new(BTreeMap::new());
+
+/// Whether the CPU has AVX2 ([`crate::reduce`]): a fact of the machine, detected once.
+#[cfg(target_arch = "x86_64")]
+pub static HAS_AVX2: OnceLock<bool> = OnceLock::new();
+
+thread_local! {
+    /// Reduction scratch buffers of the calling (stream worker) thread, kept between
+    /// operations so a collective allocates nothing.
+    pub static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}

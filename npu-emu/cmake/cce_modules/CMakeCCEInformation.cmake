@@ -1,0 +1,61 @@
+# npu-emu: compile and link rules of the CCE language through the ccec driver (g++ for the CPU,
+# libascendcl linked). ASCEND_PRODUCT_TYPE / ASCEND_CORE_TYPE pick --cce-aicore-arch as CANN's
+# vendor modules do (ascend910b: dav-c220-vec / -cube; ascend310p: dav-m200; ascend910: dav-c100).
+include(CMakeCommonLanguageInclude)
+
+set(CMAKE_CCE_OUTPUT_EXTENSION .o)
+set(CMAKE_INCLUDE_FLAG_CCE "-I")
+set(CMAKE_CCE_COMPILE_OPTIONS_PIC "-fPIC")
+set(CMAKE_SHARED_LIBRARY_CCE_FLAGS "-fPIC")
+set(CMAKE_SHARED_LIBRARY_CREATE_CCE_FLAGS "-shared")
+set(CMAKE_SHARED_MODULE_CREATE_CCE_FLAGS "-shared")
+set(CMAKE_SHARED_LIBRARY_SONAME_CCE_FLAG "-Wl,-soname,")
+set(CMAKE_SHARED_LIBRARY_RUNTIME_CCE_FLAG "-Wl,-rpath,")
+set(CMAKE_SHARED_LIBRARY_RUNTIME_CCE_FLAG_SEP ":")
+set(CMAKE_EXECUTABLE_RUNTIME_CCE_FLAG "-Wl,-rpath,")
+set(CMAKE_EXECUTABLE_RUNTIME_CCE_FLAG_SEP ":")
+cmake_initialize_per_config_variable(CMAKE_CCE_FLAGS "Flags used by the CCE compiler")
+
+set(_npuemu_cce_arch "")
+if(ASCEND_PRODUCT_TYPE MATCHES "^[aA]scend910[bB]")
+    if(ASCEND_CORE_TYPE STREQUAL "AiCore")
+        set(_npuemu_cce_arch "--cce-aicore-arch=dav-c220-cube")
+    else()
+        set(_npuemu_cce_arch "--cce-aicore-arch=dav-c220-vec")
+    endif()
+elseif(ASCEND_PRODUCT_TYPE MATCHES "^[aA]scend310[pP]")
+    set(_npuemu_cce_arch "--cce-aicore-arch=dav-m200")
+elseif(ASCEND_PRODUCT_TYPE MATCHES "^[aA]scend910$")
+    set(_npuemu_cce_arch "--cce-aicore-arch=dav-c100")
+endif()
+
+set(CMAKE_DEPFILE_FLAGS_CCE "-MD -MT <DEP_TARGET> -MF <DEP_FILE>")
+set(CMAKE_CCE_DEPFILE_FORMAT gcc)
+set(CMAKE_CCE_DEPENDS_USE_COMPILER TRUE)
+
+if(NOT CMAKE_CCE_COMPILE_OBJECT)
+    set(CMAKE_CCE_COMPILE_OBJECT
+        "<CMAKE_CCE_COMPILER> -xcce <DEFINES> <INCLUDES> <FLAGS> ${_npuemu_cce_arch} --cce-auto-sync -o <OBJECT> -c <SOURCE>")
+endif()
+if(NOT CMAKE_CCE_LINK_EXECUTABLE)
+    set(CMAKE_CCE_LINK_EXECUTABLE
+        "<CMAKE_CCE_COMPILER> <FLAGS> <CMAKE_CCE_LINK_FLAGS> <LINK_FLAGS> <OBJECTS> -o <TARGET> <LINK_LIBRARIES>")
+endif()
+if(NOT CMAKE_CCE_CREATE_SHARED_LIBRARY)
+    set(CMAKE_CCE_CREATE_SHARED_LIBRARY
+        "<CMAKE_CCE_COMPILER> <CMAKE_SHARED_LIBRARY_CCE_FLAGS> <LINK_FLAGS> <CMAKE_SHARED_LIBRARY_CREATE_CCE_FLAGS> <SONAME_FLAG><TARGET_SONAME> -o <TARGET> <OBJECTS> <LINK_LIBRARIES>")
+endif()
+if(NOT CMAKE_CCE_CREATE_SHARED_MODULE)
+    set(CMAKE_CCE_CREATE_SHARED_MODULE
+        "<CMAKE_CCE_COMPILER> <CMAKE_SHARED_LIBRARY_CCE_FLAGS> <LINK_FLAGS> <CMAKE_SHARED_MODULE_CREATE_CCE_FLAGS> -o <TARGET> <OBJECTS> <LINK_LIBRARIES>")
+endif()
+if(NOT DEFINED CMAKE_CCE_ARCHIVE_CREATE)
+    set(CMAKE_CCE_ARCHIVE_CREATE "<CMAKE_AR> qc <TARGET> <LINK_FLAGS> <OBJECTS>")
+endif()
+if(NOT DEFINED CMAKE_CCE_ARCHIVE_APPEND)
+    set(CMAKE_CCE_ARCHIVE_APPEND "<CMAKE_AR> q <TARGET> <LINK_FLAGS> <OBJECTS>")
+endif()
+if(NOT DEFINED CMAKE_CCE_ARCHIVE_FINISH)
+    set(CMAKE_CCE_ARCHIVE_FINISH "<CMAKE_RANLIB> <TARGET>")
+endif()
+set(CMAKE_CCE_INFORMATION_LOADED 1)

@@ -1,0 +1,267 @@
+//! The operating-system helpers every part of npu-emu uses: a shared file mapping, process
+//! liveness across processes (and pid namespaces), futex wait and wake, thread and CPU ids.
+//! Hand-written over `libc` rather than taken from a crate such as `memmap2` or
+//! `nix`: each is a few lines, and we need their exact flags (shared futexes, `MAP_SHARED`
+//! of our own files) more than a general interface.
+
+use crate::globals::{ONLINE_CPUS, OWN_PID_NAMESPACE};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+use std::sync::atomic::AtomicU32;
+use std::time::Duration;
+
+/// A shared read-write mapping of (the start of) a file; unmapped on drop.
+pub struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: a Mapping is an address range of shared memory; the type hands out only a raw
+// pointer, and whoever dereferences it (through `unsafe`) is responsible for the accesses
+// (the users of this module access shared words through atomics).
+unsafe impl Send for Mapping {}
+// SAFETY: as for Send: no safe method reads or writes the mapped memory.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Map the first `len` bytes of `file` shared and read-write (the file must be at
+    /// least that long for every page to be usable).
+    pub fn map(file: &File, len: usize) -> io::Result<Mapping> {
+        // SAFETY: a fresh shared mapping of a file descriptor we own; the kernel picks the
+        // address, so no existing mapping is replaced.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Mapping {
+            ptr: p as *mut u8,
+            len,
+        })
+    }
+
+    /// First byte of the mapping.
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the range is the one mmap gave us, and nothing refers to it once the
+        // Mapping is dropped (borrows of mapped memory cannot outlive it).
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Open `path` read-write (mode 0600 when `create` makes it), close-on-exec.
+pub fn open_rw(path: &Path, create: bool) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .mode(0o600)
+        .open(path)
+}
+
+/// Inode of this process's pid namespace (`/proc/self/ns/pid`), 0 if unknown.
+pub fn pid_namespace() -> u32 {
+    *OWN_PID_NAMESPACE.get_or_init(|| {
+        std::fs::metadata("/proc/self/ns/pid")
+            .map(|m| m.ino() as u32)
+            .unwrap_or(0)
+    })
+}
+
+/// `starttime` (field 22 of `/proc/<pid>/stat`), or None if the process is gone, a zombie,
+/// or cannot be read.
+pub fn process_start_time(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &s[s.rfind(')')? + 1..];
+    let mut f = rest.split_whitespace();
+    let state = f.next()?;
+    if state == "Z" || state == "X" {
+        return None;
+    }
+    // Fields after the command start at field 3 (state); starttime is field 22.
+    f.nth(22 - 4)?.parse().ok()
+}
+
+/// Whether process `pid`, which started at `start_time` (0: unknown) in pid namespace
+/// `pidns` (0: unknown), still runs. A process of another pid namespace (a container
+/// sharing `/dev/shm`) cannot be seen through our `/proc`, so it is taken for alive; in our
+/// namespace a pid that is gone, a zombie, or has another start time (a reused pid) is dead.
+pub fn process_alive(pid: u32, start_time: u64, pidns: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    let ours = pid_namespace();
+    if pidns != 0 && ours != 0 && pidns != ours {
+        return true;
+    }
+    if pid == std::process::id() {
+        return true;
+    }
+    match process_start_time(pid) {
+        Some(t) => start_time == 0 || t == start_time,
+        None => false,
+    }
+}
+
+/// Sleep while `*word == expected`: until woken ([`futex_wake`]), for at most `timeout`
+/// (`None`: no bound), or not at all if the word already differs. The futex is a shared
+/// one, so a waker in another process that maps the same page reaches it. Spurious returns
+/// happen; callers re-check their condition.
+pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    let ts = timeout.map(|t| libc::timespec {
+        tv_sec: t.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: t.subsec_nanos() as libc::c_long,
+    });
+    let tsp = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: FUTEX_WAIT reads the aligned u32 behind `word` (valid for the call) and the
+    // timespec (NULL or valid for the call); it writes nothing.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            tsp,
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}
+
+/// Wake every sleeper on `word` (in any process).
+pub fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE only uses the address of `word` as a key.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE,
+            i32::MAX,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}
+
+/// The kernel's id of the calling thread.
+pub fn gettid() -> u64 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as u64 }
+}
+
+/// The CPU the calling thread runs on (-1 if unknown); a vDSO call, no system call.
+pub fn current_cpu() -> i32 {
+    // SAFETY: sched_getcpu has no arguments.
+    unsafe { libc::sched_getcpu() }
+}
+
+/// Give the CPU to another runnable thread, if any.
+pub fn sched_yield() {
+    // SAFETY: sched_yield has no arguments.
+    unsafe { libc::sched_yield() };
+}
+
+/// Number of online CPUs (at least 1), read once.
+pub fn online_cpus() -> u32 {
+    *ONLINE_CPUS.get_or_init(|| {
+        // SAFETY: sysconf only reads a system value.
+        let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+        n.clamp(1, u32::MAX as libc::c_long) as u32
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    #[test]
+    fn liveness() {
+        let me = std::process::id();
+        let st = process_start_time(me).unwrap();
+        assert!(process_alive(me, st, pid_namespace()));
+        assert!(!process_alive(0, 0, 0));
+        // A pid beyond pid_max in our namespace is dead, in another namespace alive.
+        assert!(!process_alive(me.wrapping_add(4_000_000), 1, 0));
+        if pid_namespace() != 0 {
+            assert!(process_alive(
+                me.wrapping_add(4_000_000),
+                1,
+                pid_namespace() ^ 1
+            ));
+        }
+        // Our parent (the test runner) is alive; with a wrong start time it is not "it".
+        // SAFETY: getppid has no arguments.
+        let parent = unsafe { libc::getppid() } as u32;
+        if let Some(t) = process_start_time(parent) {
+            assert!(process_alive(parent, t, 0));
+            assert!(!process_alive(parent, t + 1, 0));
+        }
+    }
+
+    #[test]
+    fn futex_wakes_and_times_out() {
+        let w = Arc::new(AtomicU32::new(0));
+        let t0 = std::time::Instant::now();
+        futex_wait(&w, 0, Some(Duration::from_millis(20)));
+        assert!(t0.elapsed() >= Duration::from_millis(15));
+        futex_wait(&w, 1, None); // the word differs: returns at once
+        let w2 = w.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            w2.store(1, Ordering::SeqCst);
+            futex_wake(&w2);
+        });
+        while w.load(Ordering::SeqCst) == 0 {
+            futex_wait(&w, 0, Some(Duration::from_secs(10)));
+        }
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn mapping_is_shared() {
+        let dir = std::env::temp_dir().join(format!("npu-emu-ffi-os-{}", std::process::id()));
+        let f = open_rw(&dir, true).unwrap();
+        f.set_len(4096).unwrap();
+        let a = Mapping::map(&f, 4096).unwrap();
+        let b = Mapping::map(&f, 4096).unwrap();
+        // SAFETY: both mappings are 4096 bytes long and alive.
+        unsafe {
+            *a.ptr().add(100) = 42;
+            assert_eq!(*b.ptr().add(100), 42);
+        }
+        assert_eq!(a.len(), 4096);
+        std::fs::remove_file(&dir).unwrap();
+        assert!(online_cpus() >= 1);
+        assert!(gettid() > 0);
+    }
+}
