@@ -30,10 +30,6 @@ pub trait Fabric {
     fn row(&self, p: u32, i: u32) -> [u64; 4];
     /// Messages to and from any rank.
     fn net(&self) -> &dyn Net;
-    /// Write results with non-temporal stores (large operations).
-    fn nt(&self) -> bool {
-        false
-    }
     /// Segment size of pipelined messages (tests make it tiny to reach multi-segment paths
     /// with small buffers).
     fn segment(&self) -> u64 {

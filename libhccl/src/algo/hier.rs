@@ -169,7 +169,7 @@ fn lane(count: u64, lanes: u32, j: u32) -> (u64, u64) {
 
 /// `dst = srcs[0] op srcs[1] op …` over `elems` elements.
 fn reduce_into(f: &dyn Fabric, op: &Op, srcs: &[*const u8], dst: *mut u8, elems: u64) {
-    with_scratch(f.nt(), |s| {
+    with_scratch(super::nt_of(f, op), |s| {
         // SAFETY: every pointer holds `elems` elements (the callers' ranges).
         unsafe { kernel(op.dt, op.redop, srcs, &[dst], elems as usize, s) }
     });
@@ -186,7 +186,14 @@ fn local_sends(f: &dyn Fabric, off: u64, len: u64) -> HResult<Vec<*const u8>> {
 
 /// Copy `len` bytes at `src` to `off` of every other local rank's receive (or, with
 /// `send_side`, send) buffer.
-fn fan_out(f: &dyn Fabric, src: *const u8, off: u64, len: u64, send_side: bool) -> HResult<()> {
+fn fan_out(
+    f: &dyn Fabric,
+    op: &Op,
+    src: *const u8,
+    off: u64,
+    len: u64,
+    send_side: bool,
+) -> HResult<()> {
     let t = f.topo();
     for &p in t.local() {
         if p == t.rank {
@@ -198,7 +205,7 @@ fn fan_out(f: &dyn Fabric, src: *const u8, off: u64, len: u64, send_side: bool) 
             f.recv_of(p, off, len)?
         };
         // SAFETY: both ranges hold `len` bytes (checked by the fabric).
-        unsafe { copy_nt(src, dst, len as usize, f.nt()) };
+        unsafe { copy_nt(src, dst, len as usize, super::nt_of(f, op)) };
     }
     Ok(())
 }
@@ -219,7 +226,7 @@ fn all_reduce(f: &dyn Fabric, op: &Op) -> HResult<()> {
             .map(|s| t.handler(s, j))
             .collect();
         ring_all_reduce(f, op, &group, t.my_server() as usize, work, cnt, j)?;
-        fan_out(f, work, off, len, false)?;
+        fan_out(f, op, work, off, len, false)?;
     }
     Ok(())
 }
@@ -415,7 +422,7 @@ fn broadcast(f: &dyn Fabric, op: &Op) -> HResult<()> {
                 if p != root {
                     let dst = f.send_of(p, off, len)?;
                     // SAFETY: both ranges hold `len` bytes.
-                    unsafe { copy_nt(src, dst, len as usize, f.nt()) };
+                    unsafe { copy_nt(src, dst, len as usize, super::nt_of(f, op)) };
                 }
             }
         } else {
@@ -437,7 +444,7 @@ fn broadcast(f: &dyn Fabric, op: &Op) -> HResult<()> {
                     };
                 }
             }
-            fan_out(f, dst, off, len, true)?;
+            fan_out(f, op, dst, off, len, true)?;
         }
     }
     Ok(())
@@ -494,7 +501,7 @@ fn all_gather(f: &dyn Fabric, op: &Op) -> HResult<()> {
         }
         let dst = f.recv_of(p, d * e, bytes)?;
         // SAFETY: both ranges hold `bytes` bytes.
-        unsafe { copy_nt(src, dst, bytes as usize, f.nt()) };
+        unsafe { copy_nt(src, dst, bytes as usize, super::nt_of(f, op)) };
     }
     // Remote blocks as they arrive, to every other local output.
     for (q, dst, recvs) in &mine {
@@ -505,7 +512,7 @@ fn all_gather(f: &dyn Fabric, op: &Op) -> HResult<()> {
                     let (_, d) = gather_block(f, op, p, *q);
                     let to = f.recv_of(p, d * e + o, *l)?;
                     // SAFETY: both ranges hold `l` bytes.
-                    unsafe { copy_nt(dst.add(*o as usize), to, *l as usize, f.nt()) };
+                    unsafe { copy_nt(dst.add(*o as usize), to, *l as usize, super::nt_of(f, op)) };
                 }
             }
         }
@@ -613,7 +620,7 @@ fn scatter(f: &dyn Fabric, op: &Op) -> HResult<()> {
         let src = f.send_of(root, me as u64 * bytes, bytes)?;
         let dst = f.recv_of(me, 0, bytes)?;
         // SAFETY: both ranges hold `bytes` bytes.
-        unsafe { copy_nt(src, dst, bytes as usize, f.nt()) };
+        unsafe { copy_nt(src, dst, bytes as usize, super::nt_of(f, op)) };
         for q in t.remote() {
             if t.handler(rs, t.local_index[q as usize]) == me {
                 let src = f.send_of(root, q as u64 * bytes, bytes)?;
@@ -762,7 +769,7 @@ fn all_to_all(f: &dyn Fabric, op: &Op) -> HResult<()> {
         let src = f.send_of(p, soff, len)?;
         let dst = f.recv_of(me, roff, len)?;
         // SAFETY: both ranges hold `len` bytes.
-        unsafe { copy_nt(src, dst, len as usize, f.nt()) };
+        unsafe { copy_nt(src, dst, len as usize, super::nt_of(f, op)) };
     }
     for (r, _, _) in &recvs {
         wait(f, r)?;
@@ -802,6 +809,3 @@ fn barrier(f: &dyn Fabric) -> HResult<()> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests;

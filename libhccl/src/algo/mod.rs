@@ -17,6 +17,8 @@ pub mod p2p;
 pub mod reduce_scatter;
 pub mod select;
 pub mod small;
+#[cfg(test)]
+mod tests;
 
 use crate::comm::CommInner;
 use crate::errors::{code_name, HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_TIMEOUT};
@@ -129,6 +131,12 @@ pub fn with_scratch<R>(nt: bool, f: impl FnOnce(&mut Scratch) -> R) -> R {
 pub fn nt_for(c: &CommInner, op: &Op) -> bool {
     let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
     mine.saturating_mul(c.n as u64) >= crate::reduce::NT_FOOTPRINT
+}
+
+/// [`nt_for`] as an algorithm sees it (through its fabric).
+pub fn nt_of(f: &dyn fabric::Fabric, op: &Op) -> bool {
+    let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
+    mine.saturating_mul(f.topo().n as u64) >= crate::reduce::NT_FOOTPRINT
 }
 
 /// Enqueue `op` on `stream`.
@@ -446,23 +454,29 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
     if op.code == opcode::BARRIER {
         return Ok(());
     }
-    let r = match op.code {
-        opcode::ALLREDUCE => allreduce::all_reduce(&coll, op),
-        opcode::REDUCE => allreduce::reduce(&coll, op),
-        opcode::BROADCAST => gather::broadcast(&coll, op),
-        opcode::ALLGATHER => gather::all_gather(&coll, op),
-        opcode::ALLGATHER_V => gather::all_gather_v(&coll, op),
-        opcode::SCATTER => gather::scatter(&coll, op),
-        opcode::REDUCE_SCATTER => reduce_scatter::reduce_scatter(&coll, op),
-        opcode::REDUCE_SCATTER_V => reduce_scatter::reduce_scatter_v(&coll, op),
-        opcode::ALLTOALL => alltoall::all_to_all(&coll, op),
-        opcode::ALLTOALLV => alltoall::all_to_all_v(&coll, op),
-        opcode::ALLTOALLVC => alltoall::all_to_all_vc(&coll, op),
+    direct(&coll, op)?;
+    coll.finish()
+}
+
+/// The direct algorithms (every rank on one server reads and writes its peers' buffers),
+/// between the publish/wait barrier and the done barrier.
+pub fn direct(f: &dyn fabric::Fabric, op: &Op) -> HResult<()> {
+    match op.code {
+        opcode::ALLREDUCE => allreduce::all_reduce(f, op),
+        opcode::REDUCE => allreduce::reduce(f, op),
+        opcode::BROADCAST => gather::broadcast(f, op),
+        opcode::ALLGATHER => gather::all_gather(f, op),
+        opcode::ALLGATHER_V => gather::all_gather_v(f, op),
+        opcode::SCATTER => gather::scatter(f, op),
+        opcode::REDUCE_SCATTER => reduce_scatter::reduce_scatter(f, op),
+        opcode::REDUCE_SCATTER_V => reduce_scatter::reduce_scatter_v(f, op),
+        opcode::ALLTOALL => alltoall::all_to_all(f, op),
+        opcode::ALLTOALLV => alltoall::all_to_all_v(f, op),
+        opcode::ALLTOALLVC => alltoall::all_to_all_vc(f, op),
+        opcode::BARRIER => Ok(()),
         other => Err(HcclError::new(
             HCCL_E_INTERNAL,
             format!("no algorithm for {}", op_name(other)),
         )),
-    };
-    r?;
-    coll.finish()
+    }
 }

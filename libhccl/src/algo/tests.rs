@@ -1,11 +1,12 @@
-//! The cross-server algorithms over the in-process transport: ranks are threads, "servers"
-//! are groups of them whose buffers are reachable directly, everything else goes through
-//! messages. Every operation × several dtypes and reduce ops × in-place, at many layouts
-//! (2×2, 2×4, 3+1, 2+1+3, servers of one rank, interleaved ranks), with a segment size of
-//! a few bytes so pipelined paths run with small buffers. Each layout is one group of
-//! threads running all its cases.
+//! The algorithms over the in-process transport: ranks are threads, "servers" are groups
+//! of them whose buffers are reachable directly, everything else goes through messages.
+//! Every operation × several dtypes and reduce ops × in-place, for the cross-server
+//! algorithms at many layouts (2×2, 2×4, 3+1, 2+1+3, servers of one rank, interleaved
+//! ranks; a segment size of a few bytes so pipelined paths run with small buffers) and the
+//! direct ones at 1 to 9 ranks on one server. Each layout is one group of threads running
+//! all its cases.
 
-use super::run;
+use super::hier::run;
 use crate::algo::fabric::Fabric;
 use crate::algo::Op;
 use crate::errors::HResult;
@@ -408,8 +409,16 @@ fn make_case(
     c
 }
 
-/// Run every case on the layout `keys` (the server of each rank).
+type Runner = fn(&dyn Fabric, &Op) -> HResult<()>;
+
+/// Run every case on the layout `keys` (the server of each rank) with the cross-server
+/// algorithms.
 fn layout(keys: &[u32], seg: u64) {
+    layout_with(keys, seg, run)
+}
+
+/// Run every case on the layout `keys` with `runner`.
+fn layout_with(keys: &[u32], seg: u64, runner: Runner) {
     let n = keys.len() as u32;
     let world = World::new(n);
     let sh = Arc::new(Shared {
@@ -449,7 +458,7 @@ fn layout(keys: &[u32], seg: u64) {
                                         make_case(code, dt, rop, count, root, in_place, &topo);
                                     f.seq += 1;
                                     c.op.seq = f.seq;
-                                    one(&f, &mut c, &sh);
+                                    one(&f, &mut c, &sh, runner);
                                     cases += 1;
                                 }
                             }
@@ -494,7 +503,7 @@ fn plan() -> Vec<(u32, &'static [Dtype], &'static [RedOp])> {
     ]
 }
 
-fn one(f: &TestFabric, c: &mut Case, sh: &Shared) {
+fn one(f: &TestFabric, c: &mut Case, sh: &Shared, runner: Runner) {
     let me = f.topo.rank;
     let (send_ptr, send_len) = (c.send.as_mut_ptr() as usize, c.send.len() as u64);
     let (recv_ptr, recv_len) = match c.in_place {
@@ -520,7 +529,7 @@ fn one(f: &TestFabric, c: &mut Case, sh: &Shared) {
         rows: c.op.arrays.clone().unwrap_or_default(),
     };
     sh.gate.wait();
-    let r = run(f, &c.op);
+    let r = runner(f, &c.op);
     sh.gate.wait();
     if let Err(e) = r {
         panic!(
@@ -660,4 +669,11 @@ fn a_dead_peer_fails_the_operation() {
         "{}",
         e.msg
     );
+}
+
+#[test]
+fn direct_algorithms_on_one_server_1_to_9_ranks() {
+    for n in [1usize, 2, 3, 4, 5, 8, 9] {
+        layout_with(&vec![0; n], 1 << 20, crate::algo::direct);
+    }
 }
