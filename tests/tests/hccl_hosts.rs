@@ -179,6 +179,9 @@ enum Launch {
     RootInfo,
     Mpirun,
     NpuEmuRun,
+    /// What `srun` sets (`SLURM_PROCID`, `SLURM_NTASKS`, `SLURM_LOCALID`, `SLURM_JOB_ID` …)
+    /// and a rank table listing both servers.
+    Slurm,
 }
 
 /// Run `prog args` as a job over `h` with `layout` ranks per host, started the `how` way.
@@ -211,6 +214,31 @@ fn job(
                     c.env("RANK_TABLE_FILE", &table)
                         .env("JOB_ID", work.file_name().unwrap());
                 }
+                for (k, v) in env {
+                    c.env(k, v);
+                }
+                ps.push(spawn(c, work, &format!("rank {r}")));
+            }
+        }
+        Launch::Slurm => {
+            let table = work.join("rank_table.json");
+            rank_table(h, layout, &table);
+            let jobid = (std::process::id() % 100000).to_string();
+            for (r, (host, local)) in places(layout).into_iter().enumerate() {
+                let mut c = h.command(host, prog, work);
+                c.args(args)
+                    .env("SLURM_PROCID", r.to_string())
+                    .env("SLURM_NTASKS", n.to_string())
+                    .env("SLURM_LOCALID", local.to_string())
+                    .env("SLURM_NODEID", host.to_string())
+                    .env("SLURM_JOB_ID", &jobid)
+                    .env("SLURM_STEP_ID", "0")
+                    .env("RANK_TABLE_FILE", &table)
+                    .env("HCCL_CONNECT_TIMEOUT", "60")
+                    .env_remove("RANK_ID")
+                    .env_remove("RANK_SIZE")
+                    .env_remove("JOB_ID")
+                    .env_remove("ASCEND_DEVICE_ID");
                 for (k, v) in env {
                     c.env(k, v);
                 }
@@ -512,4 +540,10 @@ fn a_peer_sending_garbage_is_named_and_nothing_hangs() {
     assert!(took < Duration::from_secs(60), "took {took:?}");
     let f = wait_all(vec![fake], Duration::from_secs(60));
     assert!(f[0].out.contains("sent garbage to rank 0"), "{}", f[0].out);
+}
+
+#[test]
+fn ops_slurm_variables_2x2_3p1() {
+    ops(&[2, 2], Launch::Slurm, &[]);
+    ops(&[3, 1], Launch::Slurm, &["--quick"]);
 }

@@ -1,12 +1,18 @@
 //! What runs on the stream. An HCCL call checks its arguments and enqueues an [`OpTask`];
 //! when the stream reaches it, the task publishes this rank's buffers in the control block,
-//! waits until every rank published (barrier 1), moves its share of the data by reading and
-//! writing peers' device memory directly, then marks itself done and waits until every rank
-//! is done (barrier 2), so no rank returns while a peer still reads its buffers.
+//! waits until every rank of its server published (barrier 1), runs the algorithm the
+//! [`select`]or chose, then marks itself done and waits until every rank of its server is
+//! done (barrier 2), so no rank returns while a peer still reads its buffers.
 //!
-//! One file per family: [`allreduce`] (AllReduce, Reduce), [`gather`] (AllGather[V],
-//! Broadcast, Scatter), [`reduce_scatter`] (ReduceScatter[V]), [`alltoall`]
-//! (AlltoAll, AlltoAllV, AlltoAllVC), [`p2p`] (Send, Recv, BatchSendRecv).
+//! Algorithms see the operation through a [`fabric::Fabric`] (the ranks' places, direct
+//! access to the buffers of the ranks on this server, messages to any rank), which [`Coll`]
+//! implements over the control block and `crate::net`:
+//! - [`direct`] (every rank on one server), one file per family: [`allreduce`] (AllReduce,
+//!   Reduce), [`gather`] (AllGather[V], Broadcast, Scatter), [`reduce_scatter`]
+//!   (ReduceScatter[V]), [`alltoall`] (AlltoAll, AlltoAllV, AlltoAllVC);
+//! - [`small`]: small operations on one server, staged in the control block;
+//! - [`hier`]: communicators spanning servers;
+//! - [`p2p`]: Send, Recv and BatchSendRecv (mailboxes on a server, messages between servers).
 
 pub mod allreduce;
 pub mod alltoall;
