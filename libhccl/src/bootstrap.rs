@@ -432,7 +432,7 @@ pub fn join(
         .local_addr()
         .map(|a| a.ip())
         .map_err(|e| HcclError::new(HCCL_E_TCP_CONNECT, e.to_string()))?;
-    let listener = crate::net::endpoint::listen_any(local)?;
+    let listener = crate::net::endpoint::listen_data(&crate::config()?.host_net, local)?;
     rec.addr = listener
         .local_addr()
         .map_err(|e| HcclError::new(HCCL_E_TCP_CONNECT, e.to_string()))?;

@@ -19,6 +19,8 @@
 //! | `HCCL_SOCKET_IFNAME` | host NIC choice: `eth,enp` (name prefixes), `^eth` (exclude prefixes), `=eth0` (exact), `^=eth0` (exclude exact) | unset: NICs in name order, `docker*` then `lo` last |
 //! | `HCCL_IF_BASE_PORT` | first of the 32 ports a root-info root tries (1024..=65520) | 60000 |
 //! | `HCCL_SOCKET_FAMILY` | `AF_INET` or `AF_INET6`: which address family is preferred | `AF_INET` |
+//! | `HCCL_HOST_SOCKET_PORT_RANGE` | ports a root-info root listens on, before `HCCL_IF_BASE_PORT`: `60000-60050,60100` or `auto` (any) | unset |
+//! | `HCCL_NPU_SOCKET_PORT_RANGE` | ports a rank listens on for its peers on other servers (the emulated RoCE links): same syntax | unset: any |
 //!
 //! Unlike CANN, the log goes to the terminal rather than to `$HOME/ascend/log`: errors are
 //! printed to stderr by default, because a CI user needs to see them.
@@ -213,6 +215,53 @@ pub struct HostNet {
     pub base_port: Option<u16>,
     /// `HCCL_SOCKET_FAMILY=AF_INET6`.
     pub ipv6: bool,
+    /// `HCCL_HOST_SOCKET_PORT_RANGE` (`None`: not set).
+    pub host_ports: Option<PortRange>,
+    /// `HCCL_NPU_SOCKET_PORT_RANGE` (`None`: not set).
+    pub npu_ports: Option<PortRange>,
+}
+
+/// A parsed `HCCL_HOST_SOCKET_PORT_RANGE` / `HCCL_NPU_SOCKET_PORT_RANGE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PortRange {
+    /// `auto`: the operating system picks.
+    Auto,
+    /// Ports and inclusive ranges, in the order written (they do not overlap).
+    Ports(Vec<(u16, u16)>),
+}
+
+impl PortRange {
+    /// Every port, in the order written (empty for `Auto`).
+    pub fn ports(&self) -> impl Iterator<Item = u16> + '_ {
+        let r: &[(u16, u16)] = match self {
+            PortRange::Auto => &[],
+            PortRange::Ports(v) => v,
+        };
+        r.iter().flat_map(|&(a, b)| a..=b)
+    }
+}
+
+/// Parse a port-range variable as CANN documents it: `auto`, or ports (1..=65535) and
+/// `first-last` ranges separated by commas that do not overlap (`60000,60050-60100`).
+pub fn parse_port_range(v: &str) -> Option<PortRange> {
+    let t = v.trim();
+    if t == "auto" {
+        return Some(PortRange::Auto);
+    }
+    let mut out: Vec<(u16, u16)> = Vec::new();
+    for tok in t.split(',') {
+        let tok = tok.trim();
+        let port = |s: &str| s.trim().parse::<u16>().ok().filter(|&p| p >= 1);
+        let (a, b) = match tok.split_once('-') {
+            Some((a, b)) => (port(a)?, port(b)?),
+            None => (port(tok)?, port(tok)?),
+        };
+        if a > b || out.iter().any(|&(x, y)| a <= y && x <= b) {
+            return None;
+        }
+        out.push((a, b));
+    }
+    Some(PortRange::Ports(out))
 }
 
 /// A parsed `HCCL_SOCKET_IFNAME` (the syntax NCCL_SOCKET_IFNAME also uses).
@@ -285,6 +334,15 @@ impl HostNet {
             None | Some("") | Some("AF_INET") => {}
             Some("AF_INET6") => h.ipv6 = true,
             Some(v) => return Err(("HCCL_SOCKET_FAMILY", v.to_string(), "AF_INET or AF_INET6")),
+        }
+        const RANGE: &str = "\"auto\", or ports (1 to 65535) and first-last ranges separated by commas that do not overlap, such as 60000-60050,60100";
+        for (var, slot) in [
+            ("HCCL_HOST_SOCKET_PORT_RANGE", &mut h.host_ports),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", &mut h.npu_ports),
+        ] {
+            if let Some(v) = get(var).filter(|v| !v.trim().is_empty()) {
+                *slot = Some(parse_port_range(&v).ok_or((var, v.clone(), RANGE))?);
+            }
         }
         Ok(h)
     }
@@ -386,12 +444,29 @@ mod tests {
         assert_eq!(h.base_port, Some(61000));
         assert!(h.ipv6);
         assert_eq!(cfg(&[]).unwrap().host_net, HostNet::default());
+        let c = cfg(&[
+            ("HCCL_HOST_SOCKET_PORT_RANGE", "60000,60050-60052, 60150"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "auto"),
+        ])
+        .unwrap();
+        let r = c.host_net.host_ports.as_ref().unwrap();
+        assert_eq!(
+            r.ports().collect::<Vec<_>>(),
+            vec![60000, 60050, 60051, 60052, 60150]
+        );
+        assert_eq!(c.host_net.npu_ports, Some(PortRange::Auto));
         for (k, v) in [
             ("HCCL_IF_IP", "10.1.2"),
             ("HCCL_SOCKET_IFNAME", "eth,,enp"),
             ("HCCL_IF_BASE_PORT", "80"),
             ("HCCL_IF_BASE_PORT", "65521"),
             ("HCCL_SOCKET_FAMILY", "inet"),
+            ("HCCL_HOST_SOCKET_PORT_RANGE", "60000-60010,60005"),
+            ("HCCL_HOST_SOCKET_PORT_RANGE", "0"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "61000-"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "61010-61000"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "65536"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "AUTO"),
         ] {
             let e = cfg(&[(k, v)]).unwrap_err();
             assert!(e.msg.contains(k), "{}", e.msg);

@@ -394,6 +394,10 @@ fn wait_for(log: &Path, text: &str, limit: Duration) {
 
 /// The AllReduce loop of `hccl_hosts` on 2 hosts × 2 ranks by root info, running.
 fn looping(name: &str) -> (PathBuf, Hosts, Vec<Proc>) {
+    looping_with(name, &[])
+}
+
+fn looping_with(name: &str, env: &[(&str, &str)]) -> (PathBuf, Hosts, Vec<Proc>) {
     let work = scratch(name);
     let h = Hosts::create(2, &work);
     let prog = exe("hccl_hosts.cpp");
@@ -405,7 +409,7 @@ fn looping(name: &str) -> (PathBuf, Hosts, Vec<Proc>) {
         Launch::RootInfo,
         &prog,
         &["loop", root_file.to_str().unwrap()],
-        &[],
+        env,
     );
     for p in &ps {
         wait_for(&p.log, "iteration 3 ok", Duration::from_secs(120));
@@ -546,4 +550,62 @@ fn a_peer_sending_garbage_is_named_and_nothing_hangs() {
 fn ops_slurm_variables_2x2_3p1() {
     ops(&[2, 2], Launch::Slurm, &[]);
     ops(&[3, 1], Launch::Slurm, &["--quick"]);
+}
+
+/// The (local, peer) ports of a host's established TCP connections (`ss` in its namespace).
+fn connections(h: &Hosts, i: usize) -> Vec<(u16, u16)> {
+    let o = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &h.ns(i),
+            "ss",
+            "-Htn",
+            "state",
+            "established",
+        ])
+        .output()
+        .expect("run ss (iproute2)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let port = |a: &str| a.rsplit(':').next()?.parse::<u16>().ok();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((port(f.get(2)?)?, port(f.get(3)?)?))
+        })
+        .collect()
+}
+
+#[test]
+fn port_range_variables_place_the_root_and_the_ranks_listeners() {
+    let (work, h, ps) = looping_with(
+        "hosts-ports",
+        &[
+            ("HCCL_IF_BASE_PORT", "43000"),
+            ("HCCL_HOST_SOCKET_PORT_RANGE", "41000-41003"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "42100,42000-42001,42200"),
+        ],
+    );
+    let info = std::fs::read(work.join("root.info")).unwrap();
+    let root_port = u16::from_le_bytes([info[40], info[41]]);
+    assert!(
+        (41000..=41003).contains(&root_port),
+        "the root info names port {root_port}, not one of HCCL_HOST_SOCKET_PORT_RANGE"
+    );
+    // Ranks 0 and 1 (host 0) connect to ranks 2 and 3 (host 1), which listen on the first
+    // two free ports of HCCL_NPU_SOCKET_PORT_RANGE in the order written: 42100, 42000.
+    let c1 = connections(&h, 1);
+    let c0 = connections(&h, 0);
+    let mut served: Vec<u16> = c1.iter().map(|c| c.0).collect();
+    served.sort_unstable();
+    served.dedup();
+    assert_eq!(served, vec![42000, 42100], "host 1's connections: {c1:?}");
+    let mut reached: Vec<u16> = c0.iter().map(|c| c.1).collect();
+    reached.sort_unstable();
+    reached.dedup();
+    assert_eq!(reached, vec![42000, 42100], "host 0's connections: {c0:?}");
+    assert_eq!(c0.len(), 4, "host 0's connections: {c0:?}");
+    drop(h);
+    wait_all(ps, Duration::from_secs(30));
 }

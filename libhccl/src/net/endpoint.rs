@@ -2,12 +2,15 @@
 //! `HCCL_IF_IP` first; else the first interface `HCCL_SOCKET_IFNAME` selects; else the
 //! interfaces in name order, ordinary NICs before `docker*` ones before loopback.
 //! `HCCL_SOCKET_FAMILY=AF_INET6` prefers IPv6 addresses. A root listens on the first free
-//! port of `HCCL_IF_BASE_PORT` .. +31 (60000 by default).
+//! port of `HCCL_HOST_SOCKET_PORT_RANGE` when it is set (it comes before
+//! `HCCL_IF_BASE_PORT`, as in CANN), else of `HCCL_IF_BASE_PORT` .. +31 (60000 by default).
+//! A rank's listener for its peers on other servers (the emulated RoCE links) takes the
+//! first free port of `HCCL_NPU_SOCKET_PORT_RANGE`, or any port.
 //!
 //! The settings are read and checked by `npu_emu::config` ([`HostNet`]).
 
 use crate::errors::{HResult, HcclError, HCCL_E_TCP_CONNECT};
-use npu_emu::config::{HostNet, IfnameRule};
+use npu_emu::config::{HostNet, IfnameRule, PortRange};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
 
 /// A network interface address of this host.
@@ -167,6 +170,9 @@ pub const ROOT_PORTS: u16 = 32;
 /// not set `HCCL_IF_BASE_PORT` and the whole default range is busy (many jobs on one host),
 /// any free port (the root info carries it, so nothing else needs to know).
 pub fn listen_root(cfg: &HostNet, ip: IpAddr) -> HResult<TcpListener> {
+    if let Some(r) = &cfg.host_ports {
+        return listen_in(r, "HCCL_HOST_SOCKET_PORT_RANGE", ip);
+    }
     let (base, chosen) = base_port(cfg);
     let mut last = None;
     for port in base..base.saturating_add(ROOT_PORTS) {
@@ -199,9 +205,51 @@ pub fn listen_root(cfg: &HostNet, ip: IpAddr) -> HResult<TcpListener> {
     ))
 }
 
-/// Listen on `ip`, any port (a rank's own data listener).
+/// Listen on `ip`, any port.
 pub fn listen_any(ip: IpAddr) -> HResult<TcpListener> {
     TcpListener::bind(SocketAddr::new(ip, 0)).map_err(|e| bind_error(ip, 0, &e))
+}
+
+/// A rank's own listener for its peers on other servers: on `ip`, the first free port of
+/// `HCCL_NPU_SOCKET_PORT_RANGE`, or any port.
+pub fn listen_data(cfg: &HostNet, ip: IpAddr) -> HResult<TcpListener> {
+    match &cfg.npu_ports {
+        Some(r) => listen_in(r, "HCCL_NPU_SOCKET_PORT_RANGE", ip),
+        None => listen_any(ip),
+    }
+}
+
+/// Listen on `ip`, on the first free port of `range` (the value of `var`).
+pub fn listen_in(range: &PortRange, var: &str, ip: IpAddr) -> HResult<TcpListener> {
+    let PortRange::Ports(spans) = range else {
+        return listen_any(ip);
+    };
+    let mut last = None;
+    for port in range.ports() {
+        match TcpListener::bind(SocketAddr::new(ip, port)) {
+            Ok(l) => return Ok(l),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => last = Some(e),
+            Err(e) => return Err(bind_error(ip, port, &e)),
+        }
+    }
+    let text: Vec<String> = spans
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    Err(HcclError::new(
+        HCCL_E_TCP_CONNECT,
+        format!(
+            "cannot listen on {ip}: every port of {var}={} is in use{}",
+            text.join(","),
+            last.map(|e| format!(" ({e})")).unwrap_or_default()
+        ),
+    ))
 }
 
 pub fn bind_error(ip: IpAddr, port: u16, e: &std::io::Error) -> HcclError {
@@ -283,5 +331,43 @@ mod tests {
         assert_ne!(l.local_addr().unwrap().port(), 0);
         let e = listen_any("203.0.113.77".parse().unwrap()).unwrap_err();
         assert!(e.msg.contains("not an address of this host"), "{}", e.msg);
+    }
+
+    #[test]
+    fn port_ranges_come_first_and_are_walked_in_order() {
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        // Two free ports next to each other are not guaranteed: take two the OS gives.
+        let a = listen_any(ip).unwrap();
+        let b = listen_any(ip).unwrap();
+        let (pa, pb) = (
+            a.local_addr().unwrap().port(),
+            b.local_addr().unwrap().port(),
+        );
+        drop(b);
+        let mut cfg = HostNet {
+            host_ports: npu_emu::config::parse_port_range(&format!("{pa},{pb}")),
+            base_port: Some(1024),
+            ..HostNet::default()
+        };
+        // pa is busy (a holds it), so the root takes pb, ahead of HCCL_IF_BASE_PORT.
+        let r = listen_root(&cfg, ip).unwrap();
+        assert_eq!(r.local_addr().unwrap().port(), pb);
+        let e = listen_root(&cfg, ip).unwrap_err();
+        assert!(
+            e.msg.contains(&format!(
+                "every port of HCCL_HOST_SOCKET_PORT_RANGE={pa},{pb} is in use"
+            )),
+            "{}",
+            e.msg
+        );
+        drop(r);
+        cfg.npu_ports = npu_emu::config::parse_port_range(&pb.to_string());
+        let d = listen_data(&cfg, ip).unwrap();
+        assert_eq!(d.local_addr().unwrap().port(), pb);
+        cfg.npu_ports = npu_emu::config::parse_port_range("auto");
+        assert_ne!(
+            listen_data(&cfg, ip).unwrap().local_addr().unwrap().port(),
+            0
+        );
     }
 }
