@@ -226,6 +226,7 @@ fn root_main(
     st: Arc<Mutex<RootState>>,
 ) {
     let started = Instant::now();
+    let mut refused = std::collections::HashSet::new();
     loop {
         {
             let mut s = st.lock();
@@ -243,6 +244,19 @@ fn root_main(
         }
         match l.accept() {
             Ok((sock, from)) => {
+                if let Err(why) = crate::net::whitelist::check(from) {
+                    // Once per address: a turned-away rank keeps retrying until its timeout.
+                    if !refused.insert(from.ip()) {
+                        continue;
+                    }
+                    crate::log(
+                        npu_emu::config::LogLevel::Warning,
+                        &format!(
+                            "the root of communicator {name} dropped a connection from {from}: {why}"
+                        ),
+                    );
+                    continue;
+                }
                 let (st, name) = (st.clone(), name.clone());
                 let _ = std::thread::Builder::new()
                     .name("hccl-root-join".into())

@@ -20,6 +20,8 @@
 //! | `HCCL_IF_BASE_PORT` | first of the 32 ports a root-info root tries (1024..=65520) | 60000 |
 //! | `HCCL_SOCKET_FAMILY` | `AF_INET` or `AF_INET6`: which address family is preferred | `AF_INET` |
 //! | `HCCL_HOST_SOCKET_PORT_RANGE` | ports a root-info root listens on, before `HCCL_IF_BASE_PORT`: `60000-60050,60100` or `auto` (any) | unset |
+//! | `HCCL_WHITELIST_DISABLE` | `0`: only addresses listed in `HCCL_WHITELIST_FILE` may connect to a rank's listeners; `1`: anyone holding the job's id | 1 |
+//! | `HCCL_WHITELIST_FILE` | the whitelist, `{"host_ip": ["10.0.0.1", ...], "device_ip": [...]}` (read by libhccl) | unset |
 //! | `HCCL_NPU_SOCKET_PORT_RANGE` | ports a rank listens on for its peers on other servers (the emulated RoCE links): same syntax | unset: any |
 //!
 //! Unlike CANN, the log goes to the terminal rather than to `$HOME/ascend/log`: errors are
@@ -219,6 +221,10 @@ pub struct HostNet {
     pub host_ports: Option<PortRange>,
     /// `HCCL_NPU_SOCKET_PORT_RANGE` (`None`: not set).
     pub npu_ports: Option<PortRange>,
+    /// `HCCL_WHITELIST_DISABLE=0`: the IP whitelist is checked.
+    pub whitelist_on: bool,
+    /// `HCCL_WHITELIST_FILE`.
+    pub whitelist_file: Option<PathBuf>,
 }
 
 /// A parsed `HCCL_HOST_SOCKET_PORT_RANGE` / `HCCL_NPU_SOCKET_PORT_RANGE`.
@@ -344,6 +350,20 @@ impl HostNet {
                 *slot = Some(parse_port_range(&v).ok_or((var, v.clone(), RANGE))?);
             }
         }
+        match get("HCCL_WHITELIST_DISABLE").as_deref().map(str::trim) {
+            None | Some("") | Some("1") => {}
+            Some("0") => h.whitelist_on = true,
+            Some(v) => {
+                return Err((
+                    "HCCL_WHITELIST_DISABLE",
+                    v.to_string(),
+                    "0 (check the IP whitelist) or 1 (do not)",
+                ))
+            }
+        }
+        h.whitelist_file = get("HCCL_WHITELIST_FILE")
+            .filter(|v| !v.trim().is_empty())
+            .map(PathBuf::from);
         Ok(h)
     }
 }
@@ -455,6 +475,16 @@ mod tests {
             vec![60000, 60050, 60051, 60052, 60150]
         );
         assert_eq!(c.host_net.npu_ports, Some(PortRange::Auto));
+        let c = cfg(&[
+            ("HCCL_WHITELIST_DISABLE", "0"),
+            ("HCCL_WHITELIST_FILE", "/etc/wl.json"),
+        ])
+        .unwrap();
+        assert!(c.host_net.whitelist_on);
+        assert_eq!(
+            c.host_net.whitelist_file.as_deref(),
+            Some(std::path::Path::new("/etc/wl.json"))
+        );
         for (k, v) in [
             ("HCCL_IF_IP", "10.1.2"),
             ("HCCL_SOCKET_IFNAME", "eth,,enp"),
@@ -467,6 +497,7 @@ mod tests {
             ("HCCL_NPU_SOCKET_PORT_RANGE", "61010-61000"),
             ("HCCL_NPU_SOCKET_PORT_RANGE", "65536"),
             ("HCCL_NPU_SOCKET_PORT_RANGE", "AUTO"),
+            ("HCCL_WHITELIST_DISABLE", "yes"),
         ] {
             let e = cfg(&[(k, v)]).unwrap_err();
             assert!(e.msg.contains(k), "{}", e.msg);

@@ -609,3 +609,79 @@ fn port_range_variables_place_the_root_and_the_ranks_listeners() {
     drop(h);
     wait_all(ps, Duration::from_secs(30));
 }
+
+#[test]
+fn the_ip_whitelist_admits_the_listed_hosts_and_drops_the_others() {
+    let work = scratch("hosts-whitelist");
+    let h = Hosts::create(2, &work);
+    let prog = exe("hccl_hosts.cpp");
+    let both = work.join("both.json");
+    let only0 = work.join("only0.json");
+    std::fs::write(
+        &both,
+        format!(
+            r#"{{"host_ip": ["{}", "{}"], "device_ip": []}}"#,
+            h.ip(0),
+            h.ip(1)
+        ),
+    )
+    .unwrap();
+    std::fs::write(&only0, format!(r#"{{"host_ip": ["{}"]}}"#, h.ip(0))).unwrap();
+    let go = |name: &str, file: &Path, timeout: &str| {
+        let root_file = work.join(format!("{name}.info"));
+        job(
+            &h,
+            &work,
+            &[1, 1],
+            Launch::RootInfo,
+            &prog,
+            &["loop", root_file.to_str().unwrap()],
+            &[
+                ("LOOP_ITERS", "2"),
+                ("ASCEND_GLOBAL_LOG_LEVEL", "2"),
+                ("HCCL_WHITELIST_DISABLE", "0"),
+                ("HCCL_WHITELIST_FILE", file.to_str().unwrap()),
+                ("HCCL_CONNECT_TIMEOUT", timeout),
+            ],
+        )
+    };
+    // Both hosts listed: the job runs.
+    let done = wait_all(go("both", &both, "60"), Duration::from_secs(120));
+    all_ok(&done);
+    assert!(done[1].out.contains("rank 1: done"), "{}", done[1].out);
+    // Host 1 not listed: the root drops its rank, saying why, and init fails on both.
+    let done = wait_all(go("only0", &only0, "5"), Duration::from_secs(120));
+    for d in &done {
+        assert_eq!(d.code, Some(3), "{}:\n{}", d.what, d.out);
+    }
+    assert!(
+        done[0].out.contains("dropped a connection from 10.201.0.2")
+            && done[0]
+                .out
+                .contains("10.201.0.2 is not in the IP whitelist (HCCL_WHITELIST_FILE="),
+        "{}",
+        done[0].out
+    );
+    assert!(
+        done[1].out.contains("cannot reach the communicator's root")
+            && done[1].out.contains("IP whitelist"),
+        "{}",
+        done[1].out
+    );
+    // On without a file: HcclGetRootInfo fails naming both variables.
+    let mut c = h.command(0, &prog, &work);
+    c.args(["loop", work.join("none.info").to_str().unwrap()])
+        .env("RANK_ID", "0")
+        .env("RANK_SIZE", "2")
+        .env("HCCL_WHITELIST_DISABLE", "0")
+        .env_remove("HCCL_WHITELIST_FILE");
+    let done = wait_all(vec![spawn(c, &work, "rank 0")], Duration::from_secs(60));
+    assert_eq!(done[0].code, Some(3), "{}", done[0].out);
+    assert!(
+        done[0].out.contains("HcclGetRootInfo")
+            && done[0].out.contains("HCCL_WHITELIST_DISABLE=0")
+            && done[0].out.contains("HCCL_WHITELIST_FILE does not name"),
+        "{}",
+        done[0].out
+    );
+}

@@ -298,6 +298,7 @@ fn join_table_servers(
     let conf = crate::config()?;
     let (port, ips) = table.root_endpoints();
     if member.rank == 0 {
+        crate::net::whitelist::get()?;
         let l = std::net::TcpListener::bind(std::net::SocketAddr::from(([0, 0, 0, 0], port)))
             .map_err(|e| {
                 HcclError::new(

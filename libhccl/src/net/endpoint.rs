@@ -170,6 +170,7 @@ pub const ROOT_PORTS: u16 = 32;
 /// not set `HCCL_IF_BASE_PORT` and the whole default range is busy (many jobs on one host),
 /// any free port (the root info carries it, so nothing else needs to know).
 pub fn listen_root(cfg: &HostNet, ip: IpAddr) -> HResult<TcpListener> {
+    crate::net::whitelist::get()?;
     if let Some(r) = &cfg.host_ports {
         return listen_in(r, "HCCL_HOST_SOCKET_PORT_RANGE", ip);
     }
@@ -213,6 +214,7 @@ pub fn listen_any(ip: IpAddr) -> HResult<TcpListener> {
 /// A rank's own listener for its peers on other servers: on `ip`, the first free port of
 /// `HCCL_NPU_SOCKET_PORT_RANGE`, or any port.
 pub fn listen_data(cfg: &HostNet, ip: IpAddr) -> HResult<TcpListener> {
+    crate::net::whitelist::get()?;
     match &cfg.npu_ports {
         Some(r) => listen_in(r, "HCCL_NPU_SOCKET_PORT_RANGE", ip),
         None => listen_any(ip),

@@ -14,6 +14,7 @@ pub mod endpoint;
 pub mod frame;
 pub mod inproc;
 pub mod tcp;
+pub mod whitelist;
 
 use crate::errors::HResult;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -692,7 +692,14 @@ pub fn client_handshake(
     let until = Instant::now() + HANDSHAKE_TIMEOUT;
     let fail = |m: String| io_err(HCCL_E_TCP_CONNECT, format!("connecting to {who}: {m}"));
     let mut cb = [0u8; Challenge::BYTES];
-    read_exact_timeout(s, &mut cb, until).map_err(|e| fail(format!("no greeting: {e}")))?;
+    read_exact_timeout(s, &mut cb, until).map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            " (it turned this connection away before the handshake: is this host's address in the IP whitelist, HCCL_WHITELIST_FILE, where HCCL_WHITELIST_DISABLE=0?)"
+        } else {
+            ""
+        };
+        fail(format!("no greeting: {e}{hint}"))
+    })?;
     let ch = Challenge::decode(&cb).map_err(&fail)?;
     let h = Hello::new(key, &ch, frame::nonce(), from, to);
     s.set_write_timeout(Some(HANDSHAKE_TIMEOUT))
@@ -756,9 +763,21 @@ pub fn accept(
 ) -> HResult<(TcpStream, Hello)> {
     l.set_nonblocking(true)
         .map_err(|e| io_err(HCCL_E_TCP_CONNECT, format!("{what}: {e}")))?;
+    let mut refused = std::collections::HashSet::new();
     loop {
         match l.accept() {
             Ok((mut s, from)) => {
+                if let Err(why) = crate::net::whitelist::check(from) {
+                    // Once per address: a turned-away peer keeps retrying until its timeout.
+                    if !refused.insert(from.ip()) {
+                        continue;
+                    }
+                    crate::log(
+                        npu_emu::config::LogLevel::Warning,
+                        &format!("{what}: dropped a connection from {from}: {why}"),
+                    );
+                    continue;
+                }
                 let _ = s.set_nonblocking(false);
                 match server_handshake(&mut s, key, expect) {
                     Ok(h) => return Ok((s, h)),
