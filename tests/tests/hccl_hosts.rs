@@ -685,3 +685,24 @@ fn the_ip_whitelist_admits_the_listed_hosts_and_drops_the_others() {
         done[0].out
     );
 }
+
+#[test]
+fn npu_emu_run_nnodes_jobs_outlast_the_launchers_silence_limit() {
+    // The launchers' control connections carry heartbeats: a job quiet for longer than
+    // their 10 s silence limit is not mistaken for a vanished node.
+    let work = scratch("hosts-quiet");
+    let h = Hosts::create(2, &work);
+    let done = wait_all(
+        job(
+            &h,
+            &work,
+            &[1, 1],
+            Launch::NpuEmuRun,
+            "sleep".as_ref(),
+            &["13"],
+            &[],
+        ),
+        Duration::from_secs(120),
+    );
+    all_ok(&done);
+}

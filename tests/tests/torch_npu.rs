@@ -545,6 +545,34 @@ fn collectives_on_two_hosts(torchrun: bool) {
     if !aclnn_ops_built("the c10d collectives across hosts") {
         return;
     }
+    let out = on_two_hosts(&venv, torchrun, "dist_collectives.py");
+    for i in 0..4 {
+        assert!(
+            out.contains(&format!("dist_collectives rank {i}/4 passed (13 checks)")),
+            "{out}"
+        );
+    }
+}
+
+/// `dist_hosts.py` (collectives × dtypes, send/recv; copies only, no aclnn
+/// operator) on two emulated hosts × 2 ranks, started as in [`collectives_on_two_hosts`].
+fn dist_hosts(torchrun: bool) {
+    let Some(venv) = venv() else { return };
+    let out = on_two_hosts(&venv, torchrun, "dist_hosts.py");
+    for i in 0..4 {
+        let host = if i < 2 { "npuemu-h0" } else { "npuemu-h1" };
+        assert!(
+            out.contains(&format!(
+                "dist_hosts rank {i}/4 on {host} passed (36 checks)"
+            )),
+            "{out}"
+        );
+    }
+}
+
+/// Run `tests/python/<script>` on two emulated hosts × 2 ranks; returns both hosts' output
+/// after checking that both launchers exited 0.
+fn on_two_hosts(venv: &Path, torchrun: bool, script: &str) -> String {
     use npu_emu_tests::hosts::Hosts;
     let work = scratch(if torchrun {
         "torch-hosts-torchrun"
@@ -561,12 +589,12 @@ fn collectives_on_two_hosts(torchrun: bool) {
     for i in 0..2 {
         let launch = if torchrun {
             format!(
-                "\"$PY\" -m torch.distributed.run --nnodes 2 --node_rank {i} --master_addr {} --master_port {port} --nproc_per_node 2 \"$T/dist_collectives.py\"",
+                "\"$PY\" -m torch.distributed.run --nnodes 2 --node_rank {i} --master_addr {} --master_port {port} --nproc_per_node 2 \"$T/{script}\"",
                 h.ip(0)
             )
         } else {
             format!(
-                "npu-emu run --nnodes 2 --node-rank {i} --master-addr {} --master-port {port} -n 2 --timeout 600 \"$PY\" \"$T/dist_collectives.py\"",
+                "npu-emu run --nnodes 2 --node-rank {i} --master-addr {} --master-port {port} -n 2 --timeout 600 \"$PY\" \"$T/{script}\"",
                 h.ip(0)
             )
         };
@@ -619,12 +647,7 @@ fn collectives_on_two_hosts(torchrun: bool) {
     for c in &codes {
         assert_eq!(*c, Some(Some(0)), "{all}");
     }
-    for i in 0..4 {
-        assert!(
-            all.contains(&format!("dist_collectives rank {i}/4 passed (13 checks)")),
-            "{all}"
-        );
-    }
+    all
 }
 
 #[test]
@@ -635,4 +658,14 @@ fn collectives_on_two_hosts_torchrun_nnodes() {
 #[test]
 fn collectives_on_two_hosts_npu_emu_run_nnodes() {
     collectives_on_two_hosts(false);
+}
+
+#[test]
+fn c10d_on_two_hosts_torchrun_nnodes() {
+    dist_hosts(true);
+}
+
+#[test]
+fn c10d_on_two_hosts_npu_emu_run_nnodes() {
+    dist_hosts(false);
 }

@@ -10,7 +10,9 @@
 //! The connections stay open as the job's control channel: a launcher whose rank fails tells
 //! node 0, which tells every other launcher, and they stop their ranks; a launcher that
 //! vanishes is noticed the same way. At the end every launcher reports to node 0, which waits
-//! for all of them, so no launcher mistakes node 0's normal end for a failure.
+//! for all of them, so no launcher mistakes node 0's normal end for a failure. Every
+//! launcher sends a heartbeat line each [`HEARTBEAT`] on each of its connections; one silent
+//! for [`SILENCE`] (its host unreachable, its launcher stopped) counts as gone.
 //!
 //! Messages are JSON objects, one per line.
 
@@ -21,6 +23,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How often a launcher says it is alive on each connection.
+pub const HEARTBEAT: Duration = Duration::from_secs(1);
+/// How long a connection may stay silent before its launcher counts as gone.
+pub const SILENCE: Duration = Duration::from_secs(10);
 
 /// The multi-node options, checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -263,7 +270,9 @@ fn master(
             }
         };
         let _ = s.set_nonblocking(false);
-        let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+        // Also the silence limit for the rest of the job (the heartbeats keep it quiet).
+        let _ = s.set_read_timeout(Some(SILENCE));
+        let _ = s.set_write_timeout(Some(SILENCE));
         let mut rd = BufReader::new(match s.try_clone() {
             Ok(c) => c,
             Err(_) => continue,
@@ -353,6 +362,7 @@ fn master(
         sh,
     };
     ctl.listen(&nodes);
+    ctl.heartbeat();
     Ok((
         Plan {
             job_id,
@@ -425,17 +435,36 @@ fn worker(
         world: num("world"),
         master: (st("master_addr"), st("master_port")),
     };
-    let _ = s.set_read_timeout(None);
+    let _ = s.set_read_timeout(Some(SILENCE));
+    let _ = s.set_write_timeout(Some(SILENCE));
     let ctl = Control {
         node_rank: opts.node_rank,
         peers: vec![(0, Arc::new(Mutex::new(s)))],
         sh: Arc::new(Mutex::new(Shared::default())),
     };
     ctl.listen_worker(rd, &opts.master_addr);
+    ctl.heartbeat();
     Ok((plan, ctl))
 }
 
 impl Control {
+    /// Say "alive" on every connection each [`HEARTBEAT`] until this launcher finishes.
+    fn heartbeat(&self) {
+        let peers: Vec<Arc<Mutex<TcpStream>>> = self.peers.iter().map(|(_, s)| s.clone()).collect();
+        let sh = self.sh.clone();
+        let _ = std::thread::Builder::new()
+            .name("npu-emu-heartbeat".into())
+            .spawn(move || loop {
+                std::thread::sleep(HEARTBEAT);
+                if sh.lock().closing {
+                    return;
+                }
+                for s in &peers {
+                    send(s, &json!({ "alive": true }));
+                }
+            });
+    }
+
     /// Node 0: read every worker's notices; relay failures to the others.
     fn listen(&self, nodes: &[NodeInfo]) {
         for (k, s) in &self.peers {
