@@ -8,6 +8,8 @@
 #   make venv     the tests' Python in target/venv (numpy, pytest; torch and torch_npu when
 #                 tests/python/setup_venv.sh exists), made once
 #   make perf     build the HCCL performance tool (tests/perf/hccl-perf, hccl-perf-mpi)
+#   make fuzz     a long run of the C-ABI fuzz target (tests/tests/fuzz.rs): FUZZ_CASES cases
+#                 of FUZZ_CALLS calls, from 1 and 4 threads, starting at seed FUZZ_SEED
 #   make clean    remove build output
 
 CARGO   ?= cargo
@@ -15,7 +17,11 @@ PREFIX  ?= target/npu-emu
 NPU_EMU := target/release/npu-emu
 RANKS   ?= 4
 
-.PHONY: all build install run samples test perf clean venv
+.PHONY: all build install run samples test perf fuzz clean venv
+
+FUZZ_CASES ?= 200
+FUZZ_CALLS ?= 50000
+FUZZ_SEED  ?= 1000
 
 all: install
 
@@ -40,6 +46,10 @@ run: samples
 
 test: install venv
 	$(CARGO) test --release --workspace --no-fail-fast
+
+fuzz: build
+	NPU_EMU_FUZZ_CASES=$(FUZZ_CASES) NPU_EMU_FUZZ_CALLS=$(FUZZ_CALLS) NPU_EMU_FUZZ_SEED=$(FUZZ_SEED) \
+		$(CARGO) test --release -p npu-emu-tests --test fuzz -- --nocapture
 
 # The Python the tests use (tests/tests/python_hccl.rs finds it in target/venv).
 VENV ?= target/venv

@@ -149,6 +149,51 @@ unsafe extern "C" fn stream_id(stream: *mut c_void, id: *mut i32) -> i32 {
     })
 }
 
+unsafe extern "C" fn translate_serial(
+    addr: u64,
+    len: u64,
+    out: *mut RtPhys,
+    serial: *mut u64,
+) -> i32 {
+    ffi::boundary("npuemu_runtime_api.translate_serial", || {
+        ffi::non_null(out, "out")?;
+        ffi::non_null(serial, "serial")?;
+        let (p, s) = runtime::get()?.node.phys_serial(addr, len, "device")?;
+        ffi::out(out, "out", p)?;
+        ffi::out(serial, "serial", s)
+    })
+}
+
+unsafe extern "C" fn peer_to_host(pid: u32, phys: RtPhys, len: u64) -> *mut u8 {
+    ffi::boundary_value(
+        "npuemu_runtime_api.peer_to_host",
+        std::ptr::null_mut(),
+        || {
+            let rt = runtime::get()?;
+            let bad = |why: &str| {
+                Error::new(
+                    ACL_ERROR_INVALID_PARAM,
+                    format!(
+                        "device {} offset {:#x} length {len} {why}",
+                        phys.device, phys.offset
+                    ),
+                )
+            };
+            let p = rt
+                .node
+                .phys_to_host(phys, len)
+                .ok_or_else(|| bad("leaves the device's HBM"))?;
+            if !rt.node.held_by(pid, phys, len) {
+                return Err(bad(&format!(
+                    "is not device memory of process {pid} (a buffer it published must lie \
+                     in memory it holds)"
+                )));
+            }
+            Ok(p)
+        },
+    )
+}
+
 static API: RtApi = RtApi {
     version: RT_API_VERSION,
     current_device,
@@ -160,6 +205,8 @@ static API: RtApi = RtApi {
     set_error,
     stream_id,
     set_error_module,
+    translate_serial,
+    peer_to_host,
 };
 
 /// The runtime interface for `libhccl` (DESIGN §1).

@@ -276,6 +276,7 @@ pub fn create(opts: InitOptions) -> Result<()> {
     let mut cfg = Config::from_env()?;
     let logger = Logger::new(&cfg);
     let node = Node::open(&cfg)?;
+    node.start_reaper(&cfg);
     adopt_node(&mut cfg, &node);
     let soc_name = CString::new(cfg.soc_name.replace('\0', " ")).unwrap_or_default();
     let rt = Arc::new(Runtime {

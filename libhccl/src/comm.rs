@@ -11,7 +11,6 @@ use crate::errors::{HResult, HcclError, HCCL_E_PARA, HCCL_E_REMOTE, HCCL_E_TIMEO
 use crate::fingerprint::{check_all, op_name, Fp};
 use crate::globals::{COMMS, INCARNATIONS};
 use crate::history::History;
-use crate::rootinfo::hex;
 use crate::rt::Rt;
 use crate::shm::{self, Shm, Slot, FP_RING, STATE_DESTROYED, STATE_EMPTY, STATE_JOINED};
 use npu_emu::wait::{wait_until, Policy, WaitError, Word};
@@ -29,6 +28,8 @@ pub type HcclComm = *mut c_void;
 /// One rank's communicator, shared with the stream tasks it enqueued.
 pub struct CommInner {
     pub id: [u8; 16],
+    /// Key of the tags on what this rank publishes ([`shm::tag_key`]).
+    pub key: [u8; 32],
     pub name: String,
     pub rank: u32,
     pub n: u32,
@@ -135,8 +136,18 @@ pub struct Member {
     pub device_phys: u32,
 }
 
+/// Where the control block of communicator `id` lives ([`shm::block_name`]).
 pub fn block_path(node_dir: &Path, id: &[u8; 16]) -> PathBuf {
-    node_dir.join(format!("hccl-{}", hex(id)))
+    node_dir.join(shm::block_name(id))
+}
+
+/// A short public name for communicator `id` (in default communicator names), which does not
+/// give the id away.
+pub fn public_id(id: &[u8; 16]) -> String {
+    shm::digest(&[b"npu-emu hccl public name", id])[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A control block that still holds ranks of a process that is gone (an earlier job that
@@ -436,6 +447,7 @@ pub fn join_placed(
             };
             out.push(Arc::new(CommInner {
                 id,
+                key: shm::tag_key(&id),
                 name: name.to_string(),
                 rank: orig.rank,
                 n: world,
@@ -551,10 +563,14 @@ impl CommInner {
         let state = match id.state.load(Ordering::Acquire) {
             STATE_DESTROYED => "destroyed its communicator".to_string(),
             _ => {
-                if id.alive() {
-                    "alive".to_string()
-                } else {
+                if !id.alive() {
                     "DEAD".to_string()
+                } else if npu_emu_ffi::os::process_stopped(pid) {
+                    "alive but STOPPED (state T in /proc: SIGSTOP, Ctrl-Z or a debugger); it \
+                     makes no progress until it gets SIGCONT"
+                        .to_string()
+                } else {
+                    "alive".to_string()
                 }
             }
         };
@@ -658,6 +674,43 @@ impl CommInner {
         );
     }
 
+    /// How long a wait makes no progress before [`CommInner::hint_stalled`] speaks: a
+    /// minute, or half of `HCCL_EXEC_TIMEOUT` when that is shorter.
+    pub fn stall_hint_after(&self) -> Duration {
+        let minute = Duration::from_secs(60);
+        self.exec_timeout.map_or(minute, |t| minute.min(t / 2))
+    }
+
+    /// After [`CommInner::stall_hint_after`] without progress, say once on stderr which
+    /// ranks this one waits for and what they are doing (a stopped process, a rank that
+    /// never called), long before `HCCL_EXEC_TIMEOUT` (CANN's default is 1836 s).
+    pub fn hint_stalled(
+        &self,
+        stuck: &[u32],
+        started: Instant,
+        warned: &std::cell::Cell<bool>,
+        waiting_for: &dyn Fn() -> String,
+    ) {
+        if warned.get() || stuck.is_empty() || started.elapsed() < self.stall_hint_after() {
+            return;
+        }
+        warned.set(true);
+        let mut m = format!(
+            "{}: no progress for {} s waiting for {}; still waiting{}:",
+            self.who(),
+            started.elapsed().as_secs(),
+            waiting_for(),
+            match self.exec_timeout {
+                Some(t) => format!(" until HCCL_EXEC_TIMEOUT ({} s)", t.as_secs()),
+                None => " (HCCL_EXEC_TIMEOUT=0: forever)".to_string(),
+            }
+        );
+        for &q in stuck {
+            m.push_str(&format!("\n    {}", self.describe_rank(q)));
+        }
+        crate::log_always(npu_emu::config::LogLevel::Warning, &m);
+    }
+
     /// Peers that have not reached `target` and are dead (reported first) or failed.
     fn check_peers(&self, word: &dyn Fn(&Slot) -> &Word, target: u32) -> Result<(), PeerWait> {
         let mut failed = None;
@@ -667,6 +720,10 @@ impl CommInner {
             }
             let id = &self.slot(p).ident.0;
             if !id.alive() {
+                // A rank that failed and then exited: its failure is the news.
+                if id.failed_seq.load(Ordering::Acquire) != 0 {
+                    return Err(PeerWait::Failed(p));
+                }
                 return Err(PeerWait::Dead(p));
             }
             if id.state.load(Ordering::Acquire) == STATE_DESTROYED {
@@ -696,6 +753,7 @@ impl CommInner {
             }
             let w = word(self.slot(p));
             let warned = std::cell::Cell::new(false);
+            let stalled = std::cell::Cell::new(false);
             let r = wait_until(
                 &self.policy,
                 w,
@@ -704,6 +762,15 @@ impl CommInner {
                 || {
                     self.check_peers(word, t)?;
                     self.hint_same_process(word, t, started, &warned, phase);
+                    let stuck: Vec<u32> = (0..self.n)
+                        .filter(|&q| {
+                            q != self.rank
+                                && !seq_ge(word(self.slot(q)).value.load(Ordering::Acquire), t)
+                        })
+                        .collect();
+                    self.hint_stalled(&stuck, started, &stalled, &|| {
+                        format!("ranks {stuck:?} to {}", phase())
+                    });
                     Ok(())
                 },
             );
@@ -717,11 +784,27 @@ impl CommInner {
                                 && !seq_ge(word(self.slot(q)).value.load(Ordering::Acquire), t)
                         })
                         .collect();
+                    let stopped: Vec<u32> = missing
+                        .iter()
+                        .copied()
+                        .filter(|&q| {
+                            npu_emu_ffi::os::process_stopped(
+                                self.slot(q).ident.0.pid.load(Ordering::Relaxed),
+                            )
+                        })
+                        .collect();
                     let mut msg = format!(
-                        "{}: timed out after {} s (HCCL_EXEC_TIMEOUT) waiting for ranks {missing:?} to {}:",
+                        "{}: timed out after {} s (HCCL_EXEC_TIMEOUT) waiting for ranks {missing:?} to {}{}:",
                         self.who(),
                         self.exec_timeout.map(|d| d.as_secs()).unwrap_or(0),
-                        phase()
+                        phase(),
+                        if stopped.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                "; the processes of ranks {stopped:?} are stopped (SIGSTOP, Ctrl-Z or a debugger)"
+                            )
+                        }
                     );
                     for q in 0..self.n {
                         msg.push_str(&format!("\n    {}", self.describe_rank(q)));

@@ -128,6 +128,7 @@ impl From<RtError> for HcclError {
         match e.kind {
             RtErrorKind::Argument => HcclError::new(HCCL_E_PARA, e.msg),
             RtErrorKind::Runtime => HcclError::new(HCCL_E_RUNTIME, e.msg),
+            RtErrorKind::Peer => HcclError::new(HCCL_E_INTERNAL, e.msg),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Rank table files (abi.md §3.2–3.3): versions "1.0" and "1.2" (concise) and the legacy
 //! template without `version`. CANN's checks: every scalar is a JSON string, rank ids are
-//! exactly 0..N-1, the status is "completed"; each error names the field.
+//! exactly 0..N-1, the status is "completed"; each error names the field. Only a regular file
+//! of at most 16 MiB is read ([`npu_emu::config::read_config_file`]).
 
 use crate::errors::{HResult, HcclError, HCCL_E_NOT_SUPPORT, HCCL_E_OPEN_FILE_FAILURE};
 use serde_json::Value;
@@ -25,6 +26,71 @@ pub struct RankTable {
     pub ranks: Vec<RankEntry>,
     /// Canonical text of the table (sorted keys), for the communicator id.
     pub canonical: String,
+}
+
+/// What tells one job from another started with the same rank table (whose ranks must
+/// never meet): where it came from and its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobIdentity {
+    pub source: &'static str,
+    pub value: String,
+}
+
+impl JobIdentity {
+    /// "JOB_ID=7", "login session 1234", … for messages.
+    pub fn describe(&self) -> String {
+        if self.source == "session" {
+            format!("its login session ({})", self.value)
+        } else {
+            format!("{}={}", self.source, self.value)
+        }
+    }
+}
+
+/// Variables launchers set to the same value in every rank of a job and to different values
+/// in different jobs, in order of preference: CANN's `JOB_ID`, our launcher's, Open MPI's
+/// (PMIx namespace, then its own job id), Slurm's job and step, torchrun's run id.
+const JOB_VARS: &[&str] = &[
+    "JOB_ID",
+    "NPU_EMU_JOB_ID",
+    "PMIX_NAMESPACE",
+    "OMPI_MCA_ess_base_jobid",
+    "SLURM_JOB_ID",
+    "TORCHELASTIC_RUN_ID",
+];
+
+/// This process's job, for communicators made from a rank table ([`JOB_VARS`] through
+/// `get`). With none of them set, the login session (session id and its leader's start
+/// time): ranks started by hand from one shell or script meet, a second job started from
+/// another terminal does not.
+pub fn job_identity_from(get: impl Fn(&str) -> Option<String>) -> JobIdentity {
+    for &v in JOB_VARS {
+        let Some(val) = get(v).filter(|s| !s.is_empty() && s != "none") else {
+            continue;
+        };
+        let value = if v == "SLURM_JOB_ID" {
+            format!("{val}.{}", get("SLURM_STEP_ID").unwrap_or_default())
+        } else {
+            val
+        };
+        return JobIdentity { source: v, value };
+    }
+    // SAFETY: plain syscall.
+    let sid = unsafe { libc::getsid(0) };
+    let start = if sid > 0 {
+        npu_emu_ffi::os::process_start_time(sid as u32).unwrap_or(0)
+    } else {
+        0
+    };
+    JobIdentity {
+        source: "session",
+        value: format!("session {sid} started at tick {start}"),
+    }
+}
+
+/// [`job_identity_from`] the process environment.
+pub fn job_identity() -> JobIdentity {
+    job_identity_from(|k| std::env::var(k).ok())
 }
 
 fn bad(msg: String) -> HcclError {
@@ -59,12 +125,16 @@ fn get_array<'a>(obj: &'a Value, key: &str, path: &str) -> HResult<&'a Vec<Value
 
 /// Read and check the table at `path`.
 pub fn load(path: &str) -> HResult<RankTable> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        HcclError::new(
-            HCCL_E_OPEN_FILE_FAILURE,
-            format!("cannot read rank table file {path:?}: {e}"),
-        )
-    })?;
+    let limit = npu_emu::config::MAX_CONFIG_FILE_BYTES;
+    let bytes =
+        npu_emu::config::read_config_file(std::path::Path::new(path), limit).map_err(|e| {
+            HcclError::new(
+                HCCL_E_OPEN_FILE_FAILURE,
+                format!("cannot read rank table file {path:?}: {e}"),
+            )
+        })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| HcclError::para(format!("rank table file {path:?} is not UTF-8 text: {e}")))?;
     parse(&text).map_err(|e| HcclError::new(e.code, format!("{} (file {path:?})", e.msg)))
 }
 
@@ -232,6 +302,27 @@ mod tests {
     use super::*;
     const T: &str = r#"{"status":"completed","version":"1.0","server_count":"1","server_list":[
         {"server_id":"127.0.0.1","device":[{"device_id":"3","rank_id":"1"},{"device_id":"2","rank_id":"0"}]}]}"#;
+    #[test]
+    fn job_identity_prefers_explicit_ids() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let j = job_identity_from(env(&[("PMIX_NAMESPACE", "77"), ("JOB_ID", "9")]));
+        assert_eq!((j.source, j.value.as_str()), ("JOB_ID", "9"));
+        let j = job_identity_from(env(&[("PMIX_NAMESPACE", "77")]));
+        assert_eq!(j.describe(), "PMIX_NAMESPACE=77");
+        let j = job_identity_from(env(&[("SLURM_JOB_ID", "5"), ("SLURM_STEP_ID", "2")]));
+        assert_eq!(j.value, "5.2");
+        let j = job_identity_from(env(&[("TORCHELASTIC_RUN_ID", "none")]));
+        assert_eq!(j.source, "session");
+        assert_eq!(j, job_identity_from(env(&[])), "same session, same job");
+    }
+
     #[test]
     fn parses_and_checks() {
         let t = parse(T).unwrap();

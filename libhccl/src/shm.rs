@@ -10,7 +10,7 @@
 //! | mailboxes | n × n × [`MBOX_DEPTH`] lines | point-to-point: entry `k % depth` of pair (src → dst) |
 //! | inline | n × 2 × [`INLINE_BYTES`] | per rank, by sequence parity: inputs of small operations |
 
-use crate::errors::{HResult, HcclError, HCCL_E_SYSCALL};
+use crate::errors::{HResult, HcclError, HCCL_E_MEMORY, HCCL_E_SYSCALL};
 use npu_emu::wait::Word;
 use npu_emu_ffi::os::{self, Mapping};
 use std::os::unix::fs::MetadataExt;
@@ -93,6 +93,8 @@ pub struct Bufs {
     pub send: Buf,
     pub recv: Buf,
     pub count: AtomicU64,
+    /// [`tag`] of the buffers, count, per-peer arrays, sequence number and publisher.
+    pub tag: AtomicU64,
 }
 
 #[repr(C, align(64))]
@@ -120,6 +122,8 @@ pub struct Mbox {
     pub status: AtomicU32,
     pub sdtype: AtomicU32,
     pub scount: AtomicU64,
+    /// [`tag`] of the receive buffer the receiver posted.
+    pub tag: AtomicU64,
 }
 
 const HEADER_SIZE: usize = 256;
@@ -165,16 +169,37 @@ impl Shm {
     }
 
     fn open_flags(path: &Path, n: u32, rows: u32, create: bool) -> HResult<Shm> {
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::io::AsRawFd;
         let sys = |what: &str, e: std::io::Error| {
             HcclError::new(HCCL_E_SYSCALL, format!("{what} {}: {e}", path.display()))
         };
-        let file = os::open_rw(path, create)
+        // Never through a symbolic link (nor blocking on a FIFO); the file must be ours and
+        // private (the node directory was checked the same way when the runtime opened it).
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
             .map_err(|e| sys("cannot create the communicator control block", e))?;
+        let dir = path.parent().unwrap_or(Path::new("/"));
+        npu_emu::node::check_file(file.as_raw_fd(), path, dir)
+            .map_err(|e| HcclError::new(HCCL_E_SYSCALL, e.msg))?;
         let len = block_size_rows(n, rows);
         let meta = file.metadata().map_err(|e| sys("cannot stat", e))?;
-        if (meta.len() as usize) < len {
-            file.set_len(len as u64)
-                .map_err(|e| sys("cannot size", e))?;
+        // Every page backed now: a full /dev/shm is an error here, not a SIGBUS later.
+        if let Err(e) = npu_emu::node::reserve_file(&file, len as u64, path) {
+            if meta.len() == 0 {
+                // Ours and still empty: leave nothing behind (a peer that opened it too
+                // sees the name go and starts over on a new file).
+                let now = std::fs::symlink_metadata(path).map(|m| m.ino());
+                if now.ok() == Some(meta.ino()) {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+            return Err(HcclError::new(HCCL_E_MEMORY, e.msg));
         }
         let map = Mapping::map(&file, len).map_err(|e| sys("cannot map", e))?;
         Ok(Shm {
@@ -288,6 +313,46 @@ impl Slot {
     }
 }
 
+/// SHA-256 of `parts`, each prefixed with its length (so no two lists collide).
+pub fn digest(parts: &[&[u8]]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    h.finalize().into()
+}
+
+/// File name of the control block of communicator `id` in the node directory. A one-way
+/// function of the id: the id is the secret a root info carries, and a directory listing
+/// must not give it away (whoever knows it can make a root info and join).
+pub fn block_name(id: &[u8; 16]) -> String {
+    let d = digest(&[b"npu-emu hccl control block", id]);
+    let hex: String = d[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("hccl-{hex}")
+}
+
+/// The key a communicator's ranks tag what they publish with (see [`tag`]). Derived from
+/// the id, which only the ranks know; never stored in the control block.
+pub fn tag_key(id: &[u8; 16]) -> [u8; 32] {
+    digest(&[b"npu-emu hccl publication key", id])
+}
+
+/// Tag of a published record (`words`): peers recompute it before they trust an offset in
+/// the control block, so a damaged or forged record is an error, not a write into somebody
+/// else's memory. Never 0 (0 means "nothing published").
+pub fn tag(key: &[u8; 32], words: &[u64]) -> u64 {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(key);
+    for w in words {
+        h.update(w.to_le_bytes());
+    }
+    let d: [u8; 32] = h.finalize().into();
+    u64::from_le_bytes(d[..8].try_into().unwrap_or([0; 8])).max(1)
+}
+
 /// The rank count in the header of the control block at `path`, if it has one.
 pub fn peek_nranks(path: &Path) -> Option<u32> {
     use std::io::Read;
@@ -324,9 +389,26 @@ impl Ident {
 mod tests {
     use super::*;
     #[test]
+    fn names_and_tags_give_nothing_away() {
+        let id = [7u8; 16];
+        let name = block_name(&id);
+        assert_eq!(name.len(), 5 + 32);
+        assert!(!name.contains(&crate::rootinfo::hex(&id)));
+        assert_ne!(block_name(&id), block_name(&[8u8; 16]));
+        let key = tag_key(&id);
+        assert_ne!(&key[..16], &id[..]);
+        let t = tag(&key, &[1, 2, 3]);
+        assert_ne!(t, 0);
+        assert_eq!(t, tag(&key, &[1, 2, 3]));
+        assert_ne!(t, tag(&key, &[1, 2, 4]));
+        assert_ne!(t, tag(&tag_key(&[8u8; 16]), &[1, 2, 3]));
+    }
+
+    #[test]
     fn layout() {
         assert_eq!(std::mem::size_of::<Slot>(), 16 * 64);
         assert_eq!(std::mem::size_of::<Mbox>(), 64);
+        assert_eq!(std::mem::size_of::<Bufs>(), 64);
         assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
         // SAFETY: Ident is all atomics: all-zero is a valid value.
         let id: Ident = unsafe { std::mem::zeroed() };

@@ -368,6 +368,84 @@ impl HostNet {
     }
 }
 
+/// Largest configuration file read (`aclInit`'s JSON, a rank table): 16 MiB, far above any
+/// real one (a rank table of 4096 devices is under 1 MiB).
+pub const MAX_CONFIG_FILE_BYTES: u64 = 16 << 20;
+
+/// Why [`read_config_file`] could not read a file.
+#[derive(Debug)]
+pub enum FileError {
+    /// It cannot be opened or read.
+    Io(std::io::Error),
+    /// It is not a regular file: a device (`/dev/zero`), a FIFO, a directory, a socket.
+    NotRegular(&'static str),
+    /// It is larger than the limit (its size, or `None` when it kept growing while read).
+    TooBig { size: Option<u64>, limit: u64 },
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::Io(e) => write!(f, "{e}"),
+            FileError::NotRegular(kind) => write!(f, "it is {kind}, not a regular file"),
+            FileError::TooBig {
+                size: Some(s),
+                limit,
+            } => write!(f, "it has {s} bytes, more than the {limit} bytes allowed"),
+            FileError::TooBig { size: None, limit } => {
+                write!(f, "it grew past the {limit} bytes allowed while being read")
+            }
+        }
+    }
+}
+
+/// Read a configuration file of at most `limit` bytes. Only a regular file is read: a
+/// device such as `/dev/zero`, a FIFO (opened without blocking) or a directory is refused
+/// before anything is read, and no more than `limit + 1` bytes are ever read.
+pub fn read_config_file(
+    path: &std::path::Path,
+    limit: u64,
+) -> std::result::Result<Vec<u8>, FileError> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(FileError::Io)?;
+    let meta = f.metadata().map_err(FileError::Io)?;
+    let t = meta.file_type();
+    if !t.is_file() {
+        return Err(FileError::NotRegular(if t.is_dir() {
+            "a directory"
+        } else if t.is_char_device() {
+            "a character device"
+        } else if t.is_block_device() {
+            "a block device"
+        } else if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "a special file"
+        }));
+    }
+    if meta.len() > limit {
+        return Err(FileError::TooBig {
+            size: Some(meta.len()),
+            limit,
+        });
+    }
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    f.take(limit + 1)
+        .read_to_end(&mut out)
+        .map_err(FileError::Io)?;
+    if out.len() as u64 > limit {
+        return Err(FileError::TooBig { size: None, limit });
+    }
+    Ok(out)
+}
+
 /// `ASCEND_RT_VISIBLE_DEVICES` as CANN parses it: comma-separated ids, ascending; parsing
 /// stops at the first invalid token (a space, a non-digit, an id out of range, or an id not
 /// above the previous one).
@@ -420,6 +498,34 @@ mod tests {
         assert_eq!(parse_visible_devices("3,1", 8), vec![3]);
         assert_eq!(parse_visible_devices("", 8), Vec::<u32>::new());
         assert_eq!(parse_visible_devices("x", 8), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn config_files_are_capped_and_regular() {
+        let p = std::path::Path::new("/dev/zero");
+        let e = read_config_file(p, 1024).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "it is a character device, not a regular file"
+        );
+        let e = read_config_file(std::path::Path::new("/"), 1024).unwrap_err();
+        assert!(e.to_string().contains("a directory"), "{e}");
+        let dir = std::env::temp_dir().join(format!("npu-emu-cfgfile-{}", std::process::id()));
+        std::fs::write(&dir, vec![b' '; 2000]).unwrap();
+        let e = read_config_file(&dir, 1024).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "it has 2000 bytes, more than the 1024 bytes allowed"
+        );
+        assert_eq!(read_config_file(&dir, 2000).unwrap().len(), 2000);
+        std::fs::remove_file(&dir).unwrap();
+        // A FIFO with no writer: refused at once, never waited on.
+        let c = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path, valid for the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_config_file(&dir, 1024).unwrap_err();
+        assert!(e.to_string().contains("a FIFO"), "{e}");
+        std::fs::remove_file(&dir).unwrap();
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! - [`log`]: CANN-style log lines `[LEVEL] MODULE(pid,tid): message`.
 //! - [`error`]: [`error::Error`], an ACL error code plus a readable message.
 //! - [`codes`]: ACL error code values (abi.md §1.5) used by the machine.
-//! - [`node`]: the shared-memory node (`/dev/shm/npu-emu-<uid>`): header, process table, slabs.
+//! - [`node`]: the shared-memory node (`/dev/shm/npu-emu-<uid>`): header, process table, slabs;
+//!   the checks that keep it private; its reaper process ([`node::reaper`]).
 //! - [`memory`]: device address layout, CANN's allocation sizes, and [`memory::Space`] (the
 //!   memory of one process as the copy engines and kernels see it).
 //! - [`copy`]: the copy engines (`aclrtMemcpy*`, `aclrtMemset*`), one file per variant.

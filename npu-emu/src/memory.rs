@@ -116,6 +116,10 @@ pub struct AllocInfo {
     pub requested: u64,
     /// Physical device id.
     pub device: u32,
+    /// Which allocation this is: never the same twice in a `Node`, so memory freed and
+    /// allocated again at the same address is told from the memory a queued operation
+    /// was given ([`crate::node::Node::phys_serial`]).
+    pub serial: u64,
 }
 
 impl AllocInfo {
@@ -186,6 +190,7 @@ mod tests {
             size: 64,
             requested: 10,
             device: 2,
+            serial: 1,
         };
         assert_eq!(
             a.phys(),

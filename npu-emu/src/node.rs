@@ -11,7 +11,9 @@
 //! - A process takes slabs (64 MiB on big devices, see [`Node::slab_size`]) of a device's
 //!   HBM from the shared slab table under the node lock; an allocation larger than a slab
 //!   takes a contiguous run of slabs. Inside its slabs it suballocates privately (first fit,
-//!   32-byte aligned). A slab run with no live allocation left goes back to the node.
+//!   32-byte aligned, over all its slabs of the device, so an allocation may span two
+//!   adjacent slabs: see `node/suballoc.rs`). A slab with no live byte left goes back to the
+//!   node.
 //! - Backing pages are reserved with `fallocate` when memory is allocated, so a full
 //!   `/dev/shm` is an allocation error, never a SIGBUS later; freed pages are punched out
 //!   of the file so the RAM goes back to the system.
@@ -23,6 +25,15 @@
 //!   after CANN's rounding, as the caller passes them), so [`Node::mem_info`] and
 //!   [`Node::usage`] add up across processes.
 //!
+//! Who may use it: the directory must belong to the user and be writable by no one else
+//! (created 0700; a directory of another user, or one others may write to, is refused with
+//! `ACL_ERROR_RT_NO_PERMISSION` and a message saying what to do; one of ours that others may
+//! only read is tightened to 0700). Every file is opened without following symbolic links
+//! and must be a regular file of the user that no one else may open
+//! ([`open_dir`], [`check_file`]). Every page of the small shared files is
+//! backed with `fallocate` when the node is opened, so a full `/dev/shm` is an error then,
+//! never a SIGBUS later. A node's [`reaper`] process reclaims dead processes at once.
+//!
 //! The virtual-memory family (`aclrtReserveMemAddress`, `aclrtMallocPhysical`,
 //! `aclrtMapMem` …) is [`Node::reserve_va`], [`Node::alloc_physical`], [`Node::map`] and
 //! their inverses.
@@ -31,10 +42,11 @@
 //! A process that forks keeps the parent's `Node` in the child: the child may read memory
 //! through it but must not allocate or free (it has no slot of its own), which is an error.
 
+pub mod reaper;
 mod shared;
 mod suballoc;
 
-use crate::codes::ACL_ERROR_RT_MEMORY_ALLOCATION;
+use crate::codes::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_MEMORY_ALLOCATION};
 use crate::config::{Config, LogLevel};
 use crate::error::{Error, Result};
 use crate::globals::CANONICAL;
@@ -44,11 +56,12 @@ use crate::memory::{
 };
 use crate::rtapi::RtPhys;
 use parking_lot::Mutex;
+pub use shared::{check_file, open_dir, reserve_file};
 use shared::{Mapping, Shared};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use suballoc::{Region, ALIGN};
+use suballoc::{Pool, ALIGN};
 
 /// How many freed allocations a process remembers, to tell "freed memory" from "never
 /// allocated" in messages.
@@ -67,6 +80,8 @@ pub struct ProcessUsage {
 /// A mapped VMM range: `[va, va+size)` shows `[offset, offset+size)` of a physical handle.
 #[derive(Clone, Copy, Debug)]
 struct VaMap {
+    /// Which mapping this is (as [`AllocInfo::serial`]).
+    serial: u64,
     size: u64,
     handle: u64,
     offset: u64,
@@ -84,8 +99,8 @@ struct Handle {
 /// This process's private bookkeeping.
 #[derive(Default)]
 struct Inner {
-    /// Slab runs this process holds, by (device, physical start).
-    regions: BTreeMap<(u32, u64), Region>,
+    /// The slabs this process holds and the free space in them, per device.
+    pools: BTreeMap<u32, Pool>,
     /// Live allocations by canonical start address.
     allocs: BTreeMap<u64, AllocInfo>,
     /// Recently freed allocations, newest last.
@@ -97,6 +112,8 @@ struct Inner {
     vas: BTreeMap<u64, u64>,
     /// Mapped VA ranges: start → mapping.
     maps: BTreeMap<u64, VaMap>,
+    /// Serial of the last allocation or mapping ([`AllocInfo::serial`]).
+    next_serial: u64,
 }
 
 /// This process's view of the node: mappings, its own allocations, its process-table slot.
@@ -201,6 +218,17 @@ impl Node {
         })
     }
 
+    /// Start the node's reaper unless one runs ([`reaper`]): dead processes' memory goes
+    /// back as soon as they die, not when the next process opens the node.
+    pub fn start_reaper(&self, cfg: &Config) {
+        let maps: Vec<(usize, usize)> = self
+            .alias
+            .iter()
+            .map(|m| (m.ptr() as usize, m.len()))
+            .collect();
+        reaper::ensure(cfg, &maps);
+    }
+
     /// Devices on the node (from the node header, which the first process wrote).
     pub fn devices(&self) -> u32 {
         self.sh.devices
@@ -266,45 +294,41 @@ impl Node {
     /// pages reserved. Returns the physical offset.
     fn take(&self, inner: &mut Inner, device: u32, size: u64, align: u64) -> Result<u64> {
         let slab = self.sh.slab_size;
-        let mut found = None;
-        if size <= slab {
-            for r in inner
-                .regions
-                .range_mut((device, 0)..(device + 1, 0))
-                .map(|(_, r)| r)
-            {
-                if let Some(off) = r.alloc(size, align) {
-                    found = Some(off);
-                    break;
-                }
-            }
-        }
-        let off = match found {
+        let pool = inner.pools.entry(device).or_insert_with(|| Pool::new(slab));
+        let off = match pool.alloc(size, align) {
             Some(off) => off,
             None => {
+                // Grow next to free space we hold if the slabs there are free, else take a
+                // fresh run big enough on its own.
+                let near = pool.growth(size, align, self.sh.nslabs);
                 let n = size.div_ceil(slab).max(1);
-                let first = match self.sh.take_slabs(device, n, self.slot)? {
-                    Some(f) => f,
-                    None => {
-                        let (free, total) = self.mem_info(device);
-                        return Err(Error::new(
-                            ACL_ERROR_RT_MEMORY_ALLOCATION,
-                            format!(
-                                "out of memory on device {device}: cannot allocate {size} \
-                                 bytes; {} of {total} bytes are in use by the processes of \
-                                 node {} and no run of {n} free {slab}-byte slabs is left",
-                                total - free,
-                                self.sh.dir.display()
-                            ),
-                        ));
-                    }
+                let Some((first, k)) = self.sh.take_slabs_near(device, &near, n, self.slot)? else {
+                    let (free, total) = self.mem_info(device);
+                    return Err(Error::new(
+                        ACL_ERROR_RT_MEMORY_ALLOCATION,
+                        format!(
+                            "out of memory on device {device}: cannot allocate {size} bytes; {} \
+                             of {total} bytes are in use by the processes of node {} and no run \
+                             of {n} free {slab}-byte slabs is left",
+                            total - free,
+                            self.sh.dir.display()
+                        ),
+                    ));
                 };
-                let mut r = Region::new(device, first, n, slab);
-                let off = r
-                    .alloc(size, align)
-                    .expect("a fresh region fits its allocation");
-                inner.regions.insert((device, r.start), r);
-                off
+                let pool = inner.pools.get_mut(&device).expect("pool present");
+                pool.add(first, k);
+                match pool.alloc(size, align) {
+                    Some(off) => off,
+                    None => {
+                        return Err(Error::new(
+                            ACL_ERROR_RT_INTERNAL_ERROR,
+                            format!(
+                                "device {device}: {k} slabs from slab {first} were taken for an \
+                                 allocation of {size} bytes, but it does not fit in them"
+                            ),
+                        ))
+                    }
+                }
             }
         };
         if let Err(e) = self.sh.reserve(device, off, size) {
@@ -322,20 +346,20 @@ impl Node {
         Ok(off)
     }
 
-    /// Return `[off, off+size)` of `device` to its region; punch the pages now wholly free;
-    /// give the slab run back to the node when nothing in it is live.
+    /// Return `[off, off+size)` of `device` to its pool; punch the pages now wholly free;
+    /// give every slab that holds nothing live any more back to the node.
     fn give(&self, inner: &mut Inner, device: u32, off: u64, size: u64) {
-        let key = match inner.regions.range(..=(device, off)).next_back() {
-            Some((&k, r)) if r.device == device && r.contains(off) => k,
-            _ => return,
+        let Some(pool) = inner.pools.get_mut(&device) else {
+            return;
         };
-        let r = inner.regions.get_mut(&key).expect("region present");
-        let (fstart, flen) = r.free(off, size);
-        if r.live == 0 {
-            let r = inner.regions.remove(&key).expect("region present");
-            self.sh.release_slabs(device, r.first_slab, r.nslabs);
-        } else {
-            self.sh.punch(device, fstart, flen);
+        let (fstart, flen) = pool.free(off, size);
+        // Punch while every page of the block is still ours, then let the slabs go.
+        self.sh.punch(device, fstart, flen);
+        for (first, n) in pool.release_free(fstart, flen) {
+            self.sh.release_slabs(device, first, n);
+        }
+        if pool.is_empty() {
+            inner.pools.remove(&device);
         }
     }
 
@@ -361,11 +385,13 @@ impl Node {
         let asize = size.next_multiple_of(ALIGN);
         let mut inner = self.inner.lock();
         let off = self.take(&mut inner, device, asize, ALIGN)?;
+        inner.next_serial += 1;
         let info = AllocInfo {
             addr: device_addr(device, off),
             size,
             requested,
             device,
+            serial: inner.next_serial,
         };
         inner.allocs.insert(info.addr, info);
         self.bytes_add(device, size);
@@ -504,19 +530,23 @@ impl Node {
         (addr < a.addr + a.size).then_some(*a)
     }
 
-    /// Resolve `[addr, addr+len)` to a physical location, or explain why not.
-    fn resolve(&self, addr: u64, len: u64, what: &str) -> Result<RtPhys> {
+    /// Resolve `[addr, addr+len)` to a physical location and the serial of the allocation
+    /// or mapping holding it, or explain why not.
+    fn resolve(&self, addr: u64, len: u64, what: &str) -> Result<(RtPhys, u64)> {
         let inner = self.inner.lock();
         let end = addr.checked_add(len);
         if let Some((_, a)) = inner.allocs.range(..=addr).next_back() {
             let aend = a.addr + a.size;
-            if addr <= aend {
+            // (An empty range may sit at the very end; a range starting there does not
+            // belong to this allocation.)
+            if addr < aend || (addr == aend && len == 0) {
                 if end.is_some_and(|e| e <= aend) {
-                    return Ok(RtPhys {
+                    let p = RtPhys {
                         device: a.device,
                         _pad: 0,
                         offset: addr - device_addr(a.device, 0),
-                    });
+                    };
+                    return Ok((p, a.serial));
                 }
                 return Err(Error::invalid(format!(
                     "{what} range 0x{addr:x}..+{len} runs past the end of allocation 0x{:x} \
@@ -532,13 +562,14 @@ impl Node {
         }
         if let Some((&va, m)) = inner.maps.range(..=addr).next_back() {
             let mend = va + m.size;
-            if addr <= mend {
+            if addr < mend || (addr == mend && len == 0) {
                 if end.is_some_and(|e| e <= mend) {
-                    return Ok(RtPhys {
+                    let p = RtPhys {
                         device: m.phys.device,
                         _pad: 0,
                         offset: m.phys.offset + (addr - va),
-                    });
+                    };
+                    return Ok((p, m.serial));
                 }
                 return Err(Error::invalid(format!(
                     "{what} range 0x{addr:x}..+{len} runs past the end of the mapped virtual \
@@ -562,13 +593,48 @@ impl Node {
     /// argument in the message ("dst", "src", "devPtr"). Out of bounds, freed or unknown
     /// memory is `ACL_ERROR_INVALID_PARAM` with the address, the allocation and its size.
     pub fn check(&self, addr: u64, len: u64, what: &str) -> Result<*mut u8> {
-        let p = self.resolve(addr, len, what)?;
+        let (p, _) = self.resolve(addr, len, what)?;
         Ok(self.alias_ptr(p.device, p.offset))
     }
 
     /// Like [`Node::check`], giving the physical location instead.
     pub fn phys(&self, addr: u64, len: u64, what: &str) -> Result<RtPhys> {
+        Ok(self.resolve(addr, len, what)?.0)
+    }
+
+    /// Like [`Node::phys`], with the serial of the allocation (or VMM mapping) holding the
+    /// range: an operation queued with a buffer checks at run time that the same serial
+    /// still holds it (not freed, not freed and allocated again at the same address).
+    pub fn phys_serial(&self, addr: u64, len: u64, what: &str) -> Result<(RtPhys, u64)> {
         self.resolve(addr, len, what)
+    }
+
+    /// Whether `[phys.offset, +len)` of `phys.device` lies wholly in slabs held by process
+    /// `pid` on this node: what a peer's published buffer is checked against before this
+    /// process reads or writes it. A forged or damaged offset pointing into another
+    /// process's memory (or nobody's) fails this.
+    pub fn held_by(&self, pid: u32, phys: RtPhys, len: u64) -> bool {
+        if len == 0 {
+            return true;
+        }
+        let slab = self.sh.slab_size;
+        let Some(end) = phys.offset.checked_add(len) else {
+            return false;
+        };
+        if phys.device >= self.sh.devices || end > self.sh.nslabs * slab {
+            return false;
+        }
+        let mut last = None;
+        (phys.offset / slab..=(end - 1) / slab).all(|s| {
+            let Some(o) = self.sh.slab_owner(phys.device, s * slab) else {
+                return false;
+            };
+            if last == Some(o) {
+                return true;
+            }
+            last = Some(o);
+            self.sh.proc(o).pid.load(Ordering::SeqCst) == pid
+        })
     }
 
     /// Alias pointer for a physical range (any process's memory; HCCL peers). `None` if
@@ -846,9 +912,12 @@ impl Node {
             _pad: 0,
             offset: h.info.phys.offset + offset,
         };
+        inner.next_serial += 1;
+        let serial = inner.next_serial;
         inner.maps.insert(
             va,
             VaMap {
+                serial,
                 size,
                 handle,
                 offset,
@@ -873,6 +942,17 @@ impl Node {
         }
         let _ = m.offset;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+impl Node {
+    /// Overwrite the owner word of the slab holding byte `off` of device `d` (tests of
+    /// damaged node files).
+    pub(crate) fn damage_slab_owner(&self, d: u32, off: u64, word: u32) {
+        self.sh
+            .slab(d, off / self.sh.slab_size)
+            .store(word, Ordering::SeqCst);
     }
 }
 

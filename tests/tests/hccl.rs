@@ -581,8 +581,10 @@ fn control_blocks_of_dead_jobs_are_collected() {
                 .starts_with("hccl-")
         })
         .count();
-    assert_eq!(left, 1, "the failed job leaves its control block");
-    // The next job on the node removes it.
+    // The failed job leaves its control block, unless the node's reaper (which removes
+    // control blocks once no process of the node is left) was quicker; the next job on the
+    // node removes it.
+    assert!(left <= 1, "{left} control blocks left");
     let ops = exe("hccl_ops.cpp");
     let root2 = work.join("root2.info");
     all_ok(&run_ranks(

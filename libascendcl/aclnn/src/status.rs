@@ -54,7 +54,7 @@ impl From<RtError> for NnError {
     fn from(e: RtError) -> NnError {
         match e.kind {
             RtErrorKind::Argument => NnError::invalid(e.msg),
-            RtErrorKind::Runtime => NnError::runtime(e.msg),
+            RtErrorKind::Runtime | RtErrorKind::Peer => NnError::runtime(e.msg),
         }
     }
 }

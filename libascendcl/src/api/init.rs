@@ -3,7 +3,8 @@
 //! - `aclInit` is reference counted: a call while initialised increments the count and
 //!   returns `ACL_ERROR_REPEAT_INITIALIZE` (100002).
 //! - The config path may be NULL or "", or name an empty file (no config). An unreadable
-//!   file is `ACL_ERROR_INVALID_FILE`; malformed JSON is `ACL_ERROR_PARSE_FILE` with the
+//!   file, or one that is not a regular file (`/dev/zero`, a FIFO), is
+//!   `ACL_ERROR_INVALID_FILE`; a file over 16 MiB is `ACL_ERROR_INVALID_FILE_SIZE`; malformed JSON is `ACL_ERROR_PARSE_FILE` with the
 //!   parser's message. The content of the first successful init with a config is
 //!   remembered: a later init (after a finalize) with different content is
 //!   `ACL_ERROR_INVALID_PARAM`, as in CANN.
@@ -38,9 +39,14 @@ fn read_config(path: *const c_char) -> Result<(String, InitOptions)> {
     if p.is_empty() {
         return Ok((String::new(), opts));
     }
-    let text = std::fs::read(&p).map_err(|e| {
+    let limit = npu_emu::config::MAX_CONFIG_FILE_BYTES;
+    let text = npu_emu::config::read_config_file(std::path::Path::new(&p), limit).map_err(|e| {
+        let code = match e {
+            npu_emu::config::FileError::TooBig { .. } => ACL_ERROR_INVALID_FILE_SIZE,
+            _ => ACL_ERROR_INVALID_FILE,
+        };
         Error::new(
-            ACL_ERROR_INVALID_FILE,
+            code,
             format!("cannot read the config file configPath = {p:?}: {e}"),
         )
     })?;

@@ -32,16 +32,68 @@ use crate::fingerprint::{op_name, opcode, Dtype, RedOp};
 use crate::history::Status;
 use crate::reduce::Scratch;
 use npu_emu::rtapi::{RtPhys, RtTask};
+use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A device buffer argument, checked on the calling thread.
+/// A device buffer argument, checked on the calling thread (and again when the operation
+/// runs: [`recheck`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BufRef {
     pub phys: RtPhys,
     pub len: u64,
+    /// The device address the program passed (0 for a placeholder that moves nothing).
+    pub addr: u64,
+    /// Serial of the allocation that held it at the call.
+    pub serial: u64,
+    /// The argument's name, for messages.
+    pub what: &'static str,
+}
+
+/// When a queued operation finally runs, its buffers must still be the allocations the
+/// program passed: memory freed in between (and maybe allocated again at the same address,
+/// for something else) is an error, never a silent read of stale memory or a write into the
+/// new allocation. Copies do the same check (`aclrtMemcpyAsync`).
+fn recheck(c: &CommInner, op: &Op) -> HResult<()> {
+    let bufs = op
+        .send
+        .iter()
+        .chain(op.recv.iter())
+        .chain(op.p2p.iter().filter_map(|t| t.buf.as_ref()));
+    for b in bufs {
+        if b.addr == 0 || b.len == 0 {
+            continue;
+        }
+        let gone = |how: String| {
+            HcclError::para(format!(
+                "{}={:#x} ({} bytes) {how} after {} was called and before it ran on the \
+                 stream; device buffers must stay allocated until the stream is synchronized",
+                b.what,
+                b.addr,
+                b.len,
+                op.describe()
+            ))
+        };
+        match c.rt.translate_serial(b.addr, b.len, b.what) {
+            Ok((phys, serial)) if phys == b.phys && serial == b.serial => {}
+            Ok(_) => {
+                return Err(gone(
+                    "was freed and allocated again (it is another allocation now)".to_string(),
+                ))
+            }
+            Err(e) => {
+                // The runtime's description of the address ("it is in freed memory …").
+                let why = e
+                    .msg
+                    .split_once("is not usable device memory: ")
+                    .map_or(e.msg.as_str(), |(_, w)| w);
+                return Err(gone(format!("was freed ({why})")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One point-to-point transfer.
@@ -243,11 +295,63 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
     }
 }
 
+/// What a peer published for one operation, after its tag was checked.
+#[derive(Clone, Copy)]
+struct Published {
+    pid: u32,
+    send: Option<(RtPhys, u64)>,
+    recv: Option<(RtPhys, u64)>,
+}
+
 /// The collective protocol around the data movement.
 pub struct Coll<'a> {
     pub c: &'a CommInner,
     pub seq: u64,
     pub started: Instant,
+    /// Peers' publications, checked once per operation ([`Coll::published`]).
+    peers: RefCell<Vec<Option<Published>>>,
+}
+
+impl<'a> Coll<'a> {
+    pub fn new(c: &'a CommInner, seq: u64, started: Instant) -> Coll<'a> {
+        Coll {
+            c,
+            seq,
+            started,
+            peers: RefCell::new(vec![None; c.n as usize]),
+        }
+    }
+}
+
+fn buf_words(b: &crate::shm::Buf) -> [u64; 4] {
+    [
+        b.valid.load(Ordering::Relaxed) as u64,
+        b.device.load(Ordering::Relaxed) as u64,
+        b.offset.load(Ordering::Relaxed),
+        b.len.load(Ordering::Relaxed),
+    ]
+}
+
+/// The words a rank's publication tag covers: sequence number, rank, pid, both buffers,
+/// the count and the per-peer arrays.
+fn publication_words(c: &CommInner, p: u32, seq: u64) -> Vec<u64> {
+    let s = c.slot(p);
+    let b = &s.bufs.0;
+    let mut w = vec![
+        seq,
+        p as u64,
+        s.ident.0.pid.load(Ordering::Relaxed) as u64,
+        b.count.load(Ordering::Relaxed),
+    ];
+    w.extend(buf_words(&b.send));
+    w.extend(buf_words(&b.recv));
+    w.extend(
+        c.shm
+            .arrays(c.slot_index(p))
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed)),
+    );
+    w
 }
 
 fn store_buf(b: &crate::shm::Buf, v: Option<BufRef>) {
@@ -277,8 +381,51 @@ impl Coll<'_> {
                 }
             }
         }
+        let tag = crate::shm::tag(
+            &self.c.key,
+            &publication_words(self.c, self.c.rank, self.seq),
+        );
+        b.tag.store(tag, Ordering::Relaxed);
         me.exec_op.0.store(op.code, Ordering::Relaxed);
         me.post.0.store_wake(self.seq as u32);
+    }
+
+    /// Rank `p`'s publication for this operation, its tag checked (once).
+    fn published(&self, p: u32) -> HResult<Published> {
+        if let Some(x) = self.peers.borrow()[p as usize] {
+            return Ok(x);
+        }
+        let s = self.c.slot(p);
+        let b = &s.bufs.0;
+        let want = crate::shm::tag(&self.c.key, &publication_words(self.c, p, self.seq));
+        if b.tag.load(Ordering::Relaxed) != want {
+            return Err(HcclError::new(
+                HCCL_E_INTERNAL,
+                format!(
+                    "rank {p}'s buffers for this operation in the control block {} do not carry \
+                     its tag: the record was damaged or written by something other than rank {p}; \
+                     refusing to read or write memory through it",
+                    self.c.shm.path.display()
+                ),
+            ));
+        }
+        let one = |x: [u64; 4]| {
+            (x[0] != 0).then_some((
+                RtPhys {
+                    device: x[1] as u32,
+                    _pad: 0,
+                    offset: x[2],
+                },
+                x[3],
+            ))
+        };
+        let x = Published {
+            pid: s.ident.0.pid.load(Ordering::Relaxed),
+            send: one(buf_words(&b.send)),
+            recv: one(buf_words(&b.recv)),
+        };
+        self.peers.borrow_mut()[p as usize] = Some(x);
+        Ok(x)
     }
 
     fn post_only(&self, code: u32) {
@@ -310,16 +457,14 @@ impl Coll<'_> {
         if len == 0 {
             return Ok(std::ptr::NonNull::<u8>::dangling().as_ptr());
         }
-        let b = &self.c.slot(p).bufs.0;
-        let b = if send { &b.send } else { &b.recv };
+        let pb = self.published(p)?;
         let name = if send { "send" } else { "receive" };
-        if b.valid.load(Ordering::Relaxed) == 0 {
+        let Some((base, total)) = (if send { pb.send } else { pb.recv }) else {
             return Err(HcclError::new(
                 HCCL_E_INTERNAL,
                 format!("rank {p} published no {name} buffer"),
             ));
-        }
-        let total = b.len.load(Ordering::Relaxed);
+        };
         if off.checked_add(len).is_none_or(|e| e > total) {
             return Err(HcclError::para(format!(
                 "rank {p}'s {name} buffer has {total} bytes but bytes {off}..{} are needed",
@@ -327,11 +472,22 @@ impl Coll<'_> {
             )));
         }
         let phys = RtPhys {
-            device: b.device.load(Ordering::Relaxed),
-            _pad: 0,
-            offset: b.offset.load(Ordering::Relaxed) + off,
+            offset: base.offset.saturating_add(off),
+            ..base
         };
-        self.c.rt.host(phys, len)
+        if p == self.c.rank {
+            return self.c.rt.host(phys, len);
+        }
+        // A peer's buffer: only inside device memory that peer's process holds.
+        self.c.rt.peer_host(pb.pid, phys, len).map_err(|e| {
+            HcclError::new(
+                e.code,
+                format!(
+                    "rank {p}'s published {name} buffer cannot be used: {}",
+                    e.msg
+                ),
+            )
+        })
     }
 
     /// Host pointer to bytes `off..off+len` of rank `p`'s send buffer.
@@ -440,13 +596,11 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
         op.code,
         opcode::SEND | opcode::RECEIVE | opcode::BATCH_SEND_RECV
     ) {
+        recheck(c, op)?;
         return p2p::run(c, op, started);
     }
-    let coll = Coll {
-        c,
-        seq: op.seq,
-        started,
-    };
+    recheck(c, op)?;
+    let coll = Coll::new(c, op.seq, started);
     let algo = select::select(c, op);
     if algo == select::Algo::Small {
         return small::run(&coll, op);

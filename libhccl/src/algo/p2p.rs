@@ -9,7 +9,9 @@
 
 use super::{Op, P2p};
 use crate::comm::{seq_ge, CommInner};
-use crate::errors::{HResult, HcclError, HCCL_E_PARA, HCCL_E_REMOTE, HCCL_E_TIMEOUT};
+use crate::errors::{
+    HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_PARA, HCCL_E_REMOTE, HCCL_E_TIMEOUT,
+};
 use crate::fingerprint::dtype_name;
 use crate::reduce::copy;
 use crate::shm::{self, Mbox, MBOX_DEPTH};
@@ -35,12 +37,14 @@ fn wait_word(
 ) -> HResult<()> {
     let t = k as u32;
     let deadline = c.exec_timeout.map(|d| started + d);
+    let stalled = std::cell::Cell::new(false);
     let r = wait_until(
         &c.policy,
         w,
         || seq_ge(w.value.load(Ordering::Acquire), t),
         deadline,
         || {
+            c.hint_stalled(&[peer], started, &stalled, waiting_for);
             let id = &c.slot(peer).ident.0;
             if id.failed_seq.load(Ordering::Acquire) != 0 {
                 return Err(Why::Failed);
@@ -106,8 +110,27 @@ fn post_recv(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
     e.count.store(it.count, Ordering::Relaxed);
     e.dtype.store(it.dt as u32, Ordering::Relaxed);
     e.status.store(0, Ordering::Relaxed);
+    e.tag.store(
+        shm::tag(&c.key, &mbox_words(c, e, it.peer, c.rank, it.k)),
+        Ordering::Relaxed,
+    );
     e.posted.store_wake(it.k as u32);
     Ok(())
+}
+
+/// What the tag of a posted receive covers: the pair, the message number, the receiver's
+/// pid, and the buffer, count and type it posted.
+fn mbox_words(c: &CommInner, e: &Mbox, src: u32, dst: u32, k: u64) -> [u64; 8] {
+    [
+        src as u64,
+        dst as u64,
+        k,
+        c.slot(dst).ident.0.pid.load(Ordering::Relaxed) as u64,
+        e.device.load(Ordering::Relaxed) as u64,
+        e.offset.load(Ordering::Relaxed),
+        e.count.load(Ordering::Relaxed),
+        e.dtype.load(Ordering::Relaxed) as u64,
+    ]
 }
 
 fn finish_recv(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
@@ -122,8 +145,14 @@ fn finish_recv(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
     })?;
     let st = e.status.load(Ordering::Acquire);
     if st != 0 {
+        // The sender only ever writes HCCL_E_PARA here; anything else is a damaged record.
+        let code = if st as i32 == HCCL_E_PARA {
+            HCCL_E_PARA
+        } else {
+            HCCL_E_INTERNAL
+        };
         return Err(HcclError::new(
-            st as i32,
+            code,
             format!(
                 "HcclRecv from rank {} (count={}, dataType={}) does not match its HcclSend (count={}, dataType={})",
                 it.peer,
@@ -147,6 +176,18 @@ fn do_send(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
             it.peer, it.k, c.rank, it.peer
         )
     })?;
+    if e.tag.load(Ordering::Relaxed) != shm::tag(&c.key, &mbox_words(c, e, c.rank, it.peer, it.k)) {
+        return Err(HcclError::new(
+            HCCL_E_INTERNAL,
+            format!(
+                "the receive buffer rank {} posted for message #{} in the control block {} does not carry its tag: the record was damaged or written by something other than rank {}; refusing to write through it",
+                it.peer,
+                it.k,
+                c.shm.path.display(),
+                it.peer
+            ),
+        ));
+    }
     let rcount = e.count.load(Ordering::Relaxed);
     let rdt = e.dtype.load(Ordering::Relaxed);
     if rcount != it.count || rdt != it.dt as u32 {
@@ -172,8 +213,19 @@ fn do_send(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
             _pad: 0,
             offset: e.offset.load(Ordering::Relaxed),
         };
-        let dst = c.rt.host(dphys, bytes)?;
-        // SAFETY: the runtime gave host pointers to `bytes` bytes of the sender's checked send buffer and of the range the receiver posted (checked against its live allocations when it posted).
+        let rpid = c.slot(it.peer).ident.0.pid.load(Ordering::Relaxed);
+        let dst = c.rt.peer_host(rpid, dphys, bytes).map_err(|e| {
+            HcclError::new(
+                e.code,
+                format!(
+                    "the receive buffer rank {} posted cannot be used: {}",
+                    it.peer, e.msg
+                ),
+            )
+        })?;
+        // SAFETY: the runtime gave host pointers to `bytes` bytes of the sender's checked send
+        // buffer and of the range the receiver posted (its tag checked above, and the range
+        // checked by peer_host to lie in device memory the receiver's process holds).
         unsafe { copy(src, dst, bytes as usize) };
     }
     e.status.store(0, Ordering::Relaxed);

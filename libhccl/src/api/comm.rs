@@ -7,7 +7,7 @@ use crate::errors::{
     boundary_value, error_string, non_null, HResult, HcclError, HCCL_E_NOT_SUPPORT, HCCL_E_UNAVAIL,
 };
 use crate::fingerprint::{opcode, Fp};
-use crate::rootinfo::{hex, hostname, random_id, RootInfo, ROOT_INFO_BYTES};
+use crate::rootinfo::{hostname, random_id, RootInfo, ROOT_INFO_BYTES};
 use crate::rt::rt;
 use crate::{algo, ranktable};
 use std::ffi::{c_char, c_void, CStr};
@@ -66,7 +66,7 @@ unsafe fn init_root_info(
     let name = cfg
         .name
         .clone()
-        .unwrap_or_else(|| format!("hccl_root_{}", &hex(&ri.id)[..16]));
+        .unwrap_or_else(|| format!("hccl_root_{}", cm::public_id(&ri.id)));
     if group::note(group::Kind::Init, "HcclCommInitRootInfo")? {
         // Joined with the other inits of the group at HcclGroupEnd.
         group::hold_init(group::HeldInit {
@@ -207,21 +207,23 @@ unsafe fn init_cluster(
     let canon = std::fs::canonicalize(&path)
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or(path.clone());
-    let job = std::env::var("JOB_ID").unwrap_or_default();
+    // Two jobs started with the same table must never meet: the job's identity is part
+    // of the communicator id.
+    let job = ranktable::job_identity();
     let key = if table.multi_server() {
         // The servers' copies of the table may live at different paths: the job alone
         // tells one job from another.
         hash128(&[
             b"ranktable-servers",
             table.canonical.as_bytes(),
-            cross_job().as_bytes(),
+            job.value.as_bytes(),
         ])
     } else {
         hash128(&[
             b"ranktable",
             table.canonical.as_bytes(),
             canon.as_bytes(),
-            job.as_bytes(),
+            job.value.as_bytes(),
         ])
     };
     if cm::live_from_table(&key, rank) {
@@ -241,7 +243,7 @@ unsafe fn init_cluster(
         device_phys: p,
     };
     let comms = if table.multi_server() {
-        join_table_servers(&table, &path, &id, member, &name, &cfg)?
+        join_table_servers(&table, &path, &id, member, &name, &cfg)
     } else {
         join(
             id,
@@ -251,37 +253,20 @@ unsafe fn init_cluster(
             &name,
             &cfg,
             rt,
-        )?
-    };
+        )
+    }
+    .map_err(|mut e| {
+        if e.code == crate::errors::HCCL_E_TIMEOUT {
+            e.msg.push_str(&format!(
+                "\n    (ranks of rank table {path:?} meet only within one job; this rank's job is {}: every rank of the job must see the same, so start them with one launcher or export the same JOB_ID to each)",
+                job.describe()
+            ));
+        }
+        e
+    })?;
     *comms[0].origin.lock() = Some(key);
     *out = cm::register(comms[0].clone());
     Ok(())
-}
-
-/// What tells one job from another across servers: the first of `JOB_ID`, our launcher's
-/// job id, Open MPI's, Slurm's job and step, torchrun's run id that is set (the same on
-/// every server of a job); empty when none is.
-fn cross_job() -> String {
-    for v in [
-        "JOB_ID",
-        "NPU_EMU_JOB_ID",
-        "PMIX_NAMESPACE",
-        "OMPI_MCA_ess_base_jobid",
-        "SLURM_JOB_ID",
-        "TORCHELASTIC_RUN_ID",
-    ] {
-        if let Ok(x) = std::env::var(v) {
-            if !x.is_empty() && x != "none" {
-                let step = if v == "SLURM_JOB_ID" {
-                    std::env::var("SLURM_STEP_ID").unwrap_or_default()
-                } else {
-                    String::new()
-                };
-                return format!("{v}={x}.{step}");
-            }
-        }
-    }
-    String::new()
 }
 
 /// A rank table listing several servers: rank 0 is the root (listening on its
@@ -430,7 +415,7 @@ pub unsafe extern "C" fn HcclCommInitAll(
                 });
             }
             let id = random_id()?;
-            let name = format!("hccl_all_{}", &hex(&id)[..16]);
+            let name = format!("hccl_all_{}", cm::public_id(&id));
             let cs = join(
                 id,
                 &crate::config()?.node_dir,

@@ -64,8 +64,18 @@ pub fn dev_buf(c: &CommInner, p: *const c_void, len: u64, what: &str) -> HResult
     if p.is_null() {
         return Err(HcclError::ptr(what));
     }
-    let phys = c.rt.translate(p as u64, len, what)?;
-    Ok(BufRef { phys, len })
+    let (phys, serial) = c.rt.translate_serial(p as u64, len, what)?;
+    Ok(BufRef {
+        phys,
+        len,
+        addr: p as u64,
+        serial,
+        // The argument's own name ("sendRecvInfo[3].buf" names it as "buf").
+        what: ["sendBuf", "recvBuf", "buf"]
+            .into_iter()
+            .find(|n| what.ends_with(n))
+            .unwrap_or("buffer"),
+    })
 }
 
 /// `p` as text for entry logs.

@@ -56,12 +56,14 @@ pub fn load(cfg: &HostNet) -> HResult<Option<Whitelist>> {
         ));
     };
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        HcclError::new(
-            HCCL_E_PARA,
-            format!("cannot read the IP whitelist HCCL_WHITELIST_FILE={file}: {e}"),
-        )
-    })?;
+    let bytes = npu_emu::config::read_config_file(path, npu_emu::config::MAX_CONFIG_FILE_BYTES)
+        .map_err(|e| {
+            HcclError::new(
+                HCCL_E_PARA,
+                format!("cannot read the IP whitelist HCCL_WHITELIST_FILE={file}: {e}"),
+            )
+        })?;
+    let text = String::from_utf8_lossy(&bytes);
     let hosts = parse(&text).map_err(|why| {
         HcclError::new(
             HCCL_E_PARA,

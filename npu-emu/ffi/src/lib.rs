@@ -11,7 +11,8 @@
 //! - [`stub`]: what an export that is not implemented yet returns and says.
 //! - [`rtapi`]: the runtime table `libascendcl.so` exports (`npuemu_runtime_api`) and its
 //!   loader; [`rt`]: the client libhccl and libnnopbase reach the runtime through.
-//! - [`os`]: shared file mappings, process liveness, futex wait/wake, thread and CPU ids.
+//! - [`os`]: shared file mappings, process liveness (and whether a process is stopped), the
+//!   directory of the library we are linked into, futex wait/wake, thread and CPU ids.
 //! - [`globals`]: this crate's process-global state, each with its reason.
 
 pub mod boundary;

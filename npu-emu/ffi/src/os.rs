@@ -1,15 +1,17 @@
 //! The operating-system helpers every part of npu-emu uses: a shared file mapping, process
-//! liveness across processes (and pid namespaces), futex wait and wake, thread and CPU ids.
+//! liveness across processes (and pid namespaces) and whether a process is stopped, the
+//! directory of the library we are linked into, futex wait and wake, thread and CPU ids.
 //! Hand-written over `libc` rather than taken from a crate such as `memmap2` or
 //! `nix`: each is a few lines, and we need their exact flags (shared futexes, `MAP_SHARED`
 //! of our own files) more than a general interface.
 
 use crate::globals::{ONLINE_CPUS, OWN_PID_NAMESPACE};
+use std::ffi::CStr;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
@@ -128,6 +130,44 @@ pub fn process_alive(pid: u32, start_time: u64, pidns: u32) -> bool {
     }
 }
 
+/// Scheduler state of `pid` (field 3 of `/proc/<pid>/stat`: `R` running, `S` sleeping,
+/// `D` in the kernel, `T` stopped by a signal, `t` stopped by a debugger, `Z` zombie …), if
+/// the process is visible in our pid namespace.
+pub fn process_state(pid: u32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.get(s.rfind(')')? + 1..)?
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
+}
+
+/// Whether `pid` is stopped (SIGSTOP, Ctrl-Z, or a debugger): alive, but it makes no
+/// progress until continued.
+pub fn process_stopped(pid: u32) -> bool {
+    matches!(process_state(pid), Some('T') | Some('t'))
+}
+
+/// Directory of the shared object (or executable) this code is linked into: the calling
+/// library, since this crate is linked statically into each of them (`libascendcl.so`,
+/// `libhccl.so`, `libnnopbase.so`, the `npu-emu` tool). None if the loader cannot say.
+pub fn own_dir() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: an all-zero Dl_info is a valid out-parameter.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let addr = own_dir as *const libc::c_void;
+    // SAFETY: `addr` is an address of this object's code; `info` is valid for writes;
+    // dladdr only reads the loader's tables.
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr succeeded and set a non-NULL, NUL-terminated file name owned by the
+    // loader, valid while the object stays loaded (ours is never unloaded while we run).
+    let name = unsafe { CStr::from_ptr(info.dli_fname) };
+    let path = Path::new(std::ffi::OsStr::from_bytes(name.to_bytes()));
+    path.parent().map(|p| p.to_path_buf())
+}
+
 /// Sleep while `*word == expected`: until woken ([`futex_wake`]), for at most `timeout`
 /// (`None`: no bound), or not at all if the word already differs. The futex is a shared
 /// one, so a waker in another process that maps the same page reaches it. Spurious returns
@@ -226,6 +266,13 @@ mod tests {
             assert!(process_alive(parent, t, 0));
             assert!(!process_alive(parent, t + 1, 0));
         }
+        // We run, so we are not stopped; a pid beyond pid_max has no state.
+        assert!(matches!(
+            process_state(me),
+            Some('R') | Some('S') | Some('D')
+        ));
+        assert!(!process_stopped(me));
+        assert_eq!(process_state(me.wrapping_add(4_000_000)), None);
     }
 
     #[test]
@@ -263,5 +310,7 @@ mod tests {
         std::fs::remove_file(&dir).unwrap();
         assert!(online_cpus() >= 1);
         assert!(gettid() > 0);
+        // The test binary is an executable: its directory exists.
+        assert!(own_dir().is_some_and(|d| d.is_dir()));
     }
 }

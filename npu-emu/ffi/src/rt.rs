@@ -19,6 +19,10 @@ pub enum RtErrorKind {
     Argument,
     /// The runtime could not be loaded or failed.
     Runtime,
+    /// A range another process published (a peer's buffer in a communicator's control
+    /// block) is not device memory that process holds: a damaged or forged record, never
+    /// the caller's argument.
+    Peer,
 }
 
 /// A failure of a runtime call, with a readable message; libraries convert it into their
@@ -159,6 +163,43 @@ impl<E: From<RtError>> Client<E> {
             }));
         }
         Ok(out)
+    }
+
+    /// Like [`Self::translate`], also giving the serial of the allocation (or VMM mapping)
+    /// holding the range: the same address later held by another serial was freed (and
+    /// maybe allocated again) in between.
+    pub fn translate_serial(&self, addr: u64, len: u64, what: &str) -> Result<(RtPhys, u64), E> {
+        let mut out = RtPhys::default();
+        let mut serial = 0u64;
+        // SAFETY: both out-pointers are valid for writes during the call.
+        let r = unsafe { (self.api.translate_serial)(addr, len, &mut out, &mut serial) };
+        if r != 0 {
+            let m = self.take_msg();
+            return Err(E::from(RtError {
+                kind: RtErrorKind::Argument,
+                msg: format!(
+                    "{what} {addr:#x} ({len} bytes) is not inside one device allocation of \
+                     this process{}",
+                    quoted(&m)
+                ),
+            }));
+        }
+        Ok((out, serial))
+    }
+
+    /// A host pointer to a range process `pid` of this node published: only if the whole
+    /// range lies in device memory that process holds (else an [`RtErrorKind::Peer`] error
+    /// quoting the runtime's message).
+    pub fn peer_host(&self, pid: u32, phys: RtPhys, len: u64) -> Result<*mut u8, E> {
+        // SAFETY: plain values in, a pointer out; the runtime checks the range.
+        let p = unsafe { (self.api.peer_to_host)(pid, phys, len) };
+        if p.is_null() {
+            return Err(E::from(RtError {
+                kind: RtErrorKind::Peer,
+                msg: self.take_msg(),
+            }));
+        }
+        Ok(p)
     }
 
     /// A host pointer to a physical range (any process's device memory).

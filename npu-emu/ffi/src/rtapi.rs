@@ -7,14 +7,16 @@
 //! client). Everything crossing it is C ABI, so the libraries need not share Rust type
 //! layouts beyond these `#[repr(C)]` structs.
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_void};
 
 /// Bump when [`RtApi`] changes; `libhccl` and `libnnopbase` refuse a table of another
 /// version ([`load_runtime`]). New entries go at the end of the table only.
 ///
 /// - 1: the first table.
 /// - 2: `set_error_module` (a library's errors logged under its own CANN module).
-pub const RT_API_VERSION: u32 = 2;
+/// - 3: `translate_serial` and `peer_to_host` (queued HCCL operations recheck their buffers
+///   when they run; peers' published buffers are checked against the peer's memory).
+pub const RT_API_VERSION: u32 = 3;
 
 /// Name of the exported accessor in `libascendcl.so`.
 pub const RT_API_SYMBOL: &[u8] = b"npuemu_runtime_api\0";
@@ -79,6 +81,15 @@ pub struct RtApi {
     /// `aclGetRecentErrMsg` whatever the level. Since version 2.
     pub set_error_module:
         unsafe extern "C" fn(module: *const u8, module_len: usize, msg: *const u8, len: usize),
+    /// Like `translate`, also giving the serial of the allocation (or VMM mapping) holding
+    /// the range (`npu_emu::node::Node::phys_serial`): the same address later held by
+    /// another serial was freed (and maybe allocated again) in between. Since version 3.
+    pub translate_serial:
+        unsafe extern "C" fn(addr: u64, len: u64, out: *mut RtPhys, serial: *mut u64) -> i32,
+    /// Like `phys_to_host`, for a peer's buffer: NULL (with a message) unless the whole
+    /// range lies in device memory held by process `pid` of this node
+    /// (`npu_emu::node::Node::held_by`). Since version 3.
+    pub peer_to_host: unsafe extern "C" fn(pid: u32, phys: RtPhys, len: u64) -> *mut u8,
 }
 
 /// The runtime of this process as a library without one of its own sees it (libhccl,
@@ -104,26 +115,6 @@ impl LoadedRuntime {
     }
 }
 
-/// Directory of the shared object this code is linked into (the calling library, since
-/// this crate is linked statically into each of them).
-fn own_dir() -> Option<std::path::PathBuf> {
-    // SAFETY: an all-zero Dl_info is a valid out-parameter; dladdr only reads the loader's tables.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    let addr = own_dir as *const c_void;
-    // SAFETY: `addr` is an address of this library's code; `info` is valid for writes.
-    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
-        return None;
-    }
-    // SAFETY: dladdr succeeded and set a non-NULL, NUL-terminated file name owned by the
-    // loader, valid while the library stays loaded (it is never unloaded).
-    let path = unsafe { CStr::from_ptr(info.dli_fname) }
-        .to_string_lossy()
-        .into_owned();
-    std::path::Path::new(&path)
-        .parent()
-        .map(|p| p.to_path_buf())
-}
-
 /// Find the runtime: the already-loaded `libascendcl.so`, else the file next to the calling
 /// library, else the plain name through the loader's search path. `user` names the calling
 /// library in the messages (e.g. "libhccl.so").
@@ -135,7 +126,7 @@ pub fn load_runtime(user: &str) -> Result<LoadedRuntime, String> {
         unsafe { Library::open(Some("libascendcl.so"), libc::RTLD_NOW | libc::RTLD_NOLOAD) }.ok();
     if lib.is_none() {
         tried.push("already-loaded libascendcl.so".to_string());
-        if let Some(d) = own_dir() {
+        if let Some(d) = crate::os::own_dir() {
             let p = d.join("libascendcl.so");
             // SAFETY: as above: loading libascendcl.so runs only its own initialisers.
             match unsafe { Library::open(Some(&p), libc::RTLD_NOW | libc::RTLD_GLOBAL) } {

@@ -164,9 +164,26 @@ where
             Ok(())
         }));
     }
+    // ACL host memory at either end is the runtime's to check: it must still be there when
+    // the stream runs the copy (aclrtFreeHost in between is an error then, as for device
+    // memory, never a read or write of freed memory).
+    let pinned = |addr: u64, dev: bool| (!dev).then(|| space.host_range(addr)).flatten();
+    let (dst_pin, src_pin) = (pinned(dst, dir.dst_dev), pinned(src, dir.src_dev));
     enqueue(space, stream, api, move |space| {
-        // SAFETY: re-checked by `copy`; host ranges stay valid until the stream ran the
-        // copy by this function's contract.
+        for (addr, was, what) in [(dst, dst_pin, "dst"), (src, src_pin, "src")] {
+            let Some((start, size)) = was else { continue };
+            if space.host_range(addr) != Some((start, size)) {
+                return Err(Error::invalid(format!(
+                    "{what} {addr:#x} lies in host memory from aclrtMallocHost ({start:#x}, \
+                     {size} bytes) that was freed after the copy was queued and before the \
+                     stream ran it; host memory of an asynchronous copy must stay allocated \
+                     until the stream is synchronized"
+                )));
+            }
+        }
+        // SAFETY: re-checked by `copy`; ACL host ranges were just found still allocated;
+        // pageable host ranges stay valid until the stream ran the copy by this
+        // function's contract.
         unsafe { copy(space, dst, src, n, dir) }
     })
 }
@@ -324,6 +341,38 @@ mod tests {
             "{}",
             e.msg
         );
+
+        // ACL host memory freed (aclrtFreeHost) before the stream runs the copy: an error
+        // there, in both directions, and nothing read or written.
+        let d3 = sp.alloc(0, 64);
+        sp.write(d3, &[9u8; 64]);
+        for (to_dev, what) in [(true, "src"), (false, "dst")] {
+            let g = gate.clone();
+            s.enqueue(Box::new(move || {
+                g.wait();
+                Ok(())
+            }))
+            .unwrap();
+            let dirn = Dir {
+                dst_dev: to_dev,
+                src_dev: !to_dev,
+            };
+            let (dst, src) = if to_dev { (d3, h) } else { (h, d3) };
+            // SAFETY: host stays alive; the runtime forgets it below (aclrtFreeHost).
+            unsafe { copy_async(&sp, &s, "test", dst, src, 64, dirn, false) }.unwrap();
+            sp.host.lock().clear();
+            gate.wait();
+            let e = s.synchronize(None).unwrap_err();
+            assert!(
+                e.msg.contains(&format!(
+                    "{what} {h:#x} lies in host memory from aclrtMallocHost"
+                )) && e.msg.contains("was freed after the copy was queued"),
+                "{}",
+                e.msg
+            );
+            sp.host.lock().push((h, 64));
+        }
+        assert_eq!(sp.read(d3, 64), vec![9u8; 64], "nothing copied");
         drop(host);
     }
 }

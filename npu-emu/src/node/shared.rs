@@ -16,15 +16,19 @@
 //! (pid reuse); whoever scans the table under the lock frees a dead slot's slabs (punching
 //! holes in the HBM files to give the RAM back) and clears the slot.
 
-use crate::codes::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_MEMORY_ALLOCATION};
+use crate::codes::{
+    ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_NO_PERMISSION,
+};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::memory::MAX_DEVICES;
 use npu_emu_ffi::os;
 pub use npu_emu_ffi::os::Mapping;
+use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::unix::io::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -92,6 +96,9 @@ pub struct Shared {
     header: Mapping,
     procs: Mapping,
     slabs: Vec<Mapping>,
+    /// The files behind `procs` and `slabs` (with their paths), to back their pages again
+    /// ([`Shared::back_tables`]) after a reaper gave them back ([`Shared::release_tables`]).
+    table_files: Vec<(File, PathBuf)>,
     /// HBM backing file per device.
     pub hbm: Vec<File>,
     pub devices: u32,
@@ -130,13 +137,186 @@ fn flock<'a>(f: &'a File, local: Option<parking_lot::MutexGuard<'a, ()>>) -> Res
     }
 }
 
-fn open_file(path: &Path, create: bool) -> Result<File> {
-    os::open_rw(path, create).map_err(|e| {
-        Error::new(
-            ACL_ERROR_RT_INTERNAL_ERROR,
-            format!("cannot open {}: {e}", path.display()),
+fn cpath(path: &Path) -> Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::invalid(format!("node path {} contains a NUL", path.display())))
+}
+
+/// What to do about a node directory that is not safely ours.
+fn not_yours(dir: &Path) -> String {
+    format!(
+        "remove {} (as its owner, or as root) or set NPU_EMU_NODE_DIR to a directory of your \
+         own; a node directory must belong to you and be accessible to no one else, because \
+         whoever can open its files can read and change your device memory",
+        dir.display()
+    )
+}
+
+fn refuse(msg: String) -> Error {
+    Error::new(ACL_ERROR_RT_NO_PERMISSION, msg)
+}
+
+/// `fstat` of an open descriptor.
+fn fstat(fd: i32, path: &Path) -> Result<libc::stat> {
+    // SAFETY: an all-zero stat (plain integers) is a valid value.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat writes only into `st`, valid for writes; a bad fd is an error return.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(os_err(&format!("cannot stat {}", path.display())));
+    }
+    Ok(st)
+}
+
+/// Open the node directory, creating it (mode 0700) when missing, and check that it is a
+/// directory (not a symbolic link) owned by this user and writable by no one else. A
+/// directory of ours that others may only read or enter (made by `mkdir` with the usual
+/// umask, or by an older npu-emu) is tightened to 0700: nobody else could have put anything
+/// in it, and every file in it is checked when opened.
+pub fn open_dir(dir: &Path) -> Result<OwnedFd> {
+    let c = cpath(dir)?;
+    if std::fs::symlink_metadata(dir).is_err() {
+        if let Some(parent) = dir.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        // SAFETY: valid C string.
+        if unsafe { libc::mkdir(c.as_ptr(), 0o700) } != 0
+            && io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
+        {
+            return Err(os_err(&format!(
+                "cannot create the node directory {} (NPU_EMU_NODE_DIR)",
+                dir.display()
+            )));
+        }
+    }
+    // SAFETY: valid C string; the descriptor is owned by the OwnedFd below.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
         )
-    })
+    };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENOTDIR) => refuse(format!(
+                "the node directory {} is a symbolic link or not a directory; {}",
+                dir.display(),
+                not_yours(dir)
+            )),
+            Some(libc::EACCES) => refuse(format!(
+                "cannot open the node directory {}: {e}; it belongs to another user: {}",
+                dir.display(),
+                not_yours(dir)
+            )),
+            _ => os_err(&format!("cannot open the node directory {}", dir.display())),
+        });
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let st = fstat(fd.as_raw_fd(), dir)?;
+    // SAFETY: plain syscall.
+    let me = unsafe { libc::geteuid() };
+    if st.st_uid != me {
+        return Err(refuse(format!(
+            "the node directory {} belongs to uid {}, not to this user (uid {me}): another \
+             user may have made it to read or change your device memory; {}",
+            dir.display(),
+            st.st_uid,
+            not_yours(dir)
+        )));
+    }
+    let mode = st.st_mode & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(refuse(format!(
+            "the node directory {} (mode {mode:04o}) is writable by other users, who may have \
+             put files of theirs in it; {}",
+            dir.display(),
+            not_yours(dir)
+        )));
+    }
+    // SAFETY: fchmod on our own descriptor.
+    if mode & 0o077 != 0 && unsafe { libc::fchmod(fd.as_raw_fd(), 0o700) } != 0 {
+        return Err(os_err(&format!(
+            "cannot make the node directory {} private (chmod 700)",
+            dir.display()
+        )));
+    }
+    Ok(fd)
+}
+
+/// Check that an open node file is a regular file of this user that no one else may use.
+pub fn check_file(fd: i32, path: &Path, dir: &Path) -> Result<()> {
+    let st = fstat(fd, path)?;
+    // SAFETY: plain syscall.
+    let me = unsafe { libc::geteuid() };
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(refuse(format!(
+            "node file {} is not a regular file; {}",
+            path.display(),
+            not_yours(dir)
+        )));
+    }
+    if st.st_uid != me {
+        return Err(refuse(format!(
+            "node file {} belongs to uid {}, not to this user (uid {me}); {}",
+            path.display(),
+            st.st_uid,
+            not_yours(dir)
+        )));
+    }
+    let mode = st.st_mode & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(refuse(format!(
+            "node file {} (mode {mode:04o}) is accessible to other users, who may hold it \
+             open; {}",
+            path.display(),
+            not_yours(dir)
+        )));
+    }
+    Ok(())
+}
+
+/// Open file `name` of the node directory `dirfd` (`dir` for messages), never following a
+/// symbolic link, creating it (mode 0600) when `create`; the file is checked with
+/// [`check_file`].
+pub fn open_in(dirfd: &OwnedFd, dir: &Path, name: &str, create: bool) -> Result<File> {
+    let path = dir.join(name);
+    let c = CString::new(name).map_err(|_| Error::invalid("node file name contains a NUL"))?;
+    let flags = libc::O_RDWR | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let mut fd = -1;
+    if create {
+        // SAFETY: valid C string and directory descriptor.
+        fd = unsafe {
+            libc::openat(
+                dirfd.as_raw_fd(),
+                c.as_ptr(),
+                flags | libc::O_CREAT | libc::O_EXCL,
+                0o600,
+            )
+        };
+        if fd < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
+            return Err(os_err(&format!("cannot create {}", path.display())));
+        }
+    }
+    if fd < 0 {
+        // SAFETY: as above.
+        fd = unsafe { libc::openat(dirfd.as_raw_fd(), c.as_ptr(), flags) };
+    }
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::ELOOP) => refuse(format!(
+                "node file {} is a symbolic link; {}",
+                path.display(),
+                not_yours(dir)
+            )),
+            _ => os_err(&format!("cannot open {}", path.display())),
+        });
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    let f = unsafe { File::from_raw_fd(fd) };
+    check_file(f.as_raw_fd(), &path, dir)?;
+    Ok(f)
 }
 
 fn set_len(f: &File, len: u64, path: &Path) -> Result<()> {
@@ -146,6 +326,39 @@ fn set_len(f: &File, len: u64, path: &Path) -> Result<()> {
             format!("cannot size {} to {len} bytes: {e}", path.display()),
         )
     })
+}
+
+/// Give `f` `len` bytes with every page backed now (`fallocate`), so touching its mapping
+/// can never raise SIGBUS when the file system fills up later.
+pub fn reserve_file(f: &File, len: u64, path: &Path) -> Result<()> {
+    loop {
+        // SAFETY: fallocate on our own descriptor.
+        if unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len as libc::off_t) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            // A file system without fallocate: size it; nothing can be reserved there.
+            Some(libc::EOPNOTSUPP) => {
+                if f.metadata().map(|m| m.len()).unwrap_or(0) < len {
+                    set_len(f, len, path)?;
+                }
+                return Ok(());
+            }
+            _ => {
+                return Err(Error::new(
+                    ACL_ERROR_RT_MEMORY_ALLOCATION,
+                    format!(
+                        "cannot reserve {len} bytes for {}: {e}; the file system holding the \
+                         node directory (usually /dev/shm) is full: free space there, enlarge \
+                         it, or set NPU_EMU_NODE_DIR to another directory",
+                        path.display()
+                    ),
+                ))
+            }
+        }
+    }
 }
 
 /// Slab size for an HBM of `hbm` bytes: 64 MiB for big devices, smaller for small ones so a
@@ -163,26 +376,13 @@ impl Shared {
     /// (settings of this process that differ from the node's header).
     pub fn open(cfg: &Config) -> Result<(Shared, Vec<String>)> {
         let dir = cfg.node_dir.clone();
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            return Err(Error::new(
-                ACL_ERROR_RT_INTERNAL_ERROR,
-                format!(
-                    "cannot create the node directory {} (NPU_EMU_NODE_DIR): {e}",
-                    dir.display()
-                ),
-            ));
-        }
-        let lock = open_file(&dir.join("lock"), true)?;
+        let dirfd = open_dir(&dir)?;
+        let lock = open_in(&dirfd, &dir, "lock", true)?;
         let guard = flock(&lock, None)?;
         let hpath = dir.join("header");
-        let hfile = open_file(&hpath, true)?;
-        let hlen = hfile.metadata().map(|m| m.len()).unwrap_or(0);
-        let header = if hlen as usize >= HEADER_BYTES {
-            map(&hfile, HEADER_BYTES, &hpath)?
-        } else {
-            set_len(&hfile, HEADER_BYTES as u64, &hpath)?;
-            map(&hfile, HEADER_BYTES, &hpath)?
-        };
+        let hfile = open_in(&dirfd, &dir, "header", true)?;
+        reserve_file(&hfile, HEADER_BYTES as u64, &hpath)?;
+        let header = map(&hfile, HEADER_BYTES, &hpath)?;
         // SAFETY: the mapping is HEADER_BYTES long, larger than Header.
         let h = unsafe { &mut *(header.ptr() as *mut Header) };
         let mut warnings = Vec::new();
@@ -267,29 +467,50 @@ impl Shared {
         let nslabs = hbm_size / slab_size;
 
         let ppath = dir.join("procs");
-        let pfile = open_file(&ppath, true)?;
+        let pfile = open_in(&dirfd, &dir, "procs", true)?;
         let plen = MAX_PROCS * std::mem::size_of::<ProcEntry>();
         if fresh {
+            // A fresh header means the node was never finished (its first process died
+            // half way) or the header was damaged. Starting over throws away every slot
+            // and slab owner and the device memory itself: never while a process uses it.
+            let live = live_pids(&pfile, plen);
+            if !live.is_empty() {
+                return Err(Error::new(
+                    ACL_ERROR_RT_INTERNAL_ERROR,
+                    format!(
+                        "node header {} is damaged (bad magic) while processes {live:?} use the \
+                         node; it cannot be set up again under them: stop them, then remove {}",
+                        hpath.display(),
+                        dir.display()
+                    ),
+                ));
+            }
             set_len(&pfile, 0, &ppath)?;
         }
-        set_len(&pfile, plen as u64, &ppath)?;
+        reserve_file(&pfile, plen as u64, &ppath)?;
         let procs = map(&pfile, plen, &ppath)?;
+        let mut table_files = vec![(pfile, ppath.clone())];
         let mut slabs = Vec::new();
         let mut hbm = Vec::new();
         for d in 0..devices {
-            let spath = dir.join(format!("slabs.{d}"));
-            let sfile = open_file(&spath, true)?;
-            let slen = (nslabs as usize * 4).max(4);
+            let sname = format!("slabs.{d}");
+            let spath = dir.join(&sname);
+            let sfile = open_in(&dirfd, &dir, &sname, true)?;
+            // Whole pages, so the reaper can give them back (`release_tables`).
+            let slen = (nslabs as usize * 4).max(4).next_multiple_of(4096);
             if fresh {
                 set_len(&sfile, 0, &spath)?;
             }
-            set_len(&sfile, slen as u64, &spath)?;
+            reserve_file(&sfile, slen as u64, &spath)?;
             slabs.push(map(&sfile, slen, &spath)?);
-            let bpath = dir.join(format!("hbm.{d}"));
-            let bfile = open_file(&bpath, true)?;
+            table_files.push((sfile, spath));
+            let bname = format!("hbm.{d}");
+            let bpath = dir.join(&bname);
+            let bfile = open_in(&dirfd, &dir, &bname, true)?;
             if fresh {
                 set_len(&bfile, 0, &bpath)?;
             }
+            // Sparse: backing pages are reserved per allocation (`reserve`).
             if bfile.metadata().map(|m| m.len()).unwrap_or(0) != hbm_size {
                 set_len(&bfile, hbm_size, &bpath)?;
             }
@@ -308,6 +529,7 @@ impl Shared {
             header,
             procs,
             slabs,
+            table_files,
             hbm,
             devices,
             hbm_size,
@@ -362,8 +584,10 @@ impl Shared {
         )
     }
 
-    /// Free the slabs and the slot of every dead process. Call with the lock held.
-    /// Returns how many slots were reclaimed.
+    /// Free the slabs and the slot of every dead process, and every slab whose owner word
+    /// names no registered process (a damaged slab table would otherwise lose that capacity
+    /// for good). Call with the lock held. Returns how many slots and stray slab runs were
+    /// reclaimed.
     pub fn reclaim_dead(&self, _guard: &LockGuard<'_>) -> usize {
         let mut dead = Vec::new();
         for i in 0..MAX_PROCS {
@@ -375,7 +599,35 @@ impl Shared {
             self.release_slot_slabs(i);
             self.clear_slot(i);
         }
-        dead.len()
+        dead.len() + self.release_stray_slabs()
+    }
+
+    /// Free slabs owned by no registered slot (owner out of range, or a free slot: slabs
+    /// are only ever taken by a registered slot under the lock). Call with the lock held.
+    fn release_stray_slabs(&self) -> usize {
+        let stray = |o: u32| {
+            o != 0
+                && (o as usize > MAX_PROCS
+                    || self.proc(o as usize - 1).pid.load(Ordering::SeqCst) == 0)
+        };
+        let mut runs = 0;
+        for d in 0..self.devices {
+            let mut s = 0;
+            while s < self.nslabs {
+                if !stray(self.slab(d, s).load(Ordering::SeqCst)) {
+                    s += 1;
+                    continue;
+                }
+                let first = s;
+                while s < self.nslabs && stray(self.slab(d, s).load(Ordering::SeqCst)) {
+                    self.slab(d, s).store(0, Ordering::SeqCst);
+                    s += 1;
+                }
+                self.punch(d, first * self.slab_size, (s - first) * self.slab_size);
+                runs += 1;
+            }
+        }
+        runs
     }
 
     /// Return every slab owned by slot `i` and punch its pages. Call with the lock held.
@@ -411,9 +663,39 @@ impl Shared {
         e.pid.store(0, Ordering::SeqCst);
     }
 
+    /// Back every page of the process table and the slab tables (`fallocate`, a no-op for
+    /// pages backed already). Call with the lock held, before writing them.
+    fn back_tables(&self) -> Result<()> {
+        for (f, path) in &self.table_files {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            reserve_file(f, len, path)?;
+        }
+        Ok(())
+    }
+
+    /// Give the pages of the process and slab tables back to the system (they are all
+    /// zero when no process is registered). Call with the lock held, only when no slot is
+    /// registered: the next process to register backs them again under the lock.
+    pub fn release_tables(&self, _guard: &LockGuard<'_>) {
+        for (f, _) in &self.table_files {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            // SAFETY: fallocate on our own descriptor.
+            unsafe {
+                libc::fallocate(
+                    f.as_raw_fd(),
+                    libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                    0,
+                    len as libc::off_t,
+                )
+            };
+        }
+    }
+
     /// Register this process in a free slot (reclaiming dead ones first).
     pub fn register(&self) -> Result<usize> {
         let g = self.lock()?;
+        // The tables may have been given back by the node's reaper since we opened it.
+        self.back_tables()?;
         self.reclaim_dead(&g);
         let pid = std::process::id();
         let start = os::process_start_time(pid).unwrap_or(0);
@@ -468,16 +750,32 @@ impl Shared {
             .collect())
     }
 
-    /// Find `n` contiguous free slabs on device `d`, mark them owned by `slot`, and return the
-    /// first one. Dead processes are reclaimed when no run is free.
-    pub fn take_slabs(&self, d: u32, n: u64, slot: usize) -> Result<Option<u64>> {
+    /// Take the first of the runs `near` (first slab, count) whose slabs are all free, else
+    /// a fresh run of `n` slabs anywhere, for `slot`. Returns the run taken. Dead
+    /// processes are reclaimed when nothing is free.
+    pub fn take_slabs_near(
+        &self,
+        d: u32,
+        near: &[(u64, u64)],
+        n: u64,
+        slot: usize,
+    ) -> Result<Option<(u64, u64)>> {
         let g = self.lock()?;
         for attempt in 0..2 {
-            if let Some(first) = self.find_free_run(d, n) {
-                for s in first..first + n {
+            let free = |&(f, k): &(u64, u64)| {
+                f + k <= self.nslabs
+                    && (f..f + k).all(|s| self.slab(d, s).load(Ordering::SeqCst) == 0)
+            };
+            let run = near
+                .iter()
+                .copied()
+                .find(free)
+                .or_else(|| self.find_free_run(d, n).map(|f| (f, n)));
+            if let Some((first, k)) = run {
+                for s in first..first + k {
                     self.slab(d, s).store(slot as u32 + 1, Ordering::SeqCst);
                 }
-                return Ok(Some(first));
+                return Ok(Some((first, k)));
             }
             if attempt == 0 && self.reclaim_dead(&g) == 0 {
                 break;
@@ -510,13 +808,15 @@ impl Shared {
         }
     }
 
-    /// Owner slot of the slab holding byte `off` of device `d`, if owned.
+    /// Owner slot of the slab holding byte `off` of device `d`, if owned by a valid slot
+    /// number (the word may be damaged: never panics, as the fault handler calls it).
     pub fn slab_owner(&self, d: u32, off: u64) -> Option<usize> {
         if d >= self.devices || off / self.slab_size >= self.nslabs {
             return None;
         }
         match self.slab(d, off / self.slab_size).load(Ordering::SeqCst) {
             0 => None,
+            o if o as usize > MAX_PROCS => None,
             o => Some(o as usize - 1),
         }
     }
@@ -559,4 +859,24 @@ impl Shared {
             )
         };
     }
+}
+
+/// Pids of the live processes registered in a procs file of `len` bytes (read, not mapped:
+/// the file may be short or damaged). A process of another pid namespace counts as live
+/// ([`os::process_alive`]).
+fn live_pids(f: &File, len: usize) -> Vec<u32> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; len];
+    let n = f.read_at(&mut buf, 0).unwrap_or(0);
+    let sz = std::mem::size_of::<ProcEntry>();
+    let mut out = Vec::new();
+    for e in buf[..n - n % sz].chunks_exact(sz) {
+        let word = |o: usize| u32::from_ne_bytes([e[o], e[o + 1], e[o + 2], e[o + 3]]);
+        let (pid, ns) = (word(0), word(4));
+        let start = u64::from_ne_bytes(e[8..16].try_into().unwrap_or([0; 8]));
+        if os::process_alive(pid, start, ns) {
+            out.push(pid);
+        }
+    }
+    out
 }

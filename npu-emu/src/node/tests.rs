@@ -182,7 +182,7 @@ fn large_allocations_and_reuse() {
         let a = node.alloc(0, 32 * (1 + i % 50), 1).unwrap();
         node.free(a.addr).unwrap();
     }
-    assert!(node.inner.lock().regions.is_empty());
+    assert!(node.inner.lock().pools.values().all(|p| p.is_empty()));
 }
 
 #[test]
@@ -469,7 +469,7 @@ fn threads_share_one_node() {
         }
     });
     assert_eq!(node.mem_info(0).0, 512 << 20);
-    assert!(node.inner.lock().regions.is_empty());
+    assert!(node.inner.lock().pools.values().all(|p| p.is_empty()));
 }
 
 /// Child side of [`processes_share_a_device`].
@@ -535,7 +535,10 @@ fn foreign_pid_namespace_is_never_reclaimed() {
         e.pid.store(0x3fff_fff0, Ordering::SeqCst);
         slot
     };
-    assert_eq!(node.sh.take_slabs(0, 1, slot).unwrap(), Some(0));
+    assert_eq!(
+        node.sh.take_slabs_near(0, &[], 1, slot).unwrap(),
+        Some((0, 1))
+    );
     assert_eq!(node.mem_info(0).0, (256 << 20) - 4096, "still counted");
     assert_eq!(node.sh.slab(0, 0).load(Ordering::SeqCst), slot as u32 + 1);
     // The same slot in our namespace is dead and reclaimed.
@@ -543,4 +546,243 @@ fn foreign_pid_namespace_is_never_reclaimed() {
     assert_eq!(node.mem_info(0).0, 256 << 20);
     assert_eq!(node.sh.slab(0, 0).load(Ordering::SeqCst), 0);
     assert_eq!(node.sh.proc(slot).pid.load(Ordering::SeqCst), 0);
+}
+
+fn chmod(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn mode_of(p: &Path) -> u32 {
+    std::fs::symlink_metadata(p).unwrap().mode() & 0o7777
+}
+
+#[test]
+fn a_new_node_directory_is_private() {
+    let t = TempDir::new("private");
+    let node = Node::open(&config(&t.0, 1, "64M")).unwrap();
+    assert_eq!(mode_of(&t.0), 0o700);
+    for f in ["lock", "header", "procs", "slabs.0", "hbm.0"] {
+        assert_eq!(mode_of(&t.0.join(f)), 0o600, "{f}");
+    }
+    drop(node);
+    // A directory of ours that others may only read (mkdir with the usual umask) is
+    // tightened; one they may write to is refused.
+    chmod(&t.0, 0o755);
+    drop(Node::open(&config(&t.0, 1, "64M")).unwrap());
+    assert_eq!(mode_of(&t.0), 0o700);
+    chmod(&t.0, 0o777);
+    let e = Node::open(&config(&t.0, 1, "64M")).err().unwrap();
+    assert_eq!(e.code, crate::codes::ACL_ERROR_RT_NO_PERMISSION);
+    assert!(
+        e.msg.contains("mode 0777") && e.msg.contains("writable by other users"),
+        "{}",
+        e.msg
+    );
+    assert!(e.msg.contains("set NPU_EMU_NODE_DIR"), "{}", e.msg);
+    chmod(&t.0, 0o700);
+    // A node file others may read: they could hold it open, so it is refused.
+    chmod(&t.0.join("hbm.0"), 0o644);
+    let e = Node::open(&config(&t.0, 1, "64M")).err().unwrap();
+    assert!(
+        e.msg.contains("hbm.0") && e.msg.contains("mode 0644"),
+        "{}",
+        e.msg
+    );
+}
+
+#[test]
+fn symbolic_links_in_a_node_are_never_followed() {
+    let t = TempDir::new("links");
+    let victim = PathBuf::from(format!("{}-victim", t.0.display()));
+    std::fs::write(&victim, b"precious").unwrap();
+    struct Rm(PathBuf);
+    impl Drop for Rm {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _rm = Rm(victim.clone());
+    std::fs::create_dir_all(&t.0).unwrap();
+    chmod(&t.0, 0o700);
+    std::os::unix::fs::symlink(&victim, t.0.join("hbm.0")).unwrap();
+    let e = Node::open(&config(&t.0, 1, "64M")).err().unwrap();
+    assert!(e.msg.contains("hbm.0 is a symbolic link"), "{}", e.msg);
+    assert_eq!(
+        std::fs::read(&victim).unwrap(),
+        b"precious",
+        "not truncated"
+    );
+    // The node directory itself as a link.
+    std::fs::remove_dir_all(&t.0).unwrap();
+    let real = PathBuf::from(format!("{}-real", t.0.display()));
+    std::fs::create_dir_all(&real).unwrap();
+    chmod(&real, 0o700);
+    std::os::unix::fs::symlink(&real, &t.0).unwrap();
+    let e = Node::open(&config(&t.0, 1, "64M")).err().unwrap();
+    assert!(
+        e.msg.contains("is a symbolic link or not a directory"),
+        "{}",
+        e.msg
+    );
+    std::fs::remove_file(&t.0).unwrap();
+    std::fs::remove_dir_all(&real).unwrap();
+}
+
+#[test]
+fn a_node_directory_of_another_user_is_refused() {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("note: a_node_directory_of_another_user_is_refused skipped: chown needs root");
+        return;
+    }
+    let t = TempDir::new("foreign");
+    std::fs::create_dir_all(&t.0).unwrap();
+    chmod(&t.0, 0o700);
+    std::os::unix::fs::chown(&t.0, Some(54321), Some(54321)).unwrap();
+    let e = Node::open(&config(&t.0, 1, "64M")).err().unwrap();
+    assert_eq!(e.code, crate::codes::ACL_ERROR_RT_NO_PERMISSION);
+    assert!(e.msg.contains("belongs to uid 54321"), "{}", e.msg);
+    assert!(
+        std::fs::read_dir(&t.0).unwrap().next().is_none(),
+        "nothing created in it"
+    );
+    // A file of another user inside our own directory.
+    std::os::unix::fs::chown(&t.0, Some(0), Some(0)).unwrap();
+    drop(Node::open(&config(&t.0, 1, "64M")).unwrap());
+    std::os::unix::fs::chown(t.0.join("procs"), Some(54321), None).unwrap();
+    let e = Node::open(&config(&t.0, 1, "64M")).err().unwrap();
+    assert!(e.msg.contains("procs belongs to uid 54321"), "{}", e.msg);
+}
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted on drop (None when not root).
+pub(crate) struct SmallTmpfs(pub PathBuf);
+
+impl SmallTmpfs {
+    pub(crate) fn new(name: &str, size: &str) -> Option<SmallTmpfs> {
+        // SAFETY: geteuid has no arguments and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            println!("note: {name} skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        let t = TempDir::new(name);
+        std::fs::create_dir_all(&t.0).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&t.0)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            println!("note: {name} skipped: mount -t tmpfs failed");
+            return None;
+        }
+        let p = t.0.clone();
+        std::mem::forget(t);
+        Some(SmallTmpfs(p))
+    }
+
+    /// Fill the file system to the last page with a file `fill`.
+    pub(crate) fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.0.join("fill")).unwrap();
+        let block = vec![7u8; 4096];
+        while f.write_all(&block).is_ok() {}
+    }
+
+    pub(crate) fn unfill(&self) {
+        let _ = std::fs::remove_file(self.0.join("fill"));
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn opening_a_node_on_a_full_file_system_is_an_error() {
+    let Some(fs) = SmallTmpfs::new("fullopen", "4m") else {
+        return;
+    };
+    let dir = fs.0.join("node");
+    // Fresh node: the small files cannot be backed.
+    fs.fill();
+    let e = Node::open(&config(&dir, 2, "64M")).err().unwrap();
+    assert_eq!(e.code, ACL_ERROR_RT_MEMORY_ALLOCATION, "{}", e.msg);
+    assert!(
+        e.msg.contains("cannot reserve") && e.msg.contains("is full"),
+        "{}",
+        e.msg
+    );
+    // Existing node: opened while there was room, joined when full.
+    fs.unfill();
+    let a = Node::open(&config(&dir, 2, "64M")).unwrap();
+    fs.fill();
+    let b = Node::open(&config(&dir, 2, "64M")).unwrap();
+    // Every page of the shared files is backed: scanning and registering cannot fault.
+    assert_eq!(b.sh.live_slots().unwrap().len(), 2);
+    assert_eq!(a.mem_info(1).0, 64 << 20);
+    let e = b.alloc(0, 1 << 20, 1).unwrap_err();
+    assert_eq!(e.code, ACL_ERROR_RT_MEMORY_ALLOCATION);
+    drop((a, b));
+}
+
+#[test]
+fn damaged_slab_owners_are_reclaimed() {
+    let t = TempDir::new("damaged");
+    let node = Node::open(&config(&t.0, 1, "256M")).unwrap();
+    let slab = node.slab_size();
+    let free_slot = {
+        let _g = node.sh.lock().unwrap();
+        (0..shared::MAX_PROCS)
+            .find(|&i| node.sh.proc(i).pid.load(Ordering::SeqCst) == 0)
+            .unwrap()
+    };
+    node.damage_slab_owner(0, 3 * slab, 0xffff_ffff);
+    node.damage_slab_owner(0, 4 * slab, free_slot as u32 + 1);
+    node.damage_slab_owner(0, 5 * slab, shared::MAX_PROCS as u32 + 1);
+    // Describing an address there (what the fault handler does) never panics.
+    let d = node.describe_addr(device_addr(0, 3 * slab + 8)).unwrap();
+    assert!(d.contains("not allocated"), "{d}");
+    let d = node.describe_addr(device_addr(0, 4 * slab + 8)).unwrap();
+    assert!(d.contains("device 0"), "{d}");
+    // The next scan gives the capacity back: the whole device fits again.
+    assert_eq!(node.mem_info(0).0, 256 << 20);
+    for s in 3..6 {
+        assert_eq!(node.sh.slab(0, s).load(Ordering::SeqCst), 0, "slab {s}");
+    }
+    let all = node.alloc(0, 256 << 20, 1).unwrap();
+    node.free(all.addr).unwrap();
+}
+
+#[test]
+fn padded_slab_sized_allocations_use_the_whole_device() {
+    // CANN pads every aclrtMalloc by 32 bytes: a slab-sized request needs a slab + 32.
+    let t = TempDir::new("usable");
+    let node = Node::open(&config(&t.0, 1, "256M")).unwrap();
+    let slab = node.slab_size();
+    let size = slab + 32;
+    let mut got = Vec::new();
+    while let Ok(a) = node.alloc(0, size, slab) {
+        got.push(a);
+    }
+    let ideal = (256u64 << 20) / size;
+    assert_eq!(
+        got.len() as u64,
+        ideal,
+        "slab {slab}: {} of {ideal} fit",
+        got.len()
+    );
+    let (free, total) = node.mem_info(0);
+    assert_eq!(free, total - ideal * size);
+    // Freed in any order, everything goes back: the whole device fits in one piece.
+    for a in got.iter().step_by(2).chain(got.iter().skip(1).step_by(2)) {
+        node.free(a.addr).unwrap();
+    }
+    assert!(node.inner.lock().pools.values().all(|p| p.is_empty()));
+    assert_eq!(blocks(&t.0.join("hbm.0")), 0);
+    let all = node.alloc(0, 256 << 20, 1).unwrap();
+    node.free(all.addr).unwrap();
 }

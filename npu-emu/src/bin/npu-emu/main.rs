@@ -88,6 +88,9 @@ enum Cmd {
     /// Show the version.
     #[command(hide = true)]
     Version,
+    /// Become the reaper of the node in NPU_EMU_NODE_DIR (started by the runtime).
+    #[command(hide = true)]
+    Reap,
 }
 
 /// What the subcommand `name` accepts, for an unknown-option message; `None` if `name` is
@@ -139,6 +142,13 @@ fn main() -> ExitCode {
             println!("npu-emu {}", env!("CARGO_PKG_VERSION"));
             Ok(())
         }
+        Some(Cmd::Reap) => match npu_emu::config::Config::from_env() {
+            Ok(cfg) => {
+                npu_emu::node::reaper::reap_main(&cfg);
+                Ok(())
+            }
+            Err(_) => return ExitCode::from(2),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -477,6 +477,8 @@ fn launch(job: &Job, cfg: &Config) -> CliResult<u8> {
         .iter()
         .map(|&d| cfg.physical(d as i32).unwrap_or(d))
         .collect();
+    // The node directory must be ours and private before a rank table goes in it.
+    npu_emu::node::open_dir(&cfg.node_dir).map_err(|e| crate::args::failure(e.msg))?;
     let (place, control) = match &job.nodes {
         None => {
             let id = job_id();
@@ -511,6 +513,8 @@ fn launch(job: &Job, cfg: &Config) -> CliResult<u8> {
         }
     };
     let dir = JobDir::create(cfg.node_dir.join("jobs").join(&place.dir_name))?;
+    dir.name_launcher()?;
+    npu_emu::node::reaper::ensure(cfg, &[]);
     let table = dir.write_rank_table(&place.rank_table)?;
     install_signal_handlers();
     let mut started = start_ranks(job, &table, &place)?;
@@ -550,6 +554,16 @@ impl JobDir {
             ))
         })?;
         Ok(JobDir(path))
+    }
+
+    /// Name this process as the job's launcher: the node's reaper removes the directory once
+    /// it is gone, even when it is killed (its ranks then get SIGTERM: PR_SET_PDEATHSIG).
+    fn name_launcher(&self) -> CliResult<()> {
+        let me = std::process::id();
+        let start = npu_emu_ffi::os::process_start_time(me).unwrap_or(0);
+        let f = self.0.join(npu_emu::node::reaper::LAUNCHER_FILE);
+        std::fs::write(&f, format!("{me} {start}\n"))
+            .map_err(|e| crate::args::failure(format!("cannot write {}: {e}", f.display())))
     }
 
     /// Write the job's rank table; returns its path.
