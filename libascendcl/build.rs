@@ -10,5 +10,6 @@ fn main() {
         tsv: "../abi/acl_functions.tsv",
         status_type: "aclError",
         soname: "libascendcl.so",
+        reasons: "../abi/acl_stubs.tsv",
     });
 }

@@ -11,5 +11,6 @@ fn main() {
         tsv: "../abi/hccl_functions.tsv",
         status_type: "HcclResult",
         soname: "libhccl.so",
+        reasons: "",
     });
 }

@@ -23,7 +23,9 @@ ENUM_HOME = {
     "aclDeviceInfo": "acl/acl_base_rt.h",
     "aclopEngineType": "acl/acl_op.h", "aclopCompileType": "acl/acl_op_compiler.h",
     "aclCompileOpt": "acl/acl_op_compiler.h", "aclOpCompileFlag": "acl/acl_op_compiler.h",
-    "acldumpType": "acl/acl_dump.h",
+    "acldumpType": "acl/acl_dump.h", "acltdtTensorType": "acl/acl_tdt.h",
+    "aclAippInputFormat": "acl/acl_mdl.h", "aclmdlConfigAttr": "acl/acl_mdl.h",
+    "aclmdlExecConfigAttr": "acl/acl_mdl.h", "aclmdlInputAippType": "acl/acl_mdl.h",
 }
 # Declared as `enum X { ... };` without a typedef in CANN 8.5 (abi.md §1.4).
 UNTYPEDEFED = {"aclrtMemPgType", "aclrtMemType"}

@@ -11,6 +11,7 @@
 use crate::api::helpers::{DataBuffer, BUFFER};
 use crate::api::op::{OpAttr, ATTR};
 use crate::api::prof::Prof;
+use crate::api::tdt::{Channel, Dataset, Item, Queue, CHANNEL, DATASET, ITEM};
 use crate::api::tensor_desc::{TensorDesc, DESC};
 use crate::runtime::{Lifecycle, ProcessSettings, Runtime};
 use npu_emu::aicore::AiCorePool;
@@ -107,3 +108,16 @@ pub static AICORE_POOLS: Mutex<BTreeMap<u32, Arc<AiCorePool>>> = Mutex::new(BTre
 /// `aclrtGetSocName`'s string: the pointer it returns must stay valid for the life of the
 /// process, without `aclInit`.
 pub static SOC_NAME: OnceLock<CString> = OnceLock::new();
+
+/// Live `acltdtDataItem` handles (`api/tdt.rs`): made and destroyed by free functions.
+pub static TDT_ITEMS: Mutex<HandleTable<Item>> = Mutex::new(HandleTable::new(&ITEM));
+
+/// Live `acltdtDataset` handles (`api/tdt.rs`).
+pub static TDT_DATASETS: Mutex<HandleTable<Dataset>> = Mutex::new(HandleTable::new(&DATASET));
+
+/// Live `acltdtChannelHandle` handles (`api/tdt.rs`).
+pub static TDT_CHANNELS: Mutex<HandleTable<Channel>> = Mutex::new(HandleTable::new(&CHANNEL));
+
+/// The channel queues of the process by (device, name): every handle naming one is the same
+/// queue, whichever thread made it.
+pub static TDT_QUEUES: Mutex<BTreeMap<(u32, String), Arc<Queue>>> = Mutex::new(BTreeMap::new());

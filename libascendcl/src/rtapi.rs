@@ -7,9 +7,11 @@ use crate::ffi;
 use crate::runtime;
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
 use npu_emu::config::LogLevel;
-use npu_emu::rtapi::{RtApi, RtPhys, RtTask, RT_API_VERSION};
+use npu_emu::rtapi::{RtApi, RtPhys, RtTask, RtTemplate, RT_API_VERSION};
+use npu_emu::stream::{Op, Replay};
 use npu_emu::Error;
 use std::ffi::c_void;
+use std::sync::Arc;
 
 unsafe extern "C" fn current_device(logical: *mut i32, physical: *mut u32) -> i32 {
     ffi::boundary("npuemu_runtime_api.current_device", || {
@@ -36,30 +38,124 @@ impl Drop for OwnedTask {
     }
 }
 
+/// The error of a runtime-interface call that returned `code` after recording its message
+/// on this thread.
+fn taken_error(code: i32) -> Error {
+    let p = ffi::recent_error_ptr();
+    let msg = if p.is_null() {
+        format!("a runtime-interface task failed with code {code}")
+    } else {
+        // SAFETY: NUL-terminated, valid until the next message on this thread.
+        unsafe { std::ffi::CStr::from_ptr(p) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    Error::new(code, msg)
+}
+
+/// Run an owned task once (on the worker).
+fn run_owned(t: &OwnedTask) -> Result<(), Error> {
+    // SAFETY: the producer's run function on its context.
+    let code = unsafe { (t.0.run)(t.0.ctx) };
+    if code == 0 {
+        Ok(())
+    } else {
+        // The task recorded its message on this (worker) thread.
+        Err(taken_error(code))
+    }
+}
+
 unsafe extern "C" fn enqueue(stream: *mut c_void, task: RtTask) -> i32 {
     let owned = OwnedTask(task);
     ffi::boundary("npuemu_runtime_api.enqueue", move || {
         let s = runtime::get()?.stream(stream)?;
-        s.enqueue(Box::new(move || {
-            let t = owned;
-            // SAFETY: the producer's run function, called once on the worker.
-            let code = unsafe { (t.0.run)(t.0.ctx) };
-            if code == 0 {
-                Ok(())
-            } else {
-                // The task recorded its message on this (worker) thread.
-                let p = ffi::recent_error_ptr();
-                let msg = if p.is_null() {
-                    format!("a runtime-interface task failed with code {code}")
-                } else {
-                    // SAFETY: NUL-terminated, valid until the next message on this thread.
-                    unsafe { std::ffi::CStr::from_ptr(p) }
-                        .to_string_lossy()
-                        .into_owned()
-                };
-                Err(Error::new(code, msg))
-            }
-        }))
+        s.enqueue(Box::new(move || run_owned(&owned)))
+    })
+}
+
+unsafe extern "C" fn stream_capturing(stream: *mut c_void, capturing: *mut i32) -> i32 {
+    ffi::boundary("npuemu_runtime_api.stream_capturing", || {
+        let s = runtime::get()?.stream(stream)?;
+        ffi::out(capturing, "capturing", s.is_capturing() as i32)
+    })
+}
+
+/// A kind string from C as one of the static kinds models know.
+unsafe fn kind_of(kind: *const u8, len: usize) -> &'static str {
+    // SAFETY: per the caller's contract.
+    match unsafe { text(kind, len) }.as_str() {
+        "hccl" => "hccl",
+        "aclnn" => "aclnn",
+        "kernel" => "kernel",
+        "memcpy" => "memcpy",
+        _ => "task",
+    }
+}
+
+/// Owns an `RtTemplate` so it is dropped exactly once.
+struct OwnedTemplate(RtTemplate);
+
+impl Drop for OwnedTemplate {
+    fn drop(&mut self) {
+        // SAFETY: the producer's drop function, called exactly once.
+        unsafe { (self.0.drop)(self.0.ctx) };
+    }
+}
+
+impl OwnedTemplate {
+    fn instantiate(&self) -> Result<OwnedTask, Error> {
+        let mut t = std::mem::MaybeUninit::<RtTask>::uninit();
+        // SAFETY: the producer's instantiate function, which fills `t` when it returns 0.
+        let code = unsafe { (self.0.instantiate)(self.0.ctx, t.as_mut_ptr()) };
+        if code != 0 {
+            return Err(taken_error(code));
+        }
+        // SAFETY: filled by instantiate (it returned 0).
+        Ok(OwnedTask(unsafe { t.assume_init() }))
+    }
+}
+
+unsafe extern "C" fn enqueue_template(
+    stream: *mut c_void,
+    tmpl: RtTemplate,
+    kind: *const u8,
+    kind_len: usize,
+    what: *const u8,
+    what_len: usize,
+) -> i32 {
+    let owned = Arc::new(OwnedTemplate(tmpl));
+    ffi::boundary("npuemu_runtime_api.enqueue_template", move || {
+        let s = runtime::get()?.stream(stream)?;
+        // SAFETY: the caller passes kind_len / what_len readable bytes.
+        let (kind, what) = unsafe { (kind_of(kind, kind_len), text(what, what_len)) };
+        let op = Op {
+            kind,
+            what,
+            replay: Replay::Host(Arc::new(move || {
+                let t = owned.instantiate()?;
+                Ok(Box::new(move || run_owned(&t)))
+            })),
+        };
+        s.enqueue_op(op)
+    })
+}
+
+unsafe extern "C" fn enqueue_repeatable(
+    stream: *mut c_void,
+    task: RtTask,
+    kind: *const u8,
+    kind_len: usize,
+    what: *const u8,
+    what_len: usize,
+) -> i32 {
+    let owned = OwnedTask(task);
+    ffi::boundary("npuemu_runtime_api.enqueue_repeatable", move || {
+        let s = runtime::get()?.stream(stream)?;
+        // SAFETY: the caller passes kind_len / what_len readable bytes.
+        let (kind, what) = unsafe { (kind_of(kind, kind_len), text(what, what_len)) };
+        // One execution at a time: the producer promised repeatable runs, not concurrent ones.
+        let owned = parking_lot::Mutex::new(owned);
+        s.enqueue_op(Op::run(kind, what, move || run_owned(&owned.lock())))
     })
 }
 
@@ -207,6 +303,9 @@ static API: RtApi = RtApi {
     set_error_module,
     translate_serial,
     peer_to_host,
+    stream_capturing,
+    enqueue_template,
+    enqueue_repeatable,
 };
 
 /// The runtime interface for `libhccl` (DESIGN §1).

@@ -9,6 +9,7 @@
 //! destroyed, foreign or garbage handle is an error naming the handle instead of undefined
 //! behaviour. Ids are never reused, not even across `aclFinalize`/`aclInit`.
 
+use crate::api::state;
 pub use crate::globals::LIFECYCLE;
 use crate::globals::{ATFORK, CURRENT, FORKED, PARENT_PID, RUNTIME, SETTINGS};
 use npu_emu::codes::*;
@@ -41,8 +42,11 @@ pub struct Runtime {
     /// `aclrtSetExceptionInfoCallback`: called on a stream's worker when one of its tasks
     /// fails, with an [`ExceptionInfo`].
     pub exception_cb: Arc<Mutex<Option<ExceptionCallback>>>,
-    /// The config's default device: used by threads with no current context.
-    pub default_device: Option<i32>,
+    /// The config's default device: used by threads with no current context. Set at
+    /// creation, or by an `aclInit` that adopts a runtime `aclrtSetDevice` started.
+    pub default_device: Mutex<Option<i32>>,
+    /// The node's IPC state (opened on first use, see [`Runtime::ipc`]).
+    pub ipc: std::sync::OnceLock<Arc<npu_emu::ipc::Ipc>>,
 }
 
 /// What the `aclInit` config file asks of the runtime.
@@ -92,12 +96,43 @@ pub static CONTEXT: HandleKind = HandleKind::new(
     "aclrtCreateContext / aclrtGetCurrentContext",
 )
 .stale_because(STALE);
+/// What an `aclmdlRI` is: a handle of [`Registry::models`].
+pub static MODEL: HandleKind = HandleKind::new(
+    *b"MD",
+    "model (aclmdlRI)",
+    "aclmdlRICaptureEnd / aclmdlRIBuildBegin",
+)
+.stale_because(STALE);
+/// What an `aclrtTaskGrp` is: a handle of [`Registry::groups`].
+pub static TASK_GROUP: HandleKind = HandleKind::new(
+    *b"TG",
+    "task group (aclrtTaskGrp)",
+    "aclmdlRICaptureTaskGrpEnd",
+)
+.stale_because(STALE);
+/// What an `aclrtNotify` is: a handle of [`Registry::notifies`].
+pub static NOTIFY: HandleKind =
+    HandleKind::new(*b"NT", "notify", "aclrtCreateNotify").stale_because(STALE);
+/// What an `aclrtCntNotify` is: a handle of [`Registry::notifies`].
+pub static CNT_NOTIFY: HandleKind =
+    HandleKind::new(*b"CN", "count notify", "aclrtCntNotifyCreate").stale_because(STALE);
+/// What an `aclrtLabel` is: a handle of [`Registry::labels`].
+pub static LABEL: HandleKind =
+    HandleKind::new(*b"LB", "label", "aclrtCreateLabel").stale_because(STALE);
+/// What an `aclrtLabelList` is: a handle of [`Registry::label_lists`].
+pub static LABEL_LIST: HandleKind =
+    HandleKind::new(*b"LL", "label list", "aclrtCreateLabelList").stale_because(STALE);
+
+/// The error for `h`, which is not a live handle of `kind` (argument `arg`).
+pub fn bad_handle(kind: &'static HandleKind, arg: &str, h: u64) -> Error {
+    handles::HandleError::new(kind, h, arg).into()
+}
 
 /// `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR` (abi.md §1.5 B).
 pub const ACL_ERROR_RT_CONTEXT_RELEASE_ERROR: i32 = 507007;
 
 /// A fresh handle of `kind` and its small id (for labels and `aclrtStreamGetId`).
-fn new_handle(kind: &'static HandleKind) -> (u64, u32) {
+pub fn new_handle(kind: &'static HandleKind) -> (u64, u32) {
     let h = kind.new_id();
     (h, handles::serial(h) as u32)
 }
@@ -136,6 +171,12 @@ pub struct EventEntry {
     pub id: u32,
     pub logical: i32,
     pub event: Arc<Event>,
+    /// Made by `aclrtCreateEventExWithFlag` (CANN's "new mode" events, the ones a capture
+    /// turns into its own events).
+    pub ex: bool,
+    /// An IPC event (`ACL_EVENT_IPC`, or opened from an IPC handle): its records and waits
+    /// go through this slot of the node, which every process sees.
+    pub ipc: Option<npu_emu::ipc::SlotRef>,
 }
 
 /// One host callback waiting for `aclrtProcessReport`.
@@ -167,11 +208,72 @@ pub struct Registry {
     pub subs: HashMap<u64, u64>,
     /// Thread id → its report queue.
     pub reports: HashMap<u64, Arc<ReportQueue>>,
+    /// Stream handle → thread running its host functions (`aclrtSubscribeHostFunc`).
+    pub host_subs: HashMap<u64, u64>,
+    /// Thread id → its host-function queue (`aclrtProcessHostFunc`).
+    pub host_reports: HashMap<u64, Arc<ReportQueue>>,
     /// Live `aclrtStreamConfigHandle` pointers. Not a handle table: the header makes the
     /// struct public, so the handle must be a real pointer to it.
     pub cfg_handles: HashSet<usize>,
     /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
     pub op_wait_timeout: Option<Duration>,
+    /// Models (`aclmdlRI`) by handle.
+    pub models: HashMap<u64, Arc<npu_emu::capture::Model>>,
+    /// Task groups (`aclrtTaskGrp`) by handle.
+    pub groups: HashMap<u64, Arc<npu_emu::capture::Group>>,
+    /// Streams capturing into a model or bound to one: stream handle → membership.
+    pub members: HashMap<u64, Member>,
+    /// Streams in a task-group update: stream handle → the update.
+    pub updates: HashMap<u64, Arc<npu_emu::capture::UpdateSink>>,
+    /// Events recorded in a capture in progress: event handle → (model handle, the
+    /// capture's own event).
+    pub captured_events: HashMap<u64, (u64, usize)>,
+    /// Captures in progress by capture mode (GLOBAL, THREAD_LOCAL, RELAXED).
+    pub capture_modes: [u32; 3],
+    /// Notifies and count notifies by handle: (logical device, slot, imported).
+    pub notifies: HashMap<u64, NotifyEntry>,
+    /// IPC memory keys this process exported: key → (address, size).
+    pub mem_exports: HashMap<String, (u64, u64)>,
+    /// IPC memory keys this process imported: key → address.
+    pub mem_imports: HashMap<String, u64>,
+    /// Access flags set by `aclrtMemSetAccess` on mapped VMM ranges: start → flags by
+    /// (location type, id).
+    pub vmm_access: HashMap<u64, Vec<AccessFlags>>,
+    /// Labels (`aclrtCreateLabel`): handle → the model they were set in, if any.
+    pub labels: HashMap<u64, Option<u64>>,
+    /// Label lists: handle → label handles.
+    pub label_lists: HashMap<u64, Vec<u64>>,
+}
+
+/// Access flags of one location (`aclrtMemLocation` type and id) on a mapped range.
+pub type AccessFlags = ((i32, u32), u64);
+
+/// A notify or count notify of this process.
+#[derive(Clone, Debug)]
+pub struct NotifyEntry {
+    pub logical: i32,
+    pub slot: npu_emu::ipc::SlotRef,
+    /// Opened from another process's key (`aclrtNotifyImportByKey`).
+    pub imported: bool,
+    /// Keys this notify was exported under.
+    pub keys: Vec<String>,
+}
+
+/// How a stream takes part in a model.
+#[derive(Clone, Debug)]
+pub struct Member {
+    /// Model handle.
+    pub model: u64,
+    /// The stream's lane in the model.
+    pub lane: usize,
+    /// Captured model: the stream that began the capture.
+    pub origin: bool,
+    /// Bound to a built model (not a capture).
+    pub bound: bool,
+    /// Capture mode (origin stream of a capture).
+    pub mode: i32,
+    /// Thread that began the capture (`gettid`).
+    pub tid: u64,
 }
 
 impl Default for Registry {
@@ -184,8 +286,22 @@ impl Default for Registry {
             peers: HashSet::new(),
             subs: HashMap::new(),
             reports: HashMap::new(),
+            host_subs: HashMap::new(),
+            host_reports: HashMap::new(),
             cfg_handles: HashSet::new(),
             op_wait_timeout: None,
+            models: HashMap::new(),
+            groups: HashMap::new(),
+            members: HashMap::new(),
+            updates: HashMap::new(),
+            captured_events: HashMap::new(),
+            capture_modes: [0; 3],
+            notifies: HashMap::new(),
+            mem_exports: HashMap::new(),
+            mem_imports: HashMap::new(),
+            vmm_access: HashMap::new(),
+            labels: HashMap::new(),
+            label_lists: HashMap::new(),
         }
     }
 }
@@ -265,6 +381,33 @@ pub fn get() -> Result<Arc<Runtime>> {
     }
 }
 
+/// The runtime for `aclrtSetDevice`: as CANN's runtime, which needs no `aclInit`, a
+/// device may be set before `aclInit` (CANN's own samples do so). The first such call
+/// starts the runtime with no config; a later `aclInit` adopts it ([`adopt_started`]).
+/// Other calls still need the runtime started (by `aclInit` or this).
+pub fn get_or_start() -> Result<Arc<Runtime>> {
+    match get() {
+        Err(e) if e.code == ACL_ERROR_UNINITIALIZE && !FORKED.load(Ordering::Relaxed) => {
+            let _lc = LIFECYCLE.lock();
+            if RUNTIME.read().is_none() {
+                create(InitOptions::default())?;
+            }
+            get()
+        }
+        r => r,
+    }
+}
+
+/// For `aclInit` (lifecycle lock held, count 0): if `aclrtSetDevice` started the runtime
+/// before, keep it and apply the config's options; whether there was one.
+pub fn adopt_started(opts: &InitOptions) -> Result<bool> {
+    let Some(rt) = RUNTIME.read().clone() else {
+        return Ok(false);
+    };
+    rt.apply_default_device(opts.default_device)?;
+    Ok(true)
+}
+
 /// The runtime without blocking (for the fault handler): `None` if not initialised or
 /// if the lock is held by a writer.
 pub fn try_get() -> Option<Arc<Runtime>> {
@@ -287,20 +430,13 @@ pub fn create(opts: InitOptions) -> Result<()> {
         reg: Mutex::new(Registry::default()),
         soc_name,
         exception_cb: Arc::new(Mutex::new(None)),
-        default_device: opts.default_device,
+        default_device: Mutex::new(None),
+        ipc: std::sync::OnceLock::new(),
     });
-    if let Some(d) = opts.default_device {
-        // `defaultDevice` in the aclInit config: threads with no current context use this
-        // device's default context, which the runtime holds (one reference) until finalize.
-        rt.set_device_ref(d).map_err(|e| {
-            Error::new(
-                e.code,
-                format!("config defaultDevice.default_device: {}", e.msg),
-            )
-        })?;
-    }
+    rt.apply_default_device(opts.default_device)?;
     let check = rt.cfg.host_access_check;
     *RUNTIME.write() = Some(rt);
+    *RELEASED.lock() = None;
     PARENT_PID.store(std::process::id(), Ordering::Relaxed);
     // SAFETY: registers a child-side fork handler that only touches atomics and a try-lock.
     ATFORK.call_once(|| unsafe {
@@ -346,6 +482,16 @@ pub fn destroy() {
     if let Some(rt) = rt {
         let streams: Vec<Arc<StreamEntry>> = {
             let mut reg = rt.reg.lock();
+            *RELEASED.lock() = Some(Released {
+                devices: reg.default_ctx.iter().map(|(&d, &(_, n))| (d, n)).collect(),
+                handles: reg
+                    .streams
+                    .iter()
+                    .map(|(h, _)| h)
+                    .chain(reg.events.iter().map(|(h, _)| h))
+                    .chain(reg.contexts.iter().map(|(h, _)| h))
+                    .collect(),
+            });
             let s = reg.streams.drain().into_iter().map(|(_, e)| e).collect();
             *reg = Registry::default();
             s
@@ -355,6 +501,54 @@ pub fn destroy() {
         }
     }
     set_current_handle(0);
+}
+
+/// What the last `aclFinalize` released while the program still held it: the devices set
+/// (with their `aclrtSetDevice` counts) and the streams, events and contexts alive. In CANN
+/// these outlive `aclFinalize` (it does not reset devices), so programs release them after
+/// it; here `aclFinalize` released them already, and such a later release succeeds (once)
+/// instead of failing with `ACL_ERROR_UNINITIALIZE`. Cleared by the next `aclInit`.
+#[derive(Default)]
+pub struct Released {
+    pub devices: HashMap<i32, u32>,
+    pub handles: HashSet<u64>,
+}
+
+static RELEASED: Mutex<Option<Released>> = Mutex::new(None);
+
+/// For a release call made while the runtime is not initialised (`e` is that error):
+/// `Ok` if `take` finds what it releases among what the last `aclFinalize` released (and
+/// removes it), else `e`.
+pub fn released_by_finalize(e: Error, take: impl FnOnce(&mut Released) -> bool) -> Result<()> {
+    if e.code != ACL_ERROR_UNINITIALIZE {
+        return Err(e);
+    }
+    let mut g = RELEASED.lock();
+    if g.as_mut().is_some_and(take) {
+        Ok(())
+    } else {
+        Err(e)
+    }
+}
+
+/// `aclrtResetDevice(Force)` after `aclFinalize` of a device that was set then.
+pub fn reset_after_finalize(e: Error, logical: i32, force: bool) -> Result<()> {
+    released_by_finalize(e, |r| match r.devices.get_mut(&logical) {
+        Some(n) if *n > 1 && !force => {
+            *n -= 1;
+            true
+        }
+        Some(_) => {
+            r.devices.remove(&logical);
+            true
+        }
+        None => false,
+    })
+}
+
+/// A stream, event or context destroyed after the `aclFinalize` that released it.
+pub fn handle_after_finalize(e: Error, h: u64) -> Result<()> {
+    released_by_finalize(e, |r| h != 0 && r.handles.remove(&h))
 }
 
 /// Install the SIGSEGV handler that names host accesses to device memory (unless
@@ -374,6 +568,22 @@ fn describe_fault(addr: u64) -> Option<String> {
 }
 
 impl Runtime {
+    /// `defaultDevice` of the aclInit config: threads with no current context use this
+    /// device's default context, which the runtime holds (one reference) until finalize.
+    fn apply_default_device(&self, d: Option<i32>) -> Result<()> {
+        let Some(d) = d else {
+            return Ok(());
+        };
+        self.set_device_ref(d).map_err(|e| {
+            Error::new(
+                e.code,
+                format!("config defaultDevice.default_device: {}", e.msg),
+            )
+        })?;
+        *self.default_device.lock() = Some(d);
+        Ok(())
+    }
+
     /// The calling thread's current device: (logical id, physical id). An error
     /// (`ACL_ERROR_RT_CONTEXT_NULL`) if the thread has no current context/device.
     pub fn current_device(&self) -> Result<(i32, u32)> {
@@ -457,7 +667,7 @@ impl Runtime {
                 return Ok(c.clone());
             }
         }
-        if let Some(d) = self.default_device {
+        if let Some(d) = *self.default_device.lock() {
             if let Some((dh, _)) = reg.default_ctx.get(&d) {
                 if let Some(c) = reg.contexts.peek(*dh) {
                     return Ok(c.clone());
@@ -490,8 +700,10 @@ impl Runtime {
     /// A new stream whose failed tasks are reported to the exception callback.
     fn new_stream(&self, label: String, id: u32, logical: i32) -> Result<Arc<Stream>> {
         let stream = Arc::new(Stream::new(&label)?);
+        stream.set_overflow_hook(Some(crate::api::overflow::hook()));
         let cell = self.exception_cb.clone();
         stream.set_error_hook(Some(Arc::new(move |seq: u64, e: &Error| {
+            state::note_task_error(logical, e);
             let cb = *cell.lock();
             if let Some(cb) = cb {
                 // SAFETY: gettid has no preconditions.
@@ -565,18 +777,27 @@ impl Runtime {
     /// handle.
     fn set_device_ref(&self, logical: i32) -> Result<u64> {
         let physical = self.physical_device(logical)?;
-        let mut reg = self.reg.lock();
-        Ok(match reg.default_ctx.get_mut(&logical) {
-            Some((h, n)) => {
+        {
+            let mut reg = self.reg.lock();
+            if let Some((h, n)) = reg.default_ctx.get_mut(&logical) {
                 *n += 1;
-                *h
+                return Ok(*h);
             }
-            None => {
-                let c = self.new_context(&mut reg, logical, physical, true)?;
-                reg.default_ctx.insert(logical, (c.handle, 1));
-                c.handle
-            }
-        })
+        }
+        // The device opens: its state callbacks run around it, outside our lock.
+        state::device_state(logical, state::DEVICE_SET_PRE);
+        let mut reg = self.reg.lock();
+        if let Some((h, n)) = reg.default_ctx.get_mut(&logical) {
+            // Another thread opened it meanwhile.
+            *n += 1;
+            return Ok(*h);
+        }
+        let c = self.new_context(&mut reg, logical, physical, true)?;
+        reg.default_ctx.insert(logical, (c.handle, 1));
+        drop(reg);
+        state::stream_state(c.default_stream, state::STREAM_CREATE_POST);
+        state::device_state(logical, state::DEVICE_SET_POST);
+        Ok(c.handle)
     }
 
     /// `aclrtResetDevice(Force)`: drop one reference (all with `force`); the last one frees
@@ -599,8 +820,24 @@ impl Runtime {
             *n -= 1;
             return Ok(());
         }
+        if state::has_callbacks() {
+            // The device closes: its streams' and its own state callbacks run first,
+            // outside our lock.
+            let streams = Self::context_streams(&reg, h);
+            drop(reg);
+            for s in streams {
+                state::stream_state(s, state::STREAM_DESTROY_PRE);
+            }
+            state::device_state(logical, state::DEVICE_RESET_PRE);
+            reg = self.reg.lock();
+            if reg.default_ctx.get(&logical).map(|e| e.0) != Some(h) {
+                return Ok(());
+            }
+        }
         reg.default_ctx.remove(&logical);
-        reg.peers.retain(|&(a, b)| a != logical && b != logical);
+        // The device's own access to its peers goes with it; other devices keep their access
+        // to this one (it is theirs to disable).
+        reg.peers.retain(|&(a, _)| a != logical);
         let victims = Self::remove_context_locked(&mut reg, h);
         drop(reg);
         for s in victims {
@@ -609,7 +846,20 @@ impl Runtime {
         if current_handle() == h {
             set_current_handle(0);
         }
+        state::device_state(logical, state::DEVICE_RESET_POST);
         Ok(())
+    }
+
+    /// Handles of context `h`'s streams (its default stream first).
+    fn context_streams(reg: &Registry, h: u64) -> Vec<u64> {
+        let mut v: Vec<(bool, i32, u64)> = reg
+            .streams
+            .values()
+            .filter(|s| s.ctx == h)
+            .map(|s| (!s.is_default, s.id, s.handle))
+            .collect();
+        v.sort();
+        v.into_iter().map(|x| x.2).collect()
     }
 
     /// Remove context `h` and its streams from the registry; returns the streams to destroy
@@ -636,6 +886,7 @@ impl Runtime {
         let c = self.new_context(&mut reg, logical, physical, false)?;
         drop(reg);
         set_current_handle(c.handle);
+        state::stream_state(c.default_stream, state::STREAM_CREATE_POST);
         Ok(c.handle)
     }
 
@@ -653,6 +904,12 @@ impl Runtime {
                 "context = {:#x} is the default context of device {}, which aclrtResetDevice releases; aclrtDestroyContext only destroys contexts made by aclrtCreateContext",
                 c.handle, c.logical
             )));
+        }
+        if state::has_callbacks() {
+            let streams = Self::context_streams(&self.reg.lock(), c.handle);
+            for s in streams {
+                state::stream_state(s, state::STREAM_DESTROY_PRE);
+            }
         }
         let victims = {
             let mut reg = self.reg.lock();
@@ -689,6 +946,7 @@ impl Runtime {
             tag: Default::default(),
         });
         self.reg.lock().streams.insert_at(h, e);
+        state::stream_state(h, state::STREAM_CREATE_POST);
         Ok(h)
     }
 
@@ -697,6 +955,16 @@ impl Runtime {
         let h = handle as u64;
         if h == 0 {
             return Err(Error::invalid("argument stream is NULL"));
+        }
+        if state::has_callbacks()
+            && self
+                .reg
+                .lock()
+                .streams
+                .peek(h)
+                .is_some_and(|e| !e.is_default)
+        {
+            state::stream_state(h, state::STREAM_DESTROY_PRE);
         }
         let e = {
             let mut reg = self.reg.lock();
@@ -754,13 +1022,37 @@ impl Runtime {
 
     /// `aclrtCreateEvent*`: a new event on the current device.
     pub fn create_event(&self, flags: u32) -> Result<u64> {
-        let (logical, _) = self.current_device()?;
+        self.create_event_ex(flags, false)
+    }
+
+    /// `aclrtCreateEvent*`; `ex` for `aclrtCreateEventExWithFlag`.
+    pub fn create_event_ex(&self, flags: u32, ex: bool) -> Result<u64> {
+        let (logical, physical) = self.current_device()?;
+        // ACL_EVENT_IPC: the event lives in a slot of the node, so other processes can open it.
+        let ipc = if flags & 0x40 != 0 {
+            Some(self.ipc()?.claim(npu_emu::ipc::Kind::Event, physical)?)
+        } else {
+            None
+        };
+        self.insert_event(flags, ex, logical, ipc)
+    }
+
+    /// Register an event (made here, or opened from an IPC handle).
+    pub fn insert_event(
+        &self,
+        flags: u32,
+        ex: bool,
+        logical: i32,
+        ipc: Option<npu_emu::ipc::SlotRef>,
+    ) -> Result<u64> {
         let (h, id) = new_handle(&EVENT);
         let e = Arc::new(EventEntry {
             handle: h,
             id,
             logical,
             event: Event::new(flags),
+            ex,
+            ipc,
         });
         self.reg.lock().events.insert_at(h, e);
         Ok(h)
@@ -772,8 +1064,21 @@ impl Runtime {
         if h == 0 {
             return Err(Error::invalid("argument event is NULL"));
         }
-        self.reg.lock().events.remove(h, "event")?;
+        let e = self.reg.lock().events.remove(h, "event")?;
+        if let (Some(slot), Ok(ipc)) = (e.ipc, self.ipc()) {
+            ipc.release(slot);
+        }
         Ok(())
+    }
+
+    /// The node's IPC state (opened on first use).
+    pub fn ipc(&self) -> Result<Arc<npu_emu::ipc::Ipc>> {
+        if let Some(i) = self.ipc.get() {
+            return Ok(i.clone());
+        }
+        let i = Arc::new(npu_emu::ipc::Ipc::open(self.node.dir())?);
+        i.collect_dead();
+        Ok(self.ipc.get_or_init(|| i).clone())
     }
 
     /// Log one line through this runtime's logger.

@@ -56,7 +56,7 @@ pub struct CommInner {
     turn: Mutex<Turn>,
     /// Notified when `turn` moves on (stream workers of this process sleep on it).
     turn_word: Word,
-    destroyed: std::sync::atomic::AtomicBool,
+    pub destroyed: std::sync::atomic::AtomicBool,
     destroy_requested: std::sync::atomic::AtomicBool,
     /// Operations enqueued and not yet run (or discarded).
     pub pending: AtomicU64,

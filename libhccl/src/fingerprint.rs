@@ -61,11 +61,30 @@ impl Dtype {
             I128 => 16,
         }
     }
-    /// Whether reductions are defined for this type.
+    /// Whether CANN reduces this type (its `CheckDataType(…, needReduce)`: not the unsigned
+    /// 8/16/32-bit types, INT128, HIF8 or the FP8 types).
     pub fn reducible(self) -> bool {
         !matches!(
             self,
-            Dtype::I128 | Dtype::HIF8 | Dtype::FP8E4M3 | Dtype::FP8E5M2 | Dtype::FP8E8M0
+            Dtype::U8
+                | Dtype::U16
+                | Dtype::U32
+                | Dtype::I128
+                | Dtype::HIF8
+                | Dtype::FP8E4M3
+                | Dtype::FP8E5M2
+                | Dtype::FP8E8M0
+        )
+    }
+    /// Whether CANN moves this type in an operation that does not reduce (all but INT128).
+    pub fn movable(self) -> bool {
+        self != Dtype::I128
+    }
+    /// Whether CANN's PROD supports this type (`CheckReduceOp`).
+    pub fn prod_supported(self) -> bool {
+        matches!(
+            self,
+            Dtype::I8 | Dtype::I32 | Dtype::I64 | Dtype::U64 | Dtype::F16 | Dtype::F32 | Dtype::F64
         )
     }
     pub fn name(self) -> &'static str {
@@ -96,18 +115,38 @@ pub fn dtype_name(v: i32) -> &'static str {
     }
 }
 
-/// Parse a `dataType` argument. `reduce`: the operation reduces, so only the 12 reducible
-/// types are accepted.
+/// Parse a `dataType` argument as CANN's `CheckDataType` does: an unknown value, a type a
+/// reducing operation (`reduce`) cannot reduce, or INT128 in an operation that does not
+/// reduce, is `HCCL_E_NOT_SUPPORT` with the supported list.
 pub fn parse_dtype(v: i32, arg: &str, reduce: bool) -> HResult<Dtype> {
+    let list = if reduce {
+        "INT8, INT16, INT32, INT64, FP16, FP32, BFP16, UINT64, FP64"
+    } else {
+        "INT8, INT16, INT32, INT64, FP16, FP32, UINT8, UINT16, UINT32, UINT64, FP64, HIF8, FP8E4M3, FP8E5M2, FP8E8M0, BFP16"
+    };
     match Dtype::from_raw(v) {
-        Some(d) if !reduce || d.reducible() => Ok(d),
-        Some(d) => Err(HcclError::para(format!(
-            "{arg}={} ({v}) cannot be reduced; reductions support INT8/16/32/64, UINT8/16/32/64, FP16, BFP16, FP32 and FP64",
-            d.name()
-        ))),
-        None => Err(HcclError::para(format!("{arg}={v} is not a valid HcclDataType"))),
+        Some(d) if (reduce && d.reducible()) || (!reduce && d.movable()) => Ok(d),
+        Some(d) => Err(HcclError::new(
+            HCCL_E_NOT_SUPPORT,
+            format!(
+                "{arg}={} ({v}) is not supported {}; supported: {list}",
+                d.name(),
+                if reduce {
+                    "by reductions"
+                } else {
+                    "by this operation"
+                }
+            ),
+        )),
+        None => Err(HcclError::new(
+            HCCL_E_NOT_SUPPORT,
+            format!("{arg}={v} is not a valid HcclDataType; supported: {list}"),
+        )),
     }
 }
+
+/// `HCCL_E_NOT_SUPPORT`.
+const HCCL_E_NOT_SUPPORT: i32 = 5;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RedOp {
@@ -127,8 +166,11 @@ pub fn redop_name(v: i32) -> &'static str {
     }
 }
 
-pub fn parse_redop(v: i32) -> HResult<RedOp> {
-    Ok(match v {
+/// Parse an `op` argument for data of type `dt` (already parsed). An unknown op is
+/// `HCCL_E_PARA`; PROD on a type CANN's `CheckReduceOp` refuses (INT16, BFP16) is
+/// `HCCL_E_NOT_SUPPORT`.
+pub fn parse_redop(v: i32, dt: Dtype) -> HResult<RedOp> {
+    let op = match v {
         0 => RedOp::Sum,
         1 => RedOp::Prod,
         2 => RedOp::Max,
@@ -138,7 +180,17 @@ pub fn parse_redop(v: i32) -> HResult<RedOp> {
                 "op={v} is not a valid HcclReduceOp (HCCL_REDUCE_SUM 0, PROD 1, MAX 2, MIN 3)"
             )))
         }
-    })
+    };
+    if op == RedOp::Prod && !dt.prod_supported() {
+        return Err(HcclError::new(
+            HCCL_E_NOT_SUPPORT,
+            format!(
+                "op=HCCL_REDUCE_PROD does not support dataType={}; PROD supports INT8, INT32, INT64, UINT64, FP16, FP32, FP64",
+                dt.name()
+            ),
+        ));
+    }
+    Ok(op)
 }
 
 /// Operation codes (`HcclCMDType` numbering).

@@ -16,7 +16,7 @@ impl npu_emu_ffi::stub::Unsupported for Lib {
         // With the runtime loaded, the message is recorded (and printed) through it.
         let recorded = crate::rt::set_recent(msg);
         if first && !recorded {
-            crate::log(LogLevel::Warning, msg);
+            crate::log(LogLevel::Error, msg);
         }
     }
 }

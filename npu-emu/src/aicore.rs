@@ -104,6 +104,8 @@ struct Job {
     failed: bool,
     /// Failures: (block index, message).
     errors: Vec<(u32, String)>,
+    /// A block raised a floating-point overflow, invalid or divide-by-zero flag.
+    fp_raised: bool,
     /// The block function, lifetime-erased: valid until the job is finished, because
     /// [`AiCorePool::run`] does not return before.
     body: BodyPtr,
@@ -192,6 +194,7 @@ impl AiCorePool {
             finished: 0,
             failed: false,
             errors: Vec::new(),
+            fp_raised: false,
             body: BodyPtr(body),
         }));
         {
@@ -243,6 +246,11 @@ impl AiCorePool {
             }
         }
         let mut j = job.lock();
+        if j.fp_raised {
+            // Pass the blocks' floating-point status on to the launching thread (the stream
+            // task that launched them tests it).
+            crate::fpstatus::raise();
+        }
         if j.errors.is_empty() {
             return Ok(());
         }
@@ -397,12 +405,15 @@ fn core_thread(inner: Arc<Inner>) {
             let j = job.lock();
             (j.kernel.clone(), j.block_dim, j.body)
         };
+        let mut fp = false;
         let result = if skip {
             Ok(())
         } else {
             crate::fault::set_kernel_context(Some((&kernel, idx, block_dim)));
+            crate::fpstatus::clear();
             // SAFETY: `run` keeps the closure alive until this block is counted finished.
             let r = catch_unwind(AssertUnwindSafe(|| unsafe { (*body.0)(idx) }));
+            fp = crate::fpstatus::raised();
             crate::fault::set_kernel_context(None);
             match r {
                 Ok(r) => r,
@@ -414,6 +425,7 @@ fn core_thread(inner: Arc<Inner>) {
         st = inner.state.lock();
         st.idle += 1;
         let mut j = job.lock();
+        j.fp_raised |= fp;
         if let Err(msg) = result {
             j.failed = true;
             j.errors.push((idx, msg));

@@ -91,7 +91,82 @@ impl Drop for RecordGuard {
     }
 }
 
+/// A record numbered on the host whose completion happens later, when [`RecordTicket::fire`]
+/// runs (a model's record of a real event at each execution). Dropped unfired, the record
+/// still finishes, without a timestamp, so nobody waits forever.
+pub struct RecordTicket(RecordGuard);
+
+impl RecordTicket {
+    /// The record reaches the device: timestamp it and mark it complete.
+    pub fn fire(mut self) {
+        self.0.fire();
+    }
+}
+
 impl Event {
+    /// Number the next record now; it completes when the ticket fires.
+    pub fn reserve_record(self: &Arc<Self>) -> RecordTicket {
+        let n = {
+            let mut st = self.st.lock();
+            st.recorded += 1;
+            st.recorded
+        };
+        RecordTicket(RecordGuard {
+            ev: self.clone(),
+            n,
+            ran: false,
+        })
+    }
+
+    /// Make the event "not recorded" now (a model's `aclrtResetEvent` when it runs).
+    pub fn reset_now(&self) {
+        let mut st = self.st.lock();
+        st.valid = false;
+        st.timestamp_ns = None;
+    }
+
+    /// The number of the latest record issued so far (0 = never recorded).
+    pub fn records_issued(&self) -> u64 {
+        self.st.lock().recorded
+    }
+
+    /// Block the calling (worker) thread until record `target` has finished, giving up
+    /// when `cancel` says so (checked every 20 ms) or after `timeout`: false then.
+    pub fn wait_record(
+        &self,
+        target: u64,
+        timeout: Option<Duration>,
+        cancel: &dyn Fn() -> bool,
+    ) -> bool {
+        self.wait_until(|st| st.completed >= target, timeout, cancel)
+    }
+
+    /// Block until the event is in the recorded state (a record ran and no reset ran
+    /// since), as a model's wait on an `ACL_EVENT_EXTERNAL` event does; false on timeout or
+    /// cancel.
+    pub fn wait_set(&self, timeout: Option<Duration>, cancel: &dyn Fn() -> bool) -> bool {
+        self.wait_until(|st| st.valid, timeout, cancel)
+    }
+
+    fn wait_until(
+        &self,
+        cond: impl Fn(&State) -> bool,
+        timeout: Option<Duration>,
+        cancel: &dyn Fn() -> bool,
+    ) -> bool {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let ready = || cond(&self.st.lock());
+        let check = || if cancel() { Err(()) } else { Ok(()) };
+        wait_until(
+            &Policy::EVENT_CANCELLABLE,
+            &self.finished,
+            ready,
+            deadline,
+            check,
+        )
+        .is_ok()
+    }
+
     /// A new event created with `flags` (the `ACL_EVENT_*` bits, kept for queries).
     pub fn new(flags: u32) -> Arc<Event> {
         Arc::new(Event {

@@ -21,17 +21,24 @@
 //! - [`cube`]: the cube unit's arithmetic (`C += A × B` in float) for `Mmad` and `Matmul`.
 //! - [`kernel_bin`]: kernel binaries (`ascendc_fatbin_library` output) loaded by name.
 //! - [`stream`], [`event`]: ordered task queues with one worker each, and events.
+//! - [`capture`]: models (`aclmdlRI`): stream operations captured or bound, run any number of
+//!   times.
 //! - [`wait`]: the one spin / yield / futex wait policy (streams, events, HCCL), with all
 //!   its constants.
 //! - [`globals`]: every process-global item of the crate and why it is global.
 //! - [`formats`]: private data formats (NC1HWC0, FRACTAL_Z, FRACTAL_NZ …): shapes and conversions.
+//! - [`ipc`]: sharing between processes: IPC memory keys, notifies, count notifies, IPC
+//!   events, shareable VMM handles (`<node_dir>/ipc.slots`, `<node_dir>/ipc/`).
 //! - [`fp16`]: the ACL fp16 helpers with CANN's quirks.
+//! - [`fpstatus`]: the thread's floating-point exception flags (overflow detection).
 //! - [`rtapi`]: the narrow runtime interface `libascendcl` exports for `libhccl` and
 //!   `libnnopbase` (defined in `npu-emu-ffi`, re-exported here).
 //! - OS helpers (file mappings, process liveness, futexes) are `npu_emu_ffi::os`, shared
 //!   with the C-interface libraries.
+//! - [`ops`]: the operator engine of the aclnn operators (views, broadcasting, kernels).
 
 pub mod aicore;
+pub mod capture;
 pub mod codes;
 pub mod config;
 pub mod copy;
@@ -41,12 +48,15 @@ pub mod event;
 pub mod fault;
 pub mod formats;
 pub mod fp16;
+pub mod fpstatus;
 pub mod globals;
+pub mod ipc;
 pub mod kernel_bin;
 pub mod kernels;
 pub mod log;
 pub mod memory;
 pub mod node;
+pub mod ops;
 pub mod stream;
 pub mod wait;
 

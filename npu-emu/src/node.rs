@@ -94,6 +94,22 @@ struct VaMap {
 struct Handle {
     info: PhysHandleInfo,
     maps: usize,
+    /// Imported from another process (`aclrtMemImportFromShareableHandle`): freeing it
+    /// forgets it; the pages stay the exporter's.
+    imported: bool,
+}
+
+/// Device memory of another process this process may use (IPC memory,
+/// `aclrtIpcMemImportByKey`): `[addr, addr+size)` at its canonical address.
+#[derive(Clone, Copy, Debug)]
+struct Import {
+    size: u64,
+    device: u32,
+    /// How many imports of this range are open (each key import counts once).
+    refs: u32,
+    /// Serial of the import ([`AllocInfo::serial`]): a range imported again after being
+    /// closed has a new one.
+    serial: u64,
 }
 
 /// This process's private bookkeeping.
@@ -112,6 +128,8 @@ struct Inner {
     vas: BTreeMap<u64, u64>,
     /// Mapped VA ranges: start → mapping.
     maps: BTreeMap<u64, VaMap>,
+    /// Imported ranges of other processes' memory: start → import.
+    imports: BTreeMap<u64, Import>,
     /// Serial of the last allocation or mapping ([`AllocInfo::serial`]).
     next_serial: u64,
 }
@@ -126,6 +144,8 @@ pub struct Node {
     /// Read-write alias of each device's HBM file.
     alias: Vec<Mapping>,
     inner: Mutex<Inner>,
+    /// Most device bytes this process held at once, per device (`aclrtGetMemUsageInfo`).
+    peak: Vec<std::sync::atomic::AtomicU64>,
 }
 
 fn page_up(n: u64) -> u64 {
@@ -215,7 +235,20 @@ impl Node {
                 next_handle: 1,
                 ..Default::default()
             }),
+            peak: (0..crate::memory::MAX_DEVICES)
+                .map(|_| std::sync::atomic::AtomicU64::new(0))
+                .collect(),
         })
+    }
+
+    /// Device bytes this process holds on `device` now, and the most it held at once.
+    pub fn process_bytes(&self, device: u32) -> (u64, u64) {
+        if device >= self.sh.devices {
+            return (0, 0);
+        }
+        let cur = self.sh.proc(self.slot).bytes[device as usize].load(Ordering::SeqCst);
+        let peak = self.peak[device as usize].load(Ordering::SeqCst);
+        (cur, peak.max(cur))
     }
 
     /// Start the node's reaper unless one runs ([`reaper`]): dead processes' memory goes
@@ -283,7 +316,8 @@ impl Node {
     }
 
     fn bytes_add(&self, device: u32, n: u64) {
-        self.sh.proc(self.slot).bytes[device as usize].fetch_add(n, Ordering::SeqCst);
+        let now = self.sh.proc(self.slot).bytes[device as usize].fetch_add(n, Ordering::SeqCst) + n;
+        self.peak[device as usize].fetch_max(now, Ordering::SeqCst);
     }
 
     fn bytes_sub(&self, device: u32, n: u64) {
@@ -523,11 +557,123 @@ impl Node {
         }
     }
 
-    /// The live allocation of this process containing `addr`, if any.
+    /// The VA range reserved by this process (`aclrtReserveMemAddress`) containing `va`:
+    /// (start, size).
+    pub fn reservation_at(&self, va: u64) -> Option<(u64, u64)> {
+        let inner = self.inner.lock();
+        let (&start, &size) = inner.vas.range(..=va).next_back()?;
+        (va < start + size).then_some((start, size))
+    }
+
+    /// Every live allocation of this process, by address (not imports or VMM mappings).
+    pub fn allocations(&self) -> Vec<AllocInfo> {
+        self.inner.lock().allocs.values().copied().collect()
+    }
+
+    /// The live allocation of this process containing `addr` (or an imported range of
+    /// another process's memory, described as an allocation), if any.
     pub fn lookup(&self, addr: u64) -> Option<AllocInfo> {
         let inner = self.inner.lock();
-        let (_, a) = inner.allocs.range(..=addr).next_back()?;
-        (addr < a.addr + a.size).then_some(*a)
+        if let Some((_, a)) = inner.allocs.range(..=addr).next_back() {
+            if addr < a.addr + a.size {
+                return Some(*a);
+            }
+        }
+        let (&start, i) = inner.imports.range(..=addr).next_back()?;
+        (addr < start + i.size).then_some(AllocInfo {
+            addr: start,
+            size: i.size,
+            requested: i.size,
+            device: i.device,
+            serial: i.serial,
+        })
+    }
+
+    /// Let this process use `[addr, addr+size)` of physical device `device`, memory another
+    /// process allocated and exported (`aclrtIpcMemImportByKey`). Importing the same range
+    /// again counts one more import.
+    pub fn import_range(&self, device: u32, addr: u64, size: u64) -> Result<()> {
+        self.check_device(device, "import")?;
+        if size == 0 || device_of(addr) != Some(device) {
+            return Err(Error::invalid(format!(
+                "address 0x{addr:x} (+{size} bytes) is not device memory of device {device}"
+            )));
+        }
+        let mut inner = self.inner.lock();
+        if let Some(i) = inner.imports.get_mut(&addr) {
+            i.refs += 1;
+            i.size = i.size.max(size);
+            return Ok(());
+        }
+        inner.next_serial += 1;
+        let serial = inner.next_serial;
+        inner.imports.insert(
+            addr,
+            Import {
+                size,
+                device,
+                refs: 1,
+                serial,
+            },
+        );
+        Ok(())
+    }
+
+    /// Close one import of the range starting at `addr`; false if there is none.
+    pub fn drop_import(&self, addr: u64) -> bool {
+        let mut inner = self.inner.lock();
+        match inner.imports.get_mut(&addr) {
+            Some(i) if i.refs > 1 => {
+                i.refs -= 1;
+                true
+            }
+            Some(_) => {
+                inner.imports.remove(&addr);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Pid of the live process that holds the slab containing `offset` of physical device
+    /// `device` (the owner of that memory), if any.
+    pub fn memory_owner(&self, device: u32, offset: u64) -> Option<u32> {
+        if device >= self.sh.devices || offset >= self.sh.hbm_size {
+            return None;
+        }
+        let slot = self.sh.slab_owner(device, offset)?;
+        let pid = self.sh.proc(slot).pid.load(Ordering::SeqCst);
+        (pid != 0).then_some(pid)
+    }
+
+    /// The physical handle `handle` of this process.
+    pub fn physical(&self, handle: u64) -> Option<PhysHandleInfo> {
+        self.inner.lock().handles.get(&handle).map(|h| h.info)
+    }
+
+    /// Make another process's physical allocation usable here as a local handle
+    /// (`aclrtMemImportFromShareableHandle`): it can be mapped with [`Node::map`]; freeing
+    /// it forgets it. Returns the new handle's info.
+    pub fn import_physical(&self, device: u32, size: u64, phys: RtPhys) -> Result<PhysHandleInfo> {
+        self.check_device(device, "import_physical")?;
+        let mut inner = self.inner.lock();
+        let id = inner.next_handle;
+        inner.next_handle += 1;
+        let info = PhysHandleInfo {
+            id,
+            device,
+            size,
+            phys,
+        };
+        inner.handles.insert(
+            id,
+            Handle {
+                info,
+                maps: 0,
+                imported: true,
+            },
+        );
+        Ok(info)
     }
 
     /// Resolve `[addr, addr+len)` to a physical location and the serial of the allocation
@@ -557,6 +703,26 @@ impl Node {
                     a.device,
                     addr - a.addr,
                     aend - addr
+                )));
+            }
+        }
+        if let Some((&start, i)) = inner.imports.range(..=addr).next_back() {
+            let iend = start + i.size;
+            if addr < iend {
+                if end.is_some_and(|e| e <= iend) {
+                    let p = RtPhys {
+                        device: i.device,
+                        _pad: 0,
+                        offset: addr - device_addr(i.device, 0),
+                    };
+                    return Ok((p, i.serial));
+                }
+                return Err(Error::invalid(format!(
+                    "{what} range 0x{addr:x}..+{len} runs past the end of the imported IPC \
+                     memory 0x{start:x} ({} bytes) on device {}: only {} bytes are left",
+                    i.size,
+                    i.device,
+                    iend - addr
                 )));
             }
         }
@@ -833,7 +999,14 @@ impl Node {
                 offset: off,
             },
         };
-        inner.handles.insert(id, Handle { info, maps: 0 });
+        inner.handles.insert(
+            id,
+            Handle {
+                info,
+                maps: 0,
+                imported: false,
+            },
+        );
         self.bytes_add(device, size);
         Ok(info)
     }
@@ -859,6 +1032,9 @@ impl Node {
             Some(h) => *h,
         };
         inner.handles.remove(&handle);
+        if h.imported {
+            return Ok(());
+        }
         self.give(&mut inner, h.info.device, h.info.phys.offset, h.info.size);
         self.bytes_sub(h.info.device, h.info.size);
         Ok(())
@@ -926,6 +1102,13 @@ impl Node {
         );
         inner.handles.get_mut(&handle).expect("handle present").maps += 1;
         Ok(())
+    }
+
+    /// The mapping containing `va`: (start, physical handle id, offset in the handle, size).
+    pub fn mapping_at(&self, va: u64) -> Option<(u64, u64, u64, u64)> {
+        let inner = self.inner.lock();
+        let (&start, m) = inner.maps.range(..=va).next_back()?;
+        (va < start + m.size).then_some((start, m.handle, m.offset, m.size))
     }
 
     /// Unmap the mapping starting at `va` (`aclrtUnmapMem`).

@@ -19,6 +19,11 @@
 //!   before the bump.
 //! - Failure mode [`FailureMode::Stop`] (`ACL_STOP_ON_FAILURE`): after a failed task the rest
 //!   of the queue is discarded until the error has been reported by a synchronize.
+//! - Capture (`aclmdlRICaptureBegin`, a stream bound to a model): a stream with a [`Sink`]
+//!   hands every operation to it instead of running it. Producers that can be captured
+//!   enqueue an [`Op`] (which can run any number of times) with [`Stream::enqueue_op`]; a
+//!   plain one-shot [`Task`] given to a capturing stream is refused (the sink says why) and
+//!   invalidates the capture. See [`crate::capture`].
 
 use crate::codes::{ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT};
 use crate::error::{Error, Result};
@@ -34,9 +39,71 @@ use std::time::{Duration, Instant};
 /// A unit of work on a stream.
 pub type Task = Box<dyn FnOnce() -> Result<()> + Send + 'static>;
 
+/// Work that can run any number of times: an operation captured into a model runs once per
+/// execution of the model.
+pub type Repeatable = Arc<dyn Fn() -> Result<()> + Send + Sync + 'static>;
+
+/// How a captured operation runs at each execution of its model.
+#[derive(Clone)]
+pub enum Replay {
+    /// Run as is (it reads its arguments, e.g. addresses and sizes, every time).
+    Run(Repeatable),
+    /// Made fresh on the host thread that launches the model, in capture order, then run
+    /// once: for operations whose host call takes a ticket (an HCCL collective takes its
+    /// communicator's next sequence number at the call, an event record its record number).
+    Host(Arc<dyn Fn() -> Result<Task> + Send + Sync + 'static>),
+}
+
+/// One stream operation in a form a model can hold: what it is (for messages, task-group
+/// updates and debug prints) and how to run it.
+#[derive(Clone)]
+pub struct Op {
+    /// Kind of task: `"memcpy"`, `"memset"`, `"kernel"`, `"hccl"`, `"event_record"`, …
+    /// A task-group update must replace each task with one of the same kind.
+    pub kind: &'static str,
+    /// One line describing the task with its arguments.
+    pub what: String,
+    pub replay: Replay,
+}
+
+impl Op {
+    /// An operation that runs `f` each time.
+    pub fn run(
+        kind: &'static str,
+        what: impl Into<String>,
+        f: impl Fn() -> Result<()> + Send + Sync + 'static,
+    ) -> Op {
+        Op {
+            kind,
+            what: what.into(),
+            replay: Replay::Run(Arc::new(f)),
+        }
+    }
+
+    /// The one-shot task for running this operation now (outside a model).
+    pub fn into_task(self) -> Result<Task> {
+        match self.replay {
+            Replay::Run(f) => Ok(Box::new(move || f())),
+            Replay::Host(make) => make(),
+        }
+    }
+}
+
+/// Where the operations of a capturing stream go (a model being captured or built).
+pub trait Sink: Send + Sync {
+    /// Take `op` (it is not run now).
+    fn capture(&self, op: Op) -> Result<()>;
+    /// The error for a one-shot task (`what`) that cannot be captured; the sink notes that
+    /// its capture is invalid.
+    fn refuse(&self, what: &str) -> Error;
+}
+
 /// Called on the worker thread when a task fails, with the task's number on the stream
 /// (1-based, in enqueue order) and its error (e.g. to run `aclrtSetExceptionInfoCallback`).
 pub type ErrorHook = Arc<dyn Fn(u64, &Error) + Send + Sync + 'static>;
+
+/// Called on the worker thread after a task whose computation produced ±inf or NaN.
+pub type OverflowHook = Arc<dyn Fn() + Send + Sync + 'static>;
 
 /// What a stream does after one of its tasks failed (`aclrtSetStreamFailureMode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +148,13 @@ struct Shared {
     /// Bumped (under the queue lock) by abort and forced destroy: the worker discards the
     /// batch it took before the bump.
     abort_gen: AtomicU64,
+    /// Called after a task that raised a floating-point overflow, invalid or
+    /// divide-by-zero flag (see [`crate::fpstatus`]); `None` = not watched.
+    overflow_hook: Mutex<Option<OverflowHook>>,
+    watch_fp: AtomicBool,
+    /// Where operations go while the stream captures (`capturing` says whether there is one).
+    sink: Mutex<Option<Arc<dyn Sink>>>,
+    capturing: AtomicBool,
 }
 
 /// One stream with its worker thread.
@@ -113,6 +187,10 @@ impl Stream {
             worker_cpu: AtomicI32::new(-1),
             waiter_cpu: AtomicI32::new(-1),
             abort_gen: AtomicU64::new(0),
+            overflow_hook: Mutex::new(None),
+            watch_fp: AtomicBool::new(false),
+            sink: Mutex::new(None),
+            capturing: AtomicBool::new(false),
         });
         let s2 = shared.clone();
         let name: String = format!("npu-{label}").chars().take(15).collect();
@@ -131,8 +209,71 @@ impl Stream {
         })
     }
 
-    /// Append `task`; it runs after everything enqueued before it.
+    /// Append `task`; it runs after everything enqueued before it. A capturing stream
+    /// refuses it (a one-shot task cannot be replayed): use [`Stream::enqueue_op`].
     pub fn enqueue(&self, task: Task) -> Result<()> {
+        if self.shared.capturing.load(Ordering::SeqCst) {
+            if let Some(sink) = self.sink() {
+                drop(task);
+                return Err(sink.refuse("this kind of task"));
+            }
+        }
+        self.enqueue_now(task)
+    }
+
+    /// Append `op`: run it in order, or hand it to the sink while the stream captures.
+    pub fn enqueue_op(&self, op: Op) -> Result<()> {
+        if self.shared.capturing.load(Ordering::SeqCst) {
+            if let Some(sink) = self.sink() {
+                sink.capture(op)?;
+                LAST_SUBMIT.with(|l| l.set((self.key(), 0)));
+                return Ok(());
+            }
+        }
+        self.enqueue_now(op.into_task()?)
+    }
+
+    /// A number identifying this stream while it lives (for [`last_submission`]).
+    pub fn key(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
+    /// Start (`Some`) or stop (`None`) sending this stream's operations to `sink`.
+    pub fn set_sink(&self, sink: Option<Arc<dyn Sink>>) {
+        let mut g = self.shared.sink.lock();
+        self.shared
+            .capturing
+            .store(sink.is_some(), Ordering::SeqCst);
+        *g = sink;
+    }
+
+    /// The sink the stream's operations go to, if it captures.
+    pub fn sink(&self) -> Option<Arc<dyn Sink>> {
+        if !self.shared.capturing.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.shared.sink.lock().clone()
+    }
+
+    /// Whether the stream's operations go to a sink.
+    pub fn is_capturing(&self) -> bool {
+        self.shared.capturing.load(Ordering::SeqCst)
+    }
+
+    /// Take the first error of an asynchronous task since the last synchronize (clearing
+    /// it), without waiting: for a model that ran part of its work on this stream.
+    pub fn take_error(&self) -> Option<Error> {
+        let s = &self.shared;
+        if !s.has_error.load(Ordering::SeqCst) {
+            return None;
+        }
+        let mut q = s.q.lock();
+        s.discarding.store(false, Ordering::SeqCst);
+        s.has_error.store(false, Ordering::SeqCst);
+        q.error.take()
+    }
+
+    fn enqueue_now(&self, task: Task) -> Result<()> {
         let s = &self.shared;
         let mut q = s.q.lock();
         if q.shutdown {
@@ -141,7 +282,8 @@ impl Stream {
             return Err(Error::invalid(format!("{} is being destroyed", s.label)));
         }
         q.tasks.push_back(task);
-        s.submitted.fetch_add(1, Ordering::SeqCst);
+        let seq = s.submitted.fetch_add(1, Ordering::SeqCst) + 1;
+        LAST_SUBMIT.with(|l| l.set((self.key(), seq)));
         drop(q);
         s.work.notify();
         Ok(())
@@ -219,6 +361,15 @@ impl Stream {
     /// Install (or remove) the function called when a task of this stream fails.
     pub fn set_error_hook(&self, hook: Option<ErrorHook>) {
         *self.shared.hook.lock() = hook;
+    }
+
+    /// Watch (`Some`) or stop watching (`None`) the floating-point status of this stream's
+    /// tasks: `hook` runs after a task (or a kernel it launched) that raised an overflow,
+    /// invalid or divide-by-zero flag, as an AI Core sets its overflow status.
+    pub fn set_overflow_hook(&self, hook: Option<OverflowHook>) {
+        let mut g = self.shared.overflow_hook.lock();
+        self.shared.watch_fp.store(hook.is_some(), Ordering::SeqCst);
+        *g = hook;
     }
 
     /// Id (`gettid`) of the worker thread, 0 before it started or after it ended.
@@ -333,8 +484,41 @@ fn notify_done(s: &Shared) {
     s.done.notify();
 }
 
+thread_local! {
+    /// The calling thread's last submission: (stream key, task number; 0 = captured).
+    static LAST_SUBMIT: std::cell::Cell<(usize, u64)> = const { std::cell::Cell::new((0, 0)) };
+    /// On a stream's worker: its stream (set once when the worker starts).
+    static WORKER_OF: std::cell::RefCell<Option<Arc<Shared>>> =
+        const { std::cell::RefCell::new(None) };
+    /// On a stream's worker running a task: the abort generation of its batch.
+    static TASK_GEN: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The calling thread's last task: the stream's [`Stream::key`] and the task's number on it
+/// (1-based; 0 for a task a capture took). `None` before its first.
+pub fn last_submission() -> Option<(usize, u64)> {
+    let (k, n) = LAST_SUBMIT.with(|l| l.get());
+    (k != 0).then_some((k, n))
+}
+
+/// Whether the task running on the calling (worker) thread was aborted since it started
+/// (`aclrtStreamAbort`, `aclrtDeviceTaskAbort`, a forced destroy): a task that blocks
+/// (waits on a notify or another process) checks this now and then and gives up. False
+/// outside a stream task.
+pub fn task_aborted() -> bool {
+    let Some(gen) = TASK_GEN.with(|g| g.get()) else {
+        return false;
+    };
+    WORKER_OF.with(|w| {
+        w.borrow()
+            .as_ref()
+            .is_some_and(|s| s.abort_gen.load(Ordering::SeqCst) != gen)
+    })
+}
+
 fn worker(s: Arc<Shared>) {
     s.worker_tid.store(os::gettid(), Ordering::SeqCst);
+    WORKER_OF.with(|w| *w.borrow_mut() = Some(s.clone()));
     // The worker takes the whole queue at once (one lock per batch, not per task), so
     // producers rarely contend with it.
     let mut batch: VecDeque<Task> = VecDeque::new();
@@ -386,7 +570,20 @@ fn worker(s: Arc<Shared>) {
         if s.discarding.load(Ordering::SeqCst) {
             drop(task);
         } else {
-            let r = npu_emu_ffi::boundary::catch(task).unwrap_or_else(|p| {
+            TASK_GEN.with(|g| g.set(Some(batch_gen)));
+            let watch = s.watch_fp.load(Ordering::Relaxed);
+            if watch {
+                crate::fpstatus::clear();
+            }
+            let r = npu_emu_ffi::boundary::catch(task);
+            if watch && crate::fpstatus::raised() {
+                let hook = s.overflow_hook.lock().clone();
+                if let Some(h) = hook {
+                    let _ = npu_emu_ffi::boundary::catch(|| h());
+                }
+            }
+            TASK_GEN.with(|g| g.set(None));
+            let r = r.unwrap_or_else(|p| {
                 Err(Error::new(
                     ACL_ERROR_INTERNAL_ERROR,
                     format!("a task on {} panicked: {p}", s.label),

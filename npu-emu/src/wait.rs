@@ -51,6 +51,10 @@ const STREAM_YIELD: Duration = Duration::from_millis(1);
 /// Events: a record is usually imminent when someone waits for it, so poll briefly, no spin.
 const EVENT_YIELD: Duration = Duration::from_micros(50);
 
+/// Events waited on by a model's tasks: how often the wait checks whether it was cancelled
+/// (the task aborted, the model destroyed).
+const EVENT_CANCEL_CHECK: Duration = Duration::from_millis(20);
+
 /// How often the clock is read while spinning, in spins.
 const SPINS_PER_CLOCK: u32 = 32;
 /// How often the clock is read while yielding, in polls.
@@ -151,6 +155,15 @@ impl Policy {
         yield_for: EVENT_YIELD,
         sleep_slice: None,
         check_every: Duration::MAX,
+    };
+
+    /// [`Policy::EVENT`] for a wait that can be cancelled: it wakes every
+    /// [`EVENT_CANCEL_CHECK`] to ask.
+    pub const EVENT_CANCELLABLE: Policy = Policy {
+        spin: Duration::ZERO,
+        yield_for: EVENT_YIELD,
+        sleep_slice: Some(EVENT_CANCEL_CHECK),
+        check_every: EVENT_CANCEL_CHECK,
     };
 
     /// The same policy without the spin phase (when the thread we wait for shares our CPU,

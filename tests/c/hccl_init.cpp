@@ -117,8 +117,13 @@ static void test_one_rank(aclrtStream s) {
     void *buf = nullptr;
     ACHECK(aclrtMalloc(&buf, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
     char host[64];
-    EXPECT(HcclAllReduce(buf, buf, 10, (HcclDataType)99, HCCL_REDUCE_SUM, c, s), HCCL_E_PARA, "dataType=99");
-    EXPECT(HcclAllReduce(buf, buf, 10, HCCL_DATA_TYPE_INT128, HCCL_REDUCE_SUM, c, s), HCCL_E_PARA, "cannot be reduced");
+    /* CANN's CheckDataType / CheckReduceOp: HCCL_E_NOT_SUPPORT with the supported list. */
+    EXPECT(HcclAllReduce(buf, buf, 10, (HcclDataType)99, HCCL_REDUCE_SUM, c, s), HCCL_E_NOT_SUPPORT, "dataType=99");
+    EXPECT(HcclAllReduce(buf, buf, 10, HCCL_DATA_TYPE_INT128, HCCL_REDUCE_SUM, c, s), HCCL_E_NOT_SUPPORT, "not supported by reductions");
+    EXPECT(HcclAllReduce(buf, buf, 10, HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM, c, s), HCCL_E_NOT_SUPPORT, "HCCL_DATA_TYPE_UINT8");
+    EXPECT(HcclAllReduce(buf, buf, 10, HCCL_DATA_TYPE_BFP16, HCCL_REDUCE_PROD, c, s), HCCL_E_NOT_SUPPORT, "PROD");
+    EXPECT(HcclAllReduce(buf, buf, 10, HCCL_DATA_TYPE_INT16, HCCL_REDUCE_PROD, c, s), HCCL_E_NOT_SUPPORT, "PROD");
+    EXPECT(HcclBroadcast(buf, 10, HCCL_DATA_TYPE_INT128, 0, c, s), HCCL_E_NOT_SUPPORT, "INT128");
     EXPECT(HcclAllReduce(buf, buf, 10, HCCL_DATA_TYPE_FP32, (HcclReduceOp)9, c, s), HCCL_E_PARA, "op=9");
     EXPECT(HcclAllReduce(buf, buf, 10, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c, nullptr), HCCL_E_PTR, "stream");
     EXPECT(HcclAllReduce(nullptr, buf, 10, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c, s), HCCL_E_PTR, "sendBuf");

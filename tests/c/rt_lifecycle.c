@@ -13,8 +13,10 @@ int main(void) {
     uint32_t count = 0;
     uint64_t ref = 99;
 
-    /* Before aclInit. */
-    EXPECT_CODE(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE, "aclInit");
+    /* Before aclInit (aclrtSetDevice works before it, as in CANN: see rest/lifecycle.c). */
+    void *dev = NULL;
+    EXPECT_CODE(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_UNINITIALIZE,
+                "aclInit");
     EXPECT_CODE(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "not initialized");
     EXPECT_CODE(aclFinalizeReference(&ref), ACL_ERROR_REPEAT_FINALIZE, NULL);
     EXPECT(ref == 0);
@@ -26,7 +28,7 @@ int main(void) {
     EXPECT_CODE(aclInit("no-such-dir/acl.json"), ACL_ERROR_INVALID_FILE, "no-such-dir/acl.json");
     write_file("bad.json", "{\"dump\": ");
     EXPECT_CODE(aclInit("bad.json"), ACL_ERROR_PARSE_FILE, "not valid JSON");
-    EXPECT_CODE(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE, NULL);
+    EXPECT_CODE(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_UNINITIALIZE, NULL);
 
     /* Init, repeat init, reference counting. */
     CHECK(aclInit(NULL));
@@ -39,7 +41,7 @@ int main(void) {
     CHECK(aclrtSetDevice(0));
     CHECK(aclFinalizeReference(&ref));
     EXPECT(ref == 0);
-    EXPECT_CODE(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE, NULL);
+    EXPECT_CODE(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_UNINITIALIZE, NULL);
     EXPECT_CODE(aclFinalizeReference(&ref), ACL_ERROR_REPEAT_FINALIZE, NULL);
 
     /* An empty config file is no config (as CANN). */

@@ -353,8 +353,10 @@ static void config_and_bad_input(void) {
     memset(&av, 0, sizeof av);
     CHECK(aclrtGetStreamAttribute(s2, ACL_STREAM_ATTR_USER_CUSTOM_TAG, &av));
     EXPECT(av.userCustomTag == 1234);
-    EXPECT_CODE(aclrtGetStreamAttribute(s2, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &av), ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                "not supported");
+    /* The overflow switch reads 0 until set (aclrtGetStreamOverflowSwitch). */
+    memset(&av, 0xff, sizeof av);
+    CHECK(aclrtGetStreamAttribute(s2, ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK, &av));
+    EXPECT(av.overflowSwitch == 0);
     EXPECT_CODE(aclrtSetStreamAttribute(s2, (aclrtStreamAttr)9, &av), ACL_ERROR_INVALID_PARAM, "stmAttrType");
     CHECK(aclrtDestroyStream(s2));
 

@@ -99,6 +99,15 @@ fn install_lays_out_a_cann_like_tree() {
     assert_eq!(link_target(&p.join(&arch).join("include")), "../include");
     assert_eq!(link_target(&p.join(&arch).join("lib64")), "../lib64");
     assert!(p.join(&arch).join("lib64/libascendcl.so").is_file());
+    assert_eq!(
+        link_target(&p.join(&arch).join("tikcpp")),
+        "../compiler/tikcpp"
+    );
+    assert!(p
+        .join(&arch)
+        .join("tikcpp/ascendc_kernel_cmake/ascendc.cmake")
+        .is_file());
+    assert!(p.join("lib64/libmsprofiler.so").exists());
 
     // Installing again over the same prefix works, also from the installed copy of the tool.
     install(&work);

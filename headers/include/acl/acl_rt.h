@@ -77,6 +77,10 @@ extern "C" {
 #define ACL_RT_MEM_TYPE_DEV 0x2U
 #define ACL_RT_MEM_TYPE_DVPP 0x8U
 #define ACL_RT_MEM_TYPE_RSVD 0x10U
+#define ACL_EVENT_RECORD_DEFAULT 0x0U
+#define ACL_EVENT_RECORD_EXTERNAL 0x01U
+#define ACL_EVENT_WAIT_DEFAULT 0x0U
+#define ACL_EVENT_WAIT_EXTERNAL 0x01U
 /* END GENERATED: constants */
 
 /* BEGIN GENERATED: enums (abi/tools/gen_headers.py) */
@@ -1190,6 +1194,10 @@ ACL_FUNC_VISIBILITY aclError aclrtValueWrite(void* devAddr, uint64_t value, uint
     aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream,
     uint32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream,
+    uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
+    uint32_t timeout, uint32_t flag);
 /* END GENERATED: functions */
 
 #ifdef __cplusplus

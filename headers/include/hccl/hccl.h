@@ -55,6 +55,11 @@ extern HcclResult HcclCommRegister(HcclComm comm, void *addr, uint64_t size, voi
 extern HcclResult HcclCommDeregister(HcclComm comm, void *handle);
 extern HcclResult HcclCommExchangeMem(HcclComm comm, void *windowHandle, uint32_t *peerRanks,
     uint32_t peerRankNum);
+extern HcclResult HcclCommSymWinRegister(HcclComm comm, void *addr, uint64_t size,
+    HcclCommSymWindow *winHandle, uint32_t flag);
+extern HcclResult HcclCommSymWinDeregister(HcclCommSymWindow winHandle);
+extern HcclResult HcclCommSymWinGet(HcclComm comm, void *ptr, size_t size,
+    HcclCommSymWindow *winHandle, size_t *offset);
 /* END GENERATED: functions */
 
 #ifdef __cplusplus

@@ -229,6 +229,8 @@ typedef enum HcclCMDType {
 typedef void *HcclComm;
 /** Handle of a connection (8.5+). */
 typedef void *HcclConn;
+/** Handle of a symmetric memory window (HcclCommSymWinRegister; hcomm, CANN 9.0). */
+typedef void *HcclCommSymWindow;
 
 /** Value passed to HcclSetConfig/HcclGetConfig (by value, 4 bytes). */
 union HcclConfigValue {

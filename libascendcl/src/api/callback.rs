@@ -19,6 +19,7 @@ use crate::api::errors;
 use crate::runtime::{self, ExceptionInfo, Report, ReportQueue};
 use npu_emu::codes::*;
 use npu_emu::config::LogLevel;
+use npu_emu::stream::Op;
 use npu_emu::{Error, Result};
 use parking_lot::{Condvar, Mutex};
 use std::ffi::c_void;
@@ -124,7 +125,7 @@ pub unsafe extern "C" fn aclrtUnSubscribeReport(threadId: u64, stream: *mut c_vo
     })
 }
 
-fn release(r: &Report) {
+pub fn release(r: &Report) {
     if let Some(d) = &r.done {
         *d.0.lock() = true;
         d.1.notify_all();
@@ -165,7 +166,8 @@ fn launch_callback(
     };
     let ud = user_data as usize;
     let blocking = block_type == 1;
-    e.stream.enqueue(Box::new(move || {
+    let what = format!("callback {:#x}({ud:#x})", func as usize);
+    e.stream.enqueue_op(Op::run("callback", what, move || {
         let done = blocking.then(|| Arc::new((Mutex::new(false), Condvar::new())));
         queue.q.lock().push_back(Report {
             func,
@@ -219,33 +221,38 @@ pub unsafe extern "C" fn aclrtProcessReport(timeout: i32) -> i32 {
             )
         })?;
         drop(rt);
-        let deadline =
-            (timeout > 0).then(|| Instant::now() + Duration::from_millis(timeout as u64));
-        let batch: Vec<Report> = {
-            let mut g = q.q.lock();
-            while g.is_empty() {
-                match deadline {
-                    None => q.cv.wait(&mut g),
-                    Some(d) => {
-                        if Instant::now() >= d {
-                            return Err(Error::new(
-                                ACL_ERROR_RT_REPORT_TIMEOUT,
-                                format!("no callback arrived within {timeout} ms"),
-                            ));
-                        }
-                        let _ = q.cv.wait_until(&mut g, d);
+        run_queued(&q, timeout, "callback")
+    })
+}
+
+/// Run what is queued on `q` (waiting up to `timeout` ms, -1 = forever, for the first
+/// item), releasing blocked streams; `what` names the items in the timeout message.
+pub fn run_queued(q: &ReportQueue, timeout: i32, what: &str) -> Result<()> {
+    let deadline = (timeout > 0).then(|| Instant::now() + Duration::from_millis(timeout as u64));
+    let batch: Vec<Report> = {
+        let mut g = q.q.lock();
+        while g.is_empty() {
+            match deadline {
+                None => q.cv.wait(&mut g),
+                Some(d) => {
+                    if Instant::now() >= d {
+                        return Err(Error::new(
+                            ACL_ERROR_RT_REPORT_TIMEOUT,
+                            format!("no {what} arrived within {timeout} ms"),
+                        ));
                     }
+                    let _ = q.cv.wait_until(&mut g, d);
                 }
             }
-            g.drain(..).collect()
-        };
-        for r in batch {
-            // SAFETY: a C callback with the user's pointer, as registered.
-            unsafe { (r.func)(r.user_data as *mut c_void) };
-            release(&r);
         }
-        Ok(())
-    })
+        g.drain(..).collect()
+    };
+    for r in batch {
+        // SAFETY: a C callback with the user's pointer, as registered.
+        unsafe { (r.func)(r.user_data as *mut c_void) };
+        release(&r);
+    }
+    Ok(())
 }
 
 /// `aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args)`
@@ -259,9 +266,36 @@ pub unsafe extern "C" fn aclrtLaunchHostFunc(
         let Some(func) = func else {
             return Err(Error::invalid("argument fn is NULL"));
         };
-        let e = runtime::get()?.stream_entry(stream, "stream")?;
+        let rt = runtime::get()?;
+        let e = rt.stream_entry(stream, "stream")?;
         let a = args as usize;
-        e.stream.enqueue(Box::new(move || {
+        let what = format!("host function {:#x}({a:#x})", func as usize);
+        // A stream with a host-function thread (aclrtSubscribeHostFunc): that thread runs
+        // it inside aclrtProcessHostFunc while the stream waits.
+        let queue = {
+            let reg = rt.reg.lock();
+            reg.host_subs
+                .get(&e.handle)
+                .and_then(|t| reg.host_reports.get(t))
+                .cloned()
+        };
+        if let Some(queue) = queue {
+            return e.stream.enqueue_op(Op::run("host_func", what, move || {
+                let done = Arc::new((Mutex::new(false), Condvar::new()));
+                queue.q.lock().push_back(Report {
+                    func,
+                    user_data: a,
+                    done: Some(done.clone()),
+                });
+                queue.cv.notify_all();
+                let mut g = done.0.lock();
+                while !*g {
+                    done.1.wait(&mut g);
+                }
+                Ok(())
+            }));
+        }
+        e.stream.enqueue_op(Op::run("host_func", what, move || {
             // SAFETY: the user's host function with the user's pointer.
             unsafe { func(a as *mut c_void) };
             Ok(())

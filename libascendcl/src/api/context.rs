@@ -21,8 +21,9 @@ pub unsafe extern "C" fn aclrtCreateContext(context: *mut *mut c_void, deviceId:
 /// `aclError aclrtDestroyContext(aclrtContext context)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtDestroyContext(context: *mut c_void) -> i32 {
-    errors::boundary("aclrtDestroyContext", || {
-        runtime::get()?.destroy_context(context)
+    errors::boundary("aclrtDestroyContext", || match runtime::get() {
+        Ok(rt) => rt.destroy_context(context),
+        Err(e) => runtime::handle_after_finalize(e, context as u64),
     })
 }
 

@@ -41,22 +41,26 @@ fn cfg_any() -> Result<Config> {
 /// `aclError aclrtSetDevice(int32_t deviceId)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSetDevice(deviceId: i32) -> i32 {
-    errors::boundary("aclrtSetDevice", || runtime::get()?.set_device(deviceId))
+    errors::boundary("aclrtSetDevice", || {
+        runtime::get_or_start()?.set_device(deviceId)
+    })
 }
 
 /// `aclError aclrtResetDevice(int32_t deviceId)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtResetDevice(deviceId: i32) -> i32 {
-    errors::boundary("aclrtResetDevice", || {
-        runtime::get()?.reset_device(deviceId, false)
+    errors::boundary("aclrtResetDevice", || match runtime::get() {
+        Ok(rt) => rt.reset_device(deviceId, false),
+        Err(e) => runtime::reset_after_finalize(e, deviceId, false),
     })
 }
 
 /// `aclError aclrtResetDeviceForce(int32_t deviceId)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtResetDeviceForce(deviceId: i32) -> i32 {
-    errors::boundary("aclrtResetDeviceForce", || {
-        runtime::get()?.reset_device(deviceId, true)
+    errors::boundary("aclrtResetDeviceForce", || match runtime::get() {
+        Ok(rt) => rt.reset_device(deviceId, true),
+        Err(e) => runtime::reset_after_finalize(e, deviceId, true),
     })
 }
 

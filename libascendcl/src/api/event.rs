@@ -16,7 +16,7 @@
 //! `aclrtEventElapsedTime` gives milliseconds between the two events' completion
 //! (`CLOCK_MONOTONIC`); `aclrtEventGetTimestamp` gives microseconds, as CANN documents.
 
-use crate::api::errors;
+use crate::api::{errors, mdlri};
 use crate::ffi::{self, out};
 use crate::runtime::{self, timeout_ms};
 use npu_emu::codes::*;
@@ -49,6 +49,10 @@ fn timed(e: &crate::runtime::EventEntry, arg: &str) -> Result<()> {
 pub const EVENT_FLAGS_MASK: u32 = 0x1 | 0x2 | 0x8 | 0x10 | 0x20 | 0x40;
 
 fn create(event: *mut *mut c_void, flag: u32, check: bool) -> Result<()> {
+    create_ex(event, flag, check, false)
+}
+
+fn create_ex(event: *mut *mut c_void, flag: u32, check: bool, ex: bool) -> Result<()> {
     ffi::non_null(event, "event")?;
     // CANN's EventCreate: `(flag & max) == 0 || flag > max` is RT_ERROR_INVALID_VALUE.
     if check && (flag == 0 || flag & !EVENT_FLAGS_MASK != 0) {
@@ -57,7 +61,7 @@ fn create(event: *mut *mut c_void, flag: u32, check: bool) -> Result<()> {
             format!("flag = {flag:#x} is invalid: expected a non-empty combination of ACL_EVENT_* flags (mask {EVENT_FLAGS_MASK:#x})"),
         ));
     }
-    let h = runtime::get()?.create_event(flag)?;
+    let h = runtime::get()?.create_event_ex(flag, ex)?;
     out(event, "event", h as *mut c_void)
 }
 
@@ -78,24 +82,71 @@ pub unsafe extern "C" fn aclrtCreateEventWithFlag(event: *mut *mut c_void, flag:
 /// `aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtCreateEventExWithFlag(event: *mut *mut c_void, flag: u32) -> i32 {
-    errors::boundary("aclrtCreateEventExWithFlag", || create(event, flag, true))
+    errors::boundary("aclrtCreateEventExWithFlag", || {
+        create_ex(event, flag, true, true)
+    })
 }
 
 /// `aclError aclrtDestroyEvent(aclrtEvent event)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtDestroyEvent(event: *mut c_void) -> i32 {
-    errors::boundary("aclrtDestroyEvent", || runtime::get()?.destroy_event(event))
+    errors::boundary("aclrtDestroyEvent", || match runtime::get() {
+        Ok(rt) => rt.destroy_event(event),
+        Err(e) => runtime::handle_after_finalize(e, event as u64),
+    })
+}
+
+/// `ACL_EVENT_RECORD_EXTERNAL` (`aclrtRecordEventWithFlag`): a record a captured model
+/// makes of the real event at each execution, for streams outside the model.
+pub const ACL_EVENT_RECORD_EXTERNAL: u32 = 0x1;
+
+fn record(event: *mut c_void, stream: *mut c_void, external: bool) -> Result<()> {
+    let rt = runtime::get()?;
+    let ev = rt.event_entry(event, "event")?;
+    let s = rt.stream_entry(stream, "stream")?;
+    if let Some(slot) = ev.ipc {
+        if s.stream.is_capturing() {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                format!(
+                    "event {} is an IPC event, which a capture cannot record",
+                    ev.id
+                ),
+            ));
+        }
+        return crate::api::ipc::event_record(&rt, &ev, slot, &s);
+    }
+    if let Some(r) = mdlri::record_in_model(&rt, &ev, &s, external) {
+        return r;
+    }
+    ev.event.record(&s.stream)
+}
+
+/// `aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag)`:
+/// `flag` `ACL_EVENT_RECORD_DEFAULT` (0) records as `aclrtRecordEvent`;
+/// `ACL_EVENT_RECORD_EXTERNAL` (1) on a capturing stream records the real event (not one of
+/// the capture's own) each time the model runs, so a stream outside the model can wait for it.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtRecordEventWithFlag(
+    event: *mut c_void,
+    stream: *mut c_void,
+    flag: u32,
+) -> i32 {
+    errors::boundary("aclrtRecordEventWithFlag", || {
+        if flag & !ACL_EVENT_RECORD_EXTERNAL != 0 {
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("flag = {flag:#x} is invalid: expected ACL_EVENT_RECORD_DEFAULT (0) or ACL_EVENT_RECORD_EXTERNAL (1)"),
+            ));
+        }
+        record(event, stream, flag == ACL_EVENT_RECORD_EXTERNAL)
+    })
 }
 
 /// `aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtRecordEvent(event: *mut c_void, stream: *mut c_void) -> i32 {
-    errors::boundary("aclrtRecordEvent", || {
-        let rt = runtime::get()?;
-        let ev = rt.event_entry(event, "event")?;
-        let s = rt.stream_entry(stream, "stream")?;
-        ev.event.record(&s.stream)
-    })
+    errors::boundary("aclrtRecordEvent", || record(event, stream, false))
 }
 
 /// `aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream)`
@@ -105,12 +156,45 @@ pub unsafe extern "C" fn aclrtResetEvent(event: *mut c_void, stream: *mut c_void
         let rt = runtime::get()?;
         let ev = rt.event_entry(event, "event")?;
         let s = rt.stream_entry(stream, "stream")?;
+        if ev.ipc.is_some() {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                format!(
+                    "event {} is an IPC event: it cannot be reset (record it again instead)",
+                    ev.id
+                ),
+            ));
+        }
+        if let Some(r) = mdlri::reset_in_model(&rt, &ev, &s) {
+            return r;
+        }
         ev.event.reset(&s.stream)
     })
 }
 
 fn status(event: *mut c_void) -> Result<npu_emu::event::Status> {
-    Ok(runtime::get()?.event_entry(event, "event")?.event.status())
+    let rt = runtime::get()?;
+    let e = rt.event_entry(event, "event")?;
+    if let Some(slot) = e.ipc {
+        let (ever, done) = crate::api::ipc::event_status(&rt, slot)?;
+        return Ok(npu_emu::event::Status {
+            ever_recorded: ever,
+            complete: done,
+            valid: ever && done,
+            waits_complete: true,
+        });
+    }
+    Ok(e.event.status())
+}
+
+/// Synchronize with an event (IPC or not).
+fn sync(event: *mut c_void, t: Option<std::time::Duration>) -> Result<()> {
+    let rt = runtime::get()?;
+    let e = rt.event_entry(event, "event")?;
+    if let Some(slot) = e.ipc {
+        return crate::api::ipc::event_sync(&rt, slot, t);
+    }
+    e.event.synchronize(t)
 }
 
 /// `aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status)` (deprecated)
@@ -153,12 +237,7 @@ pub unsafe extern "C" fn aclrtQueryEventWaitStatus(event: *mut c_void, st: *mut 
 /// `aclError aclrtSynchronizeEvent(aclrtEvent event)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSynchronizeEvent(event: *mut c_void) -> i32 {
-    errors::boundary("aclrtSynchronizeEvent", || {
-        runtime::get()?
-            .event_entry(event, "event")?
-            .event
-            .synchronize(None)
-    })
+    errors::boundary("aclrtSynchronizeEvent", || sync(event, None))
 }
 
 /// `aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout)`:
@@ -168,10 +247,7 @@ pub unsafe extern "C" fn aclrtSynchronizeEvent(event: *mut c_void) -> i32 {
 pub unsafe extern "C" fn aclrtSynchronizeEventWithTimeout(event: *mut c_void, timeout: i32) -> i32 {
     errors::boundary("aclrtSynchronizeEventWithTimeout", || {
         let t = timeout_ms(timeout)?;
-        runtime::get()?
-            .event_entry(event, "event")?
-            .event
-            .synchronize(t)
+        sync(event, t)
     })
 }
 

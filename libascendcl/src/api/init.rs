@@ -10,15 +10,21 @@
 //!   `ACL_ERROR_INVALID_PARAM`, as in CANN.
 //! - Config keys acted on: `err_msg_mode` ("0": `aclGetRecentErrMsg` per thread, the
 //!   default; "1": per process; anything else is
-//!   `ACL_ERROR_INVALID_PARAM`) and `defaultDevice.default_device` (threads with no current
-//!   context use that device). Other keys (dump, profiling, …) are accepted and ignored.
+//!   `ACL_ERROR_INVALID_PARAM`), `defaultDevice.default_device` (threads with no current
+//!   context use that device) and `dump` (checked, see `api/dump.rs`). Other keys
+//!   (profiling, …) are accepted and ignored.
+//! - Init and finalize callbacks (`api/init_cb.rs`) run in CANN's order.
 //! - `aclFinalize` finalises whatever the count (as CANN); a second call returns
 //!   `ACL_ERROR_REPEAT_FINALIZE` (100037). `aclFinalizeReference` decrements the count and
 //!   only finalises at 1.
+//! - `aclrtSetDevice` before `aclInit` works, as in CANN (whose runtime needs no `aclInit`;
+//!   CANN's samples set the device, make contexts and streams, then call `aclInit`): it
+//!   starts the runtime without a config, and `aclInit` keeps that runtime. Other calls
+//!   before either still return `ACL_ERROR_UNINITIALIZE` naming `aclInit`.
 //! - Deviation: CANN's `aclFinalize` before any `aclInit` returns success; we return 100037
 //!   with a message, because it is always a bug in the caller.
 
-use crate::api::errors;
+use crate::api::{errors, init_cb};
 use crate::runtime::{self, InitOptions, LIFECYCLE};
 use npu_emu::codes::*;
 use npu_emu::{Error, Result};
@@ -74,6 +80,8 @@ fn read_config(path: *const c_char) -> Result<(String, InitOptions)> {
             )));
         }
     }
+    // "dump": checked as CANN's dump module checks it (applied by `init`).
+    crate::api::dump::check_config(&json, &p)?;
     // "defaultDevice": {"default_device": "N"} (a string, or a number).
     if let Some(dd) = json
         .get("defaultDevice")
@@ -97,6 +105,7 @@ fn read_config(path: *const c_char) -> Result<(String, InitOptions)> {
 }
 
 fn init(path: *const c_char) -> Result<()> {
+    init_cb::check_not_in_callback("aclInit")?;
     let mut lc = LIFECYCLE.lock();
     if lc.refcount > 0 {
         lc.refcount += 1;
@@ -118,7 +127,20 @@ fn init(path: *const c_char) -> Result<()> {
             ));
         }
     }
-    runtime::create(opts)?;
+    // A runtime aclrtSetDevice started before aclInit is kept (as CANN's, which needs no
+    // aclInit); otherwise start one.
+    let adopted = runtime::adopt_started(&opts)?;
+    if !adopted {
+        runtime::create(opts)?;
+    }
+    // SAFETY: non-null, NUL-terminated per the ACL contract.
+    let with_path = !path.is_null() && unsafe { *path } != 0;
+    if let Err(e) = init_cb::notify_init(&content, with_path) {
+        if !adopted {
+            runtime::destroy();
+        }
+        return Err(e);
+    }
     // err_msg_mode "1": aclGetRecentErrMsg reports the messages of every thread.
     let process_messages = serde_json::from_str::<serde_json::Value>(&content)
         .ok()
@@ -126,6 +148,11 @@ fn init(path: *const c_char) -> Result<()> {
         .unwrap_or(false);
     crate::ffi::set_process_mode(process_messages);
     lc.refcount = 1;
+    init_cb::set_initialized(Some(&content));
+    let dump = serde_json::from_str::<serde_json::Value>(&content)
+        .ok()
+        .and_then(|v| crate::api::dump::check_config(&v, "").ok().flatten());
+    crate::api::dump::set_from_init(dump);
     if lc.first_config.is_none() && !content.is_empty() {
         lc.first_config = Some(content);
     }
@@ -144,6 +171,7 @@ pub unsafe extern "C" fn aclInit(configPath: *const c_char) -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn aclFinalize() -> i32 {
     errors::boundary("aclFinalize", || {
+        init_cb::check_not_in_callback("aclFinalize")?;
         let mut lc = LIFECYCLE.lock();
         if lc.refcount == 0 {
             return Err(Error::new(
@@ -151,6 +179,8 @@ pub unsafe extern "C" fn aclFinalize() -> i32 {
                 "the ACL runtime is not initialized: aclFinalize was already called, or aclInit never was",
             ));
         }
+        init_cb::notify_finalize()?;
+        init_cb::set_initialized(None);
         runtime::destroy();
         lc.refcount = 0;
         Ok(())
@@ -161,6 +191,7 @@ pub unsafe extern "C" fn aclFinalize() -> i32 {
 #[no_mangle]
 pub unsafe extern "C" fn aclFinalizeReference(refCount: *mut u64) -> i32 {
     errors::boundary("aclFinalizeReference", || {
+        init_cb::check_not_in_callback("aclFinalizeReference")?;
         let mut lc = LIFECYCLE.lock();
         let put = |v: u64| {
             if !refCount.is_null() {
@@ -180,6 +211,8 @@ pub unsafe extern "C" fn aclFinalizeReference(refCount: *mut u64) -> i32 {
                 "the ACL runtime is not initialized: finalized already, or aclInit never called",
             ));
         }
+        init_cb::notify_finalize()?;
+        init_cb::set_initialized(None);
         runtime::destroy();
         lc.refcount = 0;
         put(0);

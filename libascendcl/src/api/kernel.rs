@@ -164,26 +164,31 @@ pub(crate) fn regions_of(
 /// Queue `launch` on `entry`'s stream; a failure at execution is logged when it happens.
 pub(crate) fn submit(entry: &runtime::StreamEntry, launch: Launch) -> Result<()> {
     let physical = entry.physical;
-    submit_task(entry, move || execute(&launch, physical))
+    let what = format!("{}<<<{}>>>", launch.kernel(), launch.block_dim());
+    submit_task(entry, what, move || execute(&launch, physical))
 }
 
 /// Queue `task` (a launch run when the stream gets to it) on `entry`'s stream; its failure is
 /// logged when it happens.
 pub(crate) fn submit_task(
     entry: &runtime::StreamEntry,
-    task: impl FnOnce() -> Result<()> + Send + 'static,
+    what: String,
+    task: impl Fn() -> Result<()> + Send + Sync + 'static,
 ) -> Result<()> {
     let label = entry.stream.label().to_string();
-    entry.stream.enqueue(Box::new(move || {
-        let r = task();
-        if let Err(e) = &r {
-            runtime::log(
-                LogLevel::Error,
-                &format!("AI-core exception on {label}: {}", e.msg),
-            );
-        }
-        r
-    }))
+    // An operation, so a capture (aclmdlRICaptureBegin) can hold it and run it again.
+    entry
+        .stream
+        .enqueue_op(npu_emu::stream::Op::run("kernel", what, move || {
+            let r = task();
+            if let Err(e) = &r {
+                runtime::log(
+                    LogLevel::Error,
+                    &format!("AI-core exception on {label}: {}", e.msg),
+                );
+            }
+            r
+        }))
 }
 
 #[allow(clippy::too_many_arguments)]

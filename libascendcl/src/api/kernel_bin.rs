@@ -851,7 +851,8 @@ fn launch_device_args(
     let key = f.tiling_key;
     drop(rt);
     // The argument block is read when the launch runs, after the copies queued before it.
-    submit_task(&entry, move || {
+    let what = format!("{}<<<{block_dim}>>>", k.name);
+    submit_task(&entry, what, move || {
         let rt = runtime::get()?;
         let size = k.args_size;
         let src = rt
@@ -873,7 +874,7 @@ fn launch_device_args(
         drop(rt);
         let launch = Launch::new(&k.name, block_dim, func, &bytes, regions)
             .with_tiling_key(key)
-            .keeping(Box::new(bin));
+            .keeping(Box::new(bin.clone()));
         execute(&launch, physical)
     })
 }

@@ -42,7 +42,9 @@ use npu_emu::codes::{
 };
 use npu_emu::copy::batch::{self, Batch};
 use npu_emu::copy::copy2d::Copy2d;
-use npu_emu::copy::direction::{kind_name, resolve, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE};
+use npu_emu::copy::direction::{
+    kind_name, pageable_host_end, resolve, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE,
+};
 use npu_emu::copy::{linear, memset};
 use npu_emu::memory::{rounded_size, Rounding, Space};
 use npu_emu::{Error, Result};
@@ -65,7 +67,7 @@ fn common_copy_args(
     Ok(())
 }
 
-fn malloc_impl(
+pub(crate) fn malloc_impl(
     dev_ptr: *mut *mut c_void,
     size: usize,
     policy: i32,
@@ -145,7 +147,7 @@ const ACL_RT_MEM_ATTR_VA_FLAG: i32 = 3;
 
 /// Read a `aclrtMallocConfig`: the device id attribute, if any. Other known attributes are
 /// accepted and ignored; unknown ones are an error.
-fn config_device(cfg: *const MallocConfig) -> Result<Option<i32>> {
+pub(crate) fn config_device(cfg: *const MallocConfig) -> Result<Option<i32>> {
     if cfg.is_null() {
         return Ok(None);
     }
@@ -283,6 +285,7 @@ pub unsafe extern "C" fn aclrtMemcpy(
             return unsafe { linear::copy_host(rt.as_deref(), kind, d, s, n) };
         }
         let rt = get()?;
+        crate::api::mdlri::check_unsafe_call(&rt, "aclrtMemcpy")?;
         // SAFETY: as above.
         unsafe { linear::copy_sync(&*rt, kind, d, s, n) }
     })
@@ -318,6 +321,13 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
             ));
         }
         let st = rt.stream(stream)?;
+        if pageable_host_end(&*rt, d, s, dir) {
+            // Done at the call (CANN): not allowed where a capture forbids synchronous work.
+            crate::api::mdlri::check_unsafe_call(
+                &rt,
+                "aclrtMemcpyAsync with pageable host memory",
+            )?;
+        }
         let staged = kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE;
         // SAFETY: host memory stays valid until the stream ran the copy (the program's
         // contract in CANN), except for the staged kind.
@@ -357,6 +367,7 @@ pub unsafe extern "C" fn aclrtMemcpy2d(
         non_null(src, "src")?;
         let (d, s) = (dst as u64, src as u64);
         let c = Copy2d::check(&*rt, d, dpitch, s, spitch, width, height, kind, false)?;
+        crate::api::mdlri::check_unsafe_call(&rt, "aclrtMemcpy2d")?;
         // SAFETY: host rows the runtime does not know are the program's contract.
         unsafe { c.run(&*rt) }
     })
@@ -419,6 +430,7 @@ pub unsafe extern "C" fn aclrtMemset(
         }
         memset_args(devPtr, maxCount, count_, ACL_ERROR_INVALID_PARAM)?;
         let rt = get()?;
+        crate::api::mdlri::check_unsafe_call(&rt, "aclrtMemset")?;
         memset::fill(&*rt, devPtr as u64, value as u8, count_ as u64)
     })
 }

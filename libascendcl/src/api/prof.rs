@@ -54,6 +54,47 @@ pub struct Prof {
     /// Configs used by sessions (for the summary).
     used: Vec<ProfConfig>,
     counts: BTreeMap<&'static str, u64>,
+    /// msproftx events (`aclprofMark`, ranges, …) recorded during sessions that collect
+    /// `ACL_PROF_MSPROFTX` (see `api/prof_tx.rs`).
+    tx: Vec<serde_json::Value>,
+    /// `aclprofSetConfig` values by `aclprofConfigType`.
+    settings: BTreeMap<i32, String>,
+}
+
+/// `ACL_PROF_MSPROFTX`.
+const ACL_PROF_MSPROFTX: u64 = 0x0080;
+
+/// Record msproftx event `ev` (a JSON object; its time is added) if a running session
+/// collects `ACL_PROF_MSPROFTX`; whether it was recorded.
+pub fn record_tx(mut ev: serde_json::Value) -> bool {
+    let mut g = PROF.lock();
+    let Some(p) = g.as_mut() else {
+        return false;
+    };
+    let on = p.running.iter().any(|(c, _)| {
+        p.configs
+            .peek(*c as u64)
+            .is_some_and(|cfg| cfg.data_type_config & ACL_PROF_MSPROFTX != 0)
+    });
+    if !on {
+        return false;
+    }
+    if let Some(o) = ev.as_object_mut() {
+        o.insert(
+            "time_ns".into(),
+            serde_json::json!(npu_emu::event::now_ns()),
+        );
+    }
+    p.tx.push(ev);
+    true
+}
+
+/// Keep an `aclprofSetConfig` value (type already checked).
+pub fn set_config(ty: i32, value: String) {
+    PROF.lock()
+        .get_or_insert_with(Prof::default)
+        .settings
+        .insert(ty, value);
 }
 
 /// What an `aclprofConfig *` is: a handle of [`Prof`]'s table.
@@ -69,6 +110,8 @@ impl Default for Prof {
             configs: HandleTable::new(&CONFIG),
             used: Vec::new(),
             counts: BTreeMap::new(),
+            tx: Vec::new(),
+            settings: BTreeMap::new(),
         }
     }
 }
@@ -140,6 +183,7 @@ pub unsafe extern "C" fn aclprofInit(
         let p = g.get_or_insert_with(Prof::default);
         *p = Prof {
             configs: std::mem::replace(&mut p.configs, HandleTable::new(&CONFIG)),
+            settings: std::mem::take(&mut p.settings),
             ..Prof::default()
         };
         p.dir = Some(dir);
@@ -339,6 +383,8 @@ pub extern "C" fn aclprofFinalize() -> i32 {
             })).collect::<Vec<_>>(),
             "counted_calls_total": total,
             "api_calls": calls,
+            "settings": p.settings.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<String, serde_json::Value>>(),
+            "msproftx": p.tx,
         });
         let file = dir.join(format!("npu_emu_profile_{pid}.json"));
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -349,8 +395,10 @@ pub extern "C" fn aclprofFinalize() -> i32 {
             )
         })?;
         let configs = std::mem::replace(&mut p.configs, HandleTable::new(&CONFIG));
+        let settings = std::mem::take(&mut p.settings);
         *p = Prof {
             configs,
+            settings,
             ..Prof::default()
         };
         Ok(())

@@ -198,16 +198,18 @@ pub unsafe extern "C" fn aclrtDestroyStreamConfigHandle(
 /// `aclError aclrtDestroyStream(aclrtStream stream)`: waits for the stream's pending tasks.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtDestroyStream(stream: *mut c_void) -> i32 {
-    errors::boundary("aclrtDestroyStream", || {
-        runtime::get()?.destroy_stream(stream, false)
+    errors::boundary("aclrtDestroyStream", || match runtime::get() {
+        Ok(rt) => rt.destroy_stream(stream, false),
+        Err(e) => runtime::handle_after_finalize(e, stream as u64),
     })
 }
 
 /// `aclError aclrtDestroyStreamForce(aclrtStream stream)`: discards pending tasks.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtDestroyStreamForce(stream: *mut c_void) -> i32 {
-    errors::boundary("aclrtDestroyStreamForce", || {
-        runtime::get()?.destroy_stream(stream, true)
+    errors::boundary("aclrtDestroyStreamForce", || match runtime::get() {
+        Ok(rt) => rt.destroy_stream(stream, true),
+        Err(e) => runtime::handle_after_finalize(e, stream as u64),
     })
 }
 
@@ -265,10 +267,69 @@ pub unsafe extern "C" fn aclrtStreamQuery(stream: *mut c_void, status: *mut i32)
 }
 
 fn wait_event(stream: *mut c_void, event: *mut c_void, timeout: Option<Duration>) -> Result<()> {
+    wait_event_flag(stream, event, timeout, false)
+}
+
+fn wait_event_flag(
+    stream: *mut c_void,
+    event: *mut c_void,
+    timeout: Option<Duration>,
+    external: bool,
+) -> Result<()> {
     let rt = runtime::get()?;
     let ev = rt.event_entry(event, "event")?;
     let s = rt.stream_entry(stream, "stream")?;
+    if let Some(slot) = ev.ipc {
+        if s.stream.is_capturing() {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                format!(
+                    "event {} is an IPC event, which a capture cannot wait on",
+                    ev.id
+                ),
+            ));
+        }
+        return crate::api::ipc::event_wait(&rt, slot, &s, timeout);
+    }
+    if let Some(r) = crate::api::mdlri::wait_in_model(&rt, &ev, &s, external) {
+        return r;
+    }
     ev.event.wait_on(&s.stream, timeout)
+}
+
+/// `ACL_EVENT_WAIT_EXTERNAL` (`aclrtStreamWaitEventWithFlag`).
+pub const ACL_EVENT_WAIT_EXTERNAL: u32 = 0x1;
+
+/// `aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t
+/// timeout, uint32_t flag)`: `flag` `ACL_EVENT_WAIT_DEFAULT` (0) waits as
+/// `aclrtStreamWaitEventWithTimeout` (`timeout` in ms, 0 = no limit);
+/// `ACL_EVENT_WAIT_EXTERNAL` (1) on a capturing stream makes the model wait, at each
+/// execution, for the event's latest record made outside the model before it was launched
+/// (`timeout` must then be 0, as CANN documents).
+#[no_mangle]
+pub unsafe extern "C" fn aclrtStreamWaitEventWithFlag(
+    stream: *mut c_void,
+    event: *mut c_void,
+    timeout: u32,
+    flag: u32,
+) -> i32 {
+    errors::boundary("aclrtStreamWaitEventWithFlag", || {
+        if flag & !ACL_EVENT_WAIT_EXTERNAL != 0 {
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("flag = {flag:#x} is invalid: expected ACL_EVENT_WAIT_DEFAULT (0) or ACL_EVENT_WAIT_EXTERNAL (1)"),
+            ));
+        }
+        let external = flag == ACL_EVENT_WAIT_EXTERNAL;
+        if external && timeout != 0 {
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("timeout = {timeout}: with ACL_EVENT_WAIT_EXTERNAL only 0 is supported"),
+            ));
+        }
+        let t = (timeout > 0).then(|| Duration::from_millis(timeout as u64));
+        wait_event_flag(stream, event, t, external)
+    })
 }
 
 /// `aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)`: later tasks on
@@ -388,22 +449,13 @@ pub union aclrtStreamAttrValue {
 }
 
 fn attr_unsupported(attr: i32) -> Error {
-    match attr {
-        2 | 4 => Error::new(
-            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-            format!(
-                "stmAttrType = {attr} ({}) is not supported: npu-emu runs no AI Core kernels",
-                if attr == 2 { "ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK" } else { "ACL_STREAM_ATTR_CACHE_OP_INFO" }
-            ),
-        ),
-        _ => Error::invalid(format!(
-            "stmAttrType = {attr} is invalid: expected ACL_STREAM_ATTR_FAILURE_MODE (1), ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK (2), ACL_STREAM_ATTR_USER_CUSTOM_TAG (3) or ACL_STREAM_ATTR_CACHE_OP_INFO (4)"
-        )),
-    }
+    Error::invalid(format!(
+        "stmAttrType = {attr} is invalid: expected ACL_STREAM_ATTR_FAILURE_MODE (1), ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK (2), ACL_STREAM_ATTR_USER_CUSTOM_TAG (3) or ACL_STREAM_ATTR_CACHE_OP_INFO (4)"
+    ))
 }
 
 /// `aclError aclrtSetStreamAttribute(aclrtStream stream, aclrtStreamAttr stmAttrType, aclrtStreamAttrValue *value)`:
-/// `ACL_STREAM_ATTR_FAILURE_MODE` and `ACL_STREAM_ATTR_USER_CUSTOM_TAG`.
+/// all four attributes (`ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK` is `aclrtSetStreamOverflowSwitch`).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSetStreamAttribute(
     stream: *mut c_void,
@@ -430,11 +482,15 @@ pub unsafe extern "C" fn aclrtSetStreamAttribute(
                 };
                 e.stream.set_failure_mode(m);
             }
+            // SAFETY: the union member of this attribute (as above).
+            2 => crate::api::overflow::set_switch(&e, unsafe { v.overflowSwitch })?,
             3 => e.tag.store(
                 // SAFETY: as above.
                 unsafe { v.userCustomTag },
                 std::sync::atomic::Ordering::SeqCst,
             ),
+            // SAFETY: the union member of this attribute (as above).
+            4 => crate::api::task_info::set_cache_switch(&e, unsafe { v.cacheOpInfoSwitch })?,
             a => return Err(attr_unsupported(a)),
         }
         Ok(())
@@ -455,9 +511,19 @@ pub unsafe extern "C" fn aclrtGetStreamAttribute(
             1 => aclrtStreamAttrValue {
                 failureMode: (e.stream.failure_mode() == FailureMode::Stop) as u64,
             },
+            2 => {
+                let mut v = aclrtStreamAttrValue { reserve: [0; 4] };
+                v.overflowSwitch = crate::api::overflow::get_switch(&e);
+                v
+            }
             3 => {
                 let mut v = aclrtStreamAttrValue { reserve: [0; 4] };
                 v.userCustomTag = e.tag.load(std::sync::atomic::Ordering::SeqCst);
+                v
+            }
+            4 => {
+                let mut v = aclrtStreamAttrValue { reserve: [0; 4] };
+                v.cacheOpInfoSwitch = crate::api::task_info::cache_switch(&*runtime::get()?, &e);
                 v
             }
             a => return Err(attr_unsupported(a)),

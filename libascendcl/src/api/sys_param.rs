@@ -244,6 +244,11 @@ pub unsafe extern "C" fn aclrtGetOpTimeOutInterval(interval: *mut u64) -> i32 {
 const ACL_RT_OVERFLOW_MODE_SATURATION: i32 = 0;
 const ACL_RT_OVERFLOW_MODE_INFNAN: i32 = 1;
 
+/// The process's mode: the one set by `aclrtSetDeviceSatMode`, else the SoC's default.
+pub fn current_sat_mode() -> i32 {
+    runtime::with_settings(|s| s.sat_mode).unwrap_or_else(default_sat_mode)
+}
+
 fn default_sat_mode() -> i32 {
     if soc_has_inf_nan_and_bf16(&soc_name()) {
         ACL_RT_OVERFLOW_MODE_INFNAN
@@ -298,13 +303,14 @@ pub unsafe extern "C" fn aclrtGetDeviceSatMode(mode: *mut i32) -> i32 {
 /// `aclmdlRICaptureStatus` values.
 pub const ACL_MODEL_RI_CAPTURE_STATUS_NONE: i32 = 0;
 
-/// The capture state of a stream: `(aclmdlRICaptureStatus, aclmdlRI being built)`.
-///
-/// Stream capture (`aclmdlRICaptureBegin`) is not built yet, so no stream is ever
-/// capturing. When it exists, answer from the stream's state here; `aclmdlRICaptureGetInfo`
-/// reports whatever this returns.
-pub fn stream_capture_info(_entry: &runtime::StreamEntry) -> (i32, *mut c_void) {
-    (ACL_MODEL_RI_CAPTURE_STATUS_NONE, std::ptr::null_mut())
+/// The capture state of a stream: `(aclmdlRICaptureStatus, aclmdlRI being built)`, from
+/// the stream captures of `api/mdlri.rs` (ACTIVE while capturing, INVALIDATED after a
+/// capture broke).
+pub fn stream_capture_info(entry: &runtime::StreamEntry) -> (i32, *mut c_void) {
+    match runtime::get() {
+        Ok(rt) => crate::api::mdlri::capture_info_of(&rt, entry.handle),
+        Err(_) => (ACL_MODEL_RI_CAPTURE_STATUS_NONE, std::ptr::null_mut()),
+    }
 }
 
 /// `aclError aclmdlRICaptureGetInfo(aclrtStream stream, aclmdlRICaptureStatus *status,

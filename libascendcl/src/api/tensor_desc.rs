@@ -161,7 +161,8 @@ pub fn snapshot(desc: *const TensorDesc, arg: &str) -> Result<TensorDesc, Error>
     with_desc(desc, arg, |d| Ok(d.clone()))
 }
 
-fn register(d: TensorDesc) -> *mut TensorDesc {
+/// Register a descriptor (a new one, or a copy another object owns) as live.
+pub fn register(d: TensorDesc) -> *mut TensorDesc {
     DESCS.lock().insert(d) as *mut TensorDesc
 }
 

@@ -24,35 +24,7 @@ pub const HCCL_E_RUNTIME: i32 = 15;
 
 /// The C name of an `HcclResult` value (abi.md §2.3).
 pub fn code_name(code: i32) -> &'static str {
-    match code {
-        0 => "HCCL_SUCCESS",
-        1 => "HCCL_E_PARA",
-        2 => "HCCL_E_PTR",
-        3 => "HCCL_E_MEMORY",
-        4 => "HCCL_E_INTERNAL",
-        5 => "HCCL_E_NOT_SUPPORT",
-        6 => "HCCL_E_NOT_FOUND",
-        7 => "HCCL_E_UNAVAIL",
-        8 => "HCCL_E_SYSCALL",
-        9 => "HCCL_E_TIMEOUT",
-        10 => "HCCL_E_OPEN_FILE_FAILURE",
-        11 => "HCCL_E_TCP_CONNECT",
-        12 => "HCCL_E_ROCE_CONNECT",
-        13 => "HCCL_E_TCP_TRANSFER",
-        14 => "HCCL_E_ROCE_TRANSFER",
-        15 => "HCCL_E_RUNTIME",
-        16 => "HCCL_E_DRV",
-        17 => "HCCL_E_PROFILING",
-        18 => "HCCL_E_CCE",
-        19 => "HCCL_E_NETWORK",
-        20 => "HCCL_E_AGAIN",
-        21 => "HCCL_E_REMOTE",
-        22 => "HCCL_E_SUSPENDING",
-        23 => "HCCL_E_OPRETRY_FAIL",
-        24 => "HCCL_E_OOM",
-        1041 => "HCCL_E_IN_STATUS",
-        _ => "HCCL_E_UNKNOWN",
-    }
+    npu_emu_ffi::codes::hccl_result_name(code).unwrap_or("HCCL_E_UNKNOWN")
 }
 
 /// What went wrong, before it becomes a Python exception.

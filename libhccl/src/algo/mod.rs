@@ -197,24 +197,113 @@ pub fn nt_of(f: &dyn fabric::Fabric, op: &Op) -> bool {
     mine.saturating_mul(f.topo().n as u64) >= crate::reduce::NT_FOOTPRINT
 }
 
-/// Enqueue `op` on `stream`.
-///
-/// # Safety
-/// `stream` is an `aclrtStream` of this process.
-pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HResult<()> {
+/// The one-shot stream task for `op` (noted in the history as queued).
+fn make_task(comm: &Arc<CommInner>, op: Op) -> (RtTask, u64) {
     let hist = comm.history.push(op.seq, op.history_what(), Status::Queued);
-    let seq = op.seq;
     comm.pending.fetch_add(1, Ordering::SeqCst);
     let task = Box::new(OpTask {
         comm: comm.clone(),
         op,
         hist,
     });
-    let rt_task = RtTask {
-        ctx: Box::into_raw(task) as *mut c_void,
-        run: run_task,
-        drop: drop_task,
+    (
+        RtTask {
+            ctx: Box::into_raw(task) as *mut c_void,
+            run: run_task,
+            drop: drop_task,
+        },
+        hist,
+    )
+}
+
+/// An operation captured into a model (`aclmdlRICaptureBegin`): each execution of the model
+/// calls it again on the launching thread, with a fresh sequence number (collectives meet
+/// their peers there, as at a call) or fresh message numbers (point-to-point).
+struct Captured {
+    comm: Arc<CommInner>,
+    op: Op,
+}
+
+unsafe extern "C" fn captured_instantiate(ctx: *mut c_void, out: *mut RtTask) -> i32 {
+    let t = &*(ctx as *const Captured);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> HResult<RtTask> {
+        let c = &t.comm;
+        if c.destroyed.load(Ordering::SeqCst) {
+            return Err(HcclError::new(
+                crate::errors::HCCL_E_PARA,
+                format!(
+                    "{}: the communicator of this captured operation was destroyed (HcclCommDestroy) before the model ran",
+                    t.op.describe()
+                ),
+            ));
+        }
+        let mut op = t.op.clone();
+        if let Some(mut fp) = op.fp {
+            fp.seq = 0;
+            let seq = c.rendezvous(&mut fp)?;
+            op.seq = seq;
+            op.fp = Some(fp);
+        }
+        if !op.p2p.is_empty() {
+            crate::api::ops::assign_k(c, &mut op.p2p);
+        }
+        Ok(make_task(c, op).0)
+    }));
+    let r = match r {
+        Ok(r) => r,
+        Err(p) => Err(HcclError::new(
+            HCCL_E_INTERNAL,
+            format!(
+                "internal error: {}",
+                npu_emu_ffi::boundary::panic_text(p.as_ref())
+            ),
+        )),
     };
+    match r {
+        Ok(task) => {
+            out.write(task);
+            0
+        }
+        Err(e) => {
+            t.comm.rt.set_error(&format!(
+                "{} (captured in a model) failed when the model ran: {} [{}]",
+                t.op.describe(),
+                e.msg,
+                code_name(e.code)
+            ));
+            acl_code(e.code)
+        }
+    }
+}
+
+unsafe extern "C" fn captured_drop(ctx: *mut c_void) {
+    drop(Box::from_raw(ctx as *mut Captured));
+}
+
+/// Enqueue `op` on `stream`. On a stream that captures into a model, `op` goes into the
+/// model instead: the sequence number its call took is given back at once (the capture
+/// never runs it), and each execution of the model calls it anew.
+///
+/// # Safety
+/// `stream` is an `aclrtStream` of this process.
+pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HResult<()> {
+    if comm.rt.capturing(stream)? {
+        if op.seq != 0 {
+            comm.finish_turn(op.seq);
+        }
+        let what = op.describe();
+        let tmpl = npu_emu::rtapi::RtTemplate {
+            ctx: Box::into_raw(Box::new(Captured {
+                comm: comm.clone(),
+                op,
+            })) as *mut c_void,
+            instantiate: captured_instantiate,
+            drop: captured_drop,
+        };
+        return comm.rt.enqueue_template(stream, tmpl, &what);
+    }
+    let seq = op.seq;
+    let (rt_task, hist) = make_task(comm, op);
     if let Err(e) = comm.rt.enqueue(stream, rt_task) {
         comm.history.set(hist, Status::Failed { code: e.code });
         comm.mark_failed(

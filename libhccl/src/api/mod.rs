@@ -8,6 +8,9 @@ pub mod comm;
 pub mod group;
 pub mod mem;
 pub mod ops;
+pub mod resilience;
+pub mod sym_win;
+pub mod zero_copy;
 
 use crate::algo::BufRef;
 use crate::comm::{peek, CommInner, HcclComm};

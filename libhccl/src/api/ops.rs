@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 fn prep(comm: HcclComm, stream: *mut c_void) -> HResult<Arc<CommInner>> {
     let c = cm::get(comm)?;
+    super::resilience::check_not_suspended(comm)?;
     non_null(stream, "stream")?;
     Ok(c)
 }
@@ -121,7 +122,7 @@ pub unsafe extern "C" fn HcclAllReduce(
         || {
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
-            let rop = parse_redop(op)?;
+            let rop = parse_redop(op, dt)?;
             let len = bytes(count, dt, "count")?;
             let mut o = Op::new(opcode::ALLREDUCE, String::new());
             o.send = opt_buf(&c, sendBuf, len, "sendBuf", count > 0)?;
@@ -301,7 +302,7 @@ pub unsafe extern "C" fn HcclReduceScatter(
         || {
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
-            let rop = parse_redop(op)?;
+            let rop = parse_redop(op, dt)?;
             let len = bytes(recvCount, dt, "recvCount")?;
             let total = bytes(
                 recvCount.saturating_mul(c.n as u64),
@@ -348,7 +349,7 @@ pub unsafe extern "C" fn HcclReduceScatterV(
         || {
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
-            let rop = parse_redop(op)?;
+            let rop = parse_redop(op, dt)?;
             let counts = u64s(sendCounts, c.n, "sendCounts")?;
             let displs = u64s(sendDispls, c.n, "sendDispls")?;
             if counts[c.rank as usize] != recvCount {
@@ -414,7 +415,7 @@ pub unsafe extern "C" fn HcclReduce(
         || {
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
-            let rop = parse_redop(op)?;
+            let rop = parse_redop(op, dt)?;
             check_root(root, &c)?;
             let len = bytes(count, dt, "count")?;
             let mut o = Op::new(opcode::REDUCE, String::new());
@@ -761,7 +762,9 @@ unsafe fn p2p_item(
     })
 }
 
-fn assign_k(c: &CommInner, items: &mut [P2p]) {
+/// Give each point-to-point item its message number with its peer (at the call, or at
+/// each execution of a model that captured it).
+pub(crate) fn assign_k(c: &CommInner, items: &mut [P2p]) {
     let mut sk = c.send_k.lock();
     let mut rk = c.recv_k.lock();
     for it in items.iter_mut() {
@@ -806,7 +809,10 @@ unsafe fn single_p2p(
     };
     let in_group = group::note(group::Kind::P2p, name)?;
     let mut items = vec![p2p_item(&c, send, buf, count, dataType, peer, "")?];
-    assign_k(&c, &mut items);
+    // A capturing stream numbers its messages when the model runs.
+    if !c.rt.capturing(stream)? {
+        assign_k(&c, &mut items);
+    }
     if in_group {
         let what = format!(
             "{name}(count={count}, dataType={}, {peer_arg}={peer}) message #{}",
@@ -923,7 +929,9 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
                     &format!("sendRecvInfo[{i}]."),
                 )?);
             }
-            assign_k(&c, &mut items);
+            if !c.rt.capturing(stream)? {
+                assign_k(&c, &mut items);
+            }
             let mut o = Op::new(
                 opcode::BATCH_SEND_RECV,
                 format!("HcclBatchSendRecv(itemNum={itemNum})"),

@@ -13,9 +13,11 @@
 //!   loader; [`rt`]: the client libhccl and libnnopbase reach the runtime through.
 //! - [`os`]: shared file mappings, process liveness (and whether a process is stopped), the
 //!   directory of the library we are linked into, futex wait/wake, thread and CPU ids.
+//! - [`codes`]: the names of status codes, for messages (`HcclResult`).
 //! - [`globals`]: this crate's process-global state, each with its reason.
 
 pub mod boundary;
+pub mod codes;
 pub mod globals;
 pub mod handles;
 pub mod os;

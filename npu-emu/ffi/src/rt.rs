@@ -236,6 +236,51 @@ impl<E: From<RtError>> Client<E> {
         Ok(())
     }
 
+    /// Whether `stream` hands its operations to a model (capture, bound stream, task-group
+    /// update) instead of running them.
+    ///
+    /// # Safety
+    /// `stream` is NULL or an `aclrtStream` of this process.
+    pub unsafe fn capturing(&self, stream: *mut c_void) -> Result<bool, E> {
+        let mut v = 0i32;
+        // SAFETY: the caller passes a valid stream; the out-pointer is valid for the call.
+        let r = unsafe { (self.api.stream_capturing)(stream, &mut v) };
+        if r != 0 {
+            return Err(self.fail(r, "querying the stream"));
+        }
+        Ok(v != 0)
+    }
+
+    /// Enqueue an operation a model can hold (see [`crate::rtapi::RtTemplate`]); `what`
+    /// describes it in capture information. The template is consumed either way.
+    ///
+    /// # Safety
+    /// `stream` is NULL or an `aclrtStream` of this process.
+    pub unsafe fn enqueue_template(
+        &self,
+        stream: *mut c_void,
+        tmpl: crate::rtapi::RtTemplate,
+        what: &str,
+    ) -> Result<(), E> {
+        let kind = self.module.to_ascii_lowercase();
+        // SAFETY: the caller passes a valid stream; both (pointer, length) pairs describe
+        // live strings for the call; the table takes the template's ownership.
+        let r = unsafe {
+            (self.api.enqueue_template)(
+                stream,
+                tmpl,
+                kind.as_ptr(),
+                kind.len(),
+                what.as_ptr(),
+                what.len(),
+            )
+        };
+        if r != 0 {
+            return Err(self.fail(r, "putting the operation into the stream's model"));
+        }
+        Ok(())
+    }
+
     /// Wait until `stream` ran everything enqueued so far.
     ///
     /// # Safety

@@ -16,7 +16,9 @@ use std::ffi::{c_char, c_void};
 /// - 2: `set_error_module` (a library's errors logged under its own CANN module).
 /// - 3: `translate_serial` and `peer_to_host` (queued HCCL operations recheck their buffers
 ///   when they run; peers' published buffers are checked against the peer's memory).
-pub const RT_API_VERSION: u32 = 3;
+/// - 4: `stream_capturing`, `enqueue_template`, `enqueue_repeatable` (stream capture into
+///   models, `aclmdlRI*`).
+pub const RT_API_VERSION: u32 = 4;
 
 /// Name of the exported accessor in `libascendcl.so`.
 pub const RT_API_SYMBOL: &[u8] = b"npuemu_runtime_api\0";
@@ -34,6 +36,24 @@ pub struct RtTask {
 
 // SAFETY: the producer of an RtTask guarantees ctx may move to the worker thread.
 unsafe impl Send for RtTask {}
+
+/// A stream operation a model can hold ([`RtApi::enqueue_template`]): each time it is to run
+/// (at once outside a capture; at each execution of the model inside one), `instantiate` is
+/// called on the launching host thread and fills `*out` with a fresh one-shot [`RtTask`], or
+/// returns an ACL error code (after setting the message). `drop` is called once when the
+/// operation is no longer needed. `instantiate` may be called from any thread, concurrently
+/// with tasks it made earlier.
+#[repr(C)]
+pub struct RtTemplate {
+    pub ctx: *mut c_void,
+    pub instantiate: unsafe extern "C" fn(ctx: *mut c_void, out: *mut RtTask) -> i32,
+    pub drop: unsafe extern "C" fn(ctx: *mut c_void),
+}
+
+// SAFETY: the producer of an RtTemplate guarantees ctx may be used from any thread.
+unsafe impl Send for RtTemplate {}
+// SAFETY: as for Send: `instantiate` may be called from any thread, concurrently.
+unsafe impl Sync for RtTemplate {}
 
 /// A physical location in device memory: device (physical id) and byte offset in its HBM.
 /// Physical addresses mean the same in every process of the node, so ranks publish them.
@@ -90,6 +110,32 @@ pub struct RtApi {
     /// range lies in device memory held by process `pid` of this node
     /// (`npu_emu::node::Node::held_by`). Since version 3.
     pub peer_to_host: unsafe extern "C" fn(pid: u32, phys: RtPhys, len: u64) -> *mut u8,
+    /// Whether `stream` (NULL = default stream) hands its operations to a model (it is
+    /// being captured, bound to a model, or in a task update): `*capturing` = 1 or 0.
+    /// Since version 4.
+    pub stream_capturing: unsafe extern "C" fn(stream: *mut c_void, capturing: *mut i32) -> i32,
+    /// Enqueue an operation a model can hold (see [`RtTemplate`]); `kind` (`kind_len` bytes,
+    /// e.g. `hccl`) and `what` (one line with its arguments) describe it in debug prints.
+    /// Takes ownership of the template even on failure. Since version 4.
+    pub enqueue_template: unsafe extern "C" fn(
+        stream: *mut c_void,
+        tmpl: RtTemplate,
+        kind: *const u8,
+        kind_len: usize,
+        what: *const u8,
+        what_len: usize,
+    ) -> i32,
+    /// Like `enqueue`, for a task whose `run` may be called any number of times (each
+    /// execution of a model that captured it) and whose `drop` is called once at the end.
+    /// Since version 4.
+    pub enqueue_repeatable: unsafe extern "C" fn(
+        stream: *mut c_void,
+        task: RtTask,
+        kind: *const u8,
+        kind_len: usize,
+        what: *const u8,
+        what_len: usize,
+    ) -> i32,
 }
 
 /// The runtime of this process as a library without one of its own sees it (libhccl,

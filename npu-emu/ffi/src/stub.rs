@@ -26,6 +26,30 @@ fn note<L: Unsupported>(name: &'static str) {
     L::record(&msg, first);
 }
 
+fn note_because<L: Unsupported>(name: &'static str, returns: &str, why: &str) {
+    let msg = format!("{name} is not supported by npu-emu (returns {returns}): {why}");
+    let first = STUBS_SEEN.lock().insert(name);
+    L::record(&msg, first);
+}
+
+/// Stub kept on purpose (`abi/*_stubs.tsv`): `code` (what CANN returns where the feature
+/// is missing), with the reason `why` in the message.
+pub fn not_supported_because<L: Unsupported>(name: &'static str, code: i32, why: &str) -> i32 {
+    note_because::<L>(name, &code.to_string(), why);
+    code
+}
+
+/// Stub kept on purpose returning a pointer: NULL, with the reason `why` in the message.
+pub fn not_supported_ptr_because<L: Unsupported, T>(name: &'static str, why: &str) -> *mut T {
+    note_because::<L>(name, "NULL", why);
+    std::ptr::null_mut()
+}
+
+/// Stub kept on purpose returning `void`: the reason `why` in the message.
+pub fn not_supported_void_because<L: Unsupported>(name: &'static str, why: &str) {
+    note_because::<L>(name, "nothing", why);
+}
+
 /// Stub for functions returning a status.
 pub fn not_supported<L: Unsupported>(name: &'static str) -> i32 {
     note::<L>(name);
@@ -70,12 +94,20 @@ mod tests {
         assert!(not_supported_ptr::<Lib, u8>("fooStub").is_null());
         assert_eq!(not_supported_zero::<Lib, u32>("barStub"), 0);
         not_supported_void::<Lib>("barStub");
+        assert_eq!(
+            not_supported_because::<Lib>("bazStub", 7, "no such unit"),
+            7
+        );
         let log = LOG.lock();
+        assert_eq!(
+            log[4].0,
+            "bazStub is not supported by npu-emu (returns 7): no such unit"
+        );
         assert_eq!(
             log[0].0,
             "fooStub is not supported by npu-emu yet (returns E_NOT_SUPPORT 5)"
         );
         let firsts: Vec<bool> = log.iter().map(|l| l.1).collect();
-        assert_eq!(firsts, vec![true, false, true, false]);
+        assert_eq!(firsts, vec![true, false, true, false, true]);
     }
 }

@@ -2,10 +2,10 @@
 //! rule between devices, the copy itself and its asynchronous forms.
 
 use super::direction::{pageable_host_end, resolve, Dir};
-use super::{enqueue, on_stream, translate};
+use super::{enqueue, on_stream, op_kind, translate};
 use crate::codes::{ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_NO_PERMISSION};
 use crate::memory::Space;
-use crate::stream::Stream;
+use crate::stream::{Op, Stream};
 use crate::{Error, Result};
 use std::sync::Arc;
 
@@ -155,7 +155,8 @@ where
         // memory, else by this function's contract); buf holds n bytes.
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, buf.as_mut_ptr(), n) };
         let space = space.clone();
-        return stream.enqueue(Box::new(move || {
+        // The staged data goes with the operation: a model replays the data of the call.
+        return stream.enqueue_op(Op::run(op_kind(api), api, move || {
             let p = translate(&*space, dst, n as u64, dir.dst_dev, "dst")
                 .map_err(|e| on_stream(api, e))?;
             // SAFETY: the destination was just checked (device memory or ACL host memory);

@@ -10,6 +10,7 @@
 //! - [`copy2d`]: pitched 2-D copies (`aclrtMemcpy2d[Async]`) and their limits.
 //! - [`batch`]: batch copies (`aclrtMemcpyBatch[Async]`), validated as a whole before any runs.
 //! - [`memset`]: fills of device memory and ACL host memory (`aclrtMemset[Async]`).
+//! - [`reduce`]: the SDMA inline reduce (`aclrtReduceAsync`).
 //!
 //! Rules shared by all (CANN's, see the module docs of `libascendcl/src/api/memory.rs`):
 //! device ranges are checked against the process's live allocations ([`Node::check`]) and
@@ -25,9 +26,10 @@ pub mod copy2d;
 pub mod direction;
 pub mod linear;
 pub mod memset;
+pub mod reduce;
 
 use crate::memory::Space;
-use crate::stream::Stream;
+use crate::stream::{Op, Stream};
 use crate::{Error, Result};
 use std::sync::Arc;
 
@@ -59,20 +61,31 @@ pub fn translate<S: Space + ?Sized>(
 }
 
 /// Enqueue `task` on `stream`, in order with the stream's other tasks. An error the task
-/// meets there is reported as "`api` (run on the stream): …".
+/// meets there is reported as "`api` (run on the stream): …". The task is a stream
+/// operation ([`Op`]): a capturing stream hands it to its model, which may run it any number
+/// of times (it re-checks its ranges each time).
 pub(crate) fn enqueue<S>(
     space: &Arc<S>,
     stream: &Stream,
     api: &'static str,
-    task: impl FnOnce(&S) -> Result<()> + Send + 'static,
+    task: impl Fn(&S) -> Result<()> + Send + Sync + 'static,
 ) -> Result<()>
 where
     S: Space + Send + Sync + 'static,
 {
     let space = space.clone();
-    stream.enqueue(Box::new(move || {
+    stream.enqueue_op(Op::run(op_kind(api), api, move || {
         task(&space).map_err(|e| on_stream(api, e))
     }))
+}
+
+/// The [`Op`] kind of a task of `api`: `"memset"` for the fills, `"memcpy"` for copies.
+pub(crate) fn op_kind(api: &str) -> &'static str {
+    if api.contains("Memset") {
+        "memset"
+    } else {
+        "memcpy"
+    }
 }
 
 /// `e`, met while the stream ran a task of `api`.

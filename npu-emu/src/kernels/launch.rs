@@ -222,6 +222,11 @@ impl Launch {
         &self.kernel
     }
 
+    /// The number of blocks launched.
+    pub fn block_dim(&self) -> u32 {
+        self.block_dim
+    }
+
     /// Check that every region is still the live allocation it was at enqueue: one freed in
     /// between is `ACL_ERROR_RT_AICORE_EXCEPTION`, not a use-after-free.
     pub fn check(&self, node: &Node) -> Result<()> {

@@ -8,9 +8,11 @@
 //! - [`cast`]: the data type conversion of the "Cast" operator (`aclopCast`).
 //! - [`launch`]: one launch of a compiled Ascend C kernel, run block by block on a device's
 //!   AI cores ([`crate::aicore`]).
+//! - [`random`]: the DSA engine's random numbers (`aclrtRandomNumAsync`).
 
 pub mod cast;
 pub mod launch;
+pub mod random;
 
 use crate::codes::ACL_ERROR_INTERNAL_ERROR;
 use crate::memory::Space;

@@ -21,7 +21,9 @@
 //! DIR/runtime/lib64   -> ../lib64
 //! DIR/<arch>-linux/include -> ../include
 //! DIR/<arch>-linux/lib64   -> ../lib64
-//! DIR/lib64/libacl_op_compiler.so, libge_runner.so, libgraph.so, libacl_tdt_channel.so -> libascendcl.so
+//! DIR/<arch>-linux/tikcpp  -> ../compiler/tikcpp   (<arch>-linux/tikcpp/ascendc_kernel_cmake)
+//! DIR/lib64/libacl_op_compiler.so, libge_runner.so, libgraph.so, libacl_tdt_channel.so,
+//!   libmsprofiler.so -> libascendcl.so
 //! DIR/opp/, DIR/share/info/*/version.info, DIR/ascend_toolkit_install.info   (install_cann_files)
 //! ```
 //!
@@ -179,6 +181,8 @@ pub fn install(prefix: &Path) -> CliResult<()> {
     mkdir(&arch)?;
     symlink("../include", &arch.join("include"))?;
     symlink("../lib64", &arch.join("lib64"))?;
+    // Vendor CMake files find ascendc_kernel_cmake under <arch>-linux/tikcpp.
+    symlink("../compiler/tikcpp", &arch.join("tikcpp"))?;
 
     install_ascendc(&src, prefix)?;
     install_cann_files(prefix)?;

@@ -15,7 +15,7 @@ pub const LIBS: [&str; 3] = ["libascendcl.so", "libhccl.so", "libnnopbase.so"];
 /// graph libraries (`libge_runner.so`, `libgraph.so`) and the TDT channel library
 /// (`libacl_tdt_channel.so`) are not emulated: they name libascendcl so that programs linked
 /// against them (torch_npu binds no symbol from them in eager mode) load.
-pub const LIB_ALIASES: [(&str, &str); 7] = [
+pub const LIB_ALIASES: [(&str, &str); 8] = [
     ("libacl_rt.so", "libascendcl.so"),
     ("libhcomm.so", "libhccl.so"),
     ("libopapi.so", "libnnopbase.so"),
@@ -23,6 +23,8 @@ pub const LIB_ALIASES: [(&str, &str); 7] = [
     ("libge_runner.so", "libascendcl.so"),
     ("libgraph.so", "libascendcl.so"),
     ("libacl_tdt_channel.so", "libascendcl.so"),
+    // aclprof* (acl_prof.h) live in CANN's libmsprofiler.so; programs link -lmsprofiler.
+    ("libmsprofiler.so", "libascendcl.so"),
 ];
 
 /// What an install copies.
