@@ -24,6 +24,9 @@ ENUM_HOME = {
     "aclopEngineType": "acl/acl_op.h", "aclopCompileType": "acl/acl_op_compiler.h",
     "aclCompileOpt": "acl/acl_op_compiler.h", "aclOpCompileFlag": "acl/acl_op_compiler.h",
     "acldumpType": "acl/acl_dump.h", "acltdtTensorType": "acl/acl_tdt.h",
+    "acltdtQueueAttrType": "acl/acl_tdt_queue.h", "acltdtQueueRouteParamType": "acl/acl_tdt_queue.h",
+    "acltdtQueueRouteQueryMode": "acl/acl_tdt_queue.h",
+    "acltdtQueueRouteQueryInfoParamType": "acl/acl_tdt_queue.h", "acltdtAllocBufType": "acl/acl_tdt_queue.h",
     "aclAippInputFormat": "acl/acl_mdl.h", "aclmdlConfigAttr": "acl/acl_mdl.h",
     "aclmdlExecConfigAttr": "acl/acl_mdl.h", "aclmdlInputAippType": "acl/acl_mdl.h",
 }

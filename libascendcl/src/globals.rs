@@ -12,11 +12,14 @@ use crate::api::helpers::{DataBuffer, BUFFER};
 use crate::api::op::{OpAttr, ATTR};
 use crate::api::prof::Prof;
 use crate::api::tdt::{Channel, Dataset, Item, Queue, CHANNEL, DATASET, ITEM};
+use crate::api::tdt_queue::{
+    QueryInfo, QueueAttr, Queues, Route, RouteList, ATTR as QATTR, INFO, LIST, ROUTE,
+};
 use crate::api::tensor_desc::{TensorDesc, DESC};
 use crate::runtime::{Lifecycle, ProcessSettings, Runtime};
 use npu_emu::aicore::AiCorePool;
 use npu_emu_ffi::handles::HandleTable;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ffi::CString;
@@ -121,3 +124,22 @@ pub static TDT_CHANNELS: Mutex<HandleTable<Channel>> = Mutex::new(HandleTable::n
 /// The channel queues of the process by (device, name): every handle naming one is the same
 /// queue, whichever thread made it.
 pub static TDT_QUEUES: Mutex<BTreeMap<(u32, String), Arc<Queue>>> = Mutex::new(BTreeMap::new());
+
+/// The shared queues and bound routes of the process (`api/tdt_queue.rs`): queue ids are
+/// plain numbers any thread may use, so the queues cannot belong to a handle.
+pub static TDTQ: Mutex<Queues> = Mutex::new(Queues::new());
+
+/// Wakes the enqueue/dequeue calls waiting on [`TDTQ`] when a queue changes.
+pub static TDTQ_WAKE: Condvar = Condvar::new();
+
+/// Live `acltdtQueueAttr` handles (`api/tdt_queue.rs`).
+pub static TDTQ_ATTRS: Mutex<HandleTable<QueueAttr>> = Mutex::new(HandleTable::new(&QATTR));
+
+/// Live `acltdtQueueRoute` handles.
+pub static TDTQ_ROUTES: Mutex<HandleTable<Route>> = Mutex::new(HandleTable::new(&ROUTE));
+
+/// Live `acltdtQueueRouteList` handles.
+pub static TDTQ_LISTS: Mutex<HandleTable<RouteList>> = Mutex::new(HandleTable::new(&LIST));
+
+/// Live `acltdtQueueRouteQueryInfo` handles.
+pub static TDTQ_INFOS: Mutex<HandleTable<QueryInfo>> = Mutex::new(HandleTable::new(&INFO));

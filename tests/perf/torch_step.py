@@ -5,8 +5,8 @@ torch, from the same run. A benchmark program, not a test.
     source target/npu-emu/set_env.sh
     target/venv/bin/python tests/perf/torch_step.py [--steps 30] [--imports 3]
 
-Import: `python -c "import torch_npu"` in a fresh interpreter (which imports torch first),
-and `python -c "import torch"` alone for comparison, each `--imports` times, medians.
+Import: `python -c "import torch, torch_npu"` in a fresh interpreter, and `python -c "import
+torch"` with TORCH_DEVICE_BACKEND_AUTOLOAD=0 (plain torch, no plugin) for comparison, each `--imports` times, medians.
 Step: forward, cross-entropy, backward, gradient clipping and AdamW step of the block on a
 batch of 8 × 8 tokens, ending with `loss.item()` (which synchronises the device), timed after
 3 warm-up steps, alternating CPU and NPU step by step so both see the same machine load;
@@ -24,11 +24,11 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "python"))
 
 
-def time_import(stmt, n):
+def time_import(stmt, n, env=None):
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", stmt], check=True)
+        subprocess.run([sys.executable, "-c", stmt], check=True, env=env)
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
@@ -39,7 +39,10 @@ def main():
     ap.add_argument("--imports", type=int, default=3)
     args = ap.parse_args()
 
-    t_torch = time_import("import torch", args.imports)
+    # torch >= 2.5 imports installed device plugins (torch_npu) with `import torch` unless
+    # TORCH_DEVICE_BACKEND_AUTOLOAD=0, so plain torch is timed with autoloading off.
+    plain = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    t_torch = time_import("import torch", args.imports, plain)
     t_npu = time_import("import torch, torch_npu", args.imports)
 
     import torch

@@ -130,7 +130,7 @@ fn all_headers() -> Vec<String> {
 }
 
 const INCLUDES: &str =
-    "#include \"acl/acl.h\"\n#include \"acl/acl_prof.h\"\n#include \"acl/acl_tdt.h\"\n\
+    "#include \"acl/acl.h\"\n#include \"acl/acl_prof.h\"\n#include \"acl/acl_tdt.h\"\n#include \"acl/acl_tdt_queue.h\"\n\
 #include \"acl/acl_op_compiler.h\"\n#include \"hccl/hccl.h\"\n";
 
 /// Run-time checks of `HcclCommConfigInit` (C and C++), inside `main` of the layout program.

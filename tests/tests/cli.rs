@@ -108,6 +108,8 @@ fn install_lays_out_a_cann_like_tree() {
         .join("tikcpp/ascendc_kernel_cmake/ascendc.cmake")
         .is_file());
     assert!(p.join("lib64/libmsprofiler.so").exists());
+    assert!(p.join("lib64/libacl_tdt_queue.so").exists());
+    assert!(p.join("include/acl/acl_tdt_queue.h").is_file());
 
     // Installing again over the same prefix works, also from the installed copy of the tool.
     install(&work);

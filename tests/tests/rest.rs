@@ -210,3 +210,10 @@ fn tdt_channels_carry_datasets_between_threads() {
     r.assert_ok();
     assert!(r.stdout.contains("rest_tdt passed"), "{}", r.all());
 }
+
+#[test]
+fn tdt_queues_carry_data_buffers_and_routes() {
+    let r = run_prog("tdt_queue.c", &["ascendcl", "pthread"], &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rest_tdt_queue passed"), "{}", r.all());
+}

@@ -1,7 +1,9 @@
 //! Shared buffers (`aclrtMbuf`): `aclrtAllocBuf`, `aclrtFreeBuf`, `aclrtGetBufData`,
 //! `aclrtGetBufDataLen`, `aclrtSetBufDataLen`, `aclrtCopyBufRef`, `aclrtSetBufUserData`,
 //! `aclrtGetBufUserData`, `aclrtAppendBufChain`, `aclrtGetBufChainNum`,
-//! `aclrtGetBufFromChain`.
+//! `aclrtGetBufFromChain`, and their `acltdt*` twins of `acl/acl_tdt_queue.h`
+//! (`acltdtAllocBuf` … `acltdtCopyBufRef`): CANN's `acltdtBuf` is the same object as
+//! `aclrtMbuf` (its queue processor forwards each `acltdt*Buf*` call to the `aclrt*` one).
 //!
 //! CANN documents these as reserved ("共享Buffer管理(预留,暂不支持)"; not on Atlas A2/A3);
 //! npu-emu offers them as documented for the products that have them. A buffer is a data
@@ -72,9 +74,8 @@ fn insert(b: Mbuf) -> u64 {
 }
 
 /// `aclError aclrtAllocBuf(aclrtMbuf *buf, size_t size)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtAllocBuf(buf: *mut *mut c_void, size: usize) -> i32 {
-    boundary("aclrtAllocBuf", || {
+pub(crate) unsafe fn alloc_buf(name: &'static str, buf: *mut *mut c_void, size: usize) -> i32 {
+    boundary(name, || {
         non_null(buf, "buf")?;
         if size == 0 || size > MAX_SIZE {
             return Err(Error::invalid(format!(
@@ -98,9 +99,8 @@ pub unsafe extern "C" fn aclrtAllocBuf(buf: *mut *mut c_void, size: usize) -> i3
 }
 
 /// `aclError aclrtFreeBuf(aclrtMbuf buf)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtFreeBuf(buf: *mut c_void) -> i32 {
-    boundary("aclrtFreeBuf", || {
+pub(crate) unsafe fn free_buf(name: &'static str, buf: *mut c_void) -> i32 {
+    boundary(name, || {
         with(buf, "buf", |_| Ok(()))?;
         let b = MBUFS.lock().remove(&(buf as u64));
         drop(b);
@@ -109,13 +109,14 @@ pub unsafe extern "C" fn aclrtFreeBuf(buf: *mut c_void) -> i32 {
 }
 
 /// `aclError aclrtGetBufData(const aclrtMbuf buf, void **dataPtr, size_t *size)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtGetBufData(
+pub(crate) unsafe fn get_buf_data(
+    name: &'static str,
+
     buf: *mut c_void,
     dataPtr: *mut *mut c_void,
     size: *mut usize,
 ) -> i32 {
-    boundary("aclrtGetBufData", || {
+    boundary(name, || {
         non_null(dataPtr, "dataPtr")?;
         non_null(size, "size")?;
         let (a, s) = with(buf, "buf", |b| Ok((b.area.addr, b.area.size)))?;
@@ -125,9 +126,12 @@ pub unsafe extern "C" fn aclrtGetBufData(
 }
 
 /// `aclError aclrtGetBufDataLen(aclrtMbuf buf, size_t *len)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtGetBufDataLen(buf: *mut c_void, len: *mut usize) -> i32 {
-    boundary("aclrtGetBufDataLen", || {
+pub(crate) unsafe fn get_buf_data_len(
+    name: &'static str,
+    buf: *mut c_void,
+    len: *mut usize,
+) -> i32 {
+    boundary(name, || {
         non_null(len, "len")?;
         let l = with(buf, "buf", |b| Ok(b.data_len))?;
         out(len, "len", l)
@@ -135,9 +139,8 @@ pub unsafe extern "C" fn aclrtGetBufDataLen(buf: *mut c_void, len: *mut usize) -
 }
 
 /// `aclError aclrtSetBufDataLen(aclrtMbuf buf, size_t len)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtSetBufDataLen(buf: *mut c_void, len: usize) -> i32 {
-    boundary("aclrtSetBufDataLen", || {
+pub(crate) unsafe fn set_buf_data_len(name: &'static str, buf: *mut c_void, len: usize) -> i32 {
+    boundary(name, || {
         with(buf, "buf", |b| {
             if len > b.area.size {
                 return Err(Error::invalid(format!(
@@ -152,9 +155,12 @@ pub unsafe extern "C" fn aclrtSetBufDataLen(buf: *mut c_void, len: usize) -> i32
 }
 
 /// `aclError aclrtCopyBufRef(const aclrtMbuf buf, aclrtMbuf *newBuf)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtCopyBufRef(buf: *mut c_void, newBuf: *mut *mut c_void) -> i32 {
-    boundary("aclrtCopyBufRef", || {
+pub(crate) unsafe fn copy_buf_ref(
+    name: &'static str,
+    buf: *mut c_void,
+    newBuf: *mut *mut c_void,
+) -> i32 {
+    boundary(name, || {
         non_null(newBuf, "newBuf")?;
         let copy = with(buf, "buf", |b| {
             Ok(Mbuf {
@@ -179,14 +185,15 @@ fn check_user(size: usize, offset: usize) -> Result<()> {
 }
 
 /// `aclError aclrtSetBufUserData(aclrtMbuf buf, const void *dataPtr, size_t size, size_t offset)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtSetBufUserData(
+pub(crate) unsafe fn set_buf_user_data(
+    name: &'static str,
+
     buf: *mut c_void,
     dataPtr: *const c_void,
     size: usize,
     offset: usize,
 ) -> i32 {
-    boundary("aclrtSetBufUserData", || {
+    boundary(name, || {
         non_null(dataPtr, "dataPtr")?;
         check_user(size, offset)?;
         with(buf, "buf", |b| {
@@ -199,14 +206,15 @@ pub unsafe extern "C" fn aclrtSetBufUserData(
 }
 
 /// `aclError aclrtGetBufUserData(const aclrtMbuf buf, void *dataPtr, size_t size, size_t offset)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtGetBufUserData(
+pub(crate) unsafe fn get_buf_user_data(
+    name: &'static str,
+
     buf: *mut c_void,
     dataPtr: *mut c_void,
     size: usize,
     offset: usize,
 ) -> i32 {
-    boundary("aclrtGetBufUserData", || {
+    boundary(name, || {
         non_null(dataPtr, "dataPtr")?;
         check_user(size, offset)?;
         with(buf, "buf", |b| {
@@ -219,9 +227,12 @@ pub unsafe extern "C" fn aclrtGetBufUserData(
 }
 
 /// `aclError aclrtAppendBufChain(aclrtMbuf headBuf, aclrtMbuf buf)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtAppendBufChain(headBuf: *mut c_void, buf: *mut c_void) -> i32 {
-    boundary("aclrtAppendBufChain", || {
+pub(crate) unsafe fn append_buf_chain(
+    name: &'static str,
+    headBuf: *mut c_void,
+    buf: *mut c_void,
+) -> i32 {
+    boundary(name, || {
         with(buf, "buf", |_| Ok(()))?;
         if headBuf == buf {
             return Err(Error::invalid(
@@ -250,9 +261,12 @@ fn chain_of(head: *mut c_void) -> Result<Vec<u64>> {
 }
 
 /// `aclError aclrtGetBufChainNum(aclrtMbuf headBuf, uint32_t *num)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtGetBufChainNum(headBuf: *mut c_void, num: *mut u32) -> i32 {
-    boundary("aclrtGetBufChainNum", || {
+pub(crate) unsafe fn get_buf_chain_num(
+    name: &'static str,
+    headBuf: *mut c_void,
+    num: *mut u32,
+) -> i32 {
+    boundary(name, || {
         non_null(num, "num")?;
         let c = chain_of(headBuf)?;
         out(num, "num", c.len() as u32)
@@ -260,13 +274,14 @@ pub unsafe extern "C" fn aclrtGetBufChainNum(headBuf: *mut c_void, num: *mut u32
 }
 
 /// `aclError aclrtGetBufFromChain(aclrtMbuf headBuf, uint32_t index, aclrtMbuf *buf)`
-#[no_mangle]
-pub unsafe extern "C" fn aclrtGetBufFromChain(
+pub(crate) unsafe fn get_buf_from_chain(
+    name: &'static str,
+
     headBuf: *mut c_void,
     index: u32,
     buf: *mut *mut c_void,
 ) -> i32 {
-    boundary("aclrtGetBufFromChain", || {
+    boundary(name, || {
         non_null(buf, "buf")?;
         let c = chain_of(headBuf)?;
         let h = c.get(index as usize).ok_or_else(|| {
@@ -277,4 +292,274 @@ pub unsafe extern "C" fn aclrtGetBufFromChain(
         })?;
         out(buf, "buf", *h as *mut c_void)
     })
+}
+
+// The exports: each `aclrt*` buffer function and its `acltdt*` twin, naming itself in
+// messages (written out: abi/stubgen.rs finds exports by their `pub unsafe extern "C" fn`).
+
+#[no_mangle]
+pub unsafe extern "C" fn aclrtFreeBuf(buf: *mut c_void) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { free_buf("aclrtFreeBuf", buf) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn acltdtFreeBuf(buf: *mut c_void) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { free_buf("acltdtFreeBuf", buf) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetBufData(
+    buf: *mut c_void,
+    dataPtr: *mut *mut c_void,
+    size: *mut usize,
+) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { get_buf_data("aclrtGetBufData", buf, dataPtr, size) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn acltdtGetBufData(
+    buf: *mut c_void,
+    dataPtr: *mut *mut c_void,
+    size: *mut usize,
+) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { get_buf_data("acltdtGetBufData", buf, dataPtr, size) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetBufDataLen(buf: *mut c_void, len: *mut usize) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { get_buf_data_len("aclrtGetBufDataLen", buf, len) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn acltdtGetBufDataLen(buf: *mut c_void, len: *mut usize) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { get_buf_data_len("acltdtGetBufDataLen", buf, len) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSetBufDataLen(buf: *mut c_void, len: usize) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { set_buf_data_len("aclrtSetBufDataLen", buf, len) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn acltdtSetBufDataLen(buf: *mut c_void, len: usize) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { set_buf_data_len("acltdtSetBufDataLen", buf, len) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclrtCopyBufRef(buf: *mut c_void, newBuf: *mut *mut c_void) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { copy_buf_ref("aclrtCopyBufRef", buf, newBuf) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn acltdtCopyBufRef(buf: *mut c_void, newBuf: *mut *mut c_void) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { copy_buf_ref("acltdtCopyBufRef", buf, newBuf) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclrtSetBufUserData(
+    buf: *mut c_void,
+    dataPtr: *const c_void,
+    size: usize,
+    offset: usize,
+) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { set_buf_user_data("aclrtSetBufUserData", buf, dataPtr, size, offset) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn acltdtSetBufUserData(
+    buf: *mut c_void,
+    dataPtr: *const c_void,
+    size: usize,
+    offset: usize,
+) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { set_buf_user_data("acltdtSetBufUserData", buf, dataPtr, size, offset) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetBufUserData(
+    buf: *mut c_void,
+    dataPtr: *mut c_void,
+    size: usize,
+    offset: usize,
+) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { get_buf_user_data("aclrtGetBufUserData", buf, dataPtr, size, offset) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn acltdtGetBufUserData(
+    buf: *mut c_void,
+    dataPtr: *mut c_void,
+    size: usize,
+    offset: usize,
+) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { get_buf_user_data("acltdtGetBufUserData", buf, dataPtr, size, offset) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclrtAppendBufChain(headBuf: *mut c_void, buf: *mut c_void) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { append_buf_chain("aclrtAppendBufChain", headBuf, buf) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn acltdtAppendBufChain(headBuf: *mut c_void, buf: *mut c_void) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { append_buf_chain("acltdtAppendBufChain", headBuf, buf) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetBufChainNum(headBuf: *mut c_void, num: *mut u32) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { get_buf_chain_num("aclrtGetBufChainNum", headBuf, num) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn acltdtGetBufChainNum(headBuf: *mut c_void, num: *mut u32) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { get_buf_chain_num("acltdtGetBufChainNum", headBuf, num) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetBufFromChain(
+    headBuf: *mut c_void,
+    index: u32,
+    buf: *mut *mut c_void,
+) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { get_buf_from_chain("aclrtGetBufFromChain", headBuf, index, buf) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn acltdtGetBufFromChain(
+    headBuf: *mut c_void,
+    index: u32,
+    buf: *mut *mut c_void,
+) -> i32 {
+    // SAFETY: the caller's contract for the arguments is the inner function's.
+    unsafe { get_buf_from_chain("acltdtGetBufFromChain", headBuf, index, buf) }
+}
+
+/// `aclError aclrtAllocBuf(aclrtMbuf *buf, size_t size)`
+#[no_mangle]
+pub unsafe extern "C" fn aclrtAllocBuf(buf: *mut *mut c_void, size: usize) -> i32 {
+    // SAFETY: the caller's contract.
+    unsafe { alloc_buf("aclrtAllocBuf", buf, size) }
+}
+
+/// `acltdtAllocBuf` type values (`acltdtAllocBufType`): normal and DVPP memory are the same
+/// device memory here.
+const ACL_TDT_NORMAL_MEM: u32 = 0;
+const ACL_TDT_DVPP_MEM: u32 = 1;
+
+/// `aclError acltdtAllocBuf(size_t size, uint32_t type, acltdtBuf *buf)`
+#[no_mangle]
+pub unsafe extern "C" fn acltdtAllocBuf(size: usize, type_: u32, buf: *mut *mut c_void) -> i32 {
+    if type_ != ACL_TDT_NORMAL_MEM && type_ != ACL_TDT_DVPP_MEM {
+        return boundary("acltdtAllocBuf", || {
+            Err(Error::invalid(format!(
+                "type = {type_} is invalid: expected ACL_TDT_NORMAL_MEM (0) or ACL_TDT_DVPP_MEM (1)"
+            )))
+        });
+    }
+    // SAFETY: the caller's contract.
+    unsafe { alloc_buf("acltdtAllocBuf", buf, size) }
+}
+
+/// Whether `h` is a live buffer (`arg` names it in the error).
+pub(crate) fn check(h: u64, arg: &str) -> Result<()> {
+    with(h as *mut c_void, arg, |_| Ok(()))
+}
+
+/// The valid data of a buffer and of the buffers chained to it, in order, and its private
+/// area (what a queue message built from it carries).
+pub(crate) fn contents(h: u64) -> Result<(Vec<u8>, [u8; USER_AREA])> {
+    let parts: Vec<(u64, usize)> = {
+        let m = MBUFS.lock();
+        let head = m
+            .get(&h)
+            .ok_or_else(|| Error::invalid(format!("buffer {h:#x} is not a live shared buffer")))?;
+        std::iter::once(h)
+            .chain(head.chain.iter().copied())
+            .filter_map(|b| m.get(&b).map(|x| (x.area.addr, x.data_len)))
+            .collect()
+    };
+    let user = with(h as *mut c_void, "buf", |b| Ok(b.user))?;
+    let rt = runtime::get()?;
+    let mut data = Vec::new();
+    for (addr, len) in parts {
+        if len == 0 {
+            continue;
+        }
+        let p = rt
+            .node
+            .check(addr, len as u64, "the shared buffer's data")?;
+        // SAFETY: the node checked that `len` bytes at `addr` are live device memory, mapped
+        // in this process.
+        data.extend_from_slice(unsafe { std::slice::from_raw_parts(p, len) });
+    }
+    Ok((data, user))
+}
+
+/// A new buffer on the current device holding `data` (its valid length) and `user` at the
+/// start of its private area.
+pub(crate) fn from_contents(data: &[u8], user: &[u8]) -> Result<u64> {
+    let size = data.len().max(1);
+    if size > MAX_SIZE {
+        return Err(Error::invalid(format!(
+            "{size} bytes do not fit a shared buffer (at most 4 GiB)"
+        )));
+    }
+    let rt = runtime::get()?;
+    let ctx = rt.current_context()?;
+    let info = rt.node.alloc(ctx.physical, size as u64, size as u64)?;
+    let area = Area {
+        addr: info.addr,
+        size,
+    };
+    if !data.is_empty() {
+        let p = rt
+            .node
+            .check(info.addr, data.len() as u64, "the new shared buffer")?;
+        // SAFETY: just allocated, `data.len()` bytes of device memory mapped here.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
+    }
+    let mut u = [0; USER_AREA];
+    let n = user.len().min(USER_AREA);
+    u[..n].copy_from_slice(&user[..n]);
+    Ok(insert(Mbuf {
+        area: Arc::new(area),
+        data_len: data.len(),
+        user: u,
+        chain: Vec::new(),
+    }))
+}
+
+/// Free a buffer and the buffers chained to it (a queue message that nobody dequeued).
+pub(crate) fn release(h: u64) {
+    let gone: Vec<Mbuf> = {
+        let mut m = MBUFS.lock();
+        let head = m.remove(&h);
+        let chained = head
+            .iter()
+            .flat_map(|b| b.chain.clone())
+            .collect::<Vec<_>>();
+        let mut v: Vec<Mbuf> = chained.iter().filter_map(|c| m.remove(c)).collect();
+        v.extend(head);
+        v
+    };
+    drop(gone); // areas are freed outside the lock
 }

@@ -37,6 +37,7 @@ pub mod stream;
 pub mod sys_param;
 pub mod task_info;
 pub mod tdt;
+pub mod tdt_queue;
 pub mod tensor_desc;
 pub mod version;
 pub mod vmm;

@@ -23,7 +23,7 @@
 //! DIR/<arch>-linux/lib64   -> ../lib64
 //! DIR/<arch>-linux/tikcpp  -> ../compiler/tikcpp   (<arch>-linux/tikcpp/ascendc_kernel_cmake)
 //! DIR/lib64/libacl_op_compiler.so, libge_runner.so, libgraph.so, libacl_tdt_channel.so,
-//!   libmsprofiler.so -> libascendcl.so
+//!   libacl_tdt_queue.so, libmsprofiler.so -> libascendcl.so
 //! DIR/opp/, DIR/share/info/*/version.info, DIR/ascend_toolkit_install.info   (install_cann_files)
 //! ```
 //!

@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 pub const LIBS: [&str; 3] = ["libascendcl.so", "libhccl.so", "libnnopbase.so"];
 /// Second names of the libraries (CANN 8.5 split; aclnn's libopapi.so): `(link, target)`.
 /// `libacl_op_compiler.so` holds `acl_op_compiler.h`, which libascendcl implements. The GE
-/// graph libraries (`libge_runner.so`, `libgraph.so`) and the TDT channel library
-/// (`libacl_tdt_channel.so`) are not emulated: they name libascendcl so that programs linked
-/// against them (torch_npu binds no symbol from them in eager mode) load.
-pub const LIB_ALIASES: [(&str, &str); 8] = [
+/// graph libraries (`libge_runner.so`, `libgraph.so`) are not emulated: they name libascendcl
+/// so that programs linked against them (torch_npu binds no symbol from them in eager mode)
+/// load. The TDT channel and queue libraries (`libacl_tdt_channel.so`, `libacl_tdt_queue.so`)
+/// hold `acl_tdt.h` / `acl_tdt_queue.h`, which libascendcl implements.
+pub const LIB_ALIASES: [(&str, &str); 9] = [
     ("libacl_rt.so", "libascendcl.so"),
     ("libhcomm.so", "libhccl.so"),
     ("libopapi.so", "libnnopbase.so"),
@@ -23,6 +24,7 @@ pub const LIB_ALIASES: [(&str, &str); 8] = [
     ("libge_runner.so", "libascendcl.so"),
     ("libgraph.so", "libascendcl.so"),
     ("libacl_tdt_channel.so", "libascendcl.so"),
+    ("libacl_tdt_queue.so", "libascendcl.so"),
     // aclprof* (acl_prof.h) live in CANN's libmsprofiler.so; programs link -lmsprofiler.
     ("libmsprofiler.so", "libascendcl.so"),
 ];
