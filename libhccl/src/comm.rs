@@ -1,5 +1,10 @@
 //! Communicators: handles, joining the control block, waiting for peers with useful
 //! timeouts, the call-time rendezvous that catches mismatched calls, and destroy.
+//!
+//! A communicator's ranks on this rank's server meet in the control block (its slots are
+//! those ranks, by their index on the server); ranks on other servers are reached through
+//! `cross` (connections, fingerprints and failure notices over TCP). A communicator on one
+//! server has no `cross`, and its slots are its ranks.
 
 use crate::config::CommCfg;
 use crate::errors::{HResult, HcclError, HCCL_E_PARA, HCCL_E_REMOTE, HCCL_E_TIMEOUT};
@@ -28,6 +33,10 @@ pub struct CommInner {
     pub name: String,
     pub rank: u32,
     pub n: u32,
+    /// Which server each rank is on.
+    pub topo: crate::topo::Topo,
+    /// The ranks on other servers, if any.
+    pub cross: Option<crate::cross::Cross>,
     pub device_logical: i32,
     pub device_phys: u32,
     pub shm: Arc<Shm>,
@@ -272,8 +281,15 @@ enum InitWait {
     Fail(HcclError),
 }
 
+/// Where a member is in a communicator that may span servers.
+pub struct Placement {
+    pub topo: crate::topo::Topo,
+    pub cross: Option<crate::cross::Cross>,
+}
+
 /// Join the communicator `id` as each of `members` (one for processes, several for
-/// `HcclCommInitAll`) and wait until all `n` ranks joined, at most `connect_timeout`.
+/// `HcclCommInitAll`) and wait until all `n` ranks joined, at most `connect_timeout`. Every
+/// rank is on this server.
 #[allow(clippy::too_many_arguments)]
 pub fn join(
     id: [u8; 16],
@@ -284,19 +300,71 @@ pub fn join(
     cfg: &CommCfg,
     rt: &'static Rt,
 ) -> HResult<Vec<Arc<CommInner>>> {
-    let conf = crate::config()?;
     if n == 0 || n > shm::MAX_RANKS {
         return Err(HcclError::para(format!(
             "nRanks={n}; expected 1 to {}",
             shm::MAX_RANKS
         )));
     }
+    let placed: Vec<(Member, Placement)> = members
+        .iter()
+        .map(|m| {
+            (
+                *m,
+                Placement {
+                    topo: crate::topo::Topo::single(m.rank, n),
+                    cross: None,
+                },
+            )
+        })
+        .collect();
+    join_placed(id, node_dir, placed, name, cfg, rt)
+}
+
+/// [`join`] for members placed by a bootstrap: the control block holds the communicator's
+/// ranks on this server (all members are on it), the others are reached through `cross`.
+pub fn join_placed(
+    id: [u8; 16],
+    node_dir: &Path,
+    placed: Vec<(Member, Placement)>,
+    name: &str,
+    cfg: &CommCfg,
+    rt: &'static Rt,
+) -> HResult<Vec<Arc<CommInner>>> {
+    let conf = crate::config()?;
+    let topo0 = placed[0].1.topo.clone();
+    let world = topo0.n;
+    let local: Vec<u32> = topo0.local().to_vec();
+    let n = local.len() as u32;
+    if world == 0 || world > shm::MAX_RANKS {
+        return Err(HcclError::para(format!(
+            "nRanks={world}; expected 1 to {}",
+            shm::MAX_RANKS
+        )));
+    }
+    // Slots of the control block are the ranks' indices on this server.
+    let members: Vec<Member> = placed
+        .iter()
+        .map(|(m, p)| Member {
+            rank: p.topo.local_index[m.rank as usize],
+            ..*m
+        })
+        .collect();
+    let members = &members[..];
+    let glob = |slot: u32| local[slot as usize];
+    // One control block per server: the servers of a communicator may share a node.
+    let block_id = if topo0.single_server() {
+        id
+    } else {
+        hash128(&[b"server", &id, &topo0.my_server().to_le_bytes()])
+    };
     collect_garbage(node_dir);
-    let path = block_path(node_dir, &id);
+    let path = block_path(node_dir, &block_id);
+    let mut placed = Some(placed);
     let deadline = Instant::now() + conf.connect_timeout;
     let policy = Policy::for_participants(n);
     'again: loop {
-        let shm = Shm::open(&path, n)?;
+        let shm = Shm::open_rows(&path, n, world)?;
         if stale(&shm) {
             shm.unlink();
             continue;
@@ -321,7 +389,8 @@ pub fn join(
                         return Err(InitWait::Fail(HcclError::new(
                             HCCL_E_REMOTE,
                             format!(
-                                "rank {r} (pid {}) joined communicator {name} and then died",
+                                "rank {} (pid {}) joined communicator {name} and then died",
+                                glob(r),
                                 s.pid.load(Ordering::Relaxed)
                             ),
                         )));
@@ -349,7 +418,7 @@ pub fn join(
             }
             Err(WaitError::TimedOut) => {
                 let joined = joined_ranks(&shm);
-                let missing: Vec<u32> = (0..n).filter(|&r| !joined[r as usize]).collect();
+                let missing: Vec<u32> = (0..n).filter(|&r| !joined[r as usize]).map(glob).collect();
                 let mut msg = format!(
                     "timed out after {} s (HCCL_CONNECT_TIMEOUT) waiting for ranks {missing:?} of {n} to join communicator {name}; joined:",
                     conf.connect_timeout.as_secs()
@@ -359,7 +428,8 @@ pub fn join(
                     let pid = s.pid.load(Ordering::Relaxed);
                     let alive = s.alive();
                     msg.push_str(&format!(
-                        "\n    rank {r}: pid {pid} ({}), device {}",
+                        "\n    rank {}: pid {pid} ({}), device {}",
+                        glob(r),
                         if alive { "alive" } else { "dead" },
                         s.device.load(Ordering::Relaxed)
                     ));
@@ -370,13 +440,19 @@ pub fn join(
         }
         let shm = Arc::new(shm);
         let mut out = Vec::new();
+        let mut placed_iter = placed.take().unwrap_or_default().into_iter();
         for m in members {
+            let Some((orig, place)) = placed_iter.next() else {
+                break;
+            };
             out.push(Arc::new(CommInner {
                 id,
                 key: shm::tag_key(&id),
                 name: name.to_string(),
-                rank: m.rank,
-                n,
+                rank: orig.rank,
+                n: world,
+                topo: place.topo,
+                cross: place.cross,
                 device_logical: m.device_logical,
                 device_phys: m.device_phys,
                 shm: shm.clone(),
@@ -389,8 +465,8 @@ pub fn join(
                 policy,
                 deterministic: cfg.deterministic.unwrap_or(0),
                 seq: AtomicU64::new(0),
-                send_k: Mutex::new(vec![0; n as usize]),
-                recv_k: Mutex::new(vec![0; n as usize]),
+                send_k: Mutex::new(vec![0; world as usize]),
+                recv_k: Mutex::new(vec![0; world as usize]),
                 history: History::default(),
                 async_error: AtomicI32::new(0),
                 turn: Mutex::new(Turn {
@@ -439,12 +515,33 @@ enum PeerWait {
 }
 
 impl CommInner {
+    /// Rank `r`'s slot in the control block (`r` on this server).
     pub fn slot(&self, r: u32) -> &Slot {
-        self.shm.slot(r)
+        debug_assert!(self.topo.same_server(r, self.rank));
+        self.shm.slot(self.topo.local_index[r as usize])
+    }
+
+    /// Rank `r`'s index on this server (its slot in the control block).
+    pub fn slot_index(&self, r: u32) -> u32 {
+        self.topo.local_index[r as usize]
+    }
+
+    /// The ranks on this server (all of them on one server), ascending.
+    pub fn local_ranks(&self) -> impl Iterator<Item = u32> + '_ {
+        self.topo.local().iter().copied()
+    }
+
+    /// Ranks on other servers.
+    pub fn remote_ranks(&self) -> Vec<u32> {
+        if self.cross.is_some() {
+            self.topo.remote()
+        } else {
+            Vec::new()
+        }
     }
 
     pub fn me(&self) -> &Slot {
-        self.shm.slot(self.rank)
+        self.slot(self.rank)
     }
 
     /// `"comm NAME rank R/N"` for messages.
@@ -454,6 +551,12 @@ impl CommInner {
 
     /// What rank `p` is doing, for timeout and failure messages.
     pub fn describe_rank(&self, p: u32) -> String {
+        if !self.topo.same_server(p, self.rank) {
+            return match &self.cross {
+                Some(x) => x.describe(p),
+                None => format!("rank {p}"),
+            };
+        }
         let s = self.slot(p);
         let id = &s.ident.0;
         let pid = id.pid.load(Ordering::Relaxed);
@@ -523,6 +626,9 @@ impl CommInner {
         if id.failed_seq.load(Ordering::Acquire) != 0 {
             return;
         }
+        if let Some(x) = &self.cross {
+            x.announce_failure(code, reason);
+        }
         self.me().set_reason(reason);
         id.failed_code.store(code as u32, Ordering::Relaxed);
         id.failed_seq.store(seq + 1, Ordering::Release);
@@ -546,7 +652,8 @@ impl CommInner {
             return;
         }
         let me = std::process::id();
-        let local: Vec<u32> = (0..self.n)
+        let local: Vec<u32> = self
+            .local_ranks()
             .filter(|&q| {
                 q != self.rank
                     && self.slot(q).ident.0.pid.load(Ordering::Relaxed) == me
@@ -607,7 +714,7 @@ impl CommInner {
     /// Peers that have not reached `target` and are dead (reported first) or failed.
     fn check_peers(&self, word: &dyn Fn(&Slot) -> &Word, target: u32) -> Result<(), PeerWait> {
         let mut failed = None;
-        for p in 0..self.n {
+        for p in self.local_ranks() {
             if p == self.rank || seq_ge(word(self.slot(p)).value.load(Ordering::Acquire), target) {
                 continue;
             }
@@ -640,7 +747,7 @@ impl CommInner {
     ) -> HResult<()> {
         let t = target as u32;
         let deadline = self.exec_timeout.map(|d| started + d);
-        for p in 0..self.n {
+        for p in self.local_ranks() {
             if p == self.rank {
                 continue;
             }
@@ -670,7 +777,8 @@ impl CommInner {
             match r {
                 Ok(()) => {}
                 Err(WaitError::TimedOut) => {
-                    let missing: Vec<u32> = (0..self.n)
+                    let missing: Vec<u32> = self
+                        .local_ranks()
                         .filter(|&q| {
                             q != self.rank
                                 && !seq_ge(word(self.slot(q)).value.load(Ordering::Acquire), t)
@@ -772,8 +880,42 @@ impl CommInner {
             self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
             return Err(e);
         }
-        let mut fps = Vec::with_capacity(self.n as usize);
-        for p in 0..self.n {
+        let mut fps = vec![Fp::default(); self.n as usize];
+        if let Some(x) = &self.cross {
+            let deadline = self.exec_timeout.map(|d| Instant::now() + d);
+            match x.exchange_fps(&self.topo.remote(), fp, deadline) {
+                Ok(got) => {
+                    for (q, f) in got {
+                        if f.seq != seq {
+                            return Err(HcclError::new(
+                                crate::errors::HCCL_E_INTERNAL,
+                                format!(
+                                    "{}: {}'s fingerprint has sequence number {} (expected {seq})",
+                                    what(),
+                                    crate::net::Net::who(&x.net, q),
+                                    f.seq
+                                ),
+                            ));
+                        }
+                        fps[q as usize] = f;
+                    }
+                }
+                Err(e) => {
+                    let e = HcclError::new(
+                        e.code,
+                        format!(
+                            "{}: waiting for the ranks on other servers to {}: {}",
+                            self.who(),
+                            phase(),
+                            e.msg
+                        ),
+                    );
+                    self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
+                    return Err(e);
+                }
+            }
+        }
+        for p in self.local_ranks() {
             let f = Fp::load(&self.slot(p).fp[(seq % FP_RING as u64) as usize]);
             if f.seq != seq {
                 return Err(HcclError::new(
@@ -785,7 +927,7 @@ impl CommInner {
                     ),
                 ));
             }
-            fps.push(f);
+            fps[p as usize] = f;
         }
         if let Some(msg) = check_all(&fps) {
             return Err(HcclError::new(
@@ -864,6 +1006,9 @@ impl CommInner {
     fn leave_now(&self) {
         if self.destroyed.swap(true, Ordering::AcqRel) {
             return;
+        }
+        if let Some(x) = &self.cross {
+            x.say_bye();
         }
         self.me()
             .ident

@@ -19,6 +19,8 @@ pub const HCCL_E_UNAVAIL: i32 = 7;
 pub const HCCL_E_SYSCALL: i32 = 8;
 pub const HCCL_E_TIMEOUT: i32 = 9;
 pub const HCCL_E_OPEN_FILE_FAILURE: i32 = 10;
+pub const HCCL_E_TCP_CONNECT: i32 = 11;
+pub const HCCL_E_TCP_TRANSFER: i32 = 13;
 pub const HCCL_E_RUNTIME: i32 = 15;
 pub const HCCL_E_REMOTE: i32 = 21;
 

@@ -12,6 +12,11 @@ pub struct RankEntry {
     /// Physical device id on its server.
     pub device_id: u32,
     pub server_id: String,
+    /// The server's `host_ip`, the device's `device_ip` and `device_port` (where ranks on
+    /// other servers reach this one).
+    pub host_ip: Option<String>,
+    pub device_ip: Option<String>,
+    pub device_port: Option<u16>,
 }
 
 #[derive(Clone, Debug)]
@@ -158,14 +163,34 @@ pub fn parse(text: &str) -> HResult<RankTable> {
             for (i, srv) in get_array(&v, "server_list", "")?.iter().enumerate() {
                 let sp = format!("server_list[{i}]");
                 let sid = get_str(srv, "server_id", &sp, true)?.unwrap().to_string();
+                let host_ip = get_str(srv, "host_ip", &sp, false)?.map(str::to_string);
                 for (j, d) in get_array(srv, "device", &sp)?.iter().enumerate() {
                     let dp = format!("{sp}.device[{j}]");
                     let device_id = get_uint(d, "device_id", &dp)?;
                     let rank = get_uint(d, "rank_id", &dp)?;
-                    for k in ["device_ip", "device_port", "host_port", "super_device_id", "backup_device_ip"] {
+                    for k in ["host_port", "super_device_id", "backup_device_ip"] {
                         get_str(d, k, &dp, false)?;
                     }
-                    entries.push(RankEntry { rank, device_id, server_id: sid.clone() });
+                    let device_ip = get_str(d, "device_ip", &dp, false)?.map(str::to_string);
+                    let device_port = match get_str(d, "device_port", &dp, false)? {
+                        None => None,
+                        Some(p) => match p.parse::<u16>() {
+                            Ok(p) if p > 0 => Some(p),
+                            _ => {
+                                return Err(bad(format!(
+                                    "{dp}.device_port = {p:?} is not a port from 1 to 65535"
+                                )))
+                            }
+                        },
+                    };
+                    entries.push(RankEntry {
+                        rank,
+                        device_id,
+                        server_id: sid.clone(),
+                        host_ip: host_ip.clone(),
+                        device_ip,
+                        device_port,
+                    });
                 }
             }
         }
@@ -182,9 +207,16 @@ pub fn parse(text: &str) -> HResult<RankTable> {
                 for (j, d) in get_array(inst, "devices", &ip)?.iter().enumerate() {
                     let dp = format!("{ip}.devices[{j}]");
                     let device_id = get_uint(d, "device_id", &dp)?;
-                    get_str(d, "device_ip", &dp, false)?;
+                    let device_ip = get_str(d, "device_ip", &dp, false)?.map(str::to_string);
                     let rank = entries.len() as u32;
-                    entries.push(RankEntry { rank, device_id, server_id: sid.clone() });
+                    entries.push(RankEntry {
+                        rank,
+                        device_id,
+                        server_id: sid.clone(),
+                        host_ip: None,
+                        device_ip,
+                        device_port: None,
+                    });
                 }
             }
         }
@@ -222,6 +254,47 @@ pub fn parse(text: &str) -> HResult<RankTable> {
         ranks,
         canonical: v.to_string(),
     })
+}
+
+impl RankTable {
+    /// Whether the table lists more than one server.
+    pub fn multi_server(&self) -> bool {
+        self.ranks
+            .iter()
+            .any(|r| r.server_id != self.ranks[0].server_id)
+    }
+
+    /// Where rank 0 (the bootstrap root of a multi-server table) listens: its `device_port`,
+    /// else 16666 (the Ascend NIC default) + its device id, since the emulated devices of a
+    /// server share the host's address; and the addresses to try, in order: its
+    /// `device_ip`, its server's `host_ip`, the `server_id` when it is an address, and
+    /// loopback (rank 0 may be on this host).
+    pub fn root_endpoints(&self) -> (u16, Vec<std::net::IpAddr>) {
+        let r0 = &self.ranks[0];
+        let port = r0
+            .device_port
+            .unwrap_or_else(|| 16666u16.saturating_add(r0.device_id as u16));
+        let mut ips: Vec<std::net::IpAddr> = Vec::new();
+        for c in [
+            r0.device_ip.as_deref(),
+            r0.host_ip.as_deref(),
+            Some(r0.server_id.as_str()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let Ok(ip) = c.trim().parse() {
+                if !ips.contains(&ip) {
+                    ips.push(ip);
+                }
+            }
+        }
+        let lo = std::net::IpAddr::from([127, 0, 0, 1]);
+        if !ips.contains(&lo) {
+            ips.push(lo);
+        }
+        (port, ips)
+    }
 }
 
 #[cfg(test)]
@@ -271,5 +344,22 @@ mod tests {
         let t = parse(legacy).unwrap();
         assert_eq!(t.ranks.len(), 2);
         assert_eq!(t.ranks[1].device_id, 1);
+        assert!(!t.multi_server());
+    }
+
+    #[test]
+    fn servers_and_the_root_endpoint() {
+        let two = r#"{"status":"completed","version":"1.0","server_count":"2","server_list":[
+            {"server_id":"10.0.0.1","host_ip":"10.0.0.1","device":[{"device_id":"3","device_ip":"192.168.1.3","rank_id":"0"}]},
+            {"server_id":"node-b","device":[{"device_id":"0","device_port":"7000","rank_id":"1"}]}]}"#;
+        let t = parse(two).unwrap();
+        assert!(t.multi_server());
+        assert_eq!(t.ranks[1].device_port, Some(7000));
+        let (port, ips) = t.root_endpoints();
+        assert_eq!(port, 16669);
+        let ips: Vec<String> = ips.iter().map(|i| i.to_string()).collect();
+        assert_eq!(ips, vec!["192.168.1.3", "10.0.0.1", "127.0.0.1"]);
+        let e = parse(&two.replace(r#""device_port":"7000""#, r#""device_port":"0""#)).unwrap_err();
+        assert!(e.msg.contains("device_port = \"0\""), "{}", e.msg);
     }
 }

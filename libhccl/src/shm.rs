@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`Header`] | 256 B | magic, rank count, join counter (futex word), references |
 //! | [`Slot`] × n | 16 lines each | per rank: identity (pid, start time, device), state, failure, host-call word + fingerprint ring, stream post/done words, published buffers, reason text |
-//! | arrays | n × n × 32 B | per rank, per peer: (send count, send displ, recv count, recv displ) for the V operations |
+//! | arrays | n × N × 32 B | per rank, per peer of the communicator (N ranks, n of them on this server): (send count, send displ, recv count, recv displ) for the V operations |
 //! | mailboxes | n × n × [`MBOX_DEPTH`] lines | point-to-point: entry `k % depth` of pair (src → dst) |
 //! | inline | n × 2 × [`INLINE_BYTES`] | per rank, by sequence parity: inputs of small operations |
 
@@ -130,12 +130,17 @@ const HEADER_SIZE: usize = 256;
 
 /// Byte size of the control block for `n` ranks.
 pub fn block_size(n: u32) -> usize {
-    let n = n as usize;
-    inline_base(n) + n * 2 * INLINE_BYTES
+    block_size_rows(n, n)
 }
 
-fn inline_base(n: usize) -> usize {
-    HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * n * 32 + n * n * MBOX_DEPTH as usize * 64
+/// Byte size of the control block for `n` ranks of a communicator of `rows` ranks.
+pub fn block_size_rows(n: u32, rows: u32) -> usize {
+    let n = n as usize;
+    inline_base(n, rows as usize) + n * 2 * INLINE_BYTES
+}
+
+fn inline_base(n: usize, rows: usize) -> usize {
+    HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * rows * 32 + n * n * MBOX_DEPTH as usize * 64
 }
 
 /// Bytes of each of a rank's two inline buffers (small operations stage their input there,
@@ -146,6 +151,8 @@ pub const INLINE_BYTES: usize = 64 * 1024;
 pub struct Shm {
     map: Mapping,
     n: u32,
+    /// Ranks of the communicator (rows of the per-peer arrays).
+    rows: u32,
     pub path: PathBuf,
     pub ino: u64,
 }
@@ -153,10 +160,15 @@ pub struct Shm {
 impl Shm {
     /// Create or open the control block at `path` for `n` ranks and map it.
     pub fn open(path: &Path, n: u32) -> HResult<Shm> {
-        Self::open_flags(path, n, true)
+        Self::open_flags(path, n, n, true)
     }
 
-    fn open_flags(path: &Path, n: u32, create: bool) -> HResult<Shm> {
+    /// [`Shm::open`] for the `n` ranks on this server of a communicator of `rows` ranks.
+    pub fn open_rows(path: &Path, n: u32, rows: u32) -> HResult<Shm> {
+        Self::open_flags(path, n, rows, true)
+    }
+
+    fn open_flags(path: &Path, n: u32, rows: u32, create: bool) -> HResult<Shm> {
         use std::os::unix::fs::OpenOptionsExt;
         use std::os::unix::io::AsRawFd;
         let sys = |what: &str, e: std::io::Error| {
@@ -175,7 +187,7 @@ impl Shm {
         let dir = path.parent().unwrap_or(Path::new("/"));
         npu_emu::node::check_file(file.as_raw_fd(), path, dir)
             .map_err(|e| HcclError::new(HCCL_E_SYSCALL, e.msg))?;
-        let len = block_size(n);
+        let len = block_size_rows(n, rows);
         let meta = file.metadata().map_err(|e| sys("cannot stat", e))?;
         // Every page backed now: a full /dev/shm is an error here, not a SIGBUS later.
         if let Err(e) = npu_emu::node::reserve_file(&file, len as u64, path) {
@@ -193,6 +205,7 @@ impl Shm {
         Ok(Shm {
             map,
             n,
+            rows,
             path: path.to_path_buf(),
             ino: meta.ino(),
         })
@@ -206,7 +219,7 @@ impl Shm {
         if (meta.len() as usize) < len {
             return Err(HcclError::new(HCCL_E_SYSCALL, "control block too small"));
         }
-        Shm::open_flags(path, n, false)
+        Shm::open_flags(path, n, n, false)
     }
 
     /// The inode `path` names now (None if it is gone): a change means the block was
@@ -241,15 +254,16 @@ impl Shm {
     /// Rank `r`'s published arrays: 4 words per peer (send count, send displ, recv count, recv displ).
     pub fn arrays(&self, r: u32) -> &[AtomicU64] {
         let n = self.n as usize;
-        let off = HEADER_SIZE + n * std::mem::size_of::<Slot>() + r as usize * n * 32;
-        // SAFETY: rank `r`'s n * 4 words lie inside the mapping (see `block_size`), 8-byte aligned.
-        unsafe { std::slice::from_raw_parts(self.map.ptr().add(off) as *const AtomicU64, n * 4) }
+        let rows = self.rows as usize;
+        let off = HEADER_SIZE + n * std::mem::size_of::<Slot>() + r as usize * rows * 32;
+        // SAFETY: rank `r`'s rows * 4 words lie inside the mapping (see `block_size_rows`), 8-byte aligned.
+        unsafe { std::slice::from_raw_parts(self.map.ptr().add(off) as *const AtomicU64, rows * 4) }
     }
 
     /// Mailbox entry for the `k`-th message from `src` to `dst`.
     pub fn mbox(&self, src: u32, dst: u32, k: u64) -> &Mbox {
         let n = self.n as usize;
-        let base = HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * n * 32;
+        let base = HEADER_SIZE + n * std::mem::size_of::<Slot>() + n * self.rows as usize * 32;
         let pair = dst as usize * n + src as usize;
         let off = base + (pair * MBOX_DEPTH as usize + (k % MBOX_DEPTH) as usize) * 64;
         // SAFETY: entry `k % MBOX_DEPTH` of pair (src, dst) lies inside the mapping (see `block_size`), 64-byte aligned, all atomics.
@@ -259,9 +273,9 @@ impl Shm {
     /// Rank `r`'s inline buffer for operations with sequence number parity `parity`.
     pub fn inline(&self, r: u32, parity: u64) -> *mut u8 {
         assert!(r < self.n);
-        let off =
-            inline_base(self.n as usize) + (r as usize * 2 + (parity % 2) as usize) * INLINE_BYTES;
-        // SAFETY: rank `r`'s two inline buffers lie inside the mapping (see `block_size`).
+        let off = inline_base(self.n as usize, self.rows as usize)
+            + (r as usize * 2 + (parity % 2) as usize) * INLINE_BYTES;
+        // SAFETY: rank `r`'s two inline buffers lie inside the mapping (see `block_size_rows`).
         unsafe { self.map.ptr().add(off) }
     }
 

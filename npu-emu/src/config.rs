@@ -15,6 +15,14 @@
 //! | `HCCL_EXEC_TIMEOUT` | seconds an operation waits for its peers; 0 = never | 1836 |
 //! | `HCCL_ENTRY_LOG_ENABLE` | `1`: log every HCCL call with its arguments and duration | 0 |
 //! | `HCCL_BUFFSIZE` | accepted and validated (MB, ≥ 1); the emulator needs no staging buffer | 200 |
+//! | `HCCL_IF_IP` | host address a rank advertises to ranks on other servers (and a root listens on) | unset |
+//! | `HCCL_SOCKET_IFNAME` | host NIC choice: `eth,enp` (name prefixes), `^eth` (exclude prefixes), `=eth0` (exact), `^=eth0` (exclude exact) | unset: NICs in name order, `docker*` then `lo` last |
+//! | `HCCL_IF_BASE_PORT` | first of the 32 ports a root-info root tries (1024..=65520) | 60000 |
+//! | `HCCL_SOCKET_FAMILY` | `AF_INET` or `AF_INET6`: which address family is preferred | `AF_INET` |
+//! | `HCCL_HOST_SOCKET_PORT_RANGE` | ports a root-info root listens on, before `HCCL_IF_BASE_PORT`: `60000-60050,60100` or `auto` (any) | unset |
+//! | `HCCL_WHITELIST_DISABLE` | `0`: only addresses listed in `HCCL_WHITELIST_FILE` may connect to a rank's listeners; `1`: anyone holding the job's id | 1 |
+//! | `HCCL_WHITELIST_FILE` | the whitelist, `{"host_ip": ["10.0.0.1", ...], "device_ip": [...]}` (read by libhccl) | unset |
+//! | `HCCL_NPU_SOCKET_PORT_RANGE` | ports a rank listens on for its peers on other servers (the emulated RoCE links): same syntax | unset: any |
 //!
 //! Unlike CANN, the log goes to the terminal rather than to `$HOME/ascend/log`: errors are
 //! printed to stderr by default, because a CI user needs to see them.
@@ -53,6 +61,8 @@ pub struct Config {
     pub exec_timeout: Option<Duration>,
     pub entry_log: bool,
     pub buffsize_mb: u32,
+    /// How ranks reach ranks on other servers (`HCCL_IF_IP` and friends).
+    pub host_net: HostNet,
 }
 
 /// The smallest HBM size accepted.
@@ -155,6 +165,8 @@ impl Config {
                 _ => return Err(bad("HCCL_BUFFSIZE", &v, "megabytes, at least 1")),
             },
         };
+        let host_net =
+            HostNet::from_lookup(&get).map_err(|(var, val, want)| bad(var, &val, want))?;
         Ok(Config {
             devices,
             hbm_size,
@@ -169,6 +181,7 @@ impl Config {
             exec_timeout,
             entry_log,
             buffsize_mb,
+            host_net,
         })
     }
 
@@ -190,6 +203,168 @@ impl Config {
             .iter()
             .position(|&p| p == phys)
             .map(|i| i as i32)
+    }
+}
+
+/// The host-network settings of HCCL (abi.md §3.4), checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostNet {
+    /// `HCCL_IF_IP`.
+    pub if_ip: Option<std::net::IpAddr>,
+    /// `HCCL_SOCKET_IFNAME`.
+    pub ifname: Option<IfnameRule>,
+    /// `HCCL_IF_BASE_PORT` (`None`: not set, 60000).
+    pub base_port: Option<u16>,
+    /// `HCCL_SOCKET_FAMILY=AF_INET6`.
+    pub ipv6: bool,
+    /// `HCCL_HOST_SOCKET_PORT_RANGE` (`None`: not set).
+    pub host_ports: Option<PortRange>,
+    /// `HCCL_NPU_SOCKET_PORT_RANGE` (`None`: not set).
+    pub npu_ports: Option<PortRange>,
+    /// `HCCL_WHITELIST_DISABLE=0`: the IP whitelist is checked.
+    pub whitelist_on: bool,
+    /// `HCCL_WHITELIST_FILE`.
+    pub whitelist_file: Option<PathBuf>,
+}
+
+/// A parsed `HCCL_HOST_SOCKET_PORT_RANGE` / `HCCL_NPU_SOCKET_PORT_RANGE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PortRange {
+    /// `auto`: the operating system picks.
+    Auto,
+    /// Ports and inclusive ranges, in the order written (they do not overlap).
+    Ports(Vec<(u16, u16)>),
+}
+
+impl PortRange {
+    /// Every port, in the order written (empty for `Auto`).
+    pub fn ports(&self) -> impl Iterator<Item = u16> + '_ {
+        let r: &[(u16, u16)] = match self {
+            PortRange::Auto => &[],
+            PortRange::Ports(v) => v,
+        };
+        r.iter().flat_map(|&(a, b)| a..=b)
+    }
+}
+
+/// Parse a port-range variable as CANN documents it: `auto`, or ports (1..=65535) and
+/// `first-last` ranges separated by commas that do not overlap (`60000,60050-60100`).
+pub fn parse_port_range(v: &str) -> Option<PortRange> {
+    let t = v.trim();
+    if t == "auto" {
+        return Some(PortRange::Auto);
+    }
+    let mut out: Vec<(u16, u16)> = Vec::new();
+    for tok in t.split(',') {
+        let tok = tok.trim();
+        let port = |s: &str| s.trim().parse::<u16>().ok().filter(|&p| p >= 1);
+        let (a, b) = match tok.split_once('-') {
+            Some((a, b)) => (port(a)?, port(b)?),
+            None => (port(tok)?, port(tok)?),
+        };
+        if a > b || out.iter().any(|&(x, y)| a <= y && x <= b) {
+            return None;
+        }
+        out.push((a, b));
+    }
+    Some(PortRange::Ports(out))
+}
+
+/// A parsed `HCCL_SOCKET_IFNAME` (the syntax NCCL_SOCKET_IFNAME also uses).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IfnameRule {
+    /// The value as written, for messages.
+    pub text: String,
+    /// `^`: the names are excluded.
+    pub exclude: bool,
+    /// `=`: whole names instead of prefixes.
+    pub exact: bool,
+    pub names: Vec<String>,
+}
+
+/// Parse `HCCL_SOCKET_IFNAME`: `eth,enp`, `^eth`, `=eth0`, `^=eth0`.
+pub fn parse_ifname(v: &str) -> Option<IfnameRule> {
+    let t = v.trim();
+    let (exclude, t) = match t.strip_prefix('^') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let (exact, t) = match t.strip_prefix('=') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let names: Vec<String> = t.split(',').map(|s| s.trim().to_string()).collect();
+    if names
+        .iter()
+        .any(|n| n.is_empty() || n.len() > 15 || n.contains(char::is_whitespace))
+    {
+        return None;
+    }
+    Some(IfnameRule {
+        text: v.trim().to_string(),
+        exclude,
+        exact,
+        names,
+    })
+}
+
+impl HostNet {
+    /// Read the variables through `get`; an error is (variable, value, what was expected).
+    pub fn from_lookup(
+        get: &impl Fn(&str) -> Option<String>,
+    ) -> std::result::Result<HostNet, (&'static str, String, &'static str)> {
+        let mut h = HostNet::default();
+        if let Some(v) = get("HCCL_IF_IP").filter(|v| !v.trim().is_empty()) {
+            h.if_ip = Some(v.trim().parse().map_err(|_| {
+                (
+                    "HCCL_IF_IP",
+                    v.clone(),
+                    "one IPv4 or IPv6 address, such as 10.0.0.5",
+                )
+            })?);
+        }
+        if let Some(v) = get("HCCL_SOCKET_IFNAME").filter(|v| !v.trim().is_empty()) {
+            h.ifname = Some(parse_ifname(&v).ok_or((
+                "HCCL_SOCKET_IFNAME",
+                v.clone(),
+                "interface names or prefixes separated by commas, optionally after ^ (exclude) and = (exact), such as eth,enp or ^=docker0",
+            ))?);
+        }
+        if let Some(v) = get("HCCL_IF_BASE_PORT").filter(|v| !v.trim().is_empty()) {
+            h.base_port = Some(match v.trim().parse::<u16>() {
+                Ok(p) if (1024..=65520).contains(&p) => p,
+                _ => return Err(("HCCL_IF_BASE_PORT", v, "a port from 1024 to 65520")),
+            });
+        }
+        match get("HCCL_SOCKET_FAMILY").as_deref().map(str::trim) {
+            None | Some("") | Some("AF_INET") => {}
+            Some("AF_INET6") => h.ipv6 = true,
+            Some(v) => return Err(("HCCL_SOCKET_FAMILY", v.to_string(), "AF_INET or AF_INET6")),
+        }
+        const RANGE: &str = "\"auto\", or ports (1 to 65535) and first-last ranges separated by commas that do not overlap, such as 60000-60050,60100";
+        for (var, slot) in [
+            ("HCCL_HOST_SOCKET_PORT_RANGE", &mut h.host_ports),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", &mut h.npu_ports),
+        ] {
+            if let Some(v) = get(var).filter(|v| !v.trim().is_empty()) {
+                *slot = Some(parse_port_range(&v).ok_or((var, v.clone(), RANGE))?);
+            }
+        }
+        match get("HCCL_WHITELIST_DISABLE").as_deref().map(str::trim) {
+            None | Some("") | Some("1") => {}
+            Some("0") => h.whitelist_on = true,
+            Some(v) => {
+                return Err((
+                    "HCCL_WHITELIST_DISABLE",
+                    v.to_string(),
+                    "0 (check the IP whitelist) or 1 (do not)",
+                ))
+            }
+        }
+        h.whitelist_file = get("HCCL_WHITELIST_FILE")
+            .filter(|v| !v.trim().is_empty())
+            .map(PathBuf::from);
+        Ok(h)
     }
 }
 
@@ -376,5 +551,62 @@ mod tests {
         assert_eq!(c.physical(1), Some(5));
         assert_eq!(c.logical(2), Some(0));
         assert_eq!(c.physical(2), None);
+    }
+
+    #[test]
+    fn host_network_variables() {
+        let c = cfg(&[
+            ("HCCL_IF_IP", "10.1.2.3"),
+            ("HCCL_SOCKET_IFNAME", "^=docker0,lo"),
+            ("HCCL_IF_BASE_PORT", "61000"),
+            ("HCCL_SOCKET_FAMILY", "AF_INET6"),
+        ])
+        .unwrap();
+        let h = &c.host_net;
+        assert_eq!(h.if_ip, Some("10.1.2.3".parse().unwrap()));
+        let r = h.ifname.as_ref().unwrap();
+        assert!(r.exclude && r.exact);
+        assert_eq!(r.names, vec!["docker0", "lo"]);
+        assert_eq!(h.base_port, Some(61000));
+        assert!(h.ipv6);
+        assert_eq!(cfg(&[]).unwrap().host_net, HostNet::default());
+        let c = cfg(&[
+            ("HCCL_HOST_SOCKET_PORT_RANGE", "60000,60050-60052, 60150"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "auto"),
+        ])
+        .unwrap();
+        let r = c.host_net.host_ports.as_ref().unwrap();
+        assert_eq!(
+            r.ports().collect::<Vec<_>>(),
+            vec![60000, 60050, 60051, 60052, 60150]
+        );
+        assert_eq!(c.host_net.npu_ports, Some(PortRange::Auto));
+        let c = cfg(&[
+            ("HCCL_WHITELIST_DISABLE", "0"),
+            ("HCCL_WHITELIST_FILE", "/etc/wl.json"),
+        ])
+        .unwrap();
+        assert!(c.host_net.whitelist_on);
+        assert_eq!(
+            c.host_net.whitelist_file.as_deref(),
+            Some(std::path::Path::new("/etc/wl.json"))
+        );
+        for (k, v) in [
+            ("HCCL_IF_IP", "10.1.2"),
+            ("HCCL_SOCKET_IFNAME", "eth,,enp"),
+            ("HCCL_IF_BASE_PORT", "80"),
+            ("HCCL_IF_BASE_PORT", "65521"),
+            ("HCCL_SOCKET_FAMILY", "inet"),
+            ("HCCL_HOST_SOCKET_PORT_RANGE", "60000-60010,60005"),
+            ("HCCL_HOST_SOCKET_PORT_RANGE", "0"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "61000-"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "61010-61000"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "65536"),
+            ("HCCL_NPU_SOCKET_PORT_RANGE", "AUTO"),
+            ("HCCL_WHITELIST_DISABLE", "yes"),
+        ] {
+            let e = cfg(&[(k, v)]).unwrap_err();
+            assert!(e.msg.contains(k), "{}", e.msg);
+        }
     }
 }

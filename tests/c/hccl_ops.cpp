@@ -1,7 +1,8 @@
 // Every HCCL operation x dtype x reduce op x in-place/out-of-place against a host-computed
 // result. Works the three ways ranks are started:
 //   hccl_ops ROOTINFO_FILE      rank/size from RANK_ID/RANK_SIZE (or mpirun's
-//                               OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE); rank 0 writes
+//                               OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, or srun's
+//                               SLURM_PROCID/SLURM_NTASKS, device SLURM_LOCALID); rank 0 writes
 //                               the root info to ROOTINFO_FILE, the others read it
 //   (RANK_TABLE_FILE set)       HcclCommInitClusterInfo(RANK_TABLE_FILE, RANK_ID)
 //   hccl_ops --threads N        one process, HcclCommInitAll, one thread per device
@@ -468,14 +469,17 @@ static int env_int(const char *k, int dflt) {
 }
 
 static int process_mode(const char *root_file) {
-    // RANK_ID/RANK_SIZE (our launcher, by hand), else what mpirun sets (OpenMPI, MPICH).
-    int rank = env_int("RANK_ID", env_int("OMPI_COMM_WORLD_RANK", env_int("PMI_RANK", -1)));
-    int n = env_int("RANK_SIZE", env_int("OMPI_COMM_WORLD_SIZE", env_int("PMI_SIZE", -1)));
+    // RANK_ID/RANK_SIZE (our launcher, by hand), else what mpirun sets (OpenMPI, MPICH),
+    // else what srun sets (Slurm).
+    int rank = env_int("RANK_ID", env_int("OMPI_COMM_WORLD_RANK",
+                                          env_int("PMI_RANK", env_int("SLURM_PROCID", -1))));
+    int n = env_int("RANK_SIZE", env_int("OMPI_COMM_WORLD_SIZE",
+                                         env_int("PMI_SIZE", env_int("SLURM_NTASKS", -1))));
     if (rank < 0 || n < 1) { fprintf(stderr, "FAIL set RANK_ID and RANK_SIZE\n"); return 1; }
     ACHECK(aclInit(nullptr));
     uint32_t ndev = 0;
     ACHECK(aclrtGetDeviceCount(&ndev));
-    int dev = env_int("ASCEND_DEVICE_ID", rank % (int)ndev);
+    int dev = env_int("ASCEND_DEVICE_ID", env_int("SLURM_LOCALID", rank % (int)ndev));
     ACHECK(aclrtSetDevice(dev));
     Ctx c;
     c.rank = rank; c.n = n;

@@ -4,6 +4,8 @@
 //! The libraries must be built first (`cargo build --release`, done by `make test`).
 //! `NPU_EMU_LIB_DIR` overrides where they are looked for (default `target/release`).
 
+pub mod hosts;
+
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

@@ -556,3 +556,137 @@ fn sample_torch_tp_custom_operator_and_all_reduce() {
     }
     assert_eq!(r.stdout.matches(": PASS").count(), 6, "{}", r.all());
 }
+
+/// `dist_collectives.py` on two emulated hosts × 2 ranks (`npu_emu_tests::hosts`), each host
+/// started the way multi-node PyTorch jobs are: `torchrun --nnodes 2 --node_rank I` (torch_npu
+/// then builds its communicators from root info across the hosts) or `npu-emu run --nnodes 2`
+/// (from a rank table listing both servers).
+fn collectives_on_two_hosts(torchrun: bool) {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("the c10d collectives across hosts") {
+        return;
+    }
+    let out = on_two_hosts(&venv, torchrun, "dist_collectives.py");
+    for i in 0..4 {
+        assert!(
+            out.contains(&format!("dist_collectives rank {i}/4 passed (13 checks)")),
+            "{out}"
+        );
+    }
+}
+
+/// `dist_hosts.py` (collectives × dtypes, send/recv; copies only, no aclnn
+/// operator) on two emulated hosts × 2 ranks, started as in [`collectives_on_two_hosts`].
+fn dist_hosts(torchrun: bool) {
+    let Some(venv) = venv() else { return };
+    let out = on_two_hosts(&venv, torchrun, "dist_hosts.py");
+    for i in 0..4 {
+        let host = if i < 2 { "npuemu-h0" } else { "npuemu-h1" };
+        assert!(
+            out.contains(&format!(
+                "dist_hosts rank {i}/4 on {host} passed (36 checks)"
+            )),
+            "{out}"
+        );
+    }
+}
+
+/// Run `tests/python/<script>` on two emulated hosts × 2 ranks; returns both hosts' output
+/// after checking that both launchers exited 0.
+fn on_two_hosts(venv: &Path, torchrun: bool, script: &str) -> String {
+    use npu_emu_tests::hosts::Hosts;
+    let work = scratch(if torchrun {
+        "torch-hosts-torchrun"
+    } else {
+        "torch-hosts-run"
+    });
+    let h = Hosts::create(2, &work);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut kids = Vec::new();
+    for i in 0..2 {
+        let launch = if torchrun {
+            format!(
+                "\"$PY\" -m torch.distributed.run --nnodes 2 --node_rank {i} --master_addr {} --master_port {port} --nproc_per_node 2 \"$T/{script}\"",
+                h.ip(0)
+            )
+        } else {
+            format!(
+                "npu-emu run --nnodes 2 --node-rank {i} --master-addr {} --master-port {port} -n 2 --timeout 600 \"$PY\" \"$T/{script}\"",
+                h.ip(0)
+            )
+        };
+        let script = format!(
+            "set -euo pipefail\nsource '{}/set_env.sh'\nPY='{}'\nT='{}'\n{launch}",
+            prefix().display(),
+            venv.join("bin/python").display(),
+            root().join("tests/python").display()
+        );
+        let log = work.join(format!("host{i}.log"));
+        let f = std::fs::File::create(&log).unwrap();
+        let mut c = h.command(i, "bash".as_ref(), &work);
+        c.arg("-c")
+            .arg(script)
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("RANK_TABLE_FILE")
+            .env_remove("RANK_ID")
+            .env_remove("RANK_SIZE")
+            .env_remove("NPU_EMU_JOB_ID")
+            .env("PYTHONWARNINGS", "ignore")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("HCCL_CONNECT_TIMEOUT", "120")
+            .stdout(f.try_clone().unwrap())
+            .stderr(f);
+        kids.push((c.spawn().unwrap(), log));
+    }
+    let t0 = std::time::Instant::now();
+    let mut codes = vec![None; 2];
+    while codes.iter().any(|c| c.is_none()) {
+        for (i, (k, _)) in kids.iter_mut().enumerate() {
+            if codes[i].is_none() {
+                if let Some(st) = k.try_wait().unwrap() {
+                    codes[i] = Some(st.code());
+                }
+            }
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(900) {
+            for (k, _) in kids.iter_mut() {
+                let _ = k.kill();
+            }
+            panic!("the two hosts' jobs did not finish in 15 minutes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let outs: Vec<String> = kids
+        .iter()
+        .map(|(_, l)| std::fs::read_to_string(l).unwrap_or_default())
+        .collect();
+    let all = outs.join("\n----\n");
+    for c in &codes {
+        assert_eq!(*c, Some(Some(0)), "{all}");
+    }
+    all
+}
+
+#[test]
+fn collectives_on_two_hosts_torchrun_nnodes() {
+    collectives_on_two_hosts(true);
+}
+
+#[test]
+fn collectives_on_two_hosts_npu_emu_run_nnodes() {
+    collectives_on_two_hosts(false);
+}
+
+#[test]
+fn c10d_on_two_hosts_torchrun_nnodes() {
+    dist_hosts(true);
+}
+
+#[test]
+fn c10d_on_two_hosts_npu_emu_run_nnodes() {
+    dist_hosts(false);
+}

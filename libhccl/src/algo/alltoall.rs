@@ -1,13 +1,14 @@
 //! AlltoAll, AlltoAllV, AlltoAllVC: rank r pulls, from every rank p, the block p addressed
 //! to r, into its own output.
 
-use super::{Coll, Op};
+use super::fabric::Fabric;
+use super::Op;
 use crate::errors::{HResult, HcclError};
 use crate::reduce::copy_nt;
 
-pub fn all_to_all(c: &Coll, op: &Op) -> HResult<()> {
-    let cc = c.c;
-    let nt = super::nt_for(cc, op);
+pub fn all_to_all(c: &dyn Fabric, op: &Op) -> HResult<()> {
+    let cc = c.topo();
+    let nt = super::nt_of(c, op);
     let bytes = op.count * op.dt.size() as u64;
     for p in 0..cc.n {
         let src = c.send_of(p, cc.rank as u64 * bytes, bytes)?;
@@ -18,9 +19,9 @@ pub fn all_to_all(c: &Coll, op: &Op) -> HResult<()> {
     Ok(())
 }
 
-pub fn all_to_all_v(c: &Coll, op: &Op) -> HResult<()> {
-    let cc = c.c;
-    let nt = super::nt_for(cc, op);
+pub fn all_to_all_v(c: &dyn Fabric, op: &Op) -> HResult<()> {
+    let cc = c.topo();
+    let nt = super::nt_of(c, op);
     // Every rank checks the whole matrix, so all fail alike on a mismatch.
     for i in 0..cc.n {
         for j in 0..cc.n {
@@ -47,9 +48,9 @@ pub fn all_to_all_v(c: &Coll, op: &Op) -> HResult<()> {
     Ok(())
 }
 
-pub fn all_to_all_vc(c: &Coll, op: &Op) -> HResult<()> {
-    let cc = c.c;
-    let nt = super::nt_for(cc, op);
+pub fn all_to_all_vc(c: &dyn Fabric, op: &Op) -> HResult<()> {
+    let cc = c.topo();
+    let nt = super::nt_of(c, op);
     let n = cc.n as usize;
     let m = op.matrix.as_ref().expect("matrix");
     let e = op.dt.size() as u64;

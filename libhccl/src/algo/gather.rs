@@ -1,6 +1,7 @@
 //! AllGather[V], Broadcast and Scatter: pure copies straight between ranks' buffers.
 
-use super::{part, Coll, Op, COPY_CHUNK};
+use super::fabric::Fabric;
+use super::{part, Op, COPY_CHUNK};
 use crate::errors::HResult;
 use crate::reduce::{copy, copy_nt};
 
@@ -18,8 +19,8 @@ unsafe fn fan_out(src: *const u8, dsts: &[*mut u8], len: u64, nt: bool) {
 }
 
 /// AllGather: rank r writes its block into block r of every rank's output.
-pub fn all_gather(c: &Coll, op: &Op) -> HResult<()> {
-    let cc = c.c;
+pub fn all_gather(c: &dyn Fabric, op: &Op) -> HResult<()> {
+    let cc = c.topo();
     let bytes = op.count * op.dt.size() as u64;
     let src = c.send_of(cc.rank, 0, bytes)?;
     let mut dsts = Vec::new();
@@ -27,13 +28,13 @@ pub fn all_gather(c: &Coll, op: &Op) -> HResult<()> {
         dsts.push(c.recv_of(p, cc.rank as u64 * bytes, bytes)?);
     }
     // SAFETY: `send_of`/`recv_of` checked every range against the buffer its rank published and gave host pointers valid for `bytes` bytes each.
-    unsafe { fan_out(src, &dsts, bytes, super::nt_for(c.c, op)) };
+    unsafe { fan_out(src, &dsts, bytes, super::nt_of(c, op)) };
     Ok(())
 }
 
 /// AllGatherV: rank r writes its block at each rank p's `recvDispls[r]`.
-pub fn all_gather_v(c: &Coll, op: &Op) -> HResult<()> {
-    let cc = c.c;
+pub fn all_gather_v(c: &dyn Fabric, op: &Op) -> HResult<()> {
+    let cc = c.topo();
     let e = op.dt.size() as u64;
     let bytes = op.count * e;
     let src = c.send_of(cc.rank, 0, bytes)?;
@@ -43,13 +44,13 @@ pub fn all_gather_v(c: &Coll, op: &Op) -> HResult<()> {
         dsts.push(c.recv_of(p, row[3] * e, bytes)?);
     }
     // SAFETY: as above: every pointer is valid for `bytes` bytes.
-    unsafe { fan_out(src, &dsts, bytes, super::nt_for(c.c, op)) };
+    unsafe { fan_out(src, &dsts, bytes, super::nt_of(c, op)) };
     Ok(())
 }
 
 /// Broadcast: rank r copies slice r of the root's buffer to every other rank.
-pub fn broadcast(c: &Coll, op: &Op) -> HResult<()> {
-    let cc = c.c;
+pub fn broadcast(c: &dyn Fabric, op: &Op) -> HResult<()> {
+    let cc = c.topo();
     let e = op.dt.size() as u64;
     let (a, b) = part(op.count, cc.n, cc.rank);
     if b <= a {
@@ -62,13 +63,13 @@ pub fn broadcast(c: &Coll, op: &Op) -> HResult<()> {
         dsts.push(c.send_of(p, off, len)?);
     }
     // SAFETY: as above: every pointer is valid for `len` bytes.
-    unsafe { fan_out(src, &dsts, len, super::nt_for(c.c, op)) };
+    unsafe { fan_out(src, &dsts, len, super::nt_of(c, op)) };
     Ok(())
 }
 
 /// Scatter: rank r copies block r of the root's send buffer into its own output.
-pub fn scatter(c: &Coll, op: &Op) -> HResult<()> {
-    let cc = c.c;
+pub fn scatter(c: &dyn Fabric, op: &Op) -> HResult<()> {
+    let cc = c.topo();
     let bytes = op.count * op.dt.size() as u64;
     let src = c.send_of(op.root, cc.rank as u64 * bytes, bytes)?;
     let dst = c.recv_of(cc.rank, 0, bytes)?;

@@ -1,19 +1,30 @@
 //! What runs on the stream. An HCCL call checks its arguments and enqueues an [`OpTask`];
 //! when the stream reaches it, the task publishes this rank's buffers in the control block,
-//! waits until every rank published (barrier 1), moves its share of the data by reading and
-//! writing peers' device memory directly, then marks itself done and waits until every rank
-//! is done (barrier 2), so no rank returns while a peer still reads its buffers.
+//! waits until every rank of its server published (barrier 1), runs the algorithm the
+//! [`select`]or chose, then marks itself done and waits until every rank of its server is
+//! done (barrier 2), so no rank returns while a peer still reads its buffers.
 //!
-//! One file per family: [`allreduce`] (AllReduce, Reduce), [`gather`] (AllGather[V],
-//! Broadcast, Scatter), [`reduce_scatter`] (ReduceScatter[V]), [`alltoall`]
-//! (AlltoAll, AlltoAllV, AlltoAllVC), [`p2p`] (Send, Recv, BatchSendRecv).
+//! Algorithms see the operation through a [`fabric::Fabric`] (the ranks' places, direct
+//! access to the buffers of the ranks on this server, messages to any rank), which [`Coll`]
+//! implements over the control block and `crate::net`:
+//! - [`direct`] (every rank on one server), one file per family: [`allreduce`] (AllReduce,
+//!   Reduce), [`gather`] (AllGather[V], Broadcast, Scatter), [`reduce_scatter`]
+//!   (ReduceScatter[V]), [`alltoall`] (AlltoAll, AlltoAllV, AlltoAllVC);
+//! - [`small`]: small operations on one server, staged in the control block;
+//! - [`hier`]: communicators spanning servers;
+//! - [`p2p`]: Send, Recv and BatchSendRecv (mailboxes on a server, messages between servers).
 
 pub mod allreduce;
 pub mod alltoall;
+pub mod fabric;
 pub mod gather;
+pub mod hier;
 pub mod p2p;
 pub mod reduce_scatter;
+pub mod select;
 pub mod small;
+#[cfg(test)]
+mod tests;
 
 use crate::comm::CommInner;
 use crate::errors::{
@@ -180,6 +191,12 @@ pub fn with_scratch<R>(nt: bool, f: impl FnOnce(&mut Scratch) -> R) -> R {
 pub fn nt_for(c: &CommInner, op: &Op) -> bool {
     let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
     mine.saturating_mul(c.n as u64) >= crate::reduce::NT_FOOTPRINT
+}
+
+/// [`nt_for`] as an algorithm sees it (through its fabric).
+pub fn nt_of(f: &dyn fabric::Fabric, op: &Op) -> bool {
+    let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
+    mine.saturating_mul(f.topo().n as u64) >= crate::reduce::NT_FOOTPRINT
 }
 
 /// The one-shot stream task for `op` (noted in the history as queued).
@@ -419,7 +436,12 @@ fn publication_words(c: &CommInner, p: u32, seq: u64) -> Vec<u64> {
     ];
     w.extend(buf_words(&b.send));
     w.extend(buf_words(&b.recv));
-    w.extend(c.shm.arrays(p).iter().map(|a| a.load(Ordering::Relaxed)));
+    w.extend(
+        c.shm
+            .arrays(c.slot_index(p))
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed)),
+    );
     w
 }
 
@@ -443,7 +465,7 @@ impl Coll<'_> {
         store_buf(&b.recv, op.recv);
         b.count.store(op.count, Ordering::Relaxed);
         if let Some(arr) = &op.arrays {
-            let a = self.c.shm.arrays(self.c.rank);
+            let a = self.c.shm.arrays(self.c.slot_index(self.c.rank));
             for (i, row) in arr.iter().enumerate() {
                 for j in 0..4 {
                     a[i * 4 + j].store(row[j], Ordering::Relaxed);
@@ -589,7 +611,7 @@ impl Coll<'_> {
 
     /// Rank `p`'s published per-peer arrays, row `i`.
     pub fn row(&self, p: u32, i: u32) -> [u64; 4] {
-        let a = self.c.shm.arrays(p);
+        let a = self.c.shm.arrays(self.c.slot_index(p));
         let i = i as usize * 4;
         [
             a[i].load(Ordering::Relaxed),
@@ -597,6 +619,74 @@ impl Coll<'_> {
             a[i + 2].load(Ordering::Relaxed),
             a[i + 3].load(Ordering::Relaxed),
         ]
+    }
+}
+
+impl fabric::Fabric for Coll<'_> {
+    fn topo(&self) -> &crate::topo::Topo {
+        &self.c.topo
+    }
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn deadline(&self) -> Option<Instant> {
+        self.c.exec_timeout.map(|d| self.started + d)
+    }
+    fn send_of(&self, p: u32, off: u64, len: u64) -> HResult<*mut u8> {
+        Coll::send_of(self, p, off, len)
+    }
+    fn recv_of(&self, p: u32, off: u64, len: u64) -> HResult<*mut u8> {
+        Coll::recv_of(self, p, off, len)
+    }
+    fn row(&self, p: u32, i: u32) -> [u64; 4] {
+        Coll::row(self, p, i)
+    }
+    fn net(&self) -> &dyn crate::net::Net {
+        match &self.c.cross {
+            Some(x) => &x.net,
+            None => &NO_NET,
+        }
+    }
+}
+
+/// The network of a communicator on one server: nobody to talk to.
+struct NoNet;
+static NO_NET: NoNet = NoNet;
+
+impl crate::net::Net for NoNet {
+    fn rank(&self) -> u32 {
+        0
+    }
+    fn size(&self) -> u32 {
+        1
+    }
+    unsafe fn send(
+        &self,
+        peer: u32,
+        _: crate::net::Tag,
+        _: *const u8,
+        _: usize,
+        _: Option<Instant>,
+    ) -> HResult<()> {
+        Err(HcclError::new(
+            HCCL_E_INTERNAL,
+            format!("no network path to rank {peer}: the communicator is on one server"),
+        ))
+    }
+    unsafe fn irecv(
+        &self,
+        peer: u32,
+        _: crate::net::Tag,
+        _: *mut u8,
+        _: usize,
+    ) -> HResult<crate::net::Recv> {
+        Err(HcclError::new(
+            HCCL_E_INTERNAL,
+            format!("no network path to rank {peer}: the communicator is on one server"),
+        ))
+    }
+    fn wait(&self, _: &crate::net::Recv, _: Option<Instant>) -> HResult<()> {
+        Ok(())
     }
 }
 
@@ -620,31 +710,42 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
     }
     recheck(c, op)?;
     let coll = Coll::new(c, op.seq, started);
-    if small::fits(c, op) {
+    let algo = select::select(c, op);
+    if algo == select::Algo::Small {
         return small::run(&coll, op);
     }
     coll.publish(op);
     coll.wait_posted()?;
+    if algo == select::Algo::Hier {
+        hier::run(&coll, op)?;
+        return coll.finish();
+    }
     if op.code == opcode::BARRIER {
         return Ok(());
     }
-    let r = match op.code {
-        opcode::ALLREDUCE => allreduce::all_reduce(&coll, op),
-        opcode::REDUCE => allreduce::reduce(&coll, op),
-        opcode::BROADCAST => gather::broadcast(&coll, op),
-        opcode::ALLGATHER => gather::all_gather(&coll, op),
-        opcode::ALLGATHER_V => gather::all_gather_v(&coll, op),
-        opcode::SCATTER => gather::scatter(&coll, op),
-        opcode::REDUCE_SCATTER => reduce_scatter::reduce_scatter(&coll, op),
-        opcode::REDUCE_SCATTER_V => reduce_scatter::reduce_scatter_v(&coll, op),
-        opcode::ALLTOALL => alltoall::all_to_all(&coll, op),
-        opcode::ALLTOALLV => alltoall::all_to_all_v(&coll, op),
-        opcode::ALLTOALLVC => alltoall::all_to_all_vc(&coll, op),
+    direct(&coll, op)?;
+    coll.finish()
+}
+
+/// The direct algorithms (every rank on one server reads and writes its peers' buffers),
+/// between the publish/wait barrier and the done barrier.
+pub fn direct(f: &dyn fabric::Fabric, op: &Op) -> HResult<()> {
+    match op.code {
+        opcode::ALLREDUCE => allreduce::all_reduce(f, op),
+        opcode::REDUCE => allreduce::reduce(f, op),
+        opcode::BROADCAST => gather::broadcast(f, op),
+        opcode::ALLGATHER => gather::all_gather(f, op),
+        opcode::ALLGATHER_V => gather::all_gather_v(f, op),
+        opcode::SCATTER => gather::scatter(f, op),
+        opcode::REDUCE_SCATTER => reduce_scatter::reduce_scatter(f, op),
+        opcode::REDUCE_SCATTER_V => reduce_scatter::reduce_scatter_v(f, op),
+        opcode::ALLTOALL => alltoall::all_to_all(f, op),
+        opcode::ALLTOALLV => alltoall::all_to_all_v(f, op),
+        opcode::ALLTOALLVC => alltoall::all_to_all_vc(f, op),
+        opcode::BARRIER => Ok(()),
         other => Err(HcclError::new(
             HCCL_E_INTERNAL,
             format!("no algorithm for {}", op_name(other)),
         )),
-    };
-    r?;
-    coll.finish()
+    }
 }

@@ -2,6 +2,10 @@
 //! receiver posts its buffer; the sender waits for it (so `HcclSend` blocks its stream until
 //! the matching `HcclRecv` is posted, as in CANN), copies straight into it and marks the
 //! message done; the receiver waits for that.
+//!
+//! Between servers the same protocol runs over messages ([`remote`]): the receiver posts its
+//! receive and sends a "posted" notice with its count and type; the sender waits for the
+//! notice, checks it, and sends a status (then the data when they match).
 
 use super::{Op, P2p};
 use crate::comm::{seq_ge, CommInner};
@@ -92,7 +96,9 @@ fn wait_word(
 }
 
 fn post_recv(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
-    let e: &Mbox = c.shm.mbox(it.peer, c.rank, it.k);
+    let e: &Mbox = c
+        .shm
+        .mbox(c.slot_index(it.peer), c.slot_index(c.rank), it.k);
     if it.k > MBOX_DEPTH {
         wait_word(c, &e.done, it.k - MBOX_DEPTH, it.peer, started, &|| {
             format!("rank {} to consume an earlier message", it.peer)
@@ -128,7 +134,9 @@ fn mbox_words(c: &CommInner, e: &Mbox, src: u32, dst: u32, k: u64) -> [u64; 8] {
 }
 
 fn finish_recv(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
-    let e = c.shm.mbox(it.peer, c.rank, it.k);
+    let e = c
+        .shm
+        .mbox(c.slot_index(it.peer), c.slot_index(c.rank), it.k);
     wait_word(c, &e.done, it.k, it.peer, started, &|| {
         format!(
             "rank {} to post the HcclSend matching this HcclRecv (message #{} from rank {})",
@@ -159,7 +167,9 @@ fn finish_recv(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
 }
 
 fn do_send(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
-    let e = c.shm.mbox(c.rank, it.peer, it.k);
+    let e = c
+        .shm
+        .mbox(c.slot_index(c.rank), c.slot_index(it.peer), it.k);
     wait_word(c, &e.posted, it.k, it.peer, started, &|| {
         format!(
             "rank {} to post the HcclRecv matching this HcclSend (message #{} from rank {} to rank {})",
@@ -226,14 +236,233 @@ fn do_send(c: &CommInner, it: &P2p, started: Instant) -> HResult<()> {
 /// Run the transfers of `op`: post every receive, do every send (in order), then wait for
 /// every receive to complete.
 pub fn run(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
-    for it in op.p2p.iter().filter(|i| !i.send) {
+    let local = |it: &&P2p| c.topo.same_server(it.peer, c.rank);
+    let remote = |it: &&P2p| !c.topo.same_server(it.peer, c.rank);
+    let far = remote::post(c, op.p2p.iter().filter(remote))?;
+    for it in op.p2p.iter().filter(|i| !i.send).filter(local) {
         post_recv(c, it, started)?;
     }
     for it in op.p2p.iter().filter(|i| i.send) {
-        do_send(c, it, started)?;
+        if local(&it) {
+            do_send(c, it, started)?;
+        } else {
+            remote::send(c, &far, it, started)?;
+        }
     }
-    for it in op.p2p.iter().filter(|i| !i.send) {
+    for it in op.p2p.iter().filter(|i| !i.send).filter(local) {
         finish_recv(c, it, started)?;
     }
-    Ok(())
+    remote::finish(c, &far, started)
+}
+
+/// Point-to-point with ranks on other servers.
+mod remote {
+    use super::P2p;
+    use crate::comm::CommInner;
+    use crate::errors::{HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_PARA};
+    use crate::fingerprint::dtype_name;
+    use crate::net::{kind, tag, Net, Recv};
+    use std::time::Instant;
+
+    /// A notice: count (u64) and dtype (u32) from the receiver; code (u32), count and dtype
+    /// from the sender as its status.
+    type Notice = [u8; 16];
+
+    fn notice(a: u32, count: u64) -> Notice {
+        let mut b = [0u8; 16];
+        b[0..4].copy_from_slice(&a.to_le_bytes());
+        b[8..16].copy_from_slice(&count.to_le_bytes());
+        b
+    }
+
+    fn read(b: &Notice) -> (u32, u32, u64) {
+        let a = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let d = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+        let mut c = [0u8; 8];
+        c.copy_from_slice(&b[8..16]);
+        (a, d, u64::from_le_bytes(c))
+    }
+
+    /// One item as `post` set it up: the item, its notice buffer, and its receives (the
+    /// notice for a send; the status and the data for a receive).
+    type Posted = (P2p, Box<Notice>, Option<Recv>, Option<Recv>);
+
+    /// What `post` set up.
+    pub struct Far {
+        items: Vec<Posted>,
+    }
+
+    fn net(c: &CommInner) -> HResult<&crate::net::tcp::TcpNet> {
+        c.cross
+            .as_ref()
+            .map(|x| &x.net)
+            .ok_or_else(|| HcclError::new(HCCL_E_INTERNAL, "no connections to other servers"))
+    }
+
+    /// Post every receive (data and the sender's status) and send its "posted" notice; post
+    /// the receives of the notices this rank's sends wait for.
+    pub fn post<'a>(c: &CommInner, items: impl Iterator<Item = &'a P2p>) -> HResult<Far> {
+        let mut far = Far { items: Vec::new() };
+        for it in items {
+            let n = net(c)?;
+            let mut b = Box::new([0u8; 16]);
+            if it.send {
+                // SAFETY: the box outlives the receive (both live in `far`, the receive is
+                // dropped first or waited for).
+                let r = unsafe {
+                    n.irecv(
+                        it.peer,
+                        tag(kind::P2P_POSTED, it.k, 0, 0, 0, 0),
+                        b.as_mut_ptr(),
+                        16,
+                    )?
+                };
+                far.items.push((*it, b, Some(r), None));
+            } else {
+                let len = (it.count * it.dt.size() as u64) as usize;
+                let dst = match it.buf {
+                    Some(buf) if len > 0 => c.rt.host(buf.phys, len as u64)?,
+                    _ => std::ptr::NonNull::dangling().as_ptr(),
+                };
+                // SAFETY: as above for the status; `dst` is the receive buffer of the
+                // operation (alive until the stream finishes it).
+                let st = unsafe {
+                    n.irecv(
+                        it.peer,
+                        tag(kind::P2P_DATA, it.k, 1, 0, 0, 0),
+                        b.as_mut_ptr(),
+                        16,
+                    )?
+                };
+                // SAFETY: `dst` is the operation's receive buffer (`len` bytes), alive until
+                // the stream finishes the operation, which waits for or cancels the receive.
+                let data =
+                    unsafe { n.irecv(it.peer, tag(kind::P2P_DATA, it.k, 0, 0, 0, 0), dst, len)? };
+                let mut msg = notice(it.dt as u32, it.count);
+                msg[4..8].copy_from_slice(&0u32.to_le_bytes());
+                // SAFETY: 16 bytes of a local.
+                unsafe {
+                    n.send(
+                        it.peer,
+                        tag(kind::P2P_POSTED, it.k, 0, 0, 0, 0),
+                        msg.as_ptr(),
+                        16,
+                        None,
+                    )?
+                };
+                far.items.push((*it, b, Some(st), Some(data)));
+            }
+        }
+        Ok(far)
+    }
+
+    fn deadline(c: &CommInner, started: Instant) -> Option<Instant> {
+        c.exec_timeout.map(|d| started + d)
+    }
+
+    /// Send `it`: wait for the receiver's notice, compare, send the status and the data.
+    pub fn send(c: &CommInner, far: &Far, it: &P2p, started: Instant) -> HResult<()> {
+        let n = net(c)?;
+        let Some((_, b, Some(r), _)) = far
+            .items
+            .iter()
+            .find(|(x, ..)| x.send && x.peer == it.peer && x.k == it.k)
+        else {
+            return Err(HcclError::new(HCCL_E_INTERNAL, "a send without its notice"));
+        };
+        n.wait(r, deadline(c, started)).map_err(|e| {
+            HcclError::new(
+                e.code,
+                format!(
+                    "waiting for {} to post the HcclRecv matching this HcclSend (message #{}): {}",
+                    n.who(it.peer),
+                    it.k,
+                    e.msg
+                ),
+            )
+        })?;
+        let (rdt, _, rcount) = read(b);
+        let mismatch = rcount != it.count || rdt != it.dt as u32;
+        let mut st = notice(if mismatch { HCCL_E_PARA as u32 } else { 0 }, it.count);
+        st[4..8].copy_from_slice(&(it.dt as u32).to_le_bytes());
+        // SAFETY: 16 bytes of a local.
+        unsafe {
+            n.send(
+                it.peer,
+                tag(kind::P2P_DATA, it.k, 1, 0, 0, 0),
+                st.as_ptr(),
+                16,
+                deadline(c, started),
+            )?
+        };
+        if mismatch {
+            return Err(HcclError::para(format!(
+                "HcclSend to rank {} (count={}, dataType={}) does not match the HcclRecv rank {} posted (count={rcount}, dataType={})",
+                it.peer,
+                it.count,
+                it.dt.name(),
+                it.peer,
+                dtype_name(rdt as i32)
+            )));
+        }
+        let len = (it.count * it.dt.size() as u64) as usize;
+        let src = match it.buf {
+            Some(buf) if len > 0 => c.rt.host(buf.phys, len as u64)?,
+            _ => std::ptr::NonNull::dangling().as_ptr(),
+        };
+        // SAFETY: `src` is the send buffer of the operation, `len` bytes.
+        unsafe {
+            n.send(
+                it.peer,
+                tag(kind::P2P_DATA, it.k, 0, 0, 0, 0),
+                src,
+                len,
+                deadline(c, started),
+            )
+        }
+    }
+
+    /// Wait for every receive: the sender's status, then its data.
+    pub fn finish(c: &CommInner, far: &Far, started: Instant) -> HResult<()> {
+        for (it, b, st, data) in &far.items {
+            if it.send {
+                continue;
+            }
+            let n = net(c)?;
+            let (Some(st), Some(data)) = (st, data) else {
+                continue;
+            };
+            let what = || {
+                format!(
+                    "{} to post the HcclSend matching this HcclRecv (message #{} from rank {})",
+                    n.who(it.peer),
+                    it.k,
+                    it.peer
+                )
+            };
+            n.wait(st, deadline(c, started)).map_err(|e| {
+                HcclError::new(e.code, format!("waiting for {}: {}", what(), e.msg))
+            })?;
+            let (code, sdt, scount) = read(b);
+            if code != 0 {
+                return Err(HcclError::new(
+                    HCCL_E_PARA,
+                    format!(
+                        "HcclRecv from rank {} (count={}, dataType={}) does not match its HcclSend (count={scount}, dataType={})",
+                        it.peer,
+                        it.count,
+                        it.dt.name(),
+                        dtype_name(sdt as i32)
+                    ),
+                ));
+            }
+            n.wait(data, deadline(c, started)).map_err(|e| {
+                HcclError::new(
+                    e.code,
+                    format!("receiving from {}: {}", n.who(it.peer), e.msg),
+                )
+            })?;
+        }
+        Ok(())
+    }
 }

@@ -25,11 +25,14 @@ pub unsafe extern "C" fn HcclGetRootInfo(rootInfo: *mut u8) -> i32 {
         || format!("rootInfo={}", ptr(rootInfo)),
         || {
             non_null(rootInfo, "rootInfo")?;
+            let id = random_id()?;
+            let root = crate::cross::start_root_service(&id)?;
             let ri = RootInfo {
-                id: random_id()?,
+                id,
                 creator_pid: std::process::id(),
                 host: hostname(),
                 node_dir: node_dir_str()?,
+                root,
             };
             let b = ri.encode()?;
             std::ptr::copy_nonoverlapping(b.as_ptr(), rootInfo, ROOT_INFO_BYTES);
@@ -58,8 +61,6 @@ unsafe fn init_root_info(
     }
     let cfg = config::parse(cfg)?;
     let ri = RootInfo::decode(std::slice::from_raw_parts(root, ROOT_INFO_BYTES))?;
-    let node = node_dir_str()?;
-    ri.check_local(&node)?;
     let rt = rt()?;
     let (l, p) = rt.current_device()?;
     let name = cfg
@@ -70,6 +71,7 @@ unsafe fn init_root_info(
         // Joined with the other inits of the group at HcclGroupEnd.
         group::hold_init(group::HeldInit {
             id: ri.id,
+            root: ri.root,
             n,
             member: Member {
                 rank,
@@ -82,21 +84,40 @@ unsafe fn init_root_info(
         });
         return Ok(());
     }
-    let comms = join(
-        ri.id,
-        &crate::config()?.node_dir,
-        n,
-        &[Member {
-            rank,
-            device_logical: l,
-            device_phys: p,
-        }],
-        &name,
-        &cfg,
-        rt,
-    )?;
+    let member = Member {
+        rank,
+        device_logical: l,
+        device_phys: p,
+    };
+    let comms = join_root_info(&ri.id, ri.root, n, &[member], &name, &cfg)?;
     *out = cm::register(comms[0].clone());
     Ok(())
+}
+
+/// The ranks of a root-info communicator meet at the root (which tells them where every
+/// rank is), connect to the ranks on other servers, and meet the ranks of their own server
+/// in its control block. `members` are ranks of this process.
+pub fn join_root_info(
+    id: &[u8; 16],
+    root: std::net::SocketAddr,
+    n: u32,
+    members: &[Member],
+    name: &str,
+    cfg: &CommCfg,
+) -> HResult<Vec<std::sync::Arc<cm::CommInner>>> {
+    let conf = crate::config()?;
+    let node = crate::bootstrap::node_key(&conf.node_dir);
+    let host = hostname();
+    let placed = crate::cross::place(
+        id,
+        &[root],
+        n,
+        members,
+        &|_| (node, host.clone()),
+        name,
+        &|_| Ok(()),
+    )?;
+    cm::join_placed(*id, &conf.node_dir, placed, name, cfg, rt()?)
 }
 
 #[no_mangle]
@@ -189,12 +210,22 @@ unsafe fn init_cluster(
     // Two jobs started with the same table must never meet: the job's identity is part
     // of the communicator id.
     let job = ranktable::job_identity();
-    let key = hash128(&[
-        b"ranktable",
-        table.canonical.as_bytes(),
-        canon.as_bytes(),
-        job.value.as_bytes(),
-    ]);
+    let key = if table.multi_server() {
+        // The servers' copies of the table may live at different paths: the job alone
+        // tells one job from another.
+        hash128(&[
+            b"ranktable-servers",
+            table.canonical.as_bytes(),
+            job.value.as_bytes(),
+        ])
+    } else {
+        hash128(&[
+            b"ranktable",
+            table.canonical.as_bytes(),
+            canon.as_bytes(),
+            job.value.as_bytes(),
+        ])
+    };
     if cm::live_from_table(&key, rank) {
         return Err(HcclError::para(format!(
             "rank {rank} of rank table {path:?} already has a live communicator in this process; destroy it before initialising again"
@@ -206,19 +237,24 @@ unsafe fn init_cluster(
         .name
         .clone()
         .unwrap_or_else(|| "hccl_world_group".to_string());
-    let comms = join(
-        id,
-        &crate::config()?.node_dir,
-        n,
-        &[Member {
-            rank,
-            device_logical: l,
-            device_phys: p,
-        }],
-        &name,
-        &cfg,
-        rt,
-    )
+    let member = Member {
+        rank,
+        device_logical: l,
+        device_phys: p,
+    };
+    let comms = if table.multi_server() {
+        join_table_servers(&table, &path, &id, member, &name, &cfg)
+    } else {
+        join(
+            id,
+            &crate::config()?.node_dir,
+            n,
+            &[member],
+            &name,
+            &cfg,
+            rt,
+        )
+    }
     .map_err(|mut e| {
         if e.code == crate::errors::HCCL_E_TIMEOUT {
             e.msg.push_str(&format!(
@@ -231,6 +267,53 @@ unsafe fn init_cluster(
     *comms[0].origin.lock() = Some(key);
     *out = cm::register(comms[0].clone());
     Ok(())
+}
+
+/// A rank table listing several servers: rank 0 is the root (listening on its
+/// `device_port`, see `RankTable::root_endpoints`), ranks of one `server_id` share memory,
+/// the others connect over TCP.
+fn join_table_servers(
+    table: &ranktable::RankTable,
+    path: &str,
+    id: &[u8; 16],
+    member: Member,
+    name: &str,
+    cfg: &CommCfg,
+) -> HResult<Vec<std::sync::Arc<cm::CommInner>>> {
+    let conf = crate::config()?;
+    let (port, ips) = table.root_endpoints();
+    if member.rank == 0 {
+        crate::net::whitelist::get()?;
+        let l = std::net::TcpListener::bind(std::net::SocketAddr::from(([0, 0, 0, 0], port)))
+            .map_err(|e| {
+                HcclError::new(
+                    crate::errors::HCCL_E_TCP_CONNECT,
+                    format!(
+                        "rank 0 of rank table {path:?} cannot listen on port {port} for the other servers' ranks: {e} (the port is rank 0's device_port, else 16666 + its device_id; is another job using this rank table?)"
+                    ),
+                )
+            })?;
+        let (all, idle) = crate::cross::root_patience(conf.connect_timeout);
+        crate::bootstrap::start_root(l, crate::net::frame::key(id), name.to_string(), all, idle)?;
+    }
+    let roots: Vec<std::net::SocketAddr> = ips
+        .into_iter()
+        .map(|ip| std::net::SocketAddr::new(ip, port))
+        .collect();
+    let server_of = |r: u32| {
+        let sid = table.ranks[r as usize].server_id.clone();
+        (crate::cross::server_key(&sid), sid)
+    };
+    let placed = crate::cross::place(
+        id,
+        &roots,
+        table.ranks.len() as u32,
+        &[member],
+        &server_of,
+        name,
+        &crate::cross::check_table_servers,
+    )?;
+    cm::join_placed(*id, &conf.node_dir, placed, name, cfg, rt()?)
 }
 
 #[no_mangle]
@@ -434,15 +517,26 @@ pub unsafe extern "C" fn HcclCreateSubCommConfig(
                 .parent()
                 .map(|p| p.to_path_buf())
                 .unwrap_or_default();
-            let cs = join(
+            let member = Member {
+                rank: subCommRankId,
+                device_logical: parent.device_logical,
+                device_phys: parent.device_phys,
+            };
+            // Where the sub-communicator's ranks are: on the parent's servers, reached over
+            // the parent's connections.
+            let keys: Vec<u32> = ids
+                .iter()
+                .map(|&r| parent.topo.server_of[r as usize])
+                .collect();
+            let topo = crate::topo::Topo::from_keys(subCommRankId, &keys);
+            let cross = match &parent.cross {
+                Some(x) if !topo.single_server() => Some(x.sub(&id, subCommRankId, &ids)),
+                _ => None,
+            };
+            let cs = cm::join_placed(
                 id,
                 &node,
-                rankNum,
-                &[Member {
-                    rank: subCommRankId,
-                    device_logical: parent.device_logical,
-                    device_phys: parent.device_phys,
-                }],
+                vec![(member, cm::Placement { topo, cross })],
                 &name,
                 &cfg,
                 parent.rt,

@@ -23,7 +23,7 @@
 
 use super::entry;
 use crate::algo::{self, Op, P2p};
-use crate::comm::{join, CommInner, HcclComm, Member};
+use crate::comm::{CommInner, HcclComm, Member};
 use crate::config::CommCfg;
 use crate::errors::{HResult, HcclError, HCCL_E_NOT_SUPPORT};
 use crate::fingerprint::{opcode, Fp};
@@ -62,6 +62,8 @@ struct HeldP2p {
 pub struct HeldInit {
     /// Root id of the communicator: inits with the same id are joined together.
     pub id: [u8; 16],
+    /// Where the root listens.
+    pub root: std::net::SocketAddr,
     pub n: u32,
     pub member: Member,
     pub name: String,
@@ -278,11 +280,11 @@ fn launch_inits(inits: Vec<HeldInit>) -> HResult<()> {
             None => groups.push(vec![i]),
         }
     }
-    let rt = crate::rt::rt()?;
-    let node = &crate::config()?.node_dir;
     for g in groups {
         let members: Vec<Member> = g.iter().map(|h| h.member).collect();
-        let comms = join(g[0].id, node, g[0].n, &members, &g[0].name, &g[0].cfg, rt)?;
+        let comms = super::comm::join_root_info(
+            &g[0].id, g[0].root, g[0].n, &members, &g[0].name, &g[0].cfg,
+        )?;
         for (h, c) in g.iter().zip(comms) {
             // SAFETY: `out` was checked non-NULL at the call; the caller keeps it valid until
             // HcclGroupEnd returns (the group-call contract).

@@ -21,6 +21,7 @@ mod ascendc;
 mod cc;
 mod env;
 mod install;
+mod nodes;
 mod paths;
 mod run;
 mod smi;

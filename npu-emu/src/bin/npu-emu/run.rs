@@ -1,16 +1,22 @@
-//! `npu-emu run -n N [--devices LIST] [--timeout SECS] PROGRAM ARGS…`: the launcher.
+//! `npu-emu run -n N [--devices LIST] [--timeout SECS] [--nnodes M --node-rank I
+//! --master-addr A --master-port P] PROGRAM ARGS…`: the launcher.
 //!
-//! Starts N ranks of PROGRAM with the environment real Ascend launchers set (abi.md §3.3–3.4):
+//! Starts N ranks of PROGRAM with the environment real Ascend launchers set (abi.md §3.3–3.4).
+//! With `--nnodes M` (torchrun's options) the job spans M servers: each runs `npu-emu run`
+//! for its own N ranks (N may differ per server), node 0's launcher at `A:P` numbers the
+//! ranks node by node and hands out one rank table listing every server, and the launchers
+//! stop each other's ranks when one fails (see `nodes.rs`). Variables, with R the global
+//! rank and N_all the ranks of all nodes:
 //!
 //! | Variable | Value |
 //! |---|---|
-//! | `RANK_ID` | the rank, 0..N-1 |
-//! | `RANK_SIZE` | N |
+//! | `RANK_ID` | the rank R, 0..N_all-1 |
+//! | `RANK_SIZE` | N_all |
 //! | `ASCEND_DEVICE_ID` | the rank's device (logical id): the i-th of `--devices`, default i |
-//! | `RANK_TABLE_FILE` | a version "1.0" rank table written for the job |
+//! | `RANK_TABLE_FILE` | a version "1.0" rank table written for the job (one server, or every node of a multi-node job) |
 //! | `NPU_EMU_JOB_ID` | a random id of the job (the HCCL dialect layer, `headers/compat`, keys its `hcclInit` rendezvous files in the job directory by it) |
-//! | `RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE` | as torchrun sets them, so `torch.distributed.init_process_group("hccl")` works unmodified |
-//! | `MASTER_ADDR`, `MASTER_PORT` | 127.0.0.1 and a free port, unless already set |
+//! | `RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, `GROUP_RANK` | as torchrun sets them, so `torch.distributed.init_process_group("hccl")` works unmodified |
+//! | `MASTER_ADDR`, `MASTER_PORT` | 127.0.0.1 and a free port, unless already set; multi-node: node 0's address and a port free there |
 //!
 //! The rank table lives in `<node dir>/jobs/<job id>/rank_table.json` and is removed when the
 //! job ends. Each rank runs in its own process group (so a stop reaches a wrapper script's
@@ -52,13 +58,25 @@ pub struct RunArgs {
     /// Stop the job and fail after SECS seconds.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<String>,
+    /// Number of servers of the job; each runs `npu-emu run` for its own ranks (default 1).
+    #[arg(long, value_name = "M")]
+    pub nnodes: Option<String>,
+    /// This server's index in the job, 0 to M-1 (node 0 hosts the rendezvous).
+    #[arg(long = "node-rank", value_name = "I")]
+    pub node_rank: Option<String>,
+    /// Address of node 0, where its launcher listens (default 127.0.0.1).
+    #[arg(long = "master-addr", value_name = "ADDR")]
+    pub master_addr: Option<String>,
+    /// Port of node 0's launcher (default 29500).
+    #[arg(long = "master-port", value_name = "PORT")]
+    pub master_port: Option<String>,
     /// The program to start, then its own arguments.
     #[arg(value_name = "PROGRAM [ARGS]", trailing_var_arg = true)]
     pub command: Vec<String>,
 }
 
 /// What `run` accepts, for an unknown-option message.
-pub const OPTIONS: &str = "-n N, --devices LIST, --timeout SECS";
+pub const OPTIONS: &str = "-n N, --devices LIST, --timeout SECS, --nnodes M, --node-rank I, --master-addr ADDR, --master-port PORT";
 
 /// A parsed `run` command line.
 #[derive(Debug, PartialEq)]
@@ -69,6 +87,8 @@ pub struct Job {
     pub timeout: Option<Duration>,
     pub program: String,
     pub args: Vec<String>,
+    /// A multi-node job (`--nnodes` above 1).
+    pub nodes: Option<crate::nodes::NodeOpts>,
 }
 
 /// MPI's spelling `-np N` is accepted: rewrite it to `--np` before `clap` reads the options
@@ -83,7 +103,8 @@ pub fn normalize(argv: &mut [String]) {
                 argv[i] = "--np".to_string();
                 i += 2;
             }
-            "-n" | "--np" | "--ranks" | "--devices" | "--timeout" => i += 2,
+            "-n" | "--np" | "--ranks" | "--devices" | "--timeout" | "--nnodes" | "--node-rank"
+            | "--master-addr" | "--master-port" => i += 2,
             _ if a.starts_with('-') && a != "-" => i += 1,
             _ => return,
         }
@@ -148,7 +169,78 @@ pub fn job(args: RunArgs, visible: u32) -> CliResult<Job> {
         timeout,
         program: program.clone(),
         args: args.command[1..].to_vec(),
+        nodes: parse_nodes(&args)?,
     })
+}
+
+/// `--nnodes`, `--node-rank`, `--master-addr`, `--master-port`.
+fn parse_nodes(a: &RunArgs) -> CliResult<Option<crate::nodes::NodeOpts>> {
+    let nnodes = match a.nnodes.as_deref() {
+        None => 1,
+        Some(v) => match v.parse::<u32>() {
+            Ok(n) if (1..=1024).contains(&n) => n,
+            _ => {
+                return Err(usage_error(format!(
+                    "--nnodes {v:?}: expected a number of servers from 1 to 1024"
+                )))
+            }
+        },
+    };
+    if nnodes == 1 {
+        for (name, v) in [
+            ("--node-rank", &a.node_rank),
+            ("--master-addr", &a.master_addr),
+            ("--master-port", &a.master_port),
+        ] {
+            if v.is_some() && a.nnodes.is_none() {
+                return Err(usage_error(format!(
+                    "{name} is for a job over several servers: give --nnodes M too"
+                )));
+            }
+        }
+        return Ok(None);
+    }
+    let node_rank = match a.node_rank.as_deref() {
+        None => {
+            return Err(usage_error(format!(
+                "--nnodes {nnodes}: give --node-rank I (0 to {}) on every server",
+                nnodes - 1
+            )))
+        }
+        Some(v) => match v.parse::<u32>() {
+            Ok(i) if i < nnodes => i,
+            _ => {
+                return Err(usage_error(format!(
+                    "--node-rank {v:?}: expected 0 to {} (--nnodes {nnodes})",
+                    nnodes - 1
+                )))
+            }
+        },
+    };
+    let master_port = match a.master_port.as_deref() {
+        None => 29500,
+        Some(v) => match v.parse::<u16>() {
+            Ok(p) if p > 0 => p,
+            _ => {
+                return Err(usage_error(format!(
+                    "--master-port {v:?}: expected a port from 1 to 65535"
+                )))
+            }
+        },
+    };
+    let master_addr = a
+        .master_addr
+        .clone()
+        .unwrap_or_else(|| "127.0.0.1".to_string());
+    if master_addr.is_empty() {
+        return Err(usage_error("--master-addr is empty: give node 0's address"));
+    }
+    Ok(Some(crate::nodes::NodeOpts {
+        nnodes,
+        node_rank,
+        master_addr,
+        master_port,
+    }))
 }
 
 fn parse_ranks(v: &str) -> CliResult<usize> {
@@ -328,6 +420,8 @@ fn say(msg: &str) {
 struct Rank {
     child: Child,
     pid: i32,
+    /// The rank's number in the job (local index + the node's first rank).
+    global: usize,
     status: Option<ExitStatus>,
     /// We sent it a stop signal.
     stopped: bool,
@@ -383,19 +477,69 @@ fn launch(job: &Job, cfg: &Config) -> CliResult<u8> {
         .iter()
         .map(|&d| cfg.physical(d as i32).unwrap_or(d))
         .collect();
-    let id = job_id();
     // The node directory must be ours and private before a rank table goes in it.
     npu_emu::node::open_dir(&cfg.node_dir).map_err(|e| crate::args::failure(e.msg))?;
-    let dir = JobDir::create(cfg.node_dir.join("jobs").join(&id))?;
+    let (place, control) = match &job.nodes {
+        None => {
+            let id = job_id();
+            (
+                Place {
+                    dir_name: id.clone(),
+                    job_id: id,
+                    rank_table: rank_table(&physical),
+                    first_rank: 0,
+                    world: job.ranks,
+                    master: torch_rendezvous(),
+                    node_rank: 0,
+                },
+                None,
+            )
+        }
+        Some(o) => {
+            let me = crate::nodes::local(job.ranks, physical.clone());
+            let (plan, ctl) = crate::nodes::rendezvous(o, &me, job_id(), cfg.connect_timeout)?;
+            (
+                Place {
+                    dir_name: format!("{}-node{}", plan.job_id, o.node_rank),
+                    job_id: plan.job_id,
+                    rank_table: plan.rank_table,
+                    first_rank: plan.first_rank,
+                    world: plan.world,
+                    master: plan.master,
+                    node_rank: o.node_rank,
+                },
+                Some(ctl),
+            )
+        }
+    };
+    let dir = JobDir::create(cfg.node_dir.join("jobs").join(&place.dir_name))?;
     dir.name_launcher()?;
     npu_emu::node::reaper::ensure(cfg, &[]);
-    let table = dir.write_rank_table(&physical)?;
+    let table = dir.write_rank_table(&place.rank_table)?;
     install_signal_handlers();
-    let mut started = start_ranks(job, &table, &id)?;
-    let outcome = supervise(job, &mut started.ranks);
+    let mut started = start_ranks(job, &table, &place)?;
+    let mut outcome = supervise(job, &mut started.ranks, control.as_ref());
+    if let Some(c) = &control {
+        if let Some(f) = c.finish(&|| SIGNALLED.load(Ordering::SeqCst) != 0) {
+            outcome.remote.get_or_insert(f);
+        }
+    }
     started.drain_output();
     drop(dir);
     Ok(summarize(job, &started.ranks, &outcome))
+}
+
+/// Where this launcher's ranks are in the job.
+struct Place {
+    job_id: String,
+    /// Name of the job directory on this node.
+    dir_name: String,
+    rank_table: String,
+    first_rank: usize,
+    world: usize,
+    /// `MASTER_ADDR`, `MASTER_PORT`.
+    master: (String, String),
+    node_rank: u32,
 }
 
 /// The job's directory, `<node dir>/jobs/<job id>`, removed when the job ends.
@@ -423,9 +567,9 @@ impl JobDir {
     }
 
     /// Write the job's rank table; returns its path.
-    fn write_rank_table(&self, physical: &[u32]) -> CliResult<PathBuf> {
+    fn write_rank_table(&self, text: &str) -> CliResult<PathBuf> {
         let table = self.0.join("rank_table.json");
-        std::fs::write(&table, rank_table(physical)).map_err(|e| {
+        std::fs::write(&table, text).map_err(|e| {
             crate::args::failure(format!(
                 "cannot write the rank table {}: {e}",
                 table.display()
@@ -468,30 +612,25 @@ fn torch_rendezvous() -> (String, String) {
 
 /// The command that starts rank `r`: its environment, piped output, and its own process
 /// group; it dies with the launcher.
-fn rank_command(
-    job: &Job,
-    r: usize,
-    table: &Path,
-    id: &str,
-    master: &(String, String),
-    stdin_is_tty: bool,
-) -> Command {
+fn rank_command(job: &Job, r: usize, table: &Path, place: &Place, stdin_is_tty: bool) -> Command {
+    let g = place.first_rank + r;
     let mut cmd = Command::new(&job.program);
     cmd.args(&job.args)
-        .env("RANK_ID", r.to_string())
-        .env("RANK_SIZE", job.ranks.to_string())
+        .env("RANK_ID", g.to_string())
+        .env("RANK_SIZE", place.world.to_string())
         .env("ASCEND_DEVICE_ID", job.devices[r].to_string())
         .env("RANK_TABLE_FILE", table)
-        .env("NPU_EMU_JOB_ID", id)
-        .env("RANK", r.to_string())
-        .env("WORLD_SIZE", job.ranks.to_string())
+        .env("NPU_EMU_JOB_ID", &place.job_id)
+        .env("RANK", g.to_string())
+        .env("WORLD_SIZE", place.world.to_string())
         .env("LOCAL_RANK", r.to_string())
         .env("LOCAL_WORLD_SIZE", job.ranks.to_string())
-        .env("MASTER_ADDR", &master.0)
-        .env("MASTER_PORT", &master.1)
+        .env("GROUP_RANK", place.node_rank.to_string())
+        .env("MASTER_ADDR", &place.master.0)
+        .env("MASTER_PORT", &place.master.1)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .stdin(if r == 0 && !stdin_is_tty {
+        .stdin(if g == 0 && !stdin_is_tty {
             Stdio::inherit()
         } else {
             Stdio::null()
@@ -509,9 +648,7 @@ fn rank_command(
 
 /// Start every rank with its output pumps. If one cannot start, the ones started are
 /// killed and the error (exit code 127) names the rank and the program.
-fn start_ranks(job: &Job, table: &Path, id: &str) -> CliResult<Started> {
-    // torch.distributed's rendezvous (env://), as torchrun sets it up: one for the job.
-    let master = torch_rendezvous();
+fn start_ranks(job: &Job, table: &Path, place: &Place) -> CliResult<Started> {
     // SAFETY: isatty on a valid descriptor number.
     let stdin_is_tty = unsafe { libc::isatty(0) } == 1;
     let mut s = Started {
@@ -520,7 +657,7 @@ fn start_ranks(job: &Job, table: &Path, id: &str) -> CliResult<Started> {
         live: Arc::new(AtomicUsize::new(0)),
     };
     for r in 0..job.ranks {
-        let mut child = match rank_command(job, r, table, id, &master, stdin_is_tty).spawn() {
+        let mut child = match rank_command(job, r, table, place, stdin_is_tty).spawn() {
             Ok(c) => c,
             Err(e) => {
                 signal_all(&mut s.ranks, libc::SIGKILL);
@@ -533,17 +670,22 @@ fn start_ranks(job: &Job, table: &Path, id: &str) -> CliResult<Started> {
                     e.to_string()
                 };
                 return Err(CliError {
-                    msg: format!("cannot start rank {r}: {}: {why}", job.program),
+                    msg: format!(
+                        "cannot start rank {}: {}: {why}",
+                        place.first_rank + r,
+                        job.program
+                    ),
                     code: 127,
                     usage: false,
                 });
             }
         };
-        s.pump_output(&mut child, r);
+        s.pump_output(&mut child, place.first_rank + r);
         let pid = child.id() as i32;
         s.ranks.push(Rank {
             child,
             pid,
+            global: place.first_rank + r,
             status: None,
             stopped: false,
         });
@@ -592,20 +734,41 @@ struct Outcome {
     timed_out: bool,
     /// The signal that interrupted the launcher.
     interrupted: Option<i32>,
+    /// A failure on another node of a multi-node job, in words.
+    remote: Option<String>,
 }
 
 /// Watch the ranks until all have ended: forward the launcher's signals, stop the others
 /// when one fails or the timeout passes, and escalate to SIGKILL after the grace period.
-fn supervise(job: &Job, ranks: &mut [Rank]) -> Outcome {
+fn supervise(job: &Job, ranks: &mut [Rank], control: Option<&crate::nodes::Control>) -> Outcome {
     let start = Instant::now();
     let mut out = Outcome::default();
     let mut kill_at: Option<Instant> = None;
     loop {
         forward_signals(ranks, &mut out, &mut kill_at);
         reap(ranks, &mut out);
-        if out.first_failure.is_some() && kill_at.is_none() {
-            signal_all(ranks, libc::SIGTERM);
-            kill_at = Some(Instant::now() + GRACE);
+        if let Some((i, st)) = out.first_failure {
+            if kill_at.is_none() {
+                if let Some(c) = control {
+                    c.report_failure(&format!("rank {} {}", ranks[i].global, describe(st)));
+                }
+                signal_all(ranks, libc::SIGTERM);
+                kill_at = Some(Instant::now() + GRACE);
+            }
+        }
+        if let Some(f) = control.and_then(|c| c.failed_elsewhere()) {
+            if out.remote.is_none() && kill_at.is_none() && out.first_failure.is_none() {
+                let running = running(ranks);
+                if !running.is_empty() {
+                    say(&format!(
+                        "{f}; stopping the ranks of this node ({})",
+                        list(&running)
+                    ));
+                    signal_all(ranks, libc::SIGTERM);
+                    kill_at = Some(Instant::now() + GRACE);
+                }
+                out.remote = Some(f);
+            }
         }
         if let Some(t) = job.timeout {
             if !out.timed_out && kill_at.is_none() && start.elapsed() >= t {
@@ -667,7 +830,8 @@ fn reap(ranks: &mut [Rank], out: &mut Outcome) {
             if failed && out.first_failure.is_none() && !r.stopped && out.interrupted.is_none() {
                 out.first_failure = Some((i, st));
                 say(&format!(
-                    "rank {i} {}; stopping the other ranks",
+                    "rank {} {}; stopping the other ranks",
+                    r.global,
                     describe(st)
                 ));
             }
@@ -675,10 +839,12 @@ fn reap(ranks: &mut [Rank], out: &mut Outcome) {
     }
 }
 
-/// The ranks still running.
+/// The ranks still running (their numbers in the job).
 fn running(ranks: &[Rank]) -> Vec<usize> {
-    (0..ranks.len())
-        .filter(|&i| ranks[i].status.is_none())
+    ranks
+        .iter()
+        .filter(|r| r.status.is_none())
+        .map(|r| r.global)
         .collect()
 }
 
@@ -687,6 +853,7 @@ fn summarize(job: &Job, ranks: &[Rank], out: &Outcome) -> u8 {
     let first = out.first_failure.map(|f| f.0);
     let stopped: Vec<usize> = (0..ranks.len())
         .filter(|&i| ranks[i].stopped && Some(i) != first)
+        .map(|i| ranks[i].global)
         .collect();
     let mut stopped_note = if stopped.is_empty() {
         String::new()
@@ -697,7 +864,7 @@ fn summarize(job: &Job, ranks: &[Rank], out: &Outcome) -> u8 {
     let also: Vec<String> = (0..ranks.len())
         .filter(|&i| Some(i) != first && !ranks[i].stopped)
         .filter_map(|i| match ranks[i].status {
-            Some(st) if !st.success() => Some(format!("rank {i} {}", describe(st))),
+            Some(st) if !st.success() => Some(format!("rank {} {}", ranks[i].global, describe(st))),
             _ => None,
         })
         .collect();
@@ -713,7 +880,8 @@ fn summarize(job: &Job, ranks: &[Rank], out: &Outcome) -> u8 {
     }
     if let Some((i, st)) = out.first_failure {
         say(&format!(
-            "job failed: rank {i} {}{stopped_note}",
+            "job failed: rank {} {}{stopped_note}",
+            ranks[i].global,
             describe(st)
         ));
         let code = match (st.code(), st.signal()) {
@@ -727,6 +895,10 @@ fn summarize(job: &Job, ranks: &[Rank], out: &Outcome) -> u8 {
         let t = job.timeout.unwrap_or_default().as_secs_f64();
         say(&format!("job failed: timed out after {t} s{stopped_note}"));
         return 124;
+    }
+    if let Some(f) = &out.remote {
+        say(&format!("job failed on another node: {f}{stopped_note}"));
+        return 1;
     }
     0
 }
@@ -768,6 +940,85 @@ mod tests {
             .unwrap_err()
             .msg
             .contains("unknown option"));
+    }
+
+    #[test]
+    fn multi_node_options() {
+        let j = parse(
+            &v(&[
+                "--nnodes",
+                "2",
+                "--node-rank",
+                "1",
+                "--master-addr",
+                "10.0.0.1",
+                "--master-port",
+                "6000",
+                "-n",
+                "3",
+                "p",
+            ]),
+            8,
+        )
+        .unwrap();
+        assert_eq!(
+            j.nodes,
+            Some(crate::nodes::NodeOpts {
+                nnodes: 2,
+                node_rank: 1,
+                master_addr: "10.0.0.1".into(),
+                master_port: 6000
+            })
+        );
+        assert_eq!(j.ranks, 3);
+        let j = parse(
+            &v(&["--nnodes", "2", "--node-rank", "0", "-n", "1", "p"]),
+            8,
+        )
+        .unwrap();
+        let o = j.nodes.unwrap();
+        assert_eq!(
+            (o.master_addr.as_str(), o.master_port),
+            ("127.0.0.1", 29500)
+        );
+        assert_eq!(
+            parse(&v(&["--nnodes", "1", "-n", "1", "p"]), 8)
+                .unwrap()
+                .nodes,
+            None
+        );
+        for (args, want) in [
+            (
+                vec!["--nnodes", "2", "-n", "1", "p"],
+                "give --node-rank I (0 to 1)",
+            ),
+            (
+                vec!["--nnodes", "2", "--node-rank", "2", "-n", "1", "p"],
+                "--node-rank \"2\": expected 0 to 1",
+            ),
+            (vec!["--nnodes", "0", "-n", "1", "p"], "--nnodes \"0\""),
+            (
+                vec![
+                    "--nnodes",
+                    "2",
+                    "--node-rank",
+                    "0",
+                    "--master-port",
+                    "0",
+                    "-n",
+                    "1",
+                    "p",
+                ],
+                "--master-port \"0\"",
+            ),
+            (
+                vec!["--node-rank", "1", "-n", "1", "p"],
+                "give --nnodes M too",
+            ),
+        ] {
+            let e = parse(&v(&args), 8).unwrap_err();
+            assert!(e.msg.contains(want), "{args:?}: {}", e.msg);
+        }
     }
 
     #[test]

@@ -1,0 +1,1255 @@
+//! TCP between ranks on different servers: the emulated RoCE path.
+//!
+//! One authenticated connection per pair of ranks ([`connect`] / [`accept`], see
+//! [`super::frame`] for the handshake). Each connection ([`Conn`]) has a reader thread that
+//! reads frames as they come: a data frame goes straight into the buffer of the receive
+//! posted for its (communicator, tag), or, when none is posted yet, into memory until one
+//! is ("unexpected" messages). Senders write frames themselves, one at a time per
+//! connection. The reader never stops reading while the connection is healthy, so two ranks
+//! sending to each other at once cannot deadlock.
+//!
+//! Failure detection: every connection carries a heartbeat every 0.5 s when it has nothing
+//! else to send; a peer silent for [`PEER_TIMEOUT`] is unreachable (a link down, a host
+//! gone, a stopped process). A closed connection means the peer's process ended (or it
+//! destroyed the communicator, which it says first with a `Bye` frame). A rank that fails an
+//! operation tells every peer with a `Fail` frame. Malformed or truncated frames break the
+//! connection with a message naming the peer; nothing in a frame is trusted before its
+//! header checked out.
+
+use super::frame::{self, Challenge, Header, Hello, Kind, HEADER_BYTES};
+use super::{Net, Recv, RecvSlot, Tag};
+use crate::errors::{
+    HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_REMOTE, HCCL_E_TCP_CONNECT, HCCL_E_TCP_TRANSFER,
+    HCCL_E_TIMEOUT,
+};
+use npu_emu::wait::{wait_until, Policy, WaitError, Word};
+use parking_lot::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::io::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// A peer silent this long is unreachable.
+pub const PEER_TIMEOUT: Duration = Duration::from_secs(5);
+/// A connection with nothing to send sends a heartbeat this often.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_millis(500);
+/// Socket reads and writes return at least this often, so timers are looked at.
+const IO_SLICE: Duration = Duration::from_millis(200);
+/// How long a handshake may take once connected.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most bytes of messages nobody has asked for yet, per connection.
+const UNEXPECTED_LIMIT: u64 = 8 << 30;
+/// Frames up to this size are written with their header in one system call.
+const SMALL_FRAME: usize = 64 * 1024;
+
+fn clock() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
+/// Who is at the other end of a connection, for messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeerId {
+    pub rank: u32,
+    pub host: String,
+    pub addr: SocketAddr,
+    pub pid: u32,
+}
+
+impl std::fmt::Display for PeerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "rank {} (host {}, {}, pid {})",
+            self.rank,
+            if self.host.is_empty() {
+                "?"
+            } else {
+                &self.host
+            },
+            self.addr.ip(),
+            self.pid
+        )
+    }
+}
+
+#[derive(Default)]
+struct Match {
+    posted: HashMap<(u64, u64), Arc<RecvSlot>>,
+    unexpected: HashMap<(u64, u64), Vec<u8>>,
+    unexpected_bytes: u64,
+    /// `Fail` frames: communicator → (HCCL code, reason).
+    failed: HashMap<u64, (i32, String)>,
+    /// `Bye` frames: communicators the peer destroyed.
+    bye: HashSet<u64>,
+}
+
+/// One connection to a peer on another server.
+pub struct Conn {
+    pub peer: PeerId,
+    sock: TcpStream,
+    wlock: Mutex<()>,
+    m: Mutex<Match>,
+    broken: Mutex<Option<HcclError>>,
+    is_broken: AtomicBool,
+    closing: AtomicBool,
+    last_rx: AtomicU64,
+    last_tx: AtomicU64,
+    /// Bumped when a receive completes or the connection's state changes.
+    pub word: Word,
+}
+
+enum Stop {
+    /// We are closing the connection.
+    Closing,
+    Err(HcclError),
+}
+
+impl From<HcclError> for Stop {
+    fn from(e: HcclError) -> Stop {
+        Stop::Err(e)
+    }
+}
+
+fn new_word() -> Word {
+    Word {
+        value: AtomicU32::new(0),
+        sleepers: AtomicU32::new(0),
+    }
+}
+
+/// What a failed socket call says about the peer.
+fn gone_why(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ECONNRESET) | Some(libc::EPIPE) => {
+            format!("closed the connection: its process exited or was killed ({e})")
+        }
+        Some(libc::EHOSTUNREACH) | Some(libc::ENETUNREACH) | Some(libc::ETIMEDOUT) => {
+            format!("is unreachable ({e})")
+        }
+        _ => format!("dropped the connection: {e}"),
+    }
+}
+
+fn would_block(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::Interrupted
+    )
+}
+
+impl Conn {
+    /// Take over an authenticated socket and start its reader thread.
+    pub fn start(sock: TcpStream, peer: PeerId) -> HResult<Arc<Conn>> {
+        let setup = |s: &TcpStream| -> std::io::Result<()> {
+            s.set_nodelay(true)?;
+            s.set_read_timeout(Some(IO_SLICE))?;
+            s.set_write_timeout(Some(IO_SLICE))
+        };
+        setup(&sock).map_err(|e| {
+            HcclError::new(
+                HCCL_E_TCP_CONNECT,
+                format!("setting up the connection to {peer}: {e}"),
+            )
+        })?;
+        let rd = sock.try_clone().map_err(|e| {
+            HcclError::new(
+                HCCL_E_TCP_CONNECT,
+                format!("setting up the connection to {peer}: {e}"),
+            )
+        })?;
+        let now = clock();
+        let c = Arc::new(Conn {
+            peer,
+            sock,
+            wlock: Mutex::new(()),
+            m: Mutex::new(Match::default()),
+            broken: Mutex::new(None),
+            is_broken: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            last_rx: AtomicU64::new(now),
+            last_tx: AtomicU64::new(now),
+            word: new_word(),
+        });
+        let c2 = c.clone();
+        std::thread::Builder::new()
+            .name(format!("hccl-net-r{}", c.peer.rank))
+            .spawn(move || reader_main(c2, rd))
+            .map_err(|e| {
+                HcclError::new(
+                    HCCL_E_INTERNAL,
+                    format!(
+                        "cannot start the reader thread of the connection to {}: {e}",
+                        c.peer
+                    ),
+                )
+            })?;
+        Ok(c)
+    }
+
+    /// The error that broke the connection, if it is broken.
+    pub fn broken(&self) -> Option<HcclError> {
+        if !self.is_broken.load(Ordering::Acquire) {
+            return None;
+        }
+        self.broken.lock().clone()
+    }
+
+    /// Break the connection with `e` (the first error wins): every posted receive fails.
+    pub fn break_with(&self, e: HcclError) {
+        {
+            let mut b = self.broken.lock();
+            if b.is_none() {
+                *b = Some(e.clone());
+            }
+        }
+        self.is_broken.store(true, Ordering::Release);
+        let posted: Vec<Arc<RecvSlot>> = self.m.lock().posted.drain().map(|(_, s)| s).collect();
+        let e = self.broken.lock().clone().unwrap_or(e);
+        for s in posted {
+            s.fail(e.clone());
+        }
+        self.word.bump_wake();
+        let _ = self.sock.shutdown(Shutdown::Both);
+    }
+
+    /// Close our side (no error is reported for it).
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::Release);
+        let _ = self.sock.shutdown(Shutdown::Both);
+        self.word.bump_wake();
+    }
+
+    /// Whether the peer announced a failure of communicator `comm`, and which.
+    pub fn failed(&self, comm: u64) -> Option<(i32, String)> {
+        self.m.lock().failed.get(&comm).cloned()
+    }
+
+    /// Whether the peer destroyed communicator `comm`.
+    pub fn said_bye(&self, comm: u64) -> bool {
+        self.m.lock().bye.contains(&comm)
+    }
+
+    /// Seconds since something was last heard from the peer.
+    pub fn silence(&self) -> f64 {
+        clock().saturating_sub(self.last_rx.load(Ordering::Relaxed)) as f64 / 1000.0
+    }
+
+    fn transfer_error(&self, what: String) -> HcclError {
+        HcclError::new(HCCL_E_TCP_TRANSFER, format!("{}: {what}", self.peer))
+    }
+
+    fn lost(&self, what: String) -> HcclError {
+        HcclError::new(HCCL_E_REMOTE, format!("{} {what}", self.peer))
+    }
+
+    fn unreachable(&self) -> HcclError {
+        self.lost(format!(
+            "is unreachable: nothing heard from it for {:.1} s (a link down, its host gone, or its process stopped)",
+            self.silence()
+        ))
+    }
+
+    /// Heartbeat and silence check, between socket reads and writes.
+    fn tick(&self, writing: bool) -> Result<(), Stop> {
+        if self.closing.load(Ordering::Acquire) {
+            return Err(Stop::Closing);
+        }
+        if let Some(e) = self.broken() {
+            return Err(Stop::Err(e));
+        }
+        let now = clock();
+        if now.saturating_sub(self.last_rx.load(Ordering::Relaxed))
+            >= PEER_TIMEOUT.as_millis() as u64
+        {
+            return Err(Stop::Err(self.unreachable()));
+        }
+        if !writing
+            && now.saturating_sub(self.last_tx.load(Ordering::Relaxed))
+                >= HEARTBEAT_EVERY.as_millis() as u64
+        {
+            if let Some(_g) = self.wlock.try_lock() {
+                let h = Header::new(Kind::Heartbeat, 0, 0, 0).encode();
+                self.send_now(&h);
+            }
+        }
+        Ok(())
+    }
+
+    /// Write a small frame without blocking (heartbeats): all of it, or nothing when the
+    /// socket buffer is full (the peer is then busy reading our data anyway). Called with
+    /// the write lock held.
+    fn send_now(&self, b: &[u8]) {
+        // SAFETY: the pointer and length describe `b`; the descriptor is our socket.
+        let r = unsafe {
+            libc::send(
+                self.sock.as_raw_fd(),
+                b.as_ptr() as *const libc::c_void,
+                b.len(),
+                libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+            )
+        };
+        if r > 0 {
+            self.last_tx.store(clock(), Ordering::Relaxed);
+            if (r as usize) < b.len() {
+                // A partial frame must be finished, or the stream is garbage for the peer.
+                if let Err(e) = self.write_all(&b[r as usize..], None) {
+                    self.break_with(e);
+                }
+            }
+        }
+    }
+
+    /// Write all of `b` (the write lock held).
+    fn write_all(&self, b: &[u8], deadline: Option<Instant>) -> HResult<()> {
+        let mut off = 0;
+        while off < b.len() {
+            let k = (b.len() - off).min(8 << 20);
+            // SAFETY: `b[off..off + k]` is readable; the descriptor is our socket.
+            let r = unsafe {
+                libc::send(
+                    self.sock.as_raw_fd(),
+                    b.as_ptr().add(off) as *const libc::c_void,
+                    k,
+                    libc::MSG_NOSIGNAL,
+                )
+            };
+            if r > 0 {
+                off += r as usize;
+                self.last_tx.store(clock(), Ordering::Relaxed);
+                continue;
+            }
+            let e = std::io::Error::last_os_error();
+            if r < 0 && would_block(&e) {
+                match self.tick(true) {
+                    Ok(()) => {}
+                    Err(Stop::Closing) => {
+                        return Err(self.lost(
+                            "was being disconnected (this communicator was destroyed)".into(),
+                        ))
+                    }
+                    Err(Stop::Err(e)) => return Err(e),
+                }
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    let e = HcclError::new(
+                        HCCL_E_TIMEOUT,
+                        format!(
+                            "timed out sending to {} ({} of {} bytes sent; it is not reading)",
+                            self.peer,
+                            off,
+                            b.len()
+                        ),
+                    );
+                    if off > 0 {
+                        // Half a frame is on the wire: the connection cannot be used again.
+                        self.break_with(e.clone());
+                    }
+                    return Err(e);
+                }
+                continue;
+            }
+            let e = self.lost(gone_why(&e));
+            self.break_with(e.clone());
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Send one frame.
+    pub fn send_frame(
+        &self,
+        kind: Kind,
+        comm: u64,
+        tag: u64,
+        payload: &[u8],
+        deadline: Option<Instant>,
+    ) -> HResult<()> {
+        let h = Header::new(kind, comm, tag, payload.len() as u64).encode();
+        let _g = self.wlock.lock();
+        if let Some(e) = self.broken() {
+            return Err(e);
+        }
+        if payload.len() <= SMALL_FRAME {
+            let mut b = Vec::with_capacity(HEADER_BYTES + payload.len());
+            b.extend_from_slice(&h);
+            b.extend_from_slice(payload);
+            self.write_all(&b, deadline)
+        } else {
+            self.write_all(&h, deadline)?;
+            self.write_all(payload, deadline).inspect_err(|e| {
+                // Half a frame may be on the wire.
+                self.break_with(e.clone());
+            })
+        }
+    }
+
+    /// Post a receive for (comm, tag); a message that already arrived completes it at once.
+    pub fn post(&self, comm: u64, tag: u64, slot: Arc<RecvSlot>) -> HResult<()> {
+        let mut m = self.m.lock();
+        if let Some(e) = self.broken() {
+            return Err(e);
+        }
+        if let Some(v) = m.unexpected.remove(&(comm, tag)) {
+            m.unexpected_bytes -= v.len() as u64;
+            drop(m);
+            if !slot.fill_from(&v) {
+                return Ok(());
+            }
+            if slot.state() == super::FAILED {
+                slot.fail(self.size_error(v.len(), slot.len()));
+            }
+            return Ok(());
+        }
+        m.posted.retain(|_, s| s.state() != super::CANCELLED);
+        m.posted.insert((comm, tag), slot);
+        Ok(())
+    }
+
+    fn size_error(&self, got: usize, want: usize) -> HcclError {
+        HcclError::para(format!(
+            "{} sent a message of {got} bytes for a receive of {want} bytes: the ranks disagree about a count",
+            self.peer
+        ))
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        let _ = self.sock.shutdown(Shutdown::Both);
+    }
+}
+
+enum Got {
+    Full,
+    /// The peer closed the connection cleanly between frames.
+    Eof,
+}
+
+fn read_full(
+    c: &Conn,
+    rd: &mut TcpStream,
+    buf: &mut [u8],
+    at_start: bool,
+    what: &str,
+) -> Result<Got, Stop> {
+    let mut off = 0;
+    while off < buf.len() {
+        match rd.read(&mut buf[off..]) {
+            Ok(0) => {
+                if c.closing.load(Ordering::Acquire) {
+                    return Err(Stop::Closing);
+                }
+                if off == 0 && at_start {
+                    return Ok(Got::Eof);
+                }
+                return Err(Stop::Err(c.transfer_error(format!(
+                    "the connection closed in the middle of {what} (got {off} of {} bytes): a truncated frame",
+                    buf.len()
+                ))));
+            }
+            Ok(k) => {
+                off += k;
+                c.last_rx.store(clock(), Ordering::Relaxed);
+                if at_start && off < buf.len() {
+                    // Between reads of a frame, still keep our heartbeats going.
+                    c.tick(false)?;
+                }
+            }
+            Err(e) if would_block(&e) => c.tick(false)?,
+            Err(e) => {
+                if c.closing.load(Ordering::Acquire) {
+                    return Err(Stop::Closing);
+                }
+                return Err(Stop::Err(c.lost(gone_why(&e))));
+            }
+        }
+    }
+    Ok(Got::Full)
+}
+
+fn reader_main(c: Arc<Conn>, mut rd: TcpStream) {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_loop(&c, &mut rd)));
+    let e = match r {
+        Ok(Ok(())) | Ok(Err(Stop::Closing)) => None,
+        Ok(Err(Stop::Err(e))) => Some(e),
+        Err(p) => Some(HcclError::new(
+            HCCL_E_INTERNAL,
+            format!(
+                "the reader of the connection to {} failed: {}",
+                c.peer,
+                npu_emu_ffi::boundary::panic_text(&*p)
+            ),
+        )),
+    };
+    match e {
+        Some(e) => c.break_with(e),
+        None => {
+            let e = c.lost("was disconnected: this side closed the connection".into());
+            c.break_with(e);
+        }
+    }
+}
+
+fn read_loop(c: &Conn, rd: &mut TcpStream) -> Result<(), Stop> {
+    let mut hb = [0u8; HEADER_BYTES];
+    loop {
+        match read_full(c, rd, &mut hb, true, "a frame header")? {
+            Got::Full => {}
+            Got::Eof => {
+                let byes = !c.m.lock().bye.is_empty();
+                return Err(Stop::Err(if byes {
+                    c.lost("destroyed its communicator and closed the connection".into())
+                } else {
+                    c.lost("closed the connection: its process exited or was killed".into())
+                }));
+            }
+        }
+        let h = Header::decode(&hb).map_err(|m| Stop::Err(c.transfer_error(m)))?;
+        match h.kind {
+            Kind::Heartbeat => {}
+            Kind::Data => read_data(c, rd, &h)?,
+            Kind::Fail => {
+                let mut p = vec![0u8; h.len as usize];
+                read_full(c, rd, &mut p, false, "a failure notice")?;
+                let mut r = frame::Reader::new(&p);
+                let parsed = (|| -> Result<(i32, String), String> {
+                    let code = r.u32("code")? as i32;
+                    let why = r.str("reason")?;
+                    r.done()?;
+                    Ok((code, why))
+                })();
+                let (code, why) = parsed.map_err(|m| {
+                    Stop::Err(c.transfer_error(format!("malformed failure notice: {m}")))
+                })?;
+                c.m.lock().failed.entry(h.comm).or_insert((code, why));
+            }
+            Kind::Bye => {
+                c.m.lock().bye.insert(h.comm);
+            }
+            other => {
+                return Err(Stop::Err(c.transfer_error(format!(
+                    "malformed frame: a {other:?} frame on a data connection"
+                ))))
+            }
+        }
+        c.word.bump_wake();
+    }
+}
+
+fn read_data(c: &Conn, rd: &mut TcpStream, h: &Header) -> Result<(), Stop> {
+    let key = (h.comm, h.tag);
+    let len = h.len as usize;
+    let slot = c.m.lock().posted.remove(&key);
+    if let Some(s) = slot {
+        if s.len() == len && s.begin_fill() {
+            // SAFETY: the receive's buffer holds `len` bytes while it is FILLING (its
+            // owner waits for us before letting it go).
+            let dst = unsafe { std::slice::from_raw_parts_mut(s.ptr(), len) };
+            match read_full(c, rd, dst, false, "a message") {
+                Ok(_) => {
+                    s.complete();
+                    return Ok(());
+                }
+                Err(Stop::Closing) => {
+                    s.fail(c.lost("was disconnected".into()));
+                    return Err(Stop::Closing);
+                }
+                Err(Stop::Err(e)) => {
+                    s.fail(e.clone());
+                    return Err(Stop::Err(e));
+                }
+            }
+        }
+        if s.len() != len {
+            s.fail(c.size_error(len, s.len()));
+        }
+        // Mismatched or cancelled: read the bytes and drop them.
+        discard(c, rd, len)?;
+        return Ok(());
+    }
+    // Nobody asked yet: keep it.
+    {
+        let m = c.m.lock();
+        if m.unexpected_bytes + h.len > UNEXPECTED_LIMIT {
+            drop(m);
+            return Err(Stop::Err(c.transfer_error(format!(
+                "sent {} bytes that no receive asked for (more than {} GiB in flight)",
+                h.len,
+                UNEXPECTED_LIMIT >> 30
+            ))));
+        }
+    }
+    let mut v: Vec<u8> = Vec::with_capacity(len.min(64 << 20));
+    while v.len() < len {
+        let k = (len - v.len()).min(4 << 20);
+        let old = v.len();
+        v.resize(old + k, 0);
+        read_full(c, rd, &mut v[old..], false, "a message")?;
+    }
+    let mut m = c.m.lock();
+    if let Some(s) = m.posted.remove(&key) {
+        drop(m);
+        if s.fill_from(&v) && s.state() == super::FAILED {
+            s.fail(c.size_error(v.len(), s.len()));
+        }
+    } else if m.unexpected.contains_key(&key) {
+        drop(m);
+        return Err(Stop::Err(c.transfer_error(format!(
+            "malformed stream: two messages for one receive (communicator {:#x}, tag {:#x})",
+            h.comm, h.tag
+        ))));
+    } else {
+        m.unexpected_bytes += v.len() as u64;
+        m.unexpected.insert(key, v);
+    }
+    Ok(())
+}
+
+fn discard(c: &Conn, rd: &mut TcpStream, mut len: usize) -> Result<(), Stop> {
+    let mut buf = vec![0u8; len.min(1 << 20)];
+    while len > 0 {
+        let k = len.min(buf.len());
+        read_full(c, rd, &mut buf[..k], false, "a message")?;
+        len -= k;
+    }
+    Ok(())
+}
+
+// ---- connecting ----
+
+fn io_err(code: i32, what: String) -> HcclError {
+    HcclError::new(code, what)
+}
+
+fn read_exact_timeout(s: &mut TcpStream, buf: &mut [u8], until: Instant) -> std::io::Result<()> {
+    let mut off = 0;
+    while off < buf.len() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "timed out",
+            ));
+        }
+        s.set_read_timeout(Some(left.min(IO_SLICE)))?;
+        match s.read(&mut buf[off..]) {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the connection was closed",
+                ))
+            }
+            Ok(k) => off += k,
+            Err(e) if would_block(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Run the server side of the handshake on an accepted socket. `expect` checks the Hello
+/// (who connects to whom). Errors say why the connection was refused.
+pub fn server_handshake(
+    s: &mut TcpStream,
+    key: &[u8; 32],
+    expect: &dyn Fn(&Hello) -> Result<(), String>,
+) -> Result<Hello, String> {
+    let until = Instant::now() + HANDSHAKE_TIMEOUT;
+    let ch = Challenge {
+        nonce: frame::nonce(),
+    };
+    s.set_write_timeout(Some(HANDSHAKE_TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    s.write_all(&ch.encode()).map_err(|e| e.to_string())?;
+    let mut b = [0u8; Hello::BYTES];
+    read_exact_timeout(s, &mut b, until).map_err(|e| match e.kind() {
+        std::io::ErrorKind::TimedOut => "it sent no hello within 5 s".to_string(),
+        _ => format!("reading its hello: {e}"),
+    })?;
+    let h = Hello::decode(&b)?;
+    if !h.verify(key, &ch) {
+        return Err("it did not present this communicator's id".to_string());
+    }
+    expect(&h)?;
+    s.write_all(&frame::welcome(key, &ch, &h))
+        .map_err(|e| e.to_string())?;
+    Ok(h)
+}
+
+/// Run the client side of the handshake. `who` names the endpoint for messages.
+pub fn client_handshake(
+    s: &mut TcpStream,
+    key: &[u8; 32],
+    from: u32,
+    to: u32,
+    who: &str,
+) -> HResult<()> {
+    let until = Instant::now() + HANDSHAKE_TIMEOUT;
+    let fail = |m: String| io_err(HCCL_E_TCP_CONNECT, format!("connecting to {who}: {m}"));
+    let mut cb = [0u8; Challenge::BYTES];
+    read_exact_timeout(s, &mut cb, until).map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            " (it turned this connection away before the handshake: is this host's address in the IP whitelist, HCCL_WHITELIST_FILE, where HCCL_WHITELIST_DISABLE=0?)"
+        } else {
+            ""
+        };
+        fail(format!("no greeting: {e}{hint}"))
+    })?;
+    let ch = Challenge::decode(&cb).map_err(&fail)?;
+    let h = Hello::new(key, &ch, frame::nonce(), from, to);
+    s.set_write_timeout(Some(HANDSHAKE_TIMEOUT))
+        .map_err(|e| fail(e.to_string()))?;
+    s.write_all(&h.encode()).map_err(|e| fail(e.to_string()))?;
+    let mut w = [0u8; 32];
+    read_exact_timeout(s, &mut w, until).map_err(|e| {
+        fail(format!(
+            "it refused us ({e}): it belongs to another communicator or job, or does not expect this rank"
+        ))
+    })?;
+    if w != frame::welcome(key, &ch, &h) {
+        return Err(fail(
+            "it does not hold this communicator's id (another job's endpoint?)".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Connect to `addr` and authenticate as `from` → `to`, retrying refused connections
+/// until `deadline` (the peer may not listen yet).
+pub fn connect(
+    addr: SocketAddr,
+    key: &[u8; 32],
+    from: u32,
+    to: u32,
+    deadline: Instant,
+    who: &str,
+) -> HResult<TcpStream> {
+    let mut last = String::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io_err(
+                HCCL_E_TCP_CONNECT,
+                format!("cannot connect to {who} at {addr}: {last}"),
+            ));
+        }
+        match TcpStream::connect_timeout(&addr, left.min(Duration::from_secs(2))) {
+            Ok(mut s) => {
+                client_handshake(&mut s, key, from, to, &format!("{who} at {addr}"))?;
+                return Ok(s);
+            }
+            Err(e) => {
+                last = e.to_string();
+                std::thread::sleep(Duration::from_millis(50).min(left));
+            }
+        }
+    }
+}
+
+/// Accept one connection that authenticates and passes `expect`, until `deadline`.
+/// Connections that fail the handshake (strangers, other jobs) are dropped with a warning
+/// naming where they came from.
+pub fn accept(
+    l: &TcpListener,
+    key: &[u8; 32],
+    expect: &dyn Fn(&Hello) -> Result<(), String>,
+    deadline: Instant,
+    what: &str,
+) -> HResult<(TcpStream, Hello)> {
+    l.set_nonblocking(true)
+        .map_err(|e| io_err(HCCL_E_TCP_CONNECT, format!("{what}: {e}")))?;
+    let mut refused = std::collections::HashSet::new();
+    loop {
+        match l.accept() {
+            Ok((mut s, from)) => {
+                if let Err(why) = crate::net::whitelist::check(from) {
+                    // Once per address: a turned-away peer keeps retrying until its timeout.
+                    if !refused.insert(from.ip()) {
+                        continue;
+                    }
+                    crate::log(
+                        npu_emu::config::LogLevel::Warning,
+                        &format!("{what}: dropped a connection from {from}: {why}"),
+                    );
+                    continue;
+                }
+                let _ = s.set_nonblocking(false);
+                match server_handshake(&mut s, key, expect) {
+                    Ok(h) => return Ok((s, h)),
+                    Err(why) => {
+                        crate::log(
+                            npu_emu::config::LogLevel::Warning,
+                            &format!("{what}: dropped a connection from {from}: {why}"),
+                        );
+                    }
+                }
+            }
+            Err(e) if would_block(&e) => {
+                if Instant::now() >= deadline {
+                    return Err(io_err(HCCL_E_TIMEOUT, format!("{what}: timed out")));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => {
+                return Err(io_err(
+                    HCCL_E_TCP_CONNECT,
+                    format!("{what}: accepting a connection failed: {e}"),
+                ))
+            }
+        }
+    }
+}
+
+// ---- a communicator's view ----
+
+/// The connections of a communicator to ranks on other servers, shared with its
+/// sub-communicators. Dropping the last reference closes them.
+pub struct Mesh {
+    /// Indexed by the rank in the communicator that built the mesh; `None` for ranks on
+    /// this server (and this rank).
+    pub conns: Vec<Option<Arc<Conn>>>,
+}
+
+impl Drop for Mesh {
+    fn drop(&mut self) {
+        for c in self.conns.iter().flatten() {
+            c.close();
+        }
+    }
+}
+
+impl Mesh {
+    /// Tell every peer that this rank failed an operation of `comm` (best effort: a peer
+    /// that is itself gone is skipped).
+    pub fn announce_failure(&self, comm: u64, code: i32, reason: &str) {
+        let mut w = frame::Writer::default();
+        w.u32(code as u32).str(reason);
+        let deadline = Some(Instant::now() + Duration::from_secs(1));
+        for c in self.conns.iter().flatten() {
+            if c.broken().is_none() {
+                let _ = c.send_frame(Kind::Fail, comm, 0, &w.0, deadline);
+            }
+        }
+    }
+
+    /// Tell every peer that this rank destroyed `comm`.
+    pub fn say_bye(&self, comm: u64) {
+        let deadline = Some(Instant::now() + Duration::from_secs(1));
+        for c in self.conns.iter().flatten() {
+            if c.broken().is_none() {
+                let _ = c.send_frame(Kind::Bye, comm, 0, &[], deadline);
+            }
+        }
+    }
+}
+
+/// A communicator's [`Net`] over a [`Mesh`].
+pub struct TcpNet {
+    pub comm: u64,
+    pub rank: u32,
+    /// Communicator rank → index in the mesh.
+    pub map: Vec<u32>,
+    pub mesh: Arc<Mesh>,
+    pub policy: Policy,
+}
+
+impl TcpNet {
+    pub fn new(comm: u64, rank: u32, map: Vec<u32>, mesh: Arc<Mesh>) -> TcpNet {
+        TcpNet {
+            comm,
+            rank,
+            map,
+            mesh,
+            policy: Policy {
+                yield_for: Duration::from_micros(300),
+                ..Policy::for_participants(u32::MAX)
+            },
+        }
+    }
+
+    pub fn conn(&self, peer: u32) -> HResult<&Arc<Conn>> {
+        self.map
+            .get(peer as usize)
+            .and_then(|&i| self.mesh.conns.get(i as usize))
+            .and_then(|c| c.as_ref())
+            .ok_or_else(|| {
+                HcclError::new(
+                    HCCL_E_INTERNAL,
+                    format!("no network connection to rank {peer} (it is on this server)"),
+                )
+            })
+    }
+
+    /// A failure any peer announced for this communicator, or a peer that destroyed it.
+    pub fn peer_trouble(&self) -> HResult<()> {
+        for &i in self.map.iter() {
+            let Some(Some(c)) = self.mesh.conns.get(i as usize) else {
+                continue;
+            };
+            if let Some((code, why)) = c.failed(self.comm) {
+                return Err(HcclError::new(
+                    HCCL_E_REMOTE,
+                    format!(
+                        "{} failed ({}): {why}",
+                        c.peer,
+                        crate::errors::code_name(code)
+                    ),
+                ));
+            }
+            if c.said_bye(self.comm) {
+                return Err(HcclError::new(
+                    HCCL_E_REMOTE,
+                    format!("{} destroyed its communicator", c.peer),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Net for TcpNet {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.map.len() as u32
+    }
+
+    unsafe fn send(
+        &self,
+        peer: u32,
+        tag: Tag,
+        buf: *const u8,
+        len: usize,
+        deadline: Option<Instant>,
+    ) -> HResult<()> {
+        let c = self.conn(peer)?;
+        let payload: &[u8] = if len == 0 {
+            &[]
+        } else {
+            // SAFETY: the caller guarantees `len` readable bytes at `buf`.
+            unsafe { std::slice::from_raw_parts(buf, len) }
+        };
+        c.send_frame(Kind::Data, self.comm, tag, payload, deadline)
+    }
+
+    unsafe fn irecv(&self, peer: u32, tag: Tag, buf: *mut u8, len: usize) -> HResult<Recv> {
+        let c = self.conn(peer)?;
+        let slot = Arc::new(RecvSlot::new(buf, len));
+        c.post(self.comm, tag, slot.clone())?;
+        Ok(Recv { slot, peer, tag })
+    }
+
+    fn wait(&self, r: &Recv, deadline: Option<Instant>) -> HResult<()> {
+        let c = self.conn(r.peer)?;
+        let res = wait_until(
+            &self.policy,
+            &c.word,
+            || r.slot.finished(),
+            deadline,
+            || {
+                if let Some(e) = c.broken() {
+                    return Err(e);
+                }
+                self.peer_trouble()
+            },
+        );
+        match res {
+            Ok(()) => {}
+            Err(WaitError::TimedOut) => {
+                return Err(HcclError::new(
+                    HCCL_E_TIMEOUT,
+                    format!(
+                        "timed out waiting for a message from {} (last heard from {:.1} s ago)",
+                        c.peer,
+                        c.silence()
+                    ),
+                ))
+            }
+            Err(WaitError::Check(e)) => return Err(e),
+        }
+        match r.slot.state() {
+            super::DONE => Ok(()),
+            _ => Err(r.slot.error().unwrap_or_else(|| {
+                HcclError::new(HCCL_E_INTERNAL, "a receive ended without data or error")
+            })),
+        }
+    }
+
+    fn who(&self, p: u32) -> String {
+        match self.conn(p) {
+            Ok(c) => c.peer.to_string(),
+            Err(_) => format!("rank {p}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connected, authenticated pair of connections over loopback.
+    pub(crate) fn pair(key: &[u8; 32]) -> (Arc<Conn>, Arc<Conn>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let k2 = *key;
+        let t = std::thread::spawn(move || {
+            let s = connect(
+                addr,
+                &k2,
+                0,
+                1,
+                Instant::now() + Duration::from_secs(10),
+                "rank 1",
+            )
+            .unwrap();
+            Conn::start(
+                s,
+                PeerId {
+                    rank: 1,
+                    host: "b".into(),
+                    addr,
+                    pid: 2,
+                },
+            )
+            .unwrap()
+        });
+        let (s, h) = accept(
+            &l,
+            key,
+            &|_| Ok(()),
+            Instant::now() + Duration::from_secs(10),
+            "test",
+        )
+        .unwrap();
+        assert_eq!((h.from, h.to), (0, 1));
+        let a = Conn::start(
+            s,
+            PeerId {
+                rank: 0,
+                host: "a".into(),
+                addr,
+                pid: 1,
+            },
+        )
+        .unwrap();
+        (a, t.join().unwrap())
+    }
+
+    fn net(c: Arc<Conn>, rank: u32) -> TcpNet {
+        let mut conns = vec![None, None];
+        conns[1 - rank as usize] = Some(c);
+        TcpNet::new(7, rank, vec![0, 1], Arc::new(Mesh { conns }))
+    }
+
+    #[test]
+    fn messages_both_ways_posted_or_not() {
+        let k = frame::key(&[3u8; 16]);
+        let (a, b) = pair(&k);
+        // a is the server side (its peer is rank 0... names only); build nets: rank 1 = a.
+        let n1 = net(a, 1);
+        let n0 = net(b, 0);
+        let big: Vec<u8> = (0..(3 << 20)).map(|i| (i * 7 % 251) as u8).collect();
+        let mut got = vec![0u8; big.len()];
+        // Posted before the data arrives.
+        // SAFETY: buffers outlive the waits below.
+        let r = unsafe { n1.irecv(0, 5, got.as_mut_ptr(), got.len()).unwrap() };
+        // SAFETY: test buffers outlive the transfers and waits that use them.
+        unsafe { n0.send(1, 5, big.as_ptr(), big.len(), None).unwrap() };
+        n1.wait(&r, Some(Instant::now() + Duration::from_secs(10)))
+            .unwrap();
+        assert!(got == big);
+        // Arrives before the receive is posted.
+        let small = b"hello".to_vec();
+        // SAFETY: test buffers outlive the transfers and waits that use them.
+        unsafe { n1.send(0, 9, small.as_ptr(), small.len(), None).unwrap() };
+        std::thread::sleep(Duration::from_millis(50));
+        let mut g2 = [0u8; 5];
+        // SAFETY: test buffers outlive the transfers and waits that use them.
+        let r = unsafe { n0.irecv(1, 9, g2.as_mut_ptr(), 5).unwrap() };
+        n0.wait(&r, None).unwrap();
+        assert_eq!(&g2, b"hello");
+        // Wrong size: an error naming the peer and the sizes.
+        let mut g3 = [0u8; 4];
+        // SAFETY: test buffers outlive the transfers and waits that use them.
+        let r = unsafe { n0.irecv(1, 10, g3.as_mut_ptr(), 4).unwrap() };
+        // SAFETY: test buffers outlive the transfers and waits that use them.
+        unsafe { n1.send(0, 10, small.as_ptr(), 5, None).unwrap() };
+        let e = n0
+            .wait(&r, Some(Instant::now() + Duration::from_secs(10)))
+            .unwrap_err();
+        assert!(
+            e.msg
+                .contains("message of 5 bytes for a receive of 4 bytes"),
+            "{}",
+            e.msg
+        );
+        // The connection still works after that.
+        // SAFETY: test buffers outlive the transfers and waits that use them.
+        let r = unsafe { n0.irecv(1, 11, g3.as_mut_ptr(), 4).unwrap() };
+        // SAFETY: test buffers outlive the transfers and waits that use them.
+        unsafe { n1.send(0, 11, small.as_ptr(), 4, None).unwrap() };
+        n0.wait(&r, None).unwrap();
+        // A failure notice fails the peer's waits for this communicator.
+        n1.mesh.announce_failure(7, 4, "boom");
+        // SAFETY: test buffers outlive the transfers and waits that use them.
+        let r = unsafe { n0.irecv(1, 12, g3.as_mut_ptr(), 4).unwrap() };
+        let e = n0
+            .wait(&r, Some(Instant::now() + Duration::from_secs(10)))
+            .unwrap_err();
+        assert!(
+            e.msg.contains("failed (HCCL_E_INTERNAL): boom"),
+            "{}",
+            e.msg
+        );
+    }
+
+    #[test]
+    fn a_closed_peer_is_reported() {
+        let k = frame::key(&[4u8; 16]);
+        let (a, b) = pair(&k);
+        let n0 = net(b, 0);
+        let mut g = [0u8; 4];
+        // SAFETY: test buffers outlive the transfers and waits that use them.
+        let r = unsafe { n0.irecv(1, 1, g.as_mut_ptr(), 4).unwrap() };
+        // The peer's process "exits": its socket closes without a goodbye.
+        drop(a.sock.shutdown(Shutdown::Both));
+        let e = n0
+            .wait(&r, Some(Instant::now() + Duration::from_secs(10)))
+            .unwrap_err();
+        assert_eq!(e.code, HCCL_E_REMOTE, "{}", e.msg);
+        assert!(e.msg.contains("closed the connection"), "{}", e.msg);
+        assert!(
+            e.msg.contains("rank 1 (host b, 127.0.0.1, pid 2)"),
+            "{}",
+            e.msg
+        );
+    }
+
+    #[test]
+    fn strangers_and_garbage() {
+        let k = frame::key(&[5u8; 16]);
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        // A stranger with the wrong id is refused, then the right rank gets in.
+        let t = std::thread::spawn(move || {
+            let wrong = frame::key(&[6u8; 16]);
+            let e = connect(
+                addr,
+                &wrong,
+                0,
+                1,
+                Instant::now() + Duration::from_secs(10),
+                "r1",
+            )
+            .unwrap_err();
+            assert!(e.msg.contains("refused"), "{}", e.msg);
+            // Plain garbage instead of a hello.
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(&[0x55u8; 100]).unwrap();
+            let mut buf = [0u8; 64];
+            let _ = s.read(&mut buf);
+            let s = connect(
+                addr,
+                &k,
+                0,
+                1,
+                Instant::now() + Duration::from_secs(10),
+                "r1",
+            )
+            .unwrap();
+            // After the handshake: a garbage frame.
+            let mut s2 = s.try_clone().unwrap();
+            s2.write_all(&[0xabu8; 40]).unwrap();
+            std::thread::sleep(Duration::from_millis(500));
+        });
+        let (s, _) = accept(
+            &l,
+            &k,
+            &|_| Ok(()),
+            Instant::now() + Duration::from_secs(20),
+            "test",
+        )
+        .unwrap();
+        let c = Conn::start(
+            s,
+            PeerId {
+                rank: 0,
+                host: "x".into(),
+                addr,
+                pid: 9,
+            },
+        )
+        .unwrap();
+        let n = net(c, 1);
+        let mut g = [0u8; 4];
+        // SAFETY: test buffers outlive the transfers and waits that use them.
+        let r = unsafe { n.irecv(0, 1, g.as_mut_ptr(), 4).unwrap() };
+        let e = n
+            .wait(&r, Some(Instant::now() + Duration::from_secs(10)))
+            .unwrap_err();
+        assert_eq!(e.code, HCCL_E_TCP_TRANSFER, "{}", e.msg);
+        assert!(e.msg.contains("rank 0 (host x"), "{}", e.msg);
+        assert!(e.msg.contains("malformed frame: bad magic"), "{}", e.msg);
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn a_truncated_frame_is_reported() {
+        let k = frame::key(&[8u8; 16]);
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let t = std::thread::spawn(move || {
+            let mut s = connect(
+                addr,
+                &k,
+                0,
+                1,
+                Instant::now() + Duration::from_secs(10),
+                "r1",
+            )
+            .unwrap();
+            let h = Header::new(Kind::Data, 7, 1, 1000).encode();
+            s.write_all(&h).unwrap();
+            s.write_all(&[1u8; 10]).unwrap();
+            // exits: the frame is cut short
+        });
+        let (s, _) = accept(
+            &l,
+            &k,
+            &|_| Ok(()),
+            Instant::now() + Duration::from_secs(20),
+            "test",
+        )
+        .unwrap();
+        let c = Conn::start(
+            s,
+            PeerId {
+                rank: 0,
+                host: "x".into(),
+                addr,
+                pid: 9,
+            },
+        )
+        .unwrap();
+        let n = net(c, 1);
+        let mut g = vec![0u8; 1000];
+        // The peer may be gone before the receive is posted: then posting fails.
+        // SAFETY: `g` outlives the wait.
+        let e = match unsafe { n.irecv(0, 1, g.as_mut_ptr(), 1000) } {
+            Err(e) => e,
+            Ok(r) => n
+                .wait(&r, Some(Instant::now() + Duration::from_secs(10)))
+                .unwrap_err(),
+        };
+        t.join().unwrap();
+        assert!(e.msg.contains("truncated frame"), "{}", e.msg);
+        assert!(e.msg.contains("got 10 of 1000 bytes"), "{}", e.msg);
+    }
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# npu-emu's HCCL across two emulated servers next to OpenMPI's TCP transport across the same
+# two, measured in the same run.
+#
+#   sudo tests/perf/compare_hosts.sh     (after `make perf`; needs root, iproute2, mpirun and
+#                                         hccl-perf-mpi)
+#
+# The two servers are network namespaces joined by veth links to a bridge (as the tests'
+# `tests/src/hosts.rs` makes them): 10.202.0.1 and 10.202.0.2, each with its own host name
+# and npu-emu node directory. For each layout in LAYOUTS (ranks per server: "1 2" means one
+# rank on each server, then two on each) it runs ONE mpirun job of `hccl-perf-mpi --mpi`
+# across them: for every size, HCCL on emulated devices (shared memory inside a server, TCP
+# between servers) and then the same collective with MPI on host buffers (OpenMPI's tcp btl
+# between servers, its shared-memory btl inside one), so both see the same load. Results are
+# checked (#wrong must be 0). Everything it creates is removed on exit.
+#
+# Environment: OPS (default allreduce,allgather), SIZES (8M,128M), ITERS (10), WARMUP (3),
+# ITER_BYTES (512M: 4 iterations at 128 MiB), LAYOUTS ("1 2"), OUT (raw output file).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+if [ -z "${ASCEND_HOME_PATH:-}" ]; then
+    # shellcheck disable=SC1091
+    . "$root/target/npu-emu/set_env.sh"
+fi
+perf_mpi="$here/hccl-perf-mpi"
+if ! command -v mpirun >/dev/null 2>&1 || [ ! -x "$perf_mpi" ]; then
+    echo "compare_hosts.sh: needs mpirun and $perf_mpi (apt-get install openmpi-bin libopenmpi-dev; then make perf)" >&2
+    exit 1
+fi
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1; then
+    echo "compare_hosts.sh: needs root and iproute2's ip to make the two emulated servers (network namespaces)" >&2
+    exit 1
+fi
+
+OPS=${OPS:-allreduce,allgather}
+SIZES=${SIZES:-8M,128M}
+ITERS=${ITERS:-10}
+WARMUP=${WARMUP:-3}
+ITER_BYTES=${ITER_BYTES:-512M}
+LAYOUTS=${LAYOUTS:-"1 2"}
+OUT=${OUT:-$(mktemp /tmp/hccl-perf-hosts.XXXXXX)}
+
+# Names start with npuemu-<pid>- like the tests' hosts, so a later test run removes them if
+# this script is killed before its trap runs.
+tag="npuemu-$$-perf"
+br="$tag-br"
+work=$(mktemp -d /tmp/hccl-perf-hosts-work.XXXXXX)
+cleanup() {
+    for i in 0 1; do
+        for p in $(ip netns pids "$tag-h$i" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+        ip netns del "$tag-h$i" 2>/dev/null || true
+        rm -rf "/dev/shm/npu-emu-$tag-h$i"
+    done
+    ip netns del "$br" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+ip netns add "$br"
+ip -n "$br" link add br0 type bridge
+ip -n "$br" link set br0 up
+agent_cases=
+for i in 0 1; do
+    ns="$tag-h$i"
+    ip netns add "$ns"
+    ip link add "v$i" netns "$br" type veth peer name eth0 netns "$ns"
+    ip -n "$br" link set "v$i" master br0 up
+    ip -n "$ns" addr add "10.202.0.$((i + 1))/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    agent_cases+="  10.202.0.$((i + 1))|npuemu-h$i) ns=$ns; name=npuemu-h$i; export NPU_EMU_NODE_DIR=/dev/shm/npu-emu-$tag-h$i ;;
+"
+done
+# OpenMPI's "ssh" to an emulated server: run the command in its namespace under its name.
+cat >"$work/rsh-agent.sh" <<EOF
+#!/bin/sh
+host=\$1; shift
+case "\$host" in
+$agent_cases  *) echo "no emulated host \$host" >&2; exit 255 ;;
+esac
+exec ip netns exec "\$ns" unshare --uts -- sh -c 'hostname "\$0" && exec sh -c "\$1"' "\$name" "\$*"
+EOF
+chmod +x "$work/rsh-agent.sh"
+
+cores=$(nproc)
+: >"$OUT"
+for k in $LAYOUTS; do
+    n=$((2 * k))
+    echo "== 2 servers x $k ranks: $OPS (fp32) at $SIZES" | tee -a "$OUT" >&2
+    flags=(--allow-run-as-root --oversubscribe --bind-to none
+        --mca plm_rsh_agent "$work/rsh-agent.sh" --mca plm_rsh_no_tree_spawn 1
+        --mca oob_tcp_if_include 10.202.0.0/24 --mca btl_tcp_if_include 10.202.0.0/24
+        -x LD_LIBRARY_PATH -x PATH --host "10.202.0.1:$k,10.202.0.2:$k" -np "$n")
+    if [ "$n" -gt "$cores" ]; then flags+=(--mca mpi_yield_when_idle 1); fi
+    (cd "$work" && ip netns exec "$tag-h0" unshare --uts -- sh -c 'hostname npuemu-h0 && exec "$@"' sh \
+        mpirun "${flags[@]}" "$perf_mpi" --mpi -o "$OPS" -d fp32 -r sum --sizes "$SIZES" \
+        -w "$WARMUP" -n "$ITERS" -I "$ITER_BYTES" -c 1) | sed "s/^/$n /" >>"$OUT"
+done
+echo "load: $(uptime)"
+"$here/compare.sh" --table "$OUT" | sed '/^8-byte allreduce latency/,/^|-----------|/d'
