@@ -23,6 +23,16 @@ DTYPES = [
 ]
 OPS = ["Sum", "Prod", "Max", "Min"]
 
+# CANN's data type × reduce op support (HCCL's CheckDataType and CheckReduceOp): the unsigned
+# 8-, 16- and 32-bit types are moved but never reduced, and PROD is refused on int16 and
+# bfloat16. A refused reduction is HCCL_E_NOT_SUPPORT on every rank, before any data moves.
+NOT_REDUCED = {"uint8", "uint16", "uint32"}
+NO_PROD = {"int16", "bfloat16"}
+
+
+def reduction_supported(dtype, op):
+    return dtype not in NOT_REDUCED and not (op == "Prod" and dtype in NO_PROD)
+
 
 def values(rank, count, dtype, op="Sum", salt=0):
     """Rank `rank`'s input: `count` small integers (as float64), negative ones only for signed
