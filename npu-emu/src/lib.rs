@@ -36,6 +36,7 @@
 //!   `libnnopbase` (defined in `npu-emu-ffi`, re-exported here).
 //! - OS helpers (file mappings, process liveness, futexes) are `npu_emu_ffi::os`, shared
 //!   with the C-interface libraries.
+//! - [`ops`]: the operator engine of the aclnn operators (views, broadcasting, kernels).
 
 pub mod aicore;
 pub mod capture;
@@ -56,6 +57,7 @@ pub mod kernels;
 pub mod log;
 pub mod memory;
 pub mod node;
+pub mod ops;
 pub mod stream;
 pub mod wait;
 

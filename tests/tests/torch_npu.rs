@@ -11,7 +11,8 @@
 //! - [`torch_npu_imports_resolve_in_the_install_tree`]: every symbol torch_npu's libraries
 //!   import from CANN is defined by the install tree (catches the next torch_npu release);
 //! - the pytest files under `tests/python/` (tensors, operators against CPU, autograd,
-//!   training, the missing-operator message);
+//!   the operators added for torch_npu (`test_ops_extra.py`), training, the missing-operator
+//!   message);
 //! - the c10d collectives at 2, 3 and 4 ranks through `npu-emu run` and torchrun, and a rank
 //!   that dies mid-training.
 
@@ -402,6 +403,26 @@ fn mlp_and_transformer_train_like_cpu() {
     if aclnn_ops_built("test_training.py") {
         pytest("test_training.py", "");
     }
+}
+
+/// The operators torch_npu reaches through the aclnn functions added for it (triu/tril,
+/// stack, sign, clamp, scatter_, masked_select, expand, gelu tanh, var/std, bitwise, printing,
+/// dropout in train mode), against CPU torch; none may skip on a build that has them.
+#[test]
+fn added_operators_match_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("test_ops_extra.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-test_ops_extra",
+        &venv,
+        "cd \"$T\" && \"$PY\" -m pytest -q -rs -p no:cacheprovider test_ops_extra.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("11 passed"), "{}", r.all());
+    assert!(!r.stdout.contains("skipped"), "{}", r.all());
 }
 
 /// A rank killed mid-training (`tests/python/dist_rank_death.py`): started by hand with no

@@ -53,13 +53,16 @@ pub enum Op {
         /// Workspace offset of the gathered contiguous copy (when `gather` is set).
         gather_offset: usize,
     },
+    /// An operator of the engine (`crate::ops`): the tensors' layouts and the kernel.
+    Engine(Arc<crate::ops::launch::Kernel>),
 }
 
 pub struct Executor {
     /// The aclnn API that made it (`aclnnNpuFormatCast`).
     pub api: &'static str,
     pub op: Op,
-    pub plan: Arc<Plan>,
+    /// The format conversion plan (Cast, TransWeight).
+    pub plan: Option<Arc<Plan>>,
     pub inputs: Vec<Io>,
     pub outputs: Vec<Io>,
     pub workspace_size: u64,
@@ -71,7 +74,7 @@ pub struct Executor {
 pub struct Taken {
     pub api: &'static str,
     pub op: Op,
-    pub plan: Arc<Plan>,
+    pub plan: Option<Arc<Plan>>,
     pub inputs: Vec<Io>,
     pub outputs: Vec<Io>,
     pub workspace_size: u64,
@@ -268,6 +271,7 @@ pub unsafe extern "C" fn AclSetTensorAddr(
 /// executor is an error naming that.
 fn set_dynamic(
     executor: *mut c_void,
+    side: Side,
     ir_index: usize,
     relative: usize,
     tensors: *mut c_void,
@@ -292,12 +296,62 @@ fn set_dynamic(
             format!("tensors[{relative}] is nullptr"),
         ));
     }
-    objects::tensor_mut(t, "tensor", |t| t.addr = addr as usize)?;
+    let tensor = objects::tensor_mut(t, "tensor", |t| {
+        t.addr = addr as usize;
+        t.clone()
+    })?;
+    let esize = crate::meta::dtype_size(tensor.dtype).unwrap_or(1) as i64;
+    let io = Io {
+        addr: addr as usize,
+        view_bytes: (tensor.offset * esize) as usize,
+    };
     with_executor(executor, |e| {
-        Err(NnError::invalid(format!(
-            "irIndex {ir_index}: the {} executor has no dynamic (tensor list) arguments",
-            e.api
-        )))
+        let k = match &e.op {
+            Op::Engine(k) => k.clone(),
+            _ => {
+                return Err(NnError::invalid(format!(
+                    "irIndex {ir_index}: the {} executor has no dynamic (tensor list) arguments",
+                    e.api
+                )))
+            }
+        };
+        // the argument groups of this side (Any: inputs first, then outputs)
+        let (groups, on_input, index) = match side {
+            Side::Input => (&k.in_groups, true, ir_index),
+            Side::Output => (&k.out_groups, false, ir_index),
+            Side::Any if ir_index < k.in_groups.len() => (&k.in_groups, true, ir_index),
+            Side::Any => (&k.out_groups, false, ir_index - k.in_groups.len()),
+        };
+        let &(first, len, list) = groups.get(index).ok_or_else(|| {
+            NnError::invalid(format!(
+                "irIndex {ir_index} is out of range: the {} executor has {} {} argument(s)",
+                e.api,
+                groups.len(),
+                if on_input { "input" } else { "output" }
+            ))
+        })?;
+        if !list {
+            return Err(NnError::invalid(format!(
+                "irIndex {ir_index} of the {} executor is a single tensor, not a tensor list \
+                 (use aclSet{}TensorAddr)",
+                e.api,
+                if on_input { "Input" } else { "Output" }
+            )));
+        }
+        if relative >= len {
+            return Err(NnError::invalid(format!(
+                "relativeIndex {relative} is out of range: irIndex {ir_index} of the {} executor \
+                 holds {len} tensors",
+                e.api
+            )));
+        }
+        let slots = if on_input {
+            &mut e.inputs
+        } else {
+            &mut e.outputs
+        };
+        slots[first + relative] = io;
+        Ok(())
     })
 }
 
@@ -310,7 +364,7 @@ pub unsafe extern "C" fn aclSetDynamicInputTensorAddr(
     addr: *mut c_void,
 ) -> i32 {
     boundary("aclSetDynamicInputTensorAddr", || {
-        set_dynamic(executor, irIndex, relativeIndex, tensors, addr)
+        set_dynamic(executor, Side::Input, irIndex, relativeIndex, tensors, addr)
     })
 }
 
@@ -323,7 +377,7 @@ pub unsafe extern "C" fn AclSetDynamicInputTensorAddr(
     addr: *mut c_void,
 ) -> i32 {
     boundary("AclSetDynamicInputTensorAddr", || {
-        set_dynamic(executor, irIndex, relativeIndex, tensors, addr)
+        set_dynamic(executor, Side::Input, irIndex, relativeIndex, tensors, addr)
     })
 }
 
@@ -336,7 +390,14 @@ pub unsafe extern "C" fn aclSetDynamicOutputTensorAddr(
     addr: *mut c_void,
 ) -> i32 {
     boundary("aclSetDynamicOutputTensorAddr", || {
-        set_dynamic(executor, irIndex, relativeIndex, tensors, addr)
+        set_dynamic(
+            executor,
+            Side::Output,
+            irIndex,
+            relativeIndex,
+            tensors,
+            addr,
+        )
     })
 }
 
@@ -349,7 +410,14 @@ pub unsafe extern "C" fn AclSetDynamicOutputTensorAddr(
     addr: *mut c_void,
 ) -> i32 {
     boundary("AclSetDynamicOutputTensorAddr", || {
-        set_dynamic(executor, irIndex, relativeIndex, tensors, addr)
+        set_dynamic(
+            executor,
+            Side::Output,
+            irIndex,
+            relativeIndex,
+            tensors,
+            addr,
+        )
     })
 }
 
@@ -362,7 +430,7 @@ pub unsafe extern "C" fn aclSetDynamicTensorAddr(
     addr: *mut c_void,
 ) -> i32 {
     boundary("aclSetDynamicTensorAddr", || {
-        set_dynamic(executor, irIndex, relativeIndex, tensors, addr)
+        set_dynamic(executor, Side::Any, irIndex, relativeIndex, tensors, addr)
     })
 }
 
@@ -375,6 +443,6 @@ pub unsafe extern "C" fn AclSetDynamicTensorAddr(
     addr: *mut c_void,
 ) -> i32 {
     boundary("AclSetDynamicTensorAddr", || {
-        set_dynamic(executor, irIndex, relativeIndex, tensors, addr)
+        set_dynamic(executor, Side::Any, irIndex, relativeIndex, tensors, addr)
     })
 }

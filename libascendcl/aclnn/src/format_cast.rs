@@ -601,7 +601,7 @@ fn build_executor(soc: Soc, src: &Tensor, dst: &Tensor) -> NnResult<Executor> {
     Ok(Executor {
         api: "aclnnNpuFormatCast",
         op: executor::Op::Cast,
-        plan: Arc::new(plan),
+        plan: Some(Arc::new(plan)),
         inputs: vec![io(src)],
         outputs: vec![io(dst)],
         workspace_size: 0,

@@ -15,7 +15,9 @@
 //! - [`format_cast`]: the three `aclnnNpuFormatCast*` functions;
 //! - [`trans_weight`]: `aclnnTransMatmulWeight*` and `aclnnCalculateMatmulWeightSize[V2]`;
 //! - [`run`]: the second phase of every call (checks, then one task on the stream);
-//! - [`cxx`]: arrays the caller frees with `delete[]`.
+//! - [`cxx`]: arrays the caller frees with `delete[]`;
+//! - [`ops`]: the operators (`aclnnop/aclnn_*.h`), one file per family, over the machine's
+//!   operator engine (`npu_emu::ops`);
 //! - [`globals`]: every process-global item of the library and why it is global.
 //! - Shared with the other C-interface libraries (crate `npu-emu-ffi`): the panic boundary
 //!   ([`status`] holds aclnn's conventions for it), the handle table behind the objects, and
@@ -30,6 +32,7 @@ pub mod format_cast;
 pub mod globals;
 pub mod meta;
 pub mod objects;
+pub mod ops;
 pub mod rt;
 pub mod run;
 pub mod status;

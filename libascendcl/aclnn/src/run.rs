@@ -41,6 +41,8 @@ fn range(rt: &Rt, addr: usize, len: usize, what: &str) -> NnResult<Range> {
 }
 
 enum Job {
+    /// An engine operator with its views (see `crate::ops::launch`).
+    Engine(crate::ops::launch::Prepared),
     Cast {
         plan: Arc<Plan>,
         src: Range,
@@ -83,8 +85,22 @@ fn launch(
     } else {
         None
     };
-    let plan = t.plan;
+    let plan = match (&t.op, t.plan) {
+        (Op::Engine(k), _) => {
+            let ws = ws.as_ref().map(|r| (r.ptr, r.len));
+            let job = crate::ops::launch::prepare(rt, t.api, k.clone(), &t.inputs, &t.outputs, ws)?;
+            return enqueue_job(rt, stream, Job::Engine(job));
+        }
+        (_, Some(p)) => p,
+        (_, None) => {
+            return Err(NnError::new(
+                crate::status::ACLNN_ERR_INNER,
+                format!("{}: executor without a conversion plan", t.api),
+            ))
+        }
+    };
     let job = match t.op {
+        Op::Engine(_) => unreachable!(),
         Op::Cast => {
             let (src_len, dst_len) = (plan.src_bytes(), plan.dst_bytes());
             let (s, d) = (t.inputs[0].data(), t.outputs[0].data());
@@ -137,6 +153,10 @@ fn launch(
             }
         }
     };
+    enqueue_job(rt, stream, job)
+}
+
+fn enqueue_job(rt: &Rt, stream: *mut c_void, job: Job) -> NnResult<()> {
     let task = RtTask {
         ctx: Box::into_raw(Box::new(job)) as *mut c_void,
         run: job_run,
@@ -199,6 +219,7 @@ unsafe fn gather(g: &Gather, src: *const u8, dst: &mut [u8]) {
 
 fn run_job(job: &Job) -> Result<(), String> {
     match job {
+        Job::Engine(p) => p.run(),
         Job::Cast { plan, src, dst } => {
             // SAFETY: both ranges were checked to lie in live device allocations and not to
             // overlap when the task was enqueued; the aliases stay mapped.
@@ -243,10 +264,20 @@ fn run_job(job: &Job) -> Result<(), String> {
 unsafe extern "C" fn job_run(ctx: *mut c_void) -> i32 {
     // SAFETY: ctx is the Box<Job> made in launch, alive until job_drop.
     let job = unsafe { &*(ctx as *const Job) };
-    let msg = match std::panic::catch_unwind(|| run_job(job)) {
+    let msg = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_job(job))) {
         Ok(Ok(())) => return 0,
         Ok(Err(m)) => m,
-        Err(_) => "internal error (panic) in the conversion".to_string(),
+        Err(p) => format!(
+            "internal error (panic) in the {}: {}",
+            match job {
+                Job::Engine(e) => e.api,
+                _ => "conversion",
+            },
+            p.downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default()
+        ),
     };
     if let Ok(rt) = rt::rt() {
         rt.set_error(&format!("aclnn task: {msg}"));

@@ -252,7 +252,7 @@ fn build(fam: Family, h: *mut c_void) -> NnResult<Executor> {
             read_bytes: extent * es,
             gather_offset: private_block,
         },
-        plan: Arc::new(plan),
+        plan: Some(Arc::new(plan)),
         inputs: vec![io],
         outputs: vec![io],
         workspace_size: workspace as u64,

@@ -1,0 +1,357 @@
+//! Fill and copy: `aclnn_zero.h`, `aclnn_ones.h`, `aclnn_fill_scalar.h`, `aclnn_copy.h`,
+//! `aclnn_cast.h`, `aclnn_cat.h`, `aclnn_constant_pad_nd.h`, `aclnn_arange.h`,
+//! `aclnn_fill_tensor.h`.
+//!
+//! InplaceCopy copies any strides into any strides, broadcasting `src` to `selfRef`, with a
+//! dtype conversion (one rounding). Cast is the same with an explicit target type that
+//! must be `out`'s. Cat converts every input to `out`'s type.
+
+use super::args::{self as a, ALL_NUM};
+use super::launch::{phase1, Built, Launch};
+use crate::status::{NnError, NnResult};
+use npu_emu::ops::dtype::{Class, DType};
+use npu_emu::ops::{iter, shape, Scalar};
+use std::ffi::c_void;
+
+fn fill_value(v: &npu_emu::ops::View, s: Scalar) -> Result<(), String> {
+    match v.dtype.class() {
+        Class::Int => iter::fill::<i64>(v, s.rounded_to(v.dtype).to_i64()),
+        _ => iter::fill::<f64>(v, s.to_f64()),
+    }
+}
+
+fn fill_op(api: &'static str, h: *const c_void, s: Scalar) -> NnResult<Built> {
+    let x = a::tensor(h, "selfRef")?;
+    a::dtype_in(&x, ALL_NUM_ALL)?;
+    let mut l = Launch::new(api);
+    l.output(&x);
+    l.finish(move |v, _| fill_value(&v[0], s))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceZeroGetWorkspaceSize(
+    selfRef: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceZeroGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || fill_op("aclnnInplaceZero", selfRef, Scalar::i64(0)),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceOneGetWorkspaceSize(
+    selfRef: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceOneGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || fill_op("aclnnInplaceOne", selfRef, Scalar::i64(1)),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceFillScalarGetWorkspaceSize(
+    selfRef: *mut c_void,
+    value: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceFillScalarGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::scalar(value, "value")?;
+            fill_op("aclnnInplaceFillScalar", selfRef, s)
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceCopyGetWorkspaceSize(
+    selfRef: *mut c_void,
+    src: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceCopyGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            let s = a::tensor(src, "src")?;
+            a::dtype_in(&x, ALL_NUM_ALL)?;
+            a::dtype_in(&s, ALL_NUM_ALL)?;
+            let shape = a::broadcast(&x, &s)?;
+            if shape != x.shape() {
+                return Err(NnError::invalid(format!(
+                    "src shape {:?} cannot be broadcast to selfRef shape {:?}",
+                    s.shape(),
+                    x.shape()
+                )));
+            }
+            let mut l = Launch::new("aclnnInplaceCopy");
+            l.input(&s);
+            l.output(&x);
+            l.finish(move |v, _| iter::copy(&v[0], &v[1]))
+        },
+    )
+}
+
+/// Every dtype the engine moves (copies and casts also take the unsigned types).
+const ALL_NUM_ALL: &[DType] = npu_emu::ops::dtype::ALL;
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnCastGetWorkspaceSize(
+    self_: *const c_void,
+    dtype: i32,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnCastGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let o = a::tensor(out, "out")?;
+        let d = a::dtype(dtype, "dtype")?;
+        if o.dtype() != d {
+            return Err(NnError::invalid(format!(
+                "dtype is {d} but out has data type {}; they must be the same",
+                o.dtype()
+            )));
+        }
+        a::same_shape(&o, x.shape())?;
+        let mut l = Launch::new("aclnnCast");
+        l.input(&x);
+        l.output(&o);
+        l.finish(move |v, _| iter::copy(&v[0], &v[1]))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnCatGetWorkspaceSize(
+    tensors: *const c_void,
+    dim: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnCatGetWorkspaceSize", workspaceSize, executor, || {
+        let ts = a::tensor_list(tensors, "tensors")?;
+        let o = a::tensor(out, "out")?;
+        if ts.is_empty() {
+            return Err(NnError::invalid("tensors is an empty list"));
+        }
+        // 1-D empty tensors are skipped (PyTorch's legacy rule).
+        let real: Vec<&a::T> = ts
+            .iter()
+            .filter(|t| !(t.ndim() == 1 && t.numel() == 0))
+            .collect();
+        let first = real.first().copied().unwrap_or(&ts[0]);
+        let nd = first.ndim();
+        let d = a::dim(dim, nd, "dim")?;
+        let mut p = first.dtype();
+        let mut total = 0usize;
+        for (i, t) in real.iter().enumerate() {
+            a::dtype_in(t, ALL_NUM)?;
+            p = a::promote(p, "tensors", t.dtype(), "tensors")?;
+            if t.ndim() != nd {
+                return Err(NnError::invalid(format!(
+                    "tensors[{i}] has {} dimensions, tensors[0] has {nd}",
+                    t.ndim()
+                )));
+            }
+            for k in 0..nd {
+                if k != d && t.shape()[k] != first.shape()[k] {
+                    return Err(NnError::invalid(format!(
+                        "tensors[{i}] shape {:?} differs from {:?} outside dim {d}",
+                        t.shape(),
+                        first.shape()
+                    )));
+                }
+            }
+            total += t.shape()[d];
+        }
+        a::castable(p, &o)?;
+        let mut want = first.shape().to_vec();
+        if nd > 0 {
+            want[d] = total;
+        }
+        a::same_shape(&o, &want)?;
+        let mut l = Launch::new("aclnnCat");
+        let n = ts.len();
+        l.inputs(&ts);
+        l.output(&o);
+        l.finish(move |v, _| shape::cat(&v[..n], d, &v[n]))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnConstantPadNdGetWorkspaceSize(
+    self_: *const c_void,
+    pad: *const c_void,
+    value: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnConstantPadNdGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let p = a::int_array(pad, "pad")?;
+            let s = a::scalar(value, "value")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, ALL_NUM)?;
+            if o.dtype() != x.dtype() {
+                return Err(NnError::invalid(format!(
+                    "out data type {} must be self's {}",
+                    o.dtype(),
+                    x.dtype()
+                )));
+            }
+            if p.len() % 2 != 0 || p.len() > 2 * x.ndim() {
+                return Err(NnError::invalid(format!(
+                    "pad {p:?} must have an even length of at most {} (2 per dimension of self)",
+                    2 * x.ndim()
+                )));
+            }
+            let mut want = x.shape().to_vec();
+            for (k, pair) in p.chunks(2).enumerate() {
+                let d = x.ndim() - 1 - k;
+                let n = x.shape()[d] as i64 + pair[0] + pair[1];
+                if n < 0 {
+                    return Err(NnError::invalid(format!(
+                        "pad {p:?} makes dimension {d} of self {:?} negative",
+                        x.shape()
+                    )));
+                }
+                want[d] = n as usize;
+            }
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnConstantPadNd");
+            l.input(&x);
+            l.output(&o);
+            let v = s.to_f64();
+            l.finish(move |vs, _| shape::constant_pad(&vs[0], &p, v, &vs[1]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnArangeGetWorkspaceSize(
+    start: *const c_void,
+    end: *const c_void,
+    step: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnArangeGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::scalar(start, "start")?;
+            let e = a::scalar(end, "end")?;
+            let st = a::scalar(step, "step")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(
+                &o,
+                &[
+                    DType::F32,
+                    DType::F16,
+                    DType::F64,
+                    DType::BF16,
+                    DType::I32,
+                    DType::I64,
+                    DType::I8,
+                    DType::I16,
+                    DType::U8,
+                ],
+            )?;
+            let (fs, fe, fst) = (s.to_f64(), e.to_f64(), st.to_f64());
+            if fst == 0.0 || !fst.is_finite() || !fs.is_finite() || !fe.is_finite() {
+                return Err(NnError::invalid(format!(
+                    "start {fs}, end {fe} and step {fst} must be finite and step nonzero"
+                )));
+            }
+            if (fe - fs) * fst < 0.0 {
+                return Err(NnError::invalid(format!(
+                    "step {fst} goes away from end {fe} (start {fs})"
+                )));
+            }
+            let n = ((fe - fs) / fst).ceil().max(0.0) as usize;
+            if o.ndim() != 1 || o.numel() != n {
+                return Err(NnError::invalid(format!(
+                "out must be 1-D with {n} elements for arange({fs}, {fe}, {fst}); it has shape {:?}",
+                o.shape()
+            )));
+            }
+            let (is, ist) = (s.to_i64(), st.to_i64());
+            let mut l = Launch::new("aclnnArange");
+            l.output(&o);
+            l.finish(move |v, _| shape::arange(fs, fst, is, ist, &v[0]))
+        },
+    )
+}
+
+/// `aclnnInplaceFillTensor(selfRef, value)`: fill with a one-element device tensor.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceFillTensorGetWorkspaceSize(
+    selfRef: *mut c_void,
+    value: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceFillTensorGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            let v = a::tensor(value, "value")?;
+            a::dtype_in(&x, ALL_NUM_ALL)?;
+            a::dtype_in(&v, ALL_NUM_ALL)?;
+            if v.numel() != 1 || v.ndim() > 1 {
+                return Err(NnError::invalid(format!(
+                    "value must be a 0-d (or one-element 1-D) tensor, but its shape is {:?}",
+                    v.shape()
+                )));
+            }
+            let mut l = Launch::new("aclnnInplaceFillTensor");
+            l.input(&v);
+            l.output(&x);
+            l.finish(move |vs, _| {
+                let s = npu_emu::ops::View {
+                    shape: vec![],
+                    strides: vec![],
+                    ..vs[0].clone()
+                };
+                iter::copy(&s, &vs[1])
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnInplaceFillTensor);
+
+crate::phase2!(
+    aclnnInplaceZero,
+    aclnnInplaceOne,
+    aclnnInplaceFillScalar,
+    aclnnInplaceCopy,
+    aclnnCast,
+    aclnnCat,
+    aclnnConstantPadNd,
+    aclnnArange
+);

@@ -1,0 +1,299 @@
+//! Losses: `aclnn_mse_loss.h`, `aclnn_mse_loss_backward.h`, `aclnn_nll_loss.h`,
+//! `aclnn_nll_loss_backward.h`. `reduction` is 0 (none), 1 (mean) or 2 (sum).
+//!
+//! NLLLoss takes log-probabilities `self` `[N, C]` (or `[C]`), class indices `target` `[N]`
+//! (INT64, INT32 or UINT8), class weights `weight` `[C]`; `out` is `[N]` for none, else 0-d;
+//! `totalWeight` is 0-d (the summed weights of the counted targets). A target outside
+//! `[0, C)` other than `ignoreIndex` fails the task (at the next synchronisation).
+
+use super::args::{self as a, FLOATS};
+use super::launch::{phase1, Launch};
+use crate::status::{NnError, NnResult};
+use npu_emu::ops::dtype::DType;
+use npu_emu::ops::nn::{self, Reduction};
+use std::ffi::c_void;
+
+fn reduction(r: i64) -> NnResult<Reduction> {
+    Reduction::from_i64(r).ok_or_else(|| {
+        NnError::invalid(format!(
+            "reduction {r} is not supported; 0 (none), 1 (mean) or 2 (sum)"
+        ))
+    })
+}
+
+fn zero_d(t: &a::T) -> NnResult<()> {
+    if t.numel() == 1 && t.ndim() <= 1 {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} must be 0-d, but its shape is {:?}",
+            t.arg,
+            t.shape()
+        )))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMseLossGetWorkspaceSize(
+    self_: *const c_void,
+    target: *const c_void,
+    reduction_: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMseLossGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let t = a::tensor(target, "target")?;
+            let o = a::tensor(out, "out")?;
+            let r = reduction(reduction_)?;
+            a::dtype_in(&x, FLOATS)?;
+            a::dtype_in(&t, FLOATS)?;
+            a::dtype_in(&o, FLOATS)?;
+            let shape = a::broadcast(&x, &t)?;
+            if r == Reduction::None {
+                a::same_shape(&o, &shape)?;
+            } else {
+                zero_d(&o)?;
+            }
+            let mut l = Launch::new("aclnnMseLoss");
+            l.input(&x);
+            l.input(&t);
+            l.output(&o);
+            l.finish(move |v, _| {
+                let mut out = v[2].clone();
+                if r != Reduction::None {
+                    out.shape.clear();
+                    out.strides.clear();
+                }
+                nn::mse_loss(&v[0], &v[1], r, &out)
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMseLossBackwardGetWorkspaceSize(
+    gradOutput: *const c_void,
+    self_: *const c_void,
+    target: *const c_void,
+    reduction_: i64,
+    gradInput: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMseLossBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let g = a::tensor(gradOutput, "gradOutput")?;
+            let x = a::tensor(self_, "self")?;
+            let t = a::tensor(target, "target")?;
+            let o = a::tensor(gradInput, "gradInput")?;
+            let r = reduction(reduction_)?;
+            for v in [&g, &x, &t, &o] {
+                a::dtype_in(v, FLOATS)?;
+            }
+            let shape = a::broadcast_all(&[&g, &x, &t])?;
+            a::same_shape(&o, &shape)?;
+            let mut l = Launch::new("aclnnMseLossBackward");
+            l.input(&g);
+            l.input(&x);
+            l.input(&t);
+            l.output(&o);
+            l.finish(move |v, _| nn::mse_loss_backward(&v[0], &v[1], &v[2], r, &v[3]))
+        },
+    )
+}
+
+const TARGET_TYPES: &[DType] = &[DType::I64, DType::I32, DType::U8];
+
+fn nll_shapes(x: &a::T, t: &a::T, w: &Option<a::T>) -> NnResult<usize> {
+    if x.ndim() == 0 || x.ndim() > 2 {
+        return Err(NnError::invalid(format!(
+            "self must be 1-D or 2-D, but its shape is {:?}",
+            x.shape()
+        )));
+    }
+    let (n, c) = if x.ndim() == 1 {
+        (1, x.shape()[0])
+    } else {
+        (x.shape()[0], x.shape()[1])
+    };
+    let tn = if t.ndim() == 0 { 1 } else { t.shape()[0] };
+    if t.ndim() > 1 || tn != n || (x.ndim() == 1 && t.ndim() != 0 && tn != 1) {
+        return Err(NnError::invalid(format!(
+            "target shape {:?} does not match self {:?} (expected [{n}])",
+            t.shape(),
+            x.shape()
+        )));
+    }
+    if let Some(w) = w {
+        if w.shape() != [c] {
+            return Err(NnError::invalid(format!(
+                "weight must have shape [{c}], but it is {:?}",
+                w.shape()
+            )));
+        }
+    }
+    Ok(n)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNLLLossGetWorkspaceSize(
+    self_: *const c_void,
+    target: *const c_void,
+    weight: *const c_void,
+    reduction_: i64,
+    ignoreIndex: i64,
+    out: *mut c_void,
+    totalWeightOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnNLLLossGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let t = a::tensor(target, "target")?;
+            let w = a::opt_tensor(weight, "weight")?;
+            let o = a::tensor(out, "out")?;
+            let tw = a::tensor(totalWeightOut, "totalWeightOut")?;
+            let r = reduction(reduction_)?;
+            a::dtype_in(&x, FLOATS)?;
+            a::dtype_in(&t, TARGET_TYPES)?;
+            a::dtype_in(&o, FLOATS)?;
+            a::dtype_in(&tw, FLOATS)?;
+            if let Some(w) = &w {
+                a::dtype_in(w, FLOATS)?;
+            }
+            let n = nll_shapes(&x, &t, &w)?;
+            if r == Reduction::None && x.ndim() == 2 {
+                a::same_shape(&o, &[n])?;
+            } else {
+                zero_d(&o)?;
+            }
+            zero_d(&tw)?;
+            let mut l = Launch::new("aclnnNLLLoss");
+            l.input(&x);
+            l.input(&t);
+            let has_w = w.is_some();
+            if let Some(w) = &w {
+                l.input(w);
+            }
+            l.output(&o);
+            l.output(&tw);
+            l.finish(move |v, _| {
+                let k = 2 + has_w as usize;
+                let z = |x: &npu_emu::ops::View| npu_emu::ops::View {
+                    shape: vec![],
+                    strides: vec![],
+                    ..x.clone()
+                };
+                let out = if r == Reduction::None && v[0].ndim() == 2 {
+                    v[k].clone()
+                } else {
+                    z(&v[k])
+                };
+                nn::nll_loss(
+                    &v[0],
+                    &v[1],
+                    if has_w { Some(&v[2]) } else { None },
+                    r,
+                    ignoreIndex,
+                    &out,
+                    &z(&v[k + 1]),
+                )
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNLLLossBackwardGetWorkspaceSize(
+    gradOutput: *const c_void,
+    self_: *const c_void,
+    target: *const c_void,
+    weight: *const c_void,
+    reduction_: i64,
+    ignoreIndex: i64,
+    totalWeight: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnNLLLossBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let g = a::tensor(gradOutput, "gradOutput")?;
+            let x = a::tensor(self_, "self")?;
+            let t = a::tensor(target, "target")?;
+            let w = a::opt_tensor(weight, "weight")?;
+            let tw = a::tensor(totalWeight, "totalWeight")?;
+            let o = a::tensor(out, "out")?;
+            let r = reduction(reduction_)?;
+            a::dtype_in(&g, FLOATS)?;
+            a::dtype_in(&x, FLOATS)?;
+            a::dtype_in(&t, TARGET_TYPES)?;
+            a::dtype_in(&tw, FLOATS)?;
+            a::dtype_in(&o, FLOATS)?;
+            let n = nll_shapes(&x, &t, &w)?;
+            if r == Reduction::None && x.ndim() == 2 {
+                a::same_shape(&g, &[n])?;
+            } else {
+                zero_d(&g)?;
+            }
+            zero_d(&tw)?;
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnNLLLossBackward");
+            l.input(&g);
+            l.input(&x);
+            l.input(&t);
+            l.input(&tw);
+            let has_w = w.is_some();
+            if let Some(w) = &w {
+                l.input(w);
+            }
+            l.output(&o);
+            l.finish(move |v, _| {
+                let k = 4 + has_w as usize;
+                let z = |x: &npu_emu::ops::View| npu_emu::ops::View {
+                    shape: vec![],
+                    strides: vec![],
+                    ..x.clone()
+                };
+                let g = if r == Reduction::None && v[1].ndim() == 2 {
+                    v[0].clone()
+                } else {
+                    z(&v[0])
+                };
+                nn::nll_loss_backward(
+                    &g,
+                    &v[1],
+                    &v[2],
+                    if has_w { Some(&v[4]) } else { None },
+                    r,
+                    ignoreIndex,
+                    &z(&v[3]),
+                    &v[k],
+                )
+            })
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnMseLoss,
+    aclnnMseLossBackward,
+    aclnnNLLLoss,
+    aclnnNLLLossBackward
+);

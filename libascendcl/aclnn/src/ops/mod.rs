@@ -1,0 +1,36 @@
+//! The aclnn operators of `libopapi.so`: one file per family, each a list of thin C entry
+//! points over the machine's operator engine (`npu_emu::ops`).
+//!
+//! Shared layer (use it; do not copy it):
+//! - [`args`]: `aclTensor*`/`aclScalar*`/`aclIntArray*`/lists → engine values ([`args::T`],
+//!   `Scalar`, `Vec<i64>`), the dtype lists of the reference, and the checks every operator
+//!   repeats (dtype lists, broadcasting, promotion, castability, dims);
+//! - [`launch`]: [`launch::phase1`] (the first call: out-pointers, boundary, messages),
+//!   [`launch::Launch`] (inputs, outputs, workspace, kernel closure → executor) and the
+//!   `phase2!` macro (the second call, `aclnnXxx(workspace, size, executor, stream)`).
+//!
+//! Adding an operator family (see the crate README): write `src/ops/<family>.rs` with the
+//! `aclnnXxxGetWorkspaceSize` functions (check with `args`, build a `Launch` whose kernel
+//! calls `npu_emu::ops`), list the second phases in `crate::phase2!`, add the module below,
+//! the functions to `abi/aclnn_functions.tsv`, and run `abi/tools/gen_aclnn_headers.py`.
+
+pub mod args;
+pub mod launch;
+
+pub mod activation;
+pub mod arith;
+pub mod bitwise;
+pub mod clamp;
+pub mod compare;
+pub mod fill;
+pub mod foreach;
+pub mod index;
+pub mod loss;
+pub mod matmul;
+pub mod nn;
+pub mod pointwise;
+pub mod random;
+pub mod reduce;
+pub mod softmax;
+pub mod tensor;
+pub mod unary;

@@ -1,0 +1,436 @@
+//! Unary math: `aclnn_neg.h`, `aclnn_abs.h`, `aclnn_exp.h`, `aclnn_log.h`, `aclnn_sqrt.h`,
+//! `aclnn_rsqrt.h`, `aclnn_reciprocal.h`, `aclnn_sin.h`, `aclnn_cos.h`, `aclnn_tanh.h`,
+//! `aclnn_erf.h`, `aclnn_logical_not.h`, `aclnn_floor.h`, `aclnn_ceil.h`, `aclnn_round.h`
+//! (with RoundDecimals), `aclnn_trunc.h`, `aclnn_sign.h`, `aclnn_square.h`, `aclnn_exp2.h`,
+//! `aclnn_log2.h`, `aclnn_log10.h`, `aclnn_log1p.h`, `aclnn_expm1.h`, `aclnn_asin.h`,
+//! `aclnn_acos.h`, `aclnn_atan.h`, `aclnn_sinh.h`, `aclnn_cosh.h`, `aclnn_tan.h`,
+//! `aclnn_isfinite.h`, and the in-place forms.
+//!
+//! Floating functions of an integer or bool tensor compute in float32 (the output must then
+//! be floating); the others compute in the input's type. Shapes of `self` and `out` match.
+
+use super::args::{self as a, ALL_NUM, T};
+use super::launch::{Built, Launch};
+use crate::status::NnResult;
+use npu_emu::ops::dtype::DType;
+use npu_emu::ops::math::{self, Unary};
+
+/// `out = op(self)`.
+pub(crate) fn unary(
+    api: &'static str,
+    x: T,
+    out: T,
+    dtypes: &[DType],
+    op: Unary,
+) -> NnResult<Built> {
+    a::dtype_in(&x, dtypes)?;
+    a::max_dims(&x, 8)?;
+    let ct = if op.float_only() && !x.dtype().is_float() {
+        DType::F32
+    } else {
+        x.dtype()
+    };
+    let rt = if op.is_predicate() { DType::Bool } else { ct };
+    a::castable(rt, &out)?;
+    a::same_shape(&out, x.shape())?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&out);
+    l.finish(move |v, _| math::unary(op, &v[0], &v[1], ct))
+}
+
+/// Define `aclnnXxxGetWorkspaceSize(self, out, …)` and, when given,
+/// `aclnnInplaceXxxGetWorkspaceSize(selfRef, …)` for a unary operator.
+#[macro_export]
+macro_rules! unary_ops {
+    ($get:ident, $api:literal, $ip_get:ident, $ip_api:literal, $dtypes:expr, $op:expr) => {
+        $crate::unary_ops!($get, $api, $dtypes, $op);
+        #[no_mangle]
+        pub unsafe extern "C" fn $ip_get(
+            selfRef: *mut std::ffi::c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut std::ffi::c_void,
+        ) -> i32 {
+            $crate::ops::launch::phase1(stringify!($ip_get), workspaceSize, executor, || {
+                let x = $crate::ops::args::tensor(selfRef, "selfRef")?;
+                $crate::ops::unary::unary($ip_api, x.clone(), x, $dtypes, $op)
+            })
+        }
+    };
+    ($get:ident, $api:literal, $dtypes:expr, $op:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            self_: *const std::ffi::c_void,
+            out: *mut std::ffi::c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut std::ffi::c_void,
+        ) -> i32 {
+            $crate::ops::launch::phase1(stringify!($get), workspaceSize, executor, || {
+                let x = $crate::ops::args::tensor(self_, "self")?;
+                let o = $crate::ops::args::tensor(out, "out")?;
+                $crate::ops::unary::unary($api, x, o, $dtypes, $op)
+            })
+        }
+    };
+}
+
+unary_ops!(
+    aclnnNegGetWorkspaceSize,
+    "aclnnNeg",
+    aclnnInplaceNegGetWorkspaceSize,
+    "aclnnInplaceNeg",
+    ALL_NUM,
+    Unary::Neg
+);
+unary_ops!(aclnnAbsGetWorkspaceSize, "aclnnAbs", ALL_NUM, Unary::Abs);
+unary_ops!(
+    aclnnExpGetWorkspaceSize,
+    "aclnnExp",
+    aclnnInplaceExpGetWorkspaceSize,
+    "aclnnInplaceExp",
+    ALL_NUM,
+    Unary::Exp
+);
+unary_ops!(
+    aclnnLogGetWorkspaceSize,
+    "aclnnLog",
+    aclnnInplaceLogGetWorkspaceSize,
+    "aclnnInplaceLog",
+    ALL_NUM,
+    Unary::Log
+);
+unary_ops!(
+    aclnnSqrtGetWorkspaceSize,
+    "aclnnSqrt",
+    aclnnInplaceSqrtGetWorkspaceSize,
+    "aclnnInplaceSqrt",
+    ALL_NUM,
+    Unary::Sqrt
+);
+unary_ops!(
+    aclnnRsqrtGetWorkspaceSize,
+    "aclnnRsqrt",
+    aclnnInplaceRsqrtGetWorkspaceSize,
+    "aclnnInplaceRsqrt",
+    ALL_NUM,
+    Unary::Rsqrt
+);
+unary_ops!(
+    aclnnReciprocalGetWorkspaceSize,
+    "aclnnReciprocal",
+    aclnnInplaceReciprocalGetWorkspaceSize,
+    "aclnnInplaceReciprocal",
+    ALL_NUM,
+    Unary::Reciprocal
+);
+unary_ops!(
+    aclnnSinGetWorkspaceSize,
+    "aclnnSin",
+    aclnnInplaceSinGetWorkspaceSize,
+    "aclnnInplaceSin",
+    ALL_NUM,
+    Unary::Sin
+);
+unary_ops!(
+    aclnnCosGetWorkspaceSize,
+    "aclnnCos",
+    aclnnInplaceCosGetWorkspaceSize,
+    "aclnnInplaceCos",
+    ALL_NUM,
+    Unary::Cos
+);
+unary_ops!(
+    aclnnTanhGetWorkspaceSize,
+    "aclnnTanh",
+    aclnnInplaceTanhGetWorkspaceSize,
+    "aclnnInplaceTanh",
+    ALL_NUM,
+    Unary::Tanh
+);
+unary_ops!(
+    aclnnErfGetWorkspaceSize,
+    "aclnnErf",
+    aclnnInplaceErfGetWorkspaceSize,
+    "aclnnInplaceErf",
+    ALL_NUM,
+    Unary::Erf
+);
+unary_ops!(
+    aclnnLogicalNotGetWorkspaceSize,
+    "aclnnLogicalNot",
+    aclnnInplaceLogicalNotGetWorkspaceSize,
+    "aclnnInplaceLogicalNot",
+    ALL_NUM,
+    Unary::LogicalNot
+);
+
+unary_ops!(
+    aclnnFloorGetWorkspaceSize,
+    "aclnnFloor",
+    aclnnInplaceFloorGetWorkspaceSize,
+    "aclnnInplaceFloor",
+    ALL_NUM,
+    Unary::Floor
+);
+unary_ops!(
+    aclnnCeilGetWorkspaceSize,
+    "aclnnCeil",
+    aclnnInplaceCeilGetWorkspaceSize,
+    "aclnnInplaceCeil",
+    ALL_NUM,
+    Unary::Ceil
+);
+unary_ops!(
+    aclnnRoundGetWorkspaceSize,
+    "aclnnRound",
+    aclnnInplaceRoundGetWorkspaceSize,
+    "aclnnInplaceRound",
+    ALL_NUM,
+    Unary::Round
+);
+unary_ops!(
+    aclnnTruncGetWorkspaceSize,
+    "aclnnTrunc",
+    aclnnInplaceTruncGetWorkspaceSize,
+    "aclnnInplaceTrunc",
+    ALL_NUM,
+    Unary::Trunc
+);
+unary_ops!(
+    aclnnSquareGetWorkspaceSize,
+    "aclnnSquare",
+    ALL_NUM,
+    Unary::Square
+);
+unary_ops!(
+    aclnnExp2GetWorkspaceSize,
+    "aclnnExp2",
+    aclnnInplaceExp2GetWorkspaceSize,
+    "aclnnInplaceExp2",
+    ALL_NUM,
+    Unary::Exp2
+);
+unary_ops!(
+    aclnnLog2GetWorkspaceSize,
+    "aclnnLog2",
+    aclnnInplaceLog2GetWorkspaceSize,
+    "aclnnInplaceLog2",
+    ALL_NUM,
+    Unary::Log2
+);
+unary_ops!(
+    aclnnLog10GetWorkspaceSize,
+    "aclnnLog10",
+    aclnnInplaceLog10GetWorkspaceSize,
+    "aclnnInplaceLog10",
+    ALL_NUM,
+    Unary::Log10
+);
+unary_ops!(
+    aclnnLog1pGetWorkspaceSize,
+    "aclnnLog1p",
+    aclnnInplaceLog1pGetWorkspaceSize,
+    "aclnnInplaceLog1p",
+    ALL_NUM,
+    Unary::Log1p
+);
+unary_ops!(
+    aclnnExpm1GetWorkspaceSize,
+    "aclnnExpm1",
+    aclnnInplaceExpm1GetWorkspaceSize,
+    "aclnnInplaceExpm1",
+    ALL_NUM,
+    Unary::Expm1
+);
+unary_ops!(
+    aclnnAsinGetWorkspaceSize,
+    "aclnnAsin",
+    aclnnInplaceAsinGetWorkspaceSize,
+    "aclnnInplaceAsin",
+    ALL_NUM,
+    Unary::Asin
+);
+unary_ops!(
+    aclnnAcosGetWorkspaceSize,
+    "aclnnAcos",
+    aclnnInplaceAcosGetWorkspaceSize,
+    "aclnnInplaceAcos",
+    ALL_NUM,
+    Unary::Acos
+);
+unary_ops!(
+    aclnnAtanGetWorkspaceSize,
+    "aclnnAtan",
+    aclnnInplaceAtanGetWorkspaceSize,
+    "aclnnInplaceAtan",
+    ALL_NUM,
+    Unary::Atan
+);
+unary_ops!(
+    aclnnSinhGetWorkspaceSize,
+    "aclnnSinh",
+    aclnnInplaceSinhGetWorkspaceSize,
+    "aclnnInplaceSinh",
+    ALL_NUM,
+    Unary::Sinh
+);
+unary_ops!(
+    aclnnCoshGetWorkspaceSize,
+    "aclnnCosh",
+    aclnnInplaceCoshGetWorkspaceSize,
+    "aclnnInplaceCosh",
+    ALL_NUM,
+    Unary::Cosh
+);
+unary_ops!(
+    aclnnTanGetWorkspaceSize,
+    "aclnnTan",
+    aclnnInplaceTanGetWorkspaceSize,
+    "aclnnInplaceTan",
+    ALL_NUM,
+    Unary::Tan
+);
+unary_ops!(
+    aclnnIsFiniteGetWorkspaceSize,
+    "aclnnIsFinite",
+    ALL_NUM,
+    Unary::IsFinite
+);
+
+/// `aclnnSign(self, result)` (CANN names the output `result`).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSignGetWorkspaceSize(
+    self_: *const std::ffi::c_void,
+    result: *mut std::ffi::c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut std::ffi::c_void,
+) -> i32 {
+    super::launch::phase1("aclnnSignGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let o = a::tensor(result, "result")?;
+        unary("aclnnSign", x, o, ALL_NUM, Unary::Sign)
+    })
+}
+
+fn round_decimals(d: i64) -> NnResult<Unary> {
+    if d.abs() > 300 {
+        return Err(crate::status::NnError::invalid(format!(
+            "decimals {d} is out of range [-300, 300]"
+        )));
+    }
+    Ok(Unary::RoundDecimals(d as i32))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRoundDecimalsGetWorkspaceSize(
+    self_: *const std::ffi::c_void,
+    decimals: i64,
+    out: *mut std::ffi::c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut std::ffi::c_void,
+) -> i32 {
+    super::launch::phase1(
+        "aclnnRoundDecimalsGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            unary(
+                "aclnnRoundDecimals",
+                x,
+                o,
+                ALL_NUM,
+                round_decimals(decimals)?,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceRoundDecimalsGetWorkspaceSize(
+    selfRef: *mut std::ffi::c_void,
+    decimals: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut std::ffi::c_void,
+) -> i32 {
+    super::launch::phase1(
+        "aclnnInplaceRoundDecimalsGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            unary(
+                "aclnnInplaceRoundDecimals",
+                x.clone(),
+                x,
+                ALL_NUM,
+                round_decimals(decimals)?,
+            )
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnFloor,
+    aclnnInplaceFloor,
+    aclnnCeil,
+    aclnnInplaceCeil,
+    aclnnRound,
+    aclnnInplaceRound,
+    aclnnRoundDecimals,
+    aclnnInplaceRoundDecimals,
+    aclnnTrunc,
+    aclnnInplaceTrunc,
+    aclnnSquare,
+    aclnnExp2,
+    aclnnInplaceExp2,
+    aclnnLog2,
+    aclnnInplaceLog2,
+    aclnnLog10,
+    aclnnInplaceLog10,
+    aclnnLog1p,
+    aclnnInplaceLog1p,
+    aclnnExpm1,
+    aclnnInplaceExpm1,
+    aclnnAsin,
+    aclnnInplaceAsin,
+    aclnnAcos,
+    aclnnInplaceAcos,
+    aclnnAtan,
+    aclnnInplaceAtan,
+    aclnnSinh,
+    aclnnInplaceSinh,
+    aclnnCosh,
+    aclnnInplaceCosh,
+    aclnnTan,
+    aclnnInplaceTan,
+    aclnnIsFinite,
+    aclnnSign
+);
+
+crate::phase2!(
+    aclnnNeg,
+    aclnnInplaceNeg,
+    aclnnAbs,
+    aclnnExp,
+    aclnnInplaceExp,
+    aclnnLog,
+    aclnnInplaceLog,
+    aclnnSqrt,
+    aclnnInplaceSqrt,
+    aclnnRsqrt,
+    aclnnInplaceRsqrt,
+    aclnnReciprocal,
+    aclnnInplaceReciprocal,
+    aclnnSin,
+    aclnnInplaceSin,
+    aclnnCos,
+    aclnnInplaceCos,
+    aclnnTanh,
+    aclnnInplaceTanh,
+    aclnnErf,
+    aclnnInplaceErf,
+    aclnnLogicalNot,
+    aclnnInplaceLogicalNot
+);

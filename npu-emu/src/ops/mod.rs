@@ -1,0 +1,50 @@
+//! The operator engine: what the aclnn operators of `libopapi.so` compute, on the emulated
+//! devices' memory.
+//!
+//! The C side (`libascendcl/aclnn`) validates the arguments in `aclnnXxxGetWorkspaceSize`,
+//! keeps each tensor's [`Layout`] in the executor, and in `aclnnXxx` checks the device
+//! ranges through the runtime's address translation and enqueues one task on the caller's
+//! stream. The task turns each layout into a [`View`] over the machine's alias of device
+//! memory (never a host copy) and calls the functions here, which read and write that
+//! memory directly.
+//!
+//! Where things live:
+//! - [`dtype`]: the dtypes, `PromoteType` / `CanCast`;
+//! - [`scalar`]: `aclScalar` values;
+//! - [`view`]: strided views (shape, strides, offset), broadcasting, scratch tensors;
+//! - [`elem`]: compute types and the chunk loaders/storers (dtype conversion, rounding);
+//! - [`iter`]: the elementwise engine (broadcast, chunked, split across threads, aliasing);
+//! - [`math`]: unary / binary / ternary elementwise operators;
+//! - [`reduce`]: sum, mean, max/min (with indices), norms, any/all, cumsum;
+//! - [`matmul`]: matrix products through `matrixmultiply`, dot;
+//! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding;
+//! - [`shape`]: cat, stack, constant pad, arange, narrow, triu/tril, masked select, scatter;
+//! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
+//!
+//! Rules every kernel follows:
+//! - f16/bf16 compute in f32 and round once when stored; f64 in f64; integers in i64,
+//!   wrapping to the stored width; bool results are 0/1 bytes.
+//! - Inputs may be non-contiguous, expanded (stride 0) or the output itself (in place).
+//! - Errors are `Err(String)`: the task reports them on the stream, at the next
+//!   synchronisation, as device errors are.
+//!
+//! Adding an operator: if it is elementwise, add a variant to [`math::Unary`],
+//! [`math::Binary`] or [`math::Ternary`] with its float and integer bodies; otherwise add a
+//! function taking `&View`s to the module of its family (or a new module listed here).
+//! Then expose it from a file of `libascendcl/aclnn/src/ops/` (see the README there).
+
+pub mod dtype;
+pub mod elem;
+pub mod iter;
+pub mod math;
+pub mod matmul;
+pub mod nn;
+pub mod random;
+pub mod reduce;
+pub mod scalar;
+pub mod shape;
+pub mod view;
+
+pub use dtype::DType;
+pub use scalar::Scalar;
+pub use view::{Layout, View};
