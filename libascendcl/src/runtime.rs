@@ -11,7 +11,7 @@
 
 use crate::api::state;
 pub use crate::globals::LIFECYCLE;
-use crate::globals::{ATFORK, CURRENT, FORKED, PARENT_PID, RUNTIME, SETTINGS};
+use crate::globals::{ATFORK, CURRENT, FORKED, PARENT_PID, RELEASED, RUNTIME, SETTINGS};
 use npu_emu::codes::*;
 use npu_emu::config::{Config, LogLevel};
 use npu_emu::event::Event;
@@ -507,14 +507,13 @@ pub fn destroy() {
 /// (with their `aclrtSetDevice` counts) and the streams, events and contexts alive. In CANN
 /// these outlive `aclFinalize` (it does not reset devices), so programs release them after
 /// it; here `aclFinalize` released them already, and such a later release succeeds (once)
-/// instead of failing with `ACL_ERROR_UNINITIALIZE`. Cleared by the next `aclInit`.
+/// instead of failing with `ACL_ERROR_UNINITIALIZE`. Cleared by the next `aclInit`. Kept in
+/// [`crate::globals::RELEASED`].
 #[derive(Default)]
 pub struct Released {
     pub devices: HashMap<i32, u32>,
     pub handles: HashSet<u64>,
 }
-
-static RELEASED: Mutex<Option<Released>> = Mutex::new(None);
 
 /// For a release call made while the runtime is not initialised (`e` is that error):
 /// `Ok` if `take` finds what it releases among what the last `aclFinalize` released (and

@@ -31,6 +31,7 @@ use crate::codes::{
     ACL_ERROR_RT_STREAM_UNJOINED, ACL_ERROR_STREAM_TASK_GROUP_STATUS,
 };
 use crate::error::{Error, Result};
+use crate::globals::NEXT_TASK_GROUP as NEXT_GROUP;
 use crate::stream::{Op, Replay, Sink, Stream, Task};
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
@@ -240,8 +241,6 @@ pub struct Model {
     /// Executions started and not finished.
     running: Arc<(Mutex<u32>, Condvar)>,
 }
-
-static NEXT_GROUP: AtomicU64 = AtomicU64::new(1);
 
 impl Model {
     /// A new model; a captured one starts with its origin lane, named `origin_lane`.

@@ -3,14 +3,18 @@
 //! The machine holds types and logic; the one runtime instance of a process lives in
 //! `libascendcl` (DESIGN §1). What is global here is what the operating system makes
 //! per-process (address-space reservations, signal handlers), what a signal handler must
-//! reach without a reference, and facts of the machine worth computing once.
+//! reach without a reference, facts of the machine worth computing once, and the counters
+//! that make ids unique within the process (task groups, IPC keys).
+//!
+//! Not yet here: the stream workers' three thread-locals (`LAST_SUBMIT`, `WORKER_OF`,
+//! `TASK_GEN`), still declared in [`crate::stream`].
 
 use crate::fault::{KernelCtx, KERNEL_NAME_MAX};
 use crate::memory::MAX_DEVICES;
 use parking_lot::Mutex;
 use std::cell::{Cell, UnsafeCell};
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
 use std::sync::OnceLock;
 
 /// Canonical reservations of this process ([`crate::node`]): bytes reserved from
@@ -60,3 +64,16 @@ thread_local! {
 /// Threads one format conversion may use ([`crate::formats`]): a fact of the machine,
 /// read once.
 pub(crate) static CONVERSION_THREADS: OnceLock<usize> = OnceLock::new();
+
+/// The id of the next captured task group ([`crate::capture`], `aclrtTaskGrp`): ids are
+/// unique in the process, across models and runtime instances.
+pub(crate) static NEXT_TASK_GROUP: AtomicU64 = AtomicU64::new(1);
+
+/// Where the next search for a free IPC slot starts ([`crate::ipc`]): spreads the claims of
+/// this process's threads over the node's slot table (a hint only; any start is correct).
+pub(crate) static IPC_SLOT_HINT: AtomicU32 = AtomicU32::new(0);
+
+/// The serial of the next exported IPC key of this process ([`crate::ipc`]): a key is this
+/// pid and the serial, so it must be unique within the process to be unique on the node,
+/// whichever `Ipc` instance (runtime re-initialised) makes it.
+pub(crate) static IPC_KEY_SERIAL: AtomicU64 = AtomicU64::new(1);

@@ -20,6 +20,7 @@ use crate::codes::{
     ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_NO_PERMISSION,
 };
 use crate::error::{Error, Result};
+use crate::globals::{IPC_KEY_SERIAL, IPC_SLOT_HINT};
 use npu_emu_ffi::os::process_start_time;
 
 /// Whether `pid` (started at `start`) still runs. IPC slots do not record a pid namespace:
@@ -258,9 +259,9 @@ impl Ipc {
 
     /// Claim a free slot of `kind` for this process on physical device `device`.
     pub fn claim(&self, kind: Kind, device: u32) -> Result<SlotRef> {
-        static HINT: AtomicU32 = AtomicU32::new(0);
-        let start =
-            (HINT.fetch_add(1, Ordering::Relaxed) as usize + self.pid as usize * 31) % SLOTS;
+        let start = (IPC_SLOT_HINT.fetch_add(1, Ordering::Relaxed) as usize
+            + self.pid as usize * 31)
+            % SLOTS;
         for n in 0..SLOTS {
             let i = ((start + n) % SLOTS) as u32;
             let s = self.slot(i);
@@ -456,11 +457,10 @@ impl Ipc {
 
     /// A new key of `kind` (`mem`, `ntf`, `vmm`) for this process.
     pub fn new_key(&self, kind: &str) -> String {
-        static N: AtomicU64 = AtomicU64::new(1);
         format!(
             "{kind}{:x}_{:x}",
             self.pid,
-            N.fetch_add(1, Ordering::Relaxed)
+            IPC_KEY_SERIAL.fetch_add(1, Ordering::Relaxed)
         )
     }
 

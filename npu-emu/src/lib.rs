@@ -2,8 +2,9 @@
 //!
 //! This crate holds types and logic; the one runtime instance of a process lives in
 //! `libascendcl` (see `../shared/DESIGN.md` §1). Its few process-global items (address
-//! reservations, the fault handler's state, cached machine facts) are all in [`globals`],
-//! each with the reason it must be global.
+//! reservations, the fault handler's state, cached machine facts, process-unique id
+//! counters) are in [`globals`], each with the reason it must be global; the one exception
+//! is the stream workers' thread-locals, still declared in [`stream`].
 //!
 //! Where things live:
 //! - [`config`]: every `NPU_EMU_*`, `ASCEND_*` and `HCCL_*` environment variable, read once.

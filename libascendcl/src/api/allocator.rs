@@ -14,15 +14,16 @@
 //! are `ACL_ERROR_INVALID_PARAM` with a message.
 
 use crate::ffi::{boundary, boundary_value, non_null};
+use crate::globals::ALLOCATORS;
 use crate::runtime;
 use npu_emu::{Error, Result};
-use parking_lot::Mutex;
-use std::collections::{BTreeMap, BTreeSet};
+use npu_emu_ffi::handles::{HandleKind, HandleTable};
+use std::collections::BTreeMap;
 use std::ffi::c_void;
 
 /// The object behind an `aclrtAllocatorDesc`.
 #[derive(Clone, Copy, Default)]
-struct Desc {
+pub(crate) struct Desc {
     obj: usize,
     alloc: usize,
     free: usize,
@@ -30,39 +31,39 @@ struct Desc {
     get_addr: usize,
 }
 
-struct Allocators {
-    /// Live descriptions (the boxes' addresses).
-    descs: BTreeSet<usize>,
-    /// Stream handle → (description pointer, copy made at registration).
-    by_stream: BTreeMap<u64, (usize, Desc)>,
+/// What an `aclrtAllocatorDesc` is: a handle of [`Allocators::descs`].
+pub static ALLOCATOR_DESC: HandleKind =
+    HandleKind::new(*b"AD", "aclrtAllocatorDesc", "aclrtAllocatorCreateDesc");
+
+/// The external allocators of the process ([`ALLOCATORS`]).
+pub(crate) struct Allocators {
+    /// Live descriptions.
+    pub(crate) descs: HandleTable<Desc>,
+    /// Stream handle → (description handle, copy made at registration).
+    pub(crate) by_stream: BTreeMap<u64, (usize, Desc)>,
 }
 
-static ALLOCATORS: Mutex<Allocators> = Mutex::new(Allocators {
-    descs: BTreeSet::new(),
-    by_stream: BTreeMap::new(),
-});
+impl Allocators {
+    pub(crate) const fn new() -> Allocators {
+        Allocators {
+            descs: HandleTable::new(&ALLOCATOR_DESC),
+            by_stream: BTreeMap::new(),
+        }
+    }
+}
 
 /// Run `f` on the live description `d`.
 fn with_desc<R>(d: *mut c_void, f: impl FnOnce(&mut Desc) -> R) -> Result<R> {
     non_null(d, "allocatorDesc")?;
-    let a = ALLOCATORS.lock();
-    if !a.descs.contains(&(d as usize)) {
-        return Err(Error::invalid(format!(
-            "allocatorDesc = {d:p} is not a live description made by aclrtAllocatorCreateDesc"
-        )));
-    }
-    // SAFETY: `d` is a live `Box<Desc>` we handed out (checked above, under the lock that
-    // guards its destruction).
-    Ok(f(unsafe { &mut *(d as *mut Desc) }))
+    let mut a = ALLOCATORS.lock();
+    Ok(f(a.descs.get_mut(d as u64, "allocatorDesc")?))
 }
 
 /// `aclrtAllocatorDesc aclrtAllocatorCreateDesc()`
 #[no_mangle]
 pub extern "C" fn aclrtAllocatorCreateDesc() -> *mut c_void {
     boundary_value("aclrtAllocatorCreateDesc", std::ptr::null_mut(), || {
-        let p = Box::into_raw(Box::<Desc>::default()) as *mut c_void;
-        ALLOCATORS.lock().descs.insert(p as usize);
-        Ok(p)
+        Ok(ALLOCATORS.lock().descs.insert(Desc::default()) as *mut c_void)
     })
 }
 
@@ -71,14 +72,10 @@ pub extern "C" fn aclrtAllocatorCreateDesc() -> *mut c_void {
 pub unsafe extern "C" fn aclrtAllocatorDestroyDesc(allocatorDesc: *mut c_void) -> i32 {
     boundary("aclrtAllocatorDestroyDesc", || {
         non_null(allocatorDesc, "allocatorDesc")?;
-        let mut a = ALLOCATORS.lock();
-        if !a.descs.remove(&(allocatorDesc as usize)) {
-            return Err(Error::invalid(format!(
-                "allocatorDesc = {allocatorDesc:p} is not a live description made by aclrtAllocatorCreateDesc"
-            )));
-        }
-        // SAFETY: a live `Box<Desc>` we handed out, now forgotten by the registry.
-        drop(unsafe { Box::from_raw(allocatorDesc as *mut Desc) });
+        ALLOCATORS
+            .lock()
+            .descs
+            .remove(allocatorDesc as u64, "allocatorDesc")?;
         Ok(())
     })
 }

@@ -43,12 +43,10 @@
 //! minus what the process has on the current device.
 
 use crate::ffi::{boundary, non_null, out};
+use crate::globals::{DEVICE_LIMITS, STREAM_LIMITS, THREAD_STREAM};
 use crate::runtime::{self, Runtime};
 use npu_emu::codes::*;
 use npu_emu::{Error, Result};
-use parking_lot::Mutex;
-use std::cell::Cell;
-use std::collections::BTreeMap;
 use std::ffi::{c_void, CStr};
 use std::os::raw::c_char;
 
@@ -307,17 +305,7 @@ pub unsafe extern "C" fn aclrtCheckMemType(
 }
 
 /// Resource limits: [cube, vector] (`None` = no limit set).
-type Limits = [Option<u32>; 2];
-
-/// Device default context handle → its limits (a reset makes a new context: no limits).
-static DEVICE_LIMITS: Mutex<BTreeMap<u64, Limits>> = Mutex::new(BTreeMap::new());
-/// Stream handle → its limits.
-static STREAM_LIMITS: Mutex<BTreeMap<u64, Limits>> = Mutex::new(BTreeMap::new());
-
-thread_local! {
-    /// The stream whose limits this thread uses (`aclrtUseStreamResInCurrentThread`).
-    static THREAD_STREAM: Cell<u64> = const { Cell::new(0) };
-}
+pub(crate) type Limits = [Option<u32>; 2];
 
 fn res_type(t: i32) -> Result<usize> {
     match t {

@@ -26,15 +26,15 @@
 //! the first configuration says so once at WARNING level.
 
 use crate::ffi::{boundary, boundary_value, non_null};
+use crate::globals::{DUMP, DUMP_ARGS_PATH, DUMP_WARNED, GRAPH_DUMP_OPTS};
 use crate::runtime;
 use npu_emu::codes::{ACL_ERROR_INVALID_PARAM, ACL_ERROR_UNINITIALIZE};
 use npu_emu::config::LogLevel;
 use npu_emu::{Error, Result};
-use parking_lot::Mutex;
-use std::collections::BTreeSet;
+use npu_emu_ffi::handles::HandleKind;
 use std::ffi::{c_void, CStr, CString};
 use std::os::raw::c_char;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 /// `ACL_ERROR_INVALID_DUMP_CONFIG`.
 pub const ACL_ERROR_INVALID_DUMP_CONFIG: i32 = 100009;
@@ -58,7 +58,8 @@ pub struct DumpConfig {
     scene: Option<String>,
 }
 
-struct DumpState {
+/// The dump configuration of the process ([`DUMP`]).
+pub(crate) struct DumpState {
     /// `aclmdlInitDump` was called (and not finalized).
     inited: bool,
     /// Configured by `aclInit`.
@@ -70,15 +71,17 @@ struct DumpState {
     paths: Vec<CString>,
 }
 
-static DUMP: Mutex<DumpState> = Mutex::new(DumpState {
-    inited: false,
-    from_init: None,
-    set: None,
-    callback: None,
-    paths: Vec::new(),
-});
-
-static WARNED: AtomicBool = AtomicBool::new(false);
+impl DumpState {
+    pub(crate) const fn new() -> DumpState {
+        DumpState {
+            inited: false,
+            from_init: None,
+            set: None,
+            callback: None,
+            paths: Vec::new(),
+        }
+    }
+}
 
 fn invalid(msg: String) -> Error {
     Error::new(ACL_ERROR_INVALID_DUMP_CONFIG, msg)
@@ -147,7 +150,9 @@ pub fn check_config(json: &serde_json::Value, file: &str) -> Result<Option<DumpC
 }
 
 fn warn_once(cfg: &DumpConfig) {
-    if (cfg.data || cfg.overflow || cfg.scene.is_some()) && !WARNED.swap(true, Ordering::SeqCst) {
+    if (cfg.data || cfg.overflow || cfg.scene.is_some())
+        && !DUMP_WARNED.swap(true, Ordering::SeqCst)
+    {
         runtime::log(
             LogLevel::Warning,
             &format!(
@@ -313,21 +318,24 @@ pub extern "C" fn acldumpGetPath(dumpType: i32) -> *const c_char {
     })
 }
 
-/// Live `aclGraphDumpOption` handles.
-static GRAPH_OPTS: Mutex<BTreeSet<usize>> = Mutex::new(BTreeSet::new());
-
-/// The object behind an `aclGraphDumpOption *` (no option is defined yet).
-struct GraphDumpOption {
+/// The object behind an `aclGraphDumpOption *` (no option is defined yet), a handle of
+/// [`GRAPH_DUMP_OPTS`].
+pub(crate) struct GraphDumpOption {
     _reserved: u64,
 }
+
+/// What an `aclGraphDumpOption *` is: a handle of [`GRAPH_DUMP_OPTS`].
+pub static GRAPH_DUMP_OPT: HandleKind =
+    HandleKind::new(*b"GD", "aclGraphDumpOption", "aclCreateGraphDumpOpt");
 
 /// `aclGraphDumpOption *aclCreateGraphDumpOpt()`
 #[no_mangle]
 pub extern "C" fn aclCreateGraphDumpOpt() -> *mut c_void {
     boundary_value("aclCreateGraphDumpOpt", std::ptr::null_mut(), || {
-        let p = Box::into_raw(Box::new(GraphDumpOption { _reserved: 0 })) as *mut c_void;
-        GRAPH_OPTS.lock().insert(p as usize);
-        Ok(p)
+        let h = GRAPH_DUMP_OPTS
+            .lock()
+            .insert(GraphDumpOption { _reserved: 0 });
+        Ok(h as *mut c_void)
     })
 }
 
@@ -336,21 +344,15 @@ pub extern "C" fn aclCreateGraphDumpOpt() -> *mut c_void {
 pub unsafe extern "C" fn aclDestroyGraphDumpOpt(graphDumpOpt: *const c_void) -> i32 {
     boundary("aclDestroyGraphDumpOpt", || {
         non_null(graphDumpOpt, "graphDumpOpt")?;
-        if !GRAPH_OPTS.lock().remove(&(graphDumpOpt as usize)) {
-            return Err(Error::invalid(format!(
-                "graphDumpOpt = {graphDumpOpt:p} is not a live option made by aclCreateGraphDumpOpt"
-            )));
-        }
-        // SAFETY: a live box we handed out, now forgotten by the registry.
-        drop(unsafe { Box::from_raw(graphDumpOpt as *mut GraphDumpOption) });
+        GRAPH_DUMP_OPTS
+            .lock()
+            .remove(graphDumpOpt as u64, "graphDumpOpt")?;
         Ok(())
     })
 }
 
 /// `ACL_OP_DUMP_OP_AICORE_ARGS`.
 const ACL_OP_DUMP_OP_AICORE_ARGS: u32 = 0x1;
-/// The directory of a started `aclopStartDumpArgs`.
-static ARGS_PATH: Mutex<Option<String>> = Mutex::new(None);
 
 fn args_failure(msg: String) -> Error {
     Error::new(npu_emu::codes::ACL_ERROR_FAILURE, msg)
@@ -363,7 +365,7 @@ pub unsafe extern "C" fn aclopStartDumpArgs(dumpType: u32, path: *const c_char) 
         if dumpType & ACL_OP_DUMP_OP_AICORE_ARGS == 0 {
             return Ok(());
         }
-        let mut g = ARGS_PATH.lock();
+        let mut g = DUMP_ARGS_PATH.lock();
         if let Some(p) = g.as_ref() {
             return Err(args_failure(format!(
                 "operator information recording is already started (path {p:?}); stop it with aclopStopDumpArgs first"
@@ -403,7 +405,7 @@ pub unsafe extern "C" fn aclopStartDumpArgs(dumpType: u32, path: *const c_char) 
 pub extern "C" fn aclopStopDumpArgs(dumpType: u32) -> i32 {
     boundary("aclopStopDumpArgs", || {
         if dumpType & ACL_OP_DUMP_OP_AICORE_ARGS != 0 {
-            ARGS_PATH.lock().take();
+            DUMP_ARGS_PATH.lock().take();
         }
         Ok(())
     })

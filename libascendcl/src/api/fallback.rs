@@ -9,11 +9,9 @@
 //! into the end of the "op type T is not supported" message, naming the aclnn function and
 //! the torch operator when torch_npu told us, and saying how to have it told otherwise.
 
-use parking_lot::Mutex;
-use std::collections::VecDeque;
+use crate::globals::FALLBACKS_SEEN as SEEN;
 
-/// Latest fallbacks: (aclnn function, the call op-plugin made instead).
-static SEEN: Mutex<VecDeque<(String, String)>> = Mutex::new(VecDeque::new());
+/// How many fallbacks [`SEEN`] keeps.
 const KEEP: usize = 32;
 
 /// Look at an `aclAppLog` line for op-plugin's fallback warning.

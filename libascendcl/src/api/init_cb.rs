@@ -21,13 +21,15 @@
 //!   progress).
 
 use crate::ffi::boundary;
+use crate::globals::{
+    INIT_CALLBACKS as CALLBACKS, INIT_CONFIG as CONFIG, INIT_INITIALIZED as INITIALIZED,
+    INIT_IN_CALLBACK as IN_CALLBACK,
+};
 use npu_emu::codes::{ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_INVALID_PARAM};
 use npu_emu::{Error, Result};
-use parking_lot::Mutex;
-use std::cell::Cell;
 use std::ffi::c_void;
 use std::os::raw::c_char;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 /// `aclInitCallbackFunc`.
 pub type InitFn = unsafe extern "C" fn(*const c_char, usize, *mut c_void) -> i32;
@@ -41,25 +43,11 @@ pub const ACL_REG_TYPE_ACL_OP_COMPILER: i32 = 3;
 pub const ACL_REG_TYPE_ACL_DVPP: i32 = 6;
 pub const ACL_REG_TYPE_OTHER: i32 = 65535;
 
-struct Callbacks {
+/// The registered init and finalize callbacks ([`CALLBACKS`]).
+pub(crate) struct Callbacks {
     /// (type, function, user data), in registration order.
-    init: Vec<(i32, InitFn, usize)>,
-    fini: Vec<(i32, FinalizeFn, usize)>,
-}
-
-static CALLBACKS: Mutex<Callbacks> = Mutex::new(Callbacks {
-    init: Vec::new(),
-    fini: Vec::new(),
-});
-
-/// The content of the config given to the `aclInit` in force ("" for none), for init
-/// callbacks registered after it; `None` while not initialised.
-static CONFIG: Mutex<Option<String>> = Mutex::new(None);
-static INITIALIZED: AtomicBool = AtomicBool::new(false);
-
-thread_local! {
-    /// Set while this thread runs init or finalize callbacks.
-    static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
+    pub(crate) init: Vec<(i32, InitFn, usize)>,
+    pub(crate) fini: Vec<(i32, FinalizeFn, usize)>,
 }
 
 /// Refuse `aclInit`/`aclFinalize` called from inside one of these callbacks.

@@ -473,9 +473,9 @@ fn export_vmm(handle: *mut c_void, flags: u64) -> Result<u64> {
         .ok_or_else(|| Error::invalid("the physical handle vanished"))?;
     let ipc = rt.ipc()?;
     // The shareable handle: this pid and a counter, unique on the node.
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
-    let shareable =
-        ((my_pid() as u64) << 32) | N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as u64;
+    let serial =
+        crate::globals::SHAREABLE_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let shareable = ((my_pid() as u64) << 32) | serial as u64;
     let mut e = ipc.export("vmm", info.device, info.phys.offset, info.size, flags == 0);
     e.attrs.push((0, h.mem_attr as u64));
     ipc.publish(&vmm_key(shareable), &e)?;

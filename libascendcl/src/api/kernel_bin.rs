@@ -22,6 +22,7 @@
 
 use super::kernel::{check_block_dim, execute, regions_of, submit, submit_task};
 use crate::ffi::{self, boundary, non_null, out};
+use crate::globals::{KERNEL_STUBS as STUBS, KERNEL_TABLES as TABLES};
 use crate::runtime;
 use npu_emu::codes::ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
 use npu_emu::kernel_bin::{KernelBinary, KernelInfo};
@@ -76,15 +77,15 @@ struct Args {
     finalized: bool,
 }
 
+/// The kernel binaries, functions, argument lists and binaries of the process
+/// ([`TABLES`]), by the handle handed to C.
 #[derive(Default)]
-struct Tables {
+pub(crate) struct Tables {
     bins: HashMap<usize, Arc<Bin>>,
     funcs: HashMap<usize, Arc<Func>>,
     args: HashMap<usize, Args>,
     binaries: HashMap<usize, Vec<u8>>,
 }
-
-static TABLES: Mutex<Option<Tables>> = Mutex::new(None);
 
 fn with_tables<T>(f: impl FnOnce(&mut Tables) -> T) -> T {
     let mut g = TABLES.lock();
@@ -1059,9 +1060,6 @@ fn rt_codes(r: Result<()>) -> Result<()> {
         e
     })
 }
-
-/// Stubs registered with `rtFunctionRegister`: the host address → the kernel.
-static STUBS: Mutex<Option<HashMap<usize, Arc<Func>>>> = Mutex::new(None);
 
 /// `rtDevBinaryRegister(const rtDevBinary_t *bin, void **hdl)`.
 pub(crate) unsafe fn rt_dev_binary_register(

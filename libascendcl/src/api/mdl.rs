@@ -14,16 +14,18 @@
 //! (every setter with GE's ranges and batch checks; `aclmdlGetAippDataSize` is 64 + 96 bytes
 //! per batch, the size of GE's dynamic-AIPP block), load and execute config handles (GE's
 //! per-attribute value sizes and ranges; `aclmdlLoadWithConfig` checks the handle is
-//! complete before refusing to load). Handles are kept in registries, so a destroyed or
+//! complete before refusing to load). Handles are entries of handle tables, so a destroyed or
 //! foreign pointer is an error with a message instead of a crash.
 
 use crate::api::helpers::{with_live, DataBuffer};
 use crate::api::tensor_desc::{register, snapshot, TensorDesc};
 use crate::ffi::{boundary, boundary_value};
+use crate::globals::{MDL_AIPPS, MDL_DATASETS, MDL_DESCS, MDL_EXEC_CONFIGS, MDL_LOAD_CONFIGS};
 use npu_emu::codes::{ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_PARAM};
 use npu_emu::Error;
+use npu_emu_ffi::handles::{HandleKind, HandleTable};
 use parking_lot::Mutex;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::ffi::{c_char, c_void, CStr};
 
 /// `ACL_ERROR_GE_PARAM_INVALID` (GE has no record of the thing asked about).
@@ -35,68 +37,26 @@ pub const ACL_ERROR_GE_EXEC_MODEL_ID_INVALID: i32 = 145003;
 /// `ACL_ERROR_INVALID_BUNDLE_MODEL_ID`.
 pub const ACL_ERROR_INVALID_BUNDLE_MODEL_ID: i32 = 148053;
 
-/// Live objects of one kind, by the address handed to C (each a `Box<T>`).
-pub struct Registry<T> {
-    live: Mutex<Option<HashMap<usize, Box<T>>>>,
-    what: &'static str,
+/// Run `f` on the live object `p` of `table`; NULL or dead handles are
+/// `ACL_ERROR_INVALID_PARAM` naming `arg`. The table stays locked during `f`.
+fn with<T, R>(
+    table: &Mutex<HandleTable<T>>,
+    p: *const T,
+    arg: &str,
+    f: impl FnOnce(&mut T) -> Result<R, Error>,
+) -> Result<R, Error> {
+    let mut t = table.lock();
+    f(t.get_mut(p as u64, arg)?)
 }
 
-impl<T> Registry<T> {
-    pub const fn new(what: &'static str) -> Registry<T> {
-        Registry {
-            live: Mutex::new(None),
-            what,
-        }
-    }
+/// Keep `v` in `table`; its handle.
+fn add<T>(table: &Mutex<HandleTable<T>>, v: T) -> *mut T {
+    table.lock().insert(v) as *mut T
+}
 
-    /// Register `v`; its handle.
-    pub fn add(&self, v: T) -> *mut T {
-        let mut b = Box::new(v);
-        let p = &mut *b as *mut T;
-        self.live
-            .lock()
-            .get_or_insert_with(HashMap::new)
-            .insert(p as usize, b);
-        p
-    }
-
-    /// Run `f` on the live object behind `p`; NULL or dead handles are
-    /// `ACL_ERROR_INVALID_PARAM` naming `arg`.
-    pub fn with<R>(
-        &self,
-        p: *const T,
-        arg: &str,
-        f: impl FnOnce(&mut T) -> Result<R, Error>,
-    ) -> Result<R, Error> {
-        if p.is_null() {
-            return Err(Error::invalid(format!("argument {arg} is NULL")));
-        }
-        let mut g = self.live.lock();
-        match g.as_mut().and_then(|m| m.get_mut(&(p as usize))) {
-            Some(b) => f(b),
-            None => Err(Error::invalid(format!(
-                "{arg} = {p:p} is not a live {} (already destroyed, or not created by its create function)",
-                self.what
-            ))),
-        }
-    }
-
-    /// Remove and give back the object behind `p`.
-    pub fn remove(&self, p: *const T, arg: &str) -> Result<Box<T>, Error> {
-        if p.is_null() {
-            return Err(Error::invalid(format!("argument {arg} is NULL")));
-        }
-        self.live
-            .lock()
-            .as_mut()
-            .and_then(|m| m.remove(&(p as usize)))
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "{arg} = {p:p} is not a live {} (already destroyed, or not created by its create function)",
-                    self.what
-                ))
-            })
-    }
+/// Remove and give back the object behind `p` (NULL or dead: `ACL_ERROR_INVALID_PARAM`).
+fn remove<T>(table: &Mutex<HandleTable<T>>, p: *const T, arg: &str) -> Result<T, Error> {
+    Ok(table.lock().remove(p as u64, arg)?)
 }
 
 /// A C string argument (NULL → `ACL_ERROR_INVALID_PARAM` naming `arg`).
@@ -364,8 +324,8 @@ pub extern "C" fn aclmdlUnload(modelId: u32) -> i32 {
 }
 
 fn exec(model: u32, input: *const Dataset, output: *const Dataset) -> Result<(), Error> {
-    DATASETS.with(input, "input", |_| Ok(()))?;
-    DATASETS.with(output, "output", |_| Ok(()))?;
+    with(&MDL_DATASETS, input, "input", |_| Ok(()))?;
+    with(&MDL_DATASETS, output, "output", |_| Ok(()))?;
     Err(no_model(model))
 }
 
@@ -398,7 +358,7 @@ pub extern "C" fn aclmdlExecuteV2(
     handle: *const ExecConfig,
 ) -> i32 {
     boundary("aclmdlExecuteV2", || {
-        EXEC_CONFIGS.with(handle, "handle", |_| Ok(()))?;
+        with(&MDL_EXEC_CONFIGS, handle, "handle", |_| Ok(()))?;
         exec(modelId, input, output)
     })
 }
@@ -414,7 +374,7 @@ pub extern "C" fn aclmdlExecuteAsyncV2(
     handle: *const ExecConfig,
 ) -> i32 {
     boundary("aclmdlExecuteAsyncV2", || {
-        EXEC_CONFIGS.with(handle, "handle", |_| Ok(()))?;
+        with(&MDL_EXEC_CONFIGS, handle, "handle", |_| Ok(()))?;
         exec(modelId, input, output)
     })
 }
@@ -429,7 +389,7 @@ pub extern "C" fn aclmdlSetDynamicBatchSize(
     _batchSize: u64,
 ) -> i32 {
     boundary("aclmdlSetDynamicBatchSize", || {
-        DATASETS.with(dataset, "dataset", |_| Ok(()))?;
+        with(&MDL_DATASETS, dataset, "dataset", |_| Ok(()))?;
         Err(no_model(modelId))
     })
 }
@@ -445,7 +405,7 @@ pub extern "C" fn aclmdlSetDynamicHWSize(
     _width: u64,
 ) -> i32 {
     boundary("aclmdlSetDynamicHWSize", || {
-        DATASETS.with(dataset, "dataset", |_| Ok(()))?;
+        with(&MDL_DATASETS, dataset, "dataset", |_| Ok(()))?;
         Err(no_model(modelId))
     })
 }
@@ -460,7 +420,7 @@ pub extern "C" fn aclmdlSetInputDynamicDims(
     dims: *const IoDims,
 ) -> i32 {
     boundary("aclmdlSetInputDynamicDims", || {
-        DATASETS.with(dataset, "dataset", |_| Ok(()))?;
+        with(&MDL_DATASETS, dataset, "dataset", |_| Ok(()))?;
         crate::ffi::non_null(dims, "dims")?;
         Err(no_model(modelId))
     })
@@ -476,8 +436,8 @@ pub extern "C" fn aclmdlSetInputAIPP(
     aippParmsSet: *const Aipp,
 ) -> i32 {
     boundary("aclmdlSetInputAIPP", || {
-        DATASETS.with(dataset, "dataset", |_| Ok(()))?;
-        AIPPS.with(aippParmsSet, "aippParmsSet", |_| Ok(()))?;
+        with(&MDL_DATASETS, dataset, "dataset", |_| Ok(()))?;
+        with(&MDL_AIPPS, aippParmsSet, "aippParmsSet", |_| Ok(()))?;
         Err(no_model(modelId))
     })
 }
@@ -492,8 +452,8 @@ pub extern "C" fn aclmdlSetAIPPByInputIndex(
     aippParmsSet: *const Aipp,
 ) -> i32 {
     boundary("aclmdlSetAIPPByInputIndex", || {
-        DATASETS.with(dataset, "dataset", |_| Ok(()))?;
-        AIPPS.with(aippParmsSet, "aippParmsSet", |_| Ok(()))?;
+        with(&MDL_DATASETS, dataset, "dataset", |_| Ok(()))?;
+        with(&MDL_AIPPS, aippParmsSet, "aippParmsSet", |_| Ok(()))?;
         Err(no_model(modelId))
     })
 }
@@ -568,13 +528,14 @@ pub struct ModelDesc {
     _private: (),
 }
 
-static DESCS: Registry<ModelDesc> = Registry::new("aclmdlDesc");
+/// What an `aclmdlDesc *` is: a handle of [`MDL_DESCS`].
+pub static MODEL_DESC: HandleKind = HandleKind::new(*b"Md", "aclmdlDesc", "aclmdlCreateDesc");
 
 /// `aclmdlDesc *aclmdlCreateDesc()`
 #[no_mangle]
 pub extern "C" fn aclmdlCreateDesc() -> *mut ModelDesc {
     boundary_value("aclmdlCreateDesc", std::ptr::null_mut(), || {
-        Ok(DESCS.add(ModelDesc { _private: () }))
+        Ok(add(&MDL_DESCS, ModelDesc { _private: () }))
     })
 }
 
@@ -582,7 +543,7 @@ pub extern "C" fn aclmdlCreateDesc() -> *mut ModelDesc {
 #[no_mangle]
 pub extern "C" fn aclmdlDestroyDesc(modelDesc: *mut ModelDesc) -> i32 {
     boundary("aclmdlDestroyDesc", || {
-        DESCS.remove(modelDesc, "modelDesc").map(drop)
+        remove(&MDL_DESCS, modelDesc, "modelDesc").map(drop)
     })
 }
 
@@ -590,7 +551,7 @@ pub extern "C" fn aclmdlDestroyDesc(modelDesc: *mut ModelDesc) -> i32 {
 #[no_mangle]
 pub extern "C" fn aclmdlGetDesc(modelDesc: *mut ModelDesc, modelId: u32) -> i32 {
     boundary("aclmdlGetDesc", || {
-        DESCS.with(modelDesc, "modelDesc", |_| Ok(()))?;
+        with(&MDL_DESCS, modelDesc, "modelDesc", |_| Ok(()))?;
         Err(no_model(modelId))
     })
 }
@@ -602,7 +563,7 @@ pub extern "C" fn aclmdlGetDescFromFile(
     modelPath: *const c_char,
 ) -> i32 {
     boundary("aclmdlGetDescFromFile", || {
-        DESCS.with(modelDesc, "modelDesc", |_| Ok(()))?;
+        with(&MDL_DESCS, modelDesc, "modelDesc", |_| Ok(()))?;
         let p = text(modelPath, "modelPath")?;
         Err(refuse_file(&p))
     })
@@ -616,19 +577,19 @@ pub extern "C" fn aclmdlGetDescFromMem(
     modelSize: usize,
 ) -> i32 {
     boundary("aclmdlGetDescFromMem", || {
-        DESCS.with(modelDesc, "modelDesc", |_| Ok(()))?;
+        with(&MDL_DESCS, modelDesc, "modelDesc", |_| Ok(()))?;
         Err(refuse_mem(model, modelSize))
     })
 }
 
 /// The description's check for a count getter: 0 with a message for a bad handle.
 fn desc_count(name: &'static str, d: *const ModelDesc) -> usize {
-    boundary_value(name, 0, || DESCS.with(d, "modelDesc", |_| Ok(0)))
+    boundary_value(name, 0, || with(&MDL_DESCS, d, "modelDesc", |_| Ok(0)))
 }
 
 /// Index `index` into a description with no inputs or outputs: always out of range.
 fn no_io(d: *const ModelDesc, index: usize, what: &str) -> Result<(), Error> {
-    DESCS.with(d, "modelDesc", |_| Ok(()))?;
+    with(&MDL_DESCS, d, "modelDesc", |_| Ok(()))?;
     Err(Error::invalid(format!(
         "index = {index} is out of range: the model description has 0 {what}s (no model is loaded into it)"
     )))
@@ -743,7 +704,7 @@ pub extern "C" fn aclmdlGetOpAttr(
     attr: *const c_char,
 ) -> *const c_char {
     boundary_value("aclmdlGetOpAttr", std::ptr::null(), || {
-        DESCS.with(modelDesc, "modelDesc", |_| Ok(()))?;
+        with(&MDL_DESCS, modelDesc, "modelDesc", |_| Ok(()))?;
         let op = text(opName, "opName")?;
         let a = text(attr, "attr")?;
         Err(Error::invalid(format!(
@@ -814,7 +775,7 @@ fn index_by_name(
     index: *mut usize,
     what: &str,
 ) -> Result<(), Error> {
-    DESCS.with(d, "modelDesc", |_| Ok(()))?;
+    with(&MDL_DESCS, d, "modelDesc", |_| Ok(()))?;
     let n = text(name, "name")?;
     crate::ffi::non_null(index, "index")?;
     Err(Error::invalid(format!(
@@ -853,7 +814,7 @@ pub extern "C" fn aclmdlGetOutputIndexByName(
 #[no_mangle]
 pub extern "C" fn aclmdlGetDynamicBatch(modelDesc: *const ModelDesc, batch: *mut usize) -> i32 {
     boundary("aclmdlGetDynamicBatch", || {
-        DESCS.with(modelDesc, "modelDesc", |_| Ok(()))?;
+        with(&MDL_DESCS, modelDesc, "modelDesc", |_| Ok(()))?;
         // batchCount is the first field of aclmdlBatch.
         out(batch, "batch", 0usize)
     })
@@ -868,7 +829,7 @@ pub extern "C" fn aclmdlGetDynamicHW(
     hw: *mut usize,
 ) -> i32 {
     boundary("aclmdlGetDynamicHW", || {
-        DESCS.with(modelDesc, "modelDesc", |_| Ok(()))?;
+        with(&MDL_DESCS, modelDesc, "modelDesc", |_| Ok(()))?;
         out(hw, "hw", 0usize)
     })
 }
@@ -882,7 +843,7 @@ pub extern "C" fn aclmdlGetInputDynamicGearCount(
     gearCount: *mut usize,
 ) -> i32 {
     boundary("aclmdlGetInputDynamicGearCount", || {
-        DESCS.with(modelDesc, "modelDesc", |_| Ok(()))?;
+        with(&MDL_DESCS, modelDesc, "modelDesc", |_| Ok(()))?;
         out(gearCount, "gearCount", 0usize)
     })
 }
@@ -897,7 +858,7 @@ pub extern "C" fn aclmdlGetInputDynamicDims(
     gearCount: usize,
 ) -> i32 {
     boundary("aclmdlGetInputDynamicDims", || {
-        DESCS.with(modelDesc, "modelDesc", |_| Ok(()))?;
+        with(&MDL_DESCS, modelDesc, "modelDesc", |_| Ok(()))?;
         crate::ffi::non_null(dims, "dims")?;
         if gearCount != 0 {
             return Err(Error::invalid(format!(
@@ -915,7 +876,7 @@ pub extern "C" fn aclmdlGetTensorRealName(
     name: *const c_char,
 ) -> *const c_char {
     boundary_value("aclmdlGetTensorRealName", std::ptr::null(), || {
-        DESCS.with(modelDesc, "modelDesc", |_| Ok(()))?;
+        with(&MDL_DESCS, modelDesc, "modelDesc", |_| Ok(()))?;
         let n = text(name, "name")?;
         Err(Error::invalid(format!(
             "the model description has no tensor named {n:?} (no model is loaded into it)"
@@ -938,16 +899,18 @@ pub struct Dataset {
     blobs: Vec<Blob>,
 }
 
-// SAFETY: the raw pointers are handles only (checked against their registries before use).
+// SAFETY: the raw pointers are handles only (checked against their tables before use).
 unsafe impl Send for Dataset {}
 
-static DATASETS: Registry<Dataset> = Registry::new("aclmdlDataset");
+/// What an `aclmdlDataset *` is: a handle of [`MDL_DATASETS`].
+pub static MODEL_DATASET: HandleKind =
+    HandleKind::new(*b"Ms", "aclmdlDataset", "aclmdlCreateDataset");
 
 /// `aclmdlDataset *aclmdlCreateDataset()`
 #[no_mangle]
 pub extern "C" fn aclmdlCreateDataset() -> *mut Dataset {
     boundary_value("aclmdlCreateDataset", std::ptr::null_mut(), || {
-        Ok(DATASETS.add(Dataset { blobs: Vec::new() }))
+        Ok(add(&MDL_DATASETS, Dataset { blobs: Vec::new() }))
     })
 }
 
@@ -956,7 +919,7 @@ pub extern "C" fn aclmdlCreateDataset() -> *mut Dataset {
 #[no_mangle]
 pub extern "C" fn aclmdlDestroyDataset(dataset: *const Dataset) -> i32 {
     boundary("aclmdlDestroyDataset", || {
-        let d = DATASETS.remove(dataset, "dataset")?;
+        let d = remove(&MDL_DATASETS, dataset, "dataset")?;
         for b in d.blobs {
             if let Some(t) = b.desc {
                 crate::api::tensor_desc::aclDestroyTensorDesc(t);
@@ -974,7 +937,7 @@ pub extern "C" fn aclmdlAddDatasetBuffer(
 ) -> i32 {
     boundary("aclmdlAddDatasetBuffer", || {
         with_live(dataBuffer, |_| ())?;
-        DATASETS.with(dataset, "dataset", |d| {
+        with(&MDL_DATASETS, dataset, "dataset", |d| {
             d.blobs.push(Blob {
                 buf: dataBuffer,
                 desc: None,
@@ -988,7 +951,7 @@ pub extern "C" fn aclmdlAddDatasetBuffer(
 #[no_mangle]
 pub extern "C" fn aclmdlGetDatasetNumBuffers(dataset: *const Dataset) -> usize {
     boundary_value("aclmdlGetDatasetNumBuffers", 0, || {
-        DATASETS.with(dataset, "dataset", |d| Ok(d.blobs.len()))
+        with(&MDL_DATASETS, dataset, "dataset", |d| Ok(d.blobs.len()))
     })
 }
 
@@ -1007,7 +970,7 @@ fn index_check(d: &Dataset, index: usize) -> Result<(), Error> {
 #[no_mangle]
 pub extern "C" fn aclmdlGetDatasetBuffer(dataset: *const Dataset, index: usize) -> *mut DataBuffer {
     boundary_value("aclmdlGetDatasetBuffer", std::ptr::null_mut(), || {
-        DATASETS.with(dataset, "dataset", |d| {
+        with(&MDL_DATASETS, dataset, "dataset", |d| {
             index_check(d, index)?;
             Ok(d.blobs[index].buf)
         })
@@ -1029,7 +992,7 @@ pub extern "C" fn aclmdlSetDatasetTensorDesc(
         } else {
             Some(snapshot(tensorDesc, "tensorDesc")?)
         };
-        let old = DATASETS.with(dataset, "dataset", |d| {
+        let old = with(&MDL_DATASETS, dataset, "dataset", |d| {
             index_check(d, index)?;
             let b = &mut d.blobs[index];
             Ok(std::mem::replace(&mut b.desc, copy.map(register)))
@@ -1049,7 +1012,7 @@ pub extern "C" fn aclmdlGetDatasetTensorDesc(
     index: usize,
 ) -> *mut TensorDesc {
     boundary_value("aclmdlGetDatasetTensorDesc", std::ptr::null_mut(), || {
-        DATASETS.with(dataset, "dataset", |d| {
+        with(&MDL_DATASETS, dataset, "dataset", |d| {
             index_check(d, index)?;
             Ok(d.blobs[index].desc.unwrap_or(std::ptr::null_mut()))
         })
@@ -1084,7 +1047,8 @@ pub struct Aipp {
     pub batches: Vec<AippBatch>,
 }
 
-static AIPPS: Registry<Aipp> = Registry::new("aclmdlAIPP");
+/// What an `aclmdlAIPP *` is: a handle of [`MDL_AIPPS`].
+pub static MODEL_AIPP: HandleKind = HandleKind::new(*b"Ma", "aclmdlAIPP", "aclmdlCreateAIPP");
 
 /// Bytes of GE's dynamic-AIPP block without its batch part, and per batch.
 pub const AIPP_HEAD_BYTES: usize = 64;
@@ -1109,10 +1073,13 @@ pub extern "C" fn aclmdlCreateAIPP(batchSize: u64) -> *mut Aipp {
             var_reci: [one; 4],
             ..Default::default()
         };
-        Ok(AIPPS.add(Aipp {
-            batches: vec![b; batchSize as usize],
-            ..Default::default()
-        }))
+        Ok(add(
+            &MDL_AIPPS,
+            Aipp {
+                batches: vec![b; batchSize as usize],
+                ..Default::default()
+            },
+        ))
     })
 }
 
@@ -1120,7 +1087,7 @@ pub extern "C" fn aclmdlCreateAIPP(batchSize: u64) -> *mut Aipp {
 #[no_mangle]
 pub extern "C" fn aclmdlDestroyAIPP(aippParmsSet: *const Aipp) -> i32 {
     boundary("aclmdlDestroyAIPP", || {
-        AIPPS.remove(aippParmsSet, "aippParmsSet").map(drop)
+        remove(&MDL_AIPPS, aippParmsSet, "aippParmsSet").map(drop)
     })
 }
 
@@ -1161,7 +1128,7 @@ fn switch(v: i8, arg: &str) -> Result<(), Error> {
 }
 
 fn with_aipp(p: *mut Aipp, f: impl FnOnce(&mut Aipp) -> Result<(), Error>) -> Result<(), Error> {
-    AIPPS.with(p, "aippParmsSet", f)
+    with(&MDL_AIPPS, p, "aippParmsSet", f)
 }
 
 fn with_batch(
@@ -1447,7 +1414,7 @@ pub extern "C" fn aclmdlSetAIPPPixelVarReci(
 
 /// The parameters stored in a live AIPP set (for tests and messages).
 pub fn aipp_snapshot(p: *const Aipp) -> Result<Aipp, Error> {
-    AIPPS.with(p, "aippParmsSet", |a| Ok(a.clone()))
+    with(&MDL_AIPPS, p, "aippParmsSet", |a| Ok(a.clone()))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1463,6 +1430,10 @@ pub struct LoadConfig {
     mem: (usize, usize),
 }
 
+/// What an `aclmdlConfigHandle *` is: a handle of [`MDL_LOAD_CONFIGS`].
+pub static MODEL_LOAD_CONFIG: HandleKind =
+    HandleKind::new(*b"Ml", "aclmdlConfigHandle", "aclmdlCreateConfigHandle");
+
 /// The object behind an `aclmdlExecConfigHandle *`.
 #[derive(Default)]
 pub struct ExecConfig {
@@ -1470,14 +1441,18 @@ pub struct ExecConfig {
     pub event_sync_timeout: i32,
 }
 
-static LOAD_CONFIGS: Registry<LoadConfig> = Registry::new("aclmdlConfigHandle");
-static EXEC_CONFIGS: Registry<ExecConfig> = Registry::new("aclmdlExecConfigHandle");
+/// What an `aclmdlExecConfigHandle *` is: a handle of [`MDL_EXEC_CONFIGS`].
+pub static MODEL_EXEC_CONFIG: HandleKind = HandleKind::new(
+    *b"Me",
+    "aclmdlExecConfigHandle",
+    "aclmdlCreateExecConfigHandle",
+);
 
 /// `aclmdlConfigHandle *aclmdlCreateConfigHandle()`
 #[no_mangle]
 pub extern "C" fn aclmdlCreateConfigHandle() -> *mut LoadConfig {
     boundary_value("aclmdlCreateConfigHandle", std::ptr::null_mut(), || {
-        Ok(LOAD_CONFIGS.add(LoadConfig::default()))
+        Ok(add(&MDL_LOAD_CONFIGS, LoadConfig::default()))
     })
 }
 
@@ -1485,7 +1460,7 @@ pub extern "C" fn aclmdlCreateConfigHandle() -> *mut LoadConfig {
 #[no_mangle]
 pub extern "C" fn aclmdlDestroyConfigHandle(handle: *mut LoadConfig) -> i32 {
     boundary("aclmdlDestroyConfigHandle", || {
-        LOAD_CONFIGS.remove(handle, "handle").map(drop)
+        remove(&MDL_LOAD_CONFIGS, handle, "handle").map(drop)
     })
 }
 
@@ -1510,7 +1485,7 @@ pub extern "C" fn aclmdlSetConfigOpt(
     valueSize: usize,
 ) -> i32 {
     boundary("aclmdlSetConfigOpt", || {
-        LOAD_CONFIGS.with(handle, "handle", |_| Ok(()))?;
+        with(&MDL_LOAD_CONFIGS, handle, "handle", |_| Ok(()))?;
         crate::ffi::non_null(attrValue, "attrValue")?;
         let ptr = std::mem::size_of::<*const c_void>();
         let sz = std::mem::size_of::<usize>();
@@ -1519,7 +1494,7 @@ pub extern "C" fn aclmdlSetConfigOpt(
         let read_usize = || unsafe { (attrValue as *const usize).read_unaligned() };
         // SAFETY: as above.
         let read_ptr = || unsafe { (attrValue as *const *const c_void).read_unaligned() };
-        LOAD_CONFIGS.with(handle, "handle", |h| {
+        with(&MDL_LOAD_CONFIGS, handle, "handle", |h| {
             match attr {
                 0 => {
                     value_size(valueSize, 4, "ACL_MDL_PRIORITY_INT32")?;
@@ -1576,7 +1551,7 @@ pub extern "C" fn aclmdlSetConfigOpt(
 pub extern "C" fn aclmdlLoadWithConfig(handle: *const LoadConfig, modelId: *mut u32) -> i32 {
     boundary("aclmdlLoadWithConfig", || {
         crate::ffi::non_null(modelId, "modelId")?;
-        let (t, path, mem) = LOAD_CONFIGS.with(handle, "handle", |h| {
+        let (t, path, mem) = with(&MDL_LOAD_CONFIGS, handle, "handle", |h| {
             if !h.set.contains(&1) {
                 return Err(Error::invalid(
                     "ACL_MDL_LOAD_TYPE_SIZET is not set in aclmdlConfigHandle",
@@ -1594,7 +1569,12 @@ pub extern "C" fn aclmdlLoadWithConfig(handle: *const LoadConfig, modelId: *mut 
                     "model memory (ACL_MDL_MEM_ADDR_PTR and ACL_MDL_MEM_SIZET) is not set in aclmdlConfigHandle when load type is from memory",
                 ));
             }
-            if matches!(h.load_type, 5 | 6) && !(h.set.contains(&9) && h.set.contains(&10) && h.set.contains(&11) && h.set.contains(&12)) {
+            if matches!(h.load_type, 5 | 6)
+                && !(h.set.contains(&9)
+                    && h.set.contains(&10)
+                    && h.set.contains(&11)
+                    && h.set.contains(&12))
+            {
                 return Err(Error::invalid(
                     "the input and output queues (ACL_MDL_INPUTQ_*, ACL_MDL_OUTPUTQ_*) are not set in aclmdlConfigHandle when load type is with queue",
                 ));
@@ -1613,7 +1593,7 @@ pub extern "C" fn aclmdlLoadWithConfig(handle: *const LoadConfig, modelId: *mut 
 #[no_mangle]
 pub extern "C" fn aclmdlCreateExecConfigHandle() -> *mut ExecConfig {
     boundary_value("aclmdlCreateExecConfigHandle", std::ptr::null_mut(), || {
-        Ok(EXEC_CONFIGS.add(ExecConfig::default()))
+        Ok(add(&MDL_EXEC_CONFIGS, ExecConfig::default()))
     })
 }
 
@@ -1621,7 +1601,7 @@ pub extern "C" fn aclmdlCreateExecConfigHandle() -> *mut ExecConfig {
 #[no_mangle]
 pub extern "C" fn aclmdlDestroyExecConfigHandle(handle: *const ExecConfig) -> i32 {
     boundary("aclmdlDestroyExecConfigHandle", || {
-        EXEC_CONFIGS.remove(handle, "handle").map(drop)
+        remove(&MDL_EXEC_CONFIGS, handle, "handle").map(drop)
     })
 }
 
@@ -1636,7 +1616,7 @@ pub extern "C" fn aclmdlSetExecConfigOpt(
     valueSize: usize,
 ) -> i32 {
     boundary("aclmdlSetExecConfigOpt", || {
-        EXEC_CONFIGS.with(handle, "handle", |_| Ok(()))?;
+        with(&MDL_EXEC_CONFIGS, handle, "handle", |_| Ok(()))?;
         crate::ffi::non_null(attrValue, "attrValue")?;
         if attr != 0 && attr != 1 {
             return Err(Error::new(
@@ -1650,7 +1630,7 @@ pub extern "C" fn aclmdlSetExecConfigOpt(
         // SAFETY: 4 readable bytes (checked), non-NULL.
         let v = unsafe { (attrValue as *const i32).read_unaligned() };
         range(v, -1, i32::MAX, "timeout (*attrValue)")?;
-        EXEC_CONFIGS.with(handle, "handle", |h| {
+        with(&MDL_EXEC_CONFIGS, handle, "handle", |h| {
             if attr == 0 {
                 h.stream_sync_timeout = v;
             } else {

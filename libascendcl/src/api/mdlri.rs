@@ -27,6 +27,7 @@
 
 use crate::api::errors;
 use crate::ffi::{self, out};
+use crate::globals::{CAPTURE_EXCHANGE as EXCHANGE, CAPTURE_THREAD_MODES as THREAD_MODES};
 use crate::runtime::{
     self, bad_handle, new_handle, timeout_ms, Member, Runtime, MODEL, TASK_GROUP,
 };
@@ -36,7 +37,6 @@ use npu_emu::stream::{Op, Replay, Sink};
 use npu_emu::{Error, Result};
 use npu_emu_ffi::os::gettid;
 use parking_lot::Mutex;
-use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 
@@ -45,13 +45,6 @@ pub const MODE_GLOBAL: i32 = 0;
 pub const MODE_THREAD_LOCAL: i32 = 1;
 pub const MODE_RELAXED: i32 = 2;
 const MODE_NAMES: [&str; 3] = ["GLOBAL", "THREAD_LOCAL", "RELAXED"];
-
-thread_local! {
-    /// Captures begun on this thread and not ended, by mode.
-    static THREAD_MODES: RefCell<[u32; 3]> = const { RefCell::new([0; 3]) };
-    /// This thread's mode for unsafe calls (`aclmdlRICaptureThreadExchangeMode`).
-    static EXCHANGE: Cell<i32> = const { Cell::new(MODE_GLOBAL) };
-}
 
 fn check_mode(mode: i32, arg: &str) -> Result<()> {
     if !(MODE_GLOBAL..=MODE_RELAXED).contains(&mode) {

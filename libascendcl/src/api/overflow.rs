@@ -24,28 +24,22 @@
 //! whose switch was never set still records overflows (an AI Core always sets its status).
 
 use crate::ffi::{boundary, non_null, out};
+use crate::globals::{
+    OVERFLOW_AREAS as AREAS, OVERFLOW_STATUS as STATUS, OVERFLOW_SWITCH as SWITCH,
+};
 use crate::runtime::{self, Runtime, StreamEntry};
 use npu_emu::codes::*;
 use npu_emu::copy::translate;
 use npu_emu::stream::Op;
 use npu_emu::{Error, Result};
-use parking_lot::Mutex;
-use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// CANN's `OVERFLOW_OUTPUT_SIZE`.
 const OUTPUT_SIZE: u64 = 64;
 /// CANN's `OVERFLOW_ADDR_MAX_SIZE`.
 const AREA_SIZE: u64 = 512;
-
-/// The process's overflow status (0 or 1).
-static STATUS: AtomicU32 = AtomicU32::new(0);
-/// Context handle → its overflow area.
-static AREAS: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
-/// Stream handle → the switch set on it.
-static SWITCH: Mutex<BTreeMap<u64, u32>> = Mutex::new(BTreeMap::new());
 
 /// The hook every stream starts with: a task raised a floating-point flag.
 pub fn hook() -> npu_emu::stream::OverflowHook {

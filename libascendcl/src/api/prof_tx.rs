@@ -26,15 +26,17 @@
 
 use crate::api::prof::{record_tx, set_config};
 use crate::ffi::{boundary, boundary_value, non_null, out};
+use crate::globals::{
+    PROF_TX_IDS, PROF_TX_NEXT_ID, PROF_TX_NEXT_RANGE, PROF_TX_PUSHED, PROF_TX_RANGES,
+    PROF_TX_STAMPS, PROF_TX_STEPS, PROF_TX_SUB_CONFIGS,
+};
 use crate::runtime;
 use npu_emu::stream::Op;
 use npu_emu::{Error, Result};
-use parking_lot::Mutex;
-use std::cell::RefCell;
-use std::collections::BTreeMap;
+use npu_emu_ffi::handles::HandleKind;
 use std::ffi::{c_void, CStr};
 use std::os::raw::c_char;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Longest stamp message.
 const MAX_MSG: usize = 128;
@@ -43,34 +45,22 @@ const MAX_CONFIG: usize = 256;
 /// `ACL_ERROR_INVALID_MODEL_ID`.
 const ACL_ERROR_INVALID_MODEL_ID: i32 = 100011;
 
-/// The object behind a stamp (`void *`).
+/// The object behind a stamp (`void *`), a handle of [`PROF_TX_STAMPS`].
 #[derive(Default, Clone)]
-struct Stamp {
+pub(crate) struct Stamp {
     msg: String,
 }
 
-static STAMPS: Mutex<BTreeMap<usize, Stamp>> = Mutex::new(BTreeMap::new());
-static RANGES: Mutex<BTreeMap<u32, (String, u64)>> = Mutex::new(BTreeMap::new());
-static NEXT_RANGE: AtomicU32 = AtomicU32::new(1);
-static IDS: Mutex<BTreeMap<String, u64>> = Mutex::new(BTreeMap::new());
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// This thread's pushed stamps: (message, start time).
-    static PUSHED: RefCell<Vec<(String, u64)>> = const { RefCell::new(Vec::new()) };
-}
+/// What a stamp (`void *`) is: a handle of [`PROF_TX_STAMPS`].
+pub static STAMP: HandleKind = HandleKind::new(*b"PS", "msproftx stamp", "aclprofCreateStamp");
 
 fn stamp_msg(stamp: *mut c_void) -> Result<String> {
     non_null(stamp, "stamp")?;
-    STAMPS
+    Ok(PROF_TX_STAMPS
         .lock()
-        .get(&(stamp as usize))
-        .map(|s| s.msg.clone())
-        .ok_or_else(|| {
-            Error::invalid(format!(
-                "stamp = {stamp:p} is not a live stamp made by aclprofCreateStamp"
-            ))
-        })
+        .get(stamp as u64, "stamp")?
+        .msg
+        .clone())
 }
 
 fn text(p: *const c_char, len: usize, arg: &str) -> Result<String> {
@@ -91,9 +81,7 @@ fn text(p: *const c_char, len: usize, arg: &str) -> Result<String> {
 #[no_mangle]
 pub extern "C" fn aclprofCreateStamp() -> *mut c_void {
     boundary_value("aclprofCreateStamp", std::ptr::null_mut(), || {
-        let p = Box::into_raw(Box::new(0u64)) as *mut c_void;
-        STAMPS.lock().insert(p as usize, Stamp::default());
-        Ok(p)
+        Ok(PROF_TX_STAMPS.lock().insert(Stamp::default()) as *mut c_void)
     })
 }
 
@@ -102,13 +90,7 @@ pub extern "C" fn aclprofCreateStamp() -> *mut c_void {
 pub unsafe extern "C" fn aclprofDestroyStamp(stamp: *mut c_void) {
     let _ = boundary("aclprofDestroyStamp", || {
         non_null(stamp, "stamp")?;
-        if STAMPS.lock().remove(&(stamp as usize)).is_none() {
-            return Err(Error::invalid(format!(
-                "stamp = {stamp:p} is not a live stamp made by aclprofCreateStamp"
-            )));
-        }
-        // SAFETY: the box handed out by aclprofCreateStamp, now out of the registry.
-        drop(unsafe { Box::from_raw(stamp as *mut u64) });
+        PROF_TX_STAMPS.lock().remove(stamp as u64, "stamp")?;
         Ok(())
     });
 }
@@ -123,7 +105,7 @@ pub unsafe extern "C" fn aclprofSetStampTraceMessage(
     boundary("aclprofSetStampTraceMessage", || {
         stamp_msg(stamp)?;
         let m = text(msg, msgLen as usize, "msg")?;
-        if let Some(s) = STAMPS.lock().get_mut(&(stamp as usize)) {
+        if let Ok(s) = PROF_TX_STAMPS.lock().get_mut(stamp as u64, "stamp") {
             s.msg = m;
         }
         Ok(())
@@ -167,7 +149,7 @@ pub unsafe extern "C" fn aclprofMarkEx(
 pub unsafe extern "C" fn aclprofPush(stamp: *mut c_void) -> i32 {
     boundary("aclprofPush", || {
         let m = stamp_msg(stamp)?;
-        PUSHED.with(|p| p.borrow_mut().push((m, npu_emu::event::now_ns())));
+        PROF_TX_PUSHED.with(|p| p.borrow_mut().push((m, npu_emu::event::now_ns())));
         Ok(())
     })
 }
@@ -176,9 +158,11 @@ pub unsafe extern "C" fn aclprofPush(stamp: *mut c_void) -> i32 {
 #[no_mangle]
 pub extern "C" fn aclprofPop() -> i32 {
     boundary("aclprofPop", || {
-        let (m, start) = PUSHED.with(|p| p.borrow_mut().pop()).ok_or_else(|| {
-            Error::invalid("no stamp was pushed on this thread (aclprofPush before aclprofPop)")
-        })?;
+        let (m, start) = PROF_TX_PUSHED
+            .with(|p| p.borrow_mut().pop())
+            .ok_or_else(|| {
+                Error::invalid("no stamp was pushed on this thread (aclprofPush before aclprofPop)")
+            })?;
         record_tx(serde_json::json!({"event": "push_pop", "message": m, "start_ns": start}));
         Ok(())
     })
@@ -190,8 +174,10 @@ pub unsafe extern "C" fn aclprofRangeStart(stamp: *mut c_void, rangeId: *mut u32
     boundary("aclprofRangeStart", || {
         let m = stamp_msg(stamp)?;
         non_null(rangeId, "rangeId")?;
-        let id = NEXT_RANGE.fetch_add(1, Ordering::Relaxed);
-        RANGES.lock().insert(id, (m, npu_emu::event::now_ns()));
+        let id = PROF_TX_NEXT_RANGE.fetch_add(1, Ordering::Relaxed);
+        PROF_TX_RANGES
+            .lock()
+            .insert(id, (m, npu_emu::event::now_ns()));
         out(rangeId, "rangeId", id)
     })
 }
@@ -200,7 +186,7 @@ pub unsafe extern "C" fn aclprofRangeStart(stamp: *mut c_void, rangeId: *mut u32
 #[no_mangle]
 pub extern "C" fn aclprofRangeStop(rangeId: u32) -> i32 {
     boundary("aclprofRangeStop", || {
-        let (m, start) = RANGES.lock().remove(&rangeId).ok_or_else(|| {
+        let (m, start) = PROF_TX_RANGES.lock().remove(&rangeId).ok_or_else(|| {
             Error::invalid(format!(
                 "rangeId = {rangeId} is not a range started by aclprofRangeStart (or it was stopped)"
             ))
@@ -222,29 +208,29 @@ pub unsafe extern "C" fn aclprofStr2Id(message: *const c_char) -> u64 {
         let m = unsafe { CStr::from_ptr(message) }
             .to_string_lossy()
             .into_owned();
-        let mut ids = IDS.lock();
+        let mut ids = PROF_TX_IDS.lock();
         let id = *ids
             .entry(m)
-            .or_insert_with(|| NEXT_ID.fetch_add(1, Ordering::Relaxed));
+            .or_insert_with(|| PROF_TX_NEXT_ID.fetch_add(1, Ordering::Relaxed));
         Ok(id)
     })
 }
 
-/// The object behind an `aclprofStepInfo *`.
+/// The object behind an `aclprofStepInfo *`, a handle of [`PROF_TX_STEPS`].
 #[derive(Default)]
-struct StepInfo {
+pub(crate) struct StepInfo {
     start: Option<u64>,
 }
 
-static STEPS: Mutex<BTreeMap<usize, StepInfo>> = Mutex::new(BTreeMap::new());
+/// What an `aclprofStepInfo *` is: a handle of [`PROF_TX_STEPS`].
+pub static STEP_INFO: HandleKind =
+    HandleKind::new(*b"PI", "aclprofStepInfo", "aclprofCreateStepInfo");
 
 /// `aclprofStepInfo *aclprofCreateStepInfo()`
 #[no_mangle]
 pub extern "C" fn aclprofCreateStepInfo() -> *mut c_void {
     boundary_value("aclprofCreateStepInfo", std::ptr::null_mut(), || {
-        let p = Box::into_raw(Box::new(0u64)) as *mut c_void;
-        STEPS.lock().insert(p as usize, StepInfo::default());
-        Ok(p)
+        Ok(PROF_TX_STEPS.lock().insert(StepInfo::default()) as *mut c_void)
     })
 }
 
@@ -253,13 +239,7 @@ pub extern "C" fn aclprofCreateStepInfo() -> *mut c_void {
 pub unsafe extern "C" fn aclprofDestroyStepInfo(stepinfo: *mut c_void) {
     let _ = boundary("aclprofDestroyStepInfo", || {
         non_null(stepinfo, "stepinfo")?;
-        if STEPS.lock().remove(&(stepinfo as usize)).is_none() {
-            return Err(Error::invalid(format!(
-                "stepinfo = {stepinfo:p} is not a live step info made by aclprofCreateStepInfo"
-            )));
-        }
-        // SAFETY: the box handed out by aclprofCreateStepInfo, now out of the registry.
-        drop(unsafe { Box::from_raw(stepinfo as *mut u64) });
+        PROF_TX_STEPS.lock().remove(stepinfo as u64, "stepinfo")?;
         Ok(())
     });
 }
@@ -281,12 +261,8 @@ pub unsafe extern "C" fn aclprofGetStepTimestamp(
         let e = runtime::get()?.stream_entry(stream, "stream")?;
         let key = stepInfo as usize;
         {
-            let mut steps = STEPS.lock();
-            let s = steps.get_mut(&key).ok_or_else(|| {
-                Error::invalid(format!(
-                    "stepInfo = {stepInfo:p} is not a live step info made by aclprofCreateStepInfo"
-                ))
-            })?;
+            let mut steps = PROF_TX_STEPS.lock();
+            let s = steps.get_mut(key as u64, "stepInfo")?;
             if tag == 1 && s.start.is_none() {
                 return Err(Error::invalid(
                     "ACL_STEP_END without an ACL_STEP_START on this step info",
@@ -335,14 +311,19 @@ pub unsafe extern "C" fn aclprofSetConfig(
     })
 }
 
-/// The object behind an `aclprofSubscribeConfig *`.
-struct SubscribeConfig {
+/// The object behind an `aclprofSubscribeConfig *`, a handle of [`PROF_TX_SUB_CONFIGS`].
+pub(crate) struct SubscribeConfig {
     _time_info: i8,
     _metrics: i32,
     _fd: usize,
 }
 
-static SUB_CONFIGS: Mutex<BTreeMap<usize, ()>> = Mutex::new(BTreeMap::new());
+/// What an `aclprofSubscribeConfig *` is: a handle of [`PROF_TX_SUB_CONFIGS`].
+pub static SUBSCRIBE_CONFIG: HandleKind = HandleKind::new(
+    *b"PB",
+    "aclprofSubscribeConfig",
+    "aclprofCreateSubscribeConfig",
+);
 
 /// `aclprofSubscribeConfig *aclprofCreateSubscribeConfig(int8_t timeInfoSwitch, aclprofAicoreMetrics aicoreMetrics, void *fd)`
 #[no_mangle]
@@ -363,13 +344,12 @@ pub unsafe extern "C" fn aclprofCreateSubscribeConfig(
                 "aicoreMetrics = {aicoreMetrics} is not an aclprofAicoreMetrics value"
             )));
         }
-        let p = Box::into_raw(Box::new(SubscribeConfig {
+        let h = PROF_TX_SUB_CONFIGS.lock().insert(SubscribeConfig {
             _time_info: timeInfoSwitch,
             _metrics: aicoreMetrics,
             _fd: fd as usize,
-        })) as *mut c_void;
-        SUB_CONFIGS.lock().insert(p as usize, ());
-        Ok(p)
+        });
+        Ok(h as *mut c_void)
     })
 }
 
@@ -378,17 +358,9 @@ pub unsafe extern "C" fn aclprofCreateSubscribeConfig(
 pub unsafe extern "C" fn aclprofDestroySubscribeConfig(profSubscribeConfig: *const c_void) -> i32 {
     boundary("aclprofDestroySubscribeConfig", || {
         non_null(profSubscribeConfig, "profSubscribeConfig")?;
-        if SUB_CONFIGS
+        PROF_TX_SUB_CONFIGS
             .lock()
-            .remove(&(profSubscribeConfig as usize))
-            .is_none()
-        {
-            return Err(Error::invalid(format!(
-                "profSubscribeConfig = {profSubscribeConfig:p} is not a live config made by aclprofCreateSubscribeConfig"
-            )));
-        }
-        // SAFETY: the box handed out by aclprofCreateSubscribeConfig, out of the registry.
-        drop(unsafe { Box::from_raw(profSubscribeConfig as *mut SubscribeConfig) });
+            .remove(profSubscribeConfig as u64, "profSubscribeConfig")?;
         Ok(())
     })
 }
@@ -408,14 +380,9 @@ pub unsafe extern "C" fn aclprofModelSubscribe(
 ) -> i32 {
     boundary("aclprofModelSubscribe", || {
         non_null(profSubscribeConfig, "profSubscribeConfig")?;
-        if !SUB_CONFIGS
+        PROF_TX_SUB_CONFIGS
             .lock()
-            .contains_key(&(profSubscribeConfig as usize))
-        {
-            return Err(Error::invalid(format!(
-                "profSubscribeConfig = {profSubscribeConfig:p} is not a live config made by aclprofCreateSubscribeConfig"
-            )));
-        }
+            .get(profSubscribeConfig as u64, "profSubscribeConfig")?;
         Err(no_model(modelId))
     })
 }

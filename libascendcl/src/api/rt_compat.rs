@@ -25,11 +25,10 @@
 //! first time it is called.
 
 use crate::api::{errors, kernel_bin};
+use crate::globals::MSPROF_LOGGED;
 use npu_emu::codes::ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
 use npu_emu::config::LogLevel;
 use npu_emu::Error;
-use parking_lot::Mutex;
-use std::collections::HashSet;
 use std::ffi::c_void;
 use std::os::raw::c_char;
 
@@ -45,18 +44,12 @@ fn rt_not_supported(name: &'static str, why: &str) -> i32 {
     })
 }
 
-static MSPROF_LOGGED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
-
 fn msprof_uninitialized(name: &'static str) -> i32 {
     let msg = format!(
         "{name}: no msprof collector in npu-emu (use aclprofInit/aclprofStart); returns MSPROF_ERROR_UNINITIALIZE ({MSPROF_ERROR_UNINITIALIZE})"
     );
     crate::ffi::set_recent(&msg);
-    if MSPROF_LOGGED
-        .lock()
-        .get_or_insert_with(HashSet::new)
-        .insert(name)
-    {
+    if MSPROF_LOGGED.lock().insert(name) {
         crate::runtime::log(LogLevel::Warning, &msg);
     }
     MSPROF_ERROR_UNINITIALIZE

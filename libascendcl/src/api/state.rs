@@ -49,6 +49,9 @@
 //! and returns to LOCKED; `Unlock` (LOCKED or BACKED_UP, else 507907) returns to RUNNING.
 
 use crate::ffi::{boundary, non_null};
+use crate::globals::{
+    ABORT_CBS, DEVICE_CBS, DEVICE_ERRORS, SNAPSHOT, STATE_CBS_ANY as ANY, STREAM_CBS,
+};
 use crate::runtime::{self, Runtime};
 use npu_emu::codes::*;
 use npu_emu::config::LogLevel;
@@ -57,7 +60,7 @@ use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::{c_void, CStr};
 use std::os::raw::c_char;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -79,16 +82,12 @@ const TASK_ABORT_TIMEOUT_MAX: u32 = 36 * 60 * 1000;
 /// `ACL_RT_MEM_UCE_INFO_MAX_NUM` / `RT_MAX_RECORD_PA_NUM_PER_DEV`.
 const UCE_MAX: usize = 20;
 
-type DeviceCb = unsafe extern "C" fn(i32, i32, *mut c_void);
-type StreamCb = unsafe extern "C" fn(*mut c_void, i32, *mut c_void);
-type AbortCb = unsafe extern "C" fn(i32, i32, u32, *mut c_void) -> i32;
-
-/// Name → (callback, args), for each kind.
-static DEVICE_CBS: Mutex<BTreeMap<String, (DeviceCb, usize)>> = Mutex::new(BTreeMap::new());
-static STREAM_CBS: Mutex<BTreeMap<String, (StreamCb, usize)>> = Mutex::new(BTreeMap::new());
-static ABORT_CBS: Mutex<BTreeMap<String, (AbortCb, usize)>> = Mutex::new(BTreeMap::new());
-/// Whether any device or stream callback is registered (fast path of the hooks).
-static ANY: AtomicBool = AtomicBool::new(false);
+/// `aclrtDeviceStateCallback`.
+pub(crate) type DeviceCb = unsafe extern "C" fn(i32, i32, *mut c_void);
+/// `aclrtStreamStateCallback`.
+pub(crate) type StreamCb = unsafe extern "C" fn(*mut c_void, i32, *mut c_void);
+/// `aclrtDeviceTaskAbortCallback`.
+pub(crate) type AbortCb = unsafe extern "C" fn(i32, i32, u32, *mut c_void) -> i32;
 
 fn update_any() {
     let any = !DEVICE_CBS.lock().is_empty() || !STREAM_CBS.lock().is_empty();
@@ -319,9 +318,6 @@ pub unsafe extern "C" fn aclrtStreamStop(stream: *mut c_void) -> i32 {
     })
 }
 
-/// First failed task per logical device since the last repair or abort: its code.
-static DEVICE_ERRORS: Mutex<BTreeMap<i32, i32>> = Mutex::new(BTreeMap::new());
-
 /// Note that a task of device `logical` failed with `e` (stream error hook).
 pub fn note_task_error(logical: i32, e: &Error) {
     DEVICE_ERRORS.lock().entry(logical).or_insert(e.code);
@@ -511,22 +507,18 @@ pub unsafe extern "C" fn aclrtMemUceRepair(
 
 /// `aclrtProcessState` of the snapshot state machine (plus BACKED_UP, internal).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Snap {
+pub(crate) enum Snap {
     Running,
     Locked,
     BackedUp,
 }
 
-struct SnapState {
-    state: Snap,
+/// The process's snapshot state ([`SNAPSHOT`]).
+pub(crate) struct SnapState {
+    pub(crate) state: Snap,
     /// Backed-up device allocations: address → bytes.
-    saved: BTreeMap<u64, Vec<u8>>,
+    pub(crate) saved: BTreeMap<u64, Vec<u8>>,
 }
-
-static SNAPSHOT: Mutex<SnapState> = Mutex::new(SnapState {
-    state: Snap::Running,
-    saved: BTreeMap::new(),
-});
 
 fn snap_state_name(s: Snap) -> &'static str {
     match s {

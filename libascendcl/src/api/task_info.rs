@@ -22,12 +22,11 @@
 //!   CPU synchronize without it.
 
 use crate::ffi::{boundary, non_null, out};
+use crate::globals::{OP_INFOS, OP_INFO_CACHE_SWITCH as CACHE_SWITCH, SYNC_ADDRS};
 use crate::runtime::{self, Runtime, StreamEntry};
 use npu_emu::codes::*;
 use npu_emu::stream::Op;
 use npu_emu::{Error, Result};
-use parking_lot::Mutex;
-use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -35,13 +34,6 @@ use std::sync::Arc;
 const MAX_OP_INFO: usize = 64 * 1024;
 /// `sizeof(rtProfTraceUserData)`: u64 id, u64 modelId, u16 tagId (packed).
 const PROF_TRACE_MAX: i32 = 18;
-
-/// Stream handle → its `ACL_STREAM_ATTR_CACHE_OP_INFO` setting.
-static CACHE_SWITCH: Mutex<BTreeMap<u64, u32>> = Mutex::new(BTreeMap::new());
-/// Model handle → op information cached on its tasks.
-static OP_INFOS: Mutex<BTreeMap<u64, Vec<Vec<u8>>>> = Mutex::new(BTreeMap::new());
-/// Default context handle → its hardware sync address.
-static SYNC_ADDRS: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
 
 /// The model stream `h` captures into (not a bound model), if any.
 fn capturing_model(rt: &Runtime, h: u64) -> Option<u64> {

@@ -27,7 +27,7 @@ use crate::comm::{CommInner, HcclComm, Member};
 use crate::config::CommCfg;
 use crate::errors::{HResult, HcclError, HCCL_E_NOT_SUPPORT};
 use crate::fingerprint::{opcode, Fp};
-use std::cell::RefCell;
+use crate::globals::GROUP;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -81,17 +81,14 @@ struct HeldColl {
     empty: bool,
 }
 
+/// The calling thread's open group ([`GROUP`]).
 #[derive(Default)]
-struct Group {
+pub(crate) struct Group {
     depth: u32,
     kind: Option<Kind>,
     p2p: Vec<HeldP2p>,
     colls: Vec<HeldColl>,
     inits: Vec<HeldInit>,
-}
-
-thread_local! {
-    static GROUP: RefCell<Group> = RefCell::new(Group::default());
 }
 
 /// Whether the calling thread is inside a group.

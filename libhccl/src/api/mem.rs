@@ -17,22 +17,23 @@
 use super::{entry, ptr};
 use crate::comm::{self as cm, HcclComm};
 use crate::errors::{non_null, HcclError};
-use parking_lot::Mutex;
-use std::collections::HashMap;
+use crate::globals::MEM_REGS as REGS;
+use npu_emu_ffi::handles::HandleKind;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-struct Registration {
+/// A registered range, the object behind an `HcclCommRegister` handle (a handle of
+/// [`REGS`]).
+pub(crate) struct Registration {
     comm: usize,
     addr: u64,
     size: u64,
     peers: Vec<u32>,
 }
 
-static REGS: Mutex<Option<HashMap<u64, Registration>>> = Mutex::new(None);
-/// Handles are small tagged numbers, never dereferenced.
-static NEXT: AtomicU64 = AtomicU64::new(1);
-const HANDLE_TAG: u64 = 0x4843_4d52 << 32; // "HCMR"
+/// What an `HcclCommRegister` handle is.
+pub static REGISTRATION: HandleKind =
+    HandleKind::new(*b"MR", "memory registration", "HcclCommRegister")
+        .stale_because("it was already deregistered, or its communicator was destroyed");
 
 #[no_mangle]
 pub unsafe extern "C" fn HcclCommRegister(
@@ -67,8 +68,7 @@ pub unsafe extern "C" fn HcclCommRegister(
             // The range must be device memory of this process, on the communicator's device.
             c.rt.translate(addr as u64, size, "addr")?;
             let (a, end) = (addr as u64, addr as u64 + size);
-            let mut g = REGS.lock();
-            let regs = g.get_or_insert_with(HashMap::new);
+            let mut regs = REGS.lock();
             // Registrations of destroyed communicators go with them.
             regs.retain(|_, r| cm::peek(r.comm as HcclComm).is_some());
             if let Some(r) = regs
@@ -80,16 +80,12 @@ pub unsafe extern "C" fn HcclCommRegister(
                     r.addr, r.size
                 )));
             }
-            let h = HANDLE_TAG | NEXT.fetch_add(1, Ordering::Relaxed);
-            regs.insert(
-                h,
-                Registration {
-                    comm: comm as usize,
-                    addr: a,
-                    size,
-                    peers: Vec::new(),
-                },
-            );
+            let h = regs.insert(Registration {
+                comm: comm as usize,
+                addr: a,
+                size,
+                peers: Vec::new(),
+            });
             *handle = h as *mut c_void;
             Ok(())
         },
@@ -107,22 +103,15 @@ pub unsafe extern "C" fn HcclCommDeregister(comm: HcclComm, handle: *mut c_void)
             if handle.is_null() {
                 return Err(HcclError::ptr("handle"));
             }
-            let mut g = REGS.lock();
-            let regs = g.get_or_insert_with(HashMap::new);
-            match regs.get(&(handle as u64)) {
-                Some(r) if r.comm == comm as usize => {
-                    regs.remove(&(handle as u64));
-                    Ok(())
-                }
-                Some(_) => Err(HcclError::para(format!(
+            let mut regs = REGS.lock();
+            if regs.get(handle as u64, "handle")?.comm != comm as usize {
+                return Err(HcclError::para(format!(
                     "handle={} was registered with another communicator",
                     ptr(handle)
-                ))),
-                None => Err(HcclError::para(format!(
-                    "handle={} is not a live HcclCommRegister handle (never registered, or already deregistered)",
-                    ptr(handle)
-                ))),
+                )));
             }
+            regs.remove(handle as u64, "handle")?;
+            Ok(())
         },
     )
 }
@@ -169,18 +158,16 @@ pub unsafe extern "C" fn HcclCommExchangeMem(
                     )));
                 }
             }
-            let mut g = REGS.lock();
-            let regs = g.get_or_insert_with(HashMap::new);
-            match regs.get_mut(&(windowHandle as u64)) {
-                Some(r) if r.comm == comm as usize => {
-                    r.peers = peers;
-                    Ok(())
-                }
-                _ => Err(HcclError::para(format!(
-                    "windowHandle={} is not a live HcclCommRegister handle of this communicator",
+            let mut regs = REGS.lock();
+            let r = regs.get_mut(windowHandle as u64, "windowHandle")?;
+            if r.comm != comm as usize {
+                return Err(HcclError::para(format!(
+                    "windowHandle={} is not a live HcclCommRegister handle of this communicator: it was registered with another",
                     ptr(windowHandle)
-                ))),
+                )));
             }
+            r.peers = peers;
+            Ok(())
         },
     )
 }

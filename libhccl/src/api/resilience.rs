@@ -19,16 +19,12 @@
 use super::{entry, ptr};
 use crate::comm::{self as cm, HcclComm};
 use crate::errors::{non_null, HResult, HcclError};
+use crate::globals::SUSPENDED;
 use npu_emu::config::LogLevel;
-use parking_lot::Mutex;
-use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 
 /// `HCCL_E_SUSPENDING`.
 const HCCL_E_SUSPENDING: i32 = 22;
-
-/// Handles of suspended communicators (handles are never reused).
-static SUSPENDED: Mutex<BTreeSet<usize>> = Mutex::new(BTreeSet::new());
 
 /// Refuse an operation on a suspended communicator.
 pub fn check_not_suspended(comm: HcclComm) -> HResult<()> {

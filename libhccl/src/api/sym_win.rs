@@ -19,26 +19,27 @@
 use super::{entry, ptr};
 use crate::comm::{self as cm, HcclComm};
 use crate::errors::{non_null, HcclError, HCCL_E_NOT_FOUND, HCCL_E_NOT_SUPPORT};
-use parking_lot::Mutex;
-use std::collections::BTreeMap;
+use crate::globals::SYM_WINDOWS as WINDOWS;
+use npu_emu_ffi::handles::{HandleKind, HandleTable};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `HCCL_WIN_COLL_SYMMETRIC`.
 const HCCL_WIN_COLL_SYMMETRIC: u32 = 1;
 
-struct Window {
+/// A registered window, the object behind an `HcclCommSymWindow` (a handle of
+/// [`WINDOWS`]).
+pub(crate) struct Window {
     comm: usize,
     addr: u64,
     size: u64,
 }
 
-/// Handle → window. Handles are tagged numbers, never dereferenced.
-static WINDOWS: Mutex<BTreeMap<u64, Window>> = Mutex::new(BTreeMap::new());
-static NEXT: AtomicU64 = AtomicU64::new(1);
-const HANDLE_TAG: u64 = 0x4853_5957 << 32; // "HSYW"
+/// What an `HcclCommSymWindow` is.
+pub static SYM_WINDOW: HandleKind =
+    HandleKind::new(*b"SW", "symmetric window", "HcclCommSymWinRegister")
+        .stale_because("it was deregistered, or its communicator was destroyed");
 
-fn prune(w: &mut BTreeMap<u64, Window>) {
+fn prune(w: &mut HandleTable<Window>) {
     w.retain(|_, x| cm::peek(x.comm as HcclComm).is_some());
 }
 
@@ -92,15 +93,11 @@ pub unsafe extern "C" fn HcclCommSymWinRegister(
                     x.addr, x.size
                 )));
             }
-            let h = HANDLE_TAG | NEXT.fetch_add(1, Ordering::Relaxed);
-            w.insert(
-                h,
-                Window {
-                    comm: comm as usize,
-                    addr: a,
-                    size,
-                },
-            );
+            let h = w.insert(Window {
+                comm: comm as usize,
+                addr: a,
+                size,
+            });
             *winHandle = h as *mut c_void;
             Ok(())
         },
@@ -111,7 +108,7 @@ pub unsafe extern "C" fn HcclCommSymWinRegister(
 pub unsafe extern "C" fn HcclCommSymWinDeregister(winHandle: *mut c_void) -> i32 {
     let comm = WINDOWS
         .lock()
-        .get(&(winHandle as u64))
+        .peek(winHandle as u64)
         .map_or(std::ptr::null_mut(), |x| x.comm as HcclComm);
     entry(
         "HcclCommSymWinDeregister",
@@ -123,12 +120,8 @@ pub unsafe extern "C" fn HcclCommSymWinDeregister(winHandle: *mut c_void) -> i32
             }
             let mut w = WINDOWS.lock();
             prune(&mut w);
-            w.remove(&(winHandle as u64)).map(|_| ()).ok_or_else(|| {
-                HcclError::para(format!(
-                    "winHandle={} is not a live HcclCommSymWinRegister window (never registered, deregistered, or its communicator was destroyed)",
-                    ptr(winHandle)
-                ))
-            })
+            w.remove(winHandle as u64, "winHandle")?;
+            Ok(())
         },
     )
 }
@@ -164,13 +157,19 @@ pub unsafe extern "C" fn HcclCommSymWinGet(
             non_null(winHandle, "winHandle")?;
             non_null(offset, "offset")?;
             let (a, len) = (ptr_ as u64, size as u64);
-            let w = WINDOWS.lock();
-            match w.iter().find(|(_, x)| {
-                x.comm == comm as usize && a >= x.addr && a.saturating_add(len) <= x.addr + x.size
-            }) {
-                Some((&h, x)) => {
+            let found = WINDOWS
+                .lock()
+                .iter()
+                .find(|(_, x)| {
+                    x.comm == comm as usize
+                        && a >= x.addr
+                        && a.saturating_add(len) <= x.addr + x.size
+                })
+                .map(|(h, x)| (h, x.addr));
+            match found {
+                Some((h, addr)) => {
                     *winHandle = h as *mut c_void;
-                    *offset = (a - x.addr) as usize;
+                    *offset = (a - addr) as usize;
                     Ok(())
                 }
                 None => Err(HcclError::new(

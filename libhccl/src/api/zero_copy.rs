@@ -20,22 +20,18 @@
 use super::{entry, ptr};
 use crate::comm::{self as cm, HcclComm};
 use crate::errors::{non_null, HResult, HcclError};
+use crate::globals::ZERO_COPY;
 use npu_emu::memory::{VMM_BASE, VMM_SIZE};
-use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 
-struct Ranges {
+/// The zero-copy ranges of the process ([`ZERO_COPY`]).
+pub(crate) struct Ranges {
     /// Set ranges: base → size.
-    ranges: BTreeMap<u64, u64>,
+    pub(crate) ranges: BTreeMap<u64, u64>,
     /// Activated memory: start → size.
-    active: BTreeMap<u64, u64>,
+    pub(crate) active: BTreeMap<u64, u64>,
 }
-
-static ZERO_COPY: Mutex<Ranges> = Mutex::new(Ranges {
-    ranges: BTreeMap::new(),
-    active: BTreeMap::new(),
-});
 
 /// The entry of `m` overlapping `[a, a+n)`, if any.
 fn overlap(m: &BTreeMap<u64, u64>, a: u64, n: u64) -> Option<(u64, u64)> {

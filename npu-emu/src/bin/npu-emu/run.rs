@@ -347,7 +347,8 @@ pub fn describe(st: ExitStatus) -> String {
     }
 }
 
-/// The signal received by the launcher (0 = none).
+/// The signal received by the launcher (0 = none). Global because the signal handler gets
+/// no context pointer; the binary's only process-global item, so it stays beside its handler.
 static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int) {
