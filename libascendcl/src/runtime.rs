@@ -326,6 +326,11 @@ pub struct ProcessSettings {
     pub op_execute_timeout_us: Option<u64>,
     /// `aclrtSetDeviceSatMode` (`aclrtFloatOverflowMode`), `None` until set.
     pub sat_mode: Option<i32>,
+    /// `aclopSetCompileFlag` (`aclOpCompileFlag`), `ACL_OP_COMPILE_DEFAULT` until set.
+    pub op_compile_flag: i32,
+    /// `aclopSetMaxOpQueueNum`: the length of the single-operator model cache, `None` until
+    /// set (CANN's default 20000).
+    pub max_op_queue_num: Option<u64>,
 }
 
 /// Run `f` on the process's [`ProcessSettings`] (created empty on first use).
@@ -336,6 +341,8 @@ pub fn with_settings<R>(f: impl FnOnce(&mut ProcessSettings) -> R) -> R {
         sys_params: HashMap::new(),
         op_execute_timeout_us: None,
         sat_mode: None,
+        op_compile_flag: 0,
+        max_op_queue_num: None,
     });
     f(s)
 }

@@ -1,5 +1,6 @@
 //! Operator compile options of `acl/acl_op_compiler.h`: `aclSetCompileopt`,
-//! `aclGetCompileoptSize`, `aclGetCompileopt`.
+//! `aclGetCompileoptSize`, `aclGetCompileopt`, `aclopSetCompileFlag`; and
+//! `aclopSetMaxOpQueueNum` of `acl/acl_op.h`.
 //!
 //! CANN's documentation: `aclGetCompileopt` returns an option's default value before
 //! `aclSetCompileopt` and the value set after it; `aclGetCompileoptSize` is the size of the
@@ -153,6 +154,33 @@ pub unsafe extern "C" fn aclGetCompileopt(opt: i32, value: *mut c_char, length: 
             std::ptr::copy_nonoverlapping(v.as_ptr() as *const c_char, value, v.len());
             *value.add(v.len()) = 0;
         }
+        Ok(())
+    })
+}
+
+/// `aclError aclopSetCompileFlag(aclOpCompileFlag flag)`: `ACL_OP_COMPILE_DEFAULT` (0) or
+/// `ACL_OP_COMPILE_FUZZ` (1), kept for the process. npu-emu compiles no operators, so the
+/// flag is recorded and validated only.
+#[no_mangle]
+pub extern "C" fn aclopSetCompileFlag(flag: i32) -> i32 {
+    errors::boundary("aclopSetCompileFlag", || {
+        if !(0..=1).contains(&flag) {
+            return Err(Error::invalid(format!(
+                "flag = {flag} is not an aclOpCompileFlag (ACL_OP_COMPILE_DEFAULT (0) or ACL_OP_COMPILE_FUZZ (1))"
+            )));
+        }
+        runtime::with_settings(|s| s.op_compile_flag = flag);
+        Ok(())
+    })
+}
+
+/// `aclError aclopSetMaxOpQueueNum(uint64_t maxOpNum)`: the length of the "operator type ->
+/// single-operator model" cache (CANN's default 20000). npu-emu loads no single-operator
+/// models, so nothing is ever aged out; the value is kept for the process.
+#[no_mangle]
+pub extern "C" fn aclopSetMaxOpQueueNum(max_op_num: u64) -> i32 {
+    errors::boundary("aclopSetMaxOpQueueNum", || {
+        runtime::with_settings(|s| s.max_op_queue_num = Some(max_op_num));
         Ok(())
     })
 }

@@ -195,8 +195,11 @@ int main() {
     // Compile options are kept and reported (api/compile_opt.rs, tests/c/rt_settings.c).
     CHECK(aclSetCompileopt(ACL_OP_JIT_COMPILE, "disable"));
     EXPECT(aclGetCompileoptSize(ACL_OP_JIT_COMPILE) == strlen("disable") + 1);
-    EXPECT_CODE(aclopSetCompileFlag(ACL_OP_COMPILE_FUZZ), ACL_ERROR_API_NOT_SUPPORT,
-                "aclopSetCompileFlag");
+    // Process settings, kept (npu-emu compiles no operators); a bad flag is refused.
+    CHECK(aclopSetCompileFlag(ACL_OP_COMPILE_FUZZ));
+    CHECK(aclopSetCompileFlag(ACL_OP_COMPILE_DEFAULT));
+    EXPECT_CODE(aclopSetCompileFlag((aclOpCompileFlag)7), ACL_ERROR_INVALID_PARAM, "flag = 7");
+    CHECK(aclopSetMaxOpQueueNum(100));
     EXPECT_CODE(aclopRegisterCompileFunc("X", NULL), ACL_ERROR_API_NOT_SUPPORT,
                 "aclopRegisterCompileFunc");
     EXPECT(ACL_COMPILE_FLAG_BIN_SELECTOR == 1 && ACL_OP_DEBUG_OPTION == 16);
