@@ -271,8 +271,28 @@ fn root_main(
                         }
                     });
             }
-            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => wait_readable(&l, Duration::from_millis(200)),
         }
+    }
+}
+
+/// Sleep until `l` has a connection to accept or `most` passes. A process may hold many
+/// roots at once (one per `HcclGetRootInfo`, each living up to `HCCL_CONNECT_TIMEOUT`), so
+/// an idle root must cost no CPU: it sleeps in poll(2) rather than retrying accept on a
+/// short timer, and still accepts a rank the moment it connects.
+fn wait_readable(l: &TcpListener, most: Duration) {
+    use std::os::fd::AsRawFd;
+    let mut pfd = libc::pollfd {
+        fd: l.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for a descriptor the listener owns for the whole call; poll
+    // only writes its `revents`.
+    let r = unsafe { libc::poll(&mut pfd, 1, most.as_millis() as libc::c_int) };
+    if r < 0 {
+        // EINTR or a failure of poll itself: do not spin on it.
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
