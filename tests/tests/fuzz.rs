@@ -30,7 +30,9 @@ use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 /// Longest a case may go without finishing a call before it counts as a hang (a call may
-/// legitimately wait for `HCCL_EXEC_TIMEOUT`, 20 s in these cases). Progress, not the
+/// legitimately wait for `HCCL_EXEC_TIMEOUT`, 3 s in these cases: an HCCL task whose turn
+/// never comes, because an earlier operation of its communicator sits on a stream that the
+/// random sequence never lets run, gives up after it). Progress, not the
 /// case's total time, is what counts, so a loaded machine does not fake a hang.
 const CASE_LIMIT: Duration = Duration::from_secs(90);
 
@@ -881,8 +883,8 @@ fn campaign(threads: usize, default_cases: u64, default_calls: u64) -> Totals {
             .env("NPU_EMU_NODE_DIR", &node)
             .env("NPU_EMU_HBM_SIZE", "1G")
             .env("NPU_EMU_DEVICES", "4")
-            .env("HCCL_EXEC_TIMEOUT", "20")
-            .env("HCCL_CONNECT_TIMEOUT", "20")
+            .env("HCCL_EXEC_TIMEOUT", "3")
+            .env("HCCL_CONNECT_TIMEOUT", "3")
             .env("ASCEND_GLOBAL_LOG_LEVEL", "4")
             .env_remove("ASCEND_RT_VISIBLE_DEVICES")
             .current_dir(&work)
