@@ -11,8 +11,8 @@
 //! Not state, so declared beside their types: the `HandleKind` descriptors (a handle tag and
 //! the names used in messages) and constant tables such as the exported runtime table.
 //!
-//! Not yet here: `api/mbuf.rs`'s `MBUFS` and `NEXT` (the table of `aclrtAllocBuf`'s
-//! `aclrtMbuf`s, still a map keyed by a counter rather than a [`HandleTable`]).
+//! `MBUFS` (the `aclrtMbuf`s) is still a map keyed by a tagged counter rather than a
+//! [`HandleTable`].
 
 use crate::api::allocator::Allocators;
 use crate::api::devres::Limits;
@@ -366,3 +366,10 @@ pub static MDL_LOAD_CONFIGS: Mutex<HandleTable<LoadConfig>> =
 /// Live `aclmdlExecConfigHandle`s (execute configurations).
 pub static MDL_EXEC_CONFIGS: Mutex<HandleTable<ExecConfig>> =
     Mutex::new(HandleTable::new(&MODEL_EXEC_CONFIG));
+
+/// Live `aclrtMbuf`/`acltdtBuf` buffers (`api/mbuf.rs`) by handle: buffers pass between
+/// threads and through TDT queues, and exist apart from any stream or context.
+pub(crate) static MBUFS: Mutex<BTreeMap<u64, crate::api::mbuf::Mbuf>> = Mutex::new(BTreeMap::new());
+
+/// The next `aclrtMbuf` handle number (tagged "MB" in `api/mbuf.rs`).
+pub(crate) static MBUF_NEXT: AtomicU64 = AtomicU64::new(1);

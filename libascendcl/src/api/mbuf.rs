@@ -18,8 +18,6 @@
 use crate::ffi::{boundary, non_null, out};
 use crate::runtime;
 use npu_emu::{Error, Result};
-use parking_lot::Mutex;
-use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -42,7 +40,7 @@ impl Drop for Area {
     }
 }
 
-struct Mbuf {
+pub(crate) struct Mbuf {
     area: Arc<Area>,
     data_len: usize,
     user: [u8; USER_AREA],
@@ -50,8 +48,7 @@ struct Mbuf {
     chain: Vec<u64>,
 }
 
-static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-static MBUFS: Mutex<BTreeMap<u64, Mbuf>> = Mutex::new(BTreeMap::new());
+use crate::globals::{MBUFS, MBUF_NEXT as NEXT};
 
 /// Handles look like pointers with a tag, so a stray pointer is recognised.
 const TAG: u64 = 0x4D42 << 48; // "MB"
