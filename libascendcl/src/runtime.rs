@@ -245,6 +245,25 @@ pub struct Registry {
     pub label_lists: HashMap<u64, Vec<u64>>,
 }
 
+impl Registry {
+    /// In a subscription table `subs` (stream handle → thread id: [`Registry::subs`] or
+    /// [`Registry::host_subs`]), a stream that `thread` already serves on a device other than
+    /// `logical`, as (device, stream label). CANN: a subscribed thread serves the streams of
+    /// one device only.
+    pub fn subscribed_on_other_device(
+        &self,
+        subs: &HashMap<u64, u64>,
+        thread: u64,
+        logical: i32,
+    ) -> Option<(i32, String)> {
+        subs.iter()
+            .filter(|(_, &t)| t == thread)
+            .filter_map(|(h, _)| self.streams.peek(*h))
+            .find(|s| s.logical != logical)
+            .map(|s| (s.logical, s.stream.label().to_string()))
+    }
+}
+
 /// Access flags of one location (`aclrtMemLocation` type and id) on a mapped range.
 pub type AccessFlags = ((i32, u32), u64);
 

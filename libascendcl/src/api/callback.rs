@@ -46,13 +46,7 @@ pub unsafe extern "C" fn aclrtSubscribeReport(threadId: u64, stream: *mut c_void
             ));
         }
         // CANN: "同一个进程内，在不同的Device上注册回调函数的线程时，不能指定同一个线程ID".
-        let other = reg
-            .subs
-            .iter()
-            .filter(|(_, &t)| t == threadId)
-            .filter_map(|(h, _)| reg.streams.peek(*h))
-            .find(|s| s.logical != e.logical)
-            .map(|s| (s.logical, s.stream.label().to_string()));
+        let other = reg.subscribed_on_other_device(&reg.subs, threadId, e.logical);
         if let Some((dev, label)) = other {
             return Err(Error::new(
                 ACL_ERROR_RT_THREAD_SUBSCRIBE,

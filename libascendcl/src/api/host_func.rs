@@ -44,13 +44,7 @@ pub unsafe extern "C" fn aclrtSubscribeHostFunc(
                 ),
             ));
         }
-        let other = reg
-            .host_subs
-            .iter()
-            .filter(|(_, &t)| t == hostFuncThreadId)
-            .filter_map(|(h, _)| reg.streams.peek(*h))
-            .find(|s| s.logical != e.logical)
-            .map(|s| (s.logical, s.stream.label().to_string()));
+        let other = reg.subscribed_on_other_device(&reg.host_subs, hostFuncThreadId, e.logical);
         if let Some((dev, label)) = other {
             return Err(Error::new(
                 ACL_ERROR_RT_THREAD_SUBSCRIBE,
