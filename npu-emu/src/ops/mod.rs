@@ -19,6 +19,7 @@
 //! - [`matmul`]: matrix products through `matrixmultiply`, dot;
 //! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding;
 //! - [`shape`]: cat, stack, constant pad, arange, narrow, triu/tril, masked select, scatter;
+//! - [`advindex`]: nonzero, indexing with index tensors, index put, flip;
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:
@@ -36,6 +37,7 @@
 pub mod dtype;
 pub mod elem;
 pub mod iter;
+pub mod advindex;
 pub mod math;
 pub mod matmul;
 pub mod nn;
