@@ -22,8 +22,7 @@ fn offset_of(v: &View, mut i: usize) -> isize {
 }
 
 fn elem_ptr(v: &View, i: usize) -> *mut u8 {
-    v.ptr
-        .wrapping_offset(offset_of(v, i) * v.esize() as isize)
+    v.ptr.wrapping_offset(offset_of(v, i) * v.esize() as isize)
 }
 
 /// Writes the coordinates of `x`'s nonzero elements (NaN counts as nonzero, -0.0 does not),
@@ -76,7 +75,10 @@ pub fn nonzero(x: &View, out: &View, transpose: bool) -> Result<usize, String> {
 
 /// The shape of `x[indices]`: `indices[d]` is `None` for a dimension taken whole (missing
 /// trailing entries too). `None` when the defined indices do not broadcast.
-pub fn index_shape(x: &[usize], indices: &[Option<Vec<usize>>]) -> Option<(Vec<usize>, Vec<usize>)> {
+pub fn index_shape(
+    x: &[usize],
+    indices: &[Option<Vec<usize>>],
+) -> Option<(Vec<usize>, Vec<usize>)> {
     let mut b: Vec<usize> = Vec::new();
     let mut first = true;
     for s in indices.iter().flatten() {
@@ -157,7 +159,8 @@ fn visit(
         }
         debug_assert!(bi < bn.max(1));
         // the remaining result coordinates, in order, go to the dimensions without an index
-        let mut rest = (0..rshape.len()).filter(|&d| defined.is_empty() || d < bstart || d >= bstart + b.len());
+        let mut rest = (0..rshape.len())
+            .filter(|&d| defined.is_empty() || d < bstart || d >= bstart + b.len());
         let mut off = 0isize;
         for d in 0..x.ndim() {
             let c = match expanded.get(d).and_then(|e| e.as_ref()) {
@@ -175,7 +178,11 @@ fn visit(
                     }
                     t as usize
                 }
-                None => coord[rest.next().expect("a result coordinate per whole dimension")],
+                None => {
+                    coord[rest
+                        .next()
+                        .expect("a result coordinate per whole dimension")]
+                }
             };
             off += c as isize * x.strides[d];
         }
@@ -283,11 +290,15 @@ mod tests {
     #[test]
     fn index_adjacent_and_split() {
         assert_eq!(
-            index_shape(&[5, 6, 7], &[None, Some(vec![2, 3])]).unwrap().0,
+            index_shape(&[5, 6, 7], &[None, Some(vec![2, 3])])
+                .unwrap()
+                .0,
             vec![5, 2, 3, 7]
         );
         assert_eq!(
-            index_shape(&[5, 6, 7], &[Some(vec![4]), None, Some(vec![1])]).unwrap().0,
+            index_shape(&[5, 6, 7], &[Some(vec![4]), None, Some(vec![1])])
+                .unwrap()
+                .0,
             vec![4, 6]
         );
         let mut x: Vec<f32> = (0..12).map(|v| v as f32).collect();

@@ -257,7 +257,7 @@ fn unary_float<F: Float>(op: Unary, x: &View, out: &View) -> Result<(), String> 
         Unary::Asinh => m!(|v| v.asinh()),
         Unary::Acosh => m!(|v| v.acosh()),
         Unary::Atanh => m!(|v| v.atanh()),
-        Unary::Erfinv => map1::<F, F>(x, out, |v| F::c(erfinv(v.to_f64().unwrap_or(f64::NAN)))),
+        Unary::Erfinv => map1::<F, F>(x, out, |v| F::c(erfinv(v.to_f64()))),
         Unary::NanToNum(nan, pinf, ninf) => {
             let (n, p, q) = (F::c(nan), F::c(pinf), F::c(ninf));
             m!(move |v| if v.is_nan() {

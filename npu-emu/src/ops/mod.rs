@@ -34,10 +34,10 @@
 //! function taking `&View`s to the module of its family (or a new module listed here).
 //! Then expose it from a file of `libascendcl/aclnn/src/ops/` (see the README there).
 
+pub mod advindex;
 pub mod dtype;
 pub mod elem;
 pub mod iter;
-pub mod advindex;
 pub mod math;
 pub mod matmul;
 pub mod nn;

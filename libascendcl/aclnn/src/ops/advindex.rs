@@ -67,9 +67,12 @@ pub unsafe extern "C" fn aclnnNonzeroGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnNonzeroGetWorkspaceSize", workspaceSize, executor, || {
-        nonzero("aclnnNonzero", self_, out, false)
-    })
+    phase1(
+        "aclnnNonzeroGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || nonzero("aclnnNonzero", self_, out, false),
+    )
 }
 
 #[no_mangle]
@@ -138,39 +141,44 @@ pub unsafe extern "C" fn aclnnIndexGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnIndexGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, ALL_NUM)?;
-        a::max_dims(&x, 8)?;
-        if o.dtype() != x.dtype() {
-            return Err(NnError::invalid(format!(
-                "out data type {} must be self's {}",
-                o.dtype(),
-                x.dtype()
-            )));
-        }
-        let idx = index_list(&x, indices)?;
-        let want = result_shape(&x, &idx)?;
-        if o.numel() == 0 && o.shape() != want.as_slice() {
-            // x[empty index]: nothing to gather
+    phase1(
+        "aclnnIndexGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, ALL_NUM)?;
+            a::max_dims(&x, 8)?;
+            if o.dtype() != x.dtype() {
+                return Err(NnError::invalid(format!(
+                    "out data type {} must be self's {}",
+                    o.dtype(),
+                    x.dtype()
+                )));
+            }
+            let idx = index_list(&x, indices)?;
+            let want = result_shape(&x, &idx)?;
+            if o.numel() == 0 && o.shape() != want.as_slice() {
+                // x[empty index]: nothing to gather
+                let mut l = Launch::new("aclnnIndex");
+                l.output(&o);
+                return l.finish(|_, _| Ok(()));
+            }
+            a::same_shape(&o, &want)?;
+            let defined: Vec<bool> = idx.iter().map(|t| t.is_some()).collect();
+            let ts: Vec<T> = idx.into_iter().flatten().collect();
             let mut l = Launch::new("aclnnIndex");
+            l.input(&x);
+            let k = ts.len();
+            l.inputs(&ts);
             l.output(&o);
-            return l.finish(|_, _| Ok(()));
-        }
-        a::same_shape(&o, &want)?;
-        let defined: Vec<bool> = idx.iter().map(|t| t.is_some()).collect();
-        let ts: Vec<T> = idx.into_iter().flatten().collect();
-        let mut l = Launch::new("aclnnIndex");
-        l.input(&x);
-        let k = ts.len();
-        l.inputs(&ts);
-        l.output(&o);
-        l.finish(move |v, _| {
-            let list = spread(&defined, &v[1..1 + k]);
-            advindex::index(&v[0], &list, &v[1 + k])
-        })
-    })
+            l.finish(move |v, _| {
+                let list = spread(&defined, &v[1..1 + k]);
+                advindex::index(&v[0], &list, &v[1 + k])
+            })
+        },
+    )
 }
 
 /// Place the defined index views back at their dimensions.
@@ -211,7 +219,9 @@ pub unsafe extern "C" fn aclnnIndexPutImplGetWorkspaceSize(
             }
             let idx = index_list(&x, indices)?;
             let want = result_shape(&x, &idx)?;
-            if npu_emu::ops::view::broadcast_shapes(val.shape(), &want).as_deref() != Some(&want[..]) {
+            if npu_emu::ops::view::broadcast_shapes(val.shape(), &want).as_deref()
+                != Some(&want[..])
+            {
                 return Err(NnError::invalid(format!(
                     "values {:?} do not broadcast to the indexing result {want:?}",
                     val.shape()
@@ -259,12 +269,12 @@ pub unsafe extern "C" fn aclnnFlipGetWorkspaceSize(
             )));
         }
         a::same_shape(&o, x.shape())?;
-        let ds = a::dims(&ds, x.ndim().max(1), "dims")?;
-        for (i, d) in ds.iter().enumerate() {
-            if ds[..i].contains(d) {
-                return Err(NnError::invalid(format!("dims lists dimension {d} twice")));
-            }
-        }
+        // no dims flips nothing (a::dims reads an empty list as "every dimension")
+        let ds = if ds.is_empty() {
+            Vec::new()
+        } else {
+            a::dims(&ds, x.ndim().max(1), "dims")?
+        };
         let ds: Vec<usize> = ds.into_iter().filter(|&d| d < x.ndim()).collect();
         let mut l = Launch::new("aclnnFlip");
         l.input(&x);

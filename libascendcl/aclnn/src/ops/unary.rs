@@ -500,12 +500,17 @@ pub unsafe extern "C" fn aclnnNanToNumGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut std::ffi::c_void,
 ) -> i32 {
-    crate::ops::launch::phase1("aclnnNanToNumGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let o = a::tensor(out, "out")?;
-        let op = Unary::NanToNum(nan as f64, posinf as f64, neginf as f64);
-        unary("aclnnNanToNum", x, o, NAN_TO_NUM, op)
-    })
+    crate::ops::launch::phase1(
+        "aclnnNanToNumGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            let op = Unary::NanToNum(nan as f64, posinf as f64, neginf as f64);
+            unary("aclnnNanToNum", x, o, NAN_TO_NUM, op)
+        },
+    )
 }
 
 #[no_mangle]
