@@ -318,6 +318,32 @@ pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HRe
     Ok(())
 }
 
+/// Complete a collective on the calling thread: every rank staged its input at the call and
+/// the stream is idle ([`small`]), so this is what its stream task would have done.
+pub fn complete_at_call(c: &Arc<CommInner>, op: Op) -> HResult<()> {
+    let start = Instant::now();
+    let r = small::complete_at_call(c, &op, op.seq);
+    c.finish_turn(op.seq);
+    match r {
+        Ok(()) => {
+            c.history.push(
+                op.seq,
+                op.history_what(),
+                Status::Ok {
+                    micros: start.elapsed().as_micros() as u64,
+                },
+            );
+            Ok(())
+        }
+        Err(e) => {
+            c.history
+                .push(op.seq, op.history_what(), Status::Failed { code: e.code });
+            c.mark_failed(op.seq, e.code, crate::comm::first_line(&e.msg));
+            Err(e)
+        }
+    }
+}
+
 unsafe extern "C" fn drop_task(ctx: *mut c_void) {
     let t = Box::from_raw(ctx as *mut OpTask);
     // Run or discarded: either way the next collective may go.

@@ -57,9 +57,16 @@ pub(crate) unsafe fn launch_coll(
     stream: *mut c_void,
     empty: bool,
 ) -> HResult<()> {
-    let seq = c.rendezvous(&mut fp)?;
+    // A small collective on an idle stream stages its input with its fingerprint; when
+    // every rank did, it completes at the rendezvous (see `algo::small`).
+    let idle = !empty && algo::small::fits(c, &op) && c.rt.stream_idle(stream).unwrap_or(false);
+    let (seq, all_staged) =
+        c.rendezvous_staged(&mut fp, &mut |seq| algo::small::stage_at_call(c, &op, seq, idle))?;
     op.seq = seq;
     op.fp = Some(fp);
+    if all_staged {
+        return algo::complete_at_call(c, op);
+    }
     if empty {
         c.finish_turn(seq);
         c.history.push(
