@@ -750,6 +750,18 @@ impl CommInner {
         phase: &dyn Fn() -> String,
         started: Instant,
     ) -> HResult<()> {
+        self.wait_peers_with(&self.policy, word, target, phase, started)
+    }
+
+    /// [`CommInner::wait_peers`] with another wait policy.
+    pub fn wait_peers_with(
+        &self,
+        policy: &Policy,
+        word: &dyn Fn(&Slot) -> &Word,
+        target: u64,
+        phase: &dyn Fn() -> String,
+        started: Instant,
+    ) -> HResult<()> {
         let t = target as u32;
         let deadline = self.exec_timeout.map(|d| started + d);
         for p in self.local_ranks() {
@@ -760,7 +772,7 @@ impl CommInner {
             let warned = std::cell::Cell::new(false);
             let stalled = std::cell::Cell::new(false);
             let r = wait_until(
-                &self.policy,
+                policy,
                 w,
                 || seq_ge(w.value.load(Ordering::Acquire), t),
                 deadline,
@@ -908,7 +920,15 @@ impl CommInner {
         me.call.0.word.store_wake(seq as u32);
         let what = || format!("{} #{seq}", op_name(fp.op));
         let phase = || format!("call collective #{seq}");
-        if let Err(e) = self.wait_peers(&|s: &Slot| &s.call.0.word, seq, &phase, Instant::now()) {
+        // A rank that staged has an idle stream: no worker of ours wants the CPU, so it may
+        // spin longer for peers that are about to arrive.
+        let policy = if staged {
+            self.policy.idle_stream()
+        } else {
+            self.policy
+        };
+        let word: &dyn Fn(&Slot) -> &Word = &|s| &s.call.0.word;
+        if let Err(e) = self.wait_peers_with(&policy, word, seq, &phase, Instant::now()) {
             self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
             return Err(e);
         }
