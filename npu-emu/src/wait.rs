@@ -37,6 +37,11 @@ const RANK_SPIN: Duration = Duration::from_micros(48);
 /// AllReduce on 2 ranks at load 9–13 took 70–3700 µs with 48 µs of spinning then yielding,
 /// against OpenMPI's 0.4 µs busy polling in the same runs.
 const RANK_SPIN_IDLE: Duration = Duration::from_millis(2);
+/// HCCL ranks whose own stream is idle: poll with `sched_yield` this long before sleeping.
+/// A rank that sleeps needs a futex wake-up per operation, which under load waits for a
+/// CPU for milliseconds (2 ranks at load 12: 3.9 ms per 8-byte AllReduce once both slept);
+/// a yielding rank stays runnable.
+const RANK_YIELD_IDLE: Duration = Duration::from_millis(20);
 /// HCCL ranks: how long to poll with `sched_yield` before sleeping.
 const RANK_YIELD: Duration = Duration::from_millis(4);
 /// HCCL ranks: longest single futex sleep; the condition, the deadline and `check` are
@@ -157,7 +162,7 @@ impl Policy {
             } else {
                 RANK_SPIN_IDLE
             },
-            yield_for: self.yield_for.max(RANK_SPIN_IDLE),
+            yield_for: self.yield_for.max(RANK_YIELD_IDLE),
             ..self
         }
     }
