@@ -877,7 +877,8 @@ impl CommInner {
     /// The call-time rendezvous of a collective: publish `fp`, wait until every rank called
     /// its collective of the same sequence number, and compare. Returns the sequence number.
     pub fn rendezvous(&self, fp: &mut Fp) -> HResult<u64> {
-        self.rendezvous_staged(fp, &mut |_| false).map(|(seq, _)| seq)
+        self.rendezvous_staged(fp, &mut |_| false)
+            .map(|(seq, _)| seq)
     }
 
     /// [`CommInner::rendezvous`] where the data may travel with the fingerprint: `stage`
