@@ -4,6 +4,13 @@
 //! [`select`]or chose, then marks itself done and waits until every rank of its server is
 //! done (barrier 2), so no rank returns while a peer still reads its buffers.
 //!
+//! On an idle stream (nothing ahead of the operation, so its input is final) a collective
+//! gets ready at its call instead ([`stage_at_call`]: a small one stages its input, a large
+//! one publishes its buffers, both before the call fingerprint goes out); when every rank
+//! did, the call-time rendezvous doubles as barrier 1 and the operation completes on the
+//! calling thread ([`complete_at_call`]), with nothing enqueued: one synchronisation for a
+//! small operation, two for a large one, and no hand-off to a stream worker.
+//!
 //! Algorithms see the operation through a [`fabric::Fabric`] (the ranks' places, direct
 //! access to the buffers of the ranks on this server, messages to any rank), which [`Coll`]
 //! implements over the control block and `crate::net`:
