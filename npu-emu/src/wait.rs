@@ -38,9 +38,10 @@ const RANK_SPIN: Duration = Duration::from_micros(48);
 /// against OpenMPI's 0.4 µs busy polling in the same runs.
 const RANK_SPIN_IDLE: Duration = Duration::from_millis(2);
 /// HCCL ranks whose own stream is idle: poll with `sched_yield` this long before sleeping.
-/// A rank that sleeps needs a futex wake-up per operation, which under load waits for a
-/// CPU for milliseconds (2 ranks at load 12: 3.9 ms per 8-byte AllReduce once both slept);
-/// a yielding rank stays runnable.
+/// A rank that sleeps needs a futex wake-up per operation, which under load may wait for a
+/// CPU for milliseconds; a yielding rank stays runnable. (Chosen on a machine at load 9–13,
+/// where one run of 8-byte AllReduce on 2 ranks took 3.9 ms per operation with 4 ms of
+/// yielding; the runs there were too noisy to settle it: measure on a quiet machine.)
 const RANK_YIELD_IDLE: Duration = Duration::from_millis(20);
 /// HCCL ranks: how long to poll with `sched_yield` before sleeping.
 const RANK_YIELD: Duration = Duration::from_millis(4);
