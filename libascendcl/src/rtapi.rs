@@ -80,6 +80,14 @@ unsafe extern "C" fn stream_capturing(stream: *mut c_void, capturing: *mut i32) 
     })
 }
 
+unsafe extern "C" fn stream_idle(stream: *mut c_void, idle: *mut i32) -> i32 {
+    ffi::boundary("npuemu_runtime_api.stream_idle", || {
+        let s = runtime::get()?.stream(stream)?;
+        let v = s.is_idle() && !s.has_error() && !s.is_capturing();
+        ffi::out(idle, "idle", v as i32)
+    })
+}
+
 /// A kind string from C as one of the static kinds models know.
 unsafe fn kind_of(kind: *const u8, len: usize) -> &'static str {
     // SAFETY: per the caller's contract.
@@ -306,6 +314,7 @@ static API: RtApi = RtApi {
     stream_capturing,
     enqueue_template,
     enqueue_repeatable,
+    stream_idle,
 };
 
 /// The runtime interface for `libhccl` (DESIGN §1).
