@@ -721,7 +721,7 @@ def build_cases():
                    lambda a: a.to(torch.uint8), lambda a: a.short(), lambda a: a.half().float(),
                    lambda a: a.bfloat16().float(), lambda a: a.int().float(), lambda a: a.bool().int()):
             same(fn, x, exact=True)
-        same(lambda a: a.type_as(torch.tensor([1])), x, exact=True)
+        same(lambda a: a.type_as(torch.tensor([1]).to(a.device)), x, exact=True)
 
     @case("convert.item_tolist_print")
     def _():
