@@ -246,7 +246,7 @@ fn advanced_indexing_matches_the_host_reference() {
     // errors name the operator and the argument; an index out of range fails the task
     for msg in [
         "aclnnFlipGetWorkspaceSize: dims [1, -1] repeats dimension 1",
-        "aclnnIndexGetWorkspaceSize: indices[0] is a BOOL mask",
+        "aclnnIndexGetWorkspaceSize: indices[0] is an ACL_BOOL mask",
     ] {
         assert!(r.stderr.contains(msg), "no {msg:?} in\n{}", r.stderr);
     }

@@ -256,11 +256,11 @@ pub fn flip(x: &View, dims: &[usize], out: &View) -> Result<(), String> {
             rem /= x.shape[d];
         }
         let mut off = 0isize;
-        for d in 0..nd {
+        for (d, &c) in coord.iter().enumerate() {
             let c = if dims.contains(&d) {
-                x.shape[d] - 1 - coord[d]
+                x.shape[d] - 1 - c
             } else {
-                coord[d]
+                c
             };
             off += c as isize * x.strides[d];
         }
@@ -312,8 +312,8 @@ mod tests {
         let mut v = [10f32];
         let vv = View::of_slice(&mut v, DType::F32, &[1]);
         index_put(&xv, &[Some(iv.clone()), Some(iv)], &vv, true).unwrap();
-        assert_eq!(x[2 * 4 + 2], 20.0);
-        assert_eq!(x[4 + 1], 15.0);
+        assert_eq!(x[2 * 4 + 2], 20.0); // (2, 2)
+        assert_eq!(x[1], 11.0); // (-3, -3) is (0, 1)
         let mut bad = [4i64];
         let bv = View::of_slice(&mut bad, DType::I64, &[1]);
         let xv = View::of_slice(&mut x, DType::F32, &[3, 4]);

@@ -108,7 +108,7 @@ fn index_list(x: &T, indices: *const c_void) -> Result<Vec<Option<T>>, NnError> 
         }
         if matches!(t.dtype(), DType::Bool | DType::U8) {
             return Err(NnError::invalid(format!(
-                "indices[{k}] is a {} mask: turn it into coordinates first (aclnnNonzeroV2)",
+                "indices[{k}] is an {} mask: turn it into coordinates first (aclnnNonzeroV2)",
                 t.dtype()
             )));
         }
