@@ -470,6 +470,47 @@ fn a_link_taken_down_fails_both_sides_within_seconds() {
     );
 }
 
+/// A rank that finished and destroyed its communicator does not fail the others' pending
+/// operations with other ranks: rank 0 (host 0) waits in `HcclRecv` for rank 1 (host 1),
+/// which sends only a second after rank 2 (host 1) destroyed its communicator (so rank 0 has
+/// heard rank 2's goodbye while it waits). This is what torch_npu's `batch_isend_irecv`
+/// ring on two hosts met when one rank was slow: the receive failed on the stream, the
+/// event after it still completed, and the program read a buffer that never got its data.
+#[test]
+fn a_rank_leaving_early_does_not_fail_a_slower_pair() {
+    for how in [Launch::RootInfo, Launch::RankTable] {
+        let work = scratch(&format!("hosts-late-send-{how:?}"));
+        let h = Hosts::create(2, &work);
+        let prog = exe("hccl_hosts.cpp");
+        let root_file = work.join("root.info");
+        let done = wait_all(
+            job(
+                &h,
+                &work,
+                &[1, 2],
+                how,
+                &prog,
+                &["late-send", root_file.to_str().unwrap()],
+                &[],
+            ),
+            Duration::from_secs(180),
+        );
+        all_ok(&done);
+        assert!(
+            done[0]
+                .out
+                .contains("rank 0: received from rank 1 after rank 2 left: ok"),
+            "{how:?}: {}",
+            done[0].out
+        );
+        assert!(
+            done[2].out.contains("rank 2: destroyed its communicator"),
+            "{how:?}: {}",
+            done[2].out
+        );
+    }
+}
+
 #[test]
 fn a_stranger_with_a_wrong_id_is_dropped_and_the_job_goes_on() {
     let work = scratch("hosts-stranger");
