@@ -1138,7 +1138,10 @@ mod tests {
         n2.mesh.say_bye(7);
         let t0 = Instant::now();
         while !to2.said_bye(7) {
-            assert!(t0.elapsed() < Duration::from_secs(10), "the goodbye never came");
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "the goodbye never came"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
         // What rank 2 sent before its goodbye is there; what it never sent fails, naming it.
@@ -1177,7 +1180,11 @@ mod tests {
         // SAFETY: as above.
         let r = unsafe { n0.irecv(1, 7, from1.as_mut_ptr(), 4).unwrap() };
         let e = n0.wait(&r, deadline()).unwrap_err();
-        assert!(e.msg.contains("failed (HCCL_E_INTERNAL): boom"), "{}", e.msg);
+        assert!(
+            e.msg.contains("failed (HCCL_E_INTERNAL): boom"),
+            "{}",
+            e.msg
+        );
     }
 
     fn net(c: Arc<Conn>, rank: u32) -> TcpNet {
