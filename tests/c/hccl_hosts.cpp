@@ -12,7 +12,8 @@
 // device from ASCEND_DEVICE_ID (else SLURM_LOCALID, else rank % devices). With
 // RANK_TABLE_FILE set the communicator comes from the table, else from the root info that
 // rank 0 writes to ROOTINFO_FILE. A failing call prints "rank R: CALL -> CODE: MESSAGE"
-// and the rank exits 3.
+// and the rank exits 3 (after HOLD_AFTER_FAILURE seconds, default 0: a root-info root
+// stays up that long).
 #include <acl/acl.h>
 #include <hccl/hccl.h>
 
@@ -26,21 +27,23 @@
 
 static int rank_ = -1;
 
+static int env_int(const char *k, int dflt) {
+    const char *v = getenv(k);
+    return v && *v ? atoi(v) : dflt;
+}
+
 static void report(const char *call, int code) {
     const char *m = aclGetRecentErrMsg();
     printf("rank %d: %s -> %d: %s\n", rank_, call, code, m ? m : "(no message)");
     fflush(stdout);
+    int hold = env_int("HOLD_AFTER_FAILURE", 0);
+    if (hold > 0) sleep(hold);
 }
 #define CHECK(call)                                                \
     do {                                                           \
         int e_ = (call);                                           \
         if (e_ != 0) { report(#call, e_); exit(3); }               \
     } while (0)
-
-static int env_int(const char *k, int dflt) {
-    const char *v = getenv(k);
-    return v && *v ? atoi(v) : dflt;
-}
 
 int main(int argc, char **argv) {
     if (argc < 3) { fprintf(stderr, "usage: hccl_hosts loop|late-send ROOTINFO_FILE\n"); return 2; }
