@@ -12,6 +12,10 @@ use std::borrow::Cow;
 use std::ffi::CString;
 use std::sync::atomic::Ordering;
 
+/// `ACL_ERROR_RT_QUEUE_EMPTY` and `ACL_ERROR_RT_QUEUE_FULL` (rt_error_codes.h).
+const ACL_ERROR_RT_QUEUE_EMPTY: i32 = 207013;
+const ACL_ERROR_RT_QUEUE_FULL: i32 = 207014;
+
 /// Most messages kept for one `aclGetRecentErrMsg` read; older ones are dropped.
 const MAX_RECENT: usize = 16;
 
@@ -84,7 +88,14 @@ impl Convention for Acl {
         Error::invalid(format!("argument {arg} is NULL"))
     }
     fn record(code: i32, msg: &str) {
-        record_error(msg);
+        // An empty or full queue is what a polling caller expects to see (timeout 0 in a
+        // loop): CANN logs it at INFO, not as an error on every poll.
+        if matches!(code, ACL_ERROR_RT_QUEUE_EMPTY | ACL_ERROR_RT_QUEUE_FULL) {
+            set_recent(msg);
+            crate::runtime::log(LogLevel::Info, msg);
+        } else {
+            record_error(msg);
+        }
         crate::api::errors::note_code(code);
     }
 }

@@ -11,6 +11,9 @@
 //   destroy-before-sync  every rank enqueues big AllReduces and destroys before synchronizing
 //                  (no failure expected)
 //   entry-log      one AllReduce (run with HCCL_ENTRY_LOG_ENABLE=1)
+//   bad-stream     every rank calls AllReduce on a destroyed stream (an error), then
+//                  AllReduces on its good stream, which must run and be right (prints
+//                  "bad stream refused with CODE")
 #include <acl/acl.h>
 #include <hccl/hccl.h>
 
@@ -139,6 +142,29 @@ int main(int argc, char **argv) {
         printf("rank %d: no failure\n", rank_);
         aclFinalize();
         return 0;
+    } else if (sc == "bad-stream") {
+        aclrtStream gone;
+        ACHECK(aclrtCreateStream(&gone));
+        ACHECK(aclrtDestroyStream(gone));
+        int e = HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, gone);
+        if (e == 0) { printf("rank %d: AllReduce on a destroyed stream returned 0\n", rank_); exit(1); }
+        printf("rank %d: bad stream refused with %d\n", rank_, e);
+        // The refused call must not hold up the communicator's later collectives.
+        float host[1024];
+        for (int round = 0; round < 3; round++) {
+            for (size_t i = 0; i < count; i++) host[i] = (float)(rank_ + 1 + round);
+            ACHECK(aclrtMemcpy(a, count * 4, host, count * 4, ACL_MEMCPY_HOST_TO_DEVICE));
+            FAULT(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+            FAULT(aclrtSynchronizeStream(s));
+            ACHECK(aclrtMemcpy(host, count * 4, b, count * 4, ACL_MEMCPY_DEVICE_TO_HOST));
+            float want = (float)(n_ * (n_ + 1) / 2 + n_ * round);
+            for (size_t i = 0; i < count; i++) {
+                if (host[i] != want) {
+                    printf("rank %d: round %d element %zu is %g, expected %g\n", rank_, round, i, host[i], want);
+                    exit(1);
+                }
+            }
+        }
     } else if (sc == "send-no-recv") {
         if (rank_ == 0) {
             FAULT(HcclSend(a, count, HCCL_DATA_TYPE_FP32, 1, comm, s));

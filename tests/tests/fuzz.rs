@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 
 /// Longest a case may go without finishing a call before it counts as a hang (a call may
 /// legitimately wait for `HCCL_EXEC_TIMEOUT`, 3 s in these cases: an HCCL task whose turn
-/// never comes, because an earlier operation of its communicator sits on a stream that the
-/// random sequence never lets run, gives up after it). Progress, not the
+/// never comes, because an earlier operation of its communicator sits behind an event wait
+/// that the random sequence never satisfies, gives up after it). Progress, not the
 /// case's total time, is what counts, so a loaded machine does not fake a hang.
 const CASE_LIMIT: Duration = Duration::from_secs(90);
 
@@ -890,7 +890,13 @@ fn campaign(threads: usize, default_cases: u64, default_calls: u64) -> Totals {
             .current_dir(&work)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            // A traced child writes megabytes to stderr: straight to ours, as the parent reads
+            // its pipe only at the end (a full pipe would stop the child and look like a hang).
+            .stderr(if std::env::var_os("NPU_EMU_FUZZ_TRACE").is_some() {
+                Stdio::inherit()
+            } else {
+                Stdio::piped()
+            })
             .spawn()
             .unwrap();
         let repro = format!(

@@ -543,6 +543,20 @@ fn destroy_before_synchronize_lets_queued_operations_finish() {
 }
 
 #[test]
+fn a_collective_refused_for_its_stream_does_not_hold_up_the_next_ones() {
+    // The refused call took its turn in the communicator's order at the rendezvous; the next
+    // collectives must not wait for it (they did, until HCCL_EXEC_TIMEOUT, then failed).
+    for n in [1, 2] {
+        let runs = faults("bad-stream", n, &[("HCCL_EXEC_TIMEOUT", "5")]);
+        for (r, x) in runs.iter().enumerate() {
+            assert_eq!(x.code, Some(0), "{n} ranks, rank {r}:\n{}", x.out);
+            assert!(x.out.contains("bad stream refused with"), "{}", x.out);
+            assert!(x.out.contains("no failure"), "{}", x.out);
+        }
+    }
+}
+
+#[test]
 fn entry_log_shows_calls_and_durations() {
     let runs = faults("entry-log", 2, &[("HCCL_ENTRY_LOG_ENABLE", "1")]);
     for x in &runs {

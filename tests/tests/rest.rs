@@ -227,4 +227,14 @@ fn tdt_queues_carry_data_buffers_and_routes() {
     let r = run_prog("tdt_queue.c", &["ascendcl", "pthread"], &[], &[]);
     r.assert_ok();
     assert!(r.stdout.contains("rest_tdt_queue passed"), "{}", r.all());
+    // An empty or full queue is an answer to a poll, logged at INFO as CANN does: nothing at
+    // the default level (ERROR), while the bad arguments of the same program are logged.
+    for l in r.stderr.lines() {
+        assert!(
+            !(l.contains("is empty and stayed so") || l.contains("is full (")),
+            "logged at the default level: {l}\n{}",
+            r.all()
+        );
+    }
+    assert!(r.stderr.contains("[ERROR]"), "{}", r.all());
 }

@@ -289,7 +289,26 @@ unsafe extern "C" fn captured_drop(ctx: *mut c_void) {
 /// # Safety
 /// `stream` is an `aclrtStream` of this process.
 pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HResult<()> {
-    if comm.rt.capturing(stream)? {
+    let capturing = match comm.rt.capturing(stream) {
+        Ok(c) => c,
+        Err(e) => {
+            // The call took its sequence number at the rendezvous: give it back (the operation
+            // will never run), or every later collective of the communicator would wait for it
+            // until HCCL_EXEC_TIMEOUT. The peers learn that this rank's operation failed.
+            if op.seq != 0 {
+                comm.history
+                    .push(op.seq, op.history_what(), Status::Failed { code: e.code });
+                comm.mark_failed(
+                    op.seq,
+                    e.code,
+                    &format!("bad stream: {}", crate::comm::first_line(&e.msg)),
+                );
+                comm.finish_turn(op.seq);
+            }
+            return Err(e);
+        }
+    };
+    if capturing {
         if op.seq != 0 {
             comm.finish_turn(op.seq);
         }

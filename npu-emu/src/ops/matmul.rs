@@ -180,10 +180,47 @@ pub fn matmul(
             }
         }
     }
+    // `matrixmultiply` computes large products on its own threads, whose floating-point flags
+    // the stream task never sees: a non-finite product of finite operands is the overflow the
+    // device would report, so it is passed on to this thread's flags.
+    if !crate::fpstatus::raised()
+        && !all_finite(ov)
+        && all_finite(av)
+        && all_finite(bv)
+        && bias.is_none_or(|(c, _)| all_finite(c))
+    {
+        crate::fpstatus::raise();
+    }
     if let Some(s) = scratch {
         iter::copy(&s.view, out)?;
     }
     Ok(())
+}
+
+/// Whether every element of a floating-point view is finite (integer views always are).
+fn all_finite(v: &View) -> bool {
+    if !matches!(v.dtype, DType::F32 | DType::F64 | DType::F16 | DType::BF16) {
+        return true;
+    }
+    let bad = std::sync::atomic::AtomicBool::new(false);
+    let es = v.esize() as isize;
+    let strides = vec![v.strides.iter().map(|&s| s * es).collect::<Vec<_>>()];
+    let dt = v.dtype;
+    iter::for_chunks(&v.shape, &[v.ptr], &strides, &|| (), &|_, p, inner, n| {
+        if bad.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        for i in 0..n as isize {
+            // SAFETY: the chunk lies inside the view, which the executor checked (or a
+            // scratch buffer of exactly its shape).
+            let x = unsafe { super::elem::read_f64(dt, p[0].offset(i * inner[0])) };
+            if !x.is_finite() {
+                bad.store(true, std::sync::atomic::Ordering::Relaxed);
+                return;
+            }
+        }
+    });
+    !bad.into_inner()
 }
 
 /// `out = sum(a * b)` of two 1-D views (accumulated in f64, rounded once).
