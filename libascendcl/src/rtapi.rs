@@ -80,6 +80,19 @@ unsafe extern "C" fn stream_capturing(stream: *mut c_void, capturing: *mut i32) 
     })
 }
 
+/// A stream that is not a live stream of this process is "not idle" (no error, nothing
+/// logged): the operation then takes the ordinary path, whose enqueue reports the bad stream
+/// once, with the caller's name.
+unsafe extern "C" fn stream_idle(stream: *mut c_void, idle: *mut i32) -> i32 {
+    ffi::boundary("npuemu_runtime_api.stream_idle", || {
+        let v = match runtime::get().and_then(|r| r.stream(stream)) {
+            Ok(s) => s.is_idle() && !s.has_error() && !s.is_capturing(),
+            Err(_) => false,
+        };
+        ffi::out(idle, "idle", v as i32)
+    })
+}
+
 /// A kind string from C as one of the static kinds models know.
 unsafe fn kind_of(kind: *const u8, len: usize) -> &'static str {
     // SAFETY: per the caller's contract.
@@ -306,6 +319,7 @@ static API: RtApi = RtApi {
     stream_capturing,
     enqueue_template,
     enqueue_repeatable,
+    stream_idle,
 };
 
 /// The runtime interface for `libhccl` (DESIGN §1).

@@ -62,6 +62,10 @@ pub struct CommInner {
     pub pending: AtomicU64,
     /// The rank table this communicator was made from (its derived key), if any.
     pub origin: Mutex<Option<[u8; 16]>>,
+    /// Per inline buffer (sequence parity): the last collective whose input this rank staged
+    /// there and its peers read (0: none). Before staging again, every peer's `done` word
+    /// must have reached it ([`crate::algo::small`]).
+    pub inline_last: [AtomicU64; 2],
 }
 
 /// `a >= b` for 32-bit sequence words that may wrap.
@@ -478,6 +482,7 @@ pub fn join_placed(
                 destroy_requested: Default::default(),
                 pending: AtomicU64::new(0),
                 origin: Mutex::new(None),
+                inline_last: [AtomicU64::new(0), AtomicU64::new(0)],
             }));
         }
         return Ok(out);
@@ -745,6 +750,18 @@ impl CommInner {
         phase: &dyn Fn() -> String,
         started: Instant,
     ) -> HResult<()> {
+        self.wait_peers_with(&self.policy, word, target, phase, started)
+    }
+
+    /// [`CommInner::wait_peers`] with another wait policy.
+    pub fn wait_peers_with(
+        &self,
+        policy: &Policy,
+        word: &dyn Fn(&Slot) -> &Word,
+        target: u64,
+        phase: &dyn Fn() -> String,
+        started: Instant,
+    ) -> HResult<()> {
         let t = target as u32;
         let deadline = self.exec_timeout.map(|d| started + d);
         for p in self.local_ranks() {
@@ -755,7 +772,7 @@ impl CommInner {
             let warned = std::cell::Cell::new(false);
             let stalled = std::cell::Cell::new(false);
             let r = wait_until(
-                &self.policy,
+                policy,
                 w,
                 || seq_ge(w.value.load(Ordering::Acquire), t),
                 deadline,
@@ -860,23 +877,59 @@ impl CommInner {
     /// The call-time rendezvous of a collective: publish `fp`, wait until every rank called
     /// its collective of the same sequence number, and compare. Returns the sequence number.
     pub fn rendezvous(&self, fp: &mut Fp) -> HResult<u64> {
+        self.rendezvous_staged(fp, &mut |_| false)
+            .map(|(seq, _)| seq)
+    }
+
+    /// [`CommInner::rendezvous`] where the data may travel with the fingerprint: `stage`
+    /// runs once the sequence number is known and before the fingerprint is published; it
+    /// says whether this rank staged its input (in its inline buffer). Returns the sequence
+    /// number and whether every rank staged (then the operation can complete at once: the
+    /// rendezvous was its one synchronisation).
+    pub fn rendezvous_staged(
+        &self,
+        fp: &mut Fp,
+        stage: &mut dyn FnMut(u64) -> bool,
+    ) -> HResult<(u64, bool)> {
         let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
-        let r = self.rendezvous_at(seq, fp);
+        let r = self.rendezvous_at(seq, fp, stage);
         if r.is_err() {
             self.finish_turn(seq);
         }
         r
     }
 
-    fn rendezvous_at(&self, seq: u64, fp: &mut Fp) -> HResult<u64> {
+    /// Whether every collective called before `seq` has finished (or will never run): the
+    /// stream-order condition for running collective `seq` now.
+    pub fn is_turn(&self, seq: u64) -> bool {
+        self.turn.lock().next >= seq
+    }
+
+    fn rendezvous_at(
+        &self,
+        seq: u64,
+        fp: &mut Fp,
+        stage: &mut dyn FnMut(u64) -> bool,
+    ) -> HResult<(u64, bool)> {
         fp.seq = seq;
+        let staged = self.cross.is_none() && stage(seq);
         let me = self.me();
-        fp.store(&me.fp[(seq % FP_RING as u64) as usize]);
+        let entry = &me.fp[(seq % FP_RING as u64) as usize];
+        entry.staged.store(staged as u32, Ordering::Relaxed);
+        fp.store(entry);
         me.call.0.op.store(fp.op, Ordering::Relaxed);
         me.call.0.word.store_wake(seq as u32);
         let what = || format!("{} #{seq}", op_name(fp.op));
         let phase = || format!("call collective #{seq}");
-        if let Err(e) = self.wait_peers(&|s: &Slot| &s.call.0.word, seq, &phase, Instant::now()) {
+        // A rank that staged has an idle stream: no worker of ours wants the CPU, so it may
+        // spin longer for peers that are about to arrive.
+        let policy = if staged {
+            self.policy.idle_stream()
+        } else {
+            self.policy
+        };
+        let word: &dyn Fn(&Slot) -> &Word = &|s| &s.call.0.word;
+        if let Err(e) = self.wait_peers_with(&policy, word, seq, &phase, Instant::now()) {
             self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
             return Err(e);
         }
@@ -915,8 +968,11 @@ impl CommInner {
                 }
             }
         }
+        let mut all_staged = staged;
         for p in self.local_ranks() {
-            let f = Fp::load(&self.slot(p).fp[(seq % FP_RING as u64) as usize]);
+            let e = &self.slot(p).fp[(seq % FP_RING as u64) as usize];
+            let f = Fp::load(e);
+            all_staged &= e.staged.load(Ordering::Relaxed) != 0;
             if f.seq != seq {
                 return Err(HcclError::new(
                     crate::errors::HCCL_E_INTERNAL,
@@ -935,7 +991,7 @@ impl CommInner {
                 format!("{}: {msg}", self.who()),
             ));
         }
-        Ok(seq)
+        Ok((seq, all_staged))
     }
 
     /// Collective `seq` is finished on its stream, or will never run (failed at the call,

@@ -48,6 +48,9 @@ pub struct FpEntry {
     pub count2: AtomicU64,
     pub extra: AtomicU64,
     pub dtype2: AtomicU32,
+    /// 1 when the rank staged its input in its inline buffer at the call (written before
+    /// `seq`): if every rank did, the operation completes at the rendezvous.
+    pub staged: AtomicU32,
 }
 
 #[repr(C, align(64))]

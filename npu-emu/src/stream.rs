@@ -416,6 +416,11 @@ impl Stream {
         s.completed.load(Ordering::SeqCst) >= s.submitted.load(Ordering::SeqCst)
     }
 
+    /// Whether a task's error waits to be reported by a synchronize.
+    pub fn has_error(&self) -> bool {
+        self.shared.has_error.load(Ordering::SeqCst)
+    }
+
     /// Tasks enqueued so far (a sequence number: task `n` is done when
     /// [`Stream::completed`] `>= n`).
     pub fn submitted(&self) -> u64 {

@@ -4,6 +4,13 @@
 //! [`select`]or chose, then marks itself done and waits until every rank of its server is
 //! done (barrier 2), so no rank returns while a peer still reads its buffers.
 //!
+//! On an idle stream (nothing ahead of the operation, so its input is final) a collective
+//! gets ready at its call instead ([`stage_at_call`]: a small one stages its input, a large
+//! one publishes its buffers, both before the call fingerprint goes out); when every rank
+//! did, the call-time rendezvous doubles as barrier 1 and the operation completes on the
+//! calling thread ([`complete_at_call`]), with nothing enqueued: one synchronisation for a
+//! small operation, two for a large one, and no hand-off to a stream worker.
+//!
 //! Algorithms see the operation through a [`fabric::Fabric`] (the ranks' places, direct
 //! access to the buffers of the ranks on this server, messages to any rank), which [`Coll`]
 //! implements over the control block and `crate::net`:
@@ -337,6 +344,74 @@ pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HRe
     Ok(())
 }
 
+/// At the call of collective `seq` (from the rendezvous, before the fingerprint is
+/// published): when `stream_idle` (nothing is ahead of the operation on its stream, so its
+/// input is final) and every earlier collective of the communicator finished, get ready to
+/// run it at the call: a small operation stages its input ([`small::stage_at_call`]), a
+/// direct one publishes its buffers (without posting: the stream path posts if not every
+/// rank could do the same). True if this rank did.
+pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> bool {
+    if !stream_idle || op.count == 0 || !c.topo.single_server() || !c.is_turn(seq) {
+        return false;
+    }
+    if small::fits(c, op) {
+        return small::stage_at_call(c, op, seq, stream_idle);
+    }
+    if !matches!(
+        op.code,
+        opcode::ALLREDUCE
+            | opcode::REDUCE
+            | opcode::BROADCAST
+            | opcode::ALLGATHER
+            | opcode::ALLGATHER_V
+            | opcode::SCATTER
+            | opcode::REDUCE_SCATTER
+            | opcode::REDUCE_SCATTER_V
+            | opcode::ALLTOALL
+            | opcode::ALLTOALLV
+            | opcode::ALLTOALLVC
+    ) {
+        return false;
+    }
+    Coll::new(c, seq, Instant::now()).store_publication(op);
+    true
+}
+
+/// Complete a collective on the calling thread after a rendezvous at which every rank got
+/// ready at the call ([`stage_at_call`]): the rendezvous was the first synchronisation
+/// (fingerprints, and the inputs or published buffers, travelled together). A small
+/// operation needs no other; a direct one runs its algorithm and the done barrier. This is
+/// what the stream task would have done, on a stream with nothing ahead of it.
+pub fn complete_at_call(c: &Arc<CommInner>, op: Op) -> HResult<()> {
+    let start = Instant::now();
+    let r = if small::fits(c, &op) {
+        small::complete_at_call(c, &op, op.seq)
+    } else {
+        let coll = Coll::new(c, op.seq, start);
+        coll.post_only(op.code);
+        direct(&coll, &op).and_then(|()| coll.finish())
+    };
+    c.finish_turn(op.seq);
+    match r {
+        Ok(()) => {
+            c.history.push(
+                op.seq,
+                op.history_what(),
+                Status::Ok {
+                    micros: start.elapsed().as_micros() as u64,
+                },
+            );
+            Ok(())
+        }
+        Err(e) => {
+            c.history
+                .push(op.seq, op.history_what(), Status::Failed { code: e.code });
+            c.mark_failed(op.seq, e.code, crate::comm::first_line(&e.msg));
+            Err(e)
+        }
+    }
+}
+
 unsafe extern "C" fn drop_task(ctx: *mut c_void) {
     let t = Box::from_raw(ctx as *mut OpTask);
     // Run or discarded: either way the next collective may go.
@@ -478,6 +553,14 @@ fn store_buf(b: &crate::shm::Buf, v: Option<BufRef>) {
 
 impl Coll<'_> {
     fn publish(&self, op: &Op) {
+        self.store_publication(op);
+        self.c.me().post.0.store_wake(self.seq as u32);
+    }
+
+    /// Store this rank's buffers, count, per-peer arrays and their tag for this operation
+    /// (peers trust them once `post`, or the call word of a rendezvous at which every rank
+    /// published, says so).
+    fn store_publication(&self, op: &Op) {
         let me = self.c.me();
         let b = &me.bufs.0;
         store_buf(&b.send, op.send);
@@ -497,7 +580,6 @@ impl Coll<'_> {
         );
         b.tag.store(tag, Ordering::Relaxed);
         me.exec_op.0.store(op.code, Ordering::Relaxed);
-        me.post.0.store_wake(self.seq as u32);
     }
 
     /// Rank `p`'s publication for this operation, its tag checked (once).

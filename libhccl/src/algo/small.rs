@@ -1,28 +1,42 @@
 //! Small AllReduce, Reduce, Broadcast, AllGather and ReduceScatter: each rank copies its
-//! input into its inline buffer in the control block (one of two, by sequence parity), posts,
-//! waits until every rank posted, and computes its output from the peers' inline copies.
-//! Nobody reads a peer's own buffers, so the second barrier is not needed: a rank reuses an
-//! inline buffer two operations later, when every peer has posted the operation in between
-//! and so has finished reading. One barrier instead of two is what small sizes are about.
+//! input into its inline buffer in the control block (one of two, by sequence parity),
+//! signals, waits until every rank did, and computes its output from the peers' inline
+//! copies. Nobody reads a peer's own buffers, so no second barrier is needed.
+//!
+//! Two ways to get there, both with ONE synchronisation per operation:
+//! - at the call ([`stage_at_call`], [`complete_at_call`]): when the stream is idle (so the
+//!   input is final and nothing is ahead of the operation) and every earlier collective of
+//!   the communicator finished, the rank stages its input before it publishes its call
+//!   fingerprint. If every rank did, the call-time rendezvous, which checks the fingerprints,
+//!   was also the data exchange: each rank computes its output on the calling thread and
+//!   nothing is enqueued (`aclrtSynchronizeStream` afterwards has nothing to wait for);
+//! - on the stream ([`run`]), otherwise: stage, post, wait for every rank's post, compute.
+//!
+//! Reuse of an inline buffer: a rank stages into buffer `seq % 2` again only once every
+//! peer's `done` word reached the last operation that read it (`inline_last`); each rank
+//! stores `done` after computing. In steady state this holds already (the peers finished
+//! that operation before the one in between could complete) and costs n loads.
 
 use super::{with_scratch, Coll, Op};
-use crate::comm::CommInner;
+use crate::comm::{seq_ge, CommInner};
 use crate::errors::HResult;
 use crate::fingerprint::opcode;
 use crate::reduce::{copy, reduce as kernel};
 use crate::shm::INLINE_BYTES;
+use std::sync::atomic::Ordering;
+
+/// Most bytes a rank reads from its peers' inline copies in one small operation.
+/// 128 KiB: every rank reads n inputs here (instead of a 1/n share of them on the large
+/// path); below this the one barrier saved (several µs with ranks > cores) outweighs the
+/// extra reads (128 KiB from L2 at ~50 GB/s: ~3 µs).
+const SMALL_READS: u64 = 128 * 1024;
 
 /// Whether `op` takes the small path. Depends only on values every rank agreed on at the
 /// call-time rendezvous, so all ranks decide alike.
-/// Most bytes a rank reads from its peers' inline copies in one small operation.
-const SMALL_READS: u64 = 128 * 1024;
-
 pub fn fits(c: &CommInner, op: &Op) -> bool {
     let bytes = op.count.saturating_mul(op.dt.size() as u64);
     let n = c.n as u64;
     let limit = INLINE_BYTES as u64;
-    // Every rank reads n inputs here (instead of a 1/n share of them on the large path):
-    // worth it while that stays small next to the cost of a second barrier.
     let reads = bytes.saturating_mul(n) <= SMALL_READS;
     match op.code {
         opcode::ALLREDUCE | opcode::REDUCE | opcode::ALLGATHER => bytes <= limit && reads,
@@ -32,26 +46,88 @@ pub fn fits(c: &CommInner, op: &Op) -> bool {
     }
 }
 
-pub fn run(c: &Coll, op: &Op) -> HResult<()> {
-    let cc = c.c;
+/// Bytes of this rank's input (what it stages).
+fn in_bytes(c: &CommInner, op: &Op) -> u64 {
+    let bytes = op.count * op.dt.size() as u64;
+    if op.code == opcode::REDUCE_SCATTER {
+        bytes * c.n as u64
+    } else {
+        bytes
+    }
+}
+
+/// Whether every peer finished reading what this rank last staged in inline buffer
+/// `seq % 2`.
+fn inline_free(c: &CommInner, seq: u64) -> bool {
+    let last = c.inline_last[(seq % 2) as usize].load(Ordering::Acquire);
+    last == 0
+        || c.local_ranks().all(|p| {
+            p == c.rank || seq_ge(c.slot(p).done.0.value.load(Ordering::Acquire), last as u32)
+        })
+}
+
+/// Copy this rank's input into its inline buffer for `seq`.
+fn stage(c: &CommInner, op: &Op, seq: u64) -> HResult<()> {
+    if op.code == opcode::BROADCAST && c.rank != op.root {
+        return Ok(());
+    }
+    let len = in_bytes(c, op);
+    let b = op.send.expect("input buffer");
+    let src = c.rt.host(b.phys, len)?;
+    // SAFETY: `src` is valid for `len` bytes (the runtime checked the range); the inline buffer holds INLINE_BYTES >= len (`fits` chose this path).
+    unsafe { copy(src, c.shm.inline(c.rank, seq % 2), len as usize) };
+    Ok(())
+}
+
+/// At the call of collective `seq` (from the rendezvous, before the fingerprint is
+/// published): stage the input now if that is the same as staging it on the stream, that
+/// is if `stream_idle` (the caller asked the runtime), every earlier collective finished,
+/// and the peers are done with the inline buffer. False: the stream path will do it.
+pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> bool {
+    stream_idle
+        && c.topo.single_server()
+        && op.count > 0
+        && fits(c, op)
+        && c.is_turn(seq)
+        && inline_free(c, seq)
+        && stage(c, op, seq).is_ok()
+}
+
+/// Complete collective `seq` on the calling thread after a rendezvous at which every rank
+/// staged its input.
+pub fn complete_at_call(c: &CommInner, op: &Op, seq: u64) -> HResult<()> {
+    let me = c.me();
+    me.exec_op.0.store(op.code, Ordering::Relaxed);
+    me.post.0.store_wake(seq as u32);
+    compute(c, op, seq)
+}
+
+/// The stream path: stage, post, wait for every rank, compute.
+pub fn run(co: &Coll, op: &Op) -> HResult<()> {
+    let c = co.c;
+    let seq = co.seq;
+    let last = c.inline_last[(seq % 2) as usize].load(Ordering::Acquire);
+    if last != 0 && !inline_free(c, seq) {
+        c.wait_peers(
+            &|s| &s.done.0,
+            last,
+            &|| format!("finish reading this rank's input of collective #{last}"),
+            co.started,
+        )?;
+    }
+    stage(c, op, seq)?;
+    co.post_only(op.code);
+    co.wait_posted()?;
+    compute(c, op, seq)
+}
+
+/// Compute this rank's output of collective `seq` from every rank's staged input, then say
+/// so (`done`: the peers may stage into their inline buffer of this parity again).
+fn compute(cc: &CommInner, op: &Op, seq: u64) -> HResult<()> {
     let (n, r) = (cc.n, cc.rank);
     let e = op.dt.size() as u64;
     let bytes = op.count * e;
-    let parity = c.seq % 2;
-    let in_bytes = if op.code == opcode::REDUCE_SCATTER {
-        bytes * n as u64
-    } else {
-        bytes
-    };
-    let has_input = op.code != opcode::BROADCAST || r == op.root;
-    if has_input {
-        let b = op.send.expect("input buffer");
-        let src = cc.rt.host(b.phys, in_bytes)?;
-        // SAFETY: `src` is valid for `in_bytes` (the runtime checked the range); the inline buffer holds INLINE_BYTES >= in_bytes (`fits` chose this path).
-        unsafe { copy(src, cc.shm.inline(r, parity), in_bytes as usize) };
-    }
-    c.post_only(op.code);
-    c.wait_posted()?;
+    let parity = seq % 2;
     let inl = |p: u32| cc.shm.inline(p, parity) as *const u8;
     let out = |len: u64| -> HResult<*mut u8> {
         let b = if op.code == opcode::BROADCAST {
@@ -62,14 +138,24 @@ pub fn run(c: &Coll, op: &Op) -> HResult<()> {
         .expect("output buffer");
         cc.rt.host(b.phys, len)
     };
+    let mut srcs = [std::ptr::null::<u8>(); 16];
+    let mut many = Vec::new();
+    let srcs: &mut [*const u8] = if n as usize <= srcs.len() {
+        &mut srcs[..n as usize]
+    } else {
+        many.resize(n as usize, std::ptr::null());
+        &mut many
+    };
     match op.code {
         opcode::ALLREDUCE | opcode::REDUCE => {
             if op.code == opcode::ALLREDUCE || r == op.root {
-                let srcs: Vec<*const u8> = (0..n).map(inl).collect();
+                for (p, s) in srcs.iter_mut().enumerate() {
+                    *s = inl(p as u32);
+                }
                 let dst = out(bytes)?;
-                // SAFETY: every rank's inline buffer holds its `bytes` of input (posted before `wait_posted` returned); `out` gave a host pointer valid for `bytes`.
+                // SAFETY: every rank's inline buffer holds its `bytes` of input (staged before the synchronisation that preceded this); `out` gave a host pointer valid for `bytes`.
                 with_scratch(false, |s| unsafe {
-                    kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
+                    kernel(op.dt, op.redop, srcs, &[dst], op.count as usize, s)
                 });
             }
         }
@@ -87,17 +173,19 @@ pub fn run(c: &Coll, op: &Op) -> HResult<()> {
             }
         }
         opcode::REDUCE_SCATTER => {
-            let srcs: Vec<*const u8> = (0..n)
+            for (p, s) in srcs.iter_mut().enumerate() {
                 // SAFETY: every inline buffer holds `bytes * n` bytes for a reduce-scatter, so block `r` is inside it.
-                .map(|p| unsafe { inl(p).add((r as u64 * bytes) as usize) })
-                .collect();
+                *s = unsafe { inl(p as u32).add((r as u64 * bytes) as usize) };
+            }
             let dst = out(bytes)?;
             // SAFETY: as above: every source is valid for `bytes`, `out` gave `dst` valid for `bytes`.
             with_scratch(false, |s| unsafe {
-                kernel(op.dt, op.redop, &srcs, &[dst], op.count as usize, s)
+                kernel(op.dt, op.redop, srcs, &[dst], op.count as usize, s)
             });
         }
         _ => unreachable!(),
     }
+    cc.inline_last[parity as usize].store(seq, Ordering::Release);
+    cc.me().done.0.store_wake(seq as u32);
     Ok(())
 }

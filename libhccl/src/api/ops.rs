@@ -57,9 +57,17 @@ pub(crate) unsafe fn launch_coll(
     stream: *mut c_void,
     empty: bool,
 ) -> HResult<()> {
-    let seq = c.rendezvous(&mut fp)?;
+    // On an idle stream a collective gets ready with its fingerprint (a small one stages its
+    // input, a large one publishes its buffers); when every rank did, it completes at the
+    // call and nothing is enqueued (see `algo::stage_at_call`).
+    let idle = !empty && c.topo.single_server() && c.rt.stream_idle(stream).unwrap_or(false);
+    let (seq, all_staged) =
+        c.rendezvous_staged(&mut fp, &mut |seq| algo::stage_at_call(c, &op, seq, idle))?;
     op.seq = seq;
     op.fp = Some(fp);
+    if all_staged {
+        return algo::complete_at_call(c, op);
+    }
     if empty {
         c.finish_turn(seq);
         c.history.push(

@@ -251,6 +251,21 @@ impl<E: From<RtError>> Client<E> {
         Ok(v != 0)
     }
 
+    /// Whether `stream` is idle (see [`crate::rtapi::RtApi::stream_idle`]): an operation
+    /// may then run on the calling thread in its place.
+    ///
+    /// # Safety
+    /// `stream` is NULL or an `aclrtStream` of this process.
+    pub unsafe fn stream_idle(&self, stream: *mut c_void) -> Result<bool, E> {
+        let mut v = 0i32;
+        // SAFETY: the caller passes a valid stream; the out-pointer is valid for the call.
+        let r = unsafe { (self.api.stream_idle)(stream, &mut v) };
+        if r != 0 {
+            return Err(self.fail(r, "querying the stream"));
+        }
+        Ok(v != 0)
+    }
+
     /// Enqueue an operation a model can hold (see [`crate::rtapi::RtTemplate`]); `what`
     /// describes it in capture information. The template is consumed either way.
     ///

@@ -18,7 +18,8 @@ use std::ffi::{c_char, c_void};
 ///   when they run; peers' published buffers are checked against the peer's memory).
 /// - 4: `stream_capturing`, `enqueue_template`, `enqueue_repeatable` (stream capture into
 ///   models, `aclmdlRI*`).
-pub const RT_API_VERSION: u32 = 4;
+/// - 5: `stream_idle` (a small HCCL collective on an idle stream runs at its call).
+pub const RT_API_VERSION: u32 = 5;
 
 /// Name of the exported accessor in `libascendcl.so`.
 pub const RT_API_SYMBOL: &[u8] = b"npuemu_runtime_api\0";
@@ -136,6 +137,11 @@ pub struct RtApi {
         what: *const u8,
         what_len: usize,
     ) -> i32,
+    /// Whether `stream` (NULL = default stream) is idle: every task enqueued so far has
+    /// finished, no error of one waits to be reported, and it does not hand its operations
+    /// to a model. `*idle` = 1 or 0. An operation whose inputs are ready may then run at
+    /// once on the calling thread, as if the stream had run it. Since version 5.
+    pub stream_idle: unsafe extern "C" fn(stream: *mut c_void, idle: *mut i32) -> i32,
 }
 
 /// The runtime of this process as a library without one of its own sees it (libhccl,
