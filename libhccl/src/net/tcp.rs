@@ -355,7 +355,10 @@ impl Conn {
             }
             let e = self.lost(gone_why(&e));
             self.break_with(e.clone());
-            return Err(e);
+            // The connection may have been broken first for another reason (the reader
+            // found the peer silent and shut the socket, which is what made this write
+            // fail): that first reason is the news.
+            return Err(self.broken().unwrap_or(e));
         }
         Ok(())
     }
