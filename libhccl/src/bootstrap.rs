@@ -11,7 +11,8 @@
 //! join which ones never came when it gives up.
 
 use crate::errors::{
-    HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_PARA, HCCL_E_TCP_CONNECT, HCCL_E_TIMEOUT,
+    HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_PARA, HCCL_E_TCP_CONNECT, HCCL_E_TCP_TRANSFER,
+    HCCL_E_TIMEOUT,
 };
 use crate::net::frame::{self, Header, Kind, Reader, Writer, HEADER_BYTES, TO_ROOT};
 use crate::net::tcp::{self, Conn, Mesh, PeerId};
@@ -123,30 +124,52 @@ pub fn node_key(node_dir: &std::path::Path) -> [u8; 32] {
     h.finalize().into()
 }
 
-fn read_frame(s: &mut TcpStream, until: Instant, what: &str) -> Result<(Header, Vec<u8>), String> {
+/// Why a frame could not be read.
+enum ReadErr {
+    /// The deadline passed.
+    TimedOut,
+    /// The other end closed the connection (after `got` of `want` bytes).
+    Closed { got: usize, want: usize },
+    /// Anything else (a reset connection, a malformed header …).
+    Other(String),
+}
+
+impl ReadErr {
+    fn text(&self, what: &str) -> String {
+        match self {
+            ReadErr::TimedOut => format!("timed out reading {what}"),
+            ReadErr::Closed { got, want } => {
+                format!("the connection closed while reading {what} (got {got} of {want} bytes)")
+            }
+            ReadErr::Other(m) => format!("reading {what}: {m}"),
+        }
+    }
+}
+
+fn read_frame(s: &mut TcpStream, until: Instant) -> Result<(Header, Vec<u8>), ReadErr> {
     let mut hb = [0u8; HEADER_BYTES];
-    read_until(s, &mut hb, until, what)?;
-    let h = Header::decode(&hb)?;
+    read_until(s, &mut hb, until)?;
+    let h = Header::decode(&hb).map_err(ReadErr::Other)?;
     let mut p = vec![0u8; h.len as usize];
-    read_until(s, &mut p, until, what)?;
+    read_until(s, &mut p, until)?;
     Ok((h, p))
 }
 
-fn read_until(s: &mut TcpStream, buf: &mut [u8], until: Instant, what: &str) -> Result<(), String> {
+fn read_until(s: &mut TcpStream, buf: &mut [u8], until: Instant) -> Result<(), ReadErr> {
     let mut off = 0;
     while off < buf.len() {
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(format!("timed out reading {what}"));
+            return Err(ReadErr::TimedOut);
         }
         s.set_read_timeout(Some(left.min(Duration::from_millis(200))))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ReadErr::Other(e.to_string()))?;
         match s.read(&mut buf[off..]) {
             Ok(0) => {
-                return Err(format!(
-                    "the connection closed while reading {what} (got {off} of {} bytes)",
-                    buf.len()
-                ))
+                return Err(ReadErr::Closed {
+                    got: off,
+                    want: buf.len(),
+                })
             }
             Ok(k) => off += k,
             Err(e)
@@ -156,7 +179,18 @@ fn read_until(s: &mut TcpStream, buf: &mut [u8], until: Instant, what: &str) -> 
                         | std::io::ErrorKind::TimedOut
                         | std::io::ErrorKind::Interrupted
                 ) => {}
-            Err(e) => return Err(format!("reading {what}: {e}")),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted
+                ) =>
+            {
+                return Err(ReadErr::Closed {
+                    got: off,
+                    want: buf.len(),
+                })
+            }
+            Err(e) => return Err(ReadErr::Other(e.to_string())),
         }
     }
     Ok(())
@@ -186,11 +220,17 @@ struct RootState {
     joined: Vec<Option<Arrived>>,
     done: bool,
     first_join: Option<Instant>,
+    /// Once the root gave up: what it told the ranks that had joined, and when. It keeps
+    /// listening a while after, to tell a rank that comes late the same (instead of a
+    /// refused or closed connection that says nothing).
+    gave_up: Option<(String, Instant)>,
 }
 
 /// Start the root of communicator `key` on `listener`: a thread that runs until every rank
 /// joined, or gives up `patience` after the first rank joined (then it tells those that did
-/// which ranks never came), or `idle` passes without any rank.
+/// which ranks never came), or `idle` passes without any rank. After giving up it answers
+/// ranks that come late with the same message, for `patience` more (or until the process
+/// ends).
 pub fn start_root(
     listener: TcpListener,
     key: [u8; 32],
@@ -226,20 +266,34 @@ fn root_main(
     st: Arc<Mutex<RootState>>,
 ) {
     let started = Instant::now();
+    let addr = l
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| "?".into());
     let mut refused = std::collections::HashSet::new();
     loop {
         {
             let mut s = st.lock();
-            if s.done {
+            if let Some((_, at)) = &s.gave_up {
+                if at.elapsed() >= patience {
+                    return;
+                }
+            } else if s.done {
                 return;
-            }
-            let give_up = match s.first_join {
-                Some(t) => t.elapsed() >= patience,
-                None => started.elapsed() >= idle,
-            };
-            if give_up {
-                give_up_root(&mut s, &name, patience);
-                return;
+            } else {
+                let give_up = match s.first_join {
+                    Some(t) => t.elapsed() >= patience,
+                    None => started.elapsed() >= idle,
+                };
+                if give_up {
+                    let waited = if s.first_join.is_some() {
+                        patience
+                    } else {
+                        idle
+                    };
+                    give_up_root(&mut s, &name, &addr, waited);
+                    continue;
+                }
             }
         }
         match l.accept() {
@@ -296,16 +350,23 @@ fn wait_readable(l: &TcpListener, most: Duration) {
     }
 }
 
-fn give_up_root(s: &mut RootState, name: &str, patience: Duration) {
+fn give_up_root(s: &mut RootState, name: &str, addr: &str, waited: Duration) {
     s.done = true;
     let n = s.n.unwrap_or(0);
     let missing: Vec<u32> = (0..n)
         .filter(|&r| s.joined.get(r as usize).is_none_or(|j| j.is_none()))
         .collect();
-    let mut msg = format!(
-        "timed out after {} s (HCCL_CONNECT_TIMEOUT) waiting for ranks {missing:?} of {n} to join communicator {name} at its root; joined:",
-        patience.as_secs()
-    );
+    let mut msg = if n == 0 {
+        format!(
+            "the root of communicator {name} at {addr} gave up: no rank joined within {} s",
+            waited.as_secs()
+        )
+    } else {
+        format!(
+            "the root of communicator {name} at {addr} gave up: timed out after {} s (HCCL_CONNECT_TIMEOUT) waiting for ranks {missing:?} of {n} to join; joined:",
+            waited.as_secs()
+        )
+    };
     for j in s.joined.iter().flatten() {
         msg.push_str(&format!(
             "\n    rank {} (host {}, {}, pid {})",
@@ -324,6 +385,7 @@ fn give_up_root(s: &mut RootState, name: &str, patience: Duration) {
         );
     }
     s.joined.clear();
+    s.gave_up = Some((msg, Instant::now()));
 }
 
 fn root_take(mut sock: TcpStream, key: &[u8; 32], st: &Mutex<RootState>) -> Result<(), String> {
@@ -335,11 +397,8 @@ fn root_take(mut sock: TcpStream, key: &[u8; 32], st: &Mutex<RootState>) -> Resu
             Err(format!("it asked for rank {} instead of the root", h.to))
         }
     })?;
-    let (h, p) = read_frame(
-        &mut sock,
-        Instant::now() + Duration::from_secs(10),
-        "a join request",
-    )?;
+    let (h, p) = read_frame(&mut sock, Instant::now() + Duration::from_secs(10))
+        .map_err(|e| e.text("a join request"))?;
     if h.kind != Kind::Join {
         return Err(format!(
             "it sent a {:?} frame instead of a join request",
@@ -359,14 +418,26 @@ fn root_take(mut sock: TcpStream, key: &[u8; 32], st: &Mutex<RootState>) -> Resu
         let _ = write_frame(sock, Kind::Refused, HCCL_E_PARA as u64, why.as_bytes());
         Err(why)
     };
+    let who = format!("rank {} (host {}, pid {})", rec.rank, rec.host, rec.pid);
+    if let Some((msg, at)) = &s.gave_up {
+        let why = format!(
+            "{who} came too late, {:.1} s after {msg}",
+            at.elapsed().as_secs_f64()
+        );
+        let _ = write_frame(
+            &mut sock,
+            Kind::Refused,
+            HCCL_E_TIMEOUT as u64,
+            why.as_bytes(),
+        );
+        return Err(why);
+    }
     if s.done {
         return refuse(
             &mut sock,
-            "the root is no longer accepting ranks (every rank already joined, or it gave up)"
-                .into(),
+            format!("{who} came after every rank of the communicator already joined"),
         );
     }
-    let who = format!("rank {} (host {}, pid {})", rec.rank, rec.host, rec.pid);
     match s.n {
         None => {
             s.n = Some(n);
@@ -421,13 +492,17 @@ pub struct Joined {
 
 /// Join communicator `key` of `n` ranks at the root (trying `roots` in order: the first
 /// that authenticates wins). `rec` is this rank's record; its address is filled in here
-/// (a fresh listener on the address this host uses to reach the root).
+/// (a fresh listener on the address this host uses to reach the root). `listened`: the
+/// root listened before this rank could know its address (root info: `HcclGetRootInfo`
+/// starts it), so a refused connection means it is gone, not that it is still starting
+/// (rank 0 of a rank table may start after the others).
 pub fn join(
     roots: &[SocketAddr],
     key: &[u8; 32],
     n: u32,
     mut rec: Record,
     deadline: Instant,
+    listened: bool,
 ) -> HResult<Joined> {
     let mut sock = None;
     let mut why = Vec::new();
@@ -446,11 +521,24 @@ pub fn join(
         }
         if sock.is_none() && Instant::now() >= deadline {
             why.dedup();
+            // Nothing listening where the root info says the root is: the root was there
+            // (HcclGetRootInfo starts it before the root info can be handed out), so its
+            // process has ended.
+            let gone = if listened && why.iter().any(|w| w.contains("refused (os error")) {
+                " (nothing listens there any more: the root's process has ended; a root gives up HCCL_CONNECT_TIMEOUT after the first rank joined, when some rank never came, and its program then usually exits, so this rank probably came too late)"
+            } else {
+                ""
+            };
             return Err(HcclError::new(
-                HCCL_E_TCP_CONNECT,
+                HCCL_E_TIMEOUT,
                 format!(
-                    "rank {} cannot reach the communicator's root before HCCL_CONNECT_TIMEOUT: {}",
+                    "rank {} timed out (HCCL_CONNECT_TIMEOUT) and cannot reach the communicator's root at {}{gone}: {}",
                     rec.rank,
+                    roots
+                        .iter()
+                        .map(|a| a.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" or "),
                     why.iter()
                         .rev()
                         .take(3)
@@ -478,17 +566,33 @@ pub fn join(
     })?;
     // A little longer than the root's own patience, so its message (which names the
     // missing ranks) normally arrives first.
-    let (h, p) =
-        read_frame(&mut sock, deadline + Duration::from_secs(5), "the roster").map_err(|m| {
-            let root = sock.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-            HcclError::new(
-                HCCL_E_TIMEOUT,
-                format!(
-                    "rank {} timed out (HCCL_CONNECT_TIMEOUT) waiting for the other ranks to join at the root {root}: {m}",
-                    rec.rank
-                ),
-            )
-        })?;
+    let root = sock.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let (h, p) = read_frame(&mut sock, deadline + Duration::from_secs(5)).map_err(|e| match e {
+        ReadErr::TimedOut => HcclError::new(
+            HCCL_E_TIMEOUT,
+            format!(
+                "rank {} timed out (HCCL_CONNECT_TIMEOUT) waiting for the other ranks to join at the root {root}",
+                rec.rank
+            ),
+        ),
+        // The root answers every rank that reached it (the roster, or why not) while its
+        // process lives: a silent close means the process ended.
+        ReadErr::Closed { .. } => HcclError::new(
+            HCCL_E_TIMEOUT,
+            format!(
+                "rank {} joined at the root {root}, but the root's process ended before it answered (its program exited or was killed; a root gives up HCCL_CONNECT_TIMEOUT after the first rank joined, when some rank never came, and its program then usually exits, so this rank probably came too late)",
+                rec.rank
+            ),
+        ),
+        e => HcclError::new(
+            HCCL_E_TCP_TRANSFER,
+            format!(
+                "rank {} waiting for the roster from the root {root}: {}",
+                rec.rank,
+                e.text("the roster")
+            ),
+        ),
+    })?;
     match h.kind {
         Kind::Roster => {}
         Kind::Refused => {
@@ -650,7 +754,7 @@ mod tests {
         let hs: Vec<_> = (0..4u32)
             .map(|r| {
                 std::thread::spawn(move || {
-                    let j = join(&[root], &key, 4, rec(r, (r / 2) as u8), deadline).unwrap();
+                    let j = join(&[root], &key, 4, rec(r, (r / 2) as u8), deadline, true).unwrap();
                     assert_eq!(j.roster.len(), 4);
                     let my = j.roster[r as usize].server;
                     let roster = j.roster.clone();
@@ -696,6 +800,71 @@ mod tests {
         }
     }
 
+    /// A rank that comes after the root gave up is told so (HCCL_E_TIMEOUT, naming the root,
+    /// its address and who joined) while the root's process lives; once nothing listens
+    /// any more it times out saying the root's process ended.
+    #[test]
+    fn a_rank_coming_after_the_root_gave_up_is_told_so() {
+        let key = frame::key(&[13u8; 16]);
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let root = start_root(
+            l,
+            key,
+            "late".into(),
+            Duration::from_secs(1),
+            Duration::from_secs(30),
+        )
+        .unwrap();
+        let deadline = || Instant::now() + Duration::from_secs(20);
+        let e = join(&[root], &key, 2, rec(0, 0), deadline(), true)
+            .err()
+            .unwrap();
+        assert_eq!(e.code, HCCL_E_TIMEOUT, "{}", e.msg);
+        assert!(
+            e.msg.contains(&format!(
+                "the root of communicator late at {root} gave up: timed out after 1 s (HCCL_CONNECT_TIMEOUT) waiting for ranks [1] of 2 to join; joined:\n    rank 0 (host h0"
+            )),
+            "{}",
+            e.msg
+        );
+        // Late, while the root still listens: the same message, naming the late rank.
+        let t0 = Instant::now();
+        let e = join(&[root], &key, 2, rec(1, 1), deadline(), true)
+            .err()
+            .unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+        assert_eq!(e.code, HCCL_E_TIMEOUT, "{}", e.msg);
+        assert!(
+            e.msg.contains("rank 1 (host h1, pid 101) came too late, ")
+                && e.msg.contains(&format!(
+                    " s after the root of communicator late at {root} gave up: timed out after 1 s (HCCL_CONNECT_TIMEOUT) waiting for ranks [1] of 2"
+                )),
+            "{}",
+            e.msg
+        );
+        // After the root stopped listening (1 s more here): refused connections until this
+        // rank's own timeout, then the same code and what that means.
+        std::thread::sleep(Duration::from_millis(1500));
+        let e = join(
+            &[root],
+            &key,
+            2,
+            rec(1, 1),
+            Instant::now() + Duration::from_secs(2),
+            true,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code, HCCL_E_TIMEOUT, "{}", e.msg);
+        assert!(
+            e.msg.contains(&format!(
+                "rank 1 timed out (HCCL_CONNECT_TIMEOUT) and cannot reach the communicator's root at {root} (nothing listens there any more: the root's process has ended;"
+            )),
+            "{}",
+            e.msg
+        );
+    }
+
     #[test]
     fn mismatched_rank_counts_and_missing_ranks() {
         let key = frame::key(&[10u8; 16]);
@@ -709,10 +878,15 @@ mod tests {
         )
         .unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
-        let a =
-            std::thread::spawn(move || join(&[root], &key, 3, rec(0, 0), deadline).err().unwrap());
+        let a = std::thread::spawn(move || {
+            join(&[root], &key, 3, rec(0, 0), deadline, true)
+                .err()
+                .unwrap()
+        });
         std::thread::sleep(Duration::from_millis(300));
-        let e = join(&[root], &key, 2, rec(1, 0), deadline).err().unwrap();
+        let e = join(&[root], &key, 2, rec(1, 0), deadline, true)
+            .err()
+            .unwrap();
         assert!(e.msg.contains("nRanks=2 on rank 1 (host h0, pid 101) but rank 0 (host h0, pid 100) passed nRanks=3"), "{}", e.msg);
         let e = a.join().unwrap();
         assert_eq!(e.code, HCCL_E_TIMEOUT, "{}", e.msg);
@@ -735,6 +909,7 @@ mod tests {
             1,
             rec(0, 0),
             Instant::now() + Duration::from_secs(3),
+            true,
         )
         .err()
         .unwrap();

@@ -34,6 +34,9 @@ pub struct Me {
     /// Which node this process runs on ([`bootstrap::node_key`]).
     pub node: [u8; 32],
     pub server_name: String,
+    /// The root listened before this rank learnt its address (root info; see
+    /// [`bootstrap::join`]).
+    pub root_listened: bool,
 }
 
 /// Where everyone is, and (when the communicator spans servers) the connections.
@@ -66,7 +69,7 @@ pub fn setup(
         server_name: me.server_name,
         addr: SocketAddr::from(([0, 0, 0, 0], 0)),
     };
-    let j = bootstrap::join(roots, &key, n, rec, deadline)?;
+    let j = bootstrap::join(roots, &key, n, rec, deadline, me.root_listened)?;
     check(&j.roster)?;
     let keys: Vec<[u8; 32]> = j.roster.iter().map(|r| r.server).collect();
     let topo = Topo::from_keys(me.rank, &keys);
@@ -293,10 +296,12 @@ pub fn start_root_service(id: &[u8; 16]) -> HResult<SocketAddr> {
 /// meeting at `roots`: each runs the bootstrap (at once, on threads of its own when there
 /// are several: the root answers only when every rank joined). `server` gives a member's
 /// server key and name (the node itself for root info; a rank table's `server_id`).
+/// `root_listened`: the roots come from a root info (see [`bootstrap::join`]).
 #[allow(clippy::too_many_arguments)]
 pub fn place(
     id: &[u8; 16],
     roots: &[SocketAddr],
+    root_listened: bool,
     n: u32,
     members: &[crate::comm::Member],
     server: &(dyn Fn(u32) -> ([u8; 32], String) + Sync),
@@ -316,6 +321,7 @@ pub fn place(
             server,
             node,
             server_name,
+            root_listened,
         };
         let s = setup(id, roots, n, me, deadline, name, check)?;
         Ok((
@@ -386,6 +392,7 @@ mod tests {
                         server: [(r == 2) as u8; 32],
                         node: [(r == 2) as u8; 32],
                         server_name: format!("s{}", (r == 2) as u8),
+                        root_listened: true,
                     };
                     let s = setup(&id, &[root], 3, me, deadline, "x", &|_| Ok(())).unwrap();
                     assert_eq!(s.topo.servers, vec![vec![0, 1], vec![2]]);

@@ -157,12 +157,13 @@ impl Policy {
     /// The policy of [`Policy::for_participants`] for a rank whose own stream is idle (it
     /// completes a collective on the calling thread): a longer spin when it spins at all.
     pub fn idle_stream(self) -> Policy {
+        // When ranks outnumber cores (no spinning), a waiter that keeps polling takes CPU
+        // from the peers it waits for: the ordinary policy stays.
+        if self.spin.is_zero() {
+            return self;
+        }
         Policy {
-            spin: if self.spin.is_zero() {
-                Duration::ZERO
-            } else {
-                RANK_SPIN_IDLE
-            },
+            spin: RANK_SPIN_IDLE,
             yield_for: self.yield_for.max(RANK_YIELD_IDLE),
             ..self
         }
@@ -437,9 +438,11 @@ mod more_tests {
         assert!(Policy::for_participants(1).spin > Duration::ZERO);
         let idle = Policy::for_participants(1).idle_stream();
         assert!(idle.spin > Policy::for_participants(1).spin && idle.yield_for >= idle.spin);
+        let crowded = Policy::for_participants(100_000).idle_stream();
+        assert_eq!(crowded.spin, Duration::ZERO);
         assert_eq!(
-            Policy::for_participants(100_000).idle_stream().spin,
-            Duration::ZERO
+            crowded.yield_for,
+            Policy::for_participants(100_000).yield_for
         );
         assert_eq!(Policy::for_participants(100_000).spin, Duration::ZERO);
     }

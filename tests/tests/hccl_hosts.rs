@@ -470,6 +470,116 @@ fn a_link_taken_down_fails_both_sides_within_seconds() {
     );
 }
 
+/// A rank that finished and destroyed its communicator does not fail the others' pending
+/// operations with other ranks: rank 0 (host 0) waits in `HcclRecv` for rank 1 (host 1),
+/// which sends only a second after rank 2 (host 1) destroyed its communicator (so rank 0 has
+/// heard rank 2's goodbye while it waits). This is what torch_npu's `batch_isend_irecv`
+/// ring on two hosts met when one rank was slow: the receive failed on the stream, the
+/// event after it still completed, and the program read a buffer that never got its data.
+#[test]
+fn a_rank_leaving_early_does_not_fail_a_slower_pair() {
+    for how in [Launch::RootInfo, Launch::RankTable] {
+        let work = scratch(&format!("hosts-late-send-{how:?}"));
+        let h = Hosts::create(2, &work);
+        let prog = exe("hccl_hosts.cpp");
+        let root_file = work.join("root.info");
+        let done = wait_all(
+            job(
+                &h,
+                &work,
+                &[1, 2],
+                how,
+                &prog,
+                &["late-send", root_file.to_str().unwrap()],
+                &[],
+            ),
+            Duration::from_secs(180),
+        );
+        all_ok(&done);
+        assert!(
+            done[0]
+                .out
+                .contains("rank 0: received from rank 1 after rank 2 left: ok"),
+            "{how:?}: {}",
+            done[0].out
+        );
+        assert!(
+            done[2].out.contains("rank 2: destroyed its communicator"),
+            "{how:?}: {}",
+            done[2].out
+        );
+    }
+}
+
+/// A rank that comes after the root-info root gave up (HCCL_CONNECT_TIMEOUT passed with a
+/// rank missing) gets `HCCL_E_TIMEOUT` (9, what HCCL's root-info exchange returns on a
+/// timeout) and a message saying the root gave up, naming the root's communicator, its
+/// address and the late rank: from the root itself while its process lives, and from the
+/// refused connection (after the late rank's own timeout) once that process ended.
+#[test]
+fn a_rank_coming_after_the_root_gave_up_is_told_so() {
+    let work = scratch("hosts-late-rank");
+    let h = Hosts::create(2, &work);
+    let prog = exe("hccl_hosts.cpp");
+    let root_file = work.join("root.info");
+    let rank = |r: usize, host: usize, timeout: &str, hold: &str, tag: &str| {
+        let mut c = h.command(host, &prog, &work);
+        c.args(["loop", root_file.to_str().unwrap()])
+            .env("RANK_ID", r.to_string())
+            .env("RANK_SIZE", "2")
+            .env("ASCEND_DEVICE_ID", "0")
+            .env("LOOP_ITERS", "1")
+            .env("HCCL_CONNECT_TIMEOUT", timeout)
+            .env("HOLD_AFTER_FAILURE", hold);
+        spawn(c, &work, &format!("rank {r} {tag}"))
+    };
+    // Rank 0 (host 0, the root's process) alone: its root gives up after 3 s; the process
+    // stays up a minute after its init failed.
+    let root = rank(0, 0, "3", "60", "root");
+    wait_for(
+        &root.log,
+        "HcclCommInitRootInfo(n, &ri, rank_, &comm) -> 9: ",
+        Duration::from_secs(60),
+    );
+    // Rank 1 (host 1) comes late: told at once, not after its own 30 s.
+    let t0 = Instant::now();
+    let late = wait_all(vec![rank(1, 1, "30", "0", "late")], Duration::from_secs(60));
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    let out = &late[0].out;
+    assert_eq!(late[0].code, Some(3), "{out}");
+    for want in [
+        "HcclCommInitRootInfo(n, &ri, rank_, &comm) -> 9: ",
+        "rank 1 (host npuemu-h1, pid ",
+        ") came too late, ",
+        " s after the root of communicator hccl_root_",
+        " at 10.201.0.1:",
+        " gave up: timed out after 3 s (HCCL_CONNECT_TIMEOUT) waiting for ranks [1] of 2 to join; joined:",
+        "rank 0 (host npuemu-h0, 10.201.0.1, pid ",
+    ] {
+        assert!(out.contains(want), "{want:?} not in:\n{out}");
+    }
+    // The root's process ends; a rank coming now finds nothing listening and says what
+    // that means when its own timeout (3 s) passes.
+    h.kill_all(0);
+    let root = wait_all(vec![root], Duration::from_secs(30));
+    assert!(
+        root[0].out.contains(" gave up: timed out after 3 s (HCCL_CONNECT_TIMEOUT) waiting for ranks [1] of 2 to join"),
+        "{}",
+        root[0].out
+    );
+    let later = wait_all(vec![rank(1, 1, "3", "0", "later")], Duration::from_secs(60));
+    let out = &later[0].out;
+    assert_eq!(later[0].code, Some(3), "{out}");
+    for want in [
+        "HcclCommInitRootInfo(n, &ri, rank_, &comm) -> 9: ",
+        "rank 1 timed out (HCCL_CONNECT_TIMEOUT) and cannot reach the communicator's root at 10.201.0.1:",
+        "(nothing listens there any more: the root's process has ended;",
+        "Connection refused",
+    ] {
+        assert!(out.contains(want), "{want:?} not in:\n{out}");
+    }
+}
+
 #[test]
 fn a_stranger_with_a_wrong_id_is_dropped_and_the_job_goes_on() {
     let work = scratch("hosts-stranger");

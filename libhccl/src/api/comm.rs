@@ -111,6 +111,7 @@ pub fn join_root_info(
     let placed = crate::cross::place(
         id,
         &[root],
+        true,
         n,
         members,
         &|_| (node, host.clone()),
@@ -307,6 +308,7 @@ fn join_table_servers(
     let placed = crate::cross::place(
         id,
         &roots,
+        false,
         table.ranks.len() as u32,
         &[member],
         &server_of,

@@ -355,7 +355,10 @@ impl Conn {
             }
             let e = self.lost(gone_why(&e));
             self.break_with(e.clone());
-            return Err(e);
+            // The connection may have been broken first for another reason (the reader
+            // found the peer silent and shut the socket, which is what made this write
+            // fail): that first reason is the news.
+            return Err(self.broken().unwrap_or(e));
         }
         Ok(())
     }
@@ -885,8 +888,9 @@ impl TcpNet {
             })
     }
 
-    /// A failure any peer announced for this communicator, or a peer that destroyed it.
-    pub fn peer_trouble(&self) -> HResult<()> {
+    /// A failure any peer announced for this communicator (`Fail` frames): the operations of
+    /// the communicator cannot complete, whichever peer they wait for.
+    pub fn peer_failed(&self) -> HResult<()> {
         for &i in self.map.iter() {
             let Some(Some(c)) = self.mesh.conns.get(i as usize) else {
                 continue;
@@ -901,14 +905,30 @@ impl TcpNet {
                     ),
                 ));
             }
-            if c.said_bye(self.comm) {
-                return Err(HcclError::new(
-                    HCCL_E_REMOTE,
-                    format!("{} destroyed its communicator", c.peer),
-                ));
-            }
         }
         Ok(())
+    }
+
+    /// Why a receive from the peer at the other end of `c` can no longer complete: the
+    /// connection broke, the peer destroyed the communicator (its `Bye` came, so everything
+    /// it sent before is already in), or any peer announced a failure. A peer other than
+    /// the sender that destroyed its communicator is no reason: it finished its part (a
+    /// rank destroys only after its queued operations ran) and the sender may still be on
+    /// its way.
+    fn trouble(&self, c: &Conn) -> HResult<()> {
+        if let Some(e) = c.broken() {
+            return Err(e);
+        }
+        if c.said_bye(self.comm) {
+            return Err(HcclError::new(
+                HCCL_E_REMOTE,
+                format!(
+                    "{} destroyed its communicator without sending this message",
+                    c.peer
+                ),
+            ));
+        }
+        self.peer_failed()
     }
 }
 
@@ -953,11 +973,11 @@ impl Net for TcpNet {
             &c.word,
             || r.slot.finished(),
             deadline,
-            || {
-                if let Some(e) = c.broken() {
-                    return Err(e);
-                }
-                self.peer_trouble()
+            || match self.trouble(c) {
+                // The reader records trouble after the frames that came before it, so a
+                // receive finished by then is seen finished now: the next look takes it.
+                Err(_) if r.slot.finished() => Ok(()),
+                t => t,
             },
         );
         match res {
@@ -1040,6 +1060,134 @@ mod tests {
         )
         .unwrap();
         (a, t.join().unwrap())
+    }
+
+    /// An authenticated connection between ranks `x` and `y` over loopback: (x's end, whose
+    /// peer is y; y's end, whose peer is x).
+    fn link(key: &[u8; 32], x: u32, y: u32) -> (Arc<Conn>, Arc<Conn>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let k2 = *key;
+        let t = std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let s = connect(addr, &k2, y, x, deadline, "x").unwrap();
+            let peer = PeerId {
+                rank: x,
+                host: format!("h{x}"),
+                addr,
+                pid: 100 + x,
+            };
+            Conn::start(s, peer).unwrap()
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let (s, _) = accept(&l, key, &|_| Ok(()), deadline, "test").unwrap();
+        let peer = PeerId {
+            rank: y,
+            host: format!("h{y}"),
+            addr,
+            pid: 100 + y,
+        };
+        (Conn::start(s, peer).unwrap(), t.join().unwrap())
+    }
+
+    /// A rank that destroyed the communicator fails the receives from it, never those from
+    /// other ranks: it finished its part, and the sender of a pending message may still be
+    /// on its way (a slow rank of a point-to-point pair while a third rank is done).
+    #[test]
+    fn a_goodbye_fails_only_the_receives_from_that_rank() {
+        let k = frame::key(&[12u8; 16]);
+        let (to1, at1) = link(&k, 0, 1);
+        let (to2, at2) = link(&k, 0, 2);
+        let ranks = vec![0, 1, 2];
+        let n0 = TcpNet::new(
+            7,
+            0,
+            ranks.clone(),
+            Arc::new(Mesh {
+                conns: vec![None, Some(to1.clone()), Some(to2.clone())],
+            }),
+        );
+        let n1 = TcpNet::new(
+            7,
+            1,
+            ranks.clone(),
+            Arc::new(Mesh {
+                conns: vec![Some(at1), None, None],
+            }),
+        );
+        let n2 = TcpNet::new(
+            7,
+            2,
+            ranks,
+            Arc::new(Mesh {
+                conns: vec![Some(at2), None, None],
+            }),
+        );
+        let deadline = || Some(Instant::now() + Duration::from_secs(10));
+        let (mut from1, mut early, mut never) = ([0u8; 4], [0u8; 4], [0u8; 4]);
+        // SAFETY: the buffers outlive the receives (waited for, or dropped first).
+        let (r1, r_early, r_never) = unsafe {
+            (
+                n0.irecv(1, 3, from1.as_mut_ptr(), 4).unwrap(),
+                n0.irecv(2, 4, early.as_mut_ptr(), 4).unwrap(),
+                n0.irecv(2, 5, never.as_mut_ptr(), 4).unwrap(),
+            )
+        };
+        // Rank 2 sends one message, then destroys the communicator (another communicator's
+        // goodbye on the same connection changes nothing).
+        // SAFETY: 4 bytes of a literal.
+        unsafe { n2.send(0, 4, b"2222".as_ptr(), 4, None).unwrap() };
+        n2.mesh.say_bye(8);
+        n2.mesh.say_bye(7);
+        let t0 = Instant::now();
+        while !to2.said_bye(7) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "the goodbye never came"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // What rank 2 sent before its goodbye is there; what it never sent fails, naming it.
+        n0.wait(&r_early, deadline()).unwrap();
+        assert_eq!(&early, b"2222");
+        let e = n0.wait(&r_never, deadline()).unwrap_err();
+        assert_eq!(e.code, HCCL_E_REMOTE, "{}", e.msg);
+        assert!(
+            e.msg.contains(
+                "rank 2 (host h2, 127.0.0.1, pid 102) destroyed its communicator without sending this message"
+            ),
+            "{}",
+            e.msg
+        );
+        // Waiting for rank 1, which has not sent yet, is no failure: the wait runs its
+        // checks (every 200 ms) until its deadline and times out, rank 2's goodbye ignored.
+        let e = n0
+            .wait(&r1, Some(Instant::now() + Duration::from_secs(1)))
+            .unwrap_err();
+        assert_eq!(e.code, HCCL_E_TIMEOUT, "{}", e.msg);
+        assert!(e.msg.contains("from rank 1 (host h1"), "{}", e.msg);
+        // Rank 1, slower, still gets its message through.
+        // SAFETY: 4 bytes of a literal.
+        unsafe { n1.send(0, 3, b"1111".as_ptr(), 4, None).unwrap() };
+        n0.wait(&r1, deadline()).unwrap();
+        assert_eq!(&from1, b"1111");
+        // A new receive from rank 1 after the goodbye works too.
+        // SAFETY: as above.
+        let r = unsafe { n0.irecv(1, 6, from1.as_mut_ptr(), 4).unwrap() };
+        // SAFETY: as above.
+        unsafe { n1.send(0, 6, b"1112".as_ptr(), 4, None).unwrap() };
+        n0.wait(&r, deadline()).unwrap();
+        assert_eq!(&from1, b"1112");
+        // A failure rank 2 announces still fails every wait of the communicator.
+        n2.mesh.announce_failure(7, 4, "boom");
+        // SAFETY: as above.
+        let r = unsafe { n0.irecv(1, 7, from1.as_mut_ptr(), 4).unwrap() };
+        let e = n0.wait(&r, deadline()).unwrap_err();
+        assert!(
+            e.msg.contains("failed (HCCL_E_INTERNAL): boom"),
+            "{}",
+            e.msg
+        );
     }
 
     fn net(c: Arc<Conn>, rank: u32) -> TcpNet {
