@@ -18,6 +18,8 @@
 //!   Expand, MaskedSelect with the out tensor's shape afterwards, Scatter/ScatterValue,
 //!   DropoutGenMask(V2) + DropoutDoMask, GeluV2 + GeluBackwardV2, InplaceMaskedScatter,
 //!   Var/Std and their means, the bitwise family) and their argument errors;
+//! - `aclnn_ops5.cpp`: advanced indexing (Nonzero, NonzeroV2, Index, IndexPutImpl, Flip) and
+//!   Erfc, Asinh, Acosh, Atanh, Erfinv, NanToNum;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -212,6 +214,47 @@ fn the_operators_torch_npu_adds_match_the_host_reference() {
         ),
         "{}",
         r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Advanced indexing (Nonzero, NonzeroV2, Index, IndexPutImpl, Flip): what torch_npu runs for
+/// boolean masks, integer-array indexing, index_put and flip; and Erfc, Asinh, Acosh, Atanh,
+/// Erfinv, NanToNum.
+#[test]
+fn advanced_indexing_matches_the_host_reference() {
+    let work = scratch("aclnn-ops5");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops5.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in ["ok nonzero", "ok index", "ok flip", "ok unary", "ok errors"] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 300, "only {n} checks:\n{}", r.stdout);
+    // errors name the operator and the argument; an index out of range fails the task
+    for msg in [
+        "aclnnFlipGetWorkspaceSize: dims [1, -1] repeats dimension 1",
+        "aclnnIndexGetWorkspaceSize: indices[0] is an ACL_BOOL mask",
+    ] {
+        assert!(r.stderr.contains(msg), "no {msg:?} in\n{}", r.stderr);
+    }
+    assert!(
+        r.stdout
+            .contains("index 3 is out of range for dimension 0 of size 3"),
+        "{}",
+        r.all()
     );
     let _ = std::fs::remove_dir_all(&work);
 }

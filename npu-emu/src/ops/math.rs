@@ -107,6 +107,13 @@ pub enum Unary {
     IsFinite,
     /// round half to even at `d` decimal places (negative: tens, hundreds, …)
     RoundDecimals(i32),
+    Asinh,
+    Acosh,
+    Atanh,
+    /// the inverse of erf: ±inf at ±1, NaN outside [-1, 1]
+    Erfinv,
+    /// NaN, +inf and -inf replaced by the three values (integers unchanged)
+    NanToNum(f64, f64, f64),
 }
 
 impl Unary {
@@ -128,6 +135,7 @@ impl Unary {
                 | Unary::Clamp(..)
                 | Unary::LeakyRelu(_)
                 | Unary::IsFinite
+                | Unary::NanToNum(..)
         )
     }
 
@@ -246,6 +254,22 @@ fn unary_float<F: Float>(op: Unary, x: &View, out: &View) -> Result<(), String> 
             m!(|v| bf.powf(v))
         }
         Unary::IsFinite => map1::<F, bool>(x, out, |v| v.is_finite()),
+        Unary::Asinh => m!(|v| v.asinh()),
+        Unary::Acosh => m!(|v| v.acosh()),
+        Unary::Atanh => m!(|v| v.atanh()),
+        Unary::Erfinv => map1::<F, F>(x, out, |v| F::c(erfinv(v.to_f64()))),
+        Unary::NanToNum(nan, pinf, ninf) => {
+            let (n, p, q) = (F::c(nan), F::c(pinf), F::c(ninf));
+            m!(move |v| if v.is_nan() {
+                n
+            } else if v == F::infinity() {
+                p
+            } else if v == F::neg_infinity() {
+                q
+            } else {
+                v
+            })
+        }
         Unary::RoundDecimals(d) => {
             let p = F::c(10f64.powi(d.abs()));
             if d >= 0 {
@@ -255,6 +279,58 @@ fn unary_float<F: Float>(op: Unary, x: &View, out: &View) -> Result<(), String> 
             }
         }
     }
+}
+
+/// erfinv in f64: a rational first guess (Giles, "Approximating the erfinv function", 2010,
+/// single-precision branch) refined by two Newton steps on erf; no maintained crate offers
+/// erfinv for f32/f64 with libm's erf, so it is written here.
+fn erfinv(x: f64) -> f64 {
+    if x.is_nan() || !(-1.0..=1.0).contains(&x) {
+        return f64::NAN;
+    }
+    if x == 1.0 || x == -1.0 {
+        return x * f64::INFINITY;
+    }
+    let w = -((1.0 - x) * (1.0 + x)).ln();
+    let mut y = if w < 5.0 {
+        let w = w - 2.5;
+        let mut p = 2.810_226_36e-08;
+        for c in [
+            3.432_739_39e-07,
+            -3.523_387_7e-06,
+            -4.391_506_54e-06,
+            0.000_218_580_87,
+            -0.001_253_725_03,
+            -0.004_177_681_64,
+            0.246_640_727,
+            1.501_409_41,
+        ] {
+            p = c + p * w;
+        }
+        p * x
+    } else {
+        let w = w.sqrt() - 3.0;
+        let mut p = -0.000_200_214_257;
+        for c in [
+            0.000_100_950_558,
+            0.001_349_343_22,
+            -0.003_673_428_44,
+            0.005_739_507_73,
+            -0.007_622_461_3,
+            0.009_438_870_47,
+            1.001_674_06,
+            2.832_976_82,
+        ] {
+            p = c + p * w;
+        }
+        p * x
+    };
+    let k = 2.0 / std::f64::consts::PI.sqrt();
+    for _ in 0..2 {
+        let e = <f64 as Float>::erf(y) - x;
+        y -= e / (k * (-y * y).exp());
+    }
+    y
 }
 
 fn unary_int(op: Unary, x: &View, out: &View) -> Result<(), String> {
@@ -273,6 +349,7 @@ fn unary_int(op: Unary, x: &View, out: &View) -> Result<(), String> {
         Unary::Floor | Unary::Ceil | Unary::Round | Unary::Trunc => m!(|v: i64| v),
         Unary::LogicalNot => map1::<i64, bool>(x, out, |v| v == 0),
         Unary::IsFinite => map1::<i64, bool>(x, out, |_| true),
+        Unary::NanToNum(..) => m!(|v: i64| v),
         Unary::RoundDecimals(d) if d >= 0 => m!(|v: i64| v),
         Unary::BitwiseNot if is_bool => m!(|v: i64| (v == 0) as i64),
         Unary::BitwiseNot => m!(|v: i64| !v),
@@ -690,6 +767,17 @@ mod tests {
 
     fn v32(d: &mut [f32], shape: &[usize]) -> View {
         View::of_slice(d, DType::F32, shape)
+    }
+
+    #[test]
+    fn erfinv_inverts_erf() {
+        for &x in &[-0.999, -0.7, -0.2, 0.0, 1e-6, 0.3, 0.95, 0.999_999] {
+            let y = erfinv(x);
+            assert!((<f64 as Float>::erf(y) - x).abs() < 1e-14, "{x}: {y}");
+        }
+        assert_eq!(erfinv(1.0), f64::INFINITY);
+        assert_eq!(erfinv(-1.0), f64::NEG_INFINITY);
+        assert!(erfinv(1.5).is_nan());
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! - [`matmul`]: matrix products through `matrixmultiply`, dot;
 //! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding;
 //! - [`shape`]: cat, stack, constant pad, arange, narrow, triu/tril, masked select, scatter;
+//! - [`advindex`]: nonzero, indexing with index tensors, index put, flip;
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:
@@ -33,6 +34,7 @@
 //! function taking `&View`s to the module of its family (or a new module listed here).
 //! Then expose it from a file of `libascendcl/aclnn/src/ops/` (see the README there).
 
+pub mod advindex;
 pub mod dtype;
 pub mod elem;
 pub mod iter;

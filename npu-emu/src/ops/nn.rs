@@ -463,12 +463,25 @@ pub fn layer_norm_backward(
         // SAFETY: (row, i) is an element of the checked view.
         unsafe { elem::read_f64(v.dtype, at(v, row, i)) }
     };
+    // mean and rstd hold one value per row: element `row` in their own row-major order (any
+    // shape of `rows` elements; reading them through `at` lost the row when more than one
+    // dimension was normalized)
+    let rd_row = |v: &View, row: usize| {
+        let mut off = 0isize;
+        let mut rem = row;
+        for d in (0..v.ndim()).rev() {
+            off += (rem % v.shape[d]) as isize * v.strides[d];
+            rem /= v.shape[d];
+        }
+        // SAFETY: element `row` of the checked view of `rows` elements.
+        unsafe { elem::read_f64(v.dtype, v.ptr.wrapping_offset(off * v.esize() as isize)) }
+    };
     let wv: Vec<f64> = (0..m).map(|i| w.map_or(1.0, |w| rd(w, 0, i))).collect();
     let mut dw = vec![0f64; m];
     let mut db = vec![0f64; m];
     for row in 0..rows {
-        let mu = rd(mean, row, 0);
-        let rs = rd(rstd, row, 0);
+        let mu = rd_row(mean, row);
+        let rs = rd_row(rstd, row);
         let xs: Vec<f64> = (0..m).map(|i| rd(x, row, i)).collect();
         let gs: Vec<f64> = (0..m).map(|i| rd(g, row, i)).collect();
         let xhat: Vec<f64> = xs.iter().map(|v| (v - mu) * rs).collect();
@@ -628,6 +641,37 @@ pub fn embedding_dense_backward(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layer_norm_backward_over_two_dims_reads_each_rows_statistics() {
+        // x [2, 2, 3] normalized over (2, 3) must give the gradient of x [2, 6] over (6)
+        let mut x: Vec<f32> = (0..12)
+            .map(|v| ((v * 7) % 5) as f32 - 1.5 * (v / 6) as f32)
+            .collect();
+        let mut g: Vec<f32> = (0..12).map(|v| ((v * 3) % 4) as f32 - 1.0).collect();
+        let (mut mean, mut rstd) = (vec![0f32; 2], vec![0f32; 2]);
+        for r in 0..2 {
+            let row = &x[r * 6..r * 6 + 6];
+            let mu = row.iter().sum::<f32>() / 6.0;
+            let var = row.iter().map(|v| (v - mu) * (v - mu)).sum::<f32>() / 6.0;
+            mean[r] = mu;
+            rstd[r] = 1.0 / (var + 1e-5).sqrt();
+        }
+        let mv = View::of_slice(&mut mean, DType::F32, &[2, 1]);
+        let rv = View::of_slice(&mut rstd, DType::F32, &[2, 1]);
+        let mut one = vec![0f32; 12];
+        let mut two = vec![0f32; 12];
+        let xv1 = View::of_slice(&mut x, DType::F32, &[2, 6]);
+        let gv1 = View::of_slice(&mut g, DType::F32, &[2, 6]);
+        let ov1 = View::of_slice(&mut one, DType::F32, &[2, 6]);
+        layer_norm_backward(&gv1, &xv1, 1, &mv, &rv, None, Some(&ov1), None, None).unwrap();
+        let xv2 = View::of_slice(&mut x, DType::F32, &[2, 2, 3]);
+        let gv2 = View::of_slice(&mut g, DType::F32, &[2, 2, 3]);
+        let ov2 = View::of_slice(&mut two, DType::F32, &[2, 2, 3]);
+        layer_norm_backward(&gv2, &xv2, 2, &mv, &rv, None, Some(&ov2), None, None).unwrap();
+        assert_eq!(one, two);
+        assert!(one[6..].iter().any(|v| *v != 0.0));
+    }
 
     #[test]
     fn log_softmax_and_nll() {

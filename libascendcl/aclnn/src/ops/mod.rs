@@ -18,6 +18,7 @@ pub mod args;
 pub mod launch;
 
 pub mod activation;
+pub mod advindex;
 pub mod arith;
 pub mod bitwise;
 pub mod clamp;

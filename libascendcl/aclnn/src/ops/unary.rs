@@ -4,7 +4,8 @@
 //! (with RoundDecimals), `aclnn_trunc.h`, `aclnn_sign.h`, `aclnn_square.h`, `aclnn_exp2.h`,
 //! `aclnn_log2.h`, `aclnn_log10.h`, `aclnn_log1p.h`, `aclnn_expm1.h`, `aclnn_asin.h`,
 //! `aclnn_acos.h`, `aclnn_atan.h`, `aclnn_sinh.h`, `aclnn_cosh.h`, `aclnn_tan.h`,
-//! `aclnn_isfinite.h`, and the in-place forms.
+//! `aclnn_isfinite.h`, `aclnn_erfc.h`, `aclnn_asinh.h`, `aclnn_acosh.h`, `aclnn_atanh.h`,
+//! `aclnn_erfinv.h`, `aclnn_nan_to_num.h`, and the in-place forms.
 //!
 //! Floating functions of an integer or bool tensor compute in float32 (the output must then
 //! be floating); the others compute in the input's type. Shapes of `self` and `out` match.
@@ -433,4 +434,117 @@ crate::phase2!(
     aclnnInplaceErf,
     aclnnLogicalNot,
     aclnnInplaceLogicalNot
+);
+
+unary_ops!(
+    aclnnErfcGetWorkspaceSize,
+    "aclnnErfc",
+    aclnnInplaceErfcGetWorkspaceSize,
+    "aclnnInplaceErfc",
+    ALL_NUM,
+    Unary::Erfc
+);
+unary_ops!(
+    aclnnAsinhGetWorkspaceSize,
+    "aclnnAsinh",
+    aclnnInplaceAsinhGetWorkspaceSize,
+    "aclnnInplaceAsinh",
+    ALL_NUM,
+    Unary::Asinh
+);
+unary_ops!(
+    aclnnAcoshGetWorkspaceSize,
+    "aclnnAcosh",
+    aclnnInplaceAcoshGetWorkspaceSize,
+    "aclnnInplaceAcosh",
+    ALL_NUM,
+    Unary::Acosh
+);
+unary_ops!(
+    aclnnAtanhGetWorkspaceSize,
+    "aclnnAtanh",
+    aclnnInplaceAtanhGetWorkspaceSize,
+    "aclnnInplaceAtanh",
+    ALL_NUM,
+    Unary::Atanh
+);
+unary_ops!(
+    aclnnErfinvGetWorkspaceSize,
+    "aclnnErfinv",
+    aclnnInplaceErfinvGetWorkspaceSize,
+    "aclnnInplaceErfinv",
+    ALL_NUM,
+    Unary::Erfinv
+);
+
+/// NanToNum's dtypes (CANN's table: no DOUBLE).
+const NAN_TO_NUM: &[DType] = &[
+    DType::F16,
+    DType::F32,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::Bool,
+    DType::BF16,
+];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNanToNumGetWorkspaceSize(
+    self_: *const std::ffi::c_void,
+    nan: f32,
+    posinf: f32,
+    neginf: f32,
+    out: *mut std::ffi::c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut std::ffi::c_void,
+) -> i32 {
+    crate::ops::launch::phase1(
+        "aclnnNanToNumGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            let op = Unary::NanToNum(nan as f64, posinf as f64, neginf as f64);
+            unary("aclnnNanToNum", x, o, NAN_TO_NUM, op)
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceNanToNumGetWorkspaceSize(
+    selfRef: *mut std::ffi::c_void,
+    nan: f32,
+    posinf: f32,
+    neginf: f32,
+    workspaceSize: *mut u64,
+    executor: *mut *mut std::ffi::c_void,
+) -> i32 {
+    crate::ops::launch::phase1(
+        "aclnnInplaceNanToNumGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            let op = Unary::NanToNum(nan as f64, posinf as f64, neginf as f64);
+            unary("aclnnInplaceNanToNum", x.clone(), x, NAN_TO_NUM, op)
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnErfc,
+    aclnnInplaceErfc,
+    aclnnAsinh,
+    aclnnInplaceAsinh,
+    aclnnAcosh,
+    aclnnInplaceAcosh,
+    aclnnAtanh,
+    aclnnInplaceAtanh,
+    aclnnErfinv,
+    aclnnInplaceErfinv,
+    aclnnNanToNum,
+    aclnnInplaceNanToNum
 );
