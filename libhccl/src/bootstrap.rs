@@ -376,7 +376,13 @@ fn give_up_root(s: &mut RootState, name: &str, addr: &str, waited: Duration) {
             j.rec.pid
         ));
     }
-    for j in s.joined.iter_mut().flatten() {
+    // Ranks of other processes first: a rank of this process that learns it first returns
+    // its error, and its program usually exits at once, ending this thread before the others
+    // were told (they would see a silent close instead of which ranks never came).
+    let me = std::process::id();
+    let (mine, others): (Vec<_>, Vec<_>) =
+        s.joined.iter_mut().flatten().partition(|j| j.rec.pid == me);
+    for j in others.into_iter().chain(mine) {
         let _ = write_frame(
             &mut j.sock,
             Kind::Refused,
