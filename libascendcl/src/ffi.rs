@@ -12,9 +12,7 @@ use std::borrow::Cow;
 use std::ffi::CString;
 use std::sync::atomic::Ordering;
 
-/// `ACL_ERROR_RT_QUEUE_EMPTY` and `ACL_ERROR_RT_QUEUE_FULL` (rt_error_codes.h).
-const ACL_ERROR_RT_QUEUE_EMPTY: i32 = 207013;
-const ACL_ERROR_RT_QUEUE_FULL: i32 = 207014;
+use npu_emu::codes::{ACL_ERROR_RT_QUEUE_EMPTY, ACL_ERROR_RT_QUEUE_FULL};
 
 /// Most messages kept for one `aclGetRecentErrMsg` read; older ones are dropped.
 const MAX_RECENT: usize = 16;

@@ -37,10 +37,7 @@ use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// `ACL_ERROR_RT_QUEUE_EMPTY` (rt_error_codes.h).
-const ACL_ERROR_RT_QUEUE_EMPTY: i32 = 207013;
-/// `ACL_ERROR_RT_QUEUE_FULL` (rt_error_codes.h).
-const ACL_ERROR_RT_QUEUE_FULL: i32 = 207014;
+use npu_emu::codes::{ACL_ERROR_RT_QUEUE_EMPTY, ACL_ERROR_RT_QUEUE_FULL};
 
 const ACL_TENSOR_DATA_UNDEFINED: i32 = -1;
 const ACL_TENSOR_DATA_TENSOR: i32 = 0;

@@ -53,10 +53,7 @@ use std::time::{Duration, Instant};
 
 /// `ACL_ERROR_INVALID_QUEUE_ID` (acl_base.h).
 const ACL_ERROR_INVALID_QUEUE_ID: i32 = 100032;
-/// `ACL_ERROR_RT_QUEUE_EMPTY` (rt_error_codes.h).
-const ACL_ERROR_RT_QUEUE_EMPTY: i32 = 207013;
-/// `ACL_ERROR_RT_QUEUE_FULL` (rt_error_codes.h).
-const ACL_ERROR_RT_QUEUE_FULL: i32 = 207014;
+use npu_emu::codes::{ACL_ERROR_RT_QUEUE_EMPTY, ACL_ERROR_RT_QUEUE_FULL};
 
 const PERMISSION_MANAGE: u32 = 1;
 const PERMISSION_DEQUEUE: u32 = 2;
