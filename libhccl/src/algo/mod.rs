@@ -303,11 +303,10 @@ pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HRe
             // will never run), or every later collective of the communicator would wait for it
             // until HCCL_EXEC_TIMEOUT. The peers learn that this rank's operation failed.
             if op.seq != 0 {
-                comm.history
-                    .push(op.seq, op.history_what(), Status::Failed { code: e.code });
-                comm.mark_failed(
-                    op.seq,
-                    e.code,
+                failed_at_call(
+                    comm,
+                    &op,
+                    &e,
                     &format!("bad stream: {}", crate::comm::first_line(&e.msg)),
                 );
                 comm.finish_turn(op.seq);
@@ -404,12 +403,18 @@ pub fn complete_at_call(c: &Arc<CommInner>, op: Op) -> HResult<()> {
             Ok(())
         }
         Err(e) => {
-            c.history
-                .push(op.seq, op.history_what(), Status::Failed { code: e.code });
-            c.mark_failed(op.seq, e.code, crate::comm::first_line(&e.msg));
+            failed_at_call(c, &op, &e, crate::comm::first_line(&e.msg));
             Err(e)
         }
     }
+}
+
+/// Collective `op` failed on the calling thread (it never became a stream task): its
+/// history entry says so, and the peers learn it with `why`.
+fn failed_at_call(c: &CommInner, op: &Op, e: &crate::errors::HcclError, why: &str) {
+    c.history
+        .push(op.seq, op.history_what(), Status::Failed { code: e.code });
+    c.mark_failed(op.seq, e.code, why);
 }
 
 unsafe extern "C" fn drop_task(ctx: *mut c_void) {
