@@ -350,6 +350,12 @@ pub unsafe fn enqueue(comm: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HRe
 /// direct one publishes its buffers (without posting: the stream path posts if not every
 /// rank could do the same). True if this rank did.
 pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> bool {
+    if op.code == opcode::BARRIER {
+        // Nothing to stage: a rank whose stream is idle and whose earlier collectives all
+        // finished has reached the barrier at its call; when every rank has, the
+        // rendezvous was the barrier.
+        return stream_idle && c.topo.single_server() && c.is_turn(seq);
+    }
     if !stream_idle || op.count == 0 || !c.topo.single_server() || !c.is_turn(seq) {
         return false;
     }
@@ -383,7 +389,9 @@ pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> boo
 /// what the stream task would have done, on a stream with nothing ahead of it.
 pub fn complete_at_call(c: &Arc<CommInner>, op: Op) -> HResult<()> {
     let start = Instant::now();
-    let r = if small::fits(c, &op) {
+    let r = if op.code == opcode::BARRIER {
+        Ok(())
+    } else if small::fits(c, &op) {
         small::complete_at_call(c, &op, op.seq)
     } else {
         let coll = Coll::new(c, op.seq, start);

@@ -31,16 +31,26 @@ use std::sync::atomic::Ordering;
 /// extra reads (128 KiB from L2 at ~50 GB/s: ~3 µs).
 const SMALL_READS: u64 = 128 * 1024;
 
+/// Per-rank input from which a Broadcast or AllGather goes direct when every rank can have
+/// its own core. Staging puts two copies of the data in a row on the critical path (the
+/// input into the control block, then out of it on every rank), while the direct path
+/// copies each byte once, split over the ranks, for one more synchronisation: a spin of
+/// well under a µs when no rank waits for a core. With ranks outnumbering cores that
+/// synchronisation costs several µs of scheduling, so the small path stays.
+const COPY_DIRECT_FROM: u64 = 16 * 1024;
+
 /// Whether `op` takes the small path. Depends only on values every rank agreed on at the
-/// call-time rendezvous, so all ranks decide alike.
+/// call-time rendezvous (and on the server's core count), so all ranks decide alike.
 pub fn fits(c: &CommInner, op: &Op) -> bool {
     let bytes = op.count.saturating_mul(op.dt.size() as u64);
     let n = c.n as u64;
     let limit = INLINE_BYTES as u64;
     let reads = bytes.saturating_mul(n) <= SMALL_READS;
+    let copy_direct = bytes >= COPY_DIRECT_FROM && c.n <= npu_emu_ffi::os::online_cpus();
     match op.code {
-        opcode::ALLREDUCE | opcode::REDUCE | opcode::ALLGATHER => bytes <= limit && reads,
-        opcode::BROADCAST => bytes <= limit,
+        opcode::ALLREDUCE | opcode::REDUCE => bytes <= limit && reads,
+        opcode::ALLGATHER => bytes <= limit && reads && !copy_direct,
+        opcode::BROADCAST => bytes <= limit && !copy_direct,
         opcode::REDUCE_SCATTER => bytes.saturating_mul(n) <= limit,
         _ => false,
     }
