@@ -18,10 +18,10 @@
 //! peer besides its call word, instead of three (fingerprint, inline buffer, and the `done`
 //! word that guards the inline buffer's reuse): with ranks outnumbering cores every rank
 //! runs once per operation after a context switch, and each line is a cache (and often a
-//! TLB) miss. The entry of collective `seq` is written again only at collective `seq +
-//! FP_RING`, whose rendezvous needs every peer to have called `seq + 1` first, so after
-//! computing `seq`. The stream path never uses it (the host may be several calls ahead of
-//! the stream, with that entry rewritten).
+//! TLB) miss. A rank writes the entry of collective `seq` again only at collective `seq +
+//! FP_RING`, after the rendezvous of `seq + FP_RING - 1`, which every peer reached after
+//! computing `seq` on its calling thread. The stream path never uses it (the host may be
+//! several calls ahead of the stream, with that entry rewritten).
 //!
 //! Reuse of an inline buffer: a rank stages into buffer `seq % 2` again only once every
 //! peer's `done` word reached the last operation that read it (`inline_last`); each rank
