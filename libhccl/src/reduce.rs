@@ -1131,9 +1131,9 @@ mod bench {
     /// shared: CPU time is the steadier figure).
     /// `cargo test --release -p libhccl two_rank_speed -- --ignored --nocapture`
     ///
-    /// On the 2-vCPU VM at load 6-7 (2026-12-01), CPU-time medians of 21 rounds: AllReduce
-    /// chunked 19-21 ms, streaming 8-11 ms (memcpy of the same half 3.5-4.7 ms); AllGather
-    /// 256 KiB chunks 324 us per operation, streaming 267 us.
+    /// On the 2-vCPU VM at load 7 (2026-12-01 23:29 UTC), CPU-time medians of 21 alternating
+    /// rounds: AllReduce chunked 16.7 ms, streaming 10.1 ms (one NT memcpy of the half
+    /// 5.7 ms); AllGather 379 µs per operation in 256 KiB chunks, 295 µs streaming.
     #[test]
     #[ignore]
     fn two_rank_speed() {
