@@ -229,6 +229,12 @@ fn give_back(sh: &Shared, inner: &mut Inner, device: u32, off: u64, size: u64, p
 /// still this process's, out of its pool, so nobody else touches it meanwhile), then
 /// returns the range to the pool. Exits when the node is dropped.
 fn punch_thread(sh: Arc<Shared>, state: Arc<Mutex<Inner>>, sig: Arc<PunchSignals>) {
+    // SCHED_BATCH: a fair share of the CPU, but a wake-up never preempts the thread that
+    // freed (otherwise, with more runnable threads than CPUs, the free's caller may wait a
+    // whole timeslice while the punch runs). Best effort: without it the thread still works.
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: changes the calling thread's policy (pid 0); `param` is a valid local.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
     let mut inner = state.lock();
     loop {
         let Some((device, off, size)) = inner.to_punch.pop_front() else {

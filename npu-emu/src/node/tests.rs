@@ -219,7 +219,11 @@ fn large_frees_give_their_pages_back_in_the_background() {
     }
     node.free(big.addr).unwrap();
     node.settle_frees();
-    assert!(blocks(&hbm) * 512 <= 4 * 4096, "{} blocks left", blocks(&hbm));
+    assert!(
+        blocks(&hbm) * 512 <= 4 * 4096,
+        "{} blocks left",
+        blocks(&hbm)
+    );
     // Its range is allocatable again and reads back what is written.
     let again = node.alloc(0, 8 << 20, 1).unwrap();
     touch(&again);
