@@ -936,6 +936,34 @@ mod tests {
     }
 
     #[test]
+    fn a_block_that_overflows_is_seen_by_the_launching_thread_and_only_for_its_launch() {
+        // On the launching thread (it runs the blocks) and on one with a small stack (the
+        // pool's threads run them): a flag raised by one block of 48 reaches the launching
+        // thread after `run`; the next clean launch leaves the flags clear.
+        for stack in [CORE_STACK, 256 << 10] {
+            let pool = Arc::new(AiCorePool::new("device 0", 48));
+            let p = pool.clone();
+            let (raised, clean) = on_thread(stack, move || {
+                crate::fpstatus::clear();
+                p.run("ovf", 48, &|i| {
+                    if i == 37 {
+                        let r = std::hint::black_box(f32::MAX) * 2.0;
+                        assert!(std::hint::black_box(r).is_infinite());
+                    }
+                    Ok(())
+                })
+                .unwrap();
+                let raised = crate::fpstatus::raised();
+                crate::fpstatus::clear();
+                p.run("clean", 48, &|_| Ok(())).unwrap();
+                (raised, !crate::fpstatus::raised())
+            });
+            assert!(raised, "stack {stack}: the overflow of block 37 was lost");
+            assert!(clean, "stack {stack}: a clean launch reported an overflow");
+        }
+    }
+
+    #[test]
     fn blocks_that_wait_for_each_other_all_get_a_thread() {
         // Block 0 runs on the launching thread and waits (without SyncAll) for a flag that
         // the last block sets: the watcher must start the others.

@@ -548,7 +548,8 @@ impl Node {
     /// Wait until every range handed to the punch thread is back in the pool; whether
     /// there was any (a failed allocation is then worth another try).
     fn settle(&self, inner: &mut MutexGuard<'_, Inner>) -> bool {
-        if inner.punching == 0 {
+        // (A fork child has a copy of the queue but not the thread.)
+        if inner.punching == 0 || std::process::id() != self.pid {
             return false;
         }
         while inner.punching > 0 {
