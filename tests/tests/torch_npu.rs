@@ -471,11 +471,6 @@ const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
         "F.gelu(approximate=\"none\") is the tanh form on NPU, as on Ascend",
     ),
     (
-        "nn.batch_norm",
-        "aclop BNTrainingReduce: its aclnn function is missing",
-    ),
-    ("nn.conv", "aclop Conv2D: its aclnn function is missing"),
-    (
         "nn.embedding_one_hot",
         "aclop OneHot: its aclnn function is missing",
     ),
@@ -488,10 +483,6 @@ const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
         "aclop GroupNorm: its aclnn function is missing",
     ),
     ("nn.losses", "aclop NLLLoss: its aclnn function is missing"),
-    (
-        "nn.pool",
-        "aclop MaxPoolWithArgmaxV1: its aclnn function is missing",
-    ),
     (
         "reduce.amax_amin_max_min",
         "aclnnAminmax is missing (aminmax; no fallback)",

@@ -17,6 +17,9 @@
 //! - [`math`]: unary / binary / ternary elementwise operators;
 //! - [`reduce`]: sum, mean, max/min (with indices), norms, any/all, cumsum;
 //! - [`matmul`]: matrix products through `matrixmultiply`, dot;
+//! - [`conv`]: convolution (1-3-D, grouped, dilated, transposed) and its backward, im2col + gemm;
+//! - [`pool`]: 2-D max/avg/adaptive pooling and their backward forms;
+//! - [`batchnorm`]: batch normalization and its backward;
 //! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding;
 //! - [`shape`]: cat, stack, constant pad, arange, narrow, triu/tril, masked select, scatter;
 //! - [`advindex`]: nonzero, indexing with index tensors, index put, flip;
@@ -35,12 +38,15 @@
 //! Then expose it from a file of `libascendcl/aclnn/src/ops/` (see the README there).
 
 pub mod advindex;
+pub mod batchnorm;
+pub mod conv;
 pub mod dtype;
 pub mod elem;
 pub mod iter;
 pub mod math;
 pub mod matmul;
 pub mod nn;
+pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod scalar;

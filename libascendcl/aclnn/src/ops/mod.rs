@@ -22,6 +22,7 @@ pub mod advindex;
 pub mod arith;
 pub mod bitwise;
 pub mod clamp;
+pub mod cnn;
 pub mod compare;
 pub mod fill;
 pub mod foreach;
