@@ -309,7 +309,8 @@ def build_cases():
         g = torch.tensor([[0, 1, 1], [4, 3, 0]])
         same(lambda a: torch.gather(a, 1, g.to(a.device)), x, grad=True)
         same(lambda a: torch.take(a, torch.tensor([0, 7, 29, 3]).to(a.device)), x, grad=True)
-        same(lambda a: torch.take_along_dim(a, g.to(a.device), dim=1), x)
+        g5 = torch.tensor([[0, 1, 1], [4, 3, 0], [5, 5, 2], [1, 0, 0], [2, 2, 2]])  # one row per row of x
+        same(lambda a: torch.take_along_dim(a, g5.to(a.device), dim=1), x)
 
     @case("index.scatter_scatter_add")
     def _():

@@ -453,18 +453,6 @@ const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
         "cum.cumsum_cumprod_cummax",
         "aclop Cumprod: its aclnn function is missing",
     ),
-    (
-        "index.index_put_index_add",
-        "aclop BroadcastTo: its aclnn function is missing",
-    ),
-    (
-        "index.index_select_gather_take",
-        "aclop BroadcastTo: its aclnn function is missing",
-    ),
-    (
-        "index.scatter_scatter_add",
-        "aclop ScatterElements: its aclnn function is missing",
-    ),
     ("matrix.all", "aclop MatMul: its aclnn function is missing"),
     (
         "nn.activations_misc",
@@ -502,14 +490,6 @@ const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
     (
         "shape.pad_tril_triu_diag",
         "aclop MirrorPad: its aclnn function is missing",
-    ),
-    (
-        "sort.kthvalue_median_mode",
-        "aclop TopKV2: its aclnn function is missing",
-    ),
-    (
-        "sort.sort_argsort_topk",
-        "aclop Sort: its aclnn function is missing",
     ),
     (
         "sort.unique",

@@ -22,6 +22,8 @@
 //! - [`batchnorm`]: batch normalization and its backward;
 //! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding;
 //! - [`shape`]: cat, stack, constant pad, arange, narrow, triu/tril, masked select, scatter;
+//! - [`sort`]: sort and topk (stable, NaN largest);
+//! - [`select`]: index_add, index_fill, take;
 //! - [`advindex`]: nonzero, indexing with index tensors, index put, flip;
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
@@ -50,7 +52,9 @@ pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod scalar;
+pub mod select;
 pub mod shape;
+pub mod sort;
 pub mod view;
 
 pub use dtype::DType;

@@ -33,6 +33,8 @@ pub mod nn;
 pub mod pointwise;
 pub mod random;
 pub mod reduce;
+pub mod select;
 pub mod softmax;
+pub mod sort;
 pub mod tensor;
 pub mod unary;
