@@ -495,37 +495,6 @@ const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
         "sort.unique",
         "aclop UniqueWithCountsAndSorting: its aclnn function is missing",
     ),
-    ("unary.elu", "aclop Elu: its aclnn function is missing"),
-    (
-        "unary.hardsigmoid",
-        "aclop HardSigmoid: its aclnn function is missing",
-    ),
-    (
-        "unary.hardswish",
-        "aclop HardSwish: its aclnn function is missing",
-    ),
-    (
-        "unary.hardtanh",
-        "aclop HardtanhGrad: its aclnn function is missing",
-    ),
-    (
-        "unary.leaky_relu",
-        "aclop LeakyReluGrad: its aclnn function is missing",
-    ),
-    (
-        "unary.logsigmoid",
-        "aclop LogSigmoid: its aclnn function is missing",
-    ),
-    ("unary.mish", "aclop Mish: its aclnn function is missing"),
-    (
-        "unary.relu6",
-        "aclop HardtanhGrad: its aclnn function is missing",
-    ),
-    ("unary.selu", "aclop Elu: its aclnn function is missing"),
-    (
-        "unary.softplus",
-        "aclop SoftplusV2: its aclnn function is missing",
-    ),
 ];
 
 /// `tests/python/op_sweep.py`: about 120 groups of common torch operations on `npu` tensors

@@ -17,6 +17,7 @@
 //! - [`math`]: unary / binary / ternary elementwise operators;
 //! - [`reduce`]: sum, mean, max/min (with indices), norms, any/all, cumsum;
 //! - [`matmul`]: matrix products through `matrixmultiply`, dot;
+//! - [`act`]: ELU/SELU, softplus, hardsigmoid, hardswish, mish, log-sigmoid and backward forms;
 //! - [`conv`]: convolution (1-3-D, grouped, dilated, transposed) and its backward, im2col + gemm;
 //! - [`pool`]: 2-D max/avg/adaptive pooling and their backward forms;
 //! - [`batchnorm`]: batch normalization and its backward;
@@ -39,6 +40,7 @@
 //! function taking `&View`s to the module of its family (or a new module listed here).
 //! Then expose it from a file of `libascendcl/aclnn/src/ops/` (see the README there).
 
+pub mod act;
 pub mod advindex;
 pub mod batchnorm;
 pub mod conv;

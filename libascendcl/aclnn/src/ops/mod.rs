@@ -17,6 +17,7 @@
 pub mod args;
 pub mod launch;
 
+pub mod act;
 pub mod activation;
 pub mod advindex;
 pub mod arith;
