@@ -430,12 +430,6 @@ fn added_operators_match_cpu() {
 /// The sweep fails on any other failing case, and on a listed case that passes (so the list
 /// shrinks as operators are added).
 const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
-    ("binary.fmod", "aclop Mod: its aclnn function is missing"),
-    ("binary.int_ops", "aclop Mod: its aclnn function is missing"),
-    (
-        "binary.scalar_forms",
-        "aclop Mod: its aclnn function is missing",
-    ),
     ("binary.xlogy", "aclop Xlogy: its aclnn function is missing"),
     (
         "compare.all",
