@@ -814,6 +814,14 @@ def worker(start, only):
             msg = " ".join(str(e).split())[:600]
             print(f"@@ {k} FAIL {name}: {msg}", flush=True)
             print(traceback.format_exc(), file=sys.stderr, flush=True)
+            # A failed operator can report asynchronously, after its (unfilled) result was
+            # already compared: if the device holds an error now, it belongs to this case, so
+            # the next case starts on a fresh worker instead of inheriting it.
+            try:
+                torch.npu.synchronize()
+            except Exception:  # noqa: BLE001
+                print(traceback.format_exc(), file=sys.stderr, flush=True)
+                return 3
             continue
         except Exception as e:  # noqa: BLE001 - the NPU error: restart on a fresh worker
             msg = " ".join(f"{type(e).__name__}: {e}".split())[:600]

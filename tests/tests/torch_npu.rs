@@ -479,7 +479,7 @@ const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
     ),
     (
         "shape.flip_roll_repeat_tile",
-        "aclop Roll: its aclnn function is missing",
+        "aclop Tile: its aclnn function (aclnnRepeat) is missing",
     ),
     (
         "shape.pad_tril_triu_diag",

@@ -1,5 +1,5 @@
 //! Index-driven updates: `index_add` (`aclnnIndexAdd`), `put` (`aclnnInplacePut`), `index_fill`
-//! (`aclnnIndexFillTensor`) and flat `take` (`aclnnTake`). Indices may be negative (counted
+//! (`aclnnIndexFillTensor`), flat `take` (`aclnnTake`) and `roll` (`aclnnRoll`). Indices may be negative (counted
 //! from the end, as PyTorch allows); one outside `[-n, n)` fails the task with a message
 //! naming it.
 
@@ -175,4 +175,51 @@ pub fn put(out: &View, index: &View, source: &View, accumulate: bool) -> Result<
         }
     }
     Ok(())
+}
+
+/// `torch.roll`: `out` is `x` shifted by `shifts[k]` along `dims[k]` (elements leaving one
+/// end come back at the other); with no dims, the flattened tensor is rolled and the shape
+/// kept. `dims` are non-negative and as many as `shifts` (the caller checks).
+pub fn roll(x: &View, shifts: &[i64], dims: &[usize], out: &View) -> Result<(), String> {
+    use super::view::Scratch;
+    // work on dense copies so that x may be out itself
+    let mut cur = Scratch::new(x.dtype, &x.shape);
+    iter::copy(x, &cur.view)?;
+    if dims.is_empty() {
+        let n = x.numel();
+        let flat = |s: &Scratch| View {
+            shape: vec![n],
+            strides: vec![1],
+            ..s.view.clone()
+        };
+        let next = Scratch::new(x.dtype, &x.shape);
+        roll_dim(
+            &flat(&cur),
+            shifts.first().copied().unwrap_or(0),
+            0,
+            &flat(&next),
+        )?;
+        return iter::copy(&next.view, out);
+    }
+    for (&s, &d) in shifts.iter().zip(dims) {
+        let next = Scratch::new(x.dtype, &x.shape);
+        roll_dim(&cur.view, s, d, &next.view)?;
+        cur = next;
+    }
+    iter::copy(&cur.view, out)
+}
+
+/// One dimension of [`roll`]: two slice copies.
+fn roll_dim(x: &View, shift: i64, dim: usize, out: &View) -> Result<(), String> {
+    let n = x.shape[dim];
+    if n == 0 {
+        return Ok(());
+    }
+    let s = shift.rem_euclid(n as i64) as usize;
+    if s == 0 {
+        return iter::copy(x, out);
+    }
+    // out[s..] = x[..n-s]; out[..s] = x[n-s..]
+    iter::copy(&narrow(x, dim, 0, n - s), &narrow(out, dim, s, n - s))?;
+    iter::copy(&narrow(x, dim, n - s, s), &narrow(out, dim, 0, s))
 }

@@ -3,7 +3,7 @@
  * and float16; a transposed-layout input) and ConvolutionBackward (all three gradients),
  * BatchNorm (training, with the running statistics, and evaluation) and BatchNormBackward,
  * MaxPool2dWithIndices / WithMask and their backward forms, AvgPool2d (+Backward),
- * AdaptiveAvgPool2d, Sort, Topk, MedianDim, IndexAdd, Take; and their argument errors.
+ * AdaptiveAvgPool2d, Sort, Topk, MedianDim, IndexAdd, Take, Roll; and their argument errors.
  * Tolerances: float32 products and statistics to 1e-4 relative (sums of at most a few
  * hundred float32 terms), float16 to 2e-3 (one float16 rounding of the result); pooling,
  * sorting, selection and indices exactly. */
@@ -26,6 +26,7 @@
 #include "aclnnop/aclnn_median.h"
 #include "aclnnop/aclnn_index_add.h"
 #include "aclnnop/aclnn_take.h"
+#include "aclnnop/aclnn_roll.h"
 
 static aclrtStream S;
 
@@ -344,7 +345,21 @@ static void orders() {
     RUN(S, aclnnTake, x.t, ti.t, to.t);
     compare("Take", read(to), {1, 3, 3, 2}, 0);
     aclDestroyScalar(alpha);
-    for (Dev *d : {&x, &src, &idx, &o, &ti, &to}) release(*d);
+    /* Roll by (1, -1) along (0, 1), and the flattened tensor by 5, from a transposed view */
+    std::vector<double> R(12);
+    std::iota(R.begin(), R.end(), 0);
+    Dev rx = make({4, 3}, ACL_INT32, R, TRANSPOSED), ro = make({4, 3}, ACL_INT32, {0});
+    aclIntArray *sh = ia({1, -1}), *dm = ia({0, 1}), *s5 = ia({5}), *none = ia({});
+    RUN(S, aclnnRoll, rx.t, sh, dm, ro.t);
+    std::vector<double> RW(12), RF(12);
+    for (int64_t i = 0; i < 4; i++)
+        for (int64_t j = 0; j < 3; j++) RW[static_cast<size_t>(((i + 1) % 4) * 3 + (j + 2) % 3)] = R[static_cast<size_t>(i * 3 + j)];
+    compare("Roll two dims", read(ro), RW, 0);
+    RUN(S, aclnnRoll, rx.t, s5, none, ro.t);
+    for (int64_t i = 0; i < 12; i++) RF[static_cast<size_t>((i + 5) % 12)] = R[static_cast<size_t>(i)];
+    compare("Roll flattened", read(ro), RF, 0);
+    for (aclIntArray *arr : {sh, dm, s5, none}) aclDestroyIntArray(arr);
+    for (Dev *d : {&x, &src, &idx, &o, &ti, &to, &rx, &ro}) release(*d);
     printf("ok order\n");
 }
 

@@ -422,3 +422,46 @@ crate::phase2!(
     aclnnNanMedian,
     aclnnNanMedianDim
 );
+
+/// `aclnn_roll.h`: `out = torch.roll(self, shifts, dims)`; `dims` empty rolls the flattened
+/// tensor by the single shift.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRollGetWorkspaceSize(
+    x: *const c_void,
+    shifts: *const c_void,
+    dims: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnRollGetWorkspaceSize", workspaceSize, executor, || {
+        let t = a::tensor(x, "x")?;
+        let sh = a::int_array(shifts, "shifts")?;
+        let ds = a::int_array(dims, "dims")?;
+        let o = a::tensor(out, "out")?;
+        a::dtype_in(&t, ALL_NUM)?;
+        a::max_dims(&t, 8)?;
+        same_dtype(&o, t.dtype())?;
+        a::same_shape(&o, t.shape())?;
+        if ds.is_empty() && sh.len() != 1 {
+            return Err(NnError::invalid(format!(
+                "shifts {sh:?} must hold one value when dims is empty"
+            )));
+        }
+        if !ds.is_empty() && ds.len() != sh.len() {
+            return Err(NnError::invalid(format!(
+                "shifts {sh:?} and dims {ds:?} must have the same length"
+            )));
+        }
+        let mut d = Vec::with_capacity(ds.len());
+        for &v in &ds {
+            d.push(a::dim(v, t.ndim(), "dims")?);
+        }
+        let mut l = Launch::new("aclnnRoll");
+        l.input(&t);
+        l.output(&o);
+        l.finish(move |v, _| select::roll(&v[0], &sh, &d, &v[1]))
+    })
+}
+
+crate::phase2!(aclnnRoll);
