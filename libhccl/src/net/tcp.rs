@@ -42,8 +42,9 @@ const IO_SLICE: Duration = Duration::from_millis(200);
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Most bytes of messages nobody has asked for yet, per connection.
 const UNEXPECTED_LIMIT: u64 = 8 << 30;
-/// Frames up to this size are written with their header in one system call.
-const SMALL_FRAME: usize = 64 * 1024;
+/// Most bytes of spare buffers a connection keeps for messages that come before their
+/// receive is posted (reused, so such a message costs no allocation and no page faults).
+const SPARE_LIMIT: usize = 64 << 20;
 
 fn clock() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
@@ -93,6 +94,8 @@ pub struct Conn {
     sock: TcpStream,
     wlock: Mutex<()>,
     m: Mutex<Match>,
+    /// Buffers of messages that came before their receive, kept for the next such message.
+    spare: Mutex<Vec<Vec<u8>>>,
     broken: Mutex<Option<HcclError>>,
     is_broken: AtomicBool,
     closing: AtomicBool,
@@ -169,6 +172,7 @@ impl Conn {
             sock,
             wlock: Mutex::new(()),
             m: Mutex::new(Match::default()),
+            spare: Mutex::new(Vec::new()),
             broken: Mutex::new(None),
             is_broken: AtomicBool::new(false),
             closing: AtomicBool::new(false),
@@ -307,18 +311,41 @@ impl Conn {
 
     /// Write all of `b` (the write lock held).
     fn write_all(&self, b: &[u8], deadline: Option<Instant>) -> HResult<()> {
+        self.write_all2(b, &[], deadline)
+    }
+
+    /// Write all of `head` then all of `body` (the write lock held), with one system call
+    /// for both while they fit the socket buffer: a frame's header does not go out as a
+    /// packet of its own, and the payload is never copied into a frame buffer first.
+    fn write_all2(&self, head: &[u8], body: &[u8], deadline: Option<Instant>) -> HResult<()> {
+        let total = head.len() + body.len();
         let mut off = 0;
-        while off < b.len() {
-            let k = (b.len() - off).min(8 << 20);
-            // SAFETY: `b[off..off + k]` is readable; the descriptor is our socket.
-            let r = unsafe {
-                libc::send(
-                    self.sock.as_raw_fd(),
-                    b.as_ptr().add(off) as *const libc::c_void,
-                    k,
-                    libc::MSG_NOSIGNAL,
-                )
+        while off < total {
+            let (h, b) = if off < head.len() {
+                (&head[off..], body)
+            } else {
+                (&head[..0], &body[off - head.len()..])
             };
+            // At most 8 MiB per call, so timers are looked at between calls.
+            let b = &b[..b.len().min(8 << 20)];
+            let iov = [
+                libc::iovec {
+                    iov_base: h.as_ptr() as *mut libc::c_void,
+                    iov_len: h.len(),
+                },
+                libc::iovec {
+                    iov_base: b.as_ptr() as *mut libc::c_void,
+                    iov_len: b.len(),
+                },
+            ];
+            // SAFETY: an all-zero msghdr is valid (no address, no control data).
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            let first = if h.is_empty() { 1 } else { 0 };
+            msg.msg_iov = iov[first..].as_ptr() as *mut libc::iovec;
+            msg.msg_iovlen = (2 - first) as _;
+            // SAFETY: the iovecs describe readable slices that outlive the call; the
+            // descriptor is our socket.
+            let r = unsafe { libc::sendmsg(self.sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
             if r > 0 {
                 off += r as usize;
                 self.last_tx.store(clock(), Ordering::Relaxed);
@@ -340,9 +367,7 @@ impl Conn {
                         HCCL_E_TIMEOUT,
                         format!(
                             "timed out sending to {} ({} of {} bytes sent; it is not reading)",
-                            self.peer,
-                            off,
-                            b.len()
+                            self.peer, off, total
                         ),
                     );
                     if off > 0 {
@@ -377,18 +402,9 @@ impl Conn {
         if let Some(e) = self.broken() {
             return Err(e);
         }
-        if payload.len() <= SMALL_FRAME {
-            let mut b = Vec::with_capacity(HEADER_BYTES + payload.len());
-            b.extend_from_slice(&h);
-            b.extend_from_slice(payload);
-            self.write_all(&b, deadline)
-        } else {
-            self.write_all(&h, deadline)?;
-            self.write_all(payload, deadline).inspect_err(|e| {
-                // Half a frame may be on the wire.
-                self.break_with(e.clone());
-            })
-        }
+        // A failure after the first byte breaks the connection (half a frame may be on the
+        // wire; `write_all2` does that), one before it leaves the connection usable.
+        self.write_all2(&h, payload, deadline)
     }
 
     /// Post a receive for (comm, tag); a message that already arrived completes it at once.
@@ -400,17 +416,46 @@ impl Conn {
         if let Some(v) = m.unexpected.remove(&(comm, tag)) {
             m.unexpected_bytes -= v.len() as u64;
             drop(m);
-            if !slot.fill_from(&v) {
-                return Ok(());
-            }
-            if slot.state() == super::FAILED {
+            let filled = slot.fill_from(&v);
+            if filled && slot.state() == super::FAILED {
                 slot.fail(self.size_error(v.len(), slot.len()));
             }
+            self.give_spare(v);
             return Ok(());
         }
         m.posted.retain(|_, s| s.state() != super::CANCELLED);
         m.posted.insert((comm, tag), slot);
         Ok(())
+    }
+
+    /// An empty buffer for a message of `len` bytes: a spare one with room for it if there
+    /// is one, else a new one.
+    fn take_spare(&self, len: usize) -> Vec<u8> {
+        let mut sp = self.spare.lock();
+        match sp.iter().position(|v| v.capacity() >= len) {
+            Some(i) => {
+                let mut v = sp.swap_remove(i);
+                v.clear();
+                v
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Keep `v` for a later early message, within [`SPARE_LIMIT`] (the smallest buffers
+    /// go first).
+    fn give_spare(&self, v: Vec<u8>) {
+        let mut sp = self.spare.lock();
+        let kept: usize = sp.iter().map(|b| b.capacity()).sum();
+        if kept + v.capacity() <= SPARE_LIMIT {
+            sp.push(v);
+        } else if let Some(i) = (0..sp.len()).min_by_key(|&i| sp[i].capacity()) {
+            if sp[i].capacity() < v.capacity()
+                && kept - sp[i].capacity() + v.capacity() <= SPARE_LIMIT
+            {
+                sp[i] = v;
+            }
+        }
     }
 
     fn size_error(&self, got: usize, want: usize) -> HcclError {
@@ -440,9 +485,40 @@ fn read_full(
     at_start: bool,
     what: &str,
 ) -> Result<Got, Stop> {
+    // SAFETY: `buf` is writable for its length.
+    unsafe { read_full_raw(c, rd, buf.as_mut_ptr(), buf.len(), at_start, what) }
+}
+
+/// [`read_full`] into `len` bytes at `buf`, which need not be initialised.
+///
+/// # Safety
+/// `buf` is valid for `len` bytes of writes.
+unsafe fn read_full_raw(
+    c: &Conn,
+    rd: &mut TcpStream,
+    buf: *mut u8,
+    len: usize,
+    at_start: bool,
+    what: &str,
+) -> Result<Got, Stop> {
     let mut off = 0;
-    while off < buf.len() {
-        match rd.read(&mut buf[off..]) {
+    while off < len {
+        // SAFETY: `buf + off` is valid for `len - off` bytes (the caller's promise); the
+        // descriptor is the connection's socket.
+        let r = unsafe {
+            libc::recv(
+                rd.as_raw_fd(),
+                buf.add(off) as *mut libc::c_void,
+                len - off,
+                0,
+            )
+        };
+        let res = if r < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(r as usize)
+        };
+        match res {
             Ok(0) => {
                 if c.closing.load(Ordering::Acquire) {
                     return Err(Stop::Closing);
@@ -451,14 +527,13 @@ fn read_full(
                     return Ok(Got::Eof);
                 }
                 return Err(Stop::Err(c.transfer_error(format!(
-                    "the connection closed in the middle of {what} (got {off} of {} bytes): a truncated frame",
-                    buf.len()
+                    "the connection closed in the middle of {what} (got {off} of {len} bytes): a truncated frame"
                 ))));
             }
             Ok(k) => {
                 off += k;
                 c.last_rx.store(clock(), Ordering::Relaxed);
-                if at_start && off < buf.len() {
+                if at_start && off < len {
                     // Between reads of a frame, still keep our heartbeats going.
                     c.tick(false)?;
                 }
@@ -587,12 +662,18 @@ fn read_data(c: &Conn, rd: &mut TcpStream, h: &Header) -> Result<(), Stop> {
             ))));
         }
     }
-    let mut v: Vec<u8> = Vec::with_capacity(len.min(64 << 20));
+    // Into a spare buffer when one is big enough (no allocation, no page faults), never
+    // zeroed first; memory grows with what arrives, not with what the header claims.
+    let mut v = c.take_spare(len);
+    v.reserve_exact(len.min(64 << 20));
     while v.len() < len {
         let k = (len - v.len()).min(4 << 20);
         let old = v.len();
-        v.resize(old + k, 0);
-        read_full(c, rd, &mut v[old..], false, "a message")?;
+        v.reserve(k);
+        // SAFETY: `reserve` made room for `k` more bytes after `old`.
+        unsafe { read_full_raw(c, rd, v.as_mut_ptr().add(old), k, false, "a message")? };
+        // SAFETY: those `k` bytes are now written.
+        unsafe { v.set_len(old + k) };
     }
     let mut m = c.m.lock();
     if let Some(s) = m.posted.remove(&key) {
@@ -600,6 +681,7 @@ fn read_data(c: &Conn, rd: &mut TcpStream, h: &Header) -> Result<(), Stop> {
         if s.fill_from(&v) && s.state() == super::FAILED {
             s.fail(c.size_error(v.len(), s.len()));
         }
+        c.give_spare(v);
     } else if m.unexpected.contains_key(&key) {
         drop(m);
         return Err(Stop::Err(c.transfer_error(format!(
