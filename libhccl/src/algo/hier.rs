@@ -259,7 +259,7 @@ fn ring_all_reduce(
     let g = group.len();
     let e = op.dt.size() as u64;
     if g == 1 {
-        if input != buf as *const u8 {
+        if !std::ptr::eq(input, buf) {
             // SAFETY: both hold `cnt` elements (the callers' ranges).
             unsafe { copy_nt(input, buf, (cnt * e) as usize, super::nt_of(f, op)) };
         }
