@@ -48,9 +48,12 @@ pub struct FpEntry {
     pub count2: AtomicU64,
     pub extra: AtomicU64,
     pub dtype2: AtomicU32,
-    /// 1 when the rank staged its input in its inline buffer at the call (written before
-    /// `seq`): if every rank did, the operation completes at the rendezvous.
+    /// 1 when the rank staged its input at the call (written before `seq`): if every rank
+    /// did, the operation completes at the rendezvous.
     pub staged: AtomicU32,
+    /// An input of at most 8 bytes staged at the call (written before `seq`): it travels in
+    /// the fingerprint's own cache line ([`crate::algo::small`]).
+    pub data: AtomicU64,
 }
 
 #[repr(C, align(64))]
@@ -410,6 +413,7 @@ mod tests {
     #[test]
     fn layout() {
         assert_eq!(std::mem::size_of::<Slot>(), 16 * 64);
+        assert_eq!(std::mem::size_of::<FpEntry>(), 64);
         assert_eq!(std::mem::size_of::<Mbox>(), 64);
         assert_eq!(std::mem::size_of::<Bufs>(), 64);
         assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);

@@ -12,6 +12,17 @@
 //!   nothing is enqueued (`aclrtSynchronizeStream` afterwards has nothing to wait for);
 //! - on the stream ([`run`]), otherwise: stage, post, wait for every rank's post, compute.
 //!
+//! An input of at most [`TINY_BYTES`] staged at the call does not go to the inline buffer:
+//! it travels in the same cache line as the rank's fingerprint (`FpEntry::data`), which
+//! every peer reads at the rendezvous anyway. An 8-byte AllReduce then touches one line per
+//! peer besides its call word, instead of three (fingerprint, inline buffer, and the `done`
+//! word that guards the inline buffer's reuse): with ranks outnumbering cores every rank
+//! runs once per operation after a context switch, and each line is a cache (and often a
+//! TLB) miss. A rank writes the entry of collective `seq` again only at collective `seq +
+//! FP_RING`, after the rendezvous of `seq + FP_RING - 1`, which every peer reached after
+//! computing `seq` on its calling thread. The stream path never uses it (the host may be
+//! several calls ahead of the stream, with that entry rewritten).
+//!
 //! Reuse of an inline buffer: a rank stages into buffer `seq % 2` again only once every
 //! peer's `done` word reached the last operation that read it (`inline_last`); each rank
 //! stores `done` after computing. In steady state this holds already (the peers finished
@@ -22,7 +33,7 @@ use crate::comm::{seq_ge, CommInner};
 use crate::errors::HResult;
 use crate::fingerprint::opcode;
 use crate::reduce::{copy, reduce as kernel};
-use crate::shm::INLINE_BYTES;
+use crate::shm::{FP_RING, INLINE_BYTES};
 use std::sync::atomic::Ordering;
 
 /// Most bytes a rank reads from its peers' inline copies in one small operation.
@@ -31,19 +42,38 @@ use std::sync::atomic::Ordering;
 /// extra reads (128 KiB from L2 at ~50 GB/s: ~3 µs).
 const SMALL_READS: u64 = 128 * 1024;
 
+/// Per-rank input from which a Broadcast or AllGather goes direct when every rank can have
+/// its own core. Staging puts two copies of the data in a row on the critical path (the
+/// input into the control block, then out of it on every rank), while the direct path
+/// copies each byte once, split over the ranks, for one more synchronisation: a spin of
+/// well under a µs when no rank waits for a core. With ranks outnumbering cores that
+/// synchronisation costs several µs of scheduling, so the small path stays.
+const COPY_DIRECT_FROM: u64 = 16 * 1024;
+
 /// Whether `op` takes the small path. Depends only on values every rank agreed on at the
-/// call-time rendezvous, so all ranks decide alike.
+/// call-time rendezvous (and on the server's core count), so all ranks decide alike.
 pub fn fits(c: &CommInner, op: &Op) -> bool {
     let bytes = op.count.saturating_mul(op.dt.size() as u64);
     let n = c.n as u64;
     let limit = INLINE_BYTES as u64;
     let reads = bytes.saturating_mul(n) <= SMALL_READS;
+    let copy_direct = bytes >= COPY_DIRECT_FROM && c.n <= npu_emu_ffi::os::online_cpus();
     match op.code {
-        opcode::ALLREDUCE | opcode::REDUCE | opcode::ALLGATHER => bytes <= limit && reads,
-        opcode::BROADCAST => bytes <= limit,
+        opcode::ALLREDUCE | opcode::REDUCE => bytes <= limit && reads,
+        opcode::ALLGATHER => bytes <= limit && reads && !copy_direct,
+        opcode::BROADCAST => bytes <= limit && !copy_direct,
         opcode::REDUCE_SCATTER => bytes.saturating_mul(n) <= limit,
         _ => false,
     }
+}
+
+/// Inputs up to this size staged at the call travel with the fingerprint (see the module
+/// documentation).
+const TINY_BYTES: u64 = 8;
+
+/// Whether this operation's input, staged at the call, travels with the fingerprint.
+fn tiny(c: &CommInner, op: &Op) -> bool {
+    in_bytes(c, op) <= TINY_BYTES
 }
 
 /// Bytes of this rank's input (what it stages).
@@ -79,6 +109,23 @@ fn stage(c: &CommInner, op: &Op, seq: u64) -> HResult<()> {
     Ok(())
 }
 
+/// Copy this rank's input (at most [`TINY_BYTES`]) into its fingerprint entry for `seq`.
+fn stage_tiny(c: &CommInner, op: &Op, seq: u64) -> HResult<()> {
+    if op.code == opcode::BROADCAST && c.rank != op.root {
+        return Ok(());
+    }
+    let len = in_bytes(c, op) as usize;
+    let b = op.send.expect("input buffer");
+    let src = c.rt.host(b.phys, len as u64)?;
+    let mut v = [0u8; TINY_BYTES as usize];
+    // SAFETY: `src` is valid for `len` bytes (the runtime checked the range) and `len` <= TINY_BYTES (`tiny` chose this path).
+    unsafe { std::ptr::copy_nonoverlapping(src, v.as_mut_ptr(), len) };
+    c.me().fp[(seq % FP_RING as u64) as usize]
+        .data
+        .store(u64::from_ne_bytes(v), Ordering::Relaxed);
+    Ok(())
+}
+
 /// At the call of collective `seq` (from the rendezvous, before the fingerprint is
 /// published): stage the input now if that is the same as staging it on the stream, that
 /// is if `stream_idle` (the caller asked the runtime), every earlier collective finished,
@@ -89,8 +136,11 @@ pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> boo
         && op.count > 0
         && fits(c, op)
         && c.is_turn(seq)
-        && inline_free(c, seq)
-        && stage(c, op, seq).is_ok()
+        && if tiny(c, op) {
+            stage_tiny(c, op, seq).is_ok()
+        } else {
+            inline_free(c, seq) && stage(c, op, seq).is_ok()
+        }
 }
 
 /// Complete collective `seq` on the calling thread after a rendezvous at which every rank
@@ -99,7 +149,7 @@ pub fn complete_at_call(c: &CommInner, op: &Op, seq: u64) -> HResult<()> {
     let me = c.me();
     me.exec_op.0.store(op.code, Ordering::Relaxed);
     me.post.0.store_wake(seq as u32);
-    compute(c, op, seq)
+    compute(c, op, seq, tiny(c, op))
 }
 
 /// The stream path: stage, post, wait for every rank, compute.
@@ -118,17 +168,25 @@ pub fn run(co: &Coll, op: &Op) -> HResult<()> {
     stage(c, op, seq)?;
     co.post_only(op.code);
     co.wait_posted()?;
-    compute(c, op, seq)
+    compute(c, op, seq, false)
 }
 
-/// Compute this rank's output of collective `seq` from every rank's staged input, then say
-/// so (`done`: the peers may stage into their inline buffer of this parity again).
-fn compute(cc: &CommInner, op: &Op, seq: u64) -> HResult<()> {
+/// Compute this rank's output of collective `seq` from every rank's staged input (in the
+/// fingerprint entries when `in_fp`, else in the inline buffers), then say so (`done`: the
+/// peers may stage into their inline buffer of this parity again).
+fn compute(cc: &CommInner, op: &Op, seq: u64, in_fp: bool) -> HResult<()> {
     let (n, r) = (cc.n, cc.rank);
     let e = op.dt.size() as u64;
     let bytes = op.count * e;
     let parity = seq % 2;
-    let inl = |p: u32| cc.shm.inline(p, parity) as *const u8;
+    let entry = (seq % FP_RING as u64) as usize;
+    let inl = |p: u32| {
+        if in_fp {
+            cc.slot(p).fp[entry].data.as_ptr() as *const u8
+        } else {
+            cc.shm.inline(p, parity) as *const u8
+        }
+    };
     let out = |len: u64| -> HResult<*mut u8> {
         let b = if op.code == opcode::BROADCAST {
             op.send
@@ -153,7 +211,7 @@ fn compute(cc: &CommInner, op: &Op, seq: u64) -> HResult<()> {
                     *s = inl(p as u32);
                 }
                 let dst = out(bytes)?;
-                // SAFETY: every rank's inline buffer holds its `bytes` of input (staged before the synchronisation that preceded this); `out` gave a host pointer valid for `bytes`.
+                // SAFETY: every rank's inline buffer (or fingerprint entry, `in_fp`: 8 bytes >= its input) holds its `bytes` of input, staged before the synchronisation that preceded this; `out` gave a host pointer valid for `bytes`.
                 with_scratch(false, |s| unsafe {
                     kernel(op.dt, op.redop, srcs, &[dst], op.count as usize, s)
                 });
@@ -161,20 +219,20 @@ fn compute(cc: &CommInner, op: &Op, seq: u64) -> HResult<()> {
         }
         opcode::BROADCAST => {
             if r != op.root {
-                // SAFETY: the root's inline buffer holds `bytes` bytes of input; `out` is valid for `bytes`.
+                // SAFETY: the root's inline buffer (or fingerprint entry) holds `bytes` bytes of input; `out` is valid for `bytes`.
                 unsafe { copy(inl(op.root), out(bytes)?, bytes as usize) };
             }
         }
         opcode::ALLGATHER => {
             let dst = out(bytes * n as u64)?;
             for p in 0..n {
-                // SAFETY: each inline buffer holds `bytes` bytes; `dst` is valid for `bytes * n`, so block `p` fits.
+                // SAFETY: each inline buffer (or fingerprint entry) holds `bytes` bytes; `dst` is valid for `bytes * n`, so block `p` fits.
                 unsafe { copy(inl(p), dst.add((p as u64 * bytes) as usize), bytes as usize) };
             }
         }
         opcode::REDUCE_SCATTER => {
             for (p, s) in srcs.iter_mut().enumerate() {
-                // SAFETY: every inline buffer holds `bytes * n` bytes for a reduce-scatter, so block `r` is inside it.
+                // SAFETY: every inline buffer (or fingerprint entry) holds `bytes * n` bytes for a reduce-scatter, so block `r` is inside it.
                 *s = unsafe { inl(p as u32).add((r as u64 * bytes) as usize) };
             }
             let dst = out(bytes)?;
@@ -185,7 +243,9 @@ fn compute(cc: &CommInner, op: &Op, seq: u64) -> HResult<()> {
         }
         _ => unreachable!(),
     }
-    cc.inline_last[parity as usize].store(seq, Ordering::Release);
+    if !in_fp {
+        cc.inline_last[parity as usize].store(seq, Ordering::Release);
+    }
     cc.me().done.0.store_wake(seq as u32);
     Ok(())
 }

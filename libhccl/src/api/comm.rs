@@ -706,12 +706,11 @@ pub unsafe extern "C" fn HcclBarrier(comm: HcclComm, stream: *mut c_void) -> i32
         || {
             let c = cm::get(comm)?;
             non_null(stream, "stream")?;
-            let mut fp = Fp::new(opcode::BARRIER);
-            let seq = c.rendezvous(&mut fp)?;
-            let mut op = algo::Op::new(opcode::BARRIER, String::new());
-            op.seq = seq;
-            op.fp = Some(fp);
-            algo::enqueue(&c, op, stream)
+            let fp = Fp::new(opcode::BARRIER);
+            let op = algo::Op::new(opcode::BARRIER, String::new());
+            // On idle streams the rendezvous is the barrier (nothing is enqueued);
+            // otherwise it is enqueued like any collective.
+            super::ops::launch_coll(&c, fp, op, stream, false)
         },
     )
 }
