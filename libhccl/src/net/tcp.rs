@@ -416,16 +416,23 @@ impl Conn {
         if let Some(v) = m.unexpected.remove(&(comm, tag)) {
             m.unexpected_bytes -= v.len() as u64;
             drop(m);
-            let filled = slot.fill_from(&v);
-            if filled && slot.state() == super::FAILED {
-                slot.fail(self.size_error(v.len(), slot.len()));
-            }
+            self.fill_early(&slot, &v);
             self.give_spare(v);
             return Ok(());
         }
         m.posted.retain(|_, s| s.state() != super::CANCELLED);
         m.posted.insert((comm, tag), slot);
         Ok(())
+    }
+
+    /// Complete `slot` with a message that came before it was posted; a message of the
+    /// wrong size fails it with an error naming the peer.
+    fn fill_early(&self, slot: &RecvSlot, v: &[u8]) {
+        if v.len() == slot.len() {
+            slot.fill_from(v);
+        } else if slot.begin_fill() {
+            slot.fail(self.size_error(v.len(), slot.len()));
+        }
     }
 
     /// An empty buffer for a message of `len` bytes: a spare one with room for it if there
@@ -678,9 +685,7 @@ fn read_data(c: &Conn, rd: &mut TcpStream, h: &Header) -> Result<(), Stop> {
     let mut m = c.m.lock();
     if let Some(s) = m.posted.remove(&key) {
         drop(m);
-        if s.fill_from(&v) && s.state() == super::FAILED {
-            s.fail(c.size_error(v.len(), s.len()));
-        }
+        c.fill_early(&s, &v);
         c.give_spare(v);
     } else if m.unexpected.contains_key(&key) {
         drop(m);
@@ -1335,6 +1340,70 @@ mod tests {
             .unwrap_err();
         assert!(
             e.msg.contains("failed (HCCL_E_INTERNAL): boom"),
+            "{}",
+            e.msg
+        );
+    }
+
+    /// Messages that come before their receive (a peer running ahead) are kept whole and
+    /// in order of tags, and the buffers that held them serve later ones: the data is right
+    /// whatever the buffer held before, and a wrong size still names the peer.
+    #[test]
+    fn early_messages_reuse_their_buffers() {
+        let k = frame::key(&[9u8; 16]);
+        let (a, b) = pair(&k);
+        let n1 = net(a, 1);
+        let n0 = net(b, 0);
+        let d = || Some(Instant::now() + Duration::from_secs(10));
+        for round in 0..3u32 {
+            let msgs: Vec<Vec<u8>> = (0..4u32)
+                .map(|m| {
+                    let len = (1 << 20) + (m as usize) * 4099 - round as usize * 7;
+                    (0..len)
+                        .map(|i| (i as u32 * 31 + m + round) as u8)
+                        .collect()
+                })
+                .collect();
+            for (m, v) in msgs.iter().enumerate() {
+                // SAFETY: the message outlives the call.
+                unsafe {
+                    n0.send(1, 100 + m as u64, v.as_ptr(), v.len(), d())
+                        .unwrap()
+                };
+            }
+            // Every message is in before any receive is posted.
+            let t0 = Instant::now();
+            while n1.conn(0).unwrap().m.lock().unexpected.len() < msgs.len() {
+                assert!(
+                    t0.elapsed() < Duration::from_secs(10),
+                    "messages never came"
+                );
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            // Posted in reverse order of arrival.
+            for (m, v) in msgs.iter().enumerate().rev() {
+                let mut got = vec![0xeeu8; v.len()];
+                // SAFETY: `got` outlives the wait.
+                let r =
+                    unsafe { n1.irecv(0, 100 + m as u64, got.as_mut_ptr(), got.len()) }.unwrap();
+                n1.wait(&r, d()).unwrap();
+                assert!(got == *v, "round {round} message {m}");
+            }
+            assert!(!n1.conn(0).unwrap().spare.lock().is_empty());
+        }
+        // An early message of the wrong size, into a reused buffer.
+        let v = vec![7u8; 1000];
+        // SAFETY: `v` outlives the call.
+        unsafe { n0.send(1, 200, v.as_ptr(), v.len(), d()).unwrap() };
+        std::thread::sleep(Duration::from_millis(50));
+        let mut got = vec![0u8; 999];
+        // SAFETY: `got` outlives the wait.
+        let r = unsafe { n1.irecv(0, 200, got.as_mut_ptr(), got.len()) }.unwrap();
+        let e = n1.wait(&r, d()).unwrap_err();
+        assert!(
+            e.msg.contains(
+                "rank 0 (host a, 127.0.0.1, pid 1) sent a message of 1000 bytes for a receive of 999 bytes"
+            ),
             "{}",
             e.msg
         );
