@@ -27,6 +27,14 @@
 //!   unreserved page; if `/dev/shm` filled up in between (another process), the first use
 //!   fails with `ACL_ERROR_RT_MEMORY_ALLOCATION` and the message. In total nothing is lost:
 //!   first touching reserved pages costs what touching unreserved ones costs.
+//! - Freeing gives the pages back to the system (`fallocate` punching a hole). That costs
+//!   ~0.2 s per GiB (the kernel frees every page), so a free of at least
+//!   [`PUNCH_LATER_FROM`] bytes hands its range to this process's punch thread and returns:
+//!   the range stays this process's (out of its pool, so nothing can be allocated there)
+//!   until its pages are punched, then goes back to the pool and its wholly free slabs to
+//!   the node, as a small free does at once. An allocation that finds no room, or no
+//!   backing store, while punches are pending waits for them and tries again, so a freed
+//!   range is never counted against the caller ([`Node::settle_frees`] waits for them too).
 //! - Device `d`'s HBM is reserved without access at its canonical address
 //!   ([`crate::memory::device_addr`]) in every process, so a device pointer means the same
 //!   everywhere and a host dereference faults ([`crate::fault`]); the emulator reads and
@@ -65,17 +73,22 @@ use crate::memory::{
     device_addr, device_of, AllocInfo, PhysHandleInfo, VMM_BASE, VMM_GRANULARITY, VMM_SIZE,
 };
 use crate::rtapi::RtPhys;
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex, MutexGuard};
 pub use shared::{check_file, open_dir, reserve_file};
 use shared::{Mapping, Shared};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use suballoc::{Pool, ALIGN};
 
 /// Allocations of at least this many bytes are reserved at their first use instead of
 /// when they are made (see the module documentation).
 pub const LAZY_RESERVE_FROM: u64 = 1 << 20;
+
+/// Frees of at least this many bytes punch their pages on the punch thread (a punch of
+/// 4 MiB takes about a millisecond; see the module documentation).
+pub const PUNCH_LATER_FROM: u64 = 4 << 20;
 
 /// How many freed allocations a process remembers, to tell "freed memory" from "never
 /// allocated" in messages.
@@ -150,20 +163,96 @@ struct Inner {
     unreserved: BTreeMap<u64, u64>,
     /// The sum of `unreserved`.
     pending: u64,
+    /// Freed ranges whose pages the punch thread gives back before they return to the
+    /// pool: (device, physical offset, bytes).
+    to_punch: VecDeque<(u32, u64, u64)>,
+    /// Ranges handed to the punch thread and not back in the pool yet.
+    punching: usize,
+    /// The punch thread runs.
+    punch_thread: bool,
+    /// The punch thread is to exit once `to_punch` is empty (the node is dropped).
+    punch_stop: bool,
+}
+
+/// The punch thread's two signals, on [`Node::inner`]'s lock.
+#[derive(Default)]
+struct PunchSignals {
+    /// A range was queued, or the thread is to stop.
+    work: Condvar,
+    /// A range went back to the pool, or the thread stopped.
+    done: Condvar,
 }
 
 /// This process's view of the node: mappings, its own allocations, its process-table slot.
 pub struct Node {
-    sh: Shared,
+    sh: Arc<Shared>,
     /// Our slot in the process table.
     slot: usize,
     /// The process that opened the node (a fork child must not allocate through it).
     pid: u32,
     /// Read-write alias of each device's HBM file.
     alias: Vec<Mapping>,
-    inner: Mutex<Inner>,
+    inner: Arc<Mutex<Inner>>,
+    punch: Arc<PunchSignals>,
     /// Most device bytes this process held at once, per device (`aclrtGetMemUsageInfo`).
     peak: Vec<std::sync::atomic::AtomicU64>,
+}
+
+/// Return `[off, off+size)` of `device` to its pool; punch the pages now wholly free (only
+/// those outside the range when `punched`: the punch thread did the range already); give
+/// every slab that holds nothing live any more back to the node.
+fn give_back(sh: &Shared, inner: &mut Inner, device: u32, off: u64, size: u64, punched: bool) {
+    let Some(pool) = inner.pools.get_mut(&device) else {
+        return;
+    };
+    let (fstart, flen) = pool.free(off, size);
+    let fend = fstart + flen;
+    // Punch while every page of the block is still ours, then let the slabs go.
+    if punched {
+        // The pages the range shares with free neighbours (`punch` keeps to whole pages).
+        let left = page_up(off).min(fend);
+        sh.punch(device, fstart, left - fstart);
+        let right = ((off + size) & !4095).max(fstart);
+        sh.punch(device, right, fend - right);
+    } else {
+        sh.punch(device, fstart, flen);
+    }
+    for (first, n) in pool.release_free(fstart, flen) {
+        sh.release_slabs(device, first, n);
+    }
+    if pool.is_empty() {
+        inner.pools.remove(&device);
+    }
+}
+
+/// The punch thread of a [`Node`]: gives back the pages of large freed ranges (the range is
+/// still this process's, out of its pool, so nobody else touches it meanwhile), then
+/// returns the range to the pool. Exits when the node is dropped.
+fn punch_thread(sh: Arc<Shared>, state: Arc<Mutex<Inner>>, sig: Arc<PunchSignals>) {
+    // SCHED_BATCH: a fair share of the CPU, but a wake-up never preempts the thread that
+    // freed (otherwise, with more runnable threads than CPUs, the free's caller may wait a
+    // whole timeslice while the punch runs). Best effort: without it the thread still works.
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: changes the calling thread's policy (pid 0); `param` is a valid local.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
+    let mut inner = state.lock();
+    loop {
+        let Some((device, off, size)) = inner.to_punch.pop_front() else {
+            if inner.punch_stop {
+                inner.punch_thread = false;
+                sig.done.notify_all();
+                return;
+            }
+            sig.work.wait(&mut inner);
+            continue;
+        };
+        drop(inner);
+        sh.punch(device, off, size);
+        inner = state.lock();
+        give_back(&sh, &mut inner, device, off, size, true);
+        inner.punching -= 1;
+        sig.done.notify_all();
+    }
 }
 
 fn page_up(n: u64) -> u64 {
@@ -245,14 +334,15 @@ impl Node {
         }
         let slot = sh.register()?;
         Ok(Node {
-            sh,
+            sh: Arc::new(sh),
             slot,
             pid: std::process::id(),
             alias,
-            inner: Mutex::new(Inner {
+            inner: Arc::new(Mutex::new(Inner {
                 next_handle: 1,
                 ..Default::default()
-            }),
+            })),
+            punch: Arc::default(),
             peak: (0..crate::memory::MAX_DEVICES)
                 .map(|_| std::sync::atomic::AtomicU64::new(0))
                 .collect(),
@@ -423,18 +513,55 @@ impl Node {
     /// Return `[off, off+size)` of `device` to its pool; punch the pages now wholly free;
     /// give every slab that holds nothing live any more back to the node.
     fn give(&self, inner: &mut Inner, device: u32, off: u64, size: u64) {
-        let Some(pool) = inner.pools.get_mut(&device) else {
-            return;
-        };
-        let (fstart, flen) = pool.free(off, size);
-        // Punch while every page of the block is still ours, then let the slabs go.
-        self.sh.punch(device, fstart, flen);
-        for (first, n) in pool.release_free(fstart, flen) {
-            self.sh.release_slabs(device, first, n);
+        give_back(&self.sh, inner, device, off, size, false);
+    }
+
+    /// Free `[off, off+size)` of `device` as [`Node::give`] does, on the punch thread when
+    /// it is large ([`PUNCH_LATER_FROM`]) and the thread runs or can be started.
+    fn give_freed(&self, inner: &mut Inner, device: u32, off: u64, size: u64) {
+        if size >= PUNCH_LATER_FROM && self.punch_thread(inner) {
+            inner.to_punch.push_back((device, off, size));
+            inner.punching += 1;
+            self.punch.work.notify_one();
+        } else {
+            self.give(inner, device, off, size);
         }
-        if pool.is_empty() {
-            inner.pools.remove(&device);
+    }
+
+    /// Whether the punch thread runs (started now if not yet).
+    fn punch_thread(&self, inner: &mut Inner) -> bool {
+        if inner.punch_thread {
+            return true;
         }
+        if inner.punch_stop {
+            return false;
+        }
+        let (sh, state, sig) = (self.sh.clone(), self.inner.clone(), self.punch.clone());
+        inner.punch_thread = std::thread::Builder::new()
+            .name("npu-emu-free".into())
+            .stack_size(256 << 10)
+            .spawn(move || punch_thread(sh, state, sig))
+            .is_ok();
+        inner.punch_thread
+    }
+
+    /// Wait until every range handed to the punch thread is back in the pool; whether
+    /// there was any (a failed allocation is then worth another try).
+    fn settle(&self, inner: &mut MutexGuard<'_, Inner>) -> bool {
+        // (A fork child has a copy of the queue but not the thread.)
+        if inner.punching == 0 || std::process::id() != self.pid {
+            return false;
+        }
+        while inner.punching > 0 {
+            self.punch.done.wait(inner);
+        }
+        true
+    }
+
+    /// Wait until the pages of every free of this process are given back to the system
+    /// and its ranges are back in the pool (large frees finish on the punch thread).
+    pub fn settle_frees(&self) {
+        self.settle(&mut self.inner.lock());
     }
 
     /// Allocate `size` bytes (already rounded by the caller) on physical device `device`.
@@ -460,7 +587,14 @@ impl Node {
         let asize = size.next_multiple_of(ALIGN);
         let mut inner = self.inner.lock();
         let lazy = asize >= LAZY_RESERVE_FROM;
-        let off = self.take(&mut inner, device, asize, ALIGN, lazy)?;
+        let off = match self.take(&mut inner, device, asize, ALIGN, lazy) {
+            // No room, or no backing store, while freed ranges are still being given back:
+            // wait for them and try again.
+            Err(e) if e.code == ACL_ERROR_RT_MEMORY_ALLOCATION && self.settle(&mut inner) => {
+                self.take(&mut inner, device, asize, ALIGN, lazy)?
+            }
+            r => r?,
+        };
         inner.next_serial += 1;
         let info = AllocInfo {
             addr: device_addr(device, off),
@@ -501,7 +635,7 @@ impl Node {
             inner.pending -= n;
         }
         let off = addr - device_addr(a.device, 0);
-        self.give(&mut inner, a.device, off, a.size.next_multiple_of(ALIGN));
+        self.give_freed(&mut inner, a.device, off, a.size.next_multiple_of(ALIGN));
         self.bytes_sub(a.device, a.size);
         Self::remember_freed(&mut inner, a);
         Ok(a)
@@ -727,17 +861,20 @@ impl Node {
 
     /// Reserve the backing pages of the live allocation starting at `addr` if they are not
     /// yet (its first use).
-    fn reserve_alloc(&self, inner: &mut Inner, addr: u64) -> Result<()> {
+    fn reserve_alloc(&self, inner: &mut MutexGuard<'_, Inner>, addr: u64) -> Result<()> {
         let Some(&n) = inner.unreserved.get(&addr) else {
             return Ok(());
         };
         let Some(a) = inner.allocs.get(&addr).copied() else {
             return Ok(());
         };
-        if let Err(e) = self
-            .sh
-            .reserve(a.device, addr - device_addr(a.device, 0), n)
-        {
+        let off = addr - device_addr(a.device, 0);
+        let mut r = self.sh.reserve(a.device, off, n);
+        if r.is_err() && self.settle(inner) {
+            // Pages this process freed were still being given back: try again without them.
+            r = self.sh.reserve(a.device, off, n);
+        }
+        if let Err(e) = r {
             return Err(Error::new(
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 format!(
@@ -1080,7 +1217,12 @@ impl Node {
             ));
         }
         let mut inner = self.inner.lock();
-        let off = self.take(&mut inner, device, size, ALIGN, false)?;
+        let off = match self.take(&mut inner, device, size, ALIGN, false) {
+            Err(e) if e.code == ACL_ERROR_RT_MEMORY_ALLOCATION && self.settle(&mut inner) => {
+                self.take(&mut inner, device, size, ALIGN, false)?
+            }
+            r => r?,
+        };
         let id = inner.next_handle;
         inner.next_handle += 1;
         let info = PhysHandleInfo {
@@ -1129,7 +1271,7 @@ impl Node {
         if h.imported {
             return Ok(());
         }
-        self.give(&mut inner, h.info.device, h.info.phys.offset, h.info.size);
+        self.give_freed(&mut inner, h.info.device, h.info.phys.offset, h.info.size);
         self.bytes_sub(h.info.device, h.info.size);
         Ok(())
     }
@@ -1238,12 +1380,22 @@ impl Drop for Node {
         if std::process::id() != self.pid {
             return; // a fork child: the slot and slabs are the parent's
         }
+        {
+            // Let the punch thread finish what it has and exit.
+            let mut inner = self.inner.lock();
+            self.settle(&mut inner);
+            inner.punch_stop = true;
+            self.punch.work.notify_all();
+            while inner.punch_thread {
+                self.punch.done.wait(&mut inner);
+            }
+        }
         if let Ok(g) = self.sh.lock() {
             self.sh.release_slot_slabs(self.slot);
             self.sh.clear_slot(self.slot);
             drop(g);
         }
-        let inner = self.inner.get_mut();
+        let inner = self.inner.lock();
         for (&va, &size) in &inner.vas {
             // SAFETY: ranges this node reserved.
             unsafe { libc::munmap(va as *mut libc::c_void, size as usize) };

@@ -259,6 +259,49 @@ fn advanced_indexing_matches_the_host_reference() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// `tests/c/aclnn/aclnn_ops6.cpp`: what a CNN needs (Convolution and its backward, BatchNorm
+/// and its backward, max/average/adaptive pooling with their backward forms) and ordering
+/// (Sort, Topk, MedianDim) plus IndexAdd and Take, against float64 host references; and their
+/// argument errors.
+#[test]
+fn cnn_and_ordering_operators_match_the_host_reference() {
+    let work = scratch("aclnn-ops6");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops6.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok conv",
+        "ok batch norm",
+        "ok pool",
+        "ok order",
+        "ok errors",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 150, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnConvolutionGetWorkspaceSize: groups 0 must be at least 1",
+        "aclnnTopkGetWorkspaceSize: k 6 is out of range [0, 5]",
+        "aclnnMaxPool2dWithIndicesGetWorkspaceSize: padding [2, 2] must be at most half of kernelSize [2, 2]",
+        "index 9 at position 0 is out of range for self's elements of size 4",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// The calls torch_npu makes for a small MLP trained with SGD, 60 steps on one stream: the
 /// first step matches a host reference and the loss falls.
 #[test]

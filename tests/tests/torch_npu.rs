@@ -430,12 +430,6 @@ fn added_operators_match_cpu() {
 /// The sweep fails on any other failing case, and on a listed case that passes (so the list
 /// shrinks as operators are added).
 const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
-    ("binary.fmod", "aclop Mod: its aclnn function is missing"),
-    ("binary.int_ops", "aclop Mod: its aclnn function is missing"),
-    (
-        "binary.scalar_forms",
-        "aclop Mod: its aclnn function is missing",
-    ),
     ("binary.xlogy", "aclop Xlogy: its aclnn function is missing"),
     (
         "compare.all",
@@ -453,28 +447,11 @@ const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
         "cum.cumsum_cumprod_cummax",
         "aclop Cumprod: its aclnn function is missing",
     ),
-    (
-        "index.index_put_index_add",
-        "aclop BroadcastTo: its aclnn function is missing",
-    ),
-    (
-        "index.index_select_gather_take",
-        "aclop BroadcastTo: its aclnn function is missing",
-    ),
-    (
-        "index.scatter_scatter_add",
-        "aclop ScatterElements: its aclnn function is missing",
-    ),
     ("matrix.all", "aclop MatMul: its aclnn function is missing"),
     (
         "nn.activations_misc",
         "F.gelu(approximate=\"none\") is the tanh form on NPU, as on Ascend",
     ),
-    (
-        "nn.batch_norm",
-        "aclop BNTrainingReduce: its aclnn function is missing",
-    ),
-    ("nn.conv", "aclop Conv2D: its aclnn function is missing"),
     (
         "nn.embedding_one_hot",
         "aclop OneHot: its aclnn function is missing",
@@ -489,10 +466,6 @@ const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
     ),
     ("nn.losses", "aclop NLLLoss: its aclnn function is missing"),
     (
-        "nn.pool",
-        "aclop MaxPoolWithArgmaxV1: its aclnn function is missing",
-    ),
-    (
         "reduce.amax_amin_max_min",
         "aclnnAminmax is missing (aminmax; no fallback)",
     ),
@@ -506,54 +479,15 @@ const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
     ),
     (
         "shape.flip_roll_repeat_tile",
-        "aclop Roll: its aclnn function is missing",
+        "aclop Tile: its aclnn function (aclnnRepeat) is missing",
     ),
     (
         "shape.pad_tril_triu_diag",
         "aclop MirrorPad: its aclnn function is missing",
     ),
     (
-        "sort.kthvalue_median_mode",
-        "aclop TopKV2: its aclnn function is missing",
-    ),
-    (
-        "sort.sort_argsort_topk",
-        "aclop Sort: its aclnn function is missing",
-    ),
-    (
         "sort.unique",
         "aclop UniqueWithCountsAndSorting: its aclnn function is missing",
-    ),
-    ("unary.elu", "aclop Elu: its aclnn function is missing"),
-    (
-        "unary.hardsigmoid",
-        "aclop HardSigmoid: its aclnn function is missing",
-    ),
-    (
-        "unary.hardswish",
-        "aclop HardSwish: its aclnn function is missing",
-    ),
-    (
-        "unary.hardtanh",
-        "aclop HardtanhGrad: its aclnn function is missing",
-    ),
-    (
-        "unary.leaky_relu",
-        "aclop LeakyReluGrad: its aclnn function is missing",
-    ),
-    (
-        "unary.logsigmoid",
-        "aclop LogSigmoid: its aclnn function is missing",
-    ),
-    ("unary.mish", "aclop Mish: its aclnn function is missing"),
-    (
-        "unary.relu6",
-        "aclop HardtanhGrad: its aclnn function is missing",
-    ),
-    ("unary.selu", "aclop Elu: its aclnn function is missing"),
-    (
-        "unary.softplus",
-        "aclop SoftplusV2: its aclnn function is missing",
     ),
 ];
 

@@ -42,8 +42,9 @@ const IO_SLICE: Duration = Duration::from_millis(200);
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Most bytes of messages nobody has asked for yet, per connection.
 const UNEXPECTED_LIMIT: u64 = 8 << 30;
-/// Frames up to this size are written with their header in one system call.
-const SMALL_FRAME: usize = 64 * 1024;
+/// Most bytes of spare buffers a connection keeps for messages that come before their
+/// receive is posted (reused, so such a message costs no allocation and no page faults).
+const SPARE_LIMIT: usize = 64 << 20;
 
 fn clock() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
@@ -93,6 +94,8 @@ pub struct Conn {
     sock: TcpStream,
     wlock: Mutex<()>,
     m: Mutex<Match>,
+    /// Buffers of messages that came before their receive, kept for the next such message.
+    spare: Mutex<Vec<Vec<u8>>>,
     broken: Mutex<Option<HcclError>>,
     is_broken: AtomicBool,
     closing: AtomicBool,
@@ -169,6 +172,7 @@ impl Conn {
             sock,
             wlock: Mutex::new(()),
             m: Mutex::new(Match::default()),
+            spare: Mutex::new(Vec::new()),
             broken: Mutex::new(None),
             is_broken: AtomicBool::new(false),
             closing: AtomicBool::new(false),
@@ -307,18 +311,41 @@ impl Conn {
 
     /// Write all of `b` (the write lock held).
     fn write_all(&self, b: &[u8], deadline: Option<Instant>) -> HResult<()> {
+        self.write_all2(b, &[], deadline)
+    }
+
+    /// Write all of `head` then all of `body` (the write lock held), with one system call
+    /// for both while they fit the socket buffer: a frame's header does not go out as a
+    /// packet of its own, and the payload is never copied into a frame buffer first.
+    fn write_all2(&self, head: &[u8], body: &[u8], deadline: Option<Instant>) -> HResult<()> {
+        let total = head.len() + body.len();
         let mut off = 0;
-        while off < b.len() {
-            let k = (b.len() - off).min(8 << 20);
-            // SAFETY: `b[off..off + k]` is readable; the descriptor is our socket.
-            let r = unsafe {
-                libc::send(
-                    self.sock.as_raw_fd(),
-                    b.as_ptr().add(off) as *const libc::c_void,
-                    k,
-                    libc::MSG_NOSIGNAL,
-                )
+        while off < total {
+            let (h, b) = if off < head.len() {
+                (&head[off..], body)
+            } else {
+                (&head[..0], &body[off - head.len()..])
             };
+            // At most 8 MiB per call, so timers are looked at between calls.
+            let b = &b[..b.len().min(8 << 20)];
+            let iov = [
+                libc::iovec {
+                    iov_base: h.as_ptr() as *mut libc::c_void,
+                    iov_len: h.len(),
+                },
+                libc::iovec {
+                    iov_base: b.as_ptr() as *mut libc::c_void,
+                    iov_len: b.len(),
+                },
+            ];
+            // SAFETY: an all-zero msghdr is valid (no address, no control data).
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            let first = if h.is_empty() { 1 } else { 0 };
+            msg.msg_iov = iov[first..].as_ptr() as *mut libc::iovec;
+            msg.msg_iovlen = (2 - first) as _;
+            // SAFETY: the iovecs describe readable slices that outlive the call; the
+            // descriptor is our socket.
+            let r = unsafe { libc::sendmsg(self.sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
             if r > 0 {
                 off += r as usize;
                 self.last_tx.store(clock(), Ordering::Relaxed);
@@ -340,9 +367,7 @@ impl Conn {
                         HCCL_E_TIMEOUT,
                         format!(
                             "timed out sending to {} ({} of {} bytes sent; it is not reading)",
-                            self.peer,
-                            off,
-                            b.len()
+                            self.peer, off, total
                         ),
                     );
                     if off > 0 {
@@ -377,18 +402,9 @@ impl Conn {
         if let Some(e) = self.broken() {
             return Err(e);
         }
-        if payload.len() <= SMALL_FRAME {
-            let mut b = Vec::with_capacity(HEADER_BYTES + payload.len());
-            b.extend_from_slice(&h);
-            b.extend_from_slice(payload);
-            self.write_all(&b, deadline)
-        } else {
-            self.write_all(&h, deadline)?;
-            self.write_all(payload, deadline).inspect_err(|e| {
-                // Half a frame may be on the wire.
-                self.break_with(e.clone());
-            })
-        }
+        // A failure after the first byte breaks the connection (half a frame may be on the
+        // wire; `write_all2` does that), one before it leaves the connection usable.
+        self.write_all2(&h, payload, deadline)
     }
 
     /// Post a receive for (comm, tag); a message that already arrived completes it at once.
@@ -400,17 +416,53 @@ impl Conn {
         if let Some(v) = m.unexpected.remove(&(comm, tag)) {
             m.unexpected_bytes -= v.len() as u64;
             drop(m);
-            if !slot.fill_from(&v) {
-                return Ok(());
-            }
-            if slot.state() == super::FAILED {
-                slot.fail(self.size_error(v.len(), slot.len()));
-            }
+            self.fill_early(&slot, &v);
+            self.give_spare(v);
             return Ok(());
         }
         m.posted.retain(|_, s| s.state() != super::CANCELLED);
         m.posted.insert((comm, tag), slot);
         Ok(())
+    }
+
+    /// Complete `slot` with a message that came before it was posted; a message of the
+    /// wrong size fails it with an error naming the peer.
+    fn fill_early(&self, slot: &RecvSlot, v: &[u8]) {
+        if v.len() == slot.len() {
+            slot.fill_from(v);
+        } else if slot.begin_fill() {
+            slot.fail(self.size_error(v.len(), slot.len()));
+        }
+    }
+
+    /// An empty buffer for a message of `len` bytes: a spare one with room for it if there
+    /// is one, else a new one.
+    fn take_spare(&self, len: usize) -> Vec<u8> {
+        let mut sp = self.spare.lock();
+        match sp.iter().position(|v| v.capacity() >= len) {
+            Some(i) => {
+                let mut v = sp.swap_remove(i);
+                v.clear();
+                v
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Keep `v` for a later early message, within [`SPARE_LIMIT`] (the smallest buffers
+    /// go first).
+    fn give_spare(&self, v: Vec<u8>) {
+        let mut sp = self.spare.lock();
+        let kept: usize = sp.iter().map(|b| b.capacity()).sum();
+        if kept + v.capacity() <= SPARE_LIMIT {
+            sp.push(v);
+        } else if let Some(i) = (0..sp.len()).min_by_key(|&i| sp[i].capacity()) {
+            if sp[i].capacity() < v.capacity()
+                && kept - sp[i].capacity() + v.capacity() <= SPARE_LIMIT
+            {
+                sp[i] = v;
+            }
+        }
     }
 
     fn size_error(&self, got: usize, want: usize) -> HcclError {
@@ -440,9 +492,40 @@ fn read_full(
     at_start: bool,
     what: &str,
 ) -> Result<Got, Stop> {
+    // SAFETY: `buf` is writable for its length.
+    unsafe { read_full_raw(c, rd, buf.as_mut_ptr(), buf.len(), at_start, what) }
+}
+
+/// [`read_full`] into `len` bytes at `buf`, which need not be initialised.
+///
+/// # Safety
+/// `buf` is valid for `len` bytes of writes.
+unsafe fn read_full_raw(
+    c: &Conn,
+    rd: &mut TcpStream,
+    buf: *mut u8,
+    len: usize,
+    at_start: bool,
+    what: &str,
+) -> Result<Got, Stop> {
     let mut off = 0;
-    while off < buf.len() {
-        match rd.read(&mut buf[off..]) {
+    while off < len {
+        // SAFETY: `buf + off` is valid for `len - off` bytes (the caller's promise); the
+        // descriptor is the connection's socket.
+        let r = unsafe {
+            libc::recv(
+                rd.as_raw_fd(),
+                buf.add(off) as *mut libc::c_void,
+                len - off,
+                0,
+            )
+        };
+        let res = if r < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(r as usize)
+        };
+        match res {
             Ok(0) => {
                 if c.closing.load(Ordering::Acquire) {
                     return Err(Stop::Closing);
@@ -451,14 +534,13 @@ fn read_full(
                     return Ok(Got::Eof);
                 }
                 return Err(Stop::Err(c.transfer_error(format!(
-                    "the connection closed in the middle of {what} (got {off} of {} bytes): a truncated frame",
-                    buf.len()
+                    "the connection closed in the middle of {what} (got {off} of {len} bytes): a truncated frame"
                 ))));
             }
             Ok(k) => {
                 off += k;
                 c.last_rx.store(clock(), Ordering::Relaxed);
-                if at_start && off < buf.len() {
+                if at_start && off < len {
                     // Between reads of a frame, still keep our heartbeats going.
                     c.tick(false)?;
                 }
@@ -587,19 +669,24 @@ fn read_data(c: &Conn, rd: &mut TcpStream, h: &Header) -> Result<(), Stop> {
             ))));
         }
     }
-    let mut v: Vec<u8> = Vec::with_capacity(len.min(64 << 20));
+    // Into a spare buffer when one is big enough (no allocation, no page faults), never
+    // zeroed first; memory grows with what arrives, not with what the header claims.
+    let mut v = c.take_spare(len);
+    v.reserve_exact(len.min(64 << 20));
     while v.len() < len {
         let k = (len - v.len()).min(4 << 20);
         let old = v.len();
-        v.resize(old + k, 0);
-        read_full(c, rd, &mut v[old..], false, "a message")?;
+        v.reserve(k);
+        // SAFETY: `reserve` made room for `k` more bytes after `old`.
+        unsafe { read_full_raw(c, rd, v.as_mut_ptr().add(old), k, false, "a message")? };
+        // SAFETY: those `k` bytes are now written.
+        unsafe { v.set_len(old + k) };
     }
     let mut m = c.m.lock();
     if let Some(s) = m.posted.remove(&key) {
         drop(m);
-        if s.fill_from(&v) && s.state() == super::FAILED {
-            s.fail(c.size_error(v.len(), s.len()));
-        }
+        c.fill_early(&s, &v);
+        c.give_spare(v);
     } else if m.unexpected.contains_key(&key) {
         drop(m);
         return Err(Stop::Err(c.transfer_error(format!(
@@ -1253,6 +1340,70 @@ mod tests {
             .unwrap_err();
         assert!(
             e.msg.contains("failed (HCCL_E_INTERNAL): boom"),
+            "{}",
+            e.msg
+        );
+    }
+
+    /// Messages that come before their receive (a peer running ahead) are kept whole and
+    /// in order of tags, and the buffers that held them serve later ones: the data is right
+    /// whatever the buffer held before, and a wrong size still names the peer.
+    #[test]
+    fn early_messages_reuse_their_buffers() {
+        let k = frame::key(&[9u8; 16]);
+        let (a, b) = pair(&k);
+        let n1 = net(a, 1);
+        let n0 = net(b, 0);
+        let d = || Some(Instant::now() + Duration::from_secs(10));
+        for round in 0..3u32 {
+            let msgs: Vec<Vec<u8>> = (0..4u32)
+                .map(|m| {
+                    let len = (1 << 20) + (m as usize) * 4099 - round as usize * 7;
+                    (0..len)
+                        .map(|i| (i as u32 * 31 + m + round) as u8)
+                        .collect()
+                })
+                .collect();
+            for (m, v) in msgs.iter().enumerate() {
+                // SAFETY: the message outlives the call.
+                unsafe {
+                    n0.send(1, 100 + m as u64, v.as_ptr(), v.len(), d())
+                        .unwrap()
+                };
+            }
+            // Every message is in before any receive is posted.
+            let t0 = Instant::now();
+            while n1.conn(0).unwrap().m.lock().unexpected.len() < msgs.len() {
+                assert!(
+                    t0.elapsed() < Duration::from_secs(10),
+                    "messages never came"
+                );
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            // Posted in reverse order of arrival.
+            for (m, v) in msgs.iter().enumerate().rev() {
+                let mut got = vec![0xeeu8; v.len()];
+                // SAFETY: `got` outlives the wait.
+                let r =
+                    unsafe { n1.irecv(0, 100 + m as u64, got.as_mut_ptr(), got.len()) }.unwrap();
+                n1.wait(&r, d()).unwrap();
+                assert!(got == *v, "round {round} message {m}");
+            }
+            assert!(!n1.conn(0).unwrap().spare.lock().is_empty());
+        }
+        // An early message of the wrong size, into a reused buffer.
+        let v = vec![7u8; 1000];
+        // SAFETY: `v` outlives the call.
+        unsafe { n0.send(1, 200, v.as_ptr(), v.len(), d()).unwrap() };
+        std::thread::sleep(Duration::from_millis(50));
+        let mut got = vec![0u8; 999];
+        // SAFETY: `got` outlives the wait.
+        let r = unsafe { n1.irecv(0, 200, got.as_mut_ptr(), got.len()) }.unwrap();
+        let e = n1.wait(&r, d()).unwrap_err();
+        assert!(
+            e.msg.contains(
+                "rank 0 (host a, 127.0.0.1, pid 1) sent a message of 1000 bytes for a receive of 999 bytes"
+            ),
             "{}",
             e.msg
         );

@@ -70,6 +70,13 @@ pub type npuemu_block_fn =
 /// Bytes of the buffer a block writes its failure message into.
 const ERR_LEN: usize = 2048;
 
+thread_local! {
+    /// The message buffer of the blocks this thread runs, kept between blocks: clearing a
+    /// fresh one for every block costs more than a tiny block itself. Taken while a block
+    /// runs (a block that runs another launch's blocks on this thread makes its own).
+    static ERR_BUF: std::cell::Cell<Option<Box<[u8; ERR_LEN]>>> = const { std::cell::Cell::new(None) };
+}
+
 /// One device allocation the kernel may access, as checked at enqueue.
 pub struct Region {
     name: CString,
@@ -278,7 +285,25 @@ impl Launch {
 
     /// Run block `idx` through the generated block function.
     fn block(&self, shared: &Shared, idx: u32) -> std::result::Result<(), String> {
-        let mut err = [0u8; ERR_LEN];
+        let mut err = ERR_BUF
+            .try_with(|b| b.take())
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| Box::new([0u8; ERR_LEN]));
+        // Only what the block writes is read: up to the first NUL.
+        err[0] = 0;
+        let r = self.block_with(shared, idx, &mut err);
+        let _ = ERR_BUF.try_with(|b| b.set(Some(err)));
+        r
+    }
+
+    /// [`Launch::block`] with the message buffer `err`.
+    fn block_with(
+        &self,
+        shared: &Shared,
+        idx: u32,
+        err: &mut [u8; ERR_LEN],
+    ) -> std::result::Result<(), String> {
         let info = npuemu_block_info {
             block_idx: idx,
             block_num: self.block_dim,
@@ -305,7 +330,7 @@ impl Launch {
             return Ok(());
         }
         err[ERR_LEN - 1] = 0;
-        let msg = CStr::from_bytes_until_nul(&err)
+        let msg = CStr::from_bytes_until_nul(&err[..])
             .map(|c| c.to_string_lossy().into_owned())
             .unwrap_or_default();
         Err(if msg.is_empty() {

@@ -182,7 +182,62 @@ fn large_allocations_and_reuse() {
         let a = node.alloc(0, 32 * (1 + i % 50), 1).unwrap();
         node.free(a.addr).unwrap();
     }
+    node.settle_frees();
     assert!(node.inner.lock().pools.values().all(|p| p.is_empty()));
+}
+
+#[test]
+fn large_frees_give_their_pages_back_in_the_background() {
+    let t = TempDir::new("punch");
+    let node = Node::open(&config(&t.0, 1, "256M")).unwrap();
+    let hbm = t.0.join("hbm.0");
+    let touch = |a: &AllocInfo| {
+        let p = node.check(a.addr, a.size, "dst").unwrap();
+        // SAFETY: `check` returned a host pointer to the whole allocation.
+        unsafe { std::ptr::write_bytes(p, 3, a.size as usize) };
+    };
+    // The whole device, used, freed and at once allocated again: the second allocation
+    // waits for the first one's range instead of failing.
+    for _ in 0..3 {
+        let a = node.alloc(0, 256 << 20, 256 << 20).unwrap();
+        touch(&a);
+        node.free(a.addr).unwrap();
+        assert_eq!(node.mem_info(0).0, 256 << 20, "counted free at once");
+    }
+    node.settle_frees();
+    assert_eq!(blocks(&hbm), 0);
+    for s in 0..node.sh.nslabs {
+        assert_eq!(node.sh.slab(0, s).load(Ordering::SeqCst), 0, "slab {s}");
+    }
+    // Neighbours: a large range freed between two small live ones gives back every page
+    // it holds alone, and the pages it shares once the neighbours go too.
+    let x = node.alloc(0, 100, 100).unwrap();
+    let big = node.alloc(0, (8 << 20) + 96, 1).unwrap();
+    let y = node.alloc(0, 100, 100).unwrap();
+    for a in [&x, &big, &y] {
+        touch(a);
+    }
+    node.free(big.addr).unwrap();
+    node.settle_frees();
+    assert!(
+        blocks(&hbm) * 512 <= 4 * 4096,
+        "{} blocks left",
+        blocks(&hbm)
+    );
+    // Its range is allocatable again and reads back what is written.
+    let again = node.alloc(0, 8 << 20, 1).unwrap();
+    touch(&again);
+    for a in [x, y, again] {
+        node.free(a.addr).unwrap();
+    }
+    node.settle_frees();
+    assert_eq!(blocks(&hbm), 0);
+    // Dropping the node with a punch pending finishes it.
+    let a = node.alloc(0, 64 << 20, 1).unwrap();
+    touch(&a);
+    node.free(a.addr).unwrap();
+    drop(node);
+    assert_eq!(blocks(&hbm), 0);
 }
 
 #[test]
@@ -371,6 +426,7 @@ fn large_allocations_are_reserved_at_first_use() {
     for x in [a, b, small] {
         node.free(x.addr).unwrap();
     }
+    node.settle_frees();
     assert_eq!(blocks(&hbm), 0);
     // More than the file system can hold is refused when allocated, counting what this
     // process allocated and has not reserved yet.
@@ -840,6 +896,7 @@ fn padded_slab_sized_allocations_use_the_whole_device() {
     for a in got.iter().step_by(2).chain(got.iter().skip(1).step_by(2)) {
         node.free(a.addr).unwrap();
     }
+    node.settle_frees();
     assert!(node.inner.lock().pools.values().all(|p| p.is_empty()));
     assert_eq!(blocks(&t.0.join("hbm.0")), 0);
     let all = node.alloc(0, 256 << 20, 1).unwrap();

@@ -17,8 +17,14 @@
 //! - [`math`]: unary / binary / ternary elementwise operators;
 //! - [`reduce`]: sum, mean, max/min (with indices), norms, any/all, cumsum;
 //! - [`matmul`]: matrix products through `matrixmultiply`, dot;
+//! - [`act`]: ELU/SELU, softplus, hardsigmoid, hardswish, mish, log-sigmoid and backward forms;
+//! - [`conv`]: convolution (1-3-D, grouped, dilated, transposed) and its backward, im2col + gemm;
+//! - [`pool`]: 2-D max/avg/adaptive pooling and their backward forms;
+//! - [`batchnorm`]: batch normalization and its backward;
 //! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding;
 //! - [`shape`]: cat, stack, constant pad, arange, narrow, triu/tril, masked select, scatter;
+//! - [`sort`]: sort and topk (stable, NaN largest);
+//! - [`select`]: index_add, index_fill, take;
 //! - [`advindex`]: nonzero, indexing with index tensors, index put, flip;
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
@@ -34,17 +40,23 @@
 //! function taking `&View`s to the module of its family (or a new module listed here).
 //! Then expose it from a file of `libascendcl/aclnn/src/ops/` (see the README there).
 
+pub mod act;
 pub mod advindex;
+pub mod batchnorm;
+pub mod conv;
 pub mod dtype;
 pub mod elem;
 pub mod iter;
 pub mod math;
 pub mod matmul;
 pub mod nn;
+pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod scalar;
+pub mod select;
 pub mod shape;
+pub mod sort;
 pub mod view;
 
 pub use dtype::DType;

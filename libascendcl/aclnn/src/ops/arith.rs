@@ -795,6 +795,37 @@ inplace_ts_op!(
     Binary::Remainder,
     Typing::Promoted
 );
+// `aclnn_fmod_tensor.h` / `aclnn_fmod_scalar.h`: C fmod (the sign of the dividend)
+tt_op!(
+    aclnnFmodTensorGetWorkspaceSize,
+    "aclnnFmodTensor",
+    Binary::Fmod,
+    Typing::Promoted
+);
+ts_op!(
+    aclnnFmodScalarGetWorkspaceSize,
+    "aclnnFmodScalar",
+    Binary::Fmod,
+    Typing::Promoted
+);
+inplace_tt_op!(
+    aclnnInplaceFmodTensorGetWorkspaceSize,
+    "aclnnInplaceFmodTensor",
+    Binary::Fmod,
+    Typing::Promoted
+);
+inplace_ts_op!(
+    aclnnInplaceFmodScalarGetWorkspaceSize,
+    "aclnnInplaceFmodScalar",
+    Binary::Fmod,
+    Typing::Promoted
+);
+crate::phase2!(
+    aclnnFmodTensor,
+    aclnnFmodScalar,
+    aclnnInplaceFmodTensor,
+    aclnnInplaceFmodScalar
+);
 tt_op!(
     aclnnFloorDivideGetWorkspaceSize,
     "aclnnFloorDivide",

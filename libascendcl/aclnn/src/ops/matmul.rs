@@ -59,7 +59,7 @@ fn weight_view(v: &View, nz: &Nz, shape: &[usize]) -> Result<(View, Option<Scrat
     }
 }
 
-fn cube(t: i8) -> NnResult<()> {
+pub(crate) fn cube(t: i8) -> NnResult<()> {
     if (0..=3).contains(&t) {
         Ok(())
     } else {

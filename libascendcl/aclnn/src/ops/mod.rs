@@ -17,11 +17,13 @@
 pub mod args;
 pub mod launch;
 
+pub mod act;
 pub mod activation;
 pub mod advindex;
 pub mod arith;
 pub mod bitwise;
 pub mod clamp;
+pub mod cnn;
 pub mod compare;
 pub mod fill;
 pub mod foreach;
@@ -32,6 +34,8 @@ pub mod nn;
 pub mod pointwise;
 pub mod random;
 pub mod reduce;
+pub mod select;
 pub mod softmax;
+pub mod sort;
 pub mod tensor;
 pub mod unary;

@@ -467,6 +467,32 @@ pub unsafe extern "C" fn aclnnInplaceScatterValueGetWorkspaceSize(
     )
 }
 
+/// `aclnnScatterAdd(self, dim, index, src, out)`: `out = self`, then
+/// `out[… index[p] …] += src[p]` (`torch.scatter_add`).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnScatterAddGetWorkspaceSize(
+    self_: *const c_void,
+    dim: i64,
+    index: *const c_void,
+    src: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnScatterAddGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let i = a::tensor(index, "index")?;
+            let s = a::tensor(src, "src")?;
+            let o = a::tensor(out, "out")?;
+            scatter_tensor("aclnnScatterAdd", x, dim, i, s, 1, o)
+        },
+    )
+}
+
 crate::phase2!(
     aclnnTriu,
     aclnnInplaceTriu,
@@ -478,7 +504,8 @@ crate::phase2!(
     aclnnScatter,
     aclnnInplaceScatter,
     aclnnScatterValue,
-    aclnnInplaceScatterValue
+    aclnnInplaceScatterValue,
+    aclnnScatterAdd
 );
 
 /// `aclnnInplaceMaskedScatter(selfRef, mask, source)`: `selfRef`'s elements where the
