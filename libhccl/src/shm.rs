@@ -4,7 +4,7 @@
 //!
 //! | part | size | content |
 //! |---|---|---|
-//! | [`Header`] | 256 B | magic, rank count, join counter (futex word), references; the work-item counter of large operations |
+//! | [`Header`] | 256 B | magic, rank count, join counter (futex word), references |
 //! | [`Slot`] × n | 16 lines each | per rank: identity (pid, start time, device), state, failure, host-call word + fingerprint ring, stream post/done words, published buffers, reason text |
 //! | arrays | n × N × 32 B | per rank, per peer of the communicator (N ranks, n of them on this server): (send count, send displ, recv count, recv displ) for the V operations |
 //! | mailboxes | n × n × [`MBOX_DEPTH`] lines | point-to-point: entry `k % depth` of pair (src → dst) |
@@ -33,9 +33,6 @@ pub struct Header {
     pub nranks: AtomicU32,
     pub refs: AtomicU32,
     pub joined: Word,
-    /// The work items of the running large operation, claimed by whichever rank gets to
-    /// them first (`crate::algo::Work`): sequence number (low 32 bits) << 32 | next item.
-    pub work: Line<AtomicU64>,
 }
 
 /// One fingerprint: what a rank called (see [`crate::fingerprint`]). `seq` is written last.
@@ -136,7 +133,6 @@ pub struct Mbox {
 }
 
 const HEADER_SIZE: usize = 256;
-const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_SIZE);
 
 /// Byte size of the control block for `n` ranks.
 pub fn block_size(n: u32) -> usize {

@@ -9,7 +9,6 @@
 use crate::errors::HResult;
 use crate::net::Net;
 use crate::topo::Topo;
-use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 /// Default segment of a pipelined message: big enough that per-message costs vanish,
@@ -35,14 +34,5 @@ pub trait Fabric {
     /// with small buffers).
     fn segment(&self) -> u64 {
         SEGMENT
-    }
-    /// The word the ranks of this server share to divide a large operation's work items
-    /// among whichever of them run ([`super::Work`]); `None`: each rank does its own share.
-    fn work(&self) -> Option<&AtomicU64> {
-        None
-    }
-    /// Bytes of one work item (tests make it tiny to reach many items with small buffers).
-    fn item_bytes(&self) -> u64 {
-        super::ITEM_BYTES
     }
 }

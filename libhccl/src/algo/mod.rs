@@ -765,9 +765,6 @@ impl fabric::Fabric for Coll<'_> {
             None => &NO_NET,
         }
     }
-    fn work(&self) -> Option<&std::sync::atomic::AtomicU64> {
-        Some(&self.c.shm.header().work.0)
-    }
 }
 
 /// The network of a communicator on one server: nobody to talk to.
@@ -816,80 +813,6 @@ pub fn part(total: u64, n: u32, r: u32) -> (u64, u64) {
     let s = (total as u128 * r as u128 / n as u128) as u64;
     let e = (total as u128 * (r as u128 + 1) / n as u128) as u64;
     (s, e)
-}
-
-/// Bytes of one work item of a large direct operation ([`Work`]): small enough that the
-/// ranks finish within a few µs of each other, large enough that claiming costs nothing.
-pub const ITEM_BYTES: u64 = 256 * 1024;
-
-/// The work items (`0..items`) this rank does. With the server's shared word and at least
-/// four items per rank, an item goes to whichever rank claims it first: a rank that is
-/// descheduled (ranks outnumber cores, or other programs keep the cores busy) leaves its
-/// share to the ranks that run instead of holding up the operation. Otherwise (few items,
-/// where ranks arriving a few µs apart would do them one after the other, or no shared
-/// word) each rank does its own contiguous share, [`part`].
-pub struct Work<'a> {
-    word: Option<&'a std::sync::atomic::AtomicU64>,
-    /// Sequence number (low 32 bits) << 32: marks the word as this operation's.
-    tag: u64,
-    next: u64,
-    end: u64,
-}
-
-impl<'a> Work<'a> {
-    pub fn new(f: &'a dyn fabric::Fabric, items: u64) -> Work<'a> {
-        let t = f.topo();
-        match f.work() {
-            Some(w) if items >= 4 * t.n as u64 && items <= u32::MAX as u64 => Work {
-                word: Some(w),
-                tag: (f.seq() as u32 as u64) << 32,
-                next: 0,
-                end: items,
-            },
-            _ => {
-                let (a, b) = part(items, t.n, t.rank);
-                Work {
-                    word: None,
-                    tag: 0,
-                    next: a,
-                    end: b,
-                }
-            }
-        }
-    }
-}
-
-impl Iterator for Work<'_> {
-    type Item = u64;
-    fn next(&mut self) -> Option<u64> {
-        let Some(w) = self.word else {
-            let i = self.next;
-            self.next += 1;
-            return (i < self.end).then_some(i);
-        };
-        // A word still marked with an earlier operation counts as 0: every rank finished
-        // that operation (its done barrier) before any rank got here for this one.
-        let mut v = w.load(Ordering::Acquire);
-        loop {
-            let next = if v >> 32 == self.tag >> 32 {
-                v & 0xffff_ffff
-            } else {
-                0
-            };
-            if next >= self.end {
-                return None;
-            }
-            match w.compare_exchange_weak(
-                v,
-                self.tag | (next + 1),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Some(next),
-                Err(x) => v = x,
-            }
-        }
-    }
 }
 
 fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {

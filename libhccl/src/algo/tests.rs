@@ -15,7 +15,7 @@ use crate::net::inproc::{InProcNet, World};
 use crate::net::Net;
 use crate::topo::Topo;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -57,8 +57,6 @@ impl Gate {
 struct Shared {
     pubs: Mutex<Vec<Pub>>,
     gate: Gate,
-    /// The work-item word of the direct algorithms.
-    work: AtomicU64,
 }
 
 struct TestFabric {
@@ -121,14 +119,6 @@ impl Fabric for TestFabric {
     }
     fn segment(&self) -> u64 {
         self.seg
-    }
-    fn work(&self) -> Option<&AtomicU64> {
-        Some(&self.sh.work)
-    }
-    fn item_bytes(&self) -> u64 {
-        // Tiny items: the test buffers (up to 203 elements) make many, so the direct
-        // algorithms divide them through the shared word (and at 1 element, by `part`).
-        16
     }
 }
 
@@ -438,7 +428,6 @@ fn layout_with(keys: &[u32], seg: u64, runner: Runner) {
             arrived: AtomicU32::new(0),
             gen: AtomicU32::new(0),
         },
-        work: AtomicU64::new(0),
     });
     let keys = keys.to_vec();
     let threads: Vec<_> = (0..n)
@@ -642,7 +631,6 @@ fn a_dead_peer_fails_the_operation() {
             arrived: AtomicU32::new(0),
             gen: AtomicU32::new(0),
         },
-        work: AtomicU64::new(0),
     });
     let topo = Topo::from_keys(0, &[0, 1]);
     let f = TestFabric {
