@@ -51,6 +51,10 @@ pub static INCARNATIONS: Mutex<BTreeMap<([u8; 16], u32), u64>> = Mutex::new(BTre
 #[cfg(target_arch = "x86_64")]
 pub static HAS_AVX2: OnceLock<bool> = OnceLock::new();
 
+/// Whether the CPU has AVX-512 F and BW ([`crate::reduce`]'s streaming kernels), detected once.
+#[cfg(target_arch = "x86_64")]
+pub static HAS_AVX512: OnceLock<bool> = OnceLock::new();
+
 thread_local! {
     /// Reduction scratch buffers of the calling (stream worker) thread, kept between
     /// operations so a collective allocates nothing.

@@ -1,22 +1,9 @@
 //! AllGather[V], Broadcast and Scatter: pure copies straight between ranks' buffers.
 
 use super::fabric::Fabric;
-use super::{part, Op, COPY_CHUNK};
+use super::{part, Op};
 use crate::errors::HResult;
-use crate::reduce::{copy, copy_nt};
-
-/// Copy `len` bytes from `src` to every destination, chunk by chunk so the source is read
-/// from memory once.
-unsafe fn fan_out(src: *const u8, dsts: &[*mut u8], len: u64, nt: bool) {
-    let mut off = 0;
-    while off < len {
-        let k = COPY_CHUNK.min(len - off);
-        for d in dsts {
-            copy_nt(src.add(off as usize), d.add(off as usize), k as usize, nt);
-        }
-        off += k;
-    }
-}
+use crate::reduce::{copy, fan_out};
 
 /// AllGather: rank r writes its block into block r of every rank's output.
 pub fn all_gather(c: &dyn Fabric, op: &Op) -> HResult<()> {
@@ -28,7 +15,7 @@ pub fn all_gather(c: &dyn Fabric, op: &Op) -> HResult<()> {
         dsts.push(c.recv_of(p, cc.rank as u64 * bytes, bytes)?);
     }
     // SAFETY: `send_of`/`recv_of` checked every range against the buffer its rank published and gave host pointers valid for `bytes` bytes each.
-    unsafe { fan_out(src, &dsts, bytes, super::nt_of(c, op)) };
+    unsafe { fan_out(src, &dsts, bytes as usize, super::nt_of(c, op)) };
     Ok(())
 }
 
@@ -44,7 +31,7 @@ pub fn all_gather_v(c: &dyn Fabric, op: &Op) -> HResult<()> {
         dsts.push(c.recv_of(p, row[3] * e, bytes)?);
     }
     // SAFETY: as above: every pointer is valid for `bytes` bytes.
-    unsafe { fan_out(src, &dsts, bytes, super::nt_of(c, op)) };
+    unsafe { fan_out(src, &dsts, bytes as usize, super::nt_of(c, op)) };
     Ok(())
 }
 
@@ -63,7 +50,7 @@ pub fn broadcast(c: &dyn Fabric, op: &Op) -> HResult<()> {
         dsts.push(c.send_of(p, off, len)?);
     }
     // SAFETY: as above: every pointer is valid for `len` bytes.
-    unsafe { fan_out(src, &dsts, len, super::nt_of(c, op)) };
+    unsafe { fan_out(src, &dsts, len as usize, super::nt_of(c, op)) };
     Ok(())
 }
 

@@ -815,9 +815,6 @@ pub fn part(total: u64, n: u32, r: u32) -> (u64, u64) {
     (s, e)
 }
 
-/// Bytes per copy chunk when one source goes to several destinations.
-pub const COPY_CHUNK: u64 = 256 * 1024;
-
 fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
     if matches!(
         op.code,
