@@ -303,6 +303,28 @@ unsafe extern "C" fn peer_to_host(pid: u32, phys: RtPhys, len: u64) -> *mut u8 {
     )
 }
 
+unsafe extern "C" fn hold() -> *const c_void {
+    // `runtime::get` only clones the `Arc` (or says the runtime is not there): it cannot
+    // panic, so no boundary is needed.
+    match runtime::get() {
+        Ok(rt) => Arc::into_raw(rt) as *const c_void,
+        Err(_) => std::ptr::null(),
+    }
+}
+
+unsafe extern "C" fn release(token: *const c_void) {
+    if token.is_null() {
+        return;
+    }
+    // The last reference may be this one (another thread finalized meanwhile): dropping
+    // the runtime then unmaps its memory and stops its threads, which must not unwind into C.
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: `token` came from `hold` (`Arc::into_raw` of a runtime) and is given back
+        // once (the caller's guard owns it).
+        drop(unsafe { Arc::from_raw(token as *const runtime::Runtime) });
+    });
+}
+
 static API: RtApi = RtApi {
     version: RT_API_VERSION,
     current_device,
@@ -320,6 +342,8 @@ static API: RtApi = RtApi {
     enqueue_template,
     enqueue_repeatable,
     stream_idle,
+    hold,
+    release,
 };
 
 /// The runtime interface for `libhccl` (DESIGN §1).

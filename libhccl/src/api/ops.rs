@@ -61,6 +61,10 @@ pub(crate) unsafe fn launch_coll(
     // input, a large one publishes its buffers); when every rank did, it completes at the
     // call and nothing is enqueued (see `algo::stage_at_call`).
     let idle = !empty && c.topo.single_server() && c.rt.stream_idle(stream).unwrap_or(false);
+    // Staging and completing at the call read and write device memory on this thread: it
+    // stays mapped until then even if another thread calls aclFinalize meanwhile (a stream
+    // task needs no hold: aclFinalize stops the stream workers before it unmaps).
+    let _hold = idle.then(|| c.rt.hold());
     let (seq, all_staged) =
         c.rendezvous_staged(&mut fp, &mut |seq| algo::stage_at_call(c, &op, seq, idle))?;
     op.seq = seq;

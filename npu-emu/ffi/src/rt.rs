@@ -27,6 +27,19 @@ pub enum RtErrorKind {
 
 /// A failure of a runtime call, with a readable message; libraries convert it into their
 /// own error type (`impl From<RtError>`).
+/// A hold on the runtime ([`Client::hold`]), released when dropped.
+pub struct RtHold {
+    release: unsafe extern "C" fn(token: *const c_void),
+    token: *const c_void,
+}
+
+impl Drop for RtHold {
+    fn drop(&mut self) {
+        // SAFETY: `token` came from the same table's `hold` and is released exactly once.
+        unsafe { (self.release)(self.token) };
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RtError {
     pub kind: RtErrorKind,
@@ -249,6 +262,17 @@ impl<E: From<RtError>> Client<E> {
             return Err(self.fail(r, "querying the stream"));
         }
         Ok(v != 0)
+    }
+
+    /// Keep the runtime and its device memory alive while the guard lives (see
+    /// [`crate::rtapi::RtApi::hold`]): for operations that run on the calling thread.
+    pub fn hold(&self) -> RtHold {
+        // SAFETY: no arguments; the token is given back by the guard's `Drop`.
+        let token = unsafe { (self.api.hold)() };
+        RtHold {
+            release: self.api.release,
+            token,
+        }
     }
 
     /// Whether `stream` is idle (see [`crate::rtapi::RtApi::stream_idle`]): an operation

@@ -19,7 +19,9 @@ use std::ffi::{c_char, c_void};
 /// - 4: `stream_capturing`, `enqueue_template`, `enqueue_repeatable` (stream capture into
 ///   models, `aclmdlRI*`).
 /// - 5: `stream_idle` (a small HCCL collective on an idle stream runs at its call).
-pub const RT_API_VERSION: u32 = 5;
+/// - 6: `hold` and `release` (an operation running on the calling thread keeps the device
+///   memory it uses mapped while another thread calls `aclFinalize`).
+pub const RT_API_VERSION: u32 = 6;
 
 /// Name of the exported accessor in `libascendcl.so`.
 pub const RT_API_SYMBOL: &[u8] = b"npuemu_runtime_api\0";
@@ -142,6 +144,14 @@ pub struct RtApi {
     /// to a model. `*idle` = 1 or 0. An operation whose inputs are ready may then run at
     /// once on the calling thread, as if the stream had run it. Since version 5.
     pub stream_idle: unsafe extern "C" fn(stream: *mut c_void, idle: *mut i32) -> i32,
+    /// Keep this process's runtime, and the device memory it maps, alive until the token is
+    /// given to `release`: an operation that runs on the calling thread (not on a stream,
+    /// whose worker `aclFinalize` stops first) holds it while it reads and writes device
+    /// memory, so an `aclFinalize` on another thread cannot unmap that memory under it.
+    /// NULL when the runtime is not initialized. Since version 6.
+    pub hold: unsafe extern "C" fn() -> *const c_void,
+    /// Give back a token from `hold` (NULL is ignored). Since version 6.
+    pub release: unsafe extern "C" fn(token: *const c_void),
 }
 
 /// The runtime of this process as a library without one of its own sees it (libhccl,
