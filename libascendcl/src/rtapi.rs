@@ -317,11 +317,13 @@ unsafe extern "C" fn release(token: *const c_void) {
         return;
     }
     // The last reference may be this one (another thread finalized meanwhile): dropping
-    // the runtime then unmaps its memory and stops its threads, which must not unwind into C.
-    let _ = std::panic::catch_unwind(|| {
+    // the runtime then unmaps its memory and stops its threads, inside the boundary like
+    // every other entry of the table (a panic is recorded, never unwound into C).
+    let _ = ffi::boundary("npuemu_runtime_api.release", || {
         // SAFETY: `token` came from `hold` (`Arc::into_raw` of a runtime) and is given back
         // once (the caller's guard owns it).
         drop(unsafe { Arc::from_raw(token as *const runtime::Runtime) });
+        Ok(())
     });
 }
 

@@ -25,8 +25,6 @@ pub enum RtErrorKind {
     Peer,
 }
 
-/// A failure of a runtime call, with a readable message; libraries convert it into their
-/// own error type (`impl From<RtError>`).
 /// A hold on the runtime ([`Client::hold`]), released when dropped.
 pub struct RtHold {
     release: unsafe extern "C" fn(token: *const c_void),
@@ -40,6 +38,8 @@ impl Drop for RtHold {
     }
 }
 
+/// A failure of a runtime call, with a readable message; libraries convert it into their
+/// own error type (`impl From<RtError>`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RtError {
     pub kind: RtErrorKind,
