@@ -11,7 +11,7 @@
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
 use npu_emu::{Error, Result};
 use npu_emu_ffi::handles::{HandleKind, HandleTable};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 
@@ -57,6 +57,11 @@ pub struct MemState {
     host: Mutex<BTreeMap<usize, HostAlloc>>,
     /// `aclrtHostRegister` ranges: start address → size.
     registered: Mutex<BTreeMap<usize, usize>>,
+    /// Held (shared) by copies and fills while they touch ACL host memory; a free or
+    /// unregister takes it exclusively once, after forgetting the range, so it waits for
+    /// the copies that found the range and later ones cannot find it
+    /// ([`npu_emu::memory::Space::hold_host`]).
+    in_use: RwLock<()>,
     /// `aclrtMallocPhysical` handles (each names the machine's physical allocation).
     /// Reservations and mappings are tracked by the node itself.
     pub handles: Mutex<HandleTable<VmmHandle>>,
@@ -74,6 +79,7 @@ impl MemState {
         MemState {
             host: Mutex::default(),
             registered: Mutex::default(),
+            in_use: RwLock::new(()),
             handles: Mutex::new(HandleTable::new(&PHYSICAL)),
         }
     }
@@ -120,7 +126,9 @@ impl MemState {
             ));
         };
         drop(host);
-        // SAFETY: allocated by host_alloc with this layout and removed from the registry.
+        self.wait_for_users();
+        // SAFETY: allocated by host_alloc with this layout, removed from the registry, and
+        // no copy or fill that found it is still running (`wait_for_users`).
         unsafe { std::alloc::dealloc(ptr as *mut u8, a.layout) };
         Ok(a.size)
     }
@@ -165,8 +173,13 @@ impl MemState {
 
     /// Forget an `aclrtHostRegister` range starting at `ptr`.
     pub fn unregister_host(&self, ptr: usize) -> Result<()> {
-        match self.registered.lock().remove(&ptr) {
-            Some(_) => Ok(()),
+        let removed = self.registered.lock().remove(&ptr);
+        match removed {
+            Some(_) => {
+                // The program may free its memory as soon as this returns.
+                self.wait_for_users();
+                Ok(())
+            }
             None => Err(Error::new(
                 ACL_ERROR_HOST_MEMORY_NOT_REGISTERED,
                 format!("ptr {ptr:#x} is not the start of a range registered by aclrtHostRegister"),
@@ -181,6 +194,17 @@ impl MemState {
             .range(..=addr)
             .next_back()
             .is_some_and(|(s, n)| addr < *s + *n)
+    }
+
+    /// Wait until no copy or fill holds host memory (see [`MemState::in_use`]).
+    fn wait_for_users(&self) {
+        drop(self.in_use.write());
+    }
+
+    /// Hold host memory against frees while a copy or fill uses it.
+    pub fn hold(&self) -> RwLockReadGuard<'_, ()> {
+        // Recursive: a holder may take it again while a free waits, without deadlock.
+        self.in_use.read_recursive()
     }
 
     /// Bytes of live host allocations (for tests and logs).
@@ -198,6 +222,9 @@ impl npu_emu::memory::Space for crate::runtime::Runtime {
         self.mem
             .host_lookup(addr as usize)
             .map(|(s, n)| (s as u64, n as u64))
+    }
+    fn hold_host(&self) -> npu_emu::memory::HostHold<'_> {
+        Some(self.mem.hold())
     }
     fn logical_of(&self, phys: u32) -> i32 {
         self.cfg.logical(phys).unwrap_or(phys as i32)
@@ -230,6 +257,34 @@ mod tests {
         let e = m.host_free(p).unwrap_err();
         assert!(e.msg.contains("freed twice"), "{}", e.msg);
         assert_eq!(m.host_bytes(), 0);
+    }
+
+    #[test]
+    fn free_waits_for_a_copy_that_holds_host_memory() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let m = std::sync::Arc::new(MemState::new());
+        let p = m.host_alloc(1 << 20).unwrap() as usize;
+        let hold = m.hold();
+        let freed = std::sync::Arc::new(AtomicBool::new(false));
+        let t = {
+            let (m, freed) = (m.clone(), freed.clone());
+            std::thread::spawn(move || {
+                m.host_free(p).unwrap();
+                freed.store(true, Ordering::SeqCst);
+            })
+        };
+        // The free forgets the range at once (a new copy fails its check) ...
+        while m.host_lookup(p).is_some() {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // ... but the memory stays until the holder is done with it.
+        assert!(!freed.load(Ordering::SeqCst), "freed under a hold");
+        // SAFETY: p is still allocated (the free waits for `hold`).
+        unsafe { std::ptr::write_bytes(p as *mut u8, 1, 1 << 20) };
+        drop(hold);
+        t.join().unwrap();
+        assert!(freed.load(Ordering::SeqCst));
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub fn device_of(addr: u64) -> Option<u32> {
     }
 }
 
+/// See [`Space::hold_host`].
+pub type HostHold<'a> = Option<parking_lot::RwLockReadGuard<'a, ()>>;
+
 /// The memory one process addresses, as the copy engines and kernels see it: the node's
 /// device memory, plus what the runtime knows about host memory and device numbering.
 /// `libascendcl`'s runtime implements it (`libascendcl/src/mem.rs`).
@@ -70,6 +73,14 @@ pub trait Space {
     /// The host memory the runtime knows (`aclrtMallocHost`, `aclrtHostRegister[V2]`)
     /// containing `addr`: `(start, size)`.
     fn host_range(&self, addr: u64) -> Option<(u64, u64)>;
+    /// Keep the host memory the runtime knows from being freed while the hold lives
+    /// (`aclrtFreeHost` and `aclrtHostUnregister` wait for it). A copy or fill takes it
+    /// before it checks an ACL host range and drops it after the bytes are moved, so a
+    /// concurrent free makes the check fail instead of the write fault. `None`: nothing to
+    /// hold (no runtime host memory).
+    fn hold_host(&self) -> HostHold<'_> {
+        None
+    }
     /// Logical device id (as the program numbers devices) of physical device `phys`.
     fn logical_of(&self, phys: u32) -> i32;
     /// Whether peer access is enabled between logical devices `a` and `b`, in either

@@ -128,6 +128,7 @@ impl Copy2d {
     /// Pageable host rows (host memory the runtime does not know) must be valid; device
     /// rows and ACL host memory are checked here.
     pub unsafe fn run<S: Space + ?Sized>(&self, space: &S) -> Result<()> {
+        let _hold = space.hold_host();
         self.check_rows(space)?;
         if self.width == 0 {
             return Ok(());

@@ -60,6 +60,7 @@ pub unsafe fn copy<S: Space + ?Sized>(
     if count == 0 {
         return Ok(());
     }
+    let _hold = space.hold_host();
     let (d, s) = check(space, dst, src, count, dir)?;
     // SAFETY: device ranges and ACL host ranges were just checked; pageable host ranges are
     // valid by this function's contract. `copy` allows overlap.
@@ -157,6 +158,7 @@ where
         let space = space.clone();
         // The staged data goes with the operation: a model replays the data of the call.
         return stream.enqueue_op(Op::run(op_kind(api), api, move || {
+            let _hold = space.hold_host();
             let p = translate(&*space, dst, n as u64, dir.dst_dev, "dst")
                 .map_err(|e| on_stream(api, e))?;
             // SAFETY: the destination was just checked (device memory or ACL host memory);

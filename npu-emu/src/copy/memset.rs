@@ -31,9 +31,10 @@ pub fn target<S: Space + ?Sized>(space: &S, addr: u64, n: u64) -> Result<*mut u8
 
 /// Fill `n` bytes at `addr` with `value`, now.
 pub fn fill<S: Space + ?Sized>(space: &S, addr: u64, value: u8, n: u64) -> Result<()> {
+    let _hold = space.hold_host();
     let p = target(space, addr, n)?;
     // SAFETY: `target` checked that n bytes at p lie in a live device allocation or in ACL
-    // host memory.
+    // host memory, which `_hold` keeps from being freed until the write is done.
     unsafe { std::ptr::write_bytes(p, value, n as usize) };
     Ok(())
 }
