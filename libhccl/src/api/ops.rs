@@ -9,6 +9,7 @@ use crate::comm::{self as cm, CommInner, HcclComm};
 use crate::errors::{non_null, HResult, HcclError};
 use crate::fingerprint::{hash_u64s, opcode, parse_dtype, parse_redop, Dtype, Fp};
 use crate::history::Status;
+use npu_emu::config::LogLevel;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -916,11 +917,16 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
             group::refuse_batch()?;
             let c = prep(comm, stream)?;
             non_null(sendRecvInfo, "sendRecvInfo")?;
+            // CANN: an empty list is a no-op (a warning, then success).
             if itemNum == 0 {
-                return Err(HcclError::para("itemNum=0; expected at least one item"));
+                crate::log(
+                    LogLevel::Warning,
+                    "HcclBatchSendRecv: itemNum=0: the task list is empty, nothing to do",
+                );
+                return Ok(());
             }
             let raw = std::slice::from_raw_parts(sendRecvInfo, itemNum as usize);
-            let mut items = Vec::new();
+            let mut items: Vec<P2p> = Vec::new();
             for (i, it) in raw.iter().enumerate() {
                 let send = match it.sendRecvType {
                     0 => true,
@@ -931,7 +937,7 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
                         )))
                     }
                 };
-                items.push(p2p_item(
+                let item = p2p_item(
                     &c,
                     send,
                     it.buf,
@@ -939,7 +945,25 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
                     it.dataType,
                     it.remoteRank,
                     &format!("sendRecvInfo[{i}]."),
-                )?);
+                )?;
+                // The HCCL documentation: the list may not hold two send tasks to the same
+                // rank, nor two receive tasks from the same rank (CANN returns HCCL_E_PARA).
+                if let Some(j) = items
+                    .iter()
+                    .position(|p| p.send == send && p.peer == it.remoteRank)
+                {
+                    let (kind, dir) = if send {
+                        ("HCCL_SEND", "to")
+                    } else {
+                        ("HCCL_RECV", "from")
+                    };
+                    return Err(HcclError::para(format!(
+                        "sendRecvInfo[{i}] and sendRecvInfo[{j}] are both {kind} tasks {dir} rank {}; \
+                         a task list may hold one send task to and one receive task from each rank",
+                        it.remoteRank
+                    )));
+                }
+                items.push(item);
             }
             if !c.rt.capturing(stream)? {
                 assign_k(&c, &mut items);
