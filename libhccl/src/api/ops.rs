@@ -21,6 +21,20 @@ fn prep(comm: HcclComm, stream: *mut c_void) -> HResult<Arc<CommInner>> {
     Ok(c)
 }
 
+/// CANN returns success at once when an operation moves no element (a warning in the log),
+/// before it checks anything else: the call is a no-op of the calling rank alone, whatever
+/// its peers call (op_base `count == 0` checks).
+fn nothing_to_do(name: &str, what: &str, n: u64) -> bool {
+    if n != 0 {
+        return false;
+    }
+    crate::log(
+        LogLevel::Warning,
+        &format!("{name}: {what} is 0: nothing to do, success"),
+    );
+    true
+}
+
 fn opt_buf(
     c: &CommInner,
     p: *const c_void,
@@ -133,6 +147,9 @@ pub unsafe extern "C" fn HcclAllReduce(
             )
         },
         || {
+            if nothing_to_do("HcclAllReduce", "count", count) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
             let rop = parse_redop(op, dt)?;
@@ -169,6 +186,9 @@ pub unsafe extern "C" fn HcclBroadcast(
             )
         },
         || {
+            if nothing_to_do("HcclBroadcast", "count", count) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", false)?;
             check_root(root, &c)?;
@@ -205,6 +225,9 @@ pub unsafe extern "C" fn HcclAllGather(
             )
         },
         || {
+            if nothing_to_do("HcclAllGather", "sendCount", sendCount) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", false)?;
             let len = bytes(sendCount, dt, "sendCount")?;
@@ -313,6 +336,9 @@ pub unsafe extern "C" fn HcclReduceScatter(
             )
         },
         || {
+            if nothing_to_do("HcclReduceScatter", "recvCount", recvCount) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
             let rop = parse_redop(op, dt)?;
@@ -426,6 +452,9 @@ pub unsafe extern "C" fn HcclReduce(
             )
         },
         || {
+            if nothing_to_do("HcclReduce", "count", count) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
             let rop = parse_redop(op, dt)?;
@@ -465,6 +494,9 @@ pub unsafe extern "C" fn HcclScatter(
             )
         },
         || {
+            if nothing_to_do("HcclScatter", "recvCount", recvCount) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", false)?;
             check_root(root, &c)?;
@@ -537,6 +569,13 @@ pub unsafe extern "C" fn HcclAlltoAll(
             )
         },
         || {
+            if nothing_to_do(
+                "HcclAlltoAll",
+                "sendCount and recvCount",
+                sendCount.max(recvCount),
+            ) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let st = parse_dtype(sendType, "sendType", false)?;
             let rt = parse_dtype(recvType, "recvType", false)?;
@@ -814,6 +853,9 @@ unsafe fn single_p2p(
     comm: HcclComm,
     stream: *mut c_void,
 ) -> HResult<()> {
+    if nothing_to_do(if send { "HcclSend" } else { "HcclRecv" }, "count", count) {
+        return Ok(());
+    }
     let c = prep(comm, stream)?;
     let (code, name, peer_arg) = if send {
         (opcode::SEND, "HcclSend", "destRank")
