@@ -458,7 +458,6 @@ static void run_all(Ctx &c) {
         HCHECK(HcclAllGather(nullptr, nullptr, 0, HCCL_DATA_TYPE_FP32, c.comm, c.s));
         HCHECK(HcclReduceScatter(nullptr, nullptr, 0, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.s));
         HCHECK(HcclReduce(nullptr, nullptr, 0, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, c.comm, c.s));
-        HCHECK(HcclScatter(nullptr, nullptr, 0, HCCL_DATA_TYPE_FP32, 0, c.comm, c.s));
         HCHECK(HcclAlltoAll(nullptr, 0, HCCL_DATA_TYPE_FP32, nullptr, 0, HCCL_DATA_TYPE_FP32, c.comm, c.s));
         HCHECK(HcclSend(nullptr, 0, HCCL_DATA_TYPE_FP32, 0, c.comm, c.s));
         HCHECK(HcclRecv(nullptr, 0, HCCL_DATA_TYPE_FP32, 0, c.comm, c.s));

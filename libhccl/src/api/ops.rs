@@ -23,7 +23,9 @@ fn prep(comm: HcclComm, stream: *mut c_void) -> HResult<Arc<CommInner>> {
 
 /// CANN returns success at once when an operation moves no element (a warning in the log),
 /// before it checks anything else: the call is a no-op of the calling rank alone, whatever
-/// its peers call (op_base `count == 0` checks).
+/// its peers call (op_base's `count == 0` checks of AllReduce, Broadcast, AllGather,
+/// ReduceScatter, Reduce, AlltoAll, Send and Recv; HcclScatter's check does not return, so
+/// a Scatter of 0 elements stays a collective of every rank).
 fn nothing_to_do(name: &str, what: &str, n: u64) -> bool {
     if n != 0 {
         return false;
@@ -494,9 +496,6 @@ pub unsafe extern "C" fn HcclScatter(
             )
         },
         || {
-            if nothing_to_do("HcclScatter", "recvCount", recvCount) {
-                return Ok(());
-            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", false)?;
             check_root(root, &c)?;
