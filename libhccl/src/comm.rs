@@ -764,11 +764,22 @@ impl CommInner {
     ) -> HResult<()> {
         let t = target as u32;
         let deadline = self.exec_timeout.map(|d| started + d);
+        let mine = if policy.spin.is_zero() { 0 } else { cpu_tag() };
         for p in self.local_ranks() {
             if p == self.rank {
                 continue;
             }
             let w = word(self.slot(p));
+            // A peer last seen on our CPU cannot arrive while we spin there: sleep, so that
+            // it runs now and its wake-up call places us on an idle CPU if there is one
+            // (ranks confined to one CPU then pay a futex hand-off per operation, not a
+            // scheduler tick).
+            let same_cpu = mine != 0 && self.slot(p).call.0.cpu.load(Ordering::Relaxed) == mine;
+            let policy = &if same_cpu {
+                policy.sleep_at_once()
+            } else {
+                *policy
+            };
             let warned = std::cell::Cell::new(false);
             let stalled = std::cell::Cell::new(false);
             let r = wait_until(
@@ -918,6 +929,7 @@ impl CommInner {
         entry.staged.store(staged as u32, Ordering::Relaxed);
         fp.store(entry);
         me.call.0.op.store(fp.op, Ordering::Relaxed);
+        me.call.0.cpu.store(cpu_tag(), Ordering::Relaxed);
         me.call.0.word.store_wake(seq as u32);
         let what = || format!("{} #{seq}", op_name(fp.op));
         let phase = || format!("call collective #{seq}");
@@ -1105,4 +1117,10 @@ impl CommInner {
 
 pub fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
+}
+
+/// One more than the CPU the calling thread runs on (0 if unknown), as [`shm::Call::cpu`]
+/// holds it.
+fn cpu_tag() -> u32 {
+    u32::try_from(os::current_cpu() + 1).unwrap_or(0)
 }

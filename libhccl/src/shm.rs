@@ -82,6 +82,11 @@ pub struct Call {
     /// Host call sequence number (low 32 bits) of the last collective this rank called.
     pub word: Word,
     pub op: AtomicU32,
+    /// One more than the CPU this rank ran on when it last called (`sched_getcpu`; 0:
+    /// unknown, as in a fresh block): a peer waiting for it on the same CPU yields instead of
+    /// spinning, since spinning would only keep it from running until the next scheduler
+    /// tick.
+    pub cpu: AtomicU32,
 }
 
 /// A published buffer: physical device, offset, length in bytes.

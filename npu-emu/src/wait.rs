@@ -194,6 +194,19 @@ impl Policy {
         check_every: EVENT_CANCEL_CHECK,
     };
 
+    /// The same policy going straight to sleep, with no spin or yield phase: for a waiter
+    /// whose peer process shares its CPU. Yielding would hand the CPU back and forth between
+    /// the two at a few µs per hand-off, and the scheduler would have no reason to move one of
+    /// them to another CPU; a sleeper that is woken is placed on an idle CPU if there is
+    /// one, after which the two spin on separate CPUs again.
+    pub const fn sleep_at_once(self) -> Policy {
+        Policy {
+            spin: Duration::ZERO,
+            yield_for: Duration::ZERO,
+            ..self
+        }
+    }
+
     /// The same policy without the spin phase (when the thread we wait for shares our CPU,
     /// spinning would only delay it).
     pub const fn without_spin(self) -> Policy {
@@ -390,6 +403,36 @@ mod more_tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
+
+    /// `sleep_at_once` skips both polling phases: the waiter announces itself as a sleeper
+    /// at once (so the waker's `store_wake` makes the futex call that wakes it).
+    #[test]
+    fn sleep_at_once_does_not_poll() {
+        let p = Policy::for_participants(1).idle_stream().sleep_at_once();
+        assert!(p.spin.is_zero() && p.yield_for.is_zero());
+        let w = Arc::new(Word::new());
+        assert_eq!(
+            poll(&p, Instant::now(), || false, None),
+            Polled::Pending,
+            "no spin or yield phase"
+        );
+        let w2 = w.clone();
+        let t = std::thread::spawn(move || {
+            while w2.sleepers.load(Ordering::SeqCst) == 0 {
+                std::thread::yield_now();
+            }
+            w2.store_wake(1);
+        });
+        let r: Result<(), WaitError<()>> = wait_until(
+            &p,
+            &w,
+            || w.value.load(Ordering::SeqCst) == 1,
+            Some(Instant::now() + Duration::from_secs(10)),
+            || Ok(()),
+        );
+        assert!(r.is_ok());
+        t.join().unwrap();
+    }
 
     /// The stream and event policies sleep without a slice: only `notify` wakes them.
     #[test]

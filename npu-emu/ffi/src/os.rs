@@ -229,9 +229,16 @@ pub fn sched_yield() {
     unsafe { libc::sched_yield() };
 }
 
-/// Number of online CPUs (at least 1), read once.
+/// Number of CPUs this process may use (at least 1): its affinity and CPU quota, read once.
 pub fn online_cpus() -> u32 {
     *ONLINE_CPUS.get_or_init(|| {
+        // The CPUs this process may run on: its affinity mask and its cgroup's CPU quota
+        // count (`taskset -c 0`, `docker --cpus 1`), not only the machine's online CPUs. Two
+        // ranks confined to one CPU that spun for each other took a scheduler tick (2-4 ms)
+        // per operation.
+        if let Ok(n) = std::thread::available_parallelism() {
+            return n.get().min(u32::MAX as usize) as u32;
+        }
         // SAFETY: sysconf only reads a system value.
         let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
         n.clamp(1, u32::MAX as libc::c_long) as u32
