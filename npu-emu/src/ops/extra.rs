@@ -10,6 +10,7 @@
 use super::dtype::{Class, DType};
 use super::iter;
 use super::nn;
+use super::shape;
 use super::reduce::{self, Reduce};
 use super::view::{contiguous_strides, Scratch, View};
 
@@ -83,6 +84,72 @@ pub fn repeat(x: &View, reps: &[usize], out: &View) -> Result<(), String> {
         strides: dst,
     };
     iter::copy(&src, &dstv)
+}
+
+/// `out = x.repeat_interleave(reps, dim)`: element i along `dim` repeated `reps[i]` times
+/// (`reps` holds one count for every element, or a single count for all). With `dim`
+/// `None` the input is flattened first. An output whose length along the dimension is not
+/// the sum of the counts, or a negative count, is an error.
+pub fn repeat_interleave(x: &View, reps: &[i64], dim: Option<usize>, out: &View) -> Result<(), String> {
+    let flat;
+    let (xv, d) = match dim {
+        Some(d) => (x, d),
+        None => {
+            flat = Scratch::new(x.dtype, &[x.numel()]);
+            if x.numel() > 0 {
+                iter::copy(x, &flat.view.reshaped(&x.shape))?;
+            }
+            (&flat.view, 0)
+        }
+    };
+    let n = if xv.ndim() == 0 { 1 } else { xv.shape[d] };
+    if reps.len() != 1 && reps.len() != n {
+        return Err(format!(
+            "repeats holds {} counts for a dimension of size {n}",
+            reps.len()
+        ));
+    }
+    let count = |i: usize| reps[if reps.len() == 1 { 0 } else { i }];
+    if let Some(r) = reps.iter().find(|&&r| r < 0) {
+        return Err(format!("repeats holds a negative count {r}"));
+    }
+    let total: i64 = (0..n).map(count).sum();
+    let od = if out.ndim() == 0 { 1 } else { out.shape[d] };
+    if total as usize != od {
+        return Err(format!(
+            "the counts of repeats sum to {total}, but outputSize (the output's dimension {d}) \
+             is {od}"
+        ));
+    }
+    let mut at = 0usize;
+    for i in 0..n {
+        let src = shape::narrow(xv, d, i, 1);
+        for _ in 0..count(i) {
+            iter::copy(&src, &shape::narrow(out, d, at, 1))?;
+            at += 1;
+        }
+    }
+    Ok(())
+}
+
+/// `out` = each index i of `reps` repeated `reps[i]` times (`torch.repeat_interleave(t)`).
+pub fn repeat_index(reps: &[i64], out: &View) -> Result<(), String> {
+    if let Some(r) = reps.iter().find(|&&r| r < 0) {
+        return Err(format!("repeats holds a negative count {r}"));
+    }
+    let v: Vec<i64> = reps
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &r)| std::iter::repeat_n(i as i64, r as usize))
+        .collect();
+    if v.len() != out.numel() {
+        return Err(format!(
+            "the counts of repeats sum to {}, but outputSize is {}",
+            v.len(),
+            out.numel()
+        ));
+    }
+    store(v, DType::I64, out)
 }
 
 /// One-hot: `out` has `x`'s shape with a dimension of `depth` inserted at `axis`; element

@@ -1,6 +1,6 @@
 //! Operators torch_npu calls for common PyTorch functions beyond the core families, over
 //! `npu_emu::ops::{extra, reduce, matmul}`:
-//! `aclnn_repeat.h` (`Tensor.repeat`, `tile`), `aclnn_reduce_nansum.h`, `aclnn_aminmax.h`,
+//! `aclnn_repeat.h` (`Tensor.repeat`, `tile`), `aclnn_repeat_interleave.h`, `aclnn_reduce_nansum.h`, `aclnn_aminmax.h`,
 //! `aclnn_aminmax_all.h`, `aclnn_aminmax_dim.h`, `aclnn_logsumexp.h`, `aclnn_norm.h`, `aclnn_cumprod.h`
 //! (+ in place), `aclnn_isclose.h`, `aclnn_linspace.h`, `aclnn_one_hot.h`, `aclnn_mv.h`, `aclnn_group_norm.h`,
 //! `aclnn_group_norm_backward.h`.
@@ -97,6 +97,249 @@ pub unsafe extern "C" fn aclnnRepeatGetWorkspaceSize(
         l.output(&o);
         l.finish(move |v, _| extra::repeat(&v[0], &reps, &v[1]))
     })
+}
+
+// ---- RepeatInterleave ----
+
+/// The repeat counts: a device tensor (read by the task) or one host count.
+enum Counts {
+    Tensor,
+    Int(i64),
+}
+
+#[allow(clippy::too_many_arguments)]
+fn repeat_interleave(
+    api: &'static str,
+    x: T,
+    reps: Option<T>,
+    count: i64,
+    dim: Option<i64>,
+    output_size: i64,
+    o: T,
+) -> NnResult<Built> {
+    a::dtype_in(&x, ALL_NUM)?;
+    a::max_dims(&x, 8)?;
+    same_dtype(&o, x.dtype(), "self")?;
+    let counts = match &reps {
+        Some(r) => {
+            a::dtype_in(r, a::INDEX)?;
+            if r.ndim() > 1 {
+                return Err(NnError::invalid(format!(
+                    "repeats must be 0-D or 1-D, but its shape is {:?}",
+                    r.shape()
+                )));
+            }
+            Counts::Tensor
+        }
+        None => {
+            if count < 0 {
+                return Err(NnError::invalid(format!("repeats {count} must be >= 0")));
+            }
+            Counts::Int(count)
+        }
+    };
+    let d = match dim {
+        Some(d) => {
+            if x.ndim() == 0 {
+                return Err(NnError::invalid("self is 0-D: it has no dimension to repeat along"));
+            }
+            Some(a::dim(d, x.ndim(), "dim")?)
+        }
+        None => None,
+    };
+    let n = match d {
+        Some(d) => x.shape()[d],
+        None => x.numel(),
+    };
+    if let Some(r) = &reps {
+        if r.numel() != 1 && r.numel() != n {
+            return Err(NnError::invalid(format!(
+                "repeats has {} counts; it must have 1 or {n} (the size of the repeated \
+                 dimension)",
+                r.numel()
+            )));
+        }
+    }
+    if let Counts::Int(c) = counts {
+        if output_size != c * n as i64 {
+            return Err(NnError::invalid(format!(
+                "outputSize {output_size} must be repeats * {n} = {}",
+                c * n as i64
+            )));
+        }
+    }
+    if output_size < 0 {
+        return Err(NnError::invalid(format!("outputSize {output_size} must be >= 0")));
+    }
+    let want = match d {
+        Some(d) => {
+            let mut s = x.shape().to_vec();
+            s[d] = output_size as usize;
+            s
+        }
+        None => vec![output_size as usize],
+    };
+    a::same_shape(&o, &want)?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    if let Some(r) = &reps {
+        l.input(r);
+    }
+    let k = l.output(&o);
+    l.finish(move |v, _| {
+        let counts: Vec<i64> = match counts {
+            Counts::Int(c) => vec![c],
+            Counts::Tensor => {
+                let mut b = vec![0i64; v[1].numel()];
+                iter::copy(&v[1], &View::of_slice(&mut b, DType::I64, &v[1].shape))?;
+                b
+            }
+        };
+        extra::repeat_interleave(&v[0], &counts, d, &v[k])
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRepeatInterleaveGetWorkspaceSize(
+    self_: *const c_void,
+    repeats: *const c_void,
+    outputSize: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRepeatInterleaveGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let r = a::tensor(repeats, "repeats")?;
+            let o = a::tensor(out, "out")?;
+            repeat_interleave("aclnnRepeatInterleave", x, Some(r), 0, None, outputSize, o)
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRepeatInterleaveWithDimGetWorkspaceSize(
+    self_: *const c_void,
+    repeats: *const c_void,
+    dim: i64,
+    outputSize: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRepeatInterleaveWithDimGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let r = a::tensor(repeats, "repeats")?;
+            let o = a::tensor(out, "out")?;
+            repeat_interleave(
+                "aclnnRepeatInterleaveWithDim",
+                x,
+                Some(r),
+                0,
+                Some(dim),
+                outputSize,
+                o,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRepeatInterleaveIntGetWorkspaceSize(
+    self_: *const c_void,
+    repeats: i64,
+    outputSize: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRepeatInterleaveIntGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            repeat_interleave("aclnnRepeatInterleaveInt", x, None, repeats, None, outputSize, o)
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRepeatInterleaveIntWithDimGetWorkspaceSize(
+    self_: *const c_void,
+    repeats: i64,
+    dim: i64,
+    outputSize: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRepeatInterleaveIntWithDimGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            repeat_interleave(
+                "aclnnRepeatInterleaveIntWithDim",
+                x,
+                None,
+                repeats,
+                Some(dim),
+                outputSize,
+                o,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRepeatInterleaveTensorGetWorkspaceSize(
+    repeats: *const c_void,
+    outputSize: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRepeatInterleaveTensorGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let r = a::tensor(repeats, "repeats")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&r, a::INDEX)?;
+            same_dtype(&o, r.dtype(), "repeats")?;
+            if r.ndim() != 1 {
+                return Err(NnError::invalid(format!(
+                    "repeats must be 1-D, but its shape is {:?}",
+                    r.shape()
+                )));
+            }
+            if outputSize < 0 {
+                return Err(NnError::invalid(format!("outputSize {outputSize} must be >= 0")));
+            }
+            a::same_shape(&o, &[outputSize as usize])?;
+            let mut l = Launch::new("aclnnRepeatInterleaveTensor");
+            l.input(&r);
+            l.output(&o);
+            l.finish(move |v, _| {
+                let mut b = vec![0i64; v[0].numel()];
+                iter::copy(&v[0], &View::of_slice(&mut b, DType::I64, &v[0].shape))?;
+                extra::repeat_index(&b, &v[1])
+            })
+        },
+    )
 }
 
 // ---- ReduceNansum ----
@@ -794,6 +1037,14 @@ pub unsafe extern "C" fn aclnnGroupNormBackwardGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnGroupNorm, aclnnGroupNormBackward);
+
+crate::phase2!(
+    aclnnRepeatInterleave,
+    aclnnRepeatInterleaveWithDim,
+    aclnnRepeatInterleaveInt,
+    aclnnRepeatInterleaveIntWithDim,
+    aclnnRepeatInterleaveTensor
+);
 
 crate::phase2!(
     aclnnRepeat,
