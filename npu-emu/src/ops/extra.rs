@@ -10,8 +10,8 @@
 use super::dtype::{Class, DType};
 use super::iter;
 use super::nn;
-use super::shape;
 use super::reduce::{self, Reduce};
+use super::shape;
 use super::view::{contiguous_strides, Scratch, View};
 
 /// Dense row-major copy of `v` as `T` (`as_dt` is `T`'s dtype).
@@ -90,7 +90,12 @@ pub fn repeat(x: &View, reps: &[usize], out: &View) -> Result<(), String> {
 /// (`reps` holds one count for every element, or a single count for all). With `dim`
 /// `None` the input is flattened first. An output whose length along the dimension is not
 /// the sum of the counts, or a negative count, is an error.
-pub fn repeat_interleave(x: &View, reps: &[i64], dim: Option<usize>, out: &View) -> Result<(), String> {
+pub fn repeat_interleave(
+    x: &View,
+    reps: &[i64],
+    dim: Option<usize>,
+    out: &View,
+) -> Result<(), String> {
     let flat;
     let (xv, d) = match dim {
         Some(d) => (x, d),
@@ -155,7 +160,14 @@ pub fn repeat_index(reps: &[i64], out: &View) -> Result<(), String> {
 /// One-hot: `out` has `x`'s shape with a dimension of `depth` inserted at `axis`; element
 /// `[.., k at axis, ..]` is `on` where `x[..] == k`, else `off` (an index outside
 /// `[0, depth)` gives a row of `off`, as CANN's OneHot does).
-pub fn one_hot(x: &View, depth: usize, on: f64, off: f64, axis: usize, out: &View) -> Result<(), String> {
+pub fn one_hot(
+    x: &View,
+    depth: usize,
+    on: f64,
+    off: f64,
+    axis: usize,
+    out: &View,
+) -> Result<(), String> {
     let idx: Vec<i64> = load(x, DType::I64)?;
     let mut dense = vec![off; idx.len() * depth];
     for (i, &k) in idx.iter().enumerate() {
@@ -533,7 +545,12 @@ fn pad_src(o: usize, before: i64, n: usize, mode: PadMode) -> usize {
 }
 
 /// The index maps of a padding: `pad` holds (before, after) pairs from the last dimension.
-fn pad_maps(in_shape: &[usize], out_shape: &[usize], pad: &[i64], mode: PadMode) -> Vec<Vec<usize>> {
+fn pad_maps(
+    in_shape: &[usize],
+    out_shape: &[usize],
+    pad: &[i64],
+    mode: PadMode,
+) -> Vec<Vec<usize>> {
     let k = pad.len() / 2;
     let nd = in_shape.len();
     (0..k)
@@ -592,7 +609,15 @@ pub fn nll_loss_nd(
     let t1 = ts.view.reshaped(&[rows]);
     if reduction == nn::Reduction::None {
         let os = Scratch::new(DType::F64, &[rows]);
-        nn::nll_loss(&x2, &t1, weight, reduction, ignore_index, &os.view, total_weight)?;
+        nn::nll_loss(
+            &x2,
+            &t1,
+            weight,
+            reduction,
+            ignore_index,
+            &os.view,
+            total_weight,
+        )?;
         iter::copy(&os.view.reshaped(&out.shape), out)
     } else {
         nn::nll_loss(&x2, &t1, weight, reduction, ignore_index, out, total_weight)
@@ -626,7 +651,16 @@ pub fn nll_loss_nd_backward(
         gs.view.reshaped(&[])
     };
     let os = Scratch::new(DType::F64, &[rows, c]);
-    nn::nll_loss_backward(&g1, &x2, &t1, weight, reduction, ignore_index, total_weight, &os.view)?;
+    nn::nll_loss_backward(
+        &g1,
+        &x2,
+        &t1,
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
+        &os.view,
+    )?;
     let shape: Vec<usize> = perm.iter().map(|&p| x.shape[p]).collect();
     iter::copy(&os.view.reshaped(&shape), &out.permute(&perm))
 }

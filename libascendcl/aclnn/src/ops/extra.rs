@@ -60,43 +60,48 @@ pub unsafe extern "C" fn aclnnRepeatGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnRepeatGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let r = a::int_array(repeats, "repeats")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, ALL_NUM)?;
-        a::max_dims(&x, 8)?;
-        same_dtype(&o, x.dtype(), "self")?;
-        if r.len() > 8 {
-            return Err(NnError::invalid(format!(
-                "repeats has {} entries; at most 8 are supported",
-                r.len()
-            )));
-        }
-        if r.len() < x.ndim() {
-            return Err(NnError::invalid(format!(
-                "repeats {r:?} has fewer entries than self has dimensions ({})",
-                x.ndim()
-            )));
-        }
-        if let Some(n) = r.iter().find(|&&n| n < 0) {
-            return Err(NnError::invalid(format!(
-                "repeats {r:?} holds {n}; every repeat count must be >= 0"
-            )));
-        }
-        let reps: Vec<usize> = r.iter().map(|&n| n as usize).collect();
-        let pad = reps.len() - x.ndim();
-        let want: Vec<usize> = reps
-            .iter()
-            .enumerate()
-            .map(|(d, &n)| n * if d < pad { 1 } else { x.shape()[d - pad] })
-            .collect();
-        a::same_shape(&o, &want)?;
-        let mut l = Launch::new("aclnnRepeat");
-        l.input(&x);
-        l.output(&o);
-        l.finish(move |v, _| extra::repeat(&v[0], &reps, &v[1]))
-    })
+    phase1(
+        "aclnnRepeatGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let r = a::int_array(repeats, "repeats")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, ALL_NUM)?;
+            a::max_dims(&x, 8)?;
+            same_dtype(&o, x.dtype(), "self")?;
+            if r.len() > 8 {
+                return Err(NnError::invalid(format!(
+                    "repeats has {} entries; at most 8 are supported",
+                    r.len()
+                )));
+            }
+            if r.len() < x.ndim() {
+                return Err(NnError::invalid(format!(
+                    "repeats {r:?} has fewer entries than self has dimensions ({})",
+                    x.ndim()
+                )));
+            }
+            if let Some(n) = r.iter().find(|&&n| n < 0) {
+                return Err(NnError::invalid(format!(
+                    "repeats {r:?} holds {n}; every repeat count must be >= 0"
+                )));
+            }
+            let reps: Vec<usize> = r.iter().map(|&n| n as usize).collect();
+            let pad = reps.len() - x.ndim();
+            let want: Vec<usize> = reps
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| n * if d < pad { 1 } else { x.shape()[d - pad] })
+                .collect();
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnRepeat");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| extra::repeat(&v[0], &reps, &v[1]))
+        },
+    )
 }
 
 // ---- RepeatInterleave ----
@@ -141,7 +146,9 @@ fn repeat_interleave(
     let d = match dim {
         Some(d) => {
             if x.ndim() == 0 {
-                return Err(NnError::invalid("self is 0-D: it has no dimension to repeat along"));
+                return Err(NnError::invalid(
+                    "self is 0-D: it has no dimension to repeat along",
+                ));
             }
             Some(a::dim(d, x.ndim(), "dim")?)
         }
@@ -169,7 +176,9 @@ fn repeat_interleave(
         }
     }
     if output_size < 0 {
-        return Err(NnError::invalid(format!("outputSize {output_size} must be >= 0")));
+        return Err(NnError::invalid(format!(
+            "outputSize {output_size} must be >= 0"
+        )));
     }
     let want = match d {
         Some(d) => {
@@ -268,7 +277,15 @@ pub unsafe extern "C" fn aclnnRepeatInterleaveIntGetWorkspaceSize(
         || {
             let x = a::tensor(self_, "self")?;
             let o = a::tensor(out, "out")?;
-            repeat_interleave("aclnnRepeatInterleaveInt", x, None, repeats, None, outputSize, o)
+            repeat_interleave(
+                "aclnnRepeatInterleaveInt",
+                x,
+                None,
+                repeats,
+                None,
+                outputSize,
+                o,
+            )
         },
     )
 }
@@ -327,7 +344,9 @@ pub unsafe extern "C" fn aclnnRepeatInterleaveTensorGetWorkspaceSize(
                 )));
             }
             if outputSize < 0 {
-                return Err(NnError::invalid(format!("outputSize {outputSize} must be >= 0")));
+                return Err(NnError::invalid(format!(
+                    "outputSize {outputSize} must be >= 0"
+                )));
             }
             a::same_shape(&o, &[outputSize as usize])?;
             let mut l = Launch::new("aclnnRepeatInterleaveTensor");
@@ -387,14 +406,7 @@ pub unsafe extern "C" fn aclnnReduceNansumGetWorkspaceSize(
 
 // ---- Aminmax ----
 
-fn aminmax(
-    api: &'static str,
-    x: T,
-    ds: Vec<usize>,
-    keep: bool,
-    mn: T,
-    mx: T,
-) -> NnResult<Built> {
+fn aminmax(api: &'static str, x: T, ds: Vec<usize>, keep: bool, mn: T, mx: T) -> NnResult<Built> {
     a::dtype_in(&x, NUMS)?;
     a::max_dims(&x, 8)?;
     same_dtype(&mn, x.dtype(), "self")?;
@@ -432,14 +444,19 @@ pub unsafe extern "C" fn aclnnAminmaxGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnAminmaxGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let d = a::int_array(dim, "dim")?;
-        let mn = a::tensor(minOut, "minOut")?;
-        let mx = a::tensor(maxOut, "maxOut")?;
-        let ds = a::dims(&d, x.ndim(), "dim")?;
-        aminmax("aclnnAminmax", x, ds, keepDim, mn, mx)
-    })
+    phase1(
+        "aclnnAminmaxGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let d = a::int_array(dim, "dim")?;
+            let mn = a::tensor(minOut, "minOut")?;
+            let mx = a::tensor(maxOut, "maxOut")?;
+            let ds = a::dims(&d, x.ndim(), "dim")?;
+            aminmax("aclnnAminmax", x, ds, keepDim, mn, mx)
+        },
+    )
 }
 
 #[no_mangle]
@@ -594,19 +611,24 @@ pub unsafe extern "C" fn aclnnCumprodGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnCumprodGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(input, "input")?;
-        let d = a::scalar(dim, "dim")?;
-        let o = a::tensor(out, "out")?;
-        let dt = a::dtype(dtype, "dtype")?;
-        if dt != o.dtype() {
-            return Err(NnError::invalid(format!(
-                "dtype is {dt} but out has data type {}; they must be the same",
-                o.dtype()
-            )));
-        }
-        cumprod("aclnnCumprod", x, d, o)
-    })
+    phase1(
+        "aclnnCumprodGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(input, "input")?;
+            let d = a::scalar(dim, "dim")?;
+            let o = a::tensor(out, "out")?;
+            let dt = a::dtype(dtype, "dtype")?;
+            if dt != o.dtype() {
+                return Err(NnError::invalid(format!(
+                    "dtype is {dt} but out has data type {}; they must be the same",
+                    o.dtype()
+                )));
+            }
+            cumprod("aclnnCumprod", x, d, o)
+        },
+    )
 }
 
 #[no_mangle]
@@ -641,35 +663,40 @@ pub unsafe extern "C" fn aclnnIsCloseGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnIsCloseGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let y = a::tensor(other, "other")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, ALL_NUM)?;
-        same_dtype(&y, x.dtype(), "self")?;
-        a::dtype_in(&o, &[DType::Bool])?;
-        a::max_dims(&x, 8)?;
-        a::max_dims(&y, 8)?;
-        if rtol.is_nan() || rtol < 0.0 {
-            return Err(NnError::invalid(format!("rtol {rtol} must be >= 0")));
-        }
-        if atol.is_nan() || atol < 0.0 {
-            return Err(NnError::invalid(format!("atol {atol} must be >= 0")));
-        }
-        let shape = a::broadcast(&x, &y)?;
-        a::same_shape(&o, &shape)?;
-        let ct = if x.dtype().is_float() {
-            x.dtype()
-        } else {
-            DType::F64
-        };
-        let op = Binary::IsClose(rtol, atol, equalNan);
-        let mut l = Launch::new("aclnnIsClose");
-        l.input(&x);
-        l.input(&y);
-        l.output(&o);
-        l.finish(move |v, _| math::binary(op, &v[0], &v[1], &v[2], ct))
-    })
+    phase1(
+        "aclnnIsCloseGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let y = a::tensor(other, "other")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, ALL_NUM)?;
+            same_dtype(&y, x.dtype(), "self")?;
+            a::dtype_in(&o, &[DType::Bool])?;
+            a::max_dims(&x, 8)?;
+            a::max_dims(&y, 8)?;
+            if rtol.is_nan() || rtol < 0.0 {
+                return Err(NnError::invalid(format!("rtol {rtol} must be >= 0")));
+            }
+            if atol.is_nan() || atol < 0.0 {
+                return Err(NnError::invalid(format!("atol {atol} must be >= 0")));
+            }
+            let shape = a::broadcast(&x, &y)?;
+            a::same_shape(&o, &shape)?;
+            let ct = if x.dtype().is_float() {
+                x.dtype()
+            } else {
+                DType::F64
+            };
+            let op = Binary::IsClose(rtol, atol, equalNan);
+            let mut l = Launch::new("aclnnIsClose");
+            l.input(&x);
+            l.input(&y);
+            l.output(&o);
+            l.finish(move |v, _| math::binary(op, &v[0], &v[1], &v[2], ct))
+        },
+    )
 }
 
 // ---- Linspace ----
@@ -683,25 +710,30 @@ pub unsafe extern "C" fn aclnnLinspaceGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnLinspaceGetWorkspaceSize", workspaceSize, executor, || {
-        let s = a::scalar(start, "start")?;
-        let e = a::scalar(end, "end")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&o, NUMS)?;
-        if steps < 0 {
-            return Err(NnError::invalid(format!("steps {steps} must be >= 0")));
-        }
-        if o.ndim() != 1 || o.numel() != steps as usize {
-            return Err(NnError::invalid(format!(
-                "out must be 1-D with steps ({steps}) elements, but its shape is {:?}",
-                o.shape()
-            )));
-        }
-        let (s, e) = (s.to_f64(), e.to_f64());
-        let mut l = Launch::new("aclnnLinspace");
-        l.output(&o);
-        l.finish(move |v, _| extra::linspace(s, e, &v[0]))
-    })
+    phase1(
+        "aclnnLinspaceGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::scalar(start, "start")?;
+            let e = a::scalar(end, "end")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&o, NUMS)?;
+            if steps < 0 {
+                return Err(NnError::invalid(format!("steps {steps} must be >= 0")));
+            }
+            if o.ndim() != 1 || o.numel() != steps as usize {
+                return Err(NnError::invalid(format!(
+                    "out must be 1-D with steps ({steps}) elements, but its shape is {:?}",
+                    o.shape()
+                )));
+            }
+            let (s, e) = (s.to_f64(), e.to_f64());
+            let mut l = Launch::new("aclnnLinspace");
+            l.output(&o);
+            l.finish(move |v, _| extra::linspace(s, e, &v[0]))
+        },
+    )
 }
 
 // ---- OneHot ----
@@ -717,62 +749,71 @@ pub unsafe extern "C" fn aclnnOneHotGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnOneHotGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let on = a::tensor(onValue, "onValue")?;
-        let off = a::tensor(offValue, "offValue")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, &[DType::I32, DType::I64, DType::U8])?;
-        a::dtype_in(&o, NUMS)?;
-        same_dtype(&on, o.dtype(), "out")?;
-        same_dtype(&off, o.dtype(), "out")?;
-        a::max_dims(&x, 7)?;
-        if numClasses < 0 {
-            return Err(NnError::invalid(format!(
-                "numClasses {numClasses} must be >= 0"
-            )));
-        }
-        for t in [&on, &off] {
-            if t.numel() != 1 {
+    phase1(
+        "aclnnOneHotGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let on = a::tensor(onValue, "onValue")?;
+            let off = a::tensor(offValue, "offValue")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, &[DType::I32, DType::I64, DType::U8])?;
+            a::dtype_in(&o, NUMS)?;
+            same_dtype(&on, o.dtype(), "out")?;
+            same_dtype(&off, o.dtype(), "out")?;
+            a::max_dims(&x, 7)?;
+            if numClasses < 0 {
                 return Err(NnError::invalid(format!(
-                    "{} must hold exactly one element, but its shape is {:?}",
-                    t.arg,
-                    t.shape()
+                    "numClasses {numClasses} must be >= 0"
                 )));
             }
-        }
-        let nd = x.ndim() as i64;
-        if axis < -1 || axis > nd {
-            return Err(NnError::invalid(format!(
-                "axis {axis} is out of range [-1, {nd}]"
-            )));
-        }
-        let ax = if axis == -1 { nd as usize } else { axis as usize };
-        let mut want = x.shape().to_vec();
-        want.insert(ax, numClasses as usize);
-        a::same_shape(&o, &want)?;
-        let depth = numClasses as usize;
-        let mut l = Launch::new("aclnnOneHot");
-        l.input(&x);
-        l.input(&on);
-        l.input(&off);
-        l.output(&o);
-        l.finish(move |v, _| {
-            let one = |t: &View| -> Result<f64, String> {
-                let mut b = [0f64];
-                iter::copy(
-                    &View {
-                        shape: vec![],
-                        strides: vec![],
-                        ..t.clone()
-                    },
-                    &View::of_slice(&mut b, DType::F64, &[]),
-                )?;
-                Ok(b[0])
+            for t in [&on, &off] {
+                if t.numel() != 1 {
+                    return Err(NnError::invalid(format!(
+                        "{} must hold exactly one element, but its shape is {:?}",
+                        t.arg,
+                        t.shape()
+                    )));
+                }
+            }
+            let nd = x.ndim() as i64;
+            if axis < -1 || axis > nd {
+                return Err(NnError::invalid(format!(
+                    "axis {axis} is out of range [-1, {nd}]"
+                )));
+            }
+            let ax = if axis == -1 {
+                nd as usize
+            } else {
+                axis as usize
             };
-            extra::one_hot(&v[0], depth, one(&v[1])?, one(&v[2])?, ax, &v[3])
-        })
-    })
+            let mut want = x.shape().to_vec();
+            want.insert(ax, numClasses as usize);
+            a::same_shape(&o, &want)?;
+            let depth = numClasses as usize;
+            let mut l = Launch::new("aclnnOneHot");
+            l.input(&x);
+            l.input(&on);
+            l.input(&off);
+            l.output(&o);
+            l.finish(move |v, _| {
+                let one = |t: &View| -> Result<f64, String> {
+                    let mut b = [0f64];
+                    iter::copy(
+                        &View {
+                            shape: vec![],
+                            strides: vec![],
+                            ..t.clone()
+                        },
+                        &View::of_slice(&mut b, DType::F64, &[]),
+                    )?;
+                    Ok(b[0])
+                };
+                extra::one_hot(&v[0], depth, one(&v[1])?, one(&v[2])?, ax, &v[3])
+            })
+        },
+    )
 }
 
 // ---- Mv ----
@@ -846,8 +887,7 @@ fn group_checks(x: &T, n: i64, c: i64, hxw: i64, group: i64) -> NnResult<()> {
     if n < 0 || c < 0 || hxw < 0 || s[0] as i64 != n || s[1] as i64 != c || rest as i64 != hxw {
         return Err(NnError::invalid(format!(
             "N {n}, C {c} and HxW {hxw} do not describe {} {:?}",
-            x.arg,
-            s
+            x.arg, s
         )));
     }
     if group <= 0 || c % group != 0 {
