@@ -327,7 +327,7 @@ fn torch_gap_operators_match_the_host_reference() {
         .find_map(|l| l.strip_suffix(" checks, 0 failed"))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    assert!(n >= 60, "only {n} checks:\n{}", r.stdout);
+    assert!(n >= 50, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "aclnnRepeatGetWorkspaceSize: repeats [2] has fewer entries than self has dimensions (2)",
         "aclnnRepeatGetWorkspaceSize: repeats is nullptr",
