@@ -260,6 +260,7 @@ struct Options {
     int check = 1;
     bool mpi = false;
     bool mpiOnly = false; /* --mpi-only: time MPI alone (no ACL/HCCL) */
+    bool percentiles = false; /* -P: per-call time percentiles of the HCCL side */
 };
 
 static uint64_t ParseBytes(const char *s)
@@ -297,6 +298,9 @@ static void Usage()
         "  -w, -n  warm-up and timed iterations per size (5, 20)\n"
         "  -I BYTES  cap iterations at BYTES/size (at least 2): few iterations for big sizes\n"
         "  -c 1  check results (default); 0 skips the check\n"
+        "  -P     also print, per rank, percentiles of the time of each HCCL call (the call\n"
+        "         alone: a collective that completes at its call, such as a small one on an\n"
+        "         idle stream, is timed whole; one queued on a busy stream is not)\n"
         "  --mpi  also time the same sweep with MPI on host buffers (hccl-perf-mpi only)\n"
         "  --mpi-only  time only MPI (no ACL/HCCL; hccl-perf-mpi only)\n");
 }
@@ -390,6 +394,8 @@ static Options Parse(int argc, char **argv)
             o.iterBytes = ParseBytes(val());
         } else if (a == "-c") {
             o.check = std::atoi(val());
+        } else if (a == "-P") {
+            o.percentiles = true;
         } else if (a == "--mpi") {
 #ifndef HAVE_MPI
             Die("--mpi needs hccl-perf-mpi (this binary was built without MPI)");
@@ -592,12 +598,40 @@ static Result RunHccl(const Options &o, Op op, const Shape &s, Ctx &c, std::vect
     }
     CHECK_HCCL(HcclBarrier(c.comm, c.stream));
     CHECK_ACL(aclrtSynchronizeStream(c.stream));
+    std::vector<double> per;
+    if (o.percentiles) {
+        per.reserve(static_cast<size_t>(iters));
+    }
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) {
-        Launch(o, op, s, c);
+        if (o.percentiles) {
+            auto a = std::chrono::steady_clock::now();
+            Launch(o, op, s, c);
+            per.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count());
+        } else {
+            Launch(o, op, s, c);
+        }
     }
     CHECK_ACL(aclrtSynchronizeStream(c.stream));
     auto t1 = std::chrono::steady_clock::now();
+    if (o.percentiles) {
+        std::sort(per.begin(), per.end());
+        auto at = [&](double q) { return per[std::min(per.size() - 1, static_cast<size_t>(q * per.size()))]; };
+        double total = 0, slow = 0;
+        int nslow = 0;
+        for (double v : per) {
+            total += v;
+            if (v > 10 * at(0.5)) {
+                slow += v;
+                ++nslow;
+            }
+        }
+        std::fprintf(stderr,
+                     "# rank %d: per call (us) p50 %.2f p90 %.2f p99 %.2f p99.9 %.2f max %.1f; "
+                     "%d calls over 10x p50 take %.0f%% of the time\n",
+                     g_rank, at(0.5), at(0.9), at(0.99), at(0.999), per.back(), nslow,
+                     total > 0 ? 100.0 * slow / total : 0.0);
+    }
     r.us = std::chrono::duration<double, std::micro>(t1 - t0).count() / iters;
 
     if (o.check) {
