@@ -2,7 +2,7 @@
  * against host references (float64): Repeat, RepeatInterleave (Int/IntWithDim/WithDim/
  * Tensor), ReduceNansum, Aminmax / AminmaxDim / AminmaxAll, LogSumExp, Norm, Cumprod,
  * IsClose, Linspace, OneHot, Mv, XLogYTensor / XLogYScalarSelf, NLLLoss2d (+Backward),
- * GroupNorm (+Backward); each with at least one argument error.
+ * GroupNorm (+Backward), ReflectionPad1d/2d, ReplicationPad1d/2d; each with at least one argument error.
  * Tolerances: data movement, selection and integer results exactly; float32 reductions and
  * products to 1e-5 relative (sums of at most 60 float32 terms, accumulated in float64 and
  * rounded once); group norm to 1e-4. Inputs include a transposed and a strided view. */
@@ -28,6 +28,10 @@
 #include "aclnnop/aclnn_nll_loss2d_backward.h"
 #include "aclnnop/aclnn_group_norm.h"
 #include "aclnnop/aclnn_group_norm_backward.h"
+#include "aclnnop/aclnn_reflection_pad1d.h"
+#include "aclnnop/aclnn_reflection_pad2d.h"
+#include "aclnnop/aclnn_replication_pad1d.h"
+#include "aclnnop/aclnn_replication_pad2d.h"
 
 static aclrtStream S;
 
@@ -103,6 +107,27 @@ static void shapes() {
     Dev ohf = make({2, 2, 4}, ACL_FLOAT, {0});
     expect_code("OneHot onValue of another dtype than out",
                 aclnnOneHotGetWorkspaceSize(oh.t, 4, on.t, off.t, -1, ohf.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    /* ReflectionPad1d (2, 1) and ReplicationPad2d (1, 0, 0, 1) of a [1, 2, 3] */
+    Dev px = make({1, 2, 3}, ACL_FLOAT, {1, 2, 3, 4, 5, 6}, STRIDED), p1 = make({1, 2, 6}, ACL_FLOAT, {0});
+    aclIntArray *pr = ia({2, 1});
+    RUN(S, aclnnReflectionPad1d, px.t, pr, p1.t);
+    compare("ReflectionPad1d (2, 1)", read(p1), {3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5}, 0);
+    Dev p2 = make({1, 3, 4}, ACL_FLOAT, {0});
+    aclIntArray *pq = ia({1, 0, 0, 1});
+    RUN(S, aclnnReplicationPad2d, px.t, pq, p2.t);
+    compare("ReplicationPad2d (1, 0, 0, 1)", read(p2), {1, 1, 2, 3, 4, 4, 5, 6, 4, 4, 5, 6}, 0);
+    Dev p3 = make({1, 2, 9}, ACL_FLOAT, {0});
+    aclIntArray *big = ia({3, 3});
+    expect_code("ReflectionPad1d padding as large as the dimension",
+                aclnnReflectionPad1dGetWorkspaceSize(px.t, big, p3.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    Dev p4 = make({1, 2, 4}, ACL_FLOAT, {0});
+    RUN(S, aclnnReplicationPad1d, px.t, ia({0, 1}), p4.t);
+    compare("ReplicationPad1d (0, 1)", read(p4), {1, 2, 3, 3, 4, 5, 6, 6}, 0);
+    Dev p5 = make({1, 4, 5}, ACL_FLOAT, {0});
+    RUN(S, aclnnReflectionPad2d, px.t, ia({1, 1, 1, 1}), p5.t);
+    compare("ReflectionPad2d (1, 1, 1, 1)", read(p5), {5, 4, 5, 6, 5, 2, 1, 2, 3, 2, 5, 4, 5, 6, 5, 2, 1, 2, 3, 2}, 0);
+    for (aclIntArray *arr : {pr, pq, big}) aclDestroyIntArray(arr);
+    for (Dev *d : {&px, &p1, &p2, &p3, &p4, &p5}) release(*d);
     aclDestroyIntArray(r);
     aclDestroyIntArray(short_r);
     aclDestroyScalar(a0);

@@ -3,7 +3,8 @@
 //! `aclnn_repeat.h` (`Tensor.repeat`, `tile`), `aclnn_repeat_interleave.h`, `aclnn_reduce_nansum.h`, `aclnn_aminmax.h`,
 //! `aclnn_aminmax_all.h`, `aclnn_aminmax_dim.h`, `aclnn_logsumexp.h`, `aclnn_norm.h`, `aclnn_cumprod.h`
 //! (+ in place), `aclnn_isclose.h`, `aclnn_linspace.h`, `aclnn_one_hot.h`, `aclnn_mv.h`, `aclnn_group_norm.h`,
-//! `aclnn_group_norm_backward.h`.
+//! `aclnn_group_norm_backward.h`, `aclnn_reflection_pad{1,2}d.h`, `aclnn_replication_pad{1,2}d.h`
+//! (forward only).
 
 use super::args::{self as a, ALL_NUM, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
@@ -869,6 +870,115 @@ pub unsafe extern "C" fn aclnnMvGetWorkspaceSize(
         })
     })
 }
+
+// ---- ReflectionPad / ReplicationPad (1-D and 2-D) ----
+
+/// `self` of `k + 1` or `k + 2` dimensions padded on its last `k` by `padding` ((left,
+/// right) for the last, then (top, bottom)); reflection needs each pad below the size.
+fn mirror_pad(
+    api: &'static str,
+    x: T,
+    padding: Vec<i64>,
+    k: usize,
+    mode: extra::PadMode,
+    o: T,
+) -> NnResult<Built> {
+    a::dtype_in(&x, NUMS)?;
+    same_dtype(&o, x.dtype(), "self")?;
+    if x.ndim() != k + 1 && x.ndim() != k + 2 {
+        return Err(NnError::invalid(format!(
+            "self must have {} or {} dimensions, but its shape is {:?}",
+            k + 1,
+            k + 2,
+            x.shape()
+        )));
+    }
+    if padding.len() != 2 * k {
+        return Err(NnError::invalid(format!(
+            "padding {padding:?} must hold {} values",
+            2 * k
+        )));
+    }
+    let nd = x.ndim();
+    let mut want = x.shape().to_vec();
+    for j in 0..k {
+        let d = nd - 1 - j;
+        let (lo, hi) = (padding[2 * j], padding[2 * j + 1]);
+        let n = x.shape()[d] as i64;
+        let bad = match mode {
+            extra::PadMode::Reflect => lo < 0 || hi < 0 || lo >= n || hi >= n,
+            extra::PadMode::Replicate => lo < 0 || hi < 0 || n == 0,
+        };
+        if bad {
+            return Err(NnError::invalid(format!(
+                "padding ({lo}, {hi}) of dimension {d} (size {n}) is out of range{}",
+                if mode == extra::PadMode::Reflect {
+                    ": each must be in [0, size)"
+                } else {
+                    ": each must be >= 0 and the dimension non-empty"
+                }
+            )));
+        }
+        want[d] = (n + lo + hi) as usize;
+    }
+    a::same_shape(&o, &want)?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&o);
+    l.finish(move |v, _| extra::pad(&v[0], &padding, mode, &v[1]))
+}
+
+macro_rules! mirror_pad_op {
+    ($get:ident, $api:literal, $k:expr, $mode:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            self_: *const c_void,
+            padding: *const c_void,
+            out: *mut c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut c_void,
+        ) -> i32 {
+            phase1(stringify!($get), workspaceSize, executor, || {
+                let x = a::tensor(self_, "self")?;
+                let p = a::int_array(padding, "padding")?;
+                let o = a::tensor(out, "out")?;
+                mirror_pad($api, x, p, $k, $mode, o)
+            })
+        }
+    };
+}
+
+mirror_pad_op!(
+    aclnnReflectionPad1dGetWorkspaceSize,
+    "aclnnReflectionPad1d",
+    1,
+    extra::PadMode::Reflect
+);
+mirror_pad_op!(
+    aclnnReflectionPad2dGetWorkspaceSize,
+    "aclnnReflectionPad2d",
+    2,
+    extra::PadMode::Reflect
+);
+mirror_pad_op!(
+    aclnnReplicationPad1dGetWorkspaceSize,
+    "aclnnReplicationPad1d",
+    1,
+    extra::PadMode::Replicate
+);
+mirror_pad_op!(
+    aclnnReplicationPad2dGetWorkspaceSize,
+    "aclnnReplicationPad2d",
+    2,
+    extra::PadMode::Replicate
+);
+
+crate::phase2!(
+    aclnnReflectionPad1d,
+    aclnnReflectionPad2d,
+    aclnnReplicationPad1d,
+    aclnnReplicationPad2d
+);
 
 // ---- GroupNorm ----
 
