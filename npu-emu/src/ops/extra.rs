@@ -255,6 +255,19 @@ pub fn cumprod(x: &View, dim: usize, out: &View) -> Result<(), String> {
     }
 }
 
+/// `out` (0-d) = the sum of the main diagonal of the 2-D `x` (`torch.trace`), in i64 for
+/// integer outputs and f64 otherwise.
+pub fn trace(x: &View, out: &View) -> Result<(), String> {
+    let n = x.shape[0].min(x.shape[1]);
+    let diag = View {
+        ptr: x.ptr,
+        dtype: x.dtype,
+        shape: vec![n],
+        strides: vec![x.strides[0] + x.strides[1]],
+    };
+    reduce::reduce(Reduce::Sum, &diag, &[0], out, is_int(out))
+}
+
 /// Sum over `dims` treating NaN as 0 (`torch.nansum`); `out` as for [`reduce::reduce`].
 pub fn nansum(x: &View, dims: &[usize], out: &View) -> Result<(), String> {
     if is_int(x) {
@@ -778,6 +791,24 @@ mod tests {
         let onesv = View::of_slice(&mut ones, DType::F32, &[3, 4]);
         pad_backward(&onesv, &[1, 1], PadMode::Replicate, &gv).unwrap();
         assert_eq!(g, [2., 2., 2., 2., 2., 2.]);
+    }
+
+    #[test]
+    fn nearest_upsampling_and_its_backward() {
+        let mut x = [1.0f32, 2.0, 3.0, 4.0];
+        let xv = View::of_slice(&mut x, DType::F32, &[1, 2, 2]);
+        let mut o = [0f32; 12];
+        let ov = View::of_slice(&mut o, DType::F32, &[1, 3, 4]);
+        let scales = [nearest_scale(2, 3, None), nearest_scale(2, 4, Some(2.0))];
+        upsample_nearest(&xv, &scales, &ov).unwrap();
+        // rows 0, 0, 1 (floor(o * 2/3)); columns 0, 0, 1, 1
+        assert_eq!(o, [1., 1., 2., 2., 1., 1., 2., 2., 3., 3., 4., 4.]);
+        let mut g = [0f32; 4];
+        let gv = View::of_slice(&mut g, DType::F32, &[1, 2, 2]);
+        let mut ones = [1f32; 12];
+        let onesv = View::of_slice(&mut ones, DType::F32, &[1, 3, 4]);
+        upsample_nearest_backward(&onesv, &scales, &gv).unwrap();
+        assert_eq!(g, [4., 4., 2., 2.]);
     }
 
     #[test]

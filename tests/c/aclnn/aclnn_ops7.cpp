@@ -2,7 +2,7 @@
  * against host references (float64): Repeat, RepeatInterleave (Int/IntWithDim/WithDim/
  * Tensor), ReduceNansum, Aminmax / AminmaxDim / AminmaxAll, LogSumExp, Norm, Cumprod,
  * IsClose, Linspace, OneHot, Mv, XLogYTensor / XLogYScalarSelf, NLLLoss2d (+Backward),
- * GroupNorm (+Backward), ReflectionPad1d/2d, ReplicationPad1d/2d; each with at least one argument error.
+ * GroupNorm (+Backward), Trace, ReflectionPad1d/2d, ReplicationPad1d/2d; each with at least one argument error.
  * Tolerances: data movement, selection and integer results exactly; float32 reductions and
  * products to 1e-5 relative (sums of at most 60 float32 terms, accumulated in float64 and
  * rounded once); group norm to 1e-4. Inputs include a transposed and a strided view. */
@@ -22,6 +22,7 @@
 #include "aclnnop/aclnn_linspace.h"
 #include "aclnnop/aclnn_one_hot.h"
 #include "aclnnop/aclnn_mv.h"
+#include "aclnnop/aclnn_trace.h"
 #include "aclnnop/aclnn_x_log_y_tensor.h"
 #include "aclnnop/aclnn_x_log_y_scalar_self.h"
 #include "aclnnop/aclnn_nll_loss2d.h"
@@ -290,6 +291,19 @@ static void pointwise() {
     compare("Mv", read(mo), want, 1e-5);
     Dev v5 = make({5}, ACL_FLOAT, {1});
     expect_code("Mv inner sizes differ", aclnnMvGetWorkspaceSize(m.t, v5.t, mo.t, 0, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    /* Trace of the transposed [5, 4] (float32) and of an int32 [2, 3] (into int64) */
+    Dev tr = make({}, ACL_FLOAT, {0});
+    RUN(S, aclnnTrace, m.t, tr.t);
+    double tsum = 0;
+    for (int i = 0; i < 4; i++) tsum += M[i * 4 + i];
+    compare("Trace float32", read(tr), {tsum}, 1e-6);
+    Dev ti = make({2, 3}, ACL_INT32, {4, -2, 7, 1, 9, 3}), tio = make({}, ACL_INT64, {0});
+    RUN(S, aclnnTrace, ti.t, tio.t);
+    compare("Trace int32 into int64", read(tio), {13}, 0);
+    expect_code("Trace int32 into int32", aclnnTraceGetWorkspaceSize(ti.t, ai.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    release(tr);
+    release(ti);
+    release(tio);
     aclDestroyScalar(s3);
     for (Dev *d : {&a, &b, &o, &ai, &x, &y, &xo, &x4, &m, &v, &mo, &v5}) release(*d);
     printf("ok pointwise\n");

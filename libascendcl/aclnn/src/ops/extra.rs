@@ -2,7 +2,7 @@
 //! `npu_emu::ops::{extra, reduce, matmul}`:
 //! `aclnn_repeat.h` (`Tensor.repeat`, `tile`), `aclnn_repeat_interleave.h`, `aclnn_reduce_nansum.h`, `aclnn_aminmax.h`,
 //! `aclnn_aminmax_all.h`, `aclnn_aminmax_dim.h`, `aclnn_logsumexp.h`, `aclnn_norm.h`, `aclnn_cumprod.h`
-//! (+ in place), `aclnn_isclose.h`, `aclnn_linspace.h`, `aclnn_one_hot.h`, `aclnn_mv.h`, `aclnn_group_norm.h`,
+//! (+ in place), `aclnn_isclose.h`, `aclnn_linspace.h`, `aclnn_one_hot.h`, `aclnn_mv.h`, `aclnn_trace.h`, `aclnn_group_norm.h`,
 //! `aclnn_group_norm_backward.h`, `aclnn_reflection_pad{1,2}d.h`, `aclnn_replication_pad{1,2}d.h`
 //! (forward only).
 
@@ -817,6 +817,57 @@ pub unsafe extern "C" fn aclnnOneHotGetWorkspaceSize(
     )
 }
 
+// ---- Trace ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnTraceGetWorkspaceSize(
+    self_: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnTraceGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, NUMS)?;
+            a::dtype_in(&o, NUMS)?;
+            if x.ndim() != 2 {
+                return Err(NnError::invalid(format!(
+                    "self must be 2-D, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let want = if x.dtype().is_float() {
+                x.dtype()
+            } else {
+                DType::I64
+            };
+            same_dtype(&o, want, "the result type")?;
+            if o.numel() != 1 || o.ndim() > 1 {
+                return Err(NnError::invalid(format!(
+                    "out must be 0-D, but its shape is {:?}",
+                    o.shape()
+                )));
+            }
+            let mut l = Launch::new("aclnnTrace");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| {
+                let out = View {
+                    shape: vec![],
+                    strides: vec![],
+                    ..v[1].clone()
+                };
+                extra::trace(&v[0], &out)
+            })
+        },
+    )
+}
+
 // ---- Mv ----
 
 #[no_mangle]
@@ -1209,5 +1260,6 @@ crate::phase2!(
     aclnnIsClose,
     aclnnLinspace,
     aclnnOneHot,
-    aclnnMv
+    aclnnMv,
+    aclnnTrace
 );
