@@ -459,10 +459,6 @@ const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
         "aclop LpLoss: aclnnL1Loss is missing (F.l1_loss)",
     ),
     (
-        "shape.pad_tril_triu_diag",
-        "aclop Trace: aclnnTrace is missing (torch.trace)",
-    ),
-    (
         "sort.unique",
         "aclop UniqueWithCountsAndSorting: its aclnn function is missing",
     ),
