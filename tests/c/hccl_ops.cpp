@@ -359,7 +359,8 @@ static void test_p2p(Ctx &c, HcclDataType t, size_t count) {
     }
     sync(c);
     expect(c, "HcclSend/HcclRecv", t, -1, false, count, d2h(d, bytes), want);
-    // Batch: send to next and prev, receive from both.
+    // Batch: send to next and prev, receive from both. With 2 ranks next is prev, and a
+    // list may hold one send to and one receive from each rank (HCCL docs): 2 items.
     void *d2 = dmalloc(bytes);
     HcclSendRecvItem items[4] = {
         {HCCL_SEND, s, count, t, (uint32_t)next},
@@ -367,12 +368,32 @@ static void test_p2p(Ctx &c, HcclDataType t, size_t count) {
         {HCCL_SEND, s, count, t, (uint32_t)prev},
         {HCCL_RECV, d2, count, t, (uint32_t)next},
     };
-    HCHECK(HcclBatchSendRecv(items, 4, c.comm, c.s));
+    // Two sends to one rank, or two receives from one rank, in one list: HCCL_E_PARA (HCCL
+    // docs), before anything is enqueued (the batch below still pairs up).
+    HcclSendRecvItem dups[2][2] = {
+        {{HCCL_SEND, s, count, t, (uint32_t)next}, {HCCL_SEND, s, count, t, (uint32_t)next}},
+        {{HCCL_RECV, d, count, t, (uint32_t)prev}, {HCCL_RECV, d2, count, t, (uint32_t)prev}},
+    };
+    for (auto &dup : dups) {
+        HcclResult e = HcclBatchSendRecv(dup, 2, c.comm, c.s);
+        const char *m = aclGetRecentErrMsg();
+        if (e != HCCL_E_PARA || !m || !strstr(m, "one send task to and one receive task from")) {
+            fprintf(stderr, "FAIL %s:%d: HcclBatchSendRecv with a repeated task returned %d: %s\n",
+                    __FILE__, __LINE__, (int)e, m ? m : "");
+            exit(1);
+        }
+    }
+    // An empty list is a no-op (CANN: a warning, then success).
+    HCHECK(HcclBatchSendRecv(items, 0, c.comm, c.s));
+    uint32_t nitems = next == prev ? 2 : 4;
+    HCHECK(HcclBatchSendRecv(items, nitems, c.comm, c.s));
     sync(c);
     expect(c, "HcclBatchSendRecv (from prev)", t, -1, false, count, d2h(d, bytes), want);
-    std::vector<char> want2(bytes);
-    for (size_t i = 0; i < count; i++) put(t, want2.data(), i, mv(next, i));
-    expect(c, "HcclBatchSendRecv (from next)", t, -1, false, count, d2h(d2, bytes), want2);
+    if (nitems == 4) {
+        std::vector<char> want2(bytes);
+        for (size_t i = 0; i < count; i++) put(t, want2.data(), i, mv(next, i));
+        expect(c, "HcclBatchSendRecv (from next)", t, -1, false, count, d2h(d2, bytes), want2);
+    }
     aclrtFree(s); aclrtFree(d); aclrtFree(d2);
 }
 
@@ -427,6 +448,19 @@ static void run_all(Ctx &c) {
     if ((int)rs != c.n || (int)rk != c.rank) {
         fprintf(stderr, "FAIL rank size/id %u/%u, expected %d/%d\n", rk, rs, c.rank, c.n);
         exit(1);
+    }
+    // An operation of no element is a no-op of the calling rank alone (CANN returns success
+    // before any other check): rank 0 makes a few its peers never make, then all go on.
+    if (c.rank == 0) {
+        HCHECK(HcclAllReduce(nullptr, nullptr, 0, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.s));
+        HCHECK(HcclAllReduce(nullptr, nullptr, 0, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, nullptr, nullptr));
+        HCHECK(HcclBroadcast(nullptr, 0, HCCL_DATA_TYPE_FP32, 0, c.comm, c.s));
+        HCHECK(HcclAllGather(nullptr, nullptr, 0, HCCL_DATA_TYPE_FP32, c.comm, c.s));
+        HCHECK(HcclReduceScatter(nullptr, nullptr, 0, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c.comm, c.s));
+        HCHECK(HcclReduce(nullptr, nullptr, 0, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, c.comm, c.s));
+        HCHECK(HcclAlltoAll(nullptr, 0, HCCL_DATA_TYPE_FP32, nullptr, 0, HCCL_DATA_TYPE_FP32, c.comm, c.s));
+        HCHECK(HcclSend(nullptr, 0, HCCL_DATA_TYPE_FP32, 0, c.comm, c.s));
+        HCHECK(HcclRecv(nullptr, 0, HCCL_DATA_TYPE_FP32, 0, c.comm, c.s));
     }
     for (HcclDataType t : RED_TYPES)
         for (int op = 0; op < 4; op++)

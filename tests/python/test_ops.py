@@ -191,3 +191,27 @@ def test_in_place_and_optimizer_style_ops():
         t.addcdiv_(gg, gg.abs() + 1, value=-0.02)
         t.lerp_(gg, 0.3)
     torch.testing.assert_close(pn.cpu(), pc, rtol=RTOL, atol=ATOL)
+
+
+def test_graph_capture_replays_operators_on_new_data():
+    """torch.npu.graph: operators captured once run again at every replay, reading the
+    static input's current data (aclnn tasks are repeatable in a captured model)."""
+    require("aclnnMatmul", "aclnnRelu", "aclnnMuls", "aclnnAdds")
+    w = rnd(16, 16, seed=3)
+    static_in = torch.ones(16, device="npu")
+    wn = w.npu()
+    side = torch.npu.Stream()
+    side.wait_stream(torch.npu.current_stream())
+    with torch.npu.stream(side):  # warm-up outside the capture, as PyTorch's docs do
+        for _ in range(2):
+            static_out = torch.relu(static_in @ wn) * 2 + 1
+    torch.npu.current_stream().wait_stream(side)
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        static_out = torch.relu(static_in @ wn) * 2 + 1
+    for v in (5.0, -3.0, 0.5):
+        static_in.fill_(v)
+        g.replay()
+        torch.npu.synchronize()
+        want = torch.relu(torch.full((16,), v) @ w) * 2 + 1
+        torch.testing.assert_close(static_out.cpu(), want, rtol=RTOL, atol=ATOL)

@@ -202,3 +202,13 @@ fn a_forked_child_gets_an_error_not_a_hang() {
         r.all()
     );
 }
+
+#[test]
+fn documented_combinations_from_a_strangers_program() {
+    // Written from CANN's documentation alone: contexts moved between threads, process-level
+    // error messages, a stream of device 1 waiting on an event of device 0, callbacks on the
+    // default stream, aclrtGetMemInfo, aclrtMemcpy2d data.
+    let r = run_prog("rt_stranger.cpp", &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("rt_stranger passed"), "{}", r.all());
+}

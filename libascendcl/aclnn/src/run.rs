@@ -157,14 +157,22 @@ fn launch(
 }
 
 fn enqueue_job(rt: &Rt, stream: *mut c_void, job: Job) -> NnResult<()> {
+    let what = match &job {
+        Job::Engine(e) => e.api,
+        Job::Cast { .. } => "aclnnNpuFormatCast",
+        Job::TransWeight { .. } => "aclnnTransMatmulWeight",
+    };
     let task = RtTask {
         ctx: Box::into_raw(Box::new(job)) as *mut c_void,
         run: job_run,
         drop: job_drop,
     };
+    // A job reads its inputs and writes its outputs when it runs, from what it holds (device
+    // ranges, views, the plan), and changes nothing of its own: a graph captured on the
+    // stream (aclmdlRICaptureBegin, torch.npu.graph) may run it again at every replay.
     // SAFETY: stream is the caller's aclrtStream (or NULL = default stream); the runtime
-    // checks it and owns the task from here.
-    unsafe { rt.enqueue(stream, task) }
+    // checks it and owns the task from here; job_run only reads the job.
+    unsafe { rt.enqueue_repeatable(stream, task, what) }
 }
 
 /// Copy the strided view at `src` (element strides, non-negative) into `dst` in row-major

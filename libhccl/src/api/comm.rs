@@ -556,6 +556,14 @@ pub unsafe extern "C" fn HcclCommDestroy(comm: HcclComm) -> i32 {
         std::ptr::null_mut(),
         || format!("comm={}", ptr(comm)),
         || {
+            // CANN: a NULL comm is skipped with a warning, and the call succeeds.
+            if comm.is_null() {
+                crate::log(
+                    npu_emu::config::LogLevel::Warning,
+                    "HcclCommDestroy: comm is NULL: an empty comm given, nothing to destroy",
+                );
+                return Ok(());
+            }
             let c = cm::unregister(comm)?;
             c.destroy();
             Ok(())

@@ -9,6 +9,7 @@ use crate::comm::{self as cm, CommInner, HcclComm};
 use crate::errors::{non_null, HResult, HcclError};
 use crate::fingerprint::{hash_u64s, opcode, parse_dtype, parse_redop, Dtype, Fp};
 use crate::history::Status;
+use npu_emu::config::LogLevel;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -18,6 +19,22 @@ fn prep(comm: HcclComm, stream: *mut c_void) -> HResult<Arc<CommInner>> {
     super::resilience::check_not_suspended(comm)?;
     non_null(stream, "stream")?;
     Ok(c)
+}
+
+/// CANN returns success at once when an operation moves no element (a warning in the log),
+/// before it checks anything else: the call is a no-op of the calling rank alone, whatever
+/// its peers call (op_base's `count == 0` checks of AllReduce, Broadcast, AllGather,
+/// ReduceScatter, Reduce, AlltoAll, Send and Recv; HcclScatter's check does not return, so
+/// a Scatter of 0 elements stays a collective of every rank).
+fn nothing_to_do(name: &str, what: &str, n: u64) -> bool {
+    if n != 0 {
+        return false;
+    }
+    crate::log(
+        LogLevel::Warning,
+        &format!("{name}: {what} is 0: nothing to do, success"),
+    );
+    true
 }
 
 fn opt_buf(
@@ -132,6 +149,9 @@ pub unsafe extern "C" fn HcclAllReduce(
             )
         },
         || {
+            if nothing_to_do("HcclAllReduce", "count", count) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
             let rop = parse_redop(op, dt)?;
@@ -168,6 +188,9 @@ pub unsafe extern "C" fn HcclBroadcast(
             )
         },
         || {
+            if nothing_to_do("HcclBroadcast", "count", count) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", false)?;
             check_root(root, &c)?;
@@ -204,6 +227,9 @@ pub unsafe extern "C" fn HcclAllGather(
             )
         },
         || {
+            if nothing_to_do("HcclAllGather", "sendCount", sendCount) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", false)?;
             let len = bytes(sendCount, dt, "sendCount")?;
@@ -312,6 +338,9 @@ pub unsafe extern "C" fn HcclReduceScatter(
             )
         },
         || {
+            if nothing_to_do("HcclReduceScatter", "recvCount", recvCount) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
             let rop = parse_redop(op, dt)?;
@@ -425,6 +454,9 @@ pub unsafe extern "C" fn HcclReduce(
             )
         },
         || {
+            if nothing_to_do("HcclReduce", "count", count) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let dt = parse_dtype(dataType, "dataType", true)?;
             let rop = parse_redop(op, dt)?;
@@ -536,6 +568,13 @@ pub unsafe extern "C" fn HcclAlltoAll(
             )
         },
         || {
+            if nothing_to_do(
+                "HcclAlltoAll",
+                "sendCount and recvCount",
+                sendCount.max(recvCount),
+            ) {
+                return Ok(());
+            }
             let c = prep(comm, stream)?;
             let st = parse_dtype(sendType, "sendType", false)?;
             let rt = parse_dtype(recvType, "recvType", false)?;
@@ -813,6 +852,9 @@ unsafe fn single_p2p(
     comm: HcclComm,
     stream: *mut c_void,
 ) -> HResult<()> {
+    if nothing_to_do(if send { "HcclSend" } else { "HcclRecv" }, "count", count) {
+        return Ok(());
+    }
     let c = prep(comm, stream)?;
     let (code, name, peer_arg) = if send {
         (opcode::SEND, "HcclSend", "destRank")
@@ -916,11 +958,16 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
             group::refuse_batch()?;
             let c = prep(comm, stream)?;
             non_null(sendRecvInfo, "sendRecvInfo")?;
+            // CANN: an empty list is a no-op (a warning, then success).
             if itemNum == 0 {
-                return Err(HcclError::para("itemNum=0; expected at least one item"));
+                crate::log(
+                    LogLevel::Warning,
+                    "HcclBatchSendRecv: itemNum=0: the task list is empty, nothing to do",
+                );
+                return Ok(());
             }
             let raw = std::slice::from_raw_parts(sendRecvInfo, itemNum as usize);
-            let mut items = Vec::new();
+            let mut items: Vec<P2p> = Vec::new();
             for (i, it) in raw.iter().enumerate() {
                 let send = match it.sendRecvType {
                     0 => true,
@@ -931,7 +978,7 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
                         )))
                     }
                 };
-                items.push(p2p_item(
+                let item = p2p_item(
                     &c,
                     send,
                     it.buf,
@@ -939,7 +986,25 @@ pub unsafe extern "C" fn HcclBatchSendRecv(
                     it.dataType,
                     it.remoteRank,
                     &format!("sendRecvInfo[{i}]."),
-                )?);
+                )?;
+                // The HCCL documentation: the list may not hold two send tasks to the same
+                // rank, nor two receive tasks from the same rank (CANN returns HCCL_E_PARA).
+                if let Some(j) = items
+                    .iter()
+                    .position(|p| p.send == send && p.peer == it.remoteRank)
+                {
+                    let (kind, dir) = if send {
+                        ("HCCL_SEND", "to")
+                    } else {
+                        ("HCCL_RECV", "from")
+                    };
+                    return Err(HcclError::para(format!(
+                        "sendRecvInfo[{i}] and sendRecvInfo[{j}] are both {kind} tasks {dir} rank {}; \
+                         a task list may hold one send task to and one receive task from each rank",
+                        it.remoteRank
+                    )));
+                }
+                items.push(item);
             }
             if !c.rt.capturing(stream)? {
                 assign_k(&c, &mut items);

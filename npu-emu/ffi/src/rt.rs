@@ -249,6 +249,40 @@ impl<E: From<RtError>> Client<E> {
         Ok(())
     }
 
+    /// Like [`Self::enqueue`], for a task whose `run` may be called any number of times: a
+    /// stream being captured into a model (`aclmdlRICaptureBegin`, `torch.npu.graph`) keeps
+    /// it and runs it at each execution of the model; `drop` is called once at the end.
+    /// `what` (one line) names it in the model's debug print.
+    ///
+    /// # Safety
+    /// `stream` is NULL or an `aclrtStream` of this process; `task.run` may be called again
+    /// after it returned (never concurrently).
+    pub unsafe fn enqueue_repeatable(
+        &self,
+        stream: *mut c_void,
+        task: RtTask,
+        what: &str,
+    ) -> Result<(), E> {
+        let kind = self.module.to_ascii_lowercase();
+        // SAFETY: the caller passes a valid stream and a repeatable task; both (pointer,
+        // length) pairs describe live strings for the call; the table takes the task's
+        // ownership.
+        let r = unsafe {
+            (self.api.enqueue_repeatable)(
+                stream,
+                task,
+                kind.as_ptr(),
+                kind.len(),
+                what.as_ptr(),
+                what.len(),
+            )
+        };
+        if r != 0 {
+            return Err(self.fail(r, "enqueueing on the stream"));
+        }
+        Ok(())
+    }
+
     /// Whether `stream` hands its operations to a model (capture, bound stream, task-group
     /// update) instead of running them.
     ///
