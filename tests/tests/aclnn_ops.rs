@@ -302,6 +302,46 @@ fn cnn_and_ordering_operators_match_the_host_reference() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// `tests/c/aclnn/aclnn_ops7.cpp`: the operators torch_npu calls for common PyTorch functions
+/// beyond the core families (Repeat, RepeatInterleave, ReduceNansum, Aminmax, LogSumExp,
+/// Norm, Cumprod, IsClose, Linspace, OneHot, Mv, XLogY, NLLLoss2d, GroupNorm and their
+/// backward forms) against float64 host references, and an argument error of each.
+#[test]
+fn torch_gap_operators_match_the_host_reference() {
+    let work = scratch("aclnn-ops7");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops7.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in ["ok shapes", "ok reductions", "ok pointwise", "ok nn"] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 50, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnRepeatGetWorkspaceSize: repeats [2] has fewer entries than self has dimensions (2)",
+        "aclnnRepeatGetWorkspaceSize: repeats is nullptr",
+        "aclnnRepeatInterleaveIntWithDimGetWorkspaceSize: outputSize 5 must be repeats * 3 = 6",
+        "aclnnGroupNormGetWorkspaceSize: group 4 must be positive and divide C (6)",
+        "aclnnNormGetWorkspaceSize: pScalar is nullptr",
+        "aclnnMvGetWorkspaceSize: self [5, 4] and vec [5] cannot be multiplied (4 != 5)",
+        "target 7 at position 0 is out of bounds [0, 2)",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// The calls torch_npu makes for a small MLP trained with SGD, 60 steps on one stream: the
 /// first step matches a host reference and the loss falls.
 #[test]

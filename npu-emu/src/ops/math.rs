@@ -409,6 +409,10 @@ pub enum Binary {
     /// Python remainder (sign of the divisor)
     Remainder,
     Atan2,
+    /// |x - y| <= atol + rtol * |y| (rtol, atol, equal_nan): `torch.isclose`
+    IsClose(f64, f64, bool),
+    /// x * log(y), 0 where x is 0 (and y is not NaN): `torch.xlogy`
+    XLogY,
     Eq,
     Ne,
     Lt,
@@ -451,6 +455,7 @@ impl Binary {
                 | Binary::LogicalAnd
                 | Binary::LogicalOr
                 | Binary::LogicalXor
+                | Binary::IsClose(..)
         )
     }
 }
@@ -519,6 +524,27 @@ fn binary_float<F: Float>(op: Binary, a: &View, b: &View, out: &View) -> Result<
             }
         }),
         Binary::Atan2 => m!(|x, y| x.atan2(y)),
+        Binary::IsClose(rtol, atol, equal_nan) => {
+            let (rtol, atol) = (F::c(rtol), F::c(atol));
+            p!(move |x, y| {
+                if x == y {
+                    true
+                } else if x.is_nan() || y.is_nan() {
+                    equal_nan && x.is_nan() && y.is_nan()
+                } else if x.is_infinite() || y.is_infinite() {
+                    false
+                } else {
+                    (x - y).abs() <= atol + rtol * y.abs()
+                }
+            })
+        }
+        Binary::XLogY => m!(move |x, y| if y.is_nan() {
+            y
+        } else if x == zero {
+            zero
+        } else {
+            x * y.ln()
+        }),
         Binary::Eq => p!(|x, y| x == y),
         Binary::Ne => p!(|x, y| x != y),
         Binary::Lt => p!(|x, y| x < y),
@@ -632,6 +658,18 @@ fn binary_int(op: Binary, a: &View, b: &View, out: &View) -> Result<(), String> 
             }
         }),
         Binary::Atan2 => map2::<f32, f32>(a, b, out, |x, y| x.atan2(y)),
+        Binary::IsClose(rtol, atol, _) => map2::<f64, bool>(a, b, out, move |x, y| {
+            x == y || (x - y).abs() <= atol + rtol * y.abs()
+        }),
+        Binary::XLogY => map2::<f32, f32>(a, b, out, |x, y| {
+            if y.is_nan() {
+                y
+            } else if x == 0.0 {
+                0.0
+            } else {
+                x * y.ln()
+            }
+        }),
         Binary::Eq => p!(|x, y| x == y),
         Binary::Ne => p!(|x, y| x != y),
         Binary::Lt => p!(|x, y| x < y),

@@ -26,6 +26,8 @@
 //! - [`sort`]: sort and topk (stable, NaN largest);
 //! - [`select`]: index_add, index_fill, take;
 //! - [`advindex`]: nonzero, indexing with index tensors, index put, flip;
+//! - [`extra`]: repeat, one-hot, linspace, cumprod, nansum, group norm, nearest upsampling,
+//!   reflection/replication padding, unique (the operators torch_npu reaches beyond these);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:
@@ -46,6 +48,7 @@ pub mod batchnorm;
 pub mod conv;
 pub mod dtype;
 pub mod elem;
+pub mod extra;
 pub mod iter;
 pub mod math;
 pub mod matmul;

@@ -1,7 +1,7 @@
 //! Arithmetic: `aclnn_add.h`, `aclnn_sub.h`, `aclnn_rsub.h`, `aclnn_mul.h`, `aclnn_div.h`
 //! (true division and the `mode` forms: 0 none, 1 trunc, 2 floor), `aclnn_maximum.h`,
 //! `aclnn_minimum.h`, `aclnn_pow.h`, `aclnn_pow_tensor_tensor.h`, `aclnn_remainder.h`
-//! (Python's remainder: the sign of the divisor), `aclnn_floor_divide.h`, `aclnn_atan2.h`.
+//! (Python's remainder: the sign of the divisor), `aclnn_floor_divide.h`, `aclnn_atan2.h`, `aclnn_x_log_y_*.h` (xlogy).
 //!
 //! Types (the reference's rules): a tensor pair computes in `PromoteType(self, other)`; a
 //! tensor and a scalar compute in the tensor's type when it is floating, else in
@@ -893,6 +893,72 @@ pub unsafe extern "C" fn aclnnRemainderScalarTensorGetWorkspaceSize(
         },
     )
 }
+
+// ---- XLogY (`aclnn_x_log_y_tensor.h`, `…_scalar_other.h`, `…_scalar_self.h`) ----
+
+tt_op!(
+    aclnnXLogYTensorGetWorkspaceSize,
+    "aclnnXLogYTensor",
+    Binary::XLogY,
+    Typing::FloatResult
+);
+inplace_tt_op!(
+    aclnnInplaceXLogYTensorGetWorkspaceSize,
+    "aclnnInplaceXLogYTensor",
+    Binary::XLogY,
+    Typing::FloatResult
+);
+ts_op!(
+    aclnnXLogYScalarOtherGetWorkspaceSize,
+    "aclnnXLogYScalarOther",
+    Binary::XLogY,
+    Typing::FloatResult
+);
+inplace_ts_op!(
+    aclnnInplaceXLogYScalarOtherGetWorkspaceSize,
+    "aclnnInplaceXLogYScalarOther",
+    Binary::XLogY,
+    Typing::FloatResult
+);
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnXLogYScalarSelfGetWorkspaceSize(
+    self_: *const c_void,
+    other: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnXLogYScalarSelfGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::scalar(self_, "self")?;
+            let y = a::tensor(other, "other")?;
+            let o = a::tensor(out, "out")?;
+            tensor_scalar(
+                "aclnnXLogYScalarSelf",
+                y,
+                s,
+                o,
+                ALL_NUM,
+                Binary::XLogY,
+                None,
+                Typing::FloatResult,
+                true,
+            )
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnXLogYTensor,
+    aclnnInplaceXLogYTensor,
+    aclnnXLogYScalarOther,
+    aclnnInplaceXLogYScalarOther,
+    aclnnXLogYScalarSelf
+);
 
 crate::phase2!(
     aclnnRemainderTensorTensor,

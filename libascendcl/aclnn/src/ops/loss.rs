@@ -1,5 +1,6 @@
 //! Losses: `aclnn_mse_loss.h`, `aclnn_mse_loss_backward.h`, `aclnn_nll_loss.h`,
-//! `aclnn_nll_loss_backward.h`. `reduction` is 0 (none), 1 (mean) or 2 (sum).
+//! `aclnn_nll_loss_backward.h`, `aclnn_nll_loss2d.h`, `aclnn_nll_loss2d_backward.h` (self
+//! `[N, C, H, W]`, target `[N, H, W]`, out `[N, H, W]` for none). `reduction` is 0 (none), 1 (mean) or 2 (sum).
 //!
 //! NLLLoss takes log-probabilities `self` `[N, C]` (or `[C]`), class indices `target` `[N]`
 //! (INT64, INT32 or UINT8), class weights `weight` `[C]`; `out` is `[N]` for none, else 0-d;
@@ -10,6 +11,7 @@ use super::args::{self as a, FLOATS};
 use super::launch::{phase1, Launch};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::DType;
+use npu_emu::ops::extra;
 use npu_emu::ops::nn::{self, Reduction};
 use std::ffi::c_void;
 
@@ -290,6 +292,174 @@ pub unsafe extern "C" fn aclnnNLLLossBackwardGetWorkspaceSize(
         },
     )
 }
+
+/// NLLLoss2d's shapes: `self` `[N, C, H, W]`, `target` `[N, H, W]`, `weight` `[C]`.
+fn nll2d_shapes(x: &a::T, t: &a::T, w: &Option<a::T>) -> NnResult<Vec<usize>> {
+    if x.ndim() != 4 {
+        return Err(NnError::invalid(format!(
+            "self must be 4-D [N, C, H, W], but its shape is {:?}",
+            x.shape()
+        )));
+    }
+    let s = x.shape();
+    let want = vec![s[0], s[2], s[3]];
+    if t.shape() != want.as_slice() {
+        return Err(NnError::invalid(format!(
+            "target must have shape {want:?} (self {:?} without C), but its shape is {:?}",
+            s,
+            t.shape()
+        )));
+    }
+    if let Some(w) = w {
+        a::dtype_in(w, FLOATS)?;
+        a::same_shape(w, &[s[1]])?;
+    }
+    Ok(want)
+}
+
+fn zero_view(x: &npu_emu::ops::View) -> npu_emu::ops::View {
+    npu_emu::ops::View {
+        shape: vec![],
+        strides: vec![],
+        ..x.clone()
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNLLLoss2dGetWorkspaceSize(
+    self_: *const c_void,
+    target: *const c_void,
+    weight: *const c_void,
+    reduction_: i64,
+    ignoreIndex: i64,
+    out: *mut c_void,
+    totalWeightOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnNLLLoss2dGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let t = a::tensor(target, "target")?;
+            let w = a::opt_tensor(weight, "weight")?;
+            let o = a::tensor(out, "out")?;
+            let tw = a::tensor(totalWeightOut, "totalWeightOut")?;
+            let r = reduction(reduction_)?;
+            a::dtype_in(&x, FLOATS)?;
+            a::dtype_in(&t, TARGET_TYPES)?;
+            a::dtype_in(&o, FLOATS)?;
+            a::dtype_in(&tw, FLOATS)?;
+            let nhw = nll2d_shapes(&x, &t, &w)?;
+            if r == Reduction::None {
+                a::same_shape(&o, &nhw)?;
+            } else {
+                zero_d(&o)?;
+            }
+            zero_d(&tw)?;
+            let mut l = Launch::new("aclnnNLLLoss2d");
+            l.input(&x);
+            l.input(&t);
+            let has_w = w.is_some();
+            if let Some(w) = &w {
+                l.input(w);
+            }
+            l.output(&o);
+            l.output(&tw);
+            l.finish(move |v, _| {
+                let k = 2 + has_w as usize;
+                let out = if r == Reduction::None {
+                    v[k].clone()
+                } else {
+                    zero_view(&v[k])
+                };
+                extra::nll_loss_nd(
+                    &v[0],
+                    &v[1],
+                    if has_w { Some(&v[2]) } else { None },
+                    r,
+                    ignoreIndex,
+                    &out,
+                    &zero_view(&v[k + 1]),
+                )
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNLLLoss2dBackwardGetWorkspaceSize(
+    gradOutput: *const c_void,
+    self_: *const c_void,
+    target: *const c_void,
+    weight: *const c_void,
+    reduction_: i64,
+    ignoreIndex: i64,
+    totalWeight: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnNLLLoss2dBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let g = a::tensor(gradOutput, "gradOutput")?;
+            let x = a::tensor(self_, "self")?;
+            let t = a::tensor(target, "target")?;
+            let w = a::opt_tensor(weight, "weight")?;
+            let tw = a::tensor(totalWeight, "totalWeight")?;
+            let o = a::tensor(out, "out")?;
+            let r = reduction(reduction_)?;
+            a::dtype_in(&g, FLOATS)?;
+            a::dtype_in(&x, FLOATS)?;
+            a::dtype_in(&t, TARGET_TYPES)?;
+            a::dtype_in(&tw, FLOATS)?;
+            a::dtype_in(&o, FLOATS)?;
+            let nhw = nll2d_shapes(&x, &t, &w)?;
+            if r == Reduction::None {
+                a::same_shape(&g, &nhw)?;
+            } else {
+                zero_d(&g)?;
+            }
+            zero_d(&tw)?;
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnNLLLoss2dBackward");
+            l.input(&g);
+            l.input(&x);
+            l.input(&t);
+            l.input(&tw);
+            let has_w = w.is_some();
+            if let Some(w) = &w {
+                l.input(w);
+            }
+            l.output(&o);
+            l.finish(move |v, _| {
+                let k = 4 + has_w as usize;
+                let g = if r == Reduction::None {
+                    v[0].clone()
+                } else {
+                    zero_view(&v[0])
+                };
+                extra::nll_loss_nd_backward(
+                    &g,
+                    &v[1],
+                    &v[2],
+                    if has_w { Some(&v[4]) } else { None },
+                    r,
+                    ignoreIndex,
+                    &zero_view(&v[3]),
+                    &v[k],
+                )
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnNLLLoss2d, aclnnNLLLoss2dBackward);
 
 crate::phase2!(
     aclnnMseLoss,

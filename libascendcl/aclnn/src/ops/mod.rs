@@ -25,6 +25,7 @@ pub mod bitwise;
 pub mod clamp;
 pub mod cnn;
 pub mod compare;
+pub mod extra;
 pub mod fill;
 pub mod foreach;
 pub mod index;

@@ -30,7 +30,7 @@ fn reduced_shape(x: &T, dims: &[usize], keep: bool) -> Vec<usize> {
     s
 }
 
-fn out_shape_ok(o: &T, x: &T, dims: &[usize], keep: bool) -> NnResult<()> {
+pub(crate) fn out_shape_ok(o: &T, x: &T, dims: &[usize], keep: bool) -> NnResult<()> {
     let want = reduced_shape(x, dims, keep);
     // a full reduction may also be written to a 1-element tensor of rank 1
     if o.shape() == want.as_slice() || (want.is_empty() && o.numel() == 1 && o.ndim() <= 1) {
