@@ -56,6 +56,9 @@ pub struct CommInner {
     turn: Mutex<Turn>,
     /// Notified when `turn` moves on (stream workers of this process sleep on it).
     turn_word: Word,
+    /// Nanoseconds spent spinning for peers that shared our CPU since we last found every
+    /// awaited peer on another CPU (see [`CommInner::wait_peers_with`]).
+    colocated_ns: AtomicU64,
     pub destroyed: std::sync::atomic::AtomicBool,
     destroy_requested: std::sync::atomic::AtomicBool,
     /// Operations enqueued and not yet run (or discarded).
@@ -478,6 +481,7 @@ pub fn join_placed(
                     skipped: Default::default(),
                 }),
                 turn_word: Word::new(),
+                colocated_ns: AtomicU64::new(0),
                 destroyed: Default::default(),
                 destroy_requested: Default::default(),
                 pending: AtomicU64::new(0),
@@ -770,16 +774,25 @@ impl CommInner {
                 continue;
             }
             let w = word(self.slot(p));
-            // A peer last seen on our CPU cannot arrive while we spin there: sleep, so that
-            // it runs now and its wake-up call places us on an idle CPU if there is one
-            // (ranks confined to one CPU then pay a futex hand-off per operation, not a
-            // scheduler tick).
+            // A peer last seen on our CPU cannot arrive while we spin there. Spinning still
+            // makes the two of us a busy CPU beside an idle one, which the scheduler's
+            // balancing pulls apart within a tick or two, after which both spin on their
+            // own CPU (a sleeping pair that wakes each other is kept together instead). But
+            // when the other CPUs are busy nothing moves us, and every operation would cost
+            // the spin: once the spins spent beside a peer pass COLOCATED_SPIN_BUDGET, sleep
+            // at once instead (a futex hand-off per operation, a few µs).
             let same_cpu = mine != 0 && self.slot(p).call.0.cpu.load(Ordering::Relaxed) == mine;
-            let policy = &if same_cpu {
+            if !same_cpu && mine != 0 {
+                self.colocated_ns.store(0, Ordering::Relaxed);
+            }
+            let spun_beside =
+                same_cpu && self.colocated_ns.load(Ordering::Relaxed) < COLOCATED_SPIN_BUDGET_NS;
+            let policy = &if same_cpu && !spun_beside {
                 policy.sleep_at_once()
             } else {
                 *policy
             };
+            let t0 = spun_beside.then(Instant::now);
             let warned = std::cell::Cell::new(false);
             let stalled = std::cell::Cell::new(false);
             let r = wait_until(
@@ -802,6 +815,10 @@ impl CommInner {
                     Ok(())
                 },
             );
+            if let Some(t0) = t0 {
+                let spent = t0.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+                self.colocated_ns.fetch_add(spent, Ordering::Relaxed);
+            }
             match r {
                 Ok(()) => {}
                 Err(WaitError::TimedOut) => {
@@ -1118,6 +1135,11 @@ impl CommInner {
 pub fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
+
+/// How long a rank spins, in all, for peers that share its CPU before it sleeps at once
+/// for them instead (see [`CommInner::wait_peers_with`]): 5 scheduler ticks at 250 Hz, time
+/// for an idle CPU's balancing to take one of the two.
+const COLOCATED_SPIN_BUDGET_NS: u64 = 20_000_000;
 
 /// One more than the CPU the calling thread runs on (0 if unknown), as [`shm::Call::cpu`]
 /// holds it.
