@@ -779,7 +779,7 @@ impl CommInner {
             // balancing pulls apart within a tick or two, after which both spin on their
             // own CPU (a sleeping pair that wakes each other is kept together instead). But
             // when the other CPUs are busy nothing moves us, and every operation would cost
-            // the spin: once the spins spent beside a peer pass COLOCATED_SPIN_BUDGET, sleep
+            // the spin: once the spins spent beside a peer pass COLOCATED_SPIN_BUDGET_NS, sleep
             // at once instead (a futex hand-off per operation, a few µs).
             let same_cpu = mine != 0 && self.slot(p).call.0.cpu.load(Ordering::Relaxed) == mine;
             if !same_cpu && mine != 0 {
