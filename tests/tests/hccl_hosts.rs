@@ -80,6 +80,14 @@ fn spawn(mut c: Command, work: &Path, what: &str) -> Proc {
     }
 }
 
+/// A process's log, as text. Lossy: ranks under mpirun write through its I/O forwarding,
+/// which may interleave two ranks' writes inside a multi-byte character (HCCL's lines hold
+/// an em dash); strict UTF-8 decoding then lost the whole log, and a job whose ranks all
+/// passed failed as "rank 0 did not pass" with nothing to show.
+fn read_log(p: &Path) -> String {
+    String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned()
+}
+
 /// Wait for every process, at most `limit` (then kill them all and fail).
 fn wait_all(mut ps: Vec<Proc>, limit: Duration) -> Vec<Done> {
     let start = Instant::now();
@@ -99,13 +107,7 @@ fn wait_all(mut ps: Vec<Proc>, limit: Duration) -> Vec<Done> {
             }
             let outs: Vec<String> = ps
                 .iter()
-                .map(|p| {
-                    format!(
-                        "== {}\n{}",
-                        p.what,
-                        std::fs::read_to_string(&p.log).unwrap_or_default()
-                    )
-                })
+                .map(|p| format!("== {}\n{}", p.what, read_log(&p.log)))
                 .collect();
             panic!(
                 "still running after {limit:?} (killed):\n{}",
@@ -118,7 +120,7 @@ fn wait_all(mut ps: Vec<Proc>, limit: Duration) -> Vec<Done> {
         .zip(codes)
         .map(|(p, c)| Done {
             code: c.unwrap(),
-            out: std::fs::read_to_string(&p.log).unwrap_or_default(),
+            out: read_log(&p.log),
             what: p.what.clone(),
         })
         .collect()
@@ -378,15 +380,12 @@ fn ops_npu_emu_run_nnodes_2x2_2x4_3p1() {
 /// Wait until `log` contains `text` (at most `limit`).
 fn wait_for(log: &Path, text: &str, limit: Duration) {
     let t0 = Instant::now();
-    while !std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .contains(text)
-    {
+    while !read_log(log).contains(text) {
         assert!(
             t0.elapsed() < limit,
             "{} never printed {text:?}:\n{}",
             log.display(),
-            std::fs::read_to_string(log).unwrap_or_default()
+            read_log(log)
         );
         std::thread::sleep(Duration::from_millis(20));
     }

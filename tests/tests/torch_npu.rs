@@ -726,7 +726,7 @@ fn on_two_hosts(venv: &Path, torchrun: bool, script: &str) -> String {
     }
     let outs: Vec<String> = kids
         .iter()
-        .map(|(_, l)| std::fs::read_to_string(l).unwrap_or_default())
+        .map(|(_, l)| String::from_utf8_lossy(&std::fs::read(l).unwrap_or_default()).into_owned())
         .collect();
     let all = outs.join("\n----\n");
     for c in &codes {
