@@ -195,10 +195,10 @@ impl Policy {
     };
 
     /// The same policy going straight to sleep, with no spin or yield phase: for a waiter
-    /// whose peer process shares its CPU. Yielding would hand the CPU back and forth between
-    /// the two at a few µs per hand-off, and the scheduler would have no reason to move one of
-    /// them to another CPU; a sleeper that is woken is placed on an idle CPU if there is
-    /// one, after which the two spin on separate CPUs again.
+    /// whose peer process shares its CPU and stays there (HCCL's `wait_peers_with` first
+    /// spins a while, which is what gets two busy ranks on one CPU separated when another
+    /// CPU is idle). Then each hand-off is one futex wake on the same CPU, a few µs, where a
+    /// spin would last until the scheduler's next tick.
     pub const fn sleep_at_once(self) -> Policy {
         Policy {
             spin: Duration::ZERO,
