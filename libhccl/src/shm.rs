@@ -83,9 +83,9 @@ pub struct Call {
     pub word: Word,
     pub op: AtomicU32,
     /// One more than the CPU this rank ran on when it last called (`sched_getcpu`; 0:
-    /// unknown, as in a fresh block): a peer waiting for it on the same CPU yields instead of
-    /// spinning, since spinning would only keep it from running until the next scheduler
-    /// tick.
+    /// unknown, as in a fresh block): a peer waiting for it on the same CPU spins only for a
+    /// bounded total, then sleeps for it (`CommInner::wait_peers_with`), since spinning there
+    /// keeps it from running until the next scheduler tick.
     pub cpu: AtomicU32,
 }
 
