@@ -802,11 +802,7 @@ pub unsafe extern "C" fn aclnnOneHotGetWorkspaceSize(
                 let one = |t: &View| -> Result<f64, String> {
                     let mut b = [0f64];
                     iter::copy(
-                        &View {
-                            shape: vec![],
-                            strides: vec![],
-                            ..t.clone()
-                        },
+                        &super::loss::zero_view(t),
                         &View::of_slice(&mut b, DType::F64, &[]),
                     )?;
                     Ok(b[0])
@@ -856,14 +852,7 @@ pub unsafe extern "C" fn aclnnTraceGetWorkspaceSize(
             let mut l = Launch::new("aclnnTrace");
             l.input(&x);
             l.output(&o);
-            l.finish(move |v, _| {
-                let out = View {
-                    shape: vec![],
-                    strides: vec![],
-                    ..v[1].clone()
-                };
-                extra::trace(&v[0], &out)
-            })
+            l.finish(move |v, _| extra::trace(&v[0], &super::loss::zero_view(&v[1])))
         },
     )
 }

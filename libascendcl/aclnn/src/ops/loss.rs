@@ -194,15 +194,10 @@ pub unsafe extern "C" fn aclnnNLLLossGetWorkspaceSize(
             l.output(&tw);
             l.finish(move |v, _| {
                 let k = 2 + has_w as usize;
-                let z = |x: &npu_emu::ops::View| npu_emu::ops::View {
-                    shape: vec![],
-                    strides: vec![],
-                    ..x.clone()
-                };
                 let out = if r == Reduction::None && v[0].ndim() == 2 {
                     v[k].clone()
                 } else {
-                    z(&v[k])
+                    zero_view(&v[k])
                 };
                 nn::nll_loss(
                     &v[0],
@@ -211,7 +206,7 @@ pub unsafe extern "C" fn aclnnNLLLossGetWorkspaceSize(
                     r,
                     ignoreIndex,
                     &out,
-                    &z(&v[k + 1]),
+                    &zero_view(&v[k + 1]),
                 )
             })
         },
@@ -268,15 +263,10 @@ pub unsafe extern "C" fn aclnnNLLLossBackwardGetWorkspaceSize(
             l.output(&o);
             l.finish(move |v, _| {
                 let k = 4 + has_w as usize;
-                let z = |x: &npu_emu::ops::View| npu_emu::ops::View {
-                    shape: vec![],
-                    strides: vec![],
-                    ..x.clone()
-                };
                 let g = if r == Reduction::None && v[1].ndim() == 2 {
                     v[0].clone()
                 } else {
-                    z(&v[0])
+                    zero_view(&v[0])
                 };
                 nn::nll_loss_backward(
                     &g,
@@ -285,7 +275,7 @@ pub unsafe extern "C" fn aclnnNLLLossBackwardGetWorkspaceSize(
                     if has_w { Some(&v[4]) } else { None },
                     r,
                     ignoreIndex,
-                    &z(&v[3]),
+                    &zero_view(&v[3]),
                     &v[k],
                 )
             })
@@ -317,7 +307,9 @@ fn nll2d_shapes(x: &a::T, t: &a::T, w: &Option<a::T>) -> NnResult<Vec<usize>> {
     Ok(want)
 }
 
-fn zero_view(x: &npu_emu::ops::View) -> npu_emu::ops::View {
+/// `x` as a 0-d view of its first element (a scalar output such as a reduced loss, its
+/// total weight, or a trace).
+pub(crate) fn zero_view(x: &npu_emu::ops::View) -> npu_emu::ops::View {
     npu_emu::ops::View {
         shape: vec![],
         strides: vec![],
