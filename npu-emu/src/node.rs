@@ -326,10 +326,11 @@ impl Node {
         let mut alias = Vec::new();
         for d in 0..sh.devices {
             let path = sh.dir.join(format!("hbm.{d}"));
-            alias.push(shared::map(
+            alias.push(shared::map_hbm(
                 &sh.hbm[d as usize],
                 sh.hbm_size as usize,
                 &path,
+                d,
             )?);
         }
         let slot = sh.register()?;

@@ -68,12 +68,22 @@ pub struct ProcEntry {
 
 /// Map the first `len` bytes of `file` (at `path`, for the message) shared and read-write.
 pub fn map(file: &File, len: usize, path: &Path) -> Result<Mapping> {
-    Mapping::map(file, len).map_err(|e| {
-        Error::new(
-            ACL_ERROR_RT_INTERNAL_ERROR,
-            format!("cannot map {} ({len} bytes): {e}", path.display()),
-        )
-    })
+    Mapping::map(file, len).map_err(|e| map_error(e, len, path))
+}
+
+/// Map device `device`'s HBM file: 17 pages further from an 8 MiB boundary per device
+/// ([`Mapping::map_placed`] says why), so the same offset in two devices' memory is never
+/// the same address modulo a large power of two.
+pub fn map_hbm(file: &File, len: usize, path: &Path, device: u32) -> Result<Mapping> {
+    let skew = (device as usize * 17 * 4096) % npu_emu_ffi::os::PLACE_ALIGN;
+    Mapping::map_placed(file, len, skew).map_err(|e| map_error(e, len, path))
+}
+
+fn map_error(e: std::io::Error, len: usize, path: &Path) -> Error {
+    Error::new(
+        ACL_ERROR_RT_INTERNAL_ERROR,
+        format!("cannot map {} ({len} bytes): {e}", path.display()),
+    )
 }
 
 /// An error for a failed system call, with `errno` text.
