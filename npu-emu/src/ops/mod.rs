@@ -28,6 +28,8 @@
 //! - [`advindex`]: nonzero, indexing with index tensors, index put, flip;
 //! - [`extra`]: repeat, one-hot, linspace, cumprod, nansum, group norm, nearest upsampling,
 //!   reflection/replication padding, unique (the operators torch_npu reaches beyond these);
+//! - [`breadth`]: permute, split, gather_v2, index_copy, eye, is_inf, PReLU, GLU, threshold,
+//!   logit, logaddexp (operators of the aclnn reference beyond the core families);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:
@@ -45,6 +47,7 @@
 pub mod act;
 pub mod advindex;
 pub mod batchnorm;
+pub mod breadth;
 pub mod conv;
 pub mod dtype;
 pub mod elem;

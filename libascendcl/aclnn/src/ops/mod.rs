@@ -22,6 +22,7 @@ pub mod activation;
 pub mod advindex;
 pub mod arith;
 pub mod bitwise;
+pub mod breadth;
 pub mod clamp;
 pub mod cnn;
 pub mod compare;
