@@ -466,3 +466,48 @@ fn the_operator_bench_program_runs() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_ops9.cpp`: operators of the aclnn reference beyond the core families
+/// (Permute, SplitTensor, SplitWithSize, GatherV2, IndexCopy, Eye, IsInf/IsPosInf/IsNegInf,
+/// Prelu and its backward, Threshold, Celu, Selu, Glu and its backward, Logit, LogAddExp and
+/// LogAddExp2) against float64 host references, with their documented argument errors.
+#[test]
+fn breadth_operators_match_the_host_reference() {
+    let work = scratch("aclnn-ops9");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops9.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in ["ok shapes", "ok pointwise"] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 60, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnPermuteGetWorkspaceSize: dims [0, 0, 1] repeats dimension 0",
+        "aclnnPermuteGetWorkspaceSize: dims is nullptr",
+        "aclnnSplitTensorGetWorkspaceSize: out holds 2 tensors but splitting dimension 0 of self [5, 2] gives 3",
+        "aclnnSplitWithSizeGetWorkspaceSize: splitSize [2, 4] sums to 6, but dimension 1 of self has 5 entries",
+        "aclnnGatherV2GetWorkspaceSize: index is nullptr",
+        "index 3 at position 1 is out of range for dimension 0 of size 3",
+        "aclnnEyeGetWorkspaceSize: n -1 and m 4 must not be negative",
+        "aclnnIsInfGetWorkspaceSize: out has data type ACL_FLOAT, which is not supported; supported: ACL_BOOL",
+        "aclnnPreluGetWorkspaceSize: weight [2] must have one element or be 1-D with one per channel of self [2, 3, 2] (3)",
+        "aclnnCeluGetWorkspaceSize: alpha must not be 0",
+        "aclnnGluGetWorkspaceSize: dimension 1 of self [3, 3] has an odd size 3; GLU halves it",
+        "aclnnLogAddExpGetWorkspaceSize: the shapes of self [2, 3] and other [4] cannot broadcast",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

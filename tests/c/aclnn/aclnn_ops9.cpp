@@ -1,0 +1,372 @@
+/* Operators of the aclnn reference beyond the core families, against host references
+ * (float64): Permute, SplitTensor, SplitWithSize, GatherV2, IndexCopy / InplaceIndexCopy,
+ * Eye, IsInf / IsPosInf / IsNegInf, Prelu (+Backward), Threshold (+Inplace), Celu / Selu
+ * (+Inplace), Glu (+Backward), Logit, LogAddExp / LogAddExp2; each with its documented
+ * argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
+ * Tolerances: data movement and predicates exactly; elementwise float32 values to 1e-6
+ * relative (computed in float64 and rounded once; the reference is float64 libm), float16
+ * to one f16 rounding of the reference. Inputs include a transposed and a strided view. */
+#include <algorithm>
+#include <cmath>
+#include "ops_ref.h"
+#include "aclnnop/aclnn_permute.h"
+#include "aclnnop/aclnn_split_tensor.h"
+#include "aclnnop/aclnn_split_with_size.h"
+#include "aclnnop/aclnn_gather_v2.h"
+#include "aclnnop/aclnn_index_copy.h"
+#include "aclnnop/aclnn_eye.h"
+#include "aclnnop/aclnn_is_inf.h"
+#include "aclnnop/aclnn_isposinf.h"
+#include "aclnnop/aclnn_isneginf.h"
+#include "aclnnop/aclnn_prelu.h"
+#include "aclnnop/aclnn_prelu_backward.h"
+#include "aclnnop/aclnn_threshold.h"
+#include "aclnnop/aclnn_celu.h"
+#include "aclnnop/aclnn_selu.h"
+#include "aclnnop/aclnn_glu.h"
+#include "aclnnop/aclnn_glu_backward.h"
+#include "aclnnop/aclnn_logit.h"
+#include "aclnnop/aclnn_logaddexp.h"
+#include "aclnnop/aclnn_logaddexp2.h"
+
+static aclrtStream S;
+
+static void expect_code(const char *what, aclnnStatus got, int want) {
+    g_checks++;
+    if (static_cast<int>(got) != want) {
+        printf("FAIL %s: returned %d, expected %d (%s)\n", what, static_cast<int>(got), want, test_msg());
+        g_fail++;
+    } else if (want != 0) {
+        printf("error %s: %s\n", what, test_msg());
+    }
+}
+
+static aclIntArray *ia(std::vector<int64_t> v) { return aclCreateIntArray(v.data(), v.size()); }
+
+static aclTensorList *tl(std::vector<Dev *> ds) {
+    std::vector<aclTensor *> ts;
+    for (Dev *d : ds) ts.push_back(d->t);
+    return aclCreateTensorList(ts.data(), ts.size());
+}
+
+static aclScalar *fs(float v) { return aclCreateScalar(&v, ACL_FLOAT); }
+
+/* The values stored as t (the rounding of one store). */
+static std::vector<double> as(const std::vector<double> &v, aclDataType t) {
+    std::vector<double> r(v);
+    for (auto &e : r) e = as_type(e, t);
+    return r;
+}
+
+static void shapes() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* Permute [2, 3, 4] by (2, 0, -2) -> [4, 2, 3] */
+    std::vector<double> X(24);
+    for (int i = 0; i < 24; i++) X[i] = i + 1;
+    Dev x = make({2, 3, 4}, ACL_FLOAT, X);
+    Dev p = make({4, 2, 3}, ACL_FLOAT, {0});
+    aclIntArray *perm = ia({2, 0, -2});
+    RUN(S, aclnnPermute, x.t, perm, p.t);
+    std::vector<double> want;
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++) want.push_back(X[(i * 3 + j) * 4 + k]);
+    compare("Permute (2, 0, -2) of [2, 3, 4]", read(p), want, 0);
+    /* a transposed [3, 4] view permuted (1, 0) is its storage order */
+    Dev xt = make({3, 4}, ACL_INT32, X, TRANSPOSED), pt = make({4, 3}, ACL_INT32, {0});
+    aclIntArray *p10 = ia({1, 0});
+    RUN(S, aclnnPermute, xt.t, p10, pt.t);
+    want.clear();
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 3; i++) want.push_back(X[i * 4 + j]);
+    compare("Permute (1, 0) of a transposed int32 [3, 4]", read(pt), want, 0);
+    aclIntArray *rep = ia({0, 0, 1});
+    expect_code("Permute dims repeating a dimension", aclnnPermuteGetWorkspaceSize(x.t, rep, p.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("Permute null dims", aclnnPermuteGetWorkspaceSize(x.t, nullptr, p.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("Permute int32 out of a float self", aclnnPermuteGetWorkspaceSize(x.t, perm, pt.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+
+    /* SplitTensor [5, 2] by 2 along dim 0 -> [2, 2], [2, 2], [1, 2] */
+    Dev s = make({5, 2}, ACL_FLOAT, X);
+    Dev s0 = make({2, 2}, ACL_FLOAT, {0}), s1 = make({2, 2}, ACL_FLOAT, {0}), s2 = make({1, 2}, ACL_FLOAT, {0});
+    aclTensorList *outs = tl({&s0, &s1, &s2});
+    RUN(S, aclnnSplitTensor, s.t, 2, 0, outs);
+    compare("SplitTensor part 0", read(s0), {1, 2, 3, 4}, 0);
+    compare("SplitTensor part 1", read(s1), {5, 6, 7, 8}, 0);
+    compare("SplitTensor part 2 (the remainder)", read(s2), {9, 10}, 0);
+    aclTensorList *two = tl({&s0, &s1});
+    expect_code("SplitTensor with too few outputs", aclnnSplitTensorGetWorkspaceSize(s.t, 2, 0, two, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("SplitTensor dim 2 of a 2-D self", aclnnSplitTensorGetWorkspaceSize(s.t, 2, 2, outs, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    /* SplitWithSize of a strided [2, 5] view by (1, 4) along dim -1 */
+    Dev w = make({2, 5}, ACL_FLOAT16, X, STRIDED);
+    Dev w0 = make({2, 1}, ACL_FLOAT16, {0}), w1 = make({2, 4}, ACL_FLOAT16, {0});
+    aclTensorList *wo = tl({&w0, &w1});
+    aclIntArray *sizes = ia({1, 4});
+    RUN(S, aclnnSplitWithSize, w.t, sizes, -1, wo);
+    compare("SplitWithSize (1, 4) part 0", read(w0), {1, 6}, 0);
+    compare("SplitWithSize (1, 4) part 1", read(w1), {2, 3, 4, 5, 7, 8, 9, 10}, 0);
+    aclIntArray *bad = ia({2, 4});
+    expect_code("SplitWithSize sizes not summing to the dimension",
+                aclnnSplitWithSizeGetWorkspaceSize(w.t, bad, -1, wo, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+
+    /* GatherV2: the reference page's example, dim 0 and dim 1 */
+    Dev g = make({3, 3}, ACL_FLOAT, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+    Dev idx = make({2}, ACL_INT64, {1, 0});
+    Dev g0 = make({2, 3}, ACL_FLOAT, {0}), g1 = make({3, 2}, ACL_FLOAT, {0});
+    RUN(S, aclnnGatherV2, g.t, 0, idx.t, g0.t);
+    compare("GatherV2 dim 0", read(g0), {4, 5, 6, 1, 2, 3}, 0);
+    RUN(S, aclnnGatherV2, g.t, 1, idx.t, g1.t);
+    compare("GatherV2 dim 1", read(g1), {2, 1, 5, 4, 8, 7}, 0);
+    /* a 2-D int32 index with negative entries: out [3, 2, 2] */
+    Dev idx2 = make({2, 2}, ACL_INT32, {2, -3, 1, -1});
+    Dev g2 = make({3, 2, 2}, ACL_FLOAT, {0});
+    RUN(S, aclnnGatherV2, g.t, 1, idx2.t, g2.t);
+    compare("GatherV2 dim 1 with a [2, 2] index", read(g2), {3, 1, 2, 3, 6, 4, 5, 6, 9, 7, 8, 9}, 0);
+    expect_code("GatherV2 out of the wrong shape", aclnnGatherV2GetWorkspaceSize(g.t, 1, idx2.t, g1.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GatherV2 float index", aclnnGatherV2GetWorkspaceSize(g.t, 0, g0.t, g0.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GatherV2 null index", aclnnGatherV2GetWorkspaceSize(g.t, 0, nullptr, g0.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    /* an index out of range fails the task at the synchronisation */
+    Dev far = make({2}, ACL_INT64, {0, 3});
+    NN(aclnnGatherV2GetWorkspaceSize(g.t, 0, far.t, g0.t, &ws, &ex));
+    NN(aclnnGatherV2(nullptr, 0, ex, S));
+    g_checks++;
+    if (aclrtSynchronizeStream(S) == ACL_SUCCESS) {
+        printf("FAIL GatherV2 with index 3 of 3 succeeded\n");
+        g_fail++;
+    }
+
+    /* IndexCopy along dim 0 into a copy; InplaceIndexCopy along dim 1 */
+    Dev ic = make({4, 3}, ACL_FLOAT, X), io = make({4, 3}, ACL_FLOAT, {0});
+    Dev cidx = make({2}, ACL_INT64, {3, 0}), src = make({2, 3}, ACL_FLOAT, {-1, -2, -3, -4, -5, -6});
+    RUN(S, aclnnIndexCopy, ic.t, 0, cidx.t, src.t, io.t);
+    compare("IndexCopy dim 0 rows (3, 0)", read(io), {-4, -5, -6, 4, 5, 6, 7, 8, 9, -1, -2, -3}, 0);
+    compare("IndexCopy leaves self alone", read(ic), {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 0);
+    Dev cidx1 = make({1}, ACL_INT32, {-1}), src1 = make({4, 1}, ACL_FLOAT, {0.5, 1.5, 2.5, 3.5});
+    RUN(S, aclnnInplaceIndexCopy, ic.t, 1, cidx1.t, src1.t);
+    compare("InplaceIndexCopy column -1", read(ic), {1, 2, 0.5, 4, 5, 1.5, 7, 8, 2.5, 10, 11, 3.5}, 0);
+    expect_code("IndexCopy source of the wrong shape",
+                aclnnIndexCopyGetWorkspaceSize(ic.t, 0, cidx.t, src1.t, io.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("IndexCopy 2-D index", aclnnIndexCopyGetWorkspaceSize(ic.t, 0, idx2.t, src.t, io.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+
+    /* Eye */
+    Dev e = make({3, 4}, ACL_FLOAT, {7}), ei = make({2, 2}, ACL_INT32, {7}), eb = make({2, 3}, ACL_BOOL, {1});
+    RUN(S, aclnnEye, 3, 4, e.t);
+    compare("Eye 3 x 4 float", read(e), {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}, 0);
+    RUN(S, aclnnEye, 2, 2, ei.t);
+    compare("Eye 2 x 2 int32", read(ei), {1, 0, 0, 1}, 0);
+    RUN(S, aclnnEye, 2, 3, eb.t);
+    compare("Eye 2 x 3 bool", read(eb), {1, 0, 0, 0, 1, 0}, 0);
+    expect_code("Eye out not (n, m)", aclnnEyeGetWorkspaceSize(3, 3, e.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Eye negative n", aclnnEyeGetWorkspaceSize(-1, 4, e.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Eye null out", aclnnEyeGetWorkspaceSize(3, 4, nullptr, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+
+    /* IsInf / IsPosInf / IsNegInf on float32, float16 and int32 */
+    std::vector<double> V = {1, INFINITY, -INFINITY, NAN, 0, -2};
+    for (aclDataType dt : {ACL_FLOAT, ACL_FLOAT16}) {
+        Dev v = make({2, 3}, dt, V), o = make({2, 3}, ACL_BOOL, {0});
+        RUN(S, aclnnIsInf, v.t, o.t);
+        compare("IsInf", read(o), {0, 1, 1, 0, 0, 0}, 0);
+        RUN(S, aclnnIsPosInf, v.t, o.t);
+        compare("IsPosInf", read(o), {0, 1, 0, 0, 0, 0}, 0);
+        RUN(S, aclnnIsNegInf, v.t, o.t);
+        compare("IsNegInf", read(o), {0, 0, 1, 0, 0, 0}, 0);
+        release(v);
+        release(o);
+    }
+    Dev vi = make({3}, ACL_INT32, {1, 2147483647, -5}), vo = make({3}, ACL_BOOL, {1});
+    RUN(S, aclnnIsInf, vi.t, vo.t);
+    compare("IsInf of int32 is false", read(vo), {0, 0, 0}, 0);
+    Dev vf = make({3}, ACL_FLOAT, {0});
+    expect_code("IsInf float out", aclnnIsInfGetWorkspaceSize(vi.t, vf.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("IsPosInf null self", aclnnIsPosInfGetWorkspaceSize(nullptr, vo.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+
+    aclDestroyIntArray(perm);
+    aclDestroyIntArray(p10);
+    aclDestroyIntArray(rep);
+    aclDestroyIntArray(sizes);
+    aclDestroyIntArray(bad);
+    aclDestroyTensorList(outs);
+    aclDestroyTensorList(two);
+    aclDestroyTensorList(wo);
+    for (Dev *d : {&x, &p, &xt, &pt, &g, &idx, &g0, &g1, &idx2, &g2, &far, &ic, &io, &cidx, &src, &cidx1, &src1,
+                   &e, &ei, &eb, &vi, &vo, &vf})
+        release(*d);
+    printf("ok shapes\n");
+}
+
+static double sig(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+
+static void pointwise() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* Prelu of [2, 3, 2] with a weight per channel, and with one weight */
+    std::vector<double> X = values(12, ACL_FLOAT, 3);
+    std::vector<double> W = {0.25, -0.5, 2};
+    Dev x = make({2, 3, 2}, ACL_FLOAT, X), w = make({3}, ACL_FLOAT, W), o = make({2, 3, 2}, ACL_FLOAT, {0});
+    RUN(S, aclnnPrelu, x.t, w.t, o.t);
+    std::vector<double> want(12);
+    for (int i = 0; i < 12; i++) want[i] = X[i] > 0 ? X[i] : as_type(W[(i / 2) % 3] * X[i], ACL_FLOAT);
+    compare("Prelu per channel", read(o), want, 0);
+    Dev w1 = make({1}, ACL_FLOAT, {0.125});
+    RUN(S, aclnnPrelu, x.t, w1.t, o.t);
+    for (int i = 0; i < 12; i++) want[i] = X[i] > 0 ? X[i] : as_type(0.125 * X[i], ACL_FLOAT);
+    compare("Prelu with one weight", read(o), want, 0);
+    Dev w2 = make({2}, ACL_FLOAT, {1, 2});
+    expect_code("Prelu weight of 2 for 3 channels", aclnnPreluGetWorkspaceSize(x.t, w2.t, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    /* PreluBackward */
+    std::vector<double> G = values(12, ACL_FLOAT, 4);
+    Dev g = make({2, 3, 2}, ACL_FLOAT, G), gi = make({2, 3, 2}, ACL_FLOAT, {0}), gw = make({3}, ACL_FLOAT, {0});
+    RUN(S, aclnnPreluBackward, g.t, x.t, w.t, gi.t, gw.t);
+    std::vector<double> wgw(3, 0.0);
+    for (int i = 0; i < 12; i++) {
+        int c = (i / 2) % 3;
+        want[i] = X[i] > 0 ? G[i] : as_type(G[i] * W[c], ACL_FLOAT);
+        if (X[i] <= 0) wgw[c] += G[i] * X[i];
+    }
+    compare("PreluBackward gradInput", read(gi), want, 0);
+    compare("PreluBackward gradWeight", read(gw), wgw, 1e-6);
+    expect_code("PreluBackward null gradWeight",
+                aclnnPreluBackwardGetWorkspaceSize(g.t, x.t, w.t, gi.t, nullptr, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+
+    /* Threshold: float32 (transposed view), int32, and in place on float16 */
+    Dev xt = make({3, 4}, ACL_FLOAT, X, TRANSPOSED), ot = make({3, 4}, ACL_FLOAT, {0});
+    aclScalar *th = fs(0.5f), *val = fs(-1.0f);
+    RUN(S, aclnnThreshold, xt.t, th, val, ot.t);
+    std::vector<double> T(12);
+    for (int i = 0; i < 12; i++) T[i] = X[i] > static_cast<double>(0.5f) ? X[i] : -1;
+    compare("Threshold 0.5 -> -1 of a transposed view", read(ot), T, 0);
+    Dev xi = make({5}, ACL_INT32, {-3, 0, 1, 2, 7}), oi = make({5}, ACL_INT32, {0});
+    int32_t t2 = 1, v9 = 9;
+    aclScalar *ith = aclCreateScalar(&t2, ACL_INT32), *ival = aclCreateScalar(&v9, ACL_INT32);
+    RUN(S, aclnnThreshold, xi.t, ith, ival, oi.t);
+    compare("Threshold int32", read(oi), {9, 9, 9, 2, 7}, 0);
+    Dev xh = make({12}, ACL_FLOAT16, X);
+    RUN(S, aclnnInplaceThreshold, xh.t, th, val);
+    for (int i = 0; i < 12; i++) {
+        double v = as_type(X[i], ACL_FLOAT16);
+        T[i] = v > 0.5 ? v : -1;
+    }
+    compare("InplaceThreshold float16", read(xh), T, 0);
+    expect_code("Threshold null value", aclnnThresholdGetWorkspaceSize(xt.t, th, nullptr, ot.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("Threshold out of another shape", aclnnThresholdGetWorkspaceSize(xt.t, th, val, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+
+    /* Celu (alpha 2), Selu, in place */
+    aclScalar *alpha = fs(2.0f), *zero = fs(0.0f);
+    RUN(S, aclnnCelu, x.t, alpha, o.t);
+    for (int i = 0; i < 12; i++) want[i] = X[i] > 0 ? X[i] : 2.0 * std::expm1(X[i] / 2.0);
+    compare("Celu alpha 2", read(o), as(want, ACL_FLOAT), 1e-6);
+    const double SA = 1.6732632423543772848170429916717, SS = 1.0507009873554804934193349852946;
+    RUN(S, aclnnSelu, x.t, o.t);
+    std::vector<double> sel(12);
+    for (int i = 0; i < 12; i++) sel[i] = X[i] > 0 ? SS * X[i] : SS * SA * std::expm1(X[i]);
+    compare("Selu", read(o), as(sel, ACL_FLOAT), 1e-6);
+    Dev xs = make({12}, ACL_FLOAT16, X);
+    RUN(S, aclnnInplaceSelu, xs.t);
+    std::vector<double> selh(12);
+    for (int i = 0; i < 12; i++) {
+        double v = as_type(X[i], ACL_FLOAT16);
+        selh[i] = v > 0 ? SS * v : SS * SA * std::expm1(v);
+    }
+    compare("InplaceSelu float16", read(xs), as(selh, ACL_FLOAT16), 1e-3);
+    Dev xc = make({12}, ACL_FLOAT, X);
+    RUN(S, aclnnInplaceCelu, xc.t, alpha);
+    compare("InplaceCelu alpha 2", read(xc), as(want, ACL_FLOAT), 1e-6);
+    expect_code("Celu alpha 0", aclnnCeluGetWorkspaceSize(x.t, zero, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    Dev oh = make({2, 3, 2}, ACL_INT32, {0});
+    expect_code("Selu int32 out", aclnnSeluGetWorkspaceSize(x.t, oh.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+
+    /* Glu along the last dimension ([2, 3, 2] -> [2, 3, 1]) and dim 0 ([2, 3, 2] -> [1, 3, 2]) */
+    Dev gl = make({2, 3, 1}, ACL_FLOAT, {0}), g0 = make({1, 3, 2}, ACL_FLOAT, {0});
+    RUN(S, aclnnGlu, x.t, -1, gl.t);
+    std::vector<double> wl(6), w0(6);
+    for (int i = 0; i < 6; i++) wl[i] = X[2 * i] * sig(X[2 * i + 1]);
+    compare("Glu dim -1", read(gl), as(wl, ACL_FLOAT), 1e-6);
+    RUN(S, aclnnGlu, x.t, 0, g0.t);
+    for (int i = 0; i < 6; i++) w0[i] = X[i] * sig(X[i + 6]);
+    compare("Glu dim 0", read(g0), as(w0, ACL_FLOAT), 1e-6);
+    /* GluBackward along dim 0 */
+    std::vector<double> GO = values(6, ACL_FLOAT, 5);
+    Dev go = make({1, 3, 2}, ACL_FLOAT, GO), gx = make({2, 3, 2}, ACL_FLOAT, {0});
+    RUN(S, aclnnGluBackward, go.t, x.t, 0, gx.t);
+    std::vector<double> wg(12);
+    for (int i = 0; i < 6; i++) {
+        double s = sig(X[i + 6]);
+        wg[i] = GO[i] * s;
+        wg[i + 6] = GO[i] * s * (1 - s) * X[i];
+    }
+    compare("GluBackward dim 0", read(gx), as(wg, ACL_FLOAT), 1e-6);
+    Dev odd = make({3, 3}, ACL_FLOAT, {1}), oo = make({3, 1}, ACL_FLOAT, {0});
+    expect_code("Glu of an odd dimension", aclnnGluGetWorkspaceSize(odd.t, 1, oo.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Glu out of the wrong shape", aclnnGluGetWorkspaceSize(x.t, 0, gl.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+
+    /* Logit with eps -1 (no clamp) and 0.2 */
+    std::vector<double> P = {0.1, 0.25, 0.5, 0.9, 0.0, 1.0};
+    Dev lp = make({6}, ACL_FLOAT, P), lo = make({6}, ACL_FLOAT, {0});
+    RUN(S, aclnnLogit, lp.t, -1.0, lo.t);
+    std::vector<double> wlog(6);
+    for (int i = 0; i < 6; i++) {
+        double z = as_type(P[i], ACL_FLOAT);
+        wlog[i] = std::log(z / (1 - z));
+    }
+    compare("Logit eps -1", read(lo), as(wlog, ACL_FLOAT), 1e-6);
+    RUN(S, aclnnLogit, lp.t, 0.2, lo.t);
+    for (int i = 0; i < 6; i++) {
+        double z = std::min(std::max(as_type(P[i], ACL_FLOAT), 0.2), 0.8);
+        wlog[i] = std::log(z / (1 - z));
+    }
+    compare("Logit eps 0.2", read(lo), as(wlog, ACL_FLOAT), 1e-6);
+    Dev li = make({6}, ACL_INT32, {0});
+    expect_code("Logit int32 input", aclnnLogitGetWorkspaceSize(li.t, -1.0, lo.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+
+    /* LogAddExp / LogAddExp2 with broadcasting, float32 and int32 other */
+    std::vector<double> A = values(6, ACL_FLOAT, 6), B = {0.5, -1, 800};
+    Dev la = make({2, 3}, ACL_FLOAT, A), lb = make({3}, ACL_FLOAT, B), lab = make({2, 3}, ACL_FLOAT, {0});
+    RUN(S, aclnnLogAddExp, la.t, lb.t, lab.t);
+    std::vector<double> wa(6), w2v(6);
+    for (int i = 0; i < 6; i++) {
+        double a = A[i], b = B[i % 3], m = std::max(a, b);
+        wa[i] = m + std::log1p(std::exp(-std::fabs(a - b)));
+        w2v[i] = m + std::log1p(std::exp2(-std::fabs(a - b))) / std::log(2.0);
+    }
+    compare("LogAddExp broadcast [2, 3] with [3]", read(lab), as(wa, ACL_FLOAT), 1e-6);
+    RUN(S, aclnnLogAddExp2, la.t, lb.t, lab.t);
+    compare("LogAddExp2 broadcast [2, 3] with [3]", read(lab), as(w2v, ACL_FLOAT), 1e-6);
+    Dev ia1 = make({3}, ACL_INT32, {1, 2, 3}), ia2 = make({3}, ACL_INT32, {1, 0, -3}), iao = make({3}, ACL_FLOAT, {0});
+    RUN(S, aclnnLogAddExp, ia1.t, ia2.t, iao.t);
+    std::vector<double> wi = {1 + std::log(2.0), 2 + std::log1p(std::exp(-2.0)), 3 + std::log1p(std::exp(-6.0))};
+    compare("LogAddExp of int32 into float", read(iao), as(wi, ACL_FLOAT), 1e-6);
+    Dev iai = make({3}, ACL_INT32, {0});
+    expect_code("LogAddExp int32 out", aclnnLogAddExpGetWorkspaceSize(ia1.t, ia2.t, iai.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    Dev lbad = make({4}, ACL_FLOAT, {0});
+    expect_code("LogAddExp shapes that do not broadcast", aclnnLogAddExpGetWorkspaceSize(la.t, lbad.t, lab.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+
+    for (aclScalar *sc : {th, val, ith, ival, alpha, zero}) aclDestroyScalar(sc);
+    for (Dev *d : {&x, &w, &o, &w1, &w2, &g, &gi, &gw, &xt, &ot, &xi, &oi, &xh, &xs, &xc, &oh, &gl, &g0, &go, &gx,
+                   &odd, &oo, &lp, &lo, &li, &la, &lb, &lab, &ia1, &ia2, &iao, &iai, &lbad})
+        release(*d);
+    printf("ok pointwise\n");
+}
+
+int main() {
+    CHECK(aclInit(nullptr));
+    CHECK(aclrtSetDevice(0));
+    CHECK(aclrtCreateStream(&S));
+    shapes();
+    pointwise();
+    printf("%d checks, %d failed\n", g_checks, g_fail);
+    if (g_fail == 0) printf("PASS\n");
+    return g_fail == 0 ? 0 : 1;
+}
