@@ -470,7 +470,8 @@ fn the_operator_bench_program_runs() {
 /// `tests/c/aclnn/aclnn_ops9.cpp`: operators of the aclnn reference beyond the core families
 /// (Permute, SplitTensor, SplitWithSize, GatherV2, IndexCopy, Eye, IsInf/IsPosInf/IsNegInf,
 /// Prelu and its backward, Threshold, Celu, Selu, Glu and its backward, Logit, LogAddExp and
-/// LogAddExp2) against float64 host references, with their documented argument errors.
+/// LogAddExp2, Addmv, Ger, Addbmm, Inverse) against float64 host references, with their
+/// documented argument errors.
 #[test]
 fn breadth_operators_match_the_host_reference() {
     let work = scratch("aclnn-ops9");
@@ -479,7 +480,7 @@ fn breadth_operators_match_the_host_reference() {
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
-    for section in ["ok shapes", "ok pointwise"] {
+    for section in ["ok shapes", "ok pointwise", "ok linalg"] {
         assert!(
             r.stdout.contains(section),
             "missing {section}:\n{}",
@@ -506,6 +507,9 @@ fn breadth_operators_match_the_host_reference() {
         "aclnnCeluGetWorkspaceSize: alpha must not be 0",
         "aclnnGluGetWorkspaceSize: dimension 1 of self [3, 3] has an odd size 3; GLU halves it",
         "aclnnLogAddExpGetWorkspaceSize: the shapes of self [2, 3] and other [4] cannot broadcast",
+        "aclnnAddmvGetWorkspaceSize: mat [3, 4] and vec [5] cannot be multiplied (4 != 5)",
+        "aclnnAddbmmGetWorkspaceSize: batch1 [4, 3, 2] and batch2 [3, 2, 5] cannot be multiplied",
+        "matrix 0 of the batch is singular",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

@@ -17,6 +17,7 @@
 //! - [`math`]: unary / binary / ternary elementwise operators;
 //! - [`reduce`]: sum, mean, max/min (with indices), norms, any/all, cumsum;
 //! - [`matmul`]: matrix products through `matrixmultiply`, dot;
+//! - [`linalg`]: addmv, ger, addbmm, inverse (Gauss-Jordan, batched);
 //! - [`act`]: ELU/SELU, softplus, hardsigmoid, hardswish, mish, log-sigmoid and backward forms;
 //! - [`conv`]: convolution (1-3-D, grouped, dilated, transposed) and its backward, im2col + gemm;
 //! - [`pool`]: 2-D max/avg/adaptive pooling and their backward forms;
@@ -53,6 +54,7 @@ pub mod dtype;
 pub mod elem;
 pub mod extra;
 pub mod iter;
+pub mod linalg;
 pub mod math;
 pub mod matmul;
 pub mod nn;

@@ -1,11 +1,14 @@
 /* Operators of the aclnn reference beyond the core families, against host references
  * (float64): Permute, SplitTensor, SplitWithSize, GatherV2, IndexCopy / InplaceIndexCopy,
  * Eye, IsInf / IsPosInf / IsNegInf, Prelu (+Backward), Threshold (+Inplace), Celu / Selu
- * (+Inplace), Glu (+Backward), Logit, LogAddExp / LogAddExp2; each with its documented
+ * (+Inplace), Glu (+Backward), Logit, LogAddExp / LogAddExp2, Addmv, Ger, Addbmm (+Inplace),
+ * Inverse; each with its documented
  * argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: data movement and predicates exactly; elementwise float32 values to 1e-6
  * relative (computed in float64 and rounded once; the reference is float64 libm), float16
- * to one f16 rounding of the reference. Inputs include a transposed and a strided view. */
+ * to one f16 rounding of the reference; products to 1e-5 relative (float32 accumulation of
+ * at most 8 terms); inverses by A @ inv(A) = I to 1e-5. Inputs include a transposed and a
+ * strided view. */
 #include <algorithm>
 #include <cmath>
 #include "ops_ref.h"
@@ -28,6 +31,10 @@
 #include "aclnnop/aclnn_logit.h"
 #include "aclnnop/aclnn_logaddexp.h"
 #include "aclnnop/aclnn_logaddexp2.h"
+#include "aclnnop/aclnn_addmv.h"
+#include "aclnnop/aclnn_ger.h"
+#include "aclnnop/aclnn_addbmm.h"
+#include "aclnnop/aclnn_inverse.h"
 
 static aclrtStream S;
 
@@ -360,12 +367,105 @@ static void pointwise() {
     printf("ok pointwise\n");
 }
 
+static void linalg() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* Addmv: out = beta * self + alpha * mat @ vec, mat a transposed [3, 4] view */
+    std::vector<double> M = values(12, ACL_FLOAT, 7), V = values(4, ACL_FLOAT, 8), B = {0.5, -1.5, 2};
+    Dev m = make({3, 4}, ACL_FLOAT, M, TRANSPOSED), v = make({4}, ACL_FLOAT, V), b = make({3}, ACL_FLOAT, B);
+    Dev o = make({3}, ACL_FLOAT, {0});
+    aclScalar *two = fs(2.0f), *half = fs(0.5f), *zero = fs(0.0f), *onehalf = fs(1.5f);
+    RUN(S, aclnnAddmv, b.t, m.t, v.t, two, half, o.t, 0);
+    std::vector<double> want(3);
+    for (int i = 0; i < 3; i++) {
+        double acc = 0;
+        for (int k = 0; k < 4; k++) acc += M[i * 4 + k] * V[k];
+        want[i] = 0.5 * B[i] + 2 * acc;
+    }
+    compare("Addmv beta 0.5 alpha 2 over a transposed mat", read(o), want, 1e-5);
+    /* self of one element broadcasts; beta 0 ignores self (NaN) */
+    Dev b1 = make({1}, ACL_FLOAT, {NAN});
+    RUN(S, aclnnAddmv, b1.t, m.t, v.t, two, zero, o.t, 1);
+    for (int i = 0; i < 3; i++) want[i] -= 0.5 * B[i];
+    compare("Addmv beta 0 ignores a NaN self", read(o), want, 1e-5);
+    Dev v5 = make({5}, ACL_FLOAT, {1});
+    expect_code("Addmv mat [3, 4] with vec [5]", aclnnAddmvGetWorkspaceSize(b.t, m.t, v5.t, two, half, o.t, 0, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("Addmv cubeMathType 7", aclnnAddmvGetWorkspaceSize(b.t, m.t, v.t, two, half, o.t, 7, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("Addmv null alpha", aclnnAddmvGetWorkspaceSize(b.t, m.t, v.t, nullptr, half, o.t, 0, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+
+    /* Ger: float32 x int32 -> float32, int32 x int32 -> int32 */
+    Dev ga = make({3}, ACL_FLOAT, {1.5, -2, 0.25}), gb = make({2}, ACL_INT32, {3, -4});
+    Dev go = make({3, 2}, ACL_FLOAT, {0});
+    RUN(S, aclnnGer, ga.t, gb.t, go.t);
+    compare("Ger float32 x int32", read(go), {4.5, -6, -6, 8, 0.75, -1}, 0);
+    Dev gi = make({2}, ACL_INT32, {7, -1}), gio = make({2, 2}, ACL_INT32, {0});
+    RUN(S, aclnnGer, gi.t, gb.t, gio.t);
+    compare("Ger int32", read(gio), {21, -28, -3, 4}, 0);
+    expect_code("Ger 2-D self", aclnnGerGetWorkspaceSize(gio.t, gb.t, gio.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+
+    /* Addbmm: self [3, 5], batch1 [4, 3, 2], batch2 [4, 2, 5]; then in place */
+    std::vector<double> S0 = values(15, ACL_FLOAT, 9), P = values(24, ACL_FLOAT, 10), Q = values(40, ACL_FLOAT, 11);
+    Dev s = make({3, 5}, ACL_FLOAT, S0), p = make({4, 3, 2}, ACL_FLOAT, P), q = make({4, 2, 5}, ACL_FLOAT, Q);
+    Dev ao = make({3, 5}, ACL_FLOAT, {0});
+    RUN(S, aclnnAddbmm, s.t, p.t, q.t, half, onehalf, ao.t, 1);
+    std::vector<double> wa(15);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++) {
+            double acc = 0;
+            for (int bb = 0; bb < 4; bb++)
+                for (int k = 0; k < 2; k++) acc += P[(bb * 3 + i) * 2 + k] * Q[(bb * 2 + k) * 5 + j];
+            wa[i * 5 + j] = 0.5 * S0[i * 5 + j] + 1.5 * acc;
+        }
+    compare("Addbmm beta 0.5 alpha 1.5", read(ao), wa, 1e-5);
+    RUN(S, aclnnInplaceAddbmm, s.t, p.t, q.t, half, onehalf, 1);
+    compare("InplaceAddbmm", read(s), wa, 1e-5);
+    Dev q3 = make({3, 2, 5}, ACL_FLOAT, {1});
+    expect_code("Addbmm batches 4 and 3", aclnnAddbmmGetWorkspaceSize(s.t, p.t, q3.t, half, onehalf, ao.t, 1, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+
+    /* Inverse of a batch of two 3 x 3 matrices (the first needs a row exchange) */
+    std::vector<double> A = {0, 2, 1, 4, 1, 0, 3, 0, 1, 2, -1, 0, -1, 2, -1, 0, -1, 2};
+    Dev ia = make({2, 3, 3}, ACL_FLOAT, A), io = make({2, 3, 3}, ACL_FLOAT, {0});
+    RUN(S, aclnnInverse, ia.t, io.t);
+    std::vector<double> INV = read(io), prod(18), eye(18);
+    for (int bb = 0; bb < 2; bb++)
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) {
+                double acc = 0;
+                for (int k = 0; k < 3; k++) acc += A[bb * 9 + r * 3 + k] * INV[bb * 9 + k * 3 + c];
+                prod[bb * 9 + r * 3 + c] = acc;
+                eye[bb * 9 + r * 3 + c] = r == c;
+            }
+    compare("Inverse: A @ inv(A) is the identity", prod, eye, 1e-5);
+    Dev rect = make({2, 3}, ACL_FLOAT, {1}), ro = make({2, 3}, ACL_FLOAT, {0});
+    expect_code("Inverse of a [2, 3] matrix", aclnnInverseGetWorkspaceSize(rect.t, ro.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    /* a singular matrix fails the task at the synchronisation */
+    Dev sing = make({2, 2}, ACL_FLOAT, {1, 2, 2, 4}), so = make({2, 2}, ACL_FLOAT, {0});
+    NN(aclnnInverseGetWorkspaceSize(sing.t, so.t, &ws, &ex));
+    NN(aclnnInverse(nullptr, 0, ex, S));
+    g_checks++;
+    if (aclrtSynchronizeStream(S) == ACL_SUCCESS) {
+        printf("FAIL Inverse of a singular matrix succeeded\n");
+        g_fail++;
+    }
+
+    for (aclScalar *sc : {two, half, zero, onehalf}) aclDestroyScalar(sc);
+    for (Dev *d : {&m, &v, &b, &o, &b1, &v5, &ga, &gb, &go, &gi, &gio, &s, &p, &q, &ao, &q3, &ia, &io, &rect, &ro,
+                   &sing, &so})
+        release(*d);
+    printf("ok linalg\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
     CHECK(aclrtCreateStream(&S));
     shapes();
     pointwise();
+    linalg();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -30,6 +30,7 @@ pub mod extra;
 pub mod fill;
 pub mod foreach;
 pub mod index;
+pub mod linalg;
 pub mod loss;
 pub mod matmul;
 pub mod nn;
