@@ -470,8 +470,9 @@ fn the_operator_bench_program_runs() {
 /// `tests/c/aclnn/aclnn_ops9.cpp`: operators of the aclnn reference beyond the core families
 /// (Permute, SplitTensor, SplitWithSize, GatherV2, IndexCopy, Eye, IsInf/IsPosInf/IsNegInf,
 /// Prelu and its backward, Threshold, Celu, Selu, Glu and its backward, Logit, LogAddExp and
-/// LogAddExp2, Addmv, Ger, Addbmm, Inverse) against float64 host references, with their
-/// documented argument errors.
+/// LogAddExp2, Addmv, Ger, Addbmm, Inverse, Sinc, Heaviside) against float64 host references,
+/// the random ones (Normal*, Randperm, Multinomial) by reproducibility and sample statistics,
+/// with their documented argument errors.
 #[test]
 fn breadth_operators_match_the_host_reference() {
     let work = scratch("aclnn-ops9");
@@ -480,7 +481,7 @@ fn breadth_operators_match_the_host_reference() {
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
-    for section in ["ok shapes", "ok pointwise", "ok linalg"] {
+    for section in ["ok shapes", "ok pointwise", "ok linalg", "ok sampling"] {
         assert!(
             r.stdout.contains(section),
             "missing {section}:\n{}",
@@ -510,6 +511,10 @@ fn breadth_operators_match_the_host_reference() {
         "aclnnAddmvGetWorkspaceSize: mat [3, 4] and vec [5] cannot be multiplied (4 != 5)",
         "aclnnAddbmmGetWorkspaceSize: batch1 [4, 3, 2] and batch2 [3, 2, 5] cannot be multiplied",
         "matrix 0 of the batch is singular",
+        "aclnnRandpermGetWorkspaceSize: n -1 must not be negative",
+        "aclnnMultinomialGetWorkspaceSize: numsamples 5 exceeds the 4 categories of self, drawn without replacement",
+        "row 0 of self sums to 0; multinomial needs a positive sum",
+        "std holds a negative or NaN element",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

@@ -1,7 +1,8 @@
 //! Operators of the aclnn reference beyond the core families: views and indexing (permute,
 //! split, gather along one dimension, index copy, eye), the infinity predicates, and the
 //! activations and pointwise functions built from two halves or a per-channel weight (PReLU
-//! and its backward, GLU and its backward, threshold, logit, logaddexp in base e and 2).
+//! and its backward, GLU and its backward, threshold, logit, logaddexp in base e and 2,
+//! sinc, heaviside).
 //!
 //! Elementwise values are computed in float64 and rounded once into the output, as the
 //! activations of [`super::act`] are; data movement copies element bits (or converts once
@@ -282,6 +283,31 @@ pub fn log_add_exp(a: &View, b: &View, base2: bool, out: &View) -> Result<(), St
             m + (d.exp2()).ln_1p() / std::f64::consts::LN_2
         } else {
             m + d.exp().ln_1p()
+        }
+    })
+}
+
+/// `out = sin(pi x) / (pi x)`, 1 at 0.
+pub fn sinc(x: &View, out: &View) -> Result<(), String> {
+    map1::<f64, f64>(x, out, |v| {
+        if v == 0.0 {
+            1.0
+        } else {
+            let p = std::f64::consts::PI * v;
+            p.sin() / p
+        }
+    })
+}
+
+/// `out = x == 0 ? values : (x > 0 ? 1 : 0)` (PyTorch's `heaviside`: NaN gives 0).
+pub fn heaviside(x: &View, values: &View, out: &View) -> Result<(), String> {
+    map2::<f64, f64>(x, values, out, |v, h| {
+        if v == 0.0 {
+            h
+        } else if v > 0.0 {
+            1.0
+        } else {
+            0.0
         }
     })
 }

@@ -31,6 +31,7 @@
 //!   reflection/replication padding, unique (the operators torch_npu reaches beyond these);
 //! - [`breadth`]: permute, split, gather_v2, index_copy, eye, is_inf, PReLU, GLU, threshold,
 //!   logit, logaddexp (operators of the aclnn reference beyond the core families);
+//! - [`sampling`]: normal with tensor mean/std, randperm, multinomial (over [`random`]);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:
@@ -61,6 +62,7 @@ pub mod nn;
 pub mod pool;
 pub mod random;
 pub mod reduce;
+pub mod sampling;
 pub mod scalar;
 pub mod select;
 pub mod shape;

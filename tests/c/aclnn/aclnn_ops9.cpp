@@ -2,13 +2,15 @@
  * (float64): Permute, SplitTensor, SplitWithSize, GatherV2, IndexCopy / InplaceIndexCopy,
  * Eye, IsInf / IsPosInf / IsNegInf, Prelu (+Backward), Threshold (+Inplace), Celu / Selu
  * (+Inplace), Glu (+Backward), Logit, LogAddExp / LogAddExp2, Addmv, Ger, Addbmm (+Inplace),
- * Inverse; each with its documented
+ * Inverse, Sinc (+Inplace), Heaviside, NormalTensorTensor / TensorFloat / FloatTensor /
+ * FloatFloat, Randperm, Multinomial; each with its documented
  * argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: data movement and predicates exactly; elementwise float32 values to 1e-6
  * relative (computed in float64 and rounded once; the reference is float64 libm), float16
  * to one f16 rounding of the reference; products to 1e-5 relative (float32 accumulation of
  * at most 8 terms); inverses by A @ inv(A) = I to 1e-5. Inputs include a transposed and a
- * strided view. */
+ * strided view. Random draws: reproducible for one (seed, offset), and their sample
+ * statistics within 5 standard errors. */
 #include <algorithm>
 #include <cmath>
 #include "ops_ref.h"
@@ -35,6 +37,11 @@
 #include "aclnnop/aclnn_ger.h"
 #include "aclnnop/aclnn_addbmm.h"
 #include "aclnnop/aclnn_inverse.h"
+#include "aclnnop/aclnn_sinc.h"
+#include "aclnnop/aclnn_heaviside.h"
+#include "aclnnop/aclnn_normal_out.h"
+#include "aclnnop/aclnn_randperm.h"
+#include "aclnnop/aclnn_multinomial.h"
 
 static aclrtStream S;
 
@@ -360,6 +367,38 @@ static void pointwise() {
     expect_code("LogAddExp shapes that do not broadcast", aclnnLogAddExpGetWorkspaceSize(la.t, lbad.t, lab.t, &ws, &ex),
                 ACLNN_ERR_PARAM_INVALID);
 
+    /* Sinc: float32 (0 gives 1), int32 into float32, in place on float16 */
+    std::vector<double> SX = {0, 0.5, -1.25, 3, 1e-3, -2.5};
+    Dev sx = make({6}, ACL_FLOAT, SX), so = make({6}, ACL_FLOAT, {0});
+    RUN(S, aclnnSinc, sx.t, so.t);
+    std::vector<double> wsn(6);
+    for (int i = 0; i < 6; i++) {
+        double p = M_PI * SX[i];
+        wsn[i] = SX[i] == 0 ? 1 : std::sin(p) / p;
+    }
+    compare("Sinc float32", read(so), as(wsn, ACL_FLOAT), 1e-6);
+    Dev si = make({3}, ACL_INT32, {0, 1, -2}), sio = make({3}, ACL_FLOAT, {7});
+    RUN(S, aclnnSinc, si.t, sio.t);
+    compare("Sinc int32 into float32", read(sio), {1, as_type(std::sin(M_PI) / M_PI, ACL_FLOAT), as_type(std::sin(-2 * M_PI) / (-2 * M_PI), ACL_FLOAT)}, 1e-6);
+    Dev sh = make({6}, ACL_FLOAT16, SX);
+    RUN(S, aclnnInplaceSinc, sh.t);
+    for (int i = 0; i < 6; i++) {
+        double v = as_type(SX[i], ACL_FLOAT16), p = M_PI * v;
+        wsn[i] = v == 0 ? 1 : std::sin(p) / p;
+    }
+    compare("InplaceSinc float16", read(sh), as(wsn, ACL_FLOAT16), 1e-3);
+    Dev sio2 = make({3}, ACL_INT32, {0});
+    expect_code("Sinc int32 out", aclnnSincGetWorkspaceSize(si.t, sio2.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+
+    /* Heaviside: input [2, 3] with zeros, values [3] broadcast */
+    Dev hx = make({2, 3}, ACL_FLOAT, {-1.5, 0, 2, 0, NAN, -0.0}), hv = make({3}, ACL_FLOAT, {0.25, 0.5, 0.75});
+    Dev ho = make({2, 3}, ACL_FLOAT, {9});
+    RUN(S, aclnnHeaviside, hx.t, hv.t, ho.t);
+    compare("Heaviside with values broadcast", read(ho), {0, 0.5, 1, 0.25, 0, 0.75}, 0);
+    Dev hb = make({2}, ACL_FLOAT, {1, 1});
+    expect_code("Heaviside values that do not broadcast", aclnnHeavisideGetWorkspaceSize(hx.t, hb.t, ho.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    for (Dev *d : {&sx, &so, &si, &sio, &sh, &sio2, &hx, &hv, &ho, &hb}) release(*d);
     for (aclScalar *sc : {th, val, ith, ival, alpha, zero}) aclDestroyScalar(sc);
     for (Dev *d : {&x, &w, &o, &w1, &w2, &g, &gi, &gw, &xt, &ot, &xi, &oi, &xh, &xs, &xc, &oh, &gl, &g0, &go, &gx,
                    &odd, &oo, &lp, &lo, &li, &la, &lb, &lab, &ia1, &ia2, &iao, &iai, &lbad})
@@ -459,6 +498,139 @@ static void linalg() {
     printf("ok linalg\n");
 }
 
+static void moments(const std::vector<double> &v, size_t from, size_t n, double *mean, double *sd) {
+    double s = 0, q = 0;
+    for (size_t i = from; i < from + n; i++) s += v[i];
+    *mean = s / static_cast<double>(n);
+    for (size_t i = from; i < from + n; i++) q += (v[i] - *mean) * (v[i] - *mean);
+    *sd = std::sqrt(q / static_cast<double>(n - 1));
+}
+
+static void near(const char *what, double got, double want, double tol) {
+    g_checks++;
+    if (!(std::fabs(got - want) <= tol)) {
+        printf("FAIL %s: %.6g, expected %.6g +- %.3g\n", what, got, want, tol);
+        g_fail++;
+    }
+}
+
+static void sampling() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* NormalFloatFloat: 8192 draws of N(2, 0.5^2); the same seed and offset repeat them */
+    Dev a = make({8192}, ACL_FLOAT, {0}), b = make({8192}, ACL_FLOAT, {0});
+    RUN(S, aclnnNormalFloatFloat, 2.0f, 0.5f, 42, 0, a.t);
+    RUN(S, aclnnNormalFloatFloat, 2.0f, 0.5f, 42, 0, b.t);
+    std::vector<double> A = read(a), B = read(b);
+    compare("NormalFloatFloat repeats for one seed and offset", B, A, 0);
+    double m, sd;
+    moments(A, 0, 8192, &m, &sd);
+    near("NormalFloatFloat mean", m, 2, 5 * 0.5 / std::sqrt(8192.0));
+    near("NormalFloatFloat std", sd, 0.5, 0.02);
+    RUN(S, aclnnNormalFloatFloat, 2.0f, 0.5f, 42, 4, b.t);
+    g_checks++;
+    if (read(b) == A) {
+        printf("FAIL NormalFloatFloat: another offset gave the same draws\n");
+        g_fail++;
+    }
+    expect_code("NormalFloatFloat negative std", aclnnNormalFloatFloatGetWorkspaceSize(0, -1, 1, 0, a.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    /* NormalTensorTensor: mean [4, 1] and std [1, 2048] broadcast to out [4, 2048] */
+    Dev mt = make({4, 1}, ACL_FLOAT, {-100, 0, 100, 1000}), st = make({1, 2048}, ACL_FLOAT, {1});
+    Dev tt = make({4, 2048}, ACL_FLOAT, {0});
+    RUN(S, aclnnNormalTensorTensor, mt.t, st.t, 7, 0, tt.t);
+    std::vector<double> T = read(tt);
+    const double MU[4] = {-100, 0, 100, 1000};
+    for (int r = 0; r < 4; r++) {
+        moments(T, static_cast<size_t>(r) * 2048, 2048, &m, &sd);
+        near("NormalTensorTensor row mean", m, MU[r], 5 / std::sqrt(2048.0) + 1e-4 * std::fabs(MU[r]));
+        near("NormalTensorTensor row std", sd, 1, 0.08);
+    }
+    Dev bad = make({4, 3}, ACL_FLOAT, {0});
+    expect_code("NormalTensorTensor out not the broadcast shape",
+                aclnnNormalTensorTensorGetWorkspaceSize(mt.t, st.t, 7, 0, bad.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    /* NormalTensorFloat with std 0 is the mean; NormalFloatTensor draws around a float mean */
+    Dev mf = make({5}, ACL_FLOAT16, {1, -2, 3.5, 0, 8}), of = make({5}, ACL_FLOAT16, {0});
+    RUN(S, aclnnNormalTensorFloat, mf.t, 0.0f, 1, 0, of.t);
+    compare("NormalTensorFloat with std 0", read(of), {1, -2, 3.5, 0, 8}, 0);
+    Dev sf = make({4096}, ACL_FLOAT, {2}), fo = make({4096}, ACL_FLOAT, {0});
+    RUN(S, aclnnNormalFloatTensor, -3.0f, sf.t, 9, 0, fo.t);
+    std::vector<double> F = read(fo);
+    moments(F, 0, 4096, &m, &sd);
+    near("NormalFloatTensor mean", m, -3, 5 * 2 / std::sqrt(4096.0));
+    near("NormalFloatTensor std", sd, 2, 0.12);
+    /* a negative std element fails the task */
+    Dev sneg = make({3}, ACL_FLOAT, {1, -1, 1}), on = make({3}, ACL_FLOAT, {0});
+    NN(aclnnNormalFloatTensorGetWorkspaceSize(0.0f, sneg.t, 1, 0, on.t, &ws, &ex));
+    NN(aclnnNormalFloatTensor(nullptr, 0, ex, S));
+    g_checks++;
+    if (aclrtSynchronizeStream(S) == ACL_SUCCESS) {
+        printf("FAIL NormalFloatTensor with a negative std succeeded\n");
+        g_fail++;
+    }
+
+    /* Randperm: a permutation of 0..n-1, reproducible */
+    Dev p1 = make({100}, ACL_INT64, {0}), p2 = make({100}, ACL_INT64, {0}), pf = make({10}, ACL_FLOAT, {0});
+    RUN(S, aclnnRandperm, 100, 5, 0, p1.t);
+    RUN(S, aclnnRandperm, 100, 5, 0, p2.t);
+    std::vector<double> P1 = read(p1), sorted = P1, iota(100);
+    compare("Randperm repeats for one seed and offset", read(p2), P1, 0);
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < 100; i++) iota[i] = i;
+    compare("Randperm 100 is a permutation of 0..99", sorted, iota, 0);
+    g_checks++;
+    if (P1 == iota) {
+        printf("FAIL Randperm returned the identity\n");
+        g_fail++;
+    }
+    RUN(S, aclnnRandperm, 10, 5, 0, pf.t);
+    std::vector<double> PF = read(pf);
+    std::sort(PF.begin(), PF.end());
+    compare("Randperm 10 into float32", PF, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0);
+    expect_code("Randperm negative n", aclnnRandpermGetWorkspaceSize(-1, 5, 0, p1.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Randperm out of another length", aclnnRandpermGetWorkspaceSize(99, 5, 0, p1.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+
+    /* Multinomial: with replacement (frequencies), without (distinct indices), errors */
+    Dev pr = make({2, 4}, ACL_FLOAT, {0, 3, 0, 1, 0, 0, 5, 0}), mo = make({2, 2000}, ACL_INT64, {0});
+    RUN(S, aclnnMultinomial, pr.t, 2000, true, 11, 0, mo.t);
+    std::vector<double> MO = read(mo);
+    int ones = 0, others = 0, twos = 0;
+    for (int i = 0; i < 2000; i++) {
+        if (MO[i] == 1) ones++;
+        else if (MO[i] != 3) others++;
+        if (MO[2000 + i] == 2) twos++;
+    }
+    g_checks++;
+    if (others != 0 || twos != 2000) {
+        printf("FAIL Multinomial drew a category of weight 0 (%d in row 0, %d in row 1)\n", others, 2000 - twos);
+        g_fail++;
+    }
+    near("Multinomial frequency of weight 3 of 4", ones / 2000.0, 0.75, 5 * std::sqrt(0.75 * 0.25 / 2000));
+    Dev p4 = make({4}, ACL_FLOAT, {0, 3, 0, 1}), m2 = make({2}, ACL_INT64, {0});
+    RUN(S, aclnnMultinomial, p4.t, 2, false, 11, 0, m2.t);
+    std::vector<double> M2 = read(m2);
+    std::sort(M2.begin(), M2.end());
+    compare("Multinomial 2 of 2 non-zero categories without replacement", M2, {1, 3}, 0);
+    Dev m5 = make({5}, ACL_INT64, {0}), m2i = make({2}, ACL_INT32, {0});
+    expect_code("Multinomial 5 of 4 without replacement",
+                aclnnMultinomialGetWorkspaceSize(p4.t, 5, false, 1, 0, m5.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Multinomial int32 out", aclnnMultinomialGetWorkspaceSize(p4.t, 2, true, 1, 0, m2i.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    Dev z4 = make({4}, ACL_FLOAT, {0});
+    NN(aclnnMultinomialGetWorkspaceSize(z4.t, 2, true, 1, 0, m2.t, &ws, &ex));
+    NN(aclnnMultinomial(nullptr, 0, ex, S));
+    g_checks++;
+    if (aclrtSynchronizeStream(S) == ACL_SUCCESS) {
+        printf("FAIL Multinomial of weights summing to 0 succeeded\n");
+        g_fail++;
+    }
+    for (Dev *d : {&a, &b, &mt, &st, &tt, &bad, &mf, &of, &sf, &fo, &sneg, &on, &p1, &p2, &pf, &pr, &mo, &p4, &m2, &m5,
+                   &m2i, &z4})
+        release(*d);
+    printf("ok sampling\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -466,6 +638,7 @@ int main() {
     shapes();
     pointwise();
     linalg();
+    sampling();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -4,7 +4,7 @@
 //! `aclnn_is_inf.h`, `aclnn_isposinf.h`, `aclnn_isneginf.h`, `aclnn_prelu.h`,
 //! `aclnn_prelu_backward.h`, `aclnn_threshold.h` (+Inplace), `aclnn_celu.h` (+Inplace),
 //! `aclnn_selu.h` (+Inplace), `aclnn_glu.h`, `aclnn_glu_backward.h`, `aclnn_logit.h`,
-//! `aclnn_logaddexp.h`, `aclnn_logaddexp2.h`.
+//! `aclnn_logaddexp.h`, `aclnn_logaddexp2.h`, `aclnn_sinc.h` (+Inplace), `aclnn_heaviside.h`.
 //!
 //! The engine is `npu_emu::ops::breadth` (and `act` for CELU/SELU, which are ELUs). Bad
 //! arguments fail phase 1 with ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID and a
@@ -838,6 +838,93 @@ pub unsafe extern "C" fn aclnnLogAddExp2GetWorkspaceSize(
         },
     )
 }
+
+// ---- Sinc / InplaceSinc ----
+
+/// Sinc of an integer or bool tensor computes in float (the output must be floating).
+fn sinc(api: &'static str, x: T, o: T) -> NnResult<Built> {
+    a::dtype_in(&x, a::ALL_NUM)?;
+    a::dtype_in(&o, FLOATS)?;
+    a::max_dims(&x, 8)?;
+    let r = if x.dtype().is_float() {
+        x.dtype()
+    } else {
+        DType::F32
+    };
+    a::castable(r, &o)?;
+    a::same_shape(&o, x.shape())?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&o);
+    l.finish(move |v, _| b::sinc(&v[0], &v[1]))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSincGetWorkspaceSize(
+    self_: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnSincGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let o = a::tensor(out, "out")?;
+        sinc("aclnnSinc", x, o)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceSincGetWorkspaceSize(
+    selfRef: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceSincGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            sinc("aclnnInplaceSinc", x.clone(), x)
+        },
+    )
+}
+
+// ---- Heaviside ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnHeavisideGetWorkspaceSize(
+    input: *const c_void,
+    values: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnHeavisideGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(input, "input")?;
+            let h = a::tensor(values, "values")?;
+            let o = a::tensor(out, "out")?;
+            for t in [&x, &h, &o] {
+                a::dtype_in(t, FLOATS3)?;
+                a::max_dims(t, 8)?;
+            }
+            same_dtype(&o, &x)?;
+            let shape = a::broadcast(&x, &h)?;
+            a::same_shape(&o, &shape)?;
+            let mut l = Launch::new("aclnnHeaviside");
+            l.input(&x);
+            l.input(&h);
+            l.output(&o);
+            l.finish(move |v, _| b::heaviside(&v[0], &v[1], &v[2]))
+        },
+    )
+}
+
+crate::phase2!(aclnnSinc, aclnnInplaceSinc, aclnnHeaviside);
 
 crate::phase2!(
     aclnnPermute,

@@ -37,6 +37,7 @@ pub mod nn;
 pub mod pointwise;
 pub mod random;
 pub mod reduce;
+pub mod sampling;
 pub mod select;
 pub mod softmax;
 pub mod sort;
