@@ -169,14 +169,22 @@ pub fn prelu_backward(
     grad_weight: &View,
 ) -> Result<(), String> {
     let w = channel_weight(x, weight);
-    let gx = g.expand(&x.shape).ok_or("gradOutput does not broadcast to self")?;
-    map3::<f64, f64>(&gx, x, &w, grad_input, |gv, v, a| {
-        if v > 0.0 {
-            gv
-        } else {
-            gv * a
-        }
-    })?;
+    let gx = g
+        .expand(&x.shape)
+        .ok_or("gradOutput does not broadcast to self")?;
+    map3::<f64, f64>(
+        &gx,
+        x,
+        &w,
+        grad_input,
+        |gv, v, a| {
+            if v > 0.0 {
+                gv
+            } else {
+                gv * a
+            }
+        },
+    )?;
     let channels = grad_weight.numel();
     let mut sums = vec![0f64; channels.max(1)];
     let n = x.numel();
@@ -236,10 +244,7 @@ pub fn glu(x: &View, dim: usize, out: &View) -> Result<(), String> {
 pub fn glu_backward(g: &View, x: &View, dim: usize, grad_input: &View) -> Result<(), String> {
     let h = x.shape[dim] / 2;
     let (a, b) = (narrow(x, dim, 0, h), narrow(x, dim, h, h));
-    let (ga, gb) = (
-        narrow(grad_input, dim, 0, h),
-        narrow(grad_input, dim, h, h),
-    );
+    let (ga, gb) = (narrow(grad_input, dim, 0, h), narrow(grad_input, dim, h, h));
     // the second half first: it reads `a`, which the first write may overwrite in place
     map3::<f64, f64>(g, &a, &b, &gb, |g, a, b| {
         let s = sigmoid(b);
@@ -330,7 +335,9 @@ mod tests {
         let mut bad = vec![3i64];
         let vb = View::of_slice(&mut bad, DType::I64, &[1]);
         let vo1 = View::of_slice(&mut o[..2], DType::F32, &[2, 1]);
-        assert!(gather_v2(&vx, 1, &vb, &vo1).unwrap_err().contains("index 3"));
+        assert!(gather_v2(&vx, 1, &vb, &vo1)
+            .unwrap_err()
+            .contains("index 3"));
     }
 
     #[test]

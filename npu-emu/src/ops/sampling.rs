@@ -76,7 +76,9 @@ pub fn multinomial(
         }
         let positive = w.iter().filter(|v| **v > 0.0).count();
         if positive == 0 {
-            return Err(format!("row {r} of self sums to 0; multinomial needs a positive sum"));
+            return Err(format!(
+                "row {r} of self sums to 0; multinomial needs a positive sum"
+            ));
         }
         if !replacement && numsamples > positive {
             return Err(format!(

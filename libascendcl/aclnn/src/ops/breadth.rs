@@ -44,37 +44,42 @@ pub unsafe extern "C" fn aclnnPermuteGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnPermuteGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let ds = a::int_array(dims, "dims")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, ALL)?;
-        a::max_dims(&x, 8)?;
-        same_dtype(&o, &x)?;
-        if ds.len() != x.ndim() {
-            return Err(NnError::invalid(format!(
-                "dims {ds:?} has {} entries but self has {} dimensions",
-                ds.len(),
-                x.ndim()
-            )));
-        }
-        let mut perm = Vec::with_capacity(ds.len());
-        for &d in &ds {
-            let p = a::dim(d, x.ndim(), "dims entry")?;
-            if perm.contains(&p) {
+    phase1(
+        "aclnnPermuteGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let ds = a::int_array(dims, "dims")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, ALL)?;
+            a::max_dims(&x, 8)?;
+            same_dtype(&o, &x)?;
+            if ds.len() != x.ndim() {
                 return Err(NnError::invalid(format!(
-                    "dims {ds:?} repeats dimension {p}"
+                    "dims {ds:?} has {} entries but self has {} dimensions",
+                    ds.len(),
+                    x.ndim()
                 )));
             }
-            perm.push(p);
-        }
-        let want: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
-        a::same_shape(&o, &want)?;
-        let mut l = Launch::new("aclnnPermute");
-        l.input(&x);
-        l.output(&o);
-        l.finish(move |v, _| b::permute(&v[0], &perm, &v[1]))
-    })
+            let mut perm = Vec::with_capacity(ds.len());
+            for &d in &ds {
+                let p = a::dim(d, x.ndim(), "dims entry")?;
+                if perm.contains(&p) {
+                    return Err(NnError::invalid(format!(
+                        "dims {ds:?} repeats dimension {p}"
+                    )));
+                }
+                perm.push(p);
+            }
+            let want: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnPermute");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| b::permute(&v[0], &perm, &v[1]))
+        },
+    )
 }
 
 // ---- SplitTensor / SplitWithSize ----
@@ -200,41 +205,39 @@ pub unsafe extern "C" fn aclnnGatherV2GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnGatherV2GetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let i = a::tensor(index, "index")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, ALL)?;
-        a::dtype_in(&i, INDEX)?;
-        if x.ndim() == 0 {
-            return Err(NnError::invalid("self must have at least one dimension"));
-        }
-        a::max_dims(&x, 8)?;
-        a::max_dims(&i, 8)?;
-        same_dtype(&o, &x)?;
-        let d = a::dim(dim, x.ndim(), "dim")?;
-        let mut want = x.shape()[..d].to_vec();
-        want.extend_from_slice(i.shape());
-        want.extend_from_slice(&x.shape()[d + 1..]);
-        a::same_shape(&o, &want)?;
-        let mut l = Launch::new("aclnnGatherV2");
-        l.input(&x);
-        l.input(&i);
-        l.output(&o);
-        l.finish(move |v, _| b::gather_v2(&v[0], d, &v[1], &v[2]))
-    })
+    phase1(
+        "aclnnGatherV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let i = a::tensor(index, "index")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, ALL)?;
+            a::dtype_in(&i, INDEX)?;
+            if x.ndim() == 0 {
+                return Err(NnError::invalid("self must have at least one dimension"));
+            }
+            a::max_dims(&x, 8)?;
+            a::max_dims(&i, 8)?;
+            same_dtype(&o, &x)?;
+            let d = a::dim(dim, x.ndim(), "dim")?;
+            let mut want = x.shape()[..d].to_vec();
+            want.extend_from_slice(i.shape());
+            want.extend_from_slice(&x.shape()[d + 1..]);
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnGatherV2");
+            l.input(&x);
+            l.input(&i);
+            l.output(&o);
+            l.finish(move |v, _| b::gather_v2(&v[0], d, &v[1], &v[2]))
+        },
+    )
 }
 
 // ---- IndexCopy / InplaceIndexCopy ----
 
-fn index_copy(
-    api: &'static str,
-    x: T,
-    dim: i64,
-    i: T,
-    src: T,
-    o: Option<T>,
-) -> NnResult<Built> {
+fn index_copy(api: &'static str, x: T, dim: i64, i: T, src: T, o: Option<T>) -> NnResult<Built> {
     a::dtype_in(&x, ALL)?;
     a::dtype_in(&i, INDEX)?;
     a::max_dims(&x, 8)?;
@@ -441,24 +444,29 @@ pub unsafe extern "C" fn aclnnPreluGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnPreluGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let w = a::tensor(weight, "weight")?;
-        let o = a::tensor(out, "out")?;
-        for t in [&x, &w, &o] {
-            a::dtype_in(t, FLOATS3)?;
-        }
-        a::max_dims(&x, 8)?;
-        let r = a::promote(x.dtype(), "self", w.dtype(), "weight")?;
-        a::castable(r, &o)?;
-        a::same_shape(&o, x.shape())?;
-        prelu_weight(&x, &w)?;
-        let mut l = Launch::new("aclnnPrelu");
-        l.input(&x);
-        l.input(&w);
-        l.output(&o);
-        l.finish(move |v, _| b::prelu(&v[0], &v[1], &v[2]))
-    })
+    phase1(
+        "aclnnPreluGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let w = a::tensor(weight, "weight")?;
+            let o = a::tensor(out, "out")?;
+            for t in [&x, &w, &o] {
+                a::dtype_in(t, FLOATS3)?;
+            }
+            a::max_dims(&x, 8)?;
+            let r = a::promote(x.dtype(), "self", w.dtype(), "weight")?;
+            a::castable(r, &o)?;
+            a::same_shape(&o, x.shape())?;
+            prelu_weight(&x, &w)?;
+            let mut l = Launch::new("aclnnPrelu");
+            l.input(&x);
+            l.input(&w);
+            l.output(&o);
+            l.finish(move |v, _| b::prelu(&v[0], &v[1], &v[2]))
+        },
+    )
 }
 
 #[no_mangle]
@@ -762,25 +770,32 @@ pub unsafe extern "C" fn aclnnLogitGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnLogitGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(input, "input")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, FLOATS3)?;
-        a::max_dims(&x, 8)?;
-        same_dtype(&o, &x)?;
-        a::same_shape(&o, x.shape())?;
-        let mut l = Launch::new("aclnnLogit");
-        l.input(&x);
-        l.output(&o);
-        l.finish(move |v, _| b::logit(&v[0], eps, &v[1]))
-    })
+    phase1(
+        "aclnnLogitGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(input, "input")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, FLOATS3)?;
+            a::max_dims(&x, 8)?;
+            same_dtype(&o, &x)?;
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnLogit");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| b::logit(&v[0], eps, &v[1]))
+        },
+    )
 }
 
 // ---- LogAddExp / LogAddExp2 ----
 
 fn log_add_exp(api: &'static str, x: T, y: T, o: T, base2: bool) -> NnResult<Built> {
     use DType::*;
-    let ins = &[F16, F32, F64, U8, I8, U16, I16, U32, I32, U64, I64, Bool, BF16];
+    let ins = &[
+        F16, F32, F64, U8, I8, U16, I16, U32, I32, U64, I64, Bool, BF16,
+    ];
     a::dtype_in(&x, ins)?;
     a::dtype_in(&y, ins)?;
     a::dtype_in(&o, FLOATS)?;

@@ -56,49 +56,55 @@ pub unsafe extern "C" fn aclnnAddmvGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnAddmvGetWorkspaceSize", workspaceSize, executor, || {
-        let s = a::tensor(self_, "self")?;
-        let m = a::tensor(mat, "mat")?;
-        let v = a::tensor(vec, "vec")?;
-        let al = scalar_f64(alpha, "alpha")?;
-        let be = scalar_f64(beta, "beta")?;
-        let o = a::tensor(out, "out")?;
-        super::matmul::cube(cubeMathType)?;
-        for t in [&s, &m, &v, &o] {
-            a::dtype_in(t, PROD)?;
-        }
-        promoted(&[&s, &m, &v], &o)?;
-        if m.ndim() != 2 || v.ndim() != 1 {
-            return Err(NnError::invalid(format!(
-                "mat must be 2-D and vec 1-D, but their shapes are {:?} and {:?}",
-                m.shape(),
-                v.shape()
-            )));
-        }
-        if m.shape()[1] != v.shape()[0] {
-            return Err(NnError::invalid(format!(
-                "mat {:?} and vec {:?} cannot be multiplied ({} != {})",
-                m.shape(),
-                v.shape(),
-                m.shape()[1],
-                v.shape()[0]
-            )));
-        }
-        let rows = m.shape()[0];
-        if s.ndim() > 1 || broadcast_shapes(s.shape(), &[rows]).as_deref() != Some(&[rows][..]) {
-            return Err(NnError::invalid(format!(
-                "self {:?} must broadcast to the product's shape [{rows}]",
-                s.shape()
-            )));
-        }
-        a::same_shape(&o, &[rows])?;
-        let mut l = Launch::new("aclnnAddmv");
-        l.input(&s);
-        l.input(&m);
-        l.input(&v);
-        l.output(&o);
-        l.finish(move |x, _| linalg::addmv(&x[0], &x[1], &x[2], be, al, &x[3]))
-    })
+    phase1(
+        "aclnnAddmvGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::tensor(self_, "self")?;
+            let m = a::tensor(mat, "mat")?;
+            let v = a::tensor(vec, "vec")?;
+            let al = scalar_f64(alpha, "alpha")?;
+            let be = scalar_f64(beta, "beta")?;
+            let o = a::tensor(out, "out")?;
+            super::matmul::cube(cubeMathType)?;
+            for t in [&s, &m, &v, &o] {
+                a::dtype_in(t, PROD)?;
+            }
+            promoted(&[&s, &m, &v], &o)?;
+            if m.ndim() != 2 || v.ndim() != 1 {
+                return Err(NnError::invalid(format!(
+                    "mat must be 2-D and vec 1-D, but their shapes are {:?} and {:?}",
+                    m.shape(),
+                    v.shape()
+                )));
+            }
+            if m.shape()[1] != v.shape()[0] {
+                return Err(NnError::invalid(format!(
+                    "mat {:?} and vec {:?} cannot be multiplied ({} != {})",
+                    m.shape(),
+                    v.shape(),
+                    m.shape()[1],
+                    v.shape()[0]
+                )));
+            }
+            let rows = m.shape()[0];
+            if s.ndim() > 1 || broadcast_shapes(s.shape(), &[rows]).as_deref() != Some(&[rows][..])
+            {
+                return Err(NnError::invalid(format!(
+                    "self {:?} must broadcast to the product's shape [{rows}]",
+                    s.shape()
+                )));
+            }
+            a::same_shape(&o, &[rows])?;
+            let mut l = Launch::new("aclnnAddmv");
+            l.input(&s);
+            l.input(&m);
+            l.input(&v);
+            l.output(&o);
+            l.finish(move |x, _| linalg::addmv(&x[0], &x[1], &x[2], be, al, &x[3]))
+        },
+    )
 }
 
 // ---- Ger ----
@@ -198,15 +204,20 @@ pub unsafe extern "C" fn aclnnAddbmmGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnAddbmmGetWorkspaceSize", workspaceSize, executor, || {
-        let s = a::tensor(self_, "self")?;
-        let b1 = a::tensor(batch1, "batch1")?;
-        let b2 = a::tensor(batch2, "batch2")?;
-        let be = scalar_f64(beta, "beta")?;
-        let al = scalar_f64(alpha, "alpha")?;
-        let o = a::tensor(out, "out")?;
-        addbmm("aclnnAddbmm", s, b1, b2, be, al, o, cubeMathType)
-    })
+    phase1(
+        "aclnnAddbmmGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::tensor(self_, "self")?;
+            let b1 = a::tensor(batch1, "batch1")?;
+            let b2 = a::tensor(batch2, "batch2")?;
+            let be = scalar_f64(beta, "beta")?;
+            let al = scalar_f64(alpha, "alpha")?;
+            let o = a::tensor(out, "out")?;
+            addbmm("aclnnAddbmm", s, b1, b2, be, al, o, cubeMathType)
+        },
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -254,27 +265,32 @@ pub unsafe extern "C" fn aclnnInverseGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnInverseGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, &[DType::F32, DType::F64, DType::F16])?;
-        a::dtype_in(&o, FLOATS)?;
-        a::castable(x.dtype(), &o)?;
-        a::max_dims(&x, 8)?;
-        let nd = x.ndim();
-        if nd < 2 || x.shape()[nd - 1] != x.shape()[nd - 2] {
-            return Err(NnError::invalid(format!(
-                "self must be a batch of square matrices (at least 2-D, the last two sizes \
+    phase1(
+        "aclnnInverseGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, &[DType::F32, DType::F64, DType::F16])?;
+            a::dtype_in(&o, FLOATS)?;
+            a::castable(x.dtype(), &o)?;
+            a::max_dims(&x, 8)?;
+            let nd = x.ndim();
+            if nd < 2 || x.shape()[nd - 1] != x.shape()[nd - 2] {
+                return Err(NnError::invalid(format!(
+                    "self must be a batch of square matrices (at least 2-D, the last two sizes \
                  equal), but its shape is {:?}",
-                x.shape()
-            )));
-        }
-        a::same_shape(&o, x.shape())?;
-        let mut l = Launch::new("aclnnInverse");
-        l.input(&x);
-        l.output(&o);
-        l.finish(move |v, _| linalg::inverse(&v[0], &v[1]))
-    })
+                    x.shape()
+                )));
+            }
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnInverse");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| linalg::inverse(&v[0], &v[1]))
+        },
+    )
 }
 
 crate::phase2!(

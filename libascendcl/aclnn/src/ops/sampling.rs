@@ -40,15 +40,14 @@ fn normal(
                 a::dtype_in(t, FLOATS)?;
                 a::max_dims(t, 8)?;
                 a::castable(t.dtype(), &o)?;
-                shape = npu_emu::ops::view::broadcast_shapes(&shape, t.shape()).ok_or_else(
-                    || {
+                shape =
+                    npu_emu::ops::view::broadcast_shapes(&shape, t.shape()).ok_or_else(|| {
                         NnError::invalid(format!(
                             "{} {:?} does not broadcast with the other parameter",
                             t.arg,
                             t.shape()
                         ))
-                    },
-                )?;
+                    })?;
                 Param::Tensor(l.input(t))
             }
             Err(v) => Param::Value(*v),
@@ -199,17 +198,22 @@ pub unsafe extern "C" fn aclnnRandpermGetWorkspaceSize(
     executor: *mut *mut c_void,
 ) -> i32 {
     use DType::*;
-    phase1("aclnnRandpermGetWorkspaceSize", workspaceSize, executor, || {
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&o, &[I64, I32, I16, U8, I8, F32, F16, F64, BF16])?;
-        if n < 0 {
-            return Err(NnError::invalid(format!("n {n} must not be negative")));
-        }
-        a::same_shape(&o, &[n as usize])?;
-        let mut l = Launch::new("aclnnRandperm");
-        l.output(&o);
-        l.finish(move |v, _| sampling::randperm(&v[0], seed as u64, offset as u64))
-    })
+    phase1(
+        "aclnnRandpermGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&o, &[I64, I32, I16, U8, I8, F32, F16, F64, BF16])?;
+            if n < 0 {
+                return Err(NnError::invalid(format!("n {n} must not be negative")));
+            }
+            a::same_shape(&o, &[n as usize])?;
+            let mut l = Launch::new("aclnnRandperm");
+            l.output(&o);
+            l.finish(move |v, _| sampling::randperm(&v[0], seed as u64, offset as u64))
+        },
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
