@@ -150,7 +150,7 @@ pub unsafe extern "C" fn aclnnSplitTensorGetWorkspaceSize(
             }
             let s = splitSections.max(1) as usize;
             let mut sizes = vec![s; n / s];
-            if n % s != 0 || n == 0 {
+            if !n.is_multiple_of(s) || n == 0 {
                 sizes.push(n % s);
             }
             split("aclnnSplitTensor", x, sizes, d, outs)
@@ -693,7 +693,7 @@ fn glu_half(x: &T, dim: i64) -> NnResult<(usize, Vec<usize>)> {
     }
     a::max_dims(x, 8)?;
     let d = a::dim(dim, x.ndim(), "dim")?;
-    if x.shape()[d] % 2 != 0 {
+    if !x.shape()[d].is_multiple_of(2) {
         return Err(NnError::invalid(format!(
             "dimension {d} of self {:?} has an odd size {}; GLU halves it",
             x.shape(),
