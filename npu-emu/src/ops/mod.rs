@@ -31,6 +31,7 @@
 //!   reflection/replication padding, unique (the operators torch_npu reaches beyond these);
 //! - [`breadth`]: permute, split, gather_v2, index_copy, eye, is_inf, PReLU, GLU, threshold,
 //!   logit, logaddexp (operators of the aclnn reference beyond the core families);
+//! - [`optim`]: the fused AdamW step;
 //! - [`sampling`]: normal with tensor mean/std, randperm, multinomial (over [`random`]);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
@@ -59,6 +60,7 @@ pub mod linalg;
 pub mod math;
 pub mod matmul;
 pub mod nn;
+pub mod optim;
 pub mod pool;
 pub mod random;
 pub mod reduce;

@@ -3,7 +3,7 @@
  * Eye, IsInf / IsPosInf / IsNegInf, Prelu (+Backward), Threshold (+Inplace), Celu / Selu
  * (+Inplace), Glu (+Backward), Logit, LogAddExp / LogAddExp2, Addmv, Ger, Addbmm (+Inplace),
  * Inverse, Sinc (+Inplace), Heaviside, NormalTensorTensor / TensorFloat / FloatTensor /
- * FloatFloat, Randperm, Multinomial; each with its documented
+ * FloatFloat, Randperm, Multinomial, ApplyAdamWV2; each with its documented
  * argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: data movement and predicates exactly; elementwise float32 values to 1e-6
  * relative (computed in float64 and rounded once; the reference is float64 libm), float16
@@ -42,6 +42,7 @@
 #include "aclnnop/aclnn_normal_out.h"
 #include "aclnnop/aclnn_randperm.h"
 #include "aclnnop/aclnn_multinomial.h"
+#include "aclnnop/aclnn_apply_adam_w_v2.h"
 
 static aclrtStream S;
 
@@ -631,6 +632,57 @@ static void sampling() {
     printf("ok sampling\n");
 }
 
+/* Host AdamW (PyTorch's torch.optim.AdamW), in float64 with float32 storage of each state. */
+static void adamw_ref(std::vector<double> &p, std::vector<double> &m, std::vector<double> &v, std::vector<double> &mx,
+                      const std::vector<double> &g, int t, double lr, double b1, double b2, double wd, double eps,
+                      bool ams, bool maximize) {
+    for (size_t i = 0; i < p.size(); i++) {
+        double gi = maximize ? -g[i] : g[i];
+        m[i] = as_type(b1 * m[i] + (1 - b1) * gi, ACL_FLOAT);
+        v[i] = as_type(b2 * v[i] + (1 - b2) * gi * gi, ACL_FLOAT);
+        if (ams) mx[i] = std::max(mx[i], v[i]);
+        double s = ams ? mx[i] : v[i];
+        double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
+        p[i] = as_type(p[i] * (1 - lr * wd) - lr / bc1 * m[i] / (std::sqrt(s) / std::sqrt(bc2) + eps), ACL_FLOAT);
+    }
+}
+
+static void optim() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    const float lr = 0.01f, b1 = 0.9f, b2 = 0.999f, wd = 0.1f, eps = 1e-8f;
+    for (int variant = 0; variant < 2; variant++) {
+        bool ams = variant == 1, maximize = variant == 1;
+        std::vector<double> P = values(6, ACL_FLOAT, 21), G1 = values(6, ACL_FLOAT, 22), G2 = values(6, ACL_FLOAT, 23);
+        std::vector<double> M(6, 0), V(6, 0), MX(6, 0);
+        Dev p = make({2, 3}, ACL_FLOAT, P), m = make({2, 3}, ACL_FLOAT, {0}), v = make({2, 3}, ACL_FLOAT, {0});
+        Dev mx = make({2, 3}, ACL_FLOAT, {0}), g = make({2, 3}, ACL_FLOAT, G1), st = make({1}, ACL_INT64, {1});
+        RUN(S, aclnnApplyAdamWV2, p.t, m.t, v.t, ams ? mx.t : nullptr, g.t, st.t, lr, b1, b2, wd, eps, ams, maximize);
+        adamw_ref(P, M, V, MX, G1, 1, lr, b1, b2, wd, eps, ams, maximize);
+        Dev g2 = make({2, 3}, ACL_FLOAT, G2), st2 = make({1}, ACL_FLOAT, {2});
+        RUN(S, aclnnApplyAdamWV2, p.t, m.t, v.t, ams ? mx.t : nullptr, g2.t, st2.t, lr, b1, b2, wd, eps, ams, maximize);
+        adamw_ref(P, M, V, MX, G2, 2, lr, b1, b2, wd, eps, ams, maximize);
+        compare(ams ? "ApplyAdamWV2 amsgrad+maximize: var after 2 steps" : "ApplyAdamWV2: var after 2 steps", read(p), P, 1e-6);
+        compare("ApplyAdamWV2: m after 2 steps", read(m), M, 1e-6);
+        compare("ApplyAdamWV2: v after 2 steps", read(v), V, 1e-6);
+        if (ams) compare("ApplyAdamWV2: max v after 2 steps", read(mx), MX, 1e-6);
+        if (ams) {
+            expect_code("ApplyAdamWV2 amsgrad without maxGradNormOptionalRef",
+                        aclnnApplyAdamWV2GetWorkspaceSize(p.t, m.t, v.t, nullptr, g.t, st.t, lr, b1, b2, wd, eps, true,
+                                                          false, &ws, &ex),
+                        ACLNN_ERR_PARAM_NULLPTR);
+            Dev mh = make({2, 3}, ACL_FLOAT16, {0});
+            expect_code("ApplyAdamWV2 float16 m for a float32 var",
+                        aclnnApplyAdamWV2GetWorkspaceSize(p.t, mh.t, v.t, nullptr, g.t, st.t, lr, b1, b2, wd, eps, false,
+                                                          false, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            release(mh);
+        }
+        for (Dev *d : {&p, &m, &v, &mx, &g, &st, &g2, &st2}) release(*d);
+    }
+    printf("ok optim\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -639,6 +691,7 @@ int main() {
     pointwise();
     linalg();
     sampling();
+    optim();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

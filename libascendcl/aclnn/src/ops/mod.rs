@@ -34,6 +34,7 @@ pub mod linalg;
 pub mod loss;
 pub mod matmul;
 pub mod nn;
+pub mod optim;
 pub mod pointwise;
 pub mod random;
 pub mod reduce;
