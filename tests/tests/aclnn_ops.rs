@@ -510,7 +510,7 @@ fn breadth_operators_match_the_host_reference() {
         "index 3 at position 1 is out of range for dimension 0 of size 3",
         "aclnnEyeGetWorkspaceSize: n -1 and m 4 must not be negative",
         "aclnnIsInfGetWorkspaceSize: out has data type ACL_FLOAT, which is not supported; supported: ACL_BOOL",
-        "aclnnPreluGetWorkspaceSize: weight [2] must have one element or be 1-D with one per channel of self [2, 3, 2] (3)",
+        "aclnnPreluGetWorkspaceSize: weight [2] must have one element or one per channel of self [2, 3, 2] (3), along one dimension",
         "aclnnCeluGetWorkspaceSize: alpha must not be 0",
         "aclnnGluGetWorkspaceSize: dimension 1 of self [3, 3] has an odd size 3; GLU halves it",
         "aclnnLogAddExpGetWorkspaceSize: the shapes of self [2, 3] and other [4] cannot broadcast",

@@ -136,13 +136,23 @@ pub fn is_inf(which: Inf, x: &View, out: &View) -> Result<(), String> {
     })
 }
 
+/// The stride of a tensor whose elements lie along one dimension (every other dimension
+/// has size 1): PReLU's weight as `[C]` or reshaped to `[1, C, 1, ...]`.
+fn flat_stride(v: &View) -> isize {
+    v.shape
+        .iter()
+        .zip(&v.strides)
+        .find(|(&d, _)| d > 1)
+        .map(|(_, &s)| s)
+        .unwrap_or(1)
+}
+
 /// `weight` (1 or C elements) expanded over `x`'s shape along dimension 1 (PReLU's channel
 /// dimension; a weight of one element applies everywhere).
 fn channel_weight(x: &View, weight: &View) -> View {
     let mut strides = vec![0isize; x.ndim()];
     if weight.numel() > 1 && x.ndim() >= 2 {
-        // the weight's elements in row-major order: one stride for a 1-D weight
-        strides[1] = *weight.strides.last().unwrap_or(&1);
+        strides[1] = flat_stride(weight);
     }
     View {
         ptr: weight.ptr,
@@ -214,7 +224,7 @@ pub fn prelu_backward(
         ptr: grad_weight.ptr,
         dtype: grad_weight.dtype,
         shape: vec![channels],
-        strides: vec![*grad_weight.strides.last().unwrap_or(&1)],
+        strides: vec![flat_stride(grad_weight)],
     };
     for (c, s) in sums.iter().enumerate().take(channels) {
         // SAFETY: element c of the checked grad_weight view.

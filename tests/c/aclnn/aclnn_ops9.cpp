@@ -230,6 +230,11 @@ static void pointwise() {
     std::vector<double> want(12);
     for (int i = 0; i < 12; i++) want[i] = X[i] > 0 ? X[i] : as_type(W[(i / 2) % 3] * X[i], ACL_FLOAT);
     compare("Prelu per channel", read(o), want, 0);
+    /* the weight reshaped to [1, 3, 1], as torch's prelu passes it */
+    Dev w13 = make({1, 3, 1}, ACL_FLOAT, W);
+    RUN(S, aclnnPrelu, x.t, w13.t, o.t);
+    compare("Prelu with a [1, 3, 1] weight", read(o), want, 0);
+    release(w13);
     Dev w1 = make({1}, ACL_FLOAT, {0.125});
     RUN(S, aclnnPrelu, x.t, w1.t, o.t);
     for (int i = 0; i < 12; i++) want[i] = X[i] > 0 ? X[i] : as_type(0.125 * X[i], ACL_FLOAT);

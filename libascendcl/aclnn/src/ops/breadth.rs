@@ -423,12 +423,15 @@ is_inf_op!(
 // ---- Prelu / PreluBackward ----
 
 /// The channel count PReLU's weight must match: `self.shape[1]`, or 1 below two dimensions.
+/// The weight is `[C]` or any shape of C elements along one dimension (torch's `prelu`
+/// reshapes it to `[1, C, 1, ...]`).
 fn prelu_weight(x: &T, w: &T) -> NnResult<usize> {
     let channels = if x.ndim() >= 2 { x.shape()[1] } else { 1 };
-    if w.numel() != 1 && (w.numel() != channels || w.ndim() > 1) {
+    let spread = w.shape().iter().filter(|&&d| d > 1).count();
+    if w.numel() != 1 && (w.numel() != channels || spread > 1) {
         return Err(NnError::invalid(format!(
-            "weight {:?} must have one element or be 1-D with one per channel of self {:?} \
-             ({channels})",
+            "weight {:?} must have one element or one per channel of self {:?} ({channels}), \
+             along one dimension",
             w.shape(),
             x.shape()
         )));
@@ -505,7 +508,7 @@ pub unsafe extern "C" fn aclnnPreluBackwardGetWorkspaceSize(
             }
             a::same_shape(&gi, x.shape())?;
             let c = prelu_weight(&x, &w)?;
-            if gw.numel() != c {
+            if gw.numel() != c || gw.shape().iter().filter(|&&d| d > 1).count() > 1 {
                 return Err(NnError::invalid(format!(
                     "gradWeight {:?} must have weight's {c} elements",
                     gw.shape()
