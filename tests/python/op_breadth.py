@@ -2,7 +2,8 @@
 `sampling.rs` and `optim.rs` through torch_npu (F.glu, F.prelu, F.threshold, F.celu, F.selu,
 isinf/isposinf/isneginf, logaddexp(2), heaviside, sinc, logit, addmv, outer, addbmm, inverse,
 eye, index_copy, normal, randperm, multinomial), each against CPU torch (random ones by
-range and sample statistics), and a torch.optim.AdamW run. Prints PASS/FAIL per case and exits 1 when any case fails.
+range and sample statistics), and a torch.optim.AdamW run. Prints PASS/FAIL per case and
+exits 1 when any case fails.
 """
 import sys
 
