@@ -255,6 +255,179 @@ pub fn cumprod(x: &View, dim: usize, out: &View) -> Result<(), String> {
     }
 }
 
+/// `out[i]` = `base` raised to the `i`-th of `steps` evenly spaced exponents from `start`
+/// to `end` (`torch.logspace`: the exponents as [`linspace`] spaces them, in `f64`).
+pub fn logspace(start: f64, end: f64, base: f64, out: &View) -> Result<(), String> {
+    let n = out.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    let step = if n > 1 {
+        (end - start) / (n - 1) as f64
+    } else {
+        0.0
+    };
+    let half = n / 2;
+    let v: Vec<f64> = (0..n)
+        .map(|i| {
+            let e = if i < half {
+                start + step * i as f64
+            } else {
+                end - step * (n - 1 - i) as f64
+            };
+            base.powf(e)
+        })
+        .collect();
+    store(v, DType::F64, out)
+}
+
+/// Cumulative maximum (`max`) or minimum along `dim`: `values` gets the running extreme,
+/// `indices` (INT32 or INT64) the position it was last seen at (PyTorch: ties take the later
+/// index; a NaN wins and stays, each further NaN taking over the index).
+pub fn cum_extreme(
+    x: &View,
+    dim: usize,
+    max: bool,
+    values: &View,
+    indices: &View,
+) -> Result<(), String> {
+    if x.numel() == 0 {
+        return Ok(());
+    }
+    if x.ndim() == 0 {
+        iter::copy(x, values)?;
+        return store(vec![0i64], DType::I64, indices);
+    }
+    let n = x.shape[dim];
+    let mut perm: Vec<usize> = (0..x.ndim()).filter(|&d| d != dim).collect();
+    perm.push(dim);
+    let (xv, vv, iv) = (x.permute(&perm), values.permute(&perm), indices.permute(&perm));
+    let mut idx = vec![0i64; x.numel()];
+    if is_int(x) || x.dtype == DType::Bool {
+        let mut v: Vec<i64> = load(&xv, DType::I64)?;
+        for (row, ir) in v.chunks_mut(n).zip(idx.chunks_mut(n)) {
+            let (mut best, mut at) = (row[0], 0usize);
+            for k in 0..row.len() {
+                let c = row[k];
+                if (max && c >= best) || (!max && c <= best) {
+                    best = c;
+                    at = k;
+                }
+                row[k] = best;
+                ir[k] = at as i64;
+            }
+        }
+        store(v, DType::I64, &vv)?;
+    } else {
+        let mut v: Vec<f64> = load(&xv, DType::F64)?;
+        for (row, ir) in v.chunks_mut(n).zip(idx.chunks_mut(n)) {
+            let (mut best, mut at) = (row[0], 0usize);
+            for k in 0..row.len() {
+                let c = row[k];
+                let take = c.is_nan()
+                    || (!best.is_nan() && ((max && c >= best) || (!max && c <= best)));
+                if take {
+                    best = c;
+                    at = k;
+                }
+                row[k] = best;
+                ir[k] = at as i64;
+            }
+        }
+        store(v, DType::F64, &vv)?;
+    }
+    store(idx, DType::I64, &iv)
+}
+
+/// Unique consecutive slices of `x` along `dim` (`torch.unique_consecutive(dim=...)`):
+/// runs of equal neighbouring slices collapse into one. `values` (contiguous, x's shape)
+/// gets the kept slices, stored contiguously as a tensor of x's shape with `k` at `dim`,
+/// `inverse` (`[x.shape[dim]]`) each slice's run number,
+/// `counts` (at least as long) the run lengths. Returns the number of runs.
+pub fn unique_consecutive_dim(
+    x: &View,
+    dim: usize,
+    values: &View,
+    inverse: Option<&View>,
+    counts: Option<&View>,
+) -> Result<usize, String> {
+    let n = x.shape[dim];
+    if n == 0 {
+        return Ok(0);
+    }
+    let mut perm = vec![dim];
+    perm.extend((0..x.ndim()).filter(|&d| d != dim));
+    let xv = x.permute(&perm);
+    let row = x.numel() / n;
+    let int = is_int(x) || x.dtype == DType::Bool;
+    let (ik, fk): (Vec<i64>, Vec<f64>) = if int {
+        (load(&xv, DType::I64)?, vec![])
+    } else {
+        (vec![], load(&xv, DType::F64)?)
+    };
+    let same = |a: usize, b: usize| -> bool {
+        if int {
+            ik[a * row..(a + 1) * row] == ik[b * row..(b + 1) * row]
+        } else {
+            fk[a * row..(a + 1) * row] == fk[b * row..(b + 1) * row]
+        }
+    };
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut cnt: Vec<i64> = Vec::new();
+    let mut inv = vec![0i64; n];
+    for (i, slot) in inv.iter_mut().enumerate() {
+        if i == 0 || !same(i - 1, i) {
+            firsts.push(i);
+            cnt.push(0);
+        }
+        *cnt.last_mut().unwrap() += 1;
+        *slot = firsts.len() as i64 - 1;
+    }
+    let k = firsts.len();
+    // `values` is contiguous: the result is stored contiguously in its new shape (x's
+    // with `k` at `dim`), as a caller that reads the view shape back and resizes expects
+    let mut nshape = x.shape.clone();
+    nshape[dim] = k;
+    let front = View {
+        ptr: values.ptr,
+        dtype: values.dtype,
+        strides: contiguous_strides(&nshape),
+        shape: nshape,
+    }
+    .permute(&perm);
+    if int {
+        let d: Vec<i64> = firsts
+            .iter()
+            .flat_map(|&f| ik[f * row..(f + 1) * row].iter().copied())
+            .collect();
+        store(d, DType::I64, &front)?;
+    } else {
+        let d: Vec<f64> = firsts
+            .iter()
+            .flat_map(|&f| fk[f * row..(f + 1) * row].iter().copied())
+            .collect();
+        store(d, DType::F64, &front)?;
+    }
+    if let Some(iv) = inverse {
+        if iv.numel() == n {
+            store(inv, DType::I64, &iv.reshaped(&[n]))?;
+        }
+    }
+    if let Some(cv) = counts {
+        if cv.numel() >= k {
+            let st = cv.strides.first().copied().unwrap_or(1);
+            let c = View {
+                ptr: cv.ptr,
+                dtype: cv.dtype,
+                shape: vec![k],
+                strides: vec![st],
+            };
+            store(cnt, DType::I64, &c)?;
+        }
+    }
+    Ok(k)
+}
+
 /// `out` (0-d) = the sum of the main diagonal of the 2-D `x` (`torch.trace`), in i64 for
 /// integer outputs and f64 otherwise.
 pub fn trace(x: &View, out: &View) -> Result<(), String> {
@@ -425,6 +598,20 @@ fn nearest_src(o: usize, scale: f64, n_in: usize) -> usize {
     ((o as f64 * scale).floor() as usize).min(n_in.saturating_sub(1))
 }
 
+/// Source index for `nearest-exact` (PyTorch's `_upsample_nearest_exact`): the pixel
+/// centre, `floor((o + 0.5) * scale)` clamped to the input.
+fn nearest_exact_src(o: usize, scale: f64, n_in: usize) -> usize {
+    (((o as f64 + 0.5) * scale).floor() as usize).min(n_in.saturating_sub(1))
+}
+
+fn src_fn(exact: bool) -> fn(usize, f64, usize) -> usize {
+    if exact {
+        nearest_exact_src
+    } else {
+        nearest_src
+    }
+}
+
 /// The scale of one spatial dimension: `1 / s` when a scale factor `s > 0` is given, else
 /// `in / out`.
 pub fn nearest_scale(n_in: usize, n_out: usize, s: Option<f64>) -> f64 {
@@ -437,6 +624,17 @@ pub fn nearest_scale(n_in: usize, n_out: usize, s: Option<f64>) -> f64 {
 /// Nearest upsampling of the trailing `scales.len()` dimensions of `x` into `out` (the
 /// leading dimensions match).
 pub fn upsample_nearest(x: &View, scales: &[f64], out: &View) -> Result<(), String> {
+    upsample_nearest_mode(x, scales, false, out)
+}
+
+/// [`upsample_nearest`], or with `exact` the `nearest-exact` mode (pixel centres).
+pub fn upsample_nearest_mode(
+    x: &View,
+    scales: &[f64],
+    exact: bool,
+    out: &View,
+) -> Result<(), String> {
+    let src = src_fn(exact);
     let k = scales.len();
     let nd = x.ndim();
     // index maps per spatial dimension, then a gather through strided views
@@ -444,7 +642,7 @@ pub fn upsample_nearest(x: &View, scales: &[f64], out: &View) -> Result<(), Stri
         .map(|j| {
             let d = nd - k + j;
             (0..out.shape[d])
-                .map(|o| nearest_src(o, scales[j], x.shape[d]))
+                .map(|o| src(o, scales[j], x.shape[d]))
                 .collect()
         })
         .collect();
@@ -485,13 +683,24 @@ fn gather_spatial(x: &View, maps: &[Vec<usize>], out: &View) -> Result<(), Strin
 /// The backward of [`upsample_nearest`]: `dx` (the input's shape) gets the sum of the
 /// output gradients that read each input element.
 pub fn upsample_nearest_backward(dy: &View, scales: &[f64], dx: &View) -> Result<(), String> {
+    upsample_nearest_backward_mode(dy, scales, false, dx)
+}
+
+/// [`upsample_nearest_backward`] for either mode (see [`upsample_nearest_mode`]).
+pub fn upsample_nearest_backward_mode(
+    dy: &View,
+    scales: &[f64],
+    exact: bool,
+    dx: &View,
+) -> Result<(), String> {
+    let src = src_fn(exact);
     let k = scales.len();
     let nd = dx.ndim();
     let maps: Vec<Vec<usize>> = (0..k)
         .map(|j| {
             let d = nd - k + j;
             (0..dy.shape[d])
-                .map(|o| nearest_src(o, scales[j], dx.shape[d]))
+                .map(|o| src(o, scales[j], dx.shape[d]))
                 .collect()
         })
         .collect();

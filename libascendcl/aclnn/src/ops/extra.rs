@@ -4,7 +4,9 @@
 //! `aclnn_aminmax_all.h`, `aclnn_aminmax_dim.h`, `aclnn_logsumexp.h`, `aclnn_norm.h`, `aclnn_cumprod.h`
 //! (+ in place), `aclnn_isclose.h`, `aclnn_linspace.h`, `aclnn_one_hot.h`, `aclnn_mv.h`, `aclnn_trace.h`, `aclnn_group_norm.h`,
 //! `aclnn_group_norm_backward.h`, `aclnn_reflection_pad{1,2}d.h`, `aclnn_replication_pad{1,2}d.h`
-//! (forward only).
+//! (forward only), `aclnn_cummax.h`, `aclnn_cummin.h` (running extreme and where it was last
+//! seen, INT32 or INT64 indices), `aclnn_logspace.h` (`base` to the linspace exponents;
+//! FLOAT, FLOAT16 or BFLOAT16 `result`).
 
 use super::args::{self as a, ALL_NUM, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
@@ -651,6 +653,76 @@ pub unsafe extern "C" fn aclnnInplaceCumprodGetWorkspaceSize(
     )
 }
 
+// ---- Cummax / Cummin ----
+
+/// The data types of Cummax's and Cummin's `self` and `valuesOut`.
+const CUM_TYPES: &[DType] = &[
+    DType::F16,
+    DType::F32,
+    DType::F64,
+    DType::U8,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::Bool,
+    DType::BF16,
+];
+
+fn cum_extreme(
+    api: &'static str,
+    max: bool,
+    self_: *const c_void,
+    dim: i64,
+    values_out: *mut c_void,
+    indices_out: *mut c_void,
+) -> NnResult<Built> {
+    let x = a::tensor(self_, "self")?;
+    let v = a::tensor(values_out, "valuesOut")?;
+    let i = a::tensor(indices_out, "indicesOut")?;
+    a::dtype_in(&x, CUM_TYPES)?;
+    a::max_dims(&x, 8)?;
+    a::dtype_in(&v, CUM_TYPES)?;
+    a::castable(x.dtype(), &v)?;
+    a::dtype_in(&i, &[DType::I32, DType::I64])?;
+    let d = a::dim(dim, x.ndim(), "dim")?;
+    a::same_shape(&v, x.shape())?;
+    a::same_shape(&i, x.shape())?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&v);
+    l.output(&i);
+    l.finish(move |v, _| extra::cum_extreme(&v[0], d, max, &v[1], &v[2]))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnCummaxGetWorkspaceSize(
+    self_: *const c_void,
+    dim: i64,
+    valuesOut: *mut c_void,
+    indicesOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnCummaxGetWorkspaceSize", workspaceSize, executor, || {
+        cum_extreme("aclnnCummax", true, self_, dim, valuesOut, indicesOut)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnCumminGetWorkspaceSize(
+    self_: *const c_void,
+    dim: i64,
+    valuesOut: *mut c_void,
+    indicesOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnCumminGetWorkspaceSize", workspaceSize, executor, || {
+        cum_extreme("aclnnCummin", false, self_, dim, valuesOut, indicesOut)
+    })
+}
+
 // ---- IsClose ----
 
 #[no_mangle]
@@ -733,6 +805,44 @@ pub unsafe extern "C" fn aclnnLinspaceGetWorkspaceSize(
             let mut l = Launch::new("aclnnLinspace");
             l.output(&o);
             l.finish(move |v, _| extra::linspace(s, e, &v[0]))
+        },
+    )
+}
+
+// ---- LogSpace ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnLogSpaceGetWorkspaceSize(
+    start: *const c_void,
+    end: *const c_void,
+    steps: i64,
+    base: f64,
+    result: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnLogSpaceGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::scalar(start, "start")?;
+            let e = a::scalar(end, "end")?;
+            let o = a::tensor(result, "result")?;
+            a::dtype_in(&o, &[DType::F32, DType::F16, DType::BF16])?;
+            if steps < 0 {
+                return Err(NnError::invalid(format!("steps {steps} must be >= 0")));
+            }
+            if o.ndim() != 1 || o.numel() != steps as usize {
+                return Err(NnError::invalid(format!(
+                    "result must be 1-D with steps ({steps}) elements, but its shape is {:?}",
+                    o.shape()
+                )));
+            }
+            let (s, e) = (s.to_f64(), e.to_f64());
+            let mut l = Launch::new("aclnnLogSpace");
+            l.output(&o);
+            l.finish(move |v, _| extra::logspace(s, e, base, &v[0]))
         },
     )
 }
@@ -1252,3 +1362,5 @@ crate::phase2!(
     aclnnMv,
     aclnnTrace
 );
+
+crate::phase2!(aclnnCummax, aclnnCummin, aclnnLogSpace);
