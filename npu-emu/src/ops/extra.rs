@@ -255,6 +255,16 @@ pub fn cumprod(x: &View, dim: usize, out: &View) -> Result<(), String> {
     }
 }
 
+/// `out` (2-D) = ones on the main diagonal, zeros elsewhere (`torch.eye`).
+pub fn eye(out: &View) -> Result<(), String> {
+    let (n, m) = (out.shape[0], out.shape[1]);
+    let mut v = vec![0f64; n * m];
+    for i in 0..n.min(m) {
+        v[i * m + i] = 1.0;
+    }
+    store(v, DType::F64, out)
+}
+
 /// `out[i]` = `base` raised to the `i`-th of `steps` evenly spaced exponents from `start`
 /// to `end` (`torch.logspace`: the exponents as [`linspace`] spaces them, in `f64`).
 pub fn logspace(start: f64, end: f64, base: f64, out: &View) -> Result<(), String> {
@@ -729,6 +739,123 @@ fn scatter_spatial(dy: &View, maps: &[Vec<usize>], dx: &View) -> Result<(), Stri
         }
         for b in 0..outer {
             g[b * in_inner + src as usize] += ds[b * out_inner + o];
+        }
+    }
+    store(g, DType::F64, dx)
+}
+
+/// Per output index of one spatial dimension: the two source indices and their weights
+/// (PyTorch's `area_pixel_compute_source_index` for linear modes).
+fn linear_taps(n_in: usize, n_out: usize, scale: Option<f64>, align: bool) -> Vec<(usize, usize, f64, f64)> {
+    let ratio = if align {
+        if n_out > 1 {
+            (n_in as f64 - 1.0) / (n_out as f64 - 1.0)
+        } else {
+            0.0
+        }
+    } else {
+        nearest_scale(n_in, n_out, scale)
+    };
+    (0..n_out)
+        .map(|o| {
+            let src = if align {
+                ratio * o as f64
+            } else {
+                (ratio * (o as f64 + 0.5) - 0.5).max(0.0)
+            };
+            let i0 = (src.floor() as usize).min(n_in - 1);
+            let i1 = if i0 < n_in - 1 { i0 + 1 } else { i0 };
+            let l1 = (src - i0 as f64).clamp(0.0, 1.0);
+            (i0, i1, 1.0 - l1, l1)
+        })
+        .collect()
+}
+
+/// The (source offset, weight) pairs of every output position of the trailing spatial
+/// dimensions (row-major over them), for one batch row.
+fn linear_plan(
+    in_sp: &[usize],
+    out_sp: &[usize],
+    scales: &[Option<f64>],
+    align: bool,
+) -> Vec<Vec<(usize, f64)>> {
+    let k = in_sp.len();
+    let taps: Vec<_> = (0..k)
+        .map(|j| linear_taps(in_sp[j], out_sp[j], scales[j], align))
+        .collect();
+    let in_st = contiguous_strides(in_sp);
+    let n_out: usize = out_sp.iter().product();
+    (0..n_out)
+        .map(|o| {
+            let mut idx = vec![0usize; k];
+            let mut rem = o;
+            for j in (0..k).rev() {
+                idx[j] = rem % out_sp[j];
+                rem /= out_sp[j];
+            }
+            let mut terms = vec![(0usize, 1.0f64)];
+            for j in 0..k {
+                let (i0, i1, l0, l1) = taps[j][idx[j]];
+                let st = in_st[j] as usize;
+                terms = terms
+                    .into_iter()
+                    .flat_map(|(off, w)| [(off + i0 * st, w * l0), (off + i1 * st, w * l1)])
+                    .collect();
+            }
+            terms
+        })
+        .collect()
+}
+
+/// Linear (1 trailing dimension) or bilinear (2) interpolation of `x` into `out`
+/// (`F.interpolate` modes `linear`/`bilinear`): `scales[j]` is the given scale factor of
+/// spatial dimension `j` (used when > 0 and `align` is false), `align` is `align_corners`.
+pub fn upsample_linear(
+    x: &View,
+    scales: &[Option<f64>],
+    align: bool,
+    out: &View,
+) -> Result<(), String> {
+    let k = scales.len();
+    let lead = x.ndim() - k;
+    let plan = linear_plan(&x.shape[lead..], &out.shape[lead..], scales, align);
+    let xs: Vec<f64> = load(x, DType::F64)?;
+    let outer: usize = x.shape[..lead].iter().product();
+    let in_inner: usize = x.shape[lead..].iter().product();
+    let out_inner = plan.len();
+    let mut y = vec![0f64; outer * out_inner];
+    for b in 0..outer {
+        let src = &xs[b * in_inner..(b + 1) * in_inner];
+        for (o, terms) in plan.iter().enumerate() {
+            y[b * out_inner + o] = terms.iter().map(|&(i, w)| w * src[i]).sum();
+        }
+    }
+    store(y, DType::F64, out)
+}
+
+/// The backward of [`upsample_linear`]: `dx` (the input's shape) gets each output
+/// gradient spread over the input positions with the interpolation weights.
+pub fn upsample_linear_backward(
+    dy: &View,
+    scales: &[Option<f64>],
+    align: bool,
+    dx: &View,
+) -> Result<(), String> {
+    let k = scales.len();
+    let lead = dx.ndim() - k;
+    let plan = linear_plan(&dx.shape[lead..], &dy.shape[lead..], scales, align);
+    let ds: Vec<f64> = load(dy, DType::F64)?;
+    let outer: usize = dx.shape[..lead].iter().product();
+    let in_inner: usize = dx.shape[lead..].iter().product();
+    let out_inner = plan.len();
+    let mut g = vec![0f64; outer * in_inner];
+    for b in 0..outer {
+        let dst = &mut g[b * in_inner..(b + 1) * in_inner];
+        for (o, terms) in plan.iter().enumerate() {
+            let v = ds[b * out_inner + o];
+            for &(i, w) in terms {
+                dst[i] += w * v;
+            }
         }
     }
     store(g, DType::F64, dx)

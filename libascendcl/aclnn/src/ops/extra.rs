@@ -6,7 +6,7 @@
 //! `aclnn_group_norm_backward.h`, `aclnn_reflection_pad{1,2}d.h`, `aclnn_replication_pad{1,2}d.h`
 //! (forward only), `aclnn_cummax.h`, `aclnn_cummin.h` (running extreme and where it was last
 //! seen, INT32 or INT64 indices), `aclnn_logspace.h` (`base` to the linspace exponents;
-//! FLOAT, FLOAT16 or BFLOAT16 `result`).
+//! FLOAT, FLOAT16 or BFLOAT16 `result`), `aclnn_eye.h` (an `[n, m]` identity).
 
 use super::args::{self as a, ALL_NUM, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
@@ -847,6 +847,42 @@ pub unsafe extern "C" fn aclnnLogSpaceGetWorkspaceSize(
     )
 }
 
+// ---- Eye ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnEyeGetWorkspaceSize(
+    n: i64,
+    m: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnEyeGetWorkspaceSize", workspaceSize, executor, || {
+        let o = a::tensor(out, "out")?;
+        a::dtype_in(
+            &o,
+            &[
+                DType::F16,
+                DType::F32,
+                DType::I32,
+                DType::I16,
+                DType::I8,
+                DType::U8,
+                DType::I64,
+                DType::Bool,
+                DType::BF16,
+            ],
+        )?;
+        if n < 0 || m < 0 {
+            return Err(NnError::invalid(format!("n {n} and m {m} must be >= 0")));
+        }
+        a::same_shape(&o, &[n as usize, m as usize])?;
+        let mut l = Launch::new("aclnnEye");
+        l.output(&o);
+        l.finish(move |v, _| extra::eye(&v[0]))
+    })
+}
+
 // ---- OneHot ----
 
 #[no_mangle]
@@ -1363,4 +1399,4 @@ crate::phase2!(
     aclnnTrace
 );
 
-crate::phase2!(aclnnCummax, aclnnCummin, aclnnLogSpace);
+crate::phase2!(aclnnCummax, aclnnCummin, aclnnLogSpace, aclnnEye);

@@ -12,6 +12,12 @@
 //! `gradOut` (`[N, C, *outputSize]`), `outputSize`, `inputSize` (`[N, C, *spatial]`, the
 //! shape of the gradient produced) and sum the output gradients into the input positions
 //! they were read from.
+//!
+//! Linear modes (`aclnn_upsample_linear_1d.h`, `aclnn_upsample_linear_1d_backward.h`,
+//! `aclnn_upsample_bilinear_2d.h`, `aclnn_upsample_bilinear_2d_backward.h`): FLOAT,
+//! FLOAT16 or BFLOAT16, PyTorch's source positions (`alignCorners` maps the corner pixels
+//! onto each other; otherwise pixel centres, with the scale `1 / scales` when a scale > 0 is
+//! given, else `in / out`), each output the weighted sum of its two (four) neighbours.
 
 use super::args::{self as a, FLOATS, FLOATS3};
 use super::launch::{phase1, Built, Launch};
@@ -371,6 +377,180 @@ pub unsafe extern "C" fn aclnnUpsampleNearestExact2dBackwardGetWorkspaceSize(
         },
     )
 }
+
+fn linear(
+    api: &'static str,
+    self_: *const c_void,
+    output_size: *const c_void,
+    align: bool,
+    scales: &[f64],
+    out: *mut c_void,
+) -> NnResult<Built> {
+    let k = scales.len();
+    let x = a::tensor(self_, "self")?;
+    let os = a::int_array(output_size, "outputSize")?;
+    let o = a::tensor(out, "out")?;
+    a::dtype_in(&x, FLOATS3)?;
+    same_dtype(&o, &x)?;
+    if x.ndim() != k + 2 || x.shape()[2..].contains(&0) {
+        return Err(NnError::invalid(format!(
+            "self must be {}-D with non-empty spatial dimensions, but its shape is {:?}",
+            k + 2,
+            x.shape()
+        )));
+    }
+    let os = sizes(&os, k, "outputSize")?;
+    let mut want = x.shape()[..2].to_vec();
+    want.extend(&os);
+    a::same_shape(&o, &want)?;
+    let sc: Vec<Option<f64>> = scales.iter().map(|&s| given(s)).collect();
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&o);
+    l.finish(move |v, _| extra::upsample_linear(&v[0], &sc, align, &v[1]))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn linear_backward(
+    api: &'static str,
+    grad_out: *const c_void,
+    output_size: *const c_void,
+    input_size: *const c_void,
+    align: bool,
+    scales: &[f64],
+    out: *mut c_void,
+) -> NnResult<Built> {
+    let k = scales.len();
+    let g = a::tensor(grad_out, "gradOut")?;
+    let os = a::int_array(output_size, "outputSize")?;
+    let is = a::int_array(input_size, "inputSize")?;
+    let o = a::tensor(out, "out")?;
+    a::dtype_in(&g, FLOATS3)?;
+    same_dtype(&o, &g)?;
+    let os = sizes(&os, k, "outputSize")?;
+    let is = sizes(&is, k + 2, "inputSize")?;
+    let mut gwant = is[..2].to_vec();
+    gwant.extend(&os);
+    a::same_shape(&g, &gwant)?;
+    a::same_shape(&o, &is)?;
+    let sc: Vec<Option<f64>> = scales.iter().map(|&s| given(s)).collect();
+    let mut l = Launch::new(api);
+    l.input(&g);
+    l.output(&o);
+    l.finish(move |v, _| extra::upsample_linear_backward(&v[0], &sc, align, &v[1]))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnUpsampleLinear1dGetWorkspaceSize(
+    self_: *const c_void,
+    outputSize: *const c_void,
+    alignCorners: bool,
+    scales: f64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnUpsampleLinear1dGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = [scales];
+            linear("aclnnUpsampleLinear1d", self_, outputSize, alignCorners, &s, out)
+        },
+    )
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnUpsampleLinear1dBackwardGetWorkspaceSize(
+    gradOut: *const c_void,
+    outputSize: *const c_void,
+    inputSize: *const c_void,
+    alignCorners: bool,
+    scales: f64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnUpsampleLinear1dBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            linear_backward(
+                "aclnnUpsampleLinear1dBackward",
+                gradOut,
+                outputSize,
+                inputSize,
+                alignCorners,
+                &[scales],
+                out,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnUpsampleBilinear2dGetWorkspaceSize(
+    self_: *const c_void,
+    outputSize: *const c_void,
+    alignCorners: bool,
+    scalesH: f64,
+    scalesW: f64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnUpsampleBilinear2dGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = [scalesH, scalesW];
+            linear("aclnnUpsampleBilinear2d", self_, outputSize, alignCorners, &s, out)
+        },
+    )
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnUpsampleBilinear2dBackwardGetWorkspaceSize(
+    gradOut: *const c_void,
+    outputSize: *const c_void,
+    inputSize: *const c_void,
+    alignCorners: bool,
+    scalesH: f64,
+    scalesW: f64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnUpsampleBilinear2dBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            linear_backward(
+                "aclnnUpsampleBilinear2dBackward",
+                gradOut,
+                outputSize,
+                inputSize,
+                alignCorners,
+                &[scalesH, scalesW],
+                out,
+            )
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnUpsampleLinear1d,
+    aclnnUpsampleLinear1dBackward,
+    aclnnUpsampleBilinear2d,
+    aclnnUpsampleBilinear2dBackward,
+);
 
 crate::phase2!(
     aclnnUpsampleNearest1d,
