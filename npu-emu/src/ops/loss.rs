@@ -1,5 +1,6 @@
 //! Pointwise losses and their gradients: L1, smooth L1 (Huber with `beta`), binary cross
-//! entropy on probabilities and on logits (with class weights and positive weights).
+//! entropy on probabilities and on logits (with class weights and positive weights),
+//! Kullback–Leibler divergence (input in log space, target in log space or not).
 //!
 //! Every input is broadcast to the common shape and read as `f64`; the per-element losses
 //! are computed in `f64` and either stored (reduction none, into `out` of the broadcast
@@ -24,6 +25,8 @@ pub enum Kind {
     /// `w ((1 - t) x + (1 + (p - 1) t) (ln(1 + e^-|x|) + max(-x, 0)))`, `p` the positive
     /// weight (1 when absent).
     BceWithLogits,
+    /// `t (ln t - x)` (0 where `t` is 0), or with a log-space target `e^t (t - x)`.
+    KlDiv { log_target: bool },
 }
 
 /// Dense `f64` copy of `v` expanded to `shape`.
@@ -100,6 +103,14 @@ fn one(kind: Kind, x: f64, t: f64, w: f64, p: f64) -> f64 {
             let lw = 1.0 + (p - 1.0) * t;
             w * ((1.0 - t) * x + lw * ((-x.abs()).exp().ln_1p() + (-x).max(0.0)))
         }
+        Kind::KlDiv { log_target: true } => t.exp() * (t - x),
+        Kind::KlDiv { log_target: false } => {
+            if t == 0.0 {
+                0.0
+            } else {
+                t * (t.ln() - x)
+            }
+        }
     }
 }
 
@@ -120,6 +131,19 @@ fn grad_one(kind: Kind, x: f64, t: f64, w: f64, p: f64) -> f64 {
             let s = 1.0 / (1.0 + (-x).exp());
             w * ((p * t + 1.0 - t) * s - p * t)
         }
+        Kind::KlDiv { log_target: true } => -t.exp(),
+        Kind::KlDiv { log_target: false } => -t,
+    }
+}
+
+/// The gradient of KL divergence with respect to the target.
+fn kl_target_grad(log_target: bool, x: f64, t: f64) -> f64 {
+    if log_target {
+        t.exp() * (t - x + 1.0)
+    } else if t > 0.0 {
+        t.ln() + 1.0 - x
+    } else {
+        0.0
     }
 }
 
@@ -195,19 +219,55 @@ pub fn loss_backward(
     reduction: Reduction,
     out: &View,
 ) -> Result<(), String> {
-    let (shape, i) = inputs(x, t, w, p, Some(g))?;
-    let gs = dense(g, &shape, "gradOutput")?;
-    let n = i.x.len();
+    let mut all = vec![g, x, t];
+    all.extend(w);
+    all.extend(p);
+    let n = shape_of(&all)?.iter().product::<usize>();
     let k = if reduction == Reduction::Mean {
         1.0 / n.max(1) as f64
     } else {
         1.0
     };
+    loss_grad(kind, Wrt::Input, g, x, t, w, p, k, out)
+}
+
+/// Which input a gradient is taken with respect to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrt {
+    Input,
+    /// The target (KL divergence only).
+    Target,
+}
+
+/// `out` (the broadcast shape) = `k * g * dloss/d(wrt)`: the general form of
+/// [`loss_backward`], with the reduction's factor `k` given (1 for none and sum, `1 / n` for
+/// mean, `1 / batch` for KL divergence's batchmean).
+#[allow(clippy::too_many_arguments)]
+pub fn loss_grad(
+    kind: Kind,
+    wrt: Wrt,
+    g: &View,
+    x: &View,
+    t: &View,
+    w: Option<&View>,
+    p: Option<&View>,
+    k: f64,
+    out: &View,
+) -> Result<(), String> {
+    let (shape, i) = inputs(x, t, w, p, Some(g))?;
+    let gs = dense(g, &shape, "gradOutput")?;
+    let n = i.x.len();
     let d: Vec<f64> = (0..n)
         .map(|j| {
             let w = i.w.as_ref().map_or(1.0, |w| w[j]);
             let p = i.p.as_ref().map_or(1.0, |p| p[j]);
-            k * gs[j] * grad_one(kind, i.x[j], i.t[j], w, p)
+            let dl = match (wrt, kind) {
+                (Wrt::Target, Kind::KlDiv { log_target }) => {
+                    kl_target_grad(log_target, i.x[j], i.t[j])
+                }
+                _ => grad_one(kind, i.x[j], i.t[j], w, p),
+            };
+            k * gs[j] * dl
         })
         .collect();
     store(d, out)

@@ -170,6 +170,73 @@ pub fn randperm(n: usize, out: &View, seed: u64, offset: u64) {
     }
 }
 
+/// `num` category indices per row of `probs` (1-D `[C]` or 2-D `[N, C]`: non-negative,
+/// finite weights with a positive sum per row), drawn with or without replacement into
+/// `out` (`[num]` or `[N, num]`). Draw `j` of row `r` uses the uniform value of element
+/// `r * num + j`; without replacement each drawn category's weight drops to 0.
+pub fn multinomial(
+    probs: &View,
+    num: usize,
+    replacement: bool,
+    seed: u64,
+    offset: u64,
+    out: &View,
+) -> Result<(), String> {
+    let c = *probs.shape.last().unwrap_or(&1);
+    let rows = if probs.ndim() == 2 { probs.shape[0] } else { 1 };
+    let mut w = vec![0f64; rows * c];
+    if !w.is_empty() {
+        super::iter::copy(probs, &View::of_slice(&mut w, DType::F64, &probs.shape))?;
+    }
+    let es = out.esize() as isize;
+    let (rs, cs) = if out.ndim() == 2 {
+        (out.strides[0], out.strides[1])
+    } else {
+        (0, out.strides.first().copied().unwrap_or(1))
+    };
+    for r in 0..rows {
+        let row = &mut w[r * c..(r + 1) * c];
+        if let Some(bad) = row.iter().find(|v| !v.is_finite() || **v < 0.0) {
+            return Err(format!(
+                "row {r} of self holds {bad}: probabilities must be finite and >= 0"
+            ));
+        }
+        let nonzero = row.iter().filter(|v| **v > 0.0).count();
+        if nonzero == 0 {
+            return Err(format!("row {r} of self sums to 0: it is no distribution"));
+        }
+        if !replacement && num > nonzero {
+            return Err(format!(
+                "row {r} of self has {nonzero} categories of nonzero probability, fewer than the {num} samples drawn without replacement"
+            ));
+        }
+        for j in 0..num {
+            let total: f64 = row.iter().sum();
+            let u = uniform01(seed, offset, r * num + j, true) * total;
+            let mut acc = 0.0;
+            let mut pick = c - 1;
+            for (k, &v) in row.iter().enumerate() {
+                acc += v;
+                if u < acc && v > 0.0 {
+                    pick = k;
+                    break;
+                }
+            }
+            // rounding can leave `u` past the last sum: take the last nonzero category
+            if row[pick] <= 0.0 {
+                pick = row.iter().rposition(|v| *v > 0.0).unwrap_or(pick);
+            }
+            if !replacement {
+                row[pick] = 0.0;
+            }
+            let off = r as isize * rs + j as isize * cs;
+            // SAFETY: element (r, j) of the checked output view.
+            unsafe { elem::write(out.dtype, out.ptr.wrapping_offset(off * es), pick as i64) };
+        }
+    }
+    Ok(())
+}
+
 /// Bernoulli draws: 1 with probability `p(i)`, else 0.
 pub fn bernoulli(out: &View, p: impl Fn(usize) -> f64, seed: u64, offset: u64) {
     fill_with(out, |i| {

@@ -15,13 +15,18 @@
 //! (promoted together; the result type must cast to the output), `self` and `target`
 //! broadcast (BCE: same shape), weights broadcast to `self`; `out` is the broadcast shape for
 //! reduction none, else 0-d (or `[1]`). BCE's `self` outside `[0, 1]` fails the task.
+//! `aclnn_kl_div.h`, `aclnn_kl_div_backward.h` and KlDivTargetBackward (the target's
+//! gradient, which torch_npu calls; its signature is op-plugin's call, the operator
+//! reference does not list it): `self` holds log-probabilities, `logTarget` says whether
+//! `target` does too; reduction 1 (mean) divides by the element count as PyTorch does, the
+//! backward forms also take 3 (batchmean: divided by `self.size(0)`).
 
 use super::args::{self as a, FLOATS, FLOATS3};
 use super::launch::{phase1, Built, Launch};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::DType;
 use npu_emu::ops::extra;
-use npu_emu::ops::loss::{self as pl, Kind};
+use npu_emu::ops::loss::{self as pl, Kind, Wrt};
 use npu_emu::ops::nn::{self, Reduction};
 use std::ffi::c_void;
 
@@ -856,6 +861,138 @@ pub unsafe extern "C" fn aclnnBinaryCrossEntropyWithLogitsBackwardGetWorkspaceSi
         },
     )
 }
+
+// ---- KL divergence ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnKlDivGetWorkspaceSize(
+    self_: *const c_void,
+    target: *const c_void,
+    reduction_: i64,
+    logTarget: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnKlDivGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let t = a::tensor(target, "target")?;
+        let o = a::tensor(out, "out")?;
+        let k = Kind::KlDiv {
+            log_target: logTarget,
+        };
+        pointwise_loss("aclnnKlDiv", k, x, t, None, None, reduction_, o)
+    })
+}
+
+/// KL divergence's backward forms: the gradient with respect to `wrt`; reduction 0..=3.
+#[allow(clippy::too_many_arguments)]
+fn kl_div_grad(
+    api: &'static str,
+    wrt: Wrt,
+    grad_output: *const c_void,
+    self_: *const c_void,
+    target: *const c_void,
+    reduction_: i64,
+    log_target: bool,
+    out: *mut c_void,
+) -> NnResult<Built> {
+    let g = a::tensor(grad_output, "gradOutput")?;
+    let x = a::tensor(self_, "self")?;
+    let t = a::tensor(target, "target")?;
+    let o = a::tensor(out, "out")?;
+    if !(0..=3).contains(&reduction_) {
+        return Err(NnError::invalid(format!(
+            "reduction {reduction_} is not supported; 0 (none), 1 (mean), 2 (sum) or 3 (batchmean)"
+        )));
+    }
+    let rt = loss_dtypes(&[&g, &x, &t])?;
+    a::dtype_in(&o, FLOATS3)?;
+    a::castable(rt, &o)?;
+    for v in [&g, &x, &t] {
+        a::max_dims(v, 8)?;
+    }
+    let shape = a::broadcast_all(&[&g, &x, &t])?;
+    a::same_shape(&o, &shape)?;
+    let n: usize = shape.iter().product();
+    let batch = x.shape().first().copied().unwrap_or(1);
+    let k = match reduction_ {
+        1 => 1.0 / n.max(1) as f64,
+        3 => 1.0 / batch.max(1) as f64,
+        _ => 1.0,
+    };
+    let kind = Kind::KlDiv { log_target };
+    let mut l = Launch::new(api);
+    l.input(&g);
+    l.input(&x);
+    l.input(&t);
+    l.output(&o);
+    l.finish(move |v, _| pl::loss_grad(kind, wrt, &v[0], &v[1], &v[2], None, None, k, &v[3]))
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnKlDivBackwardGetWorkspaceSize(
+    gradOutput: *const c_void,
+    self_: *const c_void,
+    target: *const c_void,
+    reduction_: i64,
+    logTarget: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnKlDivBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            kl_div_grad(
+                "aclnnKlDivBackward",
+                Wrt::Input,
+                gradOutput,
+                self_,
+                target,
+                reduction_,
+                logTarget,
+                out,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnKlDivTargetBackwardGetWorkspaceSize(
+    gradOutput: *const c_void,
+    self_: *const c_void,
+    target: *const c_void,
+    reduction_: i64,
+    logTarget: bool,
+    gradTarget: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnKlDivTargetBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            kl_div_grad(
+                "aclnnKlDivTargetBackward",
+                Wrt::Target,
+                gradOutput,
+                self_,
+                target,
+                reduction_,
+                logTarget,
+                gradTarget,
+            )
+        },
+    )
+}
+
+crate::phase2!(aclnnKlDiv, aclnnKlDivBackward, aclnnKlDivTargetBackward);
 
 crate::phase2!(
     aclnnL1Loss,

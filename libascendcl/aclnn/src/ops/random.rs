@@ -1,7 +1,8 @@
 //! Random numbers: `aclnn_normal.h` (InplaceNormal, InplaceNormalTensor),
 //! `aclnn_uniform.h`, `aclnn_random.h` (InplaceRandom: integers uniform in `[from, to)`,
 //! `from` and `to - 1` inside `selfRef`'s type), `aclnn_randperm.h` (a permutation of
-//! `0..n`), `aclnn_bernoulli.h`, `aclnn_dropout.h`, `aclnn_dropout_backward.h`,
+//! `0..n`), `aclnn_multinomial.h` (indices drawn from each row of weights; an invalid row
+//! fails the task), `aclnn_bernoulli.h`, `aclnn_dropout.h`, `aclnn_dropout_backward.h`,
 //! `aclnn_dropout_gen_mask.h`, `aclnn_dropout_gen_mask_v2.h` and
 //! `aclnn_dropout_do_mask.h`: the pair torch_npu's dropout runs (the mask is one bit per
 //! element, bit `i % 8` of byte `i / 8`, 1 = kept, in `align(numel, 128) / 8` UINT8 bytes;
@@ -245,6 +246,57 @@ pub unsafe extern "C" fn aclnnRandpermGetWorkspaceSize(
             Ok(())
         })
     })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMultinomialGetWorkspaceSize(
+    self_: *const c_void,
+    numsamples: i64,
+    replacement: bool,
+    seed: i64,
+    offset: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMultinomialGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, FLOATS)?;
+            a::dtype_in(&o, &[DType::I64])?;
+            if x.ndim() != 1 && x.ndim() != 2 {
+                return Err(NnError::invalid(format!(
+                    "self must be 1-D [C] or 2-D [N, C], but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let c = *x.shape().last().unwrap();
+            if numsamples <= 0 {
+                return Err(NnError::invalid(format!(
+                    "numsamples {numsamples} must be > 0"
+                )));
+            }
+            if !replacement && numsamples as usize > c {
+                return Err(NnError::invalid(format!(
+                    "numsamples {numsamples} exceeds the {c} categories of self without replacement"
+                )));
+            }
+            let mut want = x.shape().to_vec();
+            *want.last_mut().unwrap() = numsamples as usize;
+            a::same_shape(&o, &want)?;
+            let n = numsamples as usize;
+            let mut l = Launch::new("aclnnMultinomial");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| {
+                random::multinomial(&v[0], n, replacement, seed as u64, offset as u64, &v[1])
+            })
+        },
+    )
 }
 
 #[no_mangle]
@@ -663,6 +715,7 @@ pub unsafe extern "C" fn aclnnDropoutDoMaskGetWorkspaceSize(
 }
 
 crate::phase2!(
+    aclnnMultinomial,
     aclnnInplaceRandom,
     aclnnRandperm,
     aclnnInplaceNormal,
