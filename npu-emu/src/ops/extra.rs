@@ -311,7 +311,11 @@ pub fn cum_extreme(
     let n = x.shape[dim];
     let mut perm: Vec<usize> = (0..x.ndim()).filter(|&d| d != dim).collect();
     perm.push(dim);
-    let (xv, vv, iv) = (x.permute(&perm), values.permute(&perm), indices.permute(&perm));
+    let (xv, vv, iv) = (
+        x.permute(&perm),
+        values.permute(&perm),
+        indices.permute(&perm),
+    );
     let mut idx = vec![0i64; x.numel()];
     if is_int(x) || x.dtype == DType::Bool {
         let mut v: Vec<i64> = load(&xv, DType::I64)?;
@@ -334,8 +338,8 @@ pub fn cum_extreme(
             let (mut best, mut at) = (row[0], 0usize);
             for k in 0..row.len() {
                 let c = row[k];
-                let take = c.is_nan()
-                    || (!best.is_nan() && ((max && c >= best) || (!max && c <= best)));
+                let take =
+                    c.is_nan() || (!best.is_nan() && ((max && c >= best) || (!max && c <= best)));
                 if take {
                     best = c;
                     at = k;
@@ -746,7 +750,12 @@ fn scatter_spatial(dy: &View, maps: &[Vec<usize>], dx: &View) -> Result<(), Stri
 
 /// Per output index of one spatial dimension: the two source indices and their weights
 /// (PyTorch's `area_pixel_compute_source_index` for linear modes).
-fn linear_taps(n_in: usize, n_out: usize, scale: Option<f64>, align: bool) -> Vec<(usize, usize, f64, f64)> {
+fn linear_taps(
+    n_in: usize,
+    n_out: usize,
+    scale: Option<f64>,
+    align: bool,
+) -> Vec<(usize, usize, f64, f64)> {
     let ratio = if align {
         if n_out > 1 {
             (n_in as f64 - 1.0) / (n_out as f64 - 1.0)

@@ -290,7 +290,16 @@ mod tests {
         assert_eq!(o, [1.0, 2.0, 0.5]);
         let mut s = [0f32];
         let sv = v(&mut s, &[]);
-        loss(Kind::SmoothL1(1.0), &xv, &tv, None, None, Reduction::Sum, &sv).unwrap();
+        loss(
+            Kind::SmoothL1(1.0),
+            &xv,
+            &tv,
+            None,
+            None,
+            Reduction::Sum,
+            &sv,
+        )
+        .unwrap();
         assert!((s[0] - (0.5 + 1.5 + 0.125)).abs() < 1e-6);
         let mut g = [1.0f32];
         let gv = v(&mut g, &[]);

@@ -704,9 +704,12 @@ pub unsafe extern "C" fn aclnnCummaxGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnCummaxGetWorkspaceSize", workspaceSize, executor, || {
-        cum_extreme("aclnnCummax", true, self_, dim, valuesOut, indicesOut)
-    })
+    phase1(
+        "aclnnCummaxGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || cum_extreme("aclnnCummax", true, self_, dim, valuesOut, indicesOut),
+    )
 }
 
 #[no_mangle]
@@ -718,9 +721,12 @@ pub unsafe extern "C" fn aclnnCumminGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnCumminGetWorkspaceSize", workspaceSize, executor, || {
-        cum_extreme("aclnnCummin", false, self_, dim, valuesOut, indicesOut)
-    })
+    phase1(
+        "aclnnCumminGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || cum_extreme("aclnnCummin", false, self_, dim, valuesOut, indicesOut),
+    )
 }
 
 // ---- IsClose ----

@@ -508,6 +508,7 @@ fn bce_shapes(x: &a::T, t: &a::T, ws: &[&Option<a::T>]) -> NnResult<()> {
 
 /// Phase 1 of a pointwise loss: `ins` are self, target and the optional weights in the
 /// order the kernel takes them.
+#[allow(clippy::too_many_arguments)]
 fn pointwise_loss(
     api: &'static str,
     kind: Kind,
@@ -610,12 +611,17 @@ pub unsafe extern "C" fn aclnnL1LossGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnL1LossGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let t = a::tensor(target, "target")?;
-        let o = a::tensor(out, "out")?;
-        pointwise_loss("aclnnL1Loss", Kind::L1, x, t, None, None, reduction_, o)
-    })
+    phase1(
+        "aclnnL1LossGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let t = a::tensor(target, "target")?;
+            let o = a::tensor(out, "out")?;
+            pointwise_loss("aclnnL1Loss", Kind::L1, x, t, None, None, reduction_, o)
+        },
+    )
 }
 
 #[no_mangle]
@@ -874,15 +880,20 @@ pub unsafe extern "C" fn aclnnKlDivGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnKlDivGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let t = a::tensor(target, "target")?;
-        let o = a::tensor(out, "out")?;
-        let k = Kind::KlDiv {
-            log_target: logTarget,
-        };
-        pointwise_loss("aclnnKlDiv", k, x, t, None, None, reduction_, o)
-    })
+    phase1(
+        "aclnnKlDivGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let t = a::tensor(target, "target")?;
+            let o = a::tensor(out, "out")?;
+            let k = Kind::KlDiv {
+                log_target: logTarget,
+            };
+            pointwise_loss("aclnnKlDiv", k, x, t, None, None, reduction_, o)
+        },
+    )
 }
 
 /// KL divergence's backward forms: the gradient with respect to `wrt`; reduction 0..=3.

@@ -218,34 +218,39 @@ pub unsafe extern "C" fn aclnnRandpermGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnRandpermGetWorkspaceSize", workspaceSize, executor, || {
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(
-            &o,
-            &[
-                DType::I64,
-                DType::I32,
-                DType::I16,
-                DType::U8,
-                DType::I8,
-                DType::F32,
-                DType::F16,
-                DType::F64,
-                DType::BF16,
-            ],
-        )?;
-        if n < 0 {
-            return Err(NnError::invalid(format!("n {n} must be >= 0")));
-        }
-        a::same_shape(&o, &[n as usize])?;
-        let n = n as usize;
-        let mut l = Launch::new("aclnnRandperm");
-        l.output(&o);
-        l.finish(move |v, _| {
-            random::randperm(n, &v[0], seed as u64, offset as u64);
-            Ok(())
-        })
-    })
+    phase1(
+        "aclnnRandpermGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(
+                &o,
+                &[
+                    DType::I64,
+                    DType::I32,
+                    DType::I16,
+                    DType::U8,
+                    DType::I8,
+                    DType::F32,
+                    DType::F16,
+                    DType::F64,
+                    DType::BF16,
+                ],
+            )?;
+            if n < 0 {
+                return Err(NnError::invalid(format!("n {n} must be >= 0")));
+            }
+            a::same_shape(&o, &[n as usize])?;
+            let n = n as usize;
+            let mut l = Launch::new("aclnnRandperm");
+            l.output(&o);
+            l.finish(move |v, _| {
+                random::randperm(n, &v[0], seed as u64, offset as u64);
+                Ok(())
+            })
+        },
+    )
 }
 
 #[no_mangle]

@@ -265,17 +265,22 @@ pub unsafe extern "C" fn aclnnUniqueGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnUniqueGetWorkspaceSize", workspaceSize, executor, || {
-        let _ = sorted; // the values always come out sorted, which satisfies both
-        let u = UniqueArgs {
-            api: "aclnnUnique",
-            consecutive: false,
-            inverse: returnInverse,
-            counts: false,
-            dim: None,
-        };
-        unique(u, self_, valueOut, inverseOut, std::ptr::null_mut())
-    })
+    phase1(
+        "aclnnUniqueGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let _ = sorted; // the values always come out sorted, which satisfies both
+            let u = UniqueArgs {
+                api: "aclnnUnique",
+                consecutive: false,
+                inverse: returnInverse,
+                counts: false,
+                dim: None,
+            };
+            unique(u, self_, valueOut, inverseOut, std::ptr::null_mut())
+        },
+    )
 }
 
 #[no_mangle]
@@ -291,17 +296,22 @@ pub unsafe extern "C" fn aclnnUnique2GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnUnique2GetWorkspaceSize", workspaceSize, executor, || {
-        let _ = sorted; // as for Unique
-        let u = UniqueArgs {
-            api: "aclnnUnique2",
-            consecutive: false,
-            inverse: returnInverse,
-            counts: returnCounts,
-            dim: None,
-        };
-        unique(u, self_, valueOut, inverseOut, countsOut)
-    })
+    phase1(
+        "aclnnUnique2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let _ = sorted; // as for Unique
+            let u = UniqueArgs {
+                api: "aclnnUnique2",
+                consecutive: false,
+                inverse: returnInverse,
+                counts: returnCounts,
+                dim: None,
+            };
+            unique(u, self_, valueOut, inverseOut, countsOut)
+        },
+    )
 }
 
 #[no_mangle]

@@ -110,7 +110,14 @@ fn nearest_backward(
     out_arg: &'static str,
 ) -> NnResult<Built> {
     let k = scales.len();
-    let g = a::tensor(grad_out, if out_arg == "out" { "gradOutput" } else { "gradOut" })?;
+    let g = a::tensor(
+        grad_out,
+        if out_arg == "out" {
+            "gradOutput"
+        } else {
+            "gradOut"
+        },
+    )?;
     let os = a::int_array(output_size, "outputSize")?;
     let is = a::int_array(input_size, "inputSize")?;
     let o = a::tensor(grad_input, out_arg)?;
@@ -149,7 +156,16 @@ pub unsafe extern "C" fn aclnnUpsampleNearest1dGetWorkspaceSize(
         "aclnnUpsampleNearest1dGetWorkspaceSize",
         workspaceSize,
         executor,
-        || nearest("aclnnUpsampleNearest1d", self_, outputSize, &[0.0], false, out),
+        || {
+            nearest(
+                "aclnnUpsampleNearest1d",
+                self_,
+                outputSize,
+                &[0.0],
+                false,
+                out,
+            )
+        },
     )
 }
 
@@ -168,7 +184,14 @@ pub unsafe extern "C" fn aclnnUpsampleNearest1dV2GetWorkspaceSize(
         executor,
         || {
             let s = [scaleL as f64];
-            nearest("aclnnUpsampleNearest1dV2", self_, outputSize, &s, false, out)
+            nearest(
+                "aclnnUpsampleNearest1dV2",
+                self_,
+                outputSize,
+                &s,
+                false,
+                out,
+            )
         },
     )
 }
@@ -238,7 +261,14 @@ pub unsafe extern "C" fn aclnnUpsampleNearest2dV2GetWorkspaceSize(
         executor,
         || {
             let s = [scalesH as f64, scalesW as f64];
-            nearest("aclnnUpsampleNearest2dV2", self_, outputSize, &s, false, out)
+            nearest(
+                "aclnnUpsampleNearest2dV2",
+                self_,
+                outputSize,
+                &s,
+                false,
+                out,
+            )
         },
     )
 }
@@ -290,7 +320,14 @@ pub unsafe extern "C" fn aclnnUpsampleNearestExact1dGetWorkspaceSize(
         executor,
         || {
             let s = [scales];
-            nearest("aclnnUpsampleNearestExact1d", self_, outputSize, &s, true, out)
+            nearest(
+                "aclnnUpsampleNearestExact1d",
+                self_,
+                outputSize,
+                &s,
+                true,
+                out,
+            )
         },
     )
 }
@@ -341,7 +378,14 @@ pub unsafe extern "C" fn aclnnUpsampleNearestExact2dGetWorkspaceSize(
         executor,
         || {
             let s = [scalesH, scalesW];
-            nearest("aclnnUpsampleNearestExact2d", self_, outputSize, &s, true, out)
+            nearest(
+                "aclnnUpsampleNearestExact2d",
+                self_,
+                outputSize,
+                &s,
+                true,
+                out,
+            )
         },
     )
 }
@@ -456,7 +500,14 @@ pub unsafe extern "C" fn aclnnUpsampleLinear1dGetWorkspaceSize(
         executor,
         || {
             let s = [scales];
-            linear("aclnnUpsampleLinear1d", self_, outputSize, alignCorners, &s, out)
+            linear(
+                "aclnnUpsampleLinear1d",
+                self_,
+                outputSize,
+                alignCorners,
+                &s,
+                out,
+            )
         },
     )
 }
@@ -509,7 +560,14 @@ pub unsafe extern "C" fn aclnnUpsampleBilinear2dGetWorkspaceSize(
         executor,
         || {
             let s = [scalesH, scalesW];
-            linear("aclnnUpsampleBilinear2d", self_, outputSize, alignCorners, &s, out)
+            linear(
+                "aclnnUpsampleBilinear2d",
+                self_,
+                outputSize,
+                alignCorners,
+                &s,
+                out,
+            )
         },
     )
 }
