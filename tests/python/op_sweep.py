@@ -371,6 +371,15 @@ def build_cases():
         same(lambda a: torch.unique(a), rnd(10).round())
 
     # ---- cumulative ---------------------------------------------------------------------
+    @case("reduce.histc_bincount")
+    def _():
+        same(lambda a: torch.histc(a, bins=7, min=-2, max=2), rnd(40))
+        same(lambda a: torch.histc(a, bins=5), rnd(30))
+        i = ints(50, lo=0, hi=9)
+        same(lambda a: torch.bincount(a), i)
+        same(lambda a: torch.bincount(a, minlength=12), i)
+        same(lambda a, w: torch.bincount(a, weights=w), i, rnd(50))
+
     @case("cum.cumsum_cumprod_cummax")
     def _():
         x = rnd(4, 5)

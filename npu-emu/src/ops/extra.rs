@@ -255,6 +255,78 @@ pub fn cumprod(x: &View, dim: usize, out: &View) -> Result<(), String> {
     }
 }
 
+/// Histogram of `x` (`torch.histc`): `out.numel()` equal bins over `[min, max]` (both
+/// included; the last bin takes `max`); values outside the range and NaNs are not counted.
+/// When `min == max` the data's own minimum and maximum are the range, and when those are
+/// equal too, `[v - 1, v + 1]`; a range that is not finite fails.
+pub fn histc(x: &View, min: f64, max: f64, out: &View) -> Result<(), String> {
+    let bins = out.numel();
+    let v: Vec<f64> = load(x, DType::F64)?;
+    let (mut lo, mut hi) = (min, max);
+    if lo == hi && !v.is_empty() {
+        lo = v
+            .iter()
+            .copied()
+            .filter(|e| !e.is_nan())
+            .fold(f64::INFINITY, f64::min);
+        hi = v
+            .iter()
+            .copied()
+            .filter(|e| !e.is_nan())
+            .fold(f64::NEG_INFINITY, f64::max);
+    }
+    if lo == hi {
+        lo -= 1.0;
+        hi += 1.0;
+    }
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(format!("the range [{lo}, {hi}] is not finite"));
+    }
+    let mut h = vec![0f64; bins];
+    for &e in &v {
+        if e.is_nan() || e < lo || e > hi {
+            continue;
+        }
+        let b = (((e - lo) * bins as f64) / (hi - lo)).floor() as usize;
+        h[b.min(bins - 1)] += 1.0;
+    }
+    store(h, DType::F64, out)
+}
+
+/// Occurrences of each value of the 1-D non-negative integer `x` (`torch.bincount`), summed
+/// `weights` when given; `out` must have `max(max(x) + 1, minlength)` elements.
+pub fn bincount(
+    x: &View,
+    weights: Option<&View>,
+    minlength: usize,
+    out: &View,
+) -> Result<(), String> {
+    let v: Vec<i64> = load(x, DType::I64)?;
+    if let Some(bad) = v.iter().find(|e| **e < 0) {
+        return Err(format!(
+            "self holds {bad}: bincount counts non-negative integers"
+        ));
+    }
+    let want = v
+        .iter()
+        .map(|&e| e as usize + 1)
+        .max()
+        .unwrap_or(0)
+        .max(minlength);
+    if out.numel() != want {
+        return Err(format!(
+            "out has {} elements, but max(self) + 1 and minlength give {want}",
+            out.numel()
+        ));
+    }
+    let w: Option<Vec<f64>> = weights.map(|w| load(w, DType::F64)).transpose()?;
+    let mut c = vec![0f64; want];
+    for (i, &e) in v.iter().enumerate() {
+        c[e as usize] += w.as_ref().map_or(1.0, |w| w[i]);
+    }
+    store(c, DType::F64, out)
+}
+
 /// `out` (2-D) = ones on the main diagonal, zeros elsewhere (`torch.eye`).
 pub fn eye(out: &View) -> Result<(), String> {
     let (n, m) = (out.shape[0], out.shape[1]);

@@ -26,6 +26,8 @@
 #include "aclnnop/aclnn_cummin.h"
 #include "aclnnop/aclnn_logspace.h"
 #include "aclnnop/aclnn_eye.h"
+#include "aclnnop/aclnn_histc.h"
+#include "aclnnop/aclnn_bincount.h"
 #include "aclnnop/aclnn_unique.h"
 #include "aclnnop/aclnn_unique2.h"
 #include "aclnnop/aclnn_unique_consecutive.h"
@@ -239,9 +241,41 @@ static void scans() {
     compare("Eye 3 x 5", read(e), {1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0}, 0);
     expect_code("Eye n -1", aclnnEyeGetWorkspaceSize(-1, 5, e.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
     expect_code("Eye shape (5, 3) into [3, 5]", aclnnEyeGetWorkspaceSize(5, 3, e.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    /* Histc: 4 bins over [-2, 2] (max in the last bin, outside values and NaN skipped) */
+    float lo = -2, hi = 2, zero = 0;
+    aclScalar *smin = aclCreateScalar(&lo, ACL_FLOAT), *smax = aclCreateScalar(&hi, ACL_FLOAT),
+              *sz = aclCreateScalar(&zero, ACL_FLOAT);
+    Dev hx = make({3, 3}, ACL_FLOAT, {-2, -1.5, -0.5, 0, 0.2, 1.99, 2, 3, nan}, TRANSPOSED), hb = make({4}, ACL_FLOAT, {0});
+    RUN(S, aclnnHistc, hx.t, 4, smin, smax, hb.t);
+    compare("Histc 4 bins over [-2, 2]", read(hb), {2, 1, 2, 2}, 0);
+    /* min == max: the data's range [1, 5] */
+    Dev hy = make({5}, ACL_INT32, {1, 2, 2, 5, 3}), hi32 = make({2}, ACL_INT32, {0});
+    RUN(S, aclnnHistc, hy.t, 2, sz, sz, hi32.t);
+    compare("Histc min == max uses the data range", read(hi32), {3, 2}, 0);
+    expect_code("Histc bins 0", aclnnHistcGetWorkspaceSize(hx.t, 0, smin, smax, hb.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Histc min > max", aclnnHistcGetWorkspaceSize(hx.t, 4, smax, smin, hb.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    /* Bincount with weights and minlength */
+    Dev bx = make({5}, ACL_INT64, {0, 3, 3, 1, 3}), bw = make({5}, ACL_FLOAT, {0.5, 1, 2, 4, 8}),
+        bo = make({6}, ACL_FLOAT, {0}), bc = make({4}, ACL_INT64, {0});
+    RUN(S, aclnnBincount, bx.t, bw.t, 6, bo.t);
+    compare("Bincount weighted, minlength 6", read(bo), {0.5, 4, 0, 11, 0, 0}, 0);
+    RUN(S, aclnnBincount, bx.t, nullptr, 0, bc.t);
+    compare("Bincount counts", read(bc), {1, 1, 0, 3}, 0);
+    Dev bf = make({5}, ACL_FLOAT, {0});
+    expect_code("Bincount float self", aclnnBincountGetWorkspaceSize(bf.t, nullptr, 0, bc.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    /* an out of the wrong length fails the task at the synchronisation */
+    NN(aclnnBincountGetWorkspaceSize(bx.t, nullptr, 0, bo.t, &ws, &ex));
+    NN(aclnnBincount(nullptr, 0, ex, S));
+    g_checks++;
+    if (aclrtSynchronizeStream(S) == ACL_SUCCESS) {
+        printf("FAIL Bincount into 6 elements for values up to 3 succeeded\n");
+        g_fail++;
+    }
+    for (aclScalar *q : {smin, smax, sz}) aclDestroyScalar(q);
     aclDestroyScalar(st);
     aclDestroyScalar(en);
-    for (Dev *d : {&x, &v, &i64, &i32, &xi, &vi, &ii, &fi, &ls, &lh, &lint, &e}) release(*d);
+    for (Dev *d : {&x, &v, &i64, &i32, &xi, &vi, &ii, &fi, &ls, &lh, &lint, &e, &hx, &hb, &hy, &hi32, &bx, &bw, &bo, &bc, &bf})
+        release(*d);
     printf("ok scans\n");
 }
 

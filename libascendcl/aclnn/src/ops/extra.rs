@@ -6,7 +6,11 @@
 //! `aclnn_group_norm_backward.h`, `aclnn_reflection_pad{1,2}d.h`, `aclnn_replication_pad{1,2}d.h`
 //! (forward only), `aclnn_cummax.h`, `aclnn_cummin.h` (running extreme and where it was last
 //! seen, INT32 or INT64 indices), `aclnn_logspace.h` (`base` to the linspace exponents;
-//! FLOAT, FLOAT16 or BFLOAT16 `result`), `aclnn_eye.h` (an `[n, m]` identity).
+//! FLOAT, FLOAT16 or BFLOAT16 `result`), `aclnn_eye.h` (an `[n, m]` identity),
+//! `aclnn_histc.h` (`bins` equal bins over `[min, max]`; `min == max` takes the data's
+//! range), `aclnn_bincount.h` (`out` must have `max(self) + 1` or `minlength` elements,
+//! whichever is larger: the data decide, so a wrong length or a negative value fails the
+//! task at the next synchronisation).
 
 use super::args::{self as a, ALL_NUM, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
@@ -889,6 +893,124 @@ pub unsafe extern "C" fn aclnnEyeGetWorkspaceSize(
     })
 }
 
+// ---- Histc / Bincount ----
+
+const HISTC_TYPES: &[DType] = &[
+    DType::F16,
+    DType::F32,
+    DType::I32,
+    DType::I64,
+    DType::I16,
+    DType::I8,
+    DType::U8,
+];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnHistcGetWorkspaceSize(
+    self_: *const c_void,
+    bins: i64,
+    min: *const c_void,
+    max: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnHistcGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let lo = a::scalar(min, "min")?.to_f64();
+            let hi = a::scalar(max, "max")?.to_f64();
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, HISTC_TYPES)?;
+            a::dtype_in(&o, HISTC_TYPES)?;
+            a::max_dims(&x, 8)?;
+            if bins <= 0 {
+                return Err(NnError::invalid(format!("bins {bins} must be > 0")));
+            }
+            if lo.is_nan() || hi.is_nan() || lo > hi {
+                return Err(NnError::invalid(format!(
+                    "min {lo} must not be larger than max {hi}"
+                )));
+            }
+            a::same_shape(&o, &[bins as usize])?;
+            let mut l = Launch::new("aclnnHistc");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| extra::histc(&v[0], lo, hi, &v[1]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnBincountGetWorkspaceSize(
+    self_: *const c_void,
+    weights: *const c_void,
+    minlength: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnBincountGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let w = a::opt_tensor(weights, "weights")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(
+                &x,
+                &[DType::I8, DType::I16, DType::I32, DType::I64, DType::U8],
+            )?;
+            a::dtype_in(&o, &[DType::I32, DType::I64, DType::F32, DType::F64])?;
+            if x.ndim() != 1 || o.ndim() != 1 {
+                return Err(NnError::invalid(format!(
+                    "self and out must be 1-D, but their shapes are {:?} and {:?}",
+                    x.shape(),
+                    o.shape()
+                )));
+            }
+            if let Some(w) = &w {
+                a::dtype_in(
+                    w,
+                    &[
+                        DType::F32,
+                        DType::F16,
+                        DType::F64,
+                        DType::I8,
+                        DType::I16,
+                        DType::I32,
+                        DType::I64,
+                        DType::U8,
+                        DType::Bool,
+                    ],
+                )?;
+                a::same_shape(w, x.shape())?;
+            }
+            if minlength < 0 {
+                return Err(NnError::invalid(format!(
+                    "minlength {minlength} must be >= 0"
+                )));
+            }
+            let m = minlength as usize;
+            let hw = w.is_some();
+            let mut l = Launch::new("aclnnBincount");
+            l.input(&x);
+            if let Some(w) = &w {
+                l.input(w);
+            }
+            l.output(&o);
+            l.finish(move |v, _| {
+                let wv = hw.then_some(&v[1]);
+                extra::bincount(&v[0], wv, m, &v[v.len() - 1])
+            })
+        },
+    )
+}
+
 // ---- OneHot ----
 
 #[no_mangle]
@@ -1405,4 +1527,11 @@ crate::phase2!(
     aclnnTrace
 );
 
-crate::phase2!(aclnnCummax, aclnnCummin, aclnnLogSpace, aclnnEye);
+crate::phase2!(
+    aclnnCummax,
+    aclnnCummin,
+    aclnnLogSpace,
+    aclnnEye,
+    aclnnHistc,
+    aclnnBincount
+);
