@@ -684,9 +684,19 @@ impl Shared {
     }
 
     /// Give the pages of the process and slab tables back to the system (they are all
-    /// zero when no process is registered). Call with the lock held, only when no slot is
-    /// registered: the next process to register backs them again under the lock.
+    /// zero when no process is registered), and every page of device memory. Call with the
+    /// lock held, only when no slot is registered: the next process to register backs the
+    /// tables again under the lock, and owns no memory before it did.
+    ///
+    /// Device memory: a dead process's slabs were punched when it was reclaimed, but a
+    /// process that died after it could still have stored into them in between (a rank
+    /// stopped mid-collective, continued and killed, writing its last results into a peer's
+    /// buffer whose memory had gone back already). Such pages belong to nobody; with
+    /// nobody registered, none can be in use.
     pub fn release_tables(&self, _guard: &LockGuard<'_>) {
+        for d in 0..self.devices {
+            self.punch(d, 0, self.hbm_size);
+        }
         for (f, _) in &self.table_files {
             let len = f.metadata().map(|m| m.len()).unwrap_or(0);
             // SAFETY: fallocate on our own descriptor.

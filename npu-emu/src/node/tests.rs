@@ -902,3 +902,23 @@ fn padded_slab_sized_allocations_use_the_whole_device() {
     let all = node.alloc(0, 256 << 20, 1).unwrap();
     node.free(all.addr).unwrap();
 }
+
+#[test]
+fn the_last_release_gives_back_pages_nobody_owns() {
+    use std::os::unix::fs::FileExt;
+    let t = TempDir::new("orphan");
+    let cfg = config(&t.0, 2, "256M");
+    let (sh, _) = Shared::open(&cfg).unwrap();
+    // A store into memory no slab owns any more (a dying rank's last result written into a
+    // peer's buffer after the peer's memory was reclaimed) backs pages nobody owns.
+    for d in 0..2 {
+        sh.hbm[d].write_at(&[7u8; 8192], 3 << 20).unwrap();
+        assert!(blocks(&t.0.join(format!("hbm.{d}"))) > 0);
+    }
+    let g = sh.lock().unwrap();
+    assert_eq!(sh.registered(), 0);
+    sh.release_tables(&g);
+    for d in 0..2 {
+        assert_eq!(blocks(&t.0.join(format!("hbm.{d}"))), 0, "device {d}");
+    }
+}
