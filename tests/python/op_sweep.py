@@ -380,6 +380,15 @@ def build_cases():
         same(lambda a: torch.bincount(a, minlength=12), i)
         same(lambda a, w: torch.bincount(a, weights=w), i, rnd(50))
 
+    @case("sort.searchsorted")
+    def _():
+        seq = rnd(9).sort().values
+        same(lambda s, v: torch.searchsorted(s, v), seq, rnd(4, 3, seed=1))
+        same(lambda s, v: torch.searchsorted(s, v, right=True, out_int32=True), seq, seq[2:5])
+        rows = rnd(3, 6, seed=2).sort(1).values
+        same(lambda s, v: torch.searchsorted(s, v), rows, rnd(3, 4, seed=3))
+        same(lambda s, v: torch.bucketize(v, s), seq, rnd(7, seed=4))
+
     @case("cum.cumsum_cumprod_cummax")
     def _():
         x = rnd(4, 5)

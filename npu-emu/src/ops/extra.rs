@@ -327,6 +327,64 @@ pub fn bincount(
     store(c, DType::F64, out)
 }
 
+/// Insertion positions of `x`'s values in the sorted last dimension of `seq`
+/// (`torch.searchsorted`): a 1-D `seq` serves every value; otherwise `seq` `[..., M]` and
+/// `x` `[..., K]` share their leading dimensions and each row searches its own row.
+/// `right` takes the position after equal values; `sorter` (INT64, `seq`'s shape) gives the
+/// order of an unsorted `seq` (an index outside `[0, M)` fails).
+pub fn searchsorted(
+    seq: &View,
+    x: &View,
+    right: bool,
+    sorter: Option<&View>,
+    out: &View,
+) -> Result<(), String> {
+    let m = *seq.shape.last().unwrap_or(&1);
+    let sv: Vec<f64> = load(seq, DType::F64)?;
+    let srt: Option<Vec<i64>> = sorter.map(|s| load(s, DType::I64)).transpose()?;
+    let xv: Vec<f64> = load(x, DType::F64)?;
+    let k = if seq.ndim() <= 1 {
+        xv.len().max(1)
+    } else {
+        *x.shape.last().unwrap_or(&1)
+    };
+    let mut pos = vec![0i64; xv.len()];
+    for (i, &v) in xv.iter().enumerate() {
+        let row = if seq.ndim() <= 1 { 0 } else { i / k.max(1) };
+        let at = |j: usize| -> Result<f64, String> {
+            let idx = match &srt {
+                Some(s) => {
+                    let o = s[row * m + j];
+                    if o < 0 || o as usize >= m {
+                        return Err(format!("sorter holds {o}, outside [0, {m})"));
+                    }
+                    o as usize
+                }
+                None => j,
+            };
+            Ok(sv[row * m + idx])
+        };
+        // first position whose value is > v (right) or >= v (left); NaN sorts last
+        let (mut lo, mut hi) = (0usize, m);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let e = at(mid)?;
+            let before = if right {
+                !(e > v) && !e.is_nan()
+            } else {
+                e < v || (v.is_nan() && !e.is_nan())
+            };
+            if before {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        pos[i] = lo as i64;
+    }
+    store(pos, DType::I64, out)
+}
+
 /// `out` (2-D) = ones on the main diagonal, zeros elsewhere (`torch.eye`).
 pub fn eye(out: &View) -> Result<(), String> {
     let (n, m) = (out.shape[0], out.shape[1]);

@@ -29,6 +29,8 @@
 #include "aclnnop/aclnn_histc.h"
 #include "aclnnop/aclnn_bincount.h"
 #include "aclnnop/aclnn_unique.h"
+#include "aclnnop/aclnn_argsort.h"
+#include "aclnnop/aclnn_searchsorted.h"
 #include "aclnnop/aclnn_unique2.h"
 #include "aclnnop/aclnn_unique_consecutive.h"
 #include "aclnnop/aclnn_upsample_nearest_1d.h"
@@ -326,7 +328,32 @@ static void uniques() {
                 aclnnUnique2GetWorkspaceSize(x.t, true, false, false, vbad.t, inv.t, cnt.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
     expect_code("Unique null valueOut", aclnnUniqueGetWorkspaceSize(x.t, true, false, nullptr, nullptr, &ws, &ex),
                 ACLNN_ERR_PARAM_NULLPTR);
-    for (Dev *d : {&x, &v, &inv, &cnt, &xf, &vf, &xc, &vc, &ic, &cc, &xd, &vd, &id, &cd, &vbad, &vsmall}) release(*d);
+    /* Argsort descending (stable), SearchSorted left/right, with a sorter and per row */
+    Dev as = make({6}, ACL_FLOAT, {2, 5, 2, 9, 5, 1}), ao = make({6}, ACL_INT64, {0});
+    RUN(S, aclnnArgsort, as.t, 0, true, ao.t);
+    compare("Argsort descending, stable among equals", read(ao), {3, 1, 4, 0, 2, 5}, 0);
+    Dev sq = make({5}, ACL_FLOAT, {1, 3, 3, 5, 7}), sv = make({2, 3}, ACL_FLOAT, {0, 3, 8, 5, 6, 1}),
+        so = make({2, 3}, ACL_INT64, {0}), so32 = make({2, 3}, ACL_INT32, {0});
+    RUN(S, aclnnSearchSorted, sq.t, sv.t, false, false, nullptr, so.t);
+    compare("SearchSorted left", read(so), {0, 1, 5, 3, 4, 0}, 0);
+    RUN(S, aclnnSearchSorted, sq.t, sv.t, true, true, nullptr, so32.t);
+    compare("SearchSorted right, INT32", read(so32), {0, 3, 5, 4, 4, 1}, 0);
+    Dev uq = make({5}, ACL_FLOAT, {7, 1, 5, 3, 3}), srt = make({5}, ACL_INT64, {1, 3, 4, 2, 0});
+    RUN(S, aclnnSearchSorted, uq.t, sv.t, false, false, srt.t, so.t);
+    compare("SearchSorted with a sorter", read(so), {0, 1, 5, 3, 4, 0}, 0);
+    Dev rq = make({2, 3}, ACL_INT32, {1, 2, 3, 10, 20, 30}), rv = make({2, 2}, ACL_INT32, {2, 4, 5, 25}),
+        ro = make({2, 2}, ACL_INT64, {0});
+    RUN(S, aclnnSearchSorted, rq.t, rv.t, false, false, nullptr, ro.t);
+    compare("SearchSorted per row", read(ro), {1, 3, 0, 2}, 0);
+    expect_code("SearchSorted outInt32 with an INT64 out",
+                aclnnSearchSortedGetWorkspaceSize(sq.t, sv.t, true, false, nullptr, so.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    Dev r3 = make({3, 3}, ACL_INT32, {1});
+    expect_code("SearchSorted rows that differ",
+                aclnnSearchSortedGetWorkspaceSize(rq.t, r3.t, false, false, nullptr, so.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Argsort dim 1 of 1-D", aclnnArgsortGetWorkspaceSize(as.t, 1, false, ao.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    for (Dev *d : {&x, &v, &inv, &cnt, &xf, &vf, &xc, &vc, &ic, &cc, &xd, &vd, &id, &cd, &vbad, &vsmall, &as, &ao, &sq, &sv,
+                   &so, &so32, &uq, &srt, &rq, &rv, &ro, &r3})
+        release(*d);
     printf("ok uniques\n");
 }
 

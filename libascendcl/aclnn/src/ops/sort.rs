@@ -1,7 +1,10 @@
 //! Sorting: `aclnn_sort.h` (Sort) and `aclnn_topk.h` (Topk), over
 //! `npu_emu::ops::sort` (stable, NaN largest, as PyTorch orders them); unique:
 //! `aclnn_unique.h` (Unique), `aclnn_unique2.h` (Unique2, with counts) and
-//! `aclnn_unique_consecutive.h` (UniqueConsecutive), over `npu_emu::ops::extra`.
+//! `aclnn_unique_consecutive.h` (UniqueConsecutive), over `npu_emu::ops::extra`;
+//! `aclnn_argsort.h` (the indices of a stable sort) and `aclnn_searchsorted.h`
+//! (SearchSorted: insertion positions in the last dimension of `sortedSequence`, INT64 or
+//! with `outInt32` INT32).
 //!
 //! Unique's output length is known only after the computation: `valueOut` (1-D,
 //! contiguous, room for every element of `self`) gets the values at its front and, once
@@ -347,6 +350,123 @@ pub unsafe extern "C" fn aclnnUniqueConsecutiveGetWorkspaceSize(
         },
     )
 }
+
+// ---- Argsort / SearchSorted ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnArgsortGetWorkspaceSize(
+    self_: *const c_void,
+    dim: i64,
+    descending: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnArgsortGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, ALL_NUM)?;
+            a::max_dims(&x, 8)?;
+            let d = a::dim(dim, x.ndim(), "dim")?;
+            a::dtype_in(&o, &[DType::I64])?;
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnArgsort");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| {
+                // the sorted values go to a scratch tensor: only the indices are asked for
+                let s = npu_emu::ops::view::Scratch::new(v[0].dtype, &v[0].shape);
+                sort::sort(&v[0], d, descending, None, &s.view, &v[1])
+            })
+        },
+    )
+}
+
+/// The data types of SearchSorted's `sortedSequence` and `self`.
+const SEARCH_TYPES: &[DType] = &[
+    DType::F64,
+    DType::F32,
+    DType::F16,
+    DType::U8,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+];
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnSearchSortedGetWorkspaceSize(
+    sortedSequence: *const c_void,
+    self_: *const c_void,
+    outInt32: bool,
+    right: bool,
+    sorter: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSearchSortedGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(sortedSequence, "sortedSequence")?;
+            let x = a::tensor(self_, "self")?;
+            let s = a::opt_tensor(sorter, "sorter")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&q, SEARCH_TYPES)?;
+            a::dtype_in(&x, SEARCH_TYPES)?;
+            a::promote(q.dtype(), "sortedSequence", x.dtype(), "self")?;
+            a::max_dims(&q, 8)?;
+            a::max_dims(&x, 8)?;
+            if q.ndim() == 0 {
+                return Err(NnError::invalid(
+                    "sortedSequence must have at least 1 dimension",
+                ));
+            }
+            if q.ndim() > 1
+                && (x.ndim() != q.ndim() || x.shape()[..x.ndim() - 1] != q.shape()[..q.ndim() - 1])
+            {
+                return Err(NnError::invalid(format!(
+                    "sortedSequence {:?} and self {:?} must share all dimensions but the last",
+                    q.shape(),
+                    x.shape()
+                )));
+            }
+            if let Some(s) = &s {
+                a::dtype_in(s, &[DType::I64])?;
+                a::same_shape(s, q.shape())?;
+            }
+            let want = if outInt32 { DType::I32 } else { DType::I64 };
+            if o.dtype() != want {
+                return Err(NnError::invalid(format!(
+                    "out data type {} must be {want} (outInt32 is {outInt32})",
+                    o.dtype()
+                )));
+            }
+            a::same_shape(&o, x.shape())?;
+            let hs = s.is_some();
+            let mut l = Launch::new("aclnnSearchSorted");
+            l.input(&q);
+            l.input(&x);
+            if let Some(s) = &s {
+                l.input(s);
+            }
+            l.output(&o);
+            l.finish(move |v, _| {
+                let sv = hs.then_some(&v[2]);
+                extra::searchsorted(&v[0], &v[1], right, sv, &v[v.len() - 1])
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnArgsort, aclnnSearchSorted);
 
 crate::phase2!(
     aclnnSort,
