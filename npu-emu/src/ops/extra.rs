@@ -370,7 +370,7 @@ pub fn searchsorted(
             let mid = (lo + hi) / 2;
             let e = at(mid)?;
             let before = if right {
-                !(e > v) && !e.is_nan()
+                e <= v || (v.is_nan() && !e.is_nan())
             } else {
                 e < v || (v.is_nan() && !e.is_nan())
             };
