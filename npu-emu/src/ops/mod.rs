@@ -22,12 +22,15 @@
 //! - [`pool`]: 2-D max/avg/adaptive pooling and their backward forms;
 //! - [`batchnorm`]: batch normalization and its backward;
 //! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding;
+//! - [`loss`]: L1, smooth L1, binary cross entropy (on probabilities and on logits) and
+//!   their gradients;
 //! - [`shape`]: cat, stack, constant pad, arange, narrow, triu/tril, masked select, scatter;
 //! - [`sort`]: sort and topk (stable, NaN largest);
 //! - [`select`]: index_add, index_fill, take;
 //! - [`advindex`]: nonzero, indexing with index tensors, index put, flip;
-//! - [`extra`]: repeat, one-hot, linspace, cumprod, nansum, group norm, nearest upsampling,
-//!   reflection/replication padding, unique (the operators torch_npu reaches beyond these);
+//! - [`extra`]: repeat, one-hot, linspace, logspace, cumprod, cummax/cummin, nansum, group
+//!   norm, nearest upsampling, reflection/replication padding, unique (the operators
+//!   torch_npu reaches beyond these);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:
@@ -50,6 +53,7 @@ pub mod dtype;
 pub mod elem;
 pub mod extra;
 pub mod iter;
+pub mod loss;
 pub mod math;
 pub mod matmul;
 pub mod nn;
