@@ -431,36 +431,12 @@ fn added_operators_match_cpu() {
 /// shrinks as operators are added).
 const SWEEP_KNOWN_FAILURES: &[(&str, &str)] = &[
     (
-        "create.deterministic",
-        "aclop LogSpaceD: aclnnLogSpace is missing (torch.logspace)",
-    ),
-    (
-        "create.random",
-        "aclop StatelessRandomUniformV2: its aclnn function is missing",
-    ),
-    (
-        "cum.cumsum_cumprod_cummax",
-        "aclop Cummax: aclnnCummax is missing (torch.cummax)",
-    ),
-    (
         "matrix.all",
         "int64 torch.matmul: aclnnMatmul refuses INT64, as CANN documents (FLOAT, FLOAT16, BF16)",
     ),
     (
         "nn.activations_misc",
         "F.gelu(approximate=\"none\") is the tanh form on NPU, as on Ascend",
-    ),
-    (
-        "nn.interpolate",
-        "aclop ResizeNearestNeighborV2: its aclnn function is missing",
-    ),
-    (
-        "nn.losses",
-        "aclop LpLoss: aclnnL1Loss is missing (F.l1_loss)",
-    ),
-    (
-        "sort.unique",
-        "aclop UniqueWithCountsAndSorting: its aclnn function is missing",
     ),
 ];
 

@@ -1,5 +1,5 @@
 //! Operators of the aclnn reference beyond the core families: views and indexing (permute,
-//! split, gather along one dimension, index copy, eye), the infinity predicates, and the
+//! split, gather along one dimension, index copy), the infinity predicates, and the
 //! activations and pointwise functions built from two halves or a per-channel weight (PReLU
 //! and its backward, GLU and its backward, threshold, logit, logaddexp in base e and 2,
 //! sinc, heaviside).
@@ -104,19 +104,6 @@ pub fn index_copy(out: &View, dim: usize, index: &View, source: &View) -> Result
         }
     }
     Ok(())
-}
-
-/// An identity matrix: ones on the main diagonal of the 2-D `out`, zeros elsewhere.
-pub fn eye(out: &View) -> Result<(), String> {
-    iter::fill::<f64>(out, 0.0)?;
-    let k = out.shape[0].min(out.shape[1]);
-    let diag = View {
-        ptr: out.ptr,
-        dtype: out.dtype,
-        shape: vec![k],
-        strides: vec![out.strides[0] + out.strides[1]],
-    };
-    iter::fill::<f64>(&diag, 1.0)
 }
 
 /// Which infinities a predicate looks for.

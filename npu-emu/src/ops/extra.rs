@@ -255,6 +255,323 @@ pub fn cumprod(x: &View, dim: usize, out: &View) -> Result<(), String> {
     }
 }
 
+/// Histogram of `x` (`torch.histc`): `out.numel()` equal bins over `[min, max]` (both
+/// included; the last bin takes `max`); values outside the range and NaNs are not counted.
+/// When `min == max` the data's own minimum and maximum are the range, and when those are
+/// equal too, `[v - 1, v + 1]`; a range that is not finite fails.
+pub fn histc(x: &View, min: f64, max: f64, out: &View) -> Result<(), String> {
+    let bins = out.numel();
+    let v: Vec<f64> = load(x, DType::F64)?;
+    let (mut lo, mut hi) = (min, max);
+    if lo == hi && !v.is_empty() {
+        lo = v
+            .iter()
+            .copied()
+            .filter(|e| !e.is_nan())
+            .fold(f64::INFINITY, f64::min);
+        hi = v
+            .iter()
+            .copied()
+            .filter(|e| !e.is_nan())
+            .fold(f64::NEG_INFINITY, f64::max);
+    }
+    if lo == hi {
+        lo -= 1.0;
+        hi += 1.0;
+    }
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(format!("the range [{lo}, {hi}] is not finite"));
+    }
+    let mut h = vec![0f64; bins];
+    for &e in &v {
+        if e.is_nan() || e < lo || e > hi {
+            continue;
+        }
+        let b = (((e - lo) * bins as f64) / (hi - lo)).floor() as usize;
+        h[b.min(bins - 1)] += 1.0;
+    }
+    store(h, DType::F64, out)
+}
+
+/// Occurrences of each value of the 1-D non-negative integer `x` (`torch.bincount`), summed
+/// `weights` when given; `out` must have `max(max(x) + 1, minlength)` elements.
+pub fn bincount(
+    x: &View,
+    weights: Option<&View>,
+    minlength: usize,
+    out: &View,
+) -> Result<(), String> {
+    let v: Vec<i64> = load(x, DType::I64)?;
+    if let Some(bad) = v.iter().find(|e| **e < 0) {
+        return Err(format!(
+            "self holds {bad}: bincount counts non-negative integers"
+        ));
+    }
+    let want = v
+        .iter()
+        .map(|&e| e as usize + 1)
+        .max()
+        .unwrap_or(0)
+        .max(minlength);
+    if out.numel() != want {
+        return Err(format!(
+            "out has {} elements, but max(self) + 1 and minlength give {want}",
+            out.numel()
+        ));
+    }
+    let w: Option<Vec<f64>> = weights.map(|w| load(w, DType::F64)).transpose()?;
+    let mut c = vec![0f64; want];
+    for (i, &e) in v.iter().enumerate() {
+        c[e as usize] += w.as_ref().map_or(1.0, |w| w[i]);
+    }
+    store(c, DType::F64, out)
+}
+
+/// Insertion positions of `x`'s values in the sorted last dimension of `seq`
+/// (`torch.searchsorted`): a 1-D `seq` serves every value; otherwise `seq` `[..., M]` and
+/// `x` `[..., K]` share their leading dimensions and each row searches its own row.
+/// `right` takes the position after equal values; `sorter` (INT64, `seq`'s shape) gives the
+/// order of an unsorted `seq` (an index outside `[0, M)` fails).
+pub fn searchsorted(
+    seq: &View,
+    x: &View,
+    right: bool,
+    sorter: Option<&View>,
+    out: &View,
+) -> Result<(), String> {
+    let m = *seq.shape.last().unwrap_or(&1);
+    let sv: Vec<f64> = load(seq, DType::F64)?;
+    let srt: Option<Vec<i64>> = sorter.map(|s| load(s, DType::I64)).transpose()?;
+    let xv: Vec<f64> = load(x, DType::F64)?;
+    let k = if seq.ndim() <= 1 {
+        xv.len().max(1)
+    } else {
+        *x.shape.last().unwrap_or(&1)
+    };
+    let mut pos = vec![0i64; xv.len()];
+    for (i, &v) in xv.iter().enumerate() {
+        let row = if seq.ndim() <= 1 { 0 } else { i / k.max(1) };
+        let at = |j: usize| -> Result<f64, String> {
+            let idx = match &srt {
+                Some(s) => {
+                    let o = s[row * m + j];
+                    if o < 0 || o as usize >= m {
+                        return Err(format!("sorter holds {o}, outside [0, {m})"));
+                    }
+                    o as usize
+                }
+                None => j,
+            };
+            Ok(sv[row * m + idx])
+        };
+        // first position whose value is > v (right) or >= v (left); NaN sorts last
+        let (mut lo, mut hi) = (0usize, m);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let e = at(mid)?;
+            let before = if right {
+                e <= v || (v.is_nan() && !e.is_nan())
+            } else {
+                e < v || (v.is_nan() && !e.is_nan())
+            };
+            if before {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        pos[i] = lo as i64;
+    }
+    store(pos, DType::I64, out)
+}
+
+/// `out` (2-D) = ones on the main diagonal, zeros elsewhere (`torch.eye`).
+pub fn eye(out: &View) -> Result<(), String> {
+    let (n, m) = (out.shape[0], out.shape[1]);
+    let mut v = vec![0f64; n * m];
+    for i in 0..n.min(m) {
+        v[i * m + i] = 1.0;
+    }
+    store(v, DType::F64, out)
+}
+
+/// `out[i]` = `base` raised to the `i`-th of `steps` evenly spaced exponents from `start`
+/// to `end` (`torch.logspace`: the exponents as [`linspace`] spaces them, in `f64`).
+pub fn logspace(start: f64, end: f64, base: f64, out: &View) -> Result<(), String> {
+    let n = out.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    let step = if n > 1 {
+        (end - start) / (n - 1) as f64
+    } else {
+        0.0
+    };
+    let half = n / 2;
+    let v: Vec<f64> = (0..n)
+        .map(|i| {
+            let e = if i < half {
+                start + step * i as f64
+            } else {
+                end - step * (n - 1 - i) as f64
+            };
+            base.powf(e)
+        })
+        .collect();
+    store(v, DType::F64, out)
+}
+
+/// Cumulative maximum (`max`) or minimum along `dim`: `values` gets the running extreme,
+/// `indices` (INT32 or INT64) the position it was last seen at (PyTorch: ties take the later
+/// index; a NaN wins and stays, each further NaN taking over the index).
+pub fn cum_extreme(
+    x: &View,
+    dim: usize,
+    max: bool,
+    values: &View,
+    indices: &View,
+) -> Result<(), String> {
+    if x.numel() == 0 {
+        return Ok(());
+    }
+    if x.ndim() == 0 {
+        iter::copy(x, values)?;
+        return store(vec![0i64], DType::I64, indices);
+    }
+    let n = x.shape[dim];
+    let mut perm: Vec<usize> = (0..x.ndim()).filter(|&d| d != dim).collect();
+    perm.push(dim);
+    let (xv, vv, iv) = (
+        x.permute(&perm),
+        values.permute(&perm),
+        indices.permute(&perm),
+    );
+    let mut idx = vec![0i64; x.numel()];
+    if is_int(x) || x.dtype == DType::Bool {
+        let mut v: Vec<i64> = load(&xv, DType::I64)?;
+        for (row, ir) in v.chunks_mut(n).zip(idx.chunks_mut(n)) {
+            let (mut best, mut at) = (row[0], 0usize);
+            for k in 0..row.len() {
+                let c = row[k];
+                if (max && c >= best) || (!max && c <= best) {
+                    best = c;
+                    at = k;
+                }
+                row[k] = best;
+                ir[k] = at as i64;
+            }
+        }
+        store(v, DType::I64, &vv)?;
+    } else {
+        let mut v: Vec<f64> = load(&xv, DType::F64)?;
+        for (row, ir) in v.chunks_mut(n).zip(idx.chunks_mut(n)) {
+            let (mut best, mut at) = (row[0], 0usize);
+            for k in 0..row.len() {
+                let c = row[k];
+                let take =
+                    c.is_nan() || (!best.is_nan() && ((max && c >= best) || (!max && c <= best)));
+                if take {
+                    best = c;
+                    at = k;
+                }
+                row[k] = best;
+                ir[k] = at as i64;
+            }
+        }
+        store(v, DType::F64, &vv)?;
+    }
+    store(idx, DType::I64, &iv)
+}
+
+/// Unique consecutive slices of `x` along `dim` (`torch.unique_consecutive(dim=...)`):
+/// runs of equal neighbouring slices collapse into one. `values` (contiguous, x's shape)
+/// gets the kept slices, stored contiguously as a tensor of x's shape with `k` at `dim`,
+/// `inverse` (`[x.shape[dim]]`) each slice's run number,
+/// `counts` (at least as long) the run lengths. Returns the number of runs.
+pub fn unique_consecutive_dim(
+    x: &View,
+    dim: usize,
+    values: &View,
+    inverse: Option<&View>,
+    counts: Option<&View>,
+) -> Result<usize, String> {
+    let n = x.shape[dim];
+    if n == 0 {
+        return Ok(0);
+    }
+    let mut perm = vec![dim];
+    perm.extend((0..x.ndim()).filter(|&d| d != dim));
+    let xv = x.permute(&perm);
+    let row = x.numel() / n;
+    let int = is_int(x) || x.dtype == DType::Bool;
+    let (ik, fk): (Vec<i64>, Vec<f64>) = if int {
+        (load(&xv, DType::I64)?, vec![])
+    } else {
+        (vec![], load(&xv, DType::F64)?)
+    };
+    let same = |a: usize, b: usize| -> bool {
+        if int {
+            ik[a * row..(a + 1) * row] == ik[b * row..(b + 1) * row]
+        } else {
+            fk[a * row..(a + 1) * row] == fk[b * row..(b + 1) * row]
+        }
+    };
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut cnt: Vec<i64> = Vec::new();
+    let mut inv = vec![0i64; n];
+    for (i, slot) in inv.iter_mut().enumerate() {
+        if i == 0 || !same(i - 1, i) {
+            firsts.push(i);
+            cnt.push(0);
+        }
+        *cnt.last_mut().unwrap() += 1;
+        *slot = firsts.len() as i64 - 1;
+    }
+    let k = firsts.len();
+    // `values` is contiguous: the result is stored contiguously in its new shape (x's
+    // with `k` at `dim`), as a caller that reads the view shape back and resizes expects
+    let mut nshape = x.shape.clone();
+    nshape[dim] = k;
+    let front = View {
+        ptr: values.ptr,
+        dtype: values.dtype,
+        strides: contiguous_strides(&nshape),
+        shape: nshape,
+    }
+    .permute(&perm);
+    if int {
+        let d: Vec<i64> = firsts
+            .iter()
+            .flat_map(|&f| ik[f * row..(f + 1) * row].iter().copied())
+            .collect();
+        store(d, DType::I64, &front)?;
+    } else {
+        let d: Vec<f64> = firsts
+            .iter()
+            .flat_map(|&f| fk[f * row..(f + 1) * row].iter().copied())
+            .collect();
+        store(d, DType::F64, &front)?;
+    }
+    if let Some(iv) = inverse {
+        if iv.numel() == n {
+            store(inv, DType::I64, &iv.reshaped(&[n]))?;
+        }
+    }
+    if let Some(cv) = counts {
+        if cv.numel() >= k {
+            let st = cv.strides.first().copied().unwrap_or(1);
+            let c = View {
+                ptr: cv.ptr,
+                dtype: cv.dtype,
+                shape: vec![k],
+                strides: vec![st],
+            };
+            store(cnt, DType::I64, &c)?;
+        }
+    }
+    Ok(k)
+}
+
 /// `out` (0-d) = the sum of the main diagonal of the 2-D `x` (`torch.trace`), in i64 for
 /// integer outputs and f64 otherwise.
 pub fn trace(x: &View, out: &View) -> Result<(), String> {
@@ -425,6 +742,20 @@ fn nearest_src(o: usize, scale: f64, n_in: usize) -> usize {
     ((o as f64 * scale).floor() as usize).min(n_in.saturating_sub(1))
 }
 
+/// Source index for `nearest-exact` (PyTorch's `_upsample_nearest_exact`): the pixel
+/// centre, `floor((o + 0.5) * scale)` clamped to the input.
+fn nearest_exact_src(o: usize, scale: f64, n_in: usize) -> usize {
+    (((o as f64 + 0.5) * scale).floor() as usize).min(n_in.saturating_sub(1))
+}
+
+fn src_fn(exact: bool) -> fn(usize, f64, usize) -> usize {
+    if exact {
+        nearest_exact_src
+    } else {
+        nearest_src
+    }
+}
+
 /// The scale of one spatial dimension: `1 / s` when a scale factor `s > 0` is given, else
 /// `in / out`.
 pub fn nearest_scale(n_in: usize, n_out: usize, s: Option<f64>) -> f64 {
@@ -437,6 +768,17 @@ pub fn nearest_scale(n_in: usize, n_out: usize, s: Option<f64>) -> f64 {
 /// Nearest upsampling of the trailing `scales.len()` dimensions of `x` into `out` (the
 /// leading dimensions match).
 pub fn upsample_nearest(x: &View, scales: &[f64], out: &View) -> Result<(), String> {
+    upsample_nearest_mode(x, scales, false, out)
+}
+
+/// [`upsample_nearest`], or with `exact` the `nearest-exact` mode (pixel centres).
+pub fn upsample_nearest_mode(
+    x: &View,
+    scales: &[f64],
+    exact: bool,
+    out: &View,
+) -> Result<(), String> {
+    let src = src_fn(exact);
     let k = scales.len();
     let nd = x.ndim();
     // index maps per spatial dimension, then a gather through strided views
@@ -444,7 +786,7 @@ pub fn upsample_nearest(x: &View, scales: &[f64], out: &View) -> Result<(), Stri
         .map(|j| {
             let d = nd - k + j;
             (0..out.shape[d])
-                .map(|o| nearest_src(o, scales[j], x.shape[d]))
+                .map(|o| src(o, scales[j], x.shape[d]))
                 .collect()
         })
         .collect();
@@ -485,13 +827,24 @@ fn gather_spatial(x: &View, maps: &[Vec<usize>], out: &View) -> Result<(), Strin
 /// The backward of [`upsample_nearest`]: `dx` (the input's shape) gets the sum of the
 /// output gradients that read each input element.
 pub fn upsample_nearest_backward(dy: &View, scales: &[f64], dx: &View) -> Result<(), String> {
+    upsample_nearest_backward_mode(dy, scales, false, dx)
+}
+
+/// [`upsample_nearest_backward`] for either mode (see [`upsample_nearest_mode`]).
+pub fn upsample_nearest_backward_mode(
+    dy: &View,
+    scales: &[f64],
+    exact: bool,
+    dx: &View,
+) -> Result<(), String> {
+    let src = src_fn(exact);
     let k = scales.len();
     let nd = dx.ndim();
     let maps: Vec<Vec<usize>> = (0..k)
         .map(|j| {
             let d = nd - k + j;
             (0..dy.shape[d])
-                .map(|o| nearest_src(o, scales[j], dx.shape[d]))
+                .map(|o| src(o, scales[j], dx.shape[d]))
                 .collect()
         })
         .collect();
@@ -520,6 +873,128 @@ fn scatter_spatial(dy: &View, maps: &[Vec<usize>], dx: &View) -> Result<(), Stri
         }
         for b in 0..outer {
             g[b * in_inner + src as usize] += ds[b * out_inner + o];
+        }
+    }
+    store(g, DType::F64, dx)
+}
+
+/// Per output index of one spatial dimension: the two source indices and their weights
+/// (PyTorch's `area_pixel_compute_source_index` for linear modes).
+fn linear_taps(
+    n_in: usize,
+    n_out: usize,
+    scale: Option<f64>,
+    align: bool,
+) -> Vec<(usize, usize, f64, f64)> {
+    let ratio = if align {
+        if n_out > 1 {
+            (n_in as f64 - 1.0) / (n_out as f64 - 1.0)
+        } else {
+            0.0
+        }
+    } else {
+        nearest_scale(n_in, n_out, scale)
+    };
+    (0..n_out)
+        .map(|o| {
+            let src = if align {
+                ratio * o as f64
+            } else {
+                (ratio * (o as f64 + 0.5) - 0.5).max(0.0)
+            };
+            let i0 = (src.floor() as usize).min(n_in - 1);
+            let i1 = if i0 < n_in - 1 { i0 + 1 } else { i0 };
+            let l1 = (src - i0 as f64).clamp(0.0, 1.0);
+            (i0, i1, 1.0 - l1, l1)
+        })
+        .collect()
+}
+
+/// The (source offset, weight) pairs of every output position of the trailing spatial
+/// dimensions (row-major over them), for one batch row.
+fn linear_plan(
+    in_sp: &[usize],
+    out_sp: &[usize],
+    scales: &[Option<f64>],
+    align: bool,
+) -> Vec<Vec<(usize, f64)>> {
+    let k = in_sp.len();
+    let taps: Vec<_> = (0..k)
+        .map(|j| linear_taps(in_sp[j], out_sp[j], scales[j], align))
+        .collect();
+    let in_st = contiguous_strides(in_sp);
+    let n_out: usize = out_sp.iter().product();
+    (0..n_out)
+        .map(|o| {
+            let mut idx = vec![0usize; k];
+            let mut rem = o;
+            for j in (0..k).rev() {
+                idx[j] = rem % out_sp[j];
+                rem /= out_sp[j];
+            }
+            let mut terms = vec![(0usize, 1.0f64)];
+            for j in 0..k {
+                let (i0, i1, l0, l1) = taps[j][idx[j]];
+                let st = in_st[j] as usize;
+                terms = terms
+                    .into_iter()
+                    .flat_map(|(off, w)| [(off + i0 * st, w * l0), (off + i1 * st, w * l1)])
+                    .collect();
+            }
+            terms
+        })
+        .collect()
+}
+
+/// Linear (1 trailing dimension) or bilinear (2) interpolation of `x` into `out`
+/// (`F.interpolate` modes `linear`/`bilinear`): `scales[j]` is the given scale factor of
+/// spatial dimension `j` (used when > 0 and `align` is false), `align` is `align_corners`.
+pub fn upsample_linear(
+    x: &View,
+    scales: &[Option<f64>],
+    align: bool,
+    out: &View,
+) -> Result<(), String> {
+    let k = scales.len();
+    let lead = x.ndim() - k;
+    let plan = linear_plan(&x.shape[lead..], &out.shape[lead..], scales, align);
+    let xs: Vec<f64> = load(x, DType::F64)?;
+    let outer: usize = x.shape[..lead].iter().product();
+    let in_inner: usize = x.shape[lead..].iter().product();
+    let out_inner = plan.len();
+    let mut y = vec![0f64; outer * out_inner];
+    for b in 0..outer {
+        let src = &xs[b * in_inner..(b + 1) * in_inner];
+        for (o, terms) in plan.iter().enumerate() {
+            y[b * out_inner + o] = terms.iter().map(|&(i, w)| w * src[i]).sum();
+        }
+    }
+    store(y, DType::F64, out)
+}
+
+/// The backward of [`upsample_linear`]: `dx` (the input's shape) gets each output
+/// gradient spread over the input positions with the interpolation weights.
+pub fn upsample_linear_backward(
+    dy: &View,
+    scales: &[Option<f64>],
+    align: bool,
+    dx: &View,
+) -> Result<(), String> {
+    let k = scales.len();
+    let lead = dx.ndim() - k;
+    let plan = linear_plan(&dx.shape[lead..], &dy.shape[lead..], scales, align);
+    let ds: Vec<f64> = load(dy, DType::F64)?;
+    let outer: usize = dx.shape[..lead].iter().product();
+    let in_inner: usize = dx.shape[lead..].iter().product();
+    let out_inner = plan.len();
+    let mut g = vec![0f64; outer * in_inner];
+    for b in 0..outer {
+        let dst = &mut g[b * in_inner..(b + 1) * in_inner];
+        for (o, terms) in plan.iter().enumerate() {
+            let v = ds[b * out_inner + o];
+            for &(i, w) in terms {
+                dst[i] += w * v;
+            }
         }
     }
     store(g, DType::F64, dx)

@@ -23,16 +23,19 @@
 //! - [`pool`]: 2-D max/avg/adaptive pooling and their backward forms;
 //! - [`batchnorm`]: batch normalization and its backward;
 //! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding;
+//! - [`loss`]: L1, smooth L1, binary cross entropy (on probabilities and on logits) and
+//!   their gradients;
 //! - [`shape`]: cat, stack, constant pad, arange, narrow, triu/tril, masked select, scatter;
 //! - [`sort`]: sort and topk (stable, NaN largest);
 //! - [`select`]: index_add, index_fill, take;
 //! - [`advindex`]: nonzero, indexing with index tensors, index put, flip;
-//! - [`extra`]: repeat, one-hot, linspace, cumprod, nansum, group norm, nearest upsampling,
-//!   reflection/replication padding, unique (the operators torch_npu reaches beyond these);
-//! - [`breadth`]: permute, split, gather_v2, index_copy, eye, is_inf, PReLU, GLU, threshold,
-//!   logit, logaddexp (operators of the aclnn reference beyond the core families);
+//! - [`extra`]: repeat, one-hot, linspace, logspace, cumprod, cummax/cummin, nansum, group
+//!   norm, nearest upsampling, reflection/replication padding, unique (the operators
+//!   torch_npu reaches beyond these);
+//! - [`breadth`]: permute, split, gather_v2, index_copy, is_inf, PReLU, GLU, threshold, logit,
+//!   logaddexp, sinc, heaviside (operators of the aclnn reference beyond the core families);
 //! - [`optim`]: the fused AdamW step;
-//! - [`sampling`]: normal with tensor mean/std, randperm, multinomial (over [`random`]);
+//! - [`sampling`]: normal with tensor mean and std (over [`random`]);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:
@@ -57,6 +60,7 @@ pub mod elem;
 pub mod extra;
 pub mod iter;
 pub mod linalg;
+pub mod loss;
 pub mod math;
 pub mod matmul;
 pub mod nn;

@@ -119,6 +119,124 @@ pub fn normal(out: &View, mean: f64, std: f64, seed: u64, offset: u64) {
     });
 }
 
+/// 64 random bits for element `i` (two words of block `i / 2`).
+fn bits64(seed: u64, offset: u64, i: usize) -> u64 {
+    let b = block(seed, offset, (i / 2) as u64);
+    let j = (i % 2) * 2;
+    ((b[j] as u64) << 32) | b[j + 1] as u64
+}
+
+/// Integers drawn uniformly from `[from, to)` (`from < to`): 64 random bits per element
+/// reduced modulo the range, written exactly into integer outputs and rounded once into
+/// floating ones.
+pub fn random_int(out: &View, from: i64, to: i64, seed: u64, offset: u64) {
+    let range = (to as i128 - from as i128).max(1) as u128;
+    let draw = |i: usize| (from as i128 + (bits64(seed, offset, i) as u128 % range) as i128) as i64;
+    let n = out.numel();
+    let nd = out.ndim();
+    let es = out.esize() as isize;
+    let mut idx = vec![0usize; nd];
+    for i in 0..n {
+        let off: isize = idx
+            .iter()
+            .zip(&out.strides)
+            .map(|(&a, &s)| a as isize * s)
+            .sum();
+        // SAFETY: the element is inside the checked output view.
+        unsafe { elem::write(out.dtype, out.ptr.wrapping_offset(off * es), draw(i)) };
+        for d in (0..nd).rev() {
+            idx[d] += 1;
+            if idx[d] < out.shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// A random permutation of `0..n` into the 1-D `out` (Fisher–Yates, step `k` drawing from
+/// element `k`'s 64 random bits).
+pub fn randperm(n: usize, out: &View, seed: u64, offset: u64) {
+    let mut p: Vec<i64> = (0..n as i64).collect();
+    for k in (1..n).rev() {
+        let j = (bits64(seed, offset, k) % (k as u64 + 1)) as usize;
+        p.swap(k, j);
+    }
+    let es = out.esize() as isize;
+    let st = out.strides.first().copied().unwrap_or(1);
+    for (i, v) in p.into_iter().enumerate() {
+        // SAFETY: element i of the checked 1-D output.
+        unsafe { elem::write(out.dtype, out.ptr.wrapping_offset(i as isize * st * es), v) };
+    }
+}
+
+/// `num` category indices per row of `probs` (1-D `[C]` or 2-D `[N, C]`: non-negative,
+/// finite weights with a positive sum per row), drawn with or without replacement into
+/// `out` (`[num]` or `[N, num]`). Draw `j` of row `r` uses the uniform value of element
+/// `r * num + j`; without replacement each drawn category's weight drops to 0.
+pub fn multinomial(
+    probs: &View,
+    num: usize,
+    replacement: bool,
+    seed: u64,
+    offset: u64,
+    out: &View,
+) -> Result<(), String> {
+    let c = *probs.shape.last().unwrap_or(&1);
+    let rows = if probs.ndim() == 2 { probs.shape[0] } else { 1 };
+    let mut w = vec![0f64; rows * c];
+    if !w.is_empty() {
+        super::iter::copy(probs, &View::of_slice(&mut w, DType::F64, &probs.shape))?;
+    }
+    let es = out.esize() as isize;
+    let (rs, cs) = if out.ndim() == 2 {
+        (out.strides[0], out.strides[1])
+    } else {
+        (0, out.strides.first().copied().unwrap_or(1))
+    };
+    for r in 0..rows {
+        let row = &mut w[r * c..(r + 1) * c];
+        if let Some(bad) = row.iter().find(|v| !v.is_finite() || **v < 0.0) {
+            return Err(format!(
+                "row {r} of self holds {bad}: probabilities must be finite and >= 0"
+            ));
+        }
+        let nonzero = row.iter().filter(|v| **v > 0.0).count();
+        if nonzero == 0 {
+            return Err(format!("row {r} of self sums to 0: it is no distribution"));
+        }
+        if !replacement && num > nonzero {
+            return Err(format!(
+                "row {r} of self has {nonzero} categories of nonzero probability, fewer than the {num} samples drawn without replacement"
+            ));
+        }
+        for j in 0..num {
+            let total: f64 = row.iter().sum();
+            let u = uniform01(seed, offset, r * num + j, true) * total;
+            let mut acc = 0.0;
+            let mut pick = c - 1;
+            for (k, &v) in row.iter().enumerate() {
+                acc += v;
+                if u < acc && v > 0.0 {
+                    pick = k;
+                    break;
+                }
+            }
+            // rounding can leave `u` past the last sum: take the last nonzero category
+            if row[pick] <= 0.0 {
+                pick = row.iter().rposition(|v| *v > 0.0).unwrap_or(pick);
+            }
+            if !replacement {
+                row[pick] = 0.0;
+            }
+            let off = r as isize * rs + j as isize * cs;
+            // SAFETY: element (r, j) of the checked output view.
+            unsafe { elem::write(out.dtype, out.ptr.wrapping_offset(off * es), pick as i64) };
+        }
+    }
+    Ok(())
+}
+
 /// Bernoulli draws: 1 with probability `p(i)`, else 0.
 pub fn bernoulli(out: &View, p: impl Fn(usize) -> f64, seed: u64, offset: u64) {
     fill_with(out, |i| {

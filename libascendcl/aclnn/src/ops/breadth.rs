@@ -1,6 +1,6 @@
 //! Operators of the aclnn reference beyond the core families, each as its page documents it:
 //! `aclnn_permute.h`, `aclnn_split_tensor.h`, `aclnn_split_with_size.h`,
-//! `aclnn_gather_v2.h`, `aclnn_index_copy.h` (IndexCopy, InplaceIndexCopy), `aclnn_eye.h`,
+//! `aclnn_gather_v2.h`, `aclnn_index_copy.h` (IndexCopy, InplaceIndexCopy),
 //! `aclnn_is_inf.h`, `aclnn_isposinf.h`, `aclnn_isneginf.h`, `aclnn_prelu.h`,
 //! `aclnn_prelu_backward.h`, `aclnn_threshold.h` (+Inplace), `aclnn_celu.h` (+Inplace),
 //! `aclnn_selu.h` (+Inplace), `aclnn_glu.h`, `aclnn_glu_backward.h`, `aclnn_logit.h`,
@@ -340,38 +340,6 @@ pub unsafe extern "C" fn aclnnInplaceIndexCopyGetWorkspaceSize(
             index_copy("aclnnInplaceIndexCopy", x, dim, i, s, None)
         },
     )
-}
-
-// ---- Eye ----
-
-#[no_mangle]
-pub unsafe extern "C" fn aclnnEyeGetWorkspaceSize(
-    n: i64,
-    m: i64,
-    out: *mut c_void,
-    workspaceSize: *mut u64,
-    executor: *mut *mut c_void,
-) -> i32 {
-    use DType::*;
-    phase1("aclnnEyeGetWorkspaceSize", workspaceSize, executor, || {
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&o, &[F16, F32, I32, I16, I8, U8, I64, Bool, BF16])?;
-        if n < 0 || m < 0 {
-            return Err(NnError::invalid(format!(
-                "n {n} and m {m} must not be negative"
-            )));
-        }
-        if o.ndim() != 2 {
-            return Err(NnError::invalid(format!(
-                "out must be 2-D, but its shape is {:?}",
-                o.shape()
-            )));
-        }
-        a::same_shape(&o, &[n as usize, m as usize])?;
-        let mut l = Launch::new("aclnnEye");
-        l.output(&o);
-        l.finish(move |v, _| b::eye(&v[0]))
-    })
 }
 
 // ---- IsInf / IsPosInf / IsNegInf ----
@@ -951,7 +919,6 @@ crate::phase2!(
     aclnnGatherV2,
     aclnnIndexCopy,
     aclnnInplaceIndexCopy,
-    aclnnEye,
     aclnnIsInf,
     aclnnIsPosInf,
     aclnnIsNegInf,

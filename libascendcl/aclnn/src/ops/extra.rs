@@ -4,7 +4,13 @@
 //! `aclnn_aminmax_all.h`, `aclnn_aminmax_dim.h`, `aclnn_logsumexp.h`, `aclnn_norm.h`, `aclnn_cumprod.h`
 //! (+ in place), `aclnn_isclose.h`, `aclnn_linspace.h`, `aclnn_one_hot.h`, `aclnn_mv.h`, `aclnn_trace.h`, `aclnn_group_norm.h`,
 //! `aclnn_group_norm_backward.h`, `aclnn_reflection_pad{1,2}d.h`, `aclnn_replication_pad{1,2}d.h`
-//! (forward only).
+//! (forward only), `aclnn_cummax.h`, `aclnn_cummin.h` (running extreme and where it was last
+//! seen, INT32 or INT64 indices), `aclnn_logspace.h` (`base` to the linspace exponents;
+//! FLOAT, FLOAT16 or BFLOAT16 `result`), `aclnn_eye.h` (an `[n, m]` identity),
+//! `aclnn_histc.h` (`bins` equal bins over `[min, max]`; `min == max` takes the data's
+//! range), `aclnn_bincount.h` (`out` must have `max(self) + 1` or `minlength` elements,
+//! whichever is larger: the data decide, so a wrong length or a negative value fails the
+//! task at the next synchronisation).
 
 use super::args::{self as a, ALL_NUM, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
@@ -651,6 +657,82 @@ pub unsafe extern "C" fn aclnnInplaceCumprodGetWorkspaceSize(
     )
 }
 
+// ---- Cummax / Cummin ----
+
+/// The data types of Cummax's and Cummin's `self` and `valuesOut`.
+const CUM_TYPES: &[DType] = &[
+    DType::F16,
+    DType::F32,
+    DType::F64,
+    DType::U8,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::Bool,
+    DType::BF16,
+];
+
+fn cum_extreme(
+    api: &'static str,
+    max: bool,
+    self_: *const c_void,
+    dim: i64,
+    values_out: *mut c_void,
+    indices_out: *mut c_void,
+) -> NnResult<Built> {
+    let x = a::tensor(self_, "self")?;
+    let v = a::tensor(values_out, "valuesOut")?;
+    let i = a::tensor(indices_out, "indicesOut")?;
+    a::dtype_in(&x, CUM_TYPES)?;
+    a::max_dims(&x, 8)?;
+    a::dtype_in(&v, CUM_TYPES)?;
+    a::castable(x.dtype(), &v)?;
+    a::dtype_in(&i, &[DType::I32, DType::I64])?;
+    let d = a::dim(dim, x.ndim(), "dim")?;
+    a::same_shape(&v, x.shape())?;
+    a::same_shape(&i, x.shape())?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&v);
+    l.output(&i);
+    l.finish(move |v, _| extra::cum_extreme(&v[0], d, max, &v[1], &v[2]))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnCummaxGetWorkspaceSize(
+    self_: *const c_void,
+    dim: i64,
+    valuesOut: *mut c_void,
+    indicesOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnCummaxGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || cum_extreme("aclnnCummax", true, self_, dim, valuesOut, indicesOut),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnCumminGetWorkspaceSize(
+    self_: *const c_void,
+    dim: i64,
+    valuesOut: *mut c_void,
+    indicesOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnCumminGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || cum_extreme("aclnnCummin", false, self_, dim, valuesOut, indicesOut),
+    )
+}
+
 // ---- IsClose ----
 
 #[no_mangle]
@@ -733,6 +815,198 @@ pub unsafe extern "C" fn aclnnLinspaceGetWorkspaceSize(
             let mut l = Launch::new("aclnnLinspace");
             l.output(&o);
             l.finish(move |v, _| extra::linspace(s, e, &v[0]))
+        },
+    )
+}
+
+// ---- LogSpace ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnLogSpaceGetWorkspaceSize(
+    start: *const c_void,
+    end: *const c_void,
+    steps: i64,
+    base: f64,
+    result: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnLogSpaceGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::scalar(start, "start")?;
+            let e = a::scalar(end, "end")?;
+            let o = a::tensor(result, "result")?;
+            a::dtype_in(&o, &[DType::F32, DType::F16, DType::BF16])?;
+            if steps < 0 {
+                return Err(NnError::invalid(format!("steps {steps} must be >= 0")));
+            }
+            if o.ndim() != 1 || o.numel() != steps as usize {
+                return Err(NnError::invalid(format!(
+                    "result must be 1-D with steps ({steps}) elements, but its shape is {:?}",
+                    o.shape()
+                )));
+            }
+            let (s, e) = (s.to_f64(), e.to_f64());
+            let mut l = Launch::new("aclnnLogSpace");
+            l.output(&o);
+            l.finish(move |v, _| extra::logspace(s, e, base, &v[0]))
+        },
+    )
+}
+
+// ---- Eye ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnEyeGetWorkspaceSize(
+    n: i64,
+    m: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnEyeGetWorkspaceSize", workspaceSize, executor, || {
+        let o = a::tensor(out, "out")?;
+        a::dtype_in(
+            &o,
+            &[
+                DType::F16,
+                DType::F32,
+                DType::I32,
+                DType::I16,
+                DType::I8,
+                DType::U8,
+                DType::I64,
+                DType::Bool,
+                DType::BF16,
+            ],
+        )?;
+        if n < 0 || m < 0 {
+            return Err(NnError::invalid(format!("n {n} and m {m} must be >= 0")));
+        }
+        a::same_shape(&o, &[n as usize, m as usize])?;
+        let mut l = Launch::new("aclnnEye");
+        l.output(&o);
+        l.finish(move |v, _| extra::eye(&v[0]))
+    })
+}
+
+// ---- Histc / Bincount ----
+
+const HISTC_TYPES: &[DType] = &[
+    DType::F16,
+    DType::F32,
+    DType::I32,
+    DType::I64,
+    DType::I16,
+    DType::I8,
+    DType::U8,
+];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnHistcGetWorkspaceSize(
+    self_: *const c_void,
+    bins: i64,
+    min: *const c_void,
+    max: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnHistcGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let lo = a::scalar(min, "min")?.to_f64();
+            let hi = a::scalar(max, "max")?.to_f64();
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, HISTC_TYPES)?;
+            a::dtype_in(&o, HISTC_TYPES)?;
+            a::max_dims(&x, 8)?;
+            if bins <= 0 {
+                return Err(NnError::invalid(format!("bins {bins} must be > 0")));
+            }
+            if lo.is_nan() || hi.is_nan() || lo > hi {
+                return Err(NnError::invalid(format!(
+                    "min {lo} must not be larger than max {hi}"
+                )));
+            }
+            a::same_shape(&o, &[bins as usize])?;
+            let mut l = Launch::new("aclnnHistc");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| extra::histc(&v[0], lo, hi, &v[1]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnBincountGetWorkspaceSize(
+    self_: *const c_void,
+    weights: *const c_void,
+    minlength: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnBincountGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let w = a::opt_tensor(weights, "weights")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(
+                &x,
+                &[DType::I8, DType::I16, DType::I32, DType::I64, DType::U8],
+            )?;
+            a::dtype_in(&o, &[DType::I32, DType::I64, DType::F32, DType::F64])?;
+            if x.ndim() != 1 || o.ndim() != 1 {
+                return Err(NnError::invalid(format!(
+                    "self and out must be 1-D, but their shapes are {:?} and {:?}",
+                    x.shape(),
+                    o.shape()
+                )));
+            }
+            if let Some(w) = &w {
+                a::dtype_in(
+                    w,
+                    &[
+                        DType::F32,
+                        DType::F16,
+                        DType::F64,
+                        DType::I8,
+                        DType::I16,
+                        DType::I32,
+                        DType::I64,
+                        DType::U8,
+                        DType::Bool,
+                    ],
+                )?;
+                a::same_shape(w, x.shape())?;
+            }
+            if minlength < 0 {
+                return Err(NnError::invalid(format!(
+                    "minlength {minlength} must be >= 0"
+                )));
+            }
+            let m = minlength as usize;
+            let hw = w.is_some();
+            let mut l = Launch::new("aclnnBincount");
+            l.input(&x);
+            if let Some(w) = &w {
+                l.input(w);
+            }
+            l.output(&o);
+            l.finish(move |v, _| {
+                let wv = hw.then_some(&v[1]);
+                extra::bincount(&v[0], wv, m, &v[v.len() - 1])
+            })
         },
     )
 }
@@ -1251,4 +1525,13 @@ crate::phase2!(
     aclnnOneHot,
     aclnnMv,
     aclnnTrace
+);
+
+crate::phase2!(
+    aclnnCummax,
+    aclnnCummin,
+    aclnnLogSpace,
+    aclnnEye,
+    aclnnHistc,
+    aclnnBincount
 );

@@ -44,3 +44,4 @@ pub mod softmax;
 pub mod sort;
 pub mod tensor;
 pub mod unary;
+pub mod upsample;

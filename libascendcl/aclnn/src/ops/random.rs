@@ -1,5 +1,8 @@
 //! Random numbers: `aclnn_normal.h` (InplaceNormal, InplaceNormalTensor),
-//! `aclnn_uniform.h`, `aclnn_bernoulli.h`, `aclnn_dropout.h`, `aclnn_dropout_backward.h`,
+//! `aclnn_uniform.h`, `aclnn_random.h` (InplaceRandom: integers uniform in `[from, to)`,
+//! `from` and `to - 1` inside `selfRef`'s type), `aclnn_randperm.h` (a permutation of
+//! `0..n`), `aclnn_multinomial.h` (indices drawn from each row of weights; an invalid row
+//! fails the task), `aclnn_bernoulli.h`, `aclnn_dropout.h`, `aclnn_dropout_backward.h`,
 //! `aclnn_dropout_gen_mask.h`, `aclnn_dropout_gen_mask_v2.h` and
 //! `aclnn_dropout_do_mask.h`: the pair torch_npu's dropout runs (the mask is one bit per
 //! element, bit `i % 8` of byte `i / 8`, 1 = kept, in `align(numel, 128) / 8` UINT8 bytes;
@@ -134,6 +137,168 @@ pub unsafe extern "C" fn aclnnInplaceUniformGetWorkspaceSize(
             l.finish(move |v, _| {
                 random::uniform(&v[0], from, to, seed, offset);
                 Ok(())
+            })
+        },
+    )
+}
+
+/// The data types of InplaceRandom's `selfRef`.
+const RANDOM_TYPES: &[DType] = &[
+    DType::F32,
+    DType::F16,
+    DType::F64,
+    DType::BF16,
+    DType::I32,
+    DType::I64,
+    DType::I16,
+    DType::I8,
+    DType::U8,
+    DType::Bool,
+];
+
+/// The range of values `d` holds, as InplaceRandom checks `from` and `to - 1` against it.
+fn value_range(d: DType) -> (i128, i128) {
+    match d {
+        DType::Bool => (0, 1),
+        DType::U8 => (0, u8::MAX as i128),
+        DType::I8 => (i8::MIN as i128, i8::MAX as i128),
+        DType::I16 => (i16::MIN as i128, i16::MAX as i128),
+        DType::I32 => (i32::MIN as i128, i32::MAX as i128),
+        DType::F16 => (-65504, 65504),
+        _ => (i64::MIN as i128, i64::MAX as i128),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceRandomGetWorkspaceSize(
+    selfRef: *const c_void,
+    from: i64,
+    to: i64,
+    seed: i64,
+    offset: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceRandomGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            a::dtype_in(&x, RANDOM_TYPES)?;
+            if from >= to {
+                return Err(NnError::invalid(format!(
+                    "from {from} must be less than to {to}"
+                )));
+            }
+            let (lo, hi) = value_range(x.dtype());
+            let (f, l) = (from as i128, to as i128 - 1);
+            if f < lo || f > hi || l < lo || l > hi {
+                return Err(NnError::invalid(format!(
+                    "from {from} and to - 1 ({l}) must lie in [{lo}, {hi}] for selfRef's data type {}",
+                    x.dtype()
+                )));
+            }
+            let mut l = Launch::new("aclnnInplaceRandom");
+            l.output(&x);
+            l.finish(move |v, _| {
+                random::random_int(&v[0], from, to, seed as u64, offset as u64);
+                Ok(())
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRandpermGetWorkspaceSize(
+    n: i64,
+    seed: i64,
+    offset: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRandpermGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(
+                &o,
+                &[
+                    DType::I64,
+                    DType::I32,
+                    DType::I16,
+                    DType::U8,
+                    DType::I8,
+                    DType::F32,
+                    DType::F16,
+                    DType::F64,
+                    DType::BF16,
+                ],
+            )?;
+            if n < 0 {
+                return Err(NnError::invalid(format!("n {n} must be >= 0")));
+            }
+            a::same_shape(&o, &[n as usize])?;
+            let n = n as usize;
+            let mut l = Launch::new("aclnnRandperm");
+            l.output(&o);
+            l.finish(move |v, _| {
+                random::randperm(n, &v[0], seed as u64, offset as u64);
+                Ok(())
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMultinomialGetWorkspaceSize(
+    self_: *const c_void,
+    numsamples: i64,
+    replacement: bool,
+    seed: i64,
+    offset: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMultinomialGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, FLOATS)?;
+            a::dtype_in(&o, &[DType::I64])?;
+            if x.ndim() != 1 && x.ndim() != 2 {
+                return Err(NnError::invalid(format!(
+                    "self must be 1-D [C] or 2-D [N, C], but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let c = *x.shape().last().unwrap();
+            if numsamples <= 0 {
+                return Err(NnError::invalid(format!(
+                    "numsamples {numsamples} must be > 0"
+                )));
+            }
+            if !replacement && numsamples as usize > c {
+                return Err(NnError::invalid(format!(
+                    "numsamples {numsamples} exceeds the {c} categories of self without replacement"
+                )));
+            }
+            let mut want = x.shape().to_vec();
+            *want.last_mut().unwrap() = numsamples as usize;
+            a::same_shape(&o, &want)?;
+            let n = numsamples as usize;
+            let mut l = Launch::new("aclnnMultinomial");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| {
+                random::multinomial(&v[0], n, replacement, seed as u64, offset as u64, &v[1])
             })
         },
     )
@@ -555,6 +720,9 @@ pub unsafe extern "C" fn aclnnDropoutDoMaskGetWorkspaceSize(
 }
 
 crate::phase2!(
+    aclnnMultinomial,
+    aclnnInplaceRandom,
+    aclnnRandperm,
     aclnnInplaceNormal,
     aclnnInplaceNormalTensor,
     aclnnInplaceUniform,

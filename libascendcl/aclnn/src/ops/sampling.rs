@@ -1,9 +1,9 @@
 //! Random sampling of the aclnn reference beyond the in-place fills of [`super::random`]:
 //! `aclnn_normal_out.h` (NormalTensorTensor, NormalTensorFloat, NormalFloatTensor,
-//! NormalFloatFloat), `aclnn_randperm.h`, `aclnn_multinomial.h`. The engine is
+//! NormalFloatFloat) (Randperm and Multinomial are in [`super::random`]). The engine is
 //! `npu_emu::ops::sampling` over the same Philox stream: the same (seed, offset) and shape
-//! give the same values on every run. Data-dependent errors (a negative deviation, a row of
-//! multinomial weights summing to 0) fail the task at the next synchronisation.
+//! give the same values on every run. A negative deviation in a `std` tensor fails the task
+//! at the next synchronisation.
 
 use super::args::{self as a, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
@@ -188,92 +188,9 @@ pub unsafe extern "C" fn aclnnNormalFloatFloatGetWorkspaceSize(
     )
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn aclnnRandpermGetWorkspaceSize(
-    n: i64,
-    seed: i64,
-    offset: i64,
-    out: *mut c_void,
-    workspaceSize: *mut u64,
-    executor: *mut *mut c_void,
-) -> i32 {
-    use DType::*;
-    phase1(
-        "aclnnRandpermGetWorkspaceSize",
-        workspaceSize,
-        executor,
-        || {
-            let o = a::tensor(out, "out")?;
-            a::dtype_in(&o, &[I64, I32, I16, U8, I8, F32, F16, F64, BF16])?;
-            if n < 0 {
-                return Err(NnError::invalid(format!("n {n} must not be negative")));
-            }
-            a::same_shape(&o, &[n as usize])?;
-            let mut l = Launch::new("aclnnRandperm");
-            l.output(&o);
-            l.finish(move |v, _| sampling::randperm(&v[0], seed as u64, offset as u64))
-        },
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-#[no_mangle]
-pub unsafe extern "C" fn aclnnMultinomialGetWorkspaceSize(
-    self_: *const c_void,
-    numsamples: i64,
-    replacement: bool,
-    seed: i64,
-    offset: i64,
-    out: *mut c_void,
-    workspaceSize: *mut u64,
-    executor: *mut *mut c_void,
-) -> i32 {
-    phase1(
-        "aclnnMultinomialGetWorkspaceSize",
-        workspaceSize,
-        executor,
-        || {
-            let x = a::tensor(self_, "self")?;
-            let o = a::tensor(out, "out")?;
-            a::dtype_in(&x, FLOATS)?;
-            a::dtype_in(&o, &[DType::I64])?;
-            if x.ndim() != 1 && x.ndim() != 2 {
-                return Err(NnError::invalid(format!(
-                    "self must be 1-D (C) or 2-D (N, C), but its shape is {:?}",
-                    x.shape()
-                )));
-            }
-            if numsamples < 0 {
-                return Err(NnError::invalid(format!(
-                    "numsamples {numsamples} must not be negative"
-                )));
-            }
-            let c = *x.shape().last().unwrap_or(&0);
-            if !replacement && numsamples as usize > c {
-                return Err(NnError::invalid(format!(
-                    "numsamples {numsamples} exceeds the {c} categories of self, drawn \
-                     without replacement"
-                )));
-            }
-            let mut want = x.shape().to_vec();
-            *want.last_mut().unwrap_or(&mut 0) = numsamples as usize;
-            a::same_shape(&o, &want)?;
-            let k = numsamples as usize;
-            let mut l = Launch::new("aclnnMultinomial");
-            l.input(&x);
-            l.output(&o);
-            l.finish(move |v, _| {
-                sampling::multinomial(&v[0], k, replacement, &v[1], seed as u64, offset as u64)
-            })
-        },
-    )
-}
-
 crate::phase2!(
     aclnnNormalTensorTensor,
     aclnnNormalTensorFloat,
     aclnnNormalFloatTensor,
-    aclnnNormalFloatFloat,
-    aclnnRandperm,
-    aclnnMultinomial
+    aclnnNormalFloatFloat
 );
