@@ -517,3 +517,64 @@ fn the_operator_bench_program_runs() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_ops9.cpp`: operators of the aclnn reference beyond the core families
+/// (Permute, SplitTensor, SplitWithSize, GatherV2, IndexCopy, Eye, IsInf/IsPosInf/IsNegInf,
+/// Prelu and its backward, Threshold, Celu, Selu, Glu and its backward, Logit, LogAddExp and
+/// LogAddExp2, Addmv, Ger, Addbmm, Inverse, Sinc, Heaviside) against float64 host references,
+/// the random ones (Normal*, Randperm, Multinomial) by reproducibility and sample statistics,
+/// and ApplyAdamWV2 against a float64 AdamW step, with their documented argument errors.
+#[test]
+fn breadth_operators_match_the_host_reference() {
+    let work = scratch("aclnn-ops9");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops9.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok shapes",
+        "ok pointwise",
+        "ok linalg",
+        "ok sampling",
+        "ok optim",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 60, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnPermuteGetWorkspaceSize: dims [0, 0, 1] repeats dimension 0",
+        "aclnnPermuteGetWorkspaceSize: dims is nullptr",
+        "aclnnSplitTensorGetWorkspaceSize: out holds 2 tensors but splitting dimension 0 of self [5, 2] gives 3",
+        "aclnnSplitWithSizeGetWorkspaceSize: splitSize [2, 4] sums to 6, but dimension 1 of self has 5 entries",
+        "aclnnGatherV2GetWorkspaceSize: index is nullptr",
+        "index 3 at position 1 is out of range for dimension 0 of size 3",
+        "aclnnEyeGetWorkspaceSize: n -1 and m 4 must be >= 0",
+        "aclnnIsInfGetWorkspaceSize: out has data type ACL_FLOAT, which is not supported; supported: ACL_BOOL",
+        "aclnnPreluGetWorkspaceSize: weight [2] must have one element or one per channel of self [2, 3, 2] (3), along one dimension",
+        "aclnnCeluGetWorkspaceSize: alpha must not be 0",
+        "aclnnGluGetWorkspaceSize: dimension 1 of self [3, 3] has an odd size 3; GLU halves it",
+        "aclnnLogAddExpGetWorkspaceSize: the shapes of self [2, 3] and other [4] cannot broadcast",
+        "aclnnAddmvGetWorkspaceSize: mat [3, 4] and vec [5] cannot be multiplied (4 != 5)",
+        "aclnnAddbmmGetWorkspaceSize: batch1 [4, 3, 2] and batch2 [3, 2, 5] cannot be multiplied",
+        "matrix 0 of the batch is singular",
+        "aclnnRandpermGetWorkspaceSize: n -1 must be >= 0",
+        "aclnnMultinomialGetWorkspaceSize: numsamples 5 exceeds the 4 categories of self without replacement",
+        "aclnnMultinomial: row 0 of self sums to 0",
+        "std holds a negative or NaN element",
+        "aclnnApplyAdamWV2GetWorkspaceSize: maxGradNormOptionalRef is nullptr, but amsgrad is true",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

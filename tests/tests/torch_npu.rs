@@ -730,3 +730,26 @@ fn c10d_on_two_hosts_torchrun_nnodes() {
 fn c10d_on_two_hosts_npu_emu_run_nnodes() {
     dist_hosts(false);
 }
+
+/// `tests/python/op_breadth.py`: the torch operations torch_npu runs through the aclnn
+/// operators of `ops/breadth.rs`, `linalg.rs`, `sampling.rs` and `optim.rs` (GLU, PReLU with
+/// a per-channel weight, threshold, CELU, SELU, the infinity predicates, logaddexp, heaviside,
+/// sinc, logit, addmv, outer, addbmm, inverse, eye, index_copy, normal, randperm, multinomial)
+/// and a torch.optim.AdamW run against CPU torch, with gradients where differentiable.
+#[test]
+fn breadth_operators_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("op_breadth: 0 failed"), "{}", r.all());
+    assert!(r.stdout.contains("PASS prelu_ch"), "{}", r.all());
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
+}

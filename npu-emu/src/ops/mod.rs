@@ -17,6 +17,7 @@
 //! - [`math`]: unary / binary / ternary elementwise operators;
 //! - [`reduce`]: sum, mean, max/min (with indices), norms, any/all, cumsum;
 //! - [`matmul`]: matrix products through `matrixmultiply`, dot;
+//! - [`linalg`]: addmv, ger, addbmm, inverse (Gauss-Jordan, batched);
 //! - [`act`]: ELU/SELU, softplus, hardsigmoid, hardswish, mish, log-sigmoid and backward forms;
 //! - [`conv`]: convolution (1-3-D, grouped, dilated, transposed) and its backward, im2col + gemm;
 //! - [`pool`]: 2-D max/avg/adaptive pooling and their backward forms;
@@ -31,6 +32,10 @@
 //! - [`extra`]: repeat, one-hot, linspace, logspace, cumprod, cummax/cummin, nansum, group
 //!   norm, nearest upsampling, reflection/replication padding, unique (the operators
 //!   torch_npu reaches beyond these);
+//! - [`breadth`]: permute, split, gather_v2, index_copy, is_inf, PReLU, GLU, threshold, logit,
+//!   logaddexp, sinc, heaviside (operators of the aclnn reference beyond the core families);
+//! - [`optim`]: the fused AdamW step;
+//! - [`sampling`]: normal with tensor mean and std (over [`random`]);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:
@@ -48,18 +53,22 @@
 pub mod act;
 pub mod advindex;
 pub mod batchnorm;
+pub mod breadth;
 pub mod conv;
 pub mod dtype;
 pub mod elem;
 pub mod extra;
 pub mod iter;
+pub mod linalg;
 pub mod loss;
 pub mod math;
 pub mod matmul;
 pub mod nn;
+pub mod optim;
 pub mod pool;
 pub mod random;
 pub mod reduce;
+pub mod sampling;
 pub mod scalar;
 pub mod select;
 pub mod shape;

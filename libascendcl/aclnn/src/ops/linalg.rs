@@ -1,0 +1,302 @@
+//! Linear algebra of the aclnn reference beyond the plain products: `aclnn_addmv.h`,
+//! `aclnn_ger.h`, `aclnn_addbmm.h` (Addbmm, InplaceAddbmm), `aclnn_inverse.h`. The engine is
+//! `npu_emu::ops::linalg`; `cubeMathType` is checked as for the other products
+//! ([`super::matmul`]) and otherwise ignored. A singular matrix fails the Inverse task (at
+//! the next synchronisation) with a message naming it.
+
+use super::args::{self as a, FLOATS, T};
+use super::launch::{phase1, Built, Launch};
+use crate::status::{NnError, NnResult};
+use npu_emu::ops::dtype::DType;
+use npu_emu::ops::linalg;
+use npu_emu::ops::view::broadcast_shapes;
+use std::ffi::c_void;
+
+/// The dtypes the products here take (floats, integers and bool; products of integers are
+/// computed in float32).
+const PROD: &[DType] = &[
+    DType::F32,
+    DType::F16,
+    DType::F64,
+    DType::BF16,
+    DType::I32,
+    DType::I64,
+    DType::I16,
+    DType::I8,
+    DType::U8,
+    DType::Bool,
+];
+
+/// The promoted dtype of the tensors, which must be storable in `out`.
+fn promoted(ts: &[&T], o: &T) -> NnResult<DType> {
+    let mut r = ts[0].dtype();
+    for t in &ts[1..] {
+        r = a::promote(r, "the inputs", t.dtype(), t.arg)?;
+    }
+    a::castable(r, o)?;
+    Ok(r)
+}
+
+fn scalar_f64(h: *const c_void, arg: &'static str) -> NnResult<f64> {
+    Ok(a::scalar(h, arg)?.to_f64())
+}
+
+// ---- Addmv ----
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnAddmvGetWorkspaceSize(
+    self_: *const c_void,
+    mat: *const c_void,
+    vec: *const c_void,
+    alpha: *const c_void,
+    beta: *const c_void,
+    out: *mut c_void,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnAddmvGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::tensor(self_, "self")?;
+            let m = a::tensor(mat, "mat")?;
+            let v = a::tensor(vec, "vec")?;
+            let al = scalar_f64(alpha, "alpha")?;
+            let be = scalar_f64(beta, "beta")?;
+            let o = a::tensor(out, "out")?;
+            super::matmul::cube(cubeMathType)?;
+            for t in [&s, &m, &v, &o] {
+                a::dtype_in(t, PROD)?;
+            }
+            promoted(&[&s, &m, &v], &o)?;
+            if m.ndim() != 2 || v.ndim() != 1 {
+                return Err(NnError::invalid(format!(
+                    "mat must be 2-D and vec 1-D, but their shapes are {:?} and {:?}",
+                    m.shape(),
+                    v.shape()
+                )));
+            }
+            if m.shape()[1] != v.shape()[0] {
+                return Err(NnError::invalid(format!(
+                    "mat {:?} and vec {:?} cannot be multiplied ({} != {})",
+                    m.shape(),
+                    v.shape(),
+                    m.shape()[1],
+                    v.shape()[0]
+                )));
+            }
+            let rows = m.shape()[0];
+            if s.ndim() > 1 || broadcast_shapes(s.shape(), &[rows]).as_deref() != Some(&[rows][..])
+            {
+                return Err(NnError::invalid(format!(
+                    "self {:?} must broadcast to the product's shape [{rows}]",
+                    s.shape()
+                )));
+            }
+            a::same_shape(&o, &[rows])?;
+            let mut l = Launch::new("aclnnAddmv");
+            l.input(&s);
+            l.input(&m);
+            l.input(&v);
+            l.output(&o);
+            l.finish(move |x, _| linalg::addmv(&x[0], &x[1], &x[2], be, al, &x[3]))
+        },
+    )
+}
+
+// ---- Ger ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGerGetWorkspaceSize(
+    self_: *const c_void,
+    vec2: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnGerGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let y = a::tensor(vec2, "vec2")?;
+        let o = a::tensor(out, "out")?;
+        for t in [&x, &y, &o] {
+            a::dtype_in(t, PROD)?;
+        }
+        let ct = promoted(&[&x, &y], &o)?;
+        if x.ndim() != 1 || y.ndim() != 1 {
+            return Err(NnError::invalid(format!(
+                "self and vec2 must be 1-D, but their shapes are {:?} and {:?}",
+                x.shape(),
+                y.shape()
+            )));
+        }
+        a::same_shape(&o, &[x.shape()[0], y.shape()[0]])?;
+        let mut l = Launch::new("aclnnGer");
+        l.input(&x);
+        l.input(&y);
+        l.output(&o);
+        l.finish(move |v, _| linalg::ger(&v[0], &v[1], &v[2], ct))
+    })
+}
+
+// ---- Addbmm / InplaceAddbmm ----
+
+#[allow(clippy::too_many_arguments)]
+fn addbmm(
+    api: &'static str,
+    s: T,
+    b1: T,
+    b2: T,
+    beta: f64,
+    alpha: f64,
+    o: T,
+    ct: i8,
+) -> NnResult<Built> {
+    super::matmul::cube(ct)?;
+    for t in [&s, &b1, &b2, &o] {
+        a::dtype_in(t, FLOATS)?;
+    }
+    promoted(&[&s, &b1, &b2], &o)?;
+    if b1.ndim() != 3 || b2.ndim() != 3 {
+        return Err(NnError::invalid(format!(
+            "batch1 and batch2 must be 3-D, but their shapes are {:?} and {:?}",
+            b1.shape(),
+            b2.shape()
+        )));
+    }
+    let (p, q) = (b1.shape(), b2.shape());
+    if p[0] != q[0] || p[2] != q[1] {
+        return Err(NnError::invalid(format!(
+            "batch1 {p:?} and batch2 {q:?} cannot be multiplied batch by batch (batches {} and \
+             {}, inner sizes {} and {})",
+            p[0], q[0], p[2], q[1]
+        )));
+    }
+    let want = [p[1], q[2]];
+    if broadcast_shapes(s.shape(), &want).as_deref() != Some(&want[..]) {
+        return Err(NnError::invalid(format!(
+            "{} {:?} must broadcast to the product's shape {want:?}",
+            s.arg,
+            s.shape()
+        )));
+    }
+    a::same_shape(&o, &want)?;
+    let mut l = Launch::new(api);
+    l.input(&s);
+    l.input(&b1);
+    l.input(&b2);
+    l.output(&o);
+    l.finish(move |v, _| linalg::addbmm(&v[0], &v[1], &v[2], beta, alpha, &v[3]))
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnAddbmmGetWorkspaceSize(
+    self_: *const c_void,
+    batch1: *const c_void,
+    batch2: *const c_void,
+    beta: *const c_void,
+    alpha: *const c_void,
+    out: *mut c_void,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnAddbmmGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::tensor(self_, "self")?;
+            let b1 = a::tensor(batch1, "batch1")?;
+            let b2 = a::tensor(batch2, "batch2")?;
+            let be = scalar_f64(beta, "beta")?;
+            let al = scalar_f64(alpha, "alpha")?;
+            let o = a::tensor(out, "out")?;
+            addbmm("aclnnAddbmm", s, b1, b2, be, al, o, cubeMathType)
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceAddbmmGetWorkspaceSize(
+    selfRef: *mut c_void,
+    batch1: *const c_void,
+    batch2: *const c_void,
+    beta: *const c_void,
+    alpha: *const c_void,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceAddbmmGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::tensor(selfRef, "selfRef")?;
+            let b1 = a::tensor(batch1, "batch1")?;
+            let b2 = a::tensor(batch2, "batch2")?;
+            let be = scalar_f64(beta, "beta")?;
+            let al = scalar_f64(alpha, "alpha")?;
+            addbmm(
+                "aclnnInplaceAddbmm",
+                s.clone(),
+                b1,
+                b2,
+                be,
+                al,
+                s,
+                cubeMathType,
+            )
+        },
+    )
+}
+
+// ---- Inverse ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInverseGetWorkspaceSize(
+    self_: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInverseGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, &[DType::F32, DType::F64, DType::F16])?;
+            a::dtype_in(&o, FLOATS)?;
+            a::castable(x.dtype(), &o)?;
+            a::max_dims(&x, 8)?;
+            let nd = x.ndim();
+            if nd < 2 || x.shape()[nd - 1] != x.shape()[nd - 2] {
+                return Err(NnError::invalid(format!(
+                    "self must be a batch of square matrices (at least 2-D, the last two sizes \
+                 equal), but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnInverse");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| linalg::inverse(&v[0], &v[1]))
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnAddmv,
+    aclnnGer,
+    aclnnAddbmm,
+    aclnnInplaceAddbmm,
+    aclnnInverse
+);

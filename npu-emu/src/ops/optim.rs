@@ -1,0 +1,101 @@
+//! Fused optimizer steps: AdamW (`ApplyAdamWV2`), as PyTorch's `torch.optim.AdamW` defines
+//! it. The step is a few chunked elementwise passes over the engine's iterator (each
+//! computing in float64 and rounding once into its stored dtype), updating `m`, `v`, the
+//! running maximum of `v` (amsgrad) and the parameter in place.
+
+use super::elem;
+use super::iter::{map2, map3};
+use super::view::View;
+
+/// The hyper-parameters of one AdamW step.
+#[derive(Clone, Copy, Debug)]
+pub struct AdamW {
+    pub lr: f64,
+    pub beta1: f64,
+    pub beta2: f64,
+    pub weight_decay: f64,
+    pub eps: f64,
+    pub amsgrad: bool,
+    pub maximize: bool,
+}
+
+/// One AdamW step with the step count read from `step` (one INT64 or FLOAT element, the
+/// count including this step):
+/// `g = maximize ? -grad : grad`, `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g^2`,
+/// `vmax = max(vmax, v)` (amsgrad), `var = var (1 - lr wd) - lr / (1 - b1^t) * m /
+/// (sqrt(v or vmax) / sqrt(1 - b2^t) + eps)`.
+pub fn adamw(
+    var: &View,
+    m: &View,
+    v: &View,
+    vmax: Option<&View>,
+    grad: &View,
+    step: &View,
+    h: AdamW,
+) -> Result<(), String> {
+    // SAFETY: `step` is a checked one-element view.
+    let t = unsafe { elem::read_f64(step.dtype, step.ptr) };
+    if !t.is_finite() || t < 1.0 {
+        return Err(format!("step {t} must be a count of at least 1"));
+    }
+    let sign = if h.maximize { -1.0 } else { 1.0 };
+    let (b1, b2) = (h.beta1, h.beta2);
+    map2::<f64, f64>(m, grad, m, move |m, g| b1 * m + (1.0 - b1) * sign * g)?;
+    map2::<f64, f64>(v, grad, v, move |v, g| b2 * v + (1.0 - b2) * g * g)?;
+    let second = match vmax {
+        Some(mx) if h.amsgrad => {
+            map2::<f64, f64>(mx, v, mx, |a, b| if b > a || a.is_nan() { b } else { a })?;
+            mx
+        }
+        _ => v,
+    };
+    let bias1 = 1.0 - b1.powf(t);
+    let sqrt_bias2 = (1.0 - b2.powf(t)).sqrt();
+    let (lr, decay, eps) = (h.lr, 1.0 - h.lr * h.weight_decay, h.eps);
+    map3::<f64, f64>(var, m, second, var, move |p, m, s| {
+        p * decay - lr / bias1 * m / (s.sqrt() / sqrt_bias2 + eps)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::DType;
+
+    #[test]
+    fn two_steps_match_the_formula() {
+        let mut p = vec![1.0f64, -2.0];
+        let (mut m, mut v) = (vec![0f64; 2], vec![0f64; 2]);
+        let mut g = vec![0.5f64, -1.0];
+        let h = AdamW {
+            lr: 0.1,
+            beta1: 0.9,
+            beta2: 0.999,
+            weight_decay: 0.01,
+            eps: 1e-8,
+            amsgrad: false,
+            maximize: false,
+        };
+        let (mut rp, mut rm, mut rv) = (p.clone(), m.clone(), v.clone());
+        for t in 1..=2 {
+            let mut s = vec![t as i64];
+            let vs = View::of_slice(&mut s, DType::I64, &[1]);
+            let vp = View::of_slice(&mut p, DType::F64, &[2]);
+            let vm = View::of_slice(&mut m, DType::F64, &[2]);
+            let vv = View::of_slice(&mut v, DType::F64, &[2]);
+            let vg = View::of_slice(&mut g, DType::F64, &[2]);
+            adamw(&vp, &vm, &vv, None, &vg, &vs, h).unwrap();
+            for i in 0..2 {
+                rp[i] *= 1.0 - 0.1 * 0.01;
+                rm[i] = 0.9 * rm[i] + 0.1 * g[i];
+                rv[i] = 0.999 * rv[i] + 0.001 * g[i] * g[i];
+                let mh = rm[i] / (1.0 - 0.9f64.powi(t));
+                let vh = rv[i] / (1.0 - 0.999f64.powi(t));
+                rp[i] -= 0.1 * mh / (vh.sqrt() + 1e-8);
+            }
+        }
+        for i in 0..2 {
+            assert!((p[i] - rp[i]).abs() < 1e-12, "{p:?} {rp:?}");
+        }
+    }
+}
