@@ -28,6 +28,8 @@
 //! - [`advindex`]: nonzero, indexing with index tensors, index put, flip;
 //! - [`extra`]: repeat, one-hot, linspace, cumprod, nansum, group norm, nearest upsampling,
 //!   reflection/replication padding, unique (the operators torch_npu reaches beyond these);
+//! - [`fused`]: RMS norm, rotary position embedding, SwiGLU, flash attention and their
+//!   backward forms (the fused operators of large-model code);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:
@@ -49,6 +51,7 @@ pub mod conv;
 pub mod dtype;
 pub mod elem;
 pub mod extra;
+pub mod fused;
 pub mod iter;
 pub mod math;
 pub mod matmul;

@@ -28,6 +28,7 @@ pub mod compare;
 pub mod extra;
 pub mod fill;
 pub mod foreach;
+pub mod fused;
 pub mod index;
 pub mod loss;
 pub mod matmul;
