@@ -263,6 +263,7 @@ pub fn rope(x: &View, cos: &View, sin: &View, mode: RopeMode, out: &View) -> Res
 /// The backward of [`rope`]: `dx`, and when `x` is given `dcos = Σ dy·a(x)` and
 /// `dsin = Σ dy·b(x)` over the dimensions `cos`/`sin` were broadcast along (zero without
 /// `x`).
+#[allow(clippy::too_many_arguments)]
 pub fn rope_grad(
     dy: &View,
     cos: &View,
@@ -456,19 +457,22 @@ impl FaDims {
             }
         };
         let (kb, s2, _, _) = l.dims(k, n2.max(1));
-        if kd != d || n2 == 0 || (matches!(l, FaLayout::Bsh | FaLayout::Sbh) && k[2] % d != 0) {
+        if kd != d
+            || n2 == 0
+            || (matches!(l, FaLayout::Bsh | FaLayout::Sbh) && !k[2].is_multiple_of(d))
+        {
             return Err(format!(
                 "key {k:?} does not hold whole heads of dim {d} (query {q:?}, headNum {n1})"
             ));
         }
-        if n1 % n2 != 0 {
+        if !n1.is_multiple_of(n2) {
             return Err(format!(
                 "query heads {n1} are not a multiple of key heads {n2}"
             ));
         }
         let (vb, vs, vn, dv) = match l {
             FaLayout::Bsh | FaLayout::Sbh => {
-                if v[2] % n2 != 0 {
+                if !v[2].is_multiple_of(n2) {
                     return Err(format!("value {v:?} does not split into {n2} heads"));
                 }
                 l.dims(v, n2)
@@ -1005,7 +1009,10 @@ mod tests {
     #[test]
     fn reduce_to_sums_broadcast_dims() {
         let full: Vec<f64> = (0..12).map(|v| v as f64).collect();
-        assert_eq!(reduce_to(&full, &[2, 3, 2], &[1, 3, 1]), vec![14.0, 22.0, 30.0]);
+        assert_eq!(
+            reduce_to(&full, &[2, 3, 2], &[1, 3, 1]),
+            vec![14.0, 22.0, 30.0]
+        );
         assert_eq!(reduce_to(&full, &[2, 3, 2], &[2]), vec![30.0, 36.0]);
     }
 

@@ -102,9 +102,7 @@ pub unsafe extern "C" fn aclnnRmsNormGetWorkspaceSize(
             a::same_shape(&y, x.shape())?;
             check_rstd(&r, &x, gn)?;
             if !epsilon.is_finite() {
-                return Err(NnError::invalid(format!(
-                    "epsilon {epsilon} is not finite"
-                )));
+                return Err(NnError::invalid(format!("epsilon {epsilon} is not finite")));
             }
             let mut l = Launch::new("aclnnRmsNorm");
             l.input(&x);
@@ -207,7 +205,7 @@ fn rope_mode(mode: i64) -> NnResult<RopeMode> {
 
 fn rope_last_dim(x: &T, m: RopeMode) -> NnResult<()> {
     let d = *x.shape().last().unwrap_or(&0);
-    if d == 0 || d % m.granule() != 0 {
+    if d == 0 || !d.is_multiple_of(m.granule()) {
         return Err(tiling(format!(
             "the last dimension D = {d} of {} must be a positive multiple of {} for mode \
              {m:?}",
@@ -341,16 +339,7 @@ pub unsafe extern "C" fn aclnnRotaryPositionEmbeddingGradGetWorkspaceSize(
             l.output(&ds);
             l.finish(move |v, _| {
                 let (xv, o) = if has_x { (Some(&v[3]), 4) } else { (None, 3) };
-                fused::rope_grad(
-                    &v[0],
-                    &v[1],
-                    &v[2],
-                    xv,
-                    m,
-                    &v[o],
-                    &v[o + 1],
-                    &v[o + 2],
-                )
+                fused::rope_grad(&v[0], &v[1], &v[2], xv, m, &v[o], &v[o + 1], &v[o + 2])
             })
         },
     )
@@ -511,7 +500,7 @@ fn swiglu_dim(x: &T, dim: i64) -> NnResult<usize> {
         )));
     }
     let d = if dim < 0 { dim + n } else { dim } as usize;
-    if x.shape()[d] % 2 != 0 || x.numel() == 0 {
+    if !x.shape()[d].is_multiple_of(2) || x.numel() == 0 {
         return Err(NnError::invalid(format!(
             "x {:?} must be non-empty and even along dim {dim}",
             x.shape()
@@ -647,7 +636,8 @@ fn fa_check(
             "headNum {head_num} must be positive"
         )));
     }
-    if matches!(l, FaLayout::Bsh | FaLayout::Sbh) && q.shape()[2] % head_num as usize != 0 {
+    if matches!(l, FaLayout::Bsh | FaLayout::Sbh) && !q.shape()[2].is_multiple_of(head_num as usize)
+    {
         return Err(NnError::invalid(format!(
             "query H = {} is not a multiple of headNum {head_num}",
             q.shape()[2]
@@ -659,7 +649,9 @@ fn fa_check(
         )));
     }
     if !scale.is_finite() {
-        return Err(NnError::invalid(format!("scaleValue {scale} is not finite")));
+        return Err(NnError::invalid(format!(
+            "scaleValue {scale} is not finite"
+        )));
     }
     if !(0..=8).contains(&sparse) {
         return Err(NnError::invalid(format!(
@@ -681,8 +673,7 @@ fn fa_check(
         next_tokens: next,
         sparse_mode: sparse,
     };
-    let dims =
-        FaDims::of(&p, q.shape(), k.shape(), v.shape()).map_err(|e| NnError::invalid(e))?;
+    let dims = FaDims::of(&p, q.shape(), k.shape(), v.shape()).map_err(NnError::invalid)?;
     let full = [dims.b, dims.n1, dims.s1, dims.s2];
     if let Some(m) = mask {
         a::dtype_in(m, &[DType::Bool, DType::U8])?;
@@ -716,8 +707,8 @@ fn fa_check(
     }
     if let Some(ps) = pse {
         same_dtype(ps, q)?;
-        let ok = ps.ndim() == 4
-            && broadcast_shapes(ps.shape(), &full).as_deref() == Some(&full[..]);
+        let ok =
+            ps.ndim() == 4 && broadcast_shapes(ps.shape(), &full).as_deref() == Some(&full[..]);
         if !ok {
             return Err(NnError::invalid(format!(
                 "pse has shape {:?}; it must broadcast to [B, N, S1, S2] = {full:?}",
