@@ -2,7 +2,9 @@
 implementations written from torch_npu's documentation, forward and backward through
 autograd: npu_rms_norm, npu_rotary_mul (half and interleave), npu_apply_rotary_pos_emb,
 npu_swiglu, npu_fusion_attention (layouts BSH, SBH, BSND, BNSD; grouped key heads; causal
-sparse modes with the compressed 2048x2048 mask; a full mask; dropout with keep_prob < 1).
+sparse modes with the compressed 2048x2048 mask; a full mask; dropout with keep_prob < 1),
+npu_prompt_flash_attention (grouped key heads, a causal mask, actual_seq_lengths_kv) and
+npu_incre_flash_attention (multi-query, actual_seq_lengths).
 
 Tolerances: float32 1e-5 relative (the emulator computes in float64 and rounds once);
 float16/bfloat16 against the float32 reference of the rounded inputs, to the dtype's
@@ -270,3 +272,50 @@ def test_fusion_attention_dropout():
     )[0]
     ref2, _ = attention_ref(q, k, v, 2, "BNSD", 0.35, keep=bits.view(1, 2, 16, 16).float(), keep_prob=0.8)
     close(y2, ref2)
+
+
+# ---------------------------------------------------------------- inference attention
+
+
+def test_prompt_flash_attention():
+    require("aclnnPromptFlashAttentionV3")
+    b, n, nkv, s, d = 2, 4, 2, 6, 8
+    q, k, v = qkv("BSH", b, n, nkv, s, s, d)
+    sc = 1 / math.sqrt(d)
+    o = torch_npu.npu_prompt_flash_attention(
+        q.npu(), k.npu(), v.npu(), num_heads=n, num_key_value_heads=nkv, input_layout="BSH", scale_value=sc
+    )
+    close(o, attention_ref(q, k, v, n, "BSH", sc)[0])
+    # a causal mask with next_tokens=0 (the documented default); BNSD in, BNSD out
+    qb, kb, vb = qkv("BNSD", b, n, n, s, s, d)
+    mask = torch.triu(torch.ones(s, s, dtype=torch.bool), 1)
+    o = torch_npu.npu_prompt_flash_attention(
+        qb.npu(), kb.npu(), vb.npu(), num_heads=n, input_layout="BNSD", scale_value=sc, atten_mask=mask.npu()
+    )
+    close(o, attention_ref(qb, kb, vb, n, "BNSD", sc, masked=mask)[0])
+    # actual_seq_lengths_kv: keys past each batch's length do not take part
+    o = torch_npu.npu_prompt_flash_attention(
+        qb.npu(), kb.npu(), vb.npu(), num_heads=n, input_layout="BNSD", scale_value=sc, actual_seq_lengths_kv=[3, 6]
+    )
+    masked = torch.zeros(b, 1, s, s, dtype=torch.bool)
+    masked[0, ..., 3:] = True
+    close(o, attention_ref(qb, kb, vb, n, "BNSD", sc, masked=masked)[0])
+
+
+def test_incre_flash_attention():
+    require("aclnnIncreFlashAttentionV4")
+    b, n, nkv, s, d = 2, 4, 1, 9, 8
+    q, _, _ = qkv("BSH", b, n, nkv, 1, s, d)
+    _, k, v = qkv("BSH", b, n, nkv, s, s, d)
+    sc = 0.3
+    o = torch_npu.npu_incre_flash_attention(
+        q.npu(), k.npu(), v.npu(), num_heads=n, num_key_value_heads=nkv, input_layout="BSH", scale_value=sc
+    )
+    close(o, attention_ref(q, k, v, n, "BSH", sc)[0])
+    o = torch_npu.npu_incre_flash_attention(
+        q.npu(), k.npu(), v.npu(), num_heads=n, num_key_value_heads=nkv, input_layout="BSH", scale_value=sc,
+        actual_seq_lengths=[5, 9],
+    )
+    masked = torch.zeros(b, 1, 1, s, dtype=torch.bool)
+    masked[0, ..., 5:] = True
+    close(o, attention_ref(q, k, v, n, "BSH", sc, masked=masked)[0])

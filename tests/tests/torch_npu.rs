@@ -428,8 +428,9 @@ fn added_operators_match_cpu() {
 
 /// `tests/python/npu_fused_ops.py`: torch_npu's fused large-model operators (npu_rms_norm,
 /// npu_rotary_mul, npu_apply_rotary_pos_emb, npu_swiglu, npu_fusion_attention in four
-/// layouts, causal, masked and with dropout) against CPU reference implementations, forward
-/// and backward through autograd; none may skip on a build that has them.
+/// layouts, causal, masked and with dropout; npu_prompt_flash_attention and
+/// npu_incre_flash_attention) against CPU reference implementations, forward and backward
+/// through autograd; none may skip on a build that has them.
 #[test]
 fn fused_llm_operators_match_cpu() {
     let Some(venv) = venv() else { return };
@@ -443,7 +444,7 @@ fn fused_llm_operators_match_cpu() {
     );
     eprintln!("{}", r.all());
     r.assert_ok();
-    assert!(r.stdout.contains("19 passed"), "{}", r.all());
+    assert!(r.stdout.contains("21 passed"), "{}", r.all());
     assert!(!r.stdout.contains("skipped"), "{}", r.all());
 }
 

@@ -419,6 +419,43 @@ pub struct FaParams {
     pub pre_tokens: i64,
     pub next_tokens: i64,
     pub sparse_mode: i64,
+    /// The layout of the output (the inference operators' `BNSD_BSND` writes BSND).
+    pub out_layout: FaLayout,
+    /// Valid query rows per batch (`actualSeqLengths` of the inference operators): later
+    /// rows get zeros.
+    pub q_lens: Option<Vec<usize>>,
+    /// Valid keys per batch (`actualSeqLengthsKv`): later keys are masked out.
+    pub kv_lens: Option<Vec<usize>>,
+    /// `scale·q·kᵀ + pse` (the inference operators' `pseShift`, FlashAttentionScoreV2's
+    /// pseType other than 1) instead of `scale·(q·kᵀ + pse)`.
+    pub pse_after_scale: bool,
+}
+
+impl FaParams {
+    /// The training operator's attributes (same output layout, all rows and keys valid).
+    pub fn training(
+        layout: FaLayout,
+        head_num: usize,
+        scale: f64,
+        keep_prob: f64,
+        pre_tokens: i64,
+        next_tokens: i64,
+        sparse_mode: i64,
+    ) -> FaParams {
+        FaParams {
+            layout,
+            head_num,
+            scale,
+            keep_prob,
+            pre_tokens,
+            next_tokens,
+            sparse_mode,
+            out_layout: layout,
+            q_lens: None,
+            kv_lens: None,
+            pse_after_scale: false,
+        }
+    }
 }
 
 /// The shapes of one call: batch, query heads, key/value heads, query and key lengths, the
@@ -515,6 +552,8 @@ struct Masker {
     next: i64,
     s1: usize,
     s2: usize,
+    q_lens: Option<Vec<usize>>,
+    kv_lens: Option<Vec<usize>>,
 }
 
 impl Masker {
@@ -548,10 +587,16 @@ impl Masker {
             next: p.next_tokens,
             s1: dims.s1,
             s2: dims.s2,
+            q_lens: p.q_lens.clone(),
+            kv_lens: p.kv_lens.clone(),
         })
     }
 
     fn masked(&self, b: usize, n: usize, i: usize, j: usize) -> bool {
+        let beyond = |l: &Option<Vec<usize>>, x: usize| l.as_ref().is_some_and(|l| x >= l[b]);
+        if beyond(&self.q_lens, i) || beyond(&self.kv_lens, j) {
+            return true;
+        }
         let (i, j) = (i as i64, j as i64);
         let shift = self.s2 as i64 - self.s1 as i64;
         let by_mask = |me: &Masker| match &me.mask {
@@ -685,12 +730,13 @@ fn probs(
     qh: &[f64],
     kh: &[f64],
     pse: Option<&[f64]>,
-    scale: f64,
+    scale: (f64, bool),
     masker: &Masker,
     b: usize,
     n: usize,
     stats: Option<(&[f64], &[f64])>,
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (scale, after) = scale;
     let (s1, s2, d) = (dm.s1, dm.s2, dm.d);
     let mut sc = vec![0f64; s1 * s2];
     gemm(s1, d, s2, qh, kh, true, &mut sc);
@@ -704,7 +750,11 @@ fn probs(
                 continue;
             }
             let ps = pse.map_or(0.0, |p| p[i * s2 + j]);
-            *v = scale * (*v + ps);
+            *v = if after {
+                scale * *v + ps
+            } else {
+                scale * (*v + ps)
+            };
             if *v > mx[i] {
                 mx[i] = *v;
             }
@@ -815,6 +865,7 @@ pub fn flash_attention(
     let inp = FaInputs::new(q, k, v, pse, drop_mask, atten_mask, p, &dm)?;
     let od = (dm.b, dm.s1, dm.n1, dm.dv);
     let mut o = vec![0f64; dm.b * dm.s1 * dm.n1 * dm.dv];
+    let ol = p.out_layout;
     let stat_len = dm.b * dm.n1 * dm.s1 * 8;
     let mut smax = vec![0f64; stat_len];
     let mut ssum = vec![0f64; stat_len];
@@ -829,7 +880,7 @@ pub fn flash_attention(
                 &qh,
                 &kh,
                 inp.pse_head(&dm, b, n),
-                p.scale,
+                (p.scale, p.pse_after_scale),
                 &inp.masker,
                 b,
                 n,
@@ -838,7 +889,7 @@ pub fn flash_attention(
             inp.dropout(&dm, p, b, n, &mut pr);
             let mut oh = vec![0f64; dm.s1 * dm.dv];
             gemm(dm.s1, dm.s2, dm.dv, &pr, &vh, false, &mut oh);
-            add_head(p.layout, &mut o, od, b, n, &oh);
+            add_head(ol, &mut o, od, b, n, &oh);
             for i in 0..dm.s1 {
                 let base = ((b * dm.n1 + n) * dm.s1 + i) * 8;
                 smax[base..base + 8].fill(mx[i]);
@@ -854,6 +905,22 @@ pub fn flash_attention(
         store(ssum, softmax_sum)?;
     }
     Ok(())
+}
+
+/// The inference operators (`PromptFlashAttention`, `IncreFlashAttention`): the forward of
+/// [`flash_attention`] without dropout and without the softmax statistics.
+pub fn inference_attention(
+    q: &View,
+    k: &View,
+    v: &View,
+    pse: Option<&View>,
+    atten_mask: Option<&View>,
+    p: &FaParams,
+    out: &View,
+) -> Result<(), String> {
+    let mut none: [f32; 0] = [];
+    let empty = View::of_slice(&mut none, DType::F32, &[0]);
+    flash_attention(q, k, v, pse, None, atten_mask, p, &empty, &empty, out)
 }
 
 /// The saved statistics and forward output the backward may be given.
@@ -927,7 +994,7 @@ pub fn flash_attention_grad(
                 &qh,
                 &kh,
                 inp.pse_head(&dm, b, n),
-                p.scale,
+                (p.scale, p.pse_after_scale),
                 &inp.masker,
                 b,
                 n,

@@ -664,15 +664,7 @@ fn fa_check(
              npu-emu's aclnnFlashAttentionScore; modes 0-4 are"
         )));
     }
-    let p = FaParams {
-        layout: l,
-        head_num: head_num as usize,
-        scale,
-        keep_prob,
-        pre_tokens: pre,
-        next_tokens: next,
-        sparse_mode: sparse,
-    };
+    let p = FaParams::training(l, head_num as usize, scale, keep_prob, pre, next, sparse);
     let dims = FaDims::of(&p, q.shape(), k.shape(), v.shape()).map_err(NnError::invalid)?;
     let full = [dims.b, dims.n1, dims.s1, dims.s2];
     if let Some(m) = mask {
@@ -999,6 +991,426 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGradGetWorkspaceSize(
     )
 }
 
+// ---------------------------------------------------------------- inference attention
+
+/// `t` seen as 4-D `[B|1, N|1, S1, S2]` from the mask shapes the inference operators take:
+/// `[S1, S2]`, `[B|1, S1, S2]`, `[B|1, N|1, S1, S2]`, and for a single query row (`s1 == 1`)
+/// also `[B, S2]`.
+fn mask4(m: &T, dims: &FaDims, sparse: i64) -> NnResult<T> {
+    a::dtype_in(m, &[DType::Bool, DType::U8, DType::I8])?;
+    if sparse >= 2 {
+        if m.shape() != [2048, 2048] {
+            return Err(NnError::invalid(format!(
+                "attenMask has shape {:?}; sparseMode {sparse} takes the compressed [2048, 2048] \
+                 mask",
+                m.shape()
+            )));
+        }
+        return Ok(m.clone());
+    }
+    let (sh, st) = (m.shape().to_vec(), m.layout.strides.clone());
+    let (b, n, s1, s2) = (dims.b, dims.n1, dims.s1, dims.s2);
+    let (shape, strides): (Vec<usize>, Vec<isize>) = match sh.len() {
+        2 if dims.s1 == 1 && sh == [b, s2] => (vec![b, 1, 1, s2], vec![st[0], 0, 0, st[1]]),
+        2 => (vec![1, 1, sh[0], sh[1]], vec![0, 0, st[0], st[1]]),
+        3 => (vec![sh[0], 1, sh[1], sh[2]], vec![st[0], 0, st[1], st[2]]),
+        4 => (sh.clone(), st),
+        _ => (vec![], vec![]),
+    };
+    let ok = shape.len() == 4
+        && (shape[0] == b || shape[0] == 1)
+        && (shape[1] == n || shape[1] == 1)
+        && shape[2] == s1
+        && shape[3] == s2;
+    if !ok {
+        return Err(NnError::invalid(format!(
+            "attenMask has shape {sh:?}; it must be [S1, S2], [B|1, S1, S2] or [B|1, N|1, S1, S2] \
+             with B = {b}, N = {n}, S1 = {s1}, S2 = {s2}{}",
+            if s1 == 1 { " (or [B, S2])" } else { "" }
+        )));
+    }
+    let mut t = m.clone();
+    t.layout.shape = shape;
+    t.layout.strides = strides;
+    Ok(t)
+}
+
+/// Per-batch lengths (`actualSeqLengths`/`actualSeqLengthsKv`): one per batch (or one for
+/// all), each at most `max`.
+fn lens(h: *const c_void, arg: &'static str, b: usize, max: usize) -> NnResult<Option<Vec<usize>>> {
+    let Some(v) = a::opt_int_array(h, arg)? else {
+        return Ok(None);
+    };
+    if v.is_empty() {
+        return Ok(None);
+    }
+    if v.len() != b && v.len() != 1 {
+        return Err(NnError::invalid(format!(
+            "{arg} has {} entries; it takes one per batch ({b})",
+            v.len()
+        )));
+    }
+    if let Some(&x) = v.iter().find(|&&x| x < 0 || x as usize > max) {
+        return Err(NnError::invalid(format!(
+            "{arg} {v:?} has {x}, outside [0, {max}]"
+        )));
+    }
+    let mut out: Vec<usize> = v.iter().map(|&x| x as usize).collect();
+    if out.len() == 1 {
+        out = vec![out[0]; b];
+    }
+    Ok(Some(out))
+}
+
+/// Quantization inputs the emulator does not model: each must be NULL.
+fn no_quant(args: &[(*const c_void, &str)]) -> NnResult<()> {
+    for (h, name) in args {
+        if !h.is_null() {
+            return Err(NnError::invalid(format!(
+                "{name} (quantized attention) is not supported by npu-emu; pass nullptr"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The input layout and output layout of an inference-attention `inputLayout`.
+fn infer_layout(
+    layout: *const c_char,
+    allow_bnsd_bsnd: bool,
+) -> NnResult<(FaLayout, FaLayout, String)> {
+    if layout.is_null() {
+        return Err(NnError::nullptr("inputLayout is nullptr"));
+    }
+    // SAFETY: a NUL-terminated C string from the caller.
+    let ls = unsafe { std::ffi::CStr::from_ptr(layout) }
+        .to_string_lossy()
+        .to_string();
+    let (i, o) = match ls.as_str() {
+        "BSH" => (FaLayout::Bsh, FaLayout::Bsh),
+        "BSND" => (FaLayout::Bsnd, FaLayout::Bsnd),
+        "BNSD" => (FaLayout::Bnsd, FaLayout::Bnsd),
+        "BNSD_BSND" if allow_bnsd_bsnd => (FaLayout::Bnsd, FaLayout::Bsnd),
+        _ => {
+            return Err(NnError::invalid(format!(
+                "inputLayout \"{ls}\" is not one of BSH, BSND, BNSD{} (TND is not supported by \
+                 npu-emu)",
+                if allow_bnsd_bsnd { ", BNSD_BSND" } else { "" }
+            )))
+        }
+    };
+    Ok((i, o, ls))
+}
+
+/// Checks shared by the two inference operators; returns the parameters and dims.
+#[allow(clippy::too_many_arguments)]
+fn infer_check(
+    q: &T,
+    k: &T,
+    v: &T,
+    num_heads: i64,
+    num_kv_heads: i64,
+    scale: f64,
+    layout: *const c_char,
+    allow_bnsd_bsnd: bool,
+    pre: i64,
+    next: i64,
+    sparse: i64,
+) -> NnResult<(FaParams, FaDims)> {
+    for t in [q, k, v] {
+        a::dtype_in(t, FLOATS3)?;
+    }
+    same_dtype(k, q)?;
+    same_dtype(v, q)?;
+    let (l, ol, ls) = infer_layout(layout, allow_bnsd_bsnd)?;
+    for t in [q, k, v] {
+        if t.ndim() != l.rank() {
+            return Err(NnError::invalid(format!(
+                "{} has {} dimensions; layout {ls} takes {}",
+                t.arg,
+                t.ndim(),
+                l.rank()
+            )));
+        }
+    }
+    if num_heads <= 0 {
+        return Err(NnError::invalid(format!(
+            "numHeads {num_heads} must be positive"
+        )));
+    }
+    if l == FaLayout::Bsh && !q.shape()[2].is_multiple_of(num_heads as usize) {
+        return Err(NnError::invalid(format!(
+            "query H = {} is not a multiple of numHeads {num_heads}",
+            q.shape()[2]
+        )));
+    }
+    if !scale.is_finite() {
+        return Err(NnError::invalid(format!(
+            "scaleValue {scale} is not finite"
+        )));
+    }
+    if !(0..=4).contains(&sparse) {
+        return Err(NnError::invalid(format!(
+            "sparseMode {sparse} is not one of 0-4"
+        )));
+    }
+    let mut p = FaParams::training(l, num_heads as usize, scale, 1.0, pre, next, sparse);
+    p.out_layout = ol;
+    p.pse_after_scale = true;
+    let dims = FaDims::of(&p, q.shape(), k.shape(), v.shape()).map_err(NnError::invalid)?;
+    let kvh = if num_kv_heads == 0 {
+        num_heads
+    } else {
+        num_kv_heads
+    };
+    if kvh < 0 || dims.n2 != kvh as usize {
+        return Err(NnError::invalid(format!(
+            "numKeyValueHeads {num_kv_heads} does not match key's {} heads (0 means numHeads)",
+            dims.n2
+        )));
+    }
+    Ok((p, dims))
+}
+
+/// The inference launch: query, key, value, optional pse and mask, the output.
+fn infer_launch(
+    api: &'static str,
+    q: &T,
+    k: &T,
+    v: &T,
+    pse: Option<T>,
+    mask: Option<T>,
+    p: FaParams,
+    out: &T,
+) -> NnResult<Built> {
+    let mut l = Launch::new(api);
+    l.input(q);
+    l.input(k);
+    l.input(v);
+    let ip = pse.as_ref().map(|t| l.input(t));
+    let im = mask.as_ref().map(|t| l.input(t));
+    let o = l.output(out);
+    l.finish(move |vs, _| {
+        fused::inference_attention(
+            &vs[0],
+            &vs[1],
+            &vs[2],
+            ip.map(|i| &vs[i]),
+            im.map(|i| &vs[i]),
+            &p,
+            &vs[o],
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnPromptFlashAttentionV3GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShift: *const c_void,
+    attenMask: *const c_void,
+    actualSeqLengths: *const c_void,
+    actualSeqLengthsKv: *const c_void,
+    deqScale1: *const c_void,
+    quantScale1: *const c_void,
+    deqScale2: *const c_void,
+    quantScale2: *const c_void,
+    quantOffset2: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    innerPrecise: i64,
+    attentionOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = innerPrecise;
+    phase1(
+        "aclnnPromptFlashAttentionV3GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let k = a::tensor(key, "key")?;
+            let v = a::tensor(value, "value")?;
+            let pse = a::opt_tensor(pseShift, "pseShift")?;
+            let mask = a::opt_tensor(attenMask, "attenMask")?;
+            let out = a::tensor(attentionOut, "attentionOut")?;
+            no_quant(&[
+                (deqScale1, "deqScale1"),
+                (quantScale1, "quantScale1"),
+                (deqScale2, "deqScale2"),
+                (quantScale2, "quantScale2"),
+                (quantOffset2, "quantOffset2"),
+            ])?;
+            let (mut p, dm) = infer_check(
+                &q,
+                &k,
+                &v,
+                numHeads,
+                numKeyValueHeads,
+                scaleValue,
+                inputLayout,
+                true,
+                preTokens,
+                nextTokens,
+                sparseMode,
+            )?;
+            p.q_lens = lens(actualSeqLengths, "actualSeqLengths", dm.b, dm.s1)?;
+            p.kv_lens = lens(actualSeqLengthsKv, "actualSeqLengthsKv", dm.b, dm.s2)?;
+            let mask = match &mask {
+                Some(m) => Some(mask4(m, &dm, sparseMode)?),
+                None if sparseMode >= 1 => {
+                    return Err(NnError::invalid(format!(
+                        "sparseMode {sparseMode} needs attenMask"
+                    )))
+                }
+                None => None,
+            };
+            if let Some(ps) = &pse {
+                same_dtype(ps, &q)?;
+                let full = [dm.b, dm.n1, dm.s1, dm.s2];
+                if ps.ndim() != 4
+                    || broadcast_shapes(ps.shape(), &full).as_deref() != Some(&full[..])
+                {
+                    return Err(NnError::invalid(format!(
+                        "pseShift has shape {:?}; it must broadcast to [B, N, S1, S2] = {full:?}",
+                        ps.shape()
+                    )));
+                }
+            }
+            same_dtype(&out, &q)?;
+            a::same_shape(
+                &out,
+                &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
+            )?;
+            infer_launch(
+                "aclnnPromptFlashAttentionV3",
+                &q,
+                &k,
+                &v,
+                pse,
+                mask,
+                p,
+                &out,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnIncreFlashAttentionV4GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShift: *const c_void,
+    attenMask: *const c_void,
+    actualSeqLengths: *const c_void,
+    dequantScale1: *const c_void,
+    quantScale1: *const c_void,
+    dequantScale2: *const c_void,
+    quantScale2: *const c_void,
+    quantOffset2: *const c_void,
+    antiquantScale: *const c_void,
+    antiquantOffset: *const c_void,
+    blocktable: *const c_void,
+    kvPaddingSize: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    blockSize: i64,
+    innerPrecise: i64,
+    attentionOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (blockSize, innerPrecise);
+    phase1(
+        "aclnnIncreFlashAttentionV4GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let ks = a::tensor_list(key, "key")?;
+            let vs = a::tensor_list(value, "value")?;
+            let pse = a::opt_tensor(pseShift, "pseShift")?;
+            let mask = a::opt_tensor(attenMask, "attenMask")?;
+            let out = a::tensor(attentionOut, "attentionOut")?;
+            no_quant(&[
+                (dequantScale1, "dequantScale1"),
+                (quantScale1, "quantScale1"),
+                (dequantScale2, "dequantScale2"),
+                (quantScale2, "quantScale2"),
+                (quantOffset2, "quantOffset2"),
+                (antiquantScale, "antiquantScale"),
+                (antiquantOffset, "antiquantOffset"),
+                (kvPaddingSize, "kvPaddingSize"),
+            ])?;
+            if !blocktable.is_null() {
+                return Err(NnError::invalid(
+                    "blocktable (paged key/value cache) is not supported by npu-emu; pass the \
+                     cache as one key and one value tensor",
+                ));
+            }
+            if ks.len() != 1 || vs.len() != 1 {
+                return Err(NnError::invalid(format!(
+                    "key and value lists hold {} and {} tensors; npu-emu takes one tensor each \
+                     (all batches in one tensor)",
+                    ks.len(),
+                    vs.len()
+                )));
+            }
+            let (k, v) = (&ks[0], &vs[0]);
+            let (mut p, dm) = infer_check(
+                &q,
+                k,
+                v,
+                numHeads,
+                numKeyValueHeads,
+                scaleValue,
+                inputLayout,
+                false,
+                i64::MAX,
+                i64::MAX,
+                0,
+            )?;
+            if dm.s1 != 1 {
+                return Err(NnError::invalid(format!(
+                    "query {:?} has sequence length {}; incremental attention takes 1",
+                    q.shape(),
+                    dm.s1
+                )));
+            }
+            p.kv_lens = lens(actualSeqLengths, "actualSeqLengths", dm.b, dm.s2)?;
+            let mask = match &mask {
+                Some(m) => Some(mask4(m, &dm, 0)?),
+                None => None,
+            };
+            if let Some(ps) = &pse {
+                same_dtype(ps, &q)?;
+                let full = [dm.b, dm.n1, 1, dm.s2];
+                if ps.ndim() != 4
+                    || broadcast_shapes(ps.shape(), &full).as_deref() != Some(&full[..])
+                {
+                    return Err(NnError::invalid(format!(
+                        "pseShift has shape {:?}; it must broadcast to [B, N, 1, S2] = {full:?}",
+                        ps.shape()
+                    )));
+                }
+            }
+            same_dtype(&out, &q)?;
+            a::same_shape(&out, q.shape())?;
+            infer_launch("aclnnIncreFlashAttentionV4", &q, k, v, pse, mask, p, &out)
+        },
+    )
+}
+
 crate::phase2!(
     aclnnRmsNorm,
     aclnnRmsNormGrad,
@@ -1009,5 +1421,7 @@ crate::phase2!(
     aclnnSwiGlu,
     aclnnSwiGluGrad,
     aclnnFlashAttentionScore,
-    aclnnFlashAttentionScoreGrad
+    aclnnFlashAttentionScoreGrad,
+    aclnnPromptFlashAttentionV3,
+    aclnnIncreFlashAttentionV4
 );
