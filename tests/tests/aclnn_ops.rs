@@ -469,7 +469,7 @@ fn the_operator_bench_program_runs() {
 
 /// `tests/c/aclnn/aclnn_fused.cpp`: the fused operators of large-model code (RmsNorm,
 /// RotaryPositionEmbedding, ApplyRotaryPosEmb/V2, SwiGlu, FlashAttentionScore and their
-/// backward forms) against float64 host references in float32/float16/bfloat16, the attention
+/// backward forms, PromptFlashAttentionV3, IncreFlashAttentionV4) against float64 host references in float32/float16/bfloat16, the attention
 /// gradients against finite differences, and the argument errors with CANN's codes.
 #[test]
 fn fused_llm_operators_match_the_host_reference() {
@@ -479,7 +479,13 @@ fn fused_llm_operators_match_the_host_reference() {
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
-    for section in ["ok rms_norm", "ok rope", "ok swiglu", "ok attention"] {
+    for section in [
+        "ok rms_norm",
+        "ok rope",
+        "ok swiglu",
+        "ok attention",
+        "ok inference",
+    ] {
         assert!(
             r.stdout.contains(section),
             "missing {section}:\n{}",
@@ -499,6 +505,7 @@ fn fused_llm_operators_match_the_host_reference() {
         "aclnnSwiGluGetWorkspaceSize: x [3, 5] must be non-empty and even along dim -1",
         "aclnnFlashAttentionScoreGetWorkspaceSize: sparseMode 3 needs attenMaskOptional",
         "aclnnFlashAttentionScoreGetWorkspaceSize: inputLayout is nullptr",
+        "aclnnIncreFlashAttentionV4GetWorkspaceSize: blocktable (paged key/value cache) is not supported",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

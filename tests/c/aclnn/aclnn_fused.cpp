@@ -3,7 +3,8 @@
  * interleave, quarter, interleave-half), ApplyRotaryPosEmb / V2 (in place), SwiGlu (+Grad),
  * FlashAttentionScore (+Grad) in the layouts BNSD, BSND, BSH (with grouped key heads) and
  * SBH, with sparse modes 0 (full mask and a band), 1, 2, 3 and 4, a pse, dropout from
- * aclnnDropoutGenMaskV2, and softmax max/sum. The attention gradients are checked against
+ * aclnnDropoutGenMaskV2, and softmax max/sum; PromptFlashAttentionV3 (BNSD_BSND, masks,
+ * actual key lengths) and IncreFlashAttentionV4. The attention gradients are checked against
  * central finite differences of the reference forward (independent of the analytic
  * formulas the emulator uses). Each operator has argument errors with CANN's codes.
  * Tolerances: float32 1e-5 relative (float64 inside, rounded once), float16 2e-3, bfloat16
@@ -23,6 +24,8 @@
 #include "aclnnop/aclnn_flash_attention_score.h"
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
 #include "aclnnop/aclnn_dropout_gen_mask_v2.h"
+#include "aclnnop/aclnn_prompt_flash_attention_v3.h"
+#include "aclnnop/aclnn_incre_flash_attention_v4.h"
 
 static aclrtStream S;
 
@@ -548,6 +551,128 @@ static void attention() {
     printf("ok attention\n");
 }
 
+/* ---------------------------------------------------------------- inference attention */
+
+/* softmax(scale·q·kᵀ, masked excluded)·v with input layout `li` and output layout `lo`. */
+static std::vector<double> infer_ref(Lay li, Lay lo, int64_t B, int64_t N1, int64_t N2, int64_t S1, int64_t S2,
+                                     int64_t D, double scale, const std::vector<double> &Q, const std::vector<double> &K,
+                                     const std::vector<double> &V,
+                                     const std::function<bool(int64_t, int64_t, int64_t, int64_t)> &masked) {
+    std::vector<double> O(static_cast<size_t>(B * N1 * S1 * D), 0.0);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t n = 0; n < N1; n++)
+            for (int64_t i = 0; i < S1; i++) {
+                std::vector<double> s(S2);
+                double m = -INFINITY;
+                for (int64_t j = 0; j < S2; j++) {
+                    double dot = 0;
+                    for (int64_t d = 0; d < D; d++)
+                        dot += Q[loff(li, B, S1, N1, D, b, n, i, d)] * K[loff(li, B, S2, N2, D, b, n / (N1 / N2), j, d)];
+                    s[j] = scale * dot;
+                    if (!masked(b, n, i, j)) m = std::max(m, s[j]);
+                }
+                double sum = 0;
+                for (int64_t j = 0; j < S2; j++)
+                    if (!masked(b, n, i, j)) sum += std::exp(s[j] - m);
+                for (int64_t j = 0; j < S2; j++) {
+                    if (masked(b, n, i, j)) continue;
+                    double p = std::exp(s[j] - m) / sum;
+                    for (int64_t d = 0; d < D; d++)
+                        O[loff(lo, B, S1, N1, D, b, n, i, d)] += p * V[loff(li, B, S2, N2, D, b, n / (N1 / N2), j, d)];
+                }
+            }
+    return O;
+}
+
+static void inference() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* PromptFlashAttentionV3: BNSD_BSND, grouped key heads, a causal [S1, S2] mask with
+     * nextTokens 0, actualSeqLengthsKv (3, 7) */
+    const int64_t B = 2, N1 = 4, N2 = 2, S1 = 5, S2 = 7, D = 8;
+    for (aclDataType t : {ACL_FLOAT, ACL_FLOAT16}) {
+        Shape qs = lshape(BNSD, B, S1, N1, D), ks = lshape(BNSD, B, S2, N2, D);
+        std::vector<double> Q = vals(numel(qs), t, 90, 3), K = vals(numel(ks), t, 91, 3), V = vals(numel(ks), t, 92, 3);
+        std::vector<double> M(static_cast<size_t>(S1 * S2));
+        for (int64_t i = 0; i < S1; i++)
+            for (int64_t j = 0; j < S2; j++) M[i * S2 + j] = j > i + 2 ? 1 : 0;
+        Dev q = make(qs, t, Q), k = make(ks, t, K), v = make(ks, t, V), m = make({S1, S2}, ACL_BOOL, M);
+        Dev o = make(lshape(BSND, B, S1, N1, D), t, {0});
+        int64_t kvl[] = {3, 7};
+        aclIntArray *kv = aclCreateIntArray(kvl, 2);
+        char lay[] = "BNSD_BSND";
+        RUN(S, aclnnPromptFlashAttentionV3, q.t, k.t, v.t, nullptr, m.t, nullptr, kv, nullptr, nullptr, nullptr, nullptr,
+            nullptr, N1, 0.3, 2147483647, 0, lay, N2, 0, 1, o.t);
+        auto want = infer_ref(BNSD, BSND, B, N1, N2, S1, S2, D, 0.3, Q, K, V, [&](int64_t b, int64_t, int64_t i, int64_t j) {
+            return M[i * S2 + j] != 0 || j - i > 0 || j >= kvl[b];
+        });
+        char what[96];
+        snprintf(what, sizeof what, "PromptFlashAttentionV3 %s BNSD_BSND mask, next 0, kv lengths", tname(t));
+        compare(what, read(o), want, tol_of(t) * 3);
+        if (t == ACL_FLOAT) {
+            aclTensor *scale1 = q.t;
+            expect_code("PromptFlashAttentionV3 with a quantScale1",
+                        aclnnPromptFlashAttentionV3GetWorkspaceSize(q.t, k.t, v.t, nullptr, m.t, nullptr, kv, nullptr, scale1,
+                                                                    nullptr, nullptr, nullptr, N1, 0.3, 2147483647, 0, lay,
+                                                                    N2, 0, 1, o.t, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            expect_code("PromptFlashAttentionV3 numKeyValueHeads 3 for 2 key heads",
+                        aclnnPromptFlashAttentionV3GetWorkspaceSize(q.t, k.t, v.t, nullptr, m.t, nullptr, kv, nullptr, nullptr,
+                                                                    nullptr, nullptr, nullptr, N1, 0.3, 2147483647, 0, lay,
+                                                                    3, 0, 1, o.t, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            int64_t bad[] = {3, 9};
+            aclIntArray *kv9 = aclCreateIntArray(bad, 2);
+            expect_code("PromptFlashAttentionV3 actualSeqLengthsKv past S2",
+                        aclnnPromptFlashAttentionV3GetWorkspaceSize(q.t, k.t, v.t, nullptr, m.t, nullptr, kv9, nullptr, nullptr,
+                                                                    nullptr, nullptr, nullptr, N1, 0.3, 2147483647, 0, lay,
+                                                                    N2, 0, 1, o.t, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            aclDestroyIntArray(kv9);
+        }
+        aclDestroyIntArray(kv);
+        for (Dev *d : {&q, &k, &v, &m, &o}) release(*d);
+    }
+    /* IncreFlashAttentionV4: BSND query [B, 1, N1, D], one key/value tensor, a [B, S2] mask,
+     * actualSeqLengths (6, 4) */
+    {
+        Shape qs = lshape(BSND, B, 1, N1, D), ks = lshape(BSND, B, S2, N2, D);
+        std::vector<double> Q = vals(numel(qs), ACL_FLOAT, 93, 3), K = vals(numel(ks), ACL_FLOAT, 94, 3),
+                            V = vals(numel(ks), ACL_FLOAT, 95, 3), M(static_cast<size_t>(B * S2), 0.0);
+        M[1] = 1;
+        M[S2 + 2] = 1;
+        Dev q = make(qs, ACL_FLOAT, Q), k = make(ks, ACL_FLOAT, K), v = make(ks, ACL_FLOAT, V), m = make({B, S2}, ACL_UINT8, M);
+        Dev o = make(qs, ACL_FLOAT, {0});
+        aclTensorList *kl = aclCreateTensorList(&k.t, 1), *vl = aclCreateTensorList(&v.t, 1);
+        int64_t ql[] = {6, 4};
+        aclIntArray *al = aclCreateIntArray(ql, 2);
+        char lay[] = "BSND";
+        RUN(S, aclnnIncreFlashAttentionV4, q.t, kl, vl, nullptr, m.t, al, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+            nullptr, nullptr, nullptr, N1, 0.25, lay, N2, 0, 0, o.t);
+        auto want = infer_ref(BSND, BSND, B, N1, N2, 1, S2, D, 0.25, Q, K, V, [&](int64_t b, int64_t, int64_t, int64_t j) {
+            return M[b * S2 + j] != 0 || j >= ql[b];
+        });
+        compare("IncreFlashAttentionV4 BSND [B, S2] mask, actualSeqLengths (6, 4)", read(o), want, 1e-5);
+        expect_code("IncreFlashAttentionV4 with a blocktable",
+                    aclnnIncreFlashAttentionV4GetWorkspaceSize(q.t, kl, vl, nullptr, m.t, al, nullptr, nullptr, nullptr, nullptr,
+                                                               nullptr, nullptr, nullptr, m.t, nullptr, N1, 0.25, lay, N2, 16,
+                                                               0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("IncreFlashAttentionV4 null key list",
+                    aclnnIncreFlashAttentionV4GetWorkspaceSize(q.t, nullptr, vl, nullptr, m.t, al, nullptr, nullptr, nullptr,
+                                                               nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, N1, 0.25,
+                                                               lay, N2, 0, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_NULLPTR);
+        aclDestroyIntArray(al);
+        for (Dev *d : {&q, &m, &o}) release(*d);
+        aclDestroyTensorList(kl);
+        aclDestroyTensorList(vl);
+        if (k.mem) aclrtFree(k.mem);
+        if (v.mem) aclrtFree(v.mem);
+    }
+    printf("ok inference\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -556,6 +681,7 @@ int main() {
     rope();
     swiglu();
     attention();
+    inference();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;
