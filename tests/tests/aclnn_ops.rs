@@ -503,7 +503,7 @@ fn fused_llm_operators_match_the_host_reference() {
         "aclnnRmsNormGetWorkspaceSize: gamma shape [3] must equal the last dimensions of x [2, 3, 4]",
         "aclnnRotaryPositionEmbeddingGetWorkspaceSize: mode 7 is not one of 0 (half)",
         "aclnnSwiGluGetWorkspaceSize: x [3, 5] must be non-empty and even along dim -1",
-        "aclnnFlashAttentionScoreGetWorkspaceSize: sparseMode 3 needs attenMaskOptional",
+        "aclnnFlashAttentionScoreGetWorkspaceSize: sparseMode 3 needs attenMaskOptional (the compressed",
         "aclnnFlashAttentionScoreGetWorkspaceSize: inputLayout is nullptr",
         "aclnnIncreFlashAttentionV4GetWorkspaceSize: blocktable (paged key/value cache) is not supported",
     ] {

@@ -692,9 +692,11 @@ fn fa_check(
                 m.shape()
             )));
         }
-    } else if sparse >= 1 {
+    } else if sparse >= 2 {
+        // Modes 2-4 build their pattern from the compressed mask; mode 1 (allMask) without a
+        // mask masks nothing (torch_npu's documented example calls it so).
         return Err(NnError::invalid(format!(
-            "sparseMode {sparse} needs attenMaskOptional"
+            "sparseMode {sparse} needs attenMaskOptional (the compressed [2048, 2048] mask)"
         )));
     }
     if let Some(ps) = pse {
@@ -1265,7 +1267,7 @@ pub unsafe extern "C" fn aclnnPromptFlashAttentionV3GetWorkspaceSize(
             p.kv_lens = lens(actualSeqLengthsKv, "actualSeqLengthsKv", dm.b, dm.s2)?;
             let mask = match &mask {
                 Some(m) => Some(mask4(m, &dm, sparseMode)?),
-                None if sparseMode >= 1 => {
+                None if sparseMode >= 2 => {
                     return Err(NnError::invalid(format!(
                         "sparseMode {sparseMode} needs attenMask"
                     )))
