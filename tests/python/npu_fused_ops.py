@@ -4,7 +4,8 @@ autograd: npu_rms_norm, npu_rotary_mul (half and interleave), npu_apply_rotary_p
 npu_swiglu, npu_fusion_attention (layouts BSH, SBH, BSND, BNSD; grouped key heads; causal
 sparse modes with the compressed 2048x2048 mask; a full mask; dropout with keep_prob < 1),
 npu_prompt_flash_attention (grouped key heads, a causal mask, actual_seq_lengths_kv) and
-npu_incre_flash_attention (multi-query, actual_seq_lengths).
+npu_incre_flash_attention (multi-query, actual_seq_lengths), npu_fused_infer_attention_score
+(grouped heads with softmax_lse, causal, a decode step with kv lengths).
 
 Tolerances: float32 1e-5 relative (the emulator computes in float64 and rounds once);
 float16/bfloat16 against the float32 reference of the rounded inputs, to the dtype's
@@ -319,3 +320,32 @@ def test_incre_flash_attention():
     masked = torch.zeros(b, 1, 1, s, dtype=torch.bool)
     masked[0, ..., 5:] = True
     close(o, attention_ref(q, k, v, n, "BSH", sc, masked=masked)[0])
+
+
+def test_fused_infer_attention_score():
+    require("aclnnFusedInferAttentionScoreV3")
+    b, n, nkv, s, d = 2, 4, 2, 6, 8
+    q, k, v = qkv("BNSD", b, n, nkv, s, s, d)
+    out, lse = torch_npu.npu_fused_infer_attention_score(
+        q.npu(), k.npu(), v.npu(), num_heads=n, num_key_value_heads=nkv, input_layout="BNSD", scale=0.3,
+        softmax_lse_flag=True,
+    )
+    ref, sc = attention_ref(q, k, v, n, "BNSD", 0.3)
+    close(out, ref)
+    assert lse.shape == (b, n, s, 1) and lse.dtype == torch.float32
+    close(lse, torch.logsumexp(sc, -1, keepdim=True))
+    # a causal mask with next_tokens=0, and a decode step (one query row) with kv lengths
+    mask = torch.triu(torch.ones(s, s, dtype=torch.bool), 1)
+    out, _ = torch_npu.npu_fused_infer_attention_score(
+        q.npu(), k.npu(), v.npu(), num_heads=n, num_key_value_heads=nkv, input_layout="BNSD", scale=0.3,
+        atten_mask=mask.npu(), next_tokens=0,
+    )
+    close(out, attention_ref(q, k, v, n, "BNSD", 0.3, masked=mask)[0])
+    q1 = q[:, :, :1].contiguous()
+    out, _ = torch_npu.npu_fused_infer_attention_score(
+        q1.npu(), k.npu(), v.npu(), num_heads=n, num_key_value_heads=nkv, input_layout="BNSD", scale=0.3,
+        actual_seq_lengths_kv=[3, 6],
+    )
+    masked = torch.zeros(b, 1, 1, s, dtype=torch.bool)
+    masked[0, ..., 3:] = True
+    close(out, attention_ref(q1, k, v, n, "BNSD", 0.3, masked=masked)[0])

@@ -428,8 +428,8 @@ fn added_operators_match_cpu() {
 
 /// `tests/python/npu_fused_ops.py`: torch_npu's fused large-model operators (npu_rms_norm,
 /// npu_rotary_mul, npu_apply_rotary_pos_emb, npu_swiglu, npu_fusion_attention in four
-/// layouts, causal, masked and with dropout; npu_prompt_flash_attention and
-/// npu_incre_flash_attention) against CPU reference implementations, forward and backward
+/// layouts, causal, masked and with dropout; npu_prompt_flash_attention,
+/// npu_incre_flash_attention and npu_fused_infer_attention_score) against CPU reference implementations, forward and backward
 /// through autograd; none may skip on a build that has them.
 #[test]
 fn fused_llm_operators_match_cpu() {
@@ -444,7 +444,7 @@ fn fused_llm_operators_match_cpu() {
     );
     eprintln!("{}", r.all());
     r.assert_ok();
-    assert!(r.stdout.contains("21 passed"), "{}", r.all());
+    assert!(r.stdout.contains("22 passed"), "{}", r.all());
     assert!(!r.stdout.contains("skipped"), "{}", r.all());
 }
 

@@ -907,8 +907,10 @@ pub fn flash_attention(
     Ok(())
 }
 
-/// The inference operators (`PromptFlashAttention`, `IncreFlashAttention`): the forward of
-/// [`flash_attention`] without dropout and without the softmax statistics.
+/// The inference operators (`PromptFlashAttention`, `IncreFlashAttention`,
+/// `FusedInferAttentionScore`): the forward of [`flash_attention`] without dropout; with
+/// `lse` (`[B, N1, S1, 1]`), each row's log-sum-exp `max + ln(sum)` of the scaled scores.
+#[allow(clippy::too_many_arguments)]
 pub fn inference_attention(
     q: &View,
     k: &View,
@@ -917,10 +919,22 @@ pub fn inference_attention(
     atten_mask: Option<&View>,
     p: &FaParams,
     out: &View,
+    lse: Option<&View>,
 ) -> Result<(), String> {
-    let mut none: [f32; 0] = [];
-    let empty = View::of_slice(&mut none, DType::F32, &[0]);
-    flash_attention(q, k, v, pse, None, atten_mask, p, &empty, &empty, out)
+    let dm = FaDims::of(p, &q.shape, &k.shape, &v.shape)?;
+    let n = dm.b * dm.n1 * dm.s1 * 8;
+    let (mut mx, mut sm) = (vec![0f64; n], vec![0f64; n]);
+    let shape = [dm.b, dm.n1, dm.s1, 8];
+    let (mv, sv) = (
+        View::of_slice(&mut mx, DType::F64, &shape),
+        View::of_slice(&mut sm, DType::F64, &shape),
+    );
+    flash_attention(q, k, v, pse, None, atten_mask, p, &mv, &sv, out)?;
+    if let Some(l) = lse {
+        let vals: Vec<f64> = (0..n / 8).map(|r| mx[r * 8] + sm[r * 8].ln()).collect();
+        store(vals, l)?;
+    }
+    Ok(())
 }
 
 /// The saved statistics and forward output the backward may be given.

@@ -4,7 +4,8 @@
  * FlashAttentionScore (+Grad) in the layouts BNSD, BSND, BSH (with grouped key heads) and
  * SBH, with sparse modes 0 (full mask and a band), 1, 2, 3 and 4, a pse, dropout from
  * aclnnDropoutGenMaskV2, and softmax max/sum; PromptFlashAttentionV3 (BNSD_BSND, masks,
- * actual key lengths) and IncreFlashAttentionV4. The attention gradients are checked against
+ * actual key lengths), IncreFlashAttentionV4 and FusedInferAttentionScoreV2/V3 (with the
+ * log-sum-exp). The attention gradients are checked against
  * central finite differences of the reference forward (independent of the analytic
  * formulas the emulator uses). Each operator has argument errors with CANN's codes.
  * Tolerances: float32 1e-5 relative (float64 inside, rounded once), float16 2e-3, bfloat16
@@ -26,6 +27,8 @@
 #include "aclnnop/aclnn_dropout_gen_mask_v2.h"
 #include "aclnnop/aclnn_prompt_flash_attention_v3.h"
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
+#include "aclnnop/aclnn_fused_infer_attention_score_v2.h"
+#include "aclnnop/aclnn_fused_infer_attention_score_v3.h"
 
 static aclrtStream S;
 
@@ -665,6 +668,86 @@ static void inference() {
                     ACLNN_ERR_PARAM_NULLPTR);
         aclDestroyIntArray(al);
         for (Dev *d : {&q, &m, &o}) release(*d);
+        aclDestroyTensorList(kl);
+        aclDestroyTensorList(vl);
+        if (k.mem) aclrtFree(k.mem);
+        if (v.mem) aclrtFree(v.mem);
+    }
+    /* FusedInferAttentionScoreV3 / V2: BSH, grouped key heads, actualSeqLengths (4, 5),
+     * the log-sum-exp [B, N, S1, 1] */
+    {
+        const int64_t SQ = 5;
+        Shape qs = lshape(BSH, B, SQ, N1, D), ks = lshape(BSH, B, SQ, N2, D);
+        std::vector<double> Q = vals(numel(qs), ACL_FLOAT, 96, 3), K = vals(numel(ks), ACL_FLOAT, 97, 3),
+                            V = vals(numel(ks), ACL_FLOAT, 98, 3);
+        Dev q = make(qs, ACL_FLOAT, Q), k = make(ks, ACL_FLOAT, K), v = make(ks, ACL_FLOAT, V), o = make(qs, ACL_FLOAT, {0});
+        Dev lse = make({B, N1, SQ, 1}, ACL_FLOAT, {0});
+        aclTensorList *kl = aclCreateTensorList(&k.t, 1), *vl = aclCreateTensorList(&v.t, 1);
+        int64_t qlv[] = {4, 5};
+        aclIntArray *ql = aclCreateIntArray(qlv, 2);
+        char lay[] = "BSH";
+        for (int ver = 3; ver >= 2; ver--) {
+            uint64_t ws_ = 0;
+            aclOpExecutor *ex_ = nullptr;
+            if (ver == 3)
+                NN(aclnnFusedInferAttentionScoreV3GetWorkspaceSize(
+                    q.t, kl, vl, nullptr, nullptr, ql, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                    nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                    nullptr, N1, 0.35, 2147483647, 2147483647, lay, N2, 0, 0, 0, 0, true, 0, 0, o.t, lse.t, &ws_, &ex_));
+            else
+                NN(aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
+                    q.t, kl, vl, nullptr, nullptr, ql, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                    nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, N1, 0.35,
+                    2147483647, 2147483647, lay, N2, 0, 0, 0, 0, true, 0, 0, o.t, lse.t, &ws_, &ex_));
+            NN(ver == 3 ? aclnnFusedInferAttentionScoreV3(nullptr, ws_, ex_, S) : aclnnFusedInferAttentionScoreV2(nullptr, ws_, ex_, S));
+            CHECK(aclrtSynchronizeStream(S));
+            auto want = infer_ref(BSH, BSH, B, N1, N2, SQ, SQ, D, 0.35, Q, K, V,
+                                  [&](int64_t b, int64_t, int64_t i, int64_t) { return i >= qlv[b]; });
+            /* rows past the query length are zero; their log-sum-exp is not compared */
+            char what[96];
+            snprintf(what, sizeof what, "FusedInferAttentionScoreV%d BSH, query lengths (4, 5)", ver);
+            compare(what, read(o), want, 1e-5);
+            std::vector<double> got = read(lse), wl;
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t n = 0; n < N1; n++)
+                    for (int64_t i = 0; i < SQ; i++) {
+                        if (i >= qlv[b]) {
+                            got[static_cast<size_t>((b * N1 + n) * SQ + i)] = 0;
+                            wl.push_back(0);
+                            continue;
+                        }
+                        double m = -INFINITY, sum = 0;
+                        std::vector<double> sc(SQ);
+                        for (int64_t j = 0; j < SQ; j++) {
+                            double dot = 0;
+                            for (int64_t d = 0; d < D; d++)
+                                dot += Q[loff(BSH, B, SQ, N1, D, b, n, i, d)] * K[loff(BSH, B, SQ, N2, D, b, n / 2, j, d)];
+                            sc[j] = 0.35 * dot;
+                            m = std::max(m, sc[j]);
+                        }
+                        for (double x : sc) sum += std::exp(x - m);
+                        wl.push_back(m + std::log(sum));
+                    }
+            snprintf(what, sizeof what, "FusedInferAttentionScoreV%d softmaxLse", ver);
+            compare(what, got, wl, 1e-5);
+        }
+        Dev lbad = make({B, N1, SQ, 8}, ACL_FLOAT, {0});
+        expect_code("FusedInferAttentionScoreV3 softmaxLse [B, N, S, 8]",
+                    aclnnFusedInferAttentionScoreV3GetWorkspaceSize(
+                        q.t, kl, vl, nullptr, nullptr, ql, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                        nullptr, nullptr, nullptr, N1, 0.35, 2147483647, 2147483647, lay, N2, 0, 0, 0, 0, true, 0, 0, o.t,
+                        lbad.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("FusedInferAttentionScoreV3 with a queryRope",
+                    aclnnFusedInferAttentionScoreV3GetWorkspaceSize(
+                        q.t, kl, vl, nullptr, nullptr, ql, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                        nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                        q.t, nullptr, nullptr, N1, 0.35, 2147483647, 2147483647, lay, N2, 0, 0, 0, 0, true, 0, 0, o.t,
+                        lse.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        aclDestroyIntArray(ql);
+        for (Dev *d : {&q, &o, &lse, &lbad}) release(*d);
         aclDestroyTensorList(kl);
         aclDestroyTensorList(vl);
         if (k.mem) aclrtFree(k.mem);

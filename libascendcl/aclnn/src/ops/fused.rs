@@ -1001,10 +1001,12 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGradGetWorkspaceSize(
 fn mask4(m: &T, dims: &FaDims, sparse: i64) -> NnResult<T> {
     a::dtype_in(m, &[DType::Bool, DType::U8, DType::I8])?;
     if sparse >= 2 {
-        if m.shape() != [2048, 2048] {
+        if m.shape().iter().product::<usize>() != 2048 * 2048
+            || m.shape().iter().rev().take(2).any(|&d| d != 2048)
+        {
             return Err(NnError::invalid(format!(
                 "attenMask has shape {:?}; sparseMode {sparse} takes the compressed [2048, 2048] \
-                 mask",
+                 mask ([1, 2048, 2048] and [1, 1, 2048, 2048] too)",
                 m.shape()
             )));
         }
@@ -1175,6 +1177,7 @@ fn infer_check(
 }
 
 /// The inference launch: query, key, value, optional pse and mask, the output.
+#[allow(clippy::too_many_arguments)]
 fn infer_launch(
     api: &'static str,
     q: &T,
@@ -1184,6 +1187,7 @@ fn infer_launch(
     mask: Option<T>,
     p: FaParams,
     out: &T,
+    lse: Option<&T>,
 ) -> NnResult<Built> {
     let mut l = Launch::new(api);
     l.input(q);
@@ -1192,6 +1196,7 @@ fn infer_launch(
     let ip = pse.as_ref().map(|t| l.input(t));
     let im = mask.as_ref().map(|t| l.input(t));
     let o = l.output(out);
+    let il = lse.map(|t| l.output(t));
     l.finish(move |vs, _| {
         fused::inference_attention(
             &vs[0],
@@ -1201,6 +1206,7 @@ fn infer_launch(
             im.map(|i| &vs[i]),
             &p,
             &vs[o],
+            il.map(|i| &vs[i]),
         )
     })
 }
@@ -1300,6 +1306,7 @@ pub unsafe extern "C" fn aclnnPromptFlashAttentionV3GetWorkspaceSize(
                 mask,
                 p,
                 &out,
+                None,
             )
         },
     )
@@ -1408,7 +1415,335 @@ pub unsafe extern "C" fn aclnnIncreFlashAttentionV4GetWorkspaceSize(
             }
             same_dtype(&out, &q)?;
             a::same_shape(&out, q.shape())?;
-            infer_launch("aclnnIncreFlashAttentionV4", &q, k, v, pse, mask, p, &out)
+            infer_launch(
+                "aclnnIncreFlashAttentionV4",
+                &q,
+                k,
+                v,
+                pse,
+                mask,
+                p,
+                &out,
+                None,
+            )
+        },
+    )
+}
+
+/// `aclnnFusedInferAttentionScoreV2`/`V3`: prompt (Q_S > 1) or incremental (Q_S = 1)
+/// attention with one key and one value tensor, optional pse, mask and actual lengths, and
+/// with `softmaxLseFlag` the log-sum-exp `[B, N, Q_S, 1]`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn fused_infer(
+    api: &'static str,
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pse_shift: *const c_void,
+    atten_mask: *const c_void,
+    actual_seq: *const c_void,
+    actual_seq_kv: *const c_void,
+    unsupported: &[(*const c_void, &str)],
+    num_heads: i64,
+    scale: f64,
+    pre: i64,
+    next: i64,
+    layout: *const c_char,
+    num_kv_heads: i64,
+    sparse: i64,
+    lse_flag: bool,
+    attention_out: *const c_void,
+    softmax_lse: *const c_void,
+) -> NnResult<Built> {
+    let q = a::tensor(query, "query")?;
+    let ks = a::tensor_list(key, "key")?;
+    let vs = a::tensor_list(value, "value")?;
+    let pse = a::opt_tensor(pse_shift, "pseShiftOptional")?;
+    let mask = a::opt_tensor(atten_mask, "attenMaskOptional")?;
+    let out = a::tensor(attention_out, "attentionOut")?;
+    let lse = a::opt_tensor(softmax_lse, "softmaxLse")?;
+    no_quant(unsupported)?;
+    if ks.len() != 1 || vs.len() != 1 {
+        return Err(NnError::invalid(format!(
+            "key and value lists hold {} and {} tensors; npu-emu takes one tensor each (all \
+             batches in one tensor)",
+            ks.len(),
+            vs.len()
+        )));
+    }
+    let (k, v) = (&ks[0], &vs[0]);
+    let (mut p, dm) = infer_check(
+        &q,
+        k,
+        v,
+        num_heads,
+        num_kv_heads,
+        scale,
+        layout,
+        true,
+        pre,
+        next,
+        sparse,
+    )?;
+    p.q_lens = lens(actual_seq, "actualSeqLengthsOptional", dm.b, dm.s1)?;
+    p.kv_lens = lens(actual_seq_kv, "actualSeqLengthsKvOptional", dm.b, dm.s2)?;
+    if dm.s1 == 1 {
+        // Incremental: one query row sees every valid key; sparse modes do not apply.
+        p.sparse_mode = 0;
+        p.pre_tokens = i64::MAX;
+        p.next_tokens = i64::MAX;
+    }
+    let mask = match &mask {
+        Some(m) => Some(mask4(m, &dm, p.sparse_mode)?),
+        None if p.sparse_mode >= 2 => {
+            return Err(NnError::invalid(format!(
+                "sparseMode {sparse} needs attenMaskOptional"
+            )))
+        }
+        None => None,
+    };
+    if let Some(ps) = &pse {
+        same_dtype(ps, &q)?;
+        let full = [dm.b, dm.n1, dm.s1, dm.s2];
+        if ps.ndim() != 4 || broadcast_shapes(ps.shape(), &full).as_deref() != Some(&full[..]) {
+            return Err(NnError::invalid(format!(
+                "pseShiftOptional has shape {:?}; it must broadcast to (B, Q_N, Q_S, KV_S) = \
+                 {full:?}",
+                ps.shape()
+            )));
+        }
+    }
+    same_dtype(&out, &q)?;
+    a::same_shape(
+        &out,
+        &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
+    )?;
+    let lse = if lse_flag {
+        let Some(t) = lse.as_ref() else {
+            return Err(NnError::nullptr(
+                "softmaxLse is nullptr with softmaxLseFlag true",
+            ));
+        };
+        a::dtype_in(t, &[DType::F32])?;
+        a::same_shape(t, &[dm.b, dm.n1, dm.s1, 1])?;
+        Some(t)
+    } else {
+        None
+    };
+    infer_launch(api, &q, k, v, pse, mask, p, &out, lse)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV3GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShiftOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    actualSeqLengthsOptional: *const c_void,
+    actualSeqLengthsKvOptional: *const c_void,
+    deqScale1Optional: *const c_void,
+    quantScale1Optional: *const c_void,
+    deqScale2Optional: *const c_void,
+    quantScale2Optional: *const c_void,
+    quantOffset2Optional: *const c_void,
+    antiquantScaleOptional: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    blockTableOptional: *const c_void,
+    queryPaddingSizeOptional: *const c_void,
+    kvPaddingSizeOptional: *const c_void,
+    keyAntiquantScaleOptional: *const c_void,
+    keyAntiquantOffsetOptional: *const c_void,
+    valueAntiquantScaleOptional: *const c_void,
+    valueAntiquantOffsetOptional: *const c_void,
+    keySharedPrefixOptional: *const c_void,
+    valueSharedPrefixOptional: *const c_void,
+    actualSharedPrefixLenOptional: *const c_void,
+    queryRopeOptional: *const c_void,
+    keyRopeOptional: *const c_void,
+    keyRopeAntiquantScaleOptional: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    innerPrecise: i64,
+    blockSize: i64,
+    antiquantMode: i64,
+    softmaxLseFlag: bool,
+    keyAntiquantMode: i64,
+    valueAntiquantMode: i64,
+    attentionOut: *const c_void,
+    softmaxLse: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (
+        innerPrecise,
+        blockSize,
+        antiquantMode,
+        keyAntiquantMode,
+        valueAntiquantMode,
+    );
+    phase1(
+        "aclnnFusedInferAttentionScoreV3GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let unsupported = [
+                (deqScale1Optional, "deqScale1Optional"),
+                (quantScale1Optional, "quantScale1Optional"),
+                (deqScale2Optional, "deqScale2Optional"),
+                (quantScale2Optional, "quantScale2Optional"),
+                (quantOffset2Optional, "quantOffset2Optional"),
+                (antiquantScaleOptional, "antiquantScaleOptional"),
+                (antiquantOffsetOptional, "antiquantOffsetOptional"),
+                (blockTableOptional, "blockTableOptional (paged attention)"),
+                (queryPaddingSizeOptional, "queryPaddingSizeOptional"),
+                (kvPaddingSizeOptional, "kvPaddingSizeOptional"),
+                (keyAntiquantScaleOptional, "keyAntiquantScaleOptional"),
+                (keyAntiquantOffsetOptional, "keyAntiquantOffsetOptional"),
+                (valueAntiquantScaleOptional, "valueAntiquantScaleOptional"),
+                (valueAntiquantOffsetOptional, "valueAntiquantOffsetOptional"),
+                (keySharedPrefixOptional, "keySharedPrefixOptional"),
+                (valueSharedPrefixOptional, "valueSharedPrefixOptional"),
+                (
+                    actualSharedPrefixLenOptional,
+                    "actualSharedPrefixLenOptional",
+                ),
+                (queryRopeOptional, "queryRopeOptional"),
+                (keyRopeOptional, "keyRopeOptional"),
+                (
+                    keyRopeAntiquantScaleOptional,
+                    "keyRopeAntiquantScaleOptional",
+                ),
+            ];
+            fused_infer(
+                "aclnnFusedInferAttentionScoreV3",
+                query,
+                key,
+                value,
+                pseShiftOptional,
+                attenMaskOptional,
+                actualSeqLengthsOptional,
+                actualSeqLengthsKvOptional,
+                &unsupported,
+                numHeads,
+                scaleValue,
+                preTokens,
+                nextTokens,
+                inputLayout,
+                numKeyValueHeads,
+                sparseMode,
+                softmaxLseFlag,
+                attentionOut,
+                softmaxLse,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShiftOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    actualSeqLengthsOptional: *const c_void,
+    actualSeqLengthsKvOptional: *const c_void,
+    deqScale1Optional: *const c_void,
+    quantScale1Optional: *const c_void,
+    deqScale2Optional: *const c_void,
+    quantScale2Optional: *const c_void,
+    quantOffset2Optional: *const c_void,
+    antiquantScaleOptional: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    blockTableOptional: *const c_void,
+    queryPaddingSizeOptional: *const c_void,
+    kvPaddingSizeOptional: *const c_void,
+    keyAntiquantScaleOptional: *const c_void,
+    keyAntiquantOffsetOptional: *const c_void,
+    valueAntiquantScaleOptional: *const c_void,
+    valueAntiquantOffsetOptional: *const c_void,
+    keySharedPrefixOptional: *const c_void,
+    valueSharedPrefixOptional: *const c_void,
+    actualSharedPrefixLenOptional: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    innerPrecise: i64,
+    blockSize: i64,
+    antiquantMode: i64,
+    softmaxLseFlag: bool,
+    keyAntiquantMode: i64,
+    valueAntiquantMode: i64,
+    attentionOut: *const c_void,
+    softmaxLse: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (
+        innerPrecise,
+        blockSize,
+        antiquantMode,
+        keyAntiquantMode,
+        valueAntiquantMode,
+    );
+    phase1(
+        "aclnnFusedInferAttentionScoreV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let unsupported = [
+                (deqScale1Optional, "deqScale1Optional"),
+                (quantScale1Optional, "quantScale1Optional"),
+                (deqScale2Optional, "deqScale2Optional"),
+                (quantScale2Optional, "quantScale2Optional"),
+                (quantOffset2Optional, "quantOffset2Optional"),
+                (antiquantScaleOptional, "antiquantScaleOptional"),
+                (antiquantOffsetOptional, "antiquantOffsetOptional"),
+                (blockTableOptional, "blockTableOptional (paged attention)"),
+                (queryPaddingSizeOptional, "queryPaddingSizeOptional"),
+                (kvPaddingSizeOptional, "kvPaddingSizeOptional"),
+                (keyAntiquantScaleOptional, "keyAntiquantScaleOptional"),
+                (keyAntiquantOffsetOptional, "keyAntiquantOffsetOptional"),
+                (valueAntiquantScaleOptional, "valueAntiquantScaleOptional"),
+                (valueAntiquantOffsetOptional, "valueAntiquantOffsetOptional"),
+                (keySharedPrefixOptional, "keySharedPrefixOptional"),
+                (valueSharedPrefixOptional, "valueSharedPrefixOptional"),
+                (
+                    actualSharedPrefixLenOptional,
+                    "actualSharedPrefixLenOptional",
+                ),
+            ];
+            fused_infer(
+                "aclnnFusedInferAttentionScoreV2",
+                query,
+                key,
+                value,
+                pseShiftOptional,
+                attenMaskOptional,
+                actualSeqLengthsOptional,
+                actualSeqLengthsKvOptional,
+                &unsupported,
+                numHeads,
+                scaleValue,
+                preTokens,
+                nextTokens,
+                inputLayout,
+                numKeyValueHeads,
+                sparseMode,
+                softmaxLseFlag,
+                attentionOut,
+                softmaxLse,
+            )
         },
     )
 }
@@ -1425,5 +1760,7 @@ crate::phase2!(
     aclnnFlashAttentionScore,
     aclnnFlashAttentionScoreGrad,
     aclnnPromptFlashAttentionV3,
-    aclnnIncreFlashAttentionV4
+    aclnnIncreFlashAttentionV4,
+    aclnnFusedInferAttentionScoreV2,
+    aclnnFusedInferAttentionScoreV3
 );
