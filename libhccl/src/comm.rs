@@ -754,15 +754,18 @@ impl CommInner {
         phase: &dyn Fn() -> String,
         started: Instant,
     ) -> HResult<()> {
-        self.wait_peers_with(&self.policy, word, target, phase, started)
+        self.wait_peers_with(&self.policy, word, target, &|_| false, phase, started)
     }
 
-    /// [`CommInner::wait_peers`] with another wait policy.
+    /// [`CommInner::wait_peers`] with another wait policy, and `arrived(p)`: another sign
+    /// that peer `p` is there, which a spinning or polling waiter checks besides the word
+    /// (a sleeper is woken through the word, which the peer changes after that sign).
     pub fn wait_peers_with(
         &self,
         policy: &Policy,
         word: &dyn Fn(&Slot) -> &Word,
         target: u64,
+        arrived: &dyn Fn(u32) -> bool,
         phase: &dyn Fn() -> String,
         started: Instant,
     ) -> HResult<()> {
@@ -798,7 +801,7 @@ impl CommInner {
             let r = wait_until(
                 policy,
                 w,
-                || seq_ge(w.value.load(Ordering::Acquire), t),
+                || arrived(p) || seq_ge(w.value.load(Ordering::Acquire), t),
                 deadline,
                 || {
                     self.check_peers(word, t)?;
@@ -942,7 +945,8 @@ impl CommInner {
         fp.seq = seq;
         let staged = self.cross.is_none() && stage(seq);
         let me = self.me();
-        let entry = &me.fp[(seq % FP_RING as u64) as usize];
+        let ring = (seq % FP_RING as u64) as usize;
+        let entry = &me.fp[ring];
         entry.staged.store(staged as u32, Ordering::Relaxed);
         fp.store(entry);
         me.call.0.op.store(fp.op, Ordering::Relaxed);
@@ -958,15 +962,19 @@ impl CommInner {
             self.policy
         };
         let word: &dyn Fn(&Slot) -> &Word = &|s| &s.call.0.word;
+        // A peer is there once its fingerprint entry for `seq` is: the entry's `seq` is
+        // written last, after the fingerprint, `staged` and a tiny input, and the call word
+        // after it. Looking at the entry rather than the call word saves a cache miss per
+        // peer (the entry is read next anyway, and it is one line); the call word is what
+        // sleepers are woken through.
+        let arrived = |p: u32| self.slot(p).fp[ring].seq.load(Ordering::Acquire) == seq;
         // The last rank to arrive finds every peer there: no wait, so no clock read (with
         // ranks outnumbering cores most calls of most ranks end this way or after a yield).
-        let all_called = self.local_ranks().all(|p| {
-            p == self.rank || seq_ge(word(self.slot(p)).value.load(Ordering::Acquire), seq as u32)
-        });
+        let all_called = self.local_ranks().all(|p| p == self.rank || arrived(p));
         let waited = if all_called {
             Ok(())
         } else {
-            self.wait_peers_with(&policy, word, seq, &phase, Instant::now())
+            self.wait_peers_with(&policy, word, seq, &arrived, &phase, Instant::now())
         };
         if let Err(e) = waited {
             self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));

@@ -5,7 +5,10 @@
 //! Every process of a node maps device `d`'s HBM at the same canonical address
 //! `ADDR_BASE + d * DEVICE_STRIDE`, without access rights, so a device pointer means the
 //! same in every process and a host dereference faults (see [`crate::fault`]). The
-//! emulator itself reads and writes through a second read-write alias of the same pages.
+//! emulator itself reads and writes through a second read-write alias of the same pages,
+//! placed by the kernel but 17 pages further from an 8 MiB boundary per device, so that
+//! the same offset in two devices is never the same address modulo a large power of two
+//! (HCCL reads every rank's buffer at one offset at once: see `Mapping::map_placed`).
 
 use crate::node::Node;
 use crate::rtapi::RtPhys;
