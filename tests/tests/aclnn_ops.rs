@@ -578,3 +578,48 @@ fn breadth_operators_match_the_host_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_fused.cpp`: the fused operators of large-model code (RmsNorm,
+/// RotaryPositionEmbedding, ApplyRotaryPosEmb/V2, SwiGlu, FlashAttentionScore and their
+/// backward forms, PromptFlashAttentionV3, IncreFlashAttentionV4) against float64 host references in float32/float16/bfloat16, the attention
+/// gradients against finite differences, and the argument errors with CANN's codes.
+#[test]
+fn fused_llm_operators_match_the_host_reference() {
+    let work = scratch("aclnn-fused");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_fused.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok rms_norm",
+        "ok rope",
+        "ok swiglu",
+        "ok attention",
+        "ok inference",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 170, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnRmsNormGetWorkspaceSize: gamma shape [3] must equal the last dimensions of x [2, 3, 4]",
+        "aclnnRotaryPositionEmbeddingGetWorkspaceSize: mode 7 is not one of 0 (half)",
+        "aclnnSwiGluGetWorkspaceSize: x [3, 5] must be non-empty and even along dim -1",
+        "aclnnFlashAttentionScoreGetWorkspaceSize: sparseMode 3 needs attenMaskOptional (the compressed",
+        "aclnnFlashAttentionScoreGetWorkspaceSize: inputLayout is nullptr",
+        "aclnnIncreFlashAttentionV4GetWorkspaceSize: blocktable (paged key/value cache) is not supported",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

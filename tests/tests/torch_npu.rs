@@ -11,7 +11,8 @@
 //! - [`torch_npu_imports_resolve_in_the_install_tree`]: every symbol torch_npu's libraries
 //!   import from CANN is defined by the install tree (catches the next torch_npu release);
 //! - the pytest files under `tests/python/` (tensors, operators against CPU, autograd,
-//!   the operators added for torch_npu (`test_ops_extra.py`), training, the missing-operator
+//!   the operators added for torch_npu (`test_ops_extra.py`), the fused large-model operators
+//!   (`npu_fused_ops.py`), training, the missing-operator
 //!   message), and the operator sweep `op_sweep.py` (common torch ops against CPU);
 //! - the c10d collectives at 2, 3 and 4 ranks through `npu-emu run` and torchrun, and a rank
 //!   that dies mid-training.
@@ -422,6 +423,28 @@ fn added_operators_match_cpu() {
     eprintln!("{}", r.all());
     r.assert_ok();
     assert!(r.stdout.contains("11 passed"), "{}", r.all());
+    assert!(!r.stdout.contains("skipped"), "{}", r.all());
+}
+
+/// `tests/python/npu_fused_ops.py`: torch_npu's fused large-model operators (npu_rms_norm,
+/// npu_rotary_mul, npu_apply_rotary_pos_emb, npu_swiglu, npu_fusion_attention in four
+/// layouts, causal, masked and with dropout; npu_prompt_flash_attention,
+/// npu_incre_flash_attention and npu_fused_infer_attention_score) against CPU reference implementations, forward and backward
+/// through autograd; none may skip on a build that has them.
+#[test]
+fn fused_llm_operators_match_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("npu_fused_ops.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-npu_fused_ops",
+        &venv,
+        "cd \"$T\" && \"$PY\" -m pytest -q -rs -p no:cacheprovider npu_fused_ops.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("22 passed"), "{}", r.all());
     assert!(!r.stdout.contains("skipped"), "{}", r.all());
 }
 

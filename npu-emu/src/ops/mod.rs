@@ -36,6 +36,8 @@
 //!   logaddexp, sinc, heaviside (operators of the aclnn reference beyond the core families);
 //! - [`optim`]: the fused AdamW step;
 //! - [`sampling`]: normal with tensor mean and std (over [`random`]);
+//! - [`fused`]: RMS norm, rotary position embedding, SwiGLU, flash attention and their
+//!   backward forms (the fused operators of large-model code);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //!
 //! Rules every kernel follows:
@@ -58,6 +60,7 @@ pub mod conv;
 pub mod dtype;
 pub mod elem;
 pub mod extra;
+pub mod fused;
 pub mod iter;
 pub mod linalg;
 pub mod loss;

@@ -29,6 +29,7 @@ pub mod compare;
 pub mod extra;
 pub mod fill;
 pub mod foreach;
+pub mod fused;
 pub mod index;
 pub mod linalg;
 pub mod loss;

@@ -1,0 +1,1766 @@
+//! The fused operators of large-model code: `aclnn_rms_norm.h`, `aclnn_rms_norm_grad.h`,
+//! `aclnn_rotary_position_embedding.h`, `aclnn_rotary_position_embedding_grad.h`,
+//! `aclnn_apply_rotary_pos_emb.h`, `aclnn_apply_rotary_pos_emb_v2.h`, `aclnn_swi_glu.h`,
+//! `aclnn_swi_glu_grad.h`, `aclnn_flash_attention_score.h` (`aclnnFlashAttentionScore`)
+//! and `aclnn_flash_attention_score_grad.h` (`aclnnFlashAttentionScoreGrad`). The checks
+//! follow CANN's operator reference; the computation is `npu_emu::ops::fused`.
+
+use super::args::{self as a, FLOATS3};
+use super::launch::{phase1, Built, Launch};
+use crate::status::{NnError, NnResult};
+use npu_emu::ops::dtype::DType;
+use npu_emu::ops::fused::{self, FaDims, FaLayout, FaParams, FaSaved, RopeMode};
+use npu_emu::ops::view::broadcast_shapes;
+use std::ffi::{c_char, c_void};
+
+/// `ACLNN_ERR_INNER_TILING_ERROR`: what CANN's reference gives for rotary-embedding shapes
+/// that do not match and for a `mode` outside 0-3 (aclnnRotaryPositionEmbedding, "Returns").
+const ACLNN_ERR_INNER_TILING_ERROR: i32 = 561002;
+
+fn tiling(msg: String) -> NnError {
+    NnError::new(ACLNN_ERR_INNER_TILING_ERROR, msg)
+}
+
+fn same_dtype(t: &T, like: &T) -> NnResult<()> {
+    if t.dtype() == like.dtype() {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} has data type {}, but {} has {}; they must be the same",
+            t.arg,
+            t.dtype(),
+            like.arg,
+            like.dtype()
+        )))
+    }
+}
+
+use super::args::T;
+
+// ---------------------------------------------------------------- RMS norm
+
+/// gamma's rank, checked to be a suffix of x's shape (`gamma_shape = x_shape[n:]`).
+fn gamma_suffix(x: &T, g: &T) -> NnResult<usize> {
+    let (xn, gn) = (x.ndim(), g.ndim());
+    if gn == 0 || gn > xn || x.shape()[xn - gn..] != *g.shape() {
+        return Err(NnError::invalid(format!(
+            "gamma shape {:?} must equal the last dimensions of x {:?} (gamma_shape = \
+             x_shape[n:])",
+            g.shape(),
+            x.shape()
+        )));
+    }
+    Ok(gn)
+}
+
+/// rstd must hold one value per row: x's leading dimensions, the normalised ones as 1.
+fn check_rstd(r: &T, x: &T, gn: usize) -> NnResult<()> {
+    let lead = &x.shape()[..x.ndim() - gn];
+    let mut expect = lead.to_vec();
+    expect.extend(std::iter::repeat_n(1, gn));
+    let rows: usize = lead.iter().product();
+    if r.shape() == expect.as_slice() || (r.shape() == lead && !lead.is_empty()) {
+        return Ok(());
+    }
+    Err(NnError::invalid(format!(
+        "{} has shape {:?}; expected {expect:?} ({rows} rows, rstd_shape * gamma_shape = \
+         x_shape)",
+        r.arg,
+        r.shape()
+    )))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRmsNormGetWorkspaceSize(
+    x: *const c_void,
+    gamma: *const c_void,
+    epsilon: f64,
+    yOut: *mut c_void,
+    rstdOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRmsNormGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(x, "x")?;
+            let g = a::tensor(gamma, "gamma")?;
+            let y = a::tensor(yOut, "yOut")?;
+            let r = a::tensor(rstdOut, "rstdOut")?;
+            for t in [&x, &g, &y] {
+                a::dtype_in(t, FLOATS3)?;
+                a::max_dims(t, 8)?;
+            }
+            a::dtype_in(&r, &[DType::F32])?;
+            same_dtype(&y, &x)?;
+            if x.ndim() == 0 {
+                return Err(NnError::invalid("x must have 1 to 8 dimensions, not 0"));
+            }
+            let gn = gamma_suffix(&x, &g)?;
+            a::same_shape(&y, x.shape())?;
+            check_rstd(&r, &x, gn)?;
+            if !epsilon.is_finite() {
+                return Err(NnError::invalid(format!("epsilon {epsilon} is not finite")));
+            }
+            let mut l = Launch::new("aclnnRmsNorm");
+            l.input(&x);
+            l.input(&g);
+            l.output(&y);
+            l.output(&r);
+            l.finish(move |v, _| fused::rms_norm(&v[0], &v[1], epsilon, &v[2], &v[3]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRmsNormGradGetWorkspaceSize(
+    dy: *const c_void,
+    x: *const c_void,
+    rstd: *const c_void,
+    gamma: *const c_void,
+    dxOut: *mut c_void,
+    dgammaOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRmsNormGradGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let dy = a::tensor(dy, "dy")?;
+            let x = a::tensor(x, "x")?;
+            let r = a::tensor(rstd, "rstd")?;
+            let g = a::tensor(gamma, "gamma")?;
+            let dx = a::tensor(dxOut, "dxOut")?;
+            let dg = a::tensor(dgammaOut, "dgammaOut")?;
+            for t in [&dy, &x, &g, &dx] {
+                a::dtype_in(t, FLOATS3)?;
+                a::max_dims(t, 8)?;
+            }
+            a::dtype_in(&r, &[DType::F32])?;
+            a::dtype_in(&dg, &[DType::F32, DType::F16, DType::BF16])?;
+            same_dtype(&dy, &x)?;
+            same_dtype(&dx, &x)?;
+            if x.ndim() == 0 {
+                return Err(NnError::invalid("x must have 1 to 8 dimensions, not 0"));
+            }
+            let gn = gamma_suffix(&x, &g)?;
+            a::same_shape(&dy, x.shape())?;
+            a::same_shape(&dx, x.shape())?;
+            a::same_shape(&dg, g.shape())?;
+            check_rstd(&r, &x, gn)?;
+            let mut l = Launch::new("aclnnRmsNormGrad");
+            l.input(&dy);
+            l.input(&x);
+            l.input(&r);
+            l.input(&g);
+            l.output(&dx);
+            l.output(&dg);
+            l.finish(move |v, _| fused::rms_norm_grad(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]))
+        },
+    )
+}
+
+// ---------------------------------------------------------------- rotary embedding
+
+/// cos/sin against x: same dtype, same shape as each other, last dimension D, and
+/// broadcastable to x.
+fn check_cos_sin(x: &T, c: &T, s: &T) -> NnResult<()> {
+    same_dtype(c, x)?;
+    same_dtype(s, x)?;
+    if c.shape() != s.shape() {
+        return Err(tiling(format!(
+            "cos {:?} and sin {:?} must have the same shape",
+            c.shape(),
+            s.shape()
+        )));
+    }
+    let ok = c.ndim() == x.ndim()
+        && c.shape().last() == x.shape().last()
+        && broadcast_shapes(c.shape(), x.shape()).as_deref() == Some(x.shape());
+    if !ok {
+        return Err(tiling(format!(
+            "cos/sin shape {:?} does not fit {} {:?}: it must have the same rank and last \
+             dimension and broadcast to it (for BNSD: 11SD, B1SD or BNSD; BSND: 1S1D, BS1D \
+             or BSND; SBND: S11D, SB1D or SBND)",
+            c.shape(),
+            x.arg,
+            x.shape()
+        )));
+    }
+    Ok(())
+}
+
+fn rope_mode(mode: i64) -> NnResult<RopeMode> {
+    RopeMode::from_i64(mode).ok_or_else(|| {
+        tiling(format!(
+            "mode {mode} is not one of 0 (half), 1 (interleave), 2 (quarter), 3 \
+             (interleave-half)"
+        ))
+    })
+}
+
+fn rope_last_dim(x: &T, m: RopeMode) -> NnResult<()> {
+    let d = *x.shape().last().unwrap_or(&0);
+    if d == 0 || !d.is_multiple_of(m.granule()) {
+        return Err(tiling(format!(
+            "the last dimension D = {d} of {} must be a positive multiple of {} for mode \
+             {m:?}",
+            x.arg,
+            m.granule()
+        )));
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRotaryPositionEmbeddingGetWorkspaceSize(
+    x: *const c_void,
+    cos: *const c_void,
+    sin: *const c_void,
+    mode: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRotaryPositionEmbeddingGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(x, "x")?;
+            let c = a::tensor(cos, "cos")?;
+            let s = a::tensor(sin, "sin")?;
+            let o = a::tensor(out, "out")?;
+            for t in [&x, &c, &s, &o] {
+                a::dtype_in(t, FLOATS3)?;
+            }
+            same_dtype(&o, &x)?;
+            if !(3..=4).contains(&x.ndim()) {
+                return Err(NnError::invalid(format!(
+                    "x has {} dimensions; it must have 3 or 4 (BNSD, BSND, SBND or TND)",
+                    x.ndim()
+                )));
+            }
+            let m = rope_mode(mode)?;
+            check_cos_sin(&x, &c, &s)?;
+            rope_last_dim(&x, m)?;
+            if o.shape() != x.shape() {
+                return Err(tiling(format!(
+                    "out has shape {:?}; it must equal x {:?}",
+                    o.shape(),
+                    x.shape()
+                )));
+            }
+            let mut l = Launch::new("aclnnRotaryPositionEmbedding");
+            l.input(&x);
+            l.input(&c);
+            l.input(&s);
+            l.output(&o);
+            l.finish(move |v, _| fused::rope(&v[0], &v[1], &v[2], m, &v[3]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRotaryPositionEmbeddingGradGetWorkspaceSize(
+    dy: *const c_void,
+    cos: *const c_void,
+    sin: *const c_void,
+    xOptional: *const c_void,
+    mode: i64,
+    dxOut: *const c_void,
+    dcosOut: *const c_void,
+    dsinOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRotaryPositionEmbeddingGradGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let dy = a::tensor(dy, "dy")?;
+            let c = a::tensor(cos, "cos")?;
+            let s = a::tensor(sin, "sin")?;
+            let x = a::opt_tensor(xOptional, "xOptional")?;
+            let dx = a::tensor(dxOut, "dxOut")?;
+            let dc = a::tensor(dcosOut, "dcosOut")?;
+            let ds = a::tensor(dsinOut, "dsinOut")?;
+            for t in [&dy, &c, &s, &dx, &dc, &ds] {
+                a::dtype_in(t, FLOATS3)?;
+            }
+            for t in [&dx, &dc, &ds] {
+                same_dtype(t, &dy)?;
+            }
+            if !(3..=4).contains(&dy.ndim()) {
+                return Err(NnError::invalid(format!(
+                    "dy has {} dimensions; it must have 3 or 4",
+                    dy.ndim()
+                )));
+            }
+            let m = rope_mode(mode)?;
+            check_cos_sin(&dy, &c, &s)?;
+            rope_last_dim(&dy, m)?;
+            if let Some(x) = &x {
+                same_dtype(x, &dy)?;
+                if x.shape() != dy.shape() {
+                    return Err(tiling(format!(
+                        "xOptional has shape {:?}; it must equal dy {:?}",
+                        x.shape(),
+                        dy.shape()
+                    )));
+                }
+            }
+            for (t, like) in [(&dx, &dy), (&dc, &c), (&ds, &s)] {
+                if t.shape() != like.shape() {
+                    return Err(tiling(format!(
+                        "{} has shape {:?}; it must equal {} {:?}",
+                        t.arg,
+                        t.shape(),
+                        like.arg,
+                        like.shape()
+                    )));
+                }
+            }
+            let mut l = Launch::new("aclnnRotaryPositionEmbeddingGrad");
+            l.input(&dy);
+            l.input(&c);
+            l.input(&s);
+            let has_x = x.is_some();
+            if let Some(x) = &x {
+                l.input(x);
+            }
+            l.output(&dx);
+            l.output(&dc);
+            l.output(&ds);
+            l.finish(move |v, _| {
+                let (xv, o) = if has_x { (Some(&v[3]), 4) } else { (None, 3) };
+                fused::rope_grad(&v[0], &v[1], &v[2], xv, m, &v[o], &v[o + 1], &v[o + 2])
+            })
+        },
+    )
+}
+
+/// `aclnnApplyRotaryPosEmb`(V2): query and key rotated in place with shared cos/sin.
+fn apply_rope(
+    api: &'static str,
+    query: *mut c_void,
+    key: *mut c_void,
+    cos: *const c_void,
+    sin: *const c_void,
+    layout: i64,
+    mode: RopeMode,
+) -> NnResult<Built> {
+    let q = a::tensor(query, "queryRef")?;
+    let k = a::tensor(key, "keyRef")?;
+    let c = a::tensor(cos, "cos")?;
+    let s = a::tensor(sin, "sin")?;
+    for t in [&q, &k, &c, &s] {
+        a::dtype_in(t, FLOATS3)?;
+    }
+    same_dtype(&k, &q)?;
+    let rank = match layout {
+        1..=3 => 4,
+        4 => 3,
+        _ => {
+            return Err(NnError::invalid(format!(
+                "layout {layout} is not one of 1 (BSND), 2 (SBND), 3 (BNSD), 4 (TND)"
+            )))
+        }
+    };
+    for t in [&q, &k] {
+        if t.ndim() != rank {
+            return Err(NnError::invalid(format!(
+                "{} has {} dimensions; layout {layout} takes {rank}",
+                t.arg,
+                t.ndim()
+            )));
+        }
+    }
+    let (qs, ks) = (q.shape(), k.shape());
+    // Every dimension but the heads (N) and D must agree between query and key.
+    let n_dim = match layout {
+        1 | 2 => 2,
+        3 => 1,
+        _ => 1,
+    };
+    let agree = (0..rank).all(|d| d == n_dim || qs[d] == ks[d]);
+    if !agree {
+        return Err(NnError::invalid(format!(
+            "queryRef {qs:?} and keyRef {ks:?} differ outside the heads dimension"
+        )));
+    }
+    check_cos_sin(&q, &c, &s).map_err(|e| NnError::invalid(e.msg))?;
+    check_cos_sin(&k, &c, &s).map_err(|e| NnError::invalid(e.msg))?;
+    rope_last_dim(&q, mode).map_err(|e| NnError::invalid(e.msg))?;
+    let mut l = Launch::new(api);
+    l.input(&q);
+    l.input(&k);
+    l.input(&c);
+    l.input(&s);
+    l.output(&q);
+    l.output(&k);
+    l.finish(move |v, _| {
+        fused::rope(&v[0], &v[2], &v[3], mode, &v[4])?;
+        fused::rope(&v[1], &v[2], &v[3], mode, &v[5])
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnApplyRotaryPosEmbGetWorkspaceSize(
+    queryRef: *mut c_void,
+    keyRef: *mut c_void,
+    cos: *const c_void,
+    sin: *const c_void,
+    layout: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnApplyRotaryPosEmbGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            apply_rope(
+                "aclnnApplyRotaryPosEmb",
+                queryRef,
+                keyRef,
+                cos,
+                sin,
+                layout,
+                RopeMode::Half,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnApplyRotaryPosEmbV2GetWorkspaceSize(
+    queryRef: *mut c_void,
+    keyRef: *mut c_void,
+    cos: *const c_void,
+    sin: *const c_void,
+    layout: i64,
+    rotaryMode: *mut c_char,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnApplyRotaryPosEmbV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let mode = if rotaryMode.is_null() {
+                RopeMode::Half
+            } else {
+                // SAFETY: a NUL-terminated C string from the caller.
+                let s = unsafe { std::ffi::CStr::from_ptr(rotaryMode) }.to_string_lossy();
+                match s.as_ref() {
+                    "half" => RopeMode::Half,
+                    "interleave" => RopeMode::Interleave,
+                    "quarter" => RopeMode::Quarter,
+                    other => {
+                        return Err(NnError::invalid(format!(
+                            "rotaryMode \"{other}\" is not one of \"half\", \"interleave\", \
+                             \"quarter\""
+                        )))
+                    }
+                }
+            };
+            apply_rope(
+                "aclnnApplyRotaryPosEmbV2",
+                queryRef,
+                keyRef,
+                cos,
+                sin,
+                layout,
+                mode,
+            )
+        },
+    )
+}
+
+// ---------------------------------------------------------------- SwiGLU
+
+fn swiglu_dim(x: &T, dim: i64) -> NnResult<usize> {
+    if x.ndim() == 0 {
+        return Err(NnError::invalid("x must have at least 1 dimension"));
+    }
+    let n = x.ndim() as i64;
+    if dim < -n || dim >= n {
+        return Err(NnError::invalid(format!(
+            "dim {dim} is out of range [{}, {}] for x {:?}",
+            -n,
+            n - 1,
+            x.shape()
+        )));
+    }
+    let d = if dim < 0 { dim + n } else { dim } as usize;
+    if !x.shape()[d].is_multiple_of(2) || x.numel() == 0 {
+        return Err(NnError::invalid(format!(
+            "x {:?} must be non-empty and even along dim {dim}",
+            x.shape()
+        )));
+    }
+    Ok(d)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSwiGluGetWorkspaceSize(
+    x: *const c_void,
+    dim: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSwiGluGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(x, "x")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, FLOATS3)?;
+            a::dtype_in(&o, FLOATS3)?;
+            same_dtype(&o, &x)?;
+            a::max_dims(&x, 8)?;
+            let d = swiglu_dim(&x, dim)?;
+            let mut half = x.shape().to_vec();
+            half[d] /= 2;
+            a::same_shape(&o, &half)?;
+            let mut l = Launch::new("aclnnSwiGlu");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| fused::swiglu(&v[0], d, &v[1]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSwiGluGradGetWorkspaceSize(
+    yGrad: *const c_void,
+    x: *const c_void,
+    dim: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSwiGluGradGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let g = a::tensor(yGrad, "yGrad")?;
+            let x = a::tensor(x, "x")?;
+            let o = a::tensor(out, "out")?;
+            for t in [&g, &x, &o] {
+                a::dtype_in(t, FLOATS3)?;
+            }
+            same_dtype(&g, &x)?;
+            same_dtype(&o, &x)?;
+            a::max_dims(&x, 8)?;
+            let d = swiglu_dim(&x, dim)?;
+            let mut half = x.shape().to_vec();
+            half[d] /= 2;
+            a::same_shape(&g, &half)?;
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnSwiGluGrad");
+            l.input(&g);
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| fused::swiglu_grad(&v[0], &v[1], d, &v[2]))
+        },
+    )
+}
+
+// ---------------------------------------------------------------- flash attention
+
+/// The attributes and shapes of a flash-attention call, checked.
+struct Fa {
+    p: FaParams,
+    dims: FaDims,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fa_check(
+    q: &T,
+    k: &T,
+    v: &T,
+    pse: Option<&T>,
+    drop: Option<&T>,
+    mask: Option<&T>,
+    scale: f64,
+    keep_prob: f64,
+    pre: i64,
+    next: i64,
+    head_num: i64,
+    layout: *const c_char,
+    sparse: i64,
+) -> NnResult<Fa> {
+    for t in [q, k, v] {
+        a::dtype_in(t, FLOATS3)?;
+    }
+    same_dtype(k, q)?;
+    same_dtype(v, q)?;
+    if layout.is_null() {
+        return Err(NnError::nullptr("inputLayout is nullptr"));
+    }
+    // SAFETY: a NUL-terminated C string from the caller.
+    let ls = unsafe { std::ffi::CStr::from_ptr(layout) }.to_string_lossy();
+    let l = FaLayout::parse(&ls).ok_or_else(|| {
+        let extra = if ls == "TND" {
+            " (TND is the layout of aclnnFlashAttentionVarLenScore)"
+        } else {
+            ""
+        };
+        NnError::invalid(format!(
+            "inputLayout \"{ls}\" is not one of BSH, SBH, BSND, BNSD{extra}"
+        ))
+    })?;
+    for t in [q, k, v] {
+        if t.ndim() != l.rank() {
+            return Err(NnError::invalid(format!(
+                "{} has {} dimensions; layout {ls} takes {}",
+                t.arg,
+                t.ndim(),
+                l.rank()
+            )));
+        }
+    }
+    if head_num <= 0 {
+        return Err(NnError::invalid(format!(
+            "headNum {head_num} must be positive"
+        )));
+    }
+    if matches!(l, FaLayout::Bsh | FaLayout::Sbh) && !q.shape()[2].is_multiple_of(head_num as usize)
+    {
+        return Err(NnError::invalid(format!(
+            "query H = {} is not a multiple of headNum {head_num}",
+            q.shape()[2]
+        )));
+    }
+    if !(0.0..=1.0).contains(&keep_prob) {
+        return Err(NnError::invalid(format!(
+            "keepProb {keep_prob} is outside [0, 1]"
+        )));
+    }
+    if !scale.is_finite() {
+        return Err(NnError::invalid(format!(
+            "scaleValue {scale} is not finite"
+        )));
+    }
+    if !(0..=8).contains(&sparse) {
+        return Err(NnError::invalid(format!(
+            "sparseMode {sparse} is not one of 0-8"
+        )));
+    }
+    if sparse > 4 {
+        return Err(NnError::invalid(format!(
+            "sparseMode {sparse} (prefix / variable-length modes) is not supported by \
+             npu-emu's aclnnFlashAttentionScore; modes 0-4 are"
+        )));
+    }
+    let p = FaParams::training(l, head_num as usize, scale, keep_prob, pre, next, sparse);
+    let dims = FaDims::of(&p, q.shape(), k.shape(), v.shape()).map_err(NnError::invalid)?;
+    let full = [dims.b, dims.n1, dims.s1, dims.s2];
+    if let Some(m) = mask {
+        a::dtype_in(m, &[DType::Bool, DType::U8])?;
+        let ok = if sparse >= 2 {
+            m.shape() == [2048, 2048]
+        } else {
+            match m.ndim() {
+                2 => m.shape() == [dims.s1, dims.s2],
+                4 => (0..4).all(|d| m.shape()[d] == full[d] || (d < 2 && m.shape()[d] == 1)),
+                _ => false,
+            }
+        };
+        if !ok {
+            let want = if sparse >= 2 {
+                "[2048, 2048] (the compressed mask of sparseMode 2-4)".to_string()
+            } else {
+                format!(
+                    "[S1, S2] = [{}, {}] or [B|1, N|1, S1, S2] = [{}|1, {}|1, {}, {}]",
+                    dims.s1, dims.s2, dims.b, dims.n1, dims.s1, dims.s2
+                )
+            };
+            return Err(NnError::invalid(format!(
+                "attenMaskOptional has shape {:?}; sparseMode {sparse} takes {want}",
+                m.shape()
+            )));
+        }
+    } else if sparse >= 2 {
+        // Modes 2-4 build their pattern from the compressed mask; mode 1 (allMask) without a
+        // mask masks nothing (torch_npu's documented example calls it so).
+        return Err(NnError::invalid(format!(
+            "sparseMode {sparse} needs attenMaskOptional (the compressed [2048, 2048] mask)"
+        )));
+    }
+    if let Some(ps) = pse {
+        same_dtype(ps, q)?;
+        let ok =
+            ps.ndim() == 4 && broadcast_shapes(ps.shape(), &full).as_deref() == Some(&full[..]);
+        if !ok {
+            return Err(NnError::invalid(format!(
+                "pse has shape {:?}; it must broadcast to [B, N, S1, S2] = {full:?}",
+                ps.shape()
+            )));
+        }
+    }
+    if keep_prob < 1.0 && keep_prob > 0.0 {
+        let numel = full.iter().product::<usize>();
+        match drop {
+            None => {
+                return Err(NnError::invalid(format!(
+                    "keepProb {keep_prob} < 1 needs dropMaskOptional (the keep bits of the \
+                     {numel} scores, from aclnnDropoutGenMaskV2)"
+                )))
+            }
+            Some(d) => {
+                a::dtype_in(d, &[DType::U8, DType::Bool])?;
+                if d.numel() < numel.div_ceil(8) {
+                    return Err(NnError::invalid(format!(
+                        "dropMaskOptional holds {} bytes; {numel} scores need at least {}",
+                        d.numel(),
+                        numel.div_ceil(8)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(Fa { p, dims })
+}
+
+/// softmaxMax/softmaxSum: float32 `[B, N1, S1, 8]`.
+fn check_stat(t: &T, dims: &FaDims) -> NnResult<()> {
+    a::dtype_in(t, &[DType::F32])?;
+    a::same_shape(t, &[dims.b, dims.n1, dims.s1, 8])
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionScoreGetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    realShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    prefixOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+    softmaxOutOut: *const c_void,
+    attentionOutOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (paddingMaskOptional, prefixOptional, innerPrecise);
+    phase1(
+        "aclnnFlashAttentionScoreGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let k = a::tensor(key, "key")?;
+            let v = a::tensor(value, "value")?;
+            let pse = a::opt_tensor(realShiftOptional, "realShiftOptional")?;
+            let drop = a::opt_tensor(dropMaskOptional, "dropMaskOptional")?;
+            let mask = a::opt_tensor(attenMaskOptional, "attenMaskOptional")?;
+            let smax = a::tensor(softmaxMaxOut, "softmaxMaxOut")?;
+            let ssum = a::tensor(softmaxSumOut, "softmaxSumOut")?;
+            let _sout = a::opt_tensor(softmaxOutOut, "softmaxOutOut")?;
+            let out = a::tensor(attentionOutOut, "attentionOutOut")?;
+            let fa = fa_check(
+                &q,
+                &k,
+                &v,
+                pse.as_ref(),
+                drop.as_ref(),
+                mask.as_ref(),
+                scaleValue,
+                keepProb,
+                preTokens,
+                nextTokens,
+                headNum,
+                inputLayout,
+                sparseMode,
+            )?;
+            let dm = fa.dims;
+            check_stat(&smax, &dm)?;
+            check_stat(&ssum, &dm)?;
+            same_dtype(&out, &q)?;
+            a::same_shape(&out, &FaDims::shape(fa.p.layout, dm.b, dm.s1, dm.n1, dm.dv))?;
+            let mut l = Launch::new("aclnnFlashAttentionScore");
+            l.input(&q);
+            l.input(&k);
+            l.input(&v);
+            let mut next = 3;
+            let mut opt = |t: &Option<T>, l: &mut Launch| {
+                t.as_ref().map(|t| {
+                    l.input(t);
+                    next += 1;
+                    next - 1
+                })
+            };
+            let ip = opt(&pse, &mut l);
+            let id = opt(&drop, &mut l);
+            let im = opt(&mask, &mut l);
+            let o = l.output(&smax);
+            l.output(&ssum);
+            l.output(&out);
+            let p = fa.p;
+            l.finish(move |vs, _| {
+                fused::flash_attention(
+                    &vs[0],
+                    &vs[1],
+                    &vs[2],
+                    ip.map(|i| &vs[i]),
+                    id.map(|i| &vs[i]),
+                    im.map(|i| &vs[i]),
+                    &p,
+                    &vs[o],
+                    &vs[o + 1],
+                    &vs[o + 2],
+                )
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionScoreGradGetWorkspaceSize(
+    query: *const c_void,
+    keyIn: *const c_void,
+    value: *const c_void,
+    dy: *const c_void,
+    pseShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    softmaxMaxOptional: *const c_void,
+    softmaxSumOptional: *const c_void,
+    softmaxInOptional: *const c_void,
+    attentionInOptional: *const c_void,
+    prefixOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    dqOut: *const c_void,
+    dkOut: *const c_void,
+    dvOut: *const c_void,
+    dpseOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (
+        paddingMaskOptional,
+        prefixOptional,
+        innerPrecise,
+        softmaxInOptional,
+    );
+    phase1(
+        "aclnnFlashAttentionScoreGradGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let k = a::tensor(keyIn, "keyIn")?;
+            let v = a::tensor(value, "value")?;
+            let g = a::tensor(dy, "dy")?;
+            let pse = a::opt_tensor(pseShiftOptional, "pseShiftOptional")?;
+            let drop = a::opt_tensor(dropMaskOptional, "dropMaskOptional")?;
+            let mask = a::opt_tensor(attenMaskOptional, "attenMaskOptional")?;
+            let smax = a::opt_tensor(softmaxMaxOptional, "softmaxMaxOptional")?;
+            let ssum = a::opt_tensor(softmaxSumOptional, "softmaxSumOptional")?;
+            let ain = a::opt_tensor(attentionInOptional, "attentionInOptional")?;
+            let dq = a::tensor(dqOut, "dqOut")?;
+            let dk = a::tensor(dkOut, "dkOut")?;
+            let dv = a::tensor(dvOut, "dvOut")?;
+            let dpse = a::opt_tensor(dpseOut, "dpseOut")?;
+            let fa = fa_check(
+                &q,
+                &k,
+                &v,
+                pse.as_ref(),
+                drop.as_ref(),
+                mask.as_ref(),
+                scaleValue,
+                keepProb,
+                preTokens,
+                nextTokens,
+                headNum,
+                inputLayout,
+                sparseMode,
+            )?;
+            let dm = fa.dims;
+            let oshape = FaDims::shape(fa.p.layout, dm.b, dm.s1, dm.n1, dm.dv);
+            same_dtype(&g, &q)?;
+            a::same_shape(&g, &oshape)?;
+            // Saved statistics that are empty (torch_npu passes `at::empty({0})` for the
+            // unused ones) count as absent; any other shape must be the forward's.
+            let present = |t: &Option<T>| t.as_ref().filter(|t| t.numel() > 0).cloned();
+            let (smax, ssum, ain) = (present(&smax), present(&ssum), present(&ain));
+            if smax.is_some() != ssum.is_some() {
+                return Err(NnError::invalid(
+                    "softmaxMaxOptional and softmaxSumOptional must be given together",
+                ));
+            }
+            for t in [&smax, &ssum].into_iter().flatten() {
+                check_stat(t, &dm)?;
+            }
+            if let Some(t) = &ain {
+                same_dtype(t, &q)?;
+                a::same_shape(t, &oshape)?;
+            }
+            for (o, like) in [(&dq, &q), (&dk, &k), (&dv, &v)] {
+                same_dtype(o, like)?;
+                a::same_shape(o, like.shape())?;
+            }
+            let dpse = dpse.filter(|t| t.numel() > 0);
+            if let Some(t) = &dpse {
+                match &pse {
+                    Some(ps) => a::same_shape(t, ps.shape())?,
+                    None => {
+                        return Err(NnError::invalid(
+                            "dpseOut is given (non-empty) without pseShiftOptional",
+                        ))
+                    }
+                }
+            }
+            let mut l = Launch::new("aclnnFlashAttentionScoreGrad");
+            l.input(&q);
+            l.input(&k);
+            l.input(&v);
+            l.input(&g);
+            let mut next = 4;
+            let mut opt = |t: &Option<T>, l: &mut Launch| {
+                t.as_ref().map(|t| {
+                    l.input(t);
+                    next += 1;
+                    next - 1
+                })
+            };
+            let ip = opt(&pse, &mut l);
+            let id = opt(&drop, &mut l);
+            let im = opt(&mask, &mut l);
+            let imx = opt(&smax, &mut l);
+            let ism = opt(&ssum, &mut l);
+            let iai = opt(&ain, &mut l);
+            let o = l.output(&dq);
+            l.output(&dk);
+            l.output(&dv);
+            let idp = dpse.as_ref().map(|t| l.output(t));
+            let p = fa.p;
+            l.finish(move |vs, _| {
+                let saved = FaSaved {
+                    softmax_max: imx.map(|i| &vs[i]),
+                    softmax_sum: ism.map(|i| &vs[i]),
+                    attention_in: iai.map(|i| &vs[i]),
+                };
+                fused::flash_attention_grad(
+                    &vs[0],
+                    &vs[1],
+                    &vs[2],
+                    &vs[3],
+                    ip.map(|i| &vs[i]),
+                    id.map(|i| &vs[i]),
+                    im.map(|i| &vs[i]),
+                    &saved,
+                    &p,
+                    &vs[o],
+                    &vs[o + 1],
+                    &vs[o + 2],
+                    idp.map(|i| &vs[i]),
+                )
+            })
+        },
+    )
+}
+
+// ---------------------------------------------------------------- inference attention
+
+/// `t` seen as 4-D `[B|1, N|1, S1, S2]` from the mask shapes the inference operators take:
+/// `[S1, S2]`, `[B|1, S1, S2]`, `[B|1, N|1, S1, S2]`, and for a single query row (`s1 == 1`)
+/// also `[B, S2]`.
+fn mask4(m: &T, dims: &FaDims, sparse: i64) -> NnResult<T> {
+    a::dtype_in(m, &[DType::Bool, DType::U8, DType::I8])?;
+    if sparse >= 2 {
+        if m.shape().iter().product::<usize>() != 2048 * 2048
+            || m.shape().iter().rev().take(2).any(|&d| d != 2048)
+        {
+            return Err(NnError::invalid(format!(
+                "attenMask has shape {:?}; sparseMode {sparse} takes the compressed [2048, 2048] \
+                 mask ([1, 2048, 2048] and [1, 1, 2048, 2048] too)",
+                m.shape()
+            )));
+        }
+        return Ok(m.clone());
+    }
+    let (sh, st) = (m.shape().to_vec(), m.layout.strides.clone());
+    let (b, n, s1, s2) = (dims.b, dims.n1, dims.s1, dims.s2);
+    let (shape, strides): (Vec<usize>, Vec<isize>) = match sh.len() {
+        2 if dims.s1 == 1 && sh == [b, s2] => (vec![b, 1, 1, s2], vec![st[0], 0, 0, st[1]]),
+        2 => (vec![1, 1, sh[0], sh[1]], vec![0, 0, st[0], st[1]]),
+        3 => (vec![sh[0], 1, sh[1], sh[2]], vec![st[0], 0, st[1], st[2]]),
+        4 => (sh.clone(), st),
+        _ => (vec![], vec![]),
+    };
+    let ok = shape.len() == 4
+        && (shape[0] == b || shape[0] == 1)
+        && (shape[1] == n || shape[1] == 1)
+        && shape[2] == s1
+        && shape[3] == s2;
+    if !ok {
+        return Err(NnError::invalid(format!(
+            "attenMask has shape {sh:?}; it must be [S1, S2], [B|1, S1, S2] or [B|1, N|1, S1, S2] \
+             with B = {b}, N = {n}, S1 = {s1}, S2 = {s2}{}",
+            if s1 == 1 { " (or [B, S2])" } else { "" }
+        )));
+    }
+    let mut t = m.clone();
+    t.layout.shape = shape;
+    t.layout.strides = strides;
+    Ok(t)
+}
+
+/// Per-batch lengths (`actualSeqLengths`/`actualSeqLengthsKv`): one per batch (or one for
+/// all), each at most `max`.
+fn lens(h: *const c_void, arg: &'static str, b: usize, max: usize) -> NnResult<Option<Vec<usize>>> {
+    let Some(v) = a::opt_int_array(h, arg)? else {
+        return Ok(None);
+    };
+    if v.is_empty() {
+        return Ok(None);
+    }
+    if v.len() != b && v.len() != 1 {
+        return Err(NnError::invalid(format!(
+            "{arg} has {} entries; it takes one per batch ({b})",
+            v.len()
+        )));
+    }
+    if let Some(&x) = v.iter().find(|&&x| x < 0 || x as usize > max) {
+        return Err(NnError::invalid(format!(
+            "{arg} {v:?} has {x}, outside [0, {max}]"
+        )));
+    }
+    let mut out: Vec<usize> = v.iter().map(|&x| x as usize).collect();
+    if out.len() == 1 {
+        out = vec![out[0]; b];
+    }
+    Ok(Some(out))
+}
+
+/// Quantization inputs the emulator does not model: each must be NULL.
+fn no_quant(args: &[(*const c_void, &str)]) -> NnResult<()> {
+    for (h, name) in args {
+        if !h.is_null() {
+            return Err(NnError::invalid(format!(
+                "{name} (quantized attention) is not supported by npu-emu; pass nullptr"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The input layout and output layout of an inference-attention `inputLayout`.
+fn infer_layout(
+    layout: *const c_char,
+    allow_bnsd_bsnd: bool,
+) -> NnResult<(FaLayout, FaLayout, String)> {
+    if layout.is_null() {
+        return Err(NnError::nullptr("inputLayout is nullptr"));
+    }
+    // SAFETY: a NUL-terminated C string from the caller.
+    let ls = unsafe { std::ffi::CStr::from_ptr(layout) }
+        .to_string_lossy()
+        .to_string();
+    let (i, o) = match ls.as_str() {
+        "BSH" => (FaLayout::Bsh, FaLayout::Bsh),
+        "BSND" => (FaLayout::Bsnd, FaLayout::Bsnd),
+        "BNSD" => (FaLayout::Bnsd, FaLayout::Bnsd),
+        "BNSD_BSND" if allow_bnsd_bsnd => (FaLayout::Bnsd, FaLayout::Bsnd),
+        _ => {
+            return Err(NnError::invalid(format!(
+                "inputLayout \"{ls}\" is not one of BSH, BSND, BNSD{} (TND is not supported by \
+                 npu-emu)",
+                if allow_bnsd_bsnd { ", BNSD_BSND" } else { "" }
+            )))
+        }
+    };
+    Ok((i, o, ls))
+}
+
+/// Checks shared by the two inference operators; returns the parameters and dims.
+#[allow(clippy::too_many_arguments)]
+fn infer_check(
+    q: &T,
+    k: &T,
+    v: &T,
+    num_heads: i64,
+    num_kv_heads: i64,
+    scale: f64,
+    layout: *const c_char,
+    allow_bnsd_bsnd: bool,
+    pre: i64,
+    next: i64,
+    sparse: i64,
+) -> NnResult<(FaParams, FaDims)> {
+    for t in [q, k, v] {
+        a::dtype_in(t, FLOATS3)?;
+    }
+    same_dtype(k, q)?;
+    same_dtype(v, q)?;
+    let (l, ol, ls) = infer_layout(layout, allow_bnsd_bsnd)?;
+    for t in [q, k, v] {
+        if t.ndim() != l.rank() {
+            return Err(NnError::invalid(format!(
+                "{} has {} dimensions; layout {ls} takes {}",
+                t.arg,
+                t.ndim(),
+                l.rank()
+            )));
+        }
+    }
+    if num_heads <= 0 {
+        return Err(NnError::invalid(format!(
+            "numHeads {num_heads} must be positive"
+        )));
+    }
+    if l == FaLayout::Bsh && !q.shape()[2].is_multiple_of(num_heads as usize) {
+        return Err(NnError::invalid(format!(
+            "query H = {} is not a multiple of numHeads {num_heads}",
+            q.shape()[2]
+        )));
+    }
+    if !scale.is_finite() {
+        return Err(NnError::invalid(format!(
+            "scaleValue {scale} is not finite"
+        )));
+    }
+    if !(0..=4).contains(&sparse) {
+        return Err(NnError::invalid(format!(
+            "sparseMode {sparse} is not one of 0-4"
+        )));
+    }
+    let mut p = FaParams::training(l, num_heads as usize, scale, 1.0, pre, next, sparse);
+    p.out_layout = ol;
+    p.pse_after_scale = true;
+    let dims = FaDims::of(&p, q.shape(), k.shape(), v.shape()).map_err(NnError::invalid)?;
+    let kvh = if num_kv_heads == 0 {
+        num_heads
+    } else {
+        num_kv_heads
+    };
+    if kvh < 0 || dims.n2 != kvh as usize {
+        return Err(NnError::invalid(format!(
+            "numKeyValueHeads {num_kv_heads} does not match key's {} heads (0 means numHeads)",
+            dims.n2
+        )));
+    }
+    Ok((p, dims))
+}
+
+/// The inference launch: query, key, value, optional pse and mask, the output.
+#[allow(clippy::too_many_arguments)]
+fn infer_launch(
+    api: &'static str,
+    q: &T,
+    k: &T,
+    v: &T,
+    pse: Option<T>,
+    mask: Option<T>,
+    p: FaParams,
+    out: &T,
+    lse: Option<&T>,
+) -> NnResult<Built> {
+    let mut l = Launch::new(api);
+    l.input(q);
+    l.input(k);
+    l.input(v);
+    let ip = pse.as_ref().map(|t| l.input(t));
+    let im = mask.as_ref().map(|t| l.input(t));
+    let o = l.output(out);
+    let il = lse.map(|t| l.output(t));
+    l.finish(move |vs, _| {
+        fused::inference_attention(
+            &vs[0],
+            &vs[1],
+            &vs[2],
+            ip.map(|i| &vs[i]),
+            im.map(|i| &vs[i]),
+            &p,
+            &vs[o],
+            il.map(|i| &vs[i]),
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnPromptFlashAttentionV3GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShift: *const c_void,
+    attenMask: *const c_void,
+    actualSeqLengths: *const c_void,
+    actualSeqLengthsKv: *const c_void,
+    deqScale1: *const c_void,
+    quantScale1: *const c_void,
+    deqScale2: *const c_void,
+    quantScale2: *const c_void,
+    quantOffset2: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    innerPrecise: i64,
+    attentionOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = innerPrecise;
+    phase1(
+        "aclnnPromptFlashAttentionV3GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let k = a::tensor(key, "key")?;
+            let v = a::tensor(value, "value")?;
+            let pse = a::opt_tensor(pseShift, "pseShift")?;
+            let mask = a::opt_tensor(attenMask, "attenMask")?;
+            let out = a::tensor(attentionOut, "attentionOut")?;
+            no_quant(&[
+                (deqScale1, "deqScale1"),
+                (quantScale1, "quantScale1"),
+                (deqScale2, "deqScale2"),
+                (quantScale2, "quantScale2"),
+                (quantOffset2, "quantOffset2"),
+            ])?;
+            let (mut p, dm) = infer_check(
+                &q,
+                &k,
+                &v,
+                numHeads,
+                numKeyValueHeads,
+                scaleValue,
+                inputLayout,
+                true,
+                preTokens,
+                nextTokens,
+                sparseMode,
+            )?;
+            p.q_lens = lens(actualSeqLengths, "actualSeqLengths", dm.b, dm.s1)?;
+            p.kv_lens = lens(actualSeqLengthsKv, "actualSeqLengthsKv", dm.b, dm.s2)?;
+            let mask = match &mask {
+                Some(m) => Some(mask4(m, &dm, sparseMode)?),
+                None if sparseMode >= 2 => {
+                    return Err(NnError::invalid(format!(
+                        "sparseMode {sparseMode} needs attenMask"
+                    )))
+                }
+                None => None,
+            };
+            if let Some(ps) = &pse {
+                same_dtype(ps, &q)?;
+                let full = [dm.b, dm.n1, dm.s1, dm.s2];
+                if ps.ndim() != 4
+                    || broadcast_shapes(ps.shape(), &full).as_deref() != Some(&full[..])
+                {
+                    return Err(NnError::invalid(format!(
+                        "pseShift has shape {:?}; it must broadcast to [B, N, S1, S2] = {full:?}",
+                        ps.shape()
+                    )));
+                }
+            }
+            same_dtype(&out, &q)?;
+            a::same_shape(
+                &out,
+                &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
+            )?;
+            infer_launch(
+                "aclnnPromptFlashAttentionV3",
+                &q,
+                &k,
+                &v,
+                pse,
+                mask,
+                p,
+                &out,
+                None,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnIncreFlashAttentionV4GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShift: *const c_void,
+    attenMask: *const c_void,
+    actualSeqLengths: *const c_void,
+    dequantScale1: *const c_void,
+    quantScale1: *const c_void,
+    dequantScale2: *const c_void,
+    quantScale2: *const c_void,
+    quantOffset2: *const c_void,
+    antiquantScale: *const c_void,
+    antiquantOffset: *const c_void,
+    blocktable: *const c_void,
+    kvPaddingSize: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    blockSize: i64,
+    innerPrecise: i64,
+    attentionOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (blockSize, innerPrecise);
+    phase1(
+        "aclnnIncreFlashAttentionV4GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let ks = a::tensor_list(key, "key")?;
+            let vs = a::tensor_list(value, "value")?;
+            let pse = a::opt_tensor(pseShift, "pseShift")?;
+            let mask = a::opt_tensor(attenMask, "attenMask")?;
+            let out = a::tensor(attentionOut, "attentionOut")?;
+            no_quant(&[
+                (dequantScale1, "dequantScale1"),
+                (quantScale1, "quantScale1"),
+                (dequantScale2, "dequantScale2"),
+                (quantScale2, "quantScale2"),
+                (quantOffset2, "quantOffset2"),
+                (antiquantScale, "antiquantScale"),
+                (antiquantOffset, "antiquantOffset"),
+                (kvPaddingSize, "kvPaddingSize"),
+            ])?;
+            if !blocktable.is_null() {
+                return Err(NnError::invalid(
+                    "blocktable (paged key/value cache) is not supported by npu-emu; pass the \
+                     cache as one key and one value tensor",
+                ));
+            }
+            if ks.len() != 1 || vs.len() != 1 {
+                return Err(NnError::invalid(format!(
+                    "key and value lists hold {} and {} tensors; npu-emu takes one tensor each \
+                     (all batches in one tensor)",
+                    ks.len(),
+                    vs.len()
+                )));
+            }
+            let (k, v) = (&ks[0], &vs[0]);
+            let (mut p, dm) = infer_check(
+                &q,
+                k,
+                v,
+                numHeads,
+                numKeyValueHeads,
+                scaleValue,
+                inputLayout,
+                false,
+                i64::MAX,
+                i64::MAX,
+                0,
+            )?;
+            if dm.s1 != 1 {
+                return Err(NnError::invalid(format!(
+                    "query {:?} has sequence length {}; incremental attention takes 1",
+                    q.shape(),
+                    dm.s1
+                )));
+            }
+            p.kv_lens = lens(actualSeqLengths, "actualSeqLengths", dm.b, dm.s2)?;
+            let mask = match &mask {
+                Some(m) => Some(mask4(m, &dm, 0)?),
+                None => None,
+            };
+            if let Some(ps) = &pse {
+                same_dtype(ps, &q)?;
+                let full = [dm.b, dm.n1, 1, dm.s2];
+                if ps.ndim() != 4
+                    || broadcast_shapes(ps.shape(), &full).as_deref() != Some(&full[..])
+                {
+                    return Err(NnError::invalid(format!(
+                        "pseShift has shape {:?}; it must broadcast to [B, N, 1, S2] = {full:?}",
+                        ps.shape()
+                    )));
+                }
+            }
+            same_dtype(&out, &q)?;
+            a::same_shape(&out, q.shape())?;
+            infer_launch(
+                "aclnnIncreFlashAttentionV4",
+                &q,
+                k,
+                v,
+                pse,
+                mask,
+                p,
+                &out,
+                None,
+            )
+        },
+    )
+}
+
+/// `aclnnFusedInferAttentionScoreV2`/`V3`: prompt (Q_S > 1) or incremental (Q_S = 1)
+/// attention with one key and one value tensor, optional pse, mask and actual lengths, and
+/// with `softmaxLseFlag` the log-sum-exp `[B, N, Q_S, 1]`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn fused_infer(
+    api: &'static str,
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pse_shift: *const c_void,
+    atten_mask: *const c_void,
+    actual_seq: *const c_void,
+    actual_seq_kv: *const c_void,
+    unsupported: &[(*const c_void, &str)],
+    num_heads: i64,
+    scale: f64,
+    pre: i64,
+    next: i64,
+    layout: *const c_char,
+    num_kv_heads: i64,
+    sparse: i64,
+    lse_flag: bool,
+    attention_out: *const c_void,
+    softmax_lse: *const c_void,
+) -> NnResult<Built> {
+    let q = a::tensor(query, "query")?;
+    let ks = a::tensor_list(key, "key")?;
+    let vs = a::tensor_list(value, "value")?;
+    let pse = a::opt_tensor(pse_shift, "pseShiftOptional")?;
+    let mask = a::opt_tensor(atten_mask, "attenMaskOptional")?;
+    let out = a::tensor(attention_out, "attentionOut")?;
+    let lse = a::opt_tensor(softmax_lse, "softmaxLse")?;
+    no_quant(unsupported)?;
+    if ks.len() != 1 || vs.len() != 1 {
+        return Err(NnError::invalid(format!(
+            "key and value lists hold {} and {} tensors; npu-emu takes one tensor each (all \
+             batches in one tensor)",
+            ks.len(),
+            vs.len()
+        )));
+    }
+    let (k, v) = (&ks[0], &vs[0]);
+    let (mut p, dm) = infer_check(
+        &q,
+        k,
+        v,
+        num_heads,
+        num_kv_heads,
+        scale,
+        layout,
+        true,
+        pre,
+        next,
+        sparse,
+    )?;
+    p.q_lens = lens(actual_seq, "actualSeqLengthsOptional", dm.b, dm.s1)?;
+    p.kv_lens = lens(actual_seq_kv, "actualSeqLengthsKvOptional", dm.b, dm.s2)?;
+    if dm.s1 == 1 {
+        // Incremental: one query row sees every valid key; sparse modes do not apply.
+        p.sparse_mode = 0;
+        p.pre_tokens = i64::MAX;
+        p.next_tokens = i64::MAX;
+    }
+    let mask = match &mask {
+        Some(m) => Some(mask4(m, &dm, p.sparse_mode)?),
+        None if p.sparse_mode >= 2 => {
+            return Err(NnError::invalid(format!(
+                "sparseMode {sparse} needs attenMaskOptional"
+            )))
+        }
+        None => None,
+    };
+    if let Some(ps) = &pse {
+        same_dtype(ps, &q)?;
+        let full = [dm.b, dm.n1, dm.s1, dm.s2];
+        if ps.ndim() != 4 || broadcast_shapes(ps.shape(), &full).as_deref() != Some(&full[..]) {
+            return Err(NnError::invalid(format!(
+                "pseShiftOptional has shape {:?}; it must broadcast to (B, Q_N, Q_S, KV_S) = \
+                 {full:?}",
+                ps.shape()
+            )));
+        }
+    }
+    same_dtype(&out, &q)?;
+    a::same_shape(
+        &out,
+        &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
+    )?;
+    let lse = if lse_flag {
+        let Some(t) = lse.as_ref() else {
+            return Err(NnError::nullptr(
+                "softmaxLse is nullptr with softmaxLseFlag true",
+            ));
+        };
+        a::dtype_in(t, &[DType::F32])?;
+        a::same_shape(t, &[dm.b, dm.n1, dm.s1, 1])?;
+        Some(t)
+    } else {
+        None
+    };
+    infer_launch(api, &q, k, v, pse, mask, p, &out, lse)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV3GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShiftOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    actualSeqLengthsOptional: *const c_void,
+    actualSeqLengthsKvOptional: *const c_void,
+    deqScale1Optional: *const c_void,
+    quantScale1Optional: *const c_void,
+    deqScale2Optional: *const c_void,
+    quantScale2Optional: *const c_void,
+    quantOffset2Optional: *const c_void,
+    antiquantScaleOptional: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    blockTableOptional: *const c_void,
+    queryPaddingSizeOptional: *const c_void,
+    kvPaddingSizeOptional: *const c_void,
+    keyAntiquantScaleOptional: *const c_void,
+    keyAntiquantOffsetOptional: *const c_void,
+    valueAntiquantScaleOptional: *const c_void,
+    valueAntiquantOffsetOptional: *const c_void,
+    keySharedPrefixOptional: *const c_void,
+    valueSharedPrefixOptional: *const c_void,
+    actualSharedPrefixLenOptional: *const c_void,
+    queryRopeOptional: *const c_void,
+    keyRopeOptional: *const c_void,
+    keyRopeAntiquantScaleOptional: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    innerPrecise: i64,
+    blockSize: i64,
+    antiquantMode: i64,
+    softmaxLseFlag: bool,
+    keyAntiquantMode: i64,
+    valueAntiquantMode: i64,
+    attentionOut: *const c_void,
+    softmaxLse: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (
+        innerPrecise,
+        blockSize,
+        antiquantMode,
+        keyAntiquantMode,
+        valueAntiquantMode,
+    );
+    phase1(
+        "aclnnFusedInferAttentionScoreV3GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let unsupported = [
+                (deqScale1Optional, "deqScale1Optional"),
+                (quantScale1Optional, "quantScale1Optional"),
+                (deqScale2Optional, "deqScale2Optional"),
+                (quantScale2Optional, "quantScale2Optional"),
+                (quantOffset2Optional, "quantOffset2Optional"),
+                (antiquantScaleOptional, "antiquantScaleOptional"),
+                (antiquantOffsetOptional, "antiquantOffsetOptional"),
+                (blockTableOptional, "blockTableOptional (paged attention)"),
+                (queryPaddingSizeOptional, "queryPaddingSizeOptional"),
+                (kvPaddingSizeOptional, "kvPaddingSizeOptional"),
+                (keyAntiquantScaleOptional, "keyAntiquantScaleOptional"),
+                (keyAntiquantOffsetOptional, "keyAntiquantOffsetOptional"),
+                (valueAntiquantScaleOptional, "valueAntiquantScaleOptional"),
+                (valueAntiquantOffsetOptional, "valueAntiquantOffsetOptional"),
+                (keySharedPrefixOptional, "keySharedPrefixOptional"),
+                (valueSharedPrefixOptional, "valueSharedPrefixOptional"),
+                (
+                    actualSharedPrefixLenOptional,
+                    "actualSharedPrefixLenOptional",
+                ),
+                (queryRopeOptional, "queryRopeOptional"),
+                (keyRopeOptional, "keyRopeOptional"),
+                (
+                    keyRopeAntiquantScaleOptional,
+                    "keyRopeAntiquantScaleOptional",
+                ),
+            ];
+            fused_infer(
+                "aclnnFusedInferAttentionScoreV3",
+                query,
+                key,
+                value,
+                pseShiftOptional,
+                attenMaskOptional,
+                actualSeqLengthsOptional,
+                actualSeqLengthsKvOptional,
+                &unsupported,
+                numHeads,
+                scaleValue,
+                preTokens,
+                nextTokens,
+                inputLayout,
+                numKeyValueHeads,
+                sparseMode,
+                softmaxLseFlag,
+                attentionOut,
+                softmaxLse,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShiftOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    actualSeqLengthsOptional: *const c_void,
+    actualSeqLengthsKvOptional: *const c_void,
+    deqScale1Optional: *const c_void,
+    quantScale1Optional: *const c_void,
+    deqScale2Optional: *const c_void,
+    quantScale2Optional: *const c_void,
+    quantOffset2Optional: *const c_void,
+    antiquantScaleOptional: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    blockTableOptional: *const c_void,
+    queryPaddingSizeOptional: *const c_void,
+    kvPaddingSizeOptional: *const c_void,
+    keyAntiquantScaleOptional: *const c_void,
+    keyAntiquantOffsetOptional: *const c_void,
+    valueAntiquantScaleOptional: *const c_void,
+    valueAntiquantOffsetOptional: *const c_void,
+    keySharedPrefixOptional: *const c_void,
+    valueSharedPrefixOptional: *const c_void,
+    actualSharedPrefixLenOptional: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    innerPrecise: i64,
+    blockSize: i64,
+    antiquantMode: i64,
+    softmaxLseFlag: bool,
+    keyAntiquantMode: i64,
+    valueAntiquantMode: i64,
+    attentionOut: *const c_void,
+    softmaxLse: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (
+        innerPrecise,
+        blockSize,
+        antiquantMode,
+        keyAntiquantMode,
+        valueAntiquantMode,
+    );
+    phase1(
+        "aclnnFusedInferAttentionScoreV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let unsupported = [
+                (deqScale1Optional, "deqScale1Optional"),
+                (quantScale1Optional, "quantScale1Optional"),
+                (deqScale2Optional, "deqScale2Optional"),
+                (quantScale2Optional, "quantScale2Optional"),
+                (quantOffset2Optional, "quantOffset2Optional"),
+                (antiquantScaleOptional, "antiquantScaleOptional"),
+                (antiquantOffsetOptional, "antiquantOffsetOptional"),
+                (blockTableOptional, "blockTableOptional (paged attention)"),
+                (queryPaddingSizeOptional, "queryPaddingSizeOptional"),
+                (kvPaddingSizeOptional, "kvPaddingSizeOptional"),
+                (keyAntiquantScaleOptional, "keyAntiquantScaleOptional"),
+                (keyAntiquantOffsetOptional, "keyAntiquantOffsetOptional"),
+                (valueAntiquantScaleOptional, "valueAntiquantScaleOptional"),
+                (valueAntiquantOffsetOptional, "valueAntiquantOffsetOptional"),
+                (keySharedPrefixOptional, "keySharedPrefixOptional"),
+                (valueSharedPrefixOptional, "valueSharedPrefixOptional"),
+                (
+                    actualSharedPrefixLenOptional,
+                    "actualSharedPrefixLenOptional",
+                ),
+            ];
+            fused_infer(
+                "aclnnFusedInferAttentionScoreV2",
+                query,
+                key,
+                value,
+                pseShiftOptional,
+                attenMaskOptional,
+                actualSeqLengthsOptional,
+                actualSeqLengthsKvOptional,
+                &unsupported,
+                numHeads,
+                scaleValue,
+                preTokens,
+                nextTokens,
+                inputLayout,
+                numKeyValueHeads,
+                sparseMode,
+                softmaxLseFlag,
+                attentionOut,
+                softmaxLse,
+            )
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnRmsNorm,
+    aclnnRmsNormGrad,
+    aclnnRotaryPositionEmbedding,
+    aclnnRotaryPositionEmbeddingGrad,
+    aclnnApplyRotaryPosEmb,
+    aclnnApplyRotaryPosEmbV2,
+    aclnnSwiGlu,
+    aclnnSwiGluGrad,
+    aclnnFlashAttentionScore,
+    aclnnFlashAttentionScoreGrad,
+    aclnnPromptFlashAttentionV3,
+    aclnnIncreFlashAttentionV4,
+    aclnnFusedInferAttentionScoreV2,
+    aclnnFusedInferAttentionScoreV3
+);

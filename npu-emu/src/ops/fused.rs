@@ -1,0 +1,1122 @@
+//! The fused operators of large-model code (CANN's `ops-transformer` family, what
+//! torch_npu's `npu_rms_norm`, `npu_rotary_mul`, `npu_apply_rotary_pos_emb`, `npu_swiglu`
+//! and `npu_fusion_attention` call): RMS norm, rotary position embedding, SwiGLU and flash
+//! attention, each with its backward.
+//!
+//! Every kernel works on dense host copies in f64 (read with one conversion, no rounding
+//! on the way) and stores each result with one rounding into the output's dtype, so fp16
+//! and bf16 results are the correctly rounded values of the exact formula. Reductions
+//! (norm sums, softmax sums, matrix products) accumulate in f64.
+
+use super::dtype::DType;
+use super::iter;
+use super::view::View;
+
+/// Dense row-major f64 copy of `v` (broadcast views are materialised).
+fn load(v: &View) -> Result<Vec<f64>, String> {
+    let mut buf = vec![0f64; v.numel()];
+    if !buf.is_empty() {
+        iter::copy(v, &View::of_slice(&mut buf, DType::F64, &v.shape))?;
+    }
+    Ok(buf)
+}
+
+/// `v` expanded to `shape` and copied densely.
+fn load_as(v: &View, shape: &[usize]) -> Result<Vec<f64>, String> {
+    let e = v
+        .expand(shape)
+        .ok_or_else(|| format!("shape {:?} does not broadcast to {shape:?}", v.shape))?;
+    load(&e)
+}
+
+/// Store the dense row-major `buf` (the shape of `out`) into `out`, rounding once.
+fn store(mut buf: Vec<f64>, out: &View) -> Result<(), String> {
+    if buf.is_empty() {
+        return Ok(());
+    }
+    let shape = out.shape.clone();
+    iter::copy(&View::of_slice(&mut buf, DType::F64, &shape), out)
+}
+
+/// Sum the dense `full` (of shape `full_shape`) over the dimensions where `target` (same
+/// rank after left-padding with ones) is 1: the gradient of a broadcast input.
+fn reduce_to(full: &[f64], full_shape: &[usize], target: &[usize]) -> Vec<f64> {
+    let nd = full_shape.len();
+    let mut t = vec![1usize; nd.saturating_sub(target.len())];
+    t.extend_from_slice(target);
+    let mut tstride = vec![0usize; nd];
+    let mut acc = 1usize;
+    for d in (0..nd).rev() {
+        tstride[d] = if t[d] == 1 && full_shape[d] != 1 {
+            0
+        } else {
+            acc
+        };
+        acc *= t[d];
+    }
+    let mut out = vec![0f64; t.iter().product()];
+    let mut idx = vec![0usize; nd];
+    for &v in full {
+        let o: usize = idx.iter().zip(&tstride).map(|(i, s)| i * s).sum();
+        out[o] += v;
+        for d in (0..nd).rev() {
+            idx[d] += 1;
+            if idx[d] < full_shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- RMS norm
+
+/// `y = x / sqrt(mean(x², over gamma's dims) + eps) * gamma`; `rstd` holds
+/// `1 / sqrt(mean + eps)` per row (rows = `x.numel() / gamma.numel()`).
+pub fn rms_norm(x: &View, gamma: &View, eps: f64, y: &View, rstd: &View) -> Result<(), String> {
+    let xs = load(x)?;
+    let g = load(gamma)?;
+    let n = g.len().max(1);
+    let rows = xs.len() / n;
+    let mut out = vec![0f64; xs.len()];
+    let mut rs = vec![0f64; rows];
+    for r in 0..rows {
+        let row = &xs[r * n..(r + 1) * n];
+        let ms = row.iter().map(|v| v * v).sum::<f64>() / n as f64;
+        let inv = 1.0 / (ms + eps).sqrt();
+        rs[r] = inv;
+        for (i, o) in out[r * n..(r + 1) * n].iter_mut().enumerate() {
+            *o = row[i] * inv * g[i];
+        }
+    }
+    store(out, y)?;
+    store(rs, rstd)
+}
+
+/// The backward of [`rms_norm`] from the saved `rstd`: `dx = (dy·g - x·rstd·mean(dy·g·x·rstd))
+/// · rstd`, `dgamma = Σ_rows dy · x · rstd`.
+pub fn rms_norm_grad(
+    dy: &View,
+    x: &View,
+    rstd: &View,
+    gamma: &View,
+    dx: &View,
+    dgamma: &View,
+) -> Result<(), String> {
+    let d = load(dy)?;
+    let xs = load(x)?;
+    let rs = load(rstd)?;
+    let g = load(gamma)?;
+    let n = g.len().max(1);
+    let rows = xs.len() / n;
+    let mut dxs = vec![0f64; xs.len()];
+    let mut dg = vec![0f64; n];
+    for r in 0..rows {
+        let inv = rs[r];
+        let (xr, dr) = (&xs[r * n..(r + 1) * n], &d[r * n..(r + 1) * n]);
+        let mean = (0..n).map(|i| dr[i] * g[i] * xr[i] * inv).sum::<f64>() / n as f64;
+        for i in 0..n {
+            dxs[r * n + i] = (dr[i] * g[i] - xr[i] * inv * mean) * inv;
+            dg[i] += dr[i] * xr[i] * inv;
+        }
+    }
+    store(dxs, dx)?;
+    store(dg, dgamma)
+}
+
+// ---------------------------------------------------------------- rotary embedding
+
+/// The rotation modes of `aclnnRotaryPositionEmbedding` (`mode`): 0 half, 1 interleave,
+/// 2 quarter, 3 interleave-half.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RopeMode {
+    Half,
+    Interleave,
+    Quarter,
+    InterleaveHalf,
+}
+
+impl RopeMode {
+    pub fn from_i64(v: i64) -> Option<RopeMode> {
+        Some(match v {
+            0 => RopeMode::Half,
+            1 => RopeMode::Interleave,
+            2 => RopeMode::Quarter,
+            3 => RopeMode::InterleaveHalf,
+            _ => return None,
+        })
+    }
+
+    /// The divisor the last dimension must be a multiple of.
+    pub fn granule(self) -> usize {
+        match self {
+            RopeMode::Quarter => 4,
+            _ => 2,
+        }
+    }
+}
+
+/// `(a, b)` = the two vectors the row is multiplied by cos and sin: `y = a·cos + b·sin`.
+/// Half: a = x, b = cat(-x2, x1). Interleave: a = x, b[2k] = -x[2k+1], b[2k+1] = x[2k].
+/// Quarter: a = x, b = cat(-x2, x1, -x4, x3). Interleave-half: a = cat(x[::2], x[1::2]),
+/// b = cat(-x[1::2], x[::2]).
+fn rope_parts(mode: RopeMode, x: &[f64], a: &mut [f64], b: &mut [f64]) {
+    let d = x.len();
+    match mode {
+        RopeMode::Half => {
+            let h = d / 2;
+            a.copy_from_slice(x);
+            for i in 0..h {
+                b[i] = -x[i + h];
+                b[i + h] = x[i];
+            }
+        }
+        RopeMode::Interleave => {
+            a.copy_from_slice(x);
+            for k in 0..d / 2 {
+                b[2 * k] = -x[2 * k + 1];
+                b[2 * k + 1] = x[2 * k];
+            }
+        }
+        RopeMode::Quarter => {
+            let q = d / 4;
+            a.copy_from_slice(x);
+            for i in 0..q {
+                b[i] = -x[i + q];
+                b[i + q] = x[i];
+                b[i + 2 * q] = -x[i + 3 * q];
+                b[i + 3 * q] = x[i + 2 * q];
+            }
+        }
+        RopeMode::InterleaveHalf => {
+            let h = d / 2;
+            for k in 0..h {
+                a[k] = x[2 * k];
+                a[k + h] = x[2 * k + 1];
+                b[k] = -x[2 * k + 1];
+                b[k + h] = x[2 * k];
+            }
+        }
+    }
+}
+
+/// The transpose of [`rope_parts`]: `dx` from `gc = dy·cos` (the `a` part) and `gs = dy·sin`
+/// (the `b` part).
+fn rope_parts_t(mode: RopeMode, gc: &[f64], gs: &[f64], dx: &mut [f64]) {
+    let d = dx.len();
+    match mode {
+        RopeMode::Half => {
+            let h = d / 2;
+            for i in 0..h {
+                dx[i] = gc[i] + gs[i + h];
+                dx[i + h] = gc[i + h] - gs[i];
+            }
+        }
+        RopeMode::Interleave => {
+            for k in 0..d / 2 {
+                dx[2 * k] = gc[2 * k] + gs[2 * k + 1];
+                dx[2 * k + 1] = gc[2 * k + 1] - gs[2 * k];
+            }
+        }
+        RopeMode::Quarter => {
+            let q = d / 4;
+            for i in 0..q {
+                dx[i] = gc[i] + gs[i + q];
+                dx[i + q] = gc[i + q] - gs[i];
+                dx[i + 2 * q] = gc[i + 2 * q] + gs[i + 3 * q];
+                dx[i + 3 * q] = gc[i + 3 * q] - gs[i + 2 * q];
+            }
+        }
+        RopeMode::InterleaveHalf => {
+            let h = d / 2;
+            for k in 0..h {
+                dx[2 * k] = gc[k] + gs[k + h];
+                dx[2 * k + 1] = gc[k + h] - gs[k];
+            }
+        }
+    }
+}
+
+/// `out = a(x)·cos + b(x)·sin` with `cos`/`sin` broadcast to `x` (see [`rope_parts`]).
+/// `out` may be `x` itself (the in-place `ApplyRotaryPosEmb`).
+pub fn rope(x: &View, cos: &View, sin: &View, mode: RopeMode, out: &View) -> Result<(), String> {
+    let xs = load(x)?;
+    let c = load_as(cos, &x.shape)?;
+    let s = load_as(sin, &x.shape)?;
+    let d = *x.shape.last().unwrap_or(&1);
+    if d == 0 {
+        return Ok(());
+    }
+    let mut y = vec![0f64; xs.len()];
+    let (mut a, mut b) = (vec![0f64; d], vec![0f64; d]);
+    for r in 0..xs.len() / d {
+        let sl = r * d..(r + 1) * d;
+        rope_parts(mode, &xs[sl.clone()], &mut a, &mut b);
+        for i in 0..d {
+            y[r * d + i] = a[i] * c[r * d + i] + b[i] * s[r * d + i];
+        }
+    }
+    store(y, out)
+}
+
+/// The backward of [`rope`]: `dx`, and when `x` is given `dcos = Σ dy·a(x)` and
+/// `dsin = Σ dy·b(x)` over the dimensions `cos`/`sin` were broadcast along (zero without
+/// `x`).
+#[allow(clippy::too_many_arguments)]
+pub fn rope_grad(
+    dy: &View,
+    cos: &View,
+    sin: &View,
+    x: Option<&View>,
+    mode: RopeMode,
+    dx: &View,
+    dcos: &View,
+    dsin: &View,
+) -> Result<(), String> {
+    let g = load(dy)?;
+    let shape = dy.shape.clone();
+    let c = load_as(cos, &shape)?;
+    let s = load_as(sin, &shape)?;
+    let d = *shape.last().unwrap_or(&1);
+    if d == 0 {
+        return Ok(());
+    }
+    let xs = match x {
+        Some(v) => Some(load(v)?),
+        None => None,
+    };
+    let n = g.len();
+    let mut dxs = vec![0f64; n];
+    let (mut dc, mut ds) = (vec![0f64; n], vec![0f64; n]);
+    let (mut gc, mut gs) = (vec![0f64; d], vec![0f64; d]);
+    let (mut a, mut b) = (vec![0f64; d], vec![0f64; d]);
+    for r in 0..n / d {
+        let o = r * d;
+        for i in 0..d {
+            gc[i] = g[o + i] * c[o + i];
+            gs[i] = g[o + i] * s[o + i];
+        }
+        rope_parts_t(mode, &gc, &gs, &mut dxs[o..o + d]);
+        if let Some(xs) = &xs {
+            rope_parts(mode, &xs[o..o + d], &mut a, &mut b);
+            for i in 0..d {
+                dc[o + i] = g[o + i] * a[i];
+                ds[o + i] = g[o + i] * b[i];
+            }
+        }
+    }
+    store(dxs, dx)?;
+    store(reduce_to(&dc, &shape, &dcos.shape), dcos)?;
+    store(reduce_to(&ds, &shape, &dsin.shape), dsin)
+}
+
+// ---------------------------------------------------------------- SwiGLU
+
+/// Split `shape` at `dim` into (outer, half of dim, inner).
+fn halves(shape: &[usize], dim: usize) -> (usize, usize, usize) {
+    let outer: usize = shape[..dim].iter().product();
+    let inner: usize = shape[dim + 1..].iter().product();
+    (outer, shape[dim] / 2, inner)
+}
+
+fn sigmoid(v: f64) -> f64 {
+    1.0 / (1.0 + (-v).exp())
+}
+
+/// `out = silu(A) · B`, A and B the two halves of `x` along `dim`.
+pub fn swiglu(x: &View, dim: usize, out: &View) -> Result<(), String> {
+    let xs = load(x)?;
+    let (outer, h, inner) = halves(&x.shape, dim);
+    let mut y = vec![0f64; outer * h * inner];
+    for o in 0..outer {
+        for i in 0..h * inner {
+            let a = xs[o * 2 * h * inner + i];
+            let b = xs[o * 2 * h * inner + h * inner + i];
+            y[o * h * inner + i] = a * sigmoid(a) * b;
+        }
+    }
+    store(y, out)
+}
+
+/// The backward of [`swiglu`]: `dA = dy·B·(σ(A) + σ(A)(1-σ(A))A)`, `dB = dy·σ(A)·A`.
+pub fn swiglu_grad(dy: &View, x: &View, dim: usize, out: &View) -> Result<(), String> {
+    let g = load(dy)?;
+    let xs = load(x)?;
+    let (outer, h, inner) = halves(&x.shape, dim);
+    let mut dx = vec![0f64; xs.len()];
+    for o in 0..outer {
+        for i in 0..h * inner {
+            let ia = o * 2 * h * inner + i;
+            let ib = ia + h * inner;
+            let (a, b, d) = (xs[ia], xs[ib], g[o * h * inner + i]);
+            let sg = sigmoid(a);
+            dx[ia] = d * b * (sg + sg * (1.0 - sg) * a);
+            dx[ib] = d * sg * a;
+        }
+    }
+    store(dx, out)
+}
+
+// ---------------------------------------------------------------- flash attention
+
+/// `inputLayout` of the flash-attention operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaLayout {
+    Bsh,
+    Sbh,
+    Bsnd,
+    Bnsd,
+}
+
+impl FaLayout {
+    pub fn parse(s: &str) -> Option<FaLayout> {
+        Some(match s {
+            "BSH" => FaLayout::Bsh,
+            "SBH" => FaLayout::Sbh,
+            "BSND" => FaLayout::Bsnd,
+            "BNSD" => FaLayout::Bnsd,
+            _ => return None,
+        })
+    }
+
+    /// `(batch, sequence, heads·dim or heads, dim)` positions, and the tensor rank.
+    pub fn rank(self) -> usize {
+        match self {
+            FaLayout::Bsh | FaLayout::Sbh => 3,
+            _ => 4,
+        }
+    }
+
+    /// (B, S, N, D) of a tensor of this layout with `n` heads (3-D layouts split H by `n`).
+    pub fn dims(self, shape: &[usize], n: usize) -> (usize, usize, usize, usize) {
+        match self {
+            FaLayout::Bsh => (shape[0], shape[1], n, shape[2] / n.max(1)),
+            FaLayout::Sbh => (shape[1], shape[0], n, shape[2] / n.max(1)),
+            FaLayout::Bsnd => (shape[0], shape[1], shape[2], shape[3]),
+            FaLayout::Bnsd => (shape[0], shape[2], shape[1], shape[3]),
+        }
+    }
+
+    /// Offset of element (b, n, s, d) in a dense tensor of this layout with dims (B, S, N, D).
+    fn off(self, dims: (usize, usize, usize, usize), b: usize, n: usize, s: usize) -> usize {
+        let (bb, ss, nn, dd) = dims;
+        match self {
+            FaLayout::Bsh | FaLayout::Bsnd => ((b * ss + s) * nn + n) * dd,
+            FaLayout::Sbh => ((s * bb + b) * nn + n) * dd,
+            FaLayout::Bnsd => ((b * nn + n) * ss + s) * dd,
+        }
+    }
+}
+
+/// The attributes of `aclnnFlashAttentionScore`/`…Grad`.
+#[derive(Clone, Debug)]
+pub struct FaParams {
+    pub layout: FaLayout,
+    pub head_num: usize,
+    pub scale: f64,
+    pub keep_prob: f64,
+    pub pre_tokens: i64,
+    pub next_tokens: i64,
+    pub sparse_mode: i64,
+    /// The layout of the output (the inference operators' `BNSD_BSND` writes BSND).
+    pub out_layout: FaLayout,
+    /// Valid query rows per batch (`actualSeqLengths` of the inference operators): later
+    /// rows get zeros.
+    pub q_lens: Option<Vec<usize>>,
+    /// Valid keys per batch (`actualSeqLengthsKv`): later keys are masked out.
+    pub kv_lens: Option<Vec<usize>>,
+    /// `scale·q·kᵀ + pse` (the inference operators' `pseShift`, FlashAttentionScoreV2's
+    /// pseType other than 1) instead of `scale·(q·kᵀ + pse)`.
+    pub pse_after_scale: bool,
+}
+
+impl FaParams {
+    /// The training operator's attributes (same output layout, all rows and keys valid).
+    pub fn training(
+        layout: FaLayout,
+        head_num: usize,
+        scale: f64,
+        keep_prob: f64,
+        pre_tokens: i64,
+        next_tokens: i64,
+        sparse_mode: i64,
+    ) -> FaParams {
+        FaParams {
+            layout,
+            head_num,
+            scale,
+            keep_prob,
+            pre_tokens,
+            next_tokens,
+            sparse_mode,
+            out_layout: layout,
+            q_lens: None,
+            kv_lens: None,
+            pse_after_scale: false,
+        }
+    }
+}
+
+/// The shapes of one call: batch, query heads, key/value heads, query and key lengths, the
+/// query/key head dim and the value head dim.
+#[derive(Clone, Copy, Debug)]
+pub struct FaDims {
+    pub b: usize,
+    pub n1: usize,
+    pub n2: usize,
+    pub s1: usize,
+    pub s2: usize,
+    pub d: usize,
+    pub dv: usize,
+}
+
+impl FaDims {
+    /// The dims from the shapes of query, key and value (checked by the caller's layout
+    /// rules); `None` when they do not fit together.
+    pub fn of(p: &FaParams, q: &[usize], k: &[usize], v: &[usize]) -> Result<FaDims, String> {
+        let l = p.layout;
+        let n1 = p.head_num;
+        let (b, s1, qn, d) = l.dims(q, n1);
+        if qn != n1 {
+            return Err(format!(
+                "query has {qn} heads in layout {l:?} but headNum is {n1}"
+            ));
+        }
+        if d == 0 {
+            return Err(format!("query {q:?} has head dim 0 with headNum {n1}"));
+        }
+        let (n2, kd) = match l {
+            FaLayout::Bsh | FaLayout::Sbh => (k[2] / d, d),
+            _ => {
+                let (_, _, n, kd) = l.dims(k, 0);
+                (n, kd)
+            }
+        };
+        let (kb, s2, _, _) = l.dims(k, n2.max(1));
+        if kd != d
+            || n2 == 0
+            || (matches!(l, FaLayout::Bsh | FaLayout::Sbh) && !k[2].is_multiple_of(d))
+        {
+            return Err(format!(
+                "key {k:?} does not hold whole heads of dim {d} (query {q:?}, headNum {n1})"
+            ));
+        }
+        if !n1.is_multiple_of(n2) {
+            return Err(format!(
+                "query heads {n1} are not a multiple of key heads {n2}"
+            ));
+        }
+        let (vb, vs, vn, dv) = match l {
+            FaLayout::Bsh | FaLayout::Sbh => {
+                if !v[2].is_multiple_of(n2) {
+                    return Err(format!("value {v:?} does not split into {n2} heads"));
+                }
+                l.dims(v, n2)
+            }
+            _ => l.dims(v, 0),
+        };
+        if kb != b || vb != b || vs != s2 || vn != n2 {
+            return Err(format!(
+                "query {q:?}, key {k:?} and value {v:?} do not agree on batch, key length \
+                 or key heads in layout {l:?}"
+            ));
+        }
+        Ok(FaDims {
+            b,
+            n1,
+            n2,
+            s1,
+            s2,
+            d,
+            dv,
+        })
+    }
+
+    /// The shape of a tensor in layout `l` with `n` heads of dim `d` and length `s`.
+    pub fn shape(l: FaLayout, b: usize, s: usize, n: usize, d: usize) -> Vec<usize> {
+        match l {
+            FaLayout::Bsh => vec![b, s, n * d],
+            FaLayout::Sbh => vec![s, b, n * d],
+            FaLayout::Bsnd => vec![b, s, n, d],
+            FaLayout::Bnsd => vec![b, n, s, d],
+        }
+    }
+}
+
+/// Which (query i, key j) pairs are masked out for batch b, head n.
+struct Masker {
+    mask: Option<(Vec<f64>, [usize; 4])>,
+    mode: i64,
+    pre: i64,
+    next: i64,
+    s1: usize,
+    s2: usize,
+    q_lens: Option<Vec<usize>>,
+    kv_lens: Option<Vec<usize>>,
+}
+
+impl Masker {
+    fn new(atten_mask: Option<&View>, p: &FaParams, dims: &FaDims) -> Result<Masker, String> {
+        // Modes 2-4 take the compressed 2048x2048 mask and build the pattern themselves.
+        let mask = match atten_mask {
+            Some(m) if matches!(p.sparse_mode, 0 | 1) => {
+                let sh = &m.shape;
+                let full: [usize; 4] = if sh.len() == 2 {
+                    [1, 1, sh[0], sh[1]]
+                } else {
+                    [sh[0], sh[1], sh[2], sh[3]]
+                };
+                let m4 = View {
+                    shape: full.to_vec(),
+                    strides: if sh.len() == 2 {
+                        vec![0, 0, m.strides[0], m.strides[1]]
+                    } else {
+                        m.strides.clone()
+                    },
+                    ..m.clone()
+                };
+                Some((load(&m4)?, full))
+            }
+            _ => None,
+        };
+        Ok(Masker {
+            mask,
+            mode: p.sparse_mode,
+            pre: p.pre_tokens,
+            next: p.next_tokens,
+            s1: dims.s1,
+            s2: dims.s2,
+            q_lens: p.q_lens.clone(),
+            kv_lens: p.kv_lens.clone(),
+        })
+    }
+
+    fn masked(&self, b: usize, n: usize, i: usize, j: usize) -> bool {
+        let beyond = |l: &Option<Vec<usize>>, x: usize| l.as_ref().is_some_and(|l| x >= l[b]);
+        if beyond(&self.q_lens, i) || beyond(&self.kv_lens, j) {
+            return true;
+        }
+        let (i, j) = (i as i64, j as i64);
+        let shift = self.s2 as i64 - self.s1 as i64;
+        let by_mask = |me: &Masker| match &me.mask {
+            Some((m, sh)) => {
+                let bi = if sh[0] == 1 { 0 } else { b };
+                let ni = if sh[1] == 1 { 0 } else { n };
+                m[((bi * sh[1] + ni) * sh[2] + i as usize) * sh[3] + j as usize] != 0.0
+            }
+            None => false,
+        };
+        match self.mode {
+            0 => {
+                if self.mask.is_none() {
+                    return false;
+                }
+                by_mask(self) || i - j > self.pre || j - i > self.next
+            }
+            1 => by_mask(self),
+            2 => j > i,
+            3 => j > i + shift,
+            4 => {
+                let ii = i + shift;
+                j - ii > self.next || ii - j > self.pre
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Bit `i` of the packed keep-mask (1 keeps the element).
+fn keep_bit(mask: &[f64], i: usize) -> f64 {
+    ((mask[i / 8] as i64 >> (i % 8)) & 1) as f64
+}
+
+/// `c[m×n] = a[m×k] · b (k×n, or n×k when `bt`)`, all dense row-major f64.
+fn gemm(m: usize, k: usize, n: usize, a: &[f64], b: &[f64], bt: bool, c: &mut [f64]) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    let (rsb, csb) = if bt { (1, k as isize) } else { (n as isize, 1) };
+    // SAFETY: a, b and c are dense slices of exactly m·k, k·n and m·n elements, addressed
+    // with the row/column strides given here.
+    unsafe {
+        matrixmultiply::dgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            rsb,
+            csb,
+            0.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// `cᵀ`-style product: `c[m×n] = aᵀ · b` with `a` k×m and `b` k×n (dense row-major).
+fn gemm_tn(m: usize, k: usize, n: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    // SAFETY: as in `gemm`; `a` is read transposed through its strides.
+    unsafe {
+        matrixmultiply::dgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            1,
+            m as isize,
+            b.as_ptr(),
+            n as isize,
+            1,
+            0.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// Gather head (b, n) of a dense tensor in layout `l` (dims (B, S, N, D)) into `[S, D]`.
+fn head(
+    l: FaLayout,
+    buf: &[f64],
+    dims: (usize, usize, usize, usize),
+    b: usize,
+    n: usize,
+) -> Vec<f64> {
+    let (_, s, _, d) = dims;
+    let mut out = vec![0f64; s * d];
+    for i in 0..s {
+        let o = l.off(dims, b, n, i);
+        out[i * d..(i + 1) * d].copy_from_slice(&buf[o..o + d]);
+    }
+    out
+}
+
+/// Add `[S, D]` into head (b, n) of a dense tensor in layout `l`.
+fn add_head(
+    l: FaLayout,
+    buf: &mut [f64],
+    dims: (usize, usize, usize, usize),
+    b: usize,
+    n: usize,
+    h: &[f64],
+) {
+    let (_, s, _, d) = dims;
+    for i in 0..s {
+        let o = l.off(dims, b, n, i);
+        for (t, v) in buf[o..o + d].iter_mut().zip(&h[i * d..(i + 1) * d]) {
+            *t += v;
+        }
+    }
+}
+
+/// The probabilities of one head: `p[i][j] = exp(s_ij - max_i) / sum_i` over the unmasked
+/// `s = scale·(q·kᵀ + pse)`, with the row max and sum (a fully masked row has max -inf,
+/// sum 0 and probabilities 0). With `stats`, the given max/sum are used instead of the
+/// row's own (the backward from the forward's saved statistics).
+#[allow(clippy::too_many_arguments)]
+fn probs(
+    dm: &FaDims,
+    qh: &[f64],
+    kh: &[f64],
+    pse: Option<&[f64]>,
+    scale: (f64, bool),
+    masker: &Masker,
+    b: usize,
+    n: usize,
+    stats: Option<(&[f64], &[f64])>,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (scale, after) = scale;
+    let (s1, s2, d) = (dm.s1, dm.s2, dm.d);
+    let mut sc = vec![0f64; s1 * s2];
+    gemm(s1, d, s2, qh, kh, true, &mut sc);
+    let mut mx = vec![f64::NEG_INFINITY; s1];
+    let mut sm = vec![0f64; s1];
+    for i in 0..s1 {
+        let row = &mut sc[i * s2..(i + 1) * s2];
+        for (j, v) in row.iter_mut().enumerate() {
+            if masker.masked(b, n, i, j) {
+                *v = f64::NAN;
+                continue;
+            }
+            let ps = pse.map_or(0.0, |p| p[i * s2 + j]);
+            *v = if after {
+                scale * *v + ps
+            } else {
+                scale * (*v + ps)
+            };
+            if *v > mx[i] {
+                mx[i] = *v;
+            }
+        }
+        if let Some((m, s)) = stats {
+            mx[i] = m[i];
+            sm[i] = s[i];
+        } else {
+            sm[i] = row
+                .iter()
+                .filter(|v| !v.is_nan())
+                .map(|v| (v - mx[i]).exp())
+                .sum();
+        }
+        for v in row.iter_mut() {
+            *v = if v.is_nan() || sm[i] == 0.0 {
+                0.0
+            } else {
+                (*v - mx[i]).exp() / sm[i]
+            };
+        }
+    }
+    (sc, mx, sm)
+}
+
+/// Per-call inputs shared by the forward and the backward.
+struct FaInputs {
+    q: Vec<f64>,
+    k: Vec<f64>,
+    v: Vec<f64>,
+    pse: Option<Vec<f64>>,
+    drop: Option<Vec<f64>>,
+    masker: Masker,
+    qd: (usize, usize, usize, usize),
+    kd: (usize, usize, usize, usize),
+    vd: (usize, usize, usize, usize),
+}
+
+impl FaInputs {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        q: &View,
+        k: &View,
+        v: &View,
+        pse: Option<&View>,
+        drop_mask: Option<&View>,
+        atten_mask: Option<&View>,
+        p: &FaParams,
+        dm: &FaDims,
+    ) -> Result<FaInputs, String> {
+        let pse = match pse {
+            Some(x) => Some(load_as(x, &[dm.b, dm.n1, dm.s1, dm.s2])?),
+            None => None,
+        };
+        let drop = match drop_mask {
+            Some(m) if p.keep_prob < 1.0 => Some(load(m)?),
+            _ => None,
+        };
+        Ok(FaInputs {
+            q: load(q)?,
+            k: load(k)?,
+            v: load(v)?,
+            pse,
+            drop,
+            masker: Masker::new(atten_mask, p, dm)?,
+            qd: (dm.b, dm.s1, dm.n1, dm.d),
+            kd: (dm.b, dm.s2, dm.n2, dm.d),
+            vd: (dm.b, dm.s2, dm.n2, dm.dv),
+        })
+    }
+
+    fn pse_head(&self, dm: &FaDims, b: usize, n: usize) -> Option<&[f64]> {
+        let sz = dm.s1 * dm.s2;
+        let o = (b * dm.n1 + n) * sz;
+        self.pse.as_ref().map(|p| &p[o..o + sz])
+    }
+
+    /// Apply dropout to the probabilities of head (b, n) in place (scaled by 1/keep_prob).
+    fn dropout(&self, dm: &FaDims, p: &FaParams, b: usize, n: usize, pr: &mut [f64]) {
+        if p.keep_prob <= 0.0 {
+            pr.fill(0.0);
+        } else if let Some(m) = &self.drop {
+            let base = (b * dm.n1 + n) * dm.s1 * dm.s2;
+            for (i, v) in pr.iter_mut().enumerate() {
+                *v *= keep_bit(m, base + i) / p.keep_prob;
+            }
+        }
+    }
+}
+
+/// `attention_out = Dropout(Softmax(Mask(scale·(q·kᵀ + pse))), keep_prob) · v` per head, key
+/// heads shared by `n1 / n2` query heads; `softmax_max`/`softmax_sum` `[B, N1, S1, 8]` get
+/// each row's max and sum of exponentials (repeated 8 times, as CANN stores them).
+#[allow(clippy::too_many_arguments)]
+pub fn flash_attention(
+    q: &View,
+    k: &View,
+    v: &View,
+    pse: Option<&View>,
+    drop_mask: Option<&View>,
+    atten_mask: Option<&View>,
+    p: &FaParams,
+    softmax_max: &View,
+    softmax_sum: &View,
+    out: &View,
+) -> Result<(), String> {
+    let dm = FaDims::of(p, &q.shape, &k.shape, &v.shape)?;
+    let inp = FaInputs::new(q, k, v, pse, drop_mask, atten_mask, p, &dm)?;
+    let od = (dm.b, dm.s1, dm.n1, dm.dv);
+    let mut o = vec![0f64; dm.b * dm.s1 * dm.n1 * dm.dv];
+    let ol = p.out_layout;
+    let stat_len = dm.b * dm.n1 * dm.s1 * 8;
+    let mut smax = vec![0f64; stat_len];
+    let mut ssum = vec![0f64; stat_len];
+    let group = dm.n1 / dm.n2;
+    for b in 0..dm.b {
+        for n in 0..dm.n1 {
+            let qh = head(p.layout, &inp.q, inp.qd, b, n);
+            let kh = head(p.layout, &inp.k, inp.kd, b, n / group);
+            let vh = head(p.layout, &inp.v, inp.vd, b, n / group);
+            let (mut pr, mx, sm) = probs(
+                &dm,
+                &qh,
+                &kh,
+                inp.pse_head(&dm, b, n),
+                (p.scale, p.pse_after_scale),
+                &inp.masker,
+                b,
+                n,
+                None,
+            );
+            inp.dropout(&dm, p, b, n, &mut pr);
+            let mut oh = vec![0f64; dm.s1 * dm.dv];
+            gemm(dm.s1, dm.s2, dm.dv, &pr, &vh, false, &mut oh);
+            add_head(ol, &mut o, od, b, n, &oh);
+            for i in 0..dm.s1 {
+                let base = ((b * dm.n1 + n) * dm.s1 + i) * 8;
+                smax[base..base + 8].fill(mx[i]);
+                ssum[base..base + 8].fill(sm[i]);
+            }
+        }
+    }
+    store(o, out)?;
+    if softmax_max.numel() == stat_len {
+        store(smax, softmax_max)?;
+    }
+    if softmax_sum.numel() == stat_len {
+        store(ssum, softmax_sum)?;
+    }
+    Ok(())
+}
+
+/// The inference operators (`PromptFlashAttention`, `IncreFlashAttention`,
+/// `FusedInferAttentionScore`): the forward of [`flash_attention`] without dropout; with
+/// `lse` (`[B, N1, S1, 1]`), each row's log-sum-exp `max + ln(sum)` of the scaled scores.
+#[allow(clippy::too_many_arguments)]
+pub fn inference_attention(
+    q: &View,
+    k: &View,
+    v: &View,
+    pse: Option<&View>,
+    atten_mask: Option<&View>,
+    p: &FaParams,
+    out: &View,
+    lse: Option<&View>,
+) -> Result<(), String> {
+    let dm = FaDims::of(p, &q.shape, &k.shape, &v.shape)?;
+    let n = dm.b * dm.n1 * dm.s1 * 8;
+    let (mut mx, mut sm) = (vec![0f64; n], vec![0f64; n]);
+    let shape = [dm.b, dm.n1, dm.s1, 8];
+    let (mv, sv) = (
+        View::of_slice(&mut mx, DType::F64, &shape),
+        View::of_slice(&mut sm, DType::F64, &shape),
+    );
+    flash_attention(q, k, v, pse, None, atten_mask, p, &mv, &sv, out)?;
+    if let Some(l) = lse {
+        let vals: Vec<f64> = (0..n / 8).map(|r| mx[r * 8] + sm[r * 8].ln()).collect();
+        store(vals, l)?;
+    }
+    Ok(())
+}
+
+/// The saved statistics and forward output the backward may be given.
+pub struct FaSaved<'a> {
+    pub softmax_max: Option<&'a View>,
+    pub softmax_sum: Option<&'a View>,
+    pub attention_in: Option<&'a View>,
+}
+
+/// The backward of [`flash_attention`]: `dq`, `dk`, `dv` (layouts of q, k, v) and, with a
+/// `pse`, `dpse` (its shape, summed over broadcast dimensions). The probabilities come from
+/// the saved `softmax_max`/`softmax_sum` when given (recomputed otherwise), `D = rowsum(dy ·
+/// attention_in)` from the saved output when given.
+#[allow(clippy::too_many_arguments)]
+pub fn flash_attention_grad(
+    q: &View,
+    k: &View,
+    v: &View,
+    dy: &View,
+    pse: Option<&View>,
+    drop_mask: Option<&View>,
+    atten_mask: Option<&View>,
+    saved: &FaSaved,
+    p: &FaParams,
+    dq: &View,
+    dk: &View,
+    dv: &View,
+    dpse: Option<&View>,
+) -> Result<(), String> {
+    let dm = FaDims::of(p, &q.shape, &k.shape, &v.shape)?;
+    let inp = FaInputs::new(q, k, v, pse, drop_mask, atten_mask, p, &dm)?;
+    let od = (dm.b, dm.s1, dm.n1, dm.dv);
+    let g = load(dy)?;
+    let stat_len = dm.b * dm.n1 * dm.s1 * 8;
+    let stat = |v: Option<&View>| -> Result<Option<Vec<f64>>, String> {
+        match v {
+            Some(v) if v.numel() == stat_len => Ok(Some(load(v)?)),
+            _ => Ok(None),
+        }
+    };
+    let smax = stat(saved.softmax_max)?;
+    let ssum = stat(saved.softmax_sum)?;
+    let o_saved = match saved.attention_in {
+        Some(a) if a.numel() == g.len() => Some(load(a)?),
+        _ => None,
+    };
+    let mut dqs = vec![0f64; inp.q.len()];
+    let mut dks = vec![0f64; inp.k.len()];
+    let mut dvs = vec![0f64; inp.v.len()];
+    let mut dpses = inp.pse.as_ref().map(|x| vec![0f64; x.len()]);
+    let group = dm.n1 / dm.n2;
+    let (s1, s2) = (dm.s1, dm.s2);
+    for b in 0..dm.b {
+        for n in 0..dm.n1 {
+            let qh = head(p.layout, &inp.q, inp.qd, b, n);
+            let kh = head(p.layout, &inp.k, inp.kd, b, n / group);
+            let vh = head(p.layout, &inp.v, inp.vd, b, n / group);
+            let gh = head(p.layout, &g, od, b, n);
+            let stats: Option<(Vec<f64>, Vec<f64>)> = match (&smax, &ssum) {
+                (Some(m), Some(s)) => {
+                    let base = (b * dm.n1 + n) * s1 * 8;
+                    Some((
+                        (0..s1).map(|i| m[base + i * 8]).collect(),
+                        (0..s1).map(|i| s[base + i * 8]).collect(),
+                    ))
+                }
+                _ => None,
+            };
+            let (pr, _, _) = probs(
+                &dm,
+                &qh,
+                &kh,
+                inp.pse_head(&dm, b, n),
+                (p.scale, p.pse_after_scale),
+                &inp.masker,
+                b,
+                n,
+                stats.as_ref().map(|(m, s)| (m.as_slice(), s.as_slice())),
+            );
+            let mut pd = pr.clone();
+            inp.dropout(&dm, p, b, n, &mut pd);
+            // dV += P_dropᵀ · dO
+            let mut dvh = vec![0f64; s2 * dm.dv];
+            gemm_tn(s2, s1, dm.dv, &pd, &gh, &mut dvh);
+            add_head(p.layout, &mut dvs, inp.vd, b, n / group, &dvh);
+            // dP = (dO · Vᵀ) ⊙ dropout
+            let mut dp = vec![0f64; s1 * s2];
+            gemm(s1, dm.dv, s2, &gh, &vh, true, &mut dp);
+            if p.keep_prob <= 0.0 {
+                dp.fill(0.0);
+            } else if let Some(m) = &inp.drop {
+                let base = (b * dm.n1 + n) * s1 * s2;
+                for (i, x) in dp.iter_mut().enumerate() {
+                    *x *= keep_bit(m, base + i) / p.keep_prob;
+                }
+            }
+            // D_i = Σ_j P_ij dP_ij (= rowsum(dO ⊙ O))
+            let dsum: Vec<f64> = match &o_saved {
+                Some(o) => {
+                    let oh = head(p.layout, o, od, b, n);
+                    (0..s1)
+                        .map(|i| {
+                            (0..dm.dv)
+                                .map(|c| oh[i * dm.dv + c] * gh[i * dm.dv + c])
+                                .sum()
+                        })
+                        .collect()
+                }
+                None => (0..s1)
+                    .map(|i| (0..s2).map(|j| pr[i * s2 + j] * dp[i * s2 + j]).sum())
+                    .collect(),
+            };
+            // dS = P ⊙ (dP - D)
+            let mut ds = vec![0f64; s1 * s2];
+            for i in 0..s1 {
+                for j in 0..s2 {
+                    ds[i * s2 + j] = pr[i * s2 + j] * (dp[i * s2 + j] - dsum[i]);
+                }
+            }
+            if let Some(dp_all) = dpses.as_mut() {
+                let o = (b * dm.n1 + n) * s1 * s2;
+                for (t, x) in dp_all[o..o + s1 * s2].iter_mut().zip(&ds) {
+                    *t += p.scale * x;
+                }
+            }
+            // dQ = scale · dS · K, dK += scale · dSᵀ · Q
+            let mut dqh = vec![0f64; s1 * dm.d];
+            gemm(s1, s2, dm.d, &ds, &kh, false, &mut dqh);
+            dqh.iter_mut().for_each(|x| *x *= p.scale);
+            add_head(p.layout, &mut dqs, inp.qd, b, n, &dqh);
+            let mut dkh = vec![0f64; s2 * dm.d];
+            gemm_tn(s2, s1, dm.d, &ds, &qh, &mut dkh);
+            dkh.iter_mut().for_each(|x| *x *= p.scale);
+            add_head(p.layout, &mut dks, inp.kd, b, n / group, &dkh);
+        }
+    }
+    store(dqs, dq)?;
+    store(dks, dk)?;
+    store(dvs, dv)?;
+    if let (Some(full), Some(out)) = (dpses, dpse) {
+        if out.numel() > 0 {
+            let red = reduce_to(&full, &[dm.b, dm.n1, dm.s1, dm.s2], &out.shape);
+            store(red, out)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reduce_to_sums_broadcast_dims() {
+        let full: Vec<f64> = (0..12).map(|v| v as f64).collect();
+        assert_eq!(
+            reduce_to(&full, &[2, 3, 2], &[1, 3, 1]),
+            vec![14.0, 22.0, 30.0]
+        );
+        assert_eq!(reduce_to(&full, &[2, 3, 2], &[2]), vec![30.0, 36.0]);
+    }
+
+    #[test]
+    fn rope_parts_transpose() {
+        // <b(x), g> == <x, bᵀ(g)> for every mode.
+        let x: Vec<f64> = (0..8).map(|v| v as f64 + 1.0).collect();
+        let g: Vec<f64> = (0..8).map(|v| (v as f64) * 0.5 - 1.0).collect();
+        for mode in [
+            RopeMode::Half,
+            RopeMode::Interleave,
+            RopeMode::Quarter,
+            RopeMode::InterleaveHalf,
+        ] {
+            let (mut a, mut b) = (vec![0.0; 8], vec![0.0; 8]);
+            rope_parts(mode, &x, &mut a, &mut b);
+            let zero = vec![0.0; 8];
+            let (mut ta, mut tb) = (vec![0.0; 8], vec![0.0; 8]);
+            rope_parts_t(mode, &g, &zero, &mut ta);
+            rope_parts_t(mode, &zero, &g, &mut tb);
+            let dot = |u: &[f64], w: &[f64]| u.iter().zip(w).map(|(p, q)| p * q).sum::<f64>();
+            assert_eq!(dot(&a, &g), dot(&x, &ta), "{mode:?} a");
+            assert_eq!(dot(&b, &g), dot(&x, &tb), "{mode:?} b");
+        }
+    }
+}
