@@ -64,7 +64,7 @@ fn running(dirfd: &std::os::unix::io::OwnedFd, dir: &Path) -> bool {
 /// this process (the HBM aliases) the reaper must not keep alive. Best effort: a reaper that
 /// cannot start leaves the old behaviour (dead processes reclaimed by the next opener).
 pub fn ensure(cfg: &Config, unmap: &[(usize, usize)]) {
-    let Ok(dirfd) = shared::open_dir(&cfg.node_dir) else {
+    let Ok(dirfd) = shared::open_existing_dir(&cfg.node_dir) else {
         return;
     };
     if running(&dirfd, &cfg.node_dir) {
@@ -180,17 +180,20 @@ unsafe fn become_reaper(unmap: &[(usize, usize)]) {
 
 /// The reaper's loop (returns when nothing is left to watch).
 fn run(cfg: &Config) {
-    let Ok(dirfd) = shared::open_dir(&cfg.node_dir) else {
+    // Never make the node: a reaper that starts after it was removed (its processes gone,
+    // the directory deleted by whoever made it) just ends.
+    let Ok(dirfd) = shared::open_existing_dir(&cfg.node_dir) else {
         return;
     };
-    let Ok(lock) = shared::open_in(&dirfd, &cfg.node_dir, LOCK_NAME, true) else {
+    // (Made by `ensure`'s check, before the reaper starts.)
+    let Ok(lock) = shared::open_in(&dirfd, &cfg.node_dir, LOCK_NAME, false) else {
         return;
     };
     // SAFETY: flock on our own descriptor; held until we exit.
     if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         return; // another reaper won the race
     }
-    let Ok((sh, _)) = Shared::open(cfg) else {
+    let Ok((sh, _)) = Shared::open_existing(cfg) else {
         return;
     };
     let mut watched: Vec<(u32, i32)> = Vec::new();
@@ -326,5 +329,34 @@ impl Shared {
                 (pid != 0 && (ns == 0 || me == 0 || ns == me)).then_some(pid)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reaper started after its node was removed (the last process gone, the directory
+    /// deleted by whoever made it) ends without making the node again.
+    #[test]
+    fn a_reaper_never_makes_its_node() {
+        let dir = std::env::temp_dir().join(format!("npu-emu-reaper-gone-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let cfg = crate::node::tests::config(&dir, 1, "64M");
+        run(&cfg);
+        assert!(
+            std::fs::symlink_metadata(&dir).is_err(),
+            "{} was made",
+            dir.display()
+        );
+        assert!(Shared::open_existing(&cfg).is_err());
+        assert!(std::fs::symlink_metadata(&dir).is_err());
+        // An empty directory (removed files, or a node never set up) is not joined either.
+        std::fs::create_dir(&dir).unwrap();
+        run(&cfg);
+        assert!(Shared::open_existing(&cfg).is_err());
+        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert!(names.is_empty(), "{names:?}");
+        std::fs::remove_dir(&dir).unwrap();
     }
 }

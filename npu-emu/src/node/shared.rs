@@ -183,8 +183,18 @@ fn fstat(fd: i32, path: &Path) -> Result<libc::stat> {
 /// umask, or by an older npu-emu) is tightened to 0700: nobody else could have put anything
 /// in it, and every file in it is checked when opened.
 pub fn open_dir(dir: &Path) -> Result<OwnedFd> {
+    open_dir_with(dir, true)
+}
+
+/// [`open_dir`] for a node directory that must exist already (the reaper's: it never
+/// makes a node, and one removed under it stays removed).
+pub fn open_existing_dir(dir: &Path) -> Result<OwnedFd> {
+    open_dir_with(dir, false)
+}
+
+fn open_dir_with(dir: &Path, create: bool) -> Result<OwnedFd> {
     let c = cpath(dir)?;
-    if std::fs::symlink_metadata(dir).is_err() {
+    if create && std::fs::symlink_metadata(dir).is_err() {
         if let Some(parent) = dir.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
@@ -385,18 +395,35 @@ impl Shared {
     /// Create or join the node in `cfg.node_dir`. Returns the state and the warnings to log
     /// (settings of this process that differ from the node's header).
     pub fn open(cfg: &Config) -> Result<(Shared, Vec<String>)> {
+        Self::open_with(cfg, true)
+    }
+
+    /// Join the node in `cfg.node_dir` only if it exists and is set up: what the reaper
+    /// does. A reaper that started after the node was removed (its last process gone, the
+    /// directory deleted by whoever made it) must not make it again.
+    pub fn open_existing(cfg: &Config) -> Result<(Shared, Vec<String>)> {
+        Self::open_with(cfg, false)
+    }
+
+    fn open_with(cfg: &Config, create: bool) -> Result<(Shared, Vec<String>)> {
         let dir = cfg.node_dir.clone();
-        let dirfd = open_dir(&dir)?;
-        let lock = open_in(&dirfd, &dir, "lock", true)?;
+        let dirfd = open_dir_with(&dir, create)?;
+        let lock = open_in(&dirfd, &dir, "lock", create)?;
         let guard = flock(&lock, None)?;
         let hpath = dir.join("header");
-        let hfile = open_in(&dirfd, &dir, "header", true)?;
+        let hfile = open_in(&dirfd, &dir, "header", create)?;
         reserve_file(&hfile, HEADER_BYTES as u64, &hpath)?;
         let header = map(&hfile, HEADER_BYTES, &hpath)?;
         // SAFETY: the mapping is HEADER_BYTES long, larger than Header.
         let h = unsafe { &mut *(header.ptr() as *mut Header) };
         let mut warnings = Vec::new();
         let fresh = h.magic != MAGIC;
+        if fresh && !create {
+            return Err(Error::new(
+                ACL_ERROR_RT_INTERNAL_ERROR,
+                format!("node directory {} is not set up", dir.display()),
+            ));
+        }
         if fresh {
             h.magic = [0; 8];
             h.layout = LAYOUT_VERSION;
@@ -477,7 +504,7 @@ impl Shared {
         let nslabs = hbm_size / slab_size;
 
         let ppath = dir.join("procs");
-        let pfile = open_in(&dirfd, &dir, "procs", true)?;
+        let pfile = open_in(&dirfd, &dir, "procs", create)?;
         let plen = MAX_PROCS * std::mem::size_of::<ProcEntry>();
         if fresh {
             // A fresh header means the node was never finished (its first process died
@@ -505,7 +532,7 @@ impl Shared {
         for d in 0..devices {
             let sname = format!("slabs.{d}");
             let spath = dir.join(&sname);
-            let sfile = open_in(&dirfd, &dir, &sname, true)?;
+            let sfile = open_in(&dirfd, &dir, &sname, create)?;
             // Whole pages, so the reaper can give them back (`release_tables`).
             let slen = (nslabs as usize * 4).max(4).next_multiple_of(4096);
             if fresh {
@@ -516,7 +543,7 @@ impl Shared {
             table_files.push((sfile, spath));
             let bname = format!("hbm.{d}");
             let bpath = dir.join(&bname);
-            let bfile = open_in(&dirfd, &dir, &bname, true)?;
+            let bfile = open_in(&dirfd, &dir, &bname, create)?;
             if fresh {
                 set_len(&bfile, 0, &bpath)?;
             }
