@@ -15,7 +15,7 @@ use super::shape;
 use super::view::{contiguous_strides, Scratch, View};
 
 /// Dense row-major copy of `v` as `T` (`as_dt` is `T`'s dtype).
-fn load<T: Default + Clone>(v: &View, as_dt: DType) -> Result<Vec<T>, String> {
+pub(crate) fn load<T: Default + Clone>(v: &View, as_dt: DType) -> Result<Vec<T>, String> {
     let mut buf = vec![T::default(); v.numel()];
     if !buf.is_empty() {
         iter::copy(v, &View::of_slice(&mut buf, as_dt, &v.shape))?;
@@ -24,7 +24,7 @@ fn load<T: Default + Clone>(v: &View, as_dt: DType) -> Result<Vec<T>, String> {
 }
 
 /// Store the dense row-major `buf` (of dtype `as_dt`) into `out`.
-fn store<T>(mut buf: Vec<T>, as_dt: DType, out: &View) -> Result<(), String> {
+pub(crate) fn store<T>(mut buf: Vec<T>, as_dt: DType, out: &View) -> Result<(), String> {
     if buf.is_empty() {
         return Ok(());
     }

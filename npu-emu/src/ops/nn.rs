@@ -638,6 +638,53 @@ pub fn embedding_dense_backward(
     Ok(())
 }
 
+/// Instance normalization of a 4-D `x`, `[N, C, H, W]` (or `[N, H, W, C]` with `nhwc`):
+/// each (n, c) plane is normalized by its own mean and biased variance, `y = (x - mean) /
+/// sqrt(var + eps) * gamma[c] + beta[c]`; `mean` and `var` receive the statistics
+/// (`[N, C, 1, 1]`, or `[N, 1, 1, C]`). Computed in float64, rounded once.
+#[allow(clippy::too_many_arguments)]
+pub fn instance_norm(
+    x: &View,
+    gamma: &View,
+    beta: &View,
+    nhwc: bool,
+    eps: f64,
+    y: &View,
+    mean: &View,
+    var: &View,
+) -> Result<(), String> {
+    // the planes as [N, C, HW] views
+    let perm: [usize; 4] = if nhwc { [0, 3, 1, 2] } else { [0, 1, 2, 3] };
+    let xv = x.permute(&perm);
+    let yv = y.permute(&perm);
+    let (n, c) = (xv.shape[0], xv.shape[1]);
+    let hw = xv.shape[2] * xv.shape[3];
+    if x.numel() == 0 {
+        return Ok(());
+    }
+    let xs: Vec<f64> = super::extra::load(&xv, DType::F64)?;
+    let g: Vec<f64> = super::extra::load(gamma, DType::F64)?;
+    let b: Vec<f64> = super::extra::load(beta, DType::F64)?;
+    let mut ys = vec![0f64; xs.len()];
+    let (mut ms, mut vs) = (vec![0f64; n * c], vec![0f64; n * c]);
+    for p in 0..n * c {
+        let plane = &xs[p * hw..(p + 1) * hw];
+        let m = plane.iter().sum::<f64>() / hw as f64;
+        let v = plane.iter().map(|t| (t - m) * (t - m)).sum::<f64>() / hw as f64;
+        let r = 1.0 / (v + eps).sqrt();
+        let ci = p % c;
+        for (o, t) in ys[p * hw..(p + 1) * hw].iter_mut().zip(plane) {
+            *o = (t - m) * r * g[ci] + b[ci];
+        }
+        ms[p] = m;
+        vs[p] = v;
+    }
+    super::extra::store(ys, DType::F64, &yv)?;
+    let stat_perm: [usize; 4] = if nhwc { [0, 3, 1, 2] } else { [0, 1, 2, 3] };
+    super::extra::store(ms, DType::F64, &mean.permute(&stat_perm))?;
+    super::extra::store(vs, DType::F64, &var.permute(&stat_perm))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

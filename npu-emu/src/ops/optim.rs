@@ -57,6 +57,48 @@ pub fn adamw(
     })
 }
 
+/// The scalars of an `ApplyAdamW` (V1) step, read from one-element device tensors:
+/// `beta1Power`, `beta2Power` are `beta^(t-1)`.
+#[derive(Clone, Copy, Debug)]
+pub struct AdamWV1 {
+    pub amsgrad: bool,
+    pub maximize: bool,
+}
+
+/// One `ApplyAdamW` (V1) step as CANN documents it: `scalars` are the one-element views
+/// `[beta1Power, beta2Power, lr, weightDecay, beta1, beta2, eps]`; `beta^t = betaPower *
+/// beta`; `m` and `v` are the running moments; with amsgrad `v` keeps `max(maxGradNorm,
+/// v)` (maxGradNorm is read only); `var = var (1 - lr wd) - lr m / (1 - b1^t) / (sqrt(v /
+/// (1 - b2^t)) + eps)`.
+pub fn adamw_v1(
+    var: &View,
+    m: &View,
+    v: &View,
+    grad: &View,
+    max_grad_norm: Option<&View>,
+    scalars: &[View],
+    h: AdamWV1,
+) -> Result<(), String> {
+    // SAFETY: each scalar view is a checked one-element tensor.
+    let s: Vec<f64> = scalars
+        .iter()
+        .map(|x| unsafe { elem::read_f64(x.dtype, x.ptr) })
+        .collect();
+    let (b1p, b2p, lr, wd, b1, b2, eps) = (s[0], s[1], s[2], s[3], s[4], s[5], s[6]);
+    let sign = if h.maximize { -1.0 } else { 1.0 };
+    map2::<f64, f64>(m, grad, m, move |m, g| b1 * m + (1.0 - b1) * sign * g)?;
+    map2::<f64, f64>(v, grad, v, move |v, g| b2 * v + (1.0 - b2) * g * g)?;
+    if let (true, Some(mx)) = (h.amsgrad, max_grad_norm) {
+        map2::<f64, f64>(v, mx, v, |a, b| if b > a || b.is_nan() { b } else { a })?;
+    }
+    let bias1 = 1.0 - b1p * b1;
+    let bias2 = 1.0 - b2p * b2;
+    let decay = 1.0 - lr * wd;
+    map3::<f64, f64>(var, m, v, var, move |p, m, v| {
+        p * decay - lr * (m / bias1) / ((v / bias2).sqrt() + eps)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
