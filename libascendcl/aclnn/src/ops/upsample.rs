@@ -622,3 +622,89 @@ crate::phase2!(
     aclnnUpsampleNearestExact2d,
     aclnnUpsampleNearestExact2dBackward,
 );
+
+// ---- UpsampleNearest3d ----
+
+/// NDHWC (`ACL_FORMAT_NDHWC`, 27) tensors are refused: the 3-D forms here read `[N, C, D,
+/// H, W]` (NCDHW, or ND which the reference treats as NCDHW).
+fn ncdhw(h: *const c_void, arg: &'static str) -> NnResult<()> {
+    let t = a::tensor(h, arg)?;
+    if t.format == 27 {
+        return Err(NnError::invalid(format!(
+            "{arg} is in format NDHWC; npu-emu's 3-D upsampling takes NCDHW (or ND) tensors"
+        )));
+    }
+    a::dtype_in(&t, FLOATS)
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnUpsampleNearest3dGetWorkspaceSize(
+    self_: *const c_void,
+    outputSize: *const c_void,
+    scalesD: f64,
+    scalesH: f64,
+    scalesW: f64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnUpsampleNearest3dGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            ncdhw(self_, "self")?;
+            if !out.is_null() {
+                ncdhw(out, "out")?;
+            }
+            nearest(
+                "aclnnUpsampleNearest3d",
+                self_,
+                outputSize,
+                &[scalesD, scalesH, scalesW],
+                false,
+                out,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnUpsampleNearest3dBackwardGetWorkspaceSize(
+    gradOut: *const c_void,
+    outputSize: *const c_void,
+    inputSize: *const c_void,
+    scalesD: f64,
+    scalesH: f64,
+    scalesW: f64,
+    gradInput: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnUpsampleNearest3dBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            ncdhw(gradOut, "gradOut")?;
+            if !gradInput.is_null() {
+                ncdhw(gradInput, "gradInput")?;
+            }
+            nearest_backward(
+                "aclnnUpsampleNearest3dBackward",
+                gradOut,
+                outputSize,
+                inputSize,
+                &[scalesD, scalesH, scalesW],
+                false,
+                FLOATS,
+                gradInput,
+                "gradInput",
+            )
+        },
+    )
+}
+
+crate::phase2!(aclnnUpsampleNearest3d, aclnnUpsampleNearest3dBackward);
