@@ -533,7 +533,7 @@ for r in 0 1 2; do echo "== rank $r exit $(cat code$r)"; grep -v CAN_EXIT out$r.
     );
 }
 
-/// An operator npu-emu does not have (`tests/python/missing_op.py`, `torch.linalg.cross`): a Python
+/// An operator npu-emu does not have (`tests/python/missing_op.py`, `torch.renorm`): a Python
 /// exception (exit 1, not a signal) whose message names the aclop type torch_npu fell back
 /// to; with `ASCEND_GLOBAL_LOG_LEVEL=2` also the aclnn function and the torch operator.
 #[test]
@@ -543,7 +543,7 @@ fn an_operator_we_do_not_have_is_named() {
     let all = r.all();
     assert_eq!(r.code, Some(1), "{all}");
     assert!(all.contains("RuntimeError"), "{all}");
-    assert!(all.contains("op type \"Cross\" is not supported"), "{all}");
+    assert!(all.contains("op type \"Renorm\" is not supported"), "{all}");
     assert!(all.contains("ASCEND_GLOBAL_LOG_LEVEL=2"), "{all}");
     assert!(!all.contains("missing_op: unexpectedly computed"), "{all}");
 
@@ -555,7 +555,7 @@ fn an_operator_we_do_not_have_is_named() {
     let all = r.all();
     assert_eq!(r.code, Some(1), "{all}");
     assert!(
-        all.contains("libopapi.so has no aclnnLinalgCross") && all.contains("acl_op::linalg_cross"),
+        all.contains("libopapi.so has no aclnnRenorm") && all.contains("acl_op::renorm"),
         "{all}"
     );
 }
