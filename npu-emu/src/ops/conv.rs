@@ -565,4 +565,24 @@ mod tests {
         assert!((lhs - mid).abs() < 1e-3 * lhs.abs().max(1.0), "{lhs} {mid}");
         assert!((lhs - rhs).abs() < 1e-3 * lhs.abs().max(1.0), "{lhs} {rhs}");
     }
+
+    #[test]
+    fn unfold_with_padding_and_stride() {
+        // one 3x3 channel, kernel 2, padding 1, stride 2 -> 2x2 windows
+        let mut x: Vec<f64> = (1..=9).map(f64::from).collect();
+        let mut o = vec![-1f64; 4 * 4];
+        let vx = View::of_slice(&mut x, DType::F64, &[1, 1, 3, 3]);
+        let vo = View::of_slice(&mut o, DType::F64, &[1, 4, 4]);
+        unfold(&vx, [2, 2], [1, 1], [1, 1], [2, 2], &vo).unwrap();
+        // rows: kernel (0,0), (0,1), (1,0), (1,1); columns: windows at (-1,-1), (-1,1), (1,-1), (1,1)
+        assert_eq!(
+            o,
+            vec![
+                0.0, 0.0, 0.0, 5.0, //
+                0.0, 0.0, 4.0, 6.0, //
+                0.0, 2.0, 0.0, 8.0, //
+                1.0, 3.0, 7.0, 9.0
+            ]
+        );
+    }
 }

@@ -10,8 +10,8 @@
 //! dtypes in place, and a dependency for one routine is not worth it).
 
 use super::dtype::{Class, DType};
-use super::extra::{load, store};
 use super::elem;
+use super::extra::{load, store};
 use super::iter::{self, map2};
 use super::math::{self, Binary};
 use super::matmul;
@@ -364,7 +364,10 @@ impl Einsum {
     }
 
     fn size(&self, c: u8) -> usize {
-        self.sizes.iter().find(|(l, _)| *l == c).map_or(1, |&(_, n)| n)
+        self.sizes
+            .iter()
+            .find(|(l, _)| *l == c)
+            .map_or(1, |&(_, n)| n)
     }
 }
 
@@ -399,19 +402,17 @@ pub fn einsum(e: &Einsum, xs: &[View], out: &View) -> Result<(), String> {
                 .collect()
         })
         .collect();
-    let out_n: usize = dims[..nout].iter().product();
-    let sum_n: usize = dims[nout..].iter().product();
     fn run<T: Copy + Default>(
         xs: &[Vec<T>],
         dims: &[usize],
         nout: usize,
         strides: &[Vec<usize>],
-        out_n: usize,
-        sum_n: usize,
         one: T,
         mul: impl Fn(T, T) -> T,
         add: impl Fn(T, T) -> T,
     ) -> Vec<T> {
+        let out_n: usize = dims[..nout].iter().product();
+        let sum_n: usize = dims[nout..].iter().product();
         let mut r = vec![T::default(); out_n];
         let mut idx = vec![0usize; dims.len()];
         for (o, slot) in r.iter_mut().enumerate() {
@@ -447,26 +448,12 @@ pub fn einsum(e: &Einsum, xs: &[View], out: &View) -> Result<(), String> {
                 &dims,
                 nout,
                 &strides,
-                out_n,
-                sum_n,
                 1i64,
                 i64::wrapping_mul,
                 i64::wrapping_add,
             )
         },
-        |v| {
-            run(
-                v,
-                &dims,
-                nout,
-                &strides,
-                out_n,
-                sum_n,
-                1f64,
-                |a, b| a * b,
-                |a, b| a + b,
-            )
-        },
+        |v| run(v, &dims, nout, &strides, 1f64, |a, b| a * b, |a, b| a + b),
     )
 }
 
@@ -492,5 +479,58 @@ mod tests {
         let vs = View::of_slice(&mut s, DType::F64, &[2, 2]);
         let vo2 = View::of_slice(&mut o[..4], DType::F64, &[2, 2]);
         assert!(inverse(&vs, &vo2).unwrap_err().contains("singular"));
+    }
+
+    #[test]
+    fn cross_of_unit_vectors_and_of_integers() {
+        // e_x × e_y = e_z, rows along dim 0 of a [3, 2] layout
+        let mut a = vec![1f64, 0.0, 0.0, 1.0, 0.0, 0.0];
+        let mut b = vec![0f64, 0.0, 1.0, 0.0, 0.0, 1.0];
+        let mut o = vec![9f64; 6];
+        let va = View::of_slice(&mut a, DType::F64, &[3, 2]);
+        let vb = View::of_slice(&mut b, DType::F64, &[3, 2]);
+        let vo = View::of_slice(&mut o, DType::F64, &[3, 2]);
+        cross(&va, &vb, 0, &vo).unwrap();
+        // column 0: e_x × e_y = e_z; column 1: e_y × e_z = e_x
+        assert_eq!(o, vec![0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+        let mut x = vec![1i32, 2, 3];
+        let mut y = vec![4i32, 5, 6];
+        let mut z = vec![0i32; 3];
+        let vx = View::of_slice(&mut x, DType::I32, &[3]);
+        let vy = View::of_slice(&mut y, DType::I32, &[1, 3]);
+        let vz = View::of_slice(&mut z, DType::I32, &[1, 3]);
+        cross(&vx, &vy, 1, &vz).unwrap();
+        assert_eq!(z, vec![-3, 6, -3]);
+    }
+
+    #[test]
+    fn einsum_parses_and_contracts() {
+        let e = Einsum::parse("ij, jk -> ik", &[vec![2, 3], vec![3, 2]]).unwrap();
+        assert_eq!(e.out_shape(), vec![2, 2]);
+        let implicit = Einsum::parse("ba,ac", &[vec![2, 3], vec![3, 4]]).unwrap();
+        assert_eq!(implicit.output, b"bc".to_vec());
+        assert!(Einsum::parse("ij,jk->ik", &[vec![2, 3], vec![4, 2]])
+            .unwrap_err()
+            .contains("size 3 and 4"));
+        assert!(Einsum::parse("i...,j->ij", &[vec![2], vec![3]])
+            .unwrap_err()
+            .contains("ellipsis"));
+        assert!(Einsum::parse("ij->k", &[vec![2, 3]]).is_err());
+        let mut a = vec![1f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let mut b = vec![1f64, 0.0, 0.0, 1.0, 1.0, 1.0];
+        let mut o = vec![0f64; 4];
+        let va = View::of_slice(&mut a, DType::F64, &[2, 3]);
+        let vb = View::of_slice(&mut b, DType::F64, &[3, 2]);
+        let vo = View::of_slice(&mut o, DType::F64, &[2, 2]);
+        einsum(&e, &[va.clone(), vb], &vo).unwrap();
+        assert_eq!(o, vec![4.0, 5.0, 10.0, 11.0]);
+        // the trace through a repeated label
+        let t = Einsum::parse("ii->", &[vec![2, 2]]).unwrap();
+        let mut tr = vec![0f64; 1];
+        let vt = View::of_slice(&mut tr, DType::F64, &[]);
+        let mut m = vec![1f64, 2.0, 3.0, 4.0];
+        let vm = View::of_slice(&mut m, DType::F64, &[2, 2]);
+        einsum(&t, &[vm], &vt).unwrap();
+        assert_eq!(tr, vec![5.0]);
     }
 }

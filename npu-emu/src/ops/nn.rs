@@ -741,4 +741,33 @@ mod tests {
         assert!((o[0] - want).abs() < 1e-6);
         assert_eq!(tw[0], 2.0);
     }
+
+    #[test]
+    fn instance_norm_nchw_and_nhwc_agree() {
+        // N = 1, C = 2, H = 1, W = 2: planes [1, 3] and [2, 6]
+        let mut x = vec![1f64, 3.0, 2.0, 6.0];
+        let mut g = vec![1f64, 2.0];
+        let mut b = vec![0f64, 1.0];
+        let (mut y, mut m, mut v) = (vec![0f64; 4], vec![0f64; 2], vec![0f64; 2]);
+        let vx = View::of_slice(&mut x, DType::F64, &[1, 2, 1, 2]);
+        let vg = View::of_slice(&mut g, DType::F64, &[2]);
+        let vb = View::of_slice(&mut b, DType::F64, &[2]);
+        let vy = View::of_slice(&mut y, DType::F64, &[1, 2, 1, 2]);
+        let vm = View::of_slice(&mut m, DType::F64, &[1, 2, 1, 1]);
+        let vv = View::of_slice(&mut v, DType::F64, &[1, 2, 1, 1]);
+        instance_norm(&vx, &vg, &vb, false, 0.0, &vy, &vm, &vv).unwrap();
+        assert_eq!((m.clone(), v.clone()), (vec![2.0, 4.0], vec![1.0, 4.0]));
+        assert_eq!(y, vec![-1.0, 1.0, -1.0, 3.0]);
+        // the same data as NHWC [1, 1, 2, 2]: x[0, 0, w, c]
+        let mut xh = vec![1f64, 2.0, 3.0, 6.0];
+        let mut yh = vec![0f64; 4];
+        let (mut mh, mut vh2) = (vec![0f64; 2], vec![0f64; 2]);
+        let vxh = View::of_slice(&mut xh, DType::F64, &[1, 1, 2, 2]);
+        let vyh = View::of_slice(&mut yh, DType::F64, &[1, 1, 2, 2]);
+        let vmh = View::of_slice(&mut mh, DType::F64, &[1, 1, 1, 2]);
+        let vvh = View::of_slice(&mut vh2, DType::F64, &[1, 1, 1, 2]);
+        instance_norm(&vxh, &vg, &vb, true, 0.0, &vyh, &vmh, &vvh).unwrap();
+        assert_eq!((mh, vh2), (vec![2.0, 4.0], vec![1.0, 4.0]));
+        assert_eq!(yh, vec![-1.0, -1.0, 1.0, 3.0]);
+    }
 }

@@ -140,4 +140,38 @@ mod tests {
             assert!((p[i] - rp[i]).abs() < 1e-12, "{p:?} {rp:?}");
         }
     }
+
+    #[test]
+    fn v1_step_uses_the_power_tensors_and_keeps_the_max_in_v() {
+        let mut p = vec![1.0f64];
+        let (mut m, mut v) = (vec![0.5f64], vec![0.01f64]);
+        let mut g = vec![0.2f64];
+        let mut mx = vec![0.5f64];
+        // beta1Power, beta2Power, lr, weightDecay, beta1, beta2, eps
+        let mut s = [0.81f64, 0.998001, 0.1, 0.01, 0.9, 0.999, 1e-8];
+        let scalars: Vec<View> = s
+            .iter_mut()
+            .map(|x| View::of_slice(std::slice::from_mut(x), DType::F64, &[1]))
+            .collect();
+        let vp = View::of_slice(&mut p, DType::F64, &[1]);
+        let vm = View::of_slice(&mut m, DType::F64, &[1]);
+        let vv = View::of_slice(&mut v, DType::F64, &[1]);
+        let vg = View::of_slice(&mut g, DType::F64, &[1]);
+        let vx = View::of_slice(&mut mx, DType::F64, &[1]);
+        let h = AdamWV1 {
+            amsgrad: true,
+            maximize: false,
+        };
+        adamw_v1(&vp, &vm, &vv, &vg, Some(&vx), &scalars, h).unwrap();
+        let rm = 0.9 * 0.5 + 0.1 * 0.2;
+        let rv = f64::max(0.999 * 0.01 + 0.001 * 0.04, 0.5);
+        let (bc1, bc2) = (1.0 - 0.729, 1.0 - 0.999f64.powi(3));
+        let rp = 1.0 * (1.0 - 0.1 * 0.01) - 0.1 * (rm / bc1) / ((rv / bc2).sqrt() + 1e-8);
+        assert!(
+            (m[0] - rm).abs() < 1e-15 && (v[0] - rv).abs() < 1e-15,
+            "{m:?} {v:?}"
+        );
+        assert!((p[0] - rp).abs() < 1e-12, "{p:?} vs {rp}");
+        assert_eq!(mx, vec![0.5]);
+    }
 }

@@ -1123,46 +1123,51 @@ pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnIm2colGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let k = spatial(kernelSize, "kernelSize", 2, 1)?;
-        let d = spatial(dilation, "dilation", 2, 1)?;
-        let p = spatial(padding, "padding", 2, 0)?;
-        let s = spatial(stride, "stride", 2, 1)?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, FLOATS3)?;
-        same_dtype(&o, x.dtype())?;
-        let nd = x.ndim();
-        if nd != 3 && nd != 4 {
-            return Err(bad(format!(
-                "self must be 3-D or 4-D, but its shape is {:?}",
-                x.shape()
-            )));
-        }
-        let (c, h, w) = (x.shape()[nd - 3], x.shape()[nd - 2], x.shape()[nd - 1]);
-        let mut l_total = 1;
-        for (i, n) in [h, w].into_iter().enumerate() {
-            match conv::out_len(n, k[i], s[i], p[i], d[i]) {
-                Some(v) if v > 0 => l_total *= v,
-                _ => {
-                    return Err(bad(format!(
-                        "the kernel {k:?} (dilation {d:?}, padding {p:?}) does not fit in the \
+    phase1(
+        "aclnnIm2colGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let k = spatial(kernelSize, "kernelSize", 2, 1)?;
+            let d = spatial(dilation, "dilation", 2, 1)?;
+            let p = spatial(padding, "padding", 2, 0)?;
+            let s = spatial(stride, "stride", 2, 1)?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, FLOATS3)?;
+            same_dtype(&o, x.dtype())?;
+            let nd = x.ndim();
+            if nd != 3 && nd != 4 {
+                return Err(bad(format!(
+                    "self must be 3-D or 4-D, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let (c, h, w) = (x.shape()[nd - 3], x.shape()[nd - 2], x.shape()[nd - 1]);
+            let mut l_total = 1;
+            for (i, n) in [h, w].into_iter().enumerate() {
+                match conv::out_len(n, k[i], s[i], p[i], d[i]) {
+                    Some(v) if v > 0 => l_total *= v,
+                    _ => {
+                        return Err(bad(format!(
+                            "the kernel {k:?} (dilation {d:?}, padding {p:?}) does not fit in the \
                          spatial size {:?} of self {:?}",
-                        [h, w],
-                        x.shape()
-                    )))
+                            [h, w],
+                            x.shape()
+                        )))
+                    }
                 }
             }
-        }
-        let mut want = x.shape()[..nd - 3].to_vec();
-        want.extend([c * k[0] * k[1], l_total]);
-        a::same_shape(&o, &want)?;
-        let (k, d, p, s) = ([k[0], k[1]], [d[0], d[1]], [p[0], p[1]], [s[0], s[1]]);
-        let mut l = Launch::new("aclnnIm2col");
-        l.input(&x);
-        l.output(&o);
-        l.finish(move |v, _| conv::unfold(&v[0], k, d, p, s, &v[1]))
-    })
+            let mut want = x.shape()[..nd - 3].to_vec();
+            want.extend([c * k[0] * k[1], l_total]);
+            a::same_shape(&o, &want)?;
+            let (k, d, p, s) = ([k[0], k[1]], [d[0], d[1]], [p[0], p[1]], [s[0], s[1]]);
+            let mut l = Launch::new("aclnnIm2col");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| conv::unfold(&v[0], k, d, p, s, &v[1]))
+        },
+    )
 }
 
 crate::phase2!(aclnnIm2col);

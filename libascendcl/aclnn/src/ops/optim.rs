@@ -98,7 +98,6 @@ pub unsafe extern "C" fn aclnnApplyAdamWV2GetWorkspaceSize(
     )
 }
 
-
 /// `aclnn_apply_adam_w.h` (ApplyAdamW, V1): the hyper-parameters are one-element device
 /// tensors of varRef's data type (`beta1Power`, `beta2Power` = beta^(t-1)); with amsgrad,
 /// `vRef` keeps `max(maxGradNormOptional, v)` as the reference's formula says (the maximum
@@ -153,7 +152,9 @@ pub unsafe extern "C" fn aclnnApplyAdamWGetWorkspaceSize(
             a::dtype_in(&var, FLOATS3)?;
             a::max_dims(&var, 8)?;
             if var.ndim() == 0 {
-                return Err(NnError::invalid("varRef must have 1 to 8 dimensions, but it is 0-D"));
+                return Err(NnError::invalid(
+                    "varRef must have 1 to 8 dimensions, but it is 0-D",
+                ));
             }
             let ams = if amsgrad { mx.as_ref() } else { None };
             for t in [Some(&m), Some(&v), Some(&g), ams].into_iter().flatten() {
@@ -196,7 +197,11 @@ pub unsafe extern "C" fn aclnnApplyAdamWGetWorkspaceSize(
             l.output(&m);
             l.output(&v);
             l.finish(move |x, _| {
-                let (mxv, first_out) = if with_max { (Some(&x[8]), 9) } else { (None, 8) };
+                let (mxv, first_out) = if with_max {
+                    (Some(&x[8]), 9)
+                } else {
+                    (None, 8)
+                };
                 let o = &x[first_out..];
                 optim::adamw_v1(&o[0], &o[1], &o[2], &x[0], mxv, &x[1..8], h)
             })
