@@ -1,5 +1,6 @@
 //! Convolution (1-D, 2-D, 3-D; strided, padded, dilated, grouped, transposed) and its
-//! backward forms, as im2col + `matrixmultiply`'s sgemm.
+//! backward forms, as im2col + `matrixmultiply`'s sgemm; and [`unfold`] (`Im2col`, torch's
+//! `F.unfold`) as an operator of its own, copying values exactly.
 //!
 //! Operands of any dtype/strides are first copied into dense float32 buffers (fp16/bf16
 //! widen exactly; the device's cube unit also accumulates in float32), the products run in

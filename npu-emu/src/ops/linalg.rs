@@ -1,7 +1,9 @@
 //! Linear algebra beyond the plain products of [`super::matmul`]: `addmv`
 //! (`beta * self + alpha * mat @ vec`), the outer product `ger`, `addbmm`
-//! (`beta * self + alpha * sum_b batch1[b] @ batch2[b]`) and the inverse of square matrices
-//! (batched).
+//! (`beta * self + alpha * sum_b batch1[b] @ batch2[b]`), the inverse of square matrices
+//! (batched), the cross product along one dimension and einsum (any number of operands,
+//! letters only, no ellipsis; parsed by [`Einsum::parse`], contracted by a plain loop over
+//! every label in float64 or wrapping i64).
 //!
 //! Products go through [`super::matmul::matmul`] (float32 accumulation, float64 for double);
 //! `addbmm` sums the batch in a float64 scratch and rounds once into the output. The inverse

@@ -1,6 +1,6 @@
 //! Neural-network operators: softmax and log-softmax with their backward forms, the NLL
 //! and MSE losses with theirs, layer norm with its backward, embedding with its dense
-//! backward.
+//! backward, instance norm (NCHW or NHWC, with the per-plane statistics).
 //!
 //! Rows along the softmax/norm dimension are computed in f64 and rounded once into the
 //! output (tests: relative 1e-5 for float32 against a float64 host reference).

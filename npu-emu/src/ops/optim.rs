@@ -1,5 +1,6 @@
 //! Fused optimizer steps: AdamW (`ApplyAdamWV2`), as PyTorch's `torch.optim.AdamW` defines
-//! it. The step is a few chunked elementwise passes over the engine's iterator (each
+//! it, and CANN's `ApplyAdamW` (V1: hyper-parameters and `beta^(t-1)` in device tensors, see
+//! [`adamw_v1`]). The step is a few chunked elementwise passes over the engine's iterator (each
 //! computing in float64 and rounding once into its stored dtype), updating `m`, `v`, the
 //! running maximum of `v` (amsgrad) and the parameter in place.
 

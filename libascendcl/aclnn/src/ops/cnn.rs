@@ -2,7 +2,8 @@
 //! `aclnn_batch_norm.h`, `aclnn_batch_norm_backward.h`, the 2-D pooling headers
 //! (`aclnn_max_pool2d_with_indices[_backward].h`, `aclnn_max_pool2d_with_mask[_backward].h`,
 //! `aclnn_avgpool2d[_backward].h`, `aclnn_adaptive_avg_pool2d[_backward].h`,
-//! `aclnn_adaptive_max_pool2d[_backward].h`).
+//! `aclnn_adaptive_max_pool2d[_backward].h`), `aclnn_im2col.h` (`F.unfold`; torch_npu maps
+//! `F.fold` to the aclop `Col2im`, not to an aclnn function, so there is no Col2im here).
 //!
 //! The engine is `npu_emu::ops::{conv, batchnorm, pool}`. torch_npu on Atlas A2 uses the
 //! `…WithMask` max pooling (int8 mask of CANN's documented shape); `…WithIndices` gives

@@ -3,6 +3,14 @@
 //! `npu_emu::ops::linalg`; `cubeMathType` is checked as for the other products
 //! ([`super::matmul`]) and otherwise ignored. A singular matrix fails the Inverse task (at
 //! the next synchronisation) with a message naming it.
+//!
+//! `aclnn_linalg_cross.h` (`torch.linalg.cross`, op type Cross): self, other and out of one
+//! data type, self and other broadcast to out's shape, whose `dim` has size 3 (complex types
+//! are not supported: the engine has none). `aclnn_einsum.h`: the reference lists two
+//! equations ("abcd,abced->abce", "a,b->ab"); npu-emu takes any equation of letters, commas
+//! and one "->" (or none: the labels that appear once, sorted), over any number of operands
+//! of one data type, without ellipsis; torch_npu does not call it (torch.einsum becomes
+//! products).
 
 use super::args::{self as a, FLOATS, T};
 use super::launch::{phase1, Built, Launch};

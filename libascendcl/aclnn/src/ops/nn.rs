@@ -1,6 +1,7 @@
 //! Layer norm and embedding: `aclnn_layer_norm.h` (LayerNorm, FastLayerNorm,
 //! LayerNormWithImplMode), `aclnn_layer_norm_backward.h`, `aclnn_embedding.h`,
-//! `aclnn_embedding_dense_backward.h`.
+//! `aclnn_embedding_dense_backward.h`, `aclnn_instance_norm.h` (InstanceNorm: the reference
+//! lists it for the Atlas inference series only; npu-emu offers it on every SoC).
 //!
 //! LayerNorm normalises over the trailing `normalizedShape` dimensions, in float64 per row;
 //! `meanOut`/`rstdOut` (optional) have the leading dimensions followed by ones.
