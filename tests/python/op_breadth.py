@@ -2,7 +2,7 @@
 `sampling.rs` and `optim.rs` through torch_npu (F.glu, F.prelu, F.threshold, F.celu, F.selu,
 isinf/isposinf/isneginf, logaddexp(2), heaviside, sinc, logit, addmv, outer, addbmm, inverse,
 eye, index_copy, normal, randperm, multinomial; linalg.cross, F.unfold, frac, 3-D nearest
-interpolation and its gradient), each against CPU torch (random ones by
+interpolation and its gradient, unique along a dimension), each against CPU torch (random ones by
 range and sample statistics), and a torch.optim.AdamW run. Prints PASS/FAIL per case and
 exits 1 when any case fails.
 """
@@ -62,6 +62,11 @@ chk("frac", torch.frac, torch.randn(5, 7) * 4)
 chk("frac_", lambda a: a.clone().frac_(), torch.randn(5, 7) * 4)
 chk("upsample_nearest3d", lambda a: F.interpolate(a, size=(5, 6, 7), mode="nearest"), torch.randn(1, 2, 3, 4, 5), grad=True)
 chk("upsample_nearest3d_scale", lambda a: F.interpolate(a, scale_factor=2, mode="nearest"), torch.randn(2, 1, 2, 3, 2), grad=True)
+def unique_dim(a):
+    v, i, c = torch.unique(a, dim=1, return_inverse=True, return_counts=True)
+    return torch.cat([v.flatten().float(), i.float(), c.float()])
+chk("unique_dim", unique_dim, torch.tensor([[3, 1, 3, -1], [0, 5, 0, 2]]))
+chk("unique_dim_float", lambda a: torch.unique(a, dim=0), torch.tensor([[1.5, 2.0], [0.5, 1.0], [1.5, 2.0]]))
 try:
     n = torch.normal(torch.zeros(1000, device=D), torch.ones(1000, device=D)).cpu()
     assert abs(n.mean()) < 0.2 and abs(n.std() - 1) < 0.2

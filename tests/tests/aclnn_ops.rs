@@ -21,7 +21,7 @@
 //! - `aclnn_ops5.cpp`: advanced indexing (Nonzero, NonzeroV2, Index, IndexPutImpl, Flip) and
 //!   Erfc, Asinh, Acosh, Atanh, Erfinv, NanToNum;
 //! - `aclnn_ops10.cpp`: LinalgCross, Im2col, Einsum, InstanceNorm, ApplyAdamW (V1), Frac,
-//!   UpsampleNearest3d (+Backward) and their argument errors;
+//!   UpsampleNearest3d (+Backward), UniqueDim and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -582,7 +582,7 @@ fn breadth_operators_match_the_host_reference() {
 }
 
 /// `tests/c/aclnn/aclnn_ops10.cpp`: LinalgCross, Im2col, Einsum, InstanceNorm, ApplyAdamW
-/// (V1), Frac / InplaceFrac, UpsampleNearest3d and its backward against float64 host
+/// (V1), Frac / InplaceFrac, UpsampleNearest3d and its backward, UniqueDim against host
 /// references (contiguous, transposed, strided and broadcast inputs), with their documented
 /// argument errors.
 #[test]
@@ -601,6 +601,7 @@ fn more_reference_operators_match_the_host_reference() {
         "ok adamw",
         "ok frac",
         "ok upsample3d",
+        "ok unique dim",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -631,6 +632,8 @@ fn more_reference_operators_match_the_host_reference() {
         "aclnnInplaceFracGetWorkspaceSize: inputRef has data type ACL_DOUBLE, which is not supported",
         "aclnnUpsampleNearest3dGetWorkspaceSize: self must be 5-D, but its shape is [1, 2, 3, 2]",
         "aclnnUpsampleNearest3dBackwardGetWorkspaceSize: inputSize is nullptr",
+        "aclnnUniqueDimGetWorkspaceSize: dim 2 is out of range [-2, 1]",
+        "aclnnUniqueDimGetWorkspaceSize: inverseOut has data type ACL_INT32, which is not supported",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

@@ -2,6 +2,7 @@
  * Im2col, Einsum, InstanceNorm, ApplyAdamW (V1), Frac / InplaceFrac, UpsampleNearest3d and
  * its backward; each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR /
  * ACLNN_ERR_PARAM_INVALID).
+ * UniqueDim (output shapes read back with aclGetViewShape).
  * Tolerances: data movement and integer results exactly; float32 values to 1e-6 relative
  * (computed in float64 and rounded once), float16 to one f16 rounding of the reference;
  * Einsum (float64 accumulation, one rounding) to 1e-6; InstanceNorm to 1e-5. Inputs include
@@ -18,6 +19,7 @@
 #include "aclnnop/aclnn_frac.h"
 #include "aclnnop/aclnn_upsample_nearest_3d.h"
 #include "aclnnop/aclnn_upsample_nearest_3d_backward.h"
+#include "aclnnop/aclnn_unique_dim.h"
 
 static aclrtStream S;
 
@@ -396,6 +398,66 @@ static void upsample3d() {
     printf("ok upsample3d\n");
 }
 
+/* The view shape of `t` (aclGetViewShape, released with delete[] as CANN documents). */
+static Shape view_shape(const aclTensor *t) {
+    int64_t *dims = nullptr;
+    uint64_t n = 0;
+    CHECK(aclGetViewShape(t, &dims, &n));
+    Shape sh(dims, dims + n);
+    delete[] dims;
+    return sh;
+}
+
+static void expect_shape(const char *what, const Shape &got, const Shape &want) {
+    g_checks++;
+    if (got != want) {
+        printf("FAIL %s: shape has %zu dims (first %lld), expected %zu\n", what, got.size(),
+               got.empty() ? -1LL : static_cast<long long>(got[0]), want.size());
+        g_fail++;
+    }
+}
+
+static void unique_dim() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* the reference's example: rows [2 1 2], [1 2 1], [2 1 2] along dim 0 */
+    Dev x = make({3, 3}, ACL_INT32, {2, 1, 2, 1, 2, 1, 2, 1, 2}), v = make({3, 3}, ACL_INT32, {0});
+    Dev inv = make({3}, ACL_INT64, {0}), cnt = make({3}, ACL_INT64, {0});
+    RUN(S, aclnnUniqueDim, x.t, true, true, 0, v.t, inv.t, cnt.t);
+    expect_shape("UniqueDim valueOut view shape", view_shape(v.t), {2, 3});
+    expect_shape("UniqueDim countsOut view shape", view_shape(cnt.t), {2});
+    std::vector<double> got = read(v);
+    compare("UniqueDim values (sorted rows)", {got.begin(), got.begin() + 6}, {1, 2, 1, 2, 1, 2}, 0);
+    compare("UniqueDim inverse", read(inv), {1, 0, 1}, 0);
+    got = read(cnt);
+    compare("UniqueDim counts", {got.begin(), got.begin() + 2}, {1, 2}, 0);
+    /* along dim 1 of a float [2, 4] with a transposed layout: columns (3,0) (1,5) (3,0) (-1,2) */
+    Dev xf = make({2, 4}, ACL_FLOAT, {3, 1, 3, -1, 0, 5, 0, 2}, TRANSPOSED), vf = make({2, 4}, ACL_FLOAT, {0});
+    Dev inf = make({4}, ACL_INT64, {0}), cf = make({4}, ACL_INT64, {0});
+    RUN(S, aclnnUniqueDim, xf.t, false, true, -1, vf.t, inf.t, cf.t);
+    expect_shape("UniqueDim dim -1 valueOut view shape", view_shape(vf.t), {2, 3});
+    got = read(vf);
+    compare("UniqueDim dim -1 values (contiguous [2, 3])", {got.begin(), got.begin() + 6}, {-1, 1, 3, 2, 5, 0}, 0);
+    compare("UniqueDim dim -1 inverse", read(inf), {2, 1, 2, 0}, 0);
+    got = read(cf);
+    compare("UniqueDim dim -1 counts", {got.begin(), got.begin() + 3}, {1, 1, 2}, 0);
+    /* errors (fresh outputs: a run leaves valueOut and countsOut with the result's view shapes) */
+    Dev vbad = make({3, 3}, ACL_FLOAT, {0}), i32 = make({3}, ACL_INT32, {0});
+    Dev v2 = make({3, 3}, ACL_INT32, {0}), c2 = make({3}, ACL_INT64, {0});
+    expect_code("UniqueDim null self", aclnnUniqueDimGetWorkspaceSize(nullptr, true, true, 0, v.t, inv.t, cnt.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("UniqueDim null countsOut", aclnnUniqueDimGetWorkspaceSize(x.t, true, true, 0, v2.t, inv.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("UniqueDim dim 2 of a 2-D self", aclnnUniqueDimGetWorkspaceSize(x.t, true, true, 2, v2.t, inv.t, c2.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("UniqueDim float valueOut of an int32 self",
+                aclnnUniqueDimGetWorkspaceSize(x.t, true, true, 0, vbad.t, inv.t, c2.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("UniqueDim int32 inverseOut", aclnnUniqueDimGetWorkspaceSize(x.t, true, true, 0, v2.t, i32.t, c2.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    for (Dev *d : {&x, &v, &inv, &cnt, &xf, &vf, &inf, &cf, &vbad, &i32, &v2, &c2}) release(*d);
+    printf("ok unique dim\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -407,6 +469,7 @@ int main() {
     adamw();
     frac();
     upsample3d();
+    unique_dim();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;
