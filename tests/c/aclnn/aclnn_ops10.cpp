@@ -366,6 +366,7 @@ static void upsample3d() {
                     grad[i] += G[gi];
                 }
     compare("UpsampleNearest3d [1, 2, 2, 3, 2] -> (3, 5, 4)", read(o), want, 0);
+    const std::vector<double> want0 = want;
     /* scales given (2, 2, 2): source floor(o / 2) */
     Dev o2 = make({1, C, 4, 6, 4}, ACL_FLOAT16, {0}), xh = make({1, C, D, H, W}, ACL_FLOAT16, X, STRIDED);
     aclIntArray *os2 = ia({4, 6, 4});
@@ -376,6 +377,24 @@ static void upsample3d() {
             for (int h = 0; h < 6; h++)
                 for (int w = 0; w < 4; w++) want.push_back(as_type(X[((c * D + d / 2) * H + h / 2) * W + w / 2], ACL_FLOAT16));
     compare("UpsampleNearest3d float16 strided, scales 2", read(o2), want, 0);
+    /* the same input in format NDHWC ([N, D, H, W, C] in memory), the output NDHWC too */
+    {
+        std::vector<double> Xn(X.size()), wantn(want0.size());
+        for (int c = 0; c < C; c++)
+            for (int i = 0; i < D * H * W; i++) Xn[i * C + c] = X[c * D * H * W + i];
+        for (int c = 0; c < C; c++)
+            for (int i = 0; i < OD * OH * OW; i++) wantn[i * C + c] = want0[c * OD * OH * OW + i];
+        Dev xn = make({1, D, H, W, C}, ACL_FLOAT, Xn), on = make({1, OD, OH, OW, C}, ACL_FLOAT, {0});
+        Shape xs{1, D, H, W, C}, os5{1, OD, OH, OW, C};
+        aclTensor *xt = aclCreateTensor(xs.data(), 5, ACL_FLOAT, xn.strides.data(), 0, ACL_FORMAT_NDHWC, xs.data(), 5, xn.mem);
+        aclTensor *ot = aclCreateTensor(os5.data(), 5, ACL_FLOAT, on.strides.data(), 0, ACL_FORMAT_NDHWC, os5.data(), 5, on.mem);
+        RUN(S, aclnnUpsampleNearest3d, xt, os, 0.0, 0.0, 0.0, ot);
+        compare("UpsampleNearest3d NDHWC self and out", read(on), wantn, 0);
+        aclDestroyTensor(xt);
+        aclDestroyTensor(ot);
+        release(xn);
+        release(on);
+    }
     /* backward */
     Dev g = make({1, C, OD, OH, OW}, ACL_FLOAT, G), gx = make({1, C, D, H, W}, ACL_FLOAT, {0});
     aclIntArray *is = ia({1, C, D, H, W});
