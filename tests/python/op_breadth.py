@@ -1,7 +1,8 @@
 """The torch operations that reach the aclnn operators of `ops/breadth.rs`, `linalg.rs`,
 `sampling.rs` and `optim.rs` through torch_npu (F.glu, F.prelu, F.threshold, F.celu, F.selu,
 isinf/isposinf/isneginf, logaddexp(2), heaviside, sinc, logit, addmv, outer, addbmm, inverse,
-eye, index_copy, normal, randperm, multinomial), each against CPU torch (random ones by
+eye, index_copy, normal, randperm, multinomial; linalg.cross, F.unfold, frac, 3-D nearest
+interpolation and its gradient, unique along a dimension), each against CPU torch (random ones by
 range and sample statistics), and a torch.optim.AdamW run. Prints PASS/FAIL per case and
 exits 1 when any case fails.
 """
@@ -52,6 +53,20 @@ chk("index_copy", lambda s, i, t: s.index_copy(0, i, t), torch.randn(4, 3), torc
 chk("permute", lambda a: a.permute(2, 0, 1).contiguous(), torch.randn(2, 3, 4))
 chk("split", lambda a: torch.cat([t * 1 for t in torch.split(a, [1, 3], 0)]), torch.randn(4, 2))
 chk("gather_index_select", lambda a, i: a.index_select(1, i), torch.randn(3, 4), torch.tensor([2, 0]))
+chk("linalg_cross", lambda a, b: torch.linalg.cross(a, b), torch.randn(4, 3), torch.randn(4, 3))
+chk("cross_dim0_broadcast", lambda a, b: torch.linalg.cross(a, b, dim=0), torch.randn(3, 5), torch.randn(3, 1))
+chk("cross_int", lambda a, b: torch.cross(a, b, dim=1), torch.randint(-9, 9, (2, 3)), torch.randint(-9, 9, (2, 3)))
+chk("unfold", lambda a: F.unfold(a, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), torch.randn(2, 3, 6, 5))
+chk("unfold_3d_input", lambda a: F.unfold(a, 2, stride=2), torch.randn(3, 4, 4))
+chk("frac", torch.frac, torch.randn(5, 7) * 4)
+chk("frac_", lambda a: a.clone().frac_(), torch.randn(5, 7) * 4)
+chk("upsample_nearest3d", lambda a: F.interpolate(a, size=(5, 6, 7), mode="nearest"), torch.randn(1, 2, 3, 4, 5), grad=True)
+chk("upsample_nearest3d_scale", lambda a: F.interpolate(a, scale_factor=2, mode="nearest"), torch.randn(2, 1, 2, 3, 2), grad=True)
+def unique_dim(a):
+    v, i, c = torch.unique(a, dim=1, return_inverse=True, return_counts=True)
+    return torch.cat([v.flatten().float(), i.float(), c.float()])
+chk("unique_dim", unique_dim, torch.tensor([[3, 1, 3, -1], [0, 5, 0, 2]]))
+chk("unique_dim_float", lambda a: torch.unique(a, dim=0), torch.tensor([[1.5, 2.0], [0.5, 1.0], [1.5, 2.0]]))
 try:
     n = torch.normal(torch.zeros(1000, device=D), torch.ones(1000, device=D)).cpu()
     assert abs(n.mean()) < 0.2 and abs(n.std() - 1) < 0.2

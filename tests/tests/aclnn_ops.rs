@@ -20,6 +20,8 @@
 //!   Var/Std and their means, the bitwise family) and their argument errors;
 //! - `aclnn_ops5.cpp`: advanced indexing (Nonzero, NonzeroV2, Index, IndexPutImpl, Flip) and
 //!   Erfc, Asinh, Acosh, Atanh, Erfinv, NanToNum;
+//! - `aclnn_ops10.cpp`: LinalgCross, Im2col, Einsum, InstanceNorm, ApplyAdamW (V1), Frac,
+//!   UpsampleNearest3d (+Backward), UniqueDim and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -573,6 +575,65 @@ fn breadth_operators_match_the_host_reference() {
         "aclnnMultinomial: row 0 of self sums to 0",
         "std holds a negative or NaN element",
         "aclnnApplyAdamWV2GetWorkspaceSize: maxGradNormOptionalRef is nullptr, but amsgrad is true",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_ops10.cpp`: LinalgCross, Im2col, Einsum, InstanceNorm, ApplyAdamW
+/// (V1), Frac / InplaceFrac, UpsampleNearest3d and its backward, UniqueDim against host
+/// references (contiguous, transposed, strided and broadcast inputs), with their documented
+/// argument errors.
+#[test]
+fn more_reference_operators_match_the_host_reference() {
+    let work = scratch("aclnn-ops10");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops10.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok cross",
+        "ok im2col",
+        "ok einsum",
+        "ok instance norm",
+        "ok adamw",
+        "ok frac",
+        "ok upsample3d",
+        "ok unique dim",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 60, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnLinalgCrossGetWorkspaceSize: other is nullptr",
+        "aclnnLinalgCrossGetWorkspaceSize: dimension 1 of the broadcast shape [4, 2] of self [4, 2] and other [4, 2] must have size 3",
+        "aclnnLinalgCrossGetWorkspaceSize: out data type ACL_INT32 must be self's ACL_FLOAT",
+        "aclnnIm2colGetWorkspaceSize: out has shape [2, 18, 6], expected [2, 18, 5]",
+        "aclnnIm2colGetWorkspaceSize: self must be 3-D or 4-D, but its shape is [5, 4]",
+        "aclnnEinsumGetWorkspaceSize: equation is nullptr",
+        "aclnnEinsumGetWorkspaceSize: label 'd' of equation \"abcd,abcde->abce\" has size 4 and 5",
+        "aclnnInstanceNormGetWorkspaceSize: dataFormat \"NCDHW\" is not supported",
+        "aclnnInstanceNormGetWorkspaceSize: x must be 4-D, but its shape is [2, 3, 4]",
+        "aclnnApplyAdamWGetWorkspaceSize: maxGradNormOptional is nullptr, but amsgrad is true",
+        "aclnnApplyAdamWGetWorkspaceSize: lr must hold one element, but its shape is [2]",
+        "aclnnFracGetWorkspaceSize: out data type ACL_FLOAT16 must be input's ACL_FLOAT",
+        "aclnnInplaceFracGetWorkspaceSize: inputRef has data type ACL_DOUBLE, which is not supported",
+        "aclnnUpsampleNearest3dGetWorkspaceSize: self must be 5-D, but its shape is [1, 2, 3, 2]",
+        "aclnnUpsampleNearest3dBackwardGetWorkspaceSize: inputSize is nullptr",
+        "aclnnUniqueDimGetWorkspaceSize: dim 2 is out of range [-2, 1]",
+        "aclnnUniqueDimGetWorkspaceSize: inverseOut has data type ACL_INT32, which is not supported",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

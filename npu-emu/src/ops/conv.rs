@@ -1,5 +1,6 @@
 //! Convolution (1-D, 2-D, 3-D; strided, padded, dilated, grouped, transposed) and its
-//! backward forms, as im2col + `matrixmultiply`'s sgemm.
+//! backward forms, as im2col + `matrixmultiply`'s sgemm; and [`unfold`] (`Im2col`, torch's
+//! `F.unfold`) as an operator of its own, copying values exactly.
 //!
 //! Operands of any dtype/strides are first copied into dense float32 buffers (fp16/bf16
 //! widen exactly; the device's cube unit also accumulates in float32), the products run in
@@ -433,6 +434,56 @@ pub fn conv_backward(
     Ok(())
 }
 
+/// `torch.nn.functional.unfold`: `x` is `[N, C, H, W]` (or `[C, H, W]`), `out` is
+/// `[N, C * kH * kW, L]` (or `[C * kH * kW, L]`) with `L = oH * oW`; row `c * kH * kW +
+/// i * kW + j`, column `oy * oW + ox` holds `x[c, oy * sH - pH + i * dH, ox * sW - pW + j *
+/// dW]`, or 0 in the padding. `k`, `d`, `p`, `s` are (H, W) pairs. Values are copied
+/// exactly.
+pub fn unfold(
+    x: &View,
+    k: [usize; 2],
+    d: [usize; 2],
+    p: [usize; 2],
+    s: [usize; 2],
+    out: &View,
+) -> Result<(), String> {
+    let nd = x.ndim();
+    let (c, h, w) = (x.shape[nd - 3], x.shape[nd - 2], x.shape[nd - 1]);
+    let n: usize = x.shape[..nd - 3].iter().product();
+    let oh = out_len(h, k[0], s[0], p[0], d[0]).ok_or("the kernel does not fit in H")?;
+    let ow = out_len(w, k[1], s[1], p[1], d[1]).ok_or("the kernel does not fit in W")?;
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    let xs: Vec<f64> = super::extra::load(x, DType::F64)?;
+    let (rows, l) = (c * k[0] * k[1], oh * ow);
+    let mut y = vec![0f64; n * rows * l];
+    for b in 0..n {
+        for ci in 0..c {
+            for i in 0..k[0] {
+                for j in 0..k[1] {
+                    let row = (b * rows + (ci * k[0] + i) * k[1] + j) * l;
+                    for oy in 0..oh {
+                        let iy = (oy * s[0] + i * d[0]) as isize - p[0] as isize;
+                        if iy < 0 || iy >= h as isize {
+                            continue;
+                        }
+                        for ox in 0..ow {
+                            let ix = (ox * s[1] + j * d[1]) as isize - p[1] as isize;
+                            if ix < 0 || ix >= w as isize {
+                                continue;
+                            }
+                            y[row + oy * ow + ox] =
+                                xs[((b * c + ci) * h + iy as usize) * w + ix as usize];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    super::extra::store(y, DType::F64, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -514,5 +565,25 @@ mod tests {
         let rhs: f64 = w.iter().zip(&gw).map(|(a, b)| *a as f64 * *b as f64).sum();
         assert!((lhs - mid).abs() < 1e-3 * lhs.abs().max(1.0), "{lhs} {mid}");
         assert!((lhs - rhs).abs() < 1e-3 * lhs.abs().max(1.0), "{lhs} {rhs}");
+    }
+
+    #[test]
+    fn unfold_with_padding_and_stride() {
+        // one 3x3 channel, kernel 2, padding 1, stride 2 -> 2x2 windows
+        let mut x: Vec<f64> = (1..=9).map(f64::from).collect();
+        let mut o = vec![-1f64; 4 * 4];
+        let vx = View::of_slice(&mut x, DType::F64, &[1, 1, 3, 3]);
+        let vo = View::of_slice(&mut o, DType::F64, &[1, 4, 4]);
+        unfold(&vx, [2, 2], [1, 1], [1, 1], [2, 2], &vo).unwrap();
+        // rows: kernel (0,0), (0,1), (1,0), (1,1); columns: windows at (-1,-1), (-1,1), (1,-1), (1,1)
+        assert_eq!(
+            o,
+            vec![
+                0.0, 0.0, 0.0, 5.0, //
+                0.0, 0.0, 4.0, 6.0, //
+                0.0, 2.0, 0.0, 8.0, //
+                1.0, 3.0, 7.0, 9.0
+            ]
+        );
     }
 }

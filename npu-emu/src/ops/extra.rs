@@ -15,7 +15,7 @@ use super::shape;
 use super::view::{contiguous_strides, Scratch, View};
 
 /// Dense row-major copy of `v` as `T` (`as_dt` is `T`'s dtype).
-fn load<T: Default + Clone>(v: &View, as_dt: DType) -> Result<Vec<T>, String> {
+pub(crate) fn load<T: Default + Clone>(v: &View, as_dt: DType) -> Result<Vec<T>, String> {
     let mut buf = vec![T::default(); v.numel()];
     if !buf.is_empty() {
         iter::copy(v, &View::of_slice(&mut buf, as_dt, &v.shape))?;
@@ -24,7 +24,7 @@ fn load<T: Default + Clone>(v: &View, as_dt: DType) -> Result<Vec<T>, String> {
 }
 
 /// Store the dense row-major `buf` (of dtype `as_dt`) into `out`.
-fn store<T>(mut buf: Vec<T>, as_dt: DType, out: &View) -> Result<(), String> {
+pub(crate) fn store<T>(mut buf: Vec<T>, as_dt: DType, out: &View) -> Result<(), String> {
     if buf.is_empty() {
         return Ok(());
     }
@@ -495,6 +495,34 @@ pub fn unique_consecutive_dim(
     inverse: Option<&View>,
     counts: Option<&View>,
 ) -> Result<usize, String> {
+    unique_slices(x, dim, false, values, inverse, counts)
+}
+
+/// Unique slices of `x` along `dim` (`torch.unique(dim=...)`): the distinct slices in
+/// ascending lexicographic order (-0.0 equals 0.0; a slice holding NaN equals no other
+/// slice), stored as for
+/// [`unique_consecutive_dim`]; `inverse[i]` is the position of slice i among them and
+/// `counts` how often each occurs. Returns the number of distinct slices.
+pub fn unique_dim(
+    x: &View,
+    dim: usize,
+    values: &View,
+    inverse: Option<&View>,
+    counts: Option<&View>,
+) -> Result<usize, String> {
+    unique_slices(x, dim, true, values, inverse, counts)
+}
+
+/// [`unique_consecutive_dim`] over the slices in their order, or with `sorted` over the
+/// slices sorted (stable) lexicographically, which makes equal slices neighbours.
+fn unique_slices(
+    x: &View,
+    dim: usize,
+    sorted: bool,
+    values: &View,
+    inverse: Option<&View>,
+    counts: Option<&View>,
+) -> Result<usize, String> {
     let n = x.shape[dim];
     if n == 0 {
         return Ok(0);
@@ -516,16 +544,34 @@ pub fn unique_consecutive_dim(
             fk[a * row..(a + 1) * row] == fk[b * row..(b + 1) * row]
         }
     };
+    let mut order: Vec<usize> = (0..n).collect();
+    if sorted {
+        let cmp = |a: usize, b: usize| -> std::cmp::Ordering {
+            use std::cmp::Ordering::Equal;
+            let (ra, rb) = (a * row..(a + 1) * row, b * row..(b + 1) * row);
+            if int {
+                ik[ra].cmp(&ik[rb])
+            } else {
+                fk[ra]
+                    .iter()
+                    .zip(&fk[rb])
+                    .map(|(p, q)| p.partial_cmp(q).unwrap_or(Equal))
+                    .find(|&o| o != Equal)
+                    .unwrap_or(Equal)
+            }
+        };
+        order.sort_by(|&a, &b| cmp(a, b));
+    }
     let mut firsts: Vec<usize> = Vec::new();
     let mut cnt: Vec<i64> = Vec::new();
     let mut inv = vec![0i64; n];
-    for (i, slot) in inv.iter_mut().enumerate() {
-        if i == 0 || !same(i - 1, i) {
+    for (j, &i) in order.iter().enumerate() {
+        if j == 0 || !same(order[j - 1], i) {
             firsts.push(i);
             cnt.push(0);
         }
         *cnt.last_mut().unwrap() += 1;
-        *slot = firsts.len() as i64 - 1;
+        inv[i] = firsts.len() as i64 - 1;
     }
     let k = firsts.len();
     // `values` is contiguous: the result is stored contiguously in its new shape (x's
@@ -1307,5 +1353,21 @@ mod tests {
         let ov = View::of_slice(&mut o, DType::I64, &[6]);
         cumprod(&xv, 0, &ov).unwrap();
         assert_eq!(o, [3, 3, 9, 18, 18, 18]);
+    }
+
+    #[test]
+    fn unique_dim_sorts_the_slices() {
+        // columns (3, 0), (1, 5), (3, 0), (-1, 2) of a [2, 4]
+        let mut x = vec![3i64, 1, 3, -1, 0, 5, 0, 2];
+        let mut v = vec![0i64; 8];
+        let (mut inv, mut cnt) = (vec![0i64; 4], vec![0i64; 4]);
+        let vx = View::of_slice(&mut x, DType::I64, &[2, 4]);
+        let vv = View::of_slice(&mut v, DType::I64, &[2, 4]);
+        let vi = View::of_slice(&mut inv, DType::I64, &[4]);
+        let vc = View::of_slice(&mut cnt, DType::I64, &[4]);
+        assert_eq!(unique_dim(&vx, 1, &vv, Some(&vi), Some(&vc)).unwrap(), 3);
+        assert_eq!(&v[..6], &[-1, 1, 3, 2, 5, 0]);
+        assert_eq!(inv, vec![2, 1, 2, 0]);
+        assert_eq!(&cnt[..3], &[1, 1, 2]);
     }
 }

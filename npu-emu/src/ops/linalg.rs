@@ -1,7 +1,9 @@
 //! Linear algebra beyond the plain products of [`super::matmul`]: `addmv`
 //! (`beta * self + alpha * mat @ vec`), the outer product `ger`, `addbmm`
-//! (`beta * self + alpha * sum_b batch1[b] @ batch2[b]`) and the inverse of square matrices
-//! (batched).
+//! (`beta * self + alpha * sum_b batch1[b] @ batch2[b]`), the inverse of square matrices
+//! (batched), the cross product along one dimension and einsum (any number of operands,
+//! letters only, no ellipsis; parsed by [`Einsum::parse`], contracted by a plain loop over
+//! every label in float64 or wrapping i64).
 //!
 //! Products go through [`super::matmul::matmul`] (float32 accumulation, float64 for double);
 //! `addbmm` sums the batch in a float64 scratch and rounds once into the output. The inverse
@@ -9,8 +11,9 @@
 //! matrices of these operators are small; no maintained crate inverts strided views of our
 //! dtypes in place, and a dependency for one routine is not worth it).
 
-use super::dtype::DType;
+use super::dtype::{Class, DType};
 use super::elem;
+use super::extra::{load, store};
 use super::iter::{self, map2};
 use super::math::{self, Binary};
 use super::matmul;
@@ -195,6 +198,267 @@ pub fn inverse(x: &View, out: &View) -> Result<(), String> {
     Ok(())
 }
 
+/// Dense row-major copies of `views` and the output in the compute class of `out`: i64 for
+/// integer and bool outputs (wrapping), f64 otherwise; `f` fills the output buffer.
+fn dense_apply(
+    views: &[View],
+    out: &View,
+    fi: impl Fn(&[Vec<i64>]) -> Vec<i64>,
+    ff: impl Fn(&[Vec<f64>]) -> Vec<f64>,
+) -> Result<(), String> {
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    if out.dtype.class() == Class::Int {
+        let xs = views
+            .iter()
+            .map(|v| load::<i64>(v, DType::I64))
+            .collect::<Result<Vec<_>, _>>()?;
+        store(fi(&xs), DType::I64, out)
+    } else {
+        let xs = views
+            .iter()
+            .map(|v| load::<f64>(v, DType::F64))
+            .collect::<Result<Vec<_>, _>>()?;
+        store(ff(&xs), DType::F64, out)
+    }
+}
+
+/// `out = a × b` along `dim` (of size 3; `torch.linalg.cross`): `a` and `b` broadcast to
+/// `out`'s shape. Floating types compute in float64 and round once; integers wrap.
+pub fn cross(a: &View, b: &View, dim: usize, out: &View) -> Result<(), String> {
+    let shape = out.shape.clone();
+    let ea = a
+        .expand(&shape)
+        .ok_or_else(|| format!("self {:?} does not broadcast to {shape:?}", a.shape))?;
+    let eb = b
+        .expand(&shape)
+        .ok_or_else(|| format!("other {:?} does not broadcast to {shape:?}", b.shape))?;
+    if shape.get(dim) != Some(&3) {
+        return Err(format!("dimension {dim} of {shape:?} must have size 3"));
+    }
+    let inner: usize = shape[dim + 1..].iter().product();
+    let outer: usize = shape[..dim].iter().product();
+    fn apply<T: Copy + Default>(
+        x: &[T],
+        y: &[T],
+        outer: usize,
+        inner: usize,
+        det: impl Fn(T, T, T, T) -> T,
+    ) -> Vec<T> {
+        let mut r = vec![T::default(); x.len()];
+        for o in 0..outer {
+            for i in 0..inner {
+                let at = |k: usize| o * 3 * inner + k * inner + i;
+                for k in 0..3 {
+                    let (p, q) = ((k + 1) % 3, (k + 2) % 3);
+                    r[at(k)] = det(x[at(p)], y[at(q)], x[at(q)], y[at(p)]);
+                }
+            }
+        }
+        r
+    }
+    dense_apply(
+        &[ea, eb],
+        out,
+        |v| {
+            apply(&v[0], &v[1], outer, inner, |a, b, c, d| {
+                a.wrapping_mul(b).wrapping_sub(c.wrapping_mul(d))
+            })
+        },
+        |v| apply(&v[0], &v[1], outer, inner, |a, b, c, d| a * b - c * d),
+    )
+}
+
+/// A parsed einsum equation: one label list per operand and the output's labels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Einsum {
+    pub inputs: Vec<Vec<u8>>,
+    pub output: Vec<u8>,
+    /// The size of every label (indexed by the label byte).
+    pub sizes: Vec<(u8, usize)>,
+}
+
+impl Einsum {
+    /// Parse `equation` ("ij,jk->ik"; letters only, spaces ignored; without "->" the output
+    /// is the labels that appear once, in alphabetical order) against the operands' shapes.
+    pub fn parse(equation: &str, shapes: &[Vec<usize>]) -> Result<Einsum, String> {
+        let eq: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
+        if eq.contains("...") || eq.contains('.') {
+            return Err(format!(
+                "equation {equation:?} uses an ellipsis, which is not supported"
+            ));
+        }
+        let (lhs, rhs) = match eq.split_once("->") {
+            Some((l, r)) => (l, Some(r)),
+            None => (eq.as_str(), None),
+        };
+        let terms: Vec<Vec<u8>> = lhs.split(',').map(|t| t.bytes().collect()).collect();
+        let bad = |t: &[u8]| t.iter().any(|c| !c.is_ascii_alphabetic());
+        if terms.iter().any(|t| bad(t)) || rhs.is_some_and(|r| bad(r.as_bytes())) {
+            return Err(format!(
+                "equation {equation:?} must be letters, commas and one \"->\""
+            ));
+        }
+        if terms.len() != shapes.len() {
+            return Err(format!(
+                "equation {equation:?} has {} operand term(s), but tensors holds {}",
+                terms.len(),
+                shapes.len()
+            ));
+        }
+        let mut sizes: Vec<(u8, usize)> = vec![];
+        for (k, (t, s)) in terms.iter().zip(shapes).enumerate() {
+            if t.len() != s.len() {
+                return Err(format!(
+                    "term {:?} of equation {equation:?} has {} labels, but tensor {k} has {} dimensions {s:?}",
+                    String::from_utf8_lossy(t),
+                    t.len(),
+                    s.len()
+                ));
+            }
+            for (&c, &n) in t.iter().zip(s) {
+                match sizes.iter().find(|(l, _)| *l == c) {
+                    Some(&(_, m)) if m != n => {
+                        return Err(format!(
+                            "label {:?} of equation {equation:?} has size {m} and {n}",
+                            c as char
+                        ))
+                    }
+                    Some(_) => {}
+                    None => sizes.push((c, n)),
+                }
+            }
+        }
+        let output: Vec<u8> = match rhs {
+            Some(r) => {
+                let r: Vec<u8> = r.bytes().collect();
+                for (i, c) in r.iter().enumerate() {
+                    if r[..i].contains(c) || !sizes.iter().any(|(l, _)| l == c) {
+                        return Err(format!(
+                            "output label {:?} of equation {equation:?} repeats or is not an input label",
+                            *c as char
+                        ));
+                    }
+                }
+                r
+            }
+            None => {
+                let mut once: Vec<u8> = sizes
+                    .iter()
+                    .map(|&(l, _)| l)
+                    .filter(|l| terms.iter().flatten().filter(|c| *c == l).count() == 1)
+                    .collect();
+                once.sort_unstable();
+                once
+            }
+        };
+        Ok(Einsum {
+            inputs: terms,
+            output,
+            sizes,
+        })
+    }
+
+    /// The shape of the result.
+    pub fn out_shape(&self) -> Vec<usize> {
+        self.output.iter().map(|&c| self.size(c)).collect()
+    }
+
+    fn size(&self, c: u8) -> usize {
+        self.sizes
+            .iter()
+            .find(|(l, _)| *l == c)
+            .map_or(1, |&(_, n)| n)
+    }
+}
+
+/// `out = einsum(e, xs…)`: the sum over the labels missing from the output of the product
+/// of the operands. Floats accumulate in float64 and round once; integers wrap in i64.
+pub fn einsum(e: &Einsum, xs: &[View], out: &View) -> Result<(), String> {
+    // every label: the output's first, then the summed ones
+    let mut labels = e.output.clone();
+    for &(l, _) in &e.sizes {
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    let dims: Vec<usize> = labels.iter().map(|&c| e.size(c)).collect();
+    let nout = e.output.len();
+    // per operand, the dense stride contributed by each label (repeated labels add up)
+    let strides: Vec<Vec<usize>> = e
+        .inputs
+        .iter()
+        .zip(xs)
+        .map(|(t, x)| {
+            let cs = super::view::contiguous_strides(&x.shape);
+            labels
+                .iter()
+                .map(|l| {
+                    t.iter()
+                        .zip(&cs)
+                        .filter(|(c, _)| *c == l)
+                        .map(|(_, &s)| s as usize)
+                        .sum()
+                })
+                .collect()
+        })
+        .collect();
+    fn run<T: Copy + Default>(
+        xs: &[Vec<T>],
+        dims: &[usize],
+        nout: usize,
+        strides: &[Vec<usize>],
+        one: T,
+        mul: impl Fn(T, T) -> T,
+        add: impl Fn(T, T) -> T,
+    ) -> Vec<T> {
+        let out_n: usize = dims[..nout].iter().product();
+        let sum_n: usize = dims[nout..].iter().product();
+        let mut r = vec![T::default(); out_n];
+        let mut idx = vec![0usize; dims.len()];
+        for (o, slot) in r.iter_mut().enumerate() {
+            let mut rem = o;
+            for d in (0..nout).rev() {
+                idx[d] = rem % dims[d];
+                rem /= dims[d];
+            }
+            let mut acc = T::default();
+            for s in 0..sum_n {
+                let mut rem = s;
+                for d in (nout..dims.len()).rev() {
+                    idx[d] = rem % dims[d];
+                    rem /= dims[d];
+                }
+                let mut p = one;
+                for (x, st) in xs.iter().zip(strides) {
+                    let off: usize = idx.iter().zip(st).map(|(i, s)| i * s).sum();
+                    p = mul(p, x[off]);
+                }
+                acc = add(acc, p);
+            }
+            *slot = acc;
+        }
+        r
+    }
+    dense_apply(
+        xs,
+        out,
+        |v| {
+            run(
+                v,
+                &dims,
+                nout,
+                &strides,
+                1i64,
+                i64::wrapping_mul,
+                i64::wrapping_add,
+            )
+        },
+        |v| run(v, &dims, nout, &strides, 1f64, |a, b| a * b, |a, b| a + b),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +481,58 @@ mod tests {
         let vs = View::of_slice(&mut s, DType::F64, &[2, 2]);
         let vo2 = View::of_slice(&mut o[..4], DType::F64, &[2, 2]);
         assert!(inverse(&vs, &vo2).unwrap_err().contains("singular"));
+    }
+
+    #[test]
+    fn cross_of_unit_vectors_and_of_integers() {
+        // e_x × e_y = e_z, rows along dim 0 of a [3, 2] layout
+        let mut a = vec![1f64, 0.0, 0.0, 1.0, 0.0, 0.0];
+        let mut b = vec![0f64, 0.0, 1.0, 0.0, 0.0, 1.0];
+        let mut o = vec![9f64; 6];
+        let va = View::of_slice(&mut a, DType::F64, &[3, 2]);
+        let vb = View::of_slice(&mut b, DType::F64, &[3, 2]);
+        let vo = View::of_slice(&mut o, DType::F64, &[3, 2]);
+        cross(&va, &vb, 0, &vo).unwrap();
+        // column 0: e_x × e_y = e_z; column 1: e_y × e_z = e_x
+        assert_eq!(o, vec![0.0, 1.0, 0.0, 0.0, 1.0, 0.0]);
+        let mut x = vec![1i32, 2, 3];
+        let mut y = vec![4i32, 5, 6];
+        let mut z = vec![0i32; 3];
+        let vx = View::of_slice(&mut x, DType::I32, &[3]);
+        let vy = View::of_slice(&mut y, DType::I32, &[1, 3]);
+        let vz = View::of_slice(&mut z, DType::I32, &[1, 3]);
+        cross(&vx, &vy, 1, &vz).unwrap();
+        assert_eq!(z, vec![-3, 6, -3]);
+    }
+
+    #[test]
+    fn einsum_parses_and_contracts() {
+        let e = Einsum::parse("ij, jk -> ik", &[vec![2, 3], vec![3, 2]]).unwrap();
+        assert_eq!(e.out_shape(), vec![2, 2]);
+        let implicit = Einsum::parse("ba,ac", &[vec![2, 3], vec![3, 4]]).unwrap();
+        assert_eq!(implicit.output, b"bc".to_vec());
+        assert!(Einsum::parse("ij,jk->ik", &[vec![2, 3], vec![4, 2]])
+            .unwrap_err()
+            .contains("size 3 and 4"));
+        assert!(Einsum::parse("i...,j->ij", &[vec![2], vec![3]])
+            .unwrap_err()
+            .contains("ellipsis"));
+        assert!(Einsum::parse("ij->k", &[vec![2, 3]]).is_err());
+        let mut a = vec![1f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let mut b = vec![1f64, 0.0, 0.0, 1.0, 1.0, 1.0];
+        let mut o = vec![0f64; 4];
+        let va = View::of_slice(&mut a, DType::F64, &[2, 3]);
+        let vb = View::of_slice(&mut b, DType::F64, &[3, 2]);
+        let vo = View::of_slice(&mut o, DType::F64, &[2, 2]);
+        einsum(&e, &[va.clone(), vb], &vo).unwrap();
+        assert_eq!(o, vec![4.0, 5.0, 10.0, 11.0]);
+        // the trace through a repeated label
+        let t = Einsum::parse("ii->", &[vec![2, 2]]).unwrap();
+        let mut tr = vec![0f64; 1];
+        let vt = View::of_slice(&mut tr, DType::F64, &[]);
+        let mut m = vec![1f64, 2.0, 3.0, 4.0];
+        let vm = View::of_slice(&mut m, DType::F64, &[2, 2]);
+        einsum(&t, &[vm], &vt).unwrap();
+        assert_eq!(tr, vec![5.0]);
     }
 }

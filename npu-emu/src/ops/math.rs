@@ -91,6 +91,8 @@ pub enum Unary {
     Ceil,
     Round,
     Trunc,
+    /// the fractional part `x - trunc(x)` (`frac`; 0 for integers)
+    Frac,
     Sign,
     Square,
     LogicalNot,
@@ -132,6 +134,7 @@ impl Unary {
                 | Unary::Ceil
                 | Unary::Round
                 | Unary::Trunc
+                | Unary::Frac
                 | Unary::Clamp(..)
                 | Unary::LeakyRelu(_)
                 | Unary::IsFinite
@@ -207,6 +210,7 @@ fn unary_float<F: Float>(op: Unary, x: &View, out: &View) -> Result<(), String> 
         Unary::Ceil => m!(|v| v.ceil()),
         Unary::Round => m!(round_half_even),
         Unary::Trunc => m!(|v| v.trunc()),
+        Unary::Frac => m!(|v| v - v.trunc()),
         Unary::Sign => m!(|v| if v > zero {
             one
         } else if v < zero {
@@ -347,6 +351,7 @@ fn unary_int(op: Unary, x: &View, out: &View) -> Result<(), String> {
         Unary::Sign => m!(|v: i64| v.signum()),
         Unary::Square => m!(|v: i64| v.wrapping_mul(v)),
         Unary::Floor | Unary::Ceil | Unary::Round | Unary::Trunc => m!(|v: i64| v),
+        Unary::Frac => m!(|_: i64| 0),
         Unary::LogicalNot => map1::<i64, bool>(x, out, |v| v == 0),
         Unary::IsFinite => map1::<i64, bool>(x, out, |_| true),
         Unary::NanToNum(..) => m!(|v: i64| v),

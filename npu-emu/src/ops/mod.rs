@@ -17,12 +17,13 @@
 //! - [`math`]: unary / binary / ternary elementwise operators;
 //! - [`reduce`]: sum, mean, max/min (with indices), norms, any/all, cumsum;
 //! - [`matmul`]: matrix products through `matrixmultiply`, dot;
-//! - [`linalg`]: addmv, ger, addbmm, inverse (Gauss-Jordan, batched);
+//! - [`linalg`]: addmv, ger, addbmm, inverse (Gauss-Jordan, batched), cross, einsum;
 //! - [`act`]: ELU/SELU, softplus, hardsigmoid, hardswish, mish, log-sigmoid and backward forms;
 //! - [`conv`]: convolution (1-3-D, grouped, dilated, transposed) and its backward, im2col + gemm;
+//!   unfold (the Im2col operator);
 //! - [`pool`]: 2-D max/avg/adaptive pooling and their backward forms;
 //! - [`batchnorm`]: batch normalization and its backward;
-//! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding;
+//! - [`nn`]: softmax, log-softmax, NLL and MSE losses, layer norm, embedding, instance norm;
 //! - [`loss`]: L1, smooth L1, binary cross entropy (on probabilities and on logits) and
 //!   their gradients;
 //! - [`shape`]: cat, stack, constant pad, arange, narrow, triu/tril, masked select, scatter;
@@ -34,7 +35,7 @@
 //!   torch_npu reaches beyond these);
 //! - [`breadth`]: permute, split, gather_v2, index_copy, is_inf, PReLU, GLU, threshold, logit,
 //!   logaddexp, sinc, heaviside (operators of the aclnn reference beyond the core families);
-//! - [`optim`]: the fused AdamW step;
+//! - [`optim`]: the fused AdamW steps (ApplyAdamWV2, ApplyAdamW);
 //! - [`sampling`]: normal with tensor mean and std (over [`random`]);
 //! - [`fused`]: RMS norm, rotary position embedding, SwiGLU, flash attention and their
 //!   backward forms (the fused operators of large-model code);

@@ -1,6 +1,6 @@
 //! Neural-network operators: softmax and log-softmax with their backward forms, the NLL
 //! and MSE losses with theirs, layer norm with its backward, embedding with its dense
-//! backward.
+//! backward, instance norm (NCHW or NHWC, with the per-plane statistics).
 //!
 //! Rows along the softmax/norm dimension are computed in f64 and rounded once into the
 //! output (tests: relative 1e-5 for float32 against a float64 host reference).
@@ -638,6 +638,53 @@ pub fn embedding_dense_backward(
     Ok(())
 }
 
+/// Instance normalization of a 4-D `x`, `[N, C, H, W]` (or `[N, H, W, C]` with `nhwc`):
+/// each (n, c) plane is normalized by its own mean and biased variance, `y = (x - mean) /
+/// sqrt(var + eps) * gamma[c] + beta[c]`; `mean` and `var` receive the statistics
+/// (`[N, C, 1, 1]`, or `[N, 1, 1, C]`). Computed in float64, rounded once.
+#[allow(clippy::too_many_arguments)]
+pub fn instance_norm(
+    x: &View,
+    gamma: &View,
+    beta: &View,
+    nhwc: bool,
+    eps: f64,
+    y: &View,
+    mean: &View,
+    var: &View,
+) -> Result<(), String> {
+    // the planes as [N, C, HW] views
+    let perm: [usize; 4] = if nhwc { [0, 3, 1, 2] } else { [0, 1, 2, 3] };
+    let xv = x.permute(&perm);
+    let yv = y.permute(&perm);
+    let (n, c) = (xv.shape[0], xv.shape[1]);
+    let hw = xv.shape[2] * xv.shape[3];
+    if x.numel() == 0 {
+        return Ok(());
+    }
+    let xs: Vec<f64> = super::extra::load(&xv, DType::F64)?;
+    let g: Vec<f64> = super::extra::load(gamma, DType::F64)?;
+    let b: Vec<f64> = super::extra::load(beta, DType::F64)?;
+    let mut ys = vec![0f64; xs.len()];
+    let (mut ms, mut vs) = (vec![0f64; n * c], vec![0f64; n * c]);
+    for p in 0..n * c {
+        let plane = &xs[p * hw..(p + 1) * hw];
+        let m = plane.iter().sum::<f64>() / hw as f64;
+        let v = plane.iter().map(|t| (t - m) * (t - m)).sum::<f64>() / hw as f64;
+        let r = 1.0 / (v + eps).sqrt();
+        let ci = p % c;
+        for (o, t) in ys[p * hw..(p + 1) * hw].iter_mut().zip(plane) {
+            *o = (t - m) * r * g[ci] + b[ci];
+        }
+        ms[p] = m;
+        vs[p] = v;
+    }
+    super::extra::store(ys, DType::F64, &yv)?;
+    let stat_perm: [usize; 4] = if nhwc { [0, 3, 1, 2] } else { [0, 1, 2, 3] };
+    super::extra::store(ms, DType::F64, &mean.permute(&stat_perm))?;
+    super::extra::store(vs, DType::F64, &var.permute(&stat_perm))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -693,5 +740,34 @@ mod tests {
         let want = -(y[2] + y[3]) / 2.0;
         assert!((o[0] - want).abs() < 1e-6);
         assert_eq!(tw[0], 2.0);
+    }
+
+    #[test]
+    fn instance_norm_nchw_and_nhwc_agree() {
+        // N = 1, C = 2, H = 1, W = 2: planes [1, 3] and [2, 6]
+        let mut x = vec![1f64, 3.0, 2.0, 6.0];
+        let mut g = vec![1f64, 2.0];
+        let mut b = vec![0f64, 1.0];
+        let (mut y, mut m, mut v) = (vec![0f64; 4], vec![0f64; 2], vec![0f64; 2]);
+        let vx = View::of_slice(&mut x, DType::F64, &[1, 2, 1, 2]);
+        let vg = View::of_slice(&mut g, DType::F64, &[2]);
+        let vb = View::of_slice(&mut b, DType::F64, &[2]);
+        let vy = View::of_slice(&mut y, DType::F64, &[1, 2, 1, 2]);
+        let vm = View::of_slice(&mut m, DType::F64, &[1, 2, 1, 1]);
+        let vv = View::of_slice(&mut v, DType::F64, &[1, 2, 1, 1]);
+        instance_norm(&vx, &vg, &vb, false, 0.0, &vy, &vm, &vv).unwrap();
+        assert_eq!((m.clone(), v.clone()), (vec![2.0, 4.0], vec![1.0, 4.0]));
+        assert_eq!(y, vec![-1.0, 1.0, -1.0, 3.0]);
+        // the same data as NHWC [1, 1, 2, 2]: x[0, 0, w, c]
+        let mut xh = vec![1f64, 2.0, 3.0, 6.0];
+        let mut yh = vec![0f64; 4];
+        let (mut mh, mut vh2) = (vec![0f64; 2], vec![0f64; 2]);
+        let vxh = View::of_slice(&mut xh, DType::F64, &[1, 1, 2, 2]);
+        let vyh = View::of_slice(&mut yh, DType::F64, &[1, 1, 2, 2]);
+        let vmh = View::of_slice(&mut mh, DType::F64, &[1, 1, 1, 2]);
+        let vvh = View::of_slice(&mut vh2, DType::F64, &[1, 1, 1, 2]);
+        instance_norm(&vxh, &vg, &vb, true, 0.0, &vyh, &vmh, &vvh).unwrap();
+        assert_eq!((mh, vh2), (vec![2.0, 4.0], vec![1.0, 4.0]));
+        assert_eq!(yh, vec![-1.0, -1.0, 1.0, 3.0]);
     }
 }

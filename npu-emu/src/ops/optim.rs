@@ -1,5 +1,6 @@
 //! Fused optimizer steps: AdamW (`ApplyAdamWV2`), as PyTorch's `torch.optim.AdamW` defines
-//! it. The step is a few chunked elementwise passes over the engine's iterator (each
+//! it, and CANN's `ApplyAdamW` (V1: hyper-parameters and `beta^(t-1)` in device tensors, see
+//! [`adamw_v1`]). The step is a few chunked elementwise passes over the engine's iterator (each
 //! computing in float64 and rounding once into its stored dtype), updating `m`, `v`, the
 //! running maximum of `v` (amsgrad) and the parameter in place.
 
@@ -57,6 +58,48 @@ pub fn adamw(
     })
 }
 
+/// The scalars of an `ApplyAdamW` (V1) step, read from one-element device tensors:
+/// `beta1Power`, `beta2Power` are `beta^(t-1)`.
+#[derive(Clone, Copy, Debug)]
+pub struct AdamWV1 {
+    pub amsgrad: bool,
+    pub maximize: bool,
+}
+
+/// One `ApplyAdamW` (V1) step as CANN documents it: `scalars` are the one-element views
+/// `[beta1Power, beta2Power, lr, weightDecay, beta1, beta2, eps]`; `beta^t = betaPower *
+/// beta`; `m` and `v` are the running moments; with amsgrad `v` keeps `max(maxGradNorm,
+/// v)` (maxGradNorm is read only); `var = var (1 - lr wd) - lr m / (1 - b1^t) / (sqrt(v /
+/// (1 - b2^t)) + eps)`.
+pub fn adamw_v1(
+    var: &View,
+    m: &View,
+    v: &View,
+    grad: &View,
+    max_grad_norm: Option<&View>,
+    scalars: &[View],
+    h: AdamWV1,
+) -> Result<(), String> {
+    // SAFETY: each scalar view is a checked one-element tensor.
+    let s: Vec<f64> = scalars
+        .iter()
+        .map(|x| unsafe { elem::read_f64(x.dtype, x.ptr) })
+        .collect();
+    let (b1p, b2p, lr, wd, b1, b2, eps) = (s[0], s[1], s[2], s[3], s[4], s[5], s[6]);
+    let sign = if h.maximize { -1.0 } else { 1.0 };
+    map2::<f64, f64>(m, grad, m, move |m, g| b1 * m + (1.0 - b1) * sign * g)?;
+    map2::<f64, f64>(v, grad, v, move |v, g| b2 * v + (1.0 - b2) * g * g)?;
+    if let (true, Some(mx)) = (h.amsgrad, max_grad_norm) {
+        map2::<f64, f64>(v, mx, v, |a, b| if b > a || b.is_nan() { b } else { a })?;
+    }
+    let bias1 = 1.0 - b1p * b1;
+    let bias2 = 1.0 - b2p * b2;
+    let decay = 1.0 - lr * wd;
+    map3::<f64, f64>(var, m, v, var, move |p, m, v| {
+        p * decay - lr * (m / bias1) / ((v / bias2).sqrt() + eps)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +140,39 @@ mod tests {
         for i in 0..2 {
             assert!((p[i] - rp[i]).abs() < 1e-12, "{p:?} {rp:?}");
         }
+    }
+
+    #[test]
+    fn v1_step_uses_the_power_tensors_and_keeps_the_max_in_v() {
+        let mut p = vec![1.0f64];
+        let (mut m, mut v) = (vec![0.5f64], vec![0.01f64]);
+        let mut g = vec![0.2f64];
+        let mut mx = vec![0.5f64];
+        // beta1Power, beta2Power, lr, weightDecay, beta1, beta2, eps
+        let mut s = [0.81f64, 0.998001, 0.1, 0.01, 0.9, 0.999, 1e-8];
+        let scalars: Vec<View> = s
+            .iter_mut()
+            .map(|x| View::of_slice(std::slice::from_mut(x), DType::F64, &[1]))
+            .collect();
+        let vp = View::of_slice(&mut p, DType::F64, &[1]);
+        let vm = View::of_slice(&mut m, DType::F64, &[1]);
+        let vv = View::of_slice(&mut v, DType::F64, &[1]);
+        let vg = View::of_slice(&mut g, DType::F64, &[1]);
+        let vx = View::of_slice(&mut mx, DType::F64, &[1]);
+        let h = AdamWV1 {
+            amsgrad: true,
+            maximize: false,
+        };
+        adamw_v1(&vp, &vm, &vv, &vg, Some(&vx), &scalars, h).unwrap();
+        let rm = 0.9 * 0.5 + 0.1 * 0.2;
+        let rv = f64::max(0.999 * 0.01 + 0.001 * 0.04, 0.5);
+        let (bc1, bc2) = (1.0 - 0.729, 1.0 - 0.999f64.powi(3));
+        let rp = 1.0 * (1.0 - 0.1 * 0.01) - 0.1 * (rm / bc1) / ((rv / bc2).sqrt() + 1e-8);
+        assert!(
+            (m[0] - rm).abs() < 1e-15 && (v[0] - rv).abs() < 1e-15,
+            "{m:?} {v:?}"
+        );
+        assert!((p[0] - rp).abs() < 1e-12, "{p:?} vs {rp}");
+        assert_eq!(mx, vec![0.5]);
     }
 }

@@ -2,7 +2,8 @@
 //! `aclnn_batch_norm.h`, `aclnn_batch_norm_backward.h`, the 2-D pooling headers
 //! (`aclnn_max_pool2d_with_indices[_backward].h`, `aclnn_max_pool2d_with_mask[_backward].h`,
 //! `aclnn_avgpool2d[_backward].h`, `aclnn_adaptive_avg_pool2d[_backward].h`,
-//! `aclnn_adaptive_max_pool2d[_backward].h`).
+//! `aclnn_adaptive_max_pool2d[_backward].h`), `aclnn_im2col.h` (`F.unfold`; torch_npu maps
+//! `F.fold` to the aclop `Col2im`, not to an aclnn function, so there is no Col2im here).
 //!
 //! The engine is `npu_emu::ops::{conv, batchnorm, pool}`. torch_npu on Atlas A2 uses the
 //! `…WithMask` max pooling (int8 mask of CANN's documented shape); `…WithIndices` gives
@@ -1104,3 +1105,70 @@ crate::phase2!(
     aclnnAdaptiveMaxPool2d,
     aclnnAdaptiveMaxPool2dBackward
 );
+
+// ---- Im2col (torch.nn.functional.unfold) ----
+
+/// `out = unfold(self)`: `self` is `[N, C, H, W]` or `[C, H, W]` (FLOAT, FLOAT16,
+/// BFLOAT16); `kernelSize`, `dilation`, `stride` (each > 0) and `padding` (>= 0) have two
+/// values (H, W); `out` is `[N, C * kH * kW, L]` or `[C * kH * kW, L]` with self's data
+/// type.
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
+    self_: *const c_void,
+    kernelSize: *const c_void,
+    dilation: *const c_void,
+    padding: *const c_void,
+    stride: *const c_void,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnIm2colGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let k = spatial(kernelSize, "kernelSize", 2, 1)?;
+            let d = spatial(dilation, "dilation", 2, 1)?;
+            let p = spatial(padding, "padding", 2, 0)?;
+            let s = spatial(stride, "stride", 2, 1)?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, FLOATS3)?;
+            same_dtype(&o, x.dtype())?;
+            let nd = x.ndim();
+            if nd != 3 && nd != 4 {
+                return Err(bad(format!(
+                    "self must be 3-D or 4-D, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let (c, h, w) = (x.shape()[nd - 3], x.shape()[nd - 2], x.shape()[nd - 1]);
+            let mut l_total = 1;
+            for (i, n) in [h, w].into_iter().enumerate() {
+                match conv::out_len(n, k[i], s[i], p[i], d[i]) {
+                    Some(v) if v > 0 => l_total *= v,
+                    _ => {
+                        return Err(bad(format!(
+                            "the kernel {k:?} (dilation {d:?}, padding {p:?}) does not fit in the \
+                         spatial size {:?} of self {:?}",
+                            [h, w],
+                            x.shape()
+                        )))
+                    }
+                }
+            }
+            let mut want = x.shape()[..nd - 3].to_vec();
+            want.extend([c * k[0] * k[1], l_total]);
+            a::same_shape(&o, &want)?;
+            let (k, d, p, s) = ([k[0], k[1]], [d[0], d[1]], [p[0], p[1]], [s[0], s[1]]);
+            let mut l = Launch::new("aclnnIm2col");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| conv::unfold(&v[0], k, d, p, s, &v[1]))
+        },
+    )
+}
+
+crate::phase2!(aclnnIm2col);

@@ -3,6 +3,14 @@
 //! `npu_emu::ops::linalg`; `cubeMathType` is checked as for the other products
 //! ([`super::matmul`]) and otherwise ignored. A singular matrix fails the Inverse task (at
 //! the next synchronisation) with a message naming it.
+//!
+//! `aclnn_linalg_cross.h` (`torch.linalg.cross`, op type Cross): self, other and out of one
+//! data type, self and other broadcast to out's shape, whose `dim` has size 3 (complex types
+//! are not supported: the engine has none). `aclnn_einsum.h`: the reference lists two
+//! equations ("abcd,abced->abce", "a,b->ab"); npu-emu takes any equation of letters, commas
+//! and one "->" (or none: the labels that appear once, sorted), over any number of operands
+//! of one data type, without ellipsis; torch_npu does not call it (torch.einsum becomes
+//! products).
 
 use super::args::{self as a, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
@@ -300,3 +308,140 @@ crate::phase2!(
     aclnnInplaceAddbmm,
     aclnnInverse
 );
+
+// ---- LinalgCross ----
+
+/// LinalgCross's data types (the reference's list without the complex ones, which the
+/// engine has no type for).
+const CROSS: &[DType] = &[
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::F16,
+    DType::BF16,
+    DType::F32,
+    DType::F64,
+];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnLinalgCrossGetWorkspaceSize(
+    self_: *const c_void,
+    other: *const c_void,
+    dim: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnLinalgCrossGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let y = a::tensor(other, "other")?;
+            let o = a::tensor(out, "out")?;
+            for t in [&x, &y, &o] {
+                a::dtype_in(t, CROSS)?;
+                a::max_dims(t, 8)?;
+            }
+            for t in [&y, &o] {
+                if t.dtype() != x.dtype() {
+                    return Err(NnError::invalid(format!(
+                        "{} data type {} must be self's {}",
+                        t.arg,
+                        t.dtype(),
+                        x.dtype()
+                    )));
+                }
+            }
+            let shape = a::broadcast(&x, &y)?;
+            let d = a::dim(dim, shape.len(), "dim")?;
+            if shape.get(d) != Some(&3) {
+                return Err(NnError::invalid(format!(
+                    "dimension {d} of the broadcast shape {shape:?} of self {:?} and other {:?} \
+                     must have size 3",
+                    x.shape(),
+                    y.shape()
+                )));
+            }
+            a::same_shape(&o, &shape)?;
+            let mut l = Launch::new("aclnnLinalgCross");
+            l.input(&x);
+            l.input(&y);
+            l.output(&o);
+            l.finish(move |v, _| linalg::cross(&v[0], &v[1], d, &v[2]))
+        },
+    )
+}
+
+// ---- Einsum ----
+
+/// Einsum's data types (Atlas A2).
+const EINSUM: &[DType] = &[
+    DType::F16,
+    DType::F32,
+    DType::I16,
+    DType::U16,
+    DType::I32,
+    DType::U32,
+    DType::I64,
+    DType::U64,
+];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnEinsumGetWorkspaceSize(
+    tensors: *const c_void,
+    equation: *const std::ffi::c_char,
+    output: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnEinsumGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let xs = a::tensor_list(tensors, "tensors")?;
+            if equation.is_null() {
+                return Err(NnError::nullptr("equation is nullptr"));
+            }
+            // SAFETY: a NUL-terminated string from the caller (checked non-null).
+            let eq = unsafe { std::ffi::CStr::from_ptr(equation) }.to_string_lossy();
+            let o = a::tensor(output, "output")?;
+            if xs.is_empty() {
+                return Err(NnError::invalid("tensors holds no tensor"));
+            }
+            for t in xs.iter().chain([&o]) {
+                a::dtype_in(t, EINSUM)?;
+                a::max_dims(t, 8)?;
+                if t.dtype() != xs[0].dtype() {
+                    return Err(NnError::invalid(format!(
+                        "{} data type {} must be the first tensor's {}",
+                        t.arg,
+                        t.dtype(),
+                        xs[0].dtype()
+                    )));
+                }
+                if t.numel() == 0 {
+                    return Err(NnError::invalid(format!(
+                        "{} {:?} is empty; empty tensors are not supported",
+                        t.arg,
+                        t.shape()
+                    )));
+                }
+            }
+            let shapes: Vec<Vec<usize>> = xs.iter().map(|t| t.shape().to_vec()).collect();
+            let e = linalg::Einsum::parse(&eq, &shapes).map_err(NnError::invalid)?;
+            a::same_shape(&o, &e.out_shape())?;
+            let n = xs.len();
+            let mut l = Launch::new("aclnnEinsum");
+            l.inputs(&xs);
+            l.output(&o);
+            l.finish(move |v, _| linalg::einsum(&e, &v[..n], &v[n]))
+        },
+    )
+}
+
+crate::phase2!(aclnnLinalgCross, aclnnEinsum);

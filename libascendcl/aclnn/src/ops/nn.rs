@@ -1,6 +1,7 @@
 //! Layer norm and embedding: `aclnn_layer_norm.h` (LayerNorm, FastLayerNorm,
 //! LayerNormWithImplMode), `aclnn_layer_norm_backward.h`, `aclnn_embedding.h`,
-//! `aclnn_embedding_dense_backward.h`.
+//! `aclnn_embedding_dense_backward.h`, `aclnn_instance_norm.h` (InstanceNorm: the reference
+//! lists it for the Atlas inference series only; npu-emu offers it on every SoC).
 //!
 //! LayerNorm normalises over the trailing `normalizedShape` dimensions, in float64 per row;
 //! `meanOut`/`rstdOut` (optional) have the leading dimensions followed by ones.
@@ -389,3 +390,92 @@ crate::phase2!(
     aclnnEmbedding,
     aclnnEmbeddingDenseBackward
 );
+
+// ---- InstanceNorm ----
+
+/// `y = (x - mean) / sqrt(variance + eps) * gamma + beta` per (n, c) plane of a 4-D `x`
+/// laid out as `dataFormat` ("NCHW" or "NHWC"); `gamma`, `beta` are `[C]`; `mean` and
+/// `variance` (the biased variance) are `[N, C, 1, 1]` (NHWC: `[N, 1, 1, C]`). FLOAT or
+/// FLOAT16, all of one data type.
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInstanceNormGetWorkspaceSize(
+    x: *const c_void,
+    gamma: *const c_void,
+    beta: *const c_void,
+    dataFormat: *const std::ffi::c_char,
+    eps: f64,
+    y: *mut c_void,
+    mean: *mut c_void,
+    variance: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInstanceNormGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let xt = a::tensor(x, "x")?;
+            let g = a::tensor(gamma, "gamma")?;
+            let b = a::tensor(beta, "beta")?;
+            if dataFormat.is_null() {
+                return Err(NnError::nullptr("dataFormat is nullptr"));
+            }
+            // SAFETY: a NUL-terminated string from the caller (checked non-null).
+            let fmt = unsafe { std::ffi::CStr::from_ptr(dataFormat) }.to_string_lossy();
+            let yt = a::tensor(y, "y")?;
+            let m = a::tensor(mean, "mean")?;
+            let v = a::tensor(variance, "variance")?;
+            let nhwc = match fmt.as_ref() {
+                "NCHW" => false,
+                "NHWC" => true,
+                f => {
+                    return Err(NnError::invalid(format!(
+                        "dataFormat {f:?} is not supported; supported: \"NCHW\", \"NHWC\""
+                    )))
+                }
+            };
+            a::dtype_in(&xt, &[npu_emu::ops::DType::F32, npu_emu::ops::DType::F16])?;
+            for t in [&g, &b, &yt, &m, &v] {
+                if t.dtype() != xt.dtype() {
+                    return Err(NnError::invalid(format!(
+                        "{} data type {} must be x's {}",
+                        t.arg,
+                        t.dtype(),
+                        xt.dtype()
+                    )));
+                }
+            }
+            if xt.ndim() != 4 {
+                return Err(NnError::invalid(format!(
+                    "x must be 4-D, but its shape is {:?}",
+                    xt.shape()
+                )));
+            }
+            let s = xt.shape();
+            let (n, c) = (s[0], if nhwc { s[3] } else { s[1] });
+            a::same_shape(&g, &[c])?;
+            a::same_shape(&b, &[c])?;
+            a::same_shape(&yt, s)?;
+            let stat = if nhwc { [n, 1, 1, c] } else { [n, c, 1, 1] };
+            a::same_shape(&m, &stat)?;
+            a::same_shape(&v, &stat)?;
+            if eps.is_nan() || eps < 0.0 {
+                return Err(NnError::invalid(format!("eps {eps} must be >= 0")));
+            }
+            let mut l = Launch::new("aclnnInstanceNorm");
+            l.input(&xt);
+            l.input(&g);
+            l.input(&b);
+            l.output(&yt);
+            l.output(&m);
+            l.output(&v);
+            l.finish(move |w, _| {
+                nn::instance_norm(&w[0], &w[1], &w[2], nhwc, eps, &w[3], &w[4], &w[5])
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnInstanceNorm);

@@ -1,7 +1,8 @@
 //! Sorting: `aclnn_sort.h` (Sort) and `aclnn_topk.h` (Topk), over
 //! `npu_emu::ops::sort` (stable, NaN largest, as PyTorch orders them); unique:
 //! `aclnn_unique.h` (Unique), `aclnn_unique2.h` (Unique2, with counts) and
-//! `aclnn_unique_consecutive.h` (UniqueConsecutive), over `npu_emu::ops::extra`;
+//! `aclnn_unique_consecutive.h` (UniqueConsecutive) and `aclnn_unique_dim.h` (UniqueDim:
+//! sorted distinct slices along a dimension), over `npu_emu::ops::extra`;
 //! `aclnn_argsort.h` (the indices of a stable sort) and `aclnn_searchsorted.h`
 //! (SearchSorted: insertion positions in the last dimension of `sortedSequence`, INT64 or
 //! with `outInt32` INT32).
@@ -155,8 +156,10 @@ struct UniqueArgs {
     consecutive: bool,
     inverse: bool,
     counts: bool,
-    /// UniqueConsecutive along this dimension.
+    /// UniqueConsecutive (or, with `sorted_dim`, UniqueDim) along this dimension.
     dim: Option<usize>,
+    /// UniqueDim: the distinct slices along `dim`, sorted.
+    sorted_dim: bool,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -215,6 +218,7 @@ fn unique(
     let (has_i, has_c) = (i.is_some(), c.is_some());
     let xshape = x.shape().to_vec();
     let consecutive = u.consecutive;
+    let sorted_dim = u.sorted_dim;
     let mut l = Launch::new(u.api);
     l.input(&x);
     l.output(&v);
@@ -229,6 +233,7 @@ fn unique(
         let cv = has_c.then(|| &views[2 + has_i as usize]);
         let k = match dim {
             None => extra::unique(&views[0], consecutive, &views[1], iv, cv)?.count,
+            Some(d) if sorted_dim => extra::unique_dim(&views[0], d, &views[1], iv, cv)?,
             Some(d) => extra::unique_consecutive_dim(&views[0], d, &views[1], iv, cv)?,
         };
         let vshape: Vec<i64> = match dim {
@@ -280,6 +285,7 @@ pub unsafe extern "C" fn aclnnUniqueGetWorkspaceSize(
                 inverse: returnInverse,
                 counts: false,
                 dim: None,
+                sorted_dim: false,
             };
             unique(u, self_, valueOut, inverseOut, std::ptr::null_mut())
         },
@@ -311,6 +317,7 @@ pub unsafe extern "C" fn aclnnUnique2GetWorkspaceSize(
                 inverse: returnInverse,
                 counts: returnCounts,
                 dim: None,
+                sorted_dim: false,
             };
             unique(u, self_, valueOut, inverseOut, countsOut)
         },
@@ -345,6 +352,51 @@ pub unsafe extern "C" fn aclnnUniqueConsecutiveGetWorkspaceSize(
                 inverse: returnInverse,
                 counts: returnCounts,
                 dim: d,
+                sorted_dim: false,
+            };
+            unique(u, self_, valueOut, inverseOut, countsOut)
+        },
+    )
+}
+
+/// `aclnn_unique_dim.h`: the distinct slices of `self` along `dim`, sorted (`sorted` is
+/// accepted either way: sorted output satisfies both), with `countsOut` always and
+/// `inverseOut` when `returnInverse`; `valueOut` has `self`'s shape and, after the task,
+/// `self`'s shape with the count at `dim`; `countsOut` (`[self.shape[dim]]`) becomes
+/// `[count]`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnUniqueDimGetWorkspaceSize(
+    self_: *const c_void,
+    sorted: bool,
+    returnInverse: bool,
+    dim: i64,
+    valueOut: *mut c_void,
+    inverseOut: *mut c_void,
+    countsOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnUniqueDimGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let _ = sorted; // the slices always come out sorted
+            let x = a::tensor(self_, "self")?;
+            if x.ndim() == 0 {
+                return Err(NnError::invalid(
+                    "self is 0-D; UniqueDim needs a dimension to work along",
+                ));
+            }
+            let d = a::dim(dim, x.ndim(), "dim")?;
+            let u = UniqueArgs {
+                api: "aclnnUniqueDim",
+                consecutive: false,
+                inverse: returnInverse,
+                counts: true,
+                dim: Some(d),
+                sorted_dim: true,
             };
             unique(u, self_, valueOut, inverseOut, countsOut)
         },
@@ -473,5 +525,6 @@ crate::phase2!(
     aclnnTopk,
     aclnnUnique,
     aclnnUnique2,
-    aclnnUniqueConsecutive
+    aclnnUniqueConsecutive,
+    aclnnUniqueDim
 );

@@ -5,7 +5,7 @@
 //! `aclnn_log2.h`, `aclnn_log10.h`, `aclnn_log1p.h`, `aclnn_expm1.h`, `aclnn_asin.h`,
 //! `aclnn_acos.h`, `aclnn_atan.h`, `aclnn_sinh.h`, `aclnn_cosh.h`, `aclnn_tan.h`,
 //! `aclnn_isfinite.h`, `aclnn_erfc.h`, `aclnn_asinh.h`, `aclnn_acosh.h`, `aclnn_atanh.h`,
-//! `aclnn_erfinv.h`, `aclnn_nan_to_num.h`, and the in-place forms.
+//! `aclnn_erfinv.h`, `aclnn_nan_to_num.h`, `aclnn_frac.h`, and the in-place forms.
 //!
 //! Floating functions of an integer or bool tensor compute in float32 (the output must then
 //! be floating); the others compute in the input's type. Shapes of `self` and `out` match.
@@ -548,3 +548,66 @@ crate::phase2!(
     aclnnNanToNum,
     aclnnInplaceNanToNum
 );
+
+// ---- Frac ----
+
+/// Frac's data types (Atlas A2): the result has the input's type (0 for integers).
+const FRAC: &[DType] = &[
+    DType::F16,
+    DType::F32,
+    DType::U8,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::BF16,
+];
+
+fn frac(api: &'static str, x: T, out: T) -> NnResult<Built> {
+    a::dtype_in(&x, FRAC)?;
+    if out.dtype() != x.dtype() {
+        return Err(crate::status::NnError::invalid(format!(
+            "{} data type {} must be {}'s {}",
+            out.arg,
+            out.dtype(),
+            x.arg,
+            x.dtype()
+        )));
+    }
+    unary(api, x, out, FRAC, Unary::Frac)
+}
+
+/// `out = input - trunc(input)` (`aclnn_frac.h`).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFracGetWorkspaceSize(
+    input: *const std::ffi::c_void,
+    out: *mut std::ffi::c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut std::ffi::c_void,
+) -> i32 {
+    super::launch::phase1("aclnnFracGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(input, "input")?;
+        let o = a::tensor(out, "out")?;
+        frac("aclnnFrac", x, o)
+    })
+}
+
+/// `inputRef = inputRef - trunc(inputRef)`.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceFracGetWorkspaceSize(
+    inputRef: *mut std::ffi::c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut std::ffi::c_void,
+) -> i32 {
+    super::launch::phase1(
+        "aclnnInplaceFracGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(inputRef, "inputRef")?;
+            frac("aclnnInplaceFrac", x.clone(), x)
+        },
+    )
+}
+
+crate::phase2!(aclnnFrac, aclnnInplaceFrac);

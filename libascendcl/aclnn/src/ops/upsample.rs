@@ -1,10 +1,12 @@
 //! Nearest-neighbour upsampling over `npu_emu::ops::extra`: `aclnn_upsample_nearest_1d.h`,
 //! `aclnn_upsample_nearest_1d_v2.h`, `aclnn_upsample_nearest_1d_backward.h`,
 //! `aclnn_upsample_nearest_2d.h`, `aclnn_upsample_nearest_2d_v2.h`,
-//! `aclnn_upsample_nearest_2d_backward.h`, `aclnn_upsample_nearest_exact1d.h`,
+//! `aclnn_upsample_nearest_2d_backward.h`, `aclnn_upsample_nearest_3d.h`,
+//! `aclnn_upsample_nearest_3d_backward.h`, `aclnn_upsample_nearest_exact1d.h`,
 //! `aclnn_upsample_nearest_exact2d.h` and their backward forms.
 //!
-//! `self` is `[N, C, L]` (1-D) or `[N, C, H, W]` (2-D, NCHW); `outputSize` gives the output's
+//! `self` is `[N, C, L]` (1-D), `[N, C, H, W]` (2-D, NCHW) or `[N, C, D, H, W]` (3-D; NCDHW
+//! or ND, or `[N, D, H, W, C]` in format NDHWC, read as NCDHW); `outputSize` gives the output's
 //! spatial sizes (each > 0); `out` is `[N, C, *outputSize]` with `self`'s data type. The
 //! source of output index `o` is `min(floor(o * r), in - 1)` (exact: `floor((o + 0.5) * r)`),
 //! where `r` is `1 / scale` when a scale > 0 is given (torch_npu passes PyTorch's
@@ -52,6 +54,17 @@ fn same_dtype(o: &a::T, x: &a::T) -> NnResult<()> {
     Ok(())
 }
 
+/// A 5-D tensor in format NDHWC (`ACL_FORMAT_NDHWC`, 27) seen as NCDHW (its dimensions
+/// permuted, the memory unchanged); every other tensor as it is (ND means NCDHW).
+fn channels_first(mut t: a::T) -> a::T {
+    if t.format == 27 && t.ndim() == 5 {
+        let l = &mut t.layout;
+        l.shape = [0, 4, 1, 2, 3].iter().map(|&d| l.shape[d]).collect();
+        l.strides = [0, 4, 1, 2, 3].iter().map(|&d| l.strides[d]).collect();
+    }
+    t
+}
+
 /// `scale` as given to a V2/exact call: `Some` when > 0.
 fn given(scale: f64) -> Option<f64> {
     (scale > 0.0).then_some(scale)
@@ -66,9 +79,9 @@ fn nearest(
     out: *mut c_void,
 ) -> NnResult<Built> {
     let k = scales.len();
-    let x = a::tensor(self_, "self")?;
+    let x = channels_first(a::tensor(self_, "self")?);
     let os = a::int_array(output_size, "outputSize")?;
-    let o = a::tensor(out, "out")?;
+    let o = channels_first(a::tensor(out, "out")?);
     a::dtype_in(&x, FWD_TYPES)?;
     same_dtype(&o, &x)?;
     if x.ndim() != k + 2 {
@@ -110,17 +123,17 @@ fn nearest_backward(
     out_arg: &'static str,
 ) -> NnResult<Built> {
     let k = scales.len();
-    let g = a::tensor(
+    let g = channels_first(a::tensor(
         grad_out,
         if out_arg == "out" {
             "gradOutput"
         } else {
             "gradOut"
         },
-    )?;
+    )?);
     let os = a::int_array(output_size, "outputSize")?;
     let is = a::int_array(input_size, "inputSize")?;
-    let o = a::tensor(grad_input, out_arg)?;
+    let o = channels_first(a::tensor(grad_input, out_arg)?);
     a::dtype_in(&g, types)?;
     same_dtype(&o, &g)?;
     let os = sizes(&os, k, "outputSize")?;
@@ -622,3 +635,76 @@ crate::phase2!(
     aclnnUpsampleNearestExact2d,
     aclnnUpsampleNearestExact2dBackward,
 );
+
+// ---- UpsampleNearest3d ----
+
+/// The 3-D forms' data type check (FLOAT, FLOAT16, BFLOAT16, DOUBLE).
+fn floats(h: *const c_void, arg: &'static str) -> NnResult<()> {
+    a::dtype_in(&a::tensor(h, arg)?, FLOATS)
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnUpsampleNearest3dGetWorkspaceSize(
+    self_: *const c_void,
+    outputSize: *const c_void,
+    scalesD: f64,
+    scalesH: f64,
+    scalesW: f64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnUpsampleNearest3dGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            floats(self_, "self")?;
+            nearest(
+                "aclnnUpsampleNearest3d",
+                self_,
+                outputSize,
+                &[scalesD, scalesH, scalesW],
+                false,
+                out,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnUpsampleNearest3dBackwardGetWorkspaceSize(
+    gradOut: *const c_void,
+    outputSize: *const c_void,
+    inputSize: *const c_void,
+    scalesD: f64,
+    scalesH: f64,
+    scalesW: f64,
+    gradInput: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnUpsampleNearest3dBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            floats(gradOut, "gradOut")?;
+            nearest_backward(
+                "aclnnUpsampleNearest3dBackward",
+                gradOut,
+                outputSize,
+                inputSize,
+                &[scalesD, scalesH, scalesW],
+                false,
+                FLOATS,
+                gradInput,
+                "gradInput",
+            )
+        },
+    )
+}
+
+crate::phase2!(aclnnUpsampleNearest3d, aclnnUpsampleNearest3dBackward);
