@@ -814,7 +814,7 @@ fn a_forged_published_offset_never_reaches_another_process() {
         // Rank 1 posted (its post word, line 2 of its slot, reached 1).
         if let Some(b) = b {
             let data = std::fs::read(node.join(&b)).unwrap_or_default();
-            let post = 256 + SLOT_BYTES + 2 * 64;
+            let post = 256 + SLOT_BYTES as usize + 2 * 64;
             if data.len() > post + 4 && data[post] == 1 {
                 break node.join(b);
             }
