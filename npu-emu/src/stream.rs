@@ -474,7 +474,15 @@ impl Stream {
         {
             return s.gated.load(Ordering::Acquire) && !block;
         }
-        let mut g = s.gate.lock();
+        // Without waiting, a gate another thread runs now counts as still there.
+        let mut g = if block {
+            s.gate.lock()
+        } else {
+            match s.gate.try_lock() {
+                Some(g) => g,
+                None => return true,
+            }
+        };
         let Some(f) = g.as_mut() else {
             return false;
         };
