@@ -1086,6 +1086,57 @@ mod tests {
         assert!(e.msg.contains("oops"), "{}", e.msg);
     }
 
+    #[test]
+    fn a_gate_runs_before_what_is_enqueued_after_it() {
+        let st = Stream::new("gate").unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let ready = Arc::new(AtomicBool::new(false));
+        let (l, r) = (log.clone(), ready.clone());
+        st.set_gate(Box::new(move |block| {
+            if !block && !r.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+            l.lock().push("gate");
+            Ok(true)
+        }));
+        assert!(st.is_gated() && st.is_idle(), "a gate is not a task");
+        assert!(
+            !st.query(),
+            "a query does not wait for it, and it is not done"
+        );
+        ready.store(true, Ordering::SeqCst);
+        assert!(st.query(), "done once it can finish");
+        assert!(!st.is_gated());
+        // Enqueueing runs a pending gate first (waiting for it).
+        let l = log.clone();
+        st.set_gate(Box::new(move |_| {
+            l.lock().push("gate2");
+            Ok(true)
+        }));
+        let l = log.clone();
+        st.enqueue(Box::new(move || {
+            l.lock().push("task");
+            Ok(())
+        }))
+        .unwrap();
+        st.synchronize(None).unwrap();
+        assert_eq!(*log.lock(), vec!["gate", "gate2", "task"]);
+        // A gate's error is the stream's, reported once by the next synchronize.
+        st.set_gate(Box::new(|_| Err(Error::invalid("peer gone".to_string()))));
+        let e = st.synchronize(None).unwrap_err();
+        assert!(e.msg.contains("peer gone"), "{}", e.msg);
+        st.synchronize(None).unwrap();
+        // Abort drops a gate without running it.
+        let l = log.clone();
+        st.set_gate(Box::new(move |_| {
+            l.lock().push("dropped");
+            Ok(true)
+        }));
+        st.abort();
+        st.synchronize(None).unwrap();
+        assert!(!log.lock().contains(&"dropped"));
+    }
+
     fn held(label: &str) -> Stream {
         let st = Stream::new(label).unwrap();
         st.shared.hold_worker.store(true, Ordering::SeqCst);
