@@ -7,7 +7,7 @@ use crate::ffi;
 use crate::runtime;
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
 use npu_emu::config::LogLevel;
-use npu_emu::rtapi::{RtApi, RtPhys, RtTask, RtTemplate, RT_API_VERSION};
+use npu_emu::rtapi::{RtApi, RtGate, RtPhys, RtTask, RtTemplate, RT_API_VERSION};
 use npu_emu::stream::{Op, Replay};
 use npu_emu::Error;
 use std::ffi::c_void;
@@ -86,10 +86,16 @@ unsafe extern "C" fn stream_capturing(stream: *mut c_void, capturing: *mut i32) 
 unsafe extern "C" fn stream_idle(stream: *mut c_void, idle: *mut i32) -> i32 {
     ffi::boundary("npuemu_runtime_api.stream_idle", || {
         let v = match runtime::get().and_then(|r| r.stream(stream)) {
-            Ok(s) => s.is_idle() && !s.has_error() && !s.is_capturing(),
-            Err(_) => false,
+            Ok(s) if s.is_idle() && !s.has_error() && !s.is_capturing() => {
+                if s.is_gated() {
+                    2
+                } else {
+                    1
+                }
+            }
+            _ => 0,
         };
-        ffi::out(idle, "idle", v as i32)
+        ffi::out(idle, "idle", v)
     })
 }
 
@@ -327,6 +333,45 @@ unsafe extern "C" fn release(token: *const c_void) {
     });
 }
 
+/// Owns an `RtGate` so it is dropped exactly once.
+struct OwnedGate(RtGate);
+
+// SAFETY: the producer's contract (set_gate): the gate may run and be dropped on any host
+// thread, one at a time (the stream holds it under a mutex).
+unsafe impl Send for OwnedGate {}
+
+impl Drop for OwnedGate {
+    fn drop(&mut self) {
+        // SAFETY: the producer's drop function, called exactly once.
+        unsafe { (self.0.drop)(self.0.ctx) };
+    }
+}
+
+unsafe extern "C" fn set_gate(stream: *mut c_void, gate: RtGate) -> i32 {
+    let owned = OwnedGate(gate);
+    ffi::boundary("npuemu_runtime_api.set_gate", move || {
+        let s = runtime::get()?.stream(stream)?;
+        s.set_gate(Box::new(move |block| {
+            let g = &owned;
+            // SAFETY: the producer's run function on its context.
+            match unsafe { (g.0.run)(g.0.ctx, block as i32) } {
+                0 => Ok(true),
+                1 => Ok(false),
+                code => Err(taken_error(code)),
+            }
+        }));
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn pass_gate(stream: *mut c_void, block: i32, pending: *mut i32) -> i32 {
+    ffi::boundary("npuemu_runtime_api.pass_gate", || {
+        let s = runtime::get()?.stream(stream)?;
+        let still = s.pass_gate(block != 0);
+        ffi::out(pending, "pending", still as i32)
+    })
+}
+
 static API: RtApi = RtApi {
     version: RT_API_VERSION,
     current_device,
@@ -346,6 +391,8 @@ static API: RtApi = RtApi {
     stream_idle,
     hold,
     release,
+    set_gate,
+    pass_gate,
 };
 
 /// The runtime interface for `libhccl` (DESIGN §1).

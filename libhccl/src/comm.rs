@@ -59,6 +59,8 @@ pub struct CommInner {
     /// Nanoseconds spent spinning for peers that shared our CPU since we last found every
     /// awaited peer on another CPU (see [`CommInner::wait_peers_with`]).
     colocated_ns: AtomicU64,
+    /// When (`since_start_ns`) the spin budget ran out, 0 while it has not.
+    colocated_out_at: AtomicU64,
     pub destroyed: std::sync::atomic::AtomicBool,
     destroy_requested: std::sync::atomic::AtomicBool,
     /// Operations enqueued and not yet run (or discarded).
@@ -69,6 +71,13 @@ pub struct CommInner {
     /// there and its peers read (0: none). Before staging again, every peer's `done` word
     /// must have reached it ([`crate::algo::small`]).
     pub inline_last: [AtomicU64; 2],
+    /// Small collectives published at their call and not finished yet, with their stream
+    /// ([`crate::defer`]); `ndeferred` mirrors their number for a lock-free look.
+    pub deferred: Mutex<crate::defer::Deferred>,
+    pub ndeferred: AtomicU64,
+    /// A collective every peer's `read` word had reached when last looked at (see
+    /// [`CommInner::ring_room`]).
+    read_floor: AtomicU64,
 }
 
 /// `a >= b` for 32-bit sequence words that may wrap.
@@ -482,11 +491,15 @@ pub fn join_placed(
                 }),
                 turn_word: Word::new(),
                 colocated_ns: AtomicU64::new(0),
+                colocated_out_at: AtomicU64::new(0),
                 destroyed: Default::default(),
                 destroy_requested: Default::default(),
                 pending: AtomicU64::new(0),
                 origin: Mutex::new(None),
                 inline_last: [AtomicU64::new(0), AtomicU64::new(0)],
+                deferred: Mutex::new(Default::default()),
+                ndeferred: AtomicU64::new(0),
+                read_floor: AtomicU64::new(0),
             }));
         }
         return Ok(out);
@@ -787,9 +800,25 @@ impl CommInner {
             let same_cpu = mine != 0 && self.slot(p).call.0.cpu.load(Ordering::Relaxed) == mine;
             if !same_cpu && mine != 0 {
                 self.colocated_ns.store(0, Ordering::Relaxed);
+                self.colocated_out_at.store(0, Ordering::Relaxed);
             }
-            let spun_beside =
+            let mut spun_beside =
                 same_cpu && self.colocated_ns.load(Ordering::Relaxed) < COLOCATED_SPIN_BUDGET_NS;
+            if same_cpu && !spun_beside {
+                // The budget is spent. The other CPUs were busy then; they may not be now,
+                // and a pair that only ever sleeps for each other stays together for good
+                // (measured: 9 µs per 2-rank AllReduce instead of 0.8 for a whole run).
+                // So the budget comes back once a second: spinning costs at most 2% then.
+                let now = since_start_ns();
+                let out_at = self.colocated_out_at.load(Ordering::Relaxed);
+                if out_at == 0 {
+                    self.colocated_out_at.store(now, Ordering::Relaxed);
+                } else if now.saturating_sub(out_at) >= COLOCATED_RETRY_NS {
+                    self.colocated_out_at.store(0, Ordering::Relaxed);
+                    self.colocated_ns.store(0, Ordering::Relaxed);
+                    spun_beside = true;
+                }
+            }
             let policy = &if same_cpu && !spun_beside {
                 policy.sleep_at_once()
             } else {
@@ -922,12 +951,162 @@ impl CommInner {
         fp: &mut Fp,
         stage: &mut dyn FnMut(u64) -> bool,
     ) -> HResult<(u64, bool)> {
+        self.rendezvous_deferrable(fp, stage, false)
+            .map(|(seq, all, _)| (seq, all))
+    }
+
+    /// [`CommInner::rendezvous_staged`] for a collective that may finish after its call
+    /// (`may_defer`, see [`crate::defer`]): a rank that staged its input and finds a peer
+    /// not there yet returns at once with the third value true; the rest of the rendezvous
+    /// (wait, check) happens when the deferred operation is finished.
+    pub fn rendezvous_deferrable(
+        &self,
+        fp: &mut Fp,
+        stage: &mut dyn FnMut(u64) -> bool,
+        may_defer: bool,
+    ) -> HResult<(u64, bool, bool)> {
         let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
-        let r = self.rendezvous_at(seq, fp, stage);
+        let r = self.rendezvous_at(seq, fp, stage, may_defer);
         if r.is_err() {
             self.finish_turn(seq);
         }
         r
+    }
+
+    /// Whether a rank whose peers `arrived` not all should defer its collective rather
+    /// than wait (see [`crate::defer`]): when ranks outnumber cores, or a missing peer last
+    /// ran on this rank's core. With a core each, ranks that meet at every call spin a
+    /// fraction of a µs for each other on their own cores; letting one run ahead would
+    /// turn that into a pair that sleeps and wakes by turns, which the scheduler keeps on
+    /// one core (measured: 2 ranks, 0.8 µs per 8-byte AllReduce in step, 5 µs deferred).
+    /// A pair on one core already is such a pair: there, running ahead saves a switch
+    /// per operation.
+    fn defer_worth(&self, arrived: &dyn Fn(u32) -> bool) -> bool {
+        if self.policy.spin.is_zero() {
+            return true;
+        }
+        let mine = cpu_tag();
+        mine != 0
+            && self.local_ranks().any(|p| {
+                p != self.rank
+                    && !arrived(p)
+                    && self.slot(p).call.0.cpu.load(Ordering::Relaxed) == mine
+            })
+    }
+
+    /// The policy of waits for deferred collectives: with ranks outnumbering cores the
+    /// ordinary one (yield, then sleep); otherwise a rank defers only beside a peer on its
+    /// core ([`CommInner::defer_worth`]), where polling would keep that peer off the core.
+    fn defer_policy(&self) -> Policy {
+        if self.policy.spin.is_zero() {
+            self.policy
+        } else {
+            self.policy.sleep_at_once()
+        }
+    }
+
+    /// Whether every peer on this server published its fingerprint of collective `seq`.
+    pub fn all_arrived(&self, seq: u64) -> bool {
+        let ring = (seq % FP_RING as u64) as usize;
+        self.local_ranks()
+            .all(|p| p == self.rank || self.slot(p).fp[ring].seq.load(Ordering::Acquire) == seq)
+    }
+
+    /// This rank has read every peer's fingerprint entry up to collective `seq`.
+    pub fn store_read(&self, seq: u64) {
+        self.me().read.0.store_wake(seq as u32);
+    }
+
+    /// Before this rank writes its fingerprint entry of collective `seq` (which held
+    /// `seq - FP_RING`'s): wait until every peer read that one. Peers read at their call,
+    /// or, for a collective they deferred, when they finished it, which may be later; a
+    /// rank waiting here finishes its own deferred collectives as it can, since its peers
+    /// may wait for them in turn.
+    fn ring_room(&self, seq: u64) -> HResult<()> {
+        let ring = FP_RING as u64;
+        if seq <= ring {
+            return Ok(());
+        }
+        let need = seq - ring;
+        // Our own part first: the entry we are about to write is read by our own deferred
+        // collective `need` too, and the peers may wait for our `read` as we wait for
+        // theirs (the waits below sleep on their words, not on the posts that let us finish).
+        crate::defer::finish_through(self, need);
+        if self.read_floor.load(Ordering::Relaxed) >= need {
+            return Ok(());
+        }
+        // The lowest collective every peer has read through (a peer's word holds the low
+        // 32 bits; none is more than FP_RING behind `seq`).
+        let floor = || {
+            self.local_ranks()
+                .filter(|&p| p != self.rank)
+                .map(|p| {
+                    let w = self.slot(p).read.0.value.load(Ordering::Acquire);
+                    seq.saturating_sub((seq as u32).wrapping_sub(w) as u64)
+                })
+                .min()
+                .unwrap_or(seq)
+        };
+        let f = floor();
+        if f >= need {
+            self.read_floor.store(f, Ordering::Relaxed);
+            return Ok(());
+        }
+        let arrived = |p: u32| {
+            crate::defer::try_finish(self);
+            seq_ge(
+                self.slot(p).read.0.value.load(Ordering::Acquire),
+                need as u32,
+            )
+        };
+        let phase = || format!("finish collective #{need}");
+        self.wait_peers_with(
+            &self.defer_policy(),
+            &|s| &s.read.0,
+            need,
+            &arrived,
+            &phase,
+            Instant::now(),
+        )?;
+        self.read_floor.store(need, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Wait (when `block`) until every peer published collective `seq`'s fingerprint, then
+    /// compare them all, as the rendezvous does: for a collective this rank deferred,
+    /// published at `posted`. `Ok(None)`: not every peer is there (`block` false);
+    /// `Ok(Some(all_staged))` otherwise.
+    pub fn meet_deferred(
+        &self,
+        seq: u64,
+        op: u32,
+        posted: Instant,
+        block: bool,
+    ) -> HResult<Option<bool>> {
+        let ring = (seq % FP_RING as u64) as usize;
+        if !self.all_arrived(seq) {
+            if !block {
+                return Ok(None);
+            }
+            let arrived = |p: u32| self.slot(p).fp[ring].seq.load(Ordering::Acquire) == seq;
+            let phase = || format!("call collective #{seq}");
+            self.wait_peers_with(
+                &self.defer_policy(),
+                &|s| &s.call.0.word,
+                seq,
+                &arrived,
+                &phase,
+                posted,
+            )
+            .inspect_err(|e| {
+                self.mark_failed(
+                    seq,
+                    e.code,
+                    &format!("{} #{seq}: {}", op_name(op), first_line(&e.msg)),
+                )
+            })?;
+        }
+        self.check_fps(seq, op).map(Some)
     }
 
     /// Whether every collective called before `seq` has finished (or will never run): the
@@ -941,8 +1120,10 @@ impl CommInner {
         seq: u64,
         fp: &mut Fp,
         stage: &mut dyn FnMut(u64) -> bool,
-    ) -> HResult<(u64, bool)> {
+        may_defer: bool,
+    ) -> HResult<(u64, bool, bool)> {
         fp.seq = seq;
+        self.ring_room(seq)?;
         let staged = self.cross.is_none() && stage(seq);
         let me = self.me();
         let ring = (seq % FP_RING as u64) as usize;
@@ -971,6 +1152,9 @@ impl CommInner {
         // The last rank to arrive finds every peer there: no wait, so no clock read (with
         // ranks outnumbering cores most calls of most ranks end this way or after a yield).
         let all_called = self.local_ranks().all(|p| p == self.rank || arrived(p));
+        if !all_called && may_defer && staged && self.defer_worth(&arrived) {
+            return Ok((seq, false, true));
+        }
         let waited = if all_called {
             Ok(())
         } else {
@@ -980,6 +1164,9 @@ impl CommInner {
             self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
             return Err(e);
         }
+        // Collectives this rank deferred come first (every peer is past them now): this
+        // one's fingerprints are read after theirs (`read` only grows).
+        crate::defer::finish_all(self);
         // On the stack for the usual sizes (this runs at every collective's call).
         let mut on_stack = [Fp::default(); 16];
         let mut on_heap = Vec::new();
@@ -1023,6 +1210,25 @@ impl CommInner {
                 }
             }
         }
+        let all_staged = self.check_local(seq, staged, fps, &what)?;
+        if !all_staged {
+            // Nothing reads the entries later (a collective every rank staged reads tiny
+            // inputs from them: it says so when it is done, `algo::complete_at_call`).
+            self.store_read(seq);
+        }
+        Ok((seq, all_staged, false))
+    }
+
+    /// Read the fingerprints of collective `seq` of the ranks on this server into `fps`
+    /// (whose other entries hold the other servers' ranks), and compare them all. Returns
+    /// whether every rank here staged its input (`staged`: this one did).
+    fn check_local(
+        &self,
+        seq: u64,
+        staged: bool,
+        fps: &mut [Fp],
+        what: &dyn Fn() -> String,
+    ) -> HResult<bool> {
         let mut all_staged = staged;
         for p in self.local_ranks() {
             let e = &self.slot(p).fp[(seq % FP_RING as u64) as usize];
@@ -1046,7 +1252,21 @@ impl CommInner {
                 format!("{}: {msg}", self.who()),
             ));
         }
-        Ok((seq, all_staged))
+        Ok(all_staged)
+    }
+
+    /// [`CommInner::check_local`] for a collective this rank deferred (on one server).
+    fn check_fps(&self, seq: u64, op: u32) -> HResult<bool> {
+        let mut on_stack = [Fp::default(); 16];
+        let mut on_heap = Vec::new();
+        let fps: &mut [Fp] = if self.n as usize <= on_stack.len() {
+            &mut on_stack[..self.n as usize]
+        } else {
+            on_heap.resize(self.n as usize, Fp::default());
+            &mut on_heap
+        };
+        let what = || format!("{} #{seq}", op_name(op));
+        self.check_local(seq, true, fps, &what)
     }
 
     /// Collective `seq` is finished on its stream, or will never run (failed at the call,
@@ -1148,6 +1368,16 @@ pub fn first_line(s: &str) -> &str {
 /// for them instead (see [`CommInner::wait_peers_with`]): 5 scheduler ticks at 250 Hz, time
 /// for an idle CPU's balancing to take one of the two.
 const COLOCATED_SPIN_BUDGET_NS: u64 = 20_000_000;
+
+/// How long after the budget ran out it is given again.
+const COLOCATED_RETRY_NS: u64 = 1_000_000_000;
+
+/// Nanoseconds since this process first asked (never 0 after the first call).
+fn since_start_ns() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(Instant::now);
+    (start.elapsed().as_nanos() as u64).max(1)
+}
 
 /// One more than the CPU the calling thread runs on (0 if unknown), as [`shm::Call::cpu`]
 /// holds it.

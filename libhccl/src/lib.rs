@@ -37,6 +37,7 @@ pub mod bootstrap;
 pub mod comm;
 pub mod config;
 pub mod cross;
+pub mod defer;
 pub mod errors;
 pub mod fingerprint;
 pub mod globals;

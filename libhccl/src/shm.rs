@@ -5,7 +5,7 @@
 //! | part | size | content |
 //! |---|---|---|
 //! | [`Header`] | 256 B | magic, rank count, join counter (futex word), references |
-//! | [`Slot`] × n | 16 lines each | per rank: identity (pid, start time, device), state, failure, host-call word + fingerprint ring, stream post/done words, published buffers, reason text |
+//! | [`Slot`] × n | 13 + [`FP_RING`] lines each | per rank: identity (pid, start time, device), state, failure, host-call word + fingerprint ring, stream post/done words, published buffers, reason text |
 //! | arrays | n × N × 32 B | per rank, per peer of the communicator (N ranks, n of them on this server): (send count, send displ, recv count, recv displ) for the V operations |
 //! | mailboxes | n × n × [`MBOX_DEPTH`] lines | point-to-point: entry `k % depth` of pair (src → dst) |
 //! | inline | n × 2 × [`INLINE_BYTES`] | per rank, by sequence parity: inputs of small operations |
@@ -19,7 +19,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 pub const MAGIC: u64 = 0x4e50_5545_4d48_4343; // "NPUEMHCC"
 pub const MAX_RANKS: u32 = 1024;
-pub const FP_RING: usize = 4;
+/// Fingerprint entries per rank. A small collective may run ahead of its peers by fewer
+/// than this many collectives ([`crate::defer`]).
+pub const FP_RING: usize = 32;
 pub const MBOX_DEPTH: u64 = 8;
 pub const REASON_BYTES: usize = 384;
 
@@ -118,6 +120,10 @@ pub struct Slot {
     pub bufs: Line<Bufs>,
     pub fp: [FpEntry; FP_RING],
     pub reason: [Line<[AtomicU64; 8]>; 6],
+    /// The last collective (low 32 bits) through which this rank has read every peer's
+    /// fingerprint entry: a rank writes its entry of collective `s` only once every peer's
+    /// `read` reached `s - FP_RING` ([`crate::defer`]).
+    pub read: Line<Word>,
 }
 
 /// A point-to-point mailbox entry, written by the receiver (buffer) and the sender (done).
@@ -417,7 +423,7 @@ mod tests {
 
     #[test]
     fn layout() {
-        assert_eq!(std::mem::size_of::<Slot>(), 16 * 64);
+        assert_eq!(std::mem::size_of::<Slot>(), (13 + FP_RING) * 64);
         assert_eq!(std::mem::size_of::<FpEntry>(), 64);
         assert_eq!(std::mem::size_of::<Mbox>(), 64);
         assert_eq!(std::mem::size_of::<Bufs>(), 64);

@@ -98,6 +98,12 @@ impl Op {
     }
 }
 
+/// Work a library left on a stream's host side instead of enqueuing it (see
+/// [`Stream::set_gate`]). Called with `block`: `Ok(true)` = all done (the gate goes away),
+/// `Ok(false)` = not yet (only when `block` is false), `Err` = it failed (the gate goes
+/// away; the error is the stream's, reported by the next synchronize).
+pub type Gate = Box<dyn FnMut(bool) -> Result<bool> + Send + 'static>;
+
 /// Where the operations of a capturing stream go (a model being captured or built).
 pub trait Sink: Send + Sync {
     /// Take `op` (it is not run now).
@@ -181,6 +187,11 @@ struct Shared {
     /// Where operations go while the stream captures (`capturing` says whether there is one).
     sink: Mutex<Option<Arc<dyn Sink>>>,
     capturing: AtomicBool,
+    /// Work ahead of everything enqueued from now on (see [`Stream::set_gate`]); the mutex
+    /// is held while it runs, so a second host thread waits for it.
+    gate: Mutex<Option<Gate>>,
+    /// Whether `gate` holds one (read without the lock).
+    gated: AtomicBool,
 }
 
 /// One stream with its worker thread.
@@ -241,6 +252,8 @@ impl Stream {
             watch_fp: AtomicBool::new(false),
             sink: Mutex::new(None),
             capturing: AtomicBool::new(false),
+            gate: Mutex::new(None),
+            gated: AtomicBool::new(false),
         });
         let s2 = shared.clone();
         let name: String = format!("npu-{label}").chars().take(15).collect();
@@ -310,6 +323,7 @@ impl Stream {
 
     /// Start (`Some`) or stop (`None`) sending this stream's operations to `sink`.
     pub fn set_sink(&self, sink: Option<Arc<dyn Sink>>) {
+        self.pass_gate(true);
         let mut g = self.shared.sink.lock();
         self.shared
             .capturing
@@ -344,6 +358,7 @@ impl Stream {
     }
 
     fn push(&self, task: Task, worker_only: bool) -> Result<u64> {
+        self.pass_gate(true);
         let s = &self.shared;
         let mut q = s.q.lock();
         if q.shutdown {
@@ -365,6 +380,16 @@ impl Stream {
     /// is running one (see the module documentation).
     pub fn synchronize(&self, timeout: Option<Duration>) -> Result<()> {
         let s = &self.shared;
+        if !self.gate_passed(timeout) {
+            let ms = timeout.map_or(0, |d| d.as_millis());
+            return Err(Error::new(
+                ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                format!(
+                    "{} did not finish within {ms} ms (a collective called on it still waits for its peers)",
+                    s.label
+                ),
+            ));
+        }
         let target = s.submitted.load(Ordering::SeqCst);
         if s.completed.load(Ordering::SeqCst) < target {
             if self.is_worker_thread() {
@@ -410,10 +435,104 @@ impl Stream {
         StreamRef(Arc::downgrade(&self.shared))
     }
 
-    /// Whether every task enqueued so far has finished (`aclrtStreamQuery`).
+    /// Whether every task enqueued so far has finished. A gate (see [`Stream::set_gate`])
+    /// does not count: [`Stream::query`] is the user's view.
     pub fn is_idle(&self) -> bool {
         let s = &self.shared;
         s.completed.load(Ordering::SeqCst) >= s.submitted.load(Ordering::SeqCst)
+    }
+
+    /// `aclrtStreamQuery`: whether everything given to the stream has finished, the work of
+    /// its gate included (which this advances as far as it can without waiting).
+    pub fn query(&self) -> bool {
+        !self.pass_gate(false) && self.is_idle()
+    }
+
+    /// Whether the stream holds a gate.
+    pub fn is_gated(&self) -> bool {
+        self.shared.gated.load(Ordering::Acquire)
+    }
+
+    /// Leave `gate` ahead of everything enqueued on the stream from now on: a library that
+    /// ran an operation's first half at the call (an HCCL collective that published its
+    /// input, its peers not there yet) leaves the rest here instead of enqueuing a task
+    /// that a second thread would have to wake for. Host threads run the gate: waiting for
+    /// it (`block`) before they enqueue, synchronize, capture or destroy; without waiting
+    /// in [`Stream::query`]. A gate already there runs to its end first.
+    pub fn set_gate(&self, gate: Gate) {
+        self.pass_gate(true);
+        let mut g = self.shared.gate.lock();
+        *g = Some(gate);
+        self.shared.gated.store(true, Ordering::Release);
+    }
+
+    /// Run the gate if there is one (not from inside a gate or one of the stream's own
+    /// tasks). Returns whether it is still there (only when `block` is false).
+    pub fn pass_gate(&self, block: bool) -> bool {
+        let s = &self.shared;
+        if !s.gated.load(Ordering::Acquire) || IN_GATE.with(|g| g.get()) || self.is_worker_thread()
+        {
+            return s.gated.load(Ordering::Acquire) && !block;
+        }
+        // Without waiting, a gate another thread runs now counts as still there.
+        let mut g = if block {
+            s.gate.lock()
+        } else {
+            match s.gate.try_lock() {
+                Some(g) => g,
+                None => return true,
+            }
+        };
+        let Some(f) = g.as_mut() else {
+            return false;
+        };
+        IN_GATE.with(|g| g.set(true));
+        let r = npu_emu_ffi::boundary::catch(|| f(block));
+        IN_GATE.with(|g| g.set(false));
+        let r = r.unwrap_or_else(|p| {
+            Err(Error::new(
+                ACL_ERROR_INTERNAL_ERROR,
+                format!("the work left on {} panicked: {p}", s.label),
+            ))
+        });
+        match r {
+            Ok(false) => return true,
+            Ok(true) => {}
+            Err(e) => {
+                let mut q = s.q.lock();
+                if q.error.is_none() {
+                    q.error = Some(e);
+                }
+                s.has_error.store(true, Ordering::SeqCst);
+            }
+        }
+        *g = None;
+        s.gated.store(false, Ordering::Release);
+        false
+    }
+
+    /// Run the gate to its end, or (with a timeout) until the deadline without blocking
+    /// past it. False: timed out.
+    fn gate_passed(&self, timeout: Option<Duration>) -> bool {
+        let Some(t) = timeout else {
+            self.pass_gate(true);
+            return true;
+        };
+        let deadline = Instant::now() + t;
+        while self.pass_gate(false) {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        true
+    }
+
+    /// Drop the gate without running it (abort, forced destroy).
+    fn drop_gate(&self) {
+        let g = self.shared.gate.lock().take();
+        self.shared.gated.store(false, Ordering::Release);
+        drop(g);
     }
 
     /// Whether a task's error waits to be reported by a synchronize.
@@ -481,6 +600,7 @@ impl Stream {
     /// Discard every task not started yet (`aclrtStreamAbort`); a running task finishes.
     /// The stream stays usable. Returns how many tasks were discarded.
     pub fn abort(&self) -> u64 {
+        self.drop_gate();
         let s = &self.shared;
         let discarded: Vec<Queued> = {
             let mut q = s.q.lock();
@@ -500,6 +620,11 @@ impl Stream {
     /// `force == true` pending tasks are discarded (a running task finishes). Waits for the
     /// worker to exit unless called from one of the stream's tasks. Idempotent.
     pub fn destroy(&self, force: bool) {
+        if force {
+            self.drop_gate();
+        } else {
+            self.pass_gate(true);
+        }
         let s = &self.shared;
         let discarded: Vec<Queued> = {
             let mut q = s.q.lock();
@@ -695,6 +820,8 @@ fn run_one(s: &Arc<Shared>, who: Runner) -> bool {
 }
 
 thread_local! {
+    /// The calling thread runs a stream's gate (which must not wait for itself).
+    static IN_GATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The calling thread's last submission: (stream key, task number; 0 = captured).
     static LAST_SUBMIT: std::cell::Cell<(usize, u64)> = const { std::cell::Cell::new((0, 0)) };
     /// While the calling thread runs a stream task (as the stream's worker or inside a
@@ -957,6 +1084,57 @@ mod tests {
         st.enqueue(Box::new(|| panic!("oops"))).unwrap();
         let e = st.synchronize(None).unwrap_err();
         assert!(e.msg.contains("oops"), "{}", e.msg);
+    }
+
+    #[test]
+    fn a_gate_runs_before_what_is_enqueued_after_it() {
+        let st = Stream::new("gate").unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let ready = Arc::new(AtomicBool::new(false));
+        let (l, r) = (log.clone(), ready.clone());
+        st.set_gate(Box::new(move |block| {
+            if !block && !r.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+            l.lock().push("gate");
+            Ok(true)
+        }));
+        assert!(st.is_gated() && st.is_idle(), "a gate is not a task");
+        assert!(
+            !st.query(),
+            "a query does not wait for it, and it is not done"
+        );
+        ready.store(true, Ordering::SeqCst);
+        assert!(st.query(), "done once it can finish");
+        assert!(!st.is_gated());
+        // Enqueueing runs a pending gate first (waiting for it).
+        let l = log.clone();
+        st.set_gate(Box::new(move |_| {
+            l.lock().push("gate2");
+            Ok(true)
+        }));
+        let l = log.clone();
+        st.enqueue(Box::new(move || {
+            l.lock().push("task");
+            Ok(())
+        }))
+        .unwrap();
+        st.synchronize(None).unwrap();
+        assert_eq!(*log.lock(), vec!["gate", "gate2", "task"]);
+        // A gate's error is the stream's, reported once by the next synchronize.
+        st.set_gate(Box::new(|_| Err(Error::invalid("peer gone".to_string()))));
+        let e = st.synchronize(None).unwrap_err();
+        assert!(e.msg.contains("peer gone"), "{}", e.msg);
+        st.synchronize(None).unwrap();
+        // Abort drops a gate without running it.
+        let l = log.clone();
+        st.set_gate(Box::new(move |_| {
+            l.lock().push("dropped");
+            Ok(true)
+        }));
+        st.abort();
+        st.synchronize(None).unwrap();
+        assert!(!log.lock().contains(&"dropped"));
     }
 
     fn held(label: &str) -> Stream {

@@ -674,3 +674,62 @@ fn group_calls_and_memory_registration() {
     );
     let _ = std::fs::remove_dir_all(node_dir(&work));
 }
+
+/// Small collectives back to back without a synchronize in between (a rank may run ahead of
+/// its peers and finish them later): every output right, and what follows on the stream
+/// (copy, event, query, stream or communicator destroyed) sees them. 4 and 8 ranks outnumber
+/// the cores of a CI runner (where ranks run ahead most); 2 ranks each get one.
+fn runahead(n: u32) {
+    let prog = exe("hccl_runahead.cpp");
+    let work = scratch(&format!("hccl-runahead-{n}"));
+    let root = work.join("root.info");
+    let runs = run_ranks(
+        &prog,
+        &work,
+        n,
+        &[root.to_str().unwrap()],
+        &[],
+        Duration::from_secs(240),
+    );
+    all_ok(&runs);
+    no_leftover_blocks(&work);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}
+
+#[test]
+fn small_collectives_run_ahead_2_ranks() {
+    runahead(2);
+}
+
+#[test]
+fn small_collectives_run_ahead_4_ranks() {
+    runahead(4);
+}
+
+#[test]
+fn small_collectives_run_ahead_8_ranks() {
+    runahead(8);
+}
+
+#[test]
+fn a_mismatch_among_small_collectives_run_ahead_fails_every_rank() {
+    let prog = exe("hccl_runahead.cpp");
+    let work = scratch("hccl-runahead-mismatch");
+    let root = work.join("root.info");
+    let runs = run_ranks(
+        &prog,
+        &work,
+        4,
+        &[root.to_str().unwrap(), "mismatch"],
+        &[("HCCL_EXEC_TIMEOUT", "30")],
+        Duration::from_secs(120),
+    );
+    for (r, x) in runs.iter().enumerate() {
+        assert_eq!(x.code, Some(3), "rank {r}:\n{}", x.out);
+    }
+    // The ranks that saw the mismatch name both calls; the others learn that a peer failed.
+    let all: String = runs.iter().map(|x| x.out.as_str()).collect();
+    assert!(all.contains("differ in count"), "{all}");
+    assert!(all.contains("HcclAllReduce(count=1"), "{all}");
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}

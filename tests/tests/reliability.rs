@@ -772,10 +772,13 @@ fn a_buffer_freed_before_a_queued_collective_runs_is_an_error() {
 // ----- defect 9: control-block contents and ids -----
 
 /// Offset of a field of rank `r`'s slot in a control block (layout of libhccl/src/shm.rs:
-/// a 256-byte header, 1024-byte slots; the published buffers are line 5 of a slot).
+/// a 256-byte header, `SLOT_BYTES` per slot; the published buffers are line 5 of a slot).
 fn recv_offset_field(r: u64) -> u64 {
-    256 + r * 1024 + 5 * 64 + 24 + 8
+    256 + r * SLOT_BYTES + 5 * 64 + 24 + 8
 }
+
+/// Bytes of a rank's slot in the control block: 13 lines and the fingerprint ring (32).
+const SLOT_BYTES: u64 = (13 + 32) * 64;
 
 #[test]
 fn a_forged_published_offset_never_reaches_another_process() {
@@ -811,7 +814,7 @@ fn a_forged_published_offset_never_reaches_another_process() {
         // Rank 1 posted (its post word, line 2 of its slot, reached 1).
         if let Some(b) = b {
             let data = std::fs::read(node.join(&b)).unwrap_or_default();
-            let post = 256 + 1024 + 2 * 64;
+            let post = 256 + SLOT_BYTES as usize + 2 * 64;
             if data.len() > post + 4 && data[post] == 1 {
                 break node.join(b);
             }

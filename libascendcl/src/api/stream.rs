@@ -262,7 +262,7 @@ pub unsafe extern "C" fn aclrtStreamQuery(stream: *mut c_void, status: *mut i32)
         ffi::non_null(status, "status")?;
         let e = runtime::get()?.stream_entry(stream, "stream")?;
         // ACL_STREAM_STATUS_COMPLETE = 0, ACL_STREAM_STATUS_NOT_READY = 1
-        out(status, "status", if e.stream.is_idle() { 0 } else { 1 })
+        out(status, "status", if e.stream.query() { 0 } else { 1 })
     })
 }
 

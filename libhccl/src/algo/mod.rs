@@ -150,7 +150,7 @@ impl Op {
         }
     }
 
-    fn history_what(&self) -> crate::history::What {
+    pub(crate) fn history_what(&self) -> crate::history::What {
         match &self.fp {
             Some(fp) => crate::history::What::Call(*fp),
             None => crate::history::What::Text(self.what.clone()),
@@ -356,11 +356,14 @@ pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> boo
         // rendezvous was the barrier.
         return stream_idle && c.topo.single_server() && c.is_turn(seq);
     }
-    if !stream_idle || op.count == 0 || !c.topo.single_server() || !c.is_turn(seq) {
+    if !stream_idle || op.count == 0 || !c.topo.single_server() {
         return false;
     }
     if small::fits(c, op) {
         return small::stage_at_call(c, op, seq, stream_idle);
+    }
+    if !c.is_turn(seq) {
+        return false;
     }
     if !matches!(
         op.code,
@@ -402,6 +405,8 @@ pub fn complete_at_call(c: &Arc<CommInner>, op: Op) -> HResult<()> {
         coll.post_only(op.code);
         direct(&coll, &op).and_then(|()| coll.finish())
     };
+    // Done reading the peers' fingerprint entries (a tiny input came in them).
+    c.store_read(op.seq);
     c.finish_turn(op.seq);
     match r {
         Ok(()) => {
@@ -429,6 +434,18 @@ fn failed_at_call(c: &CommInner, op: &Op, e: &crate::errors::HcclError, why: &st
     c.mark_failed(op.seq, e.code, why);
 }
 
+/// Run `op` as its stream task would, on the calling thread (a deferred collective whose
+/// peer did not stage: [`crate::defer`]). Returns the task's ACL code.
+pub(crate) fn run_inline(comm: &Arc<CommInner>, op: Op) -> i32 {
+    let (task, _) = make_task(comm, op);
+    // SAFETY: a task just made, run once and dropped once, as a stream would.
+    unsafe {
+        let code = run_task(task.ctx);
+        drop_task(task.ctx);
+        code
+    }
+}
+
 unsafe extern "C" fn drop_task(ctx: *mut c_void) {
     let t = Box::from_raw(ctx as *mut OpTask);
     // Run or discarded: either way the next collective may go.
@@ -441,7 +458,7 @@ unsafe extern "C" fn drop_task(ctx: *mut c_void) {
 /// ACL code a failed HCCL task reports to the stream: a timeout is
 /// `ACL_ERROR_RT_AICPU_TIMEOUT` (507017), anything else `ACL_ERROR_RT_AICPU_EXCEPTION`
 /// (507018); the HCCL code is in the message and in `HcclGetCommAsyncError`.
-fn acl_code(hccl: i32) -> i32 {
+pub(crate) fn acl_code(hccl: i32) -> i32 {
     if hccl == HCCL_E_TIMEOUT {
         507017
     } else {

@@ -71,6 +71,12 @@ pub fn fits(c: &CommInner, op: &Op) -> bool {
 /// documentation).
 const TINY_BYTES: u64 = 8;
 
+/// Whether `op` takes the small path with its input in its fingerprint entry (when staged
+/// at the call): it may then be deferred ([`crate::defer`]).
+pub fn tiny_fits(c: &CommInner, op: &Op) -> bool {
+    fits(c, op) && tiny(c, op)
+}
+
 /// Whether this operation's input, staged at the call, travels with the fingerprint.
 fn tiny(c: &CommInner, op: &Op) -> bool {
     in_bytes(c, op) <= TINY_BYTES
@@ -135,7 +141,7 @@ pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> boo
         && c.topo.single_server()
         && op.count > 0
         && fits(c, op)
-        && c.is_turn(seq)
+        && (c.is_turn(seq) || crate::defer::turn_after_deferred(c, seq))
         && if tiny(c, op) {
             stage_tiny(c, op, seq).is_ok()
         } else {

@@ -565,6 +565,8 @@ pub unsafe extern "C" fn HcclCommDestroy(comm: HcclComm) -> i32 {
                 return Ok(());
             }
             let c = cm::unregister(comm)?;
+            // Collectives that ran ahead of their peers finish first.
+            crate::defer::finish_all(&c);
             c.destroy();
             Ok(())
         },

@@ -77,15 +77,33 @@ pub(crate) unsafe fn launch_coll(
     // On an idle stream a collective gets ready with its fingerprint (a small one stages its
     // input, a large one publishes its buffers); when every rank did, it completes at the
     // call and nothing is enqueued (see `algo::stage_at_call`).
-    let idle = !empty && c.topo.single_server() && c.rt.stream_idle(stream).unwrap_or(false);
+    // A tiny one may also run ahead of its peers (`crate::defer`): the stream counts as
+    // idle then if all it holds is this communicator's deferred collectives.
+    let deferrable = !empty && crate::defer::deferrable(c, &op, stream);
+    if deferrable {
+        crate::defer::try_finish(c);
+    }
+    let idleness = if !empty && c.topo.single_server() {
+        c.rt.stream_idleness(stream).unwrap_or(0)
+    } else {
+        0
+    };
+    let idle =
+        idleness == 1 || (idleness == 2 && deferrable && crate::defer::gate_is_ours(c, stream));
     // Staging and completing at the call read and write device memory on this thread: it
     // stays mapped until then even if another thread calls aclFinalize meanwhile (a stream
     // task needs no hold: aclFinalize stops the stream workers before it unmaps).
     let _hold = idle.then(|| c.rt.hold());
-    let (seq, all_staged) =
-        c.rendezvous_staged(&mut fp, &mut |seq| algo::stage_at_call(c, &op, seq, idle))?;
+    let (seq, all_staged, deferred) = c.rendezvous_deferrable(
+        &mut fp,
+        &mut |seq| algo::stage_at_call(c, &op, seq, idle),
+        deferrable && idle,
+    )?;
     op.seq = seq;
     op.fp = Some(fp);
+    if deferred {
+        return crate::defer::defer(c, op, stream);
+    }
     if all_staged {
         return algo::complete_at_call(c, op);
     }

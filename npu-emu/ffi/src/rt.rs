@@ -321,6 +321,54 @@ impl<E: From<RtError>> Client<E> {
         if r != 0 {
             return Err(self.fail(r, "querying the stream"));
         }
+        // 2: idle but for a gate, whose work comes first.
+        Ok(v == 1)
+    }
+
+    /// `stream`'s idleness as [`Self::stream_idle`] sees it, telling apart an idle stream
+    /// that holds a gate: 0 not idle, 1 idle, 2 idle with a gate.
+    ///
+    /// # Safety
+    /// `stream` is NULL or an `aclrtStream` of this process.
+    pub unsafe fn stream_idleness(&self, stream: *mut c_void) -> Result<i32, E> {
+        let mut v = 0i32;
+        // SAFETY: the caller passes a valid stream; the out-pointer is valid for the call.
+        let r = unsafe { (self.api.stream_idle)(stream, &mut v) };
+        if r != 0 {
+            return Err(self.fail(r, "querying the stream"));
+        }
+        Ok(v)
+    }
+
+    /// Leave `gate` on `stream` (see [`crate::rtapi::RtApi::set_gate`]); consumed either way.
+    ///
+    /// # Safety
+    /// `stream` is NULL or an `aclrtStream` of this process.
+    pub unsafe fn set_gate(
+        &self,
+        stream: *mut c_void,
+        gate: crate::rtapi::RtGate,
+    ) -> Result<(), E> {
+        // SAFETY: the caller passes a valid stream; the table takes the gate's ownership.
+        let r = unsafe { (self.api.set_gate)(stream, gate) };
+        if r != 0 {
+            return Err(self.fail(r, "leaving work on the stream"));
+        }
+        Ok(())
+    }
+
+    /// Run `stream`'s gate (see [`crate::rtapi::RtApi::pass_gate`]); true if it is still
+    /// there.
+    ///
+    /// # Safety
+    /// `stream` is NULL or an `aclrtStream` of this process.
+    pub unsafe fn pass_gate(&self, stream: *mut c_void, block: bool) -> Result<bool, E> {
+        let mut v = 0i32;
+        // SAFETY: the caller passes a valid stream; the out-pointer is valid for the call.
+        let r = unsafe { (self.api.pass_gate)(stream, block as i32, &mut v) };
+        if r != 0 {
+            return Err(self.fail(r, "running the work left on the stream"));
+        }
         Ok(v != 0)
     }
 

@@ -21,7 +21,10 @@ use std::ffi::{c_char, c_void};
 /// - 5: `stream_idle` (a small HCCL collective on an idle stream runs at its call).
 /// - 6: `hold` and `release` (an operation running on the calling thread keeps the device
 ///   memory it uses mapped while another thread calls `aclFinalize`).
-pub const RT_API_VERSION: u32 = 6;
+/// - 7: `set_gate` and `pass_gate` (a small collective whose peers are not there yet
+///   leaves its second half on the stream's host side); `stream_idle` says 2 for an idle
+///   stream that holds such a gate.
+pub const RT_API_VERSION: u32 = 7;
 
 /// Name of the exported accessor in `libascendcl.so`.
 pub const RT_API_SYMBOL: &[u8] = b"npuemu_runtime_api\0";
@@ -152,6 +155,27 @@ pub struct RtApi {
     pub hold: unsafe extern "C" fn() -> *const c_void,
     /// Give back a token from `hold` (NULL is ignored). Since version 6.
     pub release: unsafe extern "C" fn(token: *const c_void),
+    /// Leave `gate` ahead of everything enqueued on `stream` from now on (a gate already
+    /// there runs to its end first). The runtime calls `gate.run(ctx, block)` on a host
+    /// thread before that thread enqueues on, synchronizes, captures or destroys the
+    /// stream (`block` = 1), and in `aclrtStreamQuery` (`block` = 0); it returns 0 when its
+    /// work is done (the gate goes away), 1 when not yet (only with `block` = 0), else an
+    /// ACL error code after recording its message on the thread (the gate goes away, the
+    /// error is the stream's next synchronize's). `gate.drop` runs once, at the end or when
+    /// the stream is aborted or destroyed by force. Takes the gate's ownership even on
+    /// failure. Since version 7.
+    pub set_gate: unsafe extern "C" fn(stream: *mut c_void, gate: RtGate) -> i32,
+    /// Run `stream`'s gate if it has one (`block` as above); `*pending` = 1 if it is still
+    /// there. Since version 7.
+    pub pass_gate: unsafe extern "C" fn(stream: *mut c_void, block: i32, pending: *mut i32) -> i32,
+}
+
+/// Work left on a stream's host side (see [`RtApi::set_gate`]).
+#[repr(C)]
+pub struct RtGate {
+    pub ctx: *mut c_void,
+    pub run: unsafe extern "C" fn(ctx: *mut c_void, block: i32) -> i32,
+    pub drop: unsafe extern "C" fn(ctx: *mut c_void),
 }
 
 /// The runtime of this process as a library without one of its own sees it (libhccl,

@@ -1,0 +1,253 @@
+// Small collectives enqueued back to back without synchronizing in between, as a training
+// loop does with loss scalars and flags: a rank may run ahead of its peers (its operations
+// finish later, in order), so this checks that every output is right, in place or not,
+// and that whatever comes next on the stream (a copy, an event, a query loop, destroying
+// the stream) sees the results.
+//   hccl_runahead ROOTINFO_FILE [mismatch]
+// rank/size from RANK_ID/RANK_SIZE. Prints "hccl_runahead rank R/N passed" and exits 0, or
+// "FAIL ..." and 1. With "mismatch", rank 1 passes a different count to one tiny AllReduce
+// after many good ones: every rank must get an error naming it (at the call or at the next
+// synchronize) and exits 3.
+#include <acl/acl.h>
+#include <hccl/hccl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+static int rank_, n_;
+
+#define ACHECK(call)                                                                           \
+    do {                                                                                       \
+        int e_ = (call);                                                                       \
+        if (e_ != 0) {                                                                         \
+            const char *m_ = aclGetRecentErrMsg();                                             \
+            fprintf(stderr, "FAIL rank %d %s:%d: %s returned %d: %s\n", rank_, __FILE__,        \
+                    __LINE__, #call, e_, m_ ? m_ : "");                                        \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+// A call that fails in the mismatch scenario: report and exit 3.
+#define EXPECT_FAIL_OK(call)                                                                   \
+    do {                                                                                       \
+        int e_ = (call);                                                                       \
+        if (e_ != 0) {                                                                         \
+            const char *m_ = aclGetRecentErrMsg();                                             \
+            printf("rank %d: %s -> %d: %s\n", rank_, #call, e_, m_ ? m_ : "");                  \
+            fflush(stdout);                                                                    \
+            exit(3);                                                                           \
+        }                                                                                      \
+    } while (0)
+#define CHECK(cond, ...)                                                                       \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "FAIL rank %d line %d: ", rank_, __LINE__);                        \
+            fprintf(stderr, __VA_ARGS__);                                                      \
+            fprintf(stderr, "\n");                                                             \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+static HcclRootInfo root_info(const char *file) {
+    HcclRootInfo ri;
+    if (rank_ == 0) {
+        ACHECK(HcclGetRootInfo(&ri));
+        std::string tmp = std::string(file) + ".tmp";
+        FILE *f = fopen(tmp.c_str(), "wb");
+        fwrite(&ri, sizeof ri, 1, f);
+        fclose(f);
+        rename(tmp.c_str(), file);
+    } else {
+        FILE *f = nullptr;
+        for (int i = 0; i < 3000 && !(f = fopen(file, "rb")); i++) usleep(10000);
+        if (!f || fread(&ri, sizeof ri, 1, f) != 1) {
+            fprintf(stderr, "cannot read %s\n", file);
+            exit(1);
+        }
+        fclose(f);
+    }
+    return ri;
+}
+
+template <typename T> static std::vector<T> download(const void *dev, size_t count) {
+    std::vector<T> v(count);
+    ACHECK(aclrtMemcpy(v.data(), count * sizeof(T), dev, count * sizeof(T), ACL_MEMCPY_DEVICE_TO_HOST));
+    return v;
+}
+
+template <typename T> static void upload(void *dev, const std::vector<T> &v) {
+    ACHECK(aclrtMemcpy(dev, v.size() * sizeof(T), v.data(), v.size() * sizeof(T), ACL_MEMCPY_HOST_TO_DEVICE));
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: hccl_runahead ROOTINFO_FILE [mismatch]\n");
+        return 2;
+    }
+    bool mismatch = argc > 2 && std::string(argv[2]) == "mismatch";
+    rank_ = atoi(getenv("RANK_ID"));
+    n_ = atoi(getenv("RANK_SIZE"));
+    const int64_t n = n_, r = rank_;
+    ACHECK(aclInit(nullptr));
+    ACHECK(aclrtSetDevice(rank_ % 8));
+    HcclRootInfo ri = root_info(argv[1]);
+    HcclComm comm;
+    ACHECK(HcclCommInitRootInfo(n_, &ri, rank_, &comm));
+    aclrtStream s;
+    ACHECK(aclrtCreateStream(&s));
+
+    // 1. 300 tiny AllReduces (more than any ring of fingerprints), each from its own input
+    //    slot into its own output slot, then one synchronize.
+    const int K = 300;
+    void *in, *out;
+    ACHECK(aclrtMalloc(&in, K * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACHECK(aclrtMalloc(&out, K * 8 * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+    std::vector<float> inv(K * 2);
+    for (int i = 0; i < K; i++) {
+        inv[2 * i] = (float)((r + 1) * (i + 1));
+        inv[2 * i + 1] = (float)(r == i % n ? i : -1);
+    }
+    upload(in, inv);
+    ACHECK(aclrtMemset(out, K * 64, 0, K * 64));
+    for (int i = 0; i < K; i++) {
+        char *src = (char *)in + 8 * i;
+        char *dst = (char *)out + 8 * i;
+        HcclReduceOp op = i % 3 == 0 ? HCCL_REDUCE_SUM : HCCL_REDUCE_MAX;
+        if (mismatch && i == K - 5) {
+            EXPECT_FAIL_OK(HcclAllReduce(src, dst, rank_ == 1 ? 1 : 2, HCCL_DATA_TYPE_FP32, op, comm, s));
+        } else {
+            EXPECT_FAIL_OK(HcclAllReduce(src, dst, 2, HCCL_DATA_TYPE_FP32, op, comm, s));
+        }
+    }
+    EXPECT_FAIL_OK(aclrtSynchronizeStream(s));
+    CHECK(!mismatch, "the mismatched AllReduce was not reported");
+    std::vector<float> got = download<float>(out, K * 2);
+    for (int i = 0; i < K; i++) {
+        float want0 = i % 3 == 0 ? (float)(n * (n + 1) / 2 * (i + 1)) : (float)(n * (i + 1));
+        float want1 = i % 3 == 0 ? (float)(i - (n - 1)) : (float)i;
+        CHECK(got[2 * i] == want0 && got[2 * i + 1] == want1, "AllReduce #%d: got (%g, %g), want (%g, %g)", i,
+              got[2 * i], got[2 * i + 1], want0, want1);
+    }
+
+    // 2. An in-place chain: each AllReduce reads what the previous one wrote.
+    void *x;
+    ACHECK(aclrtMalloc(&x, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    upload(x, std::vector<int64_t>{1});
+    const int chain = 12;
+    for (int i = 0; i < chain; i++) {
+        ACHECK(HcclAllReduce(x, x, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+    }
+    ACHECK(aclrtSynchronizeStream(s));
+    int64_t want = 1;
+    for (int i = 0; i < chain; i++) want *= n;
+    int64_t chained = download<int64_t>(x, 1)[0];
+    CHECK(chained == want, "in-place chain: got %lld, want %lld", (long long)chained, (long long)want);
+
+    // 3. Mixed small kinds back to back: Broadcast, AllGather, ReduceScatter, Reduce.
+    void *b, *g, *rs_in, *rs_out, *red;
+    ACHECK(aclrtMalloc(&b, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACHECK(aclrtMalloc(&g, 8 * 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACHECK(aclrtMalloc(&rs_in, 8 * 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACHECK(aclrtMalloc(&rs_out, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACHECK(aclrtMalloc(&red, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    upload(b, std::vector<int32_t>{rank_ == 0 ? 77 : -1});
+    upload(g, std::vector<int32_t>(n_, -1));
+    std::vector<int8_t> rsv(n_);
+    for (int p = 0; p < n_; p++) rsv[p] = (int8_t)(p + rank_);
+    upload(rs_in, rsv);
+    upload(red, std::vector<int32_t>{0});
+    const int32_t mine = 100 + rank_;
+    void *mine_dev;
+    ACHECK(aclrtMalloc(&mine_dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    upload(mine_dev, std::vector<int32_t>{mine});
+    for (int round = 0; round < 40; round++) {
+        ACHECK(HcclBroadcast(b, 1, HCCL_DATA_TYPE_INT32, 0, comm, s));
+        ACHECK(HcclAllGather(mine_dev, g, 1, HCCL_DATA_TYPE_INT32, comm, s));
+        ACHECK(HcclReduceScatter(rs_in, rs_out, 1, HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, comm, s));
+        ACHECK(HcclReduce(mine_dev, red, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 0, comm, s));
+    }
+    ACHECK(aclrtSynchronizeStream(s));
+    CHECK(download<int32_t>(b, 1)[0] == 77, "broadcast");
+    std::vector<int32_t> gv = download<int32_t>(g, n_);
+    for (int p = 0; p < n_; p++) CHECK(gv[p] == 100 + p, "allgather block %d: %d", p, gv[p]);
+    int8_t rsg = download<int8_t>(rs_out, 1)[0];
+    CHECK(rsg == (int8_t)(n * r + n * (n - 1) / 2), "reducescatter: %d", rsg);
+    if (rank_ == 0) {
+        int32_t rv = download<int32_t>(red, 1)[0];
+        CHECK(rv == (int32_t)(100 * n + n * (n - 1) / 2), "reduce: %d", rv);
+    }
+
+    // 4. What comes next on the stream sees the results: an asynchronous copy of the output.
+    void *copy;
+    ACHECK(aclrtMalloc(&copy, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    upload(x, std::vector<int64_t>{r + 1});
+    ACHECK(HcclAllReduce(x, x, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+    ACHECK(aclrtMemcpyAsync(copy, 8, x, 8, ACL_MEMCPY_DEVICE_TO_DEVICE, s));
+    ACHECK(aclrtSynchronizeStream(s));
+    CHECK(download<int64_t>(copy, 1)[0] == n * (n + 1) / 2, "copy after AllReduce: %lld",
+          (long long)download<int64_t>(copy, 1)[0]);
+
+    // 5. An event recorded after it, then waited for.
+    aclrtEvent ev;
+    ACHECK(aclrtCreateEvent(&ev));
+    upload(x, std::vector<int64_t>{2 * (r + 1)});
+    ACHECK(HcclAllReduce(x, x, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+    ACHECK(aclrtRecordEvent(ev, s));
+    ACHECK(aclrtSynchronizeEvent(ev));
+    CHECK(download<int64_t>(x, 1)[0] == n * (n + 1), "event after AllReduce");
+
+    // 6. aclrtStreamQuery until complete, then a synchronous copy without synchronizing.
+    upload(x, std::vector<int64_t>{3 * (r + 1)});
+    ACHECK(HcclAllReduce(x, x, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+    auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+        aclrtStreamStatus st;
+        ACHECK(aclrtStreamQuery(s, &st));
+        if (st == ACL_STREAM_STATUS_COMPLETE) break;
+        CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60), "stream never completes");
+        usleep(100);
+    }
+    CHECK(download<int64_t>(x, 1)[0] == 3 * n * (n + 1) / 2, "query then read");
+
+    // 7. Destroying the stream right after: the AllReduce still completes.
+    aclrtStream s2;
+    ACHECK(aclrtCreateStream(&s2));
+    upload(x, std::vector<int64_t>{4 * (r + 1)});
+    ACHECK(HcclAllReduce(x, x, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s2));
+    ACHECK(aclrtDestroyStream(s2));
+    CHECK(download<int64_t>(x, 1)[0] == 2 * n * (n + 1), "destroy stream after AllReduce");
+
+    // 8. A big collective after small ones, and small ones again after it.
+    const size_t big = 1 << 20;
+    void *bi, *bo;
+    ACHECK(aclrtMalloc(&bi, big * 4, ACL_MEM_MALLOC_HUGE_FIRST));
+    ACHECK(aclrtMalloc(&bo, big * 4, ACL_MEM_MALLOC_HUGE_FIRST));
+    upload(bi, std::vector<float>(big, (float)(r + 1)));
+    upload(x, std::vector<int64_t>{1});
+    for (int i = 0; i < 5; i++) ACHECK(HcclAllReduce(x, x, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+    ACHECK(HcclAllReduce(bi, bo, big, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+    for (int i = 0; i < 5; i++) ACHECK(HcclAllReduce(x, x, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+    ACHECK(aclrtSynchronizeStream(s));
+    std::vector<float> bov = download<float>(bo, big);
+    CHECK(bov[0] == (float)(n * (n + 1) / 2) && bov[big - 1] == bov[0], "big AllReduce: %g", bov[0]);
+    int64_t w10 = 1;
+    for (int i = 0; i < 10; i++) w10 *= n;
+    CHECK(download<int64_t>(x, 1)[0] == w10, "small around big: %lld", (long long)download<int64_t>(x, 1)[0]);
+
+    // 9. Destroying the communicator right after a small collective, then finalizing.
+    upload(x, std::vector<int64_t>{5});
+    ACHECK(HcclAllReduce(x, x, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+    ACHECK(HcclCommDestroy(comm));
+    ACHECK(aclrtSynchronizeStream(s));
+    CHECK(download<int64_t>(x, 1)[0] == 5 * n, "destroy comm after AllReduce");
+    ACHECK(aclrtDestroyStream(s));
+    ACHECK(aclFinalize());
+    printf("hccl_runahead rank %d/%d passed\n", rank_, n_);
+    return 0;
+}
