@@ -1174,56 +1174,53 @@ impl CommInner {
         // Collectives this rank deferred come first (every peer is past them now): this
         // one's fingerprints are read after theirs (`read` only grows).
         crate::defer::finish_all(self);
-        // On the stack for the usual sizes (this runs at every collective's call).
-        let mut on_stack = [Fp::default(); 16];
-        let mut on_heap = Vec::new();
-        let fps: &mut [Fp] = if self.n as usize <= on_stack.len() {
-            &mut on_stack[..self.n as usize]
-        } else {
-            on_heap.resize(self.n as usize, Fp::default());
-            &mut on_heap
-        };
-        if let Some(x) = &self.cross {
-            let deadline = self.exec_timeout.map(|d| Instant::now() + d);
-            match x.exchange_fps(&self.topo.remote(), fp, deadline) {
-                Ok(got) => {
-                    for (q, f) in got {
-                        if f.seq != seq {
-                            return Err(HcclError::new(
-                                crate::errors::HCCL_E_INTERNAL,
-                                format!(
-                                    "{}: {}'s fingerprint has sequence number {} (expected {seq})",
-                                    what(),
-                                    crate::net::Net::who(&x.net, q),
-                                    f.seq
-                                ),
-                            ));
+        with_fps(self.n, |fps| {
+            if let Some(x) = &self.cross {
+                let deadline = self.exec_timeout.map(|d| Instant::now() + d);
+                match x.exchange_fps(&self.topo.remote(), fp, deadline) {
+                    Ok(got) => {
+                        for (q, f) in got {
+                            if f.seq != seq {
+                                return Err(HcclError::new(
+                                    crate::errors::HCCL_E_INTERNAL,
+                                    format!(
+                                        "{}: {}'s fingerprint has sequence number {} (expected {seq})",
+                                        what(),
+                                        crate::net::Net::who(&x.net, q),
+                                        f.seq
+                                    ),
+                                ));
+                            }
+                            fps[q as usize] = f;
                         }
-                        fps[q as usize] = f;
+                    }
+                    Err(e) => {
+                        let e = HcclError::new(
+                            e.code,
+                            format!(
+                                "{}: waiting for the ranks on other servers to {}: {}",
+                                self.who(),
+                                phase(),
+                                e.msg
+                            ),
+                        );
+                        self.mark_failed(
+                            seq,
+                            e.code,
+                            &format!("{}: {}", what(), first_line(&e.msg)),
+                        );
+                        return Err(e);
                     }
                 }
-                Err(e) => {
-                    let e = HcclError::new(
-                        e.code,
-                        format!(
-                            "{}: waiting for the ranks on other servers to {}: {}",
-                            self.who(),
-                            phase(),
-                            e.msg
-                        ),
-                    );
-                    self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
-                    return Err(e);
-                }
             }
-        }
-        let all_staged = self.check_local(seq, staged, fps, &what)?;
-        if !all_staged {
-            // Nothing reads the entries later (a collective every rank staged reads tiny
-            // inputs from them: it says so when it is done, `algo::complete_at_call`).
-            self.store_read(seq);
-        }
-        Ok((seq, all_staged, false))
+            let all_staged = self.check_local(seq, staged, fps, &what)?;
+            if !all_staged {
+                // Nothing reads the entries later (a collective every rank staged reads tiny
+                // inputs from them: it says so when it is done, `algo::complete_at_call`).
+                self.store_read(seq);
+            }
+            Ok((seq, all_staged, false))
+        })
     }
 
     /// Read the fingerprints of collective `seq` of the ranks on this server into `fps`
@@ -1264,16 +1261,8 @@ impl CommInner {
 
     /// [`CommInner::check_local`] for a collective this rank deferred (on one server).
     fn check_fps(&self, seq: u64, op: u32) -> HResult<bool> {
-        let mut on_stack = [Fp::default(); 16];
-        let mut on_heap = Vec::new();
-        let fps: &mut [Fp] = if self.n as usize <= on_stack.len() {
-            &mut on_stack[..self.n as usize]
-        } else {
-            on_heap.resize(self.n as usize, Fp::default());
-            &mut on_heap
-        };
         let what = || format!("{} #{seq}", op_name(op));
-        self.check_local(seq, true, fps, &what)
+        with_fps(self.n, |fps| self.check_local(seq, true, fps, &what))
     }
 
     /// Collective `seq` is finished on its stream, or will never run (failed at the call,
@@ -1364,6 +1353,17 @@ impl CommInner {
             npu_emu::config::LogLevel::Error,
             &self.history.render(&format!("history of {}", self.who())),
         );
+    }
+}
+
+/// Run `f` with room for `n` fingerprints: on the stack for the usual sizes (this runs at
+/// every collective's call).
+fn with_fps<R>(n: u32, f: impl FnOnce(&mut [Fp]) -> R) -> R {
+    let mut on_stack = [Fp::default(); 16];
+    if n as usize <= on_stack.len() {
+        f(&mut on_stack[..n as usize])
+    } else {
+        f(&mut vec![Fp::default(); n as usize])
     }
 }
 
