@@ -3,15 +3,18 @@
 // finish later, in order), so this checks that every output is right, in place or not,
 // and that whatever comes next on the stream (a copy, an event, a query loop, destroying
 // the stream) sees the results.
-//   hccl_runahead ROOTINFO_FILE [mismatch]
+//   hccl_runahead ROOTINFO_FILE [mismatch|killed]
 // rank/size from RANK_ID/RANK_SIZE. Prints "hccl_runahead rank R/N passed" and exits 0, or
 // "FAIL ..." and 1. With "mismatch", rank 1 passes a different count to one tiny AllReduce
 // after many good ones: every rank must get an error naming it (at the call or at the next
-// synchronize) and exits 3.
+// synchronize) and exits 3. With "killed", the last rank kills itself in the middle of
+// the small AllReduces: every other rank must fail (exit 3) within HCCL_EXEC_TIMEOUT, with
+// a message naming the dead rank, instead of hanging.
 #include <acl/acl.h>
 #include <hccl/hccl.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -91,6 +94,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     bool mismatch = argc > 2 && std::string(argv[2]) == "mismatch";
+    bool killed = argc > 2 && std::string(argv[2]) == "killed";
     rank_ = atoi(getenv("RANK_ID"));
     n_ = atoi(getenv("RANK_SIZE"));
     const int64_t n = n_, r = rank_;
@@ -119,6 +123,7 @@ int main(int argc, char **argv) {
         char *src = (char *)in + 8 * i;
         char *dst = (char *)out + 8 * i;
         HcclReduceOp op = i % 3 == 0 ? HCCL_REDUCE_SUM : HCCL_REDUCE_MAX;
+        if (killed && rank_ == n_ - 1 && i == K / 2) raise(SIGKILL);
         if (mismatch && i == K - 5) {
             EXPECT_FAIL_OK(HcclAllReduce(src, dst, rank_ == 1 ? 1 : 2, HCCL_DATA_TYPE_FP32, op, comm, s));
         } else {
@@ -126,7 +131,7 @@ int main(int argc, char **argv) {
         }
     }
     EXPECT_FAIL_OK(aclrtSynchronizeStream(s));
-    CHECK(!mismatch, "the mismatched AllReduce was not reported");
+    CHECK(!mismatch && !killed, "the fault was not reported");
     std::vector<float> got = download<float>(out, K * 2);
     for (int i = 0; i < K; i++) {
         float want0 = i % 3 == 0 ? (float)(n * (n + 1) / 2 * (i + 1)) : (float)(n * (i + 1));

@@ -733,3 +733,28 @@ fn a_mismatch_among_small_collectives_run_ahead_fails_every_rank() {
     assert!(all.contains("HcclAllReduce(count=1"), "{all}");
     let _ = std::fs::remove_dir_all(node_dir(&work));
 }
+
+#[test]
+fn a_rank_killed_among_small_collectives_run_ahead_fails_the_others() {
+    let prog = exe("hccl_runahead.cpp");
+    let work = scratch("hccl-runahead-killed");
+    let root = work.join("root.info");
+    let t0 = Instant::now();
+    let runs = run_ranks(
+        &prog,
+        &work,
+        4,
+        &[root.to_str().unwrap(), "killed"],
+        &[("HCCL_EXEC_TIMEOUT", "60")],
+        Duration::from_secs(120),
+    );
+    // Found by liveness checks, well before HCCL_EXEC_TIMEOUT.
+    assert!(t0.elapsed() < Duration::from_secs(45), "{:?}", t0.elapsed());
+    assert_eq!(runs[3].code, None, "rank 3 killed itself:\n{}", runs[3].out);
+    for (r, x) in runs.iter().enumerate().take(3) {
+        assert_eq!(x.code, Some(3), "rank {r}:\n{}", x.out);
+        assert!(x.out.contains("rank 3 (pid"), "rank {r}:\n{}", x.out);
+        assert!(x.out.contains("died"), "rank {r}:\n{}", x.out);
+    }
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}
