@@ -782,8 +782,29 @@ impl CommInner {
         phase: &dyn Fn() -> String,
         started: Instant,
     ) -> HResult<()> {
+        self.wait_peers_until(policy, word, target, arrived, phase, started, None)
+            .map(|_| ())
+    }
+
+    /// [`CommInner::wait_peers_with`] that gives up at `soft` (if given) without an error:
+    /// `Ok(false)` then.
+    #[allow(clippy::too_many_arguments)]
+    pub fn wait_peers_until(
+        &self,
+        policy: &Policy,
+        word: &dyn Fn(&Slot) -> &Word,
+        target: u64,
+        arrived: &dyn Fn(u32) -> bool,
+        phase: &dyn Fn() -> String,
+        started: Instant,
+        soft: Option<Instant>,
+    ) -> HResult<bool> {
         let t = target as u32;
-        let deadline = self.exec_timeout.map(|d| started + d);
+        let hard = self.exec_timeout.map(|d| started + d);
+        let deadline = match (hard, soft) {
+            (Some(h), Some(s)) => Some(h.min(s)),
+            (h, s) => h.or(s),
+        };
         let mine = if policy.spin.is_zero() { 0 } else { cpu_tag() };
         for p in self.local_ranks() {
             if p == self.rank {
@@ -853,6 +874,12 @@ impl CommInner {
             }
             match r {
                 Ok(()) => {}
+                Err(WaitError::TimedOut)
+                    if soft.is_some_and(|s| Instant::now() >= s)
+                        && hard.is_none_or(|h| Instant::now() < h) =>
+                {
+                    return Ok(false);
+                }
                 Err(WaitError::TimedOut) => {
                     let missing: Vec<u32> = self
                         .local_ranks()
@@ -931,7 +958,7 @@ impl CommInner {
                 }
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// The call-time rendezvous of a collective: publish `fp`, wait until every rank called
@@ -1159,17 +1186,27 @@ impl CommInner {
         // The last rank to arrive finds every peer there: no wait, so no clock read (with
         // ranks outnumbering cores most calls of most ranks end this way or after a yield).
         let all_called = self.local_ranks().all(|p| p == self.rank || arrived(p));
-        if !all_called && may_defer && staged && self.defer_worth(&arrived) {
+        let deferrable = may_defer && staged;
+        if !all_called && deferrable && self.defer_worth(&arrived) {
             return Ok((seq, false, true));
         }
+        // A collective that may be deferred waits at most DEFER_AFTER: a peer that late
+        // may be waiting for this rank elsewhere (two communicators used in opposite
+        // orders), which a stream task (as on CANN) would not block.
         let waited = if all_called {
-            Ok(())
+            Ok(true)
         } else {
-            self.wait_peers_with(&policy, word, seq, &arrived, &phase, Instant::now())
+            let now = Instant::now();
+            let soft = deferrable.then(|| now + DEFER_AFTER);
+            self.wait_peers_until(&policy, word, seq, &arrived, &phase, now, soft)
         };
-        if let Err(e) = waited {
-            self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
-            return Err(e);
+        match waited {
+            Ok(true) => {}
+            Ok(false) => return Ok((seq, false, true)),
+            Err(e) => {
+                self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
+                return Err(e);
+            }
         }
         // Collectives this rank deferred come first (every peer is past them now): this
         // one's fingerprints are read after theirs (`read` only grows).
@@ -1375,6 +1412,10 @@ pub fn first_line(s: &str) -> &str {
 /// for them instead (see [`CommInner::wait_peers_with`]): 5 scheduler ticks at 250 Hz, time
 /// for an idle CPU's balancing to take one of the two.
 const COLOCATED_SPIN_BUDGET_NS: u64 = 20_000_000;
+
+/// How long a collective that may be deferred waits for its peers at the call before it is
+/// ([`crate::defer`]).
+const DEFER_AFTER: Duration = Duration::from_millis(2);
 
 /// How long after the budget ran out it is given again.
 const COLOCATED_RETRY_NS: u64 = 1_000_000_000;

@@ -3,13 +3,16 @@
 // finish later, in order), so this checks that every output is right, in place or not,
 // and that whatever comes next on the stream (a copy, an event, a query loop, destroying
 // the stream) sees the results.
-//   hccl_runahead ROOTINFO_FILE [mismatch|killed]
+//   hccl_runahead ROOTINFO_FILE [mismatch|killed|opposite]
 // rank/size from RANK_ID/RANK_SIZE. Prints "hccl_runahead rank R/N passed" and exits 0, or
 // "FAIL ..." and 1. With "mismatch", rank 1 passes a different count to one tiny AllReduce
 // after many good ones: every rank must get an error naming it (at the call or at the next
 // synchronize) and exits 3. With "killed", the last rank kills itself in the middle of
 // the small AllReduces: every other rank must fail (exit 3) within HCCL_EXEC_TIMEOUT, with
-// a message naming the dead rank, instead of hanging.
+// a message naming the dead rank, instead of hanging. With "opposite", two communicators
+// (the second from ROOTINFO_FILE.b), each on its own stream: even ranks call a small
+// AllReduce on the first then on the second, odd ranks the other way round, 20 times; on
+// CANN each call only queues on its stream, so this runs (a large collective would not).
 #include <acl/acl.h>
 #include <hccl/hccl.h>
 
@@ -95,6 +98,7 @@ int main(int argc, char **argv) {
     }
     bool mismatch = argc > 2 && std::string(argv[2]) == "mismatch";
     bool killed = argc > 2 && std::string(argv[2]) == "killed";
+    bool opposite = argc > 2 && std::string(argv[2]) == "opposite";
     rank_ = atoi(getenv("RANK_ID"));
     n_ = atoi(getenv("RANK_SIZE"));
     const int64_t n = n_, r = rank_;
@@ -105,6 +109,49 @@ int main(int argc, char **argv) {
     ACHECK(HcclCommInitRootInfo(n_, &ri, rank_, &comm));
     aclrtStream s;
     ACHECK(aclrtCreateStream(&s));
+    if (opposite) {
+        HcclRootInfo rib = root_info((std::string(argv[1]) + ".b").c_str());
+        HcclComm comm_b;
+        ACHECK(HcclCommInitRootInfo(n_, &rib, rank_, &comm_b));
+        aclrtStream sb;
+        ACHECK(aclrtCreateStream(&sb));
+        const int rounds = 20;
+        void *xa, *xb;
+        ACHECK(aclrtMalloc(&xa, rounds * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+        ACHECK(aclrtMalloc(&xb, rounds * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+        std::vector<int64_t> va(rounds), vb(rounds);
+        for (int i = 0; i < rounds; i++) {
+            va[i] = (r + 1) * (i + 1);
+            vb[i] = (r + 1) * 1000 + i;
+        }
+        upload(xa, va);
+        upload(xb, vb);
+        for (int i = 0; i < rounds; i++) {
+            void *a = (char *)xa + 8 * i, *b = (char *)xb + 8 * i;
+            if (rank_ % 2 == 0) {
+                ACHECK(HcclAllReduce(a, a, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+                ACHECK(HcclAllReduce(b, b, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm_b, sb));
+            } else {
+                ACHECK(HcclAllReduce(b, b, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm_b, sb));
+                ACHECK(HcclAllReduce(a, a, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+            }
+        }
+        ACHECK(aclrtSynchronizeStream(s));
+        ACHECK(aclrtSynchronizeStream(sb));
+        va = download<int64_t>(xa, rounds);
+        vb = download<int64_t>(xb, rounds);
+        for (int i = 0; i < rounds; i++) {
+            CHECK(va[i] == n * (n + 1) / 2 * (i + 1), "comm A round %d: %lld", i, (long long)va[i]);
+            CHECK(vb[i] == 1000 * n * (n + 1) / 2 + n * i, "comm B round %d: %lld", i, (long long)vb[i]);
+        }
+        ACHECK(HcclCommDestroy(comm_b));
+        ACHECK(HcclCommDestroy(comm));
+        ACHECK(aclrtDestroyStream(sb));
+        ACHECK(aclrtDestroyStream(s));
+        ACHECK(aclFinalize());
+        printf("hccl_runahead rank %d/%d passed (opposite orders)\n", rank_, n_);
+        return 0;
+    }
 
     // 1. 300 tiny AllReduces (more than any ring of fingerprints), each from its own input
     //    slot into its own output slot, then one synchronize.

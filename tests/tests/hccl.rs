@@ -758,3 +758,27 @@ fn a_rank_killed_among_small_collectives_run_ahead_fails_the_others() {
     }
     let _ = std::fs::remove_dir_all(node_dir(&work));
 }
+
+/// Two communicators whose small collectives ranks call in opposite orders, each on its own
+/// stream: on CANN the calls only queue on their streams, so the program runs; here a
+/// small collective whose peers are late is deferred after a short wait, with a core per
+/// rank (2 ranks) as well as with ranks outnumbering cores (4).
+#[test]
+fn small_collectives_of_two_communicators_in_opposite_orders() {
+    for n in [2, 4] {
+        let prog = exe("hccl_runahead.cpp");
+        let work = scratch(&format!("hccl-runahead-opposite-{n}"));
+        let root = work.join("root.info");
+        let runs = run_ranks(
+            &prog,
+            &work,
+            n,
+            &[root.to_str().unwrap(), "opposite"],
+            &[("HCCL_EXEC_TIMEOUT", "60")],
+            Duration::from_secs(120),
+        );
+        all_ok(&runs);
+        no_leftover_blocks(&work);
+        let _ = std::fs::remove_dir_all(node_dir(&work));
+    }
+}
