@@ -196,11 +196,24 @@ fn finish(c: &Arc<CommInner>, block: bool) -> Result<bool, i32> {
             break;
         };
         c.ndeferred.fetch_sub(1, Ordering::AcqRel);
+        // A failure before its computation: the operation is over for this rank.
+        let failed = |op: &Op, e: &HcclError| {
+            c.store_read(seq);
+            c.finish_turn(seq);
+            c.history
+                .push(seq, op.history_what(), Status::Failed { code: e.code });
+            report(c, op, e)
+        };
         let code = match met {
-            // Every rank staged: compute from the inputs in the fingerprint entries.
-            Ok(true) => match algo::complete_at_call(c, op.clone()) {
-                Ok(()) => 0,
-                Err(e) => report(c, &op, &e),
+            // Every rank staged: compute from the inputs in the fingerprint entries, into
+            // an output that must still be the allocation the program passed (as a queued
+            // task checks).
+            Ok(true) => match algo::recheck(c, &op) {
+                Ok(()) => match algo::complete_at_call(c, op.clone()) {
+                    Ok(()) => 0,
+                    Err(e) => report(c, &op, &e),
+                },
+                Err(e) => failed(&op, &e),
             },
             // A peer did not (its stream was busy): the stream path, run here as the
             // stream would have.
@@ -208,13 +221,7 @@ fn finish(c: &Arc<CommInner>, block: bool) -> Result<bool, i32> {
                 c.store_read(seq);
                 algo::run_inline(c, op)
             }
-            Err(e) => {
-                c.store_read(seq);
-                c.finish_turn(seq);
-                c.history
-                    .push(seq, op.history_what(), Status::Failed { code: e.code });
-                report(c, &op, &e)
-            }
+            Err(e) => failed(&op, &e),
         };
         if code != 0 {
             fail_rest(c, &mut d, code);

@@ -3,7 +3,7 @@
 // finish later, in order), so this checks that every output is right, in place or not,
 // and that whatever comes next on the stream (a copy, an event, a query loop, destroying
 // the stream) sees the results.
-//   hccl_runahead ROOTINFO_FILE [mismatch|killed|opposite]
+//   hccl_runahead ROOTINFO_FILE [mismatch|killed|opposite|freed]
 // rank/size from RANK_ID/RANK_SIZE. Prints "hccl_runahead rank R/N passed" and exits 0, or
 // "FAIL ..." and 1. With "mismatch", rank 1 passes a different count to one tiny AllReduce
 // after many good ones: every rank must get an error naming it (at the call or at the next
@@ -13,6 +13,9 @@
 // (the second from ROOTINFO_FILE.b), each on its own stream: even ranks call a small
 // AllReduce on the first then on the second, odd ranks the other way round, 20 times; on
 // CANN each call only queues on its stream, so this runs (a large collective would not).
+// With "freed", each rank frees the output buffer of 100 small AllReduces before it
+// synchronizes: the synchronize either succeeds (every one had finished) or fails with a
+// message saying the buffer was freed (exit 3) -- never a write into freed memory.
 #include <acl/acl.h>
 #include <hccl/hccl.h>
 
@@ -99,6 +102,7 @@ int main(int argc, char **argv) {
     bool mismatch = argc > 2 && std::string(argv[2]) == "mismatch";
     bool killed = argc > 2 && std::string(argv[2]) == "killed";
     bool opposite = argc > 2 && std::string(argv[2]) == "opposite";
+    bool freed = argc > 2 && std::string(argv[2]) == "freed";
     rank_ = atoi(getenv("RANK_ID"));
     n_ = atoi(getenv("RANK_SIZE"));
     const int64_t n = n_, r = rank_;
@@ -109,6 +113,19 @@ int main(int argc, char **argv) {
     ACHECK(HcclCommInitRootInfo(n_, &ri, rank_, &comm));
     aclrtStream s;
     ACHECK(aclrtCreateStream(&s));
+    if (freed) {
+        void *fin, *fout;
+        ACHECK(aclrtMalloc(&fin, 100 * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+        ACHECK(aclrtMalloc(&fout, 100 * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+        upload(fin, std::vector<int64_t>(100, 1));
+        for (int i = 0; i < 100; i++)
+            ACHECK(HcclAllReduce((char *)fin + 8 * i, (char *)fout + 8 * i, 1, HCCL_DATA_TYPE_INT64,
+                                 HCCL_REDUCE_SUM, comm, s));
+        ACHECK(aclrtFree(fout));
+        EXPECT_FAIL_OK(aclrtSynchronizeStream(s));
+        printf("hccl_runahead rank %d/%d passed (nothing was pending)\n", rank_, n_);
+        return 0;
+    }
     if (opposite) {
         HcclRootInfo rib = root_info((std::string(argv[1]) + ".b").c_str());
         HcclComm comm_b;

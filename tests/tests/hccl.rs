@@ -782,3 +782,33 @@ fn small_collectives_of_two_communicators_in_opposite_orders() {
         let _ = std::fs::remove_dir_all(node_dir(&work));
     }
 }
+
+/// A small collective that ran ahead finishes into an output buffer the program freed
+/// before synchronizing: an error naming the buffer at the synchronize, never a write into
+/// freed memory; nothing crashes.
+#[test]
+fn an_output_freed_before_a_run_ahead_collective_finishes_is_an_error() {
+    let prog = exe("hccl_runahead.cpp");
+    let work = scratch("hccl-runahead-freed");
+    let root = work.join("root.info");
+    let runs = run_ranks(
+        &prog,
+        &work,
+        4,
+        &[root.to_str().unwrap(), "freed"],
+        &[("HCCL_EXEC_TIMEOUT", "60")],
+        Duration::from_secs(120),
+    );
+    for (r, x) in runs.iter().enumerate() {
+        match x.code {
+            Some(0) => assert!(x.out.contains("nothing was pending"), "rank {r}:\n{}", x.out),
+            Some(3) => assert!(
+                x.out.contains("recvBuf") && x.out.contains("was freed"),
+                "rank {r}:\n{}",
+                x.out
+            ),
+            _ => panic!("rank {r}:\n{}", x.out),
+        }
+    }
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+}

@@ -65,7 +65,7 @@ pub struct BufRef {
 /// program passed: memory freed in between (and maybe allocated again at the same address,
 /// for something else) is an error, never a silent read of stale memory or a write into the
 /// new allocation. Copies do the same check (`aclrtMemcpyAsync`).
-fn recheck(c: &CommInner, op: &Op) -> HResult<()> {
+pub(crate) fn recheck(c: &CommInner, op: &Op) -> HResult<()> {
     let bufs = op
         .send
         .iter()
