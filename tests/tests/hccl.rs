@@ -801,7 +801,11 @@ fn an_output_freed_before_a_run_ahead_collective_finishes_is_an_error() {
     );
     for (r, x) in runs.iter().enumerate() {
         match x.code {
-            Some(0) => assert!(x.out.contains("nothing was pending"), "rank {r}:\n{}", x.out),
+            Some(0) => assert!(
+                x.out.contains("nothing was pending"),
+                "rank {r}:\n{}",
+                x.out
+            ),
             Some(3) => assert!(
                 x.out.contains("recvBuf") && x.out.contains("was freed"),
                 "rank {r}:\n{}",
