@@ -459,6 +459,108 @@ pub fn einsum(e: &Einsum, xs: &[View], out: &View) -> Result<(), String> {
     )
 }
 
+/// The p-norm of `xs` in float64: `max |x|` for p = inf, the count of nonzeros for p = 0.
+fn pnorm(xs: impl Iterator<Item = f64>, p: f64) -> f64 {
+    if p == f64::INFINITY {
+        xs.fold(0.0, |m, x| m.max(x.abs()))
+    } else if p == 0.0 {
+        xs.filter(|x| *x != 0.0).count() as f64
+    } else if p == 1.0 {
+        xs.map(f64::abs).sum()
+    } else if p == 2.0 {
+        xs.map(|x| x * x).sum::<f64>().sqrt()
+    } else {
+        xs.map(|x| x.abs().powf(p)).sum::<f64>().powf(1.0 / p)
+    }
+}
+
+/// `out = renorm(x, p, dim, maxnorm)`: each slice of `x` at an index of dimension `dim`
+/// whose p-norm exceeds `maxnorm` is scaled by `maxnorm / (norm + 1e-7)` (PyTorch's
+/// formula), the others are copied. Norms and products in float64, one rounding.
+pub fn renorm(x: &View, p: f64, dim: usize, maxnorm: f64, out: &View) -> Result<(), String> {
+    let mut b: Vec<f64> = load(x, DType::F64)?;
+    let n = x.shape.get(dim).copied().unwrap_or(1);
+    let inner: usize = x.shape.iter().skip(dim + 1).product();
+    let outer = if n * inner == 0 {
+        0
+    } else {
+        b.len() / (n * inner)
+    };
+    for j in 0..n {
+        let idx = move |k: usize| ((k / inner) * n + j) * inner + k % inner;
+        let norm = pnorm((0..outer * inner).map(|k| b[idx(k)]), p);
+        if norm > maxnorm {
+            let f = maxnorm / (norm + 1e-7);
+            for k in 0..outer * inner {
+                b[idx(k)] *= f;
+            }
+        }
+    }
+    store(b, DType::F64, out)
+}
+
+/// `out = pdist(x, p)`: the p-norm distances of the row pairs (i, j), i < j, of the
+/// `[N, M]` matrix `x`, in the order (0, 1) … (0, N-1), (1, 2) … (N-2, N-1); float64.
+pub fn pdist(x: &View, p: f64, out: &View) -> Result<(), String> {
+    let a: Vec<f64> = load(x, DType::F64)?;
+    let (n, m) = (x.shape[0], x.shape[1]);
+    let mut r = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    for i in 0..n {
+        for j in i + 1..n {
+            r.push(pnorm((0..m).map(|k| a[i * m + k] - a[j * m + k]), p));
+        }
+    }
+    store(r, DType::F64, out)
+}
+
+/// `(sign, log|det|)` of each square matrix of the batch `x` (`[*, n, n]`) into `sign` and
+/// `logabs` (`[*]`): LU decomposition with partial pivoting in float64; a singular matrix
+/// gives sign 0 and log -inf, as the reference says.
+pub fn slogdet(x: &View, sign: &View, logabs: &View) -> Result<(), String> {
+    let a: Vec<f64> = load(x, DType::F64)?;
+    let nd = x.ndim();
+    let n = x.shape[nd - 1];
+    let batch: usize = x.shape[..nd - 2].iter().product();
+    let (mut sg, mut lg) = (vec![0f64; batch], vec![0f64; batch]);
+    for bi in 0..batch {
+        let mut m = a[bi * n * n..(bi + 1) * n * n].to_vec();
+        let (mut s, mut l) = (1f64, 0f64);
+        for col in 0..n {
+            let p = (col..n)
+                .max_by(|&i, &j| m[i * n + col].abs().total_cmp(&m[j * n + col].abs()))
+                .unwrap_or(col);
+            let pv = m[p * n + col];
+            if pv == 0.0 {
+                s = 0.0;
+                l = f64::NEG_INFINITY;
+                break;
+            }
+            if p != col {
+                for c in 0..n {
+                    m.swap(p * n + c, col * n + c);
+                }
+                s = -s;
+            }
+            if pv < 0.0 {
+                s = -s;
+            }
+            l += pv.abs().ln();
+            for r in col + 1..n {
+                let f = m[r * n + col] / pv;
+                if f != 0.0 {
+                    for c in col..n {
+                        m[r * n + c] -= f * m[col * n + c];
+                    }
+                }
+            }
+        }
+        sg[bi] = s;
+        lg[bi] = l;
+    }
+    store(sg, DType::F64, sign)?;
+    store(lg, DType::F64, logabs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,5 +636,36 @@ mod tests {
         let vm = View::of_slice(&mut m, DType::F64, &[2, 2]);
         einsum(&t, &[vm], &vt).unwrap();
         assert_eq!(tr, vec![5.0]);
+    }
+
+    #[test]
+    fn renorm_pdist_and_slogdet() {
+        // rows [1,1,1], [2,2,2], [3,3,3]; p = 1, dim 0, maxnorm 5 (the reference's example)
+        let mut x = vec![1f64, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0];
+        let mut o = vec![0f64; 9];
+        let vx = View::of_slice(&mut x, DType::F64, &[3, 3]);
+        let vo = View::of_slice(&mut o, DType::F64, &[3, 3]);
+        renorm(&vx, 1.0, 0, 5.0, &vo).unwrap();
+        assert_eq!(&o[..3], &[1.0, 1.0, 1.0]);
+        assert!((o[3] - 2.0 * 5.0 / (6.0 + 1e-7)).abs() < 1e-12);
+        assert!((o[8] - 3.0 * 5.0 / (9.0 + 1e-7)).abs() < 1e-12);
+        let mut d = vec![0f64; 3];
+        let vd = View::of_slice(&mut d, DType::F64, &[3]);
+        pdist(&vx, 2.0, &vd).unwrap();
+        let r3 = 3f64.sqrt();
+        assert!(
+            (d[0] - r3).abs() < 1e-12
+                && (d[1] - 2.0 * r3).abs() < 1e-12
+                && (d[2] - r3).abs() < 1e-12
+        );
+        // det [[0, 2], [3, 1]] = -6; a singular one
+        let mut m = vec![0f64, 2.0, 3.0, 1.0, 1.0, 2.0, 2.0, 4.0];
+        let (mut s, mut l) = (vec![0f64; 2], vec![0f64; 2]);
+        let vm = View::of_slice(&mut m, DType::F64, &[2, 2, 2]);
+        let vs = View::of_slice(&mut s, DType::F64, &[2]);
+        let vl = View::of_slice(&mut l, DType::F64, &[2]);
+        slogdet(&vm, &vs, &vl).unwrap();
+        assert_eq!(s, vec![-1.0, 0.0]);
+        assert!((l[0] - 6f64.ln()).abs() < 1e-12 && l[1] == f64::NEG_INFINITY);
     }
 }
