@@ -3,7 +3,7 @@
 //! (`beta * self + alpha * sum_b batch1[b] @ batch2[b]`), the inverse of square matrices
 //! (batched), the cross product along one dimension and einsum (any number of operands,
 //! letters only, no ellipsis; parsed by [`Einsum::parse`], contracted by a plain loop over
-//! every label in float64 or wrapping i64).
+//! every label in float64 or wrapping i64), `renorm`, `pdist` and `slogdet` (float64).
 //!
 //! Products go through [`super::matmul::matmul`] (float32 accumulation, float64 for double);
 //! `addbmm` sums the batch in a float64 scratch and rounds once into the output. The inverse
@@ -481,11 +481,7 @@ pub fn renorm(x: &View, p: f64, dim: usize, maxnorm: f64, out: &View) -> Result<
     let mut b: Vec<f64> = load(x, DType::F64)?;
     let n = x.shape.get(dim).copied().unwrap_or(1);
     let inner: usize = x.shape.iter().skip(dim + 1).product();
-    let outer = if n * inner == 0 {
-        0
-    } else {
-        b.len() / (n * inner)
-    };
+    let outer = b.len().checked_div(n * inner).unwrap_or(0);
     for j in 0..n {
         let idx = move |k: usize| ((k / inner) * n + j) * inner + k % inner;
         let norm = pnorm((0..outer * inner).map(|k| b[idx(k)]), p);

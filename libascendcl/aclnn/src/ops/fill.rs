@@ -1,5 +1,5 @@
 //! Fill and copy: `aclnn_zero.h`, `aclnn_ones.h`, `aclnn_fill_scalar.h`, `aclnn_copy.h`,
-//! `aclnn_cast.h`, `aclnn_cat.h`, `aclnn_constant_pad_nd.h`, `aclnn_arange.h`,
+//! `aclnn_cast.h`, `aclnn_cat.h`, `aclnn_constant_pad_nd.h`, `aclnn_arange.h`, `aclnn_range.h`,
 //! `aclnn_fill_tensor.h`.
 //!
 //! InplaceCopy copies any strides into any strides, broadcasting `src` to `selfRef`, with a

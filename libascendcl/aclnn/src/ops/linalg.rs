@@ -11,6 +11,9 @@
 //! and one "->" (or none: the labels that appear once, sorted), over any number of operands
 //! of one data type, without ellipsis; torch_npu does not call it (torch.einsum becomes
 //! products).
+//!
+//! `aclnn_renorm.h` (Renorm, InplaceRenorm), `aclnn_pdist.h` and `aclnn_slogdet.h` (real
+//! types only) compute in float64 through `linalg::{renorm, pdist, slogdet}`.
 
 use super::args::{self as a, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
