@@ -3,7 +3,7 @@
 //! (`beta * self + alpha * sum_b batch1[b] @ batch2[b]`), the inverse of square matrices
 //! (batched), the cross product along one dimension and einsum (any number of operands,
 //! letters only, no ellipsis; parsed by [`Einsum::parse`], contracted by a plain loop over
-//! every label in float64 or wrapping i64), `renorm`, `pdist` and `slogdet` (float64).
+//! every label in float64 or wrapping i64), `renorm`, `pdist`, `slogdet` and `qr` (float64).
 //!
 //! Products go through [`super::matmul::matmul`] (float32 accumulation, float64 for double);
 //! `addbmm` sums the batch in a float64 scratch and rounds once into the output. The inverse
@@ -557,6 +557,82 @@ pub fn slogdet(x: &View, sign: &View, logabs: &View) -> Result<(), String> {
     store(lg, DType::F64, logabs)
 }
 
+/// QR decomposition of each `[m, n]` matrix of the batch `x` by Householder reflections in
+/// float64, LAPACK's convention (`geqrf`: `beta = -sign(alpha) * norm`, so R's diagonal may be
+/// negative; `orgqr` forms Q), which is what CPU PyTorch returns. `q` is `[*, m, k]`
+/// (reduced) or `[*, m, m]` (complete), or `None` (mode 'r'); `r` is `[*, rows, n]` with
+/// `rows` k or m (the rows below k are zero). `k = min(m, n)`.
+pub fn qr(x: &View, q: Option<&View>, r: &View) -> Result<(), String> {
+    let a: Vec<f64> = load(x, DType::F64)?;
+    let nd = x.ndim();
+    let (m, n) = (x.shape[nd - 2], x.shape[nd - 1]);
+    let k = m.min(n);
+    let batch: usize = x.shape[..nd - 2].iter().product();
+    let qc = q.map(|q| q.shape[q.ndim() - 1]).unwrap_or(0);
+    let rr = r.shape[r.ndim() - 2];
+    let (mut qs, mut rs) = (vec![0f64; batch * m * qc], vec![0f64; batch * rr * n]);
+    for bi in 0..batch {
+        let mut w = a[bi * m * n..(bi + 1) * m * n].to_vec();
+        let mut taus = vec![0f64; k];
+        for j in 0..k {
+            let alpha = w[j * n + j];
+            let xn = (j + 1..m).map(|i| w[i * n + j].powi(2)).sum::<f64>().sqrt();
+            if xn == 0.0 {
+                continue;
+            }
+            let beta = -alpha.signum() * alpha.hypot(xn);
+            taus[j] = (beta - alpha) / beta;
+            let sc = 1.0 / (alpha - beta);
+            for i in j + 1..m {
+                w[i * n + j] *= sc;
+            }
+            w[j * n + j] = beta;
+            // apply H = I - tau v v^T (v = [1, w[j+1.., j]]) to the columns right of j
+            for c in j + 1..n {
+                let dot =
+                    w[j * n + c] + (j + 1..m).map(|i| w[i * n + j] * w[i * n + c]).sum::<f64>();
+                let f = taus[j] * dot;
+                w[j * n + c] -= f;
+                for i in j + 1..m {
+                    w[i * n + c] -= f * w[i * n + j];
+                }
+            }
+        }
+        for i in 0..rr.min(m) {
+            for c in i..n {
+                rs[(bi * rr + i) * n + c] = w[i * n + c];
+            }
+        }
+        if qc > 0 {
+            // Q = H_0 … H_{k-1} applied to the first qc columns of the identity
+            let qm = &mut qs[bi * m * qc..(bi + 1) * m * qc];
+            for i in 0..m.min(qc) {
+                qm[i * qc + i] = 1.0;
+            }
+            for j in (0..k).rev() {
+                if taus[j] == 0.0 {
+                    continue;
+                }
+                for c in 0..qc {
+                    let dot = qm[j * qc + c]
+                        + (j + 1..m)
+                            .map(|i| w[i * n + j] * qm[i * qc + c])
+                            .sum::<f64>();
+                    let f = taus[j] * dot;
+                    qm[j * qc + c] -= f;
+                    for i in j + 1..m {
+                        qm[i * qc + c] -= f * w[i * n + j];
+                    }
+                }
+            }
+        }
+    }
+    if let Some(q) = q {
+        store(qs, DType::F64, q)?;
+    }
+    store(rs, DType::F64, r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -663,5 +739,30 @@ mod tests {
         slogdet(&vm, &vs, &vl).unwrap();
         assert_eq!(s, vec![-1.0, 0.0]);
         assert!((l[0] - 6f64.ln()).abs() < 1e-12 && l[1] == f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn qr_reconstructs_the_matrix() {
+        for (m, n, qc, rr) in [(4, 3, 3, 3), (4, 3, 4, 4), (2, 5, 2, 2)] {
+            let mut x: Vec<f64> = (0..m * n).map(|i| ((i * 7 % 11) as f64) - 5.0).collect();
+            let mut q = vec![0f64; m * qc];
+            let mut r = vec![0f64; rr * n];
+            let vx = View::of_slice(&mut x, DType::F64, &[m, n]);
+            let vq = View::of_slice(&mut q, DType::F64, &[m, qc]);
+            let vr = View::of_slice(&mut r, DType::F64, &[rr, n]);
+            qr(&vx, Some(&vq), &vr).unwrap();
+            for i in 0..m {
+                for c in 0..n {
+                    let s: f64 = (0..qc.min(rr)).map(|t| q[i * qc + t] * r[t * n + c]).sum();
+                    assert!((s - x[i * n + c]).abs() < 1e-12, "{m}x{n}: ({i}, {c})");
+                }
+            }
+            for c1 in 0..qc {
+                for c2 in 0..qc {
+                    let s: f64 = (0..m).map(|i| q[i * qc + c1] * q[i * qc + c2]).sum();
+                    assert!((s - if c1 == c2 { 1.0 } else { 0.0 }).abs() < 1e-12);
+                }
+            }
+        }
     }
 }
