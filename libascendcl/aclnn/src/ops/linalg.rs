@@ -12,8 +12,9 @@
 //! of one data type, without ellipsis; torch_npu does not call it (torch.einsum becomes
 //! products).
 //!
-//! `aclnn_renorm.h` (Renorm, InplaceRenorm), `aclnn_pdist.h` and `aclnn_slogdet.h` (real
-//! types only) compute in float64 through `linalg::{renorm, pdist, slogdet}`.
+//! `aclnn_renorm.h` (Renorm, InplaceRenorm), `aclnn_pdist.h`, `aclnn_slogdet.h` and
+//! `aclnn_linalg_qr.h` (real types only) compute in float64 through
+//! `linalg::{renorm, pdist, slogdet, qr}`.
 
 use super::args::{self as a, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
@@ -626,3 +627,85 @@ pub unsafe extern "C" fn aclnnSlogdetGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnRenorm, aclnnInplaceRenorm, aclnnPdist, aclnnSlogdet);
+
+// ---- LinalgQr ----
+
+fn same_dtype_as_self(t: &T, x: &T) -> NnResult<()> {
+    if t.dtype() == x.dtype() {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} data type {} must be self's {}",
+            t.arg,
+            t.dtype(),
+            x.dtype()
+        )))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnLinalgQrGetWorkspaceSize(
+    self_: *const c_void,
+    mode: i64,
+    Q: *mut c_void,
+    R: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnLinalgQrGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let q = a::tensor(Q, "Q")?;
+            let r = a::tensor(R, "R")?;
+            a::dtype_in(&x, &[DType::F32, DType::F16, DType::F64])?;
+            same_dtype_as_self(&q, &x)?;
+            same_dtype_as_self(&r, &x)?;
+            let nd = x.ndim();
+            if !(2..=8).contains(&nd) {
+                return Err(NnError::invalid(format!(
+                    "self must have 2 to 8 dimensions, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let (m, n) = (x.shape()[nd - 2], x.shape()[nd - 1]);
+            let k = m.min(n);
+            let (qc, rr) = match mode {
+                0 => (Some(k), k),
+                1 => (Some(m), m),
+                2 => (None, k),
+                _ => {
+                    return Err(NnError::invalid(format!(
+                        "mode must be 0 (reduced), 1 (complete) or 2 (r), but it is {mode}"
+                    )))
+                }
+            };
+            let batch = &x.shape()[..nd - 2];
+            let shape = |last: [usize; 2]| [batch, &last[..]].concat();
+            a::same_shape(&r, &shape([rr, n]))?;
+            let mut l = Launch::new("aclnnLinalgQr");
+            l.input(&x);
+            l.output(&r);
+            match qc {
+                Some(c) => {
+                    a::same_shape(&q, &shape([m, c]))?;
+                    l.output(&q);
+                    l.finish(move |v, _| linalg::qr(&v[0], Some(&v[2]), &v[1]))
+                }
+                None => {
+                    if q.numel() != 0 {
+                        return Err(NnError::invalid(format!(
+                            "Q must be empty for mode 2 (r), but its shape is {:?}",
+                            q.shape()
+                        )));
+                    }
+                    l.finish(move |v, _| linalg::qr(&v[0], None, &v[1]))
+                }
+            }
+        },
+    )
+}
+
+crate::phase2!(aclnnLinalgQr);
