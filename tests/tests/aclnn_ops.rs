@@ -23,7 +23,7 @@
 //! - `aclnn_ops10.cpp`: LinalgCross, Im2col, Einsum, InstanceNorm, ApplyAdamW (V1), Frac,
 //!   UpsampleNearest3d (+Backward), UniqueDim and their argument errors;
 //! - `aclnn_ops11.cpp`: IndexFillTensor (+ in place), Renorm (+ in place), Range, Pdist,
-//!   Slogdet and their argument errors;
+//!   Slogdet, LinalgQr and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -643,7 +643,7 @@ fn more_reference_operators_match_the_host_reference() {
 }
 
 /// `tests/c/aclnn/aclnn_ops11.cpp`: IndexFillTensor / InplaceIndexFillTensor, Renorm /
-/// InplaceRenorm, Range, Pdist and Slogdet against host references (contiguous, transposed
+/// InplaceRenorm, Range, Pdist, Slogdet and LinalgQr against host references (contiguous, transposed
 /// and strided inputs), with their documented argument errors.
 #[test]
 fn reference_operators_11_match_the_host_reference() {
@@ -659,6 +659,7 @@ fn reference_operators_11_match_the_host_reference() {
         "ok range",
         "ok pdist",
         "ok slogdet",
+        "ok linalg qr",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -687,6 +688,9 @@ fn reference_operators_11_match_the_host_reference() {
         "aclnnSlogdetGetWorkspaceSize: logOut is nullptr",
         "aclnnSlogdetGetWorkspaceSize: self must be a batch of square matrices (*, n, n) with n > 0, but its shape is [2, 3]",
         "aclnnSlogdetGetWorkspaceSize: signOut has shape [2], expected []",
+        "aclnnLinalgQrGetWorkspaceSize: R is nullptr",
+        "aclnnLinalgQrGetWorkspaceSize: mode must be 0 (reduced), 1 (complete) or 2 (r), but it is 3",
+        "aclnnLinalgQrGetWorkspaceSize: Q has shape [4, 4], expected [4, 3]",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

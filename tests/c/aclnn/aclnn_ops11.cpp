@@ -1,9 +1,11 @@
 /* More operators of the aclnn reference, against float64 host references: IndexFillTensor /
- * InplaceIndexFillTensor, Renorm / InplaceRenorm, Range, Pdist, Slogdet; each with
+ * InplaceIndexFillTensor, Renorm / InplaceRenorm, Range, Pdist, Slogdet, LinalgQr; each with
  * documented argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: data movement, integer results and Range exactly; float32 values to 1e-6
  * relative (computed in float64 and rounded once), float16 to 1e-3; Slogdet to 1e-6
- * (float32) and 1e-12 (double). Inputs include transposed and strided views. */
+ * (float32) and 1e-12 (double); LinalgQr by its properties (Q R = A, Q's columns
+ * orthonormal, R upper triangular) to 1e-5 (float32) and 1e-12 (double), 1e-2 (float16).
+ * Inputs include transposed and strided views. */
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,6 +15,7 @@
 #include "aclnnop/aclnn_range.h"
 #include "aclnnop/aclnn_pdist.h"
 #include "aclnnop/aclnn_slogdet.h"
+#include "aclnnop/aclnn_linalg_qr.h"
 
 static aclrtStream S;
 
@@ -317,6 +320,88 @@ static void slogdet() {
     printf("ok slogdet\n");
 }
 
+/* Q R = A, Q^T Q = I and R upper triangular for one [m, n] matrix (dense row-major) */
+static void check_qr(const char *what, const std::vector<double> &A, const std::vector<double> &Q,
+                     const std::vector<double> &R, int m, int n, int qc, int rr, double tol) {
+    g_checks++;
+    for (int i = 0; i < m; i++)
+        for (int c = 0; c < n; c++) {
+            double s = 0;
+            for (int t = 0; t < std::min(qc, rr); t++) s += Q[i * qc + t] * R[t * n + c];
+            if (std::fabs(s - A[i * n + c]) > tol * (1 + std::fabs(A[i * n + c]))) {
+                printf("FAIL %s: (Q R)[%d, %d] is %.9g, A is %.9g\n", what, i, c, s, A[i * n + c]);
+                g_fail++;
+                return;
+            }
+        }
+    for (int a = 0; a < qc; a++)
+        for (int b = 0; b < qc; b++) {
+            double s = 0;
+            for (int i = 0; i < m; i++) s += Q[i * qc + a] * Q[i * qc + b];
+            if (std::fabs(s - (a == b)) > tol) {
+                printf("FAIL %s: (Q^T Q)[%d, %d] is %.9g\n", what, a, b, s);
+                g_fail++;
+                return;
+            }
+        }
+    for (int i = 0; i < rr; i++)
+        for (int c = 0; c < std::min(i, n); c++)
+            if (R[i * n + c] != 0) {
+                printf("FAIL %s: R[%d, %d] is %.9g below the diagonal\n", what, i, c, R[i * n + c]);
+                g_fail++;
+                return;
+            }
+}
+
+static void linalg_qr() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    struct Case {
+        int m, n, mode;
+        aclDataType t;
+        Layout l;
+    };
+    for (Case c : {Case{4, 3, 0, ACL_FLOAT, TRANSPOSED}, Case{4, 3, 1, ACL_DOUBLE, STRIDED}, Case{2, 5, 0, ACL_FLOAT, CONTIG},
+                   Case{5, 5, 1, ACL_FLOAT16, CONTIG}, Case{3, 4, 1, ACL_DOUBLE, TRANSPOSED}}) {
+        int k = std::min(c.m, c.n), qc = c.mode == 1 ? c.m : k, rr = qc;
+        std::vector<double> X = values(2 * c.m * c.n, c.t, 7);
+        Dev x = make({2, c.m, c.n}, c.t, X, c.l), q = make({2, c.m, qc}, c.t, {0}), r = make({2, rr, c.n}, c.t, {0}, STRIDED);
+        RUN(S, aclnnLinalgQr, x.t, c.mode, q.t, r.t);
+        std::vector<double> Q = read(q), R = read(r);
+        double tol = c.t == ACL_DOUBLE ? 1e-12 : c.t == ACL_FLOAT ? 1e-5 : 1e-2;
+        for (int b = 0; b < 2; b++) {
+            char what[96];
+            snprintf(what, sizeof what, "LinalgQr %s %s [2, %d, %d] mode %d, matrix %d", dname(c.t), lname(c.l), c.m, c.n,
+                     c.mode, b);
+            check_qr(what, {X.begin() + b * c.m * c.n, X.begin() + (b + 1) * c.m * c.n},
+                     {Q.begin() + b * c.m * qc, Q.begin() + (b + 1) * c.m * qc},
+                     {R.begin() + b * rr * c.n, R.begin() + (b + 1) * rr * c.n}, c.m, c.n, qc, rr, tol);
+        }
+        for (Dev *d : {&x, &q, &r}) release(*d);
+    }
+    /* mode 2 ('r'): Q empty, R as in mode 0 */
+    std::vector<double> X = values(12, ACL_FLOAT, 8);
+    Dev x = make({4, 3}, ACL_FLOAT, X), q0 = make({0}, ACL_FLOAT, {0}), r = make({3, 3}, ACL_FLOAT, {0});
+    Dev q = make({4, 3}, ACL_FLOAT, {0}), r0 = make({3, 3}, ACL_FLOAT, {0});
+    RUN(S, aclnnLinalgQr, x.t, 2, q0.t, r.t);
+    RUN(S, aclnnLinalgQr, x.t, 0, q.t, r0.t);
+    compare("LinalgQr mode 2 gives mode 0's R", read(r), read(r0), 0);
+    /* errors */
+    Dev x1 = make({4}, ACL_FLOAT, {1}), xi = make({4, 3}, ACL_INT32, {1}), qh = make({4, 3}, ACL_FLOAT16, {0});
+    Dev q44 = make({4, 4}, ACL_FLOAT, {0});
+    expect_code("LinalgQr null self", aclnnLinalgQrGetWorkspaceSize(nullptr, 0, q.t, r.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("LinalgQr null R", aclnnLinalgQrGetWorkspaceSize(x.t, 0, q.t, nullptr, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("LinalgQr 1-D self", aclnnLinalgQrGetWorkspaceSize(x1.t, 0, q.t, r.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("LinalgQr int32 self", aclnnLinalgQrGetWorkspaceSize(xi.t, 0, q.t, r.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("LinalgQr float16 Q of a float self", aclnnLinalgQrGetWorkspaceSize(x.t, 0, qh.t, r.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("LinalgQr mode 3", aclnnLinalgQrGetWorkspaceSize(x.t, 3, q.t, r.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("LinalgQr complete Q [4, 4] for mode 0", aclnnLinalgQrGetWorkspaceSize(x.t, 0, q44.t, r.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    for (Dev *d : {&x, &q0, &r, &q, &r0, &x1, &xi, &qh, &q44}) release(*d);
+    printf("ok linalg qr\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -326,6 +411,7 @@ int main() {
     range();
     pdist();
     slogdet();
+    linalg_qr();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;
