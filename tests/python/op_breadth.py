@@ -3,7 +3,7 @@
 isinf/isposinf/isneginf, logaddexp(2), heaviside, sinc, logit, addmv, outer, addbmm, inverse,
 eye, index_copy, normal, randperm, multinomial; linalg.cross, F.unfold, frac, 3-D nearest
 interpolation and its gradient, unique along a dimension; index_fill, renorm, range, pdist,
-slogdet), each against CPU torch (random ones by
+slogdet, linalg.qr), each against CPU torch (random ones by
 range and sample statistics), and a torch.optim.AdamW run. Prints PASS/FAIL per case and
 exits 1 when any case fails.
 """
@@ -77,6 +77,9 @@ chk("arange_float", lambda a: torch.arange(-1, 4, 0.5, device=a.device), torch.z
 chk("pdist", lambda a: F.pdist(a), torch.randn(6, 5))
 chk("pdist_p1", lambda a: F.pdist(a, p=1), torch.randn(5, 3))
 chk("slogdet", lambda a: torch.stack(torch.slogdet(a)), torch.randn(3, 4, 4))
+chk("linalg_qr", lambda a: torch.cat([t.flatten() for t in torch.linalg.qr(a)]), torch.randn(2, 5, 3))
+chk("linalg_qr_complete", lambda a: torch.cat([t.flatten() for t in torch.linalg.qr(a, mode="complete")]), torch.randn(4, 3))
+chk("linalg_qr_r", lambda a: torch.linalg.qr(a, mode="r")[1], torch.randn(3, 6))
 try:
     n = torch.normal(torch.zeros(1000, device=D), torch.ones(1000, device=D)).cpu()
     assert abs(n.mean()) < 0.2 and abs(n.std() - 1) < 0.2
