@@ -643,8 +643,8 @@ fn more_reference_operators_match_the_host_reference() {
 }
 
 /// `tests/c/aclnn/aclnn_ops11.cpp`: IndexFillTensor / InplaceIndexFillTensor, Renorm /
-/// InplaceRenorm, Range, Pdist, Slogdet and LinalgQr against host references (contiguous, transposed
-/// and strided inputs), with their documented argument errors.
+/// InplaceRenorm, Range, Pdist, Slogdet and LinalgQr against host references (contiguous,
+/// transposed and strided inputs), with their documented argument errors.
 #[test]
 fn reference_operators_11_match_the_host_reference() {
     let work = scratch("aclnn-ops11");
