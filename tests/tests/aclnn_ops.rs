@@ -22,7 +22,7 @@
 //!   Erfc, Asinh, Acosh, Atanh, Erfinv, NanToNum;
 //! - `aclnn_ops10.cpp`: LinalgCross, Im2col, Einsum, InstanceNorm, ApplyAdamW (V1), Frac,
 //!   UpsampleNearest3d (+Backward), UniqueDim and their argument errors;
-//! - `aclnn_ops11.cpp`: IndexFillTensor (+ in place), Renorm (+ in place), Range, Pdist,
+//! - `aclnn_ops11.cpp`: IndexFillTensor, IndexFill, Renorm (each + in place), Range, Pdist,
 //!   Slogdet, LinalgQr and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
@@ -642,9 +642,10 @@ fn more_reference_operators_match_the_host_reference() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
-/// `tests/c/aclnn/aclnn_ops11.cpp`: IndexFillTensor / InplaceIndexFillTensor, Renorm /
-/// InplaceRenorm, Range, Pdist, Slogdet and LinalgQr against host references (contiguous,
-/// transposed and strided inputs), with their documented argument errors.
+/// `tests/c/aclnn/aclnn_ops11.cpp`: IndexFillTensor / InplaceIndexFillTensor, IndexFill /
+/// InplaceIndexFill, Renorm / InplaceRenorm, Range, Pdist, Slogdet and LinalgQr against host
+/// references (contiguous, transposed and strided inputs), with their documented argument
+/// errors.
 #[test]
 fn reference_operators_11_match_the_host_reference() {
     let work = scratch("aclnn-ops11");
@@ -677,6 +678,8 @@ fn reference_operators_11_match_the_host_reference() {
     for msg in [
         "aclnnIndexFillTensorGetWorkspaceSize: index is nullptr",
         "aclnnIndexFillTensorGetWorkspaceSize: index 4 is out of range for dimension 1 of size 4",
+        "aclnnIndexFillGetWorkspaceSize: value is nullptr",
+        "aclnnIndexFillGetWorkspaceSize: index must be 1-D or 0-d, but its shape is [1, 2]",
         "aclnnRenormGetWorkspaceSize: maxNorm is nullptr",
         "aclnnRenormGetWorkspaceSize: self has data type ACL_INT32, which is not supported",
         "aclnnRenormGetWorkspaceSize: p must be positive, but it is -1",

@@ -1,5 +1,5 @@
 /* More operators of the aclnn reference, against float64 host references: IndexFillTensor /
- * InplaceIndexFillTensor, Renorm / InplaceRenorm, Range, Pdist, Slogdet, LinalgQr; each with
+ * InplaceIndexFillTensor, IndexFill / InplaceIndexFill (indices in a tensor), Renorm / InplaceRenorm, Range, Pdist, Slogdet, LinalgQr; each with
  * documented argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: data movement, integer results and Range exactly; float32 values to 1e-6
  * relative (computed in float64 and rounded once), float16 to 1e-3; Slogdet to 1e-6
@@ -11,6 +11,7 @@
 #include <cstring>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_index_fill_tensor.h"
+#include "aclnnop/aclnn_index_fill.h"
 #include "aclnnop/aclnn_renorm.h"
 #include "aclnnop/aclnn_range.h"
 #include "aclnnop/aclnn_pdist.h"
@@ -74,12 +75,37 @@ static void index_fill() {
                 aclnnIndexFillTensorGetWorkspaceSize(x.t, 1, idx, v, oi.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
     expect_code("InplaceIndexFillTensor dim 2 of a 2-D self",
                 aclnnInplaceIndexFillTensorGetWorkspaceSize(y.t, 2, i2, m7, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    /* IndexFill: indices in an int64 tensor {-1, 7, 1}; 7 is out of range and skipped */
+    Dev it = make({3}, ACL_INT64, {-1, 7, 1}), o2 = make({3, 4}, ACL_FLOAT, {0});
+    RUN(S, aclnnIndexFill, x.t, 1, it.t, v, o2.t);
+    std::vector<double> w2(X);
+    for (int r = 0; r < 3; r++) w2[r * 4 + 3] = w2[r * 4 + 1] = 2.5;
+    compare("IndexFill transposed float [3, 4], dim 1, index tensor {-1, 7, 1} (7 skipped)", read(o2), w2, 0);
+    /* InplaceIndexFill on float16 [2, 3, 2], dim -2, int32 0-d index 0 */
+    std::vector<double> Z = values(12, ACL_FLOAT16, 3);
+    Dev z = make({2, 3, 2}, ACL_FLOAT16, Z), i0 = make({}, ACL_INT32, {0});
+    RUN(S, aclnnInplaceIndexFill, z.t, -2, i0.t, v);
+    std::vector<double> wz(Z);
+    for (int b = 0; b < 2; b++)
+        for (int c = 0; c < 2; c++) wz[b * 6 + c] = 2.5;
+    compare("InplaceIndexFill float16 [2, 3, 2], dim -2, 0-d int32 index 0", read(z), wz, 0);
+    Dev ifl = make({2}, ACL_FLOAT, {0}), i2d = make({1, 2}, ACL_INT64, {0});
+    expect_code("IndexFill null index", aclnnIndexFillGetWorkspaceSize(x.t, 1, nullptr, v, o2.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("IndexFill null value", aclnnIndexFillGetWorkspaceSize(x.t, 1, it.t, nullptr, o2.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("IndexFill float index", aclnnIndexFillGetWorkspaceSize(x.t, 1, ifl.t, v, o2.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("IndexFill 2-D index", aclnnIndexFillGetWorkspaceSize(x.t, 1, i2d.t, v, o2.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("InplaceIndexFill dim 3 of a 3-D self", aclnnInplaceIndexFillGetWorkspaceSize(z.t, 3, i0.t, v, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
     aclDestroyIntArray(idx);
     aclDestroyIntArray(i2);
     aclDestroyIntArray(far);
     aclDestroyScalar(v);
     aclDestroyScalar(m7);
-    for (Dev *d : {&x, &o, &y, &oi}) release(*d);
+    for (Dev *d : {&x, &o, &y, &oi, &it, &o2, &z, &i0, &ifl, &i2d}) release(*d);
     printf("ok index fill\n");
 }
 
