@@ -2,7 +2,8 @@
 `sampling.rs` and `optim.rs` through torch_npu (F.glu, F.prelu, F.threshold, F.celu, F.selu,
 isinf/isposinf/isneginf, logaddexp(2), heaviside, sinc, logit, addmv, outer, addbmm, inverse,
 eye, index_copy, normal, randperm, multinomial; linalg.cross, F.unfold, frac, 3-D nearest
-interpolation and its gradient, unique along a dimension), each against CPU torch (random ones by
+interpolation and its gradient, unique along a dimension; index_fill, renorm, range, pdist,
+slogdet, linalg.qr), each against CPU torch (random ones by
 range and sample statistics), and a torch.optim.AdamW run. Prints PASS/FAIL per case and
 exits 1 when any case fails.
 """
@@ -67,6 +68,18 @@ def unique_dim(a):
     return torch.cat([v.flatten().float(), i.float(), c.float()])
 chk("unique_dim", unique_dim, torch.tensor([[3, 1, 3, -1], [0, 5, 0, 2]]))
 chk("unique_dim_float", lambda a: torch.unique(a, dim=0), torch.tensor([[1.5, 2.0], [0.5, 1.0], [1.5, 2.0]]))
+chk("index_fill", lambda a, i: a.index_fill(1, i, -2.5), torch.randn(3, 5), torch.tensor([0, 4, 2]))
+chk("index_fill_", lambda a, i: a.clone().index_fill_(0, i, torch.tensor(7)), torch.randint(-9, 9, (4, 3)), torch.tensor([1]))
+chk("renorm", lambda a: torch.renorm(a, 2, 0, 0.5), torch.randn(4, 3))
+chk("renorm_", lambda a: a.clone().renorm_(1, 1, 1.0), torch.randn(2, 3, 4))
+chk("range", lambda a: torch.range(-1, 4, 0.5, device=a.device), torch.zeros(1))
+chk("arange_float", lambda a: torch.arange(-1, 4, 0.5, device=a.device), torch.zeros(1))
+chk("pdist", lambda a: F.pdist(a), torch.randn(6, 5))
+chk("pdist_p1", lambda a: F.pdist(a, p=1), torch.randn(5, 3))
+chk("slogdet", lambda a: torch.stack(torch.slogdet(a)), torch.randn(3, 4, 4))
+chk("linalg_qr", lambda a: torch.cat([t.flatten() for t in torch.linalg.qr(a)]), torch.randn(2, 5, 3))
+chk("linalg_qr_complete", lambda a: torch.cat([t.flatten() for t in torch.linalg.qr(a, mode="complete")]), torch.randn(4, 3))
+chk("linalg_qr_r", lambda a: torch.linalg.qr(a, mode="r")[1], torch.randn(3, 6))
 try:
     n = torch.normal(torch.zeros(1000, device=D), torch.ones(1000, device=D)).cpu()
     assert abs(n.mean()) < 0.2 and abs(n.std() - 1) < 0.2

@@ -22,6 +22,8 @@
 //!   Erfc, Asinh, Acosh, Atanh, Erfinv, NanToNum;
 //! - `aclnn_ops10.cpp`: LinalgCross, Im2col, Einsum, InstanceNorm, ApplyAdamW (V1), Frac,
 //!   UpsampleNearest3d (+Backward), UniqueDim and their argument errors;
+//! - `aclnn_ops11.cpp`: IndexFillTensor, IndexFill, Renorm (each + in place), Range, Pdist,
+//!   Slogdet, LinalgQr and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -634,6 +636,64 @@ fn more_reference_operators_match_the_host_reference() {
         "aclnnUpsampleNearest3dBackwardGetWorkspaceSize: inputSize is nullptr",
         "aclnnUniqueDimGetWorkspaceSize: dim 2 is out of range [-2, 1]",
         "aclnnUniqueDimGetWorkspaceSize: inverseOut has data type ACL_INT32, which is not supported",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_ops11.cpp`: IndexFillTensor / InplaceIndexFillTensor, IndexFill /
+/// InplaceIndexFill, Renorm / InplaceRenorm, Range, Pdist, Slogdet and LinalgQr against host
+/// references (contiguous, transposed and strided inputs), with their documented argument
+/// errors.
+#[test]
+fn reference_operators_11_match_the_host_reference() {
+    let work = scratch("aclnn-ops11");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops11.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok index fill",
+        "ok renorm",
+        "ok range",
+        "ok pdist",
+        "ok slogdet",
+        "ok linalg qr",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 50, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnIndexFillTensorGetWorkspaceSize: index is nullptr",
+        "aclnnIndexFillTensorGetWorkspaceSize: index 4 is out of range for dimension 1 of size 4",
+        "aclnnIndexFillGetWorkspaceSize: value is nullptr",
+        "aclnnIndexFillGetWorkspaceSize: index must be 1-D or 0-d, but its shape is [1, 2]",
+        "aclnnRenormGetWorkspaceSize: maxNorm is nullptr",
+        "aclnnRenormGetWorkspaceSize: self has data type ACL_INT32, which is not supported",
+        "aclnnRenormGetWorkspaceSize: p must be positive, but it is -1",
+        "aclnnInplaceRenormGetWorkspaceSize: dim 2 is out of range [-2, 1]",
+        "aclnnRangeGetWorkspaceSize: out must be 1-D with 11 elements for range(0, 5, 0.5); it has shape [10]",
+        "aclnnRangeGetWorkspaceSize: step -4 goes away from end 5 (start 0)",
+        "aclnnPdistGetWorkspaceSize: out has shape [5], expected [6]",
+        "aclnnPdistGetWorkspaceSize: self must be 2-D, but its shape is [2, 2, 3]",
+        "aclnnSlogdetGetWorkspaceSize: logOut is nullptr",
+        "aclnnSlogdetGetWorkspaceSize: self must be a batch of square matrices (*, n, n) with n > 0, but its shape is [2, 3]",
+        "aclnnSlogdetGetWorkspaceSize: signOut has shape [2], expected []",
+        "aclnnLinalgQrGetWorkspaceSize: R is nullptr",
+        "aclnnLinalgQrGetWorkspaceSize: mode must be 0 (reduced), 1 (complete) or 2 (r), but it is 3",
+        "aclnnLinalgQrGetWorkspaceSize: Q has shape [4, 4], expected [4, 3]",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

@@ -533,7 +533,7 @@ for r in 0 1 2; do echo "== rank $r exit $(cat code$r)"; grep -v CAN_EXIT out$r.
     );
 }
 
-/// An operator npu-emu does not have (`tests/python/missing_op.py`, `torch.renorm`): a Python
+/// An operator npu-emu does not have (`tests/python/missing_op.py`, `F.avg_pool3d`): a Python
 /// exception (exit 1, not a signal) whose message names the aclop type torch_npu fell back
 /// to; with `ASCEND_GLOBAL_LOG_LEVEL=2` also the aclnn function and the torch operator.
 #[test]
@@ -543,7 +543,10 @@ fn an_operator_we_do_not_have_is_named() {
     let all = r.all();
     assert_eq!(r.code, Some(1), "{all}");
     assert!(all.contains("RuntimeError"), "{all}");
-    assert!(all.contains("op type \"Renorm\" is not supported"), "{all}");
+    assert!(
+        all.contains("op type \"AvgPool3D\" is not supported"),
+        "{all}"
+    );
     assert!(all.contains("ASCEND_GLOBAL_LOG_LEVEL=2"), "{all}");
     assert!(!all.contains("missing_op: unexpectedly computed"), "{all}");
 
@@ -555,7 +558,7 @@ fn an_operator_we_do_not_have_is_named() {
     let all = r.all();
     assert_eq!(r.code, Some(1), "{all}");
     assert!(
-        all.contains("libopapi.so has no aclnnRenorm") && all.contains("acl_op::renorm"),
+        all.contains("libopapi.so has no aclnnAvgPool3d") && all.contains("acl_op::avg_pool3d"),
         "{all}"
     );
 }
@@ -755,8 +758,9 @@ fn c10d_on_two_hosts_npu_emu_run_nnodes() {
 /// operators of `ops/breadth.rs`, `linalg.rs`, `sampling.rs` and `optim.rs` (GLU, PReLU with
 /// a per-channel weight, threshold, CELU, SELU, the infinity predicates, logaddexp, heaviside,
 /// sinc, logit, addmv, outer, addbmm, inverse, eye, index_copy, normal, randperm, multinomial;
-/// linalg.cross, F.unfold, frac, 3-D nearest interpolation, unique along a dimension) and a
-/// torch.optim.AdamW run against CPU torch, with gradients where differentiable.
+/// linalg.cross, F.unfold, frac, 3-D nearest interpolation, unique along a dimension;
+/// index_fill, renorm, range, pdist, slogdet, linalg.qr) and a torch.optim.AdamW run against
+/// CPU torch, with gradients where differentiable.
 #[test]
 fn breadth_operators_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -778,6 +782,16 @@ fn breadth_operators_match_cpu_through_torch_npu() {
         "frac_",
         "upsample_nearest3d",
         "unique_dim",
+        "index_fill",
+        "index_fill_",
+        "renorm",
+        "renorm_",
+        "range",
+        "pdist",
+        "slogdet",
+        "linalg_qr",
+        "linalg_qr_complete",
+        "linalg_qr_r",
     ] {
         assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
     }

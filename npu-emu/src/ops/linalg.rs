@@ -3,7 +3,7 @@
 //! (`beta * self + alpha * sum_b batch1[b] @ batch2[b]`), the inverse of square matrices
 //! (batched), the cross product along one dimension and einsum (any number of operands,
 //! letters only, no ellipsis; parsed by [`Einsum::parse`], contracted by a plain loop over
-//! every label in float64 or wrapping i64).
+//! every label in float64 or wrapping i64), `renorm`, `pdist`, `slogdet` and `qr` (float64).
 //!
 //! Products go through [`super::matmul::matmul`] (float32 accumulation, float64 for double);
 //! `addbmm` sums the batch in a float64 scratch and rounds once into the output. The inverse
@@ -459,6 +459,180 @@ pub fn einsum(e: &Einsum, xs: &[View], out: &View) -> Result<(), String> {
     )
 }
 
+/// The p-norm of `xs` in float64: `max |x|` for p = inf, the count of nonzeros for p = 0.
+fn pnorm(xs: impl Iterator<Item = f64>, p: f64) -> f64 {
+    if p == f64::INFINITY {
+        xs.fold(0.0, |m, x| m.max(x.abs()))
+    } else if p == 0.0 {
+        xs.filter(|x| *x != 0.0).count() as f64
+    } else if p == 1.0 {
+        xs.map(f64::abs).sum()
+    } else if p == 2.0 {
+        xs.map(|x| x * x).sum::<f64>().sqrt()
+    } else {
+        xs.map(|x| x.abs().powf(p)).sum::<f64>().powf(1.0 / p)
+    }
+}
+
+/// `out = renorm(x, p, dim, maxnorm)`: each slice of `x` at an index of dimension `dim`
+/// whose p-norm exceeds `maxnorm` is scaled by `maxnorm / (norm + 1e-7)` (PyTorch's
+/// formula), the others are copied. Norms and products in float64, one rounding.
+pub fn renorm(x: &View, p: f64, dim: usize, maxnorm: f64, out: &View) -> Result<(), String> {
+    let mut b: Vec<f64> = load(x, DType::F64)?;
+    let n = x.shape.get(dim).copied().unwrap_or(1);
+    let inner: usize = x.shape.iter().skip(dim + 1).product();
+    let outer = b.len().checked_div(n * inner).unwrap_or(0);
+    for j in 0..n {
+        let idx = move |k: usize| ((k / inner) * n + j) * inner + k % inner;
+        let norm = pnorm((0..outer * inner).map(|k| b[idx(k)]), p);
+        if norm > maxnorm {
+            let f = maxnorm / (norm + 1e-7);
+            for k in 0..outer * inner {
+                b[idx(k)] *= f;
+            }
+        }
+    }
+    store(b, DType::F64, out)
+}
+
+/// `out = pdist(x, p)`: the p-norm distances of the row pairs (i, j), i < j, of the
+/// `[N, M]` matrix `x`, in the order (0, 1) … (0, N-1), (1, 2) … (N-2, N-1); float64.
+pub fn pdist(x: &View, p: f64, out: &View) -> Result<(), String> {
+    let a: Vec<f64> = load(x, DType::F64)?;
+    let (n, m) = (x.shape[0], x.shape[1]);
+    let mut r = Vec::with_capacity(n * n.saturating_sub(1) / 2);
+    for i in 0..n {
+        for j in i + 1..n {
+            r.push(pnorm((0..m).map(|k| a[i * m + k] - a[j * m + k]), p));
+        }
+    }
+    store(r, DType::F64, out)
+}
+
+/// `(sign, log|det|)` of each square matrix of the batch `x` (`[*, n, n]`) into `sign` and
+/// `logabs` (`[*]`): LU decomposition with partial pivoting in float64; a singular matrix
+/// gives sign 0 and log -inf, as the reference says.
+pub fn slogdet(x: &View, sign: &View, logabs: &View) -> Result<(), String> {
+    let a: Vec<f64> = load(x, DType::F64)?;
+    let nd = x.ndim();
+    let n = x.shape[nd - 1];
+    let batch: usize = x.shape[..nd - 2].iter().product();
+    let (mut sg, mut lg) = (vec![0f64; batch], vec![0f64; batch]);
+    for bi in 0..batch {
+        let mut m = a[bi * n * n..(bi + 1) * n * n].to_vec();
+        let (mut s, mut l) = (1f64, 0f64);
+        for col in 0..n {
+            let p = (col..n)
+                .max_by(|&i, &j| m[i * n + col].abs().total_cmp(&m[j * n + col].abs()))
+                .unwrap_or(col);
+            let pv = m[p * n + col];
+            if pv == 0.0 {
+                s = 0.0;
+                l = f64::NEG_INFINITY;
+                break;
+            }
+            if p != col {
+                for c in 0..n {
+                    m.swap(p * n + c, col * n + c);
+                }
+                s = -s;
+            }
+            if pv < 0.0 {
+                s = -s;
+            }
+            l += pv.abs().ln();
+            for r in col + 1..n {
+                let f = m[r * n + col] / pv;
+                if f != 0.0 {
+                    for c in col..n {
+                        m[r * n + c] -= f * m[col * n + c];
+                    }
+                }
+            }
+        }
+        sg[bi] = s;
+        lg[bi] = l;
+    }
+    store(sg, DType::F64, sign)?;
+    store(lg, DType::F64, logabs)
+}
+
+/// QR decomposition of each `[m, n]` matrix of the batch `x` by Householder reflections in
+/// float64, LAPACK's convention (`geqrf`: `beta = -sign(alpha) * norm`, so R's diagonal may be
+/// negative; `orgqr` forms Q), which is what CPU PyTorch returns. `q` is `[*, m, k]`
+/// (reduced) or `[*, m, m]` (complete), or `None` (mode 'r'); `r` is `[*, rows, n]` with
+/// `rows` k or m (the rows below k are zero). `k = min(m, n)`.
+pub fn qr(x: &View, q: Option<&View>, r: &View) -> Result<(), String> {
+    let a: Vec<f64> = load(x, DType::F64)?;
+    let nd = x.ndim();
+    let (m, n) = (x.shape[nd - 2], x.shape[nd - 1]);
+    let k = m.min(n);
+    let batch: usize = x.shape[..nd - 2].iter().product();
+    let qc = q.map(|q| q.shape[q.ndim() - 1]).unwrap_or(0);
+    let rr = r.shape[r.ndim() - 2];
+    let (mut qs, mut rs) = (vec![0f64; batch * m * qc], vec![0f64; batch * rr * n]);
+    for bi in 0..batch {
+        let mut w = a[bi * m * n..(bi + 1) * m * n].to_vec();
+        let mut taus = vec![0f64; k];
+        for j in 0..k {
+            let alpha = w[j * n + j];
+            let xn = (j + 1..m).map(|i| w[i * n + j].powi(2)).sum::<f64>().sqrt();
+            if xn == 0.0 {
+                continue;
+            }
+            let beta = -alpha.signum() * alpha.hypot(xn);
+            taus[j] = (beta - alpha) / beta;
+            let sc = 1.0 / (alpha - beta);
+            for i in j + 1..m {
+                w[i * n + j] *= sc;
+            }
+            w[j * n + j] = beta;
+            // apply H = I - tau v v^T (v = [1, w[j+1.., j]]) to the columns right of j
+            for c in j + 1..n {
+                let dot =
+                    w[j * n + c] + (j + 1..m).map(|i| w[i * n + j] * w[i * n + c]).sum::<f64>();
+                let f = taus[j] * dot;
+                w[j * n + c] -= f;
+                for i in j + 1..m {
+                    w[i * n + c] -= f * w[i * n + j];
+                }
+            }
+        }
+        for i in 0..rr.min(m) {
+            for c in i..n {
+                rs[(bi * rr + i) * n + c] = w[i * n + c];
+            }
+        }
+        if qc > 0 {
+            // Q = H_0 … H_{k-1} applied to the first qc columns of the identity
+            let qm = &mut qs[bi * m * qc..(bi + 1) * m * qc];
+            for i in 0..m.min(qc) {
+                qm[i * qc + i] = 1.0;
+            }
+            for j in (0..k).rev() {
+                if taus[j] == 0.0 {
+                    continue;
+                }
+                for c in 0..qc {
+                    let dot = qm[j * qc + c]
+                        + (j + 1..m)
+                            .map(|i| w[i * n + j] * qm[i * qc + c])
+                            .sum::<f64>();
+                    let f = taus[j] * dot;
+                    qm[j * qc + c] -= f;
+                    for i in j + 1..m {
+                        qm[i * qc + c] -= f * w[i * n + j];
+                    }
+                }
+            }
+        }
+    }
+    if let Some(q) = q {
+        store(qs, DType::F64, q)?;
+    }
+    store(rs, DType::F64, r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,5 +708,61 @@ mod tests {
         let vm = View::of_slice(&mut m, DType::F64, &[2, 2]);
         einsum(&t, &[vm], &vt).unwrap();
         assert_eq!(tr, vec![5.0]);
+    }
+
+    #[test]
+    fn renorm_pdist_and_slogdet() {
+        // rows [1,1,1], [2,2,2], [3,3,3]; p = 1, dim 0, maxnorm 5 (the reference's example)
+        let mut x = vec![1f64, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0];
+        let mut o = vec![0f64; 9];
+        let vx = View::of_slice(&mut x, DType::F64, &[3, 3]);
+        let vo = View::of_slice(&mut o, DType::F64, &[3, 3]);
+        renorm(&vx, 1.0, 0, 5.0, &vo).unwrap();
+        assert_eq!(&o[..3], &[1.0, 1.0, 1.0]);
+        assert!((o[3] - 2.0 * 5.0 / (6.0 + 1e-7)).abs() < 1e-12);
+        assert!((o[8] - 3.0 * 5.0 / (9.0 + 1e-7)).abs() < 1e-12);
+        let mut d = vec![0f64; 3];
+        let vd = View::of_slice(&mut d, DType::F64, &[3]);
+        pdist(&vx, 2.0, &vd).unwrap();
+        let r3 = 3f64.sqrt();
+        assert!(
+            (d[0] - r3).abs() < 1e-12
+                && (d[1] - 2.0 * r3).abs() < 1e-12
+                && (d[2] - r3).abs() < 1e-12
+        );
+        // det [[0, 2], [3, 1]] = -6; a singular one
+        let mut m = vec![0f64, 2.0, 3.0, 1.0, 1.0, 2.0, 2.0, 4.0];
+        let (mut s, mut l) = (vec![0f64; 2], vec![0f64; 2]);
+        let vm = View::of_slice(&mut m, DType::F64, &[2, 2, 2]);
+        let vs = View::of_slice(&mut s, DType::F64, &[2]);
+        let vl = View::of_slice(&mut l, DType::F64, &[2]);
+        slogdet(&vm, &vs, &vl).unwrap();
+        assert_eq!(s, vec![-1.0, 0.0]);
+        assert!((l[0] - 6f64.ln()).abs() < 1e-12 && l[1] == f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn qr_reconstructs_the_matrix() {
+        for (m, n, qc, rr) in [(4, 3, 3, 3), (4, 3, 4, 4), (2, 5, 2, 2)] {
+            let mut x: Vec<f64> = (0..m * n).map(|i| ((i * 7 % 11) as f64) - 5.0).collect();
+            let mut q = vec![0f64; m * qc];
+            let mut r = vec![0f64; rr * n];
+            let vx = View::of_slice(&mut x, DType::F64, &[m, n]);
+            let vq = View::of_slice(&mut q, DType::F64, &[m, qc]);
+            let vr = View::of_slice(&mut r, DType::F64, &[rr, n]);
+            qr(&vx, Some(&vq), &vr).unwrap();
+            for i in 0..m {
+                for c in 0..n {
+                    let s: f64 = (0..qc.min(rr)).map(|t| q[i * qc + t] * r[t * n + c]).sum();
+                    assert!((s - x[i * n + c]).abs() < 1e-12, "{m}x{n}: ({i}, {c})");
+                }
+            }
+            for c1 in 0..qc {
+                for c2 in 0..qc {
+                    let s: f64 = (0..m).map(|i| q[i * qc + c1] * q[i * qc + c2]).sum();
+                    assert!((s - if c1 == c2 { 1.0 } else { 0.0 }).abs() < 1e-12);
+                }
+            }
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! from the end, as PyTorch allows); one outside `[-n, n)` fails the task with a message
 //! naming it.
 
-use super::dtype::Class;
+use super::dtype::{Class, DType};
 use super::iter;
 use super::shape::narrow;
 use super::view::View;
@@ -101,6 +101,21 @@ pub fn index_fill(
         }
     }
     Ok(())
+}
+
+/// [`index_fill`] with the indices in a device tensor (`aclnnIndexFill`): negative indices
+/// count from the end; indices outside `[-n, n)` are skipped, as the reference says.
+pub fn index_fill_indices(
+    x: &View,
+    dim: usize,
+    index: &View,
+    value: (f64, i64),
+    out: &View,
+) -> Result<(), String> {
+    let n = if out.ndim() == 0 { 1 } else { out.shape[dim] } as i64;
+    let idx: Vec<i64> = super::extra::load(index, DType::I64)?;
+    let kept: Vec<i64> = idx.into_iter().filter(|&t| t >= -n && t < n).collect();
+    index_fill(x, dim, &kept, value, out)
 }
 
 /// `torch.take`: `out[i] = self.flatten()[index[i]]` (`out` has `index`'s shape).

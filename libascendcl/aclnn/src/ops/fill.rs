@@ -1,5 +1,5 @@
 //! Fill and copy: `aclnn_zero.h`, `aclnn_ones.h`, `aclnn_fill_scalar.h`, `aclnn_copy.h`,
-//! `aclnn_cast.h`, `aclnn_cat.h`, `aclnn_constant_pad_nd.h`, `aclnn_arange.h`,
+//! `aclnn_cast.h`, `aclnn_cat.h`, `aclnn_constant_pad_nd.h`, `aclnn_arange.h`, `aclnn_range.h`,
 //! `aclnn_fill_tensor.h`.
 //!
 //! InplaceCopy copies any strides into any strides, broadcasting `src` to `selfRef`, with a
@@ -305,6 +305,63 @@ pub unsafe extern "C" fn aclnnArangeGetWorkspaceSize(
     )
 }
 
+/// `aclnnRange(start, end, step, out)` (`torch.range`): `floor((end - start) / step) + 1`
+/// values `start + i * step`, end included when it is reached (unlike Arange).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRangeGetWorkspaceSize(
+    start: *const c_void,
+    end: *const c_void,
+    step: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRangeGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::scalar(start, "start")?;
+            let e = a::scalar(end, "end")?;
+            let st = a::scalar(step, "step")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(
+                &o,
+                &[
+                    DType::F16,
+                    DType::F32,
+                    DType::F64,
+                    DType::BF16,
+                    DType::I32,
+                    DType::I64,
+                ],
+            )?;
+            let (fs, fe, fst) = (s.to_f64(), e.to_f64(), st.to_f64());
+            if fst == 0.0 || !fst.is_finite() || !fs.is_finite() || !fe.is_finite() {
+                return Err(NnError::invalid(format!(
+                    "start {fs}, end {fe} and step {fst} must be finite and step nonzero"
+                )));
+            }
+            if (fe - fs) * fst < 0.0 {
+                return Err(NnError::invalid(format!(
+                    "step {fst} goes away from end {fe} (start {fs})"
+                )));
+            }
+            let n = ((fe - fs) / fst).floor() as usize + 1;
+            if o.ndim() != 1 || o.numel() != n {
+                return Err(NnError::invalid(format!(
+                "out must be 1-D with {n} elements for range({fs}, {fe}, {fst}); it has shape {:?}",
+                o.shape()
+            )));
+            }
+            let (is, ist) = (s.to_i64(), st.to_i64());
+            let mut l = Launch::new("aclnnRange");
+            l.output(&o);
+            l.finish(move |v, _| shape::arange(fs, fst, is, ist, &v[0]))
+        },
+    )
+}
+
 /// `aclnnInplaceFillTensor(selfRef, value)`: fill with a one-element device tensor.
 #[no_mangle]
 pub unsafe extern "C" fn aclnnInplaceFillTensorGetWorkspaceSize(
@@ -343,7 +400,7 @@ pub unsafe extern "C" fn aclnnInplaceFillTensorGetWorkspaceSize(
     )
 }
 
-crate::phase2!(aclnnInplaceFillTensor);
+crate::phase2!(aclnnInplaceFillTensor, aclnnRange);
 
 crate::phase2!(
     aclnnInplaceZero,

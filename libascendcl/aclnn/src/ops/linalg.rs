@@ -11,6 +11,10 @@
 //! and one "->" (or none: the labels that appear once, sorted), over any number of operands
 //! of one data type, without ellipsis; torch_npu does not call it (torch.einsum becomes
 //! products).
+//!
+//! `aclnn_renorm.h` (Renorm, InplaceRenorm), `aclnn_pdist.h`, `aclnn_slogdet.h` and
+//! `aclnn_linalg_qr.h` (real types only) compute in float64 through
+//! `linalg::{renorm, pdist, slogdet, qr}`.
 
 use super::args::{self as a, FLOATS, T};
 use super::launch::{phase1, Built, Launch};
@@ -445,3 +449,263 @@ pub unsafe extern "C" fn aclnnEinsumGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnLinalgCross, aclnnEinsum);
+
+// ---- Renorm ----
+
+/// Renorm's data types (FLOAT, FLOAT16, and BFLOAT16 on A2/A3).
+const RENORM: &[DType] = &[DType::F32, DType::F16, DType::BF16];
+
+fn renorm(
+    api: &'static str,
+    x: T,
+    p: *const c_void,
+    dim: i64,
+    max_norm: *const c_void,
+    o: T,
+) -> NnResult<Built> {
+    let pv = scalar_f64(p, "p")?;
+    let mv = scalar_f64(max_norm, "maxNorm")?;
+    a::dtype_in(&x, RENORM)?;
+    a::max_dims(&x, 8)?;
+    if o.dtype() != x.dtype() {
+        return Err(NnError::invalid(format!(
+            "out data type {} must be self's {}",
+            o.dtype(),
+            x.dtype()
+        )));
+    }
+    a::same_shape(&o, x.shape())?;
+    let d = a::dim(dim, x.ndim(), "dim")?;
+    if pv.is_nan() || pv <= 0.0 {
+        return Err(NnError::invalid(format!(
+            "p must be positive, but it is {pv}"
+        )));
+    }
+    if mv.is_nan() || mv < 0.0 {
+        return Err(NnError::invalid(format!(
+            "maxNorm must not be negative, but it is {mv}"
+        )));
+    }
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&o);
+    l.finish(move |v, _| linalg::renorm(&v[0], pv, d, mv, &v[1]))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRenormGetWorkspaceSize(
+    self_: *const c_void,
+    p: *const c_void,
+    dim: i64,
+    maxNorm: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRenormGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            renorm("aclnnRenorm", x, p, dim, maxNorm, o)
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceRenormGetWorkspaceSize(
+    selfRef: *mut c_void,
+    p: *const c_void,
+    dim: i64,
+    maxNorm: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceRenormGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            renorm("aclnnInplaceRenorm", x.clone(), p, dim, maxNorm, x)
+        },
+    )
+}
+
+// ---- Pdist ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnPdistGetWorkspaceSize(
+    self_: *const c_void,
+    p: f32,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnPdistGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, &[DType::F32, DType::F16])?;
+            if o.dtype() != x.dtype() {
+                return Err(NnError::invalid(format!(
+                    "out data type {} must be self's {}",
+                    o.dtype(),
+                    x.dtype()
+                )));
+            }
+            if x.ndim() != 2 {
+                return Err(NnError::invalid(format!(
+                    "self must be 2-D, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let n = x.shape()[0];
+            a::same_shape(&o, &[n * n.saturating_sub(1) / 2])?;
+            let pv = p as f64;
+            if pv.is_nan() || pv < 0.0 {
+                return Err(NnError::invalid(format!(
+                    "p must be in [0, inf], but it is {pv}"
+                )));
+            }
+            let mut l = Launch::new("aclnnPdist");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| linalg::pdist(&v[0], pv, &v[1]))
+        },
+    )
+}
+
+// ---- Slogdet ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSlogdetGetWorkspaceSize(
+    self_: *const c_void,
+    signOut: *mut c_void,
+    logOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSlogdetGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let s = a::tensor(signOut, "signOut")?;
+            let lo = a::tensor(logOut, "logOut")?;
+            let real = &[DType::F32, DType::F64];
+            a::dtype_in(&x, real)?;
+            a::dtype_in(&s, real)?;
+            a::dtype_in(&lo, real)?;
+            a::castable(x.dtype(), &s)?;
+            a::castable(x.dtype(), &lo)?;
+            a::max_dims(&x, 8)?;
+            let nd = x.ndim();
+            if nd < 2 || x.shape()[nd - 1] != x.shape()[nd - 2] || x.shape()[nd - 1] == 0 {
+                return Err(NnError::invalid(format!(
+                    "self must be a batch of square matrices (*, n, n) with n > 0, but its shape \
+                 is {:?}",
+                    x.shape()
+                )));
+            }
+            let batch = &x.shape()[..nd - 2];
+            a::same_shape(&s, batch)?;
+            a::same_shape(&lo, batch)?;
+            let mut l = Launch::new("aclnnSlogdet");
+            l.input(&x);
+            l.output(&s);
+            l.output(&lo);
+            l.finish(move |v, _| linalg::slogdet(&v[0], &v[1], &v[2]))
+        },
+    )
+}
+
+crate::phase2!(aclnnRenorm, aclnnInplaceRenorm, aclnnPdist, aclnnSlogdet);
+
+// ---- LinalgQr ----
+
+fn same_dtype_as_self(t: &T, x: &T) -> NnResult<()> {
+    if t.dtype() == x.dtype() {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} data type {} must be self's {}",
+            t.arg,
+            t.dtype(),
+            x.dtype()
+        )))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnLinalgQrGetWorkspaceSize(
+    self_: *const c_void,
+    mode: i64,
+    Q: *mut c_void,
+    R: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnLinalgQrGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let q = a::tensor(Q, "Q")?;
+            let r = a::tensor(R, "R")?;
+            a::dtype_in(&x, &[DType::F32, DType::F16, DType::F64])?;
+            same_dtype_as_self(&q, &x)?;
+            same_dtype_as_self(&r, &x)?;
+            let nd = x.ndim();
+            if !(2..=8).contains(&nd) {
+                return Err(NnError::invalid(format!(
+                    "self must have 2 to 8 dimensions, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let (m, n) = (x.shape()[nd - 2], x.shape()[nd - 1]);
+            let k = m.min(n);
+            let (qc, rr) = match mode {
+                0 => (Some(k), k),
+                1 => (Some(m), m),
+                2 => (None, k),
+                _ => {
+                    return Err(NnError::invalid(format!(
+                        "mode must be 0 (reduced), 1 (complete) or 2 (r), but it is {mode}"
+                    )))
+                }
+            };
+            let batch = &x.shape()[..nd - 2];
+            let shape = |last: [usize; 2]| [batch, &last[..]].concat();
+            a::same_shape(&r, &shape([rr, n]))?;
+            let mut l = Launch::new("aclnnLinalgQr");
+            l.input(&x);
+            l.output(&r);
+            match qc {
+                Some(c) => {
+                    a::same_shape(&q, &shape([m, c]))?;
+                    l.output(&q);
+                    l.finish(move |v, _| linalg::qr(&v[0], Some(&v[2]), &v[1]))
+                }
+                None => {
+                    if q.numel() != 0 {
+                        return Err(NnError::invalid(format!(
+                            "Q must be empty for mode 2 (r), but its shape is {:?}",
+                            q.shape()
+                        )));
+                    }
+                    l.finish(move |v, _| linalg::qr(&v[0], None, &v[1]))
+                }
+            }
+        },
+    )
+}
+
+crate::phase2!(aclnnLinalgQr);

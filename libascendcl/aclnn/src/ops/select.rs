@@ -1,5 +1,6 @@
 //! Index-driven updates and order statistics: `aclnn_index_add.h` (IndexAdd),
-//! `aclnn_index_fill_tensor.h` (IndexFillTensor, InplaceIndexFillTensor), `aclnn_take.h`
+//! `aclnn_index_fill_tensor.h` (IndexFillTensor, InplaceIndexFillTensor), `aclnn_index_fill.h`
+//! (IndexFill, InplaceIndexFill: the indices in a device tensor), `aclnn_take.h`
 //! (Take), `aclnn_put.h` (InplacePut), `aclnn_kthvalue.h` (Kthvalue), `aclnn_median.h` (Median, MedianDim, NanMedian,
 //! NanMedianDim). The engine is `npu_emu::ops::{select, sort}`.
 
@@ -157,6 +158,80 @@ pub unsafe extern "C" fn aclnnInplaceIndexFillTensorGetWorkspaceSize(
                 value,
                 x,
             )
+        },
+    )
+}
+
+/// `aclnnIndexFill` / `aclnnInplaceIndexFill`: IndexFillTensor with the indices in a device
+/// tensor (INT32 or INT64, at most 1-D), read by the task; out-of-range indices are skipped.
+fn index_fill_t(
+    api: &'static str,
+    x: a::T,
+    dim: i64,
+    index: *const c_void,
+    value: *const c_void,
+    o: a::T,
+) -> NnResult<Built> {
+    let i = a::tensor(index, "index")?;
+    let val = a::scalar(value, "value")?;
+    a::dtype_in(&x, ALL_NUM)?;
+    a::dtype_in(&i, INDEX)?;
+    a::max_dims(&x, 8)?;
+    let d = dim_of(&x, dim)?;
+    if i.ndim() > 1 {
+        return Err(NnError::invalid(format!(
+            "index must be 1-D or 0-d, but its shape is {:?}",
+            i.shape()
+        )));
+    }
+    same_dtype(&o, x.dtype())?;
+    a::same_shape(&o, x.shape())?;
+    let vv = (val.to_f64(), val.to_i64());
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.input(&i);
+    l.output(&o);
+    l.finish(move |v, _| select::index_fill_indices(&v[0], d, &v[1], vv, &v[2]))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnIndexFillGetWorkspaceSize(
+    self_: *const c_void,
+    dim: i64,
+    index: *const c_void,
+    value: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnIndexFillGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            index_fill_t("aclnnIndexFill", x, dim, index, value, o)
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceIndexFillGetWorkspaceSize(
+    selfRef: *mut c_void,
+    dim: i64,
+    index: *const c_void,
+    value: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceIndexFillGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            index_fill_t("aclnnInplaceIndexFill", x.clone(), dim, index, value, x)
         },
     )
 }
@@ -415,6 +490,8 @@ crate::phase2!(
     aclnnIndexAdd,
     aclnnIndexFillTensor,
     aclnnInplaceIndexFillTensor,
+    aclnnIndexFill,
+    aclnnInplaceIndexFill,
     aclnnTake,
     aclnnKthvalue,
     aclnnMedian,
