@@ -344,7 +344,12 @@ fn full_shm_is_an_allocation_error() {
     struct Umount(PathBuf);
     impl Drop for Umount {
         fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg(&self.0).status();
+            // Lazily: a reaper of the test's node may still hold a file there for a moment
+            // (a plain umount then fails with EBUSY and leaves the mount behind).
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.0)
+                .status();
         }
     }
     let _u = Umount(t.0.clone());
@@ -811,7 +816,11 @@ impl SmallTmpfs {
 
 impl Drop for SmallTmpfs {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
+        // Lazily, as above: a plain umount fails while anything still holds a file there.
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
