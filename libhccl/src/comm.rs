@@ -1039,11 +1039,20 @@ impl CommInner {
         }
     }
 
+    /// Whether peer `p` published its fingerprint of collective `seq`: the entry's `seq` is
+    /// written last, after the fingerprint, `staged` and a tiny input, and the call word
+    /// after it.
+    fn arrived_at(&self, p: u32, seq: u64) -> bool {
+        self.slot(p).fp[(seq % FP_RING as u64) as usize]
+            .seq
+            .load(Ordering::Acquire)
+            == seq
+    }
+
     /// Whether every peer on this server published its fingerprint of collective `seq`.
     pub fn all_arrived(&self, seq: u64) -> bool {
-        let ring = (seq % FP_RING as u64) as usize;
         self.local_ranks()
-            .all(|p| p == self.rank || self.slot(p).fp[ring].seq.load(Ordering::Acquire) == seq)
+            .all(|p| p == self.rank || self.arrived_at(p, seq))
     }
 
     /// This rank has read every peer's fingerprint entry up to collective `seq`.
@@ -1117,12 +1126,11 @@ impl CommInner {
         posted: Instant,
         block: bool,
     ) -> HResult<Option<bool>> {
-        let ring = (seq % FP_RING as u64) as usize;
         if !self.all_arrived(seq) {
             if !block {
                 return Ok(None);
             }
-            let arrived = |p: u32| self.slot(p).fp[ring].seq.load(Ordering::Acquire) == seq;
+            let arrived = |p: u32| self.arrived_at(p, seq);
             let phase = || format!("call collective #{seq}");
             self.wait_peers_with(
                 &self.defer_policy(),
@@ -1177,12 +1185,10 @@ impl CommInner {
             self.policy
         };
         let word: &dyn Fn(&Slot) -> &Word = &|s| &s.call.0.word;
-        // A peer is there once its fingerprint entry for `seq` is: the entry's `seq` is
-        // written last, after the fingerprint, `staged` and a tiny input, and the call word
-        // after it. Looking at the entry rather than the call word saves a cache miss per
-        // peer (the entry is read next anyway, and it is one line); the call word is what
-        // sleepers are woken through.
-        let arrived = |p: u32| self.slot(p).fp[ring].seq.load(Ordering::Acquire) == seq;
+        // A peer is there once its fingerprint entry for `seq` is. Looking at the entry
+        // rather than the call word saves a cache miss per peer (the entry is read next
+        // anyway, and it is one line); the call word is what sleepers are woken through.
+        let arrived = |p: u32| self.arrived_at(p, seq);
         // The last rank to arrive finds every peer there: no wait, so no clock read (with
         // ranks outnumbering cores most calls of most ranks end this way or after a yield).
         let all_called = self.local_ranks().all(|p| p == self.rank || arrived(p));
