@@ -89,12 +89,6 @@ fn overlaps(a: &BufRef, b: Option<&BufRef>) -> bool {
     })
 }
 
-/// Whether the communicator's deferred operations are on `stream` (so the stream's gate is
-/// theirs).
-pub fn gate_is_ours(c: &CommInner, stream: *mut c_void) -> bool {
-    c.ndeferred.load(Ordering::Acquire) != 0 && c.deferred.lock().stream == stream as usize
-}
-
 /// Whether every collective before `seq` finished or is deferred (then `seq` may be staged
 /// at its call, as when [`CommInner::is_turn`]).
 pub fn turn_after_deferred(c: &CommInner, seq: u64) -> bool {

@@ -88,8 +88,10 @@ pub(crate) unsafe fn launch_coll(
     } else {
         0
     };
+    // A gate is ours when we have deferred collectives: `deferrable` then checked that they
+    // are on this stream (set_gate replaces any other gate there by running it first).
     let idle =
-        idleness == 1 || (idleness == 2 && deferrable && crate::defer::gate_is_ours(c, stream));
+        idleness == 1 || (idleness == 2 && deferrable && c.ndeferred.load(Ordering::Acquire) != 0);
     // Staging and completing at the call read and write device memory on this thread: it
     // stays mapped until then even if another thread calls aclFinalize meanwhile (a stream
     // task needs no hold: aclFinalize stops the stream workers before it unmaps).
