@@ -78,6 +78,12 @@ pub struct CommInner {
     /// A collective every peer's `read` word had reached when last looked at (see
     /// [`CommInner::ring_room`]).
     read_floor: AtomicU64,
+    /// Collectives whose rendezvous was left to their stream task (a peer was late at the
+    /// call, see [`CommInner::hold_read`]): this rank has not read their fingerprint
+    /// entries yet, so its `read` word stays below the oldest. `nheld` mirrors their
+    /// number for a lock-free look.
+    read_held: Mutex<ReadHold>,
+    nheld: AtomicU64,
 }
 
 /// `a >= b` for 32-bit sequence words that may wrap.
@@ -500,6 +506,8 @@ pub fn join_placed(
                 deferred: Mutex::new(Default::default()),
                 ndeferred: AtomicU64::new(0),
                 read_floor: AtomicU64::new(0),
+                read_held: Mutex::new(ReadHold::default()),
+                nheld: AtomicU64::new(0),
             }));
         }
         return Ok(out);
@@ -978,22 +986,26 @@ impl CommInner {
         fp: &mut Fp,
         stage: &mut dyn FnMut(u64) -> bool,
     ) -> HResult<(u64, bool)> {
-        self.rendezvous_deferrable(fp, stage, false)
+        self.rendezvous_deferrable(fp, stage, false, &|| false)
             .map(|(seq, all, _)| (seq, all))
     }
 
     /// [`CommInner::rendezvous_staged`] for a collective that may finish after its call
     /// (`may_defer`, see [`crate::defer`]): a rank that staged its input and finds a peer
     /// not there yet returns at once with the third value true; the rest of the rendezvous
-    /// (wait, check) happens when the deferred operation is finished.
+    /// (wait, check) happens when the deferred operation is finished. When `may_be_late`
+    /// says the operation can go to its stream without the rendezvous, a peer later than
+    /// [`DEFER_AFTER`] also ends the wait with the third value true: the stream task meets
+    /// the peers ([`CommInner::meet_late`]), as on CANN, where the call only queues.
     pub fn rendezvous_deferrable(
         &self,
         fp: &mut Fp,
         stage: &mut dyn FnMut(u64) -> bool,
         may_defer: bool,
+        may_be_late: &dyn Fn() -> bool,
     ) -> HResult<(u64, bool, bool)> {
         let seq = self.seq.fetch_add(1, Ordering::AcqRel) + 1;
-        let r = self.rendezvous_at(seq, fp, stage, may_defer);
+        let r = self.rendezvous_at(seq, fp, stage, may_defer, may_be_late);
         if r.is_err() {
             self.finish_turn(seq);
         }
@@ -1055,9 +1067,56 @@ impl CommInner {
             .all(|p| p == self.rank || self.arrived_at(p, seq))
     }
 
-    /// This rank has read every peer's fingerprint entry up to collective `seq`.
+    /// This rank has read every peer's fingerprint entry up to collective `seq`, except
+    /// those of collectives whose rendezvous its stream tasks have still to do
+    /// ([`CommInner::hold_read`]): the word says so only below the oldest of those.
     pub fn store_read(&self, seq: u64) {
-        self.me().read.0.store_wake(seq as u32);
+        if self.nheld.load(Ordering::Acquire) == 0 {
+            self.me().read.0.store_wake(seq as u32);
+            return;
+        }
+        let mut h = self.read_held.lock();
+        h.max = h.max.max(seq);
+        self.publish_read(&h);
+    }
+
+    /// Collective `seq` left its rendezvous to its stream task (a peer was late at the
+    /// call): until that task read the peers' fingerprint entries ([`CommInner::release_read`]),
+    /// this rank's `read` word must not pass `seq - 1`, or a peer far enough ahead could
+    /// overwrite an entry still to be read. Called at the call, before any later
+    /// collective's rendezvous.
+    pub fn hold_read(&self, seq: u64) {
+        let mut h = self.read_held.lock();
+        if h.seqs.insert(seq) {
+            self.nheld.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// The stream task of collective `seq` read the peers' fingerprint entries (or never
+    /// will: it failed or was discarded). Idempotent.
+    pub fn release_read(&self, seq: u64) {
+        if self.nheld.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut h = self.read_held.lock();
+        if h.seqs.remove(&seq) {
+            self.nheld.fetch_sub(1, Ordering::AcqRel);
+            h.max = h.max.max(seq);
+            self.publish_read(&h);
+        }
+    }
+
+    fn publish_read(&self, h: &ReadHold) {
+        let upto = match h.seqs.first() {
+            Some(&oldest) => h.max.min(oldest - 1),
+            None => h.max,
+        };
+        let word = &self.me().read.0;
+        // Only forward (`read` only grows; the ring's arithmetic is on the low 32 bits).
+        let cur = word.value.load(Ordering::Acquire);
+        if (upto as u32).wrapping_sub(cur) as i32 > 0 {
+            word.store_wake(upto as u32);
+        }
     }
 
     /// Before this rank writes its fingerprint entry of collective `seq` (which held
@@ -1126,27 +1185,39 @@ impl CommInner {
         posted: Instant,
         block: bool,
     ) -> HResult<Option<bool>> {
+        self.meet_with(&self.defer_policy(), seq, op, posted, block)
+    }
+
+    /// [`CommInner::meet_deferred`] for a collective whose call left its rendezvous to
+    /// its stream task (a peer was late, see [`crate::algo::enqueue`]): on the stream
+    /// worker, with the ordinary waiting policy. Returns whether every rank staged.
+    pub fn meet_late(&self, seq: u64, op: u32, posted: Instant) -> HResult<bool> {
+        self.meet_with(&self.policy, seq, op, posted, true)
+            .map(|all| all.unwrap_or(false))
+    }
+
+    fn meet_with(
+        &self,
+        policy: &Policy,
+        seq: u64,
+        op: u32,
+        posted: Instant,
+        block: bool,
+    ) -> HResult<Option<bool>> {
         if !self.all_arrived(seq) {
             if !block {
                 return Ok(None);
             }
             let arrived = |p: u32| self.arrived_at(p, seq);
             let phase = || format!("call collective #{seq}");
-            self.wait_peers_with(
-                &self.defer_policy(),
-                &|s| &s.call.0.word,
-                seq,
-                &arrived,
-                &phase,
-                posted,
-            )
-            .inspect_err(|e| {
-                self.mark_failed(
-                    seq,
-                    e.code,
-                    &format!("{} #{seq}: {}", op_name(op), first_line(&e.msg)),
-                )
-            })?;
+            self.wait_peers_with(policy, &|s| &s.call.0.word, seq, &arrived, &phase, posted)
+                .inspect_err(|e| {
+                    self.mark_failed(
+                        seq,
+                        e.code,
+                        &format!("{} #{seq}: {}", op_name(op), first_line(&e.msg)),
+                    )
+                })?;
         }
         self.check_fps(seq, op).map(Some)
     }
@@ -1163,6 +1234,7 @@ impl CommInner {
         fp: &mut Fp,
         stage: &mut dyn FnMut(u64) -> bool,
         may_defer: bool,
+        may_be_late: &dyn Fn() -> bool,
     ) -> HResult<(u64, bool, bool)> {
         fp.seq = seq;
         self.ring_room(seq)?;
@@ -1196,19 +1268,26 @@ impl CommInner {
         if !all_called && deferrable && self.defer_worth(&arrived) {
             return Ok((seq, false, true));
         }
-        // A collective that may be deferred waits at most DEFER_AFTER: a peer that late
-        // may be waiting for this rank elsewhere (two communicators used in opposite
-        // orders), which a stream task (as on CANN) would not block.
+        // A collective that may be deferred, or whose rendezvous its stream task may do
+        // (`may_be_late`), waits at most DEFER_AFTER: a peer that late may be waiting for
+        // this rank elsewhere (two communicators used in opposite orders, a host-side
+        // handshake after the call), which a stream task (as on CANN) would not block.
         let waited = if all_called {
             Ok(true)
         } else {
             let now = Instant::now();
-            let soft = deferrable.then(|| now + DEFER_AFTER);
+            let soft = (deferrable || may_be_late()).then(|| now + DEFER_AFTER);
             self.wait_peers_until(&policy, word, seq, &arrived, &phase, now, soft)
         };
         match waited {
             Ok(true) => {}
-            Ok(false) => return Ok((seq, false, true)),
+            Ok(false) => {
+                if !deferrable {
+                    // Its stream task meets the peers ([`CommInner::meet_late`]).
+                    self.hold_read(seq);
+                }
+                return Ok((seq, false, true));
+            }
             Err(e) => {
                 self.mark_failed(seq, e.code, &format!("{}: {}", what(), first_line(&e.msg)));
                 return Err(e);
@@ -1418,6 +1497,14 @@ pub fn first_line(s: &str) -> &str {
 /// for them instead (see [`CommInner::wait_peers_with`]): 5 scheduler ticks at 250 Hz, time
 /// for an idle CPU's balancing to take one of the two.
 const COLOCATED_SPIN_BUDGET_NS: u64 = 20_000_000;
+
+/// Collectives whose fingerprint entries this rank reads late ([`CommInner::hold_read`]),
+/// and the highest collective read otherwise.
+#[derive(Default)]
+struct ReadHold {
+    seqs: std::collections::BTreeSet<u64>,
+    max: u64,
+}
 
 /// How long a collective that may be deferred waits for its peers at the call before it is
 /// ([`crate::defer`]).

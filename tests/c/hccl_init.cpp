@@ -256,21 +256,53 @@ static void test_init_all_and_sub() {
     for (int i = 0; i < n; i++) HCHECK(HcclCommDestroy(comms[i]));
 }
 
-// The mistake of driving every rank of HcclCommInitAll from one thread: the first call waits
-// for ranks nobody will run. Expect a hint after 10 s and a timeout (HCCL_EXEC_TIMEOUT).
+// Driving every rank of HcclCommInitAll from one thread. On CANN a collective only queues
+// on its stream, so one thread may call it for each communicator in turn: that works here too
+// (the first call stops waiting for its peer after a moment and leaves the meeting to its
+// stream task), with the data right. The mistake is to call it for one rank only: the
+// stream task waits for ranks nobody will run, with a hint after 10 s, and the synchronize
+// fails at HCCL_EXEC_TIMEOUT.
 static int single_thread_mistake() {
     ACHECK(aclInit(nullptr));
     int32_t devs[2] = {0, 1};
     HcclComm comms[2];
     HCHECK(HcclCommInitAll(2, devs, comms));
+    aclrtStream s[2];
+    void *b[2];
+    for (int d = 0; d < 2; d++) {
+        ACHECK(aclrtSetDevice(d));
+        ACHECK(aclrtCreateStream(&s[d]));
+        ACHECK(aclrtMalloc(&b[d], 1 << 20, ACL_MEM_MALLOC_HUGE_FIRST));
+    }
+    // 1. Both ranks from this thread, in turn: tiny, small and large AllReduces.
+    const uint64_t counts[3] = {2, 512, 1 << 18};
+    for (uint64_t count : counts) {
+        std::vector<float> h(count);
+        for (int d = 0; d < 2; d++) {
+            for (uint64_t i = 0; i < count; i++) h[i] = (float)((d + 1) * (i % 97));
+            ACHECK(aclrtSetDevice(d));
+            ACHECK(aclrtMemcpy(b[d], count * 4, h.data(), count * 4, ACL_MEMCPY_HOST_TO_DEVICE));
+        }
+        for (int d = 0; d < 2; d++) {
+            ACHECK(aclrtSetDevice(d));
+            HCHECK(HcclAllReduce(b[d], b[d], count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[d], s[d]));
+        }
+        for (int d = 0; d < 2; d++) {
+            ACHECK(aclrtSetDevice(d));
+            ACHECK(aclrtSynchronizeStream(s[d]));
+            ACHECK(aclrtMemcpy(h.data(), count * 4, b[d], count * 4, ACL_MEMCPY_DEVICE_TO_HOST));
+            for (uint64_t i = 0; i < count; i++) REQUIRE(h[i] == (float)(3 * (i % 97)));
+        }
+    }
+    printf("one thread drove both ranks\n");
+    // 2. Only rank 0 calls: the call queues, the synchronize fails with a timeout.
     ACHECK(aclrtSetDevice(0));
-    aclrtStream s;
-    ACHECK(aclrtCreateStream(&s));
-    void *b;
-    ACHECK(aclrtMalloc(&b, 64, ACL_MEM_MALLOC_HUGE_FIRST));
-    EXPECT(HcclAllReduce(b, b, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[0], s), HCCL_E_TIMEOUT,
-           "each rank's calls must come from its own thread");
-    printf("single-thread mistake reported\n");
+    HCHECK(HcclAllReduce(b[0], b[0], 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[0], s[0]));
+    int e = aclrtSynchronizeStream(s[0]);
+    const char *m = aclGetRecentErrMsg();
+    REQUIRE(e != 0);
+    REQUIRE(m && strstr(m, "HCCL_E_TIMEOUT"));
+    printf("single-thread mistake reported: %d: %s\n", e, m);
     return 0;
 }
 

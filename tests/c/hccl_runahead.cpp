@@ -3,7 +3,7 @@
 // finish later, in order), so this checks that every output is right, in place or not,
 // and that whatever comes next on the stream (a copy, an event, a query loop, destroying
 // the stream) sees the results.
-//   hccl_runahead ROOTINFO_FILE [mismatch|killed|opposite|freed]
+//   hccl_runahead ROOTINFO_FILE [mismatch|killed|opposite|opposite-sizes|freed]
 // rank/size from RANK_ID/RANK_SIZE. Prints "hccl_runahead rank R/N passed" and exits 0, or
 // "FAIL ..." and 1. With "mismatch", rank 1 passes a different count to one tiny AllReduce
 // after many good ones: every rank must get an error naming it (at the call or at the next
@@ -12,7 +12,8 @@
 // a message naming the dead rank, instead of hanging. With "opposite", two communicators
 // (the second from ROOTINFO_FILE.b), each on its own stream: even ranks call a small
 // AllReduce on the first then on the second, odd ranks the other way round, 20 times; on
-// CANN each call only queues on its stream, so this runs (a large collective would not).
+// CANN each call only queues on its stream, so this runs. "opposite-sizes" does the same
+// with AllReduce on one and AllGather on the other, at 8 B, 2 KiB and 1 MiB per rank.
 // With "freed", each rank frees the output buffer of 100 small AllReduces before it
 // synchronizes: the synchronize either succeeds (every one had finished) or fails with a
 // message saying the buffer was freed (exit 3) -- never a write into freed memory.
@@ -103,6 +104,7 @@ int main(int argc, char **argv) {
     bool killed = argc > 2 && std::string(argv[2]) == "killed";
     bool opposite = argc > 2 && std::string(argv[2]) == "opposite";
     bool freed = argc > 2 && std::string(argv[2]) == "freed";
+    bool opposite_sizes = argc > 2 && std::string(argv[2]) == "opposite-sizes";
     rank_ = atoi(getenv("RANK_ID"));
     n_ = atoi(getenv("RANK_SIZE"));
     const int64_t n = n_, r = rank_;
@@ -124,6 +126,69 @@ int main(int argc, char **argv) {
         ACHECK(aclrtFree(fout));
         EXPECT_FAIL_OK(aclrtSynchronizeStream(s));
         printf("hccl_runahead rank %d/%d passed (nothing was pending)\n", rank_, n_);
+        return 0;
+    }
+    if (opposite_sizes) {
+        // Opposite orders with every size class: tiny (8 bytes), small (2 KiB, through the
+        // inline buffers) and large (1 MiB, direct), AllReduce and AllGather, each checked.
+        HcclRootInfo rib = root_info((std::string(argv[1]) + ".b").c_str());
+        HcclComm comm_b;
+        ACHECK(HcclCommInitRootInfo(n_, &rib, rank_, &comm_b));
+        aclrtStream sb;
+        ACHECK(aclrtCreateStream(&sb));
+        const uint64_t counts[] = {1, 256, 131072, 256, 131072, 1};
+        const int rounds = 6;
+        std::vector<void *> a(rounds), b(rounds), g(rounds);
+        for (int i = 0; i < rounds; i++) {
+            uint64_t c = counts[i];
+            ACHECK(aclrtMalloc(&a[i], c * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+            ACHECK(aclrtMalloc(&b[i], c * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+            ACHECK(aclrtMalloc(&g[i], c * 8 * n_, ACL_MEM_MALLOC_HUGE_FIRST));
+            std::vector<int64_t> va(c), vb(c);
+            for (uint64_t k = 0; k < c; k++) {
+                va[k] = (r + 1) * (int64_t)(k + i);
+                vb[k] = (r + 1) * 1000 + (int64_t)k;
+            }
+            upload(a[i], va);
+            upload(b[i], vb);
+        }
+        for (int i = 0; i < rounds; i++) {
+            uint64_t c = counts[i];
+            auto on_a = [&] {
+                ACHECK(HcclAllReduce(a[i], a[i], c, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+            };
+            auto on_b = [&] {
+                ACHECK(HcclAllGather(b[i], g[i], c, HCCL_DATA_TYPE_INT64, comm_b, sb));
+            };
+            if (rank_ % 2 == 0) {
+                on_a();
+                on_b();
+            } else {
+                // The odd ranks come late as well: their peers give up waiting at the call.
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                on_b();
+                on_a();
+            }
+        }
+        ACHECK(aclrtSynchronizeStream(s));
+        ACHECK(aclrtSynchronizeStream(sb));
+        for (int i = 0; i < rounds; i++) {
+            uint64_t c = counts[i];
+            std::vector<int64_t> va = download<int64_t>(a[i], c), vg = download<int64_t>(g[i], c * n_);
+            for (uint64_t k = 0; k < c; k++)
+                CHECK(va[k] == n * (n + 1) / 2 * (int64_t)(k + i), "comm A round %d [%llu]: %lld", i,
+                      (unsigned long long)k, (long long)va[k]);
+            for (int64_t q = 0; q < n; q++)
+                for (uint64_t k = 0; k < c; k++)
+                    CHECK(vg[q * c + k] == (q + 1) * 1000 + (int64_t)k, "comm B round %d from rank %lld [%llu]: %lld",
+                          i, (long long)q, (unsigned long long)k, (long long)vg[q * c + k]);
+        }
+        ACHECK(HcclCommDestroy(comm_b));
+        ACHECK(HcclCommDestroy(comm));
+        ACHECK(aclrtDestroyStream(sb));
+        ACHECK(aclrtDestroyStream(s));
+        ACHECK(aclFinalize());
+        printf("hccl_runahead rank %d/%d passed (opposite orders, every size)\n", rank_, n_);
         return 0;
     }
     if (opposite) {

@@ -139,6 +139,9 @@ pub struct Op {
     /// AlltoAllVC's matrix, row-major.
     pub matrix: Option<Vec<u64>>,
     pub p2p: Vec<P2p>,
+    /// When the call published its fingerprint, if it left the rendezvous to the stream
+    /// task (a peer was late: [`crate::comm::CommInner::meet_late`]).
+    pub late: Option<Instant>,
 }
 
 impl Op {
@@ -173,6 +176,7 @@ impl Op {
             arrays: None,
             matrix: None,
             p2p: Vec::new(),
+            late: None,
         }
     }
 }
@@ -394,17 +398,8 @@ pub fn complete_at_call(c: &Arc<CommInner>, op: Op) -> HResult<()> {
     // A barrier or a small operation finishes within about a µs of the rendezvous (no
     // wait, at most 64 KiB copied): the history says 0 µs for them, and the call saves two
     // clock reads, which count at every call of every rank when ranks outnumber cores.
-    let mut start = None;
-    let r = if op.code == opcode::BARRIER {
-        Ok(())
-    } else if small::fits(c, &op) {
-        small::complete_at_call(c, &op, op.seq)
-    } else {
-        let now = *start.insert(Instant::now());
-        let coll = Coll::new(c, op.seq, now);
-        coll.post_only(op.code);
-        direct(&coll, &op).and_then(|()| coll.finish())
-    };
+    let start = (op.code != opcode::BARRIER && !small::fits(c, &op)).then(Instant::now);
+    let r = complete_staged(c, &op);
     // Done reading the peers' fingerprint entries (a tiny input came in them).
     c.store_read(op.seq);
     c.finish_turn(op.seq);
@@ -423,6 +418,19 @@ pub fn complete_at_call(c: &Arc<CommInner>, op: Op) -> HResult<()> {
             failed_at_call(c, &op, &e, crate::comm::first_line(&e.msg));
             Err(e)
         }
+    }
+}
+
+/// The work of [`complete_at_call`]: every rank staged collective `op` at its call.
+fn complete_staged(c: &CommInner, op: &Op) -> HResult<()> {
+    if op.code == opcode::BARRIER {
+        Ok(())
+    } else if small::fits(c, op) {
+        small::complete_at_call(c, op, op.seq)
+    } else {
+        let coll = Coll::new(c, op.seq, Instant::now());
+        coll.post_only(op.code);
+        direct(&coll, op).and_then(|()| coll.finish())
     }
 }
 
@@ -446,10 +454,36 @@ pub(crate) fn run_inline(comm: &Arc<CommInner>, op: Op) -> i32 {
     }
 }
 
+/// The stream task of a collective whose call left the rendezvous to it (a peer was late):
+/// meet the peers and compare the fingerprints first, then run as at the call: complete
+/// from what every rank staged, or take the stream path.
+fn run_late(c: &CommInner, op: &Op, posted: Instant, start: Instant) -> HResult<()> {
+    let seq = op.seq;
+    let met = c.meet_late(seq, op.code, posted);
+    let r = match met {
+        Ok(true) => {
+            let r = recheck(c, op).and_then(|()| complete_staged(c, op));
+            c.store_read(seq);
+            r
+        }
+        Ok(false) => {
+            c.store_read(seq);
+            execute(c, op, start)
+        }
+        Err(e) => Err(e),
+    };
+    c.release_read(seq);
+    c.finish_turn(seq);
+    r
+}
+
 unsafe extern "C" fn drop_task(ctx: *mut c_void) {
     let t = Box::from_raw(ctx as *mut OpTask);
     // Run or discarded: either way the next collective may go.
     if t.op.seq != 0 {
+        if t.op.late.is_some() {
+            t.comm.release_read(t.op.seq);
+        }
         t.comm.finish_turn(t.op.seq);
     }
     t.comm.task_gone();
@@ -474,6 +508,9 @@ unsafe extern "C" fn run_task(ctx: *mut c_void) -> i32 {
     let r = npu_emu_ffi::boundary::catch(|| {
         if t.op.seq != 0 {
             c.wait_turn(t.op.seq, start)?;
+        }
+        if let Some(posted) = t.op.late {
+            return run_late(c, &t.op, posted, start);
         }
         let r = execute(c, &t.op, start);
         if t.op.seq != 0 {

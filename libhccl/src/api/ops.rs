@@ -1,7 +1,8 @@
 //! Operation exports (`hccl.h`). Each checks its arguments on the calling thread (NULL
 //! pointers → `HCCL_E_PTR`, bad values → `HCCL_E_PARA`, device buffers through the runtime),
 //! meets its peers at the call-time rendezvous (which catches mismatched calls), then
-//! enqueues the data movement on `stream`.
+//! enqueues the data movement on `stream`. Peers later than 2 ms leave the meeting to the
+//! stream task (`CommInner::meet_late`), as a queued call on CANN would not wait for them.
 
 use super::{bytes, dev_buf, entry, group, ptr};
 use crate::algo::{self, BufRef, Op, P2p};
@@ -13,6 +14,7 @@ use npu_emu::config::LogLevel;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 fn prep(comm: HcclComm, stream: *mut c_void) -> HResult<Arc<CommInner>> {
     let c = cm::get(comm)?;
@@ -96,15 +98,25 @@ pub(crate) unsafe fn launch_coll(
     // stays mapped until then even if another thread calls aclFinalize meanwhile (a stream
     // task needs no hold: aclFinalize stops the stream workers before it unmaps).
     let _hold = idle.then(|| c.rt.hold());
+    // With a peer late, the rendezvous may be left to the stream task (as on CANN, where
+    // the call only queues): not for a stream that captures into a model (each run of the
+    // model meets the peers anew), an operation that moves nothing (it never reaches the
+    // stream) or a communicator across servers (its fingerprints travel at the call).
+    let may_be_late = || !empty && c.cross.is_none() && matches!(c.rt.capturing(stream), Ok(false));
     let (seq, all_staged, deferred) = c.rendezvous_deferrable(
         &mut fp,
         &mut |seq| algo::stage_at_call(c, &op, seq, idle),
         deferrable && idle,
+        &may_be_late,
     )?;
     op.seq = seq;
     op.fp = Some(fp);
-    if deferred {
+    if deferred && deferrable && idle {
         return crate::defer::defer(c, op, stream);
+    }
+    if deferred {
+        op.late = Some(Instant::now());
+        return algo::enqueue(c, op, stream);
     }
     if all_staged {
         return algo::complete_at_call(c, op);
