@@ -489,6 +489,26 @@ fn example_log_softmax_prints_the_documented_result() {
 }
 
 #[test]
+fn example_amp_prints_the_documented_results() {
+    // aclnnAmpUpdateScale (the reference's example, growth, back-off, an FLOAT16 scale that
+    // would overflow) and aclnnForeachNonFiniteCheckAndUnscale, with argument errors
+    example(
+        "example_amp.cpp",
+        &[
+            "documented: updatedScale = 65536.000000, updatedGrowthTracker = 901",
+            "grown: updatedScale = 131072.000000, updatedGrowthTracker = 0",
+            "backed off: updatedScale = 32768.000000, updatedGrowthTracker = 0",
+            "fp16 overflow: updatedScale = fp16 bits 31743.000000, updatedGrowthTracker = 0",
+            "unscaled: 0.500000 1.000000 1.500000 | 2.000000 inf, foundInf = 1.000000",
+            "finite: 0.250000 0.500000 0.750000, foundInf = 0.000000",
+            "interval 0: 161002",
+            "null foundInf: 161001",
+            "float tracker: 161002",
+        ],
+    );
+}
+
+#[test]
 fn example_triu_prints_the_documented_result() {
     // the reference's matrix [[9, 6, 3], [1, 2, 3], [3, 4, 1]]: triu keeps [[9, 6, 3],
     // [0, 2, 3], [0, 0, 1]]; the in-place form with diagonal 1 then leaves 6, 3 and 3

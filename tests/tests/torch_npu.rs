@@ -797,3 +797,36 @@ fn breadth_operators_match_cpu_through_torch_npu() {
     }
     assert!(!r.stdout.contains("FAIL"), "{}", r.all());
 }
+
+/// `tests/python/amp_scaler.py`: dynamic loss scaling (aclnnForeachNonFiniteCheckAndUnscale,
+/// aclnnAmpUpdateScale) against CPU torch: the unscale primitive at float32/float16/bfloat16
+/// with and without inf/NaN, the scale update over a run of steps, a GradScaler loop with an
+/// injected overflow (the step skipped, the scale halved, parameters as on CPU), and a float16
+/// autocast training loop.
+#[test]
+fn grad_scaler_and_autocast_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("amp_scaler.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-amp-scaler",
+        &venv,
+        "cd \"$T\" && \"$PY\" amp_scaler.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("amp_scaler: 0 failed"), "{}", r.all());
+    for case in [
+        "unscale_float16_inf",
+        "update_scale",
+        "grad_scaler_loop",
+        "autocast_fp16_training",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

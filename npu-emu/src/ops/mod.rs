@@ -55,6 +55,7 @@
 
 pub mod act;
 pub mod advindex;
+pub mod amp;
 pub mod batchnorm;
 pub mod breadth;
 pub mod conv;

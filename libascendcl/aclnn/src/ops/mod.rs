@@ -20,6 +20,7 @@ pub mod launch;
 pub mod act;
 pub mod activation;
 pub mod advindex;
+pub mod amp;
 pub mod arith;
 pub mod bitwise;
 pub mod breadth;
