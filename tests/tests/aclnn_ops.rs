@@ -509,6 +509,24 @@ fn example_amp_prints_the_documented_results() {
 }
 
 #[test]
+fn example_grads_prints_the_documented_results() {
+    // Im2colBackward and RepeatInterleaveGrad with the reference's example inputs, and
+    // InplaceFillDiagonal with wrap, then argument errors
+    let mut want = vec!["im2col backward[0] is: 9.200000".to_string()];
+    for (i, v) in [6, 8, 10, -6, -8, -10].iter().enumerate() {
+        want.push(format!("repeat interleave grad[{i}] is: {v}.000000"));
+    }
+    for (i, v) in [7, 0, 0, 7, 0, 0, 7, 0, 0, 7].iter().enumerate() {
+        want.push(format!("fill diagonal[{i}] is: {v}.000000"));
+    }
+    want.push("one-value kernelSize: 161002".into());
+    want.push("null repeats: 161001".into());
+    want.push("1-D fill diagonal: 161002".into());
+    let want: Vec<&str> = want.iter().map(|s| s.as_str()).collect();
+    example("example_grads.cpp", &want);
+}
+
+#[test]
 fn example_triu_prints_the_documented_result() {
     // the reference's matrix [[9, 6, 3], [1, 2, 3], [3, 4, 1]]: triu keeps [[9, 6, 3],
     // [0, 2, 3], [0, 0, 1]]; the in-place form with diagonal 1 then leaves 6, 3 and 3

@@ -830,3 +830,34 @@ fn grad_scaler_and_autocast_match_cpu_through_torch_npu() {
         );
     }
 }
+
+/// `tests/python/autograd_extra.py`: F.unfold's gradient and F.fold (aclnnIm2colBackward),
+/// repeat_interleave with a tensor of counts and its gradient (aclnnRepeatInterleaveGrad) and
+/// fill_diagonal_ (aclnnInplaceFillDiagonal) against CPU torch.
+#[test]
+fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("autograd_extra.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-autograd-extra",
+        &venv,
+        "cd \"$T\" && \"$PY\" autograd_extra.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("autograd_extra: 0 failed"), "{}", r.all());
+    for case in [
+        "unfold_grad",
+        "fold",
+        "repeat_interleave_counts",
+        "fill_diagonal_7x3_True",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

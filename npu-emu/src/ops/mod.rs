@@ -63,6 +63,7 @@ pub mod dtype;
 pub mod elem;
 pub mod extra;
 pub mod fused;
+pub mod grads;
 pub mod iter;
 pub mod linalg;
 pub mod loss;

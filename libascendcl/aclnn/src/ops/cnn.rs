@@ -1171,4 +1171,86 @@ pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
     )
 }
 
-crate::phase2!(aclnnIm2col);
+/// Exactly two values (the reference refuses any other length for Im2colBackward), each at
+/// least `min`.
+fn exactly_two(h: *const c_void, arg: &'static str, min: i64) -> NnResult<[usize; 2]> {
+    if a::int_array(h, arg)?.len() != 2 {
+        return Err(bad(format!("{arg} must have 2 values")));
+    }
+    pair(h, arg, min, None)
+}
+
+/// `aclnn_im2col_backward.h`: col2im, the backward of Im2col (`F.unfold`) and torch's
+/// `F.fold`: `gradOutput` `[N, C·kH·kW, L]` or `[C·kH·kW, L]` → `out` `[N, C, H, W]` or
+/// `[C, H, W]` with `(H, W) = inputSize`, each column value added where Im2col read it.
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnIm2colBackwardGetWorkspaceSize(
+    gradOutput: *const c_void,
+    inputSize: *const c_void,
+    kernelSize: *const c_void,
+    dilation: *const c_void,
+    padding: *const c_void,
+    stride: *const c_void,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnIm2colBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let g = a::tensor(gradOutput, "gradOutput")?;
+            let size = exactly_two(inputSize, "inputSize", 1)?;
+            let k = exactly_two(kernelSize, "kernelSize", 1)?;
+            let d = exactly_two(dilation, "dilation", 1)?;
+            let p = exactly_two(padding, "padding", 0)?;
+            let s = exactly_two(stride, "stride", 1)?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&g, FLOATS3)?;
+            same_dtype(&o, g.dtype())?;
+            let nd = g.ndim();
+            if nd != 2 && nd != 3 {
+                return Err(bad(format!(
+                    "gradOutput must be 2-D or 3-D, but its shape is {:?}",
+                    g.shape()
+                )));
+            }
+            if o.ndim() != nd + 1 {
+                return Err(bad(format!(
+                    "out must have one dimension more than gradOutput ({nd}), but its shape is {:?}",
+                    o.shape()
+                )));
+            }
+            let mut l_total = 1;
+            for i in 0..2 {
+                match conv::out_len(size[i], k[i], s[i], p[i], d[i]) {
+                    Some(v) if v > 0 => l_total *= v,
+                    _ => {
+                        return Err(bad(format!(
+                            "the kernel {k:?} (dilation {d:?}, padding {p:?}) does not fit in inputSize {size:?}"
+                        )))
+                    }
+                }
+            }
+            let rows = g.shape()[nd - 2];
+            let kk = k[0] * k[1];
+            if rows % kk != 0 || g.shape()[nd - 1] != l_total {
+                return Err(bad(format!(
+                    "gradOutput's shape {:?} must end in [C * {kk}, {l_total}] for kernelSize {k:?} and inputSize {size:?}",
+                    g.shape()
+                )));
+            }
+            let mut want = g.shape()[..nd - 2].to_vec();
+            want.extend([rows / kk, size[0], size[1]]);
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnIm2colBackward");
+            l.input(&g);
+            l.output(&o);
+            l.finish(move |v, _| npu_emu::ops::grads::fold(&v[0], size, k, d, p, s, &v[1]))
+        },
+    )
+}
+
+crate::phase2!(aclnnIm2col, aclnnIm2colBackward);

@@ -1502,6 +1502,85 @@ pub unsafe extern "C" fn aclnnGroupNormBackwardGetWorkspaceSize(
 
 crate::phase2!(aclnnGroupNorm, aclnnGroupNormBackward);
 
+/// `aclnn_repeat_interleave_grad.h`: the backward of `repeat_interleave` along `axis`:
+/// `out` (any shape of the right element count) gets, per position, the sum of the slices of
+/// `yGrad` it was repeated into. `repeats` (INT32/INT64, 0-D or 1-D, read when the task runs)
+/// holds one count per position, or one count for all; a count that does not tile `yGrad`'s
+/// `axis` fails the task with a message.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRepeatInterleaveGradGetWorkspaceSize(
+    yGrad: *const c_void,
+    repeats: *const c_void,
+    axis: i64,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRepeatInterleaveGradGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let g = a::tensor(yGrad, "yGrad")?;
+            let r = a::tensor(repeats, "repeats")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&g, a::FLOATS3)?;
+            a::dtype_in(&r, a::INDEX)?;
+            same_dtype(&o, g.dtype(), "yGrad")?;
+            a::max_dims(&g, 8)?;
+            if r.ndim() > 1 || r.numel() == 0 {
+                return Err(NnError::invalid(format!(
+                    "repeats must be a non-empty 0-D or 1-D tensor, but its shape is {:?}",
+                    r.shape()
+                )));
+            }
+            if g.ndim() == 0 {
+                return Err(NnError::invalid("yGrad is 0-D: it has no axis to reduce"));
+            }
+            let ax = a::dim(axis, g.ndim(), "axis")?;
+            let len = g.shape()[ax];
+            let others = g.numel() / len.max(1);
+            let positions = r.numel();
+            if positions > 1 && o.numel() != others * positions {
+                return Err(NnError::invalid(format!(
+                    "out has {} elements; yGrad {:?} reduced along axis {ax} into the {positions} \
+                     positions of repeats has {}",
+                    o.numel(),
+                    g.shape(),
+                    others * positions
+                )));
+            }
+            let mut l = Launch::new("aclnnRepeatInterleaveGrad");
+            l.input(&g);
+            l.input(&r);
+            l.output(&o);
+            let out_numel = o.numel();
+            l.finish(move |v, _| {
+                let mut counts = vec![0i64; v[1].numel()];
+                iter::copy(&v[1], &View::of_slice(&mut counts, DType::I64, &v[1].shape))?;
+                if let Some(c) = counts.iter().find(|&&c| c < 0) {
+                    return Err(format!("repeats holds {c}; counts must be >= 0"));
+                }
+                let tiles = if counts.len() == 1 {
+                    counts[0] > 0
+                        && len % counts[0] as usize == 0
+                        && out_numel == others * (len / counts[0] as usize)
+                } else {
+                    counts.iter().sum::<i64>() == len as i64
+                };
+                if !tiles {
+                    return Err(format!(
+                        "repeats {counts:?} does not tile yGrad's axis {ax} of size {len} into out's {out_numel} elements"
+                    ));
+                }
+                npu_emu::ops::grads::repeat_interleave_grad(&v[0], &counts, ax, &v[2])
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnRepeatInterleaveGrad);
+
 crate::phase2!(
     aclnnRepeatInterleave,
     aclnnRepeatInterleaveWithDim,

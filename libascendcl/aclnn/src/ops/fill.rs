@@ -412,3 +412,62 @@ crate::phase2!(
     aclnnConstantPadNd,
     aclnnArange
 );
+
+/// `aclnn_fill_diagonal.h` (`Tensor.fill_diagonal_`): the main diagonal of `selfRef` (2-D, or
+/// more dimensions all of one size: elements `[i, i, …, i]`) set to `fillValue`; with `wrap`
+/// a 2-D tensor taller than wide continues the diagonal below every `cols + 1` rows, as
+/// PyTorch does.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceFillDiagonalGetWorkspaceSize(
+    selfRef: *mut c_void,
+    fillValue: *const c_void,
+    wrap: bool,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceFillDiagonalGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            let v = a::scalar(fillValue, "fillValue")?;
+            a::dtype_in(&x, ALL_NUM_ALL)?;
+            a::max_dims(&x, 8)?;
+            let sh = x.shape().to_vec();
+            if sh.len() < 2 {
+                return Err(NnError::invalid(format!(
+                    "selfRef must have at least 2 dimensions, but its shape is {sh:?}"
+                )));
+            }
+            if sh.len() > 2 && sh.iter().any(|&d| d != sh[0]) {
+                return Err(NnError::invalid(format!(
+                    "selfRef has more than 2 dimensions of different sizes {sh:?}; they must all be equal"
+                )));
+            }
+            let mut l = Launch::new("aclnnInplaceFillDiagonal");
+            l.output(&x);
+            l.finish(move |views, _| {
+                let t = &views[0];
+                let (rows, cols) = (t.shape[0], t.shape[1]);
+                let step: isize = t.strides.iter().sum();
+                let diag = |ptr: *mut u8, n: usize| npu_emu::ops::View {
+                    ptr,
+                    dtype: t.dtype,
+                    shape: vec![n],
+                    strides: vec![step],
+                };
+                fill_value(&diag(t.ptr, rows.min(cols)), v)?;
+                if wrap && t.shape.len() == 2 && rows > cols + 1 {
+                    let step_rows = cols + 1;
+                    let n = t.numel().div_ceil(step_rows) - rows.min(cols);
+                    let off = t.strides[0] * step_rows as isize * t.dtype.size() as isize;
+                    fill_value(&diag(t.ptr.wrapping_offset(off), n), v)?;
+                }
+                Ok(())
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnInplaceFillDiagonal);
