@@ -1,7 +1,9 @@
 """Operators torch_npu's autograd and in-place utilities reach (aclnnIm2colBackward,
-aclnnRepeatInterleaveGrad, aclnnInplaceFillDiagonal), against CPU torch: F.unfold's gradient,
+aclnnRepeatInterleaveGrad, aclnnInplaceFillDiagonal, aclnnReflectionPad1d/2dBackward,
+aclnnReplicationPad1d/2dBackward), against CPU torch: F.unfold's gradient,
 F.fold forward and backward, repeat_interleave with a tensor of counts and its gradient, and
-fill_diagonal_ (with and without wrap, 2-D and cubic). Prints PASS/FAIL per case and exits 1
+fill_diagonal_ (with and without wrap, 2-D and cubic), and reflect/replicate F.pad
+gradients in 1-D and 2-D. Prints PASS/FAIL per case and exits 1
 when any case fails.
 """
 import sys
@@ -48,6 +50,12 @@ for shape, wrap in [((4, 4), False), ((7, 3), True), ((7, 3), False), ((3, 6), T
     chk(f"fill_diagonal_{'x'.join(map(str, shape))}_{wrap}", lambda a: a.clone().fill_diagonal_(-2.5, wrap=wrap), torch.randn(shape), grad=False)
 chk("fill_diagonal_int", lambda a: a.clone().fill_diagonal_(9), torch.randint(0, 5, (4, 5)), grad=False)
 chk("fill_diagonal_strided", lambda a: a.t().fill_diagonal_(1.5), torch.randn(5, 4), grad=False)
+
+for mode in ("reflect", "replicate"):
+    chk(f"pad_{mode}_2d", lambda a: F.pad(a, (1, 2, 2, 1), mode=mode), x)
+    chk(f"pad_{mode}_1d", lambda a: F.pad(a.flatten(2), (3, 2), mode=mode), x)
+    chk(f"pad_{mode}_2d_half", lambda a: F.pad(a.half(), (1, 1, 1, 1), mode=mode).float(), x, rtol=1e-3, atol=1e-3)
+chk("reflection_pad_module", lambda a: torch.nn.ReflectionPad2d(2)(a), x)
 
 print(f"autograd_extra: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -519,6 +519,9 @@ fn example_grads_prints_the_documented_results() {
     for (i, v) in [7, 0, 0, 7, 0, 0, 7, 0, 0, 7].iter().enumerate() {
         want.push(format!("fill diagonal[{i}] is: {v}.000000"));
     }
+    for (i, v) in [3, 12, 6].iter().enumerate() {
+        want.push(format!("reflection pad1d backward[{i}] is: {v}.000000"));
+    }
     want.push("one-value kernelSize: 161002".into());
     want.push("null repeats: 161001".into());
     want.push("1-D fill diagonal: 161002".into());

@@ -1187,18 +1187,9 @@ pub unsafe extern "C" fn aclnnMvGetWorkspaceSize(
 
 // ---- ReflectionPad / ReplicationPad (1-D and 2-D) ----
 
-/// `self` of `k + 1` or `k + 2` dimensions padded on its last `k` by `padding` ((left,
-/// right) for the last, then (top, bottom)); reflection needs each pad below the size.
-fn mirror_pad(
-    api: &'static str,
-    x: T,
-    padding: Vec<i64>,
-    k: usize,
-    mode: extra::PadMode,
-    o: T,
-) -> NnResult<Built> {
-    a::dtype_in(&x, NUMS)?;
-    same_dtype(&o, x.dtype(), "self")?;
+/// The shape of `self` (`k + 1` or `k + 2` dimensions) padded on its last `k` by `padding`
+/// ((left, right) for the last, then (top, bottom)); reflection needs each pad below the size.
+fn mirror_padded(x: &T, padding: &[i64], k: usize, mode: extra::PadMode) -> NnResult<Vec<usize>> {
     if x.ndim() != k + 1 && x.ndim() != k + 2 {
         return Err(NnError::invalid(format!(
             "self must have {} or {} dimensions, but its shape is {:?}",
@@ -1235,12 +1226,96 @@ fn mirror_pad(
         }
         want[d] = (n + lo + hi) as usize;
     }
+    Ok(want)
+}
+
+fn mirror_pad(
+    api: &'static str,
+    x: T,
+    padding: Vec<i64>,
+    k: usize,
+    mode: extra::PadMode,
+    o: T,
+) -> NnResult<Built> {
+    a::dtype_in(&x, NUMS)?;
+    same_dtype(&o, x.dtype(), "self")?;
+    let want = mirror_padded(&x, &padding, k, mode)?;
     a::same_shape(&o, &want)?;
     let mut l = Launch::new(api);
     l.input(&x);
     l.output(&o);
     l.finish(move |v, _| extra::pad(&v[0], &padding, mode, &v[1]))
 }
+
+/// The backward of [`mirror_pad`]: `gradInput` (`self`'s shape) gets the sum of the
+/// gradients of the padded positions that read each element (floating types).
+fn mirror_pad_backward(
+    api: &'static str,
+    dy: T,
+    x: T,
+    padding: Vec<i64>,
+    k: usize,
+    mode: extra::PadMode,
+    dx: T,
+) -> NnResult<Built> {
+    a::dtype_in(&dy, FLOATS)?;
+    same_dtype(&x, dy.dtype(), "gradOutput")?;
+    same_dtype(&dx, dy.dtype(), "gradOutput")?;
+    let want = mirror_padded(&x, &padding, k, mode)?;
+    a::same_shape(&dy, &want)?;
+    a::same_shape(&dx, x.shape())?;
+    let mut l = Launch::new(api);
+    l.input(&dy);
+    l.output(&dx);
+    l.finish(move |v, _| extra::pad_backward(&v[0], &padding, mode, &v[1]))
+}
+
+macro_rules! mirror_pad_backward_op {
+    ($get:ident, $api:literal, $k:expr, $mode:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            gradOutput: *const c_void,
+            self_: *const c_void,
+            padding: *const c_void,
+            gradInput: *mut c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut c_void,
+        ) -> i32 {
+            phase1(stringify!($get), workspaceSize, executor, || {
+                let dy = a::tensor(gradOutput, "gradOutput")?;
+                let x = a::tensor(self_, "self")?;
+                let p = a::int_array(padding, "padding")?;
+                let dx = a::tensor(gradInput, "gradInput")?;
+                mirror_pad_backward($api, dy, x, p, $k, $mode, dx)
+            })
+        }
+    };
+}
+
+mirror_pad_backward_op!(
+    aclnnReflectionPad1dBackwardGetWorkspaceSize,
+    "aclnnReflectionPad1dBackward",
+    1,
+    extra::PadMode::Reflect
+);
+mirror_pad_backward_op!(
+    aclnnReflectionPad2dBackwardGetWorkspaceSize,
+    "aclnnReflectionPad2dBackward",
+    2,
+    extra::PadMode::Reflect
+);
+mirror_pad_backward_op!(
+    aclnnReplicationPad1dBackwardGetWorkspaceSize,
+    "aclnnReplicationPad1dBackward",
+    1,
+    extra::PadMode::Replicate
+);
+mirror_pad_backward_op!(
+    aclnnReplicationPad2dBackwardGetWorkspaceSize,
+    "aclnnReplicationPad2dBackward",
+    2,
+    extra::PadMode::Replicate
+);
 
 macro_rules! mirror_pad_op {
     ($get:ident, $api:literal, $k:expr, $mode:expr) => {
@@ -1291,7 +1366,11 @@ crate::phase2!(
     aclnnReflectionPad1d,
     aclnnReflectionPad2d,
     aclnnReplicationPad1d,
-    aclnnReplicationPad2d
+    aclnnReplicationPad2d,
+    aclnnReflectionPad1dBackward,
+    aclnnReflectionPad2dBackward,
+    aclnnReplicationPad1dBackward,
+    aclnnReplicationPad2dBackward
 );
 
 // ---- GroupNorm ----

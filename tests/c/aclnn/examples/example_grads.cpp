@@ -7,11 +7,14 @@
  *   repeats {2, 2}, axis 0: {6, 8, 10, -6, -8, -10};
  * - aclnnInplaceFillDiagonal: a [5, 2] of zeros with 7 and wrap: elements (0,0), (1,1), (3,0),
  *   (4,1) become 7 (PyTorch's wrapped diagonal restarts after a blank row).
+ * - aclnnReflectionPad1dBackward: self [1, 1, 3], padding (2, 1), gradOutput {1, …, 6}: output
+ *   positions read inputs 2, 1, 0, 1, 2, 1, so gradInput = {3, 2 + 4 + 6, 1 + 5} = {3, 12, 6}.
  * Then argument errors: a 1-value kernelSize for Im2colBackward (161002), a NULL repeats (161001),
  * a 1-D selfRef for FillDiagonal (161002). */
 #include "example_common.h"
 #include "aclnnop/aclnn_fill_diagonal.h"
 #include "aclnnop/aclnn_im2col_backward.h"
+#include "aclnnop/aclnn_reflection_pad1d_backward.h"
 #include "aclnnop/aclnn_repeat_interleave_grad.h"
 
 static aclrtStream stream;
@@ -71,6 +74,18 @@ int main() {
     CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnInplaceFillDiagonalGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
     CHECK_RET(Run(aclnnInplaceFillDiagonal, ws, ex) == 0, return 1);
     Print("fill diagonal", fd, 10);
+
+    void *sd, *dyd, *dxd;
+    aclTensor *sx = nullptr, *dy = nullptr, *dx = nullptr;
+    CHECK_RET(CreateAclTensor(std::vector<float>(3, 0), {1, 1, 3}, &sd, ACL_FLOAT, &sx) == 0, return 1);
+    CHECK_RET(CreateAclTensor(std::vector<float>{1, 2, 3, 4, 5, 6}, {1, 1, 6}, &dyd, ACL_FLOAT, &dy) == 0, return 1);
+    CHECK_RET(CreateAclTensor(std::vector<float>(3, 0), {1, 1, 3}, &dxd, ACL_FLOAT, &dx) == 0, return 1);
+    std::vector<int64_t> pads = {2, 1};
+    aclIntArray *padding = aclCreateIntArray(pads.data(), 2);
+    ret = aclnnReflectionPad1dBackwardGetWorkspaceSize(dy, sx, padding, dx, &ws, &ex);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnReflectionPad1dBackwardGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
+    CHECK_RET(Run(aclnnReflectionPad1dBackward, ws, ex) == 0, return 1);
+    Print("reflection pad1d backward", dxd, 3);
 
     void *vd;
     aclTensor *vec = nullptr;
