@@ -1,9 +1,10 @@
 """Operators torch_npu's autograd and in-place utilities reach (aclnnIm2colBackward,
 aclnnRepeatInterleaveGrad, aclnnInplaceFillDiagonal, aclnnReflectionPad1d/2dBackward,
-aclnnReplicationPad1d/2dBackward), against CPU torch: F.unfold's gradient,
+aclnnReplicationPad1d/2dBackward, aclnnChannelShuffle, aclnnSoftMarginLoss(+Backward),
+aclnnEmbeddingRenorm), against CPU torch: F.unfold's gradient,
 F.fold forward and backward, repeat_interleave with a tensor of counts and its gradient, and
-fill_diagonal_ (with and without wrap, 2-D and cubic), and reflect/replicate F.pad
-gradients in 1-D and 2-D. Prints PASS/FAIL per case and exits 1
+fill_diagonal_ (with and without wrap, 2-D and cubic), reflect/replicate F.pad gradients in
+1-D and 2-D, channel_shuffle, soft_margin_loss with its gradient, and F.embedding's max_norm. Prints PASS/FAIL per case and exits 1
 when any case fails.
 """
 import sys
@@ -56,6 +57,22 @@ for mode in ("reflect", "replicate"):
     chk(f"pad_{mode}_1d", lambda a: F.pad(a.flatten(2), (3, 2), mode=mode), x)
     chk(f"pad_{mode}_2d_half", lambda a: F.pad(a.half(), (1, 1, 1, 1), mode=mode).float(), x, rtol=1e-3, atol=1e-3)
 chk("reflection_pad_module", lambda a: torch.nn.ReflectionPad2d(2)(a), x)
+
+chk("channel_shuffle", lambda a: F.channel_shuffle(a.repeat(1, 2, 1, 1), 3), x)
+chk("channel_shuffle_int", lambda a: F.channel_shuffle(a, 2), torch.randint(0, 9, (2, 4, 3)), grad=False)
+for red in ("none", "mean", "sum"):
+    tgt = torch.randn(4, 5).sign()
+    chk(f"soft_margin_{red}", lambda a: F.soft_margin_loss(a, tgt.to(a.device), reduction=red), torch.randn(4, 5))
+
+
+def renorm(a):
+    w = a.clone()
+    F.embedding(torch.tensor([[0, 3], [3, 1]], device=a.device), w, max_norm=1.5, norm_type=1.0)
+    return w
+
+
+chk("embedding_max_norm", renorm, torch.randn(5, 4) * 2, grad=False)
+chk("embedding_max_norm_grad", lambda w: F.embedding(torch.tensor([0, 2, 2], device=w.device), w, max_norm=1.0), torch.randn(4, 3) * 3, grad=False)
 
 print(f"autograd_extra: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

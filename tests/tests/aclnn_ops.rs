@@ -522,6 +522,10 @@ fn example_grads_prints_the_documented_results() {
     for (i, v) in [3, 12, 6].iter().enumerate() {
         want.push(format!("reflection pad1d backward[{i}] is: {v}.000000"));
     }
+    for (i, v) in [0, 2, 1, 3].iter().enumerate() {
+        want.push(format!("channel shuffle[{i}] is: {v}.000000"));
+    }
+    want.push("soft margin loss[0] is: 1.003204".into());
     want.push("one-value kernelSize: 161002".into());
     want.push("null repeats: 161001".into());
     want.push("1-D fill diagonal: 161002".into());

@@ -834,7 +834,9 @@ fn grad_scaler_and_autocast_match_cpu_through_torch_npu() {
 /// `tests/python/autograd_extra.py`: F.unfold's gradient and F.fold (aclnnIm2colBackward),
 /// repeat_interleave with a tensor of counts and its gradient (aclnnRepeatInterleaveGrad) and
 /// fill_diagonal_ (aclnnInplaceFillDiagonal), and the gradients of reflect/replicate F.pad in
-/// 1-D and 2-D (aclnnReflectionPad1d/2dBackward, aclnnReplicationPad1d/2dBackward) against CPU
+/// 1-D and 2-D (aclnnReflectionPad1d/2dBackward, aclnnReplicationPad1d/2dBackward),
+/// F.channel_shuffle, F.soft_margin_loss with its gradient and F.embedding's max_norm
+/// (aclnnChannelShuffle, aclnnSoftMarginLoss(+Backward), aclnnEmbeddingRenorm) against CPU
 /// torch.
 #[test]
 fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu() {

@@ -70,6 +70,7 @@ pub mod loss;
 pub mod math;
 pub mod matmul;
 pub mod nn;
+pub mod nn_extra;
 pub mod optim;
 pub mod pool;
 pub mod random;

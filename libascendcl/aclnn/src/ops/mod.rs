@@ -36,6 +36,7 @@ pub mod linalg;
 pub mod loss;
 pub mod matmul;
 pub mod nn;
+pub mod nn_extra;
 pub mod optim;
 pub mod pointwise;
 pub mod random;

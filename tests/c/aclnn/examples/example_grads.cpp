@@ -9,13 +9,17 @@
  *   (4,1) become 7 (PyTorch's wrapped diagonal restarts after a blank row).
  * - aclnnReflectionPad1dBackward: self [1, 1, 3], padding (2, 1), gradOutput {1, …, 6}: output
  *   positions read inputs 2, 1, 0, 1, 2, 1, so gradInput = {3, 2 + 4 + 6, 1 + 5} = {3, 12, 6}.
+ * - aclnnChannelShuffle: [1, 4, 1] = {0, 1, 2, 3} in 2 groups gives {0, 2, 1, 3};
+ * - aclnnSoftMarginLoss (mean): self {0, 1}, target {1, -1}: (log 2 + log(1 + e)) / 2 = 1.003204.
  * Then argument errors: a 1-value kernelSize for Im2colBackward (161002), a NULL repeats (161001),
  * a 1-D selfRef for FillDiagonal (161002). */
 #include "example_common.h"
+#include "aclnnop/aclnn_channel_shuffle.h"
 #include "aclnnop/aclnn_fill_diagonal.h"
 #include "aclnnop/aclnn_im2col_backward.h"
 #include "aclnnop/aclnn_reflection_pad1d_backward.h"
 #include "aclnnop/aclnn_repeat_interleave_grad.h"
+#include "aclnnop/aclnn_soft_margin_loss.h"
 
 static aclrtStream stream;
 
@@ -86,6 +90,25 @@ int main() {
     CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnReflectionPad1dBackwardGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
     CHECK_RET(Run(aclnnReflectionPad1dBackward, ws, ex) == 0, return 1);
     Print("reflection pad1d backward", dxd, 3);
+
+    void *csd, *cod;
+    aclTensor *cs = nullptr, *co = nullptr;
+    CHECK_RET(CreateAclTensor(std::vector<float>{0, 1, 2, 3}, {1, 4, 1}, &csd, ACL_FLOAT, &cs) == 0, return 1);
+    CHECK_RET(CreateAclTensor(std::vector<float>(4, 0), {1, 4, 1}, &cod, ACL_FLOAT, &co) == 0, return 1);
+    ret = aclnnChannelShuffleGetWorkspaceSize(cs, 2, co, &ws, &ex);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnChannelShuffleGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
+    CHECK_RET(Run(aclnnChannelShuffle, ws, ex) == 0, return 1);
+    Print("channel shuffle", cod, 4);
+
+    void *smx, *smt, *smo;
+    aclTensor *sx2 = nullptr, *st2 = nullptr, *so2 = nullptr;
+    CHECK_RET(CreateAclTensor(std::vector<float>{0, 1}, {2}, &smx, ACL_FLOAT, &sx2) == 0, return 1);
+    CHECK_RET(CreateAclTensor(std::vector<float>{1, -1}, {2}, &smt, ACL_FLOAT, &st2) == 0, return 1);
+    CHECK_RET(CreateAclTensor(std::vector<float>{0}, {}, &smo, ACL_FLOAT, &so2) == 0, return 1);
+    ret = aclnnSoftMarginLossGetWorkspaceSize(sx2, st2, 1, so2, &ws, &ex);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnSoftMarginLossGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
+    CHECK_RET(Run(aclnnSoftMarginLoss, ws, ex) == 0, return 1);
+    Print("soft margin loss", smo, 1);
 
     void *vd;
     aclTensor *vec = nullptr;

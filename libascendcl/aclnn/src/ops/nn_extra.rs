@@ -1,0 +1,212 @@
+//! `aclnn_channel_shuffle.h`, `aclnn_soft_margin_loss.h`, `aclnn_soft_margin_loss_backward.h`
+//! and `aclnn_embedding_renorm.h`: what torch_npu calls for `F.channel_shuffle`,
+//! `F.soft_margin_loss` (and its gradient) and `F.embedding(..., max_norm=…)`. The engine is
+//! `npu_emu::ops::nn_extra`.
+
+use super::args::{self as a, ALL_NUM, FLOATS};
+use super::launch::{phase1, Launch};
+use crate::status::{NnError, NnResult};
+use npu_emu::ops::dtype::DType;
+use npu_emu::ops::nn::Reduction;
+use npu_emu::ops::nn_extra as engine;
+use npu_emu::ops::{iter, View};
+use std::ffi::c_void;
+
+fn reduction(r: i64) -> NnResult<Reduction> {
+    Reduction::from_i64(r).ok_or_else(|| {
+        NnError::invalid(format!(
+            "reduction {r} is not supported; 0 (none), 1 (mean) or 2 (sum)"
+        ))
+    })
+}
+
+fn same_dtype(t: &a::T, of: &a::T) -> NnResult<()> {
+    if t.dtype() != of.dtype() {
+        return Err(NnError::invalid(format!(
+            "{} data type {} must be {}'s {}",
+            t.arg,
+            t.dtype(),
+            of.arg,
+            of.dtype()
+        )));
+    }
+    Ok(())
+}
+
+/// The out of a reduced loss: one element (0-d or `[1]`).
+fn one_element(t: &a::T) -> NnResult<()> {
+    if t.numel() == 1 && t.ndim() <= 1 {
+        return Ok(());
+    }
+    Err(NnError::invalid(format!(
+        "{} must be 0-d for a reduced loss, but its shape is {:?}",
+        t.arg,
+        t.shape()
+    )))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnChannelShuffleGetWorkspaceSize(
+    self_: *const c_void,
+    groups: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnChannelShuffleGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, ALL_NUM)?;
+            same_dtype(&o, &x)?;
+            a::max_dims(&x, 8)?;
+            if x.ndim() < 3 {
+                return Err(NnError::invalid(format!(
+                    "self must have at least 3 dimensions, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let c = x.shape()[1] as i64;
+            if groups <= 0 || c % groups != 0 {
+                return Err(NnError::invalid(format!(
+                    "groups {groups} must be positive and divide the {c} channels of self"
+                )));
+            }
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnChannelShuffle");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| engine::channel_shuffle(&v[0], groups as usize, &v[1]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSoftMarginLossGetWorkspaceSize(
+    self_: *const c_void,
+    target: *const c_void,
+    reduction_: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSoftMarginLossGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let t = a::tensor(target, "target")?;
+            let o = a::tensor(out, "out")?;
+            let r = reduction(reduction_)?;
+            for v in [&x, &t, &o] {
+                a::dtype_in(v, FLOATS)?;
+            }
+            let shape = a::broadcast(&x, &t)?;
+            if r == Reduction::None {
+                a::same_shape(&o, &shape)?;
+            } else {
+                one_element(&o)?;
+            }
+            let mut l = Launch::new("aclnnSoftMarginLoss");
+            l.input(&x);
+            l.input(&t);
+            l.output(&o);
+            l.finish(move |v, _| {
+                let mut out = v[2].clone();
+                if r != Reduction::None {
+                    out.shape.clear();
+                    out.strides.clear();
+                }
+                engine::soft_margin_loss(&v[0], &v[1], r, &out)
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSoftMarginLossBackwardGetWorkspaceSize(
+    gradOutput: *const c_void,
+    self_: *const c_void,
+    target: *const c_void,
+    reduction_: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSoftMarginLossBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let g = a::tensor(gradOutput, "gradOutput")?;
+            let x = a::tensor(self_, "self")?;
+            let t = a::tensor(target, "target")?;
+            let o = a::tensor(out, "out")?;
+            let r = reduction(reduction_)?;
+            for v in [&g, &x, &t, &o] {
+                a::dtype_in(v, FLOATS)?;
+            }
+            let shape = a::broadcast_all(&[&g, &x, &t])?;
+            a::same_shape(&o, &shape)?;
+            let mut l = Launch::new("aclnnSoftMarginLossBackward");
+            l.input(&g);
+            l.input(&x);
+            l.input(&t);
+            l.output(&o);
+            l.finish(move |v, _| engine::soft_margin_loss_backward(&v[0], &v[1], &v[2], r, &v[3]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnEmbeddingRenormGetWorkspaceSize(
+    selfRef: *mut c_void,
+    indices: *const c_void,
+    maxNorm: f64,
+    normType: f64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnEmbeddingRenormGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let w = a::tensor(selfRef, "selfRef")?;
+            let i = a::tensor(indices, "indices")?;
+            a::dtype_in(&w, &[DType::F32, DType::F16, DType::BF16, DType::F64])?;
+            a::dtype_in(&i, a::INDEX)?;
+            a::max_dims(&i, 8)?;
+            if w.ndim() != 2 {
+                return Err(NnError::invalid(format!(
+                    "selfRef must be 2-D, but its shape is {:?}",
+                    w.shape()
+                )));
+            }
+            if maxNorm.is_nan() || maxNorm < 0.0 || normType.is_nan() || normType < 0.0 {
+                return Err(NnError::invalid(format!(
+                    "maxNorm {maxNorm} and normType {normType} must be non-negative"
+                )));
+            }
+            let mut l = Launch::new("aclnnEmbeddingRenorm");
+            l.input(&i);
+            l.output(&w);
+            l.finish(move |v, _| {
+                let mut idx = vec![0i64; v[0].numel()];
+                iter::copy(&v[0], &View::of_slice(&mut idx, DType::I64, &v[0].shape))?;
+                engine::embedding_renorm(&v[1], &idx, maxNorm, normType)
+            })
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnChannelShuffle,
+    aclnnSoftMarginLoss,
+    aclnnSoftMarginLossBackward,
+    aclnnEmbeddingRenorm
+);
