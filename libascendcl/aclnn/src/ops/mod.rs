@@ -35,6 +35,7 @@ pub mod linalg;
 pub mod loss;
 pub mod matmul;
 pub mod nn;
+pub mod norm;
 pub mod optim;
 pub mod pointwise;
 pub mod random;
