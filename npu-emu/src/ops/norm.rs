@@ -258,9 +258,9 @@ pub fn add_rms_norm(
 }
 
 /// `aclnnAddLayerNorm`: `x = x1 + x2 (+ bias)` (bias shaped like gamma), then per row of the
-/// trailing `gamma.numel()` elements `mean`, `rstd = 1 / sqrt(biased var + eps)` and `y = (x
-/// - mean) * rstd * gamma + beta`; `x_out` (when given) gets the sum. Float64 throughout,
-/// rounded once into each output.
+/// trailing `gamma.numel()` elements `mean`, `rstd = 1 / sqrt(biased var + eps)` and
+/// `y = (x - mean) * rstd * gamma + beta`; `x_out` (when given) gets the sum. Float64
+/// throughout, rounded once into each output.
 #[allow(clippy::too_many_arguments)]
 pub fn add_layer_norm(
     x1: &View,

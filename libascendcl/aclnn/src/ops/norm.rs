@@ -872,7 +872,7 @@ fn geglu_self(x: &a::T, dim: i64, approximate: i64) -> NnResult<(usize, Vec<usiz
         )));
     }
     let d = a::dim(dim, x.ndim(), "dim")?;
-    if x.shape()[d] % 2 != 0 {
+    if !x.shape()[d].is_multiple_of(2) {
         return Err(bad(format!(
             "dimension {dim} of self {:?} must have an even size (it is split in halves)",
             x.shape()
