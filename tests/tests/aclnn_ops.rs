@@ -24,6 +24,8 @@
 //!   UpsampleNearest3d (+Backward), UniqueDim and their argument errors;
 //! - `aclnn_ops11.cpp`: IndexFillTensor, IndexFill, Renorm (each + in place), Range, Pdist,
 //!   Slogdet, LinalgQr and their argument errors;
+//! - `aclnn_ops13.cpp`: the SyncBatchNorm family, AddRmsNorm, AddLayerNorm (+Grad), FastGelu, GeGlu/GeGluV3, GroupNormSilu (+V2), CrossEntropyLoss (+Grad), Hardshrink,
+//!   Softshrink (+ backward forms) and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -784,6 +786,83 @@ fn fused_llm_operators_match_the_host_reference() {
         "aclnnFlashAttentionScoreGetWorkspaceSize: sparseMode 3 needs attenMaskOptional (the compressed",
         "aclnnFlashAttentionScoreGetWorkspaceSize: inputLayout is nullptr",
         "aclnnIncreFlashAttentionV4GetWorkspaceSize: blocktable (paged key/value cache) is not supported",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_ops13.cpp`: the SyncBatchNorm family (BatchNormStats,
+/// BatchNormGatherStatsWithCounts, BatchNormElemt, BatchNormReduceBackward,
+/// BatchNormElemtBackward) chained for two "devices" of different batch sizes and dtypes,
+/// AddRmsNorm, AddLayerNorm, FastGelu, GeGlu, GeGluV3, GroupNormSilu, CrossEntropyLoss (+Grad), Hardshrink, Softshrink and their backward forms against host
+/// references (transposed and strided views), with their argument errors.
+#[test]
+fn norm_operators_13_match_the_host_reference() {
+    let work = scratch("aclnn-ops13");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops13.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok batch norm stats",
+        "ok batch norm gather stats",
+        "ok batch norm elemt",
+        "ok batch norm reduce backward",
+        "ok batch norm elemt backward",
+        "ok sync batch norm errors",
+        "ok add rms norm",
+        "ok add layer norm",
+        "ok fast gelu",
+        "ok geglu",
+        "ok group norm silu",
+        "ok cross entropy loss",
+        "ok shrink",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 80, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnBatchNormStatsGetWorkspaceSize: input is nullptr",
+        "aclnnBatchNormStatsGetWorkspaceSize: input must have 2 to 8 dimensions (channels at dimension 1), but its shape is [6]",
+        "aclnnBatchNormStatsGetWorkspaceSize: mean has data type",
+        "aclnnBatchNormGatherStatsWithCountsGetWorkspaceSize: counts is nullptr",
+        "aclnnBatchNormGatherStatsWithCountsGetWorkspaceSize: mean must be [devices, 3]",
+        "aclnnBatchNormGatherStatsWithCountsGetWorkspaceSize: counts has shape [3], expected [2]",
+        "aclnnBatchNormElemtGetWorkspaceSize: output has shape [2, 3, 5], expected [2, 3, 4]",
+        "aclnnBatchNormReduceBackwardGetWorkspaceSize: sumDy is nullptr",
+        "aclnnBatchNormElemtBackwardGetWorkspaceSize: counter has data type ACL_INT64",
+        "aclnnBatchNormElemtBackwardGetWorkspaceSize: gradInput data type",
+        "aclnnAddRmsNormGetWorkspaceSize: rstdOut has shape [3, 2], expected [3, 1, 1]",
+        "aclnnAddRmsNormGetWorkspaceSize: gamma shape [3] must equal the last dimensions of x1 [3, 2, 4]",
+        "aclnnAddRmsNormGetWorkspaceSize: x1 must have 1 to 8 dimensions and elements, but its shape is [0, 4]",
+        "aclnnAddLayerNormGetWorkspaceSize: beta is nullptr",
+        "aclnnAddLayerNormGetWorkspaceSize: meanOut has shape [2, 3, 2], expected [2, 3, 1]",
+        "aclnnAddLayerNormGradGetWorkspaceSize: dgammaOut has data type ACL_FLOAT16",
+        "aclnnFastGeluGetWorkspaceSize: self has data type ACL_DOUBLE",
+        "aclnnGeGluV3GetWorkspaceSize: dimension -1 of self [3, 5] must have an even size",
+        "aclnnGeGluV3GetWorkspaceSize: approximate must be 0 (none) or 1 (tanh), but it is 2",
+        "aclnnGeGluGetWorkspaceSize: out has shape [3, 4], expected [3, 2]",
+        "aclnnGroupNormSiluGetWorkspaceSize: group must be positive and divide the 6 channels of self, but it is 4",
+        "aclnnGroupNormSiluV2GetWorkspaceSize: meanOut has shape [2, 4], expected [2, 3]",
+        "aclnnCrossEntropyLossGetWorkspaceSize: target has data type ACL_INT32",
+        "aclnnCrossEntropyLossGetWorkspaceSize: reductionOptional must be \"mean\", \"sum\" or \"none\", but it is \"avg\"",
+        "aclnnCrossEntropyLossGetWorkspaceSize: lossOut has shape [5]; expected [] (or [1]) for this reduction",
+        "target 9 of sample 0 is out of range [0, 4)",
+        "aclnnHardshrinkGetWorkspaceSize: lambd is nullptr",
+        "aclnnSoftshrinkGetWorkspaceSize: lambd must not be negative, but it is -0.5",
+        "aclnnSoftshrinkBackwardGetWorkspaceSize: gradInput has shape [3, 4], expected [3, 3, 4]",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

@@ -865,3 +865,62 @@ fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu()
         );
     }
 }
+
+/// `tests/python/op_breadth_norm.py`: the torch operations torch_npu runs through the
+/// aclnn operators of `ops/norm.rs` (batch_norm_stats, batch_norm_gather_stats_with_counts,
+/// batch_norm_elemt, batch_norm_backward_reduce, batch_norm_backward_elemt, and their chain
+/// as nn.SyncBatchNorm runs it; npu_add_rms_norm, npu_add_layer_norm, npu_fast_gelu, npu_geglu, npu_group_norm_silu, npu_cross_entropy_loss / fast_gelu, F.hardshrink,
+/// F.softshrink with gradients) against CPU torch; then `dist_sync_bn.py`: nn.SyncBatchNorm
+/// forward and backward on 2 ranks over HCCL against CPU batch norm over the whole batch.
+#[test]
+fn norm_operators_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_norm.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_norm",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_norm.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("op_breadth_norm: 0 failed"),
+        "{}",
+        r.all()
+    );
+    for case in [
+        "batch_norm_stats",
+        "batch_norm_stats_half",
+        "batch_norm_gather_stats_with_counts",
+        "batch_norm_elemt",
+        "batch_norm_backward_reduce",
+        "batch_norm_backward_elemt",
+        "sync_batch_norm_chain",
+        "npu_add_rms_norm",
+        "npu_add_layer_norm",
+        "npu_fast_gelu",
+        "npu_geglu",
+        "npu_group_norm_silu",
+        "npu_cross_entropy_loss",
+        "hardshrink",
+        "softshrink",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
+    }
+    let r = py_job(
+        "torch-dist_sync_bn",
+        &venv,
+        "npu-emu run -n 2 --timeout 600 \"$PY\" \"$T/dist_sync_bn.py\"",
+    );
+    r.assert_ok();
+    for i in 0..2 {
+        assert!(
+            r.stdout
+                .contains(&format!("dist_sync_bn rank {i}/2 passed")),
+            "{}",
+            r.all()
+        );
+    }
+}

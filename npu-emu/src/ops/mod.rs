@@ -39,7 +39,9 @@
 //! - [`sampling`]: normal with tensor mean and std (over [`random`]);
 //! - [`fused`]: RMS norm, rotary position embedding, SwiGLU, flash attention and their
 //!   backward forms (the fused operators of large-model code);
-//! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
+//! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset);
+//! - [`norm`]: the SyncBatchNorm family (stats, gather with counts, elemt, backward reduce
+//!   and elemt), add + RMS norm, the shrink activations.
 //!
 //! Rules every kernel follows:
 //! - f16/bf16 compute in f32 and round once when stored; f64 in f64; integers in i64,
@@ -71,6 +73,7 @@ pub mod math;
 pub mod matmul;
 pub mod nn;
 pub mod nn_extra;
+pub mod norm;
 pub mod optim;
 pub mod pool;
 pub mod random;

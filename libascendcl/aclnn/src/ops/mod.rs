@@ -37,6 +37,7 @@ pub mod loss;
 pub mod matmul;
 pub mod nn;
 pub mod nn_extra;
+pub mod norm;
 pub mod optim;
 pub mod pointwise;
 pub mod random;
