@@ -744,3 +744,54 @@ fn fused_llm_operators_match_the_host_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, IsInTensorScalar /
+/// IsInScalarTensor, Addr / InplaceAddr and Cdist against host references (contiguous,
+/// transposed and strided inputs, broadcasting), with their documented argument errors.
+#[test]
+fn math_operators_14_match_the_host_reference() {
+    let work = scratch("aclnn-ops14");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops14.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok diag",
+        "ok signbit",
+        "ok gcd",
+        "ok isin",
+        "ok addr",
+        "ok cdist",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 90, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnDiagGetWorkspaceSize: self is nullptr",
+        "aclnnDiagGetWorkspaceSize: self must be 1-D or 2-D, but its shape is [2, 2, 2]",
+        "aclnnDiagFlatGetWorkspaceSize: out has shape [4, 4], expected [5, 5]",
+        "aclnnSignbitGetWorkspaceSize: out has shape [3], expected [4]",
+        "aclnnGcdGetWorkspaceSize: self has data type ACL_FLOAT, which is not supported",
+        "aclnnGcdGetWorkspaceSize: self must have 1 to 8 dimensions, but its shape is []",
+        "aclnnIsInTensorScalarGetWorkspaceSize: out has data type ACL_FLOAT; it must be BOOL",
+        "aclnnIsInScalarTensorGetWorkspaceSize: out must hold one element",
+        "aclnnAddrGetWorkspaceSize: vec1 must be 1-D, but its shape is [2, 2]",
+        "aclnnAddrGetWorkspaceSize: betaOptional data type ACL_FLOAT cannot be used with the computation type ACL_INT32",
+        "aclnnCdistGetWorkspaceSize: compute_mode must be 2 when p is 2.0, but it is 0",
+        "aclnnCdistGetWorkspaceSize: x1 [3, 4] and x2 [5, 3] must have the same last dimension",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

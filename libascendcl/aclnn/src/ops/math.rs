@@ -1,0 +1,490 @@
+//! Math operators of the aclnn reference, each as its page documents it (Atlas A2/A3 tables):
+//! `aclnn_diag.h`, `aclnn_diag_flat.h`, `aclnn_signbit.h`, `aclnn_gcd.h`,
+//! `aclnn_isin_tensor_scalar.h` (IsInTensorScalar), `aclnn_isin.h` (IsInScalarTensor),
+//! `aclnn_addr.h` (Addr, InplaceAddr) and `aclnn_cdist.h`.
+//!
+//! The engine is `npu_emu::ops::math_misc` (IsInTensorScalar is EqScalar / NeScalar with a
+//! BOOL out). Bad arguments fail phase 1 with ACLNN_ERR_PARAM_NULLPTR /
+//! ACLNN_ERR_PARAM_INVALID and a message naming the argument. Decisions:
+//! - Diag/DiagFlat copy without conversion: out must have self's data type; COMPLEX64 is
+//!   not supported (the engine has no complex types).
+//! - IsInScalarTensor writes one BOOL element (out 0-d or `[1]`, as torch's `isin(Scalar,
+//!   Tensor)` gives).
+//! - Cdist: `compute_mode` is reserved, but the reference accepts only 2 when p is 2.0 (what
+//!   torch_npu passes); the distances are computed in float64 and rounded once.
+
+use super::args::{self as a, T};
+use super::arith::promote_scalar;
+use super::launch::{phase1, Built, Launch};
+use crate::status::{NnError, NnResult};
+use npu_emu::ops::dtype::{can_cast, DType};
+use npu_emu::ops::math::Binary;
+use npu_emu::ops::math_misc as m;
+use npu_emu::ops::Scalar;
+use std::ffi::c_void;
+
+use DType::*;
+
+/// `o` must have `x`'s dtype.
+fn same_dtype(o: &T, x: &T) -> NnResult<()> {
+    if o.dtype() == x.dtype() {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} data type {} must be the same as {} data type {}",
+            o.arg,
+            o.dtype(),
+            x.arg,
+            x.dtype()
+        )))
+    }
+}
+
+// ---- Diag, DiagFlat ----
+
+/// Diag's and DiagFlat's data types (Atlas A2/A3; COMPLEX64 aside).
+const DIAG: &[DType] = &[F32, F16, F64, I32, I64, I16, I8, U8, Bool, BF16];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnDiagGetWorkspaceSize(
+    self_: *const c_void,
+    diagonal: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnDiagGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let o = a::tensor(out, "out")?;
+        a::dtype_in(&x, DIAG)?;
+        same_dtype(&o, &x)?;
+        let want = match x.ndim() {
+            1 => {
+                let n = x.shape()[0] + diagonal.unsigned_abs() as usize;
+                vec![n, n]
+            }
+            2 => vec![m::diagonal_len(x.shape()[0], x.shape()[1], diagonal)],
+            _ => {
+                return Err(NnError::invalid(format!(
+                    "self must be 1-D or 2-D, but its shape is {:?}",
+                    x.shape()
+                )))
+            }
+        };
+        a::same_shape(&o, &want)?;
+        let mut l = Launch::new("aclnnDiag");
+        l.input(&x);
+        l.output(&o);
+        l.finish(move |v, _| m::diag(&v[0], diagonal, &v[1]))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnDiagFlatGetWorkspaceSize(
+    self_: *const c_void,
+    diagonal: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnDiagFlatGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, DIAG)?;
+            a::max_dims(&x, 8)?;
+            same_dtype(&o, &x)?;
+            let n = x.numel() + diagonal.unsigned_abs() as usize;
+            a::same_shape(&o, &[n, n])?;
+            let mut l = Launch::new("aclnnDiagFlat");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| m::diag_flat(&v[0], diagonal, &v[1]))
+        },
+    )
+}
+
+// ---- Signbit ----
+
+/// Signbit's data types (Atlas A2/A3).
+const SIGNBIT: &[DType] = &[
+    F32, F16, BF16, I32, U32, I64, U64, I16, U16, I8, U8, Bool, F64,
+];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSignbitGetWorkspaceSize(
+    self_: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSignbitGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, SIGNBIT)?;
+            a::max_dims(&x, 8)?;
+            a::max_dims(&o, 8)?;
+            a::castable(Bool, &o)?;
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnSignbit");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| m::signbit(&v[0], &v[1]))
+        },
+    )
+}
+
+// ---- Gcd ----
+
+/// Gcd's input types and the types its out may have (the ops-math reference's table).
+const GCD_IN: &[DType] = &[U8, I8, I16, I32, I64];
+const GCD_OUT: &[DType] = &[U8, I8, U16, I16, I32, U32, I64, U64];
+
+fn dims_1_to_8(t: &T) -> NnResult<()> {
+    if (1..=8).contains(&t.ndim()) {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} must have 1 to 8 dimensions, but its shape is {:?}",
+            t.arg,
+            t.shape()
+        )))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGcdGetWorkspaceSize(
+    self_: *const c_void,
+    other: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnGcdGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let y = a::tensor(other, "other")?;
+        let o = a::tensor(out, "out")?;
+        a::dtype_in(&x, GCD_IN)?;
+        a::dtype_in(&y, GCD_IN)?;
+        let p = a::promote(x.dtype(), "self", y.dtype(), "other")?;
+        a::dtype_of(p, "the promoted type of self and other", GCD_IN)?;
+        a::dtype_in(&o, GCD_OUT)?;
+        a::castable(p, &o)?;
+        for t in [&x, &y, &o] {
+            dims_1_to_8(t)?;
+        }
+        let shape = a::broadcast(&x, &y)?;
+        a::same_shape(&o, &shape)?;
+        let mut l = Launch::new("aclnnGcd");
+        l.input(&x);
+        l.input(&y);
+        l.output(&o);
+        l.finish(move |v, _| m::gcd(&v[0], &v[1], &v[2]))
+    })
+}
+
+// ---- IsInTensorScalar, IsInScalarTensor ----
+
+/// IsIn's data types (Atlas A2/A3), for the tensor and the scalar.
+const ISIN: &[DType] = &[F32, BF16, F16, I32, I64, I16, I8, U8, F64];
+
+fn bool_out(o: &T) -> NnResult<()> {
+    if o.dtype() == Bool {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "out has data type {}; it must be BOOL",
+            o.dtype()
+        )))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnIsInTensorScalarGetWorkspaceSize(
+    element: *const c_void,
+    testElement: *const c_void,
+    assumeUnique: bool,
+    invert: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = assumeUnique; // a speed hint only; the result does not depend on it
+    phase1(
+        "aclnnIsInTensorScalarGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(element, "element")?;
+            let s = a::scalar(testElement, "testElement")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_of(s.dtype, "testElement", ISIN)?;
+            bool_out(&o)?;
+            let op = if invert { Binary::Ne } else { Binary::Eq };
+            super::arith::tensor_scalar(
+                "aclnnIsInTensorScalar",
+                x,
+                s,
+                o,
+                ISIN,
+                op,
+                None,
+                super::arith::Typing::Promoted,
+                false,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnIsInScalarTensorGetWorkspaceSize(
+    element: *const c_void,
+    testElements: *const c_void,
+    assumeUnique: bool,
+    invert: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = assumeUnique; // a speed hint only; the result does not depend on it
+    phase1(
+        "aclnnIsInScalarTensorGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::scalar(element, "element")?;
+            let t = a::tensor(testElements, "testElements")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_of(s.dtype, "element", ISIN)?;
+            a::dtype_in(&t, ISIN)?;
+            a::max_dims(&t, 8)?;
+            bool_out(&o)?;
+            if o.numel() != 1 || o.ndim() > 1 {
+                return Err(NnError::invalid(format!(
+                    "out must hold one element (shape [] or [1]), but its shape is {:?}",
+                    o.shape()
+                )));
+            }
+            let ct = promote_scalar(t.dtype(), s.dtype, Bool);
+            let mut l = Launch::new("aclnnIsInScalarTensor");
+            l.input(&t);
+            l.output(&o);
+            l.finish(move |v, _| m::isin_scalar(&v[0], s, ct, invert, &v[1]))
+        },
+    )
+}
+
+// ---- Addr, InplaceAddr ----
+
+/// Addr's data types (Atlas A2/A3).
+const ADDR: &[DType] = &[F32, F16, F64, I8, I16, I32, I64, U8, Bool, BF16];
+
+/// beta / alpha must suit the computation type (PyTorch's rule: no float factor for integer
+/// results, no non-bool factor for bool results beyond 0/1 integers).
+fn factor(s: Option<Scalar>, arg: &str, ct: DType) -> NnResult<Scalar> {
+    let s = s.unwrap_or(Scalar::i64(1));
+    let ok = if ct == Bool {
+        !s.dtype.is_float()
+    } else {
+        can_cast(s.dtype, ct)
+    };
+    if ok {
+        Ok(s)
+    } else {
+        Err(NnError::invalid(format!(
+            "{arg} data type {} cannot be used with the computation type {ct}",
+            s.dtype
+        )))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn addr(
+    api: &'static str,
+    x: T,
+    v1: *const c_void,
+    v2: *const c_void,
+    beta: *const c_void,
+    alpha: *const c_void,
+    o: T,
+) -> NnResult<Built> {
+    let v1 = a::tensor(v1, "vec1")?;
+    let v2 = a::tensor(v2, "vec2")?;
+    let be = a::opt_scalar(beta, "betaOptional")?;
+    let al = a::opt_scalar(alpha, "alphaOptional")?;
+    for t in [&x, &v1, &v2, &o] {
+        a::dtype_in(t, ADDR)?;
+    }
+    for t in [&v1, &v2] {
+        if t.ndim() != 1 {
+            return Err(NnError::invalid(format!(
+                "{} must be 1-D, but its shape is {:?}",
+                t.arg,
+                t.shape()
+            )));
+        }
+    }
+    a::max_dims(&x, 2)?;
+    let shape = vec![v1.shape()[0], v2.shape()[0]];
+    let bs = npu_emu::ops::view::broadcast_shapes(x.shape(), &shape);
+    if bs.as_deref() != Some(&shape[..]) {
+        return Err(NnError::invalid(format!(
+            "{} shape {:?} does not broadcast to the outer product's shape {shape:?}",
+            x.arg,
+            x.shape()
+        )));
+    }
+    a::same_shape(&o, &shape)?;
+    let p = a::promote(x.dtype(), x.arg, v1.dtype(), "vec1")?;
+    let ct = a::promote(p, "the promoted type", v2.dtype(), "vec2")?;
+    a::castable(ct, &o)?;
+    let be = factor(be, "betaOptional", ct)?;
+    let al = factor(al, "alphaOptional", ct)?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.input(&v1);
+    l.input(&v2);
+    l.output(&o);
+    l.finish(move |v, _| m::addr(&v[0], &v[1], &v[2], be, al, &v[3], ct))
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnAddrGetWorkspaceSize(
+    self_: *const c_void,
+    vec1: *const c_void,
+    vec2: *const c_void,
+    betaOptional: *const c_void,
+    alphaOptional: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnAddrGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(self_, "self")?;
+        let o = a::tensor(out, "out")?;
+        addr("aclnnAddr", x, vec1, vec2, betaOptional, alphaOptional, o)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceAddrGetWorkspaceSize(
+    selfRef: *mut c_void,
+    vec1: *const c_void,
+    vec2: *const c_void,
+    betaOptional: *const c_void,
+    alphaOptional: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceAddrGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(selfRef, "selfRef")?;
+            addr(
+                "aclnnInplaceAddr",
+                x.clone(),
+                vec1,
+                vec2,
+                betaOptional,
+                alphaOptional,
+                x,
+            )
+        },
+    )
+}
+
+// ---- Cdist ----
+
+/// Cdist's data types (Atlas A2/A3).
+const CDIST: &[DType] = &[F32, F16, BF16];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnCdistGetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    p: f32,
+    compute_mode: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnCdistGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let a1 = a::tensor(x1, "x1")?;
+            let a2 = a::tensor(x2, "x2")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&a1, CDIST)?;
+            same_dtype(&a2, &a1)?;
+            same_dtype(&o, &a1)?;
+            for t in [&a1, &a2] {
+                if !(2..=8).contains(&t.ndim()) {
+                    return Err(NnError::invalid(format!(
+                        "{} must have 2 to 8 dimensions, but its shape is {:?}",
+                        t.arg,
+                        t.shape()
+                    )));
+                }
+            }
+            let (n1, n2) = (a1.ndim(), a2.ndim());
+            if a1.shape()[n1 - 1] != a2.shape()[n2 - 1] {
+                return Err(NnError::invalid(format!(
+                    "x1 {:?} and x2 {:?} must have the same last dimension",
+                    a1.shape(),
+                    a2.shape()
+                )));
+            }
+            let batch =
+                npu_emu::ops::view::broadcast_shapes(&a1.shape()[..n1 - 2], &a2.shape()[..n2 - 2])
+                    .ok_or_else(|| {
+                        NnError::invalid(format!(
+                            "the batch dimensions of x1 {:?} and x2 {:?} cannot broadcast",
+                            a1.shape(),
+                            a2.shape()
+                        ))
+                    })?;
+            let pv = p as f64;
+            if pv.is_nan() || pv < 0.0 {
+                return Err(NnError::invalid(format!(
+                    "p must be in [0, inf], but it is {pv}"
+                )));
+            }
+            if pv == 2.0 && compute_mode != 2 {
+                return Err(NnError::invalid(format!(
+                    "compute_mode must be 2 when p is 2.0, but it is {compute_mode}"
+                )));
+            }
+            let want = [&batch[..], &[a1.shape()[n1 - 2], a2.shape()[n2 - 2]]].concat();
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnCdist");
+            l.input(&a1);
+            l.input(&a2);
+            l.output(&o);
+            l.finish(move |v, _| m::cdist(&v[0], &v[1], pv, &v[2]))
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnDiag,
+    aclnnDiagFlat,
+    aclnnSignbit,
+    aclnnGcd,
+    aclnnIsInTensorScalar,
+    aclnnIsInScalarTensor,
+    aclnnAddr,
+    aclnnInplaceAddr,
+    aclnnCdist
+);
