@@ -797,3 +797,45 @@ fn breadth_operators_match_cpu_through_torch_npu() {
     }
     assert!(!r.stdout.contains("FAIL"), "{}", r.all());
 }
+
+/// `tests/python/op_breadth_math.py`: the torch operations torch_npu runs through the aclnn
+/// operators of `ops/math.rs` (signbit, gcd, isin with a scalar on either side, addr and
+/// addr_, cdist with p 0, 1, 2, 3 and inf and broadcast batches) and the composite diag /
+/// diagflat, against CPU torch.
+#[test]
+fn math_operators_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_math.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_math",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_math.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("op_breadth_math: 0 failed"),
+        "{}",
+        r.all()
+    );
+    for case in [
+        "signbit",
+        "signbit_f16",
+        "gcd",
+        "isin_tensor_scalar",
+        "isin_tensor_scalar_invert",
+        "isin_scalar_tensor",
+        "addr",
+        "addr_int",
+        "addr_",
+        "cdist_p2",
+        "cdist_pinf",
+        "cdist_broadcast",
+        "diagflat",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
+    }
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
+}
