@@ -1,7 +1,8 @@
 """The torch operations that reach the aclnn operators of `ops/math.rs` through torch_npu
 (signbit -> aclnnSignbit, gcd -> aclnnGcd, isin with a scalar -> aclnnIsInTensorScalar /
 aclnnIsInScalarTensor, addr / addr_ -> aclnnAddr / aclnnInplaceAddr, cdist ->
-aclnnCdist), each against CPU torch, plus diag / diagflat (composite in torch_npu 2.9).
+aclnnCdist, << / >> -> aclnnLeftShift / aclnnLeftShifts / aclnnRightShift), each against
+CPU torch, plus diag / diagflat (composite in torch_npu 2.9).
 Prints PASS/FAIL per case and exits 1 when any case fails.
 """
 import sys
@@ -44,6 +45,14 @@ chk("addr_", lambda s, a, b: s.addr_(a, b, beta=1.5, alpha=0.5), torch.randn(2, 
 for p in (2.0, 1.0, 0.0, 3.0, float("inf")):
     chk(f"cdist_p{p:g}", lambda a, b, p=p: torch.cdist(a, b, p=p), torch.randn(2, 3, 4), torch.randn(2, 5, 4))
 chk("cdist_broadcast", lambda a, b: torch.cdist(a, b), torch.randn(3, 4), torch.randn(2, 5, 4))
+xi = torch.randint(-100, 100, (3, 4), dtype=torch.int32)
+n = torch.tensor([0, 1, 5, 31], dtype=torch.int32)
+chk("lshift", lambda a, b: a << b, xi, n)
+chk("rshift", lambda a, b: a >> b, xi, n)
+chk("lshift_scalar", lambda a: a << 3, xi.to(torch.int8))
+chk("rshift_scalar", lambda a: a >> 2, xi)
+chk("ilshift", lambda a, b: a.__ilshift__(b), xi.clone(), n)
+chk("rshift_uint8", lambda a, b: a >> b, torch.randint(0, 255, (6,), dtype=torch.uint8), torch.tensor([0, 1, 2, 7, 3, 4], dtype=torch.uint8))
 chk("diag", lambda a: torch.diag(a, 1), torch.randn(4))
 chk("diag_2d", lambda a: torch.diag(a, -1), torch.randn(3, 4))
 chk("diagflat", lambda a: torch.diagflat(a, 2), torch.randn(2, 2))

@@ -746,7 +746,8 @@ fn fused_llm_operators_match_the_host_reference() {
 }
 
 /// `tests/c/aclnn/aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, IsInTensorScalar /
-/// IsInScalarTensor, Addr / InplaceAddr and Cdist against host references (contiguous,
+/// IsInScalarTensor, Addr / InplaceAddr, Cdist, LeftShift / LeftShifts / RightShift against
+/// host references (contiguous,
 /// transposed and strided inputs, broadcasting), with their documented argument errors.
 #[test]
 fn math_operators_14_match_the_host_reference() {
@@ -763,6 +764,7 @@ fn math_operators_14_match_the_host_reference() {
         "ok isin",
         "ok addr",
         "ok cdist",
+        "ok shifts",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -790,6 +792,8 @@ fn math_operators_14_match_the_host_reference() {
         "aclnnAddrGetWorkspaceSize: betaOptional data type ACL_FLOAT cannot be used with the computation type ACL_INT32",
         "aclnnCdistGetWorkspaceSize: compute_mode must be 2 when p is 2.0, but it is 0",
         "aclnnCdistGetWorkspaceSize: x1 [3, 4] and x2 [5, 3] must have the same last dimension",
+        "aclnnRightShiftGetWorkspaceSize: input is nullptr",
+        "aclnnLeftShiftsGetWorkspaceSize: shiftBits has data type ACL_FLOAT, which is not supported",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

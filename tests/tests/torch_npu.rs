@@ -800,7 +800,8 @@ fn breadth_operators_match_cpu_through_torch_npu() {
 
 /// `tests/python/op_breadth_math.py`: the torch operations torch_npu runs through the aclnn
 /// operators of `ops/math.rs` (signbit, gcd, isin with a scalar on either side, addr and
-/// addr_, cdist with p 0, 1, 2, 3 and inf and broadcast batches) and the composite diag /
+/// addr_, cdist with p 0, 1, 2, 3 and inf and broadcast batches, `<<` and `>>`) and the
+/// composite diag /
 /// diagflat, against CPU torch.
 #[test]
 fn math_operators_match_cpu_through_torch_npu() {
@@ -833,6 +834,10 @@ fn math_operators_match_cpu_through_torch_npu() {
         "cdist_p2",
         "cdist_pinf",
         "cdist_broadcast",
+        "lshift",
+        "rshift",
+        "lshift_scalar",
+        "rshift_scalar",
         "diagflat",
     ] {
         assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());

@@ -1,5 +1,5 @@
 //! Assorted math of the aclnn reference's `aclnn_math` domain: diagonals (`diag`, `diag_flat`),
-//! `signbit`, `gcd`, membership of a scalar in a tensor (`isin_scalar`), the scaled outer
+//! `signbit`, `gcd`, bit shifts (`shift`), membership of a scalar in a tensor (`isin_scalar`), the scaled outer
 //! product `addr` and the batched p-norm distance `cdist`.
 //!
 //! Data movement (the diagonals) copies elements without arithmetic, so every dtype keeps its
@@ -183,6 +183,52 @@ pub fn addr(
     }
 }
 
+/// `v` truncated to the width of the integer dtype `dt` (sign- or zero-extended back).
+fn wrap_to(v: i64, dt: DType) -> i64 {
+    match dt {
+        DType::I8 => v as i8 as i64,
+        DType::U8 => v as u8 as i64,
+        DType::I16 => v as i16 as i64,
+        DType::U16 => v as u16 as i64,
+        DType::I32 => v as i32 as i64,
+        DType::U32 => v as u32 as i64,
+        _ => v,
+    }
+}
+
+/// `out = a << b` (`left`) or `a >> b` in the integer type `ct` (the promoted type): shifts
+/// of the type's width or more give 0 to the left and the sign fill (0 for unsigned types)
+/// to the right, as PyTorch's kernels do; a negative count shifts by 0 (the reference's rule
+/// for RightShift, applied to both directions).
+pub fn shift(a: &View, b: &View, left: bool, ct: DType, out: &View) -> Result<(), String> {
+    let bits = (ct.size() * 8) as i64;
+    let unsigned = ct.is_unsigned();
+    map2::<i64, i64>(a, b, out, move |v, n| {
+        let n = n.max(0);
+        let v = wrap_to(v, ct);
+        if left {
+            if n >= bits {
+                0
+            } else {
+                wrap_to(((v as u64) << n) as i64, ct)
+            }
+        } else if unsigned {
+            let u = if bits == 64 {
+                v as u64
+            } else {
+                (v as u64) & ((1u64 << bits) - 1)
+            };
+            if n >= bits {
+                0
+            } else {
+                wrap_to((u >> n) as i64, ct)
+            }
+        } else {
+            v >> n.min(bits - 1)
+        }
+    })
+}
+
 /// The p-norm of the differences: p 0 counts the nonzero ones, p inf takes the largest.
 fn pdistance(d: impl Iterator<Item = f64>, p: f64) -> f64 {
     if p == 0.0 {
@@ -258,6 +304,23 @@ mod tests {
         want[9] = 2.;
         want[14] = 3.;
         assert_eq!(o, want);
+    }
+
+    #[test]
+    fn shifts() {
+        let (mut a, mut b, mut o) = (vec![-3i8, 100, 1, -128], vec![1i8, 2, 8, 9], vec![0i8; 4]);
+        let av = View::of_slice(&mut a, DType::I8, &[4]);
+        let bv = View::of_slice(&mut b, DType::I8, &[4]);
+        let ov = View::of_slice(&mut o, DType::I8, &[4]);
+        shift(&av, &bv, true, DType::I8, &ov).unwrap();
+        assert_eq!(o, vec![-6, -112, 0, 0]);
+        shift(&av, &bv, false, DType::I8, &ov).unwrap();
+        assert_eq!(o, vec![-2, 25, 0, -1]);
+        let (mut u, mut ou) = (vec![200u8, 255, 1, 128], vec![0u8; 4]);
+        let uv = View::of_slice(&mut u, DType::U8, &[4]);
+        let ouv = View::of_slice(&mut ou, DType::U8, &[4]);
+        shift(&uv, &bv, false, DType::U8, &ouv).unwrap();
+        assert_eq!(ou, vec![100, 63, 0, 0]);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 /* Math operators of the aclnn reference against host references: Diag, DiagFlat, Signbit,
- * Gcd, IsInTensorScalar / IsInScalarTensor, Addr / InplaceAddr, Cdist; each with documented
+ * Gcd, IsInTensorScalar / IsInScalarTensor, Addr / InplaceAddr, Cdist, LeftShift / LeftShifts /
+ * RightShift; each with documented
  * argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: data movement, integer and bool results exactly; Addr float32 to 1e-6
  * relative (PyTorch evaluates in float32), float16 to 1e-3; Cdist float32 to 1e-6 (computed
@@ -17,6 +18,8 @@
 #include "aclnnop/aclnn_isin_tensor_scalar.h"
 #include "aclnnop/aclnn_addr.h"
 #include "aclnnop/aclnn_cdist.h"
+#include "aclnnop/aclnn_left_shift.h"
+#include "aclnnop/aclnn_right_shift.h"
 
 static aclrtStream S;
 
@@ -461,6 +464,85 @@ static void cdist() {
     printf("ok cdist\n");
 }
 
+/* ---- LeftShift, LeftShifts, RightShift ---- */
+
+static int bits_of(aclDataType t) { return static_cast<int>(dsize(t)) * 8; }
+
+/* PyTorch's shifts in type t; a negative count shifts by 0 (the reference's rule) */
+static double shift_ref(double a, double b, bool left, aclDataType t) {
+    int64_t v = static_cast<int64_t>(a), n = static_cast<int64_t>(b);
+    int bits = bits_of(t);
+    if (n < 0) n = 0;
+    if (left) {
+        if (n >= bits) return 0;
+        return as_type(static_cast<double>(static_cast<int64_t>(static_cast<uint64_t>(v) << n)), t);
+    }
+    if (t == ACL_UINT8) return n >= bits ? 0 : static_cast<double>(static_cast<uint8_t>(v) >> n);
+    return static_cast<double>(v >> std::min<int64_t>(n, bits - 1));
+}
+
+static void shifts() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    struct C {
+        aclDataType a, b, o;
+        Layout l;
+    };
+    for (bool left : {true, false})
+        for (C c : {C{ACL_INT32, ACL_INT32, ACL_INT32, TRANSPOSED}, C{ACL_INT8, ACL_INT8, ACL_INT8, STRIDED},
+                    C{ACL_UINT8, ACL_UINT8, ACL_UINT8, CONTIG}, C{ACL_INT16, ACL_INT64, ACL_INT64, STRIDED},
+                    C{ACL_INT8, ACL_INT8, ACL_INT32, CONTIG}}) {
+            /* self [3, 4] with counts [4] (broadcast): 0, 3, the width, and one past it */
+            std::vector<double> A = values(12, c.a, 61);
+            int w = bits_of(c.a == c.b ? c.a : ACL_INT64);
+            std::vector<double> B = {0, 3, static_cast<double>(w - 1), static_cast<double>(w + 1)};
+            aclDataType ct = c.a == c.b ? c.a : ACL_INT64;
+            std::vector<double> want;
+            for (int i = 0; i < 12; i++) want.push_back(as_type(shift_ref(A[i], B[i % 4], left, ct), c.o));
+            Dev x = make({3, 4}, c.a, A, c.l), y = make({4}, c.b, B, STRIDED), o = make({3, 4}, c.o, {0});
+            if (left) RUN(S, aclnnLeftShift, x.t, y.t, o.t);
+            else RUN(S, aclnnRightShift, x.t, y.t, o.t);
+            char what[128];
+            snprintf(what, sizeof what, "%s %s %s [3, 4] by %s [4] into %s", left ? "LeftShift" : "RightShift", lname(c.l),
+                     dname(c.a), dname(c.b), dname(c.o));
+            compare(what, read(o), want, 0);
+            release(x);
+            release(y);
+            release(o);
+        }
+    /* LeftShifts: the reference's example (int64 {10, 20, 30, 40} << 2), int8 wrapping by 3 */
+    Dev e = make({1, 4}, ACL_INT64, {10, 20, 30, 40}), eo = make({1, 4}, ACL_INT64, {0});
+    aclScalar *two = ls(2);
+    RUN(S, aclnnLeftShifts, e.t, two, eo.t);
+    compare("LeftShifts the reference's example", read(eo), {40, 80, 120, 160}, 0);
+    std::vector<double> A = values(8, ACL_INT8, 62);
+    Dev x = make({2, 4}, ACL_INT8, A, TRANSPOSED), o = make({2, 4}, ACL_INT8, {0});
+    int8_t three = 3;
+    aclScalar *s3 = aclCreateScalar(&three, ACL_INT8);
+    RUN(S, aclnnLeftShifts, x.t, s3, o.t);
+    std::vector<double> want;
+    for (double v : A) want.push_back(shift_ref(v, 3, true, ACL_INT8));
+    compare("LeftShifts transposed int8 [2, 4] by 3 (wrapping)", read(o), want, 0);
+    /* a shift of an int negative value to the right, negative count (shift by 0) */
+    Dev n = make({3}, ACL_INT32, {-7, -8, 9}), nc = make({3}, ACL_INT32, {-1, 1, -5}), no = make({3}, ACL_INT32, {0});
+    RUN(S, aclnnRightShift, n.t, nc.t, no.t);
+    compare("RightShift int32 with negative counts", read(no), {-7, -4, 9}, 0);
+    /* errors */
+    Dev xf = make({4}, ACL_FLOAT, {1}), y = make({4}, ACL_INT32, {1}), o4 = make({4}, ACL_INT32, {0}), o3 = make({3}, ACL_INT32, {0});
+    Dev ob = make({4}, ACL_BOOL, {0});
+    aclScalar *fl = fs(1.0f);
+    expect_code("LeftShift null shiftBits", aclnnLeftShiftGetWorkspaceSize(y.t, nullptr, o4.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("RightShift null input", aclnnRightShiftGetWorkspaceSize(nullptr, y.t, o4.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("LeftShifts null shiftBits", aclnnLeftShiftsGetWorkspaceSize(y.t, nullptr, o4.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("LeftShift float self", aclnnLeftShiftGetWorkspaceSize(xf.t, y.t, o4.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("RightShift out [3] for [4]", aclnnRightShiftGetWorkspaceSize(y.t, y.t, o3.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("RightShift bool out", aclnnRightShiftGetWorkspaceSize(y.t, y.t, ob.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("LeftShifts float shiftBits", aclnnLeftShiftsGetWorkspaceSize(y.t, fl, o4.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    for (aclScalar *v : {two, s3, fl}) aclDestroyScalar(v);
+    for (Dev *d : {&e, &eo, &x, &o, &n, &nc, &no, &xf, &y, &o4, &o3, &ob}) release(*d);
+    printf("ok shifts\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -471,6 +553,7 @@ int main() {
     isin();
     addr();
     cdist();
+    shifts();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -1,7 +1,8 @@
 //! Math operators of the aclnn reference, each as its page documents it (Atlas A2/A3 tables):
 //! `aclnn_diag.h`, `aclnn_diag_flat.h`, `aclnn_signbit.h`, `aclnn_gcd.h`,
 //! `aclnn_isin_tensor_scalar.h` (IsInTensorScalar), `aclnn_isin.h` (IsInScalarTensor),
-//! `aclnn_addr.h` (Addr, InplaceAddr) and `aclnn_cdist.h`.
+//! `aclnn_addr.h` (Addr, InplaceAddr), `aclnn_cdist.h`, `aclnn_left_shift.h` (LeftShift,
+//! LeftShifts) and `aclnn_right_shift.h` (RightShift).
 //!
 //! The engine is `npu_emu::ops::math_misc` (IsInTensorScalar is EqScalar / NeScalar with a
 //! BOOL out). Bad arguments fail phase 1 with ACLNN_ERR_PARAM_NULLPTR /
@@ -12,6 +13,10 @@
 //!   Tensor)` gives).
 //! - Cdist: `compute_mode` is reserved, but the reference accepts only 2 when p is 2.0 (what
 //!   torch_npu passes); the distances are computed in float64 and rounded once.
+//! - Shifts compute in the promoted integer type, as PyTorch's `<<` / `>>`: a count of the
+//!   type's width or more gives 0 (left) or the sign fill (right); a negative count shifts by
+//!   0 (the reference's RightShift rule; the reference leaves counts outside [0, width) to
+//!   LeftShift undefined).
 
 use super::args::{self as a, T};
 use super::arith::promote_scalar;
@@ -476,6 +481,107 @@ pub unsafe extern "C" fn aclnnCdistGetWorkspaceSize(
         },
     )
 }
+
+// ---- LeftShift, LeftShifts, RightShift ----
+
+/// The shifts' data types (inputs and out, Atlas A2/A3).
+const SHIFT: &[DType] = &[I8, I16, I32, I64, U8, U16, U32, U64];
+
+fn shift_tt(
+    api: &'static str,
+    x: *const c_void,
+    xname: &'static str,
+    b: *const c_void,
+    out: *mut c_void,
+    left: bool,
+) -> NnResult<Built> {
+    let x = a::tensor(x, xname)?;
+    let b = a::tensor(b, "shiftBits")?;
+    let o = a::tensor(out, "out")?;
+    for t in [&x, &b, &o] {
+        a::dtype_in(t, SHIFT)?;
+        a::max_dims(t, 8)?;
+    }
+    let ct = a::promote(x.dtype(), xname, b.dtype(), "shiftBits")?;
+    a::dtype_of(ct, "the promoted type", SHIFT)?;
+    a::castable(ct, &o)?;
+    let shape = a::broadcast(&x, &b)?;
+    a::same_shape(&o, &shape)?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.input(&b);
+    l.output(&o);
+    l.finish(move |v, _| m::shift(&v[0], &v[1], left, ct, &v[2]))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnLeftShiftGetWorkspaceSize(
+    self_: *const c_void,
+    shiftBits: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnLeftShiftGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || shift_tt("aclnnLeftShift", self_, "self", shiftBits, out, true),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRightShiftGetWorkspaceSize(
+    input: *const c_void,
+    shiftBits: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRightShiftGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || shift_tt("aclnnRightShift", input, "input", shiftBits, out, false),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnLeftShiftsGetWorkspaceSize(
+    self_: *const c_void,
+    shiftBits: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnLeftShiftsGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let s = a::scalar(shiftBits, "shiftBits")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, SHIFT)?;
+            a::dtype_of(s.dtype, "shiftBits", SHIFT)?;
+            a::dtype_in(&o, SHIFT)?;
+            a::max_dims(&x, 8)?;
+            let ct = promote_scalar(x.dtype(), s.dtype, o.dtype());
+            a::castable(ct, &o)?;
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnLeftShifts");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| {
+                let mut buf = [0u64; 1];
+                let sv = npu_emu::ops::math::scalar_view(s, DType::I64, &mut buf);
+                m::shift(&v[0], &sv, true, ct, &v[1])
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnLeftShift, aclnnLeftShifts, aclnnRightShift);
 
 crate::phase2!(
     aclnnDiag,
