@@ -1,7 +1,9 @@
 """The torch operations that reach the aclnn operators of `ops/math.rs` through torch_npu
 (signbit -> aclnnSignbit, gcd -> aclnnGcd, isin with a scalar -> aclnnIsInTensorScalar /
 aclnnIsInScalarTensor, addr / addr_ -> aclnnAddr / aclnnInplaceAddr, cdist ->
-aclnnCdist, << / >> -> aclnnLeftShift / aclnnLeftShifts / aclnnRightShift), each against
+aclnnCdist, << / >> -> aclnnLeftShift / aclnnLeftShifts / aclnnRightShift, triangular_solve / linalg.solve_triangular -> aclnnTriangularSolve,
+max_unpool2d/3d -> aclnnMaxUnpool2d/3d, linalg.svd / svdvals -> aclnnSvd, compared by
+reconstruction and orthonormality since singular vectors are unique only up to sign), each against
 CPU torch, plus diag / diagflat (composite in torch_npu 2.9).
 Prints PASS/FAIL per case and exits 1 when any case fails.
 """
@@ -53,6 +55,29 @@ chk("lshift_scalar", lambda a: a << 3, xi.to(torch.int8))
 chk("rshift_scalar", lambda a: a >> 2, xi)
 chk("ilshift", lambda a, b: a.__ilshift__(b), xi.clone(), n)
 chk("rshift_uint8", lambda a, b: a >> b, torch.randint(0, 255, (6,), dtype=torch.uint8), torch.tensor([0, 1, 2, 7, 3, 4], dtype=torch.uint8))
+A = torch.randn(2, 4, 4) + 4 * torch.eye(4)
+Bm = torch.randn(2, 4, 3)
+chk("triangular_solve", lambda b, a: torch.triangular_solve(b, a, upper=True).solution, Bm, A)
+chk("triangular_solve_lower_t", lambda b, a: torch.triangular_solve(b, a, upper=False, transpose=True).solution, Bm, A)
+chk("triangular_solve_unit", lambda b, a: torch.triangular_solve(b, a, unitriangular=True).solution, Bm, A)
+chk("triangular_solve_m", lambda b, a: torch.triangular_solve(b, a).cloned_coefficient, Bm, torch.triu(A))
+chk("solve_triangular", lambda a, b: torch.linalg.solve_triangular(a, b, upper=False), A, Bm)
+chk("solve_triangular_right", lambda a, b: torch.linalg.solve_triangular(a, b, upper=True, left=False), A, torch.randn(2, 3, 4))
+xp = torch.randn(2, 3, 6, 4)
+out, ind = torch.nn.functional.max_pool2d(xp, 2, return_indices=True)
+chk("max_unpool2d", lambda o, i: torch.nn.functional.max_unpool2d(o, i, 2), out, ind)
+chk("max_unpool2d_size", lambda o, i: torch.nn.functional.max_unpool2d(o, i, 2, output_size=(7, 5)), out, ind)
+xp3 = torch.randn(1, 2, 4, 4, 6)
+out3, ind3 = torch.nn.functional.max_pool3d(xp3, 2, return_indices=True)
+chk("max_unpool3d", lambda o, i: torch.nn.functional.max_unpool3d(o, i, 2), out3, ind3)
+def svd_check(a, full):
+    u, s, vh = torch.linalg.svd(a, full_matrices=full)
+    k = min(a.shape[-2], a.shape[-1])
+    rec = u[..., :, :k] @ torch.diag_embed(s) @ vh[..., :k, :]
+    return torch.cat([rec.flatten(), s.flatten(), (u.mT @ u).flatten(), (vh @ vh.mT).flatten()])
+chk("svd", lambda a: svd_check(a, False), torch.randn(2, 5, 3))
+chk("svd_full", lambda a: svd_check(a, True), torch.randn(3, 4))
+chk("svdvals", torch.linalg.svdvals, torch.randn(2, 4, 6))
 chk("diag", lambda a: torch.diag(a, 1), torch.randn(4))
 chk("diag_2d", lambda a: torch.diag(a, -1), torch.randn(3, 4))
 chk("diagflat", lambda a: torch.diagflat(a, 2), torch.randn(2, 2))

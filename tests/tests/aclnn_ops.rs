@@ -746,8 +746,8 @@ fn fused_llm_operators_match_the_host_reference() {
 }
 
 /// `tests/c/aclnn/aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, IsInTensorScalar /
-/// IsInScalarTensor, Addr / InplaceAddr, Cdist, LeftShift / LeftShifts / RightShift against
-/// host references (contiguous,
+/// IsInScalarTensor, Addr / InplaceAddr, Cdist, LeftShift / LeftShifts / RightShift,
+/// TriangularSolve, MaxUnpool2d / MaxUnpool3d and Svd against host references (contiguous,
 /// transposed and strided inputs, broadcasting), with their documented argument errors.
 #[test]
 fn math_operators_14_match_the_host_reference() {
@@ -765,6 +765,9 @@ fn math_operators_14_match_the_host_reference() {
         "ok addr",
         "ok cdist",
         "ok shifts",
+        "ok triangular solve",
+        "ok max unpool",
+        "ok svd",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -778,7 +781,7 @@ fn math_operators_14_match_the_host_reference() {
         .find_map(|l| l.strip_suffix(" checks, 0 failed"))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    assert!(n >= 90, "only {n} checks:\n{}", r.stdout);
+    assert!(n >= 200, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "aclnnDiagGetWorkspaceSize: self is nullptr",
         "aclnnDiagGetWorkspaceSize: self must be 1-D or 2-D, but its shape is [2, 2, 2]",
@@ -794,6 +797,13 @@ fn math_operators_14_match_the_host_reference() {
         "aclnnCdistGetWorkspaceSize: x1 [3, 4] and x2 [5, 3] must have the same last dimension",
         "aclnnRightShiftGetWorkspaceSize: input is nullptr",
         "aclnnLeftShiftsGetWorkspaceSize: shiftBits has data type ACL_FLOAT, which is not supported",
+        "aclnnTriangularSolveGetWorkspaceSize: A must be a batch of square matrices, but its shape is [3, 4]",
+        "aclnnTriangularSolveGetWorkspaceSize: with unitriangular the data type must be FLOAT",
+        "aclnn task: aclnnMaxUnpool2d: index 9 at position 3 is outside the output plane of 9 elements",
+        "aclnnMaxUnpool2dGetWorkspaceSize: outputSize [2, 1] holds 2 elements, fewer than self's 4 per plane",
+        "aclnnMaxUnpool3dGetWorkspaceSize: padding must hold 3 non-negative values, but it is [0, -1, 0]",
+        "aclnnSvdGetWorkspaceSize: input must not be empty, but its shape is [0, 3]",
+        "aclnnSvdGetWorkspaceSize: u has shape [3, 3], expected [2, 2]",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

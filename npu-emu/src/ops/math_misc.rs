@@ -1,6 +1,7 @@
 //! Assorted math of the aclnn reference's `aclnn_math` domain: diagonals (`diag`, `diag_flat`),
 //! `signbit`, `gcd`, bit shifts (`shift`), membership of a scalar in a tensor (`isin_scalar`), the scaled outer
-//! product `addr` and the batched p-norm distance `cdist`.
+//! product `addr`, the batched p-norm distance `cdist`, `triangular_solve`, `max_unpool` and
+//! `svd` (one-sided Jacobi).
 //!
 //! Data movement (the diagonals) copies elements without arithmetic, so every dtype keeps its
 //! values bit for bit; the arithmetic follows the engine's rules (f16/bf16 in f32, f64 in f64,
@@ -280,6 +281,265 @@ pub fn cdist(x1: &View, x2: &View, p: f64, out: &View) -> Result<(), String> {
     store(r, DType::F64, out)
 }
 
+/// Solve `op(A) X = b` for each matrix of the batch: `b` `[*, m, n]` and `a` `[*, m, m]`
+/// broadcast to `x`'s batch (`x` `[*, m, n]`, `mcopy` `[*, m, m]`); `op(A)` is `A` or its
+/// transpose, using only A's upper (`upper`) or lower triangle, with ones on the diagonal when
+/// `unit`. `mcopy` receives that triangle of the broadcast A (zeros elsewhere), as the
+/// reference's mOut. Substitution in f64; a zero on the diagonal gives inf/NaN, as the
+/// reference warns.
+pub fn triangular_solve(
+    b: &View,
+    a: &View,
+    upper: bool,
+    transpose: bool,
+    unit: bool,
+    x: &View,
+    mcopy: &View,
+) -> Result<(), String> {
+    let nd = x.ndim();
+    let (m, n) = (x.shape[nd - 2], x.shape[nd - 1]);
+    let batch = &x.shape[..nd - 2];
+    let nb: usize = batch.iter().product();
+    let bshape = [batch, &[m, n][..]].concat();
+    let ashape = [batch, &[m, m][..]].concat();
+    let bv = b.expand(&bshape).ok_or_else(|| {
+        format!(
+            "triangular_solve: b {:?} does not broadcast to {bshape:?}",
+            b.shape
+        )
+    })?;
+    let av = a.expand(&ashape).ok_or_else(|| {
+        format!(
+            "triangular_solve: A {:?} does not broadcast to {ashape:?}",
+            a.shape
+        )
+    })?;
+    let bb: Vec<f64> = load(&bv, DType::F64)?;
+    let aa: Vec<f64> = load(&av, DType::F64)?;
+    let mut xs = vec![0f64; nb * m * n];
+    let mut ms = vec![0f64; nb * m * m];
+    let in_tri = |i: usize, j: usize| if upper { j >= i } else { j <= i };
+    for bi in 0..nb {
+        let am = &aa[bi * m * m..(bi + 1) * m * m];
+        for i in 0..m {
+            for j in 0..m {
+                if in_tri(i, j) {
+                    ms[bi * m * m + i * m + j] = am[i * m + j];
+                }
+            }
+        }
+        // op(A)[i][j], restricted to the triangle
+        let t = |i: usize, j: usize| -> f64 {
+            let (r, c) = if transpose { (j, i) } else { (i, j) };
+            if r == c && unit {
+                1.0
+            } else if in_tri(r, c) {
+                am[r * m + c]
+            } else {
+                0.0
+            }
+        };
+        // op(A) is upper triangular when exactly one of (upper, transpose) holds
+        let eff_upper = upper != transpose;
+        let xb = &mut xs[bi * m * n..(bi + 1) * m * n];
+        let rhs = &bb[bi * m * n..(bi + 1) * m * n];
+        for col in 0..n {
+            let order: Box<dyn Iterator<Item = usize>> = if eff_upper {
+                Box::new((0..m).rev())
+            } else {
+                Box::new(0..m)
+            };
+            for i in order {
+                let mut s = rhs[i * n + col];
+                let range = if eff_upper { i + 1..m } else { 0..i };
+                for k in range {
+                    s -= t(i, k) * xb[k * n + col];
+                }
+                xb[i * n + col] = s / t(i, i);
+            }
+        }
+    }
+    store(xs, DType::F64, x)?;
+    store(ms, DType::F64, mcopy)
+}
+
+/// `max_unpool{2,3}d`: each plane of `x` (the dimensions before the last `k`, which are
+/// flattened) scatters its elements into the same plane of `out` (zeros elsewhere) at the
+/// flat positions `idx` gives (`idx` has `x`'s shape). Elements are copied bit for bit; a
+/// later duplicate index wins, as in PyTorch's loop; an index outside the output plane fails
+/// the task.
+pub fn max_unpool(x: &View, idx: &View, k: usize, out: &View) -> Result<(), String> {
+    let nd = x.ndim();
+    let in_plane: usize = x.shape[nd - k..].iter().product();
+    let out_plane: usize = out.shape[out.ndim() - k..].iter().product();
+    let planes: usize = x.shape[..nd - k].iter().product();
+    let es = x.esize();
+    let src = Scratch::new(x.dtype, &x.shape);
+    iter::copy(x, &src.view)?;
+    let ids: Vec<i64> = load(idx, DType::I64)?;
+    let dst = Scratch::new(out.dtype, &out.shape);
+    for p in 0..planes {
+        for i in 0..in_plane {
+            let j = ids[p * in_plane + i];
+            if j < 0 || j as usize >= out_plane {
+                return Err(format!(
+                    "index {j} at position {} is outside the output plane of {out_plane} \
+                     elements",
+                    p * in_plane + i
+                ));
+            }
+            let (from, to) = ((p * in_plane + i) * es, (p * out_plane + j as usize) * es);
+            // SAFETY: both offsets lie inside the scratch buffers (checked bounds above).
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.view.ptr.add(from), dst.view.ptr.add(to), es)
+            };
+        }
+    }
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    iter::copy(&dst.view, out)
+}
+
+/// Complete the first `have` orthonormal columns of the column-major `rows`-long vectors in
+/// `q` (`cols` of them) to an orthonormal set, by Gram-Schmidt over the unit vectors.
+fn complete_basis(q: &mut [Vec<f64>], have: usize, rows: usize) {
+    let mut next_unit = 0;
+    for c in have..q.len() {
+        loop {
+            let mut v = vec![0f64; rows];
+            v[next_unit % rows] = 1.0;
+            next_unit += 1;
+            for _ in 0..2 {
+                for prev in q.iter().take(c) {
+                    let d: f64 = prev.iter().zip(&v).map(|(a, b)| a * b).sum();
+                    for (x, p) in v.iter_mut().zip(prev) {
+                        *x -= d * p;
+                    }
+                }
+            }
+            let n = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if n > 1e-8 {
+                q[c] = v.into_iter().map(|x| x / n).collect();
+                break;
+            }
+        }
+    }
+}
+
+/// Singular value decomposition of one `[m, n]` row-major matrix by one-sided Jacobi
+/// rotations in f64: `(s, u, v)` with `s` descending (k = min(m, n) values), `u` `ucols`
+/// column vectors of length m and `v` `vcols` column vectors of length n (`ucols`/`vcols` k,
+/// or m/n for the full matrices; extra columns complete orthonormal bases).
+fn svd1(a: &[f64], m: usize, n: usize, full: bool) -> (Vec<f64>, Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    // work on the tall orientation: w is rows x cols with rows >= cols
+    let tall = m >= n;
+    let (rows, cols) = if tall { (m, n) } else { (n, m) };
+    let at = |i: usize, j: usize| if tall { a[i * n + j] } else { a[j * n + i] };
+    let mut w: Vec<Vec<f64>> = (0..cols)
+        .map(|j| (0..rows).map(|i| at(i, j)).collect())
+        .collect();
+    let mut vv: Vec<Vec<f64>> = (0..cols)
+        .map(|j| (0..cols).map(|i| if i == j { 1.0 } else { 0.0 }).collect())
+        .collect();
+    for _sweep in 0..60 {
+        let mut rotated = false;
+        for p in 0..cols {
+            for q in p + 1..cols {
+                let al: f64 = w[p].iter().map(|x| x * x).sum();
+                let be: f64 = w[q].iter().map(|x| x * x).sum();
+                let ga: f64 = w[p].iter().zip(&w[q]).map(|(x, y)| x * y).sum();
+                if ga == 0.0 || ga.abs() <= 1e-15 * (al * be).sqrt() {
+                    continue;
+                }
+                rotated = true;
+                let zeta = (be - al) / (2.0 * ga);
+                let t = zeta.signum() / (zeta.abs() + (1.0 + zeta * zeta).sqrt());
+                let c = 1.0 / (1.0 + t * t).sqrt();
+                let s = c * t;
+                for mat in [&mut w, &mut vv] {
+                    let (lo, hi) = mat.split_at_mut(q);
+                    for (x, y) in lo[p].iter_mut().zip(hi[0].iter_mut()) {
+                        let (xp, yq) = (*x, *y);
+                        *x = c * xp - s * yq;
+                        *y = s * xp + c * yq;
+                    }
+                }
+            }
+        }
+        if !rotated {
+            break;
+        }
+    }
+    let norms: Vec<f64> = w
+        .iter()
+        .map(|c| c.iter().map(|x| x * x).sum::<f64>().sqrt())
+        .collect();
+    let mut order: Vec<usize> = (0..cols).collect();
+    order.sort_by(|&i, &j| norms[j].total_cmp(&norms[i]));
+    let s: Vec<f64> = order.iter().map(|&j| norms[j]).collect();
+    // left vectors (length rows) of the nonzero values, then completion
+    let ucount = if full { rows } else { cols };
+    let mut uu: Vec<Vec<f64>> = vec![vec![0f64; rows]; ucount];
+    let mut good = 0;
+    let tiny = s.first().copied().unwrap_or(0.0) * 1e-13;
+    for &j in &order {
+        if norms[j] <= tiny || norms[j] == 0.0 {
+            break;
+        }
+        uu[good] = w[j].iter().map(|x| x / norms[j]).collect();
+        good += 1;
+    }
+    complete_basis(&mut uu, good, rows);
+    let vcols: Vec<Vec<f64>> = order.iter().map(|&j| vv[j].clone()).collect();
+    if tall {
+        (s, uu, vcols)
+    } else {
+        // A^T = W' S V'^T, so A = V' S W'^T: u is vv's columns, v the left vectors
+        let mut u = vcols;
+        u.truncate(if full { m } else { cols });
+        (s, u, uu)
+    }
+}
+
+/// `torch.linalg.svd` for each matrix of the batch `x` (`[*, m, n]`): `sigma` `[*, k]` and,
+/// when `uv` is Some((u, v)), `u` `[*, m, m or k]` and `v` `[*, n, n or k]` (V, not V^T, as the
+/// reference's outputs), with `x = u diag(sigma) v^T`. Signs of singular vectors are those of
+/// the Jacobi iteration (any valid pair, as LAPACK's are).
+pub fn svd(x: &View, full: bool, sigma: &View, uv: Option<(&View, &View)>) -> Result<(), String> {
+    let nd = x.ndim();
+    let (m, n) = (x.shape[nd - 2], x.shape[nd - 1]);
+    let k = m.min(n);
+    let nb: usize = x.shape[..nd - 2].iter().product();
+    let a: Vec<f64> = load(x, DType::F64)?;
+    let (uc, vc) = if full { (m, n) } else { (k, k) };
+    let (mut ss, mut us, mut vs) = (
+        vec![0f64; nb * k],
+        vec![0f64; nb * m * uc],
+        vec![0f64; nb * n * vc],
+    );
+    for b in 0..nb {
+        let (s, u, v) = svd1(&a[b * m * n..(b + 1) * m * n], m, n, full);
+        ss[b * k..(b + 1) * k].copy_from_slice(&s[..k]);
+        for (c, col) in u.iter().enumerate().take(uc) {
+            for (i, &e) in col.iter().enumerate() {
+                us[b * m * uc + i * uc + c] = e;
+            }
+        }
+        for (c, col) in v.iter().enumerate().take(vc) {
+            for (i, &e) in col.iter().enumerate() {
+                vs[b * n * vc + i * vc + c] = e;
+            }
+        }
+    }
+    store(ss, DType::F64, sigma)?;
+    if let Some((u, v)) = uv {
+        store(us, DType::F64, u)?;
+        store(vs, DType::F64, v)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,6 +581,55 @@ mod tests {
         let ouv = View::of_slice(&mut ou, DType::U8, &[4]);
         shift(&uv, &bv, false, DType::U8, &ouv).unwrap();
         assert_eq!(ou, vec![100, 63, 0, 0]);
+    }
+
+    #[test]
+    fn triangular() {
+        // upper [[2, 1], [0, 4]] X = [[4], [8]] -> X = [[1], [2]]; the transpose solves
+        // [[2, 0], [1, 4]] X = [[4], [8]] -> [[2], [1.5]]
+        let (mut a, mut b) = (vec![2f64, 1., 9., 4.], vec![4f64, 8.]);
+        let (mut x, mut mc) = (vec![0f64; 2], vec![0f64; 4]);
+        let av = View::of_slice(&mut a, DType::F64, &[2, 2]);
+        let bv = View::of_slice(&mut b, DType::F64, &[2, 1]);
+        let xv = View::of_slice(&mut x, DType::F64, &[2, 1]);
+        let mv = View::of_slice(&mut mc, DType::F64, &[2, 2]);
+        triangular_solve(&bv, &av, true, false, false, &xv, &mv).unwrap();
+        assert_eq!(x, vec![1., 2.]);
+        assert_eq!(mc, vec![2., 1., 0., 4.]);
+        triangular_solve(&bv, &av, true, true, false, &xv, &mv).unwrap();
+        assert_eq!(x, vec![2., 1.5]);
+    }
+
+    #[test]
+    fn svd_reconstructs() {
+        for (m, n, full) in [(4, 3, false), (3, 5, true), (4, 3, true), (2, 2, false)] {
+            let mut a: Vec<f64> = (0..m * n).map(|i| ((i * 7 % 11) as f64) - 5.0).collect();
+            let k = m.min(n);
+            let (uc, vc) = if full { (m, n) } else { (k, k) };
+            let (mut s, mut u, mut v) = (vec![0f64; k], vec![0f64; m * uc], vec![0f64; n * vc]);
+            let av = View::of_slice(&mut a, DType::F64, &[m, n]);
+            let sv = View::of_slice(&mut s, DType::F64, &[k]);
+            let uv = View::of_slice(&mut u, DType::F64, &[m, uc]);
+            let vv = View::of_slice(&mut v, DType::F64, &[n, vc]);
+            svd(&av, full, &sv, Some((&uv, &vv))).unwrap();
+            for i in 0..m {
+                for j in 0..n {
+                    let r: f64 = (0..k).map(|l| u[i * uc + l] * s[l] * v[j * vc + l]).sum();
+                    assert!((r - a[i * n + j]).abs() < 1e-9, "{m}x{n} ({i}, {j}): {r}");
+                }
+            }
+            for (cols, mat, rows) in [(uc, &u, m), (vc, &v, n)] {
+                for p in 0..cols {
+                    for q in 0..cols {
+                        let d: f64 = (0..rows)
+                            .map(|i| mat[i * cols + p] * mat[i * cols + q])
+                            .sum();
+                        assert!((d - if p == q { 1.0 } else { 0.0 }).abs() < 1e-9);
+                    }
+                }
+            }
+            assert!(s.windows(2).all(|w| w[0] >= w[1]));
+        }
     }
 
     #[test]

@@ -1,11 +1,13 @@
 /* Math operators of the aclnn reference against host references: Diag, DiagFlat, Signbit,
  * Gcd, IsInTensorScalar / IsInScalarTensor, Addr / InplaceAddr, Cdist, LeftShift / LeftShifts /
- * RightShift; each with documented
+ * RightShift, TriangularSolve, MaxUnpool2d / MaxUnpool3d, Svd; each with documented
  * argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: data movement, integer and bool results exactly; Addr float32 to 1e-6
  * relative (PyTorch evaluates in float32), float16 to 1e-3; Cdist float32 to 1e-6 (computed
  * in float64 and rounded once), float16 to 1e-3. Inputs include transposed and strided
- * views and broadcasting. */
+ * views and broadcasting. TriangularSolve is checked by its residual: op(T) X = b to 1e-5
+ * (float) and 1e-12 (double), T the used triangle of A; Svd by its properties (U diag(S) V^T = A,
+ * orthonormal U and V columns, S descending and non-negative) to 1e-5 (float) and 1e-12 (double). */
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,6 +22,10 @@
 #include "aclnnop/aclnn_cdist.h"
 #include "aclnnop/aclnn_left_shift.h"
 #include "aclnnop/aclnn_right_shift.h"
+#include "aclnnop/aclnn_triangular_solve.h"
+#include "aclnnop/aclnn_max_unpool2d.h"
+#include "aclnnop/aclnn_max_unpool3d.h"
+#include "aclnnop/aclnn_svd.h"
 
 static aclrtStream S;
 
@@ -543,6 +549,268 @@ static void shifts() {
     printf("ok shifts\n");
 }
 
+/* ---- TriangularSolve ---- */
+
+static void triangular_solve() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    struct C {
+        aclDataType t;
+        bool upper, trans, unit;
+        Layout la;
+    };
+    for (C c : {C{ACL_FLOAT, true, false, false, TRANSPOSED}, C{ACL_DOUBLE, false, false, false, STRIDED},
+                C{ACL_DOUBLE, true, true, false, CONTIG}, C{ACL_FLOAT, false, true, true, STRIDED},
+                C{ACL_FLOAT, true, false, true, CONTIG}}) {
+        /* A [2, 4, 4] (a full matrix: only the used triangle may be read), b [4, 3] broadcast */
+        const int m = 4, n = 3;
+        std::vector<double> A = values(2 * m * m, c.t, 71), B = values(m * n, c.t, 72);
+        for (auto &e : A) e = as_type(e / 8, c.t); /* small off-diagonal entries: well conditioned */
+        for (int bi = 0; bi < 2; bi++)
+            for (int i = 0; i < m; i++) A[bi * m * m + i * m + i] = 3 + i;
+        Dev a = make({2, m, m}, c.t, A, c.la), b = make({m, n}, c.t, B, STRIDED);
+        Dev x = make({2, m, n}, c.t, {0}), mo = make({2, m, m}, c.t, {0}, TRANSPOSED);
+        RUN(S, aclnnTriangularSolve, b.t, a.t, c.upper, c.trans, c.unit, x.t, mo.t);
+        std::vector<double> X = read(x), M = read(mo);
+        char what[128];
+        snprintf(what, sizeof what, "TriangularSolve %s %s A, upper %d, transpose %d, unitriangular %d", dname(c.t),
+                 lname(c.la), c.upper, c.trans, c.unit);
+        double tol = c.t == ACL_DOUBLE ? 1e-12 : 1e-5;
+        std::vector<double> resid, want_b, want_m;
+        for (int bi = 0; bi < 2; bi++) {
+            const double *am = &A[bi * m * m];
+            auto tri = [&](int i, int j) { return c.upper ? j >= i : j <= i; };
+            auto t = [&](int i, int j) {
+                int r = c.trans ? j : i, k = c.trans ? i : j;
+                if (r == k && c.unit) return 1.0;
+                return tri(r, k) ? am[r * m + k] : 0.0;
+            };
+            for (int i = 0; i < m; i++)
+                for (int col = 0; col < n; col++) {
+                    double s = 0;
+                    for (int k = 0; k < m; k++) s += t(i, k) * X[(bi * m + k) * n + col];
+                    resid.push_back(s);
+                    want_b.push_back(B[i * n + col]);
+                }
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < m; j++) want_m.push_back(tri(i, j) ? am[i * m + j] : 0);
+        }
+        compare(what, resid, want_b, tol);
+        snprintf(what, sizeof what, "TriangularSolve %s mOut (the used triangle of A)", dname(c.t));
+        compare(what, M, want_m, 0);
+        for (Dev *d : {&a, &b, &x, &mo}) release(*d);
+    }
+    /* errors */
+    Dev a = make({3, 3}, ACL_FLOAT, {1}), b = make({3, 2}, ACL_FLOAT, {1}), x = make({3, 2}, ACL_FLOAT, {0});
+    Dev mo = make({3, 3}, ACL_FLOAT, {0}), a34 = make({3, 4}, ACL_FLOAT, {1}), b42 = make({4, 2}, ACL_FLOAT, {1});
+    Dev ai = make({3, 3}, ACL_INT32, {1}), ad = make({3, 3}, ACL_DOUBLE, {1}), bd = make({3, 2}, ACL_DOUBLE, {1});
+    Dev xd = make({3, 2}, ACL_DOUBLE, {0}), md = make({3, 3}, ACL_DOUBLE, {0}), x22 = make({2, 2}, ACL_FLOAT, {0});
+    expect_code("TriangularSolve null A", aclnnTriangularSolveGetWorkspaceSize(b.t, nullptr, true, false, false, x.t, mo.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("TriangularSolve null mOut", aclnnTriangularSolveGetWorkspaceSize(b.t, a.t, true, false, false, x.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("TriangularSolve non-square A", aclnnTriangularSolveGetWorkspaceSize(b.t, a34.t, true, false, false, x.t, mo.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("TriangularSolve self with 4 rows for a 3x3 A",
+                aclnnTriangularSolveGetWorkspaceSize(b42.t, a.t, true, false, false, x.t, mo.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("TriangularSolve int32 A", aclnnTriangularSolveGetWorkspaceSize(b.t, ai.t, true, false, false, x.t, mo.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("TriangularSolve double with unitriangular",
+                aclnnTriangularSolveGetWorkspaceSize(bd.t, ad.t, true, false, true, xd.t, md.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("TriangularSolve xOut [2, 2]", aclnnTriangularSolveGetWorkspaceSize(b.t, a.t, true, false, false, x22.t, mo.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    for (Dev *d : {&a, &b, &x, &mo, &a34, &b42, &ai, &ad, &bd, &xd, &md, &x22}) release(*d);
+    printf("ok triangular solve\n");
+}
+
+/* ---- MaxUnpool2d, MaxUnpool3d ---- */
+
+static void max_unpool() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    struct C {
+        aclDataType t, it;
+        Shape in, osz;
+        Layout l;
+    };
+    for (C c : {C{ACL_FLOAT, ACL_INT64, {2, 3, 2, 2}, {4, 3}, TRANSPOSED}, C{ACL_INT32, ACL_INT32, {3, 2, 3}, {3, 4}, STRIDED},
+                C{ACL_FLOAT16, ACL_INT64, {1, 2, 1, 2, 2}, {2, 3, 2}, CONTIG}, C{ACL_INT64, ACL_INT32, {2, 2, 1, 2}, {2, 2, 2}, STRIDED},
+                C{ACL_DOUBLE, ACL_INT64, {1, 1, 2, 2}, {2, 2}, CONTIG}}) {
+        int k = static_cast<int>(c.osz.size());
+        int64_t in_plane = 1, out_plane = 1;
+        for (size_t d = c.in.size() - k; d < c.in.size(); d++) in_plane *= c.in[d];
+        for (int64_t v : c.osz) out_plane *= v;
+        int64_t planes = numel(c.in) / in_plane;
+        std::vector<double> X = values(numel(c.in), c.t, 81, true), I;
+        /* distinct positions per plane (a stride through the output plane), one duplicate in
+         * plane 0 (the later element wins) */
+        for (int64_t p = 0; p < planes; p++)
+            for (int64_t i = 0; i < in_plane; i++) I.push_back(static_cast<double>((i * 5 + p) % out_plane));
+        if (in_plane > 1) I[1] = I[0];
+        std::vector<double> want(static_cast<size_t>(planes * out_plane), 0);
+        for (int64_t p = 0; p < planes; p++)
+            for (int64_t i = 0; i < in_plane; i++) want[p * out_plane + static_cast<int64_t>(I[p * in_plane + i])] = X[p * in_plane + i];
+        Shape oshape(c.in.begin(), c.in.end() - k);
+        oshape.insert(oshape.end(), c.osz.begin(), c.osz.end());
+        Dev x = make(c.in, c.t, X, c.l), ix = make(c.in, c.it, I, c.l), o = make(oshape, c.t, {9}, STRIDED);
+        aclIntArray *os = aclCreateIntArray(c.osz.data(), c.osz.size());
+        char what[128];
+        if (k == 2) {
+            RUN(S, aclnnMaxUnpool2d, x.t, ix.t, os, o.t);
+        } else {
+            int64_t one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
+            aclIntArray *st = aclCreateIntArray(one, 3), *pd = aclCreateIntArray(zero, 3);
+            RUN(S, aclnnMaxUnpool3d, x.t, ix.t, os, st, pd, o.t);
+            aclDestroyIntArray(st);
+            aclDestroyIntArray(pd);
+        }
+        snprintf(what, sizeof what, "MaxUnpool%dd %s %s %zu-D self with %s indices", k, dname(c.t), lname(c.l), c.in.size(),
+                 dname(c.it));
+        compare(what, read(o), want, 0);
+        aclDestroyIntArray(os);
+        for (Dev *d : {&x, &ix, &o}) release(*d);
+    }
+    /* an index outside the plane fails the task at synchronisation */
+    Dev x = make({1, 2, 2}, ACL_FLOAT, {1, 2, 3, 4}), ib = make({1, 2, 2}, ACL_INT64, {0, 1, 2, 9}), o = make({1, 3, 3}, ACL_FLOAT, {0});
+    int64_t o33[2] = {3, 3}, o22[2] = {2, 1}, o3[3] = {1, 3, 3}, one3[3] = {1, 1, 1}, neg3[3] = {0, -1, 0};
+    aclIntArray *os = aclCreateIntArray(o33, 2), *small = aclCreateIntArray(o22, 2), *os3 = aclCreateIntArray(o3, 3);
+    aclIntArray *st = aclCreateIntArray(one3, 3), *pd = aclCreateIntArray(neg3, 3);
+    NN(aclnnMaxUnpool2dGetWorkspaceSize(x.t, ib.t, os, o.t, &ws, &ex));
+    NN(aclnnMaxUnpool2d(nullptr, ws, ex, S));
+    g_checks++;
+    aclError se = aclrtSynchronizeStream(S);
+    if (se == ACL_SUCCESS) {
+        printf("FAIL MaxUnpool2d index 9 of a 3x3 plane: the task succeeded\n");
+        g_fail++;
+    } else {
+        printf("error MaxUnpool2d index 9 of a 3x3 plane (task): %s\n", test_msg());
+    }
+    /* errors */
+    Dev xi = make({1, 2, 2}, ACL_BOOL, {1}), i32 = make({1, 2, 3}, ACL_INT64, {0}), x2 = make({2, 2}, ACL_FLOAT, {1});
+    Dev ifl = make({1, 2, 2}, ACL_FLOAT, {0}), oh = make({1, 3, 3}, ACL_FLOAT16, {0}), o5 = make({1, 1, 3, 3}, ACL_FLOAT, {0});
+    Dev x4 = make({1, 1, 2, 2}, ACL_FLOAT, {1}), i4 = make({1, 1, 2, 2}, ACL_INT64, {0});
+    expect_code("MaxUnpool2d null indices", aclnnMaxUnpool2dGetWorkspaceSize(x.t, nullptr, os, o.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("MaxUnpool2d null outputSize", aclnnMaxUnpool2dGetWorkspaceSize(x.t, ib.t, nullptr, o.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("MaxUnpool2d bool self", aclnnMaxUnpool2dGetWorkspaceSize(xi.t, ib.t, os, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxUnpool2d indices of another shape", aclnnMaxUnpool2dGetWorkspaceSize(x.t, i32.t, os, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxUnpool2d 2-D self", aclnnMaxUnpool2dGetWorkspaceSize(x2.t, ib.t, os, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxUnpool2d float indices", aclnnMaxUnpool2dGetWorkspaceSize(x.t, ifl.t, os, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxUnpool2d float16 out of a float self", aclnnMaxUnpool2dGetWorkspaceSize(x.t, ib.t, os, oh.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxUnpool2d outputSize [2, 1] smaller than the 2x2 input plane",
+                aclnnMaxUnpool2dGetWorkspaceSize(x.t, ib.t, small, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxUnpool2d out [1, 1, 3, 3] for a 3-D self", aclnnMaxUnpool2dGetWorkspaceSize(x.t, ib.t, os, o5.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxUnpool3d negative padding", aclnnMaxUnpool3dGetWorkspaceSize(x4.t, i4.t, os3, st, pd, o5.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxUnpool3d outputSize of 2 values", aclnnMaxUnpool3dGetWorkspaceSize(x4.t, i4.t, os, st, st, o5.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    for (aclIntArray *a : {os, small, os3, st, pd}) aclDestroyIntArray(a);
+    for (Dev *d : {&x, &ib, &o, &xi, &i32, &x2, &ifl, &oh, &o5, &x4, &i4}) release(*d);
+    printf("ok max unpool\n");
+}
+
+/* ---- Svd ---- */
+
+static void check_svd(const char *what, const std::vector<double> &A, const std::vector<double> &S, const std::vector<double> &U,
+                      const std::vector<double> &V, int m, int n, int uc, int vc, double tol) {
+    int k = std::min(m, n);
+    std::vector<double> rec, want;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double r = 0;
+            for (int l = 0; l < k; l++) r += U[i * uc + l] * S[l] * V[j * vc + l];
+            rec.push_back(r);
+            want.push_back(A[i * n + j]);
+        }
+    char w[160];
+    snprintf(w, sizeof w, "%s: U diag(S) V^T = A", what);
+    compare(w, rec, want, tol);
+    for (int which = 0; which < 2; which++) {
+        const std::vector<double> &Q = which ? V : U;
+        int rows = which ? n : m, cols = which ? vc : uc;
+        std::vector<double> g, eye;
+        for (int p = 0; p < cols; p++)
+            for (int q = 0; q < cols; q++) {
+                double d = 0;
+                for (int i = 0; i < rows; i++) d += Q[i * cols + p] * Q[i * cols + q];
+                g.push_back(d);
+                eye.push_back(p == q ? 1 : 0);
+            }
+        snprintf(w, sizeof w, "%s: %s has orthonormal columns", what, which ? "V" : "U");
+        compare(w, g, eye, tol);
+    }
+    g_checks++;
+    for (int l = 0; l < k; l++)
+        if (S[l] < 0 || (l > 0 && S[l] > S[l - 1])) {
+            printf("FAIL %s: S is not descending and non-negative (S[%d] = %g)\n", what, l, S[l]);
+            g_fail++;
+            break;
+        }
+}
+
+static void svd() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    struct C {
+        int m, n;
+        bool full;
+        aclDataType t;
+        Layout l;
+    };
+    for (C c : {C{4, 3, false, ACL_FLOAT, TRANSPOSED}, C{3, 5, true, ACL_DOUBLE, STRIDED}, C{4, 3, true, ACL_FLOAT, CONTIG},
+                C{2, 6, false, ACL_DOUBLE, TRANSPOSED}, C{5, 5, true, ACL_FLOAT, STRIDED}}) {
+        int k = std::min(c.m, c.n), uc = c.full ? c.m : k, vc = c.full ? c.n : k;
+        std::vector<double> X = values(2 * c.m * c.n, c.t, 91);
+        Dev x = make({2, c.m, c.n}, c.t, X, c.l), s = make({2, k}, c.t, {0}, STRIDED), u = make({2, c.m, uc}, c.t, {0});
+        Dev v = make({2, c.n, vc}, c.t, {0}, TRANSPOSED);
+        RUN(S, aclnnSvd, x.t, c.full, true, s.t, u.t, v.t);
+        std::vector<double> Sv = read(s), Uv = read(u), Vv = read(v);
+        double tol = c.t == ACL_DOUBLE ? 1e-12 : 1e-5;
+        for (int b = 0; b < 2; b++) {
+            char what[128];
+            snprintf(what, sizeof what, "Svd %s %s [2, %d, %d] fullMatrices %d, matrix %d", dname(c.t), lname(c.l), c.m, c.n,
+                     c.full, b);
+            check_svd(what, {X.begin() + b * c.m * c.n, X.begin() + (b + 1) * c.m * c.n}, {Sv.begin() + b * k, Sv.begin() + (b + 1) * k},
+                      {Uv.begin() + b * c.m * uc, Uv.begin() + (b + 1) * c.m * uc},
+                      {Vv.begin() + b * c.n * vc, Vv.begin() + (b + 1) * c.n * vc}, c.m, c.n, uc, vc, tol);
+        }
+        for (Dev *d : {&x, &s, &u, &v}) release(*d);
+    }
+    /* the reference's example: [[1, 2, 3], [4, 5, 6]], full: sigma = 9.508032, 0.772870 */
+    Dev e = make({2, 3}, ACL_FLOAT, {1, 2, 3, 4, 5, 6}), es = make({2}, ACL_FLOAT, {0}), eu = make({2, 2}, ACL_FLOAT, {0});
+    Dev ev = make({3, 3}, ACL_FLOAT, {0});
+    RUN(S, aclnnSvd, e.t, true, true, es.t, eu.t, ev.t);
+    compare("Svd the reference's example: sigma", read(es), {9.508032, 0.772870}, 1e-6);
+    /* computeUV false: sigma only, u and v not checked (empty here) */
+    Dev u0 = make({0}, ACL_FLOAT, {0}), v0 = make({0}, ACL_FLOAT, {0}), s2 = make({2}, ACL_FLOAT, {0});
+    RUN(S, aclnnSvd, e.t, false, false, s2.t, u0.t, v0.t);
+    compare("Svd computeUV false: sigma", read(s2), read(es), 0);
+    /* a rank-deficient matrix: the zero singular value's vectors still complete the bases */
+    std::vector<double> R = {1, 2, 2, 4, 3, 6};
+    Dev r = make({3, 2}, ACL_DOUBLE, R), rs = make({2}, ACL_DOUBLE, {0}), ru = make({3, 3}, ACL_DOUBLE, {0}), rv = make({2, 2}, ACL_DOUBLE, {0});
+    RUN(S, aclnnSvd, r.t, true, true, rs.t, ru.t, rv.t);
+    check_svd("Svd rank-1 double [3, 2] full", R, read(rs), read(ru), read(rv), 3, 2, 3, 2, 1e-12);
+    /* errors */
+    Dev xi = make({2, 3}, ACL_INT32, {1}), x1 = make({3}, ACL_FLOAT, {1}), xe = make({0, 3}, ACL_FLOAT, {0});
+    Dev s3 = make({3}, ACL_FLOAT, {0}), sd = make({2}, ACL_DOUBLE, {0}), u33 = make({3, 3}, ACL_FLOAT, {0});
+    expect_code("Svd null sigma", aclnnSvdGetWorkspaceSize(e.t, true, true, nullptr, eu.t, ev.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("Svd null v", aclnnSvdGetWorkspaceSize(e.t, true, true, es.t, eu.t, nullptr, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("Svd int32 input", aclnnSvdGetWorkspaceSize(xi.t, true, true, es.t, eu.t, ev.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Svd 1-D input", aclnnSvdGetWorkspaceSize(x1.t, true, true, es.t, eu.t, ev.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Svd empty input", aclnnSvdGetWorkspaceSize(xe.t, true, true, es.t, eu.t, ev.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Svd sigma [3] for k 2", aclnnSvdGetWorkspaceSize(e.t, true, true, s3.t, eu.t, ev.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Svd double sigma of a float input", aclnnSvdGetWorkspaceSize(e.t, true, true, sd.t, eu.t, ev.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("Svd u [3, 3] for fullMatrices on [2, 3]", aclnnSvdGetWorkspaceSize(e.t, true, true, es.t, u33.t, ev.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("Svd reduced v [3, 3] for [2, 3]", aclnnSvdGetWorkspaceSize(e.t, false, true, es.t, eu.t, ev.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    for (Dev *d : {&e, &es, &eu, &ev, &u0, &v0, &s2, &r, &rs, &ru, &rv, &xi, &x1, &xe, &s3, &sd, &u33}) release(*d);
+    printf("ok svd\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -554,6 +822,9 @@ int main() {
     addr();
     cdist();
     shifts();
+    triangular_solve();
+    max_unpool();
+    svd();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

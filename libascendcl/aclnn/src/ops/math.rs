@@ -2,7 +2,8 @@
 //! `aclnn_diag.h`, `aclnn_diag_flat.h`, `aclnn_signbit.h`, `aclnn_gcd.h`,
 //! `aclnn_isin_tensor_scalar.h` (IsInTensorScalar), `aclnn_isin.h` (IsInScalarTensor),
 //! `aclnn_addr.h` (Addr, InplaceAddr), `aclnn_cdist.h`, `aclnn_left_shift.h` (LeftShift,
-//! LeftShifts) and `aclnn_right_shift.h` (RightShift).
+//! LeftShifts), `aclnn_right_shift.h` (RightShift), `aclnn_triangular_solve.h`,
+//! `aclnn_max_unpool2d.h`, `aclnn_max_unpool3d.h` and `aclnn_svd.h`.
 //!
 //! The engine is `npu_emu::ops::math_misc` (IsInTensorScalar is EqScalar / NeScalar with a
 //! BOOL out). Bad arguments fail phase 1 with ACLNN_ERR_PARAM_NULLPTR /
@@ -17,6 +18,16 @@
 //!   type's width or more gives 0 (left) or the sign fill (right); a negative count shifts by
 //!   0 (the reference's RightShift rule; the reference leaves counts outside [0, width) to
 //!   LeftShift undefined).
+//! - TriangularSolve (FLOAT, DOUBLE; complex types are not supported): mOut is the used
+//!   triangle of the broadcast A with zeros elsewhere, as the reference says (CPU torch's
+//!   `cloned_coefficient` is the whole of A); with unitriangular only FLOAT, as the reference
+//!   says. Substitution in float64, rounded once.
+//! - MaxUnpool2d/3d: an index outside the output plane fails the task (at the next
+//!   synchronisation), as PyTorch refuses it; stride and padding of the 3-D form are checked
+//!   (positive, non-negative) and otherwise unused, as in PyTorch.
+//! - Svd (FLOAT, DOUBLE): one-sided Jacobi in float64; v is V (not V^T), as the reference's
+//!   output; singular vectors are unique only up to sign, and theirs need not be LAPACK's;
+//!   with computeUV false u and v are not checked or written, as the reference says.
 
 use super::args::{self as a, T};
 use super::arith::promote_scalar;
@@ -582,6 +593,290 @@ pub unsafe extern "C" fn aclnnLeftShiftsGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnLeftShift, aclnnLeftShifts, aclnnRightShift);
+
+// ---- TriangularSolve ----
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnTriangularSolveGetWorkspaceSize(
+    self_: *const c_void,
+    A: *const c_void,
+    upper: bool,
+    transpose: bool,
+    unitriangular: bool,
+    xOut: *mut c_void,
+    mOut: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnTriangularSolveGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let b = a::tensor(self_, "self")?;
+            let am = a::tensor(A, "A")?;
+            let x = a::tensor(xOut, "xOut")?;
+            let mo = a::tensor(mOut, "mOut")?;
+            a::dtype_in(&b, &[F32, F64])?;
+            for t in [&am, &x, &mo] {
+                same_dtype(t, &b)?;
+            }
+            if unitriangular && b.dtype() != F32 {
+                return Err(NnError::invalid(format!(
+                    "with unitriangular the data type must be FLOAT, but self is {}",
+                    b.dtype()
+                )));
+            }
+            for t in [&b, &am] {
+                if !(2..=8).contains(&t.ndim()) {
+                    return Err(NnError::invalid(format!(
+                        "{} must have 2 to 8 dimensions, but its shape is {:?}",
+                        t.arg,
+                        t.shape()
+                    )));
+                }
+            }
+            let (nb, na) = (b.ndim(), am.ndim());
+            let m = am.shape()[na - 1];
+            if am.shape()[na - 2] != m {
+                return Err(NnError::invalid(format!(
+                    "A must be a batch of square matrices, but its shape is {:?}",
+                    am.shape()
+                )));
+            }
+            if b.shape()[nb - 2] != m {
+                return Err(NnError::invalid(format!(
+                    "self {:?} must have A's {m} rows (A {:?})",
+                    b.shape(),
+                    am.shape()
+                )));
+            }
+            let batch =
+                npu_emu::ops::view::broadcast_shapes(&b.shape()[..nb - 2], &am.shape()[..na - 2])
+                    .ok_or_else(|| {
+                    NnError::invalid(format!(
+                        "the batch dimensions of self {:?} and A {:?} cannot broadcast",
+                        b.shape(),
+                        am.shape()
+                    ))
+                })?;
+            let n = b.shape()[nb - 1];
+            a::same_shape(&x, &[&batch[..], &[m, n]].concat())?;
+            a::same_shape(&mo, &[&batch[..], &[m, m]].concat())?;
+            let mut l = Launch::new("aclnnTriangularSolve");
+            l.input(&b);
+            l.input(&am);
+            l.output(&x);
+            l.output(&mo);
+            l.finish(move |v, _| {
+                m::triangular_solve(&v[0], &v[1], upper, transpose, unitriangular, &v[2], &v[3])
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnTriangularSolve);
+
+// ---- MaxUnpool2d, MaxUnpool3d ----
+
+/// MaxUnpool's data types (Atlas A2/A3) and its index types.
+const UNPOOL: &[DType] = &[F32, F16, I16, I32, I64, I8, U8, F64];
+
+#[allow(clippy::too_many_arguments)]
+fn max_unpool(
+    api: &'static str,
+    x: *const c_void,
+    indices: *const c_void,
+    output_size: *const c_void,
+    spatial: Option<(*const c_void, *const c_void)>,
+    out: *mut c_void,
+    outname: &'static str,
+    k: usize,
+) -> NnResult<Built> {
+    let x = a::tensor(x, "self")?;
+    let idx = a::tensor(indices, "indices")?;
+    let osz = a::int_array(output_size, "outputSize")?;
+    let extra = match spatial {
+        Some((st, pd)) => Some((a::int_array(st, "stride")?, a::int_array(pd, "padding")?)),
+        None => None,
+    };
+    let o = a::tensor(out, outname)?;
+    a::dtype_in(&x, UNPOOL)?;
+    same_dtype(&o, &x)?;
+    a::dtype_in(&idx, a::INDEX)?;
+    if x.ndim() != k + 1 && x.ndim() != k + 2 {
+        return Err(NnError::invalid(format!(
+            "self must be {}-D or {}-D, but its shape is {:?}",
+            k + 1,
+            k + 2,
+            x.shape()
+        )));
+    }
+    a::same_shape(&idx, x.shape())?;
+    let nd = x.ndim();
+    if x.shape()[nd - k..].contains(&0) {
+        return Err(NnError::invalid(format!(
+            "self's spatial dimensions must not be 0, but its shape is {:?}",
+            x.shape()
+        )));
+    }
+    if osz.len() != k || osz.iter().any(|&v| v <= 0) {
+        return Err(NnError::invalid(format!(
+            "outputSize must hold {k} positive sizes, but it is {osz:?}"
+        )));
+    }
+    if let Some((st, pd)) = &extra {
+        if st.len() != k || st.iter().any(|&v| v <= 0) {
+            return Err(NnError::invalid(format!(
+                "stride must hold {k} positive values, but it is {st:?}"
+            )));
+        }
+        if pd.len() != k || pd.iter().any(|&v| v < 0) {
+            return Err(NnError::invalid(format!(
+                "padding must hold {k} non-negative values, but it is {pd:?}"
+            )));
+        }
+    }
+    let in_plane: usize = x.shape()[nd - k..].iter().product();
+    let out_plane: i64 = osz.iter().product();
+    if (out_plane as usize) < in_plane {
+        return Err(NnError::invalid(format!(
+            "outputSize {osz:?} holds {out_plane} elements, fewer than self's {in_plane} per plane"
+        )));
+    }
+    let want: Vec<usize> = x.shape()[..nd - k]
+        .iter()
+        .copied()
+        .chain(osz.iter().map(|&v| v as usize))
+        .collect();
+    a::same_shape(&o, &want)?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.input(&idx);
+    l.output(&o);
+    l.finish(move |v, _| m::max_unpool(&v[0], &v[1], k, &v[2]))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMaxUnpool2dGetWorkspaceSize(
+    self_: *const c_void,
+    indices: *const c_void,
+    outputSize: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMaxUnpool2dGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            max_unpool(
+                "aclnnMaxUnpool2d",
+                self_,
+                indices,
+                outputSize,
+                None,
+                out,
+                "out",
+                2,
+            )
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMaxUnpool3dGetWorkspaceSize(
+    self_: *const c_void,
+    indices: *const c_void,
+    outputSize: *const c_void,
+    stride: *const c_void,
+    padding: *const c_void,
+    outRef: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMaxUnpool3dGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            max_unpool(
+                "aclnnMaxUnpool3d",
+                self_,
+                indices,
+                outputSize,
+                Some((stride, padding)),
+                outRef,
+                "outRef",
+                3,
+            )
+        },
+    )
+}
+
+crate::phase2!(aclnnMaxUnpool2d, aclnnMaxUnpool3d);
+
+// ---- Svd ----
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSvdGetWorkspaceSize(
+    input: *const c_void,
+    fullMatrices: bool,
+    computeUV: bool,
+    sigma: *mut c_void,
+    u: *mut c_void,
+    v: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnSvdGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor(input, "input")?;
+        let s = a::tensor(sigma, "sigma")?;
+        let ut = a::tensor(u, "u")?;
+        let vt = a::tensor(v, "v")?;
+        a::dtype_in(&x, &[F32, F64])?;
+        for t in [&s, &ut, &vt] {
+            same_dtype(t, &x)?;
+        }
+        let nd = x.ndim();
+        if !(2..=8).contains(&nd) {
+            return Err(NnError::invalid(format!(
+                "input must have 2 to 8 dimensions, but its shape is {:?}",
+                x.shape()
+            )));
+        }
+        if x.numel() == 0 {
+            return Err(NnError::invalid(format!(
+                "input must not be empty, but its shape is {:?}",
+                x.shape()
+            )));
+        }
+        let (mm, nn) = (x.shape()[nd - 2], x.shape()[nd - 1]);
+        let k = mm.min(nn);
+        let batch = &x.shape()[..nd - 2];
+        let shape = |last: &[usize]| [batch, last].concat();
+        a::same_shape(&s, &shape(&[k]))?;
+        let (uc, vc) = if fullMatrices { (mm, nn) } else { (k, k) };
+        let mut l = Launch::new("aclnnSvd");
+        l.input(&x);
+        l.output(&s);
+        if computeUV {
+            a::same_shape(&ut, &shape(&[mm, uc]))?;
+            a::same_shape(&vt, &shape(&[nn, vc]))?;
+            l.output(&ut);
+            l.output(&vt);
+            l.finish(move |v, _| m::svd(&v[0], fullMatrices, &v[1], Some((&v[2], &v[3]))))
+        } else {
+            l.finish(move |v, _| m::svd(&v[0], fullMatrices, &v[1], None))
+        }
+    })
+}
+
+crate::phase2!(aclnnSvd);
 
 crate::phase2!(
     aclnnDiag,
