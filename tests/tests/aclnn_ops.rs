@@ -747,7 +747,8 @@ fn fused_llm_operators_match_the_host_reference() {
 
 /// `tests/c/aclnn/aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, IsInTensorScalar /
 /// IsInScalarTensor, Addr / InplaceAddr, Cdist, LeftShift / LeftShifts / RightShift,
-/// TriangularSolve, MaxUnpool2d / MaxUnpool3d and Svd against host references (contiguous,
+/// TriangularSolve, MaxUnpool2d / MaxUnpool3d, Svd, GatherNd and ScatterNd against host
+/// references (contiguous,
 /// transposed and strided inputs, broadcasting), with their documented argument errors.
 #[test]
 fn math_operators_14_match_the_host_reference() {
@@ -768,6 +769,8 @@ fn math_operators_14_match_the_host_reference() {
         "ok triangular solve",
         "ok max unpool",
         "ok svd",
+        "ok gather nd",
+        "ok scatter nd",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -804,6 +807,10 @@ fn math_operators_14_match_the_host_reference() {
         "aclnnMaxUnpool3dGetWorkspaceSize: padding must hold 3 non-negative values, but it is [0, -1, 0]",
         "aclnnSvdGetWorkspaceSize: input must not be empty, but its shape is [0, 3]",
         "aclnnSvdGetWorkspaceSize: u has shape [3, 3], expected [2, 2]",
+        "aclnn task: aclnnGatherNd: index -1 of index tuple 0 is out of range for dimension 1 of size 2 (negativeIndexSupport is false)",
+        "aclnnGatherNdGetWorkspaceSize: the last dimension of indices [2, 3] must be in [1, 2]",
+        "aclnn task: aclnnScatterNd: index 8 of index tuple 0 is out of range for dimension 0 of size 8",
+        "aclnnScatterNdGetWorkspaceSize: updates has shape [3], expected [4]",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

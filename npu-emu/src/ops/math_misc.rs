@@ -1,7 +1,7 @@
 //! Assorted math of the aclnn reference's `aclnn_math` domain: diagonals (`diag`, `diag_flat`),
 //! `signbit`, `gcd`, bit shifts (`shift`), membership of a scalar in a tensor (`isin_scalar`), the scaled outer
 //! product `addr`, the batched p-norm distance `cdist`, `triangular_solve`, `max_unpool` and
-//! `svd` (one-sided Jacobi).
+//! `svd` (one-sided Jacobi), `gather_nd` and `scatter_nd`.
 //!
 //! Data movement (the diagonals) copies elements without arithmetic, so every dtype keeps its
 //! values bit for bit; the arithmetic follows the engine's rules (f16/bf16 in f32, f64 in f64,
@@ -538,6 +538,95 @@ pub fn svd(x: &View, full: bool, sigma: &View, uv: Option<(&View, &View)>) -> Re
         store(vs, DType::F64, v)?;
     }
     Ok(())
+}
+
+/// `out[i...] = x[idx[i..., 0], …, idx[i..., c-1], ...]` (`c = idx.shape[-1]`): each index tuple
+/// picks an element (c = x.ndim()) or a slice of `x`. Negative indices count from the end when
+/// `negative` allows them; an index outside its dimension fails the task. Bit-for-bit copies.
+pub fn gather_nd(x: &View, idx: &View, negative: bool, out: &View) -> Result<(), String> {
+    let c = idx.shape[idx.ndim() - 1];
+    let slice: usize = x.shape[c..].iter().product();
+    let tuples = idx.numel().checked_div(c).unwrap_or(0);
+    let es = x.esize();
+    let src = Scratch::new(x.dtype, &x.shape);
+    iter::copy(x, &src.view)?;
+    let ids: Vec<i64> = load(idx, DType::I64)?;
+    let dst = Scratch::new(out.dtype, &out.shape);
+    for t in 0..tuples {
+        let mut off = 0usize;
+        for d in 0..c {
+            let n = x.shape[d] as i64;
+            let mut v = ids[t * c + d];
+            if v < 0 && negative {
+                v += n;
+            }
+            if v < 0 || v >= n {
+                return Err(format!(
+                    "index {} of index tuple {t} is out of range for dimension {d} of size {n}{}",
+                    ids[t * c + d],
+                    if negative {
+                        ""
+                    } else {
+                        " (negativeIndexSupport is false)"
+                    }
+                ));
+            }
+            off = off * x.shape[d] + v as usize;
+        }
+        // SAFETY: the tuple's slice and the destination row lie inside the scratch buffers.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                src.view.ptr.add(off * slice * es),
+                dst.view.ptr.add(t * slice * es),
+                slice * es,
+            )
+        };
+    }
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    iter::copy(&dst.view, out)
+}
+
+/// `out = data` with `out[idx[i..., :]] = updates[i...]` (`c = idx.shape[-1]`; each index tuple
+/// names an element or a slice of `out`), in order, so a later duplicate wins. Indices must be
+/// non-negative and in range, as the reference requires; others fail the task.
+pub fn scatter_nd(data: &View, idx: &View, updates: &View, out: &View) -> Result<(), String> {
+    let c = idx.shape[idx.ndim() - 1];
+    let slice: usize = data.shape[c..].iter().product();
+    let tuples = idx.numel().checked_div(c).unwrap_or(0);
+    let es = data.esize();
+    let dst = Scratch::new(data.dtype, &data.shape);
+    iter::copy(data, &dst.view)?;
+    let up = Scratch::new(updates.dtype, &updates.shape);
+    iter::copy(updates, &up.view)?;
+    let ids: Vec<i64> = load(idx, DType::I64)?;
+    for t in 0..tuples {
+        let mut off = 0usize;
+        for d in 0..c {
+            let v = ids[t * c + d];
+            if v < 0 || v >= data.shape[d] as i64 {
+                return Err(format!(
+                    "index {v} of index tuple {t} is out of range for dimension {d} of size {} \
+                     (only non-negative indices are supported)",
+                    data.shape[d]
+                ));
+            }
+            off = off * data.shape[d] + v as usize;
+        }
+        // SAFETY: the tuple's update row and destination slice lie inside the scratch buffers.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                up.view.ptr.add(t * slice * es),
+                dst.view.ptr.add(off * slice * es),
+                slice * es,
+            )
+        };
+    }
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    iter::copy(&dst.view, out)
 }
 
 #[cfg(test)]

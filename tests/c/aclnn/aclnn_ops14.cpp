@@ -1,6 +1,6 @@
 /* Math operators of the aclnn reference against host references: Diag, DiagFlat, Signbit,
  * Gcd, IsInTensorScalar / IsInScalarTensor, Addr / InplaceAddr, Cdist, LeftShift / LeftShifts /
- * RightShift, TriangularSolve, MaxUnpool2d / MaxUnpool3d, Svd; each with documented
+ * RightShift, TriangularSolve, MaxUnpool2d / MaxUnpool3d, Svd, GatherNd, ScatterNd; each with documented
  * argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: data movement, integer and bool results exactly; Addr float32 to 1e-6
  * relative (PyTorch evaluates in float32), float16 to 1e-3; Cdist float32 to 1e-6 (computed
@@ -26,6 +26,8 @@
 #include "aclnnop/aclnn_max_unpool2d.h"
 #include "aclnnop/aclnn_max_unpool3d.h"
 #include "aclnnop/aclnn_svd.h"
+#include "aclnnop/aclnn_gather_nd.h"
+#include "aclnnop/aclnn_scatter_nd.h"
 
 static aclrtStream S;
 
@@ -811,6 +813,112 @@ static void svd() {
     printf("ok svd\n");
 }
 
+/* ---- GatherNd ---- */
+
+static void gather_nd() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* the reference's example 1: [[0, 1], [2, 3]] at (0, 0), (1, 1) */
+    Dev e = make({2, 2}, ACL_FLOAT, {0, 1, 2, 3}), ei = make({2, 2}, ACL_INT64, {0, 0, 1, 1}), eo = make({2}, ACL_FLOAT, {9});
+    RUN(S, aclnnGatherNd, e.t, ei.t, false, eo.t);
+    compare("GatherNd the reference's example 1", read(eo), {0, 3}, 0);
+    /* slices: transposed int32 [3, 4] by rows {2, 0, 1} (indices [3, 1]) -> [3, 4]; float16 [2, 3, 2]
+     * by pairs [2, 2, 2] -> [2, 2, 2]; negative indices with negativeIndexSupport */
+    std::vector<double> X = values(12, ACL_INT32, 101);
+    Dev x = make({3, 4}, ACL_INT32, X, TRANSPOSED), xi = make({3, 1}, ACL_INT32, {2, 0, 1}, STRIDED), xo = make({3, 4}, ACL_INT32, {0});
+    RUN(S, aclnnGatherNd, x.t, xi.t, false, xo.t);
+    std::vector<double> want;
+    for (int r : {2, 0, 1})
+        for (int c = 0; c < 4; c++) want.push_back(X[r * 4 + c]);
+    compare("GatherNd transposed int32 [3, 4] rows {2, 0, 1}", read(xo), want, 0);
+    std::vector<double> Y = values(12, ACL_FLOAT16, 102), YI = {1, 2, 0, 0, -1, -3, 0, 1};
+    Dev y = make({2, 3, 2}, ACL_FLOAT16, Y, STRIDED), yi = make({2, 2, 2}, ACL_INT64, YI), yo = make({2, 2, 2}, ACL_FLOAT16, {0});
+    RUN(S, aclnnGatherNd, y.t, yi.t, true, yo.t);
+    std::vector<double> wy;
+    for (int t = 0; t < 4; t++) {
+        int a0 = static_cast<int>(YI[t * 2]), a1 = static_cast<int>(YI[t * 2 + 1]);
+        if (a0 < 0) a0 += 2;
+        if (a1 < 0) a1 += 3;
+        for (int k = 0; k < 2; k++) wy.push_back(Y[(a0 * 3 + a1) * 2 + k]);
+    }
+    compare("GatherNd float16 [2, 3, 2] by negative pairs", read(yo), wy, 0);
+    /* a negative index without negativeIndexSupport fails the task */
+    Dev ni = make({1, 2}, ACL_INT64, {0, -1}), no = make({1}, ACL_FLOAT, {0});
+    NN(aclnnGatherNdGetWorkspaceSize(e.t, ni.t, false, no.t, &ws, &ex));
+    NN(aclnnGatherNd(nullptr, ws, ex, S));
+    g_checks++;
+    if (aclrtSynchronizeStream(S) == ACL_SUCCESS) {
+        printf("FAIL GatherNd negative index without negativeIndexSupport: the task succeeded\n");
+        g_fail++;
+    } else {
+        printf("error GatherNd negative index without negativeIndexSupport (task): %s\n", test_msg());
+    }
+    /* errors */
+    Dev i3 = make({2, 3}, ACL_INT64, {0}), fi = make({2, 2}, ACL_FLOAT, {0}), o3 = make({3}, ACL_FLOAT, {0});
+    Dev oh = make({2}, ACL_FLOAT16, {0}), xd = make({2, 2}, ACL_DOUBLE, {0}), od = make({2}, ACL_DOUBLE, {0});
+    expect_code("GatherNd null indices", aclnnGatherNdGetWorkspaceSize(e.t, nullptr, false, eo.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("GatherNd index tuples of 3 for a 2-D self", aclnnGatherNdGetWorkspaceSize(e.t, i3.t, false, eo.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GatherNd float indices", aclnnGatherNdGetWorkspaceSize(e.t, fi.t, false, eo.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("GatherNd out [3] for [2]", aclnnGatherNdGetWorkspaceSize(e.t, ei.t, false, o3.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("GatherNd float16 out of a float self", aclnnGatherNdGetWorkspaceSize(e.t, ei.t, false, oh.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GatherNd double self", aclnnGatherNdGetWorkspaceSize(xd.t, ei.t, false, od.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    for (Dev *d : {&e, &ei, &eo, &x, &xi, &xo, &y, &yi, &yo, &ni, &no, &i3, &fi, &o3, &oh, &xd, &od}) release(*d);
+    printf("ok gather nd\n");
+}
+
+/* ---- ScatterNd ---- */
+
+static void scatter_nd() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* elements: float [8] with updates at {4, 3, 1, 7} */
+    std::vector<double> D = {1, 2, 3, 4, 5, 6, 7, 8};
+    Dev d = make({8}, ACL_FLOAT, D, STRIDED), di = make({4, 1}, ACL_INT64, {4, 3, 1, 7}), du = make({4}, ACL_FLOAT, {9, 10, 11, 12});
+    Dev dout = make({8}, ACL_FLOAT, {0});
+    RUN(S, aclnnScatterNd, d.t, di.t, du.t, dout.t);
+    compare("ScatterNd float [8], element updates", read(dout), {1, 11, 3, 10, 9, 6, 7, 12}, 0);
+    /* slices: transposed float16 [4, 3] rows {2, 0} from updates [2, 3]; a duplicate row: the later wins */
+    std::vector<double> X = values(12, ACL_FLOAT16, 111), U = values(9, ACL_FLOAT16, 112);
+    Dev x = make({4, 3}, ACL_FLOAT16, X, TRANSPOSED), xi = make({3, 1}, ACL_INT32, {2, 0, 2}), xu = make({3, 3}, ACL_FLOAT16, U, STRIDED);
+    Dev xo = make({4, 3}, ACL_FLOAT16, {0}, STRIDED);
+    RUN(S, aclnnScatterNd, x.t, xi.t, xu.t, xo.t);
+    std::vector<double> want(X);
+    for (int c = 0; c < 3; c++) want[0 * 3 + c] = U[1 * 3 + c], want[2 * 3 + c] = U[2 * 3 + c];
+    compare("ScatterNd transposed float16 [4, 3], rows {2, 0, 2} (the later duplicate wins)", read(xo), want, 0);
+    /* bool [2, 2, 2] by pairs, in place (out is data) */
+    std::vector<double> B = {0, 0, 0, 0, 0, 0, 0, 0};
+    Dev b = make({2, 2, 2}, ACL_BOOL, B), bi = make({2, 2}, ACL_INT32, {1, 0, 0, 1}), bu = make({2, 2}, ACL_BOOL, {1, 0, 1, 1});
+    RUN(S, aclnnScatterNd, b.t, bi.t, bu.t, b.t);
+    compare("ScatterNd bool [2, 2, 2] in place by pairs", read(b), {0, 0, 1, 1, 1, 0, 0, 0}, 0);
+    /* an out-of-range index fails the task */
+    Dev bad = make({1, 1}, ACL_INT64, {8}), bu1 = make({1}, ACL_FLOAT, {1});
+    NN(aclnnScatterNdGetWorkspaceSize(d.t, bad.t, bu1.t, dout.t, &ws, &ex));
+    NN(aclnnScatterNd(nullptr, ws, ex, S));
+    g_checks++;
+    if (aclrtSynchronizeStream(S) == ACL_SUCCESS) {
+        printf("FAIL ScatterNd index 8 of [8]: the task succeeded\n");
+        g_fail++;
+    } else {
+        printf("error ScatterNd index 8 of [8] (task): %s\n", test_msg());
+    }
+    /* errors */
+    Dev di32 = make({8}, ACL_INT32, {0}), u3 = make({3}, ACL_FLOAT, {0}), i2 = make({4, 2}, ACL_INT64, {0}), oh = make({8}, ACL_FLOAT16, {0});
+    Dev fi = make({4, 1}, ACL_FLOAT, {0});
+    expect_code("ScatterNd null updates", aclnnScatterNdGetWorkspaceSize(d.t, di.t, nullptr, dout.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("ScatterNd int32 data", aclnnScatterNdGetWorkspaceSize(di32.t, di.t, du.t, di32.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("ScatterNd updates [3] for 4 index tuples", aclnnScatterNdGetWorkspaceSize(d.t, di.t, u3.t, dout.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("ScatterNd index tuples of 2 for a 1-D data", aclnnScatterNdGetWorkspaceSize(d.t, i2.t, du.t, dout.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("ScatterNd float16 out of float data", aclnnScatterNdGetWorkspaceSize(d.t, di.t, du.t, oh.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("ScatterNd float indices", aclnnScatterNdGetWorkspaceSize(d.t, fi.t, du.t, dout.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    for (Dev *v : {&d, &di, &du, &dout, &x, &xi, &xu, &xo, &b, &bi, &bu, &bad, &bu1, &di32, &u3, &i2, &oh, &fi}) release(*v);
+    printf("ok scatter nd\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -825,6 +933,8 @@ int main() {
     triangular_solve();
     max_unpool();
     svd();
+    gather_nd();
+    scatter_nd();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -3,7 +3,8 @@
 //! `aclnn_isin_tensor_scalar.h` (IsInTensorScalar), `aclnn_isin.h` (IsInScalarTensor),
 //! `aclnn_addr.h` (Addr, InplaceAddr), `aclnn_cdist.h`, `aclnn_left_shift.h` (LeftShift,
 //! LeftShifts), `aclnn_right_shift.h` (RightShift), `aclnn_triangular_solve.h`,
-//! `aclnn_max_unpool2d.h`, `aclnn_max_unpool3d.h` and `aclnn_svd.h`.
+//! `aclnn_max_unpool2d.h`, `aclnn_max_unpool3d.h`, `aclnn_svd.h`, `aclnn_gather_nd.h` and
+//! `aclnn_scatter_nd.h`.
 //!
 //! The engine is `npu_emu::ops::math_misc` (IsInTensorScalar is EqScalar / NeScalar with a
 //! BOOL out). Bad arguments fail phase 1 with ACLNN_ERR_PARAM_NULLPTR /
@@ -28,6 +29,10 @@
 //! - Svd (FLOAT, DOUBLE): one-sided Jacobi in float64; v is V (not V^T), as the reference's
 //!   output; singular vectors are unique only up to sign, and theirs need not be LAPACK's;
 //!   with computeUV false u and v are not checked or written, as the reference says.
+//! - GatherNd: a negative index counts from the end when negativeIndexSupport is true; one
+//!   out of range (or negative without it) fails the task at the next synchronisation.
+//! - ScatterNd: updates are applied in order (a later duplicate index wins); a negative or
+//!   out-of-range index, which the reference does not support, fails the task.
 
 use super::args::{self as a, T};
 use super::arith::promote_scalar;
@@ -877,6 +882,123 @@ pub unsafe extern "C" fn aclnnSvdGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnSvd);
+
+// ---- GatherNd ----
+
+/// GatherNd's data types (Atlas A2/A3).
+const GATHER_ND: &[DType] = &[I64, I32, I8, U8, Bool, F32, F16, BF16];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGatherNdGetWorkspaceSize(
+    self_: *const c_void,
+    indices: *const c_void,
+    negativeIndexSupport: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnGatherNdGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let idx = a::tensor(indices, "indices")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, GATHER_ND)?;
+            same_dtype(&o, &x)?;
+            a::dtype_in(&idx, a::INDEX)?;
+            if !(1..=8).contains(&x.ndim()) {
+                return Err(NnError::invalid(format!(
+                    "self must have 1 to 8 dimensions, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            if idx.ndim() < 1 {
+                return Err(NnError::invalid("indices must have at least 1 dimension"));
+            }
+            let q = idx.ndim();
+            let c = idx.shape()[q - 1];
+            if c < 1 || c > x.ndim() {
+                return Err(NnError::invalid(format!(
+                    "the last dimension of indices {:?} must be in [1, {}] (self {:?})",
+                    idx.shape(),
+                    x.ndim(),
+                    x.shape()
+                )));
+            }
+            let want = [&idx.shape()[..q - 1], &x.shape()[c..]].concat();
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnGatherNd");
+            l.input(&x);
+            l.input(&idx);
+            l.output(&o);
+            l.finish(move |v, _| m::gather_nd(&v[0], &v[1], negativeIndexSupport, &v[2]))
+        },
+    )
+}
+
+crate::phase2!(aclnnGatherNd);
+
+// ---- ScatterNd ----
+
+/// ScatterNd's data types (Atlas A2/A3).
+const SCATTER_ND: &[DType] = &[F16, F32, Bool, BF16];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnScatterNdGetWorkspaceSize(
+    data: *const c_void,
+    indices: *const c_void,
+    updates: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnScatterNdGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let d = a::tensor(data, "data")?;
+            let idx = a::tensor(indices, "indices")?;
+            let up = a::tensor(updates, "updates")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&d, SCATTER_ND)?;
+            same_dtype(&up, &d)?;
+            same_dtype(&o, &d)?;
+            a::dtype_in(&idx, a::INDEX)?;
+            for t in [&d, &idx, &up] {
+                if !(1..=8).contains(&t.ndim()) {
+                    return Err(NnError::invalid(format!(
+                        "{} must have 1 to 8 dimensions, but its shape is {:?}",
+                        t.arg,
+                        t.shape()
+                    )));
+                }
+            }
+            let q = idx.ndim();
+            let c = idx.shape()[q - 1];
+            if c > d.ndim() {
+                return Err(NnError::invalid(format!(
+                    "the last dimension of indices {:?} must be at most data's rank {}",
+                    idx.shape(),
+                    d.ndim()
+                )));
+            }
+            let want = [&idx.shape()[..q - 1], &d.shape()[c..]].concat();
+            a::same_shape(&up, &want)?;
+            a::same_shape(&o, d.shape())?;
+            let mut l = Launch::new("aclnnScatterNd");
+            l.input(&d);
+            l.input(&idx);
+            l.input(&up);
+            l.output(&o);
+            l.finish(move |v, _| m::scatter_nd(&v[0], &v[1], &v[2], &v[3]))
+        },
+    )
+}
+
+crate::phase2!(aclnnScatterNd);
 
 crate::phase2!(
     aclnnDiag,
