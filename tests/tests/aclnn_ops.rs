@@ -747,8 +747,8 @@ fn fused_llm_operators_match_the_host_reference() {
 
 /// `tests/c/aclnn/aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, IsInTensorScalar /
 /// IsInScalarTensor, Addr / InplaceAddr, Cdist, LeftShift / LeftShifts / RightShift,
-/// TriangularSolve, MaxUnpool2d / MaxUnpool3d, Svd, GatherNd and ScatterNd against host
-/// references (contiguous,
+/// TriangularSolve, MaxUnpool2d / MaxUnpool3d, Svd, GatherNd, ScatterNd and Bucketize against
+/// host references (contiguous,
 /// transposed and strided inputs, broadcasting), with their documented argument errors.
 #[test]
 fn math_operators_14_match_the_host_reference() {
@@ -771,6 +771,7 @@ fn math_operators_14_match_the_host_reference() {
         "ok svd",
         "ok gather nd",
         "ok scatter nd",
+        "ok bucketize",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -811,6 +812,7 @@ fn math_operators_14_match_the_host_reference() {
         "aclnnGatherNdGetWorkspaceSize: the last dimension of indices [2, 3] must be in [1, 2]",
         "aclnn task: aclnnScatterNd: index 8 of index tuple 0 is out of range for dimension 0 of size 8",
         "aclnnScatterNdGetWorkspaceSize: updates has shape [3], expected [4]",
+        "aclnnBucketizeGetWorkspaceSize: out has data type ACL_INT64, but outInt32 true asks for ACL_INT32",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

@@ -1,7 +1,7 @@
 //! Assorted math of the aclnn reference's `aclnn_math` domain: diagonals (`diag`, `diag_flat`),
 //! `signbit`, `gcd`, bit shifts (`shift`), membership of a scalar in a tensor (`isin_scalar`), the scaled outer
 //! product `addr`, the batched p-norm distance `cdist`, `triangular_solve`, `max_unpool` and
-//! `svd` (one-sided Jacobi), `gather_nd` and `scatter_nd`.
+//! `svd` (one-sided Jacobi), `gather_nd`, `scatter_nd` and `bucketize`.
 //!
 //! Data movement (the diagonals) copies elements without arithmetic, so every dtype keeps its
 //! values bit for bit; the arithmetic follows the engine's rules (f16/bf16 in f32, f64 in f64,
@@ -627,6 +627,34 @@ pub fn scatter_nd(data: &View, idx: &View, updates: &View, out: &View) -> Result
         return Ok(());
     }
     iter::copy(&dst.view, out)
+}
+
+/// `torch.bucketize`: for each element of `x` the number of `boundaries` (1-D, ascending) that
+/// are below it (`right` false: `b[i-1] < x <= b[i]`) or not above it (`right` true:
+/// `b[i-1] <= x < b[i]`), compared in the promoted type (f64 for floats, i64 for integers).
+pub fn bucketize(
+    x: &View,
+    boundaries: &View,
+    right: bool,
+    ct: DType,
+    out: &View,
+) -> Result<(), String> {
+    macro_rules! go {
+        ($t:ty, $dt:expr) => {{
+            let b: Vec<$t> = load(boundaries, $dt)?;
+            map1::<$t, i64>(x, out, move |v| {
+                if right {
+                    b.partition_point(|&e| e <= v) as i64
+                } else {
+                    b.partition_point(|&e| e < v) as i64
+                }
+            })
+        }};
+    }
+    match ct.class() {
+        Class::Int => go!(i64, DType::I64),
+        _ => go!(f64, DType::F64),
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 /* Math operators of the aclnn reference against host references: Diag, DiagFlat, Signbit,
  * Gcd, IsInTensorScalar / IsInScalarTensor, Addr / InplaceAddr, Cdist, LeftShift / LeftShifts /
- * RightShift, TriangularSolve, MaxUnpool2d / MaxUnpool3d, Svd, GatherNd, ScatterNd; each with documented
+ * RightShift, TriangularSolve, MaxUnpool2d / MaxUnpool3d, Svd, GatherNd, ScatterNd, Bucketize; each with
+ * documented
  * argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: data movement, integer and bool results exactly; Addr float32 to 1e-6
  * relative (PyTorch evaluates in float32), float16 to 1e-3; Cdist float32 to 1e-6 (computed
@@ -28,6 +29,7 @@
 #include "aclnnop/aclnn_svd.h"
 #include "aclnnop/aclnn_gather_nd.h"
 #include "aclnnop/aclnn_scatter_nd.h"
+#include "aclnnop/aclnn_bucketize.h"
 
 static aclrtStream S;
 
@@ -919,6 +921,39 @@ static void scatter_nd() {
     printf("ok scatter nd\n");
 }
 
+/* ---- Bucketize ---- */
+
+static void bucketize() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* the reference's example: {-5, 10000, 150, 10, 5, 100} in {0, 10, 100}; PyTorch's results */
+    Dev x = make({3, 2}, ACL_FLOAT, {-5, 10000, 150, 10, 5, 100}, TRANSPOSED), b = make({3}, ACL_FLOAT, {0, 10, 100});
+    Dev o = make({3, 2}, ACL_INT64, {9}), o32 = make({3, 2}, ACL_INT32, {9}, STRIDED);
+    RUN(S, aclnnBucketize, x.t, b.t, false, false, o.t);
+    compare("Bucketize the reference's example, right false (b[i-1] < x <= b[i])", read(o), {0, 3, 3, 1, 1, 2}, 0);
+    RUN(S, aclnnBucketize, x.t, b.t, true, true, o32.t);
+    compare("Bucketize the reference's example, right true, int32 out", read(o32), {0, 3, 3, 2, 1, 3}, 0);
+    /* int32 values in float16 boundaries (compared as float), int64 in int8 boundaries */
+    Dev xi = make({5}, ACL_INT32, {-1, 0, 1, 2, 7}, STRIDED), bh = make({3}, ACL_FLOAT16, {0, 1.5, 2}), oi = make({5}, ACL_INT64, {0});
+    RUN(S, aclnnBucketize, xi.t, bh.t, false, false, oi.t);
+    compare("Bucketize int32 in float16 boundaries", read(oi), {0, 0, 1, 2, 3}, 0);
+    Dev xl = make({4}, ACL_INT64, {-100, 3, 4, 100}), b8 = make({2}, ACL_INT8, {3, 50}), ol = make({4}, ACL_INT64, {0});
+    RUN(S, aclnnBucketize, xl.t, b8.t, false, true, ol.t);
+    compare("Bucketize int64 in int8 boundaries, right true", read(ol), {0, 1, 1, 2}, 0);
+    /* errors */
+    Dev b2 = make({2, 2}, ACL_FLOAT, {0}), xd = make({3, 2}, ACL_DOUBLE, {0}), o4 = make({4}, ACL_INT64, {0});
+    expect_code("Bucketize null boundaries", aclnnBucketizeGetWorkspaceSize(x.t, nullptr, false, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("Bucketize 2-D boundaries", aclnnBucketizeGetWorkspaceSize(x.t, b2.t, false, false, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Bucketize int64 out with outInt32", aclnnBucketizeGetWorkspaceSize(x.t, b.t, true, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("Bucketize double self", aclnnBucketizeGetWorkspaceSize(xd.t, b.t, false, false, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("Bucketize out [4] for [3, 2]", aclnnBucketizeGetWorkspaceSize(x.t, b.t, false, false, o4.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    for (Dev *d : {&x, &b, &o, &o32, &xi, &bh, &oi, &xl, &b8, &ol, &b2, &xd, &o4}) release(*d);
+    printf("ok bucketize\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -935,6 +970,7 @@ int main() {
     svd();
     gather_nd();
     scatter_nd();
+    bucketize();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

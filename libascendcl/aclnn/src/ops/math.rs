@@ -4,7 +4,7 @@
 //! `aclnn_addr.h` (Addr, InplaceAddr), `aclnn_cdist.h`, `aclnn_left_shift.h` (LeftShift,
 //! LeftShifts), `aclnn_right_shift.h` (RightShift), `aclnn_triangular_solve.h`,
 //! `aclnn_max_unpool2d.h`, `aclnn_max_unpool3d.h`, `aclnn_svd.h`, `aclnn_gather_nd.h` and
-//! `aclnn_scatter_nd.h`.
+//! `aclnn_scatter_nd.h` and `aclnn_bucketize.h`.
 //!
 //! The engine is `npu_emu::ops::math_misc` (IsInTensorScalar is EqScalar / NeScalar with a
 //! BOOL out). Bad arguments fail phase 1 with ACLNN_ERR_PARAM_NULLPTR /
@@ -33,6 +33,10 @@
 //!   out of range (or negative without it) fails the task at the next synchronisation.
 //! - ScatterNd: updates are applied in order (a later duplicate index wins); a negative or
 //!   out-of-range index, which the reference does not support, fails the task.
+//! - Bucketize (listed for Ascend 950 only; offered on every SoC, as the other newer
+//!   operators): PyTorch's rule (`right` false: `b[i-1] < x <= b[i]`, left-open right-closed,
+//!   as the reference names it); the reference's formulas write the two cases the other way
+//!   round, which contradicts its own interval names.
 
 use super::args::{self as a, T};
 use super::arith::promote_scalar;
@@ -999,6 +1003,58 @@ pub unsafe extern "C" fn aclnnScatterNdGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnScatterNd);
+
+// ---- Bucketize ----
+
+/// Bucketize's data types (self and boundaries).
+const BUCKETIZE: &[DType] = &[F32, F16, BF16, I8, I16, I32, I64, U8];
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnBucketizeGetWorkspaceSize(
+    self_: *const c_void,
+    boundaries: *const c_void,
+    outInt32: bool,
+    right: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnBucketizeGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let b = a::tensor(boundaries, "boundaries")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, BUCKETIZE)?;
+            a::dtype_in(&b, BUCKETIZE)?;
+            a::max_dims(&x, 8)?;
+            let ct = a::promote(x.dtype(), "self", b.dtype(), "boundaries")?;
+            if b.ndim() != 1 || b.numel() == 0 {
+                return Err(NnError::invalid(format!(
+                    "boundaries must be 1-D and not empty, but its shape is {:?}",
+                    b.shape()
+                )));
+            }
+            let want = if outInt32 { I32 } else { I64 };
+            if o.dtype() != want {
+                return Err(NnError::invalid(format!(
+                    "out has data type {}, but outInt32 {outInt32} asks for {want}",
+                    o.dtype()
+                )));
+            }
+            a::same_shape(&o, x.shape())?;
+            let mut l = Launch::new("aclnnBucketize");
+            l.input(&x);
+            l.input(&b);
+            l.output(&o);
+            l.finish(move |v, _| m::bucketize(&v[0], &v[1], right, ct, &v[2]))
+        },
+    )
+}
+
+crate::phase2!(aclnnBucketize);
 
 crate::phase2!(
     aclnnDiag,
