@@ -868,3 +868,77 @@ fn norm_operators_13_match_the_host_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, IsInTensorScalar /
+/// IsInScalarTensor, Addr / InplaceAddr, Cdist, LeftShift / LeftShifts / RightShift,
+/// TriangularSolve, MaxUnpool2d / MaxUnpool3d, Svd, GatherNd, ScatterNd and Bucketize against
+/// host references (contiguous,
+/// transposed and strided inputs, broadcasting), with their documented argument errors.
+#[test]
+fn math_operators_14_match_the_host_reference() {
+    let work = scratch("aclnn-ops14");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops14.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok diag",
+        "ok signbit",
+        "ok gcd",
+        "ok isin",
+        "ok addr",
+        "ok cdist",
+        "ok shifts",
+        "ok triangular solve",
+        "ok max unpool",
+        "ok svd",
+        "ok gather nd",
+        "ok scatter nd",
+        "ok bucketize",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 200, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnDiagGetWorkspaceSize: self is nullptr",
+        "aclnnDiagGetWorkspaceSize: self must be 1-D or 2-D, but its shape is [2, 2, 2]",
+        "aclnnDiagFlatGetWorkspaceSize: out has shape [4, 4], expected [5, 5]",
+        "aclnnSignbitGetWorkspaceSize: out has shape [3], expected [4]",
+        "aclnnGcdGetWorkspaceSize: self has data type ACL_FLOAT, which is not supported",
+        "aclnnGcdGetWorkspaceSize: self must have 1 to 8 dimensions, but its shape is []",
+        "aclnnIsInTensorScalarGetWorkspaceSize: out has data type ACL_FLOAT; it must be BOOL",
+        "aclnnIsInScalarTensorGetWorkspaceSize: out must hold one element",
+        "aclnnAddrGetWorkspaceSize: vec1 must be 1-D, but its shape is [2, 2]",
+        "aclnnAddrGetWorkspaceSize: betaOptional data type ACL_FLOAT cannot be used with the computation type ACL_INT32",
+        "aclnnCdistGetWorkspaceSize: compute_mode must be 2 when p is 2.0, but it is 0",
+        "aclnnCdistGetWorkspaceSize: x1 [3, 4] and x2 [5, 3] must have the same last dimension",
+        "aclnnRightShiftGetWorkspaceSize: input is nullptr",
+        "aclnnLeftShiftsGetWorkspaceSize: shiftBits has data type ACL_FLOAT, which is not supported",
+        "aclnnTriangularSolveGetWorkspaceSize: A must be a batch of square matrices, but its shape is [3, 4]",
+        "aclnnTriangularSolveGetWorkspaceSize: with unitriangular the data type must be FLOAT",
+        "aclnn task: aclnnMaxUnpool2d: index 9 at position 3 is outside the output plane of 9 elements",
+        "aclnnMaxUnpool2dGetWorkspaceSize: outputSize [2, 1] holds 2 elements, fewer than self's 4 per plane",
+        "aclnnMaxUnpool3dGetWorkspaceSize: padding must hold 3 non-negative values, but it is [0, -1, 0]",
+        "aclnnSvdGetWorkspaceSize: input must not be empty, but its shape is [0, 3]",
+        "aclnnSvdGetWorkspaceSize: u has shape [3, 3], expected [2, 2]",
+        "aclnn task: aclnnGatherNd: index -1 of index tuple 0 is out of range for dimension 1 of size 2 (negativeIndexSupport is false)",
+        "aclnnGatherNdGetWorkspaceSize: the last dimension of indices [2, 3] must be in [1, 2]",
+        "aclnn task: aclnnScatterNd: index 8 of index tuple 0 is out of range for dimension 0 of size 8",
+        "aclnnScatterNdGetWorkspaceSize: updates has shape [3], expected [4]",
+        "aclnnBucketizeGetWorkspaceSize: out has data type ACL_INT64, but outInt32 true asks for ACL_INT32",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -924,3 +924,60 @@ fn norm_operators_match_cpu_through_torch_npu() {
         );
     }
 }
+
+/// `tests/python/op_breadth_math.py`: the torch operations torch_npu runs through the aclnn
+/// operators of `ops/math.rs` (signbit, gcd, isin with a scalar on either side, addr and
+/// addr_, cdist with p 0, 1, 2, 3 and inf and broadcast batches, `<<` and `>>`,
+/// triangular_solve and linalg.solve_triangular, max_unpool2d/3d, linalg.svd and svdvals)
+/// and the composite diag /
+/// diagflat, against CPU torch.
+#[test]
+fn math_operators_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_math.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_math",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_math.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("op_breadth_math: 0 failed"),
+        "{}",
+        r.all()
+    );
+    for case in [
+        "signbit",
+        "signbit_f16",
+        "gcd",
+        "isin_tensor_scalar",
+        "isin_tensor_scalar_invert",
+        "isin_scalar_tensor",
+        "addr",
+        "addr_int",
+        "addr_",
+        "cdist_p2",
+        "cdist_pinf",
+        "cdist_broadcast",
+        "lshift",
+        "rshift",
+        "lshift_scalar",
+        "rshift_scalar",
+        "triangular_solve",
+        "triangular_solve_unit",
+        "solve_triangular",
+        "solve_triangular_right",
+        "max_unpool2d",
+        "max_unpool3d",
+        "svd",
+        "svd_full",
+        "svdvals",
+        "diagflat",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
+    }
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
+}

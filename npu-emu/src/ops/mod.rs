@@ -42,6 +42,8 @@
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset);
 //! - [`norm`]: the SyncBatchNorm family (stats, gather with counts, elemt, backward reduce
 //!   and elemt), add + RMS norm, the shrink activations.
+//! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
+//! - [`math_misc`]: diag, diag_flat, signbit, gcd, isin of a scalar, addr, cdist.
 //!
 //! Rules every kernel follows:
 //! - f16/bf16 compute in f32 and round once when stored; f64 in f64; integers in i64,
@@ -88,3 +90,4 @@ pub mod view;
 pub use dtype::DType;
 pub use scalar::Scalar;
 pub use view::{Layout, View};
+pub mod math_misc;

@@ -34,6 +34,7 @@ pub mod fused;
 pub mod index;
 pub mod linalg;
 pub mod loss;
+pub mod math;
 pub mod matmul;
 pub mod nn;
 pub mod nn_extra;
