@@ -40,6 +40,7 @@
 //! - [`fused`]: RMS norm, rotary position embedding, SwiGLU, flash attention and their
 //!   backward forms (the fused operators of large-model code);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
+//! - [`quant`]: AscendQuant, DynamicQuant, MoE gating top-k softmax (large-model inference);
 //!
 //! Rules every kernel follows:
 //! - f16/bf16 compute in f32 and round once when stored; f64 in f64; integers in i64,
@@ -78,6 +79,7 @@ pub mod select;
 pub mod shape;
 pub mod sort;
 pub mod view;
+pub mod quant;
 
 pub use dtype::DType;
 pub use scalar::Scalar;

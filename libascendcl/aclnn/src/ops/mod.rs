@@ -46,3 +46,4 @@ pub mod sort;
 pub mod tensor;
 pub mod unary;
 pub mod upsample;
+pub mod quant;

@@ -1,0 +1,266 @@
+//! Quantisation and MoE routing for large-model inference: `ascend_quant` (static
+//! quantisation `round(x * scale + offset)` along one axis), `dynamic_quant` (per-row
+//! symmetric or asymmetric quantisation with an optional smoothing vector) and
+//! `moe_gating_topk_softmax` (softmax over the experts, then the top k with their indices).
+//!
+//! Values compute in float32 as the reference's formulas read (`x * scale`, `x / scale`),
+//! rounded once to an integer by the chosen mode (`round` is half-to-even, the hardware's
+//! `rint` cast) and saturated to the int8 range; a NaN stores 0. Softmax sums in float64.
+
+use super::dtype::DType;
+use super::extra::{load, store};
+use super::view::View;
+
+/// How a quantised value becomes an integer (`roundMode` of AscendQuant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Round {
+    /// Half to even (`rint`).
+    Even,
+    Floor,
+    Ceil,
+    Trunc,
+}
+
+impl Round {
+    /// The reference's names: "round", "floor", "ceil", "trunc".
+    pub fn parse(s: &str) -> Option<Round> {
+        match s {
+            "round" => Some(Round::Even),
+            "floor" => Some(Round::Floor),
+            "ceil" => Some(Round::Ceil),
+            "trunc" => Some(Round::Trunc),
+            _ => None,
+        }
+    }
+
+    fn apply(self, v: f32) -> f32 {
+        match self {
+            Round::Even => v.round_ties_even(),
+            Round::Floor => v.floor(),
+            Round::Ceil => v.ceil(),
+            Round::Trunc => v.trunc(),
+        }
+    }
+}
+
+/// `v` rounded by `mode` and saturated to int8 (NaN → 0), as f64 for the store.
+fn to_i8(v: f32, mode: Round) -> f64 {
+    if v.is_nan() {
+        return 0.0;
+    }
+    mode.apply(v).clamp(-128.0, 127.0) as f64
+}
+
+/// The index into a per-axis parameter of `n` elements (1 = broadcast) for each element
+/// of a row-major tensor of `shape`, along `axis`.
+fn axis_index(shape: &[usize], axis: usize, n: usize) -> impl Fn(usize) -> usize {
+    let inner: usize = shape[axis + 1..].iter().product();
+    let dim = shape[axis];
+    move |i| {
+        if n == 1 {
+            0
+        } else {
+            (i / inner.max(1)) % dim.max(1)
+        }
+    }
+}
+
+/// `y = round(x * scale + offset)` (`scale * scale` when `sqrt_mode`) into the int8 `y`;
+/// `scale` and `offset` hold `x.shape[axis]` or 1 elements (any shape with that many).
+pub fn ascend_quant(
+    x: &View,
+    scale: &View,
+    offset: Option<&View>,
+    axis: usize,
+    sqrt_mode: bool,
+    mode: Round,
+    y: &View,
+) -> Result<(), String> {
+    if y.dtype != DType::I8 {
+        return Err(format!("ascend_quant: y must be int8, not {}", y.dtype));
+    }
+    let xs: Vec<f32> = load(x, DType::F32)?;
+    let s: Vec<f32> = load(scale, DType::F32)?;
+    let o: Vec<f32> = match offset {
+        Some(o) => load(o, DType::F32)?,
+        None => vec![0.0],
+    };
+    let is = axis_index(&x.shape, axis, s.len());
+    let io = axis_index(&x.shape, axis, o.len());
+    let out: Vec<f64> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let sc = if sqrt_mode {
+                s[is(i)] * s[is(i)]
+            } else {
+                s[is(i)]
+            };
+            to_i8(v * sc + o[io(i)], mode)
+        })
+        .collect();
+    store(out, DType::F64, y)
+}
+
+/// Per-row dynamic quantisation of `x` (rows along the last dimension) into the int8 `y`:
+/// `input = x * smooth` (when given), then symmetric (`offset` None): `scale = max|input| /
+/// 127`, `y = round(input / scale)`; asymmetric: `scale = (max - min) / 255`, `offset = 127
+/// - max / scale`, `y = round(input / scale + offset)`. A row whose scale is 0 quantises to
+/// `offset` rounded (0 when symmetric). `scale` and `offset` get one float per row.
+pub fn dynamic_quant(
+    x: &View,
+    smooth: Option<&View>,
+    y: &View,
+    scale: &View,
+    offset: Option<&View>,
+) -> Result<(), String> {
+    if y.dtype != DType::I8 {
+        return Err(format!("dynamic_quant: y must be int8, not {}", y.dtype));
+    }
+    let xs: Vec<f32> = load(x, DType::F32)?;
+    let h = x.shape.last().copied().unwrap_or(1);
+    let rows = if h == 0 { 0 } else { xs.len() / h };
+    let sm: Option<Vec<f32>> = match smooth {
+        Some(s) => Some(load(s, DType::F32)?),
+        None => None,
+    };
+    let mut out = vec![0f64; xs.len()];
+    let mut scales = vec![0f32; rows];
+    let mut offsets = vec![0f32; rows];
+    let mut row = vec![0f32; h];
+    for r in 0..rows {
+        for (c, v) in row.iter_mut().enumerate() {
+            *v = xs[r * h + c] * sm.as_ref().map_or(1.0, |s| s[c]);
+        }
+        let (sc, off) = if offset.is_none() {
+            let m = row.iter().fold(0f32, |m, v| m.max(v.abs()));
+            (m / 127.0, 0.0)
+        } else {
+            let mx = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+            let mn = row.iter().fold(f32::INFINITY, |m, &v| m.min(v));
+            let sc = (mx - mn) / 255.0;
+            (sc, if sc == 0.0 { 0.0 } else { 127.0 - mx / sc })
+        };
+        scales[r] = sc;
+        offsets[r] = off;
+        for (c, &v) in row.iter().enumerate() {
+            let q = if sc == 0.0 { off } else { v / sc + off };
+            out[r * h + c] = to_i8(q, Round::Even);
+        }
+    }
+    store(out, DType::F64, y)?;
+    store(scales, DType::F32, scale)?;
+    if let Some(o) = offset {
+        store(offsets, DType::F32, o)?;
+    }
+    Ok(())
+}
+
+/// MoE gating: for each row of `x` (`[rows, E]` seen row-major over every dimension but the
+/// last) the softmax over the E experts, then its `k` largest values (descending; equal
+/// values by expert index) into `y` and their experts into `expert_idx`; a row whose
+/// `finished` flag is set gets expert E. `row_idx[r][j] = j * rows + r`.
+pub fn moe_gating_topk_softmax(
+    x: &View,
+    finished: Option<&View>,
+    k: usize,
+    y: &View,
+    expert_idx: &View,
+    row_idx: &View,
+) -> Result<(), String> {
+    let xs: Vec<f64> = load(x, DType::F64)?;
+    let e = x.shape.last().copied().unwrap_or(1);
+    let rows = if e == 0 { 0 } else { xs.len() / e };
+    let fin: Option<Vec<i64>> = match finished {
+        Some(f) => Some(load(f, DType::I64)?),
+        None => None,
+    };
+    let (mut yv, mut ev, mut rv) = (
+        Vec::with_capacity(rows * k),
+        Vec::with_capacity(rows * k),
+        Vec::with_capacity(rows * k),
+    );
+    let mut order: Vec<usize> = Vec::with_capacity(e);
+    for r in 0..rows {
+        let row = &xs[r * e..(r + 1) * e];
+        let m = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+        let ex: Vec<f64> = row.iter().map(|&v| (v - m).exp()).collect();
+        let sum: f64 = ex.iter().sum();
+        let p: Vec<f64> = ex.iter().map(|&v| v / sum).collect();
+        order.clear();
+        order.extend(0..e);
+        order.sort_by(|&a, &b| p[b].total_cmp(&p[a]).then(a.cmp(&b)));
+        let done = fin.as_ref().is_some_and(|f| f[r] != 0);
+        for (j, &i) in order.iter().take(k).enumerate() {
+            yv.push(p[i]);
+            ev.push(if done { e as i64 } else { i as i64 });
+            rv.push((j * rows + r) as i64);
+        }
+    }
+    store(yv, DType::F64, y)?;
+    store(ev, DType::I64, expert_idx)?;
+    store(rv, DType::I64, row_idx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view<T>(v: &mut [T], dt: DType, shape: &[usize]) -> View {
+        View::of_slice(v, dt, shape)
+    }
+
+    #[test]
+    fn ascend_quant_rounds_half_to_even_and_saturates() {
+        let mut x = [0.5f32, 1.5, 2.5, -0.5, 300.0, -300.0];
+        let mut s = [1.0f32];
+        let mut y = [0i8; 6];
+        ascend_quant(
+            &view(&mut x, DType::F32, &[6]),
+            &view(&mut s, DType::F32, &[1]),
+            None,
+            0,
+            false,
+            Round::Even,
+            &view(&mut y, DType::I8, &[6]),
+        )
+        .unwrap();
+        assert_eq!(y, [0, 2, 2, 0, 127, -128]);
+    }
+
+    #[test]
+    fn dynamic_quant_symmetric_row_scale() {
+        let mut x = [1.0f32, -2.0, 0.5, 0.0, 0.0, 0.0];
+        let mut y = [0i8; 6];
+        let mut s = [0f32; 2];
+        dynamic_quant(
+            &view(&mut x, DType::F32, &[2, 3]),
+            None,
+            &view(&mut y, DType::I8, &[2, 3]),
+            &view(&mut s, DType::F32, &[2]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(s, [2.0 / 127.0, 0.0]);
+        assert_eq!(y, [64, -127, 32, 0, 0, 0]);
+    }
+
+    #[test]
+    fn gating_topk_orders_and_marks_finished() {
+        let mut x = [0.0f32, 2.0, 1.0, 3.0, 1.0, 2.0];
+        let mut f = [false, true];
+        let (mut y, mut e, mut r) = ([0f32; 4], [0i32; 4], [0i32; 4]);
+        moe_gating_topk_softmax(
+            &view(&mut x, DType::F32, &[2, 3]),
+            Some(&view(&mut f, DType::Bool, &[2])),
+            2,
+            &view(&mut y, DType::F32, &[2, 2]),
+            &view(&mut e, DType::I32, &[2, 2]),
+            &view(&mut r, DType::I32, &[2, 2]),
+        )
+        .unwrap();
+        assert_eq!(e, [1, 2, 3, 3]);
+        assert_eq!(r, [0, 2, 1, 3]);
+        assert!(y[0] > y[1] && (y[2] - y[0]).abs() < 1e-6);
+    }
+}
