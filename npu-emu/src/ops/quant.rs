@@ -202,6 +202,181 @@ pub fn moe_gating_topk_softmax(
     store(rv, DType::I64, row_idx)
 }
 
+/// `v` with its last two dimensions swapped (a `transposeX` flag of the matrix products).
+fn swap_last2(v: &View) -> View {
+    let mut t = v.clone();
+    let n = t.shape.len();
+    t.shape.swap(n - 2, n - 1);
+    t.strides.swap(n - 2, n - 1);
+    t
+}
+
+/// `v` (`[..., r, c]`) seen with the batch dimensions `batch` (broadcast, stride 0).
+fn with_batch(v: &View, batch: &[usize]) -> View {
+    let nd = v.shape.len();
+    let lead = batch.len() + 2 - nd;
+    let mut shape = batch.to_vec();
+    shape.extend_from_slice(&v.shape[nd - 2..]);
+    let mut strides = vec![0isize; batch.len() + 2];
+    for (d, s) in strides.iter_mut().enumerate() {
+        if d >= lead {
+            let src = d - lead;
+            if v.shape[src] == shape[d] {
+                *s = v.strides[src];
+            }
+        }
+    }
+    View {
+        ptr: v.ptr,
+        dtype: v.dtype,
+        shape,
+        strides,
+    }
+}
+
+/// The float scale and 9-bit offset a `UINT64`/`INT64` quantisation parameter holds
+/// (aclnnTransQuantParamV2's layout: the scale's float32 bits with the low 13 cleared in
+/// bits 0-31, the offset in bits 37-45, bit 46 set).
+pub fn decode_quant_param(q: u64) -> (f32, f32) {
+    let scale = f32::from_bits((q & 0xFFFF_E000) as u32);
+    let off = ((q >> 37) & 0x1FF) as i32;
+    let off = if off >= 256 { off - 512 } else { off };
+    (scale, off as f32)
+}
+
+/// aclnnTransQuantParamV2: each `(scale, offset)` pair (`scale` and `offset` of `out.numel()`
+/// or 1 elements) as the 64-bit parameter [`decode_quant_param`] reads; the offset is
+/// rounded half to even and saturated to [-256, 255].
+pub fn trans_quant_param(scale: &View, offset: Option<&View>, out: &View) -> Result<(), String> {
+    let s: Vec<f32> = load(scale, DType::F32)?;
+    let o: Option<Vec<f32>> = match offset {
+        Some(o) => Some(load(o, DType::F32)?),
+        None => None,
+    };
+    let n = out.numel();
+    let pick = |v: &[f32], i: usize| if v.len() == 1 { v[0] } else { v[i] };
+    let r: Vec<i64> = (0..n)
+        .map(|i| {
+            let mut q = (pick(&s, i).to_bits() & 0xFFFF_E000) as u64 | (1u64 << 46);
+            if let Some(o) = &o {
+                let ov = pick(o, i).round_ties_even().clamp(-256.0, 255.0) as i64;
+                q = (q & 0x4000_FFFF_FFFF) | (((ov as u64) & 0x1FF) << 37);
+            }
+            q as i64
+        })
+        .collect();
+    store(r, DType::I64, out)
+}
+
+/// The quantised matrix product of QuantMatmulV3/V4/V5 for INT8 `x1` (`[..., m, k]`, or
+/// `[..., k, m]` with `trans_x1`) and `x2` (`[..., k, n]`, or `[..., n, k]`), batches
+/// broadcast into `out` (`[..., m, n]`). The product accumulates exactly (i64); then, by
+/// `out`'s type:
+/// - INT32: `acc + bias` (an INT32 bias; scales unused);
+/// - INT8: `round((acc + bias) * x2Scale + offset)` saturated, the offset from `x2_offset`
+///   or else from the 64-bit parameter;
+/// - FLOAT16/BFLOAT16/FLOAT: `(acc + bias_int) * x2Scale * x1Scale + bias_float`.
+///
+/// `x2_scale` is a 64-bit parameter ([`decode_quant_param`]) or a float, of 1 or n
+/// elements; `x1_scale` (per token) has m elements; `bias` n or `batch * n`.
+#[allow(clippy::too_many_arguments)]
+pub fn quant_matmul(
+    x1: &View,
+    x2: &View,
+    x1_scale: Option<&View>,
+    x2_scale: &View,
+    x2_offset: Option<&View>,
+    bias: Option<&View>,
+    trans_x1: bool,
+    trans_x2: bool,
+    out: &View,
+) -> Result<(), String> {
+    let a = if trans_x1 { swap_last2(x1) } else { x1.clone() };
+    let b = if trans_x2 { swap_last2(x2) } else { x2.clone() };
+    let nd = out.ndim();
+    let (m, n) = (out.shape[nd - 2], out.shape[nd - 1]);
+    let k = a.shape[a.ndim() - 1];
+    let batch = &out.shape[..nd - 2];
+    let nb: usize = batch.iter().product();
+    let av: Vec<i64> = load(&with_batch(&a, batch), DType::I64)?;
+    let bv: Vec<i64> = load(&with_batch(&b, batch), DType::I64)?;
+    let (scale, param_off): (Vec<f32>, Vec<f32>) = match x2_scale.dtype {
+        DType::U64 | DType::I64 => load::<i64>(x2_scale, DType::I64)?
+            .into_iter()
+            .map(|q| decode_quant_param(q as u64))
+            .unzip(),
+        _ => {
+            let s: Vec<f32> = load(x2_scale, DType::F32)?;
+            let z = vec![0.0; s.len()];
+            (s, z)
+        }
+    };
+    let off: Vec<f32> = match x2_offset {
+        Some(o) => load(o, DType::F32)?,
+        None => param_off,
+    };
+    let pt: Option<Vec<f32>> = match x1_scale {
+        Some(p) => Some(load(p, DType::F32)?),
+        None => None,
+    };
+    let (bias_i, bias_f): (Option<Vec<i64>>, Option<Vec<f32>>) = match bias {
+        Some(bv) if bv.dtype == DType::I32 => (Some(load(bv, DType::I64)?), None),
+        Some(bv) => (None, Some(load(bv, DType::F32)?)),
+        None => (None, None),
+    };
+    let col = |v: &[f32], j: usize| if v.len() == 1 { v[0] } else { v[j] };
+    let bidx = |len: usize, bi: usize, j: usize| if len == n { j } else { bi * n + j };
+    let mut acc = vec![0i64; nb * m * n];
+    for bi in 0..nb {
+        let (ab, bb) = (&av[bi * m * k..], &bv[bi * k * n..]);
+        for i in 0..m {
+            let row = &mut acc[(bi * m + i) * n..(bi * m + i + 1) * n];
+            for p in 0..k {
+                let x = ab[i * k + p];
+                if x != 0 {
+                    for (j, r) in row.iter_mut().enumerate() {
+                        *r += x * bb[p * n + j];
+                    }
+                }
+            }
+        }
+    }
+    let mut ints = Vec::new();
+    let mut floats = Vec::new();
+    for bi in 0..nb {
+        for i in 0..m {
+            for j in 0..n {
+                let mut v = acc[(bi * m + i) * n + j];
+                if let Some(bs) = &bias_i {
+                    v += bs[bidx(bs.len(), bi, j)];
+                }
+                match out.dtype {
+                    DType::I32 => ints.push(v),
+                    DType::I8 => {
+                        let q = v as f32 * col(&scale, j) + col(&off, j);
+                        ints.push(to_i8(q, Round::Even) as i64);
+                    }
+                    _ => {
+                        let mut f = v as f32 * col(&scale, j);
+                        if let Some(p) = &pt {
+                            f *= p[i];
+                        }
+                        if let Some(bs) = &bias_f {
+                            f += bs[bidx(bs.len(), bi, j)];
+                        }
+                        floats.push(f);
+                    }
+                }
+            }
+        }
+    }
+    if matches!(out.dtype, DType::I32 | DType::I8) {
+        store(ints, DType::I64, out)
+    } else {
+        store(floats, DType::F32, out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,5 +437,38 @@ mod tests {
         assert_eq!(e, [1, 2, 3, 3]);
         assert_eq!(r, [0, 2, 1, 3]);
         assert!(y[0] > y[1] && (y[2] - y[0]).abs() < 1e-6);
+    }
+
+    #[test]
+    fn quant_param_round_trips_and_matmul_requantises() {
+        let mut sc = [0.5f32, 0.25];
+        let mut of = [3.0f32, -4.0];
+        let mut q = [0i64; 2];
+        trans_quant_param(
+            &view(&mut sc, DType::F32, &[2]),
+            Some(&view(&mut of, DType::F32, &[2])),
+            &view(&mut q, DType::I64, &[2]),
+        )
+        .unwrap();
+        assert_eq!(decode_quant_param(q[0] as u64), (0.5, 3.0));
+        assert_eq!(decode_quant_param(q[1] as u64), (0.25, -4.0));
+        // [1, 2] @ [2, 2]: acc = [1*1 + 2*3, 1*2 + 2*4] = [7, 10]
+        let mut a = [1i8, 2];
+        let mut b = [1i8, 2, 3, 4];
+        let mut y = [0i8; 2];
+        quant_matmul(
+            &view(&mut a, DType::I8, &[1, 2]),
+            &view(&mut b, DType::I8, &[2, 2]),
+            None,
+            &view(&mut q, DType::I64, &[2]),
+            None,
+            None,
+            false,
+            false,
+            &view(&mut y, DType::I8, &[1, 2]),
+        )
+        .unwrap();
+        // 7 * 0.5 + 3 = 6.5 -> 6 (half to even); 10 * 0.25 - 4 = -1.5 -> -2
+        assert_eq!(y, [6, -2]);
     }
 }

@@ -439,3 +439,421 @@ crate::phase2!(
     aclnnDynamicQuantV2,
     aclnnMoeGatingTopKSoftmax
 );
+
+// ---------------------------------------------------------------- quantised matmul
+
+const QPARAM: &[DType] = &[DType::U64, DType::I64];
+
+/// A tensor of 1 or `n` elements (1-D), or absent.
+fn per_column(t: &T, n: usize) -> NnResult<()> {
+    if t.ndim() == 1 && (t.shape()[0] == 1 || t.shape()[0] == n) {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} shape {:?} must be [1] or [{n}]",
+            t.arg,
+            t.shape()
+        )))
+    }
+}
+
+/// An argument npu-emu does not compute with: nullptr, or an empty tensor as torch_npu
+/// passes for x1Offset and yOffset.
+fn absent(h: *const c_void, arg: &'static str) -> NnResult<()> {
+    if let Some(t) = a::opt_tensor(h, arg)? {
+        if t.numel() != 0 {
+            return Err(NnError::invalid(format!(
+                "{arg} is not supported in this quantisation mode; pass nullptr"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn dtype_name(t: Option<&T>) -> String {
+    t.map_or("null".to_string(), |t| t.dtype().to_string())
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn quant_matmul(
+    name: &'static str,
+    api: &'static str,
+    x1: *const c_void,
+    x2: *const c_void,
+    x1_scale: *const c_void,
+    x2_scale: *const c_void,
+    x2_offset: *const c_void,
+    bias: *const c_void,
+    trans_x1: bool,
+    trans_x2: bool,
+    out: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+    scale_arg: &'static str,
+    pertoken_arg: &'static str,
+    offset_arg: &'static str,
+    pre: impl FnOnce() -> NnResult<()>,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        pre()?;
+        let x1 = a::tensor(x1, "x1")?;
+        let x2 = a::tensor(x2, "x2")?;
+        let ps = a::opt_tensor(x1_scale, pertoken_arg)?;
+        let s = a::tensor(x2_scale, scale_arg)?;
+        let off = a::opt_tensor(x2_offset, offset_arg)?;
+        let b = a::opt_tensor(bias, "bias")?;
+        let o = a::tensor(out, "out")?;
+        for t in [&x1, &x2] {
+            match t.dtype() {
+                DType::I8 => {}
+                DType::I32 => {
+                    return Err(NnError::invalid(format!(
+                        "{} is INT32 (int4 packed eight to a word); npu-emu computes INT8 x1 \
+                         and x2 only",
+                        t.arg
+                    )))
+                }
+                d => {
+                    return Err(NnError::invalid(format!(
+                        "{} has data type {d}; it must be INT8",
+                        t.arg
+                    )))
+                }
+            }
+        }
+        for t in [&x1, &x2, &o] {
+            if t.ndim() < 2 || t.ndim() > 6 {
+                return Err(NnError::invalid(format!(
+                    "{} must have 2 to 6 dimensions, but its shape is {:?}",
+                    t.arg,
+                    t.shape()
+                )));
+            }
+            if t.numel() == 0 {
+                return Err(NnError::invalid(format!(
+                    "{} is empty (shape {:?}); the reference does not support empty tensors",
+                    t.arg,
+                    t.shape()
+                )));
+            }
+        }
+        let (n1, n2) = (x1.ndim(), x2.ndim());
+        let (m, k1) = if trans_x1 {
+            (x1.shape()[n1 - 1], x1.shape()[n1 - 2])
+        } else {
+            (x1.shape()[n1 - 2], x1.shape()[n1 - 1])
+        };
+        let (k2, n) = if trans_x2 {
+            (x2.shape()[n2 - 1], x2.shape()[n2 - 2])
+        } else {
+            (x2.shape()[n2 - 2], x2.shape()[n2 - 1])
+        };
+        if k1 != k2 {
+            return Err(NnError::invalid(format!(
+                "x1 {:?} (transposeX1 {trans_x1}) and x2 {:?} (transposeX2 {trans_x2}) have \
+                 different k: {k1} and {k2}",
+                x1.shape(),
+                x2.shape()
+            )));
+        }
+        let batch =
+            npu_emu::ops::view::broadcast_shapes(&x1.shape()[..n1 - 2], &x2.shape()[..n2 - 2])
+                .ok_or_else(|| {
+                    NnError::invalid(format!(
+                        "the batch dimensions of x1 {:?} and x2 {:?} do not broadcast",
+                        x1.shape(),
+                        x2.shape()
+                    ))
+                })?;
+        let mut os = batch.clone();
+        os.extend([m, n]);
+        a::same_shape(&o, &os)?;
+        a::dtype_in(&s, &[DType::U64, DType::I64, DType::F32, DType::BF16])?;
+        per_column(&s, n)?;
+        if let Some(p) = &ps {
+            if p.dtype() != DType::F32 {
+                return Err(NnError::invalid(format!(
+                    "{} has data type {}; it must be FLOAT",
+                    p.arg,
+                    p.dtype()
+                )));
+            }
+            a::same_shape(p, &[m])?;
+        }
+        if let Some(t) = &off {
+            if t.dtype() != DType::F32 {
+                return Err(NnError::invalid(format!(
+                    "{} has data type {}; it must be FLOAT",
+                    t.arg,
+                    t.dtype()
+                )));
+            }
+            per_column(t, n)?;
+        }
+        if let Some(bt) = &b {
+            let ok = bt.shape() == [n]
+                || (bt.ndim() == 3 && o.ndim() == 3 && bt.shape() == [batch[0], 1, n]);
+            if !ok {
+                return Err(NnError::invalid(format!(
+                    "bias shape {:?} must be [{n}] (or [batch, 1, {n}] for a 3-D out)",
+                    bt.shape()
+                )));
+            }
+        }
+        // The reference's dtype combinations (Atlas A2/A3, INT8 x1 and x2).
+        let sd = s.dtype();
+        let bd = b.as_ref().map(|t| t.dtype());
+        let int_bias = matches!(bd, None | Some(DType::I32));
+        let ok = match o.dtype() {
+            DType::F16 => {
+                (QPARAM.contains(&sd) && ps.is_none() && int_bias)
+                    || (sd == DType::F32
+                        && ps.is_some()
+                        && matches!(bd, None | Some(DType::I32 | DType::F16 | DType::F32)))
+            }
+            DType::BF16 => {
+                matches!(sd, DType::F32 | DType::BF16)
+                    && matches!(bd, None | Some(DType::I32 | DType::BF16 | DType::F32))
+            }
+            DType::I8 => QPARAM.contains(&sd) && ps.is_none() && int_bias,
+            DType::I32 => matches!(sd, DType::F32 | DType::BF16) && ps.is_none() && int_bias,
+            _ => false,
+        } && (off.is_none() || o.dtype() == DType::I8);
+        if !ok {
+            return Err(NnError::invalid(format!(
+                "the combination {scale_arg} {sd}, {pertoken_arg} {}, {offset_arg} {}, bias \
+                 {}, out {} is not one the reference supports for INT8 x1 and x2",
+                dtype_name(ps.as_ref()),
+                dtype_name(off.as_ref()),
+                dtype_name(b.as_ref()),
+                o.dtype()
+            )));
+        }
+        let mut l = Launch::new(api);
+        l.input(&x1);
+        l.input(&x2);
+        l.input(&s);
+        let mut next = 3;
+        let mut slot = |t: &Option<T>, l: &mut Launch| {
+            t.as_ref().map(|t| {
+                l.input(t);
+                next += 1;
+                next - 1
+            })
+        };
+        let pi = slot(&ps, &mut l);
+        let oi = slot(&off, &mut l);
+        let bi = slot(&b, &mut l);
+        let yi = l.output(&o);
+        l.finish(move |v, _| {
+            quant::quant_matmul(
+                &v[0],
+                &v[1],
+                pi.map(|i| &v[i]),
+                &v[2],
+                oi.map(|i| &v[i]),
+                bi.map(|i| &v[i]),
+                trans_x1,
+                trans_x2,
+                &v[yi],
+            )
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulV3GetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    bias: *const c_void,
+    transposeX1: bool,
+    transposeX2: bool,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    quant_matmul(
+        "aclnnQuantMatmulV3GetWorkspaceSize",
+        "aclnnQuantMatmulV3",
+        x1,
+        x2,
+        std::ptr::null(),
+        scale,
+        offset,
+        bias,
+        transposeX1,
+        transposeX2,
+        out,
+        workspaceSize,
+        executor,
+        "scale",
+        "pertokenScaleOptional",
+        "offset",
+        || Ok(()),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulV4GetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    pertokenScaleOptional: *const c_void,
+    bias: *const c_void,
+    transposeX1: bool,
+    transposeX2: bool,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    quant_matmul(
+        "aclnnQuantMatmulV4GetWorkspaceSize",
+        "aclnnQuantMatmulV4",
+        x1,
+        x2,
+        pertokenScaleOptional,
+        scale,
+        offset,
+        bias,
+        transposeX1,
+        transposeX2,
+        out,
+        workspaceSize,
+        executor,
+        "scale",
+        "pertokenScaleOptional",
+        "offset",
+        || Ok(()),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulV5GetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    x1Scale: *const c_void,
+    x2Scale: *const c_void,
+    yScale: *const c_void,
+    x1Offset: *const c_void,
+    x2Offset: *const c_void,
+    yOffset: *const c_void,
+    bias: *const c_void,
+    transposeX1: bool,
+    transposeX2: bool,
+    groupSize: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    quant_matmul(
+        "aclnnQuantMatmulV5GetWorkspaceSize",
+        "aclnnQuantMatmulV5",
+        x1,
+        x2,
+        x1Scale,
+        x2Scale,
+        x2Offset,
+        bias,
+        transposeX1,
+        transposeX2,
+        out,
+        workspaceSize,
+        executor,
+        "x2Scale",
+        "x1Scale",
+        "x2Offset",
+        // The arguments of the modes npu-emu does not compute (K-G and G-B: groupSize;
+        // T-CG: yScale; the reserved x1Offset and yOffset).
+        || {
+            if !yScale.is_null() {
+                return Err(NnError::invalid(
+                    "yScale (the T-CG mode) is not supported by npu-emu; pass nullptr",
+                ));
+            }
+            absent(x1Offset, "x1Offset")?;
+            absent(yOffset, "yOffset")?;
+            if groupSize != 0 {
+                return Err(NnError::invalid(format!(
+                    "groupSize {groupSize}: the grouped modes (K-G, G-B) are not supported by \
+                     npu-emu; pass 0"
+                )));
+            }
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnTransQuantParamV2GetWorkspaceSize(
+    scale: *const c_void,
+    offset: *const c_void,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnTransQuantParamV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::tensor(scale, "scale")?;
+            let off = a::opt_tensor(offset, "offset")?;
+            let o = a::tensor(out, "out")?;
+            for t in std::iter::once(&s).chain(off.as_ref()) {
+                if t.dtype() != DType::F32 {
+                    return Err(NnError::invalid(format!(
+                        "{} has data type {}; it must be FLOAT",
+                        t.arg,
+                        t.dtype()
+                    )));
+                }
+                let ok = t.ndim() == 1 || (t.ndim() == 2 && t.shape()[0] == 1);
+                if !ok || t.numel() == 0 {
+                    return Err(NnError::invalid(format!(
+                        "{} shape {:?} must be (t,) or (1, n), not empty",
+                        t.arg,
+                        t.shape()
+                    )));
+                }
+            }
+            a::dtype_in(&o, QPARAM)?;
+            let want: Vec<usize> = if s.ndim() == 1 {
+                let t = off.as_ref().map_or(s.numel(), |f| f.numel().max(s.numel()));
+                vec![t]
+            } else {
+                s.shape().to_vec()
+            };
+            let len = want.iter().product::<usize>();
+            for t in std::iter::once(&s).chain(off.as_ref()) {
+                if t.numel() != 1 && t.numel() != len {
+                    return Err(NnError::invalid(format!(
+                        "{} has {} elements; scale and offset must have 1 or {len}",
+                        t.arg,
+                        t.numel()
+                    )));
+                }
+            }
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnTransQuantParamV2");
+            l.input(&s);
+            let has_o = off.is_some();
+            if let Some(f) = &off {
+                l.input(f);
+            }
+            let yi = l.output(&o);
+            l.finish(move |v, _| {
+                quant::trans_quant_param(&v[0], if has_o { Some(&v[1]) } else { None }, &v[yi])
+            })
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnQuantMatmulV3,
+    aclnnQuantMatmulV4,
+    aclnnQuantMatmulV5,
+    aclnnTransQuantParamV2
+);
