@@ -377,6 +377,118 @@ pub fn quant_matmul(
     }
 }
 
+/// Where a weight element `(p, j)` of a `[k, n]` weight finds its antiquant scale and
+/// offset (WeightQuantBatchMatmul).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AntiquantLayout {
+    /// One value.
+    Tensor,
+    /// One per output column (`[n]`, `[1, n]` or `[n, 1]`).
+    Channel,
+    /// `[ceil(k / group), n]`.
+    GroupKn(usize),
+    /// `[n, ceil(k / group)]` (the transposed weight's layout).
+    GroupNk(usize),
+}
+
+/// `v` rounded to the float type `dt` (f16/bf16), kept as f32.
+fn round_to(v: f32, dt: DType) -> f32 {
+    match dt {
+        DType::F16 => half::f16::from_f32(v).to_f32(),
+        DType::BF16 => half::bf16::from_f32(v).to_f32(),
+        _ => v,
+    }
+}
+
+/// WeightQuantBatchMatmulV2/V3: `y = x @ ((weight + offset) * scale) + bias` for a float16
+/// or bfloat16 `x` (`[m, k]`) and an INT8 `weight` (`[k, n]`, any strides). The antiquant
+/// weight is formed in x's type (each step rounded, as the unit does before the cube), the
+/// product accumulates in f32 and rounds once into `y`; with `quant_scale` (64-bit
+/// parameters, [`decode_quant_param`]) the result is requantised to INT8:
+/// `round((x @ W + bias) * quantScale + quantOffset)`.
+#[allow(clippy::too_many_arguments)]
+pub fn weight_quant_matmul(
+    x: &View,
+    weight: &View,
+    scale: &View,
+    offset: Option<&View>,
+    quant_scale: Option<&View>,
+    quant_offset: Option<&View>,
+    bias: Option<&View>,
+    layout: AntiquantLayout,
+    y: &View,
+) -> Result<(), String> {
+    let (m, k) = (x.shape[0], x.shape[1]);
+    let n = weight.shape[1];
+    let dt = x.dtype;
+    let xv: Vec<f32> = load(x, DType::F32)?;
+    let wv: Vec<f32> = load(weight, DType::F32)?;
+    let sv: Vec<f32> = load(scale, DType::F32)?;
+    let ov: Option<Vec<f32>> = match offset {
+        Some(o) => Some(load(o, DType::F32)?),
+        None => None,
+    };
+    let idx = |p: usize, j: usize| match layout {
+        AntiquantLayout::Tensor => 0,
+        AntiquantLayout::Channel => j,
+        AntiquantLayout::GroupKn(g) => (p / g) * n + j,
+        AntiquantLayout::GroupNk(g) => j * k.div_ceil(g) + p / g,
+    };
+    let mut deq = vec![0f32; k * n];
+    for p in 0..k {
+        for j in 0..n {
+            let i = idx(p, j);
+            let w = match &ov {
+                Some(o) => round_to(wv[p * n + j] + o[i], dt),
+                None => wv[p * n + j],
+            };
+            deq[p * n + j] = round_to(w * sv[i], dt);
+        }
+    }
+    let bv: Option<Vec<f32>> = match bias {
+        Some(b) => Some(load(b, DType::F32)?),
+        None => None,
+    };
+    let mut acc = vec![0f32; m * n];
+    for i in 0..m {
+        let row = &mut acc[i * n..(i + 1) * n];
+        for p in 0..k {
+            let a = xv[i * k + p];
+            for (j, r) in row.iter_mut().enumerate() {
+                *r += a * deq[p * n + j];
+            }
+        }
+        if let Some(b) = &bv {
+            for (j, r) in row.iter_mut().enumerate() {
+                *r += b[j];
+            }
+        }
+    }
+    match quant_scale {
+        None => store(acc, DType::F32, y),
+        Some(q) => {
+            let (qs, qo): (Vec<f32>, Vec<f32>) = load::<i64>(q, DType::I64)?
+                .into_iter()
+                .map(|v| decode_quant_param(v as u64))
+                .unzip();
+            let qo: Vec<f32> = match quant_offset {
+                Some(o) => load(o, DType::F32)?,
+                None => qo,
+            };
+            let col = |v: &[f32], j: usize| if v.len() == 1 { v[0] } else { v[j] };
+            let r: Vec<f64> = acc
+                .iter()
+                .enumerate()
+                .map(|(e, &v)| {
+                    let j = e % n;
+                    to_i8(v * col(&qs, j) + col(&qo, j), Round::Even)
+                })
+                .collect();
+            store(r, DType::F64, y)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -857,3 +857,268 @@ crate::phase2!(
     aclnnQuantMatmulV5,
     aclnnTransQuantParamV2
 );
+
+// ---------------------------------------------------------------- weight-quantised matmul
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn weight_quant_matmul(
+    name: &'static str,
+    api: &'static str,
+    x: *const c_void,
+    weight: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    quant_scale: *const c_void,
+    quant_offset: *const c_void,
+    bias: *const c_void,
+    group: i32,
+    inner_precise: Option<i32>,
+    y: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        let x = a::tensor(x, "x")?;
+        let w = a::tensor(weight, "weight")?;
+        let s = a::tensor(scale, "antiquantScale")?;
+        let off = a::opt_tensor(offset, "antiquantOffsetOptional")?;
+        let qs = a::opt_tensor(quant_scale, "quantScaleOptional")?;
+        let qo = a::opt_tensor(quant_offset, "quantOffsetOptional")?;
+        let b = a::opt_tensor(bias, "biasOptional")?;
+        let y = a::tensor(y, "y")?;
+        if let Some(p) = inner_precise {
+            if p != 0 && p != 1 {
+                return Err(NnError::invalid(format!(
+                    "innerPrecise {p} must be 0 (high precision) or 1 (high performance)"
+                )));
+            }
+        }
+        a::dtype_in(&x, &[DType::F16, DType::BF16])?;
+        match w.dtype() {
+            DType::I8 => {}
+            DType::I32 => {
+                return Err(NnError::invalid(
+                    "weight is INT32 (int4 packed eight to a word); npu-emu computes INT8 \
+                     weights only",
+                ))
+            }
+            d => {
+                return Err(NnError::invalid(format!(
+                    "weight has data type {d}; it must be INT8"
+                )))
+            }
+        }
+        for t in [&x, &w] {
+            if t.ndim() != 2 {
+                return Err(NnError::invalid(format!(
+                    "{} must be 2-D, but its shape is {:?}",
+                    t.arg,
+                    t.shape()
+                )));
+            }
+        }
+        let (m, k) = (x.shape()[0], x.shape()[1]);
+        let n = w.shape()[1];
+        if w.shape()[0] != k {
+            return Err(NnError::invalid(format!(
+                "x {:?} and weight {:?} have different k",
+                x.shape(),
+                w.shape()
+            )));
+        }
+        if x.numel() == 0 || w.numel() == 0 {
+            return Err(NnError::invalid(format!(
+                "x {:?} and weight {:?} must not be empty",
+                x.shape(),
+                w.shape()
+            )));
+        }
+        same_dtype(&s, &x)?;
+        if let Some(o) = &off {
+            same_dtype(o, &s)?;
+            a::same_shape(o, s.shape())?;
+        }
+        let transposed = w.layout.strides[0] == 1 && n > 1 && w.layout.strides[1] > 1;
+        let sh = s.shape();
+        let layout = if group == 0 {
+            if s.numel() == 1 && sh.len() <= 2 {
+                quant::AntiquantLayout::Tensor
+            } else if sh == [n] || sh == [1, n] || sh == [n, 1] {
+                quant::AntiquantLayout::Channel
+            } else {
+                return Err(NnError::invalid(format!(
+                    "antiquantScale shape {sh:?} must be [1] (per tensor) or [{n}], [1, {n}], \
+                     [{n}, 1] (per channel) when antiquantGroupSize is 0"
+                )));
+            }
+        } else {
+            let gs = group as usize;
+            if group < 32 || group % 32 != 0 || gs >= k {
+                return Err(NnError::invalid(format!(
+                    "antiquantGroupSize {group} must be 0 or a multiple of 32 in [32, k - 1] \
+                     (k = {k})"
+                )));
+            }
+            let g = k.div_ceil(gs);
+            if sh == [g, n] && !(transposed && g == n) {
+                quant::AntiquantLayout::GroupKn(gs)
+            } else if sh == [n, g] {
+                quant::AntiquantLayout::GroupNk(gs)
+            } else {
+                return Err(NnError::invalid(format!(
+                    "antiquantScale shape {sh:?} must be [{g}, {n}] (or [{n}, {g}] for a \
+                     transposed weight) for antiquantGroupSize {group} and k = {k}"
+                )));
+            }
+        };
+        let col_shape = |t: &T| t.shape() == [1] || t.shape() == [n] || t.shape() == [1, n];
+        if let Some(q) = &qs {
+            a::dtype_in(q, QPARAM)?;
+            if !col_shape(q) {
+                return Err(NnError::invalid(format!(
+                    "quantScaleOptional shape {:?} must be [1], [{n}] or [1, {n}]",
+                    q.shape()
+                )));
+            }
+            out_int8(&y)?;
+        } else {
+            if qo.is_some() {
+                return Err(NnError::invalid(
+                    "quantOffsetOptional needs quantScaleOptional",
+                ));
+            }
+            same_dtype(&y, &x)?;
+        }
+        if let Some(o) = &qo {
+            if o.dtype() != DType::F32 || !col_shape(o) {
+                return Err(NnError::invalid(format!(
+                    "quantOffsetOptional ({} {:?}) must be FLOAT of [1], [{n}] or [1, {n}]",
+                    o.dtype(),
+                    o.shape()
+                )));
+            }
+        }
+        if let Some(bt) = &b {
+            let ok = match x.dtype() {
+                DType::F16 => bt.dtype() == DType::F16,
+                _ => matches!(bt.dtype(), DType::F32 | DType::BF16),
+            };
+            if !ok {
+                return Err(NnError::invalid(format!(
+                    "biasOptional has data type {}; x {} takes {}",
+                    bt.dtype(),
+                    x.dtype(),
+                    if x.dtype() == DType::F16 {
+                        "FLOAT16"
+                    } else {
+                        "FLOAT or BFLOAT16"
+                    }
+                )));
+            }
+            if bt.shape() != [n] && bt.shape() != [1, n] {
+                return Err(NnError::invalid(format!(
+                    "biasOptional shape {:?} must be [{n}] or [1, {n}]",
+                    bt.shape()
+                )));
+            }
+        }
+        a::same_shape(&y, &[m, n])?;
+        let mut l = Launch::new(api);
+        l.input(&x);
+        l.input(&w);
+        l.input(&s);
+        let mut next = 3;
+        let mut slot = |t: &Option<T>, l: &mut Launch| {
+            t.as_ref().map(|t| {
+                l.input(t);
+                next += 1;
+                next - 1
+            })
+        };
+        let oi = slot(&off, &mut l);
+        let qsi = slot(&qs, &mut l);
+        let qoi = slot(&qo, &mut l);
+        let bi = slot(&b, &mut l);
+        let yi = l.output(&y);
+        l.finish(move |v, _| {
+            quant::weight_quant_matmul(
+                &v[0],
+                &v[1],
+                &v[2],
+                oi.map(|i| &v[i]),
+                qsi.map(|i| &v[i]),
+                qoi.map(|i| &v[i]),
+                bi.map(|i| &v[i]),
+                layout,
+                &v[yi],
+            )
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
+    x: *const c_void,
+    weight: *const c_void,
+    antiquantScale: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    quantScaleOptional: *const c_void,
+    quantOffsetOptional: *const c_void,
+    biasOptional: *const c_void,
+    antiquantGroupSize: i32,
+    y: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    weight_quant_matmul(
+        "aclnnWeightQuantBatchMatmulV2GetWorkspaceSize",
+        "aclnnWeightQuantBatchMatmulV2",
+        x,
+        weight,
+        antiquantScale,
+        antiquantOffsetOptional,
+        quantScaleOptional,
+        quantOffsetOptional,
+        biasOptional,
+        antiquantGroupSize,
+        None,
+        y,
+        workspaceSize,
+        executor,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV3GetWorkspaceSize(
+    x: *const c_void,
+    weight: *const c_void,
+    antiquantScale: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    quantScaleOptional: *const c_void,
+    quantOffsetOptional: *const c_void,
+    biasOptional: *const c_void,
+    antiquantGroupSize: i32,
+    innerPrecise: i32,
+    y: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    weight_quant_matmul(
+        "aclnnWeightQuantBatchMatmulV3GetWorkspaceSize",
+        "aclnnWeightQuantBatchMatmulV3",
+        x,
+        weight,
+        antiquantScale,
+        antiquantOffsetOptional,
+        quantScaleOptional,
+        quantOffsetOptional,
+        biasOptional,
+        antiquantGroupSize,
+        Some(innerPrecise),
+        y,
+        workspaceSize,
+        executor,
+    )
+}
+
+crate::phase2!(aclnnWeightQuantBatchMatmulV2, aclnnWeightQuantBatchMatmulV3);
