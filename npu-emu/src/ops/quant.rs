@@ -489,6 +489,113 @@ pub fn weight_quant_matmul(
     }
 }
 
+/// `len` elements of `v` from `start` along dimension 0.
+fn narrow0(v: &View, start: usize, len: usize) -> View {
+    let mut t = v.clone();
+    if len > 0 {
+        t.ptr = v
+            .ptr
+            .wrapping_offset(start as isize * v.strides[0] * v.esize() as isize);
+    }
+    t.shape[0] = len;
+    t
+}
+
+/// Element `e` of `v` along dimension 0, that dimension dropped.
+fn select0(v: &View, e: usize) -> View {
+    let t = narrow0(v, e, 1);
+    View {
+        ptr: t.ptr,
+        dtype: t.dtype,
+        shape: t.shape[1..].to_vec(),
+        strides: t.strides[1..].to_vec(),
+    }
+}
+
+/// The per-group views of a weight or bias argument: a list as given, or one tensor with
+/// the groups along its first dimension (`[E, K, N]`, `[E, N]`) split.
+fn per_group(vs: &[View], stacked_rank: usize) -> Vec<View> {
+    if vs.len() == 1 && vs[0].ndim() == stacked_rank {
+        (0..vs[0].shape[0]).map(|e| select0(&vs[0], e)).collect()
+    } else {
+        vs.to_vec()
+    }
+}
+
+/// GroupedMatmul (V4/V5) without quantisation: `y_i = x_i @ w_i + b_i`.
+/// - without `group_list`: one product per `(xs[i], ws[i])` into `outs[i]` (`x_i`
+///   `[..., K]`);
+/// - with `group_list` (split along M): `xs[0]` (`[M, K]`) is cut into row groups by the
+///   INT64 `group_list` (cumulative ends when `counts` is false, sizes when true), group e
+///   multiplied by weight e; the results go to the rows of a single `outs[0]` (`[M, N]`;
+///   rows past the last group untouched) or to `outs[e]`.
+///
+/// Weights are a list of `[K, N]` or one `[E, K, N]`; biases a list of `[N]` or one `[E, N]`.
+/// Products accumulate in f32 and round once (the engine's matmul).
+pub fn grouped_matmul(
+    xs: &[View],
+    ws: &[View],
+    bs: &[View],
+    group_list: Option<&View>,
+    counts: bool,
+    outs: &[View],
+) -> Result<(), String> {
+    let ws = per_group(ws, 3);
+    let bs = per_group(bs, 2);
+    let one = |x: &View, e: usize, out: &View| -> Result<(), String> {
+        let w = ws
+            .get(e)
+            .ok_or_else(|| format!("group {e} has no weight ({} given)", ws.len()))?;
+        if out.numel() == 0 {
+            return Ok(());
+        }
+        super::matmul::matmul(x, w, out, 1.0, bs.get(e).map(|b| (b, 1.0)))
+    };
+    let Some(gl) = group_list else {
+        for (i, (x, out)) in xs.iter().zip(outs).enumerate() {
+            one(x, i, out)?;
+        }
+        return Ok(());
+    };
+    let g: Vec<i64> = load(gl, DType::I64)?;
+    let x = &xs[0];
+    let m = x.shape[0];
+    let mut start = 0usize;
+    for (e, &v) in g.iter().enumerate() {
+        let len = if counts {
+            v
+        } else {
+            v - start as i64
+        };
+        if len < 0 || start as i64 + len > m as i64 {
+            return Err(format!(
+                "groupList {g:?} (groupListType {}) does not cut the {m} rows of x into \
+                 groups: group {e} would hold rows {start}..{}",
+                counts as i32,
+                start as i64 + len
+            ));
+        }
+        let len = len as usize;
+        let xe = narrow0(x, start, len);
+        if outs.len() == 1 {
+            one(&xe, e, &narrow0(&outs[0], start, len))?;
+        } else {
+            let out = outs
+                .get(e)
+                .ok_or_else(|| format!("group {e} has no output ({} given)", outs.len()))?;
+            if out.shape[0] != len {
+                return Err(format!(
+                    "y[{e}] has {} rows, but group {e} of groupList {g:?} holds {len}",
+                    out.shape[0]
+                ));
+            }
+            one(&xe, e, out)?;
+        }
+        start += len;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1122,3 +1122,378 @@ pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV3GetWorkspaceSize(
 }
 
 crate::phase2!(aclnnWeightQuantBatchMatmulV2, aclnnWeightQuantBatchMatmulV3);
+
+// ---------------------------------------------------------------- grouped matmul
+
+/// An optional `aclTensorList*`: nullptr or an empty list is absent (CANN's
+/// `ResetEmptyTensor`; torch_npu passes empty lists).
+fn opt_list(h: *const c_void, arg: &'static str) -> NnResult<Vec<T>> {
+    if h.is_null() {
+        Ok(Vec::new())
+    } else {
+        a::tensor_list(h, arg)
+    }
+}
+
+fn unsupported_list(h: *const c_void, arg: &'static str) -> NnResult<()> {
+    if opt_list(h, arg)?.iter().any(|t| t.numel() != 0) {
+        return Err(NnError::invalid(format!(
+            "{arg} (quantised or activation-fused GroupedMatmul) is not supported by npu-emu; \
+             pass nullptr"
+        )));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn grouped_matmul(
+    name: &'static str,
+    api: &'static str,
+    x: *const c_void,
+    weight: *const c_void,
+    bias: *const c_void,
+    quant: [(*const c_void, &'static str); 8],
+    group_list: *const c_void,
+    split_item: i64,
+    group_type: i64,
+    group_list_type: i64,
+    act_type: i64,
+    out: *const c_void,
+    extra_outs: [(*const c_void, &'static str); 2],
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+    pre: impl FnOnce() -> NnResult<()>,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        pre()?;
+        let xs = a::tensor_list(x, "x")?;
+        let ws = a::tensor_list(weight, "weight")?;
+        let bs = opt_list(bias, "biasOptional")?;
+        let ys = a::tensor_list(out, "out")?;
+        for (h, arg) in quant.into_iter().chain(extra_outs) {
+            unsupported_list(h, arg)?;
+        }
+        let gl = a::opt_tensor(group_list, "groupListOptional")?;
+        if act_type != 0 {
+            return Err(NnError::invalid(format!(
+                "actType {act_type}: fused activations are not supported by npu-emu; pass 0"
+            )));
+        }
+        if !(0..=3).contains(&split_item) {
+            return Err(NnError::invalid(format!(
+                "splitItem {split_item} must be 0, 1, 2 or 3"
+            )));
+        }
+        if group_list_type != 0 && group_list_type != 1 {
+            return Err(NnError::invalid(format!(
+                "groupListType {group_list_type} must be 0 (cumulative) or 1 (counts)"
+            )));
+        }
+        if xs.is_empty() || ws.is_empty() || ys.is_empty() {
+            return Err(NnError::invalid("x, weight and out must not be empty lists"));
+        }
+        let dt = xs[0].dtype();
+        a::dtype_in(&xs[0], &[DType::F16, DType::BF16, DType::F32])?;
+        for t in xs.iter().chain(&ws).chain(&ys) {
+            if t.dtype() != dt {
+                return Err(NnError::invalid(format!(
+                    "{} has data type {}, but x has {dt}; without quantisation x, weight and \
+                     out share one floating type",
+                    t.arg,
+                    t.dtype()
+                )));
+            }
+        }
+        let bias_dt = if dt == DType::F16 { DType::F16 } else { DType::F32 };
+        for b in &bs {
+            if b.dtype() != bias_dt {
+                return Err(NnError::invalid(format!(
+                    "biasOptional has data type {}; x {dt} takes {bias_dt}",
+                    b.dtype()
+                )));
+            }
+        }
+        let matrix = |w: &T| -> NnResult<(usize, usize)> {
+            if w.ndim() != 2 {
+                return Err(NnError::invalid(format!(
+                    "weight must be a list of [K, N] tensors or one [E, K, N], but one has \
+                     shape {:?}",
+                    w.shape()
+                )));
+            }
+            Ok((w.shape()[0], w.shape()[1]))
+        };
+        match group_type {
+            -1 => {
+                if gl.is_some() {
+                    return Err(NnError::invalid(
+                        "groupListOptional must be nullptr when groupType is -1 (no grouping)",
+                    ));
+                }
+                if split_item > 1 || ws.len() != xs.len() || ys.len() != xs.len() {
+                    return Err(NnError::invalid(format!(
+                        "groupType -1 takes splitItem 0 or 1 and as many weights and outputs as \
+                         x tensors ({} x, {} weight, {} out, splitItem {split_item})",
+                        xs.len(),
+                        ws.len(),
+                        ys.len()
+                    )));
+                }
+                if !bs.is_empty() && bs.len() != xs.len() {
+                    return Err(NnError::invalid(format!(
+                        "biasOptional has {} tensors for {} groups",
+                        bs.len(),
+                        xs.len()
+                    )));
+                }
+                for (i, (xi, wi)) in xs.iter().zip(&ws).enumerate() {
+                    let (k, n) = matrix(wi)?;
+                    if xi.ndim() < 2 || xi.ndim() > 6 || xi.shape()[xi.ndim() - 1] != k {
+                        return Err(NnError::invalid(format!(
+                            "x[{i}] shape {:?} must be [..., {k}] (2 to 6 dimensions) for weight \
+                             [{k}, {n}]",
+                            xi.shape()
+                        )));
+                    }
+                    let mut os = xi.shape().to_vec();
+                    *os.last_mut().unwrap() = n;
+                    a::same_shape(&ys[i], &os)
+                        .map_err(|e| e.with_suffix(format!(" (out[{i}])")))?;
+                    if let Some(b) = bs.get(i) {
+                        a::same_shape(b, &[n])?;
+                    }
+                }
+            }
+            0 => {
+                let Some(g) = &gl else {
+                    return Err(NnError::nullptr(
+                        "groupListOptional is nullptr; groupType 0 (split along M) needs it",
+                    ));
+                };
+                if g.dtype() != DType::I64 || g.ndim() != 1 {
+                    return Err(NnError::invalid(format!(
+                        "groupListOptional must be a 1-D INT64 tensor, not {} {:?}",
+                        g.dtype(),
+                        g.shape()
+                    )));
+                }
+                let e = g.numel();
+                if xs.len() != 1 || xs[0].ndim() != 2 {
+                    return Err(NnError::invalid(
+                        "groupType 0 takes one 2-D x [M, K], cut into groups by groupListOptional",
+                    ));
+                }
+                let (m, k) = (xs[0].shape()[0], xs[0].shape()[1]);
+                let kn: Vec<(usize, usize)> = if ws.len() == 1 && ws[0].ndim() == 3 {
+                    if ws[0].shape()[0] != e {
+                        return Err(NnError::invalid(format!(
+                            "weight {:?} has {} experts, groupListOptional {e}",
+                            ws[0].shape(),
+                            ws[0].shape()[0]
+                        )));
+                    }
+                    vec![(ws[0].shape()[1], ws[0].shape()[2]); e]
+                } else if ws.len() == e {
+                    ws.iter().map(matrix).collect::<NnResult<_>>()?
+                } else {
+                    return Err(NnError::invalid(format!(
+                        "weight has {} tensors for {e} groups",
+                        ws.len()
+                    )));
+                };
+                let n = kn[0].1;
+                if kn.iter().any(|&(kk, nn)| kk != k || nn != n) {
+                    return Err(NnError::invalid(format!(
+                        "every weight must be [{k}, {n}] for x [{m}, {k}]"
+                    )));
+                }
+                if !bs.is_empty() {
+                    let ok = (bs.len() == 1 && bs[0].shape() == [e, n])
+                        || (bs.len() == e && bs.iter().all(|b| b.shape() == [n]));
+                    if !ok {
+                        return Err(NnError::invalid(format!(
+                            "biasOptional must be {e} tensors [{n}] or one [{e}, {n}]"
+                        )));
+                    }
+                }
+                if split_item >= 2 {
+                    if ys.len() != 1 {
+                        return Err(NnError::invalid(format!(
+                            "splitItem {split_item} writes one output, but out has {}",
+                            ys.len()
+                        )));
+                    }
+                    a::same_shape(&ys[0], &[m, n])?;
+                } else {
+                    if ys.len() != e {
+                        return Err(NnError::invalid(format!(
+                            "splitItem {split_item} writes one output per group ({e}), but out \
+                             has {}",
+                            ys.len()
+                        )));
+                    }
+                    for y in &ys {
+                        if y.ndim() != 2 || y.shape()[1] != n {
+                            return Err(NnError::invalid(format!(
+                                "every out tensor must be [rows, {n}], not {:?}",
+                                y.shape()
+                            )));
+                        }
+                    }
+                }
+            }
+            2 => {
+                return Err(NnError::invalid(
+                    "groupType 2 (split along K) is not supported by npu-emu",
+                ))
+            }
+            _ => {
+                return Err(NnError::invalid(format!(
+                    "groupType {group_type} must be -1 (none), 0 (M) or 2 (K)"
+                )))
+            }
+        }
+        let mut l = Launch::new(api);
+        let xi = l.inputs(&xs);
+        let wi = l.inputs(&ws);
+        let nx = xs.len();
+        let nw = ws.len();
+        let nb = bs.len();
+        let bi = if nb > 0 { l.inputs(&bs) } else { 0 };
+        let gi = gl.as_ref().map(|g| l.input(g));
+        let yi = l.outputs(&ys);
+        let ny = ys.len();
+        let counts = group_list_type == 1;
+        l.finish(move |v, _| {
+            quant::grouped_matmul(
+                &v[xi..xi + nx],
+                &v[wi..wi + nw],
+                &v[bi..bi + nb],
+                gi.map(|i| &v[i]),
+                counts,
+                &v[yi..yi + ny],
+            )
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGroupedMatmulV4GetWorkspaceSize(
+    x: *const c_void,
+    weight: *const c_void,
+    biasOptional: *const c_void,
+    scaleOptional: *const c_void,
+    offsetOptional: *const c_void,
+    antiquantScaleOptional: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    perTokenScaleOptional: *const c_void,
+    groupListOptional: *const c_void,
+    activationInputOptional: *const c_void,
+    activationQuantScaleOptional: *const c_void,
+    activationQuantOffsetOptional: *const c_void,
+    splitItem: i64,
+    groupType: i64,
+    groupListType: i64,
+    actType: i64,
+    out: *mut c_void,
+    activationFeatureOutOptional: *mut c_void,
+    dynQuantScaleOutOptional: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    grouped_matmul(
+        "aclnnGroupedMatmulV4GetWorkspaceSize",
+        "aclnnGroupedMatmulV4",
+        x,
+        weight,
+        biasOptional,
+        [
+            (scaleOptional, "scaleOptional"),
+            (offsetOptional, "offsetOptional"),
+            (antiquantScaleOptional, "antiquantScaleOptional"),
+            (antiquantOffsetOptional, "antiquantOffsetOptional"),
+            (perTokenScaleOptional, "perTokenScaleOptional"),
+            (activationInputOptional, "activationInputOptional"),
+            (activationQuantScaleOptional, "activationQuantScaleOptional"),
+            (activationQuantOffsetOptional, "activationQuantOffsetOptional"),
+        ],
+        groupListOptional,
+        splitItem,
+        groupType,
+        groupListType,
+        actType,
+        out,
+        [
+            (activationFeatureOutOptional, "activationFeatureOutOptional"),
+            (dynQuantScaleOutOptional, "dynQuantScaleOutOptional"),
+        ],
+        workspaceSize,
+        executor,
+        || Ok(()),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGroupedMatmulV5GetWorkspaceSize(
+    x: *const c_void,
+    weight: *const c_void,
+    biasOptional: *const c_void,
+    scaleOptional: *const c_void,
+    offsetOptional: *const c_void,
+    antiquantScaleOptional: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    perTokenScaleOptional: *const c_void,
+    groupListOptional: *const c_void,
+    activationInputOptional: *const c_void,
+    activationQuantScaleOptional: *const c_void,
+    activationQuantOffsetOptional: *const c_void,
+    splitItem: i64,
+    groupType: i64,
+    groupListType: i64,
+    actType: i64,
+    tuningConfigOptional: *const c_void,
+    out: *mut c_void,
+    activationFeatureOutOptional: *mut c_void,
+    dynQuantScaleOutOptional: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    grouped_matmul(
+        "aclnnGroupedMatmulV5GetWorkspaceSize",
+        "aclnnGroupedMatmulV5",
+        x,
+        weight,
+        biasOptional,
+        [
+            (scaleOptional, "scaleOptional"),
+            (offsetOptional, "offsetOptional"),
+            (antiquantScaleOptional, "antiquantScaleOptional"),
+            (antiquantOffsetOptional, "antiquantOffsetOptional"),
+            (perTokenScaleOptional, "perTokenScaleOptional"),
+            (activationInputOptional, "activationInputOptional"),
+            (activationQuantScaleOptional, "activationQuantScaleOptional"),
+            (activationQuantOffsetOptional, "activationQuantOffsetOptional"),
+        ],
+        groupListOptional,
+        splitItem,
+        groupType,
+        groupListType,
+        actType,
+        out,
+        [
+            (activationFeatureOutOptional, "activationFeatureOutOptional"),
+            (dynQuantScaleOutOptional, "dynQuantScaleOutOptional"),
+        ],
+        workspaceSize,
+        executor,
+        // tuningConfigOptional only tunes the kernel's tiling: read, to check the handle.
+        || {
+            if !tuningConfigOptional.is_null() {
+                a::int_array(tuningConfigOptional, "tuningConfigOptional")?;
+            }
+            Ok(())
+        },
+    )
+}
+
+crate::phase2!(aclnnGroupedMatmulV4, aclnnGroupedMatmulV5);
