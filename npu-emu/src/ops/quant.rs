@@ -596,6 +596,129 @@ pub fn grouped_matmul(
     Ok(())
 }
 
+/// MoeInitRouting: the `n * k` (token, slot) pairs of `expert_idx` (`[n, k]`) sorted by
+/// expert (stably, in row-major order of the pairs) into `expanded_expert_idx`, their
+/// `row_idx` values (`sortedRowIdx`) inverted into `expanded_row_idx`
+/// (`expanded_row_idx[sortedRowIdx[i]] = i`), and the first `expanded_x.shape[0]` sorted
+/// pairs' token rows `x[sortedRowIdx[i] % n]` gathered into `expanded_x`. A `row_idx` value
+/// outside `[0, n * k)` fails the task.
+pub fn moe_init_routing(
+    x: &View,
+    row_idx: &View,
+    expert_idx: &View,
+    expanded_x: &View,
+    expanded_row_idx: &View,
+    expanded_expert_idx: &View,
+) -> Result<(), String> {
+    let n = x.shape[0];
+    let h = x.shape[1];
+    let rows: Vec<i64> = load(row_idx, DType::I64)?;
+    let experts: Vec<i64> = load(expert_idx, DType::I64)?;
+    let total = rows.len();
+    let mut order: Vec<usize> = (0..total).collect();
+    order.sort_by_key(|&i| experts[i]);
+    let sorted_rows: Vec<i64> = order.iter().map(|&i| rows[i]).collect();
+    let mut inv = vec![0i64; total];
+    for (i, &r) in sorted_rows.iter().enumerate() {
+        if r < 0 || r as usize >= total {
+            return Err(format!("rowIdx value {r} is outside [0, {total})"));
+        }
+        inv[r as usize] = i as i64;
+    }
+    let xs: Vec<f64> = load(x, DType::F64)?;
+    let active = expanded_x.shape[0];
+    let mut ex = Vec::with_capacity(active * h);
+    for &r in sorted_rows.iter().take(active) {
+        let t = r as usize % n.max(1);
+        ex.extend_from_slice(&xs[t * h..(t + 1) * h]);
+    }
+    store(ex, DType::F64, expanded_x)?;
+    store(inv, DType::I64, expanded_row_idx)?;
+    store(
+        order.iter().map(|&i| experts[i]).collect::<Vec<_>>(),
+        DType::I64,
+        expanded_expert_idx,
+    )
+}
+
+/// MoeComputeExpertTokens: for each expert `e < out.len()`, the number of elements of the
+/// ascending `sorted` that are at most `e` (the end of expert e's rows, found by binary
+/// search).
+pub fn moe_compute_expert_tokens(sorted: &View, out: &View) -> Result<(), String> {
+    let s: Vec<i64> = load(sorted, DType::I64)?;
+    let r: Vec<i64> = (0..out.numel() as i64)
+        .map(|e| s.partition_point(|&v| v <= e) as i64)
+        .collect();
+    store(r, DType::I64, out)
+}
+
+/// MoeFinalizeRouting (V1, V2 drop-less): `out[i] = x1[i] + x2[i] + sum_k scales[i, k] *
+/// (expanded_x[expanded_row_idx[i + k * n]] + bias[expert_idx[i, k]])`, in f32, rounded
+/// once; an absent `scales` counts 1. An index out of range fails the task.
+#[allow(clippy::too_many_arguments)]
+pub fn moe_finalize_routing(
+    expanded_x: &View,
+    expanded_row_idx: &View,
+    x1: Option<&View>,
+    x2: Option<&View>,
+    bias: Option<&View>,
+    scales: Option<&View>,
+    expert_idx: Option<&View>,
+    out: &View,
+) -> Result<(), String> {
+    let (n, h) = (out.shape[0], out.shape[1]);
+    let ex: Vec<f32> = load(expanded_x, DType::F32)?;
+    let rows_x = ex.len() / h.max(1);
+    let idx: Vec<i64> = load(expanded_row_idx, DType::I64)?;
+    let k = if n == 0 { 0 } else { idx.len() / n };
+    let opt = |v: Option<&View>| -> Result<Option<Vec<f32>>, String> {
+        v.map(|v| load(v, DType::F32)).transpose()
+    };
+    let (a1, a2, b, sc) = (opt(x1)?, opt(x2)?, opt(bias)?, opt(scales)?);
+    let eids: Option<Vec<i64>> = expert_idx.map(|v| load(v, DType::I64)).transpose()?;
+    let experts = b.as_ref().map_or(0, |b| b.len() / h.max(1));
+    let mut o = vec![0f32; n * h];
+    for i in 0..n {
+        let row = &mut o[i * h..(i + 1) * h];
+        if let Some(a) = &a1 {
+            row.copy_from_slice(&a[i * h..(i + 1) * h]);
+        }
+        if let Some(a) = &a2 {
+            for (r, v) in row.iter_mut().zip(&a[i * h..(i + 1) * h]) {
+                *r += v;
+            }
+        }
+        for kk in 0..k {
+            let src = idx[i + kk * n];
+            if src < 0 || src as usize >= rows_x {
+                return Err(format!(
+                    "expandedRowIdx[{}] = {src} is outside the {rows_x} rows of expandedX",
+                    i + kk * n
+                ));
+            }
+            let src = src as usize;
+            let s = sc.as_ref().map_or(1.0, |s| s[i * k + kk]);
+            let brow = match (&b, &eids) {
+                (Some(b), Some(e)) => {
+                    let eid = e[i * k + kk];
+                    if eid < 0 || eid as usize >= experts {
+                        return Err(format!(
+                            "expertIdx[{i}, {kk}] = {eid} is outside the {experts} experts of bias"
+                        ));
+                    }
+                    Some(&b[eid as usize * h..(eid as usize + 1) * h])
+                }
+                _ => None,
+            };
+            for j in 0..h {
+                let v = ex[src * h + j] + brow.map_or(0.0, |b| b[j]);
+                row[j] += s * v;
+            }
+        }
+    }
+    store(o, DType::F32, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

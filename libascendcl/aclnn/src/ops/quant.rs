@@ -1497,3 +1497,317 @@ pub unsafe extern "C" fn aclnnGroupedMatmulV5GetWorkspaceSize(
 }
 
 crate::phase2!(aclnnGroupedMatmulV4, aclnnGroupedMatmulV5);
+
+// ---------------------------------------------------------------- MoE routing
+
+fn int32(t: &T) -> NnResult<()> {
+    if t.dtype() == DType::I32 {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} has data type {}; it must be INT32",
+            t.arg,
+            t.dtype()
+        )))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeInitRoutingGetWorkspaceSize(
+    x: *const c_void,
+    rowIdx: *const c_void,
+    expertIdx: *const c_void,
+    activeNum: i64,
+    expandedXOut: *const c_void,
+    expandedRowIdxOut: *const c_void,
+    expandedExpertIdxOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMoeInitRoutingGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(x, "x")?;
+            let r = a::tensor(rowIdx, "rowIdx")?;
+            let e = a::tensor(expertIdx, "expertIdx")?;
+            let ex = a::tensor(expandedXOut, "expandedXOut")?;
+            let er = a::tensor(expandedRowIdxOut, "expandedRowIdxOut")?;
+            let ee = a::tensor(expandedExpertIdxOut, "expandedExpertIdxOut")?;
+            a::dtype_in(&x, FLOATS3)?;
+            for t in [&r, &e, &er, &ee] {
+                int32(t)?;
+            }
+            if x.ndim() != 2 || e.ndim() != 2 || e.shape()[0] != x.shape()[0] {
+                return Err(NnError::invalid(format!(
+                    "x must be [NUM_ROWS, H] and expertIdx [NUM_ROWS, K], not {:?} and {:?}",
+                    x.shape(),
+                    e.shape()
+                )));
+            }
+            a::same_shape(&r, e.shape())?;
+            if activeNum < 0 {
+                return Err(NnError::invalid(format!(
+                    "activeNum {activeNum} must be at least 0"
+                )));
+            }
+            let (n, h, k) = (x.shape()[0], x.shape()[1], e.shape()[1]);
+            same_dtype(&ex, &x)?;
+            a::same_shape(&ex, &[n.min(activeNum as usize) * k, h])?;
+            a::same_shape(&er, &[n * k])?;
+            a::same_shape(&ee, &[n * k])?;
+            let mut l = Launch::new("aclnnMoeInitRouting");
+            l.input(&x);
+            l.input(&r);
+            l.input(&e);
+            let yi = l.output(&ex);
+            l.output(&er);
+            l.output(&ee);
+            l.finish(move |v, _| {
+                quant::moe_init_routing(&v[0], &v[1], &v[2], &v[yi], &v[yi + 1], &v[yi + 2])
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeComputeExpertTokensGetWorkspaceSize(
+    sortedExperts: *const c_void,
+    numExperts: i64,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMoeComputeExpertTokensGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::tensor(sortedExperts, "sortedExperts")?;
+            let o = a::tensor(out, "out")?;
+            int32(&s)?;
+            same_dtype(&o, &s)?;
+            if s.ndim() != 1 || s.numel() >= 1 << 24 {
+                return Err(NnError::invalid(format!(
+                    "sortedExperts must be 1-D with fewer than 2**24 elements, not {:?}",
+                    s.shape()
+                )));
+            }
+            if numExperts <= 0 || numExperts > 2048 {
+                return Err(NnError::invalid(format!(
+                    "numExperts {numExperts} must be in [1, 2048]"
+                )));
+            }
+            a::same_shape(&o, &[numExperts as usize])?;
+            let mut l = Launch::new("aclnnMoeComputeExpertTokens");
+            l.input(&s);
+            l.output(&o);
+            l.finish(move |v, _| quant::moe_compute_expert_tokens(&v[0], &v[1]))
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn moe_finalize(
+    name: &'static str,
+    api: &'static str,
+    names: [&'static str; 7],
+    args: [*const c_void; 7],
+    required: [bool; 7],
+    drop_pad_mode: i64,
+    out: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        let mut t: Vec<Option<T>> = Vec::with_capacity(7);
+        for i in 0..7 {
+            t.push(if required[i] {
+                Some(a::tensor(args[i], names[i])?)
+            } else {
+                a::opt_tensor(args[i], names[i])?
+            });
+        }
+        let o = a::tensor(out, "out")?;
+        let [ex, idx, x1, x2, bias, scales, eidx] =
+            <[Option<T>; 7]>::try_from(t).map_err(|_| NnError::invalid("arguments"))?;
+        let (ex, idx) = (ex.unwrap(), idx.unwrap());
+        if drop_pad_mode != 0 {
+            return Err(NnError::invalid(format!(
+                "dropPadMode {drop_pad_mode}: only 0 (drop-less, column-major expandedRowIdx) is \
+                 supported by npu-emu"
+            )));
+        }
+        a::dtype_in(&ex, FLOATS3)?;
+        int32(&idx)?;
+        same_dtype(&o, &ex)?;
+        if ex.ndim() != 2 || o.ndim() != 2 || idx.ndim() != 1 {
+            return Err(NnError::invalid(format!(
+                "{} must be [NUM_ROWS * K, H], {} [NUM_ROWS * K] and out [NUM_ROWS, H], not \
+                 {:?}, {:?} and {:?}",
+                ex.arg,
+                idx.arg,
+                ex.shape(),
+                idx.shape(),
+                o.shape()
+            )));
+        }
+        let (n, h) = (o.shape()[0], o.shape()[1]);
+        if ex.shape()[1] != h
+            || (n == 0 && idx.numel() != 0)
+            || (n > 0 && idx.numel() % n != 0)
+            || ex.shape()[0] != idx.numel()
+        {
+            return Err(NnError::invalid(format!(
+                "{} {:?} and {} {:?} do not fit out {:?} (NUM_ROWS * K rows of H)",
+                ex.arg,
+                ex.shape(),
+                idx.arg,
+                idx.shape(),
+                o.shape()
+            )));
+        }
+        let k = idx.numel().checked_div(n).unwrap_or(0);
+        if x2.is_some() && x1.is_none() {
+            return Err(NnError::invalid(format!(
+                "{} needs {}",
+                names[3], names[2]
+            )));
+        }
+        for s in [&x1, &x2].into_iter().flatten() {
+            same_dtype(s, &ex)?;
+            a::same_shape(s, &[n, h])?;
+        }
+        if let Some(s) = &scales {
+            same_dtype(s, &ex)?;
+            a::same_shape(s, &[n, k])?;
+        }
+        if let Some(b) = &bias {
+            same_dtype(b, &ex)?;
+            if b.ndim() != 2 || b.shape()[1] != h {
+                return Err(NnError::invalid(format!(
+                    "{} shape {:?} must be [E, {h}]",
+                    b.arg,
+                    b.shape()
+                )));
+            }
+            if eidx.is_none() {
+                return Err(NnError::invalid(format!("{} needs {}", names[4], names[6])));
+            }
+        }
+        if let Some(e) = &eidx {
+            int32(e)?;
+            a::same_shape(e, &[n, k])?;
+        }
+        let mut l = Launch::new(api);
+        l.input(&ex);
+        l.input(&idx);
+        let mut slots = [None; 5];
+        let mut next = 2;
+        for (i, t) in [&x1, &x2, &bias, &scales, &eidx].into_iter().enumerate() {
+            if let Some(t) = t {
+                l.input(t);
+                slots[i] = Some(next);
+                next += 1;
+            }
+        }
+        let yi = l.output(&o);
+        l.finish(move |v, _| {
+            let g = |i: usize| slots[i].map(|s| &v[s]);
+            quant::moe_finalize_routing(&v[0], &v[1], g(0), g(1), g(2), g(3), g(4), &v[yi])
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeFinalizeRoutingGetWorkspaceSize(
+    expandedPermutedRows: *const c_void,
+    skip1: *const c_void,
+    skip2Optional: *const c_void,
+    bias: *const c_void,
+    scales: *const c_void,
+    expandedSrcToDstRow: *const c_void,
+    expertForSourceRow: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    moe_finalize(
+        "aclnnMoeFinalizeRoutingGetWorkspaceSize",
+        "aclnnMoeFinalizeRouting",
+        [
+            "expandedPermutedRows",
+            "expandedSrcToDstRow",
+            "skip1",
+            "skip2Optional",
+            "bias",
+            "scales",
+            "expertForSourceRow",
+        ],
+        [
+            expandedPermutedRows,
+            expandedSrcToDstRow,
+            skip1,
+            skip2Optional,
+            bias,
+            scales,
+            expertForSourceRow,
+        ],
+        [true, true, true, false, true, true, true],
+        0,
+        out,
+        workspaceSize,
+        executor,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeFinalizeRoutingV2GetWorkspaceSize(
+    expandedX: *const c_void,
+    expandedRowIdx: *const c_void,
+    x1Optional: *const c_void,
+    x2Optional: *const c_void,
+    biasOptional: *const c_void,
+    scalesOptional: *const c_void,
+    expertIdxOptional: *const c_void,
+    dropPadMode: i64,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    moe_finalize(
+        "aclnnMoeFinalizeRoutingV2GetWorkspaceSize",
+        "aclnnMoeFinalizeRoutingV2",
+        [
+            "expandedX",
+            "expandedRowIdx",
+            "x1Optional",
+            "x2Optional",
+            "biasOptional",
+            "scalesOptional",
+            "expertIdxOptional",
+        ],
+        [
+            expandedX,
+            expandedRowIdx,
+            x1Optional,
+            x2Optional,
+            biasOptional,
+            scalesOptional,
+            expertIdxOptional,
+        ],
+        [true, true, false, false, false, false, false],
+        dropPadMode,
+        out,
+        workspaceSize,
+        executor,
+    )
+}
+
+crate::phase2!(
+    aclnnMoeInitRouting,
+    aclnnMoeComputeExpertTokens,
+    aclnnMoeFinalizeRouting,
+    aclnnMoeFinalizeRoutingV2
+);
