@@ -35,7 +35,7 @@ fn dst_int8(dst: i64) -> NnResult<()> {
 fn out_int8(y: &T) -> NnResult<()> {
     if y.dtype() != DType::I8 {
         return Err(NnError::invalid(format!(
-            "{} has data type {}, but dstType says INT8",
+            "{} has data type {}; the quantised output must be INT8",
             y.arg,
             y.dtype()
         )));
