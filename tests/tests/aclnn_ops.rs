@@ -785,4 +785,14 @@ fn quant_and_moe_operators_15_match_the_host_reference() {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }
     let _ = std::fs::remove_dir_all(&work);
+    // a program in the reference's example style (a UINT64 quant parameter tensor):
+    // AscendQuant rounds half to even and saturates; ones [5, 2] @ ones [2, 3] at scale 1 is 2
+    let mut want: Vec<String> = [2, 2, 6, 0, 3, -3, 127, -128]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("quant result[{i}] is: {v}\n"))
+        .collect();
+    want.extend((0..15).map(|i| format!("matmul result[{i}] is: 2.000000\n")));
+    let want: Vec<&str> = want.iter().map(|s| s.as_str()).collect();
+    example("example_quant.cpp", &want);
 }
