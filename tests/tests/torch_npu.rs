@@ -818,7 +818,11 @@ fn quant_and_moe_operators_match_their_formulas_through_torch_npu() {
     );
     eprintln!("{}", r.all());
     r.assert_ok();
-    assert!(r.stdout.contains("op_breadth_quant: 0 failed"), "{}", r.all());
+    assert!(
+        r.stdout.contains("op_breadth_quant: 0 failed"),
+        "{}",
+        r.all()
+    );
     for case in [
         "npu_quantize",
         "npu_dynamic_quant",

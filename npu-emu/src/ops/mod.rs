@@ -71,6 +71,7 @@ pub mod matmul;
 pub mod nn;
 pub mod optim;
 pub mod pool;
+pub mod quant;
 pub mod random;
 pub mod reduce;
 pub mod sampling;
@@ -79,7 +80,6 @@ pub mod select;
 pub mod shape;
 pub mod sort;
 pub mod view;
-pub mod quant;
 
 pub use dtype::DType;
 pub use scalar::Scalar;

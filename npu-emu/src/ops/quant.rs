@@ -562,11 +562,7 @@ pub fn grouped_matmul(
     let m = x.shape[0];
     let mut start = 0usize;
     for (e, &v) in g.iter().enumerate() {
-        let len = if counts {
-            v
-        } else {
-            v - start as i64
-        };
+        let len = if counts { v } else { v - start as i64 };
         if len < 0 || start as i64 + len > m as i64 {
             return Err(format!(
                 "groupList {g:?} (groupListType {}) does not cut the {m} rows of x into \

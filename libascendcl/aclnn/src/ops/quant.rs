@@ -74,18 +74,19 @@ fn round_mode(s: *const c_char) -> NnResult<Round> {
 /// elements, or of x's rank with that dimension (or 1) at `axis` and 1 elsewhere.
 fn axis_param(p: &T, x: &T, axis: usize) -> NnResult<()> {
     let n = x.shape()[axis];
-    let ok = if p.ndim() == 1 {
-        p.shape()[0] == n || p.shape()[0] == 1
-    } else {
-        p.ndim() == x.ndim()
-            && p.shape().iter().enumerate().all(|(d, &s)| {
-                if d == axis {
-                    s == n || s == 1
-                } else {
-                    s == 1
-                }
-            })
-    };
+    let ok =
+        if p.ndim() == 1 {
+            p.shape()[0] == n || p.shape()[0] == 1
+        } else {
+            p.ndim() == x.ndim()
+                && p.shape().iter().enumerate().all(|(d, &s)| {
+                    if d == axis {
+                        s == n || s == 1
+                    } else {
+                        s == 1
+                    }
+                })
+        };
     if ok {
         Ok(())
     } else {
@@ -1190,7 +1191,9 @@ unsafe fn grouped_matmul(
             )));
         }
         if xs.is_empty() || ws.is_empty() || ys.is_empty() {
-            return Err(NnError::invalid("x, weight and out must not be empty lists"));
+            return Err(NnError::invalid(
+                "x, weight and out must not be empty lists",
+            ));
         }
         let dt = xs[0].dtype();
         a::dtype_in(&xs[0], &[DType::F16, DType::BF16, DType::F32])?;
@@ -1204,7 +1207,11 @@ unsafe fn grouped_matmul(
                 )));
             }
         }
-        let bias_dt = if dt == DType::F16 { DType::F16 } else { DType::F32 };
+        let bias_dt = if dt == DType::F16 {
+            DType::F16
+        } else {
+            DType::F32
+        };
         for b in &bs {
             if b.dtype() != bias_dt {
                 return Err(NnError::invalid(format!(
@@ -1415,7 +1422,10 @@ pub unsafe extern "C" fn aclnnGroupedMatmulV4GetWorkspaceSize(
             (perTokenScaleOptional, "perTokenScaleOptional"),
             (activationInputOptional, "activationInputOptional"),
             (activationQuantScaleOptional, "activationQuantScaleOptional"),
-            (activationQuantOffsetOptional, "activationQuantOffsetOptional"),
+            (
+                activationQuantOffsetOptional,
+                "activationQuantOffsetOptional",
+            ),
         ],
         groupListOptional,
         splitItem,
@@ -1472,7 +1482,10 @@ pub unsafe extern "C" fn aclnnGroupedMatmulV5GetWorkspaceSize(
             (perTokenScaleOptional, "perTokenScaleOptional"),
             (activationInputOptional, "activationInputOptional"),
             (activationQuantScaleOptional, "activationQuantScaleOptional"),
-            (activationQuantOffsetOptional, "activationQuantOffsetOptional"),
+            (
+                activationQuantOffsetOptional,
+                "activationQuantOffsetOptional",
+            ),
         ],
         groupListOptional,
         splitItem,
@@ -1670,10 +1683,7 @@ unsafe fn moe_finalize(
         }
         let k = idx.numel().checked_div(n).unwrap_or(0);
         if x2.is_some() && x1.is_none() {
-            return Err(NnError::invalid(format!(
-                "{} needs {}",
-                names[3], names[2]
-            )));
+            return Err(NnError::invalid(format!("{} needs {}", names[3], names[2])));
         }
         for s in [&x1, &x2].into_iter().flatten() {
             same_dtype(s, &ex)?;
