@@ -119,7 +119,7 @@ pub fn dynamic_quant(
     }
     let xs: Vec<f32> = load(x, DType::F32)?;
     let h = x.shape.last().copied().unwrap_or(1);
-    let rows = if h == 0 { 0 } else { xs.len() / h };
+    let rows = xs.len().checked_div(h).unwrap_or(0);
     let sm: Option<Vec<f32>> = match smooth {
         Some(s) => Some(load(s, DType::F32)?),
         None => None,
@@ -170,7 +170,7 @@ pub fn moe_gating_topk_softmax(
 ) -> Result<(), String> {
     let xs: Vec<f64> = load(x, DType::F64)?;
     let e = x.shape.last().copied().unwrap_or(1);
-    let rows = if e == 0 { 0 } else { xs.len() / e };
+    let rows = xs.len().checked_div(e).unwrap_or(0);
     let fin: Option<Vec<i64>> = match finished {
         Some(f) => Some(load(f, DType::I64)?),
         None => None,
@@ -666,7 +666,7 @@ pub fn moe_finalize_routing(
     let ex: Vec<f32> = load(expanded_x, DType::F32)?;
     let rows_x = ex.len() / h.max(1);
     let idx: Vec<i64> = load(expanded_row_idx, DType::I64)?;
-    let k = if n == 0 { 0 } else { idx.len() / n };
+    let k = idx.len().checked_div(n).unwrap_or(0);
     let opt = |v: Option<&View>| -> Result<Option<Vec<f32>>, String> {
         v.map(|v| load(v, DType::F32)).transpose()
     };
