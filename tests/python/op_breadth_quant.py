@@ -112,6 +112,23 @@ def gating_3d_f16():
     same(e, p.indices.int(), rtol=0, atol=0)
 
 
+def gating_v2_renorm():
+    x = torch.randn(5, 8)
+    y, e, _ = torch_npu.npu_moe_gating_top_k_softmax_v2(x.npu(), k=3, renorm=1)
+    t = x.topk(3)
+    same(y, torch.softmax(t.values, -1))
+    same(e, t.indices.int(), rtol=0, atol=0)
+
+
+def gating_v2_softmax_out():
+    x = torch.randn(4, 6).bfloat16()
+    y, e, s = torch_npu.npu_moe_gating_top_k_softmax_v2(x.npu(), k=2, renorm=0, output_softmax=True)
+    p = torch.softmax(x.float(), -1)
+    same(s, p)
+    same(y, p.topk(2).values.bfloat16(), rtol=1e-2, atol=1e-2)
+    same(e, p.topk(2).indices.int(), rtol=0, atol=0)
+
+
 # ---- npu_trans_quant_param, npu_quant_matmul (QuantMatmulV5) ----
 X1 = torch.randint(-128, 128, (5, 32), dtype=torch.int8)
 X2 = torch.randint(-128, 128, (32, 12), dtype=torch.int8)
@@ -230,6 +247,8 @@ for name, f in [
     ("npu_dynamic_quant_asymmetric", dynamic_quant_asymmetric),
     ("npu_moe_gating_top_k_softmax", gating),
     ("npu_moe_gating_top_k_softmax_3d", gating_3d_f16),
+    ("npu_moe_gating_top_k_softmax_v2", gating_v2_renorm),
+    ("npu_moe_gating_top_k_softmax_v2_softmax", gating_v2_softmax_out),
     ("npu_trans_quant_param", trans_quant_param),
     ("npu_quant_matmul_f16", quant_matmul_f16),
     ("npu_quant_matmul_int8", quant_matmul_int8),

@@ -802,9 +802,9 @@ fn breadth_operators_match_cpu_through_torch_npu() {
 /// (npu_quantize, npu_dynamic_quant (+ smooth scales, asymmetric), npu_trans_quant_param,
 /// npu_quant_matmul to float16/bfloat16/int8/int32, npu_weight_quant_batchmatmul per channel
 /// and per group, npu_grouped_matmul split along M or as a list, npu_moe_gating_top_k_softmax,
-/// npu_moe_init_routing, npu_moe_compute_expert_tokens, npu_moe_finalize_routing) through the
-/// aclnn operators of `ops/quant.rs`, each against a CPU reference from its documented
-/// formula.
+/// npu_moe_gating_top_k_softmax_v2, npu_moe_init_routing, npu_moe_compute_expert_tokens,
+/// npu_moe_finalize_routing) through the aclnn operators of `ops/quant.rs`, each against a
+/// CPU reference from its documented formula.
 #[test]
 fn quant_and_moe_operators_match_their_formulas_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -828,6 +828,8 @@ fn quant_and_moe_operators_match_their_formulas_through_torch_npu() {
         "npu_dynamic_quant",
         "npu_dynamic_quant_asymmetric",
         "npu_moe_gating_top_k_softmax",
+        "npu_moe_gating_top_k_softmax_v2",
+        "npu_moe_gating_top_k_softmax_v2_softmax",
         "npu_trans_quant_param",
         "npu_quant_matmul_f16",
         "npu_quant_matmul_int8",

@@ -158,15 +158,20 @@ pub fn dynamic_quant(
 
 /// MoE gating: for each row of `x` (`[rows, E]` seen row-major over every dimension but the
 /// last) the softmax over the E experts, then its `k` largest values (descending; equal
-/// values by expert index) into `y` and their experts into `expert_idx`; a row whose
-/// `finished` flag is set gets expert E. `row_idx[r][j] = j * rows + r`.
+/// values by expert index) into `y` and their experts into `expert_idx`; with `renorm` (the
+/// V2 operator's 1) the top k of the raw row first, then the softmax over those k. A row
+/// whose `finished` flag is set gets expert E. `row_idx[r][j] = j * rows + r`; `softmax`
+/// gets the whole softmax (float32).
+#[allow(clippy::too_many_arguments)]
 pub fn moe_gating_topk_softmax(
     x: &View,
     finished: Option<&View>,
     k: usize,
+    renorm: bool,
     y: &View,
     expert_idx: &View,
-    row_idx: &View,
+    row_idx: Option<&View>,
+    softmax: Option<&View>,
 ) -> Result<(), String> {
     let xs: Vec<f64> = load(x, DType::F64)?;
     let e = x.shape.last().copied().unwrap_or(1);
@@ -180,26 +185,42 @@ pub fn moe_gating_topk_softmax(
         Vec::with_capacity(rows * k),
         Vec::with_capacity(rows * k),
     );
+    let mut sm = Vec::with_capacity(if softmax.is_some() { xs.len() } else { 0 });
+    let soft = |v: &[f64]| -> Vec<f64> {
+        let m = v.iter().fold(f64::NEG_INFINITY, |m, &a| m.max(a));
+        let ex: Vec<f64> = v.iter().map(|&a| (a - m).exp()).collect();
+        let sum: f64 = ex.iter().sum();
+        ex.iter().map(|&a| a / sum).collect()
+    };
     let mut order: Vec<usize> = Vec::with_capacity(e);
     for r in 0..rows {
         let row = &xs[r * e..(r + 1) * e];
-        let m = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
-        let ex: Vec<f64> = row.iter().map(|&v| (v - m).exp()).collect();
-        let sum: f64 = ex.iter().sum();
-        let p: Vec<f64> = ex.iter().map(|&v| v / sum).collect();
+        let p = if renorm { row.to_vec() } else { soft(row) };
+        if softmax.is_some() {
+            sm.extend_from_slice(&p);
+        }
         order.clear();
         order.extend(0..e);
         order.sort_by(|&a, &b| p[b].total_cmp(&p[a]).then(a.cmp(&b)));
+        order.truncate(k);
+        let top: Vec<f64> = order.iter().map(|&i| p[i]).collect();
+        let vals = if renorm { soft(&top) } else { top };
         let done = fin.as_ref().is_some_and(|f| f[r] != 0);
-        for (j, &i) in order.iter().take(k).enumerate() {
-            yv.push(p[i]);
+        for (j, (&i, v)) in order.iter().zip(vals).enumerate() {
+            yv.push(v);
             ev.push(if done { e as i64 } else { i as i64 });
             rv.push((j * rows + r) as i64);
         }
     }
     store(yv, DType::F64, y)?;
     store(ev, DType::I64, expert_idx)?;
-    store(rv, DType::I64, row_idx)
+    if let Some(ri) = row_idx {
+        store(rv, DType::I64, ri)?;
+    }
+    if let Some(s) = softmax {
+        store(sm, DType::F64, s)?;
+    }
+    Ok(())
 }
 
 /// `v` with its last two dimensions swapped (a `transposeX` flag of the matrix products).
@@ -767,9 +788,11 @@ mod tests {
             &view(&mut x, DType::F32, &[2, 3]),
             Some(&view(&mut f, DType::Bool, &[2])),
             2,
+            false,
             &view(&mut y, DType::F32, &[2, 2]),
             &view(&mut e, DType::I32, &[2, 2]),
-            &view(&mut r, DType::I32, &[2, 2]),
+            Some(&view(&mut r, DType::I32, &[2, 2])),
+            None,
         )
         .unwrap();
         assert_eq!(e, [1, 2, 3, 3]);

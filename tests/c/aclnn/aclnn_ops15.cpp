@@ -17,6 +17,7 @@
 #include "aclnnop/aclnn_dynamic_quant.h"
 #include "aclnnop/aclnn_dynamic_quant_v2.h"
 #include "aclnnop/aclnn_moe_gating_top_k_softmax.h"
+#include "aclnnop/aclnn_moe_gating_top_k_softmax_v2.h"
 #include "aclnnop/aclnn_trans_quant_param_v2.h"
 #include "aclnnop/aclnn_quant_matmul_v3.h"
 #include "aclnnop/aclnn_quant_matmul_v4.h"
@@ -265,6 +266,41 @@ static void moe_gating() {
     compare("MoeGatingTopKSoftmax bfloat16 [2, 3, 4], k 4: values", read(yb), f16s(wy, ACL_BF16), 1e-2);
     compare("MoeGatingTopKSoftmax bfloat16: experts", read(eb), we, 0);
     compare("MoeGatingTopKSoftmax bfloat16: rowIdx", read(rb), wr, 0);
+    /* V2, renorm 1: the top 3 of the raw row, then the softmax over those 3 */
+    Dev y3 = make({5, 3}, ACL_FLOAT, {0}), e3 = make({5, 3}, ACL_INT32, {0}), none = make({0}, ACL_FLOAT, {0});
+    RUN(S, aclnnMoeGatingTopKSoftmaxV2, x.t, f.t, 3, 1, true, y3.t, e3.t, none.t);
+    std::vector<double> wy3, we3;
+    for (int r = 0; r < 5; r++) {
+        std::vector<int> idx(6);
+        std::iota(idx.begin(), idx.end(), 0);
+        std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return X[r * 6 + a] > X[r * 6 + b]; });
+        double m = X[r * 6 + idx[0]], sum = 0;
+        for (int j = 0; j < 3; j++) sum += std::exp(X[r * 6 + idx[j]] - m);
+        for (int j = 0; j < 3; j++) {
+            wy3.push_back(std::exp(X[r * 6 + idx[j]] - m) / sum);
+            we3.push_back(F[r] != 0 ? 6 : idx[j]);
+        }
+    }
+    compare("MoeGatingTopKSoftmaxV2 renorm 1: softmax over the top 3", read(y3), wy3, 1e-6);
+    compare("MoeGatingTopKSoftmaxV2 renorm 1: experts", read(e3), we3, 0);
+    /* V2, renorm 0 with the softmax output: V1's values and the whole softmax */
+    Dev y2 = make({5, 2}, ACL_FLOAT, {0}), e2 = make({5, 2}, ACL_INT32, {0}), sm = make({5, 6}, ACL_FLOAT, {0});
+    RUN(S, aclnnMoeGatingTopKSoftmaxV2, x.t, f.t, 2, 0, true, y2.t, e2.t, sm.t);
+    gating_ref(X, 5, 6, 2, &F, wy, we, wr);
+    compare("MoeGatingTopKSoftmaxV2 renorm 0 equals V1", read(y2), wy, 1e-6);
+    std::vector<double> wsm(30);
+    for (int r = 0; r < 5; r++) {
+        double m = -INFINITY, sum = 0;
+        for (int c = 0; c < 6; c++) m = std::max(m, X[r * 6 + c]);
+        for (int c = 0; c < 6; c++) sum += std::exp(X[r * 6 + c] - m);
+        for (int c = 0; c < 6; c++) wsm[r * 6 + c] = std::exp(X[r * 6 + c] - m) / sum;
+    }
+    compare("MoeGatingTopKSoftmaxV2 softmaxResultOut", read(sm), wsm, 1e-6);
+    expect_code("MoeGatingTopKSoftmaxV2 renorm 2", aclnnMoeGatingTopKSoftmaxV2GetWorkspaceSize(x.t, f.t, 2, 2, false, y2.t, e2.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("MoeGatingTopKSoftmaxV2 softmax flag without the output", aclnnMoeGatingTopKSoftmaxV2GetWorkspaceSize(x.t, f.t, 2, 0, true, y2.t, e2.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    for (Dev *d : {&y3, &e3, &none, &y2, &e2, &sm}) release(*d);
     /* errors */
     Dev fi = make({5}, ACL_INT32, {0}), ef = make({5, 2}, ACL_FLOAT, {0}), x1 = make({6}, ACL_FLOAT, {0});
     expect_code("MoeGatingTopKSoftmax null x", aclnnMoeGatingTopKSoftmaxGetWorkspaceSize(nullptr, f.t, 2, y.t, e.t, r.t, &ws, &ex),

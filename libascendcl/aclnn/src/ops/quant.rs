@@ -355,6 +355,113 @@ pub unsafe extern "C" fn aclnnDynamicQuantV2GetWorkspaceSize(
     )
 }
 
+/// The gating operators (V1: rowIdxOut; V2: renorm and the optional softmax output).
+#[allow(clippy::too_many_arguments)]
+unsafe fn gating(
+    name: &'static str,
+    api: &'static str,
+    x: *const c_void,
+    finished: *const c_void,
+    k: i64,
+    renorm: Option<i64>,
+    softmax_flag: bool,
+    y: *const c_void,
+    expert_idx: *const c_void,
+    row_idx: Option<*const c_void>,
+    softmax: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        let x = a::tensor(x, "x")?;
+        let f = a::opt_tensor(finished, "finishedOptional")?;
+        let y = a::tensor(y, "yOut")?;
+        let e = a::tensor(expert_idx, "expertIdxOut")?;
+        let r = match row_idx {
+            Some(h) => Some(a::tensor(h, "rowIdxOut")?),
+            None => None,
+        };
+        a::dtype_in(&x, FLOATS3)?;
+        if x.ndim() != 2 && x.ndim() != 3 {
+            return Err(NnError::invalid(format!(
+                "x must be 2-D or 3-D, but its shape is {:?}",
+                x.shape()
+            )));
+        }
+        let experts = x.shape()[x.ndim() - 1];
+        let lead = &x.shape()[..x.ndim() - 1];
+        if k < 0 || k as usize > experts || k > 1024 {
+            return Err(NnError::invalid(format!(
+                "k {k} must be in [0, {}] (x's last dimension, at most 1024)",
+                experts.min(1024)
+            )));
+        }
+        let renorm = renorm.unwrap_or(0);
+        if renorm != 0 && renorm != 1 {
+            return Err(NnError::invalid(format!(
+                "renorm {renorm} must be 0 (softmax, then top k) or 1 (top k, then softmax)"
+            )));
+        }
+        if let Some(f) = &f {
+            if f.dtype() != DType::Bool {
+                return Err(NnError::invalid(format!(
+                    "finishedOptional has data type {}; it must be BOOL",
+                    f.dtype()
+                )));
+            }
+            a::same_shape(f, lead)?;
+        }
+        same_dtype(&y, &x)?;
+        for t in std::iter::once(&e).chain(r.as_ref()) {
+            int32(t)?;
+        }
+        let mut os = lead.to_vec();
+        os.push(k as usize);
+        for t in [&y, &e].into_iter().chain(r.as_ref()) {
+            a::same_shape(t, &os)?;
+        }
+        // The softmax output exists when renorm is 0 and the flag is set (the reference:
+        // "when renorm = 1 the flag has no effect").
+        let sm = if renorm == 0 && softmax_flag {
+            let t = a::tensor(softmax, "softmaxResultOutOptional")?;
+            if t.dtype() != DType::F32 {
+                return Err(NnError::invalid(format!(
+                    "softmaxResultOutOptional has data type {}; it must be FLOAT",
+                    t.dtype()
+                )));
+            }
+            a::same_shape(&t, x.shape())?;
+            Some(t)
+        } else {
+            None
+        };
+        let mut l = Launch::new(api);
+        l.input(&x);
+        let has_f = f.is_some();
+        if let Some(f) = &f {
+            l.input(f);
+        }
+        let yi = l.output(&y);
+        l.output(&e);
+        let ri = r.as_ref().map(|r| l.output(r));
+        let si = sm.as_ref().map(|s| l.output(s));
+        let k = k as usize;
+        l.finish(move |v, _| {
+            let fv = if has_f { Some(&v[1]) } else { None };
+            quant::moe_gating_topk_softmax(
+                &v[0],
+                fv,
+                k,
+                renorm == 1,
+                &v[yi],
+                &v[yi + 1],
+                ri.map(|i| &v[i]),
+                si.map(|i| &v[i]),
+            )
+        })
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn aclnnMoeGatingTopKSoftmaxGetWorkspaceSize(
     x: *const c_void,
@@ -366,70 +473,50 @@ pub unsafe extern "C" fn aclnnMoeGatingTopKSoftmaxGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1(
+    gating(
         "aclnnMoeGatingTopKSoftmaxGetWorkspaceSize",
+        "aclnnMoeGatingTopKSoftmax",
+        x,
+        finishedOptional,
+        k,
+        None,
+        false,
+        yOut,
+        expertIdxOut,
+        Some(rowIdxOut),
+        std::ptr::null(),
         workspaceSize,
         executor,
-        || {
-            let x = a::tensor(x, "x")?;
-            let f = a::opt_tensor(finishedOptional, "finishedOptional")?;
-            let y = a::tensor(yOut, "yOut")?;
-            let e = a::tensor(expertIdxOut, "expertIdxOut")?;
-            let r = a::tensor(rowIdxOut, "rowIdxOut")?;
-            a::dtype_in(&x, FLOATS3)?;
-            if x.ndim() != 2 && x.ndim() != 3 {
-                return Err(NnError::invalid(format!(
-                    "x must be 2-D or 3-D, but its shape is {:?}",
-                    x.shape()
-                )));
-            }
-            let experts = x.shape()[x.ndim() - 1];
-            let lead = &x.shape()[..x.ndim() - 1];
-            if k < 0 || k as usize > experts || k > 1024 {
-                return Err(NnError::invalid(format!(
-                    "k {k} must be in [0, {}] (x's last dimension, at most 1024)",
-                    experts.min(1024)
-                )));
-            }
-            if let Some(f) = &f {
-                if f.dtype() != DType::Bool {
-                    return Err(NnError::invalid(format!(
-                        "finishedOptional has data type {}; it must be BOOL",
-                        f.dtype()
-                    )));
-                }
-                a::same_shape(f, lead)?;
-            }
-            same_dtype(&y, &x)?;
-            for t in [&e, &r] {
-                if t.dtype() != DType::I32 {
-                    return Err(NnError::invalid(format!(
-                        "{} has data type {}; it must be INT32",
-                        t.arg,
-                        t.dtype()
-                    )));
-                }
-            }
-            let mut os = lead.to_vec();
-            os.push(k as usize);
-            for t in [&y, &e, &r] {
-                a::same_shape(t, &os)?;
-            }
-            let mut l = Launch::new("aclnnMoeGatingTopKSoftmax");
-            l.input(&x);
-            let has_f = f.is_some();
-            if let Some(f) = &f {
-                l.input(f);
-            }
-            let yi = l.output(&y);
-            l.output(&e);
-            l.output(&r);
-            let k = k as usize;
-            l.finish(move |v, _| {
-                let fv = if has_f { Some(&v[1]) } else { None };
-                quant::moe_gating_topk_softmax(&v[0], fv, k, &v[yi], &v[yi + 1], &v[yi + 2])
-            })
-        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeGatingTopKSoftmaxV2GetWorkspaceSize(
+    x: *const c_void,
+    finishedOptional: *const c_void,
+    k: i64,
+    renorm: i64,
+    outputSoftmaxResultFlag: bool,
+    yOut: *const c_void,
+    expertIdxOut: *const c_void,
+    softmaxResultOutOptional: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    gating(
+        "aclnnMoeGatingTopKSoftmaxV2GetWorkspaceSize",
+        "aclnnMoeGatingTopKSoftmaxV2",
+        x,
+        finishedOptional,
+        k,
+        Some(renorm),
+        outputSoftmaxResultFlag,
+        yOut,
+        expertIdxOut,
+        None,
+        softmaxResultOutOptional,
+        workspaceSize,
+        executor,
     )
 }
 
@@ -438,7 +525,8 @@ crate::phase2!(
     aclnnAscendQuantV3,
     aclnnDynamicQuant,
     aclnnDynamicQuantV2,
-    aclnnMoeGatingTopKSoftmax
+    aclnnMoeGatingTopKSoftmax,
+    aclnnMoeGatingTopKSoftmaxV2
 );
 
 // ---------------------------------------------------------------- quantised matmul
