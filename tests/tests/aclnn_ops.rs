@@ -942,3 +942,55 @@ fn math_operators_14_match_the_host_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_ops15.cpp`: the quantisation and MoE operators of large-model
+/// inference (AscendQuant/V3, DynamicQuant/V2, MoeGatingTopKSoftmax, TransQuantParamV2,
+/// QuantMatmulV3/V4/V5, WeightQuantBatchMatmulV2/V3, GroupedMatmulV4/V5, MoeInitRouting,
+/// MoeComputeExpertTokens, MoeFinalizeRouting/V2) against host references written from the
+/// reference's formulas (round half to even, saturation, the 64-bit quantisation parameter),
+/// with transposed and strided views and their documented argument errors.
+#[test]
+fn quant_and_moe_operators_15_match_the_host_reference() {
+    let work = scratch("aclnn-ops15");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops15.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok ascend quant",
+        "ok dynamic quant",
+        "ok moe gating top k softmax",
+        "ok quant matmul",
+        "ok weight quant batch matmul",
+        "ok grouped matmul",
+        "ok moe routing",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    for msg in [
+        "aclnnAscendQuantGetWorkspaceSize: roundMode \"nearest\" must be one of",
+        "aclnnDynamicQuantV2GetWorkspaceSize: groupIndexOptional (per-expert smoothScales) is not \
+         supported",
+        "aclnnQuantMatmulV5GetWorkspaceSize: groupSize 5: the grouped modes",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: groupType 2 (split along K) is not supported",
+        "aclnnMoeFinalizeRoutingV2GetWorkspaceSize: dropPadMode 1",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    // a program in the reference's example style (a UINT64 quant parameter tensor):
+    // AscendQuant rounds half to even and saturates; ones [5, 2] @ ones [2, 3] at scale 1 is 2
+    let mut want: Vec<String> = [2, 2, 6, 0, 3, -3, 127, -128]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("quant result[{i}] is: {v}\n"))
+        .collect();
+    want.extend((0..15).map(|i| format!("matmul result[{i}] is: 2.000000\n")));
+    let want: Vec<&str> = want.iter().map(|s| s.as_str()).collect();
+    example("example_quant.cpp", &want);
+}

@@ -981,3 +981,52 @@ fn math_operators_match_cpu_through_torch_npu() {
     }
     assert!(!r.stdout.contains("FAIL"), "{}", r.all());
 }
+
+/// `tests/python/op_breadth_quant.py`: torch_npu's quantisation and MoE custom operations
+/// (npu_quantize, npu_dynamic_quant (+ smooth scales, asymmetric), npu_trans_quant_param,
+/// npu_quant_matmul to float16/bfloat16/int8/int32, npu_weight_quant_batchmatmul per channel
+/// and per group, npu_grouped_matmul split along M or as a list, npu_moe_gating_top_k_softmax,
+/// npu_moe_gating_top_k_softmax_v2, npu_moe_init_routing, npu_moe_compute_expert_tokens,
+/// npu_moe_finalize_routing) through the aclnn operators of `ops/quant.rs`, each against a
+/// CPU reference from its documented formula.
+#[test]
+fn quant_and_moe_operators_match_their_formulas_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_quant.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_quant",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_quant.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("op_breadth_quant: 0 failed"),
+        "{}",
+        r.all()
+    );
+    for case in [
+        "npu_quantize",
+        "npu_dynamic_quant",
+        "npu_dynamic_quant_asymmetric",
+        "npu_moe_gating_top_k_softmax",
+        "npu_moe_gating_top_k_softmax_v2",
+        "npu_moe_gating_top_k_softmax_v2_softmax",
+        "npu_trans_quant_param",
+        "npu_quant_matmul_f16",
+        "npu_quant_matmul_int8",
+        "npu_quant_matmul_bf16_pertoken",
+        "npu_quant_matmul_int32_transposed",
+        "npu_weight_quant_batchmatmul_f16",
+        "npu_weight_quant_batchmatmul_group",
+        "npu_grouped_matmul_split_m",
+        "npu_grouped_matmul_counts",
+        "npu_grouped_matmul_list",
+        "npu_moe_routing",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
+    }
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
+}

@@ -44,6 +44,7 @@
 //!   and elemt), add + RMS norm, the shrink activations.
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //! - [`math_misc`]: diag, diag_flat, signbit, gcd, isin of a scalar, addr, cdist.
+//! - [`quant`]: AscendQuant, DynamicQuant, MoE gating top-k softmax (large-model inference);
 //!
 //! Rules every kernel follows:
 //! - f16/bf16 compute in f32 and round once when stored; f64 in f64; integers in i64,
@@ -78,6 +79,7 @@ pub mod nn_extra;
 pub mod norm;
 pub mod optim;
 pub mod pool;
+pub mod quant;
 pub mod random;
 pub mod reduce;
 pub mod sampling;

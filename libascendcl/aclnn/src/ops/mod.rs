@@ -41,6 +41,7 @@ pub mod nn_extra;
 pub mod norm;
 pub mod optim;
 pub mod pointwise;
+pub mod quant;
 pub mod random;
 pub mod reduce;
 pub mod sampling;

@@ -1,0 +1,1911 @@
+//! Quantisation and MoE routing of large-model inference: `aclnn_ascend_quant.h`
+//! (`aclnnAscendQuant`), `aclnn_ascend_quant_v3.h` (`aclnnAscendQuantV3`),
+//! `aclnn_dynamic_quant.h` (`aclnnDynamicQuant`), `aclnn_dynamic_quant_v2.h`
+//! (`aclnnDynamicQuantV2`) and `aclnn_moe_gating_top_k_softmax.h`
+//! (`aclnnMoeGatingTopKSoftmax`). The checks follow CANN's operator reference (the Atlas A2
+//! dtype lists, on every emulated SoC); the computation is `npu_emu::ops::quant`.
+//!
+//! Not provided: the INT4 outputs (`dstType` 3, int4 packed in INT32, and 29) and the
+//! FLOAT8/HIFLOAT8 ones (refused with `ACLNN_ERR_PARAM_INVALID` naming the type), and
+//! DynamicQuantV2's `groupIndexOptional` (the MoE per-expert smoothing).
+
+use super::args::{self as a, FLOATS3, T};
+use super::launch::{phase1, Launch};
+use crate::status::{NnError, NnResult};
+use npu_emu::ops::dtype::DType;
+use npu_emu::ops::quant::{self, Round};
+use std::ffi::{c_char, c_void};
+
+/// `ACL_INT8`, the one quantised output type npu-emu computes.
+const ACL_INT8: i64 = 2;
+
+fn dst_int8(dst: i64) -> NnResult<()> {
+    match dst {
+        ACL_INT8 => Ok(()),
+        3 | 29 | 34 | 35 | 36 => Err(NnError::invalid(format!(
+            "dstType {dst} ({}) is not supported by npu-emu; use 2 (INT8)",
+            npu_emu::formats::dtype_name(dst as i32)
+        ))),
+        _ => Err(NnError::invalid(format!(
+            "dstType {dst} is not a quantised output type (2 INT8, 3 INT32, 29 INT4)"
+        ))),
+    }
+}
+
+fn out_int8(y: &T) -> NnResult<()> {
+    if y.dtype() != DType::I8 {
+        return Err(NnError::invalid(format!(
+            "{} has data type {}; the quantised output must be INT8",
+            y.arg,
+            y.dtype()
+        )));
+    }
+    Ok(())
+}
+
+fn same_dtype(t: &T, like: &T) -> NnResult<()> {
+    if t.dtype() == like.dtype() {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} has data type {}, but {} has {}; they must be the same",
+            t.arg,
+            t.dtype(),
+            like.arg,
+            like.dtype()
+        )))
+    }
+}
+
+fn round_mode(s: *const c_char) -> NnResult<Round> {
+    if s.is_null() {
+        return Err(NnError::nullptr("roundMode is nullptr"));
+    }
+    // SAFETY: a non-null roundMode is a NUL-terminated C string, as the prototype requires.
+    let m = unsafe { std::ffi::CStr::from_ptr(s) }.to_string_lossy();
+    Round::parse(&m).ok_or_else(|| {
+        NnError::invalid(format!(
+            "roundMode \"{m}\" must be one of \"round\", \"floor\", \"ceil\", \"trunc\""
+        ))
+    })
+}
+
+/// A per-axis parameter (`scale`, `offset`) of x's `axis`: 1-D of `x.shape[axis]` or 1
+/// elements, or of x's rank with that dimension (or 1) at `axis` and 1 elsewhere.
+fn axis_param(p: &T, x: &T, axis: usize) -> NnResult<()> {
+    let n = x.shape()[axis];
+    let ok =
+        if p.ndim() == 1 {
+            p.shape()[0] == n || p.shape()[0] == 1
+        } else {
+            p.ndim() == x.ndim()
+                && p.shape().iter().enumerate().all(|(d, &s)| {
+                    if d == axis {
+                        s == n || s == 1
+                    } else {
+                        s == 1
+                    }
+                })
+        };
+    if ok {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} shape {:?} must be [{n}] or [1] (or x's rank with {n} or 1 at dimension \
+             {axis} and 1 elsewhere) for x of shape {:?}",
+            p.arg,
+            p.shape(),
+            x.shape()
+        )))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn ascend_quant(
+    name: &'static str,
+    api: &'static str,
+    x: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    sqrt_mode: bool,
+    round: *const c_char,
+    dst: i64,
+    axis: Option<i64>,
+    y: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        let x = a::tensor(x, "x")?;
+        let s = a::tensor(scale, "scale")?;
+        let o = a::opt_tensor(offset, "offset")?;
+        let y = a::tensor(y, "y")?;
+        let mode = round_mode(round)?;
+        a::dtype_in(&x, FLOATS3)?;
+        a::dtype_in(&s, FLOATS3)?;
+        if x.dtype() != DType::F32 {
+            same_dtype(&s, &x)?;
+        }
+        if let Some(o) = &o {
+            same_dtype(o, &s)?;
+        }
+        dst_int8(dst)?;
+        out_int8(&y)?;
+        if x.ndim() == 0 || x.ndim() > 8 {
+            return Err(NnError::invalid(format!(
+                "x must have 1 to 8 dimensions, but its shape is {:?}",
+                x.shape()
+            )));
+        }
+        let nd = x.ndim() as i64;
+        let ax = match axis {
+            None => nd - 1,
+            Some(v) => {
+                let d = if v < 0 { v + nd } else { v };
+                if d != nd - 1 && d != nd - 2 || d < 0 {
+                    return Err(NnError::invalid(format!(
+                        "axis {v} must name one of x's last two dimensions (x has {nd})"
+                    )));
+                }
+                d
+            }
+        } as usize;
+        axis_param(&s, &x, ax)?;
+        if let Some(o) = &o {
+            axis_param(o, &x, ax)?;
+        }
+        a::same_shape(&y, x.shape())?;
+        let mut l = Launch::new(api);
+        l.input(&x);
+        l.input(&s);
+        let has_o = o.is_some();
+        if let Some(o) = &o {
+            l.input(o);
+        }
+        l.output(&y);
+        l.finish(move |v, _| {
+            let (off, yv) = if has_o {
+                (Some(&v[2]), &v[3])
+            } else {
+                (None, &v[2])
+            };
+            quant::ascend_quant(&v[0], &v[1], off, ax, sqrt_mode, mode, yv)
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnAscendQuantGetWorkspaceSize(
+    x: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    sqrtMode: bool,
+    roundMode: *const c_char,
+    dstType: i32,
+    y: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    ascend_quant(
+        "aclnnAscendQuantGetWorkspaceSize",
+        "aclnnAscendQuant",
+        x,
+        scale,
+        offset,
+        sqrtMode,
+        roundMode,
+        dstType as i64,
+        None,
+        y,
+        workspaceSize,
+        executor,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnAscendQuantV3GetWorkspaceSize(
+    x: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    sqrtMode: bool,
+    roundMode: *const c_char,
+    dstType: i32,
+    axis: i32,
+    y: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    ascend_quant(
+        "aclnnAscendQuantV3GetWorkspaceSize",
+        "aclnnAscendQuantV3",
+        x,
+        scale,
+        offset,
+        sqrtMode,
+        roundMode,
+        dstType as i64,
+        Some(axis as i64),
+        y,
+        workspaceSize,
+        executor,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn dynamic_quant(
+    name: &'static str,
+    api: &'static str,
+    x: *const c_void,
+    smooth: *const c_void,
+    group: *const c_void,
+    dst: i64,
+    y: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        let x = a::tensor(x, "x")?;
+        let sm = a::opt_tensor(smooth, "smoothScalesOptional")?;
+        let g = a::opt_tensor(group, "groupIndexOptional")?;
+        let y = a::tensor(y, "yOut")?;
+        let s = a::tensor(scale, "scaleOut")?;
+        let o = a::opt_tensor(offset, "offsetOut")?;
+        a::dtype_in(&x, &[DType::F16, DType::BF16])?;
+        if x.ndim() < 2 || x.ndim() > 8 {
+            return Err(NnError::invalid(format!(
+                "x must have 2 to 8 dimensions, but its shape is {:?}",
+                x.shape()
+            )));
+        }
+        let h = x.shape()[x.ndim() - 1];
+        if let Some(sm) = &sm {
+            same_dtype(sm, &x)?;
+            a::same_shape(sm, &[h])?;
+        }
+        if g.is_some() {
+            return Err(NnError::invalid(
+                "groupIndexOptional (per-expert smoothScales) is not supported by npu-emu; \
+                 pass nullptr",
+            ));
+        }
+        dst_int8(dst)?;
+        out_int8(&y)?;
+        a::same_shape(&y, x.shape())?;
+        let rows = &x.shape()[..x.ndim() - 1];
+        for t in std::iter::once(&s).chain(o.as_ref()) {
+            if t.dtype() != DType::F32 {
+                return Err(NnError::invalid(format!(
+                    "{} has data type {}; it must be FLOAT",
+                    t.arg,
+                    t.dtype()
+                )));
+            }
+            a::same_shape(t, rows)?;
+        }
+        let mut l = Launch::new(api);
+        l.input(&x);
+        let has_sm = sm.is_some();
+        if let Some(sm) = &sm {
+            l.input(sm);
+        }
+        let yi = l.output(&y);
+        l.output(&s);
+        let has_o = o.is_some();
+        if let Some(o) = &o {
+            l.output(o);
+        }
+        l.finish(move |v, _| {
+            let smv = if has_sm { Some(&v[1]) } else { None };
+            let ov = if has_o { Some(&v[yi + 2]) } else { None };
+            quant::dynamic_quant(&v[0], smv, &v[yi], &v[yi + 1], ov)
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnDynamicQuantGetWorkspaceSize(
+    x: *const c_void,
+    smoothScalesOptional: *const c_void,
+    yOut: *const c_void,
+    scaleOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    dynamic_quant(
+        "aclnnDynamicQuantGetWorkspaceSize",
+        "aclnnDynamicQuant",
+        x,
+        smoothScalesOptional,
+        std::ptr::null(),
+        ACL_INT8,
+        yOut,
+        scaleOut,
+        std::ptr::null(),
+        workspaceSize,
+        executor,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnDynamicQuantV2GetWorkspaceSize(
+    x: *const c_void,
+    smoothScalesOptional: *const c_void,
+    groupIndexOptional: *const c_void,
+    dstType: i64,
+    yOut: *const c_void,
+    scaleOut: *const c_void,
+    offsetOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    dynamic_quant(
+        "aclnnDynamicQuantV2GetWorkspaceSize",
+        "aclnnDynamicQuantV2",
+        x,
+        smoothScalesOptional,
+        groupIndexOptional,
+        dstType,
+        yOut,
+        scaleOut,
+        offsetOut,
+        workspaceSize,
+        executor,
+    )
+}
+
+/// The gating operators (V1: rowIdxOut; V2: renorm and the optional softmax output).
+#[allow(clippy::too_many_arguments)]
+unsafe fn gating(
+    name: &'static str,
+    api: &'static str,
+    x: *const c_void,
+    finished: *const c_void,
+    k: i64,
+    renorm: Option<i64>,
+    softmax_flag: bool,
+    y: *const c_void,
+    expert_idx: *const c_void,
+    row_idx: Option<*const c_void>,
+    softmax: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        let x = a::tensor(x, "x")?;
+        let f = a::opt_tensor(finished, "finishedOptional")?;
+        let y = a::tensor(y, "yOut")?;
+        let e = a::tensor(expert_idx, "expertIdxOut")?;
+        let r = match row_idx {
+            Some(h) => Some(a::tensor(h, "rowIdxOut")?),
+            None => None,
+        };
+        a::dtype_in(&x, FLOATS3)?;
+        if x.ndim() != 2 && x.ndim() != 3 {
+            return Err(NnError::invalid(format!(
+                "x must be 2-D or 3-D, but its shape is {:?}",
+                x.shape()
+            )));
+        }
+        let experts = x.shape()[x.ndim() - 1];
+        let lead = &x.shape()[..x.ndim() - 1];
+        if k < 0 || k as usize > experts || k > 1024 {
+            return Err(NnError::invalid(format!(
+                "k {k} must be in [0, {}] (x's last dimension, at most 1024)",
+                experts.min(1024)
+            )));
+        }
+        let renorm = renorm.unwrap_or(0);
+        if renorm != 0 && renorm != 1 {
+            return Err(NnError::invalid(format!(
+                "renorm {renorm} must be 0 (softmax, then top k) or 1 (top k, then softmax)"
+            )));
+        }
+        if let Some(f) = &f {
+            if f.dtype() != DType::Bool {
+                return Err(NnError::invalid(format!(
+                    "finishedOptional has data type {}; it must be BOOL",
+                    f.dtype()
+                )));
+            }
+            a::same_shape(f, lead)?;
+        }
+        same_dtype(&y, &x)?;
+        for t in std::iter::once(&e).chain(r.as_ref()) {
+            int32(t)?;
+        }
+        let mut os = lead.to_vec();
+        os.push(k as usize);
+        for t in [&y, &e].into_iter().chain(r.as_ref()) {
+            a::same_shape(t, &os)?;
+        }
+        // The softmax output exists when renorm is 0 and the flag is set (the reference:
+        // "when renorm = 1 the flag has no effect").
+        let sm = if renorm == 0 && softmax_flag {
+            let t = a::tensor(softmax, "softmaxResultOutOptional")?;
+            if t.dtype() != DType::F32 {
+                return Err(NnError::invalid(format!(
+                    "softmaxResultOutOptional has data type {}; it must be FLOAT",
+                    t.dtype()
+                )));
+            }
+            a::same_shape(&t, x.shape())?;
+            Some(t)
+        } else {
+            None
+        };
+        let mut l = Launch::new(api);
+        l.input(&x);
+        let has_f = f.is_some();
+        if let Some(f) = &f {
+            l.input(f);
+        }
+        let yi = l.output(&y);
+        l.output(&e);
+        let ri = r.as_ref().map(|r| l.output(r));
+        let si = sm.as_ref().map(|s| l.output(s));
+        let k = k as usize;
+        l.finish(move |v, _| {
+            let fv = if has_f { Some(&v[1]) } else { None };
+            quant::moe_gating_topk_softmax(
+                &v[0],
+                fv,
+                k,
+                renorm == 1,
+                &v[yi],
+                &v[yi + 1],
+                ri.map(|i| &v[i]),
+                si.map(|i| &v[i]),
+            )
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeGatingTopKSoftmaxGetWorkspaceSize(
+    x: *const c_void,
+    finishedOptional: *const c_void,
+    k: i64,
+    yOut: *const c_void,
+    expertIdxOut: *const c_void,
+    rowIdxOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    gating(
+        "aclnnMoeGatingTopKSoftmaxGetWorkspaceSize",
+        "aclnnMoeGatingTopKSoftmax",
+        x,
+        finishedOptional,
+        k,
+        None,
+        false,
+        yOut,
+        expertIdxOut,
+        Some(rowIdxOut),
+        std::ptr::null(),
+        workspaceSize,
+        executor,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeGatingTopKSoftmaxV2GetWorkspaceSize(
+    x: *const c_void,
+    finishedOptional: *const c_void,
+    k: i64,
+    renorm: i64,
+    outputSoftmaxResultFlag: bool,
+    yOut: *const c_void,
+    expertIdxOut: *const c_void,
+    softmaxResultOutOptional: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    gating(
+        "aclnnMoeGatingTopKSoftmaxV2GetWorkspaceSize",
+        "aclnnMoeGatingTopKSoftmaxV2",
+        x,
+        finishedOptional,
+        k,
+        Some(renorm),
+        outputSoftmaxResultFlag,
+        yOut,
+        expertIdxOut,
+        None,
+        softmaxResultOutOptional,
+        workspaceSize,
+        executor,
+    )
+}
+
+crate::phase2!(
+    aclnnAscendQuant,
+    aclnnAscendQuantV3,
+    aclnnDynamicQuant,
+    aclnnDynamicQuantV2,
+    aclnnMoeGatingTopKSoftmax,
+    aclnnMoeGatingTopKSoftmaxV2
+);
+
+// ---------------------------------------------------------------- quantised matmul
+
+const QPARAM: &[DType] = &[DType::U64, DType::I64];
+
+/// A tensor of 1 or `n` elements (1-D), or absent.
+fn per_column(t: &T, n: usize) -> NnResult<()> {
+    if t.ndim() == 1 && (t.shape()[0] == 1 || t.shape()[0] == n) {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} shape {:?} must be [1] or [{n}]",
+            t.arg,
+            t.shape()
+        )))
+    }
+}
+
+/// An argument npu-emu does not compute with: nullptr, or an empty tensor as torch_npu
+/// passes for x1Offset and yOffset.
+fn absent(h: *const c_void, arg: &'static str) -> NnResult<()> {
+    if let Some(t) = a::opt_tensor(h, arg)? {
+        if t.numel() != 0 {
+            return Err(NnError::invalid(format!(
+                "{arg} is not supported in this quantisation mode; pass nullptr"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn dtype_name(t: Option<&T>) -> String {
+    t.map_or("null".to_string(), |t| t.dtype().to_string())
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn quant_matmul(
+    name: &'static str,
+    api: &'static str,
+    x1: *const c_void,
+    x2: *const c_void,
+    x1_scale: *const c_void,
+    x2_scale: *const c_void,
+    x2_offset: *const c_void,
+    bias: *const c_void,
+    trans_x1: bool,
+    trans_x2: bool,
+    out: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+    scale_arg: &'static str,
+    pertoken_arg: &'static str,
+    offset_arg: &'static str,
+    pre: impl FnOnce() -> NnResult<()>,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        pre()?;
+        let x1 = a::tensor(x1, "x1")?;
+        let x2 = a::tensor(x2, "x2")?;
+        let ps = a::opt_tensor(x1_scale, pertoken_arg)?;
+        let s = a::tensor(x2_scale, scale_arg)?;
+        let off = a::opt_tensor(x2_offset, offset_arg)?;
+        let b = a::opt_tensor(bias, "bias")?;
+        let o = a::tensor(out, "out")?;
+        for t in [&x1, &x2] {
+            match t.dtype() {
+                DType::I8 => {}
+                DType::I32 => {
+                    return Err(NnError::invalid(format!(
+                        "{} is INT32 (int4 packed eight to a word); npu-emu computes INT8 x1 \
+                         and x2 only",
+                        t.arg
+                    )))
+                }
+                d => {
+                    return Err(NnError::invalid(format!(
+                        "{} has data type {d}; it must be INT8",
+                        t.arg
+                    )))
+                }
+            }
+        }
+        for t in [&x1, &x2, &o] {
+            if t.ndim() < 2 || t.ndim() > 6 {
+                return Err(NnError::invalid(format!(
+                    "{} must have 2 to 6 dimensions, but its shape is {:?}",
+                    t.arg,
+                    t.shape()
+                )));
+            }
+            if t.numel() == 0 {
+                return Err(NnError::invalid(format!(
+                    "{} is empty (shape {:?}); the reference does not support empty tensors",
+                    t.arg,
+                    t.shape()
+                )));
+            }
+        }
+        let (n1, n2) = (x1.ndim(), x2.ndim());
+        let (m, k1) = if trans_x1 {
+            (x1.shape()[n1 - 1], x1.shape()[n1 - 2])
+        } else {
+            (x1.shape()[n1 - 2], x1.shape()[n1 - 1])
+        };
+        let (k2, n) = if trans_x2 {
+            (x2.shape()[n2 - 1], x2.shape()[n2 - 2])
+        } else {
+            (x2.shape()[n2 - 2], x2.shape()[n2 - 1])
+        };
+        if k1 != k2 {
+            return Err(NnError::invalid(format!(
+                "x1 {:?} (transposeX1 {trans_x1}) and x2 {:?} (transposeX2 {trans_x2}) have \
+                 different k: {k1} and {k2}",
+                x1.shape(),
+                x2.shape()
+            )));
+        }
+        let batch =
+            npu_emu::ops::view::broadcast_shapes(&x1.shape()[..n1 - 2], &x2.shape()[..n2 - 2])
+                .ok_or_else(|| {
+                    NnError::invalid(format!(
+                        "the batch dimensions of x1 {:?} and x2 {:?} do not broadcast",
+                        x1.shape(),
+                        x2.shape()
+                    ))
+                })?;
+        let mut os = batch.clone();
+        os.extend([m, n]);
+        a::same_shape(&o, &os)?;
+        a::dtype_in(&s, &[DType::U64, DType::I64, DType::F32, DType::BF16])?;
+        per_column(&s, n)?;
+        if let Some(p) = &ps {
+            if p.dtype() != DType::F32 {
+                return Err(NnError::invalid(format!(
+                    "{} has data type {}; it must be FLOAT",
+                    p.arg,
+                    p.dtype()
+                )));
+            }
+            a::same_shape(p, &[m])?;
+        }
+        if let Some(t) = &off {
+            if t.dtype() != DType::F32 {
+                return Err(NnError::invalid(format!(
+                    "{} has data type {}; it must be FLOAT",
+                    t.arg,
+                    t.dtype()
+                )));
+            }
+            per_column(t, n)?;
+        }
+        if let Some(bt) = &b {
+            let ok = bt.shape() == [n]
+                || (bt.ndim() == 3 && o.ndim() == 3 && bt.shape() == [batch[0], 1, n]);
+            if !ok {
+                return Err(NnError::invalid(format!(
+                    "bias shape {:?} must be [{n}] (or [batch, 1, {n}] for a 3-D out)",
+                    bt.shape()
+                )));
+            }
+        }
+        // The reference's dtype combinations (Atlas A2/A3, INT8 x1 and x2).
+        let sd = s.dtype();
+        let bd = b.as_ref().map(|t| t.dtype());
+        let int_bias = matches!(bd, None | Some(DType::I32));
+        let ok = match o.dtype() {
+            DType::F16 => {
+                (QPARAM.contains(&sd) && ps.is_none() && int_bias)
+                    || (sd == DType::F32
+                        && ps.is_some()
+                        && matches!(bd, None | Some(DType::I32 | DType::F16 | DType::F32)))
+            }
+            DType::BF16 => {
+                matches!(sd, DType::F32 | DType::BF16)
+                    && matches!(bd, None | Some(DType::I32 | DType::BF16 | DType::F32))
+            }
+            DType::I8 => QPARAM.contains(&sd) && ps.is_none() && int_bias,
+            DType::I32 => matches!(sd, DType::F32 | DType::BF16) && ps.is_none() && int_bias,
+            _ => false,
+        } && (off.is_none() || o.dtype() == DType::I8);
+        if !ok {
+            return Err(NnError::invalid(format!(
+                "the combination {scale_arg} {sd}, {pertoken_arg} {}, {offset_arg} {}, bias \
+                 {}, out {} is not one the reference supports for INT8 x1 and x2",
+                dtype_name(ps.as_ref()),
+                dtype_name(off.as_ref()),
+                dtype_name(b.as_ref()),
+                o.dtype()
+            )));
+        }
+        let mut l = Launch::new(api);
+        l.input(&x1);
+        l.input(&x2);
+        l.input(&s);
+        let mut next = 3;
+        let mut slot = |t: &Option<T>, l: &mut Launch| {
+            t.as_ref().map(|t| {
+                l.input(t);
+                next += 1;
+                next - 1
+            })
+        };
+        let pi = slot(&ps, &mut l);
+        let oi = slot(&off, &mut l);
+        let bi = slot(&b, &mut l);
+        let yi = l.output(&o);
+        l.finish(move |v, _| {
+            quant::quant_matmul(
+                &v[0],
+                &v[1],
+                pi.map(|i| &v[i]),
+                &v[2],
+                oi.map(|i| &v[i]),
+                bi.map(|i| &v[i]),
+                trans_x1,
+                trans_x2,
+                &v[yi],
+            )
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulV3GetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    bias: *const c_void,
+    transposeX1: bool,
+    transposeX2: bool,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    quant_matmul(
+        "aclnnQuantMatmulV3GetWorkspaceSize",
+        "aclnnQuantMatmulV3",
+        x1,
+        x2,
+        std::ptr::null(),
+        scale,
+        offset,
+        bias,
+        transposeX1,
+        transposeX2,
+        out,
+        workspaceSize,
+        executor,
+        "scale",
+        "pertokenScaleOptional",
+        "offset",
+        || Ok(()),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulV4GetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    pertokenScaleOptional: *const c_void,
+    bias: *const c_void,
+    transposeX1: bool,
+    transposeX2: bool,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    quant_matmul(
+        "aclnnQuantMatmulV4GetWorkspaceSize",
+        "aclnnQuantMatmulV4",
+        x1,
+        x2,
+        pertokenScaleOptional,
+        scale,
+        offset,
+        bias,
+        transposeX1,
+        transposeX2,
+        out,
+        workspaceSize,
+        executor,
+        "scale",
+        "pertokenScaleOptional",
+        "offset",
+        || Ok(()),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulV5GetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    x1Scale: *const c_void,
+    x2Scale: *const c_void,
+    yScale: *const c_void,
+    x1Offset: *const c_void,
+    x2Offset: *const c_void,
+    yOffset: *const c_void,
+    bias: *const c_void,
+    transposeX1: bool,
+    transposeX2: bool,
+    groupSize: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    quant_matmul(
+        "aclnnQuantMatmulV5GetWorkspaceSize",
+        "aclnnQuantMatmulV5",
+        x1,
+        x2,
+        x1Scale,
+        x2Scale,
+        x2Offset,
+        bias,
+        transposeX1,
+        transposeX2,
+        out,
+        workspaceSize,
+        executor,
+        "x2Scale",
+        "x1Scale",
+        "x2Offset",
+        // The arguments of the modes npu-emu does not compute (K-G and G-B: groupSize;
+        // T-CG: yScale; the reserved x1Offset and yOffset).
+        || {
+            if !yScale.is_null() {
+                return Err(NnError::invalid(
+                    "yScale (the T-CG mode) is not supported by npu-emu; pass nullptr",
+                ));
+            }
+            absent(x1Offset, "x1Offset")?;
+            absent(yOffset, "yOffset")?;
+            if groupSize != 0 {
+                return Err(NnError::invalid(format!(
+                    "groupSize {groupSize}: the grouped modes (K-G, G-B) are not supported by \
+                     npu-emu; pass 0"
+                )));
+            }
+            Ok(())
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnTransQuantParamV2GetWorkspaceSize(
+    scale: *const c_void,
+    offset: *const c_void,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnTransQuantParamV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::tensor(scale, "scale")?;
+            let off = a::opt_tensor(offset, "offset")?;
+            let o = a::tensor(out, "out")?;
+            for t in std::iter::once(&s).chain(off.as_ref()) {
+                if t.dtype() != DType::F32 {
+                    return Err(NnError::invalid(format!(
+                        "{} has data type {}; it must be FLOAT",
+                        t.arg,
+                        t.dtype()
+                    )));
+                }
+                let ok = t.ndim() == 1 || (t.ndim() == 2 && t.shape()[0] == 1);
+                if !ok || t.numel() == 0 {
+                    return Err(NnError::invalid(format!(
+                        "{} shape {:?} must be (t,) or (1, n), not empty",
+                        t.arg,
+                        t.shape()
+                    )));
+                }
+            }
+            a::dtype_in(&o, QPARAM)?;
+            let want: Vec<usize> = if s.ndim() == 1 {
+                let t = off.as_ref().map_or(s.numel(), |f| f.numel().max(s.numel()));
+                vec![t]
+            } else {
+                s.shape().to_vec()
+            };
+            let len = want.iter().product::<usize>();
+            for t in std::iter::once(&s).chain(off.as_ref()) {
+                if t.numel() != 1 && t.numel() != len {
+                    return Err(NnError::invalid(format!(
+                        "{} has {} elements; scale and offset must have 1 or {len}",
+                        t.arg,
+                        t.numel()
+                    )));
+                }
+            }
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnTransQuantParamV2");
+            l.input(&s);
+            let has_o = off.is_some();
+            if let Some(f) = &off {
+                l.input(f);
+            }
+            let yi = l.output(&o);
+            l.finish(move |v, _| {
+                quant::trans_quant_param(&v[0], if has_o { Some(&v[1]) } else { None }, &v[yi])
+            })
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnQuantMatmulV3,
+    aclnnQuantMatmulV4,
+    aclnnQuantMatmulV5,
+    aclnnTransQuantParamV2
+);
+
+// ---------------------------------------------------------------- weight-quantised matmul
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn weight_quant_matmul(
+    name: &'static str,
+    api: &'static str,
+    x: *const c_void,
+    weight: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    quant_scale: *const c_void,
+    quant_offset: *const c_void,
+    bias: *const c_void,
+    group: i32,
+    inner_precise: Option<i32>,
+    y: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        let x = a::tensor(x, "x")?;
+        let w = a::tensor(weight, "weight")?;
+        let s = a::tensor(scale, "antiquantScale")?;
+        let off = a::opt_tensor(offset, "antiquantOffsetOptional")?;
+        let qs = a::opt_tensor(quant_scale, "quantScaleOptional")?;
+        let qo = a::opt_tensor(quant_offset, "quantOffsetOptional")?;
+        let b = a::opt_tensor(bias, "biasOptional")?;
+        let y = a::tensor(y, "y")?;
+        if let Some(p) = inner_precise {
+            if p != 0 && p != 1 {
+                return Err(NnError::invalid(format!(
+                    "innerPrecise {p} must be 0 (high precision) or 1 (high performance)"
+                )));
+            }
+        }
+        a::dtype_in(&x, &[DType::F16, DType::BF16])?;
+        match w.dtype() {
+            DType::I8 => {}
+            DType::I32 => {
+                return Err(NnError::invalid(
+                    "weight is INT32 (int4 packed eight to a word); npu-emu computes INT8 \
+                     weights only",
+                ))
+            }
+            d => {
+                return Err(NnError::invalid(format!(
+                    "weight has data type {d}; it must be INT8"
+                )))
+            }
+        }
+        for t in [&x, &w] {
+            if t.ndim() != 2 {
+                return Err(NnError::invalid(format!(
+                    "{} must be 2-D, but its shape is {:?}",
+                    t.arg,
+                    t.shape()
+                )));
+            }
+        }
+        let (m, k) = (x.shape()[0], x.shape()[1]);
+        let n = w.shape()[1];
+        if w.shape()[0] != k {
+            return Err(NnError::invalid(format!(
+                "x {:?} and weight {:?} have different k",
+                x.shape(),
+                w.shape()
+            )));
+        }
+        if x.numel() == 0 || w.numel() == 0 {
+            return Err(NnError::invalid(format!(
+                "x {:?} and weight {:?} must not be empty",
+                x.shape(),
+                w.shape()
+            )));
+        }
+        same_dtype(&s, &x)?;
+        if let Some(o) = &off {
+            same_dtype(o, &s)?;
+            a::same_shape(o, s.shape())?;
+        }
+        let transposed = w.layout.strides[0] == 1 && n > 1 && w.layout.strides[1] > 1;
+        let sh = s.shape();
+        let layout = if group == 0 {
+            if s.numel() == 1 && sh.len() <= 2 {
+                quant::AntiquantLayout::Tensor
+            } else if sh == [n] || sh == [1, n] || sh == [n, 1] {
+                quant::AntiquantLayout::Channel
+            } else {
+                return Err(NnError::invalid(format!(
+                    "antiquantScale shape {sh:?} must be [1] (per tensor) or [{n}], [1, {n}], \
+                     [{n}, 1] (per channel) when antiquantGroupSize is 0"
+                )));
+            }
+        } else {
+            let gs = group as usize;
+            if group < 32 || group % 32 != 0 || gs >= k {
+                return Err(NnError::invalid(format!(
+                    "antiquantGroupSize {group} must be 0 or a multiple of 32 in [32, k - 1] \
+                     (k = {k})"
+                )));
+            }
+            let g = k.div_ceil(gs);
+            if sh == [g, n] && !(transposed && g == n) {
+                quant::AntiquantLayout::GroupKn(gs)
+            } else if sh == [n, g] {
+                quant::AntiquantLayout::GroupNk(gs)
+            } else {
+                return Err(NnError::invalid(format!(
+                    "antiquantScale shape {sh:?} must be [{g}, {n}] (or [{n}, {g}] for a \
+                     transposed weight) for antiquantGroupSize {group} and k = {k}"
+                )));
+            }
+        };
+        let col_shape = |t: &T| t.shape() == [1] || t.shape() == [n] || t.shape() == [1, n];
+        if let Some(q) = &qs {
+            a::dtype_in(q, QPARAM)?;
+            if !col_shape(q) {
+                return Err(NnError::invalid(format!(
+                    "quantScaleOptional shape {:?} must be [1], [{n}] or [1, {n}]",
+                    q.shape()
+                )));
+            }
+            out_int8(&y)?;
+        } else {
+            if qo.is_some() {
+                return Err(NnError::invalid(
+                    "quantOffsetOptional needs quantScaleOptional",
+                ));
+            }
+            same_dtype(&y, &x)?;
+        }
+        if let Some(o) = &qo {
+            if o.dtype() != DType::F32 || !col_shape(o) {
+                return Err(NnError::invalid(format!(
+                    "quantOffsetOptional ({} {:?}) must be FLOAT of [1], [{n}] or [1, {n}]",
+                    o.dtype(),
+                    o.shape()
+                )));
+            }
+        }
+        if let Some(bt) = &b {
+            let ok = match x.dtype() {
+                DType::F16 => bt.dtype() == DType::F16,
+                _ => matches!(bt.dtype(), DType::F32 | DType::BF16),
+            };
+            if !ok {
+                return Err(NnError::invalid(format!(
+                    "biasOptional has data type {}; x {} takes {}",
+                    bt.dtype(),
+                    x.dtype(),
+                    if x.dtype() == DType::F16 {
+                        "FLOAT16"
+                    } else {
+                        "FLOAT or BFLOAT16"
+                    }
+                )));
+            }
+            if bt.shape() != [n] && bt.shape() != [1, n] {
+                return Err(NnError::invalid(format!(
+                    "biasOptional shape {:?} must be [{n}] or [1, {n}]",
+                    bt.shape()
+                )));
+            }
+        }
+        a::same_shape(&y, &[m, n])?;
+        let mut l = Launch::new(api);
+        l.input(&x);
+        l.input(&w);
+        l.input(&s);
+        let mut next = 3;
+        let mut slot = |t: &Option<T>, l: &mut Launch| {
+            t.as_ref().map(|t| {
+                l.input(t);
+                next += 1;
+                next - 1
+            })
+        };
+        let oi = slot(&off, &mut l);
+        let qsi = slot(&qs, &mut l);
+        let qoi = slot(&qo, &mut l);
+        let bi = slot(&b, &mut l);
+        let yi = l.output(&y);
+        l.finish(move |v, _| {
+            quant::weight_quant_matmul(
+                &v[0],
+                &v[1],
+                &v[2],
+                oi.map(|i| &v[i]),
+                qsi.map(|i| &v[i]),
+                qoi.map(|i| &v[i]),
+                bi.map(|i| &v[i]),
+                layout,
+                &v[yi],
+            )
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV2GetWorkspaceSize(
+    x: *const c_void,
+    weight: *const c_void,
+    antiquantScale: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    quantScaleOptional: *const c_void,
+    quantOffsetOptional: *const c_void,
+    biasOptional: *const c_void,
+    antiquantGroupSize: i32,
+    y: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    weight_quant_matmul(
+        "aclnnWeightQuantBatchMatmulV2GetWorkspaceSize",
+        "aclnnWeightQuantBatchMatmulV2",
+        x,
+        weight,
+        antiquantScale,
+        antiquantOffsetOptional,
+        quantScaleOptional,
+        quantOffsetOptional,
+        biasOptional,
+        antiquantGroupSize,
+        None,
+        y,
+        workspaceSize,
+        executor,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulV3GetWorkspaceSize(
+    x: *const c_void,
+    weight: *const c_void,
+    antiquantScale: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    quantScaleOptional: *const c_void,
+    quantOffsetOptional: *const c_void,
+    biasOptional: *const c_void,
+    antiquantGroupSize: i32,
+    innerPrecise: i32,
+    y: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    weight_quant_matmul(
+        "aclnnWeightQuantBatchMatmulV3GetWorkspaceSize",
+        "aclnnWeightQuantBatchMatmulV3",
+        x,
+        weight,
+        antiquantScale,
+        antiquantOffsetOptional,
+        quantScaleOptional,
+        quantOffsetOptional,
+        biasOptional,
+        antiquantGroupSize,
+        Some(innerPrecise),
+        y,
+        workspaceSize,
+        executor,
+    )
+}
+
+crate::phase2!(aclnnWeightQuantBatchMatmulV2, aclnnWeightQuantBatchMatmulV3);
+
+// ---------------------------------------------------------------- grouped matmul
+
+/// An optional `aclTensorList*`: nullptr or an empty list is absent (CANN's
+/// `ResetEmptyTensor`; torch_npu passes empty lists).
+fn opt_list(h: *const c_void, arg: &'static str) -> NnResult<Vec<T>> {
+    if h.is_null() {
+        Ok(Vec::new())
+    } else {
+        a::tensor_list(h, arg)
+    }
+}
+
+fn unsupported_list(h: *const c_void, arg: &'static str) -> NnResult<()> {
+    if opt_list(h, arg)?.iter().any(|t| t.numel() != 0) {
+        return Err(NnError::invalid(format!(
+            "{arg} (quantised or activation-fused GroupedMatmul) is not supported by npu-emu; \
+             pass nullptr"
+        )));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn grouped_matmul(
+    name: &'static str,
+    api: &'static str,
+    x: *const c_void,
+    weight: *const c_void,
+    bias: *const c_void,
+    quant: [(*const c_void, &'static str); 8],
+    group_list: *const c_void,
+    split_item: i64,
+    group_type: i64,
+    group_list_type: i64,
+    act_type: i64,
+    out: *const c_void,
+    extra_outs: [(*const c_void, &'static str); 2],
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+    pre: impl FnOnce() -> NnResult<()>,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        pre()?;
+        let xs = a::tensor_list(x, "x")?;
+        let ws = a::tensor_list(weight, "weight")?;
+        let bs = opt_list(bias, "biasOptional")?;
+        let ys = a::tensor_list(out, "out")?;
+        for (h, arg) in quant.into_iter().chain(extra_outs) {
+            unsupported_list(h, arg)?;
+        }
+        let gl = a::opt_tensor(group_list, "groupListOptional")?;
+        if act_type != 0 {
+            return Err(NnError::invalid(format!(
+                "actType {act_type}: fused activations are not supported by npu-emu; pass 0"
+            )));
+        }
+        if !(0..=3).contains(&split_item) {
+            return Err(NnError::invalid(format!(
+                "splitItem {split_item} must be 0, 1, 2 or 3"
+            )));
+        }
+        if group_list_type != 0 && group_list_type != 1 {
+            return Err(NnError::invalid(format!(
+                "groupListType {group_list_type} must be 0 (cumulative) or 1 (counts)"
+            )));
+        }
+        if xs.is_empty() || ws.is_empty() || ys.is_empty() {
+            return Err(NnError::invalid(
+                "x, weight and out must not be empty lists",
+            ));
+        }
+        let dt = xs[0].dtype();
+        a::dtype_in(&xs[0], &[DType::F16, DType::BF16, DType::F32])?;
+        for t in xs.iter().chain(&ws).chain(&ys) {
+            if t.dtype() != dt {
+                return Err(NnError::invalid(format!(
+                    "{} has data type {}, but x has {dt}; without quantisation x, weight and \
+                     out share one floating type",
+                    t.arg,
+                    t.dtype()
+                )));
+            }
+        }
+        let bias_dt = if dt == DType::F16 {
+            DType::F16
+        } else {
+            DType::F32
+        };
+        for b in &bs {
+            if b.dtype() != bias_dt {
+                return Err(NnError::invalid(format!(
+                    "biasOptional has data type {}; x {dt} takes {bias_dt}",
+                    b.dtype()
+                )));
+            }
+        }
+        let matrix = |w: &T| -> NnResult<(usize, usize)> {
+            if w.ndim() != 2 {
+                return Err(NnError::invalid(format!(
+                    "weight must be a list of [K, N] tensors or one [E, K, N], but one has \
+                     shape {:?}",
+                    w.shape()
+                )));
+            }
+            Ok((w.shape()[0], w.shape()[1]))
+        };
+        match group_type {
+            -1 => {
+                if gl.is_some() {
+                    return Err(NnError::invalid(
+                        "groupListOptional must be nullptr when groupType is -1 (no grouping)",
+                    ));
+                }
+                if split_item > 1 || ws.len() != xs.len() || ys.len() != xs.len() {
+                    return Err(NnError::invalid(format!(
+                        "groupType -1 takes splitItem 0 or 1 and as many weights and outputs as \
+                         x tensors ({} x, {} weight, {} out, splitItem {split_item})",
+                        xs.len(),
+                        ws.len(),
+                        ys.len()
+                    )));
+                }
+                if !bs.is_empty() && bs.len() != xs.len() {
+                    return Err(NnError::invalid(format!(
+                        "biasOptional has {} tensors for {} groups",
+                        bs.len(),
+                        xs.len()
+                    )));
+                }
+                for (i, (xi, wi)) in xs.iter().zip(&ws).enumerate() {
+                    let (k, n) = matrix(wi)?;
+                    if xi.ndim() < 2 || xi.ndim() > 6 || xi.shape()[xi.ndim() - 1] != k {
+                        return Err(NnError::invalid(format!(
+                            "x[{i}] shape {:?} must be [..., {k}] (2 to 6 dimensions) for weight \
+                             [{k}, {n}]",
+                            xi.shape()
+                        )));
+                    }
+                    let mut os = xi.shape().to_vec();
+                    *os.last_mut().unwrap() = n;
+                    a::same_shape(&ys[i], &os)
+                        .map_err(|e| e.with_suffix(format!(" (out[{i}])")))?;
+                    if let Some(b) = bs.get(i) {
+                        a::same_shape(b, &[n])?;
+                    }
+                }
+            }
+            0 => {
+                let Some(g) = &gl else {
+                    return Err(NnError::nullptr(
+                        "groupListOptional is nullptr; groupType 0 (split along M) needs it",
+                    ));
+                };
+                if g.dtype() != DType::I64 || g.ndim() != 1 {
+                    return Err(NnError::invalid(format!(
+                        "groupListOptional must be a 1-D INT64 tensor, not {} {:?}",
+                        g.dtype(),
+                        g.shape()
+                    )));
+                }
+                let e = g.numel();
+                if xs.len() != 1 || xs[0].ndim() != 2 {
+                    return Err(NnError::invalid(
+                        "groupType 0 takes one 2-D x [M, K], cut into groups by groupListOptional",
+                    ));
+                }
+                let (m, k) = (xs[0].shape()[0], xs[0].shape()[1]);
+                let kn: Vec<(usize, usize)> = if ws.len() == 1 && ws[0].ndim() == 3 {
+                    if ws[0].shape()[0] != e {
+                        return Err(NnError::invalid(format!(
+                            "weight {:?} has {} experts, groupListOptional {e}",
+                            ws[0].shape(),
+                            ws[0].shape()[0]
+                        )));
+                    }
+                    vec![(ws[0].shape()[1], ws[0].shape()[2]); e]
+                } else if ws.len() == e {
+                    ws.iter().map(matrix).collect::<NnResult<_>>()?
+                } else {
+                    return Err(NnError::invalid(format!(
+                        "weight has {} tensors for {e} groups",
+                        ws.len()
+                    )));
+                };
+                let n = kn[0].1;
+                if kn.iter().any(|&(kk, nn)| kk != k || nn != n) {
+                    return Err(NnError::invalid(format!(
+                        "every weight must be [{k}, {n}] for x [{m}, {k}]"
+                    )));
+                }
+                if !bs.is_empty() {
+                    let ok = (bs.len() == 1 && bs[0].shape() == [e, n])
+                        || (bs.len() == e && bs.iter().all(|b| b.shape() == [n]));
+                    if !ok {
+                        return Err(NnError::invalid(format!(
+                            "biasOptional must be {e} tensors [{n}] or one [{e}, {n}]"
+                        )));
+                    }
+                }
+                if split_item >= 2 {
+                    if ys.len() != 1 {
+                        return Err(NnError::invalid(format!(
+                            "splitItem {split_item} writes one output, but out has {}",
+                            ys.len()
+                        )));
+                    }
+                    a::same_shape(&ys[0], &[m, n])?;
+                } else {
+                    if ys.len() != e {
+                        return Err(NnError::invalid(format!(
+                            "splitItem {split_item} writes one output per group ({e}), but out \
+                             has {}",
+                            ys.len()
+                        )));
+                    }
+                    for y in &ys {
+                        if y.ndim() != 2 || y.shape()[1] != n {
+                            return Err(NnError::invalid(format!(
+                                "every out tensor must be [rows, {n}], not {:?}",
+                                y.shape()
+                            )));
+                        }
+                    }
+                }
+            }
+            2 => {
+                return Err(NnError::invalid(
+                    "groupType 2 (split along K) is not supported by npu-emu",
+                ))
+            }
+            _ => {
+                return Err(NnError::invalid(format!(
+                    "groupType {group_type} must be -1 (none), 0 (M) or 2 (K)"
+                )))
+            }
+        }
+        let mut l = Launch::new(api);
+        let xi = l.inputs(&xs);
+        let wi = l.inputs(&ws);
+        let nx = xs.len();
+        let nw = ws.len();
+        let nb = bs.len();
+        let bi = if nb > 0 { l.inputs(&bs) } else { 0 };
+        let gi = gl.as_ref().map(|g| l.input(g));
+        let yi = l.outputs(&ys);
+        let ny = ys.len();
+        let counts = group_list_type == 1;
+        l.finish(move |v, _| {
+            quant::grouped_matmul(
+                &v[xi..xi + nx],
+                &v[wi..wi + nw],
+                &v[bi..bi + nb],
+                gi.map(|i| &v[i]),
+                counts,
+                &v[yi..yi + ny],
+            )
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGroupedMatmulV4GetWorkspaceSize(
+    x: *const c_void,
+    weight: *const c_void,
+    biasOptional: *const c_void,
+    scaleOptional: *const c_void,
+    offsetOptional: *const c_void,
+    antiquantScaleOptional: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    perTokenScaleOptional: *const c_void,
+    groupListOptional: *const c_void,
+    activationInputOptional: *const c_void,
+    activationQuantScaleOptional: *const c_void,
+    activationQuantOffsetOptional: *const c_void,
+    splitItem: i64,
+    groupType: i64,
+    groupListType: i64,
+    actType: i64,
+    out: *mut c_void,
+    activationFeatureOutOptional: *mut c_void,
+    dynQuantScaleOutOptional: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    grouped_matmul(
+        "aclnnGroupedMatmulV4GetWorkspaceSize",
+        "aclnnGroupedMatmulV4",
+        x,
+        weight,
+        biasOptional,
+        [
+            (scaleOptional, "scaleOptional"),
+            (offsetOptional, "offsetOptional"),
+            (antiquantScaleOptional, "antiquantScaleOptional"),
+            (antiquantOffsetOptional, "antiquantOffsetOptional"),
+            (perTokenScaleOptional, "perTokenScaleOptional"),
+            (activationInputOptional, "activationInputOptional"),
+            (activationQuantScaleOptional, "activationQuantScaleOptional"),
+            (
+                activationQuantOffsetOptional,
+                "activationQuantOffsetOptional",
+            ),
+        ],
+        groupListOptional,
+        splitItem,
+        groupType,
+        groupListType,
+        actType,
+        out,
+        [
+            (activationFeatureOutOptional, "activationFeatureOutOptional"),
+            (dynQuantScaleOutOptional, "dynQuantScaleOutOptional"),
+        ],
+        workspaceSize,
+        executor,
+        || Ok(()),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGroupedMatmulV5GetWorkspaceSize(
+    x: *const c_void,
+    weight: *const c_void,
+    biasOptional: *const c_void,
+    scaleOptional: *const c_void,
+    offsetOptional: *const c_void,
+    antiquantScaleOptional: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    perTokenScaleOptional: *const c_void,
+    groupListOptional: *const c_void,
+    activationInputOptional: *const c_void,
+    activationQuantScaleOptional: *const c_void,
+    activationQuantOffsetOptional: *const c_void,
+    splitItem: i64,
+    groupType: i64,
+    groupListType: i64,
+    actType: i64,
+    tuningConfigOptional: *const c_void,
+    out: *mut c_void,
+    activationFeatureOutOptional: *mut c_void,
+    dynQuantScaleOutOptional: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    grouped_matmul(
+        "aclnnGroupedMatmulV5GetWorkspaceSize",
+        "aclnnGroupedMatmulV5",
+        x,
+        weight,
+        biasOptional,
+        [
+            (scaleOptional, "scaleOptional"),
+            (offsetOptional, "offsetOptional"),
+            (antiquantScaleOptional, "antiquantScaleOptional"),
+            (antiquantOffsetOptional, "antiquantOffsetOptional"),
+            (perTokenScaleOptional, "perTokenScaleOptional"),
+            (activationInputOptional, "activationInputOptional"),
+            (activationQuantScaleOptional, "activationQuantScaleOptional"),
+            (
+                activationQuantOffsetOptional,
+                "activationQuantOffsetOptional",
+            ),
+        ],
+        groupListOptional,
+        splitItem,
+        groupType,
+        groupListType,
+        actType,
+        out,
+        [
+            (activationFeatureOutOptional, "activationFeatureOutOptional"),
+            (dynQuantScaleOutOptional, "dynQuantScaleOutOptional"),
+        ],
+        workspaceSize,
+        executor,
+        // tuningConfigOptional only tunes the kernel's tiling: read, to check the handle.
+        || {
+            if !tuningConfigOptional.is_null() {
+                a::int_array(tuningConfigOptional, "tuningConfigOptional")?;
+            }
+            Ok(())
+        },
+    )
+}
+
+crate::phase2!(aclnnGroupedMatmulV4, aclnnGroupedMatmulV5);
+
+// ---------------------------------------------------------------- MoE routing
+
+fn int32(t: &T) -> NnResult<()> {
+    if t.dtype() == DType::I32 {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} has data type {}; it must be INT32",
+            t.arg,
+            t.dtype()
+        )))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeInitRoutingGetWorkspaceSize(
+    x: *const c_void,
+    rowIdx: *const c_void,
+    expertIdx: *const c_void,
+    activeNum: i64,
+    expandedXOut: *const c_void,
+    expandedRowIdxOut: *const c_void,
+    expandedExpertIdxOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMoeInitRoutingGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(x, "x")?;
+            let r = a::tensor(rowIdx, "rowIdx")?;
+            let e = a::tensor(expertIdx, "expertIdx")?;
+            let ex = a::tensor(expandedXOut, "expandedXOut")?;
+            let er = a::tensor(expandedRowIdxOut, "expandedRowIdxOut")?;
+            let ee = a::tensor(expandedExpertIdxOut, "expandedExpertIdxOut")?;
+            a::dtype_in(&x, FLOATS3)?;
+            for t in [&r, &e, &er, &ee] {
+                int32(t)?;
+            }
+            if x.ndim() != 2 || e.ndim() != 2 || e.shape()[0] != x.shape()[0] {
+                return Err(NnError::invalid(format!(
+                    "x must be [NUM_ROWS, H] and expertIdx [NUM_ROWS, K], not {:?} and {:?}",
+                    x.shape(),
+                    e.shape()
+                )));
+            }
+            a::same_shape(&r, e.shape())?;
+            if activeNum < 0 {
+                return Err(NnError::invalid(format!(
+                    "activeNum {activeNum} must be at least 0"
+                )));
+            }
+            let (n, h, k) = (x.shape()[0], x.shape()[1], e.shape()[1]);
+            same_dtype(&ex, &x)?;
+            a::same_shape(&ex, &[n.min(activeNum as usize) * k, h])?;
+            a::same_shape(&er, &[n * k])?;
+            a::same_shape(&ee, &[n * k])?;
+            let mut l = Launch::new("aclnnMoeInitRouting");
+            l.input(&x);
+            l.input(&r);
+            l.input(&e);
+            let yi = l.output(&ex);
+            l.output(&er);
+            l.output(&ee);
+            l.finish(move |v, _| {
+                quant::moe_init_routing(&v[0], &v[1], &v[2], &v[yi], &v[yi + 1], &v[yi + 2])
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeComputeExpertTokensGetWorkspaceSize(
+    sortedExperts: *const c_void,
+    numExperts: i64,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMoeComputeExpertTokensGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::tensor(sortedExperts, "sortedExperts")?;
+            let o = a::tensor(out, "out")?;
+            int32(&s)?;
+            same_dtype(&o, &s)?;
+            if s.ndim() != 1 || s.numel() >= 1 << 24 {
+                return Err(NnError::invalid(format!(
+                    "sortedExperts must be 1-D with fewer than 2**24 elements, not {:?}",
+                    s.shape()
+                )));
+            }
+            if numExperts <= 0 || numExperts > 2048 {
+                return Err(NnError::invalid(format!(
+                    "numExperts {numExperts} must be in [1, 2048]"
+                )));
+            }
+            a::same_shape(&o, &[numExperts as usize])?;
+            let mut l = Launch::new("aclnnMoeComputeExpertTokens");
+            l.input(&s);
+            l.output(&o);
+            l.finish(move |v, _| quant::moe_compute_expert_tokens(&v[0], &v[1]))
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn moe_finalize(
+    name: &'static str,
+    api: &'static str,
+    names: [&'static str; 7],
+    args: [*const c_void; 7],
+    required: [bool; 7],
+    drop_pad_mode: i64,
+    out: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        let mut t: Vec<Option<T>> = Vec::with_capacity(7);
+        for i in 0..7 {
+            t.push(if required[i] {
+                Some(a::tensor(args[i], names[i])?)
+            } else {
+                a::opt_tensor(args[i], names[i])?
+            });
+        }
+        let o = a::tensor(out, "out")?;
+        let [ex, idx, x1, x2, bias, scales, eidx] =
+            <[Option<T>; 7]>::try_from(t).map_err(|_| NnError::invalid("arguments"))?;
+        let (ex, idx) = (ex.unwrap(), idx.unwrap());
+        if drop_pad_mode != 0 {
+            return Err(NnError::invalid(format!(
+                "dropPadMode {drop_pad_mode}: only 0 (drop-less, column-major expandedRowIdx) is \
+                 supported by npu-emu"
+            )));
+        }
+        a::dtype_in(&ex, FLOATS3)?;
+        int32(&idx)?;
+        same_dtype(&o, &ex)?;
+        if ex.ndim() != 2 || o.ndim() != 2 || idx.ndim() != 1 {
+            return Err(NnError::invalid(format!(
+                "{} must be [NUM_ROWS * K, H], {} [NUM_ROWS * K] and out [NUM_ROWS, H], not \
+                 {:?}, {:?} and {:?}",
+                ex.arg,
+                idx.arg,
+                ex.shape(),
+                idx.shape(),
+                o.shape()
+            )));
+        }
+        let (n, h) = (o.shape()[0], o.shape()[1]);
+        if ex.shape()[1] != h
+            || (n == 0 && idx.numel() != 0)
+            || (n > 0 && idx.numel() % n != 0)
+            || ex.shape()[0] != idx.numel()
+        {
+            return Err(NnError::invalid(format!(
+                "{} {:?} and {} {:?} do not fit out {:?} (NUM_ROWS * K rows of H)",
+                ex.arg,
+                ex.shape(),
+                idx.arg,
+                idx.shape(),
+                o.shape()
+            )));
+        }
+        let k = idx.numel().checked_div(n).unwrap_or(0);
+        if x2.is_some() && x1.is_none() {
+            return Err(NnError::invalid(format!("{} needs {}", names[3], names[2])));
+        }
+        for s in [&x1, &x2].into_iter().flatten() {
+            same_dtype(s, &ex)?;
+            a::same_shape(s, &[n, h])?;
+        }
+        if let Some(s) = &scales {
+            same_dtype(s, &ex)?;
+            a::same_shape(s, &[n, k])?;
+        }
+        if let Some(b) = &bias {
+            same_dtype(b, &ex)?;
+            if b.ndim() != 2 || b.shape()[1] != h {
+                return Err(NnError::invalid(format!(
+                    "{} shape {:?} must be [E, {h}]",
+                    b.arg,
+                    b.shape()
+                )));
+            }
+            if eidx.is_none() {
+                return Err(NnError::invalid(format!("{} needs {}", names[4], names[6])));
+            }
+        }
+        if let Some(e) = &eidx {
+            int32(e)?;
+            a::same_shape(e, &[n, k])?;
+        }
+        let mut l = Launch::new(api);
+        l.input(&ex);
+        l.input(&idx);
+        let mut slots = [None; 5];
+        let mut next = 2;
+        for (i, t) in [&x1, &x2, &bias, &scales, &eidx].into_iter().enumerate() {
+            if let Some(t) = t {
+                l.input(t);
+                slots[i] = Some(next);
+                next += 1;
+            }
+        }
+        let yi = l.output(&o);
+        l.finish(move |v, _| {
+            let g = |i: usize| slots[i].map(|s| &v[s]);
+            quant::moe_finalize_routing(&v[0], &v[1], g(0), g(1), g(2), g(3), g(4), &v[yi])
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeFinalizeRoutingGetWorkspaceSize(
+    expandedPermutedRows: *const c_void,
+    skip1: *const c_void,
+    skip2Optional: *const c_void,
+    bias: *const c_void,
+    scales: *const c_void,
+    expandedSrcToDstRow: *const c_void,
+    expertForSourceRow: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    moe_finalize(
+        "aclnnMoeFinalizeRoutingGetWorkspaceSize",
+        "aclnnMoeFinalizeRouting",
+        [
+            "expandedPermutedRows",
+            "expandedSrcToDstRow",
+            "skip1",
+            "skip2Optional",
+            "bias",
+            "scales",
+            "expertForSourceRow",
+        ],
+        [
+            expandedPermutedRows,
+            expandedSrcToDstRow,
+            skip1,
+            skip2Optional,
+            bias,
+            scales,
+            expertForSourceRow,
+        ],
+        [true, true, true, false, true, true, true],
+        0,
+        out,
+        workspaceSize,
+        executor,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeFinalizeRoutingV2GetWorkspaceSize(
+    expandedX: *const c_void,
+    expandedRowIdx: *const c_void,
+    x1Optional: *const c_void,
+    x2Optional: *const c_void,
+    biasOptional: *const c_void,
+    scalesOptional: *const c_void,
+    expertIdxOptional: *const c_void,
+    dropPadMode: i64,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    moe_finalize(
+        "aclnnMoeFinalizeRoutingV2GetWorkspaceSize",
+        "aclnnMoeFinalizeRoutingV2",
+        [
+            "expandedX",
+            "expandedRowIdx",
+            "x1Optional",
+            "x2Optional",
+            "biasOptional",
+            "scalesOptional",
+            "expertIdxOptional",
+        ],
+        [
+            expandedX,
+            expandedRowIdx,
+            x1Optional,
+            x2Optional,
+            biasOptional,
+            scalesOptional,
+            expertIdxOptional,
+        ],
+        [true, true, false, false, false, false, false],
+        dropPadMode,
+        out,
+        workspaceSize,
+        executor,
+    )
+}
+
+crate::phase2!(
+    aclnnMoeInitRouting,
+    aclnnMoeComputeExpertTokens,
+    aclnnMoeFinalizeRouting,
+    aclnnMoeFinalizeRoutingV2
+);
