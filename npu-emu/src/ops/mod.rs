@@ -39,7 +39,8 @@
 //! - [`sampling`]: normal with tensor mean and std (over [`random`]);
 //! - [`fused`]: RMS norm, rotary position embedding, SwiGLU, flash attention and their
 //!   backward forms (the fused operators of large-model code);
-//! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
+//! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset);
+//! - [`pool3d`]: 3-D max/avg/adaptive pooling and their backward forms.
 //!
 //! Rules every kernel follows:
 //! - f16/bf16 compute in f32 and round once when stored; f64 in f64; integers in i64,
@@ -82,3 +83,4 @@ pub mod view;
 pub use dtype::DType;
 pub use scalar::Scalar;
 pub use view::{Layout, View};
+pub mod pool3d;
