@@ -37,6 +37,7 @@ pub mod matmul;
 pub mod nn;
 pub mod optim;
 pub mod pointwise;
+pub mod pool3d;
 pub mod random;
 pub mod reduce;
 pub mod sampling;
