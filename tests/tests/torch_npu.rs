@@ -533,7 +533,7 @@ for r in 0 1 2; do echo "== rank $r exit $(cat code$r)"; grep -v CAN_EXIT out$r.
     );
 }
 
-/// An operator npu-emu does not have (`tests/python/missing_op.py`, `F.avg_pool3d`): a Python
+/// An operator npu-emu does not have (`tests/python/missing_op.py`, `F.ctc_loss`): a Python
 /// exception (exit 1, not a signal) whose message names the aclop type torch_npu fell back
 /// to; with `ASCEND_GLOBAL_LOG_LEVEL=2` also the aclnn function and the torch operator.
 #[test]
@@ -544,7 +544,7 @@ fn an_operator_we_do_not_have_is_named() {
     assert_eq!(r.code, Some(1), "{all}");
     assert!(all.contains("RuntimeError"), "{all}");
     assert!(
-        all.contains("op type \"AvgPool3D\" is not supported"),
+        all.contains("op type \"CTCLossV2\" is not supported"),
         "{all}"
     );
     assert!(all.contains("ASCEND_GLOBAL_LOG_LEVEL=2"), "{all}");
@@ -558,7 +558,7 @@ fn an_operator_we_do_not_have_is_named() {
     let all = r.all();
     assert_eq!(r.code, Some(1), "{all}");
     assert!(
-        all.contains("libopapi.so has no aclnnAvgPool3d") && all.contains("acl_op::avg_pool3d"),
+        all.contains("libopapi.so has no aclnnCtcLoss") && all.contains("acl_op::_ctc_loss"),
         "{all}"
     );
 }
@@ -792,6 +792,42 @@ fn breadth_operators_match_cpu_through_torch_npu() {
         "linalg_qr",
         "linalg_qr_complete",
         "linalg_qr_r",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
+    }
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
+}
+
+/// `tests/python/op_breadth_pool3d.py`: F.avg_pool3d (padding, ceil mode, count_include_pad,
+/// divisor_override, a strided view, float16/bfloat16), F.adaptive_avg_pool3d, F.max_pool3d
+/// with indices (padding, ceil mode, dilation) and F.adaptive_max_pool3d through torch_npu's
+/// aclnn 3-D pooling operators, forward and backward, against CPU torch; a torch_npu
+/// "running on CPU" fallback warning fails a case.
+#[test]
+fn pool3d_operators_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_pool3d.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_pool3d",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_pool3d.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("op_breadth_pool3d: 0 failed"),
+        "{}",
+        r.all()
+    );
+    for case in [
+        "avg_pool3d_pad",
+        "avg_pool3d_divisor",
+        "adaptive_avg_pool3d",
+        "max_pool3d_pad",
+        "max_pool3d_dilation",
+        "adaptive_max_pool3d",
     ] {
         assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
     }

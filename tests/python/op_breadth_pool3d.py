@@ -1,0 +1,73 @@
+"""The torch operations that reach the 3-D pooling operators of `ops/pool3d.rs` through
+torch_npu (F.avg_pool3d, F.adaptive_avg_pool3d, F.max_pool3d with indices,
+F.adaptive_max_pool3d), forward and backward, each against CPU torch. A torch_npu warning that
+an operation ran on the CPU instead (its fallback when libopapi.so lacks the aclnn function)
+fails the case. Prints PASS/FAIL per case and exits 1 when any case fails.
+"""
+import sys
+import warnings
+
+import torch
+import torch_npu  # noqa: F401
+import torch.nn.functional as F
+
+D = "npu"
+FAILED = []
+torch.manual_seed(0)
+
+
+def flat(r):
+    if isinstance(r, (tuple, list)):
+        return [t for t in r]
+    return [r]
+
+
+def chk(name, f, *args, grad=True, rtol=1e-4, atol=1e-5):
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cpu = [a.clone().requires_grad_(grad) if (grad and a.is_floating_point()) else a.clone() for a in args]
+            npu = [a.detach().to(D).requires_grad_(grad) if (grad and a.is_floating_point()) else a.to(D) for a in args]
+            rc, rn = flat(f(*cpu)), flat(f(*npu))
+            for c, n in zip(rc, rn):
+                torch.testing.assert_close(n.cpu().to(c.dtype), c, rtol=rtol, atol=atol, equal_nan=True)
+            if grad:
+                w = torch.randn(rc[0].shape)
+                (rc[0] * w).sum().backward()
+                (rn[0] * w.to(D)).sum().backward()
+                for a, b in zip(cpu, npu):
+                    if a.grad is not None:
+                        torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=rtol, atol=atol)
+        cpu_fallback = [str(x.message) for x in caught if "CPU" in str(x.message)]
+        assert not cpu_fallback, cpu_fallback[0]
+        print("PASS", name)
+    except Exception as e:
+        FAILED.append(name)
+        print("FAIL", name, str(e).splitlines()[0][:300])
+
+
+x5 = torch.randn(2, 3, 6, 7, 5)
+x4 = torch.randn(3, 5, 6, 4)
+chk("avg_pool3d", lambda a: F.avg_pool3d(a, 2), x5)
+chk("avg_pool3d_pad", lambda a: F.avg_pool3d(a, (3, 2, 3), stride=(2, 1, 2), padding=(1, 1, 1)), x5)
+chk("avg_pool3d_nopad_count", lambda a: F.avg_pool3d(a, 3, stride=2, padding=1, count_include_pad=False), x4)
+chk("avg_pool3d_ceil", lambda a: F.avg_pool3d(a, 2, stride=2, ceil_mode=True), x5)
+chk("avg_pool3d_divisor", lambda a: F.avg_pool3d(a, 2, stride=1, divisor_override=3), x4)
+chk("avg_pool3d_strided", lambda a: F.avg_pool3d(a.transpose(2, 4), 2), x5)
+# CPU torch has no float16/bfloat16 avg_pool3d: the reference pools in float32
+chk("avg_pool3d_f16", lambda a: F.avg_pool3d(a if a.is_npu else a.float(), 2).float(), x5.half(), grad=False, rtol=2e-3, atol=2e-3)
+chk("avg_pool3d_bf16", lambda a: F.avg_pool3d(a if a.is_npu else a.float(), 2).float(), x5.bfloat16(), grad=False, rtol=1e-2, atol=1e-2)
+chk("max_pool3d_bf16", lambda a: F.max_pool3d(a, 2, return_indices=True), x5.bfloat16(), grad=False)
+chk("adaptive_avg_pool3d", lambda a: F.adaptive_avg_pool3d(a, (3, 4, 2)), x5)
+chk("adaptive_avg_pool3d_4d", lambda a: F.adaptive_avg_pool3d(a, (4, 4, 3)), x4)
+chk("adaptive_avg_pool3d_up", lambda a: F.adaptive_avg_pool3d(a, (8, 9, 7)), x5)
+chk("max_pool3d", lambda a: F.max_pool3d(a, 2, return_indices=True), x5)
+chk("max_pool3d_pad", lambda a: F.max_pool3d(a, 3, stride=2, padding=1, return_indices=True), x5)
+chk("max_pool3d_ceil", lambda a: F.max_pool3d(a, (2, 3, 2), stride=(2, 2, 1), ceil_mode=True, return_indices=True), x4)
+chk("max_pool3d_dilation", lambda a: F.max_pool3d(a, 2, stride=1, dilation=2), x5)
+chk("max_pool3d_module", lambda a: torch.nn.MaxPool3d(2)(a), x5)
+chk("adaptive_max_pool3d", lambda a: F.adaptive_max_pool3d(a, (3, 4, 2), return_indices=True), x5)
+chk("adaptive_max_pool3d_4d", lambda a: F.adaptive_max_pool3d(a, 2, return_indices=True), x4)
+
+print(f"op_breadth_pool3d: {len(FAILED)} failed")
+sys.exit(1 if FAILED else 0)
