@@ -24,6 +24,8 @@
 //!   UpsampleNearest3d (+Backward), UniqueDim and their argument errors;
 //! - `aclnn_ops11.cpp`: IndexFillTensor, IndexFill, Renorm (each + in place), Range, Pdist,
 //!   Slogdet, LinalgQr and their argument errors;
+//! - `aclnn_ops12.cpp`: AvgPool3d, AdaptiveAvgPool3d, MaxPool3dWithArgmax, AdaptiveMaxPool3d
+//!   (each + Backward) and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -739,6 +741,58 @@ fn fused_llm_operators_match_the_host_reference() {
         "aclnnFlashAttentionScoreGetWorkspaceSize: sparseMode 3 needs attenMaskOptional (the compressed",
         "aclnnFlashAttentionScoreGetWorkspaceSize: inputLayout is nullptr",
         "aclnnIncreFlashAttentionV4GetWorkspaceSize: blocktable (paged key/value cache) is not supported",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_ops12.cpp`: AvgPool3d, AdaptiveAvgPool3d, MaxPool3dWithArgmax and
+/// AdaptiveMaxPool3d with their Backward forms against host references (float32, float16,
+/// bfloat16; contiguous, transposed and strided inputs; padding, ceil mode, dilation, divisor;
+/// an empty batch; a NaN window), with their documented argument errors and an out-of-plane
+/// index failing the backward task at synchronisation.
+#[test]
+fn pool3d_operators_match_the_host_reference() {
+    let work = scratch("aclnn-ops12");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops12.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok avg pool3d",
+        "ok adaptive avg pool3d",
+        "ok max pool3d with argmax",
+        "ok adaptive max pool3d",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 90, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnAvgPool3dGetWorkspaceSize: kernelSize is nullptr",
+        "aclnnAvgPool3dGetWorkspaceSize: kernelSize has 2 values; 1 or 3 are needed for 3-D pooling",
+        "aclnnAvgPool3dGetWorkspaceSize: padding [2, 2, 2] must be at most half of kernelSize [2, 2, 2]",
+        "aclnnAvgPool3dGetWorkspaceSize: self must be 4-D (CDHW) or 5-D (NCDHW), but its shape is [4, 4, 4]",
+        "aclnnAvgPool3dBackwardGetWorkspaceSize: gradOutput has shape [1, 2, 3, 2, 2], expected [1, 2, 2, 2, 2]",
+        "aclnnAdaptiveAvgPool3dGetWorkspaceSize: outputSize [2, 2] must be three positive values",
+        "aclnnAdaptiveAvgPool3dGetWorkspaceSize: self has data type ACL_DOUBLE, which is not supported",
+        "aclnnMaxPool3dWithArgmaxGetWorkspaceSize: dilation is nullptr",
+        "aclnnMaxPool3dWithArgmaxGetWorkspaceSize: stride has 2 values; 0, 1 or 3 are needed for 3-D pooling",
+        "aclnnMaxPool3dWithArgmaxGetWorkspaceSize: indices has data type ACL_FLOAT, which is not supported",
+        "aclnnMaxPool3dWithArgmaxBackward: indices value 64 is outside the input plane of 64 elements",
+        "aclnnAdaptiveMaxPool3dGetWorkspaceSize: outputOut is nullptr",
+        "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize: gradInput data type ACL_FLOAT16 must be the same as self's ACL_FLOAT",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

@@ -1,0 +1,565 @@
+/* 3-D pooling of the aclnn reference against float64 host references: AvgPool3d (+Backward),
+ * AdaptiveAvgPool3d (+Backward), MaxPool3dWithArgmax (+Backward), AdaptiveMaxPool3d
+ * (+Backward); each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR /
+ * ACLNN_ERR_PARAM_INVALID). Tolerances: max values and indices exactly; averages to 1e-6
+ * relative in float32 (computed in float64 and rounded once), 1e-3 in float16 and 1e-2 in
+ * bfloat16. Inputs include transposed and strided views and an empty batch. */
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include "ops_ref.h"
+#include "aclnnop/aclnn_avgpool3d.h"
+#include "aclnnop/aclnn_avgpool3d_backward.h"
+#include "aclnnop/aclnn_adaptive_avg_pool3d.h"
+#include "aclnnop/aclnn_adaptive_avg_pool3d_backward.h"
+#include "aclnnop/aclnn_max_pool3d_with_argmax.h"
+#include "aclnnop/aclnn_max_pool3d_with_argmax_backward.h"
+#include "aclnnop/aclnn_adaptive_max_pool3d.h"
+#include "aclnnop/aclnn_adaptive_max_pool3d_backward.h"
+
+static aclrtStream S;
+
+static void expect_code(const char *what, aclnnStatus got, int want) {
+    g_checks++;
+    if (static_cast<int>(got) != want) {
+        printf("FAIL %s: returned %d, expected %d (%s)\n", what, static_cast<int>(got), want, test_msg());
+        g_fail++;
+    } else if (want != 0) {
+        printf("error %s: %s\n", what, test_msg());
+    }
+}
+
+static aclIntArray *ia(std::vector<int64_t> v) { return aclCreateIntArray(v.data(), v.size()); }
+
+/* The pooling geometry of one call, every array already expanded to three values. */
+struct Geo {
+    int64_t k[3], s[3], p[3], d[3];
+    bool ceil;
+};
+
+/* PyTorch's output length of one dimension. */
+static int64_t out_len(int64_t i, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil) {
+    int64_t num = i + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
+    int64_t o = num / s + 1;
+    if (ceil && (o - 1) * s >= i + p) o--;
+    return o;
+}
+
+/* Shape of x ([..., D, H, W]) with the last three dimensions replaced by o. */
+static Shape with_spatial(const Shape &x, const int64_t o[3]) {
+    Shape r(x);
+    size_t n = r.size();
+    for (int j = 0; j < 3; j++) r[n - 3 + j] = o[j];
+    return r;
+}
+
+static void spatial(const Shape &x, int64_t i[3], int64_t *planes) {
+    size_t n = x.size();
+    for (int j = 0; j < 3; j++) i[j] = x[n - 3 + j];
+    *planes = numel(x) / std::max<int64_t>(1, i[0] * i[1] * i[2]);
+}
+
+/* avg_pool3d of dense x; divisor 0 means none. */
+static std::vector<double> avg_ref(const std::vector<double> &x, const Shape &xs, const Geo &g, bool cip, int64_t divisor,
+                                   Shape *os) {
+    int64_t i[3], o[3], P;
+    spatial(xs, i, &P);
+    for (int j = 0; j < 3; j++) o[j] = out_len(i[j], g.k[j], g.s[j], g.p[j], 1, g.ceil);
+    *os = with_spatial(xs, o);
+    std::vector<double> y(static_cast<size_t>(P * o[0] * o[1] * o[2]));
+    size_t q = 0;
+    for (int64_t pl = 0; pl < P; pl++)
+        for (int64_t a = 0; a < o[0]; a++)
+            for (int64_t b = 0; b < o[1]; b++)
+                for (int64_t c = 0; c < o[2]; c++) {
+                    int64_t st[3] = {a * g.s[0] - g.p[0], b * g.s[1] - g.p[1], c * g.s[2] - g.p[2]}, en[3];
+                    int64_t padded = 1, real = 1;
+                    for (int j = 0; j < 3; j++) {
+                        en[j] = std::min(st[j] + g.k[j], i[j] + g.p[j]);
+                        padded *= en[j] - st[j];
+                        st[j] = std::max<int64_t>(st[j], 0);
+                        en[j] = std::min(en[j], i[j]);
+                        real *= en[j] - st[j];
+                    }
+                    double sum = 0;
+                    for (int64_t z = st[0]; z < en[0]; z++)
+                        for (int64_t yy = st[1]; yy < en[1]; yy++)
+                            for (int64_t xx = st[2]; xx < en[2]; xx++)
+                                sum += x[static_cast<size_t>(((pl * i[0] + z) * i[1] + yy) * i[2] + xx)];
+                    double div = divisor ? divisor : cip ? padded : real;
+                    y[q++] = sum / div;
+                }
+    return y;
+}
+
+/* The gradient of avg_ref: each output's gradient spread over its window. */
+static std::vector<double> avg_bwd_ref(const std::vector<double> &gy, const Shape &xs, const Geo &g, bool cip,
+                                       int64_t divisor) {
+    int64_t i[3], o[3], P;
+    spatial(xs, i, &P);
+    for (int j = 0; j < 3; j++) o[j] = out_len(i[j], g.k[j], g.s[j], g.p[j], 1, g.ceil);
+    std::vector<double> gx(static_cast<size_t>(numel(xs)), 0.0);
+    size_t q = 0;
+    for (int64_t pl = 0; pl < P; pl++)
+        for (int64_t a = 0; a < o[0]; a++)
+            for (int64_t b = 0; b < o[1]; b++)
+                for (int64_t c = 0; c < o[2]; c++) {
+                    int64_t st[3] = {a * g.s[0] - g.p[0], b * g.s[1] - g.p[1], c * g.s[2] - g.p[2]}, en[3];
+                    int64_t padded = 1, real = 1;
+                    for (int j = 0; j < 3; j++) {
+                        en[j] = std::min(st[j] + g.k[j], i[j] + g.p[j]);
+                        padded *= en[j] - st[j];
+                        st[j] = std::max<int64_t>(st[j], 0);
+                        en[j] = std::min(en[j], i[j]);
+                        real *= en[j] - st[j];
+                    }
+                    double v = gy[q++] / (divisor ? divisor : cip ? padded : real);
+                    for (int64_t z = st[0]; z < en[0]; z++)
+                        for (int64_t yy = st[1]; yy < en[1]; yy++)
+                            for (int64_t xx = st[2]; xx < en[2]; xx++)
+                                gx[static_cast<size_t>(((pl * i[0] + z) * i[1] + yy) * i[2] + xx)] += v;
+                }
+    return gx;
+}
+
+/* max_pool3d: values and flat per-plane indices (the first maximum of each window). */
+static std::vector<double> max_ref(const std::vector<double> &x, const Shape &xs, const Geo &g, std::vector<double> *idx,
+                                   Shape *os) {
+    int64_t i[3], o[3], P;
+    spatial(xs, i, &P);
+    for (int j = 0; j < 3; j++) o[j] = out_len(i[j], g.k[j], g.s[j], g.p[j], g.d[j], g.ceil);
+    *os = with_spatial(xs, o);
+    std::vector<double> y;
+    idx->clear();
+    for (int64_t pl = 0; pl < P; pl++)
+        for (int64_t a = 0; a < o[0]; a++)
+            for (int64_t b = 0; b < o[1]; b++)
+                for (int64_t c = 0; c < o[2]; c++) {
+                    double best = -INFINITY;
+                    int64_t bi = -1;
+                    for (int64_t u = 0; u < g.k[0]; u++)
+                        for (int64_t v = 0; v < g.k[1]; v++)
+                            for (int64_t w = 0; w < g.k[2]; w++) {
+                                int64_t z = a * g.s[0] - g.p[0] + u * g.d[0];
+                                int64_t yy = b * g.s[1] - g.p[1] + v * g.d[1];
+                                int64_t xx = c * g.s[2] - g.p[2] + w * g.d[2];
+                                if (z < 0 || z >= i[0] || yy < 0 || yy >= i[1] || xx < 0 || xx >= i[2]) continue;
+                                int64_t f = (z * i[1] + yy) * i[2] + xx;
+                                double val = x[static_cast<size_t>(pl * i[0] * i[1] * i[2] + f)];
+                                if (bi < 0 || val > best) {
+                                    best = val;
+                                    bi = f;
+                                }
+                            }
+                    y.push_back(best);
+                    idx->push_back(static_cast<double>(bi));
+                }
+    return y;
+}
+
+/* Scatter-add of gy to the indexed positions of each plane of an xs-shaped gradient. */
+static std::vector<double> scatter_ref(const std::vector<double> &gy, const std::vector<double> &idx, const Shape &xs) {
+    int64_t i[3], P;
+    spatial(xs, i, &P);
+    int64_t pin = i[0] * i[1] * i[2], per = static_cast<int64_t>(gy.size()) / std::max<int64_t>(P, 1);
+    std::vector<double> gx(static_cast<size_t>(numel(xs)), 0.0);
+    for (int64_t pl = 0; pl < P; pl++)
+        for (int64_t q = 0; q < per; q++)
+            gx[static_cast<size_t>(pl * pin + static_cast<int64_t>(idx[static_cast<size_t>(pl * per + q)]))] +=
+                gy[static_cast<size_t>(pl * per + q)];
+    return gx;
+}
+
+/* Adaptive pooling: average (idx null) or max with indices. */
+static std::vector<double> adaptive_ref(const std::vector<double> &x, const Shape &xs, const int64_t o[3],
+                                        std::vector<double> *idx) {
+    int64_t i[3], P;
+    spatial(xs, i, &P);
+    std::vector<double> y;
+    if (idx) idx->clear();
+    for (int64_t pl = 0; pl < P; pl++)
+        for (int64_t a = 0; a < o[0]; a++)
+            for (int64_t b = 0; b < o[1]; b++)
+                for (int64_t c = 0; c < o[2]; c++) {
+                    int64_t pos[3] = {a, b, c}, st[3], en[3];
+                    for (int j = 0; j < 3; j++) {
+                        st[j] = pos[j] * i[j] / o[j];
+                        en[j] = ((pos[j] + 1) * i[j] + o[j] - 1) / o[j];
+                    }
+                    double sum = 0, best = -INFINITY;
+                    int64_t bi = -1;
+                    for (int64_t z = st[0]; z < en[0]; z++)
+                        for (int64_t yy = st[1]; yy < en[1]; yy++)
+                            for (int64_t xx = st[2]; xx < en[2]; xx++) {
+                                int64_t f = (z * i[1] + yy) * i[2] + xx;
+                                double v = x[static_cast<size_t>(pl * i[0] * i[1] * i[2] + f)];
+                                sum += v;
+                                if (bi < 0 || v > best) {
+                                    best = v;
+                                    bi = f;
+                                }
+                            }
+                    if (idx) {
+                        y.push_back(best);
+                        idx->push_back(static_cast<double>(bi));
+                    } else {
+                        y.push_back(sum / static_cast<double>((en[0] - st[0]) * (en[1] - st[1]) * (en[2] - st[2])));
+                    }
+                }
+    return y;
+}
+
+static std::vector<double> adaptive_avg_bwd_ref(const std::vector<double> &gy, const Shape &xs, const int64_t o[3]) {
+    int64_t i[3], P;
+    spatial(xs, i, &P);
+    std::vector<double> gx(static_cast<size_t>(numel(xs)), 0.0);
+    size_t q = 0;
+    for (int64_t pl = 0; pl < P; pl++)
+        for (int64_t a = 0; a < o[0]; a++)
+            for (int64_t b = 0; b < o[1]; b++)
+                for (int64_t c = 0; c < o[2]; c++) {
+                    int64_t pos[3] = {a, b, c}, st[3], en[3];
+                    for (int j = 0; j < 3; j++) {
+                        st[j] = pos[j] * i[j] / o[j];
+                        en[j] = ((pos[j] + 1) * i[j] + o[j] - 1) / o[j];
+                    }
+                    double v = gy[q++] / static_cast<double>((en[0] - st[0]) * (en[1] - st[1]) * (en[2] - st[2]));
+                    for (int64_t z = st[0]; z < en[0]; z++)
+                        for (int64_t yy = st[1]; yy < en[1]; yy++)
+                            for (int64_t xx = st[2]; xx < en[2]; xx++)
+                                gx[static_cast<size_t>(((pl * i[0] + z) * i[1] + yy) * i[2] + xx)] += v;
+                }
+    return gx;
+}
+
+static std::vector<double> as(const std::vector<double> &v, aclDataType t) {
+    std::vector<double> r(v);
+    for (auto &e : r) e = as_type(e, t);
+    return r;
+}
+
+static double tol_of(aclDataType t) { return t == ACL_FLOAT ? 1e-6 : t == ACL_FLOAT16 ? 1e-3 : 1e-2; }
+
+/* One AvgPool3d + AvgPool3dBackward case. */
+static void avg_case(const char *what, const Shape &xs, aclDataType dt, Layout l, Geo g, std::vector<int64_t> karr,
+                     std::vector<int64_t> sarr, std::vector<int64_t> parr, bool cip, int64_t divisor, unsigned seed) {
+    char name[256];
+    std::vector<double> X = values(numel(xs), dt, seed);
+    Shape os;
+    std::vector<double> want = avg_ref(X, xs, g, cip, divisor, &os);
+    Dev x = make(xs, dt, X, l), o = make(os, dt, {0});
+    aclIntArray *k = ia(karr), *s = ia(sarr), *p = ia(parr);
+    RUN(S, aclnnAvgPool3d, x.t, k, s, p, g.ceil, cip, divisor, o.t);
+    snprintf(name, sizeof name, "AvgPool3d %s %s %s", what, dname(dt), lname(l));
+    compare(name, read(o), as(want, dt), tol_of(dt));
+    std::vector<double> G = values(numel(os), dt, seed + 7);
+    Dev gy = make(os, dt, G, l), gx = make(xs, dt, {0});
+    RUN(S, aclnnAvgPool3dBackward, gy.t, x.t, k, s, p, g.ceil, cip, divisor, gx.t);
+    snprintf(name, sizeof name, "AvgPool3dBackward %s %s %s", what, dname(dt), lname(l));
+    compare(name, read(gx), as(avg_bwd_ref(G, xs, g, cip, divisor), dt), tol_of(dt));
+    aclDestroyIntArray(k);
+    aclDestroyIntArray(s);
+    aclDestroyIntArray(p);
+    for (Dev *d : {&x, &o, &gy, &gx}) release(*d);
+}
+
+static void avg_pool3d() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    Geo g2 = {{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, false};
+    avg_case("k2 (stride empty = kernel)", {2, 3, 4, 5, 6}, ACL_FLOAT, CONTIG, g2, {2}, {}, {0}, true, 0, 1);
+    Geo g3 = {{3, 2, 3}, {2, 1, 2}, {1, 1, 1}, {1, 1, 1}, false};
+    avg_case("k(3,2,3) s(2,1,2) p1", {2, 2, 5, 4, 7}, ACL_FLOAT, TRANSPOSED, g3, {3, 2, 3}, {2, 1, 2}, {1}, true, 0, 2);
+    avg_case("k(3,2,3) s(2,1,2) p1 no pad count", {3, 5, 4, 7}, ACL_FLOAT, STRIDED, g3, {3, 2, 3}, {2, 1, 2}, {1, 1, 1},
+             false, 0, 3);
+    Geo gc = {{2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, true};
+    avg_case("k2 s2 p1 ceil", {1, 2, 5, 6, 3}, ACL_FLOAT, CONTIG, gc, {2}, {2}, {1}, false, 0, 4);
+    Geo gd = {{2, 3, 2}, {1, 1, 1}, {0, 1, 0}, {1, 1, 1}, false};
+    avg_case("divisor 5", {2, 3, 4, 3}, ACL_FLOAT, CONTIG, gd, {2, 3, 2}, {1}, {0, 1, 0}, true, 5, 5);
+    avg_case("k2", {1, 2, 4, 4, 6}, ACL_FLOAT16, TRANSPOSED, g2, {2, 2, 2}, {2, 2, 2}, {0}, true, 0, 6);
+    avg_case("k2", {2, 4, 4, 4}, ACL_BF16, CONTIG, g2, {2}, {}, {0}, true, 0, 7);
+    /* an empty batch */
+    Dev e = make({0, 2, 4, 4, 4}, ACL_FLOAT, {}), eo = make({0, 2, 2, 2, 2}, ACL_FLOAT, {});
+    aclIntArray *k2 = ia({2}), *none = ia({}), *p0 = ia({0}), *k22 = ia({2, 2}), *p2 = ia({2}), *sz = ia({0});
+    RUN(S, aclnnAvgPool3d, e.t, k2, none, p0, false, true, 0, eo.t);
+    g_checks++;
+    /* errors */
+    Dev x = make({1, 2, 4, 4, 4}, ACL_FLOAT, {1}), o = make({1, 2, 2, 2, 2}, ACL_FLOAT, {0});
+    Dev xi = make({1, 2, 4, 4, 4}, ACL_INT32, {1}), x3 = make({4, 4, 4}, ACL_FLOAT, {1});
+    Dev oh = make({1, 2, 2, 2, 2}, ACL_FLOAT16, {0}), o3 = make({1, 2, 3, 2, 2}, ACL_FLOAT, {0});
+    Dev gx = make({1, 2, 4, 4, 4}, ACL_FLOAT, {0}), gxs = make({1, 2, 4, 4, 3}, ACL_FLOAT, {0});
+    expect_code("AvgPool3d null self", aclnnAvgPool3dGetWorkspaceSize(nullptr, k2, none, p0, false, true, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("AvgPool3d null kernelSize",
+                aclnnAvgPool3dGetWorkspaceSize(x.t, nullptr, none, p0, false, true, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("AvgPool3d null out", aclnnAvgPool3dGetWorkspaceSize(x.t, k2, none, p0, false, true, 0, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("AvgPool3d int32 self", aclnnAvgPool3dGetWorkspaceSize(xi.t, k2, none, p0, false, true, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AvgPool3d 3-D self", aclnnAvgPool3dGetWorkspaceSize(x3.t, k2, none, p0, false, true, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AvgPool3d kernelSize of 2 values",
+                aclnnAvgPool3dGetWorkspaceSize(x.t, k22, none, p0, false, true, 0, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("AvgPool3d stride 0", aclnnAvgPool3dGetWorkspaceSize(x.t, k2, sz, p0, false, true, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AvgPool3d padding 2 with kernel 2",
+                aclnnAvgPool3dGetWorkspaceSize(x.t, k2, none, p2, false, true, 0, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("AvgPool3d float16 out of a float self",
+                aclnnAvgPool3dGetWorkspaceSize(x.t, k2, none, p0, false, true, 0, oh.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("AvgPool3d out [1, 2, 3, 2, 2]",
+                aclnnAvgPool3dGetWorkspaceSize(x.t, k2, none, p0, false, true, 0, o3.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("AvgPool3dBackward null gradOutput",
+                aclnnAvgPool3dBackwardGetWorkspaceSize(nullptr, x.t, k2, none, p0, false, true, 0, gx.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("AvgPool3dBackward gradOutput [1, 2, 3, 2, 2]",
+                aclnnAvgPool3dBackwardGetWorkspaceSize(o3.t, x.t, k2, none, p0, false, true, 0, gx.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AvgPool3dBackward output of another shape",
+                aclnnAvgPool3dBackwardGetWorkspaceSize(o.t, x.t, k2, none, p0, false, true, 0, gxs.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    for (aclIntArray *a : {k2, none, p0, k22, p2, sz}) aclDestroyIntArray(a);
+    for (Dev *d : {&e, &eo, &x, &o, &xi, &x3, &oh, &o3, &gx, &gxs}) release(*d);
+    printf("ok avg pool3d\n");
+}
+
+static void adaptive_avg_pool3d() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    struct Case {
+        Shape xs;
+        int64_t o[3];
+        aclDataType dt;
+        Layout l;
+    } cases[] = {
+        {{2, 3, 6, 7, 5}, {3, 4, 2}, ACL_FLOAT, CONTIG},
+        {{3, 5, 6, 4}, {4, 4, 3}, ACL_FLOAT, TRANSPOSED},
+        {{1, 2, 3, 4, 5}, {5, 6, 7}, ACL_FLOAT, STRIDED},
+        {{2, 2, 5, 5, 5}, {2, 3, 1}, ACL_FLOAT16, CONTIG},
+        {{2, 4, 4, 6}, {2, 2, 3}, ACL_BF16, STRIDED},
+    };
+    unsigned seed = 20;
+    for (auto &c : cases) {
+        char name[256];
+        std::vector<double> X = values(numel(c.xs), c.dt, seed++);
+        Shape os = with_spatial(c.xs, c.o);
+        Dev x = make(c.xs, c.dt, X, c.l), o = make(os, c.dt, {0});
+        aclIntArray *sz = ia({c.o[0], c.o[1], c.o[2]});
+        RUN(S, aclnnAdaptiveAvgPool3d, x.t, sz, o.t);
+        snprintf(name, sizeof name, "AdaptiveAvgPool3d to %lldx%lldx%lld %s %s", (long long)c.o[0], (long long)c.o[1],
+                 (long long)c.o[2], dname(c.dt), lname(c.l));
+        compare(name, read(o), as(adaptive_ref(X, c.xs, c.o, nullptr), c.dt), tol_of(c.dt));
+        std::vector<double> G = values(numel(os), c.dt, seed++);
+        Dev gy = make(os, c.dt, G, c.l), gx = make(c.xs, c.dt, {0});
+        RUN(S, aclnnAdaptiveAvgPool3dBackward, gy.t, x.t, gx.t);
+        snprintf(name, sizeof name, "AdaptiveAvgPool3dBackward to %lldx%lldx%lld %s %s", (long long)c.o[0],
+                 (long long)c.o[1], (long long)c.o[2], dname(c.dt), lname(c.l));
+        compare(name, read(gx), as(adaptive_avg_bwd_ref(G, c.xs, c.o), c.dt), tol_of(c.dt));
+        aclDestroyIntArray(sz);
+        for (Dev *d : {&x, &o, &gy, &gx}) release(*d);
+    }
+    /* errors */
+    Dev x = make({1, 2, 4, 4, 4}, ACL_FLOAT, {1}), o = make({1, 2, 2, 2, 2}, ACL_FLOAT, {0});
+    Dev xd = make({1, 2, 4, 4, 4}, ACL_DOUBLE, {1}), xe = make({1, 2, 0, 4, 4}, ACL_FLOAT, {});
+    Dev gbad = make({2, 2, 2, 2, 2}, ACL_FLOAT, {0}), gx = make({1, 2, 4, 4, 4}, ACL_FLOAT, {0});
+    aclIntArray *sz = ia({2, 2, 2}), *sz2 = ia({2, 2}), *szn = ia({2, 0, 2});
+    expect_code("AdaptiveAvgPool3d null self", aclnnAdaptiveAvgPool3dGetWorkspaceSize(nullptr, sz, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("AdaptiveAvgPool3d null outputSize", aclnnAdaptiveAvgPool3dGetWorkspaceSize(x.t, nullptr, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("AdaptiveAvgPool3d double self", aclnnAdaptiveAvgPool3dGetWorkspaceSize(xd.t, sz, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AdaptiveAvgPool3d outputSize of 2 values", aclnnAdaptiveAvgPool3dGetWorkspaceSize(x.t, sz2, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AdaptiveAvgPool3d outputSize with a 0", aclnnAdaptiveAvgPool3dGetWorkspaceSize(x.t, szn, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AdaptiveAvgPool3d empty depth", aclnnAdaptiveAvgPool3dGetWorkspaceSize(xe.t, sz, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AdaptiveAvgPool3dBackward null out", aclnnAdaptiveAvgPool3dBackwardGetWorkspaceSize(o.t, x.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("AdaptiveAvgPool3dBackward gradOutput of another batch",
+                aclnnAdaptiveAvgPool3dBackwardGetWorkspaceSize(gbad.t, x.t, gx.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("AdaptiveAvgPool3dBackward out of gradOutput's shape",
+                aclnnAdaptiveAvgPool3dBackwardGetWorkspaceSize(o.t, x.t, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    for (aclIntArray *a : {sz, sz2, szn}) aclDestroyIntArray(a);
+    for (Dev *d : {&x, &o, &xd, &xe, &gbad, &gx}) release(*d);
+    printf("ok adaptive avg pool3d\n");
+}
+
+/* One MaxPool3dWithArgmax + Backward case. */
+static void max_case(const char *what, const Shape &xs, aclDataType dt, aclDataType it, Layout l, Geo g,
+                     std::vector<int64_t> karr, std::vector<int64_t> sarr, std::vector<int64_t> parr,
+                     std::vector<int64_t> darr, unsigned seed) {
+    char name[256];
+    std::vector<double> X = values(numel(xs), dt, seed);
+    Shape os;
+    std::vector<double> idx;
+    std::vector<double> want = max_ref(X, xs, g, &idx, &os);
+    Dev x = make(xs, dt, X, l), o = make(os, dt, {0}), ix = make(os, it, {0});
+    aclIntArray *k = ia(karr), *s = ia(sarr), *p = ia(parr), *d = ia(darr);
+    RUN(S, aclnnMaxPool3dWithArgmax, x.t, k, s, p, d, g.ceil, o.t, ix.t);
+    snprintf(name, sizeof name, "MaxPool3dWithArgmax %s %s %s values", what, dname(dt), lname(l));
+    compare(name, read(o), want, 0);
+    snprintf(name, sizeof name, "MaxPool3dWithArgmax %s %s %s indices", what, dname(dt), lname(l));
+    compare(name, read(ix), idx, 0);
+    std::vector<double> G = values(numel(os), dt, seed + 3);
+    Dev gy = make(os, dt, G, l), gx = make(xs, dt, {0});
+    RUN(S, aclnnMaxPool3dWithArgmaxBackward, gy.t, x.t, ix.t, k, s, p, d, g.ceil, gx.t);
+    snprintf(name, sizeof name, "MaxPool3dWithArgmaxBackward %s %s %s", what, dname(dt), lname(l));
+    compare(name, read(gx), as(scatter_ref(G, idx, xs), dt), tol_of(dt));
+    for (aclIntArray *a : {k, s, p, d}) aclDestroyIntArray(a);
+    for (Dev *e : {&x, &o, &ix, &gy, &gx}) release(*e);
+}
+
+static void max_pool3d() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    Geo g2 = {{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, false};
+    max_case("k2 (stride empty)", {2, 3, 4, 6, 5}, ACL_FLOAT, ACL_INT32, CONTIG, g2, {2}, {}, {0}, {1}, 40);
+    Geo g3 = {{3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, false};
+    max_case("k3 s2 p1", {1, 2, 5, 6, 7}, ACL_FLOAT, ACL_INT32, TRANSPOSED, g3, {3}, {2}, {1}, {1, 1, 1}, 41);
+    Geo gc = {{2, 3, 2}, {2, 2, 1}, {1, 1, 0}, {1, 1, 1}, true};
+    max_case("k(2,3,2) s(2,2,1) p(1,1,0) ceil", {3, 5, 6, 4}, ACL_FLOAT, ACL_INT64, STRIDED, gc, {2, 3, 2}, {2, 2, 1},
+             {1, 1, 0}, {1}, 42);
+    Geo gd = {{2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {2, 1, 2}, false};
+    max_case("k2 s1 dilation(2,1,2)", {1, 2, 5, 4, 6}, ACL_FLOAT, ACL_INT32, CONTIG, gd, {2}, {1}, {0}, {2, 1, 2}, 43);
+    max_case("k2", {2, 2, 4, 4, 4}, ACL_FLOAT16, ACL_INT32, TRANSPOSED, g2, {2}, {2}, {0}, {1}, 44);
+    max_case("k3 s2 p1", {2, 5, 5, 5}, ACL_BF16, ACL_INT32, CONTIG, g3, {3}, {2}, {1}, {1}, 45);
+    /* NaN wins a window */
+    {
+        Dev x = make({1, 1, 2, 2, 2}, ACL_FLOAT, {1, 2, NAN, 4, 5, 6, 7, 8}), o = make({1, 1, 1, 1, 1}, ACL_FLOAT, {0});
+        Dev ix = make({1, 1, 1, 1, 1}, ACL_INT32, {0});
+        aclIntArray *k = ia({2}), *s = ia({}), *p = ia({0}), *d = ia({1});
+        RUN(S, aclnnMaxPool3dWithArgmax, x.t, k, s, p, d, false, o.t, ix.t);
+        g_checks++;
+        if (!std::isnan(read(o)[0]) || read(ix)[0] != 2) {
+            printf("FAIL MaxPool3dWithArgmax NaN window: %g at %g, expected nan at 2\n", read(o)[0], read(ix)[0]);
+            g_fail++;
+        }
+        for (aclIntArray *a : {k, s, p, d}) aclDestroyIntArray(a);
+        for (Dev *e : {&x, &o, &ix}) release(*e);
+    }
+    /* errors */
+    Dev x = make({1, 2, 4, 4, 4}, ACL_FLOAT, {1}), o = make({1, 2, 2, 2, 2}, ACL_FLOAT, {0});
+    Dev ix = make({1, 2, 2, 2, 2}, ACL_INT32, {0}), ixf = make({1, 2, 2, 2, 2}, ACL_FLOAT, {0});
+    Dev x6 = make({1, 1, 2, 4, 4, 4}, ACL_FLOAT, {1}), gx = make({1, 2, 4, 4, 4}, ACL_FLOAT, {0});
+    Dev ixs = make({1, 2, 2, 2, 1}, ACL_INT32, {0});
+    aclIntArray *k = ia({2}), *s = ia({}), *p = ia({0}), *d = ia({1}), *d0 = ia({0}), *s2 = ia({2, 2});
+    expect_code("MaxPool3dWithArgmax null self",
+                aclnnMaxPool3dWithArgmaxGetWorkspaceSize(nullptr, k, s, p, d, false, o.t, ix.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("MaxPool3dWithArgmax null indices",
+                aclnnMaxPool3dWithArgmaxGetWorkspaceSize(x.t, k, s, p, d, false, o.t, nullptr, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("MaxPool3dWithArgmax null dilation",
+                aclnnMaxPool3dWithArgmaxGetWorkspaceSize(x.t, k, s, p, nullptr, false, o.t, ix.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("MaxPool3dWithArgmax float indices",
+                aclnnMaxPool3dWithArgmaxGetWorkspaceSize(x.t, k, s, p, d, false, o.t, ixf.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxPool3dWithArgmax 6-D self",
+                aclnnMaxPool3dWithArgmaxGetWorkspaceSize(x6.t, k, s, p, d, false, o.t, ix.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxPool3dWithArgmax dilation 0",
+                aclnnMaxPool3dWithArgmaxGetWorkspaceSize(x.t, k, s, p, d0, false, o.t, ix.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxPool3dWithArgmax stride of 2 values",
+                aclnnMaxPool3dWithArgmaxGetWorkspaceSize(x.t, k, s2, p, d, false, o.t, ix.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxPool3dWithArgmax indices of another shape",
+                aclnnMaxPool3dWithArgmaxGetWorkspaceSize(x.t, k, s, p, d, false, o.t, ixs.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("MaxPool3dWithArgmaxBackward null gradOutput",
+                aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize(nullptr, x.t, ix.t, k, s, p, d, false, gx.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("MaxPool3dWithArgmaxBackward gradInput of the output's shape",
+                aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize(o.t, x.t, ix.t, k, s, p, d, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    /* an index outside the plane fails the task, at synchronisation */
+    {
+        Dev bad = make({1, 2, 2, 2, 2}, ACL_INT32, {64});
+        uint64_t w = 0;
+        aclOpExecutor *e = nullptr;
+        NN(aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize(o.t, x.t, bad.t, k, s, p, d, false, gx.t, &w, &e));
+        NN(aclnnMaxPool3dWithArgmaxBackward(nullptr, 0, e, S));
+        aclError r = aclrtSynchronizeStream(S);
+        g_checks++;
+        if (r == ACL_SUCCESS) {
+            printf("FAIL MaxPool3dWithArgmaxBackward index 64 of a 64-element plane succeeded\n");
+            g_fail++;
+        } else {
+            printf("error MaxPool3dWithArgmaxBackward index 64: %s\n", test_msg());
+        }
+        release(bad);
+    }
+    for (aclIntArray *a : {k, s, p, d, d0, s2}) aclDestroyIntArray(a);
+    for (Dev *e : {&x, &o, &ix, &ixf, &x6, &gx, &ixs}) release(*e);
+    printf("ok max pool3d with argmax\n");
+}
+
+static void adaptive_max_pool3d() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    struct Case {
+        Shape xs;
+        int64_t o[3];
+        aclDataType dt, it;
+        Layout l;
+    } cases[] = {
+        {{2, 3, 6, 7, 5}, {3, 4, 2}, ACL_FLOAT, ACL_INT32, CONTIG},
+        {{3, 5, 6, 4}, {2, 4, 3}, ACL_FLOAT, ACL_INT64, TRANSPOSED},
+        {{1, 2, 3, 4, 5}, {4, 5, 6}, ACL_FLOAT, ACL_INT32, STRIDED},
+        {{2, 2, 5, 5, 5}, {2, 3, 1}, ACL_FLOAT16, ACL_INT32, CONTIG},
+        {{2, 4, 4, 6}, {3, 2, 4}, ACL_BF16, ACL_INT32, STRIDED},
+    };
+    unsigned seed = 60;
+    for (auto &c : cases) {
+        char name[256];
+        std::vector<double> X = values(numel(c.xs), c.dt, seed++);
+        Shape os = with_spatial(c.xs, c.o);
+        std::vector<double> idx;
+        std::vector<double> want = adaptive_ref(X, c.xs, c.o, &idx);
+        Dev x = make(c.xs, c.dt, X, c.l), o = make(os, c.dt, {0}), ix = make(os, c.it, {0});
+        aclIntArray *sz = ia({c.o[0], c.o[1], c.o[2]});
+        RUN(S, aclnnAdaptiveMaxPool3d, x.t, sz, o.t, ix.t);
+        snprintf(name, sizeof name, "AdaptiveMaxPool3d to %lldx%lldx%lld %s %s values", (long long)c.o[0],
+                 (long long)c.o[1], (long long)c.o[2], dname(c.dt), lname(c.l));
+        compare(name, read(o), want, 0);
+        snprintf(name, sizeof name, "AdaptiveMaxPool3d %s %s indices", dname(c.dt), lname(c.l));
+        compare(name, read(ix), idx, 0);
+        std::vector<double> G = values(numel(os), c.dt, seed++);
+        Dev gy = make(os, c.dt, G, c.l), gx = make(c.xs, c.dt, {0});
+        RUN(S, aclnnAdaptiveMaxPool3dBackward, gy.t, x.t, ix.t, gx.t);
+        snprintf(name, sizeof name, "AdaptiveMaxPool3dBackward %s %s", dname(c.dt), lname(c.l));
+        compare(name, read(gx), as(scatter_ref(G, idx, c.xs), c.dt), tol_of(c.dt));
+        aclDestroyIntArray(sz);
+        for (Dev *d : {&x, &o, &ix, &gy, &gx}) release(*d);
+    }
+    /* errors */
+    Dev x = make({1, 2, 4, 4, 4}, ACL_FLOAT, {1}), o = make({1, 2, 2, 2, 2}, ACL_FLOAT, {0});
+    Dev ix = make({1, 2, 2, 2, 2}, ACL_INT32, {0}), ix8 = make({1, 2, 2, 2, 2}, ACL_INT8, {0});
+    Dev oh = make({1, 2, 2, 2, 2}, ACL_FLOAT16, {0}), gx = make({1, 2, 4, 4, 4}, ACL_FLOAT, {0});
+    aclIntArray *sz = ia({2, 2, 2}), *szm = ia({2, -1, 2});
+    expect_code("AdaptiveMaxPool3d null outputOut", aclnnAdaptiveMaxPool3dGetWorkspaceSize(x.t, sz, nullptr, ix.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("AdaptiveMaxPool3d int8 indices", aclnnAdaptiveMaxPool3dGetWorkspaceSize(x.t, sz, o.t, ix8.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AdaptiveMaxPool3d float16 out of a float self",
+                aclnnAdaptiveMaxPool3dGetWorkspaceSize(x.t, sz, oh.t, ix.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("AdaptiveMaxPool3d outputSize -1", aclnnAdaptiveMaxPool3dGetWorkspaceSize(x.t, szm, o.t, ix.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AdaptiveMaxPool3dBackward null indices",
+                aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize(o.t, x.t, nullptr, gx.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("AdaptiveMaxPool3dBackward int8 indices",
+                aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize(o.t, x.t, ix8.t, gx.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("AdaptiveMaxPool3dBackward float16 gradInput",
+                aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize(o.t, x.t, ix.t, oh.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    for (aclIntArray *a : {sz, szm}) aclDestroyIntArray(a);
+    for (Dev *d : {&x, &o, &ix, &ix8, &oh, &gx}) release(*d);
+    printf("ok adaptive max pool3d\n");
+}
+
+int main() {
+    CHECK(aclInit(nullptr));
+    CHECK(aclrtSetDevice(0));
+    CHECK(aclrtCreateStream(&S));
+    avg_pool3d();
+    adaptive_avg_pool3d();
+    max_pool3d();
+    adaptive_max_pool3d();
+    printf("%d checks, %d failed\n", g_checks, g_fail);
+    if (g_fail == 0) printf("PASS\n");
+    return g_fail == 0 ? 0 : 1;
+}
