@@ -4,6 +4,11 @@
 //! `count_include_pad`, `divisor_override`), adaptive average and max pooling, and the
 //! backward form of each. Values are read and written through float64 (exact for every
 //! input dtype) and rounded once; planes are split across threads.
+//!
+//! Also circular padding of the trailing dimensions (`aclnnCircularPad2d/3d` and their
+//! backward forms): output position `o` of a dimension of size `n` padded by `before` reads
+//! input `(o - before) mod n`; the backward sums the gradients of every position that read an
+//! element. (Reflection and replication padding are `extra::pad`.)
 
 use super::dtype::DType;
 use super::iter::{self, parallel_ranges, threads_for};
@@ -324,6 +329,84 @@ pub fn adaptive_max_pool3d(x: &View, out: &View, indices: &View) -> Result<(), S
     store(idx.into_inner().unwrap_or_else(|e| e.into_inner()), indices)
 }
 
+/// For each of the trailing `pad.len() / 2` dimensions, the circular source index of every
+/// output position; `pad` holds (before, after) pairs starting from the last dimension.
+fn circular_maps(in_shape: &[usize], out_shape: &[usize], pad: &[i64]) -> Vec<Vec<usize>> {
+    let k = pad.len() / 2;
+    let nd = in_shape.len();
+    (0..k)
+        .map(|j| {
+            let d = nd - k + j;
+            let before = pad[2 * (k - 1 - j)];
+            let n = in_shape[d].max(1) as i64;
+            (0..out_shape[d] as i64)
+                .map(|o| (o - before).rem_euclid(n) as usize)
+                .collect()
+        })
+        .collect()
+}
+
+/// Visit (output flat index, input flat index) of every output element of a padding whose
+/// trailing dimensions map through `maps` (both tensors dense, row-major).
+fn for_each_tap(
+    in_shape: &[usize],
+    out_shape: &[usize],
+    maps: &[Vec<usize>],
+    mut f: impl FnMut(usize, usize),
+) {
+    let nd = in_shape.len();
+    let lead = nd - maps.len();
+    let outer: usize = in_shape[..lead].iter().product();
+    let in_inner: usize = in_shape[lead..].iter().product();
+    let out_inner: usize = out_shape[lead..].iter().product();
+    let mut in_strides = vec![1usize; maps.len()];
+    for j in (0..maps.len().saturating_sub(1)).rev() {
+        in_strides[j] = in_strides[j + 1] * in_shape[lead + j + 1];
+    }
+    for o in 0..out_inner {
+        let (mut rem, mut src) = (o, 0usize);
+        for j in (0..maps.len()).rev() {
+            let n = out_shape[lead + j];
+            src += maps[j][rem % n] * in_strides[j];
+            rem /= n;
+        }
+        for b in 0..outer {
+            f(b * out_inner + o, b * in_inner + src);
+        }
+    }
+}
+
+/// `v` as dense float64 values.
+fn load_dense(v: &View) -> Result<Vec<f64>, String> {
+    let mut buf = vec![0f64; v.numel()];
+    if !buf.is_empty() {
+        iter::copy(v, &View::of_slice(&mut buf, DType::F64, &v.shape))?;
+    }
+    Ok(buf)
+}
+
+/// Circular padding of the trailing `pad.len() / 2` dimensions of `x` into `out`.
+pub fn circular_pad(x: &View, pad: &[i64], out: &View) -> Result<(), String> {
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    let xs = load_dense(x)?;
+    let maps = circular_maps(&x.shape, &out.shape, pad);
+    let mut y = vec![0f64; out.numel()];
+    for_each_tap(&x.shape, &out.shape, &maps, |o, i| y[o] = xs[i]);
+    store(y, out)
+}
+
+/// Backward of [`circular_pad`]: `dx` gets the sum of the gradients of every output position
+/// that read each element.
+pub fn circular_pad_backward(dy: &View, pad: &[i64], dx: &View) -> Result<(), String> {
+    let g = load_dense(dy)?;
+    let maps = circular_maps(&dx.shape, &dy.shape, pad);
+    let mut r = vec![0f64; dx.numel()];
+    for_each_tap(&dx.shape, &dy.shape, &maps, |o, i| r[i] += g[o]);
+    store(r, dx)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,5 +475,24 @@ mod tests {
         let iv = View::of_slice(&mut i, DType::I64, &[1, 2, 1, 1]);
         adaptive_max_pool3d(&xv, &ov, &iv).unwrap();
         assert_eq!((o, i), (vec![2.0, 4.0], vec![1, 2]));
+    }
+
+    #[test]
+    fn circular_pad_wraps_and_sums_back() {
+        // the reference's example: a 3x3 plane padded by 1 on every side
+        let mut x: Vec<f32> = (0..9).map(|v| v as f32).collect();
+        let xv = View::of_slice(&mut x, DType::F32, &[1, 3, 3]);
+        let mut o = vec![0f32; 25];
+        let ov = View::of_slice(&mut o, DType::F32, &[1, 5, 5]);
+        circular_pad(&xv, &[1, 1, 1, 1], &ov).unwrap();
+        assert_eq!(&o[..5], &[8.0, 6.0, 7.0, 8.0, 6.0]);
+        assert_eq!(&o[5..10], &[2.0, 0.0, 1.0, 2.0, 0.0]);
+        let mut g = vec![1f32; 25];
+        let gv = View::of_slice(&mut g, DType::F32, &[1, 5, 5]);
+        let mut gx = vec![0f32; 9];
+        let gxv = View::of_slice(&mut gx, DType::F32, &[1, 3, 3]);
+        circular_pad_backward(&gv, &[1, 1, 1, 1], &gxv).unwrap();
+        // corners are read 4 times, edges twice, the centre once
+        assert_eq!(gx, [4.0, 2.0, 4.0, 2.0, 1.0, 2.0, 4.0, 2.0, 4.0]);
     }
 }
