@@ -9,10 +9,21 @@
 //! the reference: `kernelSize` 1 or 3 values (> 0), `stride` 0 (= kernelSize), 1 or 3 values
 //! (> 0), `padding` 1 or 3 values (>= 0, at most half the kernel), `dilation` 1 or 3 values
 //! (> 0). The engine is `npu_emu::ops::pool3d`.
+//!
+//! Also the padding of the trailing dimensions: `aclnn_reflection_pad3d[_backward].h`,
+//! `aclnn_replication_pad3d[_backward].h`, `aclnn_circular_pad2d[_backward].h`,
+//! `aclnn_circular_pad3d[_backward].h`. `padding` holds (before, after) pairs from the last
+//! dimension (left, right, top, bottom, front, back), each in `[0, size)` for reflection and
+//! circular padding and `>= 0` for replication; `self` has `k + 1` or `k + 2` dimensions for
+//! a `k`-D padding. Reflection and replication are `npu_emu::ops::extra::pad`, circular
+//! padding `pool3d::circular_pad`; all compute through float64 (INT64 values beyond 2^53 lose
+//! precision, as in the 1-D/2-D padding operators).
 
 use super::args::{self as a, FLOATS3, INDEX};
-use super::launch::{phase1, Launch};
+use super::launch::{phase1, Built, Launch};
 use crate::status::{NnError, NnResult};
+use npu_emu::ops::dtype::DType;
+use npu_emu::ops::extra::{self, PadMode};
 use npu_emu::ops::pool::pool_out_len;
 use npu_emu::ops::pool3d::{self, Pool3d};
 use std::ffi::c_void;
@@ -448,6 +459,228 @@ pub unsafe extern "C" fn aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize(
         },
     )
 }
+
+// ---- ReflectionPad3d, ReplicationPad3d, CircularPad2d/3d ----
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pad {
+    Reflect,
+    Replicate,
+    Circular,
+}
+
+/// The padded shape of `x` (a `k`-D padding), every check of the reference done.
+fn padded_shape(
+    x: &a::T,
+    padding: *const c_void,
+    k: usize,
+    mode: Pad,
+) -> NnResult<(Vec<i64>, Vec<usize>)> {
+    let p = a::int_array(padding, "padding")?;
+    if x.ndim() != k + 1 && x.ndim() != k + 2 {
+        return Err(bad(format!(
+            "{} must have {} or {} dimensions, but its shape is {:?}",
+            x.arg,
+            k + 1,
+            k + 2,
+            x.shape()
+        )));
+    }
+    if p.len() != 2 * k {
+        return Err(bad(format!("padding {p:?} must hold {} values", 2 * k)));
+    }
+    let nd = x.ndim();
+    let mut want = x.shape().to_vec();
+    for j in 0..k {
+        let d = nd - 1 - j;
+        let (lo, hi) = (p[2 * j], p[2 * j + 1]);
+        let n = x.shape()[d] as i64;
+        let ok = match mode {
+            Pad::Replicate => lo >= 0 && hi >= 0 && n > 0,
+            Pad::Reflect | Pad::Circular => lo >= 0 && hi >= 0 && lo < n && hi < n,
+        };
+        if !ok {
+            return Err(bad(format!(
+                "padding ({lo}, {hi}) of dimension {d} (size {n}) is out of range: {}",
+                if mode == Pad::Replicate {
+                    "each must be >= 0 and the dimension non-empty"
+                } else {
+                    "each must be in [0, size)"
+                }
+            )));
+        }
+        want[d] = (n + lo + hi) as usize;
+    }
+    Ok((p, want))
+}
+
+fn pad_forward(
+    api: &'static str,
+    k: usize,
+    mode: Pad,
+    types: &[DType],
+    self_: *const c_void,
+    padding: *const c_void,
+    out: *mut c_void,
+) -> NnResult<Built> {
+    let x = a::tensor(self_, "self")?;
+    let o = a::tensor(out, "out")?;
+    a::dtype_in(&x, types)?;
+    let (p, want) = padded_shape(&x, padding, k, mode)?;
+    same_dtype(&o, &x)?;
+    a::same_shape(&o, &want)?;
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&o);
+    l.finish(move |v, _| match mode {
+        Pad::Reflect => extra::pad(&v[0], &p, PadMode::Reflect, &v[1]),
+        Pad::Replicate => extra::pad(&v[0], &p, PadMode::Replicate, &v[1]),
+        Pad::Circular => pool3d::circular_pad(&v[0], &p, &v[1]),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pad_backward(
+    api: &'static str,
+    k: usize,
+    mode: Pad,
+    types: &[DType],
+    grad_output: *const c_void,
+    self_: *const c_void,
+    padding: *const c_void,
+    grad_input: *mut c_void,
+) -> NnResult<Built> {
+    let g = a::tensor(grad_output, "gradOutput")?;
+    let x = a::tensor(self_, "self")?;
+    let gi = a::tensor(grad_input, "gradInput")?;
+    a::dtype_in(&x, types)?;
+    let (p, want) = padded_shape(&x, padding, k, mode)?;
+    same_dtype(&g, &x)?;
+    a::same_shape(&g, &want)?;
+    same_dtype(&gi, &x)?;
+    a::same_shape(&gi, x.shape())?;
+    let mut l = Launch::new(api);
+    l.input(&g);
+    l.output(&gi);
+    l.finish(move |v, _| match mode {
+        Pad::Reflect => extra::pad_backward(&v[0], &p, PadMode::Reflect, &v[1]),
+        Pad::Replicate => extra::pad_backward(&v[0], &p, PadMode::Replicate, &v[1]),
+        Pad::Circular => pool3d::circular_pad_backward(&v[0], &p, &v[1]),
+    })
+}
+
+use DType::{Bool, BF16, F16, F32, F64, I16, I32, I64, I8, U8};
+const REFLECT_TYPES: &[DType] = &[BF16, F16, F32, F64, I8, I16, I32, I64, U8, Bool];
+const REFLECT_GRAD_TYPES: &[DType] = &[BF16, F16, F32, F64];
+const REPLICATE_TYPES: &[DType] = &[F16, F32, F64, I8, I16, I32, I64, U8];
+const REPLICATE_GRAD_TYPES: &[DType] = &[F16, F32, BF16, F64];
+const CIRCULAR_TYPES: &[DType] = &[F16, BF16, F32, I8, I32];
+const CIRCULAR_GRAD_TYPES: &[DType] = &[F16, BF16, F32];
+
+macro_rules! pad_fwd {
+    ($get:ident, $api:literal, $k:expr, $mode:expr, $types:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            self_: *const c_void,
+            padding: *const c_void,
+            out: *mut c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut c_void,
+        ) -> i32 {
+            phase1(stringify!($get), workspaceSize, executor, || {
+                pad_forward($api, $k, $mode, $types, self_, padding, out)
+            })
+        }
+    };
+}
+
+macro_rules! pad_bwd {
+    ($get:ident, $api:literal, $k:expr, $mode:expr, $types:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            gradOutput: *const c_void,
+            self_: *const c_void,
+            padding: *const c_void,
+            gradInput: *mut c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut c_void,
+        ) -> i32 {
+            phase1(stringify!($get), workspaceSize, executor, || {
+                pad_backward(
+                    $api, $k, $mode, $types, gradOutput, self_, padding, gradInput,
+                )
+            })
+        }
+    };
+}
+
+pad_fwd!(
+    aclnnReflectionPad3dGetWorkspaceSize,
+    "aclnnReflectionPad3d",
+    3,
+    Pad::Reflect,
+    REFLECT_TYPES
+);
+pad_bwd!(
+    aclnnReflectionPad3dBackwardGetWorkspaceSize,
+    "aclnnReflectionPad3dBackward",
+    3,
+    Pad::Reflect,
+    REFLECT_GRAD_TYPES
+);
+pad_fwd!(
+    aclnnReplicationPad3dGetWorkspaceSize,
+    "aclnnReplicationPad3d",
+    3,
+    Pad::Replicate,
+    REPLICATE_TYPES
+);
+pad_bwd!(
+    aclnnReplicationPad3dBackwardGetWorkspaceSize,
+    "aclnnReplicationPad3dBackward",
+    3,
+    Pad::Replicate,
+    REPLICATE_GRAD_TYPES
+);
+pad_fwd!(
+    aclnnCircularPad2dGetWorkspaceSize,
+    "aclnnCircularPad2d",
+    2,
+    Pad::Circular,
+    CIRCULAR_TYPES
+);
+pad_bwd!(
+    aclnnCircularPad2dBackwardGetWorkspaceSize,
+    "aclnnCircularPad2dBackward",
+    2,
+    Pad::Circular,
+    CIRCULAR_GRAD_TYPES
+);
+pad_fwd!(
+    aclnnCircularPad3dGetWorkspaceSize,
+    "aclnnCircularPad3d",
+    3,
+    Pad::Circular,
+    CIRCULAR_TYPES
+);
+pad_bwd!(
+    aclnnCircularPad3dBackwardGetWorkspaceSize,
+    "aclnnCircularPad3dBackward",
+    3,
+    Pad::Circular,
+    CIRCULAR_GRAD_TYPES
+);
+
+crate::phase2!(
+    aclnnReflectionPad3d,
+    aclnnReflectionPad3dBackward,
+    aclnnReplicationPad3d,
+    aclnnReplicationPad3dBackward,
+    aclnnCircularPad2d,
+    aclnnCircularPad2dBackward,
+    aclnnCircularPad3d,
+    aclnnCircularPad3dBackward
+);
 
 crate::phase2!(
     aclnnAvgPool3d,
