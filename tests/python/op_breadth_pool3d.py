@@ -1,6 +1,6 @@
 """The torch operations that reach the 3-D pooling operators of `ops/pool3d.rs` through
 torch_npu (F.avg_pool3d, F.adaptive_avg_pool3d, F.max_pool3d with indices,
-F.adaptive_max_pool3d), forward and backward, each against CPU torch. A torch_npu warning that
+F.adaptive_max_pool3d) and 3-D reflection / replication padding (F.pad), forward and backward, each against CPU torch. A torch_npu warning that
 an operation ran on the CPU instead (its fallback when libopapi.so lacks the aclnn function)
 fails the case. Prints PASS/FAIL per case and exits 1 when any case fails.
 """
@@ -68,6 +68,11 @@ chk("max_pool3d_dilation", lambda a: F.max_pool3d(a, 2, stride=1, dilation=2), x
 chk("max_pool3d_module", lambda a: torch.nn.MaxPool3d(2)(a), x5)
 chk("adaptive_max_pool3d", lambda a: F.adaptive_max_pool3d(a, (3, 4, 2), return_indices=True), x5)
 chk("adaptive_max_pool3d_4d", lambda a: F.adaptive_max_pool3d(a, 2, return_indices=True), x4)
+chk("reflection_pad3d", lambda a: F.pad(a, (1, 2, 0, 1, 2, 1), mode="reflect"), x5)
+chk("reflection_pad3d_4d", lambda a: F.pad(a, (3, 0, 1, 1, 0, 2), mode="reflect"), x4)
+chk("replication_pad3d", lambda a: F.pad(a, (2, 1, 3, 0, 1, 4), mode="replicate"), x5)
+chk("replication_pad3d_strided", lambda a: F.pad(a.transpose(3, 4), (1, 1, 2, 2, 0, 1), mode="replicate"), x5)
+chk("reflection_pad3d_f16", lambda a: F.pad(a, (1, 1, 1, 1, 1, 1), mode="reflect"), x4.half(), grad=False)
 
 print(f"op_breadth_pool3d: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)
