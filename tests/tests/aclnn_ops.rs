@@ -24,8 +24,9 @@
 //!   UpsampleNearest3d (+Backward), UniqueDim and their argument errors;
 //! - `aclnn_ops11.cpp`: IndexFillTensor, IndexFill, Renorm (each + in place), Range, Pdist,
 //!   Slogdet, LinalgQr and their argument errors;
-//! - `aclnn_ops12.cpp`: AvgPool3d, AdaptiveAvgPool3d, MaxPool3dWithArgmax, AdaptiveMaxPool3d
-//!   (each + Backward) and their argument errors;
+//! - `aclnn_ops12.cpp`: AvgPool3d, AdaptiveAvgPool3d, MaxPool3dWithArgmax, AdaptiveMaxPool3d,
+//!   ReflectionPad3d, ReplicationPad3d, CircularPad2d/3d (each + Backward) and their argument
+//!   errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -748,7 +749,8 @@ fn fused_llm_operators_match_the_host_reference() {
 }
 
 /// `tests/c/aclnn/aclnn_ops12.cpp`: AvgPool3d, AdaptiveAvgPool3d, MaxPool3dWithArgmax and
-/// AdaptiveMaxPool3d with their Backward forms against host references (float32, float16,
+/// AdaptiveMaxPool3d, ReflectionPad3d, ReplicationPad3d, CircularPad2d and CircularPad3d with
+/// their Backward forms against host references (float32, float16,
 /// bfloat16; contiguous, transposed and strided inputs; padding, ceil mode, dilation, divisor;
 /// an empty batch; a NaN window), with their documented argument errors and an out-of-plane
 /// index failing the backward task at synchronisation.
@@ -765,6 +767,7 @@ fn pool3d_operators_match_the_host_reference() {
         "ok adaptive avg pool3d",
         "ok max pool3d with argmax",
         "ok adaptive max pool3d",
+        "ok pads",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -778,7 +781,7 @@ fn pool3d_operators_match_the_host_reference() {
         .find_map(|l| l.strip_suffix(" checks, 0 failed"))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    assert!(n >= 90, "only {n} checks:\n{}", r.stdout);
+    assert!(n >= 130, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "aclnnAvgPool3dGetWorkspaceSize: kernelSize is nullptr",
         "aclnnAvgPool3dGetWorkspaceSize: kernelSize has 2 values; 1 or 3 are needed for 3-D pooling",
@@ -793,6 +796,11 @@ fn pool3d_operators_match_the_host_reference() {
         "aclnnMaxPool3dWithArgmaxBackward: indices value 64 is outside the input plane of 64 elements",
         "aclnnAdaptiveMaxPool3dGetWorkspaceSize: outputOut is nullptr",
         "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize: gradInput data type ACL_FLOAT16 must be the same as self's ACL_FLOAT",
+        "aclnnReflectionPad3dGetWorkspaceSize: padding (5, 1) of dimension 4 (size 5) is out of range: each must be in [0, size)",
+        "aclnnReflectionPad3dGetWorkspaceSize: padding [1, 1, 1, 1] must hold 6 values",
+        "aclnnReplicationPad3dGetWorkspaceSize: self has data type ACL_BF16, which is not supported",
+        "aclnnCircularPad2dGetWorkspaceSize: self must have 3 or 4 dimensions, but its shape is [1, 2, 3, 4, 5]",
+        "aclnnCircularPad3dBackwardGetWorkspaceSize: gradOutput is nullptr",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

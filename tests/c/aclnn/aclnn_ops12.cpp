@@ -1,6 +1,7 @@
 /* 3-D pooling of the aclnn reference against float64 host references: AvgPool3d (+Backward),
  * AdaptiveAvgPool3d (+Backward), MaxPool3dWithArgmax (+Backward), AdaptiveMaxPool3d
- * (+Backward); each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR /
+ * (+Backward), ReflectionPad3d, ReplicationPad3d, CircularPad2d, CircularPad3d (+Backward);
+ * each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR /
  * ACLNN_ERR_PARAM_INVALID). Tolerances: max values and indices exactly; averages to 1e-6
  * relative in float32 (computed in float64 and rounded once), 1e-3 in float16 and 1e-2 in
  * bfloat16. Inputs include transposed and strided views and an empty batch. */
@@ -16,6 +17,14 @@
 #include "aclnnop/aclnn_max_pool3d_with_argmax_backward.h"
 #include "aclnnop/aclnn_adaptive_max_pool3d.h"
 #include "aclnnop/aclnn_adaptive_max_pool3d_backward.h"
+#include "aclnnop/aclnn_reflection_pad3d.h"
+#include "aclnnop/aclnn_reflection_pad3d_backward.h"
+#include "aclnnop/aclnn_replication_pad3d.h"
+#include "aclnnop/aclnn_replication_pad3d_backward.h"
+#include "aclnnop/aclnn_circular_pad2d.h"
+#include "aclnnop/aclnn_circular_pad2d_backward.h"
+#include "aclnnop/aclnn_circular_pad3d.h"
+#include "aclnnop/aclnn_circular_pad3d_backward.h"
 
 static aclrtStream S;
 
@@ -551,6 +560,182 @@ static void adaptive_max_pool3d() {
     printf("ok adaptive max pool3d\n");
 }
 
+enum PadKind { REFLECT, REPLICATE, CIRCULAR };
+
+/* Source index of output position o of a dimension of size n padded by `before`. */
+static int64_t pad_src(int64_t o, int64_t before, int64_t n, PadKind k) {
+    int64_t i = o - before;
+    if (k == REPLICATE) return std::min(std::max<int64_t>(i, 0), n - 1);
+    if (k == CIRCULAR) return ((i % n) + n) % n;
+    if (n == 1) return 0;
+    while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+    return i;
+}
+
+/* Pad the last `dims` dimensions of dense x (pads: left, right, top, bottom, front, back);
+ * with `grad`, the backward: gy (the padded shape) summed into an xs-shaped result. */
+static std::vector<double> pad_ref(const std::vector<double> &x, const Shape &xs, const std::vector<int64_t> &pads,
+                                   PadKind k, Shape *os, const std::vector<double> *grad = nullptr) {
+    int dims = static_cast<int>(pads.size() / 2), nd = static_cast<int>(xs.size());
+    *os = xs;
+    for (int j = 0; j < dims; j++) (*os)[nd - 1 - j] += pads[2 * j] + pads[2 * j + 1];
+    std::vector<double> r(static_cast<size_t>(grad ? numel(xs) : numel(*os)), 0.0);
+    for (int64_t o = 0; o < numel(*os); o++) {
+        int64_t rem = o, src = 0, mul = 1;
+        for (int d = nd - 1; d >= 0; d--) {
+            int64_t idx = rem % (*os)[d];
+            rem /= (*os)[d];
+            int j = nd - 1 - d;
+            if (j < dims) idx = pad_src(idx, pads[2 * j], xs[d], k);
+            src += idx * mul;
+            mul *= xs[d];
+        }
+        if (grad) r[static_cast<size_t>(src)] += (*grad)[static_cast<size_t>(o)];
+        else r[static_cast<size_t>(o)] = x[static_cast<size_t>(src)];
+    }
+    return r;
+}
+
+typedef aclnnStatus (*PadGet)(const aclTensor *, const aclIntArray *, aclTensor *, uint64_t *, aclOpExecutor **);
+typedef aclnnStatus (*PadBwdGet)(const aclTensor *, const aclTensor *, const aclIntArray *, aclTensor *, uint64_t *,
+                                  aclOpExecutor **);
+typedef aclnnStatus (*Run)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+
+/* The second phase after a first phase `got` that filled *ws and *ex (passed by pointer:
+ * the order in which a call's arguments are evaluated is unspecified). */
+static void run2(aclnnStatus got, const uint64_t *wsp, aclOpExecutor *const *exp, Run run) {
+    uint64_t ws = *wsp;
+    aclOpExecutor *ex = *exp;
+    if (got != 0) {
+        printf("FAIL GetWorkspaceSize returned %d: %s\n", static_cast<int>(got), test_msg());
+        g_fail++;
+        return;
+    }
+    void *w = nullptr;
+    if (ws > 0) CHECK(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST));
+    NN(run(w, ws, ex, S));
+    CHECK(aclrtSynchronizeStream(S));
+    if (w) aclrtFree(w);
+}
+
+/* One padding case, forward (any dtype) and, when `bwd`, backward. */
+static void pad_case(const char *op, PadGet get, Run run, PadBwdGet bget, Run brun, PadKind k, const Shape &xs,
+                     aclDataType dt, Layout l, std::vector<int64_t> pads, unsigned seed) {
+    char name[256];
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    std::vector<double> X = values(numel(xs), dt, seed);
+    Shape os;
+    std::vector<double> want = pad_ref(X, xs, pads, k, &os);
+    Dev x = make(xs, dt, X, l), o = make(os, dt, {0});
+    aclIntArray *p = ia(pads);
+    run2(get(x.t, p, o.t, &ws, &ex), &ws, &ex, run);
+    snprintf(name, sizeof name, "%s %s %s", op, dname(dt), lname(l));
+    compare(name, read(o), want, 0);
+    if (bget) {
+        std::vector<double> G = values(numel(os), dt, seed + 1);
+        Dev gy = make(os, dt, G, l), gx = make(xs, dt, {0});
+        Shape unused;
+        run2(bget(gy.t, x.t, p, gx.t, &ws, &ex), &ws, &ex, brun);
+        snprintf(name, sizeof name, "%sBackward %s %s", op, dname(dt), lname(l));
+        compare(name, read(gx), as(pad_ref(X, xs, pads, k, &unused, &G), dt), tol_of(dt));
+        release(gy);
+        release(gx);
+    }
+    aclDestroyIntArray(p);
+    release(x);
+    release(o);
+}
+
+static void pads() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    pad_case("ReflectionPad3d", aclnnReflectionPad3dGetWorkspaceSize, aclnnReflectionPad3d,
+             aclnnReflectionPad3dBackwardGetWorkspaceSize, aclnnReflectionPad3dBackward, REFLECT, {2, 3, 4, 5, 6}, ACL_FLOAT,
+             CONTIG, {1, 2, 0, 3, 2, 1}, 80);
+    pad_case("ReflectionPad3d", aclnnReflectionPad3dGetWorkspaceSize, aclnnReflectionPad3d,
+             aclnnReflectionPad3dBackwardGetWorkspaceSize, aclnnReflectionPad3dBackward, REFLECT, {3, 3, 4, 5}, ACL_FLOAT16,
+             TRANSPOSED, {4, 0, 1, 1, 2, 2}, 81);
+    pad_case("ReflectionPad3d", aclnnReflectionPad3dGetWorkspaceSize, aclnnReflectionPad3d, nullptr, nullptr, REFLECT,
+             {1, 2, 3, 3, 3}, ACL_INT64, STRIDED, {2, 2, 2, 2, 2, 2}, 82);
+    pad_case("ReflectionPad3d", aclnnReflectionPad3dGetWorkspaceSize, aclnnReflectionPad3d, nullptr, nullptr, REFLECT,
+             {2, 2, 2, 2}, ACL_BOOL, CONTIG, {1, 1, 1, 1, 1, 1}, 83);
+    pad_case("ReplicationPad3d", aclnnReplicationPad3dGetWorkspaceSize, aclnnReplicationPad3d,
+             aclnnReplicationPad3dBackwardGetWorkspaceSize, aclnnReplicationPad3dBackward, REPLICATE, {2, 2, 3, 4, 5},
+             ACL_FLOAT, STRIDED, {3, 1, 0, 2, 5, 1}, 84);
+    pad_case("ReplicationPad3d", aclnnReplicationPad3dGetWorkspaceSize, aclnnReplicationPad3d,
+             aclnnReplicationPad3dBackwardGetWorkspaceSize, aclnnReplicationPad3dBackward, REPLICATE, {2, 1, 3, 2},
+             ACL_DOUBLE, TRANSPOSED, {1, 1, 2, 0, 0, 3}, 85);
+    pad_case("ReplicationPad3d", aclnnReplicationPad3dGetWorkspaceSize, aclnnReplicationPad3d, nullptr, nullptr, REPLICATE,
+             {1, 2, 2, 3, 3}, ACL_INT8, CONTIG, {2, 2, 2, 2, 2, 2}, 86);
+    pad_case("CircularPad2d", aclnnCircularPad2dGetWorkspaceSize, aclnnCircularPad2d,
+             aclnnCircularPad2dBackwardGetWorkspaceSize, aclnnCircularPad2dBackward, CIRCULAR, {2, 3, 4, 5}, ACL_FLOAT,
+             TRANSPOSED, {2, 4, 3, 1}, 87);
+    pad_case("CircularPad2d", aclnnCircularPad2dGetWorkspaceSize, aclnnCircularPad2d,
+             aclnnCircularPad2dBackwardGetWorkspaceSize, aclnnCircularPad2dBackward, CIRCULAR, {3, 4, 4}, ACL_BF16, STRIDED,
+             {1, 1, 0, 3}, 88);
+    pad_case("CircularPad2d", aclnnCircularPad2dGetWorkspaceSize, aclnnCircularPad2d, nullptr, nullptr, CIRCULAR,
+             {2, 3, 3}, ACL_INT32, CONTIG, {2, 2, 2, 2}, 89);
+    pad_case("CircularPad3d", aclnnCircularPad3dGetWorkspaceSize, aclnnCircularPad3d,
+             aclnnCircularPad3dBackwardGetWorkspaceSize, aclnnCircularPad3dBackward, CIRCULAR, {1, 2, 3, 4, 5}, ACL_FLOAT,
+             CONTIG, {1, 4, 2, 0, 2, 2}, 90);
+    pad_case("CircularPad3d", aclnnCircularPad3dGetWorkspaceSize, aclnnCircularPad3d,
+             aclnnCircularPad3dBackwardGetWorkspaceSize, aclnnCircularPad3dBackward, CIRCULAR, {2, 3, 3, 3}, ACL_FLOAT16,
+             TRANSPOSED, {2, 2, 1, 1, 0, 2}, 91);
+    /* the reference's CircularPad2dBackward example: ones [1, 1, 7] into [1, 1, 5] with (1, 1, 0, 0) */
+    {
+        Dev g = make({1, 1, 7}, ACL_FLOAT, {1}), x = make({1, 1, 5}, ACL_FLOAT, {1}), gx = make({1, 1, 5}, ACL_FLOAT, {0});
+        aclIntArray *p = ia({1, 1, 0, 0});
+        run2(aclnnCircularPad2dBackwardGetWorkspaceSize(g.t, x.t, p, gx.t, &ws, &ex), &ws, &ex, aclnnCircularPad2dBackward);
+        compare("CircularPad2dBackward reference example", read(gx), {2, 1, 1, 1, 2}, 0);
+        aclDestroyIntArray(p);
+        for (Dev *d : {&g, &x, &gx}) release(*d);
+    }
+    /* errors */
+    Dev x = make({1, 2, 3, 4, 5}, ACL_FLOAT, {1}), o = make({1, 2, 5, 6, 7}, ACL_FLOAT, {0});
+    Dev x3 = make({3, 4, 5}, ACL_FLOAT, {1}), xc = make({1, 2, 3, 4, 5}, ACL_INT16, {1});
+    Dev xb = make({1, 2, 3, 4, 5}, ACL_BF16, {1}), ob = make({1, 2, 5, 6, 7}, ACL_BF16, {0});
+    Dev oh = make({1, 2, 5, 6, 7}, ACL_FLOAT16, {0}), gx = make({1, 2, 3, 4, 5}, ACL_FLOAT, {0});
+    Dev oi = make({1, 2, 5, 6, 7}, ACL_INT32, {0}), xi = make({1, 2, 3, 4, 5}, ACL_INT32, {1});
+    aclIntArray *p1 = ia({1, 1, 1, 1, 1, 1}), *p4 = ia({1, 1, 1, 1}), *pbig = ia({5, 1, 1, 1, 1, 1}),
+                *pneg = ia({1, 1, -1, 3, 1, 1});
+    expect_code("ReflectionPad3d null self", aclnnReflectionPad3dGetWorkspaceSize(nullptr, p1, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("ReflectionPad3d null padding", aclnnReflectionPad3dGetWorkspaceSize(x.t, nullptr, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("ReflectionPad3d padding 5 of a dimension of 5",
+                aclnnReflectionPad3dGetWorkspaceSize(x.t, pbig, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReflectionPad3d padding of 4 values", aclnnReflectionPad3dGetWorkspaceSize(x.t, p4, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReflectionPad3d 3-D self", aclnnReflectionPad3dGetWorkspaceSize(x3.t, p1, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReflectionPad3d float16 out", aclnnReflectionPad3dGetWorkspaceSize(x.t, p1, oh.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReflectionPad3dBackward int32 self",
+                aclnnReflectionPad3dBackwardGetWorkspaceSize(oi.t, xi.t, p1, xi.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReflectionPad3dBackward gradInput of the output's shape",
+                aclnnReflectionPad3dBackwardGetWorkspaceSize(o.t, x.t, p1, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReplicationPad3d bfloat16 self", aclnnReplicationPad3dGetWorkspaceSize(xb.t, p1, ob.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReplicationPad3d negative padding", aclnnReplicationPad3dGetWorkspaceSize(x.t, pneg, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReplicationPad3dBackward null gradInput",
+                aclnnReplicationPad3dBackwardGetWorkspaceSize(o.t, x.t, p1, nullptr, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("CircularPad3d int16 self", aclnnCircularPad3dGetWorkspaceSize(xc.t, p1, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("CircularPad2d 5-D self", aclnnCircularPad2dGetWorkspaceSize(x.t, p4, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("CircularPad2dBackward padding of 6 values",
+                aclnnCircularPad2dBackwardGetWorkspaceSize(o.t, x3.t, p1, x3.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("CircularPad3dBackward int32 self",
+                aclnnCircularPad3dBackwardGetWorkspaceSize(oi.t, xi.t, p1, xi.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("CircularPad3dBackward null gradOutput",
+                aclnnCircularPad3dBackwardGetWorkspaceSize(nullptr, x.t, p1, gx.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    for (aclIntArray *a : {p1, p4, pbig, pneg}) aclDestroyIntArray(a);
+    for (Dev *d : {&x, &o, &x3, &xc, &xb, &ob, &oh, &gx, &oi, &xi}) release(*d);
+    printf("ok pads\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -559,6 +744,7 @@ int main() {
     adaptive_avg_pool3d();
     max_pool3d();
     adaptive_max_pool3d();
+    pads();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;
