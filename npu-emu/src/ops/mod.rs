@@ -40,7 +40,8 @@
 //! - [`fused`]: RMS norm, rotary position embedding, SwiGLU, flash attention and their
 //!   backward forms (the fused operators of large-model code);
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset);
-//! - [`pool3d`]: 3-D max/avg/adaptive pooling and their backward forms.
+//! - [`pool3d`]: 3-D max/avg/adaptive pooling and their backward forms, circular padding;
+//! - [`grid_sampler`]: 2-D grid sampling (bilinear, nearest, bicubic) and its backward.
 //!
 //! Rules every kernel follows:
 //! - f16/bf16 compute in f32 and round once when stored; f64 in f64; integers in i64,
@@ -83,4 +84,5 @@ pub mod view;
 pub use dtype::DType;
 pub use scalar::Scalar;
 pub use view::{Layout, View};
+pub mod grid_sampler;
 pub mod pool3d;

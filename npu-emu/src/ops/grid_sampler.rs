@@ -1,0 +1,335 @@
+//! Grid sampling (`aclnnGridSampler2D` and its backward), PyTorch's CPU `grid_sampler_2d`:
+//! input `[N, C, H, W]`, grid `[N, Ho, Wo, 2]` of normalised (x, y) in [-1, 1], output
+//! `[N, C, Ho, Wo]`. Interpolation 0 bilinear, 1 nearest (round half to even), 2 bicubic
+//! (A = -0.75); padding 0 zeros, 1 border, 2 reflection; `align_corners` maps -1 and 1 to
+//! the centres (true) or the outer edges (false) of the corner pixels. The backward gives the
+//! input gradient (scatter of the interpolation weights) and the grid gradient (the
+//! derivative of the interpolation through the unnormalisation, clipping and reflection),
+//! for bilinear and nearest (whose grid gradient is 0). Everything computes in float64.
+
+use super::dtype::DType;
+use super::iter;
+use super::view::View;
+
+fn load(v: &View) -> Result<Vec<f64>, String> {
+    let mut buf = vec![0f64; v.numel()];
+    if !buf.is_empty() {
+        iter::copy(v, &View::of_slice(&mut buf, DType::F64, &v.shape))?;
+    }
+    Ok(buf)
+}
+
+fn store(mut buf: Vec<f64>, out: &View) -> Result<(), String> {
+    if buf.is_empty() {
+        return Ok(());
+    }
+    let src = View::of_slice(&mut buf, DType::F64, &out.shape);
+    iter::copy(&src, out)
+}
+
+/// Normalised coordinate to pixel space, with d(pixel)/d(coord).
+fn unnormalize(c: f64, size: usize, align: bool) -> (f64, f64) {
+    let s = size as f64;
+    if align {
+        ((c + 1.0) / 2.0 * (s - 1.0), (s - 1.0) / 2.0)
+    } else {
+        (((c + 1.0) * s - 1.0) / 2.0, s / 2.0)
+    }
+}
+
+/// Clip to `[0, size - 1]`, with the derivative (0 where clipped).
+fn clip(c: f64, size: usize) -> (f64, f64) {
+    let max = size as f64 - 1.0;
+    if c <= 0.0 {
+        (0.0, 0.0)
+    } else if c >= max {
+        (max, 0.0)
+    } else {
+        (c, 1.0)
+    }
+}
+
+/// Reflect into `[twice_low / 2, twice_high / 2]`, with the derivative (+1 or -1).
+fn reflect(c: f64, twice_low: i64, twice_high: i64) -> (f64, f64) {
+    if twice_low == twice_high {
+        return (0.0, 0.0);
+    }
+    let min = twice_low as f64 / 2.0;
+    let span = (twice_high - twice_low) as f64 / 2.0;
+    let mut x = c - min;
+    let mut sign = 1.0;
+    if x < 0.0 {
+        sign = -1.0;
+        x = -x;
+    }
+    let extra = x % span;
+    let flips = (x / span).floor() as i64;
+    if flips % 2 == 0 {
+        (extra + min, sign)
+    } else {
+        (span - extra + min, -sign)
+    }
+}
+
+/// Apply the padding mode to a pixel coordinate, with the derivative.
+fn pad_coord(c: f64, size: usize, padding: i64, align: bool) -> (f64, f64) {
+    match padding {
+        1 => clip(c, size),
+        2 => {
+            let (r, gr) = if align {
+                reflect(c, 0, 2 * (size as i64 - 1))
+            } else {
+                reflect(c, -1, 2 * size as i64 - 1)
+            };
+            let (v, gc) = clip(r, size);
+            (v, gr * gc)
+        }
+        _ => (c, 1.0),
+    }
+}
+
+/// The source pixel coordinate of a grid value, with d(pixel)/d(grid value).
+fn source(c: f64, size: usize, padding: i64, align: bool) -> (f64, f64) {
+    let (u, gu) = unnormalize(c, size, align);
+    let (v, gp) = pad_coord(u, size, padding, align);
+    (v, gu * gp)
+}
+
+fn inside(x: i64, y: i64, w: usize, h: usize) -> bool {
+    x >= 0 && y >= 0 && (x as usize) < w && (y as usize) < h
+}
+
+fn cubic1(x: f64, a: f64) -> f64 {
+    ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+}
+
+fn cubic2(x: f64, a: f64) -> f64 {
+    ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a
+}
+
+fn cubic_coeffs(t: f64) -> [f64; 4] {
+    let a = -0.75;
+    [
+        cubic2(t + 1.0, a),
+        cubic1(t, a),
+        cubic1(1.0 - t, a),
+        cubic2(2.0 - t, a),
+    ]
+}
+
+/// Geometry of one call: (N, C, H, W) of the input and (Ho, Wo) of the grid.
+struct Geo {
+    n: usize,
+    c: usize,
+    h: usize,
+    w: usize,
+    ho: usize,
+    wo: usize,
+}
+
+fn geo(input: &View, grid: &View) -> Geo {
+    Geo {
+        n: input.shape[0],
+        c: input.shape[1],
+        h: input.shape[2],
+        w: input.shape[3],
+        ho: grid.shape[1],
+        wo: grid.shape[2],
+    }
+}
+
+/// `out = grid_sampler_2d(input, grid)`.
+pub fn grid_sampler_2d(
+    input: &View,
+    grid: &View,
+    interpolation: i64,
+    padding: i64,
+    align: bool,
+    out: &View,
+) -> Result<(), String> {
+    let g = geo(input, grid);
+    let x = load(input)?;
+    let gr = load(grid)?;
+    let mut y = vec![0f64; out.numel()];
+    let plane = g.h * g.w;
+    let at = |n: usize, c: usize, xi: i64, yi: i64| -> f64 {
+        if inside(xi, yi, g.w, g.h) {
+            x[(n * g.c + c) * plane + yi as usize * g.w + xi as usize]
+        } else {
+            0.0
+        }
+    };
+    for n in 0..g.n {
+        for oh in 0..g.ho {
+            for ow in 0..g.wo {
+                let gi = ((n * g.ho + oh) * g.wo + ow) * 2;
+                let (gx, gy) = (gr[gi], gr[gi + 1]);
+                let oidx = |c: usize| ((n * g.c + c) * g.ho + oh) * g.wo + ow;
+                match interpolation {
+                    0 => {
+                        let (ix, _) = source(gx, g.w, padding, align);
+                        let (iy, _) = source(gy, g.h, padding, align);
+                        let (x0, y0) = (ix.floor(), iy.floor());
+                        let (x1, y1) = (x0 + 1.0, y0 + 1.0);
+                        let w_nw = (x1 - ix) * (y1 - iy);
+                        let w_ne = (ix - x0) * (y1 - iy);
+                        let w_sw = (x1 - ix) * (iy - y0);
+                        let w_se = (ix - x0) * (iy - y0);
+                        let (x0, y0) = (x0 as i64, y0 as i64);
+                        for c in 0..g.c {
+                            y[oidx(c)] = at(n, c, x0, y0) * w_nw
+                                + at(n, c, x0 + 1, y0) * w_ne
+                                + at(n, c, x0, y0 + 1) * w_sw
+                                + at(n, c, x0 + 1, y0 + 1) * w_se;
+                        }
+                    }
+                    1 => {
+                        let (ix, _) = source(gx, g.w, padding, align);
+                        let (iy, _) = source(gy, g.h, padding, align);
+                        let (xn, yn) = (ix.round_ties_even() as i64, iy.round_ties_even() as i64);
+                        for c in 0..g.c {
+                            y[oidx(c)] = at(n, c, xn, yn);
+                        }
+                    }
+                    _ => {
+                        // bicubic: the taps are padded one by one
+                        let (ix, _) = unnormalize(gx, g.w, align);
+                        let (iy, _) = unnormalize(gy, g.h, align);
+                        let (x0, y0) = (ix.floor(), iy.floor());
+                        let (cx, cy) = (cubic_coeffs(ix - x0), cubic_coeffs(iy - y0));
+                        let tap = |n: usize, c: usize, xi: f64, yi: f64| -> f64 {
+                            let (xp, _) = pad_coord(xi, g.w, padding, align);
+                            let (yp, _) = pad_coord(yi, g.h, padding, align);
+                            at(n, c, xp as i64, yp as i64)
+                        };
+                        for c in 0..g.c {
+                            let mut s = 0.0;
+                            for (j, wy) in cy.iter().enumerate() {
+                                let mut row = 0.0;
+                                for (i, wx) in cx.iter().enumerate() {
+                                    row += tap(n, c, x0 - 1.0 + i as f64, y0 - 1.0 + j as f64) * wx;
+                                }
+                                s += row * wy;
+                            }
+                            y[oidx(c)] = s;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    store(y, out)
+}
+
+/// Backward of [`grid_sampler_2d`] for bilinear (0) and nearest (1) interpolation:
+/// `input_grad` and `grid_grad` (either may be absent).
+#[allow(clippy::too_many_arguments)]
+pub fn grid_sampler_2d_backward(
+    grad_output: &View,
+    input: &View,
+    grid: &View,
+    interpolation: i64,
+    padding: i64,
+    align: bool,
+    input_grad: Option<&View>,
+    grid_grad: Option<&View>,
+) -> Result<(), String> {
+    let g = geo(input, grid);
+    let x = load(input)?;
+    let gr = load(grid)?;
+    let go = load(grad_output)?;
+    let plane = g.h * g.w;
+    let mut gin = vec![0f64; input.numel()];
+    let mut ggrid = vec![0f64; grid.numel()];
+    for n in 0..g.n {
+        for oh in 0..g.ho {
+            for ow in 0..g.wo {
+                let gi = ((n * g.ho + oh) * g.wo + ow) * 2;
+                let (ix, mx) = source(gr[gi], g.w, padding, align);
+                let (iy, my) = source(gr[gi + 1], g.h, padding, align);
+                let goi = |c: usize| go[((n * g.c + c) * g.ho + oh) * g.wo + ow];
+                if interpolation == 1 {
+                    let (xn, yn) = (ix.round_ties_even() as i64, iy.round_ties_even() as i64);
+                    if inside(xn, yn, g.w, g.h) {
+                        for c in 0..g.c {
+                            gin[(n * g.c + c) * plane + yn as usize * g.w + xn as usize] += goi(c);
+                        }
+                    }
+                    continue;
+                }
+                let (fx0, fy0) = (ix.floor(), iy.floor());
+                let (fx1, fy1) = (fx0 + 1.0, fy0 + 1.0);
+                let taps = [
+                    (fx0, fy0, (fx1 - ix) * (fy1 - iy)),
+                    (fx1, fy0, (ix - fx0) * (fy1 - iy)),
+                    (fx0, fy1, (fx1 - ix) * (iy - fy0)),
+                    (fx1, fy1, (ix - fx0) * (iy - fy0)),
+                ];
+                // d(weight)/d(ix), d(weight)/d(iy) of nw, ne, sw, se
+                let dw = [
+                    (-(fy1 - iy), -(fx1 - ix)),
+                    (fy1 - iy, -(ix - fx0)),
+                    (-(iy - fy0), fx1 - ix),
+                    (iy - fy0, ix - fx0),
+                ];
+                let (mut gx, mut gy) = (0.0, 0.0);
+                for c in 0..g.c {
+                    let gv = goi(c);
+                    for (k, &(tx, ty, wgt)) in taps.iter().enumerate() {
+                        let (xi, yi) = (tx as i64, ty as i64);
+                        if !inside(xi, yi, g.w, g.h) {
+                            continue;
+                        }
+                        let idx = (n * g.c + c) * plane + yi as usize * g.w + xi as usize;
+                        gin[idx] += wgt * gv;
+                        gx += x[idx] * dw[k].0 * gv;
+                        gy += x[idx] * dw[k].1 * gv;
+                    }
+                }
+                ggrid[gi] = mx * gx;
+                ggrid[gi + 1] = my * gy;
+            }
+        }
+    }
+    if let Some(v) = input_grad {
+        store(gin, v)?;
+    }
+    if let Some(v) = grid_grad {
+        store(ggrid, v)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_grid_reproduces_the_input() {
+        // align_corners with a grid on the pixel centres samples each pixel exactly
+        let mut x: Vec<f64> = (0..6).map(|v| v as f64).collect();
+        let xv = View::of_slice(&mut x, DType::F64, &[1, 1, 2, 3]);
+        let mut grid = Vec::new();
+        for yy in [-1.0, 1.0] {
+            for xx in [-1.0, 0.0, 1.0] {
+                grid.extend([xx, yy]);
+            }
+        }
+        let gv = View::of_slice(&mut grid, DType::F64, &[1, 2, 3, 2]);
+        for mode in 0..3 {
+            let mut o = vec![0f64; 6];
+            let ov = View::of_slice(&mut o, DType::F64, &[1, 1, 2, 3]);
+            grid_sampler_2d(&xv, &gv, mode, 0, true, &ov).unwrap();
+            for (a, b) in o.iter().zip(0..6) {
+                assert!((a - b as f64).abs() < 1e-12, "mode {mode}: {o:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn reflection_folds_back() {
+        assert_eq!(reflect(-0.5, -1, 5).0, -0.5);
+        assert_eq!(reflect(3.0, -1, 5).0, 2.0);
+        assert_eq!(reflect(-2.0, 0, 4), (2.0, -1.0));
+    }
+}
