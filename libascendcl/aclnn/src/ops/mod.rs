@@ -30,6 +30,7 @@ pub mod extra;
 pub mod fill;
 pub mod foreach;
 pub mod fused;
+pub mod grid_sampler;
 pub mod index;
 pub mod linalg;
 pub mod loss;

@@ -1,0 +1,203 @@
+//! `aclnn_grid_sampler2d.h`, `aclnn_grid_sampler2d_backward.h`: PyTorch's `grid_sampler_2d`
+//! (what torch_npu's `F.grid_sample` of a 4-D input calls) and its backward. `input` is
+//! `[N, C, H, W]` (H, W > 0), `grid` `[N, Ho, Wo, 2]`, both FLOAT, FLOAT16 or DOUBLE of one
+//! type, any strides; `interpolationMode` 0 bilinear, 1 nearest, 2 bicubic (the backward: 0
+//! or 1, as the reference documents); `paddingMode` 0 zeros, 1 border, 2 reflection. The
+//! backward's `outputMask` (2 values) says which of `inputGrad` and `gridGrad` to compute; a
+//! gradient that is not asked for may be NULL. The engine is `npu_emu::ops::grid_sampler`.
+
+use super::args::{self as a};
+use super::launch::{phase1, Launch};
+use crate::status::{NnError, NnResult};
+use npu_emu::ops::dtype::DType;
+use npu_emu::ops::grid_sampler;
+use std::ffi::c_void;
+
+const TYPES: &[DType] = &[DType::F32, DType::F16, DType::F64];
+
+fn bad(msg: String) -> NnError {
+    NnError::invalid(msg)
+}
+
+/// Input and grid checked against each other: the output shape `[N, C, Ho, Wo]`.
+fn shapes(x: &a::T, g: &a::T) -> NnResult<Vec<usize>> {
+    a::dtype_in(x, TYPES)?;
+    if g.dtype() != x.dtype() {
+        return Err(bad(format!(
+            "grid data type {} must be the same as input's {}",
+            g.dtype(),
+            x.dtype()
+        )));
+    }
+    if x.ndim() != 4 || x.shape()[2] == 0 || x.shape()[3] == 0 {
+        return Err(bad(format!(
+            "input must be 4-D [N, C, H, W] with H and W > 0, but its shape is {:?}",
+            x.shape()
+        )));
+    }
+    if g.ndim() != 4 || g.shape()[3] != 2 || g.shape()[0] != x.shape()[0] {
+        return Err(bad(format!(
+            "grid must be [N, Ho, Wo, 2] with input's N {}, but its shape is {:?}",
+            x.shape()[0],
+            g.shape()
+        )));
+    }
+    Ok(vec![x.shape()[0], x.shape()[1], g.shape()[1], g.shape()[2]])
+}
+
+fn modes(interpolation: i64, padding: i64, max_interp: i64) -> NnResult<()> {
+    if !(0..=max_interp).contains(&interpolation) {
+        return Err(bad(format!(
+            "interpolationMode {interpolation} is not supported: {}",
+            if max_interp == 2 {
+                "0 (bilinear), 1 (nearest) or 2 (bicubic)"
+            } else {
+                "0 (bilinear) or 1 (nearest)"
+            }
+        )));
+    }
+    if !(0..=2).contains(&padding) {
+        return Err(bad(format!(
+            "paddingMode {padding} is not supported: 0 (zeros), 1 (border) or 2 (reflection)"
+        )));
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGridSampler2DGetWorkspaceSize(
+    input: *const c_void,
+    grid: *const c_void,
+    interpolationMode: i64,
+    paddingMode: i64,
+    alignCorners: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnGridSampler2DGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(input, "input")?;
+            let g = a::tensor(grid, "grid")?;
+            let o = a::tensor(out, "out")?;
+            let want = shapes(&x, &g)?;
+            modes(interpolationMode, paddingMode, 2)?;
+            if o.dtype() != x.dtype() {
+                return Err(bad(format!(
+                    "out data type {} must be the same as input's {}",
+                    o.dtype(),
+                    x.dtype()
+                )));
+            }
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnGridSampler2D");
+            l.input(&x);
+            l.input(&g);
+            l.output(&o);
+            l.finish(move |v, _| {
+                grid_sampler::grid_sampler_2d(
+                    &v[0],
+                    &v[1],
+                    interpolationMode,
+                    paddingMode,
+                    alignCorners,
+                    &v[2],
+                )
+            })
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGridSampler2DBackwardGetWorkspaceSize(
+    gradOutput: *const c_void,
+    input: *const c_void,
+    grid: *const c_void,
+    interpolationMode: i64,
+    paddingMode: i64,
+    alignCorners: bool,
+    outputMask: *const c_void,
+    inputGrad: *mut c_void,
+    gridGrad: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnGridSampler2DBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let go = a::tensor(gradOutput, "gradOutput")?;
+            let x = a::tensor(input, "input")?;
+            let g = a::tensor(grid, "grid")?;
+            let mask = a::bool_array(outputMask, "outputMask")?;
+            if mask.len() != 2 {
+                return Err(bad(format!(
+                    "outputMask has {} values; 2 are needed (inputGrad, gridGrad)",
+                    mask.len()
+                )));
+            }
+            let want = shapes(&x, &g)?;
+            modes(interpolationMode, paddingMode, 1)?;
+            if go.dtype() != x.dtype() {
+                return Err(bad(format!(
+                    "gradOutput data type {} must be the same as input's {}",
+                    go.dtype(),
+                    x.dtype()
+                )));
+            }
+            a::same_shape(&go, &want)?;
+            let mut outs = Vec::new();
+            for (on, h, arg, like) in [
+                (mask[0], inputGrad, "inputGrad", &x),
+                (mask[1], gridGrad, "gridGrad", &g),
+            ] {
+                if !on && h.is_null() {
+                    continue;
+                }
+                let t = a::tensor(h, arg)?;
+                if t.dtype() != like.dtype() {
+                    return Err(bad(format!(
+                        "{arg} data type {} must be the same as {}'s {}",
+                        t.dtype(),
+                        like.arg,
+                        like.dtype()
+                    )));
+                }
+                a::same_shape(&t, like.shape())?;
+                if on {
+                    outs.push((arg, t));
+                }
+            }
+            let has_in = outs.iter().any(|(n, _)| *n == "inputGrad");
+            let has_grid = outs.iter().any(|(n, _)| *n == "gridGrad");
+            let mut l = Launch::new("aclnnGridSampler2DBackward");
+            l.input(&go);
+            l.input(&x);
+            l.input(&g);
+            for (_, t) in &outs {
+                l.output(t);
+            }
+            l.finish(move |v, _| {
+                let ig = has_in.then(|| &v[3]);
+                let gg = has_grid.then(|| &v[if has_in { 4 } else { 3 }]);
+                grid_sampler::grid_sampler_2d_backward(
+                    &v[0],
+                    &v[1],
+                    &v[2],
+                    interpolationMode,
+                    paddingMode,
+                    alignCorners,
+                    ig,
+                    gg,
+                )
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnGridSampler2D, aclnnGridSampler2DBackward);
