@@ -5,7 +5,8 @@
 //! the centres (true) or the outer edges (false) of the corner pixels. The backward gives the
 //! input gradient (scatter of the interpolation weights) and the grid gradient (the
 //! derivative of the interpolation through the unnormalisation, clipping and reflection),
-//! for bilinear and nearest (whose grid gradient is 0). Everything computes in float64.
+//! for bilinear and nearest (whose grid gradient is 0). Also the affine grid
+//! (`aclnnAffineGrid`, `F.affine_grid`). Everything computes in float64.
 
 use super::dtype::DType;
 use super::iter;
@@ -298,6 +299,56 @@ pub fn grid_sampler_2d_backward(
         store(ggrid, v)?;
     }
     Ok(())
+}
+
+/// PyTorch's `linspace_from_neg_one`: `steps` points from -1 to 1, scaled by
+/// `(steps - 1) / steps` without `align_corners`; a single step is 0.
+fn base_coords(steps: usize, align: bool) -> Vec<f64> {
+    if steps <= 1 {
+        return vec![0.0; steps];
+    }
+    let s = steps as f64;
+    (0..steps)
+        .map(|i| {
+            let v = -1.0 + 2.0 * i as f64 / (s - 1.0);
+            if align {
+                v
+            } else {
+                v * (s - 1.0) / s
+            }
+        })
+        .collect()
+}
+
+/// `aclnnAffineGrid`: `theta` `[N, 2, 3]` (2-D, `size` = N, C, H, W; out `[N, H, W, 2]`) or
+/// `[N, 3, 4]` (3-D, `size` = N, C, D, H, W; out `[N, D, H, W, 3]`): every output point is
+/// `theta @ (x, y[, z], 1)` of its base coordinates.
+pub fn affine_grid(theta: &View, size: &[usize], align: bool, out: &View) -> Result<(), String> {
+    let th = load(theta)?;
+    let k = size.len() - 2; // spatial dimensions
+    let n = size[0];
+    // the base coordinates, innermost (x = W) first
+    let axes: Vec<Vec<f64>> = (0..k)
+        .map(|j| base_coords(size[size.len() - 1 - j], align))
+        .collect();
+    let points: usize = size[2..].iter().product();
+    let mut y = vec![0f64; out.numel()];
+    for b in 0..n {
+        let t = &th[b * k * (k + 1)..][..k * (k + 1)];
+        for p in 0..points {
+            let mut rem = p;
+            let mut base = vec![1.0; k + 1];
+            for (j, ax) in axes.iter().enumerate() {
+                let len = size[size.len() - 1 - j];
+                base[j] = ax[rem % len];
+                rem /= len;
+            }
+            for i in 0..k {
+                y[(b * points + p) * k + i] = (0..=k).map(|j| t[i * (k + 1) + j] * base[j]).sum();
+            }
+        }
+    }
+    store(y, out)
 }
 
 #[cfg(test)]
