@@ -4,7 +4,8 @@
 //! type, any strides; `interpolationMode` 0 bilinear, 1 nearest, 2 bicubic (the backward: 0
 //! or 1, as the reference documents); `paddingMode` 0 zeros, 1 border, 2 reflection. The
 //! backward's `outputMask` (2 values) says which of `inputGrad` and `gridGrad` to compute; a
-//! gradient that is not asked for may be NULL. The engine is `npu_emu::ops::grid_sampler`.
+//! gradient that is not asked for may be NULL. Also `aclnn_affine_grid.h` (`F.affine_grid`).
+//! The engine is `npu_emu::ops::grid_sampler`.
 
 use super::args::{self as a};
 use super::launch::{phase1, Launch};
@@ -200,4 +201,63 @@ pub unsafe extern "C" fn aclnnGridSampler2DBackwardGetWorkspaceSize(
     )
 }
 
-crate::phase2!(aclnnGridSampler2D, aclnnGridSampler2DBackward);
+/// `out = affine_grid(theta, size)`: `theta` `[N, 2, 3]` with `size` (N, C, H, W) gives
+/// `[N, H, W, 2]`; `[N, 3, 4]` with (N, C, D, H, W) gives `[N, D, H, W, 3]`; FLOAT, FLOAT16,
+/// BFLOAT16 (out of theta's type).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnAffineGridGetWorkspaceSize(
+    theta: *const c_void,
+    size: *const c_void,
+    alignCorners: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnAffineGridGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let t = a::tensor(theta, "theta")?;
+            let sz = a::int_array(size, "size")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&t, &[DType::F32, DType::F16, DType::BF16])?;
+            if (sz.len() != 4 && sz.len() != 5) || sz.iter().any(|&v| v <= 0) {
+                return Err(bad(format!(
+                    "size {sz:?} must be 4 (N, C, H, W) or 5 (N, C, D, H, W) positive values"
+                )));
+            }
+            let k = sz.len() - 2;
+            let sz: Vec<usize> = sz.iter().map(|&v| v as usize).collect();
+            if t.shape() != [sz[0], k, k + 1] {
+                return Err(bad(format!(
+                    "theta must be [{}, {k}, {}] for size {sz:?}, but its shape is {:?}",
+                    sz[0],
+                    k + 1,
+                    t.shape()
+                )));
+            }
+            if o.dtype() != t.dtype() {
+                return Err(bad(format!(
+                    "out data type {} must be the same as theta's {}",
+                    o.dtype(),
+                    t.dtype()
+                )));
+            }
+            let mut want = vec![sz[0]];
+            want.extend_from_slice(&sz[2..]);
+            want.push(k);
+            a::same_shape(&o, &want)?;
+            let mut l = Launch::new("aclnnAffineGrid");
+            l.input(&t);
+            l.output(&o);
+            l.finish(move |v, _| grid_sampler::affine_grid(&v[0], &sz, alignCorners, &v[1]))
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnGridSampler2D,
+    aclnnGridSampler2DBackward,
+    aclnnAffineGrid
+);
