@@ -800,9 +800,10 @@ fn breadth_operators_match_cpu_through_torch_npu() {
 
 /// `tests/python/op_breadth_pool3d.py`: F.avg_pool3d (padding, ceil mode, count_include_pad,
 /// divisor_override, a strided view, float16/bfloat16), F.adaptive_avg_pool3d, F.max_pool3d
-/// with indices (padding, ceil mode, dilation) and F.adaptive_max_pool3d through torch_npu's
-/// aclnn 3-D pooling operators, forward and backward, against CPU torch; a torch_npu
-/// "running on CPU" fallback warning fails a case.
+/// with indices (padding, ceil mode, dilation), F.adaptive_max_pool3d, 3-D reflection and
+/// replication F.pad, F.grid_sample (4-D; every mode, padding and align_corners) and
+/// F.affine_grid through torch_npu's aclnn operators, forward and backward, against CPU
+/// torch; a torch_npu "running on CPU" fallback warning fails a case.
 #[test]
 fn pool3d_operators_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -828,6 +829,13 @@ fn pool3d_operators_match_cpu_through_torch_npu() {
         "max_pool3d_pad",
         "max_pool3d_dilation",
         "adaptive_max_pool3d",
+        "reflection_pad3d",
+        "replication_pad3d",
+        "grid_sample_bilinear_reflection_0",
+        "grid_sample_nearest_border_1",
+        "grid_sample_bicubic_zeros",
+        "grid_sample_affine",
+        "affine_grid_3d",
     ] {
         assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
     }
