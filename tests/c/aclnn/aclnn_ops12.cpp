@@ -1,6 +1,8 @@
 /* 3-D pooling of the aclnn reference against float64 host references: AvgPool3d (+Backward),
  * AdaptiveAvgPool3d (+Backward), MaxPool3dWithArgmax (+Backward), AdaptiveMaxPool3d
- * (+Backward), ReflectionPad3d, ReplicationPad3d, CircularPad2d, CircularPad3d (+Backward);
+ * (+Backward), ReflectionPad3d, ReplicationPad3d, CircularPad2d, CircularPad3d (+Backward),
+ * GridSampler2D (+Backward: the gradients checked against finite differences of the host
+ * reference, in double), AffineGrid;
  * each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR /
  * ACLNN_ERR_PARAM_INVALID). Tolerances: max values and indices exactly; averages to 1e-6
  * relative in float32 (computed in float64 and rounded once), 1e-3 in float16 and 1e-2 in
@@ -25,6 +27,9 @@
 #include "aclnnop/aclnn_circular_pad2d_backward.h"
 #include "aclnnop/aclnn_circular_pad3d.h"
 #include "aclnnop/aclnn_circular_pad3d_backward.h"
+#include "aclnnop/aclnn_grid_sampler2d.h"
+#include "aclnnop/aclnn_grid_sampler2d_backward.h"
+#include "aclnnop/aclnn_affine_grid.h"
 
 static aclrtStream S;
 
@@ -736,6 +741,259 @@ static void pads() {
     printf("ok pads\n");
 }
 
+/* ---- grid sampling: PyTorch's grid_sampler_2d written from its definition ---- */
+
+static double gs_unnorm(double c, int64_t n, bool align) {
+    return align ? (c + 1) / 2 * (n - 1) : ((c + 1) * n - 1) / 2;
+}
+
+static double gs_reflect(double c, double lo2, double hi2) {
+    if (lo2 == hi2) return 0;
+    double lo = lo2 / 2, span = (hi2 - lo2) / 2;
+    c = std::fabs(c - lo);
+    double extra = std::fmod(c, span);
+    int64_t flips = static_cast<int64_t>(std::floor(c / span));
+    return flips % 2 == 0 ? extra + lo : span - extra + lo;
+}
+
+static double gs_pad(double c, int64_t n, int pad, bool align) {
+    if (pad == 2) c = align ? gs_reflect(c, 0, 2.0 * (n - 1)) : gs_reflect(c, -1, 2.0 * n - 1);
+    if (pad >= 1) c = std::min(static_cast<double>(n - 1), std::max(c, 0.0));
+    return c;
+}
+
+static double gs_cubic(double x) {
+    const double A = -0.75;
+    x = std::fabs(x);
+    if (x <= 1) return ((A + 2) * x - (A + 3)) * x * x + 1;
+    if (x < 2) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    return 0;
+}
+
+/* x [N, C, H, W], g [N, Ho, Wo, 2] dense; mode 0 bilinear, 1 nearest, 2 bicubic. */
+static std::vector<double> gs_ref(const std::vector<double> &x, const Shape &xs, const std::vector<double> &g,
+                                  const Shape &gsh, int mode, int pad, bool align) {
+    int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], Ho = gsh[1], Wo = gsh[2];
+    std::vector<double> y(static_cast<size_t>(N * C * Ho * Wo));
+    auto px = [&](int64_t n, int64_t c, int64_t xi, int64_t yi) {
+        if (xi < 0 || yi < 0 || xi >= W || yi >= H) return 0.0;
+        return x[static_cast<size_t>(((n * C + c) * H + yi) * W + xi)];
+    };
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t h = 0; h < Ho; h++)
+            for (int64_t w = 0; w < Wo; w++) {
+                double gx = g[static_cast<size_t>(((n * Ho + h) * Wo + w) * 2)];
+                double gy = g[static_cast<size_t>(((n * Ho + h) * Wo + w) * 2 + 1)];
+                for (int64_t c = 0; c < C; c++) {
+                    double v = 0;
+                    if (mode == 2) {
+                        double ix = gs_unnorm(gx, W, align), iy = gs_unnorm(gy, H, align);
+                        double fx = std::floor(ix), fy = std::floor(iy);
+                        for (int j = -1; j <= 2; j++)
+                            for (int i = -1; i <= 2; i++) {
+                                double tx = gs_pad(fx + i, W, pad, align), ty = gs_pad(fy + j, H, pad, align);
+                                v += px(n, c, static_cast<int64_t>(tx), static_cast<int64_t>(ty)) * gs_cubic(ix - (fx + i)) *
+                                     gs_cubic(iy - (fy + j));
+                            }
+                    } else {
+                        double ix = gs_pad(gs_unnorm(gx, W, align), W, pad, align);
+                        double iy = gs_pad(gs_unnorm(gy, H, align), H, pad, align);
+                        if (mode == 1) {
+                            v = px(n, c, static_cast<int64_t>(std::nearbyint(ix)), static_cast<int64_t>(std::nearbyint(iy)));
+                        } else {
+                            double fx = std::floor(ix), fy = std::floor(iy), ax = ix - fx, ay = iy - fy;
+                            int64_t x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+                            v = px(n, c, x0, y0) * (1 - ax) * (1 - ay) + px(n, c, x0 + 1, y0) * ax * (1 - ay) +
+                                px(n, c, x0, y0 + 1) * (1 - ax) * ay + px(n, c, x0 + 1, y0 + 1) * ax * ay;
+                        }
+                    }
+                    y[static_cast<size_t>(((n * C + c) * Ho + h) * Wo + w)] = v;
+                }
+            }
+    return y;
+}
+
+static double dot(const std::vector<double> &a, const std::vector<double> &b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size(); i++) s += a[i] * b[i];
+    return s;
+}
+
+static void grid_sampler() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    Shape xs = {2, 3, 5, 6}, gsh = {2, 4, 3, 2}, os = {2, 3, 4, 3};
+    std::vector<double> X = values(numel(xs), ACL_FLOAT, 100), G(static_cast<size_t>(numel(gsh)));
+    uint32_t r = 12345;
+    for (auto &v : G) {
+        r = r * 1103515245u + 12345u;
+        v = ((r >> 8) % 24001) / 10000.0 - 1.2; /* [-1.2, 1.2]: some points outside */
+    }
+    const char *mname[] = {"bilinear", "nearest", "bicubic"}, *pname[] = {"zeros", "border", "reflection"};
+    for (int mode = 0; mode < 3; mode++)
+        for (int pad = 0; pad < 3; pad++)
+            for (int align = 0; align < 2; align++) {
+                aclDataType dt = (mode + pad + align) % 3 == 2 ? ACL_FLOAT16 : ACL_FLOAT;
+                Layout l = (pad + align) % 2 ? TRANSPOSED : CONTIG;
+                std::vector<double> Xd = as(X, dt), Gd = as(G, dt);
+                Dev x = make(xs, dt, Xd, l), g = make(gsh, dt, Gd, l), o = make(os, dt, {0});
+                RUN(S, aclnnGridSampler2D, x.t, g.t, mode, pad, align == 1, o.t);
+                char name[160];
+                snprintf(name, sizeof name, "GridSampler2D %s %s align %d %s %s", mname[mode], pname[pad], align, dname(dt),
+                         lname(l));
+                compare(name, read(o), as(gs_ref(Xd, xs, Gd, gsh, mode, pad, align == 1), dt), dt == ACL_FLOAT ? 1e-5 : 2e-3);
+                for (Dev *d : {&x, &g, &o}) release(*d);
+            }
+    /* backward in double: the input gradient (the forward is linear in the input) and the
+     * grid gradient against central differences of the reference */
+    for (int mode = 0; mode < 2; mode++)
+        for (int pad = 0; pad < 3; pad++) {
+            bool align = pad == 1;
+            std::vector<double> GO = values(numel(os), ACL_DOUBLE, 110 + pad);
+            Dev go = make(os, ACL_DOUBLE, GO, STRIDED), x = make(xs, ACL_DOUBLE, X), g = make(gsh, ACL_DOUBLE, G);
+            Dev gi = make(xs, ACL_DOUBLE, {0}), gg = make(gsh, ACL_DOUBLE, {0});
+            bool m[2] = {true, true};
+            aclBoolArray *mask = aclCreateBoolArray(m, 2);
+            RUN(S, aclnnGridSampler2DBackward, go.t, x.t, g.t, mode, pad, align, mask, gi.t, gg.t);
+            double base = dot(gs_ref(X, xs, G, gsh, mode, pad, align), GO);
+            std::vector<double> wi(X.size()), wg(G.size());
+            for (size_t i = 0; i < X.size(); i++) {
+                std::vector<double> X2(X);
+                X2[i] += 1;
+                wi[i] = dot(gs_ref(X2, xs, G, gsh, mode, pad, align), GO) - base;
+            }
+            for (size_t i = 0; i < G.size(); i++) {
+                std::vector<double> Gp(G), Gm(G);
+                Gp[i] += 1e-7;
+                Gm[i] -= 1e-7;
+                wg[i] = (dot(gs_ref(X, xs, Gp, gsh, mode, pad, align), GO) - dot(gs_ref(X, xs, Gm, gsh, mode, pad, align), GO)) /
+                        2e-7;
+            }
+            char name[160];
+            snprintf(name, sizeof name, "GridSampler2DBackward %s %s inputGrad", mname[mode], pname[pad]);
+            compare(name, read(gi), wi, 1e-9);
+            snprintf(name, sizeof name, "GridSampler2DBackward %s %s gridGrad (finite differences)", mname[mode], pname[pad]);
+            compare(name, read(gg), wg, 1e-5);
+            aclDestroyBoolArray(mask);
+            for (Dev *d : {&go, &x, &g, &gi, &gg}) release(*d);
+        }
+    /* only the grid gradient asked for: inputGrad may be NULL */
+    {
+        Dev go = make(os, ACL_FLOAT, {1}), x = make(xs, ACL_FLOAT, X), g = make(gsh, ACL_FLOAT, G), gg = make(gsh, ACL_FLOAT, {0});
+        bool m[2] = {false, true};
+        aclBoolArray *mask = aclCreateBoolArray(m, 2);
+        RUN(S, aclnnGridSampler2DBackward, go.t, x.t, g.t, 0, 0, false, mask, nullptr, gg.t);
+        g_checks++;
+        aclDestroyBoolArray(mask);
+        for (Dev *d : {&go, &x, &g, &gg}) release(*d);
+    }
+    /* errors */
+    Dev x = make(xs, ACL_FLOAT, X), g = make(gsh, ACL_FLOAT, G), o = make(os, ACL_FLOAT, {0});
+    Dev gh = make(gsh, ACL_FLOAT16, G), g3 = make({2, 4, 3, 3}, ACL_FLOAT, {0}), xi = make(xs, ACL_INT32, {1});
+    Dev x3 = make({3, 5, 6}, ACL_FLOAT, {1}), gi = make(xs, ACL_FLOAT, {0}), gg = make(gsh, ACL_FLOAT, {0});
+    bool m[2] = {true, true}, m3[3] = {true, true, true};
+    aclBoolArray *mask = aclCreateBoolArray(m, 2), *mask3 = aclCreateBoolArray(m3, 3);
+    expect_code("GridSampler2D null grid", aclnnGridSampler2DGetWorkspaceSize(x.t, nullptr, 0, 0, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("GridSampler2D int32 input", aclnnGridSampler2DGetWorkspaceSize(xi.t, g.t, 0, 0, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler2D float16 grid of a float input",
+                aclnnGridSampler2DGetWorkspaceSize(x.t, gh.t, 0, 0, false, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler2D grid [2, 4, 3, 3]", aclnnGridSampler2DGetWorkspaceSize(x.t, g3.t, 0, 0, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler2D 3-D input", aclnnGridSampler2DGetWorkspaceSize(x3.t, g.t, 0, 0, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler2D interpolationMode 3", aclnnGridSampler2DGetWorkspaceSize(x.t, g.t, 3, 0, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler2D paddingMode -1", aclnnGridSampler2DGetWorkspaceSize(x.t, g.t, 0, -1, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler2DBackward null outputMask",
+                aclnnGridSampler2DBackwardGetWorkspaceSize(o.t, x.t, g.t, 0, 0, false, nullptr, gi.t, gg.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("GridSampler2DBackward outputMask of 3 values",
+                aclnnGridSampler2DBackwardGetWorkspaceSize(o.t, x.t, g.t, 0, 0, false, mask3, gi.t, gg.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler2DBackward bicubic",
+                aclnnGridSampler2DBackwardGetWorkspaceSize(o.t, x.t, g.t, 2, 0, false, mask, gi.t, gg.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler2DBackward null inputGrad asked for",
+                aclnnGridSampler2DBackwardGetWorkspaceSize(o.t, x.t, g.t, 0, 0, false, mask, nullptr, gg.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("GridSampler2DBackward gridGrad of the input's shape",
+                aclnnGridSampler2DBackwardGetWorkspaceSize(o.t, x.t, g.t, 0, 0, false, mask, gi.t, gi.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    aclDestroyBoolArray(mask);
+    aclDestroyBoolArray(mask3);
+    for (Dev *d : {&x, &g, &o, &gh, &g3, &xi, &x3, &gi, &gg}) release(*d);
+    printf("ok grid sampler\n");
+}
+
+/* PyTorch's base coordinates of affine_grid. */
+static double ag_base(int64_t i, int64_t n, bool align) {
+    if (n <= 1) return 0;
+    double v = -1 + 2.0 * i / (n - 1);
+    return align ? v : v * (n - 1) / n;
+}
+
+static void affine_grid() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* 2-D: theta [2, 2, 3], size (2, 3, 4, 5) */
+    for (int align = 0; align < 2; align++) {
+        aclDataType dt = align ? ACL_FLOAT16 : ACL_FLOAT;
+        std::vector<double> T = values(12, dt, 120 + align);
+        Dev t = make({2, 2, 3}, dt, T, align ? TRANSPOSED : CONTIG), o = make({2, 4, 5, 2}, dt, {0});
+        aclIntArray *sz = ia({2, 3, 4, 5});
+        RUN(S, aclnnAffineGrid, t.t, sz, align == 1, o.t);
+        std::vector<double> want;
+        for (int n = 0; n < 2; n++)
+            for (int h = 0; h < 4; h++)
+                for (int w = 0; w < 5; w++) {
+                    double b[3] = {ag_base(w, 5, align), ag_base(h, 4, align), 1};
+                    for (int i = 0; i < 2; i++)
+                        want.push_back(T[n * 6 + i * 3] * b[0] + T[n * 6 + i * 3 + 1] * b[1] + T[n * 6 + i * 3 + 2] * b[2]);
+                }
+        compare(align ? "AffineGrid 2-D align float16 transposed" : "AffineGrid 2-D float", read(o), as(want, dt),
+                align ? 2e-3 : 1e-6);
+        aclDestroyIntArray(sz);
+        release(t);
+        release(o);
+    }
+    /* 3-D: theta [1, 3, 4], size (1, 2, 2, 3, 1) (a single W step is 0) */
+    {
+        std::vector<double> T = values(12, ACL_FLOAT, 125);
+        Dev t = make({1, 3, 4}, ACL_FLOAT, T), o = make({1, 2, 3, 1, 3}, ACL_FLOAT, {0});
+        aclIntArray *sz = ia({1, 2, 2, 3, 1});
+        RUN(S, aclnnAffineGrid, t.t, sz, false, o.t);
+        std::vector<double> want;
+        for (int d = 0; d < 2; d++)
+            for (int h = 0; h < 3; h++) {
+                double b[4] = {0, ag_base(h, 3, false), ag_base(d, 2, false), 1};
+                for (int i = 0; i < 3; i++) want.push_back(dot({T[i * 4], T[i * 4 + 1], T[i * 4 + 2], T[i * 4 + 3]}, {b[0], b[1], b[2], b[3]}));
+            }
+        compare("AffineGrid 3-D float, W of 1", read(o), want, 1e-6);
+        aclDestroyIntArray(sz);
+        release(t);
+        release(o);
+    }
+    Dev t = make({2, 2, 3}, ACL_FLOAT, {1}), o = make({2, 4, 5, 2}, ACL_FLOAT, {0}), td = make({2, 2, 3}, ACL_DOUBLE, {1});
+    Dev t34 = make({2, 3, 4}, ACL_FLOAT, {1});
+    aclIntArray *sz = ia({2, 3, 4, 5}), *sz3 = ia({2, 3, 4}), *szb = ia({3, 3, 4, 5});
+    expect_code("AffineGrid null size", aclnnAffineGridGetWorkspaceSize(t.t, nullptr, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("AffineGrid double theta", aclnnAffineGridGetWorkspaceSize(td.t, sz, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AffineGrid size of 3 values", aclnnAffineGridGetWorkspaceSize(t.t, sz3, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AffineGrid theta [2, 3, 4] with a 2-D size", aclnnAffineGridGetWorkspaceSize(t34.t, sz, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("AffineGrid size N 3 for theta N 2", aclnnAffineGridGetWorkspaceSize(t.t, szb, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    for (aclIntArray *a : {sz, sz3, szb}) aclDestroyIntArray(a);
+    for (Dev *d : {&t, &o, &td, &t34}) release(*d);
+    printf("ok affine grid\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -745,6 +1003,8 @@ int main() {
     max_pool3d();
     adaptive_max_pool3d();
     pads();
+    grid_sampler();
+    affine_grid();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;
