@@ -6,7 +6,9 @@
 //! input gradient (scatter of the interpolation weights) and the grid gradient (the
 //! derivative of the interpolation through the unnormalisation, clipping and reflection),
 //! for bilinear and nearest (whose grid gradient is 0). Also the affine grid
-//! (`aclnnAffineGrid`, `F.affine_grid`). Everything computes in float64.
+//! (`aclnnAffineGrid`, `F.affine_grid`) and 3-D grid sampling (`aclnnGridSampler3D` and its
+//! backward: trilinear or nearest, `[N, C, D, H, W]` at a `[N, Do, Ho, Wo, 3]` grid).
+//! Everything computes in float64.
 
 use super::dtype::DType;
 use super::iter;
@@ -299,6 +301,145 @@ pub fn grid_sampler_2d_backward(
         store(ggrid, v)?;
     }
     Ok(())
+}
+
+/// `grid_sampler_3d` (`aclnnGridSampler3D`): input `[N, C, D, H, W]`, grid `[N, Do, Ho, Wo,
+/// 3]` of (x, y, z), output `[N, C, Do, Ho, Wo]`; interpolation 0 trilinear or 1 nearest.
+/// With `grads` = (grad_output, input_grad, grid_grad) it is the backward instead: `out`
+/// is unused, the gradients requested are written.
+#[allow(clippy::too_many_arguments)]
+fn sample_3d(
+    input: &View,
+    grid: &View,
+    interpolation: i64,
+    padding: i64,
+    align: bool,
+    out: Option<&View>,
+    grads: Option<(&View, Option<&View>, Option<&View>)>,
+) -> Result<(), String> {
+    let (n_, c_) = (input.shape[0], input.shape[1]);
+    let size = [input.shape[4], input.shape[3], input.shape[2]]; // W, H, D (x, y, z)
+    let opts: usize = grid.shape[1] * grid.shape[2] * grid.shape[3];
+    let vol = size[0] * size[1] * size[2];
+    let x = load(input)?;
+    let gr = load(grid)?;
+    let go = match grads {
+        Some((g, _, _)) => load(g)?,
+        None => Vec::new(),
+    };
+    let mut y = vec![0f64; if grads.is_none() { n_ * c_ * opts } else { 0 }];
+    let mut gin = vec![0f64; if grads.is_some() { x.len() } else { 0 }];
+    let mut ggrid = vec![0f64; if grads.is_some() { gr.len() } else { 0 }];
+    let flat = |p: [i64; 3]| -> Option<usize> {
+        (0..3)
+            .all(|d| p[d] >= 0 && (p[d] as usize) < size[d])
+            .then(|| (p[2] as usize * size[1] + p[1] as usize) * size[0] + p[0] as usize)
+    };
+    for n in 0..n_ {
+        for o in 0..opts {
+            let gi = (n * opts + o) * 3;
+            let mut pix = [0f64; 3];
+            let mut mult = [0f64; 3];
+            for d in 0..3 {
+                let (v, m) = source(gr[gi + d], size[d], padding, align);
+                pix[d] = v;
+                mult[d] = m;
+            }
+            if interpolation == 1 {
+                let p = [0, 1, 2].map(|d| pix[d].round_ties_even() as i64);
+                if let Some(f) = flat(p) {
+                    for c in 0..c_ {
+                        let oi = (n * c_ + c) * opts + o;
+                        if grads.is_some() {
+                            gin[(n * c_ + c) * vol + f] += go[oi];
+                        } else {
+                            y[oi] = x[(n * c_ + c) * vol + f];
+                        }
+                    }
+                }
+                continue;
+            }
+            let base = pix.map(f64::floor);
+            let frac = [0, 1, 2].map(|d| pix[d] - base[d]);
+            let mut dg = [0f64; 3];
+            for corner in 0..8usize {
+                let bit = |d: usize| (corner >> d) & 1 == 1;
+                let p = [0, 1, 2].map(|d| base[d] as i64 + bit(d) as i64);
+                let Some(f) = flat(p) else { continue };
+                let wd = |d: usize| if bit(d) { frac[d] } else { 1.0 - frac[d] };
+                let w = wd(0) * wd(1) * wd(2);
+                // d(weight)/d(pixel coordinate d)
+                let dw = [0, 1, 2].map(|d| {
+                    let s = if bit(d) { 1.0 } else { -1.0 };
+                    s * (0..3).filter(|&e| e != d).map(wd).product::<f64>()
+                });
+                for c in 0..c_ {
+                    let oi = (n * c_ + c) * opts + o;
+                    let xi = (n * c_ + c) * vol + f;
+                    if grads.is_some() {
+                        gin[xi] += w * go[oi];
+                        for d in 0..3 {
+                            dg[d] += x[xi] * dw[d] * go[oi];
+                        }
+                    } else {
+                        y[oi] += w * x[xi];
+                    }
+                }
+            }
+            if grads.is_some() {
+                for d in 0..3 {
+                    ggrid[gi + d] = mult[d] * dg[d];
+                }
+            }
+        }
+    }
+    match grads {
+        None => store(y, out.ok_or("grid_sampler_3d: no output")?),
+        Some((_, ig, gg)) => {
+            if let Some(v) = ig {
+                store(gin, v)?;
+            }
+            if let Some(v) = gg {
+                store(ggrid, v)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `out = grid_sampler_3d(input, grid)` (trilinear or nearest).
+pub fn grid_sampler_3d(
+    input: &View,
+    grid: &View,
+    interpolation: i64,
+    padding: i64,
+    align: bool,
+    out: &View,
+) -> Result<(), String> {
+    sample_3d(input, grid, interpolation, padding, align, Some(out), None)
+}
+
+/// Backward of [`grid_sampler_3d`]: `input_grad` and `grid_grad` (either may be absent).
+#[allow(clippy::too_many_arguments)]
+pub fn grid_sampler_3d_backward(
+    grad_output: &View,
+    input: &View,
+    grid: &View,
+    interpolation: i64,
+    padding: i64,
+    align: bool,
+    input_grad: Option<&View>,
+    grid_grad: Option<&View>,
+) -> Result<(), String> {
+    sample_3d(
+        input,
+        grid,
+        interpolation,
+        padding,
+        align,
+        None,
+        Some((grad_output, input_grad, grid_grad)),
+    )
 }
 
 /// PyTorch's `linspace_from_neg_one`: `steps` points from -1 to 1, scaled by
