@@ -1,7 +1,7 @@
 """The torch operations that reach the 3-D pooling operators of `ops/pool3d.rs` through
 torch_npu (F.avg_pool3d, F.adaptive_avg_pool3d, F.max_pool3d with indices,
 F.adaptive_max_pool3d) 3-D reflection / replication padding (F.pad) and F.grid_sample of 4-D inputs (bilinear, nearest, bicubic;
-zeros, border, reflection padding; both align_corners) and F.affine_grid, forward and backward, each against CPU torch. A torch_npu warning that
+zeros, border, reflection padding; both align_corners) and 5-D inputs (trilinear, nearest) and F.affine_grid, forward and backward, each against CPU torch. A torch_npu warning that
 an operation ran on the CPU instead (its fallback when libopapi.so lacks the aclnn function)
 fails the case. Prints PASS/FAIL per case and exits 1 when any case fails.
 """
@@ -85,6 +85,13 @@ for pad in ("zeros", "border", "reflection"):
     chk(f"grid_sample_bicubic_{pad}", lambda a, g, p=pad: F.grid_sample(a, g, mode="bicubic", padding_mode=p, align_corners=False), xg, g2, grad=False)
 chk("grid_sample_affine", lambda a, t: F.grid_sample(a, F.affine_grid(t, (2, 3, 5, 4), align_corners=False), align_corners=False),
     xg, torch.tensor([[[0.9, -0.2, 0.1], [0.3, 1.1, -0.2]], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]))
+g3 = torch.rand(2, 3, 4, 2, 3) * 2.4 - 1.2
+x3g = torch.randn(2, 2, 4, 5, 6)
+for mode in ("bilinear", "nearest"):
+    for pad in ("zeros", "border", "reflection"):
+        for ac in (False, True):
+            chk(f"grid_sample3d_{mode}_{pad}_{int(ac)}",
+                lambda a, g, m=mode, p=pad, c=ac: F.grid_sample(a, g, mode=m, padding_mode=p, align_corners=c), x3g, g3)
 chk("affine_grid", lambda t: F.affine_grid(t, (2, 3, 5, 4), align_corners=False), torch.randn(2, 2, 3), grad=False)
 chk("affine_grid_align", lambda t: F.affine_grid(t, (2, 1, 1, 6), align_corners=True), torch.randn(2, 2, 3), grad=False)
 chk("affine_grid_3d", lambda t: F.affine_grid(t, (1, 2, 3, 4, 5), align_corners=False), torch.randn(1, 3, 4), grad=False)
