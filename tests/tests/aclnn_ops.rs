@@ -25,7 +25,7 @@
 //! - `aclnn_ops11.cpp`: IndexFillTensor, IndexFill, Renorm (each + in place), Range, Pdist,
 //!   Slogdet, LinalgQr and their argument errors;
 //! - `aclnn_ops12.cpp`: AvgPool3d, AdaptiveAvgPool3d, MaxPool3dWithArgmax, AdaptiveMaxPool3d,
-//!   ReflectionPad3d, ReplicationPad3d, CircularPad2d/3d, GridSampler2D (each + Backward),
+//!   ReflectionPad3d, ReplicationPad3d, CircularPad2d/3d, GridSampler2D/3D (each + Backward),
 //!   AffineGrid and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
@@ -750,7 +750,8 @@ fn fused_llm_operators_match_the_host_reference() {
 
 /// `tests/c/aclnn/aclnn_ops12.cpp`: AvgPool3d, AdaptiveAvgPool3d, MaxPool3dWithArgmax and
 /// AdaptiveMaxPool3d, ReflectionPad3d, ReplicationPad3d, CircularPad2d, CircularPad3d,
-/// GridSampler2D (each + Backward; the grid sampler's gradients against finite differences)
+/// GridSampler2D, GridSampler3D (each + Backward; the samplers' gradients against finite
+/// differences)
 /// and AffineGrid against host references (float32, float16,
 /// bfloat16; contiguous, transposed and strided inputs; padding, ceil mode, dilation, divisor;
 /// an empty batch; a NaN window), with their documented argument errors and an out-of-plane
@@ -770,6 +771,7 @@ fn pool3d_operators_match_the_host_reference() {
         "ok adaptive max pool3d",
         "ok pads",
         "ok grid sampler",
+        "ok grid sampler 3d",
         "ok affine grid",
     ] {
         assert!(
@@ -784,7 +786,7 @@ fn pool3d_operators_match_the_host_reference() {
         .find_map(|l| l.strip_suffix(" checks, 0 failed"))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    assert!(n >= 180, "only {n} checks:\n{}", r.stdout);
+    assert!(n >= 210, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "aclnnAvgPool3dGetWorkspaceSize: kernelSize is nullptr",
         "aclnnAvgPool3dGetWorkspaceSize: kernelSize has 2 values; 1 or 3 are needed for 3-D pooling",
@@ -808,6 +810,8 @@ fn pool3d_operators_match_the_host_reference() {
         "aclnnGridSampler2DGetWorkspaceSize: interpolationMode 3 is not supported",
         "aclnnGridSampler2DBackwardGetWorkspaceSize: outputMask has 3 values; 2 are needed (inputGrad, gridGrad)",
         "aclnnGridSampler2DBackwardGetWorkspaceSize: inputGrad is nullptr",
+        "aclnnGridSampler3DGetWorkspaceSize: grid must be [N, Do, Ho, Wo, 3] with input's N 2, but its shape is [2, 2, 3, 2, 2]",
+        "aclnnGridSampler3DBackwardGetWorkspaceSize: gridGrad is nullptr",
         "aclnnAffineGridGetWorkspaceSize: theta must be [2, 2, 3] for size [2, 3, 4, 5], but its shape is [2, 3, 4]",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());

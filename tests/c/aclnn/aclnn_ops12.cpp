@@ -1,8 +1,8 @@
 /* 3-D pooling of the aclnn reference against float64 host references: AvgPool3d (+Backward),
  * AdaptiveAvgPool3d (+Backward), MaxPool3dWithArgmax (+Backward), AdaptiveMaxPool3d
  * (+Backward), ReflectionPad3d, ReplicationPad3d, CircularPad2d, CircularPad3d (+Backward),
- * GridSampler2D (+Backward: the gradients checked against finite differences of the host
- * reference, in double), AffineGrid;
+ * GridSampler2D, GridSampler3D (+Backward: the gradients checked against finite differences
+ * of the host reference, in double), AffineGrid;
  * each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR /
  * ACLNN_ERR_PARAM_INVALID). Tolerances: max values and indices exactly; averages to 1e-6
  * relative in float32 (computed in float64 and rounded once), 1e-3 in float16 and 1e-2 in
@@ -30,6 +30,8 @@
 #include "aclnnop/aclnn_grid_sampler2d.h"
 #include "aclnnop/aclnn_grid_sampler2d_backward.h"
 #include "aclnnop/aclnn_affine_grid.h"
+#include "aclnnop/aclnn_grid_sampler3d.h"
+#include "aclnnop/aclnn_grid_sampler3d_backward.h"
 
 static aclrtStream S;
 
@@ -928,6 +930,115 @@ static void grid_sampler() {
     printf("ok grid sampler\n");
 }
 
+/* grid_sampler_3d of x [N, C, D, H, W] at g [N, Do, Ho, Wo, 3]: mode 0 trilinear, 1 nearest. */
+static std::vector<double> gs3_ref(const std::vector<double> &x, const Shape &xs, const std::vector<double> &g,
+                                   const Shape &gsh, int mode, int pad, bool align) {
+    int64_t N = xs[0], C = xs[1], sz[3] = {xs[4], xs[3], xs[2]}, P = gsh[1] * gsh[2] * gsh[3];
+    std::vector<double> y(static_cast<size_t>(N * C * P), 0.0);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t p = 0; p < P; p++) {
+            double ix[3];
+            for (int d = 0; d < 3; d++) ix[d] = gs_pad(gs_unnorm(g[static_cast<size_t>((n * P + p) * 3 + d)], sz[d], align), sz[d], pad, align);
+            for (int corner = 0; corner < (mode == 0 ? 8 : 1); corner++) {
+                int64_t q[3];
+                double w = 1;
+                for (int d = 0; d < 3; d++) {
+                    if (mode == 1) {
+                        q[d] = static_cast<int64_t>(std::nearbyint(ix[d]));
+                    } else {
+                        double f = std::floor(ix[d]);
+                        int b = (corner >> d) & 1;
+                        q[d] = static_cast<int64_t>(f) + b;
+                        w *= b ? ix[d] - f : 1 - (ix[d] - f);
+                    }
+                }
+                bool in = true;
+                for (int d = 0; d < 3; d++) in = in && q[d] >= 0 && q[d] < sz[d];
+                if (!in) continue;
+                for (int64_t c = 0; c < C; c++)
+                    y[static_cast<size_t>((n * C + c) * P + p)] +=
+                        w * x[static_cast<size_t>((((n * C + c) * sz[2] + q[2]) * sz[1] + q[1]) * sz[0] + q[0])];
+            }
+        }
+    return y;
+}
+
+static void grid_sampler_3d() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    Shape xs = {2, 2, 3, 4, 5}, gsh = {2, 2, 3, 2, 3}, os = {2, 2, 2, 3, 2};
+    std::vector<double> X = values(numel(xs), ACL_FLOAT, 130), G(static_cast<size_t>(numel(gsh)));
+    uint32_t r = 777;
+    for (auto &v : G) {
+        r = r * 1103515245u + 12345u;
+        v = ((r >> 8) % 24001) / 10000.0 - 1.2;
+    }
+    const char *mname[] = {"trilinear", "nearest"}, *pname[] = {"zeros", "border", "reflection"};
+    for (int mode = 0; mode < 2; mode++)
+        for (int pad = 0; pad < 3; pad++)
+            for (int align = 0; align < 2; align++) {
+                aclDataType dt = (mode + pad + align) % 3 == 2 ? ACL_BF16 : ACL_FLOAT;
+                Layout l = (pad + align) % 2 ? STRIDED : CONTIG;
+                std::vector<double> Xd = as(X, dt), Gd = as(G, dt);
+                Dev x = make(xs, dt, Xd, l), g = make(gsh, dt, Gd, l), o = make(os, dt, {0});
+                RUN(S, aclnnGridSampler3D, x.t, g.t, mode, pad, align == 1, o.t);
+                char name[160];
+                snprintf(name, sizeof name, "GridSampler3D %s %s align %d %s %s", mname[mode], pname[pad], align, dname(dt),
+                         lname(l));
+                compare(name, read(o), as(gs3_ref(Xd, xs, Gd, gsh, mode, pad, align == 1), dt), dt == ACL_FLOAT ? 1e-5 : 1e-2);
+                for (Dev *d : {&x, &g, &o}) release(*d);
+            }
+    for (int mode = 0; mode < 2; mode++)
+        for (int pad = 0; pad < 3; pad++) {
+            bool align = pad != 1;
+            std::vector<double> GO = values(numel(os), ACL_DOUBLE, 140 + pad);
+            Dev go = make(os, ACL_DOUBLE, GO), x = make(xs, ACL_DOUBLE, X, TRANSPOSED), g = make(gsh, ACL_DOUBLE, G);
+            Dev gi = make(xs, ACL_DOUBLE, {0}), gg = make(gsh, ACL_DOUBLE, {0});
+            bool m[2] = {true, true};
+            aclBoolArray *mask = aclCreateBoolArray(m, 2);
+            RUN(S, aclnnGridSampler3DBackward, go.t, x.t, g.t, mode, pad, align, mask, gi.t, gg.t);
+            double base = dot(gs3_ref(X, xs, G, gsh, mode, pad, align), GO);
+            std::vector<double> wi(X.size()), wg(G.size());
+            for (size_t i = 0; i < X.size(); i++) {
+                std::vector<double> X2(X);
+                X2[i] += 1;
+                wi[i] = dot(gs3_ref(X2, xs, G, gsh, mode, pad, align), GO) - base;
+            }
+            for (size_t i = 0; i < G.size(); i++) {
+                std::vector<double> Gp(G), Gm(G);
+                Gp[i] += 1e-7;
+                Gm[i] -= 1e-7;
+                wg[i] = (dot(gs3_ref(X, xs, Gp, gsh, mode, pad, align), GO) - dot(gs3_ref(X, xs, Gm, gsh, mode, pad, align), GO)) /
+                        2e-7;
+            }
+            char name[160];
+            snprintf(name, sizeof name, "GridSampler3DBackward %s %s inputGrad", mname[mode], pname[pad]);
+            compare(name, read(gi), wi, 1e-9);
+            snprintf(name, sizeof name, "GridSampler3DBackward %s %s gridGrad (finite differences)", mname[mode], pname[pad]);
+            compare(name, read(gg), wg, 1e-5);
+            aclDestroyBoolArray(mask);
+            for (Dev *d : {&go, &x, &g, &gi, &gg}) release(*d);
+        }
+    Dev x = make(xs, ACL_FLOAT, X), g = make(gsh, ACL_FLOAT, G), o = make(os, ACL_FLOAT, {0});
+    Dev g2 = make({2, 2, 3, 2, 2}, ACL_FLOAT, {0}), x4 = make({2, 2, 4, 5}, ACL_FLOAT, {1});
+    bool m[2] = {true, true};
+    aclBoolArray *mask = aclCreateBoolArray(m, 2);
+    expect_code("GridSampler3D null input", aclnnGridSampler3DGetWorkspaceSize(nullptr, g.t, 0, 0, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("GridSampler3D grid of 2 coordinates", aclnnGridSampler3DGetWorkspaceSize(x.t, g2.t, 0, 0, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler3D 4-D input", aclnnGridSampler3DGetWorkspaceSize(x4.t, g.t, 0, 0, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler3D bicubic", aclnnGridSampler3DGetWorkspaceSize(x.t, g.t, 2, 0, false, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GridSampler3DBackward null gridGrad asked for",
+                aclnnGridSampler3DBackwardGetWorkspaceSize(o.t, x.t, g.t, 0, 0, false, mask, x.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    aclDestroyBoolArray(mask);
+    for (Dev *d : {&x, &g, &o, &g2, &x4}) release(*d);
+    printf("ok grid sampler 3d\n");
+}
+
 /* PyTorch's base coordinates of affine_grid. */
 static double ag_base(int64_t i, int64_t n, bool align) {
     if (n <= 1) return 0;
@@ -1004,6 +1115,7 @@ int main() {
     adaptive_max_pool3d();
     pads();
     grid_sampler();
+    grid_sampler_3d();
     affine_grid();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
