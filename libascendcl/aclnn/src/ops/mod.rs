@@ -48,3 +48,4 @@ pub mod sort;
 pub mod tensor;
 pub mod unary;
 pub mod upsample;
+pub mod upsample3d;
