@@ -2,7 +2,7 @@
  * AdaptiveAvgPool3d (+Backward), MaxPool3dWithArgmax (+Backward), AdaptiveMaxPool3d
  * (+Backward), ReflectionPad3d, ReplicationPad3d, CircularPad2d, CircularPad3d (+Backward),
  * GridSampler2D, GridSampler3D (+Backward: the gradients checked against finite differences
- * of the host reference, in double), AffineGrid;
+ * of the host reference, in double), AffineGrid, UpsampleTrilinear3d (+Backward);
  * each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR /
  * ACLNN_ERR_PARAM_INVALID). Tolerances: max values and indices exactly; averages to 1e-6
  * relative in float32 (computed in float64 and rounded once), 1e-3 in float16 and 1e-2 in
@@ -32,6 +32,8 @@
 #include "aclnnop/aclnn_affine_grid.h"
 #include "aclnnop/aclnn_grid_sampler3d.h"
 #include "aclnnop/aclnn_grid_sampler3d_backward.h"
+#include "aclnnop/aclnn_upsample_trilinear_3d.h"
+#include "aclnnop/aclnn_upsample_trilinear_3d_backward.h"
 
 static aclrtStream S;
 
@@ -1105,6 +1107,103 @@ static void affine_grid() {
     printf("ok affine grid\n");
 }
 
+/* PyTorch's linear source index of output o (area_pixel_compute_source_index). */
+static void lin_tap(int64_t o, int64_t in, int64_t out, double scale, bool align, int64_t *i0, int64_t *i1, double *l1) {
+    double r = align ? (out > 1 ? static_cast<double>(in - 1) / (out - 1) : 0) : (scale > 0 ? 1.0 / scale : static_cast<double>(in) / out);
+    double src = align ? r * o : std::max(r * (o + 0.5) - 0.5, 0.0);
+    *i0 = static_cast<int64_t>(src);
+    *i1 = *i0 + (*i0 < in - 1 ? 1 : 0);
+    *l1 = src - *i0;
+}
+
+/* trilinear of x [N, C, D, H, W] to o (D, H, W); with `gy`, the backward into x's shape. */
+static std::vector<double> tri_ref(const std::vector<double> &x, const Shape &xs, const int64_t o[3], const double sc[3],
+                                   bool align, const std::vector<double> *gy = nullptr) {
+    int64_t NC = xs[0] * xs[1], in[3] = {xs[2], xs[3], xs[4]};
+    std::vector<double> r(static_cast<size_t>(gy ? numel(xs) : NC * o[0] * o[1] * o[2]), 0.0);
+    size_t q = 0;
+    for (int64_t b = 0; b < NC; b++)
+        for (int64_t d = 0; d < o[0]; d++)
+            for (int64_t h = 0; h < o[1]; h++)
+                for (int64_t w = 0; w < o[2]; w++, q++) {
+                    int64_t p[3] = {d, h, w}, a0[3], a1[3];
+                    double l1[3];
+                    for (int k = 0; k < 3; k++) lin_tap(p[k], in[k], o[k], sc[k], align, &a0[k], &a1[k], &l1[k]);
+                    for (int c = 0; c < 8; c++) {
+                        int64_t idx[3];
+                        double wgt = 1;
+                        for (int k = 0; k < 3; k++) {
+                            int bit = (c >> k) & 1;
+                            idx[k] = bit ? a1[k] : a0[k];
+                            wgt *= bit ? l1[k] : 1 - l1[k];
+                        }
+                        size_t src = static_cast<size_t>(((b * in[0] + idx[0]) * in[1] + idx[1]) * in[2] + idx[2]);
+                        if (gy) r[src] += wgt * (*gy)[q];
+                        else r[q] += wgt * x[src];
+                    }
+                }
+    return r;
+}
+
+static void upsample_trilinear() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    struct Case {
+        Shape xs;
+        int64_t o[3];
+        double sc[3];
+        bool align;
+        aclDataType dt;
+        Layout l;
+    } cases[] = {
+        {{2, 3, 3, 4, 5}, {5, 7, 4}, {0, 0, 0}, false, ACL_FLOAT, CONTIG},
+        {{1, 2, 4, 3, 6}, {3, 9, 8}, {0, 0, 0}, true, ACL_FLOAT, TRANSPOSED},
+        {{1, 2, 4, 5, 3}, {6, 3, 6}, {1.5, 0.7, 2.0}, false, ACL_DOUBLE, STRIDED},
+        {{2, 1, 2, 3, 4}, {4, 6, 8}, {0, 0, 0}, false, ACL_FLOAT16, CONTIG},
+        {{1, 2, 3, 3, 3}, {1, 5, 2}, {0, 0, 0}, true, ACL_BF16, TRANSPOSED},
+    };
+    unsigned seed = 150;
+    for (auto &c : cases) {
+        char name[200];
+        std::vector<double> X = values(numel(c.xs), c.dt, seed++);
+        Shape os = {c.xs[0], c.xs[1], c.o[0], c.o[1], c.o[2]};
+        Dev x = make(c.xs, c.dt, X, c.l), o = make(os, c.dt, {0});
+        aclIntArray *sz = ia({c.o[0], c.o[1], c.o[2]}), *isz = ia(c.xs);
+        RUN(S, aclnnUpsampleTrilinear3d, x.t, sz, c.align, c.sc[0], c.sc[1], c.sc[2], o.t);
+        snprintf(name, sizeof name, "UpsampleTrilinear3d to %lldx%lldx%lld align %d %s %s", (long long)c.o[0],
+                 (long long)c.o[1], (long long)c.o[2], c.align, dname(c.dt), lname(c.l));
+        compare(name, read(o), as(tri_ref(X, c.xs, c.o, c.sc, c.align), c.dt), tol_of(c.dt));
+        std::vector<double> G = values(numel(os), c.dt, seed++);
+        Dev gy = make(os, c.dt, G, c.l), gx = make(c.xs, c.dt, {0});
+        RUN(S, aclnnUpsampleTrilinear3dBackward, gy.t, sz, isz, c.align, c.sc[0], c.sc[1], c.sc[2], gx.t);
+        snprintf(name, sizeof name, "UpsampleTrilinear3dBackward align %d %s %s", c.align, dname(c.dt), lname(c.l));
+        compare(name, read(gx), as(tri_ref(X, c.xs, c.o, c.sc, c.align, &G), c.dt), tol_of(c.dt));
+        aclDestroyIntArray(sz);
+        aclDestroyIntArray(isz);
+        for (Dev *d : {&x, &o, &gy, &gx}) release(*d);
+    }
+    Dev x = make({1, 2, 3, 4, 5}, ACL_FLOAT, {1}), o = make({1, 2, 6, 8, 10}, ACL_FLOAT, {0});
+    Dev x4 = make({2, 3, 4, 5}, ACL_FLOAT, {1}), xi = make({1, 2, 3, 4, 5}, ACL_INT32, {1}), gx = make({1, 2, 3, 4, 5}, ACL_FLOAT, {0});
+    aclIntArray *sz = ia({6, 8, 10}), *sz2 = ia({6, 8}), *isz = ia({1, 2, 3, 4, 5}), *isz4 = ia({1, 2, 3, 4});
+    expect_code("UpsampleTrilinear3d null outputSize",
+                aclnnUpsampleTrilinear3dGetWorkspaceSize(x.t, nullptr, false, 0, 0, 0, o.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("UpsampleTrilinear3d outputSize of 2 values",
+                aclnnUpsampleTrilinear3dGetWorkspaceSize(x.t, sz2, false, 0, 0, 0, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("UpsampleTrilinear3d 4-D self", aclnnUpsampleTrilinear3dGetWorkspaceSize(x4.t, sz, false, 0, 0, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("UpsampleTrilinear3d int32 self", aclnnUpsampleTrilinear3dGetWorkspaceSize(xi.t, sz, false, 0, 0, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("UpsampleTrilinear3dBackward inputSize of 4 values",
+                aclnnUpsampleTrilinear3dBackwardGetWorkspaceSize(o.t, sz, isz4, false, 0, 0, 0, gx.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("UpsampleTrilinear3dBackward null gradInput",
+                aclnnUpsampleTrilinear3dBackwardGetWorkspaceSize(o.t, sz, isz, false, 0, 0, 0, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    for (aclIntArray *a : {sz, sz2, isz, isz4}) aclDestroyIntArray(a);
+    for (Dev *d : {&x, &o, &x4, &xi, &gx}) release(*d);
+    printf("ok upsample trilinear\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -1117,6 +1216,7 @@ int main() {
     grid_sampler();
     grid_sampler_3d();
     affine_grid();
+    upsample_trilinear();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;
