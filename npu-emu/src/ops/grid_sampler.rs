@@ -8,7 +8,8 @@
 //! for bilinear and nearest (whose grid gradient is 0). Also the affine grid
 //! (`aclnnAffineGrid`, `F.affine_grid`) and 3-D grid sampling (`aclnnGridSampler3D` and its
 //! backward: trilinear or nearest, `[N, C, D, H, W]` at a `[N, Do, Ho, Wo, 3]` grid).
-//! Everything computes in float64.
+//! Also bicubic upsampling (`aclnnUpsampleBicubic2d` and its backward), which shares the
+//! cubic convolution weights. Everything computes in float64.
 
 use super::dtype::DType;
 use super::iter;
@@ -440,6 +441,111 @@ pub fn grid_sampler_3d_backward(
         None,
         Some((grad_output, input_grad, grid_grad)),
     )
+}
+
+/// PyTorch's bicubic source coordinate of output `o` (`area_pixel_compute_source_index`
+/// with `cubic`: no clamping at 0): the base index and the fraction.
+fn bicubic_src(o: usize, n_in: usize, n_out: usize, scale: Option<f64>, align: bool) -> (i64, f64) {
+    let r = if align {
+        if n_out > 1 {
+            (n_in as f64 - 1.0) / (n_out as f64 - 1.0)
+        } else {
+            0.0
+        }
+    } else {
+        match scale {
+            Some(s) => 1.0 / s,
+            None => n_in as f64 / n_out as f64,
+        }
+    };
+    let src = if align {
+        r * o as f64
+    } else {
+        r * (o as f64 + 0.5) - 0.5
+    };
+    let f = src.floor();
+    (f as i64, src - f)
+}
+
+/// The 16 (input flat index, weight) terms of every output position of a bicubic resize of
+/// an `[h, w]` plane to `[oh, ow]` (taps clamped to the border, as PyTorch's
+/// `upsample_get_value_bounded`).
+fn bicubic_plan(
+    (h, w): (usize, usize),
+    (oh, ow): (usize, usize),
+    scales: [Option<f64>; 2],
+    align: bool,
+) -> Vec<[(usize, f64); 16]> {
+    let clamp = |v: i64, n: usize| v.clamp(0, n as i64 - 1) as usize;
+    let mut plan = Vec::with_capacity(oh * ow);
+    for y in 0..oh {
+        let (y0, ty) = bicubic_src(y, h, oh, scales[0], align);
+        let cy = cubic_coeffs(ty);
+        for x in 0..ow {
+            let (x0, tx) = bicubic_src(x, w, ow, scales[1], align);
+            let cx = cubic_coeffs(tx);
+            let mut t = [(0usize, 0f64); 16];
+            for j in 0..4 {
+                for i in 0..4 {
+                    let yy = clamp(y0 - 1 + j as i64, h);
+                    let xx = clamp(x0 - 1 + i as i64, w);
+                    t[j * 4 + i] = (yy * w + xx, cy[j] * cx[i]);
+                }
+            }
+            plan.push(t);
+        }
+    }
+    plan
+}
+
+/// `aclnnUpsampleBicubic2d`: `x` `[N, C, H, W]` resized to `out` `[N, C, OH, OW]` with
+/// PyTorch's bicubic convolution (A = -0.75); `scales` (H, W) are used when given and
+/// `align` is false.
+pub fn upsample_bicubic2d(
+    x: &View,
+    scales: [Option<f64>; 2],
+    align: bool,
+    out: &View,
+) -> Result<(), String> {
+    let (h, w) = (x.shape[2], x.shape[3]);
+    let (oh, ow) = (out.shape[2], out.shape[3]);
+    let plan = bicubic_plan((h, w), (oh, ow), scales, align);
+    let xs = load(x)?;
+    let planes = x.shape[0] * x.shape[1];
+    let mut y = vec![0f64; planes * oh * ow];
+    for p in 0..planes {
+        let src = &xs[p * h * w..][..h * w];
+        for (o, t) in plan.iter().enumerate() {
+            y[p * oh * ow + o] = t.iter().map(|&(i, wt)| wt * src[i]).sum();
+        }
+    }
+    store(y, out)
+}
+
+/// Backward of [`upsample_bicubic2d`]: each output gradient spread over its 16 (clamped)
+/// taps with the interpolation weights.
+pub fn upsample_bicubic2d_backward(
+    dy: &View,
+    scales: [Option<f64>; 2],
+    align: bool,
+    dx: &View,
+) -> Result<(), String> {
+    let (h, w) = (dx.shape[2], dx.shape[3]);
+    let (oh, ow) = (dy.shape[2], dy.shape[3]);
+    let plan = bicubic_plan((h, w), (oh, ow), scales, align);
+    let g = load(dy)?;
+    let planes = dx.shape[0] * dx.shape[1];
+    let mut r = vec![0f64; planes * h * w];
+    for p in 0..planes {
+        let dst = &mut r[p * h * w..][..h * w];
+        for (o, t) in plan.iter().enumerate() {
+            let v = g[p * oh * ow + o];
+            for &(i, wt) in t {
+                dst[i] += wt * v;
+            }
+        }
+    }
+    store(r, dx)
 }
 
 /// PyTorch's `linspace_from_neg_one`: `steps` points from -1 to 1, scaled by
