@@ -1,7 +1,7 @@
 """The torch operations that reach the 3-D pooling operators of `ops/pool3d.rs` through
 torch_npu (F.avg_pool3d, F.adaptive_avg_pool3d, F.max_pool3d with indices,
 F.adaptive_max_pool3d) 3-D reflection / replication padding (F.pad) and F.grid_sample of 4-D inputs (bilinear, nearest, bicubic;
-zeros, border, reflection padding; both align_corners) and 5-D inputs (trilinear, nearest) F.affine_grid and trilinear F.interpolate, forward and backward, each against CPU torch. A torch_npu warning that
+zeros, border, reflection padding; both align_corners) and 5-D inputs (trilinear, nearest) F.affine_grid and trilinear / bicubic F.interpolate, forward and backward, each against CPU torch. A torch_npu warning that
 an operation ran on the CPU instead (its fallback when libopapi.so lacks the aclnn function)
 fails the case. Prints PASS/FAIL per case and exits 1 when any case fails.
 """
@@ -95,6 +95,9 @@ for mode in ("bilinear", "nearest"):
 chk("upsample_trilinear3d", lambda a: F.interpolate(a, size=(5, 7, 4), mode="trilinear"), x5)
 chk("upsample_trilinear3d_align", lambda a: F.interpolate(a, size=(3, 9, 8), mode="trilinear", align_corners=True), x5)
 chk("upsample_trilinear3d_scale", lambda a: F.interpolate(a, scale_factor=(1.5, 0.7, 2.3), mode="trilinear"), x5)
+chk("upsample_bicubic2d", lambda a: F.interpolate(a, size=(9, 5), mode="bicubic"), xg)
+chk("upsample_bicubic2d_align", lambda a: F.interpolate(a, size=(4, 11), mode="bicubic", align_corners=True), xg)
+chk("upsample_bicubic2d_scale", lambda a: F.interpolate(a, scale_factor=(1.7, 0.6), mode="bicubic"), xg)
 chk("affine_grid", lambda t: F.affine_grid(t, (2, 3, 5, 4), align_corners=False), torch.randn(2, 2, 3), grad=False)
 chk("affine_grid_align", lambda t: F.affine_grid(t, (2, 1, 1, 6), align_corners=True), torch.randn(2, 2, 3), grad=False)
 chk("affine_grid_3d", lambda t: F.affine_grid(t, (1, 2, 3, 4, 5), align_corners=False), torch.randn(1, 3, 4), grad=False)
