@@ -26,7 +26,7 @@
 //!   Slogdet, LinalgQr and their argument errors;
 //! - `aclnn_ops12.cpp`: AvgPool3d, AdaptiveAvgPool3d, MaxPool3dWithArgmax, AdaptiveMaxPool3d,
 //!   ReflectionPad3d, ReplicationPad3d, CircularPad2d/3d, GridSampler2D/3D (each + Backward),
-//!   AffineGrid, UpsampleTrilinear3d (+Backward) and their argument errors;
+//!   AffineGrid, UpsampleTrilinear3d, UpsampleBicubic2d (+Backward) and their argument errors;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -752,7 +752,8 @@ fn fused_llm_operators_match_the_host_reference() {
 /// AdaptiveMaxPool3d, ReflectionPad3d, ReplicationPad3d, CircularPad2d, CircularPad3d,
 /// GridSampler2D, GridSampler3D (each + Backward; the samplers' gradients against finite
 /// differences)
-/// AffineGrid and UpsampleTrilinear3d (+Backward) against host references (float32, float16,
+/// AffineGrid, UpsampleTrilinear3d and UpsampleBicubic2d (+Backward) against host references
+/// (float32, float16,
 /// bfloat16; contiguous, transposed and strided inputs; padding, ceil mode, dilation, divisor;
 /// an empty batch; a NaN window), with their documented argument errors and an out-of-plane
 /// index failing the backward task at synchronisation.
@@ -774,6 +775,7 @@ fn pool3d_operators_match_the_host_reference() {
         "ok grid sampler 3d",
         "ok affine grid",
         "ok upsample trilinear",
+        "ok upsample bicubic",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -787,7 +789,7 @@ fn pool3d_operators_match_the_host_reference() {
         .find_map(|l| l.strip_suffix(" checks, 0 failed"))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    assert!(n >= 225, "only {n} checks:\n{}", r.stdout);
+    assert!(n >= 240, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "aclnnAvgPool3dGetWorkspaceSize: kernelSize is nullptr",
         "aclnnAvgPool3dGetWorkspaceSize: kernelSize has 2 values; 1 or 3 are needed for 3-D pooling",
@@ -815,6 +817,8 @@ fn pool3d_operators_match_the_host_reference() {
         "aclnnGridSampler3DBackwardGetWorkspaceSize: gridGrad is nullptr",
         "aclnnUpsampleTrilinear3dGetWorkspaceSize: outputSize must have 3 elements, each > 0, but it is [6, 8]",
         "aclnnUpsampleTrilinear3dBackwardGetWorkspaceSize: inputSize must have 5 elements, each > 0, but it is [1, 2, 3, 4]",
+        "aclnnUpsampleBicubic2dGetWorkspaceSize: self has data type ACL_DOUBLE, which is not supported",
+        "aclnnUpsampleBicubic2dBackwardGetWorkspaceSize: gradOut has shape [1, 2, 4, 5], expected [1, 2, 8, 10]",
         "aclnnAffineGridGetWorkspaceSize: theta must be [2, 2, 3] for size [2, 3, 4, 5], but its shape is [2, 3, 4]",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());

@@ -35,7 +35,7 @@ fn dhw(v: &View) -> [usize; 3] {
 fn load(v: &View) -> Result<(Vec<f64>, usize), String> {
     let s = dhw(v);
     let per = s[0] * s[1] * s[2];
-    let planes = if per == 0 { 0 } else { v.numel() / per };
+    let planes = v.numel().checked_div(per).unwrap_or(0);
     let mut buf = vec![0f64; v.numel()];
     if !buf.is_empty() {
         iter::copy(v, &View::of_slice(&mut buf, DType::F64, &v.shape))?;

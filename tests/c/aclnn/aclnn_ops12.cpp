@@ -2,7 +2,7 @@
  * AdaptiveAvgPool3d (+Backward), MaxPool3dWithArgmax (+Backward), AdaptiveMaxPool3d
  * (+Backward), ReflectionPad3d, ReplicationPad3d, CircularPad2d, CircularPad3d (+Backward),
  * GridSampler2D, GridSampler3D (+Backward: the gradients checked against finite differences
- * of the host reference, in double), AffineGrid, UpsampleTrilinear3d (+Backward);
+ * of the host reference, in double), AffineGrid, UpsampleTrilinear3d, UpsampleBicubic2d (+Backward);
  * each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR /
  * ACLNN_ERR_PARAM_INVALID). Tolerances: max values and indices exactly; averages to 1e-6
  * relative in float32 (computed in float64 and rounded once), 1e-3 in float16 and 1e-2 in
@@ -34,6 +34,8 @@
 #include "aclnnop/aclnn_grid_sampler3d_backward.h"
 #include "aclnnop/aclnn_upsample_trilinear_3d.h"
 #include "aclnnop/aclnn_upsample_trilinear_3d_backward.h"
+#include "aclnnop/aclnn_upsample_bicubic_2d.h"
+#include "aclnnop/aclnn_upsample_bicubic_2d_backward.h"
 
 static aclrtStream S;
 
@@ -1204,6 +1206,96 @@ static void upsample_trilinear() {
     printf("ok upsample trilinear\n");
 }
 
+/* bicubic resize of x [N, C, H, W] to o (H, W), taps clamped; with `gy`, the backward. */
+static std::vector<double> bicubic_ref(const std::vector<double> &x, const Shape &xs, const int64_t o[2], const double sc[2],
+                                       bool align, const std::vector<double> *gy = nullptr) {
+    int64_t P = xs[0] * xs[1], in[2] = {xs[2], xs[3]};
+    std::vector<double> r(static_cast<size_t>(gy ? numel(xs) : P * o[0] * o[1]), 0.0);
+    size_t q = 0;
+    for (int64_t p = 0; p < P; p++)
+        for (int64_t y = 0; y < o[0]; y++)
+            for (int64_t xo = 0; xo < o[1]; xo++, q++) {
+                int64_t pos[2] = {y, xo}, base[2];
+                double t[2];
+                for (int k = 0; k < 2; k++) {
+                    double ratio = align ? (o[k] > 1 ? static_cast<double>(in[k] - 1) / (o[k] - 1) : 0)
+                                         : (sc[k] > 0 ? 1.0 / sc[k] : static_cast<double>(in[k]) / o[k]);
+                    double src = align ? ratio * pos[k] : ratio * (pos[k] + 0.5) - 0.5;
+                    base[k] = static_cast<int64_t>(std::floor(src));
+                    t[k] = src - std::floor(src);
+                }
+                for (int j = -1; j <= 2; j++)
+                    for (int i = -1; i <= 2; i++) {
+                        int64_t yy = std::min(std::max<int64_t>(base[0] + j, 0), in[0] - 1);
+                        int64_t xx = std::min(std::max<int64_t>(base[1] + i, 0), in[1] - 1);
+                        double w = gs_cubic(t[0] - j) * gs_cubic(t[1] - i);
+                        size_t src = static_cast<size_t>((p * in[0] + yy) * in[1] + xx);
+                        if (gy) r[src] += w * (*gy)[q];
+                        else r[q] += w * x[src];
+                    }
+            }
+    return r;
+}
+
+static void upsample_bicubic() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    struct Case {
+        Shape xs;
+        int64_t o[2];
+        double sc[2];
+        bool align;
+        aclDataType dt;
+        Layout l;
+    } cases[] = {
+        {{2, 3, 5, 6}, {9, 4}, {0, 0}, false, ACL_FLOAT, CONTIG},
+        {{1, 2, 4, 7}, {8, 13}, {0, 0}, true, ACL_FLOAT, TRANSPOSED},
+        {{2, 2, 6, 5}, {10, 3}, {1.7, 0.6}, false, ACL_FLOAT, STRIDED},
+        {{1, 3, 3, 4}, {7, 7}, {0, 0}, false, ACL_FLOAT16, CONTIG},
+        {{2, 1, 4, 4}, {1, 6}, {0, 0}, true, ACL_BF16, TRANSPOSED},
+    };
+    unsigned seed = 170;
+    for (auto &c : cases) {
+        char name[200];
+        std::vector<double> X = values(numel(c.xs), c.dt, seed++);
+        Shape os = {c.xs[0], c.xs[1], c.o[0], c.o[1]};
+        Dev x = make(c.xs, c.dt, X, c.l), o = make(os, c.dt, {0});
+        aclIntArray *sz = ia({c.o[0], c.o[1]}), *isz = ia(c.xs);
+        RUN(S, aclnnUpsampleBicubic2d, x.t, sz, c.align, c.sc[0], c.sc[1], o.t);
+        snprintf(name, sizeof name, "UpsampleBicubic2d to %lldx%lld align %d %s %s", (long long)c.o[0], (long long)c.o[1],
+                 c.align, dname(c.dt), lname(c.l));
+        compare(name, read(o), as(bicubic_ref(X, c.xs, c.o, c.sc, c.align), c.dt), tol_of(c.dt));
+        std::vector<double> G = values(numel(os), c.dt, seed++);
+        Dev gy = make(os, c.dt, G, c.l), gx = make(c.xs, c.dt, {0});
+        RUN(S, aclnnUpsampleBicubic2dBackward, gy.t, sz, isz, c.align, c.sc[0], c.sc[1], gx.t);
+        snprintf(name, sizeof name, "UpsampleBicubic2dBackward align %d %s %s", c.align, dname(c.dt), lname(c.l));
+        compare(name, read(gx), as(bicubic_ref(X, c.xs, c.o, c.sc, c.align, &G), c.dt), tol_of(c.dt));
+        aclDestroyIntArray(sz);
+        aclDestroyIntArray(isz);
+        for (Dev *d : {&x, &o, &gy, &gx}) release(*d);
+    }
+    Dev x = make({1, 2, 4, 5}, ACL_FLOAT, {1}), o = make({1, 2, 8, 10}, ACL_FLOAT, {0}), xd = make({1, 2, 4, 5}, ACL_DOUBLE, {1});
+    Dev x5 = make({1, 1, 2, 4, 5}, ACL_FLOAT, {1}), gx = make({1, 2, 4, 5}, ACL_FLOAT, {0});
+    aclIntArray *sz = ia({8, 10}), *sz0 = ia({8, 0}), *isz = ia({1, 2, 4, 5}), *isz3 = ia({2, 4, 5});
+    expect_code("UpsampleBicubic2d null self", aclnnUpsampleBicubic2dGetWorkspaceSize(nullptr, sz, false, 0, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("UpsampleBicubic2d double self", aclnnUpsampleBicubic2dGetWorkspaceSize(xd.t, sz, false, 0, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("UpsampleBicubic2d outputSize with a 0", aclnnUpsampleBicubic2dGetWorkspaceSize(x.t, sz0, false, 0, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("UpsampleBicubic2d 5-D self", aclnnUpsampleBicubic2dGetWorkspaceSize(x5.t, sz, false, 0, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("UpsampleBicubic2dBackward inputSize of 3 values",
+                aclnnUpsampleBicubic2dBackwardGetWorkspaceSize(o.t, sz, isz3, false, 0, 0, gx.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("UpsampleBicubic2dBackward null inputSize",
+                aclnnUpsampleBicubic2dBackwardGetWorkspaceSize(o.t, sz, nullptr, false, 0, 0, gx.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("UpsampleBicubic2dBackward gradOut of the input's shape",
+                aclnnUpsampleBicubic2dBackwardGetWorkspaceSize(gx.t, sz, isz, false, 0, 0, gx.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    for (aclIntArray *a : {sz, sz0, isz, isz3}) aclDestroyIntArray(a);
+    for (Dev *d : {&x, &o, &xd, &x5, &gx}) release(*d);
+    printf("ok upsample bicubic\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -1217,6 +1309,7 @@ int main() {
     grid_sampler_3d();
     affine_grid();
     upsample_trilinear();
+    upsample_bicubic();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;
