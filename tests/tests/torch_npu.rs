@@ -801,9 +801,10 @@ fn breadth_operators_match_cpu_through_torch_npu() {
 /// `tests/python/op_breadth_pool3d.py`: F.avg_pool3d (padding, ceil mode, count_include_pad,
 /// divisor_override, a strided view, float16/bfloat16), F.adaptive_avg_pool3d, F.max_pool3d
 /// with indices (padding, ceil mode, dilation), F.adaptive_max_pool3d, 3-D reflection and
-/// replication F.pad, F.grid_sample (4-D; every mode, padding and align_corners) and
-/// F.affine_grid through torch_npu's aclnn operators, forward and backward, against CPU
-/// torch; a torch_npu "running on CPU" fallback warning fails a case.
+/// replication F.pad, F.grid_sample (4-D and 5-D; every mode, padding and align_corners),
+/// F.affine_grid and trilinear / bicubic F.interpolate through torch_npu's aclnn operators,
+/// forward and backward, against CPU torch; a torch_npu "running on CPU" fallback warning
+/// fails a case.
 #[test]
 fn pool3d_operators_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -836,6 +837,9 @@ fn pool3d_operators_match_cpu_through_torch_npu() {
         "grid_sample_bicubic_zeros",
         "grid_sample_affine",
         "affine_grid_3d",
+        "grid_sample3d_bilinear_reflection_1",
+        "upsample_trilinear3d_scale",
+        "upsample_bicubic2d_align",
     ] {
         assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
     }
