@@ -628,6 +628,9 @@ mod tests {
     fn reflection_folds_back() {
         assert_eq!(reflect(-0.5, -1, 5).0, -0.5);
         assert_eq!(reflect(3.0, -1, 5).0, 2.0);
-        assert_eq!(reflect(-2.0, 0, 4), (2.0, -1.0));
+        // inside the first fold the derivative is -1; at the fold point PyTorch's rule gives +1
+        assert_eq!(reflect(-1.5, 0, 4), (1.5, -1.0));
+        assert_eq!(reflect(-2.0, 0, 4), (2.0, 1.0));
+        assert_eq!(reflect(5.0, 0, 4), (1.0, 1.0));
     }
 }
