@@ -24,8 +24,15 @@
 //!   UpsampleNearest3d (+Backward), UniqueDim and their argument errors;
 //! - `aclnn_ops11.cpp`: IndexFillTensor, IndexFill, Renorm (each + in place), Range, Pdist,
 //!   Slogdet, LinalgQr and their argument errors;
+//! - `aclnn_ops12.cpp`: AvgPool3d, AdaptiveAvgPool3d, MaxPool3dWithArgmax, AdaptiveMaxPool3d,
+//!   ReflectionPad3d, ReplicationPad3d, CircularPad2d/3d, GridSampler2D/3D (each + Backward),
+//!   AffineGrid, UpsampleTrilinear3d, UpsampleBicubic2d (+Backward) and their argument errors;
 //! - `aclnn_ops13.cpp`: the SyncBatchNorm family, AddRmsNorm, AddLayerNorm (+Grad), FastGelu, GeGlu/GeGluV3, GroupNormSilu (+V2), CrossEntropyLoss (+Grad), Hardshrink,
 //!   Softshrink (+ backward forms) and their argument errors;
+//! - `aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, the shifts, IsIn forms, Addr, Cdist,
+//!   TriangularSolve, MaxUnpool2d/3d, Svd, GatherNd, ScatterNd, Bucketize;
+//! - `aclnn_ops15.cpp`: quantisation (AscendQuant, DynamicQuant, QuantMatmul,
+//!   WeightQuantBatchMatmul, TransQuantParamV2), GroupedMatmul and the MoE routing operators;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -993,4 +1000,82 @@ fn quant_and_moe_operators_15_match_the_host_reference() {
     want.extend((0..15).map(|i| format!("matmul result[{i}] is: 2.000000\n")));
     let want: Vec<&str> = want.iter().map(|s| s.as_str()).collect();
     example("example_quant.cpp", &want);
+}
+
+/// `tests/c/aclnn/aclnn_ops12.cpp`: AvgPool3d, AdaptiveAvgPool3d, MaxPool3dWithArgmax and
+/// AdaptiveMaxPool3d, ReflectionPad3d, ReplicationPad3d, CircularPad2d, CircularPad3d,
+/// GridSampler2D, GridSampler3D (each + Backward; the samplers' gradients against finite
+/// differences)
+/// AffineGrid, UpsampleTrilinear3d and UpsampleBicubic2d (+Backward) against host references
+/// (float32, float16,
+/// bfloat16; contiguous, transposed and strided inputs; padding, ceil mode, dilation, divisor;
+/// an empty batch; a NaN window), with their documented argument errors and an out-of-plane
+/// index failing the backward task at synchronisation.
+#[test]
+fn pool3d_operators_match_the_host_reference() {
+    let work = scratch("aclnn-ops12");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops12.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok avg pool3d",
+        "ok adaptive avg pool3d",
+        "ok max pool3d with argmax",
+        "ok adaptive max pool3d",
+        "ok pads",
+        "ok grid sampler",
+        "ok grid sampler 3d",
+        "ok affine grid",
+        "ok upsample trilinear",
+        "ok upsample bicubic",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 240, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnAvgPool3dGetWorkspaceSize: kernelSize is nullptr",
+        "aclnnAvgPool3dGetWorkspaceSize: kernelSize has 2 values; 1 or 3 are needed for 3-D pooling",
+        "aclnnAvgPool3dGetWorkspaceSize: padding [2, 2, 2] must be at most half of kernelSize [2, 2, 2]",
+        "aclnnAvgPool3dGetWorkspaceSize: self must be 4-D (CDHW) or 5-D (NCDHW), but its shape is [4, 4, 4]",
+        "aclnnAvgPool3dBackwardGetWorkspaceSize: gradOutput has shape [1, 2, 3, 2, 2], expected [1, 2, 2, 2, 2]",
+        "aclnnAdaptiveAvgPool3dGetWorkspaceSize: outputSize [2, 2] must be three positive values",
+        "aclnnAdaptiveAvgPool3dGetWorkspaceSize: self has data type ACL_DOUBLE, which is not supported",
+        "aclnnMaxPool3dWithArgmaxGetWorkspaceSize: dilation is nullptr",
+        "aclnnMaxPool3dWithArgmaxGetWorkspaceSize: stride has 2 values; 0, 1 or 3 are needed for 3-D pooling",
+        "aclnnMaxPool3dWithArgmaxGetWorkspaceSize: indices has data type ACL_FLOAT, which is not supported",
+        "aclnnMaxPool3dWithArgmaxBackward: indices value 64 is outside the input plane of 64 elements",
+        "aclnnAdaptiveMaxPool3dGetWorkspaceSize: outputOut is nullptr",
+        "aclnnAdaptiveMaxPool3dBackwardGetWorkspaceSize: gradInput data type ACL_FLOAT16 must be the same as self's ACL_FLOAT",
+        "aclnnReflectionPad3dGetWorkspaceSize: padding (5, 1) of dimension 4 (size 5) is out of range: each must be in [0, size)",
+        "aclnnReflectionPad3dGetWorkspaceSize: padding [1, 1, 1, 1] must hold 6 values",
+        "aclnnReplicationPad3dGetWorkspaceSize: self has data type ACL_BF16, which is not supported",
+        "aclnnCircularPad2dGetWorkspaceSize: self must have 3 or 4 dimensions, but its shape is [1, 2, 3, 4, 5]",
+        "aclnnCircularPad3dBackwardGetWorkspaceSize: gradOutput is nullptr",
+        "aclnnGridSampler2DGetWorkspaceSize: grid data type ACL_FLOAT16 must be the same as input's ACL_FLOAT",
+        "aclnnGridSampler2DGetWorkspaceSize: interpolationMode 3 is not supported",
+        "aclnnGridSampler2DBackwardGetWorkspaceSize: outputMask has 3 values; 2 are needed (inputGrad, gridGrad)",
+        "aclnnGridSampler2DBackwardGetWorkspaceSize: inputGrad is nullptr",
+        "aclnnGridSampler3DGetWorkspaceSize: grid must be [N, Do, Ho, Wo, 3] with input's N 2, but its shape is [2, 2, 3, 2, 2]",
+        "aclnnGridSampler3DBackwardGetWorkspaceSize: gridGrad is nullptr",
+        "aclnnUpsampleTrilinear3dGetWorkspaceSize: outputSize must have 3 elements, each > 0, but it is [6, 8]",
+        "aclnnUpsampleTrilinear3dBackwardGetWorkspaceSize: inputSize must have 5 elements, each > 0, but it is [1, 2, 3, 4]",
+        "aclnnUpsampleBicubic2dGetWorkspaceSize: self has data type ACL_DOUBLE, which is not supported",
+        "aclnnUpsampleBicubic2dBackwardGetWorkspaceSize: gradOut has shape [1, 2, 4, 5], expected [1, 2, 8, 10]",
+        "aclnnAffineGridGetWorkspaceSize: theta must be [2, 2, 3] for size [2, 3, 4, 5], but its shape is [2, 3, 4]",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
 }

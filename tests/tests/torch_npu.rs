@@ -533,7 +533,7 @@ for r in 0 1 2; do echo "== rank $r exit $(cat code$r)"; grep -v CAN_EXIT out$r.
     );
 }
 
-/// An operator npu-emu does not have (`tests/python/missing_op.py`, `F.avg_pool3d`): a Python
+/// An operator npu-emu does not have (`tests/python/missing_op.py`, `F.ctc_loss`): a Python
 /// exception (exit 1, not a signal) whose message names the aclop type torch_npu fell back
 /// to; with `ASCEND_GLOBAL_LOG_LEVEL=2` also the aclnn function and the torch operator.
 #[test]
@@ -544,7 +544,7 @@ fn an_operator_we_do_not_have_is_named() {
     assert_eq!(r.code, Some(1), "{all}");
     assert!(all.contains("RuntimeError"), "{all}");
     assert!(
-        all.contains("op type \"AvgPool3D\" is not supported"),
+        all.contains("op type \"CTCLossV2\" is not supported"),
         "{all}"
     );
     assert!(all.contains("ASCEND_GLOBAL_LOG_LEVEL=2"), "{all}");
@@ -558,7 +558,7 @@ fn an_operator_we_do_not_have_is_named() {
     let all = r.all();
     assert_eq!(r.code, Some(1), "{all}");
     assert!(
-        all.contains("libopapi.so has no aclnnAvgPool3d") && all.contains("acl_op::avg_pool3d"),
+        all.contains("libopapi.so has no aclnnCtcLoss") && all.contains("acl_op::_ctc_loss"),
         "{all}"
     );
 }
@@ -1025,6 +1025,54 @@ fn quant_and_moe_operators_match_their_formulas_through_torch_npu() {
         "npu_grouped_matmul_counts",
         "npu_grouped_matmul_list",
         "npu_moe_routing",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
+    }
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
+}
+
+/// `tests/python/op_breadth_pool3d.py`: F.avg_pool3d (padding, ceil mode, count_include_pad,
+/// divisor_override, a strided view, float16/bfloat16), F.adaptive_avg_pool3d, F.max_pool3d
+/// with indices (padding, ceil mode, dilation), F.adaptive_max_pool3d, 3-D reflection and
+/// replication F.pad, F.grid_sample (4-D and 5-D; every mode, padding and align_corners),
+/// F.affine_grid and trilinear / bicubic F.interpolate through torch_npu's aclnn operators,
+/// forward and backward, against CPU torch; a torch_npu "running on CPU" fallback warning
+/// fails a case.
+#[test]
+fn pool3d_operators_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_pool3d.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_pool3d",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_pool3d.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("op_breadth_pool3d: 0 failed"),
+        "{}",
+        r.all()
+    );
+    for case in [
+        "avg_pool3d_pad",
+        "avg_pool3d_divisor",
+        "adaptive_avg_pool3d",
+        "max_pool3d_pad",
+        "max_pool3d_dilation",
+        "adaptive_max_pool3d",
+        "reflection_pad3d",
+        "replication_pad3d",
+        "grid_sample_bilinear_reflection_0",
+        "grid_sample_nearest_border_1",
+        "grid_sample_bicubic_zeros",
+        "grid_sample_affine",
+        "affine_grid_3d",
+        "grid_sample3d_bilinear_reflection_1",
+        "upsample_trilinear3d_scale",
+        "upsample_bicubic2d_align",
     ] {
         assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
     }

@@ -45,6 +45,8 @@
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //! - [`math_misc`]: diag, diag_flat, signbit, gcd, isin of a scalar, addr, cdist.
 //! - [`quant`]: AscendQuant, DynamicQuant, MoE gating top-k softmax (large-model inference);
+//! - [`pool3d`]: 3-D max/avg/adaptive pooling and their backward forms, circular padding;
+//! - [`grid_sampler`]: 2-D grid sampling (bilinear, nearest, bicubic) and its backward.
 //!
 //! Rules every kernel follows:
 //! - f16/bf16 compute in f32 and round once when stored; f64 in f64; integers in i64,
@@ -92,4 +94,6 @@ pub mod view;
 pub use dtype::DType;
 pub use scalar::Scalar;
 pub use view::{Layout, View};
+pub mod grid_sampler;
 pub mod math_misc;
+pub mod pool3d;
