@@ -1277,7 +1277,15 @@ impl CommInner {
         } else {
             let now = Instant::now();
             let soft = (deferrable || may_be_late()).then(|| now + DEFER_AFTER);
-            self.wait_peers_until(&policy, word, seq, &arrived, &phase, now, soft)
+            match self.wait_peers_until(&policy, word, seq, &arrived, &phase, now, soft) {
+                // A missing peer that is dead, failed or gone is news for this call, not for
+                // a stream task (whose failure a program may only see much later): wait on,
+                // which reports it now.
+                Ok(false) if !deferrable && self.check_peers(word, seq as u32).is_err() => {
+                    self.wait_peers_until(&policy, word, seq, &arrived, &phase, now, None)
+                }
+                w => w,
+            }
         };
         match waited {
             Ok(true) => {}
