@@ -30,7 +30,7 @@ use npu_emu::ops::loss::{self as pl, Kind, Wrt};
 use npu_emu::ops::nn::{self, Reduction};
 use std::ffi::c_void;
 
-fn reduction(r: i64) -> NnResult<Reduction> {
+pub(super) fn reduction(r: i64) -> NnResult<Reduction> {
     Reduction::from_i64(r).ok_or_else(|| {
         NnError::invalid(format!(
             "reduction {r} is not supported; 0 (none), 1 (mean) or 2 (sum)"
@@ -38,7 +38,7 @@ fn reduction(r: i64) -> NnResult<Reduction> {
     })
 }
 
-fn zero_d(t: &a::T) -> NnResult<()> {
+pub(super) fn zero_d(t: &a::T) -> NnResult<()> {
     if t.numel() == 1 && t.ndim() <= 1 {
         Ok(())
     } else {

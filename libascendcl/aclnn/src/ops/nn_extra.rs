@@ -5,20 +5,13 @@
 
 use super::args::{self as a, ALL_NUM, FLOATS};
 use super::launch::{phase1, Launch};
+use super::loss::{reduction, zero_d};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::DType;
 use npu_emu::ops::nn::Reduction;
 use npu_emu::ops::nn_extra as engine;
 use npu_emu::ops::{iter, View};
 use std::ffi::c_void;
-
-fn reduction(r: i64) -> NnResult<Reduction> {
-    Reduction::from_i64(r).ok_or_else(|| {
-        NnError::invalid(format!(
-            "reduction {r} is not supported; 0 (none), 1 (mean) or 2 (sum)"
-        ))
-    })
-}
 
 fn same_dtype(t: &a::T, of: &a::T) -> NnResult<()> {
     if t.dtype() != of.dtype() {
@@ -31,18 +24,6 @@ fn same_dtype(t: &a::T, of: &a::T) -> NnResult<()> {
         )));
     }
     Ok(())
-}
-
-/// The out of a reduced loss: one element (0-d or `[1]`).
-fn one_element(t: &a::T) -> NnResult<()> {
-    if t.numel() == 1 && t.ndim() <= 1 {
-        return Ok(());
-    }
-    Err(NnError::invalid(format!(
-        "{} must be 0-d for a reduced loss, but its shape is {:?}",
-        t.arg,
-        t.shape()
-    )))
 }
 
 #[no_mangle]
@@ -109,7 +90,7 @@ pub unsafe extern "C" fn aclnnSoftMarginLossGetWorkspaceSize(
             if r == Reduction::None {
                 a::same_shape(&o, &shape)?;
             } else {
-                one_element(&o)?;
+                zero_d(&o)?;
             }
             let mut l = Launch::new("aclnnSoftMarginLoss");
             l.input(&x);
