@@ -129,3 +129,23 @@ def test_group_roots_are_checked(hccl, rank, size):
 
 def test_values_helper_is_rank_dependent():
     assert not np.array_equal(values(0, 5, "float32"), values(1, 5, "float32"))
+
+
+def test_two_groups_async_in_opposite_orders(hccl, rank, size):
+    """Even ranks start an all_reduce on one group, then one on another; odd ranks the other
+    way round; every rank waits for both. Each call only queues (as on CANN), so this runs
+    at any size, and the sums are right."""
+    if size < 2:
+        pytest.skip("needs 2 ranks")
+    every = list(range(size))
+    a, b = hccl.create_group(every), hccl.create_group(every)
+    x = np.full(1 << 18, rank + 1, dtype=np.float32)
+    y = np.full(1000, 10 * (rank + 1), dtype=np.float32)
+    if rank % 2 == 0:
+        ws = [hccl.all_reduce_async(x, group=a), hccl.all_reduce_async(y, group=b)]
+    else:
+        ws = [hccl.all_reduce_async(y, group=b), hccl.all_reduce_async(x, group=a)]
+    hccl.wait(ws)
+    s = size * (size + 1) // 2
+    assert (x == s).all()
+    assert (y == 10 * s).all()
