@@ -1,10 +1,11 @@
 """Operators torch_npu's autograd and in-place utilities reach (aclnnIm2colBackward,
 aclnnRepeatInterleaveGrad, aclnnInplaceFillDiagonal, aclnnReflectionPad1d/2dBackward,
 aclnnReplicationPad1d/2dBackward, aclnnChannelShuffle, aclnnSoftMarginLoss(+Backward),
-aclnnEmbeddingRenorm), against CPU torch: F.unfold's gradient,
+aclnnEmbeddingRenorm, aclnnRReluWithNoise), against CPU torch: F.unfold's gradient,
 F.fold forward and backward, repeat_interleave with a tensor of counts and its gradient, and
 fill_diagonal_ (with and without wrap, 2-D and cubic), reflect/replicate F.pad gradients in
-1-D and 2-D, channel_shuffle, soft_margin_loss with its gradient, and F.embedding's max_norm. Prints PASS/FAIL per case and exits 1
+1-D and 2-D, channel_shuffle, soft_margin_loss with its gradient, F.embedding's max_norm, and F.rrelu
+(evaluation against CPU; training by the slopes' range and mean, and the gradient). Prints PASS/FAIL per case and exits 1
 when any case fails.
 """
 import sys
@@ -73,6 +74,31 @@ def renorm(a):
 
 chk("embedding_max_norm", renorm, torch.randn(5, 4) * 2, grad=False)
 chk("embedding_max_norm_grad", lambda w: F.embedding(torch.tensor([0, 2, 2], device=w.device), w, max_norm=1.0), torch.randn(4, 3) * 3, grad=False)
+
+chk("rrelu_eval", lambda a: F.rrelu(a, 0.1, 0.3, training=False), x)
+chk("rrelu_module_eval", lambda a: torch.nn.RReLU().eval()(a), x)
+
+
+def rrelu_train():
+    try:
+        v = torch.randn(4000)
+        vn = v.to(D).requires_grad_()
+        y = F.rrelu(vn, 0.1, 0.3, training=True)
+        y.sum().backward()
+        y, g, neg = y.detach().cpu(), vn.grad.cpu(), v <= 0
+        slopes = y[neg] / v[neg]
+        assert torch.equal(y[~neg], v[~neg]), "positives changed"
+        assert slopes.min() >= 0.1 and slopes.max() < 0.3, (slopes.min(), slopes.max())
+        assert abs(slopes.mean().item() - 0.2) < 0.01, slopes.mean()
+        assert slopes.std() > 0.04, slopes.std()  # a draw per element, not one slope
+        torch.testing.assert_close(g[neg], slopes, rtol=1e-5, atol=1e-6)
+        print("PASS rrelu_train")
+    except Exception as e:  # noqa: BLE001
+        FAILED.append("rrelu_train")
+        print("FAIL rrelu_train", str(e).splitlines()[0][:300])
+
+
+rrelu_train()
 
 print(f"autograd_extra: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

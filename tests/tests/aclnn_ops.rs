@@ -535,6 +535,15 @@ fn example_grads_prints_the_documented_results() {
         want.push(format!("channel shuffle[{i}] is: {v}.000000"));
     }
     want.push("soft margin loss[0] is: 1.003204".into());
+    for (i, v) in ["-0.200000", "2.000000", "-0.600000", "4.000000"]
+        .iter()
+        .enumerate()
+    {
+        want.push(format!("rrelu[{i}] is: {v}"));
+    }
+    for (i, v) in [4, 3, 2, 1].iter().enumerate() {
+        want.push(format!("rrelu noise[{i}] is: {v}.000000"));
+    }
     want.push("one-value kernelSize: 161002".into());
     want.push("null repeats: 161001".into());
     want.push("1-D fill diagonal: 161002".into());

@@ -836,8 +836,8 @@ fn grad_scaler_and_autocast_match_cpu_through_torch_npu() {
 /// fill_diagonal_ (aclnnInplaceFillDiagonal), and the gradients of reflect/replicate F.pad in
 /// 1-D and 2-D (aclnnReflectionPad1d/2dBackward, aclnnReplicationPad1d/2dBackward),
 /// F.channel_shuffle, F.soft_margin_loss with its gradient and F.embedding's max_norm
-/// (aclnnChannelShuffle, aclnnSoftMarginLoss(+Backward), aclnnEmbeddingRenorm) against CPU
-/// torch.
+/// (aclnnChannelShuffle, aclnnSoftMarginLoss(+Backward), aclnnEmbeddingRenorm) and F.rrelu
+/// (aclnnRReluWithNoise: evaluation against CPU, training by its slopes) against CPU torch.
 #[test]
 fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -857,6 +857,13 @@ fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu()
         "fold",
         "repeat_interleave_counts",
         "fill_diagonal_7x3_True",
+        "pad_reflect_2d",
+        "pad_replicate_1d",
+        "channel_shuffle",
+        "soft_margin_mean",
+        "embedding_max_norm",
+        "rrelu_eval",
+        "rrelu_train",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

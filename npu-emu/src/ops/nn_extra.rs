@@ -138,3 +138,43 @@ pub fn embedding_renorm(
     }
     Ok(())
 }
+
+/// `rrelu_with_noise`: elements above 0 pass (their noise 1); the others are multiplied by a
+/// slope: in training a uniform draw from `[lower, upper)` per element (Philox with `seed`
+/// and `offset`, as the other random operators), written to `noise`; otherwise
+/// `(lower + upper) / 2`, with `noise` left alone. `noise` holds at least as many elements
+/// as `x` (row-major order); computed in f64 and rounded once.
+#[allow(clippy::too_many_arguments)]
+pub fn rrelu_with_noise(
+    x: &View,
+    noise: &View,
+    lower: f64,
+    upper: f64,
+    training: bool,
+    seed: u64,
+    offset: u64,
+    out: &View,
+) -> Result<(), String> {
+    let xs: Vec<f64> = super::extra::load(x, DType::F64)?;
+    let mid = (lower + upper) / 2.0;
+    let mut slopes = vec![1f64; xs.len()];
+    let wide = x.dtype == DType::F64;
+    for (i, v) in xs.iter().enumerate() {
+        if *v <= 0.0 {
+            slopes[i] = if training {
+                lower + super::random::uniform01(seed, offset, i, wide) * (upper - lower)
+            } else {
+                mid
+            };
+        }
+    }
+    let ys: Vec<f64> = xs.iter().zip(&slopes).map(|(v, a)| v * a).collect();
+    if training && !slopes.is_empty() {
+        // The first x.numel() elements of noise, in its row-major order.
+        let n = slopes.len();
+        let mut all: Vec<f64> = super::extra::load(noise, DType::F64)?;
+        all[..n].copy_from_slice(&slopes);
+        super::extra::store(all, DType::F64, noise)?;
+    }
+    super::extra::store(ys, DType::F64, out)
+}

@@ -191,3 +191,131 @@ crate::phase2!(
     aclnnSoftMarginLossBackward,
     aclnnEmbeddingRenorm
 );
+
+/// Shared checks of RReluWithNoise and its in-place form: FLOAT, FLOAT16, BFLOAT16; `noise`
+/// of self's type with at least as many elements.
+#[allow(clippy::too_many_arguments)]
+fn rrelu(
+    api: &'static str,
+    x: a::T,
+    noise: a::T,
+    lower: *const c_void,
+    upper: *const c_void,
+    training: bool,
+    seed: i64,
+    offset: i64,
+    o: a::T,
+) -> NnResult<super::launch::Built> {
+    let lo = a::scalar(lower, "lower")?.to_f64();
+    let hi = a::scalar(upper, "upper")?.to_f64();
+    a::dtype_in(&x, &[DType::F32, DType::F16, DType::BF16])?;
+    same_dtype(&noise, &x)?;
+    same_dtype(&o, &x)?;
+    a::same_shape(&o, x.shape())?;
+    if noise.numel() < x.numel() {
+        return Err(NnError::invalid(format!(
+            "noise has {} elements, fewer than self's {}",
+            noise.numel(),
+            x.numel()
+        )));
+    }
+    // Views: [self, noise, out] (out separate) or [self, noise] (in place: self is written).
+    let mut l = Launch::new(api);
+    let same = o.same_as(&x);
+    if same {
+        l.output(&x);
+    } else {
+        l.input(&x);
+    }
+    l.output(&noise);
+    if !same {
+        l.output(&o);
+    }
+    l.finish(move |v, _| {
+        let out = if same { &v[0] } else { &v[2] };
+        engine::rrelu_with_noise(
+            &v[0],
+            &v[1],
+            lo,
+            hi,
+            training,
+            seed as u64,
+            offset as u64,
+            out,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRReluWithNoiseGetWorkspaceSize(
+    self_: *const c_void,
+    noise: *const c_void,
+    lower: *const c_void,
+    upper: *const c_void,
+    training: bool,
+    seed: i64,
+    offset: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnRReluWithNoiseGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let n = a::tensor(noise, "noise")?;
+            let o = a::tensor(out, "out")?;
+            rrelu(
+                "aclnnRReluWithNoise",
+                x,
+                n,
+                lower,
+                upper,
+                training,
+                seed,
+                offset,
+                o,
+            )
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnInplaceRReluWithNoiseGetWorkspaceSize(
+    self_: *mut c_void,
+    noise: *const c_void,
+    lower: *const c_void,
+    upper: *const c_void,
+    training: bool,
+    seed: i64,
+    offset: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceRReluWithNoiseGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let n = a::tensor(noise, "noise")?;
+            rrelu(
+                "aclnnInplaceRReluWithNoise",
+                x.clone(),
+                n,
+                lower,
+                upper,
+                training,
+                seed,
+                offset,
+                x,
+            )
+        },
+    )
+}
+
+crate::phase2!(aclnnRReluWithNoise, aclnnInplaceRReluWithNoise);

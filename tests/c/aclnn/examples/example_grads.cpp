@@ -11,6 +11,8 @@
  *   positions read inputs 2, 1, 0, 1, 2, 1, so gradInput = {3, 2 + 4 + 6, 1 + 5} = {3, 12, 6}.
  * - aclnnChannelShuffle: [1, 4, 1] = {0, 1, 2, 3} in 2 groups gives {0, 2, 1, 3};
  * - aclnnSoftMarginLoss (mean): self {0, 1}, target {1, -1}: (log 2 + log(1 + e)) / 2 = 1.003204.
+ * - aclnnRReluWithNoise in evaluation (lower 0.1, upper 0.3): {-1, 2, -3, 4} gives
+ *   {-0.2, 2, -0.6, 4}; noise is left as it was.
  * Then argument errors: a 1-value kernelSize for Im2colBackward (161002), a NULL repeats (161001),
  * a 1-D selfRef for FillDiagonal (161002). */
 #include "example_common.h"
@@ -19,6 +21,7 @@
 #include "aclnnop/aclnn_im2col_backward.h"
 #include "aclnnop/aclnn_reflection_pad1d_backward.h"
 #include "aclnnop/aclnn_repeat_interleave_grad.h"
+#include "aclnnop/aclnn_rrelu_with_noise.h"
 #include "aclnnop/aclnn_soft_margin_loss.h"
 
 static aclrtStream stream;
@@ -109,6 +112,19 @@ int main() {
     CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnSoftMarginLossGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
     CHECK_RET(Run(aclnnSoftMarginLoss, ws, ex) == 0, return 1);
     Print("soft margin loss", smo, 1);
+
+    void *rxd, *rnd, *rrd;
+    aclTensor *rx = nullptr, *rn = nullptr, *rout = nullptr;
+    CHECK_RET(CreateAclTensor(std::vector<float>{-1, 2, -3, 4}, {2, 2}, &rxd, ACL_FLOAT, &rx) == 0, return 1);
+    CHECK_RET(CreateAclTensor(std::vector<float>{4, 3, 2, 1}, {2, 2}, &rnd, ACL_FLOAT, &rn) == 0, return 1);
+    CHECK_RET(CreateAclTensor(std::vector<float>(4, 0), {2, 2}, &rrd, ACL_FLOAT, &rout) == 0, return 1);
+    float lo = 0.1f, hi = 0.3f;
+    aclScalar *lower = aclCreateScalar(&lo, ACL_FLOAT), *upper = aclCreateScalar(&hi, ACL_FLOAT);
+    ret = aclnnRReluWithNoiseGetWorkspaceSize(rx, rn, lower, upper, false, 0, 0, rout, &ws, &ex);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnRReluWithNoiseGetWorkspaceSize failed. ERROR: %d\n", ret); return ret);
+    CHECK_RET(Run(aclnnRReluWithNoise, ws, ex) == 0, return 1);
+    Print("rrelu", rrd, 4);
+    Print("rrelu noise", rnd, 4);
 
     void *vd;
     aclTensor *vec = nullptr;
