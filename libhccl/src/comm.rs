@@ -995,7 +995,7 @@ impl CommInner {
     /// not there yet returns at once with the third value true; the rest of the rendezvous
     /// (wait, check) happens when the deferred operation is finished. When `may_be_late`
     /// says the operation can go to its stream without the rendezvous, a peer later than
-    /// [`DEFER_AFTER`] also ends the wait with the third value true: the stream task meets
+    /// [`LATE_AFTER`] also ends the wait with the third value true: the stream task meets
     /// the peers ([`CommInner::meet_late`]), as on CANN, where the call only queues.
     pub fn rendezvous_deferrable(
         &self,
@@ -1268,15 +1268,21 @@ impl CommInner {
         if !all_called && deferrable && self.defer_worth(&arrived) {
             return Ok((seq, false, true));
         }
-        // A collective that may be deferred, or whose rendezvous its stream task may do
-        // (`may_be_late`), waits at most DEFER_AFTER: a peer that late may be waiting for
+        // A collective that may be deferred waits at most DEFER_AFTER, one whose rendezvous
+        // its stream task may do (`may_be_late`) at most LATE_AFTER: a peer that late may be waiting for
         // this rank elsewhere (two communicators used in opposite orders, a host-side
         // handshake after the call), which a stream task (as on CANN) would not block.
         let waited = if all_called {
             Ok(true)
         } else {
             let now = Instant::now();
-            let soft = (deferrable || may_be_late()).then(|| now + DEFER_AFTER);
+            let soft = if deferrable {
+                Some(now + DEFER_AFTER)
+            } else if may_be_late() {
+                Some(now + LATE_AFTER)
+            } else {
+                None
+            };
             match self.wait_peers_until(&policy, word, seq, &arrived, &phase, now, soft) {
                 // A missing peer that is dead, failed or gone is news for this call, not for
                 // a stream task (whose failure a program may only see much later): wait on,
@@ -1505,6 +1511,13 @@ pub fn first_line(s: &str) -> &str {
 /// for them instead (see [`CommInner::wait_peers_with`]): 5 scheduler ticks at 250 Hz, time
 /// for an idle CPU's balancing to take one of the two.
 const COLOCATED_SPIN_BUDGET_NS: u64 = 20_000_000;
+
+/// How long a collective that may leave its rendezvous to its stream task waits for its
+/// peers at the call first. Long enough that peers merely scheduled apart on a loaded
+/// machine still meet at the call (where a mismatch is reported to every rank at once),
+/// short enough that a program whose peer waits for this rank elsewhere (two communicators
+/// in opposite orders, one thread driving every rank) goes on quickly.
+const LATE_AFTER: Duration = Duration::from_millis(20);
 
 /// Collectives whose fingerprint entries this rank reads late ([`CommInner::hold_read`]),
 /// and the highest collective read otherwise.
