@@ -1,7 +1,7 @@
 //! Operation exports (`hccl.h`). Each checks its arguments on the calling thread (NULL
 //! pointers → `HCCL_E_PTR`, bad values → `HCCL_E_PARA`, device buffers through the runtime),
 //! meets its peers at the call-time rendezvous (which catches mismatched calls), then
-//! enqueues the data movement on `stream`. Peers later than 2 ms leave the meeting to the
+//! enqueues the data movement on `stream`. Peers later than 20 ms leave the meeting to the
 //! stream task (`CommInner::meet_late`), as a queued call on CANN would not wait for them.
 
 use super::{bytes, dev_buf, entry, group, ptr};
