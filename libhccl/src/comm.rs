@@ -1092,6 +1092,12 @@ impl CommInner {
         }
     }
 
+    /// Whether collective `seq`'s rendezvous was left to its stream task
+    /// ([`CommInner::hold_read`]).
+    pub fn holds_read(&self, seq: u64) -> bool {
+        self.nheld.load(Ordering::Acquire) != 0 && self.read_held.lock().seqs.contains(&seq)
+    }
+
     /// The stream task of collective `seq` read the peers' fingerprint entries (or never
     /// will: it failed or was discarded). Idempotent.
     pub fn release_read(&self, seq: u64) {

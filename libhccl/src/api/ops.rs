@@ -111,12 +111,14 @@ pub(crate) unsafe fn launch_coll(
     )?;
     op.seq = seq;
     op.fp = Some(fp);
-    if deferred && deferrable && idle {
-        return crate::defer::defer(c, op, stream);
-    }
-    if deferred {
+    // Left to the stream task (a peer late, this rank's input not staged), or deferred (a
+    // tiny staged input that runs ahead).
+    if deferred && c.holds_read(seq) {
         op.late = Some(Instant::now());
         return algo::enqueue(c, op, stream);
+    }
+    if deferred {
+        return crate::defer::defer(c, op, stream);
     }
     if all_staged {
         return algo::complete_at_call(c, op);
