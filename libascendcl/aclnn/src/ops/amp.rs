@@ -24,19 +24,6 @@ fn one_element(t: &T) -> NnResult<()> {
     Ok(())
 }
 
-fn same_dtype(t: &T, of: &T) -> NnResult<()> {
-    if t.dtype() != of.dtype() {
-        return Err(NnError::invalid(format!(
-            "{} data type {} must be {}'s {}",
-            t.arg,
-            t.dtype(),
-            of.arg,
-            of.dtype()
-        )));
-    }
-    Ok(())
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize(
     scaledGrads: *const c_void,
@@ -61,7 +48,7 @@ pub unsafe extern "C" fn aclnnForeachNonFiniteCheckAndUnscaleGetWorkspaceSize(
             }
             for g in &grads {
                 a::dtype_in(g, SCALE_TYPES)?;
-                same_dtype(g, &grads[0])?;
+                a::same_dtype(g, &grads[0])?;
             }
             for t in [&found, &inv] {
                 a::dtype_in(t, &[DType::F32])?;
@@ -102,8 +89,8 @@ pub unsafe extern "C" fn aclnnAmpUpdateScaleGetWorkspaceSize(
             let out_scale = a::tensor(updatedScale, "updatedScale")?;
             let out_tracker = a::tensor(updatedGrowthTracker, "updatedGrowthTracker")?;
             a::dtype_in(&scale, SCALE_TYPES)?;
-            same_dtype(&found, &scale)?;
-            same_dtype(&out_scale, &scale)?;
+            a::same_dtype(&found, &scale)?;
+            a::same_dtype(&out_scale, &scale)?;
             a::dtype_in(&tracker, &[DType::I32])?;
             a::dtype_in(&out_tracker, &[DType::I32])?;
             for t in [&scale, &tracker, &found, &out_scale, &out_tracker] {

@@ -394,6 +394,20 @@ pub fn castable(from: DType, out: &T) -> NnResult<()> {
     }
 }
 
+/// `t` has the data type of `of` (both named in the error).
+pub fn same_dtype(t: &T, of: &T) -> NnResult<()> {
+    if t.dtype() != of.dtype() {
+        return Err(NnError::invalid(format!(
+            "{} data type {} must be {}'s {}",
+            t.arg,
+            t.dtype(),
+            of.arg,
+            of.dtype()
+        )));
+    }
+    Ok(())
+}
+
 /// `t` must have exactly `shape`.
 pub fn same_shape(t: &T, shape: &[usize]) -> NnResult<()> {
     if t.shape() == shape {

@@ -13,19 +13,6 @@ use npu_emu::ops::nn_extra as engine;
 use npu_emu::ops::{iter, View};
 use std::ffi::c_void;
 
-fn same_dtype(t: &a::T, of: &a::T) -> NnResult<()> {
-    if t.dtype() != of.dtype() {
-        return Err(NnError::invalid(format!(
-            "{} data type {} must be {}'s {}",
-            t.arg,
-            t.dtype(),
-            of.arg,
-            of.dtype()
-        )));
-    }
-    Ok(())
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn aclnnChannelShuffleGetWorkspaceSize(
     self_: *const c_void,
@@ -42,7 +29,7 @@ pub unsafe extern "C" fn aclnnChannelShuffleGetWorkspaceSize(
             let x = a::tensor(self_, "self")?;
             let o = a::tensor(out, "out")?;
             a::dtype_in(&x, ALL_NUM)?;
-            same_dtype(&o, &x)?;
+            a::same_dtype(&o, &x)?;
             a::max_dims(&x, 8)?;
             if x.ndim() < 3 {
                 return Err(NnError::invalid(format!(
@@ -209,8 +196,8 @@ fn rrelu(
     let lo = a::scalar(lower, "lower")?.to_f64();
     let hi = a::scalar(upper, "upper")?.to_f64();
     a::dtype_in(&x, &[DType::F32, DType::F16, DType::BF16])?;
-    same_dtype(&noise, &x)?;
-    same_dtype(&o, &x)?;
+    a::same_dtype(&noise, &x)?;
+    a::same_dtype(&o, &x)?;
     a::same_shape(&o, x.shape())?;
     if noise.numel() < x.numel() {
         return Err(NnError::invalid(format!(
