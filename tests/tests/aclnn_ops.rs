@@ -33,6 +33,9 @@
 //!   TriangularSolve, MaxUnpool2d/3d, Svd, GatherNd, ScatterNd, Bucketize;
 //! - `aclnn_ops15.cpp`: quantisation (AscendQuant, DynamicQuant, QuantMatmul,
 //!   WeightQuantBatchMatmul, TransQuantParamV2), GroupedMatmul and the MoE routing operators;
+//! - `aclnn_doc_forms.cpp`: the forms the current operator reference uses: ConvTbc,
+//!   ConvDepthwise2d, the headers that declare a sibling's functions, RmsNormGrad's rstd as a
+//!   prefix of x's shape, RotaryPositionEmbeddingGrad without x, QuantMatmulV3 over an NZ x2;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
@@ -399,7 +402,7 @@ fn sweep_gap_operators_match_the_host_reference() {
         "aclnnMultinomialGetWorkspaceSize: numsamples 5 exceeds the 4 categories of self",
         "aclnnUpsampleNearest2dGetWorkspaceSize: outputSize must have 2 element(s), each > 0",
         "aclnnUpsampleNearest2dGetWorkspaceSize: self must be 4-D, but its shape is [1, 1, 4]",
-        "aclnnUnique2GetWorkspaceSize: valueOut must be 1-D with room for every element of self (10)",
+        "aclnnUnique2GetWorkspaceSize: valueOut must be 1-D (with room for every element of self), but its shape is [3, 3]",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }
@@ -1083,6 +1086,37 @@ fn pool3d_operators_match_the_host_reference() {
         "aclnnUpsampleBicubic2dGetWorkspaceSize: self has data type ACL_DOUBLE, which is not supported",
         "aclnnUpsampleBicubic2dBackwardGetWorkspaceSize: gradOut has shape [1, 2, 4, 5], expected [1, 2, 8, 10]",
         "aclnnAffineGridGetWorkspaceSize: theta must be [2, 2, 3] for size [2, 3, 4, 5], but its shape is [2, 3, 4]",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_doc_forms.cpp`: ConvTbc and ConvDepthwise2d against host references,
+/// LogSigmoidForward / ScatterValue through the newer headers that declare them, RmsNormGrad
+/// with rstd `[2]` for x `[2, 1, 8]`, RotaryPositionEmbeddingGrad without x, QuantMatmulV3
+/// with x2 converted in place to FRACTAL_NZ; with their argument errors.
+#[test]
+fn the_reference_s_newer_forms_work() {
+    let work = scratch("aclnn-doc-forms");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_doc_forms.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok conv tbc",
+        "ok conv depthwise",
+        "ok sibling headers",
+        "ok rms norm grad",
+        "ok rope grad",
+        "ok quant matmul nz",
+    ] {
+        assert!(r.stdout.contains(section), "no {section:?} in\n{}", r.all());
+    }
+    for msg in [
+        "aclnnConvTbcGetWorkspaceSize: pad 256 must lie in [0, 255]",
+        "aclnnConvDepthwise2dGetWorkspaceSize: kernelSize [3, 3] must be weight's (KH, KW) [3, 2]",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

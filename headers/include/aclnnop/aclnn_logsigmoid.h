@@ -9,6 +9,7 @@
 
 #include "aclnn/aclnn_base.h"
 #include "aclnn_util.h"
+#include "aclnn_logsigmoid_forward.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,6 +9,7 @@
 
 #include "aclnn/aclnn_base.h"
 #include "aclnn_util.h"
+#include "aclnn_max_pool2d_with_mask_backward.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -513,6 +513,18 @@ pub fn unique_dim(
     unique_slices(x, dim, true, values, inverse, counts)
 }
 
+/// A unique result of `need` elements must fit in the caller's output of `room` elements
+/// (the caller sizes it before the result is known).
+fn fits(what: &str, need: usize, room: usize) -> Result<(), String> {
+    if need > room {
+        return Err(format!(
+            "the result needs {need} elements but {what} has room for {room}: allocate it \
+             for the worst case (every element distinct)"
+        ));
+    }
+    Ok(())
+}
+
 /// [`unique_consecutive_dim`] over the slices in their order, or with `sorted` over the
 /// slices sorted (stable) lexicographically, which makes equal slices neighbours.
 fn unique_slices(
@@ -574,6 +586,10 @@ fn unique_slices(
         inv[i] = firsts.len() as i64 - 1;
     }
     let k = firsts.len();
+    fits("valueOut", k * row, values.numel())?;
+    if let Some(cv) = counts {
+        fits("countsOut", k, cv.numel())?;
+    }
     // `values` is contiguous: the result is stored contiguously in its new shape (x's
     // with `k` at `dim`), as a caller that reads the view shape back and resizes expects
     let mut nshape = x.shape.clone();
@@ -604,7 +620,7 @@ fn unique_slices(
         }
     }
     if let Some(cv) = counts {
-        if cv.numel() >= k {
+        {
             let st = cv.strides.first().copied().unwrap_or(1);
             let c = View {
                 ptr: cv.ptr,
@@ -1268,6 +1284,10 @@ pub fn unique(
         inv[i] = firsts.len() as i64 - 1;
     }
     let k = firsts.len();
+    fits("valueOut", k, values.numel())?;
+    if let Some(cv) = counts {
+        fits("countsOut", k, cv.numel())?;
+    }
     if int {
         let v: Vec<i64> = firsts.iter().map(|&i| ikeys[i]).collect();
         store(v, DType::I64, &flat_out(values, k))?;

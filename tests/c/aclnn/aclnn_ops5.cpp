@@ -287,11 +287,28 @@ static void errors() {
     uint64_t ws = 0;
     aclOpExecutor *ex = nullptr;
     Dev x = make({3, 4}, ACL_FLOAT, {1}), o64 = make({12, 2}, ACL_INT64, {0}), of = make({12, 2}, ACL_FLOAT, {0});
-    Dev small = make({2, 2}, ACL_INT64, {0});
+    Dev small = make({3, 2}, ACL_INT64, {0});
     expect_code("Nonzero null self", aclnnNonzeroGetWorkspaceSize(nullptr, o64.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
     expect_code("Nonzero null out", aclnnNonzeroGetWorkspaceSize(x.t, nullptr, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
     expect_code("Nonzero float out", aclnnNonzeroGetWorkspaceSize(x.t, of.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
-    expect_code("NonzeroV2 out too small", aclnnNonzeroV2GetWorkspaceSize(x.t, small.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("NonzeroV2 out without 2 coordinate rows", aclnnNonzeroV2GetWorkspaceSize(x.t, small.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    {
+        /* CANN's own example sizes out for the nonzeros it expects ([2, 7] for 7 of 8): that
+           works; 12 nonzeros in the same out fail the task, naming the room */
+        Dev x7 = make({4, 2}, ACL_FLOAT, {0, 1, 2, 3, 4, 5, 6, 7}), o7 = make({2, 7}, ACL_INT64, {0});
+        RUN(S, aclnnNonzeroV2, x7.t, o7.t);
+        expect_shape("NonzeroV2 into an out sized for the 7 nonzeros", o7.t, {2, 7});
+        Dev o7b = make({2, 7}, ACL_INT64, {0});
+        NN(aclnnNonzeroV2GetWorkspaceSize(x.t, o7b.t, &ws, &ex));
+        NN(aclnnNonzeroV2(nullptr, 0, ex, S));
+        aclError e = aclrtSynchronizeStream(S);
+        const char *m0 = aclGetRecentErrMsg();
+        std::string m = m0 ? m0 : "";
+        printf("synchronize after a NonzeroV2 whose coordinates do not fit: %d: %s\n", static_cast<int>(e), m.c_str());
+        g_checks++;
+        if (e == ACL_SUCCESS || m.find("12 nonzero elements of 2 coordinates do not fit in out (14 elements)") == std::string::npos) g_fail++;
+        for (Dev *d : {&x7, &o7, &o7b}) release(*d);
+    }
     Dev i = make({2}, ACL_INT64, {0, 1}), m = make({3}, ACL_BOOL, {1, 0, 1}), oi = make({2, 4}, ACL_INT32, {0});
     Dev ok = make({2, 4}, ACL_FLOAT, {0}), bad_shape = make({4, 2}, ACL_FLOAT, {0});
     aclTensorList *li = list_of({&i});

@@ -320,8 +320,25 @@ static void uniques() {
     got = read(vd);
     compare("UniqueConsecutive dim 1 values (contiguous [2, 2])", {got.begin(), got.begin() + 4}, {1, 5, 2, 6}, 0);
     compare("UniqueConsecutive dim 1 inverse", read(id), {0, 0, 1, 1}, 0);
-    Dev vsmall = make({9}, ACL_INT32, {0});
-    expect_code("Unique2 valueOut too small", aclnnUnique2GetWorkspaceSize(x.t, true, false, false, vsmall.t, inv.t, cnt.t, &ws, &ex),
+    /* CANN asks for room for every element; CANN's own examples size the outputs for the
+       result: a shorter valueOut works while the 4 values fit, and fails the task when not */
+    Dev vfit = make({4}, ACL_INT32, {0}), cfit = make({4}, ACL_INT64, {0});
+    RUN(S, aclnnUnique2, x.t, true, false, true, vfit.t, inv.t, cfit.t);
+    compare("Unique2 values in a valueOut just long enough", read(vfit), {1, 2, 3, 7}, 0);
+    compare("Unique2 counts in a countsOut just long enough", read(cfit), {3, 3, 3, 1}, 0);
+    Dev vshort = make({3}, ACL_INT32, {0});
+    NN(aclnnUnique2GetWorkspaceSize(x.t, true, false, false, vshort.t, inv.t, cnt.t, &ws, &ex));
+    NN(aclnnUnique2(nullptr, 0, ex, S));
+    {
+        aclError e = aclrtSynchronizeStream(S);
+        const char *m0 = aclGetRecentErrMsg();
+        std::string m = m0 ? m0 : "";
+        printf("synchronize after a Unique2 whose values do not fit: %d: %s\n", static_cast<int>(e), m.c_str());
+        g_checks += 2;
+        if (e == ACL_SUCCESS || m.find("the result needs 4 elements but valueOut has room for 3") == std::string::npos) g_fail++;
+    }
+    Dev vsmall = make({3, 3}, ACL_INT32, {0});
+    expect_code("Unique2 valueOut not 1-D", aclnnUnique2GetWorkspaceSize(x.t, true, false, false, vsmall.t, inv.t, cnt.t, &ws, &ex),
                 ACLNN_ERR_PARAM_INVALID);
     Dev vbad = make({10}, ACL_FLOAT, {0});
     expect_code("Unique2 valueOut of another dtype",
@@ -351,7 +368,7 @@ static void uniques() {
     expect_code("SearchSorted rows that differ",
                 aclnnSearchSortedGetWorkspaceSize(rq.t, r3.t, false, false, nullptr, so.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
     expect_code("Argsort dim 1 of 1-D", aclnnArgsortGetWorkspaceSize(as.t, 1, false, ao.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
-    for (Dev *d : {&x, &v, &inv, &cnt, &xf, &vf, &xc, &vc, &ic, &cc, &xd, &vd, &id, &cd, &vbad, &vsmall, &as, &ao, &sq, &sv,
+    for (Dev *d : {&x, &v, &inv, &cnt, &xf, &vf, &xc, &vc, &ic, &cc, &xd, &vd, &id, &cd, &vbad, &vsmall, &vfit, &cfit, &vshort, &as, &ao, &sq, &sv,
                    &so, &so32, &uq, &srt, &rq, &rv, &ro, &r3})
         release(*d);
     printf("ok uniques\n");

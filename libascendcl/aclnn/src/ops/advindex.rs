@@ -3,7 +3,9 @@
 //!
 //! - Nonzero writes the coordinates of `self`'s nonzero elements (row-major order) to the
 //!   front of the contiguous INT64 `out`, which the caller allocates for the worst case
-//!   (every element nonzero: `[numel, ndim]`, V2 `[ndim, numel]`, as CANN's reference asks);
+//!   (every element nonzero: `[numel, ndim]`, V2 `[ndim, numel]`, as CANN's reference asks;
+//!   a smaller `out`, as the reference's own example passes, works while the coordinates fit
+//!   and fails the task when they do not);
 //!   after the task `out`'s view shape is `[count, ndim]` (V2: `[ndim, count]`), read with
 //!   `aclGetViewShape` after synchronising, as torch_npu does.
 //! - Index / IndexPutImpl take `indices` as torch_npu passes them: one INT32/INT64 tensor per
@@ -28,11 +30,14 @@ fn nonzero(api: &'static str, self_: *const c_void, out: *mut c_void, v2: bool) 
     a::max_dims(&x, 8)?;
     a::dtype_of(o.dtype(), "out", &[DType::I64])?;
     let (n, nd) = (x.numel(), x.ndim());
-    if o.ndim() != 2 || o.numel() < n * nd {
+    // CANN asks for room for every element being nonzero, but its own example sizes `out` for
+    // the nonzero count it expects; a smaller `out` is accepted here and the task fails if the
+    // coordinates do not fit (the engine checks), rather than writing past it.
+    let coord_dim = if v2 { 0 } else { 1 };
+    if o.ndim() != 2 || (nd > 0 && o.shape()[coord_dim] != nd) {
         let want = if v2 { [nd, n] } else { [n, nd] };
         return Err(NnError::invalid(format!(
-            "out must be 2-D with room for every element being nonzero ({want:?}), but its \
-             shape is {:?}",
+            "out must be 2-D with {nd} coordinates per nonzero element in dimension              {coord_dim} (room for every element being nonzero is {want:?}), but its shape is {:?}",
             o.shape()
         )));
     }

@@ -265,6 +265,186 @@ pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
     )
 }
 
+/// `aclnnConvTbc` (in `aclnn_convolution.h`): the 1-D convolution of PyTorch's `conv_tbc`,
+/// `self` (T, B, Cin), `weight` (K, Cin, Cout), `bias` (Cout, required), `pad` on both ends
+/// of T; `out` (T + 2·pad − K + 1, B, Cout). Computed as the NCL convolution of the
+/// permuted views.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnConvTbcGetWorkspaceSize(
+    self_: *const c_void,
+    weight: *const c_void,
+    bias: *const c_void,
+    pad: i64,
+    out: *mut c_void,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnConvTbcGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let w = a::tensor(weight, "weight")?;
+            let b = a::tensor(bias, "bias")?;
+            let o = a::tensor(out, "out")?;
+            cube(cubeMathType)?;
+            a::dtype_in(&x, FLOATS3)?;
+            for t in [&w, &b, &o] {
+                same_dtype(t, x.dtype())?;
+            }
+            if x.ndim() != 3 || w.ndim() != 3 {
+                return Err(bad(format!(
+                    "self (T, B, Cin) and weight (K, Cin, Cout) must be 3-D, but their shapes \
+                     are {:?} and {:?}",
+                    x.shape(),
+                    w.shape()
+                )));
+            }
+            let (t, n, cin) = (x.shape()[0], x.shape()[1], x.shape()[2]);
+            let (k, wcin, cout) = (w.shape()[0], w.shape()[1], w.shape()[2]);
+            if wcin != cin || k == 0 {
+                return Err(bad(format!(
+                    "weight {:?} must be (K >= 1, Cin = {cin}, Cout) for self {:?}",
+                    w.shape(),
+                    x.shape()
+                )));
+            }
+            if !(0..=255).contains(&pad) {
+                return Err(bad(format!("pad {pad} must lie in [0, 255]")));
+            }
+            a::same_shape(&b, &[cout])?;
+            let p = pad as usize;
+            let tout = conv::out_len(t, k, 1, p, 1).ok_or_else(|| {
+                bad(format!(
+                    "the kernel length {k} is larger than self's padded length {} (T {t}, \
+                     pad {pad})",
+                    t + 2 * p
+                ))
+            })?;
+            a::same_shape(&o, &[tout, n, cout])?;
+            let geo = conv::Geo {
+                n,
+                cin,
+                isz: [1, 1, t],
+                cout,
+                ksz: [1, 1, k],
+                osz: [1, 1, tout],
+                stride: [1; 3],
+                pad: [0, 0, p],
+                dil: [1; 3],
+                groups: 1,
+            };
+            let mut l = Launch::new("aclnnConvTbc");
+            l.input(&x);
+            l.input(&w);
+            l.input(&b);
+            l.output(&o);
+            l.finish(move |v, _| {
+                // (T, B, C) -> (B, C, T); weight (K, Cin, Cout) -> (Cout, Cin, K)
+                let tbc = [1, 2, 0];
+                conv::conv_forward(
+                    &v[0].permute(&tbc),
+                    &v[1].permute(&[2, 1, 0]),
+                    Some(&v[2]),
+                    &v[3].permute(&tbc),
+                    &geo,
+                    false,
+                )
+            })
+        },
+    )
+}
+
+/// `aclnnConvDepthwise2d` (in `aclnn_convolution.h`): the depthwise 2-D convolution of
+/// `thnn_conv_depthwise2d`, `weight` (Cout, 1, KH, KW) with Cout a multiple of Cin, each
+/// input channel convolved with its own Cout/Cin kernels (groups = Cin); `kernelSize` must
+/// be weight's (KH, KW); `bias` (Cout) is optional.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnConvDepthwise2dGetWorkspaceSize(
+    self_: *const c_void,
+    weight: *const c_void,
+    kernelSize: *const c_void,
+    bias: *const c_void,
+    stride: *const c_void,
+    padding: *const c_void,
+    dilation: *const c_void,
+    out: *mut c_void,
+    cubeMathType: i8,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnConvDepthwise2dGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let w = a::tensor(weight, "weight")?;
+            let b = a::opt_tensor(bias, "bias")?;
+            let o = a::tensor(out, "out")?;
+            cube(cubeMathType)?;
+            if x.ndim() != 4 || w.ndim() != 4 {
+                return Err(bad(format!(
+                    "self (N, Cin, H, W) and weight (Cout, 1, KH, KW) must be 4-D, but their \
+                     shapes are {:?} and {:?}",
+                    x.shape(),
+                    w.shape()
+                )));
+            }
+            let ks = spatial(kernelSize, "kernelSize", 2, 1)?;
+            if ks.as_slice() != &w.shape()[2..] {
+                return Err(bad(format!(
+                    "kernelSize {ks:?} must be weight's (KH, KW) {:?}",
+                    &w.shape()[2..]
+                )));
+            }
+            let cin = x.shape()[1];
+            if w.shape()[1] != 1 || cin == 0 || !w.shape()[0].is_multiple_of(cin) {
+                return Err(bad(format!(
+                    "weight {:?} must be (Cout, 1, KH, KW) with Cout a multiple of self's {cin} \
+                     channels",
+                    w.shape()
+                )));
+            }
+            let c = conv_args(
+                &x,
+                &w,
+                stride,
+                padding,
+                dilation,
+                false,
+                std::ptr::null(),
+                cin as i64,
+            )?;
+            same_dtype(&o, x.dtype())?;
+            a::same_shape(&o, &c.out_shape)?;
+            if let Some(b) = &b {
+                a::dtype_in(b, FLOATS3)?;
+                a::same_shape(b, &[c.bias_len])?;
+            }
+            let mut l = Launch::new("aclnnConvDepthwise2d");
+            l.input(&x);
+            l.input(&w);
+            let hb = b.is_some();
+            if let Some(b) = &b {
+                l.input(b);
+            }
+            l.output(&o);
+            let geo = c.geo;
+            l.finish(move |v, _| {
+                let (bv, ov) = if hb {
+                    (Some(&v[2]), &v[3])
+                } else {
+                    (None, &v[2])
+                };
+                conv::conv_forward(&v[0], &v[1], bv, ov, &geo, false)
+            })
+        },
+    )
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn aclnnConvolutionBackwardGetWorkspaceSize(
     gradOutput: *const c_void,
@@ -1091,6 +1271,8 @@ pub unsafe extern "C" fn aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
 
 crate::phase2!(
     aclnnConvolution,
+    aclnnConvTbc,
+    aclnnConvDepthwise2d,
     aclnnConvolutionBackward,
     aclnnBatchNorm,
     aclnnBatchNormBackward,

@@ -18,7 +18,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 /// The weight's plan when it is stored in FRACTAL_NZ (its kernel input is then the storage).
-type Nz = Option<Arc<npu_emu::formats::Plan>>;
+pub(crate) type Nz = Option<Arc<npu_emu::formats::Plan>>;
 
 fn plain(t: T) -> Weight {
     Weight {
@@ -28,7 +28,7 @@ fn plain(t: T) -> Weight {
 }
 
 /// Add the weight to the launch (its storage when NZ) and give what the kernel needs.
-fn add_weight(l: &mut Launch, w: &Weight) -> Nz {
+pub(crate) fn add_weight(l: &mut Launch, w: &Weight) -> Nz {
     match &w.nz {
         Some((storage, plan)) => {
             l.input(storage);
@@ -43,7 +43,11 @@ fn add_weight(l: &mut Launch, w: &Weight) -> Nz {
 
 /// The weight as an ND view in the kernel: the input itself, or its NZ storage converted
 /// into a scratch tensor (kept alive by the returned Scratch).
-fn weight_view(v: &View, nz: &Nz, shape: &[usize]) -> Result<(View, Option<Scratch>), String> {
+pub(crate) fn weight_view(
+    v: &View,
+    nz: &Nz,
+    shape: &[usize],
+) -> Result<(View, Option<Scratch>), String> {
     match nz {
         None => Ok((v.clone(), None)),
         Some(plan) => {

@@ -586,7 +586,9 @@ unsafe fn quant_matmul(
     phase1(name, workspace_size, executor, || {
         pre()?;
         let x1 = a::tensor(x1, "x1")?;
-        let x2 = a::tensor(x2, "x2")?;
+        // x2 may be stored in FRACTAL_NZ, as aclnnTransMatmulWeight leaves it
+        let w2 = a::weight(x2, "x2")?;
+        let x2 = w2.logical.clone();
         let ps = a::opt_tensor(x1_scale, pertoken_arg)?;
         let s = a::tensor(x2_scale, scale_arg)?;
         let off = a::opt_tensor(x2_offset, offset_arg)?;
@@ -720,7 +722,8 @@ unsafe fn quant_matmul(
         }
         let mut l = Launch::new(api);
         l.input(&x1);
-        l.input(&x2);
+        let nz = super::matmul::add_weight(&mut l, &w2);
+        let x2_shape = x2.shape().to_vec();
         l.input(&s);
         let mut next = 3;
         let mut slot = |t: &Option<T>, l: &mut Launch| {
@@ -735,9 +738,10 @@ unsafe fn quant_matmul(
         let bi = slot(&b, &mut l);
         let yi = l.output(&o);
         l.finish(move |v, _| {
+            let (x2v, _keep) = super::matmul::weight_view(&v[1], &nz, &x2_shape)?;
             quant::quant_matmul(
                 &v[0],
-                &v[1],
+                &x2v,
                 pi.map(|i| &v[i]),
                 &v[2],
                 oi.map(|i| &v[i]),

@@ -8,12 +8,13 @@
 //! with `outInt32` INT32).
 //!
 //! Unique's output length is known only after the computation: `valueOut` (1-D,
-//! contiguous, room for every element of `self`) gets the values at its front and, once
+//! contiguous, room for every element of `self` as CANN asks; a shorter one works while the
+//! result fits, and the task fails when it does not) gets the values at its front and, once
 //! the task has run, its view shape becomes `[count]` (`countsOut` too when counts are
 //! asked for); the caller synchronises and reads it with `aclGetViewShape`, as torch_npu
 //! does. The values come out sorted ascending (`sorted` false allows any order). For
 //! UniqueConsecutive a `dim` in `[-ndim, ndim)` collapses equal neighbouring slices along
-//! that dimension (`valueOut` then has `self`'s shape and becomes `self`'s shape with the
+//! that dimension (`valueOut` then has room for `self`'s elements and becomes `self`'s shape with the
 //! count at `dim`, stored contiguously); any other `dim` (torch_npu passes 1000 for none)
 //! works on the flattened tensor.
 
@@ -138,11 +139,13 @@ fn contiguous(t: &a::T) -> Result<(), NnError> {
     Ok(())
 }
 
-/// `t` must be 1-D with room for `n` elements.
-fn room(t: &a::T, n: usize) -> Result<(), NnError> {
-    if t.ndim() != 1 || t.numel() < n {
+/// `t` must be 1-D and contiguous. Its length is checked when the task has run: CANN asks
+/// for room for every element of `self`, but its own examples size these outputs for the
+/// result they expect, so a shorter output works while the result fits.
+fn one_d(t: &a::T) -> Result<(), NnError> {
+    if t.ndim() != 1 {
         return Err(NnError::invalid(format!(
-            "{} must be 1-D with room for every element of self ({n}), but its shape is {:?}",
+            "{} must be 1-D (with room for every element of self), but its shape is {:?}",
             t.arg,
             t.shape()
         )));
@@ -185,19 +188,16 @@ fn unique(
     a::dtype_in(&x, UNIQUE_TYPES)?;
     a::max_dims(&x, 8)?;
     same_dtype(&v, x.dtype())?;
-    let n = x.numel();
     let dim = u.dim;
     match dim {
-        None => room(&v, n)?,
-        Some(_) => {
-            a::same_shape(&v, x.shape())?;
-            contiguous(&v)?;
-        }
+        None => one_d(&v)?,
+        // the result is stored contiguously in its own shape (x's, with the count at dim)
+        Some(_) => contiguous(&v)?,
     }
     // how long inverse/counts must be: every element, or every slice along dim
-    let (inv_shape, cnt_len) = match dim {
-        None => (x.shape().to_vec(), n),
-        Some(d) => (vec![x.shape()[d]], x.shape()[d]),
+    let inv_shape = match dim {
+        None => x.shape().to_vec(),
+        Some(d) => vec![x.shape()[d]],
     };
     if let Some(i) = &i {
         a::dtype_in(i, &[DType::I64])?;
@@ -208,7 +208,7 @@ fn unique(
     if let Some(c) = &c {
         a::dtype_in(c, &[DType::I64])?;
         if u.counts {
-            room(c, cnt_len)?;
+            one_d(c)?;
         }
     }
     let (vh, ch) = (value_out as usize, counts_out as usize);
