@@ -1111,6 +1111,7 @@ fn the_reference_s_newer_forms_work() {
         "ok rms norm grad",
         "ok rope grad",
         "ok quant matmul nz",
+        "ok fake quant",
     ] {
         assert!(r.stdout.contains(section), "no {section:?} in\n{}", r.all());
     }

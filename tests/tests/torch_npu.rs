@@ -1085,3 +1085,32 @@ fn pool3d_operators_match_cpu_through_torch_npu() {
     }
     assert!(!r.stdout.contains("FAIL"), "{}", r.all());
 }
+
+/// `tests/python/qat.py`: torch.fake_quantize_per_tensor_affine and …_per_channel_affine
+/// (aclnnFakeQuantPerTensorAffineCachemask, aclnnFakeQuantPerChannelAffineCachemask) forward
+/// and gradient against CPU torch, and a FakeQuantize module trained for 4 SGD steps; and
+/// `tests/python/conv_tbc.py`: torch.conv_tbc with its gradient (aclnnConvTbc(+Backward)).
+#[test]
+fn fake_quantization_and_conv_tbc_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("qat.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-qat",
+        &venv,
+        "cd \"$T\" && \"$PY\" qat.py && \"$PY\" conv_tbc.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("qat: 0 failed"), "{}", r.all());
+    assert!(r.stdout.contains("conv_tbc: 0 failed"), "{}", r.all());
+    for case in [
+        "fake_quantize_per_tensor_affine float32",
+        "fake_quantize_per_tensor_affine float16",
+        "fake_quantize_per_channel_affine axis 2",
+        "FakeQuantize module, 4 SGD steps",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}")), "{}", r.all());
+    }
+}

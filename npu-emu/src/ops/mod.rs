@@ -69,6 +69,7 @@ pub mod conv;
 pub mod dtype;
 pub mod elem;
 pub mod extra;
+pub mod fake_quant;
 pub mod fused;
 pub mod grads;
 pub mod iter;

@@ -1,15 +1,17 @@
 /* Forms the current aclnn operator reference uses that CANN 8.1's headers and checks did not
- * take: ConvTbc and ConvDepthwise2d (declared in CANN 8.1's aclnn_convolution.h), the newer
+ * take: ConvTbc (+Backward) and ConvDepthwise2d (declared in CANN 8.1's convolution headers), the newer
  * headers that declare a sibling's functions (aclnn_logsigmoid.h: LogSigmoidForward,
  * aclnn_scatter.h: ScatterValue, aclnn_max_pool2d_with_indices.h: MaxPool2dWithMask,
  * aclnn_pad2d_backward.h: both 2-D pad gradients), RmsNormGrad with rstd given as a prefix of
  * x's shape, RotaryPositionEmbeddingGrad without x (dcos/dsin not computed, passed empty), and
- * QuantMatmulV3 with x2 converted to FRACTAL_NZ by aclnnTransMatmulWeight. Each result is
+ * QuantMatmulV3 with x2 converted to FRACTAL_NZ by aclnnTransMatmulWeight, and the fake
+ * quantisation of quantisation-aware training (FakeQuantPerTensor/PerChannelAffineCachemask). Each result is
  * checked against a host reference; the argument errors against their documented codes. */
 #include <cmath>
 #include <cstring>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_convolution.h"
+#include "aclnnop/aclnn_convolution_backward.h"
 #include "aclnnop/aclnn_logsigmoid.h"
 #include "aclnnop/aclnn_scatter.h"
 #include "aclnnop/aclnn_max_pool2d_with_indices.h"
@@ -19,6 +21,8 @@
 #include "aclnnop/aclnn_rotary_position_embedding_grad.h"
 #include "aclnnop/aclnn_quant_matmul_v3.h"
 #include "aclnnop/aclnn_trans_matmul_weight.h"
+#include "aclnnop/aclnn_fake_quant_per_tensor_affine_cachemask.h"
+#include "aclnnop/aclnn_fake_quant_per_channel_affine_cachemask.h"
 
 static aclrtStream S;
 
@@ -56,6 +60,33 @@ static void conv_tbc() {
         RUN(S, aclnnConvTbc, x.t, w.t, bi.t, P, o.t, 0);
         compare(l == CONTIG ? "ConvTbc" : "ConvTbc of a strided self", read(o), want, 1e-5);
         for (Dev *d : {&x, &w, &bi, &o}) release(*d);
+    }
+    /* ConvTbcBackward: the three gradients from gy (To, B, Co) */
+    {
+        std::vector<double> GY = values(To * B * Co, ACL_FLOAT, 14), gx(static_cast<size_t>(T * B * Ci), 0),
+                            gw(static_cast<size_t>(K * Ci * Co), 0), gb(static_cast<size_t>(Co), 0);
+        for (int64_t t = 0; t < To; t++)
+            for (int64_t b = 0; b < B; b++)
+                for (int64_t o = 0; o < Co; o++) {
+                    double g = GY[static_cast<size_t>((t * B + b) * Co + o)];
+                    gb[static_cast<size_t>(o)] += g;
+                    for (int64_t k = 0; k < K; k++) {
+                        int64_t ti = t + k - P;
+                        if (ti < 0 || ti >= T) continue;
+                        for (int64_t c = 0; c < Ci; c++) {
+                            gx[static_cast<size_t>((ti * B + b) * Ci + c)] += g * W[static_cast<size_t>((k * Ci + c) * Co + o)];
+                            gw[static_cast<size_t>((k * Ci + c) * Co + o)] += g * X[static_cast<size_t>((ti * B + b) * Ci + c)];
+                        }
+                    }
+                }
+        Dev gy = make({To, B, Co}, ACL_FLOAT, GY), x = make({T, B, Ci}, ACL_FLOAT, X), w = make({K, Ci, Co}, ACL_FLOAT, W),
+            bi = make({Co}, ACL_FLOAT, Bi), ogx = make({T, B, Ci}, ACL_FLOAT, {0}), ogw = make({K, Ci, Co}, ACL_FLOAT, {0}),
+            ogb = make({Co}, ACL_FLOAT, {0});
+        RUN(S, aclnnConvTbcBackward, gy.t, x.t, w.t, bi.t, P, 0, ogx.t, ogw.t, ogb.t);
+        compare("ConvTbcBackward gradInput", read(ogx), gx, 1e-5);
+        compare("ConvTbcBackward gradWeight", read(ogw), gw, 1e-5);
+        compare("ConvTbcBackward gradBias", read(ogb), gb, 1e-5);
+        for (Dev *d : {&gy, &x, &w, &bi, &ogx, &ogw, &ogb}) release(*d);
     }
     uint64_t ws = 0;
     aclOpExecutor *ex = nullptr;
@@ -243,6 +274,41 @@ static void quant_matmul_nz() {
     printf("ok quant matmul nz\n");
 }
 
+/* ---- FakeQuantPerTensor/PerChannelAffineCachemask (the reference's formula) ---- */
+static void fake_quant() {
+    /* scale 0.1, zero point 2, range [0, 20]: 0.26 -> 3 + 2 -> 0.3; -1 -> -8, clamped to 0 ->
+       -0.2 (outside); 3 -> 32, clamped to 20 -> 1.8 (outside); 0.05 -> 0.5, to even 0 -> 0 */
+    Dev x = make({4}, ACL_FLOAT, {0.26, -1, 3, 0.05}), sc = make({1}, ACL_FLOAT, {0.1}), zp = make({1}, ACL_INT32, {2}),
+        o = make({4}, ACL_FLOAT, {0}), m = make({4}, ACL_BOOL, {0});
+    RUN(S, aclnnFakeQuantPerTensorAffineCachemask, x.t, sc.t, zp.t, 1.0f, 0, 20, o.t, m.t);
+    compare("FakeQuantPerTensorAffineCachemask out", read(o), {0.3, -0.2, 1.8, 0}, 1e-6);
+    compare("FakeQuantPerTensorAffineCachemask mask", read(m), {1, 0, 0, 1}, 0);
+    RUN(S, aclnnFakeQuantPerTensorAffineCachemask, x.t, sc.t, zp.t, 0.5f, 0, 20, o.t, m.t);
+    compare("FakeQuantPerTensorAffineCachemask disabled: out is self", read(o), read(x), 0);
+    compare("FakeQuantPerTensorAffineCachemask disabled: mask all true", read(m), {1, 1, 1, 1}, 0);
+    /* per channel along axis 1 of [2, 2]: channel 0 scale 0.5 zp 0, channel 1 scale 0.25 zp 1, range [-4, 4] */
+    Dev x2 = make({2, 2}, ACL_FLOAT, {0.74, 0.3, -3, 2}), s2 = make({2}, ACL_FLOAT, {0.5, 0.25}), z2 = make({2}, ACL_INT32, {0, 1}),
+        o2 = make({2, 2}, ACL_FLOAT, {0}), m2 = make({2, 2}, ACL_BOOL, {0});
+    RUN(S, aclnnFakeQuantPerChannelAffineCachemask, x2.t, s2.t, z2.t, 1, -4, 4, o2.t, m2.t);
+    /* 0.74/0.5 = 1.48 -> 1 -> 0.5; 0.3/0.25 = 1.2 -> 1 + 1 = 2 -> 0.25; -3/0.5 = -6 -> -4 -> -2 (outside);
+       2/0.25 = 8 + 1 = 9 -> 4 -> 0.75 (outside) */
+    compare("FakeQuantPerChannelAffineCachemask out", read(o2), {0.5, 0.25, -2, 0.75}, 1e-6);
+    compare("FakeQuantPerChannelAffineCachemask mask", read(m2), {1, 1, 0, 0}, 0);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    Dev s3 = make({3}, ACL_FLOAT, {1, 1, 1});
+    expect_code("FakeQuantPerTensor quantMin > quantMax", aclnnFakeQuantPerTensorAffineCachemaskGetWorkspaceSize(x.t, sc.t, zp.t, 1.0f, 5, 4, o.t, m.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("FakeQuantPerTensor scale of 3 values", aclnnFakeQuantPerTensorAffineCachemaskGetWorkspaceSize(x.t, s3.t, zp.t, 1.0f, 0, 4, o.t, m.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("FakeQuantPerChannel scale not matching the axis", aclnnFakeQuantPerChannelAffineCachemaskGetWorkspaceSize(x2.t, s3.t, z2.t, 1, -4, 4, o2.t, m2.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("FakeQuantPerChannel null mask", aclnnFakeQuantPerChannelAffineCachemaskGetWorkspaceSize(x2.t, s2.t, z2.t, 1, -4, 4, o2.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    for (Dev *d : {&x, &sc, &zp, &o, &m, &x2, &s2, &z2, &o2, &m2, &s3}) release(*d);
+    printf("ok fake quant\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -253,6 +319,7 @@ int main() {
     rms_norm_grad_prefix();
     rope_grad_without_x();
     quant_matmul_nz();
+    fake_quant();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

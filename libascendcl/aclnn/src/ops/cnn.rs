@@ -265,10 +265,64 @@ pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
     )
 }
 
-/// `aclnnConvTbc` (in `aclnn_convolution.h`): the 1-D convolution of PyTorch's `conv_tbc`,
-/// `self` (T, B, Cin), `weight` (K, Cin, Cout), `bias` (Cout, required), `pad` on both ends
-/// of T; `out` (T + 2·pad − K + 1, B, Cout). Computed as the NCL convolution of the
-/// permuted views.
+/// The checked geometry of a `conv_tbc` call: self (T, B, Cin), weight (K, Cin, Cout),
+/// bias (Cout), `pad` in [0, 255]; the output is (T + 2·pad − K + 1, B, Cout). Computed as
+/// the NCL convolution of the permuted views ([`TBC`], [`KIO`]).
+fn tbc_geometry(x: &a::T, w: &a::T, b: &a::T, pad: i64) -> NnResult<(conv::Geo, Vec<usize>)> {
+    a::dtype_in(x, FLOATS3)?;
+    for t in [w, b] {
+        same_dtype(t, x.dtype())?;
+    }
+    if x.ndim() != 3 || w.ndim() != 3 {
+        return Err(bad(format!(
+            "self (T, B, Cin) and weight (K, Cin, Cout) must be 3-D, but their shapes are {:?} \
+             and {:?}",
+            x.shape(),
+            w.shape()
+        )));
+    }
+    let (t, n, cin) = (x.shape()[0], x.shape()[1], x.shape()[2]);
+    let (k, wcin, cout) = (w.shape()[0], w.shape()[1], w.shape()[2]);
+    if wcin != cin || k == 0 {
+        return Err(bad(format!(
+            "weight {:?} must be (K >= 1, Cin = {cin}, Cout) for self {:?}",
+            w.shape(),
+            x.shape()
+        )));
+    }
+    if !(0..=255).contains(&pad) {
+        return Err(bad(format!("pad {pad} must lie in [0, 255]")));
+    }
+    a::same_shape(b, &[cout])?;
+    let p = pad as usize;
+    let tout = conv::out_len(t, k, 1, p, 1).ok_or_else(|| {
+        bad(format!(
+            "the kernel length {k} is larger than self's padded length {} (T {t}, pad {pad})",
+            t + 2 * p
+        ))
+    })?;
+    let geo = conv::Geo {
+        n,
+        cin,
+        isz: [1, 1, t],
+        cout,
+        ksz: [1, 1, k],
+        osz: [1, 1, tout],
+        stride: [1; 3],
+        pad: [0, 0, p],
+        dil: [1; 3],
+        groups: 1,
+    };
+    Ok((geo, vec![tout, n, cout]))
+}
+
+/// (T, B, C) seen as (B, C, T).
+const TBC: [usize; 3] = [1, 2, 0];
+/// The weight (K, Cin, Cout) seen as (Cout, Cin, K).
+const KIO: [usize; 3] = [2, 1, 0];
+
+/// `aclnnConvTbc` (in `aclnn_convolution.h`): the 1-D convolution of PyTorch's `conv_tbc`
+/// (what torch_npu calls for `torch.conv_tbc`), bias required.
 #[no_mangle]
 pub unsafe extern "C" fn aclnnConvTbcGetWorkspaceSize(
     self_: *const c_void,
@@ -290,67 +344,83 @@ pub unsafe extern "C" fn aclnnConvTbcGetWorkspaceSize(
             let b = a::tensor(bias, "bias")?;
             let o = a::tensor(out, "out")?;
             cube(cubeMathType)?;
-            a::dtype_in(&x, FLOATS3)?;
-            for t in [&w, &b, &o] {
-                same_dtype(t, x.dtype())?;
-            }
-            if x.ndim() != 3 || w.ndim() != 3 {
-                return Err(bad(format!(
-                    "self (T, B, Cin) and weight (K, Cin, Cout) must be 3-D, but their shapes \
-                     are {:?} and {:?}",
-                    x.shape(),
-                    w.shape()
-                )));
-            }
-            let (t, n, cin) = (x.shape()[0], x.shape()[1], x.shape()[2]);
-            let (k, wcin, cout) = (w.shape()[0], w.shape()[1], w.shape()[2]);
-            if wcin != cin || k == 0 {
-                return Err(bad(format!(
-                    "weight {:?} must be (K >= 1, Cin = {cin}, Cout) for self {:?}",
-                    w.shape(),
-                    x.shape()
-                )));
-            }
-            if !(0..=255).contains(&pad) {
-                return Err(bad(format!("pad {pad} must lie in [0, 255]")));
-            }
-            a::same_shape(&b, &[cout])?;
-            let p = pad as usize;
-            let tout = conv::out_len(t, k, 1, p, 1).ok_or_else(|| {
-                bad(format!(
-                    "the kernel length {k} is larger than self's padded length {} (T {t}, \
-                     pad {pad})",
-                    t + 2 * p
-                ))
-            })?;
-            a::same_shape(&o, &[tout, n, cout])?;
-            let geo = conv::Geo {
-                n,
-                cin,
-                isz: [1, 1, t],
-                cout,
-                ksz: [1, 1, k],
-                osz: [1, 1, tout],
-                stride: [1; 3],
-                pad: [0, 0, p],
-                dil: [1; 3],
-                groups: 1,
-            };
+            let (geo, out_shape) = tbc_geometry(&x, &w, &b, pad)?;
+            same_dtype(&o, x.dtype())?;
+            a::same_shape(&o, &out_shape)?;
             let mut l = Launch::new("aclnnConvTbc");
             l.input(&x);
             l.input(&w);
             l.input(&b);
             l.output(&o);
             l.finish(move |v, _| {
-                // (T, B, C) -> (B, C, T); weight (K, Cin, Cout) -> (Cout, Cin, K)
-                let tbc = [1, 2, 0];
                 conv::conv_forward(
-                    &v[0].permute(&tbc),
-                    &v[1].permute(&[2, 1, 0]),
+                    &v[0].permute(&TBC),
+                    &v[1].permute(&KIO),
                     Some(&v[2]),
-                    &v[3].permute(&tbc),
+                    &v[3].permute(&TBC),
                     &geo,
                     false,
+                )
+            })
+        },
+    )
+}
+
+/// `aclnnConvTbcBackward` (in `aclnn_convolution_backward.h`): the three gradients of
+/// [`aclnnConvTbcGetWorkspaceSize`] from `self` (the output's gradient, (T', B, Cout)), as
+/// torch_npu calls it for `conv_tbc`'s backward; every output is required.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnConvTbcBackwardGetWorkspaceSize(
+    self_: *const c_void,
+    input: *const c_void,
+    weight: *const c_void,
+    bias: *const c_void,
+    pad: i64,
+    cubeMathType: i8,
+    gradInput: *mut c_void,
+    gradWeight: *mut c_void,
+    gradBias: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnConvTbcBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let gy = a::tensor(self_, "self")?;
+            let x = a::tensor(input, "input")?;
+            let w = a::tensor(weight, "weight")?;
+            let b = a::tensor(bias, "bias")?;
+            let gx = a::tensor(gradInput, "gradInput")?;
+            let gw = a::tensor(gradWeight, "gradWeight")?;
+            let gb = a::tensor(gradBias, "gradBias")?;
+            cube(cubeMathType)?;
+            let (geo, out_shape) = tbc_geometry(&x, &w, &b, pad)?;
+            same_dtype(&gy, x.dtype())?;
+            a::same_shape(&gy, &out_shape)?;
+            for (g, like) in [(&gx, &x), (&gw, &w), (&gb, &b)] {
+                same_dtype(g, x.dtype())?;
+                a::same_shape(g, like.shape())?;
+            }
+            let mut l = Launch::new("aclnnConvTbcBackward");
+            l.input(&gy);
+            l.input(&x);
+            l.input(&w);
+            l.output(&gx);
+            l.output(&gw);
+            l.output(&gb);
+            l.finish(move |v, _| {
+                conv::conv_backward(
+                    &v[0].permute(&TBC),
+                    &v[1].permute(&TBC),
+                    &v[2].permute(&KIO),
+                    &geo,
+                    false,
+                    Some(&v[3].permute(&TBC)),
+                    Some(&v[4].permute(&KIO)),
+                    Some(&v[5]),
                 )
             })
         },
@@ -1272,6 +1342,7 @@ pub unsafe extern "C" fn aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
 crate::phase2!(
     aclnnConvolution,
     aclnnConvTbc,
+    aclnnConvTbcBackward,
     aclnnConvDepthwise2d,
     aclnnConvolutionBackward,
     aclnnBatchNorm,

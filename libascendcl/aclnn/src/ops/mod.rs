@@ -28,6 +28,7 @@ pub mod clamp;
 pub mod cnn;
 pub mod compare;
 pub mod extra;
+pub mod fake_quant;
 pub mod fill;
 pub mod foreach;
 pub mod fused;
