@@ -584,7 +584,16 @@ fn example_lstm_prints_the_documented_result() {
     ]
     .map(String::from)
     .to_vec();
-    for what in ["output", "hy", "cy", "dx", "dh0", "dc0", "dweight_ih_l0", "dparams sums"] {
+    for what in [
+        "output",
+        "hy",
+        "cy",
+        "dx",
+        "dh0",
+        "dc0",
+        "dweight_ih_l0",
+        "dparams sums",
+    ] {
         want.push(format!("PASS two-layer bidirectional {what} (worst"));
     }
     let want: Vec<&str> = want.iter().map(|s| s.as_str()).collect();

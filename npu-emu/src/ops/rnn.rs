@@ -119,11 +119,23 @@ fn mm(
     let (av, bv) = (mat(a, m, k, ta), mat(b, k, n, tb));
     if acc {
         let mut tmp = vec![0f32; m * n];
-        matmul(&av, &bv, &View::of_slice(&mut tmp, DType::F32, &[m, n]), 1.0, None)?;
+        matmul(
+            &av,
+            &bv,
+            &View::of_slice(&mut tmp, DType::F32, &[m, n]),
+            1.0,
+            None,
+        )?;
         out.iter_mut().zip(&tmp).for_each(|(o, t)| *o += t);
         Ok(())
     } else {
-        matmul(&av, &bv, &View::of_slice(out, DType::F32, &[m, n]), 1.0, None)
+        matmul(
+            &av,
+            &bv,
+            &View::of_slice(out, DType::F32, &[m, n]),
+            1.0,
+            None,
+        )
     }
 }
 
@@ -358,8 +370,15 @@ pub fn lstm_backward(
         for d in 0..nd {
             let k = l * nd + d;
             let p = params_of(cfg, params, l, d)?;
-            let (ig, jg, fg, og, hs, cs, tcs) =
-                (sv(0, k)?, sv(1, k)?, sv(2, k)?, sv(3, k)?, sv(4, k)?, sv(5, k)?, sv(6, k)?);
+            let (ig, jg, fg, og, hs, cs, tcs) = (
+                sv(0, k)?,
+                sv(1, k)?,
+                sv(2, k)?,
+                sv(3, k)?,
+                sv(4, k)?,
+                sv(5, k)?,
+                sv(6, k)?,
+            );
             let h_init = &h0[k * b * h..(k + 1) * b * h];
             let c_init = &c0[k * b * h..(k + 1) * b * h];
             let mut dh = dhy[k * b * h..(k + 1) * b * h].to_vec();
@@ -372,7 +391,10 @@ pub fn lstm_backward(
                     (h_init, c_init)
                 } else {
                     let pt = step_time(d, step - 1, t);
-                    (&hs[pt * b * h..(pt + 1) * b * h], &cs[pt * b * h..(pt + 1) * b * h])
+                    (
+                        &hs[pt * b * h..(pt + 1) * b * h],
+                        &cs[pt * b * h..(pt + 1) * b * h],
+                    )
                 };
                 hprev[ti * b * h..(ti + 1) * b * h].copy_from_slice(hp);
                 for bi in 0..b {
@@ -391,7 +413,17 @@ pub fn lstm_backward(
                     }
                 }
                 // dh for the previous step: dG[t] @ W_hh
-                mm(&dg[ti * b * gh..(ti + 1) * b * gh], false, &p.w_hh, false, b, gh, h, &mut dh, false)?;
+                mm(
+                    &dg[ti * b * gh..(ti + 1) * b * gh],
+                    false,
+                    &p.w_hh,
+                    false,
+                    b,
+                    gh,
+                    h,
+                    &mut dh,
+                    false,
+                )?;
             }
             dh0_buf[k * b * h..(k + 1) * b * h].copy_from_slice(&dh);
             dc0_buf[k * b * h..(k + 1) * b * h].copy_from_slice(&dc);
@@ -407,7 +439,17 @@ pub fn lstm_backward(
                 put(db.clone(), &dparams[base + 2])?;
                 put(db, &dparams[base + 3])?;
             }
-            mm(&dg, false, &p.w_ih, false, t * b, gh, in_size, &mut dinp, true)?;
+            mm(
+                &dg,
+                false,
+                &p.w_ih,
+                false,
+                t * b,
+                gh,
+                in_size,
+                &mut dinp,
+                true,
+            )?;
         }
         dout = dinp;
     }
@@ -560,7 +602,17 @@ pub fn gru_backward(
                         direct[s] = dht * z;
                     }
                 }
-                mm(&dgh[ti * b * gh..(ti + 1) * b * gh], false, &p.w_hh, false, b, gh, h, &mut dh, false)?;
+                mm(
+                    &dgh[ti * b * gh..(ti + 1) * b * gh],
+                    false,
+                    &p.w_hh,
+                    false,
+                    b,
+                    gh,
+                    h,
+                    &mut dh,
+                    false,
+                )?;
                 dh.iter_mut().zip(&direct).for_each(|(a, v)| *a += v);
             }
             dh0_buf[k * b * h..(k + 1) * b * h].copy_from_slice(&dh);
@@ -575,7 +627,17 @@ pub fn gru_backward(
                 put(colsum(&dgi, gh), &dparams[base + 2])?;
                 put(colsum(&dgh, gh), &dparams[base + 3])?;
             }
-            mm(&dgi, false, &p.w_ih, false, t * b, gh, in_size, &mut dinp, true)?;
+            mm(
+                &dgi,
+                false,
+                &p.w_ih,
+                false,
+                t * b,
+                gh,
+                in_size,
+                &mut dinp,
+                true,
+            )?;
         }
         dout = dinp;
     }

@@ -85,7 +85,7 @@ fn geometry(
         a::same_dtype(p, x)?;
     }
     let w0 = &params[0];
-    if w0.ndim() != 2 || w0.shape()[0] % gates != 0 || w0.shape()[0] == 0 {
+    if w0.ndim() != 2 || !w0.shape()[0].is_multiple_of(gates) || w0.shape()[0] == 0 {
         return invalid(format!(
             "params[0] (weight_ih of layer 0) must be [{gates} * hidden_size, input_size], \
              but its shape is {:?}",
@@ -112,7 +112,10 @@ fn geometry(
     for l in 0..cfg.layers {
         for dir in 0..d {
             let base = (l * d + dir) * per;
-            let mut expect = vec![(vec![g, cfg.in_size(l)], "weight_ih"), (vec![g, h], "weight_hh")];
+            let mut expect = vec![
+                (vec![g, cfg.in_size(l)], "weight_ih"),
+                (vec![g, h], "weight_hh"),
+            ];
             if bias {
                 expect.push((vec![g], "bias_ih"));
                 expect.push((vec![g], "bias_hh"));
