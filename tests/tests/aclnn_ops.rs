@@ -570,7 +570,8 @@ fn example_triu_prints_the_documented_result() {
 fn example_lstm_prints_the_documented_result() {
     // aclnnLSTM on the reference's example (every weight and the input 1: y = h =
     // sigmoid(1) * tanh(sigmoid(1) * tanh(1))), a 2-layer bidirectional batch-first LSTM
-    // without biases and its aclnnLstmBackward against CPU torch's values, argument errors
+    // without biases and its aclnnLstmBackward against CPU torch's values, a one-step GRU and
+    // the fused LSTM cell by hand, argument errors
     let mut want: Vec<String> = [
         "result[0] is: 0.369606",
         "cy[0] is: 0.556770",
@@ -580,6 +581,10 @@ fn example_lstm_prints_the_documented_result() {
         "int32 input: 161002",
         "float16 weight_hh with float input: 161002",
         "packed batchSizes: 161002",
+        "gru result[0] is: 0.570642",
+        "gru params for two layers: 161002",
+        "fused cell hy is: 0.44891, cy is: 0.91011",
+        "fused cell 3H gates: 161002",
         "lstm example: 0 mismatches",
     ]
     .map(String::from)

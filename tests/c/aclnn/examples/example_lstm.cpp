@@ -8,12 +8,21 @@
  *   gradient against values CPU torch's nn.LSTM gives for the same weights (hard-coded below;
  *   weights 0.3 cos(0.37 k + 1.1 p) for element k of parameter p, x 0.5 sin(0.7 k + 0.2),
  *   h0 0.1 cos k, c0 0.2 sin k, dy cos(0.3 k), dh 0.1 sin(0.5 k), dc 0.1 cos(0.5 k)).
+ * - aclnnGRU, one step of a one-unit GRU with every weight 1, input 1, h0 0.5 and no bias:
+ *   r = z = sigmoid(1 + 0.5) = 0.817574, n = tanh(1 + r * 0.5) = 0.887236,
+ *   h = (1 - z) n + z h0 = 0.570642.
+ * - aclnnThnnFusedLstmCell: gates (input + hidden + both biases) all 0.5 for one unit, cx 1:
+ *   i = f = o = sigmoid(0.5) = 0.622459, g = tanh(0.5) = 0.462117, cy = f + i g = 0.91011,
+ *   hy = o tanh(cy) = 0.44891 (printed to 5 places).
  * Then argument errors: a NULL input (161001), a weight_hh of the wrong shape, an INT32 input,
- * params of mixed dtypes and a packed batchSizes (161002). */
+ * params of mixed dtypes and a packed batchSizes (161002); a GRU with params for two layers but
+ * numLayers 1 and a fused cell with 3H gates (161002). */
 #include <cmath>
 #include "example_common.h"
 #include "aclnnop/aclnn_lstm.h"
 #include "aclnnop/aclnn_lstm_backward.h"
+#include "aclnnop/aclnn_gru.h"
+#include "aclnnop/aclnn_thnn_fused_lstm_cell.h"
 
 static aclrtStream stream;
 static int failures = 0;
@@ -186,12 +195,41 @@ static void Error(const char *what, int which) {
     LOG_PRINT("%s: %d\n", what, ret);
 }
 
+static int GruAndFusedCell() {
+    std::vector<Dev> params = {Make({3, 1}, {1, 1, 1}), Make({3, 1}, {1, 1, 1})};
+    Dev x = Make({1, 1, 1}, {1}), h0 = Make({1, 1, 1}, {0.5}), y = Make({1, 1, 1}), hy = Make({1, 1, 1});
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    auto ret = aclnnGRUGetWorkspaceSize(x.t, List(params), h0.t, nullptr, false, 1, 0.0, false, false, false, y.t, hy.t,
+                                        nullptr, nullptr, nullptr, nullptr, nullptr, &ws, &ex);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnGRUGetWorkspaceSize error %d\n", ret); return ret);
+    CHECK_RET(Run(aclnnGRU, ws, ex) == 0, return 1);
+    LOG_PRINT("gru result[0] is: %f\n", Read(y)[0]);
+    std::vector<Dev> two = {params[0], params[1], Make({3, 1}), Make({3, 1})};
+    ret = aclnnGRUGetWorkspaceSize(x.t, List(two), h0.t, nullptr, false, 1, 0.0, false, false, false, y.t, hy.t,
+                                   nullptr, nullptr, nullptr, nullptr, nullptr, &ws, &ex);
+    LOG_PRINT("gru params for two layers: %d\n", ret);
+
+    Dev ig = Make({1, 4}, {0.125, 0.125, 0.125, 0.125}), hg = Make({1, 4}, {0.125, 0.125, 0.125, 0.125});
+    Dev bi = Make({4}, {0.125, 0.125, 0.125, 0.125}), bh = Make({4}, {0.125, 0.125, 0.125, 0.125});
+    Dev cx = Make({1, 1}, {1}), hyc = Make({1, 1}), cyc = Make({1, 1}), st = Make({1, 4});
+    ret = aclnnThnnFusedLstmCellGetWorkspaceSize(ig.t, hg.t, cx.t, bi.t, bh.t, hyc.t, cyc.t, st.t, &ws, &ex);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnThnnFusedLstmCellGetWorkspaceSize error %d\n", ret); return ret);
+    CHECK_RET(Run(aclnnThnnFusedLstmCell, ws, ex) == 0, return 1);
+    LOG_PRINT("fused cell hy is: %.5f, cy is: %.5f\n", Read(hyc)[0], Read(cyc)[0]);
+    Dev g3 = Make({1, 3});
+    ret = aclnnThnnFusedLstmCellGetWorkspaceSize(g3.t, g3.t, cx.t, nullptr, nullptr, hyc.t, cyc.t, st.t, &ws, &ex);
+    LOG_PRINT("fused cell 3H gates: %d\n", ret);
+    return 0;
+}
+
 int main() {
     int32_t deviceId = 0;
     auto ret = Init(deviceId, &stream);
     CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("Init acl error %d\n", ret); return ret);
     CHECK_RET(DocumentedExample() == 0, return 1);
     CHECK_RET(TwoLayerBidirectional() == 0, return 1);
+    CHECK_RET(GruAndFusedCell() == 0, return 1);
     Error("null input", 0);
     Error("wrong weight_hh shape", 1);
     Error("int32 input", 2);
