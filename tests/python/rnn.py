@@ -11,7 +11,9 @@ or mixed dtypes go to the aclop DynamicRNN, which npu-emu does not run); those s
 not cases here. nn.GRU reaches aclnnGRU for every shape. nn.LSTMCell goes to the aclop
 DynamicRNNV2 too (op-plugin registers `lstm_cell` for acl_op only), so the fused cell is
 tested through `torch._thnn_fused_lstm_cell`, the op aclnnThnnFusedLstmCell serves; nn.GRUCell
-and nn.RNN run as torch's composite of linear algebra and pointwise operators.
+and nn.RNN run as torch's composite of linear algebra and pointwise operators. A
+pack_padded_sequence reaches aclnnLSTM's packed form; nn.GRU on one does not reach aclnnGRU
+(and its output does not fit torch_npu's padded packing), so it is not a case.
 
 `python rnn.py [case-prefix]` runs the cases whose name starts with the prefix. Prints
 PASS/FAIL per case and `rnn: N failed`; exits 1 when any case fails.
@@ -242,6 +244,44 @@ def rnn_case(nonlinearity, **kw):
 case("rnn_tanh", rnn_case("tanh"))
 case("rnn_relu_2layer_bidirectional", rnn_case("relu", num_layers=2, bidirectional=True))
 
+
+def lstm_packed(with_state):
+    """nn.LSTM on a pack_padded_sequence of lengths 5, 3, 2 (aclnnLSTM's packed form: torch_npu's
+    _pack_padded_sequence keeps the padded [T*B, I] rows and passes batchSizes): outputs, final
+    states and the gradients of the parameters and the initial states. The input's gradient is
+    not compared: aclnnLstmBackward returns it in the input's (padded) layout, as documented,
+    while torch_npu leaves _pack_padded_sequence_backward to torch, which reads it as compact
+    packed rows."""
+    def f():
+        from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+        mod = torch.nn.LSTM(4, 5)
+        npu = copy.deepcopy(mod).to(D)
+        x = torch.randn(5, 3, 4)
+        lens = torch.tensor([5, 3, 2])
+        xc, xn = x.clone().requires_grad_(), x.to(D).requires_grad_()
+        st = [torch.randn(1, 3, 5) for _ in range(2)]
+        sc = [s.clone().requires_grad_() for s in st]
+        sn = [s.to(D).requires_grad_() for s in st]
+        oc, (hc, cc) = mod(pack_padded_sequence(xc, lens), tuple(sc) if with_state else None)
+        on, (hn, cn) = npu(pack_padded_sequence(xn, lens), tuple(sn) if with_state else None)
+        oc, _ = pad_packed_sequence(oc)
+        on, _ = pad_packed_sequence(on)
+        close(on, oc, 2e-4, "output")
+        close(hn, hc, 2e-4, "h")
+        close(cn, cc, 2e-4, "c")
+        w, wh = torch.randn(oc.shape), torch.randn(hc.shape)
+        ((oc * w).sum() + (hc * wh).sum()).backward()
+        ((on * w.to(D)).sum() + (hn * wh.to(D)).sum()).backward()
+        if with_state:
+            close(sn[0].grad, sc[0].grad, 2e-4, "h0 grad")
+            close(sn[1].grad, sc[1].grad, 2e-4, "c0 grad")
+        for (name, pc), (_, pn) in zip(mod.named_parameters(), npu.named_parameters()):
+            close(pn.grad, pc.grad, 2e-4, f"{name} grad")
+    return f
+
+
+case("lstm_packed_sequence", lstm_packed(True))
+case("lstm_packed_sequence_no_state", lstm_packed(False))
 
 class Regressor(torch.nn.Module):
     def __init__(self):

@@ -580,7 +580,7 @@ fn example_lstm_prints_the_documented_result() {
         "wrong weight_hh shape: 161002",
         "int32 input: 161002",
         "float16 weight_hh with float input: 161002",
-        "packed batchSizes: 161002",
+        "packed batchSizes with a 3-D input: 161002",
         "gru result[0] is: 0.570642",
         "gru params for two layers: 161002",
         "fused cell hy is: 0.44891, cy is: 0.91011",

@@ -877,8 +877,8 @@ fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu()
 /// torch_npu sends to aclnnLSTM / aclnnLstmBackward), nn.GRU of every shape (aclnnGRU /
 /// aclnnGRUBackward), `_thnn_fused_lstm_cell` (aclnnThnnFusedLstmCell(+Backward)),
 /// nn.GRUCell and nn.RNN against CPU torch with identical weights: outputs and the gradients of
-/// the input, the initial states and every parameter, float32 and float16, and an LSTM
-/// regressor's 20 Adam steps.
+/// the input, the initial states and every parameter, float32 and float16, nn.LSTM on a
+/// pack_padded_sequence (aclnnLSTM's packed form), and an LSTM regressor's 20 Adam steps.
 #[test]
 fn lstm_gru_and_fused_lstm_cell_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -900,6 +900,7 @@ fn lstm_gru_and_fused_lstm_cell_match_cpu_through_torch_npu() {
         "fused_lstm_cell_only_h_grad",
         "grucell",
         "rnn_relu_2layer_bidirectional",
+        "lstm_packed_sequence",
         "lstm_regressor_adam_20_steps",
     ] {
         assert!(

@@ -78,6 +78,26 @@ fn time_major(v: &View, batch_first: bool) -> View {
     }
 }
 
+/// A packed-form tensor `[T*B, F]` seen as `[T, B, F]` (its rows are time-major).
+pub fn unpack_rows(v: &View, t: usize) -> View {
+    if v.ndim() != 2 {
+        return v.clone();
+    }
+    let b = v.shape[0].checked_div(t).unwrap_or(0);
+    View {
+        ptr: v.ptr,
+        dtype: v.dtype,
+        shape: vec![t, b, v.shape[1]],
+        strides: vec![v.strides[0] * b as isize, v.strides[0], v.strides[1]],
+    }
+}
+
+/// Whether batch row `bi` takes part in time step `ti` (`bs`: the packed form's batch sizes
+/// per step; None: every row, every step).
+fn live(bs: Option<&[usize]>, ti: usize, bi: usize) -> bool {
+    bs.is_none_or(|v| bi < v[ti])
+}
+
 /// The `[rows, cols]` matrix `p` holds, read transposed (`p` stores `[cols, rows]`) when `t`.
 fn mat(p: &[f32], rows: usize, cols: usize, t: bool) -> View {
     let stored = if t { [cols, rows] } else { [rows, cols] };
@@ -250,10 +270,15 @@ fn step_time(d: usize, step: usize, t: usize) -> usize {
 /// `nn.LSTM`'s forward. `views`: `x`, the parameters, `h0`/`c0` (optional), then `y`
 /// (`[T, B, D*H]`, batch first when `cfg.batch_first`), `hy`, `cy` (`[L*D, B, H]`) and
 /// `saved` — empty, or the seven lists i, j, f, o, h, c, tanh(c) of `L*D` tensors each.
+///
+/// `bs` (the packed form): the batch size of each step, non-increasing; rows at or past it
+/// keep their state, output 0, and save the kept state as h and c (what the backward
+/// passes through).
 #[allow(clippy::too_many_arguments)]
 pub fn lstm(
     cfg: &Rnn,
     train: bool,
+    bs: Option<&[usize]>,
     x: &View,
     params: &[View],
     h0: Option<&View>,
@@ -288,6 +313,15 @@ pub fn lstm(
                 mm(&hcur, false, &p.w_hh, true, b, h, gh, &mut g, true)?;
                 for bi in 0..b {
                     let gr = &g[bi * gh..(bi + 1) * gh];
+                    if !live(bs, ti, bi) {
+                        for j in 0..h {
+                            let s = bi * h + j;
+                            let at = ti * b * h + s;
+                            sv[4][at] = hcur[s];
+                            sv[5][at] = ccur[s];
+                        }
+                        continue;
+                    }
                     for j in 0..h {
                         let ig = sig(gr[j]);
                         let fg = sig(gr[h + j]);
@@ -313,13 +347,24 @@ pub fn lstm(
                     save(&sv[q], last, o, train)?;
                 }
             }
-            outs.push(std::mem::take(&mut sv[4]));
+            let mut out = std::mem::take(&mut sv[4]);
+            mask_rows(&mut out, bs, b, h);
+            outs.push(out);
         }
         inp = concat_dirs(&outs, t, b, h);
     }
     put(inp, &time_major(y, cfg.batch_first))?;
     put(hy_buf, hy)?;
     put(cy_buf, cy)
+}
+
+/// Zero the rows of a `[T, B, w]` buffer that a packed step does not cover.
+fn mask_rows(buf: &mut [f32], bs: Option<&[usize]>, b: usize, w: usize) {
+    if let Some(v) = bs {
+        for (ti, &n) in v.iter().enumerate() {
+            buf[(ti * b + n.min(b)) * w..(ti + 1) * b * w].fill(0.0);
+        }
+    }
 }
 
 /// The gradients of [`lstm`]. `dy` `[T, B, D*H]` (batch first when `cfg.batch_first`),
@@ -329,6 +374,7 @@ pub fn lstm(
 #[allow(clippy::too_many_arguments)]
 pub fn lstm_backward(
     cfg: &Rnn,
+    bs: Option<&[usize]>,
     x: &View,
     params: &[View],
     h0: Option<&View>,
@@ -361,9 +407,10 @@ pub fn lstm_backward(
         let inp = if l == 0 {
             f32s(&time_major(x, cfg.batch_first))?
         } else {
-            let prev: Vec<Vec<f32>> = (0..nd)
+            let mut prev: Vec<Vec<f32>> = (0..nd)
                 .map(|d| sv(4, (l - 1) * nd + d))
                 .collect::<Result<_, _>>()?;
+            prev.iter_mut().for_each(|p| mask_rows(p, bs, b, h));
             concat_dirs(&prev, t, b, h)
         };
         let mut dinp = vec![0f32; t * b * in_size];
@@ -397,7 +444,11 @@ pub fn lstm_backward(
                     )
                 };
                 hprev[ti * b * h..(ti + 1) * b * h].copy_from_slice(hp);
+                let kept = dh.clone();
                 for bi in 0..b {
+                    if !live(bs, ti, bi) {
+                        continue;
+                    }
                     for j in 0..h {
                         let s = bi * h + j;
                         let at = ti * b * h + s;
@@ -412,7 +463,7 @@ pub fn lstm_backward(
                         dc[s] = dct * f;
                     }
                 }
-                // dh for the previous step: dG[t] @ W_hh
+                // dh for the previous step: dG[t] @ W_hh (rows outside the step pass through)
                 mm(
                     &dg[ti * b * gh..(ti + 1) * b * gh],
                     false,
@@ -424,6 +475,9 @@ pub fn lstm_backward(
                     &mut dh,
                     false,
                 )?;
+                for bi in (0..b).filter(|&bi| !live(bs, ti, bi)) {
+                    dh[bi * h..(bi + 1) * h].copy_from_slice(&kept[bi * h..(bi + 1) * h]);
+                }
             }
             dh0_buf[k * b * h..(k + 1) * b * h].copy_from_slice(&dh);
             dc0_buf[k * b * h..(k + 1) * b * h].copy_from_slice(&dc);

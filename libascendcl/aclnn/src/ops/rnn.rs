@@ -6,7 +6,8 @@
 //! The weights are PyTorch's (gate blocks i, f, g, o / r, z, n), as torch_npu passes them.
 //! FLOAT and FLOAT16, every tensor of the call of one dtype; computed in f32. `dropout` is
 //! accepted and not applied (the documented "not supported"); the packed form (a non-empty
-//! `batchSizes`) is refused with ACLNN_ERR_PARAM_INVALID.
+//! `batchSizes`) is served for the LSTM (input `[T*B, I]` time-major, rows past a step's batch
+//! size keep their state and output 0) and refused for the GRU (161002).
 
 use super::args::{self as a, T};
 use super::launch::{phase1, Launch};
@@ -33,19 +34,50 @@ fn invalid<R>(m: String) -> NnResult<R> {
 
 /// `batchSizes`: absent or empty is the fixed-length form; the packed form is not served.
 fn fixed_length(batch_sizes: *const c_void, arg: &'static str) -> NnResult<()> {
-    if let Some(bs) = a::opt_tensor(batch_sizes, arg)? {
-        if bs.numel() > 0 {
-            return invalid(format!(
-                "{arg} of shape {:?} asks for the packed-sequence form, which this operator \
-                 does not support (pass nullptr for fixed-length input)",
-                bs.shape()
-            ));
-        }
+    if packed(batch_sizes, arg)?.is_some() {
+        return invalid(format!(
+            "{arg} asks for the packed-sequence form, which this operator does not support \
+             (pass nullptr for fixed-length input)"
+        ));
     }
     Ok(())
 }
 
+/// `batchSizes` of the packed form (`[T]` INT64 or INT32), or None (absent or empty).
+fn packed(batch_sizes: *const c_void, arg: &'static str) -> NnResult<Option<T>> {
+    match a::opt_tensor(batch_sizes, arg)? {
+        Some(bs) if bs.numel() > 0 => {
+            a::dtype_in(&bs, a::INDEX)?;
+            if bs.ndim() != 1 {
+                return invalid(format!(
+                    "{arg} must be 1-D [time_step], but its shape is {:?}",
+                    bs.shape()
+                ));
+            }
+            Ok(Some(bs))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The batch sizes of a packed call, read when the task runs: non-increasing, the first
+/// equal to the batch.
+fn batch_sizes(v: &View, b: usize) -> Result<Vec<usize>, String> {
+    let mut raw = vec![0i64; v.numel()];
+    npu_emu::ops::iter::copy(v, &View::of_slice(&mut raw, DType::I64, &v.shape))?;
+    let ok = raw.first() == Some(&(b as i64))
+        && raw.windows(2).all(|w| w[1] <= w[0])
+        && raw.iter().all(|&n| n > 0);
+    if !ok {
+        return Err(format!(
+            "batchSizes {raw:?} must be positive, non-increasing and start with the batch {b}"
+        ));
+    }
+    Ok(raw.into_iter().map(|n| n as usize).collect())
+}
+
 /// Check `input` and `params` of an LSTM (`gates` 4) or GRU (3) call and derive the shape.
+#[allow(clippy::too_many_arguments)]
 fn geometry(
     x: &T,
     params: &[T],
@@ -54,9 +86,18 @@ fn geometry(
     layers: i64,
     bidir: bool,
     batch_first: bool,
+    packed_t: Option<usize>,
 ) -> NnResult<Rnn> {
     a::dtype_in(x, RNN_DTYPES)?;
-    if x.ndim() != 3 {
+    if let Some(t) = packed_t {
+        if x.ndim() != 2 || !x.shape()[0].is_multiple_of(t) {
+            return invalid(format!(
+                "with batchSizes input must be 2-D [time_step * batch_size, input_size] with \
+                 time_step = {t}, but its shape is {:?}",
+                x.shape()
+            ));
+        }
+    } else if x.ndim() != 3 {
         return invalid(format!(
             "input must be 3-D ({}), but its shape is {:?}",
             if batch_first {
@@ -93,19 +134,19 @@ fn geometry(
         ));
     }
     let s = x.shape();
-    let (t, b) = if batch_first {
-        (s[1], s[0])
-    } else {
-        (s[0], s[1])
+    let (t, b) = match packed_t {
+        Some(t) => (t, s[0] / t),
+        None if batch_first => (s[1], s[0]),
+        None => (s[0], s[1]),
     };
     let cfg = Rnn {
         layers: layers as usize,
         bidir,
         bias,
-        batch_first,
+        batch_first: batch_first && packed_t.is_none(),
         t,
         b,
-        input: s[2],
+        input: s[s.len() - 1],
         hidden: w0.shape()[0] / gates,
     };
     let (g, h) = (gates * cfg.hidden, cfg.hidden);
@@ -226,8 +267,17 @@ pub unsafe extern "C" fn aclnnLSTMGetWorkspaceSize(
                 opt_list(h, n)?
             });
         }
-        fixed_length(batchSizes, "batchSizes")?;
-        let cfg = geometry(&x, &ps, 4, hasBias, numLayers, bidirectional, batchFirst)?;
+        let bs = packed(batchSizes, "batchSizes")?;
+        let cfg = geometry(
+            &x,
+            &ps,
+            4,
+            hasBias,
+            numLayers,
+            bidirectional,
+            batchFirst,
+            bs.as_ref().map(|b| b.numel()),
+        )?;
         if !hxs.is_empty() && hxs.len() != 2 {
             return invalid(format!(
                 "hx holds {} tensors; it must be empty or hold h0 and c0",
@@ -245,6 +295,10 @@ pub unsafe extern "C" fn aclnnLSTMGetWorkspaceSize(
         l.input(&x);
         l.inputs(&ps);
         l.inputs(&hxs);
+        if let Some(b) = &bs {
+            l.input(b);
+        }
+        let has_bs = bs.is_some();
         l.output(&y);
         l.output(&hy);
         l.output(&cy);
@@ -262,7 +316,12 @@ pub unsafe extern "C" fn aclnnLSTMGetWorkspaceSize(
             } else {
                 (None, None)
             };
-            let o = st + nh;
+            let sizes = if has_bs {
+                Some(batch_sizes(&v[st + nh], cfg.b)?)
+            } else {
+                None
+            };
+            let o = st + nh + has_bs as usize;
             let mut at = o + 3;
             let mut saved: Vec<&[View]> = Vec::with_capacity(7);
             for &c in &counts {
@@ -272,7 +331,8 @@ pub unsafe extern "C" fn aclnnLSTMGetWorkspaceSize(
             engine::lstm(
                 &cfg,
                 train,
-                &v[0],
+                sizes.as_deref(),
+                &engine::unpack_rows(&v[0], cfg.t),
                 params,
                 h0,
                 c0,
@@ -336,8 +396,17 @@ pub unsafe extern "C" fn aclnnLstmBackwardGetWorkspaceSize(
             let dh0 = a::tensor(dhPrevOut, "dhPrevOut")?;
             let dc0 = a::tensor(dcPrevOut, "dcPrevOut")?;
             let dps = a::tensor_list(dparamsOut, "dparamsOut")?;
-            fixed_length(batchSizesOptional, "batchSizesOptional")?;
-            let cfg = geometry(&x, &ps, 4, hasBias, numLayers, bidirectional, batchFirst)?;
+            let bs = packed(batchSizesOptional, "batchSizesOptional")?;
+            let cfg = geometry(
+                &x,
+                &ps,
+                4,
+                hasBias,
+                numLayers,
+                bidirectional,
+                batchFirst,
+                bs.as_ref().map(|b| b.numel()),
+            )?;
             if !hxs.is_empty() && hxs.len() != 2 {
                 return invalid(format!(
                     "hx holds {} tensors; it must be empty or hold h0 and c0",
@@ -383,6 +452,10 @@ pub unsafe extern "C" fn aclnnLstmBackwardGetWorkspaceSize(
             for list in &lists {
                 l.inputs(list);
             }
+            if let Some(b) = &bs {
+                l.input(b);
+            }
+            let has_bs = bs.is_some();
             l.output(&dx);
             l.output(&dh0);
             l.output(&dc0);
@@ -408,9 +481,16 @@ pub unsafe extern "C" fn aclnnLstmBackwardGetWorkspaceSize(
                     saved.push(&v[at..at + nl]);
                     at += nl;
                 }
+                let sizes = if has_bs {
+                    at += 1;
+                    Some(batch_sizes(&v[at - 1], cfg.b)?)
+                } else {
+                    None
+                };
                 engine::lstm_backward(
                     &cfg,
-                    &v[0],
+                    sizes.as_deref(),
+                    &engine::unpack_rows(&v[0], cfg.t),
                     params,
                     h0,
                     c0,
@@ -418,7 +498,7 @@ pub unsafe extern "C" fn aclnnLstmBackwardGetWorkspaceSize(
                     grads[1],
                     grads[2],
                     &saved,
-                    &v[at],
+                    &engine::unpack_rows(&v[at], cfg.t),
                     &v[at + 1],
                     &v[at + 2],
                     &v[at + 3..],
@@ -467,7 +547,16 @@ pub unsafe extern "C" fn aclnnGRUGetWorkspaceSize(
             });
         }
         fixed_length(batchSizes, "batchSizes")?;
-        let cfg = geometry(&x, &ps, 3, hasBias, numLayers, bidirection, batchFirst)?;
+        let cfg = geometry(
+            &x,
+            &ps,
+            3,
+            hasBias,
+            numLayers,
+            bidirection,
+            batchFirst,
+            None,
+        )?;
         if let Some(h) = &h0 {
             check(h, &x, &state_shape(&cfg))?;
         }
@@ -546,7 +635,16 @@ pub unsafe extern "C" fn aclnnGRUBackwardGetWorkspaceSize(
             let dh0 = a::tensor(dhPrevOut, "dhPrevOut")?;
             let dps = a::tensor_list(dparamsOut, "dparamsOut")?;
             fixed_length(batchSizes, "batchSizes")?;
-            let cfg = geometry(&x, &ps, 3, hasBias, numLayers, bidirection, batchFirst)?;
+            let cfg = geometry(
+                &x,
+                &ps,
+                3,
+                hasBias,
+                numLayers,
+                bidirection,
+                batchFirst,
+                None,
+            )?;
             let ss = state_shape(&cfg);
             if let Some(t) = &h0 {
                 check(t, &x, &ss)?;

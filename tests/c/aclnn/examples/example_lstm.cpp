@@ -15,7 +15,7 @@
  *   i = f = o = sigmoid(0.5) = 0.622459, g = tanh(0.5) = 0.462117, cy = f + i g = 0.91011,
  *   hy = o tanh(cy) = 0.44891 (printed to 5 places).
  * Then argument errors: a NULL input (161001), a weight_hh of the wrong shape, an INT32 input,
- * params of mixed dtypes and a packed batchSizes (161002); a GRU with params for two layers but
+ * params of mixed dtypes and a batchSizes (the packed form) with a 3-D input (161002); a GRU with params for two layers but
  * numLayers 1 and a fused cell with 3H gates (161002). */
 #include <cmath>
 #include "example_common.h"
@@ -234,7 +234,7 @@ int main() {
     Error("wrong weight_hh shape", 1);
     Error("int32 input", 2);
     Error("float16 weight_hh with float input", 3);
-    Error("packed batchSizes", 4);
+    Error("packed batchSizes with a 3-D input", 4);
     LOG_PRINT("lstm example: %d mismatches\n", failures);
     aclrtDestroyStream(stream);
     aclrtResetDevice(deviceId);
