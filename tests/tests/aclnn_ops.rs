@@ -569,6 +569,45 @@ fn example_triu_prints_the_documented_result() {
     example("example_triu.cpp", &want);
 }
 
+#[test]
+fn example_lstm_prints_the_documented_result() {
+    // aclnnLSTM on the reference's example (every weight and the input 1: y = h =
+    // sigmoid(1) * tanh(sigmoid(1) * tanh(1))), a 2-layer bidirectional batch-first LSTM
+    // without biases and its aclnnLstmBackward against CPU torch's values, a one-step GRU and
+    // the fused LSTM cell by hand, argument errors
+    let mut want: Vec<String> = [
+        "result[0] is: 0.369606",
+        "cy[0] is: 0.556770",
+        "tanhc[0] is: 0.505577",
+        "null input: 161001",
+        "wrong weight_hh shape: 161002",
+        "int32 input: 161002",
+        "float16 weight_hh with float input: 161002",
+        "packed batchSizes with a 3-D input: 161002",
+        "gru result[0] is: 0.570642",
+        "gru params for two layers: 161002",
+        "fused cell hy is: 0.44891, cy is: 0.91011",
+        "fused cell 3H gates: 161002",
+        "lstm example: 0 mismatches",
+    ]
+    .map(String::from)
+    .to_vec();
+    for what in [
+        "output",
+        "hy",
+        "cy",
+        "dx",
+        "dh0",
+        "dc0",
+        "dweight_ih_l0",
+        "dparams sums",
+    ] {
+        want.push(format!("PASS two-layer bidirectional {what} (worst"));
+    }
+    let want: Vec<&str> = want.iter().map(|s| s.as_str()).collect();
+    example("example_lstm.cpp", &want);
+}
+
 /// The benchmark program builds and runs at small sizes (its figures are not asserted).
 #[test]
 fn the_operator_bench_program_runs() {

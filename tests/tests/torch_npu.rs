@@ -873,6 +873,44 @@ fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu()
     }
 }
 
+/// `tests/python/rnn.py`: nn.LSTM (one layer, one direction, with biases: the shapes
+/// torch_npu sends to aclnnLSTM / aclnnLstmBackward), nn.GRU of every shape (aclnnGRU /
+/// aclnnGRUBackward), `_thnn_fused_lstm_cell` (aclnnThnnFusedLstmCell(+Backward)),
+/// nn.GRUCell and nn.RNN against CPU torch with identical weights: outputs and the gradients of
+/// the input, the initial states and every parameter, float32 and float16, nn.LSTM on a
+/// pack_padded_sequence (aclnnLSTM's packed form), and an LSTM regressor's 20 Adam steps.
+#[test]
+fn lstm_gru_and_fused_lstm_cell_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("rnn.py") {
+        return;
+    }
+    let r = py_job("torch-rnn", &venv, "cd \"$T\" && \"$PY\" rnn.py");
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("rnn: 0 failed"), "{}", r.all());
+    for case in [
+        "lstm_1layer",
+        "lstm_fp16_batch_first",
+        "lstm_eval_no_grad",
+        "gru_2layer_bidirectional",
+        "gru_no_bias",
+        "gru_fp16",
+        "fused_lstm_cell",
+        "fused_lstm_cell_only_h_grad",
+        "grucell",
+        "rnn_relu_2layer_bidirectional",
+        "lstm_packed_sequence",
+        "lstm_regressor_adam_20_steps",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
 /// `tests/python/op_breadth_norm.py`: the torch operations torch_npu runs through the
 /// aclnn operators of `ops/norm.rs` (batch_norm_stats, batch_norm_gather_stats_with_counts,
 /// batch_norm_elemt, batch_norm_backward_reduce, batch_norm_backward_elemt, and their chain

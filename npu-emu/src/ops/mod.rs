@@ -98,3 +98,4 @@ pub use view::{Layout, View};
 pub mod grid_sampler;
 pub mod math_misc;
 pub mod pool3d;
+pub mod rnn;

@@ -47,6 +47,7 @@ pub mod pool3d;
 pub mod quant;
 pub mod random;
 pub mod reduce;
+pub mod rnn;
 pub mod sampling;
 pub mod select;
 pub mod softmax;
