@@ -54,3 +54,4 @@ pub mod tensor;
 pub mod unary;
 pub mod upsample;
 pub mod upsample3d;
+pub mod train16;
