@@ -31,6 +31,9 @@
 //!   Softshrink (+ backward forms) and their argument errors;
 //! - `aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, the shifts, IsIn forms, Addr, Cdist,
 //!   TriangularSolve, MaxUnpool2d/3d, Svd, GatherNd, ScatterNd, Bucketize;
+//! - `aclnn_ops16.cpp`: training-path operators (ScatterReduce, InplaceScatterReduce,
+//!   SearchSorteds, LinalgCholesky, UnfoldGrad, LogitGrad, HardswishBackwardV2, CdistBackward,
+//!   MultilabelMarginLoss, IndexAddV2, AddRelu) against hand-derived values, and their argument errors;
 //! - `aclnn_ops15.cpp`: quantisation (AscendQuant, DynamicQuant, QuantMatmul,
 //!   WeightQuantBatchMatmul, TransQuantParamV2), GroupedMatmul and the MoE routing operators;
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
@@ -1083,6 +1086,58 @@ fn pool3d_operators_match_the_host_reference() {
         "aclnnUpsampleBicubic2dGetWorkspaceSize: self has data type ACL_DOUBLE, which is not supported",
         "aclnnUpsampleBicubic2dBackwardGetWorkspaceSize: gradOut has shape [1, 2, 4, 5], expected [1, 2, 8, 10]",
         "aclnnAffineGridGetWorkspaceSize: theta must be [2, 2, 3] for size [2, 3, 4, 5], but its shape is [2, 3, 4]",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_ops16.cpp`: ScatterReduce / InplaceScatterReduce (every reduce, with
+/// and without self, float / float16 / int32), SearchSorteds, LinalgCholesky (lower / upper,
+/// batched, one triangle read), UnfoldGrad, LogitGrad, HardswishBackwardV2, CdistBackward
+/// (p 0, 1, 2, 3, infinity), MultilabelMarginLoss, IndexAddV2 and AddRelu against hand-derived values,
+/// with their documented argument errors.
+#[test]
+fn training_operators_16_match_hand_derived_values() {
+    let work = scratch("aclnn-ops16");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops16.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok scatter reduce",
+        "ok searchsorteds",
+        "ok cholesky",
+        "ok unfold grad",
+        "ok elementwise grads",
+        "ok cdist backward",
+        "ok multilabel margin loss",
+        "ok index add v2",
+        "ok add relu",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 150, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnScatterReduceGetWorkspaceSize: self is nullptr",
+        "aclnnScatterReduceGetWorkspaceSize: reduce 6 is not supported",
+        "aclnnSearchSortedsGetWorkspaceSize: sortedSequence must be 1-D for a scalar self",
+        "aclnnLinalgCholeskyGetWorkspaceSize: self must be 2-D to 8-D with square last two dimensions",
+        "aclnnUnfoldGradGetWorkspaceSize: gradOut has shape [3, 2], expected [4, 2]",
+        "aclnnCdistBackwardGetWorkspaceSize: p -2 must be non-negative (or -1 for infinity)",
+        "aclnnMultilabelMarginLossGetWorkspaceSize: reduction 3 is not supported",
+        "aclnnIndexAddV2GetWorkspaceSize: mode 0 (high performance) needs a 2-D",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

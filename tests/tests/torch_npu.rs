@@ -1085,3 +1085,46 @@ fn pool3d_operators_match_cpu_through_torch_npu() {
     }
     assert!(!r.stdout.contains("FAIL"), "{}", r.all());
 }
+
+/// `tests/python/op_breadth_train16.py`: the training-path torch operations torch_npu runs
+/// through the aclnn operators of `ops/train16.rs` (scatter_reduce and scatter_reduce_ with
+/// every reduction, searchsorted of a scalar, linalg.cholesky and its error for a matrix that
+/// is not positive-definite, the gradients of unfold, logit, hardswish and cdist with p 3 / 2.5,
+/// multilabel_margin_loss), against CPU torch; a case that ran on the CPU fallback fails.
+#[test]
+fn training_operators_16_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_train16.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_train16",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_train16.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("op_breadth_train16: 0 failed"),
+        "{}",
+        r.all()
+    );
+    for case in [
+        "scatter_reduce_sum_self",
+        "scatter_reduce_sum_self_",
+        "scatter_reduce_mean_noself",
+        "scatter_reduce_amax_grad",
+        "searchsorted_scalar_2_right",
+        "searchsorted_scalar_sorter",
+        "cholesky_upper",
+        "cholesky_not_positive_definite",
+        "unfold_grad_overlap",
+        "logit_grad_eps",
+        "hardswish_grad",
+        "cdist_grad_p3",
+        "multilabel_margin_mean",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
+    }
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
+}

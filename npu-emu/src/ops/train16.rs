@@ -460,8 +460,12 @@ mod tests {
     fn scatter_reduce_forms() {
         // self [1, 2, 3, 4], index [0, 0, 2], src [5, 6, 7]
         let run = |red: ScatterReduce, inc: bool| {
-            let (mut x, mut i, mut s, mut o) =
-                (vec![1f32, 2., 3., 4.], vec![0i64, 0, 2], vec![5f32, 6., 7.], vec![0f32; 4]);
+            let (mut x, mut i, mut s, mut o) = (
+                vec![1f32, 2., 3., 4.],
+                vec![0i64, 0, 2],
+                vec![5f32, 6., 7.],
+                vec![0f32; 4],
+            );
             let xv = View::of_slice(&mut x, DType::F32, &[4]);
             let iv = View::of_slice(&mut i, DType::I64, &[3]);
             let sv = View::of_slice(&mut s, DType::F32, &[3]);

@@ -37,7 +37,6 @@ const SCATTER_TYPES: &[DType] = &[
     DType::BF16,
 ];
 
-
 #[allow(clippy::too_many_arguments)]
 fn scatter_reduce(
     api: &'static str,
@@ -245,8 +244,7 @@ pub unsafe extern "C" fn aclnnLinalgCholeskyGetWorkspaceSize(
             let o = a::tensor(out, "out")?;
             a::dtype_in(&x, &[DType::F32, DType::BF16])?;
             a::same_dtype(&o, &x)?;
-            if x.ndim() < 2 || x.ndim() > 8 || x.shape()[x.ndim() - 1] != x.shape()[x.ndim() - 2]
-            {
+            if x.ndim() < 2 || x.ndim() > 8 || x.shape()[x.ndim() - 1] != x.shape()[x.ndim() - 2] {
                 return Err(NnError::invalid(format!(
                     "self must be 2-D to 8-D with square last two dimensions, but its shape is \
                      {:?}",
@@ -603,7 +601,8 @@ pub unsafe extern "C" fn aclnnIndexAddV2GetWorkspaceSize(
     )
 }
 
-/// The dtypes of AddRelu's tensors and alpha.
+/// The dtypes of AddRelu's tensors (alpha: any type castable to the promoted one; torch_npu
+/// passes a Python float as DOUBLE).
 const ADD_RELU_TYPES: &[DType] = &[
     DType::BF16,
     DType::F16,
@@ -620,7 +619,6 @@ fn add_relu(api: &'static str, x: a::T, y: a::T, alpha: *const c_void, o: a::T) 
     a::dtype_in(&x, ADD_RELU_TYPES)?;
     a::dtype_in(&y, ADD_RELU_TYPES)?;
     a::dtype_in(&o, ADD_RELU_TYPES)?;
-    a::dtype_of(al.dtype, "alpha", ADD_RELU_TYPES)?;
     let ct = a::promote(x.dtype(), x.arg, y.dtype(), "other")?;
     if !npu_emu::ops::dtype::can_cast(al.dtype, ct) {
         return Err(NnError::invalid(format!(
