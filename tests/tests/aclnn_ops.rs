@@ -31,8 +31,14 @@
 //!   Softshrink (+ backward forms) and their argument errors;
 //! - `aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, the shifts, IsIn forms, Addr, Cdist,
 //!   TriangularSolve, MaxUnpool2d/3d, Svd, GatherNd, ScatterNd, Bucketize;
+//! - `aclnn_ops16.cpp`: training-path operators (ScatterReduce, InplaceScatterReduce,
+//!   SearchSorteds, LinalgCholesky, UnfoldGrad, LogitGrad, HardswishBackwardV2, CdistBackward,
+//!   MultilabelMarginLoss, IndexAddV2, AddRelu) against hand-derived values, and their argument errors;
 //! - `aclnn_ops15.cpp`: quantisation (AscendQuant, DynamicQuant, QuantMatmul,
 //!   WeightQuantBatchMatmul, TransQuantParamV2), GroupedMatmul and the MoE routing operators;
+//! - `aclnn_ops18.cpp`: the operators whose ops-nn documentation examples did not build
+//!   (activations, softmax losses, MaxPool, unpool gradients, GatherV3, the scatter family,
+//!   Gemm, TransposeBatchMatMul, batch/group norm pieces, ForeachRoundOffNumber, Chamfer);
 //! - `aclnn_doc_forms.cpp`: the forms the current operator reference uses: ConvTbc,
 //!   ConvDepthwise2d, the headers that declare a sibling's functions, RmsNormGrad's rstd as a
 //!   prefix of x's shape, RotaryPositionEmbeddingGrad without x, QuantMatmulV3 over an NZ x2;
@@ -1162,3 +1168,210 @@ fn the_reference_s_newer_forms_work() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_ops16.cpp`: ScatterReduce / InplaceScatterReduce (every reduce, with
+/// and without self, float / float16 / int32), SearchSorteds, LinalgCholesky (lower / upper,
+/// batched, one triangle read), UnfoldGrad, LogitGrad, HardswishBackwardV2, CdistBackward
+/// (p 0, 1, 2, 3, infinity), MultilabelMarginLoss, IndexAddV2 and AddRelu against hand-derived values,
+/// with their documented argument errors.
+#[test]
+fn training_operators_16_match_hand_derived_values() {
+    let work = scratch("aclnn-ops16");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops16.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok scatter reduce",
+        "ok searchsorteds",
+        "ok cholesky",
+        "ok unfold grad",
+        "ok elementwise grads",
+        "ok cdist backward",
+        "ok multilabel margin loss",
+        "ok index add v2",
+        "ok add relu",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 150, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnScatterReduceGetWorkspaceSize: self is nullptr",
+        "aclnnScatterReduceGetWorkspaceSize: reduce 6 is not supported",
+        "aclnnSearchSortedsGetWorkspaceSize: sortedSequence must be 1-D for a scalar self",
+        "aclnnLinalgCholeskyGetWorkspaceSize: self must be 2-D to 8-D with square last two dimensions",
+        "aclnnUnfoldGradGetWorkspaceSize: gradOut has shape [3, 2], expected [4, 2]",
+        "aclnnCdistBackwardGetWorkspaceSize: p -2 must be non-negative (or -1 for infinity)",
+        "aclnnMultilabelMarginLossGetWorkspaceSize: reduction 3 is not supported",
+        "aclnnIndexAddV2GetWorkspaceSize: mode 0 (high performance) needs a 2-D",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_ops17.cpp`: CtcLoss / CtcLossBackward (padded and concatenated
+/// targets, an impossible target with and without zeroInfinity, the alpha table, an unbatched
+/// double input with blank 1) and EmbeddingBag (sum / mean / max, empty bags, paddingIdx,
+/// perSampleWeights, includeLastOffset, the auxiliary outputs), UpsampleNearestExact3d
+/// (+Backward), UpsampleBilinear2dAA (+Backward) and UpsampleBicubic2dAA (+Grad) against
+/// hand-derived values; InplaceRandomTensor, InplaceRandomWithoutFromTo (+Tensor),
+/// MultinomialTensor and StatelessExponentialTensor by range, mean and variance (about 4
+/// standard errors) and bitwise agreement of each Tensor form with its plain form; all with
+/// their documented argument errors.
+#[test]
+fn ctc_embedding_bag_upsample_random_operators_17() {
+    let work = scratch("aclnn-ops17");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops17.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok ctc loss",
+        "ok embedding bag",
+        "ok upsample",
+        "ok random",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 100, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnCtcLossGetWorkspaceSize: logProbs is nullptr",
+        "aclnnCtcLossGetWorkspaceSize: inputLengths is nullptr",
+        "aclnnCtcLossGetWorkspaceSize: logProbs has data type ACL_INT32, which is not supported",
+        "aclnnCtcLossGetWorkspaceSize: blank 2 must be in [0, 2)",
+        "aclnnCtcLossGetWorkspaceSize: logAlphaOut must be (N = 2, T = 2, X >= 5), but its shape is [2, 2, 4]",
+        "aclnnCtcLossGetWorkspaceSize: inputLengths has 3 values; it must have N = 2",
+        "aclnnCtcLossGetWorkspaceSize: inputLengths value 3 must be in [0, 2]",
+        "aclnnCtcLossGetWorkspaceSize: targets of shape [2, 1] must be (N = 2, S >= 2)",
+        "aclnnCtcLossBackwardGetWorkspaceSize: gradOut data type ACL_DOUBLE must be logProbs's ACL_FLOAT",
+        "aclnnCtcLossBackwardGetWorkspaceSize: out has shape [2, 2, 3], expected [2, 2, 2]",
+        "aclnnEmbeddingBagGetWorkspaceSize: weight is nullptr",
+        "aclnnEmbeddingBagGetWorkspaceSize: mode 3 must be 0 (sum), 1 (mean) or 2 (max)",
+        "aclnnEmbeddingBagGetWorkspaceSize: output has shape [4, 2], expected [3, 2]",
+        "aclnnEmbeddingBagGetWorkspaceSize: perSampleWeights is only supported with mode 0 (sum)",
+        "aclnnEmbeddingBagGetWorkspaceSize: indices must be 1-D, but its shape is [5, 1]",
+        "aclnnEmbeddingBagGetWorkspaceSize: indices (ACL_INT8) or offsets (ACL_UINT8) must be INT32 or INT64",
+        "aclnnEmbeddingBag: index 4 at position 3 is out of range for weight's 4 rows",
+        "aclnnUpsampleBilinear2dAAGetWorkspaceSize: self is nullptr",
+        "aclnnUpsampleBicubic2dAAGetWorkspaceSize: self has data type ACL_DOUBLE, which is not supported",
+        "aclnnUpsampleBicubic2dAAGetWorkspaceSize: out has shape [1, 2, 1, 3], expected [1, 2, 1, 2]",
+        "aclnnUpsampleBilinear2dAAGetWorkspaceSize: outputSize must have 2 elements, each > 0, but it is [1, 0]",
+        "aclnnUpsampleNearestExact3dBackwardGetWorkspaceSize: gradInput has shape [1, 1, 2, 2, 3], expected [1, 1, 2, 2, 2]",
+        "aclnnInplaceRandomTensorGetWorkspaceSize: seedTensor is nullptr",
+        "aclnnInplaceRandomTensorGetWorkspaceSize: from 5 must be less than to 5",
+        "aclnnInplaceRandomWithoutFromToGetWorkspaceSize: selfRef has data type ACL_DOUBLE, which is not supported",
+        "aclnnInplaceRandomWithoutFromToTensorGetWorkspaceSize: offsetTensor must hold one element, but its shape is [2]",
+        "aclnnMultinomialTensorGetWorkspaceSize: numsamples 4 exceeds the 3 categories of self without replacement",
+        "aclnnStatelessExponentialTensorGetWorkspaceSize: lambd 0 must be > 0",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_ops18.cpp`: the operators whose documentation examples did not build
+/// before (SeluBackward, Shrink, Swish (+Backward), SquaredRelu, Softsign (+Backward), GeluMul,
+/// FatreluMul, SoftmaxCrossEntropyWithLogits, ScaledMaskedSoftmax (+Backward), MaxPool,
+/// MaxUnpool2d/3dBackward, GatherV3, ScatterNdUpdate, TfScatterAdd, ScatterList, Gemm,
+/// TransposeBatchMatMul, BatchNormReduce, SyncBatchNormGatherStats, FastBatchNormBackward,
+/// GroupNormSwish (+Grad), ForeachRoundOffNumber (+V2), ChamferDistanceBackward) against host
+/// references written from the documented formulas, with their argument errors.
+#[test]
+fn operators_18_match_the_host_reference() {
+    let work = scratch("aclnn-ops18");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops18.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok activations",
+        "ok softmax",
+        "ok max pool",
+        "ok max unpool backward",
+        "ok gather scatter",
+        "ok products",
+        "ok norms",
+        "ok misc",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 200, "only {n} checks:\n{}", r.stdout);
+    for msg in MESSAGES_18 {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Messages `aclnn_ops18.cpp` must provoke (phase-1 checks naming the argument, and a task
+/// failure for an index outside its dimension).
+const MESSAGES_18: &[&str] = &[
+    "aclnnSeluBackwardGetWorkspaceSize: gradOutput is nullptr",
+    "aclnnSeluBackwardGetWorkspaceSize: result data type ACL_FLOAT16 must be gradOutput's ACL_FLOAT",
+    "aclnnShrinkGetWorkspaceSize: lambd must be non-negative, but it is -1",
+    "aclnnSwishGetWorkspaceSize: self has data type ACL_DOUBLE, which is not supported",
+    "aclnnSquaredReluGetWorkspaceSize: input has data type ACL_INT32, which is not supported",
+    "aclnnSoftsignBackwardGetWorkspaceSize: features is nullptr",
+    "aclnnGeluMulGetWorkspaceSize: approximateOptional must be \"none\" or \"tanh\", but it is \"erf\"",
+    "aclnnGeluMulGetWorkspaceSize: the last dimension of input must be even, but input's shape is [2, 5]",
+    "aclnnFatreluMulGetWorkspaceSize: threshold must hold exactly one element, but its shape is [2]",
+    "aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize: loss has shape [3], expected [2]",
+    "aclnnScaledMaskedSoftmaxGetWorkspaceSize: the last dimension of x must lie in (0, 4096], but it is 4097",
+    "aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize: fixTriuMask must be false",
+    "aclnnMaxPoolGetWorkspaceSize: dilations [2, 2] must all be 1",
+    "aclnnMaxPoolGetWorkspaceSize: the pads [3, 0] of spatial axis 0 add up to more than its kernel size 2",
+    "aclnnMaxPoolGetWorkspaceSize: out has shape [1, 1, 3, 3], expected [1, 1, 2, 2]",
+    "aclnnMaxUnpool2dBackwardGetWorkspaceSize: the last 2 dimensions of gradOutput [2, 3, 3] must equal outputSize [3, 4]",
+    "aclnnMaxUnpool2dBackward: indices value 4 is out of range [0, 4)",
+    "aclnnMaxUnpool3dBackwardGetWorkspaceSize: stride must have 3 values, but it has 2",
+    "aclnnGatherV3GetWorkspaceSize: batchDims 2 must lie in [0, dim 1]",
+    "aclnnGatherV3GetWorkspaceSize: mode must be 0, 1 or 2, but it is 3",
+    "aclnnScatterNdUpdateGetWorkspaceSize: updates has shape [3, 3], expected [2, 3]",
+    "aclnnTfScatterAddGetWorkspaceSize: updates has shape [2]; expected [3, 2, 2]",
+    "aclnnScatterListGetWorkspaceSize: reduceOptional must be \"update\", but it is \"add\"",
+    "aclnnScatterListGetWorkspaceSize: axis 0 must name a dimension of updates [2, 2, 4] other than the first",
+    "aclnnGemmGetWorkspaceSize: A [3, 4] (transA 0) and B [5, 5] (transB 0) do not multiply: inner sizes 4 and 5",
+    "aclnnGemmGetWorkspaceSize: cubeMathType 9 is not supported",
+    "aclnnTransposeBatchMatMulGetWorkspaceSize: permY [0, 1, 2] must be [1, 0, 2]",
+    "aclnnTransposeBatchMatMulGetWorkspaceSize: batchSplitFactor 3 must lie in [1, 4] and divide the batch 4",
+    "aclnnBatchNormReduceGetWorkspaceSize: sum must be 1-D with 3 elements, but its shape is [2]",
+    "aclnnSyncBatchNormGatherStatsGetWorkspaceSize: batchMean is nullptr",
+    "aclnnFastBatchNormBackwardGetWorkspaceSize: version must be 0 or 1, but it is 2",
+    "aclnnGroupNormSwishGetWorkspaceSize: numGroups 3 must be positive and divide the 4 channels of x",
+    "aclnnGroupNormSwishGradGetWorkspaceSize: dxOut is nullptr",
+    "aclnnForeachRoundOffNumberGetWorkspaceSize: roundMode must hold one element, but its shape is [2]",
+    "aclnnChamferDistanceBackwardGetWorkspaceSize: idx1 has data type ACL_INT64, which is not supported",
+];

@@ -533,7 +533,8 @@ for r in 0 1 2; do echo "== rank $r exit $(cat code$r)"; grep -v CAN_EXIT out$r.
     );
 }
 
-/// An operator npu-emu does not have (`tests/python/missing_op.py`, `F.ctc_loss`): a Python
+/// An operator npu-emu does not have (`tests/python/missing_op.py`,
+/// `F.multilabel_margin_loss`): a Python
 /// exception (exit 1, not a signal) whose message names the aclop type torch_npu fell back
 /// to; with `ASCEND_GLOBAL_LOG_LEVEL=2` also the aclnn function and the torch operator.
 #[test]
@@ -544,7 +545,7 @@ fn an_operator_we_do_not_have_is_named() {
     assert_eq!(r.code, Some(1), "{all}");
     assert!(all.contains("RuntimeError"), "{all}");
     assert!(
-        all.contains("op type \"CTCLossV2\" is not supported"),
+        all.contains("op type \"MultilabelMarginLoss\" is not supported"),
         "{all}"
     );
     assert!(all.contains("ASCEND_GLOBAL_LOG_LEVEL=2"), "{all}");
@@ -558,7 +559,8 @@ fn an_operator_we_do_not_have_is_named() {
     let all = r.all();
     assert_eq!(r.code, Some(1), "{all}");
     assert!(
-        all.contains("libopapi.so has no aclnnCtcLoss") && all.contains("acl_op::_ctc_loss"),
+        all.contains("libopapi.so has no aclnnMultilabelMarginLoss")
+            && all.contains("acl_op::multilabel_margin_loss_forward"),
         "{all}"
     );
 }
@@ -1151,4 +1153,142 @@ fn fake_quantization_and_conv_tbc_match_cpu_through_torch_npu() {
     ] {
         assert!(r.stdout.contains(&format!("PASS {case}")), "{}", r.all());
     }
+}
+
+/// `tests/python/op_breadth_train16.py`: the training-path torch operations torch_npu runs
+/// through the aclnn operators of `ops/train16.rs` (scatter_reduce and scatter_reduce_ with
+/// every reduction, searchsorted of a scalar, linalg.cholesky and its error for a matrix that
+/// is not positive-definite, the gradients of unfold, logit, hardswish and cdist with p 3 / 2.5,
+/// multilabel_margin_loss), against CPU torch; a case that ran on the CPU fallback fails.
+#[test]
+fn training_operators_16_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_train16.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_train16",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_train16.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("op_breadth_train16: 0 failed"),
+        "{}",
+        r.all()
+    );
+    for case in [
+        "scatter_reduce_sum_self",
+        "scatter_reduce_sum_self_",
+        "scatter_reduce_mean_noself",
+        "scatter_reduce_amax_grad",
+        "searchsorted_scalar_2_right",
+        "searchsorted_scalar_sorter",
+        "cholesky_upper",
+        "cholesky_not_positive_definite",
+        "unfold_grad_overlap",
+        "logit_grad_eps",
+        "hardswish_grad",
+        "cdist_grad_p3",
+        "multilabel_margin_mean",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
+    }
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
+}
+
+/// `tests/python/op_breadth_17.py`: F.ctc_loss / nn.CTCLoss (aclnnCtcLoss and
+/// aclnnCtcLossBackward), F.embedding_bag / nn.EmbeddingBag (aclnnEmbeddingBag) and
+/// F.interpolate with nearest-exact on 5-D input and anti-aliased bilinear / bicubic
+/// (aclnnUpsampleNearestExact3d, aclnnUpsampleBilinear2dAA, aclnnUpsampleBicubic2dAA and their
+/// gradients) through torch_npu against CPU torch, forward and gradients; random_,
+/// multinomial and exponential_ by statistics and manual_seed reproducibility, and random_ /
+/// multinomial captured in an NPU graph (aclnnInplaceRandomTensor, aclnnMultinomialTensor).
+#[test]
+fn ctc_and_embedding_bag_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_17.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_17",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_17.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("op_breadth_17: 0 failed"), "{}", r.all());
+    for case in [
+        "ctc_none",
+        "ctc_mean",
+        "ctc_sum",
+        "ctc_blank2_repeats",
+        "ctc_concatenated",
+        "ctc_infinite_value",
+        "ctc_zero_infinity",
+        "ctc_module_double",
+        "ctc_unbatched",
+        "embedding_bag_sum",
+        "embedding_bag_mean",
+        "embedding_bag_max",
+        "embedding_bag_max_padding",
+        "embedding_bag_mean_last_offset",
+        "embedding_bag_per_sample_weights",
+        "nn_EmbeddingBag_max",
+        "embedding_bag_mean_grad",
+        "embedding_bag_per_sample_weights_grad",
+        "nearest_exact3d_scale_factor_2",
+        "nearest_exact3d_size_(5, 3, 7)",
+        "bilinear_aa_size(4,5)",
+        "bilinear_aa_size(3,4)_align_cornersTrue",
+        "bicubic_aa_size(13,6)",
+        "bicubic_aa_scale_factor0.37",
+        "random_from_to",
+        "multinomial_replacement",
+        "exponential",
+        "graph_random_multinomial",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
+            "{case} did not pass:\n{}",
+            r.all()
+        );
+    }
+}
+
+/// `tests/python/op_breadth_18.py`: torch._foreach_round / floor / ceil / trunc / frac (and
+/// in place) through aclnnForeachRoundOffNumberV2, torch_npu.npu_scatter_nd_update(_),
+/// npu_scatter_list, npu_transpose_batchmatmul, and torch.ops.npu.batch_norm_reduce /
+/// batch_norm_gather_stats_update, against CPU torch or the CPU formula.
+#[test]
+fn operators_18_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_18.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_18",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_18.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("op_breadth_18: 0 failed"), "{}", r.all());
+    for case in [
+        "foreach_round",
+        "foreach_floor_",
+        "foreach_ceil",
+        "foreach_trunc_",
+        "foreach_frac",
+        "foreach_round_f16",
+        "npu_scatter_nd_update",
+        "npu_scatter_list",
+        "npu_transpose_batchmatmul",
+        "batch_norm_reduce",
+        "batch_norm_gather_stats_update",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
+    }
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
 }

@@ -99,3 +99,4 @@ pub mod grid_sampler;
 pub mod math_misc;
 pub mod pool3d;
 pub mod rnn;
+pub mod train16;

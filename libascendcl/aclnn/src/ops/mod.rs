@@ -56,3 +56,5 @@ pub mod tensor;
 pub mod unary;
 pub mod upsample;
 pub mod upsample3d;
+
+pub mod train16;
