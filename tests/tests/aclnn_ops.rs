@@ -1088,3 +1088,54 @@ fn pool3d_operators_match_the_host_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_ops17.cpp`: CtcLoss / CtcLossBackward (padded and concatenated
+/// targets, an impossible target with and without zeroInfinity, the alpha table, an unbatched
+/// double input with blank 1) and EmbeddingBag (sum / mean / max, empty bags, paddingIdx,
+/// perSampleWeights, includeLastOffset, the auxiliary outputs) against hand-derived values,
+/// with their documented argument errors.
+#[test]
+fn ctc_and_embedding_bag_operators_17_match_hand_values() {
+    let work = scratch("aclnn-ops17");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops17.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in ["ok ctc loss", "ok embedding bag"] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 60, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnCtcLossGetWorkspaceSize: logProbs is nullptr",
+        "aclnnCtcLossGetWorkspaceSize: inputLengths is nullptr",
+        "aclnnCtcLossGetWorkspaceSize: logProbs has data type ACL_INT32, which is not supported",
+        "aclnnCtcLossGetWorkspaceSize: blank 2 must be in [0, 2)",
+        "aclnnCtcLossGetWorkspaceSize: logAlphaOut must be (N = 2, T = 2, X >= 5), but its shape is [2, 2, 4]",
+        "aclnnCtcLossGetWorkspaceSize: inputLengths has 3 values; it must have N = 2",
+        "aclnnCtcLossGetWorkspaceSize: inputLengths value 3 must be in [0, 2]",
+        "aclnnCtcLossGetWorkspaceSize: targets of shape [2, 1] must be (N = 2, S >= 2)",
+        "aclnnCtcLossBackwardGetWorkspaceSize: gradOut data type ACL_DOUBLE must be logProbs's ACL_FLOAT",
+        "aclnnCtcLossBackwardGetWorkspaceSize: out has shape [2, 2, 3], expected [2, 2, 2]",
+        "aclnnEmbeddingBagGetWorkspaceSize: weight is nullptr",
+        "aclnnEmbeddingBagGetWorkspaceSize: mode 3 must be 0 (sum), 1 (mean) or 2 (max)",
+        "aclnnEmbeddingBagGetWorkspaceSize: output has shape [4, 2], expected [3, 2]",
+        "aclnnEmbeddingBagGetWorkspaceSize: perSampleWeights is only supported with mode 0 (sum)",
+        "aclnnEmbeddingBagGetWorkspaceSize: indices must be 1-D, but its shape is [5, 1]",
+        "aclnnEmbeddingBagGetWorkspaceSize: indices (ACL_INT8) or offsets (ACL_UINT8) must be INT32 or INT64",
+        "aclnnEmbeddingBag: index 4 at position 3 is out of range for weight's 4 rows",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -1085,3 +1085,46 @@ fn pool3d_operators_match_cpu_through_torch_npu() {
     }
     assert!(!r.stdout.contains("FAIL"), "{}", r.all());
 }
+
+/// `tests/python/op_breadth_17.py`: F.ctc_loss / nn.CTCLoss (aclnnCtcLoss and
+/// aclnnCtcLossBackward) and F.embedding_bag / nn.EmbeddingBag (aclnnEmbeddingBag) through
+/// torch_npu against CPU torch, forward and gradients.
+#[test]
+fn ctc_and_embedding_bag_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_17.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_17",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_17.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("op_breadth_17: 0 failed"), "{}", r.all());
+    for case in [
+        "ctc_none",
+        "ctc_mean",
+        "ctc_sum",
+        "ctc_blank2_repeats",
+        "ctc_concatenated",
+        "ctc_infinite_value",
+        "ctc_zero_infinity",
+        "ctc_module_double",
+        "ctc_unbatched",
+        "embedding_bag_sum",
+        "embedding_bag_mean",
+        "embedding_bag_max",
+        "embedding_bag_max_padding",
+        "embedding_bag_mean_last_offset",
+        "embedding_bag_per_sample_weights",
+        "nn_EmbeddingBag_max",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
+            "{case} did not pass:\n{}",
+            r.all()
+        );
+    }
+}
