@@ -533,7 +533,8 @@ for r in 0 1 2; do echo "== rank $r exit $(cat code$r)"; grep -v CAN_EXIT out$r.
     );
 }
 
-/// An operator npu-emu does not have (`tests/python/missing_op.py`, `F.ctc_loss`): a Python
+/// An operator npu-emu does not have (`tests/python/missing_op.py`,
+/// `F.multilabel_margin_loss`): a Python
 /// exception (exit 1, not a signal) whose message names the aclop type torch_npu fell back
 /// to; with `ASCEND_GLOBAL_LOG_LEVEL=2` also the aclnn function and the torch operator.
 #[test]
@@ -544,7 +545,7 @@ fn an_operator_we_do_not_have_is_named() {
     assert_eq!(r.code, Some(1), "{all}");
     assert!(all.contains("RuntimeError"), "{all}");
     assert!(
-        all.contains("op type \"CTCLossV2\" is not supported"),
+        all.contains("op type \"MultilabelMarginLoss\" is not supported"),
         "{all}"
     );
     assert!(all.contains("ASCEND_GLOBAL_LOG_LEVEL=2"), "{all}");
@@ -558,7 +559,8 @@ fn an_operator_we_do_not_have_is_named() {
     let all = r.all();
     assert_eq!(r.code, Some(1), "{all}");
     assert!(
-        all.contains("libopapi.so has no aclnnCtcLoss") && all.contains("acl_op::_ctc_loss"),
+        all.contains("libopapi.so has no aclnnMultilabelMarginLoss")
+            && all.contains("acl_op::multilabel_margin_loss_forward"),
         "{all}"
     );
 }
