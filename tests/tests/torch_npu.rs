@@ -1089,8 +1089,10 @@ fn pool3d_operators_match_cpu_through_torch_npu() {
 }
 
 /// `tests/python/op_breadth_17.py`: F.ctc_loss / nn.CTCLoss (aclnnCtcLoss and
-/// aclnnCtcLossBackward) and F.embedding_bag / nn.EmbeddingBag (aclnnEmbeddingBag) through
-/// torch_npu against CPU torch, forward and gradients.
+/// aclnnCtcLossBackward), F.embedding_bag / nn.EmbeddingBag (aclnnEmbeddingBag) and
+/// F.interpolate with nearest-exact on 5-D input and anti-aliased bilinear / bicubic
+/// (aclnnUpsampleNearestExact3d, aclnnUpsampleBilinear2dAA, aclnnUpsampleBicubic2dAA and their
+/// gradients) through torch_npu against CPU torch, forward and gradients.
 #[test]
 fn ctc_and_embedding_bag_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -1122,6 +1124,14 @@ fn ctc_and_embedding_bag_match_cpu_through_torch_npu() {
         "embedding_bag_mean_last_offset",
         "embedding_bag_per_sample_weights",
         "nn_EmbeddingBag_max",
+        "embedding_bag_mean_grad",
+        "embedding_bag_per_sample_weights_grad",
+        "nearest_exact3d_scale_factor_2",
+        "nearest_exact3d_size_(5, 3, 7)",
+        "bilinear_aa_size(4,5)",
+        "bilinear_aa_size(3,4)_align_cornersTrue",
+        "bicubic_aa_size(13,6)",
+        "bicubic_aa_scale_factor0.37",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),

@@ -119,7 +119,11 @@ pub fn ctc_loss(
                     let k = label(tgt, c.blank, s);
                     let prev = &la[(t - 1) * x..];
                     let a = prev[s];
-                    let bb = if s > 0 { prev[s - 1] } else { f64::NEG_INFINITY };
+                    let bb = if s > 0 {
+                        prev[s - 1]
+                    } else {
+                        f64::NEG_INFINITY
+                    };
                     let cc = if s > 1 && label(tgt, c.blank, s - 2) != k {
                         prev[s - 2]
                     } else {
@@ -198,7 +202,11 @@ pub fn ctc_loss_backward(
                 let k = label(tgt, c.blank, s);
                 let nx = &beta[(t + 1) * sl..(t + 2) * sl];
                 let a = nx[s];
-                let bb = if s + 1 < sl { nx[s + 1] } else { f64::NEG_INFINITY };
+                let bb = if s + 1 < sl {
+                    nx[s + 1]
+                } else {
+                    f64::NEG_INFINITY
+                };
                 let cc = if s + 2 < sl && label(tgt, c.blank, s + 2) != k {
                     nx[s + 2]
                 } else {

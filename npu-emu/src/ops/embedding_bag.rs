@@ -62,7 +62,11 @@ pub fn embedding_bag(
     let mut which = vec![0i64; n];
     for b in 0..bags {
         let start = offs[b];
-        let end = if b + 1 < offs.len() { offs[b + 1] } else { n as i64 };
+        let end = if b + 1 < offs.len() {
+            offs[b + 1]
+        } else {
+            n as i64
+        };
         if start < 0 || end < start || end as usize > n {
             return Err(format!(
                 "bag {b} spans offsets {start}..{end}, outside the {n} indices (offsets must be non-decreasing from 0)"
