@@ -1092,7 +1092,9 @@ fn pool3d_operators_match_cpu_through_torch_npu() {
 /// aclnnCtcLossBackward), F.embedding_bag / nn.EmbeddingBag (aclnnEmbeddingBag) and
 /// F.interpolate with nearest-exact on 5-D input and anti-aliased bilinear / bicubic
 /// (aclnnUpsampleNearestExact3d, aclnnUpsampleBilinear2dAA, aclnnUpsampleBicubic2dAA and their
-/// gradients) through torch_npu against CPU torch, forward and gradients.
+/// gradients) through torch_npu against CPU torch, forward and gradients; random_,
+/// multinomial and exponential_ by statistics and manual_seed reproducibility, and random_ /
+/// multinomial captured in an NPU graph (aclnnInplaceRandomTensor, aclnnMultinomialTensor).
 #[test]
 fn ctc_and_embedding_bag_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -1132,6 +1134,10 @@ fn ctc_and_embedding_bag_match_cpu_through_torch_npu() {
         "bilinear_aa_size(3,4)_align_cornersTrue",
         "bicubic_aa_size(13,6)",
         "bicubic_aa_scale_factor0.37",
+        "random_from_to",
+        "multinomial_replacement",
+        "exponential",
+        "graph_random_multinomial",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),

@@ -67,7 +67,7 @@ fn targets_of(targets: &View, c: &Ctc, n: usize) -> Result<Vec<Vec<i64>>, String
 
 /// Label of extended position `s`.
 fn label(tgt: &[i64], blank: usize, s: usize) -> usize {
-    if s % 2 == 0 {
+    if s.is_multiple_of(2) {
         blank
     } else {
         tgt[s / 2] as usize

@@ -39,5 +39,5 @@ pub fn dtype_max_value(d: DType) -> i64 {
 /// exclusive bound is an INT64 too).
 pub fn random_without_from_to(out: &View, seed: u64, offset: u64) {
     let m = dtype_max_value(out.dtype);
-    random_int(out, 0, m.checked_add(1).unwrap_or(i64::MAX), seed, offset);
+    random_int(out, 0, m.saturating_add(1), seed, offset);
 }
