@@ -1088,3 +1088,87 @@ fn pool3d_operators_match_the_host_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_ops18.cpp`: the operators whose documentation examples did not build
+/// before (SeluBackward, Shrink, Swish (+Backward), SquaredRelu, Softsign (+Backward), GeluMul,
+/// FatreluMul, SoftmaxCrossEntropyWithLogits, ScaledMaskedSoftmax (+Backward), MaxPool,
+/// MaxUnpool2d/3dBackward, GatherV3, ScatterNdUpdate, TfScatterAdd, ScatterList, Gemm,
+/// TransposeBatchMatMul, BatchNormReduce, SyncBatchNormGatherStats, FastBatchNormBackward,
+/// GroupNormSwish (+Grad), ForeachRoundOffNumber (+V2), ChamferDistanceBackward) against host
+/// references written from the documented formulas, with their argument errors.
+#[test]
+fn operators_18_match_the_host_reference() {
+    let work = scratch("aclnn-ops18");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops18.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok activations",
+        "ok softmax",
+        "ok max pool",
+        "ok max unpool backward",
+        "ok gather scatter",
+        "ok products",
+        "ok norms",
+        "ok misc",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 200, "only {n} checks:\n{}", r.stdout);
+    for msg in MESSAGES_18 {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// Messages `aclnn_ops18.cpp` must provoke (phase-1 checks naming the argument, and a task
+/// failure for an index outside its dimension).
+const MESSAGES_18: &[&str] = &[
+    "aclnnSeluBackwardGetWorkspaceSize: gradOutput is nullptr",
+    "aclnnSeluBackwardGetWorkspaceSize: result data type ACL_FLOAT16 must be gradOutput's ACL_FLOAT",
+    "aclnnShrinkGetWorkspaceSize: lambd must be non-negative, but it is -1",
+    "aclnnSwishGetWorkspaceSize: self has data type ACL_DOUBLE, which is not supported",
+    "aclnnSquaredReluGetWorkspaceSize: input has data type ACL_INT32, which is not supported",
+    "aclnnSoftsignBackwardGetWorkspaceSize: features is nullptr",
+    "aclnnGeluMulGetWorkspaceSize: approximateOptional must be \"none\" or \"tanh\", but it is \"erf\"",
+    "aclnnGeluMulGetWorkspaceSize: the last dimension of input must be even, but input's shape is [2, 5]",
+    "aclnnFatreluMulGetWorkspaceSize: threshold must hold exactly one element, but its shape is [2]",
+    "aclnnSoftmaxCrossEntropyWithLogitsGetWorkspaceSize: loss has shape [3], expected [2]",
+    "aclnnScaledMaskedSoftmaxGetWorkspaceSize: the last dimension of x must lie in (0, 4096], but it is 4097",
+    "aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize: fixTriuMask must be false",
+    "aclnnMaxPoolGetWorkspaceSize: dilations [2, 2] must all be 1",
+    "aclnnMaxPoolGetWorkspaceSize: the pads [3, 0] of spatial axis 0 add up to more than its kernel size 2",
+    "aclnnMaxPoolGetWorkspaceSize: out has shape [1, 1, 3, 3], expected [1, 1, 2, 2]",
+    "aclnnMaxUnpool2dBackwardGetWorkspaceSize: the last 2 dimensions of gradOutput [2, 3, 3] must equal outputSize [3, 4]",
+    "aclnnMaxUnpool2dBackward: indices value 4 is out of range [0, 4)",
+    "aclnnMaxUnpool3dBackwardGetWorkspaceSize: stride must have 3 values, but it has 2",
+    "aclnnGatherV3GetWorkspaceSize: batchDims 2 must lie in [0, dim 1]",
+    "aclnnGatherV3GetWorkspaceSize: mode must be 0, 1 or 2, but it is 3",
+    "aclnnScatterNdUpdateGetWorkspaceSize: updates has shape [3, 3], expected [2, 3]",
+    "aclnnTfScatterAddGetWorkspaceSize: updates has shape [2]; expected [3, 2, 2]",
+    "aclnnScatterListGetWorkspaceSize: reduceOptional must be \"update\", but it is \"add\"",
+    "aclnnScatterListGetWorkspaceSize: axis 0 must name a dimension of updates [2, 2, 4] other than the first",
+    "aclnnGemmGetWorkspaceSize: A [3, 4] (transA 0) and B [5, 5] (transB 0) do not multiply: inner sizes 4 and 5",
+    "aclnnGemmGetWorkspaceSize: cubeMathType 9 is not supported",
+    "aclnnTransposeBatchMatMulGetWorkspaceSize: permY [0, 1, 2] must be [1, 0, 2]",
+    "aclnnTransposeBatchMatMulGetWorkspaceSize: batchSplitFactor 3 must lie in [1, 4] and divide the batch 4",
+    "aclnnBatchNormReduceGetWorkspaceSize: sum must be 1-D with 3 elements, but its shape is [2]",
+    "aclnnSyncBatchNormGatherStatsGetWorkspaceSize: batchMean is nullptr",
+    "aclnnFastBatchNormBackwardGetWorkspaceSize: version must be 0 or 1, but it is 2",
+    "aclnnGroupNormSwishGetWorkspaceSize: numGroups 3 must be positive and divide the 4 channels of x",
+    "aclnnGroupNormSwishGradGetWorkspaceSize: dxOut is nullptr",
+    "aclnnForeachRoundOffNumberGetWorkspaceSize: roundMode must hold one element, but its shape is [2]",
+    "aclnnChamferDistanceBackwardGetWorkspaceSize: idx1 has data type ACL_INT64, which is not supported",
+];

@@ -1085,3 +1085,39 @@ fn pool3d_operators_match_cpu_through_torch_npu() {
     }
     assert!(!r.stdout.contains("FAIL"), "{}", r.all());
 }
+
+/// `tests/python/op_breadth_18.py`: torch._foreach_round / floor / ceil / trunc / frac (and
+/// in place) through aclnnForeachRoundOffNumberV2, torch_npu.npu_scatter_nd_update(_),
+/// npu_scatter_list, npu_transpose_batchmatmul, and torch.ops.npu.batch_norm_reduce /
+/// batch_norm_gather_stats_update, against CPU torch or the CPU formula.
+#[test]
+fn operators_18_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_18.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_18",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_18.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("op_breadth_18: 0 failed"), "{}", r.all());
+    for case in [
+        "foreach_round",
+        "foreach_floor_",
+        "foreach_ceil",
+        "foreach_trunc_",
+        "foreach_frac",
+        "foreach_round_f16",
+        "npu_scatter_nd_update",
+        "npu_scatter_list",
+        "npu_transpose_batchmatmul",
+        "batch_norm_reduce",
+        "batch_norm_gather_stats_update",
+    ] {
+        assert!(r.stdout.contains(&format!("PASS {case}\n")), "{}", r.all());
+    }
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
+}

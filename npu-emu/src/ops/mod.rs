@@ -95,5 +95,7 @@ pub use dtype::DType;
 pub use scalar::Scalar;
 pub use view::{Layout, View};
 pub mod grid_sampler;
+pub mod index18;
 pub mod math_misc;
+pub mod nn18;
 pub mod pool3d;
