@@ -113,7 +113,7 @@ fn scatter_nd(var: &View, indices: &View, updates: &View, add: bool) -> Result<(
     let k = *indices.shape.last().unwrap_or(&1);
     let lead = indices.ndim().saturating_sub(1);
     let idx = indices_of(indices)?;
-    let n = if k == 0 { 0 } else { idx.len() / k };
+    let n: usize = indices.shape[..lead].iter().product();
     for i in 0..n {
         let dst = nd_slice(var, &idx[i * k..(i + 1) * k])?;
         let src = select_lead(updates, lead, i);
@@ -279,6 +279,12 @@ pub fn max_pool(x: &View, p: &MaxPool, out: &View) -> Result<(), String> {
     }
 }
 
+/// NaN is the only value unequal to itself (integers never are).
+#[allow(clippy::eq_op)]
+fn is_nan<T: PartialEq>(v: T) -> bool {
+    v != v
+}
+
 fn max_pool_t<T: elem::Compute>(
     x: &View,
     p: &MaxPool,
@@ -307,10 +313,8 @@ fn max_pool_t<T: elem::Compute>(
                             continue;
                         }
                         let v = xp[iy as usize * w + ix as usize];
-                        #[allow(clippy::eq_op)]
-                        let nan = v != v;
                         match best {
-                            Some(b) if !(nan || v > b) || b != b => {}
+                            Some(b) if !(is_nan(v) || v > b) || is_nan(b) => {}
                             _ => best = Some(v),
                         }
                     }

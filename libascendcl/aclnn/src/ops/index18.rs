@@ -138,6 +138,7 @@ pub unsafe extern "C" fn aclnnMaxPoolGetWorkspaceSize(
 
 /// Checks shared by both unpool gradients: `g` (gradOutput), `x` (self), `idx`, `o`;
 /// `spatial` trailing dimensions of size `size` in `g`; `lead` dimensions shared.
+#[allow(clippy::too_many_arguments)]
 fn unpool_checks(
     g: &a::T,
     x: &a::T,

@@ -253,7 +253,7 @@ fn split_mul_checks(x: &a::T, o: &a::T) -> NnResult<()> {
         )));
     }
     let last = x.shape()[x.ndim() - 1];
-    if last % 2 != 0 {
+    if !last.is_multiple_of(2) {
         return Err(NnError::invalid(format!(
             "the last dimension of input must be even, but input's shape is {:?}",
             x.shape()
