@@ -6,7 +6,7 @@
 //! Data movement copies element bits (or converts once when the dtypes differ); additions
 //! compute in f32 for f16/bf16/f32, in f64 for doubles and in i64 (wrapping to the stored
 //! width) for integers. An index outside its dimension fails the task with a message that
-//! names it.
+//! names it, except in TfScatterAdd, which skips it as CANN's kernels do.
 
 use super::breadth::gather_v2;
 use super::dtype::{Class, DType};
@@ -115,12 +115,20 @@ fn scatter_nd(var: &View, indices: &View, updates: &View, add: bool) -> Result<(
     let idx = indices_of(indices)?;
     let n: usize = indices.shape[..lead].iter().product();
     for i in 0..n {
-        let dst = nd_slice(var, &idx[i * k..(i + 1) * k])?;
+        let at = &idx[i * k..(i + 1) * k];
         let src = select_lead(updates, lead, i);
         if add {
-            add_into(&dst, &src)?;
+            // CANN's ScatterNdAdd kernels skip an index row outside varRef.
+            if at
+                .iter()
+                .zip(&var.shape)
+                .any(|(&t, &d)| t < 0 || t >= d as i64)
+            {
+                continue;
+            }
+            add_into(&nd_slice(var, at)?, &src)?;
         } else {
-            iter::copy(&src, &dst)?;
+            iter::copy(&src, &nd_slice(var, at)?)?;
         }
     }
     Ok(())
@@ -128,14 +136,17 @@ fn scatter_nd(var: &View, indices: &View, updates: &View, add: bool) -> Result<(
 
 /// `aclnnTfScatterAdd`: `var[indices[i...]] += updates[i..., ...]` when `updates.shape ==
 /// indices.shape + var.shape[1:]` (`tf.scatter_add`), else `var[indices[i, :]] +=
-/// updates[i, ...]` (`tf.scatter_nd_add`). Repeated indices accumulate.
+/// updates[i, ...]` (`tf.scatter_nd_add`). Repeated indices accumulate; an index outside
+/// varRef is skipped, as CANN's ScatterAdd / ScatterNdAdd kernels (and TensorFlow on GPU) do.
 pub fn tf_scatter_add(var: &View, indices: &View, updates: &View) -> Result<(), String> {
     if is_row_scatter(&var.shape, &indices.shape, &updates.shape) {
         let idx = indices_of(indices)?;
         let lead = indices.ndim();
         for (i, &t) in idx.iter().enumerate() {
-            let at = check_index(t, var.shape[0], "indices value")?;
-            add_into(&select(var, 0, at), &select_lead(updates, lead, i))?;
+            if t < 0 || t >= var.shape[0] as i64 {
+                continue;
+            }
+            add_into(&select(var, 0, t as usize), &select_lead(updates, lead, i))?;
         }
         Ok(())
     } else {

@@ -546,6 +546,12 @@ static void gather_scatter() {
         Dev v = make({2, 2}, ACL_FLOAT, {1, 2, 3, 4}), i = make({3, 2}, ACL_INT64, {0, 1, 1, 0, 0, 1}), u = make({3}, ACL_FLOAT, {10, 20, 30});
         RUN(S, aclnnTfScatterAdd, v.t, i.t, u.t);
         compare("TfScatterAdd nd", read(v), {1, 42, 23, 4}, 0);
+        /* an index outside varRef is skipped (CANN's ScatterAdd / ScatterNdAdd kernels) */
+        Dev io = make({3}, ACL_INT64, {9, -1, 1}), uo = make({3, 2}, ACL_FLOAT, {100, 200, 300, 400, 5, 6});
+        RUN(S, aclnnTfScatterAdd, v.t, io.t, uo.t);
+        compare("TfScatterAdd skips indices 9 and -1", read(v), {1, 42, 28, 10}, 0);
+        release(io);
+        release(uo);
         Dev ub = make({2}, ACL_FLOAT, {0}), vd = make({2, 2}, ACL_DOUBLE, {0});
         expect_code("TfScatterAdd updates [2] for indices [3, 2]", aclnnTfScatterAddGetWorkspaceSize(v.t, i.t, ub.t, &ws, &ex),
                     ACLNN_ERR_PARAM_INVALID);
