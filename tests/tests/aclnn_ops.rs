@@ -33,6 +33,9 @@
 //!   TriangularSolve, MaxUnpool2d/3d, Svd, GatherNd, ScatterNd, Bucketize;
 //! - `aclnn_ops15.cpp`: quantisation (AscendQuant, DynamicQuant, QuantMatmul,
 //!   WeightQuantBatchMatmul, TransQuantParamV2), GroupedMatmul and the MoE routing operators;
+//! - `aclnn_ops18.cpp`: the operators whose ops-nn documentation examples did not build
+//!   (activations, softmax losses, MaxPool, unpool gradients, GatherV3, the scatter family,
+//!   Gemm, TransposeBatchMatMul, batch/group norm pieces, ForeachRoundOffNumber, Chamfer);
 //! - `aclnn_mlp.cpp`: the calls of a small MLP's training step (Addmm over a transposed weight,
 //!   Relu, MseLoss and the backward forms, Mm, ReduceSum, ForeachAddListV2 for SGD), 60 steps
 //!   on one stream;
