@@ -97,3 +97,5 @@ pub use view::{Layout, View};
 pub mod grid_sampler;
 pub mod math_misc;
 pub mod pool3d;
+pub mod math19;
+pub mod convert19;

@@ -54,3 +54,5 @@ pub mod tensor;
 pub mod unary;
 pub mod upsample;
 pub mod upsample3d;
+pub mod math19;
+pub mod convert19;
