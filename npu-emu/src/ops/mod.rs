@@ -99,3 +99,4 @@ pub mod math_misc;
 pub mod pool3d;
 pub mod math19;
 pub mod convert19;
+pub mod cv19;

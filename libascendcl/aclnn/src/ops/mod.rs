@@ -56,3 +56,4 @@ pub mod upsample;
 pub mod upsample3d;
 pub mod math19;
 pub mod convert19;
+pub mod cv19;
