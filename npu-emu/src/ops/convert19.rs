@@ -104,9 +104,9 @@ pub fn chunk_cat(xs: &[View], num_chunks: usize, out: &View) -> Result<(), Strin
                 strides: vec![1],
             };
             let dst = View {
-                ptr: out
-                    .ptr
-                    .wrapping_offset((c as isize * out.strides[0] + col as isize * out.strides[1]) * es),
+                ptr: out.ptr.wrapping_offset(
+                    (c as isize * out.strides[0] + col as isize * out.strides[1]) * es,
+                ),
                 dtype: out.dtype,
                 shape: vec![n],
                 strides: vec![out.strides[1]],

@@ -125,9 +125,7 @@ pub fn roi_align(
     for (k, bx) in boxes.iter().enumerate() {
         let b = batch[k];
         if b < 0 || b as usize >= n {
-            return Err(format!(
-                "RoI {k} names image {b}, outside the batch of {n}"
-            ));
+            return Err(format!("RoI {k} names image {b}, outside the batch of {n}"));
         }
         for ch in 0..c {
             let plane = &xs[((b as usize) * c + ch) * h * w..][..h * w];
@@ -167,9 +165,7 @@ pub fn roi_align_backward(
     for (k, bx) in boxes.iter().enumerate() {
         let b = batch[k];
         if b < 0 || b as usize >= n {
-            return Err(format!(
-                "RoI {k} names image {b}, outside the batch of {n}"
-            ));
+            return Err(format!("RoI {k} names image {b}, outside the batch of {n}"));
         }
         for ch in 0..c {
             let src = &gs[(k * c + ch) * bins..][..bins];
@@ -202,7 +198,14 @@ fn overlap(a: &[f64], b: &[f64], eps: f64, iof: bool) -> f64 {
 
 /// aclnnIou: `b` `[m, 4]`, `g` `[n, 4]`; `out` `[m, n]` (every pair) or `[m, 1]` (aligned:
 /// row i with row i).
-pub fn iou(b: &View, g: &View, iof: bool, eps: f64, aligned: bool, out: &View) -> Result<(), String> {
+pub fn iou(
+    b: &View,
+    g: &View,
+    iof: bool,
+    eps: f64,
+    aligned: bool,
+    out: &View,
+) -> Result<(), String> {
     let bs: Vec<f64> = load(b, DType::F64)?;
     let gs: Vec<f64> = load(g, DType::F64)?;
     let (m, n) = (b.shape[0], g.shape[0]);
@@ -225,7 +228,14 @@ pub fn iou(b: &View, g: &View, iof: bool, eps: f64, aligned: bool, out: &View) -
 /// `[x0, y0, x1, y1]`): `IoU - ρ²/c² - α v` with `v = 4/π² (atan(wg/hg) - atan(wp/hp))²`,
 /// `α = v / (1 - IoU + v)`; `atan_sub` receives `atan(wg/hg) - atan(wp/hp)`. A tiny epsilon
 /// keeps the divisions finite for degenerate boxes.
-pub fn ciou(b: &View, g: &View, trans: bool, iof: bool, out: &View, atan_sub: &View) -> Result<(), String> {
+pub fn ciou(
+    b: &View,
+    g: &View,
+    trans: bool,
+    iof: bool,
+    out: &View,
+    atan_sub: &View,
+) -> Result<(), String> {
     const EPS: f64 = 1e-9;
     let bs: Vec<f64> = load(b, DType::F64)?;
     let gs: Vec<f64> = load(g, DType::F64)?;
@@ -233,7 +243,12 @@ pub fn ciou(b: &View, g: &View, trans: bool, iof: bool, out: &View, atan_sub: &V
     let corners = |v: &[f64], i: usize| -> [f64; 4] {
         let c = [v[i], v[n + i], v[2 * n + i], v[3 * n + i]];
         if trans {
-            [c[0] - c[2] / 2.0, c[1] - c[3] / 2.0, c[0] + c[2] / 2.0, c[1] + c[3] / 2.0]
+            [
+                c[0] - c[2] / 2.0,
+                c[1] - c[3] / 2.0,
+                c[0] + c[2] / 2.0,
+                c[1] + c[3] / 2.0,
+            ]
         } else {
             c
         }
@@ -255,7 +270,8 @@ pub fn ciou(b: &View, g: &View, trans: bool, iof: bool, out: &View, atan_sub: &V
         let cw = p[2].max(q[2]) - p[0].min(q[0]);
         let ch = p[3].max(q[3]) - p[1].min(q[1]);
         let c2 = cw * cw + ch * ch + EPS;
-        let rho2 = ((q[0] + q[2] - p[0] - p[2]).powi(2) + (q[1] + q[3] - p[1] - p[3]).powi(2)) / 4.0;
+        let rho2 =
+            ((q[0] + q[2] - p[0] - p[2]).powi(2) + (q[1] + q[3] - p[1] - p[3]).powi(2)) / 4.0;
         let d = (wg / (hg + EPS)).atan() - (wp / (hp + EPS)).atan();
         let v = 4.0 / (std::f64::consts::PI * std::f64::consts::PI) * d * d;
         let alpha = v / (1.0 - iou + v + EPS);
@@ -288,10 +304,20 @@ pub fn nms(
     let corner = |k: usize, i: usize| -> [f64; 4] {
         let v = &bs[(k * ns + i) * 4..][..4];
         if center {
-            [v[0] - v[2] / 2.0, v[1] - v[3] / 2.0, v[0] + v[2] / 2.0, v[1] + v[3] / 2.0]
+            [
+                v[0] - v[2] / 2.0,
+                v[1] - v[3] / 2.0,
+                v[0] + v[2] / 2.0,
+                v[1] + v[3] / 2.0,
+            ]
         } else {
             // (y1, x1, y2, x2), either corner order
-            [v[1].min(v[3]), v[0].min(v[2]), v[1].max(v[3]), v[0].max(v[2])]
+            [
+                v[1].min(v[3]),
+                v[0].min(v[2]),
+                v[1].max(v[3]),
+                v[0].max(v[2]),
+            ]
         }
     };
     for k in 0..nb {

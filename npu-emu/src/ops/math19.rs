@@ -100,7 +100,12 @@ pub fn logdet(x: &View, out: &View) -> Result<(), String> {
     let s = Scratch::new(DType::F64, &out.shape);
     let l = Scratch::new(DType::F64, &out.shape);
     linalg::slogdet(x, &s.view, &l.view)?;
-    map2::<f64, f64>(&s.view, &l.view, out, |sg, lg| if sg < 0.0 { f64::NAN } else { lg })
+    map2::<f64, f64>(
+        &s.view,
+        &l.view,
+        out,
+        |sg, lg| if sg < 0.0 { f64::NAN } else { lg },
+    )
 }
 
 /// What a tensor-list reduction combines.
@@ -232,7 +237,10 @@ mod tests {
         assert!(digamma(-2.0).is_nan());
         // ψ(x + 1) = ψ(x) + 1/x
         for x in [0.3, 2.7, 11.5, -1.3] {
-            assert!((digamma(x + 1.0) - digamma(x) - 1.0 / x).abs() < 1e-10, "{x}");
+            assert!(
+                (digamma(x + 1.0) - digamma(x) - 1.0 / x).abs() < 1e-10,
+                "{x}"
+            );
         }
     }
 }

@@ -70,33 +70,38 @@ pub unsafe extern "C" fn aclnnSliceGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnSliceGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, SLICE_TYPES)?;
-        a::same_dtype(&o, &x)?;
-        if x.ndim() == 0 || x.ndim() > 8 {
-            return Err(NnError::invalid(format!(
-                "self must have 1 to 8 dimensions, but its shape is {:?}",
-                x.shape()
-            )));
-        }
-        let d = a::dim(dim, x.ndim(), "dim")?;
-        if step <= 0 {
-            return Err(NnError::invalid(format!(
-                "step must be positive, but it is {step}"
-            )));
-        }
-        let (s, e) = slice_range(start, end, x.shape()[d]);
-        let mut shape = x.shape().to_vec();
-        shape[d] = sliced_len(s, e, step as usize);
-        a::same_shape(&o, &shape)?;
-        let cuts: Vec<Cut> = vec![(d, s, step as usize)];
-        let mut l = Launch::new("aclnnSlice");
-        l.input(&x);
-        l.output(&o);
-        l.finish(move |v, _| engine::slice(&v[0], &cuts, &v[1]))
-    })
+    phase1(
+        "aclnnSliceGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, SLICE_TYPES)?;
+            a::same_dtype(&o, &x)?;
+            if x.ndim() == 0 || x.ndim() > 8 {
+                return Err(NnError::invalid(format!(
+                    "self must have 1 to 8 dimensions, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let d = a::dim(dim, x.ndim(), "dim")?;
+            if step <= 0 {
+                return Err(NnError::invalid(format!(
+                    "step must be positive, but it is {step}"
+                )));
+            }
+            let (s, e) = slice_range(start, end, x.shape()[d]);
+            let mut shape = x.shape().to_vec();
+            shape[d] = sliced_len(s, e, step as usize);
+            a::same_shape(&o, &shape)?;
+            let cuts: Vec<Cut> = vec![(d, s, step as usize)];
+            let mut l = Launch::new("aclnnSlice");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| engine::slice(&v[0], &cuts, &v[1]))
+        },
+    )
 }
 
 /// The cuts of SliceV2 / StridedSliceAssignV2: one per axis (in range, not repeated), every
@@ -328,9 +333,7 @@ pub unsafe extern "C" fn aclnnChunkCatGetWorkspaceSize(
                 )));
             }
             if dim != 0 {
-                return Err(NnError::invalid(format!(
-                    "dim must be 0, but it is {dim}"
-                )));
+                return Err(NnError::invalid(format!("dim must be 0, but it is {dim}")));
             }
             if numChunks <= 0 {
                 return Err(NnError::invalid(format!(
@@ -392,7 +395,11 @@ pub unsafe extern "C" fn aclnnConfusionTransposeGetWorkspaceSize(
                     xt.shape()
                 )));
             }
-            let plen = if transposeFirst { xt.ndim() } else { shape.len() };
+            let plen = if transposeFirst {
+                xt.ndim()
+            } else {
+                shape.len()
+            };
             let mut pu: Vec<usize> = Vec::with_capacity(p.len());
             for &v in &p {
                 if v < 0 || v as usize >= plen || pu.contains(&(v as usize)) {

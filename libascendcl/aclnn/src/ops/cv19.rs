@@ -217,7 +217,13 @@ pub unsafe extern "C" fn aclnnRoiAlignV2GetWorkspaceSize(
             ndim(&x, 4)?;
             ndim(&o, 4)?;
             let k = boxes_k5(&b, &x)?;
-            let g = roi_geometry(pooledHeight, pooledWidth, spatialScale, samplingRatio, aligned)?;
+            let g = roi_geometry(
+                pooledHeight,
+                pooledWidth,
+                spatialScale,
+                samplingRatio,
+                aligned,
+            )?;
             let s = x.shape();
             if s[0] == 0 || s[2] == 0 || s[3] == 0 {
                 return Err(NnError::invalid(format!(
@@ -266,7 +272,13 @@ pub unsafe extern "C" fn aclnnRoiAlignV2BackwardGetWorkspaceSize(
             ndim(&gy, 4)?;
             ndim(&gi, 4)?;
             let k = boxes_k5(&b, &gy)?;
-            let g = roi_geometry(pooledHeight, pooledWidth, spatialScale, samplingRatio, aligned)?;
+            let g = roi_geometry(
+                pooledHeight,
+                pooledWidth,
+                spatialScale,
+                samplingRatio,
+                aligned,
+            )?;
             if shape.len() != 4 || shape.iter().any(|&d| d <= 0) {
                 return Err(NnError::invalid(format!(
                     "inputShape must be 4 positive sizes (B, C, H, W), but it is {shape:?}"
@@ -498,55 +510,60 @@ pub unsafe extern "C" fn aclnnResizeGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnResizeGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let sc = float_array(scales, "scales")?;
-        let m = c_str(mode, "mode")?;
-        let o = a::tensor(out, "out")?;
-        let bilinear = match m.as_str() {
-            "nearest" => false,
-            "bilinear" => true,
-            _ => {
-                return Err(NnError::invalid(format!(
-                    "mode must be \"nearest\" or \"bilinear\", but it is \"{m}\""
-                )))
+    phase1(
+        "aclnnResizeGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let sc = float_array(scales, "scales")?;
+            let m = c_str(mode, "mode")?;
+            let o = a::tensor(out, "out")?;
+            let bilinear = match m.as_str() {
+                "nearest" => false,
+                "bilinear" => true,
+                _ => {
+                    return Err(NnError::invalid(format!(
+                        "mode must be \"nearest\" or \"bilinear\", but it is \"{m}\""
+                    )))
+                }
+            };
+            a::dtype_in(&x, &[F16, F32])?;
+            a::same_dtype(&o, &x)?;
+            ndim(&x, 4)?;
+            ndim(&o, 4)?;
+            if x.format == 1 || o.format == 1 {
+                return Err(NnError::invalid(
+                    "self and out must be NCHW; NHWC is not supported".to_string(),
+                ));
             }
-        };
-        a::dtype_in(&x, &[F16, F32])?;
-        a::same_dtype(&o, &x)?;
-        ndim(&x, 4)?;
-        ndim(&o, 4)?;
-        if x.format == 1 || o.format == 1 {
-            return Err(NnError::invalid(
-                "self and out must be NCHW; NHWC is not supported".to_string(),
-            ));
-        }
-        if x.numel() == 0 || o.numel() == 0 {
-            return Err(NnError::invalid(format!(
-                "self and out must not be empty, but their shapes are {:?} and {:?}",
-                x.shape(),
-                o.shape()
-            )));
-        }
-        if sc.len() != 4 || sc[0] != 1.0 || sc[1] != 1.0 {
-            return Err(NnError::invalid(format!(
-                "scales must hold 4 values with the N and C ones 1, but it is {sc:?}"
-            )));
-        }
-        let s = x.shape();
-        let oh = (s[2] as f64 * sc[2] as f64).floor();
-        let ow = (s[3] as f64 * sc[3] as f64).floor();
-        if oh < 1.0 || ow < 1.0 {
-            return Err(NnError::invalid(format!(
-                "scales {sc:?} leave no output pixel for self shape {s:?}"
-            )));
-        }
-        a::same_shape(&o, &[s[0], s[1], oh as usize, ow as usize])?;
-        let mut l = Launch::new("aclnnResize");
-        l.input(&x);
-        l.output(&o);
-        l.finish(move |v, _| engine::resize(&v[0], bilinear, &v[1]))
-    })
+            if x.numel() == 0 || o.numel() == 0 {
+                return Err(NnError::invalid(format!(
+                    "self and out must not be empty, but their shapes are {:?} and {:?}",
+                    x.shape(),
+                    o.shape()
+                )));
+            }
+            if sc.len() != 4 || sc[0] != 1.0 || sc[1] != 1.0 {
+                return Err(NnError::invalid(format!(
+                    "scales must hold 4 values with the N and C ones 1, but it is {sc:?}"
+                )));
+            }
+            let s = x.shape();
+            let oh = (s[2] as f64 * sc[2] as f64).floor();
+            let ow = (s[3] as f64 * sc[3] as f64).floor();
+            if oh < 1.0 || ow < 1.0 {
+                return Err(NnError::invalid(format!(
+                    "scales {sc:?} leave no output pixel for self shape {s:?}"
+                )));
+            }
+            a::same_shape(&o, &[s[0], s[1], oh as usize, ow as usize])?;
+            let mut l = Launch::new("aclnnResize");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| engine::resize(&v[0], bilinear, &v[1]))
+        },
+    )
 }
 
 crate::phase2!(

@@ -316,29 +316,34 @@ pub unsafe extern "C" fn aclnnMaxV2GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnMaxV2GetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let ds = a::int_array(dims, "dims")?;
-        let o = a::tensor(out, "out")?;
-        a::dtype_in(&x, a::ALL_NUM)?;
-        a::same_dtype(&o, &x)?;
-        a::max_dims(&x, 8)?;
-        let (rd, shape) = onnx_dims(&x, &ds, "dims", keepDims, noopWithEmptyDims)?;
-        if let Some(d) = rd.iter().flatten().find(|&&d| x.shape()[d] == 0) {
-            return Err(NnError::invalid(format!(
-                "self dimension {d} to reduce has size 0 (shape {:?}); max has no identity",
-                x.shape()
-            )));
-        }
-        a::same_shape(&o, &shape)?;
-        let mut l = Launch::new("aclnnMaxV2");
-        l.input(&x);
-        l.output(&o);
-        l.finish(move |v, _| match &rd {
-            Some(d) => reduce(Reduce::Max, &v[0], d, &v[1], true),
-            None => iter::copy(&v[0], &v[1]),
-        })
-    })
+    phase1(
+        "aclnnMaxV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let ds = a::int_array(dims, "dims")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, a::ALL_NUM)?;
+            a::same_dtype(&o, &x)?;
+            a::max_dims(&x, 8)?;
+            let (rd, shape) = onnx_dims(&x, &ds, "dims", keepDims, noopWithEmptyDims)?;
+            if let Some(d) = rd.iter().flatten().find(|&&d| x.shape()[d] == 0) {
+                return Err(NnError::invalid(format!(
+                    "self dimension {d} to reduce has size 0 (shape {:?}); max has no identity",
+                    x.shape()
+                )));
+            }
+            a::same_shape(&o, &shape)?;
+            let mut l = Launch::new("aclnnMaxV2");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| match &rd {
+                Some(d) => reduce(Reduce::Max, &v[0], d, &v[1], true),
+                None => iter::copy(&v[0], &v[1]),
+            })
+        },
+    )
 }
 
 /// GlobalMaxPool / GlobalAveragePool: `self` of 4 to 8 dimensions, `out` of its dtype and
@@ -432,86 +437,91 @@ pub unsafe extern "C" fn aclnnScaleGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnScaleGetWorkspaceSize", workspaceSize, executor, || {
-        let xt = a::tensor(x, "x")?;
-        let s = a::tensor(scale, "scale")?;
-        let b = a::opt_tensor(bias, "bias")?;
-        let yt = a::tensor(y, "y")?;
-        a::dtype_in(&xt, &[F32, F16, BF16])?;
-        a::same_dtype(&s, &xt)?;
-        a::same_dtype(&yt, &xt)?;
-        a::max_dims(&xt, 8)?;
-        a::max_dims(&s, 8)?;
-        a::same_shape(&yt, xt.shape())?;
-        if let Some(b) = &b {
-            a::same_dtype(b, &s)?;
-            a::same_shape(b, s.shape())?;
-        }
-        let rank = xt.ndim();
-        let ax = a::dim(axis, rank, "axis")?;
-        if numAxes < -1 {
-            return Err(NnError::invalid(format!(
-                "numAxes must be at least -1, but it is {numAxes}"
-            )));
-        }
-        let (single, expect) = if scaleFromBlob {
-            let len = if numAxes == -1 {
-                rank.saturating_sub(ax)
-            } else {
-                numAxes as usize
-            };
-            if ax + len > rank {
+    phase1(
+        "aclnnScaleGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let xt = a::tensor(x, "x")?;
+            let s = a::tensor(scale, "scale")?;
+            let b = a::opt_tensor(bias, "bias")?;
+            let yt = a::tensor(y, "y")?;
+            a::dtype_in(&xt, &[F32, F16, BF16])?;
+            a::same_dtype(&s, &xt)?;
+            a::same_dtype(&yt, &xt)?;
+            a::max_dims(&xt, 8)?;
+            a::max_dims(&s, 8)?;
+            a::same_shape(&yt, xt.shape())?;
+            if let Some(b) = &b {
+                a::same_dtype(b, &s)?;
+                a::same_shape(b, s.shape())?;
+            }
+            let rank = xt.ndim();
+            let ax = a::dim(axis, rank, "axis")?;
+            if numAxes < -1 {
                 return Err(NnError::invalid(format!(
-                    "axis {axis} plus numAxes {numAxes} exceeds the {rank} dimensions of x"
+                    "numAxes must be at least -1, but it is {numAxes}"
                 )));
             }
-            if len == 0 {
-                if s.shape() != [1] {
+            let (single, expect) = if scaleFromBlob {
+                let len = if numAxes == -1 {
+                    rank.saturating_sub(ax)
+                } else {
+                    numAxes as usize
+                };
+                if ax + len > rank {
                     return Err(NnError::invalid(format!(
-                        "with scaleFromBlob and numAxes 0, scale must have shape [1], but it \
-                         is {:?}",
-                        s.shape()
+                        "axis {axis} plus numAxes {numAxes} exceeds the {rank} dimensions of x"
                     )));
                 }
-                (true, vec![1])
+                if len == 0 {
+                    if s.shape() != [1] {
+                        return Err(NnError::invalid(format!(
+                            "with scaleFromBlob and numAxes 0, scale must have shape [1], but it \
+                         is {:?}",
+                            s.shape()
+                        )));
+                    }
+                    (true, vec![1])
+                } else {
+                    (false, xt.shape()[ax..ax + len].to_vec())
+                }
             } else {
-                (false, xt.shape()[ax..ax + len].to_vec())
-            }
-        } else {
-            let len = s.ndim();
-            if ax + len > rank {
-                return Err(NnError::invalid(format!(
-                    "axis {axis} plus the {len} dimensions of scale exceed the {rank} \
+                let len = s.ndim();
+                if ax + len > rank {
+                    return Err(NnError::invalid(format!(
+                        "axis {axis} plus the {len} dimensions of scale exceed the {rank} \
                      dimensions of x"
+                    )));
+                }
+                (false, xt.shape()[ax..ax + len].to_vec())
+            };
+            if s.shape() != expect.as_slice() {
+                return Err(NnError::invalid(format!(
+                    "scale has shape {:?}, expected {:?} (x shape {:?} from axis {ax})",
+                    s.shape(),
+                    expect,
+                    xt.shape()
                 )));
             }
-            (false, xt.shape()[ax..ax + len].to_vec())
-        };
-        if s.shape() != expect.as_slice() {
-            return Err(NnError::invalid(format!(
-                "scale has shape {:?}, expected {:?} (x shape {:?} from axis {ax})",
-                s.shape(),
-                expect,
-                xt.shape()
-            )));
-        }
-        let mut l = Launch::new("aclnnScale");
-        l.input(&xt);
-        l.input(&s);
-        let has_bias = b.is_some();
-        if let Some(b) = &b {
-            l.input(b);
-        }
-        l.output(&yt);
-        l.finish(move |v, _| {
-            let (bv, yv) = if has_bias {
-                (Some(&v[2]), &v[3])
-            } else {
-                (None, &v[2])
-            };
-            engine::scale(&v[0], &v[1], bv, ax, single, yv)
-        })
-    })
+            let mut l = Launch::new("aclnnScale");
+            l.input(&xt);
+            l.input(&s);
+            let has_bias = b.is_some();
+            if let Some(b) = &b {
+                l.input(b);
+            }
+            l.output(&yt);
+            l.finish(move |v, _| {
+                let (bv, yv) = if has_bias {
+                    (Some(&v[2]), &v[3])
+                } else {
+                    (None, &v[2])
+                };
+                engine::scale(&v[0], &v[1], bv, ax, single, yv)
+            })
+        },
+    )
 }
 
 crate::phase2!(
