@@ -78,9 +78,9 @@ pub fn confusion_transpose(
 }
 
 /// `torch._chunk_cat` along dimension 0: each tensor (`[d0, rest…]`) is padded with zeros to
-/// `num_chunks * ceil(d0 / num_chunks)` rows and seen as `[num_chunks, ceil(d0 / num_chunks)
-/// * prod(rest)]`; `out` (`[num_chunks, Σ]`) is their concatenation along dimension 1,
-/// converted to its dtype.
+/// `num_chunks * ceil(d0 / num_chunks)` rows and seen as
+/// `[num_chunks, ceil(d0 / num_chunks) * prod(rest)]`; `out` (`[num_chunks, Σ]`) is their
+/// concatenation along dimension 1, converted to its dtype.
 pub fn chunk_cat(xs: &[View], num_chunks: usize, out: &View) -> Result<(), String> {
     // zero the padding first
     super::iter::fill::<f64>(out, 0.0)?;

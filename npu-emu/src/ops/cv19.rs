@@ -25,9 +25,12 @@ pub struct Roi {
     pub aligned: bool,
 }
 
+/// Four (flat index, weight) pairs of one bilinear sample.
+type Taps = [(usize, f64); 4];
+
 /// The bilinear taps of point (y, x) in an `h` x `w` map: four (index, weight) pairs, none
 /// outside `[-1, h] x [-1, w]` (torchvision's rule).
-fn taps(y: f64, x: f64, h: usize, w: usize) -> Option<[(usize, f64); 4]> {
+fn taps(y: f64, x: f64, h: usize, w: usize) -> Option<Taps> {
     if y < -1.0 || y > h as f64 || x < -1.0 || x > w as f64 {
         return None;
     }
@@ -67,7 +70,7 @@ fn each_sample(
     bx: [f64; 4],
     h: usize,
     w: usize,
-    f: &mut dyn FnMut(usize, Option<[(usize, f64); 4]>, usize),
+    f: &mut dyn FnMut(usize, Option<Taps>, usize),
 ) {
     let off = if g.aligned { 0.5 } else { 0.0 };
     let x1 = bx[0] * g.scale - off;
