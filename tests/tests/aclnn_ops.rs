@@ -1092,7 +1092,8 @@ fn pool3d_operators_match_the_host_reference() {
 /// `tests/c/aclnn/aclnn_ops19.cpp`: operators of CANN's ops-math and ops-cv documentation
 /// (Digamma, Lgamma, Logdet, Qr, MaxN, MinN, Sum, AddN, ReduceLogSum, MaxV2, the global pools,
 /// Scale, Slice, SliceV2, StridedSliceAssignV2, Flatten, ChunkCat, ConfusionTranspose,
-/// RoiAlign, RoiAlignV2 (+Backward), Iou, CIoU, NonMaxSuppression, Resize) against host
+/// RoiAlign, RoiAlignV2 (+Backward), Iou, CIoU, NonMaxSuppression, Resize, SignBitsPack,
+/// SignBitsUnpack) against host
 /// references, with their documented argument errors.
 #[test]
 fn doc_operators_19_match_the_host_reference() {
@@ -1112,6 +1113,7 @@ fn doc_operators_19_match_the_host_reference() {
         "ok conversion",
         "ok roi align",
         "ok boxes",
+        "ok sign bits",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -1143,6 +1145,8 @@ fn doc_operators_19_match_the_host_reference() {
         "aclnnCIoUGetWorkspaceSize: isCross must be false",
         "aclnnNonMaxSuppressionGetWorkspaceSize: maxOutputBoxesPerClass must hold one value in [0, 700], but it is [701]",
         "aclnnResizeGetWorkspaceSize: mode must be \"nearest\" or \"bilinear\", but it is \"bicubic\"",
+        "aclnnSignBitsPackGetWorkspaceSize: size 3 must be positive and divide the 2 packed bytes",
+        "aclnnSignBitsUnpackGetWorkspaceSize: out data type ACL_FLOAT16 must be dtype ACL_FLOAT",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

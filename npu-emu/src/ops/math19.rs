@@ -244,3 +244,33 @@ mod tests {
         }
     }
 }
+
+/// SignBitsPack (1-bit Adam): bit `i % 8` of byte `i / 8` is 1 when element `i` of `x` is at
+/// least 0 (little-endian within a byte); the bits past the end are 0. `out` holds the bytes
+/// in row-major order.
+pub fn sign_bits_pack(x: &View, out: &View) -> Result<(), String> {
+    let xs: Vec<f64> = super::extra::load(x, DType::F64)?;
+    let mut bytes = vec![0u8; out.numel()];
+    for (i, v) in xs.iter().enumerate() {
+        if *v >= 0.0 {
+            bytes[i / 8] |= 1 << (i % 8);
+        }
+    }
+    super::extra::store(bytes, DType::U8, out)
+}
+
+/// SignBitsUnpack: bit `i % 8` of byte `i / 8` becomes element `i` of `out`, +1 when set and
+/// -1 when clear.
+pub fn sign_bits_unpack(x: &View, out: &View) -> Result<(), String> {
+    let bs: Vec<u8> = super::extra::load(x, DType::U8)?;
+    let v: Vec<f64> = (0..out.numel())
+        .map(|i| {
+            if bs[i / 8] >> (i % 8) & 1 == 1 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    super::extra::store(v, DType::F64, out)
+}

@@ -8,7 +8,8 @@
  * columns, R upper triangular) to 1e-5; data movement exactly; RoiAlign on a linear image,
  * where bilinear sampling is exact, and its backward by the adjoint identity
  * <RoiAlign(x), g> = <x, RoiAlignBackward(g)>; IoU, NMS (the ONNX suppress-by-IoU case), CIoU
- * and Resize by hand-derived values. */
+ * and Resize by hand-derived values; SignBitsPack / SignBitsUnpack by torch_npu's documented
+ * 1-bit Adam example (x >= 0 sets the bit, little-endian within a byte). */
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -39,6 +40,8 @@
 #include "aclnnop/aclnn_ciou.h"
 #include "aclnnop/aclnn_non_max_suppression.h"
 #include "aclnnop/aclnn_resize.h"
+#include "aclnnop/aclnn_sign_bits_pack.h"
+#include "aclnnop/aclnn_sign_bits_unpack.h"
 
 static aclrtStream S;
 
@@ -569,6 +572,31 @@ static void boxes() {
     printf("ok boxes\n");
 }
 
+/* ---- SignBitsPack, SignBitsUnpack ---- */
+
+static void sign_bits() {
+    std::vector<double> X = {5, 4, 3, 2, 0, -1, -2, 4, 3, 2, 1, 0, -1, -2};
+    for (aclDataType t : {ACL_FLOAT16, ACL_FLOAT}) {
+        Dev x = make({14}, t, X, STRIDED), o = make({2, 1}, ACL_UINT8, {7});
+        RUN(S, aclnnSignBitsPack, x.t, 2, o.t);
+        compare(t == ACL_FLOAT ? "SignBitsPack float" : "SignBitsPack float16", read(o), {159, 15}, 0);
+        release(x);
+        release(o);
+    }
+    Dev p = make({2}, ACL_UINT8, {159, 15}), u = make({1, 16}, ACL_FLOAT16, {0}), u2 = make({2, 8}, ACL_FLOAT, {0});
+    RUN(S, aclnnSignBitsUnpack, p.t, 1, ACL_FLOAT16, u.t);
+    std::vector<double> w = {1, 1, 1, 1, 1, -1, -1, 1, 1, 1, 1, 1, -1, -1, -1, -1};
+    compare("SignBitsUnpack float16", read(u), w, 0);
+    RUN(S, aclnnSignBitsUnpack, p.t, 2, ACL_FLOAT, u2.t);
+    compare("SignBitsUnpack float", read(u2), w, 0);
+    Dev x = make({14}, ACL_FLOAT, X), o3 = make({3, 1}, ACL_UINT8, {0});
+    expect_code("SignBitsPack size 3", aclnnSignBitsPackGetWorkspaceSize(x.t, 3, o3.t, WS), 161002);
+    expect_code("SignBitsUnpack dtype", aclnnSignBitsUnpackGetWorkspaceSize(p.t, 1, ACL_FLOAT, u.t, WS), 161002);
+    expect_code("SignBitsPack out nullptr", aclnnSignBitsPackGetWorkspaceSize(x.t, 2, nullptr, WS), 161001);
+    for (Dev *d : {&p, &u, &u2, &x, &o3}) release(*d);
+    printf("ok sign bits\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -582,6 +610,7 @@ int main() {
     conversion();
     roi_align();
     boxes();
+    sign_bits();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -539,3 +539,91 @@ crate::phase2!(
     aclnnGlobalAveragePool,
     aclnnScale
 );
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSignBitsPackGetWorkspaceSize(
+    self_: *const c_void,
+    size: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSignBitsPackGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, &[F16, F32])?;
+            a::dtype_in(&o, &[U8])?;
+            if x.ndim() != 1 {
+                return Err(NnError::invalid(format!(
+                    "self must be 1-D, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let total = x.numel().div_ceil(8);
+            if size <= 0 || total % size as usize != 0 {
+                return Err(NnError::invalid(format!(
+                    "size {size} must be positive and divide the {total} packed bytes"
+                )));
+            }
+            let s = size as usize;
+            a::same_shape(&o, &[s, total / s])?;
+            let mut l = Launch::new("aclnnSignBitsPack");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| engine::sign_bits_pack(&v[0], &v[1]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSignBitsUnpackGetWorkspaceSize(
+    self_: *const c_void,
+    size: i64,
+    dtype: i32,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSignBitsUnpackGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let o = a::tensor(out, "out")?;
+            let dt = a::dtype(dtype, "dtype")?;
+            a::dtype_of(dt, "dtype", &[F16, F32])?;
+            a::dtype_in(&x, &[U8])?;
+            if o.dtype() != dt {
+                return Err(NnError::invalid(format!(
+                    "out data type {} must be dtype {dt}",
+                    o.dtype()
+                )));
+            }
+            if x.ndim() != 1 {
+                return Err(NnError::invalid(format!(
+                    "self must be 1-D, but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            let bits = x.numel() * 8;
+            if size <= 0 || bits % size as usize != 0 {
+                return Err(NnError::invalid(format!(
+                    "size {size} must be positive and divide the {bits} unpacked values"
+                )));
+            }
+            let s = size as usize;
+            a::same_shape(&o, &[s, bits / s])?;
+            let mut l = Launch::new("aclnnSignBitsUnpack");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| engine::sign_bits_unpack(&v[0], &v[1]))
+        },
+    )
+}
+
+crate::phase2!(aclnnSignBitsPack, aclnnSignBitsUnpack);
