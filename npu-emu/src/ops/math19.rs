@@ -220,31 +220,6 @@ pub fn scale(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gamma_functions() {
-        assert!((lgamma(5.0) - 24f64.ln()).abs() < 1e-12);
-        assert!((lgamma(0.5) - PI.sqrt().ln()).abs() < 1e-12);
-        assert!((lgamma(-0.5) - (2.0 * PI.sqrt()).ln()).abs() < 1e-12);
-        assert_eq!(lgamma(-2.0), f64::INFINITY);
-        let euler = 0.577_215_664_901_532_9;
-        assert!((digamma(1.0) + euler).abs() < 1e-12);
-        assert!((digamma(0.5) + euler + 2.0 * 2f64.ln()).abs() < 1e-12);
-        assert!((digamma(-0.5) - (digamma(1.5) - 0.0)).abs() > 0.0);
-        assert!(digamma(-2.0).is_nan());
-        // ψ(x + 1) = ψ(x) + 1/x
-        for x in [0.3, 2.7, 11.5, -1.3] {
-            assert!(
-                (digamma(x + 1.0) - digamma(x) - 1.0 / x).abs() < 1e-10,
-                "{x}"
-            );
-        }
-    }
-}
-
 /// SignBitsPack (1-bit Adam): bit `i % 8` of byte `i / 8` is 1 when element `i` of `x` is at
 /// least 0 (little-endian within a byte); the bits past the end are 0. `out` holds the bytes
 /// in row-major order.
@@ -273,4 +248,29 @@ pub fn sign_bits_unpack(x: &View, out: &View) -> Result<(), String> {
         })
         .collect();
     super::extra::store(v, DType::F64, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gamma_functions() {
+        assert!((lgamma(5.0) - 24f64.ln()).abs() < 1e-12);
+        assert!((lgamma(0.5) - PI.sqrt().ln()).abs() < 1e-12);
+        assert!((lgamma(-0.5) - (2.0 * PI.sqrt()).ln()).abs() < 1e-12);
+        assert_eq!(lgamma(-2.0), f64::INFINITY);
+        let euler = 0.577_215_664_901_532_9;
+        assert!((digamma(1.0) + euler).abs() < 1e-12);
+        assert!((digamma(0.5) + euler + 2.0 * 2f64.ln()).abs() < 1e-12);
+        assert!((digamma(-0.5) - (digamma(1.5) - 0.0)).abs() > 0.0);
+        assert!(digamma(-2.0).is_nan());
+        // ψ(x + 1) = ψ(x) + 1/x
+        for x in [0.3, 2.7, 11.5, -1.3] {
+            assert!(
+                (digamma(x + 1.0) - digamma(x) - 1.0 / x).abs() < 1e-10,
+                "{x}"
+            );
+        }
+    }
 }
