@@ -559,8 +559,7 @@ fn an_operator_we_do_not_have_is_named() {
     let all = r.all();
     assert_eq!(r.code, Some(1), "{all}");
     assert!(
-        all.contains("libopapi.so has no aclnnDeepNorm")
-            && all.contains("acl_op::npu_deep_norm"),
+        all.contains("libopapi.so has no aclnnDeepNorm") && all.contains("acl_op::npu_deep_norm"),
         "{all}"
     );
 }
