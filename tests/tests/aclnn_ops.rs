@@ -1375,3 +1375,67 @@ const MESSAGES_18: &[&str] = &[
     "aclnnForeachRoundOffNumberGetWorkspaceSize: roundMode must hold one element, but its shape is [2]",
     "aclnnChamferDistanceBackwardGetWorkspaceSize: idx1 has data type ACL_INT64, which is not supported",
 ];
+
+/// `tests/c/aclnn/aclnn_ops19.cpp`: operators of CANN's ops-math and ops-cv documentation
+/// (Digamma, Lgamma, Logdet, Qr, MaxN, MinN, Sum, AddN, ReduceLogSum, MaxV2, the global pools,
+/// Scale, Slice, SliceV2, StridedSliceAssignV2, Flatten, ChunkCat, ConfusionTranspose,
+/// RoiAlign, RoiAlignV2 (+Backward), Iou, CIoU, NonMaxSuppression, Resize, SignBitsPack,
+/// SignBitsUnpack) against host
+/// references, with their documented argument errors.
+#[test]
+fn doc_operators_19_match_the_host_reference() {
+    let work = scratch("aclnn-ops19");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops19.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok gamma",
+        "ok logdet",
+        "ok qr",
+        "ok lists",
+        "ok reductions",
+        "ok scale",
+        "ok conversion",
+        "ok roi align",
+        "ok boxes",
+        "ok sign bits",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 110, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnDigammaGetWorkspaceSize: self is nullptr",
+        "aclnnLogdetGetWorkspaceSize: self must be a batch of square matrices (*, n, n) with 2 to 8 dimensions, but its shape is [2, 3]",
+        "aclnnQrGetWorkspaceSize: Q has shape [4, 4], expected [4, 3]",
+        "aclnnMaxNGetWorkspaceSize: tensors[1] data type ACL_INT32 must be tensors[0]'s ACL_FLOAT",
+        "aclnnAddNGetWorkspaceSize: tensors[1] shape [3] must equal tensors[0]'s [2]",
+        "aclnnReduceLogSumGetWorkspaceSize: axes [1, -2] repeats dimension 1",
+        "aclnnGlobalMaxPoolGetWorkspaceSize: self must have 4 to 8 dimensions, but its shape is [2, 3, 4]",
+        "aclnnScaleGetWorkspaceSize: scale has shape [3], expected [3, 4] (x shape [2, 3, 4] from axis 1)",
+        "aclnnSliceGetWorkspaceSize: step must be positive, but it is 0",
+        "aclnnStridedSliceAssignV2GetWorkspaceSize: the stride of the last dimension of varRef must be 1, but it is 2",
+        "aclnnChunkCatGetWorkspaceSize: dim must be 0, but it is 1",
+        "aclnnRoiAlignGetWorkspaceSize: mode must be \"avg\" or \"max\", but it is \"sum\"",
+        "aclnnIouGetWorkspaceSize: eps must be at least 0, but it is -1",
+        "aclnnCIoUGetWorkspaceSize: isCross must be false",
+        "aclnnNonMaxSuppressionGetWorkspaceSize: maxOutputBoxesPerClass must hold one value in [0, 700], but it is [701]",
+        "aclnnResizeGetWorkspaceSize: mode must be \"nearest\" or \"bilinear\", but it is \"bicubic\"",
+        "aclnnSignBitsPackGetWorkspaceSize: size 3 must be positive and divide the 2 packed bytes",
+        "aclnnSignBitsUnpackGetWorkspaceSize: out data type ACL_FLOAT16 must be dtype ACL_FLOAT",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -1291,3 +1291,36 @@ fn operators_18_match_cpu_through_torch_npu() {
     }
     assert!(!r.stdout.contains("FAIL"), "{}", r.all());
 }
+
+/// `tests/python/op_breadth_19.py`: torch._chunk_cat (and its out= form widening float16 to
+/// float32) runs through aclnnChunkCat, against CPU torch; dimension 1 takes torch_npu's
+/// composite fallback.
+#[test]
+fn chunk_cat_matches_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("op_breadth_19.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-op_breadth_19",
+        &venv,
+        "cd \"$T\" && \"$PY\" op_breadth_19.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("op_breadth_19: 0 failed"), "{}", r.all());
+    for case in [
+        "chunk_cat",
+        "chunk_cat_half",
+        "chunk_cat_bf16",
+        "chunk_cat_3d",
+        "chunk_cat_more_chunks",
+        "chunk_cat_out_widen",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
+            "missing {case}:\n{}",
+            r.all()
+        );
+    }
+}
