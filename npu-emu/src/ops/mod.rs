@@ -100,7 +100,6 @@ pub mod ctc;
 pub mod cv19;
 pub mod embedding_bag;
 pub mod grid_sampler;
-pub mod grid_sampler;
 pub mod index18;
 pub mod math19;
 pub mod math_misc;
