@@ -3,7 +3,8 @@ COMPLEX64 tensor) through aclnnMul / aclnnAdd / aclnnSub / aclnnDiv (tensor, sca
 in-place forms), aclnnNeg, aclnnAbs (the real magnitude), aclnnExp, aclnnReduceSum /
 aclnnMean, aclnnInplaceCopy and aclnnCast (.to(torch.complex64) of a real tensor, the real
 part of a complex one), the views .real / .imag made contiguous, conj().resolve_conj(),
-angle, an FFT convolution irfft(rfft(a) * rfft(b)) against the direct circular convolution,
+angle (of complex and real tensors), torch.complex
+(aclnnComplex), torch.polar (aclnnPolar), an FFT convolution irfft(rfft(a) * rfft(b)) against the direct circular convolution,
 fft / ifft, and torch.stft (aclStft) with a window, hop, win_length < n_fft and centre
 padding, and its magnitude. Prints PASS/FAIL per case and exits 1 when any case fails.
 """
@@ -71,6 +72,10 @@ chk("conj", lambda a: r(a).conj().resolve_conj(), x)
 chk("to_complex", lambda a: a.to(torch.complex64), x)
 chk("complex_clone", lambda a: r(a).clone(), x)
 chk("angle", lambda a: r(a).angle(), x)
+chk("angle_real", lambda a: a.angle(), x)
+chk("torch_complex", lambda a, b: torch.complex(a, b), x, x.flip(1))
+chk("polar", lambda a, b: torch.polar(a.abs(), b), x, x.flip(0))
+chk("complex_mul_real_part", lambda a, b: (torch.complex(a, b) * torch.complex(b, a)).real.contiguous(), z, z.t().contiguous().t())
 chk("irfft", lambda a: torch.fft.irfft(r(a), n=8), x)
 chk("fft", lambda a: torch.fft.fft(a), x)
 chk("ifft", lambda a: torch.fft.ifft(torch.fft.fft(a)), x)

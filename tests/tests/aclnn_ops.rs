@@ -893,7 +893,7 @@ fn norm_operators_13_match_the_host_reference() {
 /// `tests/c/aclnn/aclnn_complex.cpp`: ACL_COMPLEX64 / ACL_COMPLEX128 through Mul (complex x
 /// complex, complex x real broadcast, a strided complex view in place, COMPLEX128), Div, Add /
 /// Sub with alpha, Muls, Neg, Abs (the real magnitude), Exp, ReduceSum / Mean, InplaceCopy
-/// and Cast between real and complex, and aclStft (frames, a centred short window, the
+/// and Cast between real and complex, Complex, Polar, Real, AngleV2, and aclStft (frames, a centred short window, the
 /// normalized real (re, im) output, a two-sided batch) against hand-derived values, with the
 /// documented argument errors.
 #[test]
@@ -909,6 +909,7 @@ fn complex_operators_match_hand_derived_values() {
         "ok unary",
         "ok reductions",
         "ok copies",
+        "ok construct",
         "ok stft",
     ] {
         assert!(r.stdout.contains(section), "{section}: {}", r.all());

@@ -892,7 +892,17 @@ fn complex_tensors_match_cpu_through_torch_npu() {
     eprintln!("{}", r.all());
     r.assert_ok();
     assert!(r.stdout.contains("complex_ops: 0 failed"), "{}", r.all());
-    for case in ["mul", "add_alpha", "div", "inplace", "abs", "sum_dim", "fft_conv", "stft", "stft_abs"] {
+    for case in [
+        "mul",
+        "add_alpha",
+        "div",
+        "inplace",
+        "abs",
+        "sum_dim",
+        "fft_conv",
+        "stft",
+        "stft_abs",
+    ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),
             "{case}: {}",

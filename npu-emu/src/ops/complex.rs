@@ -153,7 +153,11 @@ pub fn gather(a: Arg, shape: &[usize]) -> Result<Vec<Cx>, String> {
         Arg::C(c) => Ok(vec![c; shape.iter().product()]),
         Arg::T(v, cx) => {
             let offs = offsets(v, cx, shape)?;
-            let ims = if cx { v.strides[v.strides.len() - 1] } else { 0 };
+            let ims = if cx {
+                v.strides[v.strides.len() - 1]
+            } else {
+                0
+            };
             Ok(offs
                 .iter()
                 .map(|&o| {
@@ -179,7 +183,11 @@ pub fn scatter(out: &View, cx: bool, vals: &[Cx]) -> Result<(), String> {
             vals.len()
         ));
     }
-    let ims = if cx { out.strides[out.strides.len() - 1] } else { 0 };
+    let ims = if cx {
+        out.strides[out.strides.len() - 1]
+    } else {
+        0
+    };
     for (&o, v) in offs.iter().zip(vals) {
         write1(out, o, v.re);
         if cx {
@@ -238,6 +246,8 @@ pub enum CUnary {
     Exp,
     Conj,
     Angle,
+    /// the angle of a real value: pi below 0, else 0 (NaN stays NaN)
+    AngleOfReal,
     Real,
     Imag,
     /// copy or cast (a real output keeps the real part)
@@ -256,6 +266,16 @@ impl CUnary {
             CUnary::Exp => x.exp(),
             CUnary::Conj => x.conj(),
             CUnary::Angle => Cx::new(x.arg(), 0.0),
+            CUnary::AngleOfReal => Cx::new(
+                if x.re.is_nan() {
+                    x.re
+                } else if x.re < 0.0 {
+                    std::f64::consts::PI
+                } else {
+                    0.0
+                },
+                0.0,
+            ),
             CUnary::Real => Cx::new(x.re, 0.0),
             CUnary::Imag => Cx::new(x.im, 0.0),
             CUnary::Copy => x,
@@ -321,9 +341,7 @@ pub fn reduce_sum(
     }
     let on: usize = logical_shape(out, out_cx).iter().product();
     if on != nout {
-        return Err(format!(
-            "reduction gives {nout} values, out holds {on}"
-        ));
+        return Err(format!("reduction gives {nout} values, out holds {on}"));
     }
     scatter(out, out_cx, &acc)
 }
@@ -359,7 +377,11 @@ pub fn stft(
     let left = (n_fft - win_length) / 2;
     let mut full = vec![Cx::default(); n_fft];
     full[left..left + win_length].copy_from_slice(&win);
-    let frames = if len >= n_fft { 1 + (len - n_fft) / hop } else { 0 };
+    let frames = if len >= n_fft {
+        1 + (len - n_fft) / hop
+    } else {
+        0
+    };
     let freqs = if onesided { n_fft / 2 + 1 } else { n_fft };
     let scale = if normalized {
         1.0 / (n_fft as f64).sqrt()
@@ -417,7 +439,14 @@ mod tests {
         let vr = View::of_slice(&mut r, crate::ops::DType::F32, &[1]);
         let mut o = [0f32; 4];
         let vo = View::of_slice(&mut o, crate::ops::DType::F32, &[2, 2]);
-        binary(CBinary::Mul, Arg::T(&va, true), Arg::T(&vr, false), &vo, true).unwrap();
+        binary(
+            CBinary::Mul,
+            Arg::T(&va, true),
+            Arg::T(&vr, false),
+            &vo,
+            true,
+        )
+        .unwrap();
         assert_eq!(o, [2.0, 4.0, 6.0, -2.0]);
         let mut m = [0f32; 2];
         let vm = View::of_slice(&mut m, crate::ops::DType::F32, &[2]);

@@ -1,7 +1,7 @@
 /* Complex tensors (ACL_COMPLEX64, ACL_COMPLEX128) through the aclnn operators that take them,
  * against values derived by hand: Mul (complex x complex, complex x real broadcast, a strided
  * complex view), Muls, InplaceMul, Add / Sub with alpha, Div, Neg, Abs (the real magnitude),
- * Exp, ReduceSum / Mean, InplaceCopy and Cast between real and complex, aclStft (frames of a
+ * Exp, ReduceSum / Mean, Complex, Polar, Real, AngleV2 (complex and real x), InplaceCopy and Cast between real and complex, aclStft (frames of a
  * short signal, a window shorter than nFft centred in the frame, the real (re, im) output of
  * returnComplex false), and the documented argument errors (ACLNN_ERR_PARAM_NULLPTR /
  * ACLNN_ERR_PARAM_INVALID). Tolerance 1e-6 relative (float results computed in double). */
@@ -20,6 +20,10 @@
 #include "aclnnop/aclnn_copy.h"
 #include "aclnnop/aclnn_cast.h"
 #include "aclnnop/acl_stft.h"
+#include "aclnnop/aclnn_complex.h"
+#include "aclnnop/aclnn_polar.h"
+#include "aclnnop/aclnn_real.h"
+#include "aclnnop/aclnn_angle_v2.h"
 
 typedef std::complex<double> C;
 static aclrtStream S;
@@ -257,6 +261,48 @@ static void copies() {
     for (CT *x : {&c, &a, &w, &c2}) crelease(*x);
 }
 
+static void construct() {
+    const double pi = 3.14159265358979323846;
+    /* Complex: real [2, 2] with imag [2] broadcast */
+    Dev re = make({2, 2}, ACL_FLOAT, {1, -2, 0.5, 3});
+    Dev im = make({2}, ACL_FLOAT, {4, -1});
+    CT c = cmake({2, 2}, {});
+    RUN(S, aclnnComplex, re.t, im.t, c.t);
+    ccompare("complex", cread(c), {C(1, 4), C(-2, -1), C(0.5, 4), C(3, -1)});
+    /* Polar: 2 at pi/2 is 2i, 1 at pi is -1, 3 at 0 is 3 */
+    Dev ab = make({3}, ACL_FLOAT, {2, 1, 3});
+    Dev an = make({3}, ACL_FLOAT, {pi / 2, pi, 0});
+    CT p = cmake({3}, {});
+    RUN(S, aclnnPolar, ab.t, an.t, p.t);
+    ccompare("polar", cread(p), {C(0, 2), C(-1, 0), C(3, 0)});
+    /* Real of a strided complex view */
+    CT s = cmake({3}, A, ACL_COMPLEX64, 2);
+    Dev r = make({3}, ACL_FLOAT, {});
+    RUN(S, aclnnReal, s.t, r.t);
+    compare("real", read(r), {1, 3, 0}, 0);
+    /* AngleV2: atan2(im, re); of a real x: pi below 0, else 0 */
+    CT ca = cmake({4}, {C(1, 1), C(-1, 0), C(0, -2), C(0, 0)});
+    Dev ao = make({4}, ACL_FLOAT, {});
+    RUN(S, aclnnAngleV2, ca.t, ao.t);
+    compare("angle complex", read(ao), {pi / 4, pi, -pi / 2, 0}, 1e-6);
+    Dev xr = make({3}, ACL_INT32, {-3, 0, 5});
+    Dev aro = make({3}, ACL_FLOAT, {});
+    RUN(S, aclnnAngleV2, xr.t, aro.t);
+    compare("angle real", read(aro), {pi, 0, 0}, 1e-6);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    Dev dre = make({2, 2}, ACL_DOUBLE, {});
+    expect_code("complex real and imag dtypes differ", aclnnComplexGetWorkspaceSize(dre.t, im.t, c.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("complex out not complex", aclnnComplexGetWorkspaceSize(re.t, im.t, re.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("polar angle nullptr", aclnnPolarGetWorkspaceSize(ab.t, nullptr, p.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("angle out double", aclnnAngleV2GetWorkspaceSize(ca.t, dre.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    printf("ok construct\n");
+    for (Dev *d : {&re, &im, &ab, &an, &r, &ao, &xr, &aro, &dre}) release(*d);
+    for (CT *x : {&c, &p, &s, &ca}) crelease(*x);
+}
+
 static void stft() {
     /* frames [1 2 3 4], [3 4 5 6], [5 6 7 8] (nFft 4, hop 2). The DFT of [a b c d] is
      * X0 = a+b+c+d, X1 = (a-c) + (d-b)i, X2 = a-b+c-d. */
@@ -314,6 +360,7 @@ int main() {
     unary();
     reductions();
     copies();
+    construct();
     stft();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");

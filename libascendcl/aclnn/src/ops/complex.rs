@@ -1,6 +1,8 @@
 //! The complex path of the existing operators (Add/Sub/Rsub/Mul/Div and their scalar and
 //! in-place forms, Neg, Abs, Exp, Reciprocal, Sqrt, Log, InplaceCopy, Cast, ReduceSum, Mean)
-//! and `acl_stft.h` (aclStft).
+//! and `acl_stft.h` (aclStft), `aclnn_complex.h` (aclnnComplex), `aclnn_polar.h`
+//! (aclnnPolar), `aclnn_real.h` (aclnnReal),
+//! `aclnn_angle_v2.h` (aclnnAngleV2).
 //!
 //! A complex tensor (ACL_COMPLEX64, ACL_COMPLEX128) is read by [`a::tensor_cx`] as its real
 //! view (float/double with an innermost (re, im) dimension); the engine
@@ -61,7 +63,11 @@ fn complex_out(o: &CT, wide: bool) -> NnResult<()> {
             "{} has data type {}, but the result is complex ({}): out must be complex",
             o.0.arg,
             dname(o),
-            if wide { "ACL_COMPLEX128" } else { "ACL_COMPLEX64" }
+            if wide {
+                "ACL_COMPLEX128"
+            } else {
+                "ACL_COMPLEX64"
+            }
         )));
     }
     if wide && o.0.dtype() != DType::F64 {
@@ -129,7 +135,16 @@ pub(crate) fn tt(api: &'static str, op: Binary, x: &CT, y: &CT, o: &CT) -> Optio
         return None;
     }
     Some((|| {
-        let c = cbinary(op, if x.1 { x } else if y.1 { y } else { o })?;
+        let c = cbinary(
+            op,
+            if x.1 {
+                x
+            } else if y.1 {
+                y
+            } else {
+                o
+            },
+        )?;
         real_ok(x)?;
         real_ok(y)?;
         if !(x.1 || y.1) {
@@ -306,6 +321,191 @@ pub(crate) fn reduce(
     })())
 }
 
+/// `out = op(a, b)` of two real tensors of one dtype (`dtypes`) into a complex `out` of the
+/// matching width (aclnnComplex: real + imag*i; aclnnPolar: abs*(cos angle + i sin angle)).
+fn from_real_pair(
+    api: &'static str,
+    op: CBinary,
+    x: CT,
+    y: CT,
+    o: CT,
+    dtypes: &[DType],
+) -> NnResult<Built> {
+    for t in [&x, &y] {
+        if t.1 {
+            return Err(unsupported(t));
+        }
+        a::dtype_in(&t.0, dtypes)?;
+    }
+    if x.0.dtype() != y.0.dtype() {
+        return Err(NnError::invalid(format!(
+            "{} has data type {} and {} {}; they must be the same",
+            x.0.arg,
+            x.0.dtype(),
+            y.0.arg,
+            y.0.dtype()
+        )));
+    }
+    complex_out(&o, x.0.dtype() == DType::F64)?;
+    if o.0.dtype() != x.0.dtype() {
+        return Err(NnError::invalid(format!(
+            "out has data type {}; {} inputs give {}",
+            dname(&o),
+            x.0.dtype(),
+            if x.0.dtype() == DType::F64 {
+                "ACL_COMPLEX128"
+            } else {
+                "ACL_COMPLEX64"
+            }
+        )));
+    }
+    let shape = a::broadcast(&x.0, &y.0)?;
+    same_lshape(&o, &shape)?;
+    let mut l = Launch::new(api);
+    l.input(&x.0);
+    l.input(&y.0);
+    l.output(&o.0);
+    l.finish(move |v, _| cxk::binary(op, Arg::T(&v[0], false), Arg::T(&v[1], false), &v[2], true))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnComplexGetWorkspaceSize(
+    real: *const c_void,
+    imag: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnComplexGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor_cx(real, "real")?;
+            let y = a::tensor_cx(imag, "imag")?;
+            let o = a::tensor_cx(out, "out")?;
+            // FLOAT16 (into COMPLEX32) is in the reference's table; the engine has no COMPLEX32
+            from_real_pair(
+                "aclnnComplex",
+                CBinary::Complex,
+                x,
+                y,
+                o,
+                &[DType::F32, DType::F64],
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnPolarGetWorkspaceSize(
+    input: *const c_void,
+    angle: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnPolarGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor_cx(input, "input")?;
+            let y = a::tensor_cx(angle, "angle")?;
+            let o = a::tensor_cx(out, "out")?;
+            from_real_pair("aclnnPolar", CBinary::Polar, x, y, o, &[DType::F32])
+        },
+    )
+}
+
+/// aclnnReal: the real part (COMPLEX64 -> FLOAT, COMPLEX128 -> DOUBLE; a real self is
+/// copied into out of its own dtype).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnRealGetWorkspaceSize(
+    self_: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1("aclnnRealGetWorkspaceSize", workspaceSize, executor, || {
+        let x = a::tensor_cx(self_, "self")?;
+        let o = a::tensor_cx(out, "out")?;
+        if o.1 {
+            return Err(unsupported(&o));
+        }
+        if !x.1 {
+            a::dtype_in(&x.0, &[DType::F32, DType::F16])?;
+        }
+        if o.0.dtype() != x.0.dtype() {
+            return Err(NnError::invalid(format!(
+                "out has data type {}; the real part of {} is {}",
+                dname(&o),
+                dname(&x),
+                x.0.dtype()
+            )));
+        }
+        same_lshape(&o, lshape(&x))?;
+        let xc = x.1;
+        let mut l = Launch::new("aclnnReal");
+        l.input(&x.0);
+        l.output(&o.0);
+        l.finish(move |v, _| cxk::unary(CUnary::Real, Arg::T(&v[0], xc), &v[1], false))
+    })
+}
+
+/// aclnnAngleV2: the argument in radians; a real x gives pi below 0 and 0 otherwise. y is
+/// FLOAT16 for a FLOAT16 x, else FLOAT.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnAngleV2GetWorkspaceSize(
+    x: *const c_void,
+    y: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnAngleV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor_cx(x, "x")?;
+            let o = a::tensor_cx(y, "y")?;
+            if x.1 && x.0.dtype() == DType::F64 {
+                return Err(unsupported(&x));
+            }
+            if o.1 {
+                return Err(unsupported(&o));
+            }
+            if !x.1 {
+                use DType::*;
+                a::dtype_in(&x.0, &[F16, F32, Bool, U8, I8, I16, I32, I64])?;
+            }
+            let want = if !x.1 && x.0.dtype() == DType::F16 {
+                DType::F16
+            } else {
+                DType::F32
+            };
+            if o.0.dtype() != want {
+                return Err(NnError::invalid(format!(
+                    "y has data type {}; the angle of {} is {want}",
+                    o.0.dtype(),
+                    dname(&x)
+                )));
+            }
+            same_lshape(&o, lshape(&x))?;
+            let xc = x.1;
+            let op = if xc {
+                CUnary::Angle
+            } else {
+                CUnary::AngleOfReal
+            };
+            let mut l = Launch::new("aclnnAngleV2");
+            l.input(&x.0);
+            l.output(&o.0);
+            l.finish(move |v, _| cxk::unary(op, Arg::T(&v[0], xc), &v[1], false))
+        },
+    )
+}
+
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn aclStftGetWorkspaceSize(
@@ -337,7 +537,11 @@ pub unsafe extern "C" fn aclStftGetWorkspaceSize(
                 )));
             }
         }
-        for (v, n) in [(nFft, "nFft"), (hopLength, "hopLength"), (winLength, "winLength")] {
+        for (v, n) in [
+            (nFft, "nFft"),
+            (hopLength, "hopLength"),
+            (winLength, "winLength"),
+        ] {
             if v <= 0 {
                 return Err(NnError::invalid(format!("{n} is {v}; it must be > 0")));
             }
@@ -427,4 +631,4 @@ pub unsafe extern "C" fn aclStftGetWorkspaceSize(
     })
 }
 
-crate::phase2!(aclStft);
+crate::phase2!(aclStft, aclnnComplex, aclnnPolar, aclnnReal, aclnnAngleV2);

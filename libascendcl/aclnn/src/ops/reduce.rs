@@ -109,9 +109,7 @@ pub unsafe extern "C" fn aclnnReduceSumGetWorkspaceSize(
             let x = a::tensor_cx(self_, "self")?;
             let d = a::int_array(dims, "dims")?;
             let o = a::tensor_cx(out, "out")?;
-            if let Some(r) =
-                super::complex::reduce("aclnnReduceSum", &x, &d, keepDims, false, &o)
-            {
+            if let Some(r) = super::complex::reduce("aclnnReduceSum", &x, &d, keepDims, false, &o) {
                 return r;
             }
             let (x, o) = (x.0, o.0);
