@@ -10,6 +10,7 @@
 
 use super::elem;
 use super::view::View;
+use std::ops::{Add, Div, Mul, Sub};
 
 /// A complex value in f64.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -21,33 +22,6 @@ pub struct Cx {
 impl Cx {
     pub const fn new(re: f64, im: f64) -> Cx {
         Cx { re, im }
-    }
-    pub fn add(self, o: Cx) -> Cx {
-        Cx::new(self.re + o.re, self.im + o.im)
-    }
-    pub fn sub(self, o: Cx) -> Cx {
-        Cx::new(self.re - o.re, self.im - o.im)
-    }
-    pub fn mul(self, o: Cx) -> Cx {
-        Cx::new(
-            self.re * o.re - self.im * o.im,
-            self.re * o.im + self.im * o.re,
-        )
-    }
-    /// Smith's division (no overflow for large denominators).
-    pub fn div(self, o: Cx) -> Cx {
-        if o.im == 0.0 {
-            return Cx::new(self.re / o.re, self.im / o.re);
-        }
-        if o.re.abs() >= o.im.abs() {
-            let r = o.im / o.re;
-            let d = o.re + o.im * r;
-            Cx::new((self.re + self.im * r) / d, (self.im - self.re * r) / d)
-        } else {
-            let r = o.re / o.im;
-            let d = o.re * r + o.im;
-            Cx::new((self.re * r + self.im) / d, (self.im * r - self.re) / d)
-        }
     }
     pub fn abs(self) -> f64 {
         self.re.hypot(self.im)
@@ -61,6 +35,49 @@ impl Cx {
     }
     pub fn conj(self) -> Cx {
         Cx::new(self.re, -self.im)
+    }
+}
+
+impl Add for Cx {
+    type Output = Cx;
+    fn add(self, o: Cx) -> Cx {
+        Cx::new(self.re + o.re, self.im + o.im)
+    }
+}
+
+impl Sub for Cx {
+    type Output = Cx;
+    fn sub(self, o: Cx) -> Cx {
+        Cx::new(self.re - o.re, self.im - o.im)
+    }
+}
+
+impl Mul for Cx {
+    type Output = Cx;
+    fn mul(self, o: Cx) -> Cx {
+        Cx::new(
+            self.re * o.re - self.im * o.im,
+            self.re * o.im + self.im * o.re,
+        )
+    }
+}
+
+/// Smith's division (no overflow for large denominators).
+impl Div for Cx {
+    type Output = Cx;
+    fn div(self, o: Cx) -> Cx {
+        if o.im == 0.0 {
+            return Cx::new(self.re / o.re, self.im / o.re);
+        }
+        if o.re.abs() >= o.im.abs() {
+            let r = o.im / o.re;
+            let d = o.re + o.im * r;
+            Cx::new((self.re + self.im * r) / d, (self.im - self.re * r) / d)
+        } else {
+            let r = o.re / o.im;
+            let d = o.re * r + o.im;
+            Cx::new((self.re * r + self.im) / d, (self.im * r - self.re) / d)
+        }
     }
 }
 
