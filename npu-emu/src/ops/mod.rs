@@ -65,6 +65,7 @@ pub mod advindex;
 pub mod amp;
 pub mod batchnorm;
 pub mod breadth;
+pub mod complex;
 pub mod conv;
 pub mod dtype;
 pub mod elem;

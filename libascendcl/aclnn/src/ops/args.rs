@@ -124,6 +124,38 @@ pub fn tensor(h: *const c_void, arg: &'static str) -> NnResult<T> {
     to_t(&t, arg)
 }
 
+/// A tensor argument that may be complex: an ACL_COMPLEX64 (COMPLEX128) tensor comes back as
+/// its real view, ACL_FLOAT (ACL_DOUBLE) with one more innermost dimension of 2 (re, im),
+/// and `true`; any other tensor as [`tensor`] reads it, and `false`.
+pub fn tensor_cx(h: *const c_void, arg: &'static str) -> NnResult<(T, bool)> {
+    if h.is_null() {
+        return Err(NnError::nullptr(format!("{arg} is nullptr")));
+    }
+    let mut t = objects::tensor(h as usize, arg)?;
+    let real = match t.dtype {
+        npu_emu::formats::DT_COMPLEX64 => 0,
+        npu_emu::formats::DT_COMPLEX128 => 11,
+        _ => return Ok((to_t(&t, arg)?, false)),
+    };
+    t.dtype = real;
+    t.view_shape.push(2);
+    for s in &mut t.strides {
+        *s *= 2;
+    }
+    t.strides.push(1);
+    t.offset *= 2;
+    Ok((to_t(&t, arg)?, true))
+}
+
+/// An optional tensor argument that may be complex (see [`tensor_cx`]).
+pub fn opt_tensor_cx(h: *const c_void, arg: &'static str) -> NnResult<Option<(T, bool)>> {
+    if h.is_null() {
+        Ok(None)
+    } else {
+        tensor_cx(h, arg).map(Some)
+    }
+}
+
 /// A weight that may be stored in FRACTAL_NZ (the `…WeightNz` products): the logical view
 /// (for the checks), and for an NZ weight the storage as a flat tensor plus the plan that
 /// converts it back to ND.

@@ -11,6 +11,7 @@
 //! result must be castable to `out` (no float to integer, nothing but bool to bool).
 
 use super::args::{self as a, ALL_NUM, T};
+use super::complex as cx;
 use super::launch::{phase1, Built, Launch};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::{can_cast, DType};
@@ -167,10 +168,13 @@ macro_rules! tt_op {
             executor: *mut *mut c_void,
         ) -> i32 {
             phase1(stringify!($get), workspaceSize, executor, || {
-                let x = a::tensor(self_, "self")?;
-                let y = a::tensor(other, "other")?;
-                let o = a::tensor(out, "out")?;
-                tensor_tensor($api, x, y, o, ALL_NUM, $op, None, $typing)
+                let x = a::tensor_cx(self_, "self")?;
+                let y = a::tensor_cx(other, "other")?;
+                let o = a::tensor_cx(out, "out")?;
+                if let Some(r) = cx::tt($api, $op, &x, &y, &o) {
+                    return r;
+                }
+                tensor_tensor($api, x.0, y.0, o.0, ALL_NUM, $op, None, $typing)
             })
         }
     };
@@ -187,10 +191,13 @@ macro_rules! ts_op {
             executor: *mut *mut c_void,
         ) -> i32 {
             phase1(stringify!($get), workspaceSize, executor, || {
-                let x = a::tensor(self_, "self")?;
+                let x = a::tensor_cx(self_, "self")?;
                 let s = a::scalar(other, "other")?;
-                let o = a::tensor(out, "out")?;
-                tensor_scalar($api, x, s, o, ALL_NUM, $op, None, $typing, false)
+                let o = a::tensor_cx(out, "out")?;
+                if let Some(r) = cx::ts($api, $op, &x, s, &o, false) {
+                    return r;
+                }
+                tensor_scalar($api, x.0, s, o.0, ALL_NUM, $op, None, $typing, false)
             })
         }
     };
@@ -206,8 +213,12 @@ macro_rules! inplace_tt_op {
             executor: *mut *mut c_void,
         ) -> i32 {
             phase1(stringify!($get), workspaceSize, executor, || {
-                let x = a::tensor(selfRef, "selfRef")?;
-                let y = a::tensor(other, "other")?;
+                let x = a::tensor_cx(selfRef, "selfRef")?;
+                let y = a::tensor_cx(other, "other")?;
+                if let Some(r) = cx::tt($api, $op, &x, &y, &x) {
+                    return r;
+                }
+                let (x, y) = (x.0, y.0);
                 inplace_shape(&x, &y)?;
                 tensor_tensor($api, x.clone(), y, as_out(&x), ALL_NUM, $op, None, $typing)
             })
@@ -225,8 +236,12 @@ macro_rules! inplace_ts_op {
             executor: *mut *mut c_void,
         ) -> i32 {
             phase1(stringify!($get), workspaceSize, executor, || {
-                let x = a::tensor(selfRef, "selfRef")?;
+                let x = a::tensor_cx(selfRef, "selfRef")?;
                 let s = a::scalar(other, "other")?;
+                if let Some(r) = cx::ts($api, $op, &x, s, &x, false) {
+                    return r;
+                }
+                let x = x.0;
                 tensor_scalar(
                     $api,
                     x.clone(),
@@ -275,10 +290,14 @@ macro_rules! alpha_tt {
             executor: *mut *mut c_void,
         ) -> i32 {
             phase1(stringify!($get), workspaceSize, executor, || {
-                let x = a::tensor(self_, "self")?;
-                let y = a::tensor(other, "other")?;
+                let x = a::tensor_cx(self_, "self")?;
+                let y = a::tensor_cx(other, "other")?;
                 let al = a::scalar(alpha, "alpha")?;
-                let o = a::tensor(out, "out")?;
+                let o = a::tensor_cx(out, "out")?;
+                if let Some(r) = cx::tt($api, alpha_op($kind, al), &x, &y, &o) {
+                    return r;
+                }
+                let (x, y, o) = (x.0, y.0, o.0);
                 sub_dtypes($kind, &x)?;
                 let op = alpha_op($kind, al);
                 tensor_tensor($api, x, y, o, ALL_NUM, op, Some(al), Typing::Promoted)
@@ -299,10 +318,14 @@ macro_rules! alpha_ts {
             executor: *mut *mut c_void,
         ) -> i32 {
             phase1(stringify!($get), workspaceSize, executor, || {
-                let x = a::tensor(self_, "self")?;
+                let x = a::tensor_cx(self_, "self")?;
                 let s = a::scalar(other, "other")?;
                 let al = a::scalar(alpha, "alpha")?;
-                let o = a::tensor(out, "out")?;
+                let o = a::tensor_cx(out, "out")?;
+                if let Some(r) = cx::ts($api, alpha_op($kind, al), &x, s, &o, false) {
+                    return r;
+                }
+                let (x, o) = (x.0, o.0);
                 sub_dtypes($kind, &x)?;
                 let op = alpha_op($kind, al);
                 tensor_scalar(
@@ -332,9 +355,13 @@ macro_rules! alpha_inplace_tt {
             executor: *mut *mut c_void,
         ) -> i32 {
             phase1(stringify!($get), workspaceSize, executor, || {
-                let x = a::tensor(selfRef, "selfRef")?;
-                let y = a::tensor(other, "other")?;
+                let x = a::tensor_cx(selfRef, "selfRef")?;
+                let y = a::tensor_cx(other, "other")?;
                 let al = a::scalar(alpha, "alpha")?;
+                if let Some(r) = cx::tt($api, alpha_op($kind, al), &x, &y, &x) {
+                    return r;
+                }
+                let (x, y) = (x.0, y.0);
                 sub_dtypes($kind, &x)?;
                 inplace_shape(&x, &y)?;
                 let op = alpha_op($kind, al);
@@ -364,9 +391,13 @@ macro_rules! alpha_inplace_ts {
             executor: *mut *mut c_void,
         ) -> i32 {
             phase1(stringify!($get), workspaceSize, executor, || {
-                let x = a::tensor(selfRef, "selfRef")?;
+                let x = a::tensor_cx(selfRef, "selfRef")?;
                 let s = a::scalar(other, "other")?;
                 let al = a::scalar(alpha, "alpha")?;
+                if let Some(r) = cx::ts($api, alpha_op($kind, al), &x, s, &x, false) {
+                    return r;
+                }
+                let x = x.0;
                 sub_dtypes($kind, &x)?;
                 let op = alpha_op($kind, al);
                 tensor_scalar(

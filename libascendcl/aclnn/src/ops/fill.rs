@@ -86,8 +86,12 @@ pub unsafe extern "C" fn aclnnInplaceCopyGetWorkspaceSize(
         workspaceSize,
         executor,
         || {
-            let x = a::tensor(selfRef, "selfRef")?;
-            let s = a::tensor(src, "src")?;
+            let x = a::tensor_cx(selfRef, "selfRef")?;
+            let s = a::tensor_cx(src, "src")?;
+            if let Some(r) = super::complex::copy("aclnnInplaceCopy", &s, &x) {
+                return r;
+            }
+            let (x, s) = (x.0, s.0);
             a::dtype_in(&x, ALL_NUM_ALL)?;
             a::dtype_in(&s, ALL_NUM_ALL)?;
             let shape = a::broadcast(&x, &s)?;
@@ -118,8 +122,33 @@ pub unsafe extern "C" fn aclnnCastGetWorkspaceSize(
     executor: *mut *mut c_void,
 ) -> i32 {
     phase1("aclnnCastGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let o = a::tensor(out, "out")?;
+        let x = a::tensor_cx(self_, "self")?;
+        let o = a::tensor_cx(out, "out")?;
+        if x.1 || o.1 {
+            let want = match (o.1, o.0.dtype()) {
+                (true, DType::F64) => npu_emu::formats::DT_COMPLEX128,
+                (true, _) => npu_emu::formats::DT_COMPLEX64,
+                (false, d) => d.acl(),
+            };
+            if dtype != want {
+                return Err(NnError::invalid(format!(
+                    "dtype is {} but out has data type {}; they must be the same",
+                    npu_emu::formats::dtype_name(dtype),
+                    npu_emu::formats::dtype_name(want)
+                )));
+            }
+            if super::complex::lshape(&x) != super::complex::lshape(&o) {
+                return Err(NnError::invalid(format!(
+                    "out has shape {:?}; self has shape {:?}",
+                    super::complex::lshape(&o),
+                    super::complex::lshape(&x)
+                )));
+            }
+            if let Some(r) = super::complex::copy("aclnnCast", &x, &o) {
+                return r;
+            }
+        }
+        let (x, o) = (x.0, o.0);
         let d = a::dtype(dtype, "dtype")?;
         if o.dtype() != d {
             return Err(NnError::invalid(format!(

@@ -27,6 +27,7 @@ pub mod breadth;
 pub mod clamp;
 pub mod cnn;
 pub mod compare;
+pub mod complex;
 pub mod convert19;
 pub mod ctc;
 pub mod cv19;

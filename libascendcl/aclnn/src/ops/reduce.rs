@@ -106,9 +106,13 @@ pub unsafe extern "C" fn aclnnReduceSumGetWorkspaceSize(
         workspaceSize,
         executor,
         || {
-            let x = a::tensor(self_, "self")?;
+            let x = a::tensor_cx(self_, "self")?;
             let d = a::int_array(dims, "dims")?;
-            let o = a::tensor(out, "out")?;
+            let o = a::tensor_cx(out, "out")?;
+            if let Some(r) = super::complex::reduce("aclnnReduceSum", &x, &d, keepDims, false, &o) {
+                return r;
+            }
+            let (x, o) = (x.0, o.0);
             reduce_op(
                 "aclnnReduceSum",
                 x,
@@ -134,9 +138,13 @@ pub unsafe extern "C" fn aclnnMeanGetWorkspaceSize(
     executor: *mut *mut c_void,
 ) -> i32 {
     phase1("aclnnMeanGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
+        let x = a::tensor_cx(self_, "self")?;
         let d = a::int_array(dim, "dim")?;
-        let o = a::tensor(out, "out")?;
+        let o = a::tensor_cx(out, "out")?;
+        if let Some(r) = super::complex::reduce("aclnnMean", &x, &d, keepDim, true, &o) {
+            return r;
+        }
+        let (x, o) = (x.0, o.0);
         a::dtype_in(&o, FLOATS)?;
         reduce_op(
             "aclnnMean",

@@ -53,8 +53,11 @@ macro_rules! unary_ops {
             executor: *mut *mut std::ffi::c_void,
         ) -> i32 {
             $crate::ops::launch::phase1(stringify!($ip_get), workspaceSize, executor, || {
-                let x = $crate::ops::args::tensor(selfRef, "selfRef")?;
-                $crate::ops::unary::unary($ip_api, x.clone(), x, $dtypes, $op)
+                let x = $crate::ops::args::tensor_cx(selfRef, "selfRef")?;
+                if let Some(r) = $crate::ops::complex::unary($ip_api, $op, &x, &x) {
+                    return r;
+                }
+                $crate::ops::unary::unary($ip_api, x.0.clone(), x.0, $dtypes, $op)
             })
         }
     };
@@ -67,9 +70,12 @@ macro_rules! unary_ops {
             executor: *mut *mut std::ffi::c_void,
         ) -> i32 {
             $crate::ops::launch::phase1(stringify!($get), workspaceSize, executor, || {
-                let x = $crate::ops::args::tensor(self_, "self")?;
-                let o = $crate::ops::args::tensor(out, "out")?;
-                $crate::ops::unary::unary($api, x, o, $dtypes, $op)
+                let x = $crate::ops::args::tensor_cx(self_, "self")?;
+                let o = $crate::ops::args::tensor_cx(out, "out")?;
+                if let Some(r) = $crate::ops::complex::unary($api, $op, &x, &o) {
+                    return r;
+                }
+                $crate::ops::unary::unary($api, x.0, o.0, $dtypes, $op)
             })
         }
     };
