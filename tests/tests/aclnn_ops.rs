@@ -31,6 +31,8 @@
 //!   Softshrink (+ backward forms) and their argument errors;
 //! - `aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, the shifts, IsIn forms, Addr, Cdist,
 //!   TriangularSolve, MaxUnpool2d/3d, Svd, GatherNd, ScatterNd, Bucketize;
+//! - `aclnn_complex.cpp`: complex tensors through the arithmetic, unary, reduction, copy and
+//!   cast operators, and aclStft;
 //! - `aclnn_ops16.cpp`: training-path operators (ScatterReduce, InplaceScatterReduce,
 //!   SearchSorteds, LinalgCholesky, UnfoldGrad, LogitGrad, HardswishBackwardV2, CdistBackward,
 //!   MultilabelMarginLoss, IndexAddV2, AddRelu) against hand-derived values, and their argument errors;
@@ -931,6 +933,40 @@ fn norm_operators_13_match_the_host_reference() {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_complex.cpp`: ACL_COMPLEX64 / ACL_COMPLEX128 through Mul (complex x
+/// complex, complex x real broadcast, a strided complex view in place, COMPLEX128), Div, Add /
+/// Sub with alpha, Muls, Neg, Abs (the real magnitude), Exp, ReduceSum / Mean, InplaceCopy
+/// and Cast between real and complex, Complex, Polar, Real, AngleV2, and aclStft (frames, a centred short window, the
+/// normalized real (re, im) output, a two-sided batch) against hand-derived values, with the
+/// documented argument errors.
+#[test]
+fn complex_operators_match_hand_derived_values() {
+    let work = scratch("aclnn-complex");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_complex.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok arithmetic",
+        "ok unary",
+        "ok reductions",
+        "ok copies",
+        "ok construct",
+        "ok stft",
+    ] {
+        assert!(r.stdout.contains(section), "{section}: {}", r.all());
+    }
+    for err in [
+        "error mul complex into a float out",
+        "error abs complex128",
+        "error stft out shape",
+        "error stft self nullptr",
+    ] {
+        assert!(r.stdout.contains(err), "{err}: {}", r.all());
+    }
 }
 
 /// `tests/c/aclnn/aclnn_ops14.cpp`: Diag, DiagFlat, Signbit, Gcd, IsInTensorScalar /

@@ -912,6 +912,44 @@ fn lstm_gru_and_fused_lstm_cell_match_cpu_through_torch_npu() {
     }
 }
 
+/// `tests/python/complex_ops.py`: complex tensors (the spectrum of torch.fft.rfft) through
+/// torch_npu against CPU torch: arithmetic with complex, real and scalar operands and the
+/// in-place forms, neg, abs, exp, sum/mean, .real/.imag, conj, .to(complex64), angle,
+/// irfft/fft/ifft, an FFT convolution against the direct circular convolution, and
+/// torch.stft (aclStft) with its magnitude.
+#[test]
+fn complex_tensors_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("complex_ops.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-complex-ops",
+        &venv,
+        "cd \"$T\" && \"$PY\" complex_ops.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("complex_ops: 0 failed"), "{}", r.all());
+    for case in [
+        "mul",
+        "add_alpha",
+        "div",
+        "inplace",
+        "abs",
+        "sum_dim",
+        "fft_conv",
+        "stft",
+        "stft_abs",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
 /// `tests/python/op_breadth_norm.py`: the torch operations torch_npu runs through the
 /// aclnn operators of `ops/norm.rs` (batch_norm_stats, batch_norm_gather_stats_with_counts,
 /// batch_norm_elemt, batch_norm_backward_reduce, batch_norm_backward_elemt, and their chain
