@@ -202,6 +202,41 @@ fn conv_args(
     }
 }
 
+/// The forward convolution's launch once `c` is checked: `out` of `c`'s output shape, the
+/// optional `bias` of its output channels.
+fn forward_launch(
+    api: &'static str,
+    x: &a::T,
+    w: &a::T,
+    b: Option<&a::T>,
+    o: &a::T,
+    c: ConvArgs,
+    transposed: bool,
+) -> NnResult<Built> {
+    a::same_shape(o, &c.out_shape)?;
+    if let Some(b) = b {
+        a::dtype_in(b, FLOATS3)?;
+        a::same_shape(b, &[c.bias_len])?;
+    }
+    let mut l = Launch::new(api);
+    l.input(x);
+    l.input(w);
+    let hb = b.is_some();
+    if let Some(b) = b {
+        l.input(b);
+    }
+    l.output(o);
+    let geo = c.geo;
+    l.finish(move |v, _| {
+        let (bv, ov) = if hb {
+            (Some(&v[2]), &v[3])
+        } else {
+            (None, &v[2])
+        };
+        conv::conv_forward(&v[0], &v[1], bv, ov, &geo, transposed)
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
     input: *const c_void,
@@ -239,28 +274,7 @@ pub unsafe extern "C" fn aclnnConvolutionGetWorkspaceSize(
                 groups,
             )?;
             a::dtype_in(&o, FLOATS3)?;
-            a::same_shape(&o, &c.out_shape)?;
-            if let Some(b) = &b {
-                a::dtype_in(b, FLOATS3)?;
-                a::same_shape(b, &[c.bias_len])?;
-            }
-            let mut l = Launch::new("aclnnConvolution");
-            l.input(&x);
-            l.input(&w);
-            let hb = b.is_some();
-            if let Some(b) = &b {
-                l.input(b);
-            }
-            l.output(&o);
-            let geo = c.geo;
-            l.finish(move |v, _| {
-                let (bv, ov) = if hb {
-                    (Some(&v[2]), &v[3])
-                } else {
-                    (None, &v[2])
-                };
-                conv::conv_forward(&v[0], &v[1], bv, ov, &geo, transposed)
-            })
+            forward_launch("aclnnConvolution", &x, &w, b.as_ref(), &o, c, transposed)
         },
     )
 }
@@ -489,28 +503,7 @@ pub unsafe extern "C" fn aclnnConvDepthwise2dGetWorkspaceSize(
                 cin as i64,
             )?;
             same_dtype(&o, x.dtype())?;
-            a::same_shape(&o, &c.out_shape)?;
-            if let Some(b) = &b {
-                a::dtype_in(b, FLOATS3)?;
-                a::same_shape(b, &[c.bias_len])?;
-            }
-            let mut l = Launch::new("aclnnConvDepthwise2d");
-            l.input(&x);
-            l.input(&w);
-            let hb = b.is_some();
-            if let Some(b) = &b {
-                l.input(b);
-            }
-            l.output(&o);
-            let geo = c.geo;
-            l.finish(move |v, _| {
-                let (bv, ov) = if hb {
-                    (Some(&v[2]), &v[3])
-                } else {
-                    (None, &v[2])
-                };
-                conv::conv_forward(&v[0], &v[1], bv, ov, &geo, false)
-            })
+            forward_launch("aclnnConvDepthwise2d", &x, &w, b.as_ref(), &o, c, false)
         },
     )
 }

@@ -30,6 +30,23 @@ fn common(x: &T, out: &T, mask: &T, qmin: i64, qmax: i64) -> NnResult<()> {
     Ok(())
 }
 
+/// The launch both forms share: self, scale and zeroPoint in, out and mask out.
+fn launch(
+    api: &'static str,
+    inputs: [&T; 3],
+    outputs: [&T; 2],
+    kernel: impl Fn(&[npu_emu::ops::View]) -> Result<(), String> + Send + Sync + 'static,
+) -> NnResult<Built> {
+    let mut l = Launch::new(api);
+    for t in inputs {
+        l.input(t);
+    }
+    for t in outputs {
+        l.output(t);
+    }
+    l.finish(move |v, _| kernel(v))
+}
+
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn aclnnFakeQuantPerTensorAffineCachemaskGetWorkspaceSize(
@@ -68,15 +85,12 @@ pub unsafe extern "C" fn aclnnFakeQuantPerTensorAffineCachemaskGetWorkspaceSize(
             }
             let enabled = fakeQuantEnabled >= 1.0;
             let (qmin, qmax) = (quantMin, quantMax);
-            let mut l = Launch::new("aclnnFakeQuantPerTensorAffineCachemask");
-            l.input(&x);
-            l.input(&s);
-            l.input(&z);
-            l.output(&o);
-            l.output(&m);
-            l.finish(move |v, _| {
-                engine::per_tensor(&v[0], &v[1], &v[2], enabled, qmin, qmax, &v[3], &v[4])
-            })
+            launch(
+                "aclnnFakeQuantPerTensorAffineCachemask",
+                [&x, &s, &z],
+                [&o, &m],
+                move |v| engine::per_tensor(&v[0], &v[1], &v[2], enabled, qmin, qmax, &v[3], &v[4]),
+            )
         },
     )
 }
@@ -130,15 +144,12 @@ pub unsafe extern "C" fn aclnnFakeQuantPerChannelAffineCachemaskGetWorkspaceSize
                 }
             }
             let (qmin, qmax) = (quantMin, quantMax);
-            let mut l = Launch::new("aclnnFakeQuantPerChannelAffineCachemask");
-            l.input(&x);
-            l.input(&s);
-            l.input(&z);
-            l.output(&o);
-            l.output(&m);
-            l.finish(move |v, _| {
-                engine::per_channel(&v[0], &v[1], &v[2], ax, qmin, qmax, &v[3], &v[4])
-            })
+            launch(
+                "aclnnFakeQuantPerChannelAffineCachemask",
+                [&x, &s, &z],
+                [&o, &m],
+                move |v| engine::per_channel(&v[0], &v[1], &v[2], ax, qmin, qmax, &v[3], &v[4]),
+            )
         },
     )
 }
