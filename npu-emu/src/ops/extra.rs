@@ -620,16 +620,14 @@ fn unique_slices(
         }
     }
     if let Some(cv) = counts {
-        {
-            let st = cv.strides.first().copied().unwrap_or(1);
-            let c = View {
-                ptr: cv.ptr,
-                dtype: cv.dtype,
-                shape: vec![k],
-                strides: vec![st],
-            };
-            store(cnt, DType::I64, &c)?;
-        }
+        let st = cv.strides.first().copied().unwrap_or(1);
+        let c = View {
+            ptr: cv.ptr,
+            dtype: cv.dtype,
+            shape: vec![k],
+            strides: vec![st],
+        };
+        store(cnt, DType::I64, &c)?;
     }
     Ok(k)
 }

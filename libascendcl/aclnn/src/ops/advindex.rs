@@ -37,7 +37,9 @@ fn nonzero(api: &'static str, self_: *const c_void, out: *mut c_void, v2: bool) 
     if o.ndim() != 2 || (nd > 0 && o.shape()[coord_dim] != nd) {
         let want = if v2 { [nd, n] } else { [n, nd] };
         return Err(NnError::invalid(format!(
-            "out must be 2-D with {nd} coordinates per nonzero element in dimension              {coord_dim} (room for every element being nonzero is {want:?}), but its shape is {:?}",
+            "out must be 2-D with {nd} coordinates per nonzero element in dimension \
+             {coord_dim} (room for every element being nonzero is {want:?}), but its shape \
+             is {:?}",
             o.shape()
         )));
     }

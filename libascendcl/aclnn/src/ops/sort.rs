@@ -14,9 +14,9 @@
 //! asked for); the caller synchronises and reads it with `aclGetViewShape`, as torch_npu
 //! does. The values come out sorted ascending (`sorted` false allows any order). For
 //! UniqueConsecutive a `dim` in `[-ndim, ndim)` collapses equal neighbouring slices along
-//! that dimension (`valueOut` then has room for `self`'s elements and becomes `self`'s shape with the
-//! count at `dim`, stored contiguously); any other `dim` (torch_npu passes 1000 for none)
-//! works on the flattened tensor.
+//! that dimension (`valueOut` then has room for `self`'s elements and becomes `self`'s
+//! shape with the count at `dim`, stored contiguously); any other `dim` (torch_npu passes
+//! 1000 for none) works on the flattened tensor.
 
 use super::args::{self as a, ALL_NUM};
 use super::launch::{phase1, Built, Launch};
