@@ -20,12 +20,14 @@ use npu_emu::ops::dtype::DType;
 use npu_emu::ops::{elem, iter, random, View};
 use std::ffi::c_void;
 
-fn read_i64(v: &View) -> i64 {
+/// The value of a checked one-element seed or offset tensor.
+pub(super) fn read_i64(v: &View) -> i64 {
     // SAFETY: a checked one-element view.
     unsafe { elem::read_i64(v.dtype, v.ptr) }
 }
 
-fn one_elem(t: &a::T) -> Result<(), NnError> {
+/// A seed or offset tensor: one INT64 (or INT32 / UINT64) element.
+pub(super) fn one_elem(t: &a::T) -> Result<(), NnError> {
     a::dtype_in(t, &[DType::I64, DType::I32, DType::U64])?;
     if t.numel() != 1 {
         return Err(NnError::invalid(format!(
@@ -143,7 +145,7 @@ pub unsafe extern "C" fn aclnnInplaceUniformGetWorkspaceSize(
 }
 
 /// The data types of InplaceRandom's `selfRef`.
-const RANDOM_TYPES: &[DType] = &[
+pub(super) const RANDOM_TYPES: &[DType] = &[
     DType::F32,
     DType::F16,
     DType::F64,
@@ -157,7 +159,7 @@ const RANDOM_TYPES: &[DType] = &[
 ];
 
 /// The range of values `d` holds, as InplaceRandom checks `from` and `to - 1` against it.
-fn value_range(d: DType) -> (i128, i128) {
+pub(super) fn value_range(d: DType) -> (i128, i128) {
     match d {
         DType::Bool => (0, 1),
         DType::U8 => (0, u8::MAX as i128),

@@ -13,55 +13,12 @@
 
 use super::args::{self as a, FLOATS};
 use super::launch::{phase1, Launch};
-use crate::status::{NnError, NnResult};
+use super::random::{one_elem, read_i64, value_range, RANDOM_TYPES};
+use crate::status::NnError;
 use npu_emu::ops::dtype::DType;
-use npu_emu::ops::{elem, random, random2, View};
+use npu_emu::ops::{random, random2};
 use std::ffi::c_void;
 
-fn read_i64(v: &View) -> i64 {
-    // SAFETY: a checked one-element view.
-    unsafe { elem::read_i64(v.dtype, v.ptr) }
-}
-
-/// A seed or offset tensor: one INT64 (or INT32 / UINT64) element.
-fn one_elem(t: &a::T) -> NnResult<()> {
-    a::dtype_in(t, &[DType::I64, DType::I32, DType::U64])?;
-    if t.numel() != 1 {
-        return Err(NnError::invalid(format!(
-            "{} must hold one element, but its shape is {:?}",
-            t.arg,
-            t.shape()
-        )));
-    }
-    Ok(())
-}
-
-const RANDOM_TYPES: &[DType] = &[
-    DType::F32,
-    DType::F16,
-    DType::F64,
-    DType::BF16,
-    DType::I32,
-    DType::I64,
-    DType::I16,
-    DType::I8,
-    DType::U8,
-    DType::Bool,
-];
-
-fn value_range(d: DType) -> (i128, i128) {
-    match d {
-        DType::Bool => (0, 1),
-        DType::U8 => (0, u8::MAX as i128),
-        DType::I8 => (i8::MIN as i128, i8::MAX as i128),
-        DType::I16 => (i16::MIN as i128, i16::MAX as i128),
-        DType::I32 => (i32::MIN as i128, i32::MAX as i128),
-        DType::F16 => (-65504, 65504),
-        _ => (i64::MIN as i128, i64::MAX as i128),
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
 #[no_mangle]
 pub unsafe extern "C" fn aclnnInplaceRandomTensorGetWorkspaceSize(
     selfRef: *const c_void,
