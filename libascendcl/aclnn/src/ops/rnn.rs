@@ -194,6 +194,28 @@ fn check(t: &T, x: &T, shape: &[usize]) -> NnResult<()> {
     a::same_shape(t, shape)
 }
 
+/// `dparamsOut` holds one gradient per tensor of `params`, each of its shape and x's type.
+fn check_dparams(dps: &[T], ps: &[T], x: &T) -> NnResult<()> {
+    if dps.len() != ps.len() {
+        return invalid(format!(
+            "dparamsOut holds {} tensors, params {}",
+            dps.len(),
+            ps.len()
+        ));
+    }
+    for (k, (d, p)) in dps.iter().zip(ps).enumerate() {
+        a::same_dtype(d, x)?;
+        if d.shape() != p.shape() {
+            return invalid(format!(
+                "dparamsOut[{k}] has shape {:?}, params[{k}] {:?}",
+                d.shape(),
+                p.shape()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The saved-intermediate lists: in training each must hold `L*D` tensors of `[T, B, H]`.
 fn check_lists(lists: &[&Vec<T>], names: &[&str], cfg: &Rnn, x: &T, train: bool) -> NnResult<()> {
     let n = cfg.layers * cfg.dirs();
@@ -424,23 +446,7 @@ pub unsafe extern "C" fn aclnnLstmBackwardGetWorkspaceSize(
             check(&dx, &x, x.shape())?;
             check(&dh0, &x, &ss)?;
             check(&dc0, &x, &ss)?;
-            if dps.len() != ps.len() {
-                return invalid(format!(
-                    "dparamsOut holds {} tensors, params {}",
-                    dps.len(),
-                    ps.len()
-                ));
-            }
-            for (k, (d, p)) in dps.iter().zip(&ps).enumerate() {
-                a::same_dtype(d, &x)?;
-                if d.shape() != p.shape() {
-                    return invalid(format!(
-                        "dparamsOut[{k}] has shape {:?}, params[{k}] {:?}",
-                        d.shape(),
-                        p.shape()
-                    ));
-                }
-            }
+            check_dparams(&dps, &ps, &x)?;
             let mut l = Launch::new("aclnnLstmBackward");
             l.input(&x);
             l.inputs(&hxs);
@@ -654,23 +660,7 @@ pub unsafe extern "C" fn aclnnGRUBackwardGetWorkspaceSize(
             check_lists(&lists.iter().collect::<Vec<_>>(), &names, &cfg, &x, true)?;
             check(&dx, &x, x.shape())?;
             check(&dh0, &x, &ss)?;
-            if dps.len() != ps.len() {
-                return invalid(format!(
-                    "dparamsOut holds {} tensors, params {}",
-                    dps.len(),
-                    ps.len()
-                ));
-            }
-            for (k, (d, p)) in dps.iter().zip(&ps).enumerate() {
-                a::same_dtype(d, &x)?;
-                if d.shape() != p.shape() {
-                    return invalid(format!(
-                        "dparamsOut[{k}] has shape {:?}, params[{k}] {:?}",
-                        d.shape(),
-                        p.shape()
-                    ));
-                }
-            }
+            check_dparams(&dps, &ps, &x)?;
             let mut l = Launch::new("aclnnGRUBackward");
             l.input(&x);
             l.inputs(&ps);
