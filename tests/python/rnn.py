@@ -1,5 +1,6 @@
 """Recurrent layers through the real torch_npu against CPU torch with identical weights:
-nn.LSTM (aclnnLSTM / aclnnLstmBackward), nn.GRU (aclnnGRU / aclnnGRUBackward),
+nn.LSTM (aclnnLSTM / aclnnLstmBackward, and the aclop DynamicRNN / DynamicRNNGrad),
+nn.LSTMCell (the aclop DynamicRNNV2 / DynamicRNNV2Grad), nn.GRU (aclnnGRU / aclnnGRUBackward),
 torch._thnn_fused_lstm_cell (aclnnThnnFusedLstmCell / aclnnThnnFusedLstmCellBackward),
 nn.GRUCell and nn.RNN: the forward outputs and the gradients of the input, the initial states and every parameter, in
 float32 and float16, and a small LSTM regressor trained for 20 Adam steps whose losses
@@ -7,10 +8,10 @@ follow CPU's.
 
 torch_npu 2.9 sends nn.LSTM to aclnnLSTM only for one layer, one direction, with biases
 (`ShouldFallbackToAclOp` in op-plugin's LSTMKernelNpuOpApi.cpp: any other params count, bf16
-or mixed dtypes go to the aclop DynamicRNN, which npu-emu does not run); those shapes are
-not cases here. nn.GRU reaches aclnnGRU for every shape. nn.LSTMCell goes to the aclop
-DynamicRNNV2 too (op-plugin registers `lstm_cell` for acl_op only), so the fused cell is
-tested through `torch._thnn_fused_lstm_cell`, the op aclnnThnnFusedLstmCell serves; nn.GRUCell
+or mixed dtypes go to the aclop DynamicRNN, one call per layer and direction); the `dynrnn_`
+cases are those shapes. nn.GRU reaches aclnnGRU for every shape. nn.LSTMCell goes to the aclop
+DynamicRNNV2 (op-plugin registers `lstm_cell` for acl_op only); the fused cell behind
+`torch._thnn_fused_lstm_cell` is aclnnThnnFusedLstmCell; nn.GRUCell
 and nn.RNN run as torch's composite of linear algebra and pointwise operators. A
 pack_padded_sequence reaches aclnnLSTM's packed form; nn.GRU on one does not reach aclnnGRU
 (and its output does not fit torch_npu's padded packing), so it is not a case.
@@ -282,6 +283,78 @@ def lstm_packed(with_state):
 
 case("lstm_packed_sequence", lstm_packed(True))
 case("lstm_packed_sequence_no_state", lstm_packed(False))
+
+# The shapes torch_npu sends to the aclop DynamicRNN / DynamicRNNGrad (one call per layer
+# and direction; the reverse direction on the flipped sequence) and nn.LSTMCell's
+# DynamicRNNV2 / DynamicRNNV2Grad.
+case("dynrnn_lstm_2layer", lstm_case(layers=2))
+case("dynrnn_lstm_bidirectional", lstm_case(bidir=True))
+case("dynrnn_lstm_3layer_bidirectional", lstm_case(layers=3, bidir=True, T=4, B=2))
+case("dynrnn_lstm_no_bias", lstm_case(bias=False))
+case("dynrnn_lstm_2layer_batch_first_no_state", lstm_case(layers=2, batch_first=True, with_state=False))
+case("dynrnn_lstm_fp16_bidirectional", lstm_case(half=True, bidir=True, layers=2))
+case("dynrnn_lstm_one_step", lstm_case(layers=2, T=1, B=1, I=1, H=1))
+case("dynrnn_lstmcell", cell_case("lstm"))
+case("dynrnn_lstmcell_no_bias", cell_case("lstm", bias=False))
+case("dynrnn_lstmcell_fp16", cell_case("lstm", half=True))
+
+
+def lstm2_eval():
+    mod = torch.nn.LSTM(4, 5, num_layers=2, bidirectional=True, dropout=0.3).eval()
+    npu = copy.deepcopy(mod).to(D)
+    x = torch.randn(6, 2, 4)
+    with torch.no_grad():
+        oc, (hc, cc) = mod(x)
+        on, (hn, cn) = npu(x.to(D))
+    close(on, oc, 2e-4, "output")
+    close(hn, hc, 2e-4, "h")
+    close(cn, cc, 2e-4, "c")
+
+
+case("dynrnn_lstm_eval_dropout_layers", lstm2_eval)
+
+
+def lstm_packed_bidir():
+    """A bidirectional nn.LSTM on a pack_padded_sequence (DynamicRNN with torch_npu's
+    seq_length mask; the reverse direction REDIRECTIONAL): outputs, final states and the
+    parameter gradients against CPU."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    mod = torch.nn.LSTM(4, 5, bidirectional=True)
+    npu = copy.deepcopy(mod).to(D)
+    x = torch.randn(5, 3, 4)
+    lens = torch.tensor([5, 3, 2])
+    oc, (hc, cc) = mod(pack_padded_sequence(x, lens))
+    on, (hn, cn) = npu(pack_padded_sequence(x.to(D), lens))
+    oc, _ = pad_packed_sequence(oc)
+    on, _ = pad_packed_sequence(on)
+    close(on, oc, 2e-4, "output")
+    close(hn, hc, 2e-4, "h")
+    close(cn, cc, 2e-4, "c")
+    w = torch.randn(oc.shape)
+    (oc * w).sum().backward()
+    (on * w.to(D)).sum().backward()
+    for (name, pc), (_, pn) in zip(mod.named_parameters(), npu.named_parameters()):
+        close(pn.grad, pc.grad, 2e-4, f"{name} grad")
+
+
+case("dynrnn_lstm_packed_bidirectional", lstm_packed_bidir)
+
+
+def lstm_packed_2layer():
+    """A 2-layer nn.LSTM on a pack_padded_sequence: outputs and final states against CPU."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    mod = torch.nn.LSTM(4, 5, num_layers=2)
+    npu = copy.deepcopy(mod).to(D)
+    x = torch.randn(6, 3, 4)
+    lens = torch.tensor([6, 4, 1])
+    oc, (hc, cc) = mod(pack_padded_sequence(x, lens))
+    on, (hn, cn) = npu(pack_padded_sequence(x.to(D), lens))
+    close(pad_packed_sequence(on)[0], pad_packed_sequence(oc)[0], 2e-4, "output")
+    close(hn, hc, 2e-4, "h")
+    close(cn, cc, 2e-4, "c")
+
+
+case("dynrnn_lstm_packed_2layer", lstm_packed_2layer)
 
 class Regressor(torch.nn.Module):
     def __init__(self):

@@ -149,6 +149,28 @@ fn cast_through_aclopcast_and_the_cast_op() {
     assert!(r.stdout.contains("PASS"), "{}", r.all());
 }
 
+/// `dynamic_rnn.cpp`: the LSTM operators of the single-operator API from CANN's op
+/// prototypes: DynamicRNN with lengths, initial state and forget_bias against a host LSTM,
+/// REDIRECTIONAL without optional inputs, DynamicRNNGrad against finite differences,
+/// DynamicRNNV2 with PyTorch's gate order, and the error codes.
+#[test]
+fn dynamic_rnn_family_matches_a_host_lstm_and_its_finite_differences() {
+    let r = run_prog("dynamic_rnn.cpp", &[], &[]);
+    r.assert_ok();
+    for line in [
+        "ok DynamicRNN output_h (state kept past the length)",
+        "ok REDIRECTIONAL output_h (final state at step 0)",
+        "ok DynamicRNNGrad dw",
+        "ok DynamicRNNV2 y",
+        "-> 100021",
+        "-> 100023",
+        "-> 100022",
+        "PASS dynamic_rnn",
+    ] {
+        assert!(r.stdout.contains(line), "missing {line:?}: {}", r.all());
+    }
+}
+
 #[test]
 fn transdata_runs_in_stream_order_and_rechecks_memory_when_it_runs() {
     let r = run_prog("stream_order.cpp", &[], &[]);

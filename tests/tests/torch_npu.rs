@@ -875,7 +875,9 @@ fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu()
 }
 
 /// `tests/python/rnn.py`: nn.LSTM (one layer, one direction, with biases: the shapes
-/// torch_npu sends to aclnnLSTM / aclnnLstmBackward), nn.GRU of every shape (aclnnGRU /
+/// torch_npu sends to aclnnLSTM / aclnnLstmBackward; every other shape, packed sequences
+/// included, through the aclop DynamicRNN / DynamicRNNGrad), nn.LSTMCell (the aclop
+/// DynamicRNNV2 / DynamicRNNV2Grad), nn.GRU of every shape (aclnnGRU /
 /// aclnnGRUBackward), `_thnn_fused_lstm_cell` (aclnnThnnFusedLstmCell(+Backward)),
 /// nn.GRUCell and nn.RNN against CPU torch with identical weights: outputs and the gradients of
 /// the input, the initial states and every parameter, float32 and float16, nn.LSTM on a
@@ -892,6 +894,15 @@ fn lstm_gru_and_fused_lstm_cell_match_cpu_through_torch_npu() {
     assert!(r.stdout.contains("rnn: 0 failed"), "{}", r.all());
     for case in [
         "lstm_1layer",
+        "dynrnn_lstm_2layer",
+        "dynrnn_lstm_3layer_bidirectional",
+        "dynrnn_lstm_no_bias",
+        "dynrnn_lstm_fp16_bidirectional",
+        "dynrnn_lstmcell",
+        "dynrnn_lstmcell_fp16",
+        "dynrnn_lstm_eval_dropout_layers",
+        "dynrnn_lstm_packed_bidirectional",
+        "dynrnn_lstm_packed_2layer",
         "lstm_fp16_batch_first",
         "lstm_eval_no_grad",
         "gru_2layer_bidirectional",

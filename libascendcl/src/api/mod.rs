@@ -28,6 +28,7 @@ pub mod mem_async;
 pub mod memory;
 pub mod notify;
 pub mod op;
+pub mod op_rnn;
 pub mod overflow;
 pub mod prof;
 pub mod prof_tx;

@@ -1,8 +1,9 @@
 //! Single-operator API (`acl_op.h`, `acl_op_compiler.h`, abi.md §1.7): operator attributes
 //! and the execute calls, with the one operator the emulator has, `TransData` (abi.md §5.4).
 //!
-//! Operators: `TransData` and `Cast` (also reached through `aclopCast`; the Cast section
-//! below gives its element rules).
+//! Operators: `TransData`, `Cast` (also reached through `aclopCast`; the Cast section
+//! below gives its element rules), and the LSTM operators `DynamicRNN`, `DynamicRNNV2`,
+//! `DynamicRNNGrad`, `DynamicRNNV2Grad` (`op_rnn.rs`).
 //!
 //! `TransData`: 1 input, 1 output of the same data type; required string attrs `src_format`
 //! and `dst_format` (CANN's names: "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "ND", …),
@@ -57,11 +58,11 @@ use npu_emu_ffi::handles::HandleKind;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void, CStr};
 
-const ACL_ERROR_OP_INPUT_NOT_MATCH: i32 = 100021;
-const ACL_ERROR_OP_OUTPUT_NOT_MATCH: i32 = 100022;
-const ACL_ERROR_OP_ATTR_NOT_MATCH: i32 = 100023;
+pub(crate) const ACL_ERROR_OP_INPUT_NOT_MATCH: i32 = 100021;
+pub(crate) const ACL_ERROR_OP_OUTPUT_NOT_MATCH: i32 = 100022;
+pub(crate) const ACL_ERROR_OP_ATTR_NOT_MATCH: i32 = 100023;
 const ACL_ERROR_OP_NOT_FOUND: i32 = 100024;
-const ACL_ERROR_UNSUPPORTED_DATA_TYPE: i32 = 100026;
+pub(crate) const ACL_ERROR_UNSUPPORTED_DATA_TYPE: i32 = 100026;
 const ACL_ERROR_FORMAT_NOT_MATCH: i32 = 100027;
 
 /// One attribute value.
@@ -82,7 +83,7 @@ pub enum AttrValue {
 }
 
 impl AttrValue {
-    fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             AttrValue::Bool(_) => "bool (aclopSetAttrBool)",
             AttrValue::Int(_) => "int (aclopSetAttrInt)",
@@ -347,19 +348,32 @@ pub extern "C" fn aclopSetAttrListListInt(
 }
 
 /// The arguments every execute call shares.
-struct Call {
-    op_type: *const c_char,
-    num_inputs: i32,
-    input_desc: *const *const TensorDesc,
-    inputs: *const *const DataBuffer,
-    num_outputs: i32,
-    output_desc: *const *const TensorDesc,
-    outputs: *const *const DataBuffer,
-    attr: *const OpAttr,
-    stream: *mut c_void,
+pub(crate) struct Call {
+    pub(crate) op_type: *const c_char,
+    pub(crate) num_inputs: i32,
+    pub(crate) input_desc: *const *const TensorDesc,
+    pub(crate) inputs: *const *const DataBuffer,
+    pub(crate) num_outputs: i32,
+    pub(crate) output_desc: *const *const TensorDesc,
+    pub(crate) outputs: *const *const DataBuffer,
+    pub(crate) attr: *const OpAttr,
+    pub(crate) stream: *mut c_void,
 }
 
-fn element<T>(arr: *const *const T, i: usize, arg: &str) -> Result<*const T, Error> {
+/// The call's op type.
+pub(crate) fn op_name(c: &Call) -> Result<String, Error> {
+    c_str(c.op_type, "opType")
+}
+
+/// A copy of the call's attributes (none for a NULL `attr`).
+pub(crate) fn attrs_of(attr: *const OpAttr) -> Result<BTreeMap<String, AttrValue>, Error> {
+    if attr.is_null() {
+        return Ok(BTreeMap::new());
+    }
+    with_attr(attr, |a| Ok(a.values.clone()))
+}
+
+pub(crate) fn element<T>(arr: *const *const T, i: usize, arg: &str) -> Result<*const T, Error> {
     // SAFETY: non-NULL array (checked by the caller) of at least `num` pointers per the
     // ACL contract; `i < num`.
     let p = unsafe { arr.add(i).read_unaligned() };
@@ -393,11 +407,13 @@ fn execute(api: &'static str, c: Call) -> Result<(), Error> {
     match op_type.as_str() {
         "TransData" => trans_data(api, &c),
         "Cast" => cast_op(api, &c),
+        lstm if crate::api::op_rnn::handles(lstm) => crate::api::op_rnn::execute(api, &c),
         other => Err(Error::new(
             ACL_ERROR_OP_NOT_FOUND,
             format!(
                 "op type \"{other}\" is not supported: npu-emu has no operator model for it \
-                 (the emulated operators are: TransData, Cast). {}",
+                 (the emulated operators are: TransData, Cast, DynamicRNN, DynamicRNNV2, \
+                 DynamicRNNGrad, DynamicRNNV2Grad). {}",
                 crate::api::fallback::explain(other)
             ),
         )),
