@@ -874,6 +874,45 @@ fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu()
     }
 }
 
+/// `tests/python/npu_aclop_apis.py`: torch_npu's own APIs that op-plugin implements only as
+/// aclop calls (npu_transpose, npu_broadcast, npu_slice, npu_pad, npu_silu(_), npu_mish,
+/// npu_max / npu_min with their gradient through npu_scatter) against CPU torch, and a bad
+/// permutation failing with the operator's message.
+#[test]
+fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
+    let Some(venv) = venv() else { return };
+    let r = py_job(
+        "torch-aclop-apis",
+        &venv,
+        "cd \"$T\" && \"$PY\" npu_aclop_apis.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("npu_aclop_apis: 0 failed"), "{}", r.all());
+    for case in [
+        "npu_transpose",
+        "npu_pad",
+        "npu_silu",
+        "npu_mish",
+        "npu_max_keepdim",
+        "npu_min_dim",
+        "npu_scatter",
+        "npu_transpose_bad_perm",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+    assert!(
+        r.all()
+            .contains("op type \"Transpose\": perm [0, 0] is not a permutation"),
+        "{}",
+        r.all()
+    );
+}
+
 /// `tests/python/rnn.py`: nn.LSTM (one layer, one direction, with biases: the shapes
 /// torch_npu sends to aclnnLSTM / aclnnLstmBackward; every other shape, packed sequences
 /// included, through the aclop DynamicRNN / DynamicRNNGrad), nn.LSTMCell (the aclop

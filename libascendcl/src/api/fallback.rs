@@ -72,9 +72,9 @@ pub fn explain(op_type: &str) -> String {
             "torch_npu called it because libopapi.so has no {aclnn} (nor {aclnn}GetWorkspaceSize) for the torch operator; it fell back to {call}. \
              npu-emu computes operators with aclnn: the torch operator needs {aclnn} in libopapi.so"
         ),
-        None => "torch_npu calls an aclop operator only when libopapi.so lacks the torch operator's aclnn function \
-                 (npu-emu computes operators with aclnn); run with ASCEND_GLOBAL_LOG_LEVEL=2 to have torch_npu name the \
-                 aclnn function and the torch operator here"
+        None => "torch_npu calls an aclop operator when libopapi.so lacks the torch operator's aclnn function, \
+                 and for the few APIs op-plugin implements only with aclop (npu-emu computes operators with aclnn); \
+                 run with ASCEND_GLOBAL_LOG_LEVEL=2 to have torch_npu name the aclnn function and the torch operator here"
             .to_string(),
     }
 }

@@ -2,8 +2,10 @@
 //! and the execute calls, with the one operator the emulator has, `TransData` (abi.md §5.4).
 //!
 //! Operators: `TransData`, `Cast` (also reached through `aclopCast`; the Cast section
-//! below gives its element rules), and the LSTM operators `DynamicRNN`, `DynamicRNNV2`,
-//! `DynamicRNNGrad`, `DynamicRNNV2Grad` (`op_rnn.rs`).
+//! below gives its element rules), the LSTM operators `DynamicRNN`, `DynamicRNNV2`,
+//! `DynamicRNNGrad`, `DynamicRNNV2Grad` (`op_rnn.rs`), and the data-movement and activation
+//! operators torch_npu's own APIs call (`op_tensor.rs`: Transpose, BroadcastTo, Slice, Pad,
+//! Swish(Grad), Mish(Grad), ArgMax/ArgMinWithValue, ScatterElements, ArgMaxGrad).
 //!
 //! `TransData`: 1 input, 1 output of the same data type; required string attrs `src_format`
 //! and `dst_format` (CANN's names: "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "ND", …),
@@ -408,12 +410,15 @@ fn execute(api: &'static str, c: Call) -> Result<(), Error> {
         "TransData" => trans_data(api, &c),
         "Cast" => cast_op(api, &c),
         lstm if crate::api::op_rnn::handles(lstm) => crate::api::op_rnn::execute(api, &c),
+        t if crate::api::op_tensor::handles(t) => crate::api::op_tensor::execute(api, &c),
         other => Err(Error::new(
             ACL_ERROR_OP_NOT_FOUND,
             format!(
                 "op type \"{other}\" is not supported: npu-emu has no operator model for it \
                  (the emulated operators are: TransData, Cast, DynamicRNN, DynamicRNNV2, \
-                 DynamicRNNGrad, DynamicRNNV2Grad). {}",
+                 DynamicRNNGrad, DynamicRNNV2Grad, Transpose, BroadcastTo, Slice, Pad, Swish, \
+                 SwishGrad, Mish, MishGrad, ArgMaxWithValue, ArgMinWithValue, \
+                 ScatterElements, ArgMaxGrad). {}",
                 crate::api::fallback::explain(other)
             ),
         )),

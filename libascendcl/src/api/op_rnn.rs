@@ -28,21 +28,16 @@
 //! NZ when training). Wrong counts, shapes or data types are `ACL_ERROR_OP_INPUT_NOT_MATCH` /
 //! `ACL_ERROR_OP_OUTPUT_NOT_MATCH` naming the tensor.
 
-use super::op::{
-    attrs_of, element, AttrValue, Call, ACL_ERROR_OP_ATTR_NOT_MATCH, ACL_ERROR_OP_INPUT_NOT_MATCH,
-    ACL_ERROR_OP_OUTPUT_NOT_MATCH, ACL_ERROR_UNSUPPORTED_DATA_TYPE,
-};
-use crate::api::helpers::with_live;
-use crate::api::tensor_desc::{format_text, snapshot, TensorDesc};
+use super::op::{attrs_of, Call};
+use super::op_args::{arg, attr_err, check_dtype, get_num, get_str, input_arg, mismatch, Arg};
 use crate::runtime;
-use npu_emu::formats::{self, C0Rule};
 use npu_emu::kernels::dynamic_rnn::{self as k, Attrs, Variant};
 use npu_emu::kernels::{self, Operand, Tensor};
 use npu_emu::ops::{DType, View};
 use npu_emu::Error;
-use std::collections::BTreeMap;
 
-const ACL_DT_UNDEFINED: i32 = -1;
+/// The data types of every tensor but `seq_length`.
+const RNN_DTYPES: &[DType] = &[DType::F32, DType::F16];
 
 /// The four operators: (op type, variant, gradient, input count, output count).
 const OPS: [(&str, Variant, bool, usize, usize); 4] = [
@@ -55,195 +50,6 @@ const OPS: [(&str, Variant, bool, usize, usize); 4] = [
 /// Whether `op` is one of this file's operators.
 pub(crate) fn handles(op: &str) -> bool {
     OPS.iter().any(|o| o.0 == op)
-}
-
-/// A descriptor and its buffer, or None for an absent optional input.
-struct Arg {
-    desc: TensorDesc,
-    addr: u64,
-    size: usize,
-}
-
-fn input_arg(c: &Call, i: usize) -> Result<Option<Arg>, Error> {
-    arg(c, i, false)
-}
-
-fn arg(c: &Call, i: usize, output: bool) -> Result<Option<Arg>, Error> {
-    let (descs, bufs, side) = if output {
-        (c.output_desc, c.outputs, "outputDesc")
-    } else {
-        (c.input_desc, c.inputs, "inputDesc")
-    };
-    // SAFETY: non-NULL arrays of at least `num` entries (checked by the caller), `i < num`.
-    let (dp, bp) = unsafe { (descs.add(i).read_unaligned(), bufs.add(i).read_unaligned()) };
-    if dp.is_null() && !output {
-        return Ok(None);
-    }
-    let desc = snapshot(element(descs, i, side)?, &format!("{side}[{i}]"))?;
-    let (addr, size) = if bp.is_null() {
-        (0, 0)
-    } else {
-        with_live(bp, |b| (b.data as u64, b.size))?
-    };
-    if !output && (desc.dtype == ACL_DT_UNDEFINED || (addr == 0 && size == 0)) {
-        return Ok(None);
-    }
-    Ok(Some(Arg { desc, addr, size }))
-}
-
-fn mismatch(output: bool, msg: String) -> Error {
-    Error::new(
-        if output {
-            ACL_ERROR_OP_OUTPUT_NOT_MATCH
-        } else {
-            ACL_ERROR_OP_INPUT_NOT_MATCH
-        },
-        msg,
-    )
-}
-
-impl Arg {
-    fn shape(&self) -> Vec<usize> {
-        self.desc.dims.iter().map(|&d| d.max(0) as usize).collect()
-    }
-
-    /// The kernel's view of this tensor: the device range as stored, and the conversion of a
-    /// FRACTAL_NZ tensor.
-    fn tensor(&self, op: &str, name: String, output: bool) -> Result<Tensor, Error> {
-        let d = &self.desc;
-        let dtype = match DType::from_acl(d.dtype) {
-            Some(t @ (DType::F32 | DType::F16)) => t,
-            _ => {
-                return Err(Error::new(
-                    ACL_ERROR_UNSUPPORTED_DATA_TYPE,
-                    format!(
-                        "op type \"{op}\": {name} has data type {}; the LSTM operators take \
-                         float and float16",
-                        d.dtype
-                    ),
-                ))
-            }
-        };
-        if d.dims.iter().chain(&d.storage_dims).any(|&v| v < 0) {
-            return Err(Error::invalid(format!(
-                "op type \"{op}\": {name} has a dynamic shape {:?}; tensor descriptors must be \
-                 static when executing",
-                d.dims
-            )));
-        }
-        let shape = self.shape();
-        let (sf, sshape) = d.storage(1)?;
-        let private = if sf & 0xff == formats::FORMAT_FRACTAL_NZ {
-            let logical = d.dims.clone();
-            let plan = |req: formats::Request| {
-                formats::plan(&req).map_err(|e| {
-                    mismatch(
-                        output,
-                        format!(
-                            "op type \"{op}\": {name} is stored as {} {sshape:?}, which does \
-                             not hold its shape {logical:?}: {e}",
-                            format_text(sf)
-                        ),
-                    )
-                })
-            };
-            let to_nd = plan(formats::Request {
-                src_format: sf,
-                src_shape: &sshape,
-                dst_format: formats::FORMAT_ND,
-                dst_shape: Some(&logical),
-                dtype: d.dtype,
-                groups: 1,
-                rule: C0Rule::Ge,
-            })?;
-            let from_nd = plan(formats::Request {
-                src_format: formats::FORMAT_ND,
-                src_shape: &logical,
-                dst_format: sf,
-                dst_shape: Some(&sshape),
-                dtype: d.dtype,
-                groups: 1,
-                rule: C0Rule::Ge,
-            })?;
-            Some((to_nd, from_nd))
-        } else if sshape != d.dims {
-            return Err(mismatch(
-                output,
-                format!(
-                    "op type \"{op}\": {name} is stored as {} {sshape:?}, not its shape {:?}; \
-                     the LSTM operators take ND and FRACTAL_NZ tensors",
-                    format_text(sf),
-                    d.dims
-                ),
-            ));
-        } else {
-            None
-        };
-        let need = match &private {
-            Some((to_nd, _)) => to_nd.src_bytes(),
-            None => shape.iter().product::<usize>() * dtype.size(),
-        };
-        if self.size < need {
-            return Err(Error::invalid(format!(
-                "op type \"{op}\": the buffer of {name} holds {} bytes, but the tensor needs \
-                 {need}",
-                self.size
-            )));
-        }
-        if need > 0 && self.addr == 0 {
-            return Err(Error::invalid(format!(
-                "op type \"{op}\": {name} has a NULL data address"
-            )));
-        }
-        Ok(Tensor {
-            name,
-            operand: Operand {
-                addr: self.addr,
-                len: need as u64,
-            },
-            dtype,
-            shape,
-            private,
-        })
-    }
-}
-
-fn attr_err(op: &str, msg: String) -> Error {
-    Error::new(
-        ACL_ERROR_OP_ATTR_NOT_MATCH,
-        format!("op type \"{op}\": {msg}"),
-    )
-}
-
-/// A string attr. One set with another kind keeps the default: torch_npu's
-/// `Attr("cell_type", "LSTM")` binds the literal to its bool overload (DynamicRNNGrad), and
-/// CANN runs that call.
-fn get_str<'a>(a: &'a BTreeMap<String, AttrValue>, key: &str, default: &'a str) -> &'a str {
-    match a.get(key) {
-        Some(AttrValue::String(s)) => s,
-        _ => default,
-    }
-}
-
-fn get_num(
-    op: &str,
-    a: &BTreeMap<String, AttrValue>,
-    key: &str,
-    default: f64,
-) -> Result<f64, Error> {
-    match a.get(key) {
-        None => Ok(default),
-        Some(AttrValue::Float(f)) => Ok(f64::from(*f)),
-        Some(AttrValue::Int(i)) => Ok(*i as f64),
-        Some(AttrValue::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        Some(v) => Err(attr_err(
-            op,
-            format!(
-                "attr {key} must be a number, but it was set as a {}",
-                v.kind()
-            ),
-        )),
-    }
 }
 
 /// Read and check the attributes.
@@ -494,7 +300,7 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
                 // lengths [B]: INT32 (3) or INT64 (9)
                 seq_lengths(op, t, name)?
             } else {
-                t.tensor(op, name, false)?
+                t.tensor(op, name, false, RNN_DTYPES)?
             };
             if !is_seq {
                 check_dtype(op, &mut dtype, &tensor, false)?;
@@ -506,42 +312,28 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let tensor = t.tensor(op, format!("output {i} ({})", names_out[i]), true)?;
+            let tensor = t.tensor(
+                op,
+                format!("output {i} ({})", names_out[i]),
+                true,
+                RNN_DTYPES,
+            )?;
             check_dtype(op, &mut dtype, &tensor, true)?;
             Ok(tensor)
         })
         .collect::<Result<_, Error>>()?;
     let rt = runtime::get()?;
     let stream = rt.stream(c.stream)?;
-    kernels::enqueue_tensors(&rt, &stream, api, op, tensors, out_tensors, move |i, o| {
-        run(variant, grad, &dims, &a, i, o)
-    })
-}
-
-/// One data type for every tensor but `seq_length`.
-fn check_dtype(
-    op: &str,
-    dtype: &mut Option<(DType, String)>,
-    t: &Tensor,
-    output: bool,
-) -> Result<(), Error> {
-    match dtype {
-        None => {
-            *dtype = Some((t.dtype, t.name.clone()));
-            Ok(())
-        }
-        Some((d, first)) if *d != t.dtype => Err(mismatch(
-            output,
-            format!(
-                "op type \"{op}\": {} is {}, but {first} is {}; every tensor of the call has one \
-                 data type",
-                t.name,
-                t.dtype.name(),
-                d.name()
-            ),
-        )),
-        _ => Ok(()),
-    }
+    kernels::enqueue_tensors(
+        &rt,
+        &stream,
+        api,
+        op,
+        false,
+        tensors,
+        out_tensors,
+        move |i, o| run(variant, grad, &dims, &a, i, o),
+    )
 }
 
 /// `seq_length` given as lengths `[B]` (INT32 / INT64).

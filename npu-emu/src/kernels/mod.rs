@@ -8,6 +8,8 @@
 //!   [`enqueue_tensors`], an operator of several tensors (optional inputs, private formats).
 //! - [`cast`]: the data type conversion of the "Cast" operator (`aclopCast`).
 //! - [`dynamic_rnn`]: the LSTM operators `DynamicRNN`, `DynamicRNNV2` and their gradients.
+//! - [`tensor_ops`]: Transpose, BroadcastTo, Slice, Pad, Swish, Mish, ArgMax/MinWithValue,
+//!   ScatterElements (torch_npu's `npu_transpose`, `npu_silu`, `npu_max`, …).
 //! - [`launch`]: one launch of a compiled Ascend C kernel, run block by block on a device's
 //!   AI cores ([`crate::aicore`]).
 //! - [`random`]: the DSA engine's random numbers (`aclrtRandomNumAsync`).
@@ -16,6 +18,7 @@ pub mod cast;
 pub mod dynamic_rnn;
 pub mod launch;
 pub mod random;
+pub mod tensor_ops;
 
 use crate::codes::ACL_ERROR_INTERNAL_ERROR;
 use crate::formats::Plan;
@@ -159,13 +162,16 @@ fn bind(node: &crate::node::Node, t: &Tensor, input: bool) -> std::result::Resul
 /// Enqueue `f(inputs, outputs)` on `stream`, in order with the stream's other tasks: an
 /// operator of several tensors, inputs optional (None: the operator's optional input is
 /// absent). Every range is checked now and again when the task runs (live device
-/// allocations of this process); an output may not overlap another tensor. Errors are
-/// reported as for [`enqueue_unary`].
+/// allocations of this process); an output may not overlap another tensor, except that with
+/// `in_place` (an element-wise operator) an output may be exactly an input's range. Errors
+/// are reported as for [`enqueue_unary`].
+#[allow(clippy::too_many_arguments)]
 pub fn enqueue_tensors<S>(
     space: &Arc<S>,
     stream: &Stream,
     api: &'static str,
     op: &'static str,
+    in_place: bool,
     inputs: Vec<Option<Tensor>>,
     outputs: Vec<Tensor>,
     f: impl FnOnce(&[Option<&View>], &[View]) -> std::result::Result<(), String> + Send + 'static,
@@ -182,7 +188,8 @@ where
         let others = inputs.iter().flatten().chain(outputs.iter().skip(k + 1));
         if let Some(t) = others.into_iter().find(|t| {
             let (b, m) = (t.operand.addr, t.operand.len);
-            n > 0 && m > 0 && a < b + m && b < a + n
+            let same = in_place && a == b && n == m && t.private.is_none();
+            n > 0 && m > 0 && a < b + m && b < a + n && !same
         }) {
             return Err(Error::invalid(format!(
                 "op type \"{op}\": {} ({:#x}..+{n}) overlaps {} ({:#x}..+{}); {op} does not \
@@ -342,13 +349,14 @@ mod tests {
             &s,
             "api",
             "Id",
+            false,
             vec![Some(ta), None],
             vec![tz.clone()],
             copy,
         )
         .unwrap();
         let tb = t("back", back, nd_bytes, None);
-        enqueue_tensors(&sp, &s, "api", "Id", vec![Some(tz)], vec![tb], copy).unwrap();
+        enqueue_tensors(&sp, &s, "api", "Id", false, vec![Some(tz)], vec![tb], copy).unwrap();
         s.synchronize(None).unwrap();
         assert_ne!(
             sp.read(z, nd_bytes as usize),
@@ -362,6 +370,7 @@ mod tests {
             &s,
             "api",
             "Id",
+            false,
             vec![Some(t("in", a, nd_bytes, None))],
             vec![t("out", a + 4, nd_bytes, None)],
             copy,

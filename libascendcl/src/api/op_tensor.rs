@@ -1,0 +1,324 @@
+//! The single-operator API's data-movement and activation operators that torch_npu's own
+//! APIs call (`npu_transpose`, `npu_broadcast`, `npu_slice`, `npu_pad`, `npu_silu`,
+//! `npu_mish`, `npu_max` / `npu_min` and `npu_scatter`, which their gradient uses): the descriptors,
+//! integer lists and attributes checked here, the computation in
+//! `npu_emu::kernels::tensor_ops`.
+//!
+//! | op type | inputs | attrs | outputs |
+//! |---|---|---|---|
+//! | Transpose | x, perm (int list) | | y |
+//! | BroadcastTo | x, shape (int list) | | y |
+//! | Slice | x, offsets, size (int lists; size -1: to the end) | | y |
+//! | Pad | x, paddings (int list of (before, after) pairs, [n, 2] or flat) | | y |
+//! | Swish | x | scale (1.0) | y |
+//! | SwishGrad | dy, x, y | scale (1.0) | dx |
+//! | Mish | x | | y |
+//! | MishGrad | dy, x (, tanhx: not read) | | dx |
+//! | ArgMaxWithValue, ArgMinWithValue | x | dimension (required), keep_dims (false) | indice (INT32), values |
+//! | ScatterElements | data, indices (INT32 / INT64), updates | axis (0), reduction ("none") | y |
+//! | ArgMaxGrad (torch_npu's `npu_scatter`) | var, indices, updates | dimension (required) | y |
+//!
+//! Tensors are ND (FRACTAL_NZ converted in and out). Integer lists may be host, constant or
+//! device tensors. Shapes that do not fit are `ACL_ERROR_OP_INPUT_NOT_MATCH` /
+//! `ACL_ERROR_OP_OUTPUT_NOT_MATCH` naming what is wrong; a data type an operator does not
+//! take is `ACL_ERROR_UNSUPPORTED_DATA_TYPE`.
+
+use super::op::{attrs_of, Call};
+use super::op_args::{
+    arg, attr_err, get_int, get_num, get_str, input_arg, int_list, mismatch, Arg,
+};
+use crate::runtime;
+use npu_emu::kernels::tensor_ops::TensorOp;
+use npu_emu::kernels::{self, Tensor};
+use npu_emu::ops::DType;
+use npu_emu::Error;
+
+/// Data types the data-movement operators take.
+const ANY: &[DType] = &[
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::F64,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::Bool,
+];
+const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::BF16];
+const INDEX: &[DType] = &[DType::I32, DType::I64];
+
+/// (op type, tensor inputs, integer-list inputs after them, outputs).
+const OPS: [(&str, usize, usize, usize); 12] = [
+    ("Transpose", 1, 1, 1),
+    ("BroadcastTo", 1, 1, 1),
+    ("Slice", 1, 2, 1),
+    ("Pad", 1, 1, 1),
+    ("Swish", 1, 0, 1),
+    ("SwishGrad", 3, 0, 1),
+    ("Mish", 1, 0, 1),
+    ("MishGrad", 2, 0, 1),
+    ("ArgMaxWithValue", 1, 0, 2),
+    ("ArgMinWithValue", 1, 0, 2),
+    ("ScatterElements", 3, 0, 1),
+    ("ArgMaxGrad", 3, 0, 1),
+];
+
+/// Whether `op` is one of this file's operators.
+pub(crate) fn handles(op: &str) -> bool {
+    OPS.iter().any(|o| o.0 == op)
+}
+
+fn usize_list(op: &str, v: Vec<i64>, what: &str) -> Result<Vec<usize>, Error> {
+    v.iter()
+        .map(|&x| {
+            usize::try_from(x).map_err(|_| {
+                mismatch(
+                    false,
+                    format!("op type \"{op}\": {what} {v:?} holds a negative value"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// A dimension attr or list entry in `-rank..rank`, made non-negative.
+fn dim_of(op: &str, d: i64, rank: usize, what: &str) -> Result<usize, Error> {
+    let r = rank.max(1) as i64;
+    if d < -r || d >= r {
+        return Err(attr_err(
+            op,
+            format!("{what} = {d} is out of range for a tensor of {rank} dimensions"),
+        ));
+    }
+    Ok(((d + r) % r) as usize)
+}
+
+/// Validate one of the operators and enqueue it on the call's stream.
+pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
+    let op_type = super::op::op_name(c)?;
+    let &(op, nt, nl, no) = OPS
+        .iter()
+        .find(|o| o.0 == op_type)
+        .ok_or_else(|| Error::invalid(format!("{op_type} is not a tensor operator")))?;
+    let ni = c.num_inputs as usize;
+    // MishGrad's optional tanhx may be passed or not
+    let (lo, hi) = if op == "MishGrad" {
+        (2, 3)
+    } else {
+        (nt + nl, nt + nl)
+    };
+    if ni < lo || ni > hi {
+        return Err(mismatch(
+            false,
+            format!(
+                "op type \"{op}\" has {} inputs, but numInputs = {ni}",
+                nt + nl
+            ),
+        ));
+    }
+    if c.num_outputs as usize != no {
+        return Err(mismatch(
+            true,
+            format!(
+                "op type \"{op}\" has {no} output(s), but numOutputs = {}",
+                c.num_outputs
+            ),
+        ));
+    }
+    let ins: Vec<Arg> = (0..nt + nl)
+        .map(|i| {
+            input_arg(c, i)?
+                .ok_or_else(|| mismatch(false, format!("op type \"{op}\": input {i} is required")))
+        })
+        .collect::<Result<_, _>>()?;
+    let outs: Vec<Arg> = (0..no)
+        .map(|i| arg(c, i, true)?.ok_or_else(|| Error::invalid(format!("outputDesc[{i}] is NULL"))))
+        .collect::<Result<_, _>>()?;
+    let a = attrs_of(c.attr)?;
+    let x_shape = ins[0].shape();
+    let rank = x_shape.len();
+    let list = |k: usize, what: &str| int_list(op, &ins[nt + k], what);
+    let top = match op {
+        "Transpose" => TensorOp::Transpose {
+            perm: list(0, "perm")?
+                .into_iter()
+                .map(|p| dim_of(op, p, rank, "perm entry"))
+                .collect::<Result<_, _>>()?,
+        },
+        "BroadcastTo" => {
+            let shape = usize_list(op, list(0, "shape")?, "shape")?;
+            if shape != outs[0].shape() {
+                return Err(mismatch(
+                    true,
+                    format!(
+                        "op type \"{op}\": y {:?} is not the shape {shape:?} asked for",
+                        outs[0].shape()
+                    ),
+                ));
+            }
+            TensorOp::BroadcastTo
+        }
+        "Slice" => {
+            let offsets = usize_list(op, list(0, "offsets")?, "offsets")?;
+            let size = list(1, "size")?;
+            let y = outs[0].shape();
+            for (d, &s) in size.iter().enumerate() {
+                let want = if s == -1 {
+                    x_shape
+                        .get(d)
+                        .copied()
+                        .unwrap_or(0)
+                        .saturating_sub(offsets.get(d).copied().unwrap_or(0))
+                } else {
+                    s.max(0) as usize
+                };
+                if y.get(d) != Some(&want) {
+                    return Err(mismatch(
+                        true,
+                        format!("op type \"{op}\": y {y:?} is not the size {size:?} asked for"),
+                    ));
+                }
+            }
+            TensorOp::Slice { offsets }
+        }
+        "Pad" => {
+            let p = usize_list(op, list(0, "paddings")?, "paddings")?;
+            if p.len() != 2 * rank {
+                return Err(mismatch(
+                    false,
+                    format!(
+                        "op type \"{op}\": paddings holds {} values; x {x_shape:?} needs a \
+                         (before, after) pair per dimension ({})",
+                        p.len(),
+                        2 * rank
+                    ),
+                ));
+            }
+            TensorOp::Pad {
+                pads: p.chunks(2).map(|w| (w[0], w[1])).collect(),
+            }
+        }
+        "Swish" | "SwishGrad" => {
+            let scale = get_num(op, &a, "scale", 1.0)? as f32;
+            if op == "Swish" {
+                TensorOp::Swish { scale }
+            } else {
+                TensorOp::SwishGrad { scale }
+            }
+        }
+        "Mish" => TensorOp::Mish,
+        "MishGrad" => TensorOp::MishGrad,
+        "ArgMaxWithValue" | "ArgMinWithValue" => TensorOp::ArgWithValue {
+            max: op == "ArgMaxWithValue",
+            dim: dim_of(
+                op,
+                get_int(op, &a, "dimension", None)?,
+                rank,
+                "attr dimension",
+            )?,
+            keep_dims: get_int(op, &a, "keep_dims", Some(0))? != 0,
+        },
+        "ArgMaxGrad" => TensorOp::ScatterElements {
+            axis: dim_of(
+                op,
+                get_int(op, &a, "dimension", None)?,
+                rank,
+                "attr dimension",
+            )?,
+        },
+        _ => {
+            let reduction = get_str(&a, "reduction", "none");
+            if reduction != "none" {
+                return Err(attr_err(
+                    op,
+                    format!("attr reduction = \"{reduction}\" is not modelled (only \"none\")"),
+                ));
+            }
+            TensorOp::ScatterElements {
+                axis: dim_of(op, get_int(op, &a, "axis", Some(0))?, rank, "attr axis")?,
+            }
+        }
+    };
+    let in_shapes: Vec<Vec<usize>> = ins[..nt].iter().map(Arg::shape).collect();
+    let out_shapes: Vec<Vec<usize>> = outs.iter().map(Arg::shape).collect();
+    let ir: Vec<&[usize]> = in_shapes.iter().map(|s| s.as_slice()).collect();
+    let or: Vec<&[usize]> = out_shapes.iter().map(|s| s.as_slice()).collect();
+    top.check(&ir, &or)
+        .map_err(|m| mismatch(false, format!("op type \"{op}\": {m}")))?;
+    let data = if matches!(op, "Swish" | "SwishGrad" | "Mish" | "MishGrad") {
+        FLOATS
+    } else {
+        ANY
+    };
+    let mut tensors = Vec::with_capacity(nt);
+    for (i, t) in ins[..nt].iter().enumerate() {
+        let dts = if matches!(op, "ScatterElements" | "ArgMaxGrad") && i == 1 {
+            INDEX
+        } else {
+            data
+        };
+        tensors.push(Some(t.tensor(op, format!("input {i}"), false, dts)?));
+    }
+    let mut out_tensors = Vec::with_capacity(no);
+    for (i, t) in outs.iter().enumerate() {
+        let dts = if op.ends_with("WithValue") && i == 0 {
+            INDEX
+        } else {
+            data
+        };
+        out_tensors.push(t.tensor(op, format!("output {i}"), true, dts)?);
+    }
+    same_dtype(op, &tensors, &out_tensors)?;
+    let rt = runtime::get()?;
+    let stream = rt.stream(c.stream)?;
+    let elementwise = matches!(op, "Swish" | "SwishGrad" | "Mish" | "MishGrad");
+    kernels::enqueue_tensors(
+        &rt,
+        &stream,
+        api,
+        op,
+        elementwise,
+        tensors,
+        out_tensors,
+        move |i, o| {
+            let views: Vec<&npu_emu::ops::View> = i.iter().flatten().copied().collect();
+            top.run(&views, o)
+        },
+    )
+}
+
+/// The data tensors of a call share one data type (indices excepted).
+fn same_dtype(op: &str, ins: &[Option<Tensor>], outs: &[Tensor]) -> Result<(), Error> {
+    let first = ins[0].as_ref().map(|t| t.dtype);
+    for (k, t) in ins.iter().flatten().enumerate() {
+        let index = matches!(op, "ScatterElements" | "ArgMaxGrad") && k == 1;
+        if !index && Some(t.dtype) != first {
+            return Err(mismatch(
+                false,
+                format!(
+                    "op type \"{op}\": {} is {}, but input 0 is {}",
+                    t.name,
+                    t.dtype.name(),
+                    first.map_or("?", |d| d.name())
+                ),
+            ));
+        }
+    }
+    for (k, t) in outs.iter().enumerate() {
+        let index = op.ends_with("WithValue") && k == 0;
+        if !index && Some(t.dtype) != first {
+            return Err(mismatch(
+                true,
+                format!(
+                    "op type \"{op}\": {} is {}, but input 0 is {}",
+                    t.name,
+                    t.dtype.name(),
+                    first.map_or("?", |d| d.name())
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

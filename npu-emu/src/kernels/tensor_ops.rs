@@ -1,0 +1,306 @@
+//! The data-movement and activation operators of the single-operator API that torch_npu's
+//! own APIs reach by design (op-plugin implements them only as aclop calls):
+//! `npu_transpose` → `Transpose`, `npu_broadcast` → `BroadcastTo`, `npu_slice` → `Slice`,
+//! `npu_pad` → `Pad`, `npu_silu` → `Swish` / `SwishGrad`, `npu_mish` → `Mish` / `MishGrad`,
+//! `npu_max` / `npu_min` → `ArgMaxWithValue` / `ArgMinWithValue`, and their gradient's
+//! `npu_scatter` → `ArgMaxGrad` (the same computation as `ScatterElements`). Each is a thin mapping onto the aclnn engines
+//! ([`crate::ops`]); [`TensorOp::check`] is what the operator's shape inference refuses.
+
+use crate::ops::act::{self, Act, ActGrad};
+use crate::ops::shape::{self, ScatterReduce, ScatterSrc};
+use crate::ops::{iter, nn18, reduce, View};
+
+/// One operator call, its attributes and integer-list inputs read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorOp {
+    /// `y = x.permute(perm)`.
+    Transpose { perm: Vec<usize> },
+    /// `y = x` broadcast to `y`'s shape (numpy rules, leading dimensions added).
+    BroadcastTo,
+    /// `y = x[offsets[d] .. offsets[d] + y.shape[d]]` in every dimension.
+    Slice { offsets: Vec<usize> },
+    /// `y` = `x` with `(before, after)` zeros in each dimension.
+    Pad { pads: Vec<(usize, usize)> },
+    /// `y = x * sigmoid(scale * x)`.
+    Swish { scale: f32 },
+    /// `dx` from (`dy`, `x`, `y`).
+    SwishGrad { scale: f32 },
+    /// `y = x * tanh(softplus(x))`.
+    Mish,
+    /// `dx` from (`dy`, `x`).
+    MishGrad,
+    /// outputs (indices INT32, values): the first extreme along `dim`.
+    ArgWithValue {
+        max: bool,
+        dim: usize,
+        keep_dims: bool,
+    },
+    /// `y = data`, then `y[idx with idx[axis] = indices[idx]] = updates[idx]`; indices of one
+    /// dimension less than the data (torch_npu's `npu_max_backward`) index along `axis`.
+    ScatterElements { axis: usize },
+}
+
+fn bad<R>(msg: String) -> Result<R, String> {
+    Err(msg)
+}
+
+impl TensorOp {
+    /// Check the call's shapes (inputs as the operator takes them, integer lists excluded);
+    /// the message names what does not fit.
+    pub fn check(&self, ins: &[&[usize]], outs: &[&[usize]]) -> Result<(), String> {
+        let x = ins[0];
+        let y = outs[0];
+        match self {
+            TensorOp::Transpose { perm } => {
+                let mut seen = vec![false; x.len()];
+                if perm.len() != x.len()
+                    || perm
+                        .iter()
+                        .any(|&p| p >= x.len() || std::mem::replace(&mut seen[p], true))
+                {
+                    return bad(format!(
+                        "perm {perm:?} is not a permutation of the {} dimensions of x {x:?}",
+                        x.len()
+                    ));
+                }
+                let want: Vec<usize> = perm.iter().map(|&p| x[p]).collect();
+                if y != want.as_slice() {
+                    return bad(format!(
+                        "y must be x {x:?} permuted by {perm:?} = {want:?}, got {y:?}"
+                    ));
+                }
+            }
+            TensorOp::BroadcastTo => {
+                let ok = x.len() <= y.len()
+                    && x.iter()
+                        .rev()
+                        .zip(y.iter().rev())
+                        .all(|(&a, &b)| a == b || a == 1);
+                if !ok {
+                    return bad(format!("x {x:?} does not broadcast to the shape {y:?}"));
+                }
+            }
+            TensorOp::Slice { offsets } => {
+                if offsets.len() != x.len() || y.len() != x.len() {
+                    return bad(format!(
+                        "offsets {offsets:?} and y {y:?} must have one entry per dimension of x {x:?}"
+                    ));
+                }
+                if let Some(d) = (0..x.len()).find(|&d| offsets[d] + y[d] > x[d]) {
+                    return bad(format!(
+                        "dimension {d}: offset {} + size {} is past x's {} (x {x:?})",
+                        offsets[d], y[d], x[d]
+                    ));
+                }
+            }
+            TensorOp::Pad { pads } => {
+                let want: Vec<usize> = x.iter().zip(pads).map(|(&d, &(a, b))| d + a + b).collect();
+                if pads.len() != x.len() || y != want.as_slice() {
+                    return bad(format!(
+                        "paddings {pads:?} on x {x:?} give {want:?}, but y is {y:?} (one (before, \
+                         after) pair per dimension)"
+                    ));
+                }
+            }
+            TensorOp::Swish { .. } | TensorOp::Mish => same(x, y, "y", "x")?,
+            TensorOp::SwishGrad { .. } | TensorOp::MishGrad => {
+                same(ins[1], x, "x", "the gradient")?;
+                same(y, x, "the output", "the gradient")?;
+            }
+            TensorOp::ArgWithValue { dim, keep_dims, .. } => {
+                if *dim >= x.len().max(1) {
+                    return bad(format!("dimension {dim} is out of range for x {x:?}"));
+                }
+                let mut want = x.to_vec();
+                if x.is_empty() {
+                    want.clear();
+                } else if *keep_dims {
+                    want[*dim] = 1;
+                } else {
+                    want.remove(*dim);
+                }
+                for (k, name) in ["indice", "values"].iter().enumerate() {
+                    if outs[k] != want.as_slice() {
+                        return bad(format!(
+                            "{name} must be x {x:?} reduced over dimension {dim} = {want:?}, got \
+                             {:?}",
+                            outs[k]
+                        ));
+                    }
+                }
+            }
+            TensorOp::ScatterElements { axis } => {
+                let (idx, upd) = (ins[1], ins[2]);
+                if *axis >= x.len() {
+                    return bad(format!("axis {axis} is out of range for data {x:?}"));
+                }
+                if idx != upd {
+                    return bad(format!(
+                        "indices {idx:?} and updates {upd:?} must have one shape"
+                    ));
+                }
+                if !(idx.len() == x.len() || idx.len() + 1 == x.len()) {
+                    return bad(format!(
+                        "indices {idx:?} must have the rank of data {x:?} (or one less)"
+                    ));
+                }
+                same(y, x, "y", "data")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Run on the views (inputs as the operator takes them, integer lists excluded).
+    pub fn run(&self, ins: &[&View], outs: &[View]) -> Result<(), String> {
+        let (x, y) = (ins[0], &outs[0]);
+        match self {
+            TensorOp::Transpose { perm } => iter::copy(&x.permute(perm), y),
+            TensorOp::BroadcastTo => {
+                let e = x
+                    .expand(&y.shape)
+                    .ok_or_else(|| format!("{:?} does not broadcast to {:?}", x.shape, y.shape))?;
+                iter::copy(&e, y)
+            }
+            TensorOp::Slice { offsets } => {
+                let mut v = x.clone();
+                for (d, &o) in offsets.iter().enumerate() {
+                    v = shape::narrow(&v, d, o, y.shape[d]);
+                }
+                iter::copy(&v, y)
+            }
+            TensorOp::Pad { pads } => {
+                // constant_pad takes (before, after) pairs from the last dimension
+                let flat: Vec<i64> = pads
+                    .iter()
+                    .rev()
+                    .flat_map(|&(a, b)| [a as i64, b as i64])
+                    .collect();
+                shape::constant_pad(x, &flat, 0.0, y)
+            }
+            TensorOp::Swish { scale } => nn18::swish(x, *scale, y),
+            TensorOp::SwishGrad { scale } => nn18::swish_backward(x, ins[1], *scale, y),
+            TensorOp::Mish => act::forward(Act::Mish, x, y),
+            TensorOp::MishGrad => act::backward(ActGrad::Mish, x, ins[1], y),
+            TensorOp::ArgWithValue { max, dim, .. } => {
+                reduce::reduce_arg(x, *dim, *max, Some(&outs[1]), Some(&outs[0]))
+            }
+            TensorOp::ScatterElements { axis } => {
+                let (mut idx, mut upd) = (ins[1].clone(), ins[2].clone());
+                if idx.ndim() + 1 == x.ndim() {
+                    for v in [&mut idx, &mut upd] {
+                        v.shape.insert(*axis, 1);
+                        v.strides.insert(*axis, 0);
+                    }
+                }
+                shape::scatter(
+                    x,
+                    *axis,
+                    &idx,
+                    ScatterSrc::Tensor(&upd),
+                    ScatterReduce::None,
+                    y,
+                )
+            }
+        }
+    }
+}
+
+fn same(a: &[usize], b: &[usize], an: &str, bn: &str) -> Result<(), String> {
+    if a != b {
+        return bad(format!("{an} {a:?} must have {bn}'s shape {b:?}"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::DType;
+
+    fn f32v(v: &mut [f32], shape: &[usize]) -> View {
+        View::of_slice(v, DType::F32, shape)
+    }
+
+    #[test]
+    fn transpose_slice_pad_and_broadcast_move_the_right_elements() {
+        let mut x: Vec<f32> = (0..6).map(|v| v as f32).collect();
+        let xv = f32v(&mut x, &[2, 3]);
+        let mut y = vec![0f32; 6];
+        let t = TensorOp::Transpose { perm: vec![1, 0] };
+        t.check(&[&[2, 3]], &[&[3, 2]]).unwrap();
+        assert!(t
+            .check(&[&[2, 3]], &[&[2, 3]])
+            .unwrap_err()
+            .contains("permuted"));
+        t.run(&[&xv], &[f32v(&mut y, &[3, 2])]).unwrap();
+        assert_eq!(y, [0., 3., 1., 4., 2., 5.]);
+
+        let mut s = vec![0f32; 2];
+        let sl = TensorOp::Slice {
+            offsets: vec![1, 1],
+        };
+        sl.check(&[&[2, 3]], &[&[1, 2]]).unwrap();
+        assert!(sl
+            .check(&[&[2, 3]], &[&[1, 3]])
+            .unwrap_err()
+            .contains("past"));
+        sl.run(&[&xv], &[f32v(&mut s, &[1, 2])]).unwrap();
+        assert_eq!(s, [4., 5.]);
+
+        let mut p = vec![9f32; 12];
+        let pd = TensorOp::Pad {
+            pads: vec![(1, 0), (0, 1)],
+        };
+        pd.check(&[&[2, 3]], &[&[3, 4]]).unwrap();
+        pd.run(&[&xv], &[f32v(&mut p, &[3, 4])]).unwrap();
+        assert_eq!(p, [0., 0., 0., 0., 0., 1., 2., 0., 3., 4., 5., 0.]);
+
+        let mut b = vec![0f32; 12];
+        TensorOp::BroadcastTo
+            .check(&[&[2, 3]], &[&[2, 2, 3]])
+            .unwrap();
+        assert!(TensorOp::BroadcastTo.check(&[&[2, 3]], &[&[3, 3]]).is_err());
+        TensorOp::BroadcastTo
+            .run(&[&xv], &[f32v(&mut b, &[2, 2, 3])])
+            .unwrap();
+        assert_eq!(&b[6..], &x[..]);
+    }
+
+    #[test]
+    fn arg_with_value_and_the_scatter_of_its_gradient() {
+        let mut x = vec![1f32, 7., 3., 9., 2., 9.];
+        let xv = f32v(&mut x, &[2, 3]);
+        let (mut idx, mut val) = (vec![0i32; 2], vec![0f32; 2]);
+        let op = TensorOp::ArgWithValue {
+            max: true,
+            dim: 1,
+            keep_dims: false,
+        };
+        op.check(&[&[2, 3]], &[&[2], &[2]]).unwrap();
+        op.run(
+            &[&xv],
+            &[
+                View::of_slice(&mut idx, DType::I32, &[2]),
+                f32v(&mut val, &[2]),
+            ],
+        )
+        .unwrap();
+        assert_eq!((idx.clone(), val.clone()), (vec![1, 0], vec![7., 9.]));
+        // npu_max_backward: zeros scattered with the gradient at the indices
+        let mut z = vec![0f32; 6];
+        let mut g = vec![10f32, 20.];
+        let mut out = vec![5f32; 6];
+        let sc = TensorOp::ScatterElements { axis: 1 };
+        sc.check(&[&[2, 3], &[2], &[2]], &[&[2, 3]]).unwrap();
+        sc.run(
+            &[
+                &f32v(&mut z, &[2, 3]),
+                &View::of_slice(&mut idx, DType::I32, &[2]),
+                &f32v(&mut g, &[2]),
+            ],
+            &[f32v(&mut out, &[2, 3])],
+        )
+        .unwrap();
+        assert_eq!(out, [0., 10., 0., 20., 0., 0.]);
+    }
+}

@@ -1,0 +1,154 @@
+"""torch_npu's own APIs that op-plugin implements only as aclop calls, against CPU torch:
+npu_transpose (Transpose), npu_broadcast (BroadcastTo), npu_slice (Slice), npu_pad (Pad), npu_silu and
+npu_silu_ (Swish / SwishGrad), npu_mish (Mish / MishGrad), npu_max / npu_min
+(ArgMaxWithValue / ArgMinWithValue, their gradient through npu_scatter's ArgMaxGrad)
+and npu_scatter itself: values, dtypes, shapes and input gradients.
+
+`python npu_aclop_apis.py [case-prefix]` prints PASS/FAIL per case and
+`npu_aclop_apis: N failed`; exits 1 when any case fails.
+"""
+import sys
+
+import torch
+import torch_npu
+
+D = "npu"
+FAILED = []
+ONLY = sys.argv[1] if len(sys.argv) > 1 else ""
+torch.manual_seed(0)
+
+
+def case(name, f):
+    if not name.startswith(ONLY):
+        return
+    try:
+        f()
+        print("PASS", name)
+    except Exception as e:  # noqa: BLE001
+        FAILED.append(name)
+        print("FAIL", name, str(e).splitlines()[0][:300] if str(e) else repr(e))
+
+
+def close(a, b, tol, what):
+    if a.shape != b.shape:
+        raise AssertionError(f"{what}: shape {tuple(a.shape)} != {tuple(b.shape)}")
+    if a.dtype != b.dtype:
+        raise AssertionError(f"{what}: dtype {a.dtype} != {b.dtype}")
+    torch.testing.assert_close(a.detach().cpu(), b.detach(), rtol=tol, atol=tol, msg=lambda m: f"{what}: {m}")
+
+
+def transpose():
+    x = torch.randn(2, 3, 4)
+    close(torch_npu.npu_transpose(x.to(D), (2, 0, 1)), x.permute(2, 0, 1).contiguous(), 0, "fp32")
+    xi = torch.randint(-50, 50, (3, 5), dtype=torch.int32)
+    close(torch_npu.npu_transpose(xi.to(D), (1, 0)), xi.t().contiguous(), 0, "int32")
+    xh = torch.randn(4, 2, 3).half()
+    close(torch_npu.npu_transpose(xh.to(D), (1, 2, 0)), xh.permute(1, 2, 0).contiguous(), 0, "fp16")
+    # a non-contiguous input (a transposed view)
+    v = x.to(D).transpose(0, 2)
+    close(torch_npu.npu_transpose(v, (1, 0, 2)), x.transpose(0, 2).permute(1, 0, 2).contiguous(), 0, "view")
+
+
+def broadcast():
+    x = torch.randn(3, 1)
+    close(torch_npu.npu_broadcast(x.to(D), (2, 3, 4)), x.expand(2, 3, 4).contiguous(), 0, "fp32")
+    b = torch.tensor([[True], [False]])
+    close(torch_npu.npu_broadcast(b.to(D), (2, 3)), b.expand(2, 3).contiguous(), 0, "bool")
+
+
+def slice_():
+    x = torch.randn(5, 6)
+    close(torch_npu.npu_slice(x.to(D), [1, 2], [3, 3]), x[1:4, 2:5].contiguous(), 0, "fp32")
+    xi = torch.arange(24, dtype=torch.int64).reshape(2, 3, 4)
+    close(torch_npu.npu_slice(xi.to(D), [0, 1, 1], [2, 2, 3]), xi[:, 1:3, 1:4].contiguous(), 0, "int64")
+
+
+def pad():
+    x = torch.randn(2, 3)
+    want = torch.nn.functional.pad(x, (0, 2, 1, 0))
+    close(torch_npu.npu_pad(x.to(D), [1, 0, 0, 2]), want, 0, "fp32")
+    xi = torch.randint(0, 9, (2, 2, 2), dtype=torch.int32)
+    close(torch_npu.npu_pad(xi.to(D), [0, 1, 2, 0, 1, 1]), torch.nn.functional.pad(xi, (1, 1, 2, 0, 0, 1)), 0, "int32")
+
+
+def silu():
+    x = torch.randn(4, 7)
+    xc = x.clone().requires_grad_()
+    xn = x.to(D).requires_grad_()
+    yc = torch.nn.functional.silu(xc)
+    yn = torch_npu.npu_silu(xn)
+    close(yn, yc, 1e-6, "forward")
+    w = torch.randn(4, 7)
+    (yc * w).sum().backward()
+    (yn * w.to(D)).sum().backward()
+    close(xn.grad, xc.grad, 1e-5, "grad")
+    xi = x.to(D)
+    torch_npu.npu_silu_(xi)
+    close(xi, torch.nn.functional.silu(x), 1e-6, "in place")
+    xh = x.half()
+    close(torch_npu.npu_silu(xh.to(D)), torch.nn.functional.silu(xh.float()).half(), 2e-3, "fp16")
+
+
+def mish():
+    x = torch.randn(3, 8) * 3
+    xc = x.clone().requires_grad_()
+    xn = x.to(D).requires_grad_()
+    yc = torch.nn.functional.mish(xc)
+    yn = torch_npu.npu_mish(xn)
+    close(yn, yc, 1e-5, "forward")
+    w = torch.randn(3, 8)
+    (yc * w).sum().backward()
+    (yn * w.to(D)).sum().backward()
+    close(xn.grad, xc.grad, 1e-5, "grad")
+
+
+def max_min(which, keepdim):
+    def f():
+        x = torch.randn(4, 5, 6)
+        for dim in (0, 1, -1):
+            xc = x.clone().requires_grad_()
+            xn = x.to(D).requires_grad_()
+            vc, ic = (torch.max if which == "max" else torch.min)(xc, dim, keepdim)
+            vn, i_n = (torch_npu.npu_max if which == "max" else torch_npu.npu_min)(xn, dim, keepdim)
+            close(vn, vc, 0, f"values dim {dim}")
+            close(i_n.long(), ic, 0, f"indices dim {dim}")
+            w = torch.randn(vc.shape)
+            (vc * w).sum().backward()
+            (vn * w.to(D)).sum().backward()
+            close(xn.grad, xc.grad, 1e-6, f"grad dim {dim}")
+    return f
+
+
+def scatter():
+    x = torch.zeros(3, 5)
+    idx = torch.tensor([[0, 4], [2, 1], [3, 3]], dtype=torch.int32)
+    upd = torch.arange(6, dtype=torch.float32).reshape(3, 2)
+    want = x.scatter(1, idx.long(), upd)
+    close(torch_npu.npu_scatter(x.to(D), idx.to(D), upd.to(D), 1), want, 0, "dim 1")
+
+
+def errors():
+    x = torch.randn(2, 3).to(D)
+    try:
+        torch_npu.npu_transpose(x, (0, 0)).cpu()
+    except RuntimeError as e:
+        if "perm" not in str(e) and "permutation" not in str(e):
+            raise AssertionError(f"the message does not name the permutation: {e}")
+    else:
+        raise AssertionError("a repeated dimension in perm was accepted")
+
+
+case("npu_transpose", transpose)
+case("npu_broadcast", broadcast)
+case("npu_slice", slice_)
+case("npu_pad", pad)
+case("npu_silu", silu)
+case("npu_mish", mish)
+case("npu_max_dim", max_min("max", False))
+case("npu_max_keepdim", max_min("max", True))
+case("npu_min_dim", max_min("min", False))
+case("npu_scatter", scatter)
+case("npu_transpose_bad_perm", errors)
+
+print(f"npu_aclop_apis: {len(FAILED)} failed")
+sys.exit(1 if FAILED else 0)
