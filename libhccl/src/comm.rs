@@ -61,6 +61,8 @@ pub struct CommInner {
     colocated_ns: AtomicU64,
     /// When (`since_start_ns`) the spin budget ran out, 0 while it has not.
     colocated_out_at: AtomicU64,
+    /// When (`since_start_ns`) this rank last stepped off a peer's CPU, 0 if never.
+    stepped_at: AtomicU64,
     pub destroyed: std::sync::atomic::AtomicBool,
     destroy_requested: std::sync::atomic::AtomicBool,
     /// Operations enqueued and not yet run (or discarded).
@@ -498,6 +500,7 @@ pub fn join_placed(
                 turn_word: Word::new(),
                 colocated_ns: AtomicU64::new(0),
                 colocated_out_at: AtomicU64::new(0),
+                stepped_at: AtomicU64::new(0),
                 destroyed: Default::default(),
                 destroy_requested: Default::default(),
                 pending: AtomicU64::new(0),
@@ -826,7 +829,15 @@ impl CommInner {
             // when the other CPUs are busy nothing moves us, and every operation would cost
             // the spin: once the spins spent beside a peer pass COLOCATED_SPIN_BUDGET_NS, sleep
             // at once instead (a futex hand-off per operation, a few µs).
-            let same_cpu = mine != 0 && self.slot(p).call.0.cpu.load(Ordering::Relaxed) == mine;
+            let mut same_cpu = mine != 0 && self.slot(p).call.0.cpu.load(Ordering::Relaxed) == mine;
+            // Every rank may have a core of its own here (we spin), so rather than wait for
+            // the scheduler to pull the pair apart (which it may not do for a pair that
+            // sleeps and wakes by turns), the higher rank steps off the shared CPU at once,
+            // at most every COLOCATED_STEP_NS. Measured on 2 vCPUs: 2-rank 8-byte AllReduce
+            // runs that started co-located took 2.4-8 µs per operation for the whole run.
+            if same_cpu && self.rank > p && self.step_off((mine - 1) as i32) {
+                same_cpu = false;
+            }
             if !same_cpu && mine != 0 {
                 self.colocated_ns.store(0, Ordering::Relaxed);
                 self.colocated_out_at.store(0, Ordering::Relaxed);
@@ -1010,6 +1021,19 @@ impl CommInner {
             self.finish_turn(seq);
         }
         r
+    }
+
+    /// Move this thread off `cpu`, which a peer it waits for runs on, unless it did so less
+    /// than [`COLOCATED_STEP_NS`] ago ([`os::step_off_cpu`]: the affinity is restored at
+    /// once, so nothing stays pinned).
+    fn step_off(&self, cpu: i32) -> bool {
+        let now = since_start_ns();
+        let last = self.stepped_at.load(Ordering::Relaxed);
+        if last != 0 && now.saturating_sub(last) < COLOCATED_STEP_NS {
+            return false;
+        }
+        self.stepped_at.store(now, Ordering::Relaxed);
+        os::step_off_cpu(cpu)
     }
 
     /// Whether a rank whose peers `arrived` not all should defer its collective rather
@@ -1539,6 +1563,10 @@ const DEFER_AFTER: Duration = Duration::from_millis(2);
 
 /// How long after the budget ran out it is given again.
 const COLOCATED_RETRY_NS: u64 = 1_000_000_000;
+
+/// Least time between two steps off a peer's CPU (a step is two system calls and a
+/// migration, a few µs; the scheduler may bring the pair back together meanwhile).
+const COLOCATED_STEP_NS: u64 = 10_000_000;
 
 /// Nanoseconds since this process first asked (never 0 after the first call).
 fn since_start_ns() -> u64 {

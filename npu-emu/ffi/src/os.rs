@@ -293,6 +293,41 @@ pub fn current_cpu() -> i32 {
     unsafe { libc::sched_getcpu() }
 }
 
+/// Move the calling thread off CPU `cpu` when its affinity allows another one: the affinity
+/// is set without `cpu` (the kernel migrates the thread before the call returns), then put
+/// back as it was, so the thread stays free to run anywhere it could before. Returns whether
+/// the thread now runs on another CPU. A thread pinned to `cpu` alone stays.
+pub fn step_off_cpu(cpu: i32) -> bool {
+    let Ok(c) = usize::try_from(cpu) else {
+        return false;
+    };
+    if c >= libc::CPU_SETSIZE as usize {
+        return false;
+    }
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: cpu_set_t is plain data; all zero is the empty set.
+    let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; `old` is a cpu_set_t of `size` bytes.
+    if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
+        return false;
+    }
+    let mut new = old;
+    // SAFETY: `c < CPU_SETSIZE`, the sets are valid cpu_set_t values.
+    let others = unsafe {
+        let mine = libc::CPU_ISSET(c, &old);
+        libc::CPU_CLR(c, &mut new);
+        mine && libc::CPU_COUNT(&new) > 0
+    };
+    if !others {
+        return false;
+    }
+    // SAFETY: as above, with a non-empty subset of the thread's own mask.
+    let moved = unsafe { libc::sched_setaffinity(0, size, &new) } == 0;
+    // SAFETY: restores the mask read above.
+    unsafe { libc::sched_setaffinity(0, size, &old) };
+    moved && current_cpu() != cpu
+}
+
 /// Give the CPU to another runnable thread, if any.
 pub fn sched_yield() {
     // SAFETY: sched_yield has no arguments.
