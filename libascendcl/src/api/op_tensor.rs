@@ -33,19 +33,8 @@ use npu_emu::kernels::{self, Tensor};
 use npu_emu::ops::DType;
 use npu_emu::Error;
 
-/// Data types the data-movement operators take.
-const ANY: &[DType] = &[
-    DType::F32,
-    DType::F16,
-    DType::BF16,
-    DType::F64,
-    DType::I8,
-    DType::I16,
-    DType::I32,
-    DType::I64,
-    DType::U8,
-    DType::Bool,
-];
+/// Data types the data-movement operators take: every one the engine knows.
+const ANY: &[DType] = npu_emu::ops::dtype::ALL;
 const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 const INDEX: &[DType] = &[DType::I32, DType::I64];
 

@@ -415,17 +415,37 @@ fn flip(v: &View, reverse: bool) -> View {
     f
 }
 
-/// PyTorch's `weight_ih [4H, I]`, `weight_hh [4H, H]` and bias `[4H]` (+ `forget_bias` on the
+/// Between the operator's layout `[rows, 4H]` (gate blocks in `blocks` order) and PyTorch's
+/// transposed one `[4H, rows]` (blocks i, f, g, o): to PyTorch's when `to_torch`, else back.
+/// The weights `[I + H, 4H]` become `weight_ih | weight_hh` side by side; a bias is one row.
+fn regate(m: &[f32], rows: usize, h: usize, blocks: &[usize; 4], to_torch: bool) -> Vec<f32> {
+    let gh = 4 * h;
+    let mut out = vec![0f32; rows * gh];
+    for (k, &p) in blocks.iter().enumerate() {
+        for r in 0..h {
+            let (col, row) = (k * h + r, p * h + r);
+            for c in 0..rows {
+                let (op, torch) = (c * gh + col, row * rows + c);
+                if to_torch {
+                    out[torch] = m[op];
+                } else {
+                    out[op] = m[torch];
+                }
+            }
+        }
+    }
+    out
+}
+
+/// PyTorch's `weight_ih | weight_hh` `[4H, I + H]` and bias `[4H]` (+ `forget_bias` on the
 /// forget gate) from the operator's weights.
 struct Torch {
-    w_ih: Vec<f32>,
-    w_hh: Vec<f32>,
+    w: Vec<f32>,
     b: Vec<f32>,
 }
 
 fn torch_params(d: &Dims, a: &Attrs, w: &[&View], b: Option<&View>) -> Result<Torch, String> {
-    let (i_n, h) = (d.input, d.hidden);
-    let gh = 4 * h;
+    let h = d.hidden;
     // rows of the operator's weights: input features, then hidden features
     let rows: Vec<f32> = match w {
         [j] => f32s(j)?,
@@ -436,32 +456,36 @@ fn torch_params(d: &Dims, a: &Attrs, w: &[&View], b: Option<&View>) -> Result<To
         }
         _ => return Err("the LSTM takes one or two weights".into()),
     };
-    let mut w_ih = vec![0f32; gh * i_n];
-    let mut w_hh = vec![0f32; gh * h];
-    for (k, &p) in a.blocks.iter().enumerate() {
-        for r in 0..h {
-            let (src_col, dst_row) = (k * h + r, p * h + r);
-            for c in 0..i_n {
-                w_ih[dst_row * i_n + c] = rows[c * gh + src_col];
-            }
-            for c in 0..h {
-                w_hh[dst_row * h + c] = rows[(i_n + c) * gh + src_col];
-            }
-        }
-    }
-    let mut bias = vec![0f32; gh];
-    if let Some(b) = b {
-        let bv = f32s(b)?;
-        for (k, &p) in a.blocks.iter().enumerate() {
-            bias[p * h..(p + 1) * h].copy_from_slice(&bv[k * h..(k + 1) * h]);
-        }
-    }
+    let mut bias = match b {
+        Some(b) => regate(&f32s(b)?, 1, h, &a.blocks, true),
+        None => vec![0f32; 4 * h],
+    };
     bias[h..2 * h].iter_mut().for_each(|v| *v += a.forget_bias);
     Ok(Torch {
-        w_ih,
-        w_hh,
+        w: regate(&rows, d.input + h, h, &a.blocks, true),
         b: bias,
     })
+}
+
+/// The engine's parameter views over PyTorch's `[4H, I + H]` weights: `weight_ih` and
+/// `weight_hh` as strided views into it, then `b` and `b2` as the two biases (the second a
+/// zero one in the forward, its gradient in the backward).
+fn torch_views(d: &Dims, w: &mut [f32], b: &mut [f32], b2: &mut [f32]) -> [View; 4] {
+    let (gh, cols) = (4 * d.hidden, d.input + d.hidden);
+    let whole = View::of_slice(w, DType::F32, &[gh, cols]);
+    let part = |at: usize, n: usize| View {
+        // SAFETY: column `at` of row 0 lies inside `w` (at < cols, or at == cols with n == 0).
+        ptr: unsafe { whole.ptr.add(at * 4) },
+        dtype: DType::F32,
+        shape: vec![gh, n],
+        strides: vec![cols as isize, 1],
+    };
+    [
+        part(0, d.input),
+        part(d.input, d.hidden),
+        View::of_slice(b, DType::F32, &[gh]),
+        View::of_slice(b2, DType::F32, &[gh]),
+    ]
 }
 
 /// The engine's shape of a one-layer, one-direction call.
@@ -516,14 +540,8 @@ fn running(seq: Option<&View>, d: &Dims, reverse: bool) -> Result<Option<Vec<usi
 pub fn forward(d: &Dims, a: &Attrs, f: &Forward) -> Result<(), String> {
     let cfg = engine_cfg(d);
     let mut p = torch_params(d, a, &f.w, f.b)?;
-    let gh = 4 * d.hidden;
-    let mut zeros = vec![0f32; gh];
-    let params = [
-        View::of_slice(&mut p.w_ih, DType::F32, &[gh, d.input]),
-        View::of_slice(&mut p.w_hh, DType::F32, &[gh, d.hidden]),
-        View::of_slice(&mut p.b, DType::F32, &[gh]),
-        View::of_slice(&mut zeros, DType::F32, &[gh]),
-    ];
+    let mut zeros = vec![0f32; 4 * d.hidden];
+    let params = torch_views(d, &mut p.w, &mut p.b, &mut zeros);
     let bs = running(f.seq, d, a.reverse)?;
     let r = a.reverse;
     let outs: Vec<View> = f.outs.iter().map(|o| flip(o, r)).collect();
@@ -578,24 +596,11 @@ pub fn backward(d: &Dims, a: &Attrs, g: &Grad) -> Result<(), String> {
     let gh = 4 * h;
     let mut p = torch_params(d, a, &g.w, None)?;
     let mut zeros = vec![0f32; gh];
-    let params = [
-        View::of_slice(&mut p.w_ih, DType::F32, &[gh, i_n]),
-        View::of_slice(&mut p.w_hh, DType::F32, &[gh, h]),
-        View::of_slice(&mut p.b, DType::F32, &[gh]),
-        View::of_slice(&mut zeros, DType::F32, &[gh]),
-    ];
-    let (mut dwi, mut dwh, mut db, mut db2) = (
-        vec![0f32; gh * i_n],
-        vec![0f32; gh * h],
-        vec![0f32; gh],
-        vec![0f32; gh],
-    );
-    let dparams = [
-        View::of_slice(&mut dwi, DType::F32, &[gh, i_n]),
-        View::of_slice(&mut dwh, DType::F32, &[gh, h]),
-        View::of_slice(&mut db, DType::F32, &[gh]),
-        View::of_slice(&mut db2, DType::F32, &[gh]),
-    ];
+    let params = torch_views(d, &mut p.w, &mut p.b, &mut zeros);
+    // the engine writes the gradients of weight_ih and weight_hh into one [4H, I + H] buffer
+    // (and the second bias's gradient, equal to the first's, into `db2`)
+    let (mut dw, mut db, mut db2) = (vec![0f32; gh * (i_n + h)], vec![0f32; gh], vec![0f32; gh]);
+    let dparams = torch_views(d, &mut dw, &mut db, &mut db2);
     let r = a.reverse;
     let bs = running(g.seq, d, r)?;
     let saved: Vec<View> = g.saved.iter().map(|v| flip(v, r)).collect();
@@ -617,20 +622,8 @@ pub fn backward(d: &Dims, a: &Attrs, g: &Grad) -> Result<(), String> {
         &dparams,
     )?;
     // back to the operator's layout: rows (input features, then hidden), gate blocks in order
-    let mut rows = vec![0f32; (i_n + h) * gh];
-    let mut bias = vec![0f32; gh];
-    for (k, &pb) in a.blocks.iter().enumerate() {
-        for r in 0..h {
-            let (dst_col, src_row) = (k * h + r, pb * h + r);
-            for c in 0..i_n {
-                rows[c * gh + dst_col] = dwi[src_row * i_n + c];
-            }
-            for c in 0..h {
-                rows[(i_n + c) * gh + dst_col] = dwh[src_row * h + c];
-            }
-            bias[dst_col] = db[src_row];
-        }
-    }
+    let mut rows = regate(&dw, i_n + h, h, &a.blocks, false);
+    let bias = regate(&db, 1, h, &a.blocks, false);
     match g.dw.as_slice() {
         [dw] => put(rows, dw)?,
         [dwx, dwh] => {
