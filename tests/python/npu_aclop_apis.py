@@ -2,7 +2,7 @@
 npu_transpose (Transpose), npu_broadcast (BroadcastTo), npu_slice (Slice), npu_pad (Pad), npu_silu and
 npu_silu_ (Swish / SwishGrad), npu_mish (Mish / MishGrad), npu_max / npu_min
 (ArgMaxWithValue / ArgMinWithValue, their gradient through npu_scatter's ArgMaxGrad)
-and npu_scatter itself: values, dtypes, shapes and input gradients.
+and npu_scatter itself, npu_format_cast (Identity): values, dtypes, shapes and input gradients.
 
 `python npu_aclop_apis.py [case-prefix]` prints PASS/FAIL per case and
 `npu_aclop_apis: N failed`; exits 1 when any case fails.
@@ -127,6 +127,40 @@ def scatter():
     close(torch_npu.npu_scatter(x.to(D), idx.to(D), upd.to(D), 1), want, 0, "dim 1")
 
 
+def format_cast():
+    """npu_format_cast to FRACTAL_NZ (29) and back (torch_npu runs the aclop Identity when
+    aclnn's NpuFormatCast does not take the call) and a copy_ between the two formats."""
+    x = torch.randn(5, 33)
+    nz = torch_npu.npu_format_cast(x.to(D), 29)
+    close(nz, x, 0, "to NZ")
+    back = torch_npu.npu_format_cast(nz, 2)
+    close(back, x, 0, "back to ND")
+    dst = torch_npu.npu_format_cast(torch.zeros(5, 33).to(D), 29)
+    dst.copy_(x.to(D))
+    close(dst, x, 0, "copy_ into NZ")
+
+
+def format_cast_internal():
+    """The same with torch_npu's internal formats allowed (`allow_internal_format`): the
+    tensors are then really stored as FRACTAL_NZ / FRACTAL_Z and Identity converts."""
+    torch.npu.config.allow_internal_format = True
+    try:
+        x = torch.randn(5, 33)
+        nz = torch_npu.npu_format_cast(x.to(D), 29)
+        if torch_npu.get_npu_format(nz) != 29:
+            raise AssertionError(f"npu_format_cast gave format {torch_npu.get_npu_format(nz)}, not 29")
+        close(nz, x, 0, "to NZ")
+        close(torch_npu.npu_format_cast(nz, 2), x, 0, "back to ND")
+        dst = torch_npu.npu_format_cast(torch.zeros(5, 33).to(D), 29)
+        dst.copy_(x.to(D))
+        close(dst, x, 0, "copy_ into NZ")
+        w = torch.randn(8, 3, 3, 3)
+        fz = torch_npu.npu_format_cast(w.to(D), 4)
+        close(fz, w, 0, "FRACTAL_Z")
+    finally:
+        torch.npu.config.allow_internal_format = False
+
+
 def errors():
     x = torch.randn(2, 3).to(D)
     try:
@@ -148,6 +182,8 @@ case("npu_max_dim", max_min("max", False))
 case("npu_max_keepdim", max_min("max", True))
 case("npu_min_dim", max_min("min", False))
 case("npu_scatter", scatter)
+case("npu_format_cast", format_cast)
+case("npu_format_cast_internal", format_cast_internal)
 case("npu_transpose_bad_perm", errors)
 
 print(f"npu_aclop_apis: {len(FAILED)} failed")

@@ -171,6 +171,24 @@ fn dynamic_rnn_family_matches_a_host_lstm_and_its_finite_differences() {
     }
 }
 
+/// `identity_fill.cpp`: "Identity" converts between storage formats exactly as TransData
+/// does (and back), refuses a data type change; "Fill" writes a device or host value into the
+/// shape its constant dims give, and refuses dims that are not the output's shape.
+#[test]
+fn identity_converts_like_transdata_and_fill_fills() {
+    let r = run_prog("identity_fill.cpp", &[], &[]);
+    r.assert_ok();
+    for line in [
+        "ok Identity ND -> FRACTAL_NZ is TransData's layout",
+        "ok Identity FRACTAL_NZ -> ND gives the input again",
+        "ok Fill with a device value",
+        "ok Fill with a host value",
+        "PASS identity_fill",
+    ] {
+        assert!(r.stdout.contains(line), "missing {line:?}: {}", r.all());
+    }
+}
+
 #[test]
 fn transdata_runs_in_stream_order_and_rechecks_memory_when_it_runs() {
     let r = run_prog("stream_order.cpp", &[], &[]);

@@ -876,8 +876,9 @@ fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu()
 
 /// `tests/python/npu_aclop_apis.py`: torch_npu's own APIs that op-plugin implements only as
 /// aclop calls (npu_transpose, npu_broadcast, npu_slice, npu_pad, npu_silu(_), npu_mish,
-/// npu_max / npu_min with their gradient through npu_scatter) against CPU torch, and a bad
-/// permutation failing with the operator's message.
+/// npu_max / npu_min with their gradient through npu_scatter, npu_format_cast and copies
+/// between formats through Identity) against CPU torch, and a bad permutation failing with the
+/// operator's message.
 #[test]
 fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
     let Some(venv) = venv() else { return };
@@ -897,6 +898,8 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
         "npu_max_keepdim",
         "npu_min_dim",
         "npu_scatter",
+        "npu_format_cast",
+        "npu_format_cast_internal",
         "npu_transpose_bad_perm",
     ] {
         assert!(

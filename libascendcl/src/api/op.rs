@@ -1,7 +1,8 @@
 //! Single-operator API (`acl_op.h`, `acl_op_compiler.h`, abi.md §1.7): operator attributes
 //! and the execute calls, with the one operator the emulator has, `TransData` (abi.md §5.4).
 //!
-//! Operators: `TransData`, `Cast` (also reached through `aclopCast`; the Cast section
+//! Operators: `TransData`, `Identity` (a copy between storage formats, see [`identity`]),
+//! `Cast` (also reached through `aclopCast`; the Cast section
 //! below gives its element rules), the LSTM operators `DynamicRNN`, `DynamicRNNV2`,
 //! `DynamicRNNGrad`, `DynamicRNNV2Grad` (`op_rnn.rs`), and the data-movement and activation
 //! operators torch_npu's own APIs call (`op_tensor.rs`: Transpose, BroadcastTo, Slice, Pad,
@@ -406,23 +407,80 @@ fn check_arrays(c: &Call) -> Result<(), Error> {
 fn execute(api: &'static str, c: Call) -> Result<(), Error> {
     let op_type = c_str(c.op_type, "opType")?;
     check_arrays(&c)?;
+    if let Some(rt) = runtime::try_get() {
+        if rt.logger.enabled(npu_emu::config::LogLevel::Debug) {
+            rt.log(
+                npu_emu::config::LogLevel::Debug,
+                &describe(api, &op_type, &c),
+            );
+        }
+    }
     match op_type.as_str() {
         "TransData" => trans_data(api, &c),
         "Cast" => cast_op(api, &c),
+        "Identity" => identity(api, &c),
         lstm if crate::api::op_rnn::handles(lstm) => crate::api::op_rnn::execute(api, &c),
         t if crate::api::op_tensor::handles(t) => crate::api::op_tensor::execute(api, &c),
         other => Err(Error::new(
             ACL_ERROR_OP_NOT_FOUND,
             format!(
                 "op type \"{other}\" is not supported: npu-emu has no operator model for it \
-                 (the emulated operators are: TransData, Cast, DynamicRNN, DynamicRNNV2, \
+                 (the emulated operators are: TransData, Identity, Cast, DynamicRNN, DynamicRNNV2, \
                  DynamicRNNGrad, DynamicRNNV2Grad, Transpose, BroadcastTo, Slice, Pad, Swish, \
                  SwishGrad, Mish, MishGrad, ArgMaxWithValue, ArgMinWithValue, \
-                 ScatterElements, ArgMaxGrad). {}",
+                 ScatterElements, ArgMaxGrad, Fill). {}",
                 crate::api::fallback::explain(other)
             ),
         )),
     }
+}
+
+/// One line describing a call's tensors and attrs (logged at DEBUG: what an operator was
+/// given, when a framework's call is refused).
+fn describe(api: &str, op: &str, c: &Call) -> String {
+    let side = |n: i32, descs: *const *const TensorDesc, bufs: *const *const DataBuffer| {
+        (0..n.max(0) as usize)
+            .map(|i| {
+                // SAFETY: non-NULL arrays of `n` entries (check_arrays), `i < n`.
+                let (d, b) =
+                    unsafe { (descs.add(i).read_unaligned(), bufs.add(i).read_unaligned()) };
+                let desc = if d.is_null() {
+                    "NULL".to_string()
+                } else {
+                    snapshot(d, "desc").map_or_else(
+                        |e| e.msg,
+                        |t| {
+                            format!(
+                                "dtype {} {:?} format {} storage {} {:?}{}{}",
+                                t.dtype,
+                                t.dims,
+                                t.format,
+                                t.storage_format,
+                                t.storage_dims,
+                                if t.const_data.is_some() { " const" } else { "" },
+                                if t.placement == 1 { " host" } else { "" }
+                            )
+                        },
+                    )
+                };
+                let buf = if b.is_null() {
+                    "no buffer".to_string()
+                } else {
+                    with_live(b, |b| format!("{:p}+{}", b.data, b.size)).unwrap_or_default()
+                };
+                format!("[{i}] {desc} @ {buf}")
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let attrs = attrs_of(c.attr)
+        .map(|a| format!("{a:?}"))
+        .unwrap_or_default();
+    format!(
+        "{api} \"{op}\": inputs {}; outputs {}; attrs {attrs}",
+        side(c.num_inputs, c.input_desc, c.inputs),
+        side(c.num_outputs, c.output_desc, c.outputs)
+    )
 }
 
 /// The TransData attributes.
@@ -655,17 +713,7 @@ fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
         static_shape(&d.dims, side, "TransData")?;
         static_shape(&d.storage_dims, side, "TransData")?;
     }
-    // A packed format value may carry the group count as its sub-format (GE: bits 8..23).
-    let packed = [
-        src.storage_format,
-        src.format,
-        dst.storage_format,
-        dst.format,
-    ]
-    .iter()
-    .filter(|&&f| f >= 0)
-    .map(|&f| i64::from((f >> 8) & 0xffff))
-    .find(|&g| g > 1);
+    let packed = packed_groups(&src, &dst);
     let groups = match (attrs.explicit_groups, packed) {
         (false, Some(g)) => g,
         _ => attrs.groups,
@@ -691,6 +739,121 @@ fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
     };
     let (src_bytes, dst_bytes) = (plan.src_bytes(), plan.dst_bytes());
     run_unary(api, "TransData", c, src_bytes, dst_bytes, move |s, d| {
+        plan.run(s, d).map_err(|e| e.to_string())
+    })
+}
+
+/// The group count a packed format value carries as its sub-format (GE: bits 8..23), if
+/// any of the two descriptors' formats has one above 1.
+fn packed_groups(src: &TensorDesc, dst: &TensorDesc) -> Option<i64> {
+    [
+        src.storage_format,
+        src.format,
+        dst.storage_format,
+        dst.format,
+    ]
+    .iter()
+    .filter(|&&f| f >= 0)
+    .map(|&f| i64::from((f >> 8) & 0xffff))
+    .find(|&g| g > 1)
+}
+
+/// `Identity`: one input and one output of the same data type and shape, the data converted
+/// from the input's storage format to the output's. torch_npu runs it for copies between
+/// tensors of different formats (`copy_d2d_format_cast`) and for format casts aclnn does not
+/// take (`npu_format_cast_`). Two plain formats (ND, NCHW, NHWC, …) hold the same bytes, so
+/// that is a copy; a private format on either side is converted as TransData does, an ND side
+/// of 4 (5) dimensions standing for NCHW (NCDHW), torch_npu's base formats.
+fn identity(api: &'static str, c: &Call) -> Result<(), Error> {
+    if c.num_inputs != 1 || c.num_outputs != 1 {
+        return Err(Error::new(
+            if c.num_inputs != 1 {
+                ACL_ERROR_OP_INPUT_NOT_MATCH
+            } else {
+                ACL_ERROR_OP_OUTPUT_NOT_MATCH
+            },
+            format!(
+                "op type \"Identity\" has 1 input and 1 output, but numInputs = {} and \
+                 numOutputs = {}",
+                c.num_inputs, c.num_outputs
+            ),
+        ));
+    }
+    let src = snapshot(element(c.input_desc, 0, "inputDesc")?, "inputDesc[0]")?;
+    let dst = snapshot(element(c.output_desc, 0, "outputDesc")?, "outputDesc[0]")?;
+    if src.dtype != dst.dtype {
+        return Err(Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"Identity\": the output data type {} differs from the input data type \
+                 {} (use Cast to convert data types)",
+                dst.dtype, src.dtype
+            ),
+        ));
+    }
+    let dtype = src.dtype;
+    let Some(es) = formats::dtype_size(dtype) else {
+        return Err(Error::new(
+            ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+            format!("op type \"Identity\": data type {dtype} is not supported"),
+        ));
+    };
+    for (d, side) in [(&src, "input"), (&dst, "output")] {
+        static_shape(&d.dims, side, "Identity")?;
+        static_shape(&d.storage_dims, side, "Identity")?;
+    }
+    let groups = packed_groups(&src, &dst).unwrap_or(1);
+    let (sf, sshape) = src.storage(groups)?;
+    let (df, dshape) = dst.storage(groups)?;
+    let plain = |f: i32| f & 0xff == formats::FORMAT_ND || plain_rank(f & 0xff).is_some();
+    if plain(sf) && plain(df) {
+        let (ns, nd) = (
+            crate::api::tensor_desc::element_count(&sshape)?,
+            crate::api::tensor_desc::element_count(&dshape)?,
+        );
+        if ns != nd {
+            return Err(Error::new(
+                ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                format!(
+                    "op type \"Identity\": the output shape {dshape:?} does not hold the input \
+                     shape {sshape:?}"
+                ),
+            ));
+        }
+        let bytes = ns * es;
+        return run_unary(api, "Identity", c, bytes, bytes, |s, d| {
+            d.copy_from_slice(s);
+            Ok(())
+        });
+    }
+    // ND of rank 4 / 5 stands for torch_npu's base format of that rank
+    let base = |f: i32, rank: usize| match (f & 0xff == formats::FORMAT_ND, rank) {
+        (true, 4) => formats::FORMAT_NCHW,
+        (true, 5) => formats::FORMAT_NCDHW,
+        _ => f,
+    };
+    let nz = |f: i32| f & 0xff == formats::FORMAT_FRACTAL_NZ;
+    let (sf, df) = if nz(sf) || nz(df) {
+        (sf, df)
+    } else {
+        (base(sf, sshape.len()), base(df, dshape.len()))
+    };
+    let req = formats::Request {
+        src_format: sf,
+        src_shape: &sshape,
+        dst_format: df,
+        dst_shape: Some(&dshape),
+        dtype,
+        groups,
+        rule: C0Rule::Ge,
+    };
+    let plan = formats::plan(&req).map_err(|e| {
+        let mut err = plan_error(&req, e);
+        err.msg = err.msg.replace("\"TransData\"", "\"Identity\"");
+        err
+    })?;
+    let (src_bytes, dst_bytes) = (plan.src_bytes(), plan.dst_bytes());
+    run_unary(api, "Identity", c, src_bytes, dst_bytes, move |s, d| {
         plan.run(s, d).map_err(|e| e.to_string())
     })
 }

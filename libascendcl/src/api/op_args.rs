@@ -277,35 +277,14 @@ pub(crate) fn int_list(op: &str, a: &Arg, name: &str) -> Result<Vec<i64>, Error>
     }
     let n = d.dims.first().map_or(1, |&v| v.max(0) as usize);
     let bytes = n * es;
-    let raw: Vec<u8> = if let Some(c) = &d.const_data {
-        if c.len() < bytes {
-            return Err(Error::invalid(format!(
-                "op type \"{op}\": {name}'s constant data holds {} bytes, but {n} elements need {bytes}",
-                c.len()
-            )));
-        }
-        c[..bytes].to_vec()
-    } else {
-        if a.size < bytes || (bytes > 0 && a.addr == 0) {
-            return Err(Error::invalid(format!(
-                "op type \"{op}\": the buffer of {name} holds {} bytes, but {n} elements need {bytes}",
-                a.size
-            )));
-        }
-        let rt = crate::runtime::get()?;
-        let on_device =
-            d.placement != ACL_MEMTYPE_HOST && rt.node().check(a.addr, bytes as u64, name).is_ok();
-        let mut v = vec![0u8; bytes];
-        if on_device {
+    let raw = match host_bytes(op, a, name, bytes)? {
+        Some(v) => v,
+        None => {
+            let rt = crate::runtime::get()?;
             let p = rt.node().check(a.addr, bytes as u64, name)?;
             // SAFETY: `p` is the alias of a checked device range of `bytes` bytes.
-            v.copy_from_slice(unsafe { std::slice::from_raw_parts(p as *const u8, bytes) });
-        } else if bytes > 0 {
-            // SAFETY: a host buffer of at least `bytes` bytes (the ACL contract for a tensor
-            // placed in host memory; its size was checked above).
-            v.copy_from_slice(unsafe { std::slice::from_raw_parts(a.addr as *const u8, bytes) });
+            unsafe { std::slice::from_raw_parts(p as *const u8, bytes) }.to_vec()
         }
-        v
     };
     Ok(raw
         .chunks(es)
@@ -317,6 +296,43 @@ pub(crate) fn int_list(op: &str, a: &Arg, name: &str) -> Result<Vec<i64>, Error>
             }
         })
         .collect())
+}
+
+/// The first `bytes` bytes of a tensor that is not in device memory: its constant
+/// (`aclSetTensorConst`), or its buffer when placed in host memory (ACL_MEMTYPE_HOST) or at an
+/// address that is no device allocation. None for a tensor in device memory.
+pub(crate) fn host_bytes(
+    op: &str,
+    a: &Arg,
+    name: &str,
+    bytes: usize,
+) -> Result<Option<Vec<u8>>, Error> {
+    if let Some(c) = &a.desc.const_data {
+        if c.len() < bytes {
+            return Err(Error::invalid(format!(
+                "op type \"{op}\": {name}'s constant data holds {} bytes, but it needs {bytes}",
+                c.len()
+            )));
+        }
+        return Ok(Some(c[..bytes].to_vec()));
+    }
+    if a.size < bytes || (bytes > 0 && a.addr == 0) {
+        return Err(Error::invalid(format!(
+            "op type \"{op}\": the buffer of {name} holds {} bytes, but it needs {bytes}",
+            a.size
+        )));
+    }
+    let rt = crate::runtime::get()?;
+    if a.desc.placement != ACL_MEMTYPE_HOST && rt.node().check(a.addr, bytes as u64, name).is_ok() {
+        return Ok(None);
+    }
+    let mut v = vec![0u8; bytes];
+    if bytes > 0 {
+        // SAFETY: a host buffer of at least `bytes` bytes (the ACL contract for a tensor placed
+        // in host memory; its size was checked above).
+        v.copy_from_slice(unsafe { std::slice::from_raw_parts(a.addr as *const u8, bytes) });
+    }
+    Ok(Some(v))
 }
 
 /// An int attr (or a bool, as 0 / 1).

@@ -10,6 +10,7 @@
 //! | BroadcastTo | x, shape (int list) | | y |
 //! | Slice | x, offsets, size (int lists; size -1: to the end) | | y |
 //! | Pad | x, paddings (int list of (before, after) pairs, [n, 2] or flat) | | y |
+//! | Fill | dims (int list), value (one element: host scalar or device tensor) | | y |
 //! | Swish | x | scale (1.0) | y |
 //! | SwishGrad | dy, x, y | scale (1.0) | dx |
 //! | Mish | x | | y |
@@ -25,7 +26,7 @@
 
 use super::op::{attrs_of, Call};
 use super::op_args::{
-    arg, attr_err, get_int, get_num, get_str, input_arg, int_list, mismatch, Arg,
+    arg, attr_err, get_int, get_num, get_str, host_bytes, input_arg, int_list, mismatch, Arg,
 };
 use crate::runtime;
 use npu_emu::kernels::tensor_ops::TensorOp;
@@ -39,7 +40,7 @@ const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 const INDEX: &[DType] = &[DType::I32, DType::I64];
 
 /// (op type, tensor inputs, integer-list inputs after them, outputs).
-const OPS: [(&str, usize, usize, usize); 12] = [
+const OPS: [(&str, usize, usize, usize); 13] = [
     ("Transpose", 1, 1, 1),
     ("BroadcastTo", 1, 1, 1),
     ("Slice", 1, 2, 1),
@@ -52,6 +53,7 @@ const OPS: [(&str, usize, usize, usize); 12] = [
     ("ArgMinWithValue", 1, 0, 2),
     ("ScatterElements", 3, 0, 1),
     ("ArgMaxGrad", 3, 0, 1),
+    ("Fill", 1, 1, 1),
 ];
 
 /// Whether `op` is one of this file's operators.
@@ -116,12 +118,20 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             ),
         ));
     }
-    let ins: Vec<Arg> = (0..nt + nl)
+    let mut ins: Vec<Arg> = (0..nt + nl)
         .map(|i| {
             input_arg(c, i)?
                 .ok_or_else(|| mismatch(false, format!("op type \"{op}\": input {i} is required")))
         })
         .collect::<Result<_, _>>()?;
+    // Fill's inputs are (dims, value) in CANN's prototype; a call whose first input is not
+    // an integer list but whose second is has them the other way round.
+    let int = |a: &Arg| matches!(a.desc.dtype, 3 | 9);
+    let value_first = int(&ins[1]) && !int(&ins[0]);
+    if op == "Fill" && !value_first {
+        // the value is the operator's tensor, the dims its list
+        ins.swap(0, 1);
+    }
     let outs: Vec<Arg> = (0..no)
         .map(|i| arg(c, i, true)?.ok_or_else(|| Error::invalid(format!("outputDesc[{i}] is NULL"))))
         .collect::<Result<_, _>>()?;
@@ -198,6 +208,37 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             }
         }
         "Mish" => TensorOp::Mish,
+        "Fill" => {
+            let dims = usize_list(op, list(0, "dims")?, "dims")?;
+            let y = outs[0].shape();
+            let n: usize = dims.iter().product();
+            if n != y.iter().product::<usize>() {
+                return Err(mismatch(
+                    true,
+                    format!("op type \"{op}\": y {y:?} is not the shape {dims:?} asked for"),
+                ));
+            }
+            let v = &ins[0];
+            let dt = DType::from_acl(v.desc.dtype).ok_or_else(|| {
+                Error::new(
+                    super::op::ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                    format!("op type \"{op}\": value has data type {}", v.desc.dtype),
+                )
+            })?;
+            let value = host_bytes(op, v, "value", dt.size())?.map(|b| {
+                // SAFETY: `b` holds one element of `dt`.
+                unsafe {
+                    (
+                        npu_emu::ops::elem::read_f64(dt, b.as_ptr()),
+                        npu_emu::ops::elem::read_i64(dt, b.as_ptr()),
+                    )
+                }
+            });
+            if value.is_some() {
+                return enqueue_fill(api, c, op, &outs[0], value);
+            }
+            TensorOp::Fill { value: None }
+        }
         "MishGrad" => TensorOp::MishGrad,
         "ArgMaxWithValue" | "ArgMinWithValue" => TensorOp::ArgWithValue {
             max: op == "ArgMaxWithValue",
@@ -275,6 +316,30 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             let views: Vec<&npu_emu::ops::View> = i.iter().flatten().copied().collect();
             top.run(&views, o)
         },
+    )
+}
+
+/// A Fill whose value was a host scalar: only the output is a device tensor.
+fn enqueue_fill(
+    api: &'static str,
+    c: &Call,
+    op: &'static str,
+    y: &Arg,
+    value: Option<(f64, i64)>,
+) -> Result<(), Error> {
+    let out = y.tensor(op, "output 0".into(), true, ANY)?;
+    let top = TensorOp::Fill { value };
+    let rt = runtime::get()?;
+    let stream = rt.stream(c.stream)?;
+    kernels::enqueue_tensors(
+        &rt,
+        &stream,
+        api,
+        op,
+        false,
+        vec![],
+        vec![out],
+        move |_, o| top.run(&[&o[0]], o),
     )
 }
 

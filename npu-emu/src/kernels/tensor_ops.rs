@@ -1,7 +1,7 @@
 //! The data-movement and activation operators of the single-operator API that torch_npu's
 //! own APIs reach by design (op-plugin implements them only as aclop calls):
 //! `npu_transpose` → `Transpose`, `npu_broadcast` → `BroadcastTo`, `npu_slice` → `Slice`,
-//! `npu_pad` → `Pad`, `npu_silu` → `Swish` / `SwishGrad`, `npu_mish` → `Mish` / `MishGrad`,
+//! `npu_pad` → `Pad`, `fill_` / `npu_nms_v4` / `npu_one_hot` → `Fill`, `npu_silu` → `Swish` / `SwishGrad`, `npu_mish` → `Mish` / `MishGrad`,
 //! `npu_max` / `npu_min` → `ArgMaxWithValue` / `ArgMinWithValue`, and their gradient's
 //! `npu_scatter` → `ArgMaxGrad` (the same computation as `ScatterElements`). Each is a thin mapping onto the aclnn engines
 //! ([`crate::ops`]); [`TensorOp::check`] is what the operator's shape inference refuses.
@@ -29,6 +29,9 @@ pub enum TensorOp {
     Mish,
     /// `dx` from (`dy`, `x`).
     MishGrad,
+    /// `y` = the one value everywhere: given (a host scalar, as f64 and i64 for integer
+    /// outputs), or None: the one element of the input tensor, broadcast.
+    Fill { value: Option<(f64, i64)> },
     /// outputs (indices INT32, values): the first extreme along `dim`.
     ArgWithValue {
         max: bool,
@@ -103,6 +106,13 @@ impl TensorOp {
                 }
             }
             TensorOp::Swish { .. } | TensorOp::Mish => same(x, y, "y", "x")?,
+            TensorOp::Fill { value } => {
+                if value.is_none() && x.iter().product::<usize>() != 1 {
+                    return bad(format!(
+                        "value must hold one element, but its shape is {x:?}"
+                    ));
+                }
+            }
             TensorOp::SwishGrad { .. } | TensorOp::MishGrad => {
                 same(ins[1], x, "x", "the gradient")?;
                 same(y, x, "the output", "the gradient")?;
@@ -178,6 +188,19 @@ impl TensorOp {
                 shape::constant_pad(x, &flat, 0.0, y)
             }
             TensorOp::Swish { scale } => nn18::swish(x, *scale, y),
+            TensorOp::Fill {
+                value: Some((f, i)),
+            } => match y.dtype.class() {
+                crate::ops::dtype::Class::Int => iter::fill::<i64>(y, *i),
+                _ => iter::fill::<f64>(y, *f),
+            },
+            TensorOp::Fill { value: None } => {
+                let one = x.reshaped(&[]);
+                let e = one
+                    .expand(&y.shape)
+                    .ok_or_else(|| "the value does not broadcast".to_string())?;
+                iter::copy(&e, y)
+            }
             TensorOp::SwishGrad { scale } => nn18::swish_backward(x, ins[1], *scale, y),
             TensorOp::Mish => act::forward(Act::Mish, x, y),
             TensorOp::MishGrad => act::backward(ActGrad::Mish, x, ins[1], y),
