@@ -2,7 +2,10 @@
 npu_transpose (Transpose), npu_broadcast (BroadcastTo), npu_slice (Slice), npu_pad (Pad), npu_silu and
 npu_silu_ (Swish / SwishGrad), npu_mish (Mish / MishGrad), npu_max / npu_min
 (ArgMaxWithValue / ArgMinWithValue, their gradient through npu_scatter's ArgMaxGrad)
-and npu_scatter itself, npu_format_cast (Identity): values, dtypes, shapes and input gradients.
+and npu_scatter itself, npu_format_cast (Identity), npu_bmmV2 (BatchMatMul),
+npu_confusion_transpose (ConfusionTransposeD), npu_sort_v2 (SortV2), npu_layer_norm_eval
+(LayerNormV3), npu_softmax_cross_entropy_with_logits and npu_one_hot (Fill, OneHotD):
+values, dtypes, shapes and input gradients.
 
 `python npu_aclop_apis.py [case-prefix]` prints PASS/FAIL per case and
 `npu_aclop_apis: N failed`; exits 1 when any case fails.
@@ -161,6 +164,56 @@ def format_cast_internal():
         torch.npu.config.allow_internal_format = False
 
 
+def bmm_v2():
+    a, b = torch.randn(3, 4, 5), torch.randn(3, 5, 2)
+    ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
+    an, bn = a.to(D).requires_grad_(), b.to(D).requires_grad_()
+    yc = torch.bmm(ac, bc)
+    yn = torch_npu.npu_bmmV2(an, bn, [])
+    close(yn, yc, 1e-5, "forward")
+    w = torch.randn(3, 4, 2)
+    (yc * w).sum().backward()
+    (yn * w.to(D)).sum().backward()
+    close(an.grad, ac.grad, 1e-5, "grad a")
+    close(bn.grad, bc.grad, 1e-5, "grad b")
+    # a transposed view (BatchMatMul's adj_x1)
+    at = torch.randn(3, 5, 4)
+    close(torch_npu.npu_bmmV2(at.to(D).transpose(1, 2), b.to(D), []), torch.bmm(at.transpose(1, 2), b), 1e-5, "adj")
+
+
+def confusion_transpose():
+    x = torch.randn(2, 3, 4)
+    close(torch_npu.npu_confusion_transpose(x.to(D), [0, 2, 1], (2, 4, 3), True), x.permute(0, 2, 1).reshape(2, 4, 3), 0, "transpose first")
+    close(torch_npu.npu_confusion_transpose(x.to(D), [1, 0, 2], (2, 12, 1), False), x.reshape(2, 12, 1).permute(1, 0, 2).contiguous(), 0, "reshape first")
+
+
+def sort_v2():
+    x = torch.randn(4, 9)
+    close(torch_npu.npu_sort_v2(x.to(D), -1, False), torch.sort(x, -1)[0], 0, "ascending")
+    close(torch_npu.npu_sort_v2(x.to(D), -1, True), torch.sort(x, -1, descending=True)[0], 0, "descending")
+
+
+def layer_norm_eval():
+    x, w, b = torch.randn(3, 4, 8), torch.randn(8), torch.randn(8)
+    close(torch_npu.npu_layer_norm_eval(x.to(D), [8], w.to(D), b.to(D), 1e-5), torch.nn.functional.layer_norm(x, [8], w, b, 1e-5), 1e-5, "last dim")
+    w2, b2 = torch.randn(4, 8), torch.randn(4, 8)
+    close(torch_npu.npu_layer_norm_eval(x.to(D), [4, 8], w2.to(D), b2.to(D), 1e-5), torch.nn.functional.layer_norm(x, [4, 8], w2, b2, 1e-5), 1e-5, "two dims")
+
+
+def softmax_xent():
+    x = torch.randn(5, 7)
+    labels = torch.softmax(torch.randn(5, 7), 1)
+    got = torch_npu.npu_softmax_cross_entropy_with_logits(x.to(D), labels.to(D))
+    want = -(labels * torch.log_softmax(x, 1)).sum(1)
+    close(got, want, 1e-5, "loss")
+
+
+def one_hot():
+    idx = torch.tensor([0, 3, 1, 2], dtype=torch.int32)
+    close(torch_npu.npu_one_hot(idx.to(D), -1, 4, 1, 0), torch.nn.functional.one_hot(idx.long(), 4).float(), 0, "depth 4")
+    close(torch_npu.npu_one_hot(idx.to(D), -1, 5, 2.5, -1), torch.nn.functional.one_hot(idx.long(), 5).float() * 3.5 - 1, 0, "on / off")
+
+
 def errors():
     x = torch.randn(2, 3).to(D)
     try:
@@ -184,6 +237,12 @@ case("npu_min_dim", max_min("min", False))
 case("npu_scatter", scatter)
 case("npu_format_cast", format_cast)
 case("npu_format_cast_internal", format_cast_internal)
+case("npu_bmmV2", bmm_v2)
+case("npu_confusion_transpose", confusion_transpose)
+case("npu_sort_v2", sort_v2)
+case("npu_layer_norm_eval", layer_norm_eval)
+case("npu_softmax_cross_entropy_with_logits", softmax_xent)
+case("npu_one_hot", one_hot)
 case("npu_transpose_bad_perm", errors)
 
 print(f"npu_aclop_apis: {len(FAILED)} failed")

@@ -877,8 +877,9 @@ fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu()
 /// `tests/python/npu_aclop_apis.py`: torch_npu's own APIs that op-plugin implements only as
 /// aclop calls (npu_transpose, npu_broadcast, npu_slice, npu_pad, npu_silu(_), npu_mish,
 /// npu_max / npu_min with their gradient through npu_scatter, npu_format_cast and copies
-/// between formats through Identity) against CPU torch, and a bad permutation failing with the
-/// operator's message.
+/// between formats through Identity, npu_bmmV2 with its gradient, npu_confusion_transpose,
+/// npu_sort_v2, npu_layer_norm_eval, npu_softmax_cross_entropy_with_logits, npu_one_hot)
+/// against CPU torch, and a bad permutation failing with the operator's message.
 #[test]
 fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
     let Some(venv) = venv() else { return };
@@ -900,6 +901,12 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
         "npu_scatter",
         "npu_format_cast",
         "npu_format_cast_internal",
+        "npu_bmmV2",
+        "npu_confusion_transpose",
+        "npu_sort_v2",
+        "npu_layer_norm_eval",
+        "npu_softmax_cross_entropy_with_logits",
+        "npu_one_hot",
         "npu_transpose_bad_perm",
     ] {
         assert!(

@@ -428,7 +428,8 @@ fn execute(api: &'static str, c: Call) -> Result<(), Error> {
                  (the emulated operators are: TransData, Identity, Cast, DynamicRNN, DynamicRNNV2, \
                  DynamicRNNGrad, DynamicRNNV2Grad, Transpose, BroadcastTo, Slice, Pad, Swish, \
                  SwishGrad, Mish, MishGrad, ArgMaxWithValue, ArgMinWithValue, \
-                 ScatterElements, ArgMaxGrad, Fill). {}",
+                 ScatterElements, ArgMaxGrad, Fill, BatchMatMul, ConfusionTransposeD, SortV2, \
+                 LayerNormV3, SoftmaxCrossEntropyWithLogits, OneHotD). {}",
                 crate::api::fallback::explain(other)
             ),
         )),

@@ -335,6 +335,28 @@ pub(crate) fn host_bytes(
     Ok(Some(v))
 }
 
+/// A list-of-ints attr (required).
+pub(crate) fn get_list(
+    op: &str,
+    a: &BTreeMap<String, AttrValue>,
+    key: &str,
+) -> Result<Vec<i64>, Error> {
+    match a.get(key) {
+        Some(AttrValue::ListInt(v)) => Ok(v.clone()),
+        None => Err(attr_err(
+            op,
+            format!("attr {key} is required (aclopSetAttrListInt)"),
+        )),
+        Some(v) => Err(attr_err(
+            op,
+            format!(
+                "attr {key} must be a list of ints (aclopSetAttrListInt), but it was set as a {}",
+                v.kind()
+            ),
+        )),
+    }
+}
+
 /// An int attr (or a bool, as 0 / 1).
 pub(crate) fn get_int(
     op: &str,

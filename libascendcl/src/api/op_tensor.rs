@@ -18,6 +18,12 @@
 //! | ArgMaxWithValue, ArgMinWithValue | x | dimension (required), keep_dims (false) | indice (INT32), values |
 //! | ScatterElements | data, indices (INT32 / INT64), updates | axis (0), reduction ("none") | y |
 //! | ArgMaxGrad (torch_npu's `npu_scatter`) | var, indices, updates | dimension (required) | y |
+//! | BatchMatMul (`npu_bmmV2`) | x1, x2 (, bias) | adj_x1, adj_x2 (false) | y |
+//! | ConfusionTransposeD (`npu_confusion_transpose`) | x | perm, shape (list ints), transpose_first | y |
+//! | SortV2 (`npu_sort_v2`) | x | axis (-1), descending (false) | y |
+//! | LayerNormV3 (`npu_layer_norm_eval`) | x, gamma, beta | begin_norm_axis (0), epsilon (1e-7) | y, mean, rstd |
+//! | SoftmaxCrossEntropyWithLogits | features [N, C], labels [N, C] | | loss [N], backprop [N, C] |
+//! | OneHotD (`npu_one_hot`) | indices, on_value [1], off_value [1] | axis (-1), depth (required) | y |
 //!
 //! Tensors are ND (FRACTAL_NZ converted in and out). Integer lists may be host, constant or
 //! device tensors. Shapes that do not fit are `ACL_ERROR_OP_INPUT_NOT_MATCH` /
@@ -26,7 +32,8 @@
 
 use super::op::{attrs_of, Call};
 use super::op_args::{
-    arg, attr_err, get_int, get_num, get_str, host_bytes, input_arg, int_list, mismatch, Arg,
+    arg, attr_err, get_int, get_list, get_num, get_str, host_bytes, input_arg, int_list, mismatch,
+    Arg,
 };
 use crate::runtime;
 use npu_emu::kernels::tensor_ops::TensorOp;
@@ -38,9 +45,10 @@ use npu_emu::Error;
 const ANY: &[DType] = npu_emu::ops::dtype::ALL;
 const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 const INDEX: &[DType] = &[DType::I32, DType::I64];
+const ONE_HOT_INDEX: &[DType] = &[DType::I32, DType::I64, DType::U8];
 
 /// (op type, tensor inputs, integer-list inputs after them, outputs).
-const OPS: [(&str, usize, usize, usize); 13] = [
+const OPS: [(&str, usize, usize, usize); 19] = [
     ("Transpose", 1, 1, 1),
     ("BroadcastTo", 1, 1, 1),
     ("Slice", 1, 2, 1),
@@ -54,6 +62,12 @@ const OPS: [(&str, usize, usize, usize); 13] = [
     ("ScatterElements", 3, 0, 1),
     ("ArgMaxGrad", 3, 0, 1),
     ("Fill", 1, 1, 1),
+    ("BatchMatMul", 2, 0, 1),
+    ("ConfusionTransposeD", 1, 0, 1),
+    ("SortV2", 1, 0, 1),
+    ("LayerNormV3", 3, 0, 3),
+    ("SoftmaxCrossEntropyWithLogits", 2, 0, 2),
+    ("OneHotD", 3, 0, 1),
 ];
 
 /// Whether `op` is one of this file's operators.
@@ -118,6 +132,8 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             ),
         ));
     }
+    // BatchMatMul's bias is its optional third tensor
+    let nt = if op == "BatchMatMul" { ni } else { nt };
     let mut ins: Vec<Arg> = (0..nt + nl)
         .map(|i| {
             input_arg(c, i)?
@@ -127,8 +143,7 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
     // Fill's inputs are (dims, value) in CANN's prototype; a call whose first input is not
     // an integer list but whose second is has them the other way round.
     let int = |a: &Arg| matches!(a.desc.dtype, 3 | 9);
-    let value_first = int(&ins[1]) && !int(&ins[0]);
-    if op == "Fill" && !value_first {
+    if op == "Fill" && (int(&ins[0]) || !int(&ins[1])) {
         // the value is the operator's tensor, the dims its list
         ins.swap(0, 1);
     }
@@ -250,6 +265,52 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             )?,
             keep_dims: get_int(op, &a, "keep_dims", Some(0))? != 0,
         },
+        "BatchMatMul" => TensorOp::BatchMatMul {
+            adj1: get_int(op, &a, "adj_x1", Some(0))? != 0,
+            adj2: get_int(op, &a, "adj_x2", Some(0))? != 0,
+        },
+        "ConfusionTransposeD" => {
+            let perm_raw = get_list(op, &a, "perm")?;
+            let shape = usize_list(op, get_list(op, &a, "shape")?, "attr shape")?;
+            let transpose_first = get_int(op, &a, "transpose_first", Some(0))? != 0;
+            let prank = if transpose_first { rank } else { shape.len() };
+            TensorOp::ConfusionTranspose {
+                perm: perm_raw
+                    .into_iter()
+                    .map(|p| dim_of(op, p, prank, "attr perm entry"))
+                    .collect::<Result<_, _>>()?,
+                shape,
+                transpose_first,
+            }
+        }
+        "SortV2" => TensorOp::Sort {
+            axis: dim_of(op, get_int(op, &a, "axis", Some(-1))?, rank, "attr axis")?,
+            descending: get_int(op, &a, "descending", Some(0))? != 0,
+        },
+        "LayerNormV3" => TensorOp::LayerNorm {
+            begin: dim_of(
+                op,
+                get_int(op, &a, "begin_norm_axis", Some(0))?,
+                rank,
+                "attr begin_norm_axis",
+            )?,
+            eps: get_num(op, &a, "epsilon", 1e-7)?,
+        },
+        "SoftmaxCrossEntropyWithLogits" => TensorOp::SoftmaxCrossEntropy,
+        "OneHotD" => {
+            let depth = get_int(op, &a, "depth", None)?;
+            let depth = usize::try_from(depth)
+                .map_err(|_| attr_err(op, format!("attr depth = {depth} must be 0 or more")))?;
+            TensorOp::OneHot {
+                axis: dim_of(
+                    op,
+                    get_int(op, &a, "axis", Some(-1))?,
+                    rank + 1,
+                    "attr axis",
+                )?,
+                depth,
+            }
+        }
         "ArgMaxGrad" => TensorOp::ScatterElements {
             axis: dim_of(
                 op,
@@ -277,27 +338,14 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
     let or: Vec<&[usize]> = out_shapes.iter().map(|s| s.as_slice()).collect();
     top.check(&ir, &or)
         .map_err(|m| mismatch(false, format!("op type \"{op}\": {m}")))?;
-    let data = if matches!(op, "Swish" | "SwishGrad" | "Mish" | "MishGrad") {
-        FLOATS
-    } else {
-        ANY
-    };
     let mut tensors = Vec::with_capacity(nt);
     for (i, t) in ins[..nt].iter().enumerate() {
-        let dts = if matches!(op, "ScatterElements" | "ArgMaxGrad") && i == 1 {
-            INDEX
-        } else {
-            data
-        };
+        let dts = dtype_rule(op, false, i).0;
         tensors.push(Some(t.tensor(op, format!("input {i}"), false, dts)?));
     }
     let mut out_tensors = Vec::with_capacity(no);
     for (i, t) in outs.iter().enumerate() {
-        let dts = if op.ends_with("WithValue") && i == 0 {
-            INDEX
-        } else {
-            data
-        };
+        let dts = dtype_rule(op, true, i).0;
         out_tensors.push(t.tensor(op, format!("output {i}"), true, dts)?);
     }
     same_dtype(op, &tensors, &out_tensors)?;
@@ -343,35 +391,56 @@ fn enqueue_fill(
     )
 }
 
-/// The data tensors of a call share one data type (indices excepted).
-fn same_dtype(op: &str, ins: &[Option<Tensor>], outs: &[Tensor]) -> Result<(), Error> {
-    let first = ins[0].as_ref().map(|t| t.dtype);
-    for (k, t) in ins.iter().flatten().enumerate() {
-        let index = matches!(op, "ScatterElements" | "ArgMaxGrad") && k == 1;
-        if !index && Some(t.dtype) != first {
-            return Err(mismatch(
-                false,
-                format!(
-                    "op type \"{op}\": {} is {}, but input 0 is {}",
-                    t.name,
-                    t.dtype.name(),
-                    first.map_or("?", |d| d.name())
-                ),
-            ));
-        }
+/// The data types tensor `i` of a side may have, and whether it shares the call's one data
+/// type with the other such tensors.
+fn dtype_rule(op: &str, output: bool, i: usize) -> (&'static [DType], bool) {
+    match (op, output, i) {
+        ("ScatterElements" | "ArgMaxGrad", false, 1) => (INDEX, false),
+        ("ArgMaxWithValue" | "ArgMinWithValue", true, 0) => (INDEX, false),
+        ("OneHotD", false, 0) => (ONE_HOT_INDEX, false),
+        ("OneHotD", true, _) => (ANY, false),
+        (
+            "Swish"
+            | "SwishGrad"
+            | "Mish"
+            | "MishGrad"
+            | "BatchMatMul"
+            | "LayerNormV3"
+            | "SoftmaxCrossEntropyWithLogits",
+            _,
+            _,
+        ) => (FLOATS, true),
+        _ => (ANY, true),
     }
-    for (k, t) in outs.iter().enumerate() {
-        let index = op.ends_with("WithValue") && k == 0;
-        if !index && Some(t.dtype) != first {
-            return Err(mismatch(
-                true,
-                format!(
-                    "op type \"{op}\": {} is {}, but input 0 is {}",
-                    t.name,
-                    t.dtype.name(),
-                    first.map_or("?", |d| d.name())
-                ),
-            ));
+}
+
+/// The data tensors of a call share one data type (indices excepted: [`dtype_rule`]).
+fn same_dtype(op: &str, ins: &[Option<Tensor>], outs: &[Tensor]) -> Result<(), Error> {
+    let mut first: Option<&Tensor> = None;
+    let all = ins
+        .iter()
+        .enumerate()
+        .filter_map(|(k, t)| t.as_ref().map(|t| (false, k, t)))
+        .chain(outs.iter().enumerate().map(|(k, t)| (true, k, t)));
+    for (output, k, t) in all {
+        if !dtype_rule(op, output, k).1 {
+            continue;
+        }
+        match first {
+            None => first = Some(t),
+            Some(f) if f.dtype != t.dtype => {
+                return Err(mismatch(
+                    output,
+                    format!(
+                        "op type \"{op}\": {} is {}, but {} is {}",
+                        t.name,
+                        t.dtype.name(),
+                        f.name,
+                        f.dtype.name()
+                    ),
+                ))
+            }
+            _ => {}
         }
     }
     Ok(())

@@ -7,8 +7,12 @@
 //! ([`crate::ops`]); [`TensorOp::check`] is what the operator's shape inference refuses.
 
 use crate::ops::act::{self, Act, ActGrad};
+use crate::ops::dtype::DType;
+use crate::ops::extra::{load, store};
+use crate::ops::matmul::matmul;
 use crate::ops::shape::{self, ScatterReduce, ScatterSrc};
-use crate::ops::{iter, nn18, reduce, View};
+use crate::ops::view::contiguous_strides;
+use crate::ops::{iter, nn, nn18, reduce, sort, View};
 
 /// One operator call, its attributes and integer-list inputs read.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +36,26 @@ pub enum TensorOp {
     /// `y` = the one value everywhere: given (a host scalar, as f64 and i64 for integer
     /// outputs), or None: the one element of the input tensor, broadcast.
     Fill { value: Option<(f64, i64)> },
+    /// `y = op(x1) @ op(x2) (+ bias)`, `op` transposing the last two dimensions when asked;
+    /// batch dimensions broadcast.
+    BatchMatMul { adj1: bool, adj2: bool },
+    /// `y = x.permute(perm).reshape(shape)` (`transpose_first`) or
+    /// `x.reshape(shape).permute(perm)`.
+    ConfusionTranspose {
+        perm: Vec<usize>,
+        shape: Vec<usize>,
+        transpose_first: bool,
+    },
+    /// `y` = `x` sorted along `axis` (values only).
+    Sort { axis: usize, descending: bool },
+    /// Layer norm over the dimensions from `begin`: outputs y, mean, rstd.
+    LayerNorm { begin: usize, eps: f64 },
+    /// Rows of logits `[N, C]` and label distributions: outputs the loss `[N]` and its
+    /// gradient `softmax(x) - labels` `[N, C]`.
+    SoftmaxCrossEntropy,
+    /// `y` = `on` where the index equals the position along the new `axis` (of `depth`),
+    /// else `off` (inputs: indices, on `[1]`, off `[1]`).
+    OneHot { axis: usize, depth: usize },
     /// outputs (indices INT32, values): the first extreme along `dim`.
     ArgWithValue {
         max: bool,
@@ -116,6 +140,97 @@ impl TensorOp {
             TensorOp::SwishGrad { .. } | TensorOp::MishGrad => {
                 same(ins[1], x, "x", "the gradient")?;
                 same(y, x, "the output", "the gradient")?;
+            }
+            TensorOp::BatchMatMul { adj1, adj2 } => {
+                let b = ins[1];
+                if x.len() < 2 || b.len() < 2 {
+                    return bad(format!("x1 {x:?} and x2 {b:?} need 2 or more dimensions"));
+                }
+                let mm = |v: &[usize], t: bool| {
+                    let n = v.len();
+                    if t {
+                        (v[n - 1], v[n - 2])
+                    } else {
+                        (v[n - 2], v[n - 1])
+                    }
+                };
+                let ((m, k1), (k2, n)) = (mm(x, *adj1), mm(b, *adj2));
+                if k1 != k2 || y.len() < 2 || y[y.len() - 2..] != [m, n] {
+                    return bad(format!(
+                        "x1 {x:?} (adj_x1 {adj1}) times x2 {b:?} (adj_x2 {adj2}) gives [.., {m}, \
+                         {n}] with inner sizes {k1} and {k2}, but y is {y:?}"
+                    ));
+                }
+            }
+            TensorOp::ConfusionTranspose {
+                perm,
+                shape,
+                transpose_first,
+            } => {
+                let n: usize = x.iter().product();
+                let valid = |p: &[usize], rank: usize| {
+                    let mut seen = vec![false; rank];
+                    p.len() == rank
+                        && p.iter()
+                            .all(|&d| d < rank && !std::mem::replace(&mut seen[d], true))
+                };
+                let permuted_rank = if *transpose_first {
+                    x.len()
+                } else {
+                    shape.len()
+                };
+                if shape.iter().product::<usize>() != n || !valid(perm, permuted_rank) {
+                    return bad(format!(
+                        "perm {perm:?} and shape {shape:?} do not fit x {x:?} (transpose_first \
+                         {transpose_first})"
+                    ));
+                }
+                let want: Vec<usize> = if *transpose_first {
+                    shape.clone()
+                } else {
+                    perm.iter().map(|&p| shape[p]).collect()
+                };
+                same(y, &want, "y", "the result")?;
+            }
+            TensorOp::Sort { axis, .. } => {
+                if *axis >= x.len().max(1) {
+                    return bad(format!("axis {axis} is out of range for x {x:?}"));
+                }
+                same(y, x, "y", "x")?;
+            }
+            TensorOp::LayerNorm { begin, .. } => {
+                if *begin >= x.len() {
+                    return bad(format!(
+                        "begin_norm_axis {begin} is out of range for x {x:?}"
+                    ));
+                }
+                same(y, x, "y", "x")?;
+                for (k, name) in [(1, "gamma"), (2, "beta")] {
+                    if ins[k] != &x[*begin..] {
+                        return bad(format!(
+                            "{name} {:?} must have x's normalized shape {:?}",
+                            ins[k],
+                            &x[*begin..]
+                        ));
+                    }
+                }
+            }
+            TensorOp::SoftmaxCrossEntropy => {
+                if x.len() != 2 || ins[1] != x || outs[0] != [x[0]] || outs[1] != x {
+                    return bad(format!(
+                        "features {x:?} and labels {:?} must be one [N, C] shape, loss [N] and \
+                         backprop [N, C]; got {:?} and {:?}",
+                        ins[1], outs[0], outs[1]
+                    ));
+                }
+            }
+            TensorOp::OneHot { axis, depth } => {
+                let mut want = x.to_vec();
+                if *axis > x.len() {
+                    return bad(format!("axis {axis} is out of range for indices {x:?}"));
+                }
+                want.insert(*axis, *depth);
+                same(y, &want, "y", "indices with the depth inserted")?;
             }
             TensorOp::ArgWithValue { dim, keep_dims, .. } => {
                 if *dim >= x.len().max(1) {
@@ -204,6 +319,95 @@ impl TensorOp {
             TensorOp::SwishGrad { scale } => nn18::swish_backward(x, ins[1], *scale, y),
             TensorOp::Mish => act::forward(Act::Mish, x, y),
             TensorOp::MishGrad => act::backward(ActGrad::Mish, x, ins[1], y),
+            TensorOp::BatchMatMul { adj1, adj2 } => {
+                let t = |v: &View, adj: bool| {
+                    if !adj {
+                        return v.clone();
+                    }
+                    let mut p: Vec<usize> = (0..v.ndim()).collect();
+                    p.swap(v.ndim() - 2, v.ndim() - 1);
+                    v.permute(&p)
+                };
+                let bias = ins.get(2).map(|b| (*b, 1.0));
+                matmul(&t(x, *adj1), &t(ins[1], *adj2), y, 1.0, bias)
+            }
+            TensorOp::ConfusionTranspose {
+                perm,
+                shape,
+                transpose_first,
+            } => {
+                if *transpose_first {
+                    let p = x.permute(perm);
+                    let dst = View {
+                        strides: contiguous_strides(&p.shape),
+                        shape: p.shape.clone(),
+                        ..y.clone()
+                    };
+                    iter::copy(&p, &dst)
+                } else {
+                    let r = View {
+                        strides: contiguous_strides(shape),
+                        shape: shape.clone(),
+                        ..x.clone()
+                    };
+                    iter::copy(&r.permute(perm), y)
+                }
+            }
+            TensorOp::Sort { axis, descending } => {
+                let mut idx = vec![0i64; y.numel()];
+                let iv = View::of_slice(&mut idx, DType::I64, &y.shape);
+                sort::sort(x, *axis, *descending, None, y, &iv)
+            }
+            TensorOp::LayerNorm { begin, eps } => nn::layer_norm(
+                x,
+                x.ndim() - begin,
+                Some(ins[1]),
+                Some(ins[2]),
+                *eps,
+                y,
+                outs.get(1),
+                outs.get(2),
+            ),
+            TensorOp::SoftmaxCrossEntropy => {
+                let (n, c) = (x.shape[0], x.shape[1]);
+                let (logits, labels) = (
+                    load::<f64>(x, DType::F64)?,
+                    load::<f64>(ins[1], DType::F64)?,
+                );
+                let (mut loss, mut grad) = (vec![0f64; n], vec![0f64; n * c]);
+                for r in 0..n {
+                    let row = &logits[r * c..(r + 1) * c];
+                    let mx = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    let lse = mx + row.iter().map(|v| (v - mx).exp()).sum::<f64>().ln();
+                    for j in 0..c {
+                        let (lp, l) = (row[j] - lse, labels[r * c + j]);
+                        loss[r] -= l * lp;
+                        grad[r * c + j] = lp.exp() - l;
+                    }
+                }
+                store(loss, DType::F64, &outs[0])?;
+                store(grad, DType::F64, &outs[1])
+            }
+            TensorOp::OneHot { axis, depth } => {
+                let idx = load::<i64>(x, DType::I64)?;
+                let (on, off) = (
+                    load::<f64>(ins[1], DType::F64)?,
+                    load::<f64>(ins[2], DType::F64)?,
+                );
+                let (on, off) = (
+                    on.first().copied().unwrap_or(1.0),
+                    off.first().copied().unwrap_or(0.0),
+                );
+                let inner: usize = x.shape[*axis..].iter().product();
+                let mut out = vec![off; idx.len() * depth];
+                for (k, &v) in idx.iter().enumerate() {
+                    if v >= 0 && (v as usize) < *depth {
+                        let (o, i) = (k / inner.max(1), k % inner.max(1));
+                        out[(o * depth + v as usize) * inner + i] = on;
+                    }
+                }
+                store(out, DType::F64, y)
+            }
             TensorOp::ArgWithValue { max, dim, .. } => {
                 reduce::reduce_arg(x, *dim, *max, Some(&outs[1]), Some(&outs[0]))
             }
