@@ -4,7 +4,8 @@ npu_silu_ (Swish / SwishGrad), npu_mish (Mish / MishGrad), npu_max / npu_min
 (ArgMaxWithValue / ArgMinWithValue, their gradient through npu_scatter's ArgMaxGrad)
 and npu_scatter itself, npu_format_cast (Identity), npu_bmmV2 (BatchMatMul),
 npu_confusion_transpose (ConfusionTransposeD), npu_sort_v2 (SortV2), npu_layer_norm_eval
-(LayerNormV3), npu_softmax_cross_entropy_with_logits and npu_one_hot (Fill, OneHotD):
+(LayerNormV3), npu_softmax_cross_entropy_with_logits, npu_one_hot (Fill, OneHotD), and a
+Conv2d with a FRACTAL_Z weight and npu_conv2d (Conv2D and its gradients, ReduceSum):
 values, dtypes, shapes and input gradients.
 
 `python npu_aclop_apis.py [case-prefix]` prints PASS/FAIL per case and
@@ -214,6 +215,39 @@ def one_hot():
     close(torch_npu.npu_one_hot(idx.to(D), -1, 5, 2.5, -1), torch.nn.functional.one_hot(idx.long(), 5).float() * 3.5 - 1, 0, "on / off")
 
 
+def conv2d_fractal_z():
+    """A Conv2d whose weight was cast to FRACTAL_Z (internal formats allowed): torch_npu then
+    runs the aclop Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter (and ReduceSum for the
+    bias); forward and every gradient against CPU. And npu_conv2d."""
+    torch.npu.config.allow_internal_format = True
+    try:
+        conv = torch.nn.Conv2d(4, 6, 3, padding=1, stride=2, groups=2)
+        npu = torch.nn.Conv2d(4, 6, 3, padding=1, stride=2, groups=2)
+        npu.load_state_dict(conv.state_dict())
+        npu = npu.to(D)
+        npu.weight.data = torch_npu.npu_format_cast(npu.weight.data, 4)
+        if torch_npu.get_npu_format(npu.weight) != 4:
+            raise AssertionError("the weight is not FRACTAL_Z")
+        x = torch.randn(2, 4, 9, 7)
+        xc, xn = x.clone().requires_grad_(), x.to(D).requires_grad_()
+        yc, yn = conv(xc), npu(xn)
+        close(yn, yc, 1e-5, "forward")
+        w = torch.randn(yc.shape)
+        (yc * w).sum().backward()
+        (yn * w.to(D)).sum().backward()
+        close(xn.grad, xc.grad, 1e-5, "input grad")
+        if conv.weight.grad.abs().sum() == 0:
+            raise AssertionError("the CPU weight gradient is zero")
+        close(npu.weight.grad, conv.weight.grad, 1e-4, "weight grad")
+        close(npu.bias.grad, conv.bias.grad, 1e-4, "bias grad")
+    finally:
+        torch.npu.config.allow_internal_format = False
+    c2 = torch.nn.Conv2d(3, 5, 3, padding=1)
+    x = torch.randn(1, 3, 6, 6)
+    got = torch_npu.npu_conv2d(x.to(D), c2.weight.detach().to(D), c2.bias.detach().to(D), [1, 1], [1, 1], [1, 1], 1)
+    close(got, c2(x).detach(), 1e-5, "npu_conv2d")
+
+
 def errors():
     x = torch.randn(2, 3).to(D)
     try:
@@ -243,6 +277,7 @@ case("npu_sort_v2", sort_v2)
 case("npu_layer_norm_eval", layer_norm_eval)
 case("npu_softmax_cross_entropy_with_logits", softmax_xent)
 case("npu_one_hot", one_hot)
+case("conv2d_fractal_z", conv2d_fractal_z)
 case("npu_transpose_bad_perm", errors)
 
 print(f"npu_aclop_apis: {len(FAILED)} failed")

@@ -878,7 +878,8 @@ fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu()
 /// aclop calls (npu_transpose, npu_broadcast, npu_slice, npu_pad, npu_silu(_), npu_mish,
 /// npu_max / npu_min with their gradient through npu_scatter, npu_format_cast and copies
 /// between formats through Identity, npu_bmmV2 with its gradient, npu_confusion_transpose,
-/// npu_sort_v2, npu_layer_norm_eval, npu_softmax_cross_entropy_with_logits, npu_one_hot)
+/// npu_sort_v2, npu_layer_norm_eval, npu_softmax_cross_entropy_with_logits, npu_one_hot, a
+/// Conv2d with a FRACTAL_Z weight (Conv2D and its gradients) and npu_conv2d)
 /// against CPU torch, and a bad permutation failing with the operator's message.
 #[test]
 fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
@@ -907,6 +908,7 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
         "npu_layer_norm_eval",
         "npu_softmax_cross_entropy_with_logits",
         "npu_one_hot",
+        "conv2d_fractal_z",
         "npu_transpose_bad_perm",
     ] {
         assert!(

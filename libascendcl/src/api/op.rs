@@ -429,7 +429,8 @@ fn execute(api: &'static str, c: Call) -> Result<(), Error> {
                  DynamicRNNGrad, DynamicRNNV2Grad, Transpose, BroadcastTo, Slice, Pad, Swish, \
                  SwishGrad, Mish, MishGrad, ArgMaxWithValue, ArgMinWithValue, \
                  ScatterElements, ArgMaxGrad, Fill, BatchMatMul, ConfusionTransposeD, SortV2, \
-                 LayerNormV3, SoftmaxCrossEntropyWithLogits, OneHotD). {}",
+                 LayerNormV3, SoftmaxCrossEntropyWithLogits, OneHotD, Conv2D, \
+                 Conv2DBackpropInput, Conv2DBackpropFilter, ReduceSum). {}",
                 crate::api::fallback::explain(other)
             ),
         )),
@@ -582,7 +583,7 @@ fn trans_attrs(attr: *const OpAttr) -> Result<TransAttrs, Error> {
 }
 
 /// The rank of a plain format an ND descriptor may stand for in TransData's attrs.
-fn plain_rank(format: i32) -> Option<usize> {
+pub(crate) fn plain_rank(format: i32) -> Option<usize> {
     use formats::{
         FORMAT_CN, FORMAT_DHWCN, FORMAT_HWCN, FORMAT_NC, FORMAT_NCDHW, FORMAT_NCHW, FORMAT_NCL,
         FORMAT_NDHWC, FORMAT_NHWC,

@@ -101,16 +101,30 @@ impl Arg {
         }
         let shape = self.shape();
         let (sf, sshape) = d.storage(1)?;
-        let private = if sf & 0xff == formats::FORMAT_FRACTAL_NZ {
+        // A private storage format (FRACTAL_NZ, FRACTAL_Z, NC1HWC0, …) is converted to and
+        // from the tensor's origin format; an ND origin of 4 (5) dimensions stands for NCHW
+        // (NCDHW) except beside FRACTAL_NZ, as torch_npu describes its tensors.
+        let plain =
+            |f: i32| f & 0xff == formats::FORMAT_ND || super::op::plain_rank(f & 0xff).is_some();
+        let private = if !plain(sf) {
             let logical = d.dims.clone();
+            let nz = sf & 0xff == formats::FORMAT_FRACTAL_NZ;
+            let origin = match (d.format & 0xff, logical.len()) {
+                (f, 4) if f == formats::FORMAT_ND && !nz => formats::FORMAT_NCHW,
+                (f, 5) if f == formats::FORMAT_ND && !nz => formats::FORMAT_NCDHW,
+                (f, _) if f < 0 => formats::FORMAT_ND,
+                _ => d.format,
+            };
+            let groups = i64::from((sf >> 8) & 0xffff).max(1);
             let plan = |req: formats::Request| {
                 formats::plan(&req).map_err(|e| {
                     mismatch(
                         output,
                         format!(
                             "op type \"{op}\": {name} is stored as {} {sshape:?}, which does \
-                             not hold its shape {logical:?}: {e}",
-                            format_text(sf)
+                             not hold its shape {logical:?} ({}): {e}",
+                            format_text(sf),
+                            format_text(origin)
                         ),
                     )
                 })
@@ -118,19 +132,19 @@ impl Arg {
             let to_nd = plan(formats::Request {
                 src_format: sf,
                 src_shape: &sshape,
-                dst_format: formats::FORMAT_ND,
+                dst_format: origin,
                 dst_shape: Some(&logical),
                 dtype: d.dtype,
-                groups: 1,
+                groups,
                 rule: C0Rule::Ge,
             })?;
             let from_nd = plan(formats::Request {
-                src_format: formats::FORMAT_ND,
+                src_format: origin,
                 src_shape: &logical,
                 dst_format: sf,
                 dst_shape: Some(&sshape),
                 dtype: d.dtype,
-                groups: 1,
+                groups,
                 rule: C0Rule::Ge,
             })?;
             Some((to_nd, from_nd))
@@ -138,8 +152,7 @@ impl Arg {
             return Err(mismatch(
                 output,
                 format!(
-                    "op type \"{op}\": {name} is stored as {} {sshape:?}, not its shape {:?}; \
-                     the operator takes ND and FRACTAL_NZ tensors",
+                    "op type \"{op}\": {name} is stored as {} {sshape:?}, not its shape {:?}",
                     format_text(sf),
                     d.dims
                 ),

@@ -24,8 +24,15 @@
 //! | LayerNormV3 (`npu_layer_norm_eval`) | x, gamma, beta | begin_norm_axis (0), epsilon (1e-7) | y, mean, rstd |
 //! | SoftmaxCrossEntropyWithLogits | features [N, C], labels [N, C] | | loss [N], backprop [N, C] |
 //! | OneHotD (`npu_one_hot`) | indices, on_value [1], off_value [1] | axis (-1), depth (required) | y |
+//! | ReduceSum | x, axes (int list; empty: all) | keep_dims (false) | y |
+//! | Conv2D | x, filter (, bias) | strides, pads, dilations ([1,1,1,1]), groups (1), data_format ("NCHW") | y |
+//! | Conv2DBackpropInput | input_size (int list), filter, out_backprop | as Conv2D | y (dx) |
+//! | Conv2DBackpropFilter | x, filter_size (int list), out_backprop | as Conv2D | y (dw) |
 //!
-//! Tensors are ND (FRACTAL_NZ converted in and out). Integer lists may be host, constant or
+//! Tensors in a private format (FRACTAL_NZ, FRACTAL_Z, NC1HWC0, …) are converted from and to
+//! their origin format around the computation.
+//!
+//! Integer lists may be host, constant or
 //! device tensors. Shapes that do not fit are `ACL_ERROR_OP_INPUT_NOT_MATCH` /
 //! `ACL_ERROR_OP_OUTPUT_NOT_MATCH` naming what is wrong; a data type an operator does not
 //! take is `ACL_ERROR_UNSUPPORTED_DATA_TYPE`.
@@ -36,7 +43,7 @@ use super::op_args::{
     Arg,
 };
 use crate::runtime;
-use npu_emu::kernels::tensor_ops::TensorOp;
+use npu_emu::kernels::tensor_ops::{conv2d_geo, ConvKind, TensorOp};
 use npu_emu::kernels::{self, Tensor};
 use npu_emu::ops::DType;
 use npu_emu::Error;
@@ -47,27 +54,32 @@ const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 const INDEX: &[DType] = &[DType::I32, DType::I64];
 const ONE_HOT_INDEX: &[DType] = &[DType::I32, DType::I64, DType::U8];
 
-/// (op type, tensor inputs, integer-list inputs after them, outputs).
-const OPS: [(&str, usize, usize, usize); 19] = [
-    ("Transpose", 1, 1, 1),
-    ("BroadcastTo", 1, 1, 1),
-    ("Slice", 1, 2, 1),
-    ("Pad", 1, 1, 1),
-    ("Swish", 1, 0, 1),
-    ("SwishGrad", 3, 0, 1),
-    ("Mish", 1, 0, 1),
-    ("MishGrad", 2, 0, 1),
-    ("ArgMaxWithValue", 1, 0, 2),
-    ("ArgMinWithValue", 1, 0, 2),
-    ("ScatterElements", 3, 0, 1),
-    ("ArgMaxGrad", 3, 0, 1),
-    ("Fill", 1, 1, 1),
-    ("BatchMatMul", 2, 0, 1),
-    ("ConfusionTransposeD", 1, 0, 1),
-    ("SortV2", 1, 0, 1),
-    ("LayerNormV3", 3, 0, 3),
-    ("SoftmaxCrossEntropyWithLogits", 2, 0, 2),
-    ("OneHotD", 3, 0, 1),
+/// (op type, inputs, outputs): each input is a tensor `T`, an integer list `L` or an
+/// optional tensor `o` (which may be left out at the end of the call).
+const OPS: [(&str, &str, usize); 23] = [
+    ("Transpose", "TL", 1),
+    ("BroadcastTo", "TL", 1),
+    ("Slice", "TLL", 1),
+    ("Pad", "TL", 1),
+    ("Swish", "T", 1),
+    ("SwishGrad", "TTT", 1),
+    ("Mish", "T", 1),
+    ("MishGrad", "TTo", 1),
+    ("ArgMaxWithValue", "T", 2),
+    ("ArgMinWithValue", "T", 2),
+    ("ScatterElements", "TTT", 1),
+    ("ArgMaxGrad", "TTT", 1),
+    ("Fill", "LT", 1),
+    ("BatchMatMul", "TTo", 1),
+    ("ConfusionTransposeD", "T", 1),
+    ("SortV2", "T", 1),
+    ("LayerNormV3", "TTT", 3),
+    ("SoftmaxCrossEntropyWithLogits", "TT", 2),
+    ("OneHotD", "TTT", 1),
+    ("Conv2D", "TTo", 1),
+    ("Conv2DBackpropInput", "LTT", 1),
+    ("Conv2DBackpropFilter", "TLT", 1),
+    ("ReduceSum", "TL", 1),
 ];
 
 /// Whether `op` is one of this file's operators.
@@ -103,23 +115,23 @@ fn dim_of(op: &str, d: i64, rank: usize, what: &str) -> Result<usize, Error> {
 /// Validate one of the operators and enqueue it on the call's stream.
 pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
     let op_type = super::op::op_name(c)?;
-    let &(op, nt, nl, no) = OPS
+    let &(op, kinds, no) = OPS
         .iter()
         .find(|o| o.0 == op_type)
         .ok_or_else(|| Error::invalid(format!("{op_type} is not a tensor operator")))?;
     let ni = c.num_inputs as usize;
-    // MishGrad's optional tanhx may be passed or not
-    let (lo, hi) = if op == "MishGrad" {
-        (2, 3)
-    } else {
-        (nt + nl, nt + nl)
-    };
-    if ni < lo || ni > hi {
+    let required = kinds.trim_end_matches('o').len();
+    if ni < required || ni > kinds.len() {
         return Err(mismatch(
             false,
             format!(
-                "op type \"{op}\" has {} inputs, but numInputs = {ni}",
-                nt + nl
+                "op type \"{op}\" has {} inputs{}, but numInputs = {ni}",
+                kinds.len(),
+                if required < kinds.len() {
+                    format!(" (the last {} optional)", kinds.len() - required)
+                } else {
+                    String::new()
+                }
             ),
         ));
     }
@@ -132,28 +144,30 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             ),
         ));
     }
-    // BatchMatMul's bias is its optional third tensor
-    let nt = if op == "BatchMatMul" { ni } else { nt };
-    let mut ins: Vec<Arg> = (0..nt + nl)
-        .map(|i| {
-            input_arg(c, i)?
-                .ok_or_else(|| mismatch(false, format!("op type \"{op}\": input {i} is required")))
-        })
-        .collect::<Result<_, _>>()?;
-    // Fill's inputs are (dims, value) in CANN's prototype; a call whose first input is not
-    // an integer list but whose second is has them the other way round.
-    let int = |a: &Arg| matches!(a.desc.dtype, 3 | 9);
-    if op == "Fill" && (int(&ins[0]) || !int(&ins[1])) {
-        // the value is the operator's tensor, the dims its list
-        ins.swap(0, 1);
+    // the tensors and the integer lists, each in call order
+    let (mut ins, mut lists) = (Vec::new(), Vec::new());
+    for (i, kind) in kinds.chars().take(ni).enumerate() {
+        let a = input_arg(c, i)?;
+        match (kind, a) {
+            ('L', Some(a)) => lists.push(a),
+            ('o', None) => {}
+            (_, Some(a)) => ins.push(a),
+            (_, None) => {
+                return Err(mismatch(
+                    false,
+                    format!("op type \"{op}\": input {i} is required"),
+                ))
+            }
+        }
     }
+    let nt = ins.len();
     let outs: Vec<Arg> = (0..no)
         .map(|i| arg(c, i, true)?.ok_or_else(|| Error::invalid(format!("outputDesc[{i}] is NULL"))))
         .collect::<Result<_, _>>()?;
     let a = attrs_of(c.attr)?;
     let x_shape = ins[0].shape();
     let rank = x_shape.len();
-    let list = |k: usize, what: &str| int_list(op, &ins[nt + k], what);
+    let list = |k: usize, what: &str| int_list(op, &lists[k], what);
     let top = match op {
         "Transpose" => TensorOp::Transpose {
             perm: list(0, "perm")?
@@ -309,6 +323,72 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
                     "attr axis",
                 )?,
                 depth,
+            }
+        }
+        "Conv2D" | "Conv2DBackpropInput" | "Conv2DBackpropFilter" => {
+            let format = get_str(&a, "data_format", "NCHW");
+            if format != "NCHW" {
+                return Err(attr_err(
+                    op,
+                    format!("attr data_format = \"{format}\" is not modelled (only \"NCHW\")"),
+                ));
+            }
+            let dil = match a.get("dilations") {
+                None => vec![1, 1, 1, 1],
+                Some(_) => get_list(op, &a, "dilations")?,
+            };
+            let strides = get_list(op, &a, "strides")?;
+            let pads = get_list(op, &a, "pads")?;
+            let groups = get_int(op, &a, "groups", Some(1))?;
+            let y = outs[0].shape();
+            let sizes = |k: usize, what: &str| -> Result<Vec<usize>, Error> {
+                let v = usize_list(op, list(k, what)?, what)?;
+                if v != y {
+                    return Err(mismatch(
+                        true,
+                        format!("op type \"{op}\": y {y:?} is not the {what} {v:?} asked for"),
+                    ));
+                }
+                Ok(v)
+            };
+            let (kind, xs, ws, ys) = match op {
+                "Conv2D" => (
+                    ConvKind::Forward,
+                    x_shape.clone(),
+                    ins[1].shape(),
+                    y.clone(),
+                ),
+                "Conv2DBackpropInput" => (
+                    ConvKind::BackpropInput,
+                    sizes(0, "input_size")?,
+                    x_shape.clone(),
+                    ins[1].shape(),
+                ),
+                _ => (
+                    ConvKind::BackpropFilter,
+                    x_shape.clone(),
+                    sizes(0, "filter_size")?,
+                    ins[1].shape(),
+                ),
+            };
+            let geo = conv2d_geo(&xs, &ws, &ys, &strides, &pads, &dil, groups)
+                .map_err(|m| mismatch(false, format!("op type \"{op}\": {m}")))?;
+            TensorOp::Conv { kind, geo }
+        }
+        "ReduceSum" => {
+            let mut axes: Vec<usize> = list(0, "axes")?
+                .into_iter()
+                .map(|d| dim_of(op, d, rank, "axes entry"))
+                .collect::<Result<_, _>>()?;
+            if axes.is_empty() {
+                // no axes: every dimension (CANN's noop_with_empty_axes false)
+                axes = (0..rank).collect();
+            }
+            axes.sort_unstable();
+            axes.dedup();
+            TensorOp::ReduceSum {
+                axes,
+                keep_dims: get_int(op, &a, "keep_dims", Some(0))? != 0,
             }
         }
         "ArgMaxGrad" => TensorOp::ScatterElements {

@@ -3,10 +3,13 @@
 //! `npu_transpose` → `Transpose`, `npu_broadcast` → `BroadcastTo`, `npu_slice` → `Slice`,
 //! `npu_pad` → `Pad`, `fill_` / `npu_nms_v4` / `npu_one_hot` → `Fill`, `npu_silu` → `Swish` / `SwishGrad`, `npu_mish` → `Mish` / `MishGrad`,
 //! `npu_max` / `npu_min` → `ArgMaxWithValue` / `ArgMinWithValue`, and their gradient's
-//! `npu_scatter` → `ArgMaxGrad` (the same computation as `ScatterElements`). Each is a thin mapping onto the aclnn engines
+//! `npu_scatter` → `ArgMaxGrad` (the same computation as `ScatterElements`), and the 2-D
+//! convolutions torch_npu runs as aclop (`Conv2D`, `Conv2DBackpropInput`,
+//! `Conv2DBackpropFilter`: a filter in FRACTAL_Z, `npu_conv2d`). Each is a thin mapping onto the aclnn engines
 //! ([`crate::ops`]); [`TensorOp::check`] is what the operator's shape inference refuses.
 
 use crate::ops::act::{self, Act, ActGrad};
+use crate::ops::conv::{self, Geo};
 use crate::ops::dtype::DType;
 use crate::ops::extra::{load, store};
 use crate::ops::matmul::matmul;
@@ -56,6 +59,12 @@ pub enum TensorOp {
     /// `y` = `on` where the index equals the position along the new `axis` (of `depth`),
     /// else `off` (inputs: indices, on `[1]`, off `[1]`).
     OneHot { axis: usize, depth: usize },
+    /// `Conv2D` (x, filter, bias?), `Conv2DBackpropInput` (filter, dy: the input's gradient)
+    /// or `Conv2DBackpropFilter` (x, dy: the filter's gradient), NCHW.
+    Conv { kind: ConvKind, geo: Geo },
+    /// `y` = the sum of `x` over `axes` (sorted, unique; none: every dimension), keeping
+    /// them as size 1 when `keep_dims`.
+    ReduceSum { axes: Vec<usize>, keep_dims: bool },
     /// outputs (indices INT32, values): the first extreme along `dim`.
     ArgWithValue {
         max: bool,
@@ -65,6 +74,88 @@ pub enum TensorOp {
     /// `y = data`, then `y[idx with idx[axis] = indices[idx]] = updates[idx]`; indices of one
     /// dimension less than the data (torch_npu's `npu_max_backward`) index along `axis`.
     ScatterElements { axis: usize },
+}
+
+/// Which of the 2-D convolution operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvKind {
+    Forward,
+    BackpropInput,
+    BackpropFilter,
+}
+
+/// The geometry of a 2-D convolution from the NCHW shapes of its input, filter and output
+/// and CANN's 4-element attrs (`strides` and `dilations` over N, C, H, W; `pads` top, bottom,
+/// left, right), checked: the output's spatial size, the channel and group counts.
+#[allow(clippy::too_many_arguments)]
+pub fn conv2d_geo(
+    x: &[usize],
+    w: &[usize],
+    y: &[usize],
+    strides: &[i64],
+    pads: &[i64],
+    dilations: &[i64],
+    groups: i64,
+) -> Result<Geo, String> {
+    let four = |v: &[i64], what: &str| -> Result<[usize; 4], String> {
+        match v {
+            [a, b, c, d] if v.iter().all(|&e| e >= 0) => {
+                Ok([*a as usize, *b as usize, *c as usize, *d as usize])
+            }
+            _ => bad(format!("{what} {v:?} must be 4 non-negative values")),
+        }
+    };
+    let (s, p, d) = (
+        four(strides, "strides")?,
+        four(pads, "pads")?,
+        four(dilations, "dilations")?,
+    );
+    if p[0] != p[1] || p[2] != p[3] {
+        return bad(format!(
+            "pads {pads:?} (top, bottom, left, right) are not symmetric, which is not modelled"
+        ));
+    }
+    if s[2] == 0 || s[3] == 0 || d[2] == 0 || d[3] == 0 || groups < 1 {
+        return bad(format!(
+            "strides {strides:?}, dilations {dilations:?} and groups {groups} must be positive"
+        ));
+    }
+    if x.len() != 4 || w.len() != 4 || y.len() != 4 {
+        return bad(format!(
+            "x {x:?}, filter {w:?} and y {y:?} must be 4-D (NCHW)"
+        ));
+    }
+    let g = groups as usize;
+    if x[1] != w[1] * g || !w[0].is_multiple_of(g) || y[1] != w[0] || y[0] != x[0] {
+        return bad(format!(
+            "x {x:?}, filter {w:?} (groups {groups}) and y {y:?} do not fit: x's channels must \
+             be the filter's times the groups, y's the filter's count"
+        ));
+    }
+    for k in 0..2 {
+        let want = conv::out_len(x[2 + k], w[2 + k], s[2 + k], p[2 * k], d[2 + k]);
+        if want != Some(y[2 + k]) {
+            return bad(format!(
+                "y {y:?}: spatial dimension {k} of x {x:?} with filter {w:?}, stride {}, pad {} \
+                 and dilation {} gives {want:?}",
+                s[2 + k],
+                p[2 * k],
+                d[2 + k]
+            ));
+        }
+    }
+    Ok(Geo {
+        n: x[0],
+        cin: x[1],
+        isz: [1, x[2], x[3]],
+        cout: w[0],
+        ksz: [1, w[2], w[3]],
+        osz: [1, y[2], y[3]],
+        stride: [1, s[2], s[3]],
+        pad: [0, p[0], p[2]],
+        dil: [1, d[2], d[3]],
+        groups: g,
+    })
 }
 
 fn bad<R>(msg: String) -> Result<R, String> {
@@ -231,6 +322,25 @@ impl TensorOp {
                 }
                 want.insert(*axis, *depth);
                 same(y, &want, "y", "indices with the depth inserted")?;
+            }
+            TensorOp::ReduceSum { axes, keep_dims } => {
+                let want: Vec<usize> = (0..x.len())
+                    .filter_map(|d| match (axes.contains(&d), keep_dims) {
+                        (false, _) => Some(x[d]),
+                        (true, true) => Some(1),
+                        (true, false) => None,
+                    })
+                    .collect();
+                same(y, &want, "y", "x reduced")?;
+            }
+            TensorOp::Conv { kind, geo } => {
+                if *kind == ConvKind::Forward {
+                    if let Some(b) = ins.get(2) {
+                        if *b != [geo.cout] {
+                            return bad(format!("bias {b:?} must be [{}]", geo.cout));
+                        }
+                    }
+                }
             }
             TensorOp::ArgWithValue { dim, keep_dims, .. } => {
                 if *dim >= x.len().max(1) {
@@ -408,6 +518,22 @@ impl TensorOp {
                 }
                 store(out, DType::F64, y)
             }
+            TensorOp::ReduceSum { axes, .. } => {
+                let int_acc = y.dtype.class() == crate::ops::dtype::Class::Int;
+                reduce::reduce(reduce::Reduce::Sum, x, axes, y, int_acc)
+            }
+            TensorOp::Conv { kind, geo } => match kind {
+                ConvKind::Forward => {
+                    conv::conv_forward(x, ins[1], ins.get(2).copied(), y, geo, false)
+                }
+                // (the unused view argument is the gradient itself)
+                ConvKind::BackpropInput => {
+                    conv::conv_backward(ins[1], ins[1], x, geo, false, Some(y), None, None)
+                }
+                ConvKind::BackpropFilter => {
+                    conv::conv_backward(ins[1], x, ins[1], geo, false, None, Some(y), None)
+                }
+            },
             TensorOp::ArgWithValue { max, dim, .. } => {
                 reduce::reduce_arg(x, *dim, *max, Some(&outs[1]), Some(&outs[0]))
             }
