@@ -662,6 +662,79 @@ fn buffer(
     })
 }
 
+/// The descriptors of an operator of one input and one output (TransData, Identity, Cast),
+/// after checking the counts.
+fn unary_descs(op: &str, c: &Call) -> Result<(TensorDesc, TensorDesc), Error> {
+    if c.num_inputs != 1 {
+        return Err(Error::new(
+            ACL_ERROR_OP_INPUT_NOT_MATCH,
+            format!(
+                "op type \"{op}\" has 1 input, but numInputs = {}",
+                c.num_inputs
+            ),
+        ));
+    }
+    if c.num_outputs != 1 {
+        return Err(Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"{op}\" has 1 output, but numOutputs = {}",
+                c.num_outputs
+            ),
+        ));
+    }
+    let src = snapshot(element(c.input_desc, 0, "inputDesc")?, "inputDesc[0]")?;
+    let dst = snapshot(element(c.output_desc, 0, "outputDesc")?, "outputDesc[0]")?;
+    Ok((src, dst))
+}
+
+/// For an operator that moves elements between layouts (TransData, Identity): one data type
+/// on both sides (`hint` says what to use instead), one with a layout, and static shapes.
+/// Returns the element size.
+fn moved_element(op: &str, src: &TensorDesc, dst: &TensorDesc, hint: &str) -> Result<usize, Error> {
+    if src.dtype != dst.dtype {
+        return Err(Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"{op}\": the output data type {} differs from the input data \
+                 type {} ({hint})",
+                dst.dtype, src.dtype
+            ),
+        ));
+    }
+    let Some(es) = formats::dtype_size(src.dtype) else {
+        return Err(Error::new(
+            ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+            format!(
+                "op type \"{op}\": data type {} has no private-format layout",
+                src.dtype
+            ),
+        ));
+    };
+    for (d, side) in [(src, "input"), (dst, "output")] {
+        static_shape(&d.dims, side, op)?;
+        static_shape(&d.storage_dims, side, op)?;
+    }
+    Ok(es)
+}
+
+/// Whether a format is plain (ND or a named plain layout): such tensors hold their elements
+/// row-major, the same bytes whatever the name.
+pub(crate) fn is_plain(f: i32) -> bool {
+    f & 0xff == formats::FORMAT_ND || plain_rank(f & 0xff).is_some()
+}
+
+/// The format an ND tensor of `rank` dimensions stands for beside a private format: NCHW
+/// (4) and NCDHW (5), torch_npu's base formats, except beside FRACTAL_NZ, which is made
+/// from ND itself. Any other format is itself.
+pub(crate) fn base_format(f: i32, rank: usize, beside_nz: bool) -> i32 {
+    match (f & 0xff == formats::FORMAT_ND && !beside_nz, rank) {
+        (true, 4) => formats::FORMAT_NCHW,
+        (true, 5) => formats::FORMAT_NCDHW,
+        _ => f,
+    }
+}
+
 fn static_shape(shape: &[i64], side: &str, op: &str) -> Result<(), Error> {
     if shape.iter().any(|&d| d < 0) {
         return Err(Error::invalid(format!(
@@ -673,48 +746,10 @@ fn static_shape(shape: &[i64], side: &str, op: &str) -> Result<(), Error> {
 }
 
 fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
-    if c.num_inputs != 1 {
-        return Err(Error::new(
-            ACL_ERROR_OP_INPUT_NOT_MATCH,
-            format!(
-                "op type \"TransData\" has 1 input, but numInputs = {}",
-                c.num_inputs
-            ),
-        ));
-    }
-    if c.num_outputs != 1 {
-        return Err(Error::new(
-            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-            format!(
-                "op type \"TransData\" has 1 output, but numOutputs = {}",
-                c.num_outputs
-            ),
-        ));
-    }
-    let src = snapshot(element(c.input_desc, 0, "inputDesc")?, "inputDesc[0]")?;
-    let dst = snapshot(element(c.output_desc, 0, "outputDesc")?, "outputDesc[0]")?;
+    let (src, dst) = unary_descs("TransData", c)?;
     let attrs = trans_attrs(c.attr)?;
-    if src.dtype != dst.dtype {
-        return Err(Error::new(
-            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-            format!(
-                "op type \"TransData\": the output data type {} differs from the input data \
-                 type {} (TransData only moves elements)",
-                dst.dtype, src.dtype
-            ),
-        ));
-    }
+    moved_element("TransData", &src, &dst, "TransData only moves elements")?;
     let dtype = src.dtype;
-    if formats::dtype_size(dtype).is_none() {
-        return Err(Error::new(
-            ACL_ERROR_UNSUPPORTED_DATA_TYPE,
-            format!("op type \"TransData\": data type {dtype} has no private-format layout"),
-        ));
-    }
-    for (d, side) in [(&src, "input"), (&dst, "output")] {
-        static_shape(&d.dims, side, "TransData")?;
-        static_shape(&d.storage_dims, side, "TransData")?;
-    }
     let packed = packed_groups(&src, &dst);
     let groups = match (attrs.explicit_groups, packed) {
         (false, Some(g)) => g,
@@ -767,48 +802,13 @@ fn packed_groups(src: &TensorDesc, dst: &TensorDesc) -> Option<i64> {
 /// that is a copy; a private format on either side is converted as TransData does, an ND side
 /// of 4 (5) dimensions standing for NCHW (NCDHW), torch_npu's base formats.
 fn identity(api: &'static str, c: &Call) -> Result<(), Error> {
-    if c.num_inputs != 1 || c.num_outputs != 1 {
-        return Err(Error::new(
-            if c.num_inputs != 1 {
-                ACL_ERROR_OP_INPUT_NOT_MATCH
-            } else {
-                ACL_ERROR_OP_OUTPUT_NOT_MATCH
-            },
-            format!(
-                "op type \"Identity\" has 1 input and 1 output, but numInputs = {} and \
-                 numOutputs = {}",
-                c.num_inputs, c.num_outputs
-            ),
-        ));
-    }
-    let src = snapshot(element(c.input_desc, 0, "inputDesc")?, "inputDesc[0]")?;
-    let dst = snapshot(element(c.output_desc, 0, "outputDesc")?, "outputDesc[0]")?;
-    if src.dtype != dst.dtype {
-        return Err(Error::new(
-            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-            format!(
-                "op type \"Identity\": the output data type {} differs from the input data type \
-                 {} (use Cast to convert data types)",
-                dst.dtype, src.dtype
-            ),
-        ));
-    }
+    let (src, dst) = unary_descs("Identity", c)?;
+    let es = moved_element("Identity", &src, &dst, "use Cast to convert data types")?;
     let dtype = src.dtype;
-    let Some(es) = formats::dtype_size(dtype) else {
-        return Err(Error::new(
-            ACL_ERROR_UNSUPPORTED_DATA_TYPE,
-            format!("op type \"Identity\": data type {dtype} is not supported"),
-        ));
-    };
-    for (d, side) in [(&src, "input"), (&dst, "output")] {
-        static_shape(&d.dims, side, "Identity")?;
-        static_shape(&d.storage_dims, side, "Identity")?;
-    }
     let groups = packed_groups(&src, &dst).unwrap_or(1);
     let (sf, sshape) = src.storage(groups)?;
     let (df, dshape) = dst.storage(groups)?;
-    let plain = |f: i32| f & 0xff == formats::FORMAT_ND || plain_rank(f & 0xff).is_some();
-    if plain(sf) && plain(df) {
+    if is_plain(sf) && is_plain(df) {
         let (ns, nd) = (
             crate::api::tensor_desc::element_count(&sshape)?,
             crate::api::tensor_desc::element_count(&dshape)?,
@@ -828,18 +828,11 @@ fn identity(api: &'static str, c: &Call) -> Result<(), Error> {
             Ok(())
         });
     }
-    // ND of rank 4 / 5 stands for torch_npu's base format of that rank
-    let base = |f: i32, rank: usize| match (f & 0xff == formats::FORMAT_ND, rank) {
-        (true, 4) => formats::FORMAT_NCHW,
-        (true, 5) => formats::FORMAT_NCDHW,
-        _ => f,
-    };
-    let nz = |f: i32| f & 0xff == formats::FORMAT_FRACTAL_NZ;
-    let (sf, df) = if nz(sf) || nz(df) {
-        (sf, df)
-    } else {
-        (base(sf, sshape.len()), base(df, dshape.len()))
-    };
+    let nz = sf & 0xff == formats::FORMAT_FRACTAL_NZ || df & 0xff == formats::FORMAT_FRACTAL_NZ;
+    let (sf, df) = (
+        base_format(sf, sshape.len(), nz),
+        base_format(df, dshape.len(), nz),
+    );
     let req = formats::Request {
         src_format: sf,
         src_shape: &sshape,
@@ -1109,26 +1102,7 @@ pub unsafe extern "C" fn aclopCompileAndExecuteV2(
 
 /// Validate and enqueue a Cast of the call's one input into its one output.
 fn cast_op(api: &'static str, c: &Call) -> Result<(), Error> {
-    if c.num_inputs != 1 {
-        return Err(Error::new(
-            ACL_ERROR_OP_INPUT_NOT_MATCH,
-            format!(
-                "op type \"Cast\" has 1 input, but numInputs = {}",
-                c.num_inputs
-            ),
-        ));
-    }
-    if c.num_outputs != 1 {
-        return Err(Error::new(
-            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-            format!(
-                "op type \"Cast\" has 1 output, but numOutputs = {}",
-                c.num_outputs
-            ),
-        ));
-    }
-    let src = snapshot(element(c.input_desc, 0, "inputDesc")?, "inputDesc[0]")?;
-    let dst = snapshot(element(c.output_desc, 0, "outputDesc")?, "outputDesc[0]")?;
+    let (src, dst) = unary_descs("Cast", c)?;
     if !c.attr.is_null() {
         let values = with_attr(c.attr, |a| Ok(a.values.clone()))?;
         match values.get("dst_type") {

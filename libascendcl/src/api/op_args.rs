@@ -11,9 +11,9 @@ use super::op::{
 use crate::api::helpers::with_live;
 use crate::api::tensor_desc::{format_text, snapshot, TensorDesc};
 use npu_emu::formats::{self, C0Rule};
-use npu_emu::kernels::{Operand, Tensor};
+use npu_emu::kernels::{self, Operand, Tensor};
 use npu_emu::memory::Space;
-use npu_emu::ops::DType;
+use npu_emu::ops::{DType, View};
 use npu_emu::Error;
 use std::collections::BTreeMap;
 
@@ -104,20 +104,27 @@ impl Arg {
         // A private storage format (FRACTAL_NZ, FRACTAL_Z, NC1HWC0, …) is converted to and
         // from the tensor's origin format; an ND origin of 4 (5) dimensions stands for NCHW
         // (NCDHW) except beside FRACTAL_NZ, as torch_npu describes its tensors.
-        let plain =
-            |f: i32| f & 0xff == formats::FORMAT_ND || super::op::plain_rank(f & 0xff).is_some();
-        let private = if !plain(sf) {
+        let private = if !super::op::is_plain(sf) {
             let logical = d.dims.clone();
             let nz = sf & 0xff == formats::FORMAT_FRACTAL_NZ;
-            let origin = match (d.format & 0xff, logical.len()) {
-                (f, 4) if f == formats::FORMAT_ND && !nz => formats::FORMAT_NCHW,
-                (f, 5) if f == formats::FORMAT_ND && !nz => formats::FORMAT_NCDHW,
-                (f, _) if f < 0 => formats::FORMAT_ND,
-                _ => d.format,
+            let origin = if d.format < 0 {
+                formats::FORMAT_ND
+            } else {
+                super::op::base_format(d.format, logical.len(), nz)
             };
             let groups = i64::from((sf >> 8) & 0xffff).max(1);
-            let plan = |req: formats::Request| {
-                formats::plan(&req).map_err(|e| {
+            // one conversion each way: storage -> origin, origin -> storage
+            let plan = |from: (i32, &[i64]), to: (i32, &[i64])| {
+                formats::plan(&formats::Request {
+                    src_format: from.0,
+                    src_shape: from.1,
+                    dst_format: to.0,
+                    dst_shape: Some(to.1),
+                    dtype: d.dtype,
+                    groups,
+                    rule: C0Rule::Ge,
+                })
+                .map_err(|e| {
                     mismatch(
                         output,
                         format!(
@@ -129,24 +136,8 @@ impl Arg {
                     )
                 })
             };
-            let to_nd = plan(formats::Request {
-                src_format: sf,
-                src_shape: &sshape,
-                dst_format: origin,
-                dst_shape: Some(&logical),
-                dtype: d.dtype,
-                groups,
-                rule: C0Rule::Ge,
-            })?;
-            let from_nd = plan(formats::Request {
-                src_format: origin,
-                src_shape: &logical,
-                dst_format: sf,
-                dst_shape: Some(&sshape),
-                dtype: d.dtype,
-                groups,
-                rule: C0Rule::Ge,
-            })?;
+            let to_nd = plan((sf, &sshape), (origin, &logical))?;
+            let from_nd = plan((origin, &logical), (sf, &sshape))?;
             Some((to_nd, from_nd))
         } else if sshape != d.dims {
             return Err(mismatch(
@@ -255,6 +246,22 @@ pub(crate) fn check_dtype(
         )),
         _ => Ok(()),
     }
+}
+
+/// Enqueue an operator's kernel on the call's stream ([`kernels::enqueue_tensors`] on this
+/// process's runtime).
+pub(crate) fn enqueue(
+    api: &'static str,
+    op: &'static str,
+    c: &Call,
+    in_place: bool,
+    inputs: Vec<Option<Tensor>>,
+    outputs: Vec<Tensor>,
+    f: impl FnOnce(&[Option<&View>], &[View]) -> Result<(), String> + Send + 'static,
+) -> Result<(), Error> {
+    let rt = crate::runtime::get()?;
+    let stream = rt.stream(c.stream)?;
+    kernels::enqueue_tensors(&rt, &stream, api, op, in_place, inputs, outputs, f)
 }
 
 /// `ACL_MEMTYPE_HOST` (`aclSetTensorPlaceMent`): the buffer is host memory.

@@ -29,10 +29,11 @@
 //! `ACL_ERROR_OP_OUTPUT_NOT_MATCH` naming the tensor.
 
 use super::op::{attrs_of, Call};
-use super::op_args::{arg, attr_err, check_dtype, get_num, get_str, input_arg, mismatch, Arg};
-use crate::runtime;
+use super::op_args::{
+    arg, attr_err, check_dtype, enqueue, get_num, get_str, input_arg, mismatch, Arg,
+};
 use npu_emu::kernels::dynamic_rnn::{self as k, Attrs, Variant};
-use npu_emu::kernels::{self, Operand, Tensor};
+use npu_emu::kernels::{Operand, Tensor};
 use npu_emu::ops::{DType, View};
 use npu_emu::Error;
 
@@ -322,18 +323,9 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             Ok(tensor)
         })
         .collect::<Result<_, Error>>()?;
-    let rt = runtime::get()?;
-    let stream = rt.stream(c.stream)?;
-    kernels::enqueue_tensors(
-        &rt,
-        &stream,
-        api,
-        op,
-        false,
-        tensors,
-        out_tensors,
-        move |i, o| run(variant, grad, &dims, &a, i, o),
-    )
+    enqueue(api, op, c, false, tensors, out_tensors, move |i, o| {
+        run(variant, grad, &dims, &a, i, o)
+    })
 }
 
 /// `seq_length` given as lengths `[B]` (INT32 / INT64).

@@ -39,12 +39,11 @@
 
 use super::op::{attrs_of, Call};
 use super::op_args::{
-    arg, attr_err, get_int, get_list, get_num, get_str, host_bytes, input_arg, int_list, mismatch,
-    Arg,
+    arg, attr_err, enqueue, get_int, get_list, get_num, get_str, host_bytes, input_arg, int_list,
+    mismatch, Arg,
 };
-use crate::runtime;
 use npu_emu::kernels::tensor_ops::{conv2d_geo, ConvKind, TensorOp};
-use npu_emu::kernels::{self, Tensor};
+use npu_emu::kernels::Tensor;
 use npu_emu::ops::DType;
 use npu_emu::Error;
 
@@ -429,14 +428,11 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
         out_tensors.push(t.tensor(op, format!("output {i}"), true, dts)?);
     }
     same_dtype(op, &tensors, &out_tensors)?;
-    let rt = runtime::get()?;
-    let stream = rt.stream(c.stream)?;
     let elementwise = matches!(op, "Swish" | "SwishGrad" | "Mish" | "MishGrad");
-    kernels::enqueue_tensors(
-        &rt,
-        &stream,
+    enqueue(
         api,
         op,
+        c,
         elementwise,
         tensors,
         out_tensors,
@@ -457,18 +453,9 @@ fn enqueue_fill(
 ) -> Result<(), Error> {
     let out = y.tensor(op, "output 0".into(), true, ANY)?;
     let top = TensorOp::Fill { value };
-    let rt = runtime::get()?;
-    let stream = rt.stream(c.stream)?;
-    kernels::enqueue_tensors(
-        &rt,
-        &stream,
-        api,
-        op,
-        false,
-        vec![],
-        vec![out],
-        move |_, o| top.run(&[&o[0]], o),
-    )
+    enqueue(api, op, c, false, vec![], vec![out], move |_, o| {
+        top.run(&[&o[0]], o)
+    })
 }
 
 /// The data types tensor `i` of a side may have, and whether it shares the call's one data

@@ -24,6 +24,7 @@
 //!   them with `output_h`, `output_c` and the initial state.
 
 use crate::ops::dtype::DType;
+use crate::ops::extra::{load, store};
 use crate::ops::iter;
 use crate::ops::rnn::{self, Rnn};
 use crate::ops::View;
@@ -385,18 +386,11 @@ pub fn grad_dims(
 }
 
 fn f32s(v: &View) -> Result<Vec<f32>, String> {
-    let mut buf = vec![0f32; v.numel()];
-    if !buf.is_empty() {
-        iter::copy(v, &View::of_slice(&mut buf, DType::F32, &v.shape))?;
-    }
-    Ok(buf)
+    load::<f32>(v, DType::F32)
 }
 
-fn put(mut buf: Vec<f32>, out: &View) -> Result<(), String> {
-    if buf.is_empty() {
-        return Ok(());
-    }
-    iter::copy(&View::of_slice(&mut buf, DType::F32, &out.shape), out)
+fn put(buf: Vec<f32>, out: &View) -> Result<(), String> {
+    store(buf, DType::F32, out)
 }
 
 /// `v` (`[T, …]`, 3-D) with its first (time) dimension reversed when `reverse`; a 2-D
