@@ -640,7 +640,9 @@ fn the_operator_bench_program_runs() {
 /// Prelu and its backward, Threshold, Celu, Selu, Glu and its backward, Logit, LogAddExp and
 /// LogAddExp2, Addmv, Ger, Addbmm, Inverse, Sinc, Heaviside) against float64 host references,
 /// the random ones (Normal*, Randperm, Multinomial) by reproducibility and sample statistics,
-/// and ApplyAdamWV2 against a float64 AdamW step, with their documented argument errors.
+/// ApplyAdamWV2 against a float64 AdamW step (the step tensor counting the steps before) and
+/// FusedSgd against a float64 SGD step (momentum, nesterov, weight decay, maximize, a gradient
+/// scale written back to the gradients), with their documented argument errors.
 #[test]
 fn breadth_operators_match_the_host_reference() {
     let work = scratch("aclnn-ops9");
@@ -655,6 +657,7 @@ fn breadth_operators_match_the_host_reference() {
         "ok linalg",
         "ok sampling",
         "ok optim",
+        "ok fused sgd",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -690,6 +693,9 @@ fn breadth_operators_match_the_host_reference() {
         "aclnnMultinomial: row 0 of self sums to 0",
         "std holds a negative or NaN element",
         "aclnnApplyAdamWV2GetWorkspaceSize: maxGradNormOptionalRef is nullptr, but amsgrad is true",
+        "aclnnFusedSgdGetWorkspaceSize: momentum is 0.9, but there is no momentumBufferListOptionalRef",
+        "aclnnFusedSgdGetWorkspaceSize: gradsRef has 1 tensors, but paramsRef has 2",
+        "aclnnFusedSgd: gradScaleOptional is 0; the gradients cannot be unscaled",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

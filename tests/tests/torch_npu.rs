@@ -874,6 +874,36 @@ fn unfold_fold_repeat_interleave_and_fill_diagonal_match_cpu_through_torch_npu()
     }
 }
 
+/// `tests/python/fused_optim.py`: `torch.optim.SGD(fused=True)` (aclnnFusedSgd: momentum,
+/// dampening, nesterov, weight decay, maximize, and a GradScaler whose overflowing step is
+/// skipped) and `AdamW(fused=True)` (aclnnApplyAdamWV2, amsgrad and maximize) over several
+/// steps, parameters and optimizer state against CPU torch's plain optimizers.
+#[test]
+fn fused_optimizers_match_cpu() {
+    let Some(venv) = venv() else { return };
+    let r = py_job(
+        "torch-fused-optim",
+        &venv,
+        "cd \"$T\" && \"$PY\" fused_optim.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("fused_optim: 0 failed"), "{}", r.all());
+    for case in [
+        "sgd_momentum",
+        "sgd_nesterov_maximize",
+        "sgd_scaler_overflow",
+        "adamw",
+        "adamw_amsgrad_maximize",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
 /// `tests/python/npu_aclop_apis.py`: torch_npu's own APIs that op-plugin implements only as
 /// aclop calls (npu_transpose, npu_broadcast, npu_slice, npu_pad, npu_silu(_), npu_mish,
 /// npu_max / npu_min with their gradient through npu_scatter, npu_format_cast and copies

@@ -1,11 +1,12 @@
 //! Fused optimizer steps: AdamW (`ApplyAdamWV2`), as PyTorch's `torch.optim.AdamW` defines
-//! it, and CANN's `ApplyAdamW` (V1: hyper-parameters and `beta^(t-1)` in device tensors, see
-//! [`adamw_v1`]). The step is a few chunked elementwise passes over the engine's iterator (each
-//! computing in float64 and rounding once into its stored dtype), updating `m`, `v`, the
-//! running maximum of `v` (amsgrad) and the parameter in place.
+//! it, CANN's `ApplyAdamW` (V1: hyper-parameters and `beta^(t-1)` in device tensors, see
+//! [`adamw_v1`]) and SGD (`FusedSgd`, [`sgd`]). A step is a few chunked elementwise passes
+//! over the engine's iterator (each computing in float64 and rounding once into its stored
+//! dtype), updating the optimizer's state (`m`, `v`, the running maximum of `v`, the momentum
+//! buffer) and the parameter in place.
 
 use super::elem;
-use super::iter::{map2, map3};
+use super::iter::{map1, map2, map3};
 use super::view::View;
 
 /// The hyper-parameters of one AdamW step.
@@ -20,8 +21,9 @@ pub struct AdamW {
     pub maximize: bool,
 }
 
-/// One AdamW step with the step count read from `step` (one INT64 or FLOAT element, the
-/// count including this step):
+/// One AdamW step with the step count read from `step` (one INT64 or FLOAT element): CANN's
+/// kernel counts this step as `t = step + 1` (it adds one to what it reads, and torch_npu's
+/// fused AdamW passes its `state_steps - 1`), so `step` is the number of steps taken before:
 /// `g = maximize ? -grad : grad`, `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g^2`,
 /// `vmax = max(vmax, v)` (amsgrad), `var = var (1 - lr wd) - lr / (1 - b1^t) * m /
 /// (sqrt(v or vmax) / sqrt(1 - b2^t) + eps)`.
@@ -35,10 +37,13 @@ pub fn adamw(
     h: AdamW,
 ) -> Result<(), String> {
     // SAFETY: `step` is a checked one-element view.
-    let t = unsafe { elem::read_f64(step.dtype, step.ptr) };
-    if !t.is_finite() || t < 1.0 {
-        return Err(format!("step {t} must be a count of at least 1"));
+    let before = unsafe { elem::read_f64(step.dtype, step.ptr) };
+    if !before.is_finite() || before < 0.0 {
+        return Err(format!(
+            "step {before} must be the number of steps taken before this one (0 or more)"
+        ));
     }
+    let t = before + 1.0;
     let sign = if h.maximize { -1.0 } else { 1.0 };
     let (b1, b2) = (h.beta1, h.beta2);
     map2::<f64, f64>(m, grad, m, move |m, g| b1 * m + (1.0 - b1) * sign * g)?;
@@ -100,6 +105,62 @@ pub fn adamw_v1(
     })
 }
 
+/// The hyper-parameters of one fused SGD step (`aclnnFusedSgd`, PyTorch's `torch.optim.SGD`).
+#[derive(Clone, Copy, Debug)]
+pub struct Sgd {
+    pub weight_decay: f64,
+    pub momentum: f64,
+    pub lr: f64,
+    pub dampening: f64,
+    pub nesterov: bool,
+    pub maximize: bool,
+    pub first_step: bool,
+}
+
+/// One SGD step of one parameter, as CANN's FusedSgd kernel computes it: with a gradient
+/// scale `s`, `grad = grad / s` is written back first; then `d = (maximize ? -grad : grad) +
+/// wd p`; with a momentum buffer `buf = first ? d : mu buf + (1 - dampening) d` and the
+/// update is `nesterov ? d + mu buf : buf`, without one it is `d`; `p = p - lr update`.
+/// A zero `scale` fails the step (the reference forbids it).
+pub fn sgd(
+    p: &View,
+    grad: &View,
+    buf: Option<&View>,
+    scale: Option<&View>,
+    h: Sgd,
+) -> Result<(), String> {
+    if let Some(s) = scale {
+        // SAFETY: `scale` is a checked one-element view.
+        let s = unsafe { elem::read_f64(s.dtype, s.ptr) };
+        if s == 0.0 {
+            return Err("gradScaleOptional is 0; the gradients cannot be unscaled".into());
+        }
+        // The kernel multiplies by the float reciprocal.
+        let inv = (1.0 / s as f32) as f64;
+        map1::<f64, f64>(grad, grad, move |g| g * inv)?;
+    }
+    let sign = if h.maximize { -1.0 } else { 1.0 };
+    let (wd, mu, lr) = (h.weight_decay, h.momentum, h.lr);
+    let d = move |g: f64, p: f64| sign * g + wd * p;
+    match buf {
+        Some(b) => {
+            let (first, keep) = (h.first_step, 1.0 - h.dampening);
+            map3::<f64, f64>(b, grad, p, b, move |b, g, p| {
+                if first {
+                    d(g, p)
+                } else {
+                    mu * b + keep * d(g, p)
+                }
+            })?;
+            let nesterov = h.nesterov;
+            map3::<f64, f64>(p, grad, b, p, move |p, g, b| {
+                p - lr * if nesterov { d(g, p) + mu * b } else { b }
+            })
+        }
+        None => map2::<f64, f64>(p, grad, p, move |p, g| p - lr * d(g, p)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,7 +182,7 @@ mod tests {
         };
         let (mut rp, mut rm, mut rv) = (p.clone(), m.clone(), v.clone());
         for t in 1..=2 {
-            let mut s = vec![t as i64];
+            let mut s = vec![t as i64 - 1];
             let vs = View::of_slice(&mut s, DType::I64, &[1]);
             let vp = View::of_slice(&mut p, DType::F64, &[2]);
             let vm = View::of_slice(&mut m, DType::F64, &[2]);

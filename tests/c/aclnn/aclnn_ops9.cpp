@@ -3,7 +3,7 @@
  * Eye, IsInf / IsPosInf / IsNegInf, Prelu (+Backward), Threshold (+Inplace), Celu / Selu
  * (+Inplace), Glu (+Backward), Logit, LogAddExp / LogAddExp2, Addmv, Ger, Addbmm (+Inplace),
  * Inverse, Sinc (+Inplace), Heaviside, NormalTensorTensor / TensorFloat / FloatTensor /
- * FloatFloat, Randperm, Multinomial, ApplyAdamWV2; each with its documented
+ * FloatFloat, Randperm, Multinomial, ApplyAdamWV2, FusedSgd; each with its documented
  * argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: data movement and predicates exactly; elementwise float32 values to 1e-6
  * relative (computed in float64 and rounded once; the reference is float64 libm), float16
@@ -43,6 +43,7 @@
 #include "aclnnop/aclnn_randperm.h"
 #include "aclnnop/aclnn_multinomial.h"
 #include "aclnnop/aclnn_apply_adam_w_v2.h"
+#include "aclnnop/aclnn_fused_sgd.h"
 
 static aclrtStream S;
 
@@ -661,10 +662,12 @@ static void optim() {
         std::vector<double> P = values(6, ACL_FLOAT, 21), G1 = values(6, ACL_FLOAT, 22), G2 = values(6, ACL_FLOAT, 23);
         std::vector<double> M(6, 0), V(6, 0), MX(6, 0);
         Dev p = make({2, 3}, ACL_FLOAT, P), m = make({2, 3}, ACL_FLOAT, {0}), v = make({2, 3}, ACL_FLOAT, {0});
-        Dev mx = make({2, 3}, ACL_FLOAT, {0}), g = make({2, 3}, ACL_FLOAT, G1), st = make({1}, ACL_INT64, {1});
+        /* CANN's kernel counts the step as the value read plus one (torch_npu's fused AdamW passes
+         * state_steps - 1): 0 and 1 make the first and second steps. */
+        Dev mx = make({2, 3}, ACL_FLOAT, {0}), g = make({2, 3}, ACL_FLOAT, G1), st = make({1}, ACL_INT64, {0});
         RUN(S, aclnnApplyAdamWV2, p.t, m.t, v.t, ams ? mx.t : nullptr, g.t, st.t, lr, b1, b2, wd, eps, ams, maximize);
         adamw_ref(P, M, V, MX, G1, 1, lr, b1, b2, wd, eps, ams, maximize);
-        Dev g2 = make({2, 3}, ACL_FLOAT, G2), st2 = make({1}, ACL_FLOAT, {2});
+        Dev g2 = make({2, 3}, ACL_FLOAT, G2), st2 = make({1}, ACL_FLOAT, {1});
         RUN(S, aclnnApplyAdamWV2, p.t, m.t, v.t, ams ? mx.t : nullptr, g2.t, st2.t, lr, b1, b2, wd, eps, ams, maximize);
         adamw_ref(P, M, V, MX, G2, 2, lr, b1, b2, wd, eps, ams, maximize);
         compare(ams ? "ApplyAdamWV2 amsgrad+maximize: var after 2 steps" : "ApplyAdamWV2: var after 2 steps", read(p), P, 1e-6);
@@ -688,6 +691,91 @@ static void optim() {
     printf("ok optim\n");
 }
 
+/* Host SGD step as CANN's FusedSgd documents it (float64, float32 storage of each state). */
+static void sgd_ref(std::vector<double> &p, std::vector<double> &g, std::vector<double> *buf, double scale, double wd,
+                    double mu, double lr, double damp, bool nesterov, bool maximize, bool first) {
+    for (size_t i = 0; i < p.size(); i++) {
+        if (scale != 0) g[i] = as_type(g[i] * (double)(1.0f / (float)scale), ACL_FLOAT);
+        double d = (maximize ? -g[i] : g[i]) + wd * p[i], upd = d;
+        if (buf) {
+            double &b = (*buf)[i];
+            b = as_type(first ? d : mu * b + (1 - damp) * d, ACL_FLOAT);
+            upd = nesterov ? d + mu * b : b;
+        }
+        p[i] = as_type(p[i] - lr * upd, ACL_FLOAT);
+    }
+}
+
+static void fused_sgd() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* Two parameters (one a transposed view), three steps: the first with isFirstStep and a
+     * gradient scale of 4, then nesterov with weight decay and maximize. */
+    std::vector<double> P1 = values(6, ACL_FLOAT, 31), P2 = values(4, ACL_FLOAT, 32);
+    std::vector<double> G1 = values(6, ACL_FLOAT, 33), G2 = values(4, ACL_FLOAT, 34);
+    std::vector<double> B1(6, 0), B2(4, 0);
+    Dev p1 = make({2, 3}, ACL_FLOAT, P1), p2 = make({2, 2}, ACL_FLOAT, P2);
+    Dev g1 = make({2, 3}, ACL_FLOAT, G1), g2 = make({2, 2}, ACL_FLOAT, G2);
+    Dev b1 = make({2, 3}, ACL_FLOAT, {0}), b2 = make({2, 2}, ACL_FLOAT, {0}), sc = make({1}, ACL_FLOAT, {4});
+    aclTensorList *ps = tl({&p1, &p2}), *gs = tl({&g1, &g2}), *bs = tl({&b1, &b2});
+    RUN(S, aclnnFusedSgd, ps, gs, bs, sc.t, 0.0f, 0.9f, 0.1f, 0.0f, false, false, true);
+    sgd_ref(P1, G1, &B1, 4, 0, 0.9f, 0.1f, 0, false, false, true);
+    sgd_ref(P2, G2, &B2, 4, 0, 0.9f, 0.1f, 0, false, false, true);
+    compare("FusedSgd first step with gradScale: grads unscaled in place", read(g1), G1, 1e-6);
+    for (int step = 0; step < 2; step++) {
+        RUN(S, aclnnFusedSgd, ps, gs, bs, nullptr, 0.01f, 0.9f, 0.1f, 0.0f, true, true, false);
+        sgd_ref(P1, G1, &B1, 0, 0.01f, 0.9f, 0.1f, 0, true, true, false);
+        sgd_ref(P2, G2, &B2, 0, 0.01f, 0.9f, 0.1f, 0, true, true, false);
+    }
+    compare("FusedSgd: param 0 after 3 steps", read(p1), P1, 1e-6);
+    compare("FusedSgd: param 1 after 3 steps", read(p2), P2, 1e-6);
+    compare("FusedSgd: momentum 0 after 3 steps", read(b1), B1, 1e-6);
+    compare("FusedSgd: momentum 1 after 3 steps", read(b2), B2, 1e-6);
+    /* Without momentum buffers (momentum 0), dampening ignored. */
+    aclTensorList *none = aclCreateTensorList(nullptr, 0);
+    RUN(S, aclnnFusedSgd, ps, gs, none, nullptr, 0.0f, 0.0f, 0.5f, 0.0f, false, false, false);
+    sgd_ref(P1, G1, nullptr, 0, 0, 0, 0.5f, 0, false, false, false);
+    compare("FusedSgd without momentum: param 0", read(p1), P1, 1e-6);
+    /* The documented argument errors. */
+    expect_code("FusedSgd paramsRef nullptr",
+                aclnnFusedSgdGetWorkspaceSize(nullptr, gs, bs, nullptr, 0, 0.9f, 0.1f, 0, false, false, false, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("FusedSgd negative lr",
+                aclnnFusedSgdGetWorkspaceSize(ps, gs, bs, nullptr, 0, 0.9f, -0.1f, 0, false, false, false, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("FusedSgd nesterov with dampening",
+                aclnnFusedSgdGetWorkspaceSize(ps, gs, bs, nullptr, 0, 0.9f, 0.1f, 0.5f, true, false, false, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("FusedSgd momentum without buffers",
+                aclnnFusedSgdGetWorkspaceSize(ps, gs, nullptr, nullptr, 0, 0.9f, 0.1f, 0, false, false, false, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    aclTensorList *short_gs = tl({&g1});
+    expect_code("FusedSgd one gradient for two parameters",
+                aclnnFusedSgdGetWorkspaceSize(ps, short_gs, bs, nullptr, 0, 0.9f, 0.1f, 0, false, false, false, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    aclTensorList *swapped = tl({&g2, &g1});
+    expect_code("FusedSgd gradient shapes swapped",
+                aclnnFusedSgdGetWorkspaceSize(ps, swapped, bs, nullptr, 0, 0.9f, 0.1f, 0, false, false, false, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    Dev h1 = make({2, 3}, ACL_FLOAT16, {0});
+    aclTensorList *mixed = tl({&h1, &g2});
+    expect_code("FusedSgd float16 gradient for float32 parameters",
+                aclnnFusedSgdGetWorkspaceSize(ps, mixed, bs, nullptr, 0, 0.9f, 0.1f, 0, false, false, false, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    /* A zero gradient scale fails the task, not silently infinity. */
+    Dev zero = make({1}, ACL_FLOAT, {0});
+    NN(aclnnFusedSgdGetWorkspaceSize(ps, gs, bs, zero.t, 0, 0.9f, 0.1f, 0, false, false, false, &ws, &ex));
+    NN(aclnnFusedSgd(nullptr, 0, ex, S));
+    g_checks++;
+    if (aclrtSynchronizeStream(S) == ACL_SUCCESS) {
+        printf("FAIL FusedSgd with a zero gradScale succeeded\n");
+        g_fail++;
+    }
+    for (aclTensorList *l : {ps, gs, bs, none, short_gs, swapped, mixed}) aclDestroyTensorList(l);
+    for (Dev *d : {&p1, &p2, &g1, &g2, &b1, &b2, &sc, &h1, &zero}) release(*d);
+    printf("ok fused sgd\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -697,6 +785,7 @@ int main() {
     linalg();
     sampling();
     optim();
+    fused_sgd();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -1,14 +1,15 @@
-//! Fused optimizer steps: `aclnn_apply_adam_w_v2.h` (ApplyAdamWV2) and
-//! `aclnn_apply_adam_w.h` (ApplyAdamW, hyper-parameters in device tensors). The engine is
+//! Fused optimizer steps: `aclnn_apply_adam_w_v2.h` (ApplyAdamWV2),
+//! `aclnn_apply_adam_w.h` (ApplyAdamW, hyper-parameters in device tensors) and
+//! `aclnn_fused_sgd.h` (FusedSgd). The engine is
 //! `npu_emu::ops::optim`; `varRef`, `mRef`, `vRef` and (with amsgrad) `maxGradNormOptionalRef`
 //! are updated in place. The step count is read from the `step` tensor when the task runs
-//! (a count below 1 fails the task).
+//! (as CANN's kernel, this step is that count plus one; a negative count fails the task).
 
 use super::args::{self as a, FLOATS3};
 use super::launch::{phase1, Launch};
 use crate::status::NnError;
 use npu_emu::ops::dtype::DType;
-use npu_emu::ops::optim::{self, AdamW, AdamWV1};
+use npu_emu::ops::optim::{self, AdamW, AdamWV1, Sgd};
 use std::ffi::c_void;
 
 #[allow(clippy::too_many_arguments)]
@@ -209,4 +210,142 @@ pub unsafe extern "C" fn aclnnApplyAdamWGetWorkspaceSize(
     )
 }
 
-crate::phase2!(aclnnApplyAdamWV2, aclnnApplyAdamW);
+/// `aclnn_fused_sgd.h` (FusedSgd, what torch_npu runs for `torch.optim.SGD(fused=True)`):
+/// every parameter, its gradient and (when given) its momentum buffer updated in place. The
+/// checks follow the reference's order: the hyper-parameters, null pointers, list lengths, data
+/// types, shapes. An empty momentum list or an empty `gradScaleOptional` counts as absent.
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFusedSgdGetWorkspaceSize(
+    paramsRef: *const c_void,
+    gradsRef: *const c_void,
+    momentumBufferListOptionalRef: *const c_void,
+    gradScaleOptional: *const c_void,
+    weightDecay: f32,
+    momentum: f32,
+    lr: f32,
+    dampening: f32,
+    nesterov: bool,
+    maximize: bool,
+    isFirstStep: bool,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnFusedSgdGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            const EPS: f32 = 1e-6;
+            let bufs = if momentumBufferListOptionalRef.is_null() {
+                None
+            } else {
+                Some(a::tensor_list(
+                    momentumBufferListOptionalRef,
+                    "momentumBufferListOptionalRef",
+                )?)
+                .filter(|v| !v.is_empty())
+            };
+            let scale =
+                a::opt_tensor(gradScaleOptional, "gradScaleOptional")?.filter(|t| t.numel() > 0);
+            for (v, name) in [
+                (weightDecay, "weightDecay"),
+                (momentum, "momentum"),
+                (lr, "lr"),
+            ] {
+                if v.is_nan() || v < 0.0 {
+                    return Err(NnError::invalid(format!(
+                        "{name} is {v}; it must be at least 0"
+                    )));
+                }
+            }
+            if nesterov && (momentum <= 0.0 || dampening.abs() >= EPS) {
+                return Err(NnError::invalid(format!(
+                    "nesterov momentum needs a momentum above 0 and dampening 0, but momentum is \
+                 {momentum} and dampening {dampening}"
+                )));
+            }
+            match (&bufs, momentum.abs() >= EPS) {
+                (None, true) => {
+                    return Err(NnError::invalid(format!(
+                        "momentum is {momentum}, but there is no momentumBufferListOptionalRef; \
+                     without momentum buffers momentum must be 0"
+                    )))
+                }
+                (Some(_), false) => {
+                    return Err(NnError::invalid(format!(
+                        "momentum is {momentum}; with momentum buffers it must be above 0"
+                    )))
+                }
+                _ => {}
+            }
+            let params = a::tensor_list(paramsRef, "paramsRef")?;
+            let grads = a::tensor_list(gradsRef, "gradsRef")?;
+            if params.is_empty() {
+                return Err(NnError::invalid("paramsRef is an empty list"));
+            }
+            let lists = [Some(&grads), bufs.as_ref()];
+            for (list, name) in lists
+                .iter()
+                .zip(["gradsRef", "momentumBufferListOptionalRef"])
+            {
+                if let Some(l) = list {
+                    if l.len() != params.len() {
+                        return Err(NnError::invalid(format!(
+                            "{name} has {} tensors, but paramsRef has {}",
+                            l.len(),
+                            params.len()
+                        )));
+                    }
+                }
+            }
+            for (i, p) in params.iter().enumerate() {
+                a::dtype_in(p, FLOATS3)?;
+                a::same_dtype(p, &params[0])?;
+                a::max_dims(p, 8)?;
+                for t in lists.iter().flatten().map(|l| &l[i]) {
+                    a::dtype_in(t, FLOATS3)?;
+                    a::same_dtype(t, &params[0])?;
+                    a::same_shape(t, p.shape())?;
+                }
+            }
+            if let Some(s) = &scale {
+                a::dtype_in(s, FLOATS3)?;
+                if s.numel() != 1 {
+                    return Err(NnError::invalid(format!(
+                        "gradScaleOptional must hold one element, but its shape is {:?}",
+                        s.shape()
+                    )));
+                }
+            }
+            let h = Sgd {
+                weight_decay: weightDecay as f64,
+                momentum: momentum as f64,
+                lr: lr as f64,
+                dampening: dampening as f64,
+                nesterov,
+                maximize,
+                first_step: isFirstStep,
+            };
+            let n = params.len();
+            let mut l = Launch::new("aclnnFusedSgd");
+            let with_scale = scale.is_some();
+            if let Some(s) = &scale {
+                l.input(s);
+            }
+            let p0 = l.outputs(&params);
+            let g0 = l.outputs(&grads);
+            let b0 = bufs.as_ref().map(|b| l.outputs(b));
+            l.finish(move |x, _| {
+                let s = if with_scale { Some(&x[0]) } else { None };
+                for i in 0..n {
+                    let b = b0.map(|b0| &x[b0 + i]);
+                    optim::sgd(&x[p0 + i], &x[g0 + i], b, s, h)?;
+                }
+                Ok(())
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnApplyAdamWV2, aclnnApplyAdamW, aclnnFusedSgd);
