@@ -215,8 +215,6 @@ pub struct Registry {
     /// Live `aclrtStreamConfigHandle` pointers. Not a handle table: the header makes the
     /// struct public, so the handle must be a real pointer to it.
     pub cfg_handles: HashSet<usize>,
-    /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
-    pub op_wait_timeout: Option<Duration>,
     /// Models (`aclmdlRI`) by handle.
     pub models: HashMap<u64, Arc<npu_emu::capture::Model>>,
     /// Task groups (`aclrtTaskGrp`) by handle.
@@ -308,7 +306,6 @@ impl Default for Registry {
             host_subs: HashMap::new(),
             host_reports: HashMap::new(),
             cfg_handles: HashSet::new(),
-            op_wait_timeout: None,
             models: HashMap::new(),
             groups: HashMap::new(),
             members: HashMap::new(),
@@ -343,6 +340,9 @@ pub struct ProcessSettings {
     pub sys_params: HashMap<i32, i64>,
     /// `aclrtSetOpExecuteTimeOut*`: operator execution timeout in µs (`None` = never).
     pub op_execute_timeout_us: Option<u64>,
+    /// `aclrtSetOpWaitTimeout`: bound of `aclrtStreamWaitEvent` waits (`None` = never).
+    /// torch_npu's `ProcessGroupHCCL` sets it before any device is touched.
+    pub op_wait_timeout: Option<Duration>,
     /// `aclrtSetDeviceSatMode` (`aclrtFloatOverflowMode`), `None` until set.
     pub sat_mode: Option<i32>,
     /// `aclopSetCompileFlag` (`aclOpCompileFlag`), `ACL_OP_COMPILE_DEFAULT` until set.
@@ -359,6 +359,7 @@ pub fn with_settings<R>(f: impl FnOnce(&mut ProcessSettings) -> R) -> R {
         compile_opts: Default::default(),
         sys_params: HashMap::new(),
         op_execute_timeout_us: None,
+        op_wait_timeout: None,
         sat_mode: None,
         op_compile_flag: 0,
         max_op_queue_num: None,

@@ -21,6 +21,8 @@ int main(void) {
     EXPECT_CODE(aclFinalizeReference(&ref), ACL_ERROR_REPEAT_FINALIZE, NULL);
     EXPECT(ref == 0);
     CHECK(aclrtGetDeviceCount(&count)); /* works before aclInit, as in CANN */
+    CHECK(aclrtSetOpWaitTimeout(1800));  /* a process setting (torch_npu's ProcessGroupHCCL) */
+    CHECK(aclrtSetOpWaitTimeout(0));
     EXPECT(count == 8);
     EXPECT(strcmp(aclrtGetSocName(), "Ascend910B1") == 0);
 

@@ -19,8 +19,10 @@ import torch_npu  # noqa: F401
 
 rank = int(os.environ["RANK"])
 ws = int(os.environ["WORLD_SIZE"])
-torch.npu.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+# The process group first, the device after, as many training scripts do: torch_npu's
+# ProcessGroupHCCL then configures the runtime (aclrtSetOpWaitTimeout) before any aclInit.
 dist.init_process_group("hccl")
+torch.npu.set_device(int(os.environ.get("LOCAL_RANK", rank)))
 dev = torch.device("npu", torch.npu.current_device())
 
 C = 3

@@ -1047,7 +1047,8 @@ fn complex_tensors_match_cpu_through_torch_npu() {
 /// batch_norm_elemt, batch_norm_backward_reduce, batch_norm_backward_elemt, and their chain
 /// as nn.SyncBatchNorm runs it; npu_add_rms_norm, npu_add_layer_norm, npu_fast_gelu, npu_geglu, npu_group_norm_silu, npu_cross_entropy_loss / fast_gelu, F.hardshrink,
 /// F.softshrink with gradients) against CPU torch; then `dist_sync_bn.py`: nn.SyncBatchNorm
-/// forward and backward on 2 ranks over HCCL against CPU batch norm over the whole batch.
+/// forward and backward on 2 ranks over HCCL against CPU batch norm over the whole batch (its
+/// process group made before any device is set, as many scripts do).
 #[test]
 fn norm_operators_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };

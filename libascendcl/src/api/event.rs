@@ -286,13 +286,13 @@ pub unsafe extern "C" fn aclrtEventGetTimestamp(event: *mut c_void, timestamp: *
 /// `aclError aclrtSetOpWaitTimeout(uint32_t timeout)`: seconds a later
 /// `aclrtStreamWaitEvent` may wait for its event (0 = never time out, the default). A wait
 /// that times out fails its stream with `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`, reported by the
-/// next synchronize. Waits enqueued before the call keep their bound.
+/// next synchronize. Waits enqueued before the call keep their bound. A process setting, as in
+/// CANN's runtime: it works before `aclInit` (torch_npu's `ProcessGroupHCCL` sets it first).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSetOpWaitTimeout(timeout: u32) -> i32 {
     errors::boundary("aclrtSetOpWaitTimeout", || {
-        let rt = runtime::get()?;
-        rt.reg.lock().op_wait_timeout =
-            (timeout != 0).then(|| std::time::Duration::from_secs(timeout as u64));
+        let t = (timeout != 0).then(|| std::time::Duration::from_secs(timeout as u64));
+        runtime::with_settings(|s| s.op_wait_timeout = t);
         Ok(())
     })
 }

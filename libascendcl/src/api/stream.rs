@@ -338,7 +338,7 @@ pub unsafe extern "C" fn aclrtStreamWaitEventWithFlag(
 #[no_mangle]
 pub unsafe extern "C" fn aclrtStreamWaitEvent(stream: *mut c_void, event: *mut c_void) -> i32 {
     errors::boundary("aclrtStreamWaitEvent", || {
-        let t = runtime::get()?.reg.lock().op_wait_timeout;
+        let t = runtime::with_settings(|s| s.op_wait_timeout);
         wait_event(stream, event, t)
     })
 }
