@@ -165,6 +165,31 @@ def format_cast_internal():
         torch.npu.config.allow_internal_format = False
 
 
+def linear_fractal_nz():
+    """A Linear whose weight was cast to FRACTAL_NZ (internal formats allowed), the usual
+    inference recipe: F.linear, x @ w.t() and torch.mm pass aclnnMatmulWeightNz the transposed
+    view of the NZ weight; and x @ w with an NZ weight stored as [k, n]."""
+    torch.npu.config.allow_internal_format = True
+    try:
+        for dt in (torch.float16, torch.bfloat16):
+            for n, k in ((32, 64), (20, 40), (48, 48)):
+                w, x, b = torch.randn(n, k).to(dt), torch.randn(8, k).to(dt), torch.randn(n).to(dt)
+                wn = torch_npu.npu_format_cast(w.to(D), 29)
+                if torch_npu.get_npu_format(wn) != 29:
+                    raise AssertionError("the weight is not FRACTAL_NZ")
+                ref = x.float() @ w.float().t()
+                tol = 0.02 if dt == torch.float16 else 0.1
+                for what, y in (
+                    ("F.linear", torch.nn.functional.linear(x.to(D), wn, b.to(D)) - b.to(D)),
+                    ("x @ w.t()", x.to(D) @ wn.t()),
+                    ("torch.mm", torch.mm(x.to(D), wn.t())),
+                    ("x @ w[k, n]", x.to(D) @ torch_npu.npu_format_cast(w.t().contiguous().to(D), 29)),
+                ):
+                    close(y.float(), ref, tol, f"{what} {dt} [{n}, {k}]")
+    finally:
+        torch.npu.config.allow_internal_format = False
+
+
 def bmm_v2():
     a, b = torch.randn(3, 4, 5), torch.randn(3, 5, 2)
     ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
@@ -271,6 +296,7 @@ case("npu_min_dim", max_min("min", False))
 case("npu_scatter", scatter)
 case("npu_format_cast", format_cast)
 case("npu_format_cast_internal", format_cast_internal)
+case("linear_fractal_nz", linear_fractal_nz)
 case("npu_bmmV2", bmm_v2)
 case("npu_confusion_transpose", confusion_transpose)
 case("npu_sort_v2", sort_v2)

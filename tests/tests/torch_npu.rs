@@ -907,7 +907,8 @@ fn fused_optimizers_match_cpu() {
 /// `tests/python/npu_aclop_apis.py`: torch_npu's own APIs that op-plugin implements only as
 /// aclop calls (npu_transpose, npu_broadcast, npu_slice, npu_pad, npu_silu(_), npu_mish,
 /// npu_max / npu_min with their gradient through npu_scatter, npu_format_cast and copies
-/// between formats through Identity, npu_bmmV2 with its gradient, npu_confusion_transpose,
+/// between formats through Identity, a Linear with a FRACTAL_NZ weight (aclnnMatmulWeightNz
+/// given the weight's transposed view), npu_bmmV2 with its gradient, npu_confusion_transpose,
 /// npu_sort_v2, npu_layer_norm_eval, npu_softmax_cross_entropy_with_logits, npu_one_hot, a
 /// Conv2d with a FRACTAL_Z weight (Conv2D and its gradients) and npu_conv2d)
 /// against CPU torch, and a bad permutation failing with the operator's message.
@@ -932,6 +933,7 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
         "npu_scatter",
         "npu_format_cast",
         "npu_format_cast_internal",
+        "linear_fractal_nz",
         "npu_bmmV2",
         "npu_confusion_transpose",
         "npu_sort_v2",

@@ -161,7 +161,17 @@ pub fn opt_tensor_cx(h: *const c_void, arg: &'static str) -> NnResult<Option<(T,
 /// converts it back to ND.
 pub struct Weight {
     pub logical: T,
-    pub nz: Option<(T, std::sync::Arc<npu_emu::formats::Plan>)>,
+    pub nz: Option<NzWeight>,
+}
+
+/// A FRACTAL_NZ weight: its storage as a flat tensor, the plan that converts the storage
+/// back to ND, and whether the argument is the transpose of that ND matrix (a view with its
+/// last two dimensions swapped, as torch_npu passes `weight.t()` of an NZ `nn.Linear`
+/// weight; CANN's matmul reads such a B matrix as transposed).
+pub struct NzWeight {
+    pub storage: T,
+    pub plan: std::sync::Arc<npu_emu::formats::Plan>,
+    pub transposed: bool,
 }
 
 /// A required weight argument, plain or in FRACTAL_NZ (as `aclnnTransMatmulWeight` or
@@ -183,13 +193,26 @@ pub fn weight(h: *const c_void, arg: &'static str) -> NnResult<Weight> {
     plain.storage_format = FORMAT_ND;
     plain.strides = crate::meta::contiguous_strides(&t.view_shape);
     let logical = to_t(&plain, arg)?;
+    // The ND matrix the storage holds: the view's shape, or with its last two dimensions
+    // swapped when the view is that matrix transposed.
+    let n = t.view_shape.len();
+    let mut nd_shape = t.view_shape.clone();
+    let transposed = n >= 2 && t.strides != plain.strides && {
+        nd_shape.swap(n - 2, n - 1);
+        let mut st = crate::meta::contiguous_strides(&nd_shape);
+        st.swap(n - 2, n - 1);
+        st == t.strides
+    };
+    if !transposed {
+        nd_shape = t.view_shape.clone();
+    }
     let mut last = String::new();
     for rule in [C0Rule::Ge, C0Rule::Aclnn] {
         match formats::plan(&Request {
             src_format: FORMAT_FRACTAL_NZ,
             src_shape: &t.storage_shape,
             dst_format: FORMAT_ND,
-            dst_shape: Some(&t.view_shape),
+            dst_shape: Some(&nd_shape),
             dtype: t.dtype,
             groups: 1,
             rule,
@@ -209,7 +232,11 @@ pub fn weight(h: *const c_void, arg: &'static str) -> NnResult<Weight> {
                 };
                 return Ok(Weight {
                     logical,
-                    nz: Some((storage, std::sync::Arc::new(plan))),
+                    nz: Some(NzWeight {
+                        storage,
+                        plan: std::sync::Arc::new(plan),
+                        transposed,
+                    }),
                 });
             }
             Err(e) => last = e.message,

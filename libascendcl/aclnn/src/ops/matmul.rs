@@ -17,8 +17,9 @@ use npu_emu::ops::View;
 use std::ffi::c_void;
 use std::sync::Arc;
 
-/// The weight's plan when it is stored in FRACTAL_NZ (its kernel input is then the storage).
-pub(crate) type Nz = Option<Arc<npu_emu::formats::Plan>>;
+/// The weight's plan when it is stored in FRACTAL_NZ (its kernel input is then the storage),
+/// and whether the argument is the transpose of the ND matrix the plan gives.
+pub(crate) type Nz = Option<(Arc<npu_emu::formats::Plan>, bool)>;
 
 fn plain(t: T) -> Weight {
     Weight {
@@ -30,9 +31,9 @@ fn plain(t: T) -> Weight {
 /// Add the weight to the launch (its storage when NZ) and give what the kernel needs.
 pub(crate) fn add_weight(l: &mut Launch, w: &Weight) -> Nz {
     match &w.nz {
-        Some((storage, plan)) => {
-            l.input(storage);
-            Some(plan.clone())
+        Some(nz) => {
+            l.input(&nz.storage);
+            Some((nz.plan.clone(), nz.transposed))
         }
         None => {
             l.input(&w.logical);
@@ -41,8 +42,9 @@ pub(crate) fn add_weight(l: &mut Launch, w: &Weight) -> Nz {
     }
 }
 
-/// The weight as an ND view in the kernel: the input itself, or its NZ storage converted
-/// into a scratch tensor (kept alive by the returned Scratch).
+/// The weight as an ND view of `shape` in the kernel: the input itself, or its NZ storage
+/// converted into a scratch tensor (kept alive by the returned Scratch; for a transposed
+/// weight the scratch holds the ND matrix and the view swaps its last two dimensions).
 pub(crate) fn weight_view(
     v: &View,
     nz: &Nz,
@@ -50,15 +52,25 @@ pub(crate) fn weight_view(
 ) -> Result<(View, Option<Scratch>), String> {
     match nz {
         None => Ok((v.clone(), None)),
-        Some(plan) => {
-            let s = Scratch::new(v.dtype, shape);
+        Some((plan, transposed)) => {
+            let n = shape.len();
+            let mut nd = shape.to_vec();
+            if *transposed {
+                nd.swap(n - 2, n - 1);
+            }
+            let s = Scratch::new(v.dtype, &nd);
             // SAFETY: the input view is the weight's whole storage (plan.src_bytes(), checked
             // against the allocation); the scratch holds the ND tensor.
             let src = unsafe { std::slice::from_raw_parts(v.ptr as *const u8, plan.src_bytes()) };
             // SAFETY: the scratch was made for exactly the ND shape (plan.dst_bytes()).
             let dst = unsafe { std::slice::from_raw_parts_mut(s.view.ptr, plan.dst_bytes()) };
             plan.run(src, dst).map_err(|e| e.message)?;
-            Ok((s.view.clone(), Some(s)))
+            let mut view = s.view.clone();
+            if *transposed {
+                view.shape.swap(n - 2, n - 1);
+                view.strides.swap(n - 2, n - 1);
+            }
+            Ok((view, Some(s)))
         }
     }
 }
