@@ -486,6 +486,22 @@ fn example_add_prints_the_documented_result() {
 }
 
 #[test]
+fn example_fp16_t_fills_and_reads_float16_buffers() {
+    // aclnn/opdev/fp16_t.h's op::fp16_t as the reference's attention examples use it:
+    // {0.5, 1.5, -2.25, 3, 0.1, 60000} + 4 * 0.25 in float16 (0.1 is 0x2e66, so 1.0999756
+    // rounds to 0x3c66; 60001 rounds back to 60000)
+    example(
+        "example_fp16_t.cpp",
+        &[
+            "result[0] is: 1.500000 (0x3e00)",
+            "result[2] is: -1.250000 (0xbd00)",
+            "result[4] is: 1.099609 (0x3c66)",
+            "result[5] is: 60000.000000 (0x7b53)",
+        ],
+    );
+}
+
+#[test]
 fn example_mm_prints_the_documented_result() {
     // ones [16, 32] @ ones [32, 16]: every element is 32
     example(
@@ -1476,6 +1492,123 @@ fn doc_operators_19_match_the_host_reference() {
         "aclnnResizeGetWorkspaceSize: mode must be \"nearest\" or \"bilinear\", but it is \"bicubic\"",
         "aclnnSignBitsPackGetWorkspaceSize: size 3 must be positive and divide the 2 packed bytes",
         "aclnnSignBitsUnpackGetWorkspaceSize: out data type ACL_FLOAT16 must be dtype ACL_FLOAT",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The operators of CANN's experimental set (TanhGrad, AsinGrad, AcoshGrad, SoftmaxGrad,
+/// LogSoftmaxV2, FloorDiv, RealDiv, TruncateDiv, TruncateMod, ReluGradV3/V4, EluV2, Huber,
+/// hinge, hinge-embedding, Lp, MseLossGrad, MseLossOut, Gaussian NLL and its gradient,
+/// DiagPart, AssignSub, TensorMove, AxpyV2, BiasAdd, ReduceMinV2, ApplyGradientDescent) against float64 host references on transposed and
+/// strided views, with their documented argument errors.
+#[test]
+fn experimental_operators_match_the_host_reference() {
+    let work = scratch("aclnn-ops20");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_ops20.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok gradients",
+        "ok divisions",
+        "ok activations",
+        "ok losses",
+        "ok gaussian nll",
+        "ok tensors",
+        "ok channels",
+    ] {
+        assert!(r.stdout.contains(section), "no {section:?} in\n{}", r.all());
+    }
+    for msg in [
+        "aclnnHuberLossGetWorkspaceSize: delta must be greater than 0, but it is 0",
+        "aclnnReluGradV4GetWorkspaceSize: threshold must be 0, but it is 1",
+        "aclnnDiagPartGetWorkspaceSize: x must be a square matrix [N, N], but its shape is [3, 4]",
+        "aclnnMseLossOutGetWorkspaceSize: out has shape [], expected [4]",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `aclnn_quant_llm.cpp`: the first quantised matmuls (aclnnQuantMatmul with a float
+/// deqScale, V2 with a UINT64 one, aclnnWeightQuantBatchMatmul on its fix-pipe and vector
+/// paths), aclnnAscendAntiQuant (INT8, packed INT4), aclnnInplaceScatterUpdate,
+/// aclnnApplyTopKTopP and the MoE token permute/unpermute family against float64 host
+/// references, and their documented argument errors.
+#[test]
+fn quant_and_llm_utilities_match_the_host_reference() {
+    let work = scratch("aclnn-quant-llm");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_quant_llm.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok quant_matmul",
+        "ok weight_quant_v1",
+        "ok anti_quant",
+        "ok scatter_update",
+        "ok top_k_top_p",
+        "ok moe_token",
+        "ok trans_quant_param",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 45, "only {n} checks:\n{}", r.stdout);
+}
+
+/// The older and other versions of the attention operators (PromptFlashAttention V1/V2,
+/// IncreFlashAttention V1-V3, FusedInferAttentionScore V1/V4, FlashAttentionScoreV2 and
+/// FlashAttentionScoreGradV2) against float64 host references and against the newer
+/// versions, with their documented argument errors.
+#[test]
+fn attention_versions_match_the_host_reference() {
+    let work = scratch("aclnn-attention-versions");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(
+        &work,
+        "tests/c/aclnn/aclnn_attention_versions.cpp",
+        "tests/c",
+    );
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in ["ok prompt", "ok incre", "ok fused infer", "ok flash v2"] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 60, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnPromptFlashAttentionGetWorkspaceSize: query is nullptr",
+        "aclnnPromptFlashAttentionGetWorkspaceSize: inputLayout \"SBH\" is not one of BSH, BSND, BNSD, BNSD_BSND",
+        "aclnnIncreFlashAttentionV2GetWorkspaceSize: query [2, 4, 2, 8] has sequence length 2; incremental attention takes 1",
+        "aclnnIncreFlashAttentionV3GetWorkspaceSize: blocktable (paged key/value cache) is not supported",
+        "aclnnFusedInferAttentionScoreGetWorkspaceSize: deqScale1 is not supported by npu-emu",
+        "aclnnFusedInferAttentionScoreV4GetWorkspaceSize: learnableSinkOptional is not supported by npu-emu",
+        "aclnnFlashAttentionScoreV2GetWorkspaceSize: pseType 4 is not one of 0-3",
+        "aclnnFlashAttentionScoreGradV2GetWorkspaceSize: dqOut is nullptr",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

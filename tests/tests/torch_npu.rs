@@ -1457,3 +1457,29 @@ fn chunk_cat_matches_cpu_through_torch_npu() {
         );
     }
 }
+
+/// `tests/python/llm_ops.py`: torch_npu.scatter_update(_) (aclnnInplaceScatterUpdate),
+/// npu_anti_quant (aclnnAscendAntiQuant), npu_top_k_top_p (aclnnApplyTopKTopP) and
+/// npu_moe_token_permute / npu_moe_token_unpermute with their backward (the MoE token
+/// permutation family) against CPU torch references.
+#[test]
+fn llm_utility_ops_match_cpu() {
+    let Some(venv) = venv() else { return };
+    let r = py_job("torch-llm-ops", &venv, "cd \"$T\" && \"$PY\" llm_ops.py");
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("llm_ops: 0 failed"), "{}", r.all());
+    for case in [
+        "scatter_update",
+        "anti_quant",
+        "top_k_top_p",
+        "moe_permute_unpermute",
+        "moe_permute_num_out_tokens",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

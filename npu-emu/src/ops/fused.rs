@@ -1059,9 +1059,11 @@ pub fn flash_attention_grad(
                 }
             }
             if let Some(dp_all) = dpses.as_mut() {
+                // d(scale·(qkᵀ + pse))/dpse = scale; d(scale·qkᵀ + pse)/dpse = 1
+                let k = if p.pse_after_scale { 1.0 } else { p.scale };
                 let o = (b * dm.n1 + n) * s1 * s2;
                 for (t, x) in dp_all[o..o + s1 * s2].iter_mut().zip(&ds) {
-                    *t += p.scale * x;
+                    *t += k * x;
                 }
             }
             // dQ = scale · dS · K, dK += scale · dSᵀ · Q

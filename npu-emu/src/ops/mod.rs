@@ -45,6 +45,8 @@
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //! - [`math_misc`]: diag, diag_flat, signbit, gcd, isin of a scalar, addr, cdist.
 //! - [`quant`]: AscendQuant, DynamicQuant, MoE gating top-k softmax (large-model inference);
+//! - [`llm`]: AscendAntiQuant, WeightQuantBatchMatmul (V1), ScatterUpdate, top-k/top-p
+//!   filtering, MoE token permute/unpermute and their backward forms;
 //! - [`pool3d`]: 3-D max/avg/adaptive pooling and their backward forms, circular padding;
 //! - [`grid_sampler`]: 2-D grid sampling (bilinear, nearest, bicubic) and its backward.
 //!
@@ -69,12 +71,14 @@ pub mod complex;
 pub mod conv;
 pub mod dtype;
 pub mod elem;
+pub mod experimental;
 pub mod extra;
 pub mod fake_quant;
 pub mod fused;
 pub mod grads;
 pub mod iter;
 pub mod linalg;
+pub mod llm;
 pub mod loss;
 pub mod math;
 pub mod matmul;

@@ -224,7 +224,7 @@ pub fn moe_gating_topk_softmax(
 }
 
 /// `v` with its last two dimensions swapped (a `transposeX` flag of the matrix products).
-fn swap_last2(v: &View) -> View {
+pub(crate) fn swap_last2(v: &View) -> View {
     let mut t = v.clone();
     let n = t.shape.len();
     t.shape.swap(n - 2, n - 1);
@@ -278,15 +278,39 @@ pub fn trans_quant_param(scale: &View, offset: Option<&View>, out: &View) -> Res
     let pick = |v: &[f32], i: usize| if v.len() == 1 { v[0] } else { v[i] };
     let r: Vec<i64> = (0..n)
         .map(|i| {
-            let mut q = (pick(&s, i).to_bits() & 0xFFFF_E000) as u64 | (1u64 << 46);
-            if let Some(o) = &o {
-                let ov = pick(o, i).round_ties_even().clamp(-256.0, 255.0) as i64;
-                q = (q & 0x4000_FFFF_FFFF) | (((ov as u64) & 0x1FF) << 37);
+            let q = (pick(&s, i).to_bits() & 0xFFFF_E000) as u64 | QUANT_SCALE_BIT;
+            match &o {
+                Some(o) => with_offset(q, pick(o, i).round_ties_even()) as i64,
+                None => q as i64,
             }
-            q as i64
         })
         .collect();
     store(r, DType::I64, out)
+}
+
+/// Bit 46 of a quantisation parameter: the scale is present.
+const QUANT_SCALE_BIT: u64 = 1 << 46;
+
+/// `q` with the (already rounded) offset saturated to [-256, 255] in bits 37-45.
+fn with_offset(q: u64, offset: f32) -> u64 {
+    let v = offset.clamp(-256.0, 255.0) as i64;
+    (q & 0x4000_FFFF_FFFF) | (((v as u64) & 0x1FF) << 37)
+}
+
+/// aclnnTransQuantParam (V1, computed on the host): one parameter per element of the
+/// longer of `scale` and `offset`, the count rounded up to a multiple of 16 unless it is 1
+/// (the rest zero); each scale's float32 bits whole with bit 46 set, each offset rounded half
+/// away from zero and saturated into bits 37-45 (an offset beyond the scales on its own).
+pub fn trans_quant_param_host(scale: &[f32], offset: &[f32]) -> Vec<u64> {
+    let n = scale.len().max(offset.len());
+    let mut q = vec![0u64; if n == 1 { 1 } else { n.next_multiple_of(16) }];
+    for (q, s) in q.iter_mut().zip(scale) {
+        *q = s.to_bits() as u64 | QUANT_SCALE_BIT;
+    }
+    for (q, o) in q.iter_mut().zip(offset) {
+        *q = with_offset(*q, o.round());
+    }
+    q
 }
 
 /// The quantised matrix product of QuantMatmulV3/V4/V5 for INT8 `x1` (`[..., m, k]`, or
@@ -470,21 +494,7 @@ pub fn weight_quant_matmul(
         Some(b) => Some(load(b, DType::F32)?),
         None => None,
     };
-    let mut acc = vec![0f32; m * n];
-    for i in 0..m {
-        let row = &mut acc[i * n..(i + 1) * n];
-        for p in 0..k {
-            let a = xv[i * k + p];
-            for (j, r) in row.iter_mut().enumerate() {
-                *r += a * deq[p * n + j];
-            }
-        }
-        if let Some(b) = &bv {
-            for (j, r) in row.iter_mut().enumerate() {
-                *r += b[j];
-            }
-        }
-    }
+    let acc = matmul_f32(&xv, &deq, (m, k, n), bv.as_deref());
     match quant_scale {
         None => store(acc, DType::F32, y),
         Some(q) => {
@@ -508,6 +518,32 @@ pub fn weight_quant_matmul(
             store(r, DType::F64, y)
         }
     }
+}
+
+/// `x` (`[m, k]`) @ `w` (`[k, n]`), both dense f32, accumulated in f32 in k order, plus
+/// `bias` (`n` elements, or 1 broadcast) on every row.
+pub(crate) fn matmul_f32(
+    x: &[f32],
+    w: &[f32],
+    (m, k, n): (usize, usize, usize),
+    bias: Option<&[f32]>,
+) -> Vec<f32> {
+    let mut acc = vec![0f32; m * n];
+    for i in 0..m {
+        let row = &mut acc[i * n..(i + 1) * n];
+        for p in 0..k {
+            let a = x[i * k + p];
+            for (j, r) in row.iter_mut().enumerate() {
+                *r += a * w[p * n + j];
+            }
+        }
+        if let Some(b) = bias {
+            for (j, r) in row.iter_mut().enumerate() {
+                *r += if b.len() == 1 { b[0] } else { b[j] };
+            }
+        }
+    }
+    acc
 }
 
 /// `len` elements of `v` from `start` along dimension 0.

@@ -12,7 +12,7 @@ use crate::status::{NnError, NnResult};
 use npu_emu::ops::act::{self, Act, ActGrad};
 use std::ffi::c_void;
 
-fn fwd(api: &'static str, x: a::T, o: a::T, f: Act) -> NnResult<Built> {
+pub(super) fn fwd(api: &'static str, x: a::T, o: a::T, f: Act) -> NnResult<Built> {
     a::dtype_in(&x, FLOATS3)?;
     a::dtype_in(&o, FLOATS3)?;
     a::max_dims(&x, 8)?;
@@ -41,7 +41,7 @@ fn sc(h: *const c_void, arg: &'static str) -> NnResult<f64> {
     Ok(a::scalar(h, arg)?.to_f64())
 }
 
-fn elu_params(
+pub(super) fn elu_params(
     alpha: *const c_void,
     scale: *const c_void,
     input_scale: *const c_void,

@@ -24,7 +24,7 @@ fn float_array(h: *const c_void, arg: &'static str) -> NnResult<Vec<f32>> {
 }
 
 /// A required C string argument.
-fn c_str(p: *const c_char, arg: &str) -> NnResult<String> {
+pub(super) fn c_str(p: *const c_char, arg: &str) -> NnResult<String> {
     if p.is_null() {
         return Err(NnError::nullptr(format!("{arg} is nullptr")));
     }

@@ -1,9 +1,13 @@
 //! The fused operators of large-model code: `aclnn_rms_norm.h`, `aclnn_rms_norm_grad.h`,
 //! `aclnn_rotary_position_embedding.h`, `aclnn_rotary_position_embedding_grad.h`,
 //! `aclnn_apply_rotary_pos_emb.h`, `aclnn_apply_rotary_pos_emb_v2.h`, `aclnn_swi_glu.h`,
-//! `aclnn_swi_glu_grad.h`, `aclnn_flash_attention_score.h` (`aclnnFlashAttentionScore`)
-//! and `aclnn_flash_attention_score_grad.h` (`aclnnFlashAttentionScoreGrad`). The checks
-//! follow CANN's operator reference; the computation is `npu_emu::ops::fused`.
+//! `aclnn_swi_glu_grad.h`, `aclnn_flash_attention_score.h` (`aclnnFlashAttentionScore`,
+//! `…V2`), `aclnn_flash_attention_score_grad.h` (`aclnnFlashAttentionScoreGrad`, `…V2`) and
+//! the inference attention, each version in its own header: `aclnn_prompt_flash_attention.h`
+//! (and `_v2`, `_v3`), `aclnn_incre_flash_attention.h` (to `_v4`),
+//! `aclnn_fused_infer_attention_score.h` (to `_v4`). Each family has one checked path; an
+//! older version passes the defaults of what it lacks. The checks follow CANN's operator
+//! reference; the computation is `npu_emu::ops::fused`.
 
 use super::args::{self as a, FLOATS3};
 use super::launch::{phase1, Built, Launch};
@@ -598,14 +602,9 @@ struct Fa {
     dims: FaDims,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn fa_check(
-    q: &T,
-    k: &T,
-    v: &T,
-    pse: Option<&T>,
-    drop: Option<&T>,
-    mask: Option<&T>,
+/// The scalar attributes of `aclnnFlashAttentionScore`/`…Grad` (and their V2, whose
+/// `pseType` the first versions fix at 1: `scale·(q·kᵀ + pse)`).
+struct FaAttrs {
     scale: f64,
     keep_prob: f64,
     pre: i64,
@@ -613,7 +612,28 @@ fn fa_check(
     head_num: i64,
     layout: *const c_char,
     sparse: i64,
+    pse_type: i64,
+}
+
+fn fa_check(
+    q: &T,
+    k: &T,
+    v: &T,
+    pse: Option<&T>,
+    drop: Option<&T>,
+    mask: Option<&T>,
+    at: &FaAttrs,
 ) -> NnResult<Fa> {
+    let FaAttrs {
+        scale,
+        keep_prob,
+        pre,
+        next,
+        head_num,
+        layout,
+        sparse,
+        pse_type,
+    } = *at;
     for t in [q, k, v] {
         a::dtype_in(t, FLOATS3)?;
     }
@@ -677,7 +697,24 @@ fn fa_check(
              npu-emu's aclnnFlashAttentionScore; modes 0-4 are"
         )));
     }
-    let p = FaParams::training(l, head_num as usize, scale, keep_prob, pre, next, sparse);
+    let mut p = FaParams::training(l, head_num as usize, scale, keep_prob, pre, next, sparse);
+    match pse_type {
+        1 => {}
+        0 => p.pse_after_scale = true,
+        // 2 and 3 generate an ALiBi pse from slopes; without a pse tensor there is none
+        2 | 3 if pse.is_none() => {}
+        2 | 3 => {
+            return Err(NnError::invalid(format!(
+                "pseType {pse_type} (a pse generated inside from the slopes in the pse \
+                 argument) is not supported by npu-emu; pseType 0 and 1 take a full pse"
+            )))
+        }
+        _ => {
+            return Err(NnError::invalid(format!(
+                "pseType {pse_type} is not one of 0-3"
+            )))
+        }
+    }
     let dims = FaDims::of(&p, q.shape(), k.shape(), v.shape()).map_err(NnError::invalid)?;
     let full = [dims.b, dims.n1, dims.s1, dims.s2];
     if let Some(m) = mask {
@@ -753,6 +790,68 @@ fn check_stat(t: &T, dims: &FaDims) -> NnResult<()> {
     a::same_shape(t, &[dims.b, dims.n1, dims.s1, 8])
 }
 
+/// `aclnnFlashAttentionScore` and `…V2`: query, key, value, the optional pse, dropout mask
+/// and attention mask (`ins`), and softmaxMax, softmaxSum, softmaxOut and attentionOut
+/// (`outs`). V2's qStartIdx/kvStartIdx only place the pse of pseType 2/3, which npu-emu
+/// rejects, so they are read and not used.
+unsafe fn fa_forward(
+    api: &'static str,
+    ins: [*const c_void; 6],
+    at: &FaAttrs,
+    outs: [*const c_void; 4],
+) -> NnResult<Built> {
+    let [query, key, value, real_shift, drop_mask, atten_mask] = ins;
+    let q = a::tensor(query, "query")?;
+    let k = a::tensor(key, "key")?;
+    let v = a::tensor(value, "value")?;
+    let pse = a::opt_tensor(real_shift, "realShiftOptional")?;
+    let drop = a::opt_tensor(drop_mask, "dropMaskOptional")?;
+    let mask = a::opt_tensor(atten_mask, "attenMaskOptional")?;
+    let smax = a::tensor(outs[0], "softmaxMaxOut")?;
+    let ssum = a::tensor(outs[1], "softmaxSumOut")?;
+    let _sout = a::opt_tensor(outs[2], "softmaxOutOut")?;
+    let out = a::tensor(outs[3], "attentionOutOut")?;
+    let fa = fa_check(&q, &k, &v, pse.as_ref(), drop.as_ref(), mask.as_ref(), at)?;
+    let dm = fa.dims;
+    check_stat(&smax, &dm)?;
+    check_stat(&ssum, &dm)?;
+    same_dtype(&out, &q)?;
+    a::same_shape(&out, &FaDims::shape(fa.p.layout, dm.b, dm.s1, dm.n1, dm.dv))?;
+    let mut l = Launch::new(api);
+    l.input(&q);
+    l.input(&k);
+    l.input(&v);
+    let mut next = 3;
+    let mut opt = |t: &Option<T>, l: &mut Launch| {
+        t.as_ref().map(|t| {
+            l.input(t);
+            next += 1;
+            next - 1
+        })
+    };
+    let ip = opt(&pse, &mut l);
+    let id = opt(&drop, &mut l);
+    let im = opt(&mask, &mut l);
+    let o = l.output(&smax);
+    l.output(&ssum);
+    l.output(&out);
+    let p = fa.p;
+    l.finish(move |vs, _| {
+        fused::flash_attention(
+            &vs[0],
+            &vs[1],
+            &vs[2],
+            ip.map(|i| &vs[i]),
+            id.map(|i| &vs[i]),
+            im.map(|i| &vs[i]),
+            &p,
+            &vs[o],
+            &vs[o + 1],
+            &vs[o + 2],
+        )
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn aclnnFlashAttentionScoreGetWorkspaceSize(
     query: *const c_void,
@@ -779,76 +878,208 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGetWorkspaceSize(
     executor: *mut *mut c_void,
 ) -> i32 {
     let _ = (paddingMaskOptional, prefixOptional, innerPrecise);
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: 1,
+    };
     phase1(
         "aclnnFlashAttentionScoreGetWorkspaceSize",
         workspaceSize,
         executor,
         || {
-            let q = a::tensor(query, "query")?;
-            let k = a::tensor(key, "key")?;
-            let v = a::tensor(value, "value")?;
-            let pse = a::opt_tensor(realShiftOptional, "realShiftOptional")?;
-            let drop = a::opt_tensor(dropMaskOptional, "dropMaskOptional")?;
-            let mask = a::opt_tensor(attenMaskOptional, "attenMaskOptional")?;
-            let smax = a::tensor(softmaxMaxOut, "softmaxMaxOut")?;
-            let ssum = a::tensor(softmaxSumOut, "softmaxSumOut")?;
-            let _sout = a::opt_tensor(softmaxOutOut, "softmaxOutOut")?;
-            let out = a::tensor(attentionOutOut, "attentionOutOut")?;
-            let fa = fa_check(
-                &q,
-                &k,
-                &v,
-                pse.as_ref(),
-                drop.as_ref(),
-                mask.as_ref(),
-                scaleValue,
-                keepProb,
-                preTokens,
-                nextTokens,
-                headNum,
-                inputLayout,
-                sparseMode,
-            )?;
-            let dm = fa.dims;
-            check_stat(&smax, &dm)?;
-            check_stat(&ssum, &dm)?;
-            same_dtype(&out, &q)?;
-            a::same_shape(&out, &FaDims::shape(fa.p.layout, dm.b, dm.s1, dm.n1, dm.dv))?;
-            let mut l = Launch::new("aclnnFlashAttentionScore");
-            l.input(&q);
-            l.input(&k);
-            l.input(&v);
-            let mut next = 3;
-            let mut opt = |t: &Option<T>, l: &mut Launch| {
-                t.as_ref().map(|t| {
-                    l.input(t);
-                    next += 1;
-                    next - 1
-                })
-            };
-            let ip = opt(&pse, &mut l);
-            let id = opt(&drop, &mut l);
-            let im = opt(&mask, &mut l);
-            let o = l.output(&smax);
-            l.output(&ssum);
-            l.output(&out);
-            let p = fa.p;
-            l.finish(move |vs, _| {
-                fused::flash_attention(
-                    &vs[0],
-                    &vs[1],
-                    &vs[2],
-                    ip.map(|i| &vs[i]),
-                    id.map(|i| &vs[i]),
-                    im.map(|i| &vs[i]),
-                    &p,
-                    &vs[o],
-                    &vs[o + 1],
-                    &vs[o + 2],
-                )
-            })
+            fa_forward(
+                "aclnnFlashAttentionScore",
+                [
+                    query,
+                    key,
+                    value,
+                    realShiftOptional,
+                    dropMaskOptional,
+                    attenMaskOptional,
+                ],
+                &at,
+                [softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut],
+            )
         },
     )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionScoreV2GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    realShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    prefixOptional: *const c_void,
+    qStartIdxOptional: *const c_void,
+    kvStartIdxOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    pseType: i64,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+    softmaxOutOut: *const c_void,
+    attentionOutOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (paddingMaskOptional, prefixOptional, innerPrecise);
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: pseType,
+    };
+    phase1(
+        "aclnnFlashAttentionScoreV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            a::opt_int_array(qStartIdxOptional, "qStartIdxOptional")?;
+            a::opt_int_array(kvStartIdxOptional, "kvStartIdxOptional")?;
+            fa_forward(
+                "aclnnFlashAttentionScoreV2",
+                [
+                    query,
+                    key,
+                    value,
+                    realShiftOptional,
+                    dropMaskOptional,
+                    attenMaskOptional,
+                ],
+                &at,
+                [softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut],
+            )
+        },
+    )
+}
+
+/// `aclnnFlashAttentionScoreGrad` and `…V2`: query, keyIn, value, dy, the optional pse,
+/// dropout mask, attention mask, saved softmaxMax/softmaxSum and attentionIn (`ins`), and
+/// dqOut, dkOut, dvOut, dpseOut (`outs`).
+unsafe fn fa_backward(
+    api: &'static str,
+    ins: [*const c_void; 10],
+    at: &FaAttrs,
+    outs: [*const c_void; 4],
+) -> NnResult<Built> {
+    let [query, key_in, value, dy, pse_shift, drop_mask, atten_mask, softmax_max, softmax_sum, attention_in] =
+        ins;
+    let q = a::tensor(query, "query")?;
+    let k = a::tensor(key_in, "keyIn")?;
+    let v = a::tensor(value, "value")?;
+    let g = a::tensor(dy, "dy")?;
+    let pse = a::opt_tensor(pse_shift, "pseShiftOptional")?;
+    let drop = a::opt_tensor(drop_mask, "dropMaskOptional")?;
+    let mask = a::opt_tensor(atten_mask, "attenMaskOptional")?;
+    let smax = a::opt_tensor(softmax_max, "softmaxMaxOptional")?;
+    let ssum = a::opt_tensor(softmax_sum, "softmaxSumOptional")?;
+    let ain = a::opt_tensor(attention_in, "attentionInOptional")?;
+    let dq = a::tensor(outs[0], "dqOut")?;
+    let dk = a::tensor(outs[1], "dkOut")?;
+    let dv = a::tensor(outs[2], "dvOut")?;
+    let dpse = a::opt_tensor(outs[3], "dpseOut")?;
+    let fa = fa_check(&q, &k, &v, pse.as_ref(), drop.as_ref(), mask.as_ref(), at)?;
+    let dm = fa.dims;
+    let oshape = FaDims::shape(fa.p.layout, dm.b, dm.s1, dm.n1, dm.dv);
+    same_dtype(&g, &q)?;
+    a::same_shape(&g, &oshape)?;
+    // Saved statistics that are empty (torch_npu passes `at::empty({0})` for the
+    // unused ones) count as absent; any other shape must be the forward's.
+    let present = |t: &Option<T>| t.as_ref().filter(|t| t.numel() > 0).cloned();
+    let (smax, ssum, ain) = (present(&smax), present(&ssum), present(&ain));
+    if smax.is_some() != ssum.is_some() {
+        return Err(NnError::invalid(
+            "softmaxMaxOptional and softmaxSumOptional must be given together",
+        ));
+    }
+    for t in [&smax, &ssum].into_iter().flatten() {
+        check_stat(t, &dm)?;
+    }
+    if let Some(t) = &ain {
+        same_dtype(t, &q)?;
+        a::same_shape(t, &oshape)?;
+    }
+    for (o, like) in [(&dq, &q), (&dk, &k), (&dv, &v)] {
+        same_dtype(o, like)?;
+        a::same_shape(o, like.shape())?;
+    }
+    let dpse = dpse.filter(|t| t.numel() > 0);
+    if let Some(t) = &dpse {
+        match &pse {
+            Some(ps) => a::same_shape(t, ps.shape())?,
+            None => {
+                return Err(NnError::invalid(
+                    "dpseOut is given (non-empty) without pseShiftOptional",
+                ))
+            }
+        }
+    }
+    let mut l = Launch::new(api);
+    l.input(&q);
+    l.input(&k);
+    l.input(&v);
+    l.input(&g);
+    let mut next = 4;
+    let mut opt = |t: &Option<T>, l: &mut Launch| {
+        t.as_ref().map(|t| {
+            l.input(t);
+            next += 1;
+            next - 1
+        })
+    };
+    let ip = opt(&pse, &mut l);
+    let id = opt(&drop, &mut l);
+    let im = opt(&mask, &mut l);
+    let imx = opt(&smax, &mut l);
+    let ism = opt(&ssum, &mut l);
+    let iai = opt(&ain, &mut l);
+    let o = l.output(&dq);
+    l.output(&dk);
+    l.output(&dv);
+    let idp = dpse.as_ref().map(|t| l.output(t));
+    let p = fa.p;
+    l.finish(move |vs, _| {
+        let saved = FaSaved {
+            softmax_max: imx.map(|i| &vs[i]),
+            softmax_sum: ism.map(|i| &vs[i]),
+            attention_in: iai.map(|i| &vs[i]),
+        };
+        fused::flash_attention_grad(
+            &vs[0],
+            &vs[1],
+            &vs[2],
+            &vs[3],
+            ip.map(|i| &vs[i]),
+            id.map(|i| &vs[i]),
+            im.map(|i| &vs[i]),
+            &saved,
+            &p,
+            &vs[o],
+            &vs[o + 1],
+            &vs[o + 2],
+            idp.map(|i| &vs[i]),
+        )
+    })
 }
 
 #[no_mangle]
@@ -887,121 +1118,117 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGradGetWorkspaceSize(
         innerPrecise,
         softmaxInOptional,
     );
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: 1,
+    };
+    let ins = [
+        query,
+        keyIn,
+        value,
+        dy,
+        pseShiftOptional,
+        dropMaskOptional,
+        attenMaskOptional,
+        softmaxMaxOptional,
+        softmaxSumOptional,
+        attentionInOptional,
+    ];
     phase1(
         "aclnnFlashAttentionScoreGradGetWorkspaceSize",
         workspaceSize,
         executor,
         || {
-            let q = a::tensor(query, "query")?;
-            let k = a::tensor(keyIn, "keyIn")?;
-            let v = a::tensor(value, "value")?;
-            let g = a::tensor(dy, "dy")?;
-            let pse = a::opt_tensor(pseShiftOptional, "pseShiftOptional")?;
-            let drop = a::opt_tensor(dropMaskOptional, "dropMaskOptional")?;
-            let mask = a::opt_tensor(attenMaskOptional, "attenMaskOptional")?;
-            let smax = a::opt_tensor(softmaxMaxOptional, "softmaxMaxOptional")?;
-            let ssum = a::opt_tensor(softmaxSumOptional, "softmaxSumOptional")?;
-            let ain = a::opt_tensor(attentionInOptional, "attentionInOptional")?;
-            let dq = a::tensor(dqOut, "dqOut")?;
-            let dk = a::tensor(dkOut, "dkOut")?;
-            let dv = a::tensor(dvOut, "dvOut")?;
-            let dpse = a::opt_tensor(dpseOut, "dpseOut")?;
-            let fa = fa_check(
-                &q,
-                &k,
-                &v,
-                pse.as_ref(),
-                drop.as_ref(),
-                mask.as_ref(),
-                scaleValue,
-                keepProb,
-                preTokens,
-                nextTokens,
-                headNum,
-                inputLayout,
-                sparseMode,
-            )?;
-            let dm = fa.dims;
-            let oshape = FaDims::shape(fa.p.layout, dm.b, dm.s1, dm.n1, dm.dv);
-            same_dtype(&g, &q)?;
-            a::same_shape(&g, &oshape)?;
-            // Saved statistics that are empty (torch_npu passes `at::empty({0})` for the
-            // unused ones) count as absent; any other shape must be the forward's.
-            let present = |t: &Option<T>| t.as_ref().filter(|t| t.numel() > 0).cloned();
-            let (smax, ssum, ain) = (present(&smax), present(&ssum), present(&ain));
-            if smax.is_some() != ssum.is_some() {
-                return Err(NnError::invalid(
-                    "softmaxMaxOptional and softmaxSumOptional must be given together",
-                ));
-            }
-            for t in [&smax, &ssum].into_iter().flatten() {
-                check_stat(t, &dm)?;
-            }
-            if let Some(t) = &ain {
-                same_dtype(t, &q)?;
-                a::same_shape(t, &oshape)?;
-            }
-            for (o, like) in [(&dq, &q), (&dk, &k), (&dv, &v)] {
-                same_dtype(o, like)?;
-                a::same_shape(o, like.shape())?;
-            }
-            let dpse = dpse.filter(|t| t.numel() > 0);
-            if let Some(t) = &dpse {
-                match &pse {
-                    Some(ps) => a::same_shape(t, ps.shape())?,
-                    None => {
-                        return Err(NnError::invalid(
-                            "dpseOut is given (non-empty) without pseShiftOptional",
-                        ))
-                    }
-                }
-            }
-            let mut l = Launch::new("aclnnFlashAttentionScoreGrad");
-            l.input(&q);
-            l.input(&k);
-            l.input(&v);
-            l.input(&g);
-            let mut next = 4;
-            let mut opt = |t: &Option<T>, l: &mut Launch| {
-                t.as_ref().map(|t| {
-                    l.input(t);
-                    next += 1;
-                    next - 1
-                })
-            };
-            let ip = opt(&pse, &mut l);
-            let id = opt(&drop, &mut l);
-            let im = opt(&mask, &mut l);
-            let imx = opt(&smax, &mut l);
-            let ism = opt(&ssum, &mut l);
-            let iai = opt(&ain, &mut l);
-            let o = l.output(&dq);
-            l.output(&dk);
-            l.output(&dv);
-            let idp = dpse.as_ref().map(|t| l.output(t));
-            let p = fa.p;
-            l.finish(move |vs, _| {
-                let saved = FaSaved {
-                    softmax_max: imx.map(|i| &vs[i]),
-                    softmax_sum: ism.map(|i| &vs[i]),
-                    attention_in: iai.map(|i| &vs[i]),
-                };
-                fused::flash_attention_grad(
-                    &vs[0],
-                    &vs[1],
-                    &vs[2],
-                    &vs[3],
-                    ip.map(|i| &vs[i]),
-                    id.map(|i| &vs[i]),
-                    im.map(|i| &vs[i]),
-                    &saved,
-                    &p,
-                    &vs[o],
-                    &vs[o + 1],
-                    &vs[o + 2],
-                    idp.map(|i| &vs[i]),
-                )
-            })
+            fa_backward(
+                "aclnnFlashAttentionScoreGrad",
+                ins,
+                &at,
+                [dqOut, dkOut, dvOut, dpseOut],
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionScoreGradV2GetWorkspaceSize(
+    query: *const c_void,
+    keyIn: *const c_void,
+    value: *const c_void,
+    dy: *const c_void,
+    pseShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    softmaxMaxOptional: *const c_void,
+    softmaxSumOptional: *const c_void,
+    softmaxInOptional: *const c_void,
+    attentionInOptional: *const c_void,
+    prefixOptional: *const c_void,
+    qStartIdxOptional: *const c_void,
+    kvStartIdxOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    pseType: i64,
+    dqOut: *const c_void,
+    dkOut: *const c_void,
+    dvOut: *const c_void,
+    dpseOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (
+        paddingMaskOptional,
+        prefixOptional,
+        innerPrecise,
+        softmaxInOptional,
+    );
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: pseType,
+    };
+    let ins = [
+        query,
+        keyIn,
+        value,
+        dy,
+        pseShiftOptional,
+        dropMaskOptional,
+        attenMaskOptional,
+        softmaxMaxOptional,
+        softmaxSumOptional,
+        attentionInOptional,
+    ];
+    phase1(
+        "aclnnFlashAttentionScoreGradV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            a::opt_int_array(qStartIdxOptional, "qStartIdxOptional")?;
+            a::opt_int_array(kvStartIdxOptional, "kvStartIdxOptional")?;
+            fa_backward(
+                "aclnnFlashAttentionScoreGradV2",
+                ins,
+                &at,
+                [dqOut, dkOut, dvOut, dpseOut],
+            )
         },
     )
 }
@@ -1079,12 +1306,14 @@ fn lens(h: *const c_void, arg: &'static str, b: usize, max: usize) -> NnResult<O
     Ok(Some(out))
 }
 
-/// Quantization inputs the emulator does not model: each must be NULL.
+/// Inputs the emulator does not model (quantization, paged caches, padding sizes, shared
+/// prefixes, split rope, sinks): each must be NULL.
 fn no_quant(args: &[(*const c_void, &str)]) -> NnResult<()> {
     for (h, name) in args {
         if !h.is_null() {
             return Err(NnError::invalid(format!(
-                "{name} (quantized attention) is not supported by npu-emu; pass nullptr"
+                "{name} is not supported by npu-emu (it models unquantized attention over one \
+                 key and one value tensor); pass nullptr"
             )));
         }
     }
@@ -1224,6 +1453,201 @@ fn infer_launch(
     })
 }
 
+/// `attenMask` resolved for sparse mode `sparse` (modes 2-4 need the compressed mask).
+fn infer_mask(mask: &Option<T>, dm: &FaDims, sparse: i64) -> NnResult<Option<T>> {
+    match mask {
+        Some(m) => Ok(Some(mask4(m, dm, sparse)?)),
+        None if sparse >= 2 => Err(NnError::invalid(format!(
+            "sparseMode {sparse} needs attenMask (the compressed [2048, 2048] mask)"
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// `pseShift`: the query's dtype, broadcasting to `[B, N, S1, S2]` (S1 = 1 when incremental).
+fn infer_pse(ps: &T, q: &T, dm: &FaDims) -> NnResult<()> {
+    same_dtype(ps, q)?;
+    let full = [dm.b, dm.n1, dm.s1, dm.s2];
+    if ps.ndim() != 4 || broadcast_shapes(ps.shape(), &full).as_deref() != Some(&full[..]) {
+        return Err(NnError::invalid(format!(
+            "{} has shape {:?}; it must broadcast to [B, N, Q_S, KV_S] = {full:?}",
+            ps.arg,
+            ps.shape()
+        )));
+    }
+    Ok(())
+}
+
+/// The one key and one value tensor of a key/value list (npu-emu does not take the
+/// per-batch tensor lists).
+fn one_kv(ks: Vec<T>, vs: Vec<T>) -> NnResult<(T, T)> {
+    if ks.len() != 1 || vs.len() != 1 {
+        return Err(NnError::invalid(format!(
+            "key and value lists hold {} and {} tensors; npu-emu takes one tensor each (all \
+             batches in one tensor)",
+            ks.len(),
+            vs.len()
+        )));
+    }
+    Ok((
+        ks.into_iter().next().unwrap(),
+        vs.into_iter().next().unwrap(),
+    ))
+}
+
+/// `aclnnPromptFlashAttention`, `…V2` and `…V3`: the later versions add
+/// `actualSeqLengthsKv`, the quantization inputs (`unmodelled`), `sparseMode` and
+/// `innerPrecise`; the first passes none of them (sparse mode 0, every key valid).
+#[allow(clippy::too_many_arguments)]
+fn prompt_fa(
+    api: &'static str,
+    [query, key, value, pse_shift, atten_mask]: [*const c_void; 5],
+    actual_seq: *const c_void,
+    actual_seq_kv: *const c_void,
+    unmodelled: &[(*const c_void, &str)],
+    num_heads: i64,
+    scale: f64,
+    [pre, next]: [i64; 2],
+    layout: *const c_char,
+    num_kv_heads: i64,
+    sparse: i64,
+    attention_out: *const c_void,
+) -> NnResult<Built> {
+    let q = a::tensor(query, "query")?;
+    let k = a::tensor(key, "key")?;
+    let v = a::tensor(value, "value")?;
+    let pse = a::opt_tensor(pse_shift, "pseShift")?;
+    let mask = a::opt_tensor(atten_mask, "attenMask")?;
+    let out = a::tensor(attention_out, "attentionOut")?;
+    no_quant(unmodelled)?;
+    let (mut p, dm) = infer_check(
+        &q,
+        &k,
+        &v,
+        num_heads,
+        num_kv_heads,
+        scale,
+        layout,
+        true,
+        pre,
+        next,
+        sparse,
+    )?;
+    p.q_lens = lens(actual_seq, "actualSeqLengths", dm.b, dm.s1)?;
+    p.kv_lens = lens(actual_seq_kv, "actualSeqLengthsKv", dm.b, dm.s2)?;
+    let mask = infer_mask(&mask, &dm, sparse)?;
+    if let Some(ps) = &pse {
+        infer_pse(ps, &q, &dm)?;
+    }
+    same_dtype(&out, &q)?;
+    a::same_shape(
+        &out,
+        &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
+    )?;
+    infer_launch(api, &q, &k, &v, pse, mask, p, &out, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnPromptFlashAttentionGetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShift: *const c_void,
+    attenMask: *const c_void,
+    actualSeqLengths: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    attentionOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnPromptFlashAttentionGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            prompt_fa(
+                "aclnnPromptFlashAttention",
+                [query, key, value, pseShift, attenMask],
+                actualSeqLengths,
+                std::ptr::null(),
+                &[],
+                numHeads,
+                scaleValue,
+                [preTokens, nextTokens],
+                inputLayout,
+                numKeyValueHeads,
+                0,
+                attentionOut,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnPromptFlashAttentionV2GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShift: *const c_void,
+    attenMask: *const c_void,
+    actualSeqLengths: *const c_void,
+    actualSeqLengthsKv: *const c_void,
+    deqScale1: *const c_void,
+    quantScale1: *const c_void,
+    deqScale2: *const c_void,
+    quantScale2: *const c_void,
+    quantOffset2: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    attentionOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnPromptFlashAttentionV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            prompt_fa(
+                "aclnnPromptFlashAttentionV2",
+                [query, key, value, pseShift, attenMask],
+                actualSeqLengths,
+                actualSeqLengthsKv,
+                &pfa_quant([deqScale1, quantScale1, deqScale2, quantScale2, quantOffset2]),
+                numHeads,
+                scaleValue,
+                [preTokens, nextTokens],
+                inputLayout,
+                numKeyValueHeads,
+                sparseMode,
+                attentionOut,
+            )
+        },
+    )
+}
+
+/// The quantization inputs of PromptFlashAttentionV2/V3, named.
+fn pfa_quant(h: [*const c_void; 5]) -> [(*const c_void, &'static str); 5] {
+    let names = [
+        "deqScale1",
+        "quantScale1",
+        "deqScale2",
+        "quantScale2",
+        "quantOffset2",
+    ];
+    std::array::from_fn(|i| (h[i], names[i]))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn aclnnPromptFlashAttentionV3GetWorkspaceSize(
     query: *const c_void,
@@ -1256,70 +1680,234 @@ pub unsafe extern "C" fn aclnnPromptFlashAttentionV3GetWorkspaceSize(
         workspaceSize,
         executor,
         || {
-            let q = a::tensor(query, "query")?;
-            let k = a::tensor(key, "key")?;
-            let v = a::tensor(value, "value")?;
-            let pse = a::opt_tensor(pseShift, "pseShift")?;
-            let mask = a::opt_tensor(attenMask, "attenMask")?;
-            let out = a::tensor(attentionOut, "attentionOut")?;
-            no_quant(&[
-                (deqScale1, "deqScale1"),
-                (quantScale1, "quantScale1"),
-                (deqScale2, "deqScale2"),
-                (quantScale2, "quantScale2"),
-                (quantOffset2, "quantOffset2"),
-            ])?;
-            let (mut p, dm) = infer_check(
-                &q,
-                &k,
-                &v,
+            prompt_fa(
+                "aclnnPromptFlashAttentionV3",
+                [query, key, value, pseShift, attenMask],
+                actualSeqLengths,
+                actualSeqLengthsKv,
+                &pfa_quant([deqScale1, quantScale1, deqScale2, quantScale2, quantOffset2]),
                 numHeads,
+                scaleValue,
+                [preTokens, nextTokens],
+                inputLayout,
                 numKeyValueHeads,
+                sparseMode,
+                attentionOut,
+            )
+        },
+    )
+}
+
+/// The quantization inputs IncreFlashAttentionV2-V4 add, in header order (V2 has the first
+/// five, V3 also the antiquant pair, V4 also kvPaddingSize); each must be NULL.
+const IFA_UNMODELLED: [&str; 8] = [
+    "dequantScale1",
+    "quantScale1",
+    "dequantScale2",
+    "quantScale2",
+    "quantOffset2",
+    "antiquantScale",
+    "antiquantOffset",
+    "kvPaddingSize",
+];
+
+/// `aclnnIncreFlashAttention`, `…V2`, `…V3` and `…V4`: one query row per batch and head,
+/// one key and one value tensor; `unmodelled` holds the version's quantization inputs (a
+/// prefix of [`IFA_UNMODELLED`]) and `blocktable` V3/V4's paged cache (NULL before).
+#[allow(clippy::too_many_arguments)]
+fn incre_fa(
+    api: &'static str,
+    [query, key, value, pse_shift, atten_mask]: [*const c_void; 5],
+    actual_seq: *const c_void,
+    unmodelled: &[*const c_void],
+    blocktable: *const c_void,
+    num_heads: i64,
+    scale: f64,
+    layout: *const c_char,
+    num_kv_heads: i64,
+    attention_out: *const c_void,
+) -> NnResult<Built> {
+    let q = a::tensor(query, "query")?;
+    let ks = a::tensor_list(key, "key")?;
+    let vs = a::tensor_list(value, "value")?;
+    let pse = a::opt_tensor(pse_shift, "pseShift")?;
+    let mask = a::opt_tensor(atten_mask, "attenMask")?;
+    let out = a::tensor(attention_out, "attentionOut")?;
+    let named: Vec<_> = unmodelled.iter().copied().zip(IFA_UNMODELLED).collect();
+    no_quant(&named)?;
+    if !blocktable.is_null() {
+        return Err(NnError::invalid(
+            "blocktable (paged key/value cache) is not supported by npu-emu; pass the cache as \
+             one key and one value tensor",
+        ));
+    }
+    let (k, v) = one_kv(ks, vs)?;
+    let (mut p, dm) = infer_check(
+        &q,
+        &k,
+        &v,
+        num_heads,
+        num_kv_heads,
+        scale,
+        layout,
+        false,
+        i64::MAX,
+        i64::MAX,
+        0,
+    )?;
+    if dm.s1 != 1 {
+        return Err(NnError::invalid(format!(
+            "query {:?} has sequence length {}; incremental attention takes 1",
+            q.shape(),
+            dm.s1
+        )));
+    }
+    p.kv_lens = lens(actual_seq, "actualSeqLengths", dm.b, dm.s2)?;
+    let mask = infer_mask(&mask, &dm, 0)?;
+    if let Some(ps) = &pse {
+        infer_pse(ps, &q, &dm)?;
+    }
+    same_dtype(&out, &q)?;
+    a::same_shape(&out, q.shape())?;
+    infer_launch(api, &q, &k, &v, pse, mask, p, &out, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnIncreFlashAttentionGetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShift: *const c_void,
+    attenMask: *const c_void,
+    actualSeqLengths: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    attentionOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnIncreFlashAttentionGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            incre_fa(
+                "aclnnIncreFlashAttention",
+                [query, key, value, pseShift, attenMask],
+                actualSeqLengths,
+                &[],
+                std::ptr::null(),
+                numHeads,
                 scaleValue,
                 inputLayout,
-                true,
-                preTokens,
-                nextTokens,
-                sparseMode,
-            )?;
-            p.q_lens = lens(actualSeqLengths, "actualSeqLengths", dm.b, dm.s1)?;
-            p.kv_lens = lens(actualSeqLengthsKv, "actualSeqLengthsKv", dm.b, dm.s2)?;
-            let mask = match &mask {
-                Some(m) => Some(mask4(m, &dm, sparseMode)?),
-                None if sparseMode >= 2 => {
-                    return Err(NnError::invalid(format!(
-                        "sparseMode {sparseMode} needs attenMask"
-                    )))
-                }
-                None => None,
-            };
-            if let Some(ps) = &pse {
-                same_dtype(ps, &q)?;
-                let full = [dm.b, dm.n1, dm.s1, dm.s2];
-                if ps.ndim() != 4
-                    || broadcast_shapes(ps.shape(), &full).as_deref() != Some(&full[..])
-                {
-                    return Err(NnError::invalid(format!(
-                        "pseShift has shape {:?}; it must broadcast to [B, N, S1, S2] = {full:?}",
-                        ps.shape()
-                    )));
-                }
-            }
-            same_dtype(&out, &q)?;
-            a::same_shape(
-                &out,
-                &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
-            )?;
-            infer_launch(
-                "aclnnPromptFlashAttentionV3",
-                &q,
-                &k,
-                &v,
-                pse,
-                mask,
-                p,
-                &out,
-                None,
+                numKeyValueHeads,
+                attentionOut,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnIncreFlashAttentionV2GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShift: *const c_void,
+    attenMask: *const c_void,
+    actualSeqLengths: *const c_void,
+    dequantScale1: *const c_void,
+    quantScale1: *const c_void,
+    dequantScale2: *const c_void,
+    quantScale2: *const c_void,
+    quantOffset2: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    attentionOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnIncreFlashAttentionV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            incre_fa(
+                "aclnnIncreFlashAttentionV2",
+                [query, key, value, pseShift, attenMask],
+                actualSeqLengths,
+                &[
+                    dequantScale1,
+                    quantScale1,
+                    dequantScale2,
+                    quantScale2,
+                    quantOffset2,
+                ],
+                std::ptr::null(),
+                numHeads,
+                scaleValue,
+                inputLayout,
+                numKeyValueHeads,
+                attentionOut,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnIncreFlashAttentionV3GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShift: *const c_void,
+    attenMask: *const c_void,
+    actualSeqLengths: *const c_void,
+    dequantScale1: *const c_void,
+    quantScale1: *const c_void,
+    dequantScale2: *const c_void,
+    quantScale2: *const c_void,
+    quantOffset2: *const c_void,
+    antiquantScale: *const c_void,
+    antiquantOffset: *const c_void,
+    blocktable: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    blockSize: i64,
+    innerPrecise: i64,
+    attentionOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (blockSize, innerPrecise);
+    phase1(
+        "aclnnIncreFlashAttentionV3GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            incre_fa(
+                "aclnnIncreFlashAttentionV3",
+                [query, key, value, pseShift, attenMask],
+                actualSeqLengths,
+                &[
+                    dequantScale1,
+                    quantScale1,
+                    dequantScale2,
+                    quantScale2,
+                    quantOffset2,
+                    antiquantScale,
+                    antiquantOffset,
+                ],
+                blocktable,
+                numHeads,
+                scaleValue,
+                inputLayout,
+                numKeyValueHeads,
+                attentionOut,
             )
         },
     )
@@ -1358,109 +1946,73 @@ pub unsafe extern "C" fn aclnnIncreFlashAttentionV4GetWorkspaceSize(
         workspaceSize,
         executor,
         || {
-            let q = a::tensor(query, "query")?;
-            let ks = a::tensor_list(key, "key")?;
-            let vs = a::tensor_list(value, "value")?;
-            let pse = a::opt_tensor(pseShift, "pseShift")?;
-            let mask = a::opt_tensor(attenMask, "attenMask")?;
-            let out = a::tensor(attentionOut, "attentionOut")?;
-            no_quant(&[
-                (dequantScale1, "dequantScale1"),
-                (quantScale1, "quantScale1"),
-                (dequantScale2, "dequantScale2"),
-                (quantScale2, "quantScale2"),
-                (quantOffset2, "quantOffset2"),
-                (antiquantScale, "antiquantScale"),
-                (antiquantOffset, "antiquantOffset"),
-                (kvPaddingSize, "kvPaddingSize"),
-            ])?;
-            if !blocktable.is_null() {
-                return Err(NnError::invalid(
-                    "blocktable (paged key/value cache) is not supported by npu-emu; pass the \
-                     cache as one key and one value tensor",
-                ));
-            }
-            if ks.len() != 1 || vs.len() != 1 {
-                return Err(NnError::invalid(format!(
-                    "key and value lists hold {} and {} tensors; npu-emu takes one tensor each \
-                     (all batches in one tensor)",
-                    ks.len(),
-                    vs.len()
-                )));
-            }
-            let (k, v) = (&ks[0], &vs[0]);
-            let (mut p, dm) = infer_check(
-                &q,
-                k,
-                v,
+            incre_fa(
+                "aclnnIncreFlashAttentionV4",
+                [query, key, value, pseShift, attenMask],
+                actualSeqLengths,
+                &[
+                    dequantScale1,
+                    quantScale1,
+                    dequantScale2,
+                    quantScale2,
+                    quantOffset2,
+                    antiquantScale,
+                    antiquantOffset,
+                    kvPaddingSize,
+                ],
+                blocktable,
                 numHeads,
-                numKeyValueHeads,
                 scaleValue,
                 inputLayout,
-                false,
-                i64::MAX,
-                i64::MAX,
-                0,
-            )?;
-            if dm.s1 != 1 {
-                return Err(NnError::invalid(format!(
-                    "query {:?} has sequence length {}; incremental attention takes 1",
-                    q.shape(),
-                    dm.s1
-                )));
-            }
-            p.kv_lens = lens(actualSeqLengths, "actualSeqLengths", dm.b, dm.s2)?;
-            let mask = match &mask {
-                Some(m) => Some(mask4(m, &dm, 0)?),
-                None => None,
-            };
-            if let Some(ps) = &pse {
-                same_dtype(ps, &q)?;
-                let full = [dm.b, dm.n1, 1, dm.s2];
-                if ps.ndim() != 4
-                    || broadcast_shapes(ps.shape(), &full).as_deref() != Some(&full[..])
-                {
-                    return Err(NnError::invalid(format!(
-                        "pseShift has shape {:?}; it must broadcast to [B, N, 1, S2] = {full:?}",
-                        ps.shape()
-                    )));
-                }
-            }
-            same_dtype(&out, &q)?;
-            a::same_shape(&out, q.shape())?;
-            infer_launch(
-                "aclnnIncreFlashAttentionV4",
-                &q,
-                k,
-                v,
-                pse,
-                mask,
-                p,
-                &out,
-                None,
+                numKeyValueHeads,
+                attentionOut,
             )
         },
     )
 }
 
-/// `aclnnFusedInferAttentionScoreV2`/`V3`: prompt (Q_S > 1) or incremental (Q_S = 1)
+/// The inputs FusedInferAttentionScore adds after `actualSeqLengthsKv`, in header order;
+/// each version takes a prefix (V1 the first 10, V2 17, V3 20, V4 all 22). V1 spells them
+/// without the `Optional` suffix. npu-emu models none of them: each must be NULL.
+const FIA_UNMODELLED: [&str; 22] = [
+    "deqScale1Optional",
+    "quantScale1Optional",
+    "deqScale2Optional",
+    "quantScale2Optional",
+    "quantOffset2Optional",
+    "antiquantScaleOptional",
+    "antiquantOffsetOptional",
+    "blockTableOptional",
+    "queryPaddingSizeOptional",
+    "kvPaddingSizeOptional",
+    "keyAntiquantScaleOptional",
+    "keyAntiquantOffsetOptional",
+    "valueAntiquantScaleOptional",
+    "valueAntiquantOffsetOptional",
+    "keySharedPrefixOptional",
+    "valueSharedPrefixOptional",
+    "actualSharedPrefixLenOptional",
+    "queryRopeOptional",
+    "keyRopeOptional",
+    "keyRopeAntiquantScaleOptional",
+    "dequantScaleQueryOptional",
+    "learnableSinkOptional",
+];
+
+/// `aclnnFusedInferAttentionScore` (V1-V4): prompt (Q_S > 1) or incremental (Q_S = 1)
 /// attention with one key and one value tensor, optional pse, mask and actual lengths, and
-/// with `softmaxLseFlag` the log-sum-exp `[B, N, Q_S, 1]`.
+/// with `softmaxLseFlag` the log-sum-exp `[B, N, Q_S, 1]`. `unmodelled` is the version's
+/// prefix of [`FIA_UNMODELLED`]; `v1` names the arguments without `Optional`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn fused_infer(
     api: &'static str,
-    query: *const c_void,
-    key: *const c_void,
-    value: *const c_void,
-    pse_shift: *const c_void,
-    atten_mask: *const c_void,
-    actual_seq: *const c_void,
-    actual_seq_kv: *const c_void,
-    unsupported: &[(*const c_void, &str)],
+    v1: bool,
+    [query, key, value, pse_shift, atten_mask]: [*const c_void; 5],
+    [actual_seq, actual_seq_kv]: [*const c_void; 2],
+    unmodelled: &[*const c_void],
     num_heads: i64,
     scale: f64,
-    pre: i64,
-    next: i64,
+    [pre, next]: [i64; 2],
     layout: *const c_char,
     num_kv_heads: i64,
     sparse: i64,
@@ -1468,27 +2020,31 @@ unsafe fn fused_infer(
     attention_out: *const c_void,
     softmax_lse: *const c_void,
 ) -> NnResult<Built> {
+    let nm = |s: &'static str| {
+        if v1 {
+            s.strip_suffix("Optional").unwrap_or(s)
+        } else {
+            s
+        }
+    };
     let q = a::tensor(query, "query")?;
     let ks = a::tensor_list(key, "key")?;
     let vs = a::tensor_list(value, "value")?;
-    let pse = a::opt_tensor(pse_shift, "pseShiftOptional")?;
-    let mask = a::opt_tensor(atten_mask, "attenMaskOptional")?;
+    let pse = a::opt_tensor(pse_shift, nm("pseShiftOptional"))?;
+    let mask = a::opt_tensor(atten_mask, nm("attenMaskOptional"))?;
     let out = a::tensor(attention_out, "attentionOut")?;
     let lse = a::opt_tensor(softmax_lse, "softmaxLse")?;
-    no_quant(unsupported)?;
-    if ks.len() != 1 || vs.len() != 1 {
-        return Err(NnError::invalid(format!(
-            "key and value lists hold {} and {} tensors; npu-emu takes one tensor each (all \
-             batches in one tensor)",
-            ks.len(),
-            vs.len()
-        )));
-    }
-    let (k, v) = (&ks[0], &vs[0]);
+    let named: Vec<_> = unmodelled
+        .iter()
+        .copied()
+        .zip(FIA_UNMODELLED.map(nm))
+        .collect();
+    no_quant(&named)?;
+    let (k, v) = one_kv(ks, vs)?;
     let (mut p, dm) = infer_check(
         &q,
-        k,
-        v,
+        &k,
+        &v,
         num_heads,
         num_kv_heads,
         scale,
@@ -1498,33 +2054,17 @@ unsafe fn fused_infer(
         next,
         sparse,
     )?;
-    p.q_lens = lens(actual_seq, "actualSeqLengthsOptional", dm.b, dm.s1)?;
-    p.kv_lens = lens(actual_seq_kv, "actualSeqLengthsKvOptional", dm.b, dm.s2)?;
+    p.q_lens = lens(actual_seq, nm("actualSeqLengthsOptional"), dm.b, dm.s1)?;
+    p.kv_lens = lens(actual_seq_kv, nm("actualSeqLengthsKvOptional"), dm.b, dm.s2)?;
     if dm.s1 == 1 {
         // Incremental: one query row sees every valid key; sparse modes do not apply.
         p.sparse_mode = 0;
         p.pre_tokens = i64::MAX;
         p.next_tokens = i64::MAX;
     }
-    let mask = match &mask {
-        Some(m) => Some(mask4(m, &dm, p.sparse_mode)?),
-        None if p.sparse_mode >= 2 => {
-            return Err(NnError::invalid(format!(
-                "sparseMode {sparse} needs attenMaskOptional"
-            )))
-        }
-        None => None,
-    };
+    let mask = infer_mask(&mask, &dm, p.sparse_mode)?;
     if let Some(ps) = &pse {
-        same_dtype(ps, &q)?;
-        let full = [dm.b, dm.n1, dm.s1, dm.s2];
-        if ps.ndim() != 4 || broadcast_shapes(ps.shape(), &full).as_deref() != Some(&full[..]) {
-            return Err(NnError::invalid(format!(
-                "pseShiftOptional has shape {:?}; it must broadcast to (B, Q_N, Q_S, KV_S) = \
-                 {full:?}",
-                ps.shape()
-            )));
-        }
+        infer_pse(ps, &q, &dm)?;
     }
     same_dtype(&out, &q)?;
     a::same_shape(
@@ -1543,38 +2083,28 @@ unsafe fn fused_infer(
     } else {
         None
     };
-    infer_launch(api, &q, k, v, pse, mask, p, &out, lse)
+    infer_launch(api, &q, &k, &v, pse, mask, p, &out, lse)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV3GetWorkspaceSize(
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreGetWorkspaceSize(
     query: *const c_void,
     key: *const c_void,
     value: *const c_void,
-    pseShiftOptional: *const c_void,
-    attenMaskOptional: *const c_void,
-    actualSeqLengthsOptional: *const c_void,
-    actualSeqLengthsKvOptional: *const c_void,
-    deqScale1Optional: *const c_void,
-    quantScale1Optional: *const c_void,
-    deqScale2Optional: *const c_void,
-    quantScale2Optional: *const c_void,
-    quantOffset2Optional: *const c_void,
-    antiquantScaleOptional: *const c_void,
-    antiquantOffsetOptional: *const c_void,
-    blockTableOptional: *const c_void,
-    queryPaddingSizeOptional: *const c_void,
-    kvPaddingSizeOptional: *const c_void,
-    keyAntiquantScaleOptional: *const c_void,
-    keyAntiquantOffsetOptional: *const c_void,
-    valueAntiquantScaleOptional: *const c_void,
-    valueAntiquantOffsetOptional: *const c_void,
-    keySharedPrefixOptional: *const c_void,
-    valueSharedPrefixOptional: *const c_void,
-    actualSharedPrefixLenOptional: *const c_void,
-    queryRopeOptional: *const c_void,
-    keyRopeOptional: *const c_void,
-    keyRopeAntiquantScaleOptional: *const c_void,
+    pseShift: *const c_void,
+    attenMask: *const c_void,
+    actualSeqLengths: *const c_void,
+    actualSeqLengthsKv: *const c_void,
+    deqScale1: *const c_void,
+    quantScale1: *const c_void,
+    deqScale2: *const c_void,
+    quantScale2: *const c_void,
+    quantOffset2: *const c_void,
+    antiquantScale: *const c_void,
+    antiquantOffset: *const c_void,
+    blockTable: *const c_void,
+    queryPaddingSize: *const c_void,
+    kvPaddingSize: *const c_void,
     numHeads: i64,
     scaleValue: f64,
     preTokens: i64,
@@ -1586,67 +2116,37 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV3GetWorkspaceSize(
     blockSize: i64,
     antiquantMode: i64,
     softmaxLseFlag: bool,
-    keyAntiquantMode: i64,
-    valueAntiquantMode: i64,
     attentionOut: *const c_void,
     softmaxLse: *const c_void,
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    let _ = (
-        innerPrecise,
-        blockSize,
-        antiquantMode,
-        keyAntiquantMode,
-        valueAntiquantMode,
-    );
+    let _ = (innerPrecise, blockSize, antiquantMode);
     phase1(
-        "aclnnFusedInferAttentionScoreV3GetWorkspaceSize",
+        "aclnnFusedInferAttentionScoreGetWorkspaceSize",
         workspaceSize,
         executor,
         || {
-            let unsupported = [
-                (deqScale1Optional, "deqScale1Optional"),
-                (quantScale1Optional, "quantScale1Optional"),
-                (deqScale2Optional, "deqScale2Optional"),
-                (quantScale2Optional, "quantScale2Optional"),
-                (quantOffset2Optional, "quantOffset2Optional"),
-                (antiquantScaleOptional, "antiquantScaleOptional"),
-                (antiquantOffsetOptional, "antiquantOffsetOptional"),
-                (blockTableOptional, "blockTableOptional (paged attention)"),
-                (queryPaddingSizeOptional, "queryPaddingSizeOptional"),
-                (kvPaddingSizeOptional, "kvPaddingSizeOptional"),
-                (keyAntiquantScaleOptional, "keyAntiquantScaleOptional"),
-                (keyAntiquantOffsetOptional, "keyAntiquantOffsetOptional"),
-                (valueAntiquantScaleOptional, "valueAntiquantScaleOptional"),
-                (valueAntiquantOffsetOptional, "valueAntiquantOffsetOptional"),
-                (keySharedPrefixOptional, "keySharedPrefixOptional"),
-                (valueSharedPrefixOptional, "valueSharedPrefixOptional"),
-                (
-                    actualSharedPrefixLenOptional,
-                    "actualSharedPrefixLenOptional",
-                ),
-                (queryRopeOptional, "queryRopeOptional"),
-                (keyRopeOptional, "keyRopeOptional"),
-                (
-                    keyRopeAntiquantScaleOptional,
-                    "keyRopeAntiquantScaleOptional",
-                ),
-            ];
             fused_infer(
-                "aclnnFusedInferAttentionScoreV3",
-                query,
-                key,
-                value,
-                pseShiftOptional,
-                attenMaskOptional,
-                actualSeqLengthsOptional,
-                actualSeqLengthsKvOptional,
-                &unsupported,
+                "aclnnFusedInferAttentionScore",
+                true,
+                [query, key, value, pseShift, attenMask],
+                [actualSeqLengths, actualSeqLengthsKv],
+                &[
+                    deqScale1,
+                    quantScale1,
+                    deqScale2,
+                    quantScale2,
+                    quantOffset2,
+                    antiquantScale,
+                    antiquantOffset,
+                    blockTable,
+                    queryPaddingSize,
+                    kvPaddingSize,
+                ],
                 numHeads,
                 scaleValue,
-                preTokens,
-                nextTokens,
+                [preTokens, nextTokens],
                 inputLayout,
                 numKeyValueHeads,
                 sparseMode,
@@ -1714,42 +2214,239 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
         workspaceSize,
         executor,
         || {
-            let unsupported = [
-                (deqScale1Optional, "deqScale1Optional"),
-                (quantScale1Optional, "quantScale1Optional"),
-                (deqScale2Optional, "deqScale2Optional"),
-                (quantScale2Optional, "quantScale2Optional"),
-                (quantOffset2Optional, "quantOffset2Optional"),
-                (antiquantScaleOptional, "antiquantScaleOptional"),
-                (antiquantOffsetOptional, "antiquantOffsetOptional"),
-                (blockTableOptional, "blockTableOptional (paged attention)"),
-                (queryPaddingSizeOptional, "queryPaddingSizeOptional"),
-                (kvPaddingSizeOptional, "kvPaddingSizeOptional"),
-                (keyAntiquantScaleOptional, "keyAntiquantScaleOptional"),
-                (keyAntiquantOffsetOptional, "keyAntiquantOffsetOptional"),
-                (valueAntiquantScaleOptional, "valueAntiquantScaleOptional"),
-                (valueAntiquantOffsetOptional, "valueAntiquantOffsetOptional"),
-                (keySharedPrefixOptional, "keySharedPrefixOptional"),
-                (valueSharedPrefixOptional, "valueSharedPrefixOptional"),
-                (
-                    actualSharedPrefixLenOptional,
-                    "actualSharedPrefixLenOptional",
-                ),
-            ];
             fused_infer(
                 "aclnnFusedInferAttentionScoreV2",
-                query,
-                key,
-                value,
-                pseShiftOptional,
-                attenMaskOptional,
-                actualSeqLengthsOptional,
-                actualSeqLengthsKvOptional,
-                &unsupported,
+                false,
+                [query, key, value, pseShiftOptional, attenMaskOptional],
+                [actualSeqLengthsOptional, actualSeqLengthsKvOptional],
+                &[
+                    deqScale1Optional,
+                    quantScale1Optional,
+                    deqScale2Optional,
+                    quantScale2Optional,
+                    quantOffset2Optional,
+                    antiquantScaleOptional,
+                    antiquantOffsetOptional,
+                    blockTableOptional,
+                    queryPaddingSizeOptional,
+                    kvPaddingSizeOptional,
+                    keyAntiquantScaleOptional,
+                    keyAntiquantOffsetOptional,
+                    valueAntiquantScaleOptional,
+                    valueAntiquantOffsetOptional,
+                    keySharedPrefixOptional,
+                    valueSharedPrefixOptional,
+                    actualSharedPrefixLenOptional,
+                ],
                 numHeads,
                 scaleValue,
-                preTokens,
-                nextTokens,
+                [preTokens, nextTokens],
+                inputLayout,
+                numKeyValueHeads,
+                sparseMode,
+                softmaxLseFlag,
+                attentionOut,
+                softmaxLse,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV3GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShiftOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    actualSeqLengthsOptional: *const c_void,
+    actualSeqLengthsKvOptional: *const c_void,
+    deqScale1Optional: *const c_void,
+    quantScale1Optional: *const c_void,
+    deqScale2Optional: *const c_void,
+    quantScale2Optional: *const c_void,
+    quantOffset2Optional: *const c_void,
+    antiquantScaleOptional: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    blockTableOptional: *const c_void,
+    queryPaddingSizeOptional: *const c_void,
+    kvPaddingSizeOptional: *const c_void,
+    keyAntiquantScaleOptional: *const c_void,
+    keyAntiquantOffsetOptional: *const c_void,
+    valueAntiquantScaleOptional: *const c_void,
+    valueAntiquantOffsetOptional: *const c_void,
+    keySharedPrefixOptional: *const c_void,
+    valueSharedPrefixOptional: *const c_void,
+    actualSharedPrefixLenOptional: *const c_void,
+    queryRopeOptional: *const c_void,
+    keyRopeOptional: *const c_void,
+    keyRopeAntiquantScaleOptional: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    innerPrecise: i64,
+    blockSize: i64,
+    antiquantMode: i64,
+    softmaxLseFlag: bool,
+    keyAntiquantMode: i64,
+    valueAntiquantMode: i64,
+    attentionOut: *const c_void,
+    softmaxLse: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (
+        innerPrecise,
+        blockSize,
+        antiquantMode,
+        keyAntiquantMode,
+        valueAntiquantMode,
+    );
+    phase1(
+        "aclnnFusedInferAttentionScoreV3GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            fused_infer(
+                "aclnnFusedInferAttentionScoreV3",
+                false,
+                [query, key, value, pseShiftOptional, attenMaskOptional],
+                [actualSeqLengthsOptional, actualSeqLengthsKvOptional],
+                &[
+                    deqScale1Optional,
+                    quantScale1Optional,
+                    deqScale2Optional,
+                    quantScale2Optional,
+                    quantOffset2Optional,
+                    antiquantScaleOptional,
+                    antiquantOffsetOptional,
+                    blockTableOptional,
+                    queryPaddingSizeOptional,
+                    kvPaddingSizeOptional,
+                    keyAntiquantScaleOptional,
+                    keyAntiquantOffsetOptional,
+                    valueAntiquantScaleOptional,
+                    valueAntiquantOffsetOptional,
+                    keySharedPrefixOptional,
+                    valueSharedPrefixOptional,
+                    actualSharedPrefixLenOptional,
+                    queryRopeOptional,
+                    keyRopeOptional,
+                    keyRopeAntiquantScaleOptional,
+                ],
+                numHeads,
+                scaleValue,
+                [preTokens, nextTokens],
+                inputLayout,
+                numKeyValueHeads,
+                sparseMode,
+                softmaxLseFlag,
+                attentionOut,
+                softmaxLse,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV4GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    pseShiftOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    actualSeqLengthsOptional: *const c_void,
+    actualSeqLengthsKvOptional: *const c_void,
+    deqScale1Optional: *const c_void,
+    quantScale1Optional: *const c_void,
+    deqScale2Optional: *const c_void,
+    quantScale2Optional: *const c_void,
+    quantOffset2Optional: *const c_void,
+    antiquantScaleOptional: *const c_void,
+    antiquantOffsetOptional: *const c_void,
+    blockTableOptional: *const c_void,
+    queryPaddingSizeOptional: *const c_void,
+    kvPaddingSizeOptional: *const c_void,
+    keyAntiquantScaleOptional: *const c_void,
+    keyAntiquantOffsetOptional: *const c_void,
+    valueAntiquantScaleOptional: *const c_void,
+    valueAntiquantOffsetOptional: *const c_void,
+    keySharedPrefixOptional: *const c_void,
+    valueSharedPrefixOptional: *const c_void,
+    actualSharedPrefixLenOptional: *const c_void,
+    queryRopeOptional: *const c_void,
+    keyRopeOptional: *const c_void,
+    keyRopeAntiquantScaleOptional: *const c_void,
+    dequantScaleQueryOptional: *const c_void,
+    learnableSinkOptional: *const c_void,
+    numHeads: i64,
+    scaleValue: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    inputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    sparseMode: i64,
+    innerPrecise: i64,
+    blockSize: i64,
+    antiquantMode: i64,
+    softmaxLseFlag: bool,
+    keyAntiquantMode: i64,
+    valueAntiquantMode: i64,
+    queryQuantMode: i64,
+    attentionOut: *const c_void,
+    softmaxLse: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (
+        innerPrecise,
+        blockSize,
+        antiquantMode,
+        keyAntiquantMode,
+        valueAntiquantMode,
+        queryQuantMode,
+    );
+    phase1(
+        "aclnnFusedInferAttentionScoreV4GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            fused_infer(
+                "aclnnFusedInferAttentionScoreV4",
+                false,
+                [query, key, value, pseShiftOptional, attenMaskOptional],
+                [actualSeqLengthsOptional, actualSeqLengthsKvOptional],
+                &[
+                    deqScale1Optional,
+                    quantScale1Optional,
+                    deqScale2Optional,
+                    quantScale2Optional,
+                    quantOffset2Optional,
+                    antiquantScaleOptional,
+                    antiquantOffsetOptional,
+                    blockTableOptional,
+                    queryPaddingSizeOptional,
+                    kvPaddingSizeOptional,
+                    keyAntiquantScaleOptional,
+                    keyAntiquantOffsetOptional,
+                    valueAntiquantScaleOptional,
+                    valueAntiquantOffsetOptional,
+                    keySharedPrefixOptional,
+                    valueSharedPrefixOptional,
+                    actualSharedPrefixLenOptional,
+                    queryRopeOptional,
+                    keyRopeOptional,
+                    keyRopeAntiquantScaleOptional,
+                    dequantScaleQueryOptional,
+                    learnableSinkOptional,
+                ],
+                numHeads,
+                scaleValue,
+                [preTokens, nextTokens],
                 inputLayout,
                 numKeyValueHeads,
                 sparseMode,
@@ -1771,9 +2468,18 @@ crate::phase2!(
     aclnnSwiGlu,
     aclnnSwiGluGrad,
     aclnnFlashAttentionScore,
+    aclnnFlashAttentionScoreV2,
     aclnnFlashAttentionScoreGrad,
+    aclnnFlashAttentionScoreGradV2,
+    aclnnPromptFlashAttention,
+    aclnnPromptFlashAttentionV2,
     aclnnPromptFlashAttentionV3,
+    aclnnIncreFlashAttention,
+    aclnnIncreFlashAttentionV2,
+    aclnnIncreFlashAttentionV3,
     aclnnIncreFlashAttentionV4,
+    aclnnFusedInferAttentionScore,
     aclnnFusedInferAttentionScoreV2,
-    aclnnFusedInferAttentionScoreV3
+    aclnnFusedInferAttentionScoreV3,
+    aclnnFusedInferAttentionScoreV4
 );

@@ -116,16 +116,29 @@ pub unsafe extern "C" fn aclnnMseLossBackwardGetWorkspaceSize(
             for v in [&g, &x, &t, &o] {
                 a::dtype_in(v, FLOATS)?;
             }
-            let shape = a::broadcast_all(&[&g, &x, &t])?;
-            a::same_shape(&o, &shape)?;
-            let mut l = Launch::new("aclnnMseLossBackward");
-            l.input(&g);
-            l.input(&x);
-            l.input(&t);
-            l.output(&o);
-            l.finish(move |v, _| nn::mse_loss_backward(&v[0], &v[1], &v[2], r, &v[3]))
+            mse_backward("aclnnMseLossBackward", g, x, t, o, r)
         },
     )
+}
+
+/// The MSE gradient `out = 2 (x - t) g` (over the count for mean) of broadcast inputs, their
+/// types checked by the caller (MseLossBackward, and MseLossGrad in `experimental.rs`).
+pub(super) fn mse_backward(
+    api: &'static str,
+    g: a::T,
+    x: a::T,
+    t: a::T,
+    o: a::T,
+    r: Reduction,
+) -> NnResult<Built> {
+    let shape = a::broadcast_all(&[&g, &x, &t])?;
+    a::same_shape(&o, &shape)?;
+    let mut l = Launch::new(api);
+    l.input(&g);
+    l.input(&x);
+    l.input(&t);
+    l.output(&o);
+    l.finish(move |v, _| nn::mse_loss_backward(&v[0], &v[1], &v[2], r, &v[3]))
 }
 
 const TARGET_TYPES: &[DType] = &[DType::I64, DType::I32, DType::U8];

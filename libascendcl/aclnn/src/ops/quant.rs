@@ -1,9 +1,13 @@
 //! Quantisation and MoE routing of large-model inference: `aclnn_ascend_quant.h`
 //! (`aclnnAscendQuant`), `aclnn_ascend_quant_v3.h` (`aclnnAscendQuantV3`),
 //! `aclnn_dynamic_quant.h` (`aclnnDynamicQuant`), `aclnn_dynamic_quant_v2.h`
-//! (`aclnnDynamicQuantV2`) and `aclnn_moe_gating_top_k_softmax.h`
-//! (`aclnnMoeGatingTopKSoftmax`). The checks follow CANN's operator reference (the Atlas A2
-//! dtype lists, on every emulated SoC); the computation is `npu_emu::ops::quant`.
+//! (`aclnnDynamicQuantV2`), `aclnn_moe_gating_top_k_softmax.h`
+//! (`aclnnMoeGatingTopKSoftmax`), the first quantised matmuls `aclnn_quant_matmul.h`
+//! (`aclnnQuantMatmul`, `aclnnQuantMatmulV2`) and `aclnn_weight_quant_batch_matmul.h`
+//! (`aclnnWeightQuantBatchMatmul`), `aclnn_ascend_anti_quant.h` (`aclnnAscendAntiQuant`)
+//! and `aclnn_trans_quant_param.h` (`aclnnTransQuantParam`, on the host). The checks follow
+//! CANN's operator reference (the Atlas A2 dtype lists, on every emulated SoC); the
+//! computation is `npu_emu::ops::quant`.
 //!
 //! Not provided: the INT4 outputs (`dstType` 3, int4 packed in INT32, and 29) and the
 //! FLOAT8/HIFLOAT8 ones (refused with `ACLNN_ERR_PARAM_INVALID` naming the type), and
@@ -11,8 +15,9 @@
 
 use super::args::{self as a, FLOATS3, T};
 use super::launch::{phase1, Launch};
-use crate::status::{NnError, NnResult};
+use crate::status::{boundary, non_null, out, NnError, NnResult};
 use npu_emu::ops::dtype::DType;
+use npu_emu::ops::llm;
 use npu_emu::ops::quant::{self, Round};
 use std::ffi::{c_char, c_void};
 
@@ -1913,3 +1918,474 @@ crate::phase2!(
     aclnnMoeFinalizeRouting,
     aclnnMoeFinalizeRoutingV2
 );
+
+// ---------------------------------------------------------------- the first quantised matmuls
+
+/// A tensor of `dtype`, or the reference's "data type not supported" error.
+fn dtype_is(t: &T, dtype: DType) -> NnResult<()> {
+    a::dtype_in(t, &[dtype])
+}
+
+/// QuantMatmul (V1, a float deqScale) and V2 (a UINT64 deqScale of `align(n, 16)`):
+/// `out = (x1 @ x2 + bias) * deqScale` for INT8 x1 and x2 of 2 or 3 dimensions, an INT32
+/// bias `[n]`, FLOAT16 out. V1 takes x1 and x2 of one rank with equal batches; V2 lets a 2-D
+/// operand broadcast against the other's batch.
+#[allow(clippy::too_many_arguments)]
+unsafe fn quant_matmul_legacy(
+    name: &'static str,
+    api: &'static str,
+    x1: *const c_void,
+    x2: *const c_void,
+    bias: *const c_void,
+    deq_scale: Result<f32, *const c_void>,
+    trans: (bool, bool),
+    out: *const c_void,
+    workspace_size: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspace_size, executor, || {
+        let x1 = a::tensor(x1, "x1")?;
+        let x2 = a::tensor(x2, "x2")?;
+        let ds = match deq_scale {
+            Ok(_) => None,
+            Err(h) => Some(a::tensor(h, "deqScale")?),
+        };
+        let o = a::tensor(out, "out")?;
+        let b = a::opt_tensor(bias, "bias")?;
+        dtype_is(&x1, DType::I8)?;
+        dtype_is(&x2, DType::I8)?;
+        if let Some(b) = &b {
+            dtype_is(b, DType::I32)?;
+        }
+        if let Some(d) = &ds {
+            dtype_is(d, DType::U64)?;
+        }
+        dtype_is(&o, DType::F16)?;
+        for t in [&x1, &x2] {
+            if t.ndim() < 2 || t.ndim() > 3 {
+                return Err(NnError::invalid(format!(
+                    "{} must have 2 or 3 dimensions, but its shape is {:?}",
+                    t.arg,
+                    t.shape()
+                )));
+            }
+        }
+        let (n1, n2) = (x1.ndim(), x2.ndim());
+        if deq_scale.is_ok() && n1 != n2 {
+            return Err(NnError::invalid(format!(
+                "x1 {:?} and x2 {:?} must have the same number of dimensions (no broadcast)",
+                x1.shape(),
+                x2.shape()
+            )));
+        }
+        if n1 == 3 && n2 == 3 && x1.shape()[0] != x2.shape()[0] {
+            return Err(NnError::invalid(format!(
+                "x1 {:?} and x2 {:?} have different batches",
+                x1.shape(),
+                x2.shape()
+            )));
+        }
+        let pick = |t: &T, tr: bool| {
+            let s = &t.shape()[t.ndim() - 2..];
+            if tr {
+                (s[1], s[0])
+            } else {
+                (s[0], s[1])
+            }
+        };
+        let (m, k1) = pick(&x1, trans.0);
+        let (k2, n) = pick(&x2, trans.1);
+        if k1 != k2 {
+            return Err(NnError::invalid(format!(
+                "x1 {:?} and x2 {:?} have different k: {k1} and {k2}",
+                x1.shape(),
+                x2.shape()
+            )));
+        }
+        if let Some(b) = &b {
+            if b.ndim() != 1 || b.shape()[0] != n {
+                return Err(NnError::invalid(format!(
+                    "bias shape {:?} must be [{n}] (x2's n)",
+                    b.shape()
+                )));
+            }
+            if k1 == 0 && m != 0 && n != 0 {
+                return Err(NnError::invalid(
+                    "k is 0 (x1 or x2 empty) while bias is given; the reference refuses this",
+                ));
+            }
+        }
+        if let Some(d) = &ds {
+            let t = n.div_ceil(16) * 16;
+            if d.ndim() != 1 || d.shape()[0] != t {
+                return Err(NnError::invalid(format!(
+                    "deqScale shape {:?} must be [{t}] (x2's n = {n} rounded up to 16)",
+                    d.shape()
+                )));
+            }
+        }
+        let mut os: Vec<usize> = if n1 == 3 {
+            vec![x1.shape()[0]]
+        } else if n2 == 3 {
+            vec![x2.shape()[0]]
+        } else {
+            vec![]
+        };
+        os.extend([m, n]);
+        a::same_shape(&o, &os)?;
+        let mut l = Launch::new(api);
+        l.input(&x1);
+        l.input(&x2);
+        let di = ds.as_ref().map(|d| l.input(d));
+        let bi = b.as_ref().map(|b| l.input(b));
+        let yi = l.output(&o);
+        // V1's float scale is the 64-bit parameter aclnnTransQuantParam would make of it
+        let param = deq_scale.map_or(0, |s| (s.to_bits() & 0xFFFF_E000) as u64);
+        l.finish(move |v, _| {
+            let mut q = [param];
+            let host = npu_emu::ops::View::of_slice(&mut q, DType::U64, &[1]);
+            let scale = di.map_or(&host, |i| &v[i]);
+            let bias = bi.map(|i| &v[i]);
+            quant::quant_matmul(
+                &v[0], &v[1], None, scale, None, bias, trans.0, trans.1, &v[yi],
+            )
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulGetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    bias: *const c_void,
+    deqScale: f32,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    quant_matmul_legacy(
+        "aclnnQuantMatmulGetWorkspaceSize",
+        "aclnnQuantMatmul",
+        x1,
+        x2,
+        bias,
+        Ok(deqScale),
+        (false, false),
+        out,
+        workspaceSize,
+        executor,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulV2GetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    bias: *const c_void,
+    deqScale: *const c_void,
+    adjX1: bool,
+    adjX2: bool,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    quant_matmul_legacy(
+        "aclnnQuantMatmulV2GetWorkspaceSize",
+        "aclnnQuantMatmulV2",
+        x1,
+        x2,
+        bias,
+        Err(deqScale),
+        (adjX1, adjX2),
+        out,
+        workspaceSize,
+        executor,
+    )
+}
+
+/// A per-column parameter of WeightQuantBatchMatmul (V1): 1-D of 1 or `n` elements (only 1
+/// when `trans_x2`), or a matrix whose last (`trans_x2`: second-to-last) dimension is 1 or `n`.
+fn wqbmm_param(t: &T, trans_x2: bool, n: usize) -> NnResult<()> {
+    let ok = match t.ndim() {
+        0 => true,
+        1 => t.shape()[0] == 1 || (!trans_x2 && t.shape()[0] == n),
+        d => {
+            let s = t.shape()[if trans_x2 { d - 2 } else { d - 1 }];
+            (s == 1 || s == n) && t.numel() == s
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} shape {:?} must be 1, [{n}], (1, 1), (1, {n}) or ({n}, 1) for x2's n = {n}",
+            t.arg,
+            t.shape()
+        )))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnWeightQuantBatchMatmulGetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    diagonalMatrix: *const c_void,
+    deqOffset: *const c_void,
+    deqScale: *const c_void,
+    addOffset: *const c_void,
+    mulScale: *const c_void,
+    bias: *const c_void,
+    transposeX1: bool,
+    transposeX2: bool,
+    antiquantScale: f32,
+    antiquantOffset: f32,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnWeightQuantBatchMatmulGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x1 = a::tensor(x1, "x1")?;
+            let x2 = a::tensor(x2, "x2")?;
+            let o = a::tensor(out, "out")?;
+            for t in [&x1, &x2] {
+                if t.ndim() != 2 {
+                    return Err(NnError::invalid(format!(
+                        "{} must be 2-D (no batch), but its shape is {:?}",
+                        t.arg,
+                        t.shape()
+                    )));
+                }
+            }
+            let pick = |t: &T, tr: bool| {
+                let s = t.shape();
+                if tr {
+                    (s[1], s[0])
+                } else {
+                    (s[0], s[1])
+                }
+            };
+            let (m, k1) = pick(&x1, transposeX1);
+            let (k2, n) = pick(&x2, transposeX2);
+            // m <= 64 takes the fix-pipe path, which needs its three tensors
+            let fixpipe = m <= 64;
+            let fp = if fixpipe {
+                Some((
+                    a::tensor(diagonalMatrix, "diagonalMatrix")?,
+                    a::tensor(deqOffset, "deqOffset")?,
+                    a::tensor(deqScale, "deqScale")?,
+                ))
+            } else {
+                None
+            };
+            let add = a::opt_tensor(addOffset, "addOffset")?;
+            let mul = a::opt_tensor(mulScale, "mulScale")?;
+            let b = a::opt_tensor(bias, "bias")?;
+            dtype_is(&x1, DType::F16)?;
+            dtype_is(&x2, DType::I8)?;
+            if let Some(b) = &b {
+                dtype_is(b, DType::F32)?;
+            }
+            if let Some((d, off, s)) = &fp {
+                dtype_is(d, DType::I8)?;
+                dtype_is(off, DType::I32)?;
+                dtype_is(s, DType::U64)?;
+            } else {
+                for t in add.iter().chain(&mul) {
+                    dtype_is(t, DType::F16)?;
+                }
+            }
+            dtype_is(&o, DType::F16)?;
+            if let Some((d, off, s)) = &fp {
+                wqbmm_param(off, false, n)?;
+                wqbmm_param(s, false, n)?;
+                if d.shape() != [32, 32] {
+                    return Err(NnError::invalid(format!(
+                        "diagonalMatrix shape {:?} must be [32, 32]",
+                        d.shape()
+                    )));
+                }
+            } else {
+                for t in add.iter().chain(&mul) {
+                    wqbmm_param(t, transposeX2, n)?;
+                }
+            }
+            if let Some(b) = &b {
+                let last = b.shape().last().copied().unwrap_or(1);
+                if b.numel() != last || (last != 1 && last != n) {
+                    return Err(NnError::invalid(format!(
+                        "bias shape {:?} must be [{n}] (or [1])",
+                        b.shape()
+                    )));
+                }
+            }
+            if k1 != k2 {
+                return Err(NnError::invalid(format!(
+                    "x1 {:?} and x2 {:?} have different k: {k1} and {k2}",
+                    x1.shape(),
+                    x2.shape()
+                )));
+            }
+            a::same_shape(&o, &[m, n])?;
+            let mut l = Launch::new("aclnnWeightQuantBatchMatmul");
+            l.input(&x1);
+            l.input(&x2);
+            let fi = fp.as_ref().map(|(_, off, s)| (l.input(off), l.input(s)));
+            let ai = add.as_ref().filter(|_| !fixpipe).map(|t| l.input(t));
+            let mi = mul.as_ref().filter(|_| !fixpipe).map(|t| l.input(t));
+            let bi = b.as_ref().map(|t| l.input(t));
+            let yi = l.output(&o);
+            let trans = (transposeX1, transposeX2);
+            let aq = (antiquantScale, antiquantOffset);
+            l.finish(move |v, _| {
+                let dequant = match fi {
+                    Some((oi, si)) => llm::WeightDequant::Fixpipe {
+                        offset: &v[oi],
+                        scale: &v[si],
+                    },
+                    None => llm::WeightDequant::Vector {
+                        antiquant: aq,
+                        add_offset: ai.map(|i| &v[i]),
+                        mul_scale: mi.map(|i| &v[i]),
+                    },
+                };
+                llm::weight_quant_matmul_v1(&v[0], &v[1], trans, dequant, bi.map(|i| &v[i]), &v[yi])
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnAscendAntiQuantGetWorkspaceSize(
+    x: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+    dstType: i64,
+    sqrtMode: bool,
+    y: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnAscendAntiQuantGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(x, "x")?;
+            let s = a::tensor(scale, "scale")?;
+            let y = a::tensor(y, "y")?;
+            let o = a::opt_tensor(offset, "offset")?;
+            a::dtype_in(&x, &[DType::I8, DType::I32])?;
+            a::dtype_in(&s, &[DType::F32, DType::BF16])?;
+            if let Some(o) = &o {
+                same_dtype(o, &s)?;
+                a::same_shape(o, s.shape())?;
+            }
+            let dst = match dstType {
+                1 => DType::F16,
+                27 => DType::BF16,
+                _ => {
+                    return Err(NnError::invalid(format!(
+                        "dstType {dstType} must be 1 (FLOAT16) or 27 (BFLOAT16)"
+                    )))
+                }
+            };
+            dtype_is(&y, dst)?;
+            let mut ys = x.shape().to_vec();
+            if x.dtype() == DType::I32 {
+                match ys.last_mut() {
+                    Some(l) => *l *= 8,
+                    None => {
+                        return Err(NnError::invalid(
+                            "x is an INT32 scalar; packed int4 needs at least one dimension",
+                        ))
+                    }
+                }
+            }
+            a::same_shape(&y, &ys)?;
+            let last = ys.last().copied().unwrap_or(1);
+            if s.ndim() != 1 || (s.shape()[0] != 1 && s.shape()[0] != last) || s.numel() == 0 {
+                return Err(NnError::invalid(format!(
+                    "scale shape {:?} must be [1] or [{last}] (y's last dimension)",
+                    s.shape()
+                )));
+            }
+            let mut l = Launch::new("aclnnAscendAntiQuant");
+            l.input(&x);
+            l.input(&s);
+            let oi = o.as_ref().map(|o| l.input(o));
+            let yi = l.output(&y);
+            l.finish(move |v, _| llm::anti_quant(&v[0], &v[1], oi.map(|i| &v[i]), sqrtMode, &v[yi]))
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnQuantMatmul,
+    aclnnQuantMatmulV2,
+    aclnnWeightQuantBatchMatmul,
+    aclnnAscendAntiQuant
+);
+
+/// `aclnnStatus aclnnTransQuantParam(const float *scaleArray, uint64_t scaleSize, const float
+/// *offsetArray, uint64_t offsetSize, uint64_t **quantParam, uint64_t *quantParamSize)`: the
+/// host form of TransQuantParam. `*quantParam` is allocated with `calloc` (the caller
+/// `free`s it). As CANN's implementation, a bad scale or offset argument returns
+/// `ACLNN_ERR_PARAM_INVALID` (also a null `scaleArray`), a null output pointer
+/// `ACLNN_ERR_PARAM_NULLPTR`.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnTransQuantParam(
+    scaleArray: *const f32,
+    scaleSize: u64,
+    offsetArray: *const f32,
+    offsetSize: u64,
+    quantParam: *mut *mut u64,
+    quantParamSize: *mut u64,
+) -> i32 {
+    boundary("aclnnTransQuantParam", || {
+        const MOST: u64 = 1 << 32;
+        if scaleArray.is_null() {
+            return Err(NnError::invalid("scaleArray is nullptr"));
+        }
+        if scaleSize == 0 || scaleSize > MOST {
+            return Err(NnError::invalid(format!(
+                "scaleSize is {scaleSize}; it must be in [1, {MOST}]"
+            )));
+        }
+        if offsetArray.is_null() && offsetSize != 0 {
+            return Err(NnError::invalid(format!(
+                "offsetArray is nullptr, so offsetSize must be 0, but it is {offsetSize}"
+            )));
+        }
+        if !offsetArray.is_null() && (offsetSize == 0 || offsetSize > MOST) {
+            return Err(NnError::invalid(format!(
+                "offsetSize is {offsetSize}; with an offsetArray it must be in [1, {MOST}]"
+            )));
+        }
+        non_null(quantParam, "quantParam")?;
+        non_null(quantParamSize, "quantParamSize")?;
+        // SAFETY: the caller passes arrays of the sizes it gives (checked non-null above).
+        let scale = std::slice::from_raw_parts(scaleArray, scaleSize as usize);
+        let offset = if offsetArray.is_null() {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(offsetArray, offsetSize as usize)
+        };
+        let q = quant::trans_quant_param_host(scale, offset);
+        // SAFETY: calloc of q.len() u64 values; the caller frees it with free().
+        let p = libc::calloc(q.len(), std::mem::size_of::<u64>()) as *mut u64;
+        if p.is_null() {
+            return Err(NnError::new(
+                crate::executor::ACLNN_ERR_INNER_NULLPTR,
+                format!("cannot allocate {} quantisation parameters", q.len()),
+            ));
+        }
+        // SAFETY: `p` holds q.len() values.
+        std::ptr::copy_nonoverlapping(q.as_ptr(), p, q.len());
+        out(quantParamSize, "quantParamSize", q.len() as u64)?;
+        out(quantParam, "quantParam", p)
+    })
+}

@@ -1,5 +1,5 @@
 //! Softmax family: `aclnn_softmax.h`, `aclnn_softmax_backward.h`, `aclnn_logsoftmax.h`,
-//! `aclnn_logsoftmax_backward.h`. Rows along `dim` compute in float64 and round once.
+//! `aclnn_logsoftmax_backward.h`, `aclnn_log_softmax_v2.h`. Rows along `dim` compute in float64 and round once.
 
 use super::args::{self as a, FLOATS};
 use super::launch::phase1;
@@ -92,6 +92,8 @@ macro_rules! backward {
 
 forward!(aclnnSoftmaxGetWorkspaceSize, "aclnnSoftmax", false);
 forward!(aclnnLogSoftmaxGetWorkspaceSize, "aclnnLogSoftmax", true);
+// `aclnn_log_softmax_v2.h` (the experimental set): the same operator under a new name
+forward!(aclnnLogSoftmaxV2GetWorkspaceSize, "aclnnLogSoftmaxV2", true);
 backward!(
     aclnnSoftmaxBackwardGetWorkspaceSize,
     "aclnnSoftmaxBackward",
@@ -106,6 +108,7 @@ backward!(
 crate::phase2!(
     aclnnSoftmax,
     aclnnLogSoftmax,
+    aclnnLogSoftmaxV2,
     aclnnSoftmaxBackward,
     aclnnLogSoftmaxBackward
 );
