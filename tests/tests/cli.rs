@@ -109,6 +109,12 @@ fn install_lays_out_a_cann_like_tree() {
         .is_file());
     assert!(p.join("lib64/libmsprofiler.so").exists());
     assert!(p.join("lib64/libacl_tdt_queue.so").exists());
+    // The operator packages' libraries, which the operator sources' build pages link by path.
+    for pkg in ["math", "nn", "cv", "transformer"] {
+        let l = p.join(format!("lib64/libopapi_{pkg}.so"));
+        assert_eq!(link_target(&l), "libnnopbase.so");
+        assert!(l.is_file());
+    }
     assert!(p.join("include/acl/acl_tdt_queue.h").is_file());
 
     // Installing again over the same prefix works, also from the installed copy of the tool.

@@ -7,6 +7,7 @@
 //! DIR/lib64/libacl_rt.so -> libascendcl.so   CANN 8.5 second names (symlinks: one object)
 //! DIR/lib64/libhcomm.so  -> libhccl.so
 //! DIR/lib64/libnnopbase.so, libopapi.so -> libnnopbase.so   aclnn (nnopbase + FormatCast)
+//! DIR/lib64/libopapi_{math,nn,cv,transformer}.so -> libnnopbase.so   the operator packages
 //! DIR/lib64/stub/*.so -> ../*.so      link-time libraries, as CANN's runtime/lib64/stub
 //! DIR/bin/npu-emu                     this tool (copied)
 //! DIR/set_env.sh                      see `npu-emu env` (also DIR/bin/setenv.bash)

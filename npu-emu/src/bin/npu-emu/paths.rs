@@ -16,10 +16,17 @@ pub const LIBS: [&str; 3] = ["libascendcl.so", "libhccl.so", "libnnopbase.so"];
 /// so that programs linked against them (torch_npu binds no symbol from them in eager mode)
 /// load. The TDT channel and queue libraries (`libacl_tdt_channel.so`, `libacl_tdt_queue.so`)
 /// hold `acl_tdt.h` / `acl_tdt_queue.h`, which libascendcl implements.
-pub const LIB_ALIASES: [(&str, &str); 9] = [
+/// The operator packages of CANN's open operator sources (hicann ops-math, ops-nn, ops-cv,
+/// ops-transformer) each build their own `libopapi_<pkg>.so`, and their build pages link
+/// them by path; here they are all the one aclnn library.
+pub const LIB_ALIASES: [(&str, &str); 13] = [
     ("libacl_rt.so", "libascendcl.so"),
     ("libhcomm.so", "libhccl.so"),
     ("libopapi.so", "libnnopbase.so"),
+    ("libopapi_math.so", "libnnopbase.so"),
+    ("libopapi_nn.so", "libnnopbase.so"),
+    ("libopapi_cv.so", "libnnopbase.so"),
+    ("libopapi_transformer.so", "libnnopbase.so"),
     ("libacl_op_compiler.so", "libascendcl.so"),
     ("libge_runner.so", "libascendcl.so"),
     ("libgraph.so", "libascendcl.so"),
