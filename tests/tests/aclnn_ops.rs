@@ -1614,3 +1614,145 @@ fn attention_versions_match_the_host_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// The normalisation + quantisation fused family (InplaceAddRmsNorm, GemmaRmsNorm,
+/// AddRmsNormCast, DeepNorm and its gradient, RmsNormQuant, AddRmsNormQuant and V2,
+/// RmsNormDynamicQuant, AddRmsNormDynamicQuant and V2, LayerNormQuant, AddLayerNormQuantV2,
+/// SwiGluQuant and V2, DequantSwigluQuant, Quantize, TransQuantParamV3) against float64 host
+/// references, with their documented argument errors.
+#[test]
+fn norm_quant_operators_match_the_host_reference() {
+    let work = scratch("aclnn-norm-quant");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_norm_quant.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok rms",
+        "ok deep norm",
+        "ok static quant",
+        "ok dynamic quant",
+        "ok layer norm quant",
+        "ok quantize",
+        "ok swiglu quant",
+        "ok dequant swiglu quant",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 80, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnInplaceAddRmsNormGetWorkspaceSize: x2Ref is nullptr",
+        "aclnnGemmaRmsNormGetWorkspaceSize: gamma shape [8] must equal the last dimensions of x [4, 16]",
+        "aclnnAddRmsNormQuantGetWorkspaceSize: divMode must be true",
+        "aclnnRmsNormDynamicQuantGetWorkspaceSize: dstType 3 (ACL_INT32) is not supported by npu-emu",
+        "aclnnAddRmsNormDynamicQuantV2GetWorkspaceSize: outputMaskOptional must have 2 values, not 3",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The variable-length (TND) flash attention: aclnnFlashAttentionVarLenScore V1-V4 and
+/// aclnnFlashAttentionUnpaddingScoreGrad V1-V4 against a float64 host reference (sparse modes
+/// 0-4, 7, 8 per sequence, dropout, float16, backward against finite differences), against
+/// each sequence run alone through aclnnFlashAttentionScore/Grad, with the documented errors.
+#[test]
+fn attention_varlen_matches_the_host_reference() {
+    let work = scratch("aclnn-attention-varlen");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_attention_varlen.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok each sequence alone",
+        "ok versions",
+        "ok sparse modes",
+        "ok dropout",
+        "ok errors",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 70, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnFlashAttentionVarLenScoreGetWorkspaceSize: actualSeqQLenOptional [3, 3, 8, 11] must end at T = 12",
+        "aclnnFlashAttentionVarLenScoreGetWorkspaceSize: sparseMode 5 (prefix, not compressed) is not supported",
+        "aclnnFlashAttentionVarLenScoreV4GetWorkspaceSize: softmax layout \"TND\" is not",
+        "aclnnFlashAttentionUnpaddingScoreGradGetWorkspaceSize: dqOut is nullptr",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_model_ops.cpp`: the operators model code reaches through torch_npu
+/// and CANN's documented examples (TransformBiasRescaleQkv, UpsampleBilinear2dBackwardV2,
+/// BinaryCrossEntropyWithLogitsTargetBackward, Modulate and its backward, AdaLayerNorm, V2 and
+/// backward, ClippedSwiglu and its gradient, PdistForward, multi-scale deformable attention
+/// and its gradient, Sinkhorn) against float64 host references, with their documented
+/// argument errors.
+#[test]
+fn model_operators_match_the_host_reference() {
+    let work = scratch("aclnn-model-ops");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_model_ops.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok qkv",
+        "ok upsample",
+        "ok bce target",
+        "ok modulate",
+        "ok ada layer norm",
+        "ok clipped swiglu",
+        "ok pdist",
+        "ok msda",
+        "ok sinkhorn",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 80, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnTransformBiasRescaleQkvGetWorkspaceSize: qkv is nullptr",
+        "aclnnModulateGetWorkspaceSize: scaleOptional has shape [2, 5]; for self [2, 3, 4] it must be [2, 4] or [2, 1, 4]",
+        "aclnnAdaLayerNormBackwardGetWorkspaceSize: normalizedShape must be [8] (input's last dimension), got [8, 1]",
+        "aclnnClippedSwigluGetWorkspaceSize: x [2, 3, 3] must be even along dim 1",
+        "aclnnPdistForwardGetWorkspaceSize: p must be in [0, inf], but it is -1",
+        "aclnnSinkhornGetWorkspaceSize: cost must be a 2-D matrix, but its shape is [1, 5, 3]",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -371,6 +371,9 @@ pub enum FaLayout {
     Sbh,
     Bsnd,
     Bnsd,
+    /// The variable-length layout: `[T, N, D]`, the sequences packed one after another
+    /// (their ends in [`VarLen`]).
+    Tnd,
 }
 
 impl FaLayout {
@@ -380,6 +383,7 @@ impl FaLayout {
             "SBH" => FaLayout::Sbh,
             "BSND" => FaLayout::Bsnd,
             "BNSD" => FaLayout::Bnsd,
+            "TND" => FaLayout::Tnd,
             _ => return None,
         })
     }
@@ -387,7 +391,7 @@ impl FaLayout {
     /// `(batch, sequence, heads·dim or heads, dim)` positions, and the tensor rank.
     pub fn rank(self) -> usize {
         match self {
-            FaLayout::Bsh | FaLayout::Sbh => 3,
+            FaLayout::Bsh | FaLayout::Sbh | FaLayout::Tnd => 3,
             _ => 4,
         }
     }
@@ -399,6 +403,7 @@ impl FaLayout {
             FaLayout::Sbh => (shape[1], shape[0], n, shape[2] / n.max(1)),
             FaLayout::Bsnd => (shape[0], shape[1], shape[2], shape[3]),
             FaLayout::Bnsd => (shape[0], shape[2], shape[1], shape[3]),
+            FaLayout::Tnd => (1, shape[0], shape[1], shape[2]),
         }
     }
 
@@ -406,7 +411,7 @@ impl FaLayout {
     fn off(self, dims: (usize, usize, usize, usize), b: usize, n: usize, s: usize) -> usize {
         let (bb, ss, nn, dd) = dims;
         match self {
-            FaLayout::Bsh | FaLayout::Bsnd => ((b * ss + s) * nn + n) * dd,
+            FaLayout::Bsh | FaLayout::Bsnd | FaLayout::Tnd => ((b * ss + s) * nn + n) * dd,
             FaLayout::Sbh => ((s * bb + b) * nn + n) * dd,
             FaLayout::Bnsd => ((b * nn + n) * ss + s) * dd,
         }
@@ -433,6 +438,33 @@ pub struct FaParams {
     /// `scale·q·kᵀ + pse` (the inference operators' `pseShift`, FlashAttentionScoreV2's
     /// pseType other than 1) instead of `scale·(q·kᵀ + pse)`.
     pub pse_after_scale: bool,
+    /// The packed sequences of layout TND (`None` for the other layouts).
+    pub varlen: Option<VarLen>,
+    /// Bit of the dropout keep-mask where this call's scores start (a TND sequence's).
+    pub drop_offset: usize,
+}
+
+/// The sequences of a TND call: cumulative query and key/value ends
+/// (`actualSeqQLen`/`actualSeqKvLen`), and whether softmaxMax/softmaxSum are laid out
+/// `[T, N, 8]` (`same_as_input`) rather than `[N, T, 8]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VarLen {
+    pub q_ends: Vec<usize>,
+    pub kv_ends: Vec<usize>,
+    pub stats_tnd: bool,
+}
+
+impl VarLen {
+    /// `(query start, query length, key start, key length)` of each sequence.
+    pub fn seqs(&self) -> Vec<(usize, usize, usize, usize)> {
+        let mut out = Vec::with_capacity(self.q_ends.len());
+        let (mut q0, mut k0) = (0, 0);
+        for (&q1, &k1) in self.q_ends.iter().zip(&self.kv_ends) {
+            out.push((q0, q1 - q0, k0, k1 - k0));
+            (q0, k0) = (q1, k1);
+        }
+        out
+    }
 }
 
 impl FaParams {
@@ -458,6 +490,8 @@ impl FaParams {
             q_lens: None,
             kv_lens: None,
             pse_after_scale: false,
+            varlen: None,
+            drop_offset: 0,
         }
     }
 }
@@ -544,6 +578,8 @@ impl FaDims {
             FaLayout::Sbh => vec![s, b, n * d],
             FaLayout::Bsnd => vec![b, s, n, d],
             FaLayout::Bnsd => vec![b, n, s, d],
+            // the batches are packed into T = s
+            FaLayout::Tnd => vec![s, n, d],
         }
     }
 }
@@ -841,7 +877,7 @@ impl FaInputs {
         if p.keep_prob <= 0.0 {
             pr.fill(0.0);
         } else if let Some(m) = &self.drop {
-            let base = (b * dm.n1 + n) * dm.s1 * dm.s2;
+            let base = p.drop_offset + (b * dm.n1 + n) * dm.s1 * dm.s2;
             for (i, v) in pr.iter_mut().enumerate() {
                 *v *= keep_bit(m, base + i) / p.keep_prob;
             }
@@ -865,6 +901,10 @@ pub fn flash_attention(
     softmax_sum: &View,
     out: &View,
 ) -> Result<(), String> {
+    if let Some(vl) = &p.varlen {
+        let opt = [pse, drop_mask, atten_mask];
+        return varlen_forward(vl, [q, k, v], opt, p, [softmax_max, softmax_sum, out]);
+    }
     let dm = FaDims::of(p, &q.shape, &k.shape, &v.shape)?;
     let inp = FaInputs::new(q, k, v, pse, drop_mask, atten_mask, p, &dm)?;
     let od = (dm.b, dm.s1, dm.n1, dm.dv);
@@ -968,6 +1008,18 @@ pub fn flash_attention_grad(
     dv: &View,
     dpse: Option<&View>,
 ) -> Result<(), String> {
+    if let Some(vl) = &p.varlen {
+        let ins = [q, k, v, dy];
+        return varlen_grad(
+            vl,
+            ins,
+            [pse, drop_mask, atten_mask],
+            saved,
+            p,
+            [dq, dk, dv],
+            dpse,
+        );
+    }
     let dm = FaDims::of(p, &q.shape, &k.shape, &v.shape)?;
     let inp = FaInputs::new(q, k, v, pse, drop_mask, atten_mask, p, &dm)?;
     let od = (dm.b, dm.s1, dm.n1, dm.dv);
@@ -1030,7 +1082,7 @@ pub fn flash_attention_grad(
             if p.keep_prob <= 0.0 {
                 dp.fill(0.0);
             } else if let Some(m) = &inp.drop {
-                let base = (b * dm.n1 + n) * s1 * s2;
+                let base = p.drop_offset + (b * dm.n1 + n) * s1 * s2;
                 for (i, x) in dp.iter_mut().enumerate() {
                     *x *= keep_bit(m, base + i) / p.keep_prob;
                 }
@@ -1085,6 +1137,230 @@ pub fn flash_attention_grad(
             let red = reduce_to(&full, &[dm.b, dm.n1, dm.s1, dm.s2], &out.shape);
             store(red, out)?;
         }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- variable length (TND)
+
+/// Rows `start..start + len` of a `[T, N, D]` tensor, seen as BSND `[1, len, N, D]`.
+fn rows(t: &View, start: usize, len: usize) -> View {
+    let st = &t.strides;
+    View {
+        ptr: t
+            .ptr
+            .wrapping_offset(start as isize * st[0] * t.esize() as isize),
+        shape: vec![1, len, t.shape[1], t.shape[2]],
+        strides: vec![0, st[0], st[1], st[2]],
+        ..t.clone()
+    }
+}
+
+/// Batch `b` of a 4-D `[B|1, ...]` tensor as `[1, ...]`, its last two dims cut to `s1`×`s2`
+/// (the top-left block; `None` keeps them).
+fn batch_of(t: &View, b: usize, cut: Option<(usize, usize)>) -> View {
+    let st = &t.strides;
+    let bi = if t.shape[0] == 1 { 0 } else { b };
+    let (s1, s2) = cut.unwrap_or((t.shape[2], t.shape[3]));
+    View {
+        ptr: t
+            .ptr
+            .wrapping_offset(bi as isize * st[0] * t.esize() as isize),
+        shape: vec![1, t.shape[1], s1, s2],
+        strides: vec![0, st[1], st[2], st[3]],
+        ..t.clone()
+    }
+}
+
+/// The attention mask of sequence `b` (`s1`×`s2`): the top-left block of a full mask
+/// (`[S1, S2]` or `[B|1, N|1, S1, S2]`); the compressed mask of the modes 2-8 as it is.
+fn seq_mask(m: &View, b: usize, s1: usize, s2: usize, sparse: i64) -> View {
+    if sparse >= 2 {
+        return m.clone();
+    }
+    if m.shape.len() == 2 {
+        View {
+            shape: vec![s1, s2],
+            ..m.clone()
+        }
+    } else {
+        batch_of(m, b, Some((s1, s2)))
+    }
+}
+
+/// The attributes of sequence `i` run alone as BSND: sparse mode 7 (8) is band (mode 4) for
+/// the last (first) sequence that is not empty and right-down (left-up) causal for the
+/// others; its dropout bits start after the earlier sequences' `n1·s1·s2`.
+fn seq_params(
+    p: &FaParams,
+    seqs: &[(usize, usize, usize, usize)],
+    i: usize,
+    n1: usize,
+) -> FaParams {
+    let full: Vec<usize> = (0..seqs.len())
+        .filter(|&j| seqs[j].1 > 0 && seqs[j].3 > 0)
+        .collect();
+    let sparse_mode = match p.sparse_mode {
+        7 if full.last() == Some(&i) => 4,
+        7 => 3,
+        8 if full.first() == Some(&i) => 4,
+        8 => 2,
+        m => m,
+    };
+    let before: usize = seqs[..i].iter().map(|s| n1 * s.1 * s.3).sum();
+    FaParams {
+        layout: FaLayout::Bsnd,
+        out_layout: FaLayout::Bsnd,
+        sparse_mode,
+        varlen: None,
+        drop_offset: p.drop_offset + before,
+        ..p.clone()
+    }
+}
+
+/// Index of softmaxMax/softmaxSum row `row`, head `n` in `[N, T, 8]` (or `[T, N, 8]`).
+fn stat_at(vl: &VarLen, t: usize, n1: usize, n: usize, row: usize) -> usize {
+    if vl.stats_tnd {
+        (row * n1 + n) * 8
+    } else {
+        (n * t + row) * 8
+    }
+}
+
+/// [`flash_attention`] of layout TND: each sequence alone, as one BSND batch.
+fn varlen_forward(
+    vl: &VarLen,
+    qkv: [&View; 3],
+    opt: [Option<&View>; 3],
+    p: &FaParams,
+    outs: [&View; 3],
+) -> Result<(), String> {
+    let [q, k, v] = qkv;
+    let [pse, drop, mask] = opt;
+    let [smax, ssum, out] = outs;
+    let (t, n1) = (q.shape[0], q.shape[1]);
+    let mut stats = [vec![0f64; t * n1 * 8], vec![0f64; t * n1 * 8]];
+    let seqs = vl.seqs();
+    for (b, &(q0, s1, k0, s2)) in seqs.iter().enumerate() {
+        let ps = seq_params(p, &seqs, b, n1);
+        let mut part = [vec![0f64; n1 * s1 * 8], vec![0f64; n1 * s1 * 8]];
+        let sh = [1, n1, s1, 8];
+        let mv = View::of_slice(&mut part[0], DType::F64, &sh);
+        let sv = View::of_slice(&mut part[1], DType::F64, &sh);
+        flash_attention(
+            &rows(q, q0, s1),
+            &rows(k, k0, s2),
+            &rows(v, k0, s2),
+            pse.map(|x| batch_of(x, b, None)).as_ref(),
+            drop,
+            mask.map(|m| seq_mask(m, b, s1, s2, p.sparse_mode)).as_ref(),
+            &ps,
+            &mv,
+            &sv,
+            &rows(out, q0, s1),
+        )?;
+        for (full, part) in stats.iter_mut().zip(&part) {
+            for n in 0..n1 {
+                for i in 0..s1 {
+                    let at = stat_at(vl, t, n1, n, q0 + i);
+                    let from = (n * s1 + i) * 8;
+                    full[at..at + 8].copy_from_slice(&part[from..from + 8]);
+                }
+            }
+        }
+    }
+    for (full, v) in stats.into_iter().zip([smax, ssum]) {
+        if v.numel() == full.len() {
+            store(full, v)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`flash_attention_grad`] of layout TND: each sequence alone, as one BSND batch; a
+/// broadcast pse's gradient sums over the sequences.
+fn varlen_grad(
+    vl: &VarLen,
+    qkvg: [&View; 4],
+    opt: [Option<&View>; 3],
+    saved: &FaSaved,
+    p: &FaParams,
+    outs: [&View; 3],
+    dpse: Option<&View>,
+) -> Result<(), String> {
+    let [q, k, v, dy] = qkvg;
+    let [pse, drop, mask] = opt;
+    let [dq, dk, dv] = outs;
+    let (t, n1) = (q.shape[0], q.shape[1]);
+    let stat = |v: Option<&View>| -> Result<Option<Vec<f64>>, String> {
+        match v {
+            Some(v) if v.numel() == t * n1 * 8 => Ok(Some(load(v)?)),
+            _ => Ok(None),
+        }
+    };
+    let (smax, ssum) = (stat(saved.softmax_max)?, stat(saved.softmax_sum)?);
+    let dpse = dpse.filter(|d| d.numel() > 0 && pse.is_some());
+    let mut dpse_all = dpse.map(|d| vec![0f64; d.numel()]);
+    let seqs = vl.seqs();
+    for (b, &(q0, s1, k0, s2)) in seqs.iter().enumerate() {
+        let ps = seq_params(p, &seqs, b, n1);
+        let sh = [1, n1, s1, 8];
+        let mut part: Vec<Vec<f64>> = [&smax, &ssum]
+            .iter()
+            .map(|full| match full {
+                Some(full) => (0..n1 * s1 * 8)
+                    .map(|x| {
+                        let (n, i, c) = (x / (s1 * 8), x / 8 % s1, x % 8);
+                        full[stat_at(vl, t, n1, n, q0 + i) + c]
+                    })
+                    .collect(),
+                None => Vec::new(),
+            })
+            .collect();
+        let views: Vec<View> = part
+            .iter_mut()
+            .map(|x| {
+                let shape: &[usize] = if x.is_empty() { &[0] } else { &sh };
+                View::of_slice(x, DType::F64, shape)
+            })
+            .collect();
+        let pick = |i: usize| (!part[i].is_empty()).then(|| &views[i]);
+        let ain = saved.attention_in.map(|a| rows(a, q0, s1));
+        let seq_saved = FaSaved {
+            softmax_max: pick(0),
+            softmax_sum: pick(1),
+            attention_in: ain.as_ref(),
+        };
+        let pse_b = pse.map(|x| batch_of(x, b, None));
+        let mut dpse_b = pse_b.as_ref().map(|x| vec![0f64; x.numel()]);
+        let dpse_v = dpse_b
+            .as_mut()
+            .filter(|_| dpse.is_some())
+            .map(|x| View::of_slice(x, DType::F64, &pse_b.as_ref().unwrap().shape));
+        flash_attention_grad(
+            &rows(q, q0, s1),
+            &rows(k, k0, s2),
+            &rows(v, k0, s2),
+            &rows(dy, q0, s1),
+            pse_b.as_ref(),
+            drop,
+            mask.map(|m| seq_mask(m, b, s1, s2, p.sparse_mode)).as_ref(),
+            &seq_saved,
+            &ps,
+            &rows(dq, q0, s1),
+            &rows(dk, k0, s2),
+            &rows(dv, k0, s2),
+            dpse_v.as_ref(),
+        )?;
+        if let (Some(all), Some(d), Some(part)) = (dpse_all.as_mut(), dpse, dpse_b) {
+            let base = if d.shape[0] == 1 { 0 } else { b * part.len() };
+            for (x, y) in all[base..base + part.len()].iter_mut().zip(&part) {
+                *x += y;
+            }
+        }
+    }
+    if let (Some(all), Some(d)) = (dpse_all, dpse) {
+        store(all, d)?;
     }
     Ok(())
 }

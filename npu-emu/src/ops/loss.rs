@@ -206,11 +206,12 @@ pub fn loss(
     }
 }
 
-/// The gradient of [`loss`] with respect to `x`: `out` (the broadcast shape) =
+/// The gradient of [`loss`] with respect to `x` (or `t`): `out` (the broadcast shape) =
 /// `g * dloss/dx` (`g` broadcast; divided by the element count for mean).
 #[allow(clippy::too_many_arguments)]
 pub fn loss_backward(
     kind: Kind,
+    wrt: Wrt,
     g: &View,
     x: &View,
     t: &View,
@@ -228,14 +229,14 @@ pub fn loss_backward(
     } else {
         1.0
     };
-    loss_grad(kind, Wrt::Input, g, x, t, w, p, k, out)
+    loss_grad(kind, wrt, g, x, t, w, p, k, out)
 }
 
 /// Which input a gradient is taken with respect to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wrt {
     Input,
-    /// The target (KL divergence only).
+    /// The target (KL divergence, binary cross entropy with logits).
     Target,
 }
 
@@ -264,6 +265,11 @@ pub fn loss_grad(
             let dl = match (wrt, kind) {
                 (Wrt::Target, Kind::KlDiv { log_target }) => {
                     kl_target_grad(log_target, i.x[j], i.t[j])
+                }
+                // d/dt of w((1 - t)x + (1 + (p - 1)t) softplus(-x))
+                (Wrt::Target, Kind::BceWithLogits) => {
+                    let x = i.x[j];
+                    w * ((p - 1.0) * ((-x.abs()).exp().ln_1p() + (-x).max(0.0)) - x)
                 }
                 _ => grad_one(kind, i.x[j], i.t[j], w, p),
             };
@@ -303,7 +309,18 @@ mod tests {
         assert!((s[0] - (0.5 + 1.5 + 0.125)).abs() < 1e-6);
         let mut g = [1.0f32];
         let gv = v(&mut g, &[]);
-        loss_backward(Kind::L1, &gv, &xv, &tv, None, None, Reduction::Mean, &ov).unwrap();
+        loss_backward(
+            Kind::L1,
+            Wrt::Input,
+            &gv,
+            &xv,
+            &tv,
+            None,
+            None,
+            Reduction::Mean,
+            &ov,
+        )
+        .unwrap();
         assert_eq!(o, [1.0 / 3.0, -1.0 / 3.0, 1.0 / 3.0]);
     }
 

@@ -49,6 +49,8 @@
 //!   filtering, MoE token permute/unpermute and their backward forms;
 //! - [`pool3d`]: 3-D max/avg/adaptive pooling and their backward forms, circular padding;
 //! - [`grid_sampler`]: 2-D grid sampling (bilinear, nearest, bicubic) and its backward.
+//! - [`model_ops`]: TransformBiasRescaleQkv, Modulate and AdaLayerNorm (and their backward),
+//!   clipped SwiGLU, multi-scale deformable attention, Sinkhorn.
 //!
 //! Rules every kernel follows:
 //! - f16/bf16 compute in f32 and round once when stored; f64 in f64; integers in i64,
@@ -85,6 +87,7 @@ pub mod matmul;
 pub mod nn;
 pub mod nn_extra;
 pub mod norm;
+pub mod norm_quant;
 pub mod optim;
 pub mod pool;
 pub mod quant;
@@ -108,6 +111,7 @@ pub mod grid_sampler;
 pub mod index18;
 pub mod math19;
 pub mod math_misc;
+pub mod model_ops;
 pub mod nn18;
 pub mod pool3d;
 pub mod random2;

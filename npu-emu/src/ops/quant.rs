@@ -44,7 +44,7 @@ impl Round {
 }
 
 /// `v` rounded by `mode` and saturated to int8 (NaN → 0), as f64 for the store.
-fn to_i8(v: f32, mode: Round) -> f64 {
+pub(crate) fn to_i8(v: f32, mode: Round) -> f64 {
     if v.is_nan() {
         return 0.0;
     }
@@ -53,7 +53,7 @@ fn to_i8(v: f32, mode: Round) -> f64 {
 
 /// The index into a per-axis parameter of `n` elements (1 = broadcast) for each element
 /// of a row-major tensor of `shape`, along `axis`.
-fn axis_index(shape: &[usize], axis: usize, n: usize) -> impl Fn(usize) -> usize {
+pub(crate) fn axis_index(shape: &[usize], axis: usize, n: usize) -> impl Fn(usize) -> usize {
     let inner: usize = shape[axis + 1..].iter().product();
     let dim = shape[axis];
     move |i| {
@@ -269,7 +269,23 @@ pub fn decode_quant_param(q: u64) -> (f32, f32) {
 /// or 1 elements) as the 64-bit parameter [`decode_quant_param`] reads; the offset is
 /// rounded half to even and saturated to [-256, 255].
 pub fn trans_quant_param(scale: &View, offset: Option<&View>, out: &View) -> Result<(), String> {
+    trans_quant_param_v3(scale, offset, false, out)
+}
+
+/// aclnnTransQuantParamV3: [`trans_quant_param`], with `fp19_round` (roundMode 1) the
+/// scale first rounded to its top 19 bits ([`round_fp19`]) instead of truncated.
+pub fn trans_quant_param_v3(
+    scale: &View,
+    offset: Option<&View>,
+    fp19_round: bool,
+    out: &View,
+) -> Result<(), String> {
     let s: Vec<f32> = load(scale, DType::F32)?;
+    let s: Vec<f32> = if fp19_round {
+        s.into_iter().map(round_fp19).collect()
+    } else {
+        s
+    };
     let o: Option<Vec<f32>> = match offset {
         Some(o) => Some(load(o, DType::F32)?),
         None => None,
@@ -286,6 +302,36 @@ pub fn trans_quant_param(scale: &View, offset: Option<&View>, out: &View) -> Res
         })
         .collect();
     store(r, DType::I64, out)
+}
+
+/// `v` rounded to FP19 (sign, 8 exponent bits, 10 mantissa bits: the top 19 bits of its
+/// float32) to nearest, ties to even; zeros and denormals become a signed zero, infinities and
+/// NaNs are truncated, and a carry past the largest exponent saturates to infinity.
+pub fn round_fp19(v: f32) -> f32 {
+    let b = v.to_bits();
+    let (sign, exp, man) = (b & 0x8000_0000, (b >> 23) & 0xFF, b & 0x7F_FFFF);
+    let bits = match exp {
+        0 => sign,
+        0xFF => b & 0xFFFF_E000,
+        _ => {
+            let (mut exp, mut m19) = (exp, man >> 13);
+            let round = (man >> 12) & 1;
+            let sticky = man & 0xFFF;
+            if round != 0 && (sticky != 0 || m19 & 1 != 0) {
+                m19 += 1;
+                if m19 >= 1 << 10 {
+                    m19 = 0;
+                    exp += 1;
+                }
+            }
+            if exp > 0xFF {
+                sign | 0x7F80_0000
+            } else {
+                sign | (exp << 23) | (m19 << 13)
+            }
+        }
+    };
+    f32::from_bits(bits)
 }
 
 /// Bit 46 of a quantisation parameter: the scale is present.

@@ -13,7 +13,7 @@ use super::args::{self as a, FLOATS3};
 use super::launch::{phase1, Built, Launch};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::DType;
-use npu_emu::ops::fused::{self, FaDims, FaLayout, FaParams, FaSaved, RopeMode};
+use npu_emu::ops::fused::{self, FaDims, FaLayout, FaParams, FaSaved, RopeMode, VarLen};
 use npu_emu::ops::view::broadcast_shapes;
 use std::ffi::{c_char, c_void};
 
@@ -44,7 +44,7 @@ use super::args::T;
 // ---------------------------------------------------------------- RMS norm
 
 /// gamma's rank, checked to be a suffix of x's shape (`gamma_shape = x_shape[n:]`).
-fn gamma_suffix(x: &T, g: &T) -> NnResult<usize> {
+pub(super) fn gamma_suffix(x: &T, g: &T) -> NnResult<usize> {
     let (xn, gn) = (x.ndim(), g.ndim());
     if gn == 0 || gn > xn || x.shape()[xn - gn..] != *g.shape() {
         return Err(NnError::invalid(format!(
@@ -58,7 +58,7 @@ fn gamma_suffix(x: &T, g: &T) -> NnResult<usize> {
 }
 
 /// rstd must hold one value per row: x's leading dimensions, the normalised ones as 1.
-fn check_rstd(r: &T, x: &T, gn: usize) -> NnResult<()> {
+pub(super) fn check_rstd(r: &T, x: &T, gn: usize) -> NnResult<()> {
     let lead = &x.shape()[..x.ndim() - gn];
     let mut expect = lead.to_vec();
     expect.extend(std::iter::repeat_n(1, gn));
@@ -615,6 +615,7 @@ struct FaAttrs {
     pse_type: i64,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn fa_check(
     q: &T,
     k: &T,
@@ -623,6 +624,7 @@ fn fa_check(
     drop: Option<&T>,
     mask: Option<&T>,
     at: &FaAttrs,
+    vl: Option<VarLen>,
 ) -> NnResult<Fa> {
     let FaAttrs {
         scale,
@@ -644,16 +646,21 @@ fn fa_check(
     }
     // SAFETY: a NUL-terminated C string from the caller.
     let ls = unsafe { std::ffi::CStr::from_ptr(layout) }.to_string_lossy();
-    let l = FaLayout::parse(&ls).ok_or_else(|| {
-        let extra = if ls == "TND" {
-            " (TND is the layout of aclnnFlashAttentionVarLenScore)"
-        } else {
-            ""
-        };
-        NnError::invalid(format!(
-            "inputLayout \"{ls}\" is not one of BSH, SBH, BSND, BNSD{extra}"
-        ))
-    })?;
+    let want_tnd = vl.is_some();
+    let l = FaLayout::parse(&ls)
+        .filter(|l| (*l == FaLayout::Tnd) == want_tnd)
+        .ok_or_else(|| {
+            NnError::invalid(match (want_tnd, &*ls) {
+                (true, _) => format!(
+                    "inputLayout \"{ls}\" is not TND (the only layout of the variable-length \
+                     operators)"
+                ),
+                (false, "TND") => "inputLayout \"TND\" is the layout of \
+                                   aclnnFlashAttentionVarLenScore/UnpaddingScoreGrad"
+                    .to_string(),
+                _ => format!("inputLayout \"{ls}\" is not one of BSH, SBH, BSND, BNSD"),
+            })
+        })?;
     for t in [q, k, v] {
         if t.ndim() != l.rank() {
             return Err(NnError::invalid(format!(
@@ -691,13 +698,29 @@ fn fa_check(
             "sparseMode {sparse} is not one of 0-8"
         )));
     }
-    if sparse > 4 {
-        return Err(NnError::invalid(format!(
-            "sparseMode {sparse} (prefix / variable-length modes) is not supported by \
-             npu-emu's aclnnFlashAttentionScore; modes 0-4 are"
-        )));
+    match sparse {
+        7 | 8 if want_tnd => {}
+        5 if want_tnd => {
+            return Err(NnError::invalid(
+                "sparseMode 5 (prefix, not compressed) is not supported with variable lengths",
+            ))
+        }
+        5..=8 => {
+            return Err(NnError::invalid(format!(
+                "sparseMode {sparse} (prefix / variable-length modes) is not supported by \
+                 npu-emu's {}; modes 0-4{} are",
+                if want_tnd {
+                    "aclnnFlashAttentionVarLenScore"
+                } else {
+                    "aclnnFlashAttentionScore"
+                },
+                if want_tnd { ", 7 and 8" } else { "" }
+            )))
+        }
+        _ => {}
     }
     let mut p = FaParams::training(l, head_num as usize, scale, keep_prob, pre, next, sparse);
+    p.varlen = vl;
     match pse_type {
         1 => {}
         0 => p.pse_after_scale = true,
@@ -715,7 +738,37 @@ fn fa_check(
             )))
         }
     }
-    let dims = FaDims::of(&p, q.shape(), k.shape(), v.shape()).map_err(NnError::invalid)?;
+    let mut dims = FaDims::of(&p, q.shape(), k.shape(), v.shape()).map_err(NnError::invalid)?;
+    let mut scores = dims.b * dims.n1 * dims.s1 * dims.s2;
+    if let Some(vl) = &p.varlen {
+        // B, S1 and S2 of the masks: the sequences and their longest lengths
+        let seqs = vl.seqs();
+        for (ends, t, arg) in [
+            (&vl.q_ends, dims.s1, "actualSeqQLenOptional"),
+            (&vl.kv_ends, dims.s2, "actualSeqKvLenOptional"),
+        ] {
+            if ends.last() != Some(&t) {
+                return Err(NnError::invalid(format!(
+                    "{arg} {ends:?} must end at T = {t} (the {} rows)",
+                    if arg == "actualSeqQLenOptional" {
+                        "query"
+                    } else {
+                        "key/value"
+                    }
+                )));
+            }
+        }
+        dims.b = seqs.len();
+        dims.s1 = seqs.iter().map(|s| s.1).max().unwrap_or(0);
+        dims.s2 = seqs.iter().map(|s| s.3).max().unwrap_or(0);
+        scores = seqs.iter().map(|s| dims.n1 * s.1 * s.3).sum();
+        if pse.is_some() && seqs.iter().any(|s| (s.1, s.3) != (dims.s1, dims.s2)) {
+            return Err(NnError::invalid(
+                "realShiftOptional/pseShiftOptional with layout TND needs sequences of equal \
+                 lengths in npu-emu (its [B, N, S1, S2] rows are then each sequence's)",
+            ));
+        }
+    }
     let full = [dims.b, dims.n1, dims.s1, dims.s2];
     if let Some(m) = mask {
         a::dtype_in(m, &[DType::Bool, DType::U8])?;
@@ -761,7 +814,7 @@ fn fa_check(
         }
     }
     if keep_prob < 1.0 && keep_prob > 0.0 {
-        let numel = full.iter().product::<usize>();
+        let numel = scores;
         match drop {
             None => {
                 return Err(NnError::invalid(format!(
@@ -784,10 +837,36 @@ fn fa_check(
     Ok(Fa { p, dims })
 }
 
-/// softmaxMax/softmaxSum: float32 `[B, N1, S1, 8]`.
-fn check_stat(t: &T, dims: &FaDims) -> NnResult<()> {
+/// softmaxMax/softmaxSum: float32 `[B, N1, S1, 8]`; with TND `[N1, T, 8]` (or `[T, N1, 8]`:
+/// torch_npu allocates that shape whichever layout the values take).
+fn check_stat(t: &T, fa: &Fa) -> NnResult<()> {
     a::dtype_in(t, &[DType::F32])?;
-    a::same_shape(t, &[dims.b, dims.n1, dims.s1, 8])
+    let dims = &fa.dims;
+    match &fa.p.varlen {
+        Some(vl) => {
+            let rows = *vl.q_ends.last().unwrap_or(&0);
+            let (a, b) = ([dims.n1, rows, 8], [rows, dims.n1, 8]);
+            if t.shape() != a && t.shape() != b {
+                return Err(NnError::invalid(format!(
+                    "{} has shape {:?}; layout TND takes [N, T, 8] = {a:?} (or {b:?})",
+                    t.arg,
+                    t.shape()
+                )));
+            }
+            Ok(())
+        }
+        None => a::same_shape(t, &[dims.b, dims.n1, dims.s1, 8]),
+    }
+}
+
+/// The shape of attentionOut/dy: the layout's, with all T rows for TND.
+fn out_shape(fa: &Fa) -> Vec<usize> {
+    let dm = &fa.dims;
+    let s = match &fa.p.varlen {
+        Some(vl) => *vl.q_ends.last().unwrap_or(&0),
+        None => dm.s1,
+    };
+    FaDims::shape(fa.p.layout, dm.b, s, dm.n1, dm.dv)
 }
 
 /// `aclnnFlashAttentionScore` and `…V2`: query, key, value, the optional pse, dropout mask
@@ -798,6 +877,7 @@ unsafe fn fa_forward(
     api: &'static str,
     ins: [*const c_void; 6],
     at: &FaAttrs,
+    vl: Option<VarLen>,
     outs: [*const c_void; 4],
 ) -> NnResult<Built> {
     let [query, key, value, real_shift, drop_mask, atten_mask] = ins;
@@ -811,12 +891,20 @@ unsafe fn fa_forward(
     let ssum = a::tensor(outs[1], "softmaxSumOut")?;
     let _sout = a::opt_tensor(outs[2], "softmaxOutOut")?;
     let out = a::tensor(outs[3], "attentionOutOut")?;
-    let fa = fa_check(&q, &k, &v, pse.as_ref(), drop.as_ref(), mask.as_ref(), at)?;
-    let dm = fa.dims;
-    check_stat(&smax, &dm)?;
-    check_stat(&ssum, &dm)?;
+    let fa = fa_check(
+        &q,
+        &k,
+        &v,
+        pse.as_ref(),
+        drop.as_ref(),
+        mask.as_ref(),
+        at,
+        vl,
+    )?;
+    check_stat(&smax, &fa)?;
+    check_stat(&ssum, &fa)?;
     same_dtype(&out, &q)?;
-    a::same_shape(&out, &FaDims::shape(fa.p.layout, dm.b, dm.s1, dm.n1, dm.dv))?;
+    a::same_shape(&out, &out_shape(&fa))?;
     let mut l = Launch::new(api);
     l.input(&q);
     l.input(&k);
@@ -904,6 +992,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGetWorkspaceSize(
                     attenMaskOptional,
                 ],
                 &at,
+                None,
                 [softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut],
             )
         },
@@ -967,6 +1056,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreV2GetWorkspaceSize(
                     attenMaskOptional,
                 ],
                 &at,
+                None,
                 [softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut],
             )
         },
@@ -980,6 +1070,7 @@ unsafe fn fa_backward(
     api: &'static str,
     ins: [*const c_void; 10],
     at: &FaAttrs,
+    vl: Option<VarLen>,
     outs: [*const c_void; 4],
 ) -> NnResult<Built> {
     let [query, key_in, value, dy, pse_shift, drop_mask, atten_mask, softmax_max, softmax_sum, attention_in] =
@@ -998,9 +1089,17 @@ unsafe fn fa_backward(
     let dk = a::tensor(outs[1], "dkOut")?;
     let dv = a::tensor(outs[2], "dvOut")?;
     let dpse = a::opt_tensor(outs[3], "dpseOut")?;
-    let fa = fa_check(&q, &k, &v, pse.as_ref(), drop.as_ref(), mask.as_ref(), at)?;
-    let dm = fa.dims;
-    let oshape = FaDims::shape(fa.p.layout, dm.b, dm.s1, dm.n1, dm.dv);
+    let fa = fa_check(
+        &q,
+        &k,
+        &v,
+        pse.as_ref(),
+        drop.as_ref(),
+        mask.as_ref(),
+        at,
+        vl,
+    )?;
+    let oshape = out_shape(&fa);
     same_dtype(&g, &q)?;
     a::same_shape(&g, &oshape)?;
     // Saved statistics that are empty (torch_npu passes `at::empty({0})` for the
@@ -1013,7 +1112,7 @@ unsafe fn fa_backward(
         ));
     }
     for t in [&smax, &ssum].into_iter().flatten() {
-        check_stat(t, &dm)?;
+        check_stat(t, &fa)?;
     }
     if let Some(t) = &ain {
         same_dtype(t, &q)?;
@@ -1149,6 +1248,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGradGetWorkspaceSize(
                 "aclnnFlashAttentionScoreGrad",
                 ins,
                 &at,
+                None,
                 [dqOut, dkOut, dvOut, dpseOut],
             )
         },
@@ -1227,9 +1327,737 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGradV2GetWorkspaceSize(
                 "aclnnFlashAttentionScoreGradV2",
                 ins,
                 &at,
+                None,
                 [dqOut, dkOut, dvOut, dpseOut],
             )
         },
+    )
+}
+
+// ---------------------------------------------------------------- variable length (TND)
+
+/// `actualSeqQLenOptional`/`actualSeqKvLenOptional`: the cumulative ends of the packed
+/// sequences (`[2, 4, 4, 6]` for lengths 2, 2, 0, 2), one per sequence (1 to 2048 of them);
+/// `softmax_layout` is V4's softmaxOutLayout/softmaxInLayout.
+fn varlen(q: *const c_void, kv: *const c_void, softmax_layout: *const c_char) -> NnResult<VarLen> {
+    let mut ends = Vec::with_capacity(2);
+    for (h, arg) in [(q, "actualSeqQLenOptional"), (kv, "actualSeqKvLenOptional")] {
+        let Some(v) = a::opt_int_array(h, arg)? else {
+            return Err(NnError::invalid(format!(
+                "{arg} is required: layout TND takes each sequence's cumulative length"
+            )));
+        };
+        if v.is_empty() || v.len() > 2048 {
+            return Err(NnError::invalid(format!(
+                "{arg} has {} entries; it takes one per sequence, 1 to 2048",
+                v.len()
+            )));
+        }
+        if v[0] < 0 || v.windows(2).any(|w| w[1] < w[0]) {
+            return Err(NnError::invalid(format!(
+                "{arg} {v:?} is not cumulative (non-negative and non-decreasing)"
+            )));
+        }
+        ends.push(v.into_iter().map(|x| x as usize).collect::<Vec<_>>());
+    }
+    let kv_ends = ends.pop().unwrap_or_default();
+    let q_ends = ends.pop().unwrap_or_default();
+    if q_ends.len() != kv_ends.len() {
+        return Err(NnError::invalid(format!(
+            "actualSeqQLenOptional has {} entries and actualSeqKvLenOptional {}; they must match",
+            q_ends.len(),
+            kv_ends.len()
+        )));
+    }
+    let stats_tnd = if softmax_layout.is_null() {
+        false
+    } else {
+        // SAFETY: a NUL-terminated C string from the caller.
+        match unsafe { std::ffi::CStr::from_ptr(softmax_layout) }.to_bytes() {
+            b"" => false,
+            b"same_as_input" => true,
+            s => {
+                return Err(NnError::invalid(format!(
+                    "softmax layout \"{}\" is not \"\" or \"same_as_input\"",
+                    String::from_utf8_lossy(s)
+                )))
+            }
+        }
+    };
+    Ok(VarLen {
+        q_ends,
+        kv_ends,
+        stats_tnd,
+    })
+}
+
+/// V3's queryRope/keyRope (and keyInRope): npu-emu computes without them.
+fn no_rope(args: &[(*const c_void, &'static str)]) -> NnResult<()> {
+    for &(h, arg) in args {
+        if a::opt_tensor(h, arg)?.is_some_and(|t| t.numel() > 0) {
+            return Err(NnError::invalid(format!(
+                "{arg} (the rope part of query/key) is not supported by npu-emu; pass nullptr"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The host arguments only the TND operators take: prefixOptional, actualSeqQLenOptional,
+/// actualSeqKvLenOptional, qStartIdxOptional, kvStartIdxOptional (V2, V3; null otherwise)
+/// and V4's softmax layout string.
+struct VarLenArgs {
+    prefix: *const c_void,
+    q_lens: *const c_void,
+    kv_lens: *const c_void,
+    q_start: *const c_void,
+    kv_start: *const c_void,
+    softmax_layout: *const c_char,
+    /// V3's queryRope and keyRope/keyInRope (null otherwise).
+    rope: [(*const c_void, &'static str); 2],
+}
+
+impl VarLenArgs {
+    /// The sequences, after reading the arguments npu-emu does not use: prefix (sparse mode
+    /// 6, rejected) and the start indices (which place the generated pse of pseType 2/3).
+    fn read(&self) -> NnResult<VarLen> {
+        a::opt_int_array(self.prefix, "prefixOptional")?;
+        a::opt_int_array(self.q_start, "qStartIdxOptional")?;
+        a::opt_int_array(self.kv_start, "kvStartIdxOptional")?;
+        no_rope(&self.rope)?;
+        varlen(self.q_lens, self.kv_lens, self.softmax_layout)
+    }
+}
+
+/// aclnnFlashAttentionVarLenScore V1-V4: the TND path of [`fa_forward`].
+unsafe fn varlen_forward(
+    names: [&'static str; 2],
+    ins: [*const c_void; 6],
+    va: VarLenArgs,
+    at: &FaAttrs,
+    outs: [*const c_void; 4],
+    ws: (*mut u64, *mut *mut c_void),
+) -> i32 {
+    phase1(names[0], ws.0, ws.1, || {
+        fa_forward(names[1], ins, at, Some(va.read()?), outs)
+    })
+}
+
+/// aclnnFlashAttentionUnpaddingScoreGrad V1-V4: the TND path of [`fa_backward`].
+unsafe fn varlen_backward(
+    names: [&'static str; 2],
+    ins: [*const c_void; 10],
+    va: VarLenArgs,
+    at: &FaAttrs,
+    outs: [*const c_void; 4],
+    ws: (*mut u64, *mut *mut c_void),
+) -> i32 {
+    phase1(names[0], ws.0, ws.1, || {
+        fa_backward(names[1], ins, at, Some(va.read()?), outs)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    realShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    prefixOptional: *const c_void,
+    actualSeqQLenOptional: *const c_void,
+    actualSeqKvLenOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+    softmaxOutOut: *const c_void,
+    attentionOutOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (paddingMaskOptional, innerPrecise);
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: 1,
+    };
+    let va = VarLenArgs {
+        prefix: prefixOptional,
+        q_lens: actualSeqQLenOptional,
+        kv_lens: actualSeqKvLenOptional,
+        q_start: std::ptr::null(),
+        kv_start: std::ptr::null(),
+        softmax_layout: std::ptr::null(),
+        rope: [(std::ptr::null(), ""); 2],
+    };
+    varlen_forward(
+        [
+            "aclnnFlashAttentionVarLenScoreGetWorkspaceSize",
+            "aclnnFlashAttentionVarLenScore",
+        ],
+        [
+            query,
+            key,
+            value,
+            realShiftOptional,
+            dropMaskOptional,
+            attenMaskOptional,
+        ],
+        va,
+        &at,
+        [softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut],
+        (workspaceSize, executor),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionVarLenScoreV2GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    realShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    prefixOptional: *const c_void,
+    actualSeqQLenOptional: *const c_void,
+    actualSeqKvLenOptional: *const c_void,
+    qStartIdxOptional: *const c_void,
+    kvStartIdxOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    pseType: i64,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+    softmaxOutOut: *const c_void,
+    attentionOutOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (paddingMaskOptional, innerPrecise);
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: pseType,
+    };
+    let va = VarLenArgs {
+        prefix: prefixOptional,
+        q_lens: actualSeqQLenOptional,
+        kv_lens: actualSeqKvLenOptional,
+        q_start: qStartIdxOptional,
+        kv_start: kvStartIdxOptional,
+        softmax_layout: std::ptr::null(),
+        rope: [(std::ptr::null(), ""); 2],
+    };
+    varlen_forward(
+        [
+            "aclnnFlashAttentionVarLenScoreV2GetWorkspaceSize",
+            "aclnnFlashAttentionVarLenScoreV2",
+        ],
+        [
+            query,
+            key,
+            value,
+            realShiftOptional,
+            dropMaskOptional,
+            attenMaskOptional,
+        ],
+        va,
+        &at,
+        [softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut],
+        (workspaceSize, executor),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionVarLenScoreV3GetWorkspaceSize(
+    query: *const c_void,
+    queryRope: *const c_void,
+    key: *const c_void,
+    keyRope: *const c_void,
+    value: *const c_void,
+    realShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    prefixOptional: *const c_void,
+    actualSeqQLenOptional: *const c_void,
+    actualSeqKvLenOptional: *const c_void,
+    qStartIdxOptional: *const c_void,
+    kvStartIdxOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    pseType: i64,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+    softmaxOutOut: *const c_void,
+    attentionOutOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (paddingMaskOptional, innerPrecise);
+    let rope = [(queryRope, "queryRope"), (keyRope, "keyRope")];
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: pseType,
+    };
+    let va = VarLenArgs {
+        prefix: prefixOptional,
+        q_lens: actualSeqQLenOptional,
+        kv_lens: actualSeqKvLenOptional,
+        q_start: qStartIdxOptional,
+        kv_start: kvStartIdxOptional,
+        softmax_layout: std::ptr::null(),
+        rope,
+    };
+    varlen_forward(
+        [
+            "aclnnFlashAttentionVarLenScoreV3GetWorkspaceSize",
+            "aclnnFlashAttentionVarLenScoreV3",
+        ],
+        [
+            query,
+            key,
+            value,
+            realShiftOptional,
+            dropMaskOptional,
+            attenMaskOptional,
+        ],
+        va,
+        &at,
+        [softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut],
+        (workspaceSize, executor),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionVarLenScoreV4GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    realShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    prefixOptional: *const c_void,
+    actualSeqQLenOptional: *const c_void,
+    actualSeqKvLenOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    softmaxOutLayout: *mut c_char,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+    softmaxOutOut: *const c_void,
+    attentionOutOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (paddingMaskOptional, innerPrecise);
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: 1,
+    };
+    let va = VarLenArgs {
+        prefix: prefixOptional,
+        q_lens: actualSeqQLenOptional,
+        kv_lens: actualSeqKvLenOptional,
+        q_start: std::ptr::null(),
+        kv_start: std::ptr::null(),
+        softmax_layout: softmaxOutLayout,
+        rope: [(std::ptr::null(), ""); 2],
+    };
+    varlen_forward(
+        [
+            "aclnnFlashAttentionVarLenScoreV4GetWorkspaceSize",
+            "aclnnFlashAttentionVarLenScoreV4",
+        ],
+        [
+            query,
+            key,
+            value,
+            realShiftOptional,
+            dropMaskOptional,
+            attenMaskOptional,
+        ],
+        va,
+        &at,
+        [softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut],
+        (workspaceSize, executor),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionUnpaddingScoreGradGetWorkspaceSize(
+    query: *const c_void,
+    keyIn: *const c_void,
+    value: *const c_void,
+    dy: *const c_void,
+    pseShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    softmaxMaxOptional: *const c_void,
+    softmaxSumOptional: *const c_void,
+    softmaxInOptional: *const c_void,
+    attentionInOptional: *const c_void,
+    prefixOptional: *const c_void,
+    actualSeqQLenOptional: *const c_void,
+    actualSeqKvLenOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    dqOut: *const c_void,
+    dkOut: *const c_void,
+    dvOut: *const c_void,
+    dpseOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (paddingMaskOptional, innerPrecise, softmaxInOptional);
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: 1,
+    };
+    let va = VarLenArgs {
+        prefix: prefixOptional,
+        q_lens: actualSeqQLenOptional,
+        kv_lens: actualSeqKvLenOptional,
+        q_start: std::ptr::null(),
+        kv_start: std::ptr::null(),
+        softmax_layout: std::ptr::null(),
+        rope: [(std::ptr::null(), ""); 2],
+    };
+    let ins = [
+        query,
+        keyIn,
+        value,
+        dy,
+        pseShiftOptional,
+        dropMaskOptional,
+        attenMaskOptional,
+        softmaxMaxOptional,
+        softmaxSumOptional,
+        attentionInOptional,
+    ];
+    varlen_backward(
+        [
+            "aclnnFlashAttentionUnpaddingScoreGradGetWorkspaceSize",
+            "aclnnFlashAttentionUnpaddingScoreGrad",
+        ],
+        ins,
+        va,
+        &at,
+        [dqOut, dkOut, dvOut, dpseOut],
+        (workspaceSize, executor),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionUnpaddingScoreGradV2GetWorkspaceSize(
+    query: *const c_void,
+    keyIn: *const c_void,
+    value: *const c_void,
+    dy: *const c_void,
+    pseShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    softmaxMaxOptional: *const c_void,
+    softmaxSumOptional: *const c_void,
+    softmaxInOptional: *const c_void,
+    attentionInOptional: *const c_void,
+    prefixOptional: *const c_void,
+    actualSeqQLenOptional: *const c_void,
+    actualSeqKvLenOptional: *const c_void,
+    qStartIdxOptional: *const c_void,
+    kvStartIdxOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    pseType: i64,
+    dqOut: *const c_void,
+    dkOut: *const c_void,
+    dvOut: *const c_void,
+    dpseOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (paddingMaskOptional, innerPrecise, softmaxInOptional);
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: pseType,
+    };
+    let va = VarLenArgs {
+        prefix: prefixOptional,
+        q_lens: actualSeqQLenOptional,
+        kv_lens: actualSeqKvLenOptional,
+        q_start: qStartIdxOptional,
+        kv_start: kvStartIdxOptional,
+        softmax_layout: std::ptr::null(),
+        rope: [(std::ptr::null(), ""); 2],
+    };
+    let ins = [
+        query,
+        keyIn,
+        value,
+        dy,
+        pseShiftOptional,
+        dropMaskOptional,
+        attenMaskOptional,
+        softmaxMaxOptional,
+        softmaxSumOptional,
+        attentionInOptional,
+    ];
+    varlen_backward(
+        [
+            "aclnnFlashAttentionUnpaddingScoreGradV2GetWorkspaceSize",
+            "aclnnFlashAttentionUnpaddingScoreGradV2",
+        ],
+        ins,
+        va,
+        &at,
+        [dqOut, dkOut, dvOut, dpseOut],
+        (workspaceSize, executor),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionUnpaddingScoreGradV3GetWorkspaceSize(
+    query: *const c_void,
+    queryRope: *const c_void,
+    keyIn: *const c_void,
+    keyInRope: *const c_void,
+    value: *const c_void,
+    dy: *const c_void,
+    pseShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    softmaxMaxOptional: *const c_void,
+    softmaxSumOptional: *const c_void,
+    softmaxInOptional: *const c_void,
+    attentionInOptional: *const c_void,
+    prefixOptional: *const c_void,
+    actualSeqQLenOptional: *const c_void,
+    actualSeqKvLenOptional: *const c_void,
+    qStartIdxOptional: *const c_void,
+    kvStartIdxOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    pseType: i64,
+    dqOut: *const c_void,
+    dqRopeOut: *const c_void,
+    dkOut: *const c_void,
+    dkRopeOut: *const c_void,
+    dvOut: *const c_void,
+    dpseOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (
+        paddingMaskOptional,
+        innerPrecise,
+        softmaxInOptional,
+        dqRopeOut,
+        dkRopeOut,
+    );
+    let rope = [(queryRope, "queryRope"), (keyInRope, "keyInRope")];
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: pseType,
+    };
+    let va = VarLenArgs {
+        prefix: prefixOptional,
+        q_lens: actualSeqQLenOptional,
+        kv_lens: actualSeqKvLenOptional,
+        q_start: qStartIdxOptional,
+        kv_start: kvStartIdxOptional,
+        softmax_layout: std::ptr::null(),
+        rope,
+    };
+    let ins = [
+        query,
+        keyIn,
+        value,
+        dy,
+        pseShiftOptional,
+        dropMaskOptional,
+        attenMaskOptional,
+        softmaxMaxOptional,
+        softmaxSumOptional,
+        attentionInOptional,
+    ];
+    varlen_backward(
+        [
+            "aclnnFlashAttentionUnpaddingScoreGradV3GetWorkspaceSize",
+            "aclnnFlashAttentionUnpaddingScoreGradV3",
+        ],
+        ins,
+        va,
+        &at,
+        [dqOut, dkOut, dvOut, dpseOut],
+        (workspaceSize, executor),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionUnpaddingScoreGradV4GetWorkspaceSize(
+    query: *const c_void,
+    keyIn: *const c_void,
+    value: *const c_void,
+    dy: *const c_void,
+    pseShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    softmaxMaxOptional: *const c_void,
+    softmaxSumOptional: *const c_void,
+    softmaxInOptional: *const c_void,
+    attentionInOptional: *const c_void,
+    prefixOptional: *const c_void,
+    actualSeqQLenOptional: *const c_void,
+    actualSeqKvLenOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    dqOut: *const c_void,
+    dkOut: *const c_void,
+    dvOut: *const c_void,
+    dpseOut: *const c_void,
+    softmaxInLayout: *mut c_char,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (paddingMaskOptional, innerPrecise, softmaxInOptional);
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: 1,
+    };
+    let va = VarLenArgs {
+        prefix: prefixOptional,
+        q_lens: actualSeqQLenOptional,
+        kv_lens: actualSeqKvLenOptional,
+        q_start: std::ptr::null(),
+        kv_start: std::ptr::null(),
+        softmax_layout: softmaxInLayout,
+        rope: [(std::ptr::null(), ""); 2],
+    };
+    let ins = [
+        query,
+        keyIn,
+        value,
+        dy,
+        pseShiftOptional,
+        dropMaskOptional,
+        attenMaskOptional,
+        softmaxMaxOptional,
+        softmaxSumOptional,
+        attentionInOptional,
+    ];
+    varlen_backward(
+        [
+            "aclnnFlashAttentionUnpaddingScoreGradV4GetWorkspaceSize",
+            "aclnnFlashAttentionUnpaddingScoreGradV4",
+        ],
+        ins,
+        va,
+        &at,
+        [dqOut, dkOut, dvOut, dpseOut],
+        (workspaceSize, executor),
     )
 }
 
@@ -2471,6 +3299,14 @@ crate::phase2!(
     aclnnFlashAttentionScoreV2,
     aclnnFlashAttentionScoreGrad,
     aclnnFlashAttentionScoreGradV2,
+    aclnnFlashAttentionVarLenScore,
+    aclnnFlashAttentionVarLenScoreV2,
+    aclnnFlashAttentionVarLenScoreV3,
+    aclnnFlashAttentionVarLenScoreV4,
+    aclnnFlashAttentionUnpaddingScoreGrad,
+    aclnnFlashAttentionUnpaddingScoreGradV2,
+    aclnnFlashAttentionUnpaddingScoreGradV3,
+    aclnnFlashAttentionUnpaddingScoreGradV4,
     aclnnPromptFlashAttention,
     aclnnPromptFlashAttentionV2,
     aclnnPromptFlashAttentionV3,

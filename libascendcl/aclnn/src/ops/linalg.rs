@@ -536,6 +536,43 @@ pub unsafe extern "C" fn aclnnInplaceRenormGetWorkspaceSize(
 
 // ---- Pdist ----
 
+/// The pairwise p-norm distances of `self`'s rows (`aclnnPdist`, and `aclnnPdistForward`
+/// with `p` as a scalar): FLOAT/FLOAT16, `out` `[n(n-1)/2]` of self's dtype, `p` in [0, inf].
+pub(crate) fn pdist(
+    api: &'static str,
+    self_: *const c_void,
+    pv: f64,
+    out: *mut c_void,
+) -> NnResult<Built> {
+    let x = a::tensor(self_, "self")?;
+    let o = a::tensor(out, "out")?;
+    a::dtype_in(&x, &[DType::F32, DType::F16])?;
+    if o.dtype() != x.dtype() {
+        return Err(NnError::invalid(format!(
+            "out data type {} must be self's {}",
+            o.dtype(),
+            x.dtype()
+        )));
+    }
+    if x.ndim() != 2 {
+        return Err(NnError::invalid(format!(
+            "self must be 2-D, but its shape is {:?}",
+            x.shape()
+        )));
+    }
+    let n = x.shape()[0];
+    a::same_shape(&o, &[n * n.saturating_sub(1) / 2])?;
+    if pv.is_nan() || pv < 0.0 {
+        return Err(NnError::invalid(format!(
+            "p must be in [0, inf], but it is {pv}"
+        )));
+    }
+    let mut l = Launch::new(api);
+    l.input(&x);
+    l.output(&o);
+    l.finish(move |v, _| linalg::pdist(&v[0], pv, &v[1]))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn aclnnPdistGetWorkspaceSize(
     self_: *const c_void,
@@ -548,36 +585,7 @@ pub unsafe extern "C" fn aclnnPdistGetWorkspaceSize(
         "aclnnPdistGetWorkspaceSize",
         workspaceSize,
         executor,
-        || {
-            let x = a::tensor(self_, "self")?;
-            let o = a::tensor(out, "out")?;
-            a::dtype_in(&x, &[DType::F32, DType::F16])?;
-            if o.dtype() != x.dtype() {
-                return Err(NnError::invalid(format!(
-                    "out data type {} must be self's {}",
-                    o.dtype(),
-                    x.dtype()
-                )));
-            }
-            if x.ndim() != 2 {
-                return Err(NnError::invalid(format!(
-                    "self must be 2-D, but its shape is {:?}",
-                    x.shape()
-                )));
-            }
-            let n = x.shape()[0];
-            a::same_shape(&o, &[n * n.saturating_sub(1) / 2])?;
-            let pv = p as f64;
-            if pv.is_nan() || pv < 0.0 {
-                return Err(NnError::invalid(format!(
-                    "p must be in [0, inf], but it is {pv}"
-                )));
-            }
-            let mut l = Launch::new("aclnnPdist");
-            l.input(&x);
-            l.output(&o);
-            l.finish(move |v, _| linalg::pdist(&v[0], pv, &v[1]))
-        },
+        || pdist("aclnnPdist", self_, p as f64, out),
     )
 }
 

@@ -581,6 +581,24 @@ fn pointwise_loss_backward(
     reduction_: i64,
     o: a::T,
 ) -> NnResult<Built> {
+    pointwise_loss_grad(api, kind, Wrt::Input, g, x, t, w, p, reduction_, o)
+}
+
+/// The checks and launch of a pointwise loss's gradient with respect to `wrt` (the input,
+/// or the target: `aclnnBinaryCrossEntropyWithLogitsTargetBackward`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pointwise_loss_grad(
+    api: &'static str,
+    kind: Kind,
+    wrt: Wrt,
+    g: a::T,
+    x: a::T,
+    t: a::T,
+    w: Option<a::T>,
+    p: Option<a::T>,
+    reduction_: i64,
+    o: a::T,
+) -> NnResult<Built> {
     let r = reduction(reduction_)?;
     let mut all = vec![&g, &x, &t];
     all.extend(w.as_ref());
@@ -611,7 +629,7 @@ fn pointwise_loss_backward(
     l.finish(move |v, _| {
         let wi = hw.then_some(&v[3]);
         let pi = hp.then(|| &v[3 + hw as usize]);
-        pl::loss_backward(kind, &v[0], &v[1], &v[2], wi, pi, r, &v[v.len() - 1])
+        pl::loss_backward(kind, wrt, &v[0], &v[1], &v[2], wi, pi, r, &v[v.len() - 1])
     })
 }
 

@@ -402,65 +402,82 @@ pub unsafe extern "C" fn aclnnAddRmsNormGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1(
-        "aclnnAddRmsNormGetWorkspaceSize",
+    add_rms_norm(
+        ["aclnnAddRmsNormGetWorkspaceSize", "aclnnAddRmsNorm"],
+        [(x1, "x1"), (x2, "x2"), (yOut, "yOut"), (xOut, "xOut")],
+        gamma,
+        epsilon,
+        rstdOut,
         workspaceSize,
         executor,
-        || {
-            let a1 = a::tensor(x1, "x1")?;
-            let a2 = a::tensor(x2, "x2")?;
-            let g = a::tensor(gamma, "gamma")?;
-            let y = a::tensor(yOut, "yOut")?;
-            let r = a::tensor(rstdOut, "rstdOut")?;
-            let xo = a::tensor(xOut, "xOut")?;
-            for t in [&a1, &a2, &g, &y, &xo] {
-                a::dtype_in(t, FLOATS3)?;
-                a::max_dims(t, 8)?;
-            }
-            a::dtype_in(&r, &[DType::F32])?;
-            if a1.ndim() == 0 || a1.numel() == 0 {
-                return Err(bad(format!(
-                    "x1 must have 1 to 8 dimensions and elements, but its shape is {:?}",
-                    a1.shape()
-                )));
-            }
-            like(&a2, &a1)?;
-            like(&y, &a1)?;
-            like(&xo, &a1)?;
-            let (xn, gn) = (a1.ndim(), g.ndim());
-            if gn == 0 || gn > xn || a1.shape()[xn - gn..] != *g.shape() {
-                return Err(bad(format!(
-                    "gamma shape {:?} must equal the last dimensions of x1 {:?}",
-                    g.shape(),
-                    a1.shape()
-                )));
-            }
-            let mut rs = a1.shape()[..xn - gn].to_vec();
-            rs.extend(std::iter::repeat_n(1, gn));
-            a::same_shape(&r, &rs)?;
-            if !epsilon.is_finite() || epsilon < 0.0 {
-                return Err(bad(format!(
-                    "epsilon must be finite and not negative, but it is {epsilon}"
-                )));
-            }
-            let mut l = Launch::new("aclnnAddRmsNorm");
-            l.input(&a1);
-            l.input(&a2);
-            l.input(&g);
-            l.output(&y);
-            l.output(&r);
-            l.output(&xo);
-            l.finish(move |v, _| {
-                norm::add_rms_norm(&v[0], &v[1], &v[2], epsilon, &v[3], &v[4], &v[5])
-            })
-        },
     )
+}
+
+/// AddRmsNorm and aclnnInplaceAddRmsNorm (whose `y` is `x1Ref` and `xOut` is `x2Ref`):
+/// `[name, api]`, then x1, x2, y and xOut with their argument names.
+pub(super) unsafe fn add_rms_norm(
+    [name, api]: [&'static str; 2],
+    [x1, x2, yOut, xOut]: [(*const c_void, &'static str); 4],
+    gamma: *const c_void,
+    epsilon: f64,
+    rstdOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspaceSize, executor, || {
+        let a1 = a::tensor(x1.0, x1.1)?;
+        let a2 = a::tensor(x2.0, x2.1)?;
+        let g = a::tensor(gamma, "gamma")?;
+        let y = a::tensor(yOut.0, yOut.1)?;
+        let r = a::tensor(rstdOut, "rstdOut")?;
+        let xo = a::tensor(xOut.0, xOut.1)?;
+        for t in [&a1, &a2, &g, &y, &xo] {
+            a::dtype_in(t, FLOATS3)?;
+            a::max_dims(t, 8)?;
+        }
+        a::dtype_in(&r, &[DType::F32])?;
+        if a1.ndim() == 0 || a1.numel() == 0 {
+            return Err(bad(format!(
+                "{} must have 1 to 8 dimensions and elements, but its shape is {:?}",
+                a1.arg,
+                a1.shape()
+            )));
+        }
+        like(&a2, &a1)?;
+        like(&y, &a1)?;
+        like(&xo, &a1)?;
+        let (xn, gn) = (a1.ndim(), g.ndim());
+        if gn == 0 || gn > xn || a1.shape()[xn - gn..] != *g.shape() {
+            return Err(bad(format!(
+                "gamma shape {:?} must equal the last dimensions of {} {:?}",
+                g.shape(),
+                a1.arg,
+                a1.shape()
+            )));
+        }
+        let mut rs = a1.shape()[..xn - gn].to_vec();
+        rs.extend(std::iter::repeat_n(1, gn));
+        a::same_shape(&r, &rs)?;
+        if !epsilon.is_finite() || epsilon < 0.0 {
+            return Err(bad(format!(
+                "epsilon must be finite and not negative, but it is {epsilon}"
+            )));
+        }
+        let mut l = Launch::new(api);
+        l.input(&a1);
+        l.input(&a2);
+        l.input(&g);
+        l.output(&y);
+        l.output(&r);
+        l.output(&xo);
+        l.finish(move |v, _| norm::add_rms_norm(&v[0], &v[1], &v[2], epsilon, &v[3], &v[4], &v[5]))
+    })
 }
 
 // ---- AddLayerNorm, AddLayerNormGrad ----
 
 /// gamma-like `t` must be the trailing dimensions of `x`; returns their count.
-fn trailing(t: &a::T, x: &a::T) -> NnResult<usize> {
+pub(super) fn trailing(t: &a::T, x: &a::T) -> NnResult<usize> {
     let (xn, gn) = (x.ndim(), t.ndim());
     if gn == 0 || gn > xn || x.shape()[xn - gn..] != *t.shape() {
         return Err(bad(format!(
@@ -476,7 +493,7 @@ fn trailing(t: &a::T, x: &a::T) -> NnResult<usize> {
 
 /// A per-row statistic of `x` normalised over its last `gn` dimensions: x's leading
 /// dimensions then one 1 (torch_npu's shape) or `gn` ones.
-fn row_stat(t: &a::T, x: &a::T, gn: usize) -> NnResult<()> {
+pub(super) fn row_stat(t: &a::T, x: &a::T, gn: usize) -> NnResult<()> {
     a::dtype_in(t, &[DType::F32])?;
     let lead = &x.shape()[..x.ndim() - gn];
     let mut one = lead.to_vec();

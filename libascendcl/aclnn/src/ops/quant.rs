@@ -24,7 +24,7 @@ use std::ffi::{c_char, c_void};
 /// `ACL_INT8`, the one quantised output type npu-emu computes.
 const ACL_INT8: i64 = 2;
 
-fn dst_int8(dst: i64) -> NnResult<()> {
+pub(super) fn dst_int8(dst: i64) -> NnResult<()> {
     match dst {
         ACL_INT8 => Ok(()),
         3 | 29 | 34 | 35 | 36 => Err(NnError::invalid(format!(
@@ -37,7 +37,7 @@ fn dst_int8(dst: i64) -> NnResult<()> {
     }
 }
 
-fn out_int8(y: &T) -> NnResult<()> {
+pub(super) fn out_int8(y: &T) -> NnResult<()> {
     if y.dtype() != DType::I8 {
         return Err(NnError::invalid(format!(
             "{} has data type {}; the quantised output must be INT8",
@@ -892,61 +892,86 @@ pub unsafe extern "C" fn aclnnTransQuantParamV2GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1(
-        "aclnnTransQuantParamV2GetWorkspaceSize",
+    trans_quant_param(
+        [
+            "aclnnTransQuantParamV2GetWorkspaceSize",
+            "aclnnTransQuantParamV2",
+        ],
+        scale,
+        offset,
+        0,
+        out,
         workspaceSize,
         executor,
-        || {
-            let s = a::tensor(scale, "scale")?;
-            let off = a::opt_tensor(offset, "offset")?;
-            let o = a::tensor(out, "out")?;
-            for t in std::iter::once(&s).chain(off.as_ref()) {
-                if t.dtype() != DType::F32 {
-                    return Err(NnError::invalid(format!(
-                        "{} has data type {}; it must be FLOAT",
-                        t.arg,
-                        t.dtype()
-                    )));
-                }
-                let ok = t.ndim() == 1 || (t.ndim() == 2 && t.shape()[0] == 1);
-                if !ok || t.numel() == 0 {
-                    return Err(NnError::invalid(format!(
-                        "{} shape {:?} must be (t,) or (1, n), not empty",
-                        t.arg,
-                        t.shape()
-                    )));
-                }
-            }
-            a::dtype_in(&o, QPARAM)?;
-            let want: Vec<usize> = if s.ndim() == 1 {
-                let t = off.as_ref().map_or(s.numel(), |f| f.numel().max(s.numel()));
-                vec![t]
-            } else {
-                s.shape().to_vec()
-            };
-            let len = want.iter().product::<usize>();
-            for t in std::iter::once(&s).chain(off.as_ref()) {
-                if t.numel() != 1 && t.numel() != len {
-                    return Err(NnError::invalid(format!(
-                        "{} has {} elements; scale and offset must have 1 or {len}",
-                        t.arg,
-                        t.numel()
-                    )));
-                }
-            }
-            a::same_shape(&o, &want)?;
-            let mut l = Launch::new("aclnnTransQuantParamV2");
-            l.input(&s);
-            let has_o = off.is_some();
-            if let Some(f) = &off {
-                l.input(f);
-            }
-            let yi = l.output(&o);
-            l.finish(move |v, _| {
-                quant::trans_quant_param(&v[0], if has_o { Some(&v[1]) } else { None }, &v[yi])
-            })
-        },
     )
+}
+
+/// TransQuantParamV2 and V3 (`roundMode` 0 truncates the scale to FP19 as V2 does, 1 rounds).
+pub(super) unsafe fn trans_quant_param(
+    [name, api]: [&'static str; 2],
+    scale: *const c_void,
+    offset: *const c_void,
+    round: i64,
+    out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(name, workspaceSize, executor, || {
+        if round != 0 && round != 1 {
+            return Err(NnError::invalid(format!(
+                "roundMode {round} must be 0 (truncate, as V2) or 1 (round)"
+            )));
+        }
+        let s = a::tensor(scale, "scale")?;
+        let off = a::opt_tensor(offset, "offset")?;
+        let o = a::tensor(out, "out")?;
+        for t in std::iter::once(&s).chain(off.as_ref()) {
+            if t.dtype() != DType::F32 {
+                return Err(NnError::invalid(format!(
+                    "{} has data type {}; it must be FLOAT",
+                    t.arg,
+                    t.dtype()
+                )));
+            }
+            let ok = t.ndim() == 1 || (t.ndim() == 2 && t.shape()[0] == 1);
+            if !ok || t.numel() == 0 {
+                return Err(NnError::invalid(format!(
+                    "{} shape {:?} must be (t,) or (1, n), not empty",
+                    t.arg,
+                    t.shape()
+                )));
+            }
+        }
+        a::dtype_in(&o, QPARAM)?;
+        let want: Vec<usize> = if s.ndim() == 1 {
+            let t = off.as_ref().map_or(s.numel(), |f| f.numel().max(s.numel()));
+            vec![t]
+        } else {
+            s.shape().to_vec()
+        };
+        let len = want.iter().product::<usize>();
+        for t in std::iter::once(&s).chain(off.as_ref()) {
+            if t.numel() != 1 && t.numel() != len {
+                return Err(NnError::invalid(format!(
+                    "{} has {} elements; scale and offset must have 1 or {len}",
+                    t.arg,
+                    t.numel()
+                )));
+            }
+        }
+        a::same_shape(&o, &want)?;
+        let mut l = Launch::new(api);
+        l.input(&s);
+        let has_o = off.is_some();
+        if let Some(f) = &off {
+            l.input(f);
+        }
+        let yi = l.output(&o);
+        l.finish(move |v, _| {
+            let off = if has_o { Some(&v[1]) } else { None };
+            quant::trans_quant_param_v3(&v[0], off, round == 1, &v[yi])
+        })
+    })
 }
 
 crate::phase2!(

@@ -468,7 +468,7 @@ fn linear(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn linear_backward(
+pub(crate) fn linear_backward(
     api: &'static str,
     grad_out: *const c_void,
     output_size: *const c_void,
