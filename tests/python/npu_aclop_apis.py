@@ -190,6 +190,41 @@ def linear_fractal_nz():
         torch.npu.config.allow_internal_format = False
 
 
+def scalar_first_compare():
+    """A comparison whose first operand is a CPU scalar tensor (`torch.ge(t, x)`, `t >= x`):
+    libopapi.so has no aclnnLessScalar (nor has CANN's), so torch_npu falls back to the aclop
+    LessEqual / Less / Greater / ... with the scalar in host memory."""
+    x = torch.tensor([[0.1, 0.5], [0.9, -2.0]])
+    for f in (torch.ge, torch.gt, torch.le, torch.lt, torch.eq, torch.ne):
+        for s in (torch.tensor(0.5), torch.tensor(-2.0)):
+            got = f(s, x.to(D))
+            if not torch.equal(got.cpu(), f(s, x)):
+                raise AssertionError(f"{f.__name__}({s.item()}, x): {got.cpu()} != {f(s, x)}")
+    close((torch.tensor(0.5) >= x.to(D)).float(), (torch.tensor(0.5) >= x).float(), 0, "t >= x")
+
+
+def nz_elementwise():
+    """Arithmetic and comparisons on a tensor stored as FRACTAL_NZ (internal formats allowed):
+    torch_npu runs the aclop Mul, Add, Sub, RealDiv, Maximum, Greater with the NZ storage."""
+    torch.npu.config.allow_internal_format = True
+    try:
+        w = torch.randn(20, 40)
+        wn = torch_npu.npu_format_cast(w.to(D), 29)
+        if torch_npu.get_npu_format(wn) != 29:
+            raise AssertionError("the tensor is not FRACTAL_NZ")
+        for what, f in (
+            ("mul", lambda t: t * 2),
+            ("add", lambda t: t + t),
+            ("sub", lambda t: t - 1),
+            ("div", lambda t: t / 3),
+            ("maximum", lambda t: torch.maximum(t, t * 0.5)),
+            ("gt", lambda t: (t > 0).float()),
+        ):
+            close(f(wn), f(w), 1e-6, f"NZ {what}")
+    finally:
+        torch.npu.config.allow_internal_format = False
+
+
 def bmm_v2():
     a, b = torch.randn(3, 4, 5), torch.randn(3, 5, 2)
     ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
@@ -297,6 +332,8 @@ case("npu_scatter", scatter)
 case("npu_format_cast", format_cast)
 case("npu_format_cast_internal", format_cast_internal)
 case("linear_fractal_nz", linear_fractal_nz)
+case("scalar_first_compare", scalar_first_compare)
+case("nz_elementwise", nz_elementwise)
 case("npu_bmmV2", bmm_v2)
 case("npu_confusion_transpose", confusion_transpose)
 case("npu_sort_v2", sort_v2)

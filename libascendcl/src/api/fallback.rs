@@ -7,7 +7,9 @@
 //! `"aclnnX or aclnnXGetWorkspaceSize not in libopapi.so, or libopapi.so not found. Will
 //! call acl_op::y(...)"`. [`note_log`] keeps the latest of those; [`explain`] turns them
 //! into the end of the "op type T is not supported" message, naming the aclnn function and
-//! the torch operator when torch_npu told us, and saying how to have it told otherwise.
+//! the torch operator when torch_npu told us, and saying how to have it told otherwise. An
+//! aclop call that runs [`forget`]s them: the fallback was served, so a later unsupported
+//! operator is not blamed on it.
 
 use crate::globals::FALLBACKS_SEEN as SEEN;
 
@@ -39,6 +41,15 @@ pub fn note_log(msg: &str) {
         s.pop_front();
     }
     s.push_back((aclnn.to_string(), call));
+}
+
+/// An aclop call ran: the fallbacks noted before it were served (a later unsupported
+/// operator is not theirs).
+pub fn forget() {
+    let mut s = SEEN.lock();
+    if !s.is_empty() {
+        s.clear();
+    }
 }
 
 /// "Triu" -> "triu", "StatelessDropOutGenMask" -> "stateless_drop_out_gen_mask".

@@ -425,16 +425,18 @@ fn execute(api: &'static str, c: Call) -> Result<(), Error> {
             ACL_ERROR_OP_NOT_FOUND,
             format!(
                 "op type \"{other}\" is not supported: npu-emu has no operator model for it \
-                 (the emulated operators are: TransData, Identity, Cast, DynamicRNN, DynamicRNNV2, \
-                 DynamicRNNGrad, DynamicRNNV2Grad, Transpose, BroadcastTo, Slice, Pad, Swish, \
-                 SwishGrad, Mish, MishGrad, ArgMaxWithValue, ArgMinWithValue, \
-                 ScatterElements, ArgMaxGrad, Fill, BatchMatMul, ConfusionTransposeD, SortV2, \
-                 LayerNormV3, SoftmaxCrossEntropyWithLogits, OneHotD, Conv2D, \
-                 Conv2DBackpropInput, Conv2DBackpropFilter, ReduceSum). {}",
+                 (the emulated operators are: {}). {}",
+                ["TransData", "Identity", "Cast"]
+                    .into_iter()
+                    .chain(crate::api::op_rnn::names())
+                    .chain(crate::api::op_tensor::names())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 crate::api::fallback::explain(other)
             ),
         )),
     }
+    .inspect(|_| crate::api::fallback::forget())
 }
 
 /// One line describing a call's tensors and attrs (logged at DEBUG: what an operator was
@@ -770,7 +772,7 @@ fn trans_data(api: &'static str, c: &Call) -> Result<(), Error> {
         groups,
         rule: C0Rule::Ge,
     };
-    let plan = match formats::plan(&req) {
+    let plan = match plan_any_c0(&req) {
         Ok(p) => p,
         Err(e) => return Err(plan_error(&req, e)),
     };
@@ -793,6 +795,19 @@ fn packed_groups(src: &TensorDesc, dst: &TensorDesc) -> Option<i64> {
     .filter(|&&f| f >= 0)
     .map(|&f| i64::from((f >> 8) & 0xffff))
     .find(|&g| g > 1)
+}
+
+/// The plan of `req` with the C0 its private shape was made with: GE's rule, else the
+/// 32-byte rule (torch_npu stores a BOOL FRACTAL_NZ tensor with C0 32, and aclnnNpuFormatCast
+/// uses 32 / element size). The error is GE's when neither fits.
+pub(crate) fn plan_any_c0(req: &formats::Request) -> Result<formats::Plan, formats::FormatError> {
+    formats::plan(req).or_else(|e| {
+        formats::plan(&formats::Request {
+            rule: C0Rule::Aclnn,
+            ..*req
+        })
+        .map_err(|_| e)
+    })
 }
 
 /// `Identity`: one input and one output of the same data type and shape, the data converted
@@ -842,7 +857,7 @@ fn identity(api: &'static str, c: &Call) -> Result<(), Error> {
         groups,
         rule: C0Rule::Ge,
     };
-    let plan = formats::plan(&req).map_err(|e| {
+    let plan = plan_any_c0(&req).map_err(|e| {
         let mut err = plan_error(&req, e);
         err.msg = err.msg.replace("\"TransData\"", "\"Identity\"");
         err
@@ -1157,15 +1172,7 @@ fn cast_descs(
     let (sf, sshape) = src.storage(1)?;
     let (df, dshape) = dst.storage(1)?;
     if sf & 0xff != df & 0xff {
-        return Err(Error::new(
-            ACL_ERROR_FORMAT_NOT_MATCH,
-            format!(
-                "op type \"Cast\": the output format {} differs from the input format {} (Cast \
-                 converts data types only; use TransData for formats)",
-                format_text(df),
-                format_text(sf)
-            ),
-        ));
+        return cast_across_formats(api, c);
     }
     let n = crate::api::tensor_desc::element_count(&sshape)?;
     if sshape != dshape {
@@ -1192,6 +1199,55 @@ fn cast_descs(
         cast::convert(sdt, ddt, n, s, d);
         Ok(())
     })
+}
+
+/// Cast between two formats (torch_npu casts a FRACTAL_NZ tensor into an ND one, where
+/// single-operator compilation adds the format conversion): a private format is converted to
+/// its origin format, the elements cast, the result converted to the output's format.
+fn cast_across_formats(api: &'static str, c: &Call) -> Result<(), Error> {
+    use super::op_args::{arg, enqueue, input_arg};
+    let x = input_arg(c, 0)?.ok_or_else(|| Error::invalid("the input is NULL"))?;
+    let y = arg(c, 0, true)?.ok_or_else(|| Error::invalid("outputDesc[0] is NULL"))?;
+    if x.shape() != y.shape() {
+        return Err(Error::new(
+            ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+            format!(
+                "op type \"Cast\": the output shape {:?} differs from the input shape {:?}",
+                y.shape(),
+                x.shape()
+            ),
+        ));
+    }
+    let all = npu_emu::ops::dtype::ALL;
+    let xt = x.tensor("Cast", "input 0".into(), false, all)?;
+    let yt = y.tensor("Cast", "output 0".into(), true, all)?;
+    let (sdt, ddt) = (x.desc.dtype, y.desc.dtype);
+    enqueue(
+        api,
+        "Cast",
+        c,
+        false,
+        vec![Some(xt)],
+        vec![yt],
+        move |i, o| {
+            let (xv, yv) = (i[0].ok_or("the input view is missing")?, &o[0]);
+            let n: usize = xv.shape.iter().product();
+            let (ss, ds) = (
+                cast::element_size(sdt).unwrap_or(1),
+                cast::element_size(ddt).unwrap_or(1),
+            );
+            // SAFETY: both views are the contiguous origin-format tensors of n elements the
+            // conversion made (or the caller's plain buffers, checked for n elements).
+            let (s, d) = unsafe {
+                (
+                    std::slice::from_raw_parts(xv.ptr as *const u8, n * ss),
+                    std::slice::from_raw_parts_mut(yv.ptr, n * ds),
+                )
+            };
+            cast::convert(sdt, ddt, n, s, d);
+            Ok(())
+        },
+    )
 }
 
 /// `aclError aclopCast(const aclTensorDesc *srcDesc, const aclDataBuffer *srcBuffer,

@@ -113,9 +113,10 @@ impl Arg {
                 super::op::base_format(d.format, logical.len(), nz)
             };
             let groups = i64::from((sf >> 8) & 0xffff).max(1);
-            // one conversion each way: storage -> origin, origin -> storage
+            // one conversion each way: storage -> origin, origin -> storage, with the C0 the
+            // storage shape was made with (`plan_any_c0`)
             let plan = |from: (i32, &[i64]), to: (i32, &[i64])| {
-                formats::plan(&formats::Request {
+                super::op::plan_any_c0(&formats::Request {
                     src_format: from.0,
                     src_shape: from.1,
                     dst_format: to.0,

@@ -53,6 +53,11 @@ pub(crate) fn handles(op: &str) -> bool {
     OPS.iter().any(|o| o.0 == op)
 }
 
+/// This file's operator types.
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
+    OPS.iter().map(|o| o.0)
+}
+
 /// Read and check the attributes.
 fn attrs(op: &str, c: &Call) -> Result<Attrs, Error> {
     let a = attrs_of(c.attr)?;

@@ -1,6 +1,8 @@
 //! The single-operator API's data-movement and activation operators that torch_npu's own
 //! APIs call (`npu_transpose`, `npu_broadcast`, `npu_slice`, `npu_pad`, `npu_silu`,
-//! `npu_mish`, `npu_max` / `npu_min` and `npu_scatter`, which their gradient uses): the descriptors,
+//! `npu_mish`, `npu_max` / `npu_min` and `npu_scatter`, which their gradient uses), and the
+//! elementwise binary operators torch_npu's aclop paths use (a comparison with a CPU scalar as
+//! its first operand, arithmetic on tensors in a private format): the descriptors,
 //! integer lists and attributes checked here, the computation in
 //! `npu_emu::kernels::tensor_ops`.
 //!
@@ -28,6 +30,8 @@
 //! | Conv2D | x, filter (, bias) | strides, pads, dilations ([1,1,1,1]), groups (1), data_format ("NCHW") | y |
 //! | Conv2DBackpropInput | input_size (int list), filter, out_backprop | as Conv2D | y (dx) |
 //! | Conv2DBackpropFilter | x, filter_size (int list), out_backprop | as Conv2D | y (dw) |
+//! | Add, AddV2, Sub, Mul, RealDiv, Div, FloorDiv, Maximum, Minimum, Pow | x1, x2 (numpy broadcasting, one data type) | | y |
+//! | Less, LessEqual, Greater, GreaterEqual, Equal, NotEqual, LogicalAnd, LogicalOr | x1, x2 | | y (BOOL) |
 //!
 //! Tensors in a private format (FRACTAL_NZ, FRACTAL_Z, NC1HWC0, …) are converted from and to
 //! their origin format around the computation.
@@ -44,6 +48,7 @@ use super::op_args::{
 };
 use npu_emu::kernels::tensor_ops::{conv2d_geo, ConvKind, TensorOp};
 use npu_emu::kernels::Tensor;
+use npu_emu::ops::math::Binary;
 use npu_emu::ops::DType;
 use npu_emu::Error;
 
@@ -52,10 +57,11 @@ const ANY: &[DType] = npu_emu::ops::dtype::ALL;
 const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 const INDEX: &[DType] = &[DType::I32, DType::I64];
 const ONE_HOT_INDEX: &[DType] = &[DType::I32, DType::I64, DType::U8];
+const BOOL: &[DType] = &[DType::Bool];
 
 /// (op type, inputs, outputs): each input is a tensor `T`, an integer list `L` or an
 /// optional tensor `o` (which may be left out at the end of the call).
-const OPS: [(&str, &str, usize); 23] = [
+const OPS: [(&str, &str, usize); 41] = [
     ("Transpose", "TL", 1),
     ("BroadcastTo", "TL", 1),
     ("Slice", "TLL", 1),
@@ -79,11 +85,104 @@ const OPS: [(&str, &str, usize); 23] = [
     ("Conv2DBackpropInput", "LTT", 1),
     ("Conv2DBackpropFilter", "TLT", 1),
     ("ReduceSum", "TL", 1),
+    ("Add", "TT", 1),
+    ("AddV2", "TT", 1),
+    ("Sub", "TT", 1),
+    ("Mul", "TT", 1),
+    ("RealDiv", "TT", 1),
+    ("Div", "TT", 1),
+    ("FloorDiv", "TT", 1),
+    ("Maximum", "TT", 1),
+    ("Minimum", "TT", 1),
+    ("Pow", "TT", 1),
+    ("Less", "TT", 1),
+    ("LessEqual", "TT", 1),
+    ("Greater", "TT", 1),
+    ("GreaterEqual", "TT", 1),
+    ("Equal", "TT", 1),
+    ("NotEqual", "TT", 1),
+    ("LogicalAnd", "TT", 1),
+    ("LogicalOr", "TT", 1),
 ];
+
+/// The elementwise binary operators (numpy broadcasting, computed in the inputs' type).
+fn binary_of(op: &str) -> Option<Binary> {
+    let one = npu_emu::ops::Scalar::i64(1);
+    Some(match op {
+        "Add" | "AddV2" => Binary::Add(one),
+        "Sub" => Binary::Sub(one),
+        "Mul" => Binary::Mul,
+        "RealDiv" | "Div" => Binary::Div,
+        "FloorDiv" => Binary::DivFloor,
+        "Maximum" => Binary::Maximum,
+        "Minimum" => Binary::Minimum,
+        "Pow" => Binary::Pow,
+        "Less" => Binary::Lt,
+        "LessEqual" => Binary::Le,
+        "Greater" => Binary::Gt,
+        "GreaterEqual" => Binary::Ge,
+        "Equal" => Binary::Eq,
+        "NotEqual" => Binary::Ne,
+        "LogicalAnd" => Binary::LogicalAnd,
+        "LogicalOr" => Binary::LogicalOr,
+        _ => return None,
+    })
+}
+
+/// A binary operator's operand given as one element in host memory (torch_npu passes a CPU
+/// scalar so, e.g. `LessEqual(x, 0.5)` for `torch.ge(cpu_scalar, x)`): (its index, value).
+/// Both in host memory is an error: one must be the device tensor the output follows.
+fn host_scalar(op: &str, ins: &[Arg]) -> Result<Option<(usize, npu_emu::ops::Scalar)>, Error> {
+    let mut found = None;
+    for (k, a) in ins.iter().enumerate().take(2) {
+        let dt = DType::from_acl(a.desc.dtype).ok_or_else(|| {
+            Error::new(
+                super::op::ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                format!("op type \"{op}\": input {k} has data type {}", a.desc.dtype),
+            )
+        })?;
+        if a.shape().iter().product::<usize>() != 1 {
+            continue;
+        }
+        if let Some(b) = host_bytes(op, a, &format!("input {k}"), dt.size())? {
+            let s = npu_emu::ops::Scalar::from_bytes(dt, &b).ok_or_else(|| {
+                Error::invalid(format!("op type \"{op}\": input {k} is unreadable"))
+            })?;
+            if found.is_some() {
+                return Err(mismatch(
+                    false,
+                    format!("op type \"{op}\": both inputs are in host memory; one must be a device tensor"),
+                ));
+            }
+            found = Some((k, s));
+        }
+    }
+    Ok(found)
+}
+
+/// Whether `op` writes BOOL (the comparisons and the logical operators).
+fn writes_bool(op: &str) -> bool {
+    matches!(
+        op,
+        "Less"
+            | "LessEqual"
+            | "Greater"
+            | "GreaterEqual"
+            | "Equal"
+            | "NotEqual"
+            | "LogicalAnd"
+            | "LogicalOr"
+    )
+}
 
 /// Whether `op` is one of this file's operators.
 pub(crate) fn handles(op: &str) -> bool {
     OPS.iter().any(|o| o.0 == op)
+}
+
+/// This file's operator types.
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
+    OPS.iter().map(|o| o.0)
 }
 
 fn usize_list(op: &str, v: Vec<i64>, what: &str) -> Result<Vec<usize>, Error> {
@@ -236,6 +335,10 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             }
         }
         "Mish" => TensorOp::Mish,
+        _ if binary_of(op).is_some() => TensorOp::Binary {
+            op: binary_of(op).expect("checked"),
+            host: host_scalar(op, &ins)?,
+        },
         "Fill" => {
             let dims = usize_list(op, list(0, "dims")?, "dims")?;
             let y = outs[0].shape();
@@ -417,10 +520,18 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
     let or: Vec<&[usize]> = out_shapes.iter().map(|s| s.as_slice()).collect();
     top.check(&ir, &or)
         .map_err(|m| mismatch(false, format!("op type \"{op}\": {m}")))?;
+    let host = match &top {
+        TensorOp::Binary { host, .. } => host.map(|(k, _)| k),
+        _ => None,
+    };
     let mut tensors = Vec::with_capacity(nt);
     for (i, t) in ins[..nt].iter().enumerate() {
         let dts = dtype_rule(op, false, i).0;
-        tensors.push(Some(t.tensor(op, format!("input {i}"), false, dts)?));
+        tensors.push(if host == Some(i) {
+            None
+        } else {
+            Some(t.tensor(op, format!("input {i}"), false, dts)?)
+        });
     }
     let mut out_tensors = Vec::with_capacity(no);
     for (i, t) in outs.iter().enumerate() {
@@ -429,6 +540,7 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
     }
     same_dtype(op, &tensors, &out_tensors)?;
     let elementwise = matches!(op, "Swish" | "SwishGrad" | "Mish" | "MishGrad");
+    // (a binary operator's inputs may broadcast, so they are not converted as one shape)
     enqueue(
         api,
         op,
@@ -462,6 +574,8 @@ fn enqueue_fill(
 /// type with the other such tensors.
 fn dtype_rule(op: &str, output: bool, i: usize) -> (&'static [DType], bool) {
     match (op, output, i) {
+        (_, true, _) if writes_bool(op) => (BOOL, false),
+        ("LogicalAnd" | "LogicalOr", false, _) => (BOOL, true),
         ("ScatterElements" | "ArgMaxGrad", false, 1) => (INDEX, false),
         ("ArgMaxWithValue" | "ArgMinWithValue", true, 0) => (INDEX, false),
         ("OneHotD", false, 0) => (ONE_HOT_INDEX, false),

@@ -74,6 +74,13 @@ pub enum TensorOp {
     /// `y = data`, then `y[idx with idx[axis] = indices[idx]] = updates[idx]`; indices of one
     /// dimension less than the data (torch_npu's `npu_max_backward`) index along `axis`.
     ScatterElements { axis: usize },
+    /// `y = op(x1, x2)` elementwise with numpy broadcasting (`Add`, `Mul`, `LessEqual`, ...),
+    /// computed in the inputs' type; comparisons and logical operators write BOOL. `host`:
+    /// input `k` is a scalar given in host memory (not among the views `run` gets).
+    Binary {
+        op: crate::ops::math::Binary,
+        host: Option<(usize, crate::ops::Scalar)>,
+    },
 }
 
 /// Which of the 2-D convolution operators.
@@ -221,6 +228,12 @@ impl TensorOp {
                 }
             }
             TensorOp::Swish { .. } | TensorOp::Mish => same(x, y, "y", "x")?,
+            TensorOp::Binary { .. } => {
+                let b = ins[1];
+                let want = crate::ops::view::broadcast_shapes(x, b)
+                    .ok_or_else(|| format!("x1 {x:?} and x2 {b:?} do not broadcast"))?;
+                same(y, &want, "y", "the broadcast shape of x1 and x2")?;
+            }
             TensorOp::Fill { value } => {
                 if value.is_none() && x.iter().product::<usize>() != 1 {
                     return bad(format!(
@@ -413,6 +426,21 @@ impl TensorOp {
                 shape::constant_pad(x, &flat, 0.0, y)
             }
             TensorOp::Swish { scale } => nn18::swish(x, *scale, y),
+            TensorOp::Binary { op, host } => {
+                let mut buf = [0u64; 1];
+                let (a, b) = match host {
+                    None => (x.clone(), ins[1].clone()),
+                    Some((k, s)) => {
+                        let sv = crate::ops::math::scalar_view(*s, x.dtype, &mut buf);
+                        if *k == 0 {
+                            (sv, x.clone())
+                        } else {
+                            (x.clone(), sv)
+                        }
+                    }
+                };
+                crate::ops::math::binary(*op, &a, &b, y, x.dtype)
+            }
             TensorOp::Fill {
                 value: Some((f, i)),
             } => match y.dtype.class() {

@@ -51,9 +51,13 @@ int main() {
     // Unknown op type: ACL_ERROR_OP_NOT_FOUND naming it.
     EXPECT_CODE(aclopExecuteV2("Conv2DFoo", 1, in, ib, 1, out, ob, ok, s), ACL_ERROR_OP_NOT_FOUND,
                 "Conv2DFoo");
+    EXPECT_CODE(aclopCompileAndExecute("Atan2Foo", 1, in, ib, 1, out, ob, ok, ACL_ENGINE_SYS,
+                                       ACL_COMPILE_SYS, NULL, s),
+                ACL_ERROR_OP_NOT_FOUND, "\"Atan2Foo\"");
+    // A modelled operator called with the wrong number of inputs: ACL_ERROR_OP_INPUT_NOT_MATCH.
     EXPECT_CODE(aclopCompileAndExecute("Add", 1, in, ib, 1, out, ob, ok, ACL_ENGINE_SYS,
                                        ACL_COMPILE_SYS, NULL, s),
-                ACL_ERROR_OP_NOT_FOUND, "\"Add\"");
+                ACL_ERROR_OP_INPUT_NOT_MATCH, "\"Add\" has 2 inputs, but numInputs = 1");
     EXPECT_CODE(aclopExecuteV2(NULL, 1, in, ib, 1, out, ob, ok, s), ACL_ERROR_INVALID_PARAM, "opType");
 
     // Null descriptors and buffers.
