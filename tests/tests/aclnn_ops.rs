@@ -1756,3 +1756,57 @@ fn model_operators_match_the_host_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+#[test]
+fn moe_routing_operators_match_the_host_reference() {
+    let work = scratch("aclnn-moe");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_moe.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in ["ok moe_gating_top_k", "ok moe_init_routing_v3"] {
+        assert!(r.stdout.contains(section), "missing {section}: {}", r.all());
+    }
+}
+
+/// The experimental Atlas A2 operators of `train_extra.rs` (SiluMul, SortWithIndex, AsStrided,
+/// ViewCopy, FusedMulAddN, ApplyAdamD, ApplyFtrl) against float64 host references, with their
+/// documented argument errors.
+#[test]
+fn experimental_training_operators_match_the_host_reference() {
+    let work = scratch("aclnn-train-extra");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_train_extra.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok silu mul",
+        "ok sort with index",
+        "ok views",
+        "ok fused mul add n",
+        "ok apply adam d",
+        "ok apply ftrl",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 40, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnSortWithIndexGetWorkspaceSize: axis 0 is not supported; only the last axis (-1 or 1) is",
+        "aclnnFusedMulAddNGetWorkspaceSize: x3 must hold one element, but its shape is [2]",
+        "aclnnApplyFtrlGetWorkspaceSize: useLocking must be false",
+    ] {
+        assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
+    }
+}

@@ -48,6 +48,7 @@ pub mod math;
 pub mod math19;
 pub mod matmul;
 pub mod model_ops;
+pub mod moe;
 pub mod nn;
 pub mod nn18;
 pub mod nn_extra;
@@ -71,4 +72,5 @@ pub mod upsample;
 pub mod upsample3d;
 
 pub mod train16;
+pub mod train_extra;
 pub mod upsample_aa;
