@@ -197,15 +197,15 @@ fn wrap_to(v: i64, dt: DType) -> i64 {
     }
 }
 
-/// `out = a << b` (`left`) or `a >> b` in the integer type `ct` (the promoted type): shifts
-/// of the type's width or more give 0 to the left and the sign fill (0 for unsigned types)
-/// to the right, as PyTorch's kernels do; a negative count shifts by 0 (the reference's rule
-/// for RightShift, applied to both directions).
+/// `out = a << b` (`left`) or `a >> b` in the integer type `ct` (the promoted type): a count
+/// that is negative or of the type's width or more gives 0 to the left and the sign fill (-1
+/// for a negative signed value, else 0) to the right, as PyTorch's kernels do and as the
+/// RightShift reference states.
 pub fn shift(a: &View, b: &View, left: bool, ct: DType, out: &View) -> Result<(), String> {
     let bits = (ct.size() * 8) as i64;
     let unsigned = ct.is_unsigned();
     map2::<i64, i64>(a, b, out, move |v, n| {
-        let n = n.max(0);
+        let n = if n < 0 { bits } else { n };
         let v = wrap_to(v, ct);
         if left {
             if n >= bits {

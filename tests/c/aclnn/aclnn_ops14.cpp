@@ -478,11 +478,12 @@ static void cdist() {
 
 static int bits_of(aclDataType t) { return static_cast<int>(dsize(t)) * 8; }
 
-/* PyTorch's shifts in type t; a negative count shifts by 0 (the reference's rule) */
+/* PyTorch's shifts in type t; a negative count counts as the width or more (the RightShift
+ * reference's rule: 0 to the left, the sign fill to the right) */
 static double shift_ref(double a, double b, bool left, aclDataType t) {
     int64_t v = static_cast<int64_t>(a), n = static_cast<int64_t>(b);
     int bits = bits_of(t);
-    if (n < 0) n = 0;
+    if (n < 0) n = bits;
     if (left) {
         if (n >= bits) return 0;
         return as_type(static_cast<double>(static_cast<int64_t>(static_cast<uint64_t>(v) << n)), t);
@@ -533,10 +534,14 @@ static void shifts() {
     std::vector<double> want;
     for (double v : A) want.push_back(shift_ref(v, 3, true, ACL_INT8));
     compare("LeftShifts transposed int8 [2, 4] by 3 (wrapping)", read(o), want, 0);
-    /* a shift of an int negative value to the right, negative count (shift by 0) */
-    Dev n = make({3}, ACL_INT32, {-7, -8, 9}), nc = make({3}, ACL_INT32, {-1, 1, -5}), no = make({3}, ACL_INT32, {0});
+    /* negative counts: the sign fill to the right, 0 to the left (PyTorch, and the RightShift
+     * reference's example: 1 >> -1 is 0) */
+    Dev n = make({4}, ACL_INT32, {-7, -8, 9, 1}), nc = make({4}, ACL_INT32, {-1, 1, -5, -1}), no = make({4}, ACL_INT32, {0});
     RUN(S, aclnnRightShift, n.t, nc.t, no.t);
-    compare("RightShift int32 with negative counts", read(no), {-7, -4, 9}, 0);
+    compare("RightShift int32 with negative counts", read(no), {-1, -4, 0, 0}, 0);
+    Dev lo = make({4}, ACL_INT32, {0});
+    RUN(S, aclnnLeftShift, n.t, nc.t, lo.t);
+    compare("LeftShift int32 with negative counts", read(lo), {0, -16, 0, 0}, 0);
     /* errors */
     Dev xf = make({4}, ACL_FLOAT, {1}), y = make({4}, ACL_INT32, {1}), o4 = make({4}, ACL_INT32, {0}), o3 = make({3}, ACL_INT32, {0});
     Dev ob = make({4}, ACL_BOOL, {0});

@@ -15,10 +15,9 @@
 //!   Tensor)` gives).
 //! - Cdist: `compute_mode` is reserved, but the reference accepts only 2 when p is 2.0 (what
 //!   torch_npu passes); the distances are computed in float64 and rounded once.
-//! - Shifts compute in the promoted integer type, as PyTorch's `<<` / `>>`: a count of the
-//!   type's width or more gives 0 (left) or the sign fill (right); a negative count shifts by
-//!   0 (the reference's RightShift rule; the reference leaves counts outside [0, width) to
-//!   LeftShift undefined).
+//! - Shifts compute in the promoted integer type, as PyTorch's `<<` / `>>`: a count that is
+//!   negative or of the type's width or more gives 0 (left) or the sign fill (right: -1 for a
+//!   negative signed value, else 0), which is also the RightShift reference's rule.
 //! - TriangularSolve (FLOAT, DOUBLE; complex types are not supported): mOut is the used
 //!   triangle of the broadcast A with zeros elsewhere, as the reference says (CPU torch's
 //!   `cloned_coefficient` is the whole of A); with unitriangular only FLOAT, as the reference
