@@ -38,6 +38,16 @@ ACLNN_API aclnnStatus aclnnFlashAttentionVarLenScoreV4GetWorkspaceSize(const acl
 
 ACLNN_API aclnnStatus aclnnFlashAttentionVarLenScoreV4(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
 
+ACLNN_API aclnnStatus aclnnFlashAttentionScoreV3GetWorkspaceSize(const aclTensor* query, const aclTensor* key, const aclTensor* value, const aclTensor* realShiftOptional, const aclTensor* dropMaskOptional, const aclTensor* paddingMaskOptional, const aclTensor* attenMaskOptional, const aclTensor* sinkOptional, const aclIntArray* prefixOptional, const aclIntArray* qStartIdxOptional, const aclIntArray* kvStartIdxOptional, double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens, int64_t headNum, char* inputLayout, int64_t innerPrecise, int64_t sparseMode, int64_t pseType, const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut, uint64_t* workspaceSize, aclOpExecutor** executor);
+
+ACLNN_API aclnnStatus aclnnFlashAttentionScoreV3(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
+
+ACLNN_API aclnnStatus aclnnFlashAttentionVarLenScoreV5GetWorkspaceSize(const aclTensor* query, const aclTensor* queryRope, const aclTensor* key, const aclTensor* keyRope, const aclTensor* value, const aclTensor* realShiftOptional, const aclTensor* dropMaskOptional, const aclTensor* paddingMaskOptional, const aclTensor* attenMaskOptional, const aclTensor* sinkOptional, const aclIntArray* prefixOptional, const aclIntArray* actualSeqQLenOptional, const aclIntArray* actualSeqKvLenOptional, const aclIntArray* qStartIdxOptional, const aclIntArray* kvStartIdxOptional, double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens, int64_t headNum, char* inputLayout, int64_t innerPrecise, int64_t sparseMode, int64_t pseType, char* softmaxOutLayout, const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut, uint64_t* workspaceSize, aclOpExecutor** executor);
+
+ACLNN_API aclnnStatus aclnnFlashAttentionVarLenScoreV5(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream);
+
+ACLNN_API aclnnStatus aclnnFlashAttentionVarLenScoreV5GetMaxWorkspaceSize(const aclTensor* query, const aclTensor* queryRope, const aclTensor* key, const aclTensor* keyRope, const aclTensor* value, const aclTensor* realShiftOptional, const aclTensor* dropMaskOptional, const aclTensor* paddingMaskOptional, const aclTensor* attenMaskOptional, const aclTensor* sinkOptional, const aclIntArray* prefixOptional, const aclIntArray* actualSeqQLenOptional, const aclIntArray* actualSeqKvLenOptional, const aclIntArray* qStartIdxOptional, const aclIntArray* kvStartIdxOptional, double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens, int64_t headNum, char* inputLayout, int64_t innerPrecise, int64_t sparseMode, int64_t pseType, char* softmaxOutLayout, const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut, const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut, uint64_t* workspaceSize, aclOpExecutor** executor);
+
 #ifdef __cplusplus
 }
 #endif
