@@ -5,8 +5,9 @@ aclnnFlashAttentionVarLenScoreV5 / aclnnFlashAttentionUnpaddingScoreGradV5 for T
 CPU reference with plain torch ops: the sink is an extra softmax column without a value
 (softmax over [scale·q·kᵀ, sink], that column dropped). Checks the output, softmax_max
 (max including the sink), the gradients of q, k, v and of the sink itself, causal sparse
-mode 3, grouped key heads, float32 and float16. Prints PASS/FAIL per case and exits 1 when
-any fails.
+mode 3, grouped key heads, float32 and float16. Also torch_npu.npu_nsa_compress and
+npu_nsa_compress_grad (aclnnNsaCompress/Grad, TND, float16 and bfloat16) against the
+block-weighted sum in float64. Prints PASS/FAIL per case and exits 1 when any fails.
 """
 import sys
 
@@ -160,6 +161,43 @@ case("sink_tnd_f32", tnd_case(torch.float32, False, "", F32))
 case("sink_tnd_causal_f32", tnd_case(torch.float32, True, "", F32))
 case("sink_tnd_softmax_layout_tnd_f32", tnd_case(torch.float32, True, "TND", F32))
 case("sink_tnd_f16", tnd_case(torch.float16, False, "", F16))
+
+
+def nsa_reference(x, w, ends, block, stride):
+    """Each sequence's blocks i: Σ_l w[l, n] · x[s + i·stride + l, n, :]."""
+    outs, s = [], 0
+    for e in ends:
+        n = (e - s - block) // stride + 1 if e - s >= block else 0
+        for i in range(n):
+            seg = x[s + i * stride:s + i * stride + block]  # [block, N, D]
+            outs.append((seg * w.unsqueeze(-1)).sum(0))
+        s = e
+    return torch.stack(outs)
+
+
+def nsa_case(dtype, tol):
+    def f():
+        torch.manual_seed(9)
+        lens, block, stride = [40, 10, 64, 33], 32, 16
+        ends = [sum(lens[:i + 1]) for i in range(len(lens))]
+        x = torch.randn(ends[-1], 2, 16, dtype=dtype)
+        w = torch.randn(block, 2, dtype=dtype)
+        out = torch_npu.npu_nsa_compress(x.to(D), w.to(D), block, stride, actual_seq_len=ends)
+        xc, wc = x.double().requires_grad_(), w.double().requires_grad_()
+        want = nsa_reference(xc, wc, ends, block, stride)
+        rtol, atol = tol
+        torch.testing.assert_close(out.cpu().double(), want.detach(), rtol=rtol, atol=atol)
+        g = torch.randn(want.shape, dtype=dtype)
+        dx, dw = torch_npu.npu_nsa_compress_grad(g.to(D), x.to(D), w.to(D), block, stride, actual_seq_len=ends)
+        want.backward(g.double())
+        torch.testing.assert_close(dx.cpu().double(), xc.grad, rtol=rtol, atol=atol)
+        torch.testing.assert_close(dw.cpu().double(), wc.grad, rtol=rtol, atol=atol * 8)
+
+    return f
+
+
+case("nsa_compress_f16", nsa_case(torch.float16, (2e-3, 4e-3)))
+case("nsa_compress_bf16", nsa_case(torch.bfloat16, (1e-2, 3e-2)))
 
 print(f"attention_new: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

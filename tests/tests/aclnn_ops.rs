@@ -1816,7 +1816,8 @@ fn experimental_training_operators_match_the_host_reference() {
 /// UnpaddingScoreGradV5 (TND, both softmax layouts) against a float64 host reference, the
 /// backward (dq, dk, dv, dsink) against finite differences; V3 without a sink equals V2; the
 /// GetMaxWorkspaceSize of VarLenScoreV5, UnpaddingScoreGradV5 and FusedInferAttentionScoreV3/V4
-/// give a working executor; the documented argument errors.
+/// give a working executor; aclnnNsaCompress/NsaCompressGrad (float16, bfloat16) against a
+/// float64 reference; the documented argument errors.
 #[test]
 fn attention_sink_versions_match_the_host_reference() {
     let work = scratch("aclnn-attention-new");
@@ -1832,6 +1833,7 @@ fn attention_sink_versions_match_the_host_reference() {
         "ok varlen v5 sink",
         "ok varlen v5 max workspace",
         "ok fused infer max workspace",
+        "ok nsa compress",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -1845,8 +1847,9 @@ fn attention_sink_versions_match_the_host_reference() {
         .find_map(|l| l.strip_suffix(" checks, 0 failed"))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    assert!(n >= 50, "only {n} checks:\n{}", r.stdout);
+    assert!(n >= 64, "only {n} checks:\n{}", r.stdout);
     for msg in [
+        "aclnnNsaCompressGetWorkspaceSize: compressStride 8 must be a positive multiple of 16 no larger than compressBlockSize 32",
         "aclnnFlashAttentionScoreV3GetWorkspaceSize: sinkOptional has shape [5]; it takes one value per head: [headNum] = [4]",
         "aclnnFlashAttentionScoreGradV3GetWorkspaceSize: dsinkOut is given (non-empty) without sinkInOptional",
     ] {

@@ -1587,7 +1587,8 @@ fn norm_quant_apis_match_cpu() {
 /// `tests/python/attention_new.py`: torch_npu.npu_fusion_attention with a `sink`
 /// (aclnnFlashAttentionScoreV3/GradV3 for BSND, BNSD, BSH; aclnnFlashAttentionVarLenScoreV5 /
 /// UnpaddingScoreGradV5 for TND) against a CPU reference: output, softmax_max and the
-/// gradients of q, k, v and the sink, causal sparse mode 3, float32 and float16.
+/// gradients of q, k, v and the sink, causal sparse mode 3, float32 and float16; and
+/// npu_nsa_compress / npu_nsa_compress_grad (aclnnNsaCompress/Grad) against float64.
 #[test]
 fn fusion_attention_with_sink_matches_cpu() {
     let Some(venv) = venv() else { return };
@@ -1612,6 +1613,8 @@ fn fusion_attention_with_sink_matches_cpu() {
         "sink_tnd_causal_f32",
         "sink_tnd_softmax_layout_tnd_f32",
         "sink_tnd_f16",
+        "nsa_compress_f16",
+        "nsa_compress_bf16",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

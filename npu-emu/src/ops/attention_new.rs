@@ -192,3 +192,103 @@ pub fn flash_attention_sink_grad(
     }
     store(acc, ds)
 }
+
+// ---------------------------------------------------------------- NSA compress
+
+/// `(start, length)` of each packed sequence from cumulative ends.
+fn spans(ends: &[usize]) -> Vec<(usize, usize)> {
+    let mut prev = 0;
+    ends.iter()
+        .map(|&e| {
+            let s = (prev, e - prev);
+            prev = e;
+            s
+        })
+        .collect()
+}
+
+/// Compressed blocks of a sequence of `len` rows: `(len - block) / stride + 1` when it
+/// holds one block, else none.
+pub fn nsa_blocks(len: usize, block: usize, stride: usize) -> usize {
+    if len >= block {
+        (len - block) / stride + 1
+    } else {
+        0
+    }
+}
+
+/// `aclnnNsaCompress`: `out[o_b + i, n, :] = Σ_l weight[l, n] · input[s_b + i·stride + l, n, :]`
+/// for every block `i` of every sequence `b` (`input [T, N, D]`, `weight [block, N]`,
+/// `out [Σ blocks, N, D]`), accumulated in f64.
+pub fn nsa_compress(
+    input: &View,
+    weight: &View,
+    ends: &[usize],
+    block: usize,
+    stride: usize,
+    out: &View,
+) -> Result<(), String> {
+    let (n, d) = (input.shape[1], input.shape[2]);
+    let x = load(input)?;
+    let w = load(weight)?;
+    let mut o = vec![0f64; out.numel()];
+    let mut row = 0;
+    for (s, len) in spans(ends) {
+        for i in 0..nsa_blocks(len, block, stride) {
+            for l in 0..block {
+                let src = s + i * stride + l;
+                for h in 0..n {
+                    let wl = w[l * n + h];
+                    let (xo, oo) = ((src * n + h) * d, (row * n + h) * d);
+                    for c in 0..d {
+                        o[oo + c] += wl * x[xo + c];
+                    }
+                }
+            }
+            row += 1;
+        }
+    }
+    store(o, out)
+}
+
+/// `aclnnNsaCompressGrad`: `inputGrad[s_b + i·stride + l, n, :] += weight[l, n] · g[o_b + i, n, :]`
+/// and `weightGrad[l, n] = Σ_{b, i, d} g[o_b + i, n, d] · input[s_b + i·stride + l, n, d]`.
+#[allow(clippy::too_many_arguments)]
+pub fn nsa_compress_grad(
+    grad: &View,
+    input: &View,
+    weight: &View,
+    ends: &[usize],
+    block: usize,
+    stride: usize,
+    input_grad: &View,
+    weight_grad: &View,
+) -> Result<(), String> {
+    let (n, d) = (input.shape[1], input.shape[2]);
+    let g = load(grad)?;
+    let x = load(input)?;
+    let w = load(weight)?;
+    let mut dx = vec![0f64; x.len()];
+    let mut dw = vec![0f64; w.len()];
+    let mut row = 0;
+    for (s, len) in spans(ends) {
+        for i in 0..nsa_blocks(len, block, stride) {
+            for l in 0..block {
+                let src = s + i * stride + l;
+                for h in 0..n {
+                    let (xo, go) = ((src * n + h) * d, (row * n + h) * d);
+                    let wl = w[l * n + h];
+                    let mut acc = 0.0;
+                    for c in 0..d {
+                        dx[xo + c] += wl * g[go + c];
+                        acc += g[go + c] * x[xo + c];
+                    }
+                    dw[l * n + h] += acc;
+                }
+            }
+            row += 1;
+        }
+    }
+    store(dx, input_grad)?;
+    store(dw, weight_grad)
+}

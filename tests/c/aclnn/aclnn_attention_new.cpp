@@ -8,13 +8,16 @@
  * softmaxSum including the sink term), the backward (dq, dk, dv and dsink) against central
  * finite differences of that reference; without a sink V3/V5 equal V2/V4. The documented
  * argument errors: a null required tensor gives ACLNN_ERR_PARAM_NULLPTR (161001), a sink of
- * another dtype or shape ACLNN_ERR_PARAM_INVALID (161002). */
+ * another dtype or shape ACLNN_ERR_PARAM_INVALID (161002). Also aclnnNsaCompress / NsaCompressGrad
+ * (TND, float16 and bfloat16) against a float64 host reference of the block-weighted sum. */
 #include <cmath>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_flash_attention_score.h"
 #include "aclnnop/aclnn_flash_attention_score_grad.h"
 #include "aclnnop/aclnn_fused_infer_attention_score_v3.h"
 #include "aclnnop/aclnn_fused_infer_attention_score_v4.h"
+#include "aclnnop/aclnn_nsa_compress.h"
+#include "aclnnop/aclnn_nsa_compress_grad.h"
 
 static aclrtStream S;
 static const int64_t BIG = 2147483647;
@@ -390,6 +393,88 @@ static void fia_max() {
     printf("ok fused infer max workspace\n");
 }
 
+/* 4. aclnnNsaCompress / NsaCompressGrad: out[o_b + i] = Σ_l w[l] · x[s_b + i·stride + l] */
+static void nsa() {
+    const int64_t NN_ = 2, DD = 16, L = 32, ST = 16;
+    const std::vector<int64_t> lens = {40, 10, 64}; /* 1, 0 and 3 blocks */
+    std::vector<int64_t> ends;
+    int64_t t = 0, rows = 0;
+    for (int64_t x : lens) {
+        ends.push_back(t += x);
+        if (x >= L) rows += (x - L) / ST + 1;
+    }
+    aclIntArray *sl = ints(ends);
+    char tnd_[] = "TND", bsnd_[] = "BSND";
+    for (aclDataType dt : {ACL_FLOAT16, ACL_BF16}) {
+        const char *nm = dt == ACL_FLOAT16 ? "float16" : "bfloat16";
+        std::vector<double> X = values(t * NN_ * DD, dt, 41), W = values(L * NN_, dt, 42), G = values(rows * NN_ * DD, dt, 43);
+        std::vector<double> O(static_cast<size_t>(rows * NN_ * DD), 0.0), DX(X.size(), 0.0), DW(W.size(), 0.0);
+        int64_t s0 = 0, r = 0;
+        for (int64_t len : lens) {
+            int64_t nb = len >= L ? (len - L) / ST + 1 : 0;
+            for (int64_t i = 0; i < nb; i++, r++)
+                for (int64_t l = 0; l < L; l++)
+                    for (int64_t n = 0; n < NN_; n++)
+                        for (int64_t d = 0; d < DD; d++) {
+                            int64_t xi = ((s0 + i * ST + l) * NN_ + n) * DD + d, oi = (r * NN_ + n) * DD + d;
+                            O[oi] += W[l * NN_ + n] * X[xi];
+                            DX[xi] += W[l * NN_ + n] * G[oi];
+                            DW[l * NN_ + n] += G[oi] * X[xi];
+                        }
+            s0 += len;
+        }
+        for (auto *v : {&O, &DX, &DW})
+            for (auto &e : *v) e = as_type(e, dt);
+        Dev x = make({t, NN_, DD}, dt, X), w = make({L, NN_}, dt, W), g = make({rows, NN_, DD}, dt, G);
+        Dev o = make({rows, NN_, DD}, dt, {0}), dx = make({t, NN_, DD}, dt, {7}), dw = make({L, NN_}, dt, {7});
+        RUN(S, aclnnNsaCompress, x.t, w.t, sl, tnd_, L, ST, 0, o.t);
+        char what[128];
+        snprintf(what, sizeof what, "NsaCompress %s output", nm);
+        compare(what, read(o), O, dt == ACL_FLOAT16 ? 1e-3 : 8e-3);
+        RUN(S, aclnnNsaCompressGrad, g.t, x.t, w.t, sl, L, ST, 0, tnd_, dx.t, dw.t);
+        snprintf(what, sizeof what, "NsaCompressGrad %s inputGrad (zero for the short sequence)", nm);
+        compare(what, read(dx), DX, dt == ACL_FLOAT16 ? 1e-3 : 8e-3);
+        snprintf(what, sizeof what, "NsaCompressGrad %s weightGrad", nm);
+        compare(what, read(dw), DW, dt == ACL_FLOAT16 ? 1e-3 : 8e-3);
+        if (dt == ACL_FLOAT16) {
+            uint64_t ws = 0;
+            aclOpExecutor *ex = nullptr;
+            Dev wb = make({L, NN_}, ACL_BF16, {0}), w3 = make({L, NN_ + 1}, dt, {0});
+            aclIntArray *bad = ints({t - 1});
+            expect_code("NsaCompress bfloat16 weight with a float16 input",
+                        aclnnNsaCompressGetWorkspaceSize(x.t, wb.t, sl, tnd_, L, ST, 0, o.t, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            expect_code("NsaCompress weight of N + 1 heads",
+                        aclnnNsaCompressGetWorkspaceSize(x.t, w3.t, sl, tnd_, L, ST, 0, o.t, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            expect_code("NsaCompress null actSeqLenOptional",
+                        aclnnNsaCompressGetWorkspaceSize(x.t, w.t, nullptr, tnd_, L, ST, 0, o.t, &ws, &ex),
+                        ACLNN_ERR_PARAM_NULLPTR);
+            expect_code("NsaCompress actSeqLenOptional not ending at T",
+                        aclnnNsaCompressGetWorkspaceSize(x.t, w.t, bad, tnd_, L, ST, 0, o.t, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            expect_code("NsaCompress compressStride 8",
+                        aclnnNsaCompressGetWorkspaceSize(x.t, w.t, sl, tnd_, L, 8, 0, o.t, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            expect_code("NsaCompress layout BSND",
+                        aclnnNsaCompressGetWorkspaceSize(x.t, w.t, sl, bsnd_, L, ST, 0, o.t, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            expect_code("NsaCompress null output",
+                        aclnnNsaCompressGetWorkspaceSize(x.t, w.t, sl, tnd_, L, ST, 0, nullptr, &ws, &ex),
+                        ACLNN_ERR_PARAM_NULLPTR);
+            expect_code("NsaCompressGrad inputGradOut of the output's shape",
+                        aclnnNsaCompressGradGetWorkspaceSize(g.t, x.t, w.t, sl, L, ST, 0, tnd_, o.t, dw.t, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            aclDestroyIntArray(bad);
+            release(wb);
+            release(w3);
+        }
+        for (Dev *d : {&x, &w, &g, &o, &dx, &dw}) release(*d);
+    }
+    aclDestroyIntArray(sl);
+    printf("ok nsa compress\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -397,6 +482,7 @@ int main() {
     bsnd();
     tnd();
     fia_max();
+    nsa();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

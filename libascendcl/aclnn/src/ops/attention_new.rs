@@ -8,9 +8,7 @@
 //! [`super::fused`]; the computation is `npu_emu::ops::attention_new`.
 
 use super::args::{self as a, T};
-use super::fused::{
-    check_stat, fa_check, out_shape, same_dtype, FaAttrs, VarLenArgs,
-};
+use super::fused::{check_stat, fa_check, out_shape, same_dtype, FaAttrs, VarLenArgs};
 use super::launch::{phase1, Built, Launch};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::attention_new as engine;
@@ -836,3 +834,209 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV4GetMaxWorkspaceSize(
     )
 }
 
+// ---------------------------------------------------------------- NSA compress
+
+/// The checked shape of an NSA compress call: the sequence ends, block, stride and the
+/// compressed row count.
+struct Nsa {
+    ends: Vec<usize>,
+    block: usize,
+    stride: usize,
+    rows: usize,
+}
+
+/// Checks of `aclnnNsaCompress`/`…Grad` (CANN's constraints): input FLOAT16/BFLOAT16
+/// `[T, N, D]` (N ≤ 128, D a multiple of 16 up to 256), weight the same dtype `[block, N]`,
+/// block a multiple of 16 up to 128, stride a multiple of 16 no larger than block, layout
+/// TND (or null), actSeqLenType 0 (cumulative lengths, required, ending at T).
+#[allow(clippy::too_many_arguments)]
+fn nsa_check(
+    x: &T,
+    w: &T,
+    seq: *const c_void,
+    seq_arg: &'static str,
+    layout: *const c_char,
+    block: i64,
+    stride: i64,
+    seq_type: i64,
+) -> NnResult<Nsa> {
+    a::dtype_in(x, &[DType::F16, DType::BF16])?;
+    same_dtype(w, x)?;
+    if x.ndim() != 3 || x.numel() == 0 {
+        return Err(NnError::invalid(format!(
+            "input has shape {:?}; it takes a non-empty [T, N, D]",
+            x.shape()
+        )));
+    }
+    let (t, n, d) = (x.shape()[0], x.shape()[1], x.shape()[2]);
+    if n > 128 || d > 256 || !d.is_multiple_of(16) {
+        return Err(NnError::invalid(format!(
+            "input [T, N, D] = {:?}: N must be at most 128 and D a multiple of 16 up to 256",
+            x.shape()
+        )));
+    }
+    if !layout.is_null() {
+        // SAFETY: a NUL-terminated C string from the caller.
+        let l = unsafe { std::ffi::CStr::from_ptr(layout) }.to_string_lossy();
+        if l != "TND" {
+            return Err(NnError::invalid(format!(
+                "layout \"{l}\" is not supported; only TND is"
+            )));
+        }
+    }
+    if !(16..=128).contains(&block) || block % 16 != 0 {
+        return Err(NnError::invalid(format!(
+            "compressBlockSize {block} must be a multiple of 16 from 16 to 128"
+        )));
+    }
+    if stride <= 0 || stride % 16 != 0 || stride > block {
+        return Err(NnError::invalid(format!(
+            "compressStride {stride} must be a positive multiple of 16 no larger than \
+             compressBlockSize {block}"
+        )));
+    }
+    if seq_type != 0 {
+        return Err(NnError::invalid(format!(
+            "actSeqLenType {seq_type} is not supported; only 0 (cumulative lengths) is"
+        )));
+    }
+    if w.shape() != [block as usize, n] {
+        return Err(NnError::invalid(format!(
+            "weight has shape {:?}; it takes [compressBlockSize, N] = [{block}, {n}]",
+            w.shape()
+        )));
+    }
+    let Some(v) = a::opt_int_array(seq, seq_arg)? else {
+        return Err(NnError::nullptr(format!(
+            "{seq_arg} is nullptr; the cumulative sequence lengths are required"
+        )));
+    };
+    if v.is_empty()
+        || v[0] < 0
+        || v.windows(2).any(|p| p[1] < p[0])
+        || v.last() != Some(&(t as i64))
+    {
+        return Err(NnError::invalid(format!(
+            "{seq_arg} {v:?} must be cumulative (non-negative, non-decreasing) and end at T = {t}"
+        )));
+    }
+    let ends: Vec<usize> = v.iter().map(|&e| e as usize).collect();
+    let (block, stride) = (block as usize, stride as usize);
+    let mut prev = 0;
+    let rows = ends
+        .iter()
+        .map(|&e| {
+            let len = e - prev;
+            prev = e;
+            engine::nsa_blocks(len, block, stride)
+        })
+        .sum();
+    Ok(Nsa {
+        ends,
+        block,
+        stride,
+        rows,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNsaCompressGetWorkspaceSize(
+    input: *const c_void,
+    weight: *const c_void,
+    actSeqLenOptional: *const c_void,
+    layoutOptional: *mut c_char,
+    compressBlockSize: i64,
+    compressStride: i64,
+    actSeqLenType: i64,
+    output: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnNsaCompressGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(input, "input")?;
+            let w = a::tensor(weight, "weight")?;
+            let o = a::tensor(output, "output")?;
+            let c = nsa_check(
+                &x,
+                &w,
+                actSeqLenOptional,
+                "actSeqLenOptional",
+                layoutOptional,
+                compressBlockSize,
+                compressStride,
+                actSeqLenType,
+            )?;
+            same_dtype(&o, &x)?;
+            a::same_shape(&o, &[c.rows, x.shape()[1], x.shape()[2]])?;
+            let mut l = Launch::new("aclnnNsaCompress");
+            l.input(&x);
+            l.input(&w);
+            l.output(&o);
+            l.finish(move |vs, _| {
+                engine::nsa_compress(&vs[0], &vs[1], &c.ends, c.block, c.stride, &vs[2])
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNsaCompressGradGetWorkspaceSize(
+    outputGrad: *const c_void,
+    input: *const c_void,
+    weight: *const c_void,
+    actSeqLenOptionalOptional: *const c_void,
+    compressBlockSize: i64,
+    compressStride: i64,
+    actSeqLenType: i64,
+    layoutOptionalOptional: *mut c_char,
+    inputGradOut: *const c_void,
+    weightGradOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnNsaCompressGradGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let g = a::tensor(outputGrad, "outputGrad")?;
+            let x = a::tensor(input, "input")?;
+            let w = a::tensor(weight, "weight")?;
+            let dx = a::tensor(inputGradOut, "inputGradOut")?;
+            let dw = a::tensor(weightGradOut, "weightGradOut")?;
+            let c = nsa_check(
+                &x,
+                &w,
+                actSeqLenOptionalOptional,
+                "actSeqLenOptionalOptional",
+                layoutOptionalOptional,
+                compressBlockSize,
+                compressStride,
+                actSeqLenType,
+            )?;
+            same_dtype(&g, &x)?;
+            a::same_shape(&g, &[c.rows, x.shape()[1], x.shape()[2]])?;
+            same_dtype(&dx, &x)?;
+            a::same_shape(&dx, x.shape())?;
+            same_dtype(&dw, &w)?;
+            a::same_shape(&dw, w.shape())?;
+            let mut l = Launch::new("aclnnNsaCompressGrad");
+            l.input(&g);
+            l.input(&x);
+            l.input(&w);
+            l.output(&dx);
+            l.output(&dw);
+            l.finish(move |vs, _| {
+                engine::nsa_compress_grad(
+                    &vs[0], &vs[1], &vs[2], &c.ends, c.block, c.stride, &vs[3], &vs[4],
+                )
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnNsaCompress, aclnnNsaCompressGrad);
