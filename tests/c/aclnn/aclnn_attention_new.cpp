@@ -9,7 +9,8 @@
  * finite differences of that reference; without a sink V3/V5 equal V2/V4. The documented
  * argument errors: a null required tensor gives ACLNN_ERR_PARAM_NULLPTR (161001), a sink of
  * another dtype or shape ACLNN_ERR_PARAM_INVALID (161002). Also aclnnNsaCompress / NsaCompressGrad
- * (TND, float16 and bfloat16) against a float64 host reference of the block-weighted sum. */
+ * (TND, float16 and bfloat16) against a float64 host reference of the block-weighted sum, and
+ * aclnnFlashAttentionScoreV4 / GradV4 (every layout in one entry) against V3 / VarLenScoreV5. */
 #include <cmath>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_flash_attention_score.h"
@@ -186,6 +187,46 @@ static void bsnd() {
         printf("ok score v3 without sink\n");
     }
 
+    /* aclnnFlashAttentionScoreV4 / GradV4 (the Ascend950 entry) equal V3 / GradV3 */
+    {
+        Dev o3 = make(qs, F, {0}), x3 = make(st, F, {0}), s3 = make(st, F, {0});
+        Dev o4 = make(qs, F, {0}), x4 = make(st, F, {0}), s4 = make(st, F, {0});
+        char none[] = "";
+        RUN(S, aclnnFlashAttentionScoreV3, q.t, k.t, v.t, nullptr, nullptr, nullptr, cm.t, sink.t, prefix, qsi, kvsi,
+            SCALE, 1.0, BIG, BIG, N1, bsnd_, 0, 3, 1, x3.t, s3.t, nullptr, o3.t);
+        RUN(S, aclnnFlashAttentionScoreV4, q.t, k.t, v.t, nullptr, nullptr, nullptr, cm.t, nullptr, nullptr, nullptr,
+            nullptr, nullptr, sink.t, prefix, nullptr, nullptr, qsi, kvsi, SCALE, 1.0, BIG, BIG, N1, bsnd_, 0, 3, 0, 1,
+            none, 0, 0, x4.t, s4.t, nullptr, o4.t);
+        compare("ScoreV4 equals V3", read(o4), read(o3), 0);
+        compare("ScoreV4 softmaxSum equals V3", read(s4), read(s3), 0);
+        Dev g3[4] = {make(qs, F, {0}), make(ks, F, {0}), make(ks, F, {0}), make({N1}, F, {0})};
+        Dev g4[4] = {make(qs, F, {0}), make(ks, F, {0}), make(ks, F, {0}), make({N1}, F, {0})};
+        RUN(S, aclnnFlashAttentionScoreGradV3, q.t, k.t, v.t, dy.t, nullptr, nullptr, nullptr, cm.t, x3.t, s3.t,
+            nullptr, o3.t, sink.t, prefix, qsi, kvsi, SCALE, 1.0, BIG, BIG, N1, bsnd_, 0, 3, 1, g3[0].t, g3[1].t,
+            g3[2].t, nullptr, g3[3].t);
+        RUN(S, aclnnFlashAttentionScoreGradV4, q.t, k.t, v.t, dy.t, nullptr, nullptr, nullptr, cm.t, x4.t, s4.t,
+            nullptr, o4.t, sink.t, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, prefix, nullptr,
+            nullptr, qsi, kvsi, SCALE, 1.0, BIG, BIG, N1, bsnd_, none, 0, 3, 1, 0, 0, 0, g4[0].t, g4[1].t, g4[2].t,
+            nullptr, nullptr, nullptr, g4[3].t);
+        const char *names[4] = {"ScoreGradV4 dq equals V3", "ScoreGradV4 dk equals V3", "ScoreGradV4 dv equals V3",
+                                "ScoreGradV4 dsink equals V3"};
+        for (int i = 0; i < 4; i++) compare(names[i], read(g4[i]), read(g3[i]), 0);
+        uint64_t ws = 0;
+        aclOpExecutor *ex = nullptr;
+        expect_code("ScoreV4 dScaleQOptional (FP8, not modelled)",
+                    aclnnFlashAttentionScoreV4GetWorkspaceSize(
+                        q.t, k.t, v.t, nullptr, nullptr, nullptr, cm.t, nullptr, nullptr, sink.t, nullptr, nullptr,
+                        sink.t, prefix, nullptr, nullptr, qsi, kvsi, SCALE, 1.0, BIG, BIG, N1, bsnd_, 0, 3, 0, 1, none,
+                        0, 0, x4.t, s4.t, nullptr, o4.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        for (Dev *d : {&o3, &x3, &s3, &o4, &x4, &s4}) release(*d);
+        for (int i = 0; i < 4; i++) {
+            release(g3[i]);
+            release(g4[i]);
+        }
+        printf("ok score v4\n");
+    }
+
     /* errors */
     {
         uint64_t ws = 0;
@@ -272,6 +313,21 @@ static void tnd() {
         for (Dev *d : {&o, &smax, &ssum, &dq, &dk, &dv, &dsink, &dqr, &dkr, &dpse}) release(*d);
     }
     printf("ok varlen v5 sink\n");
+
+    /* aclnnFlashAttentionScoreV4 with layout TND equals VarLenScoreV5 */
+    {
+        Dev o5 = make(qs, F, {0}), x5 = make(st, F, {0}), s5 = make(st, F, {0});
+        Dev o4 = make(qs, F, {0}), x4 = make(st, F, {0}), s4 = make(st, F, {0});
+        RUN(S, aclnnFlashAttentionVarLenScoreV5, q.t, nullptr, k.t, nullptr, v.t, nullptr, nullptr, nullptr, nullptr,
+            sink.t, prefix, ql, kl, qsi, kvsi, SCALE, 1.0, BIG, BIG, N1, tnd_, 0, 0, 1, same, x5.t, s5.t, nullptr, o5.t);
+        RUN(S, aclnnFlashAttentionScoreV4, q.t, k.t, v.t, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+            nullptr, nullptr, sink.t, prefix, ql, kl, qsi, kvsi, SCALE, 1.0, BIG, BIG, N1, tnd_, 0, 0, 0, 1, same, 0, 0,
+            x4.t, s4.t, nullptr, o4.t);
+        compare("ScoreV4 TND equals VarLenScoreV5", read(o4), read(o5), 0);
+        compare("ScoreV4 TND softmaxMax [T, N, 8] equals VarLenScoreV5", read(x4), read(x5), 0);
+        for (Dev *d : {&o5, &x5, &s5, &o4, &x4, &s4}) release(*d);
+        printf("ok score v4 tnd\n");
+    }
 
     /* GetMaxWorkspaceSize: the same checks, an executor that runs like phase 1's */
     {

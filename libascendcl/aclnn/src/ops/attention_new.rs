@@ -1040,3 +1040,257 @@ pub unsafe extern "C" fn aclnnNsaCompressGradGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnNsaCompress, aclnnNsaCompressGrad);
+
+// ---------------------------------------------------------------- FlashAttentionScoreV4
+
+/// The inputs V4/GradV4 add that npu-emu does not model (rope split of query/key, the FP8
+/// dequantisation scales): each must be null or empty.
+fn v4_unmodelled(args: &[(*const c_void, &'static str)]) -> NnResult<()> {
+    for &(h, arg) in args {
+        if a::opt_tensor(h, arg)?.is_some_and(|t| t.numel() > 0) {
+            return Err(NnError::invalid(format!(
+                "{arg} is not supported by npu-emu (no rope split or FP8 scales); pass nullptr"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// V4's layout choice: TND reads the sequences (and the softmax layout), every other layout
+/// the V2 host arguments.
+fn v4_varlen(layout: *const c_char, va: &VarLenArgs) -> NnResult<Option<VarLen>> {
+    // SAFETY: a NUL-terminated C string from the caller (null is reported by fa_check).
+    let tnd = !layout.is_null() && unsafe { std::ffi::CStr::from_ptr(layout) }.to_bytes() == b"TND";
+    if tnd {
+        return Ok(Some(va.read()?));
+    }
+    a::opt_int_array(va.prefix, "prefixOptional")?;
+    a::opt_int_array(va.q_start, "qStartIdxOptional")?;
+    a::opt_int_array(va.kv_start, "kvStartIdxOptional")?;
+    Ok(None)
+}
+
+/// `aclnnFlashAttentionScoreV4` (one entry for every layout; TND with the actual lengths):
+/// V3/VarLenScoreV5 with the rope and FP8 inputs, `outDtype`, `seed` and `offset` of the
+/// Ascend950 kernels. npu-emu takes the dropout from `dropMaskOptional` (seed/offset are read
+/// and unused; keepProb < 1 without a mask is rejected), and attentionOut has query's dtype
+/// (`outDtype` only selects the FP8 output, not modelled).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionScoreV4GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    realShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    queryRopeOptional: *const c_void,
+    keyRopeOptional: *const c_void,
+    dScaleQOptional: *const c_void,
+    dScaleKOptional: *const c_void,
+    dScaleVOptional: *const c_void,
+    sinkOptional: *const c_void,
+    prefixOptional: *const c_void,
+    actualSeqQLenOptional: *const c_void,
+    actualSeqKvLenOptional: *const c_void,
+    qStartIdxOptional: *const c_void,
+    kvStartIdxOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    outDtype: i64,
+    pseType: i64,
+    softmaxOutLayout: *mut c_char,
+    seed: i64,
+    offset: i64,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+    softmaxOutOut: *const c_void,
+    attentionOutOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (paddingMaskOptional, innerPrecise, outDtype, seed, offset);
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: pseType,
+    };
+    let va = VarLenArgs {
+        prefix: prefixOptional,
+        q_lens: actualSeqQLenOptional,
+        kv_lens: actualSeqKvLenOptional,
+        q_start: qStartIdxOptional,
+        kv_start: kvStartIdxOptional,
+        softmax_layout: softmaxOutLayout,
+        rope: [
+            (queryRopeOptional, "queryRopeOptional"),
+            (keyRopeOptional, "keyRopeOptional"),
+        ],
+    };
+    phase1(
+        "aclnnFlashAttentionScoreV4GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            v4_unmodelled(&[
+                (queryRopeOptional, "queryRopeOptional"),
+                (keyRopeOptional, "keyRopeOptional"),
+                (dScaleQOptional, "dScaleQOptional"),
+                (dScaleKOptional, "dScaleKOptional"),
+                (dScaleVOptional, "dScaleVOptional"),
+            ])?;
+            let vl = v4_varlen(inputLayout, &va)?;
+            sink_forward(
+                "aclnnFlashAttentionScoreV4",
+                [
+                    query,
+                    key,
+                    value,
+                    realShiftOptional,
+                    dropMaskOptional,
+                    attenMaskOptional,
+                ],
+                sinkOptional,
+                &at,
+                vl,
+                [softmaxMaxOut, softmaxSumOut, softmaxOutOut, attentionOutOut],
+            )
+        },
+    )
+}
+
+/// `aclnnFlashAttentionScoreGradV4`: GradV3/UnpaddingScoreGradV5 in one entry, with the
+/// unmodelled rope and FP8 inputs null and dqRopeOut/dkRopeOut empty.
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFlashAttentionScoreGradV4GetWorkspaceSize(
+    query: *const c_void,
+    keyIn: *const c_void,
+    value: *const c_void,
+    dy: *const c_void,
+    pseShiftOptional: *const c_void,
+    dropMaskOptional: *const c_void,
+    paddingMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    softmaxMaxOptional: *const c_void,
+    softmaxSumOptional: *const c_void,
+    softmaxInOptional: *const c_void,
+    attentionInOptional: *const c_void,
+    sinkInOptional: *const c_void,
+    queryRopeOptional: *const c_void,
+    keyRopeOptional: *const c_void,
+    dScaleQOptional: *const c_void,
+    dScaleKOptional: *const c_void,
+    dScaleVOptional: *const c_void,
+    dScaleDyOptional: *const c_void,
+    dScaleOOptional: *const c_void,
+    prefixOptional: *const c_void,
+    actualSeqQLenOptional: *const c_void,
+    actualSeqKvLenOptional: *const c_void,
+    qStartIdxOptional: *const c_void,
+    kvStartIdxOptional: *const c_void,
+    scaleValue: f64,
+    keepProb: f64,
+    preTokens: i64,
+    nextTokens: i64,
+    headNum: i64,
+    inputLayout: *mut c_char,
+    softmaxInLayout: *mut c_char,
+    innerPrecise: i64,
+    sparseMode: i64,
+    pseType: i64,
+    seed: i64,
+    offset: i64,
+    outDtype: i64,
+    dqOut: *const c_void,
+    dkOut: *const c_void,
+    dvOut: *const c_void,
+    dqRopeOut: *const c_void,
+    dkRopeOut: *const c_void,
+    dpseOut: *const c_void,
+    dsinkOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = (
+        paddingMaskOptional,
+        innerPrecise,
+        softmaxInOptional,
+        seed,
+        offset,
+        outDtype,
+    );
+    let at = FaAttrs {
+        scale: scaleValue,
+        keep_prob: keepProb,
+        pre: preTokens,
+        next: nextTokens,
+        head_num: headNum,
+        layout: inputLayout,
+        sparse: sparseMode,
+        pse_type: pseType,
+    };
+    let va = VarLenArgs {
+        prefix: prefixOptional,
+        q_lens: actualSeqQLenOptional,
+        kv_lens: actualSeqKvLenOptional,
+        q_start: qStartIdxOptional,
+        kv_start: kvStartIdxOptional,
+        softmax_layout: softmaxInLayout,
+        rope: [
+            (queryRopeOptional, "queryRopeOptional"),
+            (keyRopeOptional, "keyRopeOptional"),
+        ],
+    };
+    let ins = [
+        query,
+        keyIn,
+        value,
+        dy,
+        pseShiftOptional,
+        dropMaskOptional,
+        attenMaskOptional,
+        softmaxMaxOptional,
+        softmaxSumOptional,
+        attentionInOptional,
+    ];
+    phase1(
+        "aclnnFlashAttentionScoreGradV4GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            v4_unmodelled(&[
+                (queryRopeOptional, "queryRopeOptional"),
+                (keyRopeOptional, "keyRopeOptional"),
+                (dScaleQOptional, "dScaleQOptional"),
+                (dScaleKOptional, "dScaleKOptional"),
+                (dScaleVOptional, "dScaleVOptional"),
+                (dScaleDyOptional, "dScaleDyOptional"),
+                (dScaleOOptional, "dScaleOOptional"),
+                (dqRopeOut, "dqRopeOut"),
+                (dkRopeOut, "dkRopeOut"),
+            ])?;
+            let vl = v4_varlen(inputLayout, &va)?;
+            sink_backward(
+                "aclnnFlashAttentionScoreGradV4",
+                ins,
+                sinkInOptional,
+                &at,
+                vl,
+                [dqOut, dkOut, dvOut, dpseOut, dsinkOut],
+            )
+        },
+    )
+}
+
+crate::phase2!(aclnnFlashAttentionScoreV4, aclnnFlashAttentionScoreGradV4);
