@@ -1810,3 +1810,52 @@ fn experimental_training_operators_match_the_host_reference() {
         assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
     }
 }
+
+/// `tests/c/aclnn/aclnn_attention_new.cpp`: the attention sink of aclnnFlashAttentionScoreV3
+/// / GradV3 (BSND, sparse modes 0 and 3) and aclnnFlashAttentionVarLenScoreV5 /
+/// UnpaddingScoreGradV5 (TND, both softmax layouts) against a float64 host reference, the
+/// backward (dq, dk, dv, dsink) against finite differences; V3 without a sink equals V2; the
+/// GetMaxWorkspaceSize of VarLenScoreV5, UnpaddingScoreGradV5 and FusedInferAttentionScoreV3/V4
+/// give a working executor; aclnnNsaCompress/NsaCompressGrad (float16, bfloat16) against a
+/// float64 reference; FlashAttentionScoreV4/GradV4 equal V3/GradV3 and VarLenScoreV5; the
+/// documented argument errors.
+#[test]
+fn attention_sink_versions_match_the_host_reference() {
+    let work = scratch("aclnn-attention-new");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_attention_new.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok score v3 sink",
+        "ok score v3 without sink",
+        "ok score v3 errors",
+        "ok varlen v5 sink",
+        "ok varlen v5 max workspace",
+        "ok fused infer max workspace",
+        "ok nsa compress",
+        "ok score v4",
+        "ok score v4 tnd",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 73, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnNsaCompressGetWorkspaceSize: compressStride 8 must be a positive multiple of 16 no larger than compressBlockSize 32",
+        "aclnnFlashAttentionScoreV3GetWorkspaceSize: sinkOptional has shape [5]; it takes one value per head: [headNum] = [4]",
+        "aclnnFlashAttentionScoreGradV3GetWorkspaceSize: dsinkOut is given (non-empty) without sinkInOptional",
+    ] {
+        assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
+    }
+}

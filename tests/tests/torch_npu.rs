@@ -1583,3 +1583,43 @@ fn norm_quant_apis_match_cpu() {
         );
     }
 }
+
+/// `tests/python/attention_new.py`: torch_npu.npu_fusion_attention with a `sink`
+/// (aclnnFlashAttentionScoreV3/GradV3 for BSND, BNSD, BSH; aclnnFlashAttentionVarLenScoreV5 /
+/// UnpaddingScoreGradV5 for TND) against a CPU reference: output, softmax_max and the
+/// gradients of q, k, v and the sink, causal sparse mode 3, float32 and float16; and
+/// npu_nsa_compress / npu_nsa_compress_grad (aclnnNsaCompress/Grad) against float64.
+#[test]
+fn fusion_attention_with_sink_matches_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("attention_new.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-attention-new",
+        &venv,
+        "cd \"$T\" && \"$PY\" attention_new.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("attention_new: 0 failed"), "{}", r.all());
+    for case in [
+        "sink_bsnd_f32",
+        "sink_bsnd_causal_f32",
+        "sink_bnsd_f32",
+        "sink_bsh_causal_f32",
+        "sink_bsnd_f16",
+        "sink_tnd_f32",
+        "sink_tnd_causal_f32",
+        "sink_tnd_softmax_layout_tnd_f32",
+        "sink_tnd_f16",
+        "nsa_compress_f16",
+        "nsa_compress_bf16",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

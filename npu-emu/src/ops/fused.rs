@@ -408,7 +408,13 @@ impl FaLayout {
     }
 
     /// Offset of element (b, n, s, d) in a dense tensor of this layout with dims (B, S, N, D).
-    fn off(self, dims: (usize, usize, usize, usize), b: usize, n: usize, s: usize) -> usize {
+    pub(crate) fn off(
+        self,
+        dims: (usize, usize, usize, usize),
+        b: usize,
+        n: usize,
+        s: usize,
+    ) -> usize {
         let (bb, ss, nn, dd) = dims;
         match self {
             FaLayout::Bsh | FaLayout::Bsnd | FaLayout::Tnd => ((b * ss + s) * nn + n) * dd,
@@ -442,6 +448,10 @@ pub struct FaParams {
     pub varlen: Option<VarLen>,
     /// Bit of the dropout keep-mask where this call's scores start (a TND sequence's).
     pub drop_offset: usize,
+    /// One attention-sink logit per query head (FlashAttentionScoreV3's `sinkOptional`):
+    /// each row's softmax gets the extra term `e^(sink - m)`, `m = max(sink, max_j s_ij)`,
+    /// whose column has no value (it only takes probability away from the keys).
+    pub sink: Option<Vec<f64>>,
 }
 
 /// The sequences of a TND call: cumulative query and key/value ends
@@ -492,6 +502,7 @@ impl FaParams {
             pse_after_scale: false,
             varlen: None,
             drop_offset: 0,
+            sink: None,
         }
     }
 }
@@ -775,6 +786,7 @@ fn probs(
     b: usize,
     n: usize,
     stats: Option<(&[f64], &[f64])>,
+    sink: Option<f64>,
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (scale, after) = scale;
     let (s1, s2, d) = (dm.s1, dm.s2, dm.d);
@@ -803,11 +815,15 @@ fn probs(
             mx[i] = m[i];
             sm[i] = s[i];
         } else {
+            if let Some(sk) = sink {
+                mx[i] = mx[i].max(sk);
+            }
             sm[i] = row
                 .iter()
                 .filter(|v| !v.is_nan())
                 .map(|v| (v - mx[i]).exp())
-                .sum();
+                .sum::<f64>()
+                + sink.map_or(0.0, |sk| (sk - mx[i]).exp());
         }
         for v in row.iter_mut() {
             *v = if v.is_nan() || sm[i] == 0.0 {
@@ -929,6 +945,7 @@ pub fn flash_attention(
                 b,
                 n,
                 None,
+                p.sink.as_ref().map(|s| s[n]),
             );
             inp.dropout(&dm, p, b, n, &mut pr);
             let mut oh = vec![0f64; dm.s1 * dm.dv];
@@ -1069,6 +1086,7 @@ pub fn flash_attention_grad(
                 b,
                 n,
                 stats.as_ref().map(|(m, s)| (m.as_slice(), s.as_slice())),
+                p.sink.as_ref().map(|s| s[n]),
             );
             let mut pd = pr.clone();
             inp.dropout(&dm, p, b, n, &mut pd);

@@ -25,7 +25,7 @@ fn tiling(msg: String) -> NnError {
     NnError::new(ACLNN_ERR_INNER_TILING_ERROR, msg)
 }
 
-fn same_dtype(t: &T, like: &T) -> NnResult<()> {
+pub(super) fn same_dtype(t: &T, like: &T) -> NnResult<()> {
     if t.dtype() == like.dtype() {
         Ok(())
     } else {
@@ -597,26 +597,26 @@ pub unsafe extern "C" fn aclnnSwiGluGradGetWorkspaceSize(
 // ---------------------------------------------------------------- flash attention
 
 /// The attributes and shapes of a flash-attention call, checked.
-struct Fa {
-    p: FaParams,
-    dims: FaDims,
+pub(super) struct Fa {
+    pub(super) p: FaParams,
+    pub(super) dims: FaDims,
 }
 
 /// The scalar attributes of `aclnnFlashAttentionScore`/`…Grad` (and their V2, whose
 /// `pseType` the first versions fix at 1: `scale·(q·kᵀ + pse)`).
-struct FaAttrs {
-    scale: f64,
-    keep_prob: f64,
-    pre: i64,
-    next: i64,
-    head_num: i64,
-    layout: *const c_char,
-    sparse: i64,
-    pse_type: i64,
+pub(super) struct FaAttrs {
+    pub(super) scale: f64,
+    pub(super) keep_prob: f64,
+    pub(super) pre: i64,
+    pub(super) next: i64,
+    pub(super) head_num: i64,
+    pub(super) layout: *const c_char,
+    pub(super) sparse: i64,
+    pub(super) pse_type: i64,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn fa_check(
+pub(super) fn fa_check(
     q: &T,
     k: &T,
     v: &T,
@@ -839,7 +839,7 @@ fn fa_check(
 
 /// softmaxMax/softmaxSum: float32 `[B, N1, S1, 8]`; with TND `[N1, T, 8]` (or `[T, N1, 8]`:
 /// torch_npu allocates that shape whichever layout the values take).
-fn check_stat(t: &T, fa: &Fa) -> NnResult<()> {
+pub(super) fn check_stat(t: &T, fa: &Fa) -> NnResult<()> {
     a::dtype_in(t, &[DType::F32])?;
     let dims = &fa.dims;
     match &fa.p.varlen {
@@ -860,7 +860,7 @@ fn check_stat(t: &T, fa: &Fa) -> NnResult<()> {
 }
 
 /// The shape of attentionOut/dy: the layout's, with all T rows for TND.
-fn out_shape(fa: &Fa) -> Vec<usize> {
+pub(super) fn out_shape(fa: &Fa) -> Vec<usize> {
     let dm = &fa.dims;
     let s = match &fa.p.varlen {
         Some(vl) => *vl.q_ends.last().unwrap_or(&0),
@@ -1406,21 +1406,21 @@ fn no_rope(args: &[(*const c_void, &'static str)]) -> NnResult<()> {
 /// The host arguments only the TND operators take: prefixOptional, actualSeqQLenOptional,
 /// actualSeqKvLenOptional, qStartIdxOptional, kvStartIdxOptional (V2, V3; null otherwise)
 /// and V4's softmax layout string.
-struct VarLenArgs {
-    prefix: *const c_void,
-    q_lens: *const c_void,
-    kv_lens: *const c_void,
-    q_start: *const c_void,
-    kv_start: *const c_void,
-    softmax_layout: *const c_char,
+pub(super) struct VarLenArgs {
+    pub(super) prefix: *const c_void,
+    pub(super) q_lens: *const c_void,
+    pub(super) kv_lens: *const c_void,
+    pub(super) q_start: *const c_void,
+    pub(super) kv_start: *const c_void,
+    pub(super) softmax_layout: *const c_char,
     /// V3's queryRope and keyRope/keyInRope (null otherwise).
-    rope: [(*const c_void, &'static str); 2],
+    pub(super) rope: [(*const c_void, &'static str); 2],
 }
 
 impl VarLenArgs {
     /// The sequences, after reading the arguments npu-emu does not use: prefix (sparse mode
     /// 6, rejected) and the start indices (which place the generated pse of pseType 2/3).
-    fn read(&self) -> NnResult<VarLen> {
+    pub(super) fn read(&self) -> NnResult<VarLen> {
         a::opt_int_array(self.prefix, "prefixOptional")?;
         a::opt_int_array(self.q_start, "qStartIdxOptional")?;
         a::opt_int_array(self.kv_start, "kvStartIdxOptional")?;

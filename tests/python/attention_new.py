@@ -1,0 +1,203 @@
+"""torch_npu.npu_fusion_attention with a `sink` (one float32 logit per query head, the
+attention sink of gpt-oss style models): aclnnFlashAttentionScoreV3 forward and
+aclnnFlashAttentionScoreGradV3 backward for the BSND/BNSD/BSH layouts, and
+aclnnFlashAttentionVarLenScoreV5 / aclnnFlashAttentionUnpaddingScoreGradV5 for TND, against a
+CPU reference with plain torch ops: the sink is an extra softmax column without a value
+(softmax over [scale·q·kᵀ, sink], that column dropped). Checks the output, softmax_max
+(max including the sink), the gradients of q, k, v and of the sink itself, causal sparse
+mode 3, grouped key heads, float32 and float16. Also torch_npu.npu_nsa_compress and
+npu_nsa_compress_grad (aclnnNsaCompress/Grad, TND, float16 and bfloat16) against the
+block-weighted sum in float64. Prints PASS/FAIL per case and exits 1 when any fails.
+"""
+import sys
+
+import torch
+import torch_npu
+
+D = "npu"
+FAILED = []
+N1, N2, HD = 4, 2, 16
+
+
+def case(name, f):
+    try:
+        f()
+        print("PASS", name)
+    except Exception as e:  # noqa: BLE001
+        FAILED.append(name)
+        print("FAIL", name, str(e).splitlines()[0][:300])
+
+
+def attend(q, k, v, sink, scale, causal):
+    """q [N1, S1, D], k/v [N2, S2, D], sink [N1] -> out [N1, S1, D], row max [N1, S1]."""
+    k = k.repeat_interleave(N1 // N2, dim=0)
+    v = v.repeat_interleave(N1 // N2, dim=0)
+    s = scale * (q @ k.transpose(-1, -2))
+    s1, s2 = s.shape[-2:]
+    if causal:
+        m = torch.ones(s1, s2, dtype=torch.bool).triu(s2 - s1 + 1)
+        s = s.masked_fill(m, float("-inf"))
+    if sink is not None:
+        col = sink.view(N1, 1, 1).expand(N1, s1, 1).to(s.dtype)
+        s = torch.cat([s, col], dim=-1)
+    p = torch.softmax(s, dim=-1)
+    if sink is not None:
+        p = p[..., :-1]
+    return p @ v, s.max(dim=-1).values
+
+
+def bsnd_case(layout, dtype, causal, tol):
+    def f():
+        torch.manual_seed(3)
+        b, s1, s2 = 2, 5, 7
+        q = torch.randn(b, s1, N1, HD, dtype=dtype)
+        k = torch.randn(b, s2, N2, HD, dtype=dtype)
+        v = torch.randn(b, s2, N2, HD, dtype=dtype)
+        dy = torch.randn(b, s1, N1, HD, dtype=dtype)
+        sink = torch.tensor([0.5, -1.0, 2.0, 0.0])
+        scale = HD ** -0.5
+
+        def to_layout(x):  # from BSND
+            if layout == "BNSD":
+                return x.transpose(1, 2).contiguous()
+            if layout == "BSH":
+                return x.reshape(x.shape[0], x.shape[1], -1)
+            return x
+
+        def from_layout(x, n):
+            if layout == "BNSD":
+                return x.transpose(1, 2)
+            if layout == "BSH":
+                return x.reshape(x.shape[0], x.shape[1], n, HD)
+            return x
+
+        qn, kn, vn = (to_layout(x).to(D).requires_grad_() for x in (q, k, v))
+        sn = sink.to(D).requires_grad_()
+        kw = dict(scale=scale, sink=sn)
+        if causal:
+            kw.update(atten_mask=torch.ones(2048, 2048, dtype=torch.bool).triu(1).to(D), sparse_mode=3)
+        res = torch_npu.npu_fusion_attention(qn, kn, vn, N1, layout, **kw)
+        out, smax = res[0], res[1]
+        out.backward(to_layout(dy).to(D))
+
+        qc, kc, vc = (x.double().requires_grad_() for x in (q, k, v))
+        sc = sink.double().requires_grad_()
+        outs, maxes = [], []
+        for i in range(b):
+            o, m = attend(qc[i].transpose(0, 1), kc[i].transpose(0, 1), vc[i].transpose(0, 1), sc, scale, causal)
+            outs.append(o.transpose(0, 1))
+            maxes.append(m)
+        want = torch.stack(outs)
+        want.backward(dy.double())
+        rtol, atol = tol
+        torch.testing.assert_close(from_layout(out.detach().cpu(), N1).double(), want.detach(), rtol=rtol, atol=atol)
+        torch.testing.assert_close(smax.cpu()[..., 0].double(), torch.stack(maxes).detach(), rtol=rtol, atol=atol)
+        for got, ref, name in ((qn, qc, "dq"), (kn, kc, "dk"), (vn, vc, "dv")):
+            g = from_layout(got.grad.cpu(), N1 if name == "dq" else N2).double()
+            try:
+                torch.testing.assert_close(g, ref.grad, rtol=rtol, atol=atol)
+            except AssertionError as e:
+                raise AssertionError(f"{name}: {e}") from None
+        assert sn.grad is not None, "no gradient reached the sink"
+        torch.testing.assert_close(sn.grad.cpu().double(), sc.grad, rtol=rtol, atol=atol * 4)
+
+    return f
+
+
+QLEN, KVLEN = [3, 5, 4], [4, 5, 6]
+
+
+def tnd_case(dtype, causal, softmax_layout, tol):
+    def f():
+        torch.manual_seed(5)
+        t1, t2 = sum(QLEN), sum(KVLEN)
+        q = torch.randn(t1, N1, HD, dtype=dtype)
+        k = torch.randn(t2, N2, HD, dtype=dtype)
+        v = torch.randn(t2, N2, HD, dtype=dtype)
+        dy = torch.randn(t1, N1, HD, dtype=dtype)
+        sink = torch.tensor([-0.5, 1.5, 0.25, 3.0])
+        scale = HD ** -0.5
+        qn, kn, vn = (x.to(D).requires_grad_() for x in (q, k, v))
+        sn = sink.to(D).requires_grad_()
+        cum = lambda ls: [sum(ls[:i + 1]) for i in range(len(ls))]  # noqa: E731
+        kw = dict(scale=scale, sink=sn, actual_seq_qlen=cum(QLEN), actual_seq_kvlen=cum(KVLEN))
+        if causal:
+            kw.update(atten_mask=torch.ones(2048, 2048, dtype=torch.bool).triu(1).to(D), sparse_mode=3)
+        if softmax_layout:
+            kw["softmax_layout"] = softmax_layout
+        res = torch_npu.npu_fusion_attention(qn, kn, vn, N1, "TND", **kw)
+        out = res[0]
+        out.backward(dy.to(D))
+        qc, kc, vc = (x.double().requires_grad_() for x in (q, k, v))
+        sc = sink.double().requires_grad_()
+        outs, q0, k0 = [], 0, 0
+        for s1, s2 in zip(QLEN, KVLEN):
+            o, _ = attend(qc[q0:q0 + s1].transpose(0, 1), kc[k0:k0 + s2].transpose(0, 1),
+                          vc[k0:k0 + s2].transpose(0, 1), sc, scale, causal)
+            outs.append(o.transpose(0, 1))
+            q0, k0 = q0 + s1, k0 + s2
+        want = torch.cat(outs)
+        want.backward(dy.double())
+        rtol, atol = tol
+        torch.testing.assert_close(out.detach().cpu().double(), want.detach(), rtol=rtol, atol=atol)
+        for got, ref, name in ((qn, qc, "dq"), (kn, kc, "dk"), (vn, vc, "dv")):
+            try:
+                torch.testing.assert_close(got.grad.cpu().double(), ref.grad, rtol=rtol, atol=atol)
+            except AssertionError as e:
+                raise AssertionError(f"{name}: {e}") from None
+        assert sn.grad is not None, "no gradient reached the sink"
+        torch.testing.assert_close(sn.grad.cpu().double(), sc.grad, rtol=rtol, atol=atol * 4)
+
+    return f
+
+
+F32, F16 = (2e-5, 2e-5), (2e-3, 4e-3)
+case("sink_bsnd_f32", bsnd_case("BSND", torch.float32, False, F32))
+case("sink_bsnd_causal_f32", bsnd_case("BSND", torch.float32, True, F32))
+case("sink_bnsd_f32", bsnd_case("BNSD", torch.float32, False, F32))
+case("sink_bsh_causal_f32", bsnd_case("BSH", torch.float32, True, F32))
+case("sink_bsnd_f16", bsnd_case("BSND", torch.float16, False, F16))
+case("sink_tnd_f32", tnd_case(torch.float32, False, "", F32))
+case("sink_tnd_causal_f32", tnd_case(torch.float32, True, "", F32))
+case("sink_tnd_softmax_layout_tnd_f32", tnd_case(torch.float32, True, "TND", F32))
+case("sink_tnd_f16", tnd_case(torch.float16, False, "", F16))
+
+
+def nsa_reference(x, w, ends, block, stride):
+    """Each sequence's blocks i: Σ_l w[l, n] · x[s + i·stride + l, n, :]."""
+    outs, s = [], 0
+    for e in ends:
+        n = (e - s - block) // stride + 1 if e - s >= block else 0
+        for i in range(n):
+            seg = x[s + i * stride:s + i * stride + block]  # [block, N, D]
+            outs.append((seg * w.unsqueeze(-1)).sum(0))
+        s = e
+    return torch.stack(outs)
+
+
+def nsa_case(dtype, tol):
+    def f():
+        torch.manual_seed(9)
+        lens, block, stride = [40, 10, 64, 33], 32, 16
+        ends = [sum(lens[:i + 1]) for i in range(len(lens))]
+        x = torch.randn(ends[-1], 2, 16, dtype=dtype)
+        w = torch.randn(block, 2, dtype=dtype)
+        out = torch_npu.npu_nsa_compress(x.to(D), w.to(D), block, stride, actual_seq_len=ends)
+        xc, wc = x.double().requires_grad_(), w.double().requires_grad_()
+        want = nsa_reference(xc, wc, ends, block, stride)
+        rtol, atol = tol
+        torch.testing.assert_close(out.cpu().double(), want.detach(), rtol=rtol, atol=atol)
+        g = torch.randn(want.shape, dtype=dtype)
+        dx, dw = torch_npu.npu_nsa_compress_grad(g.to(D), x.to(D), w.to(D), block, stride, actual_seq_len=ends)
+        want.backward(g.double())
+        torch.testing.assert_close(dx.cpu().double(), xc.grad, rtol=rtol, atol=atol)
+        torch.testing.assert_close(dw.cpu().double(), wc.grad, rtol=rtol, atol=atol * 8)
+
+    return f
+
+
+case("nsa_compress_f16", nsa_case(torch.float16, (2e-3, 4e-3)))
+case("nsa_compress_bf16", nsa_case(torch.bfloat16, (1e-2, 3e-2)))
+
+print(f"attention_new: {len(FAILED)} failed")
+sys.exit(1 if FAILED else 0)
