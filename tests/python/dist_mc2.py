@@ -4,7 +4,8 @@ Launched with N ranks by `npu-emu run -n N python dist_mc2.py` (or torchrun). Ev
 makes every rank's inputs from a seed, so each can compute the expected result on the CPU:
 
 - torch_npu.npu_mm_all_reduce_base(x1, x2, hcom, bias=...) = sum over ranks of x1_r @ x2_r + bias_r
-  (2-D and 3-D x1; and with x3, which adds once after the reduction);
+  (2-D and 3-D x1; and with x3, which every rank adds before the reduction);
+- the same with INT8 x1/x2 and dequant_scale (QuantMatmulAllReduce; with pertoken_scale, V2);
 - torch_npu.npu_all_gather_base_mm(x1, x2, hcom, world_size, gather_output=...) =
   (cat_r x1_r) @ x2, and the gathered x1;
 - torch_npu.npu_mm_reduce_scatter_base(x1, x2, hcom, world_size) = this rank's block of rows
@@ -81,14 +82,15 @@ def mm_all_reduce(dtype, three_d):
 
 
 def mm_all_reduce_x3(dtype):
+    # allreduce(x1 @ x2 + x3): every rank adds its x3 to its rounded product
     want = 0
     for r in range(ws):
-        want = want + mm_rounded(inputs((8, 64), dtype, r, 4), inputs((64, 16), dtype, r, 5), dtype)
-    x3 = inputs((8, 16), dtype, 0, 6)
-    want = (want.to(dtype).float() + x3.float()).to(dtype)
+        p = mm_rounded(inputs((8, 64), dtype, r, 4), inputs((64, 16), dtype, r, 5), dtype)
+        want = want + (p + inputs((8, 16), dtype, r, 6).float()).to(dtype).float()
+    want = want.to(dtype)
     out = torch_npu.npu_mm_all_reduce_base(inputs((8, 64), dtype, rank, 4).to(dev),
                                            inputs((64, 16), dtype, rank, 5).to(dev), hcom,
-                                           reduce_op="sum", x3=x3.to(dev))
+                                           reduce_op="sum", x3=inputs((8, 16), dtype, rank, 6).to(dev))
     close(out, want, dtype)
 
 
@@ -116,6 +118,41 @@ def mm_reduce_scatter(dtype):
                                                reduce_op="sum")
     close(out, want, dtype)
 
+
+def quant_mm_all_reduce(pertoken):
+    # INT8 x1/x2, INT32 bias: per rank ((x1 @ x2 + bias) * scale (* pertoken)) rounded to the
+    # output dtype (BF16 with a BF16 scale; FLOAT16 with a FLOAT scale and pertoken_scale).
+    dtype = torch.float16 if pertoken else torch.bfloat16
+
+    def ints(shape, r, seed):
+        g = torch.Generator().manual_seed(1000 * seed + r)
+        return torch.randint(-100, 100, shape, generator=g, dtype=torch.int8)
+
+    def scale(r):
+        s = (torch.arange(16) % 5 + 1 + r) * 0.001
+        return s.float() if pertoken else s.to(torch.bfloat16)
+
+    def tok(r):
+        return (torch.arange(6) % 3 * 0.25 + 0.5 + r).float()
+
+    want = 0
+    for r in range(ws):
+        acc = ints((6, 64), r, 11).int() @ ints((64, 16), r, 12).int() + ints((16,), r, 13).int()
+        v = acc.float() * scale(r).float()
+        if pertoken:
+            v = v * tok(r)[:, None]
+        want = want + v.to(dtype).float()
+    want = want.to(dtype)
+    extra = {"pertoken_scale": tok(rank).to(dev)} if pertoken else {}
+    out = torch_npu.npu_mm_all_reduce_base(ints((6, 64), rank, 11).to(dev), ints((64, 16), rank, 12).to(dev),
+                                           hcom, reduce_op="sum", bias=ints((16,), rank, 13).int().to(dev),
+                                           dequant_scale=scale(rank).to(dev), **extra)
+    assert out.dtype == dtype, f"output dtype {out.dtype}"
+    close(out, want, dtype)
+
+
+check("npu_mm_all_reduce_base int8 bf16 dequant_scale", lambda: quant_mm_all_reduce(False))
+check("npu_mm_all_reduce_base int8 pertoken_scale", lambda: quant_mm_all_reduce(True))
 
 for dt in (torch.float16, torch.bfloat16):
     n = str(dt).split(".")[1]

@@ -75,7 +75,7 @@ fn check_job(n: u32) {
             .and_then(|s| s.split_whitespace().next())
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
-        assert!(checks >= 40, "rank {i}: only {checks} checks:\n{}", r.all());
+        assert!(checks >= 50, "rank {i}: only {checks} checks:\n{}", r.all());
     }
     for section in [
         "ok by name",
@@ -87,6 +87,9 @@ fn check_job(n: u32) {
         "ok all gather bf16",
         "ok reduce scatter f16",
         "ok reduce scatter bf16",
+        "ok quant 0",
+        "ok quant 1",
+        "ok quant 2",
         "ok errors",
     ] {
         assert_eq!(

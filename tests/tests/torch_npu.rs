@@ -1585,7 +1585,8 @@ fn norm_quant_apis_match_cpu() {
 }
 
 /// `tests/python/dist_mc2.py` on 2 ranks (`npu-emu run`): torch_npu's fused matmul +
-/// collective APIs (`npu_mm_all_reduce_base`, with bias, 3-D x1 and x3;
+/// collective APIs (`npu_mm_all_reduce_base`, with bias, 3-D x1 and x3, and INT8 with
+/// dequant_scale / pertoken_scale;
 /// `npu_all_gather_base_mm` with and without the gathered output;
 /// `npu_mm_reduce_scatter_base`) in float16 and bfloat16 against CPU torch, the communicator
 /// named by `get_hccl_comm_name`.
@@ -1604,7 +1605,7 @@ fn mc2_fused_matmul_collectives_2_ranks() {
     for i in 0..2 {
         assert!(
             r.stdout
-                .contains(&format!("dist_mc2 rank {i}/2 passed (12 checks)")),
+                .contains(&format!("dist_mc2 rank {i}/2 passed (14 checks)")),
             "{}",
             r.all()
         );

@@ -4,8 +4,11 @@
  * it as `group`:
  * - HcclCommGetHandleWithName: the name gives back this communicator; unknown, NULL and
  *   too long names give their codes;
- * - MatmulAllReduce (2-D and 3-D x1, transposed x2, bias), MatmulAllReduceV2 (x3),
- *   MatmulAllReduceAddRmsNorm and its in-place form, AllGatherMatmul (with and without
+ * - MatmulAllReduce (2-D and 3-D x1, transposed x2, bias), MatmulAllReduceV2 (x3, added by
+ *   every rank before the reduction, as the page's formula says),
+ *   MatmulAllReduceAddRmsNorm and its in-place form, QuantMatmulAllReduce (INT8 x1/x2,
+ *   INT32 bias, a BF16 dequantScale or INT64 parameters for FLOAT16) and V2 (FLOAT
+ *   dequantScale with pertokenScale), AllGatherMatmul (with and without
  *   gatherOut), MatmulReduceScatter, in FLOAT16 and BFLOAT16, against a host reference that
  *   knows every rank's inputs (each rank's product rounded once to the dtype, the reduction
  *   in double, rounded once): tolerance 2e-3 (FLOAT16) / 1.6e-2 (BFLOAT16) relative+absolute
@@ -23,6 +26,8 @@
 #include "aclnnop/aclnn_inplace_matmul_all_reduce_add_rms_norm.h"
 #include "aclnnop/aclnn_all_gather_matmul.h"
 #include "aclnnop/aclnn_matmul_reduce_scatter.h"
+#include "aclnnop/aclnn_quant_matmul_all_reduce.h"
+#include "aclnnop/aclnn_quant_matmul_all_reduce_v2.h"
 
 static aclrtStream S;
 static int R = 0, N = 1;
@@ -115,12 +120,17 @@ static void test_all_reduce(aclDataType dt) {
         compare(w.c_str(), read(out), all_reduce_ref(m, k, n, dt, 10, true), tol_of(dt));
         /* V2: + x3, 2-D x1, no bias */
         Dev y1 = make({m, k}, dt, data(m * k, dt, R, 10));
-        Dev x3 = make({m, n}, dt, data(m * n, dt, 0, 40));
+        Dev x3 = make({m, n}, dt, data(m * n, dt, R, 40));
         Dev out2 = make({m, n}, dt, {});
         RUN(S, aclnnMatmulAllReduceV2, y1.t, x2.t, nullptr, x3.t, G, "sum", 0, 1, out2.t);
-        auto ref = all_reduce_ref(m, k, n, dt, 10, false);
-        auto x3v = data(m * n, dt, 0, 40);
-        for (size_t i = 0; i < ref.size(); i++) ref[i] = as_type(ref[i] + x3v[i], dt);
+        /* allreduce(x1 @ x2 + x3): each rank adds its x3 to its rounded product */
+        std::vector<double> ref(static_cast<size_t>(m * n), 0);
+        for (int r = 0; r < N; r++) {
+            auto p = mm(data(m * k, dt, r, 10), data(k * n, dt, r, 11), nullptr, m, k, n, dt);
+            auto x3r = data(m * n, dt, r, 40);
+            for (size_t i = 0; i < ref.size(); i++) ref[i] += as_type(p[i] + x3r[i], dt);
+        }
+        for (auto &e : ref) e = as_type(e, dt);
         w = std::string("MatmulAllReduceV2 ") + dn;
         compare(w.c_str(), read(out2), ref, tol_of(dt));
         for (Dev *d : {&x1, &x2, &bias, &out, &y1, &x3, &out2}) release(*d);
@@ -219,6 +229,76 @@ static void test_reduce_scatter(aclDataType dt) {
     compare(w.c_str(), read(out), mine, tol_of(dt));
     for (Dev *d : {&x1, &x2, &out}) release(*d);
     printf("ok reduce scatter %s\n", dn);
+}
+
+/* QuantMatmulAllReduce: per rank round(((x1 @ x2 + bias) * scale[j] (* pertoken[i])) + x3),
+ * summed over ranks. `kind` 0: BF16 output, BF16 scales [n] (V1); 1: FLOAT16 output, INT64
+ * parameters [1] (V1); 2: FLOAT16 output, FLOAT scales [n] and pertoken [m] (V2). */
+static void test_quant(int kind) {
+    aclDataType dt = kind == 0 ? ACL_BF16 : ACL_FLOAT16;
+    int64_t b = 2, s = 2, k = 32, n = 16, m = b * s;
+    auto scale_of = [&](int r) {
+        std::vector<double> v(static_cast<size_t>(kind == 1 ? 1 : n));
+        /* kind 1: (1..5)/1024, exact in the parameter's scale (the float's bits with the low 13 cleared) */
+        for (size_t j = 0; j < v.size(); j++)
+            v[j] = kind == 1 ? (1 + (j + r) % 5) / 1024.0 : as_type(0.001 * (1 + (j + r) % 5), kind == 0 ? ACL_BF16 : ACL_FLOAT);
+        return v;
+    };
+    auto pt_of = [&](int r) {
+        std::vector<double> v(static_cast<size_t>(m));
+        for (size_t i = 0; i < v.size(); i++) v[i] = as_type(0.5 + 0.25 * ((i + r) % 3), ACL_FLOAT);
+        return v;
+    };
+    std::vector<double> want(static_cast<size_t>(m * n), 0);
+    for (int r = 0; r < N; r++) {
+        auto a = values(m * k, ACL_INT8, 70 + r), w = values(k * n, ACL_INT8, 80 + r), bias = values(n, ACL_INT32, 90 + r);
+        auto sc = scale_of(r), pt = pt_of(r);
+        auto x3 = data(m * n, dt, r, 95);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double acc = bias[static_cast<size_t>(j)];
+                for (int64_t p = 0; p < k; p++) acc += a[static_cast<size_t>(i * k + p)] * w[static_cast<size_t>(p * n + j)];
+                /* in float, as the quantised product is dequantised */
+                float v = static_cast<float>(acc) * static_cast<float>(sc[sc.size() == 1 ? 0 : static_cast<size_t>(j)]);
+                if (kind == 2) v *= static_cast<float>(pt[static_cast<size_t>(i)]);
+                size_t q = static_cast<size_t>(i * n + j);
+                want[q] += as_type(as_type(v, dt) + x3[q], dt);
+            }
+    }
+    for (auto &e : want) e = as_type(e, dt);
+    Dev x1 = make({b, s, k}, ACL_INT8, values(m * k, ACL_INT8, 70 + R));
+    Dev x2 = make({k, n}, ACL_INT8, values(k * n, ACL_INT8, 80 + R));
+    Dev bias = make({n}, ACL_INT32, values(n, ACL_INT32, 90 + R));
+    Dev x3 = make({b, s, n}, dt, data(m * n, dt, R, 95));
+    Dev out = make({b, s, n}, dt, {});
+    std::vector<double> sc = scale_of(R);
+    Dev scale;
+    if (kind == 1) {
+        /* aclnnTransQuantParamV2's parameter: the float's bits (low 13 cleared) with bit 46 set */
+        float f = static_cast<float>(sc[0]);
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        scale = make({1}, ACL_INT64, {static_cast<double>(static_cast<uint64_t>(bits & 0xFFFFE000u) | (1ull << 46))});
+    } else {
+        scale = make({n}, kind == 0 ? ACL_BF16 : ACL_FLOAT, sc);
+    }
+    Dev pt = make({m}, ACL_FLOAT, pt_of(R));
+    if (kind == 2)
+        RUN(S, aclnnQuantMatmulAllReduceV2, x1.t, x2.t, bias.t, x3.t, scale.t, pt.t, G, "sum", 0, 1, out.t);
+    else
+        RUN(S, aclnnQuantMatmulAllReduce, x1.t, x2.t, bias.t, x3.t, scale.t, G, "sum", 0, 1, out.t);
+    char w[96];
+    snprintf(w, sizeof w, "QuantMatmulAllReduce%s %s", kind == 2 ? "V2" : "", kind == 1 ? "INT64 scale" : dname(dt));
+    compare(w, read(out), want, tol_of(dt));
+    /* dequantScale of the wrong type for the output */
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    if (kind == 1)
+        expect("QuantMatmulAllReduce FLOAT scale without pertoken",
+               aclnnQuantMatmulAllReduceGetWorkspaceSize(x1.t, x2.t, bias.t, x3.t, pt.t, G, "sum", 0, 1, out.t, &ws, &ex),
+               ACLNN_ERR_PARAM_INVALID, "dequantScale");
+    for (Dev *d : {&x1, &x2, &bias, &x3, &out, &scale, &pt}) release(*d);
+    printf("ok quant %d\n", kind);
 }
 
 static void test_errors() {
@@ -321,6 +401,7 @@ int main() {
         test_all_gather(dt);
         test_reduce_scatter(dt);
     }
+    for (int kind = 0; kind < 3; kind++) test_quant(kind);
     test_errors();
     HOK(HcclCommDestroy(comm));
     CHECK(aclrtDestroyStream(S));

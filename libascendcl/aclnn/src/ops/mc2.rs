@@ -1,7 +1,7 @@
 //! The fused matmul + collective operators (CANN's "MC2" family, ops-transformer `mc2/`):
 //! `aclnn_matmul_all_reduce.h` (+V2), `aclnn_matmul_all_reduce_add_rms_norm.h`,
 //! `aclnn_inplace_matmul_all_reduce_add_rms_norm.h`, `aclnn_all_gather_matmul.h` and
-//! `aclnn_matmul_reduce_scatter.h`: what torch_npu calls for `npu_mm_all_reduce_base`,
+//! `aclnn_matmul_reduce_scatter.h`, `aclnn_quant_matmul_all_reduce.h` (+V2): what torch_npu calls for `npu_mm_all_reduce_base`,
 //! `npu_all_gather_base_mm` and `npu_mm_reduce_scatter_base`.
 //!
 //! The communicator is named by `group` (the string `HcclGetCommName` gives); phase 1 finds
@@ -11,8 +11,9 @@
 //! overlapped with the communication as CANN's kernels do; the result is the same.
 //!
 //! Documented choices:
-//! - `output = allreduce(x1 @ x2 + bias)`, `output = reducescatter(x1 @ x2 + bias)` as the
-//!   operator pages write them: every rank adds its bias before the reduction.
+//! - `output = allreduce(x1 @ x2 + bias (+ x3))`, `output = reducescatter(x1 @ x2 + bias)` as
+//!   the operator pages write them and CANN's kernels compute them: every rank adds its bias
+//!   and its x3 to its own product before the reduction.
 //! - Each rank's product is rounded once to the output dtype (FLOAT16/BFLOAT16, accumulated
 //!   in f32), then reduced by HCCL; the add + RMS norm is computed in f64 from the reduced
 //!   product and rounded once.
@@ -28,7 +29,7 @@ use super::launch::{phase1, Launch, StepSpec};
 use crate::collective::{self, Collective, Kind};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::DType;
-use npu_emu::ops::{iter, matmul, norm, Layout, View};
+use npu_emu::ops::{iter, matmul, norm, quant, Layout, View};
 use std::ffi::{c_char, c_void, CStr};
 
 const DTYPES: &[DType] = &[DType::F16, DType::BF16];
@@ -103,7 +104,17 @@ fn dtype_like(t: &a::T, x1: &a::T) -> NnResult<()> {
 
 /// x1 `[.., k]` (2-D, or 3-D when `three`), x2 `[k, n]`; returns (m, k, n).
 fn mm_shapes(x1: &a::T, x2: &a::T, three: bool) -> NnResult<(usize, usize, usize)> {
-    a::dtype_in(x1, DTYPES)?;
+    mm_shapes_of(x1, x2, three, DTYPES)
+}
+
+/// [`mm_shapes`] for x1 of one of `dtypes`.
+fn mm_shapes_of(
+    x1: &a::T,
+    x2: &a::T,
+    three: bool,
+    dtypes: &[DType],
+) -> NnResult<(usize, usize, usize)> {
+    a::dtype_in(x1, dtypes)?;
     dtype_like(x2, x1)?;
     let ok1 = x1.ndim() == 2 || (three && x1.ndim() == 3);
     if !ok1 {
@@ -137,10 +148,75 @@ fn mm_shapes(x1: &a::T, x2: &a::T, three: bool) -> NnResult<(usize, usize, usize
     Ok((m, k, n))
 }
 
-/// bias: 1-D `[n]` of x1's dtype.
-fn bias_n(b: &a::T, x1: &a::T, n: usize) -> NnResult<()> {
-    dtype_like(b, x1)?;
-    a::same_shape(b, &[n])
+/// `t` must have the operator's dtype `dt` (x1's, or the output's for the quant forms).
+fn dtype_is(t: &a::T, dt: DType) -> NnResult<()> {
+    if t.dtype() != dt {
+        return Err(bad(format!(
+            "{} has dtype {:?}, but it must have the operator's dtype {dt:?}",
+            t.arg,
+            t.dtype()
+        )));
+    }
+    Ok(())
+}
+
+/// The quant forms' `dequantScale` and `pertokenScale` (QuantMatmulAllReduce, V2).
+struct Quant {
+    dequant: a::T,
+    pertoken: Option<a::T>,
+}
+
+/// Check the quant scales against the output dtype `dt`, n and m (the page's rules).
+fn quant_checks(q: &Quant, dt: DType, m: usize, n: usize) -> NnResult<()> {
+    let d = q.dequant.dtype();
+    let ok = match (dt, q.pertoken.is_some()) {
+        (DType::BF16, _) => d == DType::BF16,
+        (_, false) => matches!(d, DType::I64 | DType::U64),
+        (_, true) => d == DType::F32,
+    };
+    if !ok {
+        return Err(bad(format!(
+            "dequantScale has dtype {d:?}: with a {dt:?} output{} it must be {}",
+            if q.pertoken.is_some() { " and pertokenScale" } else { "" },
+            match (dt, q.pertoken.is_some()) {
+                (DType::BF16, _) => "BF16",
+                (_, false) => "INT64 or UINT64 (aclnnTransQuantParamV2's parameters)",
+                (_, true) => "FLOAT",
+            }
+        )));
+    }
+    let sh = q.dequant.shape();
+    if !(sh == [1] || sh == [n] || sh == [1, n]) {
+        return Err(bad(format!(
+            "dequantScale must have shape [1], [{n}] or [1, {n}], but its shape is {sh:?}"
+        )));
+    }
+    if let Some(p) = &q.pertoken {
+        a::dtype_in(p, &[DType::F32])?;
+        a::same_shape(p, &[m])?;
+    }
+    Ok(())
+}
+
+/// x1 `[b, s, k]` or `[m, k]` as a 2-D `[m, k]` view (its first two strides must merge,
+/// checked in phase 1 by [`mergeable`]).
+fn flat2(v: &View, m: usize) -> View {
+    let n = v.shape.len();
+    let mut w = v.clone();
+    w.shape = vec![m, v.shape[n - 1]];
+    w.strides = vec![v.strides[n - 2], v.strides[n - 1]];
+    w
+}
+
+fn mergeable(t: &a::T) -> NnResult<()> {
+    let (sh, st) = (&t.layout.shape, &t.layout.strides);
+    if sh.len() == 3 && sh[0] > 1 && st[0] != st[1] * sh[1] as isize {
+        return Err(bad(format!(
+            "{} must be contiguous in its leading dimensions (shape {sh:?}, strides {st:?})",
+            t.arg
+        )));
+    }
+    Ok(())
 }
 
 /// k in [256, 65535) (AllGather and ReduceScatter forms).
@@ -184,25 +260,61 @@ unsafe fn matmul_all_reduce(
     reduce_op: *const c_char,
     comm_turn: i64,
     stream_mode: i64,
-    tail: impl FnOnce(&a::T) -> NnResult<Tail>,
+    quant: Option<(*const c_void, *const c_void)>,
+    tail: impl FnOnce() -> NnResult<Tail>,
 ) -> NnResult<super::launch::Built> {
     let t1 = a::tensor(x1, "x1")?;
     let t2 = a::tensor(x2, "x2")?;
     let tb = a::opt_tensor(bias, "bias")?;
-    let tail = tail(&t1)?;
-    let (m, k, n) = mm_shapes(&t1, &t2, true)?;
-    if let Some(b) = &tb {
-        bias_n(b, &t1, n)?;
+    let quant = match quant {
+        Some((d, p)) => Some(Quant {
+            dequant: a::tensor(d, "dequantScale")?,
+            pertoken: a::opt_tensor(p, "pertokenScale")?,
+        }),
+        None => None,
+    };
+    let tail = tail()?;
+    let (m, k, n) = if quant.is_some() {
+        mm_shapes_of(&t1, &t2, true, &[DType::I8])?
+    } else {
+        mm_shapes(&t1, &t2, true)?
+    };
+    // The operator's dtype: x1's, or for the quant forms the output's (FLOAT16/BFLOAT16).
+    let dt = match (&quant, &tail) {
+        (None, _) => t1.dtype(),
+        (Some(_), Tail::Out { output, .. }) => output.dtype(),
+        (Some(_), Tail::AddRmsNorm { residual, .. }) => residual.dtype(),
+    };
+    if let Some(q) = &quant {
+        let out = match &tail {
+            Tail::Out { output, .. } => output,
+            Tail::AddRmsNorm { residual, .. } => residual,
+        };
+        a::dtype_in(out, DTYPES)?;
+        quant_checks(q, dt, m, n)?;
+        mergeable(&t1)?;
+        if k > 65535 || n > 65535 {
+            return Err(bad(format!(
+                "k = {k} and n = {n} must not exceed 65535"
+            )));
+        }
     }
-    let dt = t1.dtype();
+    if let Some(b) = &tb {
+        if quant.is_some() {
+            a::dtype_in(b, &[DType::I32])?;
+        } else {
+            dtype_is(b, dt)?;
+        }
+        a::same_shape(b, &[n])?;
+    }
     let mut mm_shape = t1.shape().to_vec();
     *mm_shape.last_mut().unwrap() = n;
     match &tail {
         Tail::Out { x3, output } => {
-            dtype_like(output, &t1)?;
+            dtype_is(output, dt)?;
             a::same_shape(output, &mm_shape)?;
             if let Some(x3) = x3 {
-                dtype_like(x3, &t1)?;
+                dtype_is(x3, dt)?;
                 a::same_shape(x3, &mm_shape)?;
             }
         }
@@ -217,7 +329,7 @@ unsafe fn matmul_all_reduce(
                 return Err(bad("k (the last dimension of x1) is 0".into()));
             }
             for t in [residual, gamma, norm_out].into_iter().chain(y.as_ref()) {
-                dtype_like(t, &t1)?;
+                dtype_is(t, dt)?;
             }
             if residual.ndim() != 3
                 || residual.shape()[0] * residual.shape()[1] != m
@@ -247,11 +359,37 @@ unsafe fn matmul_all_reduce(
     let i1 = l.input(&t1);
     let i2 = l.input(&t2);
     let ib = tb.as_ref().map(|b| l.input(b));
+    let iq = quant
+        .as_ref()
+        .map(|q| (l.input(&q.dequant), q.pertoken.as_ref().map(|p| l.input(p))));
     let mut steps = Vec::new();
+    // x3 (V2) is added on every rank before the reduction, as the page's formula and CANN's
+    // kernel (MatmulAllReduceAddX3 on each tile before its AllReduce) do.
+    let i3 = match &tail {
+        Tail::Out { x3: Some(t), .. } => Some(l.input(t)),
+        _ => None,
+    };
     let mm_shape2 = mm_shape.clone();
     steps.push(StepSpec::kernel(move |v, ws| {
         let o = ws_view(ws, 0, dt, &mm_shape2);
-        matmul::matmul(&v[i1], &v[i2], &o, 1.0, ib.map(|i| (&v[i], 1.0)))
+        match iq {
+            None => matmul::matmul(&v[i1], &v[i2], &o, 1.0, ib.map(|i| (&v[i], 1.0)))?,
+            Some((id, ip)) => quant::quant_matmul(
+                &flat2(&v[i1], m),
+                &v[i2],
+                ip.map(|i| &v[i]),
+                &v[id],
+                None,
+                ib.map(|i| &v[i]),
+                false,
+                false,
+                &ws_view(ws, 0, dt, &[m, n]),
+            )?,
+        }
+        match i3 {
+            Some(i3) => iter::map2::<f32, f32>(&o, &v[i3], &o, |p, q| p + q),
+            None => Ok(()),
+        }
     }));
     if count > 0 {
         steps.push(StepSpec::Collective(Collective {
@@ -264,16 +402,11 @@ unsafe fn matmul_all_reduce(
         }));
     }
     match tail {
-        Tail::Out { x3, output } => {
-            let i3 = x3.as_ref().map(|t| l.input(t));
+        Tail::Out { output, .. } => {
             let io = l.output(&output);
             l.workspace(mm_bytes as u64);
             steps.push(StepSpec::kernel(move |v, ws| {
-                let r = ws_view(ws, 0, dt, &mm_shape);
-                match i3 {
-                    Some(i3) => iter::map2::<f32, f32>(&r, &v[i3], &v[io], |p, q| p + q),
-                    None => iter::copy(&r, &v[io]),
-                }
+                iter::copy(&ws_view(ws, 0, dt, &mm_shape), &v[io])
             }));
         }
         Tail::AddRmsNorm {
@@ -329,7 +462,8 @@ pub unsafe extern "C" fn aclnnMatmulAllReduceGetWorkspaceSize(
                 reduceOp,
                 commTurn,
                 streamMode,
-                |_| {
+                None,
+                || {
                     Ok(Tail::Out {
                         x3: None,
                         output: a::tensor(output, "output")?,
@@ -368,7 +502,8 @@ pub unsafe extern "C" fn aclnnMatmulAllReduceV2GetWorkspaceSize(
                 reduceOp,
                 commTurn,
                 streamMode,
-                |_| {
+                None,
+                || {
                     Ok(Tail::Out {
                         x3: a::opt_tensor(x3, "x3")?,
                         output: a::tensor(output, "output")?,
@@ -410,7 +545,8 @@ pub unsafe extern "C" fn aclnnMatmulAllReduceAddRmsNormGetWorkspaceSize(
                 reduceOp,
                 commTurn,
                 streamMode,
-                |_| {
+                None,
+                || {
                     Ok(Tail::AddRmsNorm {
                         residual: a::tensor(residual, "residual")?,
                         gamma: a::tensor(gamma, "gamma")?,
@@ -454,13 +590,97 @@ pub unsafe extern "C" fn aclnnInplaceMatmulAllReduceAddRmsNormGetWorkspaceSize(
                 reduceOp,
                 commTurn,
                 streamMode,
-                |_| {
+                None,
+                || {
                     Ok(Tail::AddRmsNorm {
                         residual: a::tensor(residual, "residual")?,
                         gamma: a::tensor(gamma, "gamma")?,
                         epsilon,
                         y: None,
                         norm_out: a::tensor(normOut, "normOut")?,
+                    })
+                },
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulAllReduceGetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    bias: *const c_void,
+    x3: *const c_void,
+    dequantScale: *const c_void,
+    group: *const c_char,
+    reduceOp: *const c_char,
+    commTurn: i64,
+    streamMode: i64,
+    output: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnQuantMatmulAllReduceGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            matmul_all_reduce(
+                "aclnnQuantMatmulAllReduce",
+                x1,
+                x2,
+                bias,
+                group,
+                reduceOp,
+                commTurn,
+                streamMode,
+                Some((dequantScale, std::ptr::null())),
+                || {
+                    Ok(Tail::Out {
+                        x3: a::opt_tensor(x3, "x3")?,
+                        output: a::tensor(output, "output")?,
+                    })
+                },
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulAllReduceV2GetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    biasOptional: *const c_void,
+    x3Optional: *const c_void,
+    dequantScale: *const c_void,
+    pertokenScaleOptional: *const c_void,
+    group: *const c_char,
+    reduceOp: *const c_char,
+    commTurn: i64,
+    streamMode: i64,
+    output: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnQuantMatmulAllReduceV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            matmul_all_reduce(
+                "aclnnQuantMatmulAllReduceV2",
+                x1,
+                x2,
+                biasOptional,
+                group,
+                reduceOp,
+                commTurn,
+                streamMode,
+                Some((dequantScale, pertokenScaleOptional)),
+                || {
+                    Ok(Tail::Out {
+                        x3: a::opt_tensor(x3Optional, "x3Optional")?,
+                        output: a::tensor(output, "output")?,
                     })
                 },
             )
@@ -621,4 +841,6 @@ crate::phase2!(
     aclnnInplaceMatmulAllReduceAddRmsNorm,
     aclnnAllGatherMatmul,
     aclnnMatmulReduceScatter,
+    aclnnQuantMatmulAllReduce,
+    aclnnQuantMatmulAllReduceV2,
 );
