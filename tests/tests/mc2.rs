@@ -29,7 +29,15 @@ fn build(work: &Path, src: &str) -> (PathBuf, PathBuf) {
     let root = npu_emu_tests::root();
     let exe = work.join(Path::new(src).file_stem().unwrap());
     let o = Command::new("g++")
-        .args(["-std=c++17", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread"])
+        .args([
+            "-std=c++17",
+            "-g",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pthread",
+        ])
         .arg(format!("-I{}", prefix.join("include").display()))
         .arg(format!("-I{}", root.join("tests/c").display()))
         .arg(format!("-I{}", root.join("tests/c/aclnn").display()))
@@ -138,7 +146,9 @@ fn mc2_documentation_example_with_comm_init_all() {
         r.all()
     );
     assert_eq!(
-        r.stdout.matches("0 of 4096 elements differ from 260").count(),
+        r.stdout
+            .matches("0 of 4096 elements differ from 260")
+            .count(),
         4,
         "{}",
         r.all()

@@ -89,11 +89,21 @@ fn need(name: &str, group: &str) -> NnResult<*mut c_void> {
     })
 }
 
+/// libhccl's export `$name` as the function pointer type `$ty`.
+macro_rules! export {
+    ($name:literal, $ty:ty, $group:expr) => {{
+        let p = need($name, $group)?;
+        // SAFETY: `p` is libhccl's export of that name, whose C signature `$ty` declares
+        // (abi/hccl_functions.tsv); a data pointer and a function pointer have one size here.
+        unsafe { std::mem::transmute::<*mut c_void, $ty>(p) }
+    }};
+}
+
 /// The communicator named `group` (phase 1 checks it; phase 2 finds it again).
 pub fn comm(group: &str) -> NnResult<Comm> {
-    let by_name: GetByName = unsafe { std::mem::transmute(need("HcclCommGetHandleWithName", group)?) };
-    let size: GetRankSize = unsafe { std::mem::transmute(need("HcclGetRankSize", group)?) };
-    let id: GetRankId = unsafe { std::mem::transmute(need("HcclGetRankId", group)?) };
+    let by_name = export!("HcclCommGetHandleWithName", GetByName, group);
+    let size = export!("HcclGetRankSize", GetRankSize, group);
+    let id = export!("HcclGetRankId", GetRankId, group);
     let name = CString::new(group)
         .map_err(|_| NnError::invalid("group contains a NUL character".to_string()))?;
     let mut h: HcclComm = std::ptr::null_mut();
@@ -137,36 +147,34 @@ pub fn hccl_dtype(d: DType, arg: &str) -> NnResult<i32> {
 
 impl Collective {
     /// Enqueue the collective on `stream`, its buffers at `workspace` + offsets.
-    pub fn enqueue(&self, api: &str, workspace: usize, stream: *mut c_void) -> NnResult<()> {
+    ///
+    /// # Safety
+    /// `stream` is the caller's `aclrtStream` (or NULL); `workspace` is the device address of
+    /// a workspace holding the buffers (phase 2 checked it against the asked size).
+    pub unsafe fn enqueue(&self, api: &str, workspace: usize, stream: *mut c_void) -> NnResult<()> {
         let c = comm(&self.group)?;
         let dt = hccl_dtype(self.dtype, "output")?;
         let send = (workspace + self.send) as *mut c_void;
         let recv = (workspace + self.recv) as *mut c_void;
+        let (h, n, g) = (c.handle, self.count, &self.group);
         let (r, what) = match self.kind {
             Kind::AllReduce => {
-                let f: AllReduce = unsafe { std::mem::transmute(need("HcclAllReduce", &self.group)?) };
-                // SAFETY: libhccl's export; the buffers lie in the checked workspace.
-                (
-                    unsafe { f(send, recv, self.count, dt, HCCL_REDUCE_SUM, c.handle, stream) },
-                    "HcclAllReduce",
-                )
+                let f = export!("HcclAllReduce", AllReduce, g);
+                // SAFETY: libhccl's export; the buffers lie in the workspace; the caller's stream.
+                let r = unsafe { f(send, recv, n, dt, HCCL_REDUCE_SUM, h, stream) };
+                (r, "HcclAllReduce")
             }
             Kind::AllGather => {
-                let f: AllGather = unsafe { std::mem::transmute(need("HcclAllGather", &self.group)?) };
+                let f = export!("HcclAllGather", AllGather, g);
                 // SAFETY: as above.
-                (
-                    unsafe { f(send, recv, self.count, dt, c.handle, stream) },
-                    "HcclAllGather",
-                )
+                let r = unsafe { f(send, recv, n, dt, h, stream) };
+                (r, "HcclAllGather")
             }
             Kind::ReduceScatter => {
-                let f: ReduceScatter =
-                    unsafe { std::mem::transmute(need("HcclReduceScatter", &self.group)?) };
+                let f = export!("HcclReduceScatter", ReduceScatter, g);
                 // SAFETY: as above.
-                (
-                    unsafe { f(send, recv, self.count, dt, HCCL_REDUCE_SUM, c.handle, stream) },
-                    "HcclReduceScatter",
-                )
+                let r = unsafe { f(send, recv, n, dt, HCCL_REDUCE_SUM, h, stream) };
+                (r, "HcclReduceScatter")
             }
         };
         if r != 0 {

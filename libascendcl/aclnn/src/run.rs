@@ -196,7 +196,8 @@ fn launch_steps(
     for (s, j) in steps.iter().zip(jobs) {
         match (s, j) {
             (Step::Engine(_), Some(j)) => enqueue_job(rt, stream, Job::Engine(j))?,
-            (Step::Collective(c), _) => c.enqueue(api, ws_addr, stream)?,
+            // SAFETY: the caller's stream; ws_addr is the checked workspace's device address.
+            (Step::Collective(c), _) => unsafe { c.enqueue(api, ws_addr, stream)? },
             _ => unreachable!(),
         }
     }

@@ -177,7 +177,11 @@ fn quant_checks(q: &Quant, dt: DType, m: usize, n: usize) -> NnResult<()> {
     if !ok {
         return Err(bad(format!(
             "dequantScale has dtype {d:?}: with a {dt:?} output{} it must be {}",
-            if q.pertoken.is_some() { " and pertokenScale" } else { "" },
+            if q.pertoken.is_some() {
+                " and pertokenScale"
+            } else {
+                ""
+            },
             match (dt, q.pertoken.is_some()) {
                 (DType::BF16, _) => "BF16",
                 (_, false) => "INT64 or UINT64 (aclnnTransQuantParamV2's parameters)",
@@ -294,9 +298,7 @@ unsafe fn matmul_all_reduce(
         quant_checks(q, dt, m, n)?;
         mergeable(&t1)?;
         if k > 65535 || n > 65535 {
-            return Err(bad(format!(
-                "k = {k} and n = {n} must not exceed 65535"
-            )));
+            return Err(bad(format!("k = {k} and n = {n} must not exceed 65535")));
         }
     }
     if let Some(b) = &tb {
