@@ -83,7 +83,7 @@ fn check_job(n: u32) {
             .and_then(|s| s.split_whitespace().next())
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
-        assert!(checks >= 50, "rank {i}: only {checks} checks:\n{}", r.all());
+        assert!(checks >= 54, "rank {i}: only {checks} checks:\n{}", r.all());
     }
     for section in [
         "ok by name",
@@ -98,6 +98,8 @@ fn check_job(n: u32) {
         "ok quant 0",
         "ok quant 1",
         "ok quant 2",
+        "ok weight quant f16",
+        "ok weight quant bf16",
         "ok errors",
     ] {
         assert_eq!(

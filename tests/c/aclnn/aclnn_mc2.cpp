@@ -8,7 +8,8 @@
  *   every rank before the reduction, as the page's formula says),
  *   MatmulAllReduceAddRmsNorm and its in-place form, QuantMatmulAllReduce (INT8 x1/x2,
  *   INT32 bias, a BF16 dequantScale or INT64 parameters for FLOAT16) and V2 (FLOAT
- *   dequantScale with pertokenScale), AllGatherMatmul (with and without
+ *   dequantScale with pertokenScale), WeightQuantMatmulAllReduce (INT8 weight, per-channel
+ *   antiquant scale and offset), AllGatherMatmul (with and without
  *   gatherOut), MatmulReduceScatter, in FLOAT16 and BFLOAT16, against a host reference that
  *   knows every rank's inputs (each rank's product rounded once to the dtype, the reduction
  *   in double, rounded once): tolerance 2e-3 (FLOAT16) / 1.6e-2 (BFLOAT16) relative+absolute
@@ -28,6 +29,7 @@
 #include "aclnnop/aclnn_matmul_reduce_scatter.h"
 #include "aclnnop/aclnn_quant_matmul_all_reduce.h"
 #include "aclnnop/aclnn_quant_matmul_all_reduce_v2.h"
+#include "aclnnop/aclnn_weight_quant_matmul_all_reduce.h"
 
 static aclrtStream S;
 static int R = 0, N = 1;
@@ -301,6 +303,55 @@ static void test_quant(int kind) {
     printf("ok quant %d\n", kind);
 }
 
+/* WeightQuantMatmulAllReduce: per rank round(x1 @ W + bias) + x3 rounded, W = round(round(x2 +
+ * offset) * scale) in x1's dtype, summed over ranks. */
+static void test_weight_quant(aclDataType dt) {
+    int64_t m = 4, k = 64, n = 16;
+    auto sc_of = [&](int r) {
+        std::vector<double> v(static_cast<size_t>(n));
+        for (size_t j = 0; j < v.size(); j++) v[j] = as_type(0.01 * (1 + (j + r) % 7), dt);
+        return v;
+    };
+    auto off_of = [&](int r) {
+        std::vector<double> v(static_cast<size_t>(n));
+        for (size_t j = 0; j < v.size(); j++) v[j] = as_type(static_cast<double>((j + r) % 5) - 2, dt);
+        return v;
+    };
+    std::vector<double> want(static_cast<size_t>(m * n), 0);
+    for (int r = 0; r < N; r++) {
+        auto a = data(m * k, dt, r, 100), w8 = values(k * n, ACL_INT8, 101 + r), bias = data(n, dt, r, 102);
+        auto sc = sc_of(r), off = off_of(r);
+        auto x3 = data(m * n, dt, r, 103);
+        std::vector<double> w(w8.size());
+        for (int64_t p = 0; p < k; p++)
+            for (int64_t j = 0; j < n; j++) {
+                size_t q = static_cast<size_t>(p * n + j);
+                w[q] = as_type(as_type(w8[q] + off[static_cast<size_t>(j)], dt) * sc[static_cast<size_t>(j)], dt);
+            }
+        auto y = mm(a, w, &bias, m, k, n, dt);
+        for (size_t q = 0; q < want.size(); q++) want[q] += as_type(y[q] + x3[q], dt);
+    }
+    for (auto &e : want) e = as_type(e, dt);
+    Dev x1 = make({m, k}, dt, data(m * k, dt, R, 100));
+    Dev x2 = make({k, n}, ACL_INT8, values(k * n, ACL_INT8, 101 + R));
+    Dev bias = make({n}, dt, data(n, dt, R, 102));
+    Dev sc = make({n}, dt, sc_of(R));
+    Dev off = make({n}, dt, off_of(R));
+    Dev x3 = make({m, n}, dt, data(m * n, dt, R, 103));
+    Dev out = make({m, n}, dt, {});
+    RUN(S, aclnnWeightQuantMatmulAllReduce, x1.t, x2.t, bias.t, sc.t, off.t, x3.t, G, "sum", 0, 1, 0, out.t);
+    std::string w = std::string("WeightQuantMatmulAllReduce ") + dname(dt);
+    compare(w.c_str(), read(out), want, tol_of(dt));
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    expect("WeightQuantMatmulAllReduce antiquantGroupSize 48",
+           aclnnWeightQuantMatmulAllReduceGetWorkspaceSize(x1.t, x2.t, bias.t, sc.t, off.t, x3.t, G, "sum", 0, 1, 48, out.t,
+                                                           &ws, &ex),
+           ACLNN_ERR_PARAM_INVALID, "antiquantGroupSize");
+    for (Dev *d : {&x1, &x2, &bias, &sc, &off, &x3, &out}) release(*d);
+    printf("ok weight quant %s\n", dname(dt));
+}
+
 static void test_errors() {
     aclDataType dt = ACL_FLOAT16;
     Dev x1 = make({4, 256}, dt, data(4 * 256, dt, R, 1));
@@ -402,6 +453,8 @@ int main() {
         test_reduce_scatter(dt);
     }
     for (int kind = 0; kind < 3; kind++) test_quant(kind);
+    test_weight_quant(ACL_FLOAT16);
+    test_weight_quant(ACL_BF16);
     test_errors();
     HOK(HcclCommDestroy(comm));
     CHECK(aclrtDestroyStream(S));

@@ -1,7 +1,7 @@
 //! The fused matmul + collective operators (CANN's "MC2" family, ops-transformer `mc2/`):
 //! `aclnn_matmul_all_reduce.h` (+V2), `aclnn_matmul_all_reduce_add_rms_norm.h`,
 //! `aclnn_inplace_matmul_all_reduce_add_rms_norm.h`, `aclnn_all_gather_matmul.h` and
-//! `aclnn_matmul_reduce_scatter.h`, `aclnn_quant_matmul_all_reduce.h` (+V2): what torch_npu calls for `npu_mm_all_reduce_base`,
+//! `aclnn_matmul_reduce_scatter.h`, `aclnn_quant_matmul_all_reduce.h` (+V2), `aclnn_weight_quant_matmul_all_reduce.h`: what torch_npu calls for `npu_mm_all_reduce_base`,
 //! `npu_all_gather_base_mm` and `npu_mm_reduce_scatter_base`.
 //!
 //! The communicator is named by `group` (the string `HcclGetCommName` gives); phase 1 finds
@@ -105,6 +105,60 @@ fn dtype_like(t: &a::T, x1: &a::T) -> NnResult<()> {
 /// x1 `[.., k]` (2-D, or 3-D when `three`), x2 `[k, n]`; returns (m, k, n).
 fn mm_shapes(x1: &a::T, x2: &a::T, three: bool) -> NnResult<(usize, usize, usize)> {
     mm_shapes_of(x1, x2, three, DTYPES)
+}
+
+/// [`mm_shapes`] for a FLOAT16/BFLOAT16 x1 and an INT8 x2 (the weight-quant form).
+fn mm_shapes_w8(x1: &a::T, x2: &a::T) -> NnResult<(usize, usize, usize)> {
+    a::dtype_in(x2, &[DType::I8])?;
+    let mut x2f = x2.clone();
+    x2f.layout.dtype = x1.dtype();
+    mm_shapes_of(x1, &x2f, true, DTYPES)
+}
+
+/// The weight-quant form's antiquant parameters (WeightQuantMatmulAllReduce).
+struct WeightQuant {
+    scale: a::T,
+    offset: Option<a::T>,
+    layout: quant::AntiquantLayout,
+}
+
+/// The antiquant layout of `scale` (`[1]`; `[n]` / `[1, n]`; `[ceil(k / group), n]`) with its
+/// checks: the scale and offset of x1's dtype, the offset shaped like the scale, the group
+/// size 0 or a multiple of 32 in [32, k - 1].
+fn weight_quant_layout(
+    scale: &a::T,
+    offset: Option<&a::T>,
+    group: i64,
+    dt: DType,
+    k: usize,
+    n: usize,
+) -> NnResult<quant::AntiquantLayout> {
+    dtype_is(scale, dt)?;
+    if let Some(o) = offset {
+        dtype_is(o, dt)?;
+        a::same_shape(o, scale.shape())?;
+    }
+    let sh = scale.shape();
+    if group != 0 {
+        if group < 32 || group % 32 != 0 || group as usize >= k {
+            return Err(bad(format!(
+                "antiquantGroupSize {group} must be 0 or a multiple of 32 in [32, k - 1 = {}]",
+                k.saturating_sub(1)
+            )));
+        }
+        let g = group as usize;
+        a::same_shape(scale, &[k.div_ceil(g), n])?;
+        return Ok(quant::AntiquantLayout::GroupKn(g));
+    }
+    if sh == [1] {
+        Ok(quant::AntiquantLayout::Tensor)
+    } else if sh == [n] || sh == [1, n] {
+        Ok(quant::AntiquantLayout::Channel)
+    } else {
+        Err(bad(format!(
+            "antiquantScale must have shape [1], [{n}] or [1, {n}] (or [ceil(k / antiquantGroupSize), n] per group), but its shape is {sh:?}"
+        )))
+    }
 }
 
 /// [`mm_shapes`] for x1 of one of `dtypes`.
@@ -265,6 +319,7 @@ unsafe fn matmul_all_reduce(
     comm_turn: i64,
     stream_mode: i64,
     quant: Option<(*const c_void, *const c_void)>,
+    weight: Option<(*const c_void, *const c_void, i64)>,
     tail: impl FnOnce() -> NnResult<Tail>,
 ) -> NnResult<super::launch::Built> {
     let t1 = a::tensor(x1, "x1")?;
@@ -277,9 +332,19 @@ unsafe fn matmul_all_reduce(
         }),
         None => None,
     };
+    let wts = match weight {
+        Some((sc, of, g)) => Some((
+            a::tensor(sc, "antiquantScale")?,
+            a::opt_tensor(of, "antiquantOffset")?,
+            g,
+        )),
+        None => None,
+    };
     let tail = tail()?;
     let (m, k, n) = if quant.is_some() {
         mm_shapes_of(&t1, &t2, true, &[DType::I8])?
+    } else if wts.is_some() {
+        mm_shapes_w8(&t1, &t2)?
     } else {
         mm_shapes(&t1, &t2, true)?
     };
@@ -301,9 +366,23 @@ unsafe fn matmul_all_reduce(
             return Err(bad(format!("k = {k} and n = {n} must not exceed 65535")));
         }
     }
+    let wq = match wts {
+        Some((scale, offset, g)) => {
+            mergeable(&t1)?;
+            let layout = weight_quant_layout(&scale, offset.as_ref(), g, dt, k, n)?;
+            Some(WeightQuant {
+                scale,
+                offset,
+                layout,
+            })
+        }
+        None => None,
+    };
     if let Some(b) = &tb {
         if quant.is_some() {
             a::dtype_in(b, &[DType::I32])?;
+        } else if wq.is_some() && b.dtype() == DType::F32 {
+            // a FLOAT bias is accepted with a BFLOAT16 x1 too (the page's table)
         } else {
             dtype_is(b, dt)?;
         }
@@ -364,6 +443,13 @@ unsafe fn matmul_all_reduce(
     let iq = quant
         .as_ref()
         .map(|q| (l.input(&q.dequant), q.pertoken.as_ref().map(|p| l.input(p))));
+    let iw = wq.as_ref().map(|w| {
+        (
+            l.input(&w.scale),
+            w.offset.as_ref().map(|o| l.input(o)),
+            w.layout,
+        )
+    });
     let mut steps = Vec::new();
     // x3 (V2) is added on every rank before the reduction, as the page's formula and CANN's
     // kernel (MatmulAllReduceAddX3 on each tile before its AllReduce) do.
@@ -374,9 +460,20 @@ unsafe fn matmul_all_reduce(
     let mm_shape2 = mm_shape.clone();
     steps.push(StepSpec::kernel(move |v, ws| {
         let o = ws_view(ws, 0, dt, &mm_shape2);
-        match iq {
-            None => matmul::matmul(&v[i1], &v[i2], &o, 1.0, ib.map(|i| (&v[i], 1.0)))?,
-            Some((id, ip)) => quant::quant_matmul(
+        match (iq, iw) {
+            (None, Some((is, io, layout))) => quant::weight_quant_matmul(
+                &flat2(&v[i1], m),
+                &v[i2],
+                &v[is],
+                io.map(|i| &v[i]),
+                None,
+                None,
+                ib.map(|i| &v[i]),
+                layout,
+                &ws_view(ws, 0, dt, &[m, n]),
+            )?,
+            (None, None) => matmul::matmul(&v[i1], &v[i2], &o, 1.0, ib.map(|i| (&v[i], 1.0)))?,
+            (Some((id, ip)), _) => quant::quant_matmul(
                 &flat2(&v[i1], m),
                 &v[i2],
                 ip.map(|i| &v[i]),
@@ -465,6 +562,7 @@ pub unsafe extern "C" fn aclnnMatmulAllReduceGetWorkspaceSize(
                 commTurn,
                 streamMode,
                 None,
+                None,
                 || {
                     Ok(Tail::Out {
                         x3: None,
@@ -504,6 +602,7 @@ pub unsafe extern "C" fn aclnnMatmulAllReduceV2GetWorkspaceSize(
                 reduceOp,
                 commTurn,
                 streamMode,
+                None,
                 None,
                 || {
                     Ok(Tail::Out {
@@ -547,6 +646,7 @@ pub unsafe extern "C" fn aclnnMatmulAllReduceAddRmsNormGetWorkspaceSize(
                 reduceOp,
                 commTurn,
                 streamMode,
+                None,
                 None,
                 || {
                     Ok(Tail::AddRmsNorm {
@@ -593,6 +693,7 @@ pub unsafe extern "C" fn aclnnInplaceMatmulAllReduceAddRmsNormGetWorkspaceSize(
                 commTurn,
                 streamMode,
                 None,
+                None,
                 || {
                     Ok(Tail::AddRmsNorm {
                         residual: a::tensor(residual, "residual")?,
@@ -637,6 +738,7 @@ pub unsafe extern "C" fn aclnnQuantMatmulAllReduceGetWorkspaceSize(
                 commTurn,
                 streamMode,
                 Some((dequantScale, std::ptr::null())),
+                None,
                 || {
                     Ok(Tail::Out {
                         x3: a::opt_tensor(x3, "x3")?,
@@ -679,9 +781,54 @@ pub unsafe extern "C" fn aclnnQuantMatmulAllReduceV2GetWorkspaceSize(
                 commTurn,
                 streamMode,
                 Some((dequantScale, pertokenScaleOptional)),
+                None,
                 || {
                     Ok(Tail::Out {
                         x3: a::opt_tensor(x3Optional, "x3Optional")?,
+                        output: a::tensor(output, "output")?,
+                    })
+                },
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnWeightQuantMatmulAllReduceGetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    bias: *const c_void,
+    antiquantScale: *const c_void,
+    antiquantOffset: *const c_void,
+    x3: *const c_void,
+    group: *const c_char,
+    reduceOp: *const c_char,
+    commTurn: i64,
+    streamMode: i64,
+    antiquantGroupSize: i64,
+    output: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnWeightQuantMatmulAllReduceGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            matmul_all_reduce(
+                "aclnnWeightQuantMatmulAllReduce",
+                x1,
+                x2,
+                bias,
+                group,
+                reduceOp,
+                commTurn,
+                streamMode,
+                None,
+                Some((antiquantScale, antiquantOffset, antiquantGroupSize)),
+                || {
+                    Ok(Tail::Out {
+                        x3: a::opt_tensor(x3, "x3")?,
                         output: a::tensor(output, "output")?,
                     })
                 },
@@ -845,4 +992,5 @@ crate::phase2!(
     aclnnMatmulReduceScatter,
     aclnnQuantMatmulAllReduce,
     aclnnQuantMatmulAllReduceV2,
+    aclnnWeightQuantMatmulAllReduce,
 );
