@@ -1619,6 +1619,29 @@ fn fusion_attention_with_sink_matches_cpu() {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),
             "{case}: {}",
+/// `tests/python/dist_mc2.py` on 2 ranks (`npu-emu run`): torch_npu's fused matmul +
+/// collective APIs (`npu_mm_all_reduce_base`, with bias, 3-D x1 and x3, and INT8 with
+/// dequant_scale / pertoken_scale;
+/// `npu_all_gather_base_mm` with and without the gathered output;
+/// `npu_mm_reduce_scatter_base`) in float16 and bfloat16 against CPU torch, the communicator
+/// named by `get_hccl_comm_name`.
+#[test]
+fn mc2_fused_matmul_collectives_2_ranks() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("the MC2 operators") {
+        return;
+    }
+    let r = py_job(
+        "torch-mc2-2",
+        &venv,
+        "npu-emu run -n 2 --timeout 600 \"$PY\" \"$T/dist_mc2.py\"",
+    );
+    r.assert_ok();
+    for i in 0..2 {
+        assert!(
+            r.stdout
+                .contains(&format!("dist_mc2 rank {i}/2 passed (14 checks)")),
+            "{}",
             r.all()
         );
     }

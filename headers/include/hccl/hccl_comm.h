@@ -86,6 +86,7 @@ extern HcclResult HcclCommActivateCommMemory(HcclComm comm, void *virPtr, size_t
 extern HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void *virPtr);
 extern HcclResult HcclCommWorkingDevNicSet(HcclComm comm, uint32_t *ranks, bool *useBackup,
     uint32_t nRanks);
+extern HcclResult HcclCommGetHandleWithName(const char* commName, HcclComm* comm);
 /* END GENERATED: functions */
 
 #ifdef __cplusplus

@@ -55,6 +55,10 @@ pub enum Op {
     },
     /// An operator of the engine (`crate::ops`): the tensors' layouts and the kernel.
     Engine(Arc<crate::ops::launch::Kernel>),
+    /// Several steps enqueued in order on the stream: engine kernels (each over all the
+    /// executor's tensors and the workspace) and collectives of libhccl (the fused
+    /// matmul+communication operators, `crate::collective`).
+    Steps(Arc<Vec<crate::ops::launch::Step>>),
 }
 
 pub struct Executor {

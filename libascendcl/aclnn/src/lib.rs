@@ -26,6 +26,7 @@
 // Exports are C functions taking raw pointers from C callers; their contract is the C header.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+pub mod collective;
 pub mod cxx;
 pub mod executor;
 pub mod format_cast;

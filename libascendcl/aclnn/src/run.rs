@@ -31,13 +31,15 @@ pub fn execute(
 
 /// A task's view of device memory: host aliases checked on the calling thread.
 struct Range {
+    /// The caller's device address of the range.
+    addr: usize,
     ptr: *mut u8,
     len: usize,
 }
 
 fn range(rt: &Rt, addr: usize, len: usize, what: &str) -> NnResult<Range> {
     let ptr = rt.device_range(addr as u64, len as u64, what)?;
-    Ok(Range { ptr, len })
+    Ok(Range { addr, ptr, len })
 }
 
 enum Job {
@@ -91,6 +93,9 @@ fn launch(
             let job = crate::ops::launch::prepare(rt, t.api, k.clone(), &t.inputs, &t.outputs, ws)?;
             return enqueue_job(rt, stream, Job::Engine(job));
         }
+        (Op::Steps(steps), _) => {
+            return launch_steps(rt, t.api, steps, &t.inputs, &t.outputs, ws, stream)
+        }
         (_, Some(p)) => p,
         (_, None) => {
             return Err(NnError::new(
@@ -100,7 +105,7 @@ fn launch(
         }
     };
     let job = match t.op {
-        Op::Engine(_) => unreachable!(),
+        Op::Engine(_) | Op::Steps(_) => unreachable!(),
         Op::Cast => {
             let (src_len, dst_len) = (plan.src_bytes(), plan.dst_bytes());
             let (s, d) = (t.inputs[0].data(), t.outputs[0].data());
@@ -154,6 +159,49 @@ fn launch(
         }
     };
     enqueue_job(rt, stream, job)
+}
+
+/// Enqueue the steps of a several-step executor in order: every engine step's views are
+/// checked before anything is enqueued; a collective that fails to enqueue stops the rest.
+fn launch_steps(
+    rt: &Rt,
+    api: &'static str,
+    steps: &[crate::ops::launch::Step],
+    inputs: &[crate::executor::Io],
+    outputs: &[crate::executor::Io],
+    ws: Option<Range>,
+    stream: *mut c_void,
+) -> NnResult<()> {
+    use crate::ops::launch::Step;
+    let wsp = ws.as_ref().map(|r| (r.ptr, r.len));
+    let mut jobs = Vec::with_capacity(steps.len());
+    for s in steps {
+        jobs.push(match s {
+            Step::Engine(k) => Some(crate::ops::launch::prepare(
+                rt,
+                api,
+                k.clone(),
+                inputs,
+                outputs,
+                wsp,
+            )?),
+            Step::Collective(c) => {
+                // The communicator must exist before anything is enqueued.
+                crate::collective::comm(&c.group)?;
+                None
+            }
+        });
+    }
+    let ws_addr = ws.as_ref().map_or(0, |r| r.addr);
+    for (s, j) in steps.iter().zip(jobs) {
+        match (s, j) {
+            (Step::Engine(_), Some(j)) => enqueue_job(rt, stream, Job::Engine(j))?,
+            // SAFETY: the caller's stream; ws_addr is the checked workspace's device address.
+            (Step::Collective(c), _) => unsafe { c.enqueue(api, ws_addr, stream)? },
+            _ => unreachable!(),
+        }
+    }
+    Ok(())
 }
 
 fn enqueue_job(rt: &Rt, stream: *mut c_void, job: Job) -> NnResult<()> {

@@ -4,6 +4,7 @@
 //! boundary, report a failure with the function's name (and the communicator's history),
 //! and log the call with its arguments and duration when `HCCL_ENTRY_LOG_ENABLE=1`.
 
+pub mod by_name;
 pub mod comm;
 pub mod group;
 pub mod mem;

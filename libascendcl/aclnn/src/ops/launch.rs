@@ -142,6 +142,64 @@ impl Launch {
     }
 }
 
+/// One step of a several-step executor ([`Launch::finish_steps`]).
+pub enum Step {
+    /// An engine kernel over the views of all the executor's tensors and the workspace.
+    Engine(Arc<Kernel>),
+    /// A collective of libhccl over workspace buffers.
+    Collective(crate::collective::Collective),
+}
+
+impl std::fmt::Debug for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::Engine(k) => k.fmt(f),
+            Step::Collective(c) => c.fmt(f),
+        }
+    }
+}
+
+/// What [`Launch::finish_steps`] takes: a kernel or a collective, in stream order.
+pub enum StepSpec {
+    Kernel(Box<KernelFn>),
+    Collective(crate::collective::Collective),
+}
+
+impl StepSpec {
+    pub fn kernel(
+        k: impl Fn(&[View], &mut [u8]) -> Result<(), String> + Send + Sync + 'static,
+    ) -> StepSpec {
+        StepSpec::Kernel(Box::new(k))
+    }
+}
+
+impl Launch {
+    /// Store an executor of several steps run in order on the stream: each kernel sees the
+    /// views of every tensor added (inputs, then outputs) and the workspace.
+    pub fn finish_steps(self, specs: Vec<StepSpec>) -> NnResult<Built> {
+        let Built(mut e) = self.finish(|_, _| Ok(()))?;
+        let Op::Engine(base) = &e.op else {
+            unreachable!()
+        };
+        let steps = specs
+            .into_iter()
+            .map(|s| match s {
+                StepSpec::Kernel(run) => Step::Engine(Arc::new(Kernel {
+                    layouts: base.layouts.clone(),
+                    names: base.names.clone(),
+                    ninputs: base.ninputs,
+                    in_groups: base.in_groups.clone(),
+                    out_groups: base.out_groups.clone(),
+                    run,
+                })),
+                StepSpec::Collective(c) => Step::Collective(c),
+            })
+            .collect();
+        e.op = Op::Steps(Arc::new(steps));
+        Ok(Built(e))
+    }
+}
+
 /// A finished phase 1, to be handed out by [`phase1`].
 pub struct Built(Executor);
 
