@@ -1810,3 +1810,28 @@ fn experimental_training_operators_match_the_host_reference() {
         assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
     }
 }
+
+/// `aclnn_llm_infer.cpp`: the inference helpers of `llm_infer.rs` (RotaryPositionEmbeddingV2
+/// with and without the rotation matrix, InterleaveRope, RopeWithSinCosCache(+V2) in RoPE and
+/// MRoPE forms) against float64 host references, with their documented argument errors.
+#[test]
+fn llm_inference_helpers_match_the_host_reference() {
+    let work = scratch("aclnn-llm-infer");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_llm_infer.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok rotary_position_embedding_v2",
+        "ok interleave_rope",
+        "ok rope_with_sin_cos_cache",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

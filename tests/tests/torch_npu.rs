@@ -1583,3 +1583,37 @@ fn norm_quant_apis_match_cpu() {
         );
     }
 }
+
+/// `tests/python/llm_infer.py`: torch_npu's inference helpers against CPU torch:
+/// npu_rotary_mul through aclnnRotaryPositionEmbeddingV2 (with a rotation matrix, mixed
+/// dtypes), npu_interleave_rope and npu_mrope (RoPE, MRoPE with 3 or 4 sections, the
+/// interleaved cache mode).
+#[test]
+fn llm_inference_helpers_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("llm_infer.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-llm-infer",
+        &venv,
+        "cd \"$T\" && \"$PY\" llm_infer.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("llm_infer: 0 failed"), "{}", r.all());
+    for case in [
+        "rotary_mul_rotate",
+        "rotary_mul_mixed_dtypes",
+        "interleave_rope_fp16_b1sd",
+        "mrope_rope_gptj_partial",
+        "mrope_sections_4_bf16",
+        "mrope_interleaved_cache",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

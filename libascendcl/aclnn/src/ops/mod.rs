@@ -71,6 +71,7 @@ pub mod unary;
 pub mod upsample;
 pub mod upsample3d;
 
+pub mod llm_infer;
 pub mod train16;
 pub mod train_extra;
 pub mod upsample_aa;
