@@ -2,7 +2,9 @@
 from the operator documentation: npu_rotary_mul through aclnnRotaryPositionEmbeddingV2 (half
 and interleave, and with a rotation matrix), npu_interleave_rope (aclnnInterleaveRope) and
 npu_mrope (aclnnRopeWithSinCosCacheV2: RoPE and MRoPE, GPT-NeoX and GPT-J forms, the
-interleaved cache mode). Prints PASS/FAIL per case and exits 1 when any case fails.
+interleaved cache mode), npu_scatter_pa_kv_cache (Norm and PA_NZ layouts) and
+npu_gather_pa_kv_cache (lengths or a running sum, block offsets), npu_top_k_top_p_sample
+(aclnnTopKTopPSample: top-k, top-p, the q-weighted sample). Prints PASS/FAIL per case and exits 1 when any case fails.
 
 Tolerances: float32 1e-5 (the emulator computes in float64 and rounds once); float16 and
 bfloat16 against the float32 reference of the rounded inputs, to the dtype's resolution.
@@ -152,6 +154,118 @@ case("mrope_sections_3", mrope(torch.float32, 6, 2, 1, 64, 64, section=[8, 12, 1
 case("mrope_sections_4_bf16", mrope(torch.bfloat16, 3, 2, 1, 128, 128, section=[16, 16, 16, 16]))
 case("mrope_interleaved_cache", mrope(torch.float32, 4, 2, 2, 128, 128, section=[24, 20, 20],
                                       cache_mode="interleave"))
+
+# ---------------------------------------------------------------- paged KV caches
+
+
+def pa_index(cs, nz, blk, pos, width):
+    """Flat offsets of one token slot's elements in a paged cache of shape cs."""
+    e = torch.arange(width)
+    if nz:
+        return ((blk * cs[1] + e // cs[3]) * cs[2] + pos) * cs[3] + e % cs[3]
+    return (blk * cs[1] + pos) * width + e
+
+
+def scatter_pa(mode, dtype):
+    def f():
+        T, nh, khs, vhs, nb, bs = 6, 2, 32, 16, 3, 4
+        nz = mode == "PA_NZ"
+        kcs = (nb, nh * khs // 16, bs, 16) if nz else (nb, bs, nh, khs)
+        vcs = (nb, nh * vhs // 16, bs, 16) if nz else (nb, bs, nh, vhs)
+        k, v = rnd(T, nh, khs, seed=21, dtype=dtype), rnd(T, nh, vhs, seed=22, dtype=dtype)
+        kc, vc = rnd(*kcs, seed=23, dtype=dtype), rnd(*vcs, seed=24, dtype=dtype)
+        slots = torch.tensor([5, 0, 11, 3, 8, 6], dtype=torch.int32)
+        kcn, vcn = kc.npu(), vc.npu()
+        torch_npu.npu_scatter_pa_kv_cache(k.npu(), v.npu(), kcn, vcn, slots.npu(), cache_mode=mode)
+        wk, wv = kc.flatten().clone(), vc.flatten().clone()
+        for i, sl in enumerate(slots.tolist()):
+            wk[pa_index(kcs, nz, sl // bs, sl % bs, nh * khs)] = k[i].flatten()
+            wv[pa_index(vcs, nz, sl // bs, sl % bs, nh * vhs)] = v[i].flatten()
+        assert torch.equal(kcn.cpu().flatten(), wk), "key cache differs"
+        assert torch.equal(vcn.cpu().flatten(), wv), "value cache differs"
+    return f
+
+
+case("scatter_pa_kv_cache_norm", scatter_pa("Norm", torch.float16))
+case("scatter_pa_kv_cache_pa_nz", scatter_pa("PA_NZ", torch.bfloat16))
+
+
+def gather_pa(cumsum, with_offset):
+    def f():
+        nh, hs, nb, bs = 2, 16, 6, 4
+        kc, vc = rnd(nb, bs, nh, hs, seed=31, dtype=torch.float16), rnd(nb, bs, nh, hs, seed=32, dtype=torch.float16)
+        tables = torch.tensor([[5, 1, 3], [0, 2, 4]], dtype=torch.int32)
+        lens = [6, 3]
+        offs = [4, 0] if with_offset else [0, 0]
+        sl = torch.tensor([0, 6, 9] if cumsum else lens, dtype=torch.int32)
+        T = sum(lens)
+        k, v = torch.zeros(T, nh, hs, dtype=torch.float16).npu(), torch.zeros(T, nh, hs, dtype=torch.float16).npu()
+        kw = {"is_seq_lens_cumsum": cumsum}
+        if with_offset:
+            kw["seq_offset"] = torch.tensor(offs, dtype=torch.int32).npu()
+        torch_npu.npu_gather_pa_kv_cache(kc.npu(), vc.npu(), tables.npu(), sl.npu(), k, v, **kw)
+        rows_k, rows_v = [], []
+        for b, n in enumerate(lens):
+            for t in range(n):
+                blk = tables[b, offs[b] // bs + t // bs]
+                rows_k.append(kc[blk, t % bs])
+                rows_v.append(vc[blk, t % bs])
+        assert torch.equal(k.cpu(), torch.stack(rows_k)), "key differs"
+        assert torch.equal(v.cpu(), torch.stack(rows_v)), "value differs"
+    return f
+
+
+case("gather_pa_kv_cache", gather_pa(False, False))
+case("gather_pa_kv_cache_cumsum_offset", gather_pa(True, True))
+
+# ---------------------------------------------------------------- npu_top_k_top_p_sample
+
+
+def topkp_ref(logits, ks, ps, q, eps):
+    x = logits.double()
+    idx, kept = [], torch.full(x.shape, float("-inf"), dtype=torch.float64)
+    for b in range(x.shape[0]):
+        row = x[b]
+        order = sorted(range(row.numel()), key=lambda i: (-row[i].item(), i))
+        k = int(ks[b])
+        if 1 <= k <= min(row.numel(), 1024):
+            order = order[:k]
+        p = float(ps[b])
+        if p < 1:
+            pr = torch.softmax(row[order], 0)
+            before, n = 0.0, 0
+            while n < len(order) and before <= p:
+                before += pr[n].item()
+                n += 1
+            order = order[:max(n, 1)]
+        pick = order[0]
+        if q is not None:
+            pr = torch.softmax(row[order], 0)
+            sc = pr / (q[b, order].double() + eps)
+            pick = order[int(torch.argmax(sc))]
+        idx.append(pick)
+        kept[b, order] = row[order]
+    return torch.tensor(idx), kept
+
+
+def top_k_top_p(dtype, ks, ps, with_q):
+    def f():
+        B, V = len(ks), 48
+        logits = rnd(B, V, seed=41, dtype=dtype)
+        k = torch.tensor(ks, dtype=torch.int32)
+        p = torch.tensor(ps).to(dtype)
+        q = torch.rand(B, V, generator=torch.Generator().manual_seed(42)) + 0.05 if with_q else None
+        idx, kept = torch_npu.npu_top_k_top_p_sample(logits.npu(), k.npu(), p.npu(),
+                                                     q=q.npu() if with_q else None, is_need_logits=True)
+        widx, wkept = topkp_ref(logits, ks, p.double(), q, 1e-8)
+        assert torch.equal(idx.cpu(), widx), f"indices {idx.cpu().tolist()} != {widx.tolist()}"
+        assert torch.equal(kept.cpu(), wkept.float()), "kept logits differ"
+    return f
+
+
+case("top_k_top_p_sample_argmax", top_k_top_p(torch.float16, [0, 0], [1.0, 1.0], False))
+case("top_k_top_p_sample_q", top_k_top_p(torch.float16, [5, 0, 12], [1.0, 0.5, 0.8], True))
+case("top_k_top_p_sample_bf16", top_k_top_p(torch.bfloat16, [3, 40], [0.9, 0.3], True))
 
 print(f"llm_infer: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -1813,7 +1813,8 @@ fn experimental_training_operators_match_the_host_reference() {
 
 /// `aclnn_llm_infer.cpp`: the inference helpers of `llm_infer.rs` (RotaryPositionEmbeddingV2
 /// with and without the rotation matrix, InterleaveRope, RopeWithSinCosCache(+V2) in RoPE and
-/// MRoPE forms) against float64 host references, with their documented argument errors.
+/// MRoPE forms, ScatterPaKvCache, GatherPaKvCache, TopKTopPSample) against float64 host
+/// references, with their documented argument errors.
 #[test]
 fn llm_inference_helpers_match_the_host_reference() {
     let work = scratch("aclnn-llm-infer");
@@ -1826,6 +1827,8 @@ fn llm_inference_helpers_match_the_host_reference() {
         "ok rotary_position_embedding_v2",
         "ok interleave_rope",
         "ok rope_with_sin_cos_cache",
+        "ok paged_kv_caches",
+        "ok top_k_top_p_sample",
     ] {
         assert!(
             r.stdout.contains(section),

@@ -1587,7 +1587,8 @@ fn norm_quant_apis_match_cpu() {
 /// `tests/python/llm_infer.py`: torch_npu's inference helpers against CPU torch:
 /// npu_rotary_mul through aclnnRotaryPositionEmbeddingV2 (with a rotation matrix, mixed
 /// dtypes), npu_interleave_rope and npu_mrope (RoPE, MRoPE with 3 or 4 sections, the
-/// interleaved cache mode).
+/// interleaved cache mode), npu_scatter_pa_kv_cache, npu_gather_pa_kv_cache and
+/// npu_top_k_top_p_sample.
 #[test]
 fn llm_inference_helpers_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -1609,6 +1610,10 @@ fn llm_inference_helpers_match_cpu_through_torch_npu() {
         "mrope_rope_gptj_partial",
         "mrope_sections_4_bf16",
         "mrope_interleaved_cache",
+        "scatter_pa_kv_cache_pa_nz",
+        "gather_pa_kv_cache_cumsum_offset",
+        "top_k_top_p_sample_q",
+        "top_k_top_p_sample_bf16",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

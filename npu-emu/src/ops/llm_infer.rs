@@ -184,3 +184,182 @@ pub fn rope_with_sin_cos_cache(
     }
     Ok(())
 }
+
+// ---------------------------------------------------------------- paged KV caches
+
+/// Where token slot `(block, pos)` element `e` (of `width` per token) lives in a paged cache
+/// of shape `cache`: "Norm" `[blocks, block_size, …]` holds a token's elements together;
+/// "PA_NZ" `[blocks, width / last, block_size, last]` holds them in `last`-wide columns.
+fn pa_index(cache: &[usize], nz: bool, block: usize, pos: usize, e: usize, width: usize) -> usize {
+    let bs = if nz { cache[2] } else { cache[1] };
+    if nz {
+        let last = cache[3];
+        let cols = cache[1];
+        ((block * cols + e / last) * bs + pos) * last + e % last
+    } else {
+        (block * bs + pos) * width + e
+    }
+}
+
+/// `aclnnScatterPaKvCache` for one tensor: token `i` of `x` ([tokens, …]) written to slot
+/// `slots[i]` (block `slot / block_size`, position `slot % block_size`) of `cache`.
+pub fn scatter_pa(x: &View, slots: &View, cache: &View, nz: bool) -> Result<(), String> {
+    let xs = load(x)?;
+    let sl = load_i64(slots)?;
+    let mut c = load(cache)?;
+    let tokens = x.shape[0];
+    let width = if tokens == 0 { 0 } else { xs.len() / tokens };
+    let bs = if nz { cache.shape[2] } else { cache.shape[1] };
+    let total = cache.shape[0] * bs;
+    for (i, &s) in sl.iter().enumerate().take(tokens) {
+        if s < 0 || s as usize >= total {
+            return Err(format!(
+                "slotMapping[{i}] = {s} is outside the cache's {total} slots"
+            ));
+        }
+        let (b, p) = (s as usize / bs, s as usize % bs);
+        for e in 0..width {
+            c[pa_index(&cache.shape, nz, b, p, e, width)] = xs[i * width + e];
+        }
+    }
+    store(c, cache)
+}
+
+/// `aclnnGatherPaKvCache` for one tensor: the tokens of every batch gathered from the
+/// blocks `block_tables[b]` lists (starting `seq_offset[b] / block_size` blocks in) into
+/// consecutive rows of `out`. `seq_lens` holds lengths, or their running sum from 0 when
+/// `cumsum`.
+pub fn gather_pa(
+    cache: &View,
+    block_tables: &View,
+    seq_lens: &View,
+    seq_offset: Option<&View>,
+    cumsum: bool,
+    nz: bool,
+    out: &View,
+) -> Result<(), String> {
+    let c = load(cache)?;
+    let bt = load_i64(block_tables)?;
+    let sl = load_i64(seq_lens)?;
+    let off = match seq_offset {
+        Some(v) => Some(load_i64(v)?),
+        None => None,
+    };
+    let mut o = load(out)?;
+    let rows = out.shape[0];
+    let width = if rows == 0 { 0 } else { o.len() / rows };
+    let bs = if nz { cache.shape[2] } else { cache.shape[1] };
+    let (batch, per) = (block_tables.shape[0], block_tables.shape[1]);
+    let mut row = 0usize;
+    for b in 0..batch {
+        let len = if cumsum { sl[b + 1] - sl[b] } else { sl[b] };
+        if len < 0 {
+            return Err(format!("seqLens gives batch {b} a negative length {len}"));
+        }
+        let first = off.as_ref().map_or(0, |o| o[b].max(0) as usize / bs);
+        for t in 0..len as usize {
+            let j = first + t / bs;
+            if j >= per {
+                return Err(format!(
+                    "batch {b} token {t} needs blockTables[{b}][{j}], past its {per} entries"
+                ));
+            }
+            let blk = bt[b * per + j];
+            if blk < 0 || blk as usize >= cache.shape[0] {
+                return Err(format!(
+                    "blockTables[{b}][{j}] = {blk} is outside the cache's {} blocks",
+                    cache.shape[0]
+                ));
+            }
+            if row >= rows {
+                return Err(format!(
+                    "seqLens holds more tokens than the output's {rows} rows"
+                ));
+            }
+            for e in 0..width {
+                o[row * width + e] = c[pa_index(&cache.shape, nz, blk as usize, t % bs, e, width)];
+            }
+            row += 1;
+        }
+    }
+    store(o, out)
+}
+
+// ---------------------------------------------------------------- sampling
+
+/// `aclnnTopKTopPSample` row by row of `logits` [batch, V]: the top `top_k[b]` logits
+/// (stable: ties to the lower index; skipped unless 1 ≤ k ≤ min(V, 1024)), then top-p over
+/// their softmax in descending order (a token is dropped when the probability before it
+/// exceeds `top_p[b]`; skipped when p ≥ 1), then the sample: with `q`, the argmax of
+/// `softmax(kept) / (q + eps)`, otherwise the largest kept logit. `select` gets the index;
+/// `kept` (when given) the kept logits in place and -inf elsewhere.
+pub fn top_k_top_p_sample(
+    logits: &View,
+    top_k: &View,
+    top_p: &View,
+    q: Option<&View>,
+    eps: f64,
+    select: &View,
+    kept: Option<&View>,
+) -> Result<(), String> {
+    let x = load(logits)?;
+    let ks = load_i64(top_k)?;
+    let ps = load(top_p)?;
+    let qs = match q {
+        Some(v) => Some(load(v)?),
+        None => None,
+    };
+    let (batch, v) = (logits.shape[0], logits.shape[1]);
+    let mut sel = vec![0i64; batch];
+    let mut out = vec![f64::NEG_INFINITY; batch * v];
+    for b in 0..batch {
+        let row = &x[b * v..(b + 1) * v];
+        let mut order: Vec<usize> = (0..v).collect();
+        order.sort_by(|&i, &j| row[j].total_cmp(&row[i]).then(i.cmp(&j)));
+        let k = ks[b];
+        if k >= 1 && k as usize <= v.min(1024) {
+            order.truncate(k as usize);
+        }
+        let p = ps[b];
+        if p < 1.0 {
+            let m = row[order[0]];
+            let e: Vec<f64> = order.iter().map(|&i| (row[i] - m).exp()).collect();
+            let sum: f64 = e.iter().sum();
+            let mut before = 0.0;
+            let mut n = 0;
+            for ei in &e {
+                if before > p {
+                    break;
+                }
+                before += ei / sum;
+                n += 1;
+            }
+            order.truncate(n.max(1));
+        }
+        let pick = match &qs {
+            Some(qv) => {
+                let m = row[order[0]];
+                let sum: f64 = order.iter().map(|&i| (row[i] - m).exp()).sum();
+                let mut best = (f64::NEG_INFINITY, order[0]);
+                for &i in &order {
+                    let s = (row[i] - m).exp() / sum / (qv[b * v + i] + eps);
+                    if s > best.0 {
+                        best = (s, i);
+                    }
+                }
+                best.1
+            }
+            None => order[0],
+        };
+        sel[b] = pick as i64;
+        for &i in &order {
+            out[b * v + i] = row[i];
+        }
+    }
+    let mut s = sel;
+    iter::copy(&View::of_slice(&mut s, DType::I64, &select.shape), select)?;
+    if let Some(k) = kept {
+        store(out, k)?;
+    }
+    Ok(())
+}

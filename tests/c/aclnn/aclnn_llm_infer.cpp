@@ -3,7 +3,10 @@
  * x·cos + (x @ rotate)·sin with one), aclnnInterleaveRope (q = x de-interleaved, then
  * rotate-half), aclnnRopeWithSinCosCache(+V2) (cos/sin gathered from the cache by position;
  * RoPE in GPT-NeoX and GPT-J forms with a pass-through tail; MRoPE by sections, 3 or 4 of
- * them, and V2's interleaved cacheMode 1); plus the documented argument errors (nullptr →
+ * them, and V2's interleaved cacheMode 1), aclnnScatterPaKvCache and aclnnGatherPaKvCache (Norm
+ * and PA_NZ paged layouts, a 0-D value, lengths or their running sum, block offsets),
+ * aclnnTopKTopPSample (top-k, top-p over the kept softmax, the q-weighted sample or the argmax,
+ * the kept logits); plus the documented argument errors (nullptr →
  * 161001, data type → 161002, the tiling's shape and value rules → 561002). */
 #include <algorithm>
 #include <cmath>
@@ -13,6 +16,9 @@
 #include "aclnnop/aclnn_interleave_rope.h"
 #include "aclnnop/aclnn_rope_with_sin_cos_cache.h"
 #include "aclnnop/aclnn_rope_with_sin_cos_cache_v2.h"
+#include "aclnnop/aclnn_scatter_pa_kv_cache.h"
+#include "aclnnop/aclnn_gather_pa_kv_cache.h"
+#include "aclnnop/aclnn_top_k_top_p_sample.h"
 
 static aclrtStream S;
 static uint64_t ws = 0;
@@ -288,12 +294,204 @@ static void rope_with_sin_cos_cache() {
     section("rope_with_sin_cos_cache", f0);
 }
 
+/* Offset of token slot (block, pos) element e (of width) in a paged cache of shape cs. */
+static int64_t pa_off(const Shape &cs, bool nz, int64_t blk, int64_t pos, int64_t e, int64_t width) {
+    if (nz) return ((blk * cs[1] + e / cs[3]) * cs[2] + pos) * cs[3] + e % cs[3];
+    return (blk * cs[1] + pos) * width + e;
+}
+
+static void scatter_case(const char *what, aclDataType dt, bool nz, bool withValue) {
+    int64_t T = 5, nh = 2, khs = 16, vhs = 8, nb = 3, bs = 4;
+    Shape kcs = nz ? Shape{nb, nh * khs / 16, bs, 16} : Shape{nb, bs, nh, khs};
+    Shape vcs = nz ? Shape{nb, nh * vhs / 8, bs, 8} : Shape{nb, bs, nh, vhs};
+    std::vector<double> slots{7, 0, 11, 4, 9};
+    auto kv = values(T * nh * khs, dt, 61), vv = values(T * nh * vhs, dt, 62);
+    auto kcv = values(numel(kcs), dt, 63), vcv = values(numel(vcs), dt, 64);
+    Dev k = make({T, nh, khs}, dt, kv), v = withValue ? make({T, nh, vhs}, dt, vv) : make({}, dt, {0}),
+        kc = make(kcs, dt, kcv), vc = withValue ? make(vcs, dt, vcv) : make({}, dt, {0}),
+        sm = make({T}, ACL_INT32, slots);
+    char norm[] = "Norm", pa[] = "PA_NZ", none[] = "None";
+    std::vector<int64_t> one{1, 1}, zero{0, 0};
+    aclIntArray *st = aclCreateIntArray(one.data(), 2), *of = aclCreateIntArray(zero.data(), 2);
+    RUN(S, aclnnScatterPaKvCache, k.t, kc.t, sm.t, v.t, vc.t, nullptr, nullptr, nullptr, nz ? pa : norm, none, st, of);
+    aclDestroyIntArray(st);
+    aclDestroyIntArray(of);
+    for (int64_t i = 0; i < T; i++) {
+        int64_t s = static_cast<int64_t>(slots[i]);
+        for (int64_t e = 0; e < nh * khs; e++) kcv[pa_off(kcs, nz, s / bs, s % bs, e, nh * khs)] = kv[i * nh * khs + e];
+        for (int64_t e = 0; e < nh * vhs; e++) vcv[pa_off(vcs, nz, s / bs, s % bs, e, nh * vhs)] = vv[i * nh * vhs + e];
+    }
+    std::string w(what);
+    compare((w + " keyCacheRef").c_str(), read(kc), kcv, 0);
+    if (withValue) compare((w + " valueCacheRef").c_str(), read(vc), vcv, 0);
+}
+
+static void gather_case(const char *what, aclDataType dt, bool nz, bool cumsum, bool withOffset) {
+    int64_t nh = 2, khs = 16, vhs = 32, nb = 5, bs = 4, batch = 3, per = 3;
+    Shape kcs = nz ? Shape{nb, nh * khs / 16, bs, 16} : Shape{nb, bs, nh, khs};
+    Shape vcs = nz ? Shape{nb, nh * vhs / 16, bs, 16} : Shape{nb, bs, nh, vhs};
+    std::vector<int64_t> lens{5, 2, 3}, offs{4, 0, 0}, tables{4, 1, 3, 0, 2, 2, 3, 4, 1};
+    if (!withOffset) offs = {0, 0, 0};
+    int64_t T = 10;
+    std::vector<double> sl;
+    if (cumsum) {
+        sl = {0};
+        for (auto n : lens) sl.push_back(sl.back() + n);
+    } else {
+        sl.assign(lens.begin(), lens.end());
+    }
+    auto kcv = values(numel(kcs), dt, 71), vcv = values(numel(vcs), dt, 72);
+    Dev kc = make(kcs, dt, kcv), vc = make(vcs, dt, vcv),
+        bt = make({batch, per}, ACL_INT32, std::vector<double>(tables.begin(), tables.end())),
+        sd = make({static_cast<int64_t>(sl.size())}, ACL_INT32, sl),
+        so = make({batch}, ACL_INT32, std::vector<double>(offs.begin(), offs.end())),
+        k = make(nz ? Shape{T, nh * khs} : Shape{T, nh, khs}, dt, {0}),
+        v = make(nz ? Shape{T, nh * vhs} : Shape{T, nh, vhs}, dt, {0});
+    char norm[] = "Norm", pa[] = "PA_NZ";
+    RUN(S, aclnnGatherPaKvCache, kc.t, vc.t, bt.t, sd.t, k.t, v.t, withOffset ? so.t : nullptr, nz ? pa : norm,
+        cumsum);
+    std::vector<double> wk(T * nh * khs, 0), wv(T * nh * vhs, 0);
+    int64_t row = 0;
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t t = 0; t < lens[b]; t++, row++) {
+            int64_t blk = tables[b * per + offs[b] / bs + t / bs];
+            for (int64_t e = 0; e < nh * khs; e++) wk[row * nh * khs + e] = kcv[pa_off(kcs, nz, blk, t % bs, e, nh * khs)];
+            for (int64_t e = 0; e < nh * vhs; e++) wv[row * nh * vhs + e] = vcv[pa_off(vcs, nz, blk, t % bs, e, nh * vhs)];
+        }
+    std::string w(what);
+    compare((w + " keyRef").c_str(), read(k), wk, 0);
+    compare((w + " valueRef").c_str(), read(v), wv, 0);
+}
+
+static void paged_caches() {
+    int f0 = g_fail;
+    scatter_case("ScatterPaKvCache Norm FLOAT16", ACL_FLOAT16, false, true);
+    scatter_case("ScatterPaKvCache PA_NZ BFLOAT16", ACL_BF16, true, true);
+    scatter_case("ScatterPaKvCache Norm INT8 0-D value", ACL_INT8, false, false);
+    gather_case("GatherPaKvCache Norm FLOAT16 lengths", ACL_FLOAT16, false, false, false);
+    gather_case("GatherPaKvCache Norm BFLOAT16 running sum + offsets", ACL_BF16, false, true, true);
+    gather_case("GatherPaKvCache PA_NZ INT8", ACL_INT8, true, false, false);
+    /* errors */
+    Dev k = make({2, 2, 16}, ACL_FLOAT16, {1}), kc = make({2, 4, 2, 16}, ACL_FLOAT16, {0}),
+        sm = make({2}, ACL_INT32, {0, 1}), sm3 = make({3}, ACL_INT32, {0}), sm64 = make({2}, ACL_INT64, {0}),
+        kf = make({2, 2, 16}, ACL_FLOAT, {1}), kc8 = make({2, 4, 2, 8}, ACL_FLOAT16, {0}),
+        k4 = make({1, 2, 2, 16}, ACL_FLOAT16, {1});
+    char norm[] = "Norm", bad[] = "ND", alibi[] = "Alibi";
+    auto sc = [&](aclTensor *kt, aclTensor *kct, aclTensor *smt, aclTensor *cl, char *cm, char *sm_) {
+        return aclnnScatterPaKvCacheGetWorkspaceSize(kt, kct, smt, kt, kct, cl, nullptr, nullptr, cm, sm_, nullptr,
+                                                     nullptr, &ws, &ex);
+    };
+    expect_code("ScatterPaKvCache null keyCacheRef", sc(k.t, nullptr, sm.t, nullptr, norm, nullptr),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("ScatterPaKvCache FLOAT key", sc(kf.t, kc.t, sm.t, nullptr, norm, nullptr), ACLNN_ERR_PARAM_INVALID);
+    expect_code("ScatterPaKvCache cacheMode ND", sc(k.t, kc.t, sm.t, nullptr, bad, nullptr), ACLNN_ERR_PARAM_INVALID);
+    expect_code("ScatterPaKvCache INT64 compressLens for INT32 slots", sc(k.t, kc.t, sm.t, sm64.t, norm, nullptr),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("ScatterPaKvCache scatterMode Alibi (not provided)", sc(k.t, kc.t, sm.t, nullptr, norm, alibi),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("ScatterPaKvCache slotMapping [3] for 2 tokens", sc(k.t, kc.t, sm3.t, nullptr, norm, nullptr), TILING);
+    expect_code("ScatterPaKvCache cache head size 8 for key 16", sc(k.t, kc8.t, sm.t, nullptr, norm, nullptr), TILING);
+    expect_code("ScatterPaKvCache 4-D key", sc(k4.t, kc.t, sm.t, nullptr, norm, nullptr), TILING);
+    Dev bt = make({2, 2}, ACL_INT32, {0}), bt64 = make({2, 2}, ACL_INT64, {0}), sl = make({2}, ACL_INT32, {1, 1}),
+        k2 = make({2, 32}, ACL_FLOAT16, {0});
+    auto ga = [&](aclTensor *kct, aclTensor *btt, aclTensor *kt, char *cm, bool cs) {
+        return aclnnGatherPaKvCacheGetWorkspaceSize(kct, kct, btt, sl.t, kt, kt, nullptr, cm, cs, &ws, &ex);
+    };
+    expect_code("GatherPaKvCache null cacheMode", ga(kc.t, bt.t, k.t, nullptr, false), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("GatherPaKvCache INT64 blockTables", ga(kc.t, bt64.t, k.t, norm, false), ACLNN_ERR_PARAM_INVALID);
+    expect_code("GatherPaKvCache 2-D keyRef with Norm", ga(kc.t, bt.t, k2.t, norm, false), ACLNN_ERR_PARAM_INVALID);
+    expect_code("GatherPaKvCache seqLens [2] as a running sum for batch 2", ga(kc.t, bt.t, k.t, norm, true),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("GatherPaKvCache cache head size 8 for keyRef 16", ga(kc8.t, bt.t, k.t, norm, false),
+                ACLNN_ERR_PARAM_INVALID);
+    section("paged_kv_caches", f0);
+}
+
+/* Host reference of TopKTopPSample for one row: the kept indices in descending order. */
+static std::vector<int> topkp_keep(const std::vector<double> &row, int64_t k, double p) {
+    std::vector<int> ord(row.size());
+    std::iota(ord.begin(), ord.end(), 0);
+    std::stable_sort(ord.begin(), ord.end(), [&](int a, int b) { return row[a] > row[b]; });
+    if (k >= 1 && k <= std::min<int64_t>(row.size(), 1024)) ord.resize(k);
+    if (p < 1) {
+        double m = row[ord[0]], sum = 0;
+        for (int i : ord) sum += std::exp(row[i] - m);
+        double before = 0;
+        size_t n = 0;
+        while (n < ord.size() && before <= p) before += std::exp(row[ord[n++]] - m) / sum;
+        ord.resize(std::max<size_t>(n, 1));
+    }
+    return ord;
+}
+
+static void topkp_case(const char *what, aclDataType dt, int64_t B, int64_t V, std::vector<double> ks,
+                       std::vector<double> ps, bool withQ, bool needLogits) {
+    auto xv = values(B * V, dt, 81);
+    std::vector<double> qv(B * V);
+    for (size_t i = 0; i < qv.size(); i++) qv[i] = 0.05 + static_cast<double>((i * 37) % 101) / 50.0;
+    for (auto &p : ps) p = as_type(p, dt);
+    Dev x = make({B, V}, dt, xv), k = make({B}, ACL_INT32, ks), p = make({B}, dt, ps), q = make({B, V}, ACL_FLOAT, qv),
+        sel = make({B}, ACL_INT64, {-7}), kept = make({B, V}, ACL_FLOAT, {3.5});
+    RUN(S, aclnnTopKTopPSample, x.t, k.t, p.t, withQ ? q.t : nullptr, 1e-8, needLogits, 32, sel.t, kept.t);
+    std::vector<double> wsel(B), wkept(B * V, needLogits ? -INFINITY : 3.5);
+    for (int64_t b = 0; b < B; b++) {
+        std::vector<double> row(xv.begin() + b * V, xv.begin() + (b + 1) * V);
+        auto keep = topkp_keep(row, static_cast<int64_t>(ks[b]), ps[b]);
+        int pick = keep[0];
+        if (withQ) {
+            double m = row[keep[0]], sum = 0, best = -INFINITY;
+            for (int i : keep) sum += std::exp(row[i] - m);
+            for (int i : keep) {
+                double sc = std::exp(row[i] - m) / sum / (static_cast<double>(static_cast<float>(qv[b * V + i])) + 1e-8);
+                if (sc > best) best = sc, pick = i;
+            }
+        }
+        wsel[b] = pick;
+        if (needLogits)
+            for (int i : keep) wkept[b * V + i] = row[i];
+    }
+    std::string w(what);
+    compare((w + " logitsSelectIdx").c_str(), read(sel), wsel, 0);
+    compare((w + " logitsTopKPSelect").c_str(), read(kept), wkept, 0);
+}
+
+static void top_k_top_p_sample() {
+    int f0 = g_fail;
+    topkp_case("TopKTopPSample argmax only (k 0, p 1)", ACL_FLOAT16, 3, 50, {0, 0, 0}, {1, 1, 1}, false, true);
+    topkp_case("TopKTopPSample top-k 5 + q", ACL_FLOAT16, 3, 64, {5, 1, 2000}, {1, 1, 1}, true, true);
+    topkp_case("TopKTopPSample top-p 0.3/0.6/0.9 + q", ACL_BF16, 3, 40, {0, 0, 0}, {0.3, 0.6, 0.9}, true, true);
+    topkp_case("TopKTopPSample top-k 8 then top-p 0.5 + q", ACL_FLOAT16, 4, 100, {8, 8, 3, 20}, {0.5, 0.25, 0.9, 0.7},
+               true, true);
+    topkp_case("TopKTopPSample isNeedLogits false leaves the logits output", ACL_FLOAT16, 2, 30, {4, 10}, {0.8, 1},
+               true, false);
+    Dev x = make({2, 16}, ACL_FLOAT16, {1}), k = make({2}, ACL_INT32, {1}), p = make({2}, ACL_FLOAT16, {1}),
+        sel = make({2}, ACL_INT64, {0}), kept = make({2, 16}, ACL_FLOAT, {0});
+    Dev xf = make({2, 16}, ACL_FLOAT, {1}), pb = make({2}, ACL_BF16, {1}), k3 = make({3}, ACL_INT32, {1}),
+        q15 = make({2, 15}, ACL_FLOAT, {1}), sel32 = make({2}, ACL_INT32, {0});
+    auto call = [&](aclTensor *xt, aclTensor *kt, aclTensor *pt, aclTensor *qt, int64_t guess, aclTensor *st) {
+        return aclnnTopKTopPSampleGetWorkspaceSize(xt, kt, pt, qt, 1e-8, true, guess, st, kept.t, &ws, &ex);
+    };
+    expect_code("TopKTopPSample null topP", call(x.t, k.t, nullptr, nullptr, 32, sel.t), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("TopKTopPSample FLOAT logits", call(xf.t, k.t, p.t, nullptr, 32, sel.t), ACLNN_ERR_PARAM_INVALID);
+    expect_code("TopKTopPSample BFLOAT16 topP for FLOAT16 logits", call(x.t, k.t, pb.t, nullptr, 32, sel.t),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("TopKTopPSample INT32 logitsSelectIdx", call(x.t, k.t, p.t, nullptr, 32, sel32.t),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("TopKTopPSample topK [3] for batch 2", call(x.t, k3.t, p.t, nullptr, 32, sel.t),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("TopKTopPSample q [2,15]", call(x.t, k.t, p.t, q15.t, 32, sel.t), ACLNN_ERR_PARAM_INVALID);
+    expect_code("TopKTopPSample topKGuess 0", call(x.t, k.t, p.t, nullptr, 0, sel.t), ACLNN_ERR_PARAM_INVALID);
+    section("top_k_top_p_sample", f0);
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
     CHECK(aclrtCreateStream(&S));
     rotary_v2();
     interleave_rope();
+    paged_caches();
+    top_k_top_p_sample();
     rope_with_sin_cos_cache();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
