@@ -119,7 +119,7 @@ fn mrope_row(p: &SinCosCache, j: usize) -> usize {
 /// `cos`/`sin` ([tokens, rotary_dim / 2]).
 fn rotate_heads(p: &SinCosCache, buf: &mut [f64], width: usize, cos: &[f64], sin: &[f64]) {
     let half = p.rotary_dim / 2;
-    let tokens = if width == 0 { 0 } else { buf.len() / width };
+    let tokens = buf.len().checked_div(width).unwrap_or(0);
     for t in 0..tokens {
         let (c, s) = (
             &cos[t * half..(t + 1) * half],
@@ -208,7 +208,7 @@ pub fn scatter_pa(x: &View, slots: &View, cache: &View, nz: bool) -> Result<(), 
     let sl = load_i64(slots)?;
     let mut c = load(cache)?;
     let tokens = x.shape[0];
-    let width = if tokens == 0 { 0 } else { xs.len() / tokens };
+    let width = xs.len().checked_div(tokens).unwrap_or(0);
     let bs = if nz { cache.shape[2] } else { cache.shape[1] };
     let total = cache.shape[0] * bs;
     for (i, &s) in sl.iter().enumerate().take(tokens) {
@@ -247,7 +247,7 @@ pub fn gather_pa(
     };
     let mut o = load(out)?;
     let rows = out.shape[0];
-    let width = if rows == 0 { 0 } else { o.len() / rows };
+    let width = o.len().checked_div(rows).unwrap_or(0);
     let bs = if nz { cache.shape[2] } else { cache.shape[1] };
     let (batch, per) = (block_tables.shape[0], block_tables.shape[1]);
     let mut row = 0usize;

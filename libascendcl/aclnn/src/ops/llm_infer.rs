@@ -120,7 +120,7 @@ pub unsafe extern "C" fn aclnnInterleaveRopeGetWorkspaceSize(
                 )));
             }
             let xs = x.shape();
-            if xs.iter().any(|&n| n == 0) {
+            if xs.contains(&0) {
                 return Err(tiling(format!(
                     "x has shape {xs:?}; every dimension must be greater than 0"
                 )));
