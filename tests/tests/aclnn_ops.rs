@@ -1824,6 +1824,15 @@ fn attention_sink_versions_match_the_host_reference() {
     let work = scratch("aclnn-attention-new");
     let _node = NodeGuard(node_dir(&work));
     let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_attention_new.cpp", "tests/c");
+/// `aclnn_llm_infer.cpp`: the inference helpers of `llm_infer.rs` (RotaryPositionEmbeddingV2
+/// with and without the rotation matrix, InterleaveRope, RopeWithSinCosCache(+V2) in RoPE and
+/// MRoPE forms, ScatterPaKvCache, GatherPaKvCache, TopKTopPSample) against float64 host
+/// references, with their documented argument errors.
+#[test]
+fn llm_inference_helpers_match_the_host_reference() {
+    let work = scratch("aclnn-llm-infer");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_llm_infer.cpp", "tests/c");
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
@@ -1837,6 +1846,11 @@ fn attention_sink_versions_match_the_host_reference() {
         "ok nsa compress",
         "ok score v4",
         "ok score v4 tnd",
+        "ok rotary_position_embedding_v2",
+        "ok interleave_rope",
+        "ok rope_with_sin_cos_cache",
+        "ok paged_kv_caches",
+        "ok top_k_top_p_sample",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -1858,4 +1872,5 @@ fn attention_sink_versions_match_the_host_reference() {
     ] {
         assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
     }
+    let _ = std::fs::remove_dir_all(&work);
 }

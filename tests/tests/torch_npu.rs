@@ -1615,6 +1615,36 @@ fn fusion_attention_with_sink_matches_cpu() {
         "sink_tnd_f16",
         "nsa_compress_f16",
         "nsa_compress_bf16",
+/// `tests/python/llm_infer.py`: torch_npu's inference helpers against CPU torch:
+/// npu_rotary_mul through aclnnRotaryPositionEmbeddingV2 (with a rotation matrix, mixed
+/// dtypes), npu_interleave_rope and npu_mrope (RoPE, MRoPE with 3 or 4 sections, the
+/// interleaved cache mode), npu_scatter_pa_kv_cache, npu_gather_pa_kv_cache and
+/// npu_top_k_top_p_sample.
+#[test]
+fn llm_inference_helpers_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("llm_infer.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-llm-infer",
+        &venv,
+        "cd \"$T\" && \"$PY\" llm_infer.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("llm_infer: 0 failed"), "{}", r.all());
+    for case in [
+        "rotary_mul_rotate",
+        "rotary_mul_mixed_dtypes",
+        "interleave_rope_fp16_b1sd",
+        "mrope_rope_gptj_partial",
+        "mrope_sections_4_bf16",
+        "mrope_interleaved_cache",
+        "scatter_pa_kv_cache_pa_nz",
+        "gather_pa_kv_cache_cumsum_offset",
+        "top_k_top_p_sample_q",
+        "top_k_top_p_sample_bf16",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

@@ -109,6 +109,7 @@ pub mod cv19;
 pub mod embedding_bag;
 pub mod grid_sampler;
 pub mod index18;
+pub mod llm_infer;
 pub mod math19;
 pub mod math_misc;
 pub mod model_ops;

@@ -21,7 +21,7 @@ use std::ffi::{c_char, c_void};
 /// that do not match and for a `mode` outside 0-3 (aclnnRotaryPositionEmbedding, "Returns").
 const ACLNN_ERR_INNER_TILING_ERROR: i32 = 561002;
 
-fn tiling(msg: String) -> NnError {
+pub(super) fn tiling(msg: String) -> NnError {
     NnError::new(ACLNN_ERR_INNER_TILING_ERROR, msg)
 }
 
@@ -178,7 +178,7 @@ pub unsafe extern "C" fn aclnnRmsNormGradGetWorkspaceSize(
 
 /// cos/sin against x: same dtype, same shape as each other, last dimension D, and
 /// broadcastable to x.
-fn check_cos_sin(x: &T, c: &T, s: &T) -> NnResult<()> {
+pub(super) fn check_cos_sin(x: &T, c: &T, s: &T) -> NnResult<()> {
     same_dtype(c, x)?;
     same_dtype(s, x)?;
     if c.shape() != s.shape() {
@@ -204,7 +204,7 @@ fn check_cos_sin(x: &T, c: &T, s: &T) -> NnResult<()> {
     Ok(())
 }
 
-fn rope_mode(mode: i64) -> NnResult<RopeMode> {
+pub(super) fn rope_mode(mode: i64) -> NnResult<RopeMode> {
     RopeMode::from_i64(mode).ok_or_else(|| {
         tiling(format!(
             "mode {mode} is not one of 0 (half), 1 (interleave), 2 (quarter), 3 \
@@ -213,7 +213,7 @@ fn rope_mode(mode: i64) -> NnResult<RopeMode> {
     })
 }
 
-fn rope_last_dim(x: &T, m: RopeMode) -> NnResult<()> {
+pub(super) fn rope_last_dim(x: &T, m: RopeMode) -> NnResult<()> {
     let d = *x.shape().last().unwrap_or(&0);
     if d == 0 || !d.is_multiple_of(m.granule()) {
         return Err(tiling(format!(

@@ -72,6 +72,7 @@ pub mod upsample;
 pub mod upsample3d;
 
 pub mod mc2;
+pub mod llm_infer;
 pub mod train16;
 pub mod train_extra;
 pub mod upsample_aa;
