@@ -1810,3 +1810,31 @@ fn experimental_training_operators_match_the_host_reference() {
         assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
     }
 }
+
+/// `aclnn_quant_modes.cpp`: aclnnQuantMatmulV5's G-B (pergroup-perblock) and A8W4 (per
+/// channel, K-G) modes and int4 (INT32-packed) x1/x2 in the T-C and K-C modes of V4/V5
+/// against host references written from the documentation's formulas, with the documented
+/// argument errors.
+#[test]
+fn quant_modes_match_the_host_reference() {
+    let work = scratch("aclnn-quant-modes");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_quant_modes.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in ["ok gb", "ok a8w4", "ok int4"] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 30, "only {n} checks:\n{}", r.stdout);
+}
