@@ -1812,9 +1812,9 @@ fn experimental_training_operators_match_the_host_reference() {
 }
 
 /// `aclnn_quant_modes.cpp`: aclnnQuantMatmulV5's G-B (pergroup-perblock) and A8W4 (per
-/// channel, K-G) modes and int4 (INT32-packed) x1/x2 in the T-C and K-C modes of V4/V5
-/// against host references written from the documentation's formulas, with the documented
-/// argument errors.
+/// channel, K-G) modes and int4 (INT32-packed) x1/x2 in the T-C and K-C modes of V4/V5,
+/// and aclnnDynamicQuantV2's groupIndexOptional and int4 output, against host references
+/// written from the documentation's formulas, with the documented argument errors.
 #[test]
 fn quant_modes_match_the_host_reference() {
     let work = scratch("aclnn-quant-modes");
@@ -1823,7 +1823,7 @@ fn quant_modes_match_the_host_reference() {
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
-    for section in ["ok gb", "ok a8w4", "ok int4"] {
+    for section in ["ok gb", "ok a8w4", "ok int4", "ok dyn_quant"] {
         assert!(
             r.stdout.contains(section),
             "missing {section}:\n{}",

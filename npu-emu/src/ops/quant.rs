@@ -114,9 +114,51 @@ pub fn dynamic_quant(
     scale: &View,
     offset: Option<&View>,
 ) -> Result<(), String> {
-    if y.dtype != DType::I8 {
-        return Err(format!("dynamic_quant: y must be int8, not {}", y.dtype));
-    }
+    dynamic_quant_v2(x, smooth, None, y, scale, offset)
+}
+
+/// The expert of each of `rows` rows by a cumulative `group_index` (DynamicQuantV2's MoE
+/// form): row r takes the first expert whose end exceeds r; rows past the last end keep the
+/// last expert (the reference leaves them undefined).
+pub(crate) fn expert_of_rows(group_index: &[i64], rows: usize) -> Vec<usize> {
+    let last = group_index.len().saturating_sub(1);
+    (0..rows)
+        .map(|r| {
+            group_index
+                .iter()
+                .position(|&end| end > r as i64)
+                .unwrap_or(last)
+        })
+        .collect()
+}
+
+/// DynamicQuantV2: [`dynamic_quant`] with per-expert smoothing (`group_index` INT32 of E
+/// cumulative row ends, `smooth` `[E, h]`, [`expert_of_rows`]) and the int4 output: an INT32
+/// `y` of h / 8 words a row receives eight int4 values each (low nibble first), with the
+/// int4 range: symmetric `scale = max|input| / 7`, saturated to [-8, 7]; asymmetric `scale =
+/// (max - min) / 15`, `offset = 7 - max / scale`.
+pub fn dynamic_quant_v2(
+    x: &View,
+    smooth: Option<&View>,
+    group_index: Option<&View>,
+    y: &View,
+    scale: &View,
+    offset: Option<&View>,
+) -> Result<(), String> {
+    let int4 = match y.dtype {
+        DType::I8 => false,
+        DType::I32 => true,
+        d => {
+            return Err(format!(
+                "dynamic_quant: y must be int8 or int32 (int4), not {d}"
+            ))
+        }
+    };
+    let (qmax, qmin) = if int4 {
+        (7f32, -8f32)
+    } else {
+        (127f32, -128f32)
+    };
     let xs: Vec<f32> = load(x, DType::F32)?;
     let h = x.shape.last().copied().unwrap_or(1);
     let rows = xs.len().checked_div(h).unwrap_or(0);
@@ -124,31 +166,54 @@ pub fn dynamic_quant(
         Some(s) => Some(load(s, DType::F32)?),
         None => None,
     };
-    let mut out = vec![0f64; xs.len()];
+    let experts = match group_index {
+        Some(g) => Some(expert_of_rows(&load::<i64>(g, DType::I64)?, rows)),
+        None => None,
+    };
+    let mut out = vec![0i64; xs.len()];
     let mut scales = vec![0f32; rows];
     let mut offsets = vec![0f32; rows];
     let mut row = vec![0f32; h];
     for r in 0..rows {
+        let base = experts.as_ref().map_or(0, |e| e[r] * h);
         for (c, v) in row.iter_mut().enumerate() {
-            *v = xs[r * h + c] * sm.as_ref().map_or(1.0, |s| s[c]);
+            *v = xs[r * h + c] * sm.as_ref().map_or(1.0, |s| s[base + c]);
         }
         let (sc, off) = if offset.is_none() {
             let m = row.iter().fold(0f32, |m, v| m.max(v.abs()));
-            (m / 127.0, 0.0)
+            (m / qmax, 0.0)
         } else {
             let mx = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
             let mn = row.iter().fold(f32::INFINITY, |m, &v| m.min(v));
-            let sc = (mx - mn) / 255.0;
-            (sc, if sc == 0.0 { 0.0 } else { 127.0 - mx / sc })
+            let sc = (mx - mn) / (qmax - qmin);
+            (sc, if sc == 0.0 { 0.0 } else { qmax - mx / sc })
         };
         scales[r] = sc;
         offsets[r] = off;
         for (c, &v) in row.iter().enumerate() {
             let q = if sc == 0.0 { off } else { v / sc + off };
-            out[r * h + c] = to_i8(q, Round::Even);
+            out[r * h + c] = if q.is_nan() {
+                0
+            } else {
+                q.round_ties_even().clamp(qmin, qmax) as i64
+            };
         }
     }
-    store(out, DType::F64, y)?;
+    if int4 {
+        let words: Vec<i64> = out
+            .chunks(8)
+            .map(|c| {
+                let w = c
+                    .iter()
+                    .enumerate()
+                    .fold(0u32, |w, (i, &q)| w | ((q as u32 & 0xF) << (4 * i)));
+                w as i32 as i64
+            })
+            .collect();
+        store(words, DType::I64, y)?;
+    } else {
+        store(out, DType::I64, y)?;
+    }
     store(scales, DType::F32, scale)?;
     if let Some(o) = offset {
         store(offsets, DType::F32, o)?;

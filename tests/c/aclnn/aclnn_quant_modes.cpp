@@ -5,14 +5,19 @@
  * - A8W4 (INT8 x1, INT32 x2 holding eight int4 a word, low nibble first): per channel and
  *   K-G (groups of 256 along k): out = ((x1 @ (x2 * x2Scale)) + yOffset) * x1Scale;
  * - int4 x1 and x2 (INT32-packed) in the T-C and K-C modes, x2 plain and transposed;
+ * - aclnnDynamicQuantV2 with groupIndexOptional (per-expert smoothScales [E, H], row r takes
+ *   the first expert whose cumulative end exceeds r) and the int4 output (dstType 3, INT32
+ *   words of eight), symmetric and asymmetric, computed in float as the page's formulas;
  * and the documented argument errors (161001 ACLNN_ERR_PARAM_NULLPTR, 161002
  * ACLNN_ERR_PARAM_INVALID). References compute in double; tolerances are the output
  * type's rounding (bf16 1e-2, fp16 2e-3 relative). */
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_quant_matmul_v4.h"
 #include "aclnnop/aclnn_quant_matmul_v5.h"
+#include "aclnnop/aclnn_dynamic_quant_v2.h"
 
 static aclrtStream S;
 
@@ -246,6 +251,85 @@ static void int4() {
     printf("ok int4\n");
 }
 
+/* ---- DynamicQuantV2: MoE groups, int4 output ---- */
+static void dyn_quant() {
+    const int64_t rows = 6, h = 32, E = 3;
+    auto xv = values(rows * h, ACL_FLOAT16, 7);
+    auto sv = values(E * h, ACL_FLOAT16, 8, true, true);
+    std::vector<double> gv = {2, 2, 6}; /* expert 0: rows 0-1, expert 1: none, expert 2: rows 2-5 */
+    for (int int4 = 0; int4 < 2; int4++)
+        for (int asym = 0; asym < 2; asym++) {
+            float qmax = int4 ? 7.f : 127.f, qmin = int4 ? -8.f : -128.f;
+            std::vector<double> wy(static_cast<size_t>(rows * h)), ws_(static_cast<size_t>(rows)), wo(static_cast<size_t>(rows));
+            for (int64_t r = 0; r < rows; r++) {
+                int64_t e = 0;
+                while (e < E - 1 && gv[static_cast<size_t>(e)] <= r) e++;
+                std::vector<float> in(static_cast<size_t>(h));
+                float mx = -INFINITY, mn = INFINITY, am = 0;
+                for (int64_t c = 0; c < h; c++) {
+                    in[c] = static_cast<float>(xv[r * h + c]) * static_cast<float>(sv[e * h + c]);
+                    mx = std::max(mx, in[c]);
+                    mn = std::min(mn, in[c]);
+                    am = std::max(am, std::fabs(in[c]));
+                }
+                float sc = asym ? (mx - mn) / (qmax - qmin) : am / qmax;
+                float off = asym ? qmax - mx / sc : 0.f;
+                ws_[r] = sc;
+                wo[r] = off;
+                for (int64_t c = 0; c < h; c++) {
+                    float q = in[c] / sc + off;
+                    wy[r * h + c] = std::min(std::max(static_cast<double>(std::nearbyint(q)), static_cast<double>(qmin)), static_cast<double>(qmax));
+                }
+            }
+            Dev x = make({rows, h}, ACL_FLOAT16, xv), sm = make({E, h}, ACL_FLOAT16, sv), g = make({E}, ACL_INT32, gv);
+            Dev y = int4 ? make({rows, h / 8}, ACL_INT32, {}) : make({rows, h}, ACL_INT8, {});
+            Dev sc = make({rows}, ACL_FLOAT, {}), of = make({rows}, ACL_FLOAT, {});
+            RUN(S, aclnnDynamicQuantV2, x.t, sm.t, g.t, int4 ? 3 : 2, y.t, sc.t, asym ? of.t : nullptr);
+            std::vector<double> got = read(y);
+            if (int4) {
+                std::vector<double> un;
+                for (double w : got) {
+                    uint32_t u = static_cast<uint32_t>(static_cast<int32_t>(w));
+                    for (int i = 0; i < 8; i++) {
+                        int q = (u >> (4 * i)) & 0xF;
+                        un.push_back(q >= 8 ? q - 16 : q);
+                    }
+                }
+                got = un;
+            }
+            const char *names[2][2] = {{"DynamicQuantV2 groups int8 symmetric y", "DynamicQuantV2 groups int8 asymmetric y"},
+                                       {"DynamicQuantV2 groups int4 symmetric y", "DynamicQuantV2 groups int4 asymmetric y"}};
+            compare(names[int4][asym], got, wy, 0);
+            compare("DynamicQuantV2 groups scaleOut", read(sc), ws_, 1e-6);
+            if (asym) compare("DynamicQuantV2 groups offsetOut", read(of), wo, 1e-5);
+            for (Dev *d : {&x, &sm, &g, &y, &sc, &of}) release(*d);
+        }
+
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    Dev x = make({rows, h}, ACL_FLOAT16, xv), sm = make({E, h}, ACL_FLOAT16, sv), g = make({E}, ACL_INT32, gv);
+    Dev y8 = make({rows, h}, ACL_INT8, {}), y32 = make({rows, h / 8}, ACL_INT32, {}), sc = make({rows}, ACL_FLOAT, {});
+    expect_code("DynamicQuantV2 groupIndex without smoothScales",
+                aclnnDynamicQuantV2GetWorkspaceSize(x.t, nullptr, g.t, 2, y8.t, sc.t, nullptr, &ws, &ex), 161002);
+    Dev sm1 = make({h}, ACL_FLOAT16, sv);
+    expect_code("DynamicQuantV2 groupIndex with 1-D smoothScales",
+                aclnnDynamicQuantV2GetWorkspaceSize(x.t, sm1.t, g.t, 2, y8.t, sc.t, nullptr, &ws, &ex), 161002);
+    Dev g64 = make({E}, ACL_FLOAT, gv);
+    expect_code("DynamicQuantV2 FLOAT groupIndex",
+                aclnnDynamicQuantV2GetWorkspaceSize(x.t, sm.t, g64.t, 2, y8.t, sc.t, nullptr, &ws, &ex), 161002);
+    expect_code("DynamicQuantV2 dstType 3 with INT8 y",
+                aclnnDynamicQuantV2GetWorkspaceSize(x.t, sm.t, g.t, 3, y8.t, sc.t, nullptr, &ws, &ex), 161002);
+    expect_code("DynamicQuantV2 dstType 2 with INT32 y",
+                aclnnDynamicQuantV2GetWorkspaceSize(x.t, sm.t, g.t, 2, y32.t, sc.t, nullptr, &ws, &ex), 161002);
+    Dev x12 = make({rows, 12}, ACL_FLOAT16, xv), y12 = make({rows, 1}, ACL_INT32, {});
+    expect_code("DynamicQuantV2 int4 with h 12 (not divisible by 8)",
+                aclnnDynamicQuantV2GetWorkspaceSize(x12.t, nullptr, nullptr, 3, y12.t, sc.t, nullptr, &ws, &ex), 161002);
+    expect_code("DynamicQuantV2 null x",
+                aclnnDynamicQuantV2GetWorkspaceSize(nullptr, sm.t, g.t, 2, y8.t, sc.t, nullptr, &ws, &ex), 161001);
+    for (Dev *d : {&x, &sm, &g, &y8, &y32, &sc, &sm1, &g64, &x12, &y12}) release(*d);
+    printf("ok dyn_quant\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -253,6 +337,7 @@ int main() {
     gb();
     a8w4();
     int4();
+    dyn_quant();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

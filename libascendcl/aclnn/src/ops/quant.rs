@@ -12,9 +12,11 @@
 //! QuantMatmulV3/V4/V5 take int4 x1/x2 as INT32 words of eight; V5 also computes its G-B
 //! (pergroup-perblock) and A8W4 (INT8 x1, int4 x2, per channel or K-G) modes.
 //!
-//! Not provided: the INT4 outputs (`dstType` 3, int4 packed in INT32, and 29) and the
-//! FLOAT8/HIFLOAT8 ones (refused with `ACLNN_ERR_PARAM_INVALID` naming the type), and
-//! DynamicQuantV2's `groupIndexOptional` (the MoE per-expert smoothing).
+//! DynamicQuantV2 takes `groupIndexOptional` (per-expert smoothScales) and writes int4
+//! (`dstType` 3, INT32 words of eight).
+//!
+//! Not provided: AscendQuant's INT4 outputs, ACL_INT4-typed tensors (`dstType` 29) and the
+//! FLOAT8/HIFLOAT8 outputs (refused with `ACLNN_ERR_PARAM_INVALID` naming the type).
 
 use super::args::{self as a, FLOATS3, T};
 use super::launch::{phase1, Launch};
@@ -268,19 +270,68 @@ unsafe fn dynamic_quant(
             )));
         }
         let h = x.shape()[x.ndim() - 1];
-        if let Some(sm) = &sm {
+        // groupIndexOptional: INT32 cumulative row ends, one per expert (an empty tensor is
+        // absent)
+        let g = g.filter(|t| t.numel() != 0);
+        if let Some(g) = &g {
+            if g.dtype() != DType::I32 {
+                return Err(NnError::invalid(format!(
+                    "groupIndexOptional has data type {}; it must be INT32",
+                    g.dtype()
+                )));
+            }
+            if g.ndim() != 1 {
+                return Err(NnError::invalid(format!(
+                    "groupIndexOptional must be 1-D, but its shape is {:?}",
+                    g.shape()
+                )));
+            }
+            let sm = sm.as_ref().ok_or_else(|| {
+                NnError::invalid(
+                    "groupIndexOptional is given but smoothScalesOptional is nullptr; the \
+                     groups select rows of smoothScalesOptional",
+                )
+            })?;
+            if g.shape()[0] > 1024 {
+                return Err(NnError::invalid(format!(
+                    "groupIndexOptional has {} experts; at most 1024",
+                    g.shape()[0]
+                )));
+            }
+            same_dtype(sm, &x)?;
+            a::same_shape(sm, &[g.shape()[0], h])?;
+        } else if let Some(sm) = &sm {
             same_dtype(sm, &x)?;
             a::same_shape(sm, &[h])?;
         }
-        if g.is_some() {
-            return Err(NnError::invalid(
-                "groupIndexOptional (per-expert smoothScales) is not supported by npu-emu; \
-                 pass nullptr",
-            ));
+        // dstType 2: INT8 y of x's shape; 3: INT32 y holding eight int4 values a word
+        let int4 = match dst {
+            ACL_INT8 => false,
+            3 => true,
+            _ => {
+                dst_int8(dst)?;
+                false
+            }
+        };
+        if int4 {
+            if y.dtype() != DType::I32 {
+                return Err(NnError::invalid(format!(
+                    "yOut has data type {}; dstType 3 writes INT32 (eight int4 values a word)",
+                    y.dtype()
+                )));
+            }
+            if h % 8 != 0 {
+                return Err(NnError::invalid(format!(
+                    "x's last dimension {h} must be divisible by 8 for an INT32 (int4) yOut"
+                )));
+            }
+            let mut ys = x.shape().to_vec();
+            *ys.last_mut().expect("2 or more dimensions") /= 8;
+            a::same_shape(&y, &ys)?;
+        } else {
+            out_int8(&y)?;
+            a::same_shape(&y, x.shape())?;
         }
-        dst_int8(dst)?;
-        out_int8(&y)?;
-        a::same_shape(&y, x.shape())?;
         let rows = &x.shape()[..x.ndim() - 1];
         for t in std::iter::once(&s).chain(o.as_ref()) {
             if t.dtype() != DType::F32 {
@@ -294,10 +345,8 @@ unsafe fn dynamic_quant(
         }
         let mut l = Launch::new(api);
         l.input(&x);
-        let has_sm = sm.is_some();
-        if let Some(sm) = &sm {
-            l.input(sm);
-        }
+        let si = sm.as_ref().map(|t| l.input(t));
+        let gi = g.as_ref().map(|t| l.input(t));
         let yi = l.output(&y);
         l.output(&s);
         let has_o = o.is_some();
@@ -305,9 +354,15 @@ unsafe fn dynamic_quant(
             l.output(o);
         }
         l.finish(move |v, _| {
-            let smv = if has_sm { Some(&v[1]) } else { None };
             let ov = if has_o { Some(&v[yi + 2]) } else { None };
-            quant::dynamic_quant(&v[0], smv, &v[yi], &v[yi + 1], ov)
+            quant::dynamic_quant_v2(
+                &v[0],
+                si.map(|i| &v[i]),
+                gi.map(|i| &v[i]),
+                &v[yi],
+                &v[yi + 1],
+                ov,
+            )
         })
     })
 }
