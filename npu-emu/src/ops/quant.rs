@@ -588,6 +588,23 @@ pub fn unpack_int4(v: &View, axis: usize) -> Result<Scratch, String> {
     Ok(s)
 }
 
+/// ConvertWeightToINT4Pack: the int4 values of `w` (one an element, any integer type, its
+/// low 4 bits) packed eight to a word along the last dimension (low nibble first) into the
+/// INT32 `out`.
+pub fn pack_int4(w: &View, out: &View) -> Result<(), String> {
+    let v: Vec<i64> = load(w, DType::I64)?;
+    let words: Vec<i64> = v
+        .chunks(8)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u32, |acc, (i, &q)| acc | ((q as u32 & 0xF) << (4 * i))) as i32
+                as i64
+        })
+        .collect();
+    store(words, DType::I64, out)
+}
+
 /// `v` (2-D, `[r, c]`) as row-major i64 values of `[rows, cols]`, transposed first when
 /// `trans` (so the result is always the logical `[rows, cols]` matrix).
 fn matrix_i64(v: &View, trans: bool) -> Result<Vec<i64>, String> {
@@ -656,8 +673,8 @@ pub fn quant_matmul_blocks(
     store(r, DType::F32, out)
 }
 
-/// QuantMatmulV5's A8W4 modes (INT8 `x1`, int4 `x2`): `out = ((x1 @ (x2 * x2Scale)) + yOffset)
-/// * x1Scale`. `x1` is `[m, k]`, `x2` the unpacked `[k, n]`; `x2_scale` holds 64-bit
+/// QuantMatmulV5's A8W4 modes (INT8 `x1`, int4 `x2`):
+/// `out = ((x1 @ (x2 * x2Scale)) + yOffset) * x1Scale`. `x1` is `[m, k]`, `x2` the unpacked `[k, n]`; `x2_scale` holds 64-bit
 /// quantisation parameters ([`decode_quant_param`]'s scale), `[n]` (per channel) or
 /// `[ceil(k / group_k), n]` (K-G); `x1_scale` one float per row; `y_offset` one per column
 /// (absent: 0). Each group's product is exact, scaled and summed in f64, rounded once.

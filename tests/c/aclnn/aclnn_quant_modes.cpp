@@ -8,6 +8,8 @@
  * - aclnnDynamicQuantV2 with groupIndexOptional (per-expert smoothScales [E, H], row r takes
  *   the first expert whose cumulative end exceeds r) and the int4 output (dstType 3, INT32
  *   words of eight), symmetric and asymmetric, computed in float as the page's formulas;
+ * - aclnnConvertWeightToINT4Pack (INT32 one value a word -> INT32 eight a word), and its
+ *   output feeding the A8W4 QuantMatmulV5;
  * and the documented argument errors (161001 ACLNN_ERR_PARAM_NULLPTR, 161002
  * ACLNN_ERR_PARAM_INVALID). References compute in double; tolerances are the output
  * type's rounding (bf16 1e-2, fp16 2e-3 relative). */
@@ -18,6 +20,7 @@
 #include "aclnnop/aclnn_quant_matmul_v4.h"
 #include "aclnnop/aclnn_quant_matmul_v5.h"
 #include "aclnnop/aclnn_dynamic_quant_v2.h"
+#include "aclnnop/aclnn_convert_weight_to_int4_pack.h"
 
 static aclrtStream S;
 
@@ -330,6 +333,51 @@ static void dyn_quant() {
     printf("ok dyn_quant\n");
 }
 
+/* ---- ConvertWeightToINT4Pack ---- */
+static void convert_int4() {
+    const int64_t m = 2, k = 256, n = 24;
+    auto b = ints(k * n, -8, 7);
+    Dev w = make({k, n}, ACL_INT32, b), p = make({k, n / 8}, ACL_INT32, {});
+    RUN(S, aclnnConvertWeightToINT4Pack, w.t, p.t);
+    compare("ConvertWeightToINT4Pack 2-D", read(p), pack4(b, k, n), 0);
+    Dev w3 = make({2, 3, 16}, ACL_INT32, b), p3 = make({2, 3, 2}, ACL_INT32, {});
+    RUN(S, aclnnConvertWeightToINT4Pack, w3.t, p3.t);
+    compare("ConvertWeightToINT4Pack 3-D", read(p3), pack4(std::vector<double>(b.begin(), b.begin() + 96), 6, 16), 0);
+    /* the packed weight in the A8W4 per-channel QuantMatmulV5 */
+    auto a = ints(m * k, -128, 127), s2 = scales(n), yo = ints(n, -5, 5);
+    std::vector<double> q2(static_cast<size_t>(n)), want(static_cast<size_t>(m * n));
+    for (int64_t j = 0; j < n; j++) q2[j] = qparam(s2[j]);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double acc = 0;
+            for (int64_t q = 0; q < k; q++) acc += a[i * k + q] * b[q * n + j];
+            want[i * n + j] = (acc * s2[j] + yo[j]) * 0.5;
+        }
+    Dev x1 = make({m, k}, ACL_INT8, a), ps = make({m, 1}, ACL_FLOAT, {0.5}), sc = make({n}, ACL_INT64, q2);
+    Dev y = make({n}, ACL_FLOAT, yo), out = make({m, n}, ACL_FLOAT16, {});
+    RUN(S, aclnnQuantMatmulV5, x1.t, p.t, ps.t, sc.t, nullptr, nullptr, nullptr, y.t, nullptr, false, false, 0, out.t);
+    compare("ConvertWeightToINT4Pack into A8W4 QuantMatmulV5", read(out), want, 2e-3);
+
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    Dev w12 = make({4, 12}, ACL_INT32, {1}), p12 = make({4, 1}, ACL_INT32, {});
+    expect_code("ConvertWeightToINT4Pack last dimension 12",
+                aclnnConvertWeightToINT4PackGetWorkspaceSize(w12.t, p12.t, &ws, &ex), 161002);
+    Dev p8 = make({k, n / 8}, ACL_INT8, {});
+    expect_code("ConvertWeightToINT4Pack INT8 output", aclnnConvertWeightToINT4PackGetWorkspaceSize(w.t, p8.t, &ws, &ex),
+                161002);
+    Dev pbad = make({k, n / 4}, ACL_INT32, {});
+    expect_code("ConvertWeightToINT4Pack output [256, 6]",
+                aclnnConvertWeightToINT4PackGetWorkspaceSize(w.t, pbad.t, &ws, &ex), 161002);
+    Dev w1 = make({16}, ACL_INT32, {1}), p1 = make({2}, ACL_INT32, {});
+    expect_code("ConvertWeightToINT4Pack 1-D weight", aclnnConvertWeightToINT4PackGetWorkspaceSize(w1.t, p1.t, &ws, &ex),
+                161002);
+    expect_code("ConvertWeightToINT4Pack null weight",
+                aclnnConvertWeightToINT4PackGetWorkspaceSize(nullptr, p.t, &ws, &ex), 161001);
+    for (Dev *d : {&w, &p, &w3, &p3, &x1, &ps, &sc, &y, &out, &w12, &p12, &p8, &pbad, &w1, &p1}) release(*d);
+    printf("ok convert_int4\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -338,6 +386,7 @@ int main() {
     a8w4();
     int4();
     dyn_quant();
+    convert_int4();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

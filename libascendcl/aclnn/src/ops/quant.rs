@@ -2722,3 +2722,57 @@ pub unsafe extern "C" fn aclnnTransQuantParam(
         out(quantParam, "quantParam", p)
     })
 }
+
+// ---------------------------------------------------------------- ConvertWeightToINT4Pack
+
+/// `aclnn_convert_weight_to_int4_pack.h`: an INT32 weight holding one int4 value an element
+/// (2-3 dimensions, the last a multiple of 8) packed eight to an INT32 word (low nibble first,
+/// the value's low 4 bits) into an ND INT32 `weightInt4Pack` of the last dimension / 8, the
+/// Atlas A2 ND form. The ACL_INT4-typed and FRACTAL_NZ outputs are refused (npu-emu keeps
+/// no sub-byte tensors).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnConvertWeightToINT4PackGetWorkspaceSize(
+    weight: *const c_void,
+    weightInt4Pack: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnConvertWeightToINT4PackGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let w = a::tensor(weight, "weight")?;
+            let o = a::tensor(weightInt4Pack, "weightInt4Pack")?;
+            a::dtype_in(&w, &[DType::I32])?;
+            if o.dtype() != DType::I32 {
+                return Err(NnError::invalid(format!(
+                    "weightInt4Pack has data type {}; it must be INT32 (eight int4 values a word)",
+                    o.dtype()
+                )));
+            }
+            if w.ndim() < 2 || w.ndim() > 3 || w.numel() == 0 {
+                return Err(NnError::invalid(format!(
+                    "weight must be a non-empty tensor of 2 or 3 dimensions, but its shape is {:?}",
+                    w.shape()
+                )));
+            }
+            let last = w.shape()[w.ndim() - 1];
+            if last % 8 != 0 {
+                return Err(NnError::invalid(format!(
+                    "weight's last dimension {last} must be a multiple of 8 for an INT32 \
+                     weightInt4Pack"
+                )));
+            }
+            let mut os = w.shape().to_vec();
+            *os.last_mut().expect("2 or 3 dimensions") /= 8;
+            a::same_shape(&o, &os)?;
+            let mut l = Launch::new("aclnnConvertWeightToINT4Pack");
+            l.input(&w);
+            let yi = l.output(&o);
+            l.finish(move |v, _| quant::pack_int4(&v[0], &v[yi]))
+        },
+    )
+}
+
+crate::phase2!(aclnnConvertWeightToINT4Pack);
