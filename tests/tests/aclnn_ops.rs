@@ -1096,9 +1096,9 @@ fn quant_and_moe_operators_15_match_the_host_reference() {
     }
     for msg in [
         "aclnnAscendQuantGetWorkspaceSize: roundMode \"nearest\" must be one of",
-        "aclnnDynamicQuantV2GetWorkspaceSize: groupIndexOptional (per-expert smoothScales) is not \
-         supported",
-        "aclnnQuantMatmulV5GetWorkspaceSize: groupSize 5: the grouped modes",
+        "aclnnDynamicQuantV2GetWorkspaceSize: groupIndexOptional is given but smoothScalesOptional \
+         is nullptr",
+        "aclnnQuantMatmulV5GetWorkspaceSize: groupSize [0, 0, 5] (M, N, K) applies to the G-B mode",
         "aclnnGroupedMatmulV4GetWorkspaceSize: groupType 2 (split along K) is not supported",
         "aclnnMoeFinalizeRoutingV2GetWorkspaceSize: dropPadMode 1",
     ] {
@@ -1833,6 +1833,16 @@ fn llm_inference_helpers_match_the_host_reference() {
     let work = scratch("aclnn-llm-infer");
     let _node = NodeGuard(node_dir(&work));
     let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_llm_infer.cpp", "tests/c");
+/// `aclnn_quant_modes.cpp`: aclnnQuantMatmulV5's G-B (pergroup-perblock) and A8W4 (per
+/// channel, K-G) modes and int4 (INT32-packed) x1/x2 in the T-C and K-C modes of V4/V5,
+/// aclnnDynamicQuantV2's groupIndexOptional and int4 output and aclnnConvertWeightToINT4Pack
+/// (INT32 output), against host references
+/// written from the documentation's formulas, with the documented argument errors.
+#[test]
+fn quant_modes_match_the_host_reference() {
+    let work = scratch("aclnn-quant-modes");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_quant_modes.cpp", "tests/c");
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
@@ -1851,6 +1861,11 @@ fn llm_inference_helpers_match_the_host_reference() {
         "ok rope_with_sin_cos_cache",
         "ok paged_kv_caches",
         "ok top_k_top_p_sample",
+        "ok gb",
+        "ok a8w4",
+        "ok int4",
+        "ok dyn_quant",
+        "ok convert_int4",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -1873,4 +1888,5 @@ fn llm_inference_helpers_match_the_host_reference() {
         assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
     }
     let _ = std::fs::remove_dir_all(&work);
+    assert!(n >= 30, "only {n} checks:\n{}", r.stdout);
 }

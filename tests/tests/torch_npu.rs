@@ -1645,6 +1645,33 @@ fn llm_inference_helpers_match_cpu_through_torch_npu() {
         "gather_pa_kv_cache_cumsum_offset",
         "top_k_top_p_sample_q",
         "top_k_top_p_sample_bf16",
+/// `tests/python/quant_modes.py`: npu_quant_matmul with int4 (int32-packed) x1/x2, plain and
+/// transposed x2, the G-B mode (group_sizes [1, 128, 128]) and the A8W4 K-G mode (int8 x1,
+/// int4 x2, groups of 256), and npu_dynamic_quant / npu_dynamic_quant_asymmetric with
+/// group_index (per-expert smooth_scales) and quint4x2 output, against CPU references
+/// (aclnnQuantMatmulV5, aclnnTransQuantParamV2, aclnnDynamicQuantV2).
+#[test]
+fn quant_modes_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("quant_modes.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-quant-modes",
+        &venv,
+        "cd \"$T\" && \"$PY\" quant_modes.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("quant_modes: 0 failed"), "{}", r.all());
+    for case in [
+        "quant_matmul_int4",
+        "quant_matmul_gb",
+        "quant_matmul_a8w4_kg",
+        "dynamic_quant_group_index",
+        "dynamic_quant_asym_group_index",
+        "dynamic_quant_group_index_int4",
+        "dynamic_quant_asym_int4",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

@@ -9,7 +9,7 @@
 
 use super::dtype::DType;
 use super::extra::{load, store};
-use super::view::View;
+use super::view::{Scratch, View};
 
 /// How a quantised value becomes an integer (`roundMode` of AscendQuant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,9 +114,51 @@ pub fn dynamic_quant(
     scale: &View,
     offset: Option<&View>,
 ) -> Result<(), String> {
-    if y.dtype != DType::I8 {
-        return Err(format!("dynamic_quant: y must be int8, not {}", y.dtype));
-    }
+    dynamic_quant_v2(x, smooth, None, y, scale, offset)
+}
+
+/// The expert of each of `rows` rows by a cumulative `group_index` (DynamicQuantV2's MoE
+/// form): row r takes the first expert whose end exceeds r; rows past the last end keep the
+/// last expert (the reference leaves them undefined).
+pub(crate) fn expert_of_rows(group_index: &[i64], rows: usize) -> Vec<usize> {
+    let last = group_index.len().saturating_sub(1);
+    (0..rows)
+        .map(|r| {
+            group_index
+                .iter()
+                .position(|&end| end > r as i64)
+                .unwrap_or(last)
+        })
+        .collect()
+}
+
+/// DynamicQuantV2: [`dynamic_quant`] with per-expert smoothing (`group_index` INT32 of E
+/// cumulative row ends, `smooth` `[E, h]`, [`expert_of_rows`]) and the int4 output: an INT32
+/// `y` of h / 8 words a row receives eight int4 values each (low nibble first), with the
+/// int4 range: symmetric `scale = max|input| / 7`, saturated to [-8, 7]; asymmetric `scale =
+/// (max - min) / 15`, `offset = 7 - max / scale`.
+pub fn dynamic_quant_v2(
+    x: &View,
+    smooth: Option<&View>,
+    group_index: Option<&View>,
+    y: &View,
+    scale: &View,
+    offset: Option<&View>,
+) -> Result<(), String> {
+    let int4 = match y.dtype {
+        DType::I8 => false,
+        DType::I32 => true,
+        d => {
+            return Err(format!(
+                "dynamic_quant: y must be int8 or int32 (int4), not {d}"
+            ))
+        }
+    };
+    let (qmax, qmin) = if int4 {
+        (7f32, -8f32)
+    } else {
+        (127f32, -128f32)
+    };
     let xs: Vec<f32> = load(x, DType::F32)?;
     let h = x.shape.last().copied().unwrap_or(1);
     let rows = xs.len().checked_div(h).unwrap_or(0);
@@ -124,31 +166,54 @@ pub fn dynamic_quant(
         Some(s) => Some(load(s, DType::F32)?),
         None => None,
     };
-    let mut out = vec![0f64; xs.len()];
+    let experts = match group_index {
+        Some(g) => Some(expert_of_rows(&load::<i64>(g, DType::I64)?, rows)),
+        None => None,
+    };
+    let mut out = vec![0i64; xs.len()];
     let mut scales = vec![0f32; rows];
     let mut offsets = vec![0f32; rows];
     let mut row = vec![0f32; h];
     for r in 0..rows {
+        let base = experts.as_ref().map_or(0, |e| e[r] * h);
         for (c, v) in row.iter_mut().enumerate() {
-            *v = xs[r * h + c] * sm.as_ref().map_or(1.0, |s| s[c]);
+            *v = xs[r * h + c] * sm.as_ref().map_or(1.0, |s| s[base + c]);
         }
         let (sc, off) = if offset.is_none() {
             let m = row.iter().fold(0f32, |m, v| m.max(v.abs()));
-            (m / 127.0, 0.0)
+            (m / qmax, 0.0)
         } else {
             let mx = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
             let mn = row.iter().fold(f32::INFINITY, |m, &v| m.min(v));
-            let sc = (mx - mn) / 255.0;
-            (sc, if sc == 0.0 { 0.0 } else { 127.0 - mx / sc })
+            let sc = (mx - mn) / (qmax - qmin);
+            (sc, if sc == 0.0 { 0.0 } else { qmax - mx / sc })
         };
         scales[r] = sc;
         offsets[r] = off;
         for (c, &v) in row.iter().enumerate() {
             let q = if sc == 0.0 { off } else { v / sc + off };
-            out[r * h + c] = to_i8(q, Round::Even);
+            out[r * h + c] = if q.is_nan() {
+                0
+            } else {
+                q.round_ties_even().clamp(qmin, qmax) as i64
+            };
         }
     }
-    store(out, DType::F64, y)?;
+    if int4 {
+        let words: Vec<i64> = out
+            .chunks(8)
+            .map(|c| {
+                let w = c
+                    .iter()
+                    .enumerate()
+                    .fold(0u32, |w, (i, &q)| w | ((q as u32 & 0xF) << (4 * i)));
+                w as i32 as i64
+            })
+            .collect();
+        store(words, DType::I64, y)?;
+    } else {
+        store(out, DType::I64, y)?;
+    }
     store(scales, DType::F32, scale)?;
     if let Some(o) = offset {
         store(offsets, DType::F32, o)?;
@@ -466,6 +531,196 @@ pub fn quant_matmul(
     } else {
         store(floats, DType::F32, out)
     }
+}
+
+/// The axis of an INT32 tensor (`shape`, element `strides`) along which it packs eight int4
+/// values a word: the last axis, or the second-to-last when only that one has unit stride
+/// (the transpose of a packed matrix, as torch_npu passes `x2.t()`). None for fewer than
+/// two dimensions or when neither of the last two axes is contiguous.
+pub fn packed_axis(shape: &[usize], strides: &[isize]) -> Option<usize> {
+    let nd = shape.len();
+    if nd < 2 {
+        return None;
+    }
+    if strides[nd - 1] == 1 || shape[nd - 1] == 1 {
+        Some(nd - 1)
+    } else if strides[nd - 2] == 1 || shape[nd - 2] == 1 {
+        Some(nd - 2)
+    } else {
+        None
+    }
+}
+
+/// The int4 value `i` (0 = the low nibble) of the word `w`.
+pub(crate) fn nibble(w: i64, i: usize) -> i64 {
+    let q = ((w as u32 >> (4 * i)) & 0xF) as i64;
+    if q >= 8 {
+        q - 16
+    } else {
+        q
+    }
+}
+
+/// The int4 values of the INT32 tensor `v` (eight a word, low nibble first, packed along
+/// `axis`) as a contiguous INT8 tensor of `v`'s shape with `axis` eight times longer.
+pub fn unpack_int4(v: &View, axis: usize) -> Result<Scratch, String> {
+    if v.dtype != DType::I32 {
+        return Err(format!(
+            "unpack_int4: packed int4 must be int32, not {}",
+            v.dtype
+        ));
+    }
+    let words: Vec<i64> = load(v, DType::I64)?;
+    let mut shape = v.shape.clone();
+    shape[axis] *= 8;
+    let inner: usize = v.shape[axis + 1..].iter().product();
+    let len = v.shape[axis];
+    let mut out = vec![0i64; words.len() * 8];
+    for (e, &w) in words.iter().enumerate() {
+        let (o, r) = (e / (len * inner), e % (len * inner));
+        let (a, c) = (r / inner, r % inner);
+        for i in 0..8 {
+            out[(o * len * 8 + a * 8 + i) * inner + c] = nibble(w, i);
+        }
+    }
+    let s = Scratch::new(DType::I8, &shape);
+    store(out, DType::I64, &s.view)?;
+    Ok(s)
+}
+
+/// ConvertWeightToINT4Pack: the int4 values of `w` (one an element, any integer type, its
+/// low 4 bits) packed eight to a word along the last dimension (low nibble first) into the
+/// INT32 `out`.
+pub fn pack_int4(w: &View, out: &View) -> Result<(), String> {
+    let v: Vec<i64> = load(w, DType::I64)?;
+    let words: Vec<i64> = v
+        .chunks(8)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u32, |acc, (i, &q)| acc | ((q as u32 & 0xF) << (4 * i))) as i32
+                as i64
+        })
+        .collect();
+    store(words, DType::I64, out)
+}
+
+/// `v` (2-D, `[r, c]`) as row-major i64 values of `[rows, cols]`, transposed first when
+/// `trans` (so the result is always the logical `[rows, cols]` matrix).
+fn matrix_i64(v: &View, trans: bool) -> Result<Vec<i64>, String> {
+    let t = if trans { swap_last2(v) } else { v.clone() };
+    load(&t, DType::I64)
+}
+
+/// QuantMatmulV5's G-B mode (pergroup-perblock): `out[i, j] = sum_b (x1[i, B] . x2[B, j]) *
+/// x1Scale[i / gm, b] * x2Scale[b, j / gn] + bias[j]` over the k blocks `B` of `gk` (the last
+/// one may be shorter). `x1` is `[m, k]` (`[k, m]` with `trans_x1`, its scale then
+/// `[kb, mb]`), `x2` `[k, n]` (`[n, k]` with `trans_x2`, its scale then `[nb, kb]`). Each
+/// block's product is exact (integer), scaled in f32 and summed in f32; bias is float32.
+#[allow(clippy::too_many_arguments)]
+pub fn quant_matmul_blocks(
+    x1: &View,
+    x2: &View,
+    x1_scale: &View,
+    x2_scale: &View,
+    bias: Option<&View>,
+    trans_x1: bool,
+    trans_x2: bool,
+    group: (usize, usize, usize),
+    out: &View,
+) -> Result<(), String> {
+    let (gm, gn, gk) = group;
+    let a = matrix_i64(x1, trans_x1)?;
+    let b = matrix_i64(x2, trans_x2)?;
+    let (m, n) = (out.shape[0], out.shape[1]);
+    let k = a.len() / m.max(1);
+    let kb = k.div_ceil(gk);
+    let s1: Vec<f32> = load(
+        &if trans_x1 {
+            swap_last2(x1_scale)
+        } else {
+            x1_scale.clone()
+        },
+        DType::F32,
+    )?;
+    let s2: Vec<f32> = load(
+        &if trans_x2 {
+            swap_last2(x2_scale)
+        } else {
+            x2_scale.clone()
+        },
+        DType::F32,
+    )?;
+    let nb = n.div_ceil(gn);
+    let bias: Option<Vec<f32>> = bias.map(|b| load(b, DType::F32)).transpose()?;
+    let mut r = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = 0f32;
+            for blk in 0..kb {
+                let mut dot = 0i64;
+                for p in blk * gk..((blk + 1) * gk).min(k) {
+                    dot += a[i * k + p] * b[p * n + j];
+                }
+                acc += dot as f32 * (s1[(i / gm) * kb + blk] * s2[blk * nb + j / gn]);
+            }
+            if let Some(bs) = &bias {
+                acc += bs[if bs.len() == 1 { 0 } else { j }];
+            }
+            r[i * n + j] = acc;
+        }
+    }
+    store(r, DType::F32, out)
+}
+
+/// QuantMatmulV5's A8W4 modes (INT8 `x1`, int4 `x2`):
+/// `out = ((x1 @ (x2 * x2Scale)) + yOffset) * x1Scale`. `x1` is `[m, k]`, `x2` the unpacked `[k, n]`; `x2_scale` holds 64-bit
+/// quantisation parameters ([`decode_quant_param`]'s scale), `[n]` (per channel) or
+/// `[ceil(k / group_k), n]` (K-G); `x1_scale` one float per row; `y_offset` one per column
+/// (absent: 0). Each group's product is exact, scaled and summed in f64, rounded once.
+pub fn quant_matmul_a8w4(
+    x1: &View,
+    x2: &View,
+    x1_scale: &View,
+    x2_scale: &View,
+    group_k: usize,
+    y_offset: Option<&View>,
+    out: &View,
+) -> Result<(), String> {
+    let a = matrix_i64(x1, false)?;
+    let b = matrix_i64(x2, false)?;
+    let (m, n) = (out.shape[0], out.shape[1]);
+    let k = a.len() / m.max(1);
+    let s2: Vec<f64> = load::<i64>(x2_scale, DType::I64)?
+        .into_iter()
+        .map(|q| decode_quant_param(q as u64).0 as f64)
+        .collect();
+    let s1: Vec<f32> = load(x1_scale, DType::F32)?;
+    let yo: Option<Vec<f32>> = y_offset.map(|v| load(v, DType::F32)).transpose()?;
+    let g = if s2.len() == n { k.max(1) } else { group_k };
+    let mut r = vec![0f64; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = 0f64;
+            for blk in 0..k.div_ceil(g) {
+                let mut dot = 0i64;
+                for p in blk * g..((blk + 1) * g).min(k) {
+                    dot += a[i * k + p] * b[p * n + j];
+                }
+                let s = if s2.len() == n {
+                    s2[j]
+                } else {
+                    s2[blk * n + j]
+                };
+                acc += dot as f64 * s;
+            }
+            if let Some(y) = &yo {
+                acc += y[if y.len() == 1 { 0 } else { j }] as f64;
+            }
+            r[i * n + j] = acc * s1[if s1.len() == 1 { 0 } else { i }] as f64;
+        }
+    }
+    store(r, DType::F64, out)
 }
 
 /// Where a weight element `(p, j)` of a `[k, n]` weight finds its antiquant scale and

@@ -215,7 +215,7 @@ static void dynamic_quant() {
     expect_code("DynamicQuant int32 yOut", aclnnDynamicQuantGetWorkspaceSize(x.t, nullptr, yi.t, s.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
     expect_code("DynamicQuant scaleOut [3] for 4 rows", aclnnDynamicQuantGetWorkspaceSize(x.t, nullptr, y.t, s3.t, &ws, &ex),
                 ACLNN_ERR_PARAM_INVALID);
-    expect_code("DynamicQuantV2 groupIndexOptional (not supported)",
+    expect_code("DynamicQuantV2 groupIndexOptional without smoothScalesOptional",
                 aclnnDynamicQuantV2GetWorkspaceSize(x.t, nullptr, gi.t, 2, y.t, s.t, nullptr, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
     expect_code("DynamicQuantV2 dstType 29 (INT4)", aclnnDynamicQuantV2GetWorkspaceSize(x.t, nullptr, nullptr, 29, y.t, s.t, nullptr, &ws, &ex),
                 ACLNN_ERR_PARAM_INVALID);

@@ -1474,7 +1474,8 @@ pub unsafe extern "C" fn aclnnDequantSwigluQuantGetWorkspaceSize(
             let so = a::tensor(scaleOut, "scaleOut")?;
             if !groupIndexOptional.is_null() {
                 return Err(bad(
-                    "groupIndexOptional (MoE groups) is not supported by npu-emu; pass nullptr"
+                    "groupIndexOptional (MoE groups) is documented for Ascend 950 only, not for \
+                     the Atlas A2/A3 npu-emu emulates; pass nullptr"
                         .into(),
                 ));
             }

@@ -9,9 +9,14 @@
 //! CANN's operator reference (the Atlas A2 dtype lists, on every emulated SoC); the
 //! computation is `npu_emu::ops::quant`.
 //!
-//! Not provided: the INT4 outputs (`dstType` 3, int4 packed in INT32, and 29) and the
-//! FLOAT8/HIFLOAT8 ones (refused with `ACLNN_ERR_PARAM_INVALID` naming the type), and
-//! DynamicQuantV2's `groupIndexOptional` (the MoE per-expert smoothing).
+//! QuantMatmulV3/V4/V5 take int4 x1/x2 as INT32 words of eight; V5 also computes its G-B
+//! (pergroup-perblock) and A8W4 (INT8 x1, int4 x2, per channel or K-G) modes.
+//!
+//! DynamicQuantV2 takes `groupIndexOptional` (per-expert smoothScales) and writes int4
+//! (`dstType` 3, INT32 words of eight).
+//!
+//! Not provided: AscendQuant's INT4 outputs, ACL_INT4-typed tensors (`dstType` 29) and the
+//! FLOAT8/HIFLOAT8 outputs (refused with `ACLNN_ERR_PARAM_INVALID` naming the type).
 
 use super::args::{self as a, FLOATS3, T};
 use super::launch::{phase1, Launch};
@@ -265,19 +270,68 @@ unsafe fn dynamic_quant(
             )));
         }
         let h = x.shape()[x.ndim() - 1];
-        if let Some(sm) = &sm {
+        // groupIndexOptional: INT32 cumulative row ends, one per expert (an empty tensor is
+        // absent)
+        let g = g.filter(|t| t.numel() != 0);
+        if let Some(g) = &g {
+            if g.dtype() != DType::I32 {
+                return Err(NnError::invalid(format!(
+                    "groupIndexOptional has data type {}; it must be INT32",
+                    g.dtype()
+                )));
+            }
+            if g.ndim() != 1 {
+                return Err(NnError::invalid(format!(
+                    "groupIndexOptional must be 1-D, but its shape is {:?}",
+                    g.shape()
+                )));
+            }
+            let sm = sm.as_ref().ok_or_else(|| {
+                NnError::invalid(
+                    "groupIndexOptional is given but smoothScalesOptional is nullptr; the \
+                     groups select rows of smoothScalesOptional",
+                )
+            })?;
+            if g.shape()[0] > 1024 {
+                return Err(NnError::invalid(format!(
+                    "groupIndexOptional has {} experts; at most 1024",
+                    g.shape()[0]
+                )));
+            }
+            same_dtype(sm, &x)?;
+            a::same_shape(sm, &[g.shape()[0], h])?;
+        } else if let Some(sm) = &sm {
             same_dtype(sm, &x)?;
             a::same_shape(sm, &[h])?;
         }
-        if g.is_some() {
-            return Err(NnError::invalid(
-                "groupIndexOptional (per-expert smoothScales) is not supported by npu-emu; \
-                 pass nullptr",
-            ));
+        // dstType 2: INT8 y of x's shape; 3: INT32 y holding eight int4 values a word
+        let int4 = match dst {
+            ACL_INT8 => false,
+            3 => true,
+            _ => {
+                dst_int8(dst)?;
+                false
+            }
+        };
+        if int4 {
+            if y.dtype() != DType::I32 {
+                return Err(NnError::invalid(format!(
+                    "yOut has data type {}; dstType 3 writes INT32 (eight int4 values a word)",
+                    y.dtype()
+                )));
+            }
+            if h % 8 != 0 {
+                return Err(NnError::invalid(format!(
+                    "x's last dimension {h} must be divisible by 8 for an INT32 (int4) yOut"
+                )));
+            }
+            let mut ys = x.shape().to_vec();
+            *ys.last_mut().expect("2 or more dimensions") /= 8;
+            a::same_shape(&y, &ys)?;
+        } else {
+            out_int8(&y)?;
+            a::same_shape(&y, x.shape())?;
         }
-        dst_int8(dst)?;
-        out_int8(&y)?;
-        a::same_shape(&y, x.shape())?;
         let rows = &x.shape()[..x.ndim() - 1];
         for t in std::iter::once(&s).chain(o.as_ref()) {
             if t.dtype() != DType::F32 {
@@ -291,10 +345,8 @@ unsafe fn dynamic_quant(
         }
         let mut l = Launch::new(api);
         l.input(&x);
-        let has_sm = sm.is_some();
-        if let Some(sm) = &sm {
-            l.input(sm);
-        }
+        let si = sm.as_ref().map(|t| l.input(t));
+        let gi = g.as_ref().map(|t| l.input(t));
         let yi = l.output(&y);
         l.output(&s);
         let has_o = o.is_some();
@@ -302,9 +354,15 @@ unsafe fn dynamic_quant(
             l.output(o);
         }
         l.finish(move |v, _| {
-            let smv = if has_sm { Some(&v[1]) } else { None };
             let ov = if has_o { Some(&v[yi + 2]) } else { None };
-            quant::dynamic_quant(&v[0], smv, &v[yi], &v[yi + 1], ov)
+            quant::dynamic_quant_v2(
+                &v[0],
+                si.map(|i| &v[i]),
+                gi.map(|i| &v[i]),
+                &v[yi],
+                &v[yi + 1],
+                ov,
+            )
         })
     })
 }
@@ -568,6 +626,55 @@ fn dtype_name(t: Option<&T>) -> String {
     t.map_or("null".to_string(), |t| t.dtype().to_string())
 }
 
+/// QuantMatmulV5's own arguments: yOffset (the A8W4 modes) and groupSize.
+struct V5 {
+    y_offset: *const c_void,
+    group_size: i64,
+}
+
+/// `groupSize` as (groupSizeM, groupSizeN, groupSizeK): `k | n << 16 | m << 32`, the top
+/// 16 bits ignored.
+fn split_group(g: i64) -> (usize, usize, usize) {
+    let g = g as u64;
+    (
+        ((g >> 32) & 0xFFFF) as usize,
+        ((g >> 16) & 0xFFFF) as usize,
+        (g & 0xFFFF) as usize,
+    )
+}
+
+/// The logical shape of x1/x2: INT32 packs eight int4 values a word along its contiguous
+/// axis ([`quant::packed_axis`]), which is eight times longer; other types as they are.
+fn logical_shape(t: &T) -> NnResult<(Vec<usize>, Option<usize>)> {
+    if t.dtype() != DType::I32 {
+        return Ok((t.shape().to_vec(), None));
+    }
+    let ax = quant::packed_axis(t.shape(), &t.layout.strides).ok_or_else(|| {
+        NnError::invalid(format!(
+            "{} (INT32, int4 packed eight to a word) of shape {:?} and strides {:?} must be \
+             contiguous along one of its last two dimensions",
+            t.arg,
+            t.shape(),
+            t.layout.strides
+        ))
+    })?;
+    let mut s = t.shape().to_vec();
+    s[ax] *= 8;
+    Ok((s, Some(ax)))
+}
+
+fn float32(t: &T) -> NnResult<()> {
+    if t.dtype() == DType::F32 {
+        Ok(())
+    } else {
+        Err(NnError::invalid(format!(
+            "{} has data type {}; it must be FLOAT",
+            t.arg,
+            t.dtype()
+        )))
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn quant_matmul(
     name: &'static str,
@@ -586,6 +693,7 @@ unsafe fn quant_matmul(
     scale_arg: &'static str,
     pertoken_arg: &'static str,
     offset_arg: &'static str,
+    v5: Option<V5>,
     pre: impl FnOnce() -> NnResult<()>,
 ) -> i32 {
     phase1(name, workspace_size, executor, || {
@@ -599,23 +707,32 @@ unsafe fn quant_matmul(
         let off = a::opt_tensor(x2_offset, offset_arg)?;
         let b = a::opt_tensor(bias, "bias")?;
         let o = a::tensor(out, "out")?;
+        // yOffset: nullptr or an empty tensor (torch_npu's placeholder) is absent
+        let yo = match &v5 {
+            Some(v) => a::opt_tensor(v.y_offset, "yOffset")?.filter(|t| t.numel() != 0),
+            None => None,
+        };
+        let (g_m, g_n, g_k) = split_group(v5.as_ref().map_or(0, |v| v.group_size));
         for t in [&x1, &x2] {
-            match t.dtype() {
-                DType::I8 => {}
-                DType::I32 => {
-                    return Err(NnError::invalid(format!(
-                        "{} is INT32 (int4 packed eight to a word); npu-emu computes INT8 x1 \
-                         and x2 only",
-                        t.arg
-                    )))
-                }
-                d => {
-                    return Err(NnError::invalid(format!(
-                        "{} has data type {d}; it must be INT8",
-                        t.arg
-                    )))
-                }
+            if !matches!(t.dtype(), DType::I8 | DType::I32) {
+                return Err(NnError::invalid(format!(
+                    "{} has data type {}; it must be INT8 or INT32 (int4 packed eight to a \
+                     word)",
+                    t.arg,
+                    t.dtype()
+                )));
             }
+        }
+        let (p1, p2) = (x1.dtype() == DType::I32, x2.dtype() == DType::I32);
+        if p1 && !p2 {
+            return Err(NnError::invalid(
+                "x1 is INT32 (int4) but x2 is INT8; int4 x1 needs int4 (INT32) x2",
+            ));
+        }
+        if p2 && w2.nz.is_some() {
+            return Err(NnError::invalid(
+                "x2 is INT32 (int4) in FRACTAL_NZ; packed int4 x2 must be ND",
+            ));
         }
         for t in [&x1, &x2, &o] {
             if t.ndim() < 2 || t.ndim() > 6 {
@@ -633,70 +750,256 @@ unsafe fn quant_matmul(
                 )));
             }
         }
-        let (n1, n2) = (x1.ndim(), x2.ndim());
+        let (x1s, ax1) = logical_shape(&x1)?;
+        let (x2s, ax2) = logical_shape(&x2)?;
+        let (n1, n2) = (x1s.len(), x2s.len());
         let (m, k1) = if trans_x1 {
-            (x1.shape()[n1 - 1], x1.shape()[n1 - 2])
+            (x1s[n1 - 1], x1s[n1 - 2])
         } else {
-            (x1.shape()[n1 - 2], x1.shape()[n1 - 1])
+            (x1s[n1 - 2], x1s[n1 - 1])
         };
         let (k2, n) = if trans_x2 {
-            (x2.shape()[n2 - 1], x2.shape()[n2 - 2])
+            (x2s[n2 - 1], x2s[n2 - 2])
         } else {
-            (x2.shape()[n2 - 2], x2.shape()[n2 - 1])
+            (x2s[n2 - 2], x2s[n2 - 1])
         };
         if k1 != k2 {
             return Err(NnError::invalid(format!(
                 "x1 {:?} (transposeX1 {trans_x1}) and x2 {:?} (transposeX2 {trans_x2}) have \
-                 different k: {k1} and {k2}",
+                 different k: {k1} and {k2}{}",
+                x1.shape(),
+                x2.shape(),
+                if p1 || p2 {
+                    " (INT32 holds eight int4 values a word)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        let k = k1;
+        if (p1 || p2) && (n1 != 2 || n2 != 2) {
+            return Err(NnError::invalid(format!(
+                "int4 (INT32) x1/x2 must be 2-D (x1 {:?}, x2 {:?})",
                 x1.shape(),
                 x2.shape()
             )));
         }
-        let batch =
-            npu_emu::ops::view::broadcast_shapes(&x1.shape()[..n1 - 2], &x2.shape()[..n2 - 2])
-                .ok_or_else(|| {
-                    NnError::invalid(format!(
-                        "the batch dimensions of x1 {:?} and x2 {:?} do not broadcast",
-                        x1.shape(),
-                        x2.shape()
-                    ))
-                })?;
+        let batch = npu_emu::ops::view::broadcast_shapes(&x1s[..n1 - 2], &x2s[..n2 - 2])
+            .ok_or_else(|| {
+                NnError::invalid(format!(
+                    "the batch dimensions of x1 {:?} and x2 {:?} do not broadcast",
+                    x1.shape(),
+                    x2.shape()
+                ))
+            })?;
         let mut os = batch.clone();
         os.extend([m, n]);
         a::same_shape(&o, &os)?;
+        let grouped_scales = ps.as_ref().is_some_and(|p| p.ndim() == 2) && s.ndim() == 2;
+
+        // ---- G-B (pergroup-perblock): INT8 x1, x2, 2-D float scales, [1, 128, 128]
+        if !p1 && !p2 && grouped_scales && s.dtype() == DType::F32 {
+            let ps = ps.expect("checked: x1Scale present");
+            if v5.is_none() {
+                return Err(NnError::invalid(format!(
+                    "{pertoken_arg} {:?} and {scale_arg} {:?} are 2-D: the pergroup-perblock \
+                     mode is aclnnQuantMatmulV5's (with groupSize)",
+                    ps.shape(),
+                    s.shape()
+                )));
+            }
+            let gs = (g_m, g_n, g_k);
+            if gs != (1, 128, 128) && gs != (0, 0, 0) {
+                return Err(NnError::invalid(format!(
+                    "groupSize [{g_m}, {g_n}, {g_k}] (M, N, K): the G-B mode of INT8 x1 and \
+                     x2 takes [1, 128, 128] (or 0 to infer it from the scales)"
+                )));
+            }
+            if o.ndim() != 2 || w2.nz.is_some() {
+                return Err(NnError::invalid("the G-B mode takes 2-D ND x1, x2 and out"));
+            }
+            float32(&ps)?;
+            let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+            let want1 = if trans_x1 { [kb, m] } else { [m, kb] };
+            let want2 = if trans_x2 { [nb, kb] } else { [kb, nb] };
+            a::same_shape(&ps, &want1)?;
+            a::same_shape(&s, &want2)?;
+            if k % 512 != 0 || n % 256 != 0 {
+                return Err(NnError::invalid(format!(
+                    "the G-B mode needs k a multiple of 4 * 128 and n a multiple of 256 \
+                     (k {k}, n {n})"
+                )));
+            }
+            if let Some(t) = &off {
+                return Err(NnError::invalid(format!(
+                    "{} is not supported in the G-B mode; pass nullptr",
+                    t.arg
+                )));
+            }
+            if yo.is_some() {
+                return Err(NnError::invalid(
+                    "yOffset is not supported in the G-B mode; pass nullptr",
+                ));
+            }
+            if let Some(bt) = &b {
+                float32(bt)?;
+                a::same_shape(bt, &[n])?;
+            }
+            if o.dtype() != DType::BF16 {
+                return Err(NnError::invalid(format!(
+                    "out has data type {}; the G-B mode writes BFLOAT16",
+                    o.dtype()
+                )));
+            }
+            let mut l = Launch::new(api);
+            l.input(&x1);
+            l.input(&x2);
+            l.input(&ps);
+            l.input(&s);
+            let bi = b.as_ref().map(|t| l.input(t));
+            let yi = l.output(&o);
+            return l.finish(move |v, _| {
+                quant::quant_matmul_blocks(
+                    &v[0],
+                    &v[1],
+                    &v[2],
+                    &v[3],
+                    bi.map(|i| &v[i]),
+                    trans_x1,
+                    trans_x2,
+                    (1, 128, 128),
+                    &v[yi],
+                )
+            });
+        }
+
+        // ---- A8W4: INT8 x1, int4 x2 (INT32), per channel or K-G (groups of 256 along k)
+        if !p1 && p2 {
+            if v5.is_none() {
+                return Err(NnError::invalid(
+                    "INT8 x1 with INT32 (int4) x2 is aclnnQuantMatmulV5's A8W4 mode",
+                ));
+            }
+            if trans_x1 || trans_x2 || ax1.is_some() || ax2 != Some(1) {
+                return Err(NnError::invalid(
+                    "the A8W4 mode (INT8 x1, INT32 x2) takes x1 (m, k) and x2 (k, n / 8) \
+                     untransposed",
+                ));
+            }
+            let ps = ps.ok_or_else(|| {
+                NnError::invalid(format!(
+                    "{pertoken_arg} is required in the A8W4 mode (INT8 x1, INT32 x2)"
+                ))
+            })?;
+            float32(&ps)?;
+            if !(ps.shape() == [m, 1] || ps.shape() == [m]) {
+                return Err(NnError::invalid(format!(
+                    "{} shape {:?} must be [{m}, 1]",
+                    ps.arg,
+                    ps.shape()
+                )));
+            }
+            a::dtype_in(&s, QPARAM)?;
+            let group = if s.ndim() == 2 {
+                if !(g_k == 256 || (g_m, g_n, g_k) == (0, 0, 0)) || g_m != 0 || g_n != 0 {
+                    return Err(NnError::invalid(format!(
+                        "groupSize [{g_m}, {g_n}, {g_k}] (M, N, K): the K-G mode takes \
+                         [0, 0, 256]"
+                    )));
+                }
+                if k % 256 != 0 {
+                    return Err(NnError::invalid(format!(
+                        "the K-G mode needs k a multiple of 256 (k {k})"
+                    )));
+                }
+                a::same_shape(&s, &[k / 256, n])?;
+                256
+            } else {
+                if (g_m, g_n, g_k) != (0, 0, 0) {
+                    return Err(NnError::invalid(format!(
+                        "groupSize {}: a 1-D {scale_arg} (per channel) takes groupSize 0",
+                        v5.as_ref().map_or(0, |v| v.group_size)
+                    )));
+                }
+                a::same_shape(&s, &[n])?;
+                k
+            };
+            if let Some(t) = &off {
+                return Err(NnError::invalid(format!(
+                    "{} is not supported in the A8W4 mode; pass nullptr",
+                    t.arg
+                )));
+            }
+            if b.is_some() {
+                return Err(NnError::invalid(
+                    "bias is not supported in the A8W4 mode; pass nullptr",
+                ));
+            }
+            let yo = yo.ok_or_else(|| {
+                NnError::invalid("yOffset (FLOAT, [n]) is required in the A8W4 mode")
+            })?;
+            float32(&yo)?;
+            a::same_shape(&yo, &[n])?;
+            if !matches!(o.dtype(), DType::F16 | DType::BF16) {
+                return Err(NnError::invalid(format!(
+                    "out has data type {}; the A8W4 mode writes FLOAT16 or BFLOAT16",
+                    o.dtype()
+                )));
+            }
+            let mut l = Launch::new(api);
+            l.input(&x1);
+            l.input(&x2);
+            l.input(&ps);
+            l.input(&s);
+            l.input(&yo);
+            let yi = l.output(&o);
+            return l.finish(move |v, _| {
+                let w = quant::unpack_int4(&v[1], 1)?;
+                quant::quant_matmul_a8w4(&v[0], &w.view, &v[2], &v[3], group, Some(&v[4]), &v[yi])
+            });
+        }
+
+        if let Some(v) = &v5 {
+            if v.group_size != 0 {
+                return Err(NnError::invalid(format!(
+                    "groupSize [{g_m}, {g_n}, {g_k}] (M, N, K) applies to the G-B mode (INT8 \
+                     x1 and x2 with 2-D x1Scale and x2Scale) and the K-G mode (INT8 x1, INT32 \
+                     x2); pass 0 for per-tensor and per-channel scales"
+                )));
+            }
+        }
+        if yo.is_some() {
+            return Err(NnError::invalid(
+                "yOffset applies to the A8W4 mode (INT8 x1, INT32 x2) only; pass nullptr",
+            ));
+        }
         a::dtype_in(&s, &[DType::U64, DType::I64, DType::F32, DType::BF16])?;
         per_column(&s, n)?;
         if let Some(p) = &ps {
-            if p.dtype() != DType::F32 {
-                return Err(NnError::invalid(format!(
-                    "{} has data type {}; it must be FLOAT",
-                    p.arg,
-                    p.dtype()
-                )));
-            }
+            float32(p)?;
             a::same_shape(p, &[m])?;
         }
         if let Some(t) = &off {
-            if t.dtype() != DType::F32 {
-                return Err(NnError::invalid(format!(
-                    "{} has data type {}; it must be FLOAT",
-                    t.arg,
-                    t.dtype()
-                )));
-            }
+            float32(t)?;
             per_column(t, n)?;
         }
         if let Some(bt) = &b {
             let ok = bt.shape() == [n]
-                || (bt.ndim() == 3 && o.ndim() == 3 && bt.shape() == [batch[0], 1, n]);
+                || (!p1 && bt.ndim() == 3 && o.ndim() == 3 && bt.shape() == [batch[0], 1, n]);
             if !ok {
                 return Err(NnError::invalid(format!(
-                    "bias shape {:?} must be [{n}] (or [batch, 1, {n}] for a 3-D out)",
-                    bt.shape()
+                    "bias shape {:?} must be [{n}]{}",
+                    bt.shape(),
+                    if p1 {
+                        " for int4 x1 and x2"
+                    } else {
+                        " (or [batch, 1, n] for a 3-D out)"
+                    }
                 )));
             }
         }
-        // The reference's dtype combinations (Atlas A2/A3, INT8 x1 and x2).
+        // The reference's dtype combinations (Atlas A2/A3; int4 x1 and x2 share those of
+        // FLOAT16 and BFLOAT16 outputs).
         let sd = s.dtype();
         let bd = b.as_ref().map(|t| t.dtype());
         let int_bias = matches!(bd, None | Some(DType::I32));
@@ -709,20 +1012,22 @@ unsafe fn quant_matmul(
             }
             DType::BF16 => {
                 matches!(sd, DType::F32 | DType::BF16)
+                    && (ps.is_some() || !p1)
                     && matches!(bd, None | Some(DType::I32 | DType::BF16 | DType::F32))
             }
-            DType::I8 => QPARAM.contains(&sd) && ps.is_none() && int_bias,
-            DType::I32 => matches!(sd, DType::F32 | DType::BF16) && ps.is_none() && int_bias,
+            DType::I8 => !p1 && QPARAM.contains(&sd) && ps.is_none() && int_bias,
+            DType::I32 => !p1 && matches!(sd, DType::F32 | DType::BF16) && ps.is_none() && int_bias,
             _ => false,
         } && (off.is_none() || o.dtype() == DType::I8);
         if !ok {
             return Err(NnError::invalid(format!(
                 "the combination {scale_arg} {sd}, {pertoken_arg} {}, {offset_arg} {}, bias \
-                 {}, out {} is not one the reference supports for INT8 x1 and x2",
+                 {}, out {} is not one the reference supports for {} x1 and x2",
                 dtype_name(ps.as_ref()),
                 dtype_name(off.as_ref()),
                 dtype_name(b.as_ref()),
-                o.dtype()
+                o.dtype(),
+                if p1 { "int4 (INT32)" } else { "INT8" }
             )));
         }
         let mut l = Launch::new(api);
@@ -743,9 +1048,14 @@ unsafe fn quant_matmul(
         let bi = slot(&b, &mut l);
         let yi = l.output(&o);
         l.finish(move |v, _| {
-            let (x2v, _keep) = super::matmul::weight_view(&v[1], &nz, &x2_shape)?;
+            let u1 = ax1.map(|ax| quant::unpack_int4(&v[0], ax)).transpose()?;
+            let u2 = ax2.map(|ax| quant::unpack_int4(&v[1], ax)).transpose()?;
+            let (x2v, _keep) = match &u2 {
+                Some(u) => (u.view.clone(), None),
+                None => super::matmul::weight_view(&v[1], &nz, &x2_shape)?,
+            };
             quant::quant_matmul(
-                &v[0],
+                u1.as_ref().map_or(&v[0], |u| &u.view),
                 &x2v,
                 pi.map(|i| &v[i]),
                 &v[2],
@@ -789,6 +1099,7 @@ pub unsafe extern "C" fn aclnnQuantMatmulV3GetWorkspaceSize(
         "scale",
         "pertokenScaleOptional",
         "offset",
+        None,
         || Ok(()),
     )
 }
@@ -824,6 +1135,7 @@ pub unsafe extern "C" fn aclnnQuantMatmulV4GetWorkspaceSize(
         "scale",
         "pertokenScaleOptional",
         "offset",
+        None,
         || Ok(()),
     )
 }
@@ -863,23 +1175,19 @@ pub unsafe extern "C" fn aclnnQuantMatmulV5GetWorkspaceSize(
         "x2Scale",
         "x1Scale",
         "x2Offset",
-        // The arguments of the modes npu-emu does not compute (K-G and G-B: groupSize;
-        // T-CG: yScale; the reserved x1Offset and yOffset).
+        Some(V5 {
+            y_offset: yOffset,
+            group_size: groupSize,
+        }),
+        // yScale is the T-CG mode (Ascend 950 only); x1Offset is reserved
         || {
             if !yScale.is_null() {
                 return Err(NnError::invalid(
-                    "yScale (the T-CG mode) is not supported by npu-emu; pass nullptr",
+                    "yScale (the T-CG mode) is documented for Ascend 950 only, not for the \
+                     Atlas A2/A3 npu-emu emulates; pass nullptr",
                 ));
             }
-            absent(x1Offset, "x1Offset")?;
-            absent(yOffset, "yOffset")?;
-            if groupSize != 0 {
-                return Err(NnError::invalid(format!(
-                    "groupSize {groupSize}: the grouped modes (K-G, G-B) are not supported by \
-                     npu-emu; pass 0"
-                )));
-            }
-            Ok(())
+            absent(x1Offset, "x1Offset")
         },
     )
 }
@@ -2414,3 +2722,57 @@ pub unsafe extern "C" fn aclnnTransQuantParam(
         out(quantParam, "quantParam", p)
     })
 }
+
+// ---------------------------------------------------------------- ConvertWeightToINT4Pack
+
+/// `aclnn_convert_weight_to_int4_pack.h`: an INT32 weight holding one int4 value an element
+/// (2-3 dimensions, the last a multiple of 8) packed eight to an INT32 word (low nibble first,
+/// the value's low 4 bits) into an ND INT32 `weightInt4Pack` of the last dimension / 8, the
+/// Atlas A2 ND form. The ACL_INT4-typed and FRACTAL_NZ outputs are refused (npu-emu keeps
+/// no sub-byte tensors).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnConvertWeightToINT4PackGetWorkspaceSize(
+    weight: *const c_void,
+    weightInt4Pack: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnConvertWeightToINT4PackGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let w = a::tensor(weight, "weight")?;
+            let o = a::tensor(weightInt4Pack, "weightInt4Pack")?;
+            a::dtype_in(&w, &[DType::I32])?;
+            if o.dtype() != DType::I32 {
+                return Err(NnError::invalid(format!(
+                    "weightInt4Pack has data type {}; it must be INT32 (eight int4 values a word)",
+                    o.dtype()
+                )));
+            }
+            if w.ndim() < 2 || w.ndim() > 3 || w.numel() == 0 {
+                return Err(NnError::invalid(format!(
+                    "weight must be a non-empty tensor of 2 or 3 dimensions, but its shape is {:?}",
+                    w.shape()
+                )));
+            }
+            let last = w.shape()[w.ndim() - 1];
+            if last % 8 != 0 {
+                return Err(NnError::invalid(format!(
+                    "weight's last dimension {last} must be a multiple of 8 for an INT32 \
+                     weightInt4Pack"
+                )));
+            }
+            let mut os = w.shape().to_vec();
+            *os.last_mut().expect("2 or 3 dimensions") /= 8;
+            a::same_shape(&o, &os)?;
+            let mut l = Launch::new("aclnnConvertWeightToINT4Pack");
+            l.input(&w);
+            let yi = l.output(&o);
+            l.finish(move |v, _| quant::pack_int4(&v[0], &v[yi]))
+        },
+    )
+}
+
+crate::phase2!(aclnnConvertWeightToINT4Pack);

@@ -1,0 +1,159 @@
+"""Quantisation modes torch_npu reaches through aclnnQuantMatmulV5 and aclnnDynamicQuantV2,
+against CPU references written from the operators' formulas:
+- npu_quant_matmul with int4 x1/x2 (int32 words of eight, low nibble first), x2 plain
+  (k, n/8) and the (k/8, n) transpose of an (n, k/8) weight, float scale (turned into the
+  64-bit parameter by torch_npu);
+- npu_quant_matmul G-B (group_sizes [1, 128, 128]: per-token-per-128-block x1 scale, per
+  128x128-block weight scale, bfloat16 out);
+- npu_quant_matmul A8W4 (int8 x1, int4 x2, K-G groups of 256 along k, yOffset as offset);
+- npu_dynamic_quant / npu_dynamic_quant_asymmetric with group_index (per-expert
+  smooth_scales) and dst_type quint4x2 (int4 packed in int32).
+Prints PASS/FAIL per case and exits 1 when any case fails.
+"""
+import sys
+
+import torch
+import torch_npu  # noqa: F401
+
+D = "npu"
+FAILED = []
+torch.manual_seed(0)
+
+
+def case(name, f):
+    try:
+        f()
+        print("PASS", name)
+    except Exception as e:  # noqa: BLE001
+        FAILED.append(name)
+        print("FAIL", name, str(e).splitlines()[0][:300] if str(e) else repr(e))
+
+
+def pack4(v):
+    """int4 values (..., c) -> int32 (..., c/8), low nibble first."""
+    v = (v.to(torch.int64) & 0xF).reshape(*v.shape[:-1], v.shape[-1] // 8, 8)
+    w = torch.zeros(v.shape[:-1], dtype=torch.int64)
+    for i in range(8):
+        w |= v[..., i] << (4 * i)
+    return torch.where(w >= 2**31, w - 2**32, w).to(torch.int32)
+
+
+def unpack4(w):
+    w = w.to(torch.int64) & 0xFFFFFFFF
+    parts = [((w >> (4 * i)) & 0xF) for i in range(8)]
+    v = torch.stack(parts, -1).reshape(*w.shape[:-1], w.shape[-1] * 8)
+    return torch.where(v >= 8, v - 16, v)
+
+
+def int4_matmul():
+    m, k, n = 5, 64, 32
+    a = torch.randint(-8, 8, (m, k))
+    b = torch.randint(-8, 8, (k, n))
+    scale = torch.randint(1, 16, (n,)).float() / 64
+    want = (a.double() @ b.double()) * scale.double()
+    for name, x2 in (("plain", pack4(b)), ("transposed", pack4(b.t().contiguous()).t())):
+        got = torch_npu.npu_quant_matmul(
+            pack4(a).to(D), x2.to(D), scale.to(D), output_dtype=torch.float16
+        )
+        assert got.shape == (m, n), (name, got.shape)
+        torch.testing.assert_close(got.cpu().double(), want, rtol=2e-3, atol=1e-2)
+
+
+def gb_matmul():
+    m, k, n = 4, 512, 256
+    a = torch.randint(-128, 128, (m, k), dtype=torch.int8)
+    w = torch.randint(-128, 128, (n, k), dtype=torch.int8)
+    s1 = torch.rand(m, k // 128) + 0.01
+    s2 = torch.rand(n // 128, k // 128) / 64
+    bias = torch.randn(n)
+    ab = a.double().reshape(m, k // 128, 128)
+    wb = w.double().reshape(n, k // 128, 128)
+    blocks = torch.einsum("ibp,jbp->ijb", ab, wb)
+    sc = s1.double()[:, None, :] * s2.double().repeat_interleave(128, 0)[None, :, :]
+    want = (blocks * sc).sum(-1) + bias.double()
+    got = torch_npu.npu_quant_matmul(
+        a.to(D),
+        w.to(D).t(),
+        s2.to(D).t(),
+        pertoken_scale=s1.to(D),
+        bias=bias.to(D),
+        output_dtype=torch.bfloat16,
+        group_sizes=[1, 128, 128],
+    )
+    torch.testing.assert_close(got.cpu().double(), want, rtol=1e-2, atol=1e-1)
+
+
+def a8w4_matmul():
+    m, k, n = 3, 512, 16
+    a = torch.randint(-128, 128, (m, k), dtype=torch.int8)
+    b = torch.randint(-8, 8, (k, n))
+    s2 = torch.randint(1, 16, (k // 256, n)).float() / 64
+    s1 = torch.rand(m, 1) / 16
+    yo = torch.randn(n)
+    q = torch_npu.npu_trans_quant_param(s2.reshape(-1).to(D)).reshape(k // 256, n)
+    wdeq = b.double() * s2.double().repeat_interleave(256, 0)
+    want = ((a.double() @ wdeq) + yo.double()) * s1.double()
+    got = torch_npu.npu_quant_matmul(
+        a.to(D),
+        pack4(b).to(D),
+        q,
+        offset=yo.to(D),
+        pertoken_scale=s1.to(D),
+        output_dtype=torch.float16,
+        group_sizes=[0, 0, 256],
+    )
+    assert got.shape == (m, n), got.shape
+    torch.testing.assert_close(got.cpu().double(), want, rtol=2e-3, atol=1e-2)
+
+
+def dyn_ref(x, smooth, group_index, qmax, qmin, asym):
+    rows = x.reshape(-1, x.shape[-1]).float()
+    ends = group_index.tolist()
+    ex = [next((e for e, end in enumerate(ends) if end > r), len(ends) - 1) for r in range(rows.shape[0])]
+    inp = rows * smooth.float()[ex]
+    if asym:
+        mx, mn = inp.max(-1).values, inp.min(-1).values
+        sc = (mx - mn) / (qmax - qmin)
+        off = qmax - mx / sc
+    else:
+        sc = inp.abs().max(-1).values / qmax
+        off = torch.zeros_like(sc)
+    y = torch.round(inp / sc[:, None] + off[:, None]).clamp(qmin, qmax)
+    return y.reshape(x.shape), sc.reshape(x.shape[:-1]), off.reshape(x.shape[:-1])
+
+
+def dyn_quant(dst, asym):
+    def run():
+        x = torch.randn(2, 4, 32, dtype=torch.float16)
+        smooth = (torch.rand(3, 32) + 0.5).to(torch.float16)
+        gi = torch.tensor([3, 3, 8], dtype=torch.int32)
+        qmax, qmin = (7, -8) if dst is not None else (127, -128)
+        wy, ws, wo = dyn_ref(x, smooth, gi, qmax, qmin, asym)
+        kw = dict(smooth_scales=smooth.to(D), group_index=gi.to(D))
+        if dst is not None:
+            kw["dst_type"] = dst
+        if asym:
+            y, s, o = torch_npu.npu_dynamic_quant_asymmetric(x.to(D), **kw)
+            torch.testing.assert_close(o.cpu(), wo, rtol=1e-5, atol=1e-5)
+        else:
+            y, s = torch_npu.npu_dynamic_quant(x.to(D), **kw)
+        y = y.cpu()
+        if dst is not None:
+            assert y.dtype == torch.int32 and y.shape == (2, 4, 4), (y.dtype, y.shape)
+            y = unpack4(y)
+        torch.testing.assert_close(s.cpu(), ws, rtol=1e-5, atol=1e-7)
+        torch.testing.assert_close(y.to(torch.float32), wy, rtol=0, atol=0)
+
+    return run
+
+
+case("quant_matmul_int4", int4_matmul)
+case("quant_matmul_gb", gb_matmul)
+case("quant_matmul_a8w4_kg", a8w4_matmul)
+case("dynamic_quant_group_index", dyn_quant(None, False))
+case("dynamic_quant_asym_group_index", dyn_quant(None, True))
+case("dynamic_quant_group_index_int4", dyn_quant(torch.quint4x2, False))
+case("dynamic_quant_asym_int4", dyn_quant(torch.quint4x2, True))
+
+print(f"quant_modes: {len(FAILED)} failed")
+sys.exit(1 if FAILED else 0)
