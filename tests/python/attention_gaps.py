@@ -4,7 +4,8 @@ vLLM-style [num_blocks, block_size, H] cache and the [num_blocks, N, block_size,
 npu_incre_flash_attention and npu_fused_infer_attention_score, and an INT8 key/value cache
 with antiquant scales (npu_incre_flash_attention's antiquant_scale/antiquant_offset,
 npu_fused_infer_attention_score's key/value_antiquant_scale per-channel and per-token),
-paged too. The reference gathers the blocks into a contiguous cache (dequantised by hand,
+paged too; and the INT8 output of npu_incre_flash_attention (quant_scale2, quant_offset2).
+The reference gathers the blocks into a contiguous cache (dequantised by hand,
 (x + offset)·scale) and computes softmax(scale·q·kᵀ)·v in float32.
 """
 import torch
@@ -125,3 +126,20 @@ def test_fused_infer_attention_score_int8_per_token_paged():
     v = v8.float() * vscale[0].view(B, 1, S, 1)
     want = reference(q.float(), k, v, LENS, 0.3)
     torch.testing.assert_close(out.cpu().float(), want, rtol=3e-3, atol=3e-3)
+
+
+def test_incre_flash_attention_int8_output():
+    require("aclnnIncreFlashAttentionV4")
+    s = 10
+    q = rnd(B, N, 1, D, seed=17).half()
+    k, v = rnd(B, NKV, s, D, seed=18).half(), rnd(B, NKV, s, D, seed=19).half()
+    qs2 = 40 + 60 * torch.rand(N * D, generator=torch.Generator().manual_seed(20))
+    qo2 = torch.randint(-3, 4, (N * D,), generator=torch.Generator().manual_seed(21)).float()
+    out = torch_npu.npu_incre_flash_attention(
+        bsh(q).npu(), bsh(k).npu(), bsh(v).npu(), num_heads=N, num_key_value_heads=NKV, input_layout="BSH",
+        scale_value=0.25, quant_scale2=qs2.npu(), quant_offset2=qo2.npu(),
+    )
+    assert out.dtype == torch.int8
+    att = bsh(reference(q.double(), k.double(), v.double(), [s, s], 0.25))
+    want = torch.round(att * qs2.double() + qo2.double()).clamp(-128, 127).to(torch.int8)
+    torch.testing.assert_close(out.cpu(), want, rtol=0, atol=0)

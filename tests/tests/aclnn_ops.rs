@@ -1815,7 +1815,8 @@ fn experimental_training_operators_match_the_host_reference() {
 /// blockSize, 3-D and 4-D caches) of IncreFlashAttentionV3/V4 and FusedInferAttentionScore
 /// (incremental and prompt) against attention over the contiguous cache, INT8 key/value with
 /// antiquant (per-channel with offset, per-tensor, per-token, per-head; paged too) against
-/// dequantisation by hand, and the documented argument errors.
+/// dequantisation by hand, the INT8 output (quantScale2/quantOffset2) of IFA, PFA and FIA,
+/// and the documented argument errors.
 #[test]
 fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
     let work = scratch("aclnn-attention-gaps");
@@ -1824,7 +1825,7 @@ fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
-    for section in ["ok paged", "ok antiquant"] {
+    for section in ["ok paged", "ok antiquant", "ok post quant"] {
         assert!(
             r.stdout.contains(section),
             "missing {section}:\n{}",
@@ -1845,6 +1846,7 @@ fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
         "blockTable[0][2] = 9 is not a block of the cache (it has 7)",
         "key is INT8 but no antiquant scale is given for it",
         "antiquant mode 6 is not supported by npu-emu",
+        "attentionOut is INT8 but quantScale2 is nullptr",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

@@ -1587,7 +1587,8 @@ fn norm_quant_apis_match_cpu() {
 /// `tests/python/attention_gaps.py`: npu_incre_flash_attention and
 /// npu_fused_infer_attention_score over a paged key/value cache (block_table, block_size,
 /// both cache forms) and over an INT8 cache with antiquant scales (per-channel with offset,
-/// per-token, paged), against CPU references; none may skip.
+/// per-token, paged) and the INT8 output (quant_scale2/quant_offset2), against CPU
+/// references; none may skip.
 #[test]
 fn attention_paged_cache_and_antiquant_match_cpu() {
     let Some(venv) = venv() else { return };
@@ -1601,6 +1602,6 @@ fn attention_paged_cache_and_antiquant_match_cpu() {
     );
     eprintln!("{}", r.all());
     r.assert_ok();
-    assert!(r.stdout.contains("4 passed"), "{}", r.all());
+    assert!(r.stdout.contains("5 passed"), "{}", r.all());
     assert!(!r.stdout.contains("skipped"), "{}", r.all());
 }

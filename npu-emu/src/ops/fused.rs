@@ -1066,7 +1066,10 @@ pub fn kv_dense(
 }
 
 /// [`inference_attention`] over stored key/value ([`KvCache`]): `kv_dims` are the logical
-/// `[B, S2, N2, D]` of the key and of the value (the value's D may differ).
+/// `[B, S2, N2, D]` of the key and of the value (the value's D may differ). With `post`
+/// (`quantScale2` and `quantOffset2` as `[N1, Dv]` views) the output is INT8:
+/// `round_half_even(attention·scale + offset)` saturated to [-128, 127], from the unrounded
+/// attention.
 #[allow(clippy::too_many_arguments)]
 pub fn inference_attention_cached(
     q: &View,
@@ -1078,15 +1081,46 @@ pub fn inference_attention_cached(
     p: &FaParams,
     out: &View,
     lse: Option<&View>,
+    post: Option<(&View, Option<&View>)>,
 ) -> Result<(), String> {
     let lens = p.kv_lens.as_deref();
-    let mut kb = kv_dense(k, p.layout, kv_dims[0], lens)?;
-    let mut vb = kv_dense(v, p.layout, kv_dims[1], lens)?;
+    let (mut kb, mut vb) = match (k.paged, k.scale, v.paged, v.scale) {
+        (None, None, None, None) => (load(k.data)?, load(v.data)?),
+        _ => (
+            kv_dense(k, p.layout, kv_dims[0], lens)?,
+            kv_dense(v, p.layout, kv_dims[1], lens)?,
+        ),
+    };
     let shape = |[b, s, n, d]: [usize; 4]| FaDims::shape(p.layout, b, s, n, d);
     let (ks, vs) = (shape(kv_dims[0]), shape(kv_dims[1]));
     let kview = View::of_slice(&mut kb, DType::F64, &ks);
     let vview = View::of_slice(&mut vb, DType::F64, &vs);
-    inference_attention(q, &kview, &vview, pse, atten_mask, p, out, lse)
+    let Some((qs, qo)) = post else {
+        return inference_attention(q, &kview, &vview, pse, atten_mask, p, out, lse);
+    };
+    let mut ob = vec![0f64; out.numel()];
+    let oview = View::of_slice(&mut ob, DType::F64, &out.shape);
+    inference_attention(q, &kview, &vview, pse, atten_mask, p, &oview, lse)?;
+    let sc = load(qs)?;
+    let of = qo.map(load).transpose()?;
+    let dv = kv_dims[1][3];
+    let (b, n1) = (kv_dims[0][0], p.head_num);
+    let s1 = ob.len() / (b * n1 * dv).max(1);
+    let dims = (b, s1, n1, dv);
+    let mut res = vec![0f64; ob.len()];
+    for bi in 0..b {
+        for n in 0..n1 {
+            for s in 0..s1 {
+                let at = p.out_layout.off(dims, bi, n, s);
+                for e in 0..dv {
+                    let c = n * dv + e;
+                    let x = ob[at + e] * sc[c] + of.as_ref().map_or(0.0, |o| o[c]);
+                    res[at + e] = x.round_ties_even().clamp(-128.0, 127.0);
+                }
+            }
+        }
+    }
+    store(res, out)
 }
 
 /// The saved statistics and forward output the backward may be given.

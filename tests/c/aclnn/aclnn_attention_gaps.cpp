@@ -8,10 +8,15 @@
  *    antiquantScale/Offset per-channel and per-tensor, FusedInferAttentionScoreV4's
  *    keyAntiquantScale/Offset and valueAntiquantScale/Offset per-channel (mode 0), per-token (mode 1) and per-head
  *    (mode 2), also over a paged cache;
+ *  - the INT8 output (post-quantization round_half_even(attention·quantScale2 + quantOffset2),
+ *    saturated) of IncreFlashAttentionV2, PromptFlashAttentionV2 and FusedInferAttentionScoreV4,
+ *    per-channel and per-tensor;
  *  - the documented argument errors (ACLNN_ERR_PARAM_INVALID, 161002). */
 #include <cmath>
 #include <functional>
 #include "ops_ref.h"
+#include "aclnnop/aclnn_prompt_flash_attention_v2.h"
+#include "aclnnop/aclnn_incre_flash_attention_v2.h"
 #include "aclnnop/aclnn_incre_flash_attention_v3.h"
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
 #include "aclnnop/aclnn_fused_infer_attention_score.h"
@@ -405,12 +410,111 @@ static void antiquant() {
     printf("ok antiquant\n");
 }
 
+/* ---------------------------------------------------------------- INT8 output */
+
+static std::vector<double> quant_ref(const std::vector<double> &A, Lay l, int64_t B, int64_t S1, int64_t N, int64_t D,
+                                     const std::vector<double> &sc, const std::vector<double> &of) {
+    std::vector<double> r(A.size());
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t s = 0; s < S1; s++)
+                for (int64_t d = 0; d < D; d++) {
+                    int64_t at = loff(l, S1, N, D, b, n, s, d);
+                    size_t c = sc.size() == 1 ? 0 : static_cast<size_t>(n * D + d);
+                    double x = A[at] * sc[c] + (of.empty() ? 0.0 : of[c]);
+                    r[at] = std::max(-128.0, std::min(127.0, std::nearbyint(x)));
+                }
+    return r;
+}
+
+static void post_quant() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    const int64_t B = 2, N1 = 4, N2 = 2, D = 8, S2 = 6;
+    aclDataType t = ACL_FLOAT16;
+    std::vector<int64_t> full = {S2, S2};
+    /* IncreFlashAttentionV2 BSH, per-channel [H] FLOAT32 scale and offset */
+    {
+        Shape qs = lshape(BSH, B, 1, N1, D), ks = lshape(BSH, B, S2, N2, D);
+        std::vector<double> Q = vals(numel(qs), t, 71), K = vals(numel(ks), t, 72), V = vals(numel(ks), t, 73);
+        std::vector<double> sc(N1 * D), of(N1 * D);
+        for (size_t i = 0; i < sc.size(); i++) {
+            sc[i] = 200.0 + 150.0 * static_cast<double>(i % 9);
+            of[i] = static_cast<double>(i % 7) - 3.0;
+        }
+        Dev q = make(qs, t, Q), k = make(ks, t, K), v = make(ks, t, V), o = make(qs, ACL_INT8, {0});
+        Dev s = make({N1 * D}, ACL_FLOAT, sc), off = make({N1 * D}, ACL_FLOAT, of);
+        aclTensorList *kl = aclCreateTensorList(&k.t, 1), *vl = aclCreateTensorList(&v.t, 1);
+        char lay[] = "BSH";
+        RUN(S, aclnnIncreFlashAttentionV2, q.t, kl, vl, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, s.t, off.t,
+            N1, 0.3, lay, N2, o.t);
+        auto a = att_ref(BSH, B, N1, N2, 1, S2, D, 0.3, Q, K, V, full);
+        auto want = quant_ref(a, BSH, B, 1, N1, D, sc, of);
+        compare("IncreFlashAttentionV2 INT8 output, per-channel quantScale2/quantOffset2", read(o), want, 1e-9);
+        int clipped = 0;
+        for (double x : want) clipped += x == 127.0 || x == -128.0;
+        g_checks++;
+        if (clipped == 0) {
+            printf("FAIL IncreFlashAttentionV2 INT8 output: the case saturates nothing\n");
+            g_fail++;
+        }
+        Dev o16 = make(qs, t, {0});
+        expect_code("IncreFlashAttentionV2 quantScale2 with a FLOAT16 attentionOut",
+                    aclnnIncreFlashAttentionV2GetWorkspaceSize(q.t, kl, vl, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                               nullptr, s.t, nullptr, N1, 0.3, lay, N2, o16.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("IncreFlashAttentionV2 INT8 attentionOut without quantScale2",
+                    aclnnIncreFlashAttentionV2GetWorkspaceSize(q.t, kl, vl, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                               nullptr, nullptr, nullptr, N1, 0.3, lay, N2, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        Dev s16 = make({N1 * D}, ACL_FLOAT16, sc);
+        expect_code("IncreFlashAttentionV2 FLOAT16 quantScale2 with a FLOAT16 query",
+                    aclnnIncreFlashAttentionV2GetWorkspaceSize(q.t, kl, vl, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                               nullptr, s16.t, nullptr, N1, 0.3, lay, N2, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        aclDestroyTensorList(kl);
+        aclDestroyTensorList(vl);
+        for (Dev *d : {&q, &o, &s, &off, &o16, &s16}) release(*d);
+        if (k.mem) aclrtFree(k.mem);
+        if (v.mem) aclrtFree(v.mem);
+    }
+    /* PromptFlashAttentionV2 and FusedInferAttentionScoreV4 (BNSD, query length 5), per-tensor */
+    {
+        const int64_t S1 = 5;
+        Shape qs = lshape(BNSD, B, S1, N1, D), ks = lshape(BNSD, B, S2, N2, D);
+        std::vector<double> Q = vals(numel(qs), t, 81), K = vals(numel(ks), t, 82), V = vals(numel(ks), t, 83);
+        std::vector<double> sc = {150.0}, of = {2.0};
+        Dev q = make(qs, t, Q), k = make(ks, t, K), v = make(ks, t, V), o = make(qs, ACL_INT8, {0}),
+            o4 = make(qs, ACL_INT8, {0}), lse = make({B, N1, S1, 1}, ACL_FLOAT, {0});
+        Dev s = make({1}, ACL_FLOAT, sc), off = make({1}, ACL_FLOAT, of);
+        aclTensorList *kl = aclCreateTensorList(&k.t, 1), *vl = aclCreateTensorList(&v.t, 1);
+        char lay[] = "BNSD";
+        RUN(S, aclnnPromptFlashAttentionV2, q.t, k.t, v.t, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+            s.t, off.t, N1, 0.3, BIG, BIG, lay, N2, 0, o.t);
+        RUN(S, aclnnFusedInferAttentionScoreV4, q.t, kl, vl, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+            s.t, off.t, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, N1, 0.3, BIG, BIG, lay, N2, 0, 1, 0, 0, false, 0, 0, 0,
+            o4.t, lse.t);
+        auto a = att_ref(BNSD, B, N1, N2, S1, S2, D, 0.3, Q, K, V, full);
+        auto want = quant_ref(a, BNSD, B, S1, N1, D, sc, of);
+        compare("PromptFlashAttentionV2 INT8 output, per-tensor quantScale2/quantOffset2", read(o), want, 1e-9);
+        compare("FusedInferAttentionScoreV4 INT8 output, per-tensor quantScale2/quantOffset2", read(o4), want, 1e-9);
+        aclDestroyTensorList(kl);
+        aclDestroyTensorList(vl);
+        for (Dev *d : {&q, &o, &o4, &lse, &s, &off}) release(*d);
+        if (k.mem) aclrtFree(k.mem);
+        if (v.mem) aclrtFree(v.mem);
+    }
+    printf("ok post quant\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
     CHECK(aclrtCreateStream(&S));
     paged_cache();
     antiquant();
+    post_quant();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -2634,8 +2634,9 @@ fn infer_launch_kv(
     p: FaParams,
     out: &T,
     lse: Option<&T>,
+    post: Option<(T, Option<T>)>,
 ) -> NnResult<Built> {
-    if kv.table.is_none() && kv.anti.iter().all(Option::is_none) {
+    if kv.table.is_none() && kv.anti.iter().all(Option::is_none) && post.is_none() {
         return infer_launch(api, q, &kv.k, &kv.v, pse, mask, p, out, lse);
     }
     let kv_dims = [[dm.b, dm.s2, dm.n2, dm.d], [dm.b, dm.s2, dm.n2, dm.dv]];
@@ -2654,6 +2655,9 @@ fn infer_launch_kv(
         .collect();
     let ip = pse.as_ref().map(|t| l.input(t));
     let im = mask.as_ref().map(|t| l.input(t));
+    let iq = post
+        .as_ref()
+        .map(|(s, o)| (l.input(s), o.as_ref().map(|o| l.input(o))));
     let o = l.output(out);
     let il = lse.map(|t| l.output(t));
     l.finish(move |vs, _| {
@@ -2674,8 +2678,57 @@ fn infer_launch_kv(
             &p,
             &vs[o],
             il.map(|i| &vs[i]),
+            iq.map(|(s, o)| (&vs[s], o.map(|i| &vs[i]))),
         )
     })
+}
+
+/// The output post-quantization (`quantScale2`, `quantOffset2`): with an INT8
+/// `attentionOut` from a FLOAT16/BFLOAT16 query, `quantScale2` (FLOAT32, or BFLOAT16 with a
+/// BFLOAT16 query; per-tensor or per-channel with N·Dv elements) is required, viewed as
+/// `[N1, Dv]`; otherwise both must be NULL and the output takes the query's dtype.
+fn post_quant(
+    q: &T,
+    out: &T,
+    [scale, offset]: [(*const c_void, &'static str); 2],
+    dm: &FaDims,
+) -> NnResult<Option<(T, Option<T>)>> {
+    let s = a::opt_tensor(scale.0, scale.1)?;
+    let o = a::opt_tensor(offset.0, offset.1)?;
+    if out.dtype() != DType::I8 {
+        if let Some(t) = s.as_ref().or(o.as_ref()) {
+            return Err(NnError::invalid(format!(
+                "{} is given but attentionOut is {:?}; post-quantization writes an INT8 \
+                 attentionOut",
+                t.arg,
+                out.dtype()
+            )));
+        }
+        same_dtype(out, q)?;
+        return Ok(None);
+    }
+    a::dtype_in(q, &[DType::F16, DType::BF16])?;
+    let Some(s) = s else {
+        return Err(NnError::invalid(format!(
+            "attentionOut is INT8 but {} is nullptr (it is required for an INT8 output)",
+            scale.1
+        )));
+    };
+    if q.dtype() == DType::BF16 {
+        a::dtype_in(&s, &[DType::F32, DType::BF16])?;
+    } else {
+        a::dtype_in(&s, &[DType::F32])?;
+    }
+    if let Some(o) = &o {
+        same_dtype(o, &s)?;
+        a::same_shape(o, s.shape())?;
+    }
+    let sv = per_channel(&s, dm.n1, dm.dv, false)?;
+    let ov = o
+        .as_ref()
+        .map(|o| per_channel(o, dm.n1, dm.dv, false))
+        .transpose()?;
+    Ok(Some((sv, ov)))
 }
 
 /// `aclnnPromptFlashAttention`, `…V2` and `…V3`: the later versions add
@@ -2687,7 +2740,7 @@ fn prompt_fa(
     [query, key, value, pse_shift, atten_mask]: [*const c_void; 5],
     actual_seq: *const c_void,
     actual_seq_kv: *const c_void,
-    unmodelled: &[(*const c_void, &str)],
+    unmodelled: &[(*const c_void, &'static str)],
     num_heads: i64,
     scale: f64,
     [pre, next]: [i64; 2],
@@ -2702,7 +2755,14 @@ fn prompt_fa(
     let pse = a::opt_tensor(pse_shift, "pseShift")?;
     let mask = a::opt_tensor(atten_mask, "attenMask")?;
     let out = a::tensor(attention_out, "attentionOut")?;
-    no_quant(unmodelled)?;
+    let modelled = |i: usize| {
+        unmodelled
+            .get(i)
+            .map(|&(h, n)| (h, n))
+            .unwrap_or((std::ptr::null(), "quantScale2"))
+    };
+    let named: Vec<_> = unmodelled.iter().take(3).copied().collect();
+    no_quant(&named)?;
     let (mut p, dm) = infer_check(
         &q,
         &k,
@@ -2722,12 +2782,20 @@ fn prompt_fa(
     if let Some(ps) = &pse {
         infer_pse(ps, &q, &dm)?;
     }
-    same_dtype(&out, &q)?;
+    let post = post_quant(&q, &out, [modelled(3), modelled(4)], &dm)?;
     a::same_shape(
         &out,
         &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
     )?;
-    infer_launch(api, &q, &k, &v, pse, mask, p, &out, None)
+    let kv = KvIn {
+        kl: k.clone(),
+        vl: v.clone(),
+        k,
+        v,
+        table: None,
+        anti: [None, None],
+    };
+    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, None, post)
 }
 
 #[no_mangle]
@@ -2924,7 +2992,7 @@ fn incre_fa(
         .copied()
         .zip(IFA_QUANT)
         .enumerate()
-        .filter(|(i, _)| *i != 5 && *i != 6)
+        .filter(|(i, _)| ![3, 4, 5, 6].contains(i))
         .map(|(_, x)| x)
         .collect();
     no_quant(&named)?;
@@ -2975,9 +3043,14 @@ fn incre_fa(
     if let Some(ps) = &pse {
         infer_pse(ps, &q, &dm)?;
     }
-    same_dtype(&out, &q)?;
+    let post = post_quant(
+        &q,
+        &out,
+        [(at(3), "quantScale2"), (at(4), "quantOffset2")],
+        &dm,
+    )?;
     a::same_shape(&out, q.shape())?;
-    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, None)
+    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, None, post)
 }
 
 #[no_mangle]
@@ -3212,9 +3285,9 @@ const FIA_UNMODELLED: [&str; 22] = [
     "learnableSinkOptional",
 ];
 
-/// The entries of [`FIA_UNMODELLED`] npu-emu does model: the antiquant scales/offsets and
-/// the paged cache's block table.
-const FIA_MODELLED: [usize; 7] = [5, 6, 7, 10, 11, 12, 13];
+/// The entries of [`FIA_UNMODELLED`] npu-emu does model: the output post-quantization, the
+/// antiquant scales/offsets and the paged cache's block table.
+const FIA_MODELLED: [usize; 9] = [3, 4, 5, 6, 7, 10, 11, 12, 13];
 
 /// `aclnnFusedInferAttentionScore` (V1-V4): prompt (Q_S > 1) or incremental (Q_S = 1)
 /// attention with one key and one value tensor, optional pse, mask and actual lengths, and
@@ -3324,7 +3397,7 @@ unsafe fn fused_infer(
     if let Some(ps) = &pse {
         infer_pse(ps, &q, &dm)?;
     }
-    same_dtype(&out, &q)?;
+    let post = post_quant(&q, &out, [at(3), at(4)], &dm)?;
     a::same_shape(
         &out,
         &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
@@ -3341,7 +3414,7 @@ unsafe fn fused_infer(
     } else {
         None
     };
-    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, lse)
+    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, lse, post)
 }
 
 #[no_mangle]
