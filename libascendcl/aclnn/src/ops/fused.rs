@@ -2532,7 +2532,7 @@ fn kv_in(
                     )));
                 }
                 Ok(x.shape()[3])
-            } else if x.shape()[2] % n2 != 0 {
+            } else if !x.shape()[2].is_multiple_of(n2) {
                 Err(NnError::invalid(format!(
                     "the paged {} {:?} has H = {}, not a multiple of numKeyValueHeads {n2}",
                     x.arg,
