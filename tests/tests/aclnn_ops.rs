@@ -1816,7 +1816,7 @@ fn experimental_training_operators_match_the_host_reference() {
 /// (incremental and prompt) against attention over the contiguous cache, INT8 key/value with
 /// antiquant (per-channel with offset, per-tensor, per-token, per-head; paged too) against
 /// dequantisation by hand, the INT8 output (quantScale2/quantOffset2) of IFA, PFA and FIA,
-/// and the documented argument errors.
+/// per-batch key/value tensor lists, and the documented argument errors.
 #[test]
 fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
     let work = scratch("aclnn-attention-gaps");
@@ -1825,7 +1825,7 @@ fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
-    for section in ["ok paged", "ok antiquant", "ok post quant"] {
+    for section in ["ok paged", "ok antiquant", "ok post quant", "ok kv list"] {
         assert!(
             r.stdout.contains(section),
             "missing {section}:\n{}",

@@ -987,6 +987,9 @@ pub struct KvCache<'a> {
     /// The tensor: the query's layout, or (paged) `[blockNum, blockSize, N2·D]` or
     /// `[blockNum, N2, blockSize, D]`.
     pub data: &'a View,
+    /// The per-batch tensors of a key/value list (`[1, S_b, …]` each, in the query's
+    /// layout); empty for one tensor.
+    pub batches: &'a [View],
     /// The paged cache's block table `[B, maxBlocks]` (INT32) and block size.
     pub paged: Option<(&'a View, usize)>,
     /// The antiquant scale and offset: `[N2, D]` (per-channel, per-tensor and per-head as
@@ -1005,7 +1008,12 @@ pub fn kv_dense(
     [b, s2, n2, d]: [usize; 4],
     lens: Option<&[usize]>,
 ) -> Result<Vec<f64>, String> {
-    let raw = load(c.data)?;
+    let list: Vec<Vec<f64>> = c.batches.iter().map(load).collect::<Result<_, _>>()?;
+    let raw = if list.is_empty() {
+        load(c.data)?
+    } else {
+        Vec::new()
+    };
     let dims = (b, s2, n2, d);
     let sc = c.scale.map(load).transpose()?;
     let of = c.offset.map(load).transpose()?;
@@ -1022,6 +1030,10 @@ pub fn kv_dense(
         for s in 0..valid {
             for n in 0..n2 {
                 let src = match &table {
+                    None if !list.is_empty() => {
+                        let sb = layout.dims(&c.batches[bi].shape, n2).1;
+                        layout.off((1, sb, n2, d), 0, n, s)
+                    }
                     None => layout.off(dims, bi, n, s),
                     Some((t, cols, bs)) => {
                         let blk = t[bi * cols + s / bs];
@@ -1042,7 +1054,11 @@ pub fn kv_dense(
                 };
                 let dst = layout.off(dims, bi, n, s);
                 for e in 0..d {
-                    let mut x = raw[src + e];
+                    let mut x = if list.is_empty() {
+                        raw[src + e]
+                    } else {
+                        list[bi][src + e]
+                    };
                     if let Some(sc) = &sc {
                         let i = if c.per_token {
                             if s >= s_cols {
@@ -1085,7 +1101,7 @@ pub fn inference_attention_cached(
 ) -> Result<(), String> {
     let lens = p.kv_lens.as_deref();
     let (mut kb, mut vb) = match (k.paged, k.scale, v.paged, v.scale) {
-        (None, None, None, None) => (load(k.data)?, load(v.data)?),
+        (None, None, None, None) if k.batches.is_empty() => (load(k.data)?, load(v.data)?),
         _ => (
             kv_dense(k, p.layout, kv_dims[0], lens)?,
             kv_dense(v, p.layout, kv_dims[1], lens)?,

@@ -11,11 +11,14 @@
  *  - the INT8 output (post-quantization round_half_even(attention·quantScale2 + quantOffset2),
  *    saturated) of IncreFlashAttentionV2, PromptFlashAttentionV2 and FusedInferAttentionScoreV4,
  *    per-channel and per-tensor;
+ *  - key/value as per-batch tensor lists ([1, S_b, ...] each) of IncreFlashAttention and
+ *    FusedInferAttentionScore, against the padded contiguous cache;
  *  - the documented argument errors (ACLNN_ERR_PARAM_INVALID, 161002). */
 #include <cmath>
 #include <functional>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_prompt_flash_attention_v2.h"
+#include "aclnnop/aclnn_incre_flash_attention.h"
 #include "aclnnop/aclnn_incre_flash_attention_v2.h"
 #include "aclnnop/aclnn_incre_flash_attention_v3.h"
 #include "aclnnop/aclnn_incre_flash_attention_v4.h"
@@ -508,6 +511,84 @@ static void post_quant() {
     printf("ok post quant\n");
 }
 
+/* ---------------------------------------------------------------- per-batch key/value lists */
+
+static void kv_list() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    const int64_t B = 2, N1 = 4, N2 = 2, D = 8;
+    aclDataType t = ACL_FLOAT16;
+    for (Lay l : {BSH, BNSD}) {
+        const int64_t sb[2] = {7, 4}, S2 = 7;
+        Shape qs = lshape(l, B, 1, N1, D), ks = lshape(l, B, S2, N2, D);
+        std::vector<double> Q = vals(numel(qs), t, 91), K = vals(numel(ks), t, 92), V = vals(numel(ks), t, 93);
+        /* batch b's tensor holds keys 0..sb[b] of the padded K */
+        std::vector<Dev> kd, vd;
+        for (int64_t b = 0; b < B; b++) {
+            Shape s1 = lshape(l, 1, sb[b], N2, D);
+            std::vector<double> kb(numel(s1)), vb(numel(s1));
+            for (int64_t n = 0; n < N2; n++)
+                for (int64_t j = 0; j < sb[b]; j++)
+                    for (int64_t d = 0; d < D; d++) {
+                        kb[loff(l, sb[b], N2, D, 0, n, j, d)] = K[loff(l, S2, N2, D, b, n, j, d)];
+                        vb[loff(l, sb[b], N2, D, 0, n, j, d)] = V[loff(l, S2, N2, D, b, n, j, d)];
+                    }
+            kd.push_back(make(s1, t, kb));
+            vd.push_back(make(s1, t, vb));
+        }
+        aclTensor *kt[2] = {kd[0].t, kd[1].t}, *vt[2] = {vd[0].t, vd[1].t};
+        aclTensorList *kl = aclCreateTensorList(kt, 2), *vl = aclCreateTensorList(vt, 2);
+        Dev q = make(qs, t, Q), o = make(qs, t, {0}), lse = make({B, N1, 1, 1}, ACL_FLOAT, {0});
+        char lay[8];
+        snprintf(lay, sizeof lay, "%s", l == BSH ? "BSH" : "BNSD");
+        int64_t al[] = {5, 4};
+        aclIntArray *acl = aclCreateIntArray(al, 2);
+        if (l == BSH) {
+            RUN(S, aclnnIncreFlashAttention, q.t, kl, vl, nullptr, nullptr, acl, N1, 0.3, lay, N2, o.t);
+            compare("IncreFlashAttention per-batch key/value lists (S 7, 4), actualSeqLengths (5, 4)", read(o),
+                    att_ref(l, B, N1, N2, 1, S2, D, 0.3, Q, K, V, {5, 4}), 3e-3);
+            int64_t big[] = {5, 6};
+            aclIntArray *bad = aclCreateIntArray(big, 2);
+            expect_code("IncreFlashAttention actualSeqLengths past a batch's key tensor",
+                        aclnnIncreFlashAttentionGetWorkspaceSize(q.t, kl, vl, nullptr, nullptr, bad, N1, 0.3, lay, N2, o.t,
+                                                                 &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            aclDestroyIntArray(bad);
+        } else {
+            RUN(S, aclnnFusedInferAttentionScore, q.t, kl, vl, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, N1, 0.3, BIG, BIG, lay, N2, 0, 1,
+                0, 0, false, o.t, lse.t);
+            compare("FusedInferAttentionScore per-batch key/value lists (S 7, 4)", read(o),
+                    att_ref(l, B, N1, N2, 1, S2, D, 0.3, Q, K, V, {7, 4}), 3e-3);
+        }
+        aclDestroyIntArray(acl);
+        aclDestroyTensorList(kl);
+        aclDestroyTensorList(vl);
+        for (Dev *d : {&q, &o, &lse}) release(*d);
+        for (auto &d : kd) aclrtFree(d.mem);
+        for (auto &d : vd) aclrtFree(d.mem);
+    }
+    /* lists whose head dims differ */
+    {
+        Shape qs = lshape(BNSD, B, 1, N1, D);
+        Dev q = make(qs, t, vals(numel(qs), t, 3)), o = make(qs, t, {0});
+        Dev k0 = make({1, N2, 5, D}, t, {0.1}), k1 = make({1, N2, 5, 16}, t, {0.1});
+        Dev v0 = make({1, N2, 5, D}, t, {0.1}), v1 = make({1, N2, 5, 16}, t, {0.1});
+        aclTensor *kt[2] = {k0.t, k1.t}, *vt[2] = {v0.t, v1.t};
+        aclTensorList *kl = aclCreateTensorList(kt, 2), *vl = aclCreateTensorList(vt, 2);
+        char lay[] = "BNSD";
+        expect_code("IncreFlashAttention per-batch lists with different head dims",
+                    aclnnIncreFlashAttentionGetWorkspaceSize(q.t, kl, vl, nullptr, nullptr, nullptr, N1, 0.3, lay, N2, o.t,
+                                                             &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        aclDestroyTensorList(kl);
+        aclDestroyTensorList(vl);
+        for (Dev *d : {&q, &o}) release(*d);
+        for (Dev *d : {&k0, &k1, &v0, &v1}) aclrtFree(d->mem);
+    }
+    printf("ok kv list\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -515,6 +596,7 @@ int main() {
     paged_cache();
     antiquant();
     post_quant();
+    kv_list();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -2306,13 +2306,12 @@ fn infer_pse(ps: &T, q: &T, dm: &FaDims) -> NnResult<()> {
     Ok(())
 }
 
-/// The one key and one value tensor of a key/value list (npu-emu does not take the
-/// per-batch tensor lists).
+/// The one key and one value tensor of a key/value list.
 fn one_kv(ks: Vec<T>, vs: Vec<T>) -> NnResult<(T, T)> {
     if ks.len() != 1 || vs.len() != 1 {
         return Err(NnError::invalid(format!(
-            "key and value lists hold {} and {} tensors; npu-emu takes one tensor each (all \
-             batches in one tensor)",
+            "key and value lists hold {} and {} tensors; this operator takes one tensor each \
+             (all batches in one tensor)",
             ks.len(),
             vs.len()
         )));
@@ -2321,6 +2320,65 @@ fn one_kv(ks: Vec<T>, vs: Vec<T>) -> NnResult<(T, T)> {
         ks.into_iter().next().unwrap(),
         vs.into_iter().next().unwrap(),
     ))
+}
+
+/// The first key and value tensors, the per-batch key and value lists and their lengths.
+type KvLists = (T, T, Vec<T>, Vec<T>, Vec<usize>);
+
+/// The key/value of the inference operators: one tensor each, or (the non-contiguous form)
+/// one tensor per batch, `[1, S_b, …]` in the query's layout, equal but for S_b. Returns the
+/// first tensors, the per-batch lists (empty for one tensor) and the S_b.
+fn kv_lists(
+    q: &T,
+    ks: Vec<T>,
+    vs: Vec<T>,
+    layout: *const c_char,
+    num_heads: i64,
+) -> NnResult<KvLists> {
+    if ks.len() == 1 && vs.len() == 1 {
+        let (k, v) = one_kv(ks, vs)?;
+        return Ok((k, v, vec![], vec![], vec![]));
+    }
+    let (l, _, _) = infer_layout(layout, true)?;
+    let qb = if q.ndim() == l.rank() {
+        l.dims(q.shape(), num_heads.max(1) as usize).0
+    } else {
+        0
+    };
+    if ks.len() != qb || vs.len() != qb {
+        return Err(NnError::invalid(format!(
+            "key and value lists hold {} and {} tensors; the per-batch form takes one per \
+             batch ({qb})",
+            ks.len(),
+            vs.len()
+        )));
+    }
+    let sdim = if l == FaLayout::Bnsd { 2 } else { 1 };
+    let mut sb = Vec::with_capacity(qb);
+    for (k, v) in ks.iter().zip(&vs) {
+        let same = |a: &T, b: &T| {
+            a.ndim() == l.rank()
+                && b.ndim() == l.rank()
+                && a.dtype() == b.dtype()
+                && (0..a.ndim()).all(|i| i == sdim || a.shape()[i] == b.shape()[i])
+        };
+        if !same(k, &ks[0])
+            || !same(v, &vs[0])
+            || k.shape()[0] != 1
+            || k.shape()[sdim] != v.shape()[sdim]
+        {
+            return Err(NnError::invalid(format!(
+                "key {:?} / value {:?} of the per-batch lists: each must be [1, S_b, ...] in layout \
+                 {l:?}, equal to the first ({:?}, {:?}) but for S_b",
+                k.shape(),
+                v.shape(),
+                ks[0].shape(),
+                vs[0].shape()
+            )));
+        }
+        sb.push(k.shape()[sdim]);
+    }
+    Ok((ks[0].clone(), vs[0].clone(), ks, vs, sb))
 }
 
 /// `t` with dimension 0 fixed at `i` (the key or value half of a `(2, …)` antiquant tensor).
@@ -2410,6 +2468,8 @@ struct KvIn {
     vl: T,
     table: Option<(T, usize)>,
     anti: [Option<Anti>; 2],
+    /// The per-batch key and value tensors (empty for one tensor each).
+    lists: [Vec<T>; 2],
 }
 
 /// The antiquant inputs of one call: `kv` the non-separated `antiquantScale`/`Offset`
@@ -2618,7 +2678,58 @@ fn kv_in(
         vl,
         table: paged,
         anti: res,
+        lists: [vec![], vec![]],
     })
+}
+
+/// With per-batch key/value lists (`sb` their lengths): the logical key/value become
+/// `[B, max S_b, …]` and the lists are kept for the launch. A paged cache takes no lists.
+fn list_logical(
+    kv: &mut KvIn,
+    kls: Vec<T>,
+    vls: Vec<T>,
+    sb: &[usize],
+    layout: *const c_char,
+) -> NnResult<()> {
+    if sb.is_empty() {
+        return Ok(());
+    }
+    if kv.table.is_some() {
+        return Err(NnError::invalid(
+            "a paged cache (blockTable) takes one key and one value tensor, not per-batch lists",
+        ));
+    }
+    let (l, _, _) = infer_layout(layout, true)?;
+    let sdim = if l == FaLayout::Bnsd { 2 } else { 1 };
+    let smax = sb.iter().copied().max().unwrap_or(0);
+    for t in [&mut kv.kl, &mut kv.vl] {
+        let mut shape = t.shape().to_vec();
+        shape[0] = sb.len();
+        shape[sdim] = smax;
+        t.layout = npu_emu::ops::view::Layout::contiguous(t.dtype(), &shape);
+    }
+    kv.lists = [kls, vls];
+    Ok(())
+}
+
+/// The valid keys per batch with per-batch lists: the actual lengths (each at most its
+/// tensor's S_b) or S_b.
+fn list_lens(l: Option<Vec<usize>>, sb: &[usize], arg: &str) -> NnResult<Option<Vec<usize>>> {
+    if sb.is_empty() {
+        return Ok(l);
+    }
+    match l {
+        None => Ok(Some(sb.to_vec())),
+        Some(v) => {
+            if let Some(b) = (0..sb.len()).find(|&b| v[b] > sb[b]) {
+                return Err(NnError::invalid(format!(
+                    "{arg} {v:?} gives batch {b} {} keys; its key tensor has {}",
+                    v[b], sb[b]
+                )));
+            }
+            Ok(Some(v))
+        }
+    }
 }
 
 /// The inference launch over [`KvIn`] (paged or antiquantized key/value); `kv_dims` are the
@@ -2636,14 +2747,22 @@ fn infer_launch_kv(
     lse: Option<&T>,
     post: Option<(T, Option<T>)>,
 ) -> NnResult<Built> {
-    if kv.table.is_none() && kv.anti.iter().all(Option::is_none) && post.is_none() {
+    if kv.table.is_none()
+        && kv.anti.iter().all(Option::is_none)
+        && post.is_none()
+        && kv.lists[0].is_empty()
+    {
         return infer_launch(api, q, &kv.k, &kv.v, pse, mask, p, out, lse);
     }
     let kv_dims = [[dm.b, dm.s2, dm.n2, dm.d], [dm.b, dm.s2, dm.n2, dm.dv]];
     let mut l = Launch::new(api);
     l.input(q);
-    let ik = l.input(&kv.k);
-    let iv = l.input(&kv.v);
+    let nb = kv.lists[0].len();
+    let (ik, iv) = if nb == 0 {
+        (l.input(&kv.k), l.input(&kv.v))
+    } else {
+        (l.inputs(&kv.lists[0]), l.inputs(&kv.lists[1]))
+    };
     let it = kv.table.as_ref().map(|(t, bs)| (l.input(t), *bs));
     let ia: Vec<Option<(usize, Option<usize>, bool)>> = kv
         .anti
@@ -2663,6 +2782,7 @@ fn infer_launch_kv(
     l.finish(move |vs, _| {
         let cache = |data: usize, a: Option<(usize, Option<usize>, bool)>| fused::KvCache {
             data: &vs[data],
+            batches: &vs[data..data + nb],
             paged: it.map(|(i, bs)| (&vs[i], bs)),
             scale: a.map(|x| &vs[x.0]),
             offset: a.and_then(|x| x.1.map(|i| &vs[i])),
@@ -2794,6 +2914,7 @@ fn prompt_fa(
         v,
         table: None,
         anti: [None, None],
+        lists: [vec![], vec![]],
     };
     infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, None, post)
 }
@@ -3001,8 +3122,8 @@ fn incre_fa(
         kv: anti_in([(at(5), "antiquantScale"), (at(6), "antiquantOffset")], 0)?,
         sep: [None, None],
     };
-    let (k, v) = one_kv(ks, vs)?;
-    let kv = kv_in(
+    let (k, v, kls, vls, sb) = kv_lists(&q, ks, vs, layout, num_heads)?;
+    let mut kv = kv_in(
         &q,
         k,
         v,
@@ -3013,6 +3134,7 @@ fn incre_fa(
         block_size,
         anti,
     )?;
+    list_logical(&mut kv, kls, vls, &sb, layout)?;
     let (mut p, dm) = infer_check(
         &q,
         &kv.kl,
@@ -3033,7 +3155,11 @@ fn incre_fa(
             dm.s1
         )));
     }
-    p.kv_lens = lens(actual_seq, "actualSeqLengths", dm.b, dm.s2)?;
+    p.kv_lens = list_lens(
+        lens(actual_seq, "actualSeqLengths", dm.b, dm.s2)?,
+        &sb,
+        "actualSeqLengths",
+    )?;
     if kv.table.is_some() && p.kv_lens.is_none() {
         return Err(NnError::invalid(
             "actualSeqLengths is required with a blocktable (paged key/value cache)",
@@ -3353,8 +3479,8 @@ unsafe fn fused_infer(
              both be nullptr",
         ));
     }
-    let (k, v) = one_kv(ks, vs)?;
-    let kv = kv_in(
+    let (k, v, kls, vls, sb) = kv_lists(&q, ks, vs, layout, num_heads)?;
+    let mut kv = kv_in(
         &q,
         k,
         v,
@@ -3365,6 +3491,7 @@ unsafe fn fused_infer(
         block_size,
         anti,
     )?;
+    list_logical(&mut kv, kls, vls, &sb, layout)?;
     let (mut p, dm) = infer_check(
         &q,
         &kv.kl,
@@ -3379,7 +3506,11 @@ unsafe fn fused_infer(
         sparse,
     )?;
     p.q_lens = lens(actual_seq, nm("actualSeqLengthsOptional"), dm.b, dm.s1)?;
-    p.kv_lens = lens(actual_seq_kv, nm("actualSeqLengthsKvOptional"), dm.b, dm.s2)?;
+    p.kv_lens = list_lens(
+        lens(actual_seq_kv, nm("actualSeqLengthsKvOptional"), dm.b, dm.s2)?,
+        &sb,
+        nm("actualSeqLengthsKvOptional"),
+    )?;
     if kv.table.is_some() && p.kv_lens.is_none() {
         return Err(NnError::invalid(format!(
             "{} is required with {} (paged key/value cache)",
