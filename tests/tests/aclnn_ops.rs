@@ -873,7 +873,7 @@ fn fused_llm_operators_match_the_host_reference() {
         "aclnnSwiGluGetWorkspaceSize: x [3, 5] must be non-empty and even along dim -1",
         "aclnnFlashAttentionScoreGetWorkspaceSize: sparseMode 3 needs attenMaskOptional (the compressed",
         "aclnnFlashAttentionScoreGetWorkspaceSize: inputLayout is nullptr",
-        "aclnnIncreFlashAttentionV4GetWorkspaceSize: blocktable (paged key/value cache) is not supported",
+        "aclnnIncreFlashAttentionV4GetWorkspaceSize: blocktable has data type ACL_UINT8, which is not supported; supported: ACL_INT32",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }
@@ -1604,7 +1604,7 @@ fn attention_versions_match_the_host_reference() {
         "aclnnPromptFlashAttentionGetWorkspaceSize: query is nullptr",
         "aclnnPromptFlashAttentionGetWorkspaceSize: inputLayout \"SBH\" is not one of BSH, BSND, BNSD, BNSD_BSND",
         "aclnnIncreFlashAttentionV2GetWorkspaceSize: query [2, 4, 2, 8] has sequence length 2; incremental attention takes 1",
-        "aclnnIncreFlashAttentionV3GetWorkspaceSize: blocktable (paged key/value cache) is not supported",
+        "aclnnIncreFlashAttentionV3GetWorkspaceSize: blocktable has data type ACL_INT8, which is not supported; supported: ACL_INT32",
         "aclnnFusedInferAttentionScoreGetWorkspaceSize: deqScale1 is not supported by npu-emu",
         "aclnnFusedInferAttentionScoreV4GetWorkspaceSize: learnableSinkOptional is not supported by npu-emu",
         "aclnnFlashAttentionScoreV2GetWorkspaceSize: pseType 4 is not one of 0-3",
@@ -1867,6 +1867,21 @@ fn quant_modes_match_the_host_reference() {
         "ok dyn_quant",
         "ok convert_int4",
     ] {
+/// `tests/c/aclnn/aclnn_attention_gaps.cpp`: the paged key/value cache (blocktable with
+/// blockSize, 3-D and 4-D caches) of IncreFlashAttentionV3/V4 and FusedInferAttentionScore
+/// (incremental and prompt) against attention over the contiguous cache, INT8 key/value with
+/// antiquant (per-channel with offset, per-tensor, per-token, per-head; paged too) against
+/// dequantisation by hand, the INT8 output (quantScale2/quantOffset2) of IFA, PFA and FIA,
+/// per-batch key/value tensor lists, and the documented argument errors.
+#[test]
+fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
+    let work = scratch("aclnn-attention-gaps");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_attention_gaps.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in ["ok paged", "ok antiquant", "ok post quant", "ok kv list"] {
         assert!(
             r.stdout.contains(section),
             "missing {section}:\n{}",
@@ -1889,4 +1904,17 @@ fn quant_modes_match_the_host_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
     assert!(n >= 30, "only {n} checks:\n{}", r.stdout);
+    assert!(n >= 30, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "actualSeqLengthsKv is required with blockTable (paged key/value cache)",
+        "blockSize 0 must be in [1, 512] with a blockTable",
+        "the paged key [7, 2, 4, 8] has block size 4; blockSize is 8",
+        "blockTable[0][2] = 9 is not a block of the cache (it has 7)",
+        "key is INT8 but no antiquant scale is given for it",
+        "antiquant mode 6 is not supported by npu-emu",
+        "attentionOut is INT8 but quantScale2 is nullptr",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
 }

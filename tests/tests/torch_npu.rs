@@ -1702,4 +1702,24 @@ fn mc2_fused_matmul_collectives_2_ranks() {
             r.all()
         );
     }
+/// `tests/python/attention_gaps.py`: npu_incre_flash_attention and
+/// npu_fused_infer_attention_score over a paged key/value cache (block_table, block_size,
+/// both cache forms) and over an INT8 cache with antiquant scales (per-channel with offset,
+/// per-token, paged) and the INT8 output (quant_scale2/quant_offset2), against CPU
+/// references; none may skip.
+#[test]
+fn attention_paged_cache_and_antiquant_match_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("attention_gaps.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-npu_attention_gaps",
+        &venv,
+        "cd \"$T\" && \"$PY\" -m pytest -q -rs -p no:cacheprovider attention_gaps.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("5 passed"), "{}", r.all());
+    assert!(!r.stdout.contains("skipped"), "{}", r.all());
 }

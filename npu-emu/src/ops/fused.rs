@@ -998,6 +998,164 @@ pub fn inference_attention(
     Ok(())
 }
 
+/// A key or value of the inference operators as stored: a tensor of the query's layout or
+/// a paged cache, holding the compute dtype or INT8 with an antiquant scale (and offset).
+pub struct KvCache<'a> {
+    /// The tensor: the query's layout, or (paged) `[blockNum, blockSize, N2·D]` or
+    /// `[blockNum, N2, blockSize, D]`.
+    pub data: &'a View,
+    /// The per-batch tensors of a key/value list (`[1, S_b, …]` each, in the query's
+    /// layout); empty for one tensor.
+    pub batches: &'a [View],
+    /// The paged cache's block table `[B, maxBlocks]` (INT32) and block size.
+    pub paged: Option<(&'a View, usize)>,
+    /// The antiquant scale and offset: `[N2, D]` (per-channel, per-tensor and per-head as
+    /// broadcast views) or, with `per_token`, `[B, S]` (one per batch and key position).
+    pub scale: Option<&'a View>,
+    pub offset: Option<&'a View>,
+    pub per_token: bool,
+}
+
+/// The logical `[B, S2, N2, D]` key or value of `c`, dense in `layout` (BSH, BSND or BNSD),
+/// antiquantized as `(x + offset)·scale`. Positions at or past a batch's `lens` entry are
+/// read as zeros (they are masked out), so their table entries and scales are not used.
+pub fn kv_dense(
+    c: &KvCache,
+    layout: FaLayout,
+    [b, s2, n2, d]: [usize; 4],
+    lens: Option<&[usize]>,
+) -> Result<Vec<f64>, String> {
+    let list: Vec<Vec<f64>> = c.batches.iter().map(load).collect::<Result<_, _>>()?;
+    let raw = if list.is_empty() {
+        load(c.data)?
+    } else {
+        Vec::new()
+    };
+    let dims = (b, s2, n2, d);
+    let sc = c.scale.map(load).transpose()?;
+    let of = c.offset.map(load).transpose()?;
+    let s_cols = c.scale.map(|v| v.shape[1]).unwrap_or(0);
+    let mut out = vec![0f64; b * s2 * n2 * d];
+    let table = match c.paged {
+        Some((t, bs)) => Some((load(t)?, t.shape[1], bs)),
+        None => None,
+    };
+    let heads_first = c.data.shape.len() == 4;
+    let blocks = c.data.shape[0];
+    for bi in 0..b {
+        let valid = lens.map_or(s2, |l| l[bi].min(s2));
+        for s in 0..valid {
+            for n in 0..n2 {
+                let src = match &table {
+                    None if !list.is_empty() => {
+                        let sb = layout.dims(&c.batches[bi].shape, n2).1;
+                        layout.off((1, sb, n2, d), 0, n, s)
+                    }
+                    None => layout.off(dims, bi, n, s),
+                    Some((t, cols, bs)) => {
+                        let blk = t[bi * cols + s / bs];
+                        if blk < 0.0 || blk as usize >= blocks {
+                            return Err(format!(
+                                "blockTable[{bi}][{}] = {blk} is not a block of the cache \
+                                 (it has {blocks})",
+                                s / bs
+                            ));
+                        }
+                        let (blk, w) = (blk as usize, s % bs);
+                        if heads_first {
+                            ((blk * n2 + n) * bs + w) * d
+                        } else {
+                            (blk * bs + w) * n2 * d + n * d
+                        }
+                    }
+                };
+                let dst = layout.off(dims, bi, n, s);
+                for e in 0..d {
+                    let mut x = if list.is_empty() {
+                        raw[src + e]
+                    } else {
+                        list[bi][src + e]
+                    };
+                    if let Some(sc) = &sc {
+                        let i = if c.per_token {
+                            if s >= s_cols {
+                                return Err(format!(
+                                    "the per-token antiquant scale has {s_cols} positions; key \
+                                     position {s} has none"
+                                ));
+                            }
+                            bi * s_cols + s
+                        } else {
+                            n * d + e
+                        };
+                        x = (x + of.as_ref().map_or(0.0, |o| o[i])) * sc[i];
+                    }
+                    out[dst + e] = x;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// [`inference_attention`] over stored key/value ([`KvCache`]): `kv_dims` are the logical
+/// `[B, S2, N2, D]` of the key and of the value (the value's D may differ). With `post`
+/// (`quantScale2` and `quantOffset2` as `[N1, Dv]` views) the output is INT8:
+/// `round_half_even(attention·scale + offset)` saturated to [-128, 127], from the unrounded
+/// attention.
+#[allow(clippy::too_many_arguments)]
+pub fn inference_attention_cached(
+    q: &View,
+    k: &KvCache,
+    v: &KvCache,
+    kv_dims: [[usize; 4]; 2],
+    pse: Option<&View>,
+    atten_mask: Option<&View>,
+    p: &FaParams,
+    out: &View,
+    lse: Option<&View>,
+    post: Option<(&View, Option<&View>)>,
+) -> Result<(), String> {
+    let lens = p.kv_lens.as_deref();
+    let (mut kb, mut vb) = match (k.paged, k.scale, v.paged, v.scale) {
+        (None, None, None, None) if k.batches.is_empty() => (load(k.data)?, load(v.data)?),
+        _ => (
+            kv_dense(k, p.layout, kv_dims[0], lens)?,
+            kv_dense(v, p.layout, kv_dims[1], lens)?,
+        ),
+    };
+    let shape = |[b, s, n, d]: [usize; 4]| FaDims::shape(p.layout, b, s, n, d);
+    let (ks, vs) = (shape(kv_dims[0]), shape(kv_dims[1]));
+    let kview = View::of_slice(&mut kb, DType::F64, &ks);
+    let vview = View::of_slice(&mut vb, DType::F64, &vs);
+    let Some((qs, qo)) = post else {
+        return inference_attention(q, &kview, &vview, pse, atten_mask, p, out, lse);
+    };
+    let mut ob = vec![0f64; out.numel()];
+    let oview = View::of_slice(&mut ob, DType::F64, &out.shape);
+    inference_attention(q, &kview, &vview, pse, atten_mask, p, &oview, lse)?;
+    let sc = load(qs)?;
+    let of = qo.map(load).transpose()?;
+    let dv = kv_dims[1][3];
+    let (b, n1) = (kv_dims[0][0], p.head_num);
+    let s1 = ob.len() / (b * n1 * dv).max(1);
+    let dims = (b, s1, n1, dv);
+    let mut res = vec![0f64; ob.len()];
+    for bi in 0..b {
+        for n in 0..n1 {
+            for s in 0..s1 {
+                let at = p.out_layout.off(dims, bi, n, s);
+                for e in 0..dv {
+                    let c = n * dv + e;
+                    let x = ob[at + e] * sc[c] + of.as_ref().map_or(0.0, |o| o[c]);
+                    res[at + e] = x.round_ties_even().clamp(-128.0, 127.0);
+                }
+            }
+        }
+    }
+    store(res, out)
+}
+
 /// The saved statistics and forward output the backward may be given.
 pub struct FaSaved<'a> {
     pub softmax_max: Option<&'a View>,

@@ -261,7 +261,7 @@ static void incre() {
                         aclnnIncreFlashAttentionV2GetWorkspaceSize(q.t, kl, vl, nullptr, m.t, acl, pse.t, nullptr, nullptr,
                                                                    nullptr, nullptr, N1, 0.3, lay, N2, o2.t, &ws, &ex),
                         ACLNN_ERR_PARAM_INVALID);
-            expect_code("IncreFlashAttentionV3 with a blocktable",
+            expect_code("IncreFlashAttentionV3 with an INT8 blocktable",
                         aclnnIncreFlashAttentionV3GetWorkspaceSize(q.t, kl, vl, nullptr, m.t, acl, nullptr, nullptr, nullptr,
                                                                    nullptr, nullptr, nullptr, nullptr, m.t, N1, 0.3, lay, N2,
                                                                    128, 0, o3.t, &ws, &ex),

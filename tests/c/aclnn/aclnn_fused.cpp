@@ -656,7 +656,7 @@ static void inference() {
             return M[b * S2 + j] != 0 || j >= ql[b];
         });
         compare("IncreFlashAttentionV4 BSND [B, S2] mask, actualSeqLengths (6, 4)", read(o), want, 1e-5);
-        expect_code("IncreFlashAttentionV4 with a blocktable",
+        expect_code("IncreFlashAttentionV4 with a UINT8 blocktable",
                     aclnnIncreFlashAttentionV4GetWorkspaceSize(q.t, kl, vl, nullptr, m.t, al, nullptr, nullptr, nullptr, nullptr,
                                                                nullptr, nullptr, nullptr, m.t, nullptr, N1, 0.25, lay, N2, 16,
                                                                0, o.t, &ws, &ex),

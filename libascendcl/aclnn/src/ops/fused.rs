@@ -2134,14 +2134,14 @@ fn lens(h: *const c_void, arg: &'static str, b: usize, max: usize) -> NnResult<O
     Ok(Some(out))
 }
 
-/// Inputs the emulator does not model (quantization, paged caches, padding sizes, shared
-/// prefixes, split rope, sinks): each must be NULL.
+/// Inputs the emulator does not model (full quantization, padding sizes, shared prefixes,
+/// split rope, sinks): each must be NULL.
 fn no_quant(args: &[(*const c_void, &str)]) -> NnResult<()> {
     for (h, name) in args {
         if !h.is_null() {
             return Err(NnError::invalid(format!(
-                "{name} is not supported by npu-emu (it models unquantized attention over one \
-                 key and one value tensor); pass nullptr"
+                "{name} is not supported by npu-emu (it models attention over one key and one \
+                 value tensor, paged or not, antiquantized or not); pass nullptr"
             )));
         }
     }
@@ -2306,13 +2306,12 @@ fn infer_pse(ps: &T, q: &T, dm: &FaDims) -> NnResult<()> {
     Ok(())
 }
 
-/// The one key and one value tensor of a key/value list (npu-emu does not take the
-/// per-batch tensor lists).
+/// The one key and one value tensor of a key/value list.
 fn one_kv(ks: Vec<T>, vs: Vec<T>) -> NnResult<(T, T)> {
     if ks.len() != 1 || vs.len() != 1 {
         return Err(NnError::invalid(format!(
-            "key and value lists hold {} and {} tensors; npu-emu takes one tensor each (all \
-             batches in one tensor)",
+            "key and value lists hold {} and {} tensors; this operator takes one tensor each \
+             (all batches in one tensor)",
             ks.len(),
             vs.len()
         )));
@@ -2321,6 +2320,535 @@ fn one_kv(ks: Vec<T>, vs: Vec<T>) -> NnResult<(T, T)> {
         ks.into_iter().next().unwrap(),
         vs.into_iter().next().unwrap(),
     ))
+}
+
+/// The first key and value tensors, the per-batch key and value lists and their lengths.
+type KvLists = (T, T, Vec<T>, Vec<T>, Vec<usize>);
+
+/// The key/value of the inference operators: one tensor each, or (the non-contiguous form)
+/// one tensor per batch, `[1, S_b, …]` in the query's layout, equal but for S_b. Returns the
+/// first tensors, the per-batch lists (empty for one tensor) and the S_b.
+fn kv_lists(
+    q: &T,
+    ks: Vec<T>,
+    vs: Vec<T>,
+    layout: *const c_char,
+    num_heads: i64,
+) -> NnResult<KvLists> {
+    if ks.len() == 1 && vs.len() == 1 {
+        let (k, v) = one_kv(ks, vs)?;
+        return Ok((k, v, vec![], vec![], vec![]));
+    }
+    let (l, _, _) = infer_layout(layout, true)?;
+    let qb = if q.ndim() == l.rank() {
+        l.dims(q.shape(), num_heads.max(1) as usize).0
+    } else {
+        0
+    };
+    if ks.len() != qb || vs.len() != qb {
+        return Err(NnError::invalid(format!(
+            "key and value lists hold {} and {} tensors; the per-batch form takes one per \
+             batch ({qb})",
+            ks.len(),
+            vs.len()
+        )));
+    }
+    let sdim = if l == FaLayout::Bnsd { 2 } else { 1 };
+    let mut sb = Vec::with_capacity(qb);
+    for (k, v) in ks.iter().zip(&vs) {
+        let same = |a: &T, b: &T| {
+            a.ndim() == l.rank()
+                && b.ndim() == l.rank()
+                && a.dtype() == b.dtype()
+                && (0..a.ndim()).all(|i| i == sdim || a.shape()[i] == b.shape()[i])
+        };
+        if !same(k, &ks[0])
+            || !same(v, &vs[0])
+            || k.shape()[0] != 1
+            || k.shape()[sdim] != v.shape()[sdim]
+        {
+            return Err(NnError::invalid(format!(
+                "key {:?} / value {:?} of the per-batch lists: each must be [1, S_b, ...] in layout \
+                 {l:?}, equal to the first ({:?}, {:?}) but for S_b",
+                k.shape(),
+                v.shape(),
+                ks[0].shape(),
+                vs[0].shape()
+            )));
+        }
+        sb.push(k.shape()[sdim]);
+    }
+    Ok((ks[0].clone(), vs[0].clone(), ks, vs, sb))
+}
+
+/// `t` with dimension 0 fixed at `i` (the key or value half of a `(2, …)` antiquant tensor).
+fn select0(t: &T, i: usize) -> T {
+    let mut o = t.clone();
+    o.layout.offset += i as isize * t.layout.strides[0];
+    o.layout.shape.remove(0);
+    o.layout.strides.remove(0);
+    o
+}
+
+/// `t` as a view of `shape` with `strides` (same storage).
+fn restrided(t: &T, shape: Vec<usize>, strides: Vec<isize>) -> T {
+    let mut o = t.clone();
+    o.layout.shape = shape;
+    o.layout.strides = strides;
+    o
+}
+
+/// A per-channel (`numel` N2·D, any shape whose non-unit dimensions are row-major
+/// contiguous among themselves), per-tensor (one element) or, with `per_head`, per-head
+/// (N2 elements) antiquant tensor viewed as `[N2, D]`.
+fn per_channel(t: &T, n2: usize, d: usize, per_head: bool) -> NnResult<T> {
+    let dims: Vec<(usize, isize)> = t
+        .shape()
+        .iter()
+        .zip(&t.layout.strides)
+        .filter(|(&n, _)| n != 1)
+        .map(|(&n, &s)| (n, s))
+        .collect();
+    let last = dims.last().map_or(0, |x| x.1);
+    let rowmajor = dims.windows(2).all(|w| w[0].1 == w[1].1 * w[1].0 as isize);
+    let numel = t.numel();
+    let strides = if numel == 1 {
+        vec![0, 0]
+    } else if per_head && numel == n2 && rowmajor {
+        vec![last, 0]
+    } else if !per_head && numel == n2 * d && rowmajor {
+        vec![last * d as isize, last]
+    } else {
+        return Err(NnError::invalid(format!(
+            "{} has shape {:?}; per-{} antiquant takes {} elements ({} key/value heads{})",
+            t.arg,
+            t.shape(),
+            if per_head { "head" } else { "channel" },
+            if per_head { n2 } else { n2 * d },
+            n2,
+            if per_head {
+                String::new()
+            } else {
+                format!(" of dim {d}, e.g. [N, D], [N, 1, D] or [H]; or 1 for per-tensor")
+            }
+        )));
+    };
+    Ok(restrided(t, vec![n2, d], strides))
+}
+
+/// A per-token antiquant tensor (`[B, S]`, or `[1, B, S]`) as `[B, S]`, covering `s2`
+/// key positions.
+fn per_token(t: &T, b: usize, s2: usize) -> NnResult<T> {
+    let mut v = t.clone();
+    if v.ndim() == 3 && v.shape()[0] == 1 {
+        v = select0(&v, 0);
+    }
+    if v.ndim() != 2 || v.shape()[0] != b || v.shape()[1] < s2 {
+        return Err(NnError::invalid(format!(
+            "{} has shape {:?}; per-token antiquant takes [B, S] or [1, B, S] with B = {b} and \
+             S at least the key length {s2}",
+            t.arg,
+            t.shape()
+        )));
+    }
+    Ok(v)
+}
+
+/// How one of key/value is antiquantized: scale and offset (`[N2, D]` or per-token
+/// `[B, S]`).
+type Anti = (T, Option<T>, bool);
+
+/// The key and value as the inference operators take them, resolved: the stored tensors,
+/// their logical forms in the query's layout and dtype (for the shape checks), the paged
+/// cache's block table and block size, and the antiquant of each.
+struct KvIn {
+    k: T,
+    v: T,
+    kl: T,
+    vl: T,
+    table: Option<(T, usize)>,
+    anti: [Option<Anti>; 2],
+    /// The per-batch key and value tensors (empty for one tensor each).
+    lists: [Vec<T>; 2],
+}
+
+/// The antiquant inputs of one call: `kv` the non-separated `antiquantScale`/`Offset`
+/// (`(2, …)`, index 0 the key's) with its mode, `sep` the separate key and value
+/// scale/offset with their modes (which win when given).
+struct AntiIn {
+    kv: Option<(T, Option<T>, i64)>,
+    sep: [Option<(T, Option<T>, i64)>; 2],
+}
+
+fn anti_in(
+    [scale, offset]: [(*const c_void, &'static str); 2],
+    mode: i64,
+) -> NnResult<Option<(T, Option<T>, i64)>> {
+    let s = a::opt_tensor(scale.0, scale.1)?;
+    let o = a::opt_tensor(offset.0, offset.1)?;
+    match (s, o) {
+        (None, None) => Ok(None),
+        (None, Some(_)) => Err(NnError::invalid(format!(
+            "{} is given without {}",
+            offset.1, scale.1
+        ))),
+        (Some(s), o) => {
+            a::dtype_in(&s, FLOATS3)?;
+            if let Some(o) = &o {
+                same_dtype(o, &s)?;
+                a::same_shape(o, s.shape())?;
+            }
+            Ok(Some((s, o, mode)))
+        }
+    }
+}
+
+/// Resolves key/value: `blocktable` with `block_size` (a paged cache: `[blockNum, blockSize,
+/// N2·D]`, or `[blockNum, N2, blockSize, D]` with layout BNSD) and INT8 key/value with
+/// their antiquant scales (`(x + offset)·scale`; modes 0 per-channel/per-tensor, 1
+/// per-token, 2 per-head).
+#[allow(clippy::too_many_arguments)]
+fn kv_in(
+    q: &T,
+    k: T,
+    v: T,
+    layout: *const c_char,
+    num_heads: i64,
+    num_kv_heads: i64,
+    blocktable: (*const c_void, &'static str),
+    block_size: i64,
+    anti: AntiIn,
+) -> NnResult<KvIn> {
+    let (l, _, ls) = infer_layout(layout, true)?;
+    let table = a::opt_tensor(blocktable.0, blocktable.1)?;
+    let quant = k.dtype() == DType::I8 || v.dtype() == DType::I8;
+    if quant {
+        a::dtype_in(&k, &[DType::I8])?;
+        a::dtype_in(&v, &[DType::I8])?;
+    }
+    let n1 = num_heads.max(1) as usize;
+    let n2 = if num_kv_heads > 0 {
+        num_kv_heads as usize
+    } else {
+        n1
+    };
+    let qd = q.ndim() == l.rank();
+    let (qb, _, _, d) = if qd {
+        l.dims(q.shape(), n1)
+    } else {
+        (0, 0, 0, 0)
+    };
+    let mut kl = k.clone();
+    let mut vl = v.clone();
+    let mut paged = None;
+    if let Some(t) = table {
+        a::dtype_in(&t, &[DType::I32])?;
+        if !(1..=512).contains(&block_size) {
+            return Err(NnError::invalid(format!(
+                "blockSize {block_size} must be in [1, 512] with a blockTable"
+            )));
+        }
+        let bs = block_size as usize;
+        if !qd || t.ndim() != 2 || t.shape()[0] != qb {
+            return Err(NnError::invalid(format!(
+                "{} has shape {:?}; it must be [B, maxBlockNumPerSeq] with B = {qb}",
+                t.arg,
+                t.shape()
+            )));
+        }
+        let s2 = t.shape()[1] * bs;
+        let nd = k.ndim();
+        let four = nd == 4 && l == FaLayout::Bnsd;
+        if !(nd == 3 || four) || v.ndim() != nd || k.shape()[0] != v.shape()[0] {
+            return Err(NnError::invalid(format!(
+                "the paged key {:?} and value {:?} must both be [blockNum, blockSize, H]{} with \
+                 the same blockNum",
+                k.shape(),
+                v.shape(),
+                if l == FaLayout::Bnsd {
+                    " or [blockNum, N, blockSize, D]"
+                } else {
+                    " (layout BSH/BSND)"
+                }
+            )));
+        }
+        let bdim = if four { 2 } else { 1 };
+        let per_head = |x: &T| -> NnResult<usize> {
+            if x.shape()[bdim] != bs {
+                return Err(NnError::invalid(format!(
+                    "the paged {} {:?} has block size {}; blockSize is {bs}",
+                    x.arg,
+                    x.shape(),
+                    x.shape()[bdim]
+                )));
+            }
+            if four {
+                if x.shape()[1] != n2 {
+                    return Err(NnError::invalid(format!(
+                        "the paged {} {:?} has {} heads; numKeyValueHeads is {n2}",
+                        x.arg,
+                        x.shape(),
+                        x.shape()[1]
+                    )));
+                }
+                Ok(x.shape()[3])
+            } else if !x.shape()[2].is_multiple_of(n2) {
+                Err(NnError::invalid(format!(
+                    "the paged {} {:?} has H = {}, not a multiple of numKeyValueHeads {n2}",
+                    x.arg,
+                    x.shape(),
+                    x.shape()[2]
+                )))
+            } else {
+                Ok(x.shape()[2] / n2)
+            }
+        };
+        let (kd, vd) = (per_head(&k)?, per_head(&v)?);
+        kl.layout =
+            npu_emu::ops::view::Layout::contiguous(k.dtype(), &FaDims::shape(l, qb, s2, n2, kd));
+        vl.layout =
+            npu_emu::ops::view::Layout::contiguous(v.dtype(), &FaDims::shape(l, qb, s2, n2, vd));
+        paged = Some((t, bs));
+    }
+    let mut res = [None, None];
+    let given = anti.sep[0].is_some() || anti.sep[1].is_some() || anti.kv.is_some();
+    if quant {
+        let (b, s2) = if qd && kl.ndim() == l.rank() {
+            let (b, s, _, _) = l.dims(kl.shape(), n2);
+            (b, s)
+        } else {
+            (0, 0)
+        };
+        let dv = if vl.ndim() == l.rank() {
+            l.dims(vl.shape(), n2).3
+        } else {
+            0
+        };
+        for (i, dd) in [(0, d), (1, dv)] {
+            let (s, o, mode) = match (&anti.sep[i], &anti.kv) {
+                (Some((s, o, m)), _) => (s.clone(), o.clone(), *m),
+                (None, Some((s, o, m))) => {
+                    if s.ndim() == 0 || s.shape()[0] != 2 {
+                        return Err(NnError::invalid(format!(
+                            "{} has shape {:?}; its first dimension (key, value) must be 2",
+                            s.arg,
+                            s.shape()
+                        )));
+                    }
+                    (select0(s, i), o.as_ref().map(|o| select0(o, i)), *m)
+                }
+                (None, None) => {
+                    return Err(NnError::invalid(format!(
+                        "{} is INT8 but no antiquant scale is given for it (npu-emu models INT8 \
+                         key/value through antiquant only)",
+                        if i == 0 { "key" } else { "value" }
+                    )))
+                }
+            };
+            let fix = |t: &T| -> NnResult<T> {
+                match mode {
+                    0 => per_channel(t, n2, dd, false),
+                    1 => per_token(t, b, s2),
+                    2 => per_channel(t, n2, dd, true),
+                    _ => Err(NnError::invalid(format!(
+                        "antiquant mode {mode} is not supported by npu-emu (it takes 0 \
+                         per-channel/per-tensor, 1 per-token and 2 per-head)"
+                    ))),
+                }
+            };
+            let s2v = fix(&s)?;
+            let o2v = o.as_ref().map(fix).transpose()?;
+            if mode == 1 {
+                a::dtype_in(&s, &[DType::F32])?;
+            }
+            res[i] = Some((s2v, o2v, mode == 1));
+        }
+        kl.layout.dtype = q.dtype();
+        vl.layout.dtype = q.dtype();
+    } else if given {
+        return Err(NnError::invalid(format!(
+            "antiquant scales are given but key/value are {:?}, not INT8 (layout {ls})",
+            k.dtype()
+        )));
+    }
+    Ok(KvIn {
+        k,
+        v,
+        kl,
+        vl,
+        table: paged,
+        anti: res,
+        lists: [vec![], vec![]],
+    })
+}
+
+/// With per-batch key/value lists (`sb` their lengths): the logical key/value become
+/// `[B, max S_b, …]` and the lists are kept for the launch. A paged cache takes no lists.
+fn list_logical(
+    kv: &mut KvIn,
+    kls: Vec<T>,
+    vls: Vec<T>,
+    sb: &[usize],
+    layout: *const c_char,
+) -> NnResult<()> {
+    if sb.is_empty() {
+        return Ok(());
+    }
+    if kv.table.is_some() {
+        return Err(NnError::invalid(
+            "a paged cache (blockTable) takes one key and one value tensor, not per-batch lists",
+        ));
+    }
+    let (l, _, _) = infer_layout(layout, true)?;
+    let sdim = if l == FaLayout::Bnsd { 2 } else { 1 };
+    let smax = sb.iter().copied().max().unwrap_or(0);
+    for t in [&mut kv.kl, &mut kv.vl] {
+        let mut shape = t.shape().to_vec();
+        shape[0] = sb.len();
+        shape[sdim] = smax;
+        t.layout = npu_emu::ops::view::Layout::contiguous(t.dtype(), &shape);
+    }
+    kv.lists = [kls, vls];
+    Ok(())
+}
+
+/// The valid keys per batch with per-batch lists: the actual lengths (each at most its
+/// tensor's S_b) or S_b.
+fn list_lens(l: Option<Vec<usize>>, sb: &[usize], arg: &str) -> NnResult<Option<Vec<usize>>> {
+    if sb.is_empty() {
+        return Ok(l);
+    }
+    match l {
+        None => Ok(Some(sb.to_vec())),
+        Some(v) => {
+            if let Some(b) = (0..sb.len()).find(|&b| v[b] > sb[b]) {
+                return Err(NnError::invalid(format!(
+                    "{arg} {v:?} gives batch {b} {} keys; its key tensor has {}",
+                    v[b], sb[b]
+                )));
+            }
+            Ok(Some(v))
+        }
+    }
+}
+
+/// The inference launch over [`KvIn`] (paged or antiquantized key/value); `kv_dims` are the
+/// logical `[B, S2, N2, D]` of key and value.
+#[allow(clippy::too_many_arguments)]
+fn infer_launch_kv(
+    api: &'static str,
+    q: &T,
+    kv: KvIn,
+    dm: &FaDims,
+    pse: Option<T>,
+    mask: Option<T>,
+    p: FaParams,
+    out: &T,
+    lse: Option<&T>,
+    post: Option<(T, Option<T>)>,
+) -> NnResult<Built> {
+    if kv.table.is_none()
+        && kv.anti.iter().all(Option::is_none)
+        && post.is_none()
+        && kv.lists[0].is_empty()
+    {
+        return infer_launch(api, q, &kv.k, &kv.v, pse, mask, p, out, lse);
+    }
+    let kv_dims = [[dm.b, dm.s2, dm.n2, dm.d], [dm.b, dm.s2, dm.n2, dm.dv]];
+    let mut l = Launch::new(api);
+    l.input(q);
+    let nb = kv.lists[0].len();
+    let (ik, iv) = if nb == 0 {
+        (l.input(&kv.k), l.input(&kv.v))
+    } else {
+        (l.inputs(&kv.lists[0]), l.inputs(&kv.lists[1]))
+    };
+    let it = kv.table.as_ref().map(|(t, bs)| (l.input(t), *bs));
+    let ia: Vec<Option<(usize, Option<usize>, bool)>> = kv
+        .anti
+        .iter()
+        .map(|x| {
+            x.as_ref()
+                .map(|(s, o, pt)| (l.input(s), o.as_ref().map(|o| l.input(o)), *pt))
+        })
+        .collect();
+    let ip = pse.as_ref().map(|t| l.input(t));
+    let im = mask.as_ref().map(|t| l.input(t));
+    let iq = post
+        .as_ref()
+        .map(|(s, o)| (l.input(s), o.as_ref().map(|o| l.input(o))));
+    let o = l.output(out);
+    let il = lse.map(|t| l.output(t));
+    l.finish(move |vs, _| {
+        let cache = |data: usize, a: Option<(usize, Option<usize>, bool)>| fused::KvCache {
+            data: &vs[data],
+            batches: &vs[data..data + nb],
+            paged: it.map(|(i, bs)| (&vs[i], bs)),
+            scale: a.map(|x| &vs[x.0]),
+            offset: a.and_then(|x| x.1.map(|i| &vs[i])),
+            per_token: a.is_some_and(|x| x.2),
+        };
+        fused::inference_attention_cached(
+            &vs[0],
+            &cache(ik, ia[0]),
+            &cache(iv, ia[1]),
+            kv_dims,
+            ip.map(|i| &vs[i]),
+            im.map(|i| &vs[i]),
+            &p,
+            &vs[o],
+            il.map(|i| &vs[i]),
+            iq.map(|(s, o)| (&vs[s], o.map(|i| &vs[i]))),
+        )
+    })
+}
+
+/// The output post-quantization (`quantScale2`, `quantOffset2`): with an INT8
+/// `attentionOut` from a FLOAT16/BFLOAT16 query, `quantScale2` (FLOAT32, or BFLOAT16 with a
+/// BFLOAT16 query; per-tensor or per-channel with N·Dv elements) is required, viewed as
+/// `[N1, Dv]`; otherwise both must be NULL and the output takes the query's dtype.
+fn post_quant(
+    q: &T,
+    out: &T,
+    [scale, offset]: [(*const c_void, &'static str); 2],
+    dm: &FaDims,
+) -> NnResult<Option<(T, Option<T>)>> {
+    let s = a::opt_tensor(scale.0, scale.1)?;
+    let o = a::opt_tensor(offset.0, offset.1)?;
+    if out.dtype() != DType::I8 {
+        if let Some(t) = s.as_ref().or(o.as_ref()) {
+            return Err(NnError::invalid(format!(
+                "{} is given but attentionOut is {:?}; post-quantization writes an INT8 \
+                 attentionOut",
+                t.arg,
+                out.dtype()
+            )));
+        }
+        same_dtype(out, q)?;
+        return Ok(None);
+    }
+    a::dtype_in(q, &[DType::F16, DType::BF16])?;
+    let Some(s) = s else {
+        return Err(NnError::invalid(format!(
+            "attentionOut is INT8 but {} is nullptr (it is required for an INT8 output)",
+            scale.1
+        )));
+    };
+    if q.dtype() == DType::BF16 {
+        a::dtype_in(&s, &[DType::F32, DType::BF16])?;
+    } else {
+        a::dtype_in(&s, &[DType::F32])?;
+    }
+    if let Some(o) = &o {
+        same_dtype(o, &s)?;
+        a::same_shape(o, s.shape())?;
+    }
+    let sv = per_channel(&s, dm.n1, dm.dv, false)?;
+    let ov = o
+        .as_ref()
+        .map(|o| per_channel(o, dm.n1, dm.dv, false))
+        .transpose()?;
+    Ok(Some((sv, ov)))
 }
 
 /// `aclnnPromptFlashAttention`, `…V2` and `…V3`: the later versions add
@@ -2332,7 +2860,7 @@ fn prompt_fa(
     [query, key, value, pse_shift, atten_mask]: [*const c_void; 5],
     actual_seq: *const c_void,
     actual_seq_kv: *const c_void,
-    unmodelled: &[(*const c_void, &str)],
+    unmodelled: &[(*const c_void, &'static str)],
     num_heads: i64,
     scale: f64,
     [pre, next]: [i64; 2],
@@ -2347,7 +2875,14 @@ fn prompt_fa(
     let pse = a::opt_tensor(pse_shift, "pseShift")?;
     let mask = a::opt_tensor(atten_mask, "attenMask")?;
     let out = a::tensor(attention_out, "attentionOut")?;
-    no_quant(unmodelled)?;
+    let modelled = |i: usize| {
+        unmodelled
+            .get(i)
+            .map(|&(h, n)| (h, n))
+            .unwrap_or((std::ptr::null(), "quantScale2"))
+    };
+    let named: Vec<_> = unmodelled.iter().take(3).copied().collect();
+    no_quant(&named)?;
     let (mut p, dm) = infer_check(
         &q,
         &k,
@@ -2367,12 +2902,21 @@ fn prompt_fa(
     if let Some(ps) = &pse {
         infer_pse(ps, &q, &dm)?;
     }
-    same_dtype(&out, &q)?;
+    let post = post_quant(&q, &out, [modelled(3), modelled(4)], &dm)?;
     a::same_shape(
         &out,
         &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
     )?;
-    infer_launch(api, &q, &k, &v, pse, mask, p, &out, None)
+    let kv = KvIn {
+        kl: k.clone(),
+        vl: v.clone(),
+        k,
+        v,
+        table: None,
+        anti: [None, None],
+        lists: [vec![], vec![]],
+    };
+    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, None, post)
 }
 
 #[no_mangle]
@@ -2527,8 +3071,9 @@ pub unsafe extern "C" fn aclnnPromptFlashAttentionV3GetWorkspaceSize(
 }
 
 /// The quantization inputs IncreFlashAttentionV2-V4 add, in header order (V2 has the first
-/// five, V3 also the antiquant pair, V4 also kvPaddingSize); each must be NULL.
-const IFA_UNMODELLED: [&str; 8] = [
+/// five, V3 also the antiquant pair, V4 also kvPaddingSize); the ones npu-emu does not model
+/// (all but the antiquant pair) must be NULL.
+const IFA_QUANT: [&str; 8] = [
     "dequantScale1",
     "quantScale1",
     "dequantScale2",
@@ -2540,15 +3085,17 @@ const IFA_UNMODELLED: [&str; 8] = [
 ];
 
 /// `aclnnIncreFlashAttention`, `…V2`, `…V3` and `…V4`: one query row per batch and head,
-/// one key and one value tensor; `unmodelled` holds the version's quantization inputs (a
-/// prefix of [`IFA_UNMODELLED`]) and `blocktable` V3/V4's paged cache (NULL before).
+/// one key and one value tensor (or V3/V4's paged cache, `blocktable` with `block_size`);
+/// `quant` holds the version's quantization inputs (a prefix of [`IFA_QUANT`]): the
+/// antiquant pair dequantizes an INT8 key/value, the others must be NULL.
 #[allow(clippy::too_many_arguments)]
 fn incre_fa(
     api: &'static str,
     [query, key, value, pse_shift, atten_mask]: [*const c_void; 5],
     actual_seq: *const c_void,
-    unmodelled: &[*const c_void],
+    quant: &[*const c_void],
     blocktable: *const c_void,
+    block_size: i64,
     num_heads: i64,
     scale: f64,
     layout: *const c_char,
@@ -2561,19 +3108,37 @@ fn incre_fa(
     let pse = a::opt_tensor(pse_shift, "pseShift")?;
     let mask = a::opt_tensor(atten_mask, "attenMask")?;
     let out = a::tensor(attention_out, "attentionOut")?;
-    let named: Vec<_> = unmodelled.iter().copied().zip(IFA_UNMODELLED).collect();
+    let named: Vec<_> = quant
+        .iter()
+        .copied()
+        .zip(IFA_QUANT)
+        .enumerate()
+        .filter(|(i, _)| ![3, 4, 5, 6].contains(i))
+        .map(|(_, x)| x)
+        .collect();
     no_quant(&named)?;
-    if !blocktable.is_null() {
-        return Err(NnError::invalid(
-            "blocktable (paged key/value cache) is not supported by npu-emu; pass the cache as \
-             one key and one value tensor",
-        ));
-    }
-    let (k, v) = one_kv(ks, vs)?;
+    let at = |i: usize| quant.get(i).copied().unwrap_or(std::ptr::null());
+    let anti = AntiIn {
+        kv: anti_in([(at(5), "antiquantScale"), (at(6), "antiquantOffset")], 0)?,
+        sep: [None, None],
+    };
+    let (k, v, kls, vls, sb) = kv_lists(&q, ks, vs, layout, num_heads)?;
+    let mut kv = kv_in(
+        &q,
+        k,
+        v,
+        layout,
+        num_heads,
+        num_kv_heads,
+        (blocktable, "blocktable"),
+        block_size,
+        anti,
+    )?;
+    list_logical(&mut kv, kls, vls, &sb, layout)?;
     let (mut p, dm) = infer_check(
         &q,
-        &k,
-        &v,
+        &kv.kl,
+        &kv.vl,
         num_heads,
         num_kv_heads,
         scale,
@@ -2590,14 +3155,28 @@ fn incre_fa(
             dm.s1
         )));
     }
-    p.kv_lens = lens(actual_seq, "actualSeqLengths", dm.b, dm.s2)?;
+    p.kv_lens = list_lens(
+        lens(actual_seq, "actualSeqLengths", dm.b, dm.s2)?,
+        &sb,
+        "actualSeqLengths",
+    )?;
+    if kv.table.is_some() && p.kv_lens.is_none() {
+        return Err(NnError::invalid(
+            "actualSeqLengths is required with a blocktable (paged key/value cache)",
+        ));
+    }
     let mask = infer_mask(&mask, &dm, 0)?;
     if let Some(ps) = &pse {
         infer_pse(ps, &q, &dm)?;
     }
-    same_dtype(&out, &q)?;
+    let post = post_quant(
+        &q,
+        &out,
+        [(at(3), "quantScale2"), (at(4), "quantOffset2")],
+        &dm,
+    )?;
     a::same_shape(&out, q.shape())?;
-    infer_launch(api, &q, &k, &v, pse, mask, p, &out, None)
+    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, None, post)
 }
 
 #[no_mangle]
@@ -2627,6 +3206,7 @@ pub unsafe extern "C" fn aclnnIncreFlashAttentionGetWorkspaceSize(
                 actualSeqLengths,
                 &[],
                 std::ptr::null(),
+                0,
                 numHeads,
                 scaleValue,
                 inputLayout,
@@ -2675,6 +3255,7 @@ pub unsafe extern "C" fn aclnnIncreFlashAttentionV2GetWorkspaceSize(
                     quantOffset2,
                 ],
                 std::ptr::null(),
+                0,
                 numHeads,
                 scaleValue,
                 inputLayout,
@@ -2711,7 +3292,7 @@ pub unsafe extern "C" fn aclnnIncreFlashAttentionV3GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    let _ = (blockSize, innerPrecise);
+    let _ = innerPrecise;
     phase1(
         "aclnnIncreFlashAttentionV3GetWorkspaceSize",
         workspaceSize,
@@ -2731,6 +3312,7 @@ pub unsafe extern "C" fn aclnnIncreFlashAttentionV3GetWorkspaceSize(
                     antiquantOffset,
                 ],
                 blocktable,
+                blockSize,
                 numHeads,
                 scaleValue,
                 inputLayout,
@@ -2768,7 +3350,7 @@ pub unsafe extern "C" fn aclnnIncreFlashAttentionV4GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    let _ = (blockSize, innerPrecise);
+    let _ = innerPrecise;
     phase1(
         "aclnnIncreFlashAttentionV4GetWorkspaceSize",
         workspaceSize,
@@ -2789,6 +3371,7 @@ pub unsafe extern "C" fn aclnnIncreFlashAttentionV4GetWorkspaceSize(
                     kvPaddingSize,
                 ],
                 blocktable,
+                blockSize,
                 numHeads,
                 scaleValue,
                 inputLayout,
@@ -2801,7 +3384,8 @@ pub unsafe extern "C" fn aclnnIncreFlashAttentionV4GetWorkspaceSize(
 
 /// The inputs FusedInferAttentionScore adds after `actualSeqLengthsKv`, in header order;
 /// each version takes a prefix (V1 the first 10, V2 17, V3 20, V4 all 22). V1 spells them
-/// without the `Optional` suffix. npu-emu models none of them: each must be NULL.
+/// without the `Optional` suffix. npu-emu models those of [`FIA_MODELLED`]; the others must
+/// be NULL.
 const FIA_UNMODELLED: [&str; 22] = [
     "deqScale1Optional",
     "quantScale1Optional",
@@ -2827,6 +3411,10 @@ const FIA_UNMODELLED: [&str; 22] = [
     "learnableSinkOptional",
 ];
 
+/// The entries of [`FIA_UNMODELLED`] npu-emu does model: the output post-quantization, the
+/// antiquant scales/offsets and the paged cache's block table.
+const FIA_MODELLED: [usize; 9] = [3, 4, 5, 6, 7, 10, 11, 12, 13];
+
 /// `aclnnFusedInferAttentionScore` (V1-V4): prompt (Q_S > 1) or incremental (Q_S = 1)
 /// attention with one key and one value tensor, optional pse, mask and actual lengths, and
 /// with `softmaxLseFlag` the log-sum-exp `[B, N, Q_S, 1]`. `unmodelled` is the version's
@@ -2838,6 +3426,7 @@ unsafe fn fused_infer(
     [query, key, value, pse_shift, atten_mask]: [*const c_void; 5],
     [actual_seq, actual_seq_kv]: [*const c_void; 2],
     unmodelled: &[*const c_void],
+    [block_size, anti_mode, key_mode, value_mode]: [i64; 4],
     num_heads: i64,
     scale: f64,
     [pre, next]: [i64; 2],
@@ -2866,13 +3455,47 @@ unsafe fn fused_infer(
         .iter()
         .copied()
         .zip(FIA_UNMODELLED.map(nm))
+        .enumerate()
+        .filter(|(i, _)| !FIA_MODELLED.contains(i))
+        .map(|(_, x)| x)
         .collect();
     no_quant(&named)?;
-    let (k, v) = one_kv(ks, vs)?;
+    let at = |i: usize| {
+        (
+            unmodelled.get(i).copied().unwrap_or(std::ptr::null()),
+            nm(FIA_UNMODELLED[i]),
+        )
+    };
+    let anti = AntiIn {
+        kv: anti_in([at(5), at(6)], anti_mode)?,
+        sep: [
+            anti_in([at(10), at(11)], key_mode)?,
+            anti_in([at(12), at(13)], value_mode)?,
+        ],
+    };
+    if anti.sep[0].is_some() != anti.sep[1].is_some() {
+        return Err(NnError::invalid(
+            "keyAntiquantScaleOptional and valueAntiquantScaleOptional must both be given or \
+             both be nullptr",
+        ));
+    }
+    let (k, v, kls, vls, sb) = kv_lists(&q, ks, vs, layout, num_heads)?;
+    let mut kv = kv_in(
+        &q,
+        k,
+        v,
+        layout,
+        num_heads,
+        num_kv_heads,
+        at(7),
+        block_size,
+        anti,
+    )?;
+    list_logical(&mut kv, kls, vls, &sb, layout)?;
     let (mut p, dm) = infer_check(
         &q,
-        &k,
-        &v,
+        &kv.kl,
+        &kv.vl,
         num_heads,
         num_kv_heads,
         scale,
@@ -2883,7 +3506,18 @@ unsafe fn fused_infer(
         sparse,
     )?;
     p.q_lens = lens(actual_seq, nm("actualSeqLengthsOptional"), dm.b, dm.s1)?;
-    p.kv_lens = lens(actual_seq_kv, nm("actualSeqLengthsKvOptional"), dm.b, dm.s2)?;
+    p.kv_lens = list_lens(
+        lens(actual_seq_kv, nm("actualSeqLengthsKvOptional"), dm.b, dm.s2)?,
+        &sb,
+        nm("actualSeqLengthsKvOptional"),
+    )?;
+    if kv.table.is_some() && p.kv_lens.is_none() {
+        return Err(NnError::invalid(format!(
+            "{} is required with {} (paged key/value cache)",
+            nm("actualSeqLengthsKvOptional"),
+            nm("blockTableOptional")
+        )));
+    }
     if dm.s1 == 1 {
         // Incremental: one query row sees every valid key; sparse modes do not apply.
         p.sparse_mode = 0;
@@ -2894,7 +3528,7 @@ unsafe fn fused_infer(
     if let Some(ps) = &pse {
         infer_pse(ps, &q, &dm)?;
     }
-    same_dtype(&out, &q)?;
+    let post = post_quant(&q, &out, [at(3), at(4)], &dm)?;
     a::same_shape(
         &out,
         &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
@@ -2911,7 +3545,7 @@ unsafe fn fused_infer(
     } else {
         None
     };
-    infer_launch(api, &q, &k, &v, pse, mask, p, &out, lse)
+    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, lse, post)
 }
 
 #[no_mangle]
@@ -2949,7 +3583,7 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    let _ = (innerPrecise, blockSize, antiquantMode);
+    let _ = innerPrecise;
     phase1(
         "aclnnFusedInferAttentionScoreGetWorkspaceSize",
         workspaceSize,
@@ -2972,6 +3606,7 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreGetWorkspaceSize(
                     queryPaddingSize,
                     kvPaddingSize,
                 ],
+                [blockSize, antiquantMode, 0, 0],
                 numHeads,
                 scaleValue,
                 [preTokens, nextTokens],
@@ -3030,13 +3665,7 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    let _ = (
-        innerPrecise,
-        blockSize,
-        antiquantMode,
-        keyAntiquantMode,
-        valueAntiquantMode,
-    );
+    let _ = innerPrecise;
     phase1(
         "aclnnFusedInferAttentionScoreV2GetWorkspaceSize",
         workspaceSize,
@@ -3065,6 +3694,12 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV2GetWorkspaceSize(
                     keySharedPrefixOptional,
                     valueSharedPrefixOptional,
                     actualSharedPrefixLenOptional,
+                ],
+                [
+                    blockSize,
+                    antiquantMode,
+                    keyAntiquantMode,
+                    valueAntiquantMode,
                 ],
                 numHeads,
                 scaleValue,
@@ -3127,13 +3762,7 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV3GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    let _ = (
-        innerPrecise,
-        blockSize,
-        antiquantMode,
-        keyAntiquantMode,
-        valueAntiquantMode,
-    );
+    let _ = innerPrecise;
     phase1(
         "aclnnFusedInferAttentionScoreV3GetWorkspaceSize",
         workspaceSize,
@@ -3165,6 +3794,12 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV3GetWorkspaceSize(
                     queryRopeOptional,
                     keyRopeOptional,
                     keyRopeAntiquantScaleOptional,
+                ],
+                [
+                    blockSize,
+                    antiquantMode,
+                    keyAntiquantMode,
+                    valueAntiquantMode,
                 ],
                 numHeads,
                 scaleValue,
@@ -3230,14 +3865,7 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV4GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    let _ = (
-        innerPrecise,
-        blockSize,
-        antiquantMode,
-        keyAntiquantMode,
-        valueAntiquantMode,
-        queryQuantMode,
-    );
+    let _ = (innerPrecise, queryQuantMode);
     phase1(
         "aclnnFusedInferAttentionScoreV4GetWorkspaceSize",
         workspaceSize,
@@ -3271,6 +3899,12 @@ pub unsafe extern "C" fn aclnnFusedInferAttentionScoreV4GetWorkspaceSize(
                     keyRopeAntiquantScaleOptional,
                     dequantScaleQueryOptional,
                     learnableSinkOptional,
+                ],
+                [
+                    blockSize,
+                    antiquantMode,
+                    keyAntiquantMode,
+                    valueAntiquantMode,
                 ],
                 numHeads,
                 scaleValue,
