@@ -1810,3 +1810,45 @@ fn experimental_training_operators_match_the_host_reference() {
         assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
     }
 }
+
+/// `tests/c/aclnn/aclnn_gmm_extra.cpp`: GroupedMatmul V1 (aclIntArray group list, splitItem
+/// 0/2/3, x and y one per group or one for all), V2 (FLOAT32, groupType -1/0 and the K
+/// split), V3 (INT64 group list tensor, stacked weight and bias, a group list past x's rows
+/// failing the task) and WeightNz (FRACTAL_NZ weights written by hand, counts and cumulative
+/// group lists) against a host reference, with their argument errors.
+#[test]
+fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
+    let work = scratch("aclnn-gmm-extra");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_gmm_extra.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok grouped matmul v1",
+        "ok grouped matmul v2",
+        "ok grouped matmul v3",
+        "ok grouped matmul weight nz",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 33, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnGroupedMatmulGetWorkspaceSize: groupListOptional [3, 2, 7] must be non-decreasing",
+        "aclnnGroupedMatmulGetWorkspaceSize: x has data type ACL_FLOAT, which is not supported",
+        "aclnnGroupedMatmulWeightNzGetWorkspaceSize: actType 1: fused activations are not supported",
+        "groupList [3, 9] (as cumulative ends) does not cut the 5 rows of x into groups",
+    ] {
+        assert!(r.all().contains(msg), "missing {msg:?}:\n{}", r.all());
+    }
+}
