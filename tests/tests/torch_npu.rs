@@ -1583,3 +1583,33 @@ fn norm_quant_apis_match_cpu() {
         );
     }
 }
+
+/// `tests/python/gmm_extra.py`: `torch_npu.npu_grouped_matmul` with a `List[int]`
+/// group_list (aclnnGroupedMatmul V1: one output, or one per group with bias; float16 and
+/// bfloat16) and with weights cast to FRACTAL_NZ (aclnnGroupedMatmulWeightNz: a stacked
+/// weight with a counts group list, a list of weights with biases) against CPU torch.
+#[test]
+fn grouped_matmul_list_group_list_and_nz_weights_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("gmm_extra.py") {
+        return;
+    }
+    let r = py_job("torch-gmm-extra", &venv, "cd \"$T\" && \"$PY\" gmm_extra.py");
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("gmm_extra: 0 failed"), "{}", r.all());
+    for case in [
+        "gmm_list_group_list_float16",
+        "gmm_list_group_list_bfloat16",
+        "gmm_list_group_list_per_group_bias",
+        "gmm_nz_stacked_counts",
+        "gmm_nz_list_bias_float16",
+        "gmm_nz_list_bias_bfloat16",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

@@ -1,0 +1,93 @@
+"""torch_npu.npu_grouped_matmul's forms that reach the older and NZ-weight GroupedMatmul
+entries, against CPU torch: a List[int] group_list (aclnnGroupedMatmul, V1) with one output
+or one per group, with bias, in float16 and bfloat16; and weights cast to FRACTAL_NZ with
+torch_npu.npu_format_cast (aclnnGroupedMatmulWeightNz), one stacked [E, K, N] weight with a
+counts group list, or a list of [K, N] weights with biases. Products accumulate in float32
+on the device; the reference computes in float32 and the comparison allows the output
+type's rounding. Prints PASS/FAIL per case and exits 1 when any case fails.
+"""
+import sys
+
+import torch
+import torch_npu
+
+torch_npu.npu.config.allow_internal_format = True
+FAILED = []
+torch.manual_seed(0)
+D = "npu"
+
+
+def chk(name, f):
+    try:
+        got, want, tol = f()
+        assert len(got) == len(want), f"{len(got)} outputs, expected {len(want)}"
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype, f"dtype {g.dtype}, expected {w.dtype}"
+            torch.testing.assert_close(g.cpu().float(), w.float(), rtol=tol, atol=tol)
+        print("PASS", name)
+    except Exception as e:  # noqa: BLE001
+        FAILED.append(name)
+        print("FAIL", name, str(e).splitlines()[0][:300])
+
+
+def ref(x, ws, ends, bs=None):
+    """x's rows cut at the cumulative ends, group i times ws[i] (+ bs[i]), in float32."""
+    out, s = [], 0
+    for i, e in enumerate(ends):
+        y = x[s:e].float() @ ws[i].float()
+        if bs is not None:
+            y = y + bs[i].float()
+        out.append(y.to(x.dtype))
+        s = e
+    return out
+
+
+def list_group_list_one_out(dt):
+    x = torch.randn(9, 16).to(dt)
+    ws = [torch.randn(16, 8).to(dt) for _ in range(3)]
+    y = torch_npu.npu_grouped_matmul([x.to(D)], [w.to(D) for w in ws], group_list=[2, 2, 9],
+                                     split_item=3, group_type=0)
+    return y, [torch.cat(ref(x, ws, [2, 2, 9]))], 2e-2
+
+
+def list_group_list_per_group_bias():
+    x = torch.randn(7, 24).half()
+    ws = [torch.randn(24, 5).half() for _ in range(2)]
+    bs = [torch.randn(5).half() for _ in range(2)]
+    y = torch_npu.npu_grouped_matmul([x.to(D)], [w.to(D) for w in ws], bias=[b.to(D) for b in bs],
+                                     group_list=[3, 7], split_item=1, group_type=0)
+    return y, ref(x, ws, [3, 7], bs), 2e-2
+
+
+def nz_stacked_counts():
+    E, K, N = 3, 40, 24
+    x = torch.randn(9, K).half()
+    w = torch.randn(E, K, N).half()
+    wn = torch_npu.npu_format_cast(w.to(D), 29)
+    assert torch_npu.get_npu_format(wn) == 29, "the weight is not FRACTAL_NZ"
+    gl = torch.tensor([2, 5, 2]).to(D)
+    y = torch_npu.npu_grouped_matmul([x.to(D)], [wn], group_list=gl, split_item=3, group_type=0,
+                                     group_list_type=1)
+    return y, [torch.cat(ref(x, list(w), [2, 7, 9]))], 2e-2
+
+
+def nz_list_bias(dt):
+    E, K, N = 2, 48, 20
+    x = torch.randn(6, K).to(dt)
+    ws = [torch.randn(K, N).to(dt) for _ in range(E)]
+    bs = [torch.randn(N).to(torch.float16 if dt == torch.float16 else torch.float32) for _ in range(E)]
+    wn = [torch_npu.npu_format_cast(w.to(D), 29) for w in ws]
+    y = torch_npu.npu_grouped_matmul([x.to(D)], wn, bias=[b.to(D) for b in bs],
+                                     group_list=torch.tensor([4, 6]).to(D), split_item=2, group_type=0)
+    return y, [torch.cat(ref(x, ws, [4, 6], bs))], 2e-2
+
+
+chk("gmm_list_group_list_float16", lambda: list_group_list_one_out(torch.float16))
+chk("gmm_list_group_list_bfloat16", lambda: list_group_list_one_out(torch.bfloat16))
+chk("gmm_list_group_list_per_group_bias", list_group_list_per_group_bias)
+chk("gmm_nz_stacked_counts", nz_stacked_counts)
+chk("gmm_nz_list_bias_float16", lambda: nz_list_bias(torch.float16))
+chk("gmm_nz_list_bias_bfloat16", lambda: nz_list_bias(torch.bfloat16))
+
+print(f"gmm_extra: {len(FAILED)} failed")
+sys.exit(1 if FAILED else 0)
