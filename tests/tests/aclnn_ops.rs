@@ -1814,8 +1814,10 @@ fn experimental_training_operators_match_the_host_reference() {
 /// `tests/c/aclnn/aclnn_gmm_extra.cpp`: GroupedMatmul V1 (aclIntArray group list, splitItem
 /// 0/2/3, x and y one per group or one for all), V2 (FLOAT32, groupType -1/0 and the K
 /// split), V3 (INT64 group list tensor, stacked weight and bias, a group list past x's rows
-/// failing the task) and WeightNz (FRACTAL_NZ weights written by hand, counts and cumulative
-/// group lists) against a host reference, with their argument errors.
+/// failing the task), WeightNz (FRACTAL_NZ weights written by hand, counts and cumulative
+/// group lists) and GroupedMatmulFinalizeRouting V1/V2/V3/WeightNz/WeightNzV2 (A8W8: per-token
+/// scale, shared rows, logit, colliding rowIndex; INT8 NZ weight) against a host reference,
+/// with their argument errors.
 #[test]
 fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
     let work = scratch("aclnn-gmm-extra");
@@ -1829,6 +1831,7 @@ fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
         "ok grouped matmul v2",
         "ok grouped matmul v3",
         "ok grouped matmul weight nz",
+        "ok grouped matmul finalize routing",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -1842,12 +1845,14 @@ fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
         .find_map(|l| l.strip_suffix(" checks, 0 failed"))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    assert!(n >= 33, "only {n} checks:\n{}", r.stdout);
+    assert!(n >= 50, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "aclnnGroupedMatmulGetWorkspaceSize: groupListOptional [3, 2, 7] must be non-decreasing",
         "aclnnGroupedMatmulGetWorkspaceSize: x has data type ACL_FLOAT, which is not supported",
         "aclnnGroupedMatmulWeightNzGetWorkspaceSize: actType 1: fused activations are not supported",
         "groupList [3, 9] (as cumulative ends) does not cut the 5 rows of x into groups",
+        "aclnnGroupedMatmulFinalizeRoutingWeightNzGetWorkspaceSize: x2 must be in FRACTAL_NZ",
+        "rowIndex[4] = 4 is outside the output's 4 rows",
     ] {
         assert!(r.all().contains(msg), "missing {msg:?}:\n{}", r.all());
     }

@@ -158,3 +158,81 @@ pub fn grouped_matmul_k(x: &View, w: &View, ends: &[i64], y: &View) -> Result<()
     }
     Ok(())
 }
+
+/// The shared expert's part of GroupedMatmulFinalizeRouting: `rows` (`[s, N]`) times
+/// `weight`, added at row `offset` of the output.
+pub struct Shared<'a> {
+    pub rows: &'a View,
+    pub weight: f32,
+    pub offset: usize,
+}
+
+/// GroupedMatmulFinalizeRouting (A8W8): for each row i of the INT8 `x` (`[M, K]`) in group
+/// g (the groups cut by the cumulative `ends`; rows past the last group are not computed),
+/// `v = f32(x_i @ w_g) * scale[g] * pertoken[i]` (per-channel `scale` `[E, N]`, `pertoken`
+/// `[M]`, absent = 1), then `out[row_index[i]] += logit[i] * v` (absent logit = 1, absent
+/// row_index = i). `out` (`[BS, N]`, FLOAT32) starts at zero, plus `shared.weight *
+/// shared.rows` at rows `shared.offset..`. The int8 products sum exactly; the scaling and the
+/// accumulation are float32, rows added in order.
+#[allow(clippy::too_many_arguments)]
+pub fn gmm_finalize_routing(
+    x: &View,
+    ws: &[View],
+    scale: &View,
+    pertoken: Option<&View>,
+    ends: &[i64],
+    shared: Option<Shared>,
+    logit: Option<&View>,
+    row_index: Option<&View>,
+    out: &View,
+) -> Result<(), String> {
+    let (m, k) = (x.shape[0], x.shape[1]);
+    let (bs, n) = (out.shape[0], out.shape[1]);
+    let xs: Vec<i64> = load(x, DType::I64)?;
+    let sc: Vec<f32> = load(scale, DType::F32)?;
+    let pt: Option<Vec<f32>> = pertoken.map(|p| load(p, DType::F32)).transpose()?;
+    let lg: Option<Vec<f32>> = logit.map(|p| load(p, DType::F32)).transpose()?;
+    let ri: Option<Vec<i64>> = row_index.map(|p| load(p, DType::I64)).transpose()?;
+    let mut acc = vec![0f32; bs * n];
+    if let Some(s) = &shared {
+        let rows: Vec<f32> = load(s.rows, DType::F32)?;
+        let r = s.rows.shape[0];
+        if s.offset + r > bs {
+            return Err(format!(
+                "sharedInput's {r} rows at sharedInputOffset {} pass the output's {bs} rows",
+                s.offset
+            ));
+        }
+        for (i, v) in rows.iter().enumerate() {
+            acc[s.offset * n + i] = v * s.weight;
+        }
+    }
+    let groups = spans(ends, m, "rows of x")?;
+    for (g, (start, len)) in groups.into_iter().enumerate() {
+        let w = ws
+            .get(g)
+            .ok_or_else(|| format!("group {g} has no weight ({} given)", ws.len()))?;
+        let wv: Vec<i64> = load(w, DType::I64)?;
+        for i in start..start + len {
+            let dst = match &ri {
+                Some(r) => r[i],
+                None => i as i64,
+            };
+            if dst < 0 || dst as usize >= bs {
+                return Err(format!(
+                    "rowIndex[{i}] = {dst} is outside the output's {bs} rows"
+                ));
+            }
+            let dst = dst as usize;
+            let p = pt.as_ref().map_or(1.0, |p| p[i]);
+            let l = lg.as_ref().map_or(1.0, |l| l[i]);
+            let xr = &xs[i * k..(i + 1) * k];
+            for j in 0..n {
+                let dot: i64 = (0..k).map(|q| xr[q] * wv[q * n + j]).sum();
+                let v = dot as f32 * sc[g * n + j] * p;
+                acc[dst * n + j] += l * v;
+            }
+        }
+    }
+    super::extra::store(acc, DType::F32, out)
+}

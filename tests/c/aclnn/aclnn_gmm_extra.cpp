@@ -2,6 +2,10 @@
  * (V1, an aclIntArray group list and splitItem), V2 (groupType, FLOAT32, the K split), V3
  * (the group list as an INT64 tensor) and WeightNz (weights in FRACTAL_NZ written here by
  * hand: storage [E, N/16, K/16, 16, 16] with element (k, n) at [n/16][k/16][k%16][n%16]);
+ * and GroupedMatmulFinalizeRouting (V1, V2, V3, WeightNz, WeightNzV2; the A8W8 form: INT8 x
+ * and weight, FLOAT32 per-channel scale and per-token scale, scatter-added into the output
+ * by rowIndex with the logit, plus the shared expert's rows; INT8 NZ storage
+ * [E, N/32, K/16, 16, 32]);
  * each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: products accumulate in float32 on the device and in double here, rounded once
  * to the output type: float16/bfloat16 compare to 1e-2 relative, float32 to 1e-5. Inputs
@@ -14,6 +18,11 @@
 #include "aclnnop/aclnn_grouped_matmul_v2.h"
 #include "aclnnop/aclnn_grouped_matmul_v3.h"
 #include "aclnnop/aclnn_grouped_matmul_weight_nz.h"
+#include "aclnnop/aclnn_grouped_matmul_finalize_routing.h"
+#include "aclnnop/aclnn_grouped_matmul_finalize_routing_v2.h"
+#include "aclnnop/aclnn_grouped_matmul_finalize_routing_v3.h"
+#include "aclnnop/aclnn_grouped_matmul_finalize_routing_weight_nz.h"
+#include "aclnnop/aclnn_grouped_matmul_finalize_routing_weight_nz_v2.h"
 
 static aclrtStream S;
 
@@ -342,6 +351,146 @@ static void weight_nz() {
     printf("ok grouped matmul weight nz\n");
 }
 
+/* ---- GroupedMatmulFinalizeRouting (A8W8) ---- */
+
+/* An INT8 weight [E, K, N] in FRACTAL_NZ (C0 32 along N), written by hand. */
+static Dev nz_weight_i8(const std::vector<double> &W, int64_t E, int64_t K, int64_t N) {
+    int64_t k1 = (K + 15) / 16, n1 = (N + 31) / 32, per = n1 * k1 * 16 * 32;
+    std::vector<int8_t> host(static_cast<size_t>(E * per), 0);
+    for (int64_t g = 0; g < E; g++)
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t n = 0; n < N; n++)
+                host[static_cast<size_t>(g * per + ((n / 32) * k1 + k / 16) * 512 + (k % 16) * 32 + n % 32)] =
+                    static_cast<int8_t>(W[static_cast<size_t>((g * K + k) * N + n)]);
+    Dev d;
+    d.dt = ACL_INT8;
+    d.bytes = host.size();
+    d.shape = Shape{E, K, N};
+    d.strides = Shape{K * N, N, 1};
+    CHECK(aclrtMalloc(&d.mem, d.bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(d.mem, d.bytes, host.data(), d.bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    Shape storage{E, n1, k1, 16, 32};
+    d.t = aclCreateTensor(d.shape.data(), 3, ACL_INT8, d.strides.data(), 0, ACL_FORMAT_FRACTAL_NZ, storage.data(), 5, d.mem);
+    if (d.t == nullptr) {
+        fprintf(stderr, "FAIL aclCreateTensor (INT8 FRACTAL_NZ): %s\n", test_msg());
+        exit(1);
+    }
+    return d;
+}
+
+/* out[row[i]] += logit[i] * (x_i @ w_g) * scale[g] * pertoken[i] for the rows of the groups
+ * (cumulative ends), plus sharedWeight * shared at row sharedOffset. */
+static std::vector<double> ref_fr(const std::vector<double> &X, const std::vector<double> &W, const std::vector<double> &SC,
+                                  const std::vector<double> *PT, const std::vector<int64_t> &ends, const std::vector<double> *SH,
+                                  int64_t shRows, double shW, int64_t shOff, const std::vector<double> *LG,
+                                  const std::vector<double> &RI, int64_t K, int64_t N, int64_t BS) {
+    std::vector<double> out(static_cast<size_t>(BS * N), 0);
+    if (SH)
+        for (int64_t i = 0; i < shRows * N; i++) out[static_cast<size_t>(shOff * N + i)] = (*SH)[static_cast<size_t>(i)] * shW;
+    int64_t start = 0;
+    for (size_t g = 0; g < ends.size(); g++) {
+        for (int64_t i = start; i < ends[g]; i++)
+            for (int64_t n = 0; n < N; n++) {
+                double acc = 0;
+                for (int64_t k = 0; k < K; k++)
+                    acc += X[static_cast<size_t>(i * K + k)] * W[static_cast<size_t>((static_cast<int64_t>(g) * K + k) * N + n)];
+                double v = acc * SC[g * static_cast<size_t>(N) + static_cast<size_t>(n)] * (PT ? (*PT)[static_cast<size_t>(i)] : 1.0);
+                out[static_cast<size_t>(static_cast<int64_t>(RI[static_cast<size_t>(i)]) * N + n)] += v * (LG ? (*LG)[static_cast<size_t>(i)] : 1.0);
+            }
+        start = ends[g];
+    }
+    return out;
+}
+
+static void finalize_routing() {
+    const int64_t E = 3, M = 7, K = 32, N = 40, BS = 4;
+    std::vector<double> X = values(M * K, ACL_INT8, 51), W = values(E * K * N, ACL_INT8, 52);
+    std::vector<double> SC = values(E * N, ACL_FLOAT, 53, true, true), PT = values(M, ACL_FLOAT, 54, true, true),
+                        LG = values(M, ACL_FLOAT, 55, true, true), SH = values(2 * N, ACL_BF16, 56);
+    for (auto &v : SC) v = as_type(v / 64, ACL_FLOAT);
+    std::vector<double> RI = {3, 0, 2, 0, 1, 3, 2};
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* (a) V1, V2, V3: ND weight, cumulative groupList {2, 5, 7}, per-token scale, shared rows
+     * [2, N] at offset 1 with weight 0.5, logit, rowIndex into 4 output rows (collisions) */
+    {
+        Dev x = make({M, K}, ACL_INT8, X), w = make({E, K, N}, ACL_INT8, W), sc = make({E, N}, ACL_FLOAT, SC),
+            pt = make({M}, ACL_FLOAT, PT), gl = make({E}, ACL_INT64, {2, 5, 7}), sh = make({2, N}, ACL_BF16, SH),
+            lg = make({M}, ACL_FLOAT, LG), ri = make({M}, ACL_INT64, RI), o = make({BS, N}, ACL_FLOAT, {9});
+        std::vector<double> want = ref_fr(X, W, SC, &PT, {2, 5, 7}, &SH, 2, 0.5, 1, &LG, RI, K, N, BS);
+        RUN(S, aclnnGroupedMatmulFinalizeRouting, x.t, w.t, sc.t, nullptr, pt.t, gl.t, sh.t, lg.t, ri.t, 0, 0.5f, 1, false,
+            false, 0, o.t);
+        compare("GroupedMatmulFinalizeRouting (V1) A8W8 with shared rows, logit and colliding rowIndex", read(o), want, 1e-5);
+        RUN(S, aclnnGroupedMatmulFinalizeRoutingV2, x.t, w.t, sc.t, nullptr, nullptr, nullptr, nullptr, pt.t, gl.t, sh.t, lg.t,
+            ri.t, 0, 0.5f, 1, false, false, 0, o.t);
+        compare("GroupedMatmulFinalizeRoutingV2 (same case)", read(o), want, 1e-5);
+        int64_t tune[1] = {4};
+        aclIntArray *tc = aclCreateIntArray(tune, 1);
+        RUN(S, aclnnGroupedMatmulFinalizeRoutingV3, x.t, w.t, sc.t, nullptr, nullptr, nullptr, nullptr, pt.t, gl.t, sh.t, lg.t,
+            ri.t, 0, 0.5f, 1, false, false, 0, tc, o.t);
+        compare("GroupedMatmulFinalizeRoutingV3 (same case, tuningConfig {4})", read(o), want, 1e-5);
+        aclDestroyIntArray(tc);
+        /* errors */
+        expect_code("GroupedMatmulFinalizeRouting dtype 1", aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(x.t, w.t, sc.t, nullptr, pt.t, gl.t, sh.t, lg.t, ri.t, 1, 0.5f, 1, false, false, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("GroupedMatmulFinalizeRouting transposeW", aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(x.t, w.t, sc.t, nullptr, pt.t, gl.t, sh.t, lg.t, ri.t, 0, 0.5f, 1, false, true, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("GroupedMatmulFinalizeRouting null scale", aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(x.t, w.t, nullptr, nullptr, pt.t, gl.t, sh.t, lg.t, ri.t, 0, 0.5f, 1, false, false, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_NULLPTR);
+        expect_code("GroupedMatmulFinalizeRouting null x", aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(nullptr, w.t, sc.t, nullptr, pt.t, gl.t, sh.t, lg.t, ri.t, 0, 0.5f, 1, false, false, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_NULLPTR);
+        expect_code("GroupedMatmulFinalizeRouting bias given (reserved)", aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(x.t, w.t, sc.t, sc.t, pt.t, gl.t, sh.t, lg.t, ri.t, 0, 0.5f, 1, false, false, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("GroupedMatmulFinalizeRouting sharedInput without logit", aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(x.t, w.t, sc.t, nullptr, pt.t, gl.t, sh.t, nullptr, ri.t, 0, 0.5f, 1, false, false, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("GroupedMatmulFinalizeRouting sharedInputOffset 3 (2 rows past 4)", aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(x.t, w.t, sc.t, nullptr, pt.t, gl.t, sh.t, lg.t, ri.t, 0, 0.5f, 3, false, false, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("GroupedMatmulFinalizeRouting groupListType 2", aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(x.t, w.t, sc.t, nullptr, pt.t, gl.t, sh.t, lg.t, ri.t, 0, 0.5f, 1, false, false, 2, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("GroupedMatmulFinalizeRoutingWeightNz with an ND weight", aclnnGroupedMatmulFinalizeRoutingWeightNzGetWorkspaceSize(x.t, w.t, sc.t, nullptr, pt.t, gl.t, sh.t, lg.t, ri.t, 0, 0.5f, 1, false, false, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        Dev g2 = make({2}, ACL_INT64, {2, 7});
+        expect_code("GroupedMatmulFinalizeRouting groupList of 2 for 3 experts", aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(x.t, w.t, sc.t, nullptr, pt.t, g2.t, sh.t, lg.t, ri.t, 0, 0.5f, 1, false, false, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        Dev xf = make({M, K}, ACL_FLOAT16, {1});
+        expect_code("GroupedMatmulFinalizeRouting float16 x", aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(xf.t, w.t, sc.t, nullptr, pt.t, gl.t, sh.t, lg.t, ri.t, 0, 0.5f, 1, false, false, 0, o.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        /* a rowIndex value past the output's rows fails the task */
+        Dev rbad = make({M}, ACL_INT64, {0, 1, 2, 3, 4, 0, 1});
+        NN(aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(x.t, w.t, sc.t, nullptr, pt.t, gl.t, sh.t, lg.t, rbad.t, 0, 0.5f, 1, false, false, 0, o.t, &ws, &ex));
+        void *wsm = nullptr;
+        if (ws > 0) CHECK(aclrtMalloc(&wsm, ws, ACL_MEM_MALLOC_HUGE_FIRST));
+        aclnnStatus st = aclnnGroupedMatmulFinalizeRouting(wsm, ws, ex, S);
+        aclError sync = aclrtSynchronizeStream(S);
+        g_checks++;
+        if (st == 0 && sync == ACL_SUCCESS) {
+            printf("FAIL GroupedMatmulFinalizeRouting rowIndex 4 for 4 output rows: the task succeeded\n");
+            g_fail++;
+        } else {
+            printf("error GroupedMatmulFinalizeRouting rowIndex past the output: launch %d, sync %d\n", static_cast<int>(st), static_cast<int>(sync));
+        }
+        if (wsm) aclrtFree(wsm);
+        for (Dev *d : {&x, &w, &sc, &pt, &gl, &sh, &lg, &ri, &o, &g2, &xf, &rbad}) release(*d);
+    }
+    /* (b) WeightNz, WeightNzV2: INT8 NZ weight, counts groupList {3, 0, 4}, no per-token scale,
+     * no shared rows or logit, INT32 rowIndex permuting the 7 rows */
+    {
+        std::vector<double> RP = {6, 2, 0, 5, 1, 3, 4};
+        Dev x = make({M, K}, ACL_INT8, X), w = nz_weight_i8(W, E, K, N), sc = make({E, N}, ACL_FLOAT, SC),
+            gl = make({E}, ACL_INT64, {3, 0, 4}), ri = make({M}, ACL_INT32, RP), o = make({M, N}, ACL_FLOAT, {9});
+        std::vector<double> want = ref_fr(X, W, SC, nullptr, {3, 3, 7}, nullptr, 0, 0, 0, nullptr, RP, K, N, M);
+        RUN(S, aclnnGroupedMatmulFinalizeRoutingWeightNz, x.t, w.t, sc.t, nullptr, nullptr, gl.t, nullptr, nullptr, ri.t, 0,
+            1.0f, 0, false, false, 1, o.t);
+        compare("GroupedMatmulFinalizeRoutingWeightNz INT8 NZ weight, counts groupList {3, 0, 4}, INT32 rowIndex", read(o), want, 1e-5);
+        Dev o2 = make({M, N}, ACL_FLOAT, {9});
+        RUN(S, aclnnGroupedMatmulFinalizeRoutingWeightNzV2, x.t, w.t, sc.t, nullptr, nullptr, nullptr, nullptr, nullptr, gl.t,
+            nullptr, nullptr, ri.t, 0, 1.0f, 0, false, false, 1, nullptr, o2.t);
+        compare("GroupedMatmulFinalizeRoutingWeightNzV2 (same case)", read(o2), want, 1e-5);
+        for (Dev *d : {&x, &w, &sc, &gl, &ri, &o, &o2}) release(*d);
+    }
+    printf("ok grouped matmul finalize routing\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -350,6 +499,7 @@ int main() {
     v2();
     v3();
     weight_nz();
+    finalize_routing();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

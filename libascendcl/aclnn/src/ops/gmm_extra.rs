@@ -691,6 +691,496 @@ pub unsafe extern "C" fn aclnnGroupedMatmulWeightNzGetWorkspaceSize(
     )
 }
 
+
+// ---------------------------------------------------------------- GroupedMatmulFinalizeRouting
+
+/// The pointer arguments of the GroupedMatmulFinalizeRouting forms (nullptr where a form
+/// lacks one) and its names for them.
+struct Fr {
+    x: *const c_void,
+    w: *const c_void,
+    scale: *const c_void,
+    bias: *const c_void,
+    offset: *const c_void,
+    antiquant_scale: *const c_void,
+    antiquant_offset: *const c_void,
+    pertoken: *const c_void,
+    group_list: *const c_void,
+    shared: *const c_void,
+    logit: *const c_void,
+    row_index: *const c_void,
+    tuning: *const c_void,
+    out: *const c_void,
+    /// (x, w, scale, bias, groupList, sharedInput, logit, rowIndex, out) as the form's
+    /// header names them.
+    names: [&'static str; 9],
+    nz: bool,
+}
+
+const FR_NAMES: [&str; 9] = [
+    "x",
+    "w",
+    "scaleOptional",
+    "biasOptional",
+    "groupListOptional",
+    "sharedInputOptional",
+    "logitOptional",
+    "rowIndexOptional",
+    "y",
+];
+const FR_NAMES_V2: [&str; 9] = [
+    "x1",
+    "x2",
+    "scaleOptional",
+    "biasOptional",
+    "groupListOptional",
+    "sharedInputOptional",
+    "logitOptional",
+    "rowIndexOptional",
+    "out",
+];
+const FR_NAMES_NZ: [&str; 9] = [
+    "x1",
+    "x2",
+    "scale",
+    "bias",
+    "groupList",
+    "sharedInput",
+    "logit",
+    "rowIndex",
+    "out",
+];
+
+/// One 1-D tensor of `len` elements of one of `dts`.
+fn vec_of(t: &T, len: usize, dts: &[DType]) -> NnResult<()> {
+    a::dtype_in(t, dts)?;
+    if t.shape() != [len] {
+        return Err(NnError::invalid(format!(
+            "{} must be [{len}], not {:?}",
+            t.arg,
+            t.shape()
+        )));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finalize_routing(
+    api: &'static str,
+    p: Fr,
+    dtype: i64,
+    shared_weight: f32,
+    shared_offset: i64,
+    transpose_x: bool,
+    transpose_w: bool,
+    group_list_type: i64,
+) -> NnResult<super::launch::Built> {
+    let [nx, nw, nscale, nbias, ngl, nshared, nlogit, nrow, nout] = p.names;
+    let x = a::tensor(p.x, nx)?;
+    let w = a::weight(p.w, nw)?;
+    let scale = if p.scale.is_null() {
+        return Err(NnError::nullptr(format!(
+            "{nscale} is nullptr; the INT8 x and weight need their per-channel scale"
+        )));
+    } else {
+        a::tensor(p.scale, nscale)?
+    };
+    let out = a::tensor(p.out, nout)?;
+    for (h, arg) in [
+        (p.bias, nbias),
+        (p.offset, "offsetOptional"),
+        (p.antiquant_scale, "antiquantScaleOptional"),
+        (p.antiquant_offset, "antiquantOffsetOptional"),
+    ] {
+        if !h.is_null() {
+            return Err(NnError::invalid(format!(
+                "{arg}: npu-emu computes the A8W8 form (INT8 x and weight, FLOAT32 scale), \
+                 where it is reserved; pass nullptr"
+            )));
+        }
+    }
+    if p.nz && w.nz.is_none() {
+        return Err(NnError::invalid(format!(
+            "{nw} must be in FRACTAL_NZ for {api} (aclnnTransMatmulWeight converts it)"
+        )));
+    }
+    if !p.tuning.is_null() {
+        a::int_array(p.tuning, "tuningConfigOptional")?;
+    }
+    if dtype != 0 {
+        return Err(NnError::invalid(format!(
+            "dtype {dtype}: only 0 (FLOAT32 output) is supported"
+        )));
+    }
+    if transpose_x || transpose_w {
+        return Err(NnError::invalid(
+            "transposeX and transposeW must be false (the only supported layout)",
+        ));
+    }
+    if group_list_type != 0 && group_list_type != 1 {
+        return Err(NnError::invalid(format!(
+            "groupListType {group_list_type} must be 0 (cumulative) or 1 (counts)"
+        )));
+    }
+    a::dtype_in(&x, &[DType::I8])?;
+    a::dtype_in(&w.logical, &[DType::I8]).map_err(|e| {
+        e.with_suffix(" (npu-emu computes the A8W8 form; INT4 weights are not supported)")
+    })?;
+    if x.ndim() != 2 || w.logical.ndim() != 3 {
+        return Err(NnError::invalid(format!(
+            "{nx} must be [m, k] and {nw} [e, k, n], not {:?} and {:?}",
+            x.shape(),
+            w.logical.shape()
+        )));
+    }
+    let (m, k) = (x.shape()[0], x.shape()[1]);
+    let (e, kw, n) = (
+        w.logical.shape()[0],
+        w.logical.shape()[1],
+        w.logical.shape()[2],
+    );
+    if kw != k {
+        return Err(NnError::invalid(format!(
+            "{nx} [{m}, {k}] and {nw} [{e}, {kw}, {n}] disagree on k"
+        )));
+    }
+    if m == 0 || k == 0 || n == 0 || e == 0 {
+        return Err(NnError::invalid("empty tensors are not supported"));
+    }
+    a::dtype_in(&scale, &[DType::F32])?;
+    if scale.shape() != [e, n] && scale.shape() != [e, 1, n] {
+        return Err(NnError::invalid(format!(
+            "{nscale} must be [{e}, {n}], not {:?}",
+            scale.shape()
+        )));
+    }
+    let pertoken = a::opt_tensor(p.pertoken, "pertokenScaleOptional")?;
+    if let Some(t) = &pertoken {
+        vec_of(t, m, &[DType::F32])?;
+    }
+    let gl = a::opt_tensor(p.group_list, ngl)?;
+    match &gl {
+        Some(t) => vec_of(t, e, &[DType::I64])?,
+        None if e != 1 => {
+            return Err(NnError::nullptr(format!(
+                "{ngl} is nullptr, but {nw} has {e} experts"
+            )))
+        }
+        None => {}
+    }
+    let shared = a::opt_tensor(p.shared, nshared)?;
+    let logit = a::opt_tensor(p.logit, nlogit)?;
+    if shared.is_some() != logit.is_some() {
+        return Err(NnError::invalid(format!(
+            "{nshared} and {nlogit} are given together or not at all"
+        )));
+    }
+    if let Some(l) = &logit {
+        vec_of(l, m, &[DType::F32])?;
+    }
+    let row_index = a::opt_tensor(p.row_index, nrow)?;
+    if let Some(r) = &row_index {
+        vec_of(r, m, &[DType::I64, DType::I32])?;
+    }
+    a::dtype_in(&out, &[DType::F32])?;
+    if out.ndim() != 2 || out.shape()[1] != n {
+        return Err(NnError::invalid(format!(
+            "{nout} must be [batch, {n}], not {:?}",
+            out.shape()
+        )));
+    }
+    let bs = out.shape()[0];
+    if row_index.is_none() && bs < m {
+        return Err(NnError::invalid(format!(
+            "without {nrow} row i goes to row i, but {nout} has {bs} rows for {m}"
+        )));
+    }
+    if let Some(s) = &shared {
+        a::dtype_in(s, &[DType::BF16])?;
+        if s.ndim() != 2 || s.shape()[1] != n {
+            return Err(NnError::invalid(format!(
+                "{nshared} must be [rows, {n}], not {:?}",
+                s.shape()
+            )));
+        }
+        if shared_offset < 0 || shared_offset as usize + s.shape()[0] > bs {
+            return Err(NnError::invalid(format!(
+                "sharedInputOffset {shared_offset} with {} shared rows does not fit the {bs} \
+                 output rows",
+                s.shape()[0]
+            )));
+        }
+    }
+    let mut l = Launch::new(api);
+    let xi = l.input(&x);
+    let wi = xi + 1;
+    let nz = add_weight(&mut l, &w);
+    let wshape = w.logical.shape().to_vec();
+    let si = l.input(&scale);
+    let pi = pertoken.as_ref().map(|t| l.input(t));
+    let gi = gl.as_ref().map(|t| l.input(t));
+    let shi = shared.as_ref().map(|t| l.input(t));
+    let li = logit.as_ref().map(|t| l.input(t));
+    let ri = row_index.as_ref().map(|t| l.input(t));
+    let oi = l.output(&out);
+    let counts = group_list_type == 1;
+    let offset = shared_offset.max(0) as usize;
+    l.finish(move |v, _| {
+        let (wv, _keep) = weight_view(&v[wi], &nz, &wshape)?;
+        let ws = engine::per_group(std::slice::from_ref(&wv), 3);
+        let ends = match gi {
+            Some(i) => engine::group_ends(&v[i], counts)?,
+            None => vec![m as i64],
+        };
+        engine::gmm_finalize_routing(
+            &v[xi],
+            &ws,
+            &v[si],
+            pi.map(|i| &v[i]),
+            &ends,
+            shi.map(|i| engine::Shared {
+                rows: &v[i],
+                weight: shared_weight,
+                offset,
+            }),
+            li.map(|i| &v[i]),
+            ri.map(|i| &v[i]),
+            &v[oi],
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize(
+    x: *const c_void,
+    w: *mut c_void,
+    scaleOptional: *const c_void,
+    biasOptional: *const c_void,
+    pertokenScaleOptional: *const c_void,
+    groupListOptional: *const c_void,
+    sharedInputOptional: *const c_void,
+    logitOptional: *const c_void,
+    rowIndexOptional: *const c_void,
+    dtype: i64,
+    sharedInputWeight: f32,
+    sharedInputOffset: i64,
+    transposeX: bool,
+    transposeW: bool,
+    groupListType: i64,
+    y: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnGroupedMatmulFinalizeRoutingGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            finalize_routing(
+                "aclnnGroupedMatmulFinalizeRouting",
+                Fr {
+                    x,
+                    w,
+                    scale: scaleOptional,
+                    bias: biasOptional,
+                    offset: std::ptr::null(),
+                    antiquant_scale: std::ptr::null(),
+                    antiquant_offset: std::ptr::null(),
+                    pertoken: pertokenScaleOptional,
+                    group_list: groupListOptional,
+                    shared: sharedInputOptional,
+                    logit: logitOptional,
+                    row_index: rowIndexOptional,
+                    tuning: std::ptr::null(),
+                    out: y,
+                    names: FR_NAMES,
+                    nz: false,
+                },
+                dtype,
+                sharedInputWeight,
+                sharedInputOffset,
+                transposeX,
+                transposeW,
+                groupListType,
+            )
+        },
+    )
+}
+
+macro_rules! finalize_routing_v2 {
+    ($get:ident, $api:literal, tuning: $tuning:tt, names: $names:expr, nz: $nz:expr) => {
+        finalize_routing_v2!(@fn $get, $api, $tuning, $names, $nz);
+    };
+    (@fn $get:ident, $api:literal, yes, $names:expr, $nz:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            x1: *const c_void,
+            x2: *mut c_void,
+            scale: *const c_void,
+            bias: *const c_void,
+            offsetOptional: *const c_void,
+            antiquantScaleOptional: *const c_void,
+            antiquantOffsetOptional: *const c_void,
+            pertokenScaleOptional: *const c_void,
+            groupList: *const c_void,
+            sharedInput: *const c_void,
+            logit: *const c_void,
+            rowIndex: *const c_void,
+            dtype: i64,
+            sharedInputWeight: f32,
+            sharedInputOffset: i64,
+            transposeX1: bool,
+            transposeX2: bool,
+            groupListType: i64,
+            tuningConfigOptional: *const c_void,
+            out: *mut c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut c_void,
+        ) -> i32 {
+            finalize_routing_v2!(@body $get, $api, $names, $nz, x1, x2, scale, bias, offsetOptional,
+                antiquantScaleOptional, antiquantOffsetOptional, pertokenScaleOptional, groupList,
+                sharedInput, logit, rowIndex, dtype, sharedInputWeight, sharedInputOffset,
+                transposeX1, transposeX2, groupListType, tuningConfigOptional, out, workspaceSize,
+                executor)
+        }
+    };
+    (@fn $get:ident, $api:literal, no, $names:expr, $nz:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $get(
+            x1: *const c_void,
+            x2: *mut c_void,
+            scale: *const c_void,
+            bias: *const c_void,
+            offsetOptional: *const c_void,
+            antiquantScaleOptional: *const c_void,
+            antiquantOffsetOptional: *const c_void,
+            pertokenScaleOptional: *const c_void,
+            groupList: *const c_void,
+            sharedInput: *const c_void,
+            logit: *const c_void,
+            rowIndex: *const c_void,
+            dtype: i64,
+            sharedInputWeight: f32,
+            sharedInputOffset: i64,
+            transposeX1: bool,
+            transposeX2: bool,
+            groupListType: i64,
+            out: *mut c_void,
+            workspaceSize: *mut u64,
+            executor: *mut *mut c_void,
+        ) -> i32 {
+            finalize_routing_v2!(@body $get, $api, $names, $nz, x1, x2, scale, bias, offsetOptional,
+                antiquantScaleOptional, antiquantOffsetOptional, pertokenScaleOptional, groupList,
+                sharedInput, logit, rowIndex, dtype, sharedInputWeight, sharedInputOffset,
+                transposeX1, transposeX2, groupListType, std::ptr::null(), out, workspaceSize,
+                executor)
+        }
+    };
+    (@body $get:ident, $api:literal, $names:expr, $nz:expr, $x1:ident, $x2:ident, $scale:ident,
+     $bias:ident, $off:ident, $aqs:ident, $aqo:ident, $pt:ident, $gl:ident, $sh:ident, $lg:ident,
+     $ri:ident, $dtype:ident, $sw:ident, $so:ident, $tx:ident, $tw:ident, $glt:ident, $tune:expr,
+     $out:ident, $ws:ident, $ex:ident) => {
+        phase1(stringify!($get), $ws, $ex, || {
+            finalize_routing(
+                $api,
+                Fr {
+                    x: $x1,
+                    w: $x2,
+                    scale: $scale,
+                    bias: $bias,
+                    offset: $off,
+                    antiquant_scale: $aqs,
+                    antiquant_offset: $aqo,
+                    pertoken: $pt,
+                    group_list: $gl,
+                    shared: $sh,
+                    logit: $lg,
+                    row_index: $ri,
+                    tuning: $tune,
+                    out: $out,
+                    names: $names,
+                    nz: $nz,
+                },
+                $dtype,
+                $sw,
+                $so,
+                $tx,
+                $tw,
+                $glt,
+            )
+        })
+    };
+}
+
+finalize_routing_v2!(aclnnGroupedMatmulFinalizeRoutingV2GetWorkspaceSize, "aclnnGroupedMatmulFinalizeRoutingV2", tuning: no, names: FR_NAMES_V2, nz: false);
+finalize_routing_v2!(aclnnGroupedMatmulFinalizeRoutingV3GetWorkspaceSize, "aclnnGroupedMatmulFinalizeRoutingV3", tuning: yes, names: FR_NAMES_V2, nz: false);
+finalize_routing_v2!(aclnnGroupedMatmulFinalizeRoutingWeightNzV2GetWorkspaceSize, "aclnnGroupedMatmulFinalizeRoutingWeightNzV2", tuning: yes, names: FR_NAMES_NZ, nz: true);
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGroupedMatmulFinalizeRoutingWeightNzGetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    scale: *const c_void,
+    bias: *const c_void,
+    pertokenScaleOptional: *const c_void,
+    groupList: *const c_void,
+    sharedInput: *const c_void,
+    logit: *const c_void,
+    rowIndex: *const c_void,
+    dtype: i64,
+    sharedInputWeight: f32,
+    sharedInputOffset: i64,
+    transposeX1: bool,
+    transposeX2: bool,
+    groupListType: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnGroupedMatmulFinalizeRoutingWeightNzGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            finalize_routing(
+                "aclnnGroupedMatmulFinalizeRoutingWeightNz",
+                Fr {
+                    x: x1,
+                    w: x2,
+                    scale,
+                    bias,
+                    offset: std::ptr::null(),
+                    antiquant_scale: std::ptr::null(),
+                    antiquant_offset: std::ptr::null(),
+                    pertoken: pertokenScaleOptional,
+                    group_list: groupList,
+                    shared: sharedInput,
+                    logit,
+                    row_index: rowIndex,
+                    tuning: std::ptr::null(),
+                    out,
+                    names: FR_NAMES_NZ,
+                    nz: true,
+                },
+                dtype,
+                sharedInputWeight,
+                sharedInputOffset,
+                transposeX1,
+                transposeX2,
+                groupListType,
+            )
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnGroupedMatmulFinalizeRouting,
+    aclnnGroupedMatmulFinalizeRoutingV2,
+    aclnnGroupedMatmulFinalizeRoutingV3,
+    aclnnGroupedMatmulFinalizeRoutingWeightNz,
+    aclnnGroupedMatmulFinalizeRoutingWeightNzV2
+);
+
 crate::phase2!(
     aclnnGroupedMatmul,
     aclnnGroupedMatmulV2,
