@@ -2,7 +2,10 @@
 entries, against CPU torch: a List[int] group_list (aclnnGroupedMatmul, V1) with one output
 or one per group, with bias, in float16 and bfloat16; and weights cast to FRACTAL_NZ with
 torch_npu.npu_format_cast (aclnnGroupedMatmulWeightNz), one stacked [E, K, N] weight with a
-counts group list, or a list of [K, N] weights with biases. Products accumulate in float32
+counts group list, or a list of [K, N] weights with biases; and
+torch_npu.npu_grouped_matmul_finalize_routing in the A8W8 form (INT8 x and weight, per-channel
+and per-token scales, shared expert rows, logit, row_index; aclnnGroupedMatmulFinalizeRoutingV3
+with an ND weight, ...WeightNzV2 with a FRACTAL_NZ one) against a float64 reference. Products accumulate in float32
 on the device; the reference computes in float32 and the comparison allows the output
 type's rounding. Prints PASS/FAIL per case and exits 1 when any case fails.
 """
@@ -88,6 +91,43 @@ chk("gmm_list_group_list_per_group_bias", list_group_list_per_group_bias)
 chk("gmm_nz_stacked_counts", nz_stacked_counts)
 chk("gmm_nz_list_bias_float16", lambda: nz_list_bias(torch.float16))
 chk("gmm_nz_list_bias_bfloat16", lambda: nz_list_bias(torch.bfloat16))
+
+
+def finalize_routing(nz, shared_rows):
+    E, M, K, N, BS = 3, 8, 64, 48, 5
+    x = torch.randint(-8, 8, (M, K), dtype=torch.int8)
+    w = torch.randint(-8, 8, (E, K, N), dtype=torch.int8)
+    scale = torch.rand(E, N) / 32
+    pt = torch.rand(M) + 0.5
+    counts = [3, 1, 4]
+    logit = torch.rand(M)
+    ri = torch.randint(0, BS, (M,))
+    shared = torch.randn(2, N).bfloat16()
+    want = torch.zeros(BS, N, dtype=torch.float64)
+    if shared_rows:
+        want[2:4] = shared.double() * 0.7
+    s = 0
+    for g, c in enumerate(counts):
+        for i in range(s, s + c):
+            v = (x[i].double() @ w[g].double()) * scale[g].double() * pt[i].double()
+            want[ri[i]] += v * (logit[i].double() if shared_rows else 1.0)
+        s += c
+    wd = w.to(D)
+    if nz:
+        wd = torch_npu.npu_format_cast(wd, 29)
+        assert torch_npu.get_npu_format(wd) == 29, "the weight is not FRACTAL_NZ"
+    kw = dict(shared_input=shared.to(D), logit=logit.to(D), shared_input_weight=0.7,
+              shared_input_offset=2) if shared_rows else {}
+    y = torch_npu.npu_grouped_matmul_finalize_routing(
+        x.to(D), wd, torch.tensor(counts).to(D), scale=scale.to(D), pertoken_scale=pt.to(D),
+        row_index=ri.to(D), output_bs=BS, group_list_type=1, **kw)
+    return [y], [want.float()], 1e-5
+
+
+chk("finalize_routing_nd_shared", lambda: finalize_routing(False, True))
+chk("finalize_routing_nd_plain", lambda: finalize_routing(False, False))
+chk("finalize_routing_nz_shared", lambda: finalize_routing(True, True))
+chk("finalize_routing_nz_plain", lambda: finalize_routing(True, False))
 
 print(f"gmm_extra: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -1587,7 +1587,9 @@ fn norm_quant_apis_match_cpu() {
 /// `tests/python/gmm_extra.py`: `torch_npu.npu_grouped_matmul` with a `List[int]`
 /// group_list (aclnnGroupedMatmul V1: one output, or one per group with bias; float16 and
 /// bfloat16) and with weights cast to FRACTAL_NZ (aclnnGroupedMatmulWeightNz: a stacked
-/// weight with a counts group list, a list of weights with biases) against CPU torch.
+/// weight with a counts group list, a list of weights with biases) against CPU torch, and
+/// `torch_npu.npu_grouped_matmul_finalize_routing` in the A8W8 form (ND weight:
+/// GroupedMatmulFinalizeRoutingV3; FRACTAL_NZ: ...WeightNzV2) against a float64 reference.
 #[test]
 fn grouped_matmul_list_group_list_and_nz_weights_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -1605,6 +1607,9 @@ fn grouped_matmul_list_group_list_and_nz_weights_match_cpu_through_torch_npu() {
         "gmm_nz_stacked_counts",
         "gmm_nz_list_bias_float16",
         "gmm_nz_list_bias_bfloat16",
+        "finalize_routing_nd_shared",
+        "finalize_routing_nz_shared",
+        "finalize_routing_nz_plain",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),
