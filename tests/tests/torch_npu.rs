@@ -1596,7 +1596,11 @@ fn grouped_matmul_list_group_list_and_nz_weights_match_cpu_through_torch_npu() {
     if !aclnn_ops_built("gmm_extra.py") {
         return;
     }
-    let r = py_job("torch-gmm-extra", &venv, "cd \"$T\" && \"$PY\" gmm_extra.py");
+    let r = py_job(
+        "torch-gmm-extra",
+        &venv,
+        "cd \"$T\" && \"$PY\" gmm_extra.py",
+    );
     eprintln!("{}", r.all());
     r.assert_ok();
     assert!(r.stdout.contains("gmm_extra: 0 failed"), "{}", r.all());

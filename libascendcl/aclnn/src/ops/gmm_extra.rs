@@ -691,7 +691,6 @@ pub unsafe extern "C" fn aclnnGroupedMatmulWeightNzGetWorkspaceSize(
     )
 }
 
-
 // ---------------------------------------------------------------- GroupedMatmulFinalizeRouting
 
 /// The pointer arguments of the GroupedMatmulFinalizeRouting forms (nullptr where a form
