@@ -5,7 +5,8 @@ torch_npu.npu_format_cast (aclnnGroupedMatmulWeightNz), one stacked [E, K, N] we
 counts group list, or a list of [K, N] weights with biases; and
 torch_npu.npu_grouped_matmul_finalize_routing in the A8W8 form (INT8 x and weight, per-channel
 and per-token scales, shared expert rows, logit, row_index; aclnnGroupedMatmulFinalizeRoutingV3
-with an ND weight, ...WeightNzV2 with a FRACTAL_NZ one) against a float64 reference. Products accumulate in float32
+with an ND weight, ...WeightNzV2 with a FRACTAL_NZ one) against a float64 reference; and
+torch_npu.npu_grouped_matmul_add(_) (aclnnGroupedMatmulAdd/V2: y[e] += x[k_e]^T @ w[k_e]). Products accumulate in float32
 on the device; the reference computes in float32 and the comparison allows the output
 type's rounding. Prints PASS/FAIL per case and exits 1 when any case fails.
 """
@@ -128,6 +129,33 @@ chk("finalize_routing_nd_shared", lambda: finalize_routing(False, True))
 chk("finalize_routing_nd_plain", lambda: finalize_routing(False, False))
 chk("finalize_routing_nz_shared", lambda: finalize_routing(True, True))
 chk("finalize_routing_nz_plain", lambda: finalize_routing(True, False))
+
+
+def grouped_matmul_add(inplace, dt):
+    K, M, N, E = 24, 5, 6, 3
+    x = torch.randn(K, M).to(dt)
+    w = torch.randn(K, N).to(dt)
+    y = torch.randn(E * M, N)
+    ends = [8, 8, 24]
+    want = y.clone()
+    s = 0
+    for e, end in enumerate(ends):
+        want[e * M:(e + 1) * M] += x[s:end].float().t() @ w[s:end].float()
+        s = end
+    yd = y.to(D)
+    gl = torch.tensor(ends).to(D)
+    if inplace:
+        torch_npu.npu_grouped_matmul_add_(yd, x.to(D), w.to(D), gl, transpose_x=True,
+                                          transpose_weight=False, group_type=2)
+        got = yd
+    else:
+        got = torch_npu.npu_grouped_matmul_add(yd, x.to(D), w.to(D), gl, transpose_x=True,
+                                               transpose_weight=False, group_type=2)
+    return [got], [want], 1e-4
+
+
+chk("grouped_matmul_add_inplace_float16", lambda: grouped_matmul_add(True, torch.float16))
+chk("grouped_matmul_add_bfloat16", lambda: grouped_matmul_add(False, torch.bfloat16))
 
 print(f"gmm_extra: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

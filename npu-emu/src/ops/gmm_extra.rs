@@ -236,3 +236,35 @@ pub fn gmm_finalize_routing(
     }
     super::extra::store(acc, DType::F32, out)
 }
+
+/// GroupedMatmulAdd (groupType 2, x transposed): x `[K, M]` and weight `[K, N]` are cut along
+/// K by the cumulative `ends`; `y[e] += x[k_e, :]^T @ w[k_e, :]` into y `[E, M, N]`
+/// (FLOAT32). The product accumulates in f32 and is added to y in f32; an empty group leaves
+/// its block unchanged.
+pub fn grouped_matmul_add(x: &View, w: &View, ends: &[i64], y: &View) -> Result<(), String> {
+    let (k, m) = (x.shape[0], x.shape[1]);
+    let n = w.shape[1];
+    for (e, (s, l)) in spans(ends, k, "rows of x (K)")?.into_iter().enumerate() {
+        if l == 0 {
+            continue;
+        }
+        let xe = narrow(x, 0, s, l);
+        let xt = View {
+            ptr: xe.ptr,
+            dtype: xe.dtype,
+            shape: vec![m, l],
+            strides: vec![xe.strides[1], xe.strides[0]],
+        };
+        let we = narrow(w, 0, s, l);
+        let prod = super::view::Scratch::new(DType::F32, &[m, n]);
+        super::matmul::matmul(&xt, &we, &prod.view, 1.0, None)?;
+        let ye = select0(y, e);
+        let p: Vec<f32> = load(&prod.view, DType::F32)?;
+        let mut acc: Vec<f32> = load(&ye, DType::F32)?;
+        for (a, b) in acc.iter_mut().zip(&p) {
+            *a += b;
+        }
+        super::extra::store(acc, DType::F32, &ye)?;
+    }
+    Ok(())
+}

@@ -5,7 +5,7 @@
  * and GroupedMatmulFinalizeRouting (V1, V2, V3, WeightNz, WeightNzV2; the A8W8 form: INT8 x
  * and weight, FLOAT32 per-channel scale and per-token scale, scatter-added into the output
  * by rowIndex with the logit, plus the shared expert's rows; INT8 NZ storage
- * [E, N/32, K/16, 16, 32]);
+ * [E, N/32, K/16, 16, 32]), and GroupedMatmulAdd (+V2: y[e] += x[k_e]^T @ w[k_e] in float32);
  * each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: products accumulate in float32 on the device and in double here, rounded once
  * to the output type: float16/bfloat16 compare to 1e-2 relative, float32 to 1e-5. Inputs
@@ -19,6 +19,8 @@
 #include "aclnnop/aclnn_grouped_matmul_v3.h"
 #include "aclnnop/aclnn_grouped_matmul_weight_nz.h"
 #include "aclnnop/aclnn_grouped_matmul_finalize_routing.h"
+#include "aclnnop/aclnn_grouped_matmul_add.h"
+#include "aclnnop/aclnn_grouped_matmul_add_v2.h"
 #include "aclnnop/aclnn_grouped_matmul_finalize_routing_v2.h"
 #include "aclnnop/aclnn_grouped_matmul_finalize_routing_v3.h"
 #include "aclnnop/aclnn_grouped_matmul_finalize_routing_weight_nz.h"
@@ -491,6 +493,59 @@ static void finalize_routing() {
     printf("ok grouped matmul finalize routing\n");
 }
 
+/* ---- GroupedMatmulAdd (+V2): yRef[e] += x[k_e, :]^T @ w[k_e, :] ---- */
+static void grouped_matmul_add() {
+    const int64_t K = 10, M = 3, N = 4, E = 3;
+    for (aclDataType t : {ACL_FLOAT16, ACL_BF16}) {
+        std::vector<double> X = values(K * M, t, 61), W = values(K * N, t, 62), Y = values(E * M * N, ACL_FLOAT, 63);
+        /* cumulative {4, 4, 10}: group 1 empty (unchanged) */
+        std::vector<int64_t> ends = {4, 4, 10};
+        std::vector<double> want(Y);
+        int64_t s0 = 0;
+        for (int64_t e = 0; e < E; e++) {
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t n = 0; n < N; n++) {
+                    double acc = 0;
+                    for (int64_t k = s0; k < ends[static_cast<size_t>(e)]; k++)
+                        acc += X[static_cast<size_t>(k * M + i)] * W[static_cast<size_t>(k * N + n)];
+                    want[static_cast<size_t>((e * M + i) * N + n)] += acc;
+                }
+            s0 = ends[static_cast<size_t>(e)];
+        }
+        for (auto &v : want) v = as_type(v, ACL_FLOAT);
+        Dev x = make({K, M}, t, X), w = make({K, N}, t, W), gl = make({E}, ACL_INT64, {4, 4, 10}),
+            y = make({E * M, N}, ACL_FLOAT, Y), y3 = make({E, M, N}, ACL_FLOAT, Y), gc = make({E}, ACL_INT64, {4, 0, 6});
+        RUN(S, aclnnGroupedMatmulAdd, x.t, w.t, gl.t, y.t, true, false, 2);
+        compare(t == ACL_FLOAT16 ? "GroupedMatmulAdd float16, yRef [E*M, N], cumulative {4, 4, 10}"
+                                 : "GroupedMatmulAdd bfloat16, yRef [E*M, N], cumulative {4, 4, 10}",
+                read(y), want, 1e-5);
+        RUN(S, aclnnGroupedMatmulAddV2, x.t, w.t, gc.t, y3.t, true, false, 2, 1);
+        compare(t == ACL_FLOAT16 ? "GroupedMatmulAddV2 float16, yRef [E, M, N], counts {4, 0, 6}"
+                                 : "GroupedMatmulAddV2 bfloat16, yRef [E, M, N], counts {4, 0, 6}",
+                read(y3), want, 1e-5);
+        if (t == ACL_FLOAT16) {
+            uint64_t ws = 0;
+            aclOpExecutor *ex = nullptr;
+            expect_code("GroupedMatmulAdd transposeX false", aclnnGroupedMatmulAddGetWorkspaceSize(x.t, w.t, gl.t, y.t, false, false, 2, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            expect_code("GroupedMatmulAdd groupType 0", aclnnGroupedMatmulAddGetWorkspaceSize(x.t, w.t, gl.t, y.t, true, false, 0, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            expect_code("GroupedMatmulAdd null groupList", aclnnGroupedMatmulAddGetWorkspaceSize(x.t, w.t, nullptr, y.t, true, false, 2, &ws, &ex),
+                        ACLNN_ERR_PARAM_NULLPTR);
+            expect_code("GroupedMatmulAddV2 groupListType 2", aclnnGroupedMatmulAddV2GetWorkspaceSize(x.t, w.t, gl.t, y.t, true, false, 2, 2, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            Dev yh = make({E * M, N}, ACL_FLOAT16, {0}), wk = make({K + 1, N}, t, {1});
+            expect_code("GroupedMatmulAdd float16 yRef", aclnnGroupedMatmulAddGetWorkspaceSize(x.t, w.t, gl.t, yh.t, true, false, 2, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            expect_code("GroupedMatmulAdd weight K 11 for x K 10", aclnnGroupedMatmulAddGetWorkspaceSize(x.t, wk.t, gl.t, y.t, true, false, 2, &ws, &ex),
+                        ACLNN_ERR_PARAM_INVALID);
+            release(yh), release(wk);
+        }
+        for (Dev *d : {&x, &w, &gl, &y, &y3, &gc}) release(*d);
+    }
+    printf("ok grouped matmul add\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -500,6 +555,7 @@ int main() {
     v3();
     weight_nz();
     finalize_routing();
+    grouped_matmul_add();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -416,7 +416,6 @@ impl Gmm {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 unsafe fn quant_args(
     scale: *const c_void,
     offset: *const c_void,
@@ -1186,3 +1185,155 @@ crate::phase2!(
     aclnnGroupedMatmulV3,
     aclnnGroupedMatmulWeightNz
 );
+
+// ---------------------------------------------------------------- GroupedMatmulAdd
+
+#[allow(clippy::too_many_arguments)]
+fn grouped_matmul_add(
+    api: &'static str,
+    x: *const c_void,
+    weight: *const c_void,
+    group_list: *const c_void,
+    y_ref: *const c_void,
+    transpose_x: bool,
+    transpose_weight: bool,
+    group_type: i64,
+    group_list_type: i64,
+) -> NnResult<super::launch::Built> {
+    let x = a::tensor(x, "x")?;
+    let w = a::tensor(weight, "weight")?;
+    let gl = a::tensor(group_list, "groupList")?;
+    let y = a::tensor(y_ref, "yRef")?;
+    if !transpose_x || transpose_weight {
+        return Err(NnError::invalid(
+            "transposeX must be true and transposeWeight false (x is [K, M], weight [K, N])",
+        ));
+    }
+    if group_type != 2 {
+        return Err(NnError::invalid(format!(
+            "groupType {group_type}: only 2 (split along K) is supported"
+        )));
+    }
+    if group_list_type != 0 && group_list_type != 1 {
+        return Err(NnError::invalid(format!(
+            "groupListType {group_list_type} must be 0 (cumulative) or 1 (counts)"
+        )));
+    }
+    a::dtype_in(&x, &[DType::F16, DType::BF16])?;
+    a::same_dtype(&w, &x)?;
+    a::dtype_in(&y, &[DType::F32])?;
+    if x.ndim() != 2 || w.ndim() != 2 || x.shape()[0] != w.shape()[0] {
+        return Err(NnError::invalid(format!(
+            "x must be [K, M] and weight [K, N] with one K, not {:?} and {:?}",
+            x.shape(),
+            w.shape()
+        )));
+    }
+    if x.numel() == 0 || w.numel() == 0 {
+        return Err(NnError::invalid("x and weight must not be empty"));
+    }
+    if gl.dtype() != DType::I64 || gl.ndim() != 1 || gl.numel() == 0 {
+        return Err(NnError::invalid(format!(
+            "groupList must be a non-empty 1-D INT64 tensor, not {} {:?}",
+            gl.dtype(),
+            gl.shape()
+        )));
+    }
+    let (e, m, n) = (gl.numel(), x.shape()[1], w.shape()[1]);
+    let ok = y.shape() == [e, m, n] || y.shape() == [e * m, n];
+    if !ok {
+        return Err(NnError::invalid(format!(
+            "yRef must be [{e}, {m}, {n}] or [{}, {n}], not {:?}",
+            e * m,
+            y.shape()
+        )));
+    }
+    let mut l = Launch::new(api);
+    let xi = l.input(&x);
+    let wi = l.input(&w);
+    let gi = l.input(&gl);
+    let yi = l.output(&y);
+    let counts = group_list_type == 1;
+    l.finish(move |v, _| {
+        let ends = engine::group_ends(&v[gi], counts)?;
+        let yv = &v[yi];
+        let y3 = if yv.ndim() == 3 {
+            yv.clone()
+        } else {
+            npu_emu::ops::View {
+                ptr: yv.ptr,
+                dtype: yv.dtype,
+                shape: vec![e, m, n],
+                strides: vec![yv.strides[0] * m as isize, yv.strides[0], yv.strides[1]],
+            }
+        };
+        engine::grouped_matmul_add(&v[xi], &v[wi], &ends, &y3)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGroupedMatmulAddGetWorkspaceSize(
+    x: *const c_void,
+    weight: *const c_void,
+    groupList: *const c_void,
+    yRef: *mut c_void,
+    transposeX: bool,
+    transposeWeight: bool,
+    groupType: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnGroupedMatmulAddGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            grouped_matmul_add(
+                "aclnnGroupedMatmulAdd",
+                x,
+                weight,
+                groupList,
+                yRef,
+                transposeX,
+                transposeWeight,
+                groupType,
+                0,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGroupedMatmulAddV2GetWorkspaceSize(
+    x: *const c_void,
+    weight: *const c_void,
+    groupList: *const c_void,
+    yRef: *mut c_void,
+    transposeX: bool,
+    transposeWeight: bool,
+    groupType: i64,
+    group_list_type: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnGroupedMatmulAddV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            grouped_matmul_add(
+                "aclnnGroupedMatmulAddV2",
+                x,
+                weight,
+                groupList,
+                yRef,
+                transposeX,
+                transposeWeight,
+                groupType,
+                group_list_type,
+            )
+        },
+    )
+}
+
+crate::phase2!(aclnnGroupedMatmulAdd, aclnnGroupedMatmulAddV2);
