@@ -6,7 +6,8 @@ counts group list, or a list of [K, N] weights with biases; and
 torch_npu.npu_grouped_matmul_finalize_routing in the A8W8 form (INT8 x and weight, per-channel
 and per-token scales, shared expert rows, logit, row_index; aclnnGroupedMatmulFinalizeRoutingV3
 with an ND weight, ...WeightNzV2 with a FRACTAL_NZ one) against a float64 reference; and
-torch_npu.npu_grouped_matmul_add(_) (aclnnGroupedMatmulAdd/V2: y[e] += x[k_e]^T @ w[k_e]). Products accumulate in float32
+torch_npu.npu_grouped_matmul_add(_) (aclnnGroupedMatmulAdd/V2: y[e] += x[k_e]^T @ w[k_e]); and
+torch_npu.npu_quant_matmul with an INT8 weight cast to FRACTAL_NZ (aclnnQuantMatmulWeightNz). Products accumulate in float32
 on the device; the reference computes in float32 and the comparison allows the output
 type's rounding. Prints PASS/FAIL per case and exits 1 when any case fails.
 """
@@ -156,6 +157,22 @@ def grouped_matmul_add(inplace, dt):
 
 chk("grouped_matmul_add_inplace_float16", lambda: grouped_matmul_add(True, torch.float16))
 chk("grouped_matmul_add_bfloat16", lambda: grouped_matmul_add(False, torch.bfloat16))
+
+
+def quant_matmul_nz(out_dtype):
+    M, K, N = 6, 64, 48
+    x1 = torch.randint(-8, 8, (M, K), dtype=torch.int8)
+    x2 = torch.randint(-8, 8, (K, N), dtype=torch.int8)
+    scale = torch.rand(N) / 64 + 0.01
+    want = ((x1.double() @ x2.double()) * scale.double()).to(out_dtype)
+    x2n = torch_npu.npu_format_cast(x2.to(D), 29)
+    assert torch_npu.get_npu_format(x2n) == 29, "the weight is not FRACTAL_NZ"
+    y = torch_npu.npu_quant_matmul(x1.to(D), x2n, scale.to(D), output_dtype=out_dtype)
+    return [y], [want], 1e-2
+
+
+chk("quant_matmul_nz_float16", lambda: quant_matmul_nz(torch.float16))
+chk("quant_matmul_nz_bfloat16", lambda: quant_matmul_nz(torch.bfloat16))
 
 print(f"gmm_extra: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -1816,8 +1816,8 @@ fn experimental_training_operators_match_the_host_reference() {
 /// split), V3 (INT64 group list tensor, stacked weight and bias, a group list past x's rows
 /// failing the task), WeightNz (FRACTAL_NZ weights written by hand, counts and cumulative
 /// group lists) and GroupedMatmulFinalizeRouting V1/V2/V3/WeightNz/WeightNzV2 (A8W8: per-token
-/// scale, shared rows, logit, colliding rowIndex; INT8 NZ weight) and GroupedMatmulAdd (+V2)
-/// against a host reference, with their argument errors.
+/// scale, shared rows, logit, colliding rowIndex; INT8 NZ weight), GroupedMatmulAdd (+V2) and
+/// QuantMatmulWeightNz against a host reference, with their argument errors.
 #[test]
 fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
     let work = scratch("aclnn-gmm-extra");
@@ -1833,6 +1833,7 @@ fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
         "ok grouped matmul weight nz",
         "ok grouped matmul finalize routing",
         "ok grouped matmul add",
+        "ok quant matmul weight nz",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -1846,7 +1847,7 @@ fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
         .find_map(|l| l.strip_suffix(" checks, 0 failed"))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    assert!(n >= 60, "only {n} checks:\n{}", r.stdout);
+    assert!(n >= 64, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "aclnnGroupedMatmulGetWorkspaceSize: groupListOptional [3, 2, 7] must be non-decreasing",
         "aclnnGroupedMatmulGetWorkspaceSize: x has data type ACL_FLOAT, which is not supported",

@@ -1590,7 +1590,8 @@ fn norm_quant_apis_match_cpu() {
 /// weight with a counts group list, a list of weights with biases) against CPU torch, and
 /// `torch_npu.npu_grouped_matmul_finalize_routing` in the A8W8 form (ND weight:
 /// GroupedMatmulFinalizeRoutingV3; FRACTAL_NZ: ...WeightNzV2) against a float64 reference,
-/// and `npu_grouped_matmul_add(_)` (GroupedMatmulAdd/V2).
+/// `npu_grouped_matmul_add(_)` (GroupedMatmulAdd/V2) and `npu_quant_matmul` with an NZ weight
+/// (QuantMatmulWeightNz).
 #[test]
 fn grouped_matmul_list_group_list_and_nz_weights_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -1617,6 +1618,8 @@ fn grouped_matmul_list_group_list_and_nz_weights_match_cpu_through_torch_npu() {
         "finalize_routing_nz_plain",
         "grouped_matmul_add_inplace_float16",
         "grouped_matmul_add_bfloat16",
+        "quant_matmul_nz_float16",
+        "quant_matmul_nz_bfloat16",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

@@ -5,7 +5,8 @@
  * and GroupedMatmulFinalizeRouting (V1, V2, V3, WeightNz, WeightNzV2; the A8W8 form: INT8 x
  * and weight, FLOAT32 per-channel scale and per-token scale, scatter-added into the output
  * by rowIndex with the logit, plus the shared expert's rows; INT8 NZ storage
- * [E, N/32, K/16, 16, 32]), and GroupedMatmulAdd (+V2: y[e] += x[k_e]^T @ w[k_e] in float32);
+ * [E, N/32, K/16, 16, 32]), GroupedMatmulAdd (+V2: y[e] += x[k_e]^T @ w[k_e] in float32), and
+ * QuantMatmulWeightNz (INT8 x1, INT8 x2 in FRACTAL_NZ, FLOAT32 per-channel scale, BFLOAT16 out);
  * each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR / ACLNN_ERR_PARAM_INVALID).
  * Tolerances: products accumulate in float32 on the device and in double here, rounded once
  * to the output type: float16/bfloat16 compare to 1e-2 relative, float32 to 1e-5. Inputs
@@ -21,6 +22,7 @@
 #include "aclnnop/aclnn_grouped_matmul_finalize_routing.h"
 #include "aclnnop/aclnn_grouped_matmul_add.h"
 #include "aclnnop/aclnn_grouped_matmul_add_v2.h"
+#include "aclnnop/aclnn_quant_matmul_weight_nz.h"
 #include "aclnnop/aclnn_grouped_matmul_finalize_routing_v2.h"
 #include "aclnnop/aclnn_grouped_matmul_finalize_routing_v3.h"
 #include "aclnnop/aclnn_grouped_matmul_finalize_routing_weight_nz.h"
@@ -546,6 +548,38 @@ static void grouped_matmul_add() {
     printf("ok grouped matmul add\n");
 }
 
+/* ---- QuantMatmulWeightNz: INT8 x1 [M, K] @ INT8 x2 [K, N] (NZ) * scale[n] -> BFLOAT16 ---- */
+static void quant_matmul_weight_nz() {
+    const int64_t M = 5, K = 48, N = 40;
+    std::vector<double> A = values(M * K, ACL_INT8, 71), Bw = values(K * N, ACL_INT8, 72), SC = values(N, ACL_FLOAT, 73, true, true);
+    for (auto &v : SC) v = as_type(v / 256, ACL_FLOAT);
+    std::vector<double> want(static_cast<size_t>(M * N));
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; k++) acc += A[static_cast<size_t>(i * K + k)] * Bw[static_cast<size_t>(k * N + j)];
+            want[static_cast<size_t>(i * N + j)] = as_type(acc * SC[static_cast<size_t>(j)], ACL_BF16);
+        }
+    /* the 3-D NZ writer with E = 1, seen as [K, N] with storage [N/32, K/16, 16, 32] */
+    Dev w3 = nz_weight_i8(Bw, 1, K, N);
+    int64_t shp[2] = {K, N}, st[2] = {N, 1}, stor[4] = {(N + 31) / 32, (K + 15) / 16, 16, 32};
+    aclTensor *x2 = aclCreateTensor(shp, 2, ACL_INT8, st, 0, ACL_FORMAT_FRACTAL_NZ, stor, 4, w3.mem);
+    Dev x1 = make({M, K}, ACL_INT8, A), sc = make({N}, ACL_FLOAT, SC), o = make({M, N}, ACL_BF16, {0}), w2 = make({K, N}, ACL_INT8, Bw);
+    RUN(S, aclnnQuantMatmulWeightNz, x1.t, x2, nullptr, sc.t, nullptr, nullptr, nullptr, nullptr, nullptr, false, false, 0, o.t);
+    compare("QuantMatmulWeightNz INT8 x2 in FRACTAL_NZ, FLOAT32 scale, BFLOAT16 out", read(o), want, 1e-2);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    expect_code("QuantMatmulWeightNz with an ND x2", aclnnQuantMatmulWeightNzGetWorkspaceSize(x1.t, w2.t, nullptr, sc.t, nullptr, nullptr, nullptr, nullptr, nullptr, false, false, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("QuantMatmulWeightNz groupSize 32", aclnnQuantMatmulWeightNzGetWorkspaceSize(x1.t, x2, nullptr, sc.t, nullptr, nullptr, nullptr, nullptr, nullptr, false, false, 32, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("QuantMatmulWeightNz null x2Scale", aclnnQuantMatmulWeightNzGetWorkspaceSize(x1.t, x2, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, false, false, 0, o.t, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    aclDestroyTensor(x2);
+    for (Dev *d : {&w3, &x1, &sc, &o, &w2}) release(*d);
+    printf("ok quant matmul weight nz\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -556,6 +590,7 @@ int main() {
     weight_nz();
     finalize_routing();
     grouped_matmul_add();
+    quant_matmul_weight_nz();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -1337,3 +1337,75 @@ pub unsafe extern "C" fn aclnnGroupedMatmulAddV2GetWorkspaceSize(
 }
 
 crate::phase2!(aclnnGroupedMatmulAdd, aclnnGroupedMatmulAddV2);
+
+// ---------------------------------------------------------------- QuantMatmulWeightNz
+
+/// QuantMatmulWeightNz: QuantMatmulV5's parameters with x2 in FRACTAL_NZ (what torch_npu's
+/// `npu_quant_matmul` calls for an NZ weight); the engine and the checks are V5's, in the
+/// modes npu-emu computes (no yScale, x1Offset, yOffset or groupSize).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnQuantMatmulWeightNzGetWorkspaceSize(
+    x1: *const c_void,
+    x2: *const c_void,
+    x1Scale: *const c_void,
+    x2Scale: *const c_void,
+    yScale: *const c_void,
+    x1Offset: *const c_void,
+    x2Offset: *const c_void,
+    yOffset: *const c_void,
+    bias: *const c_void,
+    transposeX1: bool,
+    transposeX2: bool,
+    groupSize: i64,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    super::quant::quant_matmul(
+        "aclnnQuantMatmulWeightNzGetWorkspaceSize",
+        "aclnnQuantMatmulWeightNz",
+        x1,
+        x2,
+        x1Scale,
+        x2Scale,
+        x2Offset,
+        bias,
+        transposeX1,
+        transposeX2,
+        out,
+        workspaceSize,
+        executor,
+        "x2Scale",
+        "x1Scale",
+        "x2Offset",
+        || {
+            if a::weight(x2, "x2")?.nz.is_none() {
+                return Err(NnError::invalid(
+                    "x2 must be in FRACTAL_NZ for aclnnQuantMatmulWeightNz \
+                     (aclnnTransMatmulWeight converts it); use aclnnQuantMatmulV5 for ND",
+                ));
+            }
+            for (h, arg) in [
+                (yScale, "yScale (the T-CG mode)"),
+                (x1Offset, "x1Offset"),
+                (yOffset, "yOffset"),
+            ] {
+                // Absent: nullptr or an empty tensor (torch_npu passes undefined ones).
+                if a::opt_tensor(h, arg)?.is_some_and(|t| t.numel() != 0) {
+                    return Err(NnError::invalid(format!(
+                        "{arg} is not supported by npu-emu; pass nullptr"
+                    )));
+                }
+            }
+            if groupSize != 0 {
+                return Err(NnError::invalid(format!(
+                    "groupSize {groupSize}: the grouped modes (K-G, G-B) are not supported by \
+                     npu-emu; pass 0"
+                )));
+            }
+            Ok(())
+        },
+    )
+}
+
+crate::phase2!(aclnnQuantMatmulWeightNz);

@@ -569,7 +569,7 @@ fn dtype_name(t: Option<&T>) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn quant_matmul(
+pub(crate) unsafe fn quant_matmul(
     name: &'static str,
     api: &'static str,
     x1: *const c_void,
