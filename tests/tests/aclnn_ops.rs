@@ -1843,6 +1843,18 @@ fn quant_modes_match_the_host_reference() {
     let work = scratch("aclnn-quant-modes");
     let _node = NodeGuard(node_dir(&work));
     let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_quant_modes.cpp", "tests/c");
+/// `tests/c/aclnn/aclnn_gmm_extra.cpp`: GroupedMatmul V1 (aclIntArray group list, splitItem
+/// 0/2/3, x and y one per group or one for all), V2 (FLOAT32, groupType -1/0 and the K
+/// split), V3 (INT64 group list tensor, stacked weight and bias, a group list past x's rows
+/// failing the task), WeightNz (FRACTAL_NZ weights written by hand, counts and cumulative
+/// group lists) and GroupedMatmulFinalizeRouting V1/V2/V3/WeightNz/WeightNzV2 (A8W8: per-token
+/// scale, shared rows, logit, colliding rowIndex; INT8 NZ weight), GroupedMatmulAdd (+V2) and
+/// QuantMatmulWeightNz against a host reference, with their argument errors.
+#[test]
+fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
+    let work = scratch("aclnn-gmm-extra");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_gmm_extra.cpp", "tests/c");
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
@@ -1882,6 +1894,14 @@ fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
     for section in ["ok paged", "ok antiquant", "ok post quant", "ok kv list"] {
+        "ok grouped matmul v1",
+        "ok grouped matmul v2",
+        "ok grouped matmul v3",
+        "ok grouped matmul weight nz",
+        "ok grouped matmul finalize routing",
+        "ok grouped matmul add",
+        "ok quant matmul weight nz",
+    ] {
         assert!(
             r.stdout.contains(section),
             "missing {section}:\n{}",
@@ -1917,4 +1937,15 @@ fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }
     let _ = std::fs::remove_dir_all(&work);
+    assert!(n >= 64, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnGroupedMatmulGetWorkspaceSize: groupListOptional [3, 2, 7] must be non-decreasing",
+        "aclnnGroupedMatmulGetWorkspaceSize: x has data type ACL_FLOAT, which is not supported",
+        "aclnnGroupedMatmulWeightNzGetWorkspaceSize: actType 1: fused activations are not supported",
+        "groupList [3, 9] (as cumulative ends) does not cut the 5 rows of x into groups",
+        "aclnnGroupedMatmulFinalizeRoutingWeightNzGetWorkspaceSize: x2 must be in FRACTAL_NZ",
+        "rowIndex[4] = 4 is outside the output's 4 rows",
+    ] {
+        assert!(r.all().contains(msg), "missing {msg:?}:\n{}", r.all());
+    }
 }

@@ -1672,6 +1672,42 @@ fn quant_modes_match_cpu_through_torch_npu() {
         "dynamic_quant_asym_group_index",
         "dynamic_quant_group_index_int4",
         "dynamic_quant_asym_int4",
+/// `tests/python/gmm_extra.py`: `torch_npu.npu_grouped_matmul` with a `List[int]`
+/// group_list (aclnnGroupedMatmul V1: one output, or one per group with bias; float16 and
+/// bfloat16) and with weights cast to FRACTAL_NZ (aclnnGroupedMatmulWeightNz: a stacked
+/// weight with a counts group list, a list of weights with biases) against CPU torch, and
+/// `torch_npu.npu_grouped_matmul_finalize_routing` in the A8W8 form (ND weight:
+/// GroupedMatmulFinalizeRoutingV3; FRACTAL_NZ: ...WeightNzV2) against a float64 reference,
+/// `npu_grouped_matmul_add(_)` (GroupedMatmulAdd/V2) and `npu_quant_matmul` with an NZ weight
+/// (QuantMatmulWeightNz).
+#[test]
+fn grouped_matmul_list_group_list_and_nz_weights_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("gmm_extra.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-gmm-extra",
+        &venv,
+        "cd \"$T\" && \"$PY\" gmm_extra.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("gmm_extra: 0 failed"), "{}", r.all());
+    for case in [
+        "gmm_list_group_list_float16",
+        "gmm_list_group_list_bfloat16",
+        "gmm_list_group_list_per_group_bias",
+        "gmm_nz_stacked_counts",
+        "gmm_nz_list_bias_float16",
+        "gmm_nz_list_bias_bfloat16",
+        "finalize_routing_nd_shared",
+        "finalize_routing_nz_shared",
+        "finalize_routing_nz_plain",
+        "grouped_matmul_add_inplace_float16",
+        "grouped_matmul_add_bfloat16",
+        "quant_matmul_nz_float16",
+        "quant_matmul_nz_bfloat16",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),
@@ -1722,4 +1758,7 @@ fn attention_paged_cache_and_antiquant_match_cpu() {
     r.assert_ok();
     assert!(r.stdout.contains("5 passed"), "{}", r.all());
     assert!(!r.stdout.contains("skipped"), "{}", r.all());
+            r.all()
+        );
+    }
 }

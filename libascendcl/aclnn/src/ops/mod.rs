@@ -78,3 +78,4 @@ pub mod train_extra;
 pub mod upsample_aa;
 
 pub mod attention_new;
+pub mod gmm_extra;

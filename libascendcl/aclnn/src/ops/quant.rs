@@ -676,7 +676,7 @@ fn float32(t: &T) -> NnResult<()> {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn quant_matmul(
+pub(crate) unsafe fn quant_matmul(
     name: &'static str,
     api: &'static str,
     x1: *const c_void,
