@@ -1810,3 +1810,41 @@ fn experimental_training_operators_match_the_host_reference() {
         assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
     }
 }
+
+/// `nn_more.rs`: StridedSlice, AddV3 / InplaceAddV3, ApplyAdam, DropoutV3, DropoutV3Grad and
+/// DropoutGenMaskV2Tensor against host references, with their documented argument errors.
+#[test]
+fn nn_more_operators_match_the_host_reference() {
+    let work = scratch("aclnn-nn-more");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_nn_more.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok strided slice",
+        "ok add v3",
+        "ok apply adam",
+        "ok dropout v3",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 60, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnStridedSliceGetWorkspaceSize: strides must not contain 0, but strides[1] is 0",
+        "aclnnDropoutV3GetWorkspaceSize: offset 3 must be a multiple of 4",
+        "aclnnApplyAdamGetWorkspaceSize: lr must have shape [1], but its shape is [2]",
+    ] {
+        assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
+    }
+}

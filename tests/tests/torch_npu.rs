@@ -1583,3 +1583,34 @@ fn norm_quant_apis_match_cpu() {
         );
     }
 }
+
+/// `tests/python/nn_more.py`: a host 0-dim tensor plus a device tensor, which torch_npu sends
+/// to aclnnAddV3 once it is exported, against CPU torch over every dtype torch_npu sends it
+/// (float, half, bfloat16, double, the integer types, bool), with alpha, promotion, strided
+/// views, `out=` and autograd.
+#[test]
+fn host_scalar_plus_device_tensor_matches_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("nn_more.py") {
+        return;
+    }
+    let r = py_job("torch-nn-more", &venv, "cd \"$T\" && \"$PY\" nn_more.py");
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("nn_more: 0 failed"), "{}", r.all());
+    for case in [
+        "float_scalar_plus_float16_alpha",
+        "int_scalar_plus_int64_alpha",
+        "float_scalar_plus_int32",
+        "float_scalar_plus_bool",
+        "double_scalar_plus_float_transposed",
+        "add_out_float",
+        "scalar_plus_tensor_autograd",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
