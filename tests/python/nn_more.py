@@ -3,6 +3,9 @@ add (AddKernelNpuOpApi.cpp) sends `cpu_scalar + alpha * npu_tensor` to aclnnAddV
 copying the scalar to the device for aclnnAdd. Checked against CPU torch over the dtypes
 torch_npu sends (every non-bool host scalar, every numeric device tensor), with alpha,
 type promotion (int tensor + float scalar), non-contiguous tensors, `out=` and autograd.
+Then torch_npu.npu_dynamic_quant / npu_dynamic_quant_asymmetric with quant_mode "pertensor" and
+"perchannel" (aclnnDynamicQuantV3/V4; before they existed torch_npu silently ran the per-token
+V2), against a float32 CPU reference.
 Prints PASS/FAIL per case and exits 1 when any case fails.
 """
 import sys
@@ -83,6 +86,68 @@ try:
 except Exception as e:  # noqa: BLE001
     FAILED.append("scalar_plus_tensor_autograd")
     print("FAIL scalar_plus_tensor_autograd", str(e).splitlines()[0][:300])
+
+
+def dq_ref(x, smooth, mode, asym):
+    """float32 dynamic int8 quantization of x [..., R, H]."""
+    xf = x.float()
+    if smooth is not None:
+        sm = smooth.float()
+        xf = xf * (sm.unsqueeze(-1) if mode == "perchannel" else sm)
+    if mode == "pertoken":
+        dims, keep = (-1,), True
+    elif mode == "pertensor":
+        dims, keep = tuple(range(xf.dim())), True
+    else:
+        dims, keep = (-2,), True
+    if asym:
+        mx = xf.amax(dim=dims, keepdim=keep)
+        mn = xf.amin(dim=dims, keepdim=keep)
+        sc = (mx - mn) / 255.0
+        off = torch.where(sc == 0, torch.zeros_like(sc), 127.0 - mx / sc)
+        q = torch.where(sc == 0, off.expand_as(xf), xf / sc + off)
+    else:
+        sc = xf.abs().amax(dim=dims, keepdim=keep) / 127.0
+        off = torch.zeros_like(sc)
+        q = xf / sc
+    y = torch.round(q).clamp(-128, 127).to(torch.int8)
+    if mode == "pertoken":
+        sc, off = sc.squeeze(-1), off.squeeze(-1)
+    elif mode == "pertensor":
+        sc, off = sc.reshape(1), off.reshape(1)
+    else:
+        sc, off = sc.squeeze(-2), off.squeeze(-2)
+    return y, sc, off
+
+
+def dq_case(name, mode, asym, smooth_len=None, dtype=torch.float16):
+    try:
+        x = (torch.randn(2, 5, 16) * 3).to(dtype)
+        sm = None if smooth_len is None else (torch.rand(smooth_len) + 0.5).to(dtype)
+        kw = {"smooth_scales": sm.npu()} if sm is not None else {}
+        if asym:
+            y, sc, off = torch_npu.npu_dynamic_quant_asymmetric(x.npu(), quant_mode=mode, **kw)
+        else:
+            y, sc = torch_npu.npu_dynamic_quant(x.npu(), quant_mode=mode, **kw)
+            off = None
+        wy, wsc, woff = dq_ref(x, sm, mode, asym)
+        torch.testing.assert_close(sc.cpu(), wsc, rtol=1e-6, atol=1e-7)
+        if off is not None:
+            torch.testing.assert_close(off.cpu(), woff, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(y.cpu(), wy, rtol=0, atol=0)
+        print("PASS", name)
+    except Exception as e:  # noqa: BLE001
+        FAILED.append(name)
+        print("FAIL", name, str(e).splitlines()[0][:300])
+
+
+dq_case("dynamic_quant_pertensor", "pertensor", False)
+dq_case("dynamic_quant_perchannel", "perchannel", False)
+dq_case("dynamic_quant_pertensor_smooth", "pertensor", False, smooth_len=16)
+dq_case("dynamic_quant_perchannel_smooth_bf16", "perchannel", False, smooth_len=5, dtype=torch.bfloat16)
+dq_case("dynamic_quant_asymmetric_pertensor", "pertensor", True)
+dq_case("dynamic_quant_asymmetric_perchannel", "perchannel", True)
+dq_case("dynamic_quant_pertoken_still_v2", "pertoken", False)
 
 print(f"nn_more: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -1812,7 +1812,9 @@ fn experimental_training_operators_match_the_host_reference() {
 }
 
 /// `nn_more.rs`: StridedSlice, AddV3 / InplaceAddV3, ApplyAdam, DropoutV3, DropoutV3Grad and
-/// DropoutGenMaskV2Tensor against host references, with their documented argument errors.
+/// DropoutGenMaskV2Tensor, DynamicQuantV3/V4, ReluV3, HardShrink, Xlog1py and Expandv against
+/// host references, with their documented
+/// argument errors.
 #[test]
 fn nn_more_operators_match_the_host_reference() {
     let work = scratch("aclnn-nn-more");
@@ -1826,6 +1828,9 @@ fn nn_more_operators_match_the_host_reference() {
         "ok add v3",
         "ok apply adam",
         "ok dropout v3",
+        "ok dynamic quant v3",
+        "ok relu v3",
+        "ok hard shrink, xlog1py, expandv",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -1839,7 +1844,7 @@ fn nn_more_operators_match_the_host_reference() {
         .find_map(|l| l.strip_suffix(" checks, 0 failed"))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    assert!(n >= 60, "only {n} checks:\n{}", r.stdout);
+    assert!(n >= 110, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "aclnnStridedSliceGetWorkspaceSize: strides must not contain 0, but strides[1] is 0",
         "aclnnDropoutV3GetWorkspaceSize: offset 3 must be a multiple of 4",

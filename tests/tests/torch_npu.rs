@@ -1587,7 +1587,8 @@ fn norm_quant_apis_match_cpu() {
 /// `tests/python/nn_more.py`: a host 0-dim tensor plus a device tensor, which torch_npu sends
 /// to aclnnAddV3 once it is exported, against CPU torch over every dtype torch_npu sends it
 /// (float, half, bfloat16, double, the integer types, bool), with alpha, promotion, strided
-/// views, `out=` and autograd.
+/// views, `out=` and autograd; and `npu_dynamic_quant(_asymmetric)` with quant_mode pertensor /
+/// perchannel (aclnnDynamicQuantV3/V4) against a float32 CPU reference.
 #[test]
 fn host_scalar_plus_device_tensor_matches_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -1606,6 +1607,9 @@ fn host_scalar_plus_device_tensor_matches_cpu_through_torch_npu() {
         "double_scalar_plus_float_transposed",
         "add_out_float",
         "scalar_plus_tensor_autograd",
+        "dynamic_quant_pertensor",
+        "dynamic_quant_perchannel_smooth_bf16",
+        "dynamic_quant_asymmetric_perchannel",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

@@ -120,4 +120,5 @@ pub mod rnn;
 pub mod train16;
 pub mod train_extra;
 pub mod upsample_aa;
+
 pub mod nn_more;

@@ -2,7 +2,9 @@
 //! the interface layer into a per-axis plan) and the helpers of the other operators in
 //! `libascendcl/aclnn/src/ops/nn_more.rs` that do not reuse an existing engine directly.
 
+use super::dtype::DType;
 use super::iter::copy;
+use super::view::Scratch;
 use super::View;
 
 /// One input axis of a strided slice: the first index taken, the step (negative walks
@@ -71,10 +73,203 @@ pub fn strided_slice(x: &View, axes: &[Axis], map: &[OutAxis], out: &View) -> Re
     copy(&v, out)
 }
 
+/// The reduction groups of `aclnnDynamicQuantV3/V4`: one per row (all dimensions but the
+/// last), one for the whole tensor, or one per column (all dimensions but the second to
+/// last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuantMode {
+    PerToken,
+    PerTensor,
+    PerChannel,
+}
+
+/// Round half to even into int8's range.
+fn to_i8(v: f32) -> f64 {
+    if v.is_nan() {
+        return 0.0;
+    }
+    (v.round_ties_even() as f64).clamp(-128.0, 127.0)
+}
+
+/// Dynamic int8 quantization (`aclnnDynamicQuantV3/V4`): `input = x * smooth` (smooth
+/// along the last axis, or along the second to last for `PerChannel`), then per group
+/// symmetric `scale = max|input| / 127`, `y = round(input / scale)`, or (with `offset`)
+/// asymmetric `scale = (max - min) / 255`, `offset = 127 - max / scale`,
+/// `y = round(input / scale + offset)`; float32 arithmetic, ties to even, saturated.
+/// `scale` and `offset` hold one value per group in row-major group order. `group` (per
+/// token only) holds the cumulative row ends of the experts whose rows of `smooth` apply.
+pub fn dynamic_quant_modes(
+    x: &View,
+    smooth: Option<&View>,
+    group: Option<&View>,
+    mode: QuantMode,
+    y: &View,
+    scale: &View,
+    offset: Option<&View>,
+) -> Result<(), String> {
+    let n = x.ndim();
+    if n < 2 {
+        return Err(format!("internal: dynamic quant of a {n}-D x"));
+    }
+    let h = x.shape[n - 1];
+    let r = x.shape[n - 2];
+    let lead: usize = x.shape[..n - 2].iter().product();
+    let xs = Scratch::new(DType::F32, &x.shape);
+    copy(x, &xs.view)?;
+    // SAFETY: the scratch holds numel f32 values.
+    let xv = unsafe { std::slice::from_raw_parts(xs.view.ptr as *const f32, x.numel()) };
+    let sm: Option<Vec<f32>> = match smooth {
+        Some(s) => {
+            let ss = Scratch::new(DType::F32, &s.shape);
+            copy(s, &ss.view)?;
+            // SAFETY: as above.
+            Some(
+                unsafe { std::slice::from_raw_parts(ss.view.ptr as *const f32, s.numel()) }
+                    .to_vec(),
+            )
+        }
+        None => None,
+    };
+    // With group ends (MoE, per token): row `t` takes smooth row `e`, the first expert with
+    // `t < ends[e]` (rows past the last end take the last expert).
+    let ends: Option<Vec<i64>> = match group {
+        Some(g) => {
+            let gs = Scratch::new(DType::I64, &g.shape);
+            copy(g, &gs.view)?;
+            // SAFETY: the scratch holds numel i64 values.
+            Some(
+                unsafe { std::slice::from_raw_parts(gs.view.ptr as *const i64, g.numel()) }
+                    .to_vec(),
+            )
+        }
+        None => None,
+    };
+    let expert_of = |t: usize| -> usize {
+        ends.as_ref().map_or(0, |e| {
+            e.iter()
+                .position(|&end| (t as i64) < end)
+                .unwrap_or(e.len().saturating_sub(1))
+        })
+    };
+    let groups = match mode {
+        QuantMode::PerToken => lead * r,
+        QuantMode::PerTensor => 1,
+        QuantMode::PerChannel => lead * h,
+    };
+    let group = |b: usize, i: usize, j: usize| match mode {
+        QuantMode::PerToken => b * r + i,
+        QuantMode::PerTensor => 0,
+        QuantMode::PerChannel => b * h + j,
+    };
+    let mut input = vec![0f32; x.numel()];
+    let mut mx = vec![f32::NEG_INFINITY; groups];
+    let mut mn = vec![f32::INFINITY; groups];
+    let mut amax = vec![0f32; groups];
+    for b in 0..lead {
+        for i in 0..r {
+            for j in 0..h {
+                let k = (b * r + i) * h + j;
+                let f = sm.as_ref().map_or(1.0, |s| {
+                    if mode == QuantMode::PerChannel {
+                        s[i]
+                    } else {
+                        s[expert_of(b * r + i) * h + j]
+                    }
+                });
+                let v = xv[k] * f;
+                input[k] = v;
+                let g = group(b, i, j);
+                mx[g] = mx[g].max(v);
+                mn[g] = mn[g].min(v);
+                amax[g] = amax[g].max(v.abs());
+            }
+        }
+    }
+    let asym = offset.is_some();
+    let (sc, off): (Vec<f32>, Vec<f32>) = (0..groups)
+        .map(|g| {
+            if asym {
+                let s = (mx[g] - mn[g]) / 255.0;
+                (s, if s == 0.0 { 0.0 } else { 127.0 - mx[g] / s })
+            } else {
+                (amax[g] / 127.0, 0.0)
+            }
+        })
+        .unzip();
+    let mut out = vec![0f64; x.numel()];
+    for b in 0..lead {
+        for i in 0..r {
+            for j in 0..h {
+                let k = (b * r + i) * h + j;
+                let g = group(b, i, j);
+                let q = if sc[g] == 0.0 {
+                    off[g]
+                } else {
+                    input[k] / sc[g] + off[g]
+                };
+                out[k] = to_i8(q);
+            }
+        }
+    }
+    let mut sc = sc;
+    copy(&View::of_slice(&mut out, DType::F64, &y.shape), y)?;
+    copy(&View::of_slice(&mut sc, DType::F32, &scale.shape), scale)?;
+    if let Some(o) = offset {
+        let mut off = off;
+        copy(&View::of_slice(&mut off, DType::F32, &o.shape), o)?;
+    }
+    Ok(())
+}
+
+/// `aclnnReluV3`: `y = max(x, 0)` (NaN stays NaN) and the bit mask of `x > 0`, packed
+/// along the last axis: bit `k` of `mask[..., j]` is element `8 j + k` of that row.
+pub fn relu_v3(x: &View, y: &View, mask: &View) -> Result<(), String> {
+    super::iter::map1::<f64, f64>(x, y, |v| if v > 0.0 || v.is_nan() { v } else { 0.0 })?;
+    let xs = Scratch::new(DType::F64, &x.shape);
+    copy(x, &xs.view)?;
+    // SAFETY: the scratch holds numel f64 values.
+    let xv = unsafe { std::slice::from_raw_parts(xs.view.ptr as *const f64, x.numel()) };
+    let c = x.shape.last().copied().unwrap_or(1);
+    let cb = mask.shape.last().copied().unwrap_or(1);
+    let rows = x.numel().checked_div(c).unwrap_or(0);
+    let mut bits = vec![0u8; rows * cb];
+    for r in 0..rows {
+        for j in 0..c {
+            if xv[r * c + j] > 0.0 {
+                bits[r * cb + j / 8] |= 1 << (j % 8);
+            }
+        }
+    }
+    copy(&View::of_slice(&mut bits, DType::U8, &mask.shape), mask)
+}
+
+/// `aclnnHardShrink`: `x` where `|x| > lambd`, else 0 (NaN stays NaN, as aclnnHardshrink).
+pub fn hard_shrink(x: &View, lambd: f64, out: &View) -> Result<(), String> {
+    if x.dtype == DType::F64 {
+        super::iter::map1::<f64, f64>(x, out, move |v| if v.abs() <= lambd { 0.0 } else { v })
+    } else {
+        let l = lambd as f32;
+        super::iter::map1::<f32, f32>(x, out, move |v| if v.abs() <= l { 0.0 } else { v })
+    }
+}
+
+/// `aclnnXlog1py`: `z = x * log1p(y)`, 0 where `x == 0` unless `y` is NaN (then NaN);
+/// float32 arithmetic, broadcasting.
+pub fn xlog1py(x: &View, y: &View, z: &View) -> Result<(), String> {
+    super::iter::map2::<f32, f32>(x, y, z, |a, b| {
+        if b.is_nan() {
+            b
+        } else if a == 0.0 {
+            0.0
+        } else {
+            a * b.ln_1p()
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::dtype::DType;
 
     #[test]
     fn reversed_and_shrunk() {

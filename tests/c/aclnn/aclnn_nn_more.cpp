@@ -3,9 +3,13 @@
  * InplaceAddV3 (host scalar + alpha * tensor), ApplyAdam (in place, float32 and float16),
  * DropoutV3 / DropoutV3Grad / DropoutGenMaskV2Tensor (the bit mask agrees with
  * aclnnDropoutGenMaskV2 for the same seed and offset; the outputs are the masked, scaled
- * input). Each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR 161001 /
+ * input), DynamicQuantV3/V4 (INT8, pertoken / pertensor / perchannel, symmetric and
+ * asymmetric, with smooth scales and MoE group indices; float32 host reference, ties to even), ReluV3 (NC1HWC0 x,
+ * the bit mask packed along C0), HardShrink, Xlog1py (broadcast, x = 0 and NaN y), Expandv.
+ * Each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR 161001 /
  * ACLNN_ERR_PARAM_INVALID 161002). Tolerances: data movement exactly; float32 arithmetic
  * to 1e-6 relative; float16 to 2e-3. */
+#include <algorithm>
 #include <cmath>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_strided_slice.h"
@@ -15,6 +19,12 @@
 #include "aclnnop/aclnn_dropout_v3_grad.h"
 #include "aclnnop/aclnn_dropout_gen_mask.h"
 #include "aclnnop/aclnn_dropout_gen_mask_v2.h"
+#include "aclnnop/aclnn_dynamic_quant_v3.h"
+#include "aclnnop/aclnn_dynamic_quant_v4.h"
+#include "aclnnop/aclnn_relu_v3.h"
+#include "aclnnop/aclnn_hard_shrink.h"
+#include "aclnnop/aclnn_xlog1py.h"
+#include "aclnnop/aclnn_expandv.h"
 
 static aclrtStream S;
 
@@ -285,6 +295,247 @@ static void dropout_v3() {
     printf("ok dropout v3\n");
 }
 
+/* Host reference of dynamic int8 quantization: mode 0 pertoken, 1 pertensor, 2 perchannel
+ * over x [B, R, H] (float32 arithmetic as the operator). */
+static void dq_ref(const std::vector<double> &X, const std::vector<double> *sm, int B, int R, int H, int mode, bool asym,
+                   std::vector<double> &Y, std::vector<double> &SC, std::vector<double> &OF,
+                   const std::vector<int> *expert = nullptr) {
+    int G = mode == 0 ? B * R : mode == 1 ? 1 : B * H;
+    std::vector<float> in(X.size()), mx(G, -INFINITY), mn(G, INFINITY), am(G, 0);
+    auto grp = [&](int b, int i, int j) { return mode == 0 ? b * R + i : mode == 1 ? 0 : b * H + j; };
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < H; j++) {
+                int k = (b * R + i) * H + j, g = grp(b, i, j);
+                size_t si = expert ? static_cast<size_t>((*expert)[b * R + i] * H + j) : static_cast<size_t>(mode == 2 ? i : j);
+                float f = sm ? static_cast<float>((*sm)[si]) : 1.0f;
+                in[k] = static_cast<float>(X[k]) * f;
+                mx[g] = std::max(mx[g], in[k]), mn[g] = std::min(mn[g], in[k]), am[g] = std::max(am[g], std::fabs(in[k]));
+            }
+    SC.assign(G, 0), OF.assign(G, 0), Y.assign(X.size(), 0);
+    std::vector<float> sc(G), of(G);
+    for (int g = 0; g < G; g++) {
+        if (asym) {
+            sc[g] = (mx[g] - mn[g]) / 255.0f;
+            of[g] = sc[g] == 0 ? 0 : 127.0f - mx[g] / sc[g];
+        } else {
+            sc[g] = am[g] / 127.0f, of[g] = 0;
+        }
+        SC[g] = sc[g], OF[g] = of[g];
+    }
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < H; j++) {
+                int k = (b * R + i) * H + j, g = grp(b, i, j);
+                float q = sc[g] == 0 ? of[g] : in[k] / sc[g] + of[g];
+                Y[k] = std::min(127.0f, std::max(-128.0f, std::nearbyint(q)));
+            }
+}
+
+static void dynamic_quant_v3() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    const int B = 2, R = 3, H = 8;
+    std::vector<double> X = values(B * R * H, ACL_FLOAT16, 41), SMH = values(H, ACL_FLOAT16, 42, true, true);
+    std::vector<double> SMR = values(R, ACL_FLOAT16, 43, true, true);
+    struct Case { const char *name; const char *mode; int m; bool asym; int smooth; bool v4; };
+    const Case cases[] = {
+        {"DynamicQuantV3 pertoken symmetric", "pertoken", 0, false, 0, false},
+        {"DynamicQuantV3 pertensor symmetric with smooth scales", "pertensor", 1, false, 1, false},
+        {"DynamicQuantV3 perchannel asymmetric with smooth scales", "perchannel", 2, true, 2, false},
+        {"DynamicQuantV4 pertoken asymmetric", "pertoken", 0, true, 0, true},
+        {"DynamicQuantV4 perchannel symmetric", "perchannel", 2, false, 0, true},
+    };
+    for (const Case &c : cases) {
+        Shape ss = c.m == 0 ? Shape{B, R} : c.m == 1 ? Shape{1} : Shape{B, H};
+        Dev x = make({B, R, H}, ACL_FLOAT16, X, STRIDED), y = make({B, R, H}, ACL_INT8, {0});
+        Dev sc = make(ss, ACL_FLOAT, {0}), of = make(ss, ACL_FLOAT, {0});
+        Dev sm = c.smooth == 1 ? make({H}, ACL_FLOAT16, SMH) : make({R}, ACL_FLOAT16, SMR);
+        const aclTensor *smt = c.smooth ? sm.t : nullptr;
+        const aclTensor *oft = c.asym ? of.t : nullptr;
+        if (c.v4) {
+            RUN(S, aclnnDynamicQuantV4, x.t, smt, nullptr, 2, !c.asym, c.mode, 0.0f, y.t, sc.t, oft);
+        } else {
+            RUN(S, aclnnDynamicQuantV3, x.t, smt, nullptr, 2, !c.asym, c.mode, y.t, sc.t, oft);
+        }
+        std::vector<double> WY, WS, WO;
+        dq_ref(X, c.smooth == 1 ? &SMH : c.smooth == 2 ? &SMR : nullptr, B, R, H, c.m, c.asym, WY, WS, WO);
+        compare(c.name, read(y), WY, 0);
+        compare("DynamicQuantV3/V4 scale", read(sc), WS, 1e-6);
+        if (c.asym) compare("DynamicQuantV3/V4 offset", read(of), WO, 1e-6);
+        for (Dev *d : {&x, &y, &sc, &of, &sm}) release(*d);
+    }
+    {
+        /* MoE: groupIndex [2, 6] gives rows 0-1 expert 0 and rows 2-5 expert 1 */
+        std::vector<double> SM2 = values(2 * H, ACL_FLOAT16, 44, true, true);
+        std::vector<int> EX = {0, 0, 1, 1, 1, 1};
+        Dev x = make({B, R, H}, ACL_FLOAT16, X), y = make({B, R, H}, ACL_INT8, {0}), sc = make({B, R}, ACL_FLOAT, {0});
+        Dev of = make({B, R}, ACL_FLOAT, {0}), sm = make({2, H}, ACL_FLOAT16, SM2), gi = make({2}, ACL_INT32, {2, 6});
+        RUN(S, aclnnDynamicQuantV3, x.t, sm.t, gi.t, 2, false, "pertoken", y.t, sc.t, of.t);
+        std::vector<double> WY, WS, WO;
+        dq_ref(X, &SM2, B, R, H, 0, true, WY, WS, WO, &EX);
+        compare("DynamicQuantV3 groupIndex: y", read(y), WY, 0);
+        compare("DynamicQuantV3 groupIndex: scale", read(sc), WS, 1e-6);
+        compare("DynamicQuantV3 groupIndex: offset", read(of), WO, 1e-6);
+        Dev sm1 = make({H}, ACL_FLOAT16, SMH);
+        expect_code("DynamicQuantV3 groupIndex with a 1-D smoothScales",
+                    aclnnDynamicQuantV3GetWorkspaceSize(x.t, sm1.t, gi.t, 2, false, "pertoken", y.t, sc.t, of.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("DynamicQuantV3 groupIndex without smoothScales",
+                    aclnnDynamicQuantV3GetWorkspaceSize(x.t, nullptr, gi.t, 2, false, "pertoken", y.t, sc.t, of.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        for (Dev *d : {&x, &y, &sc, &of, &sm, &gi, &sm1}) release(*d);
+    }
+    Dev x = make({B, R, H}, ACL_FLOAT16, X), y = make({B, R, H}, ACL_INT8, {0}), sc = make({B, R}, ACL_FLOAT, {0});
+    Dev of = make({B, R}, ACL_FLOAT, {0}), sc1 = make({1}, ACL_FLOAT, {0}), gi = make({1}, ACL_INT32, {6});
+    expect_code("DynamicQuantV3 quantMode perblock",
+                aclnnDynamicQuantV3GetWorkspaceSize(x.t, nullptr, nullptr, 2, true, "perblock", y.t, sc.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("DynamicQuantV3 dstType INT32 (packed INT4)",
+                aclnnDynamicQuantV3GetWorkspaceSize(x.t, nullptr, nullptr, 3, true, "pertoken", y.t, sc.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("DynamicQuantV3 offsetOut with isSymmetrical",
+                aclnnDynamicQuantV3GetWorkspaceSize(x.t, nullptr, nullptr, 2, true, "pertoken", y.t, sc.t, of.t, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("DynamicQuantV3 pertensor scale of shape [2, 3]",
+                aclnnDynamicQuantV3GetWorkspaceSize(x.t, nullptr, nullptr, 2, true, "pertensor", y.t, sc.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("DynamicQuantV3 groupIndex with pertensor",
+                aclnnDynamicQuantV3GetWorkspaceSize(x.t, nullptr, gi.t, 2, true, "pertensor", y.t, sc1.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("DynamicQuantV3 null quantMode",
+                aclnnDynamicQuantV3GetWorkspaceSize(x.t, nullptr, nullptr, 2, true, nullptr, y.t, sc.t, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("DynamicQuantV4 dstTypeMax above 32768",
+                aclnnDynamicQuantV4GetWorkspaceSize(x.t, nullptr, nullptr, 2, true, "pertoken", 40000.0f, y.t, sc.t, nullptr,
+                                                    &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("DynamicQuantV4 null scaleOut",
+                aclnnDynamicQuantV4GetWorkspaceSize(x.t, nullptr, nullptr, 2, true, "pertoken", 0.0f, y.t, nullptr, nullptr,
+                                                    &ws, &ex),
+                ACLNN_ERR_PARAM_NULLPTR);
+    for (Dev *d : {&x, &y, &sc, &of, &sc1, &gi}) release(*d);
+    printf("ok dynamic quant v3\n");
+}
+
+/* An NC1HWC0-format tensor of `shape` (contiguous) holding `vals`. */
+static Dev make_5hd(const Shape &shape, aclDataType dt, const std::vector<double> &vals) {
+    Dev d = make(shape, dt, vals);
+    aclDestroyTensor(d.t);
+    Shape storage{numel(shape)};
+    d.t = aclCreateTensor(shape.data(), shape.size(), dt, d.strides.data(), 0, ACL_FORMAT_NC1HWC0, storage.data(), 1, d.mem);
+    return d;
+}
+
+static void relu_v3() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    const Shape xs = {2, 1, 2, 3, 16}, ms = {2, 1, 2, 3, 2};
+    for (aclDataType t : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32, ACL_INT8, ACL_UINT8}) {
+        std::vector<double> X = values(numel(xs), t, 51), W(X.size()), WM(numel(ms), 0);
+        for (size_t i = 0; i < X.size(); i++) {
+            W[i] = X[i] > 0 ? X[i] : 0;
+            if (X[i] > 0) WM[i / 16 * 2 + (i % 16) / 8] += 1 << (i % 8);
+        }
+        Dev x = make_5hd(xs, t, X), y = make_5hd(xs, t, {0}), m = make(ms, ACL_UINT8, {0});
+        RUN(S, aclnnReluV3, x.t, y.t, m.t);
+        compare("ReluV3 y", read(y), W, 0);
+        compare("ReluV3 mask bits", read(m), WM, 0);
+        for (Dev *d : {&x, &y, &m}) release(*d);
+    }
+    /* a C0 of 12 takes two mask bytes per row, the second half used */
+    std::vector<double> X = values(24, ACL_FLOAT, 52), WM(4, 0);
+    for (int i = 0; i < 24; i++)
+        if (X[i] > 0) WM[i / 12 * 2 + (i % 12) / 8] += 1 << (i % 12 % 8);
+    Dev x = make_5hd({1, 1, 1, 2, 12}, ACL_FLOAT, X), y = make_5hd({1, 1, 1, 2, 12}, ACL_FLOAT, {0});
+    Dev m = make({1, 1, 1, 2, 2}, ACL_UINT8, {0});
+    RUN(S, aclnnReluV3, x.t, y.t, m.t);
+    compare("ReluV3 mask of a C0 of 12", read(m), WM, 0);
+    Dev xnd = make({1, 1, 1, 2, 12}, ACL_FLOAT, X), mbad = make({1, 1, 1, 2, 12}, ACL_UINT8, {0});
+    Dev yh = make_5hd({1, 1, 1, 2, 12}, ACL_FLOAT16, {0}), x4 = make_5hd({1, 2, 2, 6}, ACL_FLOAT, X);
+    expect_code("ReluV3 ND x", aclnnReluV3GetWorkspaceSize(xnd.t, y.t, m.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReluV3 unpacked mask", aclnnReluV3GetWorkspaceSize(x.t, y.t, mbad.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReluV3 float16 yOut", aclnnReluV3GetWorkspaceSize(x.t, yh.t, m.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReluV3 4-D x", aclnnReluV3GetWorkspaceSize(x4.t, x4.t, m.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+    expect_code("ReluV3 null maskOut", aclnnReluV3GetWorkspaceSize(x.t, y.t, nullptr, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+    for (Dev *d : {&x, &y, &m, &xnd, &mbad, &yh, &x4}) release(*d);
+    printf("ok relu v3\n");
+}
+
+static void experimental_more() {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    /* HardShrink: |x| <= lambd gives 0 (the boundary included) */
+    for (aclDataType t : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+        std::vector<double> X = values(12, t, 61);
+        X[0] = 1.5, X[1] = -1.5, X[2] = 1.25;
+        std::vector<double> W(12);
+        for (int i = 0; i < 12; i++) W[i] = std::fabs(X[i]) <= 1.5 ? 0 : X[i];
+        Dev x = make({3, 4}, t, X, TRANSPOSED), o = make({3, 4}, t, {9});
+        aclScalar *l = fs(1.5f);
+        RUN(S, aclnnHardShrink, x.t, l, o.t);
+        compare("HardShrink", read(o), W, 0);
+        aclDestroyScalar(l);
+        release(x), release(o);
+    }
+    {
+        Dev x = make({3, 4}, ACL_FLOAT, {1}), oh = make({3, 4}, ACL_FLOAT16, {0}), xi = make({3, 4}, ACL_INT32, {1});
+        aclScalar *l = fs(0.5f);
+        expect_code("HardShrink float16 out", aclnnHardShrinkGetWorkspaceSize(x.t, l, oh.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        expect_code("HardShrink int32 self", aclnnHardShrinkGetWorkspaceSize(xi.t, l, xi.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        expect_code("HardShrink null lambd", aclnnHardShrinkGetWorkspaceSize(x.t, nullptr, x.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+        aclDestroyScalar(l);
+        release(x), release(oh), release(xi);
+    }
+    /* Xlog1py: x [2, 3] with y [3] broadcast; x = 0 gives 0 unless y is NaN */
+    for (aclDataType t : {ACL_FLOAT, ACL_FLOAT16}) {
+        std::vector<double> X = values(6, t, 62), Y = values(3, t, 63, true, true);
+        X[1] = 0, X[3] = 0, Y[0] = NAN;
+        std::vector<double> W(6);
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++) {
+                double x = X[i * 3 + j], y = Y[j];
+                W[i * 3 + j] = std::isnan(y) ? y : x == 0 ? 0 : as_type(static_cast<float>(x) * std::log1p(static_cast<float>(y)), t);
+            }
+        Dev x = make({2, 3}, t, X, STRIDED), y = make({3}, t, Y), z = make({2, 3}, t, {0});
+        RUN(S, aclnnXlog1py, x.t, y.t, z.t);
+        compare(t == ACL_FLOAT ? "Xlog1py float32" : "Xlog1py float16", read(z), W, t == ACL_FLOAT ? 1e-6 : 2e-3);
+        release(x), release(y), release(z);
+    }
+    {
+        Dev x = make({2, 3}, ACL_FLOAT, {1}), y = make({4}, ACL_FLOAT, {1}), yh = make({3}, ACL_FLOAT16, {1}), z = make({2, 3}, ACL_FLOAT, {0});
+        expect_code("Xlog1py shapes that do not broadcast", aclnnXlog1pyGetWorkspaceSize(x.t, y.t, z.t, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        expect_code("Xlog1py mixed dtypes", aclnnXlog1pyGetWorkspaceSize(x.t, yh.t, z.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        expect_code("Xlog1py null z", aclnnXlog1pyGetWorkspaceSize(x.t, x.t, nullptr, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+        release(x), release(y), release(yh), release(z);
+    }
+    /* Expandv: [4, 1, 3] to [2, 4, 5, 3] (a new leading axis, the size-1 axis expanded, -1 kept) */
+    for (aclDataType t : {ACL_FLOAT, ACL_INT64, ACL_BOOL}) {
+        std::vector<double> X = values(12, t, 64), W;
+        for (int n = 0; n < 2; n++)
+            for (int a = 0; a < 4; a++)
+                for (int b = 0; b < 5; b++)
+                    for (int c = 0; c < 3; c++) W.push_back(X[a * 3 + c]);
+        Dev x = make({4, 1, 3}, t, X, STRIDED), o = make({2, 4, 5, 3}, t, {0});
+        aclIntArray *sh = ia({2, -1, 5, 3});
+        RUN(S, aclnnExpandv, x.t, sh, o.t);
+        compare("Expandv", read(o), W, 0);
+        aclDestroyIntArray(sh);
+        release(x), release(o);
+    }
+    {
+        Dev x = make({4, 2, 3}, ACL_FLOAT, {1}), o = make({4, 5, 3}, ACL_FLOAT, {0});
+        aclIntArray *sh = ia({4, 5, 3}), *sh2 = ia({5, 3});
+        expect_code("Expandv axis of size 2 to 5", aclnnExpandvGetWorkspaceSize(x.t, sh, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        expect_code("Expandv shorter shape", aclnnExpandvGetWorkspaceSize(x.t, sh2, o.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        expect_code("Expandv null shape", aclnnExpandvGetWorkspaceSize(x.t, nullptr, o.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+        aclDestroyIntArray(sh), aclDestroyIntArray(sh2);
+        release(x), release(o);
+    }
+    printf("ok hard shrink, xlog1py, expandv\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
@@ -293,6 +544,9 @@ int main() {
     add_v3();
     apply_adam();
     dropout_v3();
+    dynamic_quant_v3();
+    relu_v3();
+    experimental_more();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

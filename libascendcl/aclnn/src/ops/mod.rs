@@ -74,4 +74,5 @@ pub mod upsample3d;
 pub mod train16;
 pub mod train_extra;
 pub mod upsample_aa;
+
 pub mod nn_more;

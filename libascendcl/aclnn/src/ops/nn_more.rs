@@ -2,7 +2,9 @@
 //! `aclnn_dropout_v3_grad.h` and `aclnnDropoutGenMaskV2Tensor` (`aclnn_dropout_gen_mask_v2.h`
 //! in CANN's tree): operators the installed torch_npu names (`npu_indexing`, a host scalar
 //! plus a device tensor, `npu_apply_adam`, dropout in aclnn-only mode and under graph
-//! capture). Engines: `npu_emu::ops::nn_more` (strided slice), `math::binary` (AddV3),
+//! capture), and `aclnnDynamicQuantV3/V4` (`npu_dynamic_quant` with a quant_mode).
+//! Also CANN's experimental `aclnnReluV3` (ReLU with a bit mask), `aclnnHardShrink`,
+//! `aclnnXlog1py` and `aclnnExpandv`. Engines: `npu_emu::ops::nn_more` (strided slice), `math::binary` (AddV3),
 //! `train_extra::apply_adam_d` (ApplyAdam, in place) and `random` (the dropout bit masks,
 //! the same Philox stream as `aclnnDropoutGenMaskV2`).
 
@@ -12,10 +14,10 @@ use super::launch::{phase1, Built, Launch};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::{can_cast, DType};
 use npu_emu::ops::math::{self, scalar_view, Binary};
-use npu_emu::ops::nn_more::{self as engine, Axis, OutAxis};
+use npu_emu::ops::nn_more::{self as engine, Axis, OutAxis, QuantMode};
 use npu_emu::ops::view::Scratch;
 use npu_emu::ops::{elem, iter, random, train_extra};
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void, CStr};
 
 // ---- StridedSlice ----
 
@@ -327,9 +329,12 @@ pub unsafe extern "C" fn aclnnAddV3GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    phase1("aclnnAddV3GetWorkspaceSize", workspaceSize, executor, || {
-        add_v3("aclnnAddV3", self_, other, alpha, Some(out))
-    })
+    phase1(
+        "aclnnAddV3GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || add_v3("aclnnAddV3", self_, other, alpha, Some(out)),
+    )
 }
 
 /// CANN's in-place form writes the result into `other` (`selfRef` is a scalar).
@@ -418,7 +423,15 @@ pub unsafe extern "C" fn aclnnApplyAdamGetWorkspaceSize(
             l.finish(move |x, _| {
                 // var (x[9]) is read and written in place; m and v are updated too.
                 train_extra::apply_adam_d(
-                    &x[9], &x[0], &x[1], &x[2..8], &x[8], useNesterov, &x[9], &x[10], &x[11],
+                    &x[9],
+                    &x[0],
+                    &x[1],
+                    &x[2..8],
+                    &x[8],
+                    useNesterov,
+                    &x[9],
+                    &x[10],
+                    &x[11],
                 )
             })
         },
@@ -625,6 +638,402 @@ pub unsafe extern "C" fn aclnnDropoutGenMaskV2TensorGetWorkspaceSize(
     )
 }
 
+// ---- DynamicQuantV3 / V4 ----
+
+/// `aclnnDynamicQuantV3/V4`: INT8 output (dstType 2) only, as the machine has no INT4,
+/// FLOAT8 or HIFLOAT8 tensors; groupIndexOptional (per token) picks each row's smooth row.
+#[allow(clippy::too_many_arguments)]
+unsafe fn dynamic_quant_v3(
+    api: &'static str,
+    x: *const c_void,
+    smooth: *const c_void,
+    group: *const c_void,
+    dst_type: i64,
+    symmetrical: bool,
+    quant_mode: *const c_char,
+    dst_type_max: Option<f32>,
+    y: *const c_void,
+    scale: *const c_void,
+    offset: *const c_void,
+) -> NnResult<Built> {
+    let x = a::tensor(x, "x")?;
+    let sm = a::opt_tensor(smooth, "smoothScalesOptional")?;
+    let g = a::opt_tensor(group, "groupIndexOptional")?;
+    if quant_mode.is_null() {
+        return Err(NnError::nullptr("quantMode is nullptr"));
+    }
+    let mode_s = CStr::from_ptr(quant_mode).to_string_lossy().into_owned();
+    let mode = match mode_s.as_str() {
+        "pertoken" => QuantMode::PerToken,
+        "pertensor" => QuantMode::PerTensor,
+        "perchannel" => QuantMode::PerChannel,
+        _ => {
+            return Err(NnError::invalid(format!(
+                "quantMode \"{mode_s}\" must be \"pertoken\", \"pertensor\" or \"perchannel\""
+            )))
+        }
+    };
+    let y = a::tensor(y, "yOut")?;
+    let s = a::tensor(scale, "scaleOut")?;
+    let o = if symmetrical {
+        if !offset.is_null() {
+            return Err(NnError::invalid(
+                "offsetOut must be nullptr when isSymmetrical is true",
+            ));
+        }
+        None
+    } else {
+        Some(a::tensor(offset, "offsetOut")?)
+    };
+    a::dtype_in(&x, &[DType::F16, DType::BF16])?;
+    let n = x.ndim();
+    if !(2..=8).contains(&n) {
+        return Err(NnError::invalid(format!(
+            "x must have 2 to 8 dimensions, but its shape is {:?}",
+            x.shape()
+        )));
+    }
+    if let Some(m) = dst_type_max {
+        if !(0.0..=32768.0).contains(&m) {
+            return Err(NnError::invalid(format!(
+                "dstTypeMax {m} must be in [0, 32768]"
+            )));
+        }
+    }
+    if dst_type != 2 {
+        return Err(NnError::invalid(format!(
+            "dstType {dst_type} is not supported: npu-emu quantizes to INT8 (2) only \
+             (INT32-packed INT4, INT4, HIFLOAT8 and FLOAT8 outputs are not modelled)"
+        )));
+    }
+    a::dtype_in(&y, &[DType::I8])?;
+    a::same_shape(&y, x.shape())?;
+    let sh = x.shape();
+    if let Some(g) = &g {
+        if mode != QuantMode::PerToken {
+            return Err(NnError::invalid(
+                "groupIndexOptional must be nullptr when quantMode is pertensor or perchannel",
+            ));
+        }
+        let Some(sm) = &sm else {
+            return Err(NnError::invalid(
+                "groupIndexOptional needs smoothScalesOptional (one row per expert)",
+            ));
+        };
+        a::dtype_in(g, &[DType::I32])?;
+        if g.ndim() != 1 || g.shape()[0] == 0 || g.shape()[0] > 1024 {
+            return Err(NnError::invalid(format!(
+                "groupIndexOptional must be 1-D with 1 to 1024 experts, but its shape is {:?}",
+                g.shape()
+            )));
+        }
+        a::same_dtype(sm, &x)?;
+        a::same_shape(sm, &[g.shape()[0], sh[n - 1]])?;
+    } else if let Some(sm) = &sm {
+        a::same_dtype(sm, &x)?;
+        let want = if mode == QuantMode::PerChannel {
+            sh[n - 2]
+        } else {
+            sh[n - 1]
+        };
+        a::same_shape(sm, &[want])?;
+    }
+    let scale_shape: Vec<usize> = match mode {
+        QuantMode::PerToken => sh[..n - 1].to_vec(),
+        QuantMode::PerTensor => vec![1],
+        QuantMode::PerChannel => sh[..n - 2].iter().chain(&sh[n - 1..]).copied().collect(),
+    };
+    for t in std::iter::once(&s).chain(o.as_ref()) {
+        a::dtype_in(t, &[DType::F32])?;
+        a::same_shape(t, &scale_shape)?;
+    }
+    let mut l = Launch::new(api);
+    l.input(&x);
+    let smi = sm.as_ref().map(|t| l.input(t));
+    let gi = g.as_ref().map(|t| l.input(t));
+    let yi = l.output(&y);
+    l.output(&s);
+    let oi = o.as_ref().map(|t| l.output(t));
+    l.finish(move |v, _| {
+        engine::dynamic_quant_modes(
+            &v[0],
+            smi.map(|i| &v[i]),
+            gi.map(|i| &v[i]),
+            mode,
+            &v[yi],
+            &v[yi + 1],
+            oi.map(|i| &v[i]),
+        )
+    })
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnDynamicQuantV3GetWorkspaceSize(
+    x: *const c_void,
+    smoothScalesOptional: *const c_void,
+    groupIndexOptional: *const c_void,
+    dstType: i64,
+    isSymmetrical: bool,
+    quantMode: *const c_char,
+    yOut: *const c_void,
+    scaleOut: *const c_void,
+    offsetOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnDynamicQuantV3GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            dynamic_quant_v3(
+                "aclnnDynamicQuantV3",
+                x,
+                smoothScalesOptional,
+                groupIndexOptional,
+                dstType,
+                isSymmetrical,
+                quantMode,
+                None,
+                yOut,
+                scaleOut,
+                offsetOut,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnDynamicQuantV4GetWorkspaceSize(
+    x: *const c_void,
+    smoothScalesOptional: *const c_void,
+    groupIndexOptional: *const c_void,
+    dstType: i64,
+    isSymmetrical: bool,
+    quantMode: *const c_char,
+    dstTypeMax: f32,
+    yOut: *const c_void,
+    scaleOut: *const c_void,
+    offsetOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnDynamicQuantV4GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            // dstTypeMax only acts on HIFLOAT8 outputs (the doc); INT8 ignores it.
+            dynamic_quant_v3(
+                "aclnnDynamicQuantV4",
+                x,
+                smoothScalesOptional,
+                groupIndexOptional,
+                dstType,
+                isSymmetrical,
+                quantMode,
+                Some(dstTypeMax),
+                yOut,
+                scaleOut,
+                offsetOut,
+            )
+        },
+    )
+}
+
+// ---- ReluV3 ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnReluV3GetWorkspaceSize(
+    x: *const c_void,
+    yOut: *const c_void,
+    maskOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnReluV3GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor_nc1hwc0(x, "x")?;
+            let y = a::tensor_nc1hwc0(yOut, "yOut")?;
+            let m = a::tensor(maskOut, "maskOut")?;
+            let types = [
+                DType::F16,
+                DType::F32,
+                DType::I32,
+                DType::I8,
+                DType::U8,
+                DType::BF16,
+            ];
+            a::dtype_in(&x, &types)?;
+            a::same_dtype(&y, &x)?;
+            a::dtype_in(&m, &[DType::U8])?;
+            if x.ndim() != 5 {
+                return Err(NnError::invalid(format!(
+                    "x must be 5-D (NC1HWC0), but its shape is {:?}",
+                    x.shape()
+                )));
+            }
+            a::same_shape(&y, x.shape())?;
+            let mut ms = x.shape().to_vec();
+            ms[4] = ms[4].div_ceil(8);
+            if m.shape() != ms.as_slice() {
+                return Err(NnError::invalid(format!(
+                    "maskOut must have shape {ms:?} (x's shape with the last dimension in bytes of bits), but it is {:?}",
+                    m.shape()
+                )));
+            }
+            let mut l = Launch::new("aclnnReluV3");
+            l.input(&x);
+            l.output(&y);
+            l.output(&m);
+            l.finish(move |v, _| engine::relu_v3(&v[0], &v[1], &v[2]))
+        },
+    )
+}
+
+// ---- HardShrink, Xlog1py, Expandv (CANN's experimental set) ----
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnHardShrinkGetWorkspaceSize(
+    self_: *const c_void,
+    lambd: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnHardShrinkGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let l = a::scalar(lambd, "lambd")?;
+            let o = a::tensor(out, "out")?;
+            a::dtype_in(&x, FLOATS3)?;
+            a::same_dtype(&o, &x)?;
+            a::max_dims(&x, 8)?;
+            a::same_shape(&o, x.shape())?;
+            let lv = l.to_f64();
+            let mut ln = Launch::new("aclnnHardShrink");
+            ln.input(&x);
+            ln.output(&o);
+            ln.finish(move |v, _| engine::hard_shrink(&v[0], lv, &v[1]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnXlog1pyGetWorkspaceSize(
+    x: *const c_void,
+    y: *const c_void,
+    z: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnXlog1pyGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(x, "x")?;
+            let y = a::tensor(y, "y")?;
+            let z = a::tensor(z, "z")?;
+            a::dtype_in(&x, FLOATS3)?;
+            a::same_dtype(&y, &x)?;
+            a::same_dtype(&z, &x)?;
+            for t in [&x, &y, &z] {
+                a::max_dims(t, 8)?;
+            }
+            let shape = a::broadcast(&x, &y)?;
+            a::same_shape(&z, &shape)?;
+            let mut l = Launch::new("aclnnXlog1py");
+            l.input(&x);
+            l.input(&y);
+            l.output(&z);
+            l.finish(move |v, _| engine::xlog1py(&v[0], &v[1], &v[2]))
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnExpandvGetWorkspaceSize(
+    self_: *const c_void,
+    shape: *const c_void,
+    out: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnExpandvGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(self_, "self")?;
+            let sh = a::int_array(shape, "shape")?;
+            let o = a::tensor(out, "out")?;
+            let types = [
+                DType::F32,
+                DType::F16,
+                DType::F64,
+                DType::BF16,
+                DType::I8,
+                DType::I16,
+                DType::I32,
+                DType::I64,
+                DType::U8,
+                DType::Bool,
+            ];
+            a::dtype_in(&x, &types)?;
+            a::same_dtype(&o, &x)?;
+            a::max_dims(&x, 8)?;
+            if sh.len() > 8 || sh.len() < x.ndim() {
+                return Err(NnError::invalid(format!(
+                    "shape {sh:?} must have {} to 8 entries (self is {}-D)",
+                    x.ndim(),
+                    x.ndim()
+                )));
+            }
+            // Right-aligned: a size-1 axis of self expands; -1 keeps self's size.
+            let lead = sh.len() - x.ndim();
+            let mut target = Vec::with_capacity(sh.len());
+            for (i, &d) in sh.iter().enumerate() {
+                let own = if i >= lead {
+                    Some(x.shape()[i - lead])
+                } else {
+                    None
+                };
+                let t = match (d, own) {
+                    (-1, Some(s)) => s,
+                    (d, _) if d < 0 => {
+                        return Err(NnError::invalid(format!(
+                            "shape[{i}] = {d} is negative (only -1 on an axis of self keeps its size)"
+                        )))
+                    }
+                    (d, Some(s)) if s != 1 && s as i64 != d => {
+                        return Err(NnError::invalid(format!(
+                            "self of shape {:?} cannot expand to {sh:?}: axis {} has size {s}, not 1 or {d}",
+                            x.shape(),
+                            i - lead
+                        )))
+                    }
+                    (d, _) => d as usize,
+                };
+                target.push(t);
+            }
+            a::same_shape(&o, &target)?;
+            let mut l = Launch::new("aclnnExpandv");
+            l.input(&x);
+            l.output(&o);
+            l.finish(move |v, _| iter::copy(&v[0], &v[1]))
+        },
+    )
+}
+
 crate::phase2!(
     aclnnStridedSlice,
     aclnnAddV3,
@@ -633,4 +1042,10 @@ crate::phase2!(
     aclnnDropoutV3,
     aclnnDropoutV3Grad,
     aclnnDropoutGenMaskV2Tensor,
+    aclnnDynamicQuantV3,
+    aclnnDynamicQuantV4,
+    aclnnReluV3,
+    aclnnHardShrink,
+    aclnnXlog1py,
+    aclnnExpandv,
 );
