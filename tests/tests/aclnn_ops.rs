@@ -1812,8 +1812,8 @@ fn experimental_training_operators_match_the_host_reference() {
 }
 
 /// `nn_more.rs`: StridedSlice, AddV3 / InplaceAddV3, ApplyAdam, DropoutV3, DropoutV3Grad and
-/// DropoutGenMaskV2Tensor, DynamicQuantV3/V4, ReluV3, HardShrink, Xlog1py and Expandv against
-/// host references, with their documented
+/// DropoutGenMaskV2Tensor, DynamicQuantV3/V4, ReluV3, HardShrink, Xlog1py, Expandv and
+/// SqrtBackward against host references, with their documented
 /// argument errors.
 #[test]
 fn nn_more_operators_match_the_host_reference() {
@@ -1830,7 +1830,7 @@ fn nn_more_operators_match_the_host_reference() {
         "ok dropout v3",
         "ok dynamic quant v3",
         "ok relu v3",
-        "ok hard shrink, xlog1py, expandv",
+        "ok hard shrink, xlog1py, expandv, sqrt backward",
     ] {
         assert!(
             r.stdout.contains(section),

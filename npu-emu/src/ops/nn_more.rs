@@ -267,6 +267,18 @@ pub fn xlog1py(x: &View, y: &View, z: &View) -> Result<(), String> {
     })
 }
 
+/// `aclnnSqrtBackward`: `t = 0.5 dy`, `z = t != 0 ? t / y : 0`, in float32.
+pub fn sqrt_backward(y: &View, dy: &View, z: &View) -> Result<(), String> {
+    super::iter::map2::<f32, f32>(y, dy, z, |y, g| {
+        let t = 0.5 * g;
+        if t != 0.0 {
+            t / y
+        } else {
+            0.0
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,8 @@
  * aclnnDropoutGenMaskV2 for the same seed and offset; the outputs are the masked, scaled
  * input), DynamicQuantV3/V4 (INT8, pertoken / pertensor / perchannel, symmetric and
  * asymmetric, with smooth scales and MoE group indices; float32 host reference, ties to even), ReluV3 (NC1HWC0 x,
- * the bit mask packed along C0), HardShrink, Xlog1py (broadcast, x = 0 and NaN y), Expandv.
+ * the bit mask packed along C0), HardShrink, Xlog1py (broadcast, x = 0 and NaN y), Expandv,
+ * SqrtBackward.
  * Each with documented argument errors (ACLNN_ERR_PARAM_NULLPTR 161001 /
  * ACLNN_ERR_PARAM_INVALID 161002). Tolerances: data movement exactly; float32 arithmetic
  * to 1e-6 relative; float16 to 2e-3. */
@@ -25,6 +26,7 @@
 #include "aclnnop/aclnn_hard_shrink.h"
 #include "aclnnop/aclnn_xlog1py.h"
 #include "aclnnop/aclnn_expandv.h"
+#include "aclnnop/aclnn_sqrt_backward.h"
 
 static aclrtStream S;
 
@@ -533,7 +535,27 @@ static void experimental_more() {
         aclDestroyIntArray(sh), aclDestroyIntArray(sh2);
         release(x), release(o);
     }
-    printf("ok hard shrink, xlog1py, expandv\n");
+    /* SqrtBackward: z = 0.5 dy / y, 0 where dy is 0 (even for y = 0) */
+    for (aclDataType t : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}) {
+        std::vector<double> Y = values(12, t, 65, true, true), G = values(12, t, 66), W(12);
+        G[0] = 0, Y[0] = 0;
+        for (int i = 0; i < 12; i++) {
+            float h = 0.5f * static_cast<float>(G[i]);
+            W[i] = h != 0 ? as_type(h / static_cast<float>(Y[i]), t) : 0;
+        }
+        Dev y = make({3, 4}, t, Y, STRIDED), g = make({3, 4}, t, G, TRANSPOSED), z = make({3, 4}, t, {7});
+        RUN(S, aclnnSqrtBackward, y.t, g.t, z.t);
+        compare(t == ACL_FLOAT ? "SqrtBackward float32" : "SqrtBackward half types", read(z), W, t == ACL_FLOAT ? 1e-6 : 1e-2);
+        release(y), release(g), release(z);
+    }
+    {
+        Dev y = make({3, 4}, ACL_FLOAT, {1}), g = make({4}, ACL_FLOAT, {1}), zh = make({3, 4}, ACL_FLOAT16, {0});
+        expect_code("SqrtBackward broadcast dy", aclnnSqrtBackwardGetWorkspaceSize(y.t, g.t, y.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        expect_code("SqrtBackward float16 z", aclnnSqrtBackwardGetWorkspaceSize(y.t, y.t, zh.t, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+        expect_code("SqrtBackward null dy", aclnnSqrtBackwardGetWorkspaceSize(y.t, nullptr, y.t, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
+        release(y), release(g), release(zh);
+    }
+    printf("ok hard shrink, xlog1py, expandv, sqrt backward\n");
 }
 
 int main() {

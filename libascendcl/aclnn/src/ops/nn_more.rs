@@ -4,7 +4,7 @@
 //! plus a device tensor, `npu_apply_adam`, dropout in aclnn-only mode and under graph
 //! capture), and `aclnnDynamicQuantV3/V4` (`npu_dynamic_quant` with a quant_mode).
 //! Also CANN's experimental `aclnnReluV3` (ReLU with a bit mask), `aclnnHardShrink`,
-//! `aclnnXlog1py` and `aclnnExpandv`. Engines: `npu_emu::ops::nn_more` (strided slice), `math::binary` (AddV3),
+//! `aclnnXlog1py`, `aclnnExpandv` and `aclnnSqrtBackward`. Engines: `npu_emu::ops::nn_more` (strided slice), `math::binary` (AddV3),
 //! `train_extra::apply_adam_d` (ApplyAdam, in place) and `random` (the dropout bit masks,
 //! the same Philox stream as `aclnnDropoutGenMaskV2`).
 
@@ -1034,6 +1034,37 @@ pub unsafe extern "C" fn aclnnExpandvGetWorkspaceSize(
     )
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSqrtBackwardGetWorkspaceSize(
+    y: *const c_void,
+    dy: *const c_void,
+    z: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSqrtBackwardGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let y = a::tensor(y, "y")?;
+            let g = a::tensor(dy, "dy")?;
+            let z = a::tensor(z, "z")?;
+            a::dtype_in(&y, FLOATS3)?;
+            a::same_dtype(&g, &y)?;
+            a::same_dtype(&z, &y)?;
+            a::max_dims(&y, 8)?;
+            a::same_shape(&g, y.shape())?;
+            a::same_shape(&z, y.shape())?;
+            let mut l = Launch::new("aclnnSqrtBackward");
+            l.input(&y);
+            l.input(&g);
+            l.output(&z);
+            l.finish(move |v, _| engine::sqrt_backward(&v[0], &v[1], &v[2]))
+        },
+    )
+}
+
 crate::phase2!(
     aclnnStridedSlice,
     aclnnAddV3,
@@ -1048,4 +1079,5 @@ crate::phase2!(
     aclnnHardShrink,
     aclnnXlog1py,
     aclnnExpandv,
+    aclnnSqrtBackward,
 );
