@@ -1855,6 +1855,15 @@ fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
     let work = scratch("aclnn-gmm-extra");
     let _node = NodeGuard(node_dir(&work));
     let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_gmm_extra.cpp", "tests/c");
+/// `nn_more.rs`: StridedSlice, AddV3 / InplaceAddV3, ApplyAdam, DropoutV3, DropoutV3Grad and
+/// DropoutGenMaskV2Tensor, DynamicQuantV3/V4, ReluV3, HardShrink, Xlog1py, Expandv and
+/// SqrtBackward against host references, with their documented
+/// argument errors.
+#[test]
+fn nn_more_operators_match_the_host_reference() {
+    let work = scratch("aclnn-nn-more");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_nn_more.cpp", "tests/c");
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
@@ -1901,6 +1910,13 @@ fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
         "ok grouped matmul finalize routing",
         "ok grouped matmul add",
         "ok quant matmul weight nz",
+        "ok strided slice",
+        "ok add v3",
+        "ok apply adam",
+        "ok dropout v3",
+        "ok dynamic quant v3",
+        "ok relu v3",
+        "ok hard shrink, xlog1py, expandv, sqrt backward",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -1947,5 +1963,13 @@ fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
         "rowIndex[4] = 4 is outside the output's 4 rows",
     ] {
         assert!(r.all().contains(msg), "missing {msg:?}:\n{}", r.all());
+    }
+    assert!(n >= 110, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnStridedSliceGetWorkspaceSize: strides must not contain 0, but strides[1] is 0",
+        "aclnnDropoutV3GetWorkspaceSize: offset 3 must be a multiple of 4",
+        "aclnnApplyAdamGetWorkspaceSize: lr must have shape [1], but its shape is [2]",
+    ] {
+        assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
     }
 }

@@ -1708,6 +1708,32 @@ fn grouped_matmul_list_group_list_and_nz_weights_match_cpu_through_torch_npu() {
         "grouped_matmul_add_bfloat16",
         "quant_matmul_nz_float16",
         "quant_matmul_nz_bfloat16",
+/// `tests/python/nn_more.py`: a host 0-dim tensor plus a device tensor, which torch_npu sends
+/// to aclnnAddV3 once it is exported, against CPU torch over every dtype torch_npu sends it
+/// (float, half, bfloat16, double, the integer types, bool), with alpha, promotion, strided
+/// views, `out=` and autograd; and `npu_dynamic_quant(_asymmetric)` with quant_mode pertensor /
+/// perchannel (aclnnDynamicQuantV3/V4) against a float32 CPU reference.
+#[test]
+fn host_scalar_plus_device_tensor_matches_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("nn_more.py") {
+        return;
+    }
+    let r = py_job("torch-nn-more", &venv, "cd \"$T\" && \"$PY\" nn_more.py");
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("nn_more: 0 failed"), "{}", r.all());
+    for case in [
+        "float_scalar_plus_float16_alpha",
+        "int_scalar_plus_int64_alpha",
+        "float_scalar_plus_int32",
+        "float_scalar_plus_bool",
+        "double_scalar_plus_float_transposed",
+        "add_out_float",
+        "scalar_plus_tensor_autograd",
+        "dynamic_quant_pertensor",
+        "dynamic_quant_perchannel_smooth_bf16",
+        "dynamic_quant_asymmetric_perchannel",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

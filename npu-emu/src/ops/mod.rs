@@ -124,3 +124,4 @@ pub mod upsample_aa;
 
 pub mod attention_new;
 pub mod gmm_extra;
+pub mod nn_more;

@@ -528,3 +528,24 @@ pub fn dims(ds: &[i64], ndim: usize, arg: &str) -> NnResult<Vec<usize>> {
     }
     Ok(out)
 }
+
+/// A required tensor that an operator takes in format NC1HWC0 (3) as its own 5-D view (the
+/// view is the stored layout, so elementwise operators read it as it is); its `format` is
+/// 3. A tensor in another format is refused.
+pub fn tensor_nc1hwc0(h: *const c_void, arg: &'static str) -> NnResult<T> {
+    if h.is_null() {
+        return Err(NnError::nullptr(format!("{arg} is nullptr")));
+    }
+    let mut t = objects::tensor(h as usize, arg)?;
+    if t.format != 3 || t.storage_format != 3 {
+        return Err(NnError::invalid(format!(
+            "{arg} is in format {}; this operator takes ACL_FORMAT_NC1HWC0",
+            crate::format_cast::format_name(t.format)
+        )));
+    }
+    t.format = 2;
+    t.storage_format = 2;
+    let mut r = to_t(&t, arg)?;
+    r.format = 3;
+    Ok(r)
+}
