@@ -1824,46 +1824,6 @@ fn attention_sink_versions_match_the_host_reference() {
     let work = scratch("aclnn-attention-new");
     let _node = NodeGuard(node_dir(&work));
     let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_attention_new.cpp", "tests/c");
-/// `aclnn_llm_infer.cpp`: the inference helpers of `llm_infer.rs` (RotaryPositionEmbeddingV2
-/// with and without the rotation matrix, InterleaveRope, RopeWithSinCosCache(+V2) in RoPE and
-/// MRoPE forms, ScatterPaKvCache, GatherPaKvCache, TopKTopPSample) against float64 host
-/// references, with their documented argument errors.
-#[test]
-fn llm_inference_helpers_match_the_host_reference() {
-    let work = scratch("aclnn-llm-infer");
-    let _node = NodeGuard(node_dir(&work));
-    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_llm_infer.cpp", "tests/c");
-/// `aclnn_quant_modes.cpp`: aclnnQuantMatmulV5's G-B (pergroup-perblock) and A8W4 (per
-/// channel, K-G) modes and int4 (INT32-packed) x1/x2 in the T-C and K-C modes of V4/V5,
-/// aclnnDynamicQuantV2's groupIndexOptional and int4 output and aclnnConvertWeightToINT4Pack
-/// (INT32 output), against host references
-/// written from the documentation's formulas, with the documented argument errors.
-#[test]
-fn quant_modes_match_the_host_reference() {
-    let work = scratch("aclnn-quant-modes");
-    let _node = NodeGuard(node_dir(&work));
-    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_quant_modes.cpp", "tests/c");
-/// `tests/c/aclnn/aclnn_gmm_extra.cpp`: GroupedMatmul V1 (aclIntArray group list, splitItem
-/// 0/2/3, x and y one per group or one for all), V2 (FLOAT32, groupType -1/0 and the K
-/// split), V3 (INT64 group list tensor, stacked weight and bias, a group list past x's rows
-/// failing the task), WeightNz (FRACTAL_NZ weights written by hand, counts and cumulative
-/// group lists) and GroupedMatmulFinalizeRouting V1/V2/V3/WeightNz/WeightNzV2 (A8W8: per-token
-/// scale, shared rows, logit, colliding rowIndex; INT8 NZ weight), GroupedMatmulAdd (+V2) and
-/// QuantMatmulWeightNz against a host reference, with their argument errors.
-#[test]
-fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
-    let work = scratch("aclnn-gmm-extra");
-    let _node = NodeGuard(node_dir(&work));
-    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_gmm_extra.cpp", "tests/c");
-/// `nn_more.rs`: StridedSlice, AddV3 / InplaceAddV3, ApplyAdam, DropoutV3, DropoutV3Grad and
-/// DropoutGenMaskV2Tensor, DynamicQuantV3/V4, ReluV3, HardShrink, Xlog1py, Expandv and
-/// SqrtBackward against host references, with their documented
-/// argument errors.
-#[test]
-fn nn_more_operators_match_the_host_reference() {
-    let work = scratch("aclnn-nn-more");
-    let _node = NodeGuard(node_dir(&work));
-    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_nn_more.cpp", "tests/c");
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
@@ -1877,46 +1837,6 @@ fn nn_more_operators_match_the_host_reference() {
         "ok nsa compress",
         "ok score v4",
         "ok score v4 tnd",
-        "ok rotary_position_embedding_v2",
-        "ok interleave_rope",
-        "ok rope_with_sin_cos_cache",
-        "ok paged_kv_caches",
-        "ok top_k_top_p_sample",
-        "ok gb",
-        "ok a8w4",
-        "ok int4",
-        "ok dyn_quant",
-        "ok convert_int4",
-    ] {
-/// `tests/c/aclnn/aclnn_attention_gaps.cpp`: the paged key/value cache (blocktable with
-/// blockSize, 3-D and 4-D caches) of IncreFlashAttentionV3/V4 and FusedInferAttentionScore
-/// (incremental and prompt) against attention over the contiguous cache, INT8 key/value with
-/// antiquant (per-channel with offset, per-tensor, per-token, per-head; paged too) against
-/// dequantisation by hand, the INT8 output (quantScale2/quantOffset2) of IFA, PFA and FIA,
-/// per-batch key/value tensor lists, and the documented argument errors.
-#[test]
-fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
-    let work = scratch("aclnn-attention-gaps");
-    let _node = NodeGuard(node_dir(&work));
-    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_attention_gaps.cpp", "tests/c");
-    let r = run_on(&exe, &lib64, &work, &[]);
-    r.assert_ok();
-    assert!(r.stdout.contains("PASS"), "{}", r.all());
-    for section in ["ok paged", "ok antiquant", "ok post quant", "ok kv list"] {
-        "ok grouped matmul v1",
-        "ok grouped matmul v2",
-        "ok grouped matmul v3",
-        "ok grouped matmul weight nz",
-        "ok grouped matmul finalize routing",
-        "ok grouped matmul add",
-        "ok quant matmul weight nz",
-        "ok strided slice",
-        "ok add v3",
-        "ok apply adam",
-        "ok dropout v3",
-        "ok dynamic quant v3",
-        "ok relu v3",
-        "ok hard shrink, xlog1py, expandv, sqrt backward",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -1938,8 +1858,98 @@ fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
     ] {
         assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
     }
+}
+
+/// `aclnn_llm_infer.cpp`: the inference helpers of `llm_infer.rs` (RotaryPositionEmbeddingV2
+/// with and without the rotation matrix, InterleaveRope, RopeWithSinCosCache(+V2) in RoPE and
+/// MRoPE forms, ScatterPaKvCache, GatherPaKvCache, TopKTopPSample) against float64 host
+/// references, with their documented argument errors.
+#[test]
+fn llm_inference_helpers_match_the_host_reference() {
+    let work = scratch("aclnn-llm-infer");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_llm_infer.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok rotary_position_embedding_v2",
+        "ok interleave_rope",
+        "ok rope_with_sin_cos_cache",
+        "ok paged_kv_caches",
+        "ok top_k_top_p_sample",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `aclnn_quant_modes.cpp`: aclnnQuantMatmulV5's G-B (pergroup-perblock) and A8W4 (per
+/// channel, K-G) modes and int4 (INT32-packed) x1/x2 in the T-C and K-C modes of V4/V5,
+/// aclnnDynamicQuantV2's groupIndexOptional and int4 output and aclnnConvertWeightToINT4Pack
+/// (INT32 output), against host references
+/// written from the documentation's formulas, with the documented argument errors.
+#[test]
+fn quant_modes_match_the_host_reference() {
+    let work = scratch("aclnn-quant-modes");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_quant_modes.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok gb",
+        "ok a8w4",
+        "ok int4",
+        "ok dyn_quant",
+        "ok convert_int4",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     assert!(n >= 30, "only {n} checks:\n{}", r.stdout);
+}
+
+/// `tests/c/aclnn/aclnn_attention_gaps.cpp`: the paged key/value cache (blocktable with
+/// blockSize, 3-D and 4-D caches) of IncreFlashAttentionV3/V4 and FusedInferAttentionScore
+/// (incremental and prompt) against attention over the contiguous cache, INT8 key/value with
+/// antiquant (per-channel with offset, per-tensor, per-token, per-head; paged too) against
+/// dequantisation by hand, the INT8 output (quantScale2/quantOffset2) of IFA, PFA and FIA,
+/// per-batch key/value tensor lists, and the documented argument errors.
+#[test]
+fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
+    let work = scratch("aclnn-attention-gaps");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_attention_gaps.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in ["ok paged", "ok antiquant", "ok post quant", "ok kv list"] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     assert!(n >= 30, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "actualSeqLengthsKv is required with blockTable (paged key/value cache)",
@@ -1953,6 +1963,44 @@ fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `tests/c/aclnn/aclnn_gmm_extra.cpp`: GroupedMatmul V1 (aclIntArray group list, splitItem
+/// 0/2/3, x and y one per group or one for all), V2 (FLOAT32, groupType -1/0 and the K
+/// split), V3 (INT64 group list tensor, stacked weight and bias, a group list past x's rows
+/// failing the task), WeightNz (FRACTAL_NZ weights written by hand, counts and cumulative
+/// group lists) and GroupedMatmulFinalizeRouting V1/V2/V3/WeightNz/WeightNzV2 (A8W8: per-token
+/// scale, shared rows, logit, colliding rowIndex; INT8 NZ weight), GroupedMatmulAdd (+V2) and
+/// QuantMatmulWeightNz against a host reference, with their argument errors.
+#[test]
+fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
+    let work = scratch("aclnn-gmm-extra");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_gmm_extra.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok grouped matmul v1",
+        "ok grouped matmul v2",
+        "ok grouped matmul v3",
+        "ok grouped matmul weight nz",
+        "ok grouped matmul finalize routing",
+        "ok grouped matmul add",
+        "ok quant matmul weight nz",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     assert!(n >= 64, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "aclnnGroupedMatmulGetWorkspaceSize: groupListOptional [3, 2, 7] must be non-decreasing",
@@ -1964,6 +2012,41 @@ fn attention_gaps_paged_cache_and_antiquant_match_the_host_reference() {
     ] {
         assert!(r.all().contains(msg), "missing {msg:?}:\n{}", r.all());
     }
+}
+
+/// `nn_more.rs`: StridedSlice, AddV3 / InplaceAddV3, ApplyAdam, DropoutV3, DropoutV3Grad and
+/// DropoutGenMaskV2Tensor, DynamicQuantV3/V4, ReluV3, HardShrink, Xlog1py, Expandv and
+/// SqrtBackward against host references, with their documented
+/// argument errors.
+#[test]
+fn nn_more_operators_match_the_host_reference() {
+    let work = scratch("aclnn-nn-more");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_nn_more.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok strided slice",
+        "ok add v3",
+        "ok apply adam",
+        "ok dropout v3",
+        "ok dynamic quant v3",
+        "ok relu v3",
+        "ok hard shrink, xlog1py, expandv, sqrt backward",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     assert!(n >= 110, "only {n} checks:\n{}", r.stdout);
     for msg in [
         "aclnnStridedSliceGetWorkspaceSize: strides must not contain 0, but strides[1] is 0",

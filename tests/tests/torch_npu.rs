@@ -1615,6 +1615,43 @@ fn fusion_attention_with_sink_matches_cpu() {
         "sink_tnd_f16",
         "nsa_compress_f16",
         "nsa_compress_bf16",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
+/// `tests/python/dist_mc2.py` on 2 ranks (`npu-emu run`): torch_npu's fused matmul +
+/// collective APIs (`npu_mm_all_reduce_base`, with bias, 3-D x1 and x3, and INT8 with
+/// dequant_scale / pertoken_scale;
+/// `npu_all_gather_base_mm` with and without the gathered output;
+/// `npu_mm_reduce_scatter_base`) in float16 and bfloat16 against CPU torch, the communicator
+/// named by `get_hccl_comm_name`.
+#[test]
+fn mc2_fused_matmul_collectives_2_ranks() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("the MC2 operators") {
+        return;
+    }
+    let r = py_job(
+        "torch-mc2-2",
+        &venv,
+        "npu-emu run -n 2 --timeout 600 \"$PY\" \"$T/dist_mc2.py\"",
+    );
+    r.assert_ok();
+    for i in 0..2 {
+        assert!(
+            r.stdout
+                .contains(&format!("dist_mc2 rank {i}/2 passed (14 checks)")),
+            "{}",
+            r.all()
+        );
+    }
+}
+
 /// `tests/python/llm_infer.py`: torch_npu's inference helpers against CPU torch:
 /// npu_rotary_mul through aclnnRotaryPositionEmbeddingV2 (with a rotation matrix, mixed
 /// dtypes), npu_interleave_rope and npu_mrope (RoPE, MRoPE with 3 or 4 sections, the
@@ -1645,6 +1682,15 @@ fn llm_inference_helpers_match_cpu_through_torch_npu() {
         "gather_pa_kv_cache_cumsum_offset",
         "top_k_top_p_sample_q",
         "top_k_top_p_sample_bf16",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
 /// `tests/python/quant_modes.py`: npu_quant_matmul with int4 (int32-packed) x1/x2, plain and
 /// transposed x2, the G-B mode (group_sizes [1, 128, 128]) and the A8W4 K-G mode (int8 x1,
 /// int4 x2, groups of 256), and npu_dynamic_quant / npu_dynamic_quant_asymmetric with
@@ -1672,6 +1718,37 @@ fn quant_modes_match_cpu_through_torch_npu() {
         "dynamic_quant_asym_group_index",
         "dynamic_quant_group_index_int4",
         "dynamic_quant_asym_int4",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
+/// `tests/python/attention_gaps.py`: npu_incre_flash_attention and
+/// npu_fused_infer_attention_score over a paged key/value cache (block_table, block_size,
+/// both cache forms) and over an INT8 cache with antiquant scales (per-channel with offset,
+/// per-token, paged) and the INT8 output (quant_scale2/quant_offset2), against CPU
+/// references; none may skip.
+#[test]
+fn attention_paged_cache_and_antiquant_match_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("attention_gaps.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-npu_attention_gaps",
+        &venv,
+        "cd \"$T\" && \"$PY\" -m pytest -q -rs -p no:cacheprovider attention_gaps.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("5 passed"), "{}", r.all());
+    assert!(!r.stdout.contains("skipped"), "{}", r.all());
+}
+
 /// `tests/python/gmm_extra.py`: `torch_npu.npu_grouped_matmul` with a `List[int]`
 /// group_list (aclnnGroupedMatmul V1: one output, or one per group with bias; float16 and
 /// bfloat16) and with weights cast to FRACTAL_NZ (aclnnGroupedMatmulWeightNz: a stacked
@@ -1708,6 +1785,15 @@ fn grouped_matmul_list_group_list_and_nz_weights_match_cpu_through_torch_npu() {
         "grouped_matmul_add_bfloat16",
         "quant_matmul_nz_float16",
         "quant_matmul_nz_bfloat16",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
 /// `tests/python/nn_more.py`: a host 0-dim tensor plus a device tensor, which torch_npu sends
 /// to aclnnAddV3 once it is exported, against CPU torch over every dtype torch_npu sends it
 /// (float, half, bfloat16, double, the integer types, bool), with alpha, promotion, strided
@@ -1738,52 +1824,6 @@ fn host_scalar_plus_device_tensor_matches_cpu_through_torch_npu() {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),
             "{case}: {}",
-/// `tests/python/dist_mc2.py` on 2 ranks (`npu-emu run`): torch_npu's fused matmul +
-/// collective APIs (`npu_mm_all_reduce_base`, with bias, 3-D x1 and x3, and INT8 with
-/// dequant_scale / pertoken_scale;
-/// `npu_all_gather_base_mm` with and without the gathered output;
-/// `npu_mm_reduce_scatter_base`) in float16 and bfloat16 against CPU torch, the communicator
-/// named by `get_hccl_comm_name`.
-#[test]
-fn mc2_fused_matmul_collectives_2_ranks() {
-    let Some(venv) = venv() else { return };
-    if !aclnn_ops_built("the MC2 operators") {
-        return;
-    }
-    let r = py_job(
-        "torch-mc2-2",
-        &venv,
-        "npu-emu run -n 2 --timeout 600 \"$PY\" \"$T/dist_mc2.py\"",
-    );
-    r.assert_ok();
-    for i in 0..2 {
-        assert!(
-            r.stdout
-                .contains(&format!("dist_mc2 rank {i}/2 passed (14 checks)")),
-            "{}",
-            r.all()
-        );
-    }
-/// `tests/python/attention_gaps.py`: npu_incre_flash_attention and
-/// npu_fused_infer_attention_score over a paged key/value cache (block_table, block_size,
-/// both cache forms) and over an INT8 cache with antiquant scales (per-channel with offset,
-/// per-token, paged) and the INT8 output (quant_scale2/quant_offset2), against CPU
-/// references; none may skip.
-#[test]
-fn attention_paged_cache_and_antiquant_match_cpu() {
-    let Some(venv) = venv() else { return };
-    if !aclnn_ops_built("attention_gaps.py") {
-        return;
-    }
-    let r = py_job(
-        "torch-npu_attention_gaps",
-        &venv,
-        "cd \"$T\" && \"$PY\" -m pytest -q -rs -p no:cacheprovider attention_gaps.py",
-    );
-    eprintln!("{}", r.all());
-    r.assert_ok();
-    assert!(r.stdout.contains("5 passed"), "{}", r.all());
-    assert!(!r.stdout.contains("skipped"), "{}", r.all());
             r.all()
         );
     }
