@@ -1378,6 +1378,9 @@ pub unsafe extern "C" fn aclnnQuantMatmulWeightNzGetWorkspaceSize(
         "x2Scale",
         "x1Scale",
         "x2Offset",
+        // The modes of QuantMatmulV5's yOffset and groupSize (A8W4, G-B) read an ND x2;
+        // they are refused below.
+        None,
         || {
             if a::weight(x2, "x2")?.nz.is_none() {
                 return Err(NnError::invalid(

@@ -627,7 +627,7 @@ fn dtype_name(t: Option<&T>) -> String {
 }
 
 /// QuantMatmulV5's own arguments: yOffset (the A8W4 modes) and groupSize.
-struct V5 {
+pub(crate) struct V5 {
     y_offset: *const c_void,
     group_size: i64,
 }
