@@ -120,3 +120,4 @@ pub mod rnn;
 pub mod train16;
 pub mod train_extra;
 pub mod upsample_aa;
+pub mod moe_dist;

@@ -75,3 +75,4 @@ pub mod train16;
 pub mod train_extra;
 pub mod upsample_aa;
 pub mod mc2;
+pub mod moe_dist;
