@@ -3,9 +3,11 @@
 //! -lascendcl`), `tests/c/aclnn/aclnn_moe_dist.cpp` run as a job of 2 and 4 ranks
 //! (`npu-emu run -n N`, rank table): the dispatched rows, counts and indices against a host
 //! reference knowing every rank's tokens and routing, dynamic int8 quantisation, dispatch →
-//! expert → combine, and the documented argument errors.
+//! expert → combine, and the documented argument errors;
+//! - `tests/python/dist_moe_dist.py` on 2 ranks: the real torch_npu's
+//!   `npu_moe_distribute_dispatch` / `npu_moe_distribute_combine` against CPU torch.
 
-use npu_emu_tests::{command, node_dir, npu_emu_bin, run, scratch};
+use npu_emu_tests::{command, installed_bash, node_dir, npu_emu_bin, root, run, scratch};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -104,4 +106,64 @@ fn moe_distribute_dispatch_combine_on_2_ranks() {
 #[test]
 fn moe_distribute_dispatch_combine_on_4_ranks() {
     check_job(4);
+}
+
+/// The venv with torch_npu (`target/venv` or `$NPU_EMU_VENV`), or `None` after a loud
+/// message (a failure under CI), as the torch_npu tests do.
+fn venv() -> Option<PathBuf> {
+    let dir = std::env::var_os("NPU_EMU_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/venv"));
+    let has_npu = dir.join("bin/python").exists()
+        && std::fs::read_dir(dir.join("lib"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.path().join("site-packages/torch_npu").is_dir());
+    if has_npu {
+        return Some(dir);
+    }
+    let msg = format!(
+        "the Python environment {} with torch + torch_npu is missing: create it with \
+         tests/python/setup_venv.sh (or point NPU_EMU_VENV at one)",
+        dir.display()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{msg}");
+    }
+    eprintln!("\n*** SKIPPED: {msg} ***\n");
+    None
+}
+
+#[test]
+fn torch_npu_moe_distribute_dispatch_combine_2_ranks() {
+    let Some(venv) = venv() else { return };
+    let work = scratch("torch-moe-dist-2");
+    let prefix = work.join("inst");
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["install", "--quiet", "--prefix"]).arg(&prefix);
+    run(c).assert_ok();
+    let mut c = installed_bash(
+        &prefix,
+        &work,
+        &format!(
+            "npu-emu run -n 2 --timeout 600 '{}' '{}'",
+            venv.join("bin/python").display(),
+            root().join("tests/python/dist_moe_dist.py").display()
+        ),
+    );
+    c.env("PYTHONWARNINGS", "ignore")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("HCCL_CONNECT_TIMEOUT", "120");
+    let r = run(c);
+    let _ = std::fs::remove_dir_all(node_dir(&work));
+    r.assert_ok();
+    for i in 0..2 {
+        assert!(
+            r.stdout
+                .contains(&format!("dist_moe_dist rank {i}/2 passed (3 checks)")),
+            "{}",
+            r.all()
+        );
+    }
 }
