@@ -3,7 +3,8 @@
 //! -lascendcl`), `tests/c/aclnn/aclnn_moe_dist.cpp` run as a job of 2 and 4 ranks
 //! (`npu-emu run -n N`, rank table): the dispatched rows, counts and indices against a host
 //! reference knowing every rank's tokens and routing, dynamic int8 quantisation, dispatch →
-//! expert → combine, and the documented argument errors;
+//! expert → combine, DispatchV2/CombineV2 (xActiveMask, assistInfoForCombine, sharedExpertX),
+//! and the documented argument errors;
 //! - `tests/python/dist_moe_dist.py` on 2 ranks: the real torch_npu's
 //!   `npu_moe_distribute_dispatch` / `npu_moe_distribute_combine` against CPU torch.
 
@@ -78,6 +79,8 @@ fn check_job(n: u32) {
         "ok f16 one expert per rank",
         "ok quant\n",
         "ok quant smooth",
+        "ok v2 f16",
+        "ok v2 bf16",
         "ok errors",
     ] {
         assert_eq!(
@@ -92,6 +95,7 @@ fn check_job(n: u32) {
         "quantMode 1 (static, per-group or MX quantisation) is not supported",
         "H = 33 must be in (0, 7168] and a multiple of 32",
         "commQuantMode 2 is not supported",
+        "commAlg \"ring\" is not supported",
         "group \"no_such_group\" names no live HCCL communicator of this process",
     ] {
         assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);

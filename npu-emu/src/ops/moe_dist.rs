@@ -56,9 +56,22 @@ pub fn dispatch_pack(
     x: &View,
     expert_ids: &View,
     expert_scales: Option<&View>,
+    active: Option<&View>,
     slot: &mut [u8],
 ) -> Result<(), String> {
-    let bs = x.shape[0];
+    let mut bs = x.shape[0];
+    if let Some(m) = active {
+        // xActiveMask `[bs]`: the active tokens come first; only they are sent.
+        let v: Vec<f32> = load(m, DType::F32)?;
+        let n = v.iter().take_while(|&&b| b != 0.0).count();
+        if v[n..].iter().any(|&b| b != 0.0) {
+            return Err(format!(
+                "xActiveMask must have its true entries before its false ones, but entry {n} \
+                 is false and a later one is true"
+            ));
+        }
+        bs = n;
+    }
     let xs: Vec<f32> = load(x, DType::F32)?;
     let ids: Vec<i32> = load(expert_ids, DType::I32)?;
     for (i, &e) in ids.iter().enumerate() {
@@ -77,10 +90,10 @@ pub fn dispatch_pack(
     };
     put(slot, 0, bs as u32);
     let (xo, io, so) = (1, 1 + r.max_bs * r.h, 1 + r.max_bs * (r.h + r.k));
-    for (i, v) in xs.iter().enumerate() {
+    for (i, v) in xs[..bs * r.h].iter().enumerate() {
         put(slot, xo + i, v.to_bits());
     }
-    for (i, (&e, s)) in ids.iter().zip(&sc).enumerate() {
+    for (i, (&e, s)) in ids.iter().zip(&sc).take(bs * r.k).enumerate() {
         put(slot, io + i, e as u32);
         put(slot, so + i, s.to_bits());
     }
@@ -133,7 +146,10 @@ pub struct DispatchOut<'a> {
     pub expand_x: &'a View,
     /// Per-row dynamic quantisation scales (`quantMode` 2).
     pub dynamic_scales: Option<&'a View>,
-    pub expand_idx: &'a View,
+    /// `expandIdx` (V1).
+    pub expand_idx: Option<&'a View>,
+    /// `assistInfoForCombine` (V2): `[source rank, token, k]` of each received row.
+    pub assist: Option<&'a View>,
     pub expert_token_nums: &'a View,
     pub ep_recv_counts: &'a View,
     pub expand_scales: Option<&'a View>,
@@ -164,6 +180,7 @@ pub fn dispatch_select(
     let first = r.rank * r.local;
     let mut rows: Vec<f32> = Vec::new();
     let mut row_scales: Vec<f32> = Vec::new();
+    let mut origin: Vec<i32> = Vec::new();
     let mut counts = vec![0i32; r.local * r.world];
     for le in 0..r.local {
         let e = first + le;
@@ -177,6 +194,7 @@ pub fn dispatch_select(
                 let w = st.x_word + tok * h;
                 rows.extend((0..h).map(|c| f32::from_bits(get(slot, w + c))));
                 row_scales.push(st.scales[idx]);
+                origin.extend([src as i32, tok as i32, (idx % r.k) as i32]);
                 counts[le * r.world + src] += 1;
             }
         }
@@ -224,10 +242,15 @@ pub fn dispatch_select(
         store(v, DType::F32, es)?;
     }
     // expandIdx of this rank's own tokens.
-    let me = &sents[r.rank];
-    let mut idx = expand_idx(&me.ids, r.moe_experts);
-    idx.resize(out.expand_idx.numel(), 0);
-    store(idx, DType::I32, out.expand_idx)?;
+    if let Some(v) = out.expand_idx {
+        let mut idx = expand_idx(&sents[r.rank].ids, r.moe_experts);
+        idx.resize(v.numel(), 0);
+        store(idx, DType::I32, v)?;
+    }
+    if let Some(v) = out.assist {
+        origin.resize(v.numel(), 0);
+        store(origin, DType::I32, v)?;
+    }
     // epRecvCounts: the running sum, expert-major; entries past local*world are zero.
     let mut run = 0i32;
     let mut ep: Vec<i32> = counts
@@ -353,6 +376,103 @@ pub fn combine_reduce(
             for c in 0..h {
                 out[t * h + c] += s * f32::from_bits(get(slot, w + c));
             }
+        }
+    }
+    store(out, DType::F32, x)
+}
+
+/// CombineV2's slot: `[rows, expandX rows (max_rows*h), assistInfo triples (max_rows*3)]`.
+pub fn combine_v2_slot_words(r: &Routing) -> usize {
+    1 + max_rows(r) * (r.h + 3)
+}
+
+/// Write this rank's received-row count (the last running sum of `ep_send_counts`), its
+/// expert outputs and the `[source rank, token, k]` of each row (`assist`) into `slot`.
+pub fn combine_v2_pack(
+    r: &Routing,
+    expand_x: &View,
+    assist: &View,
+    ep_send_counts: &View,
+    slot: &mut [u8],
+) -> Result<(), String> {
+    let c: Vec<i32> = load(ep_send_counts, DType::I32)?;
+    let rows = c[r.local * r.world - 1].max(0) as usize;
+    let cap = expand_x.shape[0].min(max_rows(r));
+    if rows > cap {
+        return Err(format!(
+            "epSendCounts says this rank received {rows} rows, but expandX holds {cap}"
+        ));
+    }
+    let xs: Vec<f32> = load(expand_x, DType::F32)?;
+    let info: Vec<i32> = load(assist, DType::I32)?;
+    put(slot, 0, rows as u32);
+    for (i, v) in xs[..rows * r.h].iter().enumerate() {
+        put(slot, 1 + i, v.to_bits());
+    }
+    let ao = 1 + max_rows(r) * r.h;
+    for (i, v) in info[..rows * 3].iter().enumerate() {
+        put(slot, ao + i, *v as u32);
+    }
+    Ok(())
+}
+
+/// `x[t] = sum_j expertScales[t][j] * (the row holding token t's j-th entry)` (+
+/// `shared[t]`), the rows found through each owner's `[source rank, token, k]` triples;
+/// tokens not sent (inactive) get zero (+ `shared`).
+pub fn combine_v2_reduce(
+    r: &Routing,
+    gathered: &[u8],
+    slot_bytes: usize,
+    expert_scales: &View,
+    shared: Option<&View>,
+    x: &View,
+) -> Result<(), String> {
+    let sc: Vec<f32> = load(expert_scales, DType::F32)?;
+    let bs = x.shape[0];
+    let h = r.h;
+    let ao = 1 + max_rows(r) * h;
+    // (slot, word of the row) of each (token, k).
+    let mut at: Vec<Option<(usize, usize)>> = vec![None; bs * r.k];
+    for o in 0..r.world {
+        let slot = &gathered[o * slot_bytes..(o + 1) * slot_bytes];
+        let rows = get(slot, 0) as usize;
+        for i in 0..rows {
+            let (src, tok, j) = (
+                get(slot, ao + 3 * i) as usize,
+                get(slot, ao + 3 * i + 1) as usize,
+                get(slot, ao + 3 * i + 2) as usize,
+            );
+            if src != r.rank {
+                continue;
+            }
+            if tok >= bs || j >= r.k {
+                return Err(format!(
+                    "assistInfoForCombine of rank {o} names token {tok}, k {j} of this rank, \
+                     which has {bs} tokens of K = {}: pass the dispatch's outputs",
+                    r.k
+                ));
+            }
+            at[tok * r.k + j] = Some((o, 1 + i * h));
+        }
+    }
+    let mut out: Vec<f32> = match shared {
+        Some(v) => load(v, DType::F32)?,
+        None => vec![0f32; bs * h],
+    };
+    let mut acc = vec![0f32; h];
+    for t in 0..bs {
+        acc.iter_mut().for_each(|v| *v = 0.0);
+        for j in 0..r.k {
+            if let Some((o, w)) = at[t * r.k + j] {
+                let slot = &gathered[o * slot_bytes..(o + 1) * slot_bytes];
+                let s = sc[t * r.k + j];
+                for (c, a) in acc.iter_mut().enumerate() {
+                    *a += s * f32::from_bits(get(slot, w + c));
+                }
+            }
+        }
+        for (c, a) in acc.iter().enumerate() {
+            out[t * h + c] += a;
         }
     }
     store(out, DType::F32, x)

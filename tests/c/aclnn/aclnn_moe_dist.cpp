@@ -11,6 +11,8 @@
  *   dynamicScales against the same float32 formula;
  * - Combine after an identity expert: x[t] = sum_k expertScales[t][k] * x[t]; after an
  *   expert that adds its expert id: sum_k s_k * (x[t] + e_k), accumulated in float32;
+ * - DispatchV2 / CombineV2: xActiveMask (the inactive tokens are not sent and combine to
+ *   sharedExpertX alone), assistInfoForCombine, commAlg "hierarchy", sharedExpertX added;
  * - the documented argument errors and their codes.
  * Prints "aclnn_moe_dist rank R/N passed (C checks)". */
 #include <unistd.h>
@@ -19,6 +21,8 @@
 #include "hccl/hccl.h"
 #include "aclnnop/aclnn_moe_distribute_dispatch.h"
 #include "aclnnop/aclnn_moe_distribute_combine.h"
+#include "aclnnop/aclnn_moe_distribute_dispatch_v2.h"
+#include "aclnnop/aclnn_moe_distribute_combine_v2.h"
 
 static aclrtStream S;
 static int R = 0, N = 1;
@@ -245,6 +249,91 @@ static void test_quant(bool smooth) {
     printf("ok quant%s\n", smooth ? " smooth" : "");
 }
 
+/* DispatchV2 + CombineV2: rank r leaves its last r % 2 tokens inactive. */
+static void test_v2(aclDataType dt) {
+    const int64_t h = 32, k = 2, local = 2, experts = local * N, bs = 4;
+    std::vector<Tokens> all;
+    for (int r = 0; r < N; r++) {
+        all.push_back(tokens_of(r, bs, h, k, experts, dt, 81));
+        int64_t active = bs - r % 2;
+        all[r].ids.resize(static_cast<size_t>(active * k)); /* the inactive tokens route nowhere */
+    }
+    Tokens me = all[static_cast<size_t>(R)];
+    int64_t active = bs - R % 2;
+    int64_t a = bs * N * std::min(local, k);
+    std::vector<double> full_ids(static_cast<size_t>(bs * k), 0), mask(static_cast<size_t>(bs), 0);
+    for (size_t i = 0; i < me.ids.size(); i++) full_ids[i] = me.ids[i];
+    for (int64_t t = 0; t < active; t++) mask[static_cast<size_t>(t)] = 1;
+    Dev x = make({bs, h}, dt, me.x);
+    Dev ids = make({bs, k}, ACL_INT32, full_ids);
+    Dev mk = make({bs}, ACL_BOOL, mask);
+    Dev es = make({bs, k}, ACL_FLOAT, me.scales);
+    Dev ex = make({a, h}, dt, {});
+    Dev dyn = make({a}, ACL_FLOAT, {});
+    Dev info = make({a * 128}, ACL_INT32, {});
+    Dev nums = make({local}, ACL_INT64, {});
+    Dev eprc = make({local * N}, ACL_INT32, {});
+    Dev escl = make({a}, ACL_FLOAT, {});
+    RUN(S, aclnnMoeDistributeDispatchV2, x.t, ids.t, nullptr, mk.t, es.t, G, N, R, experts, "", 0, 0, 0, 0, 0, 0, 0, 1,
+        "hierarchy", ex.t, dyn.t, info.t, nums.t, eprc.t, nullptr, escl.t);
+    std::vector<Row> rows = received(all, k, local);
+    std::string w = std::string("dispatchV2 ") + dname(dt);
+    std::vector<double> want_x(static_cast<size_t>(a * h), 0), want_nums(static_cast<size_t>(local), 0);
+    for (size_t i = 0; i < rows.size(); i++) {
+        for (int64_t q = 0; q < h; q++)
+            want_x[i * h + q] = all[rows[i].src].x[static_cast<size_t>(rows[i].tok * h + q)];
+        want_nums[static_cast<size_t>(rows[i].e - R * local)] += 1;
+    }
+    compare((w + " expandX").c_str(), read(ex), want_x, 0);
+    compare((w + " expertTokenNums").c_str(), read(nums), want_nums, 0);
+    std::vector<double> ep = read(eprc);
+    g_checks++;
+    if (ep[static_cast<size_t>(local * N - 1)] != static_cast<double>(rows.size())) {
+        printf("FAIL %s epRecvCounts total %g, expected %zu\n", w.c_str(), ep[local * N - 1], rows.size());
+        g_fail++;
+    }
+    std::vector<double> y(static_cast<size_t>(a * h), 0);
+    for (size_t i = 0; i < rows.size(); i++)
+        for (int64_t q = 0; q < h; q++) y[i * h + q] = as_type(want_x[i * h + q] + rows[i].e, dt);
+    Dev ey = make({a, h}, dt, y);
+    std::vector<double> shv = values(bs * h, dt, 500u + static_cast<unsigned>(R));
+    Dev sh = make({bs, h}, dt, shv);
+    Dev out = make({bs, h}, dt, {});
+    RUN(S, aclnnMoeDistributeCombineV2, ey.t, ids.t, info.t, eprc.t, es.t, nullptr, mk.t, nullptr, nullptr, nullptr,
+        escl.t, sh.t, G, N, R, experts, "", 0, 0, 0, 0, 0, 0, 0, 0, 0, "hierarchy", out.t);
+    std::vector<double> want(static_cast<size_t>(bs * h));
+    for (int64_t t = 0; t < bs; t++)
+        for (int64_t q = 0; q < h; q++) {
+            float acc = 0;
+            for (int64_t j = 0; t < active && j < k; j++) {
+                double xv = as_type(me.x[static_cast<size_t>(t * h + q)] + me.ids[static_cast<size_t>(t * k + j)], dt);
+                acc += static_cast<float>(me.scales[static_cast<size_t>(t * k + j)]) * static_cast<float>(xv);
+            }
+            float v = static_cast<float>(shv[static_cast<size_t>(t * h + q)]) + acc;
+            want[static_cast<size_t>(t * h + q)] = as_type(v, dt);
+        }
+    compare((std::string("combineV2 ") + dname(dt)).c_str(), read(out), want, 0);
+    uint64_t wsz = 0;
+    aclOpExecutor *e = nullptr;
+    expect("DispatchV2 commAlg ring",
+           aclnnMoeDistributeDispatchV2GetWorkspaceSize(x.t, ids.t, nullptr, mk.t, es.t, G, N, R, experts, "", 0, 0, 0,
+                                                        0, 0, 0, 0, 1, "ring", ex.t, dyn.t, info.t, nums.t, eprc.t,
+                                                        nullptr, escl.t, &wsz, &e),
+           561002, "commAlg");
+    expect("DispatchV2 assistInfo small",
+           aclnnMoeDistributeDispatchV2GetWorkspaceSize(x.t, ids.t, nullptr, mk.t, es.t, G, N, R, experts, "", 0, 0, 0,
+                                                        0, 0, 0, 0, 1, nullptr, ex.t, dyn.t, eprc.t, nums.t, eprc.t,
+                                                        nullptr, escl.t, &wsz, &e),
+           561002, "assistInfoForCombine");
+    expect("CombineV2 mask dtype",
+           aclnnMoeDistributeCombineV2GetWorkspaceSize(ey.t, ids.t, info.t, eprc.t, es.t, nullptr, es.t, nullptr,
+                                                       nullptr, nullptr, nullptr, nullptr, G, N, R, experts, "", 0, 0,
+                                                       0, 0, 0, 0, 0, 0, 0, nullptr, out.t, &wsz, &e),
+           ACLNN_ERR_PARAM_INVALID, "xActiveMask");
+    for (Dev *d : {&x, &ids, &mk, &es, &ex, &dyn, &info, &nums, &eprc, &escl, &ey, &sh, &out}) release(*d);
+    printf("ok v2 %s\n", dname(dt));
+}
+
 static void test_errors() {
     const int64_t h = 32, k = 2, local = 2, experts = local * N, bs = 4, a = bs * N * 2;
     const aclDataType dt = ACL_FLOAT16;
@@ -345,6 +434,8 @@ int main() {
     for (const Case &c : cases) test_case(c);
     test_quant(false);
     test_quant(true);
+    test_v2(ACL_FLOAT16);
+    test_v2(ACL_BF16);
     test_errors();
     HOK(HcclCommDestroy(comm));
     CHECK(aclrtDestroyStream(S));

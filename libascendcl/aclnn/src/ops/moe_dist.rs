@@ -253,8 +253,32 @@ fn gather(slot: usize, group: String) -> StepSpec {
     })
 }
 
+/// `commAlg` (V2): NULL, "", "fullmesh" or "hierarchy" (all computed alike).
+fn comm_alg(p: *const c_char) -> NnResult<()> {
+    if p.is_null() {
+        return Ok(());
+    }
+    let s = c_str(p, "commAlg")?;
+    if !["", "fullmesh", "hierarchy"].contains(&s.as_str()) {
+        return Err(tiling(format!(
+            "commAlg \"{s}\" is not supported: nullptr, \"\", \"fullmesh\" or \"hierarchy\""
+        )));
+    }
+    Ok(())
+}
+
+/// The form of a dispatch/combine pair.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// `expandIdx`; `xActiveMask` reserved.
+    V1,
+    /// `assistInfoForCombine`, `xActiveMask`, `commAlg`.
+    V2(*const c_char),
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn dispatch(
+    form: Form,
     x: *const c_void,
     expert_ids: *const c_void,
     scales: *const c_void,
@@ -284,11 +308,25 @@ unsafe fn dispatch(
     let tx = a::tensor(x, "x")?;
     let tids = a::tensor(expert_ids, "expertIds")?;
     let tsc = a::opt_tensor(scales, "scales")?;
-    reserved(x_active_mask, "xActiveMask")?;
+    let tmask = match form {
+        Form::V1 => {
+            reserved(x_active_mask, "xActiveMask")?;
+            None
+        }
+        Form::V2(alg) => {
+            comm_alg(alg)?;
+            a::opt_tensor(x_active_mask, "xActiveMask")?
+        }
+    };
     let tes = a::opt_tensor(expert_scales, "expertScales")?;
     let tex = a::tensor(expand_x, "expandX")?;
     let tdyn = a::opt_tensor(dynamic_scales, "dynamicScales")?;
-    let tidx = a::tensor(expand_idx, "expandIdx")?;
+    let idx_name = if form == Form::V1 {
+        "expandIdx"
+    } else {
+        "assistInfoForCombine"
+    };
+    let tidx = a::tensor(expand_idx, idx_name)?;
     let tnums = a::tensor(expert_token_nums, "expertTokenNums")?;
     let tep = a::tensor(ep_recv_counts, "epRecvCounts")?;
     let _ttp = a::opt_tensor(tp_recv_counts, "tpRecvCounts")?;
@@ -353,6 +391,10 @@ unsafe fn dispatch(
     if let Some(t) = &tes {
         shape_is(t, &[bs, k])?;
     }
+    if let Some(t) = &tmask {
+        a::dtype_in(t, &[DType::Bool])?;
+        shape_is(t, &[bs])?;
+    }
     r.h = h;
     r.k = k;
     r.max_bs = max_bs(global_bs, bs, r.world)?;
@@ -389,12 +431,16 @@ unsafe fn dispatch(
         }
         None => {}
     }
-    if tidx.ndim() != 1 || tidx.numel() != bs * k {
-        return Err(tiling(format!(
-            "expandIdx must be 1-D (BS * K = {}), but its shape is {:?}",
-            bs * k,
-            tidx.shape()
-        )));
+    if form == Form::V1 {
+        if tidx.ndim() != 1 || tidx.numel() != bs * k {
+            return Err(tiling(format!(
+                "expandIdx must be 1-D (BS * K = {}), but its shape is {:?}",
+                bs * k,
+                tidx.shape()
+            )));
+        }
+    } else {
+        vec_at_least(&tidx, rows * 128)?;
     }
     shape_is(&tnums, &[r.local])?;
     vec_at_least(&tep, r.local * r.world)?;
@@ -403,11 +449,16 @@ unsafe fn dispatch(
     }
 
     let slot = align(md::dispatch_slot_words(&r) * 4);
-    let mut l = Launch::new("aclnnMoeDistributeDispatch");
+    let mut l = Launch::new(if form == Form::V1 {
+        "aclnnMoeDistributeDispatch"
+    } else {
+        "aclnnMoeDistributeDispatchV2"
+    });
     let ix = l.input(&tx);
     let iids = l.input(&tids);
     let isc = tsc.as_ref().map(|t| l.input(t));
     let ies = tes.as_ref().map(|t| l.input(t));
+    let imask = tmask.as_ref().map(|t| l.input(t));
     let iex = l.output(&tex);
     let idyn = tdyn.as_ref().map(|t| l.output(t));
     let iidx = l.output(&tidx);
@@ -417,9 +468,17 @@ unsafe fn dispatch(
     l.workspace((slot * (1 + r.world)) as u64);
     let cumsum = expert_token_nums_type == 0;
     let quant = quant_mode == 2;
+    let v1 = form == Form::V1;
     let steps = vec![
         StepSpec::kernel(move |v, ws| {
-            md::dispatch_pack(&r, &v[ix], &v[iids], ies.map(|i| &v[i]), &mut ws[..slot])
+            md::dispatch_pack(
+                &r,
+                &v[ix],
+                &v[iids],
+                ies.map(|i| &v[i]),
+                imask.map(|i| &v[i]),
+                &mut ws[..slot],
+            )
         }),
         gather(slot, group),
         StepSpec::kernel(move |v, ws| {
@@ -433,7 +492,8 @@ unsafe fn dispatch(
                 md::DispatchOut {
                     expand_x: &v[iex],
                     dynamic_scales: idyn.map(|i| &v[i]),
-                    expand_idx: &v[iidx],
+                    expand_idx: v1.then(|| &v[iidx]),
+                    assist: (!v1).then(|| &v[iidx]),
                     expert_token_nums: &v[inums],
                     ep_recv_counts: &v[iep],
                     expand_scales: iesc.map(|i| &v[i]),
@@ -480,6 +540,7 @@ pub unsafe extern "C" fn aclnnMoeDistributeDispatchGetWorkspaceSize(
         executor,
         || {
             dispatch(
+                Form::V1,
                 x,
                 expertIds,
                 scales,
@@ -512,6 +573,8 @@ pub unsafe extern "C" fn aclnnMoeDistributeDispatchGetWorkspaceSize(
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn combine(
+    form: Form,
+    shared_x: *const c_void,
     expand_x: *const c_void,
     expert_ids: *const c_void,
     expand_idx: *const c_void,
@@ -538,12 +601,28 @@ unsafe fn combine(
 ) -> NnResult<Built> {
     let tex = a::tensor(expand_x, "expandX")?;
     let tids = a::tensor(expert_ids, "expertIds")?;
-    let tidx = a::tensor(expand_idx, "expandIdx")?;
+    let tidx = a::tensor(
+        expand_idx,
+        if form == Form::V1 {
+            "expandIdx"
+        } else {
+            "assistInfoForCombine"
+        },
+    )?;
     let tep = a::tensor(ep_send_counts, "epSendCounts")?;
     let tes = a::tensor(expert_scales, "expertScales")?;
     let _ttp = a::opt_tensor(tp_send_counts, "tpSendCounts")?;
+    let mut tmask = None;
     for (p, arg) in reserved_in {
+        if let (Form::V2(_), "xActiveMask") = (form, arg) {
+            tmask = a::opt_tensor(p, "xActiveMask")?;
+            continue;
+        }
         reserved(p, arg)?;
+    }
+    let tshared = a::opt_tensor(shared_x, "sharedExpertX")?;
+    if let Form::V2(alg) = form {
+        comm_alg(alg)?;
     }
     let tesc = a::opt_tensor(expand_scales, "expandScales")?;
     let tx = a::tensor(x, "x")?;
@@ -594,15 +673,39 @@ unsafe fn combine(
     r.k = k;
     r.max_bs = max_bs(global_bs, bs, r.world)?;
     shape_is(&tes, &[bs, k])?;
-    if tidx.ndim() != 1 || tidx.numel() != bs * k {
-        return Err(tiling(format!(
-            "expandIdx must be 1-D (BS * K = {}), but its shape is {:?}",
-            bs * k,
-            tidx.shape()
-        )));
+    if form == Form::V1 {
+        if tidx.ndim() != 1 || tidx.numel() != bs * k {
+            return Err(tiling(format!(
+                "expandIdx must be 1-D (BS * K = {}), but its shape is {:?}",
+                bs * k,
+                tidx.shape()
+            )));
+        }
+    } else {
+        a::dtype_in(&tidx, &[DType::I32])?;
+        vec_at_least(&tidx, md::max_rows(&r) * 128)?;
     }
     vec_at_least(&tep, r.local * r.world)?;
     shape_is(&tx, &[bs, h])?;
+    if let Some(t) = &tmask {
+        a::dtype_in(t, &[DType::Bool])?;
+        shape_is(t, &[bs])?;
+    }
+    if let Some(t) = &tshared {
+        a::same_dtype(t, &tex)?;
+        let ok = (t.ndim() == 2 && t.shape() == [bs, h])
+            || (t.ndim() == 3 && t.shape()[0] * t.shape()[1] == bs && t.shape()[2] == h);
+        if !ok {
+            return Err(tiling(format!(
+                "sharedExpertX must be (BS, H) = ({bs}, {h}) or 3-D with the first two \
+                 dimensions multiplying to BS, but its shape is {:?}",
+                t.shape()
+            )));
+        }
+    }
+    if form != Form::V1 {
+        return combine_v2(r, group, tex, tidx, tep, tes, tshared, tx);
+    }
 
     let slot = align(md::combine_slot_words(&r) * 4);
     let mut l = Launch::new("aclnnMoeDistributeCombine");
@@ -624,6 +727,48 @@ unsafe fn combine(
                 &v[iids],
                 &v[iidx],
                 &v[ies],
+                &v[ix],
+            )
+        }),
+    ];
+    l.finish_steps(steps)
+}
+
+/// CombineV2's steps: pack (rows, triples), AllGather, reduce by the triples.
+#[allow(clippy::too_many_arguments)]
+fn combine_v2(
+    r: Routing,
+    group: String,
+    tex: a::T,
+    tinfo: a::T,
+    tep: a::T,
+    tes: a::T,
+    tshared: Option<a::T>,
+    tx: a::T,
+) -> NnResult<Built> {
+    let slot = align(md::combine_v2_slot_words(&r) * 4);
+    let mut l = Launch::new("aclnnMoeDistributeCombineV2");
+    let iex = l.input(&tex);
+    let iinfo = l.input(&tinfo);
+    let iep = l.input(&tep);
+    let ies = l.input(&tes);
+    let ish = tshared.as_ref().map(|t| l.input(t));
+    let ix = l.output(&tx);
+    l.workspace((slot * (1 + r.world)) as u64);
+    let shared_shape = [tx.shape()[0], r.h];
+    let steps = vec![
+        StepSpec::kernel(move |v, ws| {
+            md::combine_v2_pack(&r, &v[iex], &v[iinfo], &v[iep], &mut ws[..slot])
+        }),
+        gather(slot, group),
+        StepSpec::kernel(move |v, ws| {
+            let sh = ish.map(|i| v[i].reshaped(&shared_shape));
+            md::combine_v2_reduce(
+                &r,
+                &ws[slot..slot * (1 + r.world)],
+                slot,
+                &v[ies],
+                sh.as_ref(),
                 &v[ix],
             )
         }),
@@ -668,6 +813,8 @@ pub unsafe extern "C" fn aclnnMoeDistributeCombineGetWorkspaceSize(
         executor,
         || {
             combine(
+                Form::V1,
+                std::ptr::null(),
                 expandX,
                 expertIds,
                 expandIdx,
@@ -701,4 +848,151 @@ pub unsafe extern "C" fn aclnnMoeDistributeCombineGetWorkspaceSize(
     )
 }
 
-crate::phase2!(aclnnMoeDistributeDispatch, aclnnMoeDistributeCombine);
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeDistributeDispatchV2GetWorkspaceSize(
+    x: *const c_void,
+    expertIds: *const c_void,
+    scalesOptional: *const c_void,
+    xActiveMaskOptional: *const c_void,
+    expertScalesOptional: *const c_void,
+    groupEp: *const c_char,
+    epWorldSize: i64,
+    epRankId: i64,
+    moeExpertNum: i64,
+    groupTp: *const c_char,
+    tpWorldSize: i64,
+    tpRankId: i64,
+    expertShardType: i64,
+    sharedExpertNum: i64,
+    sharedExpertRankNum: i64,
+    quantMode: i64,
+    globalBs: i64,
+    expertTokenNumsType: i64,
+    commAlg: *const c_char,
+    expandXOut: *const c_void,
+    dynamicScalesOut: *const c_void,
+    assistInfoForCombineOut: *const c_void,
+    expertTokenNumsOut: *const c_void,
+    epRecvCountsOut: *const c_void,
+    tpRecvCountsOut: *const c_void,
+    expandScalesOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMoeDistributeDispatchV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            dispatch(
+                Form::V2(commAlg),
+                x,
+                expertIds,
+                scalesOptional,
+                xActiveMaskOptional,
+                expertScalesOptional,
+                groupEp,
+                epWorldSize,
+                epRankId,
+                moeExpertNum,
+                groupTp,
+                tpWorldSize,
+                tpRankId,
+                expertShardType,
+                sharedExpertNum,
+                sharedExpertRankNum,
+                quantMode,
+                globalBs,
+                expertTokenNumsType,
+                expandXOut,
+                dynamicScalesOut,
+                assistInfoForCombineOut,
+                expertTokenNumsOut,
+                epRecvCountsOut,
+                tpRecvCountsOut,
+                expandScalesOut,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeDistributeCombineV2GetWorkspaceSize(
+    expandX: *const c_void,
+    expertIds: *const c_void,
+    assistInfoForCombine: *const c_void,
+    epSendCounts: *const c_void,
+    expertScales: *const c_void,
+    tpSendCountsOptional: *const c_void,
+    xActiveMaskOptional: *const c_void,
+    activationScaleOptional: *const c_void,
+    weightScaleOptional: *const c_void,
+    groupListOptional: *const c_void,
+    expandScalesOptional: *const c_void,
+    sharedExpertXOptional: *const c_void,
+    groupEp: *const c_char,
+    epWorldSize: i64,
+    epRankId: i64,
+    moeExpertNum: i64,
+    groupTp: *const c_char,
+    tpWorldSize: i64,
+    tpRankId: i64,
+    expertShardType: i64,
+    sharedExpertNum: i64,
+    sharedExpertRankNum: i64,
+    globalBs: i64,
+    outDtype: i64,
+    commQuantMode: i64,
+    groupListType: i64,
+    commAlg: *const c_char,
+    xOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMoeDistributeCombineV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            combine(
+                Form::V2(commAlg),
+                sharedExpertXOptional,
+                expandX,
+                expertIds,
+                assistInfoForCombine,
+                epSendCounts,
+                expertScales,
+                tpSendCountsOptional,
+                [
+                    (xActiveMaskOptional, "xActiveMask"),
+                    (activationScaleOptional, "activationScale"),
+                    (weightScaleOptional, "weightScale"),
+                    (groupListOptional, "groupList"),
+                ],
+                expandScalesOptional,
+                groupEp,
+                epWorldSize,
+                epRankId,
+                moeExpertNum,
+                groupTp,
+                tpWorldSize,
+                tpRankId,
+                expertShardType,
+                sharedExpertNum,
+                sharedExpertRankNum,
+                globalBs,
+                outDtype,
+                commQuantMode,
+                groupListType,
+                xOut,
+            )
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnMoeDistributeDispatch,
+    aclnnMoeDistributeCombine,
+    aclnnMoeDistributeDispatchV2,
+    aclnnMoeDistributeCombineV2
+);
