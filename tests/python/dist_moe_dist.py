@@ -9,7 +9,10 @@ rank makes every rank's tokens and routing from seeds, so each computes on the C
   expert-major running sum); expand_scales; and with quant_mode=2 the int8 rows and the
   dynamic scales (max|x| / 127);
 - combine after an expert f_e(x) = 2x + e (applied per row, e the row's global expert):
-  x[t] = sum_k expert_scales[t, k] * f_{e_k}(x[t]), accumulated in float32.
+  x[t] = sum_k expert_scales[t, k] * f_{e_k}(x[t]), accumulated in float32;
+- the _v2 forms (npu_moe_distribute_dispatch_v2 / npu_moe_distribute_combine_v2) with
+  x_active_mask (odd ranks leave their last token out: it is not sent and combines to
+  shared_expert_x alone) and shared_expert_x added to the sum.
 
 Prints "ok <name>" per check and "dist_moe_dist rank R/N passed (K checks)", or exits 1.
 """
@@ -119,8 +122,47 @@ def dispatch_quant():
     assert (expand_x.cpu()[:n].int() - q.int()).abs().max().item() <= 1, "int8 rows differ"
 
 
+def dispatch_combine_v2(dtype):
+    all_tokens = [tokens(r, dtype, 3) for r in range(ws)]
+    active = [BS - r % 2 for r in range(ws)]
+    routed = [(x, ids[:active[r]], s) for r, (x, ids, s) in enumerate(all_tokens)]
+    x, ids, scales = all_tokens[rank]
+    mask = torch.arange(BS) < active[rank]
+    rows = received(routed)
+    out = torch_npu.npu_moe_distribute_dispatch_v2(
+        x.to(dev), ids.to(dev), hcom, ws, rank, E, x_active_mask=mask.to(dev),
+        expert_scales=scales.to(dev), expert_token_nums_type=1, comm_alg="hierarchy")
+    expand_x, _, assist, token_nums, ep_recv, tp_recv, expand_scales = out
+    n = len(rows)
+    got = expand_x.cpu()
+    want = torch.stack([all_tokens[s][0][t] for s, t, _, _ in rows])
+    assert torch.equal(got[:n], want), "expand_x rows differ"
+    per = [sum(1 for r in rows if r[3] == rank * LOCAL + le) for le in range(LOCAL)]
+    assert token_nums.cpu().tolist() == per, f"expert_token_nums {token_nums.cpu().tolist()} want {per}"
+    y = got.float().clone()
+    for i, (_, _, _, e) in enumerate(rows):
+        y[i] = y[i] * 2 + e
+    y = y.to(dtype)
+    g = torch.Generator().manual_seed(77 + rank)
+    shared = (torch.rand((BS, H), generator=g) * 2 - 1).to(dtype)
+    comb = torch_npu.npu_moe_distribute_combine_v2(
+        y.to(dev), ids.to(dev), assist, ep_recv, scales.to(dev), hcom, ws, rank, E,
+        tp_send_counts=tp_recv, x_active_mask=mask.to(dev), expand_scales=expand_scales,
+        shared_expert_x=shared.to(dev), comm_alg="hierarchy")
+    acc = torch.zeros((BS, H), dtype=torch.float32)
+    for j in range(K):
+        f = (x.float() * 2 + ids[:, j:j + 1].float()).to(dtype).float()
+        acc = acc + scales[:, j:j + 1] * f
+    acc[~mask] = 0
+    want_c = (shared.float() + acc).to(dtype).float()
+    gc = comb.cpu().float()
+    err = ((gc - want_c).abs() / (1 + want_c.abs())).max().item()
+    assert comb.dtype == dtype and err <= 1e-2, f"combine_v2 error {err}"
+
+
 for dt in (torch.float16, torch.bfloat16):
     check(f"dispatch+combine {dt}", lambda: dispatch_combine(dt))
+    check(f"dispatch_v2+combine_v2 {dt}", lambda: dispatch_combine_v2(dt))
 check("dispatch quant_mode 2", dispatch_quant)
 
 dist.destroy_process_group()
