@@ -4,6 +4,7 @@
 //! (`npu-emu run -n N`, rank table): the dispatched rows, counts and indices against a host
 //! reference knowing every rank's tokens and routing, dynamic int8 quantisation, dispatch →
 //! expert → combine, DispatchV2/CombineV2 (xActiveMask, assistInfoForCombine, sharedExpertX),
+//! CombineAddRmsNorm,
 //! and the documented argument errors;
 //! - `tests/python/dist_moe_dist.py` on 2 ranks: the real torch_npu's
 //!   `npu_moe_distribute_dispatch` / `npu_moe_distribute_combine` and their `_v2` forms
@@ -82,6 +83,7 @@ fn check_job(n: u32) {
         "ok quant smooth",
         "ok v2 f16",
         "ok v2 bf16",
+        "ok add rms norm",
         "ok errors",
     ] {
         assert_eq!(

@@ -13,6 +13,8 @@
  *   expert that adds its expert id: sum_k s_k * (x[t] + e_k), accumulated in float32;
  * - DispatchV2 / CombineV2: xActiveMask (the inactive tokens are not sent and combine to
  *   sharedExpertX alone), assistInfoForCombine, commAlg "hierarchy", sharedExpertX added;
+ * - CombineAddRmsNorm after DispatchV2: xOut = round(combine) + residualX,
+ *   yOut = xOut / sqrt(mean(xOut^2) + normEps) * gamma, rstdOut;
  * - the documented argument errors and their codes.
  * Prints "aclnn_moe_dist rank R/N passed (C checks)". */
 #include <unistd.h>
@@ -23,6 +25,7 @@
 #include "aclnnop/aclnn_moe_distribute_combine.h"
 #include "aclnnop/aclnn_moe_distribute_dispatch_v2.h"
 #include "aclnnop/aclnn_moe_distribute_combine_v2.h"
+#include "aclnnop/aclnn_moe_distribute_combine_add_rms_norm.h"
 
 static aclrtStream S;
 static int R = 0, N = 1;
@@ -334,6 +337,68 @@ static void test_v2(aclDataType dt) {
     printf("ok v2 %s\n", dname(dt));
 }
 
+/* DispatchV2, then CombineAddRmsNorm (BFLOAT16, residual (Bs, 1, H)). */
+static void test_add_rms_norm() {
+    const int64_t h = 64, k = 2, local = 2, experts = local * N, bs = 3;
+    const aclDataType dt = ACL_BF16;
+    std::vector<Tokens> all;
+    for (int r = 0; r < N; r++) all.push_back(tokens_of(r, bs, h, k, experts, dt, 91));
+    const Tokens &me = all[static_cast<size_t>(R)];
+    int64_t a = bs * N * std::min(local, k);
+    std::vector<double> ids_d(me.ids.begin(), me.ids.end());
+    Dev x = make({bs, h}, dt, me.x);
+    Dev ids = make({bs, k}, ACL_INT32, ids_d);
+    Dev es = make({bs, k}, ACL_FLOAT, me.scales);
+    Dev ex = make({a, h}, dt, {});
+    Dev dyn = make({a}, ACL_FLOAT, {});
+    Dev info = make({a * 128}, ACL_INT32, {});
+    Dev nums = make({local}, ACL_INT64, {});
+    Dev eprc = make({local * N}, ACL_INT32, {});
+    RUN(S, aclnnMoeDistributeDispatchV2, x.t, ids.t, nullptr, nullptr, es.t, G, N, R, experts, "", 0, 0, 0, 0, 0, 0, 0, 1,
+        nullptr, ex.t, dyn.t, info.t, nums.t, eprc.t, nullptr, nullptr);
+    std::vector<double> resv = values(bs * h, dt, 600u + static_cast<unsigned>(R)), gv = values(h, dt, 601, true, true);
+    Dev res = make({bs, 1, h}, dt, resv);
+    Dev gamma = make({h}, dt, gv);
+    Dev y = make({bs, 1, h}, dt, {});
+    Dev rstd = make({bs, 1, 1}, ACL_FLOAT, {});
+    Dev xo = make({bs, 1, h}, dt, {});
+    const float eps = 1e-6f;
+    RUN(S, aclnnMoeDistributeCombineAddRmsNorm, ex.t, ids.t, info.t, eprc.t, es.t, res.t, gamma.t, nullptr, nullptr,
+        nullptr, nullptr, nullptr, nullptr, nullptr, G, N, R, experts, "", 0, 0, 0, 0, 0, 0, 0, 0, 0, nullptr, eps, y.t,
+        rstd.t, xo.t);
+    std::vector<double> wx(static_cast<size_t>(bs * h)), wy(wx.size()), wr(static_cast<size_t>(bs));
+    for (int64_t t = 0; t < bs; t++) {
+        double ss = 0;
+        for (int64_t q = 0; q < h; q++) {
+            float acc = 0;
+            for (int64_t j = 0; j < k; j++)
+                acc += static_cast<float>(me.scales[static_cast<size_t>(t * k + j)]) *
+                       static_cast<float>(me.x[static_cast<size_t>(t * h + q)]);
+            size_t i = static_cast<size_t>(t * h + q);
+            wx[i] = as_type(as_type(acc, dt) + resv[i], dt);
+            ss += wx[i] * wx[i];
+        }
+        double inv = 1.0 / std::sqrt(ss / static_cast<double>(h) + static_cast<double>(eps));
+        wr[static_cast<size_t>(t)] = static_cast<float>(inv);
+        for (int64_t q = 0; q < h; q++) {
+            size_t i = static_cast<size_t>(t * h + q);
+            wy[i] = as_type(wx[i] * inv * gv[static_cast<size_t>(q)], dt);
+        }
+    }
+    compare("CombineAddRmsNorm xOut", read(xo), wx, 0);
+    compare("CombineAddRmsNorm yOut", read(y), wy, 8e-3);
+    compare("CombineAddRmsNorm rstdOut", read(rstd), wr, 1e-6);
+    uint64_t wsz = 0;
+    aclOpExecutor *e = nullptr;
+    expect("CombineAddRmsNorm residual 2-D",
+           aclnnMoeDistributeCombineAddRmsNormGetWorkspaceSize(
+               ex.t, ids.t, info.t, eprc.t, es.t, x.t, gamma.t, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+               nullptr, G, N, R, experts, "", 0, 0, 0, 0, 0, 0, 0, 0, 0, nullptr, eps, y.t, rstd.t, xo.t, &wsz, &e),
+           561002, "residualX");
+    for (Dev *d : {&x, &ids, &es, &ex, &dyn, &info, &nums, &eprc, &res, &gamma, &y, &rstd, &xo}) release(*d);
+    printf("ok add rms norm\n");
+}
+
 static void test_errors() {
     const int64_t h = 32, k = 2, local = 2, experts = local * N, bs = 4, a = bs * N * 2;
     const aclDataType dt = ACL_FLOAT16;
@@ -436,6 +501,7 @@ int main() {
     test_quant(true);
     test_v2(ACL_FLOAT16);
     test_v2(ACL_BF16);
+    test_add_rms_norm();
     test_errors();
     HOK(HcclCommDestroy(comm));
     CHECK(aclrtDestroyStream(S));

@@ -42,6 +42,7 @@ use crate::collective::{self, Collective, Kind};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::DType;
 use npu_emu::ops::moe_dist::{self as md, Routing};
+use npu_emu::ops::{norm, Layout};
 use std::ffi::{c_char, c_void, CStr};
 
 /// `ACLNN_ERR_INNER_TILING_ERROR`: shapes or attribute values out of the supported range.
@@ -571,9 +572,48 @@ pub unsafe extern "C" fn aclnnMoeDistributeDispatchGetWorkspaceSize(
     )
 }
 
+/// The Add + RmsNorm after CombineAddRmsNorm's combine: `x = combine + residualX`,
+/// `y = x / sqrt(mean(x^2) + normEps) * gamma`, `rstd`.
+struct Norm {
+    residual: a::T,
+    gamma: a::T,
+    eps: f64,
+    y: a::T,
+    rstd: a::T,
+}
+
+/// The tensors of aclnnMoeDistributeCombineAddRmsNorm's norm (BFLOAT16 residual `(Bs, 1, H)`,
+/// gamma `(H,)`, yOut like residual, rstdOut FLOAT32 `(Bs, 1, 1)`).
+unsafe fn norm_args(
+    residual: *const c_void,
+    gamma: *const c_void,
+    eps: f32,
+    y: *const c_void,
+    rstd: *const c_void,
+) -> NnResult<Norm> {
+    let n = Norm {
+        residual: a::tensor(residual, "residualX")?,
+        gamma: a::tensor(gamma, "gamma")?,
+        eps: eps as f64,
+        y: a::tensor(y, "yOut")?,
+        rstd: a::tensor(rstd, "rstdOut")?,
+    };
+    a::dtype_in(&n.residual, &[DType::BF16])?;
+    a::same_dtype(&n.gamma, &n.residual)?;
+    a::same_dtype(&n.y, &n.residual)?;
+    a::dtype_in(&n.rstd, &[DType::F32])?;
+    if !n.eps.is_finite() || n.eps < 0.0 {
+        return Err(tiling(format!(
+            "normEps must be finite and not negative, but it is {eps}"
+        )));
+    }
+    Ok(n)
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn combine(
     form: Form,
+    norm: Option<Norm>,
     shared_x: *const c_void,
     expand_x: *const c_void,
     expert_ids: *const c_void,
@@ -686,7 +726,23 @@ unsafe fn combine(
         vec_at_least(&tidx, md::max_rows(&r) * 128)?;
     }
     vec_at_least(&tep, r.local * r.world)?;
-    shape_is(&tx, &[bs, h])?;
+    match &norm {
+        None => shape_is(&tx, &[bs, h])?,
+        Some(n) => {
+            a::same_dtype(&tx, &n.residual)?;
+            shape_is(&tx, &[bs, 1, h])?;
+            shape_is(&n.residual, &[bs, 1, h])?;
+            shape_is(&n.gamma, &[h])?;
+            shape_is(&n.y, &[bs, 1, h])?;
+            shape_is(&n.rstd, &[bs, 1, 1])?;
+            if !shared_x.is_null() {
+                return Err(NnError::invalid(
+                    "sharedExpertXOptional is not supported by this operator: pass nullptr"
+                        .to_string(),
+                ));
+            }
+        }
+    }
     if let Some(t) = &tmask {
         a::dtype_in(t, &[DType::Bool])?;
         shape_is(t, &[bs])?;
@@ -704,7 +760,7 @@ unsafe fn combine(
         }
     }
     if form != Form::V1 {
-        return combine_v2(r, group, tex, tidx, tep, tes, tshared, tx);
+        return combine_v2(r, group, tex, tidx, tep, tes, tshared, tx, norm);
     }
 
     let slot = align(md::combine_slot_words(&r) * 4);
@@ -745,34 +801,50 @@ fn combine_v2(
     tes: a::T,
     tshared: Option<a::T>,
     tx: a::T,
+    norm: Option<Norm>,
 ) -> NnResult<Built> {
     let slot = align(md::combine_v2_slot_words(&r) * 4);
-    let mut l = Launch::new("aclnnMoeDistributeCombineV2");
+    let mut l = Launch::new(if norm.is_some() {
+        "aclnnMoeDistributeCombineAddRmsNorm"
+    } else {
+        "aclnnMoeDistributeCombineV2"
+    });
     let iex = l.input(&tex);
     let iinfo = l.input(&tinfo);
     let iep = l.input(&tep);
     let ies = l.input(&tes);
     let ish = tshared.as_ref().map(|t| l.input(t));
+    let inorm = norm.as_ref().map(|n| (l.input(&n.residual), l.input(&n.gamma), n.eps));
     let ix = l.output(&tx);
-    l.workspace((slot * (1 + r.world)) as u64);
-    let shared_shape = [tx.shape()[0], r.h];
-    let steps = vec![
+    let iyr = norm.as_ref().map(|n| (l.output(&n.y), l.output(&n.rstd)));
+    let bs = tx.shape()[0];
+    let gathered = slot * (1 + r.world);
+    let comb_bytes = align(bs * r.h * tex.dtype().size());
+    l.workspace((gathered + if norm.is_some() { comb_bytes } else { 0 }) as u64);
+    let shared_shape = [bs, r.h];
+    let dt = tex.dtype();
+    let mut steps = vec![
         StepSpec::kernel(move |v, ws| {
             md::combine_v2_pack(&r, &v[iex], &v[iinfo], &v[iep], &mut ws[..slot])
         }),
         gather(slot, group),
         StepSpec::kernel(move |v, ws| {
             let sh = ish.map(|i| v[i].reshaped(&shared_shape));
-            md::combine_v2_reduce(
-                &r,
-                &ws[slot..slot * (1 + r.world)],
-                slot,
-                &v[ies],
-                sh.as_ref(),
-                &v[ix],
-            )
+            // With the norm, the combine (rounded to the dtype) goes to the workspace.
+            let (head, tail) = ws.split_at_mut(gathered);
+            let out = match inorm {
+                Some(_) => Layout::contiguous(dt, &[bs, 1, r.h]).view_at(tail.as_mut_ptr()),
+                None => v[ix].clone(),
+            };
+            md::combine_v2_reduce(&r, &head[slot..], slot, &v[ies], sh.as_ref(), &out)
         }),
     ];
+    if let (Some((ir, ig, eps)), Some((iy, irs))) = (inorm, iyr) {
+        steps.push(StepSpec::kernel(move |v, ws| {
+            let comb = Layout::contiguous(dt, &[bs, 1, r.h]).view_at(ws[gathered..].as_mut_ptr());
+            norm::add_rms_norm(&comb, &v[ir], &v[ig], eps, &v[iy], &v[irs], &v[ix])
+        }));
+    }
     l.finish_steps(steps)
 }
 
@@ -814,6 +886,7 @@ pub unsafe extern "C" fn aclnnMoeDistributeCombineGetWorkspaceSize(
         || {
             combine(
                 Form::V1,
+                None,
                 std::ptr::null(),
                 expandX,
                 expertIds,
@@ -956,6 +1029,88 @@ pub unsafe extern "C" fn aclnnMoeDistributeCombineV2GetWorkspaceSize(
         || {
             combine(
                 Form::V2(commAlg),
+                None,
+                sharedExpertXOptional,
+                expandX,
+                expertIds,
+                assistInfoForCombine,
+                epSendCounts,
+                expertScales,
+                tpSendCountsOptional,
+                [
+                    (xActiveMaskOptional, "xActiveMask"),
+                    (activationScaleOptional, "activationScale"),
+                    (weightScaleOptional, "weightScale"),
+                    (groupListOptional, "groupList"),
+                ],
+                expandScalesOptional,
+                groupEp,
+                epWorldSize,
+                epRankId,
+                moeExpertNum,
+                groupTp,
+                tpWorldSize,
+                tpRankId,
+                expertShardType,
+                sharedExpertNum,
+                sharedExpertRankNum,
+                globalBs,
+                outDtype,
+                commQuantMode,
+                groupListType,
+                xOut,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnMoeDistributeCombineAddRmsNormGetWorkspaceSize(
+    expandX: *const c_void,
+    expertIds: *const c_void,
+    assistInfoForCombine: *const c_void,
+    epSendCounts: *const c_void,
+    expertScales: *const c_void,
+    residualX: *const c_void,
+    gamma: *const c_void,
+    tpSendCountsOptional: *const c_void,
+    xActiveMaskOptional: *const c_void,
+    activationScaleOptional: *const c_void,
+    weightScaleOptional: *const c_void,
+    groupListOptional: *const c_void,
+    expandScalesOptional: *const c_void,
+    sharedExpertXOptional: *const c_void,
+    groupEp: *const c_char,
+    epWorldSize: i64,
+    epRankId: i64,
+    moeExpertNum: i64,
+    groupTp: *const c_char,
+    tpWorldSize: i64,
+    tpRankId: i64,
+    expertShardType: i64,
+    sharedExpertNum: i64,
+    sharedExpertRankNum: i64,
+    globalBs: i64,
+    outDtype: i64,
+    commQuantMode: i64,
+    groupListType: i64,
+    commAlg: *const c_char,
+    normEps: f32,
+    yOut: *const c_void,
+    rstdOut: *const c_void,
+    xOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMoeDistributeCombineAddRmsNormGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let n = norm_args(residualX, gamma, normEps, yOut, rstdOut)?;
+            combine(
+                Form::V2(commAlg),
+                Some(n),
                 sharedExpertXOptional,
                 expandX,
                 expertIds,
@@ -991,6 +1146,7 @@ pub unsafe extern "C" fn aclnnMoeDistributeCombineV2GetWorkspaceSize(
 }
 
 crate::phase2!(
+    aclnnMoeDistributeCombineAddRmsNorm,
     aclnnMoeDistributeDispatch,
     aclnnMoeDistributeCombine,
     aclnnMoeDistributeDispatchV2,
