@@ -12,7 +12,9 @@ rank makes every rank's tokens and routing from seeds, so each computes on the C
   x[t] = sum_k expert_scales[t, k] * f_{e_k}(x[t]), accumulated in float32;
 - the _v2 forms (npu_moe_distribute_dispatch_v2 / npu_moe_distribute_combine_v2) with
   x_active_mask (odd ranks leave their last token out: it is not sent and combines to
-  shared_expert_x alone) and shared_expert_x added to the sum.
+  shared_expert_x alone) and shared_expert_x added to the sum;
+- npu_moe_distribute_combine_add_rms_norm after dispatch_v2 (bfloat16): x = round(combine) +
+  residual, y = x / sqrt(mean(x^2) + eps) * gamma, rstd.
 
 Prints "ok <name>" per check and "dist_moe_dist rank R/N passed (K checks)", or exits 1.
 """
@@ -160,10 +162,37 @@ def dispatch_combine_v2(dtype):
     assert comb.dtype == dtype and err <= 1e-2, f"combine_v2 error {err}"
 
 
+def combine_add_rms_norm():
+    dtype = torch.bfloat16
+    all_tokens = [tokens(r, dtype, 4) for r in range(ws)]
+    x, ids, scales = all_tokens[rank]
+    expand_x, _, assist, _, ep_recv, tp_recv, _ = torch_npu.npu_moe_distribute_dispatch_v2(
+        x.to(dev), ids.to(dev), hcom, ws, rank, E, expert_scales=scales.to(dev))
+    g = torch.Generator().manual_seed(55 + rank)
+    residual = (torch.rand((BS, 1, H), generator=g) * 2 - 1).to(dtype)
+    gamma = (torch.rand((H,), generator=g) + 0.5).to(dtype)
+    y, rstd, xo = torch_npu.npu_moe_distribute_combine_add_rms_norm(
+        expand_x, ids.to(dev), assist, ep_recv, scales.to(dev), residual.to(dev), gamma.to(dev),
+        hcom, ws, rank, E, tp_send_counts=tp_recv, norm_eps=1e-6)
+    # the combine sums k in order in float32
+    acc = torch.zeros((BS, H))
+    for j in range(K):
+        acc = acc + scales[:, j:j + 1] * x.float()
+    comb = acc.to(dtype)
+    want_x = (comb.double() + residual[:, 0].double()).to(dtype)
+    inv = 1 / torch.sqrt(want_x.double().pow(2).mean(1, keepdim=True) + 1e-6)
+    want_y = (want_x.double() * inv * gamma.double()).to(dtype)
+    assert torch.equal(xo.cpu()[:, 0], want_x), "x differs"
+    err = ((y.cpu()[:, 0].float() - want_y.float()).abs() / (1 + want_y.float().abs())).max().item()
+    assert err <= 8e-3, f"y error {err}"
+    assert torch.allclose(rstd.cpu()[:, 0].double(), inv, rtol=1e-5), "rstd differs"
+
+
 for dt in (torch.float16, torch.bfloat16):
     check(f"dispatch+combine {dt}", lambda: dispatch_combine(dt))
     check(f"dispatch_v2+combine_v2 {dt}", lambda: dispatch_combine_v2(dt))
 check("dispatch quant_mode 2", dispatch_quant)
+check("combine_add_rms_norm", combine_add_rms_norm)
 
 dist.destroy_process_group()
 if failed:

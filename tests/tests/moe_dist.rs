@@ -7,8 +7,8 @@
 //! CombineAddRmsNorm,
 //! and the documented argument errors;
 //! - `tests/python/dist_moe_dist.py` on 2 ranks: the real torch_npu's
-//!   `npu_moe_distribute_dispatch` / `npu_moe_distribute_combine` and their `_v2` forms
-//!   against CPU torch.
+//!   `npu_moe_distribute_dispatch` / `npu_moe_distribute_combine`, their `_v2` forms and
+//!   `npu_moe_distribute_combine_add_rms_norm` against CPU torch.
 
 use npu_emu_tests::{command, installed_bash, node_dir, npu_emu_bin, root, run, scratch};
 use std::path::{Path, PathBuf};
@@ -168,7 +168,7 @@ fn torch_npu_moe_distribute_dispatch_combine_2_ranks() {
     for i in 0..2 {
         assert!(
             r.stdout
-                .contains(&format!("dist_moe_dist rank {i}/2 passed (5 checks)")),
+                .contains(&format!("dist_moe_dist rank {i}/2 passed (6 checks)")),
             "{}",
             r.all()
         );
