@@ -32,7 +32,15 @@ fn build(work: &Path, src: &str) -> (PathBuf, PathBuf) {
     let root = npu_emu_tests::root();
     let exe = work.join(Path::new(src).file_stem().unwrap());
     let o = Command::new("g++")
-        .args(["-std=c++17", "-g", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread"])
+        .args([
+            "-std=c++17",
+            "-g",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pthread",
+        ])
         .arg(format!("-I{}", prefix.join("include").display()))
         .arg(format!("-I{}", root.join("tests/c").display()))
         .arg(format!("-I{}", root.join("tests/c/aclnn").display()))

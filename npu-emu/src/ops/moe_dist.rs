@@ -263,7 +263,12 @@ pub fn dispatch_select(
     ep.resize(out.ep_recv_counts.numel(), 0);
     store(ep, DType::I32, out.ep_recv_counts)?;
     let mut per: Vec<i64> = (0..r.local)
-        .map(|le| counts[le * r.world..(le + 1) * r.world].iter().map(|&c| c as i64).sum())
+        .map(|le| {
+            counts[le * r.world..(le + 1) * r.world]
+                .iter()
+                .map(|&c| c as i64)
+                .sum()
+        })
         .collect();
     if cumsum {
         let mut acc = 0;
@@ -316,8 +321,8 @@ pub fn combine_pack(
         put(slot, 1 + i, v.to_bits());
     }
     let co = 1 + max_rows(r) * r.h;
-    for i in 0..r.local * r.world {
-        put(slot, co + i, c[i] as u32);
+    for (i, v) in c[..r.local * r.world].iter().enumerate() {
+        put(slot, co + i, *v as u32);
     }
     Ok(())
 }

@@ -218,7 +218,7 @@ fn bs_h_k(h: usize, ids: &a::T, r: &Routing) -> NnResult<(usize, usize, usize)> 
             r.moe_experts
         )));
     }
-    if h == 0 || h > 7168 || h % 32 != 0 {
+    if h == 0 || h > 7168 || !h.is_multiple_of(32) {
         return Err(tiling(format!(
             "H = {h} must be in (0, 7168] and a multiple of 32"
         )));
@@ -231,7 +231,10 @@ fn max_bs(global_bs: i64, bs: usize, world: usize) -> NnResult<usize> {
     if global_bs == 0 {
         return Ok(bs);
     }
-    if global_bs < 0 || global_bs as usize % world != 0 || (global_bs as usize) / world < bs {
+    if global_bs < 0
+        || !(global_bs as usize).is_multiple_of(world)
+        || (global_bs as usize) / world < bs
+    {
         return Err(tiling(format!(
             "globalBs {global_bs} must be 0 or maxBs * epWorldSize (a multiple of {world} \
              of at least BS * epWorldSize = {})",
@@ -483,7 +486,11 @@ unsafe fn dispatch(
         }),
         gather(slot, group),
         StepSpec::kernel(move |v, ws| {
-            let q = if quant { Some(isc.map(|i| &v[i])) } else { None };
+            let q = if quant {
+                Some(isc.map(|i| &v[i]))
+            } else {
+                None
+            };
             md::dispatch_select(
                 &r,
                 &ws[slot..slot * (1 + r.world)],
@@ -675,9 +682,7 @@ unsafe fn combine(
     }
     a::same_dtype(&tx, &tex)?;
     if out_dtype != 0 {
-        return Err(tiling(format!(
-            "outDtype {out_dtype} is reserved: pass 0"
-        )));
+        return Err(tiling(format!("outDtype {out_dtype} is reserved: pass 0")));
     }
     if group_list_type != 0 {
         return Err(tiling(format!(
@@ -814,7 +819,9 @@ fn combine_v2(
     let iep = l.input(&tep);
     let ies = l.input(&tes);
     let ish = tshared.as_ref().map(|t| l.input(t));
-    let inorm = norm.as_ref().map(|n| (l.input(&n.residual), l.input(&n.gamma), n.eps));
+    let inorm = norm
+        .as_ref()
+        .map(|n| (l.input(&n.residual), l.input(&n.gamma), n.eps));
     let ix = l.output(&tx);
     let iyr = norm.as_ref().map(|n| (l.output(&n.y), l.output(&n.rstd)));
     let bs = tx.shape()[0];
