@@ -125,3 +125,4 @@ pub mod upsample_aa;
 pub mod attention_new;
 pub mod gmm_extra;
 pub mod nn_more;
+pub mod moe_dist;

@@ -80,3 +80,5 @@ pub mod upsample_aa;
 pub mod attention_new;
 pub mod gmm_extra;
 pub mod nn_more;
+pub mod mc2;
+pub mod moe_dist;
