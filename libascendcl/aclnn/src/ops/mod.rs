@@ -76,3 +76,5 @@ pub mod train_extra;
 pub mod upsample_aa;
 
 pub mod attention_new;
+
+pub mod attention_nsa;
