@@ -2056,3 +2056,23 @@ fn nn_more_operators_match_the_host_reference() {
         assert!(r.stdout.contains(msg), "missing {msg:?}:\n{}", r.stdout);
     }
 }
+
+/// `tests/c/aclnn/aclnn_attention_nsa.cpp`: aclnnNsaSelectedAttention / NsaSelectedAttentionGrad
+/// (TND, float16 and bfloat16; no mask, sparseMode 2 causal, sparseMode 0 explicit mask) against a
+/// float64 host reference (out, softmaxMax, softmaxSum, dq, dk, dv); the documented argument
+/// errors, and a block index past the sequence failing at launch.
+#[test]
+fn nsa_selected_attention_matches_the_host_reference() {
+    let work = scratch("aclnn-attention-nsa");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_attention_nsa.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    assert!(
+        r.stdout.contains("ok nsa selected attention"),
+        "{}",
+        r.all()
+    );
+    assert!(!r.stdout.contains("FAIL"), "{}", r.all());
+}

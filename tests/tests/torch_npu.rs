@@ -1828,3 +1828,34 @@ fn host_scalar_plus_device_tensor_matches_cpu_through_torch_npu() {
         );
     }
 }
+
+/// `tests/python/attention_nsa.py`: torch_npu.npu_nsa_select_attention (aclnnNsaSelectedAttention)
+/// and its backward (aclnnNsaSelectedAttentionGrad, through autograd and the explicit
+/// npu_nsa_select_attention_grad) against a float64 CPU reference: TND, grouped key heads, with
+/// and without the causal atten_mask, float16 and bfloat16.
+#[test]
+fn nsa_select_attention_matches_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("attention_nsa.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-attention-nsa",
+        &venv,
+        "cd \"$T\" && \"$PY\" attention_nsa.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("attention_nsa: 0 failed"), "{}", r.all());
+    for case in [
+        "nsa_select_f16",
+        "nsa_select_causal_f16",
+        "nsa_select_causal_bf16",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

@@ -126,3 +126,5 @@ pub mod attention_new;
 pub mod gmm_extra;
 pub mod nn_more;
 pub mod moe_dist;
+
+pub mod attention_nsa;

@@ -82,3 +82,5 @@ pub mod gmm_extra;
 pub mod nn_more;
 pub mod mc2;
 pub mod moe_dist;
+
+pub mod attention_nsa;
