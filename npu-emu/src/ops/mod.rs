@@ -123,3 +123,4 @@ pub mod train_extra;
 pub mod upsample_aa;
 
 pub mod attention_new;
+pub mod moe_route;

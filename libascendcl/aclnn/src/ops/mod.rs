@@ -71,10 +71,11 @@ pub mod unary;
 pub mod upsample;
 pub mod upsample3d;
 
-pub mod mc2;
 pub mod llm_infer;
+pub mod mc2;
 pub mod train16;
 pub mod train_extra;
 pub mod upsample_aa;
 
 pub mod attention_new;
+pub mod moe_route;
