@@ -2076,3 +2076,24 @@ fn nsa_selected_attention_matches_the_host_reference() {
     );
     assert!(!r.stdout.contains("FAIL"), "{}", r.all());
 }
+
+/// MoE routing operators of `moe_route.rs` (MoeInitRoutingV2 drop-less and drop/pad) against
+/// host references, with their documented argument errors.
+#[test]
+fn moe_route_operators_match_the_host_reference() {
+    let work = scratch("aclnn-moe-route");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_moe_route.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    assert!(r.stdout.contains("ok moe_init_routing_v2"), "{}", r.all());
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 33, "only {n} checks:\n{}", r.stdout);
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -128,3 +128,4 @@ pub mod nn_more;
 pub mod moe_dist;
 
 pub mod attention_nsa;
+pub mod moe_route;

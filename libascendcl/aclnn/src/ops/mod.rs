@@ -84,3 +84,4 @@ pub mod mc2;
 pub mod moe_dist;
 
 pub mod attention_nsa;
+pub mod moe_route;

@@ -1,0 +1,103 @@
+//! MoE routing: `moe_init_routing_v2` (`aclnnMoeInitRoutingV2`: tokens sorted by expert,
+//! either drop-less (the first `active_num` sorted rows gathered) or drop/pad (each expert
+//! keeps its first `capacity` tokens in an `[E, C, H]` block, the rest zero)).
+
+use super::dtype::DType;
+use super::extra::{load, store};
+use super::view::View;
+
+/// Parameters of [`moe_init_routing_v2`].
+#[derive(Clone, Copy, Debug)]
+pub struct InitRoutingV2 {
+    /// Drop-less: rows gathered into `expanded_x` (`min(n * k, active_num)`, 0 = all).
+    pub active_num: usize,
+    /// Drop/pad: the capacity per expert and the number of experts (`expanded_x` is `[E, C, H]`).
+    pub capacity: usize,
+    pub expert_num: usize,
+    pub drop_pad: bool,
+    /// Drop-less token counts: 0 none, 1 cumulative sum, 2 count per expert.
+    pub count_flag: i64,
+}
+
+/// MoeInitRoutingV2: the flattened `expert_idx` (`[n, k]`, source `j = row * k + slot`)
+/// sorted stably by expert. Drop-less: `expanded_row_idx[j]` is the sorted position of `j`
+/// and `expanded_x[i] = x[source_i / k]` for the first `active_num` positions; `tokens`
+/// gets the per-expert count (or its running sum) over `[0, expert_num)`. Drop/pad: the
+/// `c`-th token of expert `e` goes to `expanded_x[e, c]` (`expanded_row_idx[j] = e * C + c`)
+/// when `c < C`, else it is dropped (`-1`); unfilled slots are zero; `before_capacity[e]`
+/// counts the tokens of expert `e` before dropping. Experts outside `[0, expert_num)` are
+/// dropped in drop/pad mode.
+pub fn moe_init_routing_v2(
+    x: &View,
+    expert_idx: &View,
+    p: InitRoutingV2,
+    expanded_x: &View,
+    expanded_row_idx: &View,
+    tokens: Option<&View>,
+    before_capacity: Option<&View>,
+) -> Result<(), String> {
+    let (n, h) = (x.shape[0], x.shape[1]);
+    let experts: Vec<i64> = load(expert_idx, DType::I64)?;
+    let k = experts.len().checked_div(n).unwrap_or(0);
+    let mut order: Vec<usize> = (0..experts.len()).collect();
+    order.sort_by_key(|&j| experts[j]);
+    let xs: Vec<f64> = load(x, DType::F64)?;
+    let mut ri = vec![-1i64; experts.len()];
+    let mut count = vec![0i64; p.expert_num];
+    for &j in &order {
+        if let Some(c) = usize::try_from(experts[j])
+            .ok()
+            .and_then(|e| count.get_mut(e))
+        {
+            *c += 1;
+        }
+    }
+    if p.drop_pad {
+        let (e_n, cap) = (p.expert_num, p.capacity);
+        let mut ex = vec![0f64; e_n * cap * h];
+        let mut fill = vec![0usize; e_n];
+        for &j in &order {
+            let Some(e) = usize::try_from(experts[j]).ok().filter(|&e| e < e_n) else {
+                continue;
+            };
+            if fill[e] < cap {
+                let slot = e * cap + fill[e];
+                fill[e] += 1;
+                ri[j] = slot as i64;
+                let src = j / k.max(1);
+                ex[slot * h..(slot + 1) * h].copy_from_slice(&xs[src * h..(src + 1) * h]);
+            }
+        }
+        store(ex, DType::F64, expanded_x)?;
+        if let Some(b) = before_capacity {
+            store(count.clone(), DType::I64, b)?;
+        }
+    } else {
+        let active = if p.active_num == 0 {
+            order.len()
+        } else {
+            p.active_num.min(order.len())
+        };
+        let mut ex = vec![0f64; active * h];
+        for (i, &j) in order.iter().enumerate() {
+            ri[j] = i as i64;
+            if i < active {
+                let src = j / k.max(1);
+                ex[i * h..(i + 1) * h].copy_from_slice(&xs[src * h..(src + 1) * h]);
+            }
+        }
+        store(ex, DType::F64, expanded_x)?;
+        if let Some(t) = tokens {
+            let mut v = count.clone();
+            if p.count_flag == 1 {
+                let mut s = 0;
+                for c in v.iter_mut() {
+                    s += *c;
+                    *c = s;
+                }
+            }
+            store(v, DType::I64, t)?;
+        }
+    }
+    store(ri, DType::I64, expanded_row_idx)
+}
