@@ -124,8 +124,8 @@ pub mod upsample_aa;
 
 pub mod attention_new;
 pub mod gmm_extra;
-pub mod nn_more;
 pub mod moe_dist;
+pub mod nn_more;
 
 pub mod attention_nsa;
 pub mod moe_route;
