@@ -79,7 +79,6 @@ pub mod upsample_aa;
 
 pub mod attention_new;
 pub mod gmm_extra;
-pub mod mc2;
 pub mod moe_dist;
 pub mod nn_more;
 
