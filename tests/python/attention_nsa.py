@@ -3,7 +3,10 @@
 against a CPU reference in float64 with plain torch ops: each query row gathers the key/value
 blocks its topk_indices name and takes softmax(scale·q·kᵀ)·v over them; with an atten_mask
 (torch_npu passes sparse_mode 2) key rows after the query row are hidden. TND, grouped key
-heads, float16 and bfloat16. Prints PASS/FAIL per case and exits 1 when any fails.
+heads, float16 and bfloat16. torch_npu.npu_nsa_select_attention_infer
+(aclnnNsaSelectedAttentionInfer): the same selection from paged key/value caches read through
+block_table, each selected block cut at the batch's key/value length (BSND, BSH). Prints
+PASS/FAIL per case and exits 1 when any fails.
 """
 import sys
 
@@ -97,6 +100,44 @@ def select_case(dtype, masked, tol):
 case("nsa_select_f16", select_case(torch.float16, False, (4e-3, 4e-3)))
 case("nsa_select_causal_f16", select_case(torch.float16, True, (4e-3, 4e-3)))
 case("nsa_select_causal_bf16", select_case(torch.bfloat16, True, (2e-2, 2e-2)))
+
+
+def infer_case(dtype, layout, tol):
+    def f():
+        page, blk, cnt, nb = 64, 32, 2, 5
+        kvlens, table = [100, 70], torch.tensor([[3, 0], [4, 1]], dtype=torch.int32)
+        g = torch.Generator().manual_seed(7)
+        q = (torch.randn(2, 1, NQ, DK, generator=g) / 10).to(dtype)
+        kc = (torch.randn(nb, page, NKV, DK, generator=g) / 10).to(dtype)
+        vc = (torch.randn(nb, page, NKV, DV, generator=g) / 10).to(dtype)
+        # batch 0 has 4 blocks of 32 (the last cut at 100), batch 1 three (cut at 70); -1 pads
+        topk = torch.tensor([[[[3, 0], [1, -1]]], [[[2, 1], [-1, 0]]]], dtype=torch.int32)
+        scale = DK ** -0.5
+        want = torch.zeros(2, 1, NQ, DV, dtype=torch.float64)
+        for b in range(2):
+            for n in range(NQ):
+                h = n // (NQ // NKV)
+                pos = torch.cat([torch.arange(i * blk, min((i + 1) * blk, kvlens[b]))
+                                 for i in topk[b, 0, h].tolist() if i >= 0])
+                rows = table[b, pos // page].long() * page + pos % page
+                kk = kc.reshape(-1, NKV, DK)[rows, h].double()
+                vv = vc.reshape(-1, NKV, DV)[rows, h].double()
+                p = torch.softmax(scale * kk @ q[b, 0, n].double(), 0)
+                want[b, 0, n] = p @ vv
+        qa, ka, va = q, kc, vc
+        if layout == "BSH":
+            qa, ka, va = q.reshape(2, 1, NQ * DK), kc.reshape(nb, page, NKV * DK), vc.reshape(nb, page, NKV * DV)
+        out = torch_npu.npu_nsa_select_attention_infer(
+            qa.to(D), ka.to(D), va.to(D), topk.to(D), scale, NQ, NKV, blk, cnt, page, layout=layout,
+            block_table=table.to(D), actual_seq_kvlen=kvlens)
+        assert out.dtype == dtype, out.dtype
+        torch.testing.assert_close(out.cpu().double().reshape(want.shape), want, rtol=tol, atol=tol)
+
+    return f
+
+
+case("nsa_select_infer_bsnd_f16", infer_case(torch.float16, "BSND", 4e-3))
+case("nsa_select_infer_bsh_bf16", infer_case(torch.bfloat16, "BSH", 2e-2))
 
 print(f"attention_nsa: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -4,7 +4,8 @@ and interleave, and with a rotation matrix), npu_interleave_rope (aclnnInterleav
 npu_mrope (aclnnRopeWithSinCosCacheV2: RoPE and MRoPE, GPT-NeoX and GPT-J forms, the
 interleaved cache mode), npu_scatter_pa_kv_cache (Norm and PA_NZ layouts) and
 npu_gather_pa_kv_cache (lengths or a running sum, block offsets), npu_top_k_top_p_sample
-(aclnnTopKTopPSample: top-k, top-p, the q-weighted sample). Prints PASS/FAIL per case and exits 1 when any case fails.
+(aclnnTopKTopPSample: top-k, top-p, the q-weighted sample), npu_moe_re_routing
+(aclnnMoeReRouting: tokens received rank-major reordered expert-major). Prints PASS/FAIL per case and exits 1 when any case fails.
 
 Tolerances: float32 1e-5 (the emulator computes in float64 and rounds once); float16 and
 bfloat16 against the float32 reference of the rounded inputs, to the dtype's resolution.
@@ -266,6 +267,37 @@ def top_k_top_p(dtype, ks, ps, with_q):
 case("top_k_top_p_sample_argmax", top_k_top_p(torch.float16, [0, 0], [1.0, 1.0], False))
 case("top_k_top_p_sample_q", top_k_top_p(torch.float16, [5, 0, 12], [1.0, 0.5, 0.8], True))
 case("top_k_top_p_sample_bf16", top_k_top_p(torch.bfloat16, [3, 40], [0.9, 0.3], True))
+
+
+# ---------------------------------------------------------------- npu_moe_re_routing
+
+
+def re_routing(dtype, n, e, h, with_scales, count_dtype):
+    def f():
+        counts = torch.tensor([[(r * 3 + x * 2 + 1) % 4 for x in range(e)] for r in range(n)], dtype=count_dtype)
+        a = int(counts.sum())
+        if dtype == torch.int8:
+            tokens = torch.randint(-128, 128, (a, h), generator=torch.Generator().manual_seed(51), dtype=torch.int8)
+        else:
+            tokens = rnd(a, h, seed=51, dtype=dtype)
+        scales = rnd(a, seed=52) if with_scales else None
+        pt, ps, idx, num = torch_npu.npu_moe_re_routing(
+            tokens.npu(), counts.npu(), per_token_scales=scales.npu() if with_scales else None)
+        # reference: blocks laid out rank by rank, expert by expert; gathered expert by expert
+        offs = torch.cumsum(counts.flatten(), 0) - counts.flatten()
+        widx = torch.cat([torch.arange(int(offs[r * e + x]), int(offs[r * e + x]) + int(counts[r, x]))
+                          for x in range(e) for r in range(n)])
+        assert torch.equal(idx.cpu().long(), widx), f"permute_token_idx {idx.cpu().tolist()} != {widx.tolist()}"
+        assert torch.equal(pt.cpu(), tokens[widx]), "permute_tokens differ"
+        assert num.dtype == count_dtype and torch.equal(num.cpu(), counts.sum(0)), f"expert_token_num {num.cpu()}"
+        if with_scales:
+            assert torch.equal(ps.cpu(), scales[widx]), "permute_per_token_scales differ"
+    return f
+
+
+case("moe_re_routing_fp16", re_routing(torch.float16, 2, 3, 8, False, torch.int32))
+case("moe_re_routing_bf16_scales", re_routing(torch.bfloat16, 4, 2, 16, True, torch.int64))
+case("moe_re_routing_int8_scales", re_routing(torch.int8, 3, 4, 32, True, torch.int32))
 
 print(f"llm_infer: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

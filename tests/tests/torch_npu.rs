@@ -1655,8 +1655,8 @@ fn mc2_fused_matmul_collectives_2_ranks() {
 /// `tests/python/llm_infer.py`: torch_npu's inference helpers against CPU torch:
 /// npu_rotary_mul through aclnnRotaryPositionEmbeddingV2 (with a rotation matrix, mixed
 /// dtypes), npu_interleave_rope and npu_mrope (RoPE, MRoPE with 3 or 4 sections, the
-/// interleaved cache mode), npu_scatter_pa_kv_cache, npu_gather_pa_kv_cache and
-/// npu_top_k_top_p_sample.
+/// interleaved cache mode), npu_scatter_pa_kv_cache, npu_gather_pa_kv_cache,
+/// npu_top_k_top_p_sample and npu_moe_re_routing.
 #[test]
 fn llm_inference_helpers_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -1682,6 +1682,9 @@ fn llm_inference_helpers_match_cpu_through_torch_npu() {
         "gather_pa_kv_cache_cumsum_offset",
         "top_k_top_p_sample_q",
         "top_k_top_p_sample_bf16",
+        "moe_re_routing_fp16",
+        "moe_re_routing_bf16_scales",
+        "moe_re_routing_int8_scales",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),
@@ -1832,7 +1835,8 @@ fn host_scalar_plus_device_tensor_matches_cpu_through_torch_npu() {
 /// `tests/python/attention_nsa.py`: torch_npu.npu_nsa_select_attention (aclnnNsaSelectedAttention)
 /// and its backward (aclnnNsaSelectedAttentionGrad, through autograd and the explicit
 /// npu_nsa_select_attention_grad) against a float64 CPU reference: TND, grouped key heads, with
-/// and without the causal atten_mask, float16 and bfloat16.
+/// and without the causal atten_mask, float16 and bfloat16; npu_nsa_select_attention_infer
+/// (aclnnNsaSelectedAttentionInfer) from paged caches, BSND and BSH.
 #[test]
 fn nsa_select_attention_matches_cpu() {
     let Some(venv) = venv() else { return };
@@ -1851,6 +1855,8 @@ fn nsa_select_attention_matches_cpu() {
         "nsa_select_f16",
         "nsa_select_causal_f16",
         "nsa_select_causal_bf16",
+        "nsa_select_infer_bsnd_f16",
+        "nsa_select_infer_bsh_bf16",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

@@ -225,3 +225,99 @@ pub fn nsa_select_attention_grad(
     store(dk, gk)?;
     store(dv, gv)
 }
+
+// ---------------------------------------------------------------- inference (paged)
+
+/// The attributes of `aclnnNsaSelectedAttentionInfer`, every layout flattened: query and
+/// output as `[rows, N_q, D]` (BSND/BSH: row `b·S + s`; TND: the packed row), topk as
+/// `[rows, N_kv, count]`, key/value caches as `[blocks · pageBlockSize, N_kv, D]`.
+#[derive(Clone, Debug)]
+pub struct NsaInfer {
+    /// The batch of each query row.
+    pub row_batch: Vec<usize>,
+    /// Key/value length of each batch.
+    pub kv_lens: Vec<usize>,
+    pub nq: usize,
+    pub nkv: usize,
+    pub scale: f64,
+    pub block: usize,
+    pub count: usize,
+    pub page: usize,
+    /// Block-table columns (blocks a batch may hold).
+    pub table_cols: usize,
+}
+
+/// `aclnnNsaSelectedAttentionInfer`: row `r` (batch `b`), head `n` attends to the key rows
+/// `c·block .. min((c+1)·block, kv_len[b])` of each block index `c ≥ 0` of
+/// `topk[r, n / G, :]` (-1 pads), key row `p` read from cache block `table[b, p / page]`,
+/// row `p % page`; `out = softmax(scale · q·kᵀ) v`, 0 for a row without keys.
+#[allow(clippy::too_many_arguments)]
+pub fn nsa_select_attention_infer(
+    q: &View,
+    k: &View,
+    v: &View,
+    topk: &View,
+    table: &View,
+    p: &NsaInfer,
+    out: &View,
+) -> Result<(), String> {
+    let (qs, ks, vs, tk, tb) = (load(q)?, load(k)?, load(v)?, load(topk)?, load(table)?);
+    let rows = p.row_batch.len();
+    let dk = qs.len() / (rows * p.nq).max(1);
+    let dv = out.numel() / (rows * p.nq).max(1);
+    let cache_rows = ks.len() / (p.nkv * dk).max(1);
+    let g = p.nq / p.nkv;
+    let mut o = vec![0f64; out.numel()];
+    for (r, &b) in p.row_batch.iter().enumerate() {
+        let len = p.kv_lens[b];
+        for n in 0..p.nq {
+            let h = n / g;
+            let mut keys = Vec::new();
+            for c in 0..p.count {
+                let idx = tk[(r * p.nkv + h) * p.count + c];
+                if idx < 0.0 {
+                    continue;
+                }
+                let idx = idx as usize;
+                if idx * p.block >= len {
+                    return Err(format!(
+                        "topkIndices of row {r}, kv head {h} names block {idx}; batch {b} holds \
+                         {len} key rows (select block size {})",
+                        p.block
+                    ));
+                }
+                for pos in idx * p.block..((idx + 1) * p.block).min(len) {
+                    let col = pos / p.page;
+                    let blk = tb[b * p.table_cols + col];
+                    let row = blk as usize * p.page + pos % p.page;
+                    if blk < 0.0 || row >= cache_rows {
+                        return Err(format!(
+                            "blockTableOptional[{b}, {col}] = {blk} names no block of the \
+                             key/value cache"
+                        ));
+                    }
+                    keys.push(row);
+                }
+            }
+            let qr = &qs[(r * p.nq + n) * dk..][..dk];
+            let s: Vec<f64> = keys
+                .iter()
+                .map(|&j| p.scale * dot(qr, &ks[(j * p.nkv + h) * dk..][..dk]))
+                .collect();
+            let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let orow = &mut o[(r * p.nq + n) * dv..][..dv];
+            let mut sum = 0.0;
+            for (&j, &sj) in keys.iter().zip(&s) {
+                let e = (sj - m).exp();
+                sum += e;
+                for (oc, vc) in orow.iter_mut().zip(&vs[(j * p.nkv + h) * dv..][..dv]) {
+                    *oc += e * vc;
+                }
+            }
+            if sum > 0.0 {
+                orow.iter_mut().for_each(|x| *x /= sum);
+            }
+        }
+    }
+    store(o, out)
+}

@@ -1,6 +1,8 @@
 //! MoE routing: `moe_init_routing_v2` (`aclnnMoeInitRoutingV2`: tokens sorted by expert,
 //! either drop-less (the first `active_num` sorted rows gathered) or drop/pad (each expert
-//! keeps its first `capacity` tokens in an `[E, C, H]` block, the rest zero)).
+//! keeps its first `capacity` tokens in an `[E, C, H]` block, the rest zero));
+//! `moe_re_routing` (`aclnnMoeReRouting`: tokens received rank-major after the all-to-all
+//! reordered expert-major).
 
 use super::dtype::DType;
 use super::extra::{load, store};
@@ -100,4 +102,80 @@ pub fn moe_init_routing_v2(
         }
     }
     store(ri, DType::I64, expanded_row_idx)
+}
+
+/// MoeReRouting: `tokens` (`[A, H]`) hold, rank by rank, the tokens of each of the rank's
+/// `E` experts (`counts` `[N, E]`, row-major); the output lists expert by expert, rank by
+/// rank, the same blocks: `permute_tokens[dst] = tokens[src]`, `permute_idx[dst] = src`
+/// (gather index), `scales` moved alike, `expert_token_num[e] = sum_r counts[r, e]`.
+/// Negative counts or blocks running past `A` are an error.
+pub fn moe_re_routing(
+    tokens: &View,
+    counts: &View,
+    scales: Option<&View>,
+    permute_tokens: &View,
+    permute_scales: Option<&View>,
+    permute_idx: &View,
+    expert_token_num: &View,
+) -> Result<(), String> {
+    let (a, h) = (tokens.shape[0], tokens.shape[1]);
+    let (n, e) = (counts.shape[0], counts.shape[1]);
+    let c: Vec<i64> = load(counts, DType::I64)?;
+    if let Some(v) = c.iter().find(|v| **v < 0) {
+        return Err(format!(
+            "expert_token_num_per_rank holds a negative count {v}"
+        ));
+    }
+    let total: i64 = c.iter().sum();
+    if total as usize > a {
+        return Err(format!(
+            "expert_token_num_per_rank sums to {total} but tokens has only {a} rows"
+        ));
+    }
+    // source offset of each (rank, expert) block
+    let mut src_off = vec![0usize; n * e];
+    let mut o = 0usize;
+    for (i, v) in c.iter().enumerate() {
+        src_off[i] = o;
+        o += *v as usize;
+    }
+    let xs: Vec<f64> = load(tokens, DType::F64)?;
+    let mut out: Vec<f64> = load(permute_tokens, DType::F64)?;
+    let mut idx: Vec<i64> = load(permute_idx, DType::I64)?;
+    let (sc, sw): (Vec<f64>, usize) = match scales {
+        Some(s) => {
+            let v: Vec<f64> = load(s, DType::F64)?;
+            let w = v.len().checked_div(a).unwrap_or(0);
+            (v, w)
+        }
+        None => (Vec::new(), 0),
+    };
+    let mut ps: Vec<f64> = match (scales, permute_scales) {
+        (Some(_), Some(p)) => load(p, DType::F64)?,
+        _ => Vec::new(),
+    };
+    let mut dst = 0usize;
+    for ex in 0..e {
+        for r in 0..n {
+            let (s0, len) = (src_off[r * e + ex], c[r * e + ex] as usize);
+            for t in 0..len {
+                let (src, d) = (s0 + t, dst + t);
+                out[d * h..(d + 1) * h].copy_from_slice(&xs[src * h..(src + 1) * h]);
+                idx[d] = src as i64;
+                if !ps.is_empty() {
+                    ps[d * sw..(d + 1) * sw].copy_from_slice(&sc[src * sw..(src + 1) * sw]);
+                }
+            }
+            dst += len;
+        }
+    }
+    store(out, DType::F64, permute_tokens)?;
+    store(idx, DType::I64, permute_idx)?;
+    if let (false, Some(p)) = (ps.is_empty(), permute_scales) {
+        store(ps, DType::F64, p)?;
+    }
+    let num: Vec<i64> = (0..e)
+        .map(|ex| (0..n).map(|r| c[r * e + ex]).sum())
+        .collect();
+    store(num, DType::I64, expert_token_num)
 }

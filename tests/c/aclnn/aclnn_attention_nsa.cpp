@@ -6,11 +6,16 @@
  * p > i of the sequence (causal), sparseMode 0 with a mask hides the p that mask[i, p] marks,
  * no mask hides nothing. softmaxMax/softmaxSum are [T_q, N_q, 8] (8 equal copies). The
  * backward against the analytic gradient of that reference (dq, dk, dv). The documented
- * argument errors: null required arguments 161001, unsupported dtypes/layouts/shapes 161002. */
+ * argument errors: null required arguments 161001, unsupported dtypes/layouts/shapes 161002.
+ * aclnnNsaSelectedAttentionInfer (paged key/value caches read through blockTable; BSND with
+ * several query tokens, BSH, TND; -1 padding in topkIndices; the last selected block cut at
+ * the batch's key/value length) against the same kind of reference, and its documented
+ * argument errors. */
 #include <cmath>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_nsa_selected_attention.h"
 #include "aclnnop/aclnn_nsa_selected_attention_grad.h"
+#include "aclnnop/aclnn_nsa_selected_attention_infer.h"
 
 static aclrtStream S;
 static const int64_t NQ = 4, NKV = 2, DK = 192, DV = 128, BS = 16, CNT = 2;
@@ -261,11 +266,165 @@ static void selected() {
     printf("ok nsa selected attention\n");
 }
 
+/* ---------------------------------------------------------------- inference (paged) */
+
+/* Query row r (batch rb[r]) and head n read the selected blocks of topk[r, n / G, :] (−1
+ * skipped), key position p of batch b from cache row table[b][p / PAGE] * PAGE + p % PAGE,
+ * positions cut at kvlen[b]. Caches [blocks, PAGE, NKV, D]. */
+static std::vector<double> infer_reference(const std::vector<int> &rb, const std::vector<double> &Q,
+                                           const std::vector<double> &K, const std::vector<double> &V,
+                                           const std::vector<double> &TK, const std::vector<double> &TB, int64_t cols,
+                                           const std::vector<int64_t> &kvlen, int64_t page, int64_t blk, int64_t cnt,
+                                           double scale) {
+    std::vector<double> O(rb.size() * NQ * DV, 0.0);
+    for (size_t r = 0; r < rb.size(); r++)
+        for (int64_t n = 0; n < NQ; n++) {
+            int64_t h = n / (NQ / NKV), b = rb[r];
+            std::vector<int64_t> rows;
+            for (int64_t c = 0; c < cnt; c++) {
+                int64_t idx = static_cast<int64_t>(TK[(r * NKV + h) * cnt + c]);
+                if (idx < 0) continue;
+                for (int64_t p = idx * blk; p < std::min((idx + 1) * blk, kvlen[b]); p++)
+                    rows.push_back(static_cast<int64_t>(TB[b * cols + p / page]) * page + p % page);
+            }
+            std::vector<double> sc;
+            double m = -INFINITY, sum = 0;
+            for (int64_t kr : rows) {
+                double d = 0;
+                for (int64_t e = 0; e < DK; e++) d += Q[(r * NQ + n) * DK + e] * K[(kr * NKV + h) * DK + e];
+                sc.push_back(scale * d);
+                m = std::max(m, scale * d);
+            }
+            for (double x : sc) sum += std::exp(x - m);
+            for (size_t j = 0; j < rows.size(); j++)
+                for (int64_t e = 0; e < DV; e++)
+                    O[(r * NQ + n) * DV + e] += std::exp(sc[j] - m) / sum * V[(rows[j] * NKV + h) * DV + e];
+        }
+    return O;
+}
+
+static void selected_infer() {
+    const int64_t PAGE = 64, BLK = 32, C = 3, NB = 5, COLS = 2;
+    const std::vector<int64_t> kvlen = {100, 70};
+    /* batch 0 in cache blocks 3, 0; batch 1 in 4, 1 (block 2 unused) */
+    std::vector<double> TB = {3, 0, 4, 1};
+    std::vector<int64_t> kvv(kvlen);
+    aclIntArray *kl = ints(kvv);
+    char bsnd[] = "BSND", bsh[] = "BSH", tnd[] = "TND";
+    for (aclDataType dt : {ACL_FLOAT16, ACL_BF16})
+        for (int form = 0; form < 3; form++) {
+            /* form 0: BSND, S = 2; form 1: BSH, S = 1; form 2: TND, query lengths 1 and 3 */
+            int64_t S1 = form == 0 ? 2 : 1;
+            std::vector<int> rb = form == 2 ? std::vector<int>{0, 1, 1, 1} : std::vector<int>{};
+            if (form != 2)
+                for (int b = 0; b < 2; b++)
+                    for (int64_t s = 0; s < S1; s++) rb.push_back(b);
+            int64_t R = static_cast<int64_t>(rb.size());
+            std::vector<double> Q = small(R * NQ * DK, dt, 71 + form), K = small(NB * PAGE * NKV * DK, dt, 72),
+                                V = small(NB * PAGE * NKV * DV, dt, 73);
+            /* blocks of 32 positions: batch 0 has 4 (the last cut at 100), batch 1 has 3 (cut at 70) */
+            std::vector<double> TK;
+            for (int64_t r = 0; r < R; r++)
+                for (int64_t h = 0; h < NKV; h++) {
+                    int64_t nblk = rb[r] == 0 ? 4 : 3;
+                    TK.push_back((r + h) % nblk);
+                    TK.push_back((r + h + 1 + (h == 1)) % nblk == (r + h) % nblk ? -1 : (r + h + 1 + (h == 1)) % nblk);
+                    TK.push_back(r % 2 ? nblk - 1 : -1);
+                    if (TK.back() == TK[TK.size() - 3] || TK.back() == TK[TK.size() - 2]) TK.back() = -1;
+                }
+            std::vector<int64_t> qs, ks, vs, tks, os;
+            char *lay;
+            if (form == 0) {
+                qs = {2, S1, NQ, DK}, ks = {NB, PAGE, NKV, DK}, vs = {NB, PAGE, NKV, DV}, tks = {2, S1, NKV, C},
+                os = {2, S1, NQ, DV}, lay = bsnd;
+            } else if (form == 1) {
+                qs = {2, S1, NQ * DK}, ks = {NB, PAGE, NKV * DK}, vs = {NB, PAGE, NKV * DV}, tks = {2, S1, NKV, C},
+                os = {2, S1, NQ * DV}, lay = bsh;
+            } else {
+                qs = {R, NQ, DK}, ks = {NB, PAGE, NKV, DK}, vs = {NB, PAGE, NKV, DV}, tks = {R, NKV, C},
+                os = {R, NQ, DV}, lay = tnd;
+            }
+            Dev q = make(qs, dt, Q), k = make(ks, dt, K), v = make(vs, dt, V), tk = make(tks, ACL_INT32, TK);
+            Dev tb = make({2, COLS}, ACL_INT32, TB), o = make(os, dt, {7});
+            aclIntArray *ql = form == 2 ? ints({1, 4}) : nullptr;
+            double scale = 0.0722;
+            RUN(S, aclnnNsaSelectedAttentionInfer, q.t, k.t, v.t, tk.t, nullptr, tb.t, ql, kl, lay, NQ, NKV, BLK, C,
+                PAGE, scale, 0, o.t);
+            std::vector<double> want = rounded(infer_reference(rb, Q, K, V, TK, TB, COLS, kvlen, PAGE, BLK, C, scale), dt);
+            char what[96];
+            snprintf(what, sizeof what, "NsaSelectedAttentionInfer %s %s", lay, dname(dt));
+            compare(what, read(o), want, dt == ACL_FLOAT16 ? 4e-3 : 2e-2);
+            if (form == 0 && dt == ACL_FLOAT16) {
+                uint64_t ws = 0;
+                aclOpExecutor *ex = nullptr;
+                Dev q128 = make({2, S1, NQ, 128}, dt, {0}), tb0 = make({2, COLS}, ACL_INT32, {0});
+                aclIntArray *long_kv = ints({100, 200});
+                expect_code("NsaSelectedAttentionInfer null blockTableOptional (paged attention only)",
+                            aclnnNsaSelectedAttentionInferGetWorkspaceSize(q.t, k.t, v.t, tk.t, nullptr, nullptr, nullptr,
+                                                                           kl, lay, NQ, NKV, BLK, C, PAGE, scale, 0, o.t,
+                                                                           &ws, &ex),
+                            ACLNN_ERR_PARAM_NULLPTR);
+                expect_code("NsaSelectedAttentionInfer null query",
+                            aclnnNsaSelectedAttentionInferGetWorkspaceSize(nullptr, k.t, v.t, tk.t, nullptr, tb.t,
+                                                                           nullptr, kl, lay, NQ, NKV, BLK, C, PAGE,
+                                                                           scale, 0, o.t, &ws, &ex),
+                            ACLNN_ERR_PARAM_NULLPTR);
+                expect_code("NsaSelectedAttentionInfer query D 128",
+                            aclnnNsaSelectedAttentionInferGetWorkspaceSize(q128.t, k.t, v.t, tk.t, nullptr, tb.t,
+                                                                           nullptr, kl, lay, NQ, NKV, BLK, C, PAGE,
+                                                                           scale, 0, o.t, &ws, &ex),
+                            ACLNN_ERR_PARAM_INVALID);
+                expect_code("NsaSelectedAttentionInfer pageBlockSize 32 for 64-row cache blocks",
+                            aclnnNsaSelectedAttentionInferGetWorkspaceSize(q.t, k.t, v.t, tk.t, nullptr, tb.t,
+                                                                           nullptr, kl, lay, NQ, NKV, BLK, C, 32,
+                                                                           scale, 0, o.t, &ws, &ex),
+                            ACLNN_ERR_PARAM_INVALID);
+                expect_code("NsaSelectedAttentionInfer selectBlockSize 24",
+                            aclnnNsaSelectedAttentionInferGetWorkspaceSize(q.t, k.t, v.t, tk.t, nullptr, tb.t,
+                                                                           nullptr, kl, lay, NQ, NKV, 24, C, PAGE,
+                                                                           scale, 0, o.t, &ws, &ex),
+                            ACLNN_ERR_PARAM_INVALID);
+                expect_code("NsaSelectedAttentionInfer numHeads 3 with 2 key/value heads",
+                            aclnnNsaSelectedAttentionInferGetWorkspaceSize(q.t, k.t, v.t, tk.t, nullptr, tb.t,
+                                                                           nullptr, kl, lay, 3, NKV, BLK, C, PAGE,
+                                                                           scale, 0, o.t, &ws, &ex),
+                            ACLNN_ERR_PARAM_INVALID);
+                expect_code("NsaSelectedAttentionInfer key/value length 200 past the 2-block table",
+                            aclnnNsaSelectedAttentionInferGetWorkspaceSize(q.t, k.t, v.t, tk.t, nullptr, tb.t,
+                                                                           nullptr, long_kv, lay, NQ, NKV, BLK, C,
+                                                                           PAGE, scale, 0, o.t, &ws, &ex),
+                            ACLNN_ERR_PARAM_INVALID);
+                /* a selected block past the batch's length fails at launch */
+                std::vector<double> TKbad = TK;
+                TKbad[0] = 4;
+                Dev tkb = make(tks, ACL_INT32, TKbad);
+                NN(aclnnNsaSelectedAttentionInferGetWorkspaceSize(q.t, k.t, v.t, tkb.t, nullptr, tb.t, nullptr, kl, lay,
+                                                                  NQ, NKV, BLK, C, PAGE, scale, 0, o.t, &ws, &ex));
+                g_checks++;
+                aclnnStatus st = aclnnNsaSelectedAttentionInfer(nullptr, ws, ex, S);
+                if (st == ACL_SUCCESS) st = static_cast<aclnnStatus>(aclrtSynchronizeStream(S));
+                if (st == ACL_SUCCESS) {
+                    printf("FAIL NsaSelectedAttentionInfer with block 4 of a 100-row batch (4 blocks) succeeded\n");
+                    g_fail++;
+                } else {
+                    printf("error NsaSelectedAttentionInfer block 4 of 4: %d\n", static_cast<int>(st));
+                }
+                aclDestroyIntArray(long_kv);
+                for (Dev *d : {&q128, &tb0, &tkb}) release(*d);
+            }
+            if (ql) aclDestroyIntArray(ql);
+            for (Dev *d : {&q, &k, &v, &tk, &tb, &o}) release(*d);
+        }
+    aclDestroyIntArray(kl);
+    printf("ok nsa selected attention infer\n");
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
     CHECK(aclrtCreateStream(&S));
     selected();
+    selected_infer();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

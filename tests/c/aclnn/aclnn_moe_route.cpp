@@ -2,12 +2,14 @@
  * expert; drop-less with activeNum truncation and cumsum or count histograms; drop/pad with
  * an [E, C, H] block, dropped tokens -1 and zero padding, counts before capacity); plus the
  * documented argument errors (nullptr → 161001, data type and shape → 161002, the shape
- * inference's attribute rules → 561002). */
+ * inference's attribute rules → 561002). aclnnMoeReRouting (tokens received rank-major after the
+ * all-to-all reordered expert-major: gather index, per-token scales, counts per expert). */
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_moe_init_routing_v2.h"
+#include "aclnnop/aclnn_moe_re_routing.h"
 
 static aclrtStream S;
 static uint64_t ws = 0;
@@ -116,11 +118,105 @@ static void moe_init_routing_v2() {
     section("moe_init_routing_v2", f0);
 }
 
+/* One MoeReRouting case: counts[r][e] = (r * 3 + e * 2 + 1) % 4 (a zero block included);
+ * outputs start as the sentinel 7. */
+static void re_routing_case(const char *what, aclDataType dt, aclDataType ct, int N, int E, int H, bool scales) {
+    std::vector<double> cv(N * E);
+    for (int r = 0; r < N; r++)
+        for (int e = 0; e < E; e++) cv[r * E + e] = (r * 3 + e * 2 + 1) % 4;
+    int A = static_cast<int>(std::accumulate(cv.begin(), cv.end(), 0.0));
+    std::vector<double> tv = values(A * H, dt, 17), sv = values(A, ACL_FLOAT, 23);
+    Dev t = make({A, H}, dt, tv), c = make({N, E}, ct, cv), s = make({A}, ACL_FLOAT, sv);
+    Dev ot = make({A, H}, dt, {7}), os = make({A}, ACL_FLOAT, {7}), oi = make({A}, ACL_INT32, {7});
+    Dev on = make({E}, ct, {7});
+    RUN(S, aclnnMoeReRouting, t.t, c.t, scales ? s.t : nullptr, 1, 0, ot.t, scales ? os.t : nullptr, oi.t, on.t);
+    /* host reference: source offsets rank-major, destination expert-major */
+    std::vector<int> off(N * E);
+    for (int i = 0, o = 0; i < N * E; i++) off[i] = o, o += static_cast<int>(cv[i]);
+    std::vector<double> wt, ws_, wi, wn(E, 0);
+    for (int e = 0; e < E; e++)
+        for (int r = 0; r < N; r++) {
+            wn[e] += cv[r * E + e];
+            for (int k = 0; k < static_cast<int>(cv[r * E + e]); k++) {
+                int src = off[r * E + e] + k;
+                wi.push_back(src);
+                ws_.push_back(sv[src]);
+                for (int h = 0; h < H; h++) wt.push_back(tv[src * H + h]);
+            }
+        }
+    std::string w(what);
+    compare((w + " permuteTokensOut").c_str(), read(ot), wt, 0);
+    compare((w + " permuteTokenIdxOut").c_str(), read(oi), wi, 0);
+    compare((w + " expertTokenNumOut").c_str(), read(on), wn, 0);
+    if (scales) compare((w + " permutePerTokenScalesOut").c_str(), read(os), ws_, 0);
+}
+
+static void moe_re_routing() {
+    int f0 = g_fail;
+    re_routing_case("ReRouting FLOAT16 N2 E3 H8 INT32 counts", ACL_FLOAT16, ACL_INT32, 2, 3, 8, false);
+    re_routing_case("ReRouting BFLOAT16 N4 E2 H5 INT64 counts, scales", ACL_BF16, ACL_INT64, 4, 2, 5, true);
+    re_routing_case("ReRouting INT8 N3 E4 H16 INT32 counts, scales", ACL_INT8, ACL_INT32, 3, 4, 16, true);
+    /* documented errors */
+    Dev t = make({6, 4}, ACL_FLOAT16, values(24, ACL_FLOAT16, 3)), c = make({2, 2}, ACL_INT32, {1, 2, 2, 1});
+    Dev ot = make({6, 4}, ACL_FLOAT16, {0}), oi = make({6}, ACL_INT32, {0}), on = make({2}, ACL_INT32, {0});
+    Dev tf = make({6, 4}, ACL_FLOAT, {0}), on64 = make({2}, ACL_INT64, {0}), oi5 = make({5}, ACL_INT32, {0});
+    Dev s = make({6}, ACL_FLOAT, {1}), big = make({2, 2}, ACL_INT32, {3, 2, 2, 1});
+    Dev neg = make({2, 2}, ACL_INT32, {1, -2, 2, 1});
+    auto call = [&](aclTensor *tt, aclTensor *ct, aclTensor *st, int64_t type, int64_t idx, aclTensor *o,
+                    aclTensor *so, aclTensor *io, aclTensor *no) {
+        return aclnnMoeReRoutingGetWorkspaceSize(tt, ct, st, type, idx, o, so, io, no, &ws, &ex);
+    };
+    expect_code("MoeReRouting null tokens", call(nullptr, c.t, nullptr, 1, 0, ot.t, nullptr, oi.t, on.t),
+                ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("MoeReRouting scales without permutePerTokenScalesOut",
+                call(t.t, c.t, s.t, 1, 0, ot.t, nullptr, oi.t, on.t), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("MoeReRouting FLOAT tokens", call(tf.t, c.t, nullptr, 1, 0, tf.t, nullptr, oi.t, on.t),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("MoeReRouting INT64 expertTokenNumOut for INT32 counts",
+                call(t.t, c.t, nullptr, 1, 0, ot.t, nullptr, oi.t, on64.t), ACLNN_ERR_PARAM_INVALID);
+    expect_code("MoeReRouting permuteTokenIdxOut [5] for 6 tokens",
+                call(t.t, c.t, nullptr, 1, 0, ot.t, nullptr, oi5.t, on.t), ACLNN_ERR_PARAM_INVALID);
+    const int TILING = 561002;
+    expect_code("MoeReRouting expertTokenNumType 0 (cumsum)", call(t.t, c.t, nullptr, 0, 0, ot.t, nullptr, oi.t, on.t),
+                TILING);
+    expect_code("MoeReRouting idxType 1 (scatter)", call(t.t, c.t, nullptr, 1, 1, ot.t, nullptr, oi.t, on.t), TILING);
+    /* counts summing past the token rows, and a negative count, fail at launch */
+    g_checks++;
+    if (call(t.t, big.t, nullptr, 1, 0, ot.t, nullptr, oi.t, on.t) == ACLNN_SUCCESS) {
+        void *w = nullptr;
+        if (ws) aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
+        aclnnStatus st = aclnnMoeReRouting(w, ws, ex, S);
+        aclError sy = aclrtSynchronizeStream(S);
+        if (st == ACLNN_SUCCESS && sy == ACL_SUCCESS) {
+            printf("FAIL MoeReRouting counts summing to 8 over 6 tokens ran\n");
+            g_fail++;
+        } else {
+            printf("error MoeReRouting counts past the tokens: %s\n", test_msg());
+        }
+        if (w) aclrtFree(w);
+    } else {
+        printf("error MoeReRouting counts past the tokens (at GetWorkspaceSize): %s\n", test_msg());
+    }
+    g_checks++;
+    if (call(t.t, neg.t, nullptr, 1, 0, ot.t, nullptr, oi.t, on.t) == ACLNN_SUCCESS) {
+        aclnnStatus st = aclnnMoeReRouting(nullptr, ws, ex, S);
+        aclError sy = aclrtSynchronizeStream(S);
+        if (st == ACLNN_SUCCESS && sy == ACL_SUCCESS) {
+            printf("FAIL MoeReRouting a negative count ran\n");
+            g_fail++;
+        } else {
+            printf("error MoeReRouting negative count: %s\n", test_msg());
+        }
+    }
+    section("moe_re_routing", f0);
+}
+
 int main() {
     CHECK(aclInit(nullptr));
     CHECK(aclrtSetDevice(0));
     CHECK(aclrtCreateStream(&S));
     moe_init_routing_v2();
+    moe_re_routing();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

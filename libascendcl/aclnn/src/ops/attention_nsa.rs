@@ -7,7 +7,7 @@ use super::args::{self as a, T};
 use super::fused::same_dtype;
 use super::launch::{phase1, Launch};
 use crate::status::{NnError, NnResult};
-use npu_emu::ops::attention_nsa::{self as engine, Mask, NsaSelect};
+use npu_emu::ops::attention_nsa::{self as engine, Mask, NsaInfer, NsaSelect};
 use npu_emu::ops::dtype::DType;
 use std::ffi::{c_char, c_void};
 
@@ -357,4 +357,261 @@ pub unsafe extern "C" fn aclnnNsaSelectedAttentionGradGetWorkspaceSize(
     )
 }
 
-crate::phase2!(aclnnNsaSelectedAttention, aclnnNsaSelectedAttentionGrad);
+fn bad(msg: String) -> NnError {
+    NnError::invalid(msg)
+}
+
+/// CANN's constraints of the inference form: layout BSND (default), BSH or TND; query
+/// FLOAT16/BFLOAT16 with D = 192 (S ≤ 4 per batch), numHeads its N, a multiple of
+/// numKeyValueHeads with G ≤ 16; key/value paged caches `[blocks, pageBlockSize, N_kv, D]` or
+/// `[blocks, pageBlockSize, N_kv·D]` of the query's dtype, D_k = 192, D_v = 128,
+/// pageBlockSize 64 or 128; topkIndices INT32 `[B, S, N_kv, count]` (TND `[T, N_kv, count]`);
+/// blockTableOptional INT32 `[B, blocks per batch]` (required: only paged attention);
+/// actualKvSeqLenOptional one length per batch (required), within its table;
+/// actualQSeqLenOptional cumulative ends for TND (required there); selectBlockSize a multiple of
+/// 16 up to 128, selectBlockCount ≥ 1. The mask and sparseMode are reserved by CANN (unread).
+#[allow(clippy::too_many_arguments)]
+unsafe fn infer_check(
+    q: &T,
+    k: &T,
+    v: &T,
+    topk: &T,
+    table: Option<&T>,
+    seq_q: *const c_void,
+    seq_kv: *const c_void,
+    layout: *const c_char,
+    num_heads: i64,
+    num_kv_heads: i64,
+    block: i64,
+    count: i64,
+    page: i64,
+    scale: f64,
+    out: &T,
+) -> NnResult<NsaInfer> {
+    let l = if layout.is_null() {
+        "BSND".to_string()
+    } else {
+        // SAFETY: a NUL-terminated C string from the caller.
+        unsafe { std::ffi::CStr::from_ptr(layout) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    a::dtype_in(q, &[DType::F16, DType::BF16])?;
+    same_dtype(k, q)?;
+    same_dtype(v, q)?;
+    same_dtype(out, q)?;
+    if num_heads <= 0
+        || num_kv_heads <= 0
+        || num_heads % num_kv_heads != 0
+        || num_heads / num_kv_heads > 16
+    {
+        return Err(bad(format!(
+            "numHeads {num_heads}, numKeyValueHeads {num_kv_heads}: numHeads must be a multiple \
+             of numKeyValueHeads with a group of at most 16"
+        )));
+    }
+    let (nq, nkv) = (num_heads as usize, num_kv_heads as usize);
+    // (batches, query rows per batch or None for TND, rows, D_q)
+    let (b, s, dq) = match (l.as_str(), q.shape()) {
+        ("BSND", &[b, s, n, d]) if n == nq => (b, Some(s), d),
+        ("BSH", &[b, s, h]) if h % nq == 0 => (b, Some(s), h / nq),
+        ("TND", &[_, n, d]) if n == nq => (0, None, d),
+        ("BSND" | "BSH" | "TND", sh) => {
+            return Err(bad(format!(
+                "query has shape {sh:?}, which does not fit layout {l} with numHeads {nq}"
+            )))
+        }
+        _ => {
+            return Err(bad(format!(
+                "inputLayoutOptional \"{l}\" is not supported; BSH, BSND and TND are"
+            )))
+        }
+    };
+    let cache = |t: &T, want_d: usize| -> NnResult<(usize, usize)> {
+        let ok = match *t.shape() {
+            [nb, pb, n, d] => (n == nkv && d == want_d).then_some((nb, pb)),
+            [nb, pb, h] => (h == nkv * want_d).then_some((nb, pb)),
+            _ => None,
+        };
+        ok.ok_or_else(|| {
+            bad(format!(
+                "{} has shape {:?}; it takes [blocks, pageBlockSize, {nkv}, {want_d}] or \
+                 [blocks, pageBlockSize, {}] (CANN supports D_qk = 192, D_v = 128)",
+                t.arg,
+                t.shape(),
+                nkv * want_d
+            ))
+        })
+    };
+    if dq != 192 {
+        return Err(bad(format!("query head dim {dq}: CANN supports 192")));
+    }
+    let (nb, pb) = cache(k, 192)?;
+    if cache(v, 128)? != (nb, pb) {
+        return Err(bad(format!(
+            "value has shape {:?}, key {:?}: their blocks must agree",
+            v.shape(),
+            k.shape()
+        )));
+    }
+    if page != pb as i64 || (page != 64 && page != 128) {
+        return Err(bad(format!(
+            "pageBlockSize {page} (the caches' block {pb}) must be 64 or 128 and match the caches"
+        )));
+    }
+    if !(16..=128).contains(&block) || block % 16 != 0 {
+        return Err(bad(format!(
+            "selectBlockSize {block} must be a multiple of 16 from 16 to 128"
+        )));
+    }
+    if count < 1 {
+        return Err(bad(format!("selectBlockCount {count} must be positive")));
+    }
+    let Some(table) = table else {
+        return Err(NnError::nullptr(
+            "blockTableOptional is nullptr; only paged attention is supported",
+        ));
+    };
+    a::dtype_in(table, &[DType::I32])?;
+    a::dtype_in(topk, &[DType::I32])?;
+    let (row_batch, nbatch) = match s {
+        Some(s) => {
+            if s > 4 {
+                return Err(bad(format!("query S {s}: at most 4 tokens per batch")));
+            }
+            a::same_shape(topk, &[b, s, nkv, count as usize])?;
+            ((0..b * s).map(|r| r / s).collect::<Vec<_>>(), b)
+        }
+        None => {
+            let t = q.shape()[0];
+            a::same_shape(topk, &[t, nkv, count as usize])?;
+            let ends = ends(seq_q, "actualQSeqLenOptional", t)?;
+            let mut rb = Vec::with_capacity(t);
+            let mut prev = 0;
+            for (i, &e) in ends.iter().enumerate() {
+                if e - prev > 4 {
+                    return Err(bad(format!(
+                        "query sequence {i} has {} rows: at most 4 tokens per batch",
+                        e - prev
+                    )));
+                }
+                rb.extend(std::iter::repeat_n(i, e - prev));
+                prev = e;
+            }
+            (rb, ends.len())
+        }
+    };
+    if table.ndim() != 2 || table.shape()[0] != nbatch {
+        return Err(bad(format!(
+            "blockTableOptional has shape {:?}; it takes [{nbatch}, blocks per batch]",
+            table.shape()
+        )));
+    }
+    let cols = table.shape()[1];
+    let Some(kv) = a::opt_int_array(seq_kv, "actualKvSeqLenOptional")? else {
+        return Err(NnError::nullptr(
+            "actualKvSeqLenOptional is nullptr; the key/value lengths are required",
+        ));
+    };
+    if kv.len() != nbatch || kv.iter().any(|&x| x < 0 || x as usize > cols * pb) {
+        return Err(bad(format!(
+            "actualKvSeqLenOptional {kv:?} must hold {nbatch} lengths of 0 to blocks per batch · \
+             pageBlockSize = {}",
+            cols * pb
+        )));
+    }
+    // The page's "selectBlockCount · selectBlockSize ≤ max(actualKvSeqLen)" is not enforced:
+    // its own example selects one 64-row block of a 48-row sequence. A selected block is cut
+    // at the batch's length; one that starts past it fails at launch.
+    let mut want = q.shape().to_vec();
+    let last = want.len() - 1;
+    want[last] = if l == "BSH" { nq * 128 } else { 128 };
+    a::same_shape(out, &want)?;
+    Ok(NsaInfer {
+        row_batch,
+        kv_lens: kv.iter().map(|&x| x as usize).collect(),
+        nq,
+        nkv,
+        scale,
+        block: block as usize,
+        count: count as usize,
+        page: pb,
+        table_cols: cols,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnNsaSelectedAttentionInferGetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    topkIndices: *const c_void,
+    attenMaskOptional: *const c_void,
+    blockTableOptional: *const c_void,
+    actualQSeqLenOptional: *const c_void,
+    actualKvSeqLenOptional: *const c_void,
+    layoutOptional: *mut c_char,
+    numHeads: i64,
+    numKeyValueHeads: i64,
+    selectBlockSize: i64,
+    selectBlockCount: i64,
+    pageBlockSize: i64,
+    scaleValue: f64,
+    sparseMode: i64,
+    output: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    let _ = sparseMode; // reserved by CANN
+    phase1(
+        "aclnnNsaSelectedAttentionInferGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let k = a::tensor(key, "key")?;
+            let v = a::tensor(value, "value")?;
+            let tk = a::tensor(topkIndices, "topkIndices")?;
+            let _mask = a::opt_tensor(attenMaskOptional, "attenMaskOptional")?; // reserved
+            let tb = a::opt_tensor(blockTableOptional, "blockTableOptional")?;
+            let out = a::tensor(output, "output")?;
+            // SAFETY: layoutOptional is null or the caller's C string.
+            let p = unsafe {
+                infer_check(
+                    &q,
+                    &k,
+                    &v,
+                    &tk,
+                    tb.as_ref(),
+                    actualQSeqLenOptional,
+                    actualKvSeqLenOptional,
+                    layoutOptional,
+                    numHeads,
+                    numKeyValueHeads,
+                    selectBlockSize,
+                    selectBlockCount,
+                    pageBlockSize,
+                    scaleValue,
+                    &out,
+                )
+            }?;
+            let tb = tb.expect("checked");
+            let mut l = Launch::new("aclnnNsaSelectedAttentionInfer");
+            for t in [&q, &k, &v, &tk, &tb] {
+                l.input(t);
+            }
+            l.output(&out);
+            l.finish(move |vs, _| {
+                engine::nsa_select_attention_infer(
+                    &vs[0], &vs[1], &vs[2], &vs[3], &vs[4], &p, &vs[5],
+                )
+            })
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnNsaSelectedAttention,
+    aclnnNsaSelectedAttentionGrad,
+    aclnnNsaSelectedAttentionInfer
+);

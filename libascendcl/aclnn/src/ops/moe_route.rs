@@ -2,6 +2,12 @@
 //! expert, drop-less or drop/pad). Null tensors 161001; data types and shapes 161002 (the
 //! operator's checks); attribute values 561002 (the rules of its shape inference and
 //! tiling). The computation is `npu_emu::ops::moe_route`.
+//!
+//! `aclnnMoeReRouting` (no CANN header is published: the prototype is the generated form of
+//! the operator's definition, in op-plugin's argument order): tokens rank-major to
+//! expert-major. Null tensors 161001; data types and shapes 161002; expertTokenNumType other
+//! than 1 (count) and idxType other than 0 (gather), the only values the operator supports,
+//! 561002. A count sum past the token rows fails at launch.
 
 use super::args as a;
 use super::launch::{phase1, Launch};
@@ -151,3 +157,104 @@ pub unsafe extern "C" fn aclnnMoeInitRoutingV2GetWorkspaceSize(
 }
 
 crate::phase2!(aclnnMoeInitRoutingV2);
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnMoeReRoutingGetWorkspaceSize(
+    tokens: *const c_void,
+    expertTokenNumPerRank: *const c_void,
+    perTokenScalesOptional: *const c_void,
+    expertTokenNumTypeOptional: i64,
+    idxTypeOptional: i64,
+    permuteTokensOut: *const c_void,
+    permutePerTokenScalesOut: *const c_void,
+    permuteTokenIdxOut: *const c_void,
+    expertTokenNumOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnMoeReRoutingGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let t = a::tensor(tokens, "tokens")?;
+            let c = a::tensor(expertTokenNumPerRank, "expertTokenNumPerRank")?;
+            let s = a::opt_tensor(perTokenScalesOptional, "perTokenScalesOptional")?;
+            let pt = a::tensor(permuteTokensOut, "permuteTokensOut")?;
+            let ps = a::opt_tensor(permutePerTokenScalesOut, "permutePerTokenScalesOut")?;
+            let pi = a::tensor(permuteTokenIdxOut, "permuteTokenIdxOut")?;
+            let en = a::tensor(expertTokenNumOut, "expertTokenNumOut")?;
+            a::dtype_in(&t, &[DType::F16, DType::BF16, DType::I8])?;
+            a::dtype_in(&pt, &[t.dtype()])?;
+            a::dtype_in(&c, &[DType::I32, DType::I64])?;
+            a::dtype_in(&en, &[c.dtype()])?;
+            a::dtype_in(&pi, &[DType::I32])?;
+            if t.ndim() != 2 || c.ndim() != 2 {
+                return Err(NnError::invalid(format!(
+                    "tokens must be (A, H) and expertTokenNumPerRank (N, E), but they are {:?} and {:?}",
+                    t.shape(),
+                    c.shape()
+                )));
+            }
+            let (rows, e) = (t.shape()[0], c.shape()[1]);
+            a::same_shape(&pt, t.shape())?;
+            a::same_shape(&pi, &[rows])?;
+            a::same_shape(&en, &[e])?;
+            let ps = match (&s, ps) {
+                (Some(s), None) => {
+                    return Err(NnError::nullptr(format!(
+                        "permutePerTokenScalesOut must not be null when perTokenScalesOptional {:?} is given",
+                        s.shape()
+                    )))
+                }
+                (Some(s), Some(p)) => {
+                    a::dtype_in(s, &[DType::F32])?;
+                    a::dtype_in(&p, &[DType::F32])?;
+                    if s.shape() != [rows] {
+                        return Err(NnError::invalid(format!(
+                            "perTokenScalesOptional must be (A) = [{rows}], but it is {:?}",
+                            s.shape()
+                        )));
+                    }
+                    a::same_shape(&p, s.shape())?;
+                    Some(p)
+                }
+                (None, _) => None,
+            };
+            if expertTokenNumTypeOptional != 1 {
+                return Err(NnError::new(
+                    TILING,
+                    format!("expertTokenNumType {expertTokenNumTypeOptional} is not supported; only 1 (count)"),
+                ));
+            }
+            if idxTypeOptional != 0 {
+                return Err(NnError::new(
+                    TILING,
+                    format!("idxType {idxTypeOptional} is not supported; only 0 (gather index)"),
+                ));
+            }
+            let mut l = Launch::new("aclnnMoeReRouting");
+            l.input(&t);
+            l.input(&c);
+            let si = s.as_ref().map(|s| l.input(s));
+            let oi = l.output(&pt);
+            let psi = ps.as_ref().map(|p| l.output(p));
+            let ii = l.output(&pi);
+            let ei = l.output(&en);
+            l.finish(move |v, _| {
+                moe_route::moe_re_routing(
+                    &v[0],
+                    &v[1],
+                    si.map(|i| &v[i]),
+                    &v[oi],
+                    psi.map(|i| &v[i]),
+                    &v[ii],
+                    &v[ei],
+                )
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnMoeReRouting);
