@@ -1,5 +1,6 @@
 """torch_npu's own APIs that op-plugin implements only as aclop calls, against CPU torch:
-npu_transpose (Transpose), npu_broadcast (BroadcastTo), npu_slice (Slice), npu_pad (Pad), npu_silu and
+npu_transpose (Transpose), npu_broadcast (BroadcastTo), npu_slice (Slice), npu_indexing
+(StridedSlice), npu_pad (Pad), npu_silu and
 npu_silu_ (Swish / SwishGrad), npu_mish (Mish / MishGrad), npu_max / npu_min
 (ArgMaxWithValue / ArgMinWithValue, their gradient through npu_scatter's ArgMaxGrad)
 and npu_scatter itself, npu_format_cast (Identity), npu_bmmV2 (BatchMatMul),
@@ -65,6 +66,14 @@ def slice_():
     close(torch_npu.npu_slice(x.to(D), [1, 2], [3, 3]), x[1:4, 2:5].contiguous(), 0, "fp32")
     xi = torch.arange(24, dtype=torch.int64).reshape(2, 3, 4)
     close(torch_npu.npu_slice(xi.to(D), [0, 1, 1], [2, 2, 3]), xi[:, 1:3, 1:4].contiguous(), 0, "int64")
+
+
+def indexing():
+    x = torch.randn(4, 8)
+    close(torch_npu.npu_indexing(x.to(D), [0, 1], [4, 7], [1, 2]), x[0:4, 1:7:2].contiguous(), 0, "fp32 steps")
+    xi = torch.arange(60, dtype=torch.int32).reshape(3, 4, 5)
+    close(torch_npu.npu_indexing(xi.to(D), [1, 0, 1], [3, 4, 5], [1, 3, 2]), xi[1:3, 0:4:3, 1:5:2].contiguous(), 0,
+          "int32 3-D")
 
 
 def pad():
@@ -322,6 +331,7 @@ def errors():
 case("npu_transpose", transpose)
 case("npu_broadcast", broadcast)
 case("npu_slice", slice_)
+case("npu_indexing", indexing)
 case("npu_pad", pad)
 case("npu_silu", silu)
 case("npu_mish", mish)

@@ -189,6 +189,24 @@ fn identity_converts_like_transdata_and_fill_fills() {
     }
 }
 
+/// `strided_slice.cpp`: "StridedSlice" (torch_npu's npu_indexing) with constant host lists:
+/// steps, negative begins and strides, begin/end masks, a shrunk axis, an ellipsis and a new
+/// axis, element by element; a wrong output shape and a zero stride are refused.
+#[test]
+fn strided_slice_follows_the_tensorflow_rules() {
+    let r = run_prog("strided_slice.cpp", &[], &[]);
+    r.assert_ok();
+    for line in [
+        "ok steps",
+        "ok negative begin and strides, an implicit last axis",
+        "ok begin/end masks and a shrunk axis",
+        "ok ellipsis and a new axis",
+        "PASS strided_slice",
+    ] {
+        assert!(r.stdout.contains(line), "missing {line:?}: {}", r.all());
+    }
+}
+
 #[test]
 fn transdata_runs_in_stream_order_and_rechecks_memory_when_it_runs() {
     let r = run_prog("stream_order.cpp", &[], &[]);

@@ -11,6 +11,7 @@
 //! | Transpose | x, perm (int list) | | y |
 //! | BroadcastTo | x, shape (int list) | | y |
 //! | Slice | x, offsets, size (int lists; size -1: to the end) | | y |
+//! | StridedSlice (`npu_indexing`) | x, begin, end, strides (int lists) | begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask (0) | y |
 //! | Pad | x, paddings (int list of (before, after) pairs, [n, 2] or flat) | | y |
 //! | Fill | dims (int list), value (one element: host scalar or device tensor) | | y |
 //! | Swish | x | scale (1.0) | y |
@@ -61,10 +62,11 @@ const BOOL: &[DType] = &[DType::Bool];
 
 /// (op type, inputs, outputs): each input is a tensor `T`, an integer list `L` or an
 /// optional tensor `o` (which may be left out at the end of the call).
-const OPS: [(&str, &str, usize); 41] = [
+const OPS: [(&str, &str, usize); 42] = [
     ("Transpose", "TL", 1),
     ("BroadcastTo", "TL", 1),
     ("Slice", "TLL", 1),
+    ("StridedSlice", "TLLL", 1),
     ("Pad", "TL", 1),
     ("Swish", "T", 1),
     ("SwishGrad", "TTT", 1),
@@ -308,6 +310,36 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
                 }
             }
             TensorOp::Slice { offsets }
+        }
+        "StridedSlice" => {
+            let mut masks = [0i64; 5];
+            for (m, key) in masks.iter_mut().zip([
+                "begin_mask",
+                "end_mask",
+                "ellipsis_mask",
+                "new_axis_mask",
+                "shrink_axis_mask",
+            ]) {
+                *m = get_int(op, &a, key, Some(0))?;
+            }
+            let (axes, map, shape) = npu_emu::ops::nn_more::slice_plan(
+                &x_shape,
+                &list(0, "begin")?,
+                &list(1, "end")?,
+                &list(2, "strides")?,
+                masks,
+            )
+            .map_err(|m| mismatch(false, format!("op type \"{op}\": {m}")))?;
+            if shape != outs[0].shape() {
+                return Err(mismatch(
+                    true,
+                    format!(
+                        "op type \"{op}\": y {:?} is not the slice's shape {shape:?}",
+                        outs[0].shape()
+                    ),
+                ));
+            }
+            TensorOp::StridedSlice { axes, map }
         }
         "Pad" => {
             let p = usize_list(op, list(0, "paddings")?, "paddings")?;

@@ -26,6 +26,12 @@ pub enum TensorOp {
     BroadcastTo,
     /// `y = x[offsets[d] .. offsets[d] + y.shape[d]]` in every dimension.
     Slice { offsets: Vec<usize> },
+    /// `y = x[plan]`: TensorFlow's strided slice resolved by
+    /// [`crate::ops::nn_more::slice_plan`] (one entry per input axis; the result's axes).
+    StridedSlice {
+        axes: Vec<crate::ops::nn_more::Axis>,
+        map: Vec<crate::ops::nn_more::OutAxis>,
+    },
     /// `y` = `x` with `(before, after)` zeros in each dimension.
     Pad { pads: Vec<(usize, usize)> },
     /// `y = x * sigmoid(scale * x)`.
@@ -215,6 +221,20 @@ impl TensorOp {
                     return bad(format!(
                         "dimension {d}: offset {} + size {} is past x's {} (x {x:?})",
                         offsets[d], y[d], x[d]
+                    ));
+                }
+            }
+            TensorOp::StridedSlice { axes, map } => {
+                let want: Vec<usize> = map
+                    .iter()
+                    .map(|m| match *m {
+                        crate::ops::nn_more::OutAxis::Input(d) => axes[d].len,
+                        crate::ops::nn_more::OutAxis::New => 1,
+                    })
+                    .collect();
+                if axes.len() != x.len() || y != want.as_slice() {
+                    return bad(format!(
+                        "the slice of x {x:?} has shape {want:?}, but y is {y:?}"
                     ));
                 }
             }
@@ -415,6 +435,9 @@ impl TensorOp {
                     v = shape::narrow(&v, d, o, y.shape[d]);
                 }
                 iter::copy(&v, y)
+            }
+            TensorOp::StridedSlice { axes, map } => {
+                crate::ops::nn_more::strided_slice(x, axes, map, y)
             }
             TensorOp::Pad { pads } => {
                 // constant_pad takes (before, after) pairs from the last dimension

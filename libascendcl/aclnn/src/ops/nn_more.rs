@@ -14,7 +14,7 @@ use super::launch::{phase1, Built, Launch};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::{can_cast, DType};
 use npu_emu::ops::math::{self, scalar_view, Binary};
-use npu_emu::ops::nn_more::{self as engine, Axis, OutAxis, QuantMode};
+use npu_emu::ops::nn_more::{self as engine, QuantMode};
 use npu_emu::ops::view::Scratch;
 use npu_emu::ops::{elem, iter, random, train_extra};
 use std::ffi::{c_char, c_void, CStr};
@@ -37,168 +37,6 @@ const SLICE_TYPES: &[DType] = &[
     DType::BF16,
     DType::Bool,
 ];
-
-fn bit(mask: i64, i: usize) -> bool {
-    i < 64 && (mask >> i) & 1 == 1
-}
-
-/// The slice plan of TensorFlow's StridedSlice (which CANN's operator follows): the sparse
-/// specification (`begin`/`end`/`strides` with the five masks) expanded over `shape`.
-/// Returns the per-input-axis plan, the result's axes and the result's shape.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn slice_plan(
-    shape: &[usize],
-    begin: &[i64],
-    end: &[i64],
-    strides: &[i64],
-    begin_mask: i64,
-    end_mask: i64,
-    ellipsis_mask: i64,
-    new_axis_mask: i64,
-    shrink_mask: i64,
-) -> NnResult<(Vec<Axis>, Vec<OutAxis>, Vec<usize>)> {
-    let n = begin.len();
-    if end.len() != n || strides.len() != n {
-        return Err(NnError::invalid(format!(
-            "begin, end and strides must have the same length, but they have {}, {} and {}",
-            n,
-            end.len(),
-            strides.len()
-        )));
-    }
-    if let Some(i) = strides.iter().position(|&s| s == 0) {
-        return Err(NnError::invalid(format!(
-            "strides must not contain 0, but strides[{i}] is 0"
-        )));
-    }
-    if ellipsis_mask.count_ones() > 1 || ellipsis_mask < 0 {
-        return Err(NnError::invalid(format!(
-            "ellipsisMask {ellipsis_mask:#x} may have at most one bit set"
-        )));
-    }
-    // Without an ellipsis, an implicit one follows the given entries.
-    let (sparse, ellipsis) = if ellipsis_mask == 0 {
-        (n + 1, n)
-    } else {
-        (n, ellipsis_mask.trailing_zeros() as usize)
-    };
-    if ellipsis_mask != 0 && ellipsis >= n {
-        return Err(NnError::invalid(format!(
-            "ellipsisMask {ellipsis_mask:#x} names entry {ellipsis}, but begin has {n} entries"
-        )));
-    }
-    let new_after = (ellipsis + 1..n).filter(|&i| bit(new_axis_mask, i)).count();
-    let dense = shape.len();
-    let mut axes: Vec<Option<Axis>> = vec![None; dense];
-    let mut map = Vec::new();
-    let mut full = 0usize;
-    for i in 0..sparse {
-        if i == ellipsis {
-            let next = (dense + new_after + 1)
-                .saturating_sub(sparse - i)
-                .min(dense)
-                .max(full);
-            for (d, ax) in axes.iter_mut().enumerate().take(next).skip(full) {
-                *ax = Some(Axis {
-                    start: 0,
-                    step: 1,
-                    len: shape[d],
-                });
-                map.push(OutAxis::Input(d));
-            }
-            full = next;
-            continue;
-        }
-        if bit(new_axis_mask, i) {
-            map.push(OutAxis::New);
-            continue;
-        }
-        if full >= dense {
-            return Err(NnError::invalid(format!(
-                "the slice names more axes than self has ({dense}, shape {shape:?})"
-            )));
-        }
-        let nd = shape[full] as i64;
-        let s = strides[i];
-        let ax = if bit(shrink_mask, i) {
-            if s < 0 {
-                return Err(NnError::invalid(format!(
-                    "strides[{i}] is {s}, but a shrunk axis (shrinkAxisMask bit {i}) needs a positive stride"
-                )));
-            }
-            let x = if begin[i] < 0 {
-                begin[i] + nd
-            } else {
-                begin[i]
-            };
-            if x < 0 || x >= nd {
-                return Err(NnError::invalid(format!(
-                    "begin[{i}] = {} is out of range for axis {full} of size {nd} (shrinkAxisMask)",
-                    begin[i]
-                )));
-            }
-            Axis {
-                start: x as usize,
-                step: 1,
-                len: 1,
-            }
-        } else {
-            let (lo, hi) = if s > 0 { (0, nd) } else { (-1, nd - 1) };
-            let canon = |x: i64| (if x < 0 { x + nd } else { x }).clamp(lo, hi);
-            let b = if bit(begin_mask, i) {
-                if s > 0 {
-                    0
-                } else {
-                    nd - 1
-                }
-            } else {
-                canon(begin[i])
-            };
-            let e = if bit(end_mask, i) {
-                if s > 0 {
-                    nd
-                } else {
-                    -1
-                }
-            } else {
-                canon(end[i])
-            };
-            let span = e - b;
-            let len = if span == 0 || (span < 0) != (s < 0) {
-                0
-            } else {
-                span / s + i64::from(span % s != 0)
-            };
-            map.push(OutAxis::Input(full));
-            Axis {
-                start: if len == 0 { 0 } else { b as usize },
-                step: s as isize,
-                len: len as usize,
-            }
-        };
-        axes[full] = Some(ax);
-        full += 1;
-    }
-    let axes: Vec<Axis> = axes
-        .into_iter()
-        .enumerate()
-        .map(|(d, ax)| {
-            ax.unwrap_or(Axis {
-                start: 0,
-                step: 1,
-                len: shape[d],
-            })
-        })
-        .collect();
-    let out_shape = map
-        .iter()
-        .map(|m| match *m {
-            OutAxis::Input(d) => axes[d].len,
-            OutAxis::New => 1,
-        })
-        .collect();
-    Ok((axes, map, out_shape))
-}
 
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
@@ -229,17 +67,20 @@ pub unsafe extern "C" fn aclnnStridedSliceGetWorkspaceSize(
             a::dtype_in(&x, SLICE_TYPES)?;
             a::same_dtype(&o, &x)?;
             a::max_dims(&x, 8)?;
-            let (axes, map, shape) = slice_plan(
+            let (axes, map, shape) = engine::slice_plan(
                 x.shape(),
                 &b,
                 &e,
                 &s,
-                beginMask,
-                endMask,
-                ellipsisMask,
-                newAxisMask,
-                shrinkAxisMask,
-            )?;
+                [
+                    beginMask,
+                    endMask,
+                    ellipsisMask,
+                    newAxisMask,
+                    shrinkAxisMask,
+                ],
+            )
+            .map_err(NnError::invalid)?;
             if shape.len() > 8 {
                 return Err(NnError::invalid(format!(
                     "the result would have {} dimensions (more than 8)",
