@@ -5,7 +5,8 @@ npu_mrope (aclnnRopeWithSinCosCacheV2: RoPE and MRoPE, GPT-NeoX and GPT-J forms,
 interleaved cache mode), npu_scatter_pa_kv_cache (Norm and PA_NZ layouts) and
 npu_gather_pa_kv_cache (lengths or a running sum, block offsets), npu_top_k_top_p_sample
 (aclnnTopKTopPSample: top-k, top-p, the q-weighted sample), npu_moe_re_routing
-(aclnnMoeReRouting: tokens received rank-major reordered expert-major). Prints PASS/FAIL per case and exits 1 when any case fails.
+(aclnnMoeReRouting: tokens received rank-major reordered expert-major), npu_moe_init_routing_v2
+(aclnnMoeInitRoutingV3: drop-less, active, drop/pad, static quantisation, both index types). Prints PASS/FAIL per case and exits 1 when any case fails.
 
 Tolerances: float32 1e-5 (the emulator computes in float64 and rounds once); float16 and
 bfloat16 against the float32 reference of the rounded inputs, to the dtype's resolution.
@@ -298,6 +299,71 @@ def re_routing(dtype, n, e, h, with_scales, count_dtype):
 case("moe_re_routing_fp16", re_routing(torch.float16, 2, 3, 8, False, torch.int32))
 case("moe_re_routing_bf16_scales", re_routing(torch.bfloat16, 4, 2, 16, True, torch.int64))
 case("moe_re_routing_int8_scales", re_routing(torch.int8, 3, 4, 32, True, torch.int32))
+
+
+# ---------------------------------------------------------------- npu_moe_init_routing_v2
+
+
+def init_routing_ref(x, ei, k, start, end, active, cap, expert_num):
+    """(sorted sources, position of each sorted entry or -1) written from aclnnMoeInitRoutingV3."""
+    flat = ei.flatten()
+    sel = ((flat >= start) & (flat < end)).nonzero().flatten()
+    order = sel[torch.argsort(flat[sel], stable=True)]
+    pos = []
+    fill = [0] * expert_num
+    for i, j in enumerate(order.tolist()):
+        if cap > 0:
+            e = int(flat[j])
+            pos.append(e * cap + fill[e] if fill[e] < cap else -1)
+            fill[e] += 1
+        else:
+            pos.append(i if active == 0 or i < active else -1)
+    return order, pos
+
+
+def init_routing(name, dtype, n, h, k, expert_num, rng, active, cap, tok_type, quant, row_idx_type):
+    def f():
+        x = rnd(n, h, seed=61, dtype=dtype)
+        ei = torch.randint(0, expert_num, (n, k), generator=torch.Generator().manual_seed(62), dtype=torch.int32)
+        start, end = rng
+        kw = {}
+        if quant == 0:
+            scale, offset = torch.tensor([3.0]), torch.tensor([1.5])
+            kw = dict(scale=scale.npu(), offset=offset.npu())
+        ex, eri, cnt, _ = torch_npu.npu_moe_init_routing_v2(
+            x.npu(), ei.npu(), active_num=active, expert_capacity=cap, expert_num=expert_num,
+            drop_pad_mode=1 if cap > 0 else 0, expert_tokens_num_type=tok_type, expert_tokens_num_flag=True,
+            quant_mode=quant, active_expert_range=[start, end], row_idx_type=row_idx_type, **kw)
+        order, pos = init_routing_ref(x, ei, k, start, end, active, cap, expert_num)
+        flat = ei.flatten().long()
+        counts = torch.bincount(flat[order] - start, minlength=end - start)
+        want_cnt = counts if tok_type == 1 else torch.cumsum(counts, 0)
+        assert torch.equal(cnt.cpu()[: end - start], want_cnt), f"counts {cnt.cpu().tolist()} != {want_cnt.tolist()}"
+        if row_idx_type == 0:
+            w = torch.full((n * k,), -1, dtype=torch.int32)
+            for i, j in enumerate(order.tolist()):
+                w[j] = pos[i] if cap > 0 else i
+            assert torch.equal(eri.cpu(), w), f"expanded_row_idx {eri.cpu().tolist()} != {w.tolist()}"
+        else:
+            assert torch.equal(eri.cpu()[: len(order)], order.int()), "scatter index"
+        rows = x.float()
+        if quant == 0:
+            rows = torch.clamp(torch.round(rows * 3.0 + 1.5), -128, 127)
+        got = ex.cpu().float().reshape(-1, h)
+        want = torch.zeros_like(got) if cap > 0 else got.clone()
+        for i, j in enumerate(order.tolist()):
+            if pos[i] >= 0:
+                want[pos[i]] = rows[j // k]
+        assert ex.dtype == (torch.int8 if quant == 0 else dtype), ex.dtype
+        assert torch.equal(got, want), "expanded_x differs"
+    return f
+
+
+case("moe_init_routing_v2_range_count", init_routing("r", torch.float32, 6, 16, 4, 12, (3, 9), 24, -1, 1, -1, 0))
+case("moe_init_routing_v2_active_cumsum_scatter",
+     init_routing("a", torch.float16, 5, 8, 3, 6, (0, 6), 9, -1, 0, -1, 1))
+case("moe_init_routing_v2_drop_pad", init_routing("d", torch.bfloat16, 8, 8, 2, 4, (0, 4), 16, 3, 1, -1, 0))
+case("moe_init_routing_v2_static_quant", init_routing("q", torch.float16, 4, 32, 2, 4, (0, 4), 8, -1, 1, 0, 0))
 
 print(f"llm_infer: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -942,6 +942,7 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
         "npu_one_hot",
         "conv2d_fractal_z",
         "npu_transpose_bad_perm",
+        "npu_indexing",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),
@@ -1656,7 +1657,8 @@ fn mc2_fused_matmul_collectives_2_ranks() {
 /// npu_rotary_mul through aclnnRotaryPositionEmbeddingV2 (with a rotation matrix, mixed
 /// dtypes), npu_interleave_rope and npu_mrope (RoPE, MRoPE with 3 or 4 sections, the
 /// interleaved cache mode), npu_scatter_pa_kv_cache, npu_gather_pa_kv_cache,
-/// npu_top_k_top_p_sample and npu_moe_re_routing.
+/// npu_top_k_top_p_sample, npu_moe_re_routing and npu_moe_init_routing_v2 (MoeInitRoutingV3's
+/// drop-less, active, drop/pad and static-quantisation modes).
 #[test]
 fn llm_inference_helpers_match_cpu_through_torch_npu() {
     let Some(venv) = venv() else { return };
@@ -1685,6 +1687,10 @@ fn llm_inference_helpers_match_cpu_through_torch_npu() {
         "moe_re_routing_fp16",
         "moe_re_routing_bf16_scales",
         "moe_re_routing_int8_scales",
+        "moe_init_routing_v2_range_count",
+        "moe_init_routing_v2_active_cumsum_scatter",
+        "moe_init_routing_v2_drop_pad",
+        "moe_init_routing_v2_static_quant",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

@@ -111,11 +111,18 @@ pub struct InitRoutingV3 {
     /// The active experts `[start, end)`.
     pub expert_start: i64,
     pub expert_end: i64,
-    /// 1: count per active expert; 2: `(expert, count)` pairs of the non-empty experts.
-    pub tokens_num_type: i64,
-    /// -1: no quantisation; 1: dynamic int8 quantisation per expanded row.
+    /// Drop/pad mode: each expert keeps its first `capacity` tokens in an `[E, capacity, H]`
+    /// block (zero where it has fewer); None: drop-less.
+    pub capacity: Option<usize>,
+    /// Drop-less: the expanded rows written (`activeNum`, or all `n * k` when it is 0).
+    pub rows: usize,
+    /// The token histogram, when asked for: 0 cumsum, 1 count per active expert, 2
+    /// `(expert, count)` pairs of the non-empty experts.
+    pub tokens_num_type: Option<i64>,
+    /// -1: no quantisation; 0: static int8 quantisation `round(x * scale + offset)`; 1:
+    /// dynamic int8 quantisation per expanded row.
     pub quant_mode: i64,
-    /// 0: `expanded_row_idx[source] = position` (-1 when dropped); 1: `expanded_row_idx[i]
+    /// 0: `expanded_row_idx[source] = position` (-1 when not kept); 1: `expanded_row_idx[i]
     /// = source` for the first `available` positions.
     pub row_idx_type: i64,
 }
@@ -130,18 +137,23 @@ fn f16_toward_zero(v: f32) -> f32 {
     }
 }
 
-/// MoeInitRoutingV3 (drop-less): the flattened `expert_idx` (`[n, k]`, source `j = row * k +
-/// slot`) sorted stably by expert, keeping the experts in `[start, end)` (`available` of
-/// them); `expanded_x[i] = x[source_i / k]` (dynamic quantisation: `v = x * smooth[expert -
-/// start]`, `scale = max|v| / 127` into `expanded_scale[i]`, `round(half_trunc(v / scale))`
-/// saturated to int8), or with a 1-D `scale` `expanded_scale[i] = scale[source_i / k]`; the
-/// expert histogram into `tokens`. Rows and entries past `available` keep their contents
-/// (row indices of type 0 are -1 there).
+/// MoeInitRoutingV3: the flattened `expert_idx` (`[n, k]`, source `j = row * k + slot`)
+/// sorted stably by expert, keeping the experts in `[start, end)` (`available` of them).
+/// Drop-less, sorted entry `i < rows` goes to expanded row `i`; drop/pad, the `c`-th entry of
+/// expert `e` goes to row `e * capacity + c` when `c < capacity` (else it is dropped) and
+/// rows left empty are zero. The row gets `x[source / k]`: as it is, or statically quantised
+/// (`round(x * scale + offset)` saturated to int8; scale and offset one value, one per
+/// active expert, or one per expert and column), or dynamically (`v = x * smooth[expert -
+/// start]`, `scale = max|v| / 127` into `expanded_scale`, `round(half_trunc(v / scale))`
+/// saturated to int8); with a 1-D `scale` and no quantisation `expanded_scale[row] =
+/// scale[source / k]`. The expert histogram (before any drop) into `tokens` when asked.
+/// Rows and entries not written keep their contents (row indices of type 0 are -1 there).
 #[allow(clippy::too_many_arguments)]
 pub fn moe_init_routing_v3(
     x: &View,
     expert_idx: &View,
     scale: Option<&View>,
+    offset: Option<&View>,
     p: InitRoutingV3,
     expanded_x: &View,
     expanded_row_idx: &View,
@@ -155,12 +167,29 @@ pub fn moe_init_routing_v3(
         .filter(|&j| (p.expert_start..p.expert_end).contains(&experts[j]))
         .collect();
     order.sort_by_key(|&j| experts[j]);
+    // the expanded row of each sorted entry (None: dropped or past the active rows)
+    let mut fill = vec![0usize; (p.expert_end - p.expert_start).max(0) as usize];
+    let pos: Vec<Option<usize>> = order
+        .iter()
+        .enumerate()
+        .map(|(i, &j)| match p.capacity {
+            None => (i < p.rows).then_some(i),
+            Some(c) => {
+                let e = (experts[j] - p.expert_start) as usize;
+                fill[e] += 1;
+                (fill[e] <= c).then(|| e * c + fill[e] - 1)
+            }
+        })
+        .collect();
     // row indices
     let mut ri: Vec<i64> = load(expanded_row_idx, DType::I64)?;
     if p.row_idx_type == 0 {
         ri.iter_mut().for_each(|v| *v = -1);
         for (i, &j) in order.iter().enumerate() {
-            ri[j] = i as i64;
+            ri[j] = match p.capacity {
+                None => i as i64,
+                Some(_) => pos[i].map_or(-1, |r| r as i64),
+            };
         }
     } else {
         for (i, &j) in order.iter().enumerate() {
@@ -169,33 +198,46 @@ pub fn moe_init_routing_v3(
     }
     store(ri, DType::I64, expanded_row_idx)?;
     // expert histogram
-    let range = (p.expert_end - p.expert_start).max(0) as usize;
-    let mut count = vec![0i64; range];
-    for &j in &order {
-        count[(experts[j] - p.expert_start) as usize] += 1;
-    }
-    let mut tk: Vec<i64> = load(tokens, DType::I64)?;
-    if p.tokens_num_type == 2 {
-        let pairs = tokens.shape[0];
-        let nz: Vec<(usize, i64)> = count
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|c| c.1 != 0)
-            .collect();
-        let written = (nz.len() + 1).min(pairs);
-        tk[..written * 2].iter_mut().for_each(|v| *v = 0);
-        for (s, &(e, c)) in nz.iter().enumerate().take(pairs) {
-            tk[2 * s] = e as i64 + p.expert_start;
-            tk[2 * s + 1] = c;
+    if let Some(ty) = p.tokens_num_type {
+        let range = (p.expert_end - p.expert_start).max(0) as usize;
+        let mut count = vec![0i64; range];
+        for &j in &order {
+            count[(experts[j] - p.expert_start) as usize] += 1;
         }
-    } else {
-        tk[..range].copy_from_slice(&count);
+        let mut tk: Vec<i64> = load(tokens, DType::I64)?;
+        match ty {
+            2 => {
+                let pairs = tokens.shape[0];
+                let nz: Vec<(usize, i64)> = count
+                    .iter()
+                    .copied()
+                    .enumerate()
+                    .filter(|c| c.1 != 0)
+                    .collect();
+                let written = (nz.len() + 1).min(pairs);
+                tk[..written * 2].iter_mut().for_each(|v| *v = 0);
+                for (s, &(e, c)) in nz.iter().enumerate().take(pairs) {
+                    tk[2 * s] = e as i64 + p.expert_start;
+                    tk[2 * s + 1] = c;
+                }
+            }
+            0 => {
+                let mut acc = 0;
+                for (t, c) in tk.iter_mut().zip(&count) {
+                    acc += c;
+                    *t = acc;
+                }
+            }
+            _ => tk[..range].copy_from_slice(&count),
+        }
+        store(tk, DType::I64, tokens)?;
     }
-    store(tk, DType::I64, tokens)?;
     // gathered (and quantised) rows
     let xs: Vec<f32> = load(x, DType::F32)?;
     let mut ex: Vec<f64> = load(expanded_x, DType::F64)?;
+    if p.capacity.is_some() {
+        ex.iter_mut().for_each(|v| *v = 0.0);
+    }
     let mut es: Vec<f32> = match expanded_scale {
         Some(s) => load(s, DType::F32)?,
         None => Vec::new(),
@@ -204,33 +246,58 @@ pub fn moe_init_routing_v3(
         Some(s) => Some(load(s, DType::F32)?),
         None => None,
     };
+    let off: Option<Vec<f32>> = match offset {
+        Some(s) => Some(load(s, DType::F32)?),
+        None => None,
+    };
+    // a static scale/offset value: one, one per active expert, or per expert and column
+    let per = |t: &[f32], e: usize, c: usize| -> f32 {
+        match t.len() {
+            1 => t[0],
+            l if l == fill.len() => t[e],
+            _ => t[e * h + c],
+        }
+    };
     let mut v = vec![0f32; h];
     for (i, &j) in order.iter().enumerate() {
+        let Some(r) = pos[i] else { continue };
         let src = j / k.max(1);
+        let e = (experts[j] - p.expert_start) as usize;
         let row = &xs[src * h..(src + 1) * h];
-        let dst = &mut ex[i * h..(i + 1) * h];
-        if p.quant_mode == 1 {
-            let e = (experts[j] - p.expert_start) as usize;
-            for (c, o) in v.iter_mut().enumerate() {
-                *o = row[c] * sc.as_ref().map_or(1.0, |s| s[e * h + c]);
+        let dst = &mut ex[r * h..(r + 1) * h];
+        match p.quant_mode {
+            1 => {
+                for (c, o) in v.iter_mut().enumerate() {
+                    *o = row[c] * sc.as_ref().map_or(1.0, |s| s[e * h + c]);
+                }
+                let s = v.iter().fold(0f32, |m, a| m.max(a.abs())) / 127.0;
+                for (d, &a) in dst.iter_mut().zip(&v) {
+                    *d = if s == 0.0 {
+                        0.0
+                    } else {
+                        f16_toward_zero(a / s).round().clamp(-128.0, 127.0) as f64
+                    };
+                }
+                if !es.is_empty() {
+                    es[r] = s;
+                }
             }
-            let s = v.iter().fold(0f32, |m, a| m.max(a.abs())) / 127.0;
-            for (d, &a) in dst.iter_mut().zip(&v) {
-                *d = if s == 0.0 {
-                    0.0
-                } else {
-                    f16_toward_zero(a / s).round().clamp(-128.0, 127.0) as f64
-                };
+            0 => {
+                let s = sc.as_deref().unwrap_or(&[1.0]);
+                for (c, d) in dst.iter_mut().enumerate() {
+                    let o = off.as_deref().map_or(0.0, |t| per(t, e, c));
+                    *d = (row[c] * per(s, e, c) + o)
+                        .round_ties_even()
+                        .clamp(-128.0, 127.0) as f64;
+                }
             }
-            if !es.is_empty() {
-                es[i] = s;
-            }
-        } else {
-            for (d, &a) in dst.iter_mut().zip(row) {
-                *d = a as f64;
-            }
-            if let (Some(s), false) = (&sc, es.is_empty()) {
-                es[i] = s[src];
+            _ => {
+                for (d, &a) in dst.iter_mut().zip(row) {
+                    *d = a as f64;
+                }
+                if let (Some(s), false) = (&sc, es.is_empty()) {
+                    es[r] = s[src];
+                }
             }
         }
     }

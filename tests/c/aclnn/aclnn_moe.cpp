@@ -3,8 +3,10 @@
  * experts of the best kGroup groups, yOut renormalised for sigmoid and scaled, the norm
  * output), aclnnMoeInitRoutingV3 (drop-less: stable sort by expert inside the active range,
  * both row-index types, count and key_value histograms, the gathered rows and 1-D scales, the
- * dynamic int8 quantisation with and without per-expert smoothing); plus the documented argument errors (nullptr → 161001, data type → 161002, the
- * tiling's shape and value rules → 561002). */
+ * dynamic int8 quantisation with and without per-expert smoothing; the active mode (activeNum
+ * rows), drop/pad mode ([E, C, H] blocks, dropped tokens -1), cumsum counts, no counts, static
+ * int8 quantisation with scalar and per-expert scale/offset); plus the documented argument
+ * errors (nullptr → 161001, data type → 161002, the tiling's shape and value rules → 561002). */
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -214,6 +216,73 @@ static void routing_case(const char *what, aclDataType dt, int n, int H, int K, 
     aclDestroyIntArray(ra);
 }
 
+/* Init routing V3, the other modes: active (activeNum rows) or drop/pad (capacity cap > 0),
+ * tokens counted as tokType (-1: not asked for), no quantisation (-1) or static (0: scale and
+ * offset one value when scalarQ, else one per active expert). Outputs start as 7. */
+static void routing_case2(const char *what, aclDataType dt, int n, int H, int K, int expertNum, int start, int end,
+                          int active, int cap, int tokType, int quantMode, bool scalarQ) {
+    std::vector<double> xv = values(n * H, dt, 31), ev(n * K);
+    for (int j = 0; j < n * K; j++) ev[j] = (j * 5 + j / 4) % expertNum;
+    int range = end - start, nk = n * K;
+    int rows = cap > 0 ? expertNum * cap : (active == 0 ? nk : std::min(nk, active));
+    std::vector<double> sv = scalarQ ? std::vector<double>{0.75} : values(range, ACL_FLOAT, 32, true, true);
+    std::vector<double> ov = scalarQ ? std::vector<double>{2.0} : values(range, ACL_FLOAT, 33);
+    for (auto &v : sv) v = as_type(v * 4, ACL_FLOAT);
+    Dev x = make({n, H}, dt, xv), e = make({n, K}, ACL_INT32, ev);
+    Dev sc = make({scalarQ ? 1 : range}, ACL_FLOAT, sv), of = make({scalarQ ? 1 : range}, ACL_FLOAT, ov);
+    aclDataType odt = quantMode == 0 ? ACL_INT8 : dt;
+    Dev ox = cap > 0 ? make({expertNum, cap, H}, odt, {7}) : make({rows, H}, odt, {7});
+    Dev ori = make({nk}, ACL_INT32, {7}), os = make({nk}, ACL_FLOAT, {7});
+    Dev ot = tokType == 2 ? make({expertNum, 2}, ACL_INT64, {7}) : make({range}, ACL_INT64, {7});
+    std::vector<int64_t> rg{start, end};
+    aclIntArray *ra = aclCreateIntArray(rg.data(), 2);
+    RUN(S, aclnnMoeInitRoutingV3, x.t, e.t, quantMode == 0 ? sc.t : nullptr, quantMode == 0 ? of.t : nullptr, active,
+        cap, expertNum, cap > 0 ? 1 : 0, tokType < 0 ? 1 : tokType, tokType >= 0, quantMode, ra, 0, ox.t, ori.t, ot.t,
+        os.t);
+    std::vector<int> order;
+    for (int j = 0; j < nk; j++)
+        if (ev[j] >= start && ev[j] < end) order.push_back(j);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return ev[a] < ev[b]; });
+    std::vector<double> wri(nk, -1), cnt(range, 0), wx(rows * H, cap > 0 ? 0 : 7), wt(numel(ot.shape), 7);
+    std::vector<int> fill(range, 0);
+    for (size_t i = 0; i < order.size(); i++) {
+        int j = order[i], ex_ = static_cast<int>(ev[j]) - start, r = -1;
+        cnt[ex_]++;
+        if (cap > 0) {
+            if (fill[ex_] < cap) r = ex_ * cap + fill[ex_];
+            fill[ex_]++;
+            wri[j] = r;
+        } else {
+            wri[j] = static_cast<double>(i);
+            if (static_cast<int>(i) < rows) r = static_cast<int>(i);
+        }
+        if (r < 0) continue;
+        for (int c = 0; c < H; c++) {
+            double v = xv[(j / K) * H + c];
+            if (quantMode == 0) {
+                double q = v * sv[scalarQ ? 0 : ex_] + ov[scalarQ ? 0 : ex_];
+                v = std::max(-128.0, std::min(127.0, static_cast<double>(std::nearbyint(static_cast<float>(q)))));
+            }
+            wx[r * H + c] = v;
+        }
+    }
+    if (tokType == 0 || tokType == 1) {
+        double acc = 0;
+        for (int i = 0; i < range; i++) wt[i] = tokType == 1 ? cnt[i] : (acc += cnt[i]);
+    } else if (tokType == 2) {
+        int s2 = 0;
+        for (int i = 0; i < range; i++)
+            if (cnt[i] != 0) wt[2 * s2] = i + start, wt[2 * s2 + 1] = cnt[i], s2++;
+        if (s2 < expertNum) wt[2 * s2] = wt[2 * s2 + 1] = 0;
+    }
+    std::string w(what);
+    compare((w + " expandedRowIdxOut").c_str(), read(ori), wri, 0);
+    compare((w + " expertTokensCountOrCumsumOut").c_str(), read(ot), wt, 0);
+    compare((w + " expandedXOut").c_str(), read(ox), wx, 0);
+    compare((w + " expandedScaleOut untouched").c_str(), read(os), std::vector<double>(nk, 7), 0);
+    aclDestroyIntArray(ra);
+}
+
 static void moe_init_routing_v3() {
     int f0 = g_fail;
     routing_case("no quant, 1-D scale, gather index, count [6,5] K3 experts [2,7) of 8", ACL_FLOAT, 6, 5, 3, 8, 2, 7,
@@ -224,6 +293,17 @@ static void moe_init_routing_v3() {
                  16, 3, 8, 0, 8, 1, true, 1, 2);
     routing_case("dynamic quant BFLOAT16, no smooth, gather index, count [3,32] K4 experts [3,6) of 8", ACL_BF16, 3, 32,
                  4, 8, 3, 6, 1, false, 0, 1);
+    routing_case2("active 7 of 18 rows, cumsum, experts [1,5) of 6 [6,5] K3", ACL_FLOAT, 6, 5, 3, 6, 1, 5, 7, 0, 0, -1,
+                  false);
+    routing_case2("activeNum 0 (all), no counts, FLOAT16 [5,4] K2 experts [0,4)", ACL_FLOAT16, 5, 4, 2, 4, 0, 4, 0, 0,
+                  -1, -1, false);
+    routing_case2("drop/pad capacity 2, count, BFLOAT16 [8,3] K2 E4", ACL_BF16, 8, 3, 2, 4, 0, 4, 0, 2, 1, -1, false);
+    routing_case2("drop/pad capacity 5 (none dropped), no counts [6,4] K2 E3", ACL_FLOAT, 6, 4, 2, 3, 0, 3, 0, 5, -1,
+                  -1, false);
+    routing_case2("static quant, one scale and offset, count [4,8] K2 experts [0,4)", ACL_FLOAT16, 4, 8, 2, 4, 0, 4, 8,
+                  0, 1, 0, true);
+    routing_case2("static quant, per-expert scale and offset, active 5, experts [2,6) of 8 [5,6] K2", ACL_FLOAT, 5, 6,
+                  2, 8, 2, 6, 5, 0, 0, 0, false);
     /* documented errors */
     Dev x = make({3, 4}, ACL_FLOAT, values(12, ACL_FLOAT, 5)), e = make({3, 2}, ACL_INT32, {0, 1, 2, 3});
     Dev ox = make({6, 4}, ACL_FLOAT, {0}), ori = make({6}, ACL_INT32, {0}), ot = make({4}, ACL_INT64, {0});
@@ -247,11 +327,25 @@ static void moe_init_routing_v3() {
     expect_code("MoeInitRoutingV3 expandedRowIdxOut [5] for 6 rows", call(e.t, 6, 0, 1, -1, ra, ox.t, ori5.t, os.t),
                 ACLNN_ERR_PARAM_INVALID);
     const int TILING = 561002;
-    expect_code("MoeInitRoutingV3 activeNum 5", call(e.t, 5, 0, 1, -1, ra, ox.t, ori.t, os.t), TILING);
-    expect_code("MoeInitRoutingV3 dropPadMode 1", call(e.t, 6, 1, 1, -1, ra, ox.t, ori.t, os.t), TILING);
-    expect_code("MoeInitRoutingV3 expertTokensNumType 0 (cumsum)", call(e.t, 6, 0, 0, -1, ra, ox.t, ori.t, os.t),
+    expect_code("MoeInitRoutingV3 activeNum -1", call(e.t, -1, 0, 1, -1, ra, ox.t, ori.t, os.t), TILING);
+    expect_code("MoeInitRoutingV3 activeNum 5 with expandedXOut [6,4]", call(e.t, 5, 0, 1, -1, ra, ox.t, ori.t, os.t),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("MoeInitRoutingV3 dropPadMode 1 with expertCapacity 0", call(e.t, 6, 1, 1, -1, ra, ox.t, ori.t, os.t),
                 TILING);
-    expect_code("MoeInitRoutingV3 quantMode 0 (static)", call(e.t, 6, 0, 1, 0, ra, ox8.t, ori.t, os.t), TILING);
+    expect_code("MoeInitRoutingV3 dropPadMode 2", call(e.t, 6, 2, 1, -1, ra, ox.t, ori.t, os.t), TILING);
+    expect_code("MoeInitRoutingV3 expertTokensNumType 3", call(e.t, 6, 0, 3, -1, ra, ox.t, ori.t, os.t), TILING);
+    expect_code("MoeInitRoutingV3 quantMode 0 (static) without scaleOptional",
+                call(e.t, 6, 0, 1, 0, ra, ox8.t, ori.t, os.t), ACLNN_ERR_PARAM_NULLPTR);
+    expect_code("MoeInitRoutingV3 quantMode 2 (MXFP8, Ascend 950 only)", call(e.t, 6, 0, 1, 2, ra, ox.t, ori.t, os.t),
+                TILING);
+    {
+        Dev oxd = make({8, 2, 4}, ACL_FLOAT, {0});
+        expect_code("MoeInitRoutingV3 drop/pad with activeExpertRange [0,4] of 8 experts",
+                    aclnnMoeInitRoutingV3GetWorkspaceSize(x.t, e.t, nullptr, nullptr, 0, 2, 8, 1, 1, true, -1, ra, 0,
+                                                          oxd.t, ori.t, ot.t, os.t, &ws, &ex),
+                    TILING);
+        release(oxd);
+    }
     expect_code("MoeInitRoutingV3 range [2,9] past expertNum 8", call(e.t, 6, 0, 1, -1, rb, ox.t, ori.t, os.t), TILING);
     aclDestroyIntArray(ra);
     aclDestroyIntArray(rb);

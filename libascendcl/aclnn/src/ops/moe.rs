@@ -3,12 +3,13 @@
 //! (dtype errors 161002; the shape and value rules are the tiling's, reported as 561002 as
 //! the page lists); the computation is `npu_emu::ops::moe`.
 //!
-//! `aclnn_moe_init_routing_v3.h` (`aclnnMoeInitRoutingV3`, drop-less routing with optional
-//! dynamic int8 quantisation): null tensors 161001, data types and shapes 161002 (the
+//! `aclnn_moe_init_routing_v3.h` (`aclnnMoeInitRoutingV3`: drop-less, active (activeNum
+//! rows) and drop/pad routing; no, static or dynamic int8 quantisation; cumsum, count or
+//! key_value token counts): null tensors 161001, data types and shapes 161002 (the
 //! operator's own checks), attribute values 561002 (the tiling's).
 //!
-//! Not provided: MoeGatingTopK's renorm 1, MoeInitRoutingV3's drop/pad mode, cumsum counts
-//! and static quantisation (the reference refuses them too); offsetOptional is ignored.
+//! Not provided: MoeGatingTopK's renorm 1; MoeInitRoutingV3's MXFP8 quantisation (quantMode
+//! 2 and 3, Ascend 950 only: 561002).
 
 use super::args::{self as a, FLOATS3};
 use super::launch::{phase1, Launch};
@@ -213,15 +214,15 @@ pub unsafe extern "C" fn aclnnMoeInitRoutingV3GetWorkspaceSize(
             }
             a::dtype_in(&eri, &[DType::I32])?;
             a::dtype_in(&tok, &[DType::I64])?;
-            if quantMode == 1 {
+            if quantMode == 0 || quantMode == 1 {
                 if x.dtype() == DType::I8 {
-                    return Err(NnError::invalid(
-                        "x INT8 cannot be quantised again (quantMode 1 needs FLOAT16, BFLOAT16 or FLOAT)",
-                    ));
+                    return Err(NnError::invalid(format!(
+                        "x INT8 cannot be quantised again (quantMode {quantMode} needs FLOAT16, BFLOAT16 or FLOAT)"
+                    )));
                 }
                 a::dtype_in(&ex, &[DType::I8])?;
             } else {
-                a::dtype_in(&ex, &[DType::F16, DType::BF16, DType::F32, DType::I8])?;
+                a::dtype_in(&ex, &[x.dtype()])?;
             }
             if x.ndim() != 2 || ei.ndim() != 2 || ei.shape()[0] != x.shape()[0] {
                 return Err(NnError::invalid(format!(
@@ -231,36 +232,52 @@ pub unsafe extern "C" fn aclnnMoeInitRoutingV3GetWorkspaceSize(
                 )));
             }
             let (n, h, k) = (x.shape()[0], x.shape()[1], ei.shape()[1]);
-            let nk = (n * k) as i64;
+            let nk = n * k;
             let key_value_max = if expertTokensNumType == 2 {
                 5120
             } else {
                 10240
             };
+            let drop = dropPadMode == 1;
             let rules = [
-                (activeNum == nk, format!("activeNum {activeNum} must be NUM_ROWS * K = {nk}")),
-                (expertCapacity >= 0, format!("expertCapacity {expertCapacity} must be >= 0")),
+                (activeNum >= 0, format!("activeNum {activeNum} must be >= 0 (0: drop-less)")),
+                (
+                    !drop || (1..=n as i64).contains(&expertCapacity),
+                    format!("expertCapacity {expertCapacity} must be in [1, NUM_ROWS = {n}] when dropPadMode is 1"),
+                ),
                 (
                     (0..=key_value_max).contains(&expertNum),
                     format!("expertNum {expertNum} must be in [0, {key_value_max}]"),
                 ),
-                (dropPadMode == 0, format!("dropPadMode {dropPadMode} is not supported; only 0 (drop-less)")),
                 (
-                    expertTokensNumType == 1 || expertTokensNumType == 2,
-                    format!("expertTokensNumType {expertTokensNumType} is not supported; only 1 (count) and 2 (key_value)"),
+                    !drop || expertNum > 0,
+                    format!("expertNum {expertNum} must be > 0 when dropPadMode is 1"),
                 ),
-                (expertTokensNumFlag, "expertTokensNumFlag must be true".to_string()),
                 (
-                    quantMode == -1 || quantMode == 1,
-                    format!("quantMode {quantMode} is not supported; only -1 (none) and 1 (dynamic)"),
+                    dropPadMode == 0 || drop,
+                    format!("dropPadMode {dropPadMode} must be 0 (drop-less) or 1 (drop/pad)"),
+                ),
+                (
+                    (0..=2).contains(&expertTokensNumType),
+                    format!("expertTokensNumType {expertTokensNumType} must be 0 (cumsum), 1 (count) or 2 (key_value)"),
+                ),
+                (
+                    !drop || !expertTokensNumFlag || expertTokensNumType == 1,
+                    format!("expertTokensNumType {expertTokensNumType}: drop/pad mode counts tokens only as 1 (count)"),
+                ),
+                (
+                    (-1..=1).contains(&quantMode),
+                    format!("quantMode {quantMode} is not supported; -1 (none), 0 (static) and 1 (dynamic) are (2 and 3, MXFP8, are Ascend 950's)"),
                 ),
                 (rowIdxType == 0 || rowIdxType == 1, format!("rowIdxType {rowIdxType} must be 0 or 1")),
             ];
             if let Some((_, m)) = rules.into_iter().find(|r| !r.0) {
                 return Err(tiling(m));
             }
+            // an empty array (torch_npu's default `active_expert_range=[]`) is every expert
             let (start, end) = match &range {
                 None => (0, expertNum),
+                Some(r) if r.is_empty() => (0, expertNum),
                 Some(r) if r.len() == 2 && 0 <= r[0] && r[0] < r[1] && r[1] <= expertNum => (r[0], r[1]),
                 Some(r) => {
                     return Err(tiling(format!(
@@ -268,29 +285,78 @@ pub unsafe extern "C" fn aclnnMoeInitRoutingV3GetWorkspaceSize(
                     )))
                 }
             };
+            if drop && (start, end) != (0, expertNum) {
+                return Err(tiling(format!(
+                    "activeExpertRangeOptional [{start}, {end}] must be [0, expertNum {expertNum}] in drop/pad mode"
+                )));
+            }
             let active = (end - start) as usize;
             let sh = a::same_shape;
-            if let Some(s) = &scale {
-                if quantMode == 1 {
-                    sh(s, &[active, h])?;
-                } else {
-                    sh(s, &[n])?;
+            match (&scale, quantMode) {
+                (Some(s), 1) => sh(s, &[active, h])?,
+                (Some(s), 0) => {
+                    let ok = s.numel() == 1
+                        || s.shape() == [active]
+                        || s.shape() == [active, 1]
+                        || s.shape() == [active, h];
+                    if !ok {
+                        return Err(NnError::invalid(format!(
+                            "scaleOptional has shape {:?}; static quantisation takes [1], [{active}], [{active}, 1] or [{active}, {h}]",
+                            s.shape()
+                        )));
+                    }
+                }
+                (Some(s), _) => sh(s, &[n])?,
+                (None, 0) => {
+                    return Err(NnError::nullptr(
+                        "scaleOptional is nullptr; static quantisation (quantMode 0) needs it",
+                    ))
+                }
+                (None, _) => {}
+            }
+            let offset = if quantMode == 0 { offset } else { None };
+            if let (Some(o), Some(s)) = (&offset, &scale) {
+                if o.numel() != 1 && o.shape() != s.shape() {
+                    return Err(NnError::invalid(format!(
+                        "offsetOptional has shape {:?}; it takes [1] or scaleOptional's {:?}",
+                        o.shape(),
+                        s.shape()
+                    )));
                 }
             }
-            sh(&ex, &[n * k, h])?;
-            sh(&eri, &[n * k])?;
-            if expertTokensNumType == 2 {
-                sh(&tok, &[expertNum as usize, 2])?;
+            let rows = if activeNum == 0 {
+                nk
             } else {
-                sh(&tok, &[active])?;
+                nk.min(activeNum as usize)
+            };
+            let out_rows = if drop {
+                sh(&ex, &[expertNum as usize, expertCapacity as usize, h])?;
+                (expertNum * expertCapacity) as usize
+            } else {
+                sh(&ex, &[rows, h])?;
+                rows
+            };
+            sh(&eri, &[nk])?;
+            if expertTokensNumFlag {
+                if expertTokensNumType == 2 {
+                    sh(&tok, &[expertNum as usize, 2])?;
+                } else {
+                    sh(&tok, &[active])?;
+                }
             }
-            if quantMode == 1 || scale.is_some() {
-                sh(&es, &[n * k])?;
+            let write_scale = quantMode == 1 || (quantMode == -1 && scale.is_some());
+            if write_scale && es.numel() != out_rows && es.numel() != nk {
+                return Err(NnError::invalid(format!(
+                    "expandedScaleOut has shape {:?}; it takes one value per expanded row ({out_rows})",
+                    es.shape()
+                )));
             }
             let p = InitRoutingV3 {
                 expert_start: start,
                 expert_end: end,
-                tokens_num_type: expertTokensNumType,
+                capacity: drop.then_some(expertCapacity as usize),
+                rows,
+                tokens_num_type: expertTokensNumFlag.then_some(expertTokensNumType),
                 quant_mode: quantMode,
                 row_idx_type: rowIdxType,
             };
@@ -298,15 +364,17 @@ pub unsafe extern "C" fn aclnnMoeInitRoutingV3GetWorkspaceSize(
             l.input(&x);
             l.input(&ei);
             let si = scale.as_ref().map(|s| l.input(s));
+            let ofi = offset.as_ref().map(|s| l.input(s));
             let oi = l.output(&ex);
             l.output(&eri);
             l.output(&tok);
-            let esi = (quantMode == 1 || scale.is_some()).then(|| l.output(&es));
+            let esi = write_scale.then(|| l.output(&es));
             l.finish(move |v, _| {
                 moe::moe_init_routing_v3(
                     &v[0],
                     &v[1],
                     si.map(|i| &v[i]),
+                    ofi.map(|i| &v[i]),
                     p,
                     &v[oi],
                     &v[oi + 1],
