@@ -50,8 +50,7 @@ pub(crate) fn arg(c: &Call, i: usize, output: bool) -> Result<Option<Arg>, Error
     // an input is left out by an undefined data type, or by an empty buffer without a
     // constant value (a constant input's value is in its description: aclSetTensorConst)
     if !output
-        && (desc.dtype == ACL_DT_UNDEFINED
-            || (addr == 0 && size == 0 && desc.const_data.is_none()))
+        && (desc.dtype == ACL_DT_UNDEFINED || (addr == 0 && size == 0 && desc.const_data.is_none()))
     {
         return Ok(None);
     }
