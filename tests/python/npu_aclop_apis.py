@@ -1,6 +1,6 @@
 """torch_npu's own APIs that op-plugin implements only as aclop calls, against CPU torch:
 npu_transpose (Transpose), npu_broadcast (BroadcastTo), npu_slice (Slice), npu_indexing
-(StridedSlice), npu_pad (Pad), npu_silu and
+(StridedSlice), npu_scaled_masked_softmax (ScaledMaskedSoftmax and its Grad), npu_pad (Pad), npu_silu and
 npu_silu_ (Swish / SwishGrad), npu_mish (Mish / MishGrad), npu_max / npu_min
 (ArgMaxWithValue / ArgMinWithValue, their gradient through npu_scatter's ArgMaxGrad)
 and npu_scatter itself, npu_format_cast (Identity), npu_bmmV2 (BatchMatMul),
@@ -74,6 +74,24 @@ def indexing():
     xi = torch.arange(60, dtype=torch.int32).reshape(3, 4, 5)
     close(torch_npu.npu_indexing(xi.to(D), [1, 0, 1], [3, 4, 5], [1, 3, 2]), xi[1:3, 0:4:3, 1:5:2].contiguous(), 0,
           "int32 3-D")
+
+
+def scaled_masked_softmax():
+    g = torch.Generator().manual_seed(5)
+    for triu in (False, True):
+        x = torch.randn(2, 3, 8, 8, generator=g).half()
+        mask = torch.rand(2, 1, 8, 8, generator=g) > 0.7
+        mask[..., 0] = False  # no row fully masked
+        used = torch.ones(8, 8, dtype=torch.bool).triu(1).expand(2, 3, 8, 8) if triu else mask.expand(2, 3, 8, 8)
+        xc = x.float().requires_grad_()
+        ref = torch.softmax((xc * 0.5).masked_fill(used, float("-inf")), -1)
+        dy = torch.randn(2, 3, 8, 8, generator=g).half()
+        ref.backward(dy.float())
+        xn = x.to(D).requires_grad_()
+        y = torch_npu.npu_scaled_masked_softmax(xn, mask.to(D), 0.5, triu)
+        close(y.float(), ref.detach(), 2e-3, f"forward, fixed_triu_mask {triu}")
+        y.backward(dy.to(D))
+        close(xn.grad.float(), xc.grad, 4e-3, f"backward, fixed_triu_mask {triu}")
 
 
 def pad():
@@ -332,6 +350,7 @@ case("npu_transpose", transpose)
 case("npu_broadcast", broadcast)
 case("npu_slice", slice_)
 case("npu_indexing", indexing)
+case("npu_scaled_masked_softmax", scaled_masked_softmax)
 case("npu_pad", pad)
 case("npu_silu", silu)
 case("npu_mish", mish)

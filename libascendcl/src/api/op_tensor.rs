@@ -14,6 +14,8 @@
 //! | StridedSlice (`npu_indexing`) | x, begin, end, strides (int lists) | begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask (0) | y |
 //! | Pad | x, paddings (int list of (before, after) pairs, [n, 2] or flat) | | y |
 //! | Fill | dims (int list), value (one element: host scalar or device tensor) | | y |
+//! | ScaledMaskedSoftmax (`npu_scaled_masked_softmax`) | x, mask (BOOL / UINT8, broadcast) | scale (1.0), fixed_triu_mask (false: the mask input; true: `j > i`) | y |
+//! | ScaledMaskedSoftmaxGrad | y_grad, y, mask | as ScaledMaskedSoftmax | x_grad |
 //! | Swish | x | scale (1.0) | y |
 //! | SwishGrad | dy, x, y | scale (1.0) | dx |
 //! | Mish | x | | y |
@@ -59,15 +61,18 @@ const FLOATS: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 const INDEX: &[DType] = &[DType::I32, DType::I64];
 const ONE_HOT_INDEX: &[DType] = &[DType::I32, DType::I64, DType::U8];
 const BOOL: &[DType] = &[DType::Bool];
+const MASK: &[DType] = &[DType::Bool, DType::U8];
 
 /// (op type, inputs, outputs): each input is a tensor `T`, an integer list `L` or an
 /// optional tensor `o` (which may be left out at the end of the call).
-const OPS: [(&str, &str, usize); 42] = [
+const OPS: [(&str, &str, usize); 44] = [
     ("Transpose", "TL", 1),
     ("BroadcastTo", "TL", 1),
     ("Slice", "TLL", 1),
     ("StridedSlice", "TLLL", 1),
     ("Pad", "TL", 1),
+    ("ScaledMaskedSoftmax", "TT", 1),
+    ("ScaledMaskedSoftmaxGrad", "TTT", 1),
     ("Swish", "T", 1),
     ("SwishGrad", "TTT", 1),
     ("Mish", "T", 1),
@@ -358,6 +363,11 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
                 pads: p.chunks(2).map(|w| (w[0], w[1])).collect(),
             }
         }
+        "ScaledMaskedSoftmax" | "ScaledMaskedSoftmaxGrad" => TensorOp::ScaledMaskedSoftmax {
+            scale: get_num(op, &a, "scale", 1.0)?,
+            triu: get_int(op, &a, "fixed_triu_mask", Some(0))? != 0,
+            grad: op == "ScaledMaskedSoftmaxGrad",
+        },
         "Swish" | "SwishGrad" => {
             let scale = get_num(op, &a, "scale", 1.0)? as f32;
             if op == "Swish" {
@@ -612,6 +622,8 @@ fn dtype_rule(op: &str, output: bool, i: usize) -> (&'static [DType], bool) {
         ("ArgMaxWithValue" | "ArgMinWithValue", true, 0) => (INDEX, false),
         ("OneHotD", false, 0) => (ONE_HOT_INDEX, false),
         ("OneHotD", true, _) => (ANY, false),
+        ("ScaledMaskedSoftmax", false, 1) | ("ScaledMaskedSoftmaxGrad", false, 2) => (MASK, false),
+        ("ScaledMaskedSoftmax" | "ScaledMaskedSoftmaxGrad", _, _) => (FLOATS, false),
         (
             "Swish"
             | "SwishGrad"

@@ -32,6 +32,10 @@ pub enum TensorOp {
         axes: Vec<crate::ops::nn_more::Axis>,
         map: Vec<crate::ops::nn_more::OutAxis>,
     },
+    /// `y = softmax(scale * x)` over the last dimension with masked places left out (inputs
+    /// x, mask; `triu`: the mask is the fixed upper triangle, `j > i`, and the input unread);
+    /// `Grad`: from (dy, y, mask), `scale * (dy * y - sum(dy * y) * y)`, 0 where masked.
+    ScaledMaskedSoftmax { scale: f64, triu: bool, grad: bool },
     /// `y` = `x` with `(before, after)` zeros in each dimension.
     Pad { pads: Vec<(usize, usize)> },
     /// `y = x * sigmoid(scale * x)`.
@@ -261,6 +265,16 @@ impl TensorOp {
                     ));
                 }
             }
+            TensorOp::ScaledMaskedSoftmax { triu, grad, .. } => {
+                let mask = ins[if *grad { 2 } else { 1 }];
+                if *grad {
+                    same(ins[1], x, "y", "the gradient")?;
+                }
+                same(y, x, "the output", "the input")?;
+                if !triu && crate::ops::view::broadcast_shapes(x, mask).as_deref() != Some(x) {
+                    return bad(format!("mask {mask:?} does not broadcast to {x:?}"));
+                }
+            }
             TensorOp::SwishGrad { .. } | TensorOp::MishGrad => {
                 same(ins[1], x, "x", "the gradient")?;
                 same(y, x, "the output", "the gradient")?;
@@ -478,6 +492,14 @@ impl TensorOp {
                 iter::copy(&e, y)
             }
             TensorOp::SwishGrad { scale } => nn18::swish_backward(x, ins[1], *scale, y),
+            TensorOp::ScaledMaskedSoftmax { scale, triu, grad } => {
+                let mask = (!triu).then(|| ins[if *grad { 2 } else { 1 }]);
+                if *grad {
+                    nn18::scaled_masked_softmax_backward_triu(x, ins[1], mask, *scale, y)
+                } else {
+                    nn18::scaled_masked_softmax_triu(x, mask, *scale, y)
+                }
+            }
             TensorOp::Mish => act::forward(Act::Mish, x, y),
             TensorOp::MishGrad => act::backward(ActGrad::Mish, x, ins[1], y),
             TensorOp::BatchMatMul { adj1, adj2 } => {

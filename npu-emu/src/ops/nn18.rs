@@ -185,13 +185,39 @@ pub const SOFTMAX_MASK_VALUE: f64 = -10000.0;
 /// `aclnnScaledMaskedSoftmax`: softmax along the last dimension of `scale * x`, where
 /// positions with a true `mask` (broadcast to x) take -10000 first. Float64 per row.
 pub fn scaled_masked_softmax(x: &View, mask: &View, scale: f64, y: &View) -> Result<(), String> {
+    scaled_masked_softmax_triu(x, Some(mask), scale, y)
+}
+
+/// The mask of the scaled masked softmax operators: `mask` broadcast to `shape`, or (None)
+/// the fixed upper-triangular one, true where the column is past the row (`j > i` of the
+/// last two dimensions).
+fn smx_mask(mask: Option<&View>, shape: &[usize]) -> Result<Vec<f64>, String> {
+    match mask {
+        Some(m) => f64s(&m.expand(shape).ok_or("mask does not broadcast to x")?),
+        None => {
+            let n = shape.len();
+            let (s1, s2) = (
+                if n >= 2 { shape[n - 2] } else { 1 },
+                *shape.last().unwrap_or(&1),
+            );
+            let total: usize = shape.iter().product();
+            Ok((0..total)
+                .map(|i| f64::from(u8::from(i % s2 > (i / s2) % s1.max(1))))
+                .collect())
+        }
+    }
+}
+
+/// [`scaled_masked_softmax`] with `mask` None: the aclop operator's `fixed_triu_mask`.
+pub fn scaled_masked_softmax_triu(
+    x: &View,
+    mask: Option<&View>,
+    scale: f64,
+    y: &View,
+) -> Result<(), String> {
     let s2 = *x.shape.last().unwrap_or(&1);
     let xs = f64s(x)?;
-    let mk = f64s(
-        &mask
-            .expand(&x.shape)
-            .ok_or("mask does not broadcast to x")?,
-    )?;
+    let mk = smx_mask(mask, &x.shape)?;
     let mut out = vec![0f64; xs.len()];
     for r in 0..xs.len() / s2.max(1) {
         let row: Vec<f64> = (r * s2..(r + 1) * s2)
@@ -222,14 +248,21 @@ pub fn scaled_masked_softmax_backward(
     scale: f64,
     out: &View,
 ) -> Result<(), String> {
+    scaled_masked_softmax_backward_triu(g, y, Some(mask), scale, out)
+}
+
+/// [`scaled_masked_softmax_backward`] with `mask` None: the fixed upper-triangular mask.
+pub fn scaled_masked_softmax_backward_triu(
+    g: &View,
+    y: &View,
+    mask: Option<&View>,
+    scale: f64,
+    out: &View,
+) -> Result<(), String> {
     let s2 = *y.shape.last().unwrap_or(&1);
     let gs = f64s(g)?;
     let ys = f64s(y)?;
-    let mk = f64s(
-        &mask
-            .expand(&y.shape)
-            .ok_or("mask does not broadcast to y")?,
-    )?;
+    let mk = smx_mask(mask, &y.shape)?;
     let mut o = vec![0f64; ys.len()];
     for r in 0..ys.len() / s2.max(1) {
         let rng = r * s2..(r + 1) * s2;
