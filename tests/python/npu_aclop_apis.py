@@ -1,6 +1,6 @@
 """torch_npu's own APIs that op-plugin implements only as aclop calls, against CPU torch:
 npu_transpose (Transpose), npu_broadcast (BroadcastTo), npu_slice (Slice), npu_indexing
-(StridedSlice), npu_scaled_masked_softmax (ScaledMaskedSoftmax and its Grad), npu_pad (Pad), npu_silu and
+(StridedSlice), npu_scaled_masked_softmax (ScaledMaskedSoftmax and its Grad), npu_iou / npu_ptiou (Iou), npu_pad (Pad), npu_silu and
 npu_silu_ (Swish / SwishGrad), npu_mish (Mish / MishGrad), npu_max / npu_min
 (ArgMaxWithValue / ArgMinWithValue, their gradient through npu_scatter's ArgMaxGrad)
 and npu_scatter itself, npu_format_cast (Identity), npu_bmmV2 (BatchMatMul),
@@ -92,6 +92,28 @@ def scaled_masked_softmax():
         close(y.float(), ref.detach(), 2e-3, f"forward, fixed_triu_mask {triu}")
         y.backward(dy.to(D))
         close(xn.grad.float(), xc.grad, 4e-3, f"backward, fixed_triu_mask {triu}")
+
+
+def iou():
+    b = torch.tensor([[0, 0, 10, 10], [10, 10, 20, 20], [32, 32, 38, 42]], dtype=torch.float16)
+    g = torch.tensor([[0, 0, 10, 20], [0, 10, 10, 10], [2, 2, 12, 12], [31, 30, 40, 40]], dtype=torch.float16)
+    eps = 0.01  # op-plugin's attr
+
+    def ref(iof):
+        out = torch.zeros(4, 3)
+        for j in range(4):
+            for i in range(3):
+                x, y = b[i].float(), g[j].float()
+                iw = (torch.min(x[2], y[2]) - torch.max(x[0], y[0]) + eps).clamp(min=0)
+                ih = (torch.min(x[3], y[3]) - torch.max(x[1], y[1]) + eps).clamp(min=0)
+                area = lambda q: (q[2] - q[0] + eps) * (q[3] - q[1] + eps)
+                inter = iw * ih
+                out[j, i] = inter / area(y) if iof else inter / (area(x) + area(y) - inter)
+        return out.half()
+
+    close(torch_npu.npu_iou(b.to(D), g.to(D), 0), ref(False), 2e-3, "iou")
+    close(torch_npu.npu_iou(b.to(D), g.to(D), 1), ref(True), 2e-3, "iof")
+    close(torch_npu.npu_ptiou(b.float().to(D), g.float().to(D)), ref(False).float(), 2e-3, "ptiou float32")
 
 
 def pad():
@@ -351,6 +373,7 @@ case("npu_broadcast", broadcast)
 case("npu_slice", slice_)
 case("npu_indexing", indexing)
 case("npu_scaled_masked_softmax", scaled_masked_softmax)
+case("npu_iou", iou)
 case("npu_pad", pad)
 case("npu_silu", silu)
 case("npu_mish", mish)

@@ -944,6 +944,7 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
         "npu_transpose_bad_perm",
         "npu_indexing",
         "npu_scaled_masked_softmax",
+        "npu_iou",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),

@@ -16,6 +16,7 @@
 //! | Fill | dims (int list), value (one element: host scalar or device tensor) | | y |
 //! | ScaledMaskedSoftmax (`npu_scaled_masked_softmax`) | x, mask (BOOL / UINT8, broadcast) | scale (1.0), fixed_triu_mask (false: the mask input; true: `j > i`) | y |
 //! | ScaledMaskedSoftmaxGrad | y_grad, y, mask | as ScaledMaskedSoftmax | x_grad |
+//! | Iou (`npu_iou`, `npu_ptiou`) | bboxes [N, 4], gtboxes [M, 4] | mode ("iou" / "iof"), eps (1.0) | overlap [M, N] |
 //! | Swish | x | scale (1.0) | y |
 //! | SwishGrad | dy, x, y | scale (1.0) | dx |
 //! | Mish | x | | y |
@@ -65,7 +66,7 @@ const MASK: &[DType] = &[DType::Bool, DType::U8];
 
 /// (op type, inputs, outputs): each input is a tensor `T`, an integer list `L` or an
 /// optional tensor `o` (which may be left out at the end of the call).
-const OPS: [(&str, &str, usize); 44] = [
+const OPS: [(&str, &str, usize); 45] = [
     ("Transpose", "TL", 1),
     ("BroadcastTo", "TL", 1),
     ("Slice", "TLL", 1),
@@ -73,6 +74,7 @@ const OPS: [(&str, &str, usize); 44] = [
     ("Pad", "TL", 1),
     ("ScaledMaskedSoftmax", "TT", 1),
     ("ScaledMaskedSoftmaxGrad", "TTT", 1),
+    ("Iou", "TT", 1),
     ("Swish", "T", 1),
     ("SwishGrad", "TTT", 1),
     ("Mish", "T", 1),
@@ -368,6 +370,19 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             triu: get_int(op, &a, "fixed_triu_mask", Some(0))? != 0,
             grad: op == "ScaledMaskedSoftmaxGrad",
         },
+        "Iou" => TensorOp::Iou {
+            iof: match get_str(&a, "mode", "iou") {
+                "iou" => false,
+                "iof" => true,
+                m => {
+                    return Err(attr_err(
+                        op,
+                        format!("attr mode \"{m}\" is not \"iou\" or \"iof\""),
+                    ))
+                }
+            },
+            eps: get_num(op, &a, "eps", 1.0)?,
+        },
         "Swish" | "SwishGrad" => {
             let scale = get_num(op, &a, "scale", 1.0)? as f32;
             if op == "Swish" {
@@ -631,7 +646,8 @@ fn dtype_rule(op: &str, output: bool, i: usize) -> (&'static [DType], bool) {
             | "MishGrad"
             | "BatchMatMul"
             | "LayerNormV3"
-            | "SoftmaxCrossEntropyWithLogits",
+            | "SoftmaxCrossEntropyWithLogits"
+            | "Iou",
             _,
             _,
         ) => (FLOATS, true),

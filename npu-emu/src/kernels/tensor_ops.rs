@@ -36,6 +36,10 @@ pub enum TensorOp {
     /// x, mask; `triu`: the mask is the fixed upper triangle, `j > i`, and the input unread);
     /// `Grad`: from (dy, y, mask), `scale * (dy * y - sum(dy * y) * y)`, 0 where masked.
     ScaledMaskedSoftmax { scale: f64, triu: bool, grad: bool },
+    /// `overlap[j, i]` = [`crate::ops::cv19::iou`] of `bboxes[i]` and `gtboxes[j]`: IoU, or
+    /// (`iof`) the intersection over the ground-truth box's area; boxes `[x0, y0, x1, y1]`
+    /// with `eps` added to widths and heights (inputs bboxes `[N, 4]`, gtboxes `[M, 4]`).
+    Iou { iof: bool, eps: f64 },
     /// `y` = `x` with `(before, after)` zeros in each dimension.
     Pad { pads: Vec<(usize, usize)> },
     /// `y = x * sigmoid(scale * x)`.
@@ -265,6 +269,13 @@ impl TensorOp {
                     ));
                 }
             }
+            TensorOp::Iou { .. } => {
+                let g = ins[1];
+                if x.len() != 2 || x[1] != 4 || g.len() != 2 || g[1] != 4 {
+                    return bad(format!("bboxes {x:?} and gtboxes {g:?} must be [n, 4]"));
+                }
+                same(y, &[g[0], x[0]], "overlap", "[gtboxes rows, bboxes rows]")?;
+            }
             TensorOp::ScaledMaskedSoftmax { triu, grad, .. } => {
                 let mask = ins[if *grad { 2 } else { 1 }];
                 if *grad {
@@ -492,6 +503,9 @@ impl TensorOp {
                 iter::copy(&e, y)
             }
             TensorOp::SwishGrad { scale } => nn18::swish_backward(x, ins[1], *scale, y),
+            TensorOp::Iou { iof, eps } => {
+                crate::ops::cv19::iou(x, ins[1], *iof, *eps, false, &y.permute(&[1, 0]))
+            }
             TensorOp::ScaledMaskedSoftmax { scale, triu, grad } => {
                 let mask = (!triu).then(|| ins[if *grad { 2 } else { 1 }]);
                 if *grad {
