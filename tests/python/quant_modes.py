@@ -7,7 +7,10 @@ against CPU references written from the operators' formulas:
   128x128-block weight scale, bfloat16 out);
 - npu_quant_matmul A8W4 (int8 x1, int4 x2, K-G groups of 256 along k, yOffset as offset);
 - npu_dynamic_quant / npu_dynamic_quant_asymmetric with group_index (per-expert
-  smooth_scales) and dst_type quint4x2 (int4 packed in int32).
+  smooth_scales) and dst_type quint4x2 (int4 packed in int32);
+- npu_weight_quant_batchmatmul with an int4 weight packed in int32 (by npu_convert_weight_to_int4pack,
+  and a transposed one), per-channel and per-group antiquant scale and offset
+  (aclnnWeightQuantBatchMatmulV2).
 Prints PASS/FAIL per case and exits 1 when any case fails.
 """
 import sys
@@ -147,6 +150,36 @@ def dyn_quant(dst, asym):
     return run
 
 
+def wqbmm_int4():
+    m, k, n = 3, 64, 16
+    x = (torch.randn(m, k) / 4).half()
+    w = torch.randint(-8, 8, (k, n), dtype=torch.int32)
+    for name, scale, offset, group in (
+        ("per-channel", torch.rand(n) / 8 + 0.01, torch.randint(-2, 3, (n,)).float(), 0),
+        ("per-group 32", torch.rand(k // 32, n) / 8 + 0.01, None, 32),
+    ):
+        sc, of = scale.half(), None if offset is None else offset.half()
+        rows = torch.arange(k) // group if group else None
+        s_full = sc.float()[rows] if group else sc.float().expand(k, n)
+        o_full = 0 if of is None else of.float().expand(k, n)
+        # the antiquant weight in float16, then an f32 product rounded once
+        deq = ((w.float() + o_full).half().float() * s_full).half().float()
+        want = (x.float() @ deq).half()
+        packed = torch_npu.npu_convert_weight_to_int4pack(w.to(D))
+        assert packed.dtype == torch.int32 and packed.shape == (k, n // 8), (packed.dtype, packed.shape)
+        got = torch_npu.npu_weight_quant_batchmatmul(
+            x.to(D), packed, sc.to(D), antiquant_offset=None if of is None else of.to(D),
+            antiquant_group_size=group)
+        torch.testing.assert_close(got.cpu().float(), want.float(), rtol=2e-3, atol=2e-3,
+                                   msg=lambda s: f"{name}: {s}")
+    # the transposed weight ([n, k] packed along k, viewed as [k, n])
+    wt = torch_npu.npu_convert_weight_to_int4pack(w.t().contiguous().to(D)).t()
+    sc = (torch.rand(n) / 8 + 0.01).half()
+    want = (x.float() @ (w.float() * sc.float()).half().float()).half()
+    got = torch_npu.npu_weight_quant_batchmatmul(x.to(D), wt, sc.to(D))
+    torch.testing.assert_close(got.cpu().float(), want.float(), rtol=2e-3, atol=2e-3)
+
+
 case("quant_matmul_int4", int4_matmul)
 case("quant_matmul_gb", gb_matmul)
 case("quant_matmul_a8w4_kg", a8w4_matmul)
@@ -154,6 +187,7 @@ case("dynamic_quant_group_index", dyn_quant(None, False))
 case("dynamic_quant_asym_group_index", dyn_quant(None, True))
 case("dynamic_quant_group_index_int4", dyn_quant(torch.quint4x2, False))
 case("dynamic_quant_asym_int4", dyn_quant(torch.quint4x2, True))
+case("weight_quant_batchmatmul_int4", wqbmm_int4)
 
 print(f"quant_modes: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -1723,6 +1723,7 @@ fn quant_modes_match_cpu_through_torch_npu() {
     assert!(r.stdout.contains("quant_modes: 0 failed"), "{}", r.all());
     for case in [
         "quant_matmul_int4",
+        "weight_quant_batchmatmul_int4",
         "quant_matmul_gb",
         "quant_matmul_a8w4_kg",
         "dynamic_quant_group_index",

@@ -1325,19 +1325,12 @@ unsafe fn weight_quant_matmul(
             }
         }
         a::dtype_in(&x, &[DType::F16, DType::BF16])?;
-        match w.dtype() {
-            DType::I8 => {}
-            DType::I32 => {
-                return Err(NnError::invalid(
-                    "weight is INT32 (int4 packed eight to a word); npu-emu computes INT8 \
-                     weights only",
-                ))
-            }
-            d => {
-                return Err(NnError::invalid(format!(
-                    "weight has data type {d}; it must be INT8"
-                )))
-            }
+        if !matches!(w.dtype(), DType::I8 | DType::I32) {
+            return Err(NnError::invalid(format!(
+                "weight has data type {}; it must be INT8, or INT32 holding int4 values eight \
+                 to a word",
+                w.dtype()
+            )));
         }
         for t in [&x, &w] {
             if t.ndim() != 2 {
@@ -1348,9 +1341,11 @@ unsafe fn weight_quant_matmul(
                 )));
             }
         }
+        // INT32: int4 values packed eight a word along the weight's contiguous axis
+        let (w_shape, packed) = logical_shape(&w)?;
         let (m, k) = (x.shape()[0], x.shape()[1]);
-        let n = w.shape()[1];
-        if w.shape()[0] != k {
+        let n = w_shape[1];
+        if w_shape[0] != k {
             return Err(NnError::invalid(format!(
                 "x {:?} and weight {:?} have different k",
                 x.shape(),
@@ -1369,7 +1364,10 @@ unsafe fn weight_quant_matmul(
             same_dtype(o, &s)?;
             a::same_shape(o, s.shape())?;
         }
-        let transposed = w.layout.strides[0] == 1 && n > 1 && w.layout.strides[1] > 1;
+        let transposed = match packed {
+            Some(ax) => ax == 0,
+            None => w.layout.strides[0] == 1 && n > 1 && w.layout.strides[1] > 1,
+        };
         let sh = s.shape();
         let layout = if group == 0 {
             if s.numel() == 1 && sh.len() <= 2 {
@@ -1472,9 +1470,13 @@ unsafe fn weight_quant_matmul(
         let bi = slot(&b, &mut l);
         let yi = l.output(&y);
         l.finish(move |v, _| {
+            let unpacked = match packed {
+                Some(ax) => Some(quant::unpack_int4(&v[1], ax)?),
+                None => None,
+            };
             quant::weight_quant_matmul(
                 &v[0],
-                &v[1],
+                unpacked.as_ref().map_or(&v[1], |u| &u.view),
                 &v[2],
                 oi.map(|i| &v[i]),
                 qsi.map(|i| &v[i]),
