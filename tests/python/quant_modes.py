@@ -10,7 +10,9 @@ against CPU references written from the operators' formulas:
   smooth_scales) and dst_type quint4x2 (int4 packed in int32);
 - npu_weight_quant_batchmatmul with an int4 weight packed in int32 (by npu_convert_weight_to_int4pack,
   and a transposed one), per-channel and per-group antiquant scale and offset
-  (aclnnWeightQuantBatchMatmulV2).
+  (aclnnWeightQuantBatchMatmulV2);
+- npu_group_quant (aclnnGroupQuant): rows grouped by cumulative ends, per-group scale, one
+  offset, int8 and quint4x2 (int4 packed in int32) outputs.
 Prints PASS/FAIL per case and exits 1 when any case fails.
 """
 import sys
@@ -180,6 +182,25 @@ def wqbmm_int4():
     torch.testing.assert_close(got.cpu().float(), want.float(), rtol=2e-3, atol=2e-3)
 
 
+def group_quant():
+    x = torch.randn(7, 16) * 3
+    scale = torch.rand(3, 16) * 4 + 0.1
+    gi = torch.tensor([2, 2, 7])  # group 1 is empty
+    rows = torch.tensor([0, 0, 2, 2, 2, 2, 2])
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        xs, ss = x.to(dtype), scale.to(dtype)
+        off = torch.tensor([1.5]).to(dtype)
+        v = xs.float() * ss.float()[rows] + off.float()
+        want8 = torch.round(v).clamp(-128, 127).to(torch.int8)
+        got = torch_npu.npu_group_quant(xs.to(D), ss.to(D), gi.to(D), offset=off.to(D))
+        assert got.dtype == torch.int8, got.dtype
+        assert torch.equal(got.cpu(), want8), f"{dtype}: int8 differs"
+        got4 = torch_npu.npu_group_quant(xs.to(D), ss.to(D), gi.int().to(D), offset=off.to(D),
+                                         dst_dtype=torch.quint4x2)
+        assert got4.dtype == torch.int32 and got4.shape == (7, 2), (got4.dtype, got4.shape)
+        assert torch.equal(unpack4(got4.cpu()), torch.round(v).clamp(-8, 7).long()), f"{dtype}: int4 differs"
+
+
 case("quant_matmul_int4", int4_matmul)
 case("quant_matmul_gb", gb_matmul)
 case("quant_matmul_a8w4_kg", a8w4_matmul)
@@ -188,6 +209,7 @@ case("dynamic_quant_asym_group_index", dyn_quant(None, True))
 case("dynamic_quant_group_index_int4", dyn_quant(torch.quint4x2, False))
 case("dynamic_quant_asym_int4", dyn_quant(torch.quint4x2, True))
 case("weight_quant_batchmatmul_int4", wqbmm_int4)
+case("group_quant", group_quant)
 
 print(f"quant_modes: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

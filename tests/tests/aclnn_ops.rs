@@ -594,6 +594,17 @@ fn example_triu_prints_the_documented_result() {
 }
 
 #[test]
+fn example_group_quant_prints_the_documented_result() {
+    // the reference's example: rows 0 | 1 | 2-3 in three groups, scale {1, 2}, offset 2
+    let mut want = Vec::new();
+    for (i, v) in [2, 4, 4, 8, 6, 12, 8, 16].iter().enumerate() {
+        want.push(format!("result[{i}] is: {v}\n"));
+    }
+    let want: Vec<&str> = want.iter().map(|s| s.as_str()).collect();
+    example("example_group_quant.cpp", &want);
+}
+
+#[test]
 fn example_nsa_selected_attention_infer_runs_the_documented_shapes() {
     // the operator page's example: one 64-row selected block of a 48-row sequence (the page's
     // own rule count · size <= max length would refuse it); value row p holds p, so the

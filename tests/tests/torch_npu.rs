@@ -1724,6 +1724,7 @@ fn quant_modes_match_cpu_through_torch_npu() {
     for case in [
         "quant_matmul_int4",
         "weight_quant_batchmatmul_int4",
+        "group_quant",
         "quant_matmul_gb",
         "quant_matmul_a8w4_kg",
         "dynamic_quant_group_index",

@@ -2778,3 +2778,104 @@ pub unsafe extern "C" fn aclnnConvertWeightToINT4PackGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnConvertWeightToINT4Pack);
+
+// ---------------------------------------------------------------- GroupQuant
+
+/// `aclnn_group_quant.h`: `y = round(x * scale[group] + offset)` with each row of x
+/// (`[S, H]`, FLOAT/FLOAT16/BFLOAT16) in the group its cumulative row ends (groupIndex
+/// INT32/INT64 `[E]`) put it in; scale `[E, H]`, offsetOptional one value of scale's type;
+/// dstType 2 (INT8 y `[S, H]`) or 3 (INT32 y `[S, H/8]`, int4 values eight a word). dstType 29
+/// (ACL_INT4 tensors) is refused: npu-emu keeps no sub-byte tensors. A groupIndex that is not
+/// non-decreasing from 0 to S fails at launch (the reference leaves it unchecked).
+#[no_mangle]
+pub unsafe extern "C" fn aclnnGroupQuantGetWorkspaceSize(
+    x: *const c_void,
+    scale: *const c_void,
+    groupIndex: *const c_void,
+    offsetOptional: *const c_void,
+    dstType: i32,
+    y: *mut c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnGroupQuantGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let x = a::tensor(x, "x")?;
+            let s = a::tensor(scale, "scale")?;
+            let g = a::tensor(groupIndex, "groupIndex")?;
+            let o = a::opt_tensor(offsetOptional, "offsetOptional")?;
+            let y = a::tensor(y, "y")?;
+            let floats = [DType::F32, DType::F16, DType::BF16];
+            a::dtype_in(&x, &floats)?;
+            a::dtype_in(&s, &floats)?;
+            a::dtype_in(&g, &[DType::I32, DType::I64])?;
+            if let Some(o) = &o {
+                same_dtype(o, &s)?;
+                if o.numel() != 1 || o.ndim() > 1 {
+                    return Err(NnError::invalid(format!(
+                        "offsetOptional has shape {:?}; it must be one value ([1] or a scalar)",
+                        o.shape()
+                    )));
+                }
+            }
+            if x.ndim() != 2 || s.ndim() != 2 || g.ndim() != 1 {
+                return Err(NnError::invalid(format!(
+                    "x {:?} and scale {:?} must be 2-D and groupIndex {:?} 1-D",
+                    x.shape(),
+                    s.shape(),
+                    g.shape()
+                )));
+            }
+            let (rows, h) = (x.shape()[0], x.shape()[1]);
+            if s.shape()[1] != h || s.shape()[0] == 0 || g.shape()[0] != s.shape()[0] {
+                return Err(NnError::invalid(format!(
+                    "scale {:?} must be [E > 0, {h}] and groupIndex {:?} [E]",
+                    s.shape(),
+                    g.shape()
+                )));
+            }
+            let int4 =
+                match dstType {
+                    2 => {
+                        a::dtype_in(&y, &[DType::I8])?;
+                        a::same_shape(&y, &[rows, h])?;
+                        false
+                    }
+                    3 => {
+                        a::dtype_in(&y, &[DType::I32])?;
+                        if h % 8 != 0 {
+                            return Err(NnError::invalid(format!(
+                        "dstType 3 (INT32) packs eight int4 values a word: x's last dimension \
+                         {h} must be a multiple of 8"
+                    )));
+                        }
+                        a::same_shape(&y, &[rows, h / 8])?;
+                        true
+                    }
+                    29 => return Err(NnError::invalid(
+                        "dstType 29 (INT4 tensors) is not supported: npu-emu keeps no sub-byte \
+                     tensors; use dstType 3 (INT32, eight int4 values a word)",
+                    )),
+                    d => {
+                        return Err(NnError::invalid(format!(
+                            "dstType {d} must be 2 (INT8), 3 (INT32) or 29 (INT4)"
+                        )))
+                    }
+                };
+            let mut l = Launch::new("aclnnGroupQuant");
+            l.input(&x);
+            l.input(&s);
+            l.input(&g);
+            let oi = o.as_ref().map(|t| l.input(t));
+            let yi = l.output(&y);
+            l.finish(move |v, _| {
+                quant::group_quant(&v[0], &v[1], &v[2], oi.map(|i| &v[i]), int4, &v[yi])
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnGroupQuant);
