@@ -1073,6 +1073,64 @@ pub fn moe_finalize_routing(
     store(o, DType::F32, out)
 }
 
+/// GroupQuant: `y = round(x * scale[g] + offset)` per row of `x` (`[S, H]`), row `r` in
+/// the first group `g` whose cumulative end `group_index[g]` exceeds it (`scale` `[E, H]`,
+/// `offset` one value), rounded half to even in f32 and saturated to int8, or (`int4`) to
+/// [-8, 7] and packed eight to an INT32 word along H (low nibble first). `group_index` must
+/// be non-decreasing, non-negative and end at S.
+pub fn group_quant(
+    x: &View,
+    scale: &View,
+    group_index: &View,
+    offset: Option<&View>,
+    int4: bool,
+    y: &View,
+) -> Result<(), String> {
+    let (s, h) = (x.shape[0], x.shape[1]);
+    let ends: Vec<i64> = load(group_index, DType::I64)?;
+    if ends.first().is_some_and(|&e| e < 0)
+        || ends.windows(2).any(|w| w[1] < w[0])
+        || ends.last().copied() != Some(s as i64)
+    {
+        return Err(format!(
+            "groupIndex {ends:?} must be non-decreasing cumulative row ends from 0 ending at x's \
+             {s} rows"
+        ));
+    }
+    let xs: Vec<f32> = load(x, DType::F32)?;
+    let sc: Vec<f32> = load(scale, DType::F32)?;
+    let off = match offset {
+        Some(o) => load::<f32>(o, DType::F32)?.first().copied().unwrap_or(0.0),
+        None => 0.0,
+    };
+    let (lo, hi) = if int4 { (-8.0, 7.0) } else { (-128.0, 127.0) };
+    let mut q = vec![0i64; s * h];
+    let mut g = 0usize;
+    for r in 0..s {
+        while ends[g] as usize <= r {
+            g += 1;
+        }
+        for c in 0..h {
+            let v = (xs[r * h + c] * sc[g * h + c] + off).round_ties_even();
+            q[r * h + c] = v.clamp(lo, hi) as i64;
+        }
+    }
+    if int4 {
+        let words: Vec<i64> = q
+            .chunks(8)
+            .map(|c| {
+                c.iter()
+                    .enumerate()
+                    .fold(0u32, |acc, (i, &v)| acc | ((v as u32 & 0xF) << (4 * i)))
+                    as i32 as i64
+            })
+            .collect();
+        store(words, DType::I64, y)
+    } else {
+        store(q, DType::I64, y)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1168,63 +1226,5 @@ mod tests {
         .unwrap();
         // 7 * 0.5 + 3 = 6.5 -> 6 (half to even); 10 * 0.25 - 4 = -1.5 -> -2
         assert_eq!(y, [6, -2]);
-    }
-}
-
-/// GroupQuant: `y = round(x * scale[g] + offset)` per row of `x` (`[S, H]`), row `r` in
-/// the first group `g` whose cumulative end `group_index[g]` exceeds it (`scale` `[E, H]`,
-/// `offset` one value), rounded half to even in f32 and saturated to int8, or (`int4`) to
-/// [-8, 7] and packed eight to an INT32 word along H (low nibble first). `group_index` must
-/// be non-decreasing, non-negative and end at S.
-pub fn group_quant(
-    x: &View,
-    scale: &View,
-    group_index: &View,
-    offset: Option<&View>,
-    int4: bool,
-    y: &View,
-) -> Result<(), String> {
-    let (s, h) = (x.shape[0], x.shape[1]);
-    let ends: Vec<i64> = load(group_index, DType::I64)?;
-    if ends.first().is_some_and(|&e| e < 0)
-        || ends.windows(2).any(|w| w[1] < w[0])
-        || ends.last().copied() != Some(s as i64)
-    {
-        return Err(format!(
-            "groupIndex {ends:?} must be non-decreasing cumulative row ends from 0 ending at x's \
-             {s} rows"
-        ));
-    }
-    let xs: Vec<f32> = load(x, DType::F32)?;
-    let sc: Vec<f32> = load(scale, DType::F32)?;
-    let off = match offset {
-        Some(o) => load::<f32>(o, DType::F32)?.first().copied().unwrap_or(0.0),
-        None => 0.0,
-    };
-    let (lo, hi) = if int4 { (-8.0, 7.0) } else { (-128.0, 127.0) };
-    let mut q = vec![0i64; s * h];
-    let mut g = 0usize;
-    for r in 0..s {
-        while ends[g] as usize <= r {
-            g += 1;
-        }
-        for c in 0..h {
-            let v = (xs[r * h + c] * sc[g * h + c] + off).round_ties_even();
-            q[r * h + c] = v.clamp(lo, hi) as i64;
-        }
-    }
-    if int4 {
-        let words: Vec<i64> = q
-            .chunks(8)
-            .map(|c| {
-                c.iter()
-                    .enumerate()
-                    .fold(0u32, |acc, (i, &v)| acc | ((v as u32 & 0xF) << (4 * i)))
-                    as i32 as i64
-            })
-            .collect();
-        store(words, DType::I64, y)
-    } else {
-        store(q, DType::I64, y)
     }
 }
