@@ -131,6 +131,16 @@ pub fn installed_bash(prefix: &Path, work: &Path, script: &str) -> Command {
     c
 }
 
+/// Removes a directory (a test's private node directory, [`node_dir`]) when dropped, also
+/// when the test fails: `let _node = NodeGuard(node_dir(&work));`.
+pub struct NodeGuard(pub PathBuf);
+
+impl Drop for NodeGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// The private node directory of a test's scratch directory (in `/dev/shm`).
 pub fn node_dir(work: &Path) -> PathBuf {
     let name = work.file_name().unwrap().to_string_lossy().to_string();
@@ -220,4 +230,43 @@ pub fn run(mut cmd: Command) -> Run {
         stdout,
         stderr,
     }
+}
+
+/// Install into `work/inst` and build the C++ program `src` (relative to the repository)
+/// against it with the aclnn and HCCL libraries (`-lopapi -lnnopbase -lhccl -lascendcl`,
+/// `-Werror`); gives the program and the install's `lib64`.
+pub fn build_aclnn_hccl(work: &Path, src: &str) -> (PathBuf, PathBuf) {
+    let prefix = work.join("inst");
+    let mut c = Command::new(npu_emu_bin());
+    c.args(["install", "--quiet", "--prefix"]).arg(&prefix);
+    run(c).assert_ok();
+    let lib64 = prefix.join("lib64");
+    let root = root();
+    let exe = work.join(Path::new(src).file_stem().unwrap());
+    let o = Command::new("g++")
+        .args([
+            "-std=c++17",
+            "-g",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pthread",
+        ])
+        .arg(format!("-I{}", prefix.join("include").display()))
+        .arg(format!("-I{}", root.join("tests/c").display()))
+        .arg(format!("-I{}", root.join("tests/c/aclnn").display()))
+        .arg(root.join(src))
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", lib64.display()))
+        .args(["-lopapi", "-lnnopbase", "-lhccl", "-lascendcl"])
+        .output()
+        .expect("run g++");
+    assert!(
+        o.status.success(),
+        "compiling {src} failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (exe, lib64)
 }

@@ -14,18 +14,10 @@
 //! - the same checks of an unsupported SoC (`NPU_EMU_SOC=Ascend310P3`), and Ascend 950's
 //!   `additionalDtype` rule (`NPU_EMU_SOC=Ascend950PR`).
 
+use npu_emu_tests::NodeGuard;
 use npu_emu_tests::{command, node_dir, npu_emu_bin, run, scratch, Run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Removes a test's private node directory from /dev/shm when dropped.
-struct NodeGuard(PathBuf);
-
-impl Drop for NodeGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Install the tree into `work/inst` and build `tests/c/aclnn/<src>` against it.
 fn build(work: &Path, src: &str) -> (PathBuf, PathBuf) {

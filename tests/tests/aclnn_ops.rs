@@ -55,17 +55,10 @@
 //! - `tests/bench/aclnn_ops_bench.cpp`: the throughput program builds and runs (small sizes;
 //!   the figures are measured by hand, never asserted).
 
+use npu_emu_tests::NodeGuard;
 use npu_emu_tests::{command, node_dir, npu_emu_bin, run, scratch, Run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-struct NodeGuard(PathBuf);
-
-impl Drop for NodeGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Install into `work/inst`, build `src` (relative to the repository) against it.
 fn build(work: &Path, src: &str, extra_inc: &str) -> (PathBuf, PathBuf) {

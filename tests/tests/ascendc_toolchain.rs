@@ -8,17 +8,10 @@
 //!
 //! Each test installs its own tree and builds once; a build's programs are run for every case.
 
+use npu_emu_tests::NodeGuard;
 use npu_emu_tests::{installed_bash, node_dir, npu_emu_bin, root, run, scratch, Run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-struct NodeGuard(PathBuf);
-
-impl Drop for NodeGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn require_cmake() {
     if Command::new("cmake").arg("--version").output().is_err() {

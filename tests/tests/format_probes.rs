@@ -19,18 +19,10 @@
 //!   ACL_COMPILE_SYS, NULL)` and `aclopExecuteV2`, the private descriptor built three
 //!   documented ways, and the documented argument errors.
 
+use npu_emu_tests::NodeGuard;
 use npu_emu_tests::{command, node_dir, npu_emu_bin, run, scratch, Run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Removes a test's private node directory from /dev/shm when dropped.
-struct NodeGuard(PathBuf);
-
-impl Drop for NodeGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Install the tree into `work/inst`; build each `tests/c/format_probes/<src>` against it.
 fn build(work: &Path, srcs: &[&str]) -> (Vec<PathBuf>, PathBuf) {

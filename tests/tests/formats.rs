@@ -3,17 +3,9 @@
 //! compiled against `headers/`. TransData results are copied back from the device and
 //! compared with a host reference the C++ program computes from abi.md §5.2.
 
+use npu_emu_tests::NodeGuard;
 use npu_emu_tests::{command, compile, node_dir, run, scratch, Run};
-use std::path::{Path, PathBuf};
-
-/// Removes a test's private node directory from /dev/shm when dropped.
-struct NodeGuard(PathBuf);
-
-impl Drop for NodeGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use std::path::Path;
 
 /// Compile `tests/c/formats/<src>` and run it with `args` on a private node.
 fn run_prog(src: &str, args: &[&str], env: &[(&str, &str)]) -> Run {

@@ -18,19 +18,11 @@
 //! and reported at the next synchronize; generator errors naming file:line. The AI-core
 //! count per SoC: what the runtime reports for each `NPU_EMU_SOC`, and a 200-block launch.
 
+use npu_emu_tests::NodeGuard;
 use npu_emu_tests::{command, compile, lib_dir, node_dir, npu_emu_bin, root, run, scratch, Run};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Removes a test's private node (its shared-memory directory) when the test ends.
-struct NodeGuard(PathBuf);
-
-impl Drop for NodeGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn ascendc_dir() -> PathBuf {
     root().join("headers/ascendc")

@@ -29,19 +29,11 @@
 //! - `tests/c/kernel_probes/icpu_host.cpp`: the CPU-debug path (ICPU_RUN_KF, GmAlloc, a nullptr
 //!   workspace), and a tiling buffer from ordinary host memory reported with a GmAlloc hint.
 
+use npu_emu_tests::NodeGuard;
 use npu_emu_tests::{command, installed_bash, node_dir, npu_emu_bin, root, run, scratch, Run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-
-/// Removes a test's private node (its shared-memory directory) when the test ends.
-struct NodeGuard(PathBuf);
-
-impl Drop for NodeGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn probes_dir() -> PathBuf {
     root().join("tests/c/kernel_probes")

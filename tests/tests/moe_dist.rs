@@ -10,59 +10,15 @@
 //!   `npu_moe_distribute_dispatch` / `npu_moe_distribute_combine`, their `_v2` forms and
 //!   `npu_moe_distribute_combine_add_rms_norm` against CPU torch.
 
+use npu_emu_tests::{build_aclnn_hccl, NodeGuard};
 use npu_emu_tests::{command, installed_bash, node_dir, npu_emu_bin, root, run, scratch};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-
-struct NodeGuard(PathBuf);
-
-impl Drop for NodeGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Install into `work/inst` and build `src` (relative to the repository) against it.
-fn build(work: &Path, src: &str) -> (PathBuf, PathBuf) {
-    let prefix = work.join("inst");
-    let mut c = Command::new(npu_emu_bin());
-    c.args(["install", "--quiet", "--prefix"]).arg(&prefix);
-    run(c).assert_ok();
-    let lib64 = prefix.join("lib64");
-    let root = npu_emu_tests::root();
-    let exe = work.join(Path::new(src).file_stem().unwrap());
-    let o = Command::new("g++")
-        .args([
-            "-std=c++17",
-            "-g",
-            "-O1",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-pthread",
-        ])
-        .arg(format!("-I{}", prefix.join("include").display()))
-        .arg(format!("-I{}", root.join("tests/c").display()))
-        .arg(format!("-I{}", root.join("tests/c/aclnn").display()))
-        .arg(root.join(src))
-        .arg("-o")
-        .arg(&exe)
-        .arg(format!("-L{}", lib64.display()))
-        .args(["-lopapi", "-lnnopbase", "-lhccl", "-lascendcl"])
-        .output()
-        .expect("run g++");
-    assert!(
-        o.status.success(),
-        "compiling {src} failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (exe, lib64)
-}
 
 fn check_job(n: u32) {
     let work = scratch(&format!("aclnn-moe-dist-{n}"));
     let _node = NodeGuard(node_dir(&work));
-    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_moe_dist.cpp");
+    let (exe, lib64) = build_aclnn_hccl(&work, "tests/c/aclnn/aclnn_moe_dist.cpp");
     let mut c = command(&npu_emu_bin(), &work);
     c.env("LD_LIBRARY_PATH", &lib64)
         .args(["run", "-n", &n.to_string(), "--timeout", "300"])
