@@ -1,6 +1,7 @@
 """torch_npu's own APIs that op-plugin implements only as aclop calls, against CPU torch:
 npu_transpose (Transpose), npu_broadcast (BroadcastTo), npu_slice (Slice), npu_indexing
-(StridedSlice), npu_scaled_masked_softmax (ScaledMaskedSoftmax and its Grad), npu_iou / npu_ptiou (Iou), npu_pad (Pad), npu_silu and
+(StridedSlice), npu_scaled_masked_softmax (ScaledMaskedSoftmax and its Grad), npu_iou / npu_ptiou (Iou),
+npu_random_choice_with_mask (RandomChoiceWithMask), npu_nms_v4 (NonMaxSuppressionV4), npu_pad (Pad), npu_silu and
 npu_silu_ (Swish / SwishGrad), npu_mish (Mish / MishGrad), npu_max / npu_min
 (ArgMaxWithValue / ArgMinWithValue, their gradient through npu_scatter's ArgMaxGrad)
 and npu_scatter itself, npu_format_cast (Identity), npu_bmmV2 (BatchMatMul),
@@ -114,6 +115,49 @@ def iou():
     close(torch_npu.npu_iou(b.to(D), g.to(D), 0), ref(False), 2e-3, "iou")
     close(torch_npu.npu_iou(b.to(D), g.to(D), 1), ref(True), 2e-3, "iof")
     close(torch_npu.npu_ptiou(b.float().to(D), g.float().to(D)), ref(False).float(), 2e-3, "ptiou float32")
+
+
+def random_choice_with_mask():
+    x = torch.zeros(4, 5, dtype=torch.bool)
+    for i, j in ((0, 1), (1, 4), (2, 2), (3, 0), (3, 3)):
+        x[i, j] = True
+    true_pos = {tuple(p) for p in x.nonzero().tolist()}
+    # more rows asked than true elements: all five (shuffled), then zero rows with mask false
+    idx, mask = torch_npu.npu_random_choice_with_mask(x.to(D), 8, 3, 7)
+    assert idx.dtype == torch.int32 and idx.shape == (8, 2) and mask.shape == (8,), (idx.dtype, idx.shape)
+    idx, mask = idx.cpu(), mask.cpu()
+    assert mask.tolist() == [True] * 5 + [False] * 3, mask.tolist()
+    assert {tuple(p) for p in idx[:5].tolist()} == true_pos, idx.tolist()
+    assert idx[5:].eq(0).all(), idx.tolist()
+    # fewer: three distinct true positions; the same seeds give the same choice
+    a, ma = torch_npu.npu_random_choice_with_mask(x.to(D), 3, 11, 2)
+    b, _ = torch_npu.npu_random_choice_with_mask(x.to(D), 3, 11, 2)
+    rows = [tuple(p) for p in a.cpu().tolist()]
+    assert ma.cpu().all() and len(set(rows)) == 3 and set(rows) <= true_pos, rows
+    assert torch.equal(a.cpu(), b.cpu())
+    # 1-D input
+    v = torch.tensor([False, True, True, False])
+    i1, m1 = torch_npu.npu_random_choice_with_mask(v.to(D), 2)
+    assert sorted(i1.cpu().flatten().tolist()) == [1, 2] and m1.cpu().all(), i1.tolist()
+
+
+def nms_v4():
+    boxes = torch.tensor([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [10, 0, 0, 10],
+                          [21, 21, 29, 29], [40, 40, 41, 41]], dtype=torch.float16)
+    scores = torch.tensor([0.9, 0.8, 0.7, 0.95, 0.6, 0.05], dtype=torch.float16)
+    # box 3 is box 0 with its corners swapped: they suppress each other; 1 overlaps 3 by 0.68;
+    # 4 overlaps 2 by 0.64 (both kept at a threshold of 0.7); 5 is under the score threshold
+    idx, n = torch_npu.npu_nms_v4(boxes.to(D), scores.to(D), 10, torch.tensor(0.5).half().to(D),
+                                  torch.tensor(0.1).half().to(D))
+    k = int(n.cpu())
+    assert idx.cpu()[:k].tolist() == [3, 2], (idx.cpu().tolist(), k)
+    idx, n = torch_npu.npu_nms_v4(boxes.to(D), scores.to(D), 10, torch.tensor(0.7).half().to(D),
+                                  torch.tensor(0.1).half().to(D))
+    k = int(n.cpu())
+    assert idx.cpu()[:k].tolist() == [3, 1, 2, 4], (idx.cpu().tolist(), k)
+    idx, n = torch_npu.npu_nms_v4(boxes.to(D), scores.to(D), 1, torch.tensor(0.7).half().to(D),
+                                  torch.tensor(0.1).half().to(D))
+    assert int(n.cpu()) == 1 and idx.cpu()[0].item() == 3, idx.cpu().tolist()
 
 
 def pad():
@@ -374,6 +418,8 @@ case("npu_slice", slice_)
 case("npu_indexing", indexing)
 case("npu_scaled_masked_softmax", scaled_masked_softmax)
 case("npu_iou", iou)
+case("npu_random_choice_with_mask", random_choice_with_mask)
+case("npu_nms_v4", nms_v4)
 case("npu_pad", pad)
 case("npu_silu", silu)
 case("npu_mish", mish)

@@ -945,6 +945,8 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
         "npu_indexing",
         "npu_scaled_masked_softmax",
         "npu_iou",
+        "npu_random_choice_with_mask",
+        "npu_nms_v4",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),

@@ -17,6 +17,8 @@
 //! | ScaledMaskedSoftmax (`npu_scaled_masked_softmax`) | x, mask (BOOL / UINT8, broadcast) | scale (1.0), fixed_triu_mask (false: the mask input; true: `j > i`) | y |
 //! | ScaledMaskedSoftmaxGrad | y_grad, y, mask | as ScaledMaskedSoftmax | x_grad |
 //! | Iou (`npu_iou`, `npu_ptiou`) | bboxes [N, 4], gtboxes [M, 4] | mode ("iou" / "iof"), eps (1.0) | overlap [M, N] |
+//! | NonMaxSuppressionV4 (`npu_nms_v4`) | boxes [N, 4], scores [N], max_output_size, iou_threshold, score_threshold (one value each) | pad_to_max_output_size | selected_indices (INT32), valid_outputs (INT32) |
+//! | RandomChoiceWithMask (`npu_random_choice_with_mask`) | x (BOOL, 1-5 dimensions) | count (required), seed, seed2 (0: both zero draws a fresh seed) | index (INT32 [count, rank]), mask (BOOL [count]) |
 //! | Swish | x | scale (1.0) | y |
 //! | SwishGrad | dy, x, y | scale (1.0) | dx |
 //! | Mish | x | | y |
@@ -66,7 +68,7 @@ const MASK: &[DType] = &[DType::Bool, DType::U8];
 
 /// (op type, inputs, outputs): each input is a tensor `T`, an integer list `L` or an
 /// optional tensor `o` (which may be left out at the end of the call).
-const OPS: [(&str, &str, usize); 45] = [
+const OPS: [(&str, &str, usize); 47] = [
     ("Transpose", "TL", 1),
     ("BroadcastTo", "TL", 1),
     ("Slice", "TLL", 1),
@@ -75,6 +77,8 @@ const OPS: [(&str, &str, usize); 45] = [
     ("ScaledMaskedSoftmax", "TT", 1),
     ("ScaledMaskedSoftmaxGrad", "TTT", 1),
     ("Iou", "TT", 1),
+    ("RandomChoiceWithMask", "T", 2),
+    ("NonMaxSuppressionV4", "TTTTT", 2),
     ("Swish", "T", 1),
     ("SwishGrad", "TTT", 1),
     ("Mish", "T", 1),
@@ -370,6 +374,28 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             triu: get_int(op, &a, "fixed_triu_mask", Some(0))? != 0,
             grad: op == "ScaledMaskedSoftmaxGrad",
         },
+        "NonMaxSuppressionV4" => TensorOp::NmsV4,
+        "RandomChoiceWithMask" => {
+            let count = get_int(op, &a, "count", None)?;
+            if count <= 0 {
+                return Err(attr_err(
+                    op,
+                    format!("attr count = {count} must be positive"),
+                ));
+            }
+            let (s1, s2) = (
+                get_int(op, &a, "seed", Some(0))?,
+                get_int(op, &a, "seed2", Some(0))?,
+            );
+            TensorOp::RandomChoiceWithMask {
+                count: count as usize,
+                seed: if s1 == 0 && s2 == 0 {
+                    fresh_seed()
+                } else {
+                    (s1 as u64) << 32 ^ s2 as u64
+                },
+            }
+        }
         "Iou" => TensorOp::Iou {
             iof: match get_str(&a, "mode", "iou") {
                 "iou" => false,
@@ -637,6 +663,11 @@ fn dtype_rule(op: &str, output: bool, i: usize) -> (&'static [DType], bool) {
         ("ArgMaxWithValue" | "ArgMinWithValue", true, 0) => (INDEX, false),
         ("OneHotD", false, 0) => (ONE_HOT_INDEX, false),
         ("OneHotD", true, _) => (ANY, false),
+        ("RandomChoiceWithMask", false, _) => (BOOL, false),
+        ("NonMaxSuppressionV4", false, 0 | 1 | 3 | 4) => (FLOATS, false),
+        ("NonMaxSuppressionV4", _, _) => (INDEX, false),
+        ("RandomChoiceWithMask", true, 0) => (INDEX, false),
+        ("RandomChoiceWithMask", true, _) => (BOOL, false),
         ("ScaledMaskedSoftmax", false, 1) | ("ScaledMaskedSoftmaxGrad", false, 2) => (MASK, false),
         ("ScaledMaskedSoftmax" | "ScaledMaskedSoftmaxGrad", _, _) => (FLOATS, false),
         (
@@ -685,4 +716,17 @@ fn same_dtype(op: &str, ins: &[Option<Tensor>], outs: &[Tensor]) -> Result<(), E
         }
     }
     Ok(())
+}
+
+/// A seed for an operator whose seeds are both 0 ("random"): the clock and a per-process
+/// counter, so that two calls draw differently.
+fn fresh_seed() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    t ^ CALLS
+        .fetch_add(1, Ordering::Relaxed)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }

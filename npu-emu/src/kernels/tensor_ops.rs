@@ -40,6 +40,16 @@ pub enum TensorOp {
     /// (`iof`) the intersection over the ground-truth box's area; boxes `[x0, y0, x1, y1]`
     /// with `eps` added to widths and heights (inputs bboxes `[N, 4]`, gtboxes `[M, 4]`).
     Iou { iof: bool, eps: f64 },
+    /// outputs (index INT32 `[count, rank]`, mask BOOL `[count]`): the positions of the true
+    /// elements of the BOOL `x`, in a random order from `seed` (Philox), the first `count` of
+    /// them; rows past the number of true elements are zero with mask false.
+    RandomChoiceWithMask { count: usize, seed: u64 },
+    /// TensorFlow's NonMaxSuppressionV4 (inputs boxes `[N, 4]` as two opposite corners,
+    /// scores `[N]`, then one-element max_output_size, iou_threshold, score_threshold):
+    /// outputs the kept indices (INT32, greedy by descending score, the lower index first on a
+    /// tie; only scores above the threshold; a box overlapping a kept one by IoU above the
+    /// threshold is dropped), zero past the last, and their number.
+    NmsV4,
     /// `y` = `x` with `(before, after)` zeros in each dimension.
     Pad { pads: Vec<(usize, usize)> },
     /// `y = x * sigmoid(scale * x)`.
@@ -268,6 +278,30 @@ impl TensorOp {
                         "value must hold one element, but its shape is {x:?}"
                     ));
                 }
+            }
+            TensorOp::NmsV4 => {
+                if x.len() != 2 || x[1] != 4 || ins[1] != [x[0]] {
+                    return bad(format!(
+                        "boxes {x:?} must be [n, 4] and scores {:?} [n]",
+                        ins[1]
+                    ));
+                }
+                if let Some(k) = (2..5).find(|&k| ins[k].iter().product::<usize>() != 1) {
+                    return bad(format!("input {k} {:?} must hold one value", ins[k]));
+                }
+                if y.len() != 1 || outs[1].iter().product::<usize>() != 1 {
+                    return bad(format!(
+                        "selected_indices {y:?} must be 1-D and valid_outputs {:?} one value",
+                        outs[1]
+                    ));
+                }
+            }
+            TensorOp::RandomChoiceWithMask { count, .. } => {
+                if x.is_empty() || x.len() > 5 {
+                    return bad(format!("x {x:?} must have 1 to 5 dimensions"));
+                }
+                same(y, &[*count, x.len()], "index", "[count, rank of x]")?;
+                same(outs[1], &[*count], "mask", "[count]")?;
             }
             TensorOp::Iou { .. } => {
                 let g = ins[1];
@@ -503,6 +537,10 @@ impl TensorOp {
                 iter::copy(&e, y)
             }
             TensorOp::SwishGrad { scale } => nn18::swish_backward(x, ins[1], *scale, y),
+            TensorOp::NmsV4 => nms_v4(ins, y, &outs[1]),
+            TensorOp::RandomChoiceWithMask { count, seed } => {
+                random_choice_with_mask(x, *count, *seed, y, &outs[1])
+            }
             TensorOp::Iou { iof, eps } => {
                 crate::ops::cv19::iou(x, ins[1], *iof, *eps, false, &y.permute(&[1, 0]))
             }
@@ -650,6 +688,89 @@ fn same(a: &[usize], b: &[usize], an: &str, bn: &str) -> Result<(), String> {
         return bad(format!("{an} {a:?} must have {bn}'s shape {b:?}"));
     }
     Ok(())
+}
+
+/// [`TensorOp::NmsV4`].
+fn nms_v4(ins: &[&View], selected: &View, valid: &View) -> Result<(), String> {
+    use crate::ops::extra::{load, store};
+    let boxes: Vec<f64> = load(ins[0], DType::F64)?;
+    let scores: Vec<f64> = load(ins[1], DType::F64)?;
+    let one = |k: usize| -> Result<f64, String> { Ok(load::<f64>(ins[k], DType::F64)?[0]) };
+    let (max_out, iou_t, score_t) = (one(2)?, one(3)?, one(4)?);
+    if max_out < 0.0 {
+        return Err(format!("max_output_size {max_out} must not be negative"));
+    }
+    let cap = (max_out as usize).min(selected.shape[0]);
+    let corners = |i: usize| {
+        let b = &boxes[i * 4..i * 4 + 4];
+        (
+            b[0].min(b[2]),
+            b[1].min(b[3]),
+            b[0].max(b[2]),
+            b[1].max(b[3]),
+        )
+    };
+    let iou = |i: usize, j: usize| {
+        let (a, b) = (corners(i), corners(j));
+        let area = |c: (f64, f64, f64, f64)| (c.2 - c.0) * (c.3 - c.1);
+        let ih = (a.2.min(b.2) - a.0.max(b.0)).max(0.0);
+        let iw = (a.3.min(b.3) - a.1.max(b.1)).max(0.0);
+        let inter = ih * iw;
+        let union = area(a) + area(b) - inter;
+        if union <= 0.0 {
+            0.0
+        } else {
+            inter / union
+        }
+    };
+    let mut order: Vec<usize> = (0..scores.len()).filter(|&i| scores[i] > score_t).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    let mut kept: Vec<usize> = Vec::new();
+    for i in order {
+        if kept.len() == cap {
+            break;
+        }
+        if kept.iter().all(|&k| iou(k, i) <= iou_t) {
+            kept.push(i);
+        }
+    }
+    let mut out = vec![0i64; selected.shape[0]];
+    for (o, &k) in out.iter_mut().zip(&kept) {
+        *o = k as i64;
+    }
+    store(out, DType::I64, selected)?;
+    store(vec![kept.len() as i64], DType::I64, valid)
+}
+
+/// [`TensorOp::RandomChoiceWithMask`]: the true positions of `x` (row-major), shuffled by a
+/// Fisher-Yates pass drawing from Philox(`seed`), then written as coordinates.
+fn random_choice_with_mask(
+    x: &View,
+    count: usize,
+    seed: u64,
+    index: &View,
+    mask: &View,
+) -> Result<(), String> {
+    let v: Vec<f64> = crate::ops::extra::load(x, DType::F64)?;
+    let mut hits: Vec<usize> = (0..v.len()).filter(|&i| v[i] != 0.0).collect();
+    for i in (1..hits.len()).rev() {
+        let r = crate::ops::random::uniform01(seed, 0, i, true);
+        let j = ((r * (i + 1) as f64) as usize).min(i);
+        hits.swap(i, j);
+    }
+    let rank = x.shape.len();
+    let mut idx = vec![0i64; count * rank];
+    let mut m = vec![0i64; count];
+    for (k, &p) in hits.iter().take(count).enumerate() {
+        let mut rem = p;
+        for d in (0..rank).rev() {
+            idx[k * rank + d] = (rem % x.shape[d]) as i64;
+            rem /= x.shape[d];
+        }
+        m[k] = 1;
+    }
+    crate::ops::extra::store(idx, DType::I64, index)?;
+    crate::ops::extra::store(m, DType::I64, mask)
 }
 
 #[cfg(test)]
