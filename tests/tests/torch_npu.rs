@@ -533,11 +533,12 @@ for r in 0 1 2; do echo "== rank $r exit $(cat code$r)"; grep -v CAN_EXIT out$r.
     );
 }
 
-/// An operator npu-emu does not have (`tests/python/missing_op.py`, `torch_npu.npu_ptiou`,
-/// which op-plugin implements only as the aclop "Iou"): a Python exception (exit 1, not a
+/// An operator npu-emu does not have (`tests/python/missing_op.py`,
+/// `torch_npu.npu_alloc_float_status`, which op-plugin implements only as the aclop
+/// "NPUAllocFloatStatus"): a Python exception (exit 1, not a
 /// signal) whose message names the aclop type, after `torch.ge(cpu_scalar, x)` ran right
 /// through torch_npu's fallback to the aclop "LessEqual"; with `ASCEND_GLOBAL_LOG_LEVEL=2`
-/// (torch_npu then logs that fallback) the unsupported "Iou" is still not blamed on it.
+/// (torch_npu then logs that fallback) the unsupported operator is still not blamed on it.
 #[test]
 fn an_operator_we_do_not_have_is_named() {
     let Some(venv) = venv() else { return };
@@ -553,7 +554,10 @@ fn an_operator_we_do_not_have_is_named() {
             "{all}"
         );
         assert!(all.contains("RuntimeError"), "{all}");
-        assert!(all.contains("op type \"Iou\" is not supported"), "{all}");
+        assert!(
+            all.contains("op type \"NPUAllocFloatStatus\" is not supported"),
+            "{all}"
+        );
         assert!(all.contains("LessEqual, Greater"), "{all}");
         assert!(all.contains("ASCEND_GLOBAL_LOG_LEVEL=2"), "{all}");
         assert!(!all.contains("has no aclnnLessScalar"), "{all}");
