@@ -11,6 +11,8 @@ against CPU references written from the operators' formulas:
 - npu_weight_quant_batchmatmul with an int4 weight packed in int32 (by npu_convert_weight_to_int4pack,
   and a transposed one), per-channel and per-group antiquant scale and offset
   (aclnnWeightQuantBatchMatmulV2);
+- npu_quant_scatter / npu_quant_scatter_ (aclnnInplaceQuantScatter): updates quantised as
+  round(updates / scale + zero_point) into an int8 cache along axis -2, 1-D and [B, 2] indices;
 - npu_group_quant (aclnnGroupQuant): rows grouped by cumulative ends, per-group scale, one
   offset, int8 and quint4x2 (int4 packed in int32) outputs.
 Prints PASS/FAIL per case and exits 1 when any case fails.
@@ -201,6 +203,33 @@ def group_quant():
         assert torch.equal(unpack4(got4.cpu()), torch.round(v).clamp(-8, 7).long()), f"{dtype}: int4 differs"
 
 
+def quant_scatter():
+    g = torch.Generator().manual_seed(9)
+    var = torch.randint(-100, 100, (3, 2, 8, 32), generator=g).to(torch.int8)
+    upd = torch.randn(2, 2, 3, 32, generator=g)
+    for dt, sdt, zdt in ((torch.float16, torch.float32, torch.int32), (torch.bfloat16, torch.bfloat16, torch.bfloat16)):
+        u = upd.to(dt)
+        sc = (torch.rand(1, 1, 1, 32, generator=g) * 0.05 + 0.01).to(sdt)
+        zp = torch.randint(-3, 4, (1, 1, 1, 32), generator=g).to(zdt)
+        q = torch.round(u.float() / sc.float().reshape(32) + zp.float().reshape(32)).clamp(-128, 127).to(torch.int8)
+        # 1-D indices: row i of updates into row i of var at offset indices[i] along axis -2
+        idx = torch.tensor([4, 1], dtype=torch.int32)
+        want = var.clone()
+        for i in range(2):
+            want[i, :, idx[i]:idx[i] + 3, :] = q[i]
+        got = torch_npu.npu_quant_scatter(var.to(D), idx.to(D), u.to(D), sc.to(D), zp.to(D), axis=-2, quant_axis=-1)
+        assert torch.equal(got.cpu(), want), f"{dt}: 1-D indices"
+        # [B, 2] indices (row, offset), in place, no zero points
+        idx2 = torch.tensor([[2, 5], [0, 0]], dtype=torch.int64)
+        q0 = torch.round(u.float() / sc.float().reshape(32)).clamp(-128, 127).to(torch.int8)
+        want = var.clone()
+        want[2, :, 5:8, :] = q0[0]
+        want[0, :, 0:3, :] = q0[1]
+        t = var.to(D)
+        torch_npu.npu_quant_scatter_(t, idx2.to(D), u.to(D), sc.to(D), None, axis=-2, quant_axis=-1)
+        assert torch.equal(t.cpu(), want), f"{dt}: [B, 2] indices in place"
+
+
 case("quant_matmul_int4", int4_matmul)
 case("quant_matmul_gb", gb_matmul)
 case("quant_matmul_a8w4_kg", a8w4_matmul)
@@ -210,6 +239,7 @@ case("dynamic_quant_group_index_int4", dyn_quant(torch.quint4x2, False))
 case("dynamic_quant_asym_int4", dyn_quant(torch.quint4x2, True))
 case("weight_quant_batchmatmul_int4", wqbmm_int4)
 case("group_quant", group_quant)
+case("quant_scatter", quant_scatter)
 
 print(f"quant_modes: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -1731,6 +1731,7 @@ fn quant_modes_match_cpu_through_torch_npu() {
         "quant_matmul_int4",
         "weight_quant_batchmatmul_int4",
         "group_quant",
+        "quant_scatter",
         "quant_matmul_gb",
         "quant_matmul_a8w4_kg",
         "dynamic_quant_group_index",

@@ -1131,6 +1131,70 @@ pub fn group_quant(
     }
 }
 
+/// InplaceQuantScatter: `q = round(updates / scale[c] + zero_point[c])` (f32, half to even,
+/// saturated to int8; `c` the position along the last axis) written into `self_` along `axis`:
+/// with 1-D `indices` row `i` of `updates` goes to row `i` of `self_` at offset `indices[i]`
+/// along `axis`; with `[B, 2]` indices to row `indices[i][0]` at offset `indices[i][1]`. The
+/// dimensions between the first and `axis`, and after it, are kept as they are. A block
+/// running past `self_` is an error.
+pub fn quant_scatter(
+    self_: &View,
+    indices: &View,
+    updates: &View,
+    scales: &View,
+    zero_points: Option<&View>,
+    axis: usize,
+) -> Result<(), String> {
+    let n = self_.shape.len();
+    let mid = |sh: &[usize]| sh[1..axis].iter().product::<usize>();
+    let tail = |sh: &[usize]| sh[axis + 1..].iter().product::<usize>();
+    let (sd, sm, sa, st) = (
+        self_.shape[0],
+        mid(&self_.shape),
+        self_.shape[axis],
+        tail(&self_.shape),
+    );
+    let (ud, ua) = (updates.shape[0], updates.shape[axis]);
+    let last = updates.shape[n - 1];
+    let idx: Vec<i64> = load(indices, DType::I64)?;
+    let two = indices.shape.len() == 2;
+    let upd: Vec<f32> = load(updates, DType::F32)?;
+    let sc: Vec<f32> = load(scales, DType::F32)?;
+    let zp: Vec<f32> = match zero_points {
+        Some(z) => load(z, DType::F32)?,
+        None => vec![0.0; last],
+    };
+    let mut out: Vec<i64> = load(self_, DType::I64)?;
+    for i in 0..ud {
+        let (row, off) = if two {
+            (idx[2 * i], idx[2 * i + 1])
+        } else {
+            (i as i64, idx[i])
+        };
+        if row < 0 || row as usize >= sd || off < 0 || off as usize + ua > sa {
+            return Err(format!(
+                "indices entry {i} ({row}, {off}) puts {ua} rows along axis {axis} outside \
+                 selfRef {:?}",
+                self_.shape
+            ));
+        }
+        let (row, off) = (row as usize, off as usize);
+        for j in 0..sm {
+            for k in 0..ua {
+                for m in 0..st {
+                    let u = ((i * sm + j) * ua + k) * st + m;
+                    let c = m % last;
+                    let q = (upd[u] / sc[c] + zp[c])
+                        .round_ties_even()
+                        .clamp(-128.0, 127.0);
+                    out[((row * sm + j) * sa + off + k) * st + m] = q as i64;
+                }
+            }
+        }
+    }
+    store(out, DType::I64, self_)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

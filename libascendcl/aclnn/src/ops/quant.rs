@@ -2879,3 +2879,133 @@ pub unsafe extern "C" fn aclnnGroupQuantGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnGroupQuant);
+
+// ---------------------------------------------------------------- InplaceQuantScatter
+
+/// `aclnn_quant_scatter.h`: updates (FLOAT16 with FLOAT scales and INT32 zero points, or
+/// BFLOAT16 with BFLOAT16 both) quantised along their last axis, `round(updates / scale +
+/// zeroPoint)` saturated to INT8, then written into the INT8 selfRef (3-8 dimensions) along
+/// `axis` (not the first or the last) at the offsets of indices (INT32/INT64, `[B]` per row or
+/// `[B, 2]` (row, offset)); reduction 1 (update) only. A block past selfRef fails at launch
+/// (the reference does not check).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn aclnnInplaceQuantScatterGetWorkspaceSize(
+    selfRef: *mut c_void,
+    indices: *const c_void,
+    updates: *const c_void,
+    quantScales: *const c_void,
+    quantZeroPoints: *const c_void,
+    axis: i64,
+    quantAxis: i64,
+    reduction: i64,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnInplaceQuantScatterGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let s = a::tensor(selfRef, "selfRef")?;
+            let ix = a::tensor(indices, "indices")?;
+            let u = a::tensor(updates, "updates")?;
+            let sc = a::tensor(quantScales, "quantScales")?;
+            let zp = a::opt_tensor(quantZeroPoints, "quantZeroPoints")?;
+            a::dtype_in(&s, &[DType::I8])?;
+            a::dtype_in(&ix, &[DType::I32, DType::I64])?;
+            a::dtype_in(&u, &[DType::F16, DType::BF16])?;
+            a::dtype_in(&sc, &[DType::F32, DType::BF16])?;
+            let combo = matches!(
+                (u.dtype(), sc.dtype(), zp.as_ref().map(|z| z.dtype())),
+                (DType::F16, DType::F32, None | Some(DType::I32))
+                    | (DType::BF16, DType::BF16, None | Some(DType::BF16))
+            );
+            if !combo {
+                return Err(NnError::invalid(format!(
+                    "(updates, quantScales, quantZeroPoints) must be (FLOAT16, FLOAT, INT32) or \
+                     (BFLOAT16, BFLOAT16, BFLOAT16), but they are ({}, {}, {})",
+                    u.dtype(),
+                    sc.dtype(),
+                    zp.as_ref()
+                        .map_or("none".to_string(), |z| z.dtype().to_string())
+                )));
+            }
+            let n = s.ndim();
+            if !(3..=8).contains(&n) || u.ndim() != n {
+                return Err(NnError::invalid(format!(
+                    "selfRef {:?} must have 3 to 8 dimensions and updates {:?} as many",
+                    s.shape(),
+                    u.shape()
+                )));
+            }
+            let ni = n as i64;
+            let ax = if axis < 0 { axis + ni } else { axis };
+            if ax < 1 || ax >= ni - 1 {
+                return Err(NnError::invalid(format!(
+                    "axis {axis} must name a dimension of updates other than the first and \
+                     the last"
+                )));
+            }
+            if quantAxis != -1 && quantAxis != ni - 1 {
+                return Err(NnError::invalid(format!(
+                    "quantAxis {quantAxis} must be the last dimension (-1 or {})",
+                    ni - 1
+                )));
+            }
+            if reduction != 1 {
+                return Err(NnError::invalid(format!(
+                    "reduction {reduction} is not supported; only 1 (update)"
+                )));
+            }
+            let ax = ax as usize;
+            let (ss, us) = (s.shape(), u.shape());
+            let bad = (0..n).find(|&d| match d {
+                0 => us[0] > ss[0],
+                d if d == ax => us[d] > ss[d],
+                d => us[d] != ss[d],
+            });
+            if let Some(d) = bad {
+                return Err(NnError::invalid(format!(
+                    "updates {us:?} does not fit selfRef {ss:?} in dimension {d} (axis {ax}: \
+                     at most as long; dimension 0: at most as long; others equal)"
+                )));
+            }
+            let rows_ok = match ix.shape() {
+                [b] => *b == us[0],
+                [b, 2] => *b == us[0],
+                _ => false,
+            };
+            if !rows_ok {
+                return Err(NnError::invalid(format!(
+                    "indices {:?} must be [{}] or [{}, 2] (one entry per row of updates)",
+                    ix.shape(),
+                    us[0],
+                    us[0]
+                )));
+            }
+            let last = us[n - 1];
+            for t in std::iter::once(&sc).chain(zp.iter()) {
+                if t.numel() != last {
+                    return Err(NnError::invalid(format!(
+                        "{} {:?} must hold one value per element of updates' last dimension \
+                         ({last})",
+                        t.arg,
+                        t.shape()
+                    )));
+                }
+            }
+            let mut l = Launch::new("aclnnInplaceQuantScatter");
+            l.input(&ix);
+            l.input(&u);
+            l.input(&sc);
+            let zi = zp.as_ref().map(|z| l.input(z));
+            let si = l.output(&s);
+            l.finish(move |v, _| {
+                quant::quant_scatter(&v[si], &v[0], &v[1], &v[2], zi.map(|i| &v[i]), ax)
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnInplaceQuantScatter);
