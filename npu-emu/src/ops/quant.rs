@@ -200,17 +200,7 @@ pub fn dynamic_quant_v2(
         }
     }
     if int4 {
-        let words: Vec<i64> = out
-            .chunks(8)
-            .map(|c| {
-                let w = c
-                    .iter()
-                    .enumerate()
-                    .fold(0u32, |w, (i, &q)| w | ((q as u32 & 0xF) << (4 * i)));
-                w as i32 as i64
-            })
-            .collect();
-        store(words, DType::I64, y)?;
+        store(pack_nibbles(&out), DType::I64, y)?;
     } else {
         store(out, DType::I64, y)?;
     }
@@ -593,16 +583,19 @@ pub fn unpack_int4(v: &View, axis: usize) -> Result<Scratch, String> {
 /// INT32 `out`.
 pub fn pack_int4(w: &View, out: &View) -> Result<(), String> {
     let v: Vec<i64> = load(w, DType::I64)?;
-    let words: Vec<i64> = v
-        .chunks(8)
+    store(pack_nibbles(&v), DType::I64, out)
+}
+
+/// The low 4 bits of each of `v`'s values packed eight to an INT32 word (low nibble first).
+fn pack_nibbles(v: &[i64]) -> Vec<i64> {
+    v.chunks(8)
         .map(|c| {
             c.iter()
                 .enumerate()
                 .fold(0u32, |acc, (i, &q)| acc | ((q as u32 & 0xF) << (4 * i))) as i32
                 as i64
         })
-        .collect();
-    store(words, DType::I64, out)
+        .collect()
 }
 
 /// `v` (2-D, `[r, c]`) as row-major i64 values of `[rows, cols]`, transposed first when
@@ -1116,16 +1109,7 @@ pub fn group_quant(
         }
     }
     if int4 {
-        let words: Vec<i64> = q
-            .chunks(8)
-            .map(|c| {
-                c.iter()
-                    .enumerate()
-                    .fold(0u32, |acc, (i, &v)| acc | ((v as u32 & 0xF) << (4 * i)))
-                    as i32 as i64
-            })
-            .collect();
-        store(words, DType::I64, y)
+        store(pack_nibbles(&q), DType::I64, y)
     } else {
         store(q, DType::I64, y)
     }

@@ -137,19 +137,7 @@ impl Gmm {
                 )));
             }
         }
-        let bias_dt = if dt == DType::F16 {
-            DType::F16
-        } else {
-            DType::F32
-        };
-        for b in &bs {
-            if b.dtype() != bias_dt {
-                return Err(NnError::invalid(format!(
-                    "biasOptional has data type {}; x {dt} takes {bias_dt}",
-                    b.dtype()
-                )));
-            }
-        }
+        super::quant::float_bias(&bs, dt)?;
         // The groups' weight matrices [K, N].
         let stacked = ws.len() == 1 && ws[0].logical.ndim() == 3;
         let kn: Vec<(usize, usize)> = if stacked {

@@ -1639,19 +1639,7 @@ unsafe fn grouped_matmul(
                 )));
             }
         }
-        let bias_dt = if dt == DType::F16 {
-            DType::F16
-        } else {
-            DType::F32
-        };
-        for b in &bs {
-            if b.dtype() != bias_dt {
-                return Err(NnError::invalid(format!(
-                    "biasOptional has data type {}; x {dt} takes {bias_dt}",
-                    b.dtype()
-                )));
-            }
-        }
+        float_bias(&bs, dt)?;
         let matrix = |w: &T| -> NnResult<(usize, usize)> {
             if w.ndim() != 2 {
                 return Err(NnError::invalid(format!(
@@ -3009,3 +2997,21 @@ pub unsafe extern "C" fn aclnnInplaceQuantScatterGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnInplaceQuantScatter);
+
+/// The biases of an unquantised grouped matmul: FLOAT16 for a FLOAT16 x, FLOAT otherwise.
+pub(crate) fn float_bias(bs: &[T], dt: DType) -> NnResult<()> {
+    let bias_dt = if dt == DType::F16 {
+        DType::F16
+    } else {
+        DType::F32
+    };
+    for b in bs {
+        if b.dtype() != bias_dt {
+            return Err(NnError::invalid(format!(
+                "biasOptional has data type {}; x {dt} takes {bias_dt}",
+                b.dtype()
+            )));
+        }
+    }
+    Ok(())
+}
