@@ -7,7 +7,7 @@
 #   make test     ... then run the whole test suite (after `make venv`)
 #   make venv     the tests' Python in target/venv (numpy, pytest; torch and torch_npu when
 #                 tests/python/setup_venv.sh exists), made once
-#   make perf     build the HCCL performance tool (tests/perf/hccl-perf, hccl-perf-mpi)
+#   make perf     build the HCCL performance tools (tests/perf/hccl-perf, hccl-perf-mpi, tcp_link)
 #   make bench    run the runtime benchmarks beside their peers (tests/bench/run.sh all)
 #   make fuzz     a long run of the C-ABI fuzz target (tests/tests/fuzz.rs): FUZZ_CASES cases
 #                 of FUZZ_CALLS calls, from 1 and 4 threads, starting at seed FUZZ_SEED

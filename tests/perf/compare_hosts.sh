@@ -16,6 +16,8 @@
 #
 # Environment: OPS (default allreduce,allgather), SIZES (8M,128M), ITERS (10), WARMUP (3),
 # ITER_BYTES (512M: 4 iterations at 128 MiB), LAYOUTS ("1 2"), OUT (raw output file).
+# Before the layouts it measures the link with tcp_link (built by `make perf`), and prints how
+# close each library comes to it with one rank per server.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -86,6 +88,25 @@ chmod +x "$work/rsh-agent.sh"
 
 cores=$(nproc)
 : >"$OUT"
+# The link itself, first: one TCP connection between the servers, both directions at once (what
+# a rank pair across them needs), at each size an AllReduce (S each way) and an AllGather
+# (S/2 each way, 2 ranks) moves. This is the bound of both libraries with one rank per server.
+link="$here/tcp_link"
+if [ -x "$link" ]; then
+    link_sizes=()
+    for s in ${SIZES//,/ }; do
+        b=$(numfmt --from=iec "$s")
+        link_sizes+=("$b" "$((b / 2))")
+    done
+    ip netns exec "$tag-h0" "$link" server 10.202.0.1 29731 "${link_sizes[@]}" &
+    if ! ip netns exec "$tag-h1" "$link" client 10.202.0.1 29731 "${link_sizes[@]}" >>"$OUT"; then
+        echo "compare_hosts.sh: the link measurement failed" >&2
+        exit 1
+    fi
+    wait
+else
+    echo "compare_hosts.sh: $link is missing (make perf builds it): no link bound in the table" >&2
+fi
 for k in $LAYOUTS; do
     n=$((2 * k))
     echo "== 2 servers x $k ranks: $OPS (fp32) at $SIZES" | tee -a "$OUT" >&2
@@ -100,3 +121,28 @@ for k in $LAYOUTS; do
 done
 echo "load: $(uptime)"
 "$here/compare.sh" --table "$OUT" | sed '/^8-byte allreduce latency/,/^|-----------|/d'
+# One rank per server against the link: busbw bound = GB/s per direction of the exchange the
+# 2-rank collective needs (AllReduce of S: S each way; AllGather of S: S/2 each way).
+awk '
+    $1 == "link" { gbs[$2] = $4; nl++ }
+    $1 == "2" && $2 == "#" && NF == 3 { op = $3 }
+    $1 == "2" && $2 ~ /^[0-9]+$/ && NF >= 13 {
+        k = op SUBSEP $2
+        if (!(k in ours)) order[++m] = k
+        ours[k] = $8; mpi[k] = $13
+    }
+    END {
+        if (m == 0 || nl == 0) exit
+        print ""
+        print "one rank per server against the link (tcp_link: one connection, both directions at once, same run)"
+        print "| op            |       size | link bound |  ours    |   mpi    | ours/link | mpi/link |"
+        print "|---------------|-----------:|-----------:|---------:|---------:|----------:|---------:|"
+        for (i = 1; i <= m; i++) {
+            k = order[i]
+            split(k, kk, SUBSEP); o = kk[1]; s = kk[2]
+            need = (o == "allgather") ? s / 2 : s
+            if (!(need in gbs) || gbs[need] == 0) continue
+            b = gbs[need]
+            printf "| %-13s | %6d MiB | %10.2f | %8.2f | %8.2f | %8.0f%% | %7.0f%% |\n", o, s / 1048576, b, ours[k], mpi[k], 100 * ours[k] / b, 100 * mpi[k] / b
+        }
+    }' "$OUT"
