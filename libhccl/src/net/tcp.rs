@@ -93,6 +93,11 @@ pub struct Conn {
     pub peer: PeerId,
     sock: TcpStream,
     wlock: Mutex<()>,
+    /// The reading side: whoever holds it reads whole frames from the socket. The reader
+    /// thread takes it when the socket has data; a thread waiting for a receive takes it
+    /// when it is free ([`Conn::progress`]), and so gets its message without waiting for
+    /// the reader thread to be woken and scheduled (MPI's progress in the waiting call).
+    rx: Mutex<TcpStream>,
     m: Mutex<Match>,
     /// Buffers of messages that came before their receive, kept for the next such message.
     spare: Mutex<Vec<Vec<u8>>>,
@@ -171,6 +176,7 @@ impl Conn {
             peer,
             sock,
             wlock: Mutex::new(()),
+            rx: Mutex::new(rd),
             m: Mutex::new(Match::default()),
             spare: Mutex::new(Vec::new()),
             broken: Mutex::new(None),
@@ -183,7 +189,7 @@ impl Conn {
         let c2 = c.clone();
         std::thread::Builder::new()
             .name(format!("hccl-net-r{}", c.peer.rank))
-            .spawn(move || reader_main(c2, rd))
+            .spawn(move || reader_main(c2))
             .map_err(|e| {
                 HcclError::new(
                     HCCL_E_INTERNAL,
@@ -194,6 +200,29 @@ impl Conn {
                 )
             })?;
         Ok(c)
+    }
+
+    /// Read the frames that have arrived, if no other thread is reading: a waiting thread
+    /// calls this as it polls. Returns whether it read any.
+    pub fn progress(&self) -> bool {
+        if self.is_broken.load(Ordering::Relaxed) {
+            return false;
+        }
+        let Some(mut rd) = self.rx.try_lock() else {
+            return false;
+        };
+        let mut any = false;
+        while readable(rd.as_raw_fd(), 0) {
+            match read_frame(self, &mut rd) {
+                Ok(()) => any = true,
+                Err(Stop::Closing) => break,
+                Err(Stop::Err(e)) => {
+                    self.break_with(e);
+                    break;
+                }
+            }
+        }
+        any
     }
 
     /// The error that broke the connection, if it is broken.
@@ -318,31 +347,48 @@ impl Conn {
     /// for both while they fit the socket buffer: a frame's header does not go out as a
     /// packet of its own, and the payload is never copied into a frame buffer first.
     fn write_all2(&self, head: &[u8], body: &[u8], deadline: Option<Instant>) -> HResult<()> {
-        let total = head.len() + body.len();
+        self.write_all_v(&[head, body], deadline)
+    }
+
+    /// Write all of `parts`, in order (the write lock held), with as few system calls as
+    /// the socket buffer allows.
+    fn write_all_v(&self, parts: &[&[u8]], deadline: Option<Instant>) -> HResult<()> {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
         let mut off = 0;
         while off < total {
-            let (h, b) = if off < head.len() {
-                (&head[off..], body)
-            } else {
-                (&head[..0], &body[off - head.len()..])
-            };
-            // At most 8 MiB per call, so timers are looked at between calls.
-            let b = &b[..b.len().min(8 << 20)];
-            let iov = [
-                libc::iovec {
-                    iov_base: h.as_ptr() as *mut libc::c_void,
-                    iov_len: h.len(),
-                },
-                libc::iovec {
+            // The parts from `off` on, at most 8 MiB per call, so timers are looked at
+            // between calls.
+            let mut iov = [libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; 4];
+            let mut k = 0;
+            let (mut skip, mut room) = (off, 8usize << 20);
+            for p in parts {
+                if skip >= p.len() {
+                    skip -= p.len();
+                    continue;
+                }
+                if room == 0 || k == iov.len() {
+                    break;
+                }
+                let b = &p[skip..];
+                skip = 0;
+                let b = &b[..b.len().min(room)];
+                if b.is_empty() {
+                    continue;
+                }
+                iov[k] = libc::iovec {
                     iov_base: b.as_ptr() as *mut libc::c_void,
                     iov_len: b.len(),
-                },
-            ];
+                };
+                k += 1;
+                room -= b.len();
+            }
             // SAFETY: an all-zero msghdr is valid (no address, no control data).
             let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-            let first = if h.is_empty() { 1 } else { 0 };
-            msg.msg_iov = iov[first..].as_ptr() as *mut libc::iovec;
-            msg.msg_iovlen = (2 - first) as _;
+            msg.msg_iov = iov.as_mut_ptr();
+            msg.msg_iovlen = k as _;
             // SAFETY: the iovecs describe readable slices that outlive the call; the
             // descriptor is our socket.
             let r = unsafe { libc::sendmsg(self.sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
@@ -405,6 +451,24 @@ impl Conn {
         // A failure after the first byte breaks the connection (half a frame may be on the
         // wire; `write_all2` does that), one before it leaves the connection usable.
         self.write_all2(&h, payload, deadline)
+    }
+
+    /// Send two data frames with one system call (a fingerprint and the input that goes
+    /// with it): `(tag, payload)` each, for communicator `comm`.
+    pub fn send_two(
+        &self,
+        comm: u64,
+        a: (u64, &[u8]),
+        b: (u64, &[u8]),
+        deadline: Option<Instant>,
+    ) -> HResult<()> {
+        let ha = Header::new(Kind::Data, comm, a.0, a.1.len() as u64).encode();
+        let hb = Header::new(Kind::Data, comm, b.0, b.1.len() as u64).encode();
+        let _g = self.wlock.lock();
+        if let Some(e) = self.broken() {
+            return Err(e);
+        }
+        self.write_all_v(&[&ha, a.1, &hb, b.1], deadline)
     }
 
     /// Post a receive for (comm, tag); a message that already arrived completes it at once.
@@ -557,8 +621,21 @@ unsafe fn read_full_raw(
     Ok(Got::Full)
 }
 
-fn reader_main(c: Arc<Conn>, mut rd: TcpStream) {
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_loop(&c, &mut rd)));
+/// Whether socket `fd` has something to read (data, or the end of the stream) within `ms`
+/// milliseconds.
+fn readable(fd: std::os::unix::io::RawFd, ms: i32) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    let r = unsafe { libc::poll(&mut p, 1, ms) };
+    r > 0 && p.revents != 0
+}
+
+fn reader_main(c: Arc<Conn>) {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_loop(&c)));
     let e = match r {
         Ok(Ok(())) | Ok(Err(Stop::Closing)) => None,
         Ok(Err(Stop::Err(e))) => Some(e),
@@ -580,50 +657,78 @@ fn reader_main(c: Arc<Conn>, mut rd: TcpStream) {
     }
 }
 
-fn read_loop(c: &Conn, rd: &mut TcpStream) -> Result<(), Stop> {
-    let mut hb = [0u8; HEADER_BYTES];
+/// The reader thread: wait (without holding the reading side) until the socket has data,
+/// then read the frames that came, unless a waiting thread is doing it; heartbeats and the
+/// silence check in between.
+fn read_loop(c: &Conn) -> Result<(), Stop> {
+    // The descriptor stays open as long as the connection (this thread holds it).
+    let fd = c.rx.lock().as_raw_fd();
+    let slice = IO_SLICE.as_millis() as i32;
     loop {
-        match read_full(c, rd, &mut hb, true, "a frame header")? {
-            Got::Full => {}
-            Got::Eof => {
-                let byes = !c.m.lock().bye.is_empty();
-                return Err(Stop::Err(if byes {
-                    c.lost("destroyed its communicator and closed the connection".into())
-                } else {
-                    c.lost("closed the connection: its process exited or was killed".into())
-                }));
-            }
+        if let Some(e) = c.broken() {
+            return Err(Stop::Err(e));
         }
-        let h = Header::decode(&hb).map_err(|m| Stop::Err(c.transfer_error(m)))?;
-        match h.kind {
-            Kind::Heartbeat => {}
-            Kind::Data => read_data(c, rd, &h)?,
-            Kind::Fail => {
-                let mut p = vec![0u8; h.len as usize];
-                read_full(c, rd, &mut p, false, "a failure notice")?;
-                let mut r = frame::Reader::new(&p);
-                let parsed = (|| -> Result<(i32, String), String> {
-                    let code = r.u32("code")? as i32;
-                    let why = r.str("reason")?;
-                    r.done()?;
-                    Ok((code, why))
-                })();
-                let (code, why) = parsed.map_err(|m| {
-                    Stop::Err(c.transfer_error(format!("malformed failure notice: {m}")))
-                })?;
-                c.m.lock().failed.entry(h.comm).or_insert((code, why));
-            }
-            Kind::Bye => {
-                c.m.lock().bye.insert(h.comm);
-            }
-            other => {
-                return Err(Stop::Err(c.transfer_error(format!(
-                    "malformed frame: a {other:?} frame on a data connection"
-                ))))
-            }
+        // Not under the lock: a waiting thread may take the reading side meanwhile.
+        if !readable(fd, slice) {
+            c.tick(false)?;
+            continue;
         }
-        c.word.bump_wake();
+        let mut rd = c.rx.lock();
+        while readable(fd, 0) {
+            read_frame(c, &mut rd)?;
+        }
+        drop(rd);
+        c.tick(false)?;
     }
+}
+
+/// Read one frame (its header is there or coming) and act on it.
+fn read_frame(c: &Conn, rd: &mut TcpStream) -> Result<(), Stop> {
+    let mut hb = [0u8; HEADER_BYTES];
+    match read_full(c, rd, &mut hb, true, "a frame header")? {
+        Got::Full => {}
+        Got::Eof => {
+            if c.closing.load(Ordering::Acquire) {
+                return Err(Stop::Closing);
+            }
+            let byes = !c.m.lock().bye.is_empty();
+            return Err(Stop::Err(if byes {
+                c.lost("destroyed its communicator and closed the connection".into())
+            } else {
+                c.lost("closed the connection: its process exited or was killed".into())
+            }));
+        }
+    }
+    let h = Header::decode(&hb).map_err(|m| Stop::Err(c.transfer_error(m)))?;
+    match h.kind {
+        Kind::Heartbeat => {}
+        Kind::Data => read_data(c, rd, &h)?,
+        Kind::Fail => {
+            let mut p = vec![0u8; h.len as usize];
+            read_full(c, rd, &mut p, false, "a failure notice")?;
+            let mut r = frame::Reader::new(&p);
+            let parsed = (|| -> Result<(i32, String), String> {
+                let code = r.u32("code")?;
+                let why = r.str("reason")?;
+                r.done()?;
+                Ok((code as i32, why))
+            })();
+            let (code, why) = parsed.map_err(|m| {
+                Stop::Err(c.transfer_error(format!("malformed failure notice: {m}")))
+            })?;
+            c.m.lock().failed.entry(h.comm).or_insert((code, why));
+        }
+        Kind::Bye => {
+            c.m.lock().bye.insert(h.comm);
+        }
+        other => {
+            return Err(Stop::Err(c.transfer_error(format!(
+                "malformed frame: a {other:?} frame on a data connection"
+            ))))
+        }
+    }
+    c.word.bump_wake();
+    Ok(())
 }
 
 fn read_data(c: &Conn, rd: &mut TcpStream, h: &Header) -> Result<(), Stop> {
@@ -1058,7 +1163,7 @@ impl Net for TcpNet {
         let res = wait_until(
             &self.policy,
             &c.word,
-            || r.slot.finished(),
+            || r.slot.finished() || (c.progress() && r.slot.finished()),
             deadline,
             || match self.trouble(c) {
                 // The reader records trouble after the frames that came before it, so a
@@ -1098,7 +1203,7 @@ impl Net for TcpNet {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A connected, authenticated pair of connections over loopback.
@@ -1277,7 +1382,7 @@ mod tests {
         );
     }
 
-    fn net(c: Arc<Conn>, rank: u32) -> TcpNet {
+    pub(crate) fn net(c: Arc<Conn>, rank: u32) -> TcpNet {
         let mut conns = vec![None, None];
         conns[1 - rank as usize] = Some(c);
         TcpNet::new(7, rank, vec![0, 1], Arc::new(Mesh { conns }))
