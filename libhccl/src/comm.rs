@@ -1268,7 +1268,7 @@ impl CommInner {
     ) -> HResult<(u64, bool, bool)> {
         fp.seq = seq;
         self.ring_room(seq)?;
-        let staged = self.cross.is_none() && stage(seq);
+        let staged = stage(seq);
         let me = self.me();
         let ring = (seq % FP_RING as u64) as usize;
         let entry = &me.fp[ring];
@@ -1341,24 +1341,40 @@ impl CommInner {
         // one's fingerprints are read after theirs (`read` only grows).
         crate::defer::finish_all(self);
         with_fps(self.n, |fps| {
+            let mut remote_staged = true;
             if let Some(x) = &self.cross {
                 let deadline = self.exec_timeout.map(|d| Instant::now() + d);
-                match x.exchange_fps(&self.topo.remote(), fp, deadline) {
+                // A small collective staged at the call sends its input with the
+                // fingerprint (`algo::small::stage_at_call`).
+                let data: &[u8] = match *x.mine.lock() {
+                    (s, len) if staged && s == seq && len > 0 => {
+                        let p = self.shm.inline(self.slot_index(self.rank), seq % 2);
+                        // SAFETY: the inline buffer holds INLINE_BYTES >= `len` bytes, staged
+                        // for this collective; nothing writes it before collective seq + 2.
+                        unsafe { std::slice::from_raw_parts(p, len) }
+                    }
+                    _ => &[],
+                };
+                match x.exchange_fps(&self.topo.remote(), fp, staged, data, deadline) {
                     Ok(got) => {
-                        for (q, f) in got {
-                            if f.seq != seq {
+                        let mut inputs = Vec::with_capacity(got.len());
+                        for r in got {
+                            if r.fp.seq != seq {
                                 return Err(HcclError::new(
                                     crate::errors::HCCL_E_INTERNAL,
                                     format!(
                                         "{}: {}'s fingerprint has sequence number {} (expected {seq})",
                                         what(),
-                                        crate::net::Net::who(&x.net, q),
-                                        f.seq
+                                        crate::net::Net::who(&x.net, r.rank),
+                                        r.fp.seq
                                     ),
                                 ));
                             }
-                            fps[q as usize] = f;
+                            fps[r.rank as usize] = r.fp;
+                            remote_staged &= r.staged;
+                            inputs.push((r.rank, r.data));
                         }
+                        *x.inputs.lock() = (staged && remote_staged).then_some((seq, inputs));
                     }
                     Err(e) => {
                         let e = HcclError::new(
@@ -1379,7 +1395,7 @@ impl CommInner {
                     }
                 }
             }
-            let all_staged = self.check_local(seq, staged, fps, &what)?;
+            let all_staged = self.check_local(seq, staged, fps, &what)? && remote_staged;
             if !all_staged {
                 // Nothing reads the entries later (a collective every rank staged reads tiny
                 // inputs from them: it says so when it is done, `algo::complete_at_call`).

@@ -12,7 +12,9 @@ use crate::fingerprint::Fp;
 use crate::net::frame::{self, Reader, Writer};
 use crate::net::tcp::{Mesh, TcpNet};
 use crate::net::{kind, tag, Net};
+use crate::shm::INLINE_BYTES;
 use crate::topo::Topo;
+use parking_lot::Mutex;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,6 +24,26 @@ pub struct Cross {
     pub net: TcpNet,
     /// Every rank's record (host, pid, address), for messages.
     pub roster: Arc<Vec<Record>>,
+    /// The inputs the ranks on other servers sent with their fingerprints for the small
+    /// collective every rank staged at its call ([`Cross::exchange_fps`]), until it is
+    /// computed on the calling thread: (sequence number, (rank, input) pairs).
+    pub inputs: Mutex<Option<(u64, RemoteInputs)>>,
+    /// What this rank staged at its call for the other servers: (sequence number, bytes of
+    /// its inline buffer to send).
+    pub mine: Mutex<(u64, usize)>,
+}
+
+/// Inputs of ranks on other servers: (rank, input) pairs.
+pub type RemoteInputs = Vec<(u32, Vec<u8>)>;
+
+/// What a rank on another server sent at the call-time rendezvous.
+pub struct Remote {
+    pub rank: u32,
+    pub fp: Fp,
+    /// It staged its input at its call (a small collective on an idle stream).
+    pub staged: bool,
+    /// That input, when it sent one (a Broadcast's non-root ranks send none).
+    pub data: Vec<u8>,
 }
 
 /// What a rank brings to the bootstrap (its address is filled in by the bootstrap).
@@ -100,7 +122,12 @@ pub fn setup(
     Ok(Setup {
         topo,
         roster: roster.clone(),
-        cross: Some(Cross { net, roster }),
+        cross: Some(Cross {
+            net,
+            roster,
+            inputs: Mutex::new(None),
+            mine: Mutex::new((0, 0)),
+        }),
     })
 }
 
@@ -124,6 +151,8 @@ impl Cross {
         Cross {
             net: TcpNet::new(frame::comm_tag(sub_id), me, map, self.net.mesh.clone()),
             roster: Arc::new(roster),
+            inputs: Mutex::new(None),
+            mine: Mutex::new((0, 0)),
         }
     }
 
@@ -132,54 +161,108 @@ impl Cross {
     }
 
     /// The call-time rendezvous across servers: send this rank's fingerprint to every rank
-    /// on another server and receive theirs. Returns (rank, fingerprint) pairs.
+    /// on another server and receive theirs.
+    ///
+    /// A rank that staged a small collective's input at its call (`staged`, see
+    /// [`crate::algo::small`]) says so in its fingerprint frame and sends the input (`data`)
+    /// right behind it: when every rank staged, the rendezvous was also the data exchange
+    /// and the collective completes on the calling thread, one message per pair of ranks
+    /// instead of a round of fingerprints and then the algorithm's steps on the stream.
+    /// Inputs that came are always received (so none is left behind unread when not every
+    /// rank staged); each frame says its input's length, checked against [`INLINE_BYTES`].
     pub fn exchange_fps(
         &self,
         remote: &[u32],
         fp: &Fp,
+        staged: bool,
+        data: &[u8],
         deadline: Option<Instant>,
-    ) -> HResult<Vec<(u32, Fp)>> {
+    ) -> HResult<Vec<Remote>> {
         let me = self.net.rank;
-        let mine = encode_fp(fp);
-        let mut bufs: Vec<[u8; FP_BYTES]> = vec![[0u8; FP_BYTES]; remote.len()];
+        let mut mine = [0u8; FP_FRAME];
+        mine[..FP_BYTES].copy_from_slice(&encode_fp(fp));
+        let word = if staged {
+            STAGED | data.len() as u64
+        } else {
+            0
+        };
+        mine[FP_BYTES..].copy_from_slice(&word.to_le_bytes());
+        let mut bufs: Vec<[u8; FP_FRAME]> = vec![[0u8; FP_FRAME]; remote.len()];
         let mut recvs = Vec::with_capacity(remote.len());
         for (i, &q) in remote.iter().enumerate() {
-            // SAFETY: `bufs[i]` holds FP_BYTES and outlives the waits (the receives are
+            // SAFETY: `bufs[i]` holds FP_FRAME and outlives the waits (the receives are
             // waited for or dropped, which cancels them, before `bufs` goes).
             recvs.push(unsafe {
                 self.net.irecv(
                     q,
                     tag(kind::FP, fp.seq, 0, q, 0, 0),
                     bufs[i].as_mut_ptr(),
-                    FP_BYTES,
+                    FP_FRAME,
                 )?
             });
         }
         for &q in remote {
-            // SAFETY: `mine` holds FP_BYTES.
-            unsafe {
-                self.net.send(
-                    q,
-                    tag(kind::FP, fp.seq, 0, me, 0, 0),
-                    mine.as_ptr(),
-                    FP_BYTES,
+            if staged && !data.is_empty() {
+                // Both frames in one system call.
+                self.net.conn(q)?.send_two(
+                    self.net.comm,
+                    (tag(kind::FP, fp.seq, 0, me, 0, 0), &mine),
+                    (tag(kind::FP, fp.seq, 1, me, 0, 0), data),
                     deadline,
-                )?
-            };
+                )?;
+            } else {
+                // SAFETY: `mine` holds FP_FRAME bytes.
+                unsafe {
+                    self.net.send(
+                        q,
+                        tag(kind::FP, fp.seq, 0, me, 0, 0),
+                        mine.as_ptr(),
+                        FP_FRAME,
+                        deadline,
+                    )?
+                };
+            }
         }
         let mut out = Vec::with_capacity(remote.len());
         for (i, r) in recvs.iter().enumerate() {
+            let q = remote[i];
             self.net.wait(r, deadline)?;
-            let f = decode_fp(&bufs[i]).map_err(|m| {
+            let malformed = |m: String| {
                 HcclError::new(
                     HCCL_E_INTERNAL,
-                    format!(
-                        "{}'s call fingerprint is malformed: {m}",
-                        self.net.who(remote[i])
-                    ),
+                    format!("{}'s call fingerprint is malformed: {m}", self.net.who(q)),
                 )
-            })?;
-            out.push((remote[i], f));
+            };
+            let f = decode_fp(&bufs[i][..FP_BYTES]).map_err(malformed)?;
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&bufs[i][FP_BYTES..]);
+            let w = u64::from_le_bytes(w);
+            let len = w & !STAGED;
+            if len > INLINE_BYTES as u64 || (w & STAGED == 0 && len != 0) {
+                return Err(malformed(format!(
+                    "it announces {len} bytes of staged input (at most {INLINE_BYTES})"
+                )));
+            }
+            let mut data = vec![0u8; len as usize];
+            if len > 0 {
+                // SAFETY: `data` holds `len` bytes and lives until the receive is waited
+                // for (or dropped, which cancels it).
+                let r = unsafe {
+                    self.net.irecv(
+                        q,
+                        tag(kind::FP, fp.seq, 1, q, 0, 0),
+                        data.as_mut_ptr(),
+                        data.len(),
+                    )?
+                };
+                self.net.wait(&r, deadline)?;
+            }
+            out.push(Remote {
+                rank: q,
+                fp: f,
+                staged: w & STAGED != 0,
+                data,
+            });
         }
         Ok(out)
     }
@@ -211,6 +294,10 @@ impl Cross {
 }
 
 const FP_BYTES: usize = 52;
+/// A fingerprint frame: the fingerprint, then a word with [`STAGED`] and the length of the
+/// staged input that follows in a frame of its own.
+const FP_FRAME: usize = FP_BYTES + 8;
+const STAGED: u64 = 1 << 63;
 
 fn encode_fp(f: &Fp) -> [u8; FP_BYTES] {
     let mut w = Writer::default();
@@ -401,11 +488,28 @@ mod tests {
                     let mut fp = Fp::new(crate::fingerprint::opcode::ALLREDUCE);
                     fp.seq = 1;
                     fp.count = 10 + r as u64;
-                    let got = c.exchange_fps(&remote, &fp, Some(deadline)).unwrap();
-                    for (q, f) in &got {
-                        assert_eq!(f.count, 10 + *q as u64);
+                    // Rank 1 did not stage; ranks 0 and 2 send inputs of their own lengths
+                    // (rank 2's: none, as a Broadcast's non-root would).
+                    let input = vec![r as u8 + 1; [5, 0, 0][r as usize]];
+                    let got = c
+                        .exchange_fps(&remote, &fp, r != 1, &input, Some(deadline))
+                        .unwrap();
+                    for g in &got {
+                        assert_eq!(g.fp.count, 10 + g.rank as u64);
+                        assert_eq!(g.staged, g.rank != 1);
+                        let want = vec![g.rank as u8 + 1; [5, 0, 0][g.rank as usize]];
+                        assert_eq!(g.data, want);
                     }
                     assert_eq!(got.len(), remote.len());
+                    // The next one: everybody staged 3 bytes.
+                    fp.seq = 2;
+                    let got = c
+                        .exchange_fps(&remote, &fp, true, &[r as u8; 3], Some(deadline))
+                        .unwrap();
+                    for g in &got {
+                        assert!(g.staged);
+                        assert_eq!(g.data, vec![g.rank as u8; 3]);
+                    }
                     if r == 2 {
                         c.announce_failure(4, "test failure");
                     }
@@ -424,5 +528,62 @@ mod tests {
             .collect();
         let cs: Vec<Cross> = hs.into_iter().map(|h| h.join().unwrap()).collect();
         drop(cs);
+    }
+
+    /// A fingerprint frame announcing more staged input than a small collective can have
+    /// is refused with a message naming the peer; a well-formed one is taken as it came.
+    #[test]
+    fn staged_inputs_travel_with_fingerprints_and_bad_lengths_are_refused() {
+        use crate::net::tcp::tests::{net, pair};
+        let (a, b) = pair(&frame::key(&[9u8; 16]));
+        let cross = |c, r| Cross {
+            net: net(c, r),
+            roster: Arc::new(Vec::new()),
+            inputs: Mutex::new(None),
+            mine: Mutex::new((0, 0)),
+        };
+        let (x0, x1) = (cross(b, 0), cross(a, 1));
+        let deadline = Some(Instant::now() + Duration::from_secs(10));
+        let mut fp = Fp::new(crate::fingerprint::opcode::ALLGATHER);
+        fp.seq = 5;
+        let t = std::thread::spawn(move || {
+            let got = x1
+                .exchange_fps(&[0], &fp, true, &[7u8; 12], deadline)
+                .unwrap();
+            assert!(got[0].staged);
+            assert_eq!(got[0].data, vec![1u8; 12]);
+            // Then a hostile frame: staged, with 1 MiB of input announced.
+            let mut f = [0u8; FP_FRAME];
+            fp.seq = 6;
+            f[..FP_BYTES].copy_from_slice(&encode_fp(&fp));
+            f[FP_BYTES..].copy_from_slice(&(STAGED | (1 << 20)).to_le_bytes());
+            // SAFETY: `f` holds FP_FRAME bytes.
+            unsafe {
+                x1.net.send(
+                    0,
+                    tag(kind::FP, 6, 0, 1, 0, 0),
+                    f.as_ptr(),
+                    FP_FRAME,
+                    deadline,
+                )
+            }
+            .unwrap();
+            x1
+        });
+        let got = x0
+            .exchange_fps(&[1], &fp, true, &[1u8; 12], deadline)
+            .unwrap();
+        assert_eq!(got[0].data, vec![7u8; 12]);
+        fp.seq = 6;
+        let e = x0
+            .exchange_fps(&[1], &fp, false, &[], deadline)
+            .err()
+            .expect("a frame announcing 1 MiB of staged input");
+        assert!(
+            e.msg.contains("malformed") && e.msg.contains("rank 1"),
+            "{}",
+            e.msg
+        );
+        drop(t.join().unwrap());
     }
 }

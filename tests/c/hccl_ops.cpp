@@ -441,6 +441,58 @@ static void test_two_streams(Ctx &c) {
     ACHECK(aclrtDestroyStream(s2));
 }
 
+// Small collectives where some ranks' streams are busy and others' idle: a rank with an idle
+// stream gets ready at its call (across servers its input travels with its fingerprint), one
+// with work queued cannot; the collective then runs on the streams, and nothing that the
+// ready ranks sent is left over for the next one. The busy ranks' input is written by the
+// copy queued before the collective (stream order), from a pinned host buffer.
+static void test_mixed_idle(Ctx &c) {
+    size_t count = 7, bytes = count * 4;
+    void *h = nullptr;
+    ACHECK(aclrtMallocHost(&h, bytes * c.n));
+    void *s = dmalloc(bytes * c.n), *d = dmalloc(bytes * c.n);
+    for (int round = 0; round < 24; round++) {
+        bool busy = (c.rank + round) % 3 == 0;
+        int kind = round % 4;
+        size_t in_count = kind == 3 ? count * c.n : count;  // ReduceScatter takes n blocks
+        std::vector<char> in(in_count * 4);
+        for (size_t i = 0; i < in_count; i++) put(HCCL_DATA_TYPE_INT32, in.data(), i, c.rank * 10 + (int64_t)i + round);
+        if (busy) {
+            memcpy(h, in.data(), in.size());
+            ACHECK(aclrtMemcpyAsync(s, in.size(), h, in.size(), ACL_MEMCPY_HOST_TO_DEVICE, c.s));
+        } else {
+            h2d(s, in);
+        }
+        std::vector<char> want;
+        size_t out_count = count;
+        if (kind == 0) {
+            HCHECK(HcclAllReduce(s, d, count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, c.comm, c.s));
+            want.resize(bytes);
+            for (size_t i = 0; i < count; i++) put(HCCL_DATA_TYPE_INT32, want.data(), i, (int64_t)c.n * ((int64_t)i + round) + 10LL * c.n * (c.n - 1) / 2);
+        } else if (kind == 1) {
+            HCHECK(HcclAllGather(s, d, count, HCCL_DATA_TYPE_INT32, c.comm, c.s));
+            out_count = count * c.n;
+            want.resize(out_count * 4);
+            for (int p = 0; p < c.n; p++)
+                for (size_t i = 0; i < count; i++) put(HCCL_DATA_TYPE_INT32, want.data(), p * count + i, p * 10 + (int64_t)i + round);
+        } else if (kind == 2) {
+            int root = round % c.n;
+            HCHECK(HcclBroadcast(s, count, HCCL_DATA_TYPE_INT32, root, c.comm, c.s));
+            want.resize(bytes);
+            for (size_t i = 0; i < count; i++) put(HCCL_DATA_TYPE_INT32, want.data(), i, root * 10 + (int64_t)i + round);
+        } else {
+            HCHECK(HcclReduceScatter(s, d, count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MAX, c.comm, c.s));
+            want.resize(bytes);
+            for (size_t i = 0; i < count; i++) put(HCCL_DATA_TYPE_INT32, want.data(), i, (c.n - 1) * 10 + (int64_t)(c.rank * count + i) + round);
+        }
+        sync(c);
+        const char *names[] = {"mixed idle AllReduce", "mixed idle AllGather", "mixed idle Broadcast", "mixed idle ReduceScatter"};
+        expect(c, names[kind], HCCL_DATA_TYPE_INT32, kind == 3 ? HCCL_REDUCE_MAX : 0, false, out_count,
+               d2h(kind == 2 ? s : d, out_count * 4), want);
+    }
+    aclrtFreeHost(h); aclrtFree(s); aclrtFree(d);
+}
+
 static void run_all(Ctx &c) {
     uint32_t rs = 0, rk = 0;
     HCHECK(HcclGetRankSize(c.comm, &rs));
@@ -479,6 +531,7 @@ static void run_all(Ctx &c) {
         for (size_t count : {0, 1, 5000}) test_p2p(c, t, count);
     test_stream_order(c);
     test_two_streams(c);
+    test_mixed_idle(c);
     if (g_big) {
         size_t mib = 3 << 20;
         for (HcclDataType t : {HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_BFP16, HCCL_DATA_TYPE_INT8}) {

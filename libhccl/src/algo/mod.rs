@@ -360,7 +360,15 @@ pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> boo
         // rendezvous was the barrier.
         return stream_idle && c.topo.single_server() && c.is_turn(seq);
     }
-    if !stream_idle || op.count == 0 || !c.topo.single_server() {
+    if !stream_idle || op.count == 0 {
+        return false;
+    }
+    if c.cross.is_some() {
+        // Across servers only a small operation gets ready at the call: its input travels
+        // with the fingerprint frames ([`crate::cross::Cross::exchange_fps`]).
+        return small::stage_at_call(c, op, seq, stream_idle);
+    }
+    if !c.topo.single_server() {
         return false;
     }
     if small::fits(c, op) {

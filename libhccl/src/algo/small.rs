@@ -111,7 +111,17 @@ fn stage(c: &CommInner, op: &Op, seq: u64) -> HResult<()> {
     let b = op.send.expect("input buffer");
     let src = c.rt.host(b.phys, len)?;
     // SAFETY: `src` is valid for `len` bytes (the runtime checked the range); the inline buffer holds INLINE_BYTES >= len (`fits` chose this path).
-    unsafe { copy(src, c.shm.inline(c.rank, seq % 2), len as usize) };
+    unsafe {
+        copy(
+            src,
+            c.shm.inline(c.slot_index(c.rank), seq % 2),
+            len as usize,
+        )
+    };
+    if let Some(x) = &c.cross {
+        // Sent to the other servers with the fingerprint (`CommInner::rendezvous_at`).
+        *x.mine.lock() = (seq, len as usize);
+    }
     Ok(())
 }
 
@@ -137,6 +147,19 @@ fn stage_tiny(c: &CommInner, op: &Op, seq: u64) -> HResult<()> {
 /// is if `stream_idle` (the caller asked the runtime), every earlier collective finished,
 /// and the peers are done with the inline buffer. False: the stream path will do it.
 pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> bool {
+    if c.cross.is_some() {
+        // Across servers the input goes to the other servers' ranks in a message, and to
+        // this server's from the inline buffer (never in the fingerprint entry).
+        if let Some(x) = &c.cross {
+            *x.mine.lock() = (0, 0);
+        }
+        return stream_idle
+            && op.count > 0
+            && fits(c, op)
+            && c.is_turn(seq)
+            && inline_free(c, seq)
+            && stage(c, op, seq).is_ok();
+    }
     stream_idle
         && c.topo.single_server()
         && op.count > 0
@@ -155,7 +178,32 @@ pub fn complete_at_call(c: &CommInner, op: &Op, seq: u64) -> HResult<()> {
     let me = c.me();
     me.exec_op.0.store(op.code, Ordering::Relaxed);
     me.post.0.store_wake(seq as u32);
-    compute(c, op, seq, tiny(c, op))
+    match &c.cross {
+        None => compute(c, op, seq, Inputs::Local { in_fp: tiny(c, op) }),
+        Some(x) => {
+            let got = x.inputs.lock().take();
+            match got {
+                Some((s, remote)) if s == seq => compute(c, op, seq, Inputs::Cross(&remote)),
+                _ => Err(crate::errors::HcclError::new(
+                    crate::errors::HCCL_E_INTERNAL,
+                    format!(
+                        "{}: the inputs of collective #{seq} from the other servers are missing",
+                        c.who()
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+/// Where [`compute`] finds every rank's staged input.
+enum Inputs<'a> {
+    /// Every rank is on this server: in the fingerprint entries (`in_fp`) or the inline
+    /// buffers.
+    Local { in_fp: bool },
+    /// This server's ranks' in their inline buffers, the others' as they came with their
+    /// fingerprints: (rank, input) pairs.
+    Cross(&'a [(u32, Vec<u8>)]),
 }
 
 /// The stream path: stage, post, wait for every rank, compute.
@@ -174,23 +222,62 @@ pub fn run(co: &Coll, op: &Op) -> HResult<()> {
     stage(c, op, seq)?;
     co.post_only(op.code);
     co.wait_posted()?;
-    compute(c, op, seq, false)
+    compute(c, op, seq, Inputs::Local { in_fp: false })
 }
 
 /// Compute this rank's output of collective `seq` from every rank's staged input (in the
 /// fingerprint entries when `in_fp`, else in the inline buffers), then say so (`done`: the
 /// peers may stage into their inline buffer of this parity again).
-fn compute(cc: &CommInner, op: &Op, seq: u64, in_fp: bool) -> HResult<()> {
+fn compute(cc: &CommInner, op: &Op, seq: u64, inputs: Inputs) -> HResult<()> {
     let (n, r) = (cc.n, cc.rank);
     let e = op.dt.size() as u64;
     let bytes = op.count * e;
     let parity = seq % 2;
     let entry = (seq % FP_RING as u64) as usize;
-    let inl = |p: u32| {
-        if in_fp {
-            cc.slot(p).fp[entry].data.as_ptr() as *const u8
-        } else {
-            cc.shm.inline(p, parity) as *const u8
+    let in_fp = matches!(inputs, Inputs::Local { in_fp: true });
+    // Each input must hold what this rank reads of it: a remote one is checked here (its
+    // length came over the network); local ones were staged by this library.
+    let need = if op.code == opcode::REDUCE_SCATTER {
+        bytes * n as u64
+    } else {
+        bytes
+    };
+    if let Inputs::Cross(remote) = inputs {
+        let others = cc.topo.remote();
+        if remote.len() != others.len()
+            || others.iter().any(|p| !remote.iter().any(|(q, _)| q == p))
+        {
+            return Err(crate::errors::HcclError::new(
+                crate::errors::HCCL_E_INTERNAL,
+                format!(
+                    "{}: collective #{seq} is missing inputs from the other servers",
+                    cc.who()
+                ),
+            ));
+        }
+        for (q, d) in remote {
+            let wanted = if op.code == opcode::BROADCAST && *q != op.root {
+                0
+            } else {
+                need
+            };
+            if d.len() as u64 != wanted {
+                return Err(crate::errors::HcclError::para(format!(
+                    "{}: rank {q} sent {} bytes of input for collective #{seq}, this rank expects {wanted}: the ranks disagree about a count",
+                    cc.who(),
+                    d.len()
+                )));
+            }
+        }
+    }
+    let inl = |p: u32| -> *const u8 {
+        match inputs {
+            Inputs::Local { in_fp: true } => cc.slot(p).fp[entry].data.as_ptr() as *const u8,
+            Inputs::Cross(remote) if !cc.topo.same_server(p, r) => remote
+                .iter()
+                .find(|(q, _)| *q == p)
+                .map_or(std::ptr::null(), |(_, d)| d.as_ptr()),
+            _ => cc.shm.inline(cc.slot_index(p), parity) as *const u8,
         }
     };
     let out = |len: u64| -> HResult<*mut u8> {

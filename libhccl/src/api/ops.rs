@@ -85,7 +85,7 @@ pub(crate) unsafe fn launch_coll(
     if deferrable {
         crate::defer::try_finish(c);
     }
-    let idleness = if !empty && c.topo.single_server() {
+    let idleness = if !empty {
         c.rt.stream_idleness(stream).unwrap_or(0)
     } else {
         0
