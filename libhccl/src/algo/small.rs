@@ -57,7 +57,10 @@ pub fn fits(c: &CommInner, op: &Op) -> bool {
     let n = c.n as u64;
     let limit = INLINE_BYTES as u64;
     let reads = bytes.saturating_mul(n) <= SMALL_READS;
-    let copy_direct = bytes >= COPY_DIRECT_FROM && c.n <= npu_emu_ffi::os::online_cpus();
+    // Across servers the direct path does not exist: the alternative is messages on the
+    // stream, so the one exchange at the call wins at every size it holds.
+    let copy_direct =
+        c.cross.is_none() && bytes >= COPY_DIRECT_FROM && c.n <= npu_emu_ffi::os::online_cpus();
     match op.code {
         opcode::ALLREDUCE | opcode::REDUCE => bytes <= limit && reads,
         opcode::ALLGATHER => bytes <= limit && reads && !copy_direct,
