@@ -445,6 +445,37 @@ fn a_hosts_ranks_killed_mid_operation_fail_the_others_naming_them() {
     );
 }
 
+/// The same with small AllReduces, which complete at the call (their inputs travel with the
+/// fingerprints): the survivors' calls fail within seconds naming the dead ranks.
+#[test]
+fn a_hosts_ranks_killed_amid_small_collectives_fail_the_others_naming_them() {
+    let (_work, h, ps) = looping_with("hosts-kill-small", &[("LOOP_COUNT", "6")]);
+    let t0 = Instant::now();
+    h.kill_all(1);
+    let done = wait_all(ps, Duration::from_secs(60));
+    let took = t0.elapsed();
+    for d in &done[..2] {
+        assert_eq!(d.code, Some(3), "{}:\n{}", d.what, d.out);
+        assert!(
+            d.out.contains("rank 2 (host npuemu-h1, 10.201.0.2")
+                || d.out.contains("rank 3 (host npuemu-h1, 10.201.0.2"),
+            "{}:\n{}",
+            d.what,
+            d.out
+        );
+        assert!(
+            d.out.contains("HcclAllReduce") || d.out.contains("aclrtSynchronizeStream"),
+            "{}:\n{}",
+            d.what,
+            d.out
+        );
+    }
+    assert!(
+        took < Duration::from_secs(15),
+        "the survivors took {took:?} to fail"
+    );
+}
+
 #[test]
 fn a_link_taken_down_fails_both_sides_within_seconds() {
     let (_work, h, ps) = looping("hosts-link");
