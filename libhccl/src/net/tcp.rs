@@ -46,6 +46,45 @@ const UNEXPECTED_LIMIT: u64 = 8 << 30;
 /// receive is posted (reused, so such a message costs no allocation and no page faults).
 const SPARE_LIMIT: usize = 64 << 20;
 
+/// Bytes a connection reads ahead: the frames of small messages that came together (a
+/// fingerprint and the input behind it) are read with one system call.
+const RX_AHEAD: usize = 64 << 10;
+/// Reads of at least this many bytes go from the socket straight to their destination.
+const RX_DIRECT: usize = 16 << 10;
+
+/// The reading side of a connection: its socket and the bytes read ahead of the frame being
+/// read. Between holders it holds no bytes (who reads stops only once it is empty).
+struct Rx {
+    sock: TcpStream,
+    ahead: Box<[u8]>,
+    pos: usize,
+    end: usize,
+}
+
+impl Rx {
+    fn new(sock: TcpStream) -> Rx {
+        Rx {
+            sock,
+            ahead: vec![0u8; RX_AHEAD].into_boxed_slice(),
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    fn buffered(&self) -> usize {
+        self.end - self.pos
+    }
+
+    fn fd(&self) -> std::os::unix::io::RawFd {
+        self.sock.as_raw_fd()
+    }
+
+    /// Whether there is something to read now: bytes ahead, or on the socket.
+    fn ready(&self) -> bool {
+        self.buffered() > 0 || readable(self.fd(), 0)
+    }
+}
+
 fn clock() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
     START.get_or_init(Instant::now).elapsed().as_millis() as u64
@@ -97,7 +136,7 @@ pub struct Conn {
     /// thread takes it when the socket has data; a thread waiting for a receive takes it
     /// when it is free ([`Conn::progress`]), and so gets its message without waiting for
     /// the reader thread to be woken and scheduled (MPI's progress in the waiting call).
-    rx: Mutex<TcpStream>,
+    rx: Mutex<Rx>,
     m: Mutex<Match>,
     /// Buffers of messages that came before their receive, kept for the next such message.
     spare: Mutex<Vec<Vec<u8>>>,
@@ -176,7 +215,7 @@ impl Conn {
             peer,
             sock,
             wlock: Mutex::new(()),
-            rx: Mutex::new(rd),
+            rx: Mutex::new(Rx::new(rd)),
             m: Mutex::new(Match::default()),
             spare: Mutex::new(Vec::new()),
             broken: Mutex::new(None),
@@ -212,7 +251,7 @@ impl Conn {
             return false;
         };
         let mut any = false;
-        while readable(rd.as_raw_fd(), 0) {
+        while rd.ready() {
             match read_frame(self, &mut rd) {
                 Ok(()) => any = true,
                 Err(Stop::Closing) => break,
@@ -551,7 +590,7 @@ enum Got {
 
 fn read_full(
     c: &Conn,
-    rd: &mut TcpStream,
+    rd: &mut Rx,
     buf: &mut [u8],
     at_start: bool,
     what: &str,
@@ -566,24 +605,50 @@ fn read_full(
 /// `buf` is valid for `len` bytes of writes.
 unsafe fn read_full_raw(
     c: &Conn,
-    rd: &mut TcpStream,
+    rd: &mut Rx,
     buf: *mut u8,
     len: usize,
     at_start: bool,
     what: &str,
 ) -> Result<Got, Stop> {
-    let mut off = 0;
+    // What was read ahead comes first.
+    let mut off = rd.buffered().min(len);
+    // SAFETY: `buf` holds `len >= off` bytes (the caller's promise); `ahead[pos..pos+off]` is
+    // inside the read-ahead buffer.
+    unsafe { std::ptr::copy_nonoverlapping(rd.ahead.as_ptr().add(rd.pos), buf, off) };
+    rd.pos += off;
+    if rd.pos == rd.end {
+        (rd.pos, rd.end) = (0, 0);
+    }
     while off < len {
-        // SAFETY: `buf + off` is valid for `len - off` bytes (the caller's promise); the
-        // descriptor is the connection's socket.
-        let r = unsafe {
-            libc::recv(
-                rd.as_raw_fd(),
-                buf.add(off) as *mut libc::c_void,
-                len - off,
-                0,
-            )
+        // The read-ahead buffer is empty here. A big remainder goes straight to `buf`; a small
+        // one through the buffer, which takes what follows it too.
+        let direct = len - off >= RX_DIRECT;
+        let (to, room) = if direct {
+            // SAFETY: `buf + off` is valid for `len - off` bytes (the caller's promise).
+            (unsafe { buf.add(off) }, len - off)
+        } else {
+            (rd.ahead.as_mut_ptr(), rd.ahead.len())
         };
+        // SAFETY: `to` is valid for `room` bytes of writes; the descriptor is the
+        // connection's socket.
+        let r = unsafe { libc::recv(rd.fd(), to as *mut libc::c_void, room, 0) };
+        if r > 0 && !direct {
+            let k = (r as usize).min(len - off);
+            // SAFETY: `buf + off` holds `len - off >= k` bytes; the buffer holds `r >= k`.
+            unsafe { std::ptr::copy_nonoverlapping(rd.ahead.as_ptr(), buf.add(off), k) };
+            (rd.pos, rd.end) = if k == r as usize {
+                (0, 0)
+            } else {
+                (k, r as usize)
+            };
+            off += k;
+            c.last_rx.store(clock(), Ordering::Relaxed);
+            if at_start && off < len {
+                c.tick(false)?;
+            }
+            continue;
+        }
         let res = if r < 0 {
             Err(std::io::Error::last_os_error())
         } else {
@@ -662,7 +727,7 @@ fn reader_main(c: Arc<Conn>) {
 /// silence check in between.
 fn read_loop(c: &Conn) -> Result<(), Stop> {
     // The descriptor stays open as long as the connection (this thread holds it).
-    let fd = c.rx.lock().as_raw_fd();
+    let fd = c.rx.lock().fd();
     let slice = IO_SLICE.as_millis() as i32;
     loop {
         if let Some(e) = c.broken() {
@@ -674,7 +739,7 @@ fn read_loop(c: &Conn) -> Result<(), Stop> {
             continue;
         }
         let mut rd = c.rx.lock();
-        while readable(fd, 0) {
+        while rd.ready() {
             read_frame(c, &mut rd)?;
         }
         drop(rd);
@@ -683,7 +748,7 @@ fn read_loop(c: &Conn) -> Result<(), Stop> {
 }
 
 /// Read one frame (its header is there or coming) and act on it.
-fn read_frame(c: &Conn, rd: &mut TcpStream) -> Result<(), Stop> {
+fn read_frame(c: &Conn, rd: &mut Rx) -> Result<(), Stop> {
     let mut hb = [0u8; HEADER_BYTES];
     match read_full(c, rd, &mut hb, true, "a frame header")? {
         Got::Full => {}
@@ -731,7 +796,7 @@ fn read_frame(c: &Conn, rd: &mut TcpStream) -> Result<(), Stop> {
     Ok(())
 }
 
-fn read_data(c: &Conn, rd: &mut TcpStream, h: &Header) -> Result<(), Stop> {
+fn read_data(c: &Conn, rd: &mut Rx, h: &Header) -> Result<(), Stop> {
     let key = (h.comm, h.tag);
     let len = h.len as usize;
     let slot = c.m.lock().posted.remove(&key);
@@ -805,7 +870,7 @@ fn read_data(c: &Conn, rd: &mut TcpStream, h: &Header) -> Result<(), Stop> {
     Ok(())
 }
 
-fn discard(c: &Conn, rd: &mut TcpStream, mut len: usize) -> Result<(), Stop> {
+fn discard(c: &Conn, rd: &mut Rx, mut len: usize) -> Result<(), Stop> {
     let mut buf = vec![0u8; len.min(1 << 20)];
     while len > 0 {
         let k = len.min(buf.len());
