@@ -1453,6 +1453,70 @@ pub(crate) mod tests {
         TcpNet::new(7, rank, vec![0, 1], Arc::new(Mesh { conns }))
     }
 
+    /// Frames of every size back to back (small ones come in together through the
+    /// read-ahead, big ones partly from it and then straight from the socket), some posted
+    /// before they come and some after, arrive whole and in their receives.
+    #[test]
+    fn frames_of_mixed_sizes_back_to_back_arrive_whole() {
+        let k = frame::key(&[5u8; 16]);
+        let (a, b) = pair(&k);
+        let n1 = net(a, 1);
+        let n0 = net(b, 0);
+        let sizes = [
+            1usize,
+            40,
+            17_000,
+            3,
+            (64 << 10) + 5,
+            0,
+            100,
+            1 << 20,
+            7,
+            16 << 10,
+        ];
+        let msg = |i: usize, len: usize| -> Vec<u8> {
+            (0..len).map(|j| (i * 31 + j * 7 % 253) as u8).collect()
+        };
+        let mut bufs: Vec<Vec<u8>> = sizes.iter().map(|&l| vec![0u8; l]).collect();
+        // The even ones posted first.
+        let mut recvs = Vec::new();
+        for (i, b) in bufs.iter_mut().enumerate() {
+            if i % 2 == 0 {
+                // SAFETY: `bufs` outlives the waits below.
+                recvs.push((
+                    i,
+                    unsafe { n1.irecv(0, 100 + i as u64, b.as_mut_ptr(), b.len()) }.unwrap(),
+                ));
+            }
+        }
+        let c = n0.conn(1).unwrap().clone();
+        let mut i = 0;
+        while i < sizes.len() {
+            let (x, y) = (msg(i, sizes[i]), msg(i + 1, sizes[i + 1]));
+            c.send_two(7, (100 + i as u64, &x), (101 + i as u64, &y), None)
+                .unwrap();
+            i += 2;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        for (i, b) in bufs.iter_mut().enumerate() {
+            if i % 2 == 1 {
+                // SAFETY: `bufs` outlives the waits below.
+                recvs.push((
+                    i,
+                    unsafe { n1.irecv(0, 100 + i as u64, b.as_mut_ptr(), b.len()) }.unwrap(),
+                ));
+            }
+        }
+        for (_, r) in &recvs {
+            n1.wait(r, Some(Instant::now() + Duration::from_secs(10)))
+                .unwrap();
+        }
+        drop(recvs);
+        for (i, b) in bufs.iter().enumerate() {
+            assert!(*b == msg(i, sizes[i]), "message {i} of {} bytes", sizes[i]);
+        }
+    }
+
     #[test]
     fn messages_both_ways_posted_or_not() {
         let k = frame::key(&[3u8; 16]);
