@@ -1747,6 +1747,43 @@ fn quant_modes_match_cpu_through_torch_npu() {
     }
 }
 
+/// `tests/python/sparse_moe_map.py`: sparse COO `coalesce()` with duplicates (float32,
+/// float16, bfloat16, int32, hybrid values), `torch.sparse.sum`, sparse addition
+/// (aclnnCoalesceSparse), and npu_moe_token_permute_with_routing_map /
+/// npu_moe_token_unpermute_with_routing_map with their autograd backward in both modes, with
+/// and without probs (aclnnMoeTokenPermuteWithRoutingMap(+Grad),
+/// aclnnMoeTokenUnpermuteWithRoutingMap(+Grad)), against CPU torch and op-plugin's goldens;
+/// the documented argument errors.
+#[test]
+fn sparse_coalesce_and_moe_routing_map_match_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("sparse_moe_map.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-sparse-moe-map",
+        &venv,
+        "cd \"$T\" && \"$PY\" sparse_moe_map.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("sparse_moe_map: 0 failed"), "{}", r.all());
+    for case in [
+        "coalesce",
+        "sparse_sum",
+        "sparse_add",
+        "moe_permute_with_routing_map",
+        "moe_unpermute_with_routing_map",
+        "moe_routing_map_errors",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
 /// `tests/python/attention_gaps.py`: npu_incre_flash_attention and
 /// npu_fused_infer_attention_score over a paged key/value cache (block_table, block_size,
 /// both cache forms) and over an INT8 cache with antiquant scales (per-channel with offset,
