@@ -970,7 +970,8 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
 /// torch_npu sends to aclnnLSTM / aclnnLstmBackward; every other shape, packed sequences
 /// included, through the aclop DynamicRNN / DynamicRNNGrad), nn.LSTMCell (the aclop
 /// DynamicRNNV2 / DynamicRNNV2Grad), nn.GRU of every shape (aclnnGRU /
-/// aclnnGRUBackward), `_thnn_fused_lstm_cell` (aclnnThnnFusedLstmCell(+Backward)),
+/// aclnnGRUBackward), torch_npu.npu_gru and its backward (the aclop DynamicGRUV2 /
+/// DynamicGRUV2Grad, against nn.GRU's recurrence with its gates kept), `_thnn_fused_lstm_cell` (aclnnThnnFusedLstmCell(+Backward)),
 /// nn.GRUCell and nn.RNN against CPU torch with identical weights: outputs and the gradients of
 /// the input, the initial states and every parameter, float32 and float16, nn.LSTM on a
 /// pack_padded_sequence (aclnnLSTM's packed form), and an LSTM regressor's 20 Adam steps.
@@ -995,6 +996,9 @@ fn lstm_gru_and_fused_lstm_cell_match_cpu_through_torch_npu() {
         "dynrnn_lstm_eval_dropout_layers",
         "dynrnn_lstm_packed_bidirectional",
         "dynrnn_lstm_packed_2layer",
+        "dyngru_npu_gru",
+        "dyngru_npu_gru_no_state",
+        "dyngru_float32_refused",
         "lstm_fp16_batch_first",
         "lstm_eval_no_grad",
         "gru_2layer_bidirectional",
