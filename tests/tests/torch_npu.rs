@@ -913,7 +913,10 @@ fn fused_optimizers_match_cpu() {
 /// and family) and arithmetic on an NZ tensor (aclop Mul, Add, ...), npu_bmmV2 with its gradient, npu_confusion_transpose,
 /// npu_sort_v2, npu_layer_norm_eval, npu_softmax_cross_entropy_with_logits, npu_one_hot, a
 /// Conv2d with a FRACTAL_Z weight (Conv2D and its gradients) and npu_conv2d)
-/// against CPU torch, and a bad permutation failing with the operator's message.
+/// against CPU torch, npu_nms_rotated (RotatedNMS, its outputs shrunk to the kept boxes) against
+/// a CPU greedy NMS, npu_rotated_iou / npu_rotated_overlaps (RotatedIou, RotatedOverlaps)
+/// against the values the hardware gave in op-plugin's tests, and a bad permutation failing with
+/// the operator's message.
 #[test]
 fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
     let Some(venv) = venv() else { return };
@@ -951,6 +954,9 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
         "npu_iou",
         "npu_random_choice_with_mask",
         "npu_nms_v4",
+        "npu_nms_rotated",
+        "npu_rotated_iou",
+        "npu_rotated_overlaps",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),

@@ -9,6 +9,7 @@
 //! - [`cast`]: the data type conversion of the "Cast" operator (`aclopCast`).
 //! - [`dynamic_rnn`]: the LSTM operators `DynamicRNN`, `DynamicRNNV2` and their gradients.
 //! - [`dynamic_gru`]: the GRU operator `DynamicGRUV2` and its gradient.
+//! - [`rotated`]: rotated-box intersection and `RotatedNMS`.
 //! - [`tensor_ops`]: Transpose, BroadcastTo, Slice, Pad, Swish, Mish, ArgMax/MinWithValue,
 //!   ScatterElements (torch_npu's `npu_transpose`, `npu_silu`, `npu_max`, …).
 //! - [`launch`]: one launch of a compiled Ascend C kernel, run block by block on a device's
@@ -20,6 +21,7 @@ pub mod dynamic_gru;
 pub mod dynamic_rnn;
 pub mod launch;
 pub mod random;
+pub mod rotated;
 pub mod tensor_ops;
 
 use crate::codes::ACL_ERROR_INTERNAL_ERROR;
