@@ -427,6 +427,101 @@ pub fn gru_backward(d: &Dims, a: &GruAttrs, g: &GruGrad) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    fn v(buf: &mut [f32], shape: &[usize]) -> View {
+        View::of_slice(buf, DType::F32, shape)
+    }
+
+    /// Run the forward on `x [T, B, I]` with weights in `order`; returns the six outputs.
+    fn run(d: &Dims, a: &GruAttrs, x: &[f32], wi: &[f32], wh: &[f32], b: &[f32]) -> Vec<Vec<f32>> {
+        let (t, bt, i, h) = (d.t, d.b, d.input, d.hidden);
+        let (mut x, mut wi, mut wh) = (x.to_vec(), wi.to_vec(), wh.to_vec());
+        let (mut bi, mut bh) = (b.to_vec(), b.iter().map(|v| v * 0.5).collect::<Vec<f32>>());
+        let mut outs: Vec<Vec<f32>> = (0..6).map(|_| vec![0f32; t * bt * h]).collect();
+        let views: Vec<View> = outs.iter_mut().map(|o| v(o, &[t, bt, h])).collect();
+        gru_forward(
+            d,
+            a,
+            &GruForward {
+                x: &v(&mut x, &[t, bt, i]),
+                wi: &v(&mut wi, &[i, 3 * h]),
+                wh: &v(&mut wh, &[h, 3 * h]),
+                bi: Some(&v(&mut bi, &[3 * h])),
+                bh: Some(&v(&mut bh, &[3 * h])),
+                h0: None,
+                outs: &views,
+            },
+        )
+        .unwrap();
+        drop(views);
+        outs
+    }
+
+    /// The first two gate blocks of each row swapped (rzh <-> zrh).
+    fn swap_rz(m: &[f32], h: usize) -> Vec<f32> {
+        m.chunks(3 * h)
+            .flat_map(|r| [&r[h..2 * h], &r[..h], &r[2 * h..]].concat())
+            .collect()
+    }
+
+    #[test]
+    fn gate_order_and_direction_are_layouts_of_one_recurrence() {
+        let d = Dims {
+            t: 4,
+            b: 2,
+            input: 3,
+            hidden: 2,
+        };
+        let h = d.hidden;
+        let f = |n: usize, k: f32| -> Vec<f32> {
+            (0..n).map(|j| ((j as f32 * k).sin()) * 0.6).collect()
+        };
+        let (x, wi, wh, b) = (f(24, 0.7), f(18, 1.3), f(12, 2.1), f(6, 0.9));
+        let rzh = GruAttrs {
+            reverse: false,
+            blocks: gru_gate_blocks("rzh").unwrap(),
+        };
+        let zrh = GruAttrs {
+            reverse: false,
+            blocks: gru_gate_blocks("zrh").unwrap(),
+        };
+        let a = run(&d, &rzh, &x, &wi, &wh, &b);
+        let z = run(
+            &d,
+            &zrh,
+            &x,
+            &swap_rz(&wi, h),
+            &swap_rz(&wh, h),
+            &swap_rz(&b, h),
+        );
+        assert_eq!(a, z);
+        // REDIRECTIONAL on x is UNIDIRECTIONAL on x reversed in time, its outputs reversed
+        let step = d.b * d.input;
+        let xr: Vec<f32> = x.chunks(step).rev().flatten().copied().collect();
+        let fwd = run(&d, &rzh, &xr, &wi, &wh, &b);
+        let rev = run(
+            &d,
+            &GruAttrs {
+                reverse: true,
+                ..rzh
+            },
+            &x,
+            &wi,
+            &wh,
+            &b,
+        );
+        let hs = d.b * h;
+        for (o, r) in fwd.iter().zip(&rev) {
+            let flipped: Vec<f32> = o.chunks(hs).rev().flatten().copied().collect();
+            assert_eq!(&flipped, r);
+        }
+        // the saved gates hold z, r and n of the formula: h' = (1 - z) n + z h
+        let (y, upd, new) = (&a[0], &a[2], &a[4]);
+        for k in 0..hs {
+            let want = (1.0 - upd[k]) * new[k];
+            assert!((y[k] - want).abs() < 1e-6, "{} vs {want}", y[k]);
+        }
+    }
+
     #[test]
     fn gate_blocks_round_trip() {
         let h = 2;
