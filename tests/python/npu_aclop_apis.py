@@ -1,7 +1,8 @@
 """torch_npu's own APIs that op-plugin implements only as aclop calls, against CPU torch:
 npu_transpose (Transpose), npu_broadcast (BroadcastTo), npu_slice (Slice), npu_indexing
 (StridedSlice), npu_scaled_masked_softmax (ScaledMaskedSoftmax and its Grad), npu_iou / npu_ptiou (Iou),
-npu_random_choice_with_mask (RandomChoiceWithMask), npu_nms_v4 (NonMaxSuppressionV4), npu_pad (Pad), npu_silu and
+npu_random_choice_with_mask (RandomChoiceWithMask), npu_nms_v4 (NonMaxSuppressionV4), npu_nms_rotated (RotatedNMS), npu_rotated_iou (RotatedIou), npu_rotated_overlaps
+(RotatedOverlaps), npu_pad (Pad), npu_silu and
 npu_silu_ (Swish / SwishGrad), npu_mish (Mish / MishGrad), npu_max / npu_min
 (ArgMaxWithValue / ArgMinWithValue, their gradient through npu_scatter's ArgMaxGrad)
 and npu_scatter itself, npu_format_cast (Identity), npu_bmmV2 (BatchMatMul),
@@ -13,6 +14,7 @@ values, dtypes, shapes and input gradients.
 `python npu_aclop_apis.py [case-prefix]` prints PASS/FAIL per case and
 `npu_aclop_apis: N failed`; exits 1 when any case fails.
 """
+import math
 import sys
 
 import torch
@@ -158,6 +160,145 @@ def nms_v4():
     idx, n = torch_npu.npu_nms_v4(boxes.to(D), scores.to(D), 1, torch.tensor(0.7).half().to(D),
                                   torch.tensor(0.1).half().to(D))
     assert int(n.cpu()) == 1 and idx.cpu()[0].item() == 3, idx.cpu().tolist()
+
+
+def _rot_corners(b):
+    cx, cy, w, h, deg = b
+    t = math.radians(deg)
+    c, s_ = math.cos(t), math.sin(t)
+    return [(cx + x * c - y * s_, cy + x * s_ + y * c)
+            for x, y in ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2))]
+
+
+def _rot_iou(a, b):
+    """Rotated IoU by clipping a's rectangle with b's edges (a CPU reference)."""
+    poly = _rot_corners(a)
+    clip = _rot_corners(b)
+    for k in range(4):
+        p, q = clip[k], clip[(k + 1) % 4]
+        side = lambda v: (q[0] - p[0]) * (v[1] - p[1]) - (q[1] - p[1]) * (v[0] - p[0])  # noqa: E731
+        out = []
+        for i, cur in enumerate(poly):
+            nxt = poly[(i + 1) % len(poly)]
+            sc, sn = side(cur), side(nxt)
+            if sc >= 0:
+                out.append(cur)
+            if (sc >= 0) != (sn >= 0):
+                t = sc / (sc - sn)
+                out.append((cur[0] + t * (nxt[0] - cur[0]), cur[1] + t * (nxt[1] - cur[1])))
+        poly = out
+        if len(poly) < 3:
+            return 0.0
+    inter = abs(sum(poly[i][0] * poly[(i + 1) % len(poly)][1] - poly[i][1] * poly[(i + 1) % len(poly)][0]
+                    for i in range(len(poly)))) / 2
+    return inter / (a[2] * a[3] + b[2] * b[3] - inter)
+
+
+def nms_rotated():
+    # analytic: a 2x2 square and itself turned 45 degrees overlap by IoU 1/sqrt(2) (0.7071)
+    dets = torch.tensor([[0, 0, 2, 2, 0], [0, 0, 2, 2, 45], [10, 10, 4, 2, 30], [10.2, 10, 4, 2, 30]],
+                        dtype=torch.float32)
+    scores = torch.tensor([0.9, 0.8, 0.7, 0.6])
+    idx, num = torch_npu.npu_nms_rotated(dets.to(D), scores.to(D), 0.7)
+    assert idx.dtype == torch.int32 and num.cpu().tolist() == [2], (idx, num)
+    assert idx.cpu().tolist() == [0, 2], idx.cpu().tolist()
+    idx, num = torch_npu.npu_nms_rotated(dets.to(D), scores.to(D), 0.75)
+    assert idx.cpu().tolist() == [0, 1, 2], idx.cpu().tolist()
+    # random boxes against a CPU greedy NMS with the reference IoU; thresholds and a cap
+    g = torch.Generator().manual_seed(5)
+    n = 60
+    d = torch.cat([torch.rand(n, 2, generator=g) * 40, torch.rand(n, 2, generator=g) * 12 + 2,
+                   torch.rand(n, 1, generator=g) * 180 - 90], 1)
+    sc = torch.rand(n, generator=g)
+    for iou_t, score_t, max_out in ((0.3, 0.0, -1), (0.1, 0.2, -1), (0.5, 0.0, 7)):
+        order = sorted(range(n), key=lambda i: (-sc[i].item(), i))
+        kept = []
+        for i in order:
+            if sc[i].item() <= score_t or (max_out >= 0 and len(kept) == max_out):
+                continue
+            if all(_rot_iou(d[k].tolist(), d[i].tolist()) <= iou_t for k in kept):
+                kept.append(i)
+        idx, num = torch_npu.npu_nms_rotated(d.to(D), sc.to(D), iou_t, score_t, max_out, 0)
+        assert idx.cpu().tolist() == kept and num.cpu().tolist() == [len(kept)], \
+            (iou_t, score_t, max_out, idx.cpu().tolist(), kept)
+    # float16 boxes (torch_npu casts them to float32)
+    idx, num = torch_npu.npu_nms_rotated(dets.half().to(D), scores.half().to(D), 0.7)
+    assert idx.cpu().tolist() == [0, 2], idx.cpu().tolist()
+    # op-plugin's test_nms_rotated.py inputs: every value uniform in [-100, 100] (negative
+    # widths and heights too: a box whose w * h is below 1e-14 overlaps nothing), modes 0 and 1
+    # (the corner form: w = x2 - x1, h = y2 - y1, the angle negated), IoU threshold 0.2
+    for mode in (0, 1):
+        d = torch.rand(20, 5, generator=g) * 200 - 100
+        sc = torch.rand(20, generator=g)
+
+        def geo(b):
+            b = b.tolist()
+            if mode == 1:
+                b = [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b[2] - b[0], b[3] - b[1], -b[4]]
+            return b
+        kept = []
+        for i in sorted(range(20), key=lambda i: (-sc[i].item(), i)):
+            ok = True
+            for k in kept:
+                a, b = geo(d[k]), geo(d[i])
+                if a[2] * a[3] >= 1e-14 and b[2] * b[3] >= 1e-14 and _rot_iou(a, b) > 0.2:
+                    ok = False
+            if ok:
+                kept.append(i)
+        idx, num = torch_npu.npu_nms_rotated(d.to(D), sc.to(D), 0.2, 0, -1, mode)
+        assert idx.cpu().tolist() == kept, (mode, idx.cpu().tolist(), kept)
+    # mode 1: two opposite corners and the angle
+    corners = torch.tensor([[-1, -1, 1, 1, 0], [-1, -1, 1, 1, 45], [9, 9, 11, 11, 0]], dtype=torch.float32)
+    idx, num = torch_npu.npu_nms_rotated(corners.to(D), scores[:3].to(D), 0.7, 0, -1, 1)
+    assert idx.cpu().tolist() == [0, 2], idx.cpu().tolist()
+
+
+def _seeded_rotated(dtype, s1, s2, lo, hi):
+    """op-plugin's test_rotated_iou.py / test_rotated_overlaps.py inputs (numpy seed 1234):
+    centres uniform in [lo, hi), integer w, h in [1, 20), angles in [-180, 180) degrees."""
+    import numpy as np
+    np.random.seed(1234)
+
+    def one(shape):
+        c = np.random.uniform(lo, hi, shape[:2] + [2]).astype(dtype)
+        wh = np.random.randint(1, 20, size=shape[:2] + [2])
+        an = np.random.randint(-180, 180, size=shape[:2] + [1])
+        return torch.from_numpy(np.concatenate([c, wh, an], axis=-1, dtype=dtype))
+    return one(s1), one(s2)
+
+
+def rotated_iou():
+    # the values the hardware gave for op-plugin's test_rotated_iou.py (fp32 and fp16)
+    want = torch.tensor([[[0., 0.00045966, 0.], [0., 0., 0.]],
+                         [[0., 0., 0.], [0., 0., 0.]],
+                         [[0., 0., 0.], [0.00600622, 0.10504241, 0.]],
+                         [[0., 0., 0.], [0., 0., 0.]]])
+    import numpy as np
+    for dt, tol in ((np.float32, 1e-6), (np.float16, 1e-3)):
+        a, b = _seeded_rotated(dt, [4, 2, 5], [4, 3, 5], 20, 60)
+        got = torch_npu.npu_rotated_iou(a.to(D), b.to(D), False, 0, True, 0.0, 0.0)
+        assert got.dtype == a.dtype and got.shape == (4, 2, 3), (got.dtype, got.shape)
+        close(got.float(), want, tol, f"rotated iou {dt.__name__}")
+    # iof: the intersection over the first box's area; identical boxes give 1
+    box = torch.tensor([[[0., 0., 2., 2., 0.], [0., 0., 2., 2., 45.]]])
+    q = torch.tensor([[[0., 0., 2., 2., 0.], [1., 0., 2., 2., 0.]]])
+    oct_ = 8 * (2 ** 0.5 - 1)
+    want_iou = torch.tensor([[[1.0, 2 / 6], [oct_ / (8 - oct_), _rot_iou([0, 0, 2, 2, 45], [1, 0, 2, 2, 0])]]])
+    close(torch_npu.npu_rotated_iou(box.to(D), q.to(D)), want_iou, 1e-5, "rotated iou analytic")
+    inter = want_iou / (1 + want_iou) * 8  # inter = iou * (a1 + a2) / (1 + iou), a1 = a2 = 4
+    close(torch_npu.npu_rotated_iou(box.to(D), q.to(D), mode=1), inter / 4, 1e-5, "rotated iof")
+
+
+def rotated_overlaps():
+    import numpy as np
+    a, b = _seeded_rotated(np.float32, [1, 3, 5], [1, 2, 5], 30, 60)
+    want = torch.tensor([[[0., 10.289731], [0., 0.], [0., 0.]]])
+    close(torch_npu.npu_rotated_overlaps(a.to(D), b.to(D), False), want, 5e-4, "overlaps fp32")
+    a, b = _seeded_rotated(np.float16, [1, 3, 5], [1, 4, 5], 30, 60)
+    want = torch.tensor([[[0., 13.27, 1.022, 0.], [0., 0., 54.12, 0.], [0., 0., 0., 19.17]]])
+    got = torch_npu.npu_rotated_overlaps(a.to(D), b.to(D), False)
+    assert got.dtype == torch.float16
+    close(got.float(), want, 3e-2, "overlaps fp16")
 
 
 def pad():
@@ -420,6 +561,9 @@ case("npu_scaled_masked_softmax", scaled_masked_softmax)
 case("npu_iou", iou)
 case("npu_random_choice_with_mask", random_choice_with_mask)
 case("npu_nms_v4", nms_v4)
+case("npu_nms_rotated", nms_rotated)
+case("npu_rotated_iou", rotated_iou)
+case("npu_rotated_overlaps", rotated_overlaps)
 case("npu_pad", pad)
 case("npu_silu", silu)
 case("npu_mish", mish)

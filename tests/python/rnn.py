@@ -1,6 +1,7 @@
 """Recurrent layers through the real torch_npu against CPU torch with identical weights:
 nn.LSTM (aclnnLSTM / aclnnLstmBackward, and the aclop DynamicRNN / DynamicRNNGrad),
 nn.LSTMCell (the aclop DynamicRNNV2 / DynamicRNNV2Grad), nn.GRU (aclnnGRU / aclnnGRUBackward),
+torch_npu.npu_gru (the aclop DynamicGRUV2 / DynamicGRUV2Grad),
 torch._thnn_fused_lstm_cell (aclnnThnnFusedLstmCell / aclnnThnnFusedLstmCellBackward),
 nn.GRUCell and nn.RNN: the forward outputs and the gradients of the input, the initial states and every parameter, in
 float32 and float16, and a small LSTM regressor trained for 20 Adam steps whose losses
@@ -299,6 +300,84 @@ case("dynrnn_lstmcell_no_bias", cell_case("lstm", bias=False))
 case("dynrnn_lstmcell_fp16", cell_case("lstm", half=True))
 
 
+def npu_gru_case(no_state=False):
+    """torch_npu.npu_gru (the aclop DynamicGRUV2, gate_order "rzh": nn.GRU's r, z, n with its
+    weights transposed) against CPU nn.GRU with the same float16-rounded weights: y, the
+    saved gates update/reset/new/hidden_new against their formulas, and the autograd
+    backward (DynamicGRUV2Grad) of y and of the last output_h step for x, both weights, both
+    biases and hx."""
+    def f():
+        T, B, I, H = 5, 3, 4, 6
+        mod = torch.nn.GRU(I, H)
+        x = torch.randn(T, B, I)
+        h0 = torch.zeros(B, H) if no_state else torch.randn(B, H)
+        rnd = lambda t: t.detach().half().float()  # noqa: E731
+        w_ih, w_hh, b_ih, b_hh = (rnd(p) for p in (mod.weight_ih_l0, mod.weight_hh_l0, mod.bias_ih_l0, mod.bias_hh_l0))
+        xc, hc = rnd(x).requires_grad_(True), rnd(h0).requires_grad_(True)
+        wi_c, wh_c = w_ih.t().contiguous().requires_grad_(True), w_hh.t().contiguous().requires_grad_(True)
+        bi_c, bh_c = b_ih.clone().requires_grad_(True), b_hh.clone().requires_grad_(True)
+        # CPU reference: nn.GRU's recurrence, step by step, with the gates kept
+        h, ys, gates = hc, [], []
+        for t in range(T):
+            gi = xc[t] @ wi_c + bi_c
+            gh = h @ wh_c + bh_c
+            r = torch.sigmoid(gi[:, :H] + gh[:, :H])
+            z = torch.sigmoid(gi[:, H:2 * H] + gh[:, H:2 * H])
+            hn = gh[:, 2 * H:]
+            n = torch.tanh(gi[:, 2 * H:] + r * hn)
+            h = (1 - z) * n + z * h
+            ys.append(h)
+            gates.append((z, r, n, hn))
+        y_ref = torch.stack(ys)
+        with torch.no_grad():
+            gru = torch.nn.GRU(I, H)
+            gru.weight_ih_l0.copy_(w_ih)
+            gru.weight_hh_l0.copy_(w_hh)
+            gru.bias_ih_l0.copy_(b_ih)
+            gru.bias_hh_l0.copy_(b_hh)
+            y_torch, _ = gru(rnd(x), rnd(h0).unsqueeze(0))
+        close(y_ref, y_torch, 1e-5, "reference recurrence vs nn.GRU")
+        dev = lambda t: t.detach().half().to(D).requires_grad_(True)  # noqa: E731
+        xn, hn_, wi_n, wh_n, bi_n, bh_n = (dev(t) for t in (xc, hc, wi_c, wh_c, bi_c, bh_c))
+        seq = torch.zeros((), dtype=torch.half).to(D)
+        y, out_h, upd, rst, new, hid_new = torch_npu.npu_gru(
+            xn, hn_, wi_n, wh_n, bi_n, bh_n, seq, True, 1, 0.0, True, False, False)
+        close(y, y_ref, 3e-3, "y")
+        close(out_h, y_ref, 3e-3, "output_h")
+        for k, (got, name) in enumerate(((upd, "update"), (rst, "reset"), (new, "new"), (hid_new, "hidden_new"))):
+            close(got, torch.stack([g[k] for g in gates]), 3e-3, name)
+        gy = torch.randn(T, B, H)
+        gl = torch.randn(B, H)
+        ((y_ref * gy).sum() + (y_ref[-1] * gl).sum()).backward()
+        ((y.float() * gy.to(D)).sum() + (out_h[-1].float() * gl.to(D)).sum()).backward()
+        for got, want, name in ((xn, xc, "x"), (hn_, hc, "hx"), (wi_n, wi_c, "weight_input"),
+                                (wh_n, wh_c, "weight_hidden"), (bi_n, bi_c, "bias_input"),
+                                (bh_n, bh_c, "bias_hidden")):
+            close(got.grad, want.grad, 2e-2, f"grad of {name}")
+    return f
+
+
+# torch_npu.npu_gru: the aclop DynamicGRUV2 / DynamicGRUV2Grad.
+case("dyngru_npu_gru", npu_gru_case())
+case("dyngru_npu_gru_no_state", npu_gru_case(no_state=True))
+
+
+def npu_gru_float32_refused():
+    """DynamicGRUV2's x and weights are FLOAT16 only (CANN's prototype): a float32 call fails
+    with a message naming the tensor."""
+    T, B, I, H = 2, 2, 3, 4
+    args = [torch.randn(T, B, I), torch.randn(B, H), torch.randn(I, 3 * H), torch.randn(H, 3 * H),
+            torch.randn(3 * H), torch.randn(3 * H)]
+    try:
+        torch_npu.npu_gru(*[a.to(D) for a in args], torch.zeros(()).to(D), True, 1, 0.0, True, False, False)
+        torch.npu.synchronize()
+    except RuntimeError as e:
+        assert "DynamicGRUV2" in str(e) and "FLOAT16" in str(e), str(e)[:400]
+    else:
+        raise AssertionError("float32 x was accepted")
+
+
+
 def lstm2_eval():
     mod = torch.nn.LSTM(4, 5, num_layers=2, bidirectional=True, dropout=0.3).eval()
     npu = copy.deepcopy(mod).to(D)
@@ -392,6 +471,9 @@ def training():
 
 
 case("lstm_regressor_adam_20_steps", training)
+
+# last: an operator error leaves torch_npu's task queue failing the operators after it
+case("dyngru_float32_refused", npu_gru_float32_refused)
 
 print(f"rnn: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -2101,6 +2101,42 @@ fn nsa_selected_attention_matches_the_host_reference() {
 /// MoE routing operators of `moe_route.rs` (MoeInitRoutingV2 drop-less and drop/pad;
 /// MoeReRouting rank-major to expert-major) against host references, with their documented
 /// argument errors and the count errors found at launch.
+/// `tests/c/aclnn/aclnn_sparse_moe_map.cpp`: aclnnCoalesceSparse (CANN's own example,
+/// duplicates summed, the documented errors, a row past the output failing the launch) and the
+/// routing-map MoE permutation (MoeTokenPermute/UnpermuteWithRoutingMap in both modes against
+/// host references, their gradients by the adjoint identity, the documented errors).
+#[test]
+fn sparse_coalesce_and_moe_routing_map_match_the_host_reference() {
+    let work = scratch("aclnn-sparse-moe-map");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_sparse_moe_map.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok coalesce_sparse",
+        "ok moe_token_permute_with_routing_map",
+        "ok moe_routing_map_gradients",
+    ] {
+        assert!(r.stdout.contains(section), "missing {section}: {}", r.all());
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 39, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnCoalesceSparseGetWorkspaceSize: uniqueIndices is nullptr",
+        "aclnnMoeTokenPermuteWithRoutingMapGetWorkspaceSize: numOutTokens should not be greater than 20, but got 21",
+        "aclnnMoeTokenPermuteWithRoutingMapGradGetWorkspaceSize: numExperts should be larger than 0",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 #[test]
 fn moe_route_operators_match_the_host_reference() {
     let work = scratch("aclnn-moe-route");

@@ -913,7 +913,10 @@ fn fused_optimizers_match_cpu() {
 /// and family) and arithmetic on an NZ tensor (aclop Mul, Add, ...), npu_bmmV2 with its gradient, npu_confusion_transpose,
 /// npu_sort_v2, npu_layer_norm_eval, npu_softmax_cross_entropy_with_logits, npu_one_hot, a
 /// Conv2d with a FRACTAL_Z weight (Conv2D and its gradients) and npu_conv2d)
-/// against CPU torch, and a bad permutation failing with the operator's message.
+/// against CPU torch, npu_nms_rotated (RotatedNMS, its outputs shrunk to the kept boxes) against
+/// a CPU greedy NMS, npu_rotated_iou / npu_rotated_overlaps (RotatedIou, RotatedOverlaps)
+/// against the values the hardware gave in op-plugin's tests, and a bad permutation failing with
+/// the operator's message.
 #[test]
 fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
     let Some(venv) = venv() else { return };
@@ -951,6 +954,9 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
         "npu_iou",
         "npu_random_choice_with_mask",
         "npu_nms_v4",
+        "npu_nms_rotated",
+        "npu_rotated_iou",
+        "npu_rotated_overlaps",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),
@@ -970,7 +976,8 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
 /// torch_npu sends to aclnnLSTM / aclnnLstmBackward; every other shape, packed sequences
 /// included, through the aclop DynamicRNN / DynamicRNNGrad), nn.LSTMCell (the aclop
 /// DynamicRNNV2 / DynamicRNNV2Grad), nn.GRU of every shape (aclnnGRU /
-/// aclnnGRUBackward), `_thnn_fused_lstm_cell` (aclnnThnnFusedLstmCell(+Backward)),
+/// aclnnGRUBackward), torch_npu.npu_gru and its backward (the aclop DynamicGRUV2 /
+/// DynamicGRUV2Grad, against nn.GRU's recurrence with its gates kept), `_thnn_fused_lstm_cell` (aclnnThnnFusedLstmCell(+Backward)),
 /// nn.GRUCell and nn.RNN against CPU torch with identical weights: outputs and the gradients of
 /// the input, the initial states and every parameter, float32 and float16, nn.LSTM on a
 /// pack_padded_sequence (aclnnLSTM's packed form), and an LSTM regressor's 20 Adam steps.
@@ -995,6 +1002,9 @@ fn lstm_gru_and_fused_lstm_cell_match_cpu_through_torch_npu() {
         "dynrnn_lstm_eval_dropout_layers",
         "dynrnn_lstm_packed_bidirectional",
         "dynrnn_lstm_packed_2layer",
+        "dyngru_npu_gru",
+        "dyngru_npu_gru_no_state",
+        "dyngru_float32_refused",
         "lstm_fp16_batch_first",
         "lstm_eval_no_grad",
         "gru_2layer_bidirectional",
@@ -1741,6 +1751,43 @@ fn quant_modes_match_cpu_through_torch_npu() {
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
+/// `tests/python/sparse_moe_map.py`: sparse COO `coalesce()` with duplicates (float32,
+/// float16, bfloat16, int32, hybrid values), `torch.sparse.sum`, sparse addition
+/// (aclnnCoalesceSparse), and npu_moe_token_permute_with_routing_map /
+/// npu_moe_token_unpermute_with_routing_map with their autograd backward in both modes, with
+/// and without probs (aclnnMoeTokenPermuteWithRoutingMap(+Grad),
+/// aclnnMoeTokenUnpermuteWithRoutingMap(+Grad)), against CPU torch and op-plugin's goldens;
+/// the documented argument errors.
+#[test]
+fn sparse_coalesce_and_moe_routing_map_match_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("sparse_moe_map.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-sparse-moe-map",
+        &venv,
+        "cd \"$T\" && \"$PY\" sparse_moe_map.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("sparse_moe_map: 0 failed"), "{}", r.all());
+    for case in [
+        "coalesce",
+        "sparse_sum",
+        "sparse_add",
+        "moe_permute_with_routing_map",
+        "moe_unpermute_with_routing_map",
+        "moe_routing_map_errors",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
             "{case}: {}",
             r.all()
         );

@@ -1,7 +1,9 @@
 //! The LSTM operators of the single-operator API (`aclopCompileAndExecute` / `aclopExecuteV2`
 //! with op type "DynamicRNN", "DynamicRNNV2", "DynamicRNNGrad" or "DynamicRNNV2Grad"): the
 //! descriptors, buffers and attributes checked here, the computation in
-//! `npu_emu::kernels::dynamic_rnn` (which documents the layout).
+//! `npu_emu::kernels::dynamic_rnn` (which documents the layout). The GRU operators
+//! "DynamicGRUV2" and "DynamicGRUV2Grad" (`torch_npu.npu_gru`) are read the same way
+//! ([`execute_gru`]), computed by `npu_emu::kernels::dynamic_gru`.
 //!
 //! Inputs in CANN's prototype order; an optional input is absent when its descriptor has
 //! data type `ACL_DT_UNDEFINED` (torch_npu's empty input), its buffer is NULL with size 0, or
@@ -32,6 +34,7 @@ use super::op::{attrs_of, Call};
 use super::op_args::{
     arg, attr_err, check_dtype, enqueue, get_num, get_str, input_arg, mismatch, Arg,
 };
+use npu_emu::kernels::dynamic_gru as g;
 use npu_emu::kernels::dynamic_rnn::{self as k, Attrs, Variant};
 use npu_emu::kernels::{Operand, Tensor};
 use npu_emu::ops::{DType, View};
@@ -48,14 +51,20 @@ const OPS: [(&str, Variant, bool, usize, usize); 4] = [
     ("DynamicRNNV2Grad", Variant::Split, true, 21, 6),
 ];
 
+/// The GRU operators: (op type, gradient, input count, output count).
+const GRU_OPS: [(&str, bool, usize, usize); 2] = [
+    ("DynamicGRUV2", false, 7, 6),
+    ("DynamicGRUV2Grad", true, 14, 6),
+];
+
 /// Whether `op` is one of this file's operators.
 pub(crate) fn handles(op: &str) -> bool {
-    OPS.iter().any(|o| o.0 == op)
+    OPS.iter().any(|o| o.0 == op) || GRU_OPS.iter().any(|o| o.0 == op)
 }
 
 /// This file's operator types.
 pub(crate) fn names() -> impl Iterator<Item = &'static str> {
-    OPS.iter().map(|o| o.0)
+    OPS.iter().map(|o| o.0).chain(GRU_OPS.iter().map(|o| o.0))
 }
 
 /// Read and check the attributes.
@@ -220,6 +229,9 @@ fn output_names(op: &str) -> &'static [&'static str] {
 /// Validate one of the four operators and enqueue it on the call's stream.
 pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
     let op_type = super::op::op_name(c)?;
+    if let Some(&g) = GRU_OPS.iter().find(|o| o.0 == op_type) {
+        return execute_gru(api, c, g);
+    }
     let &(op, variant, grad, nin, nout) = OPS
         .iter()
         .find(|o| o.0 == op_type)
@@ -417,4 +429,237 @@ fn run(
             dc_prev: &o[rest + 3],
         },
     )
+}
+
+/// The GRU operators' attributes: `direction`, `gate_order` ("zrh" default, "rzh"),
+/// `activation` "tanh", `reset_after` true, `time_major` true, `num_proj` 0, `cell_clip` ≤ 0
+/// (the only values modelled); `cell_depth`, `keep_prob`, `is_training` and the gradient's
+/// `bias_type` are read by nothing.
+fn gru_attrs(op: &str, c: &Call) -> Result<g::GruAttrs, Error> {
+    let a = attrs_of(c.attr)?;
+    let v = get_str(&a, "activation", "tanh");
+    if v != "tanh" {
+        return Err(attr_err(
+            op,
+            format!("attr activation = \"{v}\" is not supported (only \"tanh\")"),
+        ));
+    }
+    let reverse = match get_str(&a, "direction", "UNIDIRECTIONAL") {
+        "UNIDIRECTIONAL" => false,
+        "REDIRECTIONAL" => true,
+        other => {
+            return Err(attr_err(
+                op,
+                format!(
+                    "attr direction = \"{other}\": the operator runs one direction, \
+                     \"UNIDIRECTIONAL\" or \"REDIRECTIONAL\""
+                ),
+            ))
+        }
+    };
+    for (key, default, ok, what) in [
+        (
+            "time_major",
+            1.0,
+            1.0,
+            "true (x is [num_step, batch, input_size])",
+        ),
+        (
+            "reset_after",
+            1.0,
+            1.0,
+            "true (the reset gate applied after the product)",
+        ),
+        ("num_proj", 0.0, 0.0, "0 (projection is not modelled)"),
+    ] {
+        let v = get_num(op, &a, key, default)?;
+        if v != ok {
+            return Err(attr_err(
+                op,
+                format!("attr {key} = {v} is not supported: it must be {what}"),
+            ));
+        }
+    }
+    let clip = get_num(op, &a, "cell_clip", -1.0)?;
+    if clip > 0.0 {
+        return Err(attr_err(
+            op,
+            format!("attr cell_clip = {clip}: clipping is not modelled (use -1)"),
+        ));
+    }
+    let blocks = g::gru_gate_blocks(get_str(&a, "gate_order", "zrh"))
+        .map_err(|m| attr_err(op, format!("attr {m}")))?;
+    Ok(g::GruAttrs { reverse, blocks })
+}
+
+const GRU_IN: [&str; 7] = [
+    "x",
+    "weight_input",
+    "weight_hidden",
+    "bias_input",
+    "bias_hidden",
+    "seq_length",
+    "init_h",
+];
+const GRU_GRAD_IN: [&str; 14] = [
+    "x",
+    "weight_input",
+    "weight_hidden",
+    "y",
+    "init_h",
+    "h",
+    "dy",
+    "dh",
+    "update",
+    "reset",
+    "new",
+    "hidden_new",
+    "seq_length",
+    "mask",
+];
+const GRU_GRAD_OUT: [&str; 6] = [
+    "dw_input",
+    "dw_hidden",
+    "db_input",
+    "db_hidden",
+    "dx",
+    "dh_prev",
+];
+
+/// DynamicGRUV2 / DynamicGRUV2Grad: x, weight_input and weight_hidden FLOAT16 (the
+/// prototype's only type); every other tensor FLOAT16 or FLOAT, all of one type (y's). Wrong
+/// counts, shapes or data types are `ACL_ERROR_OP_INPUT_NOT_MATCH` /
+/// `ACL_ERROR_OP_OUTPUT_NOT_MATCH` (data types `ACL_ERROR_UNSUPPORTED_DATA_TYPE`) naming the
+/// tensor.
+fn execute_gru(
+    api: &'static str,
+    c: &Call,
+    (op, grad, nin, nout): (&'static str, bool, usize, usize),
+) -> Result<(), Error> {
+    let (names_in, names_out): (&[&str], &[&str]) = if grad {
+        (&GRU_GRAD_IN, &GRU_GRAD_OUT)
+    } else {
+        (&GRU_IN, &g::GRU_OUT_NAMES)
+    };
+    let (ni, no) = (c.num_inputs as usize, c.num_outputs as usize);
+    let min_in = if grad { 12 } else { 3 };
+    if ni < min_in || ni > nin {
+        return Err(mismatch(
+            false,
+            format!(
+                "op type \"{op}\" has {nin} inputs ({}; the last {} optional), but numInputs = {ni}",
+                names_in.join(", "),
+                nin - min_in
+            ),
+        ));
+    }
+    if no != nout {
+        return Err(mismatch(
+            true,
+            format!(
+                "op type \"{op}\" has {nout} outputs ({}), but numOutputs = {no}",
+                names_out.join(", ")
+            ),
+        ));
+    }
+    let a = gru_attrs(op, c)?;
+    let mut ins: Vec<Option<Arg>> = (0..ni).map(|i| input_arg(c, i)).collect::<Result<_, _>>()?;
+    ins.resize_with(nin, || None);
+    // torch_npu's placeholders: 0-d zeros for seq_length and mask
+    let placeholders: &[usize] = if grad { &[12, 13] } else { &[5] };
+    for &i in placeholders {
+        if ins[i].as_ref().is_some_and(|t| t.desc.dims.is_empty()) {
+            ins[i] = None;
+        }
+    }
+    let outs: Vec<Arg> = (0..no)
+        .map(|i| arg(c, i, true)?.ok_or_else(|| Error::invalid(format!("outputDesc[{i}] is NULL"))))
+        .collect::<Result<_, _>>()?;
+    let in_shapes: Vec<Option<Vec<usize>>> =
+        ins.iter().map(|t| t.as_ref().map(Arg::shape)).collect();
+    let in_refs: Vec<Option<&[usize]>> = in_shapes.iter().map(|s| s.as_deref()).collect();
+    let out_shapes: Vec<Vec<usize>> = outs.iter().map(Arg::shape).collect();
+    let out_refs: Vec<&[usize]> = out_shapes.iter().map(|s| s.as_slice()).collect();
+    let dims = if grad {
+        g::gru_grad_dims(&in_refs, &out_refs)
+    } else {
+        g::gru_forward_dims(&in_refs, &out_refs)
+    }
+    .map_err(|e| {
+        let (side, names) = if e.output {
+            ("output", names_out)
+        } else {
+            ("input", names_in)
+        };
+        mismatch(
+            e.output,
+            format!(
+                "op type \"{op}\": {side} {} ({}): {}",
+                e.index,
+                names.get(e.index).copied().unwrap_or("?"),
+                e.msg
+            ),
+        )
+    })?;
+    let mut tensors: Vec<Option<Tensor>> = vec![None; nin];
+    let mut dtype = None;
+    for (i, t) in ins.iter().enumerate() {
+        let Some(t) = t else { continue };
+        let name = format!("input {i} ({})", names_in[i]);
+        if i < 3 {
+            tensors[i] = Some(t.tensor(op, name, false, &[DType::F16])?);
+        } else {
+            let tensor = t.tensor(op, name, false, RNN_DTYPES)?;
+            check_dtype(op, &mut dtype, &tensor, false)?;
+            tensors[i] = Some(tensor);
+        }
+    }
+    let out_tensors: Vec<Tensor> = outs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let tensor = t.tensor(
+                op,
+                format!("output {i} ({})", names_out[i]),
+                true,
+                RNN_DTYPES,
+            )?;
+            check_dtype(op, &mut dtype, &tensor, true)?;
+            Ok(tensor)
+        })
+        .collect::<Result<_, Error>>()?;
+    enqueue(api, op, c, false, tensors, out_tensors, move |i, o| {
+        let req = |k: usize| i[k].ok_or_else(|| format!("input {k} is missing"));
+        if grad {
+            g::gru_backward(
+                &dims,
+                &a,
+                &g::GruGrad {
+                    x: req(0)?,
+                    wi: req(1)?,
+                    wh: req(2)?,
+                    h0: i[4],
+                    h: req(5)?,
+                    dy: req(6)?,
+                    dh: i[7],
+                    gates: [req(8)?, req(9)?, req(10)?, req(11)?],
+                    outs: o,
+                },
+            )
+        } else {
+            g::gru_forward(
+                &dims,
+                &a,
+                &g::GruForward {
+                    x: req(0)?,
+                    wi: req(1)?,
+                    wh: req(2)?,
+                    bi: i[3],
+                    bh: i[4],
+                    h0: i[6],
+                    outs: o,
+                },
+            )
+        }
+    })
 }

@@ -18,6 +18,9 @@
 //! | ScaledMaskedSoftmaxGrad | y_grad, y, mask | as ScaledMaskedSoftmax | x_grad |
 //! | Iou (`npu_iou`, `npu_ptiou`) | bboxes [N, 4], gtboxes [M, 4] | mode ("iou" / "iof"), eps (1.0) | overlap [M, N] |
 //! | NonMaxSuppressionV4 (`npu_nms_v4`) | boxes [N, 4], scores [N], max_output_size, iou_threshold, score_threshold (one value each) | pad_to_max_output_size | selected_indices (INT32), valid_outputs (INT32) |
+//! | RotatedNMS (`npu_nms_rotated`) | boxes [N, 5] FLOAT/FLOAT16 (x, y, w, h, angle in degrees; mode 1: x1, y1, x2, y2, angle), scores [N], labels (INT32/INT64: [N] per box, else one class; optional) | iou_threshold (required), score_threshold (-inf), max_output_size (-1: all), mode (0) | selected_detections [N, 5], keep_indices [N] (INT32/INT64): the call waits for the result and shrinks both output descriptors to the M kept rows, as a dynamic-shape operator does |
+//! | RotatedIou (`npu_rotated_iou`) | boxes [B, 5, N], query_boxes [B, 5, K] (FLOAT) | trans (false: x, y, w, h, angle in degrees; true: x1, y1, x2, y2, angle), mode ("iou" / "iof": over the box's area), is_cross (true; false is not modelled) | iou [B, N, K] |
+//! | RotatedOverlaps (`npu_rotated_overlaps`) | boxes [B, 5, N], query_boxes [B, 5, K] (FLOAT) | trans (false) | overlaps [B, N, K] (intersection areas) |
 //! | RandomChoiceWithMask (`npu_random_choice_with_mask`) | x (BOOL, 1-5 dimensions) | count (required), seed, seed2 (0: both zero draws a fresh seed) | index (INT32 [count, rank]), mask (BOOL [count]) |
 //! | Swish | x | scale (1.0) | y |
 //! | SwishGrad | dy, x, y | scale (1.0) | dx |
@@ -68,7 +71,7 @@ const MASK: &[DType] = &[DType::Bool, DType::U8];
 
 /// (op type, inputs, outputs): each input is a tensor `T`, an integer list `L` or an
 /// optional tensor `o` (which may be left out at the end of the call).
-const OPS: [(&str, &str, usize); 47] = [
+const OPS: [(&str, &str, usize); 50] = [
     ("Transpose", "TL", 1),
     ("BroadcastTo", "TL", 1),
     ("Slice", "TLL", 1),
@@ -79,6 +82,9 @@ const OPS: [(&str, &str, usize); 47] = [
     ("Iou", "TT", 1),
     ("RandomChoiceWithMask", "T", 2),
     ("NonMaxSuppressionV4", "TTTTT", 2),
+    ("RotatedNMS", "TTo", 2),
+    ("RotatedIou", "TT", 1),
+    ("RotatedOverlaps", "TT", 1),
     ("Swish", "T", 1),
     ("SwishGrad", "TTT", 1),
     ("Mish", "T", 1),
@@ -230,6 +236,11 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
         .iter()
         .find(|o| o.0 == op_type)
         .ok_or_else(|| Error::invalid(format!("{op_type} is not a tensor operator")))?;
+    match op {
+        "RotatedNMS" => return execute_rotated_nms(api, c),
+        "RotatedIou" | "RotatedOverlaps" => return execute_rotated_pairs(api, c, op),
+        _ => {}
+    }
     let ni = c.num_inputs as usize;
     let required = kinds.trim_end_matches('o').len();
     if ni < required || ni > kinds.len() {
@@ -664,6 +675,8 @@ fn dtype_rule(op: &str, output: bool, i: usize) -> (&'static [DType], bool) {
         ("OneHotD", false, 0) => (ONE_HOT_INDEX, false),
         ("OneHotD", true, _) => (ANY, false),
         ("RandomChoiceWithMask", false, _) => (BOOL, false),
+        ("RotatedNMS", false, 0 | 1) | ("RotatedNMS", true, 0) => (&[DType::F32, DType::F16], true),
+        ("RotatedNMS", _, _) => (INDEX, false),
         ("NonMaxSuppressionV4", false, 0 | 1 | 3 | 4) => (FLOATS, false),
         ("NonMaxSuppressionV4", _, _) => (INDEX, false),
         ("RandomChoiceWithMask", true, 0) => (INDEX, false),
@@ -729,4 +742,207 @@ fn fresh_seed() -> u64 {
     t ^ CALLS
         .fetch_add(1, Ordering::Relaxed)
         .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// RotatedNMS: the kept count depends on the data, so the call runs the kernel, waits for
+/// its stream, and writes the count into both output descriptors' first dimension (what
+/// torch_npu's `OpCommand::Sync` reads back to resize its outputs).
+fn execute_rotated_nms(api: &'static str, c: &Call) -> Result<(), Error> {
+    use npu_emu::kernels::rotated::{rotated_nms, RotatedNms};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let op = "RotatedNMS";
+    let ni = c.num_inputs as usize;
+    if !(2..=3).contains(&ni) || c.num_outputs != 2 {
+        return Err(mismatch(
+            ni >= 2,
+            format!(
+                "op type \"{op}\" has inputs boxes, scores, labels (optional) and outputs \
+                 selected_detections, keep_indices, but numInputs = {ni}, numOutputs = {}",
+                c.num_outputs
+            ),
+        ));
+    }
+    let boxes = input_arg(c, 0)?.ok_or_else(|| {
+        mismatch(
+            false,
+            format!("op type \"{op}\": input 0 (boxes) is required"),
+        )
+    })?;
+    let scores = input_arg(c, 1)?.ok_or_else(|| {
+        mismatch(
+            false,
+            format!("op type \"{op}\": input 1 (scores) is required"),
+        )
+    })?;
+    let labels = if ni == 3 { input_arg(c, 2)? } else { None };
+    let outs: Vec<Arg> = (0..2)
+        .map(|i| arg(c, i, true)?.ok_or_else(|| Error::invalid(format!("outputDesc[{i}] is NULL"))))
+        .collect::<Result<_, _>>()?;
+    let a = attrs_of(c.attr)?;
+    if !a.contains_key("iou_threshold") {
+        return Err(attr_err(op, "attr iou_threshold is required".into()));
+    }
+    let mode = get_int(op, &a, "mode", Some(0))?;
+    if mode != 0 && mode != 1 {
+        return Err(attr_err(
+            op,
+            format!("attr mode = {mode}: 0 (x, y, w, h, angle) or 1 (x1, y1, x2, y2, angle)"),
+        ));
+    }
+    if get_int(op, &a, "is_angle", Some(1))? == 0 {
+        return Err(attr_err(
+            op,
+            "attr is_angle = false is not modelled: the boxes carry an angle".into(),
+        ));
+    }
+    let p = RotatedNms {
+        iou_threshold: get_num(op, &a, "iou_threshold", 0.0)?,
+        score_threshold: get_num(op, &a, "score_threshold", f64::NEG_INFINITY)?,
+        max_output: get_int(op, &a, "max_output_size", Some(-1))?,
+        corners: mode == 1,
+    };
+    let (bs, ss) = (boxes.shape(), scores.shape());
+    let n = bs.first().copied().unwrap_or(0);
+    if bs.len() != 2 || bs[1] != 5 || ss != [n] {
+        return Err(mismatch(
+            false,
+            format!("op type \"{op}\": boxes {bs:?} must be [n, 5] and scores {ss:?} [n]"),
+        ));
+    }
+    let (o0, o1) = (outs[0].shape(), outs[1].shape());
+    if o0 != [n, 5] || o1 != [n] {
+        return Err(mismatch(
+            true,
+            format!(
+                "op type \"{op}\": selected_detections {o0:?} must be [{n}, 5] and keep_indices \
+                 {o1:?} [{n}] (the kept rows are fewer: the descriptors are shrunk after the run)"
+            ),
+        ));
+    }
+    const BOX: &[DType] = &[DType::F32, DType::F16];
+    let mut tensors = vec![
+        Some(boxes.tensor(op, "input 0 (boxes)".into(), false, BOX)?),
+        Some(scores.tensor(op, "input 1 (scores)".into(), false, BOX)?),
+    ];
+    if let Some(l) = &labels {
+        tensors.push(Some(l.tensor(
+            op,
+            "input 2 (labels)".into(),
+            false,
+            INDEX,
+        )?));
+    }
+    let out_tensors = vec![
+        outs[0].tensor(op, "output 0 (selected_detections)".into(), true, BOX)?,
+        outs[1].tensor(op, "output 1 (keep_indices)".into(), true, INDEX)?,
+    ];
+    same_dtype(op, &tensors, &out_tensors[..1])?;
+    let kept = Arc::new(AtomicUsize::new(0));
+    let k2 = kept.clone();
+    enqueue(api, op, c, false, tensors, out_tensors, move |i, o| {
+        let req = |k: usize| i[k].ok_or_else(|| format!("input {k} is missing"));
+        let m = rotated_nms(
+            req(0)?,
+            req(1)?,
+            i.get(2).copied().flatten(),
+            &p,
+            &o[0],
+            &o[1],
+        )?;
+        k2.store(m, Ordering::Release);
+        Ok(())
+    })?;
+    crate::runtime::get()?.stream(c.stream)?.synchronize(None)?;
+    let m = kept.load(Ordering::Acquire) as i64;
+    for (i, dims) in [vec![m, 5], vec![m]].into_iter().enumerate() {
+        // SAFETY: `outputDesc` holds `numOutputs` (2) entries, checked non-NULL by `arg`.
+        let d = unsafe { c.output_desc.add(i).read_unaligned() };
+        super::tensor_desc::with_desc(d, &format!("outputDesc[{i}]"), |t| {
+            t.dims = dims.clone();
+            if !t.storage_dims.is_empty() {
+                t.storage_dims = dims;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// RotatedIou / RotatedOverlaps: every box of `boxes` against every box of `query_boxes`,
+/// batch by batch (`npu_emu::kernels::rotated`). RotatedIou's `v_threshold` / `e_threshold`
+/// (torch_npu sets both as an attr named `value`) are not read.
+fn execute_rotated_pairs(api: &'static str, c: &Call, op: &'static str) -> Result<(), Error> {
+    use npu_emu::kernels::rotated::rotated_pairs;
+    if c.num_inputs != 2 || c.num_outputs != 1 {
+        return Err(mismatch(
+            c.num_inputs == 2,
+            format!(
+                "op type \"{op}\" has inputs boxes, query_boxes and one output, but numInputs = \
+                 {}, numOutputs = {}",
+                c.num_inputs, c.num_outputs
+            ),
+        ));
+    }
+    let need = |i: usize, name: &str| {
+        input_arg(c, i)?.ok_or_else(|| {
+            mismatch(
+                false,
+                format!("op type \"{op}\": input {i} ({name}) is required"),
+            )
+        })
+    };
+    let (boxes, query) = (need(0, "boxes")?, need(1, "query_boxes")?);
+    let out = arg(c, 0, true)?.ok_or_else(|| Error::invalid("outputDesc[0] is NULL"))?;
+    let a = attrs_of(c.attr)?;
+    let trans = get_int(op, &a, "trans", Some(0))? != 0;
+    let ratio = if op == "RotatedIou" {
+        if get_int(op, &a, "is_cross", Some(1))? == 0 {
+            return Err(attr_err(
+                op,
+                "attr is_cross = false (one-to-one pairs) is not modelled".into(),
+            ));
+        }
+        Some(match get_str(&a, "mode", "iou") {
+            "iou" => false,
+            "iof" => true,
+            m => {
+                return Err(attr_err(
+                    op,
+                    format!("attr mode = \"{m}\": \"iou\" or \"iof\""),
+                ))
+            }
+        })
+    } else {
+        None
+    };
+    let (bs, qs, os) = (boxes.shape(), query.shape(), out.shape());
+    if !(bs.len() == 3 && qs.len() == 3 && bs[1] == 5 && qs[1] == 5 && bs[0] == qs[0]) {
+        return Err(mismatch(
+            false,
+            format!(
+                "op type \"{op}\": boxes {bs:?} must be [B, 5, N] and query_boxes {qs:?} \
+                 [B, 5, K]"
+            ),
+        ));
+    }
+    if os != [bs[0], bs[2], qs[2]] {
+        return Err(mismatch(
+            true,
+            format!(
+                "op type \"{op}\": the output {os:?} must be [B, N, K] = [{}, {}, {}]",
+                bs[0], bs[2], qs[2]
+            ),
+        ));
+    }
+    const F: &[DType] = &[DType::F32];
+    let tensors = vec![
+        Some(boxes.tensor(op, "input 0 (boxes)".into(), false, F)?),
+        Some(query.tensor(op, "input 1 (query_boxes)".into(), false, F)?),
+    ];
+    let outs = vec![out.tensor(op, "output 0".into(), true, F)?];
+    enqueue(api, op, c, false, tensors, outs, move |i, o| {
+        let req = |k: usize| i[k].ok_or_else(|| format!("input {k} is missing"));
+        rotated_pairs(req(0)?, req(1)?, trans, ratio, &o[0])
+    })
 }

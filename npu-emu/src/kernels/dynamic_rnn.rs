@@ -395,7 +395,7 @@ fn put(buf: Vec<f32>, out: &View) -> Result<(), String> {
 
 /// `v` (`[T, …]`, 3-D) with its first (time) dimension reversed when `reverse`; a 2-D
 /// tensor is one step.
-fn flip(v: &View, reverse: bool) -> View {
+pub(crate) fn flip(v: &View, reverse: bool) -> View {
     let mut f = v.clone();
     if reverse && v.ndim() == 3 && v.shape[0] > 1 {
         let s0 = v.strides[0];

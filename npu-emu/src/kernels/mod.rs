@@ -8,6 +8,8 @@
 //!   [`enqueue_tensors`], an operator of several tensors (optional inputs, private formats).
 //! - [`cast`]: the data type conversion of the "Cast" operator (`aclopCast`).
 //! - [`dynamic_rnn`]: the LSTM operators `DynamicRNN`, `DynamicRNNV2` and their gradients.
+//! - [`dynamic_gru`]: the GRU operator `DynamicGRUV2` and its gradient.
+//! - [`rotated`]: rotated-box intersection and `RotatedNMS`.
 //! - [`tensor_ops`]: Transpose, BroadcastTo, Slice, Pad, Swish, Mish, ArgMax/MinWithValue,
 //!   ScatterElements (torch_npu's `npu_transpose`, `npu_silu`, `npu_max`, …).
 //! - [`launch`]: one launch of a compiled Ascend C kernel, run block by block on a device's
@@ -15,9 +17,11 @@
 //! - [`random`]: the DSA engine's random numbers (`aclrtRandomNumAsync`).
 
 pub mod cast;
+pub mod dynamic_gru;
 pub mod dynamic_rnn;
 pub mod launch;
 pub mod random;
+pub mod rotated;
 pub mod tensor_ops;
 
 use crate::codes::ACL_ERROR_INTERNAL_ERROR;

@@ -361,6 +361,404 @@ pub fn moe_token_unpermute_grad(
     }
 }
 
+/// The routed (token, expert) pairs of a `[tokens, experts]` routing map (nonzero = routed),
+/// token-major: each token's experts in ascending order.
+fn routed_pairs(routing_map: &View) -> Result<Vec<(usize, usize)>, String> {
+    let (t, e) = (routing_map.shape[0], routing_map.shape[1]);
+    let rm: Vec<i64> = load(routing_map, DType::I64)?;
+    Ok((0..t * e)
+        .filter(|&i| rm[i] != 0)
+        .map(|i| (i / e, i % e))
+        .collect())
+}
+
+/// `probs[t, e]` of each pair, in the pairs' order.
+fn probs_of(probs: &View, pairs: &[(usize, usize)]) -> Result<Vec<f32>, String> {
+    let e = probs.shape[1];
+    let p: Vec<f32> = load(probs, DType::F32)?;
+    Ok(pairs.iter().map(|&(t, x)| p[t * e + x]).collect())
+}
+
+/// The drop-and-pad slots: for each expert `e`, `capacity` tokens: those it is routed to in
+/// token order, then (padding) the others in token order, as a stable descending argsort
+/// of the expert's column of the routing map does.
+fn padded_slots(routing_map: &View, capacity: usize) -> Result<Vec<usize>, String> {
+    let (t, e) = (routing_map.shape[0], routing_map.shape[1]);
+    let rm: Vec<i64> = load(routing_map, DType::I64)?;
+    let mut slots = Vec::with_capacity(e * capacity);
+    for x in 0..e {
+        let routed = (0..t).filter(|&i| rm[i * e + x] != 0);
+        let others = (0..t).filter(|&i| rm[i * e + x] == 0);
+        slots.extend(routed.chain(others).take(capacity));
+    }
+    Ok(slots)
+}
+
+/// A token index of an index tensor, checked against `rows`.
+fn index_at(v: &[i64], j: usize, rows: usize, what: &str) -> Result<usize, String> {
+    match usize::try_from(v[j]) {
+        Ok(r) if r < rows => Ok(r),
+        _ => Err(format!("{what}[{j}] = {} is outside [0, {rows})", v[j])),
+    }
+}
+
+/// MoeTokenPermuteWithRoutingMap. Without `drop_pad`: the routed pairs sorted by expert
+/// (stably, so each expert's tokens in order) give the rows of `permuted` (`tokens[t]`) and
+/// `permuted_probs` (`probs[t, e]`); `sorted[i]` is the row of the `i`-th pair in token
+/// order, as [`moe_token_permute`] computes for the experts of each token. The map must route
+/// as many pairs as `permuted` has rows (every token to `topK` experts). With `drop_pad`:
+/// expert `e` takes `capacity = rows / experts` slots ([`padded_slots`]): `sorted[e * capacity +
+/// j]` is the token, `permuted` its row and `permuted_probs` `probs[token, e]`.
+pub fn moe_permute_with_routing_map(
+    tokens: &View,
+    routing_map: &View,
+    probs: Option<&View>,
+    drop_pad: bool,
+    permuted: &View,
+    permuted_probs: Option<&View>,
+    sorted: &View,
+) -> Result<(), String> {
+    let (t, e) = (routing_map.shape[0], routing_map.shape[1]);
+    let rows = permuted.shape[0];
+    let pr: Option<Vec<f32>> = opt_load(probs)?;
+    let (slots, prob_rows): (Vec<usize>, Vec<f32>) = if drop_pad {
+        let cap = rows / e;
+        let slots = padded_slots(routing_map, cap)?;
+        let pp = match &pr {
+            Some(p) => (0..slots.len())
+                .map(|j| p[slots[j] * e + j / cap])
+                .collect(),
+            None => vec![],
+        };
+        store(
+            slots.iter().map(|&s| s as i64).collect(),
+            DType::I64,
+            sorted,
+        )?;
+        (slots, pp)
+    } else {
+        let pairs = routed_pairs(routing_map)?;
+        if pairs.len() != rows {
+            return Err(format!(
+                "routingMap routes {} (token, expert) pairs, but numOutTokens gives {rows} \
+                 output rows (topK * {t} tokens): each token must go to topK experts",
+                pairs.len()
+            ));
+        }
+        let k = rows.checked_div(t).unwrap_or(0);
+        let mut experts: Vec<i32> = pairs.iter().map(|&(_, x)| x as i32).collect();
+        let mut tok: Vec<f32> = load(tokens, DType::F32)?;
+        let h = tokens.shape[1];
+        let mut order: Vec<usize> = (0..rows).collect();
+        order.sort_by_key(|&i| (pairs[i].1, pairs[i].0));
+        let mut inv = vec![0i32; rows];
+        let mut perm = vec![0f32; rows * h];
+        moe_token_permute(
+            &View::of_slice(&mut tok, DType::F32, &tokens.shape),
+            &View::of_slice(&mut experts, DType::I32, &[t, k]),
+            &View::of_slice(&mut perm, DType::F32, &[rows, h]),
+            &View::of_slice(&mut inv, DType::I32, &[rows]),
+        )?;
+        store(inv.iter().map(|&s| s as i64).collect(), DType::I64, sorted)?;
+        let by_expert: Vec<(usize, usize)> = order.iter().map(|&i| pairs[i]).collect();
+        let pp = match probs {
+            Some(p) => probs_of(p, &by_expert)?,
+            None => vec![],
+        };
+        (by_expert.iter().map(|&(t, _)| t).collect(), pp)
+    };
+    let h = tokens.shape[1];
+    let x: Vec<f64> = load(tokens, DType::F64)?;
+    let mut out = Vec::with_capacity(rows * h);
+    for &s in slots.iter().take(rows) {
+        out.extend_from_slice(&x[s * h..(s + 1) * h]);
+    }
+    store(out, DType::F64, permuted)?;
+    match permuted_probs {
+        Some(v) if probs.is_some() => store(prob_rows, DType::F32, v),
+        _ => Ok(()),
+    }
+}
+
+/// MoeTokenPermuteWithRoutingMapGrad. Without `drop_pad` (`topK = sorted.len() /
+/// tokens`): `tokens_grad[i / topK] = sum of grad[sorted[i]]`, and `probs_grad` takes
+/// `permuted_probs_grad` back to the routed pairs in expert-major order (the transposed
+/// masked scatter of the reference), zero elsewhere. With `drop_pad` (`capacity = rows /
+/// experts`): `tokens_grad[sorted[i]] += grad[i]` and `probs_grad[sorted[i], i / capacity] =
+/// permuted_probs_grad[i]`. Sums in f32.
+#[allow(clippy::too_many_arguments)]
+pub fn moe_permute_with_routing_map_grad(
+    grad: &View,
+    permuted_probs_grad: Option<&View>,
+    sorted_indices: &View,
+    routing_map: Option<&View>,
+    experts: usize,
+    drop_pad: bool,
+    tokens_grad: &View,
+    probs_grad: Option<&View>,
+) -> Result<(), String> {
+    let (t, h) = (tokens_grad.shape[0], tokens_grad.shape[1]);
+    let rows = grad.shape[0];
+    let g: Vec<f32> = load(grad, DType::F32)?;
+    let s: Vec<i64> = load(sorted_indices, DType::I64)?;
+    let mut tg = vec![0f32; t * h];
+    let mut pg = vec![0f32; t * experts];
+    let ppg = opt_load(permuted_probs_grad)?;
+    if drop_pad {
+        let cap = (rows / experts).max(1);
+        for i in 0..s.len().min(rows) {
+            let tok = index_at(&s, i, t, "sortedIndices")?;
+            for (d, v) in tg[tok * h..(tok + 1) * h].iter_mut().zip(&g[i * h..]) {
+                *d += v;
+            }
+            if let Some(p) = &ppg {
+                if i / cap < experts {
+                    pg[tok * experts + i / cap] = p[i];
+                }
+            }
+        }
+    } else {
+        let k = s.len().checked_div(t).unwrap_or(0);
+        for i in 0..t * k {
+            let r = index_at(&s, i, rows, "sortedIndices")?;
+            for (d, v) in tg[(i / k) * h..(i / k + 1) * h]
+                .iter_mut()
+                .zip(&g[r * h..(r + 1) * h])
+            {
+                *d += v;
+            }
+        }
+        if let (Some(p), Some(rm)) = (&ppg, routing_map) {
+            let mut pairs = routed_pairs(rm)?;
+            pairs.sort_by_key(|&(t, x)| (x, t));
+            for (j, &(tok, x)) in pairs.iter().enumerate().take(p.len()) {
+                pg[tok * experts + x] = p[j];
+            }
+        }
+    }
+    store(tg, DType::F32, tokens_grad)?;
+    match probs_grad {
+        Some(v) if permuted_probs_grad.is_some() => store(pg, DType::F32, v),
+        _ => Ok(()),
+    }
+}
+
+/// MoeTokenUnpermuteWithRoutingMap. With `padded`: `capacity = sorted.len() / experts`, slot
+/// `j` (expert `j / capacity`, token `sorted[j]`) weighs `permuted[j]` by `probs[sorted[j], j
+/// / capacity]` (written to `permute_probs`) and adds it into `out[sorted[j]]`;
+/// `out_index` is the stable ascending argsort of `sorted` and `token_id` the sorted values.
+/// Without it (`topK = sorted.len() / tokens`): `out[i / topK] += permuted[sorted[i]] *
+/// probs_i`, `probs_i` the probabilities of the routed pairs in token order (those go to
+/// `permute_probs`, as the reference's golden has them); `out_index` and `token_id` are not
+/// written (the reference's non-padded path leaves them). Sums in f32.
+#[allow(clippy::too_many_arguments)]
+pub fn moe_unpermute_with_routing_map(
+    permuted: &View,
+    sorted_indices: &View,
+    routing_map: Option<&View>,
+    probs: Option<&View>,
+    padded: bool,
+    out: &View,
+    out_index: Option<&View>,
+    token_id: Option<&View>,
+    permute_probs: Option<&View>,
+) -> Result<(), String> {
+    let (t, h) = (out.shape[0], out.shape[1]);
+    let rows = permuted.shape[0];
+    let s: Vec<i64> = load(sorted_indices, DType::I64)?;
+    if padded {
+        let x: Vec<f32> = load(permuted, DType::F32)?;
+        let mut o = vec![0f32; t * h];
+        let mut pp = vec![1f32; s.len()];
+        if let Some(p) = probs {
+            let e = p.shape[1];
+            let cap = (s.len() / e.max(1)).max(1);
+            let pv: Vec<f32> = load(p, DType::F32)?;
+            for (j, w) in pp.iter_mut().enumerate() {
+                let tok = index_at(&s, j, t, "sortedIndices")?;
+                *w = if j / cap < e {
+                    pv[tok * e + j / cap]
+                } else {
+                    0.0
+                };
+            }
+        }
+        for j in 0..s.len().min(rows) {
+            let tok = index_at(&s, j, t, "sortedIndices")?;
+            for (d, v) in o[tok * h..(tok + 1) * h].iter_mut().zip(&x[j * h..]) {
+                *d += v * pp[j];
+            }
+        }
+        let mut order: Vec<usize> = (0..s.len()).collect();
+        order.sort_by_key(|&j| s[j]);
+        if let Some(v) = out_index {
+            store(order.iter().map(|&j| j as i64).collect(), DType::I64, v)?;
+        }
+        if let Some(v) = token_id {
+            store(order.iter().map(|&j| s[j]).collect(), DType::I64, v)?;
+        }
+        store(o, DType::F32, out)?;
+        return match (permute_probs, probs) {
+            (Some(v), Some(_)) => store(pp, DType::F32, v),
+            _ => Ok(()),
+        };
+    }
+    let k = s.len().checked_div(t).unwrap_or(0);
+    let mut pr = match (probs, routing_map) {
+        (Some(p), Some(rm)) => {
+            let pairs = routed_pairs(rm)?;
+            if pairs.len() != t * k {
+                return Err(format!(
+                    "routingMap routes {} (token, expert) pairs, but sortedIndices has {} \
+                     entries ({t} tokens times topK {k})",
+                    pairs.len(),
+                    t * k
+                ));
+            }
+            Some(probs_of(p, &pairs)?)
+        }
+        _ => None,
+    };
+    let mut si: Vec<i32> = s.iter().map(|&v| v as i32).collect();
+    let mut x: Vec<f32> = load(permuted, DType::F32)?;
+    let mut o = vec![0f32; t * h];
+    let pv = pr
+        .as_mut()
+        .map(|p| View::of_slice(p.as_mut_slice(), DType::F32, &[t, k]));
+    moe_token_unpermute(
+        &View::of_slice(&mut x, DType::F32, &permuted.shape),
+        &View::of_slice(&mut si[..t * k], DType::I32, &[t * k]),
+        pv.as_ref(),
+        k,
+        &View::of_slice(&mut o, DType::F32, &[t, h]),
+    )?;
+    store(o, DType::F32, out)?;
+    match (permute_probs, pr) {
+        (Some(v), Some(p)) => store(p, DType::F32, v),
+        _ => Ok(()),
+    }
+}
+
+/// MoeTokenUnpermuteWithRoutingMapGrad: the gradient of
+/// [`moe_unpermute_with_routing_map`]. With `padded` the forward's sorted indices are
+/// `sorted[out_index[i]] = token_id[i]` and `capacity = sorted.len() / experts`: slot `j`
+/// gets `grad[sorted[j]] * probs[sorted[j], j / capacity]` and `probs_grad[sorted[j], j /
+/// capacity] = grad[sorted[j]] . permuted[j]`. Without it (`out_index` the forward's sorted
+/// indices, `topK = its length / tokens`): row `sorted[i]` gets `grad[i / topK] * probs_i` and
+/// the pair's probability gradient `grad[i / topK] . permuted[sorted[i]]`, scattered back to
+/// the routed pairs in token order ([`moe_token_unpermute_grad`]). Rows no slot reaches are
+/// zero. Sums in f32.
+#[allow(clippy::too_many_arguments)]
+pub fn moe_unpermute_with_routing_map_grad(
+    grad: &View,
+    out_index: &View,
+    token_id: &View,
+    routing_map: Option<&View>,
+    permuted: Option<&View>,
+    probs: Option<&View>,
+    padded: bool,
+    permuted_grad: &View,
+    probs_grad: Option<&View>,
+) -> Result<(), String> {
+    let (t, h) = (grad.shape[0], grad.shape[1]);
+    let rows = permuted_grad.shape[0];
+    let oi: Vec<i64> = load(out_index, DType::I64)?;
+    let g: Vec<f32> = load(grad, DType::F32)?;
+    let x = opt_load(permuted)?;
+    let n = oi.len();
+    if padded {
+        let ti: Vec<i64> = load(token_id, DType::I64)?;
+        let mut s = vec![0usize; n];
+        for i in 0..n.min(ti.len()) {
+            let j = index_at(&oi, i, n, "outIndex")?;
+            s[j] = index_at(&ti, i, t, "permuteTokenId")?;
+        }
+        let mut gx = vec![0f32; rows * h];
+        let (e, pv) = match probs {
+            Some(p) => (p.shape[1], Some(load::<f32>(p, DType::F32)?)),
+            None => (1, None),
+        };
+        let cap = (n / e.max(1)).max(1);
+        let mut gp = vec![0f32; t * e];
+        for (j, &tok) in s.iter().enumerate().take(rows) {
+            let w = match &pv {
+                Some(p) if j / cap < e => p[tok * e + j / cap],
+                Some(_) => 0.0,
+                None => 1.0,
+            };
+            let src = &g[tok * h..(tok + 1) * h];
+            for (d, v) in gx[j * h..(j + 1) * h].iter_mut().zip(src) {
+                *d = v * w;
+            }
+            if let (Some(x), true) = (&x, j / cap < e && pv.is_some()) {
+                gp[tok * e + j / cap] = x[j * h..(j + 1) * h]
+                    .iter()
+                    .zip(src)
+                    .map(|(a, b)| a * b)
+                    .sum();
+            }
+        }
+        store(gx, DType::F32, permuted_grad)?;
+        return match probs_grad {
+            Some(v) if probs.is_some() => store(gp, DType::F32, v),
+            _ => Ok(()),
+        };
+    }
+    let k = n.checked_div(t).unwrap_or(0);
+    let (pairs, mut pr) = match (probs, routing_map) {
+        (Some(p), Some(rm)) => {
+            let pairs = routed_pairs(rm)?;
+            if pairs.len() != t * k {
+                return Err(format!(
+                    "routingMap routes {} (token, expert) pairs, but outIndex has {} entries \
+                     ({t} tokens times topK {k})",
+                    pairs.len(),
+                    t * k
+                ));
+            }
+            let pr = probs_of(p, &pairs)?;
+            (pairs, Some(pr))
+        }
+        _ => (vec![], None),
+    };
+    let mut si: Vec<i32> = oi[..t * k].iter().map(|&v| v as i32).collect();
+    let mut gg = g.clone();
+    let mut xx = x.clone().unwrap_or_default();
+    let mut gx = vec![0f32; rows * h];
+    let mut gpr = vec![0f32; t * k];
+    // weight 1 without probs: the helper reads topK from the probabilities' shape
+    let mut ones = vec![1f32; t * k];
+    let pv = View::of_slice(
+        pr.as_mut().unwrap_or(&mut ones).as_mut_slice(),
+        DType::F32,
+        &[t, k],
+    );
+    let xv = x
+        .as_ref()
+        .map(|_| View::of_slice(xx.as_mut_slice(), DType::F32, &[rows, h]));
+    let gprv = View::of_slice(gpr.as_mut_slice(), DType::F32, &[t * k]);
+    moe_token_unpermute_grad(
+        xv.as_ref(),
+        &View::of_slice(&mut gg, DType::F32, &[t, h]),
+        &View::of_slice(&mut si, DType::I32, &[t * k]),
+        Some(&pv),
+        &View::of_slice(&mut gx, DType::F32, &[rows, h]),
+        Some(&gprv),
+    )?;
+    store(gx, DType::F32, permuted_grad)?;
+    match (probs_grad, probs) {
+        (Some(v), Some(p)) => {
+            let e = p.shape[1];
+            let mut gp = vec![0f32; t * e];
+            for (j, &(tok, x)) in pairs.iter().enumerate() {
+                gp[tok * e + x] = gpr[j];
+            }
+            store(gp, DType::F32, v)
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,7 +46,9 @@
 //! - [`math_misc`]: diag, diag_flat, signbit, gcd, isin of a scalar, addr, cdist.
 //! - [`quant`]: AscendQuant, DynamicQuant, MoE gating top-k softmax (large-model inference);
 //! - [`llm`]: AscendAntiQuant, WeightQuantBatchMatmul (V1), ScatterUpdate, top-k/top-p
-//!   filtering, MoE token permute/unpermute and their backward forms;
+//!   filtering, MoE token permute/unpermute and their backward forms, and the routing-map
+//!   forms (MoeTokenPermute/UnpermuteWithRoutingMap and their gradients);
+//! - [`sparse`]: CoalesceSparse (the value sums of sparse COO `coalesce()`);
 //! - [`pool3d`]: 3-D max/avg/adaptive pooling and their backward forms, circular padding;
 //! - [`grid_sampler`]: 2-D grid sampling (bilinear, nearest, bicubic) and its backward.
 //! - [`model_ops`]: TransformBiasRescaleQkv, Modulate and AdaLayerNorm (and their backward),
@@ -129,3 +131,4 @@ pub mod nn_more;
 
 pub mod attention_nsa;
 pub mod moe_route;
+pub mod sparse;

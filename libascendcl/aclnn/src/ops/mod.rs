@@ -84,3 +84,5 @@ pub mod nn_more;
 
 pub mod attention_nsa;
 pub mod moe_route;
+pub mod moe_routing_map;
+pub mod sparse;
