@@ -1281,7 +1281,9 @@ impl CommInner {
         let phase = || format!("call collective #{seq}");
         // A rank that staged has an idle stream: no worker of ours wants the CPU, so it may
         // spin longer for peers that are about to arrive.
-        let policy = if staged {
+        // Not across servers: the peers there may share this machine's cores (emulated
+        // servers), and a long spin would take the CPU they need to arrive.
+        let policy = if staged && self.cross.is_none() {
             self.policy.idle_stream()
         } else {
             self.policy
