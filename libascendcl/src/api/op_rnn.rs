@@ -30,7 +30,7 @@
 //! NZ when training). Wrong counts, shapes or data types are `ACL_ERROR_OP_INPUT_NOT_MATCH` /
 //! `ACL_ERROR_OP_OUTPUT_NOT_MATCH` naming the tensor.
 
-use super::op::{attrs_of, Call};
+use super::op::{attrs_of, AttrValue, Call};
 use super::op_args::{
     arg, attr_err, check_dtype, enqueue, get_num, get_str, input_arg, mismatch, Arg,
 };
@@ -39,6 +39,7 @@ use npu_emu::kernels::dynamic_rnn::{self as k, Attrs, Variant};
 use npu_emu::kernels::{Operand, Tensor};
 use npu_emu::ops::{DType, View};
 use npu_emu::Error;
+use std::collections::BTreeMap;
 
 /// The data types of every tensor but `seq_length`.
 const RNN_DTYPES: &[DType] = &[DType::F32, DType::F16];
@@ -68,6 +69,58 @@ pub(crate) fn names() -> impl Iterator<Item = &'static str> {
 }
 
 /// Read and check the attributes.
+/// attr `direction`: whether the operator runs backwards in time ("REDIRECTIONAL", CANN's
+/// spelling) or forwards ("UNIDIRECTIONAL"); one call runs one direction.
+fn direction(op: &str, a: &BTreeMap<String, AttrValue>) -> Result<bool, Error> {
+    match get_str(a, "direction", "UNIDIRECTIONAL") {
+        "UNIDIRECTIONAL" => Ok(false),
+        "REDIRECTIONAL" => Ok(true),
+        other => Err(attr_err(
+            op,
+            format!(
+                "attr direction = \"{other}\": the operator runs one direction, \
+                 \"UNIDIRECTIONAL\" or \"REDIRECTIONAL\" (run the two directions as two calls)"
+            ),
+        )),
+    }
+}
+
+/// A numeric attr that must hold one value: (name, default, the value, what it means).
+type Fixed = (&'static str, f64, f64, &'static str);
+const TIME_MAJOR: Fixed = (
+    "time_major",
+    1.0,
+    1.0,
+    "true (x is [num_step, batch, input_size])",
+);
+const NO_PROJECTION: Fixed = ("num_proj", 0.0, 0.0, "0 (projection is not modelled)");
+
+/// Refuse any of `list` set to another value than its one.
+fn fixed(op: &str, a: &BTreeMap<String, AttrValue>, list: &[Fixed]) -> Result<(), Error> {
+    for &(key, default, ok, what) in list {
+        let v = get_num(op, a, key, default)?;
+        if v != ok {
+            return Err(attr_err(
+                op,
+                format!("attr {key} = {v} is not supported: it must be {what}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// attr `cell_clip`: only -1 (no clipping) is modelled.
+fn no_clip(op: &str, a: &BTreeMap<String, AttrValue>) -> Result<(), Error> {
+    let clip = get_num(op, a, "cell_clip", -1.0)?;
+    if clip > 0.0 {
+        return Err(attr_err(
+            op,
+            format!("attr cell_clip = {clip}: clipping the cell state is not modelled (use -1)"),
+        ));
+    }
+    Ok(())
+}
+
 fn attrs(op: &str, c: &Call) -> Result<Attrs, Error> {
     let a = attrs_of(c.attr)?;
     let only = |key: &str, default: &str, allowed: &[&str]| -> Result<(), Error> {
@@ -87,51 +140,22 @@ fn attrs(op: &str, c: &Call) -> Result<Attrs, Error> {
     only("cell_type", "LSTM", &["LSTM"])?;
     only("activation", "tanh", &["tanh"])?;
     only("recurrent_activation", "sigmoid", &["sigmoid"])?;
-    let direction = get_str(&a, "direction", "UNIDIRECTIONAL");
-    let reverse = match direction {
-        "UNIDIRECTIONAL" => false,
-        "REDIRECTIONAL" => true,
-        other => {
-            return Err(attr_err(
-                op,
-                format!(
-                    "attr direction = \"{other}\": the operator runs one direction, \
-                     \"UNIDIRECTIONAL\" or \"REDIRECTIONAL\" (run the two directions as two \
-                     calls)"
-                ),
-            ))
-        }
-    };
-    for (key, default, ok, what) in [
-        (
-            "time_major",
-            1.0,
-            1.0,
-            "true (x is [num_step, batch, input_size])",
-        ),
-        (
-            "use_peephole",
-            0.0,
-            0.0,
-            "false (peephole weights are not modelled)",
-        ),
-        ("num_proj", 0.0, 0.0, "0 (projection is not modelled)"),
-    ] {
-        let v = get_num(op, &a, key, default)?;
-        if v != ok {
-            return Err(attr_err(
-                op,
-                format!("attr {key} = {v} is not supported: it must be {what}"),
-            ));
-        }
-    }
-    let clip = get_num(op, &a, "cell_clip", -1.0)?;
-    if clip > 0.0 {
-        return Err(attr_err(
-            op,
-            format!("attr cell_clip = {clip}: clipping the cell state is not modelled (use -1)"),
-        ));
-    }
+    let reverse = direction(op, &a)?;
+    fixed(
+        op,
+        &a,
+        &[
+            TIME_MAJOR,
+            (
+                "use_peephole",
+                0.0,
+                0.0,
+                "false (peephole weights are not modelled)",
+            ),
+            NO_PROJECTION,
+        ],
+    )?;
+    no_clip(op, &a)?;
     let order = get_str(&a, "gate_order", "ijfo");
     let blocks = k::gate_blocks(order).map_err(|m| attr_err(op, format!("attr {m}")))?;
     Ok(Attrs {
@@ -444,49 +468,22 @@ fn gru_attrs(op: &str, c: &Call) -> Result<g::GruAttrs, Error> {
             format!("attr activation = \"{v}\" is not supported (only \"tanh\")"),
         ));
     }
-    let reverse = match get_str(&a, "direction", "UNIDIRECTIONAL") {
-        "UNIDIRECTIONAL" => false,
-        "REDIRECTIONAL" => true,
-        other => {
-            return Err(attr_err(
-                op,
-                format!(
-                    "attr direction = \"{other}\": the operator runs one direction, \
-                     \"UNIDIRECTIONAL\" or \"REDIRECTIONAL\""
-                ),
-            ))
-        }
-    };
-    for (key, default, ok, what) in [
-        (
-            "time_major",
-            1.0,
-            1.0,
-            "true (x is [num_step, batch, input_size])",
-        ),
-        (
-            "reset_after",
-            1.0,
-            1.0,
-            "true (the reset gate applied after the product)",
-        ),
-        ("num_proj", 0.0, 0.0, "0 (projection is not modelled)"),
-    ] {
-        let v = get_num(op, &a, key, default)?;
-        if v != ok {
-            return Err(attr_err(
-                op,
-                format!("attr {key} = {v} is not supported: it must be {what}"),
-            ));
-        }
-    }
-    let clip = get_num(op, &a, "cell_clip", -1.0)?;
-    if clip > 0.0 {
-        return Err(attr_err(
-            op,
-            format!("attr cell_clip = {clip}: clipping is not modelled (use -1)"),
-        ));
-    }
+    let reverse = direction(op, &a)?;
+    fixed(
+        op,
+        &a,
+        &[
+            TIME_MAJOR,
+            (
+                "reset_after",
+                1.0,
+                1.0,
+                "true (the reset gate applied after the product)",
+            ),
+            NO_PROJECTION,
+        ],
+    )?;
+    no_clip(op, &a)?;
     let blocks = g::gru_gate_blocks(get_str(&a, "gate_order", "zrh"))
         .map_err(|m| attr_err(op, format!("attr {m}")))?;
     Ok(g::GruAttrs { reverse, blocks })
