@@ -165,6 +165,28 @@ fn attrs(op: &str, c: &Call) -> Result<Attrs, Error> {
     })
 }
 
+/// The outputs of an LSTM or GRU operator, each FLOAT16 or FLOAT and of the inputs' type.
+fn output_tensors(
+    op: &str,
+    outs: &[Arg],
+    names_out: &[&str],
+    dtype: &mut Option<(DType, String)>,
+) -> Result<Vec<Tensor>, Error> {
+    outs.iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let tensor = t.tensor(
+                op,
+                format!("output {i} ({})", names_out[i]),
+                true,
+                RNN_DTYPES,
+            )?;
+            check_dtype(op, dtype, &tensor, true)?;
+            Ok(tensor)
+        })
+        .collect()
+}
+
 /// Names of each operator's inputs, in prototype order.
 fn input_names(op: &str) -> &'static [&'static str] {
     match op {
@@ -350,20 +372,7 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
             tensors[i] = Some(tensor);
         }
     }
-    let out_tensors: Vec<Tensor> = outs
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let tensor = t.tensor(
-                op,
-                format!("output {i} ({})", names_out[i]),
-                true,
-                RNN_DTYPES,
-            )?;
-            check_dtype(op, &mut dtype, &tensor, true)?;
-            Ok(tensor)
-        })
-        .collect::<Result<_, Error>>()?;
+    let out_tensors = output_tensors(op, &outs, names_out, &mut dtype)?;
     enqueue(api, op, c, false, tensors, out_tensors, move |i, o| {
         run(variant, grad, &dims, &a, i, o)
     })
@@ -611,20 +620,7 @@ fn execute_gru(
             tensors[i] = Some(tensor);
         }
     }
-    let out_tensors: Vec<Tensor> = outs
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let tensor = t.tensor(
-                op,
-                format!("output {i} ({})", names_out[i]),
-                true,
-                RNN_DTYPES,
-            )?;
-            check_dtype(op, &mut dtype, &tensor, true)?;
-            Ok(tensor)
-        })
-        .collect::<Result<_, Error>>()?;
+    let out_tensors = output_tensors(op, &outs, names_out, &mut dtype)?;
     enqueue(api, op, c, false, tensors, out_tensors, move |i, o| {
         let req = |k: usize| i[k].ok_or_else(|| format!("input {k} is missing"));
         if grad {

@@ -150,12 +150,10 @@ fn stage_tiny(c: &CommInner, op: &Op, seq: u64) -> HResult<()> {
 /// is if `stream_idle` (the caller asked the runtime), every earlier collective finished,
 /// and the peers are done with the inline buffer. False: the stream path will do it.
 pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> bool {
-    if c.cross.is_some() {
+    if let Some(x) = &c.cross {
         // Across servers the input goes to the other servers' ranks in a message, and to
         // this server's from the inline buffer (never in the fingerprint entry).
-        if let Some(x) = &c.cross {
-            *x.mine.lock() = (0, 0);
-        }
+        *x.mine.lock() = (0, 0);
         return stream_idle
             && op.count > 0
             && fits(c, op)

@@ -21,7 +21,7 @@
 //! gradient of the final state `[B, H]` or `[1, B, H]`), update, reset, new, hidden_new and
 //! writes dw_input, dw_hidden, db_input, db_hidden, dx, dh_prev.
 
-use super::dynamic_rnn::{flip, Dims, ShapeError};
+use super::dynamic_rnn::{bad, check_state, flip, Dims, ShapeError};
 use crate::ops::dtype::DType;
 use crate::ops::extra::{load, store};
 use crate::ops::rnn::{self, Rnn};
@@ -49,10 +49,6 @@ pub fn gru_gate_blocks(order: &str) -> Result<[usize; 3], String> {
 
 /// The forward outputs, in order.
 pub const GRU_OUT_NAMES: [&str; 6] = ["y", "output_h", "update", "reset", "new", "hidden_new"];
-
-fn bad<R>(output: bool, index: usize, msg: String) -> Result<R, ShapeError> {
-    Err(ShapeError { output, index, msg })
-}
 
 /// `x [T, B, I]`, `weight_input [I, 3H]`, `weight_hidden [H, 3H]` → the sizes.
 fn gru_weight_dims(x: &[usize], wi: &[usize], wh: &[usize]) -> Result<Dims, ShapeError> {
@@ -106,20 +102,6 @@ fn check_bias(s: Option<&[usize]>, i: usize, d: &Dims, output: bool) -> Result<(
     }
 }
 
-fn check_state(s: Option<&[usize]>, output: bool, i: usize, d: &Dims) -> Result<(), ShapeError> {
-    match s {
-        Some(s) if !(s == [1, d.b, d.hidden] || s == [d.b, d.hidden]) => bad(
-            output,
-            i,
-            format!(
-                "the state must be [1, batch, hidden_size] = [1, {}, {}] (or [{}, {}]), got {s:?}",
-                d.b, d.hidden, d.b, d.hidden
-            ),
-        ),
-        _ => Ok(()),
-    }
-}
-
 fn check_steps(
     s: &[usize],
     output: bool,
@@ -164,7 +146,7 @@ pub fn gru_forward_dims(ins: &[Option<&[usize]>], outs: &[&[usize]]) -> Result<D
             "seq_length (variable sequence lengths) is not modelled: leave it out".into(),
         );
     }
-    check_state(ins[6], false, 6, &d)?;
+    check_state(ins[6], false, 6, "init_h", &d)?;
     for (k, name) in GRU_OUT_NAMES.iter().enumerate() {
         check_steps(outs[k], true, k, name, &d)?;
     }
@@ -189,14 +171,14 @@ pub fn gru_grad_dims(ins: &[Option<&[usize]>], outs: &[&[usize]]) -> Result<Dims
     let x = ins[0].unwrap_or(&[]);
     let (wi, wh) = (ins[1].unwrap_or(&[]), ins[2].unwrap_or(&[]));
     let d = gru_weight_dims(x, wi, wh)?;
-    check_state(ins[4], false, 4, &d)?;
+    check_state(ins[4], false, 4, "init_h", &d)?;
     for (i, name) in GRAD_STEPS {
         match ins[i] {
             Some(s) => check_steps(s, false, i, name, &d)?,
             None => return bad(false, i, format!("{name} is required")),
         }
     }
-    check_state(ins[7], false, 7, &d)?;
+    check_state(ins[7], false, 7, "dh", &d)?;
     if ins[12].is_some() || ins[13].is_some() {
         return bad(
             false,
@@ -230,7 +212,7 @@ pub fn gru_grad_dims(ins: &[Option<&[usize]>], outs: &[&[usize]]) -> Result<Dims
             format!("dx must have x's shape {x:?}, got {:?}", outs[4]),
         );
     }
-    check_state(Some(outs[5]), true, 5, &d)?;
+    check_state(Some(outs[5]), true, 5, "dh_prev", &d)?;
     Ok(d)
 }
 

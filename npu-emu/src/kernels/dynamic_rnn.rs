@@ -101,7 +101,7 @@ pub struct ShapeError {
     pub msg: String,
 }
 
-fn bad<R>(output: bool, index: usize, msg: String) -> Result<R, ShapeError> {
+pub(super) fn bad<R>(output: bool, index: usize, msg: String) -> Result<R, ShapeError> {
     Err(ShapeError { output, index, msg })
 }
 
@@ -195,7 +195,7 @@ fn check_bias(b: Option<&[usize]>, i: usize, d: &Dims) -> Result<(), ShapeError>
 }
 
 /// A state: `[1, B, H]` or `[B, H]`.
-fn check_state(
+pub(super) fn check_state(
     s: Option<&[usize]>,
     output: bool,
     i: usize,
