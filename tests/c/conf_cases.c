@@ -44,9 +44,12 @@ static void hold_stream(void *arg) {
  * context made current by aclrtSetDevice and dropped by aclrtResetDevice. */
 static void case_devices(void) {
     uint32_t n = 0;
-    CHECK(aclrtGetDeviceCount(&n)); /* works before aclInit */
-    CHECK(aclInit(NULL));
     int32_t dev = -5;
+    CHECK(aclrtGetDeviceCount(&n)); /* works before aclInit */
+    /* Before aclInit no device can be set: CANN's runtime says "context null", which
+     * torch_npu's GetDevice reads as device 0 (its first call comes before aclInit). */
+    EXPECT_CODE(aclrtGetDevice(&dev), ACL_ERROR_RT_CONTEXT_NULL, "aclrtSetDevice");
+    CHECK(aclInit(NULL));
     aclrtContext ctx = NULL, ctx2 = NULL;
     EXPECT_CODE(aclrtGetDevice(&dev), ACL_ERROR_RT_CONTEXT_NULL, NULL);
     EXPECT_CODE(aclrtGetCurrentContext(&ctx), ACL_ERROR_RT_CONTEXT_NULL, NULL);

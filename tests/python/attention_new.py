@@ -7,7 +7,10 @@ CPU reference with plain torch ops: the sink is an extra softmax column without 
 (max including the sink), the gradients of q, k, v and of the sink itself, causal sparse
 mode 3, grouped key heads, float32 and float16. Also torch_npu.npu_nsa_compress and
 npu_nsa_compress_grad (aclnnNsaCompress/Grad, TND, float16 and bfloat16) against the
-block-weighted sum in float64. Prints PASS/FAIL per case and exits 1 when any fails.
+block-weighted sum in float64. And npu_fused_infer_attention_score / _v2
+(aclnnFusedInferAttentionScoreV3/V4) with the MLA parts query_rope/key_rope and with
+learnable_sink, against the same reference over the concatenated heads. Prints PASS/FAIL per
+case and exits 1 when any fails.
 """
 import sys
 
@@ -198,6 +201,56 @@ def nsa_case(dtype, tol):
 
 case("nsa_compress_f16", nsa_case(torch.float16, (2e-3, 4e-3)))
 case("nsa_compress_bf16", nsa_case(torch.bfloat16, (1e-2, 3e-2)))
+
+
+def fia_case(layout, dtype, rope, sink, s1, tol):
+    """npu_fused_infer_attention_score(_v2) with the MLA rope parts (query_rope/key_rope: the
+    scores are scale·(q·kᵀ + q_r·k_rᵀ)) and/or a learnable sink (v2), against `attend` over
+    the concatenated heads."""
+    def f():
+        torch.manual_seed(11)
+        b, s2, d, dr = 2, 24, 32, 16
+        qd = torch.randn(b, N1, s1, d, dtype=dtype)
+        kd = torch.randn(b, N2, s2, d, dtype=dtype)
+        vd = torch.randn(b, N2, s2, d, dtype=dtype)
+        qr = torch.randn(b, N1, s1, dr, dtype=dtype) if rope else None
+        kr = torch.randn(b, N2, s2, dr, dtype=dtype) if rope else None
+        sk = torch.randn(N1, dtype=torch.float32) if sink else None
+        scale = 1.0 / (d + (dr if rope else 0)) ** 0.5
+
+        def lay(x):  # BNSD -> layout
+            if layout == "BNSD":
+                return x
+            x = x.transpose(1, 2).contiguous()
+            return x if layout == "BSND" else x.reshape(x.shape[0], x.shape[1], -1)
+
+        kw = dict(num_key_value_heads=N2, input_layout=layout)
+        args = [lay(t).to(D) for t in (qd, kd, vd)]
+        if sink:
+            kw.update(num_query_heads=N1, softmax_scale=scale, learnable_sink=sk.to(D))
+            if rope:
+                kw.update(query_rope=lay(qr).to(D), key_rope=lay(kr).to(D))
+            out, _ = torch_npu.npu_fused_infer_attention_score_v2(*args, **kw)
+        else:
+            kw.update(num_heads=N1, scale=scale, query_rope=lay(qr).to(D), key_rope=lay(kr).to(D))
+            out, _ = torch_npu.npu_fused_infer_attention_score(*args, **kw)
+        outs = []
+        for i in range(b):
+            qc = qd[i].double() if not rope else torch.cat([qd[i], qr[i]], -1).double()
+            kc = kd[i].double() if not rope else torch.cat([kd[i], kr[i]], -1).double()
+            o, _ = attend(qc, kc, vd[i].double(), sk.double() if sink else None, scale, False)
+            outs.append(o)
+        want = lay(torch.stack(outs))
+        rtol, atol = tol
+        torch.testing.assert_close(out.cpu().double(), want, rtol=rtol, atol=atol)
+
+    return f
+
+
+case("fia_mla_rope_bnsd_decode_f16", fia_case("BNSD", torch.float16, True, False, 1, (2e-3, 2e-3)))
+case("fia_mla_rope_bsh_prefill_f32", fia_case("BSH", torch.float32, True, False, 5, (1e-5, 1e-5)))
+case("fia_v2_sink_bsnd_f32", fia_case("BSND", torch.float32, False, True, 3, (1e-5, 1e-5)))
+case("fia_v2_sink_rope_bnsd_bf16", fia_case("BNSD", torch.bfloat16, True, True, 1, (2e-2, 2e-2)))
 
 print(f"attention_new: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

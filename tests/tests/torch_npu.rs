@@ -1606,7 +1606,8 @@ fn norm_quant_apis_match_cpu() {
 /// `tests/python/attention_new.py`: torch_npu.npu_fusion_attention with a `sink`
 /// (aclnnFlashAttentionScoreV3/GradV3 for BSND, BNSD, BSH; aclnnFlashAttentionVarLenScoreV5 /
 /// UnpaddingScoreGradV5 for TND) against a CPU reference: output, softmax_max and the
-/// gradients of q, k, v and the sink, causal sparse mode 3, float32 and float16; and
+/// gradients of q, k, v and the sink, causal sparse mode 3, float32 and float16;
+/// npu_fused_infer_attention_score(_v2) with the MLA rope parts and the learnable sink; and
 /// npu_nsa_compress / npu_nsa_compress_grad (aclnnNsaCompress/Grad) against float64.
 #[test]
 fn fusion_attention_with_sink_matches_cpu() {
@@ -1632,6 +1633,10 @@ fn fusion_attention_with_sink_matches_cpu() {
         "sink_tnd_causal_f32",
         "sink_tnd_softmax_layout_tnd_f32",
         "sink_tnd_f16",
+        "fia_mla_rope_bnsd_decode_f16",
+        "fia_mla_rope_bsh_prefill_f32",
+        "fia_v2_sink_bsnd_f32",
+        "fia_v2_sink_rope_bnsd_bf16",
         "nsa_compress_f16",
         "nsa_compress_bf16",
     ] {

@@ -6,8 +6,11 @@
 //! cores), 192 MiB L2, HBM as configured (`NPU_EMU_HBM_SIZE`, 64 GiB).
 //! Bad device ids are `ACL_ERROR_RT_INVALID_DEVICEID` (107001), what `rtSetDevice` reports.
 //! Unlike CANN (whose lower runtime opens devices lazily), every device function except
-//! `aclrtGetDeviceCount`, `aclrtGetRunMode`, `aclrtGetSocName` and `aclGetDeviceCapability`
-//! needs `aclInit` first and returns `ACL_ERROR_UNINITIALIZE` (100001) otherwise.
+//! `aclrtSetDevice`, `aclrtGetDevice`, `aclrtGetDeviceCount`, `aclrtGetRunMode`,
+//! `aclrtGetSocName` and `aclGetDeviceCapability` needs `aclInit` first and returns
+//! `ACL_ERROR_UNINITIALIZE` (100001) otherwise. `aclrtGetDevice` before anything started the
+//! runtime answers as CANN's does with no device set: `ACL_ERROR_RT_CONTEXT_NULL` (107002),
+//! which torch_npu reads as "device 0, not initialised yet".
 
 use crate::api::errors;
 use crate::ffi::{self, out};
@@ -67,10 +70,33 @@ pub unsafe extern "C" fn aclrtResetDeviceForce(deviceId: i32) -> i32 {
 /// `aclError aclrtGetDevice(int32_t *deviceId)`
 #[no_mangle]
 pub unsafe extern "C" fn aclrtGetDevice(deviceId: *mut i32) -> i32 {
-    errors::boundary("aclrtGetDevice", || {
+    // Before anything started the runtime, "no device" is the expected answer torch_npu
+    // asks for (its first GetDevice precedes aclInit): logged at INFO, not ERROR.
+    let fresh = runtime::get().is_err()
+        && !crate::globals::FORKED.load(std::sync::atomic::Ordering::Relaxed);
+    let quiet: &[i32] = if fresh {
+        &[ACL_ERROR_RT_CONTEXT_NULL]
+    } else {
+        &[]
+    };
+    errors::boundary_quiet("aclrtGetDevice", quiet, || {
         ffi::non_null(deviceId, "deviceId")?;
-        // No current device: CANN returns the runtime's "context null" error (abi.md §1.3).
-        let (logical, _) = runtime::get()?.current_device()?;
+        // No current device: CANN returns the runtime's "context null" error (abi.md §1.3),
+        // also before `aclInit` (its runtime needs none): nothing can have set a device yet.
+        let rt = match runtime::get() {
+            Err(e)
+                if e.code == ACL_ERROR_UNINITIALIZE
+                    && !crate::globals::FORKED.load(std::sync::atomic::Ordering::Relaxed) =>
+            {
+                return Err(Error::new(
+                    ACL_ERROR_RT_CONTEXT_NULL,
+                    "no device is set: neither aclrtSetDevice nor aclInit was called in this \
+                     process",
+                ))
+            }
+            r => r?,
+        };
+        let (logical, _) = rt.current_device()?;
         out(deviceId, "deviceId", logical)
     })
 }

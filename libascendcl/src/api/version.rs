@@ -88,7 +88,8 @@ pub unsafe extern "C" fn aclsysGetCANNVersion(
     })
 }
 
-/// Package names `aclsysGetVersionStr`/`Num` know (CANN's, with `-`/`_` spellings).
+/// Package names `aclsysGetVersionStr`/`Num` know (CANN's, with `-`/`_` spellings: torch_npu
+/// asks for `ops_math`, `ops_nn`, `ops_cv`, `ops_transformer`, `ops_legacy`).
 fn known_package(p: &str) -> Result<()> {
     const CANN_PKGS: &[&str] = &[
         "runtime",
@@ -104,6 +105,10 @@ fn known_package(p: &str) -> Result<()> {
         "opp_kernel",
         "ops-math",
         "ops-nn",
+        // Their operators are in libopapi.so too (libopapi_cv.so / libopapi_transformer.so in
+        // the install tree); torch_npu asks for both by name.
+        "ops-cv",
+        "ops-transformer",
         "ge",
         "metadef",
     ];

@@ -31,7 +31,7 @@ fn store(mut buf: Vec<f64>, out: &View) -> Result<(), String> {
 }
 
 /// `p` with the sink logits of `sink` (`[N1]`, or `None` for no sink).
-fn with_sink(p: &FaParams, sink: Option<&View>) -> Result<FaParams, String> {
+pub fn with_sink(p: &FaParams, sink: Option<&View>) -> Result<FaParams, String> {
     let mut p = p.clone();
     p.sink = match sink {
         Some(s) => {
@@ -291,4 +291,57 @@ pub fn nsa_compress_grad(
     }
     store(dx, input_grad)?;
     store(dw, weight_grad)
+}
+
+/// `x` with `rope` appended to each head row: both hold whole rows of one head (`d` and
+/// `dr` values each, in the same layout, BSH's `N·d` rows counting as `N` of them), so the
+/// result is the tensor of head dim `d + dr` in that layout, and its shape.
+fn with_rope(x: &View, rope: &View, d: usize, dr: usize) -> Result<(Vec<f64>, Vec<usize>), String> {
+    let (a, r) = (load(x)?, load(rope)?);
+    let rows = a.len() / d.max(1);
+    if d == 0 || a.len() != rows * d || r.len() != rows * dr {
+        return Err(format!(
+            "rope {:?} does not hold a {dr}-value row for each {d}-value head row of {:?}",
+            rope.shape, x.shape
+        ));
+    }
+    let mut out = Vec::with_capacity(rows * (d + dr));
+    for i in 0..rows {
+        out.extend_from_slice(&a[i * d..(i + 1) * d]);
+        out.extend_from_slice(&r[i * dr..(i + 1) * dr]);
+    }
+    let mut shape = x.shape.clone();
+    if let Some(last) = shape.last_mut() {
+        *last = *last / d * (d + dr);
+    }
+    Ok((out, shape))
+}
+
+/// The inference attention of `aclnnFusedInferAttentionScore` V3+ with its MLA parts and
+/// sink: `rope` (queryRope, keyRope, head dims `d`/`dr`) adds `q_rope·k_ropeᵀ` to every
+/// score before scaling (`softmax(scale·(q·kᵀ + q_r·k_rᵀ))`, as attention over the
+/// concatenated heads), and `sink` (`[N1]`, learnableSink) is a logit per head as in
+/// [`flash_attention_sink`]. The rest is [`fused::inference_attention`].
+#[allow(clippy::too_many_arguments)]
+pub fn inference_attention_ext(
+    q: &View,
+    k: &View,
+    v: &View,
+    rope: Option<(&View, &View, usize, usize)>,
+    sink: Option<&View>,
+    pse: Option<&View>,
+    atten_mask: Option<&View>,
+    p: &FaParams,
+    out: &View,
+    lse: Option<&View>,
+) -> Result<(), String> {
+    let p = with_sink(p, sink)?;
+    let Some((qr, kr, d, dr)) = rope else {
+        return fused::inference_attention(q, k, v, pse, atten_mask, &p, out, lse);
+    };
+    let (mut qb, qs) = with_rope(q, qr, d, dr)?;
+    let (mut kb, ks) = with_rope(k, kr, d, dr)?;
+    let qv = View::of_slice(&mut qb, DType::F64, &qs);
+    let kv = View::of_slice(&mut kb, DType::F64, &ks);
+    fused::inference_attention(&qv, &kv, v, pse, atten_mask, &p, out, lse)
 }

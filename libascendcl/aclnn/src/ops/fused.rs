@@ -12,6 +12,7 @@
 use super::args::{self as a, FLOATS3};
 use super::launch::{phase1, Built, Launch};
 use crate::status::{NnError, NnResult};
+use npu_emu::ops::attention_new;
 use npu_emu::ops::dtype::DType;
 use npu_emu::ops::fused::{self, FaDims, FaLayout, FaParams, FaSaved, RopeMode, VarLen};
 use npu_emu::ops::view::broadcast_shapes;
@@ -2116,12 +2117,15 @@ fn lens(h: *const c_void, arg: &'static str, b: usize, max: usize) -> NnResult<O
     if v.is_empty() {
         return Ok(None);
     }
-    if v.len() != b && v.len() != 1 {
+    // As the reference says: one entry is every batch's; with at least B entries the first B
+    // are used; other lengths are not supported.
+    if v.len() < b && v.len() != 1 {
         return Err(NnError::invalid(format!(
-            "{arg} has {} entries; it takes one per batch ({b})",
+            "{arg} has {} entries; it takes one, or one per batch ({b})",
             v.len()
         )));
     }
+    let v = &v[..v.len().min(b)];
     if let Some(&x) = v.iter().find(|&&x| x < 0 || x as usize > max) {
         return Err(NnError::invalid(format!(
             "{arg} {v:?} has {x}, outside [0, {max}]"
@@ -2258,6 +2262,7 @@ fn infer_launch(
     p: FaParams,
     out: &T,
     lse: Option<&T>,
+    ext: InferExt,
 ) -> NnResult<Built> {
     let mut l = Launch::new(api);
     l.input(q);
@@ -2265,13 +2270,20 @@ fn infer_launch(
     l.input(v);
     let ip = pse.as_ref().map(|t| l.input(t));
     let im = mask.as_ref().map(|t| l.input(t));
+    let ir = ext
+        .rope
+        .as_ref()
+        .map(|(qr, kr, d, dr)| (l.input(qr), l.input(kr), *d, *dr));
+    let is = ext.sink.as_ref().map(|t| l.input(t));
     let o = l.output(out);
     let il = lse.map(|t| l.output(t));
     l.finish(move |vs, _| {
-        fused::inference_attention(
+        attention_new::inference_attention_ext(
             &vs[0],
             &vs[1],
             &vs[2],
+            ir.map(|(q, k, d, dr)| (&vs[q], &vs[k], d, dr)),
+            is.map(|i| &vs[i]),
             ip.map(|i| &vs[i]),
             im.map(|i| &vs[i]),
             &p,
@@ -2279,6 +2291,75 @@ fn infer_launch(
             il.map(|i| &vs[i]),
         )
     })
+}
+
+/// What FusedInferAttentionScore V3+ adds to the inference attention: the MLA rope parts
+/// (queryRope, keyRope, the head dims `d` of query/key and `dr` of the rope parts) and the
+/// learnable sink (`[N1]`).
+#[derive(Default)]
+struct InferExt {
+    rope: Option<(T, T, usize, usize)>,
+    sink: Option<T>,
+}
+
+/// FusedInferAttentionScore's queryRope/keyRope (both or neither; the query's/key's shape
+/// and dtype but for the head dim) and learnableSink (`[N1]`, FLOAT32/FLOAT16/BFLOAT16).
+fn infer_ext(
+    q: &T,
+    k: &T,
+    dm: &FaDims,
+    [(qr, qn), (kr, kn), (sk, sn)]: [(*const c_void, &'static str); 3],
+) -> NnResult<InferExt> {
+    let qr = a::opt_tensor(qr, qn)?.filter(|t| t.numel() > 0);
+    let kr = a::opt_tensor(kr, kn)?.filter(|t| t.numel() > 0);
+    let rope = match (qr, kr) {
+        (None, None) => None,
+        (Some(qr), Some(kr)) => {
+            let (qs, ks) = (q.shape(), k.shape());
+            let (qrs, krs) = (qr.shape(), kr.shape());
+            let last = |s: &[usize]| s.last().copied().unwrap_or(0);
+            // Rows of one head: D values in the query, D·(rope/query) in the rope part.
+            let heads = last(qs) / dm.d.max(1);
+            let dr = if heads > 0 && last(qrs) % heads == 0 {
+                last(qrs) / heads
+            } else {
+                0
+            };
+            let k_heads = last(ks) / dm.d.max(1);
+            let fits = |s: &[usize], r: &[usize], h: usize| {
+                dr > 0
+                    && s.len() == r.len()
+                    && s[..s.len() - 1] == r[..r.len() - 1]
+                    && last(r) == h * dr
+            };
+            if !fits(qs, qrs, heads) || !fits(ks, krs, k_heads) {
+                return Err(NnError::invalid(format!(
+                    "{qn} {qrs:?} and {kn} {krs:?} must have the shapes of query {qs:?} and \
+                     key {ks:?} with another head dim (the same for both)"
+                )));
+            }
+            a::dtype_in(&qr, &[q.dtype()])?;
+            a::dtype_in(&kr, &[k.dtype()])?;
+            Some((qr, kr, dm.d, dr))
+        }
+        _ => {
+            return Err(NnError::invalid(format!(
+                "{qn} and {kn} must be given together (MLA) or both be nullptr"
+            )))
+        }
+    };
+    let sink = a::opt_tensor(sk, sn)?.filter(|t| t.numel() > 0);
+    if let Some(t) = &sink {
+        a::dtype_in(t, &[DType::F32, DType::F16, DType::BF16])?;
+        if t.shape() != [dm.n1] {
+            return Err(NnError::invalid(format!(
+                "{sn} has shape {:?}; it takes one logit per query head: [{}]",
+                t.shape(),
+                dm.n1
+            )));
+        }
+    }
+    Ok(InferExt { rope, sink })
 }
 
 /// `attenMask` resolved for sparse mode `sparse` (modes 2-4 need the compressed mask).
@@ -2746,13 +2827,21 @@ fn infer_launch_kv(
     out: &T,
     lse: Option<&T>,
     post: Option<(T, Option<T>)>,
+    ext: InferExt,
 ) -> NnResult<Built> {
     if kv.table.is_none()
         && kv.anti.iter().all(Option::is_none)
         && post.is_none()
         && kv.lists[0].is_empty()
     {
-        return infer_launch(api, q, &kv.k, &kv.v, pse, mask, p, out, lse);
+        return infer_launch(api, q, &kv.k, &kv.v, pse, mask, p, out, lse, ext);
+    }
+    if ext.rope.is_some() {
+        return Err(NnError::invalid(
+            "queryRope/keyRope with a paged, listed or quantized key, or with an INT8 \
+             attentionOut, is not supported by npu-emu (MLA is modelled over one dense key \
+             and value)",
+        ));
     }
     let kv_dims = [[dm.b, dm.s2, dm.n2, dm.d], [dm.b, dm.s2, dm.n2, dm.dv]];
     let mut l = Launch::new(api);
@@ -2777,9 +2866,11 @@ fn infer_launch_kv(
     let iq = post
         .as_ref()
         .map(|(s, o)| (l.input(s), o.as_ref().map(|o| l.input(o))));
+    let is = ext.sink.as_ref().map(|t| l.input(t));
     let o = l.output(out);
     let il = lse.map(|t| l.output(t));
     l.finish(move |vs, _| {
+        let p = attention_new::with_sink(&p, is.map(|i| &vs[i]))?;
         let cache = |data: usize, a: Option<(usize, Option<usize>, bool)>| fused::KvCache {
             data: &vs[data],
             batches: &vs[data..data + nb],
@@ -2916,7 +3007,19 @@ fn prompt_fa(
         anti: [None, None],
         lists: [vec![], vec![]],
     };
-    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, None, post)
+    infer_launch_kv(
+        api,
+        &q,
+        kv,
+        &dm,
+        pse,
+        mask,
+        p,
+        &out,
+        None,
+        post,
+        InferExt::default(),
+    )
 }
 
 #[no_mangle]
@@ -3176,7 +3279,19 @@ fn incre_fa(
         &dm,
     )?;
     a::same_shape(&out, q.shape())?;
-    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, None, post)
+    infer_launch_kv(
+        api,
+        &q,
+        kv,
+        &dm,
+        pse,
+        mask,
+        p,
+        &out,
+        None,
+        post,
+        InferExt::default(),
+    )
 }
 
 #[no_mangle]
@@ -3412,8 +3527,9 @@ const FIA_UNMODELLED: [&str; 22] = [
 ];
 
 /// The entries of [`FIA_UNMODELLED`] npu-emu does model: the output post-quantization, the
-/// antiquant scales/offsets and the paged cache's block table.
-const FIA_MODELLED: [usize; 9] = [3, 4, 5, 6, 7, 10, 11, 12, 13];
+/// antiquant scales/offsets, the paged cache's block table, the MLA rope parts and the
+/// learnable sink.
+const FIA_MODELLED: [usize; 12] = [3, 4, 5, 6, 7, 10, 11, 12, 13, 17, 18, 21];
 
 /// `aclnnFusedInferAttentionScore` (V1-V4): prompt (Q_S > 1) or incremental (Q_S = 1)
 /// attention with one key and one value tensor, optional pse, mask and actual lengths, and
@@ -3505,7 +3621,13 @@ unsafe fn fused_infer(
         next,
         sparse,
     )?;
-    p.q_lens = lens(actual_seq, nm("actualSeqLengthsOptional"), dm.b, dm.s1)?;
+    // With one query row (incremental) the query lengths do not apply: the reference says
+    // the argument is ignored then for every layout but TND (which npu-emu does not model).
+    p.q_lens = if dm.s1 == 1 {
+        None
+    } else {
+        lens(actual_seq, nm("actualSeqLengthsOptional"), dm.b, dm.s1)?
+    };
     p.kv_lens = list_lens(
         lens(actual_seq_kv, nm("actualSeqLengthsKvOptional"), dm.b, dm.s2)?,
         &sb,
@@ -3545,7 +3667,8 @@ unsafe fn fused_infer(
     } else {
         None
     };
-    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, lse, post)
+    let ext = infer_ext(&q, &kv.k, &dm, [at(17), at(18), at(21)])?;
+    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, lse, post, ext)
 }
 
 #[no_mangle]
