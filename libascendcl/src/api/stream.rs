@@ -429,10 +429,18 @@ pub unsafe extern "C" fn aclrtCtxGetCurrentDefaultStream(stream: *mut *mut c_voi
 }
 
 /// `aclError aclrtStreamAbort(aclrtStream stream)`: discard the stream's tasks that have not
-/// started; a running task finishes. The stream stays usable.
+/// started; a running task finishes. The stream stays usable. The default stream (NULL) is
+/// not supported in CANN 8.5 (the lower runtime refuses it: `ACL_ERROR_RT_PARAM_INVALID`).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtStreamAbort(stream: *mut c_void) -> i32 {
     errors::boundary("aclrtStreamAbort", || {
+        if stream.is_null() {
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                "stream is NULL: aborting the default stream is not supported (pass a stream \
+                 created with aclrtCreateStream)",
+            ));
+        }
         entry(stream)?.stream.abort();
         Ok(())
     })
