@@ -1,0 +1,139 @@
+/* Runtime calls as a stranger writes them from CANN's runtime API reference (hiascend.com
+ * appdevg pages) and checks them against the documented behaviour and CANN 8.5's code
+ * (hicann/runtime 8.5.0 src/acl/aclrt_impl):
+ * - pitched 2-D copies host -> device -> host (sync and async), the padding left alone;
+ *   a zero height or width is ACL_ERROR_INVALID_PARAM (CheckMemcpy2dParam);
+ * - NULL pointers are refused by the ACL layer before anything else, also with count 0
+ *   (aclrtMemcpy[Async], aclrtMemset[Async]); a zero-byte copy of valid memory succeeds;
+ * - aclrtDeviceEnablePeerAccess with reserved flags != 0: ACL_ERROR_FEATURE_UNSUPPORTED;
+ * - aclrtStreamAbort(NULL): the default stream is not supported in 8.5 ("不支持传NULL");
+ * - aclrtGetDeviceInfo(ACL_DEV_ATTR_AICPU_CORE_NUM): the AI CPU count (ai_cpu_cnt = 6 on
+ *   Ascend910B);
+ * - events: elapsed time between TIME_LINE events around a host function, wait status.
+ * Prints "stranger_rt passed". */
+#define _GNU_SOURCE
+#include <unistd.h>
+#include "common.h"
+
+static void sleep_ms(void *arg) { usleep((useconds_t)(intptr_t)arg * 1000); }
+
+static void pitched_copies(aclrtStream s) {
+    enum { W = 5, H = 4, SP = 8, DP = 16, OP = 32 };
+    unsigned char src[SP * H], back[DP * H], out[OP * H];
+    for (size_t i = 0; i < sizeof src; i++) src[i] = (unsigned char)(i * 7 + 1);
+    void *dev = NULL;
+    CHECK(aclrtMalloc(&dev, DP * H, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemset(dev, DP * H, 0xEE, DP * H));
+    CHECK(aclrtMemcpy2d(dev, DP, src, SP, W, H, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtMemcpy(back, sizeof back, dev, DP * H, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (size_t r = 0; r < H; r++)
+        for (size_t c = 0; c < DP; c++)
+            EXPECT(back[r * DP + c] == (c < W ? src[r * SP + c] : 0xEE));
+    memset(out, 0x11, sizeof out);
+    CHECK(aclrtMemcpy2d(out, OP, dev, DP, W, H, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (size_t r = 0; r < H; r++)
+        for (size_t c = 0; c < OP; c++)
+            EXPECT(out[r * OP + c] == (c < W ? src[r * SP + c] : 0x11));
+    /* Asynchronous, from and to aclrtMallocHost memory, after an asynchronous memset. */
+    void *hp = NULL, *ho = NULL;
+    CHECK(aclrtMallocHost(&hp, SP * H));
+    CHECK(aclrtMallocHost(&ho, DP * H));
+    memcpy(hp, src, SP * H);
+    CHECK(aclrtMemsetAsync(dev, DP * H, 0x5A, DP * H, s));
+    CHECK(aclrtMemcpy2dAsync(dev, DP, hp, SP, W, H, ACL_MEMCPY_HOST_TO_DEVICE, s));
+    CHECK(aclrtMemcpyAsync(ho, DP * H, dev, DP * H, ACL_MEMCPY_DEVICE_TO_HOST, s));
+    CHECK(aclrtSynchronizeStream(s));
+    for (size_t r = 0; r < H; r++)
+        for (size_t c = 0; c < DP; c++)
+            EXPECT(((unsigned char *)ho)[r * DP + c] == (c < W ? src[r * SP + c] : 0x5A));
+    /* Width above a pitch, zero height or width: ACL_ERROR_INVALID_PARAM. */
+    EXPECT_CODE(aclrtMemcpy2d(dev, 4, src, SP, W, H, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "width");
+    EXPECT_CODE(aclrtMemcpy2d(dev, DP, src, SP, W, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "height");
+    EXPECT_CODE(aclrtMemcpy2d(dev, DP, src, SP, 0, H, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "width");
+    EXPECT_CODE(aclrtMemcpy2dAsync(dev, DP, hp, SP, W, 0, ACL_MEMCPY_HOST_TO_DEVICE, s), ACL_ERROR_INVALID_PARAM, "height");
+    EXPECT_CODE(aclrtMemcpy2d(NULL, DP, src, SP, 0, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "dst");
+    /* NULL first, then count 0 succeeds. */
+    EXPECT_CODE(aclrtMemsetAsync(NULL, 0, 0, 0, s), ACL_ERROR_INVALID_PARAM, "devPtr");
+    EXPECT_CODE(aclrtMemset(NULL, 0, 0, 0), ACL_ERROR_INVALID_PARAM, "devPtr");
+    EXPECT_CODE(aclrtMemcpy(NULL, 0, src, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "dst");
+    EXPECT_CODE(aclrtMemcpyAsync(dev, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE, s), ACL_ERROR_INVALID_PARAM, "src");
+    CHECK(aclrtMemcpy(dev, DP * H, src, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtMemsetAsync(dev, DP * H, 0, 0, s));
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtFreeHost(hp));
+    CHECK(aclrtFreeHost(ho));
+    CHECK(aclrtFree(dev));
+    printf("pitched copies ok\n");
+}
+
+static void peer_and_abort(aclrtStream s) {
+    int32_t can = 0;
+    CHECK(aclrtDeviceCanAccessPeer(&can, 0, 1));
+    EXPECT(can == 1);
+    /* flags is reserved: anything but 0 is "not supported". */
+    EXPECT_CODE(aclrtDeviceEnablePeerAccess(1, 1), ACL_ERROR_FEATURE_UNSUPPORTED, "flags");
+    CHECK(aclrtDeviceEnablePeerAccess(1, 0));
+    CHECK(aclrtDeviceDisablePeerAccess(1));
+    /* aclrtStreamAbort: not the default stream; a created stream is aborted and usable. */
+    EXPECT_CODE(aclrtStreamAbort(NULL), ACL_ERROR_RT_PARAM_INVALID, "NULL");
+    CHECK(aclrtLaunchHostFunc(s, sleep_ms, (void *)(intptr_t)200));
+    CHECK(aclrtLaunchHostFunc(s, sleep_ms, (void *)(intptr_t)2000));
+    usleep(50 * 1000);
+    CHECK(aclrtStreamAbort(s));
+    aclrtStreamStatus st = ACL_STREAM_STATUS_RESERVED;
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtStreamQuery(s, &st));
+    EXPECT(st == ACL_STREAM_STATUS_COMPLETE);
+    printf("peer access and abort ok\n");
+}
+
+static void device_info(void) {
+    int64_t v = -1;
+    CHECK(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICPU_CORE_NUM, &v));
+    EXPECT(v == 6);
+    CHECK(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICORE_CORE_NUM, &v));
+    EXPECT(v == 24);
+    CHECK(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_VECTOR_CORE_NUM, &v));
+    EXPECT(v == 48);
+    printf("device info ok\n");
+}
+
+static void timed_events(aclrtStream s) {
+    aclrtEvent a = NULL, b = NULL;
+    CHECK(aclrtCreateEventWithFlag(&a, ACL_EVENT_TIME_LINE));
+    CHECK(aclrtCreateEventWithFlag(&b, ACL_EVENT_TIME_LINE));
+    aclrtEventRecordedStatus rs = ACL_EVENT_RECORDED_STATUS_COMPLETE;
+    CHECK(aclrtQueryEventStatus(a, &rs)); /* never recorded: not ready */
+    EXPECT(rs == ACL_EVENT_RECORDED_STATUS_NOT_READY);
+    CHECK(aclrtRecordEvent(a, s));
+    CHECK(aclrtLaunchHostFunc(s, sleep_ms, (void *)(intptr_t)150));
+    CHECK(aclrtRecordEvent(b, s));
+    aclrtEventWaitStatus ws = ACL_EVENT_WAIT_STATUS_RESERVED;
+    CHECK(aclrtQueryEventWaitStatus(b, &ws));
+    EXPECT(ws == ACL_EVENT_WAIT_STATUS_NOT_READY);
+    CHECK(aclrtSynchronizeEvent(b));
+    CHECK(aclrtQueryEventWaitStatus(b, &ws));
+    EXPECT(ws == ACL_EVENT_WAIT_STATUS_COMPLETE);
+    float ms = 0;
+    CHECK(aclrtEventElapsedTime(&ms, a, b));
+    EXPECT(ms >= 120.0f && ms < 5000.0f);
+    CHECK(aclrtDestroyEvent(a));
+    CHECK(aclrtDestroyEvent(b));
+    printf("timed events ok (%.1f ms)\n", ms);
+}
+
+int main(void) {
+    CHECK(aclInit(NULL));
+    CHECK(aclrtSetDevice(0));
+    aclrtStream s = NULL;
+    CHECK(aclrtCreateStream(&s));
+    pitched_copies(s);
+    peer_and_abort(s);
+    device_info();
+    timed_events(s);
+    CHECK(aclrtDestroyStream(s));
+    CHECK(aclrtResetDevice(0));
+    CHECK(aclFinalize());
+    printf("stranger_rt passed\n");
+    return 0;
+}
