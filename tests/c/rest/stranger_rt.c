@@ -9,7 +9,8 @@
  * - aclrtStreamAbort(NULL): the default stream is not supported in 8.5 ("不支持传NULL");
  * - aclrtGetDeviceInfo(ACL_DEV_ATTR_AICPU_CORE_NUM): the AI CPU count (ai_cpu_cnt = 6 on
  *   Ascend910B);
- * - events: elapsed time between TIME_LINE events around a host function, wait status.
+ * - events: elapsed time between TIME_LINE events around a host function, wait status;
+ *   creation flags as the 8.5 runtime checks them (EXTERNAL / DEVICE_USE_ONLY / IPC alone).
  * Prints "stranger_rt passed". */
 #define _GNU_SOURCE
 #include <unistd.h>
@@ -122,6 +123,27 @@ static void timed_events(aclrtStream s) {
     printf("timed events ok (%.1f ms)\n", ms);
 }
 
+/* Creation flags (CANN 8.5 EventCreate / EventCreateEx): ACL_EVENT_EXTERNAL and
+ * ACL_EVENT_DEVICE_USE_ONLY stand alone; ACL_EVENT_IPC only with aclrtCreateEventExWithFlag,
+ * alone; the Ex function takes neither EXTERNAL nor DEVICE_USE_ONLY. */
+static void event_flags(void) {
+    aclrtEvent e = NULL;
+    CHECK(aclrtCreateEventWithFlag(&e, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE));
+    CHECK(aclrtDestroyEvent(e));
+    CHECK(aclrtCreateEventWithFlag(&e, ACL_EVENT_EXTERNAL));
+    CHECK(aclrtDestroyEvent(e));
+    EXPECT_CODE(aclrtCreateEventWithFlag(&e, ACL_EVENT_EXTERNAL | ACL_EVENT_SYNC), ACL_ERROR_RT_PARAM_INVALID, "cannot be combined");
+    EXPECT_CODE(aclrtCreateEventWithFlag(&e, ACL_EVENT_DEVICE_USE_ONLY | ACL_EVENT_TIME_LINE), ACL_ERROR_RT_PARAM_INVALID, "cannot be combined");
+    EXPECT_CODE(aclrtCreateEventWithFlag(&e, ACL_EVENT_IPC), ACL_ERROR_RT_PARAM_INVALID, "0x40");
+    EXPECT_CODE(aclrtCreateEventWithFlag(&e, 0), ACL_ERROR_RT_PARAM_INVALID, "flag = 0x0");
+    CHECK(aclrtCreateEventExWithFlag(&e, ACL_EVENT_SYNC | ACL_EVENT_TIME_LINE));
+    CHECK(aclrtDestroyEvent(e));
+    EXPECT_CODE(aclrtCreateEventExWithFlag(&e, ACL_EVENT_IPC | ACL_EVENT_SYNC), ACL_ERROR_RT_PARAM_INVALID, "cannot be combined");
+    EXPECT_CODE(aclrtCreateEventExWithFlag(&e, ACL_EVENT_EXTERNAL), ACL_ERROR_RT_PARAM_INVALID, "0x20");
+    EXPECT_CODE(aclrtCreateEventExWithFlag(&e, ACL_EVENT_DEVICE_USE_ONLY), ACL_ERROR_RT_PARAM_INVALID, "0x10");
+    printf("event flags ok\n");
+}
+
 int main(void) {
     CHECK(aclInit(NULL));
     CHECK(aclrtSetDevice(0));
@@ -131,6 +153,7 @@ int main(void) {
     peer_and_abort(s);
     device_info();
     timed_events(s);
+    event_flags();
     CHECK(aclrtDestroyStream(s));
     CHECK(aclrtResetDevice(0));
     CHECK(aclFinalize());
