@@ -322,8 +322,17 @@ static void config_and_bad_input(void) {
     CHECK(aclrtStreamGetFlags(s, &flags));
     CHECK(aclrtStreamGetId(s, &id));
     EXPECT(prio == 5 && flags == (ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC) && id >= 0);
-    EXPECT_CODE(aclrtCreateStreamWithConfig(&s2, 8, 0), ACL_ERROR_RT_PARAM_INVALID, "priority = 8");
-    EXPECT_CODE(aclrtCreateStreamWithConfig(&s2, 0, 0x1000), ACL_ERROR_RT_PARAM_INVALID, "0x1000");
+    /* Out-of-range priorities move to the nearest bound; unknown flag bits are ignored. */
+    CHECK(aclrtCreateStreamWithConfig(&s2, 8, 0x1000 | ACL_STREAM_FAST_SYNC));
+    CHECK(aclrtStreamGetPriority(s2, &prio));
+    CHECK(aclrtStreamGetFlags(s2, &flags));
+    EXPECT(prio == 7 && flags == ACL_STREAM_FAST_SYNC);
+    CHECK(aclrtDestroyStream(s2));
+    CHECK(aclrtCreateStreamWithConfig(&s2, 0xFFFFFFFFu, 0));
+    CHECK(aclrtStreamGetPriority(s2, &prio));
+    EXPECT(prio == 0);
+    CHECK(aclrtDestroyStream(s2));
+    s2 = NULL;
     EXPECT_CODE(aclrtCreateStream(NULL), ACL_ERROR_INVALID_PARAM, "stream");
 
     aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();

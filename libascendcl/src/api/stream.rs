@@ -58,7 +58,11 @@ pub unsafe extern "C" fn aclrtCreateStream(stream: *mut *mut c_void) -> i32 {
     errors::boundary("aclrtCreateStream", || create(stream, 0, 0))
 }
 
-/// `aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)`
+/// `aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)`:
+/// as CANN documents and does (8.5 `aclrtCreateStreamWithConfigImpl`, `StreamCreate`), a
+/// priority outside 0..=7 is moved to the nearest bound (the runtime reads it as `int32_t`:
+/// values from 2^31 on are negative and become 0), and flag bits outside the `ACL_STREAM_*`
+/// flags are ignored (the stream is then like one from `aclrtCreateStream`).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtCreateStreamWithConfig(
     stream: *mut *mut c_void,
@@ -66,7 +70,9 @@ pub unsafe extern "C" fn aclrtCreateStreamWithConfig(
     flag: u32,
 ) -> i32 {
     errors::boundary("aclrtCreateStreamWithConfig", || {
-        create(stream, priority, flag as u64)
+        use crate::api::device::{GREATEST_PRIORITY, LEAST_PRIORITY};
+        let p = (priority as i32).clamp(GREATEST_PRIORITY, LEAST_PRIORITY) as u32;
+        create(stream, p, (flag & STREAM_FLAGS_MASK) as u64)
     })
 }
 

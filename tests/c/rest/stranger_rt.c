@@ -7,6 +7,7 @@
  *   (aclrtMemcpy[Async], aclrtMemset[Async]); a zero-byte copy of valid memory succeeds;
  * - aclrtDeviceEnablePeerAccess with reserved flags != 0: ACL_ERROR_FEATURE_UNSUPPORTED;
  * - aclrtStreamAbort(NULL): the default stream is not supported in 8.5 ("不支持传NULL");
+ * - aclrtCreateStreamWithConfig: out-of-range priorities clamp, unknown flag bits are ignored;
  * - aclrtGetDeviceInfo(ACL_DEV_ATTR_AICPU_CORE_NUM): the AI CPU count (ai_cpu_cnt = 6 on
  *   Ascend910B);
  * - events: elapsed time between TIME_LINE events around a host function, wait status;
@@ -88,6 +89,30 @@ static void peer_and_abort(aclrtStream s) {
     printf("peer access and abort ok\n");
 }
 
+/* aclrtCreateStreamWithConfig: "如果设置的优先级超过取值范围，则就近修正为边界值"; other flag
+ * values give a stream like aclrtCreateStream's. */
+static void stream_config(void) {
+    int32_t least = -1, greatest = -1;
+    CHECK(aclrtDeviceGetStreamPriorityRange(&least, &greatest));
+    EXPECT(least == 7 && greatest == 0);
+    aclrtStream s = NULL;
+    uint32_t prio = 99, flags = 99;
+    CHECK(aclrtCreateStreamWithConfig(&s, 100, ACL_STREAM_FAST_LAUNCH | 0x4000));
+    CHECK(aclrtStreamGetPriority(s, &prio));
+    CHECK(aclrtStreamGetFlags(s, &flags));
+    EXPECT(prio == (uint32_t)least && flags == ACL_STREAM_FAST_LAUNCH);
+    void *d = NULL;
+    int v = 41, o = 0;
+    CHECK(aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpyAsync(d, 64, &v, sizeof v, ACL_MEMCPY_HOST_TO_DEVICE, s));
+    CHECK(aclrtMemcpyAsync(&o, sizeof o, d, sizeof o, ACL_MEMCPY_DEVICE_TO_HOST, s));
+    CHECK(aclrtSynchronizeStream(s));
+    EXPECT(o == 41);
+    CHECK(aclrtFree(d));
+    CHECK(aclrtDestroyStream(s));
+    printf("stream config ok\n");
+}
+
 static void device_info(void) {
     int64_t v = -1;
     CHECK(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_AICPU_CORE_NUM, &v));
@@ -151,6 +176,7 @@ int main(void) {
     CHECK(aclrtCreateStream(&s));
     pitched_copies(s);
     peer_and_abort(s);
+    stream_config();
     device_info();
     timed_events(s);
     event_flags();
