@@ -217,7 +217,12 @@ static void failure_modes(void) {
     CHECK(aclrtCreateEvent(&ev));
     CHECK(aclrtSetStreamFailureMode(stop, ACL_STOP_ON_FAILURE));
     CHECK(aclrtSetExceptionInfoCallback(on_exception));
-    EXPECT_CODE(aclrtSetStreamFailureMode(stop, 2), ACL_ERROR_RT_PARAM_INVALID, "mode");
+    /* CANN 8.5 StreamSetMode: only bit 0 counts; the same mode again succeeds; stop cannot
+     * go back to continue; the default stream is not supported. */
+    CHECK(aclrtSetStreamFailureMode(stop, 3));
+    EXPECT_CODE(aclrtSetStreamFailureMode(stop, 2), ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "ACL_CONTINUE_ON_FAILURE");
+    EXPECT_CODE(aclrtSetStreamFailureMode(stop, ACL_CONTINUE_ON_FAILURE), ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "cannot");
+    EXPECT_CODE(aclrtSetStreamFailureMode(NULL, ACL_STOP_ON_FAILURE), ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "default stream");
     reset_log();
     gate_set(0);
     CHECK(aclrtLaunchHostFunc(held, gate_wait, NULL));

@@ -405,21 +405,35 @@ pub unsafe extern "C" fn aclrtStreamGetId(stream: *mut c_void, streamId: *mut i3
 }
 
 /// `aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)`:
-/// `ACL_CONTINUE_ON_FAILURE` (0) or `ACL_STOP_ON_FAILURE` (1).
+/// `ACL_CONTINUE_ON_FAILURE` (0) or `ACL_STOP_ON_FAILURE` (1). As CANN 8.5 does
+/// (`StreamSetMode`): the default stream (NULL) is not supported, only bit 0 of `mode`
+/// counts, setting the mode a stream has succeeds, and a stream set to stop on failure
+/// cannot go back to continue (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT` for both refusals).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSetStreamFailureMode(stream: *mut c_void, mode: u64) -> i32 {
     errors::boundary("aclrtSetStreamFailureMode", || {
-        let m = match mode {
-            0 => FailureMode::Continue,
-            1 => FailureMode::Stop,
-            _ => {
-                return Err(Error::new(
-                    ACL_ERROR_RT_PARAM_INVALID,
-                    format!("mode = {mode} is invalid: expected ACL_CONTINUE_ON_FAILURE (0) or ACL_STOP_ON_FAILURE (1)"),
-                ))
-            }
+        if stream.is_null() {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                "stream is NULL: the failure mode of the default stream cannot be set",
+            ));
+        }
+        let m = if mode & 1 == 1 {
+            FailureMode::Stop
+        } else {
+            FailureMode::Continue
         };
-        entry(stream)?.stream.set_failure_mode(m);
+        let e = entry(stream)?;
+        if e.stream.failure_mode() == FailureMode::Stop && m == FailureMode::Continue {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                format!(
+                    "mode = {mode}: the stream stops on failure (ACL_STOP_ON_FAILURE) and cannot \
+                     be set back to ACL_CONTINUE_ON_FAILURE"
+                ),
+            ));
+        }
+        e.stream.set_failure_mode(m);
         Ok(())
     })
 }

@@ -8,6 +8,7 @@
  * - aclrtDeviceEnablePeerAccess with reserved flags != 0: ACL_ERROR_FEATURE_UNSUPPORTED;
  * - aclrtStreamAbort(NULL): the default stream is not supported in 8.5 ("不支持传NULL");
  * - aclrtCreateStreamWithConfig: out-of-range priorities clamp, unknown flag bits are ignored;
+ *   aclrtSetStreamFailureMode: not on the default stream, stop-on-failure is final;
  * - aclrtGetDeviceInfo(ACL_DEV_ATTR_AICPU_CORE_NUM): the AI CPU count (ai_cpu_cnt = 6 on
  *   Ascend910B);
  * - events: elapsed time between TIME_LINE events around a host function, wait status;
@@ -109,6 +110,14 @@ static void stream_config(void) {
     CHECK(aclrtSynchronizeStream(s));
     EXPECT(o == 41);
     CHECK(aclrtFree(d));
+    CHECK(aclrtDestroyStream(s));
+    /* Failure mode (8.5 StreamSetMode): not the default stream; stop is final. */
+    CHECK(aclrtCreateStream(&s));
+    CHECK(aclrtSetStreamFailureMode(s, ACL_CONTINUE_ON_FAILURE));
+    CHECK(aclrtSetStreamFailureMode(s, ACL_STOP_ON_FAILURE));
+    CHECK(aclrtSetStreamFailureMode(s, ACL_STOP_ON_FAILURE));
+    EXPECT_CODE(aclrtSetStreamFailureMode(s, ACL_CONTINUE_ON_FAILURE), ACL_ERROR_RT_FEATURE_NOT_SUPPORT, NULL);
+    EXPECT_CODE(aclrtSetStreamFailureMode(NULL, ACL_STOP_ON_FAILURE), ACL_ERROR_RT_FEATURE_NOT_SUPPORT, NULL);
     CHECK(aclrtDestroyStream(s));
     printf("stream config ok\n");
 }
