@@ -10,7 +10,7 @@
  * - aclrtCreateStreamWithConfig: out-of-range priorities clamp, unknown flag bits are ignored;
  *   aclrtSetStreamFailureMode: not on the default stream, stop-on-failure is final;
  * - aclrtGetDeviceInfo(ACL_DEV_ATTR_AICPU_CORE_NUM): the AI CPU count (ai_cpu_cnt = 6 on
- *   Ascend910B);
+ *   Ascend910B); aclrtSetDeviceSatMode out of range: 107000 (the runtime's check);
  * - events: elapsed time between TIME_LINE events around a host function, wait status;
  *   creation flags as the 8.5 runtime checks them (EXTERNAL / DEVICE_USE_ONLY / IPC alone).
  * Prints "stranger_rt passed". */
@@ -130,6 +130,12 @@ static void device_info(void) {
     EXPECT(v == 24);
     CHECK(aclrtGetDeviceInfo(0, ACL_DEV_ATTR_VECTOR_CORE_NUM, &v));
     EXPECT(v == 48);
+    /* Saturation mode: the range is the runtime's check (107000). */
+    aclrtFloatOverflowMode m = ACL_RT_OVERFLOW_MODE_UNDEF;
+    CHECK(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_SATURATION));
+    CHECK(aclrtGetDeviceSatMode(&m));
+    EXPECT(m == ACL_RT_OVERFLOW_MODE_SATURATION);
+    EXPECT_CODE(aclrtSetDeviceSatMode((aclrtFloatOverflowMode)5), ACL_ERROR_RT_PARAM_INVALID, "mode = 5");
     printf("device info ok\n");
 }
 
