@@ -210,9 +210,9 @@ static void case_memcpy2d_checks(void) {
     /* The synchronous 2-D copy supports H2D, D2H and DEFAULT only. */
     EXPECT_CODE(aclrtMemcpy2d(d, 64, (char *)d + 2048, 64, 16, 2, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
     EXPECT_CODE(aclrtMemcpy2d(host, 64, host + 2048, 64, 16, 2, ACL_MEMCPY_HOST_TO_HOST), ACL_ERROR_INVALID_PARAM, NULL);
-    /* Zero width or height copies nothing and succeeds. */
-    CHECK(aclrtMemcpy2d(d, 64, host, 64, 0, 2, ACL_MEMCPY_HOST_TO_DEVICE));
-    CHECK(aclrtMemcpy2d(d, 64, host, 64, 16, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    /* Zero width or height is refused (S1 CheckMemcpy2dParam: ACL_REQUIRES_POSITIVE). */
+    EXPECT_CODE(aclrtMemcpy2d(d, 64, host, 64, 0, 2, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpy2d(d, 64, host, 64, 16, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
     CHECK(aclrtFree(d));
     teardown();
 }
@@ -292,18 +292,27 @@ static void case_capability_bad_device(void) {
     EXPECT(v > 0);
 }
 
-/* count == 0 returns success before any argument check (S1 aclrtMemcpyImpl,
- * aclrtMemsetImpl, aclrtMemcpyAsyncImpl, aclrtMemsetAsyncImpl). */
+/* The ACL layer checks the pointers (and the copy kind) first, then count == 0 returns
+ * success before the runtime's checks (S1 aclrtMemcpyImpl, aclrtMemsetImpl,
+ * aclrtMemcpyAsyncImpl, aclrtMemsetAsyncImpl: ACL_REQUIRES_NOT_NULL, then rtMemcpy). */
 static void case_zero_count_null(void) {
     setup();
     aclrtStream s = NULL;
     CHECK(aclrtCreateStream(&s));
-    CHECK(aclrtMemcpy(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE));
-    CHECK(aclrtMemcpy(NULL, 16, NULL, 0, (aclrtMemcpyKind)42));
-    CHECK(aclrtMemset(NULL, 0, 0, 0));
-    CHECK(aclrtMemcpyAsync(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE, s));
-    CHECK(aclrtMemsetAsync(NULL, 0, 0, 0, s));
+    void *d = NULL;
+    char h[16];
+    CHECK(aclrtMalloc(&d, 16, ACL_MEM_MALLOC_HUGE_FIRST));
+    EXPECT_CODE(aclrtMemcpy(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpy(d, 16, h, 0, (aclrtMemcpyKind)42), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemset(NULL, 0, 0, 0), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpyAsync(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE, s), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemsetAsync(NULL, 0, 0, 0, s), ACL_ERROR_INVALID_PARAM, NULL);
+    CHECK(aclrtMemcpy(d, 0, h, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtMemset(d, 0, 0, 0));
+    CHECK(aclrtMemcpyAsync(d, 0, h, 0, ACL_MEMCPY_HOST_TO_DEVICE, s));
+    CHECK(aclrtMemsetAsync(d, 0, 0, 0, s));
     CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtFree(d));
     CHECK(aclrtDestroyStream(s));
     teardown();
 }
@@ -338,8 +347,8 @@ static void case_memcpy2d_limits(void) {
     EXPECT_CODE(aclrtMemcpy2d(d, 5000001, host, 5000001, 5000001, 1, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, NULL);
     EXPECT_CODE(aclrtMemcpy2d(d, 16, host, 16, 16, 5242881, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, NULL);
     EXPECT_CODE(aclrtMemcpy2dAsync(d, 16, host, 16, 16, 5242881, ACL_MEMCPY_HOST_TO_DEVICE, NULL), ACL_ERROR_RT_PARAM_INVALID, NULL);
-    CHECK(aclrtMemcpy2d(NULL, 16, NULL, 16, 0, 4, ACL_MEMCPY_HOST_TO_DEVICE));
-    CHECK(aclrtMemcpy2d(NULL, 16, NULL, 16, 16, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    EXPECT_CODE(aclrtMemcpy2d(NULL, 16, NULL, 16, 0, 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
+    EXPECT_CODE(aclrtMemcpy2d(NULL, 16, NULL, 16, 16, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, NULL);
     CHECK(aclrtFree(d));
     teardown();
 }

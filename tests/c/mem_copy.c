@@ -120,9 +120,9 @@ static void copies_2d(void)
             exit(1);
         }
     }
-    /* width 0 / height 0 are no-ops */
-    CHECK_OK(aclrtMemcpy2d(d, DP, src, SP, 0, H, ACL_MEMCPY_HOST_TO_DEVICE));
-    CHECK_OK(aclrtMemcpy2d(d, DP, src, SP, W, 0, ACL_MEMCPY_HOST_TO_DEVICE));
+    /* width 0 / height 0 are refused (CANN: ACL_REQUIRES_POSITIVE) */
+    CHECK_ERR(aclrtMemcpy2d(d, DP, src, SP, 0, H, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "width is 0");
+    CHECK_ERR(aclrtMemcpy2d(d, DP, src, SP, W, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "height is 0");
     free(whole);
     CHECK_OK(aclrtFree(d));
     printf("2d ok\n");

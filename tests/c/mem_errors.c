@@ -69,11 +69,17 @@ int main(void)
     CHECK_ERR(aclrtMemcpy(a, 10, host, 20, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, "count 20 is larger than destMax 10");
     CHECK_ERR(aclrtMemcpyAsync(a, 10, host, 20, ACL_MEMCPY_HOST_TO_DEVICE, NULL), ACL_ERROR_RT_PARAM_INVALID, "aclrtMemcpyAsync", "destMax 10");
     CHECK_ERR(aclrtMemsetAsync(a, 10, 0, 20, NULL), ACL_ERROR_RT_PARAM_INVALID, "aclrtMemsetAsync", "maxCount 10");
-    /* count 0 succeeds before any other check (NULL pointers, bad kind). */
-    CHECK_OK(aclrtMemcpy(NULL, 0, NULL, 0, (aclrtMemcpyKind)42));
-    CHECK_OK(aclrtMemcpyAsync(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE, NULL));
-    CHECK_OK(aclrtMemset(NULL, 0, 0, 0));
-    CHECK_OK(aclrtMemsetAsync(NULL, 0, 0, 0, NULL));
+    /* The ACL layer checks the pointers and the kind first (CANN 8.5 aclrtMemcpyImpl,
+     * aclrtMemsetImpl, ...); then count 0 succeeds before any other check. */
+    CHECK_ERR(aclrtMemcpy(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "dst is NULL");
+    CHECK_ERR(aclrtMemcpy(a, 0, host, 0, (aclrtMemcpyKind)42), ACL_ERROR_INVALID_PARAM, "kind 42");
+    CHECK_ERR(aclrtMemcpyAsync(NULL, 0, NULL, 0, ACL_MEMCPY_HOST_TO_DEVICE, NULL), ACL_ERROR_INVALID_PARAM, "dst is NULL");
+    CHECK_ERR(aclrtMemset(NULL, 0, 0, 0), ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
+    CHECK_ERR(aclrtMemsetAsync(NULL, 0, 0, 0, NULL), ACL_ERROR_INVALID_PARAM, "devPtr is NULL");
+    CHECK_OK(aclrtMemcpy(a, 0, host, 0, ACL_MEMCPY_DEVICE_TO_HOST));
+    CHECK_OK(aclrtMemcpyAsync(a, 0, host, 0, ACL_MEMCPY_HOST_TO_DEVICE, NULL));
+    CHECK_OK(aclrtMemset(a, 0, 0, 0));
+    CHECK_OK(aclrtMemsetAsync(a, 0, 0, 0, NULL));
     /* The direction comes from the pointers; with pageable host memory the kind must fit. */
     CHECK_ERR(aclrtMemcpy(host, 10, a, 10, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, "ACL_MEMCPY_HOST_TO_DEVICE", "pageable host memory", "device 0");
     CHECK_ERR(aclrtMemcpy(a, 10, host, 10, ACL_MEMCPY_DEVICE_TO_HOST), ACL_ERROR_RT_PARAM_INVALID, "ACL_MEMCPY_DEVICE_TO_HOST", "pageable host memory");
@@ -98,8 +104,10 @@ int main(void)
     CHECK_ERR(aclrtMemcpy2d(a, 64, b, 64, 20, 2, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "aclrtMemcpy2d", "device-to-device");
     CHECK_ERR(aclrtMemcpy2d(a, 5000001, host, 5000001, 5000001, 1, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_RT_PARAM_INVALID, "width 5000001");
     CHECK_ERR(aclrtMemcpy2dAsync(a, 16, host, 16, 16, 5242881, ACL_MEMCPY_HOST_TO_DEVICE, NULL), ACL_ERROR_RT_PARAM_INVALID, "height 5242881");
-    CHECK_OK(aclrtMemcpy2d(NULL, 16, NULL, 16, 0, 4, ACL_MEMCPY_HOST_TO_DEVICE));
-    CHECK_OK(aclrtMemcpy2dAsync(NULL, 16, NULL, 16, 16, 0, ACL_MEMCPY_HOST_TO_DEVICE, NULL));
+    /* NULL pointers, then a zero height or width: ACL_ERROR_INVALID_PARAM (CheckMemcpy2dParam). */
+    CHECK_ERR(aclrtMemcpy2d(NULL, 16, NULL, 16, 0, 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "dst is NULL");
+    CHECK_ERR(aclrtMemcpy2d(a, 16, host, 16, 0, 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "width is 0");
+    CHECK_ERR(aclrtMemcpy2dAsync(a, 16, host, 16, 16, 0, ACL_MEMCPY_HOST_TO_DEVICE, NULL), ACL_ERROR_INVALID_PARAM, "height is 0");
     /* Row 2 of 3 leaves a (rows at 0, 40, 80; width 20). */
     mc_fill(host, 96, 1);
     CHECK_OK(aclrtMemcpy(a, 96, host, 96, ACL_MEMCPY_HOST_TO_DEVICE));

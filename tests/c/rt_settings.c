@@ -111,7 +111,7 @@ int main(void) {
     CHECK(aclrtGetDeviceSatMode(&mode));
     EXPECT(mode == ACL_RT_OVERFLOW_MODE_SATURATION);
     CHECK(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_INFNAN));
-    EXPECT_CODE(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_UNDEF), ACL_ERROR_INVALID_PARAM, "mode = 2");
+    EXPECT_CODE(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_UNDEF), ACL_ERROR_RT_PARAM_INVALID, "mode = 2");
 
     /* --- Stream capture state: a stream nobody captures. --- */
     aclrtStream s = NULL;

@@ -217,7 +217,12 @@ static void failure_modes(void) {
     CHECK(aclrtCreateEvent(&ev));
     CHECK(aclrtSetStreamFailureMode(stop, ACL_STOP_ON_FAILURE));
     CHECK(aclrtSetExceptionInfoCallback(on_exception));
-    EXPECT_CODE(aclrtSetStreamFailureMode(stop, 2), ACL_ERROR_RT_PARAM_INVALID, "mode");
+    /* CANN 8.5 StreamSetMode: only bit 0 counts; the same mode again succeeds; stop cannot
+     * go back to continue; the default stream is not supported. */
+    CHECK(aclrtSetStreamFailureMode(stop, 3));
+    EXPECT_CODE(aclrtSetStreamFailureMode(stop, 2), ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "ACL_CONTINUE_ON_FAILURE");
+    EXPECT_CODE(aclrtSetStreamFailureMode(stop, ACL_CONTINUE_ON_FAILURE), ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "cannot");
+    EXPECT_CODE(aclrtSetStreamFailureMode(NULL, ACL_STOP_ON_FAILURE), ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "default stream");
     reset_log();
     gate_set(0);
     CHECK(aclrtLaunchHostFunc(held, gate_wait, NULL));
@@ -322,8 +327,17 @@ static void config_and_bad_input(void) {
     CHECK(aclrtStreamGetFlags(s, &flags));
     CHECK(aclrtStreamGetId(s, &id));
     EXPECT(prio == 5 && flags == (ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC) && id >= 0);
-    EXPECT_CODE(aclrtCreateStreamWithConfig(&s2, 8, 0), ACL_ERROR_RT_PARAM_INVALID, "priority = 8");
-    EXPECT_CODE(aclrtCreateStreamWithConfig(&s2, 0, 0x1000), ACL_ERROR_RT_PARAM_INVALID, "0x1000");
+    /* Out-of-range priorities move to the nearest bound; unknown flag bits are ignored. */
+    CHECK(aclrtCreateStreamWithConfig(&s2, 8, 0x1000 | ACL_STREAM_FAST_SYNC));
+    CHECK(aclrtStreamGetPriority(s2, &prio));
+    CHECK(aclrtStreamGetFlags(s2, &flags));
+    EXPECT(prio == 7 && flags == ACL_STREAM_FAST_SYNC);
+    CHECK(aclrtDestroyStream(s2));
+    CHECK(aclrtCreateStreamWithConfig(&s2, 0xFFFFFFFFu, 0));
+    CHECK(aclrtStreamGetPriority(s2, &prio));
+    EXPECT(prio == 0);
+    CHECK(aclrtDestroyStream(s2));
+    s2 = NULL;
     EXPECT_CODE(aclrtCreateStream(NULL), ACL_ERROR_INVALID_PARAM, "stream");
 
     aclrtStreamConfigHandle *h = aclrtCreateStreamConfigHandle();

@@ -94,8 +94,9 @@ fn device_capability_bad_device_is_invalid_param() {
     case("capability_bad_device");
 }
 
+/// NULL pointers first (ACL_ERROR_INVALID_PARAM), then count 0 succeeds.
 #[test]
-fn zero_count_copies_and_memsets_succeed_with_null() {
+fn zero_count_copies_check_null_first_then_succeed() {
     case("zero_count_null");
 }
 

@@ -176,6 +176,16 @@ fn callbacks_abort_stop_and_host_function_threads() {
     assert!(r.stdout.contains("rest_callbacks passed"), "{}", r.all());
 }
 
+/// Calls written from the runtime API pages by a stranger: pitched 2-D copies, NULL checks
+/// before count 0, zero-sized matrices, reserved peer-access flags, aborting the default
+/// stream, the AI CPU count, timed events.
+#[test]
+fn stranger_copies_peer_flags_abort_and_device_info() {
+    let r = run_prog("stranger_rt.c", &["ascendcl"], &[], &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("stranger_rt passed"), "{}", r.all());
+}
+
 #[test]
 fn allocators_ids_limits_buffers_snapshots_dump_and_marks() {
     let r = run_prog("resources.c", &["ascendcl"], &[], &[]);

@@ -27,6 +27,12 @@ use std::os::raw::c_char;
 fn cores(cfg: &Config) -> npu_emu::aicore::SocCores {
     npu_emu::aicore::soc_cores(&cfg.soc_name)
 }
+/// AI CPU cores of `soc` (`ai_cpu_cnt` of CANN's platform configuration: 6 on the Ascend910B
+/// and Ascend910_93 families); `None` where npu-emu does not know the figure.
+fn aicpu_cores(soc: &str) -> Option<u32> {
+    soc.starts_with("Ascend910").then_some(6)
+}
+
 /// `l2_size` of Ascend910B1 (192 MiB).
 pub const L2_SIZE: i64 = 201326592;
 
@@ -154,7 +160,10 @@ fn device_info(deviceId: u32, attr: i32) -> Result<i64> {
         ))
     };
     match attr {
-        1 => unsupported("ACL_DEV_ATTR_AICPU_CORE_NUM"),
+        1 => aicpu_cores(&rt.cfg.soc_name).map_or_else(
+            || unsupported("ACL_DEV_ATTR_AICPU_CORE_NUM"),
+            |n| Ok(n as i64),
+        ),
         101 => Ok(cores(&rt.cfg).ai_core as i64),
         102 => Ok(cores(&rt.cfg).cube_core as i64),
         201 => Ok(cores(&rt.cfg).vector_core as i64),
@@ -298,10 +307,12 @@ pub unsafe extern "C" fn aclrtDeviceCanAccessPeer(
 #[no_mangle]
 pub unsafe extern "C" fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> i32 {
     errors::boundary("aclrtDeviceEnablePeerAccess", || {
+        // CANN checks the reserved flags first and answers ACL_ERROR_FEATURE_UNSUPPORTED.
         if flags != 0 {
-            return Err(Error::invalid(format!(
-                "flags = {flags} is invalid: it is reserved and must be 0"
-            )));
+            return Err(Error::new(
+                ACL_ERROR_FEATURE_UNSUPPORTED,
+                format!("flags = {flags} is not supported: it is reserved and must be 0"),
+            ));
         }
         let rt = runtime::get()?;
         let (cur, _) = rt.current_device()?;

@@ -45,8 +45,43 @@ fn timed(e: &crate::runtime::EventEntry, arg: &str) -> Result<()> {
     Ok(())
 }
 
-/// All `ACL_EVENT_*` creation flag bits (abi.md §1.1).
-pub const EVENT_FLAGS_MASK: u32 = 0x1 | 0x2 | 0x8 | 0x10 | 0x20 | 0x40;
+/// The flags `aclrtCreateEventWithFlag` accepts (CANN 8.5 `RT_EVENT_FLAG_MAX`):
+/// ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS, 0x4 (DDSYNC), ACL_EVENT_TIME_LINE,
+/// ACL_EVENT_DEVICE_USE_ONLY, ACL_EVENT_EXTERNAL.
+pub const EVENT_FLAGS_MASK: u32 = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x20;
+/// The flags `aclrtCreateEventExWithFlag` accepts (8.5 `EventCreateEx`): the synchronization
+/// and time-line bits and ACL_EVENT_IPC.
+pub const EVENT_EX_FLAGS_MASK: u32 = 0x1 | 0x2 | 0x4 | 0x8 | 0x40;
+
+/// CANN 8.5's flag checks (`ApiErrorDecorator::EventCreate[Ex]`), all
+/// `ACL_ERROR_RT_PARAM_INVALID`: ACL_EVENT_DEVICE_USE_ONLY, ACL_EVENT_EXTERNAL and (Ex)
+/// ACL_EVENT_IPC cannot be combined with other flags; then the flag must have a bit of the
+/// function's mask and none above it.
+fn check_flags(flag: u32, ex: bool) -> Result<()> {
+    let (mask, alone): (u32, &[u32]) = if ex {
+        (EVENT_EX_FLAGS_MASK, &[0x10, 0x20, 0x40])
+    } else {
+        (EVENT_FLAGS_MASK, &[0x10, 0x20])
+    };
+    let func = if ex {
+        "aclrtCreateEventExWithFlag"
+    } else {
+        "aclrtCreateEventWithFlag"
+    };
+    if let Some(a) = alone.iter().find(|&&a| flag & a != 0 && flag & !a != 0) {
+        return Err(Error::new(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("flag = {flag:#x} is invalid: flag {a:#x} cannot be combined with other flags"),
+        ));
+    }
+    if flag & mask == 0 || flag > mask {
+        return Err(Error::new(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("flag = {flag:#x} is invalid: {func} expects a non-empty combination of the flags in {mask:#x}"),
+        ));
+    }
+    Ok(())
+}
 
 fn create(event: *mut *mut c_void, flag: u32, check: bool) -> Result<()> {
     create_ex(event, flag, check, false)
@@ -54,12 +89,8 @@ fn create(event: *mut *mut c_void, flag: u32, check: bool) -> Result<()> {
 
 fn create_ex(event: *mut *mut c_void, flag: u32, check: bool, ex: bool) -> Result<()> {
     ffi::non_null(event, "event")?;
-    // CANN's EventCreate: `(flag & max) == 0 || flag > max` is RT_ERROR_INVALID_VALUE.
-    if check && (flag == 0 || flag & !EVENT_FLAGS_MASK != 0) {
-        return Err(Error::new(
-            ACL_ERROR_RT_PARAM_INVALID,
-            format!("flag = {flag:#x} is invalid: expected a non-empty combination of ACL_EVENT_* flags (mask {EVENT_FLAGS_MASK:#x})"),
-        ));
+    if check {
+        check_flags(flag, ex)?;
     }
     let h = runtime::get()?.create_event_ex(flag, ex)?;
     out(event, "event", h as *mut c_void)

@@ -13,7 +13,9 @@
 //!   between two different devices needs peer access between them
 //!   (`aclrtDeviceEnablePeerAccess` in either direction), else `ACL_ERROR_RT_NO_PERMISSION`
 //!   (207006, an emulator decision: CANN's code is not documented).
-//! - `count == 0` copies and memsets succeed before any other check; `count > destMax` is
+//! - The ACL layer checks first (CANN's order): NULL `dst`/`src`/`devPtr` and kinds outside
+//!   `aclrtMemcpyKind` are `ACL_ERROR_INVALID_PARAM` whatever the count; then `count == 0`
+//!   copies and memsets succeed before any other check; `count > destMax` is
 //!   `ACL_ERROR_RT_PARAM_INVALID` (also `count > maxCount` of `aclrtMemsetAsync`; the
 //!   synchronous `aclrtMemset` gives `ACL_ERROR_INVALID_PARAM`).
 //! - `aclrtMemcpyAsync`: host-to-host is `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`. With ACL host
@@ -23,7 +25,8 @@
 //!   `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE`, whose data is staged at call time. With pageable host
 //!   memory the call synchronizes the stream and copies before returning, as CANN does.
 //! - `aclrtMemcpy2d` supports host-to-device and device-to-host, `aclrtMemcpy2dAsync` also
-//!   device-to-device; `width == 0` or `height == 0` succeeds before any check; width above
+//!   device-to-device; NULL pointers, then `height == 0` or `width == 0`, are
+//!   `ACL_ERROR_INVALID_PARAM` (`CheckMemcpy2dParam`); width above
 //!   5000000 or height above 5242880 is `ACL_ERROR_RT_PARAM_INVALID`.
 //! - `aclrtMemset[Async]` on host memory requires memory from `aclrtMallocHost` (or
 //!   registered with `aclrtHostRegister`): anything else is undefined in CANN and an error
@@ -49,6 +52,19 @@ use npu_emu::copy::{linear, memset};
 use npu_emu::memory::{rounded_size, Rounding, Space};
 use npu_emu::{Error, Result};
 use std::ffi::c_void;
+
+/// What CANN's ACL layer checks before handing a copy to the runtime: `dst` and `src` not
+/// NULL, then `kind` an `aclrtMemcpyKind` value (`ACL_ERROR_INVALID_PARAM`).
+fn copy_prechecks(dst: *mut c_void, src: *const c_void, kind: i32) -> Result<()> {
+    non_null(dst, "dst")?;
+    non_null(src, "src")?;
+    if !(0..=7).contains(&kind) {
+        return Err(Error::invalid(format!(
+            "kind {kind} is not an aclrtMemcpyKind (expected 0..=7)"
+        )));
+    }
+    Ok(())
+}
 
 fn common_copy_args(
     dst: *mut c_void,
@@ -271,7 +287,9 @@ pub unsafe extern "C" fn aclrtMemcpy(
     kind: i32,
 ) -> i32 {
     boundary("aclrtMemcpy", || {
-        // CANN: a zero-byte copy succeeds before any other check.
+        // CANN checks the pointers and the kind first (ACL layer); a zero-byte copy then
+        // succeeds before any other check.
+        copy_prechecks(dst, src, kind)?;
         if count_ == 0 {
             return Ok(());
         }
@@ -302,7 +320,9 @@ pub unsafe extern "C" fn aclrtMemcpyAsync(
     stream: *mut c_void,
 ) -> i32 {
     boundary("aclrtMemcpyAsync", || {
-        // CANN: a zero-byte copy succeeds before any other check.
+        // CANN checks the pointers and the kind first (ACL layer); a zero-byte copy then
+        // succeeds before any other check.
+        copy_prechecks(dst, src, kind)?;
         if count_ == 0 {
             return Ok(());
         }
@@ -358,13 +378,8 @@ pub unsafe extern "C" fn aclrtMemcpy2d(
     kind: i32,
 ) -> i32 {
     boundary("aclrtMemcpy2d", || {
-        // CANN: an empty matrix succeeds before any other check.
-        if width == 0 || height == 0 {
-            return Ok(());
-        }
+        matrix_prechecks(dst, src, width, height)?;
         let rt = get()?;
-        non_null(dst, "dst")?;
-        non_null(src, "src")?;
         let (d, s) = (dst as u64, src as u64);
         let c = Copy2d::check(&*rt, d, dpitch, s, spitch, width, height, kind, false)?;
         crate::api::mdlri::check_unsafe_call(&rt, "aclrtMemcpy2d")?;
@@ -387,12 +402,8 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
     stream: *mut c_void,
 ) -> i32 {
     boundary("aclrtMemcpy2dAsync", || {
-        if width == 0 || height == 0 {
-            return Ok(());
-        }
+        matrix_prechecks(dst, src, width, height)?;
         let rt = get()?;
-        non_null(dst, "dst")?;
-        non_null(src, "src")?;
         let (d, s) = (dst as u64, src as u64);
         let c = Copy2d::check(&*rt, d, dpitch, s, spitch, width, height, kind, true)?;
         let st = rt.stream(stream)?;
@@ -400,6 +411,25 @@ pub unsafe extern "C" fn aclrtMemcpy2dAsync(
         // contract in CANN).
         unsafe { c.submit(&rt, &st, "aclrtMemcpy2dAsync") }
     })
+}
+
+/// CANN's first checks of a 2-D copy (`CheckMemcpy2dParam`): `dst`, `src` not NULL, then
+/// `height` and `width` positive, all `ACL_ERROR_INVALID_PARAM`.
+fn matrix_prechecks(
+    dst: *mut c_void,
+    src: *const c_void,
+    width: usize,
+    height: usize,
+) -> Result<()> {
+    non_null(dst, "dst")?;
+    non_null(src, "src")?;
+    if height == 0 {
+        return Err(Error::invalid("height is 0 (expected > 0)"));
+    }
+    if width == 0 {
+        return Err(Error::invalid("width is 0 (expected > 0)"));
+    }
+    Ok(())
 }
 
 /// `count > maxCount` is `ACL_ERROR_RT_PARAM_INVALID` for the async memset (the lower
@@ -424,7 +454,8 @@ pub unsafe extern "C" fn aclrtMemset(
     count_: usize,
 ) -> i32 {
     boundary("aclrtMemset", || {
-        // CANN: a zero-byte memset succeeds before any other check.
+        // CANN checks devPtr first; a zero-byte memset then succeeds before any other check.
+        non_null(devPtr, "devPtr")?;
         if count_ == 0 {
             return Ok(());
         }
@@ -445,6 +476,8 @@ pub unsafe extern "C" fn aclrtMemsetAsync(
     stream: *mut c_void,
 ) -> i32 {
     boundary("aclrtMemsetAsync", || {
+        // As aclrtMemset: devPtr first, then a zero-byte memset succeeds.
+        non_null(devPtr, "devPtr")?;
         if count_ == 0 {
             return Ok(());
         }

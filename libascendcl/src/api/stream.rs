@@ -58,7 +58,11 @@ pub unsafe extern "C" fn aclrtCreateStream(stream: *mut *mut c_void) -> i32 {
     errors::boundary("aclrtCreateStream", || create(stream, 0, 0))
 }
 
-/// `aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)`
+/// `aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag)`:
+/// as CANN documents and does (8.5 `aclrtCreateStreamWithConfigImpl`, `StreamCreate`), a
+/// priority outside 0..=7 is moved to the nearest bound (the runtime reads it as `int32_t`:
+/// values from 2^31 on are negative and become 0), and flag bits outside the `ACL_STREAM_*`
+/// flags are ignored (the stream is then like one from `aclrtCreateStream`).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtCreateStreamWithConfig(
     stream: *mut *mut c_void,
@@ -66,7 +70,9 @@ pub unsafe extern "C" fn aclrtCreateStreamWithConfig(
     flag: u32,
 ) -> i32 {
     errors::boundary("aclrtCreateStreamWithConfig", || {
-        create(stream, priority, flag as u64)
+        use crate::api::device::{GREATEST_PRIORITY, LEAST_PRIORITY};
+        let p = (priority as i32).clamp(GREATEST_PRIORITY, LEAST_PRIORITY) as u32;
+        create(stream, p, (flag & STREAM_FLAGS_MASK) as u64)
     })
 }
 
@@ -399,21 +405,35 @@ pub unsafe extern "C" fn aclrtStreamGetId(stream: *mut c_void, streamId: *mut i3
 }
 
 /// `aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode)`:
-/// `ACL_CONTINUE_ON_FAILURE` (0) or `ACL_STOP_ON_FAILURE` (1).
+/// `ACL_CONTINUE_ON_FAILURE` (0) or `ACL_STOP_ON_FAILURE` (1). As CANN 8.5 does
+/// (`StreamSetMode`): the default stream (NULL) is not supported, only bit 0 of `mode`
+/// counts, setting the mode a stream has succeeds, and a stream set to stop on failure
+/// cannot go back to continue (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT` for both refusals).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtSetStreamFailureMode(stream: *mut c_void, mode: u64) -> i32 {
     errors::boundary("aclrtSetStreamFailureMode", || {
-        let m = match mode {
-            0 => FailureMode::Continue,
-            1 => FailureMode::Stop,
-            _ => {
-                return Err(Error::new(
-                    ACL_ERROR_RT_PARAM_INVALID,
-                    format!("mode = {mode} is invalid: expected ACL_CONTINUE_ON_FAILURE (0) or ACL_STOP_ON_FAILURE (1)"),
-                ))
-            }
+        if stream.is_null() {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                "stream is NULL: the failure mode of the default stream cannot be set",
+            ));
+        }
+        let m = if mode & 1 == 1 {
+            FailureMode::Stop
+        } else {
+            FailureMode::Continue
         };
-        entry(stream)?.stream.set_failure_mode(m);
+        let e = entry(stream)?;
+        if e.stream.failure_mode() == FailureMode::Stop && m == FailureMode::Continue {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                format!(
+                    "mode = {mode}: the stream stops on failure (ACL_STOP_ON_FAILURE) and cannot \
+                     be set back to ACL_CONTINUE_ON_FAILURE"
+                ),
+            ));
+        }
+        e.stream.set_failure_mode(m);
         Ok(())
     })
 }
@@ -429,10 +449,18 @@ pub unsafe extern "C" fn aclrtCtxGetCurrentDefaultStream(stream: *mut *mut c_voi
 }
 
 /// `aclError aclrtStreamAbort(aclrtStream stream)`: discard the stream's tasks that have not
-/// started; a running task finishes. The stream stays usable.
+/// started; a running task finishes. The stream stays usable. The default stream (NULL) is
+/// not supported in CANN 8.5 (the lower runtime refuses it: `ACL_ERROR_RT_PARAM_INVALID`).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtStreamAbort(stream: *mut c_void) -> i32 {
     errors::boundary("aclrtStreamAbort", || {
+        if stream.is_null() {
+            return Err(Error::new(
+                ACL_ERROR_RT_PARAM_INVALID,
+                "stream is NULL: aborting the default stream is not supported (pass a stream \
+                 created with aclrtCreateStream)",
+            ));
+        }
         entry(stream)?.stream.abort();
         Ok(())
     })

@@ -275,10 +275,12 @@ pub unsafe extern "C" fn aclrtSetDeviceSatMode(mode: i32) -> i32 {
                     ));
                 }
             }
+            // CANN 8.5 checks the range in the runtime (SetDeviceSatMode: RT_ERROR_INVALID_VALUE).
             _ => {
-                return Err(Error::invalid(format!(
-                    "mode = {mode} is invalid: expected ACL_RT_OVERFLOW_MODE_SATURATION (0) or ACL_RT_OVERFLOW_MODE_INFNAN (1)"
-                )))
+                return Err(Error::new(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!("mode = {mode} is invalid: expected ACL_RT_OVERFLOW_MODE_SATURATION (0) or ACL_RT_OVERFLOW_MODE_INFNAN (1)"),
+                ))
             }
         }
         runtime::with_settings(|s| s.sat_mode = Some(mode));

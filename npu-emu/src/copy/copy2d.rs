@@ -35,8 +35,8 @@ impl Copy2d {
     /// `MemCopy2DCheckParam`): pitches smaller than the width are `ACL_ERROR_INVALID_PARAM`;
     /// width above 5000000 or height above 5242880 is `ACL_ERROR_RT_PARAM_INVALID`. The
     /// synchronous copy supports host-to-device and device-to-host; the asynchronous one
-    /// (`allow_d2d`) also device-to-device (A2/A3). The caller handles
-    /// `width == 0 || height == 0` (success before any check).
+    /// (`allow_d2d`) also device-to-device (A2/A3). The caller refuses NULL pointers and
+    /// `width == 0 || height == 0` first (`ACL_ERROR_INVALID_PARAM`).
     #[allow(clippy::too_many_arguments)]
     pub fn check<S: Space + ?Sized>(
         space: &S,
