@@ -24,6 +24,7 @@
 #include "interface/kernel_operator_gather.h"
 #include "interface/kernel_operator_vec_ext.h"
 #include "interface/kernel_operator_sort.h"
+#include "interface/kernel_operator_softmax.h"
 #include "interface/kernel_print.h"
 #include "interface/kernel_dump.h"
 #include "interface/kernel_sync_all.h"

@@ -23,9 +23,13 @@
  * - Sort (full, float), Sort32 + MrgSort of 4 lists + Extract (half), GetSortOffset,
  *   GetMrgSortResult, in the A2 (score, index) layout, descending, ties in input order;
  * - the scalar bit operations (ScalarGetCountOfValue, ScalarCountLeadingZero,
- *   CountBitsCntSameAsSignBit, ScalarGetSFFValue, GetBitCount) and TRACE_START / TRACE_STOP.
+ *   CountBitsCntSameAsSignBit, ScalarGetSFFValue, GetBitCount) and TRACE_START / TRACE_STOP;
+ * - SoftMax (float; half with float sum / max and a SoftMaxShapeInfo of unaligned valid columns)
+ *   and SimpleSoftMax with the host tiling of tiling/tiling_api.h (ge::Shape, SoftMaxTilingFunc,
+ *   GetSoftMaxMin/MaxTmpSize) passed through GM.
  * One "PASS <case>" line per case; exits with the number of failures. */
 #include "tikicpulib.h"
+#include "tiling/tiling_api.h"
 
 #include <cmath>
 #include <cstdint>
@@ -594,6 +598,60 @@ extern "C" __global__ __aicore__ void scalar_bits_kernel(GM_ADDR y)
     TRACE_STOP(0x1);
 }
 
+/* SoftMax over [8, 40] floats (rows of 40 = 160 bytes, 32-byte aligned) with the host tiling,
+ * then half data with float sum / max and a SoftMaxShapeInfo of 30 valid columns in rows of 32,
+ * then SimpleSoftMax with the first call's sum and max. The tiling is read from GM field by field. */
+extern "C" __global__ __aicore__ void softmax_kernel(GM_ADDR x, GM_ADDR xh, GM_ADDR y, GM_ADDR yh, GM_ADDR sm,
+                                                     GM_ADDR y2, GM_ADDR tilingGm)
+{
+    TPipe pipe;
+    SoftMaxTiling tiling;
+    GlobalTensor<uint32_t> tg;
+    tg.SetGlobalBuffer((__gm__ uint32_t *)tilingGm, sizeof(SoftMaxTiling) / 4);
+    uint32_t *tp = reinterpret_cast<uint32_t *>(&tiling);
+    for (uint32_t i = 0; i < sizeof(SoftMaxTiling) / 4; ++i) {
+        tp[i] = tg.GetValue(i);
+    }
+    constexpr uint32_t M = 8, K = 40, KH = 32;
+    TBuf<TPosition::VECCALC> bx, by, bsum, bmax, bxh, byh, bsf, bmf, btmp, by2;
+    pipe.InitBuffer(bx, M * K * 4);
+    pipe.InitBuffer(by, M * K * 4);
+    pipe.InitBuffer(bsum, M * 8 * 4);
+    pipe.InitBuffer(bmax, M * 8 * 4);
+    pipe.InitBuffer(bxh, M * KH * 2);
+    pipe.InitBuffer(byh, M * KH * 2);
+    pipe.InitBuffer(bsf, M * 8 * 4);
+    pipe.InitBuffer(bmf, M * 8 * 4);
+    pipe.InitBuffer(btmp, 4096);
+    pipe.InitBuffer(by2, M * K * 4);
+    GlobalTensor<float> xg, yg, smg, y2g;
+    GlobalTensor<half> xhg, yhg;
+    xg.SetGlobalBuffer((__gm__ float *)x, M * K);
+    yg.SetGlobalBuffer((__gm__ float *)y, M * K);
+    smg.SetGlobalBuffer((__gm__ float *)sm, 4 * M * 8);
+    y2g.SetGlobalBuffer((__gm__ float *)y2, M * K);
+    xhg.SetGlobalBuffer((__gm__ half *)xh, M * KH);
+    yhg.SetGlobalBuffer((__gm__ half *)yh, M * KH);
+    LocalTensor<float> a = bx.Get<float>(), o = by.Get<float>(), s = bsum.Get<float>(), m = bmax.Get<float>();
+    LocalTensor<float> sf = bsf.Get<float>(), mf = bmf.Get<float>(), o2 = by2.Get<float>();
+    LocalTensor<half> ah = bxh.Get<half>(), oh = byh.Get<half>();
+    LocalTensor<uint8_t> tmp = btmp.Get<uint8_t>();
+    DataCopy(a, xg, M * K);
+    DataCopy(ah, xhg, M * KH);
+    DataCopy(oh, xhg, M * KH); /* the padding columns keep the input */
+    SoftMax<float>(o, s, m, a, tmp, tiling);
+    SoftMaxShapeInfo info{M, KH, M, 30};
+    SoftMax<half>(oh, sf, mf, ah, tiling, info);
+    SimpleSoftMax<float>(o2, s, m, a, tiling);
+    DataCopy(yg, o, M * K);
+    DataCopy(yhg, oh, M * KH);
+    DataCopy(smg, s, M * 8);
+    DataCopy(smg[M * 8], m, M * 8);
+    DataCopy(smg[2 * M * 8], sf, M * 8);
+    DataCopy(smg[3 * M * 8], mf, M * 8);
+    DataCopy(y2g, o2, M * K);
+}
+
 /* ------------------------------------------------------------------ host ---- */
 
 static int failures = 0;
@@ -1155,6 +1213,85 @@ static void t_scalar_bits()
     AscendC::GmFree(y);
 }
 
+static void t_softmax()
+{
+    const int M = 8, K = 40, KH = 32;
+    float *x = gm<float>(M * K), *y = gm<float>(M * K), *sm = gm<float>(4 * M * 8), *y2 = gm<float>(M * K);
+    uint16_t *xh = gm<uint16_t>(M * KH), *yh = gm<uint16_t>(M * KH);
+    uint32_t s = 43;
+    for (int i = 0; i < M * K; ++i) {
+        x[i] = frand(s) * 6;
+    }
+    fill_f16(xh, M * KH, 47, 5.0f);
+    /* the host tiling, as a kernel-launch main computes it */
+    optiling::SoftMaxTiling tiling;
+    ge::Shape shape(std::vector<int64_t>{M, K});
+    const uint32_t minTmp = AscendC::GetSoftMaxMinTmpSize(shape, sizeof(float), false);
+    const uint32_t maxTmp = AscendC::GetSoftMaxMaxTmpSize(shape, sizeof(float), false);
+    AscendC::SoftMaxTilingFunc(shape, sizeof(float), 4096, tiling);
+    uint32_t *tgm = gm<uint32_t>(tiling.GetDataSize() / 4);
+    tiling.SaveToBuffer(tgm, tiling.GetDataSize());
+    ICPU_RUN_KF(softmax_kernel, 1, (GM_ADDR)x, (GM_ADDR)xh, (GM_ADDR)y, (GM_ADDR)yh, (GM_ADDR)sm, (GM_ADDR)y2,
+                (GM_ADDR)tgm);
+    int bad = 0;
+    if (tiling.get_srcM() != (uint32_t)M || tiling.get_srcK() != (uint32_t)K || minTmp == 0 || maxTmp < minTmp) {
+        std::printf("  tiling srcM %u srcK %u, tmp %u..%u\n", tiling.get_srcM(), tiling.get_srcK(), minTmp, maxTmp);
+        ++bad;
+    }
+    std::vector<float> w(M * K), wsum(M * 8), wmax(M * 8);
+    for (int r = 0; r < M; ++r) {
+        double mx = -1e30, sum = 0;
+        for (int j = 0; j < K; ++j) {
+            mx = std::fmax(mx, x[r * K + j]);
+        }
+        for (int j = 0; j < K; ++j) {
+            sum += std::exp(x[r * K + j] - mx);
+        }
+        for (int j = 0; j < K; ++j) {
+            w[r * K + j] = (float)(std::exp(x[r * K + j] - mx) / sum);
+        }
+        for (int j = 0; j < 8; ++j) {
+            wsum[r * 8 + j] = (float)sum;
+            wmax[r * 8 + j] = (float)mx;
+        }
+    }
+    bad += check_f("y", y, w.data(), M * K, 1e-5f);
+    bad += check_f("sum", sm, wsum.data(), M * 8, 1e-5f);
+    bad += check_f("max", sm + M * 8, wmax.data(), M * 8);
+    bad += check_f("y (SimpleSoftMax)", y2, w.data(), M * K, 1e-5f);
+    /* half: 30 valid columns of rows of 32; the last 2 keep the input */
+    for (int r = 0; r < M; ++r) {
+        double mx = -1e30, sum = 0;
+        for (int j = 0; j < 30; ++j) {
+            mx = std::fmax(mx, f16_val(xh, r * KH + j));
+        }
+        for (int j = 0; j < 30; ++j) {
+            sum += std::exp(f16_val(xh, r * KH + j) - mx);
+        }
+        for (int j = 0; j < KH; ++j) {
+            const float want = j < 30 ? (float)(std::exp(f16_val(xh, r * KH + j) - mx) / sum) : f16_val(xh, r * KH + j);
+            const float got = f16_val(yh, r * KH + j);
+            if (std::fabs(got - want) > 1e-3f * std::fmax(1.0f, std::fabs(want)) && bad++ < 5) {
+                std::printf("  yh[%d][%d] = %g, want %g\n", r, j, got, want);
+            }
+        }
+        if (std::fabs(sm[2 * M * 8 + r * 8] - sum) > 1e-5 * sum || sm[3 * M * 8 + r * 8 + 7] != (float)mx) {
+            if (bad++ < 5) {
+                std::printf("  half row %d: sum %g max %g, want %g %g\n", r, sm[2 * M * 8 + r * 8],
+                            sm[3 * M * 8 + r * 8 + 7], sum, mx);
+            }
+        }
+    }
+    report("SoftMax/SimpleSoftMax + SoftMaxTilingFunc", bad);
+    AscendC::GmFree(x);
+    AscendC::GmFree(y);
+    AscendC::GmFree(sm);
+    AscendC::GmFree(y2);
+    AscendC::GmFree(xh);
+    AscendC::GmFree(yh);
+    AscendC::GmFree(tgm);
+}
+
 int main(int argc, char **argv)
 {
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
@@ -1175,7 +1312,7 @@ int main(int argc, char **argv)
         {"cast", t_cast},         {"math", t_math},             {"transpose", t_transpose},
         {"atomic_sync", t_atomic_sync}, {"vecext", t_vecext}, {"initgm", t_initgm},
         {"advmath", t_advmath},   {"sort", t_sort},             {"pad_stride", t_pad_stride},
-        {"scalar_bits", t_scalar_bits},
+        {"scalar_bits", t_scalar_bits}, {"softmax", t_softmax},
     };
     for (auto &c : cases) {
         if (only == nullptr || std::strcmp(only, c.name) == 0) {
