@@ -654,6 +654,7 @@ fn api_reference_kernels_match_host_reference() {
         "DataCopyPad(strides, left padding) + UB->UB DataCopy",
         "scalar bit operations + TRACE_START/STOP",
         "SoftMax/SimpleSoftMax + SoftMaxTilingFunc",
+        "LayerNorm + GetLayerNormNDTilingInfo",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),

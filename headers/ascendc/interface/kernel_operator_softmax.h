@@ -1,4 +1,5 @@
-/* npu-emu Ascend C CPU headers: the SoftMax and SimpleSoftMax high-level APIs (ND format).
+/* npu-emu Ascend C CPU headers: the SoftMax and SimpleSoftMax high-level APIs (ND format), and
+ * LayerNorm (the form with mean and variance outputs; see its section below).
  *
  * The input is [m, k] (every dimension but the last a row; k, the row length in the tensor, 32-byte
  * aligned). For each row, over its first oriSrcK elements: max = the largest element, e = exp(x -
@@ -228,6 +229,76 @@ __aicore__ inline void SimpleSoftMax(const LocalTensor<T> &dstTensor, const Loca
 
 #undef NPUEMU_SOFTMAX_TEMPLATE
 #undef NPUEMU_SOFTMAX_CHECK
+
+/* ---- LayerNorm: [B, S, H] rows of hLength (32-byte aligned), the first originalHLength valid:
+ * mean = the row's mean, variance = the mean of (x - mean)^2, output = (x - mean) /
+ * sqrt(variance + epsilon) * gamma + beta; mean and variance are [B, S] (B * S contiguous values).
+ * In float, each result rounded once to T; the padding columns of output are not written. ---- */
+namespace npuemu_layernorm {
+template <class T>
+inline void run(const LocalTensor<T> &out, const LocalTensor<T> &mean, const LocalTensor<T> &var,
+                const LocalTensor<T> &x, const LocalTensor<T> &gamma, const LocalTensor<T> &beta, float eps,
+                const LayerNormTiling &t)
+{
+    const char *api = "AscendC::LayerNorm";
+    const uint64_t rows = static_cast<uint64_t>(t.bLength) * t.sLength;
+    const uint32_t h = t.hLength, valid = t.originalHLength == 0 ? t.hLength : t.originalHLength;
+    if ((static_cast<uint64_t>(h) * sizeof(T)) % 32 != 0) {
+        npuemu::fault("%s: hLength %u %s elements is not 32-byte aligned", api, h, npuemu::type_name<T>::get());
+    }
+    if (valid > h) {
+        npuemu::fault("%s: originalHLength %u exceeds hLength %u", api, valid, h);
+    }
+    npuemu_softmax::check_rows(api, "output", out, rows * h);
+    npuemu_softmax::check_rows(api, "inputX", x, rows * h);
+    npuemu_softmax::check_rows(api, "outputMean", mean, rows);
+    npuemu_softmax::check_rows(api, "outputVariance", var, rows);
+    npuemu_softmax::check_rows(api, "gamma", gamma, valid);
+    npuemu_softmax::check_rows(api, "beta", beta, valid);
+    for (uint64_t r = 0; r < rows; ++r) {
+        const T *xr = x.addr_ + r * h;
+        T *yr = out.addr_ + r * h;
+        float sum = 0.0f;
+        for (uint32_t j = 0; j < valid; ++j) {
+            sum += static_cast<float>(xr[j]);
+        }
+        const float mu = sum / static_cast<float>(valid);
+        float sq = 0.0f;
+        for (uint32_t j = 0; j < valid; ++j) {
+            const float d = static_cast<float>(xr[j]) - mu;
+            sq += d * d;
+        }
+        const float v = sq / static_cast<float>(valid);
+        const float rstd = 1.0f / std::sqrt(v + eps);
+        for (uint32_t j = 0; j < valid; ++j) {
+            yr[j] = static_cast<T>((static_cast<float>(xr[j]) - mu) * rstd * static_cast<float>(gamma.addr_[j]) +
+                                   static_cast<float>(beta.addr_[j]));
+        }
+        mean.addr_[r] = static_cast<T>(mu);
+        var.addr_[r] = static_cast<T>(v);
+    }
+}
+} // namespace npuemu_layernorm
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void LayerNorm(const LocalTensor<T> &output, const LocalTensor<T> &outputMean,
+                                 const LocalTensor<T> &outputVariance, const LocalTensor<T> &inputX,
+                                 const LocalTensor<T> &gamma, const LocalTensor<T> &beta,
+                                 const LocalTensor<uint8_t> &sharedTmpBuffer, const T epsilon, LayerNormTiling &tiling)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::LayerNorm supports half and float only");
+    sharedTmpBuffer.check_ub("AscendC::LayerNorm (sharedTmpBuffer)");
+    npuemu_layernorm::run(output, outputMean, outputVariance, inputX, gamma, beta, static_cast<float>(epsilon), tiling);
+}
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void LayerNorm(const LocalTensor<T> &output, const LocalTensor<T> &outputMean,
+                                 const LocalTensor<T> &outputVariance, const LocalTensor<T> &inputX,
+                                 const LocalTensor<T> &gamma, const LocalTensor<T> &beta, const T epsilon,
+                                 LayerNormTiling &tiling)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::LayerNorm supports half and float only");
+    npuemu_layernorm::run(output, outputMean, outputVariance, inputX, gamma, beta, static_cast<float>(epsilon), tiling);
+}
 
 } // namespace AscendC
 

@@ -1,5 +1,6 @@
 /* npu-emu: the tiling structures of the Ascend C high-level APIs, as kernel code reads them
- * (`#include "kernel_tiling/kernel_tiling.h"`): TCubeTiling for Matmul, SoftMaxTiling for SoftMax.
+ * (`#include "kernel_tiling/kernel_tiling.h"`): TCubeTiling for Matmul, SoftMaxTiling for SoftMax,
+ * LayerNormTiling for LayerNorm.
  *
  * TCubeTiling is a plain struct of int32_t fields, in the order npu-emu's host tiling
  * (tiling/tiling_api.h, optiling::TCubeTiling::SaveToBuffer) writes them, so a kernel may copy it
@@ -43,11 +44,28 @@ struct TCubeTiling {
 };
 #undef NPUEMU_TCUBE_MEMBER
 
+/* LayerNorm: the kernel reads bLength, sLength, hLength (the row length in the tensor) and
+ * originalHLength (the valid elements of a row); the rest is npu-emu's split (not needed on the
+ * CPU). */
+#define NPUEMU_LAYERNORM_TILING_FIELDS(X)                                                           \
+    X(bLength) X(sLength) X(hLength) X(originalHLength) X(inputXSize) X(meanVarSize) X(numberOfTmpBuf) \
+    X(meanTmpTensorPos) X(meanTmpTensorSize) X(varianceTmpTensorPos) X(varianceTmpTensorSize)          \
+    X(tmpBufSize) X(oneTmpSize) X(firstTmpStartPos) X(secondTmpStartPos) X(thirdTmpStartPos)            \
+    X(loopRound) X(inputRoundSize) X(inputTailSize) X(inputTailPos) X(meanVarRoundSize)                 \
+    X(meanVarTailSize) X(meanVarTailPos) X(bshCurLength) X(bsCurLength)
+#define NPUEMU_LAYERNORM_MEMBER(name) uint32_t name = 0;
+struct LayerNormTiling {
+    NPUEMU_LAYERNORM_TILING_FIELDS(NPUEMU_LAYERNORM_MEMBER)
+    float lastDimValueBack = 0.0f;
+};
+#undef NPUEMU_LAYERNORM_MEMBER
+
 } // namespace tiling
 } // namespace AscendC
 
 /* Kernel code names it without a namespace (`TCubeTiling tiling;`). */
 using TCubeTiling = AscendC::tiling::TCubeTiling;
 using SoftMaxTiling = AscendC::tiling::SoftMaxTiling;
+using LayerNormTiling = AscendC::tiling::LayerNormTiling;
 
 #endif /* NPUEMU_KERNEL_TILING_KERNEL_TILING_H */

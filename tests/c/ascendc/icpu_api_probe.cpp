@@ -26,7 +26,9 @@
  *   CountBitsCntSameAsSignBit, ScalarGetSFFValue, GetBitCount) and TRACE_START / TRACE_STOP;
  * - SoftMax (float; half with float sum / max and a SoftMaxShapeInfo of unaligned valid columns)
  *   and SimpleSoftMax with the host tiling of tiling/tiling_api.h (ge::Shape, SoftMaxTilingFunc,
- *   GetSoftMaxMin/MaxTmpSize) passed through GM.
+ *   GetSoftMaxMin/MaxTmpSize) passed through GM;
+ * - LayerNorm with GetLayerNormMaxMinTmpSize / GetLayerNormNDTilingInfo, the tiling read with
+ *   GET_TILING_DATA_WITH_STRUCT, through TQue buffers.
  * One "PASS <case>" line per case; exits with the number of failures. */
 #include "tikicpulib.h"
 #include "tiling/tiling_api.h"
@@ -650,6 +652,59 @@ extern "C" __global__ __aicore__ void softmax_kernel(GM_ADDR x, GM_ADDR xh, GM_A
     DataCopy(smg[2 * M * 8], sf, M * 8);
     DataCopy(smg[3 * M * 8], mf, M * 8);
     DataCopy(y2g, o2, M * K);
+}
+
+/* LayerNorm over [2, 3, 24] floats (eps 1e-5) with the host tiling read with GET_TILING_DATA_WITH_STRUCT. */
+extern "C" __global__ __aicore__ void layernorm_kernel(GM_ADDR x, GM_ADDR g, GM_ADDR b, GM_ADDR y, GM_ADDR mv,
+                                                       GM_ADDR tilingGm)
+{
+    GET_TILING_DATA_WITH_STRUCT(LayerNormTiling, tiling, tilingGm);
+    TPipe pipe;
+    const uint32_t rows = tiling.bLength * tiling.sLength, h = tiling.hLength;
+    TQue<TPosition::VECIN, 1> qx, qg, qb;
+    TQue<TPosition::VECOUT, 1> qy, qm, qv;
+    TBuf<TPosition::VECCALC> tmp;
+    pipe.InitBuffer(qx, 1, rows * h * 4);
+    pipe.InitBuffer(qg, 1, h * 4);
+    pipe.InitBuffer(qb, 1, h * 4);
+    pipe.InitBuffer(qy, 1, rows * h * 4);
+    pipe.InitBuffer(qm, 1, 32);
+    pipe.InitBuffer(qv, 1, 32);
+    pipe.InitBuffer(tmp, tiling.tmpBufSize * 4);
+    GlobalTensor<float> xg, gg, bg, yg, mvg;
+    xg.SetGlobalBuffer((__gm__ float *)x, rows * h);
+    gg.SetGlobalBuffer((__gm__ float *)g, h);
+    bg.SetGlobalBuffer((__gm__ float *)b, h);
+    yg.SetGlobalBuffer((__gm__ float *)y, rows * h);
+    mvg.SetGlobalBuffer((__gm__ float *)mv, 16);
+    LocalTensor<float> xl = qx.AllocTensor<float>(), gl = qg.AllocTensor<float>(), bl = qb.AllocTensor<float>();
+    DataCopy(xl, xg, rows * h);
+    DataCopy(gl, gg, h);
+    DataCopy(bl, bg, h);
+    qx.EnQue(xl);
+    qg.EnQue(gl);
+    qb.EnQue(bl);
+    xl = qx.DeQue<float>();
+    gl = qg.DeQue<float>();
+    bl = qb.DeQue<float>();
+    LocalTensor<float> yl = qy.AllocTensor<float>(), ml = qm.AllocTensor<float>(), vl = qv.AllocTensor<float>();
+    LocalTensor<uint8_t> t = tmp.Get<uint8_t>();
+    LayerNorm<float, false>(yl, ml, vl, xl, gl, bl, t, (float)1e-5, tiling);
+    qy.EnQue(yl);
+    qm.EnQue(ml);
+    qv.EnQue(vl);
+    yl = qy.DeQue<float>();
+    ml = qm.DeQue<float>();
+    vl = qv.DeQue<float>();
+    DataCopy(yg, yl, rows * h);
+    DataCopy(mvg, ml, 8);
+    DataCopy(mvg[8], vl, 8);
+    qx.FreeTensor(xl);
+    qg.FreeTensor(gl);
+    qb.FreeTensor(bl);
+    qy.FreeTensor(yl);
+    qm.FreeTensor(ml);
+    qv.FreeTensor(vl);
 }
 
 /* ------------------------------------------------------------------ host ---- */
@@ -1292,6 +1347,60 @@ static void t_softmax()
     AscendC::GmFree(tgm);
 }
 
+static void t_layernorm()
+{
+    const int B = 2, S = 3, H = 24, R = B * S;
+    float *x = gm<float>(R * H), *g = gm<float>(H), *b = gm<float>(H), *y = gm<float>(R * H), *mv = gm<float>(16);
+    uint32_t s = 53;
+    for (int i = 0; i < R * H; ++i) {
+        x[i] = frand(s) * 3 + (float)(i / H);
+    }
+    for (int j = 0; j < H; ++j) {
+        g[j] = 1.0f + frand(s) * 0.5f;
+        b[j] = frand(s);
+    }
+    optiling::LayerNormTiling tiling;
+    ge::Shape shape(std::vector<int64_t>{B, S, H});
+    uint32_t maxTmp = 0, minTmp = 0;
+    AscendC::GetLayerNormMaxMinTmpSize(shape, sizeof(float), false, maxTmp, minTmp);
+    AscendC::GetLayerNormNDTilingInfo(shape, minTmp, sizeof(float), false, tiling);
+    uint32_t *tgm = gm<uint32_t>(tiling.GetDataSize() / 4);
+    tiling.SaveToBuffer(tgm, tiling.GetDataSize());
+    ICPU_RUN_KF(layernorm_kernel, 1, (GM_ADDR)x, (GM_ADDR)g, (GM_ADDR)b, (GM_ADDR)y, (GM_ADDR)mv, (GM_ADDR)tgm);
+    int bad = 0;
+    if (minTmp == 0 || maxTmp < minTmp || tiling.get_hLength() != (uint32_t)H || tiling.get_bLength() != (uint32_t)B) {
+        std::printf("  tiling: tmp %u..%u, b %u h %u\n", minTmp, maxTmp, tiling.get_bLength(), tiling.get_hLength());
+        ++bad;
+    }
+    std::vector<float> w(R * H), wm(8, 0.0f), wv(8, 0.0f);
+    for (int r = 0; r < R; ++r) {
+        double mu = 0, var = 0;
+        for (int j = 0; j < H; ++j) {
+            mu += x[r * H + j];
+        }
+        mu /= H;
+        for (int j = 0; j < H; ++j) {
+            var += (x[r * H + j] - mu) * (x[r * H + j] - mu);
+        }
+        var /= H;
+        for (int j = 0; j < H; ++j) {
+            w[r * H + j] = (float)((x[r * H + j] - mu) / std::sqrt(var + 1e-5) * g[j] + b[j]);
+        }
+        wm[r] = (float)mu;
+        wv[r] = (float)var;
+    }
+    bad += check_f("y", y, w.data(), R * H, 1e-5f);
+    bad += check_f("mean", mv, wm.data(), R, 1e-6f);
+    bad += check_f("variance", mv + 8, wv.data(), R, 1e-5f);
+    report("LayerNorm + GetLayerNormNDTilingInfo", bad);
+    AscendC::GmFree(x);
+    AscendC::GmFree(g);
+    AscendC::GmFree(b);
+    AscendC::GmFree(y);
+    AscendC::GmFree(mv);
+    AscendC::GmFree(tgm);
+}
+
 int main(int argc, char **argv)
 {
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
@@ -1313,6 +1422,7 @@ int main(int argc, char **argv)
         {"atomic_sync", t_atomic_sync}, {"vecext", t_vecext}, {"initgm", t_initgm},
         {"advmath", t_advmath},   {"sort", t_sort},             {"pad_stride", t_pad_stride},
         {"scalar_bits", t_scalar_bits}, {"softmax", t_softmax},
+        {"layernorm", t_layernorm},
     };
     for (auto &c : cases) {
         if (only == nullptr || std::strcmp(only, c.name) == 0) {
