@@ -15,7 +15,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "interface/kernel_operator_vec.h"
 #include "interface/kernel_tensor.h"
@@ -39,6 +41,23 @@ struct SoftmaxConfig {
 constexpr SoftmaxConfig SOFTMAX_DEFAULT_CFG = {true, 0, 0};
 
 namespace npuemu_softmax {
+
+/* The tiling argument: the kernel struct, or the host class of the same layout (an op's tiling
+ * header compiled into the kernel translation unit declares its fields as optiling::SoftMaxTiling /
+ * optiling::LayerNormTiling). */
+template <class X, class K, class = void> struct is_tiling_of : std::false_type {};
+template <class X>
+struct is_tiling_of<X, SoftMaxTiling, decltype(void(std::declval<const X &>().tailReduceSize))>
+    : std::integral_constant<bool, sizeof(X) == sizeof(SoftMaxTiling) && std::is_trivially_copyable<X>::value> {};
+template <class X>
+struct is_tiling_of<X, LayerNormTiling, decltype(void(std::declval<const X &>().lastDimValueBack))>
+    : std::integral_constant<bool, sizeof(X) == sizeof(LayerNormTiling) && std::is_trivially_copyable<X>::value> {};
+template <class K, class X> inline K kernel_tiling(const X &t)
+{
+    K k;
+    std::memcpy(static_cast<void *>(&k), static_cast<const void *>(&t), sizeof(K));
+    return k;
+}
 
 struct Shape {
     uint32_t m, k, oriK;
@@ -133,7 +152,8 @@ inline void run(const char *api, const LocalTensor<T> &dst, const LocalTensor<U>
 
 #define NPUEMU_SOFTMAX_TEMPLATE                                                                     \
     template <typename T, bool isReuseSource = false, bool isBasicBlock = false, bool isDataFormatNZ = false, \
-              const SoftmaxConfig &config = SOFTMAX_DEFAULT_CFG>
+              const SoftmaxConfig &config = SOFTMAX_DEFAULT_CFG, typename TilingT = SoftMaxTiling,       \
+              typename std::enable_if<npuemu_softmax::is_tiling_of<TilingT, SoftMaxTiling>::value, int>::type = 0>
 #define NPUEMU_SOFTMAX_CHECK(NAME)                                                                  \
     static_assert(npuemu::one_of<T, half, float>::value,                                            \
                   "npu-emu: AscendC::" NAME " supports half and float elements only");             \
@@ -143,17 +163,17 @@ inline void run(const char *api, const LocalTensor<T> &dst, const LocalTensor<U>
 NPUEMU_SOFTMAX_TEMPLATE
 __aicore__ inline void SoftMax(const LocalTensor<T> &dstTensor, const LocalTensor<T> &sumTensor,
                                const LocalTensor<T> &maxTensor, const LocalTensor<T> &srcTensor,
-                               const SoftMaxTiling &tiling, const SoftMaxShapeInfo &softmaxShapeInfo = {})
+                               const TilingT &tiling, const SoftMaxShapeInfo &softmaxShapeInfo = {})
 {
     NPUEMU_SOFTMAX_CHECK("SoftMax");
     const char *api = "AscendC::SoftMax";
     npuemu_softmax::run(api, dstTensor, &sumTensor, &maxTensor, srcTensor,
-                        npuemu_softmax::shape_of<T>(api, tiling, softmaxShapeInfo), false);
+                        npuemu_softmax::shape_of<T>(api, npuemu_softmax::kernel_tiling<SoftMaxTiling>(tiling), softmaxShapeInfo), false);
 }
 NPUEMU_SOFTMAX_TEMPLATE
 __aicore__ inline void SoftMax(const LocalTensor<T> &dstTensor, const LocalTensor<T> &sumTensor,
                                const LocalTensor<T> &maxTensor, const LocalTensor<T> &srcTensor,
-                               const LocalTensor<uint8_t> &sharedTmpBuffer, const SoftMaxTiling &tiling,
+                               const LocalTensor<uint8_t> &sharedTmpBuffer, const TilingT &tiling,
                                const SoftMaxShapeInfo &softmaxShapeInfo = {})
 {
     NPUEMU_SOFTMAX_CHECK("SoftMax");
@@ -166,17 +186,17 @@ __aicore__ inline void SoftMax(const LocalTensor<T> &dstTensor, const LocalTenso
 NPUEMU_SOFTMAX_TEMPLATE
 __aicore__ inline void SoftMax(const LocalTensor<half> &dstTensor, const LocalTensor<float> &sumTensor,
                                const LocalTensor<float> &maxTensor, const LocalTensor<half> &srcTensor,
-                               const SoftMaxTiling &tiling, const SoftMaxShapeInfo &softmaxShapeInfo = {})
+                               const TilingT &tiling, const SoftMaxShapeInfo &softmaxShapeInfo = {})
 {
     static_assert(!isDataFormatNZ, "npu-emu: AscendC::SoftMax in the NZ format is not supported by the CPU kernel headers");
     const char *api = "AscendC::SoftMax";
     npuemu_softmax::run(api, dstTensor, &sumTensor, &maxTensor, srcTensor,
-                        npuemu_softmax::shape_of<half>(api, tiling, softmaxShapeInfo), false);
+                        npuemu_softmax::shape_of<half>(api, npuemu_softmax::kernel_tiling<SoftMaxTiling>(tiling), softmaxShapeInfo), false);
 }
 NPUEMU_SOFTMAX_TEMPLATE
 __aicore__ inline void SoftMax(const LocalTensor<half> &dstTensor, const LocalTensor<float> &sumTensor,
                                const LocalTensor<float> &maxTensor, const LocalTensor<half> &srcTensor,
-                               const LocalTensor<uint8_t> &sharedTmpBuffer, const SoftMaxTiling &tiling,
+                               const LocalTensor<uint8_t> &sharedTmpBuffer, const TilingT &tiling,
                                const SoftMaxShapeInfo &softmaxShapeInfo = {})
 {
     sharedTmpBuffer.check_ub("AscendC::SoftMax (sharedTmpBuffer)");
@@ -187,16 +207,16 @@ __aicore__ inline void SoftMax(const LocalTensor<half> &dstTensor, const LocalTe
 /* Without the sum and max outputs. */
 NPUEMU_SOFTMAX_TEMPLATE
 __aicore__ inline void SoftMax(const LocalTensor<T> &dstTensor, const LocalTensor<T> &srcTensor,
-                               const SoftMaxTiling &tiling, const SoftMaxShapeInfo &softmaxShapeInfo = {})
+                               const TilingT &tiling, const SoftMaxShapeInfo &softmaxShapeInfo = {})
 {
     NPUEMU_SOFTMAX_CHECK("SoftMax");
     const char *api = "AscendC::SoftMax";
     npuemu_softmax::run<T, T>(api, dstTensor, nullptr, nullptr, srcTensor,
-                              npuemu_softmax::shape_of<T>(api, tiling, softmaxShapeInfo), false);
+                              npuemu_softmax::shape_of<T>(api, npuemu_softmax::kernel_tiling<SoftMaxTiling>(tiling), softmaxShapeInfo), false);
 }
 NPUEMU_SOFTMAX_TEMPLATE
 __aicore__ inline void SoftMax(const LocalTensor<T> &dstTensor, const LocalTensor<T> &srcTensor,
-                               const LocalTensor<uint8_t> &sharedTmpBuffer, const SoftMaxTiling &tiling,
+                               const LocalTensor<uint8_t> &sharedTmpBuffer, const TilingT &tiling,
                                const SoftMaxShapeInfo &softmaxShapeInfo = {})
 {
     NPUEMU_SOFTMAX_CHECK("SoftMax");
@@ -208,17 +228,17 @@ __aicore__ inline void SoftMax(const LocalTensor<T> &dstTensor, const LocalTenso
 NPUEMU_SOFTMAX_TEMPLATE
 __aicore__ inline void SimpleSoftMax(const LocalTensor<T> &dstTensor, const LocalTensor<T> &inSumTensor,
                                      const LocalTensor<T> &inMaxTensor, const LocalTensor<T> &srcTensor,
-                                     const SoftMaxTiling &tiling, const SoftMaxShapeInfo &softmaxShapeInfo = {})
+                                     const TilingT &tiling, const SoftMaxShapeInfo &softmaxShapeInfo = {})
 {
     NPUEMU_SOFTMAX_CHECK("SimpleSoftMax");
     const char *api = "AscendC::SimpleSoftMax";
     npuemu_softmax::run(api, dstTensor, &inSumTensor, &inMaxTensor, srcTensor,
-                        npuemu_softmax::shape_of<T>(api, tiling, softmaxShapeInfo), true);
+                        npuemu_softmax::shape_of<T>(api, npuemu_softmax::kernel_tiling<SoftMaxTiling>(tiling), softmaxShapeInfo), true);
 }
 NPUEMU_SOFTMAX_TEMPLATE
 __aicore__ inline void SimpleSoftMax(const LocalTensor<T> &dstTensor, const LocalTensor<T> &inSumTensor,
                                      const LocalTensor<T> &inMaxTensor, const LocalTensor<T> &srcTensor,
-                                     const LocalTensor<uint8_t> &sharedTmpBuffer, const SoftMaxTiling &tiling,
+                                     const LocalTensor<uint8_t> &sharedTmpBuffer, const TilingT &tiling,
                                      const SoftMaxShapeInfo &softmaxShapeInfo = {})
 {
     NPUEMU_SOFTMAX_CHECK("SimpleSoftMax");
@@ -280,26 +300,33 @@ inline void run(const LocalTensor<T> &out, const LocalTensor<T> &mean, const Loc
 }
 } // namespace npuemu_layernorm
 
-template <typename T, bool isReuseSource = false>
+#define NPUEMU_LAYERNORM_TEMPLATE                                                                   \
+    template <typename T, bool isReuseSource = false, typename TilingT = LayerNormTiling,           \
+              typename std::enable_if<npuemu_softmax::is_tiling_of<TilingT, LayerNormTiling>::value, int>::type = 0>
+NPUEMU_LAYERNORM_TEMPLATE
 __aicore__ inline void LayerNorm(const LocalTensor<T> &output, const LocalTensor<T> &outputMean,
                                  const LocalTensor<T> &outputVariance, const LocalTensor<T> &inputX,
                                  const LocalTensor<T> &gamma, const LocalTensor<T> &beta,
-                                 const LocalTensor<uint8_t> &sharedTmpBuffer, const T epsilon, LayerNormTiling &tiling)
+                                 const LocalTensor<uint8_t> &sharedTmpBuffer, const T epsilon, TilingT &tiling)
 {
     static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::LayerNorm supports half and float only");
     sharedTmpBuffer.check_ub("AscendC::LayerNorm (sharedTmpBuffer)");
-    npuemu_layernorm::run(output, outputMean, outputVariance, inputX, gamma, beta, static_cast<float>(epsilon), tiling);
+    npuemu_layernorm::run(output, outputMean, outputVariance, inputX, gamma, beta, static_cast<float>(epsilon),
+                          npuemu_softmax::kernel_tiling<LayerNormTiling>(tiling));
 }
-template <typename T, bool isReuseSource = false>
+NPUEMU_LAYERNORM_TEMPLATE
 __aicore__ inline void LayerNorm(const LocalTensor<T> &output, const LocalTensor<T> &outputMean,
                                  const LocalTensor<T> &outputVariance, const LocalTensor<T> &inputX,
                                  const LocalTensor<T> &gamma, const LocalTensor<T> &beta, const T epsilon,
-                                 LayerNormTiling &tiling)
+                                 TilingT &tiling)
 {
     static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::LayerNorm supports half and float only");
-    npuemu_layernorm::run(output, outputMean, outputVariance, inputX, gamma, beta, static_cast<float>(epsilon), tiling);
+    npuemu_layernorm::run(output, outputMean, outputVariance, inputX, gamma, beta, static_cast<float>(epsilon),
+                          npuemu_softmax::kernel_tiling<LayerNormTiling>(tiling));
 }
 
 } // namespace AscendC
+
+#undef NPUEMU_LAYERNORM_TEMPLATE
 
 #endif /* NPUEMU_KERNEL_OPERATOR_SOFTMAX_H */

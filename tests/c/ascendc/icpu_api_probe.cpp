@@ -654,11 +654,13 @@ extern "C" __global__ __aicore__ void softmax_kernel(GM_ADDR x, GM_ADDR xh, GM_A
     DataCopy(y2g, o2, M * K);
 }
 
-/* LayerNorm over [2, 3, 24] floats (eps 1e-5) with the host tiling read with GET_TILING_DATA_WITH_STRUCT. */
+/* LayerNorm over [2, 3, 24] floats (eps 1e-5) with the host tiling read with
+ * GET_TILING_DATA_WITH_STRUCT as the host class optiling::LayerNormTiling (what an op's tiling
+ * header compiled into the kernel declares with TILING_DATA_FIELD_DEF_STRUCT(LayerNormTiling, ...)). */
 extern "C" __global__ __aicore__ void layernorm_kernel(GM_ADDR x, GM_ADDR g, GM_ADDR b, GM_ADDR y, GM_ADDR mv,
                                                        GM_ADDR tilingGm)
 {
-    GET_TILING_DATA_WITH_STRUCT(LayerNormTiling, tiling, tilingGm);
+    GET_TILING_DATA_WITH_STRUCT(optiling::LayerNormTiling, tiling, tilingGm);
     TPipe pipe;
     const uint32_t rows = tiling.bLength * tiling.sLength, h = tiling.hLength;
     TQue<TPosition::VECIN, 1> qx, qg, qb;
@@ -670,7 +672,7 @@ extern "C" __global__ __aicore__ void layernorm_kernel(GM_ADDR x, GM_ADDR g, GM_
     pipe.InitBuffer(qy, 1, rows * h * 4);
     pipe.InitBuffer(qm, 1, 32);
     pipe.InitBuffer(qv, 1, 32);
-    pipe.InitBuffer(tmp, tiling.tmpBufSize * 4);
+    pipe.InitBuffer(tmp, tiling.get_tmpBufSize() * 4);
     GlobalTensor<float> xg, gg, bg, yg, mvg;
     xg.SetGlobalBuffer((__gm__ float *)x, rows * h);
     gg.SetGlobalBuffer((__gm__ float *)g, h);
