@@ -109,6 +109,11 @@ inline int32_t core_type() { return ctx().core_type; }
 
 /* The kernel type of the kernel (in its body, before anything else). */
 #define KERNEL_TASK_TYPE_DEFAULT(type) npuemu::set_kernel_type(type)
+
+/* Trace points for the CAModel performance simulator (TRACE_START(apid) / TRACE_STOP(apid), and
+ * the (pipe, apid) form): no timing is modelled, so they mark nothing. */
+#define TRACE_START(...) ((void)0)
+#define TRACE_STOP(...) ((void)0)
 #define KERNEL_TASK_TYPE(key, type)                                                                \
     do {                                                                                            \
         if (npuemu::ctx().tiling_key == static_cast<uint64_t>(key)) {                               \

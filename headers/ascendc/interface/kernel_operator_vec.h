@@ -325,6 +325,26 @@ inline void level0_unary(const Level0 &l, const AscendC::LocalTensor<T> &dst, co
     }
 }
 
+/* Shifts by a scalar, on T's bits: left shifts drop the bits shifted out; right shifts are
+ * arithmetic for signed T, logical for unsigned; a count of T's width or more gives 0 (-1 for a
+ * negative value shifted right). */
+template <class T, class C> inline C shift_left(C a, C s)
+{
+    using U = typename std::make_unsigned<T>::type;
+    if (s < 0 || static_cast<uint64_t>(s) >= 8 * sizeof(T)) {
+        return 0;
+    }
+    return static_cast<C>(static_cast<T>(static_cast<U>(static_cast<U>(static_cast<T>(a)) << s)));
+}
+template <class T, class C> inline C shift_right(C a, C s)
+{
+    const T v = static_cast<T>(a);
+    if (s < 0 || static_cast<uint64_t>(s) >= 8 * sizeof(T)) {
+        return static_cast<C>(v < 0 ? T(-1) : T(0));
+    }
+    return static_cast<C>(static_cast<T>(v >> s));
+}
+
 } // namespace npuemu
 
 #define NPUEMU_PAREN(...) __VA_ARGS__
@@ -448,6 +468,11 @@ NPUEMU_VEC_BINARY(Min, NPUEMU_VEC_TYPES_ARITH, "half, float, int16_t and int32_t
 NPUEMU_VEC_BINARY(And, NPUEMU_PAREN(int16_t, uint16_t), "int16_t and uint16_t", a & b)
 NPUEMU_VEC_BINARY(Or, NPUEMU_PAREN(int16_t, uint16_t), "int16_t and uint16_t", a | b)
 
+NPUEMU_VEC_BINARY(AddRelu, NPUEMU_PAREN(half, float, int16_t), "half, float and int16_t",
+                  (a + b) > C(0) ? (a + b) : C(0))
+NPUEMU_VEC_BINARY(SubRelu, NPUEMU_PAREN(half, float, int16_t), "half, float and int16_t",
+                  (a - b) > C(0) ? (a - b) : C(0))
+
 NPUEMU_VEC_UNARY(Exp, NPUEMU_VEC_TYPES_FLOAT, "half and float", std::exp(a))
 NPUEMU_VEC_UNARY(Ln, NPUEMU_VEC_TYPES_FLOAT, "half and float", std::log(a))
 NPUEMU_VEC_UNARY(Abs, NPUEMU_VEC_TYPES_FLOAT, "half and float", std::fabs(a))
@@ -461,6 +486,10 @@ NPUEMU_VEC_SCALAR(Adds, NPUEMU_VEC_TYPES_ARITH, "half, float, int16_t and int32_
 NPUEMU_VEC_SCALAR(Muls, NPUEMU_VEC_TYPES_ARITH, "half, float, int16_t and int32_t", a * s)
 NPUEMU_VEC_SCALAR(Maxs, NPUEMU_VEC_TYPES_ARITH, "half, float, int16_t and int32_t", a > s ? a : s)
 NPUEMU_VEC_SCALAR(Mins, NPUEMU_VEC_TYPES_ARITH, "half, float, int16_t and int32_t", a < s ? a : s)
+NPUEMU_VEC_SCALAR(ShiftLeft, NPUEMU_PAREN(int16_t, uint16_t, int32_t, uint32_t),
+                  "int16_t, uint16_t, int32_t and uint32_t", npuemu::shift_left<T>(a, s))
+NPUEMU_VEC_SCALAR(ShiftRight, NPUEMU_PAREN(int16_t, uint16_t, int32_t, uint32_t),
+                  "int16_t, uint16_t, int32_t and uint32_t", npuemu::shift_right<T>(a, s))
 NPUEMU_VEC_SCALAR(LeakyRelu, NPUEMU_VEC_TYPES_FLOAT, "half and float", a >= C(0) ? a : a * s)
 
 /* dst[i] = scalarValue for i < calCount. */

@@ -1,5 +1,8 @@
 /* npu-emu: the host tiling API of the Ascend C high-level APIs (`#include "tiling/tiling_api.h"`):
- * Matmul tiling (matmul_tiling::MatmulApiTiling, MultiCoreMatmulTiling) and optiling::TCubeTiling.
+ * Matmul tiling (matmul_tiling::MatmulApiTiling, MultiCoreMatmulTiling) and optiling::TCubeTiling;
+ * SoftMax tiling (AscendC::SoftMaxTilingFunc, GetSoftMaxMax/MinTmpSize, optiling::SoftMaxTiling) and
+ * LayerNorm tiling (GetLayerNormMaxMinTmpSize, GetLayerNormNDTilingInfo, optiling::LayerNormTiling),
+ * at the end of this file.
  *
  *   matmul_tiling::MultiCoreMatmulTiling api(*platform_ascendc::PlatformAscendCManager::GetInstance());
  *   api.SetDim(2);
@@ -31,6 +34,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "graph/tensor.h"
 #include "kernel_tiling/kernel_tiling.h"
 #include "register/tilingdata_base.h"
 #include "tiling/platform/platform_ascendc.h"
@@ -419,5 +423,184 @@ protected:
 };
 
 } // namespace matmul_tiling
+
+/* ---- SoftMax / SimpleSoftMax tiling ----
+ *
+ *   ge::Shape shape({m, k});   // every dimension but the last is a row; k is 32-byte aligned
+ *   uint32_t minTmp = AscendC::GetSoftMaxMinTmpSize(shape, sizeof(half), false);
+ *   AscendC::SoftMaxTilingFunc(shape, sizeof(half), ubBytesLeft, tilingData.softmaxTilingData);
+ *
+ * npu-emu's tiling: srcM = the product of all dimensions but the last, srcK = the last;
+ * outMaxK = reduceK = the elements of dataTypeSize in 32 bytes (the sum / max rows); splitM =
+ * the rows whose float copies (srcK + 2 * 8 floats each) fit localWorkSpaceSize (at least 1,
+ * at most srcM), splitK = srcK; rangeM = srcM / splitM, tailM = srcM % splitM. Temporary space:
+ * at least one row in float (srcK + 16 floats), at most all rows (srcM times that). The CPU kernel
+ * uses only srcM and srcK. */
+namespace optiling {
+#define NPUEMU_SOFTMAX_HOST_FIELD(name) TILING_DATA_FIELD_DEF(uint32_t, name)
+BEGIN_TILING_DATA_DEF(SoftMaxTiling)
+NPUEMU_SOFTMAX_TILING_FIELDS(NPUEMU_SOFTMAX_HOST_FIELD)
+END_TILING_DATA_DEF;
+#undef NPUEMU_SOFTMAX_HOST_FIELD
+static_assert(sizeof(SoftMaxTiling) == sizeof(AscendC::tiling::SoftMaxTiling),
+              "npu-emu: the host and kernel forms of SoftMaxTiling have one layout");
+} // namespace optiling
+
+namespace AscendC {
+namespace npuemu_softmax {
+inline void shape_mk(const ge::Shape &s, uint32_t &m, uint32_t &k)
+{
+    const size_t n = s.GetDimNum();
+    k = n == 0 ? 0 : static_cast<uint32_t>(s.GetDim(n - 1));
+    uint64_t rows = n == 0 ? 0 : 1;
+    for (size_t i = 0; i + 1 < n; ++i) {
+        rows *= static_cast<uint64_t>(s.GetDim(i));
+    }
+    m = static_cast<uint32_t>(rows);
+}
+inline uint32_t row_bytes(uint32_t k) { return (k + 16) * 4; }
+} // namespace npuemu_softmax
+
+inline uint32_t GetSoftMaxMaxTmpSize(const ge::Shape &srcShape, const uint32_t dataTypeSize, const bool isReuseSource)
+{
+    (void)dataTypeSize;
+    (void)isReuseSource;
+    uint32_t m, k;
+    npuemu_softmax::shape_mk(srcShape, m, k);
+    return m * npuemu_softmax::row_bytes(k);
+}
+inline uint32_t GetSoftMaxMinTmpSize(const ge::Shape &srcShape, const uint32_t dataTypeSize, const bool isReuseSource)
+{
+    (void)dataTypeSize;
+    (void)isReuseSource;
+    uint32_t m, k;
+    npuemu_softmax::shape_mk(srcShape, m, k);
+    return m == 0 ? 0 : npuemu_softmax::row_bytes(k);
+}
+inline void SoftMaxTilingFunc(const ge::Shape &srcShape, const uint32_t dataTypeSize, const uint32_t localWorkSpaceSize,
+                              AscendC::tiling::SoftMaxTiling &softmaxTiling)
+{
+    uint32_t m, k;
+    npuemu_softmax::shape_mk(srcShape, m, k);
+    AscendC::tiling::SoftMaxTiling t;
+    const uint32_t per = dataTypeSize == 0 ? 8 : 32 / dataTypeSize;
+    t.srcM = m;
+    t.srcK = k;
+    t.srcSize = m * k;
+    t.outMaxM = m;
+    t.outMaxK = per;
+    t.outMaxSize = m * per;
+    uint32_t split = localWorkSpaceSize / npuemu_softmax::row_bytes(k);
+    split = std::max<uint32_t>(1, std::min<uint32_t>(split, m));
+    t.splitM = split;
+    t.splitK = k;
+    t.splitSize = split * k;
+    t.reduceM = split;
+    t.reduceK = per;
+    t.reduceSize = split * per;
+    t.rangeM = split == 0 ? 0 : m / split;
+    t.tailM = split == 0 ? 0 : m % split;
+    t.tailSplitSize = t.tailM * k;
+    t.tailReduceSize = t.tailM * per;
+    softmaxTiling = t;
+}
+inline void SoftMaxTilingFunc(const ge::Shape &srcShape, const uint32_t dataTypeSize, const uint32_t localWorkSpaceSize,
+                              optiling::SoftMaxTiling &softmaxTiling)
+{
+    AscendC::tiling::SoftMaxTiling t;
+    SoftMaxTilingFunc(srcShape, dataTypeSize, localWorkSpaceSize, t);
+    static_assert(sizeof(t) == sizeof(softmaxTiling), "npu-emu: one SoftMaxTiling layout");
+    std::memcpy(static_cast<void *>(&softmaxTiling), &t, sizeof(t));
+}
+} // namespace AscendC
+
+/* ---- LayerNorm tiling ----
+ *
+ *   ge::Shape shape({b, s, h});   // h 32-byte aligned
+ *   uint32_t maxTmp, minTmp;
+ *   AscendC::GetLayerNormMaxMinTmpSize(shape, sizeof(float), false, maxTmp, minTmp);
+ *   AscendC::GetLayerNormNDTilingInfo(shape, minTmp, sizeof(float), false, tilingData.layernormTilingData);
+ *
+ * npu-emu's tiling: bLength, sLength, hLength = the shape (originalHLength = hLength),
+ * inputXSize = b * s * h, meanVarSize = b * s, lastDimValueBack = 1 / h; the rows are processed in
+ * rounds of what the stack buffer holds (3 float copies of a row each; at least 1 row).
+ * Temporary space: at least 3 rows in float, at most all of them. The CPU kernel uses only the
+ * shape fields. */
+namespace optiling {
+#define NPUEMU_LAYERNORM_HOST_FIELD(name) TILING_DATA_FIELD_DEF(uint32_t, name)
+BEGIN_TILING_DATA_DEF(LayerNormTiling)
+NPUEMU_LAYERNORM_TILING_FIELDS(NPUEMU_LAYERNORM_HOST_FIELD)
+TILING_DATA_FIELD_DEF(float, lastDimValueBack)
+END_TILING_DATA_DEF;
+#undef NPUEMU_LAYERNORM_HOST_FIELD
+static_assert(sizeof(LayerNormTiling) == sizeof(AscendC::tiling::LayerNormTiling),
+              "npu-emu: the host and kernel forms of LayerNormTiling have one layout");
+} // namespace optiling
+
+namespace AscendC {
+inline void GetLayerNormMaxMinTmpSize(const ge::Shape &srcShape, const uint32_t typeSize, const bool isReuseSource,
+                                      uint32_t &maxValue, uint32_t &minValue)
+{
+    (void)typeSize;
+    (void)isReuseSource;
+    const size_t n = srcShape.GetDimNum();
+    const uint64_t h = n == 0 ? 0 : static_cast<uint64_t>(srcShape.GetDim(n - 1));
+    const uint64_t rows = n == 0 ? 0 : static_cast<uint64_t>(srcShape.GetShapeSize()) / (h == 0 ? 1 : h);
+    minValue = static_cast<uint32_t>(3 * h * 4);
+    maxValue = static_cast<uint32_t>(3 * h * 4 * (rows == 0 ? 1 : rows));
+}
+inline void GetLayerNormNDTilingInfo(const ge::Shape &srcShape, const uint32_t stackBufferSize, const uint32_t typeSize,
+                                     const bool isReuseSource, AscendC::tiling::LayerNormTiling &tiling)
+{
+    (void)typeSize;
+    (void)isReuseSource;
+    AscendC::tiling::LayerNormTiling t;
+    const size_t n = srcShape.GetDimNum();
+    t.hLength = n == 0 ? 0 : static_cast<uint32_t>(srcShape.GetDim(n - 1));
+    t.sLength = n < 2 ? 1 : static_cast<uint32_t>(srcShape.GetDim(n - 2));
+    uint64_t b = 1;
+    for (size_t i = 0; i + 2 < n; ++i) {
+        b *= static_cast<uint64_t>(srcShape.GetDim(i));
+    }
+    t.bLength = static_cast<uint32_t>(b);
+    t.originalHLength = t.hLength;
+    t.inputXSize = t.bLength * t.sLength * t.hLength;
+    t.meanVarSize = t.bLength * t.sLength;
+    t.numberOfTmpBuf = 3;
+    const uint32_t row = 3 * t.hLength * 4;
+    uint32_t rows = row == 0 ? 1 : stackBufferSize / row;
+    rows = std::max<uint32_t>(1, std::min<uint32_t>(rows, std::max<uint32_t>(1, t.meanVarSize)));
+    t.tmpBufSize = stackBufferSize / 4;
+    t.oneTmpSize = rows * t.hLength;
+    t.firstTmpStartPos = 0;
+    t.secondTmpStartPos = t.oneTmpSize;
+    t.thirdTmpStartPos = 2 * t.oneTmpSize;
+    t.loopRound = t.meanVarSize / rows;
+    t.inputRoundSize = rows * t.hLength;
+    t.inputTailSize = (t.meanVarSize % rows) * t.hLength;
+    t.inputTailPos = t.loopRound * t.inputRoundSize;
+    t.meanVarRoundSize = rows;
+    t.meanVarTailSize = t.meanVarSize % rows;
+    t.meanVarTailPos = t.loopRound * rows;
+    t.bshCurLength = t.inputRoundSize;
+    t.bsCurLength = rows;
+    t.lastDimValueBack = t.hLength == 0 ? 0.0f : 1.0f / static_cast<float>(t.hLength);
+    tiling = t;
+}
+inline void GetLayerNormNDTilingInfo(const ge::Shape &srcShape, const uint32_t stackBufferSize, const uint32_t typeSize,
+                                     const bool isReuseSource, optiling::LayerNormTiling &tiling)
+{
+    AscendC::tiling::LayerNormTiling t;
+    GetLayerNormNDTilingInfo(srcShape, stackBufferSize, typeSize, isReuseSource, t);
+    std::memcpy(static_cast<void *>(&tiling), &t, sizeof(t));
+}
+/* The earlier spelling of the reference. */
+inline void GetLayerNormNDTillingInfo(const ge::Shape &srcShape, const uint32_t stackBufferSize,
+                                      const uint32_t typeSize, const bool isReuseSource,
+                                      optiling::LayerNormTiling &tilling)
+{
+    GetLayerNormNDTilingInfo(srcShape, stackBufferSize, typeSize, isReuseSource, tilling);
+}
+} // namespace AscendC
 
 #endif /* NPUEMU_TILING_TILING_API_H */

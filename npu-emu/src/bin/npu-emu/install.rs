@@ -289,7 +289,7 @@ fn install_ascendc(src: &paths::Sources, prefix: &Path) -> CliResult<()> {
     }
     // Host tiling headers where CANN has them (include/tiling/tiling_api.h, ...).
     let tikcfw = prefix.join(paths::TIKCFW_DIR);
-    for sub in ["tiling", "register", "kernel_tiling"] {
+    for sub in ["tiling", "register", "kernel_tiling", "graph"] {
         if tikcfw.join(sub).is_dir() {
             copy_tree(&tikcfw.join(sub), &prefix.join("include").join(sub))?;
         }

@@ -1,0 +1,265 @@
+/* npu-emu Ascend C CPU headers: the vector calls that use their destination as an input
+ * (MulAddDst, FusedMulAdd), the UB -> UB vector Copy, InitGlobalMemory, the scalar bit
+ * operations (GetBitCount / ScalarGetCountOfValue, CountLeadingZero / ScalarCountLeadingZero,
+ * CountBitsCntSameAsSignBit, ScalarGetSFFValue), and the element-wise math of the high-level API (Sigmoid, Tanh, Sin, Cos, Erf, Floor, Ceil, Trunc).
+ *
+ * Arithmetic is done in float and rounded once to the element type (as the other vector calls of
+ * these headers); the high-level math functions compute with the C library in float, where the
+ * NPU runs the reference's polynomial / iterative algorithms, which may differ in the last bits.
+ * Their sharedTmpBuffer is checked to be a UB tensor but not used. */
+#ifndef NPUEMU_KERNEL_OPERATOR_VEC_EXT_H
+#define NPUEMU_KERNEL_OPERATOR_VEC_EXT_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "interface/kernel_operator_vec.h"
+#include "interface/kernel_tensor.h"
+#include "npuemu/context.h"
+
+namespace AscendC {
+
+/* Copy's strides: within a repeat between data blocks (dstStride / srcStride) and between
+ * repeats (dstRepeatSize / srcRepeatSize), in 32-byte blocks. */
+struct CopyRepeatParams {
+    __aicore__ CopyRepeatParams() {}
+    __aicore__ CopyRepeatParams(const uint16_t dstStrideIn, const uint16_t srcStrideIn, uint16_t dstRepeatSizeIn,
+                                uint16_t srcRepeatSizeIn)
+        : dstStride(dstStrideIn), srcStride(srcStrideIn), dstRepeatSize(dstRepeatSizeIn),
+          srcRepeatSize(srcRepeatSizeIn)
+    {
+    }
+    uint16_t dstStride = 1;
+    uint16_t srcStride = 1;
+    uint16_t dstRepeatSize = 8;
+    uint16_t srcRepeatSize = 8;
+};
+
+namespace npuemu_detail {
+/* dst[i] = f(src0[i], src1[i], dst[i]), in float, rounded to T. */
+template <typename T, typename U, class F>
+inline void vec_ternary(const char *api, const LocalTensor<T> &dst, const LocalTensor<U> &src0,
+                        const LocalTensor<U> &src1, int32_t count, F f)
+{
+    npuemu::check_count(api, count);
+    npuemu::check_vec_operand(api, "dst", dst, count);
+    npuemu::check_vec_operand(api, "src0", src0, count);
+    npuemu::check_vec_operand(api, "src1", src1, count);
+    npuemu::check_overlap(api, "src0", dst.addr_, count * sizeof(T), src0.addr_, count * sizeof(U));
+    npuemu::check_overlap(api, "src1", dst.addr_, count * sizeof(T), src1.addr_, count * sizeof(U));
+    for (int32_t i = 0; i < count; ++i) {
+        dst.addr_[i] = static_cast<T>(f(static_cast<float>(src0.addr_[i]), static_cast<float>(src1.addr_[i]),
+                                        static_cast<float>(dst.addr_[i])));
+    }
+}
+
+template <typename T, typename U, class F>
+inline void level0_ternary(const npuemu::Level0 &l, const LocalTensor<T> &dst, const LocalTensor<U> &src0,
+                           const LocalTensor<U> &src1, const BinaryRepeatParams &p, F f)
+{
+    npuemu::check_level0_operand(l, "dst", dst, p.dstBlkStride, p.dstRepStride);
+    npuemu::Level0 ls = l; /* half sources of a float destination: 16 elements per block */
+    ls.epb = 32 / sizeof(U);
+    npuemu::check_level0_operand(ls, "src0", src0, p.src0BlkStride, p.src0RepStride);
+    npuemu::check_level0_operand(ls, "src1", src1, p.src1BlkStride, p.src1RepStride);
+    for (uint32_t r = 0; r < l.repeat; ++r) {
+        for (uint32_t e = 0; e <= l.last_of(r); ++e) {
+            if (l.active(r, e)) {
+                T &d = dst.addr_[l.offset(r, e, p.dstBlkStride, p.dstRepStride)];
+                d = static_cast<T>(f(static_cast<float>(src0.addr_[ls.offset(r, e, p.src0BlkStride, p.src0RepStride)]),
+                                     static_cast<float>(src1.addr_[ls.offset(r, e, p.src1BlkStride, p.src1RepStride)]),
+                                     static_cast<float>(d)));
+            }
+        }
+    }
+}
+
+template <typename T, typename U> struct mul_add_dst_types {
+    static constexpr bool value = (std::is_same<T, U>::value && npuemu::one_of<T, half, float>::value) ||
+                                  (std::is_same<T, float>::value && std::is_same<U, half>::value);
+};
+} // namespace npuemu_detail
+
+/* MulAddDst: dst = src0 * src1 + dst ((dst, src) = (half, half), (float, float), (float, half)). */
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const LocalTensor<U> &src1,
+                                 const int32_t &calCount)
+{
+    static_assert(npuemu_detail::mul_add_dst_types<T, U>::value,
+                  "npu-emu: AscendC::MulAddDst supports (dst, src) = (half, half), (float, float) and (float, half)");
+    npuemu_detail::vec_ternary("AscendC::MulAddDst", dst, src0, src1,
+                               npuemu::count_of<isSetMask>("AscendC::MulAddDst", calCount),
+                               [](float a, float b, float d) { return a * b + d; });
+}
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const LocalTensor<U> &src1,
+                                 const uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)
+{
+    static_assert(npuemu_detail::mul_add_dst_types<T, U>::value,
+                  "npu-emu: AscendC::MulAddDst supports (dst, src) = (half, half), (float, float) and (float, half)");
+    npuemu_detail::level0_ternary(npuemu::level0<T>("AscendC::MulAddDst", mask, 0, repeatTime, isSetMask), dst, src0,
+                                  src1, repeatParams, [](float a, float b, float d) { return a * b + d; });
+}
+template <typename T, typename U, bool isSetMask = true>
+__aicore__ inline void MulAddDst(const LocalTensor<T> &dst, const LocalTensor<U> &src0, const LocalTensor<U> &src1,
+                                 uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)
+{
+    static_assert(npuemu_detail::mul_add_dst_types<T, U>::value,
+                  "npu-emu: AscendC::MulAddDst supports (dst, src) = (half, half), (float, float) and (float, half)");
+    npuemu_detail::level0_ternary(npuemu::level0<T>("AscendC::MulAddDst", nullptr, mask, repeatTime, isSetMask), dst,
+                                  src0, src1, repeatParams, [](float a, float b, float d) { return a * b + d; });
+}
+
+/* FusedMulAdd: dst = src0 * dst + src1 (half, float). */
+template <typename T, bool isSetMask = true>
+__aicore__ inline void FusedMulAdd(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,
+                                   const int32_t &calCount)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::FusedMulAdd supports half and float only");
+    npuemu_detail::vec_ternary("AscendC::FusedMulAdd", dst, src0, src1,
+                               npuemu::count_of<isSetMask>("AscendC::FusedMulAdd", calCount),
+                               [](float a, float b, float d) { return a * d + b; });
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void FusedMulAdd(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,
+                                   const uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::FusedMulAdd supports half and float only");
+    npuemu_detail::level0_ternary(npuemu::level0<T>("AscendC::FusedMulAdd", mask, 0, repeatTime, isSetMask), dst, src0,
+                                  src1, repeatParams, [](float a, float b, float d) { return a * d + b; });
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void FusedMulAdd(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,
+                                   uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams &repeatParams)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::FusedMulAdd supports half and float only");
+    npuemu_detail::level0_ternary(npuemu::level0<T>("AscendC::FusedMulAdd", nullptr, mask, repeatTime, isSetMask), dst,
+                                  src0, src1, repeatParams, [](float a, float b, float d) { return a * d + b; });
+}
+
+/* Copy (UB -> UB through the vector unit): the level-0 forms. */
+namespace npuemu_detail {
+template <typename T>
+inline void vec_copy(const npuemu::Level0 &l, const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                     const CopyRepeatParams &p)
+{
+    npuemu::check_level0_operand(l, "dst", dst, p.dstStride, p.dstRepeatSize);
+    npuemu::check_level0_operand(l, "src", src, p.srcStride, p.srcRepeatSize);
+    for (uint32_t r = 0; r < l.repeat; ++r) {
+        for (uint32_t e = 0; e <= l.last_of(r); ++e) {
+            if (l.active(r, e)) {
+                dst.addr_[l.offset(r, e, p.dstStride, p.dstRepeatSize)] =
+                    src.addr_[l.offset(r, e, p.srcStride, p.srcRepeatSize)];
+            }
+        }
+    }
+}
+} // namespace npuemu_detail
+
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Copy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[],
+                            const uint8_t repeatTime, const CopyRepeatParams &repeatParams)
+{
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "npu-emu: AscendC::Copy supports 16- and 32-bit elements only");
+    npuemu_detail::vec_copy(npuemu::level0<T>("AscendC::Copy", mask, 0, repeatTime, isSetMask), dst, src, repeatParams);
+}
+template <typename T, bool isSetMask = true>
+__aicore__ inline void Copy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask,
+                            const uint8_t repeatTime, const CopyRepeatParams &repeatParams)
+{
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "npu-emu: AscendC::Copy supports 16- and 32-bit elements only");
+    npuemu_detail::vec_copy(npuemu::level0<T>("AscendC::Copy", nullptr, mask, repeatTime, isSetMask), dst, src,
+                            repeatParams);
+}
+
+/* InitGlobalMemory: the first `size` elements of the GlobalTensor = value (every element must lie
+ * in a buffer of the kernel, as for DataCopy). */
+template <typename T>
+__aicore__ inline void InitGlobalMemory(GlobalTensor<T> &gmWorkspaceAddr, const uint64_t size, const T value)
+{
+    static_assert(npuemu::one_of<T, half, bfloat16_t, float, int16_t, uint16_t, int32_t, uint32_t>::value,
+                  "npu-emu: AscendC::InitGlobalMemory supports half, bfloat16_t, float, int16_t, uint16_t, int32_t "
+                  "and uint32_t");
+    if (size == 0) {
+        return;
+    }
+    uint8_t *p = npuemu::gm_translate(gmWorkspaceAddr.GetPhyAddr(0), size * sizeof(T), "InitGlobalMemory writes");
+    for (uint64_t i = 0; i < size; ++i) {
+        std::memcpy(p + i * sizeof(T), &value, sizeof(T));
+    }
+}
+
+/* ---- scalar bit operations ---- */
+
+/* The number of 0 bits (countValue 0) or 1 bits (countValue 1) of valueIn. */
+template <int countValue> __aicore__ inline int64_t GetBitCount(uint64_t valueIn)
+{
+    static_assert(countValue == 0 || countValue == 1, "npu-emu: AscendC::GetBitCount counts 0 or 1 bits");
+    const int64_t ones = __builtin_popcountll(valueIn);
+    return countValue == 1 ? ones : 64 - ones;
+}
+template <int countValue> __aicore__ inline int64_t ScalarGetCountOfValue(uint64_t valueIn)
+{
+    return GetBitCount<countValue>(valueIn);
+}
+/* Leading 0 bits (64 for 0). */
+__aicore__ inline int64_t CountLeadingZero(uint64_t valueIn)
+{
+    return valueIn == 0 ? 64 : __builtin_clzll(valueIn);
+}
+__aicore__ inline int64_t ScalarCountLeadingZero(uint64_t valueIn)
+{
+    return CountLeadingZero(valueIn);
+}
+/* The bits after the sign bit equal to it, counted from the top (-1 for 0 and -1). */
+__aicore__ inline int64_t CountBitsCntSameAsSignBit(int64_t valueIn)
+{
+    if (valueIn == 0 || valueIn == -1) {
+        return -1;
+    }
+    const uint64_t v = static_cast<uint64_t>(valueIn < 0 ? ~valueIn : valueIn);
+    return __builtin_clzll(v) - 1;
+}
+/* The position of the lowest bit equal to countValue (-1 if there is none). */
+template <int countValue> __aicore__ inline int64_t ScalarGetSFFValue(uint64_t valueIn)
+{
+    static_assert(countValue == 0 || countValue == 1, "npu-emu: AscendC::ScalarGetSFFValue finds a 0 or a 1 bit");
+    const uint64_t v = countValue == 1 ? valueIn : ~valueIn;
+    return v == 0 ? -1 : __builtin_ctzll(v);
+}
+
+/* ---- element-wise math of the high-level API: (dst, src[, sharedTmpBuffer], calCount) ---- */
+
+#define NPUEMU_ADV_UNARY(NAME, EXPR)                                                                \
+    template <typename T, bool isReuseSource = false>                                               \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t calCount) \
+    {                                                                                               \
+        static_assert(npuemu::one_of<T, half, float>::value,                                        \
+                      "npu-emu: AscendC::" #NAME " supports half and float elements only");         \
+        npuemu::vec_unary("AscendC::" #NAME, dst, src, static_cast<int32_t>(calCount),              \
+                          [](float a) { return EXPR; });                                            \
+    }                                                                                               \
+    template <typename T, bool isReuseSource = false>                                               \
+    __aicore__ inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src,                \
+                                const LocalTensor<uint8_t> &sharedTmpBuffer, const uint32_t calCount) \
+    {                                                                                               \
+        sharedTmpBuffer.check_ub("AscendC::" #NAME " (sharedTmpBuffer)");                           \
+        NAME<T, isReuseSource>(dst, src, calCount);                                                 \
+    }
+
+NPUEMU_ADV_UNARY(Sigmoid, 1.0f / (1.0f + std::exp(-a)))
+NPUEMU_ADV_UNARY(Tanh, std::tanh(a))
+NPUEMU_ADV_UNARY(Sin, std::sin(a))
+NPUEMU_ADV_UNARY(Cos, std::cos(a))
+NPUEMU_ADV_UNARY(Erf, std::erf(a))
+NPUEMU_ADV_UNARY(Floor, std::floor(a))
+NPUEMU_ADV_UNARY(Ceil, std::ceil(a))
+NPUEMU_ADV_UNARY(Trunc, std::trunc(a))
+
+#undef NPUEMU_ADV_UNARY
+
+} // namespace AscendC
+
+#endif /* NPUEMU_KERNEL_OPERATOR_VEC_EXT_H */
