@@ -9,7 +9,8 @@ mode 3, grouped key heads, float32 and float16. Also torch_npu.npu_nsa_compress 
 npu_nsa_compress_grad (aclnnNsaCompress/Grad, TND, float16 and bfloat16) against the
 block-weighted sum in float64. And npu_fused_infer_attention_score / _v2
 (aclnnFusedInferAttentionScoreV3/V4) with the MLA parts query_rope/key_rope and with
-learnable_sink, against the same reference over the concatenated heads. Prints PASS/FAIL per
+learnable_sink, in BNSD/BSND/BSH and in TND (causal mode 3, the log-sum-exp), against the
+same reference over the concatenated heads. Prints PASS/FAIL per
 case and exits 1 when any fails.
 """
 import sys
@@ -251,6 +252,63 @@ case("fia_mla_rope_bnsd_decode_f16", fia_case("BNSD", torch.float16, True, False
 case("fia_mla_rope_bsh_prefill_f32", fia_case("BSH", torch.float32, True, False, 5, (1e-5, 1e-5)))
 case("fia_v2_sink_bsnd_f32", fia_case("BSND", torch.float32, False, True, 3, (1e-5, 1e-5)))
 case("fia_v2_sink_rope_bnsd_bf16", fia_case("BNSD", torch.bfloat16, True, True, 1, (2e-2, 2e-2)))
+
+
+def fia_tnd_case(dtype, rope, sink, causal, tol):
+    """npu_fused_infer_attention_score_v2 in layout TND (packed sequences given by the
+    cumulative actual_seq_qlen / actual_seq_kvlen), each sequence attended alone, with the
+    MLA rope parts, the learnable sink, causal sparse mode 3 and the softmax log-sum-exp."""
+    def f():
+        torch.manual_seed(12)
+        ql, kl, d, dr = [5, 1, 7], [9, 4, 7], 16, 8
+        qe = [sum(ql[:i + 1]) for i in range(len(ql))]
+        ke = [sum(kl[:i + 1]) for i in range(len(kl))]
+        q = torch.randn(qe[-1], N1, d, dtype=dtype)
+        k = torch.randn(ke[-1], N2, d, dtype=dtype)
+        v = torch.randn(ke[-1], N2, d, dtype=dtype)
+        qr = torch.randn(qe[-1], N1, dr, dtype=dtype) if rope else None
+        kr = torch.randn(ke[-1], N2, dr, dtype=dtype) if rope else None
+        sk = torch.randn(N1, dtype=torch.float32) if sink else None
+        scale = 0.3
+        kw = dict(num_query_heads=N1, num_key_value_heads=N2, input_layout="TND",
+                  softmax_scale=scale, actual_seq_qlen=qe, actual_seq_kvlen=ke,
+                  return_softmax_lse=True)
+        if rope:
+            kw.update(query_rope=qr.to(D), key_rope=kr.to(D))
+        if sink:
+            kw.update(learnable_sink=sk.to(D))
+        if causal:
+            kw.update(sparse_mode=3, atten_mask=torch.ones(2048, 2048, dtype=torch.bool).triu(1).to(D))
+        out, lse = torch_npu.npu_fused_infer_attention_score_v2(q.to(D), k.to(D), v.to(D), **kw)
+        outs, lses = [], []
+        for i in range(len(ql)):
+            q0, k0 = qe[i] - ql[i], ke[i] - kl[i]
+            qs, ks, vs = q[q0:qe[i]], k[k0:ke[i]], v[k0:ke[i]]
+            if rope:
+                qs = torch.cat([qs, qr[q0:qe[i]]], -1)
+                ks = torch.cat([ks, kr[k0:ke[i]]], -1)
+            qs, ks, vs = (x.transpose(0, 1).double() for x in (qs, ks, vs))
+            o, _ = attend(qs, ks, vs, sk.double() if sink else None, scale, causal)
+            outs.append(o.transpose(0, 1))
+            # log-sum-exp of the scores (and the sink), per row
+            kk = ks.repeat_interleave(N1 // N2, dim=0)
+            sc = scale * (qs @ kk.transpose(-1, -2))
+            if causal:
+                m = torch.ones(ql[i], kl[i], dtype=torch.bool).triu(kl[i] - ql[i] + 1)
+                sc = sc.masked_fill(m, float("-inf"))
+            if sink:
+                sc = torch.cat([sc, sk.double().view(N1, 1, 1).expand(N1, ql[i], 1)], -1)
+            lses.append(torch.logsumexp(sc, -1).transpose(0, 1).unsqueeze(-1))
+        rtol, atol = tol
+        torch.testing.assert_close(out.cpu().double(), torch.cat(outs), rtol=rtol, atol=atol)
+        torch.testing.assert_close(lse.cpu().double(), torch.cat(lses), rtol=rtol, atol=atol)
+
+    return f
+
+
+case("fia_v2_tnd_f32", fia_tnd_case(torch.float32, False, False, False, (1e-5, 1e-5)))
+case("fia_v2_tnd_rope_sink_causal_f32", fia_tnd_case(torch.float32, True, True, True, (1e-5, 1e-5)))
+case("fia_v2_tnd_rope_f16", fia_tnd_case(torch.float16, True, False, False, (2e-3, 2e-3)))
 
 print(f"attention_new: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

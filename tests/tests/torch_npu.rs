@@ -1607,7 +1607,8 @@ fn norm_quant_apis_match_cpu() {
 /// (aclnnFlashAttentionScoreV3/GradV3 for BSND, BNSD, BSH; aclnnFlashAttentionVarLenScoreV5 /
 /// UnpaddingScoreGradV5 for TND) against a CPU reference: output, softmax_max and the
 /// gradients of q, k, v and the sink, causal sparse mode 3, float32 and float16;
-/// npu_fused_infer_attention_score(_v2) with the MLA rope parts and the learnable sink; and
+/// npu_fused_infer_attention_score(_v2) with the MLA rope parts and the learnable sink, in
+/// BNSD/BSND/BSH and in TND (with causal mode 3 and the log-sum-exp); and
 /// npu_nsa_compress / npu_nsa_compress_grad (aclnnNsaCompress/Grad) against float64.
 #[test]
 fn fusion_attention_with_sink_matches_cpu() {
@@ -1637,6 +1638,9 @@ fn fusion_attention_with_sink_matches_cpu() {
         "fia_mla_rope_bsh_prefill_f32",
         "fia_v2_sink_bsnd_f32",
         "fia_v2_sink_rope_bnsd_bf16",
+        "fia_v2_tnd_f32",
+        "fia_v2_tnd_rope_sink_causal_f32",
+        "fia_v2_tnd_rope_f16",
         "nsa_compress_f16",
         "nsa_compress_bf16",
     ] {

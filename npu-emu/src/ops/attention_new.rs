@@ -345,3 +345,52 @@ pub fn inference_attention_ext(
     let kv = View::of_slice(&mut kb, DType::F64, &ks);
     fused::inference_attention(&qv, &kv, v, pse, atten_mask, &p, out, lse)
 }
+
+/// The inference attention of `aclnnFusedInferAttentionScore` V3+ in layout TND: `p`
+/// carries the packed sequences (`p.varlen`, statistics `[N1, T, 8]`); each sequence is
+/// attended alone ([`fused::flash_attention`]), with the MLA `rope` parts and the `sink` as
+/// in [`inference_attention_ext`]. `lse` (`[T, N1, 1]`) gets each row's log-sum-exp.
+#[allow(clippy::too_many_arguments)]
+pub fn inference_attention_tnd(
+    q: &View,
+    k: &View,
+    v: &View,
+    rope: Option<(&View, &View, usize, usize)>,
+    sink: Option<&View>,
+    atten_mask: Option<&View>,
+    p: &FaParams,
+    out: &View,
+    lse: Option<&View>,
+) -> Result<(), String> {
+    let p = with_sink(p, sink)?;
+    let (t, n1) = (q.shape[0], q.shape[1]);
+    let mut stats = [vec![0f64; t * n1 * 8], vec![0f64; t * n1 * 8]];
+    let sh = [n1, t, 8];
+    let [mx, sm] = &mut stats;
+    let (mv, sv) = (
+        View::of_slice(mx, DType::F64, &sh),
+        View::of_slice(sm, DType::F64, &sh),
+    );
+    match rope {
+        None => fused::flash_attention(q, k, v, None, None, atten_mask, &p, &mv, &sv, out)?,
+        Some((qr, kr, d, dr)) => {
+            let (mut qb, qs) = with_rope(q, qr, d, dr)?;
+            let (mut kb, ks) = with_rope(k, kr, d, dr)?;
+            let qv = View::of_slice(&mut qb, DType::F64, &qs);
+            let kv = View::of_slice(&mut kb, DType::F64, &ks);
+            fused::flash_attention(&qv, &kv, v, None, None, atten_mask, &p, &mv, &sv, out)?
+        }
+    }
+    if let Some(l) = lse {
+        // Rows of sequences with no key have a zero sum: their log-sum-exp is -inf.
+        let vals: Vec<f64> = (0..t * n1)
+            .map(|i| {
+                let (row, n) = (i / n1, i % n1);
+                let at = (n * t + row) * 8;
+                stats[0][at] + stats[1][at].ln()
+            })
+            .collect();
+        store(vals, l)?;
+    }
+    Ok(())
+}

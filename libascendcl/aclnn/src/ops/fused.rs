@@ -2362,6 +2362,203 @@ fn infer_ext(
     Ok(InferExt { rope, sink })
 }
 
+/// Whether the C string `layout` is `want`.
+fn layout_is(layout: *const c_char, want: &str) -> bool {
+    // SAFETY: NULL or a NUL-terminated C string from the caller.
+    !layout.is_null() && unsafe { std::ffi::CStr::from_ptr(layout) }.to_bytes() == want.as_bytes()
+}
+
+/// FusedInferAttentionScore's arguments in layout TND: key/value lists, the actual-length
+/// arrays (cumulative ends, with their names), query/key heads, scale, pre/next tokens and
+/// the sparse mode.
+struct InferTnd {
+    kv: (Vec<T>, Vec<T>),
+    lens: [(*const c_void, &'static str); 2],
+    heads: [i64; 2],
+    scale: f64,
+    tokens: [i64; 2],
+    sparse: i64,
+}
+
+/// FusedInferAttentionScore V3/V4 in layout TND (query `[T1, N1, D]`, key `[T2, N2, D]`,
+/// value `[T2, N2, Dv]`, packed sequences given by the cumulative `actualSeqLengths` and
+/// `actualSeqLengthsKv`): each sequence is attended alone, sparse mode 0 (no mask) or 3
+/// (causal, the compressed `[2048, 2048]` mask), with the MLA rope parts and the learnable
+/// sink; softmaxLse is `[T1, N1, 1]`. Paged or quantized key/value, pse and the output
+/// quantization are not modelled in this layout.
+#[allow(clippy::too_many_arguments)]
+fn fused_infer_tnd(
+    api: &'static str,
+    q: &T,
+    tnd: InferTnd,
+    pse: Option<T>,
+    mask: Option<T>,
+    unmodelled: &[(*const c_void, &'static str)],
+    ext: [(*const c_void, &'static str); 3],
+    out: &T,
+    lse: Option<T>,
+    lse_flag: bool,
+) -> NnResult<Built> {
+    for &(h, name) in unmodelled {
+        if a::opt_tensor(h, name)?.is_some_and(|t| t.numel() > 0) {
+            return Err(NnError::invalid(format!(
+                "{name} is not supported by npu-emu with inputLayout TND (it models dense \
+                 key/value sequences there); pass nullptr"
+            )));
+        }
+    }
+    if pse.as_ref().is_some_and(|t| t.numel() > 0) {
+        return Err(NnError::invalid(
+            "pseShift is not supported with inputLayout TND; pass nullptr",
+        ));
+    }
+    let (ks, vs) = tnd.kv;
+    let (k, v) = one_kv(ks, vs)?;
+    a::dtype_in(q, &[DType::F16, DType::BF16, DType::F32])?;
+    same_dtype(&k, q)?;
+    same_dtype(&v, q)?;
+    let [num_heads, num_kv_heads] = tnd.heads;
+    let (qs, kss, vss) = (q.shape(), k.shape(), v.shape());
+    let n1 = usize::try_from(num_heads).unwrap_or(0);
+    let n2 = if num_kv_heads == 0 {
+        n1
+    } else {
+        usize::try_from(num_kv_heads).unwrap_or(0)
+    };
+    if qs.len() != 3 || kss.len() != 3 || vss.len() != 3 {
+        return Err(NnError::invalid(format!(
+            "inputLayout TND takes 3-D query, key and value [T, N, D]; got {qs:?}, {kss:?}, {vss:?}"
+        )));
+    }
+    if n1 == 0 || qs[1] != n1 || n2 == 0 || kss[1] != n2 || vss[1] != n2 || n1 % n2 != 0 {
+        return Err(NnError::invalid(format!(
+            "query {qs:?}, key {kss:?}, value {vss:?} do not have numHeads = {num_heads} query \
+             heads and numKeyValueHeads = {num_kv_heads} key/value heads (a divisor of numHeads)"
+        )));
+    }
+    if kss[2] != qs[2] || kss[0] != vss[0] || qs[2] == 0 {
+        return Err(NnError::invalid(format!(
+            "key {kss:?} must have query's head dim ({}) and value {vss:?} key's T",
+            qs[2]
+        )));
+    }
+    let mut ends = Vec::with_capacity(2);
+    for ((h, name), total) in tnd.lens.into_iter().zip([qs[0], kss[0]]) {
+        let Some(v) = a::opt_int_array(h, name)?.filter(|v| !v.is_empty()) else {
+            return Err(NnError::invalid(format!(
+                "{name} is required with inputLayout TND: each sequence's cumulative length"
+            )));
+        };
+        if v[0] < 0
+            || v.windows(2).any(|w| w[1] < w[0])
+            || *v.last().unwrap_or(&0) as usize != total
+        {
+            return Err(NnError::invalid(format!(
+                "{name} {v:?} must be cumulative (non-negative, non-decreasing) and end at T = {total}"
+            )));
+        }
+        ends.push(v.into_iter().map(|x| x as usize).collect::<Vec<_>>());
+    }
+    let kv_ends = ends.pop().unwrap_or_default();
+    let q_ends = ends.pop().unwrap_or_default();
+    if q_ends.len() != kv_ends.len() {
+        return Err(NnError::invalid(format!(
+            "{} has {} sequences and {} {}; they must match",
+            tnd.lens[0].1,
+            q_ends.len(),
+            tnd.lens[1].1,
+            kv_ends.len()
+        )));
+    }
+    let mask = match (tnd.sparse, mask.filter(|m| m.numel() > 0)) {
+        (0, None) => None,
+        (3, Some(m)) => {
+            a::dtype_in(&m, &[DType::Bool, DType::U8, DType::I8])?;
+            if m.shape().iter().rev().take(2).any(|&d| d != 2048) || m.numel() != 2048 * 2048 {
+                return Err(NnError::invalid(format!(
+                    "attenMask has shape {:?}; sparseMode 3 takes the compressed [2048, 2048] mask",
+                    m.shape()
+                )));
+            }
+            Some(m)
+        }
+        (sp, m) => {
+            return Err(NnError::invalid(format!(
+                "sparseMode {sp} {} with inputLayout TND is not supported by npu-emu (mode 0 \
+                 without attenMask and mode 3 with the compressed mask are)",
+                if m.is_some() {
+                    "with attenMask"
+                } else {
+                    "without attenMask"
+                }
+            )))
+        }
+    };
+    let dm = FaDims {
+        b: 1,
+        n1,
+        n2,
+        s1: qs[0],
+        s2: kss[0],
+        d: qs[2],
+        dv: vss[2],
+    };
+    let e = infer_ext(q, &k, &dm, ext)?;
+    same_dtype(out, q)?;
+    a::same_shape(out, &[qs[0], n1, vss[2]])?;
+    let lse = if lse_flag {
+        let Some(t) = lse else {
+            return Err(NnError::nullptr(
+                "softmaxLse is nullptr with softmaxLseFlag true",
+            ));
+        };
+        a::dtype_in(&t, &[DType::F32])?;
+        a::same_shape(&t, &[qs[0], n1, 1])?;
+        Some(t)
+    } else {
+        None
+    };
+    let mut p = FaParams::training(
+        FaLayout::Tnd,
+        n1,
+        tnd.scale,
+        1.0,
+        tnd.tokens[0],
+        tnd.tokens[1],
+        tnd.sparse,
+    );
+    p.varlen = Some(VarLen {
+        q_ends,
+        kv_ends,
+        stats_tnd: false,
+    });
+    let mut l = Launch::new(api);
+    l.input(q);
+    l.input(&k);
+    l.input(&v);
+    let im = mask.as_ref().map(|t| l.input(t));
+    let ir = e
+        .rope
+        .as_ref()
+        .map(|(qr, kr, d, dr)| (l.input(qr), l.input(kr), *d, *dr));
+    let is = e.sink.as_ref().map(|t| l.input(t));
+    let o = l.output(out);
+    let il = lse.as_ref().map(|t| l.output(t));
+    l.finish(move |vs, _| {
+        attention_new::inference_attention_tnd(
+            &vs[0],
+            &vs[1],
+            &vs[2],
+            ir.map(|(q, k, d, dr)| (&vs[q], &vs[k], d, dr)),
+            is.map(|i| &vs[i]),
+            im.map(|i| &vs[i]),
+            &p,
+            &vs[o],
+            il.map(|i| &vs[i]),
+        )
+    })
+}
+
 /// `attenMask` resolved for sparse mode `sparse` (modes 2-4 need the compressed mask).
 fn infer_mask(mask: &Option<T>, dm: &FaDims, sparse: i64) -> NnResult<Option<T>> {
     match mask {
@@ -3594,6 +3791,32 @@ unsafe fn fused_infer(
             "keyAntiquantScaleOptional and valueAntiquantScaleOptional must both be given or \
              both be nullptr",
         ));
+    }
+    if layout_is(layout, "TND") {
+        let modelled_null = [3, 4, 5, 6, 7, 10, 11, 12, 13].map(at);
+        let tnd = InferTnd {
+            kv: (ks, vs),
+            lens: [
+                (actual_seq, nm("actualSeqLengthsOptional")),
+                (actual_seq_kv, nm("actualSeqLengthsKvOptional")),
+            ],
+            heads: [num_heads, num_kv_heads],
+            scale,
+            tokens: [pre, next],
+            sparse,
+        };
+        return fused_infer_tnd(
+            api,
+            &q,
+            tnd,
+            pse,
+            mask,
+            &modelled_null,
+            [at(17), at(18), at(21)],
+            &out,
+            lse_flag.then_some(lse).flatten(),
+            lse_flag,
+        );
     }
     let (k, v, kls, vls, sb) = kv_lists(&q, ks, vs, layout, num_heads)?;
     let mut kv = kv_in(
