@@ -1,7 +1,8 @@
 """PyTorch's fused optimizers through torch_npu against CPU torch's plain ones: SGD(fused=True)
 (aclnnFusedSgd) with momentum, dampening, nesterov, weight decay and maximize; AdamW(fused=True)
 (aclnnApplyAdamWV2, which torch_npu calls with `state_steps - 1`) with amsgrad and maximize over
-several steps; Adam(fused=True) (torch_npu falls back to CPU for it); and fused SGD under a
+several steps; Adam(fused=True) (below Ascend 950 torch_npu falls back to CPU for it; on 950
+it runs aclnnFusedAdam, see fused_adam.py); and fused SGD under a
 GradScaler that skips an overflowing step (the scale reaches aclnnFusedSgd, found-inf torch_npu). Prints PASS/FAIL per case and exits
 1 when any case fails.
 """

@@ -538,6 +538,71 @@ fn example_amp_prints_the_documented_results() {
 }
 
 #[test]
+fn example_fused_adam_prints_the_documented_results() {
+    // aclnnFusedAdam with the reference's example inputs (step 3 and 4 counted as steps 4 and
+    // 5, gradient scale 2, amsgrad), maximize with weight decay, a found-inf of 1 that skips
+    // the step, and the documented argument errors (values from a float64 Adam step)
+    let mut want: Vec<String> = vec![];
+    let rows: [(&str, &[&str]); 10] = [
+        ("1 param", &["0.999983", "1.999975", "2.999970", "7.999950"]),
+        ("1 grad", &["0.050000", "0.100000", "0.150000", "0.400000"]),
+        (
+            "1 expAvg",
+            &["0.095000", "0.190000", "0.285000", "0.760000"],
+        ),
+        (
+            "1 expAvgSq",
+            &["0.099903", "0.199810", "0.299723", "0.799360"],
+        ),
+        (
+            "1 maxExpAvgSq",
+            &["1.000000", "2.000000", "3.000000", "8.000000"],
+        ),
+        (
+            "2 param",
+            &["9.000148", "10.000214", "11.000263", "12.000305"],
+        ),
+        ("2 grad", &["0.450000", "0.500000", "0.550000", "0.600000"]),
+        (
+            "2 expAvg",
+            &["-0.855000", "-1.750000", "-2.645000", "-3.540000"],
+        ),
+        (
+            "2 expAvgSq",
+            &["0.999202", "1.998250", "2.997303", "3.996360"],
+        ),
+        (
+            "2 maxExpAvgSq",
+            &["0.999202", "1.998250", "2.997303", "3.996360"],
+        ),
+    ];
+    for (name, vals) in rows {
+        let last = if name.starts_with('1') { 7 } else { 3 };
+        for (i, v) in vals.iter().enumerate() {
+            let at = if i == 3 { last } else { i };
+            want.push(format!("{name}[{at}] is: {v}"));
+        }
+    }
+    for line in [
+        "maximize param[0] is: 1.100000",
+        "maximize param[1] is: -2.100000",
+        "maximize expAvg[0] is: -0.040000",
+        "maximize expAvg[1] is: 0.005000",
+        "skipped param[0] is: 1.100000",
+        "skipped grad[1] is: -0.250000",
+        "null params: 161001",
+        "short stateSteps: 161002",
+        "grad shape: 161002",
+        "amsgrad max shape: 161002",
+        "int32 params: 161002",
+    ] {
+        want.push(line.into());
+    }
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    example("example_fused_adam.cpp", &want);
+}
+
+#[test]
 fn example_grads_prints_the_documented_results() {
     // Im2colBackward and RepeatInterleaveGrad with the reference's example inputs, and
     // InplaceFillDiagonal with wrap, then argument errors

@@ -905,6 +905,23 @@ fn fused_optimizers_match_cpu() {
     }
 }
 
+/// `tests/python/fused_adam.py` on an emulated Ascend 950 (`NPU_EMU_SOC=Ascend950PR`, where
+/// torch_npu runs `torch.optim.Adam(fused=True)` through aclnnFusedAdam instead of falling
+/// back to CPU torch): weight decay, betas, amsgrad, maximize, a GradScaler's scale and
+/// found-inf, float16 and bfloat16 parameters and more than 512 tensors, against CPU torch,
+/// and AdamW / SGD(fused=True) on the same SoC.
+#[test]
+fn adam_fused_runs_aclnn_fused_adam_on_ascend950() {
+    pytest("fused_adam.py", "export NPU_EMU_SOC=Ascend950PR");
+}
+
+/// `tests/python/probe30a.py`: the cases probe30a's PyTorch scripts found wrong and that were
+/// fixed (an integer tensor clamped with floating bounds is promoted, not truncated).
+#[test]
+fn probe30a_cases_match_cpu() {
+    pytest("probe30a.py", "");
+}
+
 /// `tests/python/npu_aclop_apis.py`: torch_npu's own APIs that op-plugin implements only as
 /// aclop calls (npu_transpose, npu_broadcast, npu_slice, npu_pad, npu_silu(_), npu_mish,
 /// npu_max / npu_min with their gradient through npu_scatter, npu_format_cast and copies

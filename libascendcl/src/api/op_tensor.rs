@@ -36,6 +36,8 @@
 //! | SoftmaxCrossEntropyWithLogits | features [N, C], labels [N, C] | | loss [N], backprop [N, C] |
 //! | OneHotD (`npu_one_hot`) | indices, on_value [1], off_value [1] | axis (-1), depth (required) | y |
 //! | ReduceSum | x, axes (int list; empty: all) | keep_dims (false) | y |
+//! | LpNormReduceV2 (`torch.norm` / `linalg.vector_norm` with another `p` than 0, 1, 2, 3, +-inf) | x (FLOAT) | p (2.0; +-2147483647: +-inf), axes (list int; empty: all), keepdim (false), epsilon (0) | y = sum(\|x\|^p) (max / min of \|x\| for +-inf, nonzeros for 0) |
+//! | LpNormUpdateV2 | x (FLOAT, LpNormReduceV2's y) | p (2.0), epsilon (0) | y = max(x^(1/p), epsilon) |
 //! | Conv2D | x, filter (, bias) | strides, pads, dilations ([1,1,1,1]), groups (1), data_format ("NCHW") | y |
 //! | Conv2DBackpropInput | input_size (int list), filter, out_backprop | as Conv2D | y (dx) |
 //! | Conv2DBackpropFilter | x, filter_size (int list), out_backprop | as Conv2D | y (dw) |
@@ -71,7 +73,7 @@ const MASK: &[DType] = &[DType::Bool, DType::U8];
 
 /// (op type, inputs, outputs): each input is a tensor `T`, an integer list `L` or an
 /// optional tensor `o` (which may be left out at the end of the call).
-const OPS: [(&str, &str, usize); 50] = [
+const OPS: [(&str, &str, usize); 52] = [
     ("Transpose", "TL", 1),
     ("BroadcastTo", "TL", 1),
     ("Slice", "TLL", 1),
@@ -104,6 +106,8 @@ const OPS: [(&str, &str, usize); 50] = [
     ("Conv2DBackpropInput", "LTT", 1),
     ("Conv2DBackpropFilter", "TLT", 1),
     ("ReduceSum", "TL", 1),
+    ("LpNormReduceV2", "T", 1),
+    ("LpNormUpdateV2", "T", 1),
     ("Add", "TT", 1),
     ("AddV2", "TT", 1),
     ("Sub", "TT", 1),
@@ -587,6 +591,29 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
                 keep_dims: get_int(op, &a, "keep_dims", Some(0))? != 0,
             }
         }
+        "LpNormReduceV2" => {
+            let mut axes: Vec<usize> = match a.get("axes") {
+                None => vec![],
+                Some(_) => get_list(op, &a, "axes")?,
+            }
+            .into_iter()
+            .map(|d| dim_of(op, d, rank, "attr axes entry"))
+            .collect::<Result<_, _>>()?;
+            if axes.is_empty() {
+                axes = (0..rank).collect();
+            }
+            axes.sort_unstable();
+            axes.dedup();
+            TensorOp::LpNormReduce {
+                p: get_num(op, &a, "p", 2.0)?,
+                axes,
+                keep_dims: get_int(op, &a, "keepdim", Some(0))? != 0,
+            }
+        }
+        "LpNormUpdateV2" => TensorOp::LpNormUpdate {
+            p: get_num(op, &a, "p", 2.0)?,
+            eps: get_num(op, &a, "epsilon", 0.0)?,
+        },
         "ArgMaxGrad" => TensorOp::ScatterElements {
             axis: dim_of(
                 op,
@@ -691,7 +718,9 @@ fn dtype_rule(op: &str, output: bool, i: usize) -> (&'static [DType], bool) {
             | "BatchMatMul"
             | "LayerNormV3"
             | "SoftmaxCrossEntropyWithLogits"
-            | "Iou",
+            | "Iou"
+            | "LpNormReduceV2"
+            | "LpNormUpdateV2",
             _,
             _,
         ) => (FLOATS, true),

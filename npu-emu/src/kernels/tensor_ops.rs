@@ -89,6 +89,18 @@ pub enum TensorOp {
     /// `y` = the sum of `x` over `axes` (sorted, unique; none: every dimension), keeping
     /// them as size 1 when `keep_dims`.
     ReduceSum { axes: Vec<usize>, keep_dims: bool },
+    /// `LpNormReduceV2` (torch_npu's `norm` / `linalg_vector_norm` for a `p` other than 0, 1,
+    /// 2, 3 and +-inf before CANN 9.0): `y = sum(|x|^p)` over `axes` (as ReduceSum); for
+    /// `p` +-inf (+-`INT_MAX`, as torch_npu passes them) the max (min) of `|x|`, for `p` 0 the
+    /// count of nonzeros. `LpNormUpdateV2` takes the root.
+    LpNormReduce {
+        p: f64,
+        axes: Vec<usize>,
+        keep_dims: bool,
+    },
+    /// `LpNormUpdateV2`: `y = max(x^(1/p), epsilon)` elementwise (`y = max(x, epsilon)` for
+    /// `p` 0 and +-inf, whose reduction is already the norm).
+    LpNormUpdate { p: f64, eps: f64 },
     /// outputs (indices INT32, values): the first extreme along `dim`.
     ArgWithValue {
         max: bool,
@@ -415,7 +427,11 @@ impl TensorOp {
                 want.insert(*axis, *depth);
                 same(y, &want, "y", "indices with the depth inserted")?;
             }
-            TensorOp::ReduceSum { axes, keep_dims } => {
+            TensorOp::LpNormUpdate { .. } => same(x, y, "y", "x")?,
+            TensorOp::ReduceSum { axes, keep_dims }
+            | TensorOp::LpNormReduce {
+                axes, keep_dims, ..
+            } => {
                 let want: Vec<usize> = (0..x.len())
                     .filter_map(|d| match (axes.contains(&d), keep_dims) {
                         (false, _) => Some(x[d]),
@@ -643,6 +659,27 @@ impl TensorOp {
                 }
                 store(out, DType::F64, y)
             }
+            TensorOp::LpNormReduce { p, axes, .. } => match lp_special(*p) {
+                Some(q) => reduce::reduce(reduce::Reduce::Norm(q), x, axes, y, false),
+                None => {
+                    let pw = crate::ops::view::Scratch::new(DType::F64, &x.shape);
+                    let p = *p;
+                    iter::map1::<f64, f64>(x, &pw.view, move |v| v.abs().powf(p))?;
+                    reduce::reduce(reduce::Reduce::Sum, &pw.view, axes, y, false)
+                }
+            },
+            TensorOp::LpNormUpdate { p, eps } => {
+                let (root, eps) = (lp_special(*p).is_none(), *eps);
+                let inv = 1.0 / *p;
+                iter::map1::<f64, f64>(x, y, move |v| {
+                    let r = if root { v.powf(inv) } else { v };
+                    if r < eps {
+                        eps
+                    } else {
+                        r
+                    }
+                })
+            }
             TensorOp::ReduceSum { axes, .. } => {
                 let int_acc = y.dtype.class() == crate::ops::dtype::Class::Int;
                 reduce::reduce(reduce::Reduce::Sum, x, axes, y, int_acc)
@@ -680,6 +717,21 @@ impl TensorOp {
                 )
             }
         }
+    }
+}
+
+/// The `p` of an LpNorm operator whose reduction is the norm itself: 0 (count of nonzeros)
+/// and +-inf, which torch_npu passes as +-`INT_MAX` (as a float) or as infinities.
+fn lp_special(p: f64) -> Option<f64> {
+    const INT_MAX: f64 = i32::MAX as f64;
+    if p == 0.0 {
+        Some(0.0)
+    } else if p >= INT_MAX {
+        Some(f64::INFINITY)
+    } else if p <= -INT_MAX {
+        Some(f64::NEG_INFINITY)
+    } else {
+        None
     }
 }
 

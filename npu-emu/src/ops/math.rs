@@ -359,6 +359,19 @@ fn unary_int(op: Unary, x: &View, out: &View) -> Result<(), String> {
         Unary::BitwiseNot if is_bool => m!(|v: i64| (v == 0) as i64),
         Unary::BitwiseNot => m!(|v: i64| !v),
         Unary::LeakyRelu(s) => map1::<f64, f64>(x, out, move |v| if v > 0.0 { v } else { v * s }),
+        // Floating bounds of an integer tensor promote the result (torch's `clamp(int, 2.5)`
+        // is a float tensor): compare in float64 when the output is floating, so the bound is
+        // not truncated first.
+        Unary::Clamp(lo, hi) if out.dtype.is_float() => map1::<f64, f64>(x, out, move |v| {
+            let mut r = v;
+            if let Some(l) = lo {
+                r = r.max(l);
+            }
+            if let Some(h) = hi {
+                r = r.min(h);
+            }
+            r
+        }),
         Unary::Clamp(lo, hi) => {
             let lo = lo.map(|v| v as i64);
             let hi = hi.map(|v| v as i64);

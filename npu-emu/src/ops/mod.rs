@@ -35,7 +35,7 @@
 //!   torch_npu reaches beyond these);
 //! - [`breadth`]: permute, split, gather_v2, index_copy, is_inf, PReLU, GLU, threshold, logit,
 //!   logaddexp, sinc, heaviside (operators of the aclnn reference beyond the core families);
-//! - [`optim`]: the fused AdamW steps (ApplyAdamWV2, ApplyAdamW);
+//! - [`optim`]: the fused optimizer steps (ApplyAdamWV2, ApplyAdamW, FusedSgd, FusedAdam);
 //! - [`sampling`]: normal with tensor mean and std (over [`random`]);
 //! - [`fused`]: RMS norm, rotary position embedding, SwiGLU, flash attention and their
 //!   backward forms (the fused operators of large-model code);

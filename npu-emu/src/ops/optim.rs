@@ -1,13 +1,14 @@
 //! Fused optimizer steps: AdamW (`ApplyAdamWV2`), as PyTorch's `torch.optim.AdamW` defines
 //! it, CANN's `ApplyAdamW` (V1: hyper-parameters and `beta^(t-1)` in device tensors, see
-//! [`adamw_v1`]) and SGD (`FusedSgd`, [`sgd`]). A step is a few chunked elementwise passes
-//! over the engine's iterator (each computing in float64 and rounding once into its stored
-//! dtype), updating the optimizer's state (`m`, `v`, the running maximum of `v`, the momentum
+//! [`adamw_v1`]), SGD (`FusedSgd`, [`sgd`]) and Adam (`FusedAdam`, [`adam`]). A step is a
+//! few chunked elementwise passes over the engine's iterator (each computing in float64 and
+//! rounding once into its stored dtype), updating the optimizer's state (`m`, `v`, the running maximum of `v`, the momentum
 //! buffer) and the parameter in place.
 
+use super::dtype::DType;
 use super::elem;
-use super::iter::{map1, map2, map3};
-use super::view::View;
+use super::iter::{copy, map1, map2, map3};
+use super::view::{Scratch, View};
 
 /// The hyper-parameters of one AdamW step.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +62,103 @@ pub fn adamw(
     map3::<f64, f64>(var, m, second, var, move |p, m, s| {
         p * decay - lr / bias1 * m / (s.sqrt() / sqrt_bias2 + eps)
     })
+}
+
+/// The hyper-parameters of one `FusedAdam` step (PyTorch's `torch.optim.Adam`: the weight
+/// decay is L2, added to the gradient, not AdamW's decoupled decay).
+#[derive(Clone, Copy, Debug)]
+pub struct Adam {
+    pub lr: f64,
+    pub beta1: f64,
+    pub beta2: f64,
+    pub weight_decay: f64,
+    pub eps: f64,
+    pub amsgrad: bool,
+    pub maximize: bool,
+}
+
+/// Whether a `foundInfOptional` view holds exactly 1 (the `FusedAdam` kernel then skips the
+/// whole step: no parameter, state or gradient is written).
+pub fn found_inf(found_inf: Option<&View>) -> bool {
+    // SAFETY: `found_inf` is a checked view with at least one element.
+    found_inf.is_some_and(|f| unsafe { elem::read_f64(f.dtype, f.ptr) } == 1.0)
+}
+
+/// One `FusedAdam` step of one parameter as CANN's kernel computes it. `step` (INT64 or
+/// FLOAT, its first element) is the number of steps taken before; the kernel counts this one
+/// as `t = step + 1`. With a gradient scale `s` the gradient is unscaled (`g * (1 / s)`, the
+/// float reciprocal) and written back; then `d = (maximize ? -g : g) + wd p`, `m = b1 m + (1 -
+/// b1) d`, `v = b2 v + (1 - b2) d^2`, with amsgrad `vmax = max(vmax, v)`, and `p = p - lr /
+/// (1 - b1^t) * m / (sqrt(vmax or v) / sqrt(1 - b2^t) + eps)`. As the kernel keeps one
+/// parameter's values in wide local buffers, the update uses the new moments before they are
+/// rounded into their stored type (a FLOAT16 `v` that rounds to 0 still divides by its value).
+#[allow(clippy::too_many_arguments)]
+pub fn adam(
+    p: &View,
+    grad: &View,
+    m: &View,
+    v: &View,
+    vmax: Option<&View>,
+    step: &View,
+    scale: Option<&View>,
+    h: Adam,
+) -> Result<(), String> {
+    // SAFETY: `step` is a checked view with at least one element.
+    let before = unsafe { elem::read_f64(step.dtype, step.ptr) };
+    if !before.is_finite() || before < 0.0 {
+        return Err(format!(
+            "stateSteps holds {before}; it must be the number of steps taken before this one \
+             (0 or more)"
+        ));
+    }
+    let inv = match scale {
+        // SAFETY: `scale` is a checked one-element view.
+        Some(s) => (1.0 / unsafe { elem::read_f64(s.dtype, s.ptr) } as f32) as f64,
+        None => 1.0,
+    };
+    let t = before + 1.0;
+    let sign = if h.maximize { -1.0 } else { 1.0 };
+    let (b1, b2, wd) = (h.beta1, h.beta2, h.weight_decay);
+    let d = move |g: f64, p: f64| sign * g * inv + wd * p;
+    let (mf, vf) = (
+        Scratch::new(DType::F64, &p.shape),
+        Scratch::new(DType::F64, &p.shape),
+    );
+    map3::<f64, f64>(m, grad, p, &mf.view, move |m, g, p| {
+        b1 * m + (1.0 - b1) * d(g, p)
+    })?;
+    map3::<f64, f64>(v, grad, p, &vf.view, move |v, g, p| {
+        let d = d(g, p);
+        b2 * v + (1.0 - b2) * d * d
+    })?;
+    let second = match vmax {
+        Some(mx) if h.amsgrad => {
+            let xf = Scratch::new(DType::F64, &p.shape);
+            map2::<f64, f64>(mx, &vf.view, &xf.view, |a, b| {
+                if b > a || a.is_nan() {
+                    b
+                } else {
+                    a
+                }
+            })?;
+            copy(&xf.view, mx)?;
+            Some(xf)
+        }
+        _ => None,
+    };
+    let step_size = h.lr / (1.0 - b1.powf(t));
+    let sqrt_bias2 = (1.0 - b2.powf(t)).sqrt();
+    let eps = h.eps;
+    let sv = second.as_ref().map_or(&vf.view, |x| &x.view);
+    map3::<f64, f64>(p, &mf.view, sv, p, move |p, m, s| {
+        p - step_size * m / (s.sqrt() / sqrt_bias2 + eps)
+    })?;
+    copy(&mf.view, m)?;
+    copy(&vf.view, v)?;
+    if scale.is_some() {
+        map1::<f64, f64>(grad, grad, move |g| g * inv)?;
+    }
+    Ok(())
 }
 
 /// The scalars of an `ApplyAdamW` (V1) step, read from one-element device tensors:
@@ -201,6 +299,71 @@ mod tests {
         for i in 0..2 {
             assert!((p[i] - rp[i]).abs() < 1e-12, "{p:?} {rp:?}");
         }
+    }
+
+    #[test]
+    fn adam_step_unscales_adds_l2_decay_and_keeps_the_max() {
+        // one FusedAdam step (step tensor 2: this is step 3) against the formula in float64
+        let (mut p, mut g) = (vec![1.0f64, -2.0], vec![0.5f64, -1.0]);
+        let (mut m, mut v, mut mx) = (vec![0.1f64, 0.2], vec![0.01f64, 0.5], vec![0.2f64, 0.0]);
+        let (mut st, mut sc) = (vec![2.0f32, 9.0], vec![4.0f32]);
+        let h = Adam {
+            lr: 0.1,
+            beta1: 0.9,
+            beta2: 0.99,
+            weight_decay: 0.05,
+            eps: 1e-8,
+            amsgrad: true,
+            maximize: true,
+        };
+        let (p0, g0, m0, v0, x0) = (p.clone(), g.clone(), m.clone(), v.clone(), mx.clone());
+        let f = |x: &mut Vec<f64>| View::of_slice(x, DType::F64, &[2]);
+        let (vp, vg, vm, vv, vx) = (f(&mut p), f(&mut g), f(&mut m), f(&mut v), f(&mut mx));
+        let vs = View::of_slice(&mut st, DType::F32, &[2]);
+        let vsc = View::of_slice(&mut sc, DType::F32, &[1]);
+        adam(&vp, &vg, &vm, &vv, Some(&vx), &vs, Some(&vsc), h).unwrap();
+        for i in 0..2 {
+            let gi = g0[i] * 0.25;
+            let d = -gi + 0.05 * p0[i];
+            let mi = 0.9 * m0[i] + 0.1 * d;
+            let vi = 0.99 * v0[i] + 0.01 * d * d;
+            let xi = f64::max(x0[i], vi);
+            let pi = p0[i]
+                - 0.1 / (1.0 - 0.9f64.powi(3)) * mi
+                    / (xi.sqrt() / (1.0 - 0.99f64.powi(3)).sqrt() + 1e-8);
+            assert!((g[i] - gi).abs() < 1e-15, "{g:?}");
+            assert!(
+                (m[i] - mi).abs() < 1e-15 && (v[i] - vi).abs() < 1e-15,
+                "{m:?} {v:?}"
+            );
+            assert!((mx[i] - xi).abs() < 1e-15, "{mx:?}");
+            assert!((p[i] - pi).abs() < 1e-12, "{p:?} vs {pi}");
+        }
+    }
+
+    #[test]
+    fn adam_updates_from_the_unrounded_moments() {
+        // a FLOAT16 second moment that rounds to 0 must not leave the update as m / eps
+        let mut p = vec![half::f16::from_f32(0.5)];
+        let mut g = vec![half::f16::from_f32(1e-4)];
+        let (mut m, mut v) = (vec![half::f16::ZERO], vec![half::f16::ZERO]);
+        let mut st = vec![0i64];
+        let h = Adam {
+            lr: 0.01,
+            beta1: 0.9,
+            beta2: 0.999,
+            weight_decay: 0.0,
+            eps: 1e-8,
+            amsgrad: false,
+            maximize: false,
+        };
+        let f = |x: &mut Vec<half::f16>| View::of_slice(x, DType::F16, &[1]);
+        let (vp, vg, vm, vv) = (f(&mut p), f(&mut g), f(&mut m), f(&mut v));
+        let vs = View::of_slice(&mut st, DType::I64, &[1]);
+        adam(&vp, &vg, &vm, &vv, None, &vs, None, h).unwrap();
+        assert_eq!(v[0], half::f16::ZERO);
+        // step 1: m_hat / sqrt(v_hat) = sign(g), so p moves by lr
+        assert!((p[0].to_f32() - 0.49).abs() < 1e-3, "{}", p[0]);
     }
 
     #[test]

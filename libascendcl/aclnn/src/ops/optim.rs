@@ -1,6 +1,7 @@
 //! Fused optimizer steps: `aclnn_apply_adam_w_v2.h` (ApplyAdamWV2),
 //! `aclnn_apply_adam_w.h` (ApplyAdamW, hyper-parameters in device tensors) and
-//! `aclnn_fused_sgd.h` (FusedSgd). The engine is
+//! `aclnn_fused_sgd.h` (FusedSgd) and `aclnn_fused_adam.h` (FusedAdam, what torch_npu runs for
+//! `torch.optim.Adam(fused=True)`). The engine is
 //! `npu_emu::ops::optim`; `varRef`, `mRef`, `vRef` and (with amsgrad) `maxGradNormOptionalRef`
 //! are updated in place. The step count is read from the `step` tensor when the task runs
 //! (as CANN's kernel, this step is that count plus one; a negative count fails the task).
@@ -9,7 +10,7 @@ use super::args::{self as a, FLOATS3};
 use super::launch::{phase1, Launch};
 use crate::status::NnError;
 use npu_emu::ops::dtype::DType;
-use npu_emu::ops::optim::{self, AdamW, AdamWV1, Sgd};
+use npu_emu::ops::optim::{self, Adam, AdamW, AdamWV1, Sgd};
 use std::ffi::c_void;
 
 #[allow(clippy::too_many_arguments)]
@@ -348,4 +349,167 @@ pub unsafe extern "C" fn aclnnFusedSgdGetWorkspaceSize(
     )
 }
 
-crate::phase2!(aclnnApplyAdamWV2, aclnnApplyAdamW, aclnnFusedSgd);
+/// An optional one-element FLOAT tensor of FusedAdam (`gradScaleOptional`,
+/// `foundInfOptional`); an empty tensor counts as absent, as torch_npu may pass one.
+fn adam_scalar(h: *const c_void, name: &'static str) -> Result<Option<a::T>, NnError> {
+    let t = a::opt_tensor(h, name)?.filter(|t| t.numel() > 0);
+    if let Some(t) = &t {
+        a::dtype_in(t, &[DType::F32])?;
+        if t.numel() != 1 {
+            return Err(NnError::invalid(format!(
+                "{name} must hold one element, but its shape is {:?}",
+                t.shape()
+            )));
+        }
+    }
+    Ok(t)
+}
+
+/// `aclnn_fused_adam.h` (FusedAdam): one Adam step of every parameter of the lists, in place
+/// (parameters, first and second moments, with amsgrad their running maximum, and with a
+/// gradient scale the unscaled gradients). The checks follow the reference's error table:
+/// null lists, data types (parameters, gradients and moments FLOAT16, BFLOAT16 or FLOAT32,
+/// all one type; stateSteps INT64 or FLOAT32; the scale and found-inf FLOAT), shapes, and the
+/// list lengths. An empty maxExpAvgSqsRef list counts as absent (what torch passes without
+/// amsgrad). A found-inf of 1 skips the whole step when the task runs.
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFusedAdamGetWorkspaceSize(
+    paramsRef: *const c_void,
+    gradsRef: *const c_void,
+    expAvgsRef: *const c_void,
+    expAvgSqsRef: *const c_void,
+    maxExpAvgSqsRef: *const c_void,
+    stateSteps: *const c_void,
+    gradScaleOptional: *const c_void,
+    foundInfOptional: *const c_void,
+    lr: f64,
+    beta1: f64,
+    beta2: f64,
+    weightDecay: f64,
+    eps: f64,
+    amsgrad: bool,
+    maximize: bool,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnFusedAdamGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let params = a::tensor_list(paramsRef, "paramsRef")?;
+            let grads = a::tensor_list(gradsRef, "gradsRef")?;
+            let avgs = a::tensor_list(expAvgsRef, "expAvgsRef")?;
+            let sqs = a::tensor_list(expAvgSqsRef, "expAvgSqsRef")?;
+            let steps = a::tensor_list(stateSteps, "stateSteps")?;
+            let maxs = if maxExpAvgSqsRef.is_null() {
+                None
+            } else {
+                Some(a::tensor_list(maxExpAvgSqsRef, "maxExpAvgSqsRef")?).filter(|v| !v.is_empty())
+            };
+            if amsgrad && maxs.is_none() {
+                return Err(NnError::nullptr(
+                    "maxExpAvgSqsRef is nullptr or empty, but amsgrad is true",
+                ));
+            }
+            let scale = adam_scalar(gradScaleOptional, "gradScaleOptional")?;
+            let inf = adam_scalar(foundInfOptional, "foundInfOptional")?;
+            if params.is_empty() {
+                return Err(NnError::invalid("paramsRef is an empty list"));
+            }
+            let maxs = if amsgrad { maxs } else { None };
+            let lists = [Some(&grads), Some(&avgs), Some(&sqs), maxs.as_ref()];
+            let names = ["gradsRef", "expAvgsRef", "expAvgSqsRef", "maxExpAvgSqsRef"];
+            for (i, p) in params.iter().enumerate() {
+                a::dtype_in(p, FLOATS3)?;
+                a::same_dtype(p, &params[0])?;
+                for l in lists.iter().flatten() {
+                    if let Some(t) = l.get(i) {
+                        a::dtype_in(t, FLOATS3)?;
+                        a::same_dtype(t, &params[0])?;
+                    }
+                }
+            }
+            for (list, name) in lists.iter().zip(names) {
+                if let Some(l) = list {
+                    if l.len() != params.len() {
+                        return Err(NnError::invalid(format!(
+                            "{name} has {} tensors, but paramsRef has {}",
+                            l.len(),
+                            params.len()
+                        )));
+                    }
+                }
+            }
+            for (i, p) in params.iter().enumerate() {
+                a::max_dims(p, 8)?;
+                for t in lists.iter().flatten().map(|l| &l[i]) {
+                    a::same_shape(t, p.shape())?;
+                }
+            }
+            if steps.len() != params.len() {
+                return Err(NnError::invalid(format!(
+                    "stateSteps has {} tensors, but paramsRef has {}",
+                    steps.len(),
+                    params.len()
+                )));
+            }
+            for s in &steps {
+                a::dtype_in(s, &[DType::I64, DType::F32])?;
+                if s.numel() == 0 {
+                    return Err(NnError::invalid(
+                        "a stateSteps tensor is empty; each holds the step count in its first \
+                         element",
+                    ));
+                }
+            }
+            let h = Adam {
+                lr,
+                beta1,
+                beta2,
+                weight_decay: weightDecay,
+                eps,
+                amsgrad,
+                maximize,
+            };
+            let n = params.len();
+            let mut l = Launch::new("aclnnFusedAdam");
+            let s0 = l.inputs(&steps);
+            let scale_at = scale.as_ref().map(|s| l.input(s));
+            let inf_at = inf.as_ref().map(|s| l.input(s));
+            let p0 = l.outputs(&params);
+            let g0 = l.outputs(&grads);
+            let m0 = l.outputs(&avgs);
+            let v0 = l.outputs(&sqs);
+            let x0 = maxs.as_ref().map(|x| l.outputs(x));
+            l.finish(move |x, _| {
+                if optim::found_inf(inf_at.map(|i| &x[i])) {
+                    return Ok(());
+                }
+                let scale = scale_at.map(|i| &x[i]);
+                for i in 0..n {
+                    let mx = x0.map(|x0| &x[x0 + i]);
+                    optim::adam(
+                        &x[p0 + i],
+                        &x[g0 + i],
+                        &x[m0 + i],
+                        &x[v0 + i],
+                        mx,
+                        &x[s0 + i],
+                        scale,
+                        h,
+                    )?;
+                }
+                Ok(())
+            })
+        },
+    )
+}
+
+crate::phase2!(
+    aclnnApplyAdamWV2,
+    aclnnApplyAdamW,
+    aclnnFusedSgd,
+    aclnnFusedAdam
+);
