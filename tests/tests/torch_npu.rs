@@ -989,6 +989,46 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
     );
 }
 
+/// `tests/python/aclop_contrib.py`: torch_npu's documented contrib / CV APIs that op-plugin
+/// implements only as aclop operators: dropout_with_byte_mask, DropoutWithByteMask and
+/// `_dropout_with_byte_mask` with its backward (DropOutGenMaskV3, DropOutDoMaskV3: the values
+/// are 0 or x / keep, the kept fraction near keep, the mask reproducible for a seed) and
+/// npu_roi_align / contrib ROIAlign forward and backward (ROIAlign, ROIAlignGrad) against a
+/// RoIAlign written in the test (torch autograd for the gradient) and op-plugin's golden values,
+/// npu_giou / npu_diou / npu_ciou forward and backward (GIoU, DIoU, CIoU and their gradients)
+/// against op-plugin's formulas under CPU autograd and the gradient the hardware gave.
+#[test]
+fn torch_npu_contrib_apis_served_by_aclop_operators() {
+    let Some(venv) = venv() else { return };
+    let r = py_job(
+        "torch-aclop-contrib",
+        &venv,
+        "cd \"$T\" && \"$PY\" aclop_contrib.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("aclop_contrib: 0 failed"), "{}", r.all());
+    for case in [
+        "dropout_functional",
+        "dropout_mask_and_seed",
+        "dropout_backward",
+        "dropout_module",
+        "dropout_add_softmax",
+        "roi_align_golden",
+        "roi_align_random",
+        "roi_align_module_backward",
+        "roi_align_bad_rois",
+        "giou_diou_ciou",
+        "giou_golden_gradient",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
 /// `tests/python/rnn.py`: nn.LSTM (one layer, one direction, with biases: the shapes
 /// torch_npu sends to aclnnLSTM / aclnnLstmBackward; every other shape, packed sequences
 /// included, through the aclop DynamicRNN / DynamicRNNGrad), nn.LSTMCell (the aclop

@@ -21,6 +21,15 @@
 //! | RotatedNMS (`npu_nms_rotated`) | boxes [N, 5] FLOAT/FLOAT16 (x, y, w, h, angle in degrees; mode 1: x1, y1, x2, y2, angle), scores [N], labels (INT32/INT64: [N] per box, else one class; optional) | iou_threshold (required), score_threshold (-inf), max_output_size (-1: all), mode (0) | selected_detections [N, 5], keep_indices [N] (INT32/INT64): the call waits for the result and shrinks both output descriptors to the M kept rows, as a dynamic-shape operator does |
 //! | RotatedIou (`npu_rotated_iou`) | boxes [B, 5, N], query_boxes [B, 5, K] (FLOAT) | trans (false: x, y, w, h, angle in degrees; true: x1, y1, x2, y2, angle), mode ("iou" / "iof": over the box's area), is_cross (true; false is not modelled) | iou [B, N, K] |
 //! | RotatedOverlaps (`npu_rotated_overlaps`) | boxes [B, 5, N], query_boxes [B, 5, K] (FLOAT) | trans (false) | overlaps [B, N, K] (intersection areas) |
+//! | DropOutGenMaskV3 (`dropout_with_byte_mask`, `npu_dropout_with_add_softmax`) | shape (int list), prob (keep probability, one value of x's float type) | seed, seed2 (0: both zero draws a fresh seed) | y (UINT8 / BOOL, at least the shape's element count: one byte per element, 1 = keep) |
+//! | DropOutDoMaskV3 (`dropout_with_byte_mask` and its backward) | x, mask (UINT8 / BOOL, at least x's element count), keep_prob (one value of x's type) | | y = x * mask / keep_prob |
+//! | AxpyWithSoftmaxAndDropOutDoMask (`npu_dropout_with_add_softmax`) | x1, x2 (one shape and float type), mask (UINT8 / BOOL, a byte per element) | alpha, input_keep_prob (required), axis (one dimension, [-1]) | y1 = softmax(x1 + alpha * x2), y2 = y1 * mask / input_keep_prob |
+//! | DropoutWithMulsAndSoftmaxGrad | y_grad, mask, softmax_output | alpha, input_keep_prob (required), axes (one dimension, [-1]) | x_grad = alpha * softmax'(y_grad * mask / input_keep_prob) |
+//! | GIoU, DIoU (`npu_giou`, `npu_diou`) | bboxes [4, n], gtboxes [4, m] (FLOAT / FLOAT16) | trans (false: x1, y1, x2, y2; true: x, y, w, h), is_cross (true: [m, n]; false: pairs, [1, n]), mode ("iou"; "iof" is not modelled) | overlap |
+//! | CIoU (`npu_ciou`) | as GIoU | as GIoU, atan_sub_flag (not read: atan_sub is always written) | overlap, atan_sub |
+//! | GIoUGrad, DIoUGrad, CIoUGrad | dy [n], bboxes [4, n], gtboxes [4, n] (CIoUGrad: atan_sub, optional, not read) | trans, is_cross (false only), mode ("iou") | dbboxes, dgtboxes [4, n] |
+//! | ROIAlign (`npu_roi_align`, `contrib.module.ROIAlign`) | features [N, C, H, W], rois [K, 5] (batch index, x1, y1, x2, y2), rois_n (optional, not read) (FLOAT / FLOAT16, one type) | spatial_scale, pooled_height, pooled_width (required), sample_num (2; 0: adaptive), roi_end_mode (1: 0-3), pool_mode ("avg" / "max") | y [K, C, pooled_height, pooled_width] |
+//! | ROIAlignGrad (`npu_roi_alignbk`) | ydiff [K, C, pooled_height, pooled_width], rois [K, 5], rois_n (optional, not read) | xdiff_shape (required: [N, C, H, W]) and ROIAlign's attrs but pool_mode | xdiff [N, C, H, W] |
 //! | RandomChoiceWithMask (`npu_random_choice_with_mask`) | x (BOOL, 1-5 dimensions) | count (required), seed, seed2 (0: both zero draws a fresh seed) | index (INT32 [count, rank]), mask (BOOL [count]) |
 //! | Swish | x | scale (1.0) | y |
 //! | SwishGrad | dy, x, y | scale (1.0) | dx |
@@ -73,7 +82,19 @@ const MASK: &[DType] = &[DType::Bool, DType::U8];
 
 /// (op type, inputs, outputs): each input is a tensor `T`, an integer list `L` or an
 /// optional tensor `o` (which may be left out at the end of the call).
-const OPS: [(&str, &str, usize); 52] = [
+const OPS: [(&str, &str, usize); 64] = [
+    ("CIoUGrad", "TTTo", 2),
+    ("GIoU", "TT", 1),
+    ("DIoU", "TT", 1),
+    ("CIoU", "TT", 2),
+    ("GIoUGrad", "TTT", 2),
+    ("DIoUGrad", "TTT", 2),
+    ("AxpyWithSoftmaxAndDropOutDoMask", "TTT", 2),
+    ("DropoutWithMulsAndSoftmaxGrad", "TTT", 1),
+    ("ROIAlign", "TTo", 1),
+    ("ROIAlignGrad", "TTo", 1),
+    ("DropOutGenMaskV3", "LT", 1),
+    ("DropOutDoMaskV3", "TTT", 1),
     ("Transpose", "TL", 1),
     ("BroadcastTo", "TL", 1),
     ("Slice", "TLL", 1),
@@ -243,6 +264,14 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
     match op {
         "RotatedNMS" => return execute_rotated_nms(api, c),
         "RotatedIou" | "RotatedOverlaps" => return execute_rotated_pairs(api, c, op),
+        "DropOutGenMaskV3" | "DropOutDoMaskV3" => return execute_dropout(api, c, op),
+        "ROIAlign" | "ROIAlignGrad" => return execute_roi_align(api, c, op),
+        "GIoU" | "DIoU" | "CIoU" | "GIoUGrad" | "DIoUGrad" | "CIoUGrad" => {
+            return execute_iou_family(api, c, op)
+        }
+        "AxpyWithSoftmaxAndDropOutDoMask" | "DropoutWithMulsAndSoftmaxGrad" => {
+            return execute_softmax_dropout(api, c, op)
+        }
         _ => {}
     }
     let ni = c.num_inputs as usize;
@@ -973,5 +1002,550 @@ fn execute_rotated_pairs(api: &'static str, c: &Call, op: &'static str) -> Resul
     enqueue(api, op, c, false, tensors, outs, move |i, o| {
         let req = |k: usize| i[k].ok_or_else(|| format!("input {k} is missing"));
         rotated_pairs(req(0)?, req(1)?, trans, ratio, &o[0])
+    })
+}
+
+/// DropOutGenMaskV3 / DropOutDoMaskV3 (`npu_emu::kernels::dropout`): the keep probability is
+/// a host scalar (torch_npu passes it host-compile-dependent) or a one-element device tensor.
+fn execute_dropout(api: &'static str, c: &Call, op: &'static str) -> Result<(), Error> {
+    use npu_emu::kernels::dropout::{do_byte_mask, gen_byte_mask, read_keep};
+    let gen = op == "DropOutGenMaskV3";
+    if c.num_inputs != if gen { 2 } else { 3 } || c.num_outputs != 1 {
+        return Err(mismatch(
+            false,
+            format!(
+                "op type \"{op}\" has inputs {} and one output, but numInputs = {}, numOutputs = {}",
+                if gen { "shape, prob" } else { "x, mask, keep_prob" },
+                c.num_inputs,
+                c.num_outputs
+            ),
+        ));
+    }
+    let need = |i: usize, name: &str| {
+        input_arg(c, i)?.ok_or_else(|| {
+            mismatch(
+                false,
+                format!("op type \"{op}\": input {i} ({name}) is required"),
+            )
+        })
+    };
+    let out = arg(c, 0, true)?.ok_or_else(|| Error::invalid("outputDesc[0] is NULL"))?;
+    let prob = need(if gen { 1 } else { 2 }, "keep_prob")?;
+    let prob_dt = DType::from_acl(prob.desc.dtype)
+        .filter(|t| FLOATS.contains(t))
+        .ok_or_else(|| {
+            Error::new(
+                super::op::ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+                format!(
+                    "op type \"{op}\": the keep probability has data type {} (FLOAT, FLOAT16 or \
+                     BFLOAT16)",
+                    prob.desc.dtype
+                ),
+            )
+        })?;
+    if prob.shape().iter().product::<usize>() != 1 {
+        return Err(mismatch(
+            false,
+            format!(
+                "op type \"{op}\": the keep probability {:?} must hold one value",
+                prob.shape()
+            ),
+        ));
+    }
+    let host_keep = host_bytes(op, &prob, "keep_prob", prob_dt.size())?.map(|b| {
+        // SAFETY: `b` holds one element of `prob_dt`.
+        unsafe { npu_emu::ops::elem::read_f64(prob_dt, b.as_ptr()) }
+    });
+    if let Some(k) = host_keep {
+        if !(0.0..=1.0).contains(&k) {
+            return Err(mismatch(
+                false,
+                format!("op type \"{op}\": the keep probability {k} is not within [0, 1]"),
+            ));
+        }
+    }
+    let prob_tensor = if host_keep.is_none() {
+        Some(prob.tensor(op, "keep_prob".into(), false, FLOATS)?)
+    } else {
+        None
+    };
+    const MASK_OUT: &[DType] = &[DType::U8, DType::Bool];
+    if gen {
+        let shape = usize_list(op, int_list(op, &need(0, "shape")?, "shape")?, "shape")?;
+        let n: usize = shape.iter().product();
+        let m: usize = out.shape().iter().product();
+        if m < n {
+            return Err(mismatch(
+                true,
+                format!(
+                    "op type \"{op}\": the mask {:?} holds {m} bytes, but the shape {shape:?} \
+                     has {n} elements (one byte each)",
+                    out.shape()
+                ),
+            ));
+        }
+        let a = attrs_of(c.attr)?;
+        let (s1, s2) = (
+            get_int(op, &a, "seed", Some(0))?,
+            get_int(op, &a, "seed2", Some(0))?,
+        );
+        let (seed, seed2) = if s1 == 0 && s2 == 0 {
+            (fresh_seed(), 0)
+        } else {
+            (s1 as u64, s2 as u64)
+        };
+        let y = out.tensor(op, "output 0 (y)".into(), true, MASK_OUT)?;
+        return enqueue(
+            api,
+            op,
+            c,
+            false,
+            vec![prob_tensor],
+            vec![y],
+            move |i, o| {
+                let keep = match host_keep {
+                    Some(k) => k,
+                    None => read_keep(i[0].ok_or("keep_prob is missing")?)?,
+                };
+                gen_byte_mask(seed, seed2, keep, &o[0])
+            },
+        );
+    }
+    let (x, mask) = (need(0, "x")?, need(1, "mask")?);
+    let (xs, ms) = (x.shape(), mask.shape());
+    let n: usize = xs.iter().product();
+    if ms.iter().product::<usize>() < n {
+        return Err(mismatch(
+            false,
+            format!(
+                "op type \"{op}\": the mask {ms:?} holds fewer bytes than x {xs:?} has elements \
+                 (one byte each)"
+            ),
+        ));
+    }
+    if out.shape() != xs {
+        return Err(mismatch(
+            true,
+            format!(
+                "op type \"{op}\": y {:?} must be x's shape {xs:?}",
+                out.shape()
+            ),
+        ));
+    }
+    let xt = x.tensor(op, "input 0 (x)".into(), false, FLOATS)?;
+    let mt = mask.tensor(op, "input 1 (mask)".into(), false, MASK_OUT)?;
+    let yt = out.tensor(op, "output 0 (y)".into(), true, FLOATS)?;
+    for (t, name) in [(yt.dtype, "y"), (prob_dt, "keep_prob")] {
+        if t != xt.dtype {
+            return Err(mismatch(
+                name == "y",
+                format!(
+                    "op type \"{op}\": {name} is {}, but x is {}",
+                    t.name(),
+                    xt.dtype.name()
+                ),
+            ));
+        }
+    }
+    enqueue(
+        api,
+        op,
+        c,
+        false,
+        vec![Some(xt), Some(mt), prob_tensor],
+        vec![yt],
+        move |i, o| {
+            let req = |k: usize| i[k].ok_or_else(|| format!("input {k} is missing"));
+            let keep = match host_keep {
+                Some(k) => k,
+                None => read_keep(req(2)?)?,
+            };
+            do_byte_mask(req(0)?, req(1)?, keep, &o[0])
+        },
+    )
+}
+
+/// ROIAlign / ROIAlignGrad (`npu_emu::kernels::roi_align`).
+fn execute_roi_align(api: &'static str, c: &Call, op: &'static str) -> Result<(), Error> {
+    use npu_emu::kernels::roi_align::{roi_align, roi_align_grad, RoiAlign};
+    let grad = op == "ROIAlignGrad";
+    let ni = c.num_inputs as usize;
+    if !(2..=3).contains(&ni) || c.num_outputs != 1 {
+        return Err(mismatch(
+            ni >= 2,
+            format!(
+                "op type \"{op}\" has inputs {}, rois, rois_n (optional) and one output, but \
+                 numInputs = {ni}, numOutputs = {}",
+                if grad { "ydiff" } else { "features" },
+                c.num_outputs
+            ),
+        ));
+    }
+    let need = |i: usize, name: &str| {
+        input_arg(c, i)?.ok_or_else(|| {
+            mismatch(
+                false,
+                format!("op type \"{op}\": input {i} ({name}) is required"),
+            )
+        })
+    };
+    let (x, rois) = (
+        need(0, if grad { "ydiff" } else { "features" })?,
+        need(1, "rois")?,
+    );
+    let out = arg(c, 0, true)?.ok_or_else(|| Error::invalid("outputDesc[0] is NULL"))?;
+    let a = attrs_of(c.attr)?;
+    for key in ["spatial_scale", "pooled_height", "pooled_width"] {
+        if !a.contains_key(key) {
+            return Err(attr_err(op, format!("attr {key} is required")));
+        }
+    }
+    let positive = |key: &str| -> Result<usize, Error> {
+        let v = get_int(op, &a, key, None)?;
+        usize::try_from(v)
+            .ok()
+            .filter(|&v| v > 0)
+            .ok_or_else(|| attr_err(op, format!("attr {key} = {v} must be positive")))
+    };
+    let (pooled_h, pooled_w) = (positive("pooled_height")?, positive("pooled_width")?);
+    let sample_num = get_int(op, &a, "sample_num", Some(2))?;
+    let roi_end_mode = get_int(op, &a, "roi_end_mode", Some(1))?;
+    if sample_num < 0 || !(0..=3).contains(&roi_end_mode) {
+        return Err(attr_err(
+            op,
+            format!(
+                "attr sample_num = {sample_num} must be 0 or more and roi_end_mode = \
+                 {roi_end_mode} one of 0-3"
+            ),
+        ));
+    }
+    let max_pool = match get_str(&a, "pool_mode", "avg") {
+        "avg" => false,
+        "max" if !grad => true,
+        m => {
+            return Err(attr_err(
+                op,
+                format!(
+                    "attr pool_mode = \"{m}\" is not \"avg\"{}",
+                    if grad { "" } else { " or \"max\"" }
+                ),
+            ))
+        }
+    };
+    let p = RoiAlign {
+        spatial_scale: get_num(op, &a, "spatial_scale", 1.0)?,
+        pooled_h,
+        pooled_w,
+        sample_num: sample_num as usize,
+        roi_end_mode,
+        max_pool,
+    };
+    let (xs, rs, os) = (x.shape(), rois.shape(), out.shape());
+    if rs.len() != 2 || rs[1] != 5 {
+        return Err(mismatch(
+            false,
+            format!("op type \"{op}\": rois {rs:?} must be [K, 5] (batch index, x1, y1, x2, y2)"),
+        ));
+    }
+    let k = rs[0];
+    if grad {
+        let want = usize_list(op, get_list(op, &a, "xdiff_shape")?, "attr xdiff_shape")?;
+        if want.len() != 4 || os != want {
+            return Err(mismatch(
+                true,
+                format!(
+                    "op type \"{op}\": xdiff {os:?} must be attr xdiff_shape {want:?} ([N, C, H, W])"
+                ),
+            ));
+        }
+        if xs != [k, want[1], pooled_h, pooled_w] {
+            return Err(mismatch(
+                false,
+                format!(
+                    "op type \"{op}\": ydiff {xs:?} must be [K, C, pooled_height, pooled_width] \
+                     = [{k}, {}, {pooled_h}, {pooled_w}] (are pooled_height and pooled_width \
+                     swapped?)",
+                    want[1]
+                ),
+            ));
+        }
+    } else {
+        if xs.len() != 4 {
+            return Err(mismatch(
+                false,
+                format!("op type \"{op}\": features {xs:?} must be [N, C, H, W]"),
+            ));
+        }
+        if os != [k, xs[1], pooled_h, pooled_w] {
+            return Err(mismatch(
+                true,
+                format!(
+                    "op type \"{op}\": y {os:?} must be [K, C, pooled_height, pooled_width] = \
+                     [{k}, {}, {pooled_h}, {pooled_w}]",
+                    xs[1]
+                ),
+            ));
+        }
+    }
+    const F: &[DType] = &[DType::F32, DType::F16];
+    let ins = vec![
+        Some(x.tensor(op, "input 0".into(), false, F)?),
+        Some(rois.tensor(op, "input 1 (rois)".into(), false, F)?),
+    ];
+    let outs = vec![out.tensor(op, "output 0".into(), true, F)?];
+    same_dtype(op, &ins, &outs)?;
+    enqueue(api, op, c, false, ins, outs, move |i, o| {
+        let req = |k: usize| i[k].ok_or_else(|| format!("input {k} is missing"));
+        if grad {
+            roi_align_grad(&p, req(0)?, req(1)?, &o[0])
+        } else {
+            roi_align(&p, req(0)?, req(1)?, &o[0])
+        }
+    })
+}
+
+/// AxpyWithSoftmaxAndDropOutDoMask / DropoutWithMulsAndSoftmaxGrad
+/// (`npu_emu::kernels::dropout`): two tensors of one shape and float type and a byte mask.
+fn execute_softmax_dropout(api: &'static str, c: &Call, op: &'static str) -> Result<(), Error> {
+    use npu_emu::kernels::dropout::{axpy_softmax_do_mask, dropout_muls_softmax_grad};
+    let fwd = op == "AxpyWithSoftmaxAndDropOutDoMask";
+    let names: [&str; 3] = if fwd {
+        ["x1", "x2", "mask"]
+    } else {
+        ["y_grad", "mask", "softmax_output"]
+    };
+    let no = if fwd { 2 } else { 1 };
+    if c.num_inputs != 3 || c.num_outputs != no {
+        return Err(mismatch(
+            c.num_inputs == 3,
+            format!(
+                "op type \"{op}\" has inputs {} and {no} output(s), but numInputs = {}, \
+                 numOutputs = {}",
+                names.join(", "),
+                c.num_inputs,
+                c.num_outputs
+            ),
+        ));
+    }
+    let mut args = Vec::with_capacity(3);
+    for (i, name) in names.iter().enumerate() {
+        args.push(input_arg(c, i)?.ok_or_else(|| {
+            mismatch(
+                false,
+                format!("op type \"{op}\": input {i} ({name}) is required"),
+            )
+        })?);
+    }
+    let outs: Vec<Arg> = (0..no as usize)
+        .map(|i| arg(c, i, true)?.ok_or_else(|| Error::invalid(format!("outputDesc[{i}] is NULL"))))
+        .collect::<Result<_, _>>()?;
+    let a = attrs_of(c.attr)?;
+    for key in ["alpha", "input_keep_prob"] {
+        if !a.contains_key(key) {
+            return Err(attr_err(op, format!("attr {key} is required")));
+        }
+    }
+    let alpha = get_num(op, &a, "alpha", 1.0)?;
+    let keep = get_num(op, &a, "input_keep_prob", 1.0)?;
+    if !(0.0..=1.0).contains(&keep) {
+        return Err(attr_err(
+            op,
+            format!("attr input_keep_prob = {keep} is not within [0, 1]"),
+        ));
+    }
+    let mi = if fwd { 2 } else { 1 };
+    let data: Vec<usize> = (0..3).filter(|&i| i != mi).collect();
+    let shape = args[data[0]].shape();
+    for &i in &data[1..] {
+        if args[i].shape() != shape {
+            return Err(mismatch(
+                false,
+                format!(
+                    "op type \"{op}\": {} {:?} is not {} {shape:?}",
+                    names[i],
+                    args[i].shape(),
+                    names[data[0]]
+                ),
+            ));
+        }
+    }
+    for (k, o) in outs.iter().enumerate() {
+        if o.shape() != shape {
+            return Err(mismatch(
+                true,
+                format!(
+                    "op type \"{op}\": output {k} {:?} must be {shape:?}",
+                    o.shape()
+                ),
+            ));
+        }
+    }
+    let n: usize = shape.iter().product();
+    if args[mi].shape().iter().product::<usize>() < n {
+        return Err(mismatch(
+            false,
+            format!(
+                "op type \"{op}\": the mask {:?} holds fewer bytes than the {n} elements of \
+                 {shape:?} (one byte each)",
+                args[mi].shape()
+            ),
+        ));
+    }
+    let axes = get_list(op, &a, if fwd { "axis" } else { "axes" })?;
+    let [axis] = axes[..] else {
+        return Err(attr_err(
+            op,
+            format!(
+                "attr {} = {axes:?}: one dimension is modelled",
+                if fwd { "axis" } else { "axes" }
+            ),
+        ));
+    };
+    let axis = dim_of(op, axis, shape.len(), "the softmax axis")?;
+    let mut ins = Vec::with_capacity(3);
+    for (i, t) in args.iter().enumerate() {
+        let dts = if i == mi { MASK } else { FLOATS };
+        ins.push(Some(t.tensor(
+            op,
+            format!("input {i} ({})", names[i]),
+            false,
+            dts,
+        )?));
+    }
+    let out_t: Vec<Tensor> = outs
+        .iter()
+        .enumerate()
+        .map(|(k, o)| o.tensor(op, format!("output {k}"), true, FLOATS))
+        .collect::<Result<_, _>>()?;
+    let float_ins: Vec<Option<Tensor>> = data.iter().map(|&i| ins[i].clone()).collect();
+    same_dtype(op, &float_ins, &out_t)?;
+    enqueue(api, op, c, false, ins, out_t, move |i, o| {
+        let req = |k: usize| i[k].ok_or_else(|| format!("input {k} is missing"));
+        if fwd {
+            axpy_softmax_do_mask(req(0)?, req(1)?, req(2)?, alpha, keep, axis, &o[0], &o[1])
+        } else {
+            dropout_muls_softmax_grad(req(0)?, req(1)?, req(2)?, alpha, keep, axis, &o[0])
+        }
+    })
+}
+
+/// GIoU / DIoU / CIoU and their gradients (`npu_emu::kernels::iou_family`).
+fn execute_iou_family(api: &'static str, c: &Call, op: &'static str) -> Result<(), Error> {
+    use npu_emu::kernels::iou_family::{iou_family, iou_family_grad, Kind};
+    let grad = op.ends_with("Grad");
+    let kind = match &op[..1] {
+        "G" => Kind::G,
+        "D" => Kind::D,
+        _ => Kind::C,
+    };
+    let names: &[&str] = if grad {
+        &["dy", "bboxes", "gtboxes"]
+    } else {
+        &["bboxes", "gtboxes"]
+    };
+    let no = if grad || kind == Kind::C { 2 } else { 1 };
+    // CIoUGrad's fourth input (atan_sub) is optional and not read: it is recomputed
+    let extra = usize::from(op == "CIoUGrad" && c.num_inputs == 4);
+    if c.num_inputs as usize != names.len() + extra || c.num_outputs as usize != no {
+        return Err(mismatch(
+            c.num_inputs as usize == names.len(),
+            format!(
+                "op type \"{op}\" has inputs {} and {no} output(s), but numInputs = {}, \
+                 numOutputs = {}",
+                names.join(", "),
+                c.num_inputs,
+                c.num_outputs
+            ),
+        ));
+    }
+    let mut args = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        args.push(input_arg(c, i)?.ok_or_else(|| {
+            mismatch(
+                false,
+                format!("op type \"{op}\": input {i} ({name}) is required"),
+            )
+        })?);
+    }
+    let outs: Vec<Arg> = (0..no)
+        .map(|i| arg(c, i, true)?.ok_or_else(|| Error::invalid(format!("outputDesc[{i}] is NULL"))))
+        .collect::<Result<_, _>>()?;
+    let a = attrs_of(c.attr)?;
+    let trans = get_int(op, &a, "trans", Some(0))? != 0;
+    let cross = get_int(op, &a, "is_cross", Some(1))? != 0;
+    let mode = get_str(&a, "mode", "iou");
+    if mode != "iou" {
+        return Err(attr_err(
+            op,
+            format!("attr mode = \"{mode}\" is not modelled (only \"iou\")"),
+        ));
+    }
+    if grad && cross {
+        return Err(attr_err(
+            op,
+            "attr is_cross = true is not modelled for the gradient (one-to-one pairs only)".into(),
+        ));
+    }
+    let (b, g) = if grad { (1, 2) } else { (0, 1) };
+    let (bs, gs) = (args[b].shape(), args[g].shape());
+    if bs.len() != 2 || gs.len() != 2 || bs[0] < 4 || gs[0] < 4 || (!cross && bs[1] != gs[1]) {
+        return Err(mismatch(
+            false,
+            format!(
+                "op type \"{op}\": bboxes {bs:?} and gtboxes {gs:?} must be [4, n] and [4, m] \
+                 (m = n when is_cross is false; rows past the fourth are not read)"
+            ),
+        ));
+    }
+    let n = bs[1];
+    let want: Vec<Vec<usize>> = if grad {
+        if args[0].shape().iter().product::<usize>() != n {
+            return Err(mismatch(
+                false,
+                format!(
+                    "op type \"{op}\": dy {:?} must hold the {n} pairs' gradients",
+                    args[0].shape()
+                ),
+            ));
+        }
+        vec![bs.clone(), gs.clone()]
+    } else {
+        let rows = if cross { gs[1] } else { 1 };
+        vec![vec![rows, n]; no]
+    };
+    for (k, o) in outs.iter().enumerate() {
+        if o.shape() != want[k] {
+            return Err(mismatch(
+                true,
+                format!(
+                    "op type \"{op}\": output {k} {:?} must be {:?}",
+                    o.shape(),
+                    want[k]
+                ),
+            ));
+        }
+    }
+    const F: &[DType] = &[DType::F32, DType::F16];
+    let ins: Vec<Option<Tensor>> = args
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.tensor(op, format!("input {i} ({})", names[i]), false, F)
+                .map(Some)
+        })
+        .collect::<Result<_, _>>()?;
+    let out_t: Vec<Tensor> = outs
+        .iter()
+        .enumerate()
+        .map(|(k, o)| o.tensor(op, format!("output {k}"), true, F))
+        .collect::<Result<_, _>>()?;
+    same_dtype(op, &ins, &out_t)?;
+    enqueue(api, op, c, false, ins, out_t, move |i, o| {
+        let req = |k: usize| i[k].ok_or_else(|| format!("input {k} is missing"));
+        if grad {
+            iou_family_grad(kind, req(0)?, req(1)?, req(2)?, trans, &o[0], &o[1])
+        } else {
+            iou_family(kind, req(0)?, req(1)?, trans, cross, &o[0], o.get(1))
+        }
     })
 }

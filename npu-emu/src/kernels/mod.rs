@@ -7,20 +7,26 @@
 //! - this file: [`enqueue_unary`], one input and one output device range run on a stream;
 //!   [`enqueue_tensors`], an operator of several tensors (optional inputs, private formats).
 //! - [`cast`]: the data type conversion of the "Cast" operator (`aclopCast`).
+//! - [`dropout`]: `DropOutGenMaskV3` / `DropOutDoMaskV3`, dropout with a byte mask.
 //! - [`dynamic_rnn`]: the LSTM operators `DynamicRNN`, `DynamicRNNV2` and their gradients.
 //! - [`dynamic_gru`]: the GRU operator `DynamicGRUV2` and its gradient.
+//! - [`roi_align`]: `ROIAlign` and `ROIAlignGrad`.
 //! - [`rotated`]: rotated-box intersection and `RotatedNMS`.
 //! - [`tensor_ops`]: Transpose, BroadcastTo, Slice, Pad, Swish, Mish, ArgMax/MinWithValue,
 //!   ScatterElements (torch_npu's `npu_transpose`, `npu_silu`, `npu_max`, …).
+//! - [`iou_family`]: `GIoU`, `DIoU`, `CIoU` and their gradients.
 //! - [`launch`]: one launch of a compiled Ascend C kernel, run block by block on a device's
 //!   AI cores ([`crate::aicore`]).
 //! - [`random`]: the DSA engine's random numbers (`aclrtRandomNumAsync`).
 
 pub mod cast;
+pub mod dropout;
 pub mod dynamic_gru;
 pub mod dynamic_rnn;
+pub mod iou_family;
 pub mod launch;
 pub mod random;
+pub mod roi_align;
 pub mod rotated;
 pub mod tensor_ops;
 
