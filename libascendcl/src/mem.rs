@@ -7,8 +7,22 @@
 //! free is an error with a message instead of heap corruption, and so that `aclrtMemset`
 //! on host memory can check its range (CANN: host memory not from an ACL allocator is
 //! undefined behaviour there).
+//!
+//! Registered host memory (`aclrtHostRegister`, `aclrtHostRegisterV2`): a range registered
+//! as mapped gets a real device address whose pages *are* the host pages
+//! ([`npu_emu::node::Node::map_host`], explained in `npu-emu/src/node/host_map.rs`), so
+//! kernels, aclnn operators and copies may use the device address and both pointers see
+//! the same bytes. Rules kept here: `ptr` must be 4 KiB aligned (the reference page of
+//! `aclrtHostRegister`); a range overlapping a registered one is
+//! `ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED`; unregistering anything but the start of a
+//! registered range is `ACL_ERROR_HOST_MEMORY_NOT_REGISTERED`; `aclrtFree` of the device
+//! address is refused (the node's check); `aclrtFreeHost` of an allocation that still has
+//! registered ranges unregisters them first (the bytes stay the program's until the free).
+//! `aclrtMallocHost` sizes are rounded up to whole pages so a registered buffer never
+//! shares a page with other heap data.
 
 use npu_emu::codes::ACL_ERROR_INVALID_PARAM;
+use npu_emu::node::Node;
 use npu_emu::{Error, Result};
 use npu_emu_ffi::handles::{HandleKind, HandleTable};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
@@ -22,6 +36,16 @@ pub const HOST_ALIGN: usize = 4096;
 /// else is host memory.
 pub fn is_device_addr(addr: u64) -> bool {
     npu_emu::memory::is_canonical(addr)
+}
+
+/// One registered host range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Registered {
+    /// Bytes the program registered.
+    pub size: usize,
+    /// Device address of the first byte, when registered as mapped (`None`: only pinned,
+    /// `aclrtHostRegisterV2(ACL_HOST_REG_PINNED)`).
+    pub dev: Option<u64>,
 }
 
 /// One `aclrtMallocHost` allocation.
@@ -55,8 +79,8 @@ pub static PHYSICAL: HandleKind =
 pub struct MemState {
     /// Live `aclrtMallocHost` allocations: start address → allocation.
     host: Mutex<BTreeMap<usize, HostAlloc>>,
-    /// `aclrtHostRegister` ranges: start address → size.
-    registered: Mutex<BTreeMap<usize, usize>>,
+    /// `aclrtHostRegister[V2]` ranges: start address → registration.
+    registered: Mutex<BTreeMap<usize, Registered>>,
     /// Held (shared) by copies and fills while they touch ACL host memory; a free or
     /// unregister takes it exclusively once, after forgetting the range, so it waits for
     /// the copies that found the range and later ones cannot find it
@@ -86,7 +110,8 @@ impl MemState {
 
     /// Allocate `size` (> 0) bytes of host memory and track it.
     pub fn host_alloc(&self, size: usize) -> Result<*mut u8> {
-        let layout = Layout::from_size_align(size, HOST_ALIGN)
+        // Whole pages: registering the buffer maps whole pages (see the module doc).
+        let layout = Layout::from_size_align(size.next_multiple_of(HOST_ALIGN), HOST_ALIGN)
             .map_err(|_| Error::invalid(format!("size {size} is too large for host memory")))?;
         // SAFETY: size > 0 (checked by the caller).
         let p = unsafe { std::alloc::alloc(layout) };
@@ -102,8 +127,9 @@ impl MemState {
         Ok(p)
     }
 
-    /// Free a tracked host allocation; `ptr` must be the start of a live one.
-    pub fn host_free(&self, ptr: usize) -> Result<usize> {
+    /// Free a tracked host allocation; `ptr` must be the start of a live one. Ranges of it
+    /// still registered are unregistered first (through `node`).
+    pub fn host_free(&self, node: Option<&Node>, ptr: usize) -> Result<usize> {
         let mut host = self.host.lock();
         let Some(a) = host.remove(&ptr) else {
             let inside = host
@@ -126,6 +152,18 @@ impl MemState {
             ));
         };
         drop(host);
+        if let Some(node) = node {
+            // Registered ranges inside the allocation are released with it.
+            let inside: Vec<usize> = self
+                .registered
+                .lock()
+                .range(ptr..ptr + a.size)
+                .map(|(s, _)| *s)
+                .collect();
+            for s in inside {
+                self.unregister_host(node, s)?;
+            }
+        }
         self.wait_for_users();
         // SAFETY: allocated by host_alloc with this layout, removed from the registry, and
         // no copy or fill that found it is still running (`wait_for_users`).
@@ -148,52 +186,90 @@ impl MemState {
                 .lock()
                 .range(..=addr)
                 .next_back()
-                .filter(|(s, n)| addr < *s + **n)
-                .map(|(s, n)| (*s, *n))
+                .filter(|(s, r)| addr < *s + r.size)
+                .map(|(s, r)| (*s, r.size))
         })
     }
 
-    /// Record an `aclrtHostRegister` range; overlapping an existing one is an error.
-    pub fn register_host(&self, ptr: usize, size: usize) -> Result<()> {
+    /// Register `[ptr, ptr+size)`: as mapped (`device`: the physical device whose address
+    /// space gets it; returns its device address) or only pinned (`None`). The start must be
+    /// 4 KiB aligned; overlapping a registered range is
+    /// `ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED`.
+    pub fn register_host(
+        &self,
+        node: &Node,
+        device: Option<u32>,
+        ptr: usize,
+        size: usize,
+    ) -> Result<Option<u64>> {
+        if !ptr.is_multiple_of(HOST_ALIGN) {
+            return Err(Error::invalid(format!(
+                "ptr {ptr:#x} is not 4 KiB page aligned (aclrtHostRegister needs a page-aligned \
+                 host address)"
+            )));
+        }
+        let len = size
+            .checked_next_multiple_of(HOST_ALIGN)
+            .filter(|l| ptr.checked_add(*l).is_some())
+            .ok_or_else(|| Error::invalid(format!("ptr {ptr:#x} + size {size} overflows")))?;
         let mut r = self.registered.lock();
-        let end = ptr
-            .checked_add(size)
-            .ok_or_else(|| Error::invalid("ptr + size overflows"))?;
-        if let Some((s, n)) = r.range(..end).next_back() {
-            if *s + *n > ptr {
+        if let Some((s, old)) = r.range(..ptr + len).next_back() {
+            if *s + old.size > ptr {
                 return Err(Error::new(
                     ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
-                    format!("host range {ptr:#x}+{size} overlaps the registered range {s:#x}+{n}"),
+                    format!(
+                        "host range {ptr:#x}+{size} overlaps the registered range {s:#x}+{}",
+                        old.size
+                    ),
                 ));
             }
         }
-        r.insert(ptr, size);
+        let dev = match device {
+            Some(d) => Some(node.map_host(d, ptr as u64, len as u64)?.addr),
+            None => None,
+        };
+        r.insert(ptr, Registered { size, dev });
+        Ok(dev)
+    }
+
+    /// Unregister the range starting at `ptr`: its device address goes away and the host
+    /// pages are private again, with their current bytes.
+    pub fn unregister_host(&self, node: &Node, ptr: usize) -> Result<()> {
+        let mut r = self.registered.lock();
+        let Some(reg) = r.remove(&ptr) else {
+            let inside = r
+                .range(..=ptr)
+                .next_back()
+                .filter(|(s, g)| ptr < *s + g.size)
+                .map(|(s, g)| format!(": it is inside the registered range {s:#x}+{}", g.size))
+                .unwrap_or_default();
+            return Err(Error::new(
+                ACL_ERROR_HOST_MEMORY_NOT_REGISTERED,
+                format!(
+                    "ptr {ptr:#x} is not the start of a range registered by aclrtHostRegister{inside}"
+                ),
+            ));
+        };
+        drop(r);
+        // The program may free its memory as soon as this returns.
+        self.wait_for_users();
+        if let Some(dev) = reg.dev {
+            if let Err(e) = node.unmap_host(dev) {
+                self.registered.lock().insert(ptr, reg);
+                return Err(e);
+            }
+        }
         Ok(())
     }
 
-    /// Forget an `aclrtHostRegister` range starting at `ptr`.
-    pub fn unregister_host(&self, ptr: usize) -> Result<()> {
-        let removed = self.registered.lock().remove(&ptr);
-        match removed {
-            Some(_) => {
-                // The program may free its memory as soon as this returns.
-                self.wait_for_users();
-                Ok(())
-            }
-            None => Err(Error::new(
-                ACL_ERROR_HOST_MEMORY_NOT_REGISTERED,
-                format!("ptr {ptr:#x} is not the start of a range registered by aclrtHostRegister"),
-            )),
-        }
-    }
-
-    /// Whether `addr` lies inside a range registered with `aclrtHostRegister[V2]`.
-    pub fn is_registered(&self, addr: usize) -> bool {
+    /// The registration containing `addr`: (start, registration).
+    pub fn registration(&self, addr: usize) -> Option<(usize, Registered)> {
         self.registered
             .lock()
             .range(..=addr)
             .next_back()
-            .is_some_and(|(s, n)| addr < *s + *n)
+            .filter(|(s, r)| addr < *s + r.size)
+            .map(|(s, r)| (*s, *r))
     }
 
     /// Wait until no copy or fill holds host memory (see [`MemState::in_use`]).
@@ -251,10 +327,10 @@ mod tests {
         assert_eq!(p % HOST_ALIGN, 0);
         assert_eq!(m.host_lookup(p + 99), Some((p, 100)));
         assert_eq!(m.host_lookup(p + 100), None);
-        let e = m.host_free(p + 1).unwrap_err();
+        let e = m.host_free(None, p + 1).unwrap_err();
         assert!(e.msg.contains("not its start"), "{}", e.msg);
-        assert_eq!(m.host_free(p).unwrap(), 100);
-        let e = m.host_free(p).unwrap_err();
+        assert_eq!(m.host_free(None, p).unwrap(), 100);
+        let e = m.host_free(None, p).unwrap_err();
         assert!(e.msg.contains("freed twice"), "{}", e.msg);
         assert_eq!(m.host_bytes(), 0);
     }
@@ -269,7 +345,7 @@ mod tests {
         let t = {
             let (m, freed) = (m.clone(), freed.clone());
             std::thread::spawn(move || {
-                m.host_free(p).unwrap();
+                m.host_free(None, p).unwrap();
                 freed.store(true, Ordering::SeqCst);
             })
         };
@@ -285,17 +361,6 @@ mod tests {
         drop(hold);
         t.join().unwrap();
         assert!(freed.load(Ordering::SeqCst));
-    }
-
-    #[test]
-    fn registration() {
-        let m = MemState::new();
-        m.register_host(0x1000, 0x100).unwrap();
-        assert!(m.register_host(0x10f0, 0x10).is_err());
-        m.register_host(0x1100, 0x10).unwrap();
-        assert_eq!(m.host_lookup(0x1105), Some((0x1100, 0x10)));
-        m.unregister_host(0x1000).unwrap();
-        assert!(m.unregister_host(0x1000).is_err());
     }
 
     #[test]

@@ -60,6 +60,7 @@
 //! A process that forks keeps the parent's `Node` in the child: the child may read memory
 //! through it but must not allocate or free (it has no slot of its own), which is an error.
 
+mod host_map;
 pub mod reaper;
 mod shared;
 mod suballoc;
@@ -73,6 +74,7 @@ use crate::memory::{
     device_addr, device_of, AllocInfo, PhysHandleInfo, VMM_BASE, VMM_GRANULARITY, VMM_SIZE,
 };
 use crate::rtapi::RtPhys;
+pub use host_map::HOST_PAGE;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 pub use shared::{check_file, open_dir, reserve_file};
 use shared::{Mapping, Shared};
@@ -157,6 +159,9 @@ struct Inner {
     maps: BTreeMap<u64, VaMap>,
     /// Imported ranges of other processes' memory: start → import.
     imports: BTreeMap<u64, Import>,
+    /// Allocations whose pages are mapped over registered host memory
+    /// (`node/host_map.rs`): device start address → host range.
+    host_maps: BTreeMap<u64, host_map::HostMap>,
     /// Serial of the last allocation or mapping ([`AllocInfo::serial`]).
     next_serial: u64,
     /// Live allocations whose backing pages are not reserved yet: start → bytes (rounded).
@@ -626,19 +631,32 @@ impl Node {
     pub fn free(&self, addr: u64) -> Result<AllocInfo> {
         self.check_owner()?;
         let mut inner = self.inner.lock();
+        if let Some(m) = inner.host_maps.get(&addr) {
+            return Err(Error::invalid(format!(
+                "devPtr 0x{addr:x} is the device address of host memory 0x{:x} ({} bytes) \
+                 registered with aclrtHostRegister: release it with aclrtHostUnregister on the \
+                 host pointer, not aclrtFree",
+                m.host, m.len
+            )));
+        }
+        self.free_locked(&mut inner, addr)
+    }
+
+    /// [`Node::free`] with the lock held.
+    fn free_locked(&self, inner: &mut Inner, addr: u64) -> Result<AllocInfo> {
         let Some(a) = inner.allocs.remove(&addr) else {
             return Err(Error::invalid(format!(
                 "devPtr 0x{addr:x} is not the start of a live device allocation: {}",
-                self.what_is(&inner, addr, true)
+                self.what_is(inner, addr, true)
             )));
         };
         if let Some(n) = inner.unreserved.remove(&addr) {
             inner.pending -= n;
         }
         let off = addr - device_addr(a.device, 0);
-        self.give_freed(&mut inner, a.device, off, a.size.next_multiple_of(ALIGN));
+        self.give_freed(inner, a.device, off, a.size.next_multiple_of(ALIGN));
         self.bytes_sub(a.device, a.size);
-        Self::remember_freed(&mut inner, a);
+        Self::remember_freed(inner, a);
         Ok(a)
     }
 
@@ -1390,6 +1408,8 @@ impl Drop for Node {
             while inner.punch_thread {
                 self.punch.done.wait(&mut inner);
             }
+            // Host memory must not keep aliasing HBM that goes back to the node.
+            Self::unmap_all_hosts(&mut inner);
         }
         if let Ok(g) = self.sh.lock() {
             self.sh.release_slot_slabs(self.slot);

@@ -257,20 +257,21 @@ static void attributes(void)
     CHECK_OK(aclrtGetMemInfo(ACL_MEM_NORMAL, &fr, &tot));
     CHECK(tot > 0 && fr <= tot);
     /* aclrtHostRegister: ordinary host memory registered for the device. */
-    unsigned char *reg = malloc(8192);
+    unsigned char *reg = aligned_alloc(4096, 8192); /* page aligned, as the API requires */
     void *regdev = NULL;
     CHECK_OK(aclrtHostRegister(reg, 8192, ACL_HOST_REGISTER_MAPPED, &regdev));
     CHECK(regdev != NULL);
     CHECK_OK(aclrtMemset(reg, 8192, 0x3C, 8192)); /* registered: memset may target it */
     CHECK(reg[0] == 0x3C && reg[8191] == 0x3C);
     CHECK_OK(aclrtMemcpy(d, 10, regdev, 10, ACL_MEMCPY_HOST_TO_DEVICE));
-    CHECK_ERR(aclrtHostRegister(reg + 100, 10, ACL_HOST_REGISTER_MAPPED, &regdev), ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "aclrtHostRegister", "overlaps");
+    CHECK_ERR(aclrtHostRegister(reg + 4096, 10, ACL_HOST_REGISTER_MAPPED, &regdev), ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "aclrtHostRegister", "overlaps");
     CHECK_OK(aclrtHostUnregister(reg));
     CHECK_ERR(aclrtHostUnregister(reg), ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, "aclrtHostUnregister");
     /* aclrtHostRegisterV2 + aclrtHostGetDevicePointer. */
     CHECK_OK(aclrtHostRegisterV2(reg, 8192, ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED));
     CHECK_OK(aclrtHostGetDevicePointer(reg + 10, &regdev, 0));
-    CHECK(regdev == reg + 10);
+    CHECK(regdev != reg + 10); /* a device address of the same memory */
+    CHECK_OK(aclrtMemcpy(d, 10, regdev, 10, ACL_MEMCPY_DEVICE_TO_DEVICE));
     CHECK_ERR(aclrtHostRegisterV2(reg, 8192, 0x4), ACL_ERROR_INVALID_PARAM, "aclrtHostRegisterV2", "flag 0x4");
     CHECK_OK(aclrtHostUnregister(reg));
     CHECK_ERR(aclrtHostGetDevicePointer(reg, &regdev, 0), ACL_ERROR_INVALID_PARAM, "aclrtHostGetDevicePointer", "not inside host memory registered");

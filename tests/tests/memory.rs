@@ -70,6 +70,21 @@ fn every_copy_kind_2d_memset_and_async_streams() {
     }
 }
 
+/// `aclrtHostRegister`: the device address is real device memory that is the host memory
+/// (D2D async copies and aclnn operators on it, writes seen through both pointers, host
+/// bytes kept after unregistering), its error cases, and `ACL_RT_MEM_ATTR_VA_FLAG`.
+#[test]
+fn host_register_maps_host_memory_into_the_device() {
+    let work = scratch("mem_host_register");
+    let _node = NodeGuard::new(&work);
+    let (exe, lib64) = npu_emu_tests::build_aclnn_hccl(&work, "tests/c/mem_host_register.cpp");
+    let mut c = command(&exe, &work);
+    c.env("LD_LIBRARY_PATH", &lib64);
+    let r = run(c);
+    r.assert_ok();
+    assert!(r.stdout.contains("host register ok"), "{}", r.all());
+}
+
 #[test]
 fn bad_input_codes_and_messages() {
     let work = scratch("mem_errors");

@@ -1962,6 +1962,21 @@ fn host_scalar_plus_device_tensor_matches_cpu_through_torch_npu() {
     }
 }
 
+/// `tests/python/swapped_memory.py`: `torch_npu.empty_with_swapped_memory` tensors (host
+/// memory registered with aclrtHostRegister) used by operators and copies, then freed.
+#[test]
+fn swapped_memory_tensors_work_as_device_memory() {
+    let Some(venv) = venv() else { return };
+    let r = py_job(
+        "torch-swapped-memory",
+        &venv,
+        "cd \"$T\" && \"$PY\" swapped_memory.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("swapped memory ok"), "{}", r.all());
+}
+
 /// `tests/python/attention_nsa.py`: torch_npu.npu_nsa_select_attention (aclnnNsaSelectedAttention)
 /// and its backward (aclnnNsaSelectedAttentionGrad, through autograd and the explicit
 /// npu_nsa_select_attention_grad) against a float64 CPU reference: TND, grouped key heads, with

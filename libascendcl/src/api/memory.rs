@@ -248,7 +248,14 @@ pub unsafe extern "C" fn aclrtMallocHost(hostPtr: *mut *mut c_void, size: usize)
     boundary("aclrtMallocHost", || malloc_host_impl(hostPtr, size as u64))
 }
 
-/// `aclrtMallocHostWithCfg`: attributes are validated and otherwise ignored.
+/// `aclrtMallocHostWithCfg`. `ACL_RT_MEM_ATTR_VA_FLAG` with `vaFlag` 1 asks for host
+/// memory whose device address after `aclrtHostRegister` equals its host address (VA
+/// normalization): `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`, what CANN returns where the driver
+/// lacks the feature. The emulator cannot offer it: device addresses are the canonical
+/// device ranges, which host code must not be able to dereference (that is how a host
+/// access to device memory is caught, `npu_emu::fault`). Callers fall back to
+/// `aclrtMallocHost` (torch_npu's swapped-memory allocator does). Other attributes are
+/// validated and otherwise ignored.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtMallocHostWithCfg(
     ptr: *mut *mut c_void,
@@ -257,7 +264,29 @@ pub unsafe extern "C" fn aclrtMallocHostWithCfg(
 ) -> i32 {
     boundary("aclrtMallocHostWithCfg", || {
         config_device(cfg)?;
+        if va_flag(cfg) {
+            return Err(Error::new(
+                ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                "ACL_RT_MEM_ATTR_VA_FLAG with vaFlag 1 (host and device addresses equal) is not \
+                 supported: the emulated device's addresses are never host-accessible; allocate \
+                 with aclrtMallocHost and use the device address aclrtHostRegister returns",
+            ));
+        }
         malloc_host_impl(ptr, size)
+    })
+}
+
+/// Whether `cfg` (validated by [`config_device`]) sets `ACL_RT_MEM_ATTR_VA_FLAG` to 1.
+fn va_flag(cfg: *mut MallocConfig) -> bool {
+    if cfg.is_null() {
+        return false;
+    }
+    // SAFETY: validated by config_device: non-null with numAttrs readable entries.
+    let cfg = unsafe { &*cfg };
+    (0..cfg.num_attrs).any(|i| {
+        // SAFETY: as above.
+        let a = unsafe { cfg.attrs.add(i).read_unaligned() };
+        a.attr == ACL_RT_MEM_ATTR_VA_FLAG && a.value[0] != 0
     })
 }
 
@@ -272,7 +301,7 @@ pub unsafe extern "C" fn aclrtFreeHost(hostPtr: *mut c_void) -> i32 {
                 "hostPtr {hostPtr:p} is device memory (free it with aclrtFree)"
             )));
         }
-        rt.mem.host_free(hostPtr as usize)?;
+        rt.mem.host_free(Some(&rt.node), hostPtr as usize)?;
         Ok(())
     })
 }
@@ -596,8 +625,8 @@ pub unsafe extern "C" fn aclrtMemInvalidate(devPtr: *mut c_void, size: usize) ->
 
 const ACL_HOST_REGISTER_MAPPED: i32 = 0;
 
-/// `aclrtHostRegister`: the emulator's device can address host memory directly, so the
-/// "device pointer" handed back is the host pointer itself (copies treat it as host memory).
+/// `aclrtHostRegister`: map page-aligned host memory into the current device's address
+/// space; `devPtr` is a device address whose memory is the host memory (`crate::mem`).
 #[no_mangle]
 pub unsafe extern "C" fn aclrtHostRegister(
     ptr: *mut c_void,
@@ -623,8 +652,12 @@ pub unsafe extern "C" fn aclrtHostRegister(
         }
         let rt = get()?;
         let size = usize::try_from(size).map_err(|_| Error::invalid("size too large"))?;
-        rt.mem.register_host(ptr as usize, size)?;
-        out(devPtr, "devPtr", ptr)
+        let device = rt.current_device()?.1;
+        let dev = rt
+            .mem
+            .register_host(&rt.node, Some(device), ptr as usize, size)?
+            .expect("a mapped registration has a device address");
+        out(devPtr, "devPtr", dev as *mut c_void)
     })
 }
 
@@ -633,7 +666,8 @@ pub unsafe extern "C" fn aclrtHostRegister(
 pub unsafe extern "C" fn aclrtHostUnregister(ptr: *mut c_void) -> i32 {
     boundary("aclrtHostUnregister", || {
         non_null(ptr, "ptr")?;
-        get()?.mem.unregister_host(ptr as usize)
+        let rt = get()?;
+        rt.mem.unregister_host(&rt.node, ptr as usize)
     })
 }
 
@@ -656,7 +690,7 @@ pub unsafe extern "C" fn aclrtFreeHostWithDevSync(hostPtr: *mut c_void) -> i32 {
             )));
         }
         rt.synchronize_device(None)?;
-        rt.mem.host_free(hostPtr as usize)?;
+        rt.mem.host_free(Some(&rt.node), hostPtr as usize)?;
         Ok(())
     })
 }
@@ -687,12 +721,19 @@ pub unsafe extern "C" fn aclrtHostRegisterV2(ptr: *mut c_void, size: u64, flag: 
         }
         let rt = get()?;
         let size = usize::try_from(size).map_err(|_| Error::invalid("size too large"))?;
-        rt.mem.register_host(ptr as usize, size)
+        let device = if flag & ACL_HOST_REG_MAPPED != 0 {
+            Some(rt.current_device()?.1)
+        } else {
+            None
+        };
+        rt.mem
+            .register_host(&rt.node, device, ptr as usize, size)
+            .map(drop)
     })
 }
 
-/// `aclrtHostGetDevicePointer`: the device-side address of registered host memory (the
-/// emulated device addresses host memory directly, so it is the host address).
+/// `aclrtHostGetDevicePointer`: the device address of a byte of host memory registered as
+/// mapped.
 #[no_mangle]
 pub unsafe extern "C" fn aclrtHostGetDevicePointer(
     pHost: *mut c_void,
@@ -706,13 +747,23 @@ pub unsafe extern "C" fn aclrtHostGetDevicePointer(
             return Err(Error::invalid(format!("flag {flag} must be 0")));
         }
         let rt = get()?;
-        if !rt.mem.is_registered(pHost as usize) {
+        let Some((start, reg)) = rt.mem.registration(pHost as usize) else {
             return Err(Error::invalid(format!(
                 "pHost {pHost:p} is not inside host memory registered with aclrtHostRegister or \
                  aclrtHostRegisterV2"
             )));
-        }
-        out(pDevice, "pDevice", pHost)
+        };
+        let Some(dev) = reg.dev else {
+            return Err(Error::invalid(format!(
+                "pHost {pHost:p} is inside host memory {start:#x} registered with \
+                 aclrtHostRegisterV2 without ACL_HOST_REG_MAPPED: it has no device address"
+            )));
+        };
+        out(
+            pDevice,
+            "pDevice",
+            (dev + (pHost as usize - start) as u64) as *mut c_void,
+        )
     })
 }
 

@@ -931,3 +931,49 @@ fn the_last_release_gives_back_pages_nobody_owns() {
         assert_eq!(blocks(&t.0.join(format!("hbm.{d}"))), 0, "device {d}");
     }
 }
+
+/// `map_host`: the host pages become the device allocation's pages (writes through the host
+/// pointer and the alias are the same bytes); `free` refuses it; `unmap_host` gives the host
+/// private pages with the current bytes back; dropping the node restores a range still mapped.
+#[test]
+fn host_memory_mapped_into_a_device() {
+    let t = TempDir::new("hostmap");
+    let node = Node::open(&config(&t.0, 1, "64M")).unwrap();
+    let layout = std::alloc::Layout::from_size_align(3 * 4096, 4096).unwrap();
+    // SAFETY: non-zero size.
+    let host = unsafe { std::alloc::alloc(layout) };
+    assert!(!host.is_null());
+    // SAFETY: `host` is 3 pages we own.
+    let h = unsafe { std::slice::from_raw_parts_mut(host, 3 * 4096) };
+    h.fill(7);
+    assert!(node.map_host(0, host as u64 + 1, 4096).is_err());
+    let a = node.map_host(0, host as u64, 2 * 4096).unwrap();
+    assert_eq!(a.addr % 4096, 0);
+    let p = node.check(a.addr, 2 * 4096, "devPtr").unwrap();
+    // SAFETY: `check` gave 2 pages of the alias.
+    let d = unsafe { std::slice::from_raw_parts_mut(p, 2 * 4096) };
+    assert!(d.iter().all(|&b| b == 7), "contents copied in");
+    d[5] = 42;
+    assert_eq!(h[5], 42, "device write seen through the host pointer");
+    h[8000] = 9;
+    assert_eq!(d[8000], 9, "host write seen by the device");
+    assert_eq!(node.host_mapping(a.addr + 10), Some((host as u64, 2 * 4096)));
+    let e = node.free(a.addr).unwrap_err();
+    assert!(e.msg.contains("aclrtHostUnregister"), "{}", e.msg);
+    node.unmap_host(a.addr).unwrap();
+    assert!(node.check(a.addr, 1, "devPtr").is_err());
+    assert_eq!((h[5], h[8000], h[9000]), (42, 9, 7), "bytes survive unmapping");
+    h[5] = 1; // private again: the file page does not change
+    assert!(node.unmap_host(a.addr).is_err());
+    // A range still mapped when the node goes away is put back too.
+    let b = node.map_host(0, host as u64 + 4096, 4096).unwrap();
+    let p = node.check(b.addr, 4096, "devPtr").unwrap();
+    // SAFETY: one page of the alias.
+    unsafe { *p.add(3) = 77 };
+    drop(node);
+    assert_eq!(h[4096 + 3], 77);
+    h[4096 + 3] = 78;
+    assert_eq!(h[4096 + 3], 78);
+    // SAFETY: allocated above with this layout; the pages are private anonymous again.
+    unsafe { std::alloc::dealloc(host, layout) };
+}
