@@ -10,7 +10,8 @@ npu_nsa_compress_grad (aclnnNsaCompress/Grad, TND, float16 and bfloat16) against
 block-weighted sum in float64. And npu_fused_infer_attention_score / _v2
 (aclnnFusedInferAttentionScoreV3/V4) with the MLA parts query_rope/key_rope and with
 learnable_sink, in BNSD/BSND/BSH and in TND (causal mode 3, the log-sum-exp), against the
-same reference over the concatenated heads. Prints PASS/FAIL per
+same reference over the concatenated heads. And npu_fusion_attention's prefix sparse modes 5
+and 6 (forward and gradients). Prints PASS/FAIL per
 case and exits 1 when any fails.
 """
 import sys
@@ -309,6 +310,49 @@ def fia_tnd_case(dtype, rope, sink, causal, tol):
 case("fia_v2_tnd_f32", fia_tnd_case(torch.float32, False, False, False, (1e-5, 1e-5)))
 case("fia_v2_tnd_rope_sink_causal_f32", fia_tnd_case(torch.float32, True, True, True, (1e-5, 1e-5)))
 case("fia_v2_tnd_rope_f16", fia_tnd_case(torch.float16, True, False, False, (2e-3, 2e-3)))
+
+
+def prefix_case(mode, s1, s2, dtype, tol):
+    """npu_fusion_attention with sparse_mode 5 (the whole mask) or 6 (the compressed
+    [3072, 2048] one) and prefix: each query row sees the right-down causal keys and the
+    first prefix[b] keys of its batch; output and gradients against CPU autograd."""
+    def f():
+        torch.manual_seed(13)
+        b, d = 2, 16
+        prefix = [s2 - s1 + 1, s2 - 2] if s1 <= s2 else [0, 3]
+        q = torch.randn(b, N1, s1, d, dtype=dtype)
+        k = torch.randn(b, N1, s2, d, dtype=dtype)
+        v = torch.randn(b, N1, s2, d, dtype=dtype)
+        row = torch.arange(s1).view(s1, 1)
+        col = torch.arange(s2).view(1, s2)
+        masked = torch.stack([(col > row + (s2 - s1)) & (col >= pn) for pn in prefix])
+        if mode == 5:
+            mask = masked.view(b, 1, s1, s2)
+        else:
+            mask = torch.cat([torch.ones(2048, 2048, dtype=torch.bool).triu(1),
+                              torch.cat([torch.zeros(1024, 1024, dtype=torch.bool),
+                                         torch.ones(1024, 1024, dtype=torch.bool)], 1)])
+        qn, kn, vn = (x.to(D).requires_grad_() for x in (q, k, v))
+        out = torch_npu.npu_fusion_attention(qn, kn, vn, N1, "BNSD", atten_mask=mask.to(D),
+                                             scale=0.25, prefix=prefix, sparse_mode=mode)[0]
+        qc, kc, vc = (x.double().requires_grad_() for x in (q, k, v))
+        sc = 0.25 * (qc @ kc.transpose(-1, -2))
+        sc = sc.masked_fill(masked.view(b, 1, s1, s2), float("-inf"))
+        want = torch.softmax(sc, -1) @ vc
+        g = torch.randn(want.shape, dtype=dtype)
+        out.backward(g.to(D))
+        want.backward(g.double())
+        rtol, atol = tol
+        torch.testing.assert_close(out.detach().cpu().double(), want.detach(), rtol=rtol, atol=atol)
+        for a, w in ((qn, qc), (kn, kc), (vn, vc)):
+            torch.testing.assert_close(a.grad.cpu().double(), w.grad, rtol=rtol, atol=atol)
+
+    return f
+
+
+case("fa_prefix_mode5_f32", prefix_case(5, 6, 9, torch.float32, (1e-5, 1e-5)))
+case("fa_prefix_mode6_f32", prefix_case(6, 7, 7, torch.float32, (1e-5, 1e-5)))
+case("fa_prefix_mode5_f16", prefix_case(5, 8, 8, torch.float16, (2e-3, 2e-3)))
 
 print(f"attention_new: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -1665,7 +1665,8 @@ fn norm_quant_apis_match_cpu() {
 /// UnpaddingScoreGradV5 for TND) against a CPU reference: output, softmax_max and the
 /// gradients of q, k, v and the sink, causal sparse mode 3, float32 and float16;
 /// npu_fused_infer_attention_score(_v2) with the MLA rope parts and the learnable sink, in
-/// BNSD/BSND/BSH and in TND (with causal mode 3 and the log-sum-exp); and
+/// BNSD/BSND/BSH and in TND (with causal mode 3 and the log-sum-exp); npu_fusion_attention's
+/// prefix sparse modes 5 and 6 with gradients; and
 /// npu_nsa_compress / npu_nsa_compress_grad (aclnnNsaCompress/Grad) against float64.
 #[test]
 fn fusion_attention_with_sink_matches_cpu() {
@@ -1698,6 +1699,9 @@ fn fusion_attention_with_sink_matches_cpu() {
         "fia_v2_tnd_f32",
         "fia_v2_tnd_rope_sink_causal_f32",
         "fia_v2_tnd_rope_f16",
+        "fa_prefix_mode5_f32",
+        "fa_prefix_mode6_f32",
+        "fa_prefix_mode5_f16",
         "nsa_compress_f16",
         "nsa_compress_bf16",
     ] {

@@ -957,12 +957,19 @@ fn host_memory_mapped_into_a_device() {
     assert_eq!(h[5], 42, "device write seen through the host pointer");
     h[8000] = 9;
     assert_eq!(d[8000], 9, "host write seen by the device");
-    assert_eq!(node.host_mapping(a.addr + 10), Some((host as u64, 2 * 4096)));
+    assert_eq!(
+        node.host_mapping(a.addr + 10),
+        Some((host as u64, 2 * 4096))
+    );
     let e = node.free(a.addr).unwrap_err();
     assert!(e.msg.contains("aclrtHostUnregister"), "{}", e.msg);
     node.unmap_host(a.addr).unwrap();
     assert!(node.check(a.addr, 1, "devPtr").is_err());
-    assert_eq!((h[5], h[8000], h[9000]), (42, 9, 7), "bytes survive unmapping");
+    assert_eq!(
+        (h[5], h[8000], h[9000]),
+        (42, 9, 7),
+        "bytes survive unmapping"
+    );
     h[5] = 1; // private again: the file page does not change
     assert!(node.unmap_host(a.addr).is_err());
     // A range still mapped when the node goes away is put back too.

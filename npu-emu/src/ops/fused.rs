@@ -452,6 +452,9 @@ pub struct FaParams {
     /// each row's softmax gets the extra term `e^(sink - m)`, `m = max(sink, max_j s_ij)`,
     /// whose column has no value (it only takes probability away from the keys).
     pub sink: Option<Vec<f64>>,
+    /// Each batch's prefix length N of sparse modes 5 and 6: a query row sees the keys of the
+    /// right-down causal pattern and the first N keys.
+    pub prefix: Option<Vec<usize>>,
 }
 
 /// The sequences of a TND call: cumulative query and key/value ends
@@ -503,6 +506,7 @@ impl FaParams {
             varlen: None,
             drop_offset: 0,
             sink: None,
+            prefix: None,
         }
     }
 }
@@ -605,6 +609,7 @@ struct Masker {
     s2: usize,
     q_lens: Option<Vec<usize>>,
     kv_lens: Option<Vec<usize>>,
+    prefix: Option<Vec<usize>>,
 }
 
 impl Masker {
@@ -640,6 +645,7 @@ impl Masker {
             s2: dims.s2,
             q_lens: p.q_lens.clone(),
             kv_lens: p.kv_lens.clone(),
+            prefix: p.prefix.clone(),
         })
     }
 
@@ -671,6 +677,11 @@ impl Masker {
             4 => {
                 let ii = i + shift;
                 j - ii > self.next || ii - j > self.pre
+            }
+            // Prefix: the right-down causal pattern plus the first N keys of the batch.
+            5 | 6 => {
+                let n = self.prefix.as_ref().map_or(0, |p| p[b]) as i64;
+                j > i + shift && j >= n
             }
             _ => false,
         }

@@ -261,6 +261,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreV3GetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: pseType,
+        prefix: prefixOptional,
     };
     phase1(
         "aclnnFlashAttentionScoreV3GetWorkspaceSize",
@@ -336,6 +337,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGradV3GetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: pseType,
+        prefix: prefixOptional,
     };
     let ins = [
         query,
@@ -454,6 +456,7 @@ macro_rules! varlen_v5_fn {
                 layout: inputLayout,
                 sparse: sparseMode,
                 pse_type: pseType,
+                prefix: prefixOptional,
             };
             varlen_v5(
                 stringify!($name),
@@ -586,6 +589,7 @@ macro_rules! unpadding_grad_v5_fn {
                 layout: inputLayout,
                 sparse: sparseMode,
                 pse_type: pseType,
+                prefix: prefixOptional,
             };
             unpadding_grad_v5(
                 stringify!($name),
@@ -1125,6 +1129,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreV4GetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: pseType,
+        prefix: prefixOptional,
     };
     let va = VarLenArgs {
         prefix: prefixOptional,
@@ -1239,6 +1244,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGradV4GetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: pseType,
+        prefix: prefixOptional,
     };
     let va = VarLenArgs {
         prefix: prefixOptional,

@@ -614,6 +614,35 @@ pub(super) struct FaAttrs {
     pub(super) layout: *const c_char,
     pub(super) sparse: i64,
     pub(super) pse_type: i64,
+    /// `prefixOptional` (sparse modes 5 and 6; NULL where the version has none).
+    pub(super) prefix: *const c_void,
+}
+
+/// `prefixOptional` of sparse modes 5 and 6: each batch's prefix N (one entry for every
+/// batch, or one per batch), within `[0, S2]` when S1 > S2 and `[S2 - S1, S2]` otherwise.
+fn prefix_arg(h: *const c_void, dims: &FaDims) -> NnResult<Vec<usize>> {
+    let Some(v) = a::opt_int_array(h, "prefixOptional")?.filter(|v| !v.is_empty()) else {
+        return Err(NnError::invalid(
+            "sparseMode 5 and 6 need prefixOptional (each batch's prefix length N)",
+        ));
+    };
+    if v.len() != dims.b && v.len() != 1 {
+        return Err(NnError::invalid(format!(
+            "prefixOptional has {} entries; it takes one per batch ({})",
+            v.len(),
+            dims.b
+        )));
+    }
+    let lo = dims.s2.saturating_sub(dims.s1) as i64;
+    if let Some(x) = v.iter().find(|&&x| x < lo || x > dims.s2 as i64) {
+        return Err(NnError::invalid(format!(
+            "prefixOptional {v:?} has {x}, outside [{lo}, {}]",
+            dims.s2
+        )));
+    }
+    Ok((0..dims.b)
+        .map(|b| v[if v.len() == 1 { 0 } else { b }] as usize)
+        .collect())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -636,6 +665,7 @@ pub(super) fn fa_check(
         layout,
         sparse,
         pse_type,
+        prefix,
     } = *at;
     for t in [q, k, v] {
         a::dtype_in(t, FLOATS3)?;
@@ -706,6 +736,7 @@ pub(super) fn fa_check(
                 "sparseMode 5 (prefix, not compressed) is not supported with variable lengths",
             ))
         }
+        5 | 6 if !want_tnd => {}
         5..=8 => {
             return Err(NnError::invalid(format!(
                 "sparseMode {sparse} (prefix / variable-length modes) is not supported by \
@@ -715,7 +746,7 @@ pub(super) fn fa_check(
                 } else {
                     "aclnnFlashAttentionScore"
                 },
-                if want_tnd { ", 7 and 8" } else { "" }
+                if want_tnd { ", 7 and 8" } else { ", 5 and 6" }
             )))
         }
         _ => {}
@@ -773,7 +804,9 @@ pub(super) fn fa_check(
     let full = [dims.b, dims.n1, dims.s1, dims.s2];
     if let Some(m) = mask {
         a::dtype_in(m, &[DType::Bool, DType::U8])?;
-        let ok = if sparse >= 2 {
+        let ok = if sparse == 6 {
+            m.shape() == [3072, 2048]
+        } else if sparse >= 2 && sparse != 5 {
             m.shape() == [2048, 2048]
         } else {
             match m.ndim() {
@@ -783,7 +816,9 @@ pub(super) fn fa_check(
             }
         };
         if !ok {
-            let want = if sparse >= 2 {
+            let want = if sparse == 6 {
+                "[3072, 2048] (the compressed prefix mask of sparseMode 6)".to_string()
+            } else if sparse >= 2 && sparse != 5 {
                 "[2048, 2048] (the compressed mask of sparseMode 2-4)".to_string()
             } else {
                 format!(
@@ -797,11 +832,20 @@ pub(super) fn fa_check(
             )));
         }
     } else if sparse >= 2 {
-        // Modes 2-4 build their pattern from the compressed mask; mode 1 (allMask) without a
-        // mask masks nothing (torch_npu's documented example calls it so).
+        // Modes 2-4 (and 6) build their pattern from the compressed mask, mode 5 takes the
+        // whole one; mode 1 (allMask) without a mask masks nothing (torch_npu's documented
+        // example calls it so).
         return Err(NnError::invalid(format!(
-            "sparseMode {sparse} needs attenMaskOptional (the compressed [2048, 2048] mask)"
+            "sparseMode {sparse} needs attenMaskOptional ({})",
+            match sparse {
+                5 => "the whole [B|1, N|1, S1, S2] mask",
+                6 => "the compressed [3072, 2048] prefix mask",
+                _ => "the compressed [2048, 2048] mask",
+            }
         )));
+    }
+    if matches!(sparse, 5 | 6) && !want_tnd {
+        p.prefix = Some(prefix_arg(prefix, &dims)?);
     }
     if let Some(ps) = pse {
         same_dtype(ps, q)?;
@@ -966,7 +1010,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    let _ = (paddingMaskOptional, prefixOptional, innerPrecise);
+    let _ = (paddingMaskOptional, innerPrecise);
     let at = FaAttrs {
         scale: scaleValue,
         keep_prob: keepProb,
@@ -976,6 +1020,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: 1,
+        prefix: prefixOptional,
     };
     phase1(
         "aclnnFlashAttentionScoreGetWorkspaceSize",
@@ -1028,7 +1073,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreV2GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    let _ = (paddingMaskOptional, prefixOptional, innerPrecise);
+    let _ = (paddingMaskOptional, innerPrecise);
     let at = FaAttrs {
         scale: scaleValue,
         keep_prob: keepProb,
@@ -1038,6 +1083,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreV2GetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: pseType,
+        prefix: prefixOptional,
     };
     phase1(
         "aclnnFlashAttentionScoreV2GetWorkspaceSize",
@@ -1227,6 +1273,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGradGetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: 1,
+        prefix: prefixOptional,
     };
     let ins = [
         query,
@@ -1304,6 +1351,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionScoreGradV2GetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: pseType,
+        prefix: prefixOptional,
     };
     let ins = [
         query,
@@ -1495,6 +1543,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionVarLenScoreGetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: 1,
+        prefix: prefixOptional,
     };
     let va = VarLenArgs {
         prefix: prefixOptional,
@@ -1565,6 +1614,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionVarLenScoreV2GetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: pseType,
+        prefix: prefixOptional,
     };
     let va = VarLenArgs {
         prefix: prefixOptional,
@@ -1638,6 +1688,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionVarLenScoreV3GetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: pseType,
+        prefix: prefixOptional,
     };
     let va = VarLenArgs {
         prefix: prefixOptional,
@@ -1706,6 +1757,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionVarLenScoreV4GetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: 1,
+        prefix: prefixOptional,
     };
     let va = VarLenArgs {
         prefix: prefixOptional,
@@ -1778,6 +1830,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionUnpaddingScoreGradGetWorkspaceSize(
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: 1,
+        prefix: prefixOptional,
     };
     let va = VarLenArgs {
         prefix: prefixOptional,
@@ -1858,6 +1911,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionUnpaddingScoreGradV2GetWorkspaceSize
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: pseType,
+        prefix: prefixOptional,
     };
     let va = VarLenArgs {
         prefix: prefixOptional,
@@ -1949,6 +2003,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionUnpaddingScoreGradV3GetWorkspaceSize
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: pseType,
+        prefix: prefixOptional,
     };
     let va = VarLenArgs {
         prefix: prefixOptional,
@@ -2027,6 +2082,7 @@ pub unsafe extern "C" fn aclnnFlashAttentionUnpaddingScoreGradV4GetWorkspaceSize
         layout: inputLayout,
         sparse: sparseMode,
         pse_type: 1,
+        prefix: prefixOptional,
     };
     let va = VarLenArgs {
         prefix: prefixOptional,
