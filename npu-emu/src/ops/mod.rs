@@ -132,3 +132,4 @@ pub mod nn_more;
 pub mod attention_nsa;
 pub mod moe_route;
 pub mod sparse;
+pub mod topk_sample;

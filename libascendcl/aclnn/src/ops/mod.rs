@@ -86,3 +86,4 @@ pub mod attention_nsa;
 pub mod moe_route;
 pub mod moe_routing_map;
 pub mod sparse;
+pub mod topk_sample;
