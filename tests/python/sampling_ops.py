@@ -3,7 +3,9 @@ npu_top_k_top_p_sample (aclnnTopKTopPSampleV2) in its None, qSample and multiNom
 top-k, top-p and min-p (the kept set and its probabilities by the reference; the random modes
 by their distribution: every pick inside the kept set, frequencies near the renormalised
 probabilities, the same generator seed giving the same picks), and npu_sim_exponential_
-(aclnnSimThreadExponential: the Exp(lambda) distribution, determinism per seed)."""
+(aclnnSimThreadExponential: the Exp(lambda) distribution, determinism per seed), and
+npu_advance_step_flashattn (aclnnAdvanceStep, aclnnAdvanceStepV2: vLLM's advance step, with
+and without speculative tokens, against a reference)."""
 import sys
 
 import torch
@@ -166,6 +168,61 @@ def sim_exponential():
     assert d < 0.012, f"KS distance {d}"
 
 
+def advance_step():
+    g = torch.Generator().manual_seed(5)
+    ns, nq, bs = 12, 8, 4
+    toks = torch.randint(1, 100, (ns,), generator=g)
+    sampled = torch.randint(1, 100, (nq, 1), generator=g)
+    pos = torch.randint(1, 20, (ns,), generator=g)
+    lens = torch.randint(1, 20, (ns,), generator=g)
+    slots = torch.randint(1, 20, (ns,), generator=g)
+    bt = torch.randint(0, 50, (ns, 20 // bs + 1), generator=g)
+    d = [t.npu() for t in (toks, pos, lens, slots)]
+    torch_npu.npu_advance_step_flashattn(d[0], sampled.npu(), d[1], d[2], d[3], bt.npu(), ns, nq, bs)
+    wt, wp, wl, ws = toks.clone(), pos.clone(), lens.clone(), slots.clone()
+    for i in range(nq):
+        wt[i] = sampled[i, 0]
+        p = int(lens[i])
+        wp[i], wl[i] = p, p + 1
+        ws[i] = bt[i, p // bs] * bs + p % bs
+    wt[nq:], wp[nq:], ws[nq:] = 0, 0, -1
+    for got, want, what in zip(d, (wt, wp, wl, ws), ("input_tokens", "input_positions", "seq_lens", "slot_mapping")):
+        assert torch.equal(got.cpu(), want), f"{what}: {got.cpu().tolist()} != {want.tolist()}"
+
+
+def advance_step_spec():
+    g = torch.Generator().manual_seed(6)
+    ns, spec, bs = 5, 2, 4
+    t = 1 + spec
+    toks = torch.randint(1, 100, (ns * t,), generator=g)
+    sampled = torch.randint(1, 100, (ns, t), generator=g)
+    sampled[1, 2] = -1
+    sampled[3, 1:] = -1
+    pos = torch.randint(1, 12, (ns * t,), generator=g)
+    lens = pos + 1
+    slots = torch.zeros(ns * t, dtype=torch.int64)
+    spec_tok = torch.randint(1, 100, (ns, spec), generator=g)
+    acc = torch.randint(0, 3, (ns,), generator=g)
+    bt = torch.randint(0, 50, (ns, 6), generator=g)
+    d = [x.npu() for x in (toks, pos, lens, slots)]
+    torch_npu.npu_advance_step_flashattn(d[0], sampled.npu(), d[1], d[2], d[3], bt.npu(), ns, ns, bs,
+                                         spec_token=spec_tok.npu(), accepted_num=acc.npu())
+    wp = pos + torch.repeat_interleave(acc, t) + 1
+    wl = wp + 1
+    last = []
+    for i in range(ns):
+        row = sampled[i].tolist()
+        j = row.index(-1) if -1 in row else t
+        last.append(row[j - 1])
+    wt = toks.clone().view(ns, t)
+    wt[:, 0] = torch.tensor(last)
+    wt[:, 1:] = spec_tok
+    req = torch.repeat_interleave(torch.arange(ns), t)
+    ws = bt[req, wp // bs] * bs + wp % bs
+    for got, want, what in zip(d, (wt.flatten(), wp, wl, ws), ("input_tokens", "input_positions", "seq_lens", "slot_mapping")):
+        assert torch.equal(got.cpu(), want), f"{what}: {got.cpu().tolist()} != {want.tolist()}"
+
+
 case("top_k_top_p_sample_none_f16", argmax_mode(torch.float16))
 case("top_k_top_p_sample_none_bf16", argmax_mode(torch.bfloat16))
 case("top_k_top_p_sample_none_f32", argmax_mode(torch.float32))
@@ -173,6 +230,8 @@ case("top_k_top_p_sample_qsample", q_sample)
 case("top_k_top_p_sample_multinomial", multinomial)
 case("top_k_top_p_sample_doc_example", doc_example)
 case("sim_exponential", sim_exponential)
+case("advance_step", advance_step)
+case("advance_step_spec", advance_step_spec)
 
 print(f"sampling_ops: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -1940,7 +1940,8 @@ fn nsa_select_attention_matches_cpu() {
 /// its qSample and multiNomial modes by their distribution (picks inside the kept set at the
 /// renormalised frequencies, the same seed giving the same picks), the documentation's
 /// example, and npu_sim_exponential_ (aclnnSimThreadExponential: Exp(lambda) moments and
-/// Kolmogorov-Smirnov distance, determinism per seed).
+/// Kolmogorov-Smirnov distance, determinism per seed), and npu_advance_step_flashattn
+/// (aclnnAdvanceStep, aclnnAdvanceStepV2) with and without speculative tokens.
 #[test]
 fn top_k_top_p_sample_and_sim_exponential_match_their_distributions() {
     let Some(venv) = venv() else { return };
@@ -1963,6 +1964,8 @@ fn top_k_top_p_sample_and_sim_exponential_match_their_distributions() {
         "top_k_top_p_sample_multinomial",
         "top_k_top_p_sample_doc_example",
         "sim_exponential",
+        "advance_step",
+        "advance_step_spec",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),
