@@ -243,7 +243,7 @@ def topkp_ref(logits, ks, ps, q, eps):
         pick = order[0]
         if q is not None:
             pr = torch.softmax(row[order], 0)
-            sc = pr / (q[b, order].double() + eps)
+            sc = pr / (q[b, :len(order)].double().abs() + eps)  # q aligns with the kept candidates
             pick = order[int(torch.argmax(sc))]
         idx.append(pick)
         kept[b, order] = row[order]

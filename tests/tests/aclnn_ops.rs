@@ -2221,3 +2221,41 @@ fn moe_route_operators_match_the_host_reference() {
     assert!(n >= 53, "only {n} checks:\n{}", r.stdout);
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_topk_sample.cpp`: aclnnTopKTopPSampleV2 (CANN's own example; the
+/// exponential-race sample over SimThreadExponential draws: picks inside the top-k/top-p set at
+/// the renormalised frequencies; isNeedSampleResult with top-k, top-p and min-p against a host
+/// reference) and aclnnSimThreadExponential (determinism, Exp(lambda) moments, `count`), with
+/// the documented argument errors.
+#[test]
+fn top_k_top_p_sample_v2_and_sim_exponential_match_the_host_reference() {
+    let work = scratch("aclnn-topk-sample");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_topk_sample.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok cann_example",
+        "ok q_sample",
+        "ok sample_result",
+        "ok sim_thread_exponential",
+        "ok errors",
+    ] {
+        assert!(r.stdout.contains(section), "missing {section}: {}", r.all());
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 23, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnTopKTopPSampleV2GetWorkspaceSize: logits is nullptr",
+        "aclnnSimThreadExponentialGetWorkspaceSize: lambda 0 must be > 0",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -2014,3 +2014,43 @@ fn nsa_select_attention_matches_cpu() {
         );
     }
 }
+
+/// `tests/python/sampling_ops.py`: npu_top_k_top_p_sample (aclnnTopKTopPSampleV2) in its None
+/// mode against a reference (FLOAT16, BFLOAT16, FLOAT; top-k, top-p, min-p, the kept logits),
+/// its qSample and multiNomial modes by their distribution (picks inside the kept set at the
+/// renormalised frequencies, the same seed giving the same picks), the documentation's
+/// example, and npu_sim_exponential_ (aclnnSimThreadExponential: Exp(lambda) moments and
+/// Kolmogorov-Smirnov distance, determinism per seed), and npu_advance_step_flashattn
+/// (aclnnAdvanceStep, aclnnAdvanceStepV2) with and without speculative tokens.
+#[test]
+fn top_k_top_p_sample_and_sim_exponential_match_their_distributions() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("sampling_ops.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-sampling-ops",
+        &venv,
+        "cd \"$T\" && \"$PY\" sampling_ops.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("sampling_ops: 0 failed"), "{}", r.all());
+    for case in [
+        "top_k_top_p_sample_none_f16",
+        "top_k_top_p_sample_none_bf16",
+        "top_k_top_p_sample_none_f32",
+        "top_k_top_p_sample_qsample",
+        "top_k_top_p_sample_multinomial",
+        "top_k_top_p_sample_doc_example",
+        "sim_exponential",
+        "advance_step",
+        "advance_step_spec",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

@@ -129,6 +129,8 @@ pub mod gmm_extra;
 pub mod moe_dist;
 pub mod nn_more;
 
+pub mod advance_step;
 pub mod attention_nsa;
 pub mod moe_route;
 pub mod sparse;
+pub mod topk_sample;
