@@ -336,14 +336,28 @@ pub fn inference_attention_ext(
     lse: Option<&View>,
 ) -> Result<(), String> {
     let p = with_sink(p, sink)?;
+    roped(q, k, rope, |q, k| {
+        fused::inference_attention(q, k, v, pse, atten_mask, &p, out, lse)
+    })
+}
+
+/// `f` of the query and key, with the MLA `rope` parts (queryRope, keyRope, head dims `d`
+/// and `dr`) appended to every head row when given ([`with_rope`]).
+fn roped<R>(
+    q: &View,
+    k: &View,
+    rope: Option<(&View, &View, usize, usize)>,
+    f: impl FnOnce(&View, &View) -> Result<R, String>,
+) -> Result<R, String> {
     let Some((qr, kr, d, dr)) = rope else {
-        return fused::inference_attention(q, k, v, pse, atten_mask, &p, out, lse);
+        return f(q, k);
     };
     let (mut qb, qs) = with_rope(q, qr, d, dr)?;
     let (mut kb, ks) = with_rope(k, kr, d, dr)?;
-    let qv = View::of_slice(&mut qb, DType::F64, &qs);
-    let kv = View::of_slice(&mut kb, DType::F64, &ks);
-    fused::inference_attention(&qv, &kv, v, pse, atten_mask, &p, out, lse)
+    f(
+        &View::of_slice(&mut qb, DType::F64, &qs),
+        &View::of_slice(&mut kb, DType::F64, &ks),
+    )
 }
 
 /// The inference attention of `aclnnFusedInferAttentionScore` V3+ in layout TND: `p`
@@ -371,16 +385,9 @@ pub fn inference_attention_tnd(
         View::of_slice(mx, DType::F64, &sh),
         View::of_slice(sm, DType::F64, &sh),
     );
-    match rope {
-        None => fused::flash_attention(q, k, v, None, None, atten_mask, &p, &mv, &sv, out)?,
-        Some((qr, kr, d, dr)) => {
-            let (mut qb, qs) = with_rope(q, qr, d, dr)?;
-            let (mut kb, ks) = with_rope(k, kr, d, dr)?;
-            let qv = View::of_slice(&mut qb, DType::F64, &qs);
-            let kv = View::of_slice(&mut kb, DType::F64, &ks);
-            fused::flash_attention(&qv, &kv, v, None, None, atten_mask, &p, &mv, &sv, out)?
-        }
-    }
+    roped(q, k, rope, |q, k| {
+        fused::flash_attention(q, k, v, None, None, atten_mask, &p, &mv, &sv, out)
+    })?;
     if let Some(l) = lse {
         // Rows of sequences with no key have a zero sum: their log-sum-exp is -inf.
         let vals: Vec<f64> = (0..t * n1)
