@@ -376,7 +376,7 @@ static void fused_infer() {
                             q.t, kl, vl, nullptr, m.t, ql, kvl, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                             nullptr, nullptr, nullptr, N1, 0.35, BIG, BIG, bhs, N2, 0, 0, 0, 0, true, o1.t, l1.t, &ws, &ex),
                         ACLNN_ERR_PARAM_INVALID);
-            expect_code("FusedInferAttentionScoreV4 with a learnableSinkOptional",
+            expect_code("FusedInferAttentionScoreV4 with a learnableSinkOptional of the wrong shape",
                         aclnnFusedInferAttentionScoreV4GetWorkspaceSize(
                             q.t, kl, vl, nullptr, m.t, ql, kvl, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
                             nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
