@@ -20,6 +20,7 @@
 //! of the border is clamped to it (the usual RoIAlign bilinear rule). The gradient scatters
 //! each output gradient back through the same samples and weights (average mode).
 
+use crate::ops::cv19::{taps, Taps};
 use crate::ops::dtype::DType;
 use crate::ops::extra::{load, store};
 use crate::ops::View;
@@ -35,41 +36,9 @@ pub struct RoiAlign {
     pub max_pool: bool,
 }
 
-/// One bilinear sample: four (flat `y * W + x` offset, weight) taps.
-type Sample = [(usize, f64); 4];
-
-/// The bilinear taps of the point `(y, x)` in an `h x w` map; None outside it.
-fn taps(mut y: f64, mut x: f64, h: usize, w: usize) -> Option<Sample> {
-    if y < -1.0 || y > h as f64 || x < -1.0 || x > w as f64 {
-        return None;
-    }
-    y = y.max(0.0);
-    x = x.max(0.0);
-    let (mut yl, mut xl) = (y as usize, x as usize);
-    let (yh, xh);
-    if yl >= h - 1 {
-        yl = h - 1;
-        yh = yl;
-        y = yl as f64;
-    } else {
-        yh = yl + 1;
-    }
-    if xl >= w - 1 {
-        xl = w - 1;
-        xh = xl;
-        x = xl as f64;
-    } else {
-        xh = xl + 1;
-    }
-    let (ly, lx) = (y - yl as f64, x - xl as f64);
-    let (hy, hx) = (1.0 - ly, 1.0 - lx);
-    Some([
-        (yl * w + xl, hy * hx),
-        (yl * w + xh, hy * lx),
-        (yh * w + xl, ly * hx),
-        (yh * w + xh, ly * lx),
-    ])
-}
+/// One bilinear sample: four (flat `y * W + x` offset, weight) taps (torchvision's rule,
+/// as aclnnRoiAlign's, [`crate::ops::cv19::taps`]).
+type Sample = Taps;
 
 impl RoiAlign {
     /// For roi `roi` (its 5 values) over an `h x w` map: the batch index and, per output

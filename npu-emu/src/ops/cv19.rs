@@ -26,11 +26,11 @@ pub struct Roi {
 }
 
 /// Four (flat index, weight) pairs of one bilinear sample.
-type Taps = [(usize, f64); 4];
+pub(crate) type Taps = [(usize, f64); 4];
 
 /// The bilinear taps of point (y, x) in an `h` x `w` map: four (index, weight) pairs, none
 /// outside `[-1, h] x [-1, w]` (torchvision's rule).
-fn taps(y: f64, x: f64, h: usize, w: usize) -> Option<Taps> {
+pub(crate) fn taps(y: f64, x: f64, h: usize, w: usize) -> Option<Taps> {
     if y < -1.0 || y > h as f64 || x < -1.0 || x > w as f64 {
         return None;
     }
