@@ -10,8 +10,9 @@ npu_nsa_compress_grad (aclnnNsaCompress/Grad, TND, float16 and bfloat16) against
 block-weighted sum in float64. And npu_fused_infer_attention_score / _v2
 (aclnnFusedInferAttentionScoreV3/V4) with the MLA parts query_rope/key_rope and with
 learnable_sink, in BNSD/BSND/BSH and in TND (causal mode 3, the log-sum-exp), against the
-same reference over the concatenated heads. And npu_fusion_attention's prefix sparse modes 5
-and 6 (forward and gradients). Prints PASS/FAIL per
+same reference over the concatenated heads. And the 5-D NZ paged key/value cache of
+npu_fused_infer_attention_score(_v2) (float16, and INT8 with per-channel antiquant). And
+npu_fusion_attention's prefix sparse modes 5 and 6 (forward and gradients). Prints PASS/FAIL per
 case and exits 1 when any fails.
 """
 import sys
@@ -253,6 +254,90 @@ case("fia_mla_rope_bnsd_decode_f16", fia_case("BNSD", torch.float16, True, False
 case("fia_mla_rope_bsh_prefill_f32", fia_case("BSH", torch.float32, True, False, 5, (1e-5, 1e-5)))
 case("fia_v2_sink_bsnd_f32", fia_case("BSND", torch.float32, False, True, 3, (1e-5, 1e-5)))
 case("fia_v2_sink_rope_bnsd_bf16", fia_case("BNSD", torch.bfloat16, True, True, 1, (2e-2, 2e-2)))
+
+
+def nz_cache(x, table, bs):
+    """Dense [B, N2, S2, D] into the NZ paged cache [blockNum, N2, D/c0, bs, c0] that `table`
+    ([B, S2/bs] block ids) describes; c0 elements make 32 bytes."""
+    b, n2, s2, d = x.shape
+    c0 = 32 // x.element_size()
+    cache = torch.zeros(int(table.max()) + 2, n2, d // c0, bs, c0, dtype=x.dtype)
+    for i in range(b):
+        for j in range(s2 // bs):
+            blk = x[i, :, j * bs:(j + 1) * bs, :]  # [N2, bs, D]
+            cache[int(table[i, j])] = blk.reshape(n2, bs, d // c0, c0).permute(0, 2, 1, 3)
+    return cache
+
+
+def fia_nz_case(layout, dtype, v2, tol):
+    """npu_fused_infer_attention_score(_v2) over a paged key/value cache in the 5-D NZ layout
+    [blockNum, N2, D/c0, blockSize, c0] (c0 = 16 for float16, 32 for INT8 with per-channel
+    antiquant scales), blocks shuffled by the block table, one query row per batch, against
+    `attend` over the dense key/value."""
+    def f():
+        torch.manual_seed(17)
+        b, s2, d, bs = 2, 256, 64, 128
+        table = torch.randperm(b * (s2 // bs) + 1)[: b * (s2 // bs)].view(b, -1).int()
+        q = torch.randn(b, N1, 1, d, dtype=torch.float16 if dtype == torch.int8 else dtype)
+        if dtype == torch.int8:
+            kq = torch.randint(-128, 128, (b, N2, s2, d), dtype=torch.int8)
+            vq = torch.randint(-128, 128, (b, N2, s2, d), dtype=torch.int8)
+            ks = torch.rand(N2, 1, d, dtype=torch.float16) / 64
+            vs = torch.rand(N2, 1, d, dtype=torch.float16) / 64
+            kd = kq.double() * ks.double().view(1, N2, 1, d)
+            vd = vq.double() * vs.double().view(1, N2, 1, d)
+        else:
+            kq = torch.randn(b, N2, s2, d, dtype=dtype)
+            vq = torch.randn(b, N2, s2, d, dtype=dtype)
+            kd, vd = kq.double(), vq.double()
+        kc, vc = nz_cache(kq, table, bs).to(D), nz_cache(vq, table, bs).to(D)
+        scale = 1.0 / d ** 0.5
+        qa = q if layout == "BNSD" else q.transpose(1, 2).reshape(b, 1, N1 * d)
+        kw = dict(block_table=table.to(D), block_size=bs, num_key_value_heads=N2,
+                  input_layout=layout)
+        if v2:
+            kw.update(num_query_heads=N1, softmax_scale=scale, actual_seq_kvlen=[s2] * b)
+            if dtype == torch.int8:
+                sh = (N2, 1, d) if layout == "BNSD" else (N2 * d,)
+                kw.update(dequant_scale_key=ks.reshape(sh).to(D),
+                          dequant_scale_value=vs.reshape(sh).to(D),
+                          key_quant_mode=0, value_quant_mode=0)
+            out, _ = torch_npu.npu_fused_infer_attention_score_v2(qa.to(D), kc, vc, **kw)
+        else:
+            kw.update(num_heads=N1, scale=scale, actual_seq_lengths_kv=[s2] * b)
+            out, _ = torch_npu.npu_fused_infer_attention_score(qa.to(D), kc, vc, **kw)
+        want = torch.stack([attend(q[i].double(), kd[i], vd[i], None, scale, False)[0]
+                            for i in range(b)])
+        if layout != "BNSD":
+            want = want.transpose(1, 2).reshape(b, 1, N1 * d)
+        rtol, atol = tol
+        torch.testing.assert_close(out.cpu().double(), want, rtol=rtol, atol=atol)
+
+    return f
+
+
+def fia_nz_bad_c0():
+    """An NZ cache of float16 whose last dimension is not 16 elements (32 bytes) is refused
+    with a message naming the paged key."""
+    q = torch.randn(1, N1, 1, 64, dtype=torch.float16).to(D)
+    k = torch.randn(2, N2, 2, 128, 32, dtype=torch.float16).to(D)
+    table = torch.arange(2, dtype=torch.int32).view(1, 2).to(D)
+    try:
+        torch_npu.npu_fused_infer_attention_score(
+            q, k, k, num_heads=N1, num_key_value_heads=N2, input_layout="BNSD",
+            block_table=table, block_size=128, actual_seq_lengths_kv=[256])
+        torch.npu.synchronize()
+    except RuntimeError as e:
+        if "must end in 16" not in str(e):
+            raise AssertionError(f"unexpected message: {str(e)[:300]}")
+        return
+    raise AssertionError("a float16 NZ cache ending in 32 was accepted")
+
+
+case("fia_nz_paged_bad_c0", fia_nz_bad_c0)
+case("fia_nz_paged_f16_bnsd", fia_nz_case("BNSD", torch.float16, False, (2e-3, 2e-3)))
+case("fia_nz_paged_f16_bsh", fia_nz_case("BSH", torch.float16, False, (2e-3, 2e-3)))
+case("fia_v2_nz_paged_int8_bnsd", fia_nz_case("BNSD", torch.int8, True, (2e-3, 2e-3)))
 
 
 def fia_tnd_case(dtype, rope, sink, causal, tol):

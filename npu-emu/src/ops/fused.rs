@@ -1012,8 +1012,8 @@ pub fn inference_attention(
 /// A key or value of the inference operators as stored: a tensor of the query's layout or
 /// a paged cache, holding the compute dtype or INT8 with an antiquant scale (and offset).
 pub struct KvCache<'a> {
-    /// The tensor: the query's layout, or (paged) `[blockNum, blockSize, N2·D]` or
-    /// `[blockNum, N2, blockSize, D]`.
+    /// The tensor: the query's layout, or (paged) `[blockNum, blockSize, N2·D]`,
+    /// `[blockNum, N2, blockSize, D]` or NZ `[blockNum, N2, D/c0, blockSize, c0]`.
     pub data: &'a View,
     /// The per-batch tensors of a key/value list (`[1, S_b, …]` each, in the query's
     /// layout); empty for one tensor.
@@ -1051,7 +1051,10 @@ pub fn kv_dense(
         Some((t, bs)) => Some((load(t)?, t.shape[1], bs)),
         None => None,
     };
-    let heads_first = c.data.shape.len() == 4;
+    let bsz = table.as_ref().map_or(0, |t| t.2);
+    let heads_first = c.data.shape.len() >= 4;
+    // NZ: element e of a token row is at (e / c0)·blockSize·c0 + e % c0 from the row.
+    let nz = (c.paged.is_some() && c.data.shape.len() == 5).then(|| c.data.shape[4]);
     let blocks = c.data.shape[0];
     for bi in 0..b {
         let valid = lens.map_or(s2, |l| l[bi].min(s2));
@@ -1073,7 +1076,9 @@ pub fn kv_dense(
                             ));
                         }
                         let (blk, w) = (blk as usize, s % bs);
-                        if heads_first {
+                        if let Some(c0) = nz {
+                            (blk * n2 + n) * bs * d + w * c0
+                        } else if heads_first {
                             ((blk * n2 + n) * bs + w) * d
                         } else {
                             (blk * bs + w) * n2 * d + n * d
@@ -1082,10 +1087,11 @@ pub fn kv_dense(
                 };
                 let dst = layout.off(dims, bi, n, s);
                 for e in 0..d {
+                    let at = src + nz.map_or(e, |c0| (e / c0) * bsz * c0 + e % c0);
                     let mut x = if list.is_empty() {
-                        raw[src + e]
+                        raw[at]
                     } else {
-                        list[bi][src + e]
+                        list[bi][at]
                     };
                     if let Some(sc) = &sc {
                         let i = if c.per_token {

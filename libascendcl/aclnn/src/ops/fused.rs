@@ -2893,20 +2893,27 @@ fn kv_in(
         let s2 = t.shape()[1] * bs;
         let nd = k.ndim();
         let four = nd == 4 && l == FaLayout::Bnsd;
-        if !(nd == 3 || four) || v.ndim() != nd || k.shape()[0] != v.shape()[0] {
+        // The NZ cache [blockNum, N, D/c0, blockSize, c0]: c0 elements make 32 bytes.
+        let five = nd == 5;
+        if !(nd == 3 || four || five) || v.ndim() != nd || k.shape()[0] != v.shape()[0] {
             return Err(NnError::invalid(format!(
-                "the paged key {:?} and value {:?} must both be [blockNum, blockSize, H]{} with \
-                 the same blockNum",
+                "the paged key {:?} and value {:?} must both be [blockNum, blockSize, H]{}, or \
+                 NZ [blockNum, N, D/c0, blockSize, c0] (c0 = 32 bytes of elements), with the \
+                 same blockNum",
                 k.shape(),
                 v.shape(),
                 if l == FaLayout::Bnsd {
-                    " or [blockNum, N, blockSize, D]"
+                    ", [blockNum, N, blockSize, D]"
                 } else {
                     " (layout BSH/BSND)"
                 }
             )));
         }
-        let bdim = if four { 2 } else { 1 };
+        let bdim = match nd {
+            5 => 3,
+            4 => 2,
+            _ => 1,
+        };
         let per_head = |x: &T| -> NnResult<usize> {
             if x.shape()[bdim] != bs {
                 return Err(NnError::invalid(format!(
@@ -2916,15 +2923,27 @@ fn kv_in(
                     x.shape()[bdim]
                 )));
             }
-            if four {
-                if x.shape()[1] != n2 {
+            if (four || five) && x.shape()[1] != n2 {
+                return Err(NnError::invalid(format!(
+                    "the paged {} {:?} has {} heads; numKeyValueHeads is {n2}",
+                    x.arg,
+                    x.shape(),
+                    x.shape()[1]
+                )));
+            }
+            if five {
+                let c0 = 32 / x.dtype().size();
+                if x.shape()[4] != c0 {
                     return Err(NnError::invalid(format!(
-                        "the paged {} {:?} has {} heads; numKeyValueHeads is {n2}",
+                        "the NZ paged {} {:?} ({:?}) must end in {c0} (32 bytes); it ends in {}",
                         x.arg,
                         x.shape(),
-                        x.shape()[1]
+                        x.dtype(),
+                        x.shape()[4]
                     )));
                 }
+                Ok(x.shape()[2] * c0)
+            } else if four {
                 Ok(x.shape()[3])
             } else if !x.shape()[2].is_multiple_of(n2) {
                 Err(NnError::invalid(format!(
