@@ -11,7 +11,8 @@ block-weighted sum in float64. And npu_fused_infer_attention_score / _v2
 (aclnnFusedInferAttentionScoreV3/V4) with the MLA parts query_rope/key_rope and with
 learnable_sink, in BNSD/BSND/BSH and in TND (causal mode 3, the log-sum-exp), against the
 same reference over the concatenated heads. And the 5-D NZ paged key/value cache of
-npu_fused_infer_attention_score(_v2) (float16, and INT8 with per-channel antiquant). And
+npu_fused_infer_attention_score(_v2) (float16, and INT8 with per-channel antiquant), and
+its shared prefix (key/value_shared_prefix, actual_shared_prefix_len). And
 npu_fusion_attention's prefix sparse modes 5 and 6 (forward and gradients). Prints PASS/FAIL per
 case and exits 1 when any fails.
 """
@@ -338,6 +339,52 @@ case("fia_nz_paged_bad_c0", fia_nz_bad_c0)
 case("fia_nz_paged_f16_bnsd", fia_nz_case("BNSD", torch.float16, False, (2e-3, 2e-3)))
 case("fia_nz_paged_f16_bsh", fia_nz_case("BSH", torch.float16, False, (2e-3, 2e-3)))
 case("fia_v2_nz_paged_int8_bnsd", fia_nz_case("BNSD", torch.int8, True, (2e-3, 2e-3)))
+
+
+def fia_prefix_case(layout, dtype, s1, sp_len, causal, tol):
+    """npu_fused_infer_attention_score with key_shared_prefix/value_shared_prefix ([1, Sp,
+    …], the first actual_shared_prefix_len positions used) before every batch's valid keys
+    (actual_seq_lengths_kv), optionally right-down causal (sparse mode 3) over prefix + key,
+    against `attend` over the concatenation."""
+    def f():
+        torch.manual_seed(19)
+        b, s2, sp, d = 2, 7, 4, 16
+        kv_lens = [5, 7]
+        q = torch.randn(b, N1, s1, d, dtype=dtype)
+        k = torch.randn(b, N2, s2, d, dtype=dtype)
+        v = torch.randn(b, N2, s2, d, dtype=dtype)
+        kp = torch.randn(1, N2, sp, d, dtype=dtype)
+        vp = torch.randn(1, N2, sp, d, dtype=dtype)
+
+        def lay(x):  # BNSD -> layout
+            if layout == "BNSD":
+                return x
+            x = x.transpose(1, 2).contiguous()
+            return x if layout == "BSND" else x.reshape(x.shape[0], x.shape[1], -1)
+
+        kw = dict(num_heads=N1, num_key_value_heads=N2, input_layout=layout, scale=0.3,
+                  key_shared_prefix=lay(kp).to(D), value_shared_prefix=lay(vp).to(D),
+                  actual_shared_prefix_len=[sp_len], actual_seq_lengths_kv=kv_lens)
+        if causal:
+            kw.update(sparse_mode=3,
+                      atten_mask=torch.ones(2048, 2048, dtype=torch.bool).triu(1).to(D))
+        out, _ = torch_npu.npu_fused_infer_attention_score(
+            *[lay(t).to(D) for t in (q, k, v)], **kw)
+        outs = []
+        for i in range(b):
+            kc = torch.cat([kp[0, :, :sp_len], k[i, :, :kv_lens[i]]], 1).double()
+            vc = torch.cat([vp[0, :, :sp_len], v[i, :, :kv_lens[i]]], 1).double()
+            outs.append(attend(q[i].double(), kc, vc, None, 0.3, causal)[0])
+        want = lay(torch.stack(outs))
+        rtol, atol = tol
+        torch.testing.assert_close(out.cpu().double(), want, rtol=rtol, atol=atol)
+
+    return f
+
+
+case("fia_shared_prefix_bnsd_prompt_f32", fia_prefix_case("BNSD", torch.float32, 3, 3, False, (1e-5, 1e-5)))
+case("fia_shared_prefix_bsh_decode_f16", fia_prefix_case("BSH", torch.float16, 1, 4, False, (2e-3, 2e-3)))
+case("fia_shared_prefix_bsnd_causal_f32", fia_prefix_case("BSND", torch.float32, 4, 2, True, (1e-5, 1e-5)))
 
 
 def fia_tnd_case(dtype, rope, sink, causal, tol):

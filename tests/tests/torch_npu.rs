@@ -1666,7 +1666,9 @@ fn norm_quant_apis_match_cpu() {
 /// gradients of q, k, v and the sink, causal sparse mode 3, float32 and float16;
 /// npu_fused_infer_attention_score(_v2) with the MLA rope parts and the learnable sink, in
 /// BNSD/BSND/BSH and in TND (with causal mode 3 and the log-sum-exp), and over a 5-D NZ paged
-/// key/value cache (float16, INT8 with antiquant; a wrong c0 refused); npu_fusion_attention's
+/// key/value cache (float16, INT8 with antiquant; a wrong c0 refused) and with a shared prefix
+/// (key_shared_prefix / value_shared_prefix / actual_shared_prefix_len, prompt and decode);
+/// npu_fusion_attention's
 /// prefix sparse modes 5 and 6 with gradients; and
 /// npu_nsa_compress / npu_nsa_compress_grad (aclnnNsaCompress/Grad) against float64.
 #[test]

@@ -655,7 +655,10 @@ impl Masker {
             return true;
         }
         let (i, j) = (i as i64, j as i64);
-        let shift = self.s2 as i64 - self.s1 as i64;
+        // The right-down corner is at the batch's actual lengths where they are given (the
+        // inference operators' actualSeqLengths/Kv), else at the tensors' S1 and S2.
+        let len = |l: &Option<Vec<usize>>, full: usize| l.as_ref().map_or(full, |l| l[b]) as i64;
+        let shift = len(&self.kv_lens, self.s2) - len(&self.q_lens, self.s1);
         let by_mask = |me: &Masker| match &me.mask {
             Some((m, sh)) => {
                 let bi = if sh[0] == 1 { 0 } else { b };
@@ -1113,6 +1116,53 @@ pub fn kv_dense(
         }
     }
     Ok(out)
+}
+
+/// A key or value with the shared prefix before it: the data, its shape and each batch's
+/// valid length.
+pub type Prefixed = (Vec<f64>, Vec<usize>, Vec<usize>);
+
+/// FusedInferAttentionScore's shared prefix (`keySharedPrefix`/`valueSharedPrefix`): the
+/// dense key or value `x` (`[B, S2, …]` in `layout`, `n2` heads) with the first `sp_len`
+/// positions of `prefix` (`[1, Sp, …]`, same layout) before each batch's valid positions
+/// (`lens[b]`, or all S2). Returns the `[B, Sp + S2, …]` data (positions after a batch's
+/// valid ones are zeros), its shape, and each batch's valid length `sp_len + lens[b]`.
+pub fn with_shared_prefix(
+    x: &View,
+    prefix: &View,
+    sp_len: usize,
+    layout: FaLayout,
+    n2: usize,
+    lens: Option<&[usize]>,
+) -> Result<Prefixed, String> {
+    let (b, s2, n, d) = layout.dims(&x.shape, n2);
+    let (_, sp, _, _) = layout.dims(&prefix.shape, n2);
+    if sp_len > sp {
+        return Err(format!(
+            "actualSharedPrefixLen {sp_len} is more than the shared prefix's {sp} positions"
+        ));
+    }
+    let (xv, pv) = (load(x)?, load(prefix)?);
+    let st = sp + s2;
+    let shape = FaDims::shape(layout, b, st, n, d);
+    let mut out = vec![0f64; b * st * n * d];
+    let mut valid = Vec::with_capacity(b);
+    for bi in 0..b {
+        let len = lens.map_or(s2, |l| l[bi].min(s2));
+        for h in 0..n {
+            for s in 0..sp_len + len {
+                let src = if s < sp_len {
+                    &pv[layout.off((1, sp, n, d), 0, h, s)..][..d]
+                } else {
+                    &xv[layout.off((b, s2, n, d), bi, h, s - sp_len)..][..d]
+                };
+                let at = layout.off((b, st, n, d), bi, h, s);
+                out[at..at + d].copy_from_slice(src);
+            }
+        }
+        valid.push(sp_len + len);
+    }
+    Ok((out, shape, valid))
 }
 
 /// [`inference_attention`] over stored key/value ([`KvCache`]): `kv_dims` are the logical

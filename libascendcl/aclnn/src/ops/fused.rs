@@ -3799,9 +3799,9 @@ const FIA_UNMODELLED: [&str; 22] = [
 ];
 
 /// The entries of [`FIA_UNMODELLED`] npu-emu does model: the output post-quantization, the
-/// antiquant scales/offsets, the paged cache's block table, the MLA rope parts and the
-/// learnable sink.
-const FIA_MODELLED: [usize; 12] = [3, 4, 5, 6, 7, 10, 11, 12, 13, 17, 18, 21];
+/// antiquant scales/offsets, the paged cache's block table, the shared prefix, the MLA rope
+/// parts and the learnable sink.
+const FIA_MODELLED: [usize; 15] = [3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 21];
 
 /// `aclnnFusedInferAttentionScore` (V1-V4): prompt (Q_S > 1) or incremental (Q_S = 1)
 /// attention with one key and one value tensor, optional pse, mask and actual lengths, and
@@ -3868,7 +3868,7 @@ unsafe fn fused_infer(
         ));
     }
     if layout_is(layout, "TND") {
-        let modelled_null = [3, 4, 5, 6, 7, 10, 11, 12, 13].map(at);
+        let modelled_null = [3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15].map(at);
         let tnd = InferTnd {
             kv: (ks, vs),
             lens: [
@@ -3944,9 +3944,15 @@ unsafe fn fused_infer(
         p.pre_tokens = i64::MAX;
         p.next_tokens = i64::MAX;
     }
-    let mask = infer_mask(&mask, &dm, p.sparse_mode)?;
+    let prefix = shared_prefix(&kv, &dm, layout, [at(14), at(15)], at(16))?;
+    // With a shared prefix the mask and pse cover its Sp positions before the key's S2.
+    let dm_kv = FaDims {
+        s2: dm.s2 + prefix.as_ref().map_or(0, |x| x.2),
+        ..dm
+    };
+    let mask = infer_mask(&mask, &dm_kv, p.sparse_mode)?;
     if let Some(ps) = &pse {
-        infer_pse(ps, &q, &dm)?;
+        infer_pse(ps, &q, &dm_kv)?;
     }
     let post = post_quant(&q, &out, [at(3), at(4)], &dm)?;
     a::same_shape(
@@ -3966,7 +3972,138 @@ unsafe fn fused_infer(
         None
     };
     let ext = infer_ext(&q, &kv.k, &dm, [at(17), at(18), at(21)])?;
+    if let Some(sp) = prefix {
+        if ext.rope.is_some() || post.is_some() {
+            return Err(NnError::invalid(format!(
+                "{} with queryRope/keyRope or an INT8 attentionOut is not supported by npu-emu",
+                nm("keySharedPrefixOptional")
+            )));
+        }
+        return infer_launch_prefix(api, &q, kv, sp, dm.n2, pse, mask, p, &out, lse, ext);
+    }
     infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, lse, post, ext)
+}
+
+/// The shared prefix: keySharedPrefix, valueSharedPrefix, its S and the valid length.
+type SharedPrefix = (T, T, usize, usize);
+
+/// FusedInferAttentionScore's `keySharedPrefix`/`valueSharedPrefix` (both or neither; the
+/// key's dtype and rank, batch 1, the key's N and D (H with BSH), the same S for both) and
+/// `actualSharedPrefixLen` (`[1]`, at most that S; all of it when absent). npu-emu models
+/// the prefix over one dense key and value tensor.
+fn shared_prefix(
+    kv: &KvIn,
+    dm: &FaDims,
+    layout: *const c_char,
+    [(kp, kn), (vp, vn)]: [(*const c_void, &'static str); 2],
+    (len, ln): (*const c_void, &'static str),
+) -> NnResult<Option<SharedPrefix>> {
+    let kp = a::opt_tensor(kp, kn)?;
+    let vp = a::opt_tensor(vp, vn)?;
+    let (kp, vp) = match (kp, vp) {
+        (None, None) => {
+            if !len.is_null() {
+                return Err(NnError::invalid(format!("{ln} is given without {kn}/{vn}")));
+            }
+            return Ok(None);
+        }
+        (Some(k), Some(v)) => (k, v),
+        _ => {
+            return Err(NnError::invalid(format!(
+                "{kn} and {vn} must both be given or both be nullptr"
+            )))
+        }
+    };
+    if kv.table.is_some() || !kv.lists[0].is_empty() || kv.anti.iter().any(Option::is_some) {
+        return Err(NnError::invalid(format!(
+            "{kn} with a paged, listed or antiquantized key/value is not supported by npu-emu \
+             (the shared prefix is modelled over one dense key and value tensor)"
+        )));
+    }
+    let (l, _, _) = infer_layout(layout, true)?;
+    let mut sp = [0usize; 2];
+    for (i, (x, full)) in [(&kp, &kv.k), (&vp, &kv.v)].into_iter().enumerate() {
+        a::dtype_in(x, &[full.dtype()])?;
+        let ok = x.ndim() == full.ndim() && x.ndim() == l.rank() && {
+            let (b, s, n, d) = l.dims(x.shape(), dm.n2);
+            let (_, _, fn_, fd) = l.dims(full.shape(), dm.n2);
+            sp[i] = s;
+            b == 1 && n == fn_ && d == fd && x.shape().last() == full.shape().last()
+        };
+        if !ok {
+            return Err(NnError::invalid(format!(
+                "{} has shape {:?}; it must be {:?}'s shape with batch 1 and its own S",
+                x.arg,
+                x.shape(),
+                full.shape()
+            )));
+        }
+    }
+    if sp[0] != sp[1] {
+        return Err(NnError::invalid(format!(
+            "{kn} has S = {} and {vn} S = {}; they must be equal",
+            sp[0], sp[1]
+        )));
+    }
+    let valid = match a::opt_int_array(len, ln)? {
+        None => sp[0],
+        Some(v) => {
+            if v.len() != 1 || v[0] < 0 || v[0] as usize > sp[0] {
+                return Err(NnError::invalid(format!(
+                    "{ln} is {v:?}; it takes one length in [0, {}] (the prefix's S)",
+                    sp[0]
+                )));
+            }
+            v[0] as usize
+        }
+    };
+    Ok(Some((kp, vp, sp[0], valid)))
+}
+
+/// The inference attention with a shared prefix before every batch's key and value
+/// ([`fused::with_shared_prefix`]): the valid key lengths become prefix + key.
+#[allow(clippy::too_many_arguments)]
+fn infer_launch_prefix(
+    api: &'static str,
+    q: &T,
+    kv: KvIn,
+    (kp, vp, _, sp_len): SharedPrefix,
+    n2: usize,
+    pse: Option<T>,
+    mask: Option<T>,
+    p: FaParams,
+    out: &T,
+    lse: Option<&T>,
+    ext: InferExt,
+) -> NnResult<Built> {
+    let mut l = Launch::new(api);
+    l.input(q);
+    let (ik, iv) = (l.input(&kv.k), l.input(&kv.v));
+    let (ikp, ivp) = (l.input(&kp), l.input(&vp));
+    let ip = pse.as_ref().map(|t| l.input(t));
+    let im = mask.as_ref().map(|t| l.input(t));
+    let is = ext.sink.as_ref().map(|t| l.input(t));
+    let o = l.output(out);
+    let il = lse.map(|t| l.output(t));
+    l.finish(move |vs, _| {
+        let lens = p.kv_lens.as_deref();
+        let (mut kb, ks, valid) =
+            fused::with_shared_prefix(&vs[ik], &vs[ikp], sp_len, p.layout, n2, lens)?;
+        let (mut vb, vsh, _) =
+            fused::with_shared_prefix(&vs[iv], &vs[ivp], sp_len, p.layout, n2, lens)?;
+        let mut p = attention_new::with_sink(&p, is.map(|i| &vs[i]))?;
+        p.kv_lens = Some(valid);
+        fused::inference_attention(
+            &vs[0],
+            &npu_emu::ops::view::View::of_slice(&mut kb, DType::F64, &ks),
+            &npu_emu::ops::view::View::of_slice(&mut vb, DType::F64, &vsh),
+            ip.map(|i| &vs[i]),
+            im.map(|i| &vs[i]),
+            &p,
+            &vs[o],
+            il.map(|i| &vs[i]),
+        )
+    })
 }
 
 #[no_mangle]
