@@ -1,7 +1,9 @@
 /* npu-emu Ascend C CPU headers: the vector calls that use their destination as an input
  * (MulAddDst, FusedMulAdd), the UB -> UB vector Copy, InitGlobalMemory, the scalar bit
  * operations (GetBitCount / ScalarGetCountOfValue, CountLeadingZero / ScalarCountLeadingZero,
- * CountBitsCntSameAsSignBit, ScalarGetSFFValue), and the element-wise math of the high-level API (Sigmoid, Tanh, Sin, Cos, Erf, Floor, Ceil, Trunc).
+ * CountBitsCntSameAsSignBit, ScalarGetSFFValue), and the element-wise math of the high-level API
+ * (Sigmoid, Tanh, Sin, Cos, Erf, Floor, Ceil, Trunc, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
+ * Acosh, Atanh, Frac, Log, Log2, Log10, Power) and its activations (Silu, Swish, Gelu, FasterGelu).
  *
  * Arithmetic is done in float and rounded once to the element type (as the other vector calls of
  * these headers); the high-level math functions compute with the C library in float, where the
@@ -257,8 +259,229 @@ NPUEMU_ADV_UNARY(Erf, std::erf(a))
 NPUEMU_ADV_UNARY(Floor, std::floor(a))
 NPUEMU_ADV_UNARY(Ceil, std::ceil(a))
 NPUEMU_ADV_UNARY(Trunc, std::trunc(a))
+NPUEMU_ADV_UNARY(Tan, std::tan(a))
+NPUEMU_ADV_UNARY(Asin, std::asin(a))
+NPUEMU_ADV_UNARY(Acos, std::acos(a))
+NPUEMU_ADV_UNARY(Atan, std::atan(a))
+NPUEMU_ADV_UNARY(Sinh, std::sinh(a))
+NPUEMU_ADV_UNARY(Cosh, std::cosh(a))
+NPUEMU_ADV_UNARY(Asinh, std::asinh(a))
+NPUEMU_ADV_UNARY(Acosh, std::acosh(a))
+NPUEMU_ADV_UNARY(Atanh, std::atanh(a))
+NPUEMU_ADV_UNARY(Frac, a - std::trunc(a))
+NPUEMU_ADV_UNARY(Log, std::log(a))
+NPUEMU_ADV_UNARY(Log2, std::log2(a))
+NPUEMU_ADV_UNARY(Log10, std::log10(a))
 
 #undef NPUEMU_ADV_UNARY
+
+/* ---- activations of the high-level API (computed in float, rounded once) ---- */
+
+namespace detail_act {
+/* Silu and Swish: the reference does not allow src and dst to overlap (not even in place). */
+template <typename T>
+inline void check_apart(const char *api, const LocalTensor<T> &dst, const LocalTensor<T> &src, uint32_t n)
+{
+    const uint8_t *d = reinterpret_cast<const uint8_t *>(dst.addr_), *s = reinterpret_cast<const uint8_t *>(src.addr_);
+    const uint64_t bytes = static_cast<uint64_t>(n) * sizeof(T);
+    if (n != 0 && d < s + bytes && s < d + bytes) {
+        npuemu::fault("%s: src (UB 0x%llx) and dst (UB 0x%llx) overlap; the reference does not allow it", api,
+                      static_cast<unsigned long long>(npuemu::ub_offset(s)),
+                      static_cast<unsigned long long>(npuemu::ub_offset(d)));
+    }
+}
+} // namespace detail_act
+
+/* silu(x) = x / (1 + e^-x) */
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Silu(const LocalTensor<T> &dstLocal, const LocalTensor<T> &srcLocal, uint32_t dataSize)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::Silu supports half and float elements only");
+    srcLocal.check_ub("AscendC::Silu");
+    dstLocal.check_ub("AscendC::Silu");
+    detail_act::check_apart("AscendC::Silu", dstLocal, srcLocal, dataSize);
+    npuemu::vec_unary("AscendC::Silu", dstLocal, srcLocal, static_cast<int32_t>(dataSize),
+                      [](float a) { return a / (1.0f + std::exp(-a)); });
+}
+
+/* swish(x) = x / (1 + e^(-beta x)) */
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Swish(const LocalTensor<T> &dstLocal, const LocalTensor<T> &srcLocal, uint32_t dataSize,
+                             const T &scalarValue)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::Swish supports half and float elements only");
+    srcLocal.check_ub("AscendC::Swish");
+    dstLocal.check_ub("AscendC::Swish");
+    detail_act::check_apart("AscendC::Swish", dstLocal, srcLocal, dataSize);
+    const float beta = static_cast<float>(scalarValue);
+    npuemu::vec_unary("AscendC::Swish", dstLocal, srcLocal, static_cast<int32_t>(dataSize),
+                      [beta](float a) { return a / (1.0f + std::exp(-beta * a)); });
+}
+
+/* gelu(x) = x / (1 + e^(-1.59576912 (x + 0.044715 x^3))) (the reference's tanh form); in place
+ * allowed; highPrecision / highPerformance choose the NPU's algorithm and do not change the
+ * emulated result. */
+template <typename T, bool highPrecision = false, bool highPerformance = false>
+__aicore__ inline void Gelu(const LocalTensor<T> &dstLocal, const LocalTensor<T> &srcLocal, const uint32_t dataSize)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::Gelu supports half and float elements only");
+    npuemu::vec_unary("AscendC::Gelu", dstLocal, srcLocal, static_cast<int32_t>(dataSize), [](float a) {
+        return a / (1.0f + std::exp(-1.59576912f * (a + 0.044715f * a * a * a)));
+    });
+}
+template <typename T, bool highPrecision = false, bool highPerformance = false>
+__aicore__ inline void Gelu(const LocalTensor<T> &dstLocal, const LocalTensor<T> &srcLocal,
+                            const LocalTensor<uint8_t> &sharedTmpBuffer, const uint32_t dataSize)
+{
+    sharedTmpBuffer.check_ub("AscendC::Gelu (sharedTmpBuffer)");
+    Gelu<T, highPrecision, highPerformance>(dstLocal, srcLocal, dataSize);
+}
+
+/* FasterGelu: fast_gelu(x) = x / (1 + e^(-1.702 |x|)) * e^(0.851 (x - |x|)), = x / (1 + e^(-1.702 x)). */
+template <typename T, bool highPrecision = false, bool highPerformance = false>
+__aicore__ inline void FasterGelu(const LocalTensor<T> &dstLocal, const LocalTensor<T> &srcLocal, const uint32_t dataSize)
+{
+    static_assert(npuemu::one_of<T, half, float>::value,
+                  "npu-emu: AscendC::FasterGelu supports half and float elements only");
+    npuemu::vec_unary("AscendC::FasterGelu", dstLocal, srcLocal, static_cast<int32_t>(dataSize),
+                      [](float a) { return a / (1.0f + std::exp(-1.702f * a)); });
+}
+template <typename T, bool highPrecision = false, bool highPerformance = false>
+__aicore__ inline void FasterGelu(const LocalTensor<T> &dstLocal, const LocalTensor<T> &srcLocal,
+                                  const LocalTensor<uint8_t> &sharedTmpBuffer, const uint32_t dataSize)
+{
+    sharedTmpBuffer.check_ub("AscendC::FasterGelu (sharedTmpBuffer)");
+    FasterGelu<T, highPrecision, highPerformance>(dstLocal, srcLocal, dataSize);
+}
+
+/* ---- Power: x ^ y element-wise (tensor ^ tensor, tensor ^ scalar, scalar ^ tensor) ---- */
+
+namespace detail_pow {
+template <typename T> inline T power(T x, T y)
+{
+    return static_cast<T>(std::pow(static_cast<float>(x), static_cast<float>(y)));
+}
+/* int32_t: exact by repeated squaring (wrapping); a negative exponent gives 1 / x truncated */
+template <> inline int32_t power<int32_t>(int32_t x, int32_t y)
+{
+    if (y < 0) {
+        return x == 1 ? 1 : x == -1 ? ((y & 1) ? -1 : 1) : 0;
+    }
+    uint32_t r = 1, b = static_cast<uint32_t>(x);
+    for (uint32_t e = static_cast<uint32_t>(y); e != 0; e >>= 1) {
+        if (e & 1) {
+            r *= b;
+        }
+        b *= b;
+    }
+    return static_cast<int32_t>(r);
+}
+template <typename T, class X, class Y>
+inline void run(const char *api, const LocalTensor<T> &dst, uint32_t n, X x, Y y)
+{
+    static_assert(npuemu::one_of<T, half, float, int32_t>::value,
+                  "npu-emu: AscendC::Power supports half, float and int32_t elements only");
+    npuemu::check_count(api, static_cast<int32_t>(n));
+    npuemu::check_vec_operand(api, "dst", dst, static_cast<int32_t>(n));
+    for (uint32_t i = 0; i < n; ++i) {
+        dst.addr_[i] = power<T>(x(i), y(i));
+    }
+}
+template <typename T>
+inline void check_src(const char *api, const char *which, const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                      uint32_t n)
+{
+    npuemu::check_vec_operand(api, which, src, static_cast<int32_t>(n));
+    npuemu::check_overlap(api, which, dst.addr_, n * sizeof(T), src.addr_, n * sizeof(T));
+}
+inline void check_tmp(const LocalTensor<uint8_t> &tmp) { tmp.check_ub("AscendC::Power (sharedTmpBuffer)"); }
+} // namespace detail_pow
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const LocalTensor<T> &src0Tensor,
+                             const LocalTensor<T> &src1Tensor, uint32_t calCount)
+{
+    detail_pow::check_src("AscendC::Power", "src0", dstTensor, src0Tensor, calCount);
+    detail_pow::check_src("AscendC::Power", "src1", dstTensor, src1Tensor, calCount);
+    detail_pow::run("AscendC::Power", dstTensor, calCount, [&](uint32_t i) { return src0Tensor.addr_[i]; },
+                    [&](uint32_t i) { return src1Tensor.addr_[i]; });
+}
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const LocalTensor<T> &src0Tensor,
+                             const LocalTensor<T> &src1Tensor, const LocalTensor<uint8_t> &sharedTmpBuffer,
+                             uint32_t calCount)
+{
+    detail_pow::check_tmp(sharedTmpBuffer);
+    Power<T, isReuseSource>(dstTensor, src0Tensor, src1Tensor, calCount);
+}
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const LocalTensor<T> &src0Tensor,
+                             const LocalTensor<T> &src1Tensor, const LocalTensor<uint8_t> &sharedTmpBuffer)
+{
+    Power<T, isReuseSource>(dstTensor, src0Tensor, src1Tensor, sharedTmpBuffer, dstTensor.GetSize());
+}
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const LocalTensor<T> &src0Tensor,
+                             const LocalTensor<T> &src1Tensor)
+{
+    Power<T, isReuseSource>(dstTensor, src0Tensor, src1Tensor, dstTensor.GetSize());
+}
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const LocalTensor<T> &src0Tensor, const T &src1Scalar,
+                             uint32_t calCount)
+{
+    detail_pow::check_src("AscendC::Power", "src0", dstTensor, src0Tensor, calCount);
+    const T e = src1Scalar;
+    detail_pow::run("AscendC::Power", dstTensor, calCount, [&](uint32_t i) { return src0Tensor.addr_[i]; },
+                    [e](uint32_t) { return e; });
+}
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const LocalTensor<T> &src0Tensor, const T &src1Scalar,
+                             const LocalTensor<uint8_t> &sharedTmpBuffer, uint32_t calCount)
+{
+    detail_pow::check_tmp(sharedTmpBuffer);
+    Power<T, isReuseSource>(dstTensor, src0Tensor, src1Scalar, calCount);
+}
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const LocalTensor<T> &src0Tensor, const T &src1Scalar,
+                             const LocalTensor<uint8_t> &sharedTmpBuffer)
+{
+    Power<T, isReuseSource>(dstTensor, src0Tensor, src1Scalar, sharedTmpBuffer, dstTensor.GetSize());
+}
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const LocalTensor<T> &src0Tensor, const T &src1Scalar)
+{
+    Power<T, isReuseSource>(dstTensor, src0Tensor, src1Scalar, dstTensor.GetSize());
+}
+
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const T &src0Scalar, const LocalTensor<T> &src1Tensor,
+                             uint32_t calCount)
+{
+    detail_pow::check_src("AscendC::Power", "src1", dstTensor, src1Tensor, calCount);
+    const T b = src0Scalar;
+    detail_pow::run("AscendC::Power", dstTensor, calCount, [b](uint32_t) { return b; },
+                    [&](uint32_t i) { return src1Tensor.addr_[i]; });
+}
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const T &src0Scalar, const LocalTensor<T> &src1Tensor,
+                             const LocalTensor<uint8_t> &sharedTmpBuffer, uint32_t calCount)
+{
+    detail_pow::check_tmp(sharedTmpBuffer);
+    Power<T, isReuseSource>(dstTensor, src0Scalar, src1Tensor, calCount);
+}
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const T &src0Scalar, const LocalTensor<T> &src1Tensor,
+                             const LocalTensor<uint8_t> &sharedTmpBuffer)
+{
+    Power<T, isReuseSource>(dstTensor, src0Scalar, src1Tensor, sharedTmpBuffer, dstTensor.GetSize());
+}
+template <typename T, bool isReuseSource = false>
+__aicore__ inline void Power(const LocalTensor<T> &dstTensor, const T &src0Scalar, const LocalTensor<T> &src1Tensor)
+{
+    Power<T, isReuseSource>(dstTensor, src0Scalar, src1Tensor, dstTensor.GetSize());
+}
 
 } // namespace AscendC
 

@@ -13,7 +13,10 @@
  *   elements of dst unchanged), the register forms after SetCmpMask (the selection bits, the
  *   scalar, selMask's address) and the calCount form in VSEL_CMPMASK_SPR;
  * - Gatherb (32-byte blocks picked by byte offsets, dst block / repeat strides);
- * - Concat + Sort (Atlas A2 layout).
+ * - Concat + Sort (Atlas A2 layout);
+ * - the activations Silu, Swish, Gelu (in place, with sharedTmpBuffer), FasterGelu (float, half);
+ * - Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Frac, Log, Log2, Log10;
+ * - Power (tensor ^ tensor, tensor ^ scalar with a tmp buffer, scalar ^ tensor, int32_t).
  * One "PASS <case>" line per case; exits with the number of failures. `misuseN` runs one
  * documented misuse, which must fail the kernel. */
 #include "tikicpulib.h"
@@ -258,6 +261,128 @@ extern "C" __global__ __aicore__ void concat_sort_kernel(GM_ADDR x, GM_ADDR y)
     DataCopy(yg, dst, 2 * N);
 }
 
+/* The activations of the high-level API: Silu, Swish (beta 1.5), Gelu (in place, with a tmp
+ * buffer), FasterGelu on 256 floats; Silu and Gelu on 256 halves. */
+extern "C" __global__ __aicore__ void act_kernel(GM_ADDR x, GM_ADDR xh, GM_ADDR y, GM_ADDR yh)
+{
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> inQ, inQh;
+    TQue<TPosition::VECOUT, 1> outQ, outQh;
+    TBuf<TPosition::VECCALC> tmp;
+    constexpr uint32_t N = 256;
+    pipe.InitBuffer(inQ, 1, N * sizeof(float));
+    pipe.InitBuffer(inQh, 1, N * sizeof(half));
+    pipe.InitBuffer(outQ, 1, 4 * N * sizeof(float));
+    pipe.InitBuffer(outQh, 1, 2 * N * sizeof(half));
+    pipe.InitBuffer(tmp, 1024);
+    GlobalTensor<float> xg, yg;
+    GlobalTensor<half> xhg, yhg;
+    xg.SetGlobalBuffer((__gm__ float *)x, N);
+    xhg.SetGlobalBuffer((__gm__ half *)xh, N);
+    yg.SetGlobalBuffer((__gm__ float *)y, 4 * N);
+    yhg.SetGlobalBuffer((__gm__ half *)yh, 2 * N);
+    LocalTensor<float> a = inQ.AllocTensor<float>();
+    LocalTensor<half> ah = inQh.AllocTensor<half>();
+    DataCopy(a, xg, N);
+    DataCopy(ah, xhg, N);
+    inQ.EnQue(a);
+    inQh.EnQue(ah);
+    a = inQ.DeQue<float>();
+    ah = inQh.DeQue<half>();
+    LocalTensor<float> o = outQ.AllocTensor<float>();
+    LocalTensor<half> oh = outQh.AllocTensor<half>();
+    Silu(o, a, N);
+    Swish(o[N], a, N, 1.5f);
+    DataCopy(o[2 * N], a, N);
+    Gelu(o[2 * N], o[2 * N], tmp.Get<uint8_t>(), N);
+    FasterGelu(o[3 * N], a, N);
+    Silu(oh, ah, N);
+    Gelu<half, true>(oh[N], ah, N);
+    outQ.EnQue(o);
+    outQh.EnQue(oh);
+    o = outQ.DeQue<float>();
+    oh = outQh.DeQue<half>();
+    DataCopy(yg, o, 4 * N);
+    DataCopy(yhg, oh, 2 * N);
+    outQ.FreeTensor(o);
+    outQh.FreeTensor(oh);
+    inQ.FreeTensor(a);
+    inQh.FreeTensor(ah);
+}
+
+/* More element-wise math of the high-level API on 64 floats each: Tan, Asin, Acos, Atan, Sinh, Cosh,
+ * Asinh, Acosh (of 1 + |x|), Atanh, Frac, Log, Log2, Log10 (of |x| + 0.1), with and without a tmp
+ * buffer. */
+extern "C" __global__ __aicore__ void math2_kernel(GM_ADDR x, GM_ADDR y)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, bp, bq, by, bt;
+    constexpr uint32_t N = 64, K = 13;
+    pipe.InitBuffer(bx, N * sizeof(float));
+    pipe.InitBuffer(bp, N * sizeof(float));
+    pipe.InitBuffer(bq, N * sizeof(float));
+    pipe.InitBuffer(by, K * N * sizeof(float));
+    pipe.InitBuffer(bt, 512);
+    GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float *)x, N);
+    yg.SetGlobalBuffer((__gm__ float *)y, K * N);
+    LocalTensor<float> a = bx.Get<float>(), p = bp.Get<float>(), q = bq.Get<float>(), o = by.Get<float>();
+    LocalTensor<uint8_t> tmp = bt.Get<uint8_t>();
+    DataCopy(a, xg, N);
+    Abs(p, a, N);
+    Adds(q, p, 1.0f, N);  /* 1 + |x| */
+    Adds(p, p, 0.1f, N);  /* |x| + 0.1 */
+    Tan(o, a, N);
+    Asin(o[N], a, tmp, N);
+    Acos(o[2 * N], a, N);
+    Atan(o[3 * N], a, tmp, N);
+    Sinh(o[4 * N], a, N);
+    Cosh(o[5 * N], a, N);
+    Asinh(o[6 * N], a, N);
+    Acosh(o[7 * N], q, tmp, N);
+    Atanh(o[8 * N], a, N);
+    Frac(o[9 * N], a, N);
+    Log(o[10 * N], p, N);
+    Log2(o[11 * N], p, tmp, N);
+    Log10(o[12 * N], p, N);
+    DataCopy(yg, o, K * N);
+}
+
+/* Power in its three forms: float x ^ y, x ^ 2.5 (with a tmp buffer), 1.5 ^ y, and int32 a ^ b. */
+extern "C" __global__ __aicore__ void power_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR xi, GM_ADDR yi, GM_ADDR o, GM_ADDR oi)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, by, bxi, byi, bo, boi, bt;
+    constexpr uint32_t N = 64;
+    pipe.InitBuffer(bx, N * 4);
+    pipe.InitBuffer(by, N * 4);
+    pipe.InitBuffer(bxi, N * 4);
+    pipe.InitBuffer(byi, N * 4);
+    pipe.InitBuffer(bo, 3 * N * 4);
+    pipe.InitBuffer(boi, N * 4);
+    pipe.InitBuffer(bt, 1024);
+    GlobalTensor<float> xg, yg, og;
+    GlobalTensor<int32_t> xig, yig, oig;
+    xg.SetGlobalBuffer((__gm__ float *)x, N);
+    yg.SetGlobalBuffer((__gm__ float *)y, N);
+    xig.SetGlobalBuffer((__gm__ int32_t *)xi, N);
+    yig.SetGlobalBuffer((__gm__ int32_t *)yi, N);
+    og.SetGlobalBuffer((__gm__ float *)o, 3 * N);
+    oig.SetGlobalBuffer((__gm__ int32_t *)oi, N);
+    LocalTensor<float> a = bx.Get<float>(), b = by.Get<float>(), d = bo.Get<float>();
+    LocalTensor<int32_t> ai = bxi.Get<int32_t>(), bi = byi.Get<int32_t>(), di = boi.Get<int32_t>();
+    DataCopy(a, xg, N);
+    DataCopy(b, yg, N);
+    DataCopy(ai, xig, N);
+    DataCopy(bi, yig, N);
+    Power(d, a, b, N);
+    Power(d[N], a, 2.5f, bt.Get<uint8_t>(), N);
+    Power(d[2 * N], 1.5f, b, N);
+    Power(di, ai, bi);
+    DataCopy(og, d, 3 * N);
+    DataCopy(oig, di, N);
+}
+
 /* Documented misuses, each a kernel fault naming the API. */
 extern "C" __global__ __aicore__ void misuse2_kernel(GM_ADDR x, uint32_t which)
 {
@@ -295,13 +420,20 @@ extern "C" __global__ __aicore__ void misuse2_kernel(GM_ADDR x, uint32_t which)
         Gatherb(t[128], t, t[0], 1, GatherRepeatParams(1, 8));
         break;
     }
-    default: { /* Compare level 0: dst too small for the repeats' bits */
+    case 5: { /* Compare level 0: dst too small for the repeats' bits */
         TBuf<TPosition::VECCALC> b, m;
         pipe.InitBuffer(b, 1024);
         pipe.InitBuffer(m, 32);
         LocalTensor<float> t = b.Get<float>();
         LocalTensor<uint8_t> o = m.Get<uint8_t>(16);
         Compare(o, t, t, CMPMODE::EQ, 64, 4, BinaryRepeatParams());
+        break;
+    }
+    default: { /* Silu in place (the reference does not allow src and dst to overlap) */
+        TBuf<TPosition::VECCALC> b;
+        pipe.InitBuffer(b, 1024);
+        LocalTensor<float> t = b.Get<float>();
+        Silu(t, t, 64);
         break;
     }
     }
@@ -569,6 +701,121 @@ static void t_concat_sort()
     AscendC::GmFree(y);
 }
 
+static void t_act()
+{
+    const int N = 256;
+    float *x = gm<float>(N), *y = gm<float>(4 * N);
+    uint16_t *xh = gm<uint16_t>(N), *yh = gm<uint16_t>(2 * N);
+    uint32_t s = 3;
+    for (int i = 0; i < N; ++i) {
+        x[i] = frand(s) * 6;
+    }
+    fill_f16(xh, N, 11, 6.0f);
+    ICPU_RUN_KF(act_kernel, 1, (GM_ADDR)x, (GM_ADDR)xh, (GM_ADDR)y, (GM_ADDR)yh);
+    auto silu = [](double v) { return v / (1 + std::exp(-v)); };
+    auto gelu = [](double v) { return v / (1 + std::exp(-1.59576912 * (v + 0.044715 * v * v * v))); };
+    int bad = 0;
+    for (int i = 0; i < N; ++i) {
+        const double v = x[i];
+        const double want[4] = {silu(v), v / (1 + std::exp(-1.5 * v)), gelu(v), v / (1 + std::exp(-1.702 * v))};
+        for (int k = 0; k < 4; ++k) {
+            const double got = y[k * N + i];
+            if (std::fabs(got - want[k]) > 1e-5 * std::fmax(1.0, std::fabs(want[k]))) {
+                if (bad++ < 5) {
+                    std::printf("  act %d [%d] (x %g) = %.9g, want %.9g\n", k, i, v, got, want[k]);
+                }
+            }
+        }
+        const double vh = f16_val(xh, i);
+        const double wanth[2] = {silu(vh), gelu(vh)};
+        for (int k = 0; k < 2; ++k) {
+            const double got = f16_val(yh, k * N + i);
+            if (std::fabs(got - wanth[k]) > 1e-3 * std::fmax(1.0, std::fabs(wanth[k]))) {
+                if (bad++ < 5) {
+                    std::printf("  half act %d [%d] (x %g) = %.6g, want %.6g\n", k, i, vh, got, wanth[k]);
+                }
+            }
+        }
+    }
+    report("Silu/Swish/Gelu/FasterGelu", bad);
+    AscendC::GmFree(x);
+    AscendC::GmFree(y);
+    AscendC::GmFree(xh);
+    AscendC::GmFree(yh);
+}
+
+static void t_math2()
+{
+    const int N = 64, K = 13;
+    float *x = gm<float>(N), *y = gm<float>(K * N);
+    uint32_t s = 13;
+    for (int i = 0; i < N; ++i) {
+        x[i] = frand(s) * 0.99f;
+    }
+    ICPU_RUN_KF(math2_kernel, 1, (GM_ADDR)x, (GM_ADDR)y);
+    int bad = 0;
+    for (int i = 0; i < N; ++i) {
+        const double v = x[i], q = 1.0 + std::fabs(v), p = std::fabs(v) + 0.1;
+        const double want[K] = {std::tan(v),  std::asin(v),  std::acos(v), std::atan(v),   std::sinh(v),
+                                std::cosh(v), std::asinh(v), std::acosh(q), std::atanh(v), v - std::trunc(v),
+                                std::log(p),  std::log2(p),  std::log10(p)};
+        for (int k = 0; k < K; ++k) {
+            const double got = y[k * N + i];
+            if (std::fabs(got - want[k]) > 2e-6 * std::fmax(1.0, std::fabs(want[k]))) {
+                if (bad++ < 5) {
+                    std::printf("  math %d [%d] (x %g) = %.9g, want %.9g\n", k, i, v, got, want[k]);
+                }
+            }
+        }
+    }
+    report("Tan/Asin/Acos/Atan/Sinh/Cosh/Asinh/Acosh/Atanh/Frac/Log/Log2/Log10", bad);
+    AscendC::GmFree(x);
+    AscendC::GmFree(y);
+}
+
+static void t_power()
+{
+    const int N = 64;
+    float *x = gm<float>(N), *y = gm<float>(N), *o = gm<float>(3 * N);
+    int32_t *xi = gm<int32_t>(N), *yi = gm<int32_t>(N), *oi = gm<int32_t>(N);
+    uint32_t s = 29;
+    for (int i = 0; i < N; ++i) {
+        x[i] = std::fabs(frand(s)) * 4 + 0.01f;
+        y[i] = frand(s) * 3;
+        xi[i] = i % 9 - 4;
+        yi[i] = i % 7;
+    }
+    ICPU_RUN_KF(power_kernel, 1, (GM_ADDR)x, (GM_ADDR)y, (GM_ADDR)xi, (GM_ADDR)yi, (GM_ADDR)o, (GM_ADDR)oi);
+    int bad = 0;
+    for (int i = 0; i < N; ++i) {
+        const double want[3] = {std::pow((double)x[i], (double)y[i]), std::pow((double)x[i], 2.5),
+                                std::pow(1.5, (double)y[i])};
+        for (int k = 0; k < 3; ++k) {
+            if (std::fabs(o[k * N + i] - want[k]) > 2e-6 * std::fmax(1.0, std::fabs(want[k]))) {
+                if (bad++ < 5) {
+                    std::printf("  power %d [%d] = %.9g, want %.9g\n", k, i, o[k * N + i], want[k]);
+                }
+            }
+        }
+        int32_t w = 1;
+        for (int e = 0; e < yi[i]; ++e) {
+            w *= xi[i];
+        }
+        if (oi[i] != w) {
+            if (bad++ < 5) {
+                std::printf("  power int32 [%d] = %d, want %d\n", i, oi[i], w);
+            }
+        }
+    }
+    report("Power (tensor/tensor, tensor/scalar, scalar/tensor, int32)", bad);
+    AscendC::GmFree(x);
+    AscendC::GmFree(y);
+    AscendC::GmFree(o);
+    AscendC::GmFree(xi);
+    AscendC::GmFree(yi);
+    AscendC::GmFree(oi);
+}
+
 int main(int argc, char **argv)
 {
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
@@ -584,7 +831,8 @@ int main(int argc, char **argv)
         void (*fn)();
     } cases[] = {
         {"tbufpool", t_tbufpool}, {"compare0", t_compare0}, {"select0", t_select0},
-        {"gatherb", t_gatherb},   {"concat_sort", t_concat_sort},
+        {"gatherb", t_gatherb},   {"concat_sort", t_concat_sort}, {"act", t_act},
+        {"math2", t_math2},       {"power", t_power},
     };
     for (auto &c : cases) {
         if (only == nullptr || std::strcmp(only, c.name) == 0) {
