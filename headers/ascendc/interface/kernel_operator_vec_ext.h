@@ -3,7 +3,8 @@
  * operations (GetBitCount / ScalarGetCountOfValue, CountLeadingZero / ScalarCountLeadingZero,
  * CountBitsCntSameAsSignBit, ScalarGetSFFValue), and the element-wise math of the high-level API
  * (Sigmoid, Tanh, Sin, Cos, Erf, Floor, Ceil, Trunc, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
- * Acosh, Atanh, Frac, Log, Log2, Log10, Power) and its activations (Silu, Swish, Gelu, FasterGelu).
+ * Acosh, Atanh, Frac, Log, Log2, Log10, Power, Sum, ArithProgression) and its activations (Silu,
+ * Swish, Gelu, FasterGelu).
  *
  * Arithmetic is done in float and rounded once to the element type (as the other vector calls of
  * these headers); the high-level math functions compute with the C library in float, where the
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 #include <type_traits>
 
 #include "interface/kernel_operator_vec.h"
@@ -481,6 +483,69 @@ template <typename T, bool isReuseSource = false>
 __aicore__ inline void Power(const LocalTensor<T> &dstTensor, const T &src0Scalar, const LocalTensor<T> &src1Tensor)
 {
     Power<T, isReuseSource>(dstTensor, src0Scalar, src1Tensor, dstTensor.GetSize());
+}
+
+/* ---- Sum: the sum of each of `outter` rows of n elements (rows inner elements apart) ---- */
+
+struct SumParams {
+    uint32_t outter = 1;
+    uint32_t inner = 0;
+    uint32_t n = 0;
+};
+
+/* dst[i] = src[i * inner + 0] + ... + src[i * inner + n - 1], added in order in float and rounded
+ * once to T (the NPU's adder tree is not documented). */
+template <typename T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+__aicore__ inline void Sum(const LocalTensor<T> &dstTensor, const LocalTensor<T> &srcTensor, const SumParams &sumParams)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::Sum supports half and float elements only");
+    const char *api = "AscendC::Sum";
+    const SumParams &p = sumParams;
+    if (p.outter == 0 || p.n == 0 || p.n > p.inner || (static_cast<uint64_t>(p.inner) * sizeof(T)) % 32 != 0) {
+        npuemu::fault("%s: SumParams{outter %u, inner %u, n %u}: outter and n must be positive, n <= inner, and "
+                      "inner * sizeof(T) a multiple of 32 bytes (inner = (n * sizeof(T) + 31) / 32 * 32 / sizeof(T))",
+                      api, p.outter, p.inner, p.n);
+    }
+    const uint64_t src_n = static_cast<uint64_t>(p.outter) * p.inner;
+    if (src_n > 0x7fffffffull) {
+        npuemu::fault("%s: %u rows of %u elements are too many", api, p.outter, p.inner);
+    }
+    npuemu::check_vec_operand(api, "src", srcTensor, static_cast<int32_t>(src_n));
+    npuemu::check_vec_operand(api, "dst", dstTensor, static_cast<int32_t>(p.outter));
+    std::vector<T> out(p.outter);
+    for (uint32_t r = 0; r < p.outter; ++r) {
+        float acc = 0.0f;
+        for (uint32_t i = 0; i < p.n; ++i) {
+            acc += static_cast<float>(srcTensor.addr_[static_cast<uint64_t>(r) * p.inner + i]);
+        }
+        out[r] = static_cast<T>(acc);
+    }
+    std::memcpy(dstTensor.addr_, out.data(), out.size() * sizeof(T));
+}
+template <typename T, int32_t reduceDim = -1, bool isReuseSource = false, bool isBasicBlock = false>
+__aicore__ inline void Sum(const LocalTensor<T> &dstTensor, const LocalTensor<T> &srcTensor,
+                           const LocalTensor<uint8_t> &sharedTmpBuffer, const SumParams &sumParams)
+{
+    sharedTmpBuffer.check_ub("AscendC::Sum (sharedTmpBuffer)");
+    Sum<T, reduceDim, isReuseSource, isBasicBlock>(dstTensor, srcTensor, sumParams);
+}
+
+/* ---- ArithProgression: dst[i] = firstValue + i * diffValue ---- */
+
+template <typename T>
+__aicore__ inline void ArithProgression(const LocalTensor<T> &dstLocal, const T firstValue, const T diffValue,
+                                        const int32_t count)
+{
+    static_assert(npuemu::one_of<T, half, float, int16_t, int32_t>::value,
+                  "npu-emu: AscendC::ArithProgression supports half, float, int16_t and int32_t elements only");
+    const char *api = "AscendC::ArithProgression";
+    npuemu::check_count(api, count);
+    npuemu::check_vec_operand(api, "dst", dstLocal, count);
+    using C = typename npuemu::calc_type<T>::type;
+    const C a = static_cast<C>(firstValue), d = static_cast<C>(diffValue);
+    for (int32_t i = 0; i < count; ++i) {
+        dstLocal.addr_[i] = static_cast<T>(a + static_cast<C>(i) * d);
+    }
 }
 
 } // namespace AscendC

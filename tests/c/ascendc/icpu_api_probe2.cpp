@@ -16,7 +16,8 @@
  * - Concat + Sort (Atlas A2 layout);
  * - the activations Silu, Swish, Gelu (in place, with sharedTmpBuffer), FasterGelu (float, half);
  * - Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Frac, Log, Log2, Log10;
- * - Power (tensor ^ tensor, tensor ^ scalar with a tmp buffer, scalar ^ tensor, int32_t).
+ * - Power (tensor ^ tensor, tensor ^ scalar with a tmp buffer, scalar ^ tensor, int32_t);
+ * - Sum (SumParams rows padded to 32 bytes, float and half) and ArithProgression.
  * One "PASS <case>" line per case; exits with the number of failures. `misuseN` runs one
  * documented misuse, which must fail the kernel. */
 #include "tikicpulib.h"
@@ -381,6 +382,47 @@ extern "C" __global__ __aicore__ void power_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR
     Power(di, ai, bi);
     DataCopy(og, d, 3 * N);
     DataCopy(oig, di, N);
+}
+
+/* Sum of 3 rows of 20 floats (rows padded to 24) and of 2 rows of 5 halves (rows padded to 16),
+ * with and without a tmp buffer; ArithProgression of floats and int32_t. */
+extern "C" __global__ __aicore__ void sum_kernel(GM_ADDR x, GM_ADDR xh, GM_ADDR y, GM_ADDR yh, GM_ADDR yi)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bx, bxh, by, byh, byi, bt;
+    pipe.InitBuffer(bx, 72 * 4);
+    pipe.InitBuffer(bxh, 32 * 2);
+    pipe.InitBuffer(by, 8 * 4 + 64 * 4);
+    pipe.InitBuffer(byh, 16 * 2);
+    pipe.InitBuffer(byi, 64 * 4);
+    pipe.InitBuffer(bt, 1024);
+    GlobalTensor<float> xg, yg;
+    GlobalTensor<half> xhg, yhg;
+    GlobalTensor<int32_t> yig;
+    xg.SetGlobalBuffer((__gm__ float *)x, 72);
+    xhg.SetGlobalBuffer((__gm__ half *)xh, 32);
+    yg.SetGlobalBuffer((__gm__ float *)y, 72);
+    yhg.SetGlobalBuffer((__gm__ half *)yh, 16);
+    yig.SetGlobalBuffer((__gm__ int32_t *)yi, 64);
+    LocalTensor<float> a = bx.Get<float>(), o = by.Get<float>();
+    LocalTensor<half> ah = bxh.Get<half>(), oh = byh.Get<half>();
+    LocalTensor<int32_t> oi = byi.Get<int32_t>();
+    DataCopy(a, xg, 72);
+    DataCopy(ah, xhg, 32);
+    Duplicate(o, 0.0f, 72);
+    Duplicate(oh, (half)0.0f, 16);
+    SumParams sp;
+    sp.outter = 3;
+    sp.inner = 24;
+    sp.n = 20;
+    Sum(o, a, bt.Get<uint8_t>(), sp);
+    SumParams sph{2, 16, 5};
+    Sum(oh, ah, sph);
+    ArithProgression(o[8], 1.5f, -0.25f, 64);
+    ArithProgression(oi, (int32_t)-7, (int32_t)3, 64);
+    DataCopy(yg, o, 72);
+    DataCopy(yhg, oh, 16);
+    DataCopy(yig, oi, 64);
 }
 
 /* Documented misuses, each a kernel fault naming the API. */
@@ -816,6 +858,55 @@ static void t_power()
     AscendC::GmFree(oi);
 }
 
+static void t_sum()
+{
+    float *x = gm<float>(72), *y = gm<float>(72);
+    uint16_t *xh = gm<uint16_t>(32), *yh = gm<uint16_t>(16);
+    int32_t *yi = gm<int32_t>(64);
+    uint32_t s = 71;
+    for (int i = 0; i < 72; ++i) {
+        x[i] = frand(s) * 8;
+    }
+    fill_f16(xh, 32, 5, 4.0f);
+    ICPU_RUN_KF(sum_kernel, 1, (GM_ADDR)x, (GM_ADDR)xh, (GM_ADDR)y, (GM_ADDR)yh, (GM_ADDR)yi);
+    int bad = 0;
+    for (int r = 0; r < 3; ++r) {
+        double w = 0;
+        for (int i = 0; i < 20; ++i) {
+            w += x[r * 24 + i];
+        }
+        if (std::fabs(y[r] - w) > 1e-5 * std::fmax(1.0, std::fabs(w))) {
+            if (bad++ < 5) {
+                std::printf("  sum row %d = %.9g, want %.9g\n", r, y[r], w);
+            }
+        }
+    }
+    for (int r = 0; r < 2; ++r) {
+        double w = 0;
+        for (int i = 0; i < 5; ++i) {
+            w += f16_val(xh, r * 16 + i);
+        }
+        if (std::fabs(f16_val(yh, r) - w) > 2e-3 * std::fmax(1.0, std::fabs(w))) {
+            if (bad++ < 5) {
+                std::printf("  half sum row %d = %.6g, want %.6g\n", r, f16_val(yh, r), w);
+            }
+        }
+    }
+    for (int i = 0; i < 64; ++i) {
+        if (y[8 + i] != 1.5f + i * -0.25f || yi[i] != -7 + 3 * i) {
+            if (bad++ < 5) {
+                std::printf("  progression [%d] = %g / %d\n", i, y[8 + i], yi[i]);
+            }
+        }
+    }
+    report("Sum + ArithProgression", bad);
+    AscendC::GmFree(x);
+    AscendC::GmFree(y);
+    AscendC::GmFree(xh);
+    AscendC::GmFree(yh);
+    AscendC::GmFree(yi);
+}
+
 int main(int argc, char **argv)
 {
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
@@ -832,7 +923,7 @@ int main(int argc, char **argv)
     } cases[] = {
         {"tbufpool", t_tbufpool}, {"compare0", t_compare0}, {"select0", t_select0},
         {"gatherb", t_gatherb},   {"concat_sort", t_concat_sort}, {"act", t_act},
-        {"math2", t_math2},       {"power", t_power},
+        {"math2", t_math2},       {"power", t_power},           {"sum", t_sum},
     };
     for (auto &c : cases) {
         if (only == nullptr || std::strcmp(only, c.name) == 0) {
