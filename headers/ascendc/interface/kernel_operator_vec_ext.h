@@ -3,8 +3,8 @@
  * operations (GetBitCount / ScalarGetCountOfValue, CountLeadingZero / ScalarCountLeadingZero,
  * CountBitsCntSameAsSignBit, ScalarGetSFFValue), and the element-wise math of the high-level API
  * (Sigmoid, Tanh, Sin, Cos, Erf, Floor, Ceil, Trunc, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
- * Acosh, Atanh, Frac, Log, Log2, Log10, Power, Sum, ArithProgression) and its activations (Silu,
- * Swish, Gelu, FasterGelu).
+ * Acosh, Atanh, Frac, Log, Log2, Log10, Power, Sum, ArithProgression, ClampMax, ClampMin) and its
+ * activations (Silu, Swish, Gelu, FasterGelu).
  *
  * Arithmetic is done in float and rounded once to the element type (as the other vector calls of
  * these headers); the high-level math functions compute with the C library in float, where the
@@ -547,6 +547,32 @@ __aicore__ inline void ArithProgression(const LocalTensor<T> &dstLocal, const T 
         dstLocal.addr_[i] = static_cast<T>(a + static_cast<C>(i) * d);
     }
 }
+
+/* ---- ClampMax / ClampMin: values above (below) scalar become scalar ---- */
+
+#define NPUEMU_CLAMP(NAME, CMP)                                                                     \
+    template <typename T, bool isReuseSource = false>                                               \
+    __aicore__ inline void NAME(const LocalTensor<T> &dstTensor, const LocalTensor<T> &srcTensor, const T scalar, \
+                                const uint32_t calCount)                                            \
+    {                                                                                               \
+        static_assert(npuemu::one_of<T, half, float>::value,                                        \
+                      "npu-emu: AscendC::" #NAME " supports half and float elements only");         \
+        const float s = static_cast<float>(scalar);                                                 \
+        npuemu::vec_unary("AscendC::" #NAME, dstTensor, srcTensor, static_cast<int32_t>(calCount),  \
+                          [s](float a) { return a CMP s ? s : a; });                                \
+    }                                                                                               \
+    template <typename T, bool isReuseSource = false>                                               \
+    __aicore__ inline void NAME(const LocalTensor<T> &dstTensor, const LocalTensor<T> &srcTensor,    \
+                                const LocalTensor<uint8_t> &sharedTmpBuffer, const T scalar, const uint32_t calCount) \
+    {                                                                                               \
+        sharedTmpBuffer.check_ub("AscendC::" #NAME " (sharedTmpBuffer)");                           \
+        NAME<T, isReuseSource>(dstTensor, srcTensor, scalar, calCount);                             \
+    }
+
+NPUEMU_CLAMP(ClampMax, >)
+NPUEMU_CLAMP(ClampMin, <)
+
+#undef NPUEMU_CLAMP
 
 } // namespace AscendC
 

@@ -17,7 +17,7 @@
  * - the activations Silu, Swish, Gelu (in place, with sharedTmpBuffer), FasterGelu (float, half);
  * - Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Frac, Log, Log2, Log10;
  * - Power (tensor ^ tensor, tensor ^ scalar with a tmp buffer, scalar ^ tensor, int32_t);
- * - Sum (SumParams rows padded to 32 bytes, float and half) and ArithProgression.
+ * - Sum (SumParams rows padded to 32 bytes, float and half), ArithProgression, ClampMax / ClampMin.
  * One "PASS <case>" line per case; exits with the number of failures. `misuseN` runs one
  * documented misuse, which must fail the kernel. */
 #include "tikicpulib.h"
@@ -385,7 +385,8 @@ extern "C" __global__ __aicore__ void power_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR
 }
 
 /* Sum of 3 rows of 20 floats (rows padded to 24) and of 2 rows of 5 halves (rows padded to 16),
- * with and without a tmp buffer; ArithProgression of floats and int32_t. */
+ * with and without a tmp buffer; ArithProgression of floats (then ClampMax / ClampMin in place) and
+ * int32_t. */
 extern "C" __global__ __aicore__ void sum_kernel(GM_ADDR x, GM_ADDR xh, GM_ADDR y, GM_ADDR yh, GM_ADDR yi)
 {
     TPipe pipe;
@@ -419,6 +420,8 @@ extern "C" __global__ __aicore__ void sum_kernel(GM_ADDR x, GM_ADDR xh, GM_ADDR 
     SumParams sph{2, 16, 5};
     Sum(oh, ah, sph);
     ArithProgression(o[8], 1.5f, -0.25f, 64);
+    ClampMax(o[8], o[8], bt.Get<uint8_t>(), 0.8f, 32); /* in place: 1.5 .. -6.25 capped at 0.8 */
+    ClampMin(o[40], o[40], -4.0f, 32);
     ArithProgression(oi, (int32_t)-7, (int32_t)3, 64);
     DataCopy(yg, o, 72);
     DataCopy(yhg, oh, 16);
@@ -893,13 +896,15 @@ static void t_sum()
         }
     }
     for (int i = 0; i < 64; ++i) {
-        if (y[8 + i] != 1.5f + i * -0.25f || yi[i] != -7 + 3 * i) {
+        float w = 1.5f + i * -0.25f;
+        w = i < 32 ? std::fmin(w, 0.8f) : std::fmax(w, -4.0f);
+        if (y[8 + i] != w || yi[i] != -7 + 3 * i) {
             if (bad++ < 5) {
                 std::printf("  progression [%d] = %g / %d\n", i, y[8 + i], yi[i]);
             }
         }
     }
-    report("Sum + ArithProgression", bad);
+    report("Sum + ArithProgression + ClampMax/ClampMin", bad);
     AscendC::GmFree(x);
     AscendC::GmFree(y);
     AscendC::GmFree(xh);
