@@ -716,8 +716,8 @@ fn api_reference_kernels_match_host_reference() {
 /// TPipe and from pools, shared pools, Reset between stages and in a loop), level-0 Compare /
 /// CompareScalar and the CmpMask register (GetCmpMask / SetCmpMask), level-0 Select in the three
 /// SELMODEs and its register forms, Gatherb, Concat + Sort, Silu / Swish / Gelu / FasterGelu, the
-/// high-level inverse / hyperbolic trigonometry, Frac, logarithms, Power, Sum, ArithProgression
-/// and ClampMax / ClampMin, each against a host reference;
+/// high-level inverse / hyperbolic trigonometry, Frac, logarithms, Power, Sum, Mean,
+/// ArithProgression and ClampMax / ClampMin, each against a host reference;
 /// also as
 /// C++14; and their documented misuses as kernel faults naming the API.
 #[test]
@@ -735,7 +735,7 @@ fn api_reference_kernels_2_match_host_reference() {
         "Silu/Swish/Gelu/FasterGelu",
         "Tan/Asin/Acos/Atan/Sinh/Cosh/Asinh/Acosh/Atanh/Frac/Log/Log2/Log10",
         "Power (tensor/tensor, tensor/scalar, scalar/tensor, int32)",
-        "Sum + ArithProgression + ClampMax/ClampMin",
+        "Sum/Mean + ArithProgression + ClampMax/ClampMin",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}\n")),

@@ -3,7 +3,7 @@
  * operations (GetBitCount / ScalarGetCountOfValue, CountLeadingZero / ScalarCountLeadingZero,
  * CountBitsCntSameAsSignBit, ScalarGetSFFValue), and the element-wise math of the high-level API
  * (Sigmoid, Tanh, Sin, Cos, Erf, Floor, Ceil, Trunc, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
- * Acosh, Atanh, Frac, Log, Log2, Log10, Power, Sum, ArithProgression, ClampMax, ClampMin) and its
+ * Acosh, Atanh, Frac, Log, Log2, Log10, Power, Sum, Mean, ArithProgression, ClampMax, ClampMin) and its
  * activations (Silu, Swish, Gelu, FasterGelu).
  *
  * Arithmetic is done in float and rounded once to the element type (as the other vector calls of
@@ -528,6 +528,55 @@ __aicore__ inline void Sum(const LocalTensor<T> &dstTensor, const LocalTensor<T>
 {
     sharedTmpBuffer.check_ub("AscendC::Sum (sharedTmpBuffer)");
     Sum<T, reduceDim, isReuseSource, isBasicBlock>(dstTensor, srcTensor, sumParams);
+}
+
+/* ---- Mean: the mean of each of `outter` rows of n elements (rows inner elements apart) ---- */
+
+struct MeanParams {
+    uint32_t outter = 1;
+    uint32_t inner = 0;
+    uint32_t n = 0;
+};
+
+/* dst[i] = (src[i * inner] + ... + src[i * inner + n - 1]) / n, computed in float (accType half
+ * or float: the NPU's accumulation type) and rounded once to T. */
+template <typename T, typename accType = T, bool isReuseSource = false, bool isBasicBlock = false,
+          int32_t reduceDim = -1>
+__aicore__ inline void Mean(const LocalTensor<T> &dstTensor, const LocalTensor<T> &srcTensor,
+                            const MeanParams &meanParams)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::Mean supports half and float elements only");
+    static_assert(npuemu::one_of<accType, half, float>::value, "npu-emu: AscendC::Mean accumulates in half or float");
+    const char *api = "AscendC::Mean";
+    const MeanParams &p = meanParams;
+    if (p.outter == 0 || p.n == 0 || p.n > p.inner || (static_cast<uint64_t>(p.inner) * sizeof(T)) % 32 != 0) {
+        npuemu::fault("%s: MeanParams{outter %u, inner %u, n %u}: outter and n must be positive, n <= inner, and "
+                      "inner * sizeof(T) a multiple of 32 bytes (inner = (n * sizeof(T) + 31) / 32 * 32 / sizeof(T))",
+                      api, p.outter, p.inner, p.n);
+    }
+    const uint64_t src_n = static_cast<uint64_t>(p.outter) * p.inner;
+    if (src_n > 0x7fffffffull) {
+        npuemu::fault("%s: %u rows of %u elements are too many", api, p.outter, p.inner);
+    }
+    npuemu::check_vec_operand(api, "src", srcTensor, static_cast<int32_t>(src_n));
+    npuemu::check_vec_operand(api, "dst", dstTensor, static_cast<int32_t>(p.outter));
+    std::vector<T> out(p.outter);
+    for (uint32_t r = 0; r < p.outter; ++r) {
+        float acc = 0.0f;
+        for (uint32_t i = 0; i < p.n; ++i) {
+            acc += static_cast<float>(srcTensor.addr_[static_cast<uint64_t>(r) * p.inner + i]);
+        }
+        out[r] = static_cast<T>(acc / static_cast<float>(p.n));
+    }
+    std::memcpy(dstTensor.addr_, out.data(), out.size() * sizeof(T));
+}
+template <typename T, typename accType = T, bool isReuseSource = false, bool isBasicBlock = false,
+          int32_t reduceDim = -1>
+__aicore__ inline void Mean(const LocalTensor<T> &dstTensor, const LocalTensor<T> &srcTensor,
+                            const LocalTensor<uint8_t> &sharedTmpBuffer, const MeanParams &meanParams)
+{
+    sharedTmpBuffer.check_ub("AscendC::Mean (sharedTmpBuffer)");
+    Mean<T, accType, isReuseSource, isBasicBlock, reduceDim>(dstTensor, srcTensor, meanParams);
 }
 
 /* ---- ArithProgression: dst[i] = firstValue + i * diffValue ---- */

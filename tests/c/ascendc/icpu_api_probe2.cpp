@@ -17,7 +17,7 @@
  * - the activations Silu, Swish, Gelu (in place, with sharedTmpBuffer), FasterGelu (float, half);
  * - Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Frac, Log, Log2, Log10;
  * - Power (tensor ^ tensor, tensor ^ scalar with a tmp buffer, scalar ^ tensor, int32_t);
- * - Sum (SumParams rows padded to 32 bytes, float and half), ArithProgression, ClampMax / ClampMin.
+ * - Sum / Mean (rows padded to 32 bytes, float and half), ArithProgression, ClampMax / ClampMin.
  * One "PASS <case>" line per case; exits with the number of failures. `misuseN` runs one
  * documented misuse, which must fail the kernel. */
 #include "tikicpulib.h"
@@ -384,8 +384,8 @@ extern "C" __global__ __aicore__ void power_kernel(GM_ADDR x, GM_ADDR y, GM_ADDR
     DataCopy(oig, di, N);
 }
 
-/* Sum of 3 rows of 20 floats (rows padded to 24) and of 2 rows of 5 halves (rows padded to 16),
- * with and without a tmp buffer; ArithProgression of floats (then ClampMax / ClampMin in place) and
+/* Sum and Mean of 3 rows of 20 floats (rows padded to 24) and of 2 rows of 5 halves (rows padded
+ * to 16; Mean accumulating in float), with and without a tmp buffer; ArithProgression of floats (then ClampMax / ClampMin in place) and
  * int32_t. */
 extern "C" __global__ __aicore__ void sum_kernel(GM_ADDR x, GM_ADDR xh, GM_ADDR y, GM_ADDR yh, GM_ADDR yi)
 {
@@ -393,8 +393,8 @@ extern "C" __global__ __aicore__ void sum_kernel(GM_ADDR x, GM_ADDR xh, GM_ADDR 
     TBuf<TPosition::VECCALC> bx, bxh, by, byh, byi, bt;
     pipe.InitBuffer(bx, 72 * 4);
     pipe.InitBuffer(bxh, 32 * 2);
-    pipe.InitBuffer(by, 8 * 4 + 64 * 4);
-    pipe.InitBuffer(byh, 16 * 2);
+    pipe.InitBuffer(by, 16 * 4 + 64 * 4);
+    pipe.InitBuffer(byh, 32 * 2);
     pipe.InitBuffer(byi, 64 * 4);
     pipe.InitBuffer(bt, 1024);
     GlobalTensor<float> xg, yg;
@@ -402,16 +402,16 @@ extern "C" __global__ __aicore__ void sum_kernel(GM_ADDR x, GM_ADDR xh, GM_ADDR 
     GlobalTensor<int32_t> yig;
     xg.SetGlobalBuffer((__gm__ float *)x, 72);
     xhg.SetGlobalBuffer((__gm__ half *)xh, 32);
-    yg.SetGlobalBuffer((__gm__ float *)y, 72);
-    yhg.SetGlobalBuffer((__gm__ half *)yh, 16);
+    yg.SetGlobalBuffer((__gm__ float *)y, 80);
+    yhg.SetGlobalBuffer((__gm__ half *)yh, 32);
     yig.SetGlobalBuffer((__gm__ int32_t *)yi, 64);
     LocalTensor<float> a = bx.Get<float>(), o = by.Get<float>();
     LocalTensor<half> ah = bxh.Get<half>(), oh = byh.Get<half>();
     LocalTensor<int32_t> oi = byi.Get<int32_t>();
     DataCopy(a, xg, 72);
     DataCopy(ah, xhg, 32);
-    Duplicate(o, 0.0f, 72);
-    Duplicate(oh, (half)0.0f, 16);
+    Duplicate(o, 0.0f, 80);
+    Duplicate(oh, (half)0.0f, 32);
     SumParams sp;
     sp.outter = 3;
     sp.inner = 24;
@@ -419,12 +419,16 @@ extern "C" __global__ __aicore__ void sum_kernel(GM_ADDR x, GM_ADDR xh, GM_ADDR 
     Sum(o, a, bt.Get<uint8_t>(), sp);
     SumParams sph{2, 16, 5};
     Sum(oh, ah, sph);
-    ArithProgression(o[8], 1.5f, -0.25f, 64);
-    ClampMax(o[8], o[8], bt.Get<uint8_t>(), 0.8f, 32); /* in place: 1.5 .. -6.25 capped at 0.8 */
-    ClampMin(o[40], o[40], -4.0f, 32);
+    MeanParams mp{3, 24, 20};
+    Mean(o[8], a, mp);
+    MeanParams mph{2, 16, 5};
+    Mean<half, float>(oh[16], ah, bt.Get<uint8_t>(), mph);
+    ArithProgression(o[16], 1.5f, -0.25f, 64);
+    ClampMax(o[16], o[16], bt.Get<uint8_t>(), 0.8f, 32); /* in place: 1.5 .. -6.25 capped at 0.8 */
+    ClampMin(o[48], o[48], -4.0f, 32);
     ArithProgression(oi, (int32_t)-7, (int32_t)3, 64);
-    DataCopy(yg, o, 72);
-    DataCopy(yhg, oh, 16);
+    DataCopy(yg, o, 80);
+    DataCopy(yhg, oh, 32);
     DataCopy(yig, oi, 64);
 }
 
@@ -863,8 +867,8 @@ static void t_power()
 
 static void t_sum()
 {
-    float *x = gm<float>(72), *y = gm<float>(72);
-    uint16_t *xh = gm<uint16_t>(32), *yh = gm<uint16_t>(16);
+    float *x = gm<float>(72), *y = gm<float>(80);
+    uint16_t *xh = gm<uint16_t>(32), *yh = gm<uint16_t>(32);
     int32_t *yi = gm<int32_t>(64);
     uint32_t s = 71;
     for (int i = 0; i < 72; ++i) {
@@ -878,9 +882,10 @@ static void t_sum()
         for (int i = 0; i < 20; ++i) {
             w += x[r * 24 + i];
         }
-        if (std::fabs(y[r] - w) > 1e-5 * std::fmax(1.0, std::fabs(w))) {
+        if (std::fabs(y[r] - w) > 1e-5 * std::fmax(1.0, std::fabs(w)) ||
+            std::fabs(y[8 + r] - w / 20) > 1e-5 * std::fmax(1.0, std::fabs(w / 20))) {
             if (bad++ < 5) {
-                std::printf("  sum row %d = %.9g, want %.9g\n", r, y[r], w);
+                std::printf("  sum / mean row %d = %.9g / %.9g, want %.9g / %.9g\n", r, y[r], y[8 + r], w, w / 20);
             }
         }
     }
@@ -889,22 +894,24 @@ static void t_sum()
         for (int i = 0; i < 5; ++i) {
             w += f16_val(xh, r * 16 + i);
         }
-        if (std::fabs(f16_val(yh, r) - w) > 2e-3 * std::fmax(1.0, std::fabs(w))) {
+        if (std::fabs(f16_val(yh, r) - w) > 2e-3 * std::fmax(1.0, std::fabs(w)) ||
+            std::fabs(f16_val(yh, 16 + r) - w / 5) > 2e-3 * std::fmax(1.0, std::fabs(w / 5))) {
             if (bad++ < 5) {
-                std::printf("  half sum row %d = %.6g, want %.6g\n", r, f16_val(yh, r), w);
+                std::printf("  half sum / mean row %d = %.6g / %.6g, want %.6g / %.6g\n", r, f16_val(yh, r),
+                            f16_val(yh, 16 + r), w, w / 5);
             }
         }
     }
     for (int i = 0; i < 64; ++i) {
         float w = 1.5f + i * -0.25f;
         w = i < 32 ? std::fmin(w, 0.8f) : std::fmax(w, -4.0f);
-        if (y[8 + i] != w || yi[i] != -7 + 3 * i) {
+        if (y[16 + i] != w || yi[i] != -7 + 3 * i) {
             if (bad++ < 5) {
-                std::printf("  progression [%d] = %g / %d\n", i, y[8 + i], yi[i]);
+                std::printf("  progression [%d] = %g / %d\n", i, y[16 + i], yi[i]);
             }
         }
     }
-    report("Sum + ArithProgression + ClampMax/ClampMin", bad);
+    report("Sum/Mean + ArithProgression + ClampMax/ClampMin", bad);
     AscendC::GmFree(x);
     AscendC::GmFree(y);
     AscendC::GmFree(xh);
