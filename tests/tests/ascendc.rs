@@ -220,7 +220,7 @@ fn unsupported_apis_fail_to_compile_naming_the_api() {
             "scatter",
             "",
             "AscendC::Scatter(a, b, f, 0, 128)",
-            "AscendC::Scatter is not supported",
+            "AscendC::Scatter is not supported on Atlas A2 / A3",
         ),
         (
             "transpose_ext",
@@ -232,7 +232,25 @@ fn unsupported_apis_fail_to_compile_naming_the_api() {
             "proposal_concat",
             "",
             "AscendC::ProposalConcat(a, b, 2, 4)",
-            "AscendC::ProposalConcat is not supported",
+            "AscendC::ProposalConcat is not supported on Atlas A2 / A3",
+        ),
+        (
+            "rpsort16",
+            "",
+            "AscendC::RpSort16(a, b, 2)",
+            "AscendC::RpSort16 is not supported on Atlas A2 / A3",
+        ),
+        (
+            "gatherb_half",
+            "",
+            "AscendC::Gatherb(a, b, buf.Get<uint32_t>(), 1, AscendC::GatherRepeatParams(1, 8))",
+            "AscendC::Gatherb supports uint16_t and uint32_t elements only",
+        ),
+        (
+            "select_reg_scalar_mode",
+            "",
+            "AscendC::Select<half, AscendC::SELMODE::VSEL_TENSOR_SCALAR_MODE>(a, a, b, 1, AscendC::BinaryRepeatParams())",
+            "Select<T, VSEL_TENSOR_SCALAR_MODE> takes selMask",
         ),
         (
             "cross_core",
@@ -688,6 +706,86 @@ fn api_reference_kernels_match_host_reference() {
         assert_eq!(r.code, Some(1), "{case}:\n{}", r.all());
         assert!(
             r.stderr.contains("kernel misuse_kernel block 0/1: ") && r.stderr.contains(msg),
+            "{case}:\n{}",
+            r.all()
+        );
+    }
+}
+
+/// More kernels written from the API reference pages (icpu_api_probe2.cpp): TBufPool (pools from
+/// TPipe and from pools, shared pools, Reset between stages and in a loop), level-0 Compare /
+/// CompareScalar and the CmpMask register (GetCmpMask / SetCmpMask), level-0 Select in the three
+/// SELMODEs and its register forms, Gatherb, Concat + Sort, Silu / Swish / Gelu / FasterGelu, the
+/// high-level inverse / hyperbolic trigonometry, Frac, logarithms, Power, Sum, Mean,
+/// ArithProgression and ClampMax / ClampMin, each against a host reference;
+/// also as
+/// C++14; and their documented misuses as kernel faults naming the API.
+#[test]
+fn api_reference_kernels_2_match_host_reference() {
+    let work = scratch("asc-api-probe2");
+    let exe = build(&work, "icpu_api_probe2", &["icpu_api_probe2.cpp"], &[]);
+    let r = exec(&exe, &[]);
+    assert_eq!(r.code, Some(0), "{}", r.all());
+    for case in [
+        "TBufPool (InitBufPool, nested, shared, Reset)",
+        "Compare/CompareScalar level 0 + GetCmpMask",
+        "Select level 0 (3 modes) + SetCmpMask register forms",
+        "Gatherb",
+        "Concat + Sort",
+        "Silu/Swish/Gelu/FasterGelu",
+        "Tan/Asin/Acos/Atan/Sinh/Cosh/Asinh/Acosh/Atanh/Frac/Log/Log2/Log10",
+        "Power (tensor/tensor, tensor/scalar, scalar/tensor, int32)",
+        "Sum/Mean + ArithProgression + ClampMax/ClampMin",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
+            "no PASS {case}:\n{}",
+            r.all()
+        );
+    }
+    let exe14 = work.join("icpu_api_probe2_14");
+    let o = gxx("c++14")
+        .arg(c_dir().join("icpu_api_probe2.cpp"))
+        .arg("-o")
+        .arg(&exe14)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    exec(&exe14, &[]).assert_ok();
+    for (case, msg) in [
+        (
+            "misuse0",
+            "TBufPool<VECCALC, 4>::InitBuffer(TQue<VECIN, 1>, num 1, len 32): 32 bytes (rounded up to 32-byte blocks) on top of the 1024 already in use exceed the pool's 1024 bytes",
+        ),
+        (
+            "misuse1",
+            "TBufPool<VECCALC, 2>::InitBuffer(TQue<VECIN, 1>, num 1, len 64): 1 buffers on top of the 2 already handed out exceed the pool's bufIDSize 2",
+        ),
+        (
+            "misuse2",
+            "TPipe::InitBufPool(TBufPool<VECCALC, 4>, 2048, shareBuf TBufPool<VECCALC, 4>): the length is larger than the 1024 bytes of the reused pool",
+        ),
+        (
+            "misuse3",
+            "TBufPool<VECCALC, 4>::InitBuffer(TQue<A1, 1>, num 1, len 512): the queue lies in L1, the pool in UB",
+        ),
+        (
+            "misuse4",
+            "AscendC::Gatherb: offset[0] = 16 bytes is not a multiple of 32",
+        ),
+        (
+            "misuse5",
+            "AscendC::Compare: 256 bits need 32 bytes of dst, which holds 16",
+        ),
+        (
+            "misuse6",
+            "AscendC::Silu: src (UB 0x",
+        ),
+    ] {
+        let r = exec(&exe, &[case]);
+        assert_eq!(r.code, Some(1), "{case}:\n{}", r.all());
+        assert!(
+            r.stderr.contains("kernel misuse2_kernel block 0/1: ") && r.stderr.contains(msg),
             "{case}:\n{}",
             r.all()
         );

@@ -11,12 +11,32 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "interface/kernel_operator_vec.h"
 #include "interface/kernel_tensor.h"
 #include "npuemu/context.h"
 
 namespace AscendC {
+
+/* Gatherb's strides: dstBlkStride / dstRepStride in 32-byte blocks (the other members are there
+ * for source compatibility and are not used). */
+struct GatherRepeatParams {
+    __aicore__ GatherRepeatParams() {}
+    __aicore__ GatherRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t dstRepStrideIn)
+        : dstRepStride(dstRepStrideIn), dstBlkStride(dstBlkStrideIn)
+    {
+    }
+    uint32_t blockNumber = 8;
+    uint16_t dstRepStride = 8;
+    uint8_t dstBlkStride = 1;
+    uint8_t src0BlkStride = 1;
+    uint8_t src1BlkStride = 1;
+    uint8_t src0RepStride = 8;
+    uint8_t src1RepStride = 8;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
 
 /* Brcb's strides, in 32-byte blocks (dstBlkStride 0 is taken as 1, as the reference says). */
 struct BrcbRepeatParams {
@@ -284,6 +304,54 @@ __aicore__ inline void Brcb(const LocalTensor<T> &dst, const LocalTensor<T> &src
             for (uint32_t k = 0; k < epb; ++k) {
                 dst.addr_[b * epb + k] = v;
             }
+        }
+    }
+}
+
+/* ---- Gatherb: data block j of repeat r of dst = the 32 bytes at byte offset[r * 8 + j] of src0 ---- */
+
+template <typename T>
+__aicore__ inline void Gatherb(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<uint32_t> &offset,
+                               const uint8_t repeatTime, const GatherRepeatParams &repeatParams)
+{
+    static_assert(npuemu::one_of<T, uint16_t, uint32_t>::value,
+                  "npu-emu: AscendC::Gatherb supports uint16_t and uint32_t elements only (Atlas A2 / A3)");
+    const char *api = "AscendC::Gatherb";
+    npuemu::check_aligned_ub(api, "dst", dst);
+    npuemu::check_aligned_ub(api, "src0", src0);
+    npuemu::check_aligned_ub(api, "offset", offset);
+    if (repeatTime == 0) {
+        npuemu::fault("%s: repeatTime 0 is outside (0, 255]", api);
+    }
+    if (static_cast<uint64_t>(offset.GetSize()) < 8ull * repeatTime) {
+        npuemu::fault("%s: %u repeats read %u offsets, but offset holds %u", api, repeatTime, 8u * repeatTime,
+                      offset.GetSize());
+    }
+    const uint64_t src_bytes = static_cast<uint64_t>(src0.GetSize()) * sizeof(T);
+    const uint64_t src_limit = (src_bytes + npuemu::UB_ALIGN - 1) / npuemu::UB_ALIGN * npuemu::UB_ALIGN;
+    /* read every source block first: dst may overlap src0 */
+    std::vector<uint8_t> blocks(static_cast<size_t>(repeatTime) * 8 * 32);
+    for (uint32_t i = 0; i < 8u * repeatTime; ++i) {
+        const uint32_t off = offset.addr_[i];
+        if (off % 32 != 0) {
+            npuemu::fault("%s: offset[%u] = %u bytes is not a multiple of 32 (each offset picks a 32-byte data block)",
+                          api, i, off);
+        }
+        if (static_cast<uint64_t>(off) + 32 > src_limit) {
+            npuemu::fault("%s: offset[%u] = %u bytes: the data block is past the src0 operand's %u %s elements (%llu "
+                          "bytes)",
+                          api, i, off, src0.GetSize(), npuemu::type_name<T>::get(),
+                          static_cast<unsigned long long>(src_bytes));
+        }
+        std::memcpy(&blocks[static_cast<size_t>(i) * 32], reinterpret_cast<const uint8_t *>(src0.addr_) + off, 32);
+    }
+    uint8_t *d = reinterpret_cast<uint8_t *>(dst.addr_);
+    for (uint32_t r = 0; r < repeatTime; ++r) {
+        for (uint32_t j = 0; j < 8; ++j) {
+            const uint64_t b = static_cast<uint64_t>(r) * repeatParams.dstRepStride +
+                               static_cast<uint64_t>(j) * repeatParams.dstBlkStride;
+            npuemu::check_ub_span(api, "dst", dst, b * 32, b * 32 + 32);
+            std::memcpy(d + b * 32, &blocks[(static_cast<size_t>(r) * 8 + j) * 32], 32);
         }
     }
 }

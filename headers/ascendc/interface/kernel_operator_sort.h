@@ -1,5 +1,5 @@
 /* npu-emu Ascend C CPU headers: sorting of the vector unit in the Atlas A2 / A3 layout
- * (排布方式一): Sort, Sort32, MrgSort, Extract, GetSortLen, GetSortOffset, GetMrgSortResult.
+ * (排布方式一): Sort, Sort32, MrgSort, Extract, Concat, GetSortLen, GetSortOffset, GetMrgSortResult.
  *
  * A sorted element is an 8-byte (score, index) structure: the score in the low bytes (a float in
  * bytes 0-3, or a half in bytes 0-1 with bytes 2-3 reserved, written 0) and the uint32_t index in
@@ -169,6 +169,24 @@ __aicore__ inline void Sort32(const LocalTensor<T> &dst, const LocalTensor<T> &s
 {
     static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::Sort32 supports half and float scores only");
     npuemu::sort_groups("AscendC::Sort32", dst, src0, src1, repeatTime, false);
+}
+
+/* Concat (Atlas A2 / A3): Sort's concat operand is the scores themselves, so Concat puts the
+ * 16 * repeatTime elements of src in order into concat (tmp is checked, not used). */
+template <typename T>
+__aicore__ inline void Concat(LocalTensor<T> &concat, const LocalTensor<T> &src, const LocalTensor<T> &tmp,
+                              const int32_t repeatTime)
+{
+    static_assert(npuemu::one_of<T, half, float>::value, "npu-emu: AscendC::Concat supports half and float only");
+    const char *api = "AscendC::Concat";
+    if (repeatTime < 0 || repeatTime > 255) {
+        npuemu::fault("%s: repeatTime %d is outside [0, 255]", api, repeatTime);
+    }
+    tmp.check_ub(api);
+    const int32_t n = repeatTime * 16;
+    npuemu::check_vec_operand(api, "concat", concat, n);
+    npuemu::check_vec_operand(api, "src", src, n);
+    std::memmove(concat.addr_, src.addr_, static_cast<size_t>(n) * sizeof(T));
 }
 
 /* MrgSort: merge the 2..4 sorted lists that validBit selects (0b11, 0b111, 0b1111) into dst,

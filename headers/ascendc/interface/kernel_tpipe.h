@@ -1,4 +1,4 @@
-/* npu-emu Ascend C CPU headers: TPipe, TQueBind / TQue and TBuf.
+/* npu-emu Ascend C CPU headers: TPipe, TQueBind / TQue, TBuf and TBufPool.
  *
  * TPipe hands out the block's Unified Buffer: InitBuffer rounds every buffer up to 32 bytes and
  * faults when the total exceeds the UB (NPUEMU_UB_SIZE, 192 KiB as on Ascend910B). A queue owns
@@ -382,6 +382,175 @@ private:
     }
 };
 
+/* TBufPool: a piece of one on-chip buffer carved out with TPipe::InitBufPool (or out of another
+ * pool with TBufPool::InitBufPool), from which TQue / TBuf buffers and smaller pools are handed
+ * out. A pool created with a `shareBuf` starts where that pool starts and may be no longer than
+ * it: the two are used one after the other (the reference's memory reuse). Reset ends the pool's
+ * current use: the buffers it handed out stay where they are (a queue initialised from it may be
+ * used again), and the next InitBuffer / InitBufPool starts again from the pool's start. */
+template <TPosition pos, uint32_t bufIDSize = 4>
+class TBufPool {
+    static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::VECCALC ||
+                      pos == TPosition::A1 || pos == TPosition::B1 || pos == TPosition::C1,
+                  "npu-emu: AscendC::TBufPool's position must be VECIN, VECOUT, VECCALC, A1, B1 or C1");
+    static_assert(bufIDSize >= 1 && bufIDSize <= 16, "npu-emu: AscendC::TBufPool's bufIDSize must be in [1, 16]");
+
+public:
+    __aicore__ inline TBufPool() {}
+    TBufPool(const TBufPool &) = delete;
+    TBufPool &operator=(const TBufPool &) = delete;
+
+    /* Give a queue `num` buffers of `len` bytes each (each rounded up to 32 bytes) from the pool. */
+    template <class T>
+    __aicore__ inline bool InitBuffer(T &que, uint8_t num, uint32_t len)
+    {
+        const std::string n = que.q_.name;
+        if (T::npuemu_hw() != npuemu_hw()) {
+            npuemu::fault("%s::InitBuffer(%s, num %u, len %u): the queue lies in %s, the pool in %s (they must be "
+                          "the same physical buffer)",
+                          name().c_str(), n.c_str(), num, len, npuemu::hw_name(T::npuemu_hw()),
+                          npuemu::hw_name(npuemu_hw()));
+        }
+        if (num == 0 || len == 0) {
+            npuemu::fault("%s::InitBuffer(%s, num %u, len %u): num and len must be positive", name().c_str(),
+                          n.c_str(), num, len);
+        }
+        const uint32_t aligned = npuemu_align(len);
+        uint8_t *addr = npuemu_take("InitBuffer", n.c_str(), num, len, static_cast<uint64_t>(aligned) * num, num);
+        que.q_.init(num, addr, aligned, len);
+        return true;
+    }
+    /* Give a TBuf `len` bytes (rounded up to 32 bytes) from the pool. */
+    template <TPosition bufPos>
+    __aicore__ inline bool InitBuffer(TBuf<bufPos> &buf, uint32_t len)
+    {
+        const std::string n = std::string("TBuf<") + npuemu::position_name(bufPos) + ">";
+        if (npuemu::hw_of_position(bufPos) != npuemu_hw()) {
+            npuemu::fault("%s::InitBuffer(%s, len %u): the TBuf lies in %s, the pool in %s (they must be the same "
+                          "physical buffer)",
+                          name().c_str(), n.c_str(), len, npuemu::hw_name(npuemu::hw_of_position(bufPos)),
+                          npuemu::hw_name(npuemu_hw()));
+        }
+        if (len == 0) {
+            npuemu::fault("%s::InitBuffer(%s, len 0): len must be positive", name().c_str(), n.c_str());
+        }
+        buf.addr_ = npuemu_take("InitBuffer", n.c_str(), 1, len, npuemu_align(len), 1);
+        buf.len_ = len;
+        return true;
+    }
+    /* Carve a smaller pool of `len` bytes (rounded up to 32 bytes) out of this one. */
+    template <class P>
+    __aicore__ inline bool InitBufPool(P &bufPool, uint32_t len)
+    {
+        check_sub(bufPool, len);
+        bufPool.npuemu_attach(npuemu_take("InitBufPool", bufPool.name().c_str(), 1, len, npuemu_align(len), 0),
+                              npuemu_align(len));
+        return true;
+    }
+    /* A pool of `len` bytes that reuses the start of `shareBuf` (a pool of this one). */
+    template <class P, class U>
+    __aicore__ inline bool InitBufPool(P &bufPool, uint32_t len, U &shareBuf)
+    {
+        check_sub(bufPool, len);
+        npuemu_share(bufPool, len, shareBuf, name().c_str());
+        return true;
+    }
+    __aicore__ inline void Reset()
+    {
+        require_init("Reset");
+        used_ = 0;
+        ids_ = 0;
+    }
+
+    /* npu-emu internals */
+    static constexpr int npuemu_hw() { return npuemu::hw_of_position(pos); }
+    static constexpr uint32_t npuemu_ids() { return bufIDSize; }
+    static uint32_t npuemu_align(uint32_t len)
+    {
+        return (len + npuemu::UB_ALIGN - 1) / npuemu::UB_ALIGN * npuemu::UB_ALIGN;
+    }
+    std::string name() const
+    {
+        return std::string("TBufPool<") + npuemu::position_name(pos) + ", " + std::to_string(bufIDSize) + ">";
+    }
+    void npuemu_attach(uint8_t *addr, uint32_t len)
+    {
+        addr_ = addr;
+        len_ = len;
+        used_ = 0;
+        ids_ = 0;
+    }
+    /* `bufPool` takes the start of `shareBuf` (checked by the caller `who`). */
+    template <class P, class U>
+    static void npuemu_share(P &bufPool, uint32_t len, U &shareBuf, const char *who)
+    {
+        if (shareBuf.npuemu_addr() == nullptr) {
+            npuemu::fault("%s::InitBufPool(%s, %u, shareBuf %s): shareBuf has not been initialised with InitBufPool",
+                          who, bufPool.name().c_str(), len, shareBuf.name().c_str());
+        }
+        if (U::npuemu_hw() != P::npuemu_hw()) {
+            npuemu::fault("%s::InitBufPool(%s, %u, shareBuf %s): the pools lie in different physical buffers (%s, "
+                          "%s)",
+                          who, bufPool.name().c_str(), len, shareBuf.name().c_str(), npuemu::hw_name(P::npuemu_hw()),
+                          npuemu::hw_name(U::npuemu_hw()));
+        }
+        if (npuemu_align(len) > shareBuf.npuemu_len()) {
+            npuemu::fault("%s::InitBufPool(%s, %u, shareBuf %s): the length is larger than the %u bytes of the "
+                          "reused pool",
+                          who, bufPool.name().c_str(), len, shareBuf.name().c_str(), shareBuf.npuemu_len());
+        }
+        bufPool.npuemu_attach(shareBuf.npuemu_addr(), npuemu_align(len));
+    }
+    uint8_t *npuemu_addr() const { return addr_; }
+    uint32_t npuemu_len() const { return len_; }
+
+private:
+    template <class P>
+    void check_sub(P &bufPool, uint32_t len)
+    {
+        require_init("InitBufPool");
+        if (P::npuemu_hw() != npuemu_hw()) {
+            npuemu::fault("%s::InitBufPool(%s, %u): the new pool lies in %s, this pool in %s (they must be the same "
+                          "physical buffer)",
+                          name().c_str(), bufPool.name().c_str(), len, npuemu::hw_name(P::npuemu_hw()),
+                          npuemu::hw_name(npuemu_hw()));
+        }
+        if (len == 0) {
+            npuemu::fault("%s::InitBufPool(%s, 0): len must be positive", name().c_str(), bufPool.name().c_str());
+        }
+    }
+    void require_init(const char *api) const
+    {
+        if (addr_ == nullptr) {
+            npuemu::fault("%s::%s before TPipe::InitBufPool (or a parent pool's InitBufPool) gave the pool its memory",
+                          name().c_str(), api);
+        }
+    }
+    /* `bytes` from the pool for `what`, using `ids` of its buffer IDs. */
+    uint8_t *npuemu_take(const char *api, const char *what, uint32_t num, uint32_t len, uint64_t bytes, uint32_t ids)
+    {
+        require_init(api);
+        if (used_ + bytes > len_) {
+            npuemu::fault("%s::%s(%s, num %u, len %u): %llu bytes (rounded up to 32-byte blocks) on top of the %u "
+                          "already in use exceed the pool's %u bytes",
+                          name().c_str(), api, what, num, len, static_cast<unsigned long long>(bytes), used_, len_);
+        }
+        if (ids_ + ids > bufIDSize) {
+            npuemu::fault("%s::%s(%s, num %u, len %u): %u buffers on top of the %u already handed out exceed the "
+                          "pool's bufIDSize %u",
+                          name().c_str(), api, what, num, len, ids, ids_, bufIDSize);
+        }
+        uint8_t *p = addr_ + used_;
+        used_ += static_cast<uint32_t>(bytes);
+        ids_ += ids;
+        return p;
+    }
+    uint8_t *addr_ = nullptr;
+    uint32_t len_ = 0;
+    uint32_t used_ = 0;
+    uint32_t ids_ = 0;
+};
+
 class TPipe {
 public:
     __aicore__ inline TPipe() { Init(); }
@@ -433,6 +602,28 @@ public:
         return true;
     }
 
+    /* Carve a pool of `len` bytes (rounded up to 32 bytes) out of its position's buffer. */
+    template <class P>
+    __aicore__ inline bool InitBufPool(P &bufPool, uint32_t len)
+    {
+        if (len == 0) {
+            npuemu::fault("TPipe::InitBufPool(%s, 0): len must be positive", bufPool.name().c_str());
+        }
+        const uint32_t aligned = P::npuemu_align(len);
+        bufPool.npuemu_attach(take(P::npuemu_hw(), bufPool.name().c_str(), 1, len, aligned, "InitBufPool"), aligned);
+        return true;
+    }
+    /* A pool of `len` bytes that reuses the start of the pool `shareBuf`. */
+    template <class P, class U>
+    __aicore__ inline bool InitBufPool(P &bufPool, uint32_t len, U &shareBuf)
+    {
+        if (len == 0) {
+            npuemu::fault("TPipe::InitBufPool(%s, 0): len must be positive", bufPool.name().c_str());
+        }
+        P::npuemu_share(bufPool, len, shareBuf, "TPipe");
+        return true;
+    }
+
     /* Release every buffer handed out (queues and TBufs initialised before must not be used again). */
     __aicore__ inline void Reset()
     {
@@ -475,16 +666,16 @@ public:
 
 private:
     static uint32_t align(uint32_t len) { return (len + npuemu::UB_ALIGN - 1) / npuemu::UB_ALIGN * npuemu::UB_ALIGN; }
-    uint8_t *take(int hw, const char *what, uint32_t num, uint32_t len, uint64_t bytes)
+    uint8_t *take(int hw, const char *what, uint32_t num, uint32_t len, uint64_t bytes, const char *api = "InitBuffer")
     {
         static const char *full[npuemu::HW_COUNT] = {"the Unified Buffer", "the L1 buffer", "the L0A buffer",
                                                      "the L0B buffer", "the L0C buffer", "the bias table",
                                                      "the fixpipe buffer"};
         const uint32_t size = npuemu::hw_size(hw);
         if (used_[hw] + bytes > size) {
-            npuemu::fault("TPipe::InitBuffer(%s, num %u, len %u): %llu bytes (rounded up to 32-byte blocks) "
+            npuemu::fault("TPipe::%s(%s, num %u, len %u): %llu bytes (rounded up to 32-byte blocks) "
                           "on top of the %u already in use exceed %s of %u bytes",
-                          what, num, len, static_cast<unsigned long long>(bytes), used_[hw], full[hw], size);
+                          api, what, num, len, static_cast<unsigned long long>(bytes), used_[hw], full[hw], size);
         }
         uint8_t *p = npuemu::hw_base(hw) + used_[hw];
         used_[hw] += static_cast<uint32_t>(bytes);

@@ -58,6 +58,17 @@
     }
 #endif
 
+/* APIs the API reference lists for other products, not for Atlas A2 / A3 (Ascend910B / 910_93, the
+ * emulated SoC): a kernel that calls one does not build for it. */
+#define NPUEMU_NOT_ON_A2(NAME, WHAT)                                                                \
+    template <typename... NpuemuArgs>                                                               \
+    __aicore__ inline void NAME(NpuemuArgs &&...)                                                   \
+    {                                                                                               \
+        static_assert(npuemu::dependent_false<NpuemuArgs...>::value,                                \
+                      "npu-emu: AscendC::" #NAME " is not supported on Atlas A2 / A3 (Ascend910B, __NPU_ARCH__ " \
+                      "2201, the emulated SoC): " WHAT);                                            \
+    }
+
 namespace AscendC {
 
 /* cube unit */
@@ -66,12 +77,19 @@ NPUEMU_UNSUPPORTED_FN(InitConstValue)
 NPUEMU_UNSUPPORTED_FN(SetFmatrix)
 NPUEMU_UNSUPPORTED_FN(SetLoadDataPaddingValue)
 /* gathers, sorting */
-NPUEMU_UNSUPPORTED_FN(Gatherb)
-NPUEMU_UNSUPPORTED_FN(Scatter)
+NPUEMU_NOT_ON_A2(Scatter, "the reference lists it for the Atlas inference products' AI Core and Atlas 200I/500 A2 "
+                          "only")
 NPUEMU_UNSUPPORTED_FN(TransDataTo5HD)
 NPUEMU_UNSUPPORTED_FN(CastDeq)
-NPUEMU_UNSUPPORTED_FN(ProposalConcat)
-NPUEMU_UNSUPPORTED_FN(ProposalExtract)
+/* the Region Proposal layout (排布方式二) of the Atlas training / inference products */
+NPUEMU_NOT_ON_A2(ProposalConcat, "Region Proposals are the layout of the Atlas training / inference products; on A2 / A3 "
+                                 "Sort / Sort32 / MrgSort work on (score, index) pairs")
+NPUEMU_NOT_ON_A2(ProposalExtract, "Region Proposals are the layout of the Atlas training / inference products; on A2 / "
+                                  "A3 use Extract")
+NPUEMU_NOT_ON_A2(RpSort16, "Region Proposals are the layout of the Atlas training / inference products; on A2 / A3 use "
+                           "Sort32 / Sort")
+NPUEMU_NOT_ON_A2(MrgSort4, "Region Proposals are the layout of the Atlas training / inference products; on A2 / A3 use "
+                           "MrgSort")
 NPUEMU_UNSUPPORTED_FN(IBSet)
 NPUEMU_UNSUPPORTED_FN(IBWait)
 /* cross-core flags between the cube and vector cores of mixed kernels (a block emulates one
@@ -82,6 +100,7 @@ NPUEMU_UNSUPPORTED_FN_T(CrossCoreWaitFlag)
 } // namespace AscendC
 
 #undef NPUEMU_UNSUPPORTED_FN
+#undef NPUEMU_NOT_ON_A2
 #undef NPUEMU_UNSUPPORTED_FN_T
 #undef NPUEMU_UNSUPPORTED_FN_T17
 
