@@ -2,7 +2,7 @@
 //! API (aclnn) invocation" documents describe them: `msopgen gen` makes a project from an
 //! operator description (`tests/c/opp/ops.json`), the operators' own op_host / op_kernel files
 //! (`tests/c/opp/op_host`, `op_kernel`: AddCustom, and ScaleAddCustom with two data-type columns,
-//! an optional input, a float attribute and four tiling keys) replace the skeletons, `./build.sh`
+//! an optional input, a float and a list attribute and four tiling keys) replace the skeletons, `./build.sh`
 //! makes `build_out/custom_opp_<os>_<arch>.run`, the package installs with `--install-path` (and
 //! into `$ASCEND_OPP_PATH` with `vendors/config.ini`), and an AclNNInvocation-style program
 //! (`tests/c/opp/host`, CMake, linking cust_opapi) checks results and the generated API's error
@@ -72,7 +72,8 @@ fn custom_operator_project_builds_installs_and_runs_through_aclnn() {
         "PASS AddCustom null x: 161001",
         "PASS AddCustom tiling failure: 561000",
         "PASS ScaleAddCustom float bias 64x192 alpha 2.5",
-        "PASS ScaleAddCustom float no-bias 64x192 alpha -1.5",
+        "PASS ScaleAddCustom float no-bias 64x192 alpha -1.5 shift 3",
+        "PASS ScaleAddCustom float bias 1x64 alpha 1 shift -1",
         "PASS ScaleAddCustom half bias 16x128 alpha 0.5",
         "PASS ScaleAddCustom half no-bias 3x128 alpha 3",
         "PASS ScaleAddCustom float x with half bias: 161002",

@@ -19,7 +19,10 @@
  *     (the entry is the tiling key: TILING_KEY_IS) and aclrtLaunchKernelWithHostArgs (the
  *     tiling data is copied to device memory at the launch). The executor is used once.
  *
- * Not supported: dynamic (tensor-list) inputs and list attributes (op_build refuses them). */
+ * List attributes (aclIntArray / aclFloatArray / aclBoolArray) reach the tiling as
+ * gert::TypedContinuousVector (GetListInt / GetAttrPointer<gert::ContinuousVector>); a NULL
+ * array for a REQUIRED one is 161001, for an OPTIONAL one an empty list.
+ * Not supported: dynamic (tensor-list) inputs and ListListInt attributes (op_build refuses them). */
 #ifndef NPUEMU_REGISTER_OP_RUNTIME_H
 #define NPUEMU_REGISTER_OP_RUNTIME_H
 
@@ -29,6 +32,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -38,6 +42,10 @@
 #include "register/op_def_registry.h"
 
 extern "C" const void *npuemu_runtime_api(void);
+/* libnnopbase (npu-emu): the values of the aclnn arrays (list attributes). */
+extern "C" int32_t npuemu_aclnn_int_array(const aclIntArray *a, int64_t *values, uint64_t cap, uint64_t *size);
+extern "C" int32_t npuemu_aclnn_float_array(const aclFloatArray *a, float *values, uint64_t cap, uint64_t *size);
+extern "C" int32_t npuemu_aclnn_bool_array(const aclBoolArray *a, bool *values, uint64_t cap, uint64_t *size);
 
 namespace npuemu {
 namespace opapi {
@@ -129,8 +137,46 @@ public:
         call_.attrs.npuemu_add(s.c_str(), s.size() + 1);
     }
 
+    template <class A, class T>
+    void attr_list(const A *a, const char *name, bool required,
+                   int32_t (*get)(const A *, T *, uint64_t, uint64_t *))
+    {
+        std::unique_ptr<T[]> v;
+        uint64_t n = 0;
+        if (a == nullptr) {
+            if (required && attr_error_.empty()) {
+                attr_error_ = name;
+            }
+        } else if (get(a, nullptr, 0, &n) != 0) {
+            n = 0;
+            if (attr_error_.empty()) {
+                attr_error_ = name;
+            }
+        } else if (n > 0) {
+            v.reset(new T[n]);
+            (void)get(a, v.get(), n, &n);
+        }
+        call_.attrs.npuemu_add_list(v.get(), static_cast<size_t>(n));
+    }
+    void attr_list_int(const aclIntArray *a, const char *name, bool required)
+    {
+        attr_list<aclIntArray, int64_t>(a, name, required, npuemu_aclnn_int_array);
+    }
+    void attr_list_float(const aclFloatArray *a, const char *name, bool required)
+    {
+        attr_list<aclFloatArray, float>(a, name, required, npuemu_aclnn_float_array);
+    }
+    void attr_list_bool(const aclBoolArray *a, const char *name, bool required)
+    {
+        attr_list<aclBoolArray, bool>(a, name, required, npuemu_aclnn_bool_array);
+    }
+
     aclnnStatus prepare(uint64_t *workspace_size, aclOpExecutor **executor)
     {
+        if (!attr_error_.empty()) {
+            return fail(PARAM_NULLPTR, api_ + "GetWorkspaceSize: check param " + attr_error_ + " failed: the attribute " +
+                                           attr_error_ + " of " + op_ + " is nullptr or not a valid array");
+        }
         ops::OpDef *def = npuemu::find_op(op_);
         if (def == nullptr) {
             return fail(INNER, api_ + "GetWorkspaceSize: the operator " + op_ + " is not registered (OP_ADD)");
@@ -427,6 +473,7 @@ private:
     }
 
     std::string op_, api_, kernel_;
+    std::string attr_error_;
     std::vector<Arg> in_, out_;
     gert::NpuemuCall call_;
 };

@@ -72,8 +72,12 @@ static void expect_code(const char *what, int got, int want, const char *must_na
     failures += !ok;
 }
 
-static int scale_add(aclrtStream stream, aclDataType dt, bool with_bias, int64_t rows, int64_t cols, float alpha)
+static int scale_add(aclrtStream stream, aclDataType dt, bool with_bias, int64_t rows, int64_t cols, float alpha,
+                     const std::vector<int64_t> &shift)
 {
+    float shiftSum = 0.0f;
+    for (auto v : shift) shiftSum += (float)v;
+    aclIntArray *sh = shift.empty() ? nullptr : aclCreateIntArray(shift.data(), shift.size());
     int64_t n = rows * cols;
     std::vector<float> x(n), b(n);
     for (int64_t i = 0; i < n; i++) {
@@ -90,7 +94,7 @@ static int scale_add(aclrtStream stream, aclDataType dt, bool with_bias, int64_t
     Dev dx = make({rows, cols}, dt, xs), db = make({rows, cols}, dt, bs), dz = make({rows, cols}, dt, nullptr);
     uint64_t ws = 0;
     aclOpExecutor *ex = nullptr;
-    CHECK(aclnnScaleAddCustomGetWorkspaceSize(dx.t, with_bias ? db.t : nullptr, dz.t, alpha, &ws, &ex));
+    CHECK(aclnnScaleAddCustomGetWorkspaceSize(dx.t, with_bias ? db.t : nullptr, dz.t, alpha, sh, &ws, &ex));
     void *w = nullptr;
     if (ws) aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST);
     CHECK(aclnnScaleAddCustom(w, ws, ex, stream));
@@ -99,7 +103,7 @@ static int scale_add(aclrtStream stream, aclDataType dt, bool with_bias, int64_t
     CHECK(aclrtMemcpy(out.data(), dz.bytes, dz.p, dz.bytes, ACL_MEMCPY_DEVICE_TO_HOST));
     int bad = 0;
     for (int64_t i = 0; i < n; i++) {
-        float want = alpha * x[i] + (with_bias ? b[i] : 0.0f);
+        float want = alpha * x[i] + (with_bias ? b[i] : 0.0f) + shiftSum;
         float got;
         if (dt == ACL_FLOAT) {
             memcpy(&got, out.data() + 4 * i, 4);
@@ -111,8 +115,9 @@ static int scale_add(aclrtStream stream, aclDataType dt, bool with_bias, int64_t
         float tol = dt == ACL_FLOAT ? 1e-5f : 0.02f * (1.0f + fabsf(want));
         if (fabsf(got - want) > tol && bad++ < 3) printf("  z[%lld] = %g, want %g\n", (long long)i, got, want);
     }
-    printf("%s ScaleAddCustom %s %s %lldx%lld alpha %g\n", bad ? "FAIL" : "PASS", dt == ACL_FLOAT ? "float" : "half",
-           with_bias ? "bias" : "no-bias", (long long)rows, (long long)cols, alpha);
+    printf("%s ScaleAddCustom %s %s %lldx%lld alpha %g shift %g\n", bad ? "FAIL" : "PASS", dt == ACL_FLOAT ? "float" : "half",
+           with_bias ? "bias" : "no-bias", (long long)rows, (long long)cols, alpha, shiftSum);
+    if (sh) aclDestroyIntArray(sh);
     failures += bad != 0;
     if (w) aclrtFree(w);
     for (Dev *d : {&dx, &db, &dz}) {
@@ -167,18 +172,18 @@ int main()
     expect_code("AddCustom null executor", aclnnAddCustom(w, ws, nullptr, stream), 161001, nullptr);
 
     // ScaleAddCustom: two data-type columns, an optional input, an attribute, four tiling keys.
-    if (scale_add(stream, ACL_FLOAT, true, 64, 192, 2.5f)) return 1;
-    if (scale_add(stream, ACL_FLOAT, false, 64, 192, -1.5f)) return 1;
-    if (scale_add(stream, ACL_FLOAT16, true, 16, 128, 0.5f)) return 1;
-    if (scale_add(stream, ACL_FLOAT16, false, 3, 128, 3.0f)) return 1;
-    if (scale_add(stream, ACL_FLOAT, true, 1, 64, 1.0f)) return 1;
+    if (scale_add(stream, ACL_FLOAT, true, 64, 192, 2.5f, {})) return 1;
+    if (scale_add(stream, ACL_FLOAT, false, 64, 192, -1.5f, {1, 2})) return 1;
+    if (scale_add(stream, ACL_FLOAT16, true, 16, 128, 0.5f, {4})) return 1;
+    if (scale_add(stream, ACL_FLOAT16, false, 3, 128, 3.0f, {})) return 1;
+    if (scale_add(stream, ACL_FLOAT, true, 1, 64, 1.0f, {-3, 1, 1})) return 1;
     Dev bh = make({8, 2048}, ACL_FLOAT16, nullptr), zf = make({8, 2048}, ACL_FLOAT, nullptr);
     expect_code("ScaleAddCustom float x with half bias",
-                aclnnScaleAddCustomGetWorkspaceSize(xf.t, bh.t, zf.t, 1.0, &ws, &ex), 161002, "bias");
-    expect_code("ScaleAddCustom half x, float z", aclnnScaleAddCustomGetWorkspaceSize(bh.t, nullptr, zf.t, 1.0, &ws, &ex),
+                aclnnScaleAddCustomGetWorkspaceSize(xf.t, bh.t, zf.t, 1.0, nullptr, &ws, &ex), 161002, "bias");
+    expect_code("ScaleAddCustom half x, float z", aclnnScaleAddCustomGetWorkspaceSize(bh.t, nullptr, zf.t, 1.0, nullptr, &ws, &ex),
                 161002, "z");
     Dev xi = make({8, 2048}, ACL_INT32, nullptr);
-    expect_code("ScaleAddCustom int32 x", aclnnScaleAddCustomGetWorkspaceSize(xi.t, nullptr, xi.t, 1.0, &ws, &ex),
+    expect_code("ScaleAddCustom int32 x", aclnnScaleAddCustomGetWorkspaceSize(xi.t, nullptr, xi.t, 1.0, nullptr, &ws, &ex),
                 161002, "DT_INT32");
 
     aclrtFree(w);

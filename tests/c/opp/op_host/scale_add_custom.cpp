@@ -1,4 +1,5 @@
-// ScaleAddCustom: z = alpha * x (+ bias when bias is given), float or half.
+// ScaleAddCustom: z = alpha * x (+ bias when bias is given) + the sum of the list attribute
+// shift, float or half.
 // Tiling keys: 1 float with bias, 2 float without, 11 half with bias, 12 half without.
 // The blocks: as many as the vector cores (PlatformAscendC), fewer for small inputs; the
 // element count must split into blocks of whole 256-byte tiles, else the tiling fails.
@@ -12,6 +13,13 @@ static ge::graphStatus ScaleAddTiling(gert::TilingContext *context)
     const gert::StorageShape *xs = context->GetInputShape(0);
     const gert::Tensor *bias = context->GetOptionalInputTensor(1);
     const float *alpha = context->GetAttrs()->GetAttrPointer<float>(0);
+    const gert::TypedContinuousVector<int64_t> *shift = context->GetAttrs()->GetListInt(1);
+    float shiftSum = 0.0f;
+    if (shift != nullptr) {
+        for (size_t i = 0; i < shift->GetSize(); i++) {
+            shiftSum += static_cast<float>(shift->GetData()[i]);
+        }
+    }
     if (xs == nullptr || alpha == nullptr) {
         return ge::GRAPH_FAILED;
     }
@@ -36,6 +44,7 @@ static ge::graphStatus ScaleAddTiling(gert::TilingContext *context)
     t.set_blockLength(static_cast<uint32_t>(total / blocks));
     t.set_tileLength(tile);
     t.set_alpha(*alpha);
+    t.set_shift(shiftSum);
     context->SetBlockDim(blocks);
     context->SetTilingKey((dt == ge::DT_FLOAT ? 0 : 10) + (bias != nullptr ? 1 : 2));
     t.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
@@ -54,6 +63,7 @@ public:
         this->Input("bias").ParamType(OPTIONAL).DataType({ge::DT_FLOAT, ge::DT_FLOAT16}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
         this->Output("z").ParamType(REQUIRED).DataType({ge::DT_FLOAT, ge::DT_FLOAT16}).Format({ge::FORMAT_ND, ge::FORMAT_ND});
         this->Attr("alpha").AttrType(REQUIRED).Float();
+        this->Attr("shift").AttrType(OPTIONAL).ListInt({});
         this->AICore().SetTiling(optiling::ScaleAddTiling).AddConfig("ascend910b");
     }
 };

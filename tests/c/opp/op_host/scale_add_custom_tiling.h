@@ -8,6 +8,7 @@ BEGIN_TILING_DATA_DEF(ScaleAddCustomTilingData)
 TILING_DATA_FIELD_DEF(uint32_t, blockLength);
 TILING_DATA_FIELD_DEF(uint32_t, tileLength);
 TILING_DATA_FIELD_DEF(float, alpha);
+TILING_DATA_FIELD_DEF(float, shift);
 END_TILING_DATA_DEF;
 
 REGISTER_TILING_DATA_CLASS(ScaleAddCustom, ScaleAddCustomTilingData)

@@ -1,4 +1,4 @@
-// ScaleAddCustom kernel: z = alpha * x (+ bias); the tiling key picks the type and the bias.
+// ScaleAddCustom kernel: z = alpha * x (+ bias) + shift; the tiling key picks the type and the bias.
 #include "kernel_operator.h"
 using namespace AscendC;
 
@@ -7,8 +7,9 @@ class KernelScaleAdd {
 public:
     __aicore__ inline KernelScaleAdd() {}
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR bias, GM_ADDR z, uint32_t blockLength, uint32_t tileLength,
-                                float alpha)
+                                float alpha, float shift)
     {
+        this->shift = static_cast<T>(shift);
         this->blockLength = blockLength;
         this->tileLength = tileLength;
         this->alpha = static_cast<T>(alpha);
@@ -40,6 +41,7 @@ public:
                 Add(z, z, b, tileLength);
                 inB.FreeTensor(b);
             }
+            Adds(z, z, shift, tileLength);
             inX.FreeTensor(x);
             outZ.EnQue(z);
             z = outZ.DeQue<T>();
@@ -55,6 +57,7 @@ private:
     GlobalTensor<T> xGm, bGm, zGm;
     uint32_t blockLength, tileLength;
     T alpha;
+    T shift;
 };
 
 extern "C" __global__ __aicore__ void scale_add_custom(GM_ADDR x, GM_ADDR bias, GM_ADDR z, GM_ADDR workspace,
@@ -63,19 +66,19 @@ extern "C" __global__ __aicore__ void scale_add_custom(GM_ADDR x, GM_ADDR bias, 
     GET_TILING_DATA(t, tiling);
     if (TILING_KEY_IS(1)) {
         KernelScaleAdd<float, true> op;
-        op.Init(x, bias, z, t.blockLength, t.tileLength, t.alpha);
+        op.Init(x, bias, z, t.blockLength, t.tileLength, t.alpha, t.shift);
         op.Process();
     } else if (TILING_KEY_IS(2)) {
         KernelScaleAdd<float, false> op;
-        op.Init(x, bias, z, t.blockLength, t.tileLength, t.alpha);
+        op.Init(x, bias, z, t.blockLength, t.tileLength, t.alpha, t.shift);
         op.Process();
     } else if (TILING_KEY_IS(11)) {
         KernelScaleAdd<half, true> op;
-        op.Init(x, bias, z, t.blockLength, t.tileLength, t.alpha);
+        op.Init(x, bias, z, t.blockLength, t.tileLength, t.alpha, t.shift);
         op.Process();
     } else if (TILING_KEY_IS(12)) {
         KernelScaleAdd<half, false> op;
-        op.Init(x, bias, z, t.blockLength, t.tileLength, t.alpha);
+        op.Init(x, bias, z, t.blockLength, t.tileLength, t.alpha, t.shift);
         op.Process();
     }
 }
