@@ -71,6 +71,8 @@ fn custom_operator_project_builds_installs_and_runs_through_aclnn() {
         "PASS AddCustom float x: 161002",
         "PASS AddCustom null x: 161001",
         "PASS AddCustom tiling failure: 561000",
+        "PASS AddCustom executor used twice: 161002",
+        "PASS AddCustom transposed x: 161002",
         "PASS ScaleAddCustom float bias 64x192 alpha 2.5",
         "PASS ScaleAddCustom float no-bias 64x192 alpha -1.5 shift 3",
         "PASS ScaleAddCustom float bias 1x64 alpha 1 shift -1",

@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,18 @@ struct Exec {
     std::vector<uint8_t> tiling;
     uint64_t workspace = 0;
 };
+
+/* The executors GetWorkspaceSize made and no execute has consumed yet. */
+inline std::mutex &exec_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+inline std::set<const void *> &live_execs()
+{
+    static std::set<const void *> s;
+    return s;
+}
 
 /* This library's directory (the op_api/lib of the installed package). */
 static inline void npuemu_opapi_anchor() {}
@@ -299,7 +312,12 @@ public:
         ex.tiling.assign(td, td + call_.tiling.GetDataSize());
         ex.workspace = ws;
         *workspace_size = ws;
-        *executor = reinterpret_cast<aclOpExecutor *>(new Exec(ex));
+        Exec *made = new Exec(ex);
+        {
+            std::lock_guard<std::mutex> g(exec_mutex());
+            live_execs().insert(made);
+        }
+        *executor = reinterpret_cast<aclOpExecutor *>(made);
         return 0;
     }
 
@@ -324,6 +342,26 @@ private:
             delete[] view;
             delete[] storage;
             return fail(PARAM_INVALID, api_ + "GetWorkspaceSize: " + a.name + " is not a valid aclTensor");
+        }
+        int64_t *strides = nullptr;
+        uint64_t nstrides = 0;
+        if (aclGetViewStrides(a.t, &strides, &nstrides) == 0) {
+            bool contiguous = nstrides == nview;
+            int64_t expect = 1;
+            for (uint64_t i = nview; contiguous && i > 0; --i) {
+                if (view[i - 1] != 1 && strides[i - 1] != expect) {
+                    contiguous = false;
+                }
+                expect *= view[i - 1];
+            }
+            delete[] strides;
+            if (!contiguous) {
+                delete[] view;
+                delete[] storage;
+                return fail(PARAM_INVALID, api_ + "GetWorkspaceSize: " + a.name +
+                                               " is not contiguous (its view strides are not those of its shape); "
+                                               "npu-emu passes custom operators contiguous tensors only");
+            }
         }
         gert::Shape vs(std::vector<int64_t>(view, view + nview));
         gert::Shape ss(std::vector<int64_t>(storage, storage + nstorage));
@@ -492,8 +530,16 @@ inline aclnnStatus execute(const char *api, void *workspace, uint64_t workspace_
         return fail(PARAM_NULLPTR, a + ": executor is nullptr");
     }
     Exec *ex = reinterpret_cast<Exec *>(executor);
-    if (ex->magic != EXEC_MAGIC) {
-        return fail(PARAM_INVALID, a + ": executor was not made by " + a + "GetWorkspaceSize");
+    {
+        std::lock_guard<std::mutex> g(exec_mutex());
+        if (live_execs().erase(ex) == 0) {
+            return fail(PARAM_INVALID, a + ": executor is not one that " + a +
+                                           "GetWorkspaceSize made and no call has used yet (an executor runs once)");
+        }
+    }
+    if (ex->magic != EXEC_MAGIC || ex->api != a) {
+        return fail(PARAM_INVALID, a + ": executor was made by " + ex->api + "GetWorkspaceSize, not by " + a +
+                                       "GetWorkspaceSize");
     }
     struct Free {
         Exec *e;

@@ -162,6 +162,17 @@ int main()
     failures += bad != 0;
 
     // Error cases of the generated API.
+    expect_code("AddCustom executor used twice", aclnnAddCustom(w, ws, ex, stream), 161002, "once");
+    {
+        std::vector<int64_t> shape = {2048, 8}, strides = {1, 2048};
+        aclTensor *xt = aclCreateTensor(shape.data(), 2, ACL_FLOAT16, strides.data(), 0, ACL_FORMAT_ND, shape.data(), 2, x.p);
+        aclTensor *yt = aclCreateTensor(shape.data(), 2, ACL_FLOAT16, nullptr, 0, ACL_FORMAT_ND, shape.data(), 2, y.p);
+        aclTensor *zt = aclCreateTensor(shape.data(), 2, ACL_FLOAT16, nullptr, 0, ACL_FORMAT_ND, shape.data(), 2, z.p);
+        expect_code("AddCustom transposed x", aclnnAddCustomGetWorkspaceSize(xt, yt, zt, &ws, &ex), 161002, "contiguous");
+        aclDestroyTensor(xt);
+        aclDestroyTensor(yt);
+        aclDestroyTensor(zt);
+    }
     Dev xf = make({8, 2048}, ACL_FLOAT, nullptr);
     expect_code("AddCustom float x", aclnnAddCustomGetWorkspaceSize(xf.t, y.t, z.t, &ws, &ex), 161002, "x");
     expect_code("AddCustom null x", aclnnAddCustomGetWorkspaceSize(nullptr, y.t, z.t, &ws, &ex), 161001, "x");
