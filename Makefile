@@ -31,6 +31,7 @@ build:
 
 install: build
 	$(NPU_EMU) install --quiet --prefix $(PREFIX)
+	sh tools/opp/install.sh $(PREFIX)
 	@echo "npu-emu is ready in $(PREFIX); set up a shell with: source $(PREFIX)/set_env.sh"
 
 # The samples build with their own Makefiles against the install tree, exactly as a user

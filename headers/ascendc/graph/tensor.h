@@ -8,11 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace ge {
+#include "graph/ge_error_codes.h"
 
-using graphStatus = uint32_t;
-constexpr graphStatus GRAPH_SUCCESS = 0;
-constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFF;
+namespace ge {
 
 class Shape {
 public:

@@ -18,6 +18,8 @@
 //! - [`cxx`]: arrays the caller frees with `delete[]`;
 //! - [`ops`]: the operators (`aclnnop/aclnn_*.h`), one file per family, over the machine's
 //!   operator engine (`npu_emu::ops`);
+//! - [`custom_op`]: `npuemu_aclnn_*_array`, the list attributes of custom operators' generated
+//!   aclnn APIs (`register/npuemu_op_runtime.h`);
 //! - [`globals`]: every process-global item of the library and why it is global.
 //! - Shared with the other C-interface libraries (crate `npu-emu-ffi`): the panic boundary
 //!   ([`status`] holds aclnn's conventions for it), the handle table behind the objects, and
@@ -27,6 +29,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 pub mod collective;
+pub mod custom_op;
 pub mod cxx;
 pub mod executor;
 pub mod format_cast;

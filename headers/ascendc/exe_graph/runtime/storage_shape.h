@@ -1,0 +1,5 @@
+/* npu-emu: `#include "exe_graph/runtime/storage_shape.h"`: see npuemu_gert.h. */
+#ifndef NPUEMU_EXE_GRAPH_STORAGE_SHAPE_H
+#define NPUEMU_EXE_GRAPH_STORAGE_SHAPE_H
+#include "exe_graph/runtime/npuemu_gert.h"
+#endif
