@@ -1830,6 +1830,51 @@ fn quant_modes_match_cpu_through_torch_npu() {
     }
 }
 
+/// `tests/python/quant_ops31.py`: npu_quantize to quint4x2 (aclnnAscendQuantV3 dstType 3, ND
+/// and FRACTAL_NZ), npu_grouped_matmul A4W4 (int4 x and NZ/ND weight, UINT64 scale per channel
+/// and per K group, per-token scale), npu_grouped_matmul_swiglu_quant_v2 A8W8 (NZ and ND
+/// weight), npu_quant_matmul_reduce_sum and npu_rotate_quant (int8 and quint4x2), against CPU
+/// references of the documented formulas, plus error cases (161002 naming the argument) and
+/// npu_transpose_quant_batchmatmul, npu_dynamic_dual_level_mx_quant and
+/// npu_grouped_dynamic_block_quant refused on Atlas A2 (Ascend 950 operators).
+#[test]
+fn quant_ops31_match_cpu_through_torch_npu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("quant_ops31.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-quant-ops31",
+        &venv,
+        "cd \"$T\" && \"$PY\" quant_ops31.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("quant_ops31: 0 failed"), "{}", r.all());
+    for case in [
+        "quantize_int4",
+        "quantize_int4_errors",
+        "gmm_a4w4_nz_per_channel",
+        "gmm_a4w4_nz_per_group_bf16",
+        "gmm_a4w4_nd",
+        "gmm_a4w4_counts",
+        "gmm_a4w4_errors",
+        "gmm_swiglu_quant_v2_nz",
+        "gmm_swiglu_quant_v2_nd_counts",
+        "gmm_swiglu_quant_v2_errors",
+        "quant_matmul_reduce_sum",
+        "rotate_quant",
+        "transpose_quant_bmm_a2",
+        "ascend950_only_quant_a2",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}
+
 /// `tests/python/sparse_moe_map.py`: sparse COO `coalesce()` with duplicates (float32,
 /// float16, bfloat16, int32, hybrid values), `torch.sparse.sum`, sparse addition
 /// (aclnnCoalesceSparse), and npu_moe_token_permute_with_routing_map /

@@ -45,6 +45,8 @@
 //! - [`random`]: Philox-based normal, uniform, bernoulli, reproducible per (seed, offset).
 //! - [`math_misc`]: diag, diag_flat, signbit, gcd, isin of a scalar, addr, cdist.
 //! - [`quant`]: AscendQuant, DynamicQuant, MoE gating top-k softmax (large-model inference);
+//! - [`quant31`]: the int4 paths: AscendQuant(V3) into packed INT32 (ND and FRACTAL_NZ),
+//!   GroupedMatmul's A4W4 mode;
 //! - [`llm`]: AscendAntiQuant, WeightQuantBatchMatmul (V1), ScatterUpdate, top-k/top-p
 //!   filtering, MoE token permute/unpermute and their backward forms, and the routing-map
 //!   forms (MoeTokenPermute/UnpermuteWithRoutingMap and their gradients);
@@ -93,6 +95,7 @@ pub mod norm_quant;
 pub mod optim;
 pub mod pool;
 pub mod quant;
+pub mod quant31;
 pub mod random;
 pub mod reduce;
 pub mod sampling;

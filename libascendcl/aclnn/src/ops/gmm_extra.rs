@@ -608,6 +608,38 @@ pub unsafe extern "C" fn aclnnGroupedMatmulWeightNzGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
+    if let Some(r) = super::quant31::gmm_a4w4(
+        "aclnnGroupedMatmulWeightNzGetWorkspaceSize",
+        "aclnnGroupedMatmulWeightNz",
+        super::quant31::GmmArgs {
+            x,
+            weight,
+            bias: biasOptional,
+            scale: scaleOptional,
+            offset: offsetOptional,
+            antiquant_scale: antiquantScaleOptional,
+            antiquant_offset: antiquantOffsetOptional,
+            per_token: perTokenScaleOptional,
+            group_list: groupListOptional,
+            activation: [
+                activationInputOptional,
+                activationQuantScaleOptional,
+                activationQuantOffsetOptional,
+                activationFeatureOutOptional as *const c_void,
+                dynQuantScaleOutOptional as *const c_void,
+            ],
+            split_item: splitItem,
+            group_type: groupType,
+            group_list_type: groupListType,
+            act_type: actType,
+            out: out as *const c_void,
+            weight_nz_api: true,
+        },
+        workspaceSize,
+        executor,
+    ) {
+        return r;
+    }
     phase1(
         "aclnnGroupedMatmulWeightNzGetWorkspaceSize",
         workspaceSize,

@@ -58,6 +58,7 @@ pub mod optim;
 pub mod pointwise;
 pub mod pool3d;
 pub mod quant;
+pub mod quant31;
 pub mod random;
 pub mod random2;
 pub mod reduce;

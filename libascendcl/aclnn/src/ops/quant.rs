@@ -15,8 +15,11 @@
 //! DynamicQuantV2 takes `groupIndexOptional` (per-expert smoothScales) and writes int4
 //! (`dstType` 3, INT32 words of eight).
 //!
-//! Not provided: AscendQuant's INT4 outputs, ACL_INT4-typed tensors (`dstType` 29) and the
-//! FLOAT8/HIFLOAT8 outputs (refused with `ACLNN_ERR_PARAM_INVALID` naming the type).
+//! AscendQuant(V3) with `dstType` 3 (int4 packed eight to an INT32 word) and its FRACTAL_NZ
+//! form, and GroupedMatmulV4/V5's A4W4 mode, go to `quant31.rs`.
+//!
+//! Not provided: ACL_INT4-typed tensors (`dstType` 29) and the FLOAT8/HIFLOAT8 outputs
+//! (refused with `ACLNN_ERR_PARAM_INVALID` naming the type).
 
 use super::args::{self as a, FLOATS3, T};
 use super::launch::{phase1, Launch};
@@ -126,6 +129,26 @@ unsafe fn ascend_quant(
     executor: *mut *mut c_void,
 ) -> i32 {
     phase1(name, workspace_size, executor, || {
+        if x.is_null() {
+            return Err(NnError::nullptr("x is nullptr"));
+        }
+        if super::quant31::is_nz(x) {
+            // The FRACTAL_NZ form (int4 weights for GroupedMatmul): quant31.rs.
+            let s = a::tensor(scale, "scale")?;
+            let o = a::opt_tensor(offset, "offset")?;
+            let mode = round_mode(round)?;
+            return super::quant31::ascend_quant_nz(
+                api,
+                x,
+                &s,
+                o.as_ref(),
+                sqrt_mode,
+                mode,
+                dst,
+                axis.unwrap_or(-1),
+                y,
+            );
+        }
         let x = a::tensor(x, "x")?;
         let s = a::tensor(scale, "scale")?;
         let o = a::opt_tensor(offset, "offset")?;
@@ -139,8 +162,19 @@ unsafe fn ascend_quant(
         if let Some(o) = &o {
             same_dtype(o, &s)?;
         }
-        dst_int8(dst)?;
-        out_int8(&y)?;
+        // dstType 3: INT32 y of eight int4 values a word along the last axis.
+        let int4 = dst == 3;
+        if int4 {
+            if y.dtype() != DType::I32 {
+                return Err(NnError::invalid(format!(
+                    "y has data type {}; dstType 3 writes INT32 (eight int4 values a word)",
+                    y.dtype()
+                )));
+            }
+        } else {
+            dst_int8(dst)?;
+            out_int8(&y)?;
+        }
         if x.ndim() == 0 || x.ndim() > 8 {
             return Err(NnError::invalid(format!(
                 "x must have 1 to 8 dimensions, but its shape is {:?}",
@@ -164,7 +198,19 @@ unsafe fn ascend_quant(
         if let Some(o) = &o {
             axis_param(o, &x, ax)?;
         }
-        a::same_shape(&y, x.shape())?;
+        if int4 {
+            let last = x.shape()[x.ndim() - 1];
+            if last % 8 != 0 {
+                return Err(NnError::invalid(format!(
+                    "x's last dimension {last} must be divisible by 8 for dstType 3 (INT32)"
+                )));
+            }
+            let mut ys = x.shape().to_vec();
+            *ys.last_mut().expect("1 or more dimensions") /= 8;
+            a::same_shape(&y, &ys)?;
+        } else {
+            a::same_shape(&y, x.shape())?;
+        }
         let mut l = Launch::new(api);
         l.input(&x);
         l.input(&s);
@@ -179,6 +225,11 @@ unsafe fn ascend_quant(
             } else {
                 (None, &v[2])
             };
+            if int4 {
+                return npu_emu::ops::quant31::ascend_quant_int4(
+                    &v[0], &v[1], off, ax, sqrt_mode, mode, yv,
+                );
+            }
             quant::ascend_quant(&v[0], &v[1], off, ax, sqrt_mode, mode, yv)
         })
     })
@@ -1828,6 +1879,38 @@ pub unsafe extern "C" fn aclnnGroupedMatmulV4GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
+    if let Some(r) = super::quant31::gmm_a4w4(
+        "aclnnGroupedMatmulV4GetWorkspaceSize",
+        "aclnnGroupedMatmulV4",
+        super::quant31::GmmArgs {
+            x,
+            weight,
+            bias: biasOptional,
+            scale: scaleOptional,
+            offset: offsetOptional,
+            antiquant_scale: antiquantScaleOptional,
+            antiquant_offset: antiquantOffsetOptional,
+            per_token: perTokenScaleOptional,
+            group_list: groupListOptional,
+            activation: [
+                activationInputOptional,
+                activationQuantScaleOptional,
+                activationQuantOffsetOptional,
+                activationFeatureOutOptional as *const c_void,
+                dynQuantScaleOutOptional as *const c_void,
+            ],
+            split_item: splitItem,
+            group_type: groupType,
+            group_list_type: groupListType,
+            act_type: actType,
+            out: out as *const c_void,
+            weight_nz_api: false,
+        },
+        workspaceSize,
+        executor,
+    ) {
+        return r;
+    }
     grouped_matmul(
         "aclnnGroupedMatmulV4GetWorkspaceSize",
         "aclnnGroupedMatmulV4",
@@ -1888,6 +1971,38 @@ pub unsafe extern "C" fn aclnnGroupedMatmulV5GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
+    if let Some(r) = super::quant31::gmm_a4w4(
+        "aclnnGroupedMatmulV5GetWorkspaceSize",
+        "aclnnGroupedMatmulV5",
+        super::quant31::GmmArgs {
+            x,
+            weight,
+            bias: biasOptional,
+            scale: scaleOptional,
+            offset: offsetOptional,
+            antiquant_scale: antiquantScaleOptional,
+            antiquant_offset: antiquantOffsetOptional,
+            per_token: perTokenScaleOptional,
+            group_list: groupListOptional,
+            activation: [
+                activationInputOptional,
+                activationQuantScaleOptional,
+                activationQuantOffsetOptional,
+                activationFeatureOutOptional as *const c_void,
+                dynQuantScaleOutOptional as *const c_void,
+            ],
+            split_item: splitItem,
+            group_type: groupType,
+            group_list_type: groupListType,
+            act_type: actType,
+            out: out as *const c_void,
+            weight_nz_api: false,
+        },
+        workspaceSize,
+        executor,
+    ) {
+        return r;
+    }
     grouped_matmul(
         "aclnnGroupedMatmulV5GetWorkspaceSize",
         "aclnnGroupedMatmulV5",
