@@ -2102,3 +2102,62 @@ fn top_k_top_p_sample_and_sim_exponential_match_their_distributions() {
         );
     }
 }
+
+/// `tests/python/llm_ops31.py`: npu_attention_update (aclnnAttentionUpdate),
+/// npu_kv_rmsnorm_rope_cache (aclnnKvRmsNormRopeCache in the Norm, PA_BNSD, PA_NZ and
+/// PA_BLK_BNSD cache modes, float16/bfloat16 and int8-quantized caches), the
+/// vocabulary-parallel cross entropy (aclnnFusedLinearOnlineMaxSum,
+/// aclnnFusedCrossEntropyLossWithMaxSum, aclnnFusedLinearCrossEntropyLossGrad, end to end
+/// against torch autograd) and npu_recurrent_gated_delta_rule (aclnnRecurrentGatedDeltaRule
+/// with decay and speculative accepted tokens) against CPU references, plus one documented
+/// error per operator.
+#[test]
+fn llm_ops31_match_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("llm_ops31.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-llm-ops31",
+        &venv,
+        "cd \"$T\" && \"$PY\" llm_ops31.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("llm_ops31: 0 failed"), "{}", r.all());
+    for case in [
+        "attention_update_sp2_type0",
+        "attention_update_sp3_type1",
+        "attention_update_sp1_type1",
+        "attention_update_bad_head_dim",
+        "kv_rmsnorm_rope_cache_norm_f16",
+        "kv_rmsnorm_rope_cache_norm_bf16",
+        "kv_rmsnorm_rope_cache_pa_bnsd",
+        "kv_rmsnorm_rope_cache_pa_nz",
+        "kv_rmsnorm_rope_cache_pa_blk_bnsd",
+        "kv_rmsnorm_rope_cache_pa_bnsd_int8",
+        "kv_rmsnorm_rope_cache_pa_nz_int8",
+        "kv_rmsnorm_rope_cache_bad_cos",
+        "online_max_sum_logits_i32",
+        "online_max_sum_i64",
+        "online_max_sum_bad_range",
+        "ce_loss_with_max_sum",
+        "ce_loss_with_max_sum_softmax",
+        "ce_loss_bad_smoothing",
+        "ce_backward_softmax",
+        "ce_backward_max_sum",
+        "ce_backward_small_vocab",
+        "recurrent_gated_delta_rule",
+        "recurrent_gated_delta_rule_g_accepted",
+        "recurrent_gated_delta_rule_gk_rejected",
+        "chunk_gated_delta_rule",
+        "chunk_gated_delta_rule_g",
+        "chunk_gated_delta_rule_bad_heads",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

@@ -53,6 +53,9 @@
 //! - [`sparse`]: CoalesceSparse (the value sums of sparse COO `coalesce()`);
 //! - [`pool3d`]: 3-D max/avg/adaptive pooling and their backward forms, circular padding;
 //! - [`grid_sampler`]: 2-D grid sampling (bilinear, nearest, bicubic) and its backward.
+//! - [`llm31`]: AttentionUpdate, KvRmsNormRopeCache, the vocabulary-parallel cross entropy
+//!   (FusedLinearOnlineMaxSum, FusedCrossEntropyLossWithMaxSum and its gradient), the
+//!   recurrent and chunked gated delta rule;
 //! - [`model_ops`]: TransformBiasRescaleQkv, Modulate and AdaLayerNorm (and their backward),
 //!   clipped SwiGLU, multi-scale deformable attention, Sinkhorn.
 //!
@@ -114,6 +117,7 @@ pub mod cv19;
 pub mod embedding_bag;
 pub mod grid_sampler;
 pub mod index18;
+pub mod llm31;
 pub mod llm_infer;
 pub mod math19;
 pub mod math_misc;

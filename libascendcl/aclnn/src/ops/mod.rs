@@ -72,6 +72,7 @@ pub mod unary;
 pub mod upsample;
 pub mod upsample3d;
 
+pub mod llm31;
 pub mod llm_infer;
 pub mod mc2;
 pub mod train16;
