@@ -273,6 +273,8 @@ pub enum CUnary {
     Sqrt,
     Log,
     Square,
+    /// `torch.sgn`: `x / |x|`, 0 at 0
+    Sgn,
 }
 
 impl CUnary {
@@ -305,6 +307,14 @@ impl CUnary {
             }
             CUnary::Log => Cx::new(x.abs().ln(), x.arg()),
             CUnary::Square => x.mul(x),
+            CUnary::Sgn => {
+                let m = x.abs();
+                if m == 0.0 {
+                    Cx::new(0.0, 0.0)
+                } else {
+                    Cx::new(x.re / m, x.im / m)
+                }
+            }
         }
     }
 }

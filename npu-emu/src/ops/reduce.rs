@@ -348,6 +348,8 @@ pub fn reduce(
     out: &View,
     int_acc: bool,
 ) -> Result<(), String> {
+    // a 0-d x reduced over its dimension 0 (or -1) is itself
+    let dims: &[usize] = if x.ndim() == 0 { &[] } else { dims };
     let outv = kept_out(x, dims, out)?;
     let w = Walk::new(x, dims);
     let nout = outv.numel();
@@ -394,10 +396,11 @@ pub fn reduce_arg(
     values: Option<&View>,
     indices: Option<&View>,
 ) -> Result<(), String> {
-    let dims = [dim];
-    let vals = values.map(|v| kept_out(x, &dims, v)).transpose()?;
-    let idxs = indices.map(|v| kept_out(x, &dims, v)).transpose()?;
-    let w = Walk::new(x, &dims);
+    let one = [dim];
+    let dims: &[usize] = if x.ndim() == 0 { &[] } else { &one };
+    let vals = values.map(|v| kept_out(x, dims, v)).transpose()?;
+    let idxs = indices.map(|v| kept_out(x, dims, v)).transpose()?;
+    let w = Walk::new(x, dims);
     let nout: usize = w.kept_shape.iter().product();
     if nout == 0 {
         return Ok(());

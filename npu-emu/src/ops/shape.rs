@@ -294,6 +294,23 @@ pub fn scatter(
     reduce: ScatterReduce,
     out: &View,
 ) -> Result<(), String> {
+    if out.ndim() == 0 {
+        // a 0-d self (index and src are 0-d too) is a one-element 1-D tensor, as in torch
+        let one = |v: &View| View {
+            shape: vec![1],
+            strides: vec![1],
+            ..v.clone()
+        };
+        let s1 = match &src {
+            ScatterSrc::Tensor(s) => Some(one(s)),
+            ScatterSrc::Value(..) => None,
+        };
+        let src = match (&s1, src) {
+            (Some(s), _) => ScatterSrc::Tensor(s),
+            (None, v) => v,
+        };
+        return scatter(&one(x), 0, &one(index), src, reduce, &one(out));
+    }
     if !same_view(x, out) {
         iter::copy(x, out)?;
     }

@@ -117,7 +117,12 @@ pub(crate) fn tensor_scalar(
     check_alpha(alpha, p)?;
     let ct = compute_type(p, typing);
     let rt = if op.is_predicate() { DType::Bool } else { ct };
-    a::castable(rt, &out)?;
+    // On Atlas A2/A3 CANN's Muls checks no promotion for a scalar factor (that check is
+    // Ascend 950 only): an INT64 selfRef times a DOUBLE scalar is computed in DOUBLE and cast
+    // back to INT64, truncating (torch_npu's window functions build on it).
+    if !matches!(api, "aclnnMuls" | "aclnnInplaceMuls") {
+        a::castable(rt, &out)?;
+    }
     a::same_shape(&out, x.shape())?;
     let mut l = Launch::new(api);
     l.input(&x);

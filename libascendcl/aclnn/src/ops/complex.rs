@@ -1,5 +1,6 @@
 //! The complex path of the existing operators (Add/Sub/Rsub/Mul/Div and their scalar and
-//! in-place forms, Neg, Abs, Exp, Reciprocal, Sqrt, Log, InplaceCopy, Cast, ReduceSum, Mean)
+//! in-place forms, Neg, Abs, Exp, Reciprocal, Sqrt, Log, Sign (`z / |z|`), InplaceCopy, Cast,
+//! InplaceZero, ConstantPadNd, ReduceSum, Mean)
 //! and `acl_stft.h` (aclStft), `aclnn_complex.h` (aclnnComplex), `aclnn_polar.h`
 //! (aclnnPolar), `aclnn_real.h` (aclnnReal),
 //! `aclnn_angle_v2.h` (aclnnAngleV2).
@@ -125,6 +126,7 @@ fn cunary(op: Unary, x: &CT) -> NnResult<CUnary> {
         Unary::Reciprocal => CUnary::Reciprocal,
         Unary::Sqrt => CUnary::Sqrt,
         Unary::Log => CUnary::Log,
+        Unary::Sign => CUnary::Sgn,
         _ => return Err(unsupported(x)),
     })
 }

@@ -38,7 +38,14 @@ pub unsafe extern "C" fn aclnnInplaceZeroGetWorkspaceSize(
         "aclnnInplaceZeroGetWorkspaceSize",
         workspaceSize,
         executor,
-        || fill_op("aclnnInplaceZero", selfRef, Scalar::i64(0)),
+        || {
+            // a complex tensor (COMPLEX64/128 are in CANN's table) is zeroed as its real view
+            let (x, _) = a::tensor_cx(selfRef, "selfRef")?;
+            a::dtype_in(&x, ALL_NUM_ALL)?;
+            let mut l = Launch::new("aclnnInplaceZero");
+            l.output(&x);
+            l.finish(move |v, _| fill_value(&v[0], Scalar::i64(0)))
+        },
     )
 }
 
@@ -222,6 +229,89 @@ pub unsafe extern "C" fn aclnnCatGetWorkspaceSize(
     })
 }
 
+/// The (re, im) of an `aclScalar` that may be complex (COMPLEX64: two f32, COMPLEX128: two
+/// f64); a real scalar has im 0.
+fn scalar_re_im(h: *const c_void, arg: &'static str) -> NnResult<(f64, f64)> {
+    if h.is_null() {
+        return Err(NnError::nullptr(format!("{arg} is nullptr")));
+    }
+    let raw = crate::objects::with(h as usize, "aclScalar", arg, |o| match o {
+        crate::objects::Object::Scalar(s) => Ok(s.clone()),
+        _ => unreachable!(),
+    })?;
+    let f = |b: &[u8], w: usize| -> f64 {
+        if w == 4 {
+            f32::from_le_bytes(b[..4].try_into().unwrap()) as f64
+        } else {
+            f64::from_le_bytes(b[..8].try_into().unwrap())
+        }
+    };
+    let w = match raw.dtype {
+        npu_emu::formats::DT_COMPLEX64 => 4,
+        npu_emu::formats::DT_COMPLEX128 => 8,
+        _ => return Ok((a::scalar(h, arg)?.to_f64(), 0.0)),
+    };
+    if raw.bytes.len() < 2 * w {
+        return Err(NnError::invalid(format!("{arg} holds too few bytes")));
+    }
+    Ok((f(&raw.bytes, w), f(&raw.bytes[w..], w)))
+}
+
+/// ConstantPadNd of a complex self (COMPLEX64/128, in CANN's table) into an out of the same
+/// type: the real and imaginary planes of the real views are padded with the value's real
+/// and imaginary parts.
+fn constant_pad_cx(
+    x: a::T,
+    xc: bool,
+    p: Vec<i64>,
+    value: *const c_void,
+    o: a::T,
+    oc: bool,
+) -> NnResult<Built> {
+    if !(xc && oc) || x.dtype() != o.dtype() {
+        return Err(NnError::invalid(format!(
+            "out data type must be self's ({} complex: {xc}, out {} complex: {oc})",
+            x.dtype(),
+            o.dtype()
+        )));
+    }
+    let (vr, vi) = scalar_re_im(value, "value")?;
+    let nd = x.ndim() - 1;
+    if !p.len().is_multiple_of(2) || p.len() > 2 * nd {
+        return Err(NnError::invalid(format!(
+            "pad {p:?} must have an even length of at most {} (2 per dimension of self)",
+            2 * nd
+        )));
+    }
+    let mut want = x.shape().to_vec();
+    for (k, pair) in p.chunks(2).enumerate() {
+        let d = nd - 1 - k;
+        let n = x.shape()[d] as i64 + pair[0] + pair[1];
+        if n < 0 {
+            return Err(NnError::invalid(format!(
+                "pad {p:?} makes dimension {d} of self {:?} negative",
+                &x.shape()[..nd]
+            )));
+        }
+        want[d] = n as usize;
+    }
+    a::same_shape(&o, &want)?;
+    // the (re, im) dimension is innermost and not padded
+    let mut pp = vec![0, 0];
+    pp.extend_from_slice(&p);
+    let mut l = Launch::new("aclnnConstantPadNd");
+    l.input(&x);
+    l.output(&o);
+    l.finish(move |vs, _| {
+        for (part, v) in [(0, vr), (1, vi)] {
+            let xs = shape::narrow(&vs[0], nd, part, 1);
+            let os = shape::narrow(&vs[1], nd, part, 1);
+            shape::constant_pad(&xs, &pp, v, &os)?;
+        }
+        Ok(())
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn aclnnConstantPadNdGetWorkspaceSize(
     self_: *const c_void,
@@ -236,10 +326,13 @@ pub unsafe extern "C" fn aclnnConstantPadNdGetWorkspaceSize(
         workspaceSize,
         executor,
         || {
-            let x = a::tensor(self_, "self")?;
+            let (x, xc) = a::tensor_cx(self_, "self")?;
             let p = a::int_array(pad, "pad")?;
+            let (o, oc) = a::tensor_cx(out, "out")?;
+            if xc || oc {
+                return constant_pad_cx(x, xc, p, value, o, oc);
+            }
             let s = a::scalar(value, "value")?;
-            let o = a::tensor(out, "out")?;
             a::dtype_in(&x, ALL_NUM)?;
             if o.dtype() != x.dtype() {
                 return Err(NnError::invalid(format!(

@@ -31,13 +31,22 @@ pub unsafe extern "C" fn aclnnIndexSelectGetWorkspaceSize(
                     i.shape()
                 )));
             }
-            if x.ndim() == 0 {
-                return Err(NnError::invalid("self must have at least one dimension"));
+            // A 0-d self is a one-element 1-D tensor (CANN unsqueezes it), and its out is 0-d.
+            let scalar = x.ndim() == 0;
+            let d = a::dim(dim, x.ndim().max(1), "dim")?;
+            if scalar {
+                if o.ndim() != 0 || i.numel() != 1 {
+                    return Err(NnError::invalid(format!(
+                        "self is a scalar, so index {:?} must have one element and out {:?} be a scalar",
+                        i.shape(),
+                        o.shape()
+                    )));
+                }
+            } else {
+                let mut want = x.shape().to_vec();
+                want[d] = i.numel();
+                a::same_shape(&o, &want)?;
             }
-            let d = a::dim(dim, x.ndim(), "dim")?;
-            let mut want = x.shape().to_vec();
-            want[d] = i.numel();
-            a::same_shape(&o, &want)?;
             if o.dtype() != x.dtype() {
                 return Err(NnError::invalid(format!(
                     "out data type {} must be self's {}",
@@ -49,7 +58,14 @@ pub unsafe extern "C" fn aclnnIndexSelectGetWorkspaceSize(
             l.input(&x);
             l.input(&i);
             l.output(&o);
-            l.finish(move |v, _| shape::index_select(&v[0], d, &v[1], &v[2]))
+            l.finish(move |v, _| {
+                if scalar {
+                    let (x1, o1) = (v[0].reshaped(&[1]), v[2].reshaped(&[1]));
+                    shape::index_select(&x1, 0, &v[1], &o1)
+                } else {
+                    shape::index_select(&v[0], d, &v[1], &v[2])
+                }
+            })
         },
     )
 }

@@ -313,9 +313,13 @@ pub unsafe extern "C" fn aclnnSignGetWorkspaceSize(
     executor: *mut *mut std::ffi::c_void,
 ) -> i32 {
     super::launch::phase1("aclnnSignGetWorkspaceSize", workspaceSize, executor, || {
-        let x = a::tensor(self_, "self")?;
-        let o = a::tensor(result, "result")?;
-        unary("aclnnSign", x, o, ALL_NUM, Unary::Sign)
+        let x = a::tensor_cx(self_, "self")?;
+        let o = a::tensor_cx(result, "result")?;
+        // COMPLEX64/128 (Atlas A2/A3 table): z / |z|, torch.sgn
+        if let Some(r) = super::complex::unary("aclnnSign", Unary::Sign, &x, &o) {
+            return r;
+        }
+        unary("aclnnSign", x.0, o.0, ALL_NUM, Unary::Sign)
     })
 }
 
