@@ -1,7 +1,7 @@
 """Large-model operators of torch_npu's API pages against CPU references written from the
 documented formulas: npu_attention_update (aclnnAttentionUpdate, the log-sum-exp merge of
 sequence-parallel attention outputs), npu_kv_rmsnorm_rope_cache (aclnnKvRmsNormRopeCache:
-RMS norm + interleaved RoPE scattered into Norm / PA_BNSD / PA_NZ / PA_BLK_BNSD caches, int8
+RMS norm + interleaved RoPE scattered into Norm / PA_BNSD / PA_NZ / PA_BLK_BNSD / PA_BLK_NZ caches, int8
 quantized caches), and the vocabulary-parallel cross entropy npu_fused_linear_online_max_sum,
 npu_fused_cross_entropy_loss_with_max_sum and
 npu_fused_linear_cross_entropy_loss_with_max_sum_backward (aclnnFusedLinearOnlineMaxSum,
@@ -142,7 +142,7 @@ def kv_pa_case(mode, quant):
         dtype = torch.float16
         kv, gamma, cos, sin = kv_inputs(dtype, 2)
         blocks, bs = 4, 32
-        if mode == "PA_BLK_BNSD":
+        if mode.startswith("PA_BLK"):
             per = (S + bs - 1) // bs
             index = torch.tensor([2 * bs, 0])[: B * per]
         else:
@@ -167,7 +167,7 @@ def kv_pa_case(mode, quant):
         wv = vc.double().reshape(blocks * bs, DV)
         kt = k.reshape(B * S, DK)
         vt = v.reshape(B * S, DV)
-        if mode == "PA_BLK_BNSD":
+        if mode.startswith("PA_BLK"):
             for b in range(B):
                 start = int(index[b]) // bs * bs
                 wk[start:start + S] = kt[b * S:(b + 1) * S]
@@ -182,7 +182,7 @@ def kv_pa_case(mode, quant):
             wk = wk.round().clamp(-128, 127)
             wv = wv.round().clamp(-128, 127)
         gk, gv = r[0].cpu().double(), r[1].cpu().double()
-        if mode == "PA_NZ":
+        if mode.endswith("NZ"):
             c0 = 32 if quant else 16
             # FRACTAL_NZ block [blocks, D/c0, bs, c0] back to [blocks, bs, D]
             gk = gk.reshape(blocks, DK // c0, bs, c0).permute(0, 2, 1, 3).reshape(blocks * bs, DK)
@@ -218,6 +218,7 @@ case("kv_rmsnorm_rope_cache_pa_nz", kv_pa_case("PA_NZ", False))
 case("kv_rmsnorm_rope_cache_pa_blk_bnsd", kv_pa_case("PA_BLK_BNSD", False))
 case("kv_rmsnorm_rope_cache_pa_bnsd_int8", kv_pa_case("PA_BNSD", True))
 case("kv_rmsnorm_rope_cache_pa_nz_int8", kv_pa_case("PA_NZ", True))
+case("kv_rmsnorm_rope_cache_pa_blk_nz_int8", kv_pa_case("PA_BLK_NZ", True))
 case("kv_rmsnorm_rope_cache_bad_cos", kv_bad_cos)
 
 

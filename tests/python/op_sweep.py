@@ -822,6 +822,81 @@ def build_cases():
         for a, b in zip(nets["cpu"], nets[D]):
             torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5)
 
+    # ---- found by PyTorch's OpInfo database (op_db) run against npu-emu ---------------
+    @case("opinfo.zero_dim_index_select_scatter")
+    def _():
+        # a 0-d self is a one-element 1-D tensor for IndexSelect and Scatter/ScatterAdd (the
+        # backward of index_add/index_copy/max(dim)/cummax/median on a 0-d input)
+        x, i0, i1 = rnd(), torch.tensor(0), torch.tensor([0])
+        same(lambda a: torch.index_select(a, 0, i1.to(a.device)), x, exact=True, grad=True)
+        same(lambda a: torch.index_select(a, -1, i0.to(a.device)), x, exact=True)
+        same(lambda a: torch.max(a, 0).values, x, exact=True, grad=True)
+        same(lambda a: torch.cummax(a, 0).values, x, exact=True, grad=True)
+        same(lambda a: torch.median(a, 0).values, x, exact=True, grad=True)
+        same(lambda a, s: a.scatter(0, i0.to(a.device), s), x, rnd(seed=1), exact=True)
+        same(lambda a, s: a.scatter_add(0, i0.to(a.device), s), x, rnd(seed=1))
+        same(lambda a, s: a.index_add(0, i1.to(a.device), s), x, rnd(seed=1), grad=True)
+        # reductions over dimension 0 of a 0-d tensor (F.normalize of a scalar)
+        same(lambda a: F.normalize(a, dim=0), x, grad=True)
+        same(lambda a: torch.sum(a, 0), x, grad=True)
+        same(lambda a: torch.norm(a, dim=0), x, grad=True)
+        same(lambda a: torch.amax(a, -1), x, exact=True)
+        same(lambda a: torch.argmax(a, 0), x, exact=True)
+
+    @case("opinfo.avg_pool_negative_divisor_layer_norm_empty")
+    def _():
+        # CANN multiplies by 1 / divisorOverride for any nonzero value, a negative one too
+        same(lambda a: F.avg_pool2d(a, 2, divisor_override=-2), rnd(1, 2, 4, 4), grad=True)
+        # an empty input: torch_npu passes mean/rstd of shape [0]
+        same(lambda a: F.layer_norm(a, (1,), torch.ones(1, device=a.device), torch.zeros(1, device=a.device)),
+             torch.zeros(0, 1))
+
+    @case("opinfo.clamp_tensor_bound_broadcasts")
+    def _():
+        # out-of-place clamp_min/clamp_max with a tensor bound: out has the broadcast shape
+        a, b = rnd(5, 1), rnd(5, seed=1)
+        same(torch.clamp_max, a, b, exact=True, grad=True)
+        same(torch.clamp_min, a, b, exact=True, grad=True)
+        same(lambda x, y: torch.clamp(x, min=y), rnd(2, 1, 3), rnd(4, 1, seed=2), exact=True)
+
+    @case("opinfo.complex_zero_pad_sgn")
+    def _():
+        z = torch.complex(rnd(3, 4), rnd(3, 4, seed=1))
+        same(lambda a: a.clone().zero_(), z, exact=True)
+        same(lambda a: F.pad(a, (1, 2)), z, exact=True)
+        same(lambda a: F.pad(a, (2, 0, 0, 1), value=1.5), z, exact=True)
+        same(lambda a: F.pad(a, (-1, 1)), z, exact=True)
+        z0 = torch.cat([z.flatten(), torch.zeros(1, dtype=z.dtype)])
+        same(torch.sgn, z0)
+        same(torch.sgn, z.to(torch.complex128))
+
+    @case("opinfo.int_im2col_bool_aminmax_bf16_angle_grid")
+    def _():
+        # Im2col of integers (moved exactly), Aminmax of BOOL (all / any), AngleV2 and
+        # GridSampler2D of BFLOAT16, all in CANN's Atlas A2/A3 tables
+        x = ints(2, 3, 5, 6, lo=-50, hi=50, dtype=torch.int32)  # CPU torch has no integer im2col
+        cmp(F.unfold(x.double(), 2, padding=1, stride=2).int(), F.unfold(x.npu(), 2, padding=1, stride=2), 0, 0,
+            True, "int32 unfold")
+        b = ints(3, 4, lo=0, hi=2, seed=3).bool()
+        same(lambda a: torch.aminmax(a, dim=1), b, exact=True)
+        same(torch.angle, torch.tensor([-1.5, 0.0, 2.0, -0.0, float("nan")]).bfloat16(), exact=True)
+        same(lambda a, g: F.grid_sample(a, g, align_corners=False), rnd(1, 2, 4, 5, dtype=torch.bfloat16),
+             rnd(1, 3, 3, 2, lo=-1, hi=1, seed=4, dtype=torch.bfloat16), rtol=2e-2, atol=2e-2)
+
+    @case("opinfo.inplace_muls_int64_by_float")
+    def _():
+        # aclnnInplaceMuls on Atlas A2/A3 computes an INT64 selfRef times a DOUBLE scalar in
+        # DOUBLE and casts back (CANN checks no promotion there); CPU torch refuses the call
+        x = torch.arange(9, device=D)
+        x.mul_(0.785)
+        assert x.dtype == torch.int64, x.dtype
+        assert x.cpu().tolist() == (torch.arange(9, dtype=torch.float64) * 0.785).long().tolist(), x
+        for f in (torch.hann_window, torch.hamming_window, torch.blackman_window, torch.bartlett_window):
+            for periodic in (True, False):
+                c = f(10, periodic=periodic, dtype=torch.float32)
+                n = f(10, periodic=periodic, dtype=torch.float32, device=D)
+                cmp(c, n, 1e-5, 1e-6, False, f.__name__)
+
     return CASES
 
 

@@ -2137,6 +2137,7 @@ fn llm_ops31_match_cpu() {
         "kv_rmsnorm_rope_cache_pa_blk_bnsd",
         "kv_rmsnorm_rope_cache_pa_bnsd_int8",
         "kv_rmsnorm_rope_cache_pa_nz_int8",
+        "kv_rmsnorm_rope_cache_pa_blk_nz_int8",
         "kv_rmsnorm_rope_cache_bad_cos",
         "online_max_sum_logits_i32",
         "online_max_sum_i64",

@@ -447,6 +447,23 @@ pub fn unfold(
     s: [usize; 2],
     out: &View,
 ) -> Result<(), String> {
+    // floats move through f64, integers and bools through i64: both exact
+    if x.dtype.is_float() {
+        unfold_as::<f64>(x, k, d, p, s, out, DType::F64)
+    } else {
+        unfold_as::<i64>(x, k, d, p, s, out, DType::I64)
+    }
+}
+
+fn unfold_as<T: Default + Copy>(
+    x: &View,
+    k: [usize; 2],
+    d: [usize; 2],
+    p: [usize; 2],
+    s: [usize; 2],
+    out: &View,
+    as_dt: DType,
+) -> Result<(), String> {
     let nd = x.ndim();
     let (c, h, w) = (x.shape[nd - 3], x.shape[nd - 2], x.shape[nd - 1]);
     let n: usize = x.shape[..nd - 3].iter().product();
@@ -455,9 +472,9 @@ pub fn unfold(
     if out.numel() == 0 {
         return Ok(());
     }
-    let xs: Vec<f64> = super::extra::load(x, DType::F64)?;
+    let xs: Vec<T> = super::extra::load(x, as_dt)?;
     let (rows, l) = (c * k[0] * k[1], oh * ow);
-    let mut y = vec![0f64; n * rows * l];
+    let mut y = vec![T::default(); n * rows * l];
     for b in 0..n {
         for ci in 0..c {
             for i in 0..k[0] {
@@ -481,7 +498,7 @@ pub fn unfold(
             }
         }
     }
-    super::extra::store(y, DType::F64, out)
+    super::extra::store(y, as_dt, out)
 }
 
 #[cfg(test)]

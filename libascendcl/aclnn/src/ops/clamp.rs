@@ -139,13 +139,23 @@ fn clamp_tensor(api: &'static str, x: T, o: T, lo: Option<T>, hi: Option<T>) -> 
     }
     a::dtype_in(&x, ALL_NUM)?;
     let mut p = x.dtype();
+    // out has the broadcast shape of self and the bounds (CANN's table)
+    let mut shape = x.shape().to_vec();
     for b in [&lo, &hi].into_iter().flatten() {
         a::dtype_in(b, ALL_NUM)?;
         p = a::promote(p, x.arg, b.dtype(), b.arg)?;
-        inplace_shape(&x, b)?;
+        shape = npu_emu::ops::view::broadcast_shapes(&shape, b.shape()).ok_or_else(|| {
+            NnError::invalid(format!(
+                "{} shape {:?} and {} shape {:?} do not broadcast",
+                x.arg,
+                x.shape(),
+                b.arg,
+                b.shape()
+            ))
+        })?;
     }
     a::castable(p, &o)?;
-    a::same_shape(&o, x.shape())?;
+    a::same_shape(&o, &shape)?;
     let mut l = Launch::new(api);
     l.input(&x);
     let (hl, hh) = (lo.is_some(), hi.is_some());
@@ -215,7 +225,7 @@ macro_rules! one_bound {
                 } else {
                     Binary::Minimum
                 };
-                inplace_shape(&x, &b)?;
+                // out has the broadcast shape of self and the bound (CANN's table)
                 tensor_tensor($api, x, b, o, ALL_NUM, op, None, Typing::Promoted)
             })
         }

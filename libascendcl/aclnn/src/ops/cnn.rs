@@ -1087,14 +1087,10 @@ max_pool_bwd!(
     false
 );
 
+/// `divisorOverride`: 0 is none; CANN takes any other value, a negative one too (it only
+/// multiplies by `1 / divisorOverride`), as PyTorch does.
 fn divisor(d: i64) -> NnResult<i64> {
-    if d < 0 {
-        Err(bad(format!(
-            "divisorOverride {d} must be 0 (none) or positive"
-        )))
-    } else {
-        Ok(d)
-    }
+    Ok(d)
 }
 
 #[no_mangle]
@@ -1358,6 +1354,23 @@ crate::phase2!(
 /// BFLOAT16); `kernelSize`, `dilation`, `stride` (each > 0) and `padding` (>= 0) have two
 /// values (H, W); `out` is `[N, C * kH * kW, L]` or `[C * kH * kW, L]` with self's data
 /// type.
+/// Im2col's data types: CANN's table less UINT64 and the complex types (the values are
+/// moved exactly, floats through f64 and integers through i64).
+const IM2COL: &[DType] = &[
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::F64,
+    DType::I8,
+    DType::U8,
+    DType::I16,
+    DType::U16,
+    DType::I32,
+    DType::U32,
+    DType::I64,
+    DType::Bool,
+];
+
 #[allow(clippy::too_many_arguments)]
 #[no_mangle]
 pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
@@ -1381,7 +1394,7 @@ pub unsafe extern "C" fn aclnnIm2colGetWorkspaceSize(
             let p = spatial(padding, "padding", 2, 0)?;
             let s = spatial(stride, "stride", 2, 1)?;
             let o = a::tensor(out, "out")?;
-            a::dtype_in(&x, FLOATS3)?;
+            a::dtype_in(&x, IM2COL)?;
             same_dtype(&o, x.dtype())?;
             let nd = x.ndim();
             if nd != 3 && nd != 4 {

@@ -456,7 +456,7 @@ pub unsafe extern "C" fn aclnnRealGetWorkspaceSize(
 }
 
 /// aclnnAngleV2: the argument in radians; a real x gives pi below 0 and 0 otherwise. y is
-/// FLOAT16 for a FLOAT16 x, else FLOAT.
+/// FLOAT16 (BFLOAT16) for a FLOAT16 (BFLOAT16) x, else FLOAT.
 #[no_mangle]
 pub unsafe extern "C" fn aclnnAngleV2GetWorkspaceSize(
     x: *const c_void,
@@ -479,10 +479,10 @@ pub unsafe extern "C" fn aclnnAngleV2GetWorkspaceSize(
             }
             if !x.1 {
                 use DType::*;
-                a::dtype_in(&x.0, &[F16, F32, Bool, U8, I8, I16, I32, I64])?;
+                a::dtype_in(&x.0, &[F16, F32, BF16, Bool, U8, I8, I16, I32, I64])?;
             }
-            let want = if !x.1 && x.0.dtype() == DType::F16 {
-                DType::F16
+            let want = if !x.1 && matches!(x.0.dtype(), DType::F16 | DType::BF16) {
+                x.0.dtype()
             } else {
                 DType::F32
             };

@@ -414,7 +414,10 @@ pub unsafe extern "C" fn aclnnReduceNansumGetWorkspaceSize(
 // ---- Aminmax ----
 
 fn aminmax(api: &'static str, x: T, ds: Vec<usize>, keep: bool, mn: T, mx: T) -> NnResult<Built> {
-    a::dtype_in(&x, NUMS)?;
+    // CANN's Aminmax table also has BOOL (min is "all", max is "any")
+    if x.dtype() != DType::Bool {
+        a::dtype_in(&x, NUMS)?;
+    }
     a::max_dims(&x, 8)?;
     same_dtype(&mn, x.dtype(), "self")?;
     same_dtype(&mx, x.dtype(), "self")?;

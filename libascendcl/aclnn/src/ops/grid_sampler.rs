@@ -1,6 +1,6 @@
 //! `aclnn_grid_sampler2d.h`, `aclnn_grid_sampler2d_backward.h`: PyTorch's `grid_sampler_2d`
 //! (what torch_npu's `F.grid_sample` of a 4-D input calls) and its backward. `input` is
-//! `[N, C, H, W]` (H, W > 0), `grid` `[N, Ho, Wo, 2]`, both FLOAT, FLOAT16 or DOUBLE of one
+//! `[N, C, H, W]` (H, W > 0), `grid` `[N, Ho, Wo, 2]`, both FLOAT, FLOAT16, DOUBLE or BFLOAT16 of one
 //! type, any strides; `interpolationMode` 0 bilinear, 1 nearest, 2 bicubic (the backward: 0
 //! or 1, as the reference documents); `paddingMode` 0 zeros, 1 border, 2 reflection. The
 //! backward's `outputMask` (2 values) says which of `inputGrad` and `gridGrad` to compute; a
@@ -16,7 +16,8 @@ use npu_emu::ops::dtype::DType;
 use npu_emu::ops::grid_sampler;
 use std::ffi::c_void;
 
-const TYPES_2D: &[DType] = &[DType::F32, DType::F16, DType::F64];
+/// BFLOAT16 too on Atlas A2/A3 (CANN's note excludes it on Atlas training products only).
+const TYPES_2D: &[DType] = &[DType::F32, DType::F16, DType::F64, DType::BF16];
 const TYPES_3D: &[DType] = &[DType::F16, DType::F32, DType::F64, DType::BF16];
 
 fn bad(msg: String) -> NnError {
