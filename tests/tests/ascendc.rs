@@ -339,6 +339,7 @@ fn violations_are_kernel_faults_naming_block_api_and_values() {
         (24, &["AscendC::Exp: 5 repeats (block stride 1, repeat stride 8) reach byte 1280 of the dst operand, which holds 256 float elements (1024 bytes)"]),
         (25, &["AscendC::Add: dst (UB 0x20..0xa0) and src0 (UB 0x0..0x80) overlap at different offsets"]),
         (26, &["AscendC::Cast: in place between float and half, whose sizes differ"]),
+        (28, &["[ASSERT] ", "faults.cpp:", "Assertion `tiles == 0 && \"tile num can not be zero!\"' failed"]),
     ];
     for (case, parts) in cases {
         let r = exec(&exe, &[&case.to_string(), "1"]);

@@ -129,6 +129,22 @@ inline int32_t core_type() { return ctx().core_type; }
 #define __NPU_ARCH__ 2201
 #endif
 
+/* ASSERT(x) and DEBUG_CODE(T) of CANN's kernel_macros.h, in their CPU-debug meaning (the one
+ * that checks, as a host run is): a false ASSERT fails the block with the expression (the
+ * launch's synchronize returns 507015 naming it), DEBUG_CODE(T) keeps T. NDEBUG empties
+ * ASSERT, as it does the C library's assert. */
+#ifndef ASSERT
+#ifdef NDEBUG
+#define ASSERT(x) ((void)0)
+#else
+#define ASSERT(x)                                                                                   \
+    (static_cast<bool>(x) ? void(0) : npuemu::fault("[ASSERT] %s:%d: Assertion `%s' failed", __FILE__, __LINE__, #x))
+#endif
+#endif
+#ifndef DEBUG_CODE
+#define DEBUG_CODE(T) T
+#endif
+
 /* Core-type tests (`if ASCEND_IS_AIV { ... }`): see npuemu::set_kernel_type. g_coreType is the
  * built-in constant of the same meaning. */
 #ifndef g_coreType

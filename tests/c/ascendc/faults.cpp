@@ -35,6 +35,7 @@ enum FaultCase : uint32_t {
     VEC_PARTIAL_OVERLAP,
     CAST_IN_PLACE_WIDENING,
     VIEW_STANDS_FOR_BUFFER, /* not a fault: EnQue / FreeTensor of a view act on its buffer */
+    ASSERT_FALSE,           /* CANN's ASSERT macro of the older samples */
 };
 
 extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, uint32_t which)
@@ -242,6 +243,13 @@ extern "C" __global__ __aicore__ void faults(GM_ADDR x, GM_ADDR y, uint32_t whic
         LocalTensor<half> d = q2.AllocTensor<half>();
         (void)c, (void)d;
         yGm.SetValue(2, (half)1.0);
+        break;
+    }
+    case ASSERT_FALSE: {
+        uint32_t tiles = 0;
+        DEBUG_CODE(tiles = 4);
+        ASSERT(tiles == 4 && "DEBUG_CODE kept");
+        ASSERT(tiles == 0 && "tile num can not be zero!");
         break;
     }
     default:
