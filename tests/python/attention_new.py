@@ -12,7 +12,10 @@ block-weighted sum in float64. And npu_fused_infer_attention_score / _v2
 learnable_sink, in BNSD/BSND/BSH and in TND (causal mode 3, the log-sum-exp), against the
 same reference over the concatenated heads. And the 5-D NZ paged key/value cache of
 npu_fused_infer_attention_score(_v2) (float16, and INT8 with per-channel antiquant), and
-its shared prefix (key/value_shared_prefix, actual_shared_prefix_len). And
+its shared prefix (key/value_shared_prefix, actual_shared_prefix_len), and the full INT8
+quantization of npu_prompt_flash_attention / npu_fused_infer_attention_score
+(dequant_scale1, quant_scale1, dequant_scale2; FLOAT32 or npu_trans_quant_param's UINT64
+scales; FLOAT16 or, with quant_scale2, INT8 out). And
 npu_fusion_attention's prefix sparse modes 5 and 6 (forward and gradients). Prints PASS/FAIL per
 case and exits 1 when any fails.
 """
@@ -385,6 +388,107 @@ def fia_prefix_case(layout, dtype, s1, sp_len, causal, tol):
 case("fia_shared_prefix_bnsd_prompt_f32", fia_prefix_case("BNSD", torch.float32, 3, 3, False, (1e-5, 1e-5)))
 case("fia_shared_prefix_bsh_decode_f16", fia_prefix_case("BSH", torch.float16, 1, 4, False, (2e-3, 2e-3)))
 case("fia_shared_prefix_bsnd_causal_f32", fia_prefix_case("BSND", torch.float32, 4, 2, True, (1e-5, 1e-5)))
+
+
+def full_quant_ref(q, k, v, deq1, qs1, deq2, scale, causal):
+    """The full quantization of an INT8 query/key/value (BNSD, [B, N, S, D]) as the kernel
+    computes it: s = scale·deq1·(q·kᵀ); e = exp(s - rowmax); the exponentials quantized to
+    INT8 as round_half_even(e·qs1); out = deq2·(e_q·v) / Σe."""
+    k = k.double().repeat_interleave(N1 // N2, dim=1)
+    v = v.double().repeat_interleave(N1 // N2, dim=1)
+    s = scale * deq1 * (q.double() @ k.transpose(-1, -2))
+    s1, s2 = s.shape[-2:]
+    if causal:
+        s = s.masked_fill(torch.ones(s1, s2, dtype=torch.bool).triu(s2 - s1 + 1), float("-inf"))
+    e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+    eq = torch.round(e * qs1).clamp(-128, 127)
+    return deq2 * (eq @ v) / e.sum(dim=-1, keepdim=True)
+
+
+def full_quant_case(api, layout, uint64_scales, causal, int8_out):
+    """npu_prompt_flash_attention / npu_fused_infer_attention_score with an INT8 query, key
+    and value and dequant_scale1 / quant_scale1 / dequant_scale2 (FLOAT32, or the UINT64 of
+    npu_trans_quant_param), FLOAT16 out (or INT8 with quant_scale2)."""
+    def f():
+        torch.manual_seed(23)
+        b, s1, s2, d = 2, 5, 9, 32
+        q = torch.randint(-8, 9, (b, N1, s1, d), dtype=torch.int8)
+        k = torch.randint(-8, 9, (b, N2, s2, d), dtype=torch.int8)
+        v = torch.randint(-8, 9, (b, N2, s2, d), dtype=torch.int8)
+        deq1, qs1, deq2 = 2.0 ** -7, 100.0, 2.0 ** -6
+
+        def lay(x):  # BNSD -> layout
+            if layout == "BNSD":
+                return x
+            x = x.transpose(1, 2).contiguous()
+            return x.reshape(x.shape[0], x.shape[1], -1)
+
+        def deq(x):
+            t = torch.tensor([x], dtype=torch.float32)
+            return torch_npu.npu_trans_quant_param(t.to(D)) if uint64_scales else t.to(D)
+
+        scales = dict(quant_scale1=torch.tensor([qs1], dtype=torch.float32).to(D))
+        if api == "pfa":
+            scales.update(deq_scale1=deq(deq1), deq_scale2=deq(deq2))
+        else:
+            scales.update(dequant_scale1=deq(deq1), dequant_scale2=deq(deq2))
+        if int8_out:
+            scales["quant_scale2"] = torch.tensor([4.0], dtype=torch.float32).to(D)
+        kw = dict(num_heads=N1, num_key_value_heads=N2, input_layout=layout, **scales)
+        if causal:
+            kw.update(sparse_mode=3, next_tokens=0,
+                      atten_mask=torch.ones(2048, 2048, dtype=torch.bool).triu(1).to(D))
+        args = [lay(t).to(D) for t in (q, k, v)]
+        if api == "pfa":
+            out = torch_npu.npu_prompt_flash_attention(*args, scale_value=0.5, **kw)
+        else:
+            out, _ = torch_npu.npu_fused_infer_attention_score(*args, scale=0.5, **kw)
+        want = lay(full_quant_ref(q, k, v, deq1, qs1, deq2, 0.5, causal))
+        if int8_out:
+            assert out.dtype == torch.int8, out.dtype
+            want = torch.round(want * 4.0).clamp(-128, 127)
+            # the quantized value may differ by one step where the unrounded one sits at .5
+            assert (out.cpu().double() - want).abs().max() <= 1, (out.cpu(), want)
+        else:
+            assert out.dtype == torch.float16, out.dtype
+            torch.testing.assert_close(out.cpu().double(), want, rtol=2e-3, atol=2e-3)
+
+    return f
+
+
+def full_quant_errors():
+    """An INT8 query without quant_scale1 fails naming it; dequant scales with a float16 query
+    fail naming the argument."""
+    q = torch.randint(-8, 9, (1, N1, 2, 32), dtype=torch.int8).to(D)
+    k = torch.randint(-8, 9, (1, N2, 3, 32), dtype=torch.int8).to(D)
+    one = torch.tensor([1.0]).to(D)
+    for kw, want in ((dict(dequant_scale1=one, dequant_scale2=one), "quantScale1"),):
+        try:
+            torch_npu.npu_fused_infer_attention_score(q, k, k, num_heads=N1, num_key_value_heads=N2,
+                                                      input_layout="BNSD", **kw)
+            torch.npu.synchronize()
+        except RuntimeError as e:
+            assert want in str(e) and "nullptr" in str(e), str(e)[:400]
+        else:
+            raise AssertionError("an INT8 query without quant_scale1 ran")
+    qf = torch.randn(1, N1, 2, 32, dtype=torch.float16).to(D)
+    kf = torch.randn(1, N2, 3, 32, dtype=torch.float16).to(D)
+    try:
+        torch_npu.npu_prompt_flash_attention(qf, kf, kf, num_heads=N1, num_key_value_heads=N2,
+                                             input_layout="BNSD", deq_scale1=one, quant_scale1=one,
+                                             deq_scale2=one)
+        torch.npu.synchronize()
+    except RuntimeError as e:
+        assert "deqScale1 is given but query is" in str(e), str(e)[:400]
+    else:
+        raise AssertionError("dequant scales with a float16 query ran")
+
+
+case("pfa_full_quant_bnsd_f32_scales", full_quant_case("pfa", "BNSD", False, False, False))
+case("pfa_full_quant_bsh_uint64_causal", full_quant_case("pfa", "BSH", True, True, False))
+case("fia_full_quant_bnsd_uint64", full_quant_case("fia", "BNSD", True, False, False))
+case("fia_full_quant_bsh_causal_int8_out", full_quant_case("fia", "BSH", False, True, True))
+case("full_quant_errors", full_quant_errors)
 
 
 def fia_tnd_case(dtype, rope, sink, causal, tol):

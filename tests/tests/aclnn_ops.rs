@@ -1685,7 +1685,7 @@ fn attention_versions_match_the_host_reference() {
         "aclnnPromptFlashAttentionGetWorkspaceSize: inputLayout \"SBH\" is not one of BSH, BSND, BNSD, BNSD_BSND",
         "aclnnIncreFlashAttentionV2GetWorkspaceSize: query [2, 4, 2, 8] has sequence length 2; incremental attention takes 1",
         "aclnnIncreFlashAttentionV3GetWorkspaceSize: blocktable has data type ACL_INT8, which is not supported; supported: ACL_INT32",
-        "aclnnFusedInferAttentionScoreGetWorkspaceSize: deqScale1 is not supported by npu-emu",
+        "aclnnFusedInferAttentionScoreGetWorkspaceSize: deqScale1 is given but query is",
         "aclnnFusedInferAttentionScoreV4GetWorkspaceSize: learnableSinkOptional has shape [2, 4, 5, 1]; it takes one logit per query head: [4]",
         "aclnnFlashAttentionScoreV2GetWorkspaceSize: pseType 4 is not one of 0-3",
         "aclnnFlashAttentionScoreGradV2GetWorkspaceSize: dqOut is nullptr",

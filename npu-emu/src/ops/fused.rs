@@ -455,6 +455,41 @@ pub struct FaParams {
     /// Each batch's prefix length N of sparse modes 5 and 6: a query row sees the keys of the
     /// right-down causal pattern and the first N keys.
     pub prefix: Option<Vec<usize>>,
+    /// The inference operators' full quantization of an INT8 query, key and value:
+    /// `[dequantScale1, quantScale1, dequantScale2]` (see [`FullQuant`]).
+    pub full_quant: Option<FullQuant>,
+}
+
+/// PromptFlashAttention's / FusedInferAttentionScore's full quantization (INT8 query, key
+/// and value), per tensor, as the kernel computes it: the scores are `scale·deq1·(q·kᵀ)`
+/// (+ pse); each row's exponentials `e = exp(s - max)` (in [0, 1]) are quantized to INT8 as
+/// `round_half_even(e·qs1)` saturated; the output is `deq2·(e_q · v) / Σ e` (the sum of the
+/// unquantized exponentials).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FullQuant {
+    pub deq1: f64,
+    pub qs1: f64,
+    pub deq2: f64,
+}
+
+impl FullQuant {
+    /// The three per-tensor factors from device memory: a dequant scale is FLOAT32, or
+    /// UINT64/INT64 in aclnnTransQuantParam's layout (the float32 bits in bits 0-31).
+    pub fn read(deq1: &View, qs1: &View, deq2: &View) -> Result<FullQuant, String> {
+        let deq = |v: &View| -> Result<f64, String> {
+            if matches!(v.dtype, DType::U64 | DType::I64) {
+                let q: Vec<i64> = super::extra::load(v, DType::I64)?;
+                Ok(super::quant::decode_quant_param(q[0] as u64).0 as f64)
+            } else {
+                Ok(load(v)?[0])
+            }
+        };
+        Ok(FullQuant {
+            deq1: deq(deq1)?,
+            qs1: load(qs1)?[0],
+            deq2: deq(deq2)?,
+        })
+    }
 }
 
 /// The sequences of a TND call: cumulative query and key/value ends
@@ -507,6 +542,7 @@ impl FaParams {
             drop_offset: 0,
             sink: None,
             prefix: None,
+            full_quant: None,
         }
     }
 }
@@ -946,7 +982,10 @@ pub fn flash_attention(
     let group = dm.n1 / dm.n2;
     for b in 0..dm.b {
         for n in 0..dm.n1 {
-            let qh = head(p.layout, &inp.q, inp.qd, b, n);
+            let mut qh = head(p.layout, &inp.q, inp.qd, b, n);
+            if let Some(fq) = p.full_quant {
+                qh.iter_mut().for_each(|x| *x *= fq.deq1);
+            }
             let kh = head(p.layout, &inp.k, inp.kd, b, n / group);
             let vh = head(p.layout, &inp.v, inp.vd, b, n / group);
             let (mut pr, mx, sm) = probs(
@@ -962,6 +1001,14 @@ pub fn flash_attention(
                 p.sink.as_ref().map(|s| s[n]),
             );
             inp.dropout(&dm, p, b, n, &mut pr);
+            if let Some(fq) = p.full_quant {
+                for (i, row) in pr.chunks_mut(dm.s2.max(1)).enumerate() {
+                    for x in row.iter_mut().filter(|x| **x != 0.0) {
+                        let e = *x * sm[i];
+                        *x = (e * fq.qs1).round_ties_even().clamp(-128.0, 127.0) * fq.deq2 / sm[i];
+                    }
+                }
+            }
             let mut oh = vec![0f64; dm.s1 * dm.dv];
             gemm(dm.s1, dm.s2, dm.dv, &pr, &vh, false, &mut oh);
             add_head(ol, &mut o, od, b, n, &oh);

@@ -2208,6 +2208,76 @@ fn no_quant(args: &[(*const c_void, &str)]) -> NnResult<()> {
     Ok(())
 }
 
+/// The full quantization of PromptFlashAttentionV2/V3 and FusedInferAttentionScore
+/// (`dequantScale1`, `quantScale1`, `dequantScale2`, [`fused::FullQuant`]): with an INT8
+/// query, key and value all three are required (dequant scales UINT64 (or INT64, as
+/// aclnnTransQuantParam makes them) or FLOAT32, quantScale1 FLOAT32, one element each);
+/// with a FLOAT16/BFLOAT16 query all three must be NULL. npu-emu models it over one dense
+/// key and value tensor.
+fn full_quant_in(
+    q: &T,
+    k: &T,
+    v: &T,
+    h: [(*const c_void, &'static str); 3],
+) -> NnResult<Option<[T; 3]>> {
+    let [d1, s1, d2] = [
+        a::opt_tensor(h[0].0, h[0].1)?,
+        a::opt_tensor(h[1].0, h[1].1)?,
+        a::opt_tensor(h[2].0, h[2].1)?,
+    ];
+    if q.dtype() != DType::I8 {
+        if let Some(t) = [&d1, &s1, &d2].into_iter().flatten().next() {
+            return Err(NnError::invalid(format!(
+                "{} is given but query is {:?}; full quantization takes an INT8 query, key and \
+                 value (pass nullptr)",
+                t.arg,
+                q.dtype()
+            )));
+        }
+        return Ok(None);
+    }
+    for t in [k, v] {
+        if t.dtype() != DType::I8 {
+            return Err(NnError::invalid(format!(
+                "query is INT8 (full quantization) but {} is {:?}; it must be INT8 too",
+                t.arg,
+                t.dtype()
+            )));
+        }
+    }
+    let (Some(d1), Some(s1), Some(d2)) = (d1, s1, d2) else {
+        let missing: Vec<&str> = h.iter().filter(|x| x.0.is_null()).map(|x| x.1).collect();
+        return Err(NnError::invalid(format!(
+            "query is INT8 but {} is nullptr; full quantization needs {}, {} and {}",
+            missing.join(", "),
+            h[0].1,
+            h[1].1,
+            h[2].1
+        )));
+    };
+    for d in [&d1, &d2] {
+        a::dtype_in(d, &[DType::U64, DType::I64, DType::F32])?;
+    }
+    a::dtype_in(&s1, &[DType::F32])?;
+    for t in [&d1, &s1, &d2] {
+        if t.shape().iter().product::<usize>() != 1 {
+            return Err(NnError::invalid(format!(
+                "{} has shape {:?}; it is per-tensor (one element)",
+                t.arg,
+                t.shape()
+            )));
+        }
+    }
+    Ok(Some([d1, s1, d2]))
+}
+
+/// `t` labelled with another dtype, for the shape and layout checks of the float path.
+fn as_dtype(t: &T, dt: DType) -> T {
+    let mut x = t.clone();
+    x.layout.dtype = dt;
+    x
+}
+
 /// The input layout and output layout of an inference-attention `inputLayout`.
 fn infer_layout(
     layout: *const c_char,
@@ -2356,6 +2426,8 @@ fn infer_launch(
 struct InferExt {
     rope: Option<(T, T, usize, usize)>,
     sink: Option<T>,
+    /// The full quantization's dequantScale1, quantScale1, dequantScale2 ([`full_quant_in`]).
+    full_quant: Option<[T; 3]>,
 }
 
 /// FusedInferAttentionScore's queryRope/keyRope (both or neither; the query's/key's shape
@@ -2415,7 +2487,11 @@ fn infer_ext(
             )));
         }
     }
-    Ok(InferExt { rope, sink })
+    Ok(InferExt {
+        rope,
+        sink,
+        full_quant: None,
+    })
 }
 
 /// Whether the C string `layout` is `want`.
@@ -3105,6 +3181,7 @@ fn infer_launch_kv(
         && kv.anti.iter().all(Option::is_none)
         && post.is_none()
         && kv.lists[0].is_empty()
+        && ext.full_quant.is_none()
     {
         return infer_launch(api, q, &kv.k, &kv.v, pse, mask, p, out, lse, ext);
     }
@@ -3139,10 +3216,17 @@ fn infer_launch_kv(
         .as_ref()
         .map(|(s, o)| (l.input(s), o.as_ref().map(|o| l.input(o))));
     let is = ext.sink.as_ref().map(|t| l.input(t));
+    let ifq = ext
+        .full_quant
+        .as_ref()
+        .map(|f| f.each_ref().map(|t| l.input(t)));
     let o = l.output(out);
     let il = lse.map(|t| l.output(t));
     l.finish(move |vs, _| {
-        let p = attention_new::with_sink(&p, is.map(|i| &vs[i]))?;
+        let mut p = attention_new::with_sink(&p, is.map(|i| &vs[i]))?;
+        if let Some([d1, s1, d2]) = ifq {
+            p.full_quant = Some(fused::FullQuant::read(&vs[d1], &vs[s1], &vs[d2])?);
+        }
         let cache = |data: usize, a: Option<(usize, Option<usize>, bool)>| fused::KvCache {
             data: &vs[data],
             batches: &vs[data..data + nb],
@@ -3187,10 +3271,15 @@ fn post_quant(
                 out.dtype()
             )));
         }
-        same_dtype(out, q)?;
+        if q.dtype() == DType::I8 {
+            // full quantization: FLOAT16 out (INT8 with quantScale2)
+            a::dtype_in(out, &[DType::F16, DType::I8])?;
+        } else {
+            same_dtype(out, q)?;
+        }
         return Ok(None);
     }
-    a::dtype_in(q, &[DType::F16, DType::BF16])?;
+    a::dtype_in(q, &[DType::F16, DType::BF16, DType::I8])?;
     let Some(s) = s else {
         return Err(NnError::invalid(format!(
             "attentionOut is INT8 but {} is nullptr (it is required for an INT8 output)",
@@ -3244,12 +3333,19 @@ fn prompt_fa(
             .map(|&(h, n)| (h, n))
             .unwrap_or((std::ptr::null(), "quantScale2"))
     };
-    let named: Vec<_> = unmodelled.iter().take(3).copied().collect();
-    no_quant(&named)?;
+    let fq = full_quant_in(&q, &k, &v, [modelled(0), modelled(1), modelled(2)])?;
+    // The shape checks of the float path; an INT8 query's output is FLOAT16 (or INT8).
+    let cd = |t: &T| {
+        if fq.is_some() {
+            as_dtype(t, DType::F16)
+        } else {
+            t.clone()
+        }
+    };
     let (mut p, dm) = infer_check(
-        &q,
-        &k,
-        &v,
+        &cd(&q),
+        &cd(&k),
+        &cd(&v),
         num_heads,
         num_kv_heads,
         scale,
@@ -3270,6 +3366,10 @@ fn prompt_fa(
         &out,
         &FaDims::shape(p.out_layout, dm.b, dm.s1, dm.n1, dm.dv),
     )?;
+    let ext = InferExt {
+        full_quant: fq,
+        ..InferExt::default()
+    };
     let kv = KvIn {
         kl: k.clone(),
         vl: v.clone(),
@@ -3279,19 +3379,7 @@ fn prompt_fa(
         anti: [None, None],
         lists: [vec![], vec![]],
     };
-    infer_launch_kv(
-        api,
-        &q,
-        kv,
-        &dm,
-        pse,
-        mask,
-        p,
-        &out,
-        None,
-        post,
-        InferExt::default(),
-    )
+    infer_launch_kv(api, &q, kv, &dm, pse, mask, p, &out, None, post, ext)
 }
 
 #[no_mangle]
@@ -3798,10 +3886,12 @@ const FIA_UNMODELLED: [&str; 22] = [
     "learnableSinkOptional",
 ];
 
-/// The entries of [`FIA_UNMODELLED`] npu-emu does model: the output post-quantization, the
-/// antiquant scales/offsets, the paged cache's block table, the shared prefix, the MLA rope
-/// parts and the learnable sink.
-const FIA_MODELLED: [usize; 15] = [3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 21];
+/// The entries of [`FIA_UNMODELLED`] npu-emu does model: the full quantization, the output
+/// post-quantization, the antiquant scales/offsets, the paged cache's block table, the shared
+/// prefix, the MLA rope parts and the learnable sink.
+const FIA_MODELLED: [usize; 18] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 21,
+];
 
 /// `aclnnFusedInferAttentionScore` (V1-V4): prompt (Q_S > 1) or incremental (Q_S = 1)
 /// attention with one key and one value tensor, optional pse, mask and actual lengths, and
@@ -3868,7 +3958,7 @@ unsafe fn fused_infer(
         ));
     }
     if layout_is(layout, "TND") {
-        let modelled_null = [3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15].map(at);
+        let modelled_null = [0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15].map(at);
         let tnd = InferTnd {
             kv: (ks, vs),
             lens: [
@@ -3893,21 +3983,58 @@ unsafe fn fused_infer(
             lse_flag,
         );
     }
+    let fq = match (ks.first(), vs.first()) {
+        (Some(k0), Some(v0)) => full_quant_in(&q, k0, v0, [at(0), at(1), at(2)])?,
+        _ => None,
+    };
+    if fq.is_some() {
+        let paged_or_more = [7, 5, 6, 10, 11, 12, 13, 14, 15, 17, 18].map(at);
+        if let Some((_, name)) = paged_or_more.iter().find(|x| !x.0.is_null()) {
+            return Err(NnError::invalid(format!(
+                "{name} with an INT8 query (full quantization) is not supported by npu-emu (it \
+                 models full quantization over one dense key and value tensor)"
+            )));
+        }
+        if ks.len() != 1 || vs.len() != 1 {
+            return Err(NnError::invalid(
+                "an INT8 query (full quantization) takes one key and one value tensor, not \
+                 per-batch lists",
+            ));
+        }
+    }
     let (k, v, kls, vls, sb) = kv_lists(&q, ks, vs, layout, num_heads)?;
-    let mut kv = kv_in(
-        &q,
-        k,
-        v,
-        layout,
-        num_heads,
-        num_kv_heads,
-        at(7),
-        block_size,
-        anti,
-    )?;
+    let mut kv = if fq.is_some() {
+        KvIn {
+            kl: as_dtype(&k, DType::F16),
+            vl: as_dtype(&v, DType::F16),
+            k,
+            v,
+            table: None,
+            anti: [None, None],
+            lists: [vec![], vec![]],
+        }
+    } else {
+        kv_in(
+            &q,
+            k,
+            v,
+            layout,
+            num_heads,
+            num_kv_heads,
+            at(7),
+            block_size,
+            anti,
+        )?
+    };
     list_logical(&mut kv, kls, vls, &sb, layout)?;
+    // An INT8 query (full quantization) is checked as the float path's.
+    let qc = if fq.is_some() {
+        as_dtype(&q, DType::F16)
+    } else {
+        q.clone()
+    };
     let (mut p, dm) = infer_check(
-        &q,
+        &qc,
         &kv.kl,
         &kv.vl,
         num_heads,
@@ -3971,7 +4098,8 @@ unsafe fn fused_infer(
     } else {
         None
     };
-    let ext = infer_ext(&q, &kv.k, &dm, [at(17), at(18), at(21)])?;
+    let mut ext = infer_ext(&q, &kv.k, &dm, [at(17), at(18), at(21)])?;
+    ext.full_quant = fq;
     if let Some(sp) = prefix {
         if ext.rope.is_some() || post.is_some() {
             return Err(NnError::invalid(format!(
