@@ -12,7 +12,8 @@ block-weighted sum in float64. And npu_fused_infer_attention_score / _v2
 learnable_sink, in BNSD/BSND/BSH and in TND (causal mode 3, the log-sum-exp), against the
 same reference over the concatenated heads. And the 5-D NZ paged key/value cache of
 npu_fused_infer_attention_score(_v2) (float16, and INT8 with per-channel antiquant), and
-its shared prefix (key/value_shared_prefix, actual_shared_prefix_len), and the full INT8
+its shared prefix (key/value_shared_prefix, actual_shared_prefix_len), the MLA parts over a
+paged cache (key_rope read through the block table: ND, heads-first and NZ), and the full INT8
 quantization of npu_prompt_flash_attention / npu_fused_infer_attention_score
 (dequant_scale1, quant_scale1, dequant_scale2; FLOAT32 or npu_trans_quant_param's UINT64
 scales; FLOAT16 or, with quant_scale2, INT8 out). And
@@ -342,6 +343,66 @@ case("fia_nz_paged_bad_c0", fia_nz_bad_c0)
 case("fia_nz_paged_f16_bnsd", fia_nz_case("BNSD", torch.float16, False, (2e-3, 2e-3)))
 case("fia_nz_paged_f16_bsh", fia_nz_case("BSH", torch.float16, False, (2e-3, 2e-3)))
 case("fia_v2_nz_paged_int8_bnsd", fia_nz_case("BNSD", torch.int8, True, (2e-3, 2e-3)))
+
+
+def nd_cache(x, table, bs, heads_first):
+    """Dense [B, N2, S2, D] into the paged cache [blockNum, bs, N2·D] (or, heads first,
+    [blockNum, N2, bs, D]) that `table` ([B, S2/bs] block ids) describes."""
+    b, n2, s2, d = x.shape
+    blocks = int(table.max()) + 2
+    cache = torch.zeros((blocks, n2, bs, d) if heads_first else (blocks, bs, n2 * d), dtype=x.dtype)
+    for i in range(b):
+        for j in range(s2 // bs):
+            blk = x[i, :, j * bs:(j + 1) * bs, :]  # [N2, bs, D]
+            cache[int(table[i, j])] = blk if heads_first else blk.transpose(0, 1).reshape(bs, n2 * d)
+    return cache
+
+
+def fia_mla_paged_case(layout, cache):
+    """npu_fused_infer_attention_score with the MLA parts over a paged cache: key, value and
+    key_rope are read through one block table ([blockNum, bs, N2·D], [blockNum, N2, bs, D] or
+    the NZ [blockNum, N2, D/16, bs, 16]; key_rope with its own head dim), a decode query row
+    per batch with its query_rope, actual key lengths 40 and 64, float16, against `attend`
+    over the concatenated heads."""
+    def f():
+        torch.manual_seed(29)
+        b, s2, d, dr, bs = 2, 64, 32, 16, 16
+        kv_lens = [40, 64]
+        table = torch.randperm(b * (s2 // bs) + 1)[: b * (s2 // bs)].view(b, -1).int()
+        q = torch.randn(b, N1, 1, d, dtype=torch.float16)
+        qr = torch.randn(b, N1, 1, dr, dtype=torch.float16)
+        k = torch.randn(b, N2, s2, d, dtype=torch.float16)
+        v = torch.randn(b, N2, s2, d, dtype=torch.float16)
+        kr = torch.randn(b, N2, s2, dr, dtype=torch.float16)
+        if cache == "nz":
+            put = lambda x: nz_cache(x, table, bs)  # noqa: E731
+        else:
+            put = lambda x: nd_cache(x, table, bs, cache == "heads_first")  # noqa: E731
+        scale = 1.0 / (d + dr) ** 0.5
+
+        def lay(x):  # BNSD -> layout
+            return x if layout == "BNSD" else x.transpose(1, 2).reshape(b, 1, -1)
+
+        out, _ = torch_npu.npu_fused_infer_attention_score(
+            lay(q).to(D), put(k).to(D), put(v).to(D), query_rope=lay(qr).to(D),
+            key_rope=put(kr).to(D), block_table=table.to(D), block_size=bs, num_heads=N1,
+            num_key_value_heads=N2, input_layout=layout, scale=scale,
+            actual_seq_lengths_kv=kv_lens)
+        want = []
+        for i in range(b):
+            n = kv_lens[i]
+            qc = torch.cat([q[i], qr[i]], -1).double()
+            kc = torch.cat([k[i, :, :n], kr[i, :, :n]], -1).double()
+            want.append(attend(qc, kc, v[i, :, :n].double(), None, scale, False)[0])
+        want = lay(torch.stack(want))
+        torch.testing.assert_close(out.cpu().double(), want, rtol=2e-3, atol=2e-3)
+
+    return f
+
+
+case("fia_mla_paged_bsh", fia_mla_paged_case("BSH", "nd"))
+case("fia_mla_paged_bnsd_heads_first", fia_mla_paged_case("BNSD", "heads_first"))
+case("fia_mla_paged_bnsd_nz", fia_mla_paged_case("BNSD", "nz"))
 
 
 def fia_prefix_case(layout, dtype, s1, sp_len, causal, tol):

@@ -1668,7 +1668,8 @@ fn norm_quant_apis_match_cpu() {
 /// BNSD/BSND/BSH and in TND (with causal mode 3 and the log-sum-exp), and over a 5-D NZ paged
 /// key/value cache (float16, INT8 with antiquant; a wrong c0 refused) and with a shared prefix
 /// (key_shared_prefix / value_shared_prefix / actual_shared_prefix_len, prompt and decode);
-/// the full INT8 quantization of npu_prompt_flash_attention / npu_fused_infer_attention_score
+/// the MLA parts over a paged cache (ND, heads-first, NZ); the full INT8 quantization of
+/// npu_prompt_flash_attention / npu_fused_infer_attention_score
 /// (FLOAT32 and UINT64 scales, FLOAT16 and INT8 out, two refused calls); npu_fusion_attention's
 /// prefix sparse modes 5 and 6 with gradients; and
 /// npu_nsa_compress / npu_nsa_compress_grad (aclnnNsaCompress/Grad) against float64.
@@ -1715,6 +1716,9 @@ fn fusion_attention_with_sink_matches_cpu() {
         "fia_shared_prefix_bnsd_prompt_f32",
         "fia_shared_prefix_bsh_decode_f16",
         "fia_shared_prefix_bsnd_causal_f32",
+        "fia_mla_paged_bsh",
+        "fia_mla_paged_bnsd_heads_first",
+        "fia_mla_paged_bnsd_nz",
         "pfa_full_quant_bnsd_f32_scales",
         "pfa_full_quant_bsh_uint64_causal",
         "fia_full_quant_bnsd_uint64",

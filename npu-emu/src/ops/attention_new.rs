@@ -296,7 +296,12 @@ pub fn nsa_compress_grad(
 /// `x` with `rope` appended to each head row: both hold whole rows of one head (`d` and
 /// `dr` values each, in the same layout, BSH's `N·d` rows counting as `N` of them), so the
 /// result is the tensor of head dim `d + dr` in that layout, and its shape.
-fn with_rope(x: &View, rope: &View, d: usize, dr: usize) -> Result<(Vec<f64>, Vec<usize>), String> {
+pub(crate) fn with_rope(
+    x: &View,
+    rope: &View,
+    d: usize,
+    dr: usize,
+) -> Result<(Vec<f64>, Vec<usize>), String> {
     let (a, r) = (load(x)?, load(rope)?);
     let rows = a.len() / d.max(1);
     if d == 0 || a.len() != rows * d || r.len() != rows * dr {

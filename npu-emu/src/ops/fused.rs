@@ -1229,6 +1229,7 @@ pub fn inference_attention_cached(
     out: &View,
     lse: Option<&View>,
     post: Option<(&View, Option<&View>)>,
+    rope: Option<(&View, &KvCache, usize, usize)>,
 ) -> Result<(), String> {
     let lens = p.kv_lens.as_deref();
     let (mut kb, mut vb) = match (k.paged, k.scale, v.paged, v.scale) {
@@ -1242,6 +1243,26 @@ pub fn inference_attention_cached(
     let (ks, vs) = (shape(kv_dims[0]), shape(kv_dims[1]));
     let kview = View::of_slice(&mut kb, DType::F64, &ks);
     let vview = View::of_slice(&mut vb, DType::F64, &vs);
+    // MLA: the rope parts (the key's read through the same cache) appended to every head
+    // row of the query and the key, as the dense path does.
+    // The buffers behind the roped views (declared here so they outlive them).
+    let (mut qrb, mut krb): (Vec<f64>, Vec<f64>);
+    let (qv, kview) = match rope {
+        None => (q.clone(), kview),
+        Some((qr, kr, d, dr)) => {
+            let [b, s2, n2, _] = kv_dims[0];
+            let mut kd = kv_dense(kr, p.layout, [b, s2, n2, dr], lens)?;
+            let krv = View::of_slice(&mut kd, DType::F64, &shape([b, s2, n2, dr]));
+            let (qx, qxs) = super::attention_new::with_rope(q, qr, d, dr)?;
+            let (kx, kxs) = super::attention_new::with_rope(&kview, &krv, d, dr)?;
+            (qrb, krb) = (qx, kx);
+            (
+                View::of_slice(&mut qrb, DType::F64, &qxs),
+                View::of_slice(&mut krb, DType::F64, &kxs),
+            )
+        }
+    };
+    let q = &qv;
     let Some((qs, qo)) = post else {
         return inference_attention(q, &kview, &vview, pse, atten_mask, p, out, lse);
     };

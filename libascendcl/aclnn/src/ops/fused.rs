@@ -2460,7 +2460,14 @@ fn infer_ext(
                     && s[..s.len() - 1] == r[..r.len() - 1]
                     && last(r) == h * dr
             };
-            if !fits(qs, qrs, heads) || !fits(ks, krs, k_heads) {
+            // A 5-D NZ paged key [blockNum, N2, D/c0, blockSize, c0] takes its keyRope in
+            // the same layout: [blockNum, N2, Dr/c0, blockSize, c0].
+            let nz_fits = ks.len() == 5
+                && krs.len() == 5
+                && [0, 1, 3, 4].iter().all(|&i| ks[i] == krs[i])
+                && dr > 0
+                && krs[2] * krs[4] == dr;
+            if !fits(qs, qrs, heads) || !(nz_fits || fits(ks, krs, k_heads)) {
                 return Err(NnError::invalid(format!(
                     "{qn} {qrs:?} and {kn} {krs:?} must have the shapes of query {qs:?} and \
                      key {ks:?} with another head dim (the same for both)"
@@ -3185,11 +3192,16 @@ fn infer_launch_kv(
     {
         return infer_launch(api, q, &kv.k, &kv.v, pse, mask, p, out, lse, ext);
     }
-    if ext.rope.is_some() {
+    if ext.rope.is_some()
+        && (!kv.lists[0].is_empty()
+            || kv.anti.iter().any(Option::is_some)
+            || post.is_some()
+            || ext.full_quant.is_some())
+    {
         return Err(NnError::invalid(
-            "queryRope/keyRope with a paged, listed or quantized key, or with an INT8 \
-             attentionOut, is not supported by npu-emu (MLA is modelled over one dense key \
-             and value)",
+            "queryRope/keyRope (MLA) do not take per-batch key/value lists, antiquantized \
+             INT8 key/value or an INT8 attentionOut (the MLA constraints exclude tensor lists, \
+             pseudo-, full and post-quantization)",
         ));
     }
     let kv_dims = [[dm.b, dm.s2, dm.n2, dm.d], [dm.b, dm.s2, dm.n2, dm.dv]];
@@ -3220,6 +3232,10 @@ fn infer_launch_kv(
         .full_quant
         .as_ref()
         .map(|f| f.each_ref().map(|t| l.input(t)));
+    let ir = ext
+        .rope
+        .as_ref()
+        .map(|(qr, kr, d, dr)| (l.input(qr), l.input(kr), *d, *dr));
     let o = l.output(out);
     let il = lse.map(|t| l.output(t));
     l.finish(move |vs, _| {
@@ -3235,6 +3251,8 @@ fn infer_launch_kv(
             offset: a.and_then(|x| x.1.map(|i| &vs[i])),
             per_token: a.is_some_and(|x| x.2),
         };
+        // keyRope is read through the key's block table (MLA over a paged cache)
+        let rope = ir.map(|(q, k, d, dr)| (q, cache(k, None), d, dr));
         fused::inference_attention_cached(
             &vs[0],
             &cache(ik, ia[0]),
@@ -3246,6 +3264,7 @@ fn infer_launch_kv(
             &vs[o],
             il.map(|i| &vs[i]),
             iq.map(|(s, o)| (&vs[s], o.map(|i| &vs[i]))),
+            rope.as_ref().map(|(q, c, d, dr)| (&vs[*q], c, *d, *dr)),
         )
     })
 }
