@@ -989,6 +989,56 @@ fn torch_npu_apis_served_by_aclop_operators_match_cpu() {
     );
 }
 
+/// `tests/python/aclop31.py`: torch_npu APIs and backward passes that reach the aclop
+/// operators of `npu_emu::kernels::{cdist_grad, detection, deformable}`, against CPU
+/// computations written in the script: torch.cdist's backward for p in {0, 1, 1.5, 2, inf},
+/// float32 and float16 (CdistGrad, against CPU autograd), npu_bounding_box_encode / decode
+/// (BoundingBoxEncode / Decode: torch_npu's documented examples, mmdetection's legacy delta
+/// coder, a round trip), npu_yolo_boxes_encode and contrib npu_bbox_coder_encode_yolo
+/// (YoloBoxesEncode), npu_anchor_response_flags (AnchorResponseFlags), npu_batch_nms
+/// (BatchMultiClassNonMaxSuppression against a greedy per-class NMS, shared and per-class
+/// boxes, transpose_box, float16) and npu_deformable_conv2d forward and backward
+/// (DeformableOffsets / DeformableOffsetsGrad around Conv2D, against a gather-based CPU
+/// deformable convolution under autograd). Each operator also gets a call that must fail
+/// with the emulator's message naming the operator and the argument.
+#[test]
+fn torch_npu_detection_and_deformable_aclop_operators_match_cpu() {
+    let Some(venv) = venv() else { return };
+    let r = py_job("torch-aclop31", &venv, "cd \"$T\" && \"$PY\" aclop31.py");
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("aclop31: 0 failed"), "{}", r.all());
+    for case in [
+        "cdist_backward",
+        "cdist_backward_bad_dtype",
+        "bbox_encode",
+        "bbox_decode",
+        "bbox_encode_error",
+        "bbox_decode_error",
+        "yolo_encode",
+        "yolo_encode_error",
+        "anchor_flags",
+        "anchor_flags_error",
+        "batch_nms",
+        "batch_nms_error",
+        "deformable_conv2d",
+        "deformable_error",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}\n")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+    assert!(
+        r.stdout.contains(
+            "op type \"BoundingBoxDecode\": rois [3, 4] and deltas [2, 4] must hold as many boxes"
+        ),
+        "{}",
+        r.all()
+    );
+}
+
 /// `tests/python/aclop_contrib.py`: torch_npu's documented contrib / CV APIs that op-plugin
 /// implements only as aclop operators: dropout_with_byte_mask, DropoutWithByteMask and
 /// `_dropout_with_byte_mask` with its backward (DropOutGenMaskV3, DropOutDoMaskV3: the values

@@ -50,6 +50,14 @@
 //! | Conv2D | x, filter (, bias) | strides, pads, dilations ([1,1,1,1]), groups (1), data_format ("NCHW") | y |
 //! | Conv2DBackpropInput | input_size (int list), filter, out_backprop | as Conv2D | y (dx) |
 //! | Conv2DBackpropFilter | x, filter_size (int list), out_backprop | as Conv2D | y (dw) |
+//! | CdistGrad (`torch.cdist` backward, p in [0, 2] or inf) | grad, x1, x2, cdist (one broadcast shape [B…, P, R, M], FLOAT / FLOAT16) | p (required; -1: inf) | y [B…, P, M] |
+//! | BoundingBoxEncode (`npu_bounding_box_encode`) | anchor_box, ground_truth_box [N, 4] (FLOAT / FLOAT16) | means, stds (4 floats; [0,0,0,0], [1,1,1,1]) | deltas [N, 4] |
+//! | BoundingBoxDecode (`npu_bounding_box_decode`) | rois, deltas [N, 4] | means, stds, max_shape (list int (h, w); empty: no clip), wh_ratio_clip (0.016) | bboxes [N, 4] |
+//! | YoloBoxesEncode (`npu_yolo_boxes_encode`) | anchor_boxes, gt_bboxes [N, 4] (FLOAT / FLOAT16), stride [N] (INT32) | performance_mode (not read) | encoded_bboxes [N, 4] |
+//! | AnchorResponseFlags (`npu_anchor_response_flags`) | gt_bboxes [N, 4] (FLOAT / FLOAT16) | featmap_size, strides (2 ints each, required), num_base_anchors (required) | flags (UINT8 [h * w * num_base_anchors]) |
+//! | BatchMultiClassNonMaxSuppression (`npu_batch_nms`) | boxes [B, N, q, 4] (transpose_box: [B, q, 4, N]), scores [B, N, C] (FLOAT / FLOAT16), clip_window, num_valid_boxes (optional, not modelled: an error) | score_threshold, iou_threshold, max_size_per_class, max_total_size (required), change_coordinate_frame (false; true needs clip_window), transpose_box (false) | nmsed_boxes [B, M, 4], nmsed_scores, nmsed_classes [B, M], nmsed_num (INT32 [B]) |
+//! | DeformableOffsets (`npu_deformable_conv2d`) | x [N, H, W, C], offsets [N, Ho, Wo, 3 * G * kh * kw] (NHWC, FLOAT / FLOAT16 / BFLOAT16) | strides, pads, ksize (required), dilations ([1,1,1,1]), data_format ("NHWC" only), deformable_groups (1), modulated (true only) | y [N, Ho * kh, Wo * kw, C] |
+//! | DeformableOffsetsGrad | grad (y's shape), x, offsets | as DeformableOffsets | grad_x, grad_offsets |
 //! | Add, AddV2, Sub, Mul, RealDiv, Div, FloorDiv, Maximum, Minimum, Pow | x1, x2 (numpy broadcasting, one data type) | | y |
 //! | Less, LessEqual, Greater, GreaterEqual, Equal, NotEqual, LogicalAnd, LogicalOr | x1, x2 | | y (BOOL) |
 //!
@@ -82,7 +90,15 @@ const MASK: &[DType] = &[DType::Bool, DType::U8];
 
 /// (op type, inputs, outputs): each input is a tensor `T`, an integer list `L` or an
 /// optional tensor `o` (which may be left out at the end of the call).
-const OPS: [(&str, &str, usize); 64] = [
+const OPS: [(&str, &str, usize); 72] = [
+    ("CdistGrad", "TTTT", 1),
+    ("BoundingBoxEncode", "TT", 1),
+    ("BoundingBoxDecode", "TT", 1),
+    ("YoloBoxesEncode", "TTT", 1),
+    ("AnchorResponseFlags", "T", 1),
+    ("BatchMultiClassNonMaxSuppression", "TToo", 4),
+    ("DeformableOffsets", "TT", 1),
+    ("DeformableOffsetsGrad", "TTT", 2),
     ("CIoUGrad", "TTTo", 2),
     ("GIoU", "TT", 1),
     ("DIoU", "TT", 1),
@@ -272,6 +288,14 @@ pub(crate) fn execute(api: &'static str, c: &Call) -> Result<(), Error> {
         "AxpyWithSoftmaxAndDropOutDoMask" | "DropoutWithMulsAndSoftmaxGrad" => {
             return execute_softmax_dropout(api, c, op)
         }
+        "CdistGrad"
+        | "BoundingBoxEncode"
+        | "BoundingBoxDecode"
+        | "YoloBoxesEncode"
+        | "AnchorResponseFlags"
+        | "BatchMultiClassNonMaxSuppression"
+        | "DeformableOffsets"
+        | "DeformableOffsetsGrad" => return execute_detection(api, c, op, kinds, no),
         _ => {}
     }
     let ni = c.num_inputs as usize;
@@ -1547,5 +1571,464 @@ fn execute_iou_family(api: &'static str, c: &Call, op: &'static str) -> Result<(
         } else {
             iou_family(kind, req(0)?, req(1)?, trans, cross, &o[0], o.get(1))
         }
+    })
+}
+
+/// A list-of-floats attr, or `default` when it is not set.
+fn get_floats(
+    op: &str,
+    a: &std::collections::BTreeMap<String, super::op::AttrValue>,
+    key: &str,
+    default: [f64; 4],
+) -> Result<[f64; 4], Error> {
+    use super::op::AttrValue;
+    let v: Vec<f64> = match a.get(key) {
+        None => return Ok(default),
+        Some(AttrValue::ListFloat(v)) => v.iter().map(|&x| f64::from(x)).collect(),
+        Some(AttrValue::ListInt(v)) => v.iter().map(|&x| x as f64).collect(),
+        Some(v) => {
+            return Err(attr_err(
+                op,
+                format!(
+                    "attr {key} must be a list of 4 floats (aclopSetAttrListFloat), but it was set \
+                     as a {}",
+                    v.kind()
+                ),
+            ))
+        }
+    };
+    <[f64; 4]>::try_from(v.as_slice()).map_err(|_| {
+        attr_err(
+            op,
+            format!("attr {key} holds {} values; it must hold 4", v.len()),
+        )
+    })
+}
+
+/// The detection operators, CdistGrad and the deformable-convolution sampling
+/// (`npu_emu::kernels::{detection, cdist_grad, deformable}`): their inputs (`kinds` as in
+/// [`OPS`]), attributes and output shapes checked here.
+fn execute_detection(
+    api: &'static str,
+    c: &Call,
+    op: &'static str,
+    kinds: &str,
+    no: usize,
+) -> Result<(), Error> {
+    use npu_emu::kernels::{cdist_grad, deformable, detection};
+    let ni = c.num_inputs as usize;
+    let required = kinds.trim_end_matches('o').len();
+    if ni < required || ni > kinds.len() || c.num_outputs as usize != no {
+        return Err(mismatch(
+            ni >= required && ni <= kinds.len(),
+            format!(
+                "op type \"{op}\" has {required} input(s){} and {no} output(s), but numInputs = \
+                 {ni}, numOutputs = {}",
+                if required < kinds.len() {
+                    format!(" (and {} optional)", kinds.len() - required)
+                } else {
+                    String::new()
+                },
+                c.num_outputs
+            ),
+        ));
+    }
+    let mut ins = Vec::with_capacity(required);
+    for i in 0..required {
+        ins.push(
+            input_arg(c, i)?.ok_or_else(|| {
+                mismatch(false, format!("op type \"{op}\": input {i} is required"))
+            })?,
+        );
+    }
+    for i in required..ni {
+        if input_arg(c, i)?.is_some() {
+            return Err(mismatch(
+                false,
+                format!(
+                    "op type \"{op}\": optional input {i} (clip_window / num_valid_boxes) is not \
+                     modelled; torch_npu does not pass it"
+                ),
+            ));
+        }
+    }
+    let outs: Vec<Arg> = (0..no)
+        .map(|i| arg(c, i, true)?.ok_or_else(|| Error::invalid(format!("outputDesc[{i}] is NULL"))))
+        .collect::<Result<_, _>>()?;
+    let a = attrs_of(c.attr)?;
+    let shapes: Vec<Vec<usize>> = ins.iter().map(Arg::shape).collect();
+    // the inputs' and outputs' names, as CANN's operator prototypes give them (BoundingBoxEncode's
+    // output is spelt "delats" there)
+    let (in_names, out_names): (&[&str], &[&str]) = match op {
+        "CdistGrad" => (&["grad", "x1", "x2", "cdist"], &["y"]),
+        "BoundingBoxEncode" => (&["anchor_box", "ground_truth_box"], &["delats"]),
+        "BoundingBoxDecode" => (&["rois", "deltas"], &["bboxes"]),
+        "YoloBoxesEncode" => (
+            &["anchor_boxes", "gt_bboxes", "stride"],
+            &["encoded_bboxes"],
+        ),
+        "AnchorResponseFlags" => (&["gt_bboxes"], &["flags"]),
+        "BatchMultiClassNonMaxSuppression" => (
+            &["boxes", "scores"],
+            &["nmsed_boxes", "nmsed_scores", "nmsed_classes", "nmsed_num"],
+        ),
+        "DeformableOffsets" => (&["x", "offsets"], &["y"]),
+        _ => (&["grad", "x", "offsets"], &["grad_x", "grad_offsets"]),
+    };
+    let want_out = |k: usize, want: &[usize]| -> Result<(), Error> {
+        if outs[k].shape() != want {
+            return Err(mismatch(
+                true,
+                format!(
+                    "op type \"{op}\": output {k} ({}) {:?} must be {want:?}",
+                    out_names[k],
+                    outs[k].shape()
+                ),
+            ));
+        }
+        Ok(())
+    };
+    let bad_in = |m: String| mismatch(false, format!("op type \"{op}\": {m}"));
+    let rows4 = |k: usize| -> Result<usize, Error> {
+        match shapes[k].as_slice() {
+            [n, 4] => Ok(*n),
+            s => Err(bad_in(format!("{} {s:?} must be [n, 4]", in_names[k]))),
+        }
+    };
+    const F: &[DType] = &[DType::F32, DType::F16];
+    const I32: &[DType] = &[DType::I32];
+    const U8: &[DType] = &[DType::U8];
+    // the data types of each input and output
+    let (in_dt, out_dt): (Vec<&[DType]>, Vec<&[DType]>) = match op {
+        "YoloBoxesEncode" => (vec![F, F, I32], vec![F]),
+        "AnchorResponseFlags" => (vec![F], vec![U8]),
+        "BatchMultiClassNonMaxSuppression" => (vec![F, F], vec![F, F, F, I32]),
+        "DeformableOffsets" | "DeformableOffsetsGrad" => (vec![FLOATS; required], vec![FLOATS; no]),
+        _ => (vec![F; required], vec![F; no]),
+    };
+    let tensors: Vec<Option<Tensor>> = ins
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.tensor(op, format!("input {i} ({})", in_names[i]), false, in_dt[i])
+                .map(Some)
+        })
+        .collect::<Result<_, _>>()?;
+    let out_tensors: Vec<Tensor> = outs
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            t.tensor(
+                op,
+                format!("output {k} ({})", out_names[k]),
+                true,
+                out_dt[k],
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    // the float tensors share one data type
+    let float_ins: Vec<Option<Tensor>> = tensors
+        .iter()
+        .zip(&in_dt)
+        .map(|(t, d)| t.clone().filter(|_| *d != I32))
+        .collect();
+    let float_outs: Vec<Tensor> = out_tensors
+        .iter()
+        .zip(&out_dt)
+        .filter(|(_, d)| **d != I32 && **d != U8)
+        .map(|(t, _)| t.clone())
+        .collect();
+    let mut first: Option<&Tensor> = None;
+    for (output, t) in float_ins
+        .iter()
+        .flatten()
+        .map(|t| (false, t))
+        .chain(float_outs.iter().map(|t| (true, t)))
+    {
+        match first {
+            None => first = Some(t),
+            Some(f) if f.dtype != t.dtype => {
+                return Err(mismatch(
+                    output,
+                    format!(
+                        "op type \"{op}\": {} is {}, but {} is {}",
+                        t.name,
+                        t.dtype.name(),
+                        f.name,
+                        f.dtype.name()
+                    ),
+                ))
+            }
+            _ => {}
+        }
+    }
+    type Run =
+        Box<dyn FnOnce(&[&npu_emu::ops::View], &[npu_emu::ops::View]) -> Result<(), String> + Send>;
+    let run: Run = match op {
+        "CdistGrad" => {
+            if !a.contains_key("p") {
+                return Err(attr_err(op, "attr p is required".into()));
+            }
+            let p = get_num(op, &a, "p", 2.0)?;
+            if !p.is_finite() || (p < 0.0 && p != -1.0) {
+                return Err(attr_err(
+                    op,
+                    format!("attr p = {p} must be 0 or more, or -1 for infinity"),
+                ));
+            }
+            let s = &shapes[1];
+            if s.len() < 3 || shapes.iter().any(|t| t != s) {
+                return Err(bad_in(format!(
+                    "grad {:?}, x1 {:?}, x2 {:?} and cdist {:?} must be one broadcast shape \
+                     [B…, P, R, M]",
+                    shapes[0], shapes[1], shapes[2], shapes[3]
+                )));
+            }
+            let mut want = s[..s.len() - 2].to_vec();
+            want.push(s[s.len() - 1]);
+            want_out(0, &want)?;
+            Box::new(move |i, o| cdist_grad::cdist_grad(i[0], i[1], i[2], i[3], p, &o[0]))
+        }
+        "BoundingBoxEncode" | "BoundingBoxDecode" => {
+            let n = rows4(0)?;
+            if rows4(1)? != n {
+                return Err(bad_in(format!(
+                    "{} {:?} and {} {:?} must hold as many boxes",
+                    in_names[0], shapes[0], in_names[1], shapes[1]
+                )));
+            }
+            want_out(0, &[n, 4])?;
+            let means = get_floats(op, &a, "means", [0.0; 4])?;
+            let stds = get_floats(op, &a, "stds", [1.0; 4])?;
+            if stds.contains(&0.0) && op == "BoundingBoxEncode" {
+                return Err(attr_err(op, format!("attr stds {stds:?} holds a 0")));
+            }
+            if op == "BoundingBoxEncode" {
+                Box::new(move |i, o| detection::bbox_encode(i[0], i[1], means, stds, &o[0]))
+            } else {
+                let ms = match a.get("max_shape") {
+                    None => vec![],
+                    Some(_) => get_list(op, &a, "max_shape")?,
+                };
+                let max_shape = match ms.as_slice() {
+                    [] => None,
+                    &[h, w] if h > 0 && w > 0 => Some((h as f64, w as f64)),
+                    _ => {
+                        return Err(attr_err(
+                            op,
+                            format!(
+                                "attr max_shape {ms:?} must be (h, w), two positive ints, or \
+                                 empty (no clipping)"
+                            ),
+                        ))
+                    }
+                };
+                let clip = get_num(op, &a, "wh_ratio_clip", 0.016)?;
+                if clip <= 0.0 {
+                    return Err(attr_err(
+                        op,
+                        format!("attr wh_ratio_clip = {clip} must be positive"),
+                    ));
+                }
+                Box::new(move |i, o| {
+                    detection::bbox_decode(i[0], i[1], means, stds, max_shape, clip, &o[0])
+                })
+            }
+        }
+        "YoloBoxesEncode" => {
+            let n = rows4(0)?;
+            if rows4(1)? != n || shapes[2] != [n] {
+                return Err(bad_in(format!(
+                    "anchor_boxes {:?}, gt_bboxes {:?} and stride {:?} must be [n, 4], [n, 4] and \
+                     [n]",
+                    shapes[0], shapes[1], shapes[2]
+                )));
+            }
+            want_out(0, &[n, 4])?;
+            Box::new(move |i, o| detection::yolo_encode(i[0], i[1], i[2], &o[0]))
+        }
+        "AnchorResponseFlags" => {
+            rows4(0)?;
+            let fm = get_list(op, &a, "featmap_size")?;
+            let st = get_list(op, &a, "strides")?;
+            let na = get_int(op, &a, "num_base_anchors", None)?;
+            if fm.len() != 2 || fm.iter().any(|&v| v <= 0) {
+                return Err(attr_err(
+                    op,
+                    format!("attr featmap_size {fm:?} must be (h, w), two positive ints"),
+                ));
+            }
+            if st.len() != 2 || st.contains(&0) {
+                return Err(attr_err(
+                    op,
+                    format!("attr strides {st:?} must be two nonzero ints"),
+                ));
+            }
+            if na <= 0 {
+                return Err(attr_err(
+                    op,
+                    format!("attr num_base_anchors = {na} must be positive"),
+                ));
+            }
+            let (h, w, na) = (fm[0] as usize, fm[1] as usize, na as usize);
+            let total = h
+                .checked_mul(w)
+                .and_then(|v| v.checked_mul(na))
+                .ok_or_else(|| {
+                    attr_err(
+                        op,
+                        format!("featmap_size {fm:?} times num_base_anchors = {na} overflows"),
+                    )
+                })?;
+            want_out(0, &[total])?;
+            let strides = (st[0] as f64, st[1] as f64);
+            Box::new(move |i, o| detection::anchor_response_flags(i[0], (h, w), strides, na, &o[0]))
+        }
+        "BatchMultiClassNonMaxSuppression" => {
+            for key in ["score_threshold", "iou_threshold"] {
+                if !a.contains_key(key) {
+                    return Err(attr_err(op, format!("attr {key} is required")));
+                }
+            }
+            let p = detection::BatchNms {
+                score_threshold: get_num(op, &a, "score_threshold", 0.0)?,
+                iou_threshold: get_num(op, &a, "iou_threshold", 0.0)?,
+                max_per_class: get_int(op, &a, "max_size_per_class", None)?.max(0) as usize,
+                max_total: get_int(op, &a, "max_total_size", None)?.max(0) as usize,
+                transpose_box: get_int(op, &a, "transpose_box", Some(0))? != 0,
+            };
+            if get_int(op, &a, "change_coordinate_frame", Some(0))? != 0 {
+                return Err(attr_err(
+                    op,
+                    "attr change_coordinate_frame = true needs the clip_window input".into(),
+                ));
+            }
+            if !(0.0..=1.0).contains(&p.iou_threshold) {
+                return Err(attr_err(
+                    op,
+                    format!("attr iou_threshold = {} must be in [0, 1]", p.iou_threshold),
+                ));
+            }
+            if !p.score_threshold.is_finite() {
+                return Err(attr_err(
+                    op,
+                    format!(
+                        "attr score_threshold = {} must be finite",
+                        p.score_threshold
+                    ),
+                ));
+            }
+            if p.max_per_class == 0 || p.max_total == 0 {
+                return Err(attr_err(
+                    op,
+                    "attrs max_size_per_class and max_total_size must be positive".into(),
+                ));
+            }
+            let (bs, ss) = (&shapes[0], &shapes[1]);
+            let ok = ss.len() == 3 && bs.len() == 4 && bs[0] == ss[0] && {
+                let (q, four, n) = if p.transpose_box {
+                    (bs[1], bs[2], bs[3])
+                } else {
+                    (bs[2], bs[3], bs[1])
+                };
+                four == 4 && n == ss[1] && (q == 1 || q == ss[2])
+            };
+            if !ok {
+                return Err(bad_in(format!(
+                    "boxes {bs:?} must be [B, N, q, 4] ([B, q, 4, N] with transpose_box) and \
+                     scores {ss:?} [B, N, C], with q 1 or C"
+                )));
+            }
+            let (b, m) = (ss[0], p.max_total);
+            want_out(0, &[b, m, 4])?;
+            want_out(1, &[b, m])?;
+            want_out(2, &[b, m])?;
+            want_out(3, &[b])?;
+            Box::new(move |i, o| detection::batch_nms(i[0], i[1], &p, [&o[0], &o[1], &o[2], &o[3]]))
+        }
+        _ => {
+            // DeformableOffsets / DeformableOffsetsGrad
+            let fmt = get_str(&a, "data_format", "NHWC");
+            if fmt != "NHWC" {
+                return Err(attr_err(
+                    op,
+                    format!("attr data_format = \"{fmt}\": only \"NHWC\" is supported"),
+                ));
+            }
+            if get_int(op, &a, "modulated", Some(1))? == 0 {
+                return Err(attr_err(
+                    op,
+                    "attr modulated = false (v1) is not supported: only true".into(),
+                ));
+            }
+            let ks = get_list(op, &a, "ksize")?;
+            let st = get_list(op, &a, "strides")?;
+            let pads = get_list(op, &a, "pads")?;
+            let dil = match a.get("dilations") {
+                None => vec![1, 1, 1, 1],
+                Some(_) => get_list(op, &a, "dilations")?,
+            };
+            let dg = get_int(op, &a, "deformable_groups", Some(1))?;
+            let problem = if ks.len() != 2 || ks.iter().any(|&v| v <= 0) {
+                Some(format!(
+                    "attr ksize {ks:?} must be (kh, kw), two positive ints"
+                ))
+            } else if st.len() != 4 || st[1..3].iter().any(|&v| v <= 0) {
+                Some(format!(
+                    "attr strides {st:?} must be 4 ints (NHWC) with positive H and W"
+                ))
+            } else if dil.len() != 4 || dil[1..3].iter().any(|&v| v <= 0) {
+                Some(format!(
+                    "attr dilations {dil:?} must be 4 ints (NHWC) with positive H and W"
+                ))
+            } else if pads.len() != 4 {
+                Some(format!(
+                    "attr pads {pads:?} must be 4 ints (top, bottom, left, right)"
+                ))
+            } else if dg <= 0 {
+                Some(format!("attr deformable_groups = {dg} must be positive"))
+            } else {
+                None
+            };
+            if let Some(m) = problem {
+                return Err(attr_err(op, m));
+            }
+            let g = deformable::Geometry {
+                ksize: (ks[0] as usize, ks[1] as usize),
+                strides: (st[1] as usize, st[2] as usize),
+                pads: (pads[0], pads[2]),
+                pads_end: (pads[1], pads[3]),
+                dilations: (dil[1] as usize, dil[2] as usize),
+                groups: dg as usize,
+            };
+            let grad = op == "DeformableOffsetsGrad";
+            let (xs, os) = if grad {
+                (&shapes[1], &shapes[2])
+            } else {
+                (&shapes[0], &shapes[1])
+            };
+            let [n, _, _, ch, ho, wo] = deformable::sizes(xs, os, &g).map_err(bad_in)?;
+            let y = [n, ho * g.ksize.0, wo * g.ksize.1, ch];
+            if grad {
+                if shapes[0] != y {
+                    return Err(bad_in(format!(
+                        "grad {:?} must be DeformableOffsets' output shape {y:?}",
+                        shapes[0]
+                    )));
+                }
+                want_out(0, xs)?;
+                want_out(1, os)?;
+                Box::new(move |i, o| {
+                    deformable::deformable_offsets_grad(i[0], i[1], i[2], &g, &o[0], &o[1])
+                })
+            } else {
+                want_out(0, &y)?;
+                Box::new(move |i, o| deformable::deformable_offsets(i[0], i[1], &g, &o[0]))
+            }
+        }
+    };
+    enqueue(api, op, c, false, tensors, out_tensors, move |i, o| {
+        let views: Vec<&npu_emu::ops::View> = i.iter().flatten().copied().collect();
+        run(&views, o)
     })
 }

@@ -6,6 +6,10 @@
 //! conversions are [`crate::formats`]):
 //! - this file: [`enqueue_unary`], one input and one output device range run on a stream;
 //!   [`enqueue_tensors`], an operator of several tensors (optional inputs, private formats).
+//! - [`cdist_grad`]: `CdistGrad`, the gradient of `torch.cdist` for p in [0, 2] and inf.
+//! - [`detection`]: the box coders `BoundingBoxEncode` / `Decode`, `YoloBoxesEncode`,
+//!   `AnchorResponseFlags` and `BatchMultiClassNonMaxSuppression`.
+//! - [`deformable`]: `DeformableOffsets` / `DeformableOffsetsGrad` (deformable convolution).
 //! - [`cast`]: the data type conversion of the "Cast" operator (`aclopCast`).
 //! - [`dropout`]: `DropOutGenMaskV3` / `DropOutDoMaskV3`, dropout with a byte mask.
 //! - [`dynamic_rnn`]: the LSTM operators `DynamicRNN`, `DynamicRNNV2` and their gradients.
@@ -20,6 +24,9 @@
 //! - [`random`]: the DSA engine's random numbers (`aclrtRandomNumAsync`).
 
 pub mod cast;
+pub mod cdist_grad;
+pub mod deformable;
+pub mod detection;
 pub mod dropout;
 pub mod dynamic_gru;
 pub mod dynamic_rnn;
