@@ -113,6 +113,14 @@ def mhc_post_page_example():
     close(y_npu, mhc_post_ref(x, None, h_out, h_post), 1e-2, 1e-2)
 
 
+def mhc_post_empty():
+    # the page allows empty tensors: T = 0 gives an empty result
+    y = torch_npu.npu_mhc_post(torch.randn(0, 4, 64, dtype=torch.float16).to(D), torch.rand(0, 4, 4).to(D),
+                               torch.randn(0, 64, dtype=torch.float16).to(D), torch.rand(0, 4).to(D))
+    torch.npu.synchronize()
+    assert tuple(y.shape) == (0, 4, 64), y.shape
+
+
 def mhc_post_bad_hres():
     x = torch.randn(2, 4, 64, dtype=torch.float16).to(D)
     expect_error(lambda: torch_npu.npu_mhc_post(
@@ -239,6 +247,7 @@ case("mhc_post_tnd_bf16", mhc_post_case([5], 6, 128, torch.bfloat16, True))
 case("mhc_post_no_hres", mhc_post_case([2, 2], 4, 32, torch.float16, False))
 case("mhc_post_strided", mhc_post_case([3], 4, 48, torch.bfloat16, True, strided=True))
 case("mhc_post_page_example", mhc_post_page_example)
+case("mhc_post_empty", mhc_post_empty)
 case("mhc_post_bad_hres", mhc_post_bad_hres)
 case("mhc_post_bad_hpost_shape", mhc_post_bad_hpost_shape)
 case("mhc_post_backward_refused", mhc_post_backward_refused)

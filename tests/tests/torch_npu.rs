@@ -2206,6 +2206,7 @@ fn llm_ops32_match_cpu() {
         "mhc_post_no_hres",
         "mhc_post_strided",
         "mhc_post_page_example",
+        "mhc_post_empty",
         "mhc_post_bad_hres",
         "mhc_post_bad_hpost_shape",
         "mhc_post_backward_refused",
