@@ -1940,6 +1940,37 @@ fn attention_sink_versions_match_the_host_reference() {
     }
 }
 
+/// `aclnn_mhc.cpp`: aclnnMhcPost (with and without hRes, TND/BSND, float16/bfloat16, strided
+/// and transposed views) and aclnnMhcPostBackward (the gradient torch_npu 2.9 cannot reach below
+/// CANN 9.0) against float64 host loops of the reference formulas, their documented errors, and
+/// the Ascend 950-only MhcSinkhorn(+Backward), MaskedCausalConv1d(+Backward) and
+/// FusedCausalConv1d refused with 161002 naming the platform.
+#[test]
+fn mhc_operators_match_the_host_reference() {
+    let work = scratch("aclnn-mhc");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_mhc.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok mhc_post f16 contig",
+        "ok mhc_post bf16 strided",
+        "ok mhc_post f16 transposed no hRes",
+        "ok mhc_post_backward f16 contig",
+        "ok mhc_post_backward bf16 strided",
+        "ok mhc_post_errors",
+        "ok ascend950_only",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// `aclnn_llm_infer.cpp`: the inference helpers of `llm_infer.rs` (RotaryPositionEmbeddingV2
 /// with and without the rotation matrix, InterleaveRope, RopeWithSinCosCache(+V2) in RoPE and
 /// MRoPE forms, ScatterPaKvCache, GatherPaKvCache, TopKTopPSample) against float64 host

@@ -2229,3 +2229,48 @@ fn llm_ops31_match_cpu() {
         );
     }
 }
+
+/// `tests/python/llm_ops32.py`: npu_mhc_post (aclnnMhcPost, BSND/TND, float16/bfloat16, with
+/// and without h_res, non-contiguous inputs, the API page's example) against a float64 CPU
+/// reference, with its documented errors; the Ascend 950-only operators (npu_mhc_sinkhorn and
+/// its backward, npu_masked_causal_conv1d and its backward, npu_fused_causal_conv1d) refused
+/// with 161002 naming the platform, through their page examples; and torch_npu's own refusal
+/// of npu_mhc_post_backward (hence npu_mhc_post's autograd) and npu_mhc_pre below CANN 9.0.
+#[test]
+fn llm_ops32_match_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("llm_ops32.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-llm-ops32",
+        &venv,
+        "cd \"$T\" && \"$PY\" llm_ops32.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(r.stdout.contains("llm_ops32: 0 failed"), "{}", r.all());
+    for case in [
+        "mhc_post_bsnd_f16",
+        "mhc_post_tnd_bf16",
+        "mhc_post_no_hres",
+        "mhc_post_strided",
+        "mhc_post_page_example",
+        "mhc_post_empty",
+        "mhc_post_bad_hres",
+        "mhc_post_bad_hpost_shape",
+        "mhc_post_backward_refused",
+        "mhc_sinkhorn_refused",
+        "mhc_sinkhorn_backward_refused",
+        "masked_causal_conv1d_refused",
+        "masked_causal_conv1d_backward_refused",
+        "fused_causal_conv1d_refused",
+        "mhc_pre_refused",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

@@ -56,6 +56,7 @@
 //! - [`llm31`]: AttentionUpdate, KvRmsNormRopeCache, the vocabulary-parallel cross entropy
 //!   (FusedLinearOnlineMaxSum, FusedCrossEntropyLossWithMaxSum and its gradient), the
 //!   recurrent and chunked gated delta rule;
+//! - [`mhc`]: MhcPost and MhcPostBackward (the mHC post mapping and its gradient);
 //! - [`model_ops`]: TransformBiasRescaleQkv, Modulate and AdaLayerNorm (and their backward),
 //!   clipped SwiGLU, multi-scale deformable attention, Sinkhorn.
 //!
@@ -121,6 +122,7 @@ pub mod llm31;
 pub mod llm_infer;
 pub mod math19;
 pub mod math_misc;
+pub mod mhc;
 pub mod model_ops;
 pub mod moe;
 pub mod nn18;

@@ -72,9 +72,11 @@ pub mod unary;
 pub mod upsample;
 pub mod upsample3d;
 
+pub mod causal_conv1d;
 pub mod llm31;
 pub mod llm_infer;
 pub mod mc2;
+pub mod mhc;
 pub mod train16;
 pub mod train_extra;
 pub mod upsample_aa;
