@@ -2274,3 +2274,51 @@ fn llm_ops32_match_cpu() {
         );
     }
 }
+
+/// DeepSeek-V3.2 sparse attention (`tests/python/attention_sparse32.py`): npu_lightning_indexer
+/// and npu_sparse_flash_attention against float64 references of the documented formulas
+/// (layouts BSND/TND/PA_BSND, sparse modes 0/3, actual lengths, block-wise indices, softmax
+/// max/sum), the API pages' examples as written, and the documented errors.
+#[test]
+fn sparse_attention32_match_cpu() {
+    let Some(venv) = venv() else { return };
+    if !aclnn_ops_built("attention_sparse32.py") {
+        return;
+    }
+    let r = py_job(
+        "torch-attention-sparse32",
+        &venv,
+        "cd \"$T\" && \"$PY\" attention_sparse32.py",
+    );
+    eprintln!("{}", r.all());
+    r.assert_ok();
+    assert!(
+        r.stdout.contains("attention_sparse32: 0 failed"),
+        "{}",
+        r.all()
+    );
+    for case in [
+        "li_bsnd_bf16_causal",
+        "li_bsnd_f16_all_values",
+        "li_tnd_f32_weights",
+        "li_pa_bsnd_tnd_query",
+        "li_page_example",
+        "li_bad_key_heads",
+        "li_bad_sparse_count",
+        "sfa_bsnd_causal_lse",
+        "sfa_bsnd_blocks",
+        "sfa_tnd_all_lse",
+        "sfa_pa_bsnd_tnd_query",
+        "sfa_page_example",
+        "sfa_with_lightning_indexer",
+        "sfa_bad_attention_mode",
+        "sfa_bad_block_size",
+        "sfa_sinks_refused",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("PASS {case}")),
+            "{case}: {}",
+            r.all()
+        );
+    }
+}

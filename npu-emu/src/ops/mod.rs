@@ -142,4 +142,5 @@ pub mod advance_step;
 pub mod attention_nsa;
 pub mod moe_route;
 pub mod sparse;
+pub mod sparse_attention;
 pub mod topk_sample;

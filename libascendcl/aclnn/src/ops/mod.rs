@@ -91,4 +91,5 @@ pub mod attention_nsa;
 pub mod moe_route;
 pub mod moe_routing_map;
 pub mod sparse;
+pub mod sparse_attention;
 pub mod topk_sample;

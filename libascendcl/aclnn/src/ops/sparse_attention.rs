@@ -1,0 +1,682 @@
+//! DeepSeek-V3.2 sparse attention: `aclnnLightningIndexer` (torch_npu's
+//! `npu_lightning_indexer`) and `aclnnSparseFlashAttention` / `…V2`
+//! (`npu_sparse_flash_attention`), with CANN's Atlas A2/A3 checks, on the engine of
+//! [`npu_emu::ops::sparse_attention`].
+#![allow(non_snake_case)]
+
+use super::args::{self as a, T};
+use super::fused::same_dtype;
+use super::launch::{phase1, Launch};
+use crate::status::{NnError, NnResult};
+use npu_emu::ops::dtype::DType;
+use npu_emu::ops::sparse_attention::{self as engine, KvLayout, QLayout, Seqs, Sfa};
+use std::ffi::{c_char, c_void, CStr};
+
+/// The only preTokens/nextTokens CANN accepts.
+const INF_TOKENS: i64 = i64::MAX;
+
+/// A layout string argument; `default` when the pointer is NULL (the `…Optional` ones).
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated C string.
+unsafe fn layout_str(p: *const c_char, arg: &str, default: Option<&str>) -> NnResult<String> {
+    if p.is_null() {
+        return default
+            .map(str::to_owned)
+            .ok_or_else(|| NnError::nullptr(format!("{arg} is nullptr")));
+    }
+    // SAFETY: the caller's NUL-terminated string (see the function's contract).
+    Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+fn q_layout(s: &str, arg: &str) -> NnResult<QLayout> {
+    QLayout::parse(s).ok_or_else(|| {
+        NnError::invalid(format!(
+            "{arg} \"{s}\" is not supported; supported: BSND, TND"
+        ))
+    })
+}
+
+fn kv_layout(s: &str, arg: &str) -> NnResult<KvLayout> {
+    KvLayout::parse(s).ok_or_else(|| {
+        NnError::invalid(format!(
+            "{arg} \"{s}\" is not supported; supported: BSND, TND, PA_BSND"
+        ))
+    })
+}
+
+fn rank(t: &T, n: usize, what: &str) -> NnResult<()> {
+    if t.ndim() != n || t.numel() == 0 {
+        return Err(NnError::invalid(format!(
+            "{} has shape {:?}; {what} takes a non-empty {n}-D tensor",
+            t.arg,
+            t.shape()
+        )));
+    }
+    Ok(())
+}
+
+/// The shared checks of the query/key geometry: ranks by layout, BSND key with the query's
+/// batch, the actual lengths (INT32 `[B]`, required for TND and PA_BSND) and the block table
+/// (INT32 `[B, ≥ 1]`, PA_BSND only). Returns (B, N1, D, N2).
+#[allow(clippy::too_many_arguments)]
+fn geometry(
+    q: &T,
+    k: &T,
+    ql: QLayout,
+    kl: KvLayout,
+    act_q: Option<&T>,
+    act_kv: Option<&T>,
+    table: Option<&T>,
+    names: [&str; 2],
+) -> NnResult<(usize, usize, usize, usize)> {
+    rank(
+        q,
+        if ql == QLayout::Tnd { 3 } else { 4 },
+        "the query's layout",
+    )?;
+    rank(
+        k,
+        if kl == KvLayout::Tnd { 3 } else { 4 },
+        "the key's layout",
+    )?;
+    let qs = q.shape();
+    let (n1, d) = (qs[qs.len() - 2], qs[qs.len() - 1]);
+    let ks = k.shape();
+    let n2 = ks[ks.len() - 2];
+    if kl != KvLayout::PaBsnd && (kl == KvLayout::Tnd) != (ql == QLayout::Tnd) {
+        return Err(NnError::invalid(
+            "the query's and key's layouts must agree (BSND with BSND, TND with TND) unless \
+             the key is PA_BSND",
+        ));
+    }
+    for t in [act_q, act_kv].into_iter().flatten() {
+        a::dtype_in(t, &[DType::I32])?;
+        rank(t, 1, "an actual-length tensor")?;
+    }
+    let b = match ql {
+        QLayout::Bsnd => qs[0],
+        QLayout::Tnd => match act_q {
+            Some(t) => t.shape()[0],
+            None => {
+                return Err(NnError::nullptr(format!(
+                    "{} is nullptr; layout TND needs the cumulative query lengths",
+                    names[0]
+                )))
+            }
+        },
+    };
+    if kl == KvLayout::Bsnd && ks[0] != b {
+        return Err(NnError::invalid(format!(
+            "key has batch {} but the query {b}",
+            ks[0]
+        )));
+    }
+    if let Some(t) = act_q {
+        if t.shape()[0] != b {
+            return Err(NnError::invalid(format!(
+                "{} has {} entries; the batch is {b}",
+                names[0],
+                t.shape()[0]
+            )));
+        }
+    }
+    match act_kv {
+        Some(t) if t.shape()[0] != b => {
+            return Err(NnError::invalid(format!(
+                "{} has {} entries; the batch is {b}",
+                names[1],
+                t.shape()[0]
+            )))
+        }
+        None if kl != KvLayout::Bsnd => {
+            return Err(NnError::nullptr(format!(
+                "{} is nullptr; layout TND and PA_BSND need the key lengths",
+                names[1]
+            )))
+        }
+        _ => {}
+    }
+    match (kl, table) {
+        (KvLayout::PaBsnd, None) => {
+            return Err(NnError::nullptr(
+                "blockTable is nullptr; layout PA_BSND needs the block table",
+            ))
+        }
+        (KvLayout::PaBsnd, Some(t)) => {
+            a::dtype_in(t, &[DType::I32])?;
+            rank(t, 2, "the block table")?;
+            if t.shape()[0] != b {
+                return Err(NnError::invalid(format!(
+                    "blockTable has shape {:?}; its first dimension must be the batch {b}",
+                    t.shape()
+                )));
+            }
+            let bs = ks[1];
+            if !bs.is_multiple_of(16) || bs > 1024 {
+                return Err(NnError::invalid(format!(
+                    "the cache's block size {bs} must be a multiple of 16 up to 1024"
+                )));
+            }
+        }
+        _ => {}
+    }
+    Ok((b, n1, d, n2))
+}
+
+fn tokens(pre: i64, next: i64) -> NnResult<()> {
+    if pre != INF_TOKENS || next != INF_TOKENS {
+        return Err(NnError::invalid(format!(
+            "preTokens {pre} / nextTokens {next}: only the default 2^63-1 is supported"
+        )));
+    }
+    Ok(())
+}
+
+fn sparse_mode(m: i64) -> NnResult<()> {
+    if m != 0 && m != 3 {
+        return Err(NnError::invalid(format!(
+            "sparseMode {m} is not supported; supported: 0 (all) and 3 (right-down causal)"
+        )));
+    }
+    Ok(())
+}
+
+/// The leading dimensions of a per-token output: `[B, S1]` (BSND) or `[T1]` (TND).
+fn lead(q: &T) -> Vec<usize> {
+    q.shape()[..q.ndim() - 2].to_vec()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnLightningIndexerGetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    weights: *const c_void,
+    actualSeqLengthsQueryOptional: *const c_void,
+    actualSeqLengthsKeyOptional: *const c_void,
+    blockTableOptional: *const c_void,
+    layoutQueryOptional: *mut c_char,
+    layoutKeyOptional: *mut c_char,
+    sparseCount: i64,
+    sparseMode: i64,
+    preTokens: i64,
+    nextTokens: i64,
+    returnValues: bool,
+    sparseIndicesOut: *const c_void,
+    sparseValuesOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnLightningIndexerGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let k = a::tensor(key, "key")?;
+            let w = a::tensor(weights, "weights")?;
+            let aq = a::opt_tensor(
+                actualSeqLengthsQueryOptional,
+                "actualSeqLengthsQueryOptional",
+            )?;
+            let ak = a::opt_tensor(actualSeqLengthsKeyOptional, "actualSeqLengthsKeyOptional")?;
+            let tb = a::opt_tensor(blockTableOptional, "blockTableOptional")?;
+            let idx = a::tensor(sparseIndicesOut, "sparseIndicesOut")?;
+            let val = a::opt_tensor(sparseValuesOut, "sparseValuesOut")?;
+            // SAFETY: the caller's C strings or NULL.
+            let (lq, lk) = unsafe {
+                (
+                    layout_str(layoutQueryOptional, "layoutQueryOptional", Some("BSND"))?,
+                    layout_str(layoutKeyOptional, "layoutKeyOptional", Some("BSND"))?,
+                )
+            };
+            let ql = q_layout(&lq, "layoutQueryOptional")?;
+            let kl = kv_layout(&lk, "layoutKeyOptional")?;
+            a::dtype_in(&q, &[DType::F16, DType::BF16])?;
+            same_dtype(&k, &q)?;
+            a::dtype_in(&w, &[DType::F16, DType::BF16, DType::F32])?;
+            if w.dtype() != DType::F32 {
+                same_dtype(&w, &q)?;
+            }
+            let (_, n1, d, n2) = geometry(
+                &q,
+                &k,
+                ql,
+                kl,
+                aq.as_ref(),
+                ak.as_ref(),
+                tb.as_ref(),
+                [
+                    "actualSeqLengthsQueryOptional",
+                    "actualSeqLengthsKeyOptional",
+                ],
+            )?;
+            if n2 != 1 {
+                return Err(NnError::invalid(format!(
+                    "key has N = {n2}; LightningIndexer supports N2 = 1"
+                )));
+            }
+            if n1 > 64 {
+                return Err(NnError::invalid(format!(
+                    "query has N = {n1}; Atlas A2/A3 support N1 up to 64"
+                )));
+            }
+            if d != 128 || k.shape()[k.ndim() - 1] != 128 {
+                return Err(NnError::invalid(format!(
+                    "head dims query {d}, key {}: LightningIndexer supports D = 128",
+                    k.shape()[k.ndim() - 1]
+                )));
+            }
+            let mut wshape = lead(&q);
+            wshape.push(n1);
+            a::same_shape(&w, &wshape)?;
+            if !((1..=2048).contains(&sparseCount)
+                || [3072, 4096, 5120, 6144, 7168, 8192].contains(&sparseCount))
+            {
+                return Err(NnError::invalid(format!(
+                    "sparseCount {sparseCount} is not supported; supported: 1-2048, 3072, \
+                     4096, 5120, 6144, 7168, 8192"
+                )));
+            }
+            sparse_mode(sparseMode)?;
+            tokens(preTokens, nextTokens)?;
+            let mut oshape = lead(&q);
+            oshape.extend([n2, sparseCount as usize]);
+            a::dtype_in(&idx, &[DType::I32])?;
+            a::same_shape(&idx, &oshape)?;
+            let val = match (returnValues, val) {
+                (false, _) => None,
+                (true, None) => {
+                    return Err(NnError::nullptr(
+                        "sparseValuesOut is nullptr but returnValues is true",
+                    ))
+                }
+                (true, Some(v)) => {
+                    if kl == KvLayout::PaBsnd {
+                        return Err(NnError::invalid(
+                            "returnValues is supported only when layoutKeyOptional is not PA_BSND",
+                        ));
+                    }
+                    same_dtype(&v, &q)?;
+                    a::same_shape(&v, &oshape)?;
+                    Some(v)
+                }
+            };
+            let mut l = Launch::new("aclnnLightningIndexer");
+            l.input(&q);
+            l.input(&k);
+            l.input(&w);
+            let iq = aq.as_ref().map(|t| l.input(t));
+            let ik = ak.as_ref().map(|t| l.input(t));
+            let it = match kl {
+                KvLayout::PaBsnd => tb.as_ref().map(|t| l.input(t)),
+                _ => None,
+            };
+            let o = l.output(&idx);
+            let ov = val.as_ref().map(|t| l.output(t));
+            let count = sparseCount as usize;
+            l.finish(move |vs, _| {
+                let seqs = Seqs {
+                    q_layout: ql,
+                    kv_layout: kl,
+                    act_q: iq.map(|i| &vs[i]),
+                    act_kv: ik.map(|i| &vs[i]),
+                    table: it.map(|i| &vs[i]),
+                };
+                engine::lightning_indexer(
+                    &vs[0],
+                    &vs[1],
+                    &vs[2],
+                    &seqs,
+                    count,
+                    sparseMode,
+                    &vs[o],
+                    ov.map(|i| &vs[i]),
+                )
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnLightningIndexer);
+
+/// The checks and launch of SparseFlashAttention (V1, and V2 without sinks).
+#[allow(clippy::too_many_arguments)]
+unsafe fn sfa(
+    api: &'static str,
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    sparseIndices: *const c_void,
+    blockTable: *const c_void,
+    actualSeqLengthsQuery: *const c_void,
+    actualSeqLengthsKv: *const c_void,
+    queryRope: *const c_void,
+    keyRope: *const c_void,
+    sinks: Option<*const c_void>,
+    scaleValue: f64,
+    sparseBlockSize: i64,
+    layoutQuery: *mut c_char,
+    layoutKv: *mut c_char,
+    sparseMode: i64,
+    preTokens: i64,
+    nextTokens: i64,
+    attentionMode: i64,
+    returnSoftmaxLse: bool,
+    attentionOut: *const c_void,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+) -> NnResult<super::launch::Built> {
+    let q = a::tensor(query, "query")?;
+    let k = a::tensor(key, "key")?;
+    // A NULL value is the key (MLA-absorb: key and value share one tensor), as CANN does.
+    let v = if value.is_null() {
+        a::tensor(key, "key")?
+    } else {
+        a::tensor(value, "value")?
+    };
+    let ix = a::tensor(sparseIndices, "sparseIndices")?;
+    let tb = a::opt_tensor(blockTable, "blockTable")?;
+    let aq = a::opt_tensor(actualSeqLengthsQuery, "actualSeqLengthsQuery")?;
+    let ak = a::opt_tensor(actualSeqLengthsKv, "actualSeqLengthsKv")?;
+    let qr = a::opt_tensor(queryRope, "queryRope")?;
+    let kr = a::opt_tensor(keyRope, "keyRope")?;
+    let out = a::tensor(attentionOut, "attentionOut")?;
+    if let Some(s) = sinks {
+        if !s.is_null() {
+            let soc = crate::rt::rt()?.soc_name();
+            return Err(NnError::runtime(format!(
+                "The sinks input of aclnnSparseFlashAttentionV2 is only supported on \
+                 Ascend950 (the emulated SoC is {soc})"
+            )));
+        }
+    }
+    // SAFETY: the caller's C strings or NULL.
+    let (lq, lk) = unsafe {
+        (
+            layout_str(layoutQuery, "layoutQuery", None)?,
+            layout_str(layoutKv, "layoutKv", None)?,
+        )
+    };
+    let ql = q_layout(&lq, "layoutQuery")?;
+    let kl = kv_layout(&lk, "layoutKv")?;
+    a::dtype_in(&q, &[DType::F16, DType::BF16])?;
+    same_dtype(&k, &q)?;
+    same_dtype(&v, &q)?;
+    let (_, n1, d, n2) = geometry(
+        &q,
+        &k,
+        ql,
+        kl,
+        aq.as_ref(),
+        ak.as_ref(),
+        tb.as_ref(),
+        ["actualSeqLengthsQuery", "actualSeqLengthsKv"],
+    )?;
+    a::same_shape(&v, k.shape())?;
+    if n2 != 1 {
+        return Err(NnError::invalid(format!(
+            "key has N = {n2}; SparseFlashAttention supports KV_N = 1"
+        )));
+    }
+    if ![1, 2, 4, 8, 16, 32, 64, 128].contains(&n1) {
+        return Err(NnError::invalid(format!(
+            "query has N = {n1}; Atlas A2/A3 support N1 of 1, 2, 4, 8, 16, 32, 64, 128"
+        )));
+    }
+    if d != 512 || k.shape()[k.ndim() - 1] != 512 {
+        return Err(NnError::invalid(format!(
+            "head dims query {d}, key {}: SparseFlashAttention supports D = 512",
+            k.shape()[k.ndim() - 1]
+        )));
+    }
+    let rope = match (&qr, &kr) {
+        (Some(a_), Some(b_)) => {
+            same_dtype(a_, &q)?;
+            same_dtype(b_, &q)?;
+            let mut s = q.shape().to_vec();
+            *s.last_mut().unwrap() = 64;
+            a::same_shape(a_, &s)?;
+            let mut s = k.shape().to_vec();
+            *s.last_mut().unwrap() = 64;
+            a::same_shape(b_, &s)?;
+            true
+        }
+        (None, None) => false,
+        _ => {
+            return Err(NnError::invalid(
+                "queryRope and keyRope must be given together (D_rope = 64)",
+            ))
+        }
+    };
+    if attentionMode != 2 {
+        return Err(NnError::invalid(format!(
+            "attentionMode {attentionMode} is not supported; only 2 (MLA-absorb) is"
+        )));
+    }
+    if !(1..=128).contains(&sparseBlockSize) || !(sparseBlockSize as u64).is_power_of_two() {
+        return Err(NnError::invalid(format!(
+            "sparseBlockSize {sparseBlockSize} must be a power of two from 1 to 128"
+        )));
+    }
+    if kl == KvLayout::PaBsnd && !k.shape()[1].is_multiple_of(sparseBlockSize as usize) {
+        return Err(NnError::invalid(format!(
+            "sparseBlockSize {sparseBlockSize} must divide the cache's block size {}",
+            k.shape()[1]
+        )));
+    }
+    sparse_mode(sparseMode)?;
+    tokens(preTokens, nextTokens)?;
+    a::dtype_in(&ix, &[DType::I32])?;
+    let mut ishape = lead(&q);
+    ishape.push(n2);
+    if ix.ndim() != ishape.len() + 1 || ix.shape()[..ishape.len()] != ishape[..] || ix.numel() == 0
+    {
+        return Err(NnError::invalid(format!(
+            "sparseIndices has shape {:?}; expected {ishape:?} + [sparse_size > 0]",
+            ix.shape()
+        )));
+    }
+    same_dtype(&out, &q)?;
+    a::same_shape(&out, q.shape())?;
+    let stats = if returnSoftmaxLse {
+        if kl == KvLayout::PaBsnd {
+            return Err(NnError::invalid(
+                "returnSoftmaxLse is supported only when layoutKv is not PA_BSND",
+            ));
+        }
+        let smax = a::tensor(softmaxMaxOut, "softmaxMaxOut")?;
+        let ssum = a::tensor(softmaxSumOut, "softmaxSumOut")?;
+        let g = n1 / n2;
+        let sshape = match ql {
+            QLayout::Bsnd => vec![q.shape()[0], n2, q.shape()[1], g],
+            QLayout::Tnd => vec![n2, q.shape()[0], g],
+        };
+        for t in [&smax, &ssum] {
+            a::dtype_in(t, &[DType::F32])?;
+            a::same_shape(t, &sshape)?;
+        }
+        Some((smax, ssum))
+    } else {
+        None
+    };
+    let mut l = Launch::new(api);
+    l.input(&q);
+    l.input(&k);
+    l.input(&v);
+    l.input(&ix);
+    let ir = if rope {
+        let i = l.input(qr.as_ref().unwrap());
+        l.input(kr.as_ref().unwrap());
+        Some(i)
+    } else {
+        None
+    };
+    let iq = aq.as_ref().map(|t| l.input(t));
+    let ik = ak.as_ref().map(|t| l.input(t));
+    let it = match kl {
+        KvLayout::PaBsnd => tb.as_ref().map(|t| l.input(t)),
+        _ => None,
+    };
+    let o = l.output(&out);
+    let os = stats.as_ref().map(|(m, s)| {
+        let i = l.output(m);
+        l.output(s);
+        i
+    });
+    let p = Sfa {
+        scale: scaleValue,
+        sparse_block: sparseBlockSize as usize,
+        sparse_mode: sparseMode,
+    };
+    l.finish(move |vs, _| {
+        let seqs = Seqs {
+            q_layout: ql,
+            kv_layout: kl,
+            act_q: iq.map(|i| &vs[i]),
+            act_kv: ik.map(|i| &vs[i]),
+            table: it.map(|i| &vs[i]),
+        };
+        engine::sparse_flash_attention(
+            &vs[0],
+            &vs[1],
+            &vs[2],
+            &vs[3],
+            ir.map(|i| (&vs[i], &vs[i + 1])),
+            &seqs,
+            &p,
+            &vs[o],
+            os.map(|i| (&vs[i], &vs[i + 1])),
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSparseFlashAttentionGetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    sparseIndices: *const c_void,
+    blockTable: *const c_void,
+    actualSeqLengthsQuery: *const c_void,
+    actualSeqLengthsKv: *const c_void,
+    queryRope: *const c_void,
+    keyRope: *const c_void,
+    scaleValue: f64,
+    sparseBlockSize: i64,
+    layoutQuery: *mut c_char,
+    layoutKv: *mut c_char,
+    sparseMode: i64,
+    preTokens: i64,
+    nextTokens: i64,
+    attentionMode: i64,
+    returnSoftmaxLse: bool,
+    attentionOut: *const c_void,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSparseFlashAttentionGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            // SAFETY: the caller's arguments, passed through.
+            unsafe {
+                sfa(
+                    "aclnnSparseFlashAttention",
+                    query,
+                    key,
+                    value,
+                    sparseIndices,
+                    blockTable,
+                    actualSeqLengthsQuery,
+                    actualSeqLengthsKv,
+                    queryRope,
+                    keyRope,
+                    None,
+                    scaleValue,
+                    sparseBlockSize,
+                    layoutQuery,
+                    layoutKv,
+                    sparseMode,
+                    preTokens,
+                    nextTokens,
+                    attentionMode,
+                    returnSoftmaxLse,
+                    attentionOut,
+                    softmaxMaxOut,
+                    softmaxSumOut,
+                )
+            }
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnSparseFlashAttentionV2GetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    sparseIndices: *const c_void,
+    blockTable: *const c_void,
+    actualSeqLengthsQuery: *const c_void,
+    actualSeqLengthsKv: *const c_void,
+    queryRope: *const c_void,
+    keyRope: *const c_void,
+    sinks: *const c_void,
+    scaleValue: f64,
+    sparseBlockSize: i64,
+    layoutQuery: *mut c_char,
+    layoutKv: *mut c_char,
+    sparseMode: i64,
+    preTokens: i64,
+    nextTokens: i64,
+    attentionMode: i64,
+    returnSoftmaxLse: bool,
+    attentionOut: *const c_void,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnSparseFlashAttentionV2GetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            // SAFETY: the caller's arguments, passed through.
+            unsafe {
+                sfa(
+                    "aclnnSparseFlashAttentionV2",
+                    query,
+                    key,
+                    value,
+                    sparseIndices,
+                    blockTable,
+                    actualSeqLengthsQuery,
+                    actualSeqLengthsKv,
+                    queryRope,
+                    keyRope,
+                    Some(sinks),
+                    scaleValue,
+                    sparseBlockSize,
+                    layoutQuery,
+                    layoutKv,
+                    sparseMode,
+                    preTokens,
+                    nextTokens,
+                    attentionMode,
+                    returnSoftmaxLse,
+                    attentionOut,
+                    softmaxMaxOut,
+                    softmaxSumOut,
+                )
+            }
+        },
+    )
+}
+
+crate::phase2!(aclnnSparseFlashAttention);
+crate::phase2!(aclnnSparseFlashAttentionV2);
