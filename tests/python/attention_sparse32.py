@@ -1,9 +1,11 @@
-"""DeepSeek-V3.2 sparse attention through torch_npu against float64 CPU references of the
+"""Sparse attention through torch_npu against float64 CPU references of the
 documented formulas: npu_lightning_indexer (aclnnLightningIndexer: per query token the
 sparse_count key positions of highest Σ_n w·relu(q_n·k), layouts BSND/TND/PA_BSND, sparse
 modes 0 and 3, actual lengths) and npu_sparse_flash_attention (aclnnSparseFlashAttention:
 softmax(scale·(q·k + q_rope·k_rope))·v over the selected positions or blocks, softmax
-max/sum). The torch_npu API pages' examples run as written. Each operator also has error
+max/sum) and npu_block_sparse_attention (aclnnBlockSparseAttention: softmax(scale·q·kᵀ)·v over
+the key blocks block_sparse_mask selects per query block, TND/BNSD/BSND, actual lengths,
+softmax_lse). The torch_npu API pages' examples run as written. Each operator also has error
 cases that expect the documented status code and a message naming the argument. Prints
 PASS/FAIL per case and exits 1 when any fails.
 """
@@ -435,6 +437,174 @@ case("sfa_with_lightning_indexer", sfa_with_lightning_indexer)
 case("sfa_bad_attention_mode", sfa_bad_attention_mode)
 case("sfa_bad_block_size", sfa_bad_block_size)
 case("sfa_sinks_refused", sfa_sinks_refused)
+
+
+# ---------------------------------------------------------------------------------------
+# npu_block_sparse_attention
+
+
+def bsa_ref(q, k, v, mask, bx, by, scale, layout, q_lens, kv_lens):
+    """float64: per batch b, head n (kv head n // G), row i: softmax over the key positions
+    j < kv_len whose block mask[b, n, i // bx, j // by] is set."""
+    if layout == "TND":
+        qs = []
+        q0 = k0 = 0
+        for lq, lk in zip(q_lens, kv_lens):
+            qs.append((q[q0:q0 + lq].permute(1, 0, 2), k[k0:k0 + lk].permute(1, 0, 2),
+                       v[k0:k0 + lk].permute(1, 0, 2), q0))
+            q0, k0 = q0 + lq, k0 + lk
+    elif layout == "BNSD":
+        qs = [(q[b, :, :lq], k[b, :, :lk], v[b, :, :lk], b) for b, (lq, lk) in
+              enumerate(zip(q_lens, kv_lens))]
+    else:
+        qs = [(q[b, :lq].permute(1, 0, 2), k[b, :lk].permute(1, 0, 2),
+               v[b, :lk].permute(1, 0, 2), b) for b, (lq, lk) in enumerate(zip(q_lens, kv_lens))]
+    out = torch.zeros(q.shape, dtype=torch.float64)
+    lse = torch.full(q.shape[:-1] + (1,), float("-inf"), dtype=torch.float64)
+    hd = 1 if layout == "BNSD" else -2
+    n1, n2 = q.shape[hd], k.shape[hd]
+    g = n1 // n2
+    for b, (qb, kb, vb, tag) in enumerate(qs):
+        for n in range(n1):
+            qq, kk, vv = qb[n].double(), kb[n // g].double(), vb[n // g].double()
+            for i in range(qq.shape[0]):
+                sel = [j for j in range(kk.shape[0]) if mask[b, n, i // bx, j // by] != 0]
+                if not sel:
+                    continue
+                sc = scale * (kk[sel] @ qq[i])
+                m = sc.max()
+                e = torch.exp(sc - m)
+                o = (e @ vv[sel]) / e.sum()
+                l = m + torch.log(e.sum())
+                if layout == "TND":
+                    out[tag + i, n], lse[tag + i, n, 0] = o, l
+                elif layout == "BNSD":
+                    out[b, n, i], lse[b, n, i, 0] = o, l
+                else:
+                    out[b, i, n], lse[b, i, n, 0] = o, l
+    return out, lse
+
+
+def bsa_case(layout, dtype, precise, lens):
+    def f():
+        torch.manual_seed(21)
+        n1, n2, d = 4, 2, 64
+        bx, by = 8, 128
+        if layout == "TND":
+            q_lens, kv_lens = [20, 12], [150, 60]
+            q = torch.randn(sum(q_lens), n1, d).to(dtype)
+            k = torch.randn(sum(kv_lens), n2, d).to(dtype)
+            v = torch.randn(sum(kv_lens), n2, d).to(dtype)
+            kw = dict(actual_seq_lengths=q_lens, actual_seq_lengths_kv=kv_lens)
+        else:
+            b, s1, s2 = 2, 20, 200
+            q_lens, kv_lens = ([20, 13], [200, 140]) if lens else ([s1] * b, [s2] * b)
+            if layout == "BNSD":
+                q = torch.randn(b, n1, s1, d).to(dtype)
+                k = torch.randn(b, n2, s2, d).to(dtype)
+                v = torch.randn(b, n2, s2, d).to(dtype)
+            else:
+                q = torch.randn(b, s1, n1, d).to(dtype)
+                k = torch.randn(b, s2, n2, d).to(dtype)
+                v = torch.randn(b, s2, n2, d).to(dtype)
+            kw = dict(actual_seq_lengths=q_lens, actual_seq_lengths_kv=kv_lens) if lens else {}
+        mq = (max(q_lens) + bx - 1) // bx
+        mk = (max(kv_lens) + by - 1) // by
+        mask = (torch.rand(len(q_lens), n1, mq, mk, generator=torch.Generator().manual_seed(4))
+                > 0.3).to(torch.int8)
+        mask[0, 0, 0, :] = 0  # one block row with no key at all
+        out, lse = torch_npu.npu_block_sparse_attention(
+            q.to(D), k.to(D), v.to(D), mask.to(D), [bx, by], q_input_layout=layout,
+            kv_input_layout=layout, num_key_value_heads=n2, scale_value=d ** -0.5,
+            inner_precise=precise, softmax_lse_flag=1, **kw)
+        want, wl = bsa_ref(q, k, v, mask, bx, by, d ** -0.5, layout, q_lens, kv_lens)
+        if layout == "TND":
+            close(out, want, 2e-2, 2e-2)
+            close(lse, wl, 1e-4, 1e-4)
+        else:
+            # rows past a batch's length are not defined by the reference page; compare valid ones
+            for b, lq in enumerate(q_lens):
+                if layout == "BNSD":
+                    close(out[b, :, :lq], want[b, :, :lq], 2e-2, 2e-2)
+                    close(lse[b, :, :lq], wl[b, :, :lq], 1e-4, 1e-4)
+                else:
+                    close(out[b, :lq], want[b, :lq], 2e-2, 2e-2)
+                    close(lse[b, :lq], wl[b, :lq], 1e-4, 1e-4)
+    return f
+
+
+def bsa_page_example_bnsd():
+    # torch_npu's npu_block_sparse_attention page, BNSD example, as written.
+    B, N, S, D_ = 2, 8, 32, 64
+    num_kv_heads = 8
+    scale_value = 1.0 / (D_ ** 0.5)
+    block_shape = [128, 128]
+    ceil_q = (S + block_shape[0] - 1) // block_shape[0]
+    ceil_kv = (S + block_shape[1] - 1) // block_shape[1]
+    query = torch.randn(B, N, S, D_, dtype=torch.float16).npu()
+    key = torch.randn(B, num_kv_heads, S, D_, dtype=torch.float16).npu()
+    value = torch.randn(B, num_kv_heads, S, D_, dtype=torch.float16).npu()
+    block_sparse_mask = torch.ones(B, N, ceil_q, ceil_kv, dtype=torch.int8).npu()
+    attention_out, softmax_lse = torch_npu.npu_block_sparse_attention(
+        query, key, value, block_sparse_mask, block_shape,
+        q_input_layout="BNSD", kv_input_layout="BNSD",
+        num_key_value_heads=num_kv_heads, scale_value=scale_value, inner_precise=1,
+    )
+    print(attention_out.shape)  # (B, N, S, D)
+    assert attention_out.shape == (B, N, S, D_)
+    want = torch.softmax(query.cpu().double() @ key.cpu().double().transpose(-1, -2) * scale_value,
+                         -1) @ value.cpu().double()
+    close(attention_out, want, 2e-2, 2e-2)
+
+
+def bsa_page_example_tnd():
+    # torch_npu's npu_block_sparse_attention page, TND example, as written.
+    T, N, D_ = 32, 8, 64
+    num_kv_heads = 8
+    scale_value = 1.0 / (D_ ** 0.5)
+    block_shape = [128, 128]
+    ceil_q = (T + block_shape[0] - 1) // block_shape[0]
+    ceil_kv = (T + block_shape[1] - 1) // block_shape[1]
+    query = torch.randn(T, N, D_, dtype=torch.float16).npu()
+    key = torch.randn(T, num_kv_heads, D_, dtype=torch.float16).npu()
+    value = torch.randn(T, num_kv_heads, D_, dtype=torch.float16).npu()
+    block_sparse_mask = torch.ones(1, N, ceil_q, ceil_kv, dtype=torch.int8).npu()
+    attention_out, softmax_lse = torch_npu.npu_block_sparse_attention(
+        query, key, value, block_sparse_mask, block_shape,
+        q_input_layout="TND", kv_input_layout="TND",
+        num_key_value_heads=num_kv_heads, scale_value=scale_value, inner_precise=1,
+        actual_seq_lengths=[T], actual_seq_lengths_kv=[T],
+    )
+    print(attention_out.shape)  # (T, N, D)
+    assert attention_out.shape == (T, N, D_)
+    qd, kd, vd = (x.cpu().double().transpose(0, 1) for x in (query, key, value))
+    want = (torch.softmax(qd @ kd.transpose(-1, -2) * scale_value, -1) @ vd).transpose(0, 1)
+    close(attention_out, want, 2e-2, 2e-2)
+
+
+def bsa_bad_block_y():
+    q = torch.randn(1, 2, 16, 64, dtype=torch.float16).to(D)
+    m = torch.ones(1, 2, 2, 1, dtype=torch.int8).to(D)
+    expect_error(lambda: torch_npu.npu_block_sparse_attention(
+        q, q, q, m, [8, 64], q_input_layout="BNSD", kv_input_layout="BNSD",
+        num_key_value_heads=2, scale_value=0.1), "161002", ["aclnnBlockSparseAttention", "blockShapeY"])
+
+
+def bsa_bad_precise_bf16():
+    q = torch.randn(1, 2, 16, 64, dtype=torch.bfloat16).to(D)
+    m = torch.ones(1, 2, 1, 1, dtype=torch.int8).to(D)
+    expect_error(lambda: torch_npu.npu_block_sparse_attention(
+        q, q, q, m, [128, 128], q_input_layout="BNSD", kv_input_layout="BNSD",
+        num_key_value_heads=2, scale_value=0.1, inner_precise=1), "161002", ["innerPrecise"])
+
+
+case("bsa_bnsd_lens_f16", bsa_case("BNSD", torch.float16, 1, True))
+case("bsa_bsnd_bf16", bsa_case("BSND", torch.bfloat16, 0, False))
+case("bsa_tnd_f16", bsa_case("TND", torch.float16, 0, True))
+case("bsa_page_example_bnsd", bsa_page_example_bnsd)
+case("bsa_page_example_tnd", bsa_page_example_tnd)
+case("bsa_bad_block_y", bsa_bad_block_y)
+case("bsa_bad_precise_bf16", bsa_bad_precise_bf16)
 
 print(f"attention_sparse32: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

@@ -2278,7 +2278,8 @@ fn llm_ops32_match_cpu() {
 /// DeepSeek-V3.2 sparse attention (`tests/python/attention_sparse32.py`): npu_lightning_indexer
 /// and npu_sparse_flash_attention against float64 references of the documented formulas
 /// (layouts BSND/TND/PA_BSND, sparse modes 0/3, actual lengths, block-wise indices, softmax
-/// max/sum), the API pages' examples as written, and the documented errors.
+/// max/sum), npu_block_sparse_attention (block masks, TND/BNSD/BSND, softmax_lse), the API
+/// pages' examples as written, and the documented errors.
 #[test]
 fn sparse_attention32_match_cpu() {
     let Some(venv) = venv() else { return };
@@ -2314,6 +2315,13 @@ fn sparse_attention32_match_cpu() {
         "sfa_bad_attention_mode",
         "sfa_bad_block_size",
         "sfa_sinks_refused",
+        "bsa_bnsd_lens_f16",
+        "bsa_bsnd_bf16",
+        "bsa_tnd_f16",
+        "bsa_page_example_bnsd",
+        "bsa_page_example_tnd",
+        "bsa_bad_block_y",
+        "bsa_bad_precise_bf16",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

@@ -391,3 +391,120 @@ pub fn sparse_flash_attention(
     }
     Ok(())
 }
+
+/// The layouts of BlockSparseAttention (query, key and value share one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BsaLayout {
+    Tnd,
+    Bnsd,
+    Bsnd,
+}
+
+impl BsaLayout {
+    pub fn parse(s: &str) -> Option<BsaLayout> {
+        match s {
+            "TND" => Some(BsaLayout::Tnd),
+            "BNSD" => Some(BsaLayout::Bnsd),
+            "BSND" => Some(BsaLayout::Bsnd),
+            _ => None,
+        }
+    }
+
+    /// (batches, S, N, D) of a tensor; TND has one "batch" of T rows.
+    pub fn dims(self, shape: &[usize]) -> (usize, usize, usize, usize) {
+        match self {
+            BsaLayout::Tnd => (1, shape[0], shape[1], shape[2]),
+            BsaLayout::Bnsd => (shape[0], shape[2], shape[1], shape[3]),
+            BsaLayout::Bsnd => (shape[0], shape[1], shape[2], shape[3]),
+        }
+    }
+
+    /// The row (in units of D) of batch `b`'s position `s`, head `n`, for a tensor of
+    /// (S, N) in this layout; `start` is the batch's first token for TND.
+    fn row(self, b: usize, s: usize, n: usize, (sd, nd): (usize, usize), start: usize) -> usize {
+        match self {
+            BsaLayout::Tnd => (start + s) * nd + n,
+            BsaLayout::Bnsd => (b * nd + n) * sd + s,
+            BsaLayout::Bsnd => (b * sd + s) * nd + n,
+        }
+    }
+}
+
+/// The attributes of a BlockSparseAttention call.
+#[derive(Clone, Debug)]
+pub struct Bsa {
+    pub layout: BsaLayout,
+    /// Per-batch query and key/value lengths (B entries; for TND the batches follow each
+    /// other in T).
+    pub q_lens: Vec<usize>,
+    pub kv_lens: Vec<usize>,
+    pub block_x: usize,
+    pub block_y: usize,
+    pub scale: f64,
+}
+
+/// `aclnnBlockSparseAttention`: query row `i` of batch `b`, head `n` (key/value head
+/// `n / (N1 / N2)`) attends to the key positions `j < kv_len` whose block
+/// `mask[b, n, i / blockX, j / blockY]` is nonzero: `out = softmax(scale·q·kᵀ)·v`; `lse` (when
+/// given, shaped like the query with D = 1) is `max + ln Σ e^(s - max)`. A row with no
+/// position (or past the batch's length) gets out 0 and lse -inf.
+pub fn block_sparse_attention(
+    q: &View,
+    k: &View,
+    v: &View,
+    mask: &View,
+    p: &Bsa,
+    out: &View,
+    lse: Option<&View>,
+) -> Result<(), String> {
+    let (_, s1, n1, d) = p.layout.dims(&q.shape);
+    let (_, s2, n2, _) = p.layout.dims(&k.shape);
+    let dv = v.shape[v.shape.len() - 1];
+    let g = n1 / n2;
+    let (mq, mk) = (mask.shape[2], mask.shape[3]);
+    let (qs, ks, vs, ms) = (load(q)?, load(k)?, load(v)?, load(mask)?);
+    let rows = q.numel() / d;
+    let mut o = vec![0f64; rows * dv];
+    let mut l = vec![f64::NEG_INFINITY; rows];
+    let (mut q0, mut k0) = (0, 0);
+    for (b, (&lq, &lk)) in p.q_lens.iter().zip(&p.kv_lens).enumerate() {
+        for n in 0..n1 {
+            let h = n / g;
+            for i in 0..lq {
+                let qr = p.layout.row(b, i, n, (s1, n1), q0);
+                let qv = &qs[qr * d..][..d];
+                let mrow = ((b * n1 + n) * mq + i / p.block_x) * mk;
+                let pos: Vec<usize> = (0..lk)
+                    .filter(|&j| j / p.block_y < mk && ms[mrow + j / p.block_y] != 0.0)
+                    .map(|j| p.layout.row(b, j, h, (s2, n2), k0))
+                    .collect();
+                if pos.is_empty() {
+                    continue;
+                }
+                let sc: Vec<f64> = pos
+                    .iter()
+                    .map(|&r| p.scale * dot(qv, &ks[r * d..][..d]))
+                    .collect();
+                let m = sc.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let e: Vec<f64> = sc.iter().map(|s| (s - m).exp()).collect();
+                let sum: f64 = e.iter().sum();
+                let or = &mut o[qr * dv..][..dv];
+                for (&r, &w) in pos.iter().zip(&e) {
+                    for (a, &x) in or.iter_mut().zip(&vs[r * dv..][..dv]) {
+                        *a += w * x / sum;
+                    }
+                }
+                l[qr] = m + sum.ln();
+            }
+        }
+        if p.layout == BsaLayout::Tnd {
+            q0 += lq;
+            k0 += lk;
+        }
+    }
+    store(o, out)?;
+    if let Some(lv) = lse {
+        store(l, lv)?;
+    }
+    Ok(())
+}

@@ -1,6 +1,7 @@
 //! DeepSeek-V3.2 sparse attention: `aclnnLightningIndexer` (torch_npu's
 //! `npu_lightning_indexer`) and `aclnnSparseFlashAttention` / `…V2`
-//! (`npu_sparse_flash_attention`), with CANN's Atlas A2/A3 checks, on the engine of
+//! (`npu_sparse_flash_attention`), and `aclnnBlockSparseAttention`
+//! (`npu_block_sparse_attention`), with CANN's Atlas A2/A3 checks, on the engine of
 //! [`npu_emu::ops::sparse_attention`].
 #![allow(non_snake_case)]
 
@@ -9,7 +10,9 @@ use super::fused::same_dtype;
 use super::launch::{phase1, Launch};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::DType;
-use npu_emu::ops::sparse_attention::{self as engine, KvLayout, QLayout, Seqs, Sfa};
+use npu_emu::ops::sparse_attention::{
+    self as engine, Bsa, BsaLayout, KvLayout, QLayout, Seqs, Sfa,
+};
 use std::ffi::{c_char, c_void, CStr};
 
 /// The only preTokens/nextTokens CANN accepts.
@@ -680,3 +683,253 @@ pub unsafe extern "C" fn aclnnSparseFlashAttentionV2GetWorkspaceSize(
 
 crate::phase2!(aclnnSparseFlashAttention);
 crate::phase2!(aclnnSparseFlashAttentionV2);
+
+/// BlockSparseAttention's only preTokens/nextTokens (no sliding window).
+const BSA_TOKENS: i64 = 2147483647;
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnBlockSparseAttentionGetWorkspaceSize(
+    query: *const c_void,
+    key: *const c_void,
+    value: *const c_void,
+    blockSparseMaskOptional: *const c_void,
+    attenMaskOptional: *const c_void,
+    blockShapeOptional: *const c_void,
+    actualSeqLengthsOptional: *const c_void,
+    actualSeqLengthsKvOptional: *const c_void,
+    blockTableOptional: *const c_void,
+    qInputLayout: *mut c_char,
+    kvInputLayout: *mut c_char,
+    numKeyValueHeads: i64,
+    maskType: i64,
+    scaleValue: f64,
+    innerPrecise: i64,
+    blockSize: i64,
+    preTokens: i64,
+    nextTokens: i64,
+    softmaxLseFlag: i64,
+    attentionOut: *const c_void,
+    softmaxLseOptional: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnBlockSparseAttentionGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let k = a::tensor(key, "key")?;
+            let v = a::tensor(value, "value")?;
+            let mask = a::opt_tensor(blockSparseMaskOptional, "blockSparseMaskOptional")?
+                .ok_or_else(|| {
+                    NnError::nullptr(
+                        "blockSparseMaskOptional is nullptr; the current version requires it",
+                    )
+                })?;
+            if !attenMaskOptional.is_null() {
+                return Err(NnError::invalid(
+                    "attenMaskOptional is not supported; it must be nullptr",
+                ));
+            }
+            if !blockTableOptional.is_null() {
+                return Err(NnError::invalid(
+                    "blockTableOptional (PagedAttention) is not supported; it must be nullptr",
+                ));
+            }
+            let out = a::tensor(attentionOut, "attentionOut")?;
+            // SAFETY: the caller's C strings or NULL.
+            let (lq, lk) = unsafe {
+                (
+                    layout_str(qInputLayout, "qInputLayout", None)?,
+                    layout_str(kvInputLayout, "kvInputLayout", None)?,
+                )
+            };
+            let layout = BsaLayout::parse(&lq).ok_or_else(|| {
+                NnError::invalid(format!(
+                    "qInputLayout \"{lq}\" is not supported; supported: TND, BNSD, BSND"
+                ))
+            })?;
+            if lk != lq {
+                return Err(NnError::invalid(format!(
+                    "kvInputLayout \"{lk}\" must equal qInputLayout \"{lq}\""
+                )));
+            }
+            a::dtype_in(&q, &[DType::F16, DType::BF16])?;
+            same_dtype(&k, &q)?;
+            same_dtype(&v, &q)?;
+            let want = if layout == BsaLayout::Tnd { 3 } else { 4 };
+            for t in [&q, &k, &v] {
+                rank(t, want, "the layout")?;
+            }
+            let (b, s1, n1, d) = layout.dims(q.shape());
+            let (bk, s2, n2, dk) = layout.dims(k.shape());
+            a::same_shape(&v, k.shape())?;
+            if bk != b {
+                return Err(NnError::invalid(format!(
+                    "key has batch {bk}, query {b}; they must agree"
+                )));
+            }
+            if d != dk || (d != 64 && d != 128) {
+                return Err(NnError::invalid(format!(
+                    "head dims query {d}, key {dk}: D must be 64 or 128 for both"
+                )));
+            }
+            if numKeyValueHeads != n2 as i64 {
+                return Err(NnError::invalid(format!(
+                    "numKeyValueHeads {numKeyValueHeads} differs from key's N = {n2}"
+                )));
+            }
+            if n1 < n2 || !n1.is_multiple_of(n2) {
+                return Err(NnError::invalid(format!(
+                    "query N {n1}, key/value N {n2}: N1 >= N2 and N1 % N2 == 0 are required"
+                )));
+            }
+            let shape = a::opt_int_array(blockShapeOptional, "blockShapeOptional")?
+                .unwrap_or_else(|| vec![128, 128]);
+            if shape.len() < 2 || shape[0] <= 0 || shape[1] <= 0 {
+                return Err(NnError::invalid(format!(
+                    "blockShapeOptional {shape:?} must hold [blockShapeX, blockShapeY], both > 0"
+                )));
+            }
+            if shape[1] % 128 != 0 {
+                return Err(NnError::invalid(format!(
+                    "blockShapeY {} must be a multiple of 128 on Atlas A2/A3",
+                    shape[1]
+                )));
+            }
+            let aq = a::opt_int_array(actualSeqLengthsOptional, "actualSeqLengthsOptional")?;
+            let ak = a::opt_int_array(actualSeqLengthsKvOptional, "actualSeqLengthsKvOptional")?;
+            if aq.is_some() != ak.is_some() {
+                return Err(NnError::invalid(
+                    "actualSeqLengthsOptional and actualSeqLengthsKvOptional must be given \
+                     together or both be nullptr",
+                ));
+            }
+            let lens = |v: Option<Vec<i64>>, arg: &str, s: usize| -> NnResult<Vec<usize>> {
+                let v = match v {
+                    Some(v) => v,
+                    None if layout == BsaLayout::Tnd => {
+                        return Err(NnError::nullptr(format!(
+                            "{arg} is nullptr; layout TND requires it"
+                        )))
+                    }
+                    None => vec![s as i64; b],
+                };
+                let total: i64 = v.iter().sum();
+                let bad = v.iter().any(|&x| x < 0)
+                    || match layout {
+                        BsaLayout::Tnd => total > s as i64,
+                        _ => v.len() != b || v.iter().any(|&x| x > s as i64),
+                    };
+                if bad || v.is_empty() {
+                    return Err(NnError::invalid(format!(
+                        "{arg} {v:?}: one non-negative length per batch, each at most S = {s} \
+                         (TND: summing to at most T = {s})"
+                    )));
+                }
+                Ok(v.iter().map(|&x| x as usize).collect())
+            };
+            let q_lens = lens(aq, "actualSeqLengthsOptional", s1)?;
+            let kv_lens = lens(ak, "actualSeqLengthsKvOptional", s2)?;
+            if q_lens.len() != kv_lens.len() {
+                return Err(NnError::invalid(format!(
+                    "actualSeqLengthsOptional has {} entries, actualSeqLengthsKvOptional {}",
+                    q_lens.len(),
+                    kv_lens.len()
+                )));
+            }
+            let (bx, by) = (shape[0] as usize, shape[1] as usize);
+            let nb = q_lens.len();
+            let need_q = q_lens.iter().max().copied().unwrap_or(0).div_ceil(bx);
+            let need_k = kv_lens.iter().max().copied().unwrap_or(0).div_ceil(by);
+            a::dtype_in(&mask, &[DType::I8])?;
+            let ms = mask.shape();
+            if mask.ndim() != 4 || ms[0] != nb || ms[1] != n1 || ms[2] < need_q || ms[3] < need_k {
+                return Err(NnError::invalid(format!(
+                    "blockSparseMaskOptional has shape {ms:?}; expected [{nb}, {n1}, \
+                     {need_q}, {need_k}] (batch, headNum, ceilDiv(qSeq, blockShapeX), \
+                     ceilDiv(kvSeq, blockShapeY))"
+                )));
+            }
+            if maskType != 0 {
+                return Err(NnError::invalid(format!(
+                    "maskType {maskType} is not supported; only 0 is"
+                )));
+            }
+            match innerPrecise {
+                0 => {}
+                1 if q.dtype() == DType::F16 => {}
+                1 => {
+                    return Err(NnError::invalid(
+                        "innerPrecise 1 needs FLOAT16 query/key/value; BFLOAT16 supports only 0",
+                    ))
+                }
+                _ => {
+                    return Err(NnError::invalid(format!(
+                        "innerPrecise {innerPrecise} is not supported on Atlas A2/A3; \
+                         supported: 0, 1"
+                    )))
+                }
+            }
+            if blockSize != 0 {
+                return Err(NnError::invalid(format!(
+                    "blockSize {blockSize} is not supported; only 0 (no paged cache) is"
+                )));
+            }
+            if preTokens != BSA_TOKENS || nextTokens != BSA_TOKENS {
+                return Err(NnError::invalid(format!(
+                    "preTokens {preTokens} / nextTokens {nextTokens}: only 2147483647 is \
+                     supported"
+                )));
+            }
+            if softmaxLseFlag != 0 && softmaxLseFlag != 1 {
+                return Err(NnError::invalid(format!(
+                    "softmaxLseFlag {softmaxLseFlag} must be 0 or 1"
+                )));
+            }
+            same_dtype(&out, &q)?;
+            a::same_shape(&out, q.shape())?;
+            let lse = if softmaxLseFlag == 1 {
+                let t =
+                    a::opt_tensor(softmaxLseOptional, "softmaxLseOptional")?.ok_or_else(|| {
+                        NnError::nullptr("softmaxLseOptional is nullptr but softmaxLseFlag is 1")
+                    })?;
+                a::dtype_in(&t, &[DType::F32])?;
+                let mut s = q.shape().to_vec();
+                *s.last_mut().unwrap() = 1;
+                a::same_shape(&t, &s)?;
+                Some(t)
+            } else {
+                None
+            };
+            let mut l = Launch::new("aclnnBlockSparseAttention");
+            for t in [&q, &k, &v, &mask] {
+                l.input(t);
+            }
+            let o = l.output(&out);
+            let ol = lse.as_ref().map(|t| l.output(t));
+            let p = Bsa {
+                layout,
+                q_lens,
+                kv_lens,
+                block_x: bx,
+                block_y: by,
+                scale: scaleValue,
+            };
+            l.finish(move |vs, _| {
+                engine::block_sparse_attention(
+                    &vs[0],
+                    &vs[1],
+                    &vs[2],
+                    &vs[3],
+                    &p,
+                    &vs[o],
+                    ol.map(|i| &vs[i]),
+                )
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnBlockSparseAttention);
