@@ -5,7 +5,9 @@ modes 0 and 3, actual lengths) and npu_sparse_flash_attention (aclnnSparseFlashA
 softmax(scale·(q·k + q_rope·k_rope))·v over the selected positions or blocks, softmax
 max/sum) and npu_block_sparse_attention (aclnnBlockSparseAttention: softmax(scale·q·kᵀ)·v over
 the key blocks block_sparse_mask selects per query block, TND/BNSD/BSND, actual lengths,
-softmax_lse). The torch_npu API pages' examples run as written. Each operator also has error
+softmax_lse) and npu_fused_floyd_attention / _backward (aclnnFusedFloydAttention(Grad):
+softmax over k of scale·(q·k1[n,k] + q·k2[k,m]) applied to v1[n,k] + v2[k,m], checked with
+float64 autograd). The torch_npu API pages' examples run as written. Each operator also has error
 cases that expect the documented status code and a message naming the argument. Prints
 PASS/FAIL per case and exits 1 when any fails.
 """
@@ -605,6 +607,97 @@ case("bsa_page_example_bnsd", bsa_page_example_bnsd)
 case("bsa_page_example_tnd", bsa_page_example_tnd)
 case("bsa_bad_block_y", bsa_bad_block_y)
 case("bsa_bad_precise_bf16", bsa_bad_precise_bf16)
+
+
+# ---------------------------------------------------------------------------------------
+# npu_fused_floyd_attention (+ _backward)
+
+
+def floyd_ref(q, k1, v1, k2, v2, mask, scale):
+    """float64 autograd reference: s[b,h,n,m,k] = scale·(q·k1[n,k] + q·k2[k,m]), masked k
+    excluded; out = Σ_k softmax(s)·(v1[n,k] + v2[k,m])."""
+    q, k1, v1, k2, v2 = (x.double().detach().requires_grad_() for x in (q, k1, v1, k2, v2))
+    s = scale * (torch.einsum("bhnmd,bhnkd->bhnmk", q, k1) + torch.einsum("bhnmd,bhkmd->bhnmk", q, k2))
+    if mask is not None:
+        s = s.masked_fill(mask.bool(), float("-inf"))
+    mx = s.max(-1, keepdim=True).values
+    e = torch.exp(s - mx)
+    sm = e.sum(-1, keepdim=True)
+    w = e / sm
+    out = torch.einsum("bhnmk,bhnkd->bhnmd", w, v1) + torch.einsum("bhnmk,bhkmd->bhnmd", w, v2)
+    return out, mx, sm, (q, k1, v1, k2, v2)
+
+
+def floyd_case(dtype, with_mask):
+    def f():
+        torch.manual_seed(31)
+        B, H, N, M, K, D_ = 1, 2, 16, 128, 128, 32
+        q = torch.randn(B, H, N, M, D_).to(dtype)
+        k1 = torch.randn(B, H, N, K, D_).to(dtype)
+        v1 = torch.randn(B, H, N, K, D_).to(dtype)
+        k2 = torch.randn(B, H, K, M, D_).to(dtype)
+        v2 = torch.randn(B, H, K, M, D_).to(dtype)
+        mask = (torch.rand(B, 1, N, 1, K) > 0.7) if with_mask else None
+        scale = D_ ** -0.5
+        kw = {"atten_mask": mask.to(D)} if with_mask else {}
+        smax, ssum, out = torch_npu.npu_fused_floyd_attention(
+            q.to(D), k1.to(D), v1.to(D), k2.to(D), v2.to(D), scale_value=scale, **kw)
+        want, mx, sm, leaves = floyd_ref(q, k1, v1, k2, v2, mask, scale)
+        assert smax.shape == (B, H, N, M, 8), smax.shape
+        close(out, want.detach(), 2e-2, 2e-2)
+        close(smax, mx.detach().expand(-1, -1, -1, -1, 8), 1e-3, 1e-3)
+        close(ssum, sm.detach().expand(-1, -1, -1, -1, 8), 1e-3, 1e-3)
+        dy = torch.randn(B, H, N, M, D_).to(dtype)
+        grads = torch_npu.npu_fused_floyd_attention_backward(
+            dy.to(D), q.to(D), k1.to(D), v1.to(D), k2.to(D), v2.to(D), out, smax, ssum,
+            scale_value=scale, **kw)
+        want.backward(dy.double())
+        for g, leaf in zip(grads, leaves):
+            close(g, leaf.grad, 5e-2, 5e-2)
+    return f
+
+
+def floyd_page_example():
+    # torch_npu's npu_fused_floyd_attention page example, as written.
+    import math
+
+    def truncated_normal(mean, std, min, max, size):
+        x = torch.normal(mean, std, size=size)
+        x = torch.where((x < min) | (x > max), torch.tensor(0.0), x)
+        return x
+    B, N, S1, S2, S3, D_ = 1, 1, 16, 256, 256, 64
+    Q = truncated_normal(0.0, 1, -10, 10, (B, N, S1, S2, D_)).to(torch.bfloat16).npu()
+    K1 = truncated_normal(0.0, 1, -10, 10, (B, N, S1, S3, D_)).to(torch.bfloat16).npu()
+    K2 = truncated_normal(0.0, 1, -10, 10, (B, N, S3, S2, D_)).to(torch.bfloat16).npu()
+    V1 = truncated_normal(0.0, 1, -10, 10, (B, N, S1, S3, D_)).to(torch.bfloat16).npu()
+    V2 = truncated_normal(0.0, 1, -10, 10, (B, N, S3, S2, D_)).to(torch.bfloat16).npu()
+    atten_mask = torch.randint(0, 2, [B, 1, S1, 1, S3]).to(torch.bool).npu()
+    scale = 1.0/math.sqrt(D_)
+    x_max_npu, x_sum_npu, output_npu = torch_npu.npu_fused_floyd_attention(
+        Q,
+        K1,
+        V1,
+        K2,
+        V2,
+        atten_mask = atten_mask,
+        scale_value = scale
+    )
+    want, _, _, _ = floyd_ref(Q.cpu(), K1.cpu(), V1.cpu(), K2.cpu(), V2.cpu(), atten_mask.cpu(), scale)
+    close(output_npu, want.detach(), 3e-2, 3e-2)
+
+
+def floyd_bad_m():
+    q = torch.randn(1, 1, 16, 64, 32, dtype=torch.float16).to(D)
+    k1 = torch.randn(1, 1, 16, 128, 32, dtype=torch.float16).to(D)
+    k2 = torch.randn(1, 1, 128, 64, 32, dtype=torch.float16).to(D)
+    expect_error(lambda: torch_npu.npu_fused_floyd_attention(q, k1, k1, k2, k2),
+                 "561002", ["aclnnFusedFloydAttention", "M and K multiples of 128"])
+
+
+case("floyd_f16_grad", floyd_case(torch.float16, False))
+case("floyd_bf16_mask_grad", floyd_case(torch.bfloat16, True))
+case("floyd_page_example", floyd_page_example)
+case("floyd_bad_m", floyd_bad_m)
 
 print(f"attention_sparse32: {len(FAILED)} failed")
 sys.exit(1 if FAILED else 0)

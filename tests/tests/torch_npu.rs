@@ -2279,7 +2279,8 @@ fn llm_ops32_match_cpu() {
 /// and npu_sparse_flash_attention against float64 references of the documented formulas
 /// (layouts BSND/TND/PA_BSND, sparse modes 0/3, actual lengths, block-wise indices, softmax
 /// max/sum), npu_block_sparse_attention (block masks, TND/BNSD/BSND, softmax_lse), the API
-/// pages' examples as written, and the documented errors.
+/// pages' examples as written, npu_fused_floyd_attention and its backward, and the documented
+/// errors.
 #[test]
 fn sparse_attention32_match_cpu() {
     let Some(venv) = venv() else { return };
@@ -2322,6 +2323,10 @@ fn sparse_attention32_match_cpu() {
         "bsa_page_example_tnd",
         "bsa_bad_block_y",
         "bsa_bad_precise_bf16",
+        "floyd_f16_grad",
+        "floyd_bf16_mask_grad",
+        "floyd_page_example",
+        "floyd_bad_m",
     ] {
         assert!(
             r.stdout.contains(&format!("PASS {case}")),

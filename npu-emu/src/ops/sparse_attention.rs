@@ -508,3 +508,182 @@ pub fn block_sparse_attention(
     }
     Ok(())
 }
+
+/// FusedFloydAttention's mask: `[B, 1|H, N, 1|M, K]` (BOOL/UINT8, nonzero excludes `k`).
+struct FloydMask {
+    data: Vec<f64>,
+    shape: Vec<usize>,
+}
+
+impl FloydMask {
+    fn masked(&self, b: usize, h: usize, n: usize, m: usize, k: usize) -> bool {
+        let s = &self.shape;
+        let (h, m) = (if s[1] == 1 { 0 } else { h }, if s[3] == 1 { 0 } else { m });
+        self.data[(((b * s[1] + h) * s[2] + n) * s[3] + m) * s[4] + k] != 0.0
+    }
+}
+
+/// The Floyd dimensions (B, H, N, M, K, D) of query `[B, H, N, M, D]` and key2 `[B, H, K, M, D]`.
+fn floyd_dims(q: &View, k2: &View) -> [usize; 6] {
+    let s = &q.shape;
+    [s[0], s[1], s[2], s[3], k2.shape[2], s[4]]
+}
+
+/// The softmax weights of every `(b, h, n, m)` row over `k`: `scale·(q·k1[n, k] + q·k2[k, m])`
+/// with masked `k` excluded; returns the rows' probabilities `[B·H·N·M, K]`, max and sum.
+fn floyd_probs(
+    qs: &[f64],
+    k1: &[f64],
+    k2: &[f64],
+    mask: Option<&FloydMask>,
+    [b, h, n, m, k, d]: [usize; 6],
+    scale: f64,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let rows = b * h * n * m;
+    let mut p = vec![0f64; rows * k];
+    let mut mx = vec![f64::NEG_INFINITY; rows];
+    let mut sm = vec![0f64; rows];
+    for r in 0..rows {
+        let (bh, nn, mm) = (r / (n * m), (r / m) % n, r % m);
+        let (bi, hi) = (bh / h, bh % h);
+        let qv = &qs[r * d..][..d];
+        let row = &mut p[r * k..][..k];
+        for (kk, x) in row.iter_mut().enumerate() {
+            if mask.is_some_and(|mk| mk.masked(bi, hi, nn, mm, kk)) {
+                *x = f64::NEG_INFINITY;
+                continue;
+            }
+            let a = &k1[((bh * n + nn) * k + kk) * d..][..d];
+            let c = &k2[((bh * k + kk) * m + mm) * d..][..d];
+            *x = scale * (dot(qv, a) + dot(qv, c));
+        }
+        let mv = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        if mv == f64::NEG_INFINITY {
+            row.iter_mut().for_each(|x| *x = 0.0);
+            continue;
+        }
+        let mut s = 0.0;
+        for x in row.iter_mut() {
+            *x = (*x - mv).exp();
+            s += *x;
+        }
+        row.iter_mut().for_each(|x| *x /= s);
+        mx[r] = mv;
+        sm[r] = s;
+    }
+    (p, mx, sm)
+}
+
+fn floyd_mask(mask: Option<&View>) -> Result<Option<FloydMask>, String> {
+    mask.map(|v| {
+        load(v).map(|data| FloydMask {
+            data,
+            shape: v.shape.clone(),
+        })
+    })
+    .transpose()
+}
+
+/// `aclnnFusedFloydAttention`: query `[B, H, N, M, D]`, key1/value1 `[B, H, N, K, D]`,
+/// key2/value2 `[B, H, K, M, D]`; row `(b, h, n, m)` takes the softmax over `k` of
+/// `scale·(q·key1[n, k] + q·key2[k, m])` (masked `k` excluded) and
+/// `out = Σ_k w_k (value1[n, k] + value2[k, m])`; softmax max/sum `[B, H, N, M, 8]` (8 equal
+/// copies). A row with every `k` masked gets out 0, max -inf, sum 0.
+#[allow(clippy::too_many_arguments)]
+pub fn fused_floyd_attention(
+    q: &View,
+    k1: &View,
+    v1: &View,
+    k2: &View,
+    v2: &View,
+    mask: Option<&View>,
+    scale: f64,
+    smax: &View,
+    ssum: &View,
+    out: &View,
+) -> Result<(), String> {
+    let dims = floyd_dims(q, k2);
+    let [b, h, n, m, k, d] = dims;
+    let mk = floyd_mask(mask)?;
+    let (qs, k1s, v1s, k2s, v2s) = (load(q)?, load(k1)?, load(v1)?, load(k2)?, load(v2)?);
+    let (p, mx, sm) = floyd_probs(&qs, &k1s, &k2s, mk.as_ref(), dims, scale);
+    let rows = b * h * n * m;
+    let mut o = vec![0f64; rows * d];
+    for r in 0..rows {
+        let (bh, nn, mm) = (r / (n * m), (r / m) % n, r % m);
+        let or = &mut o[r * d..][..d];
+        for kk in 0..k {
+            let w = p[r * k + kk];
+            if w == 0.0 {
+                continue;
+            }
+            let a = &v1s[((bh * n + nn) * k + kk) * d..][..d];
+            let c = &v2s[((bh * k + kk) * m + mm) * d..][..d];
+            for ((x, &y), &z) in or.iter_mut().zip(a).zip(c) {
+                *x += w * (y + z);
+            }
+        }
+    }
+    store(o, out)?;
+    store(mx.iter().flat_map(|&x| [x; 8]).collect(), smax)?;
+    store(sm.iter().flat_map(|&x| [x; 8]).collect(), ssum)
+}
+
+/// `aclnnFusedFloydAttentionGrad`: the gradients of [`fused_floyd_attention`] from `dy` and
+/// the forward's `out`, with the probabilities recomputed from the inputs (the saved max/sum
+/// are checked for shape only): `dS = P ⊙ (dy·(v1 + v2) - rowsum(dy ⊙ out))`,
+/// `dq = scale·Σ_k dS (k1 + k2)`, `dk1[n, k] = scale·Σ_m dS q`, `dk2[k, m] = scale·Σ_n dS q`,
+/// `dv1[n, k] = Σ_m P dy`, `dv2[k, m] = Σ_n P dy`.
+#[allow(clippy::too_many_arguments)]
+pub fn fused_floyd_attention_grad(
+    q: &View,
+    k1: &View,
+    v1: &View,
+    k2: &View,
+    v2: &View,
+    dy: &View,
+    mask: Option<&View>,
+    out: &View,
+    scale: f64,
+    grads: [&View; 5],
+) -> Result<(), String> {
+    let dims = floyd_dims(q, k2);
+    let [b, h, n, m, k, d] = dims;
+    let mk = floyd_mask(mask)?;
+    let (qs, k1s, v1s, k2s, v2s) = (load(q)?, load(k1)?, load(v1)?, load(k2)?, load(v2)?);
+    let (dys, os) = (load(dy)?, load(out)?);
+    let (p, _, _) = floyd_probs(&qs, &k1s, &k2s, mk.as_ref(), dims, scale);
+    let rows = b * h * n * m;
+    let mut dq = vec![0f64; qs.len()];
+    let mut dk1 = vec![0f64; k1s.len()];
+    let mut dv1 = vec![0f64; v1s.len()];
+    let mut dk2 = vec![0f64; k2s.len()];
+    let mut dv2 = vec![0f64; v2s.len()];
+    for r in 0..rows {
+        let (bh, nn, mm) = (r / (n * m), (r / m) % n, r % m);
+        let g = &dys[r * d..][..d];
+        let qv = &qs[r * d..][..d];
+        let delta = dot(g, &os[r * d..][..d]);
+        for kk in 0..k {
+            let w = p[r * k + kk];
+            if w == 0.0 {
+                continue;
+            }
+            let i1 = ((bh * n + nn) * k + kk) * d;
+            let i2 = ((bh * k + kk) * m + mm) * d;
+            let dp = dot(g, &v1s[i1..][..d]) + dot(g, &v2s[i2..][..d]);
+            let ds = w * (dp - delta) * scale;
+            for j in 0..d {
+                dq[r * d + j] += ds * (k1s[i1 + j] + k2s[i2 + j]);
+                dk1[i1 + j] += ds * qv[j];
+                dk2[i2 + j] += ds * qv[j];
+                dv1[i1 + j] += w * g[j];
+                dv2[i2 + j] += w * g[j];
+            }
+        }
+    }
+    for (buf, v) in [dq, dk1, dv1, dk2, dv2].into_iter().zip(grads) {
+        store(buf, v)?;
+    }
+    Ok(())
+}

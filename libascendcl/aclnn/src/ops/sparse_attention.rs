@@ -1,7 +1,8 @@
 //! DeepSeek-V3.2 sparse attention: `aclnnLightningIndexer` (torch_npu's
 //! `npu_lightning_indexer`) and `aclnnSparseFlashAttention` / `…V2`
 //! (`npu_sparse_flash_attention`), and `aclnnBlockSparseAttention`
-//! (`npu_block_sparse_attention`), with CANN's Atlas A2/A3 checks, on the engine of
+//! (`npu_block_sparse_attention`), `aclnnFusedFloydAttention` / `…Grad`
+//! (`npu_fused_floyd_attention` / `_backward`), with CANN's Atlas A2/A3 checks, on the engine of
 //! [`npu_emu::ops::sparse_attention`].
 #![allow(non_snake_case)]
 
@@ -933,3 +934,218 @@ pub unsafe extern "C" fn aclnnBlockSparseAttentionGetWorkspaceSize(
 }
 
 crate::phase2!(aclnnBlockSparseAttention);
+
+/// ACLNN_ERR_INNER_TILING_ERROR: FusedFloydAttention's shape constraints, as its page lists.
+const TILING: i32 = 561002;
+
+/// FusedFloydAttention's checks: FLOAT16/BFLOAT16, query `[B, H, N, M, D]`, key1/value1
+/// `[B, H, N, K, D]`, key2/value2 `[B, H, K, M, D]`, the mask BOOL/UINT8 `[B, 1|H, N, 1|M, K]`;
+/// the page's ranges (B ≤ 2048, H ≤ 256, N a multiple of 16, M and K multiples of 128,
+/// D 32/64/128) give 561002.
+fn floyd_check(q: &T, k1: &T, v1: &T, k2: &T, v2: &T, mask: Option<&T>) -> NnResult<()> {
+    a::dtype_in(q, &[DType::F16, DType::BF16])?;
+    for t in [k1, v1, k2, v2] {
+        same_dtype(t, q)?;
+    }
+    for t in [q, k1, v1, k2, v2] {
+        if t.ndim() != 5 {
+            return Err(NnError::invalid(format!(
+                "{} has shape {:?}; it takes 5 dimensions",
+                t.arg,
+                t.shape()
+            )));
+        }
+    }
+    let qs = q.shape();
+    let (b, h, n, m, d) = (qs[0], qs[1], qs[2], qs[3], qs[4]);
+    let k = k1.shape()[3];
+    a::same_shape(k1, &[b, h, n, k, d])?;
+    a::same_shape(v1, k1.shape())?;
+    a::same_shape(k2, &[b, h, k, m, d])?;
+    a::same_shape(v2, k2.shape())?;
+    if let Some(mk) = mask {
+        a::dtype_in(mk, &[DType::Bool, DType::U8])?;
+        let s = mk.shape();
+        if s.len() != 5
+            || s[0] != b
+            || (s[1] != 1 && s[1] != h)
+            || s[2] != n
+            || (s[3] != 1 && s[3] != m)
+            || s[4] != k
+        {
+            return Err(NnError::invalid(format!(
+                "attenMaskOptional has shape {s:?}; expected [{b}, 1, {n}, 1, {k}] \
+                 ([B, H, N, M, K] also accepted)"
+            )));
+        }
+    }
+    let ok = (1..=2048).contains(&b)
+        && (1..=256).contains(&h)
+        && n >= 16
+        && n.is_multiple_of(16)
+        && m >= 128
+        && m.is_multiple_of(128)
+        && k >= 128
+        && k.is_multiple_of(128)
+        && [32, 64, 128].contains(&d);
+    if !ok {
+        return Err(NnError::new(
+            TILING,
+            format!(
+                "B {b}, H {h}, N {n}, M {m}, K {k}, D {d}: FusedFloydAttention needs B 1-2048, \
+                 H 1-256, N a multiple of 16, M and K multiples of 128, D 32/64/128"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn floyd_stat(t: &T, q: &T) -> NnResult<()> {
+    a::dtype_in(t, &[DType::F32])?;
+    let mut s = q.shape()[..4].to_vec();
+    s.push(8);
+    a::same_shape(t, &s)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFusedFloydAttentionGetWorkspaceSize(
+    query: *const c_void,
+    key1: *const c_void,
+    value1: *const c_void,
+    key2: *const c_void,
+    value2: *const c_void,
+    attenMaskOptional: *const c_void,
+    scaleValueOptional: f64,
+    softmaxMaxOut: *const c_void,
+    softmaxSumOut: *const c_void,
+    attentionOutOut: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnFusedFloydAttentionGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let k1 = a::tensor(key1, "key1")?;
+            let v1 = a::tensor(value1, "value1")?;
+            let k2 = a::tensor(key2, "key2")?;
+            let v2 = a::tensor(value2, "value2")?;
+            let mk = a::opt_tensor(attenMaskOptional, "attenMaskOptional")?;
+            let smax = a::tensor(softmaxMaxOut, "softmaxMaxOut")?;
+            let ssum = a::tensor(softmaxSumOut, "softmaxSumOut")?;
+            let out = a::tensor(attentionOutOut, "attentionOutOut")?;
+            floyd_check(&q, &k1, &v1, &k2, &v2, mk.as_ref())?;
+            floyd_stat(&smax, &q)?;
+            floyd_stat(&ssum, &q)?;
+            same_dtype(&out, &q)?;
+            a::same_shape(&out, q.shape())?;
+            let mut l = Launch::new("aclnnFusedFloydAttention");
+            for t in [&q, &k1, &v1, &k2, &v2] {
+                l.input(t);
+            }
+            let im = mk.as_ref().map(|t| l.input(t));
+            let o = l.output(&smax);
+            l.output(&ssum);
+            l.output(&out);
+            l.finish(move |vs, _| {
+                engine::fused_floyd_attention(
+                    &vs[0],
+                    &vs[1],
+                    &vs[2],
+                    &vs[3],
+                    &vs[4],
+                    im.map(|i| &vs[i]),
+                    scaleValueOptional,
+                    &vs[o],
+                    &vs[o + 1],
+                    &vs[o + 2],
+                )
+            })
+        },
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn aclnnFusedFloydAttentionGradGetWorkspaceSize(
+    query: *const c_void,
+    key1: *const c_void,
+    value1: *const c_void,
+    key2: *const c_void,
+    value2: *const c_void,
+    dy: *const c_void,
+    attenMaskOptional: *const c_void,
+    softmaxMax: *const c_void,
+    softmaxSum: *const c_void,
+    attentionIn: *const c_void,
+    scaleValueOptional: f64,
+    dqOut: *const c_void,
+    dk1Out: *const c_void,
+    dv1Out: *const c_void,
+    dk2Out: *const c_void,
+    dv2Out: *const c_void,
+    workspaceSize: *mut u64,
+    executor: *mut *mut c_void,
+) -> i32 {
+    phase1(
+        "aclnnFusedFloydAttentionGradGetWorkspaceSize",
+        workspaceSize,
+        executor,
+        || {
+            let q = a::tensor(query, "query")?;
+            let k1 = a::tensor(key1, "key1")?;
+            let v1 = a::tensor(value1, "value1")?;
+            let k2 = a::tensor(key2, "key2")?;
+            let v2 = a::tensor(value2, "value2")?;
+            let g = a::tensor(dy, "dy")?;
+            let mk = a::opt_tensor(attenMaskOptional, "attenMaskOptional")?;
+            let smax = a::tensor(softmaxMax, "softmaxMax")?;
+            let ssum = a::tensor(softmaxSum, "softmaxSum")?;
+            let o = a::tensor(attentionIn, "attentionIn")?;
+            let grads = [
+                a::tensor(dqOut, "dqOut")?,
+                a::tensor(dk1Out, "dk1Out")?,
+                a::tensor(dv1Out, "dv1Out")?,
+                a::tensor(dk2Out, "dk2Out")?,
+                a::tensor(dv2Out, "dv2Out")?,
+            ];
+            floyd_check(&q, &k1, &v1, &k2, &v2, mk.as_ref())?;
+            floyd_stat(&smax, &q)?;
+            floyd_stat(&ssum, &q)?;
+            for t in [&g, &o] {
+                same_dtype(t, &q)?;
+                a::same_shape(t, q.shape())?;
+            }
+            for (d, x) in grads.iter().zip([&q, &k1, &v1, &k2, &v2]) {
+                same_dtype(d, x)?;
+                a::same_shape(d, x.shape())?;
+            }
+            let mut l = Launch::new("aclnnFusedFloydAttentionGrad");
+            for t in [&q, &k1, &v1, &k2, &v2, &g, &o] {
+                l.input(t);
+            }
+            let im = mk.as_ref().map(|t| l.input(t));
+            let go = l.output(&grads[0]);
+            for t in &grads[1..] {
+                l.output(t);
+            }
+            l.finish(move |vs, _| {
+                engine::fused_floyd_attention_grad(
+                    &vs[0],
+                    &vs[1],
+                    &vs[2],
+                    &vs[3],
+                    &vs[4],
+                    &vs[5],
+                    im.map(|i| &vs[i]),
+                    &vs[6],
+                    scaleValueOptional,
+                    [&vs[go], &vs[go + 1], &vs[go + 2], &vs[go + 3], &vs[go + 4]],
+                )
+            })
+        },
+    )
+}
+
+crate::phase2!(aclnnFusedFloydAttention, aclnnFusedFloydAttentionGrad);
