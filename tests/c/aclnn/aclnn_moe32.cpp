@@ -15,6 +15,7 @@
 #include "aclnnop/aclnn_moe_init_routing_v2_grad.h"
 #include "aclnnop/aclnn_moe_finalize_routing_v2_grad.h"
 #include "aclnnop/aclnn_grouped_matmul_swiglu_quant.h"
+#include "aclnnop/aclnn_grouped_matmul_swiglu_quant_weight_nz.h"
 #include "aclnnop/aclnn_moe_token_permute_with_ep.h"
 #include "aclnnop/aclnn_moe_token_permute_with_ep_grad.h"
 #include "aclnnop/aclnn_moe_token_unpermute_with_ep.h"
