@@ -220,7 +220,7 @@ pub unsafe extern "C" fn aclnnMoeInitRoutingQuantV2GetWorkspaceSize(
                 } else {
                     let one = |i: Option<usize>| -> Result<f32, String> {
                         let i = i.ok_or("static quant without its scale/offset")?;
-                        Ok(engine::first_f32(&v[i])?)
+                        engine::first_f32(&v[i])
                     };
                     (
                         Quant::Static {
