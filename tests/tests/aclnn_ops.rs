@@ -2233,6 +2233,46 @@ fn sparse_coalesce_and_moe_routing_map_match_the_host_reference() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// `tests/c/aclnn/aclnn_moe32.cpp`: MoeInitRoutingQuantV2 (static and dynamic quantization,
+/// drop-less and drop/pad), MoeInitRoutingV2Grad, MoeFinalizeRoutingV2Grad,
+/// GroupedMatmulSwigluQuant (V1) and MoeToken(Un)PermuteWithEp(+Grad) against host references,
+/// with their argument errors.
+#[test]
+fn moe32_operators_match_the_host_reference() {
+    let work = scratch("aclnn-moe32");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_moe32.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok moe_init_routing_quant_v2",
+        "ok moe_init_routing_v2_grad",
+        "ok moe_finalize_routing_v2_grad",
+        "ok grouped_matmul_swiglu_quant",
+        "ok moe_token_with_ep",
+    ] {
+        assert!(r.stdout.contains(section), "missing {section}: {}", r.all());
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 90, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnMoeInitRoutingQuantV2GetWorkspaceSize: scaleOptional and offsetOptional must not be null when quantMode is 0",
+        "aclnnMoeInitRoutingV2GradGetWorkspaceSize: Attr top_k must be larger than zero",
+        "aclnnMoeFinalizeRoutingV2GradGetWorkspaceSize: expandedXOptional can't be null when scalesOptional is not null",
+        "aclnnGroupedMatmulSwigluQuantGetWorkspaceSize: bias must be nullptr when x and weight are INT8",
+        "aclnnMoeTokenPermuteWithEpGetWorkspaceSize: paddedMode true (drop-and-pad) is not provided",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 #[test]
 fn moe_route_operators_match_the_host_reference() {
     let work = scratch("aclnn-moe-route");

@@ -40,23 +40,79 @@ pub fn moe_init_routing_v2(
 ) -> Result<(), String> {
     let (n, h) = (x.shape[0], x.shape[1]);
     let experts: Vec<i64> = load(expert_idx, DType::I64)?;
-    let k = experts.len().checked_div(n).unwrap_or(0);
+    let r = route_v2(&experts, n, p);
+    let xs: Vec<f64> = load(x, DType::F64)?;
+    let mut ex = vec![0f64; r.out_rows * h];
+    for g in &r.gathers {
+        ex[g.dst * h..(g.dst + 1) * h].copy_from_slice(&xs[g.src * h..(g.src + 1) * h]);
+    }
+    store(ex, DType::F64, expanded_x)?;
+    if p.drop_pad {
+        if let Some(b) = before_capacity {
+            store(r.count.clone(), DType::I64, b)?;
+        }
+    } else if let Some(t) = tokens {
+        store(r.tokens(p.count_flag), DType::I64, t)?;
+    }
+    store(r.row_idx, DType::I64, expanded_row_idx)
+}
+
+/// One row of an expanded output: `out[dst] = x[src]`, routed to `expert`.
+#[derive(Clone, Copy, Debug)]
+pub struct Gather {
+    pub dst: usize,
+    pub src: usize,
+    pub expert: i64,
+}
+
+/// The routing of MoeInitRoutingV2 (and its quantized and gradient forms).
+#[derive(Clone, Debug)]
+pub struct Routing {
+    /// `expanded_row_idx`: the output row of each source pair (`-1` when dropped).
+    pub row_idx: Vec<i64>,
+    /// The rows of the expanded output that are filled (the others are zero).
+    pub gathers: Vec<Gather>,
+    /// Rows of the expanded output (`min(n·k, active)` or `E·C`).
+    pub out_rows: usize,
+    /// Tokens per expert over `[0, expert_num)` before any drop.
+    pub count: Vec<i64>,
+}
+
+impl Routing {
+    /// The per-expert counts (flag 2) or their running sum (flag 1).
+    pub fn tokens(&self, flag: i64) -> Vec<i64> {
+        let mut v = self.count.clone();
+        if flag == 1 {
+            let mut s = 0;
+            for c in v.iter_mut() {
+                s += *c;
+                *c = s;
+            }
+        }
+        v
+    }
+}
+
+/// MoeInitRoutingV2's routing of the flattened `experts` (`[n, k]`, pair `j = row·k + slot`):
+/// a stable sort by expert, then drop-less (`row_idx[j]` the sorted position, the first
+/// `active` positions gathered) or drop/pad (the `c`-th pair of expert `e` at `e·C + c`
+/// when `c < C`, experts outside `[0, E)` and overflow dropped).
+pub fn route_v2(experts: &[i64], n: usize, p: InitRoutingV2) -> Routing {
+    let k = experts.len().checked_div(n).unwrap_or(0).max(1);
     let mut order: Vec<usize> = (0..experts.len()).collect();
     order.sort_by_key(|&j| experts[j]);
-    let xs: Vec<f64> = load(x, DType::F64)?;
-    let mut ri = vec![-1i64; experts.len()];
+    let mut row_idx = vec![-1i64; experts.len()];
     let mut count = vec![0i64; p.expert_num];
-    for &j in &order {
-        if let Some(c) = usize::try_from(experts[j])
-            .ok()
-            .and_then(|e| count.get_mut(e))
-        {
+    for &e in experts {
+        if let Some(c) = usize::try_from(e).ok().and_then(|e| count.get_mut(e)) {
             *c += 1;
         }
     }
+    let mut gathers = Vec::new();
+    let out_rows;
     if p.drop_pad {
         let (e_n, cap) = (p.expert_num, p.capacity);
-        let mut ex = vec![0f64; e_n * cap * h];
+        out_rows = e_n * cap;
         let mut fill = vec![0usize; e_n];
         for &j in &order {
             let Some(e) = usize::try_from(experts[j]).ok().filter(|&e| e < e_n) else {
@@ -65,43 +121,37 @@ pub fn moe_init_routing_v2(
             if fill[e] < cap {
                 let slot = e * cap + fill[e];
                 fill[e] += 1;
-                ri[j] = slot as i64;
-                let src = j / k.max(1);
-                ex[slot * h..(slot + 1) * h].copy_from_slice(&xs[src * h..(src + 1) * h]);
+                row_idx[j] = slot as i64;
+                gathers.push(Gather {
+                    dst: slot,
+                    src: j / k,
+                    expert: experts[j],
+                });
             }
         }
-        store(ex, DType::F64, expanded_x)?;
-        if let Some(b) = before_capacity {
-            store(count.clone(), DType::I64, b)?;
-        }
     } else {
-        let active = if p.active_num == 0 {
+        out_rows = if p.active_num == 0 {
             order.len()
         } else {
             p.active_num.min(order.len())
         };
-        let mut ex = vec![0f64; active * h];
         for (i, &j) in order.iter().enumerate() {
-            ri[j] = i as i64;
-            if i < active {
-                let src = j / k.max(1);
-                ex[i * h..(i + 1) * h].copy_from_slice(&xs[src * h..(src + 1) * h]);
+            row_idx[j] = i as i64;
+            if i < out_rows {
+                gathers.push(Gather {
+                    dst: i,
+                    src: j / k,
+                    expert: experts[j],
+                });
             }
-        }
-        store(ex, DType::F64, expanded_x)?;
-        if let Some(t) = tokens {
-            let mut v = count.clone();
-            if p.count_flag == 1 {
-                let mut s = 0;
-                for c in v.iter_mut() {
-                    s += *c;
-                    *c = s;
-                }
-            }
-            store(v, DType::I64, t)?;
         }
     }
-    store(ri, DType::I64, expanded_row_idx)
+    Routing {
+        row_idx,
+        gathers,
+        out_rows,
+        count,
+    }
 }
 
 /// MoeReRouting: `tokens` (`[A, H]`) hold, rank by rank, the tokens of each of the rank's

@@ -177,11 +177,15 @@ pub struct NzWeight {
 /// A required weight argument, plain or in FRACTAL_NZ (as `aclnnTransMatmulWeight` or
 /// `aclnnNpuFormatCast` leave it: C0 by either rule, the one the storage shape matches).
 pub fn weight(h: *const c_void, arg: &'static str) -> NnResult<Weight> {
-    use npu_emu::formats::{self, C0Rule, Request, FORMAT_FRACTAL_NZ, FORMAT_ND};
     if h.is_null() {
         return Err(NnError::nullptr(format!("{arg} is nullptr")));
     }
-    let t = objects::tensor(h as usize, arg)?;
+    weight_of(objects::tensor(h as usize, arg)?, arg)
+}
+
+/// [`weight`] of a tensor descriptor already read (a caller may first restate its view).
+pub fn weight_of(t: objects::Tensor, arg: &'static str) -> NnResult<Weight> {
+    use npu_emu::formats::{self, C0Rule, Request, FORMAT_FRACTAL_NZ, FORMAT_ND};
     if t.storage_format != FORMAT_FRACTAL_NZ && t.format != FORMAT_FRACTAL_NZ {
         return Ok(Weight {
             logical: to_t(&t, arg)?,

@@ -88,6 +88,8 @@ pub mod nn_more;
 
 pub mod advance_step;
 pub mod attention_nsa;
+pub mod moe32;
+pub mod moe_ep;
 pub mod moe_route;
 pub mod moe_routing_map;
 pub mod sparse;

@@ -599,77 +599,93 @@ unsafe fn gmm_swiglu_quant_v2(
                  it with aclnnNpuFormatCast / npu_format_cast(w, 29))",
             ));
         }
-        a::dtype_in(&x, &[DType::I8])?;
-        a::dtype_in(&w.logical, &[DType::I8])?;
-        a::dtype_in(&ws, &[DType::F32, DType::F16, DType::BF16])?;
-        a::dtype_in(&xs, &[DType::F32, DType::F16, DType::BF16])?;
-        a::dtype_in(&gl, &[DType::I64])?;
-        a::dtype_in(&out, &[DType::I8])?;
-        a::dtype_in(&os, &[DType::F32])?;
-        if x.ndim() != 2 {
-            return Err(NnError::invalid(format!(
-                "x must be 2-D [M, K], but its shape is {:?}",
-                x.shape()
-            )));
-        }
-        let ls = w.logical.shape().to_vec();
-        if ls.len() != 3 {
-            return Err(NnError::invalid(format!(
-                "weight must be [E, K, N], but its shape is {ls:?}"
-            )));
-        }
-        if ws.ndim() != 2 {
-            return Err(NnError::invalid(format!(
-                "weightScale must be 2-D [E, N], but its shape is {:?}",
-                ws.shape()
-            )));
-        }
-        let (m, k) = (x.shape()[0], x.shape()[1]);
-        let (e, n) = (ls[0], ws.shape()[1]);
-        if n % 2 != 0 {
-            return Err(NnError::invalid(format!(
-                "aclnnGroupedMatmulSwiGluQuant, N is {n} , not an even number."
-            )));
-        }
-        a::same_shape(&w.logical, &[e, k, n])?;
-        a::same_shape(&ws, &[e, n])?;
-        a::same_shape(&xs, &[m])?;
-        a::same_shape(&out, &[m, n / 2])?;
-        a::same_shape(&os, &[m])?;
-        if gl.ndim() != 1 || gl.numel() == 0 || gl.numel() > e {
-            return Err(NnError::invalid(format!(
-                "aclnnGroupedMatmulSwiGluQuant A8W8, Length of 'groupList' out of range \
-                 (expected to be in range of [1, {e}], but got {:?})",
-                gl.shape()
-            )));
-        }
-        if n > 10240 {
-            return Err(NnError::invalid(format!(
-                "aclnnGroupedMatmulSwiGluQuant A8W8: The current version does not support the \
-                 scenario that N({n}) is greater than 10240."
-            )));
-        }
-        if k >= 65536 {
-            return Err(NnError::invalid(format!(
-                "aclnnGroupedMatmulSwiGluQuant A8W8, the tail axis dimension of input0(x) is \
-                 {k}, which need lower than 65536."
-            )));
-        }
-        let mut l = Launch::new(api);
-        let xi = l.input(&x);
-        let wi = xi + 1; // add_weight adds one input (the tensor or its NZ storage)
-        let nz = super::matmul::add_weight(&mut l, &w);
-        let wsi = l.input(&ws);
-        let xsi = l.input(&xs);
-        let gi = l.input(&gl);
-        let oi = l.output(&out);
-        let osi = l.output(&os);
-        let counts = group_list_type == 1;
-        l.finish(move |v, _| {
-            let (wv, _keep) = super::matmul::weight_view(&v[wi], &nz, &ls)?;
-            let ends = gmm_engine::group_ends(&v[gi], counts)?;
-            engine::gmm_swiglu_quant_a8w8(&v[xi], &wv, &v[wsi], &v[xsi], &ends, &v[oi], &v[osi])
-        })
+        swiglu_quant_a8w8(api, x, w, ws, xs, gl, out, os, group_list_type == 1)
+    })
+}
+
+/// The A8W8 GroupedMatmulSwigluQuant of V1 and V2 once the arguments are read: the dtype,
+/// shape and size checks of CANN's A8W8 path, then the launch.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn swiglu_quant_a8w8(
+    api: &'static str,
+    x: T,
+    w: a::Weight,
+    ws: T,
+    xs: T,
+    gl: T,
+    out: T,
+    os: T,
+    counts: bool,
+) -> NnResult<super::launch::Built> {
+    a::dtype_in(&x, &[DType::I8])?;
+    a::dtype_in(&w.logical, &[DType::I8])?;
+    a::dtype_in(&ws, &[DType::F32, DType::F16, DType::BF16])?;
+    a::dtype_in(&xs, &[DType::F32, DType::F16, DType::BF16])?;
+    a::dtype_in(&gl, &[DType::I64])?;
+    a::dtype_in(&out, &[DType::I8])?;
+    a::dtype_in(&os, &[DType::F32])?;
+    if x.ndim() != 2 {
+        return Err(NnError::invalid(format!(
+            "x must be 2-D [M, K], but its shape is {:?}",
+            x.shape()
+        )));
+    }
+    let ls = w.logical.shape().to_vec();
+    if ls.len() != 3 {
+        return Err(NnError::invalid(format!(
+            "weight must be [E, K, N], but its shape is {ls:?}"
+        )));
+    }
+    if ws.ndim() != 2 {
+        return Err(NnError::invalid(format!(
+            "weightScale must be 2-D [E, N], but its shape is {:?}",
+            ws.shape()
+        )));
+    }
+    let (m, k) = (x.shape()[0], x.shape()[1]);
+    let (e, n) = (ls[0], ws.shape()[1]);
+    if n % 2 != 0 {
+        return Err(NnError::invalid(format!(
+            "aclnnGroupedMatmulSwiGluQuant, N is {n} , not an even number."
+        )));
+    }
+    a::same_shape(&w.logical, &[e, k, n])?;
+    a::same_shape(&ws, &[e, n])?;
+    a::same_shape(&xs, &[m])?;
+    a::same_shape(&out, &[m, n / 2])?;
+    a::same_shape(&os, &[m])?;
+    if gl.ndim() != 1 || gl.numel() == 0 || gl.numel() > e {
+        return Err(NnError::invalid(format!(
+            "aclnnGroupedMatmulSwiGluQuant A8W8, Length of 'groupList' out of range \
+             (expected to be in range of [1, {e}], but got {:?})",
+            gl.shape()
+        )));
+    }
+    if n > 10240 {
+        return Err(NnError::invalid(format!(
+            "aclnnGroupedMatmulSwiGluQuant A8W8: The current version does not support the \
+             scenario that N({n}) is greater than 10240."
+        )));
+    }
+    if k >= 65536 {
+        return Err(NnError::invalid(format!(
+            "aclnnGroupedMatmulSwiGluQuant A8W8, the tail axis dimension of input0(x) is \
+             {k}, which need lower than 65536."
+        )));
+    }
+    let mut l = Launch::new(api);
+    let xi = l.input(&x);
+    let wi = xi + 1; // add_weight adds one input (the tensor or its NZ storage)
+    let nz = super::matmul::add_weight(&mut l, &w);
+    let wsi = l.input(&ws);
+    let xsi = l.input(&xs);
+    let gi = l.input(&gl);
+    let oi = l.output(&out);
+    let osi = l.output(&os);
+    l.finish(move |v, _| {
+        let (wv, _keep) = super::matmul::weight_view(&v[wi], &nz, &ls)?;
+        let ends = gmm_engine::group_ends(&v[gi], counts)?;
+        engine::gmm_swiglu_quant_a8w8(&v[xi], &wv, &v[wsi], &v[xsi], &ends, &v[oi], &v[osi])
     })
 }
 
