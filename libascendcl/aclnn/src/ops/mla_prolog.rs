@@ -205,10 +205,10 @@ unsafe fn check(
     a::same_shape(&idx, &lead)?;
     a::same_shape(&qo, &with(&[n, hckv]))?;
     a::same_shape(&qro, &with(&[n, dr]))?;
-    // SAFETY: cache_mode is null or the caller's C string.
     let mode = if cache_mode.is_null() {
         "PA_BSND".to_string()
     } else {
+        // SAFETY: cache_mode is not null, so it is the caller's NUL-terminated C string.
         unsafe { std::ffi::CStr::from_ptr(cache_mode) }
             .to_string_lossy()
             .into_owned()
