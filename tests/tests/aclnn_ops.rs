@@ -2330,3 +2330,43 @@ fn top_k_top_p_sample_v2_and_sim_exponential_match_the_host_reference() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// `tests/c/aclnn/aclnn_mla32.cpp`: aclnnMlaProlog, aclnnMlaPrologV2WeightNz and
+/// aclnnMlaPrologV3WeightNz (the non-quantized scenario: FRACTAL_NZ and ND weights, (T, He)
+/// and (B, S, He) tokens, V3's query/key scale factors) against a float64 host reference of
+/// the pages' formulas, and the argument errors (nullptr 161001; cache mode, dtype, Hcq, the
+/// quantized scenarios npu-emu does not compute 161002; a cache index past the cache fails
+/// the launch).
+#[test]
+fn mla_prolog_matches_the_host_reference() {
+    let work = scratch("aclnn-mla32");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_mla32.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok mla_prolog_v1_nz_bsh",
+        "ok mla_prolog_v1_nd_th",
+        "ok mla_prolog_v2_nz_th",
+        "ok mla_prolog_v3_nz_scales",
+        "ok errors",
+    ] {
+        assert!(r.stdout.contains(section), "missing {section}: {}", r.all());
+    }
+    let n: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" checks, 0 failed"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 23, "only {n} checks:\n{}", r.stdout);
+    for msg in [
+        "aclnnMlaPrologGetWorkspaceSize: tokenX is nullptr",
+        "aclnnMlaPrologV3WeightNzGetWorkspaceSize: weightQuantMode = 1",
+        "aclnnMlaProlog: cacheIndex[0] = 1048576 lies outside the cache's 16 rows",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -34,7 +34,7 @@ fn ends(h: *const c_void, arg: &'static str, t: usize) -> NnResult<Vec<usize>> {
 }
 
 /// CANN's constraints: query/key/value FLOAT16/BFLOAT16 of layout TND (`[T, N, D]`),
-/// D_qk = 192 and D_v = 128, N_q = headNum a multiple of N_kv with G ≤ 32, N ≤ 128;
+/// D_qk = 192 and D_v = 128 (the gradient: each 192 or 128), N_q = headNum a multiple of N_kv with G ≤ 32, N ≤ 128;
 /// topkIndices INT32 `[T_q, N_kv, selectedBlockCount]`; selectedBlockSize a multiple of 16
 /// up to 128, selectedBlockCount 1-32; sparseMode 0 or 2; each key/value sequence a
 /// multiple of selectedBlockSize and at least selectedBlockSize · selectedBlockCount long;
@@ -54,6 +54,7 @@ unsafe fn sel_check(
     sparse: i64,
     block: i64,
     count: i64,
+    grad: bool,
 ) -> NnResult<Sel> {
     a::dtype_in(q, &[DType::F16, DType::BF16])?;
     same_dtype(k, q)?;
@@ -86,11 +87,23 @@ unsafe fn sel_check(
             k.shape()
         )));
     }
-    if k.shape()[2] != dqk || dqk != 192 || v.shape()[2] != 128 {
+    // The forward page fixes D_qk = 192, D_v = 128; the gradient's allows 192 or 128 for
+    // each, key and value may differ (its example runs D = 192 for all three).
+    let dv = v.shape()[2];
+    let dims_ok = if grad {
+        [192, 128].contains(&dqk) && [192, 128].contains(&dv)
+    } else {
+        dqk == 192 && dv == 128
+    };
+    if k.shape()[2] != dqk || !dims_ok {
         return Err(NnError::invalid(format!(
-            "head dims query {dqk}, key {}, value {}: CANN supports D_qk = 192, D_v = 128",
+            "head dims query {dqk}, key {}, value {dv}: CANN supports {}",
             k.shape()[2],
-            v.shape()[2]
+            if grad {
+                "D_q = D_k and each of D_qk, D_v 192 or 128"
+            } else {
+                "D_qk = 192, D_v = 128"
+            }
         )));
     }
     if head_num != nq as i64 {
@@ -221,6 +234,7 @@ pub unsafe extern "C" fn aclnnNsaSelectedAttentionGetWorkspaceSize(
                     sparseMode,
                     selectedBlockSize,
                     selectedBlockCount,
+                    false,
                 )
             }?;
             check_stat(&smax, &q)?;
@@ -315,6 +329,7 @@ pub unsafe extern "C" fn aclnnNsaSelectedAttentionGradGetWorkspaceSize(
                     sparseMode,
                     selectedBlockSize,
                     selectedBlockCount,
+                    true,
                 )
             }?;
             let oshape = [q.shape()[0], q.shape()[1], v.shape()[2]];
