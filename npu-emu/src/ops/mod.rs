@@ -141,5 +141,6 @@ pub mod nn_more;
 pub mod advance_step;
 pub mod attention_nsa;
 pub mod moe_route;
+pub mod nn85;
 pub mod sparse;
 pub mod topk_sample;

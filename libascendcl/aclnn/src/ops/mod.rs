@@ -90,5 +90,6 @@ pub mod advance_step;
 pub mod attention_nsa;
 pub mod moe_route;
 pub mod moe_routing_map;
+pub mod nn85;
 pub mod sparse;
 pub mod topk_sample;
