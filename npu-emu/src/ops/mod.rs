@@ -57,6 +57,9 @@
 //!   (FusedLinearOnlineMaxSum, FusedCrossEntropyLossWithMaxSum and its gradient), the
 //!   recurrent and chunked gated delta rule;
 //! - [`mhc`]: MhcPost and MhcPostBackward (the mHC post mapping and its gradient);
+//! - [`nn85`]: the ops-nn 8.5 example gaps: BinaryCrossEntropyGradV2, DequantBias,
+//!   QuantizedBatchNorm, ExpandIntoJaggedPermute, MaskedSoftmaxWithRelPosBias, FlatQuant,
+//!   DynamicBlockQuant (A2 form), ApplyFusedEmaAdam, AdaLayerNormQuant, BatchMatmulQuant;
 //! - [`model_ops`]: TransformBiasRescaleQkv, Modulate and AdaLayerNorm (and their backward),
 //!   clipped SwiGLU, multi-scale deformable attention, Sinkhorn.
 //!
@@ -144,6 +147,7 @@ pub mod moe32;
 pub mod moe_ep;
 pub mod mla_prolog;
 pub mod moe_route;
+pub mod nn85;
 pub mod sparse;
 pub mod sparse_attention;
 pub mod topk_sample;

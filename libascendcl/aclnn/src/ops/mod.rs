@@ -93,6 +93,7 @@ pub mod moe_ep;
 pub mod mla_prolog;
 pub mod moe_route;
 pub mod moe_routing_map;
+pub mod nn85;
 pub mod sparse;
 pub mod sparse_attention;
 pub mod topk_sample;

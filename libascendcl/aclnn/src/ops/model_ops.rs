@@ -320,7 +320,7 @@ pub unsafe extern "C" fn aclnnModulateBackwardGetWorkspaceSize(
 
 /// x `[B…, S, H]` (2-8 dimensions, non-empty); scale/shift `[B…, H]` or `[B…, 1, H]`;
 /// weight/bias `[H]`.
-fn ada_shapes(x: &T, mods: &[&T], affine: &[&T]) -> NnResult<()> {
+pub(super) fn ada_shapes(x: &T, mods: &[&T], affine: &[&T]) -> NnResult<()> {
     let nd = x.ndim();
     if !(2..=8).contains(&nd) || x.numel() == 0 {
         return Err(bad(format!(

@@ -1080,7 +1080,7 @@ unsafe fn transpose_quant_bmm(
 /// SoC ACLNN_ERR_PARAM_INVALID naming the platform (CANN's op_api checks the NPU
 /// architecture first); on an emulated Ascend 950 the same code, saying npu-emu does not
 /// implement `what`.
-unsafe fn ascend950_only(
+pub(super) unsafe fn ascend950_only(
     name: &'static str,
     what: &'static str,
     workspace_size: *mut u64,
