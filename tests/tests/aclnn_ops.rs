@@ -2353,6 +2353,16 @@ fn nn85_operators_match_the_host_reference() {
     let work = scratch("aclnn-nn85");
     let _node = NodeGuard(node_dir(&work));
     let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_nn85.cpp", "tests/c");
+/// `aclnn_mathcv85.cpp`: CANN 8.5's ops-math headers GroupedBiasAddGrad (V1/V2, ends and
+/// sizes), ExpSegsum and ExpSegsumBackward, the experimental SliceV3 and FillV2 against
+/// float64 host references, AddLora against its two matrix products, their documented
+/// argument errors, TransConvolutionWeight's Ascend 310P only refusal and MaskedScale's Ascend 950
+/// only refusal on the emulated Atlas A2.
+#[test]
+fn mathcv85_operators_match_the_host_reference() {
+    let work = scratch("aclnn-mathcv85");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_mathcv85.cpp", "tests/c");
     let r = run_on(&exe, &lib64, &work, &[]);
     r.assert_ok();
     assert!(r.stdout.contains("PASS"), "{}", r.all());
@@ -2392,6 +2402,25 @@ fn nn85_operators_match_the_host_reference() {
     for msg in [
         "aclnnBinaryCrossEntropyGradV2GetWorkspaceSize: grad is nullptr",
         "aclnnGroupedDynamicMxQuantGetWorkspaceSize: platform",
+        "ok grouped",
+        "ok segsum",
+        "ok slice fill",
+        "ok add lora",
+        "ok masked scale",
+    ] {
+        assert!(r.stdout.contains(section), "no {section:?} in\n{}", r.all());
+    }
+    for msg in [
+        "aclnnGroupedBiasAddGradV2GetWorkspaceSize: groupIdxType must be 0 (group end indices) or 1 (group sizes), but is 2",
+        "aclnnGroupedBiasAddGrad: the last value of groupIdxOptional is 9, but gradY has 10 rows",
+        "aclnnExpSegsumGetWorkspaceSize: self must have 3 or 4 dimensions, but its shape is [4, 5]",
+        "aclnnSliceV3GetWorkspaceSize: begin[0] = 1 and size[0] = 3 do not lie within x's dimension 0 of 3",
+        "aclnnFillV2GetWorkspaceSize: fillValue data type",
+        "aclnnMaskedScaleGetWorkspaceSize: self dtype",
+        "is supported on Ascend 950 only",
+        "aclnnTransConvolutionWeightGetWorkspaceSize: only support ascend310P, now soc is Ascend910B",
+        "aclnnAddLoraGetWorkspaceSize: layerIdx 1 must lie in [0, 1) (weightB's L)",
+        "aclnnAddLora: indices[1] = 1 names no adapter: weightB has 1",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

@@ -56,6 +56,7 @@
 //! - [`llm31`]: AttentionUpdate, KvRmsNormRopeCache, the vocabulary-parallel cross entropy
 //!   (FusedLinearOnlineMaxSum, FusedCrossEntropyLossWithMaxSum and its gradient), the
 //!   recurrent and chunked gated delta rule;
+//! - [`mathcv85`]: GroupedBiasAddGrad, ExpSegsum and its backward, AddLora (CANN 8.5 ops-math);
 //! - [`mhc`]: MhcPost and MhcPostBackward (the mHC post mapping and its gradient);
 //! - [`nn85`]: the ops-nn 8.5 example gaps: BinaryCrossEntropyGradV2, DequantBias,
 //!   QuantizedBatchNorm, ExpandIntoJaggedPermute, MaskedSoftmaxWithRelPosBias, FlatQuant,
@@ -125,6 +126,7 @@ pub mod llm31;
 pub mod llm_infer;
 pub mod math19;
 pub mod math_misc;
+pub mod mathcv85;
 pub mod mhc;
 pub mod model_ops;
 pub mod moe;

@@ -46,6 +46,7 @@ pub mod llm;
 pub mod loss;
 pub mod math;
 pub mod math19;
+pub mod mathcv85;
 pub mod matmul;
 pub mod model_ops;
 pub mod moe;
