@@ -89,9 +89,9 @@ pub mod nn_more;
 
 pub mod advance_step;
 pub mod attention_nsa;
+pub mod mla_prolog;
 pub mod moe32;
 pub mod moe_ep;
-pub mod mla_prolog;
 pub mod moe_route;
 pub mod moe_routing_map;
 pub mod nn85;
