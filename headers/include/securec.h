@@ -16,6 +16,16 @@
 extern "C" {
 #endif
 
+/* strnlen without POSIX (the header compiles as strict C99) */
+static inline size_t securec_strnlen_(const char *s, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s[n] != '\0') {
+        n++;
+    }
+    return n;
+}
+
 static inline errno_t memset_s(void *dest, size_t destMax, int c, size_t count)
 {
     if (dest == NULL || destMax == 0 || destMax > SECUREC_MEM_MAX_LEN) {
@@ -80,7 +90,7 @@ static inline errno_t strncpy_s(char *strDest, size_t destMax, const char *strSr
         strDest[0] = '\0';
         return EINVAL_AND_RESET;
     }
-    n = strnlen(strSrc, count);
+    n = securec_strnlen_(strSrc, count);
     if (n >= destMax) {
         strDest[0] = '\0';
         return ERANGE_AND_RESET;
@@ -101,7 +111,7 @@ static inline errno_t strcat_s(char *strDest, size_t destMax, const char *strSrc
     if (strDest == NULL || destMax == 0 || destMax > SECUREC_STRING_MAX_LEN) {
         return ERANGE;
     }
-    used = strnlen(strDest, destMax);
+    used = securec_strnlen_(strDest, destMax);
     if (used == destMax) {
         strDest[0] = '\0';
         return EINVAL_AND_RESET;
