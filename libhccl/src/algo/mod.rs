@@ -574,6 +574,9 @@ pub struct Coll<'a> {
     pub started: Instant,
     /// Peers' publications, checked once per operation ([`Coll::published`]).
     peers: RefCell<Vec<Option<Published>>>,
+    /// Per peer, the span of its send and of its receive buffer this operation touched:
+    /// checked again before this rank says it is done ([`Coll::finish`]).
+    touched: RefCell<Vec<[Option<(u64, u64)>; 2]>>,
 }
 
 impl<'a> Coll<'a> {
@@ -583,6 +586,7 @@ impl<'a> Coll<'a> {
             seq,
             started,
             peers: RefCell::new(vec![None; c.n as usize]),
+            touched: RefCell::new(vec![[None; 2]; c.n as usize]),
         }
     }
 }
@@ -715,6 +719,7 @@ impl Coll<'_> {
     }
 
     fn finish(&self) -> HResult<()> {
+        self.recheck_touched()?;
         self.c.me().done.0.store_wake(self.seq as u32);
         self.c.wait_peers(
             &|s| &s.done.0,
@@ -750,24 +755,9 @@ impl Coll<'_> {
             return self.c.rt.host(phys, len);
         }
         // A peer's buffer: only inside device memory that peer's process holds.
-        self.c.rt.peer_host(pb.pid, phys, len).map_err(|e| {
-            let id = &self.c.slot(p).ident.0;
-            if !id.alive() {
-                // It exited and its memory went back to the node: that is the news (or,
-                // if it failed first and then exited, its failure is).
-                let msg = if id.failed_seq.load(Ordering::Acquire) != 0 {
-                    format!(
-                        "rank {p} failed and exited while this operation used its {name} \
-                         buffer: {}",
-                        self.c.slot(p).reason()
-                    )
-                } else {
-                    format!(
-                        "rank {p} (pid {}) died while this operation used its {name} buffer",
-                        id.pid.load(Ordering::Relaxed)
-                    )
-                };
-                return HcclError::new(HCCL_E_REMOTE, msg);
+        let ptr = self.c.rt.peer_host(pb.pid, phys, len).map_err(|e| {
+            if !self.c.slot(p).ident.0.alive() {
+                return self.peer_gone(p, name);
             }
             HcclError::new(
                 e.code,
@@ -776,7 +766,59 @@ impl Coll<'_> {
                     e.msg
                 ),
             )
-        })
+        })?;
+        let mut t = self.touched.borrow_mut();
+        let span = &mut t[p as usize][usize::from(!send)];
+        let end = off + len;
+        *span = Some(span.map_or((off, end), |(a, b)| (a.min(off), b.max(end))));
+        Ok(ptr)
+    }
+
+    /// The error for peer `p`, gone while this operation used its `name` buffer.
+    fn peer_gone(&self, p: u32, name: &str) -> HcclError {
+        let id = &self.c.slot(p).ident.0;
+        // It exited and its memory went back to the node: that is the news (or, if it
+        // failed first and then exited, its failure is).
+        let msg = if id.failed_seq.load(Ordering::Acquire) != 0 {
+            format!(
+                "rank {p} failed and exited while this operation used its {name} buffer: {}",
+                self.c.slot(p).reason()
+            )
+        } else {
+            format!(
+                "rank {p} (pid {}) died while this operation used its {name} buffer",
+                id.pid.load(Ordering::Relaxed)
+            )
+        };
+        HcclError::new(HCCL_E_REMOTE, msg)
+    }
+
+    /// Every peer buffer this operation read or wrote is still held by its process, now
+    /// that this rank is through with them. A peer that dies after saying it is done
+    /// (while others still read its buffers) has its memory reclaimed: its slabs are
+    /// disowned and then punched, so what was read from them may be zeros. Seeing the
+    /// owner words intact after the reads proves the reads came before any punching.
+    fn recheck_touched(&self) -> HResult<()> {
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let peers = self.peers.borrow();
+        for (p, spans) in self.touched.borrow().iter().enumerate() {
+            let Some(pb) = peers[p] else { continue };
+            for (i, span) in spans.iter().enumerate() {
+                let (Some((a, b)), Some((base, _))) =
+                    (span, if i == 0 { pb.send } else { pb.recv })
+                else {
+                    continue;
+                };
+                let phys = RtPhys {
+                    offset: base.offset.saturating_add(*a),
+                    ..base
+                };
+                if self.c.rt.peer_host(pb.pid, phys, b - a).is_err() {
+                    return Err(self.peer_gone(p as u32, if i == 0 { "send" } else { "receive" }));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Host pointer to bytes `off..off+len` of rank `p`'s send buffer.
