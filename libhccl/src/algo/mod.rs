@@ -568,6 +568,9 @@ struct Published {
 }
 
 /// The collective protocol around the data movement.
+/// Bytes `[start, end)` of a buffer, if any were used.
+type Span = Option<(u64, u64)>;
+
 pub struct Coll<'a> {
     pub c: &'a CommInner,
     pub seq: u64,
@@ -576,7 +579,7 @@ pub struct Coll<'a> {
     peers: RefCell<Vec<Option<Published>>>,
     /// Per peer, the span of its send and of its receive buffer this operation touched:
     /// checked again before this rank says it is done ([`Coll::finish`]).
-    touched: RefCell<Vec<[Option<(u64, u64)>; 2]>>,
+    touched: RefCell<Vec<[Span; 2]>>,
 }
 
 impl<'a> Coll<'a> {
