@@ -567,10 +567,10 @@ struct Published {
     recv: Option<(RtPhys, u64)>,
 }
 
-/// The collective protocol around the data movement.
 /// Bytes `[start, end)` of a buffer, if any were used.
 type Span = Option<(u64, u64)>;
 
+/// The collective protocol around the data movement.
 pub struct Coll<'a> {
     pub c: &'a CommInner,
     pub seq: u64,
