@@ -360,6 +360,11 @@ pub fn tag_key(id: &[u8; 16]) -> [u8; 32] {
 /// the control block, so a damaged or forged record is an error, not a write into somebody
 /// else's memory. Never 0 (0 means "nothing published").
 pub fn tag(key: &[u8; 32], words: &[u64]) -> u64 {
+    tag_of(key, words.iter().copied())
+}
+
+/// [`tag`] of the words `words` yields (no buffer to gather them in).
+pub fn tag_of(key: &[u8; 32], words: impl Iterator<Item = u64>) -> u64 {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(key);
