@@ -834,8 +834,19 @@ impl Coll<'_> {
                     offset: base.offset.saturating_add(*a),
                     ..base
                 };
-                if self.c.rt.peer_host(pb.pid, phys, b - a).is_err() {
-                    return Err(self.peer_gone(p as u32, if i == 0 { "send" } else { "receive" }));
+                let name = if i == 0 { "send" } else { "receive" };
+                if let Err(e) = self.c.rt.peer_host(pb.pid, phys, b - a) {
+                    if !self.c.slot(p as u32).ident.0.alive() {
+                        return Err(self.peer_gone(p as u32, name));
+                    }
+                    // Alive, but the memory is no longer its own: freed while in use.
+                    return Err(HcclError::new(
+                        e.code,
+                        format!(
+                            "rank {p}'s {name} buffer was released while this operation used                              it (freed before the collective completed?): {}",
+                            e.msg
+                        ),
+                    ));
                 }
             }
         }
