@@ -1,4 +1,5 @@
-//! Small collectives that run ahead of their peers.
+//! Small collectives that run ahead of their peers, and the wait of large ones completed at
+//! their call for their peers to be done ([`DoneGate`]).
 //!
 //! A collective whose input travels in its fingerprint's cache line (at most 8 bytes,
 //! [`crate::algo::small`]) and whose stream is idle is published at its call: fingerprint
@@ -276,4 +277,236 @@ unsafe extern "C" fn gate_drop(ctx: *mut c_void) {
     if !d.ops.is_empty() {
         fail_rest(&c, &mut d, algo::acl_code(HCCL_E_INTERNAL));
     }
+}
+
+/// The done barrier of a collective completed at its call (`algo::complete_at_call`),
+/// left to the stream. On one server a direct collective's peers read this rank's input
+/// and write its output; the rank returns once its own part is done and its `done` word
+/// says so, and the wait for the peers' `done` words becomes the stream's gate, as for
+/// work queued there: `aclrtSynchronizeStream` (or anything else that touches the
+/// stream) returns once the output is whole, with a peer's failure as the stream's error.
+/// The next collective's call-time rendezvous implies that wait (a peer calls it only
+/// after its own part of this one), so in a run of collectives each rank waits for its
+/// peers once per operation instead of twice: with ranks outnumbering cores every wait
+/// is a round of sleeps and wake-ups. The next collective publishes its buffers in the
+/// record of the other parity (`shm::Bufs`), and the per-peer arrays, of which there is
+/// one set, only after the wait ([`settle_done`]).
+#[derive(Clone, Copy)]
+pub struct DoneGate {
+    stream: usize,
+    seq: u64,
+    started: Instant,
+    /// Which gate waits for it (a gate keeps its number while it is made to wait for a
+    /// later collective instead, see [`leave_done`]); a gate clears only its own record.
+    gen: u64,
+}
+
+/// Numbers of the gates [`leave_done`] leaves.
+static GATES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Whether every peer said it is done with collective `seq`; an error if one failed it
+/// (a rank that failed a collective never says it is done with it, but it may go on and
+/// say so of a later one).
+fn peers_done(c: &CommInner, seq: u64) -> HResult<bool> {
+    let mut all = true;
+    for p in c.local_ranks() {
+        if p == c.rank {
+            continue;
+        }
+        let s = c.slot(p);
+        if s.ident.0.failed_seq.load(Ordering::Acquire) == seq + 1 {
+            return Err(HcclError::new(
+                crate::errors::HCCL_E_REMOTE,
+                format!(
+                    "{}: rank {p} failed collective #{seq}, so this rank's output of it is not whole: {}",
+                    c.who(),
+                    s.reason()
+                ),
+            ));
+        }
+        all &= crate::comm::seq_ge(s.done.0.value.load(Ordering::Acquire), seq as u32);
+    }
+    Ok(all)
+}
+
+/// Wait until every peer is done with collective `g.seq`.
+fn wait_done(c: &CommInner, g: &DoneGate) -> HResult<()> {
+    if peers_done(c, g.seq)? {
+        return Ok(());
+    }
+    let seq = g.seq;
+    c.wait_peers(
+        &|s| &s.done.0,
+        seq,
+        &|| format!("finish collective #{seq}"),
+        g.started,
+    )?;
+    // A peer that failed it and went on to say it is done with a later one.
+    peers_done(c, seq).map(|_| ())
+}
+
+/// After collective `seq`, completed at its call on `stream`, said this rank is done with
+/// its peers' buffers: if the peers are not all done with this rank's, leave that wait
+/// to the stream's gate (see [`DoneGate`]); else, or if the stream cannot take it, wait
+/// here.
+///
+/// # Safety
+/// `stream` is an `aclrtStream` of this process.
+pub unsafe fn leave_done(
+    c: &Arc<CommInner>,
+    seq: u64,
+    stream: *mut c_void,
+    started: Instant,
+) -> HResult<()> {
+    if peers_done(c, seq)? {
+        return Ok(());
+    }
+    let mut g = DoneGate {
+        stream: stream as usize,
+        seq,
+        started,
+        gen: 0,
+    };
+    {
+        let mut d = c.done_gate.lock();
+        if let Some(old) = d.as_mut() {
+            // Our gate is on this stream, its collective's wait implied by this one's
+            // rendezvous: it waits for this one instead (the record is cleared under this
+            // lock when the gate finishes, so while it is here the gate is too).
+            if old.stream == g.stream && peers_done(c, old.seq).unwrap_or(false) {
+                *old = DoneGate { gen: old.gen, ..g };
+                return Ok(());
+            }
+        }
+    }
+    // A gate left for an earlier collective runs first (reporting its failure, if any,
+    // on its stream).
+    settle_gate(c);
+    g.gen = GATES.fetch_add(1, Ordering::Relaxed);
+    *c.done_gate.lock() = Some(g);
+    c.done_gated.store(g.stream, Ordering::Release);
+    let gate = RtGate {
+        ctx: Box::into_raw(Box::new((c.clone(), g.gen))) as *mut c_void,
+        run: done_gate_run,
+        drop: done_gate_drop,
+    };
+    if c.rt.set_gate(stream, gate).is_err() {
+        // The gate was dropped (clearing the record): wait here.
+        return wait_done(c, &g);
+    }
+    Ok(())
+}
+
+/// Run the gate of a collective completed at its call (waiting for its peers), if this
+/// communicator left one; a failure is its stream's.
+pub fn settle_gate(c: &CommInner) {
+    let stream = c.done_gated.load(Ordering::Acquire);
+    if stream == 0 {
+        return;
+    }
+    // SAFETY: a stream this communicator left its gate on (had it been destroyed, the
+    // gate would have run and cleared `done_gated`; a stale value gets a bad-stream
+    // error, ignored).
+    let ran = unsafe { c.rt.pass_gate(stream as *mut c_void, true) };
+    if !matches!(ran, Ok(false)) {
+        // Not run from here (a stream worker, a gate): wait for the peers directly.
+        let g = *c.done_gate.lock();
+        if let Some(g) = g {
+            let _ = wait_done(c, &g);
+        }
+    }
+}
+
+/// Before this rank writes what its peers may still read for a collective completed at
+/// its call (its per-peer arrays): wait until they are done with it.
+pub fn settle_done(c: &CommInner) -> HResult<()> {
+    if c.done_gated.load(Ordering::Acquire) == 0 {
+        return Ok(());
+    }
+    let g = *c.done_gate.lock();
+    match g {
+        Some(g) => wait_done(c, &g),
+        None => Ok(()),
+    }
+}
+
+/// The record gate number `gen` waits for, if it is still its own.
+fn record_of(c: &CommInner, gen: u64) -> Option<DoneGate> {
+    c.done_gate.lock().filter(|g| g.gen == gen)
+}
+
+/// The gate's work: wait (if `block`) until the peers are done with the collective its
+/// record names, which may become a later one meanwhile. `Ok(true)`: done, record cleared.
+fn run_gate(c: &CommInner, gen: u64, block: bool) -> Result<bool, (u64, HcclError)> {
+    loop {
+        let Some(g) = record_of(c, gen) else {
+            return Ok(true);
+        };
+        let r = if block {
+            wait_done(c, &g).map(|()| true)
+        } else {
+            peers_done(c, g.seq)
+        };
+        match r {
+            Ok(false) => return Ok(false),
+            Ok(true) => {
+                let mut d = c.done_gate.lock();
+                match *d {
+                    // Made to wait for a later collective meanwhile: that one next.
+                    Some(x) if x.gen == gen && x.seq != g.seq => continue,
+                    Some(x) if x.gen == gen => {
+                        *d = None;
+                        c.done_gated.store(0, Ordering::Release);
+                    }
+                    _ => {}
+                }
+                return Ok(true);
+            }
+            Err(e) => {
+                clear_record(c, gen);
+                return Err((g.seq, e));
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn done_gate_run(ctx: *mut c_void, block: i32) -> i32 {
+    // SAFETY: `ctx` is the pair boxed by `leave_done`, alive until `done_gate_drop`.
+    let (c, gen) = unsafe { &*(ctx as *const (Arc<CommInner>, u64)) };
+    match npu_emu_ffi::boundary::catch(|| run_gate(c, *gen, block != 0)) {
+        Ok(Ok(true)) => 0,
+        Ok(Ok(false)) => 1,
+        Ok(Err((seq, e))) => {
+            c.mark_failed(seq, e.code, crate::comm::first_line(&e.msg));
+            c.async_error.store(e.code, Ordering::Relaxed);
+            c.rt.set_error(&format!(
+                "collective #{seq} failed on the stream: {} [{}]",
+                e.msg,
+                crate::errors::code_name(e.code)
+            ));
+            c.dump_history();
+            algo::acl_code(e.code)
+        }
+        Err(p) => {
+            let e = HcclError::new(HCCL_E_INTERNAL, format!("internal error: {p}"));
+            c.rt.set_error(&e.msg);
+            algo::acl_code(e.code)
+        }
+    }
+}
+
+/// Forget the record of gate `gen` (it ran, or went unrun).
+fn clear_record(c: &CommInner, gen: u64) {
+    let mut d = c.done_gate.lock();
+    if d.is_some_and(|g| g.gen == gen) {
+        *d = None;
+        c.done_gated.store(0, Ordering::Release);
+    }
+}
+
+unsafe extern "C" fn done_gate_drop(ctx: *mut c_void) {
+    // SAFETY: boxed by `leave_done`, dropped once (the runtime's contract).
+    let b = unsafe { Box::from_raw(ctx as *mut (Arc<CommInner>, u64)) };
+    // Run, or dropped unrun (the stream was destroyed by force): nothing waits any more.
+    clear_record(&b.0, b.1);
 }

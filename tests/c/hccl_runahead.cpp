@@ -2,7 +2,8 @@
 // loop does with loss scalars and flags: a rank may run ahead of its peers (its operations
 // finish later, in order), so this checks that every output is right, in place or not,
 // and that whatever comes next on the stream (a copy, an event, a query loop, destroying
-// the stream) sees the results.
+// the stream) sees the results. Large ones too: a rank returns from a large collective
+// once its own part is done, its peers possibly still writing its output.
 //   hccl_runahead ROOTINFO_FILE [mismatch|killed|opposite|opposite-sizes|freed]
 // rank/size from RANK_ID/RANK_SIZE. Prints "hccl_runahead rank R/N passed" and exits 0, or
 // "FAIL ..." and 1. With "mismatch", rank 1 passes a different count to one tiny AllReduce
@@ -374,12 +375,112 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 10; i++) w10 *= n;
     CHECK(download<int64_t>(x, 1)[0] == w10, "small around big: %lld", (long long)download<int64_t>(x, 1)[0]);
 
+    // 10. Large collectives back to back, without synchronizing in between: each rank does
+    //     its own part at the call and returns, its peers possibly still reading its input
+    //     and writing its output; the stream waits for them. Distinct outputs, AllGatherV
+    //     (per-peer arrays) among AllReduces and AllGathers, an in-place chain, then a
+    //     query loop, an event, and destroying the communicator right after one.
+    {
+        const size_t L = 1 << 16; // 256 KiB of int32 per rank: direct at any rank count
+        const int R = 12;
+        std::vector<void *> lin(R), lout(R);
+        std::vector<uint64_t> vcounts(n_), vdispls(n_);
+        for (int q = 0, at = 0; q < n_; q++) {
+            vcounts[q] = L / (q + 1);
+            vdispls[q] = at;
+            at += (int)vcounts[q] + 3;
+        }
+        for (int i = 0; i < R; i++) {
+            ACHECK(aclrtMalloc(&lin[i], L * 4, ACL_MEM_MALLOC_HUGE_FIRST));
+            ACHECK(aclrtMalloc(&lout[i], (L + 3) * 4 * n_, ACL_MEM_MALLOC_HUGE_FIRST));
+            std::vector<int32_t> v(L);
+            for (size_t k = 0; k < L; k++) v[k] = (int32_t)((r + 1) * (int64_t)(k % 1000 + i));
+            upload(lin[i], v);
+        }
+        for (int i = 0; i < R; i++) {
+            if (i % 3 == 0) {
+                ACHECK(HcclAllReduce(lin[i], lout[i], L, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm, s));
+            } else if (i % 3 == 1) {
+                ACHECK(HcclAllGather(lin[i], lout[i], L, HCCL_DATA_TYPE_INT32, comm, s));
+            } else {
+                ACHECK(HcclAllGatherV(lin[i], vcounts[rank_], lout[i], vcounts.data(), vdispls.data(),
+                                      HCCL_DATA_TYPE_INT32, comm, s));
+            }
+        }
+        void *cx;
+        ACHECK(aclrtMalloc(&cx, L * 8, ACL_MEM_MALLOC_HUGE_FIRST));
+        std::vector<int64_t> cv(L);
+        for (size_t k = 0; k < L; k++) cv[k] = (r + 1) * (int64_t)(k % 7 + 1);
+        upload(cx, cv);
+        const int links = 6;
+        for (int i = 0; i < links; i++)
+            ACHECK(HcclAllReduce(cx, cx, L, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+        ACHECK(aclrtSynchronizeStream(s));
+        for (int i = 0; i < R; i++) {
+            std::vector<int32_t> got = download<int32_t>(lout[i], (L + 3) * n_);
+            for (int64_t q = 0; q < n; q++) {
+                size_t cnt = i % 3 == 0 ? (q == 0 ? L : 0) : i % 3 == 1 ? L : vcounts[q];
+                size_t at = i % 3 == 1 ? q * L : i % 3 == 2 ? vdispls[q] : 0;
+                for (size_t k = 0; k < cnt; k++) {
+                    int64_t want = i % 3 == 0 ? n * (n + 1) / 2 * (int64_t)(k % 1000 + i)
+                                              : (q + 1) * (int64_t)(k % 1000 + i);
+                    CHECK(got[at + k] == (int32_t)want, "large collective #%d (%s) from rank %lld [%zu]: %d, want %lld",
+                          i, i % 3 == 0 ? "AllReduce" : i % 3 == 1 ? "AllGather" : "AllGatherV", (long long)q, k,
+                          got[at + k], (long long)want);
+                }
+            }
+        }
+        std::vector<int64_t> chained = download<int64_t>(cx, L);
+        int64_t f = n * (n + 1) / 2;
+        for (int i = 1; i < links; i++) f *= n;
+        for (size_t k = 0; k < L; k++)
+            CHECK(chained[k] == f * (int64_t)(k % 7 + 1), "large in-place chain [%zu]: %lld, want %lld", k,
+                  (long long)chained[k], (long long)(f * (int64_t)(k % 7 + 1)));
+
+        // A query loop, then an event, each after one large AllReduce.
+        for (int way = 0; way < 2; way++) {
+            upload(cx, cv);
+            ACHECK(HcclAllReduce(cx, cx, L, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+            if (way == 0) {
+                auto q0 = std::chrono::steady_clock::now();
+                for (;;) {
+                    aclrtStreamStatus st;
+                    ACHECK(aclrtStreamQuery(s, &st));
+                    if (st == ACL_STREAM_STATUS_COMPLETE) break;
+                    CHECK(std::chrono::steady_clock::now() - q0 < std::chrono::seconds(60), "stream never completes");
+                    usleep(100);
+                }
+            } else {
+                aclrtEvent e2;
+                ACHECK(aclrtCreateEvent(&e2));
+                ACHECK(aclrtRecordEvent(e2, s));
+                ACHECK(aclrtSynchronizeEvent(e2));
+                ACHECK(aclrtDestroyEvent(e2));
+            }
+            std::vector<int64_t> once = download<int64_t>(cx, L);
+            for (size_t k = 0; k < L; k++)
+                CHECK(once[k] == n * (n + 1) / 2 * (int64_t)(k % 7 + 1), "large AllReduce then %s [%zu]: %lld",
+                      way == 0 ? "query" : "event", k, (long long)once[k]);
+        }
+        for (int i = 0; i < R; i++) {
+            ACHECK(aclrtFree(lin[i]));
+            ACHECK(aclrtFree(lout[i]));
+        }
+        ACHECK(aclrtFree(cx));
+    }
+
     // 9. Destroying the communicator right after a small collective, then finalizing.
+    //    And right after a large one: the communicator waits for its peers first.
     upload(x, std::vector<int64_t>{5});
+    upload(bi, std::vector<float>(big, (float)(r + 2)));
     ACHECK(HcclAllReduce(x, x, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
+    ACHECK(HcclAllReduce(bi, bo, big, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
     ACHECK(HcclCommDestroy(comm));
     ACHECK(aclrtSynchronizeStream(s));
     CHECK(download<int64_t>(x, 1)[0] == 5 * n, "destroy comm after AllReduce");
+    bov = download<float>(bo, big);
+    CHECK(bov[0] == (float)(n * (n + 3) / 2) && bov[big - 1] == bov[0], "destroy comm after a big AllReduce: %g",
+          bov[0]);
     ACHECK(aclrtDestroyStream(s));
     ACHECK(aclFinalize());
     printf("hccl_runahead rank %d/%d passed\n", rank_, n_);

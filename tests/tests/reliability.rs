@@ -771,14 +771,16 @@ fn a_buffer_freed_before_a_queued_collective_runs_is_an_error() {
 
 // ----- defect 9: control-block contents and ids -----
 
-/// Offset of a field of rank `r`'s slot in a control block (layout of libhccl/src/shm.rs:
-/// a 256-byte header, `SLOT_BYTES` per slot; the published buffers are line 5 of a slot).
+/// Offset of the published receive buffer's offset in rank `r`'s slot of a control block,
+/// for the job's first collective (layout of libhccl/src/shm.rs: a 256-byte header,
+/// `SLOT_BYTES` per slot; the publications, two lines each by sequence parity, start at
+/// line 5 of a slot, and collective #1 uses the second).
 fn recv_offset_field(r: u64) -> u64 {
-    256 + r * SLOT_BYTES + 5 * 64 + 24 + 8
+    256 + r * SLOT_BYTES + (5 + 2) * 64 + 24 + 8
 }
 
-/// Bytes of a rank's slot in the control block: 13 lines and the fingerprint ring (32).
-const SLOT_BYTES: u64 = (13 + 32) * 64;
+/// Bytes of a rank's slot in the control block: 16 lines and the fingerprint ring (32).
+const SLOT_BYTES: u64 = (16 + 32) * 64;
 
 #[test]
 fn a_forged_published_offset_never_reaches_another_process() {

@@ -9,7 +9,9 @@
 //! one publishes its buffers, both before the call fingerprint goes out); when every rank
 //! did, the call-time rendezvous doubles as barrier 1 and the operation completes on the
 //! calling thread ([`complete_at_call`]), with nothing enqueued: one synchronisation for a
-//! small operation, two for a large one, and no hand-off to a stream worker.
+//! small operation, two for a large one, and no hand-off to a stream worker. A large one
+//! leaves its second (the peers being done with its buffers) to its stream's gate
+//! ([`crate::defer::leave_done`]), which the next collective's rendezvous implies.
 //!
 //! Algorithms see the operation through a [`fabric::Fabric`] (the ranks' places, direct
 //! access to the buffers of the ranks on this server, messages to any rank), which [`Coll`]
@@ -393,8 +395,9 @@ pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> boo
     ) {
         return false;
     }
-    Coll::new(c, seq, Instant::now()).store_publication(op);
-    true
+    Coll::new(c, seq, Instant::now())
+        .store_publication(op)
+        .is_ok()
 }
 
 /// Complete a collective on the calling thread after a rendezvous at which every rank got
@@ -403,11 +406,24 @@ pub fn stage_at_call(c: &CommInner, op: &Op, seq: u64, stream_idle: bool) -> boo
 /// operation needs no other; a direct one runs its algorithm and the done barrier. This is
 /// what the stream task would have done, on a stream with nothing ahead of it.
 pub fn complete_at_call(c: &Arc<CommInner>, op: Op) -> HResult<()> {
+    complete_on(c, op, None)
+}
+
+/// [`complete_at_call`] from the call on `stream` (`launch_coll`): a direct collective
+/// may leave its done barrier to the stream ([`crate::defer::leave_done`]).
+///
+/// # Safety
+/// `stream`, if given, is an `aclrtStream` of this process.
+pub unsafe fn complete_at_call_on(c: &Arc<CommInner>, op: Op, stream: *mut c_void) -> HResult<()> {
+    complete_on(c, op, Some(stream))
+}
+
+fn complete_on(c: &Arc<CommInner>, op: Op, stream: Option<*mut c_void>) -> HResult<()> {
     // A barrier or a small operation finishes within about a µs of the rendezvous (no
     // wait, at most 64 KiB copied): the history says 0 µs for them, and the call saves two
     // clock reads, which count at every call of every rank when ranks outnumber cores.
     let start = (op.code != opcode::BARRIER && !small::fits(c, &op)).then(Instant::now);
-    let r = complete_staged(c, &op);
+    let r = complete_staged(c, &op, stream.map(|s| (c, s)));
     // Done reading the peers' fingerprint entries (a tiny input came in them).
     c.store_read(op.seq);
     c.finish_turn(op.seq);
@@ -429,8 +445,13 @@ pub fn complete_at_call(c: &Arc<CommInner>, op: Op) -> HResult<()> {
     }
 }
 
-/// The work of [`complete_at_call`]: every rank staged collective `op` at its call.
-fn complete_staged(c: &CommInner, op: &Op) -> HResult<()> {
+/// The work of [`complete_at_call`]: every rank staged collective `op` at its call. With
+/// `stream` (the call's), a direct one's wait for the peers to be done may be left there.
+fn complete_staged(
+    c: &CommInner,
+    op: &Op,
+    stream: Option<(&Arc<CommInner>, *mut c_void)>,
+) -> HResult<()> {
     if op.code == opcode::BARRIER {
         Ok(())
     } else if small::fits(c, op) {
@@ -438,7 +459,13 @@ fn complete_staged(c: &CommInner, op: &Op) -> HResult<()> {
     } else {
         let coll = Coll::new(c, op.seq, Instant::now());
         coll.post_only(op.code);
-        direct(&coll, op).and_then(|()| coll.finish())
+        direct(&coll, op)?;
+        coll.post_done()?;
+        match stream {
+            // SAFETY: the caller's stream (`complete_at_call_on`).
+            Some((arc, s)) => unsafe { crate::defer::leave_done(arc, op.seq, s, coll.started) },
+            None => coll.wait_done(),
+        }
     }
 }
 
@@ -470,7 +497,7 @@ fn run_late(c: &CommInner, op: &Op, posted: Instant, start: Instant) -> HResult<
     let met = c.meet_late(seq, op.code, posted);
     let r = match met {
         Ok(true) => {
-            let r = recheck(c, op).and_then(|()| complete_staged(c, op));
+            let r = recheck(c, op).and_then(|()| complete_staged(c, op, None));
             c.store_read(seq);
             r
         }
@@ -603,36 +630,52 @@ fn buf_words(b: &crate::shm::Buf) -> [u64; 4] {
     ]
 }
 
-/// The tag of rank `p`'s publication for operation `seq`: over the sequence number, rank,
-/// pid, count, operation code and both buffers, and the per-peer arrays for the operations
-/// that have them (read from the control block as they are now). Keeping the arrays of the
-/// others out keeps the tag at three SHA-256 blocks at any rank count: every rank computes
-/// n of them per operation, and with ranks outnumbering cores that time adds up on the
-/// critical path (8 ranks, 64 KiB AllReduce on 2 cores: 115 µs with the arrays, 86 without).
-fn publication_tag(c: &CommInner, p: u32, seq: u64) -> u64 {
+/// Rank `p`'s publication for operation `seq` as read once from the control block: pid,
+/// count, operation code, then the send and receive buffers ([`buf_words`]).
+fn publication_words(c: &CommInner, p: u32, seq: u64) -> [u64; 11] {
     let s = c.slot(p);
-    let b = &s.bufs.0;
-    let code = s.exec_op.0.load(Ordering::Relaxed);
-    let head = [
-        seq,
-        p as u64,
+    let b = &s.bufs[(seq % 2) as usize].0;
+    let (sw, rw) = (buf_words(&b.send), buf_words(&b.recv));
+    [
         s.ident.0.pid.load(Ordering::Relaxed) as u64,
         b.count.load(Ordering::Relaxed),
-        code as u64,
-    ];
-    let arrays: &[std::sync::atomic::AtomicU64] = if matches!(
-        code,
+        b.code.load(Ordering::Relaxed) as u64,
+        sw[0],
+        sw[1],
+        sw[2],
+        sw[3],
+        rw[0],
+        rw[1],
+        rw[2],
+        rw[3],
+    ]
+}
+
+/// Whether publication `words` is of an operation with per-peer arrays (AllGatherV,
+/// ReduceScatterV, AlltoAllV), which its tag covers too.
+fn has_arrays(words: &[u64; 11]) -> bool {
+    matches!(
+        words[2] as u32,
         opcode::ALLGATHER_V | opcode::REDUCE_SCATTER_V | opcode::ALLTOALLV
-    ) {
+    )
+}
+
+/// The tag of rank `p`'s publication `words` for operation `seq`: over the sequence
+/// number, rank, pid, count, operation code and both buffers, and the per-peer arrays for
+/// the operations that have them (read from the control block as they are now). Keeping
+/// the arrays of the others out keeps the tag short at any rank count: every rank checks
+/// its peers' publications at every operation, on the critical path.
+fn publication_tag(c: &CommInner, p: u32, seq: u64, words: &[u64; 11]) -> u64 {
+    let arrays: &[std::sync::atomic::AtomicU64] = if has_arrays(words) {
         c.shm.arrays(c.slot_index(p))
     } else {
         &[]
     };
     crate::shm::tag_of(
         &c.key,
-        head.into_iter()
-            .chain(buf_words(&b.send))
-            .chain(buf_words(&b.recv))
+        [seq, p as u64]
+            .into_iter()
+            .chain(words.iter().copied())
             .chain(arrays.iter().map(|a| a.load(Ordering::Relaxed))),
     )
 }
@@ -650,21 +693,25 @@ fn store_buf(b: &crate::shm::Buf, v: Option<BufRef>) {
 }
 
 impl Coll<'_> {
-    fn publish(&self, op: &Op) {
-        self.store_publication(op);
+    fn publish(&self, op: &Op) -> HResult<()> {
+        self.store_publication(op)?;
         self.c.me().post.0.store_wake(self.seq as u32);
+        Ok(())
     }
 
     /// Store this rank's buffers, count, per-peer arrays and their tag for this operation
     /// (peers trust them once `post`, or the call word of a rendezvous at which every rank
     /// published, says so).
-    fn store_publication(&self, op: &Op) {
+    fn store_publication(&self, op: &Op) -> HResult<()> {
         let me = self.c.me();
-        let b = &me.bufs.0;
+        let b = &me.bufs[(self.seq % 2) as usize].0;
         store_buf(&b.send, op.send);
         store_buf(&b.recv, op.recv);
         b.count.store(op.count, Ordering::Relaxed);
         if let Some(arr) = &op.arrays {
+            // One set of arrays per rank: peers still in an earlier collective completed at
+            // its call may read them.
+            crate::defer::settle_done(self.c)?;
             let a = self.c.shm.arrays(self.c.slot_index(self.c.rank));
             for (i, row) in arr.iter().enumerate() {
                 for j in 0..4 {
@@ -673,11 +720,14 @@ impl Coll<'_> {
             }
         }
         // The code first: the tag covers it.
+        b.code.store(op.code, Ordering::Relaxed);
         me.exec_op.0.store(op.code, Ordering::Relaxed);
+        let words = publication_words(self.c, self.c.rank, self.seq);
         b.tag.store(
-            publication_tag(self.c, self.c.rank, self.seq),
+            publication_tag(self.c, self.c.rank, self.seq, &words),
             Ordering::Relaxed,
         );
+        Ok(())
     }
 
     /// Rank `p`'s publication for this operation, its tag checked (once).
@@ -685,10 +735,16 @@ impl Coll<'_> {
         if let Some(x) = self.peers.borrow()[p as usize] {
             return Ok(x);
         }
-        let s = self.c.slot(p);
-        let b = &s.bufs.0;
-        let want = publication_tag(self.c, p, self.seq);
-        if b.tag.load(Ordering::Relaxed) != want {
+        let b = &self.c.slot(p).bufs[(self.seq % 2) as usize].0;
+        let tag = b.tag.load(Ordering::Acquire);
+        let words = publication_words(self.c, p, self.seq);
+        // A publication equal to one this rank checked before (the same buffers, count and
+        // operation, as in a training loop) is as safe to use as that one was, whoever wrote
+        // it: computing its tag again is n tags per rank per operation on the critical path.
+        // The arrays of V operations are not in `words`: those are always checked.
+        let seen = &self.c.pub_seen[p as usize];
+        let known = !has_arrays(&words) && *seen.lock() == Some(words);
+        if !known && tag != publication_tag(self.c, p, self.seq, &words) {
             return Err(HcclError::new(
                 HCCL_E_INTERNAL,
                 format!(
@@ -709,10 +765,13 @@ impl Coll<'_> {
                 x[3],
             ))
         };
+        if !known && !has_arrays(&words) {
+            *seen.lock() = Some(words);
+        }
         let x = Published {
-            pid: s.ident.0.pid.load(Ordering::Relaxed),
-            send: one(buf_words(&b.send)),
-            recv: one(buf_words(&b.recv)),
+            pid: words[0] as u32,
+            send: one([words[3], words[4], words[5], words[6]]),
+            recv: one([words[7], words[8], words[9], words[10]]),
         };
         self.peers.borrow_mut()[p as usize] = Some(x);
         Ok(x)
@@ -734,8 +793,20 @@ impl Coll<'_> {
     }
 
     fn finish(&self) -> HResult<()> {
+        self.post_done()?;
+        self.wait_done()
+    }
+
+    /// Say this rank is through with its peers' buffers (after checking they were still
+    /// theirs throughout).
+    fn post_done(&self) -> HResult<()> {
         self.recheck_touched()?;
         self.c.me().done.0.store_wake(self.seq as u32);
+        Ok(())
+    }
+
+    /// Wait until every peer is through with this rank's buffers.
+    fn wait_done(&self) -> HResult<()> {
         self.c.wait_peers(
             &|s| &s.done.0,
             self.seq,
@@ -965,7 +1036,7 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
     if algo == select::Algo::Small {
         return small::run(&coll, op);
     }
-    coll.publish(op);
+    coll.publish(op)?;
     coll.wait_posted()?;
     if algo == select::Algo::Hier {
         hier::run(&coll, op)?;

@@ -567,6 +567,8 @@ pub unsafe extern "C" fn HcclCommDestroy(comm: HcclComm) -> i32 {
             let c = cm::unregister(comm)?;
             // Collectives that ran ahead of their peers finish first.
             crate::defer::finish_all(&c);
+            // And the wait of a collective completed at its call for its peers.
+            crate::defer::settle_gate(&c);
             c.destroy();
             Ok(())
         },

@@ -92,8 +92,12 @@ pub(crate) unsafe fn launch_coll(
     };
     // A gate is ours when we have deferred collectives: `deferrable` then checked that they
     // are on this stream (set_gate replaces any other gate there by running it first).
-    let idle =
-        idleness == 1 || (idleness == 2 && deferrable && c.ndeferred.load(Ordering::Acquire) != 0);
+    // Or ours when the last collective completed at its call left its wait for the peers
+    // there (`crate::defer::leave_done`): this one's rendezvous implies that wait.
+    let idle = idleness == 1
+        || (idleness == 2
+            && ((deferrable && c.ndeferred.load(Ordering::Acquire) != 0)
+                || c.done_gated.load(Ordering::Acquire) == stream as usize));
     // Staging and completing at the call read and write device memory on this thread: it
     // stays mapped until then even if another thread calls aclFinalize meanwhile (a stream
     // task needs no hold: aclFinalize stops the stream workers before it unmaps).
@@ -121,7 +125,7 @@ pub(crate) unsafe fn launch_coll(
         return crate::defer::defer(c, op, stream);
     }
     if all_staged {
-        return algo::complete_at_call(c, op);
+        return algo::complete_at_call_on(c, op, stream);
     }
     if empty {
         c.finish_turn(seq);

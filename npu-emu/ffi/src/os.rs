@@ -328,6 +328,58 @@ pub fn step_off_cpu(cpu: i32) -> bool {
     moved && current_cpu() != cpu
 }
 
+/// The CPUs the calling thread may run on (its affinity mask), lowest first; empty if the
+/// mask cannot be read.
+pub fn allowed_cpus() -> Vec<i32> {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: cpu_set_t is plain data; all zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; `set` is a cpu_set_t of `size` bytes.
+    if unsafe { libc::sched_getaffinity(0, size, &mut set) } != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `c < CPU_SETSIZE`; `set` is a valid cpu_set_t.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .map(|c| c as i32)
+        .collect()
+}
+
+/// Move the calling thread to CPU `cpu`, one of those its affinity allows: the affinity is
+/// set to `cpu` alone (the kernel migrates the thread before the call returns), then put
+/// back as it was, so the thread stays free to run anywhere it could before. Returns whether
+/// the thread now runs on `cpu`.
+pub fn move_to_cpu(cpu: i32) -> bool {
+    let Ok(c) = usize::try_from(cpu) else {
+        return false;
+    };
+    if c >= libc::CPU_SETSIZE as usize {
+        return false;
+    }
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: cpu_set_t is plain data; all zero is the empty set.
+    let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; `old` is a cpu_set_t of `size` bytes.
+    if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
+        return false;
+    }
+    // SAFETY: `c < CPU_SETSIZE`; the sets are valid cpu_set_t values.
+    let mut only: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let allowed = unsafe {
+        libc::CPU_SET(c, &mut only);
+        libc::CPU_ISSET(c, &old)
+    };
+    if !allowed {
+        return false;
+    }
+    // SAFETY: a one-CPU subset of the thread's own mask.
+    let moved = unsafe { libc::sched_setaffinity(0, size, &only) } == 0;
+    // SAFETY: restores the mask read above.
+    unsafe { libc::sched_setaffinity(0, size, &old) };
+    moved && current_cpu() == cpu
+}
+
 /// Give the CPU to another runnable thread, if any.
 pub fn sched_yield() {
     // SAFETY: sched_yield has no arguments.
