@@ -293,91 +293,88 @@ pub fn current_cpu() -> i32 {
     unsafe { libc::sched_getcpu() }
 }
 
-/// Move the calling thread off CPU `cpu` when its affinity allows another one: the affinity
-/// is set without `cpu` (the kernel migrates the thread before the call returns), then put
-/// back as it was, so the thread stays free to run anywhere it could before. Returns whether
-/// the thread now runs on another CPU. A thread pinned to `cpu` alone stays.
-pub fn step_off_cpu(cpu: i32) -> bool {
-    let Ok(c) = usize::try_from(cpu) else {
-        return false;
-    };
-    if c >= libc::CPU_SETSIZE as usize {
-        return false;
-    }
-    let size = std::mem::size_of::<libc::cpu_set_t>();
+/// The calling thread's affinity mask, if it can be read.
+fn affinity() -> Option<libc::cpu_set_t> {
     // SAFETY: cpu_set_t is plain data; all zero is the empty set.
-    let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: pid 0 is the calling thread; `old` is a cpu_set_t of `size` bytes.
-    if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: pid 0 is the calling thread; `set` is a cpu_set_t of `size` bytes.
+    (unsafe { libc::sched_getaffinity(0, size, &mut set) } == 0).then_some(set)
+}
+
+/// `cpu` as an index into a cpu_set_t, if it can be one.
+fn cpu_index(cpu: i32) -> Option<usize> {
+    usize::try_from(cpu)
+        .ok()
+        .filter(|&c| c < libc::CPU_SETSIZE as usize)
+}
+
+/// Run the calling thread on the CPUs `pick` chooses from its affinity mask (a non-empty
+/// subset, or `None` to stay): the affinity is set to them (the kernel migrates the thread
+/// before the call returns), then put back as it was, so the thread stays free to run
+/// anywhere it could before. Returns whether the affinity was set.
+fn hop(pick: impl FnOnce(&libc::cpu_set_t) -> Option<libc::cpu_set_t>) -> bool {
+    let Some(old) = affinity() else {
         return false;
-    }
-    let mut new = old;
-    // SAFETY: `c < CPU_SETSIZE`, the sets are valid cpu_set_t values.
-    let others = unsafe {
-        let mine = libc::CPU_ISSET(c, &old);
-        libc::CPU_CLR(c, &mut new);
-        mine && libc::CPU_COUNT(&new) > 0
     };
-    if !others {
+    let Some(new) = pick(&old) else {
         return false;
-    }
-    // SAFETY: as above, with a non-empty subset of the thread's own mask.
+    };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: `new` is a non-empty subset of the thread's own mask (`pick`'s contract).
     let moved = unsafe { libc::sched_setaffinity(0, size, &new) } == 0;
     // SAFETY: restores the mask read above.
     unsafe { libc::sched_setaffinity(0, size, &old) };
-    moved && current_cpu() != cpu
+    moved
+}
+
+/// Move the calling thread off CPU `cpu` when its affinity allows another one (see [`hop`]).
+/// Returns whether the thread now runs on another CPU. A thread pinned to `cpu` alone stays.
+pub fn step_off_cpu(cpu: i32) -> bool {
+    let Some(c) = cpu_index(cpu) else {
+        return false;
+    };
+    hop(|old| {
+        let mut new = *old;
+        // SAFETY: `c < CPU_SETSIZE`, the sets are valid cpu_set_t values.
+        let others = unsafe {
+            let mine = libc::CPU_ISSET(c, old);
+            libc::CPU_CLR(c, &mut new);
+            mine && libc::CPU_COUNT(&new) > 0
+        };
+        others.then_some(new)
+    }) && current_cpu() != cpu
+}
+
+/// Move the calling thread to CPU `cpu`, one of those its affinity allows (see [`hop`]).
+/// Returns whether the thread now runs on `cpu`.
+pub fn move_to_cpu(cpu: i32) -> bool {
+    let Some(c) = cpu_index(cpu) else {
+        return false;
+    };
+    hop(|old| {
+        // SAFETY: cpu_set_t is plain data; all zero is the empty set.
+        let mut only: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `c < CPU_SETSIZE`; the sets are valid cpu_set_t values.
+        let allowed = unsafe {
+            libc::CPU_SET(c, &mut only);
+            libc::CPU_ISSET(c, old)
+        };
+        allowed.then_some(only)
+    }) && current_cpu() == cpu
 }
 
 /// The CPUs the calling thread may run on (its affinity mask), lowest first; empty if the
 /// mask cannot be read.
 pub fn allowed_cpus() -> Vec<i32> {
-    let size = std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: cpu_set_t is plain data; all zero is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: pid 0 is the calling thread; `set` is a cpu_set_t of `size` bytes.
-    if unsafe { libc::sched_getaffinity(0, size, &mut set) } != 0 {
+    let Some(set) = affinity() else {
         return Vec::new();
-    }
+    };
     (0..libc::CPU_SETSIZE as usize)
         // SAFETY: `c < CPU_SETSIZE`; `set` is a valid cpu_set_t.
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
         .map(|c| c as i32)
         .collect()
-}
-
-/// Move the calling thread to CPU `cpu`, one of those its affinity allows: the affinity is
-/// set to `cpu` alone (the kernel migrates the thread before the call returns), then put
-/// back as it was, so the thread stays free to run anywhere it could before. Returns whether
-/// the thread now runs on `cpu`.
-pub fn move_to_cpu(cpu: i32) -> bool {
-    let Ok(c) = usize::try_from(cpu) else {
-        return false;
-    };
-    if c >= libc::CPU_SETSIZE as usize {
-        return false;
-    }
-    let size = std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: cpu_set_t is plain data; all zero is the empty set.
-    let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: pid 0 is the calling thread; `old` is a cpu_set_t of `size` bytes.
-    if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
-        return false;
-    }
-    // SAFETY: `c < CPU_SETSIZE`; the sets are valid cpu_set_t values.
-    let mut only: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let allowed = unsafe {
-        libc::CPU_SET(c, &mut only);
-        libc::CPU_ISSET(c, &old)
-    };
-    if !allowed {
-        return false;
-    }
-    // SAFETY: a one-CPU subset of the thread's own mask.
-    let moved = unsafe { libc::sched_setaffinity(0, size, &only) } == 0;
-    // SAFETY: restores the mask read above.
-    unsafe { libc::sched_setaffinity(0, size, &old) };
-    moved && current_cpu() == cpu
 }
 
 /// Give the CPU to another runnable thread, if any.
@@ -407,6 +404,24 @@ mod tests {
     use super::*;
     use std::sync::atomic::Ordering;
     use std::sync::Arc;
+
+    #[test]
+    fn moving_between_cpus_leaves_the_affinity_as_it_was() {
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty());
+        assert!(cpus.contains(&current_cpu()), "{cpus:?} {}", current_cpu());
+        // The scheduler may move the thread again right after the affinity is put back (it
+        // is free to): a few tries.
+        for &c in &cpus {
+            assert!((0..5).any(|_| move_to_cpu(c)), "cpu {c} of {cpus:?}");
+            assert_eq!(allowed_cpus(), cpus);
+        }
+        assert!(!move_to_cpu(-1) && !move_to_cpu(libc::CPU_SETSIZE));
+        // Off the only CPU of a one-CPU mask there is nowhere to go.
+        let stepped = (0..5).any(|_| step_off_cpu(current_cpu()));
+        assert_eq!(stepped, cpus.len() > 1);
+        assert_eq!(allowed_cpus(), cpus);
+    }
 
     #[test]
     fn liveness() {
