@@ -1072,7 +1072,10 @@ impl CommInner {
             return;
         }
         self.balanced_at.store(now, Ordering::Relaxed);
-        let mine = os::current_cpu();
+        // The CPU a rank last called from, as its call line says (this rank's was just
+        // written).
+        let cpu_of = |p: u32| self.slot(p).call.0.cpu.load(Ordering::Relaxed) as i32 - 1;
+        let mine = cpu_of(self.rank);
         let cpus = os::allowed_cpus();
         if mine < 0 || cpus.len() < 2 {
             return;
@@ -1090,17 +1093,7 @@ impl CommInner {
             }
             return;
         }
-        let ranks: Vec<(u32, i32)> = self
-            .local_ranks()
-            .map(|p| {
-                let cpu = if p == self.rank {
-                    mine
-                } else {
-                    self.slot(p).call.0.cpu.load(Ordering::Relaxed) as i32 - 1
-                };
-                (p, cpu)
-            })
-            .collect();
+        let ranks: Vec<(u32, i32)> = self.local_ranks().map(|p| (p, cpu_of(p))).collect();
         let share = ranks.len().div_ceil(cpus.len());
         let on = |c: i32| ranks.iter().filter(|&&(_, x)| x == c).count();
         if on(mine) <= share || ranks.iter().any(|&(p, c)| c == mine && p > self.rank) {

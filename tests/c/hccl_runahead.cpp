@@ -96,6 +96,18 @@ template <typename T> static void upload(void *dev, const std::vector<T> &v) {
     ACHECK(aclrtMemcpy(dev, v.size() * sizeof(T), v.data(), v.size() * sizeof(T), ACL_MEMCPY_HOST_TO_DEVICE));
 }
 
+// aclrtStreamQuery until the stream reports complete (at most 60 s).
+static void query_until_complete(aclrtStream s) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+        aclrtStreamStatus st;
+        ACHECK(aclrtStreamQuery(s, &st));
+        if (st == ACL_STREAM_STATUS_COMPLETE) break;
+        CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60), "stream never completes");
+        usleep(100);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: hccl_runahead ROOTINFO_FILE [mismatch]\n");
@@ -340,14 +352,7 @@ int main(int argc, char **argv) {
     // 6. aclrtStreamQuery until complete, then a synchronous copy without synchronizing.
     upload(x, std::vector<int64_t>{3 * (r + 1)});
     ACHECK(HcclAllReduce(x, x, 1, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
-    auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-        aclrtStreamStatus st;
-        ACHECK(aclrtStreamQuery(s, &st));
-        if (st == ACL_STREAM_STATUS_COMPLETE) break;
-        CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60), "stream never completes");
-        usleep(100);
-    }
+    query_until_complete(s);
     CHECK(download<int64_t>(x, 1)[0] == 3 * n * (n + 1) / 2, "query then read");
 
     // 7. Destroying the stream right after: the AllReduce still completes.
@@ -442,14 +447,7 @@ int main(int argc, char **argv) {
             upload(cx, cv);
             ACHECK(HcclAllReduce(cx, cx, L, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, s));
             if (way == 0) {
-                auto q0 = std::chrono::steady_clock::now();
-                for (;;) {
-                    aclrtStreamStatus st;
-                    ACHECK(aclrtStreamQuery(s, &st));
-                    if (st == ACL_STREAM_STATUS_COMPLETE) break;
-                    CHECK(std::chrono::steady_clock::now() - q0 < std::chrono::seconds(60), "stream never completes");
-                    usleep(100);
-                }
+                query_until_complete(s);
             } else {
                 aclrtEvent e2;
                 ACHECK(aclrtCreateEvent(&e2));

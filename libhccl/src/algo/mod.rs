@@ -742,8 +742,8 @@ impl Coll<'_> {
         // operation, as in a training loop) is as safe to use as that one was, whoever wrote
         // it: computing its tag again is n tags per rank per operation on the critical path.
         // The arrays of V operations are not in `words`: those are always checked.
-        let seen = &self.c.pub_seen[p as usize];
-        let known = !has_arrays(&words) && *seen.lock() == Some(words);
+        let mut seen = self.c.pub_seen[p as usize].lock();
+        let known = !has_arrays(&words) && *seen == Some(words);
         if !known && tag != publication_tag(self.c, p, self.seq, &words) {
             return Err(HcclError::new(
                 HCCL_E_INTERNAL,
@@ -766,8 +766,9 @@ impl Coll<'_> {
             ))
         };
         if !known && !has_arrays(&words) {
-            *seen.lock() = Some(words);
+            *seen = Some(words);
         }
+        drop(seen);
         let x = Published {
             pid: words[0] as u32,
             send: one([words[3], words[4], words[5], words[6]]),
