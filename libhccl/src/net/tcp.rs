@@ -513,15 +513,17 @@ impl Conn {
     /// Post a receive for (comm, tag); a message that already arrived completes it at once.
     pub fn post(&self, comm: u64, tag: u64, slot: Arc<RecvSlot>) -> HResult<()> {
         let mut m = self.m.lock();
-        if let Some(e) = self.broken() {
-            return Err(e);
-        }
+        // A message that came before the connection closed is still good: a peer that
+        // sent its last messages, destroyed the communicator and exited is done, not dead.
         if let Some(v) = m.unexpected.remove(&(comm, tag)) {
             m.unexpected_bytes -= v.len() as u64;
             drop(m);
             self.fill_early(&slot, &v);
             self.give_spare(v);
             return Ok(());
+        }
+        if let Some(e) = self.broken() {
+            return Err(e);
         }
         m.posted.retain(|_, s| s.state() != super::CANCELLED);
         m.posted.insert((comm, tag), slot);
@@ -1660,6 +1662,45 @@ pub(crate) mod tests {
         assert!(e.msg.contains("closed the connection"), "{}", e.msg);
         assert!(
             e.msg.contains("rank 1 (host b, 127.0.0.1, pid 2)"),
+            "{}",
+            e.msg
+        );
+    }
+
+    /// A peer that sends, says goodbye and exits before this side asks for the message
+    /// (a rank that finished its last collective first): the message is still delivered,
+    /// and only a receive for something it never sent fails.
+    #[test]
+    fn messages_that_came_before_the_peer_left_are_delivered() {
+        let k = frame::key(&[6u8; 16]);
+        let (a, b) = pair(&k);
+        let (n1, n0) = (net(a.clone(), 1), net(b.clone(), 0));
+        // SAFETY: 4 bytes of a literal.
+        unsafe { n1.send(0, 9, b"last".as_ptr(), 4, None).unwrap() };
+        n1.mesh.say_bye(7);
+        drop(a.sock.shutdown(Shutdown::Both));
+        let t0 = Instant::now();
+        while b.broken().is_none() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "the close never came"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let deadline = Some(Instant::now() + Duration::from_secs(10));
+        let mut g = [0u8; 4];
+        // SAFETY: `g` outlives the receive (waited for below).
+        let r = unsafe { n0.irecv(1, 9, g.as_mut_ptr(), 4).unwrap() };
+        n0.wait(&r, deadline).unwrap();
+        assert_eq!(&g, b"last");
+        // SAFETY: as above.
+        let Err(e) = (unsafe { n0.irecv(1, 10, g.as_mut_ptr(), 4) }) else {
+            panic!("a receive from a peer that left was posted");
+        };
+        assert_eq!(e.code, HCCL_E_REMOTE, "{}", e.msg);
+        assert!(
+            e.msg
+                .contains("rank 1 (host b, 127.0.0.1, pid 2) destroyed its communicator"),
             "{}",
             e.msg
         );
