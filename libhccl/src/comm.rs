@@ -480,6 +480,11 @@ pub fn join_placed(
             let Some((orig, place)) = placed_iter.next() else {
                 break;
             };
+            let policy = if place.cross.is_some() {
+                policy.across_servers()
+            } else {
+                policy
+            };
             out.push(Arc::new(CommInner {
                 id,
                 key: shm::tag_key(&id),
