@@ -42,6 +42,8 @@ pub struct CommInner {
     pub shm: Arc<Shm>,
     pub rt: &'static Rt,
     pub exec_timeout: Option<Duration>,
+    /// How this rank waits for its peers: [`Policy::for_participants`] of the ranks on its
+    /// server, [`Policy::across_servers`] when the communicator spans servers.
     pub policy: Policy,
     pub deterministic: u32,
     /// Host-side sequence number of the last collective called.

@@ -45,12 +45,15 @@ const RANK_SPIN_IDLE: Duration = Duration::from_millis(2);
 const RANK_YIELD_IDLE: Duration = Duration::from_millis(20);
 /// HCCL ranks: how long to poll with `sched_yield` before sleeping.
 const RANK_YIELD: Duration = Duration::from_millis(4);
-/// HCCL ranks of a communicator that spans emulated servers, when ranks outnumber cores: poll
-/// with `sched_yield` this long before sleeping. Their waits for each other last about as
-/// long as a network transfer (milliseconds), and a yielding rank takes the CPU from the
-/// ranks and the kernel's network work it waits for. 8 MiB on 2 servers x 4 ranks on 2
-/// vCPUs (alternating runs of 100 operations): AllReduce 14.4-15.4 ms with 4 ms of yielding,
-/// 11.7-12.1 with 50 us, 12.2-12.8 with 300 us; AllGather 7.4-7.6, 5.4-5.8, 5.7.
+/// HCCL ranks of a communicator that spans servers: poll with `sched_yield` this long (no
+/// spin) before sleeping. Their waits for each other last about as long as a network
+/// transfer (milliseconds), and emulated servers share the machine's cores: a spinning or
+/// yielding rank takes the CPU from the ranks and the kernel's network work it waits for.
+/// Measured on 2 vCPUs, alternating runs of 50-100 operations: 2 servers x 4 ranks, 8 MiB
+/// AllReduce 14.4-15.4 ms with 4 ms of yielding, 11.7-12.1 with 50 us, 12.2-12.8 with
+/// 300 us, AllGather 7.4-7.6, 5.4-5.8, 5.7; 2 servers x 2 ranks (which spun 48 us first),
+/// 8-byte AllReduce 113-220 us before, 58-119 after, 64 KiB AllGather 453-1758 before,
+/// 121-153 after, 8 MiB AllReduce 10.9-12.0 ms before, 10.5-10.6 after.
 const RANK_YIELD_ACROSS: Duration = Duration::from_micros(50);
 /// HCCL ranks: longest single futex sleep; the condition, the deadline and `check` are
 /// re-evaluated at least this often.
@@ -177,12 +180,10 @@ impl Policy {
     }
 
     /// The policy of [`Policy::for_participants`] for the ranks of a communicator that spans
-    /// servers: when they outnumber cores, a short yield phase ([`RANK_YIELD_ACROSS`]).
+    /// servers: no spin, a short yield phase ([`RANK_YIELD_ACROSS`]).
     pub fn across_servers(self) -> Policy {
-        if !self.spin.is_zero() {
-            return self;
-        }
         Policy {
+            spin: Duration::ZERO,
             yield_for: self.yield_for.min(RANK_YIELD_ACROSS),
             ..self
         }
