@@ -15,8 +15,16 @@
 #
 # `compare.sh --table RAW` prints the table again from a raw output file of an earlier run.
 #
-# Environment: ITERS (default 20), WARMUP (5), ITER_BYTES (cap on iterations x size, 512M:
-# 4 iterations at 128 MiB), LAT_ITERS (1000), RANKS ("2 4 8"), OUT (raw output file).
+# Two builds of the libraries: source the other install's set_env.sh first. With
+# ASCEND_HOME_PATH set, compare.sh runs this hccl-perf-mpi on the environment's libraries, so
+# both builds are timed by the same benchmark binary.
+#
+# Environment: ITERS (default 200), WARMUP (5), ITER_BYTES (cap on iterations x size, 512M:
+# 64 iterations at 8 MiB, 4 at 128 MiB), LAT_ITERS (1000), RANKS ("2 4 8"), OUT (raw output
+# file). The default was 20 before 2026-12-04: 20 operations of 64 KiB last about a
+# millisecond, less than a scheduler timeslice, so with ranks outnumbering cores a single
+# descheduling decided the cell (one build's 8-rank 64 KiB AllReduce took 40-76 us per
+# operation in runs minutes apart).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -31,7 +39,7 @@ if [ "${1:-}" != "--table" ] && { ! command -v mpirun >/dev/null 2>&1 || [ ! -x 
     exit 1
 fi
 
-ITERS=${ITERS:-20}
+ITERS=${ITERS:-200}
 WARMUP=${WARMUP:-5}
 ITER_BYTES=${ITER_BYTES:-512M}
 LAT_ITERS=${LAT_ITERS:-1000}

@@ -15,7 +15,7 @@
 # checked (#wrong must be 0). Everything it creates is removed on exit.
 #
 # Environment: OPS (default allreduce,allgather), SIZES (8M,128M), ITERS (10), WARMUP (3),
-# ITER_BYTES (512M: 4 iterations at 128 MiB), LAYOUTS ("1 2"), OUT (raw output file).
+# ITER_BYTES (512M: 4 iterations at 128 MiB), LAYOUTS ("1 2 4"), OUT (raw output file).
 # Before the layouts it measures the link with tcp_link (built by `make perf`), and prints how
 # close each library comes to it with one rank per server.
 set -euo pipefail
@@ -41,7 +41,7 @@ SIZES=${SIZES:-8M,128M}
 ITERS=${ITERS:-10}
 WARMUP=${WARMUP:-3}
 ITER_BYTES=${ITER_BYTES:-512M}
-LAYOUTS=${LAYOUTS:-"1 2"}
+LAYOUTS=${LAYOUTS:-"1 2 4"}
 OUT=${OUT:-$(mktemp /tmp/hccl-perf-hosts.XXXXXX)}
 
 # Names start with npuemu-<pid>- like the tests' hosts, so a later test run removes them if
