@@ -15,7 +15,7 @@
 //! multiple of 128 up to 100000) 161002.
 
 use super::args::{self as a, T};
-use super::launch::{phase1, Built, Launch};
+use super::launch::{only_on_ascend950, phase1, Built, Launch};
 use crate::status::{NnError, NnResult};
 use npu_emu::ops::dtype::DType;
 use npu_emu::ops::mhc as engine;
@@ -29,26 +29,12 @@ fn invalid_if(bad: bool, msg: impl FnOnce() -> String) -> NnResult<()> {
     }
 }
 
-/// The first phase of an operator CANN's reference lists for Ascend 950PR/950DT only:
-/// ACLNN_ERR_PARAM_INVALID naming the platform on the Atlas A2/A3 SoCs npu-emu emulates by
-/// default (an emulated Ascend 950 gets the same code, saying npu-emu does not implement the
-/// operator). The out-pointers are neither read nor written, so a caller built against
-/// another revision of the prototype (torch_npu passes more arguments to some of these)
-/// still gets the refusal instead of a misplaced NULL check.
+/// The first phase of an operator CANN's reference lists for Ascend 950PR/950DT only
+/// ([`only_on_ascend950`]). The out-pointers are neither read nor written, so a caller built
+/// against another revision of the prototype (torch_npu passes more arguments to some of
+/// these) still gets the refusal instead of a misplaced NULL check.
 pub(super) fn ascend950_only(name: &'static str, op: &str) -> i32 {
-    crate::status::boundary(name, || {
-        let soc = crate::rt::rt()?.soc_name();
-        if soc.starts_with("Ascend950") || soc.starts_with("Ascend910_95") {
-            Err(NnError::invalid(format!(
-                "{op} on {soc} is not implemented by npu-emu"
-            )))
-        } else {
-            Err(NnError::invalid(format!(
-                "{op} is not supported on platform {soc}: CANN supports it on Ascend \
-                 950PR/Ascend 950DT only (not on Atlas A2/A3)"
-            )))
-        }
-    })
+    crate::status::boundary(name, || Err(only_on_ascend950(op)))
 }
 
 /// `x`'s layout: `[B, S, n, D]` (4-D) or `[T, n, D]` (3-D); returns (lead dims, n, D).

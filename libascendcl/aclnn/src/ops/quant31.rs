@@ -17,7 +17,7 @@
 //! The computation is `npu_emu::ops::quant31`.
 
 use super::args::{self as a, T};
-use super::launch::{phase1, Launch};
+use super::launch::{only_on_ascend950, phase1, Launch};
 use crate::objects::{self, Object};
 use crate::status::{NnError, NnResult};
 use npu_emu::formats::FORMAT_FRACTAL_NZ;
@@ -1076,10 +1076,8 @@ unsafe fn transpose_quant_bmm(
     )
 }
 
-/// The first phase of an operator CANN's reference lists for Ascend 950 only: on any other
-/// SoC ACLNN_ERR_PARAM_INVALID naming the platform (CANN's op_api checks the NPU
-/// architecture first); on an emulated Ascend 950 the same code, saying npu-emu does not
-/// implement `what`.
+/// The first phase of an operator CANN's reference lists for Ascend 950 only
+/// ([`only_on_ascend950`]), with its out-pointers checked first.
 pub(super) unsafe fn ascend950_only(
     name: &'static str,
     what: &'static str,
@@ -1087,17 +1085,7 @@ pub(super) unsafe fn ascend950_only(
     executor: *mut *mut c_void,
 ) -> i32 {
     phase1(name, workspace_size, executor, || {
-        let soc = crate::rt::rt()?.soc_name();
-        if soc.starts_with("Ascend950") || soc.starts_with("Ascend910_95") {
-            Err(NnError::invalid(format!(
-                "{what} of {soc} is not implemented by npu-emu"
-            )))
-        } else {
-            Err(NnError::invalid(format!(
-                "platform {soc}: the value of platform can only be DAV_3510 (Ascend 950); \
-                 this operator is not supported on Atlas A2/A3"
-            )))
-        }
+        Err(only_on_ascend950(what))
     })
 }
 
