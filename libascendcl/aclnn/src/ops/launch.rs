@@ -223,9 +223,9 @@ pub fn phase1(
 }
 
 /// The refusal of an operator CANN's reference lists for Ascend 950PR/950DT (DAV_3510) only:
-/// on the Atlas A2/A3 SoCs npu-emu emulates by default, ACLNN_ERR_PARAM_INVALID naming the
-/// platform (CANN's op_api checks the NPU architecture first); on an emulated Ascend 950 the
-/// same code, saying npu-emu does not implement `what`.
+/// on the Atlas A2/A3 SoCs npu-emu emulates by default, ACLNN_ERR_PARAM_INVALID with a message
+/// that opens with the platform, as CANN's (its op_api checks the NPU architecture first); on
+/// an emulated Ascend 950 the same code, saying npu-emu does not implement `what`.
 pub fn only_on_ascend950(what: &str) -> NnError {
     let soc = match crate::rt::rt() {
         Ok(rt) => rt.soc_name(),
@@ -235,8 +235,8 @@ pub fn only_on_ascend950(what: &str) -> NnError {
         NnError::invalid(format!("{what} on {soc} is not implemented by npu-emu"))
     } else {
         NnError::invalid(format!(
-            "{what} is not supported on platform {soc}: CANN supports it on Ascend \
-             950PR/Ascend 950DT (DAV_3510) only, not on Atlas A2/A3"
+            "platform {soc}: {what} is supported on Ascend 950PR/Ascend 950DT (DAV_3510) \
+             only, not on Atlas A2/A3"
         ))
     }
 }
