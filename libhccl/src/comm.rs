@@ -1115,13 +1115,14 @@ impl CommInner {
     }
 
     /// Whether a rank whose peers `arrived` not all should defer its collective rather
-    /// than wait (see [`crate::defer`]): when ranks outnumber cores, or a missing peer last
-    /// ran on this rank's core. With a core each, ranks that meet at every call spin a
-    /// fraction of a µs for each other on their own cores; letting one run ahead would
-    /// turn that into a pair that sleeps and wakes by turns, which the scheduler keeps on
-    /// one core (measured: 2 ranks, 0.8 µs per 8-byte AllReduce in step, 5 µs deferred).
-    /// A pair kept on one core by busy other cores is such a pair anyway: there, running
-    /// ahead saves a switch per operation.
+    /// than wait (see [`crate::defer`]): when its ranks do not spin (they outnumber cores,
+    /// or the communicator spans servers), or a missing peer last ran on this rank's core.
+    /// With a core each, ranks that meet at every call spin a fraction of a µs for each
+    /// other on their own cores; letting one run ahead would turn that into a pair that
+    /// sleeps and wakes by turns, which the scheduler keeps on one core (measured: 2 ranks,
+    /// 0.8 µs per 8-byte AllReduce in step, 5 µs deferred). A pair kept on one core by busy
+    /// other cores is such a pair anyway: there, running ahead saves a switch per
+    /// operation.
     fn defer_worth(&self, arrived: &dyn Fn(u32) -> bool) -> bool {
         if self.policy.spin.is_zero() {
             return true;
