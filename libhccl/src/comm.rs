@@ -1360,10 +1360,9 @@ impl CommInner {
         let what = || format!("{} #{seq}", op_name(fp.op));
         let phase = || format!("call collective #{seq}");
         // A rank that staged has an idle stream: no worker of ours wants the CPU, so it may
-        // spin longer for peers that are about to arrive.
-        // Not across servers: the peers there may share this machine's cores (emulated
-        // servers), and a long spin would take the CPU they need to arrive.
-        let policy = if staged && self.cross.is_none() {
+        // spin longer for peers that are about to arrive. (Never across servers: that
+        // policy does not spin, `Policy::across_servers`, so `idle_stream` keeps it.)
+        let policy = if staged {
             self.policy.idle_stream()
         } else {
             self.policy
