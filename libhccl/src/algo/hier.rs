@@ -221,50 +221,102 @@ fn all_reduce(f: &dyn Fabric, op: &Op) -> HResult<()> {
         }
         let (off, len) = (a * e, cnt * e);
         let work = f.recv_of(t.rank, off, len)?;
-        // Alone on its server, the rank's input is the ring's input as it is: copying it
-        // to the output first would be one more pass over the buffer (at one rank per
-        // server, a tenth of the operation's CPU time on a 2-core machine).
-        let input = if t.local().len() == 1 && t.servers.len() > 1 {
-            f.send_of(t.rank, off, len)? as *const u8
-        } else {
-            reduce_into(f, op, &local_sends(f, off, len)?, work, cnt);
-            work as *const u8
-        };
+        let outs = t
+            .local()
+            .iter()
+            .filter(|&&p| p != t.rank)
+            .map(|&p| f.recv_of(p, off, len))
+            .collect::<HResult<Vec<_>>>()?;
         let group: Vec<u32> = (0..t.servers.len() as u32)
             .map(|s| t.handler(s, j))
             .collect();
-        ring_all_reduce(f, op, &group, t.my_server() as usize, input, work, cnt, j)?;
-        fan_out(f, op, work, off, len, false)?;
+        let lane = Lane {
+            srcs: local_sends(f, off, len)?,
+            buf: work,
+            outs,
+        };
+        ring_all_reduce(f, op, &group, t.my_server() as usize, &lane, cnt, j)?;
     }
     Ok(())
 }
 
-/// Ring AllReduce of `cnt` elements among `group` (this rank is `group[me]`): this rank's
-/// contribution is at `input`, the result goes to `buf` (the two may be the same buffer).
-/// Reduce-scatter then all-gather, each step pipelined by segment. Every receive of the
-/// all-gather is posted before anything is sent, so its data goes straight into `buf` (a
-/// peer may run ahead: a message nobody asked for yet costs a copy); the all-gather's first
-/// step forwards each segment as soon as the reduce-scatter completed it.
-#[allow(clippy::too_many_arguments)]
+/// One lane of an AllReduce as its handler sees it: the server's contributions (every local
+/// rank's send buffer at the lane), where the result goes first (the handler's receive
+/// buffer) and the other local ranks' receive buffers it is copied to.
+struct Lane {
+    srcs: Vec<*const u8>,
+    buf: *mut u8,
+    outs: Vec<*mut u8>,
+}
+
+impl Lane {
+    /// `x + at` for every pointer of `v`.
+    fn at(v: &[*const u8], at: u64) -> Vec<*const u8> {
+        // SAFETY (callers): `at` lies inside the lane.
+        v.iter().map(|&p| unsafe { p.add(at as usize) }).collect()
+    }
+
+    /// Every destination of the final value at `at`: the handler's buffer first.
+    fn finals(&self, at: u64) -> Vec<*mut u8> {
+        std::iter::once(self.buf)
+            .chain(self.outs.iter().copied())
+            // SAFETY (callers): `at` lies inside the lane.
+            .map(|p| unsafe { p.add(at as usize) })
+            .collect()
+    }
+
+    /// Copy the final value of `len` bytes at `at` of the handler's buffer to the other
+    /// local ranks.
+    fn fan_out(&self, at: u64, len: u64, nt: bool) {
+        for &o in &self.outs {
+            // SAFETY: both ranges lie inside the lane of their buffers (`at + len` ≤ its
+            // length, the callers' ranges).
+            unsafe {
+                copy_nt(
+                    self.buf.add(at as usize),
+                    o.add(at as usize),
+                    len as usize,
+                    nt,
+                )
+            };
+        }
+    }
+}
+
+/// Ring AllReduce of `cnt` elements among `group` (this rank is `group[me]`) for the lane
+/// `l` describes. Reduce-scatter then all-gather, each step pipelined by segment, the
+/// server's part folded in as it goes: a chunk's local contributions are reduced together
+/// with what came for it from the ring (one pass, no local sum kept first), except the
+/// chunk this rank starts the ring with, which is reduced segment by segment just before
+/// each segment is sent (or sent straight from the send buffer when this rank is alone on
+/// its server). A segment is copied to the other local ranks as soon as its final value
+/// exists. Every receive of the all-gather is posted before anything is sent, so its data
+/// goes straight into `buf` (a peer may run ahead: a message nobody asked for yet costs a
+/// copy); the all-gather's first step forwards each segment as soon as the reduce-scatter
+/// completed it.
 fn ring_all_reduce(
     f: &dyn Fabric,
     op: &Op,
     group: &[u32],
     me: usize,
-    input: *const u8,
-    buf: *mut u8,
+    l: &Lane,
     cnt: u64,
     lane_id: u32,
 ) -> HResult<()> {
     let g = group.len();
     let e = op.dt.size() as u64;
+    let nt = super::nt_of(f, op);
+    let reduce = |srcs: &[*const u8], dsts: &[*mut u8], bytes: u64| {
+        with_scratch(nt, |s| {
+            // SAFETY: every pointer holds `bytes` bytes (the callers' ranges).
+            unsafe { kernel(op.dt, op.redop, srcs, dsts, (bytes / e) as usize, s) }
+        });
+    };
     if g == 1 {
-        if !std::ptr::eq(input, buf) {
-            // SAFETY: both hold `cnt` elements (the callers' ranges).
-            unsafe { copy_nt(input, buf, (cnt * e) as usize, super::nt_of(f, op)) };
-        }
+        reduce(&l.srcs, &l.finals(0), cnt * e);
         return Ok(());
     }
+    let buf = l.buf;
     let next = group[(me + 1) % g];
     let prev = group[(me + g - 1) % g];
     let chunk = |c: usize| {
@@ -274,7 +326,8 @@ fn ring_all_reduce(
     let max_chunk = (0..g).map(|c| chunk(c).1).max().unwrap_or(0);
     // All-gather: at step s, send chunk me+1-s (complete), receive chunk me-s. A chunk's
     // final value exists only after this rank's part in it was sent, so receiving it into
-    // `buf` cannot overwrite anything this rank still reads.
+    // `buf` cannot overwrite anything this rank still reads (`buf` may be this rank's send
+    // buffer: in place).
     let mut ag: Vec<Vec<(Recv, u64, u64)>> = Vec::with_capacity(g - 1);
     for s in 0..g - 1 {
         let rc = (me + g - s) % g;
@@ -292,48 +345,64 @@ fn ring_all_reduce(
         )?);
     }
     with_bytes(max_chunk, |scratch| -> HResult<()> {
-        // Reduce-scatter: at step s, send chunk me-s (this rank's input at step 0, then
+        // Reduce-scatter: at step s, send chunk me-s (the server's part at step 0, then
         // the chunk reduced at the step before), receive chunk me-s-1 and reduce it with
-        // this rank's input into `buf`.
+        // the server's part into `buf`.
         for s in 0..g - 1 {
             let sc = (me + g - s) % g;
             let rc = (me + 2 * g - s - 1) % g;
             let (so, sl) = chunk(sc);
             let (ro, rl) = chunk(rc);
-            let from: *const u8 = if s == 0 { input } else { buf };
             let recvs = post_segs(f, prev, ph::RING_RS, lane_id, rc as u32, scratch, rl, e)?;
-            // Reduce segment k of the received chunk; at the last step that chunk is
-            // complete, and the all-gather's first step sends it on at once.
+            // Reduce segment k of the received chunk; at the last step its value is final:
+            // it goes to every local rank, and the all-gather's first step sends it on.
             let absorb = |k: usize| -> HResult<()> {
                 let (r, o2, l2) = &recvs[k];
                 wait(f, r)?;
-                let at = (ro + o2) as usize;
-                // SAFETY: chunk `rc` lies inside `input` and `buf`; the scratch holds it.
-                let (a, x, d) = unsafe { (input.add(at), scratch.add(*o2 as usize), buf.add(at)) };
-                reduce_into(f, op, &[a, x], d, l2 / e);
+                let at = ro + o2;
+                let mut srcs = Lane::at(&l.srcs, at);
+                // SAFETY: the scratch holds the received chunk.
+                srcs.push(unsafe { scratch.add(*o2 as usize) });
                 if s == g - 2 {
-                    // SAFETY: `d` holds `l2` bytes of `buf`.
+                    reduce(&srcs, &l.finals(at), *l2);
+                    // SAFETY: `buf + at` holds `l2` bytes of the lane.
                     unsafe {
                         f.net().send(
                             next,
                             tg(f, ph::RING_AG, lane_id, rc as u32, k as u32),
-                            d,
+                            buf.add(at as usize),
                             *l2 as usize,
                             f.deadline(),
                         )?
                     };
+                } else {
+                    // SAFETY: as above.
+                    reduce(&srcs, &[unsafe { buf.add(at as usize) }], *l2);
                 }
                 Ok(())
             };
             let mut k = 0;
-            for (i, (o, l)) in segments(f, sl, e).into_iter().enumerate() {
-                // SAFETY: chunk `sc` lies inside `input` and `buf` (cnt elements).
+            for (i, (o, len)) in segments(f, sl, e).into_iter().enumerate() {
+                let at = so + o;
+                let from: *const u8 = if s > 0 {
+                    // SAFETY: chunk `sc` lies inside `buf`.
+                    unsafe { buf.add(at as usize) }
+                } else if l.srcs.len() == 1 {
+                    // Alone on its server: the send buffer is the server's part as it is.
+                    Lane::at(&l.srcs, at)[0]
+                } else {
+                    // SAFETY: as above.
+                    let d = unsafe { buf.add(at as usize) };
+                    reduce(&Lane::at(&l.srcs, at), &[d], len);
+                    d
+                };
+                // SAFETY: `from` holds `len` bytes of the lane.
                 unsafe {
                     f.net().send(
                         next,
                         tg(f, ph::RING_RS, lane_id, sc as u32, i as u32),
-                        from.add((so + o) as usize),
-                        l as usize,
+                        from,
+                        len as usize,
                         f.deadline(),
                     )?
                 };
@@ -350,11 +419,11 @@ fn ring_all_reduce(
         Ok(())
     })?;
     // The rest of the all-gather: forward what the step before received, segment by
-    // segment as it arrives.
+    // segment as it arrives, and copy each to the other local ranks.
     for s in 1..g - 1 {
         let sc = (me + 1 + g - s) % g;
         let (so, sl) = chunk(sc);
-        for (i, (o, l)) in segments(f, sl, e).into_iter().enumerate() {
+        for (i, (o, len)) in segments(f, sl, e).into_iter().enumerate() {
             if let Some((r, _, _)) = ag[s - 1].get(i) {
                 wait(f, r)?;
             }
@@ -364,14 +433,18 @@ fn ring_all_reduce(
                     next,
                     tg(f, ph::RING_AG, lane_id, sc as u32, i as u32),
                     buf.add((so + o) as usize),
-                    l as usize,
+                    len as usize,
                     f.deadline(),
                 )?
             };
+            l.fan_out(so + o, len, nt);
         }
     }
-    for (r, _, _) in ag.iter().flatten() {
+    // The last step's chunk is not forwarded.
+    let (lo, _) = chunk((me + 2) % g);
+    for (r, o, len) in &ag[g - 2] {
         wait(f, r)?;
+        l.fan_out(lo + o, *len, nt);
     }
     Ok(())
 }
