@@ -592,15 +592,11 @@ fn all_gather(f: &dyn Fabric, op: &Op) -> HResult<()> {
             mine.push((q, dst, post_segs(f, q, ph::GATHER, q, 0, dst, c * e, e)?));
         }
     }
-    // This rank's block: to each other server once, and to every local output.
+    // This rank's block: to each other server once, and to every local output, segment
+    // by segment (each segment is copied while the socket takes the next).
     let bytes = op.count * e;
     let src = f.send_of(me, 0, bytes)?;
-    for s in 0..t.servers.len() as u32 {
-        if s != ms {
-            let to = t.handler(s, t.local_index[me as usize]);
-            send_segs(f, to, ph::GATHER, me, 0, src, bytes, e)?;
-        }
-    }
+    let mut outs = Vec::with_capacity(t.local().len());
     for &p in t.local() {
         let (c, d) = gather_block(f, op, p, me);
         if c * e != bytes {
@@ -609,9 +605,31 @@ fn all_gather(f: &dyn Fabric, op: &Op) -> HResult<()> {
                 op.count
             )));
         }
-        let dst = f.recv_of(p, d * e, bytes)?;
-        // SAFETY: both ranges hold `bytes` bytes.
-        unsafe { copy_nt(src, dst, bytes as usize, super::nt_of(f, op)) };
+        outs.push(f.recv_of(p, d * e, bytes)?);
+    }
+    let to: Vec<u32> = (0..t.servers.len() as u32)
+        .filter(|&s| s != ms)
+        .map(|s| t.handler(s, t.local_index[me as usize]))
+        .collect();
+    for (i, (o, l)) in segments(f, bytes, e).into_iter().enumerate() {
+        // SAFETY: `src` holds `bytes` bytes, so `src + o` holds `l`.
+        let p = unsafe { src.add(o as usize) };
+        for &q in &to {
+            // SAFETY: as above.
+            unsafe {
+                f.net().send(
+                    q,
+                    tg(f, ph::GATHER, me, 0, i as u32),
+                    p,
+                    l as usize,
+                    f.deadline(),
+                )?
+            };
+        }
+        for &dst in &outs {
+            // SAFETY: every output holds `bytes` bytes at its displacement.
+            unsafe { copy_nt(p, dst.add(o as usize), l as usize, super::nt_of(f, op)) };
+        }
     }
     // Remote blocks as they arrive, to every other local output.
     for (q, dst, recvs) in &mine {
