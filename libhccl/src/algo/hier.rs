@@ -306,12 +306,14 @@ fn ring_all_reduce(
     let g = group.len();
     let e = op.dt.size() as u64;
     let nt = super::nt_of(f, op);
-    let reduce = |srcs: &[*const u8], dsts: &[*mut u8], bytes: u64| {
+    let reduce_nt = |srcs: &[*const u8], dsts: &[*mut u8], bytes: u64, nt: bool| {
         with_scratch(nt, |s| {
             // SAFETY: every pointer holds `bytes` bytes (the callers' ranges).
             unsafe { kernel(op.dt, op.redop, srcs, dsts, (bytes / e) as usize, s) }
         });
     };
+    let reduce =
+        |srcs: &[*const u8], dsts: &[*mut u8], bytes: u64| reduce_nt(srcs, dsts, bytes, nt);
     if g == 1 {
         reduce(&l.srcs, &l.finals(0), cnt * e);
         return Ok(());
@@ -344,7 +346,11 @@ fn ring_all_reduce(
             e,
         )?);
     }
-    with_bytes(max_chunk, |scratch| -> HResult<()> {
+    // The scratch: the chunk received at a step, then one segment of the server's part.
+    let max_seg = segments(f, max_chunk, e)[0].1;
+    with_bytes(max_chunk + max_seg, |scratch| -> HResult<()> {
+        // SAFETY: the scratch holds `max_chunk + max_seg` bytes.
+        let part = unsafe { scratch.add(max_chunk as usize) };
         // Reduce-scatter: at step s, send chunk me-s (the server's part at step 0, then
         // the chunk reduced at the step before), receive chunk me-s-1 and reduce it with
         // the server's part into `buf`.
@@ -391,10 +397,10 @@ fn ring_all_reduce(
                     // Alone on its server: the send buffer is the server's part as it is.
                     Lane::at(&l.srcs, at)[0]
                 } else {
-                    // SAFETY: as above.
-                    let d = unsafe { buf.add(at as usize) };
-                    reduce(&Lane::at(&l.srcs, at), &[d], len);
-                    d
+                    // Into the scratch, with ordinary stores: the socket reads it at once,
+                    // from the cache.
+                    reduce_nt(&Lane::at(&l.srcs, at), &[part], len, false);
+                    part
                 };
                 // SAFETY: `from` holds `len` bytes of the lane.
                 unsafe {
