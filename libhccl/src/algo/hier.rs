@@ -5,7 +5,7 @@
 //!
 //! | op | inside each server | between servers |
 //! |---|---|---|
-//! | AllReduce | lane `j`'s handler reduces lane `j` of its server's inputs | ring AllReduce of each lane among the lane's handlers, pipelined by segment; then the handler writes the lane to every local output |
+//! | AllReduce | lane `j`'s handler folds lane `j` of its server's inputs into the ring as it goes, and writes each final segment to every local output | ring AllReduce of each lane among the lane's handlers, pipelined by segment |
 //! | Reduce | as AllReduce | each server's partial goes to the root server's handler, reduced in server order into the root's output |
 //! | Broadcast | the handler writes its lane to every local buffer | a chain through the servers from the root's, pipelined |
 //! | AllGather[V] | each rank writes its block to every local output | each block goes once to each other server (to the handler of its sender's local index), which writes it to every local output |
