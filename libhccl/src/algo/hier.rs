@@ -252,16 +252,23 @@ struct Lane {
 impl Lane {
     /// `x + at` for every pointer of `v`.
     fn at(v: &[*const u8], at: u64) -> Vec<*const u8> {
-        // SAFETY (callers): `at` lies inside the lane.
-        v.iter().map(|&p| unsafe { p.add(at as usize) }).collect()
+        v.iter()
+            .map(|&p| {
+                // SAFETY: `at` lies inside the lane (the callers' offsets), which every
+                // pointer holds.
+                unsafe { p.add(at as usize) }
+            })
+            .collect()
     }
 
     /// Every destination of the final value at `at`: the handler's buffer first.
     fn finals(&self, at: u64) -> Vec<*mut u8> {
         std::iter::once(self.buf)
             .chain(self.outs.iter().copied())
-            // SAFETY (callers): `at` lies inside the lane.
-            .map(|p| unsafe { p.add(at as usize) })
+            .map(|p| {
+                // SAFETY: as in `at`.
+                unsafe { p.add(at as usize) }
+            })
             .collect()
     }
 
