@@ -27,7 +27,7 @@ use super::{part, with_scratch, Op};
 use crate::errors::{HResult, HcclError, HCCL_E_INTERNAL};
 use crate::fingerprint::opcode;
 use crate::net::{self, kind, Recv, Tag, MAX_SEGMENTS};
-use crate::reduce::{copy_nt, reduce as kernel};
+use crate::reduce::{copy_nt, fan_out as fan_out_to, reduce as kernel};
 use std::cell::RefCell;
 
 thread_local! {
@@ -275,18 +275,10 @@ impl Lane {
     /// Copy the final value of `len` bytes at `at` of the handler's buffer to the other
     /// local ranks.
     fn fan_out(&self, at: u64, len: u64, nt: bool) {
-        for &o in &self.outs {
-            // SAFETY: both ranges lie inside the lane of their buffers (`at + len` ≤ its
-            // length, the callers' ranges).
-            unsafe {
-                copy_nt(
-                    self.buf.add(at as usize),
-                    o.add(at as usize),
-                    len as usize,
-                    nt,
-                )
-            };
-        }
+        let f = self.finals(at);
+        // SAFETY: every range lies inside the lane of its buffer (`at + len` ≤ the lane's
+        // length, the callers' ranges).
+        unsafe { fan_out_to(f[0], &f[1..], len as usize, nt) };
     }
 }
 
@@ -639,10 +631,9 @@ fn all_gather(f: &dyn Fabric, op: &Op) -> HResult<()> {
                 )?
             };
         }
-        for &dst in &outs {
-            // SAFETY: every output holds `bytes` bytes at its displacement.
-            unsafe { copy_nt(p, dst.add(o as usize), l as usize, super::nt_of(f, op)) };
-        }
+        let dsts: Vec<*mut u8> = outs.iter().map(|&d| d.wrapping_add(o as usize)).collect();
+        // SAFETY: every output holds `bytes` bytes at its displacement, so `o + l` of them.
+        unsafe { fan_out_to(p, &dsts, l as usize, super::nt_of(f, op)) };
     }
     // Remote blocks as they arrive, to every other local output.
     for (q, dst, recvs) in &mine {
