@@ -372,6 +372,11 @@ unsafe extern "C" fn pass_gate(stream: *mut c_void, block: i32, pending: *mut i3
     })
 }
 
+unsafe extern "C" fn task_waits_for_network() {
+    // Sets an atomic flag; nothing in it can panic or fail.
+    npu_emu::stream::task_waits_for_network();
+}
+
 static API: RtApi = RtApi {
     version: RT_API_VERSION,
     current_device,
@@ -393,6 +398,7 @@ static API: RtApi = RtApi {
     release,
     set_gate,
     pass_gate,
+    task_waits_for_network,
 };
 
 /// The runtime interface for `libhccl` (DESIGN §1).

@@ -162,6 +162,9 @@ struct Shared {
     runner: AtomicUsize,
     submitted: AtomicU64,
     completed: AtomicU64,
+    /// The latest task (or the running one, once it said so) waits for other servers
+    /// ([`task_waits_for_network`]): host threads waiting for the stream sleep at once.
+    network_task: AtomicBool,
     has_error: AtomicBool,
     stop_on_failure: AtomicBool,
     /// Id of the worker thread (`gettid`).
@@ -244,6 +247,7 @@ impl Stream {
             hook: Mutex::new(None),
             discarding: AtomicBool::new(false),
             worker_cpu: AtomicI32::new(-1),
+            network_task: AtomicBool::new(false),
             waiter_cpu: AtomicI32::new(-1),
             abort_gen: AtomicU64::new(0),
             #[cfg(test)]
@@ -720,7 +724,9 @@ fn wait_progress(s: &Shared, progressed: impl Fn() -> bool, deadline: Option<Ins
     let cpu = os::current_cpu();
     s.waiter_cpu.store(cpu, Ordering::SeqCst);
     let shared_cpu = cpu >= 0 && cpu == s.worker_cpu.load(Ordering::SeqCst);
-    let policy = if shared_cpu {
+    let policy = if s.network_task.load(Ordering::Relaxed) {
+        Policy::STREAM.for_network_task()
+    } else if shared_cpu {
         Policy::STREAM.without_spin()
     } else {
         Policy::STREAM
@@ -762,6 +768,7 @@ fn run_one(s: &Arc<Shared>, who: Runner) -> bool {
         drop(queued);
     } else {
         let outer = CURRENT_TASK.with(|c| c.replace(Some((s.clone(), gen))));
+        let outer_network = NETWORK_TASK.with(|n| n.replace(false));
         let watch = s.watch_fp.load(Ordering::Relaxed);
         // A host thread keeps its own floating-point status across the task.
         let fp_before = watch && who == Runner::Host && crate::fpstatus::raised();
@@ -779,6 +786,11 @@ fn run_one(s: &Arc<Shared>, who: Runner) -> bool {
             crate::fpstatus::raise();
         }
         CURRENT_TASK.with(|c| *c.borrow_mut() = outer);
+        // Until the next task has run, waiters expect one like this one.
+        s.network_task.store(
+            NETWORK_TASK.with(|n| n.replace(outer_network)),
+            Ordering::Relaxed,
+        );
         let r = r.unwrap_or_else(|p| {
             Err(Error::new(
                 ACL_ERROR_INTERNAL_ERROR,
@@ -828,6 +840,8 @@ thread_local! {
     /// synchronize): its stream and the abort generation when the task was taken.
     static CURRENT_TASK: std::cell::RefCell<Option<(Arc<Shared>, u64)>> =
         const { std::cell::RefCell::new(None) };
+    /// The task running on the calling thread said it waits for other servers.
+    static NETWORK_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The calling thread's last task: the stream's [`Stream::key`] and the task's number on it
@@ -848,6 +862,19 @@ pub fn task_aborted() -> bool {
             .as_ref()
             .is_some_and(|(s, gen)| s.abort_gen.load(Ordering::SeqCst) != *gen)
     })
+}
+
+/// The task running on the calling thread spends its time waiting for other servers (an
+/// HCCL collective across servers, milliseconds of network transfers): host threads waiting
+/// for its stream sleep at once rather than poll ([`Policy::for_network_task`]), now and
+/// until a task that does not say so has run. No effect outside a stream task.
+pub fn task_waits_for_network() {
+    CURRENT_TASK.with(|c| {
+        if let Some((s, _)) = c.borrow().as_ref() {
+            NETWORK_TASK.with(|n| n.set(true));
+            s.network_task.store(true, Ordering::Relaxed);
+        }
+    });
 }
 
 fn worker(s: Arc<Shared>) {
@@ -910,6 +937,35 @@ mod tests {
         assert_eq!(*log.lock(), (0..100).collect::<Vec<_>>());
         assert!(st.is_idle());
         st.synchronize(Some(Duration::ZERO)).unwrap();
+    }
+
+    /// A task that waits for other servers makes waiters sleep until a task that does not
+    /// say so has run; outside a task the call does nothing.
+    #[test]
+    fn a_network_task_marks_its_stream_until_an_ordinary_one_runs() {
+        task_waits_for_network();
+        let st = Stream::new("net").unwrap();
+        let flag = |st: &Stream| st.shared.network_task.load(Ordering::Relaxed);
+        assert!(!flag(&st));
+        let seen = Arc::new(AtomicBool::new(false));
+        let s2 = st.shared.clone();
+        let seen2 = seen.clone();
+        st.enqueue(Box::new(move || {
+            task_waits_for_network();
+            // Seen at once by waiters of the running task.
+            seen2.store(s2.network_task.load(Ordering::Relaxed), Ordering::SeqCst);
+            Ok(())
+        }))
+        .unwrap();
+        st.synchronize(None).unwrap();
+        assert!(seen.load(Ordering::SeqCst));
+        assert!(flag(&st), "the mark outlives its task");
+        st.enqueue(Box::new(|| Ok(()))).unwrap();
+        st.synchronize(None).unwrap();
+        assert!(!flag(&st), "an ordinary task clears it");
+        // Outside any task: no effect on the stream, no panic.
+        task_waits_for_network();
+        assert!(!flag(&st));
     }
 
     #[test]

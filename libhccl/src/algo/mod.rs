@@ -1037,6 +1037,13 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
     if algo == select::Algo::Small {
         return small::run(&coll, op);
     }
+    if algo == select::Algo::Hier {
+        // Milliseconds of waiting for other servers: a host thread waiting for this stream
+        // sleeps rather than polls (it would take the CPU the transfers need).
+        if let Ok(rt) = crate::rt::rt() {
+            rt.task_waits_for_network();
+        }
+    }
     coll.publish(op)?;
     coll.wait_posted()?;
     if algo == select::Algo::Hier {

@@ -22,7 +22,7 @@ use crate::errors::{
     HResult, HcclError, HCCL_E_INTERNAL, HCCL_E_REMOTE, HCCL_E_TCP_CONNECT, HCCL_E_TCP_TRANSFER,
     HCCL_E_TIMEOUT,
 };
-use npu_emu::wait::{wait_until, Policy, WaitError, Word};
+use npu_emu::wait::{wait_until, Policy, WaitError, Word, NET_YIELD, NET_YIELD_MAX_BYTES};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
@@ -1128,7 +1128,7 @@ impl TcpNet {
             map,
             mesh,
             policy: Policy {
-                yield_for: Duration::from_micros(300),
+                yield_for: NET_YIELD,
                 ..Policy::for_participants(u32::MAX)
             },
         }
@@ -1227,8 +1227,17 @@ impl Net for TcpNet {
 
     fn wait(&self, r: &Recv, deadline: Option<Instant>) -> HResult<()> {
         let c = self.conn(r.peer)?;
+        // A big message is far away: sleep until the reader has it (see NET_YIELD_MAX_BYTES).
+        let big = Policy {
+            yield_for: Duration::ZERO,
+            ..self.policy
+        };
         let res = wait_until(
-            &self.policy,
+            if r.slot.len() > NET_YIELD_MAX_BYTES {
+                &big
+            } else {
+                &self.policy
+            },
             &c.word,
             || r.slot.finished() || (c.progress() && r.slot.finished()),
             deadline,

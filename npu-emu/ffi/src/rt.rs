@@ -372,6 +372,14 @@ impl<E: From<RtError>> Client<E> {
         Ok(v != 0)
     }
 
+    /// Say that the stream task running on the calling thread waits for other servers (see
+    /// [`crate::rtapi::RtApi::task_waits_for_network`]).
+    pub fn task_waits_for_network(&self) {
+        // SAFETY: the function takes nothing and only sets a flag of the calling thread's
+        // stream task, if any.
+        unsafe { (self.api.task_waits_for_network)() }
+    }
+
     /// Enqueue an operation a model can hold (see [`crate::rtapi::RtTemplate`]); `what`
     /// describes it in capture information. The template is consumed either way.
     ///

@@ -24,7 +24,9 @@ use std::ffi::{c_char, c_void};
 /// - 7: `set_gate` and `pass_gate` (a small collective whose peers are not there yet
 ///   leaves its second half on the stream's host side); `stream_idle` says 2 for an idle
 ///   stream that holds such a gate.
-pub const RT_API_VERSION: u32 = 7;
+/// - 8: `task_waits_for_network` (host threads waiting for a stream whose task waits for
+///   other servers sleep instead of polling).
+pub const RT_API_VERSION: u32 = 8;
 
 /// Name of the exported accessor in `libascendcl.so`.
 pub const RT_API_SYMBOL: &[u8] = b"npuemu_runtime_api\0";
@@ -168,6 +170,12 @@ pub struct RtApi {
     /// Run `stream`'s gate if it has one (`block` as above); `*pending` = 1 if it is still
     /// there. Since version 7.
     pub pass_gate: unsafe extern "C" fn(stream: *mut c_void, block: i32, pending: *mut i32) -> i32,
+    /// Say that the stream task running on the calling thread (on the stream's worker, or on
+    /// a host thread that runs the stream's tasks in a synchronize) spends its time waiting
+    /// for other servers: until a task that does not say so has run on that stream, host
+    /// threads waiting for it sleep at once instead of polling. No effect outside a stream
+    /// task. Since version 8.
+    pub task_waits_for_network: unsafe extern "C" fn(),
 }
 
 /// Work left on a stream's host side (see [`RtApi::set_gate`]).
