@@ -17,8 +17,8 @@
 # Environment: OPS (default allreduce,allgather), SIZES (8M,128M), ITERS (50), WARMUP (3),
 # ITER_BYTES (512M: 4 iterations at 128 MiB), LAYOUTS ("1 2 4"), OUT (raw output file).
 # ITERS was 10 before 2026-12-04: with 8 ranks on 2 vCPUs the last operation of a timed loop
-# ends 10-20 ms late for some ranks (those done first start checking their results and take
-# the CPU), which at 10 operations of 8 MiB added 1-2 ms to each (npu-emu's 2 x 4 AllReduce:
+# ended 10-20 ms late for some ranks (likely: those done first start checking their results
+# and take the CPU), which at 10 operations of 8 MiB added 1-2 ms to each (npu-emu's 2 x 4 AllReduce:
 # 14.2-15.0 ms per operation with 10, 12.0-12.4 with 100, same build).
 # Before the layouts it measures the link with tcp_link (built by `make perf`), and prints how
 # close each library comes to it with one rank per server.
