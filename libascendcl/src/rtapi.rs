@@ -373,7 +373,7 @@ unsafe extern "C" fn pass_gate(stream: *mut c_void, block: i32, pending: *mut i3
 }
 
 unsafe extern "C" fn task_waits_for_network() {
-    // Sets an atomic flag; nothing in it can panic or fail.
+    // Sets a flag of the calling thread's task, if any; it cannot panic or fail.
     npu_emu::stream::task_waits_for_network();
 }
 

@@ -868,11 +868,15 @@ pub fn task_aborted() -> bool {
 /// HCCL collective across servers, milliseconds of network transfers): host threads waiting
 /// for its stream sleep at once rather than poll ([`Policy::for_network_task`]), now and
 /// until a task that does not say so has run. No effect outside a stream task.
+/// Never panics (it is called across the C boundary): outside a task, or on a thread whose
+/// thread-locals are gone, it does nothing.
 pub fn task_waits_for_network() {
-    CURRENT_TASK.with(|c| {
-        if let Some((s, _)) = c.borrow().as_ref() {
-            NETWORK_TASK.with(|n| n.set(true));
-            s.network_task.store(true, Ordering::Relaxed);
+    let _ = CURRENT_TASK.try_with(|c| {
+        if let Ok(c) = c.try_borrow() {
+            if let Some((s, _)) = c.as_ref() {
+                let _ = NETWORK_TASK.try_with(|n| n.set(true));
+                s.network_task.store(true, Ordering::Relaxed);
+            }
         }
     });
 }
