@@ -1023,6 +1023,14 @@ pub fn part(total: u64, n: u32, r: u32) -> (u64, u64) {
     (s, e)
 }
 
+/// A collective across servers whose buffers on this rank (input and output together) hold at
+/// least this many bytes tells the runtime it waits for the network
+/// (`task_waits_for_network`): it lasts milliseconds, so a host thread waiting for its stream
+/// sleeps at once instead of polling. Measured at 8 MiB (2 servers x 1, 2, 4 ranks, 2–9%
+/// faster); smaller ones keep polling, since a futex wake-up is a larger part of them and a
+/// program that synchronizes after each one would wait for it every time.
+const NETWORK_TASK_BYTES: u64 = 8 << 20;
+
 fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
     if matches!(
         op.code,
@@ -1037,7 +1045,8 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
     if algo == select::Algo::Small {
         return small::run(&coll, op);
     }
-    if algo == select::Algo::Hier {
+    let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
+    if algo == select::Algo::Hier && mine >= NETWORK_TASK_BYTES {
         // Milliseconds of waiting for other servers: a host thread waiting for this stream
         // sleeps rather than polls (it would take the CPU the transfers need).
         if let Ok(rt) = crate::rt::rt() {
