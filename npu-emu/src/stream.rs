@@ -725,7 +725,7 @@ fn wait_progress(s: &Shared, progressed: impl Fn() -> bool, deadline: Option<Ins
     s.waiter_cpu.store(cpu, Ordering::SeqCst);
     let shared_cpu = cpu >= 0 && cpu == s.worker_cpu.load(Ordering::SeqCst);
     let policy = if s.network_task.load(Ordering::Relaxed) {
-        Policy::STREAM.for_network_task()
+        Policy::STREAM.without_polling()
     } else if shared_cpu {
         Policy::STREAM.without_spin()
     } else {
@@ -866,7 +866,7 @@ pub fn task_aborted() -> bool {
 
 /// The task running on the calling thread spends its time waiting for other servers (an
 /// HCCL collective across servers, milliseconds of network transfers): host threads waiting
-/// for its stream sleep at once rather than poll ([`Policy::for_network_task`]), now and
+/// for its stream sleep at once rather than poll ([`Policy::without_polling`]), now and
 /// until a task that does not say so has run. No effect outside a stream task.
 /// Never panics (it is called across the C boundary): outside a task, or on a thread whose
 /// thread-locals are gone, it does nothing.

@@ -246,8 +246,9 @@ impl Policy {
         }
     }
 
-    /// The policy of a host thread waiting for a stream whose task waits for other servers
-    /// (`stream::task_waits_for_network`): no spinning, no yielding, sleep at once. Such a
+    /// No spinning, no yielding: sleep at once. For a host thread waiting for a stream whose
+    /// task waits for other servers (`stream::task_waits_for_network`), and for a receive of
+    /// a big message from another server ([`NET_YIELD_MAX_BYTES`]). Such a
     /// task lasts milliseconds, so a futex wake-up (15–30 µs) costs little, while a thread
     /// polling with `sched_yield` for [`STREAM_YIELD`] takes the CPU from the ranks and the
     /// kernel's network work the task waits for (emulated servers share the machine's
@@ -257,7 +258,7 @@ impl Policy {
     /// 6117 -> 5849. Only such tasks: for the single-server collectives (2 ranks, 128 MiB
     /// AllReduce) sleeping at once was not clearly better and maybe worse (runs of 12–21 ms
     /// against 12–16).
-    pub const fn for_network_task(self) -> Policy {
+    pub const fn without_polling(self) -> Policy {
         Policy {
             spin: Duration::ZERO,
             yield_for: Duration::ZERO,

@@ -147,6 +147,11 @@ pub struct Op {
 }
 
 impl Op {
+    /// Bytes of this rank's buffers the operation touches (its input and output).
+    pub fn own_bytes(&self) -> u64 {
+        self.send.map_or(0, |b| b.len) + self.recv.map_or(0, |b| b.len)
+    }
+
     /// The call as the user wrote it, with its sequence number.
     pub fn describe(&self) -> String {
         match &self.fp {
@@ -202,14 +207,12 @@ pub fn with_scratch<R>(nt: bool, f: impl FnOnce(&mut Scratch) -> R) -> R {
 /// Whether `op` touches so much memory (all ranks' buffers together) that its results
 /// should bypass the caches (see [`crate::reduce::NT_FOOTPRINT`]).
 pub fn nt_for(c: &CommInner, op: &Op) -> bool {
-    let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
-    mine.saturating_mul(c.n as u64) >= crate::reduce::NT_FOOTPRINT
+    op.own_bytes().saturating_mul(c.n as u64) >= crate::reduce::NT_FOOTPRINT
 }
 
 /// [`nt_for`] as an algorithm sees it (through its fabric).
 pub fn nt_of(f: &dyn fabric::Fabric, op: &Op) -> bool {
-    let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
-    mine.saturating_mul(f.topo().n as u64) >= crate::reduce::NT_FOOTPRINT
+    op.own_bytes().saturating_mul(f.topo().n as u64) >= crate::reduce::NT_FOOTPRINT
 }
 
 /// The one-shot stream task for `op` (noted in the history as queued).
@@ -1045,8 +1048,7 @@ fn execute(c: &CommInner, op: &Op, started: Instant) -> HResult<()> {
     if algo == select::Algo::Small {
         return small::run(&coll, op);
     }
-    let mine = op.send.map_or(0, |b| b.len) + op.recv.map_or(0, |b| b.len);
-    if algo == select::Algo::Hier && mine >= NETWORK_TASK_BYTES {
+    if algo == select::Algo::Hier && op.own_bytes() >= NETWORK_TASK_BYTES {
         // Milliseconds of waiting for other servers: a host thread waiting for this stream
         // sleeps rather than polls (it would take the CPU the transfers need).
         if let Ok(rt) = crate::rt::rt() {

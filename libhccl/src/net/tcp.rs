@@ -1228,10 +1228,7 @@ impl Net for TcpNet {
     fn wait(&self, r: &Recv, deadline: Option<Instant>) -> HResult<()> {
         let c = self.conn(r.peer)?;
         // A big message is far away: sleep until the reader has it (see NET_YIELD_MAX_BYTES).
-        let big = Policy {
-            yield_for: Duration::ZERO,
-            ..self.policy
-        };
+        let big = self.policy.without_polling();
         let res = wait_until(
             if r.slot.len() > NET_YIELD_MAX_BYTES {
                 &big
