@@ -22,6 +22,17 @@
 # 14.2-15.0 ms per operation with 10, 12.0-12.4 with 100, same build).
 # Before the layouts it measures the link with tcp_link (built by `make perf`), and prints how
 # close each library comes to it with one rank per server.
+#
+# TCP_CC (default reno) is the TCP congestion control inside the two servers, for both
+# libraries; TCP_CC=host keeps the machine's default. It is pinned because the result depends
+# on it far more than on either library: on a machine whose default is bbr (as on the 2-vCPU
+# VMs this was measured on), bbr paces each connection at its estimate of a bottleneck that
+# on a veth link is only the CPU, and both libraries ran 1.5-3x slower (2026-12-04, 2 x 2
+# AllGather 8 MiB: OpenMPI 9.4 ms with bbr, 3.0-4.2 with cubic or reno; npu-emu 4.9 and 2.8).
+# Linux's own default is cubic; a namespace other than the first may only choose a congestion
+# control the machine allows to everyone (net.ipv4.tcp_allowed_congestion_control), which
+# always includes reno, and on a link that loses nothing reno and cubic behave alike (measured
+# equal within the noise).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -46,6 +57,7 @@ ITERS=${ITERS:-50}
 WARMUP=${WARMUP:-3}
 ITER_BYTES=${ITER_BYTES:-512M}
 LAYOUTS=${LAYOUTS:-"1 2 4"}
+TCP_CC=${TCP_CC:-reno}
 OUT=${OUT:-$(mktemp /tmp/hccl-perf-hosts.XXXXXX)}
 
 # Names start with npuemu-<pid>- like the tests' hosts, so a later test run removes them if
@@ -76,6 +88,11 @@ for i in 0 1; do
     ip -n "$ns" addr add "10.202.0.$((i + 1))/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
+    if [ "$TCP_CC" != host ] &&
+        ! ip netns exec "$ns" sysctl -qw "net.ipv4.tcp_congestion_control=$TCP_CC"; then
+        echo "compare_hosts.sh: cannot choose the congestion control $TCP_CC in the servers (TCP_CC=host keeps the machine's)" >&2
+        exit 1
+    fi
     agent_cases+="  10.202.0.$((i + 1))|npuemu-h$i) ns=$ns; name=npuemu-h$i; export NPU_EMU_NODE_DIR=/dev/shm/npu-emu-$tag-h$i ;;
 "
 done
@@ -92,6 +109,7 @@ chmod +x "$work/rsh-agent.sh"
 
 cores=$(nproc)
 : >"$OUT"
+echo "# TCP congestion control in both servers: $(ip netns exec "$tag-h0" sysctl -n net.ipv4.tcp_congestion_control)" | tee -a "$OUT" >&2
 # The link itself, first: one TCP connection between the servers, both directions at once (what
 # a rank pair across them needs), at each size an AllReduce (S each way) and an AllGather
 # (S/2 each way, 2 ranks) moves. This is the bound of both libraries with one rank per server.
