@@ -1180,6 +1180,15 @@ fn quant_and_moe_operators_15_match_the_host_reference() {
          is nullptr",
         "aclnnQuantMatmulV5GetWorkspaceSize: groupSize [0, 0, 5] (M, N, K) applies to the G-B mode",
         "aclnnGroupedMatmulV4GetWorkspaceSize: groupType 2 (split along K) is not supported",
+        // actType: the activation exists only in CANN's A8W8 FLOAT16/BFLOAT16-out modes
+        "aclnnGroupedMatmulV4GetWorkspaceSize: actType 1 (GMM_ACT_TYPE_RELU): GroupedMatmul \
+         computes a fused activation only in the A8W8 quantised modes",
+        "aclnnGroupedMatmulV5GetWorkspaceSize: actType 5 (GMM_ACT_TYPE_SILU): GroupedMatmul \
+         computes a fused activation only in the A8W8 quantised modes",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: actType 3 (GMM_ACT_TYPE_GELU_ERR_FUNC) is not \
+         supported by GroupedMatmul",
+        "aclnnGroupedMatmulV5GetWorkspaceSize: actType -1 is out of range",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: actType 6 is out of range",
         "aclnnMoeFinalizeRoutingV2GetWorkspaceSize: dropPadMode 1",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
@@ -2116,7 +2125,8 @@ fn grouped_matmul_v1_v2_v3_and_weight_nz_match_the_host_reference() {
     for msg in [
         "aclnnGroupedMatmulGetWorkspaceSize: groupListOptional [3, 2, 7] must be non-decreasing",
         "aclnnGroupedMatmulGetWorkspaceSize: x has data type ACL_FLOAT, which is not supported",
-        "aclnnGroupedMatmulWeightNzGetWorkspaceSize: actType 1: fused activations are not supported",
+        "aclnnGroupedMatmulWeightNzGetWorkspaceSize: actType 1 (GMM_ACT_TYPE_RELU): GroupedMatmul \
+         computes a fused activation only in the A8W8 quantised modes",
         "groupList [3, 9] (as cumulative ends) does not cut the 5 rows of x into groups",
         "aclnnGroupedMatmulFinalizeRoutingWeightNzGetWorkspaceSize: x2 must be in FRACTAL_NZ",
         "rowIndex[4] = 4 is outside the output's 4 rows",

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_ascend_quant.h"
 #include "aclnnop/aclnn_ascend_quant_v3.h"
@@ -510,8 +511,17 @@ static void grouped_matmul() {
     }
     /* errors (on the same lists) */
     Dev gi = make({3}, ACL_INT32, {3, 3, 7});
-    expect_code("GroupedMatmulV4 actType 1", aclnnGroupedMatmulV4GetWorkspaceSize(xl, wl, bl, nullptr, nullptr, nullptr, nullptr, nullptr, gl.t, nullptr, nullptr, nullptr, 3, 0, 0, 1, yl, nullptr, nullptr, &ws, &ex),
-                ACLNN_ERR_PARAM_INVALID);
+    /* actType (GMMActType 0 none, 1 relu, 2 gelu_tanh, 3 gelu_err_func, 4 fast_gelu, 5 silu):
+       CANN computes the activation only in the A8W8 modes with FLOAT16/BFLOAT16 out; the
+       non-quantised mode takes 0, 3 is refused everywhere, and so is anything outside 0..5 */
+    for (int64_t act : {1, 2, 3, 4, 5, -1, 6}) {
+        std::string what = "GroupedMatmulV4 non-quantised actType " + std::to_string(act);
+        expect_code(what.c_str(), aclnnGroupedMatmulV4GetWorkspaceSize(xl, wl, bl, nullptr, nullptr, nullptr, nullptr, nullptr, gl.t, nullptr, nullptr, nullptr, 3, 0, 0, act, yl, nullptr, nullptr, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+        what = "GroupedMatmulV5 non-quantised actType " + std::to_string(act);
+        expect_code(what.c_str(), aclnnGroupedMatmulV5GetWorkspaceSize(xl, wl, bl, nullptr, nullptr, nullptr, nullptr, nullptr, gl.t, nullptr, nullptr, nullptr, 3, 0, 0, act, nullptr, yl, nullptr, nullptr, &ws, &ex),
+                    ACLNN_ERR_PARAM_INVALID);
+    }
     expect_code("GroupedMatmulV4 groupType 2 (K)", aclnnGroupedMatmulV4GetWorkspaceSize(xl, wl, bl, nullptr, nullptr, nullptr, nullptr, nullptr, gl.t, nullptr, nullptr, nullptr, 3, 2, 0, 0, yl, nullptr, nullptr, &ws, &ex),
                 ACLNN_ERR_PARAM_INVALID);
     expect_code("GroupedMatmulV4 int32 groupList", aclnnGroupedMatmulV4GetWorkspaceSize(xl, wl, bl, nullptr, nullptr, nullptr, nullptr, nullptr, gi.t, nullptr, nullptr, nullptr, 3, 0, 0, 0, yl, nullptr, nullptr, &ws, &ex),

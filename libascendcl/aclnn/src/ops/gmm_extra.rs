@@ -673,11 +673,7 @@ pub unsafe extern "C" fn aclnnGroupedMatmulWeightNzGetWorkspaceSize(
             ] {
                 unsupported_list(h, arg)?;
             }
-            if actType != 0 {
-                return Err(NnError::invalid(format!(
-                    "actType {actType}: fused activations are not supported by npu-emu; pass 0"
-                )));
-            }
+            super::quant::gmm_act_type(actType, "the non-quantised mode")?;
             if quantGroupSize < 0 {
                 return Err(NnError::invalid(format!(
                     "quantGroupSize {quantGroupSize} must not be negative"

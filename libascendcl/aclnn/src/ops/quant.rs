@@ -1629,6 +1629,43 @@ fn unsupported_list(h: *const c_void, arg: &'static str) -> NnResult<()> {
     Ok(())
 }
 
+/// GroupedMatmul's `actType` (CANN's `GMMActType`: 0 none, 1 relu, 2 gelu_tanh, 3
+/// gelu_err_func, 4 fast_gelu, 5 silu) in a mode `mode` that computes no activation.
+///
+/// CANN computes the fused activation only in the A8W8 quantised modes with a FLOAT16 or
+/// BFLOAT16 output (per-channel dequantisation or per-token quantisation; the
+/// aclnnGroupedMatmulV4 constraints: only the per-token quantised and the dequantised cases
+/// support the activation); its non-quantised, weight-only (antiquant) and A4W4 modes take 0,
+/// and it refuses 3 (GELU_ERR_FUNC) and anything outside 0..=5 in every mode. npu-emu runs
+/// none of the A8W8 forms of these entry points, so every mode it runs takes 0; the message
+/// names which rule a value breaks.
+pub(super) fn gmm_act_type(act_type: i64, mode: &str) -> NnResult<()> {
+    let name = match act_type {
+        0 => return Ok(()),
+        1 => "GMM_ACT_TYPE_RELU",
+        2 => "GMM_ACT_TYPE_GELU_TANH",
+        3 => {
+            return Err(NnError::invalid(
+                "actType 3 (GMM_ACT_TYPE_GELU_ERR_FUNC) is not supported by GroupedMatmul; \
+                 the activations are 1 (relu), 2 (gelu_tanh), 4 (fast_gelu) and 5 (silu)",
+            ))
+        }
+        4 => "GMM_ACT_TYPE_FAST_GELU",
+        5 => "GMM_ACT_TYPE_SILU",
+        _ => {
+            return Err(NnError::invalid(format!(
+                "actType {act_type} is out of range: GMMActType takes 0 (none), 1 (relu), 2 \
+                 (gelu_tanh), 3 (gelu_err_func, not supported), 4 (fast_gelu) or 5 (silu)"
+            )))
+        }
+    };
+    Err(NnError::invalid(format!(
+        "actType {act_type} ({name}): GroupedMatmul computes a fused activation only in the A8W8 \
+         quantised modes with FLOAT16/BFLOAT16 output (per-channel dequantisation or per-token \
+         quantisation); {mode} takes actType 0"
+    )))
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn grouped_matmul(
     name: &'static str,
@@ -1658,11 +1695,7 @@ unsafe fn grouped_matmul(
             unsupported_list(h, arg)?;
         }
         let gl = a::opt_tensor(group_list, "groupListOptional")?;
-        if act_type != 0 {
-            return Err(NnError::invalid(format!(
-                "actType {act_type}: fused activations are not supported by npu-emu; pass 0"
-            )));
-        }
+        gmm_act_type(act_type, "the non-quantised mode")?;
         if !(0..=3).contains(&split_item) {
             return Err(NnError::invalid(format!(
                 "splitItem {split_item} must be 0, 1, 2 or 3"

@@ -320,12 +320,7 @@ fn build_a4w4(api: &'static str, g: &GmmArgs) -> NnResult<super::launch::Built> 
             )));
         }
     }
-    if g.act_type != 0 {
-        return Err(NnError::invalid(format!(
-            "GMM A4W4: actType {} is not supported; the A4W4 mode has no activation (0)",
-            g.act_type
-        )));
-    }
+    super::quant::gmm_act_type(g.act_type, "the A4W4 mode")?;
     // The weight: one INT32 tensor, ND [E, K, N/8] or FRACTAL_NZ of that view shape.
     let w0 = first_of(g.weight).ok_or_else(|| NnError::invalid("weight must not be empty"))?;
     let wn = objects::with(g.weight as usize, "aclTensorList", "weight", |o| match o {
