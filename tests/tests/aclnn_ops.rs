@@ -1145,6 +1145,55 @@ fn math_operators_14_match_the_host_reference() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// `tests/c/aclnn/aclnn_gmm_a8w8.cpp`: GroupedMatmulV4/V5 in the A8W8 mode (INT8 x and
+/// weight split along M, INT32 bias, per-channel scale and per-token scale, actType 0/1/2/4/5,
+/// BFLOAT16/FLOAT16/INT8/INT32 out) against a double-precision host reference, and its
+/// refusals.
+#[test]
+fn grouped_matmul_a8w8_matches_the_host_reference() {
+    let work = scratch("aclnn-gmm-a8w8");
+    let _node = NodeGuard(node_dir(&work));
+    let (exe, lib64) = build(&work, "tests/c/aclnn/aclnn_gmm_a8w8.cpp", "tests/c");
+    let r = run_on(&exe, &lib64, &work, &[]);
+    r.assert_ok();
+    assert!(r.stdout.contains("PASS"), "{}", r.all());
+    for section in [
+        "ok grouped matmul a8w8\n",
+        "ok grouped matmul a8w8 refusals",
+    ] {
+        assert!(
+            r.stdout.contains(section),
+            "missing {section}:\n{}",
+            r.all()
+        );
+    }
+    for msg in [
+        "aclnnGroupedMatmulV4GetWorkspaceSize: scaleOptional has data type ACL_FLOAT with out \
+         ACL_BF16: the per-token quant case only supports",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: scaleOptional has data type ACL_INT64 with out \
+         ACL_FLOAT16: the per-channel quant case only supports",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: actType 3 (GMM_ACT_TYPE_GELU_ERR_FUNC) is not \
+         supported by GroupedMatmul",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: actType 6 is out of range",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: actType 1 (GMM_ACT_TYPE_RELU): GroupedMatmul \
+         computes a fused activation only in the A8W8 quantised modes with FLOAT16/BFLOAT16 \
+         output",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: GMM A8W8: a BFLOAT16 biasOptional is not \
+         provided by npu-emu",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: perTokenScaleOptional has shape [11]; it must be \
+         [10]",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: scaleOptional has shape [3, 9]; for weight [3, 16, \
+         8] it must be [3, 8]",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: GMM: scale must not be nullptr in quant",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: GMM: quant cases do not support splited axis is K",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: GMM A8W8: groupType -1 (no grouping, lists of \
+         tensors) is not provided by npu-emu",
+    ] {
+        assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// `tests/c/aclnn/aclnn_ops15.cpp`: the quantisation and MoE operators of large-model
 /// inference (AscendQuant/V3, DynamicQuant/V2, MoeGatingTopKSoftmax, TransQuantParamV2,
 /// QuantMatmulV3/V4/V5, WeightQuantBatchMatmulV2/V3, GroupedMatmulV4/V5, MoeInitRouting,

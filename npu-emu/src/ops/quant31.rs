@@ -10,14 +10,18 @@
 //!   i.e. `[.., 16, 8]` INT32 words, see [`nz_int4_word`]), as the operator's NZ kernel
 //!   stores it for GroupedMatmul's int4 weights;
 //! - [`grouped_matmul_a4w4`]: GroupedMatmul's A4W4 mode (int4 x and weight, UINT64 scale per
-//!   channel or per K group, optional float per-token scale), split along M.
+//!   channel or per K group, optional float per-token scale), split along M;
+//! - [`grouped_matmul_a8w8`]: GroupedMatmul's A8W8 mode (INT8 x and weight, split along M,
+//!   INT32/INT8/FLOAT16/BFLOAT16 out, per-token scale and the fused activation).
 //!
 //! Rounding: f32 arithmetic, then the chosen mode (`round` is half to even); NaN stores 0.
 
 use super::dtype::DType;
 use super::extra::{load, store};
-use super::quant::{axis_index, decode_quant_param, nibble, Round};
-use super::view::View;
+use super::math::{self, Unary};
+use super::norm;
+use super::quant::{axis_index, decode_quant_param, nibble, quant_matmul, Round};
+use super::view::{Scratch, View};
 
 /// `v` rounded by `mode` and saturated to int4 (NaN → 0).
 fn to_i4(v: f32, mode: Round) -> i64 {
@@ -309,6 +313,136 @@ pub fn grouped_matmul_a4w4(
             strides: vec![y.strides[1]],
         };
         store(row, DType::F32, &dst)?;
+    }
+    Ok(())
+}
+
+/// GroupedMatmul's fused activation (CANN's `GMMActType` 1, 2, 4, 5; 0 is `None`), applied in
+/// f32 after the dequantisation and the per-token scale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GmmAct {
+    None,
+    Relu,
+    GeluTanh,
+    FastGelu,
+    Silu,
+}
+
+/// Elements `start..start + len` of `v` along its first axis.
+fn lead_slice(v: &View, start: usize, len: usize) -> View {
+    let mut shape = v.shape.clone();
+    shape[0] = len;
+    View {
+        ptr: v
+            .ptr
+            .wrapping_offset(start as isize * v.strides[0] * v.dtype.size() as isize),
+        dtype: v.dtype,
+        shape,
+        strides: v.strides.clone(),
+    }
+}
+
+/// Element `i` of `v`'s first axis, that axis dropped.
+fn lead_index(v: &View, i: usize) -> View {
+    let s = lead_slice(v, i, 1);
+    View {
+        ptr: s.ptr,
+        dtype: s.dtype,
+        shape: s.shape[1..].to_vec(),
+        strides: s.strides[1..].to_vec(),
+    }
+}
+
+/// GroupedMatmul A8W8, split along M: `x` INT8 `[M, K]`, `w` INT8 `[E, K, N]` (logical, any
+/// strides), `bias` INT32 `[E, N]`, `scale` `[E, N]` (FLOAT/BFLOAT16 for a FLOAT16/BFLOAT16
+/// `y`, the 64-bit parameter of TransQuantParamV2 for an INT8 `y`, none for INT32),
+/// `per_token` FLOAT `[M]`, `ends` the groups' cumulative row ends. For a row r of group e,
+/// as CANN's kernel computes it: the exact integer product plus the INT32 bias (the matmul's
+/// accumulator), then [`quant_matmul`]'s epilogue for `y`'s type: INT32 as is; INT8
+/// `round((acc) * scale + offset)` saturated; FLOAT16/BFLOAT16 `f32(acc) * scale[e] *
+/// per_token[r]`, then `act` in f32, rounded once to `y`'s type. Rows past the last group
+/// are not written.
+#[allow(clippy::too_many_arguments)]
+pub fn grouped_matmul_a8w8(
+    x: &View,
+    w: &View,
+    bias: Option<&View>,
+    scale: Option<&View>,
+    per_token: Option<&View>,
+    ends: &[i64],
+    act: GmmAct,
+    y: &View,
+) -> Result<(), String> {
+    let m = x.shape[0];
+    let e_dim = w.shape[0];
+    let n = y.shape[1];
+    let mut one = [1f32];
+    let unit = View::of_slice(&mut one, DType::F32, &[1]);
+    let mut start = 0usize;
+    for (e, &end) in ends.iter().enumerate() {
+        if end < start as i64 || end > m as i64 {
+            return Err(format!(
+                "groupList {ends:?} does not cut the {m} rows of x into groups: group {e} \
+                 would hold rows {start}..{end}"
+            ));
+        }
+        let end = end as usize;
+        let len = end - start;
+        if len == 0 {
+            continue;
+        }
+        if e >= e_dim {
+            return Err(format!(
+                "groupList has {} groups, but the weight has {e_dim} experts",
+                ends.len()
+            ));
+        }
+        let xe = lead_slice(x, start, len);
+        let we = lead_index(w, e);
+        let be = bias.map(|b| lead_index(b, e));
+        let se = scale.map(|s| lead_index(s, e));
+        let pe = per_token.map(|p| lead_slice(p, start, len));
+        let ye = lead_slice(y, start, len);
+        let se_ref = se.as_ref().unwrap_or(&unit);
+        if act == GmmAct::None {
+            quant_matmul(
+                &xe,
+                &we,
+                pe.as_ref(),
+                se_ref,
+                None,
+                be.as_ref(),
+                false,
+                false,
+                &ye,
+            )?;
+        } else {
+            let pre = Scratch::new(DType::F32, &[len, n]);
+            quant_matmul(
+                &xe,
+                &we,
+                pe.as_ref(),
+                se_ref,
+                None,
+                be.as_ref(),
+                false,
+                false,
+                &pre.view,
+            )?;
+            let post = Scratch::new(DType::F32, &[len, n]);
+            match act {
+                GmmAct::Relu => math::unary(Unary::Relu, &pre.view, &post.view, DType::F32)?,
+                GmmAct::GeluTanh => {
+                    math::unary(Unary::GeluTanh, &pre.view, &post.view, DType::F32)?
+                }
+                GmmAct::Silu => math::unary(Unary::Silu, &pre.view, &post.view, DType::F32)?,
+                GmmAct::FastGelu => norm::fast_gelu(&pre.view, &post.view)?,
+                GmmAct::None => unreachable!(),
+            }
+            let v: Vec<f32> = load(&post.view, DType::F32)?;
+            store(v, DType::F32, &ye)?;
+        }
+        start = end;
     }
     Ok(())
 }

@@ -608,7 +608,7 @@ pub unsafe extern "C" fn aclnnGroupedMatmulWeightNzGetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    if let Some(r) = super::quant31::gmm_a4w4(
+    if let Some(r) = super::quant31::gmm_quantised(
         "aclnnGroupedMatmulWeightNzGetWorkspaceSize",
         "aclnnGroupedMatmulWeightNz",
         super::quant31::GmmArgs {

@@ -83,6 +83,7 @@ pub mod train_extra;
 pub mod upsample_aa;
 
 pub mod attention_new;
+pub mod gmm_a8w8;
 pub mod gmm_extra;
 pub mod moe_dist;
 pub mod nn_more;

@@ -1636,9 +1636,9 @@ fn unsupported_list(h: *const c_void, arg: &'static str) -> NnResult<()> {
 /// BFLOAT16 output (per-channel dequantisation or per-token quantisation; the
 /// aclnnGroupedMatmulV4 constraints: only the per-token quantised and the dequantised cases
 /// support the activation); its non-quantised, weight-only (antiquant) and A4W4 modes take 0,
-/// and it refuses 3 (GELU_ERR_FUNC) and anything outside 0..=5 in every mode. npu-emu runs
-/// none of the A8W8 forms of these entry points, so every mode it runs takes 0; the message
-/// names which rule a value breaks.
+/// and it refuses 3 (GELU_ERR_FUNC) and anything outside 0..=5 in every mode. The A8W8 mode
+/// (`gmm_a8w8.rs`) takes 1, 2, 4, 5 with a float output and calls this for the rest; the
+/// message names which rule a value breaks.
 pub(super) fn gmm_act_type(act_type: i64, mode: &str) -> NnResult<()> {
     let name = match act_type {
         0 => return Ok(()),
@@ -1912,7 +1912,7 @@ pub unsafe extern "C" fn aclnnGroupedMatmulV4GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    if let Some(r) = super::quant31::gmm_a4w4(
+    if let Some(r) = super::quant31::gmm_quantised(
         "aclnnGroupedMatmulV4GetWorkspaceSize",
         "aclnnGroupedMatmulV4",
         super::quant31::GmmArgs {
@@ -2004,7 +2004,7 @@ pub unsafe extern "C" fn aclnnGroupedMatmulV5GetWorkspaceSize(
     workspaceSize: *mut u64,
     executor: *mut *mut c_void,
 ) -> i32 {
-    if let Some(r) = super::quant31::gmm_a4w4(
+    if let Some(r) = super::quant31::gmm_quantised(
         "aclnnGroupedMatmulV5GetWorkspaceSize",
         "aclnnGroupedMatmulV5",
         super::quant31::GmmArgs {

@@ -9,6 +9,7 @@
 //!   or `[E, G, N]`, optional FLOAT `perTokenScale` `[M]`, split along M into one FLOAT16 /
 //!   BFLOAT16 `y`, with the checks of CANN's `CheckA4W4QuantParams`.
 //!
+//! - GroupedMatmulV4 / V5 / WeightNz in the A8W8 mode (INT8 x): `gmm_a8w8.rs`;
 //! - GroupedMatmulSwigluQuantV2 / WeightNzV2 (A8W8), QuantMatmulReduceSumWeightNz and
 //!   RotateQuant (their Atlas A2/A3 forms);
 //! - TransposeQuantBatchMatMul(+WeightNz), DynamicDualLevelMxQuant and GroupedDynamicBlockQuant,
@@ -174,7 +175,7 @@ pub(super) fn ascend_quant_nz(
 
 /// The tensors of an optional `aclTensorList*` with elements (nullptr or empty lists, and
 /// lists of empty tensors, are absent, as CANN's `ResetEmptyTensor` makes them).
-fn opt_list(h: *const c_void, arg: &'static str) -> NnResult<Vec<T>> {
+pub(super) fn opt_list(h: *const c_void, arg: &'static str) -> NnResult<Vec<T>> {
     if h.is_null() {
         return Ok(Vec::new());
     }
@@ -187,7 +188,7 @@ fn opt_list(h: *const c_void, arg: &'static str) -> NnResult<Vec<T>> {
 }
 
 /// The first tensor of an `aclTensorList*`, if the list is live and not empty.
-fn first_of(h: *const c_void) -> Option<objects::Tensor> {
+pub(super) fn first_of(h: *const c_void) -> Option<objects::Tensor> {
     if h.is_null() {
         return None;
     }
@@ -220,9 +221,9 @@ pub(super) struct GmmArgs {
     pub weight_nz_api: bool,
 }
 
-/// GroupedMatmul in the A4W4 mode when `x[0]` is INT32 (int4 words); None otherwise, and the
-/// caller continues with its own forms.
-pub(super) unsafe fn gmm_a4w4(
+/// GroupedMatmul's quantised modes: A4W4 when `x[0]` is INT32 (int4 words), A8W8 when it is
+/// INT8 (`gmm_a8w8.rs`); None otherwise, and the caller continues with its own forms.
+pub(super) unsafe fn gmm_quantised(
     name: &'static str,
     api: &'static str,
     g: GmmArgs,
@@ -230,12 +231,15 @@ pub(super) unsafe fn gmm_a4w4(
     executor: *mut *mut c_void,
 ) -> Option<i32> {
     let x0 = first_of(g.x)?;
-    if x0.dtype != 3 {
-        return None;
+    match x0.dtype {
+        2 => Some(phase1(name, workspace_size, executor, || {
+            super::gmm_a8w8::build(api, &g)
+        })),
+        3 => Some(phase1(name, workspace_size, executor, || {
+            build_a4w4(api, &g)
+        })),
+        _ => None,
     }
-    Some(phase1(name, workspace_size, executor, || {
-        build_a4w4(api, &g)
-    }))
 }
 
 fn build_a4w4(api: &'static str, g: &GmmArgs) -> NnResult<super::launch::Built> {
