@@ -178,6 +178,34 @@ pub enum Int4Weight<'a> {
     },
 }
 
+/// The groups of a split along M: `(expert, first row, rows)` for each non-empty group of the
+/// cumulative row ends `ends` (GroupedMatmul's groupList), checked to cut `m` rows in order
+/// and to name at most `e_dim` experts.
+fn m_groups(ends: &[i64], m: usize, e_dim: usize) -> Result<Vec<(usize, usize, usize)>, String> {
+    if ends.len() > e_dim {
+        return Err(format!(
+            "groupList has {} groups, but the weight has {e_dim} experts",
+            ends.len()
+        ));
+    }
+    let mut groups = Vec::new();
+    let mut start = 0usize;
+    for (e, &end) in ends.iter().enumerate() {
+        if end < start as i64 || end > m as i64 {
+            return Err(format!(
+                "groupList {ends:?} does not cut the {m} rows of x into groups: group {e} \
+                 would hold rows {start}..{end}"
+            ));
+        }
+        let end = end as usize;
+        if end > start {
+            groups.push((e, start, end - start));
+        }
+        start = end;
+    }
+    Ok(groups)
+}
+
 fn weight_values(w: &Int4Weight) -> Result<(Vec<i64>, usize, usize, usize), String> {
     match w {
         Int4Weight::Nd(v) => {
@@ -268,22 +296,9 @@ pub fn grouped_matmul_a4w4(
             _ => half::f16::from_f32(v).to_f32(),
         }
     };
-    let mut start = 0i64;
     let mut out_rows: Vec<(usize, Vec<f32>)> = Vec::new();
-    for (e, &end) in ends.iter().enumerate() {
-        if end < start || end > m as i64 {
-            return Err(format!(
-                "groupList {ends:?} does not cut the {m} rows of x into groups: group {e} \
-                 would hold rows {start}..{end}"
-            ));
-        }
-        if e >= e_dim {
-            return Err(format!(
-                "groupList has {} groups, but the weight has {e_dim} experts",
-                ends.len()
-            ));
-        }
-        for r in start as usize..end as usize {
+    for (e, start, rows) in m_groups(ends, m, e_dim)? {
+        for r in start..start + rows {
             let xr = &xv[r * k..(r + 1) * k];
             let mut row = vec![0f32; n];
             for (j, o) in row.iter_mut().enumerate() {
@@ -303,7 +318,6 @@ pub fn grouped_matmul_a4w4(
             }
             out_rows.push((r, row));
         }
-        start = end;
     }
     for (r, row) in out_rows {
         let dst = View {
@@ -378,25 +392,7 @@ pub fn grouped_matmul_a8w8(
     let n = y.shape[1];
     let mut one = [1f32];
     let unit = View::of_slice(&mut one, DType::F32, &[1]);
-    let mut start = 0usize;
-    for (e, &end) in ends.iter().enumerate() {
-        if end < start as i64 || end > m as i64 {
-            return Err(format!(
-                "groupList {ends:?} does not cut the {m} rows of x into groups: group {e} \
-                 would hold rows {start}..{end}"
-            ));
-        }
-        let end = end as usize;
-        let len = end - start;
-        if len == 0 {
-            continue;
-        }
-        if e >= e_dim {
-            return Err(format!(
-                "groupList has {} groups, but the weight has {e_dim} experts",
-                ends.len()
-            ));
-        }
+    for (e, start, len) in m_groups(ends, m, e_dim)? {
         let xe = lead_slice(x, start, len);
         let we = lead_index(w, e);
         let be = bias.map(|b| lead_index(b, e));
@@ -404,45 +400,37 @@ pub fn grouped_matmul_a8w8(
         let pe = per_token.map(|p| lead_slice(p, start, len));
         let ye = lead_slice(y, start, len);
         let se_ref = se.as_ref().unwrap_or(&unit);
-        if act == GmmAct::None {
-            quant_matmul(
-                &xe,
-                &we,
-                pe.as_ref(),
-                se_ref,
-                None,
-                be.as_ref(),
-                false,
-                false,
-                &ye,
-            )?;
-        } else {
-            let pre = Scratch::new(DType::F32, &[len, n]);
-            quant_matmul(
-                &xe,
-                &we,
-                pe.as_ref(),
-                se_ref,
-                None,
-                be.as_ref(),
-                false,
-                false,
-                &pre.view,
-            )?;
+        // The activation: a unary of the engine, or FastGelu (norm's).
+        let unary = match act {
+            GmmAct::None => None,
+            GmmAct::Relu => Some(Some(Unary::Relu)),
+            GmmAct::GeluTanh => Some(Some(Unary::GeluTanh)),
+            GmmAct::Silu => Some(Some(Unary::Silu)),
+            GmmAct::FastGelu => Some(None),
+        };
+        // Without an activation the epilogue writes y; with one it writes the f32 values the
+        // activation reads, and y is rounded once from its result.
+        let pre = unary.map(|_| Scratch::new(DType::F32, &[len, n]));
+        quant_matmul(
+            &xe,
+            &we,
+            pe.as_ref(),
+            se_ref,
+            None,
+            be.as_ref(),
+            false,
+            false,
+            pre.as_ref().map_or(&ye, |p| &p.view),
+        )?;
+        if let (Some(u), Some(pre)) = (unary, &pre) {
             let post = Scratch::new(DType::F32, &[len, n]);
-            match act {
-                GmmAct::Relu => math::unary(Unary::Relu, &pre.view, &post.view, DType::F32)?,
-                GmmAct::GeluTanh => {
-                    math::unary(Unary::GeluTanh, &pre.view, &post.view, DType::F32)?
-                }
-                GmmAct::Silu => math::unary(Unary::Silu, &pre.view, &post.view, DType::F32)?,
-                GmmAct::FastGelu => norm::fast_gelu(&pre.view, &post.view)?,
-                GmmAct::None => unreachable!(),
+            match u {
+                Some(u) => math::unary(u, &pre.view, &post.view, DType::F32)?,
+                None => norm::fast_gelu(&pre.view, &post.view)?,
             }
             let v: Vec<f32> = load(&post.view, DType::F32)?;
             store(v, DType::F32, &ye)?;
         }
-        start = end;
     }
     Ok(())
 }
@@ -469,24 +457,7 @@ pub fn gmm_swiglu_quant_a8w8(
     let xv: Vec<f64> = load(x, DType::F64)?;
     let ws: Vec<f32> = load(w_scale, DType::F32)?;
     let xs: Vec<f32> = load(x_scale, DType::F32)?;
-    let mut start = 0usize;
-    for (e, &end) in ends.iter().enumerate() {
-        if end < start as i64 || end > m as i64 {
-            return Err(format!(
-                "groupList {ends:?} does not cut the {m} rows of x into groups: group {e}                  would hold rows {start}..{end}"
-            ));
-        }
-        let end = end as usize;
-        let rows = end - start;
-        if rows == 0 {
-            continue;
-        }
-        if e >= e_dim {
-            return Err(format!(
-                "groupList has {} groups, but the weight has {e_dim} experts",
-                ends.len()
-            ));
-        }
+    for (e, start, rows) in m_groups(ends, m, e_dim)? {
         let we = View {
             ptr: w
                 .ptr
@@ -557,7 +528,6 @@ pub fn gmm_swiglu_quant_a8w8(
             };
             store(vec![qs], DType::F32, &sc)?;
         }
-        start = end;
     }
     Ok(())
 }

@@ -158,27 +158,7 @@ pub(super) fn build(api: &'static str, g: &GmmArgs) -> NnResult<super::launch::B
             "GMM: offset must be nullptr in quant, but now is not nullptr.",
         ));
     }
-    if !opt_list(g.antiquant_scale, "antiquantScaleOptional")?.is_empty()
-        || !opt_list(g.antiquant_offset, "antiquantOffsetOptional")?.is_empty()
-    {
-        return Err(NnError::invalid(
-            "Detected quant, but antiquant inputs is not empty!",
-        ));
-    }
-    for (i, h) in g.activation.iter().enumerate() {
-        let arg = [
-            "activationInputOptional",
-            "activationQuantScaleOptional",
-            "activationQuantOffsetOptional",
-            "activationFeatureOutOptional",
-            "dynQuantScaleOutOptional",
-        ][i];
-        if !opt_list(*h, arg)?.is_empty() {
-            return Err(NnError::invalid(format!(
-                "{arg} must be nullptr (CANN takes only nullptr here)"
-            )));
-        }
-    }
+    g.quantised_nulls("")?;
     let act = activation(g.act_type, yd)?;
     // groupList: INT64 [E], required
     let gl = a::opt_tensor(g.group_list, "groupListOptional")?.ok_or_else(|| {

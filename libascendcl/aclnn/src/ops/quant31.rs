@@ -221,6 +221,35 @@ pub(super) struct GmmArgs {
     pub weight_nz_api: bool,
 }
 
+impl GmmArgs {
+    /// The checks both quantised modes share: no antiquant scale or offset (a quantised call
+    /// is not a weight-only one), and nullptr for the five activation lists (CANN takes
+    /// only nullptr there). `mode` starts the messages (`"GMM A4W4: "`).
+    pub(super) fn quantised_nulls(&self, mode: &str) -> NnResult<()> {
+        if !opt_list(self.antiquant_scale, "antiquantScaleOptional")?.is_empty()
+            || !opt_list(self.antiquant_offset, "antiquantOffsetOptional")?.is_empty()
+        {
+            return Err(NnError::invalid(format!(
+                "{mode}Detected quant, but antiquant inputs is not empty!"
+            )));
+        }
+        for (h, arg) in self.activation.iter().zip([
+            "activationInputOptional",
+            "activationQuantScaleOptional",
+            "activationQuantOffsetOptional",
+            "activationFeatureOutOptional",
+            "dynQuantScaleOutOptional",
+        ]) {
+            if !opt_list(*h, arg)?.is_empty() {
+                return Err(NnError::invalid(format!(
+                    "{mode}{arg} must be nullptr (CANN takes only nullptr here)"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// GroupedMatmul's quantised modes: A4W4 when `x[0]` is INT32 (int4 words), A8W8 when it is
 /// INT8 (`gmm_a8w8.rs`); None otherwise, and the caller continues with its own forms.
 pub(super) unsafe fn gmm_quantised(
@@ -303,27 +332,7 @@ fn build_a4w4(api: &'static str, g: &GmmArgs) -> NnResult<super::launch::Built> 
             )));
         }
     }
-    if !opt_list(g.antiquant_scale, "antiquantScaleOptional")?.is_empty()
-        || !opt_list(g.antiquant_offset, "antiquantOffsetOptional")?.is_empty()
-    {
-        return Err(NnError::invalid(
-            "GMM A4W4: Detected quant, but antiquant inputs is not empty!",
-        ));
-    }
-    for (i, h) in g.activation.iter().enumerate() {
-        let arg = [
-            "activationInputOptional",
-            "activationQuantScaleOptional",
-            "activationQuantOffsetOptional",
-            "activationFeatureOutOptional",
-            "dynQuantScaleOutOptional",
-        ][i];
-        if !opt_list(*h, arg)?.is_empty() {
-            return Err(NnError::invalid(format!(
-                "GMM A4W4: {arg} must be null (the A4W4 mode has no activation)"
-            )));
-        }
-    }
+    g.quantised_nulls("GMM A4W4: ")?;
     super::quant::gmm_act_type(g.act_type, "the A4W4 mode")?;
     // The weight: one INT32 tensor, ND [E, K, N/8] or FRACTAL_NZ of that view shape.
     let w0 = first_of(g.weight).ok_or_else(|| NnError::invalid("weight must not be empty"))?;
