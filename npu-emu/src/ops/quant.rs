@@ -841,7 +841,7 @@ pub(crate) fn matmul_f32(
 }
 
 /// `len` elements of `v` from `start` along dimension 0.
-fn narrow0(v: &View, start: usize, len: usize) -> View {
+pub(super) fn narrow0(v: &View, start: usize, len: usize) -> View {
     let mut t = v.clone();
     if len > 0 {
         t.ptr = v
@@ -853,7 +853,7 @@ fn narrow0(v: &View, start: usize, len: usize) -> View {
 }
 
 /// Element `e` of `v` along dimension 0, that dimension dropped.
-fn select0(v: &View, e: usize) -> View {
+pub(super) fn select0(v: &View, e: usize) -> View {
     let t = narrow0(v, e, 1);
     View {
         ptr: t.ptr,

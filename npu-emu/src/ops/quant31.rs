@@ -20,7 +20,7 @@ use super::dtype::DType;
 use super::extra::{load, store};
 use super::math::{self, Unary};
 use super::norm;
-use super::quant::{axis_index, decode_quant_param, nibble, quant_matmul, Round};
+use super::quant::{axis_index, decode_quant_param, narrow0, nibble, quant_matmul, select0, Round};
 use super::view::{Scratch, View};
 
 /// `v` rounded by `mode` and saturated to int4 (NaN → 0).
@@ -342,31 +342,6 @@ pub enum GmmAct {
     Silu,
 }
 
-/// Elements `start..start + len` of `v` along its first axis.
-fn lead_slice(v: &View, start: usize, len: usize) -> View {
-    let mut shape = v.shape.clone();
-    shape[0] = len;
-    View {
-        ptr: v
-            .ptr
-            .wrapping_offset(start as isize * v.strides[0] * v.dtype.size() as isize),
-        dtype: v.dtype,
-        shape,
-        strides: v.strides.clone(),
-    }
-}
-
-/// Element `i` of `v`'s first axis, that axis dropped.
-fn lead_index(v: &View, i: usize) -> View {
-    let s = lead_slice(v, i, 1);
-    View {
-        ptr: s.ptr,
-        dtype: s.dtype,
-        shape: s.shape[1..].to_vec(),
-        strides: s.strides[1..].to_vec(),
-    }
-}
-
 /// GroupedMatmul A8W8, split along M: `x` INT8 `[M, K]`, `w` INT8 `[E, K, N]` (logical, any
 /// strides), `bias` INT32 `[E, N]`, `scale` `[E, N]` (FLOAT/BFLOAT16 for a FLOAT16/BFLOAT16
 /// `y`, the 64-bit parameter of TransQuantParamV2 for an INT8 `y`, none for INT32),
@@ -393,12 +368,12 @@ pub fn grouped_matmul_a8w8(
     let mut one = [1f32];
     let unit = View::of_slice(&mut one, DType::F32, &[1]);
     for (e, start, len) in m_groups(ends, m, e_dim)? {
-        let xe = lead_slice(x, start, len);
-        let we = lead_index(w, e);
-        let be = bias.map(|b| lead_index(b, e));
-        let se = scale.map(|s| lead_index(s, e));
-        let pe = per_token.map(|p| lead_slice(p, start, len));
-        let ye = lead_slice(y, start, len);
+        let xe = narrow0(x, start, len);
+        let we = select0(w, e);
+        let be = bias.map(|b| select0(b, e));
+        let se = scale.map(|s| select0(s, e));
+        let pe = per_token.map(|p| narrow0(p, start, len));
+        let ye = narrow0(y, start, len);
         let se_ref = se.as_ref().unwrap_or(&unit);
         // The activation: a unary of the engine, or FastGelu (norm's).
         let unary = match act {
