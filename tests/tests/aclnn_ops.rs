@@ -1148,7 +1148,8 @@ fn math_operators_14_match_the_host_reference() {
 /// `tests/c/aclnn/aclnn_gmm_a8w8.cpp`: GroupedMatmulV4/V5 in the A8W8 mode (INT8 x and
 /// weight split along M, INT32 bias, per-channel scale and per-token scale, actType 0/1/2/4/5,
 /// BFLOAT16/FLOAT16/INT8/INT32 out) against a double-precision host reference, and its
-/// refusals.
+/// refusals; the weight in FRACTAL_NZ (packed by the test) through GroupedMatmulWeightNz and
+/// V4/V5 against the same reference, and the NZ refusals.
 #[test]
 fn grouped_matmul_a8w8_matches_the_host_reference() {
     let work = scratch("aclnn-gmm-a8w8");
@@ -1160,6 +1161,8 @@ fn grouped_matmul_a8w8_matches_the_host_reference() {
     for section in [
         "ok grouped matmul a8w8\n",
         "ok grouped matmul a8w8 refusals",
+        "ok grouped matmul a8w8 nz weight\n",
+        "ok grouped matmul a8w8 nz weight refusals",
     ] {
         assert!(
             r.stdout.contains(section),
@@ -1188,6 +1191,11 @@ fn grouped_matmul_a8w8_matches_the_host_reference() {
         "aclnnGroupedMatmulV4GetWorkspaceSize: GMM: quant cases do not support splited axis is K",
         "aclnnGroupedMatmulV4GetWorkspaceSize: GMM A8W8: groupType -1 (no grouping, lists of \
          tensors) is not provided by npu-emu",
+        "aclnnGroupedMatmulV4GetWorkspaceSize: out INT8 (scale UINT64/INT64) takes an ND weight",
+        "aclnnGroupedMatmulWeightNzGetWorkspaceSize: out has data type ACL_INT32; \
+         aclnnGroupedMatmulWeightNz's A8W8 mode (Atlas A2/A3) writes BFLOAT16",
+        "aclnnGroupedMatmulWeightNzGetWorkspaceSize: When weight(INT8) format is FRACTAL_NZ, \
+         weight'shape(k[16], n[8]) should be divisible",
     ] {
         assert!(r.all().contains(msg), "no {msg:?} in\n{}", r.all());
     }

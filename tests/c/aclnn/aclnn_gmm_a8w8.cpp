@@ -5,13 +5,18 @@
  * 8e-3 and FLOAT16 to 2e-3 relative; INT8 requantised outputs (the 64-bit parameter's
  * scale and offset) to one unit, INT32 exactly. Rows past the last group must keep their
  * old contents. Each actType (0 none, 1 relu, 2 gelu_tanh, 4 fast_gelu, 5 silu) runs on
- * both entry points for both float outputs; then the documented refusals (161002). */
+ * both entry points for both float outputs. Then the weight in FRACTAL_NZ (INT8 NZ storage
+ * [E, N/32, K/16, 16, 32], packed here from that layout): aclnnGroupedMatmulWeightNz with
+ * BFLOAT16 and FLOAT16 out (its page's two A2/A3 quantised rows) and V4/V5 (the V5 page's
+ * A8W8 table: ND/NZ weight for BFLOAT16, FLOAT16 and INT32 out), against the same reference;
+ * then the documented refusals (161002). */
 #include <cmath>
 #include <cstring>
 #include <string>
 #include "ops_ref.h"
 #include "aclnnop/aclnn_grouped_matmul_v4.h"
 #include "aclnnop/aclnn_grouped_matmul_v5.h"
+#include "aclnnop/aclnn_grouped_matmul_weight_nz.h"
 
 static aclrtStream S;
 
@@ -45,6 +50,7 @@ static const int64_t M = 10, K = 16, N = 8, E = 3;
 static const double SENTINEL = 3.0;
 
 struct Inputs {
+    int64_t k = K, n = N; /* this set's K and N */
     std::vector<double> X, W, B, Sf, P;
     std::vector<int> grp; /* expert of each row, -1 past the last group */
 };
@@ -52,29 +58,39 @@ struct Inputs {
 /* the reference for rows of `in.grp`; scale `sc` (already in its device type) */
 static std::vector<double> reference(const Inputs &in, const std::vector<double> &sc, bool bias, bool pts, int act,
                                      aclDataType out) {
-    std::vector<double> want(M * N);
+    const int64_t k = in.k, n = in.n;
+    std::vector<double> want(M * n);
     for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
+        for (int64_t j = 0; j < n; j++) {
             int e = in.grp[i];
             if (e < 0) {
-                want[i * N + j] = SENTINEL;
+                want[i * n + j] = SENTINEL;
                 continue;
             }
-            double acc = bias ? in.B[e * N + j] : 0;
-            for (int64_t p = 0; p < K; p++) acc += in.X[i * K + p] * in.W[e * K * N + p * N + j];
-            double v = acc * sc[e * N + j];
+            double acc = bias ? in.B[e * n + j] : 0;
+            for (int64_t p = 0; p < k; p++) acc += in.X[i * k + p] * in.W[e * k * n + p * n + j];
+            if (out == ACL_INT32) {
+                want[i * n + j] = acc;
+                continue;
+            }
+            double v = acc * sc[e * n + j];
             if (pts) v *= in.P[i];
-            want[i * N + j] = as_type(act_ref(act, v), out);
+            want[i * n + j] = as_type(act_ref(act, v), out);
         }
     return want;
 }
 
-/* GroupedMatmulV4 (v5 false) or V5, one run; returns y */
-static std::vector<double> run(bool v5, aclTensorList *xl, aclTensorList *wl, aclTensorList *bl, aclTensorList *sl,
-                               aclTensorList *pl, aclTensor *gl, int64_t glType, int64_t act, aclDataType out) {
-    Dev y = make({M, N}, out, std::vector<double>(M * N, SENTINEL));
+enum Api { V4 = 0, V5 = 1, WEIGHT_NZ = 2 };
+
+/* GroupedMatmulV4, V5 or WeightNz, one run into a fresh y [M, n]; returns y */
+static std::vector<double> run(int api, aclTensorList *xl, aclTensorList *wl, aclTensorList *bl, aclTensorList *sl,
+                               aclTensorList *pl, aclTensor *gl, int64_t glType, int64_t act, aclDataType out, int64_t n = N) {
+    Dev y = make({M, n}, out, std::vector<double>(M * n, SENTINEL));
     aclTensorList *yl = list({&y});
-    if (v5) {
+    if (api == WEIGHT_NZ) {
+        RUN(S, aclnnGroupedMatmulWeightNz, xl, wl, bl, sl, nullptr, nullptr, nullptr, pl, gl, nullptr, nullptr, nullptr, 3, 0,
+            glType, act, nullptr, 0, yl, nullptr, nullptr);
+    } else if (api == V5) {
         RUN(S, aclnnGroupedMatmulV5, xl, wl, bl, sl, nullptr, nullptr, nullptr, pl, gl, nullptr, nullptr, nullptr, 3, 0, glType,
             act, nullptr, yl, nullptr, nullptr);
     } else {
@@ -85,6 +101,102 @@ static std::vector<double> run(bool v5, aclTensorList *xl, aclTensorList *wl, ac
     aclDestroyTensorList(yl);
     release(y);
     return got;
+}
+
+/* The INT8 weight W ([E, k, n] row-major) in FRACTAL_NZ, packed here from the layout: the
+   storage is [E, ceil(n/32), ceil(k/16), 16, 32], element (e, r, c) at
+   e*(n1*k1*512) + (c/32)*(k1*512) + (r/16)*512 + (r%16)*32 + c%32, padding zero; the tensor's
+   view is the logical [E, k, n]. */
+static Dev pack_nz(const std::vector<double> &W, int64_t k, int64_t n) {
+    const int64_t k1 = (k + 15) / 16, n1 = (n + 31) / 32, per = n1 * k1 * 16 * 32;
+    std::vector<int8_t> host(static_cast<size_t>(E * per), 0);
+    for (int64_t e = 0; e < E; e++)
+        for (int64_t r = 0; r < k; r++)
+            for (int64_t c = 0; c < n; c++) {
+                int64_t at = e * per + (c / 32) * (k1 * 512) + (r / 16) * 512 + (r % 16) * 32 + c % 32;
+                host[static_cast<size_t>(at)] = static_cast<int8_t>(W[static_cast<size_t>((e * k + r) * n + c)]);
+            }
+    Dev d;
+    d.dt = ACL_INT8;
+    d.bytes = host.size();
+    d.shape = Shape{E, k, n};
+    d.strides = Shape{k * n, n, 1};
+    CHECK(aclrtMalloc(&d.mem, d.bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(d.mem, d.bytes, host.data(), d.bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    Shape storage{E, n1, k1, 16, 32};
+    d.t = aclCreateTensor(d.shape.data(), 3, ACL_INT8, d.strides.data(), 0, ACL_FORMAT_FRACTAL_NZ, storage.data(), 5, d.mem);
+    if (d.t == nullptr) {
+        fprintf(stderr, "FAIL aclCreateTensor (INT8 FRACTAL_NZ): %s\n", test_msg());
+        exit(1);
+    }
+    return d;
+}
+
+/* The weight in FRACTAL_NZ: K 32 and N 64 (two fractals along each), same groups. */
+static void nz_cases() {
+    const int64_t KZ = 32, NZ = 64;
+    Inputs in;
+    in.k = KZ, in.n = NZ;
+    in.X = values(M * KZ, ACL_INT8, 41);
+    in.W = values(E * KZ * NZ, ACL_INT8, 42);
+    in.B = values(E * NZ, ACL_INT32, 43);
+    in.Sf = values(E * NZ, ACL_FLOAT, 44, true, true);
+    for (auto &s : in.Sf) s = as_type(s * 1e-4, ACL_FLOAT);
+    in.P = values(M, ACL_FLOAT, 45, true, true);
+    for (auto &p : in.P) p = as_type(p * 0.05, ACL_FLOAT);
+    in.grp = {0, 0, 0, 2, 2, 2, 2, 2, -1, -1};
+    std::vector<double> Sb(in.Sf.size());
+    for (size_t i = 0; i < Sb.size(); i++) Sb[i] = as_type(in.Sf[i], ACL_BF16);
+
+    Dev x = make({M, KZ}, ACL_INT8, in.X), w = pack_nz(in.W, KZ, NZ), b = make({E, NZ}, ACL_INT32, in.B);
+    Dev sf = make({E, NZ}, ACL_FLOAT, in.Sf), sb = make({E, NZ}, ACL_BF16, Sb), p = make({M}, ACL_FLOAT, in.P);
+    Dev gcum = make({E}, ACL_INT64, {3, 3, 8}), gcnt = make({E}, ACL_INT64, {3, 0, 5});
+    aclTensorList *xl = list({&x}), *wl = list({&w}), *bl = list({&b}), *sfl = list({&sf}), *sbl = list({&sb}), *pl = list({&p});
+    const char *names[] = {"GroupedMatmulV4", "GroupedMatmulV5", "GroupedMatmulWeightNz"};
+    for (int act : {0, 1, 2, 4, 5}) {
+        for (int api : {WEIGHT_NZ, V4, V5}) {
+            std::string tag = std::string(names[api]) + " A8W8 NZ weight actType " + std::to_string(act);
+            compare((tag + ", BFLOAT16 out, per-token, bias").c_str(),
+                    run(api, xl, wl, bl, sbl, pl, gcum.t, 0, act, ACL_BF16, NZ), reference(in, Sb, true, true, act, ACL_BF16),
+                    8e-3);
+            compare((tag + ", FLOAT16 out, per-token, bias, counts").c_str(),
+                    run(api, xl, wl, bl, sfl, pl, gcnt.t, 1, act, ACL_FLOAT16, NZ),
+                    reference(in, in.Sf, true, true, act, ACL_FLOAT16), 2e-3);
+            compare((tag + ", BFLOAT16 out, per-channel, no bias").c_str(),
+                    run(api, xl, wl, nullptr, sbl, nullptr, gcum.t, 0, act, ACL_BF16, NZ),
+                    reference(in, Sb, false, false, act, ACL_BF16), 8e-3);
+        }
+    }
+    compare("GroupedMatmulV5 A8W8 NZ weight, INT32 out", run(V5, xl, wl, bl, nullptr, nullptr, gcum.t, 0, 0, ACL_INT32, NZ),
+            reference(in, in.Sf, true, false, 0, ACL_INT32), 0);
+    printf("ok grouped matmul a8w8 nz weight\n");
+
+    /* refusals: INT8 out with an NZ weight (the V5 table's INT8 row is ND only), INT32 out
+       through WeightNz (its page lists BFLOAT16 and FLOAT16 only), an NZ weight whose N is
+       not a multiple of 32 */
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    Dev y8 = make({M, NZ}, ACL_INT8, {0}), y32 = make({M, NZ}, ACL_INT32, {0}), sq = make({E, NZ}, ACL_INT64, {1});
+    Dev xs = make({M, 16}, ACL_INT8, {1}), ws8 = pack_nz(std::vector<double>(E * 16 * 8, 1), 16, 8),
+        sbs = make({E, 8}, ACL_BF16, {1}), ys = make({M, 8}, ACL_BF16, {0});
+    aclTensorList *y8l = list({&y8}), *y32l = list({&y32}), *sql = list({&sq}), *xsl = list({&xs}), *ws8l = list({&ws8}),
+                  *sbsl = list({&sbs}), *ysl = list({&ys});
+    expect_code("A8W8 NZ weight with INT8 out",
+                aclnnGroupedMatmulV4GetWorkspaceSize(xl, wl, bl, sql, nullptr, nullptr, nullptr, nullptr, gcum.t, nullptr, nullptr,
+                                                     nullptr, 3, 0, 0, 0, y8l, nullptr, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("A8W8 WeightNz with INT32 out",
+                aclnnGroupedMatmulWeightNzGetWorkspaceSize(xl, wl, bl, nullptr, nullptr, nullptr, nullptr, nullptr, gcum.t, nullptr,
+                                                           nullptr, nullptr, 3, 0, 0, 0, nullptr, 0, y32l, nullptr, nullptr, &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    expect_code("A8W8 WeightNz with N 8",
+                aclnnGroupedMatmulWeightNzGetWorkspaceSize(xsl, ws8l, nullptr, sbsl, nullptr, nullptr, nullptr, nullptr, gcum.t,
+                                                           nullptr, nullptr, nullptr, 3, 0, 0, 0, nullptr, 0, ysl, nullptr, nullptr,
+                                                           &ws, &ex),
+                ACLNN_ERR_PARAM_INVALID);
+    for (aclTensorList *l : {y8l, y32l, sql, xsl, ws8l, sbsl, ysl, xl, wl, bl, sfl, sbl, pl}) aclDestroyTensorList(l);
+    for (Dev *d : {&y8, &y32, &sq, &xs, &ws8, &sbs, &ys, &x, &w, &b, &sf, &sb, &p, &gcum, &gcnt}) release(*d);
+    printf("ok grouped matmul a8w8 nz weight refusals\n");
 }
 
 int main() {
@@ -220,6 +332,7 @@ int main() {
     for (aclTensorList *l : {y16l, ybfl, y32l, bbfl, p2l, s2l, sql, xl, wl, bl, sfl, sbl, pl}) aclDestroyTensorList(l);
     for (Dev *d : {&y16, &ybf, &y32, &bbf, &p2, &s2, &sq, &x, &w, &b, &sf, &sb, &p, &gcum, &gcnt}) release(*d);
     printf("ok grouped matmul a8w8 refusals\n");
+    nz_cases();
     printf("%d checks, %d failed\n", g_checks, g_fail);
     if (g_fail == 0) printf("PASS\n");
     return g_fail == 0 ? 0 : 1;

@@ -5,35 +5,43 @@
 //! Provided, with the checks of CANN's `CheckFunctionQuantParams` / `CheckQuantParamsDtype`
 //! (ops-transformer `gmm/grouped_matmul/op_host/op_api/aclnn_grouped_matmul.cpp`) and the
 //! combinations of the aclnnGroupedMatmulV4 page: split along M (groupType 0, splitItem 2/3)
-//! with one 2-D x `[M, K]`, one ND weight `[E, K, N]` (any strides, so its transpose too),
-//! one y `[M, N]` and an INT64 groupList of E entries (cumulative or counts); optional INT32
-//! bias `[E, N]`; and
+//! with one 2-D x `[M, K]`, one weight `[E, K, N]` (ND of any strides, so its transpose too,
+//! or FRACTAL_NZ: the INT8 NZ storage `[E, N/32, K/16, 16, 32]` as `aclnnNpuFormatCast` /
+//! `npu_format_cast(w, 29)` leave it, K a multiple of 16 and N of 32, converted to ND by the
+//! task with the NZ reader every matmul weight goes through, `args::weight` /
+//! `matmul::weight_view`), one y `[M, N]` and an INT64 groupList of E entries (cumulative or
+//! counts); optional INT32 bias `[E, N]`; and
 //!
 //! - y BFLOAT16: scale BFLOAT16 `[E, N]`, perTokenScale FLOAT `[M]` optional;
 //! - y FLOAT16: scale FLOAT `[E, N]`, perTokenScale FLOAT `[M]` optional;
 //! - y INT8: scale UINT64/INT64 `[E, N]` (TransQuantParamV2's parameter), no perTokenScale;
+//!   ND weight only (the V5 page's A8W8 table: INT8 (ND) for this row, ND/NZ for the others);
 //! - y INT32: no scale, no perTokenScale.
+//!
+//! aclnnGroupedMatmulWeightNz (ND or FRACTAL_NZ weight, as its page lists) takes only the
+//! two quantised rows its A2/A3 page documents: BFLOAT16 y with BFLOAT16 scale, FLOAT16 y
+//! with FLOAT scale, perTokenScale absent or FLOAT.
 //!
 //! actType 1 relu, 2 gelu_tanh, 4 fast_gelu, 5 silu with a FLOAT16/BFLOAT16 y (applied in
 //! f32 after the per-token scale, as the kernel's `ComputeDequantAndActivate`); 3 and values
 //! outside 0-5 refused, as every GroupedMatmul mode refuses them.
 //!
 //! Not provided (refused with a message saying so): the multi-tensor forms (groupType -1,
-//! lists of x/weight/y), a FRACTAL_NZ weight (aclnnGroupedMatmulWeightNz's A8W8), a BFLOAT16
-//! bias, the A8W4 mode (INT8 x with an int4 weight).
+//! lists of x/weight/y), a BFLOAT16 bias, the A8W4 mode (INT8 x with an int4 weight).
 
 use super::args::{self as a, T};
 use super::quant31::{first_of, opt_list, GmmArgs};
+use crate::objects::{self, Object};
 use crate::status::{NnError, NnResult};
-use npu_emu::formats::FORMAT_FRACTAL_NZ;
 use npu_emu::ops::dtype::DType;
 use npu_emu::ops::gmm_extra as gmm_engine;
 use npu_emu::ops::quant31::{self as engine, GmmAct};
+use std::ffi::c_void;
 
 fn not_provided(what: impl std::fmt::Display) -> NnError {
     NnError::invalid(format!(
         "GMM A8W8: {what} is not provided by npu-emu (it runs the A8W8 mode split along M \
-         with one x [M, K], one ND weight [E, K, N] and one out [M, N])"
+         with one x [M, K], one weight [E, K, N] and one out [M, N])"
     ))
 }
 
@@ -80,10 +88,11 @@ pub(super) fn build(api: &'static str, g: &GmmArgs) -> NnResult<super::launch::B
             ))
         });
     }
-    if g.weight_nz_api || w0.format == FORMAT_FRACTAL_NZ || w0.storage_format == FORMAT_FRACTAL_NZ {
-        return Err(not_provided("a FRACTAL_NZ INT8 weight"));
-    }
-    let ws = a::tensor_list(g.weight, "weight")?;
+    // The weight's handles: each read by args::weight, ND or FRACTAL_NZ.
+    let wh = objects::with(g.weight as usize, "aclTensorList", "weight", |o| match o {
+        Object::TensorList(v) => Ok(v.clone()),
+        _ => unreachable!(),
+    })?;
     let ys = a::tensor_list(g.out, "out")?;
     match g.group_type {
         0 => {}
@@ -111,11 +120,11 @@ pub(super) fn build(api: &'static str, g: &GmmArgs) -> NnResult<super::launch::B
             g.group_list_type
         )));
     }
-    if xs.len() != 1 || ws.len() != 1 || ys.len() != 1 {
+    if xs.len() != 1 || wh.len() != 1 || ys.len() != 1 {
         return Err(not_provided(format!(
             "{} x, {} weight and {} out tensors",
             xs.len(),
-            ws.len(),
+            wh.len(),
             ys.len()
         )));
     }
@@ -125,7 +134,12 @@ pub(super) fn build(api: &'static str, g: &GmmArgs) -> NnResult<super::launch::B
             g.split_item
         )));
     }
-    let (x, w, y) = (&xs[0], &ws[0], &ys[0]);
+    if wh[0] == 0 {
+        return Err(NnError::nullptr("weight[0] is nullptr"));
+    }
+    let wt = a::weight(wh[0] as *const c_void, "weight")?;
+    let nz = wt.nz.is_some();
+    let (x, w, y) = (&xs[0], &wt.logical, &ys[0]);
     a::dtype_in(x, &[DType::I8])?;
     if x.ndim() != 2 {
         return Err(NnError::invalid(format!(
@@ -153,6 +167,26 @@ pub(super) fn build(api: &'static str, g: &GmmArgs) -> NnResult<super::launch::B
         )));
     }
     a::same_shape(y, &[m, n]).map_err(|e| e.with_suffix(" (out)"))?;
+    if g.weight_nz_api && !matches!(yd, DType::BF16 | DType::F16) {
+        return Err(NnError::invalid(format!(
+            "out has data type {yd}; aclnnGroupedMatmulWeightNz's A8W8 mode (Atlas A2/A3) \
+             writes BFLOAT16 (scale BFLOAT16) or FLOAT16 (scale FLOAT) only"
+        )));
+    }
+    if nz {
+        if yd == DType::I8 {
+            return Err(NnError::invalid(
+                "out INT8 (scale UINT64/INT64) takes an ND weight; a FRACTAL_NZ INT8 weight \
+                 goes with BFLOAT16, FLOAT16 or INT32 out",
+            ));
+        }
+        if k % 16 != 0 || n % 32 != 0 {
+            return Err(NnError::invalid(format!(
+                "When weight(INT8) format is FRACTAL_NZ, weight'shape(k[{k}], n[{n}]) should be \
+                 divisible by the following shape: INT8:[16, 32],BF16/FP16[16, 16],INT4[16, 64])."
+            )));
+        }
+    }
     if !opt_list(g.offset, "offsetOptional")?.is_empty() {
         return Err(NnError::invalid(
             "GMM: offset must be nullptr in quant, but now is not nullptr.",
@@ -275,7 +309,9 @@ pub(super) fn build(api: &'static str, g: &GmmArgs) -> NnResult<super::launch::B
     }
     let mut l = super::launch::Launch::new(api);
     let xi = l.input(x);
-    let wi = l.input(w);
+    let wi = xi + 1; // add_weight adds one input (the tensor or its NZ storage)
+    let wnz = super::matmul::add_weight(&mut l, &wt);
+    let wshape = vec![e, k, n];
     let bi = bias.as_ref().map(|b| l.input(b));
     let si = scale.as_ref().map(|s| l.input(s));
     let pi = per_token.as_ref().map(|p| l.input(p));
@@ -283,10 +319,12 @@ pub(super) fn build(api: &'static str, g: &GmmArgs) -> NnResult<super::launch::B
     let yi = l.output(y);
     let counts = g.group_list_type == 1;
     l.finish(move |v, _| {
+        // an NZ weight as a dense [E, K, N] scratch for the duration of the task
+        let (wv, _keep) = super::matmul::weight_view(&v[wi], &wnz, &wshape)?;
         let ends = gmm_engine::group_ends(&v[gi], counts)?;
         engine::grouped_matmul_a8w8(
             &v[xi],
-            &v[wi],
+            &wv,
             bi.map(|i| &v[i]),
             si.map(|i| &v[i]),
             pi.map(|i| &v[i]),
