@@ -103,35 +103,6 @@ static std::vector<double> run(int api, aclTensorList *xl, aclTensorList *wl, ac
     return got;
 }
 
-/* The INT8 weight W ([E, k, n] row-major) in FRACTAL_NZ, packed here from the layout: the
-   storage is [E, ceil(n/32), ceil(k/16), 16, 32], element (e, r, c) at
-   e*(n1*k1*512) + (c/32)*(k1*512) + (r/16)*512 + (r%16)*32 + c%32, padding zero; the tensor's
-   view is the logical [E, k, n]. */
-static Dev pack_nz(const std::vector<double> &W, int64_t k, int64_t n) {
-    const int64_t k1 = (k + 15) / 16, n1 = (n + 31) / 32, per = n1 * k1 * 16 * 32;
-    std::vector<int8_t> host(static_cast<size_t>(E * per), 0);
-    for (int64_t e = 0; e < E; e++)
-        for (int64_t r = 0; r < k; r++)
-            for (int64_t c = 0; c < n; c++) {
-                int64_t at = e * per + (c / 32) * (k1 * 512) + (r / 16) * 512 + (r % 16) * 32 + c % 32;
-                host[static_cast<size_t>(at)] = static_cast<int8_t>(W[static_cast<size_t>((e * k + r) * n + c)]);
-            }
-    Dev d;
-    d.dt = ACL_INT8;
-    d.bytes = host.size();
-    d.shape = Shape{E, k, n};
-    d.strides = Shape{k * n, n, 1};
-    CHECK(aclrtMalloc(&d.mem, d.bytes, ACL_MEM_MALLOC_HUGE_FIRST));
-    CHECK(aclrtMemcpy(d.mem, d.bytes, host.data(), d.bytes, ACL_MEMCPY_HOST_TO_DEVICE));
-    Shape storage{E, n1, k1, 16, 32};
-    d.t = aclCreateTensor(d.shape.data(), 3, ACL_INT8, d.strides.data(), 0, ACL_FORMAT_FRACTAL_NZ, storage.data(), 5, d.mem);
-    if (d.t == nullptr) {
-        fprintf(stderr, "FAIL aclCreateTensor (INT8 FRACTAL_NZ): %s\n", test_msg());
-        exit(1);
-    }
-    return d;
-}
-
 /* The weight in FRACTAL_NZ: K 32 and N 64 (two fractals along each), same groups. */
 static void nz_cases() {
     const int64_t KZ = 32, NZ = 64;
@@ -148,7 +119,7 @@ static void nz_cases() {
     std::vector<double> Sb(in.Sf.size());
     for (size_t i = 0; i < Sb.size(); i++) Sb[i] = as_type(in.Sf[i], ACL_BF16);
 
-    Dev x = make({M, KZ}, ACL_INT8, in.X), w = pack_nz(in.W, KZ, NZ), b = make({E, NZ}, ACL_INT32, in.B);
+    Dev x = make({M, KZ}, ACL_INT8, in.X), w = nz_weight_i8(in.W, E, KZ, NZ), b = make({E, NZ}, ACL_INT32, in.B);
     Dev sf = make({E, NZ}, ACL_FLOAT, in.Sf), sb = make({E, NZ}, ACL_BF16, Sb), p = make({M}, ACL_FLOAT, in.P);
     Dev gcum = make({E}, ACL_INT64, {3, 3, 8}), gcnt = make({E}, ACL_INT64, {3, 0, 5});
     aclTensorList *xl = list({&x}), *wl = list({&w}), *bl = list({&b}), *sfl = list({&sf}), *sbl = list({&sb}), *pl = list({&p});
@@ -177,7 +148,7 @@ static void nz_cases() {
     uint64_t ws = 0;
     aclOpExecutor *ex = nullptr;
     Dev y8 = make({M, NZ}, ACL_INT8, {0}), y32 = make({M, NZ}, ACL_INT32, {0}), sq = make({E, NZ}, ACL_INT64, {1});
-    Dev xs = make({M, 16}, ACL_INT8, {1}), ws8 = pack_nz(std::vector<double>(E * 16 * 8, 1), 16, 8),
+    Dev xs = make({M, 16}, ACL_INT8, {1}), ws8 = nz_weight_i8(std::vector<double>(E * 16 * 8, 1), E, 16, 8),
         sbs = make({E, 8}, ACL_BF16, {1}), ys = make({M, 8}, ACL_BF16, {0});
     aclTensorList *y8l = list({&y8}), *y32l = list({&y32}), *sql = list({&sq}), *xsl = list({&xs}), *ws8l = list({&ws8}),
                   *sbsl = list({&sbs}), *ysl = list({&ys});

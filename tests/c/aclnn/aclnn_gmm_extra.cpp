@@ -357,31 +357,6 @@ static void weight_nz() {
 
 /* ---- GroupedMatmulFinalizeRouting (A8W8) ---- */
 
-/* An INT8 weight [E, K, N] in FRACTAL_NZ (C0 32 along N), written by hand. */
-static Dev nz_weight_i8(const std::vector<double> &W, int64_t E, int64_t K, int64_t N) {
-    int64_t k1 = (K + 15) / 16, n1 = (N + 31) / 32, per = n1 * k1 * 16 * 32;
-    std::vector<int8_t> host(static_cast<size_t>(E * per), 0);
-    for (int64_t g = 0; g < E; g++)
-        for (int64_t k = 0; k < K; k++)
-            for (int64_t n = 0; n < N; n++)
-                host[static_cast<size_t>(g * per + ((n / 32) * k1 + k / 16) * 512 + (k % 16) * 32 + n % 32)] =
-                    static_cast<int8_t>(W[static_cast<size_t>((g * K + k) * N + n)]);
-    Dev d;
-    d.dt = ACL_INT8;
-    d.bytes = host.size();
-    d.shape = Shape{E, K, N};
-    d.strides = Shape{K * N, N, 1};
-    CHECK(aclrtMalloc(&d.mem, d.bytes, ACL_MEM_MALLOC_HUGE_FIRST));
-    CHECK(aclrtMemcpy(d.mem, d.bytes, host.data(), d.bytes, ACL_MEMCPY_HOST_TO_DEVICE));
-    Shape storage{E, n1, k1, 16, 32};
-    d.t = aclCreateTensor(d.shape.data(), 3, ACL_INT8, d.strides.data(), 0, ACL_FORMAT_FRACTAL_NZ, storage.data(), 5, d.mem);
-    if (d.t == nullptr) {
-        fprintf(stderr, "FAIL aclCreateTensor (INT8 FRACTAL_NZ): %s\n", test_msg());
-        exit(1);
-    }
-    return d;
-}
-
 /* out[row[i]] += logit[i] * (x_i @ w_g) * scale[g] * pertoken[i] for the rows of the groups
  * (cumulative ends), plus sharedWeight * shared at row sharedOffset. */
 static std::vector<double> ref_fr(const std::vector<double> &X, const std::vector<double> &W, const std::vector<double> &SC,

@@ -230,6 +230,32 @@ static inline Dev make(const Shape &shape, aclDataType dt, const std::vector<dou
     return d;
 }
 
+/* An INT8 weight [E, K, N] in FRACTAL_NZ, packed on the host from the layout's definition:
+ * storage [E, ceil(N/32), ceil(K/16), 16, 32] (C0 32 along N), padding zero. */
+static inline Dev nz_weight_i8(const std::vector<double> &W, int64_t E, int64_t K, int64_t N) {
+    int64_t k1 = (K + 15) / 16, n1 = (N + 31) / 32, per = n1 * k1 * 16 * 32;
+    std::vector<int8_t> host(static_cast<size_t>(E * per), 0);
+    for (int64_t g = 0; g < E; g++)
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t n = 0; n < N; n++)
+                host[static_cast<size_t>(g * per + ((n / 32) * k1 + k / 16) * 512 + (k % 16) * 32 + n % 32)] =
+                    static_cast<int8_t>(W[static_cast<size_t>((g * K + k) * N + n)]);
+    Dev d;
+    d.dt = ACL_INT8;
+    d.bytes = host.size();
+    d.shape = Shape{E, K, N};
+    d.strides = Shape{K * N, N, 1};
+    CHECK(aclrtMalloc(&d.mem, d.bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(d.mem, d.bytes, host.data(), d.bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    Shape storage{E, n1, k1, 16, 32};
+    d.t = aclCreateTensor(d.shape.data(), 3, ACL_INT8, d.strides.data(), 0, ACL_FORMAT_FRACTAL_NZ, storage.data(), 5, d.mem);
+    if (d.t == nullptr) {
+        fprintf(stderr, "FAIL aclCreateTensor (INT8 FRACTAL_NZ): %s\n", test_msg());
+        exit(1);
+    }
+    return d;
+}
+
 static inline std::vector<double> read(const Dev &d) {
     std::vector<uint8_t> host(d.bytes);
     CHECK(aclrtMemcpy(host.data(), d.bytes, d.mem, d.bytes, ACL_MEMCPY_DEVICE_TO_HOST));
