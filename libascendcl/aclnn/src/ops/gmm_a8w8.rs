@@ -45,25 +45,19 @@ fn not_provided(what: impl std::fmt::Display) -> NnError {
     ))
 }
 
-/// The activation of `act_type` for an output of type `y`.
+/// The activation of `act_type` for an output of type `y`: 1, 2, 4 and 5 with a FLOAT16 or
+/// BFLOAT16 out; 0 is none; the rest (3, out of range, an activation with an integer out)
+/// gets `gmm_act_type`'s refusal.
 fn activation(act_type: i64, y: DType) -> NnResult<GmmAct> {
     let float_out = matches!(y, DType::F16 | DType::BF16);
-    let act = match act_type {
-        0 => return Ok(GmmAct::None),
-        1 => GmmAct::Relu,
-        2 => GmmAct::GeluTanh,
-        4 => GmmAct::FastGelu,
-        5 => GmmAct::Silu,
-        // 3 and out-of-range values: the message every GroupedMatmul mode gives
-        _ => {
-            super::quant::gmm_act_type(act_type, "every mode")?;
-            unreachable!()
-        }
-    };
-    if !float_out {
-        super::quant::gmm_act_type(act_type, &format!("the A8W8 mode with {y} output"))?;
+    match act_type {
+        1 if float_out => Ok(GmmAct::Relu),
+        2 if float_out => Ok(GmmAct::GeluTanh),
+        4 if float_out => Ok(GmmAct::FastGelu),
+        5 if float_out => Ok(GmmAct::Silu),
+        _ => super::quant::gmm_act_type(act_type, &format!("the A8W8 mode with {y} output"))
+            .map(|()| GmmAct::None),
     }
-    Ok(act)
 }
 
 /// Checks the A8W8 arguments and builds the task (`x[0]` is INT8).
